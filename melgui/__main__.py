@@ -1,0 +1,3 @@
+from melgui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,31 @@
+"""Command line: `melgui [FOLDER]` opens the window; `melgui exec …` runs one turn headless."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from melgui import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="melgui",
+        description="A desktop app for working with an AI agent on a project folder.",
+        epilog="Run `melgui exec --help` for the headless mode.",
+    )
+    parser.add_argument("--version", action="version", version=f"melgui {__version__}")
+    parser.add_argument("folder", nargs="?", default=".", help="project folder (default: .)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "exec":
+        from melgui.headless import main as exec_main
+
+        return exec_main(args[1:])
+    options = build_parser().parse_args(args)
+    from melgui.ui.app import run_app
+
+    return run_app(options.folder)

@@ -1,0 +1,1 @@
+"""Qt-free core: events, messages, transports, the agent loop, approval, persistence."""

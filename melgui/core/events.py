@@ -1,0 +1,114 @@
+"""Stream events: what a transport yields for one leg (relay-protocol.md §1).
+
+A leg ends with exactly one of ToolCalls, Done or StreamError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Usage(BaseModel):
+    """Token counts as a server reports them; unknown fields are kept."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+    @classmethod
+    def from_wire(cls, data: object) -> Usage | None:
+        """Parse a server's usage object; anything unusable gives None."""
+        if not isinstance(data, dict):
+            return None
+        counts = {
+            key: data[key]
+            for key in ("prompt_tokens", "completion_tokens", "total_tokens")
+            if isinstance(data.get(key), int)
+        }
+        if "input_tokens" in data and "prompt_tokens" not in counts:
+            counts["prompt_tokens"] = int(data["input_tokens"])
+        if "output_tokens" in data and "completion_tokens" not in counts:
+            counts["completion_tokens"] = int(data["output_tokens"])
+        if "total_tokens" not in counts:
+            counts["total_tokens"] = counts.get("prompt_tokens", 0) + counts.get(
+                "completion_tokens", 0
+            )
+        return cls(**counts)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model asked for; `arguments` is the JSON string as received (seed)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_wire(self) -> dict[str, object]:
+        """The OpenAI/relay chat shape used inside an assistant message."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCalls:
+    calls: tuple[ToolCall, ...]
+    usage: Usage | None = None
+    kind: Literal["tool_calls"] = "tool_calls"
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    kind: Literal["done"] = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    """The leg failed. `status` is the HTTP status when there was one.
+
+    `retryable` says whether the same leg may be sent again; `retry_after` is the
+    server's requested wait in seconds, when it gave one. `events_seen` is True when
+    the failure came after at least one event of the leg had arrived.
+    """
+
+    message: str
+    status: int | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+    events_seen: bool = False
+    kind: Literal["error"] = "error"
+
+
+StreamEvent = TextDelta | ToolCalls | Done | StreamError
+
+
+@dataclass(frozen=True, slots=True)
+class WireEntry:
+    """One line of the raw wire log of a leg (request, SSE event, HTTP status)."""
+
+    direction: Literal["request", "response", "event", "note"]
+    text: str
+    at: float = field(default=0.0)

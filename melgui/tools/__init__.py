@@ -1,0 +1,1 @@
+"""Qt-free executors behind the tools the model can call."""
