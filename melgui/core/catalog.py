@@ -122,8 +122,7 @@ ORCHESTRATION_TOOLS: tuple[ToolDef, ...] = (
     ),
     ToolDef(
         "spawn_agent",
-        "Start a worker agent in a pane, given a task and optionally a model. Returns "
-        "the pane id.",
+        "Start a worker agent in a pane, given a task and optionally a model. Returns the pane id.",
         _obj({"layout": _LAYOUT, "model": _S, "task": _S}, ["layout", "task"]),
     ),
     ToolDef(
@@ -154,8 +153,17 @@ ALL_TOOLS: dict[str, ToolDef] = {
 }
 
 READ_ONLY_TOOLS: frozenset[str] = frozenset(
-    {"read_file", "list_dir", "grep", "find_files", "recall", "read_pane", "read_agent",
-     "list_panes", "write_plan"}
+    {
+        "read_file",
+        "list_dir",
+        "grep",
+        "find_files",
+        "recall",
+        "read_pane",
+        "read_agent",
+        "list_panes",
+        "write_plan",
+    }
 )
 
 

@@ -135,9 +135,7 @@ class Conversation:
         for index in range(len(self.messages) - 1, -1, -1):
             message = self.messages[index]
             if message.role == "assistant" and message.tool_calls:
-                answered = {
-                    m.tool_call_id for m in self.messages[index + 1 :] if m.role == "tool"
-                }
+                answered = {m.tool_call_id for m in self.messages[index + 1 :] if m.role == "tool"}
                 return [c.id for c in message.tool_calls if c.id not in answered]
             if message.role == "assistant":
                 return []
@@ -180,9 +178,7 @@ class Conversation:
                     trailing.append(results[call.id])
                 else:
                     added.append(call.id)
-                    trailing.append(
-                        Message.tool_result(call.id, INTERRUPTED_RESULT, "interrupted")
-                    )
+                    trailing.append(Message.tool_result(call.id, INTERRUPTED_RESULT, "interrupted"))
             repaired.extend(trailing)
         repair = Repair(tuple(added), tuple(dropped))
         if repair or repaired != messages:

@@ -40,7 +40,9 @@ class Transport(Protocol):
 
     name: str
 
-    def stream(self, request: LegRequest, wire: WireSink | None = None) -> AsyncIterator[StreamEvent]:
+    def stream(
+        self, request: LegRequest, wire: WireSink | None = None
+    ) -> AsyncIterator[StreamEvent]:
         """Send the leg and yield its events; ends after ToolCalls, Done or StreamError.
 
         Never raises for network or server trouble: that is a StreamError event.
