@@ -6,9 +6,9 @@ A leg ends with exactly one of ToolCalls, Done or StreamError.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class Usage(BaseModel):
@@ -19,6 +19,17 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_total(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("total_tokens"):
+            data = {
+                **data,
+                "total_tokens": int(data.get("prompt_tokens") or 0)
+                + int(data.get("completion_tokens") or 0),
+            }
+        return data
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
