@@ -146,7 +146,7 @@ async def test_malformed_and_unknown_calls_become_error_results() -> None:
         call("c", "read_file", "[1, 2]"),
         call("d", "list_dir", ""),
     )
-    loop, _, tools, events = make_loop([[ToolCalls(calls)], [Done()]])
+    loop, _, tools, _ = make_loop([[ToolCalls(calls)], [Done()]])
     await loop.run_turn("go")
     results = {m.tool_call_id: m for m in loop.conversation.messages if m.role == "tool"}
     assert results["a"].status == "error" and "not valid JSON" in results["a"].content
