@@ -14,7 +14,7 @@ import signal
 import sys
 from typing import Any, TextIO, assert_never
 
-from melgui.core.catalog import ROLES, ORCHESTRATION_TOOLS, Role
+from melgui.core.catalog import ORCHESTRATION_TOOLS, ROLES, Role
 from melgui.core.loop_events import (
     ApprovalNeeded,
     AssistantText,
