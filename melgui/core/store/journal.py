@@ -1,0 +1,255 @@
+"""The Journal: writes a session's conversation to the store as it happens.
+
+    journal = Journal(store, conversation_id, session.conversation)
+    session.subscribe(journal.observe)      # and pass wire=journal.record_wire
+
+Discrete events (a user message sent, an assistant message at the end of its leg,
+a tool call requested / awaiting approval / approved / denied / finished, a plan)
+are committed at once. Streaming text is batched: the partial assistant row is
+rewritten in place at most every `flush_interval` seconds, and a timer makes sure
+text that arrived is on disk within that time even if the stream stalls. Wire log
+lines are batched the same way. A storage failure never reaches the loop: it is
+reported once through `on_problem` and in `problem`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any, assert_never
+
+from melgui.core.approval import Approve, Decision, Deny
+from melgui.core.events import ToolCall, WireEntry
+from melgui.core.loop_events import (
+    ApprovalNeeded,
+    AssistantText,
+    HistoryRepaired,
+    LegFinished,
+    LegStarted,
+    LoopEvent,
+    MessageAdded,
+    Retrying,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolCallStarted,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.core.messages import Conversation, Message
+from melgui.core.store.store import Store
+
+FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
+
+
+class Journal:
+    """An AgentSession observer that keeps one stored conversation up to date."""
+
+    def __init__(
+        self,
+        store: Store,
+        conversation_id: str,
+        conversation: Conversation | None = None,
+        *,
+        flush_interval: float = FLUSH_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+        on_problem: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.conversation_id = conversation_id
+        self.problem: str | None = None
+        self.flushes = 0  # partial-text writes, for benchmarks and tests
+        self._interval = flush_interval
+        self._clock = clock
+        self._on_problem = on_problem
+        self._leg = 0
+        self._text: list[str] = []
+        self._text_dirty = False
+        self._partial_seq: int | None = None
+        self._wire: list[tuple[int, WireEntry]] = []
+        self._last_flush = clock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._asked: set[str] = set()
+        self._mirror: list[Message] = self._start_mirror(conversation)
+
+    def _start_mirror(self, conversation: Conversation | None) -> list[Message]:
+        """The messages as stored; a given conversation that differs is written over them."""
+        try:
+            stored = [s.message for s in self.store.messages(self.conversation_id)]
+            if conversation is None:
+                return stored
+            mirror = list(conversation.messages)
+            if stored != mirror:
+                self.store.replace_messages(self.conversation_id, mirror)
+            return mirror
+        except sqlite3.Error as exc:
+            self._report(exc)
+            return list(conversation.messages) if conversation is not None else []
+
+    # -- the observer ----------------------------------------------------------------
+
+    def observe(self, event: LoopEvent) -> None:
+        """Record one loop event; never raises for storage trouble."""
+        try:
+            self._record(event)
+        except sqlite3.Error as exc:
+            self._report(exc)
+
+    def record_wire(self, entry: WireEntry) -> None:
+        """A WireSink: keeps one wire log line, written with the next batch."""
+        self._wire.append((self._leg, entry))
+        if self._clock() - self._last_flush >= self._interval:
+            self.flush()
+
+    def _record(self, event: LoopEvent) -> None:
+        cid = self.conversation_id
+        match event:
+            case LegStarted(leg=leg):
+                self._leg = leg
+                self._drop_partial()
+            case AssistantText(text=text):
+                self._text.append(text)
+                self._text_dirty = True
+                if self._clock() - self._last_flush >= self._interval:
+                    self.flush()
+                else:
+                    self._arm_timer()
+            case MessageAdded(message=message):
+                self._add_message(message)
+            case ToolCallRequested(call=call):
+                self.store.call_requested(cid, call)
+            case ApprovalNeeded(request=request):
+                call_id = request.call.id
+                self._asked.add(call_id)
+                self.store.call_state(cid, call_id, "awaiting_approval")
+                request.future.add_done_callback(lambda future: self._decided(call_id, future))
+            case ToolCallStarted(call=call):
+                if call.id not in self._asked:
+                    self.store.call_decided(cid, call.id, "auto")
+                self.store.call_state(cid, call.id, "running")
+            case ToolCallFinished(call=call, status=status, content=content, duration=duration):
+                with self.store.transaction():
+                    self.store.call_finished(cid, call.id, status, content, duration)
+                    if call.name == "write_plan" and status == "ok":
+                        self._add_plan(call)
+            case LegFinished():
+                self._flush_wire()
+            case HistoryRepaired(repair=repair):
+                conversation = Conversation(self._mirror)
+                conversation.repair_pairing()
+                with self.store.transaction():
+                    self.store.replace_messages(cid, self._mirror)
+                    self.store.add_note(cid, "repair", repair.describe())
+            case TurnFailed(message=message):
+                self.flush()
+                self.store.add_note(cid, "error", message)
+            case TurnFinished() | TurnCancelled():
+                self.flush()
+            case Retrying():
+                pass
+            case _:
+                assert_never(event)
+
+    def _add_message(self, message: Message) -> None:
+        self._cancel_timer()
+        seq = len(self._mirror)
+        self._mirror.append(message)
+        # An assistant message takes the place of its partial row; anything else comes after.
+        if self._partial_seq is not None and message.role != "assistant":
+            self.store.drop_messages_from(self.conversation_id, self._partial_seq)
+        self.store.put_message(self.conversation_id, seq, message)
+        self._text.clear()
+        self._text_dirty = False
+        self._partial_seq = None
+
+    def _decided(self, call_id: str, future: asyncio.Future[Decision]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        decision = future.result()
+        match decision:
+            case Approve(remember=remember):
+                label = "approved" if remember == "once" else f"approved:{remember}"
+            case Deny():
+                label = "denied"
+            case _:
+                assert_never(decision)
+        try:
+            self.store.call_decided(self.conversation_id, call_id, label)
+        except sqlite3.Error as exc:
+            self._report(exc)
+
+    def _add_plan(self, call: ToolCall) -> None:
+        try:
+            arguments: Any = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            return
+        if isinstance(arguments, dict):
+            title = str(arguments.get("title", ""))
+            markdown = str(arguments.get("markdown", ""))
+            self.store.add_plan(self.conversation_id, title, markdown, call_id=call.id)
+
+    # -- batching ----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write the streamed text so far and the buffered wire log now."""
+        self._cancel_timer()
+        self._last_flush = self._clock()
+        try:
+            if self._text_dirty and self._text:
+                seq = len(self._mirror)
+                text = "".join(self._text)
+                self._text[:] = [text]
+                self.store.put_message(
+                    self.conversation_id, seq, Message.assistant(text), partial=True
+                )
+                self._partial_seq = seq
+                self._text_dirty = False
+                self.flushes += 1
+            self._flush_wire()
+        except sqlite3.Error as exc:
+            self._report(exc)
+
+    def _flush_wire(self) -> None:
+        if self._wire:
+            entries, self._wire = self._wire, []
+            self.store.add_wire(self.conversation_id, entries)
+
+    def _drop_partial(self) -> None:
+        """A new leg (or a retry) starts: a partial row left over is not part of it."""
+        self._text.clear()
+        self._text_dirty = False
+        if self._partial_seq is not None:
+            self.store.drop_messages_from(self.conversation_id, self._partial_seq)
+            self._partial_seq = None
+
+    def _arm_timer(self) -> None:
+        if self._timer is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (a synchronous caller): the next event flushes
+        delay = max(0.0, self._interval - (self._clock() - self._last_flush))
+        self._timer = loop.call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.flush()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def close(self) -> None:
+        """Write what is buffered; call when the session ends."""
+        self.flush()
+
+    def _report(self, exc: sqlite3.Error) -> None:
+        first = self.problem is None
+        self.problem = f"History not saved: {exc}."
+        if first and self._on_problem is not None:
+            self._on_problem(self.problem)

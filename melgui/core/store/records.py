@@ -1,0 +1,83 @@
+"""What the store gives back: small frozen records, no SQL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from melgui.core.messages import Message
+
+# requested -> awaiting_approval -> running -> done; or requested -> done (denied, bad args).
+CallState = Literal["requested", "awaiting_approval", "running", "done"]
+CALL_STATES: tuple[CallState, ...] = ("requested", "awaiting_approval", "running", "done")
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """One row of the history sidebar."""
+
+    id: str
+    folder: str
+    title: str
+    created_at: float
+    updated_at: float
+    model: str = ""
+    role: str = ""
+    deleted_at: float | None = None
+    title_custom: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A message at its position; `partial` marks assistant text cut off while streaming."""
+
+    seq: int
+    message: Message
+    partial: bool = False
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """A call's life as the inspector shows it.
+
+    `decision` is "" (not needed or not yet), "auto", "approved", "approved:session",
+    "approved:saved" or "denied"; `result_status` is a ResultStatus once done.
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+    state: CallState
+    decision: str = ""
+    result_status: str | None = None
+    result: str | None = None
+    requested_at: float = 0.0
+    decided_at: float | None = None
+    finished_at: float | None = None
+    duration: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRecord:
+    title: str
+    markdown: str
+    created_at: float
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WireRecord:
+    leg: int
+    direction: str
+    text: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """Something the person should see about the conversation's history (e.g. a repair)."""
+
+    kind: str
+    text: str
+    at: float

@@ -1,0 +1,181 @@
+"""The history schema, versioned by `PRAGMA user_version`, with forward migrations.
+
+Each migration runs once, in order, inside one transaction; a database written by
+a newer melgui (higher version than we know) is left untouched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+class NewerSchemaError(Exception):
+    """The database was written by a newer melgui; we must not touch it."""
+
+
+def _v1_tables(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        """
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            folder TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            title_custom INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            deleted_at REAL,
+            model TEXT NOT NULL DEFAULT '',
+            role TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX conversations_by_folder
+            ON conversations (folder, deleted_at, updated_at DESC);
+
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL DEFAULT '',
+            tool_calls TEXT NOT NULL DEFAULT '[]',
+            tool_call_id TEXT,
+            status TEXT,
+            partial INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            UNIQUE (conversation_id, seq)
+        );
+
+        CREATE TABLE tool_calls (
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            call_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            state TEXT NOT NULL,
+            decision TEXT NOT NULL DEFAULT '',
+            result_status TEXT,
+            result TEXT,
+            requested_at REAL NOT NULL,
+            decided_at REAL,
+            finished_at REAL,
+            duration REAL,
+            PRIMARY KEY (conversation_id, call_id)
+        );
+
+        CREATE TABLE plans (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            call_id TEXT,
+            title TEXT NOT NULL,
+            markdown TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX plans_by_conversation ON plans (conversation_id, id);
+
+        CREATE TABLE wire_log (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            leg INTEGER NOT NULL,
+            direction TEXT NOT NULL,
+            text TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX wire_by_conversation ON wire_log (conversation_id, leg, id);
+
+        CREATE TABLE notes (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        """,
+    )
+
+
+def _v2_search(conn: sqlite3.Connection) -> None:
+    """Full-text search over message text when this SQLite has FTS5 (else LIKE is used)."""
+    if not fts5_available(conn):
+        return
+    _run_script(
+        conn,
+        """
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            content, content='messages', content_rowid='id', tokenize='unicode61'
+        );
+        INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages;
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END;
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content)
+                VALUES ('delete', old.id, old.content);
+        END;
+        CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content)
+                VALUES ('delete', old.id, old.content);
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END;
+        """,
+    )
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one: executescript would commit the migration's transaction."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_tables, _v2_search)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+    except sqlite3.OperationalError:
+        return False
+    conn.execute("DROP TABLE temp.fts5_probe")
+    return True
+
+
+def has_fts(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts'"
+    ).fetchone()
+    return row is not None
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    """Bring the schema up to date; returns the version reached.
+
+    Raises NewerSchemaError for a database from a newer melgui.
+    """
+    version = schema_version(conn)
+    if version > len(migrations):
+        raise NewerSchemaError(
+            f"the history database was written by a newer melgui (schema {version}; "
+            f"this one knows up to {len(migrations)})"
+        )
+    for number in range(version + 1, len(migrations) + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migrations[number - 1](conn)
+            conn.execute(f"PRAGMA user_version = {number}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return len(migrations)

@@ -1,0 +1,450 @@
+"""The history store: conversations per project folder, their messages, tool calls,
+plans, wire log and notes, in one SQLite database (WAL).
+
+Every method commits before it returns, so a kill loses nothing already handed over.
+Methods raise sqlite3.Error on storage trouble; the Journal and the UI turn that into
+a one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from melgui.core.events import ToolCall, WireEntry
+from melgui.core.messages import Message
+from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
+from melgui.core.store.paths import canonical_folder, database_path
+from melgui.core.store.records import (
+    CallState,
+    ConversationSummary,
+    NoteRecord,
+    PlanRecord,
+    StoredMessage,
+    ToolCallRecord,
+    WireRecord,
+)
+from melgui.core.store.schema import has_fts
+
+Clock = Callable[[], float]
+TITLE_LENGTH = 80
+PURGE_AFTER = 30 * 24 * 3600.0  # soft-deleted conversations are removed for good after this
+
+_SUMMARY_COLUMNS = (
+    "id, folder, title, created_at, updated_at, model, role, deleted_at, title_custom"
+)
+
+
+def title_from(text: str) -> str:
+    """A conversation title from its first message: first line, whitespace collapsed."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    line = " ".join(line.split())
+    if len(line) > TITLE_LENGTH:
+        line = line[: TITLE_LENGTH - 1].rstrip() + "…"
+    return line
+
+
+class Store:
+    """One open history database. Not thread-safe: use it from one thread (the event loop)."""
+
+    def __init__(self, opened: OpenedDatabase, *, clock: Clock = time.time) -> None:
+        self._conn = opened.conn
+        self.path: Path | None = opened.path
+        self.notice: str | None = opened.notice
+        self.has_fts = has_fts(self._conn)
+        self._clock = clock
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | None = None,
+        *,
+        clock: Clock = time.time,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> Store:
+        """Open (or create) the history; never raises for a bad file (see `notice`)."""
+        target = path if path is not None else database_path()
+        return cls(open_database(target, busy_timeout_ms=busy_timeout_ms), clock=clock)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Group writes into one commit (nested use joins the outer transaction)."""
+        if self._conn.in_transaction:
+            yield self._conn
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # -- conversations -------------------------------------------------------------
+
+    def create_conversation(
+        self,
+        folder: str,
+        *,
+        title: str = "",
+        model: str = "",
+        role: str = "",
+        conversation_id: str | None = None,
+        created_at: float | None = None,
+    ) -> str:
+        """A new, empty conversation for the project `folder`; returns its id."""
+        cid = conversation_id or uuid.uuid4().hex
+        now = self._clock() if created_at is None else created_at
+        self._conn.execute(
+            "INSERT INTO conversations (id, folder, title, title_custom, created_at,"
+            " updated_at, model, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (cid, canonical_folder(folder), title, int(bool(title)), now, now, model, role),
+        )
+        return cid
+
+    def exists(self, cid: str) -> bool:
+        row = self._conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone()
+        return row is not None
+
+    def summary(self, cid: str) -> ConversationSummary | None:
+        row = self._conn.execute(
+            f"SELECT {_SUMMARY_COLUMNS} FROM conversations WHERE id = ?", (cid,)
+        ).fetchone()
+        return _summary(row) if row else None
+
+    def conversations(
+        self, folder: str, *, query: str = "", limit: int | None = None
+    ) -> list[ConversationSummary]:
+        """Conversations of `folder` not deleted, newest first; `query` filters by text."""
+        sql = (
+            f"SELECT {_SUMMARY_COLUMNS} FROM conversations WHERE folder = ? AND deleted_at IS NULL"
+        )
+        params: list[object] = [canonical_folder(folder)]
+        if query.strip():
+            matching, match_params = self._matching_ids(query)
+            sql += f" AND (title LIKE ? ESCAPE '\\' OR id IN ({matching}))"
+            params += [f"%{_escape_like(query.strip())}%", *match_params]
+        sql += " ORDER BY updated_at DESC, rowid DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        return [_summary(row) for row in self._conn.execute(sql, params)]
+
+    def _matching_ids(self, query: str) -> tuple[str, list[object]]:
+        """SQL selecting ids of conversations whose messages contain the query's words."""
+        words = re.findall(r"\w+", query)
+        if self.has_fts and words:
+            match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+            return (
+                "SELECT m.conversation_id FROM messages_fts"
+                " JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?",
+                [match],
+            )
+        return (
+            "SELECT conversation_id FROM messages WHERE content LIKE ? ESCAPE '\\'",
+            [f"%{_escape_like(query.strip())}%"],
+        )
+
+    def rename(self, cid: str, title: str) -> None:
+        """Set a title chosen by the person; an empty title goes back to the automatic one."""
+        title = " ".join(title.split())
+        if not title:
+            first = self._conn.execute(
+                "SELECT content FROM messages WHERE conversation_id = ? AND role = 'user'"
+                " ORDER BY seq LIMIT 1",
+                (cid,),
+            ).fetchone()
+            self._conn.execute(
+                "UPDATE conversations SET title = ?, title_custom = 0 WHERE id = ?",
+                (title_from(first[0]) if first else "", cid),
+            )
+            return
+        self._conn.execute(
+            "UPDATE conversations SET title = ?, title_custom = 1 WHERE id = ?", (title, cid)
+        )
+
+    def set_model(self, cid: str, *, model: str | None = None, role: str | None = None) -> None:
+        if model is not None:
+            self._conn.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, cid))
+        if role is not None:
+            self._conn.execute("UPDATE conversations SET role = ? WHERE id = ?", (role, cid))
+
+    def delete(self, cid: str) -> None:
+        """Soft delete: hidden from the list until `undelete`, purged after 30 days."""
+        self._conn.execute(
+            "UPDATE conversations SET deleted_at = ? WHERE id = ?", (self._clock(), cid)
+        )
+
+    def undelete(self, cid: str) -> None:
+        self._conn.execute("UPDATE conversations SET deleted_at = NULL WHERE id = ?", (cid,))
+
+    def purge_deleted(self, older_than: float = PURGE_AFTER) -> int:
+        """Remove for good conversations deleted more than `older_than` seconds ago."""
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at < ?",
+                (self._clock() - older_than,),
+            )
+        return cursor.rowcount
+
+    def _touch(self, cid: str) -> None:
+        self._conn.execute(
+            "UPDATE conversations SET updated_at = ? WHERE id = ?", (self._clock(), cid)
+        )
+
+    # -- messages ------------------------------------------------------------------
+
+    def put_message(self, cid: str, seq: int, message: Message, *, partial: bool = False) -> None:
+        """Write the message at position `seq`, replacing what was there (a partial row)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO messages (conversation_id, seq, role, content, tool_calls,"
+                " tool_call_id, status, partial, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (conversation_id, seq) DO UPDATE SET role = excluded.role,"
+                " content = excluded.content, tool_calls = excluded.tool_calls,"
+                " tool_call_id = excluded.tool_call_id, status = excluded.status,"
+                " partial = excluded.partial",
+                (
+                    cid,
+                    seq,
+                    message.role,
+                    message.content,
+                    json.dumps([c.to_wire() for c in message.tool_calls]),
+                    message.tool_call_id,
+                    message.status,
+                    int(partial),
+                    self._clock(),
+                ),
+            )
+            if message.role == "user" and not partial:
+                conn.execute(
+                    "UPDATE conversations SET title = ? WHERE id = ? AND title = ''"
+                    " AND title_custom = 0",
+                    (title_from(message.content), cid),
+                )
+            self._touch(cid)
+
+    def replace_messages(self, cid: str, messages: Sequence[Message]) -> None:
+        """Rewrite the whole message list (after a history repair)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
+            for seq, message in enumerate(messages):
+                self.put_message(cid, seq, message)
+
+    def drop_messages_from(self, cid: str, seq: int) -> None:
+        """Remove messages at positions >= seq (a partial row whose leg was retried)."""
+        self._conn.execute(
+            "DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", (cid, seq)
+        )
+
+    def messages(self, cid: str) -> list[StoredMessage]:
+        rows = self._conn.execute(
+            "SELECT seq, role, content, tool_calls, tool_call_id, status, partial, created_at"
+            " FROM messages WHERE conversation_id = ? ORDER BY seq",
+            (cid,),
+        )
+        return [_stored_message(row) for row in rows]
+
+    # -- tool calls ----------------------------------------------------------------
+
+    def call_requested(self, cid: str, call: ToolCall) -> None:
+        self._conn.execute(
+            "INSERT INTO tool_calls (conversation_id, call_id, name, arguments, state,"
+            " requested_at) VALUES (?, ?, ?, ?, 'requested', ?)"
+            " ON CONFLICT (conversation_id, call_id) DO NOTHING",
+            (cid, call.id, call.name, call.arguments, self._clock()),
+        )
+
+    def call_state(self, cid: str, call_id: str, state: CallState) -> None:
+        self._conn.execute(
+            "UPDATE tool_calls SET state = ? WHERE conversation_id = ? AND call_id = ?",
+            (state, cid, call_id),
+        )
+
+    def call_decided(self, cid: str, call_id: str, decision: str) -> None:
+        self._conn.execute(
+            "UPDATE tool_calls SET decision = ?, decided_at = ? WHERE conversation_id = ?"
+            " AND call_id = ?",
+            (decision, self._clock(), cid, call_id),
+        )
+
+    def call_finished(
+        self, cid: str, call_id: str, status: str, result: str, duration: float | None
+    ) -> None:
+        self._conn.execute(
+            "UPDATE tool_calls SET state = 'done', result_status = ?, result = ?,"
+            " finished_at = ?, duration = ?,"
+            " decision = CASE WHEN decision = '' AND ? = 'denied' THEN 'denied' ELSE decision END"
+            " WHERE conversation_id = ? AND call_id = ?",
+            (status, result, self._clock(), duration, status, cid, call_id),
+        )
+
+    def put_call_record(self, cid: str, record: ToolCallRecord) -> None:
+        """Write a whole record (import)."""
+        self._conn.execute(
+            "INSERT OR REPLACE INTO tool_calls (conversation_id, call_id, name, arguments,"
+            " state, decision, result_status, result, requested_at, decided_at, finished_at,"
+            " duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                cid,
+                record.call_id,
+                record.name,
+                record.arguments,
+                record.state,
+                record.decision,
+                record.result_status,
+                record.result,
+                record.requested_at,
+                record.decided_at,
+                record.finished_at,
+                record.duration,
+            ),
+        )
+
+    def tool_calls(self, cid: str) -> list[ToolCallRecord]:
+        rows = self._conn.execute(
+            "SELECT call_id, name, arguments, state, decision, result_status, result,"
+            " requested_at, decided_at, finished_at, duration FROM tool_calls"
+            " WHERE conversation_id = ? ORDER BY requested_at, rowid",
+            (cid,),
+        )
+        return [ToolCallRecord(*row) for row in rows]
+
+    # -- plans, wire log, notes ----------------------------------------------------
+
+    def add_plan(
+        self,
+        cid: str,
+        title: str,
+        markdown: str,
+        *,
+        call_id: str | None = None,
+        created_at: float | None = None,
+    ) -> None:
+        self._conn.execute(
+            "INSERT INTO plans (conversation_id, call_id, title, markdown, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (cid, call_id, title, markdown, self._clock() if created_at is None else created_at),
+        )
+
+    def plans(self, cid: str) -> list[PlanRecord]:
+        rows = self._conn.execute(
+            "SELECT title, markdown, created_at, call_id FROM plans WHERE conversation_id = ?"
+            " ORDER BY id",
+            (cid,),
+        )
+        return [PlanRecord(*row) for row in rows]
+
+    def add_wire(self, cid: str, entries: Iterable[tuple[int, WireEntry]]) -> None:
+        """Append wire log lines, each with its leg number, in one commit."""
+        self.add_wire_rows(cid, [(leg, e.direction, e.text, e.at) for leg, e in entries])
+
+    def add_wire_rows(self, cid: str, rows: Sequence[tuple[int, str, str, float]]) -> None:
+        """Append (leg, direction, text, at) rows in one commit."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO wire_log (conversation_id, leg, direction, text, at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                ((cid, *row) for row in rows),
+            )
+
+    def restore_metadata(
+        self,
+        cid: str,
+        *,
+        title: str,
+        title_custom: bool,
+        updated_at: float,
+        message_times: Sequence[float],
+    ) -> None:
+        """Put back the title and times an import carries (writes would have changed them)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE conversations SET title = ?, title_custom = ?, updated_at = ? WHERE id = ?",
+                (title, int(title_custom), updated_at, cid),
+            )
+            conn.executemany(
+                "UPDATE messages SET created_at = ? WHERE conversation_id = ? AND seq = ?",
+                ((at, cid, seq) for seq, at in enumerate(message_times)),
+            )
+
+    def wire_log(self, cid: str, leg: int | None = None) -> list[WireRecord]:
+        sql = "SELECT leg, direction, text, at FROM wire_log WHERE conversation_id = ?"
+        params: list[object] = [cid]
+        if leg is not None:
+            sql += " AND leg = ?"
+            params.append(leg)
+        return [WireRecord(*row) for row in self._conn.execute(sql + " ORDER BY id", params)]
+
+    def add_note(self, cid: str, kind: str, text: str, *, at: float | None = None) -> None:
+        self._conn.execute(
+            "INSERT INTO notes (conversation_id, kind, text, at) VALUES (?, ?, ?, ?)",
+            (cid, kind, text, self._clock() if at is None else at),
+        )
+
+    def notes(self, cid: str) -> list[NoteRecord]:
+        rows = self._conn.execute(
+            "SELECT kind, text, at FROM notes WHERE conversation_id = ? ORDER BY id", (cid,)
+        )
+        return [NoteRecord(*row) for row in rows]
+
+
+def open_store(data_folder: Path | None = None, *, clock: Clock = time.time) -> Store:
+    """The history of this user (or of `data_folder`); never raises, see `Store.notice`."""
+    store = Store.open(database_path(data_folder), clock=clock)
+    # Purging is housekeeping; a busy database must not stop the start.
+    with suppress(sqlite3.Error):
+        store.purge_deleted()
+    return store
+
+
+def _summary(row: tuple[object, ...]) -> ConversationSummary:
+    cid, folder, title, created, updated, model, role, deleted, custom = row
+    return ConversationSummary(
+        id=str(cid),
+        folder=str(folder),
+        title=str(title),
+        created_at=float(created),  # type: ignore[arg-type]
+        updated_at=float(updated),  # type: ignore[arg-type]
+        model=str(model),
+        role=str(role),
+        deleted_at=float(deleted) if deleted is not None else None,  # type: ignore[arg-type]
+        title_custom=bool(custom),
+    )
+
+
+def _stored_message(row: tuple[object, ...]) -> StoredMessage:
+    seq, role, content, calls, call_id, status, partial, created = row
+    data: dict[str, object] = {
+        "role": role,
+        "content": content,
+        "tool_calls": json.loads(str(calls)) if calls else [],
+        "status": status,
+    }
+    if call_id is not None:
+        data["tool_call_id"] = call_id
+    return StoredMessage(
+        seq=int(seq),  # type: ignore[call-overload]
+        message=Message.from_json(data),
+        partial=bool(partial),
+        created_at=float(created),  # type: ignore[arg-type]
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
