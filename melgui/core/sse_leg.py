@@ -112,9 +112,10 @@ class LegRun:
                         if is_terminal(event):
                             return
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            message = describe_failure(exc, self.url, self.read_timeout)
             if self._body_started and not isinstance(exc, httpx.TimeoutException):
-                message = f"{ENDED_EARLY} ({message})"
+                message = f"{ENDED_EARLY} (connection lost: {exc or type(exc).__name__})"
+            else:
+                message = describe_failure(exc, self.url, self.read_timeout)
             yield self._finish(StreamError(message, retryable=is_retryable_failure(exc)))
 
     def _finish(self, event: StreamEvent) -> StreamEvent:
