@@ -1,0 +1,221 @@
+"""The Journal writes a live session to the store: at once for discrete events, batched
+for streaming text and the wire log, and never in the loop's way."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from melgui.core.approval import ApprovalRequest
+from melgui.core.events import Done, TextDelta, ToolCalls
+from melgui.core.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
+from melgui.core.messages import Conversation, Message
+from melgui.core.session import AgentSession
+from melgui.core.store import Store, open_store
+from melgui.core.store.journal import Journal
+from tests.core.store.replay import AskWrites, Leg, ReplayTransport, Tools, call
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = open_store(tmp_path / "data")
+    yield opened
+    opened.close()
+
+
+def start(
+    store: Store,
+    folder: Path,
+    legs: list[Leg],
+    conversation: Conversation | None = None,
+    flush_interval: float = 0.5,
+) -> tuple[AgentSession, Journal, str, ReplayTransport]:
+    cid = store.create_conversation(str(folder), model="m", role="assistant")
+    transport = ReplayTransport(legs)
+    journal = Journal(store, cid, conversation, flush_interval=flush_interval)
+    session = AgentSession(
+        transport,
+        Tools(),
+        AskWrites(),
+        conversation,
+        model="m",
+        role="assistant",
+        cwd=str(folder),
+        wire=journal.record_wire,
+    )
+    session.subscribe(journal.observe)
+    return session, journal, cid, transport
+
+
+def answer_approvals(session: AgentSession, *, deny: set[str]) -> None:
+    def observer(event: LoopEvent) -> None:
+        if isinstance(event, ApprovalNeeded):
+            request: ApprovalRequest = event.request
+            if request.call.id in deny:
+                request.deny("not now")
+            else:
+                request.approve("session")
+
+    session.subscribe(observer)
+
+
+async def wait_for(condition: object, timeout: float = 5.0) -> None:
+    assert callable(condition)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.01)
+
+
+async def test_a_turn_is_stored_as_it_happens(store: Store, tmp_path: Path) -> None:
+    plan = call("p1", "write_plan", {"title": "Steps", "markdown": "1. read\n2. write"})
+    calls = (
+        call("r1", "read_file", {"path": "a.txt"}),
+        call("w1", "write_file", {"path": "b.txt", "content": "x"}),
+        call("w2", "write_file", {"path": "c.txt", "content": "y"}),
+        plan,
+    )
+    legs: list[Leg] = [
+        [TextDelta("Let me "), TextDelta("look."), ToolCalls(calls)],
+        [TextDelta("All done."), Done()],
+    ]
+    session, journal, cid, _ = start(store, tmp_path, legs)
+    answer_approvals(session, deny={"w2"})
+    session.submit("Please tidy up")
+    await session.wait_idle()
+    journal.close()
+
+    stored = store.messages(cid)
+    assert [s.message for s in stored] == session.conversation.messages
+    assert not any(s.partial for s in stored)
+    records = {r.call_id: r for r in store.tool_calls(cid)}
+    assert {k: (r.state, r.decision, r.result_status) for k, r in records.items()} == {
+        "r1": ("done", "auto", "ok"),
+        "w1": ("done", "approved:session", "ok"),
+        "w2": ("done", "denied", "denied"),
+        "p1": ("done", "auto", "ok"),
+    }
+    assert records["w1"].result == 'write_file: {"content": "x", "path": "b.txt"}'
+    assert records["w1"].duration is not None
+    assert [(p.title, p.markdown, p.call_id) for p in store.plans(cid)] == [
+        ("Steps", "1. read\n2. write", "p1")
+    ]
+    wire = store.wire_log(cid)
+    assert [w.leg for w in wire if w.direction == "request"] == [1, 2]
+    assert len(wire) == 2 + 3 + 2  # two requests, three events then two
+    summary = store.summary(cid)
+    assert summary is not None and summary.title == "Please tidy up"
+
+
+async def test_streamed_text_is_on_disk_within_the_interval_even_when_the_stream_stalls(
+    store: Store, tmp_path: Path
+) -> None:
+    gate = asyncio.Event()
+    legs: list[Leg] = [[TextDelta("Hello, "), TextDelta("world"), gate, TextDelta("!"), Done()]]
+    session, _journal, cid, _ = start(store, tmp_path, legs, flush_interval=0.05)
+    session.submit("hi")
+
+    def partial_row() -> bool:
+        rows = store.messages(cid)
+        return len(rows) == 2 and rows[1].partial and rows[1].message.content == "Hello, world"
+
+    await wait_for(partial_row)  # the stream is stalled on the gate: the timer wrote it
+    gate.set()
+    await session.wait_idle()
+    rows = store.messages(cid)
+    assert [(r.message.content, r.partial) for r in rows] == [
+        ("hi", False),
+        ("Hello, world!", False),
+    ]
+
+
+async def test_tokens_are_batched_not_written_one_by_one(store: Store, tmp_path: Path) -> None:
+    tokens: Leg = [TextDelta(f"t{i} ") for i in range(2000)]
+    session, journal, cid, _ = start(store, tmp_path, [[*tokens, Done()]], flush_interval=60.0)
+    session.submit("count")
+    await session.wait_idle()
+    assert journal.flushes <= 1
+    assert store.messages(cid)[1].message.content.count("t") == 2000
+
+
+async def test_stop_mid_stream_keeps_the_text_and_a_valid_history(
+    store: Store, tmp_path: Path
+) -> None:
+    gate = asyncio.Event()
+    session, _journal, cid, _ = start(
+        store, tmp_path, [[TextDelta("partial answer"), gate, Done()]], flush_interval=0.01
+    )
+    session.submit("go")
+    await wait_for(lambda: len(store.messages(cid)) == 2)
+    session.stop()
+    await session.wait_idle()
+    rows = store.messages(cid)
+    assert [(r.message.content, r.partial) for r in rows] == [
+        ("go", False),
+        ("partial answer", False),
+    ]
+
+
+async def test_stop_during_a_tool_answers_the_call(store: Store, tmp_path: Path) -> None:
+    calls = (call("r1", "read_file", {"path": "a", "wait": True}), call("r2", "read_file", {}))
+    session, _journal, cid, _ = start(store, tmp_path, [[ToolCalls(calls)]])
+    tools = session.loop.tools
+    assert isinstance(tools, Tools)
+    session.submit("go")
+    await wait_for(lambda: any(r.state == "running" for r in store.tool_calls(cid)))
+    session.stop()
+    await session.wait_idle()
+    assert [s.message for s in store.messages(cid)] == session.conversation.messages
+    assert [(r.call_id, r.result_status) for r in store.tool_calls(cid)] == [
+        ("r1", "cancelled"),
+        ("r2", "cancelled"),
+    ]
+
+
+async def test_a_repair_before_a_leg_is_stored_with_a_note(store: Store, tmp_path: Path) -> None:
+    broken = Conversation(
+        [
+            Message.user("earlier"),
+            Message.assistant("", (call("lost", "read_file", {"path": "x"}),)),
+            Message.tool_result("stray", "orphan"),
+        ]
+    )
+    session, _journal, cid, transport = start(store, tmp_path, [[TextDelta("ok"), Done()]], broken)
+    assert [s.message for s in store.messages(cid)] == broken.messages  # written on start
+    session.submit("again")
+    await session.wait_idle()
+    assert [s.message for s in store.messages(cid)] == session.conversation.messages
+    assert session.conversation.messages[2].status == "interrupted"
+    (note,) = store.notes(cid)
+    assert note.kind == "repair" and "interrupted" in note.text
+    assert transport.requests[0].messages[2]["tool_call_id"] == "lost"
+
+
+async def test_storage_failure_is_reported_once_and_the_turn_goes_on(
+    tmp_path: Path,
+) -> None:
+    store = open_store(tmp_path / "data")
+    problems: list[str] = []
+    cid = store.create_conversation(str(tmp_path))
+    journal = Journal(store, cid, on_problem=problems.append)
+    session = AgentSession(
+        ReplayTransport([[TextDelta("fine"), Done()]]),
+        Tools(),
+        AskWrites(),
+        model="m",
+        role="assistant",
+        cwd=str(tmp_path),
+    )
+    events: list[LoopEvent] = []
+    session.subscribe(journal.observe)
+    session.subscribe(events.append)
+    store.close()  # every write now fails
+    session.submit("hello")
+    await session.wait_idle()
+    assert isinstance(events[-1], TurnFinished)
+    assert len(problems) == 1 and problems[0].startswith("History not saved:")
+    assert journal.problem is not None

@@ -1,0 +1,195 @@
+"""Conversations per folder: titles, order, rename, soft delete with undo, search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from melgui.core.events import ToolCall, WireEntry
+from melgui.core.messages import Message
+from melgui.core.store import Store, open_store, title_from
+from melgui.core.store import schema as schema_module
+
+
+class StepClock:
+    """A clock that moves one second each time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = open_store(tmp_path / "data", clock=StepClock())
+    yield opened
+    opened.close()
+
+
+def test_title_comes_from_the_first_user_message(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store.put_message(cid, 0, Message.system("You are helpful."))
+    store.put_message(cid, 1, Message.user("\n  Fix   the login bug\nin auth.py"))
+    store.put_message(cid, 2, Message.user("and another thing"))
+    summary = store.summary(cid)
+    assert summary is not None and summary.title == "Fix the login bug"
+
+
+def test_long_titles_are_cut() -> None:
+    title = title_from("word " * 100)
+    assert len(title) <= 80 and title.endswith("…")
+
+
+def test_rename_and_reset_to_automatic(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store.put_message(cid, 0, Message.user("first words"))
+    store.rename(cid, "  My   name ")
+    assert (s := store.summary(cid)) is not None and s.title == "My name" and s.title_custom
+    store.put_message(cid, 1, Message.user("more"))
+    assert (s := store.summary(cid)) is not None and s.title == "My name"
+    store.rename(cid, "")
+    assert (s := store.summary(cid)) is not None and s.title == "first words"
+    assert not s.title_custom
+
+
+def test_conversations_are_per_folder_newest_first(store: Store, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    a = store.create_conversation(str(one))
+    b = store.create_conversation(str(one))
+    c = store.create_conversation(str(two))
+    store.put_message(a, 0, Message.user("later activity"))
+    assert [s.id for s in store.conversations(str(one))] == [a, b]
+    assert [s.id for s in store.conversations(str(two))] == [c]
+    # The same folder spelled differently is the same project.
+    assert [s.id for s in store.conversations(str(one / ".." / "one"))] == [a, b]
+    assert [s.id for s in store.conversations(str(one), limit=1)] == [a]
+
+
+def test_soft_delete_hides_and_undo_restores(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store.put_message(cid, 0, Message.user("keep me"))
+    store.delete(cid)
+    assert store.conversations(str(tmp_path)) == []
+    assert store.messages(cid)  # nothing is lost while it can be undone
+    store.undelete(cid)
+    assert [s.id for s in store.conversations(str(tmp_path))] == [cid]
+
+
+def test_purge_removes_only_old_deletions(store: Store, tmp_path: Path) -> None:
+    old = store.create_conversation(str(tmp_path))
+    recent = store.create_conversation(str(tmp_path))
+    store.delete(old)
+    store.delete(recent)
+    assert store.purge_deleted(older_than=1.5) == 1  # the clock moves 1 s per read
+    assert not store.exists(old) and store.exists(recent)
+
+
+def test_partial_row_is_replaced_in_place(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store.put_message(cid, 0, Message.user("q"))
+    store.put_message(cid, 1, Message.assistant("Hel"), partial=True)
+    store.put_message(cid, 1, Message.assistant("Hello there"), partial=True)
+    assert [(m.message.content, m.partial) for m in store.messages(cid)] == [
+        ("q", False),
+        ("Hello there", True),
+    ]
+    calls = (ToolCall("c1", "read_file", '{"path": "a"}'),)
+    store.put_message(cid, 1, Message.assistant("Hello there!", calls))
+    stored = store.messages(cid)
+    assert stored[1].message == Message.assistant("Hello there!", calls)
+    assert not stored[1].partial
+
+
+def test_tool_call_lifecycle(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    call = ToolCall("c1", "run_command", '{"command": "ls"}')
+    store.call_requested(cid, call)
+    store.call_state(cid, "c1", "awaiting_approval")
+    store.call_decided(cid, "c1", "approved:session")
+    store.call_state(cid, "c1", "running")
+    store.call_finished(cid, "c1", "ok", "exit_code=0\n", 0.25)
+    (record,) = store.tool_calls(cid)
+    assert (record.state, record.decision, record.result_status, record.result) == (
+        "done",
+        "approved:session",
+        "ok",
+        "exit_code=0\n",
+    )
+    assert record.duration == 0.25 and record.decided_at is not None
+
+
+def test_denied_call_records_the_decision(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store.call_requested(cid, ToolCall("c1", "write_file", "{}"))
+    store.call_finished(cid, "c1", "denied", "The user denied this write_file call.", 0.0)
+    assert store.tool_calls(cid)[0].decision == "denied"
+
+
+def test_plans_wire_and_notes_are_kept_in_order(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store.add_plan(cid, "Plan A", "- step 1")
+    store.add_plan(cid, "Plan B", "- step 2", call_id="c9")
+    store.add_wire(
+        cid, [(1, WireEntry("request", "POST /x", 1.0)), (1, WireEntry("event", "e", 2.0))]
+    )
+    store.add_wire(cid, [(2, WireEntry("event", "f", 3.0))])
+    store.add_note(cid, "repair", "History repaired.")
+    assert [p.title for p in store.plans(cid)] == ["Plan A", "Plan B"]
+    assert [w.text for w in store.wire_log(cid)] == ["POST /x", "e", "f"]
+    assert [w.text for w in store.wire_log(cid, leg=2)] == ["f"]
+    assert [n.text for n in store.notes(cid)] == ["History repaired."]
+
+
+def _searchable(store: Store, folder: str) -> dict[str, str]:
+    ids = {}
+    for name, texts in {
+        "pdf": ["How do I make a PDF?", "Use create_pdf with the report."],
+        "auth": ["Fix the login bug", "The token expired in auth_module.py"],
+        "percent": ["growth of 100% here", "ok"],
+    }.items():
+        cid = store.create_conversation(folder)
+        for seq, text in enumerate(texts):
+            message = Message.user(text) if seq % 2 == 0 else Message.assistant(text)
+            store.put_message(cid, seq, message)
+        ids[name] = cid
+    return ids
+
+
+@pytest.mark.parametrize("fts", [True, False], ids=["fts5", "like"])
+def test_search_by_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fts: bool) -> None:
+    if not fts:
+        monkeypatch.setattr(schema_module, "fts5_available", lambda conn: False)
+    store = open_store(tmp_path / "data")
+    try:
+        assert store.has_fts is fts
+        ids = _searchable(store, str(tmp_path))
+        folder = str(tmp_path)
+
+        def found(query: str) -> set[str]:
+            return {s.id for s in store.conversations(folder, query=query)}
+
+        assert found("report") == {ids["pdf"]}  # in a message, not the title
+        assert found("login") == {ids["auth"]}  # in the title
+        assert found("TOKEN expired") == {ids["auth"]}
+        assert found("100%") == {ids["percent"]}
+        assert found("nothing-like-this") == set()
+        assert found('"quotes" AND (') == set()  # no FTS syntax error reaches anyone
+        store.delete(ids["pdf"])
+        assert found("report") == set()
+    finally:
+        store.close()
+
+
+def test_fts_follows_partial_rewrites(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store.put_message(cid, 0, Message.assistant("alpha"), partial=True)
+    store.put_message(cid, 0, Message.assistant("beta"))
+    assert store.conversations(str(tmp_path), query="alpha") == []
+    assert [s.id for s in store.conversations(str(tmp_path), query="beta")] == [cid]
