@@ -7,7 +7,6 @@ writes every body 3 bytes at a time (so UTF-8 characters and CRLF pairs are spli
 from __future__ import annotations
 
 import email.utils
-import json
 import time
 from typing import Any
 
