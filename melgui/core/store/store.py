@@ -121,6 +121,15 @@ class Store:
         row = self._conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone()
         return row is not None
 
+    def ids_starting_with(self, prefix: str, limit: int = 10) -> list[str]:
+        if not prefix:
+            return []
+        rows = self._conn.execute(
+            "SELECT id FROM conversations WHERE substr(id, 1, ?) = ? LIMIT ?",
+            (len(prefix), prefix, limit),
+        )
+        return [str(row[0]) for row in rows]
+
     def summary(self, cid: str) -> ConversationSummary | None:
         row = self._conn.execute(
             f"SELECT {_SUMMARY_COLUMNS} FROM conversations WHERE id = ?", (cid,)
