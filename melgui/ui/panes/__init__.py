@@ -1,0 +1,1 @@
+"""Panes beside the chat: terminals and worker agents, driven by the orchestration tools."""

@@ -1,0 +1,399 @@
+"""Paints a TerminalScreen with QPainter and turns keys, wheel and mouse into input.
+
+Repaints are throttled: feeding output only marks the view stale, and a timer paints
+at most `FRAME_MS` apart, so a program flooding output costs one paint per frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetrics,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
+
+from melgui.core.terminal_screen import RGB_FLAG, Run, Style, TerminalScreen
+from melgui.ui.panes.terminal_keys import key_bytes, paste_bytes
+
+FRAME_MS = 33  # ~30 frames a second at most
+
+# xterm's default 16 colours.
+_BASE16 = [
+    "#000000",
+    "#cd0000",
+    "#00cd00",
+    "#cdcd00",
+    "#0000ee",
+    "#cd00cd",
+    "#00cdcd",
+    "#e5e5e5",
+    "#7f7f7f",
+    "#ff0000",
+    "#00ff00",
+    "#ffff00",
+    "#5c5cff",
+    "#ff00ff",
+    "#00ffff",
+    "#ffffff",
+]
+
+
+def _palette() -> list[QColor]:
+    colours = [QColor(value) for value in _BASE16]
+    steps = (0, 95, 135, 175, 215, 255)
+    for r in steps:
+        for g in steps:
+            for b in steps:
+                colours.append(QColor(r, g, b))
+    for level in range(24):
+        grey = 8 + level * 10
+        colours.append(QColor(grey, grey, grey))
+    return colours
+
+
+PALETTE = _palette()
+DEFAULT_FG = QColor("#d8d8d8")
+DEFAULT_BG = QColor("#1b1c1f")
+SELECTION_BG = QColor("#3d5a8a")
+
+Writer = Callable[[bytes], None]
+Cell = tuple[int, int]  # (row, column) in view coordinates
+
+
+def _colour(value: int | None, default: QColor) -> QColor:
+    if value is None:
+        return default
+    if value & RGB_FLAG:
+        return QColor((value >> 16) & 0xFF, (value >> 8) & 0xFF, value & 0xFF)
+    return PALETTE[value] if 0 <= value < len(PALETTE) else default
+
+
+class TerminalView(QWidget):
+    """The cells of one terminal. Emits `gridResized(columns, rows)` when its size changes."""
+
+    gridResized = Signal(int, int)
+
+    def __init__(
+        self, emulator: TerminalScreen, write: Writer, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.emulator = emulator
+        self._write = write
+        self._scrolled = 0  # lines back into the scrollback; 0 = following output
+        self._stale = True
+        self._selection: tuple[Cell, Cell] | None = None
+        self._selecting = False
+        self.paints = 0
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        font.setPointSize(max(9, font.pointSize()))
+        self._set_font(font)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self.setAttribute(Qt.WidgetAttribute.WA_InputMethodEnabled)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setCursor(Qt.CursorShape.IBeamCursor)
+        self._frame = QTimer(self)
+        self._frame.setInterval(FRAME_MS)
+        self._frame.timeout.connect(self._on_frame)
+        self._frame.start()
+
+    def _set_font(self, font: QFont) -> None:
+        self.setFont(font)
+        self._bold = QFont(font)
+        self._bold.setBold(True)
+        metrics = QFontMetrics(font)
+        self._cell_w = max(1, metrics.horizontalAdvance("M"))
+        self._cell_h = max(1, metrics.height())
+        self._ascent = metrics.ascent()
+
+    # -- output side ---------------------------------------------------------------------
+
+    def mark_stale(self) -> None:
+        """New output arrived; it is painted on the next frame."""
+        self._stale = True
+
+    def _on_frame(self) -> None:
+        if self._stale and self.isVisible():
+            self._stale = False
+            self.update()
+
+    def grid_for(self, size: QSize) -> tuple[int, int]:
+        return max(2, size.width() // self._cell_w), max(1, size.height() // self._cell_h)
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._cell_w * 80, self._cell_h * 24)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self._cell_w * 10, self._cell_h * 3)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        columns, rows = self.grid_for(event.size())
+        if (columns, rows) != (self.emulator.columns, self.emulator.rows):
+            self.gridResized.emit(columns, rows)
+        self._stale = True
+        super().resizeEvent(event)
+
+    # -- painting ------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self.paints += 1
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), DEFAULT_BG)
+        screen = self.emulator
+        self._scrolled = min(self._scrolled, screen.history_size()) if self._scrolled else 0
+        lines = screen.visible_lines(self._scrolled)
+        first = max(0, event.rect().top() // self._cell_h)
+        last = min(len(lines) - 1, event.rect().bottom() // self._cell_h)
+        for row in range(first, last + 1):
+            self._paint_row(painter, row, lines[row])
+        cursor = screen.cursor
+        if cursor.visible and not self._scrolled:
+            rect = QRect(
+                cursor.column * self._cell_w, cursor.row * self._cell_h, self._cell_w, self._cell_h
+            )
+            if self.hasFocus():
+                painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Difference)
+                painter.fillRect(rect, QColor("#ffffff"))
+                painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
+            else:
+                painter.setPen(DEFAULT_FG)
+                painter.drawRect(rect.adjusted(0, 0, -1, -1))
+        if self._scrolled:
+            painter.setPen(QColor("#e3b341"))
+            painter.drawText(
+                self.rect().adjusted(0, 2, -6, 0),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
+                f"↑ {self._scrolled} lines back",
+            )
+        painter.end()
+
+    def _paint_row(self, painter: QPainter, row: int, runs: list[Run]) -> None:
+        y = row * self._cell_h
+        selected = self._selected_span(row)
+        for run in runs:
+            fg, bg = self._run_colours(run.style)
+            x = run.column * self._cell_w
+            width = run.width * self._cell_w
+            if bg is not None:
+                painter.fillRect(x, y, width, self._cell_h, bg)
+            if selected is not None:
+                start = max(run.column, selected[0])
+                end = min(run.column + run.width, selected[1])
+                if end > start:
+                    painter.fillRect(
+                        start * self._cell_w,
+                        y,
+                        (end - start) * self._cell_w,
+                        self._cell_h,
+                        SELECTION_BG,
+                    )
+            if not run.text.strip():
+                continue
+            painter.setFont(self._bold if run.style.bold else self.font())
+            painter.setPen(fg)
+            if run.width == len(run.text):
+                painter.drawText(x, y + self._ascent, run.text)
+            else:  # wide characters: place each on its own cells
+                column = x
+                for char in run.text:
+                    painter.drawText(column, y + self._ascent, char)
+                    column += self._cell_w * (2 if _is_wide(char) else 1)
+            if run.style.underline:
+                painter.drawLine(x, y + self._cell_h - 2, x + width - 1, y + self._cell_h - 2)
+            if run.style.strikethrough:
+                middle = y + self._cell_h // 2
+                painter.drawLine(x, middle, x + width - 1, middle)
+
+    def _run_colours(self, style: Style) -> tuple[QColor, QColor | None]:
+        fg = _colour(style.fg, DEFAULT_FG)
+        if style.bold and style.fg is not None and style.fg < 8:
+            fg = PALETTE[style.fg + 8]
+        bg = _colour(style.bg, DEFAULT_BG) if style.bg is not None else None
+        if style.inverse:
+            fg, bg = (bg or DEFAULT_BG), fg
+        if style.faint:
+            fg = QColor(fg.red() // 2 + 20, fg.green() // 2 + 20, fg.blue() // 2 + 20)
+        return fg, bg
+
+    # -- keyboard ------------------------------------------------------------------------
+
+    def event(self, event: QEvent) -> bool:
+        # Tab and Backtab belong to the program, not to focus navigation.
+        if (
+            isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
+        ):
+            self.keyPressEvent(event)
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        mods = event.modifiers()
+        shift_ctrl = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+        if event.matches(QKeySequence.StandardKey.Copy) or (
+            mods & shift_ctrl == shift_ctrl and event.key() == Qt.Key.Key_C
+        ):
+            self.copy_selection()
+            return
+        if event.matches(QKeySequence.StandardKey.Paste) or (
+            mods & shift_ctrl == shift_ctrl and event.key() == Qt.Key.Key_V
+        ):
+            self.paste()
+            return
+        if mods & Qt.KeyboardModifier.ShiftModifier and event.key() in (
+            Qt.Key.Key_PageUp,
+            Qt.Key.Key_PageDown,
+        ):
+            step = self.emulator.rows - 1
+            self.scroll_back(step if event.key() == Qt.Key.Key_PageUp else -step)
+            return
+        data = key_bytes(event.key(), mods, event.text(), self.emulator.app_cursor_keys)
+        if data:
+            self.send(data)
+        else:
+            super().keyPressEvent(event)
+
+    def send(self, data: bytes) -> None:
+        """Input typed by the person: jump back to the live screen and send it."""
+        if self._scrolled:
+            self._scrolled = 0
+            self._stale = True
+        self._selection = None
+        self._write(data)
+
+    def paste(self) -> None:
+        text = QGuiApplication.clipboard().text()
+        if text:
+            self.send(paste_bytes(text, self.emulator.bracketed_paste))
+
+    # -- scrollback ----------------------------------------------------------------------
+
+    @property
+    def scrolled(self) -> int:
+        return self._scrolled
+
+    def scroll_back(self, lines: int) -> None:
+        """Positive: further into the scrollback; negative: towards the live screen."""
+        target = max(0, min(self.emulator.history_size(), self._scrolled + lines))
+        if target != self._scrolled:
+            self._scrolled = target
+            self.update()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if self.emulator.alt_screen:
+            # Full-screen programs scroll themselves: send arrows, as xterm does.
+            arrow = b"\x1bOA" if self.emulator.app_cursor_keys else b"\x1b[A"
+            down = b"\x1bOB" if self.emulator.app_cursor_keys else b"\x1b[B"
+            steps = event.angleDelta().y() // 40
+            self._write((arrow if steps > 0 else down) * min(10, abs(steps)))
+            return
+        self.scroll_back(event.angleDelta().y() // 40)
+
+    # -- selection and copy -------------------------------------------------------------
+
+    def _cell_at(self, point: QPoint) -> Cell:
+        row = max(0, min(self.emulator.rows - 1, point.y() // self._cell_h))
+        column = max(0, min(self.emulator.columns, round(point.x() / self._cell_w)))
+        return row, column
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self.setFocus()
+        if event.button() == Qt.MouseButton.LeftButton:
+            cell = self._cell_at(event.position().toPoint())
+            self._selection = (cell, cell)
+            self._selecting = True
+            self.update()
+        elif event.button() == Qt.MouseButton.MiddleButton:
+            self.paste()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._selecting and self._selection is not None:
+            self._selection = (self._selection[0], self._cell_at(event.position().toPoint()))
+            self.update()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._selecting = False
+        if self._selection is not None and self._selection[0] == self._selection[1]:
+            self._selection = None
+            self.update()
+
+    def _ordered_selection(self) -> tuple[Cell, Cell] | None:
+        if self._selection is None:
+            return None
+        start, end = sorted(self._selection)
+        return start, end
+
+    def _selected_span(self, row: int) -> tuple[int, int] | None:
+        ordered = self._ordered_selection()
+        if ordered is None:
+            return None
+        (top, left), (bottom, right) = ordered
+        if not top <= row <= bottom:
+            return None
+        return (left if row == top else 0, right if row == bottom else self.emulator.columns)
+
+    def selected_text(self) -> str:
+        ordered = self._ordered_selection()
+        if ordered is None:
+            return ""
+        (top, _), (bottom, _) = ordered
+        lines: list[str] = []
+        for row in range(top, bottom + 1):
+            span = self._selected_span(row)
+            assert span is not None
+            text = self.emulator.line_text(row, self._scrolled)
+            lines.append(_slice_cells(text, span[0], span[1]).rstrip())
+        return "\n".join(lines)
+
+    def select_all_visible(self) -> None:
+        self._selection = ((0, 0), (self.emulator.rows - 1, self.emulator.columns))
+        self.update()
+
+    def copy_selection(self) -> None:
+        text = self.selected_text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def contextMenuEvent(self, event: object) -> None:
+        menu = QMenu(self)
+        copy = menu.addAction("Copy", self.copy_selection)
+        copy.setEnabled(bool(self._selection))
+        menu.addAction("Paste", self.paste)
+        menu.addAction("Select screen", self.select_all_visible)
+        pos = getattr(event, "globalPos", None)
+        menu.exec(pos() if callable(pos) else self.mapToGlobal(QPoint(0, 0)))
+
+
+def _is_wide(char: str) -> bool:
+    import unicodedata
+
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def _slice_cells(text: str, start: int, end: int) -> str:
+    """Characters of `text` covering cells [start, end), counting wide characters as two."""
+    out: list[str] = []
+    column = 0
+    for char in text:
+        width = 2 if _is_wide(char) else 1
+        if column >= end:
+            break
+        if column >= start:
+            out.append(char)
+        column += width
+    return "".join(out)

@@ -1,0 +1,85 @@
+"""A terminal pane in a real window: a real pty, painted and typed into."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from melgui.core.pty_session import process_alive
+from melgui.ui.panes.terminal_pane import TerminalPane
+
+BASH = ["bash", "--norc", "--noprofile", "-i"]
+
+
+@pytest.fixture
+def make_pane(qtbot: QtBot, tmp_path: Path) -> Iterator[Callable[..., TerminalPane]]:
+    panes: list[TerminalPane] = []
+
+    def make(command: str | None = None, argv: list[str] | None = None) -> TerminalPane:
+        env = {"PATH": "/usr/bin:/bin", "PS1": "$ ", "HOME": str(tmp_path)}
+        pane = TerminalPane(command, tmp_path, argv=argv, env=env)
+        qtbot.addWidget(pane)
+        pane.resize(640, 400)
+        pane.show()
+        panes.append(pane)
+        return pane
+
+    yield make
+    for pane in panes:
+        pane.close_now(0.3)
+
+
+def test_typed_keys_reach_bash_and_output_is_painted(
+    qtbot: QtBot, make_pane: Callable[..., TerminalPane]
+) -> None:
+    pane = make_pane(argv=BASH)
+    qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
+    qtbot.waitUntil(lambda: pane.view.paints > 0, timeout=5000)
+    painted = pane.view.paints
+    pane.view.setFocus()
+    qtbot.keyClicks(pane.view, "echo typed-$((2+3))")
+    qtbot.keyClick(pane.view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "typed-5" in pane.emulator.text(), timeout=10000)
+    qtbot.waitUntil(lambda: pane.view.paints > painted, timeout=5000)
+
+
+def test_resize_of_the_view_reaches_the_program(
+    qtbot: QtBot, make_pane: Callable[..., TerminalPane]
+) -> None:
+    pane = make_pane(argv=BASH)
+    qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
+    columns = pane.emulator.columns
+    pane.resize(pane.width() + 20 * pane.view._cell_w, pane.height())
+    qtbot.waitUntil(lambda: pane.emulator.columns == columns + 20, timeout=5000)
+    pane.write(b"tput cols\r")
+    qtbot.waitUntil(lambda: f"\n{columns + 20}" in pane.emulator.text(), timeout=10000)
+
+
+def test_exit_code_becomes_the_state(qtbot: QtBot, make_pane: Callable[..., TerminalPane]) -> None:
+    pane = make_pane(argv=BASH)
+    qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
+    with qtbot.waitSignal(pane.stateChanged, timeout=10000):
+        pane.write(b"exit 3\r")
+    assert pane.state.label == "exited 3"
+    assert not pane.alive
+
+
+def test_close_leaves_no_process(qtbot: QtBot, make_pane: Callable[..., TerminalPane]) -> None:
+    pane = make_pane(argv=BASH)
+    qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
+    pane.write(b"sleep 100 & sleep 100\r")
+    assert pane.pty is not None
+    qtbot.waitUntil(lambda: len(pane.pty.session_pids()) >= 3, timeout=10000)  # type: ignore[union-attr]
+    pids = pane.pty.session_pids()
+    pane.close_now(0.3)
+    assert not [pid for pid in pids if process_alive(pid)]
+
+
+def test_missing_program_is_a_failed_pane(make_pane: Callable[..., TerminalPane]) -> None:
+    pane = make_pane(argv=["/no/such/program"])
+    assert pane.state.name == "failed"
+    assert "/no/such/program" in pane.emulator.text()
