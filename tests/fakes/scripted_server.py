@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from tests.fakes.scenario import (
     Drop,
@@ -254,7 +254,7 @@ class ScriptedServer:
 
     # --- life cycle ----------------------------------------------------------------
 
-    def start(self) -> ScriptedServer:
+    def start(self) -> Self:
         if self._httpd is None:
             self._httpd = _HTTPServer(self)
             self._thread = threading.Thread(
@@ -282,7 +282,7 @@ class ScriptedServer:
             self._thread.join(5)
         self._httpd = None
 
-    def __enter__(self) -> ScriptedServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
