@@ -1,1 +1,48 @@
-"""Qt-free executors behind the tools the model can call."""
+"""Qt-free executors behind the tools the model can call.
+
+The app calls `build_workspace_tools`; the approval view calls `preview_write` and
+`preview_edit`. Names are loaded on first use, so a child process that needs one small
+module (the Python search engine) does not pay for importing all of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from melgui.tools.diff_preview import preview_edit, preview_write
+    from melgui.tools.local_memory import FallbackMemory, LocalMemory
+    from melgui.tools.plans import PlanSink
+    from melgui.tools.registry import build_workspace_tools
+    from melgui.tools.settings import ToolSettings
+    from melgui.tools.workspace import Workspace
+
+_EXPORTS = {
+    "FallbackMemory": "melgui.tools.local_memory",
+    "LocalMemory": "melgui.tools.local_memory",
+    "PlanSink": "melgui.tools.plans",
+    "ToolSettings": "melgui.tools.settings",
+    "Workspace": "melgui.tools.workspace",
+    "build_workspace_tools": "melgui.tools.registry",
+    "preview_edit": "melgui.tools.diff_preview",
+    "preview_write": "melgui.tools.diff_preview",
+}
+
+__all__ = [
+    "FallbackMemory",
+    "LocalMemory",
+    "PlanSink",
+    "ToolSettings",
+    "Workspace",
+    "build_workspace_tools",
+    "preview_edit",
+    "preview_write",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'melgui.tools' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,53 @@
+"""remember and recall: the model's side of the project memory; the project is the cwd."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from melgui.core.memory import MemoryUnavailable, ProjectMemory
+from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.transport import TransportError
+from melgui.tools.arguments import require_str
+
+MAX_NOTE_CHARS = 20_000
+MAX_RECALL_CHARS = 60_000
+_FAILURES = (MemoryUnavailable, TransportError, sqlite3.Error, OSError)
+
+
+async def remember(memory: ProjectMemory, cwd: str, arguments: dict[str, Any]) -> ToolOutcome:
+    note = require_str(arguments, "note").strip()
+    if not note:
+        raise ToolError("Argument 'note' is empty; give the note to remember.")
+    if len(note) > MAX_NOTE_CHARS:
+        raise ToolError(
+            f"The note has {len(note):,} characters; keep notes under {MAX_NOTE_CHARS:,}."
+        )
+    try:
+        await memory.remember(cwd, note)
+    except _FAILURES as exc:
+        raise ToolError(f"remember failed: {exc}") from None
+    return ToolOutcome("Saved to the project memory.")
+
+
+async def recall(memory: ProjectMemory, cwd: str, arguments: dict[str, Any]) -> ToolOutcome:
+    try:
+        notes = await memory.recall(cwd)
+    except _FAILURES as exc:
+        raise ToolError(f"recall failed: {exc}") from None
+    if not notes:
+        return ToolOutcome("The project memory is empty: no notes saved for this project yet.")
+    lines: list[str] = []
+    used = 0
+    # The newest notes matter most; older ones are dropped first when there are too many.
+    for number in range(len(notes), 0, -1):
+        item = notes[number - 1]
+        stamp = f" ({item.created_at})" if item.created_at else ""
+        entry = f"{number}.{stamp} {item.note}"
+        if lines and used + len(entry) > MAX_RECALL_CHARS:
+            lines.append(f"[{number} older notes not shown.]")
+            break
+        used += len(entry)
+        lines.append(entry)
+    header = f"{len(notes)} note{'s' if len(notes) != 1 else ''} in the project memory:"
+    return ToolOutcome("\n".join([header, *reversed(lines)]))

@@ -1,0 +1,66 @@
+"""The one factory the app calls: every base tool and remember/recall for one project."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from melgui.core.memory import ProjectMemory
+from melgui.core.tooling import ToolOutcome, ToolRegistry
+from melgui.tools import memory_tools
+from melgui.tools.create_pdf import create_pdf
+from melgui.tools.file_writes import edit_file, write_file
+from melgui.tools.list_dir import list_dir
+from melgui.tools.plans import PlanSink, write_plan
+from melgui.tools.read_file import read_file
+from melgui.tools.run_command import run_command
+from melgui.tools.search import find_files, grep
+from melgui.tools.settings import ToolSettings
+from melgui.tools.web_search import SearchProvider, SearxngProvider, web_search
+from melgui.tools.workspace import Workspace
+
+WorkspaceHandler = Callable[[Workspace, ToolSettings, dict[str, Any]], Awaitable[ToolOutcome]]
+
+_WORKSPACE_TOOLS: dict[str, WorkspaceHandler] = {
+    "read_file": read_file,
+    "list_dir": list_dir,
+    "grep": grep,
+    "find_files": find_files,
+    "write_file": write_file,
+    "edit_file": edit_file,
+    "run_command": run_command,
+    "create_pdf": create_pdf,
+}
+
+
+def search_provider_from(settings: ToolSettings) -> SearchProvider | None:
+    if settings.searxng_url:
+        return SearxngProvider(settings.searxng_url, timeout=settings.web_search_timeout)
+    return None
+
+
+def build_workspace_tools(
+    workspace: Workspace,
+    *,
+    settings: ToolSettings,
+    memory: ProjectMemory,
+    plans: PlanSink,
+    search_provider: SearchProvider | None = None,
+) -> ToolRegistry:
+    """A registry with every base tool of the seed plus remember/recall.
+
+    The role decides which of them the model is offered (melgui.core.catalog); a
+    registry may hold more than a role sends. `search_provider` overrides the one
+    `settings` describes.
+    """
+    registry = ToolRegistry()
+    for name, handler in _WORKSPACE_TOOLS.items():
+        registry.register(name, partial(handler, workspace, settings))
+    provider = search_provider if search_provider is not None else search_provider_from(settings)
+    registry.register("web_search", partial(web_search, provider, settings.web_search_max_results))
+    registry.register("write_plan", partial(write_plan, plans))
+    cwd = str(workspace.root)
+    registry.register("remember", partial(memory_tools.remember, memory, cwd))
+    registry.register("recall", partial(memory_tools.recall, memory, cwd))
+    return registry
