@@ -156,6 +156,21 @@ Step = (
     | Pieces
     | Framing
 )
+STEP_TYPES = (
+    Text,
+    ToolCallsStep,
+    DoneStep,
+    ErrorEvent,
+    HttpReply,
+    Drop,
+    Pause,
+    Hold,
+    Raw,
+    Comment,
+    SSE,
+    Pieces,
+    Framing,
+)
 Leg = Sequence[Step] | Callable[["RecordedRequest"], Sequence[Step]]
 
 

@@ -45,6 +45,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from tests.fakes.scenario import (
+    STEP_TYPES,
     Drop,
     Framing,
     Hold,
@@ -243,7 +244,7 @@ class ScriptedServer:
         self.requests: list[RecordedRequest] = []
         self.problems: list[str] = []
         self.strict = True
-        self._script: collections.deque[Leg] = collections.deque(legs)
+        self._script: collections.deque[Leg] = collections.deque()
         self._rules: list[_Rule] = []
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -251,6 +252,7 @@ class ScriptedServer:
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.script(*legs)
 
     # --- life cycle ----------------------------------------------------------------
 
@@ -309,12 +311,15 @@ class ScriptedServer:
 
     def script(self, *legs: Leg) -> None:
         """Append legs, played in order, one per streaming request."""
+        for leg in legs:
+            _check_leg(leg)
         with self._lock:
             self._script.extend(legs)
 
     def on(self, predicate: Predicate, leg: Leg, times: int | None = None) -> None:
         """Answer requests matching `predicate` with `leg` (before the script), `times`
         times or forever. Rules are tried in the order they were added."""
+        _check_leg(leg)
         with self._lock:
             self._rules.append(_Rule(predicate, leg, times))
 
@@ -384,6 +389,9 @@ class ScriptedServer:
                 send_reply(handler, self._route(request))
         except OSError:  # the client went away
             handler.close_connection = True
+        except Exception as exc:  # a broken scenario: tell the test, not stderr
+            self.problems.append(f"request #{request.number} failed in the server: {exc!r}")
+            handler.close_connection = True
 
     def _leg_for(self, request: RecordedRequest) -> Sequence[Step]:
         leg: Leg | None = None
@@ -445,6 +453,16 @@ class ScriptedServer:
                 return not_found(request.path)
             return HttpReply(200, {"object": "list", "data": self.models})
         return not_found(request.path)
+
+
+def _check_leg(leg: object) -> None:
+    if callable(leg):
+        return
+    if not isinstance(leg, list | tuple):
+        raise TypeError(f"a leg is a list of steps (or a function returning one), not {leg!r}")
+    for step in leg:
+        if not isinstance(step, STEP_TYPES):
+            raise TypeError(f"not a scripted step: {step!r}")
 
 
 def _matches(predicate: Predicate, request: RecordedRequest) -> bool:

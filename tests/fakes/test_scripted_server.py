@@ -1,0 +1,126 @@
+"""The scripted servers themselves: rules, function legs, holds, problems, sync use."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import pytest
+
+from melgui.core.catalog import tools_for_role
+from melgui.core.events import Done, StreamError, StreamEvent, TextDelta
+from melgui.core.relay import RelayTransport
+from melgui.core.transport import LegRequest
+from tests.fakes import RecordedRequest, ScriptedRelay, Step, done, hold, text
+
+
+def leg(role: str = "worker", prompt: str = "task one") -> LegRequest:
+    return (
+        LegRequest(
+            "m", [{"role": "user", "content": prompt}], tools_for_role("worker"), "worker", "/p"
+        )
+        if role == "worker"
+        else LegRequest("m", [{"role": "user", "content": prompt}], (), "orchestrator", "/p")
+    )
+
+
+async def collect(relay: ScriptedRelay, request: LegRequest) -> list[StreamEvent]:
+    transport = RelayTransport(relay.base_url, None)
+    events = [event async for event in transport.stream(request)]
+    await transport.aclose()
+    return events
+
+
+async def test_rules_answer_matching_requests_before_the_script(
+    scripted_relay: ScriptedRelay,
+) -> None:
+    def worker(request: RecordedRequest) -> list[Step]:
+        return [text(f"did {request.last_user_text}"), done()]
+
+    scripted_relay.on(lambda r: r.tool_role == "worker", worker)
+    scripted_relay.on(lambda r: "once" in r.last_user_text, [text("only once"), done()], times=1)
+    scripted_relay.script([text("lead"), done()])
+    assert await collect(scripted_relay, leg("worker", "x")) == [
+        TextDelta("did x"),
+        Done(None, "stop"),
+    ]
+    assert await collect(scripted_relay, leg("lead", "once")) == [
+        TextDelta("only once"),
+        Done(None, "stop"),
+    ]
+    assert await collect(scripted_relay, leg("lead", "once")) == [
+        TextDelta("lead"),
+        Done(None, "stop"),
+    ]
+    assert scripted_relay.unplayed == 0
+    assert [r.tool_role for r in scripted_relay.legs_received] == [
+        "worker",
+        "orchestrator",
+        "orchestrator",
+    ]
+    assert "remember" in scripted_relay.legs_received[0].tool_names
+
+
+async def test_a_request_without_a_leg_is_a_problem() -> None:
+    with ScriptedRelay() as relay:
+        events = await collect(relay, leg())
+        assert isinstance(events[0], StreamError) and events[0].status == 500
+        assert "no leg left for request #1" in events[0].message
+        with pytest.raises(AssertionError, match="no leg left"):
+            relay.check()
+
+
+async def test_hold_lets_a_test_act_mid_stream(scripted_relay: ScriptedRelay) -> None:
+    gate = threading.Event()
+    scripted_relay.script([text("first"), hold(gate), text("second"), done()])
+    transport = RelayTransport(scripted_relay.base_url, None)
+    seen = []
+    async for event in transport.stream(leg()):
+        seen.append(event)
+        if event == TextDelta("first"):
+            assert len(scripted_relay.legs_received) == 1
+            gate.set()
+    await transport.aclose()
+    assert seen == [TextDelta("first"), TextDelta("second"), Done(None, "stop")]
+
+
+def test_usable_from_sync_code_and_other_threads() -> None:
+    with pytest.raises(TypeError, match="a leg is a list of steps"):
+        ScriptedRelay(text("hi"), done())  # type: ignore[arg-type]
+    with ScriptedRelay([text("hi"), done()]) as relay:
+        with httpx.Client() as client:
+            models = client.get(relay.base_url + "/v1/models").json()
+            assert [m["id"] for m in models["data"]] == ["mel-default", "mel-chat"]
+            body = {"messages": [], "tool_role": "assistant"}
+            thread = threading.Thread(
+                target=lambda: client.post(relay.base_url + "/v1/agent/stream", json=body)
+            )
+            thread.start()
+            (request,) = relay.wait_for_legs(1)
+            thread.join()
+        assert request.json == body and relay.unplayed == 0
+
+
+def test_close_ends_a_paused_leg_promptly() -> None:
+    gate = threading.Event()
+    relay = ScriptedRelay([text("a"), hold(gate, timeout=60)]).start()
+    results: list[int] = []
+
+    def read() -> None:
+        with (
+            httpx.Client() as client,
+            client.stream("POST", relay.base_url + "/v1/agent/stream", json={}) as response,
+        ):
+            results.append(response.status_code)
+            try:
+                for _ in response.iter_bytes():
+                    pass
+            except httpx.HTTPError:
+                pass
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    relay.wait_for_legs(1)
+    relay.close()
+    thread.join(10)
+    assert not thread.is_alive() and results == [200]
