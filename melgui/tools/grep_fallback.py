@@ -84,7 +84,8 @@ def main(argv: list[str]) -> int:
         out.flush()
         return 0 if count else 1
     try:
-        regex = re.compile(argv[2])
+        # MULTILINE: the whole-file pre-check must see ^ and $ at every line, as lines do.
+        regex = re.compile(argv[2], re.MULTILINE)
     except re.error as exc:
         sys.stderr.write(f"regex parse error: {exc}\n")
         return 2

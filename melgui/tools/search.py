@@ -135,7 +135,7 @@ async def find_files(
         argv,
         cwd,
         separator=b"\x00",
-        max_records=limit * _COLLECT_FACTOR,
+        max_records=max(limit * _COLLECT_FACTOR, 10_000),
         timeout=settings.search_timeout,
         accept=accept,
     )

@@ -102,6 +102,12 @@ class Workspace:
             resolved == self.config_dir or resolved.is_relative_to(self.config_dir)
         ):
             raise ToolError(f"Refused: {raw!r} is inside melgui's own configuration folder.")
+        # A parent that exists as a file makes the path impossible; say so up front.
+        for parent in resolved.parents:
+            if parent == self.root or not parent.is_relative_to(self.root):
+                break
+            if parent.exists() and not parent.is_dir():
+                raise ToolError(f"Cannot write {raw!r}: {self.display(parent)!r} is not a folder.")
         try:
             info = os.stat(resolved)
         except FileNotFoundError:
@@ -113,12 +119,6 @@ class Workspace:
                 raise ToolError(f"Refused: {raw!r} is a folder, not a file.")
             if not stat.S_ISREG(info.st_mode):
                 raise ToolError(f"Refused: {raw!r} is not a regular file ({_kind(info.st_mode)}).")
-        # A parent that exists as a file makes the path impossible; say so up front.
-        for parent in resolved.parents:
-            if parent == self.root or not parent.is_relative_to(self.root):
-                break
-            if parent.exists() and not parent.is_dir():
-                raise ToolError(f"Cannot write {raw!r}: {self.display(parent)!r} is not a folder.")
         return resolved
 
 
