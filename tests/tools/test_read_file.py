@@ -104,7 +104,7 @@ async def test_empty_file(workspace: Workspace, settings: ToolSettings) -> None:
 
 async def test_offset_past_the_end(workspace: Workspace, settings: ToolSettings) -> None:
     (workspace.root / "a.txt").write_text("one\ntwo\n")
-    with pytest.raises(ToolError, match="offset 5 is past the end of 'a.txt', which has 2 lines"):
+    with pytest.raises(ToolError, match=r"offset 5 is past the end of 'a\.txt', which has 2 lines"):
         await read_file(workspace, settings, {"path": "a.txt", "offset": 5})
 
 

@@ -20,7 +20,7 @@ ENGINES: list[SearchEngine] = ["ripgrep", "python"]
 def engine(request: pytest.FixtureRequest) -> SearchEngine:
     if request.param == "ripgrep" and find_ripgrep() is None:
         pytest.skip("no rg executable")
-    return request.param  # type: ignore[no-any-return]
+    return request.param
 
 
 def make_tree(root: Path) -> None:
@@ -183,10 +183,7 @@ async def test_find_files_caps(workspace: Workspace, engine: SearchEngine) -> No
     lines = outcome.content.splitlines()
     assert lines[0] == "120 files match '*.txt':"
     assert lines[1:6] == [f"f{i:03d}.txt" for i in range(5)]
-    assert (
-        lines[6]
-        == "[Capped: showing the first 5 of 120 paths (sorted). Use a more specific pattern to see the rest.]"
-    )
+    assert lines[6].startswith("[Capped: showing the first 5 of 120 paths (sorted).")
 
 
 async def test_find_files_empty_glob(workspace: Workspace) -> None:
