@@ -1,0 +1,1 @@
+"""The Qt window. Depends on melgui.core; nothing in core depends on it."""

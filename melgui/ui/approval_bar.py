@@ -1,0 +1,64 @@
+"""A strip across the window showing the oldest waiting approval, so nothing waits unseen."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from melgui.ui.approval_controls import ApprovalControls
+from melgui.ui.approval_queue import ApprovalQueue
+from melgui.ui.call_summary import summarize
+from melgui.ui.theme import Colors
+
+
+class ApprovalBar(QFrame):
+    showRequested = Signal(str, str)  # (source, call id): open it in its inspector
+
+    def __init__(self, queue: ApprovalQueue, colors: Colors, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.queue = queue
+        self.colors = colors
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
+        self.show_button = QPushButton("Show", self)
+        self.show_button.clicked.connect(self._show)
+        self.controls = ApprovalControls(self)
+        top = QHBoxLayout()
+        top.addWidget(self.label, 1)
+        top.addWidget(self.show_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addLayout(top)
+        layout.addWidget(self.controls)
+        queue.changed.connect(self.refresh)
+        self.refresh()
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+        self.refresh()
+
+    def refresh(self) -> None:
+        request = self.queue.first()
+        self.setVisible(request is not None)
+        self.controls.set_request(request)
+        if request is None:
+            return
+        c = self.colors
+        more = len(self.queue) - 1
+        waiting = f" — {more} more waiting" if more > 0 else ""
+        summary = summarize(request.call.name, request.arguments, 100)
+        self.label.setText(
+            f'<span style="color:{c.pending}">◆ Approval needed</span> '
+            f"<b>{html.escape(request.call.name)}</b> "
+            f'<span style="font-family:monospace">{html.escape(summary)}</span> '
+            f'<span style="color:{c.muted}">from {html.escape(request.source)}{waiting}</span>'
+        )
+
+    def _show(self) -> None:
+        request = self.queue.first()
+        if request is not None:
+            self.showRequested.emit(request.source, request.call.id)

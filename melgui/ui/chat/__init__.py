@@ -1,0 +1,1 @@
+"""The chat view: streamed Markdown, tool-call cards, the input box."""

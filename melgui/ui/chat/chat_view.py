@@ -1,0 +1,211 @@
+"""ChatView: the transcript of one session, its input box, Send and Stop.
+
+Constructible on its own from a SessionBridge (the worker panes embed one). Reopening a
+long conversation draws only its last messages; "Show earlier messages" draws more.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from melgui.core.events import ToolCall
+from melgui.core.loop_events import (
+    ApprovalNeeded,
+    AssistantText,
+    HistoryRepaired,
+    LegFinished,
+    LegStarted,
+    LoopEvent,
+    MessageAdded,
+    Retrying,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolCallStarted,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.core.messages import Conversation, Message
+from melgui.ui.bridge import SessionBridge
+from melgui.ui.call_summary import CallStatus, parse_arguments, shorten, summarize
+from melgui.ui.chat.input_box import PromptInput
+from melgui.ui.chat.tool_cards import card_html
+from melgui.ui.chat.transcript import ChatTranscript
+from melgui.ui.failure_text import explain_failure
+from melgui.ui.theme import LIGHT, Colors
+
+HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "show earlier"
+
+
+class ChatView(QWidget):
+    callActivated = Signal(str)  # a tool card was clicked: open this call in the inspector
+
+    def __init__(
+        self,
+        bridge: SessionBridge,
+        colors: Colors = LIGHT,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.colors = colors
+        self.transcript = ChatTranscript(colors, self)
+        self.transcript.callActivated.connect(self.callActivated)
+        self.transcript.moreRequested.connect(self._show_more)
+        self.queued_label = QLabel(self)
+        self.queued_label.setWordWrap(True)
+        self.queued_label.hide()
+        self.input = PromptInput(self)
+        self.input.submitted.connect(self.submit)
+        self.send_button = QPushButton("Send", self)
+        self.send_button.clicked.connect(self.input.send)
+        self.stop_button = QPushButton("Stop (Esc)", self)
+        self.stop_button.setToolTip("Stop the running leg and tool; the conversation stays valid")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.queued_label)
+        layout.addLayout(row)
+        escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        escape.activated.connect(self.stop)
+        self._calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
+        self._shown_from = 0
+        bridge.loopEvent.connect(self.on_event)
+        bridge.busyChanged.connect(self.stop_button.setEnabled)
+        bridge.queuedChanged.connect(self._on_queued)
+        self.load_conversation(bridge.session.conversation)
+
+    # --- actions ---------------------------------------------------------------------
+
+    def submit(self, text: str) -> None:
+        self.bridge.submit(text)
+
+    def stop(self) -> None:
+        """Stop the turn; messages still queued go back into the input box, not lost."""
+        dropped = self.bridge.stop()
+        if dropped:
+            current = self.input.toPlainText()
+            self.input.setPlainText("\n\n".join([*dropped, current] if current else dropped))
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+        self.transcript.colors = colors
+        from melgui.ui.chat.segment_html import SegmentRenderer
+
+        self.transcript._renderer = SegmentRenderer(colors)
+        self.load_conversation(self.bridge.session.conversation)
+
+    # --- history -------------------------------------------------------------------------
+
+    def load_conversation(self, conversation: Conversation, start: int | None = None) -> None:
+        """Draw the conversation from message `start` (default: its last page)."""
+        messages = conversation.messages
+        if start is None:
+            start = max(0, len(messages) - HISTORY_PAGE)
+        # Never start between a call and its results.
+        while 0 < start < len(messages) and messages[start].role == "tool":
+            start -= 1
+        self._shown_from = start
+        self.transcript.clear_all()
+        self._calls.clear()
+        if start:
+            self.transcript.add_more_link(start)
+        for message in messages[start:]:
+            self._draw_message(message)
+        self.transcript.finish_assistant(None)
+
+    def _show_more(self) -> None:
+        self.load_conversation(
+            self.bridge.session.conversation, max(0, self._shown_from - HISTORY_PAGE)
+        )
+
+    def _draw_message(self, message: Message) -> None:
+        if message.role == "user":
+            self.transcript.add_user(message.content)
+        elif message.role == "assistant":
+            self.transcript.add_assistant(message.content)
+            for call in message.tool_calls:
+                self._add_card(call, "requested")
+        elif message.role == "tool" and message.tool_call_id is not None:
+            status: CallStatus = message.status or "ok"
+            self._set_card(message.tool_call_id, status)
+        elif message.role == "system":
+            self.transcript.add_notice(shorten(message.content, 200), self.colors.muted)
+
+    # --- live events ------------------------------------------------------------------
+
+    def on_event(self, event: LoopEvent) -> None:
+        t = self.transcript
+        match event:
+            case AssistantText(text=text):
+                t.stream_text(text)
+            case MessageAdded(message=message):
+                if message.role == "assistant":
+                    t.finish_assistant(message.content)
+                    for call in message.tool_calls:
+                        self._add_card(call, "requested")
+                elif message.role == "user":
+                    t.add_user(message.content)
+            case ApprovalNeeded(request=request):
+                self._set_card(request.call.id, "pending")
+            case ToolCallStarted(call=call):
+                self._set_card(call.id, "running")
+            case ToolCallFinished(call=call, status=status, duration=duration):
+                if not t.has_card(call.id):
+                    self._add_card(call, status)
+                self._set_card(call.id, status, duration)
+            case TurnFailed(message=text, status=status):
+                explained = explain_failure(text, status)
+                t.add_notice(explained.text, self.colors.error, action=explained.action)
+            case TurnCancelled():
+                t.add_notice("Stopped.", self.colors.warn, action="the conversation is kept")
+            case Retrying(attempt=attempt, delay=delay, reason=reason):
+                t.add_notice(
+                    f"Retrying in {delay:.0f} s (attempt {attempt + 1}): {shorten(reason, 120)}",
+                    self.colors.muted,
+                )
+            case HistoryRepaired(repair=repair):
+                t.add_notice(repair.describe(), self.colors.muted)
+            case LegStarted() | LegFinished() | ToolCallRequested() | TurnFinished():
+                pass
+            case _:
+                assert_never(event)
+
+    def _add_card(self, call: ToolCall, status: CallStatus) -> None:
+        summary = summarize(call.name, parse_arguments(call.arguments))
+        self._calls[call.id] = (call.name, summary)
+        self.transcript.add_card(
+            call.id, card_html(call.id, call.name, summary, status, self.colors)
+        )
+
+    def _set_card(self, call_id: str, status: CallStatus, duration: float | None = None) -> None:
+        known = self._calls.get(call_id)
+        if known is None:
+            return
+        name, summary = known
+        self.transcript.update_card(
+            call_id, card_html(call_id, name, summary, status, self.colors, duration)
+        )
+
+    def _on_queued(self, texts: list[str]) -> None:
+        if not texts:
+            self.queued_label.hide()
+            return
+        preview = " · ".join(shorten(text, 60) for text in texts[:3])
+        more = f" (+{len(texts) - 3})" if len(texts) > 3 else ""
+        self.queued_label.setText(f"Queued ({len(texts)}): {preview}{more}")
+        self.queued_label.show()

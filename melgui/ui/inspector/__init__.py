@@ -1,0 +1,1 @@
+"""The tool-call inspector: every call, its approval, its result, and the wire log."""

@@ -1,0 +1,82 @@
+"""What a call would do, as HTML: a coloured diff, a command and its folder, or pretty JSON."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable
+from typing import Any
+
+from melgui.ui.theme import Colors
+
+# (tool name, arguments) -> unified diff text; raises on refusal. Runs in a worker thread.
+DiffProvider = Callable[[str, dict[str, Any]], str]
+
+DIFF_TOOLS = ("write_file", "edit_file")
+MAX_JSON_CHARS = 200_000
+
+
+def pretty_arguments(raw: str, arguments: dict[str, Any] | None) -> str:
+    if arguments is None:
+        return raw
+    text = json.dumps(arguments, indent=2, ensure_ascii=False)
+    if len(text) > MAX_JSON_CHARS:
+        text = text[:MAX_JSON_CHARS] + f"\n… ({len(text) - MAX_JSON_CHARS:,} more characters)"
+    return text
+
+
+def _pre(body: str, colors: Colors) -> str:
+    return (
+        f'<pre style="font-family:monospace; background-color:{colors.code_bg}; '
+        f'margin:0">{body}</pre>'
+    )
+
+
+def diff_html(diff: str, colors: Colors) -> str:
+    lines = []
+    for line in diff.splitlines():
+        escaped = html.escape(line) or " "
+        if line.startswith(("+++", "---")):
+            lines.append(f"<b>{escaped}</b>")
+        elif line.startswith("+"):
+            lines.append(f'<span style="color:{colors.ok}">{escaped}</span>')
+        elif line.startswith("-"):
+            lines.append(f'<span style="color:{colors.error}">{escaped}</span>')
+        elif line.startswith("@@"):
+            lines.append(f'<span style="color:{colors.accent}">{escaped}</span>')
+        else:
+            lines.append(escaped)
+    return _pre("\n".join(lines), colors)
+
+
+def arguments_html(
+    name: str,
+    raw: str,
+    arguments: dict[str, Any] | None,
+    colors: Colors,
+    *,
+    cwd: str,
+    preview: str | None,
+) -> str:
+    """The body of the inspector's "Arguments" pane for one call."""
+    parts: list[str] = []
+    if arguments is None:
+        parts.append(
+            f'<p style="color:{colors.error}">The arguments are not a JSON object; '
+            "the model gets an error back.</p>"
+        )
+    if name == "run_command" and arguments is not None:
+        command = arguments.get("command")
+        parts.append(
+            f"<p><b>Command</b></p>{_pre(html.escape(str(command)), colors)}"
+            f"<p><b>Folder</b> <code>{html.escape(cwd)}</code></p>"
+        )
+    elif name in DIFF_TOOLS and arguments is not None:
+        if not preview:
+            parts.append(f'<p style="color:{colors.muted}">Computing the diff…</p>')
+        else:
+            parts.append(f"<p><b>Changes</b></p>{diff_html(preview, colors)}")
+    parts.append(
+        f"<p><b>Arguments</b></p>{_pre(html.escape(pretty_arguments(raw, arguments)), colors)}"
+    )
+    return "".join(parts)

@@ -1,0 +1,126 @@
+"""Every tool call of one session, with its status, duration, result and pending approval."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from melgui.core.approval import ApprovalRequest
+from melgui.core.events import ToolCall
+from melgui.core.loop_events import (
+    ApprovalNeeded,
+    LoopEvent,
+    MessageAdded,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from melgui.core.messages import Conversation
+from melgui.ui.bridge import SessionBridge
+from melgui.ui.call_summary import CallStatus, parse_arguments, summarize
+
+
+@dataclass
+class CallRecord:
+    call: ToolCall
+    arguments: dict[str, Any] | None
+    source: str
+    status: CallStatus = "requested"
+    leg: int = 0
+    requested_at: float = field(default_factory=time.monotonic)
+    started_at: float | None = None
+    duration: float | None = None
+    result: str = ""
+    request: ApprovalRequest | None = None
+    preview: str | None = None  # the diff of write_file / edit_file, once computed
+
+    @property
+    def summary(self) -> str:
+        return summarize(self.call.name, self.arguments)
+
+    @property
+    def awaiting_person(self) -> bool:
+        return self.request is not None and self.request.pending
+
+
+class CallBook(QObject):
+    """Built from the conversation, then kept current from the bridge's events."""
+
+    added = Signal(str)  # call id
+    changed = Signal(str)  # call id
+
+    def __init__(self, bridge: SessionBridge, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.records: dict[str, CallRecord] = {}
+        self._leg = 0
+        self.load(bridge.session.conversation)
+        bridge.loopEvent.connect(self.on_event)
+
+    def load(self, conversation: Conversation) -> None:
+        self.records.clear()
+        for message in conversation.messages:
+            if message.role == "assistant":
+                self._leg += 1
+                for call in message.tool_calls:
+                    self._add(call)
+            elif message.role == "tool" and message.tool_call_id in self.records:
+                record = self.records[message.tool_call_id]
+                record.status = message.status or "ok"
+                record.result = message.content
+
+    def get(self, call_id: str) -> CallRecord | None:
+        return self.records.get(call_id)
+
+    def pending(self) -> list[CallRecord]:
+        return [r for r in self.records.values() if r.awaiting_person]
+
+    def on_event(self, event: LoopEvent) -> None:
+        match event:
+            case MessageAdded(message=message) if message.role == "assistant":
+                self._leg += 1
+                for call in message.tool_calls:
+                    self._add(call)
+                    self.added.emit(call.id)
+            case ApprovalNeeded(request=request):
+                record = self._ensure(request.call)
+                record.request = request
+                record.arguments = request.arguments
+                record.status = "pending"
+                request.future.add_done_callback(partial(self._decided, request.call.id))
+                self.changed.emit(record.call.id)
+            case ToolCallStarted(call=call):
+                record = self._ensure(call)
+                record.status = "running"
+                record.started_at = time.monotonic()
+                self.changed.emit(call.id)
+            case ToolCallFinished(call=call, status=status, content=content, duration=duration):
+                record = self._ensure(call)
+                record.status = status
+                record.result = content
+                record.duration = duration
+                self.changed.emit(call.id)
+            case _:
+                pass
+
+    def _decided(self, call_id: str, _future: object = None) -> None:
+        # The buttons must go away as soon as anyone (this view, the queue) decided.
+        if call_id in self.records:
+            self.changed.emit(call_id)
+
+    def _add(self, call: ToolCall) -> CallRecord:
+        record = CallRecord(
+            call, parse_arguments(call.arguments), self.bridge.source, leg=self._leg
+        )
+        self.records[call.id] = record
+        return record
+
+    def _ensure(self, call: ToolCall) -> CallRecord:
+        record = self.records.get(call.id)
+        if record is None:
+            record = self._add(call)
+            self.added.emit(call.id)
+        return record

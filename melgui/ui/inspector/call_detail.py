@@ -1,0 +1,86 @@
+"""One call in full: tool, status, duration, arguments (diff / command / JSON), result."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+
+from melgui.ui.approval_controls import ApprovalControls
+from melgui.ui.call_summary import STATUS_ICON, STATUS_LABEL, format_duration
+from melgui.ui.chat.tool_cards import status_color
+from melgui.ui.inspector.argument_view import arguments_html
+from melgui.ui.inspector.call_book import CallRecord
+from melgui.ui.theme import Colors
+
+
+class CallDetail(QWidget):
+    def __init__(self, colors: Colors, cwd: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.colors = colors
+        self.cwd = cwd
+        self.record: CallRecord | None = None
+        self.title = QLabel("Select a call", self)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        self.controls = ApprovalControls(self)
+        self.arguments = QTextBrowser(self)
+        self.arguments.setOpenLinks(False)
+        self.result = QPlainTextEdit(self)
+        self.result.setReadOnly(True)
+        self.result.setPlaceholderText("The result appears here when the call has run.")
+        parts = QSplitter(Qt.Orientation.Vertical, self)
+        parts.addWidget(self.arguments)
+        parts.addWidget(self.result)
+        parts.setStretchFactor(0, 3)
+        parts.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
+        layout.addWidget(self.controls)
+        layout.addWidget(parts, 1)
+        self.show_record(None)
+
+    def show_record(self, record: CallRecord | None) -> None:
+        same = record is self.record
+        self.record = record
+        if record is None:
+            self.title.setText("Select a call to see its arguments and result.")
+            self.controls.hide()
+            self.arguments.clear()
+            self.result.clear()
+            return
+        self.title.setText(self._title(record))
+        self.controls.set_request(record.request)
+        self.controls.setVisible(record.awaiting_person)
+        bar = self.arguments.verticalScrollBar()
+        position = bar.value() if same else 0
+        self.arguments.setHtml(
+            arguments_html(
+                record.call.name,
+                record.call.arguments,
+                record.arguments,
+                self.colors,
+                cwd=self.cwd,
+                preview=record.preview,
+            )
+        )
+        bar.setValue(position)
+        if self.result.toPlainText() != record.result:
+            self.result.setPlainText(record.result)
+
+    def _title(self, record: CallRecord) -> str:
+        c = self.colors
+        status = record.status
+        parts = [
+            f"<b>{html.escape(record.call.name)}</b>",
+            f'<span style="color:{status_color(status, c)}">'
+            f"{STATUS_ICON[status]} {STATUS_LABEL[status]}</span>",
+        ]
+        if record.duration is not None:
+            parts.append(format_duration(record.duration))
+        if record.source != "main":
+            parts.append(f"from {html.escape(record.source)}")
+        parts.append(f'<span style="color:{c.muted}">id {html.escape(record.call.id)}</span>')
+        return " · ".join(parts)

@@ -1,0 +1,181 @@
+"""Inspector: the calls of one session (list + detail, with approvals) and its wire log.
+
+Constructible on its own from a SessionBridge (worker panes embed a small one). The
+diff of write_file / edit_file comes from `diff_provider`, run in a worker thread;
+without one (or when it fails) the arguments are shown instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShortcut
+from PySide6.QtWidgets import (
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.ui.aio import TaskKeeper
+from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.bridge import SessionBridge
+from melgui.ui.call_summary import STATUS_ICON, format_duration
+from melgui.ui.inspector.argument_view import DIFF_TOOLS, DiffProvider
+from melgui.ui.inspector.call_book import CallBook, CallRecord
+from melgui.ui.inspector.call_detail import CallDetail
+from melgui.ui.inspector.wire_view import WireLogView
+from melgui.ui.theme import LIGHT, Colors
+
+CALL_ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+class Inspector(QWidget):
+    pendingChanged = Signal(int)  # how many calls of this session wait for a person
+
+    def __init__(
+        self,
+        bridge: SessionBridge,
+        colors: Colors = LIGHT,
+        *,
+        cwd: str = "",
+        diff_provider: DiffProvider | None = None,
+        tasks: TaskKeeper | None = None,
+        shortcuts: bool = False,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.book = CallBook(bridge, self)
+        self.diff_provider = diff_provider
+        self._tasks = tasks if tasks is not None else TaskKeeper()
+        self.calls = QListWidget(self)
+        self.calls.setUniformItemSizes(True)
+        self.detail = CallDetail(colors, cwd or bridge.session.loop.cwd, self)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.calls)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 3)
+        self.wire_view = WireLogView(bridge, self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(split, "Calls")
+        self.tabs.addTab(self.wire_view, "Wire log")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+        self.calls.currentItemChanged.connect(self._on_current)
+        self.book.added.connect(self._on_added)
+        self.book.changed.connect(self._on_changed)
+        for call_id in self.book.records:
+            self._add_item(call_id)
+        if shortcuts:
+            # Standalone (no main window): the keys act inside this widget only.
+            for keys, slot in (
+                (APPROVE_KEYS, self.approve_current),
+                (DENY_KEYS, self.deny_current),
+            ):
+                shortcut = QShortcut(keys, self)
+                shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                shortcut.activated.connect(slot)
+
+    # --- public --------------------------------------------------------------------
+
+    def show_call(self, call_id: str) -> None:
+        """Select a call (e.g. its card was clicked in the chat)."""
+        item = self._item(call_id)
+        if item is not None:
+            self.tabs.setCurrentIndex(0)
+            self.calls.setCurrentItem(item)
+
+    def current_record(self) -> CallRecord | None:
+        return self.detail.record
+
+    def approve_current(self) -> bool:
+        """Approve the selected call if it waits; returns whether it did."""
+        if self.detail.record is not None and self.detail.record.awaiting_person:
+            self.detail.controls.approve("once")
+            return True
+        return False
+
+    def deny_current(self) -> bool:
+        if self.detail.record is not None and self.detail.record.awaiting_person:
+            self.detail.controls.deny()
+            return True
+        return False
+
+    # --- list ------------------------------------------------------------------------
+
+    def _item(self, call_id: str) -> QListWidgetItem | None:
+        for row in range(self.calls.count() - 1, -1, -1):
+            item = self.calls.item(row)
+            if item.data(CALL_ID_ROLE) == call_id:
+                return item
+        return None
+
+    def _label(self, record: CallRecord) -> str:
+        duration = format_duration(record.duration)
+        tail = f"  · {duration}" if duration else ""
+        return f"{STATUS_ICON[record.status]}  {record.call.name}  {record.summary}{tail}"
+
+    def _add_item(self, call_id: str) -> None:
+        record = self.book.get(call_id)
+        if record is None:
+            return
+        item = QListWidgetItem(self._label(record))
+        item.setData(CALL_ID_ROLE, call_id)
+        self.calls.addItem(item)
+
+    def _on_added(self, call_id: str) -> None:
+        if self._item(call_id) is None:
+            self._add_item(call_id)
+
+    def _on_changed(self, call_id: str) -> None:
+        record = self.book.get(call_id)
+        item = self._item(call_id)
+        if record is None or item is None:
+            return
+        item.setText(self._label(record))
+        if record.awaiting_person:
+            # A call that waits for the person is brought into view at once.
+            self.tabs.setCurrentIndex(0)
+            self.calls.setCurrentItem(item)
+            self._want_preview(record)
+        if self.detail.record is record:
+            self.detail.show_record(record)
+        self.pendingChanged.emit(len(self.book.pending()))
+
+    def _on_current(self, current: QListWidgetItem | None, _previous: object) -> None:
+        record = self.book.get(current.data(CALL_ID_ROLE)) if current is not None else None
+        if record is not None:
+            self._want_preview(record)
+        self.detail.show_record(record)
+
+    # --- diff preview ----------------------------------------------------------------
+
+    def _want_preview(self, record: CallRecord) -> None:
+        if record.preview is not None or record.call.name not in DIFF_TOOLS:
+            return
+        if record.arguments is None or record.status not in ("requested", "pending"):
+            return
+        if self.diff_provider is None:
+            record.preview = "(no diff preview available; see the arguments below)"
+            return
+        record.preview = ""  # computing; not asked twice
+        self._tasks.spawn(self._compute_preview(record), what="diff preview")
+
+    async def _compute_preview(self, record: CallRecord) -> None:
+        provider = self.diff_provider
+        assert provider is not None and record.arguments is not None
+        try:
+            diff = await asyncio.to_thread(provider, record.call.name, dict(record.arguments))
+        except Exception as exc:  # a refusal (outside the folder, no match) is the preview
+            diff = f"(the call would fail: {exc})"
+        record.preview = diff
+        with contextlib.suppress(RuntimeError):  # the view may be gone
+            if self.detail.record is record:
+                self.detail.show_record(record)
