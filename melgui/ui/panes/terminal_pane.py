@@ -60,7 +60,7 @@ class TerminalPane(QWidget):
         self._notifier: QSocketNotifier | None = None
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
-        self._poll.timeout.connect(self._check_exit)
+        self._poll.timeout.connect(self.check_exit)
         try:
             self.pty = PtySession(
                 argv or command_argv(command), cwd=Path(cwd), env=env, columns=columns, rows=rows
@@ -113,7 +113,7 @@ class TerminalPane(QWidget):
         if pty.eof:
             self._stop_reading()
             if not self._exiting:
-                self._check_exit()
+                self.check_exit()
         return total
 
     def _stop_reading(self) -> None:
@@ -122,7 +122,7 @@ class TerminalPane(QWidget):
             self._notifier.deleteLater()
             self._notifier = None
 
-    def _check_exit(self) -> None:
+    def check_exit(self) -> None:
         pty = self.pty
         if pty is None or self.state.ended:
             return

@@ -1,0 +1,186 @@
+"""PaneManager: opens, finds and closes panes; the one object the orchestration tools use.
+
+It owns the pane registry (ids, titles, states), the area they are shown in, and the
+life of what runs in them: closing a pane ends its process group or worker, and
+`shutdown()` ends them all (called when the app quits or the window closes).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from melgui.core.panes import PaneInfo, PaneRegistry, PaneState
+from melgui.core.pty_session import login_shell
+from melgui.core.session import AgentSession
+from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
+from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.panes.pane_frame import PaneFrame
+from melgui.ui.panes.terminal_pane import CLOSE_GRACE_MS, TerminalPane
+from melgui.ui.theme import LIGHT, Colors
+
+# (model or None for the current one, the pane's title used as approval source) -> session
+WorkerFactory = Callable[[str | None, str], AgentSession]
+Pane = TerminalPane | AgentPane
+
+
+class PaneError(Exception):
+    """A pane could not be opened; the message is for the model and the person."""
+
+
+def _short(text: str, limit: int = 40) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class PaneManager(QObject):
+    """All panes of one window. Emits `panesChanged()` when one opens, closes or changes."""
+
+    panesChanged = Signal()
+
+    def __init__(
+        self,
+        area: PaneArea,
+        cwd: str | os.PathLike[str],
+        *,
+        worker_factory: WorkerFactory | None = None,
+        on_approval: ApprovalSink | None = None,
+        colors: Colors = LIGHT,
+        terminal_env: dict[str, str] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.area = area
+        self.cwd = Path(cwd)
+        self.worker_factory = worker_factory
+        self.on_approval = on_approval
+        self.colors = colors
+        self.terminal_env = terminal_env
+        self.registry = PaneRegistry()
+        self._panes: dict[int, Pane] = {}
+        self._closing: list[TerminalPane] = []
+        self._shut = False
+
+    # -- queries -----------------------------------------------------------------------
+
+    def pane(self, pane_id: int) -> Pane | None:
+        return self._panes.get(pane_id)
+
+    def info(self, pane_id: int) -> PaneInfo | None:
+        return self.registry.get(pane_id)
+
+    def panes(self) -> list[tuple[PaneInfo, Pane]]:
+        return [(info, self._panes[info.id]) for info in self.registry.all()]
+
+    # -- opening -----------------------------------------------------------------------
+
+    def open_terminal(self, command: str | None, layout: object = "tab") -> PaneInfo:
+        """A terminal running `command` (the login shell when None) in the project folder."""
+        self._check_open()
+        command = command if command and command.strip() else None
+        title = _short(command) if command else Path(login_shell()).name
+        info = self.registry.add("terminal", title)
+        pane = TerminalPane(command, self.cwd, env=self.terminal_env)
+        self._install(info, pane, layout)
+        pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
+        self.registry.set_state(info.id, pane.state)
+        return self.registry.get(info.id) or info
+
+    def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
+        """A worker agent (role worker) given `task`, on `model` or the current one."""
+        self._check_open()
+        if self.worker_factory is None:
+            raise PaneError("Worker agents are not available in this window (no connection).")
+        info = self.registry.add("agent", "worker")
+        title = f"worker {info.id}: {_short(task, 32)}"
+        self.registry.set_title(info.id, title)
+        try:
+            session = self.worker_factory(model, title)
+        except Exception as exc:
+            self.registry.remove(info.id)
+            raise PaneError(f"Could not start the worker: {exc}") from exc
+        pane = AgentPane(session, task, on_approval=self.on_approval, colors=self.colors)
+        self._install(info, pane, layout)
+        pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
+        self.registry.set_state(info.id, pane.state)
+        return self.registry.get(info.id) or info
+
+    def _check_open(self) -> None:
+        if self._shut:
+            raise PaneError("The window is closing; no new panes.")
+
+    def _install(self, info: PaneInfo, pane: Pane, layout: object) -> None:
+        frame = PaneFrame(self.registry.get(info.id) or info, pane)
+        frame.closeRequested.connect(self.close_pane)
+        frame.moveToTabRequested.connect(self.area.move_to_tab)
+        self._panes[info.id] = pane
+        self.area.add(frame, layout)
+        self.panesChanged.emit()
+
+    def _on_state(self, pane_id: int, state: PaneState) -> None:
+        self.registry.set_state(pane_id, state)
+        frame = self.area.frame(pane_id)
+        if frame is not None:
+            frame.show_state(state)
+        self.panesChanged.emit()
+
+    # -- closing -----------------------------------------------------------------------
+
+    def close_pane(self, pane_id: int) -> bool:
+        """Close a pane and end what runs in it; False when there is no such pane."""
+        pane = self._panes.pop(pane_id, None)
+        if pane is None:
+            return False
+        self.registry.remove(pane_id)
+        frame = self.area.take(pane_id)
+        if isinstance(pane, TerminalPane):
+            pane.begin_close()
+            self._closing.append(pane)
+            QTimer.singleShot(CLOSE_GRACE_MS, lambda: self._finish_close(pane))
+        else:
+            pane.close_worker()
+        if frame is not None:
+            if isinstance(pane, TerminalPane):
+                pane.setParent(None)  # kept until it has ended
+            frame.deleteLater()
+        self.panesChanged.emit()
+        return True
+
+    def _finish_close(self, pane: TerminalPane) -> None:
+        if pane in self._closing:
+            self._closing.remove(pane)
+            pane.finish_close()
+            pane.deleteLater()
+
+    def shutdown(self, grace: float = 0.5) -> None:
+        """End every pane's program or worker, waiting at most about `grace` seconds."""
+        if self._shut:
+            return
+        self._shut = True
+        terminals = [p for p in self._panes.values() if isinstance(p, TerminalPane)]
+        terminals += self._closing
+        for pane in self._panes.values():
+            if isinstance(pane, AgentPane):
+                pane.close_worker()
+        for terminal in terminals:
+            terminal.begin_close()
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(
+            t.pty is not None and (t.pty.poll() is None or t.pty.session_pids()) for t in terminals
+        ):
+            time.sleep(0.02)
+        for terminal in terminals:
+            terminal.finish_close()
+        self._closing.clear()
+
+    def all_pids(self) -> list[int]:
+        """Every process running in a terminal pane (for checks and the status bar)."""
+        pids: list[int] = []
+        for pane in [*self._panes.values(), *self._closing]:
+            if isinstance(pane, TerminalPane) and pane.pty is not None:
+                pids.extend(pane.pty.session_pids())
+        return pids

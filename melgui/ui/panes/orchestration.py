@@ -1,0 +1,219 @@
+"""The orchestration tools (seed): open_pane, spawn_agent, send_keys, send_agent,
+read_pane, read_agent, list_panes — async handlers over a PaneManager.
+
+Every failure is a clear result for the model (unknown pane, wrong kind, a program
+that has exited), never an exception out of the handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from melgui.core.catalog import normalize_layout
+from melgui.core.panes import exit_label, unknown_pane
+from melgui.core.tooling import ToolError, ToolOutcome, ToolRegistry
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.manager import PaneError, PaneManager
+from melgui.ui.panes.terminal_pane import TerminalPane
+
+SCROLLBACK_LINES = 200
+MAX_READ_CHARS = 16000
+SETTLE_S = 0.15  # read_pane waits for output to pause this long...
+SETTLE_MAX_S = 1.0  # ...but never longer than this
+_WHERE = {"right": "to the right", "down": "below", "tab": "in a new tab"}
+
+
+def _text_arg(arguments: dict[str, Any], name: str, *, required: bool) -> str | None:
+    value = arguments.get(name)
+    if value is None:
+        if required:
+            raise ToolError(f"Missing required argument {name!r}.")
+        return None
+    if not isinstance(value, str):
+        raise ToolError(f"Argument {name!r} must be a string, not {type(value).__name__}.")
+    return value
+
+
+def _pane_arg(arguments: dict[str, Any]) -> int:
+    value = arguments.get("pane")
+    if isinstance(value, bool) or value is None:
+        raise ToolError("Argument 'pane' must be an integer pane id (see list_panes).")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise ToolError(f"Argument 'pane' must be an integer pane id, not {value!r}.")
+
+
+class Orchestration:
+    """The seven handlers, bound to one manager."""
+
+    def __init__(self, manager: PaneManager) -> None:
+        self.manager = manager
+
+    def register(self, tools: ToolRegistry) -> None:
+        tools.register("open_pane", self.open_pane)
+        tools.register("spawn_agent", self.spawn_agent)
+        tools.register("send_keys", self.send_keys)
+        tools.register("send_agent", self.send_agent)
+        tools.register("read_pane", self.read_pane)
+        tools.register("read_agent", self.read_agent)
+        tools.register("list_panes", self.list_panes)
+
+    # -- lookups -----------------------------------------------------------------------
+
+    def _terminal(self, pane_id: int) -> TerminalPane:
+        pane = self.manager.pane(pane_id)
+        if pane is None:
+            raise ToolError(unknown_pane(pane_id, self.manager.registry))
+        if not isinstance(pane, TerminalPane):
+            raise ToolError(f"Pane {pane_id} is a worker agent: use send_agent / read_agent.")
+        return pane
+
+    def _agent(self, pane_id: int) -> AgentPane:
+        pane = self.manager.pane(pane_id)
+        if pane is None:
+            raise ToolError(unknown_pane(pane_id, self.manager.registry))
+        if not isinstance(pane, AgentPane):
+            raise ToolError(f"Pane {pane_id} is a terminal: use send_keys / read_pane.")
+        return pane
+
+    # -- the tools ---------------------------------------------------------------------
+
+    async def open_pane(self, arguments: dict[str, Any]) -> ToolOutcome:
+        layout = normalize_layout(arguments.get("layout"))
+        command = _text_arg(arguments, "command", required=False)
+        try:
+            info = self.manager.open_terminal(command, layout)
+        except PaneError as exc:
+            raise ToolError(str(exc)) from exc
+        pane = self.manager.pane(info.id)
+        if isinstance(pane, TerminalPane) and pane.state.name == "failed":
+            return ToolOutcome.error(f"Pane {info.id} could not start: {pane.state.detail}")
+        what = f"`{command}`" if command else f"the login shell ({info.title})"
+        return ToolOutcome(
+            f"Opened terminal pane {info.id} {_WHERE[layout]}, running {what}. "
+            f"Use send_keys to type into it and read_pane to see its screen."
+        )
+
+    async def spawn_agent(self, arguments: dict[str, Any]) -> ToolOutcome:
+        layout = normalize_layout(arguments.get("layout"))
+        task = _text_arg(arguments, "task", required=True) or ""
+        if not task.strip():
+            raise ToolError("Argument 'task' must not be empty.")
+        model = _text_arg(arguments, "model", required=False)
+        try:
+            info = self.manager.spawn_agent(task, model.strip() if model else None, layout)
+        except PaneError as exc:
+            raise ToolError(str(exc)) from exc
+        pane = self.manager.pane(info.id)
+        model_name = pane.session.loop.model if isinstance(pane, AgentPane) else model
+        return ToolOutcome(
+            f"Started worker agent in pane {info.id} {_WHERE[layout]} on model {model_name}, "
+            f"working on its task. Use read_agent to see its progress and send_agent to "
+            f"message it."
+        )
+
+    async def send_keys(self, arguments: dict[str, Any]) -> ToolOutcome:
+        pane_id = _pane_arg(arguments)
+        text = _text_arg(arguments, "text", required=True) or ""
+        pane = self._terminal(pane_id)
+        pane.pump(0.02)
+        if not pane.alive:
+            pane.exit_reported = True
+            raise ToolError(
+                f"Pane {pane_id}'s program has ended ({pane.state.label}); keys not sent. "
+                "Open a new pane to run something else."
+            )
+        # A newline is the Enter key, which a terminal sends as carriage return.
+        pane.write(text.replace("\r\n", "\r").replace("\n", "\r").encode("utf-8", "replace"))
+        return ToolOutcome(f"Sent {len(text)} characters to pane {pane_id}.")
+
+    async def send_agent(self, arguments: dict[str, Any]) -> ToolOutcome:
+        pane_id = _pane_arg(arguments)
+        text = _text_arg(arguments, "text", required=True) or ""
+        if not text.strip():
+            raise ToolError("Argument 'text' must not be empty.")
+        queued = self._agent(pane_id).send(text)
+        if queued:
+            return ToolOutcome(
+                f"Queued the message for worker {pane_id}; it is busy and will read it "
+                "when its current turn ends."
+            )
+        return ToolOutcome(f"Sent the message to worker {pane_id}.")
+
+    async def read_pane(self, arguments: dict[str, Any]) -> ToolOutcome:
+        pane_id = _pane_arg(arguments)
+        pane = self.manager.pane(pane_id)
+        if isinstance(pane, AgentPane):
+            return await self.read_agent(arguments)
+        terminal = self._terminal(pane_id)
+        await _settle(terminal)
+        info = self.manager.info(pane_id)
+        title = info.title if info is not None else terminal.command or "shell"
+        lines = [f"Pane {pane_id} (terminal: {title}) — {terminal.state.label}."]
+        if terminal.state.name == "exited":
+            lines[0] = (
+                f"Pane {pane_id} (terminal: {title}): the program has ended — "
+                f"{exit_label(terminal.state.exit_code)}. Its last screen:"
+            )
+            terminal.exit_reported = True
+        elif terminal.state.name == "failed":
+            lines[0] = f"Pane {pane_id} (terminal: {title}) failed: {terminal.state.detail}"
+        if terminal.emulator.alt_screen:
+            lines.append("(a full-screen program is showing; this is its screen)")
+        text = terminal.emulator.text(SCROLLBACK_LINES)
+        if len(text) > MAX_READ_CHARS:
+            text = "…(earlier output cut)\n" + text[-MAX_READ_CHARS:]
+        lines.append("```")
+        lines.append(text)
+        lines.append("```")
+        return ToolOutcome("\n".join(lines))
+
+    async def read_agent(self, arguments: dict[str, Any]) -> ToolOutcome:
+        pane_id = _pane_arg(arguments)
+        pane = self._agent(pane_id)
+        info = self.manager.info(pane_id)
+        title = info.title if info is not None else "worker"
+        lines = [f"Pane {pane_id} ({title}) — {pane.state.label}."]
+        queued = pane.session.queued
+        if queued:
+            lines.append(f"{len(queued)} message(s) queued for it.")
+        pending = pane.approvals.pending
+        if pending:
+            names = ", ".join(request.call.name for request in pending)
+            lines.append(f"Waiting for the person to approve: {names}.")
+        reply = pane.latest_reply()
+        lines.append("Latest reply:" if reply else "No reply yet.")
+        if reply:
+            lines.append(reply[-MAX_READ_CHARS:])
+        if pane.streaming:
+            lines.append("Writing now: " + "".join(pane.streaming)[-2000:])
+        return ToolOutcome("\n".join(lines))
+
+    async def list_panes(self, arguments: dict[str, Any]) -> ToolOutcome:
+        return ToolOutcome(self.manager.registry.describe())
+
+
+async def _settle(pane: TerminalPane) -> None:
+    """Read output until it pauses briefly, so a reply to keys just sent is included."""
+    deadline = time.monotonic() + SETTLE_MAX_S
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        if pane.pump(0.01):
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= SETTLE_S:
+            break
+        await asyncio.sleep(0.03)
+    pane.check_exit()
+
+
+def register_orchestration(tools: ToolRegistry, manager: PaneManager) -> Orchestration:
+    """Add the seven orchestration handlers to `tools`."""
+    orchestration = Orchestration(manager)
+    orchestration.register(tools)
+    return orchestration

@@ -1,0 +1,203 @@
+"""Where panes live: tabs, each holding a tree of splitters with panes as leaves.
+
+`right` and `down` split the focused pane (the one last clicked or last opened),
+`tab` opens a new tab; anything else is treated as `tab` (seed).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QApplication, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from melgui.core.catalog import normalize_layout
+from melgui.ui.panes.pane_frame import PaneFrame
+
+
+class PaneArea(QWidget):
+    """Tabs of split panes. Emits `focusedPaneChanged(id)` (0 when none)."""
+
+    focusedPaneChanged = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tabs.setTabsClosable(False)
+        self.tabs.setMovable(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+        self._frames: dict[int, PaneFrame] = {}
+        self._focused: PaneFrame | None = None
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._on_focus_changed)
+
+    # -- queries -----------------------------------------------------------------------
+
+    def frames(self) -> list[PaneFrame]:
+        return list(self._frames.values())
+
+    def frame(self, pane_id: int) -> PaneFrame | None:
+        return self._frames.get(pane_id)
+
+    @property
+    def focused_id(self) -> int:
+        return self._focused.pane_id if self._focused is not None else 0
+
+    def tab_of(self, pane_id: int) -> int:
+        """Index of the tab holding the pane, or -1."""
+        frame = self._frames.get(pane_id)
+        widget: QWidget | None = frame
+        while widget is not None:
+            index = self.tabs.indexOf(widget)
+            if index >= 0:
+                return index
+            widget = widget.parentWidget()
+        return -1
+
+    # -- adding ------------------------------------------------------------------------
+
+    def add(self, frame: PaneFrame, layout: object) -> None:
+        """Place `frame` by `layout` ("right", "down", "tab"; others mean "tab")."""
+        where = normalize_layout(layout)
+        target = self._focused if self._focused in self._frames.values() else None
+        if target is not None and self.tab_of(target.pane_id) != self.tabs.currentIndex():
+            target = None
+        if where == "tab" or target is None:
+            self._add_tab(frame)
+        else:
+            orientation = Qt.Orientation.Horizontal if where == "right" else Qt.Orientation.Vertical
+            self._split(target, frame, orientation)
+        self._frames[frame.pane_id] = frame
+        self._set_focused(frame)
+        frame.show()
+
+    def _add_tab(self, frame: PaneFrame) -> None:
+        root = QSplitter(Qt.Orientation.Horizontal)
+        root.setChildrenCollapsible(False)
+        root.addWidget(frame)
+        index = self.tabs.addTab(root, frame.title)
+        self.tabs.setCurrentIndex(index)
+
+    def _split(self, target: PaneFrame, frame: PaneFrame, orientation: Qt.Orientation) -> None:
+        parent = target.parentWidget()
+        assert isinstance(parent, QSplitter)
+        index = parent.indexOf(target)
+        sizes = parent.sizes()
+        if parent.orientation() == orientation or parent.count() == 1:
+            parent.setOrientation(orientation)
+            parent.insertWidget(index + 1, frame)
+            if len(sizes) == parent.count() - 1:
+                half = max(1, sizes[index] // 2)
+                sizes[index : index + 1] = [half, half]
+                parent.setSizes(sizes)
+            return
+        nested = QSplitter(orientation)
+        nested.setChildrenCollapsible(False)
+        parent.replaceWidget(index, nested)
+        nested.addWidget(target)
+        nested.addWidget(frame)
+        target.show()
+        nested.show()
+        parent.setSizes(sizes)
+        nested.setSizes([1000, 1000])
+
+    # -- removing and moving -----------------------------------------------------------
+
+    def take(self, pane_id: int) -> PaneFrame | None:
+        """Detach a pane from the area (the caller owns it now); tidies empty splits/tabs."""
+        frame = self._frames.pop(pane_id, None)
+        if frame is None:
+            return None
+        parent = frame.parentWidget()
+        frame.hide()
+        frame.setParent(None)
+        if isinstance(parent, QSplitter):
+            self._collapse(parent)
+        if self._focused is frame:
+            remaining = list(self._frames.values())
+            self._set_focused(remaining[-1] if remaining else None)
+        return frame
+
+    def remove(self, pane_id: int) -> None:
+        frame = self.take(pane_id)
+        if frame is not None:
+            frame.deleteLater()
+
+    def move_to_tab(self, pane_id: int) -> None:
+        frame = self.take(pane_id)
+        if frame is None:
+            return
+        self._add_tab(frame)
+        self._frames[pane_id] = frame
+        frame.show()
+        self._set_focused(frame)
+
+    def _collapse(self, splitter: QSplitter) -> None:
+        """Drop splitters left with one child or none, up to the tab's root."""
+        while True:
+            parent = splitter.parentWidget()
+            is_root = self.tabs.indexOf(splitter) >= 0
+            if splitter.count() == 0:
+                if is_root:
+                    self.tabs.removeTab(self.tabs.indexOf(splitter))
+                    splitter.deleteLater()
+                    return
+                splitter.setParent(None)
+                splitter.deleteLater()
+                if isinstance(parent, QSplitter):
+                    splitter = parent
+                    continue
+                return
+            if splitter.count() == 1 and not is_root and isinstance(parent, QSplitter):
+                child = splitter.widget(0)
+                assert child is not None
+                parent.replaceWidget(parent.indexOf(splitter), child)
+                child.show()
+                splitter.setParent(None)
+                splitter.deleteLater()
+                splitter = parent
+                continue
+            if is_root:
+                self._retitle(splitter)
+            return
+
+    def _retitle(self, root: QSplitter) -> None:
+        first = root.findChild(PaneFrame)
+        if first is not None:
+            self.tabs.setTabText(self.tabs.indexOf(root), first.title)
+
+    def set_tab_title(self, pane_id: int, title: str) -> None:
+        index = self.tab_of(pane_id)
+        if index >= 0:
+            root = self.tabs.widget(index)
+            first = root.findChild(PaneFrame) if root is not None else None
+            if first is not None and first.pane_id == pane_id:
+                self.tabs.setTabText(index, title)
+
+    # -- focus -------------------------------------------------------------------------
+
+    def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        widget = new
+        while widget is not None and not isinstance(widget, PaneFrame):
+            widget = widget.parentWidget()
+        if isinstance(widget, PaneFrame) and widget.pane_id in self._frames:
+            self._set_focused(widget)
+
+    def focus_pane(self, pane_id: int) -> None:
+        frame = self._frames.get(pane_id)
+        if frame is not None:
+            self.tabs.setCurrentIndex(self.tab_of(pane_id))
+            self._set_focused(frame)
+            frame.content.setFocus()
+
+    def _set_focused(self, frame: PaneFrame | None) -> None:
+        if frame is self._focused:
+            return
+        if self._focused is not None and self._focused.pane_id in self._frames:
+            self._focused.set_focused(False)
+        self._focused = frame
+        if frame is not None:
+            frame.set_focused(True)
+        self.focusedPaneChanged.emit(frame.pane_id if frame is not None else 0)

@@ -1,0 +1,82 @@
+"""One pane as the person sees it: a header (id, title, state, buttons) over its content."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from melgui.core.panes import PaneInfo, PaneState
+
+_STATE_COLOURS = {
+    "running": "#1a7f37",
+    "waiting": "#b35900",
+    "idle": "#6b6b73",
+    "exited": "#6b6b73",
+    "failed": "#c62828",
+}
+
+
+class PaneFrame(QFrame):
+    """A pane's chrome. Emits closeRequested / moveToTabRequested with the pane id."""
+
+    closeRequested = Signal(int)
+    moveToTabRequested = Signal(int)
+
+    def __init__(self, info: PaneInfo, content: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pane_id = info.id
+        self.content = content
+        self.setObjectName(f"pane-{info.id}")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        header = QWidget(self)
+        header.setObjectName("paneHeader")
+        row = QHBoxLayout(header)
+        row.setContentsMargins(6, 2, 2, 2)
+        row.setSpacing(6)
+        self.title_label = QLabel(header)
+        self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+        self.state_label = QLabel(header)
+        to_tab = QToolButton(header)
+        to_tab.setText("⇱")
+        to_tab.setToolTip("Move this pane to its own tab")
+        to_tab.setAutoRaise(True)
+        to_tab.clicked.connect(lambda: self.moveToTabRequested.emit(self.pane_id))
+        close = QToolButton(header)
+        close.setText("✕")
+        close.setToolTip("Close this pane (ends its program or worker)")
+        close.setAutoRaise(True)
+        close.clicked.connect(lambda: self.closeRequested.emit(self.pane_id))
+        row.addWidget(self.title_label, 1)
+        row.addWidget(self.state_label)
+        row.addWidget(to_tab)
+        row.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(1, 1, 1, 1)
+        layout.setSpacing(0)
+        layout.addWidget(header)
+        layout.addWidget(content, 1)
+        self.setFocusProxy(content)
+        self.show_info(info)
+
+    def show_info(self, info: PaneInfo) -> None:
+        self.title = info.title
+        self.title_label.setText(f"<b>{info.id}</b>&nbsp;&nbsp;{_escape(info.title)}")
+        self.title_label.setToolTip(info.title)
+        self.show_state(info.state)
+
+    def show_state(self, state: PaneState) -> None:
+        colour = _STATE_COLOURS.get(state.name, "#6b6b73")
+        self.state_label.setText(f"<span style='color:{colour}'>● {_escape(state.label)}</span>")
+        self.state_label.setToolTip(state.label)
+
+    def set_focused(self, focused: bool) -> None:
+        self.setProperty("focusedPane", focused)
+        self.setStyleSheet(
+            "PaneFrame { border: 1px solid #2f6fdf; }"
+            if focused
+            else "PaneFrame { border: 1px solid transparent; }"
+        )
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
