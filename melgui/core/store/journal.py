@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, assert_never
@@ -73,6 +74,7 @@ class Journal:
         self._last_flush = clock()
         self._timer: asyncio.TimerHandle | None = None
         self._asked: set[str] = set()
+        self._thread = threading.get_ident()
         self._mirror: list[Message] = self._start_mirror(conversation)
 
     def _start_mirror(self, conversation: Conversation | None) -> list[Message]:
@@ -101,7 +103,9 @@ class Journal:
     def record_wire(self, entry: WireEntry) -> None:
         """A WireSink: keeps one wire log line, written with the next batch."""
         self._wire.append((self._leg, entry))
-        if self._clock() - self._last_flush >= self._interval:
+        # Only the loop's thread writes; an entry from elsewhere waits for the next flush.
+        on_owner = threading.get_ident() == self._thread
+        if on_owner and self._clock() - self._last_flush >= self._interval:
             self.flush()
 
     def _record(self, event: LoopEvent) -> None:

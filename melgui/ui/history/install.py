@@ -1,0 +1,84 @@
+"""Putting the history sidebar into the main window with one call.
+
+    sidebar = install_history(window, store)
+
+The window is a QMainWindow that offers what `HistoryHost` lists (each optional):
+its project folder, `open_conversation(resumed)` to show a stored conversation again
+(chat, inspector with the calls' records and the repair note, plans), and
+`new_conversation()`. The sidebar sits in a dock on the left; storage messages go to
+the status bar.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Protocol, runtime_checkable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from melgui.core.store import Store
+from melgui.core.store.resume import ConversationNotFoundError, Resumed, resume
+from melgui.ui.history.sidebar import HistorySidebar
+
+
+@runtime_checkable
+class ConversationOpener(Protocol):
+    def open_conversation(self, resumed: Resumed) -> None:
+        """Replace the window's session by one continuing `resumed.conversation`; show its
+        messages, its calls (resumed.tool_calls), plans and `resumed.describe()`."""
+
+
+@runtime_checkable
+class ConversationStarter(Protocol):
+    def new_conversation(self) -> None: ...
+
+
+def project_folder(window: object) -> str:
+    """The window's project folder: `project_folder()` or `.folder`, else the cwd."""
+    getter = getattr(window, "project_folder", None)
+    if callable(getter):
+        return str(getter())
+    folder = getattr(window, "folder", None)
+    return str(folder) if folder else "."
+
+
+def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
+    """Add the history sidebar to `window` in a left dock and wire it; returns it."""
+    sidebar = HistorySidebar(store, project_folder(window), window)
+    dock = QDockWidget("History", window)
+    dock.setObjectName("historyDock")
+    dock.setWidget(sidebar)
+    window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+    status = window.statusBar()
+    sidebar.problem.connect(lambda text: status.showMessage(text, 15000))
+    if store.notice:
+        status.showMessage(store.notice)
+
+    def open_stored(cid: str) -> None:
+        resumed = open_resumed(store, cid, sidebar)
+        if resumed is not None and isinstance(window, ConversationOpener):
+            window.open_conversation(resumed)
+
+    def start_new() -> None:
+        if isinstance(window, ConversationStarter):
+            window.new_conversation()
+
+    sidebar.conversationOpened.connect(open_stored)
+    sidebar.newConversationRequested.connect(start_new)
+    return sidebar
+
+
+def open_resumed(store: Store, cid: str, sidebar: HistorySidebar) -> Resumed | None:
+    """Resume `cid` for showing; trouble becomes the sidebar's `problem`."""
+    try:
+        resumed = resume(store, cid)
+    except ConversationNotFoundError:
+        sidebar.problem.emit("History: that conversation is no longer stored.")
+        sidebar.refresh()
+        return None
+    except sqlite3.Error as exc:
+        sidebar.problem.emit(f"History: cannot open the conversation: {exc}")
+        return None
+    sidebar.set_current(cid)
+    return resumed

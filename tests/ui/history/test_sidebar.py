@@ -1,0 +1,190 @@
+"""The history sidebar on a real store: order, search, rename, delete with undo, open,
+export and import, and storage trouble shown instead of raised."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from melgui.core.events import ToolCall
+from melgui.core.messages import Message
+from melgui.core.store import Store, open_store
+from melgui.ui.history import HistorySidebar
+from melgui.ui.history.model import ID_ROLE
+
+
+class StepClock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = open_store(tmp_path / "data", clock=StepClock())
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def add(store: Store, folder: Path, *texts: str) -> str:
+    cid = store.create_conversation(str(folder))
+    for seq, text in enumerate(texts):
+        store.put_message(cid, seq, Message.user(text) if seq % 2 == 0 else Message.assistant(text))
+    return cid
+
+
+def make(qtbot: QtBot, store: Store, folder: Path) -> HistorySidebar:
+    sidebar = HistorySidebar(store, str(folder))
+    qtbot.addWidget(sidebar)
+    sidebar.show()
+    return sidebar
+
+
+def titles(sidebar: HistorySidebar) -> list[str]:
+    model = sidebar.model
+    return [model.index(row).data() for row in range(model.rowCount())]
+
+
+def test_lists_this_folders_conversations_newest_first(
+    qtbot: QtBot, store: Store, folder: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    add(store, folder, "first question")
+    add(store, other, "elsewhere")
+    add(store, folder)
+    add(store, folder, "latest question", "answer")
+    sidebar = make(qtbot, store, folder)
+    assert titles(sidebar) == ["latest question", "New conversation", "first question"]
+    assert not sidebar.empty.isVisible()
+    sidebar.set_folder(str(other))
+    assert titles(sidebar) == ["elsewhere"]
+
+
+def test_empty_folder_says_so(qtbot: QtBot, store: Store, folder: Path) -> None:
+    sidebar = make(qtbot, store, folder)
+    assert sidebar.empty.isVisible() and "No conversations" in sidebar.empty.text()
+
+
+def test_search_filters_after_typing(qtbot: QtBot, store: Store, folder: Path) -> None:
+    add(store, folder, "about the parser", "tokens and grammar")
+    add(store, folder, "about the window", "qt layouts")
+    sidebar = make(qtbot, store, folder)
+    qtbot.keyClicks(sidebar.search, "grammar")
+    qtbot.waitUntil(lambda: titles(sidebar) == ["about the parser"])
+    sidebar.search.setText("zebra")
+    qtbot.waitUntil(lambda: titles(sidebar) == [])
+    assert "Nothing matches" in sidebar.empty.text()
+    sidebar.search.clear()
+    qtbot.waitUntil(lambda: len(titles(sidebar)) == 2)
+
+
+def test_rename_through_the_list_editor(qtbot: QtBot, store: Store, folder: Path) -> None:
+    cid = add(store, folder, "old title")
+    sidebar = make(qtbot, store, folder)
+    sidebar.model.setData(sidebar.model.index(0), "Parser work", Qt.ItemDataRole.EditRole)
+    assert titles(sidebar) == ["Parser work"]
+    assert (s := store.summary(cid)) is not None and s.title == "Parser work"
+
+
+def test_delete_then_undo(qtbot: QtBot, store: Store, folder: Path) -> None:
+    keep = add(store, folder, "keep")
+    gone = add(store, folder, "remove me")
+    sidebar = make(qtbot, store, folder)
+    sidebar.delete(gone)
+    assert sidebar.ids() == [keep]
+    assert sidebar.undo_bar.isVisible() and "remove me" in sidebar.undo_bar.label.text()
+    qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
+    assert sidebar.ids() == [gone, keep]
+    assert not sidebar.undo_bar.isVisible()
+
+
+def test_delete_key_and_undo_shortcut(qtbot: QtBot, store: Store, folder: Path) -> None:
+    cid = add(store, folder, "only one")
+    sidebar = make(qtbot, store, folder)
+    sidebar.list.setFocus()
+    sidebar.list.setCurrentIndex(sidebar.model.index(0))
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_Delete)
+    assert sidebar.ids() == []
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert sidebar.ids() == [cid]
+
+
+def test_deleting_the_open_conversation_asks_for_a_new_one(
+    qtbot: QtBot, store: Store, folder: Path
+) -> None:
+    cid = add(store, folder, "open one")
+    sidebar = make(qtbot, store, folder)
+    sidebar.set_current(cid)
+    with qtbot.waitSignal(sidebar.newConversationRequested):
+        sidebar.delete(cid)
+    assert sidebar.current_id is None
+
+
+def test_clicking_a_row_opens_it(qtbot: QtBot, store: Store, folder: Path) -> None:
+    add(store, folder, "older")
+    newest = add(store, folder, "newer")
+    sidebar = make(qtbot, store, folder)
+    rect = sidebar.list.visualRect(sidebar.model.index(0))
+    with qtbot.waitSignal(sidebar.conversationOpened) as opened:
+        qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert opened.args == [newest]
+    assert sidebar.list.currentIndex().data(ID_ROLE) == newest
+
+
+def test_export_and_import(qtbot: QtBot, store: Store, folder: Path, tmp_path: Path) -> None:
+    cid = add(store, folder, "export me", "with an answer")
+    store.put_message(cid, 2, Message.assistant("", (ToolCall("c1", "read_file", "{}"),)))
+    store.put_message(cid, 3, Message.tool_result("c1", "file text"))
+    sidebar = make(qtbot, store, folder)
+    markdown, data = tmp_path / "out.md", tmp_path / "out.json"
+    assert sidebar.export_to(cid, markdown, "markdown")
+    assert sidebar.export_to(cid, data, "json")
+    assert markdown.read_text().startswith("# export me")
+    assert "<details>" in markdown.read_text()
+    assert json.loads(data.read_text())["id"] == cid
+    new_id = sidebar.import_from(data)
+    assert new_id is not None and new_id != cid
+    assert sidebar.ids() == [new_id, cid] or sidebar.ids() == [cid, new_id]
+
+
+def test_problems_are_signals_not_exceptions(
+    qtbot: QtBot, store: Store, folder: Path, tmp_path: Path
+) -> None:
+    cid = add(store, folder, "x")
+    sidebar = make(qtbot, store, folder)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with qtbot.waitSignal(sidebar.problem) as problem:
+        assert sidebar.import_from(bad) is None
+    assert problem.args[0].startswith("Cannot import: not JSON")
+    with qtbot.waitSignal(sidebar.problem):
+        assert not sidebar.export_to(cid, tmp_path / "missing" / "dir" / "x.md", "markdown")
+    store.close()
+    with qtbot.waitSignal(sidebar.problem) as problem:
+        sidebar.refresh()
+    assert problem.args[0].startswith("History:")
+
+
+def test_store_notice_is_shown(qtbot: QtBot, tmp_path: Path, folder: Path) -> None:
+    data = tmp_path / "broken"
+    data.mkdir()
+    (data / "history.sqlite3").write_bytes(b"garbage" * 100)
+    with open_store(data) as store:
+        sidebar = make(qtbot, store, folder)
+        assert sidebar.notice.isVisible() and "damaged" in sidebar.notice.text()
