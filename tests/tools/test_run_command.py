@@ -93,7 +93,7 @@ async def test_hundred_megabytes_are_capped(workspace: Workspace) -> None:
     assert status == "ok"
     assert len(text) < 3000
     assert text.startswith("exit_code=0\nxxxx")
-    assert "bytes omitted of 100,000,009 bytes (2 lines) in total" in text
+    assert "(0 lines) omitted of 100,000,009 bytes (2 lines) in total" in text
     assert text.endswith("xxx\nTHE-END\n")
 
 
