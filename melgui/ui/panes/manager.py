@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -17,15 +18,27 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from melgui.core.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.pty_session import login_shell
 from melgui.core.session import AgentSession
+from melgui.core.transport import WireSink
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.terminal_pane import CLOSE_GRACE_MS, TerminalPane
 from melgui.ui.theme import LIGHT, Colors
+from melgui.ui.wire_recorder import WireRecorder
 
-# (model or None for the current one, the pane's title used as approval source) -> session
-WorkerFactory = Callable[[str | None, str], AgentSession]
 Pane = TerminalPane | AgentPane
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """What a worker session is made from; the factory adds connection, tools and policy."""
+
+    model: str | None  # None: the window's current model
+    source: str  # the pane's title: names the worker in approvals
+    wire: WireSink  # where its legs' wire log goes (shown in its inspector)
+
+
+WorkerFactory = Callable[[WorkerSpec], AgentSession]
 
 
 class PaneError(Exception):
@@ -98,12 +111,15 @@ class PaneManager(QObject):
         info = self.registry.add("agent", "worker")
         title = f"worker {info.id}: {_short(task, 32)}"
         self.registry.set_title(info.id, title)
+        recorder = WireRecorder()
         try:
-            session = self.worker_factory(model, title)
+            session = self.worker_factory(WorkerSpec(model, title, recorder))
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the worker: {exc}") from exc
-        pane = AgentPane(session, task, on_approval=self.on_approval, colors=self.colors)
+        pane = AgentPane(
+            session, task, recorder=recorder, on_approval=self.on_approval, colors=self.colors
+        )
         self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
         self.registry.set_state(info.id, pane.state)

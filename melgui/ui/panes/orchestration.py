@@ -183,7 +183,7 @@ class Orchestration:
         queued = pane.session.queued
         if queued:
             lines.append(f"{len(queued)} message(s) queued for it.")
-        pending = pane.approvals.pending
+        pending = pane.pending_approvals()
         if pending:
             names = ", ".join(request.call.name for request in pending)
             lines.append(f"Waiting for the person to approve: {names}.")

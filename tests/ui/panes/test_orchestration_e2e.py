@@ -19,7 +19,7 @@ from melgui.core.relay import RelayTransport
 from melgui.core.session import AgentSession
 from melgui.core.tooling import ToolOutcome, ToolRegistry
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.panes.manager import PaneManager
+from melgui.ui.panes.manager import PaneManager, WorkerSpec
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.terminal_pane import TerminalPane
@@ -107,15 +107,16 @@ def test_orchestrator_opens_a_terminal_and_a_worker_and_reads_both(
 
     worker_tools = ToolRegistry({"write_file": write_file})
 
-    def worker_factory(model: str | None, title: str) -> AgentSession:
+    def worker_factory(spec: WorkerSpec) -> AgentSession:
         return AgentSession(
             transport,
             worker_tools,
             policy,
-            model=model or "mel-default",
+            model=spec.model or "mel-default",
             role="worker",
             cwd=str(tmp_path),
-            source=title,
+            wire=spec.wire,
+            source=spec.source,
         )
 
     area = PaneArea()
