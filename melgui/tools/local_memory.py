@@ -46,8 +46,12 @@ class LocalMemory:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.db_path, timeout=10.0)
         if not self._ready:
-            connection.executescript(_SCHEMA)
-            connection.execute("PRAGMA journal_mode=WAL")
+            try:
+                connection.executescript(_SCHEMA)
+                connection.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.Error:
+                connection.close()
+                raise
             self._ready = True
         return connection
 
