@@ -104,23 +104,25 @@ def test_usable_from_sync_code_and_other_threads() -> None:
 def test_close_ends_a_paused_leg_promptly() -> None:
     gate = threading.Event()
     relay = ScriptedRelay([text("a"), hold(gate, timeout=60)]).start()
-    results: list[int] = []
+    answered = threading.Event()
+    received: list[bytes] = []
 
     def read() -> None:
         with (
             httpx.Client() as client,
             client.stream("POST", relay.base_url + "/v1/agent/stream", json={}) as response,
         ):
-            results.append(response.status_code)
+            answered.set()
             try:
-                for _ in response.iter_bytes():
-                    pass
+                for chunk in response.iter_bytes():
+                    received.append(chunk)
             except httpx.HTTPError:
                 pass
 
     thread = threading.Thread(target=read)
     thread.start()
-    relay.wait_for_legs(1)
+    assert answered.wait(10)
     relay.close()
     thread.join(10)
-    assert not thread.is_alive() and results == [200]
+    assert not thread.is_alive()
+    assert b"".join(received).startswith(b"event: delta")
