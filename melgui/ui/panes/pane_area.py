@@ -93,9 +93,10 @@ class PaneArea(QWidget):
                 sizes[index : index + 1] = [half, half]
                 parent.setSizes(sizes)
             return
+        # Never leave the target parentless (PySide would delete it): move it directly.
         nested = QSplitter(orientation)
         nested.setChildrenCollapsible(False)
-        parent.replaceWidget(index, nested)
+        parent.insertWidget(index, nested)
         nested.addWidget(target)
         nested.addWidget(frame)
         target.show()
@@ -153,10 +154,12 @@ class PaneArea(QWidget):
             if splitter.count() == 1 and not is_root and isinstance(parent, QSplitter):
                 child = splitter.widget(0)
                 assert child is not None
-                parent.replaceWidget(parent.indexOf(splitter), child)
+                sizes = parent.sizes()
+                parent.insertWidget(parent.indexOf(splitter), child)
                 child.show()
                 splitter.setParent(None)
                 splitter.deleteLater()
+                parent.setSizes(sizes)
                 splitter = parent
                 continue
             if is_root:
