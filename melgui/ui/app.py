@@ -1,0 +1,60 @@
+"""`melgui [FOLDER]`: the Qt application on a qasync event loop, and a clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from melgui.core.settings import Settings, SettingsError, load_settings
+from melgui.ui.main_window import MainWindow, build_main_window
+from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.theme import apply_theme
+
+log = logging.getLogger(__name__)
+
+
+def _settings_or_defaults() -> tuple[Settings, str | None]:
+    try:
+        return load_settings(), None
+    except SettingsError as exc:
+        # A broken file must not stop the app: defaults now, the file is kept as it is.
+        return Settings(), f"{exc} — using defaults; fix or delete the file."
+
+
+def run_app(folder: str) -> int:
+    """Open the window on `folder` and run until it closes; returns the exit status."""
+    if not os.path.isdir(folder):
+        print(f"melgui: {folder!r} is not a folder", file=sys.stderr)
+        return 2
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    app.setApplicationName("melgui")
+    app.setOrganizationName("melgui")
+    settings, problem = _settings_or_defaults()
+    apply_theme(app, settings.theme)
+    loop = QtEventLoop(app)
+    asyncio.set_event_loop(loop)
+    closed = asyncio.Event()
+    app.aboutToQuit.connect(closed.set)
+    window = build_main_window(folder, settings)
+    window.show()
+    if problem:
+        QMessageBox.warning(window, "Settings", problem)
+    with loop:
+        loop.run_until_complete(closed.wait())
+        loop.run_until_complete(shutdown(window))
+    return 0
+
+
+async def shutdown(window: MainWindow) -> None:
+    """Cancel every task, stop turns and tools, close the connection (bounded in time)."""
+    try:
+        await asyncio.wait_for(window.aclose(), timeout=5)
+    except (TimeoutError, asyncio.CancelledError):
+        log.warning("shutdown took too long; quitting anyway")
+    except Exception:
+        log.exception("shutdown failed")

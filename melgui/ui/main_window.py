@@ -1,0 +1,446 @@
+"""The main window: chat on the left, room for panes on the right, inspector and plans docked.
+
+Seams for the other parts of the app (stable; documented here on purpose):
+
+- `window.pane_host: QSplitter` — the horizontal central splitter. The chat column is
+  its widget 0; add the PaneArea with `window.pane_host.addWidget(area)`.
+- `window.tools: ToolRegistry` — the main session's registry; register orchestration
+  tools into it (`window.tools.register("open_pane", handler)`). It survives settings
+  changes and new conversations.
+- `window.session: AgentSession` / `window.bridge: SessionBridge` — the current main
+  conversation; `sessionChanged(AgentSession)` is emitted when it is replaced (new or
+  reopened conversation, another folder).
+- `window.session_factory(role, model=None, source="worker") -> AgentSession` — a new
+  session on the same connection, folder, policy rules and workspace tools (no
+  orchestration tools). `window.bridge_for(session)` gives it a SessionBridge (with its
+  wire log) whose approvals also go to the window's queue, for ChatView / Inspector.
+- `window.approvals: ApprovalQueue` — `window.approvals.add(request)` shows an
+  ApprovalRequest from any session (`request.source` names the pane) in the approval
+  bar; `approvalSourceRequested(source, call_id)` asks the pane named `source` to show it.
+- `window.plans_panel.sink` — a PlanSink; `window.tasks.spawn(coro, what=...)` starts
+  coroutines from slots; `window.colors` / `themeChanged(Colors)` for the theme.
+- `window.new_conversation()`, `window.open_conversation(resumed)`,
+  `window.project_folder()` — what the history sidebar calls.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.core.catalog import ROLES, Role
+from melgui.core.connection import api_key_kind, connection_label, make_transport
+from melgui.core.loop_events import ApprovalNeeded, LegFinished, LoopEvent, TurnFailed
+from melgui.core.messages import Conversation
+from melgui.core.policy import RulePolicy
+from melgui.core.secrets import get_api_key
+from melgui.core.session import AgentSession
+from melgui.core.settings import Settings, SettingsError, save_settings
+from melgui.core.transport import Transport, TransportError
+from melgui.ui.aio import TaskKeeper
+from melgui.ui.approval_bar import ApprovalBar
+from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.approval_queue import ApprovalQueue
+from melgui.ui.bridge import SessionBridge
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.plans_panel import PlansPanel
+from melgui.ui.status_line import StatusLine
+from melgui.ui.theme import apply_theme, colors_for
+from melgui.ui.toolbar import ProjectToolbar
+from melgui.ui.wire_recorder import WireRecorder
+from melgui.ui.workspace_kit import WorkspaceKit
+
+
+class MainWindow(QMainWindow):
+    sessionChanged = Signal(object)  # the new main AgentSession
+    themeChanged = Signal(object)  # Colors
+    approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
+    _progress = Signal(str)
+
+    def __init__(
+        self,
+        folder: str,
+        settings: Settings,
+        *,
+        api_key: str | None = None,
+        transport: Transport | None = None,
+        persist_settings: bool = True,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.persist_settings = persist_settings
+        self.colors = colors_for(settings.theme)
+        self.tasks = TaskKeeper(on_error=self._report_error)
+        self.approvals = ApprovalQueue(self)
+        self._recorders: weakref.WeakKeyDictionary[AgentSession, WireRecorder] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.api_key = api_key if api_key is not None else get_api_key(api_key_kind(settings))
+        self._progress.connect(self._show_progress)
+        self.transport: Transport = transport or self._make_transport()
+        self.policy = RulePolicy(
+            modes=dict(settings.approval_modes),
+            saved_tools=set(settings.saved_tools),
+            saved_command_prefixes=list(settings.saved_command_prefixes),
+            on_saved_change=self._save_policy,
+        )
+        self.plans_panel = PlansPanel(self.colors)
+        self.kit = WorkspaceKit(folder, settings, self.api_key, self.plans_panel.sink)
+        self.tools = self.kit.registry()
+        self._build_chrome()
+        self._install(self._new_session(Conversation()))
+        self.setWindowTitle(f"melgui — {self.kit.folder}")
+        self.resize(1280, 820)
+        self.tasks.spawn(self.refresh_models(), what="listing models")
+
+    # --- construction ------------------------------------------------------------------
+
+    def _build_chrome(self) -> None:
+        self.toolbar = ProjectToolbar(self.colors, self)
+        self.addToolBar(self.toolbar)
+        self.toolbar.set_folder(self.kit.folder)
+        self.toolbar.set_role(self.settings.role)
+        self.toolbar.set_model(self.settings.model)
+        self.toolbar.set_connection(connection_label(self.settings), "unknown")
+        self.toolbar.folderRequested.connect(self.choose_folder)
+        self.toolbar.roleChanged.connect(self.set_role)
+        self.toolbar.modelChanged.connect(self.set_model)
+        self.toolbar.refreshModels.connect(
+            lambda: self.tasks.spawn(self.refresh_models(), what="listing models")
+        )
+        self.toolbar.settingsRequested.connect(self.open_settings)
+        self.pane_host = QSplitter(Qt.Orientation.Horizontal, self)
+        self.pane_host.setChildrenCollapsible(False)
+        self.approval_bar = ApprovalBar(self.approvals, self.colors, self)
+        self.approval_bar.showRequested.connect(self._show_approval)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(4, 4, 4, 0)
+        layout.addWidget(self.pane_host, 1)
+        layout.addWidget(self.approval_bar)
+        self.setCentralWidget(central)
+        self.inspector_dock = QDockWidget("Inspector", self)
+        self.inspector_dock.setObjectName("inspectorDock")
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
+        self.plans_dock = QDockWidget("Plans", self)
+        self.plans_dock.setObjectName("plansDock")
+        self.plans_dock.setWidget(self.plans_panel)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.plans_dock)
+        self.tabifyDockWidget(self.inspector_dock, self.plans_dock)
+        self.status = StatusLine(self)
+        self.setStatusBar(self.status)
+        for keys, slot in ((APPROVE_KEYS, self.approve_key), (DENY_KEYS, self.deny_key)):
+            shortcut = QShortcut(keys, self)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(slot)
+
+    def _make_transport(self) -> Transport:
+        return make_transport(self.settings, self.api_key, on_progress=self._progress.emit)
+
+    def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
+        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
+        session = AgentSession(
+            self.transport,
+            self.tools,
+            self.policy,
+            conversation,
+            model=self.toolbar.current_model() or self.settings.model,
+            role=self.settings.role,
+            cwd=self.kit.folder,
+            wire=recorder,
+            source=source,
+        )
+        self._recorders[session] = recorder
+        return session
+
+    def _install(self, session: AgentSession) -> None:
+        """Make `session` the main conversation: new bridge, chat view and inspector."""
+        old_chat = getattr(self, "chat", None)
+        old_inspector = getattr(self, "inspector", None)
+        self.session = session
+        self.bridge = self.bridge_for(session)
+        self.bridge.loopEvent.connect(self._on_main_event)
+        self.chat = ChatView(self.bridge, self.colors)
+        self.chat.callActivated.connect(self.show_call)
+        self.inspector = Inspector(
+            self.bridge,
+            self.colors,
+            cwd=self.kit.folder,
+            diff_provider=self.kit.diff,
+            tasks=self.tasks,
+        )
+        if old_chat is not None:
+            self.pane_host.replaceWidget(0, self.chat)
+            old_chat.deleteLater()
+        else:
+            self.pane_host.insertWidget(0, self.chat)
+        self.inspector_dock.setWidget(self.inspector)
+        if old_inspector is not None:
+            old_inspector.deleteLater()
+        self.status.follow(self.bridge)
+        self.chat.input.setFocus()
+        self.sessionChanged.emit(session)
+
+    # --- seams for panes and history --------------------------------------------------
+
+    def project_folder(self) -> str:
+        return self.kit.folder
+
+    def session_factory(
+        self, role: Role, model: str | None = None, source: str = "worker"
+    ) -> AgentSession:
+        """A new session on this window's connection, folder, rules and workspace tools."""
+        policy = RulePolicy(
+            modes=self.policy.modes,
+            saved_tools=self.policy.saved_tools,
+            saved_command_prefixes=self.policy.saved_command_prefixes,
+            on_saved_change=self._save_policy,
+        )
+        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
+        session = AgentSession(
+            self.transport,
+            self.kit.registry(),
+            policy,
+            model=model or self.session.loop.model,
+            role=role,
+            cwd=self.kit.folder,
+            wire=recorder,
+            source=source,
+        )
+        self._recorders[session] = recorder
+        return session
+
+    def bridge_for(self, session: AgentSession) -> SessionBridge:
+        """A bridge for `session`; its approvals also go to the window's queue."""
+        bridge = SessionBridge(session, self._recorders.get(session), self.tasks, self)
+
+        def to_queue(event: LoopEvent) -> None:
+            if isinstance(event, ApprovalNeeded):
+                self.approvals.add(event.request)
+
+        bridge.loopEvent.connect(to_queue)
+        return bridge
+
+    def new_conversation(self) -> None:
+        self._replace_session(Conversation())
+
+    def open_conversation(self, resumed: Any) -> None:
+        """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
+        self._replace_session(resumed.conversation)
+        for plan in getattr(resumed, "plans", []):
+            self.plans_panel.add_plan(plan.title, plan.markdown)
+        note = resumed.describe() if callable(getattr(resumed, "describe", None)) else None
+        if note:
+            self.chat.transcript.add_notice(note, self.colors.muted)
+
+    def _replace_session(self, conversation: Conversation) -> None:
+        old = self.session
+        old_bridge = self.bridge
+        self._install(self._new_session(conversation))
+        old_bridge.detach()
+        self.tasks.spawn(old.aclose(), what="closing the previous conversation")
+
+    # --- toolbar actions ----------------------------------------------------------------
+
+    def set_role(self, role: str) -> None:
+        if role in ROLES:
+            self.session.loop.role = role
+            self.settings.role = role
+            self._save_settings()
+
+    def set_model(self, model: str) -> None:
+        self.session.loop.model = model
+        self.settings.model = model
+        self._save_settings()
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a project folder", self.kit.folder)
+        if folder:
+            self.change_folder(folder)
+
+    def change_folder(self, folder: str) -> None:
+        """Work on another project folder: a new conversation there."""
+        try:
+            kit = WorkspaceKit(folder, self.settings, self.api_key, self.plans_panel.sink)
+        except (ValueError, OSError) as exc:
+            self._report_error(f"Cannot open {folder}: {exc}")
+            return
+        self.kit = kit
+        registry = kit.registry()
+        for name in registry.names():  # keep what others registered in window.tools
+            self.tools.register(name, _forwarder(registry, name))
+        self.toolbar.set_folder(kit.folder)
+        self.setWindowTitle(f"melgui — {kit.folder}")
+        self.new_conversation()
+
+    async def refresh_models(self) -> None:
+        label = connection_label(self.settings)
+        self.toolbar.set_connection(label, "busy", "Asking the server for its models…")
+        try:
+            models = await self.transport.list_models()
+        except TransportError as exc:
+            self.toolbar.set_connection(label, "error", str(exc))
+            self.status.showMessage(f"Models: {exc}", 15000)
+            return
+        self.toolbar.set_models(models)
+        self.toolbar.set_connection(label, "ok", f"{len(models)} models")
+        if not self.session.loop.model and models:
+            self.toolbar.set_model(models[0].id)
+            self.session.loop.model = models[0].id
+
+    # --- approvals ------------------------------------------------------------------------
+
+    def approve_key(self) -> None:
+        if not self.inspector.approve_current():
+            self.approval_bar.controls.approve("once")
+
+    def deny_key(self) -> None:
+        if not self.inspector.deny_current():
+            self.approval_bar.controls.deny()
+
+    def show_call(self, call_id: str) -> None:
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+        self.inspector.show_call(call_id)
+
+    def _show_approval(self, source: str, call_id: str) -> None:
+        if source == self.session.source:
+            self.show_call(call_id)
+        else:
+            self.approvalSourceRequested.emit(source, call_id)
+
+    def _on_main_event(self, event: LoopEvent) -> None:
+        label = connection_label(self.settings)
+        if isinstance(event, ApprovalNeeded):
+            self.inspector_dock.raise_()
+        elif isinstance(event, LegFinished):
+            self.toolbar.set_connection(label, "ok", "The last leg succeeded")
+        elif isinstance(event, TurnFailed) and event.status in (None, 401, 402, 403, 404):
+            self.toolbar.set_connection(label, "error", event.message)
+
+    # --- settings ------------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        from melgui.ui.settings_dialog import SettingsDialog
+
+        history = self.command_history()
+        dialog = SettingsDialog(self.settings, self.policy, history, self.tasks, self)
+        dialog.applied.connect(self.apply_settings)
+        dialog.open()
+
+    def command_history(self) -> list[str]:
+        """run_command commands of this conversation (for the rule editor)."""
+        return [
+            str(record.arguments.get("command"))
+            for record in self.inspector.book.records.values()
+            if record.call.name == "run_command" and record.arguments
+        ]
+
+    def apply_settings(self, new: Settings, api_key: str | None) -> None:
+        old = self.settings
+        self.settings = new
+        # The policy objects are shared with worker sessions: update them in place.
+        self.policy.modes.clear()
+        self.policy.modes.update(new.approval_modes)
+        self.policy.saved_tools.clear()
+        self.policy.saved_tools.update(new.saved_tools)
+        self.policy.saved_command_prefixes[:] = new.saved_command_prefixes
+        connection_fields = ("connection", "relay_url", "relay_stream_path", "openai_base_url")
+        changed = any(getattr(old, f) != getattr(new, f) for f in connection_fields)
+        if changed or api_key != self.api_key or old.local_model_path != new.local_model_path:
+            self.api_key = api_key
+            previous = self.transport
+            self.transport = self._make_transport()
+            self.session.loop.transport = self.transport
+            self.tasks.spawn(previous.aclose(), what="closing the previous connection")
+            self.tasks.spawn(self.refresh_models(), what="listing models")
+        self.kit.rebuild(new, self.api_key)
+        if old.theme != new.theme:
+            self.set_theme(new)
+        self.toolbar.set_connection(connection_label(new), "unknown")
+        self._save_settings()
+
+    def set_theme(self, settings: Settings) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            self.colors = apply_theme(app, settings.theme)
+        else:
+            self.colors = colors_for(settings.theme)
+        self.toolbar.colors = self.colors
+        self.approval_bar.set_colors(self.colors)
+        self.plans_panel.set_colors(self.colors)
+        self.chat.set_colors(self.colors)
+        self.inspector.detail.colors = self.colors
+        self.themeChanged.emit(self.colors)
+
+    def _save_policy(self) -> None:
+        self.settings.approval_modes = dict(self.policy.modes)
+        self.settings.saved_tools = sorted(self.policy.saved_tools)
+        self.settings.saved_command_prefixes = list(self.policy.saved_command_prefixes)
+        self._save_settings()
+
+    def _save_settings(self) -> None:
+        if not self.persist_settings:
+            return
+        try:
+            save_settings(self.settings)
+        except SettingsError as exc:
+            self._report_error(str(exc))
+
+    # --- feedback and shutdown -------------------------------------------------------------
+
+    def _report_error(self, text: str) -> None:
+        self.status.showMessage(text, 20000)
+
+    def _show_progress(self, text: str) -> None:
+        self.status.set_progress(text)
+
+    async def aclose(self) -> None:
+        """Stop every turn and tool, close the connection; the conversation stays valid."""
+        self.bridge.detach()
+        await self.session.aclose()
+        await self.transport.aclose()
+        await self.tasks.aclose()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.session.stop()
+        super().closeEvent(event)
+
+
+def _forwarder(registry: Any, name: str) -> Any:
+    async def run(arguments: dict[str, Any]) -> Any:
+        return await registry.run(name, arguments)
+
+    return run
+
+
+def build_main_window(
+    folder: str,
+    settings: Settings,
+    *,
+    api_key: str | None = None,
+    transport: Transport | None = None,
+    persist_settings: bool = True,
+) -> MainWindow:
+    """The window on `folder` (tests pass settings pointing at a scripted server)."""
+    return MainWindow(
+        os.path.abspath(folder),
+        settings,
+        api_key=api_key,
+        transport=transport,
+        persist_settings=persist_settings,
+    )

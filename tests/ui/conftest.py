@@ -1,0 +1,82 @@
+"""Fixtures for window tests: a qasync loop on the test's QApplication, and helpers to
+drive the real window from inside that loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from melgui.core.settings import Settings
+from melgui.ui.main_window import MainWindow, build_main_window
+from melgui.ui.qt_loop import QtEventLoop
+from tests.fakes import ScriptedRelay
+
+T = TypeVar("T")
+Runner = Callable[[Coroutine[Any, Any, T]], T]
+
+
+@pytest.fixture
+def qloop(qapp: QApplication) -> Iterator[QtEventLoop]:
+    loop = QtEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    yield loop
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+@pytest.fixture
+def run(qloop: QtEventLoop) -> Runner[Any]:
+    """Run a coroutine to completion inside the Qt/asyncio loop (30 s at most)."""
+
+    def runner(coro: Coroutine[Any, Any, T]) -> T:
+        return qloop.run_until_complete(asyncio.wait_for(coro, 30))
+
+    return runner
+
+
+async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the loop run until `condition()` is true; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "README.md").write_text("hello\n")
+    return folder
+
+
+def relay_settings(relay: ScriptedRelay, **changes: Any) -> Settings:
+    return Settings(connection="relay", relay_url=relay.url, model="relay-model", **changes)
+
+
+@pytest.fixture
+def make_window(
+    qloop: QtEventLoop, run: Runner[Any], project: Path
+) -> Iterator[Callable[..., MainWindow]]:
+    """Build the real main window on `project`; closed cleanly after the test."""
+    windows: list[MainWindow] = []
+
+    def make(settings: Settings, api_key: str | None = "test-key") -> MainWindow:
+        window = build_main_window(str(project), settings, api_key=api_key, persist_settings=False)
+        window.show()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        run(window.aclose())
+        window.close()
+        window.deleteLater()
+    qloop.run_until_complete(asyncio.sleep(0.05))
