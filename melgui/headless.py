@@ -14,7 +14,8 @@ import signal
 import sys
 from typing import Any, TextIO, assert_never
 
-from melgui.core.catalog import ORCHESTRATION_TOOLS, ROLES, Role
+from melgui.core.catalog import ORCHESTRATION_TOOLS, ROLES
+from melgui.core.connection import api_key_kind, make_transport
 from melgui.core.loop_events import (
     ApprovalNeeded,
     AssistantText,
@@ -32,9 +33,13 @@ from melgui.core.loop_events import (
     TurnFinished,
 )
 from melgui.core.policy import FixedPolicy
+from melgui.core.secrets import get_api_key
 from melgui.core.session import AgentSession
+from melgui.core.settings import Settings, SettingsError, config_dir, load_settings
 from melgui.core.tooling import ToolOutcome, ToolRegistry
-from melgui.core.transport import Transport
+from melgui.tools.registry import build_workspace_tools
+from melgui.tools.workspace import Workspace
+from melgui.ui.workspace_kit import project_memory, tool_settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -127,62 +132,37 @@ class Printer:
                 assert_never(event)
 
 
-def api_key_for(transport: str) -> str | None:
-    """The key from the environment, else the system keyring (settings' secret store)."""
-    names = ("MELIAI_API_KEY",) if transport == "relay" else ("OPENAI_API_KEY", "MELIAI_API_KEY")
-    for name in names:
-        value = os.environ.get(name)
-        if value:
-            return value
-    try:
-        from melgui.core.secrets import get_api_key
-    except ImportError:
-        return None
-    try:
-        return get_api_key(transport)
-    except Exception:  # no keyring backend: run without a key
-        return None
-
-
-def make_transport(kind: str, url: str | None, key: str | None) -> Transport:
-    if kind == "relay":
-        from melgui.core.relay import RelayTransport
-
-        if not url:
-            raise UsageError("--transport relay needs --url (the relay's base URL)")
-        return RelayTransport(url, key)
-    if kind == "openai":
-        from melgui.core.openai_compat import OpenAITransport
-
-        base = url or os.environ.get("OPENAI_BASE_URL")
-        if not base:
-            raise UsageError("--transport openai needs --url or OPENAI_BASE_URL")
-        return OpenAITransport(base, key)
-    from melgui.core.local_llama import LocalTransport
-
-    return LocalTransport(url)
-
-
 class UsageError(Exception):
     pass
 
 
-def headless_tools(folder: str, role: Role) -> ToolRegistry:
-    """The workspace tools, plus orchestration tools that explain they need the window."""
-    from melgui.core.settings import load_settings
-    from melgui.tools import build_workspace_tools
-    from melgui.tools.memory import LocalMemory, memory_db_path
-    from melgui.tools.settings import ToolSettings
-    from melgui.tools.workspace import Workspace
+def settings_for(options: argparse.Namespace) -> Settings:
+    """Saved settings and the environment, overridden by the command line."""
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"melgui: {exc}; using defaults", file=sys.stderr)
+        settings = Settings()
+    kind = options.transport or ("relay" if options.url else settings.connection)
+    update: dict[str, Any] = {"connection": kind}
+    if options.url:
+        update["relay_url" if kind == "relay" else "openai_base_url"] = options.url
+        if kind == "local":
+            update["local_model_path"] = options.url
+    if options.model:
+        update["model"] = options.model
+    updated = settings.model_copy(update=update)
+    if kind == "relay" and not updated.relay_url.strip():
+        raise UsageError("--transport relay needs --url (the relay's base URL)")
+    return updated
 
-    settings = load_settings()
-    workspace = Workspace(folder, config_dir=settings.config_dir)
+
+def headless_tools(folder: str, settings: Settings, api_key: str | None) -> ToolRegistry:
+    """The workspace tools, plus orchestration tools that explain they need the window."""
     registry = build_workspace_tools(
-        workspace,
-        settings=ToolSettings(
-            command_timeout=settings.command_timeout, searxng_url=settings.searxng_url
-        ),
-        memory=LocalMemory(memory_db_path()),
+        Workspace(folder, config_dir=config_dir()),
+        settings=tool_settings(settings),
+        memory=project_memory(settings, api_key),
         plans=_print_plan,
     )
     for tool in ORCHESTRATION_TOOLS:
@@ -208,14 +188,14 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
     folder = os.path.realpath(options.folder)
     if not os.path.isdir(folder):
         raise UsageError(f"--folder {options.folder!r} is not a folder")
-    kind = options.transport or _default_transport(options.url)
-    transport = make_transport(kind, options.url, api_key_for(kind))
-    model = options.model or _default_model(kind)
+    settings = settings_for(options)
+    api_key = get_api_key(api_key_kind(settings))
+    transport = make_transport(settings, api_key)
     session = AgentSession(
         transport,
-        headless_tools(folder, options.role),
+        headless_tools(folder, settings, api_key),
         FixedPolicy(options.approve),
-        model=model,
+        model=settings.model or ("local" if settings.connection == "local" else ""),
         role=options.role,
         cwd=folder,
     )
@@ -236,31 +216,6 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
     reason = printer.error or (result.message if result else "the turn did not run")
     print(f"melgui: {reason}", file=sys.stderr)
     return EXIT_CANCELLED if result is not None and result.outcome == "cancelled" else EXIT_FAILED
-
-
-def _default_transport(url: str | None) -> str:
-    if url:
-        return "relay"
-    if os.environ.get("OPENAI_BASE_URL"):
-        return "openai"
-    try:
-        from melgui.core.settings import load_settings
-
-        return str(load_settings().connection)
-    except Exception:
-        return "local"
-
-
-def _default_model(kind: str) -> str:
-    try:
-        from melgui.core.settings import load_settings
-
-        model = load_settings().model
-        if model:
-            return str(model)
-    except Exception:
-        pass
-    return "local" if kind == "local" else "default"
 
 
 def main(argv: list[str]) -> int:

@@ -63,6 +63,7 @@ class ApprovalPolicy(Protocol):
 def denial_text(name: str, reason: str) -> str:
     """The result the model gets for a denied call, so it can go on."""
     text = f"The user denied this {name} call."
-    if reason.strip():
-        text += f" Reason: {reason.strip()}"
+    reason = reason.strip()
+    if reason:
+        text += f" Reason: {reason}" + ("" if reason[-1] in ".!?" else ".")
     return text + " Do not retry it unchanged; adjust or ask the user."

@@ -1,0 +1,117 @@
+"""`melgui exec` as a real process against the scripted relay and OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.fakes import (
+    ScriptedOpenAI,
+    ScriptedRelay,
+    done,
+    http_error,
+    text,
+    tool_call,
+    tool_calls,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def melgui_exec(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "melgui", "exec", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_json_events_of_a_turn_with_tool_calls(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("hello world\n")
+    scripted_relay.script(
+        [
+            text("Reading."),
+            tool_calls(
+                tool_call("read_file", {"path": "a.txt"}, id="c1"),
+                tool_call("write_file", {"path": "b.txt", "content": "x"}, id="c2"),
+                tool_call("read_file", '{"path": ', id="c3"),
+            ),
+        ],
+        [text("It says hello."), done(usage={"prompt_tokens": 9, "completion_tokens": 3})],
+    )
+    result = melgui_exec(
+        "--url", scripted_relay.base_url, "--folder", str(tmp_path), "--model", "m1",
+        "--role", "worker", "--json", "what is in a.txt?",
+        env={"MELIAI_API_KEY": "k-123"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    events = json_lines(result.stdout)
+    assert [e["kind"] for e in events] == [
+        "text", "tool_call", "tool_call", "tool_call",
+        "tool_result", "tool_result", "tool_result", "text", "done",
+    ]  # fmt: skip
+    assert events[1] == {
+        "kind": "tool_call", "id": "c1", "name": "read_file", "arguments": '{"path": "a.txt"}',
+    }  # fmt: skip
+    results = {e["id"]: e for e in events if e["kind"] == "tool_result"}
+    assert results["c1"]["status"] == "ok" and "hello world" in results["c1"]["content"]
+    assert results["c2"]["status"] == "denied" and "--approve reads" in results["c2"]["content"]
+    assert results["c3"]["status"] == "error" and "not valid JSON" in results["c3"]["content"]
+    assert events[-1] == {
+        "kind": "done",
+        "legs": 2,
+        "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+    }
+    assert not (tmp_path / "b.txt").exists()
+    first = scripted_relay.legs_received[0]
+    assert first.authorization == "Bearer k-123"
+    assert first.json["model"] == "m1" and first.json["tool_role"] == "worker"
+
+
+def test_plain_output_and_approve_all(scripted_openai: ScriptedOpenAI, tmp_path: Path) -> None:
+    scripted_openai.script(
+        [tool_calls(tool_call("write_file", {"path": "out.txt", "content": "made"}, id="w"))],
+        [text("Wrote "), text("it."), done()],
+    )
+    result = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "--approve", "all", "write it",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Wrote it.\n"
+    assert (tmp_path / "out.txt").read_text() == "made"
+
+
+def test_server_error_exits_non_zero_with_one_line_reason(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script([http_error(401, {"error": {"message": "Invalid API key"}})])
+    result = melgui_exec(
+        "--url", scripted_relay.base_url, "--folder", str(tmp_path), "--json", "hi"
+    )
+    assert result.returncode == 1
+    assert json_lines(result.stdout)[-1]["kind"] == "error"
+    assert "Invalid API key" in json_lines(result.stdout)[-1]["message"]
+    reason = result.stderr.strip().splitlines()
+    assert len(reason) == 1 and "Invalid API key" in reason[0]
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    result = melgui_exec("--transport", "relay", "--folder", str(tmp_path), "hi")
+    assert result.returncode == 2 and "needs --url" in result.stderr
+    result = melgui_exec("--url", "http://127.0.0.1:9", "--folder", str(tmp_path / "nope"), "hi")
+    assert result.returncode == 2 and "is not a folder" in result.stderr
