@@ -47,6 +47,7 @@ class AgentPane(QWidget):
         session: AgentSession,
         task: str,
         *,
+        bridge: SessionBridge | None = None,
         recorder: WireRecorder | None = None,
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
@@ -60,13 +61,15 @@ class AgentPane(QWidget):
         self.last_error = ""
         self._on_approval = on_approval
         self._closed = False
-        self.bridge = SessionBridge(session, recorder, parent=self)
+        self.bridge = (
+            bridge if bridge is not None else SessionBridge(session, recorder, parent=self)
+        )
         self.approvals = ApprovalQueue(self)
         self.approval_bar = ApprovalBar(self.approvals, colors, self)
-        self.approval_bar.showRequested.connect(lambda _source, call: self._show_call(call))
+        self.approval_bar.showRequested.connect(lambda _source, call: self.show_call(call))
         self.chat = ChatView(self.bridge, colors, self)
         self.inspector = Inspector(self.bridge, colors, cwd=session.loop.cwd, parent=self)
-        self.chat.callActivated.connect(self._show_call)
+        self.chat.callActivated.connect(self.show_call)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.chat)
         split.addWidget(self.inspector)
@@ -108,7 +111,7 @@ class AgentPane(QWidget):
     def pending_approvals(self) -> list[ApprovalRequest]:
         return self.approvals.pending()
 
-    def _show_call(self, call_id: str) -> None:
+    def show_call(self, call_id: str) -> None:
         sizes = self._split.sizes()
         if len(sizes) == 2 and sizes[1] < 80:
             total = sum(sizes)
@@ -160,6 +163,7 @@ class AgentPane(QWidget):
         for request in self.approvals.pending():
             request.deny("The worker's pane was closed.")
         self.bridge.detach()
+        self.bridge.deleteLater()
         with contextlib.suppress(RuntimeError):
             return asyncio.get_event_loop().create_task(self.session.aclose())
         self.session.stop()

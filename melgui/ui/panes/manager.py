@@ -19,6 +19,7 @@ from melgui.core.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.pty_session import login_shell
 from melgui.core.session import AgentSession
 from melgui.core.transport import WireSink
+from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -39,6 +40,7 @@ class WorkerSpec:
 
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
+BridgeFactory = Callable[[AgentSession], SessionBridge]
 
 
 class PaneError(Exception):
@@ -61,6 +63,7 @@ class PaneManager(QObject):
         cwd: str | os.PathLike[str],
         *,
         worker_factory: WorkerFactory | None = None,
+        bridge_factory: BridgeFactory | None = None,
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
         terminal_env: dict[str, str] | None = None,
@@ -70,6 +73,7 @@ class PaneManager(QObject):
         self.area = area
         self.cwd = Path(cwd)
         self.worker_factory = worker_factory
+        self.bridge_factory = bridge_factory
         self.on_approval = on_approval
         self.colors = colors
         self.terminal_env = terminal_env
@@ -117,8 +121,14 @@ class PaneManager(QObject):
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the worker: {exc}") from exc
+        bridge = self.bridge_factory(session) if self.bridge_factory is not None else None
         pane = AgentPane(
-            session, task, recorder=recorder, on_approval=self.on_approval, colors=self.colors
+            session,
+            task,
+            bridge=bridge,
+            recorder=recorder,
+            on_approval=self.on_approval,
+            colors=self.colors,
         )
         self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
@@ -192,6 +202,15 @@ class PaneManager(QObject):
         for terminal in terminals:
             terminal.finish_close()
         self._closing.clear()
+
+    def show_call(self, source: str, call_id: str) -> bool:
+        """Bring forward the worker pane named `source` and open `call_id` in it."""
+        for info, pane in self.panes():
+            if isinstance(pane, AgentPane) and pane.session.source == source:
+                self.area.focus_pane(info.id)
+                pane.show_call(call_id)
+                return True
+        return False
 
     def all_pids(self) -> list[int]:
         """Every process running in a terminal pane (for checks and the status bar)."""

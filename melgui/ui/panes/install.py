@@ -1,0 +1,98 @@
+"""Puts panes into the main window: the area beside the chat, the orchestration tools in
+the window's registry, workers from its session factory, and the end of every pane when
+the window closes or the app quits. One call: `install_panes(window)`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QWidget
+
+from melgui.core.session import AgentSession
+from melgui.ui.panes.manager import PaneManager, WorkerSpec
+from melgui.ui.panes.orchestration import register_orchestration
+from melgui.ui.panes.pane_area import PaneArea
+
+if TYPE_CHECKING:
+    from melgui.ui.main_window import MainWindow
+
+
+class _EndPanes(QObject):
+    """Ends every pane's program or worker when the window closes or the app quits.
+
+    A child of the manager, so Qt disconnects it when the window goes away.
+    """
+
+    def __init__(self, manager: PaneManager, window: QWidget) -> None:
+        super().__init__(manager)
+        self._manager = manager
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Close:
+            self._manager.shutdown()
+        return False
+
+    def on_about_to_quit(self) -> None:
+        # qasync's run_until_complete also emits aboutToQuit whenever its exec() returns;
+        # only a quit with the window gone is the app's end.
+        if not self._window.isVisible():
+            self._manager.shutdown()
+
+
+def _end_at_exit(manager_ref: weakref.ref[PaneManager]) -> None:
+    manager = manager_ref()
+    if manager is not None:
+        with contextlib.suppress(RuntimeError):  # Qt may have gone first
+            manager.shutdown()
+
+
+def install_panes(window: MainWindow) -> PaneManager:
+    """Add the pane area to `window.pane_host` and the seven tools to `window.tools`."""
+    area = PaneArea()
+    area.hide()  # shown with its first pane, so the chat has the room until then
+    window.pane_host.addWidget(area)
+
+    def make_worker(spec: WorkerSpec) -> AgentSession:
+        return window.session_factory("worker", spec.model, spec.source)
+
+    manager = PaneManager(
+        area,
+        window.project_folder(),
+        worker_factory=make_worker,
+        bridge_factory=window.bridge_for,  # its approvals also reach window.approvals
+        colors=window.colors,
+        parent=window,
+    )
+    register_orchestration(window.tools, manager)
+
+    def on_panes_changed() -> None:
+        has_panes = bool(manager.registry.all())
+        if has_panes and area.isHidden():
+            area.show()
+            total = sum(window.pane_host.sizes()) or window.width()
+            window.pane_host.setSizes([total * 2 // 5, total * 3 // 5])
+        elif not has_panes and not area.isHidden():
+            area.hide()
+
+    def on_session_changed(_session: object) -> None:
+        manager.cwd = Path(window.project_folder())  # new panes open in the new folder
+
+    manager.panesChanged.connect(on_panes_changed)
+    window.sessionChanged.connect(on_session_changed)
+    window.approvalSourceRequested.connect(manager.show_call)
+    ender = _EndPanes(manager, window)
+    window.installEventFilter(ender)
+    app = QApplication.instance()
+    if app is not None:
+        app.aboutToQuit.connect(ender.on_about_to_quit)
+    # Whatever else happens, the interpreter's exit ends every pane too.
+    atexit.register(_end_at_exit, weakref.ref(manager))
+    window.pane_manager = manager  # type: ignore[attr-defined]
+    return manager
