@@ -103,6 +103,9 @@ class MainWindow(QMainWindow):
         self.tools = self.kit.registry()
         self._build_chrome()
         self._install(self._new_session(Conversation()))
+        from melgui.ui.panes.install import install_panes  # panes: issue 5
+
+        install_panes(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
         self.tasks.spawn(self.refresh_models(), what="listing models")
