@@ -11,7 +11,15 @@ from typing import Literal
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QMenu, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from melgui.core.approval import ApprovalRequest
 from melgui.core.policy import is_simple_command, suggested_prefix
@@ -27,7 +35,7 @@ def _keys(sequence: QKeySequence) -> str:
 class ApprovalControls(QWidget):
     decided = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, stacked: bool = False) -> None:
         super().__init__(parent)
         self.request: ApprovalRequest | None = None
         self.reason = QLineEdit(self)
@@ -48,12 +56,21 @@ class ApprovalControls(QWidget):
         self._menu.addAction(self._session_action)
         self._menu.addAction(self._saved_action)
         self.always_button.setMenu(self._menu)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.approve_button)
-        layout.addWidget(self.deny_button)
-        layout.addWidget(self.reason, 1)
-        layout.addWidget(self.always_button)
+        buttons = QHBoxLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons.addWidget(self.approve_button)
+        buttons.addWidget(self.deny_button)
+        if stacked:  # narrow places (the inspector): the reason gets its own line
+            buttons.addStretch(1)
+            buttons.addWidget(self.always_button)
+            layout = QVBoxLayout(self)
+            layout.setContentsMargins(0, 0, 0, 0)
+            layout.addLayout(buttons)
+            layout.addWidget(self.reason)
+        else:
+            buttons.addWidget(self.reason, 1)
+            buttons.addWidget(self.always_button)
+            self.setLayout(buttons)
         self.set_request(None)
 
     def set_request(self, request: ApprovalRequest | None) -> None:

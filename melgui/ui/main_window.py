@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         install_panes(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
+        self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)
         self.tasks.spawn(self.refresh_models(), what="listing models")
 
     # --- construction ------------------------------------------------------------------
@@ -144,6 +145,7 @@ class MainWindow(QMainWindow):
         self.plans_dock.setWidget(self.plans_panel)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.plans_dock)
         self.tabifyDockWidget(self.inspector_dock, self.plans_dock)
+        self.inspector_dock.raise_()
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
         for keys, slot in ((APPROVE_KEYS, self.approve_key), (DENY_KEYS, self.deny_key)):

@@ -14,7 +14,7 @@ from typing import Any
 import qasync
 
 
-class QtEventLoop(qasync.QEventLoop):  # type: ignore[misc]
+class QtEventLoop(qasync.QEventLoop):
     def run_forever(self) -> Any:
         previous = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(

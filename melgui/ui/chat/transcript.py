@@ -221,12 +221,17 @@ class ChatTranscript(QTextBrowser):
         cursor.movePosition(QTextCursor.MoveOperation.End)
         start = cursor.position()
         cursor.insertFragment(fragment)
+        fix = QTextCursor(doc)
+        fix.setPosition(start)
         first = self._first_block_format(fragment)
-        if first is not None:
+        if fix.block().length() == 1 and fix.block().next().position() < cursor.position():
+            # A fragment starting with a list leaves the block at the cursor empty: fold it.
+            folded = QTextBlockFormat()
+            folded.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
+            fix.setBlockFormat(folded)
+        elif first is not None:
             # Qt merges the first block into the (empty) block at the cursor and drops
             # its format (margins, background); put it back.
-            fix = QTextCursor(doc)
-            fix.setPosition(start)
             fix.setBlockFormat(first)
         cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
         return cursor.position() - start
