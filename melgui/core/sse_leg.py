@@ -129,6 +129,13 @@ class LegRun:
             yield status_error(response, await read_bounded(response))
             return
         content_type = response.headers.get("content-type", "")
+        if "html" in content_type:  # a proxy, a login page, or a wrong base URL
+            page = one_line(await read_bounded(response, 2048), 120)
+            yield StreamError(
+                f"the server answered with a web page instead of an event stream "
+                f"(is the URL right?): {page}"
+            )
+            return
         if "json" in content_type and "event-stream" not in content_type:
             async for event in self._read_json(response):
                 yield event

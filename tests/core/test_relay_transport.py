@@ -243,6 +243,17 @@ async def test_json_reply_instead_of_a_stream(scripted_relay: ScriptedRelay) -> 
     assert events == [StreamError("the relay answered with JSON instead of an event stream: nope")]
 
 
+async def test_web_page_instead_of_a_stream(scripted_relay: ScriptedRelay) -> None:
+    page = http_error(200, "<html><title>Sign in</title></html>", {"Content-Type": "text/html"})
+    events, _ = await run_leg(scripted_relay, page)
+    assert events == [
+        StreamError(
+            "the server answered with a web page instead of an event stream "
+            "(is the URL right?): <html><title>Sign in</title></html>"
+        )
+    ]
+
+
 async def test_stalled_stream_times_out(scripted_relay: ScriptedRelay) -> None:
     events, _ = await run_leg(scripted_relay, text("a"), pause(30), read_timeout=0.3)
     error = events[-1]
