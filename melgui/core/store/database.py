@@ -16,6 +16,7 @@ from pathlib import Path
 from melgui.core.store.schema import NewerSchemaError, migrate
 
 BUSY_TIMEOUT_MS = 3000
+WAL_SAFETY_PAGES = 16384  # 64 MB of 4 KB pages
 
 
 class DamagedDatabaseError(Exception):
@@ -42,6 +43,9 @@ def connect(path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqli
         if str(path) != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
+        # Checkpoints (the fsyncs) run off the event loop, see Store.checkpoint; this is
+        # only the safety net for a WAL that nobody checkpoints.
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_SAFETY_PAGES}")
         conn.execute("PRAGMA foreign_keys = ON")
         migrate(conn)
     except BaseException:

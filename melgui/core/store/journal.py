@@ -44,6 +44,7 @@ from melgui.core.messages import Conversation, Message
 from melgui.core.store.store import Store
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
+WIRE_CHUNK = 1000  # wire log lines written together at most
 
 
 class Journal:
@@ -66,13 +67,14 @@ class Journal:
         self._interval = flush_interval
         self._clock = clock
         self._on_problem = on_problem
-        self._leg = 0
         self._text: list[str] = []
         self._text_dirty = False
         self._partial_seq: int | None = None
-        self._wire: list[tuple[int, WireEntry]] = []
+        self._wire: list[WireEntry] = []  # entries of leg `_wire_leg` not written yet
+        self._wire_leg = 0
         self._last_flush = clock()
         self._timer: asyncio.TimerHandle | None = None
+        self._checkpoint: asyncio.Future[None] | None = None
         self._asked: set[str] = set()
         self._thread = threading.get_ident()
         self._mirror: list[Message] = self._start_mirror(conversation)
@@ -95,6 +97,12 @@ class Journal:
 
     def observe(self, event: LoopEvent) -> None:
         """Record one loop event; never raises for storage trouble."""
+        if type(event) is AssistantText:  # the per-token path: no I/O, no clock
+            self._text.append(event.text)
+            self._text_dirty = True
+            if self._timer is None and not self._arm_timer():
+                self._flush_if_due()
+            return
         try:
             self._record(event)
         except sqlite3.Error as exc:
@@ -102,25 +110,26 @@ class Journal:
 
     def record_wire(self, entry: WireEntry) -> None:
         """A WireSink: keeps one wire log line, written with the next batch."""
-        self._wire.append((self._leg, entry))
+        wire = self._wire
+        wire.append(entry)
         # Only the loop's thread writes; an entry from elsewhere waits for the next flush.
-        on_owner = threading.get_ident() == self._thread
-        if on_owner and self._clock() - self._last_flush >= self._interval:
-            self.flush()
+        if self._timer is None or len(wire) >= WIRE_CHUNK:
+            if threading.get_ident() != self._thread:
+                return
+            if len(wire) >= WIRE_CHUNK:  # small chunks: no long pause at the end of a leg
+                self._write_wire()
+            elif not self._arm_timer():
+                self._flush_if_due()
 
     def _record(self, event: LoopEvent) -> None:
         cid = self.conversation_id
         match event:
             case LegStarted(leg=leg):
-                self._leg = leg
+                self._flush_wire()
+                self._wire_leg = leg
                 self._drop_partial()
-            case AssistantText(text=text):
-                self._text.append(text)
-                self._text_dirty = True
-                if self._clock() - self._last_flush >= self._interval:
-                    self.flush()
-                else:
-                    self._arm_timer()
+            case AssistantText():
+                pass  # handled in observe
             case MessageAdded(message=message):
                 self._add_message(message)
             case ToolCallRequested(call=call):
@@ -150,8 +159,10 @@ class Journal:
             case TurnFailed(message=message):
                 self.flush()
                 self.store.add_note(cid, "error", message)
+                self._checkpoint_soon()
             case TurnFinished() | TurnCancelled():
                 self.flush()
+                self._checkpoint_soon()
             case Retrying():
                 pass
             case _:
@@ -216,10 +227,16 @@ class Journal:
         except sqlite3.Error as exc:
             self._report(exc)
 
+    def _write_wire(self) -> None:
+        try:
+            self._flush_wire()
+        except sqlite3.Error as exc:
+            self._report(exc)
+
     def _flush_wire(self) -> None:
         if self._wire:
             entries, self._wire = self._wire, []
-            self.store.add_wire(self.conversation_id, entries)
+            self.store.add_wire_chunk(self.conversation_id, self._wire_leg, entries)
 
     def _drop_partial(self) -> None:
         """A new leg (or a retry) starts: a partial row left over is not part of it."""
@@ -229,15 +246,31 @@ class Journal:
             self.store.drop_messages_from(self.conversation_id, self._partial_seq)
             self._partial_seq = None
 
-    def _arm_timer(self) -> None:
-        if self._timer is not None:
-            return
+    def _checkpoint_soon(self) -> None:
+        """Between turns, fold the WAL into the database in a worker thread."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            return  # no loop (a synchronous caller): the next event flushes
+            return
+        if self._checkpoint is None or self._checkpoint.done():
+            self._checkpoint = loop.run_in_executor(None, self.store.checkpoint)
+
+    def _arm_timer(self) -> bool:
+        """Schedule a flush within the interval; False when there is no running loop."""
+        if self._timer is not None:
+            return True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
         delay = max(0.0, self._interval - (self._clock() - self._last_flush))
         self._timer = loop.call_later(delay, self._on_timer)
+        return True
+
+    def _flush_if_due(self) -> None:
+        """Without a loop (a synchronous caller) the events themselves pace the flushes."""
+        if self._clock() - self._last_flush >= self._interval:
+            self.flush()
 
     def _on_timer(self) -> None:
         self._timer = None

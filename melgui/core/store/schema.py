@@ -6,6 +6,7 @@ a newer melgui (higher version than we know) is left untouched.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 
@@ -134,7 +135,63 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_tables, _v2_search)
+def _v3_cheaper_streaming(conn: sqlite3.Connection) -> None:
+    """Streaming costs: partial rows stay out of the search index (it is rebuilt when the
+    answer is final), and the wire log is kept in chunks (one row per journal flush)."""
+    if has_fts(conn):
+        for name in ("insert", "delete", "update"):
+            conn.execute(f"DROP TRIGGER IF EXISTS messages_fts_{name}")
+        _run_script(
+            conn,
+            """
+            CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+            WHEN new.partial = 0 BEGIN
+                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+            END;
+            CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+            WHEN old.partial = 0 BEGIN
+                INSERT INTO messages_fts (messages_fts, rowid, content)
+                    VALUES ('delete', old.id, old.content);
+            END;
+            CREATE TRIGGER messages_fts_unindex AFTER UPDATE OF content, partial ON messages
+            WHEN old.partial = 0 BEGIN
+                INSERT INTO messages_fts (messages_fts, rowid, content)
+                    VALUES ('delete', old.id, old.content);
+            END;
+            CREATE TRIGGER messages_fts_index AFTER UPDATE OF content, partial ON messages
+            WHEN new.partial = 0 BEGIN
+                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+            END;
+            INSERT INTO messages_fts (messages_fts) VALUES ('delete-all');
+            INSERT INTO messages_fts (rowid, content)
+                SELECT id, content FROM messages WHERE partial = 0;
+            """,
+        )
+    _run_script(
+        conn,
+        """
+        CREATE TABLE wire_chunks (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            leg INTEGER NOT NULL,
+            entries TEXT NOT NULL
+        );
+        CREATE INDEX wire_chunks_by_conversation ON wire_chunks (conversation_id, id);
+        """,
+    )
+    chunks: dict[tuple[str, int], list[list[object]]] = {}
+    for cid, leg, direction, text, at in conn.execute(
+        "SELECT conversation_id, leg, direction, text, at FROM wire_log ORDER BY id"
+    ):
+        chunks.setdefault((cid, leg), []).append([direction, text, at])
+    conn.executemany(
+        "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
+        ((cid, leg, json.dumps(entries)) for (cid, leg), entries in chunks.items()),
+    )
+    conn.execute("DROP TABLE wire_log")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_tables, _v2_search, _v3_cheaper_streaming)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -75,6 +75,18 @@ class Store:
     def close(self) -> None:
         self._conn.close()
 
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file, from a connection of its own: safe to call
+        in a worker thread (`asyncio.to_thread(store.checkpoint)`); never raises."""
+        if self.path is None:
+            return
+        with suppress(sqlite3.Error):
+            conn = sqlite3.connect(str(self.path), timeout=1.0)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            finally:
+                conn.close()
+
     def __enter__(self) -> Store:
         return self
 
@@ -363,13 +375,25 @@ class Store:
         """Append wire log lines, each with its leg number, in one commit."""
         self.add_wire_rows(cid, [(leg, e.direction, e.text, e.at) for leg, e in entries])
 
+    def add_wire_chunk(self, cid: str, leg: int, entries: Sequence[WireEntry]) -> None:
+        """Append one leg's wire log lines as one stored chunk (the journal's fast path)."""
+        data = json.dumps([(e.direction, e.text, e.at) for e in entries], ensure_ascii=False)
+        self._conn.execute(
+            "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
+            (cid, leg, data),
+        )
+
     def add_wire_rows(self, cid: str, rows: Sequence[tuple[int, str, str, float]]) -> None:
-        """Append (leg, direction, text, at) rows in one commit."""
+        """Append (leg, direction, text, at) rows: one stored chunk per leg, one commit."""
+        chunks: list[tuple[int, list[tuple[str, str, float]]]] = []
+        for leg, direction, text, at in rows:
+            if not chunks or chunks[-1][0] != leg:
+                chunks.append((leg, []))
+            chunks[-1][1].append((direction, text, at))
         with self.transaction() as conn:
             conn.executemany(
-                "INSERT INTO wire_log (conversation_id, leg, direction, text, at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                ((cid, *row) for row in rows),
+                "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
+                ((cid, leg, json.dumps(entries)) for leg, entries in chunks),
             )
 
     def restore_metadata(
@@ -393,12 +417,16 @@ class Store:
             )
 
     def wire_log(self, cid: str, leg: int | None = None) -> list[WireRecord]:
-        sql = "SELECT leg, direction, text, at FROM wire_log WHERE conversation_id = ?"
+        sql = "SELECT leg, entries FROM wire_chunks WHERE conversation_id = ?"
         params: list[object] = [cid]
         if leg is not None:
             sql += " AND leg = ?"
             params.append(leg)
-        return [WireRecord(*row) for row in self._conn.execute(sql + " ORDER BY id", params)]
+        return [
+            WireRecord(chunk_leg, str(direction), str(text), float(at))
+            for chunk_leg, entries in self._conn.execute(sql + " ORDER BY id", params)
+            for direction, text, at in json.loads(entries)
+        ]
 
     def add_note(self, cid: str, kind: str, text: str, *, at: float | None = None) -> None:
         self._conn.execute(
