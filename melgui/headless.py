@@ -36,6 +36,8 @@ from melgui.core.policy import FixedPolicy
 from melgui.core.secrets import get_api_key
 from melgui.core.session import AgentSession
 from melgui.core.settings import Settings, SettingsError, config_dir, load_settings
+from melgui.core.store import open_store
+from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.tooling import ToolOutcome, ToolRegistry
 from melgui.tools.registry import build_workspace_tools
 from melgui.tools.workspace import Workspace
@@ -70,6 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--folder", default=".", help="project folder (default: .)")
     parser.add_argument("--json", action="store_true", help="one JSON object per event")
+    history = parser.add_mutually_exclusive_group()
+    history.add_argument(
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="go on with the folder's latest conversation (as the window's history shows it)",
+    )
+    history.add_argument("--resume", metavar="ID", help="go on with a stored conversation")
+    parser.add_argument(
+        "--no-history", action="store_true", help="do not keep this turn in the history"
+    )
     parser.add_argument("prompt", help="the user message")
     return parser
 
@@ -170,6 +183,21 @@ def headless_tools(folder: str, settings: Settings, api_key: str | None) -> Tool
     return registry
 
 
+def _start_recording(options: argparse.Namespace, folder: str, model: str) -> Recording:
+    try:
+        return start_recording(
+            open_store(),
+            folder,
+            model=model,
+            role=options.role,
+            resume_id=options.resume,
+            continue_latest=options.continue_latest,
+            on_problem=lambda text: print(f"melgui: {text}", file=sys.stderr),
+        )
+    except UnknownConversationError as exc:
+        raise UsageError(f"--resume: {exc}") from None
+
+
 def _print_plan(title: str, markdown: str) -> None:
     print(f"\n# Plan: {title}\n{markdown}\n", file=sys.stderr)
 
@@ -190,16 +218,24 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"--folder {options.folder!r} is not a folder")
     settings = settings_for(options)
     api_key = get_api_key(api_key_kind(settings))
+    model = settings.model or ("local" if settings.connection == "local" else "")
+    recording = None if options.no_history else _start_recording(options, folder, model)
     transport = make_transport(settings, api_key)
     session = AgentSession(
         transport,
         headless_tools(folder, settings, api_key),
         FixedPolicy(options.approve),
-        model=settings.model or ("local" if settings.connection == "local" else ""),
+        recording.conversation if recording else None,
+        model=model,
         role=options.role,
         cwd=folder,
+        wire=recording.journal.record_wire if recording else None,
     )
     printer = Printer(out, options.json)
+    if recording is not None:
+        session.subscribe(recording.journal.observe)
+        for notice in recording.notices:
+            print(f"melgui: {notice}", file=sys.stderr)
     session.subscribe(printer.observe)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -210,6 +246,9 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
     finally:
         await session.aclose()
         await transport.aclose()
+        if recording is not None:
+            recording.close()
+            recording.journal.store.close()
     result = session.last_result
     if result is not None and result.outcome == "done":
         return EXIT_OK
