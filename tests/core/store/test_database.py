@@ -168,3 +168,37 @@ def test_unusable_folder_gives_a_memory_store_with_a_message(tmp_path: Path) -> 
         store.create_conversation(str(tmp_path))
     finally:
         store.close()
+
+
+def test_version_2_history_migrates_its_wire_log_and_search_index(tmp_path: Path) -> None:
+    from melgui.core.store import Store
+    from melgui.core.store.database import OpenedDatabase
+    from melgui.core.store.schema import MIGRATIONS
+
+    path = database_path(tmp_path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, MIGRATIONS[:2])
+    conn.execute(
+        "INSERT INTO conversations (id, folder, created_at, updated_at) VALUES ('c', '/p', 1, 1)"
+    )
+    conn.executemany(
+        "INSERT INTO messages (conversation_id, seq, role, content, partial, created_at)"
+        " VALUES ('c', ?, ?, ?, ?, 1)",
+        [(0, "user", "final words", 0), (1, "assistant", "halfway words", 1)],
+    )
+    conn.executemany(
+        "INSERT INTO wire_log (conversation_id, leg, direction, text, at) VALUES ('c', ?, ?, ?, ?)",
+        [(1, "request", "POST", 1.0), (1, "event", "delta", 2.0), (2, "request", "POST 2", 3.0)],
+    )
+    conn.close()
+    store = Store(OpenedDatabase(connect(path), path))
+    try:
+        assert [(w.leg, w.direction, w.text, w.at) for w in store.wire_log("c")] == [
+            (1, "request", "POST", 1.0),
+            (1, "event", "delta", 2.0),
+            (2, "request", "POST 2", 3.0),
+        ]
+        assert [s.id for s in store.conversations("/p", query="final")] == ["c"]
+        assert store.conversations("/p", query="halfway") == []  # partial rows wait
+    finally:
+        store.close()

@@ -219,3 +219,14 @@ async def test_storage_failure_is_reported_once_and_the_turn_goes_on(
     assert isinstance(events[-1], TurnFinished)
     assert len(problems) == 1 and problems[0].startswith("History not saved:")
     assert journal.problem is not None
+
+
+async def test_long_wire_logs_are_written_in_chunks_in_order(store: Store, tmp_path: Path) -> None:
+    tokens: Leg = [TextDelta(f"t{i} ") for i in range(2500)]
+    session, _journal, cid, _ = start(store, tmp_path, [[*tokens, Done()]], flush_interval=60.0)
+    session.submit("long")
+    await session.wait_idle()
+    wire = store.wire_log(cid)
+    assert len(wire) == 1 + 2501  # the request, then every event
+    chunks = store._conn.execute("SELECT count(*) FROM wire_chunks").fetchone()[0]
+    assert chunks >= 3  # never one huge write at the end of the leg
