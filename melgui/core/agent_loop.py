@@ -48,6 +48,7 @@ Sleep = Callable[[float], Awaitable[None]]
 
 CANCELLED_RESULT = "The user stopped this call before it finished."
 SKIPPED_RESULT = "Not run: the user stopped the turn before this call started."
+YIELD_EVERY = 0.005  # seconds of uninterrupted streaming before yielding to the event loop
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ class AgentLoop:
             tool_choice=self.tool_choice,
         )
         stream = self.transport.stream(request, self._wire)
+        next_yield = time.monotonic() + YIELD_EVERY
         try:
             async for event in stream:
                 match event:
@@ -210,6 +212,11 @@ class AgentLoop:
                         if text:
                             text_parts.append(text)
                             self._emit(AssistantText(text))
+                        if time.monotonic() >= next_yield:
+                            # A fast server delivers thousands of buffered deltas without
+                            # a pause; let the event loop (the window) run in between.
+                            await asyncio.sleep(0)
+                            next_yield = time.monotonic() + YIELD_EVERY
                     case ToolCalls() | Done() | StreamError():
                         return event
                     case _:

@@ -106,3 +106,17 @@ def _lexer(lang: str) -> Any:
         return get_lexer_by_name(lang, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return None
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Load Markdown's and Pygments' modules once, before the first streamed answer."""
+    global _warm
+    if _warm:
+        return
+    _warm = True
+    from melgui.ui.theme import LIGHT
+
+    SegmentRenderer(LIGHT).document("# w\n\n- *a* `b`\n\n```python\nx = 1\n```\n")

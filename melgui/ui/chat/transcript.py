@@ -9,6 +9,9 @@ edit earlier on (a tool card's status) never confuses it.
 from __future__ import annotations
 
 import html
+import math
+import time
+from collections import deque
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -27,11 +30,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from melgui.ui.chat.markdown_blocks import MarkdownSplitter
-from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer
+from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
+from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer, warm_up
 from melgui.ui.theme import Colors
 
 FLUSH_MS = 40
+FLUSH_BUDGET_S = 0.008
 CALL_SCHEME = "call"
 MORE_SCHEME = "more"
 
@@ -42,6 +46,8 @@ class _OpenMessage:
     def __init__(self, first_code_id: int) -> None:
         self.splitter = MarkdownSplitter(first_code_id)
         self.pending: list[str] = []
+        self.ready: deque[Segment] = deque()  # final, not drawn yet
+        self.tail_dirty = False
         self.tail_len = 0
         self.streamed = False
 
@@ -71,6 +77,7 @@ class ChatTranscript(QTextBrowser):
         self._timer.setSingleShot(True)
         self._timer.setInterval(FLUSH_MS)
         self._timer.timeout.connect(self.flush)
+        QTimer.singleShot(0, warm_up)  # Pygments and Markdown load before the first answer
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range)
@@ -108,7 +115,7 @@ class ChatTranscript(QTextBrowser):
         message.pending.append(delta)
         message.streamed = True
         if not self._timer.isActive():
-            self._timer.start()
+            self._timer.start(FLUSH_MS)
 
     def finish_assistant(self, text: str | None) -> None:
         """The assistant message is complete. `text` is drawn if nothing was streamed."""
@@ -118,7 +125,7 @@ class ChatTranscript(QTextBrowser):
             message.pending.append(text)
         if message is None:
             return
-        self.flush()
+        self.flush(budget=None)
         self._replace_tail("")
         for segment in message.splitter.finish():
             self._append_html(self._renderer.render(segment))
@@ -173,20 +180,34 @@ class ChatTranscript(QTextBrowser):
 
     # --- rendering -----------------------------------------------------------------
 
-    def flush(self) -> None:
-        """Draw buffered deltas: append what became final, re-render the open tail."""
+    def flush(self, budget: float | None = FLUSH_BUDGET_S) -> None:
+        """Draw buffered deltas: append what became final, re-render the open tail.
+
+        At most `budget` seconds of drawing per call: when text arrives faster than
+        that, the rest is drawn on the next turn of the event loop, which never stalls.
+        """
         message = self._open
-        if message is None or not message.pending:
+        if message is None:
             return
-        text = "".join(message.pending)
-        message.pending.clear()
-        frozen = message.splitter.feed(text)
-        if frozen:
+        if message.pending:
+            text = "".join(message.pending)
+            message.pending.clear()
+            message.ready.extend(message.splitter.feed(text))
+            message.tail_dirty = True
+        if not message.ready and not message.tail_dirty:
+            return
+        deadline = time.perf_counter() + budget if budget is not None else math.inf
+        if message.ready:
             self._replace_tail("")
-            for segment in frozen:
-                self._append_html(self._renderer.render(segment))
-        tail = message.splitter.tail()
-        self._replace_tail(self._renderer.render(tail) if tail is not None else "")
+            message.tail_dirty = True
+            while message.ready and time.perf_counter() < deadline:
+                self._append_html(self._renderer.render(message.ready.popleft()))
+        if message.ready:
+            self._timer.start(0)  # the rest right after the loop has run once
+        else:
+            tail = message.splitter.tail()
+            self._replace_tail(self._renderer.render(tail) if tail is not None else "")
+            message.tail_dirty = False
         self._scroll_if_stuck()
 
     def _begin_assistant(self) -> _OpenMessage:

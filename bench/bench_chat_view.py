@@ -1,0 +1,339 @@
+"""The chat view under load, measured side by side in one run.
+
+1. Stream 20,000 tokens of Markdown with code blocks from the scripted relay (real
+   HTTP over loopback, real RelayTransport, AgentSession and ChatView) as fast as it
+   sends them. The view's cost per token (event handling + batched render + layout and
+   paint) over the first and the last 2,000 tokens, and their ratio (must stay < 1.5);
+   the longest stall of the event loop (target < 50 ms).
+2. Open a conversation of 1,000 messages: time to the first paint, and memory.
+
+    python bench/bench_chat_view.py [--tokens N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-")
+os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
+os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
+
+from PySide6.QtCore import QEvent, QObject  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from melgui.core.events import ToolCall  # noqa: E402
+from melgui.core.loop_events import AssistantText, LoopEvent  # noqa: E402
+from melgui.core.messages import Conversation, Message  # noqa: E402
+from melgui.core.policy import RulePolicy  # noqa: E402
+from melgui.core.relay import RelayTransport  # noqa: E402
+from melgui.core.session import AgentSession  # noqa: E402
+from melgui.core.tooling import ToolRegistry  # noqa: E402
+from melgui.ui.bridge import SessionBridge  # noqa: E402
+from melgui.ui.chat.chat_view import ChatView  # noqa: E402
+from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.theme import apply_theme  # noqa: E402
+from tests.fakes import ScriptedRelay, done, text  # noqa: E402
+
+WINDOW = 2000
+WORDS = tuple(
+    [
+        "the",
+        "agent",
+        "reads",
+        "a",
+        "file",
+        "then",
+        "edits",
+        "it",
+        "and",
+        "runs",
+        "the",
+        "tests",
+        "with",
+        "**care**",
+        "and",
+        "`pytest",
+        "-q`",
+        "so",
+        "each",
+        "change",
+        "is",
+        "small",
+        "reviewed",
+        "and",
+        "easy",
+        "to",
+        "undo",
+        "later",
+    ]
+)
+
+
+def markdown_tokens(count: int, seed: int = 7) -> list[str]:
+    """`count` tokens (~4 characters each) of mixed Markdown with code blocks.
+
+    One WINDOW of tokens repeated, so the first and the last window hold the same
+    content and their costs differ only by where they come in the message.
+    """
+    rng = random.Random(seed)
+    parts: list[str] = []
+    size = 0
+    while size < WINDOW * 4:
+        kind = rng.random()
+        if kind < 0.25:
+            lines = "".join(
+                f"    value_{i} = compute({i}, name='x{i}')  # step {i}\n"
+                for i in range(rng.randint(4, 20))
+            )
+            part = f"```python\ndef block_{len(parts)}():\n{lines}    return value_0\n```\n\n"
+        elif kind < 0.4:
+            part = "".join(f"- {' '.join(rng.choices(WORDS, k=7))}\n" for _ in range(5)) + "\n"
+        elif kind < 0.45:
+            part = f"## Section {len(parts)}\n\n"
+        else:
+            part = " ".join(rng.choices(WORDS, k=45)) + ".\n\n"
+        parts.append(part)
+        size += len(part)
+    unit = "".join(parts)[: WINDOW * 4]
+    unit = unit[: unit.rindex("\n\n") + 2]  # whole blocks, so every repeat starts clean
+    whole = unit * (count // (len(unit) // 4) + 1)
+    return [whole[i : i + 4] for i in range(0, len(whole), 4)][:count]
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class StallMeter:
+    """How late a 5 ms heartbeat on the event loop fires: the longest stall."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _beat(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(0.005)
+            self.worst = max(self.worst, time.perf_counter() - started - 0.005)
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._beat())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+class TimedView:
+    """Re-wires a ChatView so each token's handling and each render are timed.
+
+    CPU time of the GUI thread, so other processes on a busy machine do not count.
+    """
+
+    def __init__(self, chat: ChatView, bridge: SessionBridge) -> None:
+        self.chat = chat
+        self.costs: list[float] = []  # per token, seconds
+        self._unrendered: list[int] = []  # indexes of tokens not yet rendered
+        bridge.loopEvent.disconnect(chat.on_event)
+        bridge.loopEvent.connect(self.on_event)
+        transcript = chat.transcript
+        transcript._timer.timeout.disconnect(transcript.flush)
+        transcript._timer.timeout.connect(self.flush)
+
+    def on_event(self, event: LoopEvent) -> None:
+        started = time.thread_time()
+        self.chat.on_event(event)
+        if isinstance(event, AssistantText):
+            self.costs.append(time.thread_time() - started)
+            self._unrendered.append(len(self.costs) - 1)
+
+    def flush(self) -> None:
+        started = time.thread_time()
+        transcript = self.chat.transcript
+        transcript.flush()
+        transcript.viewport().repaint()  # layout and paint inside the timed region
+        spent = time.thread_time() - started
+        if self._unrendered:
+            share = spent / len(self._unrendered)
+            for index in self._unrendered:
+                self.costs[index] += share
+            self._unrendered.clear()
+
+
+def stream_bench(app: QApplication, tokens: int) -> dict[str, float]:
+    loop = QtEventLoop(app)
+    asyncio.set_event_loop(loop)
+    pieces = markdown_tokens(tokens)
+    with ScriptedRelay() as relay:
+        relay.script([*(text(piece) for piece in pieces), done()])
+        transport = RelayTransport(relay.url, "bench-key")
+        session = AgentSession(
+            transport,
+            ToolRegistry(),
+            RulePolicy(),
+            model="bench",
+            role="assistant",
+            cwd=_SANDBOX,
+        )
+        bridge = SessionBridge(session)
+        chat = ChatView(bridge)
+        chat.resize(900, 1000)
+        chat.show()
+        timed = TimedView(chat, bridge)
+        stalls = StallMeter()
+
+        async def run() -> float:
+            stalls.start()
+            await asyncio.sleep(0.2)  # let the window settle before measuring
+            stalls.worst = 0.0
+            started = time.perf_counter()
+            bridge.submit("Write a long answer with code.")
+            await session.wait_idle()
+            elapsed = time.perf_counter() - started
+            await asyncio.sleep(0.1)
+            stalls.stop()
+            return elapsed
+
+        elapsed = loop.run_until_complete(run())
+        loop.run_until_complete(session.aclose())
+        loop.run_until_complete(transport.aclose())
+        chat.close()
+    loop.close()
+    costs = timed.costs
+    received = len(costs)
+    first = sum(costs[:WINDOW]) / min(WINDOW, received)
+    last = sum(costs[-WINDOW:]) / min(WINDOW, received)
+    return {
+        "tokens": received,
+        "first_us": first * 1e6,
+        "last_us": last * 1e6,
+        "ratio": last / first,
+        "stall_ms": stalls.worst * 1000,
+        "seconds": elapsed,
+        "chars": len(chat.transcript.toPlainText()),
+    }
+
+
+def long_conversation(messages: int) -> Conversation:
+    rng = random.Random(3)
+    conversation = Conversation()
+    for n in range(messages // 4):
+        conversation.append(Message.user(f"Question {n}: " + " ".join(rng.choices(WORDS, k=12))))
+        call = ToolCall(f"c{n}", "read_file", f'{{"path": "src/file_{n}.py"}}')
+        conversation.append(Message.assistant("Let me look.", (call,)))
+        conversation.append(Message.tool_result(call.id, "x = 1\n" * 20))
+        conversation.append(
+            Message.assistant(
+                " ".join(rng.choices(WORDS, k=40))
+                + f"\n\n```python\ndef answer_{n}():\n    return {n}\n```\n"
+            )
+        )
+    return conversation
+
+
+class FirstPaint(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: float | None = None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and self.at is None:
+            self.at = time.perf_counter()
+        return False
+
+
+def open_bench(app: QApplication, messages: int) -> dict[str, float]:
+    conversation = long_conversation(messages)
+    before = rss_mb()
+    started = time.perf_counter()
+    session = AgentSession(
+        RelayTransport("http://127.0.0.1:9", None),
+        ToolRegistry(),
+        RulePolicy(),
+        conversation,
+        model="bench",
+        role="assistant",
+        cwd=_SANDBOX,
+    )
+    bridge = SessionBridge(session)
+    chat = ChatView(bridge)
+    painted = FirstPaint()
+    chat.transcript.viewport().installEventFilter(painted)
+    chat.resize(900, 1000)
+    chat.show()
+    while painted.at is None and time.perf_counter() - started < 30:
+        app.processEvents()
+    first_paint = (painted.at or time.perf_counter()) - started
+    after = rss_mb()
+    chat.close()
+    asyncio.run(session.loop.transport.aclose())
+    return {
+        "messages": len(conversation.messages),
+        "first_paint_ms": first_paint * 1000,
+        "rss_mb": after - before,
+    }
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--messages", type=int, default=1_000)
+    parser.add_argument("--runs", type=int, default=3)
+    options = parser.parse_args(argv)
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    apply_theme(app, "light")
+    opened = open_bench(app, options.messages)  # first: its memory is not yet reused
+    stream_bench(app, 1000)  # warm-up: Qt, Markdown and Pygments loaded before measuring
+    runs = [stream_bench(app, options.tokens) for _ in range(options.runs)]
+    for n, run in enumerate(runs, 1):
+        print(
+            f"run {n}: {run['tokens']:,.0f} tokens ({run['chars']:,.0f} characters shown) in "
+            f"{run['seconds']:.1f} s; per token first {WINDOW:,} {run['first_us']:.0f} µs, "
+            f"last {WINDOW:,} {run['last_us']:.0f} µs, ratio {run['ratio']:.2f}; "
+            f"longest stall {run['stall_ms']:.0f} ms"
+        )
+    ratio = median([run["ratio"] for run in runs])
+    stall = median([run["stall_ms"] for run in runs])
+    print(
+        f"view cost per token, last {WINDOW:,} / first {WINDOW:,} (median of {len(runs)}): "
+        f"{ratio:.2f} ({'ok' if ratio < 1.5 else 'TOO HIGH'}: must stay < 1.5)"
+    )
+    print(
+        f"longest event-loop stall (median of {len(runs)}): {stall:.1f} ms "
+        f"({'ok' if stall < 50 else 'over'} the 50 ms target; a busy machine adds its own)"
+    )
+    print(
+        f"opened {opened['messages']:,.0f} messages: first paint "
+        f"{opened['first_paint_ms']:.0f} ms, memory +{opened['rss_mb']:.1f} MB RSS"
+    )
+    return 0 if ratio < 1.5 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
