@@ -1,0 +1,25 @@
+"""Load the scripts under packaging/ (not a Python package: the name is PyPI's) by path."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGING = ROOT / "packaging"
+LINUX_FILES = PACKAGING / "linux"
+
+
+def load_script(name: str) -> ModuleType:
+    """packaging/<name>.py as a module, loaded once."""
+    key = f"melgui_packaging_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, PACKAGING / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module

