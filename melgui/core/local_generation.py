@@ -1,0 +1,298 @@
+"""One leg of the local model, run in a worker thread.
+
+`run_leg` emits events through a callback (the transport forwards them to the event
+loop) and checks a cancel flag before every prompt chunk and every sampled token, so a
+cancelled leg stops within one token.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy
+
+from melgui.core.catalog import ToolDef
+from melgui.core.events import (
+    Done,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCalls,
+    Usage,
+    WireEntry,
+)
+from melgui.core.local_model import LoadedModel
+from melgui.core.local_prompt import (
+    CALL_PREFIX,
+    IM_END,
+    IM_START,
+    MESSAGE_HEAD,
+    call_head,
+    decision_grammar,
+    parse_call_head,
+    render_prompt,
+)
+from melgui.core.transport import LegRequest
+
+Emit = Callable[[StreamEvent | WireEntry], None]
+
+PREFILL_CHUNK = 64
+# Measured on SmolLM2-135M: call requests led 'message' by >= 3.8 logits, chat by <= 1.4.
+MESSAGE_BIAS = 2.5
+MIN_ROOM = 64  # tokens the answer needs at least, after the prompt
+ANSWER_TOKENS = 1024  # a small model that loops stops here (finish_reason "length")
+TEXT_SAMPLING: dict[str, Any] = {
+    "temperature": 0.2,
+    "top_p": 0.95,
+    "top_k": 40,
+    "min_p": 0.05,
+    "repeat_penalty": 1.1,
+}
+
+
+class LegCancelled(Exception):
+    """The consumer went away; the leg stops without another event."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallPlan:
+    """What the leg may answer: the tools shown, which may be called, and whether text."""
+
+    tools: tuple[ToolDef, ...]
+    callable: tuple[ToolDef, ...]
+    allow_message: bool
+
+
+def tool_rounds(messages: list[dict[str, Any]]) -> int:
+    """How many times the model has called tools since the last user message."""
+    rounds = 0
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            rounds += 1
+    return rounds
+
+
+def plan_leg(request: LegRequest, max_tool_rounds: int) -> CallPlan | str:
+    """The leg's answer options, or a message saying why the request is unusable.
+
+    Under tool_choice auto, after `max_tool_rounds` rounds of calls the model must
+    answer in words: small models otherwise call tools again and again.
+    """
+    choice = request.tool_choice
+    tools = request.tools
+    if choice == "auto" and tool_rounds(request.messages) >= max_tool_rounds:
+        choice = "none"
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        forced = tuple(tool for tool in tools if tool.name == name)
+        if not forced:
+            return f"tool_choice names a tool that was not sent: {name!r}"
+        return CallPlan(tools, forced, allow_message=False)
+    if not tools or choice == "none":
+        return CallPlan(tools, (), allow_message=True)
+    return CallPlan(tools, tools, allow_message=choice != "required")
+
+
+class _LegRun:
+    def __init__(self, model: LoadedModel, cancelled: threading.Event, emit: Emit) -> None:
+        self.llama = model.llama
+        self.model = model
+        self.cancelled = cancelled
+        self.emit = emit
+        self.sampled = 0
+        self.prompt_tokens = 0
+        self.llama_cpp = importlib.import_module("llama_cpp")
+
+    def note(self, text: str) -> None:
+        self.emit(WireEntry("note", text, time.time()))
+
+    def _stop_check(self, _ids: Any, _logits: Any) -> bool:
+        self.sampled += 1
+        return self.cancelled.is_set()
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+    def prefill(self, tokens: list[int]) -> None:
+        """Evaluate all but the last prompt token in small chunks, checking cancel.
+
+        llama.cpp then finds this prefix in its cache and evaluates only the rest.
+        """
+        llama = self.llama
+        cached = 0
+        for old, new in zip(llama.input_ids[: llama.n_tokens].tolist(), tokens, strict=False):
+            if old != new:
+                break
+            cached += 1
+        cached = min(cached, len(tokens) - 1)
+        llama.n_tokens = cached
+        for start in range(cached, len(tokens) - 1, PREFILL_CHUNK):
+            if self.cancelled.is_set():
+                raise LegCancelled
+            llama.eval(tokens[start : min(start + PREFILL_CHUNK, len(tokens) - 1)])
+
+    def complete(
+        self, prompt: str, max_tokens: int, grammar: str | None, **sampling: Any
+    ) -> Iterator[tuple[str, str | None]]:
+        """(text piece, finish_reason) pairs of one completion of `prompt`."""
+        tokens = self.tokenize(prompt)
+        self.prefill(tokens)
+        stops = self.llama_cpp.StoppingCriteriaList([self._stop_check])
+        chunks = self.llama.create_completion(
+            prompt=tokens,
+            max_tokens=max_tokens,
+            stream=True,
+            stop=[IM_END, IM_START],
+            stopping_criteria=stops,
+            grammar=self.llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+            if grammar
+            else None,
+            **sampling,
+        )
+        try:
+            for chunk in chunks:
+                if self.cancelled.is_set():
+                    raise LegCancelled
+                choice = chunk["choices"][0]
+                yield choice.get("text") or "", choice.get("finish_reason")
+        finally:
+            chunks.close()
+        if self.cancelled.is_set():
+            raise LegCancelled
+
+    def prefers_call(self, prompt: str) -> bool:
+        """Whether the model would rather open a call than a message, by next-token logits.
+
+        Small models rarely begin with 'message:' unprompted; MESSAGE_BIAS evens that out.
+        """
+        tokens = self.tokenize(prompt)
+        self.prefill(tokens)
+        if self.cancelled.is_set():
+            raise LegCancelled
+        self.llama.eval(tokens[-1:])
+        # With logits_all off, llama.cpp keeps only the last position's logits.
+        logits = numpy.ctypeslib.as_array(
+            self.llama._ctx.get_logits(), shape=(self.llama.n_vocab(),)
+        )
+        call = self.first_token(CALL_PREFIX)
+        message = self.first_token(MESSAGE_HEAD)
+        margin = float(logits[call] - logits[message])
+        self.note(f"local decision: call leads message by {margin:+.2f} logits")
+        return margin > MESSAGE_BIAS
+
+    def first_token(self, text: str) -> int:
+        return int(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)[0])
+
+    def room(self, prompt: str) -> int:
+        return self.model.n_ctx - len(self.tokenize(prompt)) - 1
+
+    def usage(self) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.sampled,
+            total_tokens=self.prompt_tokens + self.sampled,
+        )
+
+    def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
+        prompt = render_prompt(request.messages, plan.tools, with_tools=bool(plan.tools))
+        self.prompt_tokens = len(self.tokenize(prompt))
+        self.note(f"local prompt: {self.prompt_tokens} tokens, model {self.model.file_name}")
+        if self.room(prompt) < MIN_ROOM:
+            return StreamError(
+                f"The conversation ({self.prompt_tokens} tokens) does not fit the local "
+                f"model's context of {self.model.n_ctx} tokens; start a new conversation."
+            )
+        if not plan.callable:
+            return self.text(prompt + MESSAGE_HEAD if plan.tools else prompt)
+        if len(plan.callable) == 1 and not plan.allow_message:
+            return self.call(prompt, plan.callable[0])
+        names = [tool.name for tool in plan.callable]
+        grammar = decision_grammar(names, allow_message=False)
+        if plan.allow_message and not self.prefers_call(prompt):
+            self.note("local model chose: 'message:'")
+            return self.text(prompt + MESSAGE_HEAD)
+        pieces = self.complete(prompt, 32, grammar, temperature=0.0)
+        head = "".join(text for text, _ in pieces)
+        self.note(f"local model chose: {head.strip()!r}")
+        name = parse_call_head(head)
+        tool = next((tool for tool in plan.callable if tool.name == name), None)
+        if tool is None:
+            return self.text(prompt + MESSAGE_HEAD)
+        return self.call(prompt, tool)
+
+    def text(self, prompt: str) -> StreamEvent:
+        finish: str | None = None
+        limit = min(self.room(prompt), ANSWER_TOKENS)
+        for piece, reason in self.complete(prompt, limit, None, **TEXT_SAMPLING):
+            if piece:
+                self.emit(TextDelta(piece))
+            finish = reason or finish
+        return Done(usage=self.usage(), finish_reason=finish or "stop")
+
+    def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
+        prompt += call_head(tool.name)
+        gbnf = arguments_grammar(tool)
+        pieces = list(self.complete(prompt, self.room(prompt), gbnf, **TEXT_SAMPLING))
+        arguments = "".join(text for text, _ in pieces).strip()
+        try:
+            json.loads(arguments)
+        except ValueError:
+            return StreamError(
+                f"The local model's call of {tool.name} was cut off before its arguments "
+                "were complete.",
+                retryable=True,
+            )
+        call = ToolCall(f"call_{uuid.uuid4().hex[:24]}", tool.name, arguments)
+        return ToolCalls((call,), usage=self.usage())
+
+
+_grammars: dict[str, str] = {}
+
+
+def arguments_grammar(tool: ToolDef) -> str:
+    """GBNF that admits only JSON matching the tool's parameters (any JSON if unusable)."""
+    schema = json.dumps(tool.parameters, sort_keys=True)
+    if schema not in _grammars:
+        grammar_module = importlib.import_module("llama_cpp.llama_grammar")
+        try:
+            _grammars[schema] = grammar_module.json_schema_to_gbnf(schema)
+        except Exception:  # a schema the converter cannot express
+            _grammars[schema] = grammar_module.JSON_GBNF
+    return _grammars[schema]
+
+
+def run_leg(
+    model: LoadedModel,
+    request: LegRequest,
+    cancelled: threading.Event,
+    emit: Emit,
+    max_tool_rounds: int,
+) -> None:
+    """Run one leg to its end event (none when cancelled); one leg per model at a time."""
+    plan = plan_leg(request, max_tool_rounds)
+    if isinstance(plan, str):
+        emit(StreamError(plan))
+        return
+    while not model.lock.acquire(timeout=0.05):
+        if cancelled.is_set():
+            return
+    try:
+        leg = _LegRun(model, cancelled, emit)
+        end = leg.run(request, plan)
+    except LegCancelled:
+        return
+    except Exception as exc:  # llama.cpp failures must end the leg, not the app
+        end = StreamError(f"The local model failed: {exc}")
+    finally:
+        model.lock.release()
+    emit(end)

@@ -1,0 +1,143 @@
+"""How a leg is written for a small local ChatML model, and the grammars that keep its
+tool calls well formed.
+
+The model sees its tools in the system message and answers in one of two shapes, as
+in llama-cpp-python's `chatml-function-calling` format (whose own handler drops tool
+results and empties plain answers, so melgui renders the prompt itself):
+
+    message:            functions.read_file:
+    <text>              {"path": "notes.txt"}
+
+The first line is chosen under a grammar (`decision_grammar`), the arguments under a
+grammar made from the tool's JSON schema; free text is sampled unconstrained.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from melgui.core.catalog import ToolDef
+
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+MESSAGE_HEAD = "message:\n"
+CALL_PREFIX = "functions."
+RESULT_NUDGE = "Use this result to answer my request, beginning with 'message:'."
+DEFAULT_SYSTEM = "You are a helpful AI assistant working on the user's project folder."
+
+
+def call_head(name: str) -> str:
+    """The line that opens a call of `name`."""
+    return f"{CALL_PREFIX}{name}:\n"
+
+
+def tool_instructions(tools: Sequence[ToolDef]) -> str:
+    """The part of the system message that lists the tools and the answer shapes."""
+    lines = ["", "", "You can use these tools:"]
+    for tool in tools:
+        lines.append(f"\n{CALL_PREFIX}{tool.name}: {tool.description}")
+        lines.append(f"arguments: {json.dumps(tool.parameters, separators=(',', ':'))}")
+    lines += [
+        "",
+        "Reply in one of two ways.",
+        "To answer the user in words, write 'message:' on the first line, then your answer.",
+        "To use a tool, write 'functions.' and the tool name and ':' on the first line, "
+        "then the arguments as JSON.",
+        "When a tool's result arrives, answer the user with 'message:'.",
+    ]
+    return "\n".join(lines)
+
+
+def _text(content: Any) -> str:
+    """Message content as text; multi-part content keeps its text parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "".join(str(part) for part in parts)
+    return json.dumps(content)
+
+
+def result_text(name: str, content: str) -> str:
+    """A tool result as the user turn that carries it back to the model."""
+    return f"Result of {CALL_PREFIX}{name}:\n{content}\n\n{RESULT_NUDGE}"
+
+
+def _call_parts(call: dict[str, Any]) -> tuple[str, str, str]:
+    """(id, name, arguments) of a wire tool call; arguments stay a JSON string."""
+    function = call.get("function") or {}
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments)
+    return str(call.get("id", "")), str(function.get("name", "")), arguments
+
+
+def _turn(role: str, text: str) -> str:
+    return f"{IM_START}{role}\n{text}{IM_END}\n"
+
+
+def render_prompt(
+    messages: Iterable[dict[str, Any]], tools: Sequence[ToolDef], *, with_tools: bool
+) -> str:
+    """The whole ChatML prompt, ending with the opened assistant turn.
+
+    With `with_tools`, the system message lists `tools`, earlier assistant text is
+    written after 'message:' and earlier calls as 'functions.<name>:' lines; tool
+    results come back as user turns that name the tool they answer.
+    """
+    messages = list(messages)
+    system_parts: list[str] = []
+    rest: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") == "system":
+            system_parts.append(_text(message.get("content")))
+        else:
+            rest.append(message)
+    system = "\n\n".join(part for part in system_parts if part) or DEFAULT_SYSTEM
+    if with_tools and tools:
+        system += tool_instructions(tools)
+    out = [_turn("system", system)]
+    call_names: dict[str, str] = {}
+    for message in rest:
+        role = message.get("role")
+        text = _text(message.get("content"))
+        if role == "assistant":
+            calls = [_call_parts(call) for call in message.get("tool_calls") or []]
+            call_names.update((call_id, name) for call_id, name, _ in calls)
+            if with_tools:
+                body = [MESSAGE_HEAD + text] if text else []
+                body += [call_head(name) + arguments for _, name, arguments in calls]
+            else:
+                body = [text] if text else []
+                body += [f"(I used the tool {name}.)" for _, name, _ in calls]
+            out.append(_turn("assistant", "\n".join(body)))
+        elif role == "tool":
+            name = call_names.get(str(message.get("tool_call_id")), "the tool")
+            out.append(_turn("user", result_text(name, text)))
+        else:
+            out.append(_turn("user", text))
+    out.append(f"{IM_START}assistant\n")
+    return "".join(out)
+
+
+def _literal(text: str) -> str:
+    return json.dumps(text)
+
+
+def decision_grammar(names: Sequence[str], *, allow_message: bool) -> str:
+    """GBNF for the first line of an answer: a call head, or 'message:' when allowed."""
+    options = [_literal(call_head(name)) for name in names]
+    if allow_message:
+        options.append(_literal(MESSAGE_HEAD))
+    return "root ::= " + " | ".join(options) + "\n"
+
+
+def parse_call_head(text: str) -> str | None:
+    """The tool name of a call head line, or None when `text` opens a message."""
+    if text.startswith(CALL_PREFIX) and text.rstrip().endswith(":"):
+        return text[len(CALL_PREFIX) :].rstrip()[:-1]
+    return None
