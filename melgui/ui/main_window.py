@@ -106,6 +106,10 @@ class MainWindow(QMainWindow):
         from melgui.ui.panes.install import install_panes  # panes: issue 5
 
         install_panes(self)
+        from melgui.core.store import open_store  # history: issue 7
+        from melgui.ui.history import install_history
+
+        self.history = install_history(self, open_store())
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
         self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)

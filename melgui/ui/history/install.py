@@ -2,11 +2,12 @@
 
     sidebar = install_history(window, store)
 
-The window is a QMainWindow that offers what `HistoryHost` lists (each optional):
-its project folder, `open_conversation(resumed)` to show a stored conversation again
-(chat, inspector with the calls' records and the repair note, plans), and
-`new_conversation()`. The sidebar sits in a dock on the left; storage messages go to
-the status bar.
+The window is a QMainWindow that may offer (each optional): `project_folder()`,
+`open_conversation(resumed)` to show a stored conversation again (chat, inspector with
+the calls' records and the repair note, plans), `new_conversation()`, and the pair
+`session` / `sessionChanged(session)` (with `bridge.recorder` for the wire log), through
+which every main conversation is journaled (WindowJournal). The sidebar sits in a dock
+on the left; storage messages go to the status bar.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Protocol, runtime_checkable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
+from melgui.core.session import AgentSession
 from melgui.core.store import Store
 from melgui.core.store.resume import ConversationNotFoundError, Resumed, resume
 from melgui.ui.history.sidebar import HistorySidebar
+from melgui.ui.history.window_journal import WindowJournal, WireListen
 
 
 @runtime_checkable
@@ -55,9 +58,22 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
     if store.notice:
         status.showMessage(store.notice)
 
+    keeper = WindowJournal(store, sidebar, lambda: project_folder(window))
+    sidebar.window_journal = keeper
+    session = getattr(window, "session", None)
+    if isinstance(session, AgentSession):
+        keeper.follow(session, _wire_listener(window))
+    changed = getattr(window, "sessionChanged", None)
+    if changed is not None:
+        changed.connect(lambda new: keeper.follow(new, _wire_listener(window)))
+    app = QCoreApplication.instance()
+    if app is not None:
+        app.aboutToQuit.connect(keeper.close)
+
     def open_stored(cid: str) -> None:
         resumed = open_resumed(store, cid, sidebar)
         if resumed is not None and isinstance(window, ConversationOpener):
+            keeper.expect(cid, resumed.conversation)
             window.open_conversation(resumed)
 
     def start_new() -> None:
@@ -67,6 +83,13 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
     sidebar.conversationOpened.connect(open_stored)
     sidebar.newConversationRequested.connect(start_new)
     return sidebar
+
+
+def _wire_listener(window: object) -> WireListen | None:
+    """The window's in-memory wire log (already redacted), if it has one to listen to."""
+    recorder = getattr(getattr(window, "bridge", None), "recorder", None)
+    listen = getattr(recorder, "listen", None)
+    return listen if callable(listen) else None
 
 
 def open_resumed(store: Store, cid: str, sidebar: HistorySidebar) -> Resumed | None:

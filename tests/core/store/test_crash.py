@@ -160,23 +160,9 @@ def melgui_exec(url: str, folder: Path, extra: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
-def exec_journals() -> bool:
-    """`melgui exec` keeps history once it offers --continue (it calls start_recording)."""
-    help_text = subprocess.run(
-        [sys.executable, "-m", "melgui", "exec", "--help"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
-    return "--continue" in help_text
-
-
 @pytest.fixture(params=[crash_app, melgui_exec], ids=["crash_app", "melgui_exec"])
 def app_command(request: pytest.FixtureRequest) -> AppCommand:
     command: AppCommand = request.param
-    if command is melgui_exec and not exec_journals():
-        pytest.skip("melgui exec does not journal to the store yet (no --continue)")
     return command
 
 
