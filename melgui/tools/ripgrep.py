@@ -64,5 +64,15 @@ def grep_argv(rg: str, pattern: str) -> list[str]:
     ]
 
 
-def files_argv(rg: str) -> list[str]:
-    return [rg, *IGNORE_FLAGS, "--no-messages", "--files", "--null", "."]
+def files_argv(rg: str, name_globs: list[str] | None = None) -> list[str]:
+    """List files; `name_globs` pre-filters by file name as a file type does.
+
+    A type, unlike `--glob`, never overrides .gitignore; it does let hidden files
+    through, which the caller filters out again.
+    """
+    types: list[str] = []
+    for glob in name_globs or ():
+        types += ["--type-add", f"melguifind:{glob}"]
+    if types:
+        types += ["--type", "melguifind"]
+    return [rg, *IGNORE_FLAGS, "--no-messages", *types, "--files", "--null", "."]

@@ -10,7 +10,7 @@ from typing import Any
 import melgui
 from melgui.core.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
-from melgui.tools.glob_match import compile_glob
+from melgui.tools.glob_match import GlobMatcher
 from melgui.tools.ripgrep import files_argv, find_ripgrep, grep_argv
 from melgui.tools.search_process import SearchRun, run_search
 from melgui.tools.settings import ToolSettings
@@ -120,15 +120,12 @@ async def find_files(
     workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
 ) -> ToolOutcome:
     pattern = require_str(arguments, "pattern")
-    matches_glob = compile_glob(pattern)
+    glob = GlobMatcher(pattern)
     rg = _engine(settings)
     if rg is None:
         argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT
     else:
-        argv, cwd = files_argv(rg), str(workspace.root)
-
-    def accept(record: bytes) -> bool:
-        return matches_glob(_path_text(record))
+        argv, cwd = files_argv(rg, glob.name_globs), str(workspace.root)
 
     limit = settings.find_max_results
     run = await run_search(
@@ -137,26 +134,28 @@ async def find_files(
         separator=b"\x00",
         max_records=max(limit * _COLLECT_FACTOR, 10_000),
         timeout=settings.search_timeout,
-        accept=accept,
+        select=glob.select_records,
     )
-    paths = sorted(_path_text(record) for record in run.records)
+    # UTF-8 bytes sort like their text; only the paths shown are decoded.
+    run.records.sort()
+    count = len(run.records)
+    paths = [record.decode("utf-8", errors="replace") for record in run.records[:limit]]
     if run.timed_out:
         return ToolOutcome.error(
             f"[find_files stopped after {settings.search_timeout:g} s; the project is too "
-            f"large to list in time. Partial results: {len(paths)} paths.]\n"
-            + "\n".join(paths[:limit])
+            f"large to list in time. Partial results: {count} paths.]\n" + "\n".join(paths)
         )
-    if not paths:
+    if not count:
         return ToolOutcome(
             f"No files match {pattern!r} in the project (hidden and .gitignore'd files "
             "are skipped)."
         )
-    total = f"more than {len(paths):,}" if run.more else f"{len(paths):,}"
+    total = f"more than {count:,}" if run.more else f"{count:,}"
     noun = "file matches" if total == "1" else "files match"
-    lines = [f"{total} {noun} {pattern!r}:", *paths[:limit]]
-    if run.more or len(paths) > limit:
+    lines = [f"{total} {noun} {pattern!r}:", *paths]
+    if run.more or count > limit:
         lines.append(
-            f"[Capped: showing the first {min(limit, len(paths))} of {total} paths (sorted). "
+            f"[Capped: showing the first {len(paths)} of {total} paths (sorted). "
             "Use a more specific pattern to see the rest.]"
         )
     return ToolOutcome("\n".join(lines))

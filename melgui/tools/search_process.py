@@ -27,11 +27,12 @@ async def run_search(
     separator: bytes,
     max_records: int,
     timeout: float,
-    accept: Callable[[bytes], bool] | None = None,
+    select: Callable[[bytes], list[bytes]] | None = None,
 ) -> SearchRun:
     """Collect up to `max_records` separator-ended records of the process's stdout.
 
-    With `accept`, only the records it accepts are kept and counted.
+    With `select`, blocks of whole records (each ending in `separator`) go through it
+    in bulk and only the records it returns are kept and counted.
 
     The process is killed when there are more, when `timeout` passes, or when the
     caller is cancelled; it is always waited for, so nothing is left behind.
@@ -48,7 +49,7 @@ async def run_search(
     stderr_task = asyncio.create_task(_read_capped(proc.stderr))
     try:
         async with asyncio.timeout(timeout):
-            await _collect(proc.stdout, run, separator, max_records, accept)
+            await _collect(proc.stdout, run, separator, max_records, select)
             if not run.more:
                 run.returncode = await proc.wait()
     except TimeoutError:
@@ -67,19 +68,23 @@ async def _collect(
     run: SearchRun,
     separator: bytes,
     max_records: int,
-    accept: Callable[[bytes], bool] | None,
+    select: Callable[[bytes], list[bytes]] | None,
 ) -> None:
     pending = b""
     while True:
         chunk = await stream.read(_CHUNK)
-        if not chunk:
-            complete = [pending] if pending else []
-            pending = b""
-        else:
+        if chunk:
             pending += chunk
-            *complete, pending = pending.split(separator)
-        if accept is not None:
-            complete = [record for record in complete if accept(record)]
+            cut = pending.rfind(separator) + 1
+            block, pending = pending[:cut], pending[cut:]
+        else:
+            block, pending = pending, b""
+            if block and not block.endswith(separator):
+                block += separator
+        if select is not None:
+            complete = select(block)
+        else:
+            complete = block.split(separator)[:-1] if block else []
         room = max_records - len(run.records)
         if len(complete) > room:
             run.records.extend(complete[:room])

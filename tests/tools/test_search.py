@@ -38,6 +38,7 @@ def make_tree(root: Path) -> None:
         "docs/tmp/scratch.md": "needle in docs tmp\n",
         ".hidden/secret.txt": "needle hidden\n",
         ".env": "needle=hidden file\n",
+        "src/.secret.py": "needle = 'hidden file in a plain folder'\n",
         "long.txt": "start " + "z" * 10_000 + " needle " + "z" * 100 + "\n",
     }
     for name, text in files.items():
@@ -96,7 +97,17 @@ async def test_engines_agree(workspace: Workspace) -> None:
         fast = await grep(workspace, ToolSettings(search_engine="ripgrep"), {"pattern": pattern})
         slow = await grep(workspace, ToolSettings(search_engine="python"), {"pattern": pattern})
         assert fast == slow, pattern
-    for glob in ["*.py", "**/*.md", "src/**", "src/*.txt", "*.{md,log}", "**/util/*", "*"]:
+    globs = [
+        "*.py",
+        "**/*.md",
+        "src/**",
+        "src/*.txt",
+        "*.{md,log}",
+        "**/util/*",
+        "*",
+        "src/**/*.py",
+    ]
+    for glob in [*globs, "**/test_*.py", "s?c/*.py", "*.[mt]*", "{src,docs}/**/*.{py,md}"]:
         fast = await find_files(workspace, ToolSettings(search_engine="ripgrep"), {"pattern": glob})
         slow = await find_files(workspace, ToolSettings(search_engine="python"), {"pattern": glob})
         assert fast == slow, glob
