@@ -21,6 +21,7 @@ from melgui.core.terminal_screen import TerminalScreen
 from melgui.ui.panes.terminal_view import TerminalView
 
 READ_BUDGET_S = 0.012
+FEED_BATCH = 64 * 1024
 POLL_MS = 200  # how often to look for an exit that left the pty open (a background job)
 CLOSE_GRACE_MS = 800
 
@@ -98,11 +99,16 @@ class TerminalPane(QWidget):
         total = 0
         deadline = time.perf_counter() + budget
         while True:
-            chunk = pty.read()
-            if not chunk:
+            # A pty hands out a few KB per read: gather a batch, then interpret it at once.
+            batch: list[bytes] = []
+            size = 0
+            while size < FEED_BATCH and (chunk := pty.read()):
+                batch.append(chunk)
+                size += len(chunk)
+            if not batch:
                 break
-            total += len(chunk)
-            self.emulator.feed(chunk)
+            total += size
+            self.emulator.feed(b"".join(batch))
             if time.perf_counter() >= deadline:
                 break
         if total:

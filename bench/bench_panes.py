@@ -1,0 +1,306 @@
+"""Panes must not freeze the window, however much their programs print.
+
+1. Emulators side by side on the same mixed text + colour codes: avt (what the panes
+   use) against pyte's Screen and HistoryScreen (the usual pure-Python choice).
+2. Flood a real terminal pane: `cat` of 50 MB of mixed text and colour codes in a real
+   pty, read, interpreted and painted by the pane; throughput against `cat` of the same
+   file to /dev/null, and the longest event-loop stall (target < 100 ms), measured by a
+   10 ms timer on the same loop.
+3. Eight worker panes streaming at once from the scripted relay over loopback HTTP,
+   each with its own chat view: the longest event-loop stall.
+
+    python bench/bench_panes.py [--megabytes 50] [--workers 8] [--deltas 1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from melgui.core.policy import FixedPolicy  # noqa: E402
+from melgui.core.relay import RelayTransport  # noqa: E402
+from melgui.core.session import AgentSession  # noqa: E402
+from melgui.core.terminal_screen import TerminalScreen  # noqa: E402
+from melgui.core.tooling import ToolRegistry  # noqa: E402
+from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
+from melgui.ui.panes.manager import PaneManager, WorkerSpec  # noqa: E402
+from melgui.ui.panes.pane_area import PaneArea  # noqa: E402
+from melgui.ui.panes.terminal_pane import TerminalPane  # noqa: E402
+from tests.fakes import ScriptedRelay, done, pause, text  # noqa: E402
+
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "the",
+    "lazy",
+    "dog",
+    "while",
+    "tests",
+    "run",
+    "in",
+    "parallel",
+]
+
+
+def make_flood(path: Path, megabytes: float) -> int:
+    """Lines of words, a fifth of them coloured (16, 256 and RGB), some bold/underlined."""
+    rng = random.Random(5)
+    target = int(megabytes * 1_000_000)
+    lines: list[str] = []
+    size = 0
+    while size < target:
+        parts = []
+        for _ in range(rng.randint(3, 16)):
+            word = rng.choice(WORDS)
+            roll = rng.random()
+            if roll < 0.12:
+                word = f"\x1b[{rng.randint(31, 37)}m{word}\x1b[0m"
+            elif roll < 0.17:
+                word = f"\x1b[1;38;5;{rng.randint(0, 255)}m{word}\x1b[0m"
+            elif roll < 0.20:
+                r, g, b = (rng.randint(0, 255) for _ in range(3))
+                word = f"\x1b[4;38;2;{r};{g};{b}m{word}\x1b[0m"
+            parts.append(word)
+        line = " ".join(parts) + "\n"
+        lines.append(line)
+        size += len(line)
+        if len(lines) >= 20000:
+            with path.open("a") as handle:
+                handle.write("".join(lines))
+            lines.clear()
+    with path.open("a") as handle:
+        handle.write("".join(lines))
+    return path.stat().st_size
+
+
+class StallMeter:
+    """A 10 ms timer on the loop; the worst lateness of a tick is the longest stall."""
+
+    def __init__(self, interval_ms: int = 10) -> None:
+        self.interval = interval_ms / 1000
+        self.worst = 0.0
+        self._last = time.perf_counter()
+        self._timer = QTimer()
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self.worst = 0.0
+        self._last = time.perf_counter()
+        self._timer.start()
+
+    def stop(self) -> float:
+        self._timer.stop()
+        return self.worst
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self._last - self.interval)
+        self._last = now
+
+
+def bench_emulators(sample: bytes) -> None:
+    import pyte
+
+    print("1. Emulators on the same %.1f MB of mixed text and colour codes" % (len(sample) / 1e6))
+    results: dict[str, float] = {}
+
+    def run(name: str, feed: Any) -> None:
+        started = time.perf_counter()
+        for offset in range(0, len(sample), 65536):
+            feed(sample[offset : offset + 65536])
+        results[name] = len(sample) / (time.perf_counter() - started) / 1e6
+
+    screen = TerminalScreen(120, 40)
+    run("avt (melgui TerminalScreen)", screen.feed)
+    pyte_screen = pyte.Screen(120, 40)
+    run("pyte Screen", pyte.ByteStream(pyte_screen).feed)
+    history = pyte.HistoryScreen(120, 40, history=5000)
+    run("pyte HistoryScreen", pyte.ByteStream(history).feed)
+    best = results["avt (melgui TerminalScreen)"]
+    for name, rate in results.items():
+        print(f"   {name:<30} {rate:8.2f} MB/s   ({best / rate:5.1f}x slower than avt)")
+
+
+def bench_flood(app: QApplication, path: Path, size: int) -> None:
+    print(f"2. Terminal pane flooded with `cat` of {size / 1e6:.0f} MB")
+    started = time.perf_counter()
+    subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
+    cat_time = time.perf_counter() - started
+
+    pane = TerminalPane(f"cat {path}", path.parent, columns=120, rows=40)
+    pane.resize(1000, 640)
+    pane.show()
+    worst = {"pump": 0.0, "paint": 0.0}
+
+    def timed(name: str, function: Any) -> Any:
+        def run(*args: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args)
+            finally:
+                worst[name] = max(worst[name], time.perf_counter() - started)
+
+        return run
+
+    pane.pump = timed("pump", pane.pump)  # type: ignore[method-assign]
+    pane.view.paintEvent = timed("paint", pane.view.paintEvent)  # type: ignore[method-assign]
+    meter = StallMeter()
+    meter.start()
+    started = time.perf_counter()
+    deadline = started + 600
+    while pane.state.name == "running" and time.perf_counter() < deadline:
+        app.processEvents()
+        time.sleep(0.0005)
+    pane_time = time.perf_counter() - started
+    stall = meter.stop()
+    fed = pane.emulator.bytes_fed
+    pane.close_now(0.2)
+    print(f"   cat > /dev/null      {cat_time:7.2f} s   {size / cat_time / 1e6:9.1f} MB/s")
+    print(
+        f"   terminal pane        {pane_time:7.2f} s   {fed / pane_time / 1e6:9.1f} MB/s"
+        f"   ({pane_time / cat_time:.0f}x cat's time; {pane.view.paints} paints)"
+    )
+    verdict = "ok" if stall < 0.1 else "OVER TARGET"
+    print(f"   longest event-loop stall: {stall * 1000:.1f} ms (target < 100 ms: {verdict})")
+    print(
+        f"   longest single read+interpret slice {worst['pump'] * 1000:.1f} ms,"
+        f" longest paint {worst['paint'] * 1000:.1f} ms; load average {_load()}"
+    )
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{value:.1f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> None:
+    from melgui.ui.qt_loop import QtEventLoop
+
+    pace = f"{1 / gap:.0f} deltas/s each" if gap else "as fast as the relay can send"
+    print(f"3. {workers} worker panes streaming {deltas} deltas each ({pace}), scripted relay")
+    loop = QtEventLoop(app)
+    asyncio.set_event_loop(loop)
+    chunk = "Streaming **markdown** with `code` and words, "
+    # Paragraphs of ten deltas, as a model writes them.
+    pieces = [chunk + (f"{n}.\n\n" if n % 10 == 9 else f"{n} ") for n in range(deltas)]
+    with ScriptedRelay() as relay, tempfile.TemporaryDirectory() as folder:
+        relay.on(
+            lambda r: r.tool_role == "worker",
+            lambda r: [*_paced([text(piece) for piece in pieces], gap), done()],
+        )
+        transport = RelayTransport(relay.base_url, "bench-key")
+
+        def factory(spec: WorkerSpec) -> AgentSession:
+            return AgentSession(
+                transport,
+                ToolRegistry(),
+                FixedPolicy("all"),
+                model="bench",
+                role="worker",
+                cwd=folder,
+                wire=spec.wire,
+                source=spec.source,
+            )
+
+        area = PaneArea()
+        area.resize(1400, 900)
+        area.show()
+        manager = PaneManager(area, folder, worker_factory=factory)
+        meter = StallMeter()
+
+        async def run() -> tuple[float, float, float]:
+            meter.start()
+            started = time.perf_counter()
+            for n in range(workers):
+                manager.spawn_agent(f"task {n}", None, "right" if n % 2 else "down")
+                await asyncio.sleep(0)
+            opened = time.perf_counter() - started
+            opening_stall = meter.stop()
+            meter.start()  # from here on: the panes stream
+            panes = [pane for _, pane in manager.panes() if isinstance(pane, AgentPane)]
+            await asyncio.sleep(0.2)
+            while any(pane.session.busy for pane in panes):
+                await asyncio.sleep(0.02)
+            return time.perf_counter() - started, opened, opening_stall
+
+        elapsed, opened, opening_stall = loop.run_until_complete(run())
+        stall = meter.stop()
+        manager.shutdown()
+        loop.run_until_complete(transport.aclose())
+        loop.run_until_complete(asyncio.sleep(0.1))
+        total = workers * sum(len(piece) for piece in pieces)
+        print(
+            f"   opening {workers} panes (chat view + inspector each): {opened * 1000:.0f} ms,"
+            f" longest stall while opening {opening_stall * 1000:.0f} ms"
+        )
+        print(
+            f"   {workers} x {deltas} deltas in {elapsed:.2f} s ({total / elapsed / 1e3:.0f} kB/s)"
+        )
+        verdict = "ok" if stall < 0.1 else "OVER TARGET"
+        print(
+            f"   longest event-loop stall while streaming: {stall * 1000:.1f} ms"
+            f" (target < 100 ms: {verdict})"
+        )
+        area.close()
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+def _paced(steps: list[Any], gap: float) -> list[Any]:
+    if not gap:
+        return steps
+    paced: list[Any] = []
+    for step in steps:
+        paced += [step, pause(gap)]
+    return paced
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megabytes", type=float, default=50.0)
+    parser.add_argument("--sample-megabytes", type=float, default=1.0)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--deltas", type=int, default=500)
+    parser.add_argument("--rate", type=float, default=50.0, help="deltas per second per worker")
+    parser.add_argument(
+        "--flood-workers", action="store_true", help="also stream with no pause at all"
+    )
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "flood.txt"
+        size = make_flood(path, args.megabytes)
+        with path.open("rb") as handle:
+            sample = handle.read(int(args.sample_megabytes * 1_000_000)).replace(b"\n", b"\r\n")
+        bench_emulators(sample)
+        bench_flood(app, path, size)
+    bench_workers(app, args.workers, args.deltas, 1 / args.rate)
+    if args.flood_workers:
+        bench_workers(app, args.workers, args.deltas, 0.0)
+
+
+if __name__ == "__main__":
+    main()
