@@ -160,7 +160,22 @@ def melgui_exec(url: str, folder: Path, extra: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
-@pytest.fixture(params=[crash_app, melgui_exec], ids=["crash_app", "melgui_exec"])
+def gui_app(url: str, folder: Path, extra: list[str]) -> list[str]:
+    """The window (offscreen); `--continue` becomes reopening the newest conversation."""
+    extra = ["--reopen-latest" if arg == "--continue" else arg for arg in extra]
+    return [
+        sys.executable, "-m", "tests.ui.history.gui_app",
+        "--url", url, "--folder", str(folder), *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(crash_app, id="crash_app"),
+        pytest.param(melgui_exec, id="melgui_exec"),
+        pytest.param(gui_app, id="gui_app", marks=pytest.mark.slow),
+    ]
+)
 def app_command(request: pytest.FixtureRequest) -> AppCommand:
     command: AppCommand = request.param
     return command
