@@ -16,12 +16,12 @@ import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication
 
-from melgui.core.settings import Settings  # noqa: E402
-from melgui.ui.app import shutdown  # noqa: E402
-from melgui.ui.main_window import build_main_window  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
+from melgui.core.settings import Settings
+from melgui.ui.app import shutdown
+from melgui.ui.main_window import build_main_window
+from melgui.ui.qt_loop import QtEventLoop
 
 
 async def drive(window: object, options: argparse.Namespace) -> int:
