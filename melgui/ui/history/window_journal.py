@@ -3,7 +3,8 @@
 The window replaces its AgentSession for a new conversation, a reopened one or another
 folder, and says so with `sessionChanged`. For each session a Journal records its
 events and its (redacted) wire log; a new conversation is stored only once its first
-message is sent, so opening and closing the window leaves no empty entries behind.
+message is sent, so opening and closing the window leaves no empty entries behind. A
+session replaced mid-turn keeps its journal until that turn has ended (cancelled).
 """
 
 from __future__ import annotations
@@ -22,74 +23,110 @@ from melgui.core.store.journal import Journal
 from melgui.ui.history.sidebar import HistorySidebar
 
 WireListen = Callable[[Callable[[WireEntry], None]], Callable[[], None]]
+TURN_ENDS = (TurnFinished, TurnFailed, TurnCancelled)
+
+
+class SessionJournal:
+    """The recording of one session (created lazily on its first message)."""
+
+    def __init__(
+        self,
+        owner: WindowJournal,
+        session: AgentSession,
+        listen_wire: WireListen | None,
+        folder: str,
+    ) -> None:
+        self.owner = owner
+        self.session = session
+        self.folder = folder
+        self.journal: Journal | None = None
+        self.retired = False
+        self._listen_wire = listen_wire
+        self._detach: list[Callable[[], None]] = [session.subscribe(self._observe)]
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.journal.conversation_id if self.journal else None
+
+    def start(self, cid: str, conversation: Conversation | None) -> None:
+        sidebar = self.owner.sidebar
+        self.journal = Journal(self.owner.store, cid, conversation, on_problem=sidebar.problem.emit)
+        if self._listen_wire is not None:
+            self._detach.append(self._listen_wire(self.journal.record_wire))
+
+    def create(self, conversation: Conversation | None) -> bool:
+        try:
+            cid = self.owner.store.create_conversation(
+                self.folder, model=self.session.loop.model, role=self.session.loop.role
+            )
+        except sqlite3.Error as exc:
+            self.owner.sidebar.problem.emit(f"History not saved: {exc}.")
+            return False
+        self.start(cid, conversation)
+        return True
+
+    def retire(self) -> None:
+        """The window moved on: close now, or when the running turn has ended."""
+        self.retired = True
+        if not self.session.busy:
+            self.close()
+
+    def close(self) -> None:
+        for detach in self._detach:
+            detach()
+        self._detach.clear()
+        if self.journal is not None:
+            self.journal.close()
+
+    def _observe(self, event: LoopEvent) -> None:
+        if self.journal is None:
+            if not isinstance(event, MessageAdded) or not self.create(None):
+                return
+            if not self.retired:
+                cid = self.conversation_id
+                QTimer.singleShot(0, lambda: self.owner.sidebar.set_current(cid))
+        assert self.journal is not None
+        self.journal.observe(event)
+        if isinstance(event, TURN_ENDS):
+            QTimer.singleShot(0, self.owner.sidebar.refresh)
+            if self.retired:
+                self.close()
 
 
 class WindowJournal:
     def __init__(self, store: Store, sidebar: HistorySidebar, folder_of: Callable[[], str]) -> None:
         self.store = store
         self.sidebar = sidebar
-        self.journal: Journal | None = None
+        self.current: SessionJournal | None = None
         self._folder_of = folder_of
-        self._session: AgentSession | None = None
-        self._listen_wire: WireListen | None = None
-        self._detach: list[Callable[[], None]] = []
         self._resuming: tuple[str, Conversation] | None = None
+
+    @property
+    def journal(self) -> Journal | None:
+        return self.current.journal if self.current else None
 
     def expect(self, cid: str, conversation: Conversation) -> None:
         """The next session shows stored conversation `cid` (being reopened)."""
         self._resuming = (cid, conversation)
 
     def follow(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
-        """Record `session` from now on (the previous one is flushed and let go)."""
-        self.close()
+        """Record `session` from now on; the previous one finishes its turn on its own."""
+        if self.current is not None:
+            self.current.retire()
         folder = self._folder_of()
         if self.sidebar.folder != folder:
             self.sidebar.set_folder(folder)
-        self._session = session
-        self._listen_wire = listen_wire
+        current = SessionJournal(self, session, listen_wire, folder)
+        self.current = current
         resuming, self._resuming = self._resuming, None
         if resuming is not None and resuming[1] is session.conversation:
-            self._start(resuming[0], session.conversation)
+            current.start(resuming[0], session.conversation)
         elif session.conversation.messages:  # handed a conversation from elsewhere: keep it
-            self._create(session, session.conversation)
-        self.sidebar.set_current(self.journal.conversation_id if self.journal else None)
-        self._detach.append(session.subscribe(self._observe))
+            current.create(session.conversation)
+        self.sidebar.set_current(current.conversation_id)
 
     def close(self) -> None:
-        """Write what is buffered and stop recording."""
-        for detach in self._detach:
-            detach()
-        self._detach.clear()
-        if self.journal is not None:
-            self.journal.close()
-        self.journal = None
-        self._session = None
-
-    def _observe(self, event: LoopEvent) -> None:
-        if self.journal is None:
-            if not isinstance(event, MessageAdded) or self._session is None:
-                return
-            if not self._create(self._session, None):
-                return
-            cid = self.journal.conversation_id if self.journal else None
-            QTimer.singleShot(0, lambda: self.sidebar.set_current(cid))
-        assert self.journal is not None
-        self.journal.observe(event)
-        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
-            QTimer.singleShot(0, self.sidebar.refresh)
-
-    def _create(self, session: AgentSession, conversation: Conversation | None) -> bool:
-        try:
-            cid = self.store.create_conversation(
-                self._folder_of(), model=session.loop.model, role=session.loop.role
-            )
-        except sqlite3.Error as exc:
-            self.sidebar.problem.emit(f"History not saved: {exc}.")
-            return False
-        self._start(cid, conversation)
-        return True
-
-    def _start(self, cid: str, conversation: Conversation | None) -> None:
-        self.journal = Journal(self.store, cid, conversation, on_problem=self.sidebar.problem.emit)
-        if self._listen_wire is not None:
-            self._detach.append(self._listen_wire(self.journal.record_wire))
+        """Write what is buffered and stop recording (the app quits)."""
+        if self.current is not None:
+            self.current.close()
+            self.current = None

@@ -4,6 +4,7 @@ the whole history on the next leg."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.main_window import MainWindow
-from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.ui.conftest import relay_settings, wait_until
 
 
@@ -67,3 +68,31 @@ def test_conversations_are_kept_and_reopened(
     assert [p.title for p in sidebar.store.plans(first)] == ["Steps"]
     wire = sidebar.store.wire_log(first)
     assert wire and all("test-key" not in w.text for w in wire)  # kept redacted
+
+
+def test_leaving_a_conversation_mid_answer_keeps_what_arrived(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    gate = threading.Event()
+    scripted_relay.script([text("Half an answer"), hold(gate)])
+    window = make_window(relay_settings(scripted_relay))
+    sidebar = window.history
+
+    async def scenario() -> None:
+        send(qtbot, window, "Tell me everything")
+        await wait_until(lambda: "Half an answer" in window.chat.transcript.toPlainText())
+        cid = sidebar.current_id
+        assert cid is not None
+        sidebar.new_button.click()  # the running turn is stopped, its text kept
+        await wait_until(
+            lambda: (
+                [s.message.content for s in sidebar.store.messages(cid)]
+                == ["Tell me everything", "Half an answer"]
+            )
+        )
+        assert not any(s.partial for s in sidebar.store.messages(cid))
+
+    try:
+        run(scenario())
+    finally:
+        gate.set()
