@@ -16,7 +16,6 @@ from PySide6.QtGui import (
     QFontMetrics,
     QGuiApplication,
     QKeyEvent,
-    QKeySequence,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -243,15 +242,15 @@ class TerminalView(QWidget):
         return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Ctrl+C belongs to the program (SIGINT): copy and paste are Ctrl+Shift+C / V,
+        # as in other terminals, and Shift+Insert pastes.
         mods = event.modifiers()
         shift_ctrl = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
-        if event.matches(QKeySequence.StandardKey.Copy) or (
-            mods & shift_ctrl == shift_ctrl and event.key() == Qt.Key.Key_C
-        ):
+        if mods & shift_ctrl == shift_ctrl and event.key() == Qt.Key.Key_C:
             self.copy_selection()
             return
-        if event.matches(QKeySequence.StandardKey.Paste) or (
-            mods & shift_ctrl == shift_ctrl and event.key() == Qt.Key.Key_V
+        if (mods & shift_ctrl == shift_ctrl and event.key() == Qt.Key.Key_V) or (
+            mods & Qt.KeyboardModifier.ShiftModifier and event.key() == Qt.Key.Key_Insert
         ):
             self.paste()
             return

@@ -83,3 +83,51 @@ def test_missing_program_is_a_failed_pane(make_pane: Callable[..., TerminalPane]
     pane = make_pane(argv=["/no/such/program"])
     assert pane.state.name == "failed"
     assert "/no/such/program" in pane.emulator.text()
+
+
+def test_ctrl_c_typed_in_the_view_interrupts_sleep(
+    qtbot: QtBot, make_pane: Callable[..., TerminalPane]
+) -> None:
+    pane = make_pane(argv=BASH)
+    qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
+    pane.write(b"sleep 30\r")
+    assert pane.pty is not None
+    qtbot.waitUntil(lambda: len(pane.pty.session_pids()) >= 2, timeout=10000)  # type: ignore[union-attr]
+    pane.view.setFocus()
+    qtbot.keyClick(pane.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(pane.pty.session_pids()) == 1, timeout=10000)  # type: ignore[union-attr]
+    pane.write(b"echo status-$?\r")
+    qtbot.waitUntil(lambda: "status-130" in pane.emulator.text(), timeout=10000)
+
+
+def test_copy_and_paste(qtbot: QtBot, make_pane: Callable[..., TerminalPane]) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    pane = make_pane(argv=BASH)
+    qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
+    pane.write(b"echo copy-me\r")
+    qtbot.waitUntil(lambda: "\ncopy-me" in pane.emulator.text(), timeout=10000)
+    pane.view.select_all_visible()
+    pane.view.setFocus()
+    qtbot.keyClick(pane.view, Qt.Key.Key_C, shift_ctrl())
+    assert "copy-me" in QGuiApplication.clipboard().text()
+    QGuiApplication.clipboard().setText("echo pasted-$((1+1))")
+    qtbot.keyClick(pane.view, Qt.Key.Key_V, shift_ctrl())
+    qtbot.keyClick(pane.view, Qt.Key.Key_Return)  # a paste never runs by itself
+    qtbot.waitUntil(lambda: "pasted-2" in pane.emulator.text(), timeout=10000)
+
+
+def shift_ctrl() -> Qt.KeyboardModifier:
+    return Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+
+
+def test_scrollback_by_keys(qtbot: QtBot, make_pane: Callable[..., TerminalPane]) -> None:
+    pane = make_pane(argv=BASH)
+    qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
+    pane.write(b"seq 1 300\r")
+    qtbot.waitUntil(lambda: "\n300" in pane.emulator.text(), timeout=10000)
+    pane.view.setFocus()
+    qtbot.keyClick(pane.view, Qt.Key.Key_PageUp, Qt.KeyboardModifier.ShiftModifier)
+    assert pane.view.scrolled > 0
+    qtbot.keyClick(pane.view, Qt.Key.Key_A)  # typing returns to the live screen
+    assert pane.view.scrolled == 0
