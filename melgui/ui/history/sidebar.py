@@ -33,6 +33,7 @@ from melgui.core.store.export import (
     import_json,
 )
 from melgui.ui.history.model import ID_ROLE, UNTITLED, ConversationListModel
+from melgui.ui.history.row_delegate import ConversationRowDelegate
 from melgui.ui.history.undo_bar import UndoBar
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class HistorySidebar(QWidget):
         self.list = QListView(self)
         self.list.setModel(self.model)
         self.list.setUniformItemSizes(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._delegate = ConversationRowDelegate(self.list)  # keep its Python side alive
+        self.list.setItemDelegate(self._delegate)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._context_menu)

@@ -15,7 +15,7 @@ from melgui.core.events import ToolCall
 from melgui.core.messages import Message
 from melgui.core.store import Store, open_store
 from melgui.ui.history import HistorySidebar
-from melgui.ui.history.model import ID_ROLE
+from melgui.ui.history.model import ID_ROLE, UPDATED_ROLE
 
 
 class StepClock:
@@ -188,3 +188,11 @@ def test_store_notice_is_shown(qtbot: QtBot, tmp_path: Path, folder: Path) -> No
     with open_store(data) as store:
         sidebar = make(qtbot, store, folder)
         assert sidebar.notice.isVisible() and "damaged" in sidebar.notice.text()
+
+
+def test_rows_paint_with_their_time(qtbot: QtBot, store: Store, folder: Path) -> None:
+    add(store, folder, "a title long enough to be elided in a narrow sidebar " * 3)
+    sidebar = make(qtbot, store, folder)
+    sidebar.resize(200, 200)
+    assert not sidebar.grab().isNull()  # runs the row delegate's paint
+    assert sidebar.model.index(0).data(UPDATED_ROLE)  # HH:MM today
