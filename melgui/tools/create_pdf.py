@@ -18,6 +18,7 @@ from melgui.tools import pdf_floor
 from melgui.tools.arguments import optional_str, require_str
 from melgui.tools.pdf_engines import (
     PdfEngineError,
+    checked_pdf,
     count_pdf_pages,
     render_chromium,
     render_weasyprint,
@@ -55,9 +56,7 @@ async def _render_qt(html: str, out: Path, title: str) -> tuple[bytes, str]:
         await asyncio.to_thread(thread.wait)
     if error is not None:
         raise PdfEngineError(f"failed: {type(error).__name__}: {error}")
-    data = out.read_bytes() if out.exists() else b""
-    if not data.startswith(b"%PDF"):
-        raise PdfEngineError("no PDF produced")
+    data = await asyncio.to_thread(checked_pdf, out, 0, "")
     return data, "Qt's built-in PDF writer (the floor renderer)"
 
 

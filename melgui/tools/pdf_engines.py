@@ -82,11 +82,13 @@ async def _run_isolated(argv: list[str], workdir: Path, timeout: float) -> tuple
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         await asyncio.shield(proc.wait())
-    log_text = log_path.read_bytes()[-2000:].decode("utf-8", errors="replace")
+    log_bytes = await asyncio.to_thread(log_path.read_bytes)
+    log_text = log_bytes[-2000:].decode("utf-8", errors="replace")
     return returncode, log_text
 
 
-def _checked_pdf(out: Path, returncode: int, log: str) -> bytes:
+def checked_pdf(out: Path, returncode: int, log: str) -> bytes:
+    """The PDF an engine wrote, or PdfEngineError with the last line of its log."""
     data = out.read_bytes() if out.exists() else b""
     if not data.startswith(b"%PDF"):
         last = next((line for line in reversed(log.splitlines()) if line.strip()), "")
@@ -117,7 +119,7 @@ async def render_chromium(html_file: Path, out: Path, timeout: float) -> tuple[b
         html_file.as_uri(),
     ]
     returncode, log = await _run_isolated(argv, workdir, timeout)
-    return _checked_pdf(out, returncode, log), f"Chromium ({binary})"
+    return await asyncio.to_thread(checked_pdf, out, returncode, log), f"Chromium ({binary})"
 
 
 async def render_wkhtmltopdf(
@@ -140,7 +142,8 @@ async def render_wkhtmltopdf(
         str(out),
     ]
     returncode, log = await _run_isolated(argv, html_file.parent, timeout)
-    return _checked_pdf(out, returncode, log), f"wkhtmltopdf ({binary})"
+    data = await asyncio.to_thread(checked_pdf, out, returncode, log)
+    return data, f"wkhtmltopdf ({binary})"
 
 
 def _deny_fetch(url: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -159,4 +162,4 @@ async def render_weasyprint(html: str, out: Path) -> tuple[bytes, str]:
         await asyncio.to_thread(_weasyprint_write, html, out)
     except Exception as exc:  # an optional library: any failure just moves to the next engine
         raise PdfEngineError(f"failed: {type(exc).__name__}: {str(exc)[:200]}") from None
-    return _checked_pdf(out, 0, ""), "WeasyPrint"
+    return await asyncio.to_thread(checked_pdf, out, 0, ""), "WeasyPrint"
