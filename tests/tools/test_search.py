@@ -49,6 +49,7 @@ def make_tree(root: Path) -> None:
     (root / ".gitignore").write_text("# comment\nbuild/\n*.log\n!keep.log\n/long_ignored.txt\n")
     (root / "docs" / ".gitignore").write_text("tmp/\n")
     (root / "long_ignored.txt").write_text("needle\n")
+    os.mkfifo(root / "src" / "pipe.py")  # never opened: reading it would block forever
     os.symlink(root / "README.md", root / "readme_link.md")
     os.symlink(root / "src", root / "src_link")
 
