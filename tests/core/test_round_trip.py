@@ -74,7 +74,11 @@ async def test_text_two_calls_results_in_order_final_answer(
                 "type": "function",
                 "function": {"name": "read_file", "arguments": json.dumps({"path": "notes.txt"})},
             },
-            {"id": "call_2", "type": "function", "function": {"name": "list_dir", "arguments": "{}"}},
+            {
+                "id": "call_2",
+                "type": "function",
+                "function": {"name": "list_dir", "arguments": "{}"},
+            },
         ],
     }
     assert result_1["role"] == "tool" and result_1["tool_call_id"] == "call_1"
