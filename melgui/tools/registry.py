@@ -7,7 +7,7 @@ from functools import partial
 from typing import Any
 
 from melgui.core.memory import ProjectMemory
-from melgui.core.tooling import ToolOutcome, ToolRegistry
+from melgui.core.tooling import ToolError, ToolHandler, ToolOutcome, ToolRegistry
 from melgui.tools import memory_tools
 from melgui.tools.create_pdf import create_pdf
 from melgui.tools.file_writes import edit_file, write_file
@@ -34,6 +34,19 @@ _WORKSPACE_TOOLS: dict[str, WorkspaceHandler] = {
 }
 
 
+def _guarded(name: str, handler: ToolHandler) -> ToolHandler:
+    """An unexpected OS failure (a disk error, a folder deleted meanwhile) is a result too."""
+
+    async def run(arguments: dict[str, Any]) -> ToolOutcome:
+        try:
+            return await handler(arguments)
+        except OSError as exc:
+            detail = exc.strerror or str(exc) or type(exc).__name__
+            raise ToolError(f"{name} failed: {detail}.") from None
+
+    return run
+
+
 def search_provider_from(settings: ToolSettings) -> SearchProvider | None:
     if settings.searxng_url:
         return SearxngProvider(settings.searxng_url, timeout=settings.web_search_timeout)
@@ -56,7 +69,7 @@ def build_workspace_tools(
     """
     registry = ToolRegistry()
     for name, handler in _WORKSPACE_TOOLS.items():
-        registry.register(name, partial(handler, workspace, settings))
+        registry.register(name, _guarded(name, partial(handler, workspace, settings)))
     provider = search_provider if search_provider is not None else search_provider_from(settings)
     registry.register("web_search", partial(web_search, provider, settings.web_search_max_results))
     registry.register("write_plan", partial(write_plan, plans))

@@ -151,6 +151,8 @@ def write_bytes_confined(workspace: Workspace, path: Path, data: bytes) -> bool:
     parent = path.parent
     missing: list[Path] = []
     while not parent.exists():
+        if parent == workspace.root or not parent.is_relative_to(workspace.root):
+            raise ToolError(f"The project folder {workspace.root} no longer exists.")
         missing.append(parent)
         parent = parent.parent
     for folder in reversed(missing):

@@ -75,3 +75,24 @@ async def test_async_plan_sink_is_awaited(workspace: Workspace, tmp_path: Path) 
     )
     await registry.run("write_plan", {"title": "Async", "markdown": ""})
     assert seen == ["Async"]
+
+
+async def test_project_folder_removed_meanwhile(tmp_path: Path) -> None:
+    root = tmp_path / "gone"
+    root.mkdir()
+    registry = build_workspace_tools(
+        Workspace(root),
+        settings=ToolSettings(),
+        memory=LocalMemory(tmp_path / "m.db"),
+        plans=PlanList(),
+    )
+    root.rmdir()
+    for name, arguments in [
+        ("run_command", {"command": "true"}),
+        ("grep", {"pattern": "x"}),
+        ("list_dir", {}),
+        ("write_file", {"path": "a.txt", "content": "x"}),
+    ]:
+        outcome = await registry.run(name, arguments)
+        assert outcome.status == "error", (name, outcome)
+        assert "\n" not in outcome.content
