@@ -1,10 +1,12 @@
 """Render the application icon's PNG sizes from its SVG sources with Qt's SVG renderer.
 
-    python packaging/render_icons.py           # rewrite melgui/resources/icons/melgui-N.png
-    python packaging/render_icons.py --check   # exit 1 when a PNG is missing or stale
+    python packaging/render_icons.py           # rewrite the PNGs, .ico and .icns
+    python packaging/render_icons.py --check   # exit 1 when one is missing or stale
 
-Sizes up to SMALL_MAX come from `melgui-small.svg` (bolder, no spark), the rest from
-`melgui.svg`. Runs offscreen; needs only PySide6-Essentials (QtSvg).
+PNGs go to melgui/resources/icons/melgui-N.png (package data: the window and the desktop
+entry use them); packaging/icons/melgui.ico and melgui.icns are for the Windows and macOS
+builds only. Sizes up to SMALL_MAX come from `melgui-small.svg` (bolder, no spark), the
+rest from `melgui.svg`. Runs offscreen; needs only PySide6-Essentials (QtSvg).
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, Qt
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from icon_containers import ICNS_SIZES, ICO_SIZES, icns_bytes, ico_bytes
+
 ICONS = Path(__file__).resolve().parent.parent / "melgui" / "resources" / "icons"
+PLATFORM_ICONS = Path(__file__).resolve().parent / "icons"
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 SMALL_MAX = 32
 
@@ -49,27 +55,35 @@ def render_png(svg: Path, size: int) -> bytes:
     return bytes(data.data())
 
 
+def outputs() -> dict[Path, bytes]:
+    """Every file this script makes, with the bytes it should hold."""
+    pngs = {size: render_png(source_for(size), size) for size in {*SIZES, *ICO_SIZES, *ICNS_SIZES}}
+    files = {ICONS / f"melgui-{size}.png": pngs[size] for size in SIZES}
+    files[PLATFORM_ICONS / "melgui.ico"] = ico_bytes(pngs)
+    files[PLATFORM_ICONS / "melgui.icns"] = icns_bytes(pngs)
+    return files
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report stale PNGs")
+    parser.add_argument("--check", action="store_true", help="only report stale files")
     options = parser.parse_args(argv)
     _app = QGuiApplication.instance() or QGuiApplication([])
-    stale: list[str] = []
-    for size in SIZES:
-        target = ICONS / f"melgui-{size}.png"
-        png = render_png(source_for(size), size)
-        if target.is_file() and target.read_bytes() == png:
-            continue
-        stale.append(target.name)
-        if not options.check:
-            target.write_bytes(png)
+    files = outputs()
+    stale = [
+        path for path, data in files.items() if not path.is_file() or path.read_bytes() != data
+    ]
     if options.check:
         if stale:
-            print(f"render_icons: stale or missing: {', '.join(stale)}", file=sys.stderr)
+            names = ", ".join(path.name for path in stale)
+            print(f"render_icons: stale or missing: {names}", file=sys.stderr)
             return 1
-        print(f"render_icons: {len(SIZES)} PNGs up to date")
+        print(f"render_icons: {len(files)} icon files up to date")
         return 0
-    print(f"render_icons: wrote {len(stale)} of {len(SIZES)} PNGs into {ICONS}")
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(files[path])
+    print(f"render_icons: wrote {len(stale)} of {len(files)} icon files")
     return 0
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from melgui import resources
-from tests.packaging.scripts import PACKAGING, ROOT
+from tests.packaging.scripts import PACKAGING, ROOT, load_script
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -78,3 +78,35 @@ def test_resources_module_imports_no_qt() -> None:
         check=True,
     )
     assert result.stdout.strip() == "False"
+
+
+def test_ico_and_icns_hold_every_size_as_png() -> None:
+    icon_containers = load_script("icon_containers")
+    pngs = {size: _fake_png(size) for size in (16, 24, 32, 48, 64, 128, 256, 512, 1024)}
+    ico = icon_containers.ico_bytes(pngs)
+    reserved, kind, count = struct.unpack("<HHH", ico[:6])
+    assert (reserved, kind, count) == (0, 1, len(icon_containers.ICO_SIZES))
+    for index, size in enumerate(icon_containers.ICO_SIZES):
+        side, _, _, _, _, _, length, offset = struct.unpack(
+            "<BBBBHHII", ico[6 + 16 * index : 22 + 16 * index]
+        )
+        assert side == (0 if size == 256 else size)
+        assert ico[offset : offset + length] == pngs[size]
+    icns = icon_containers.icns_bytes(pngs)
+    assert icns[:4] == b"icns" and struct.unpack(">I", icns[4:8])[0] == len(icns)
+    position, kinds = 8, []
+    while position < len(icns):
+        kinds.append(icns[position : position + 4])
+        position += struct.unpack(">I", icns[position + 4 : position + 8])[0]
+    assert position == len(icns)
+    assert kinds == [kind for kind, _ in icon_containers.ICNS_TYPES]
+
+
+def test_containers_refuse_missing_sizes() -> None:
+    icon_containers = load_script("icon_containers")
+    with pytest.raises(ValueError, match="missing"):
+        icon_containers.ico_bytes({16: _fake_png(16)})
+
+
+def _fake_png(size: int) -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", size) * 4
