@@ -58,7 +58,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def relay_settings(relay: ScriptedRelay, **changes: Any) -> Settings:
-    return Settings(connection="relay", relay_url=relay.url, model="relay-model", **changes)
+    values: dict[str, Any] = {"connection": "relay", "relay_url": relay.url, "model": "relay-model"}
+    return Settings(**{**values, **changes})
 
 
 @pytest.fixture

@@ -1,0 +1,232 @@
+"""Model picker, "always allow", plans, the wire log, other sessions' approvals, settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from melgui.core.openai_compat import OpenAITransport
+from melgui.core.settings import Settings, settings_path
+from melgui.ui.main_window import MainWindow
+from melgui.ui.policy_editor import PolicyEditor
+from melgui.ui.settings_dialog import SettingsDialog
+from tests.fakes import (
+    ScriptedOpenAI,
+    ScriptedRelay,
+    done,
+    http_error,
+    text,
+    tool_call,
+    tool_calls,
+)
+from tests.ui.conftest import relay_settings, wait_until
+from tests.ui.test_main_window import idle, type_prompt
+
+
+def test_the_model_picker_lists_tool_capable_models_first(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    window: MainWindow = make_window(relay_settings(scripted_relay, model=""))
+    box = window.toolbar.model_box
+    run(wait_until(lambda: box.count() == 2))
+    assert box.itemData(0) == "mel-default"
+    assert box.itemText(1) == "mel-chat  (no tools)"
+    assert window.session.loop.model == "mel-default"  # nothing chosen: the first one
+    assert (
+        "●" in window.toolbar.connection.text()
+        and "2 models" in window.toolbar.connection.toolTip()
+    )
+
+
+def test_always_allow_for_this_conversation_skips_the_next_question(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    first = tool_call("run_command", {"command": "git status"}, id="g1")
+    second = tool_call("run_command", {"command": "git status --short"}, id="g2")
+    compound = tool_call("run_command", {"command": "git status && rm -rf x"}, id="g3")
+    scripted_relay.script(
+        [tool_calls(first)], [tool_calls(second)], [tool_calls(compound)], [text("ok"), done()]
+    )
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "status?")
+        await wait_until(lambda: window.inspector.book.pending())
+        controls = window.inspector.detail.controls
+        assert "git status" in controls._session_action.text()
+        controls._session_action.trigger()
+        # g2 matches the rule; the compound g3 is asked again.
+        await wait_until(lambda: [r.call.id for r in window.inspector.book.pending()] == ["g3"])
+        window.inspector.deny_current()
+        await wait_until(lambda: idle(window, 4))
+
+    run(scenario())
+    assert window.policy.session_command_prefixes == ["git status"]
+    statuses = {cid: r.status for cid, r in window.inspector.book.records.items()}
+    assert statuses["g2"] in ("ok", "error")  # it ran without asking
+    assert statuses["g3"] == "denied"
+
+
+def test_saved_rules_are_written_to_the_settings_file(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    run: Any,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    from melgui.ui.main_window import build_main_window
+
+    monkeypatch.setenv("MELGUI_CONFIG_DIR", str(tmp_path / "config"))
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "x"}))],
+        [text("ok"), done()],
+    )
+    window = build_main_window(str(project), relay_settings(scripted_relay), api_key="k")
+    window.show()
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "write")
+        await wait_until(lambda: window.inspector.book.pending())
+        window.inspector.detail.controls._saved_action.trigger()
+        await wait_until(lambda: idle(window, 2))
+        await window.aclose()
+
+    run(scenario())
+    window.close()
+    saved = json.loads(settings_path().read_text())
+    assert saved["saved_tools"] == ["write_file"]
+    assert (project / "a.txt").read_text() == "x"
+
+
+def test_write_plan_shows_the_plan_rendered(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    plan = tool_call("write_plan", {"title": "Steps", "markdown": "1. **read**\n2. edit\n"})
+    scripted_relay.script([tool_calls(plan)], [text("planned"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "plan it")
+        await wait_until(lambda: idle(window, 2))
+
+    run(scenario())
+    shown = window.plans_panel.view.toPlainText()
+    assert "Steps" in shown and "read" in shown and "**" not in shown
+
+
+def test_the_wire_log_shows_each_leg_without_the_key(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    scripted_relay.script([text("hi"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay), api_key="sk-very-secret-1")
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "hello")
+        await wait_until(lambda: idle(window, 1))
+
+    run(scenario())
+    wire = window.inspector.wire_view
+    assert wire.legs.count() == 1
+    shown = wire.view.toPlainText()
+    assert "request" in shown and "hello" in shown
+    assert "sk-very-secret-1" not in shown
+
+
+def test_another_sessions_approval_waits_in_the_window_queue(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    call = tool_call("write_file", {"path": "w.txt", "content": "from worker"}, id="wk1")
+    scripted_relay.on(lambda r: r.tool_role == "worker", [tool_calls(call)], times=1)
+    scripted_relay.on(lambda r: r.tool_role == "worker", [text("done"), done()], times=1)
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    worker = window.session_factory("worker", source="pane 2: worker")
+    bridge = window.bridge_for(worker)
+
+    async def scenario() -> None:
+        bridge.submit("write w.txt")
+        await wait_until(lambda: len(window.approvals) == 1)
+        assert window.approval_bar.isVisible()
+        assert "pane 2: worker" in window.approval_bar.label.text()
+        window.approve_key()  # the window-wide key, nothing selected in the inspector
+        await wait_until(lambda: not bridge.busy)
+        await worker.aclose()
+
+    run(scenario())
+    assert (project / "w.txt").read_text() == "from worker"
+    assert not window.approval_bar.isVisible()
+    assert worker.loop.role == "worker" and worker.loop.cwd == window.project_folder()
+
+
+def test_settings_dialog_tests_the_connection_and_switches_to_it(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    scripted_openai: ScriptedOpenAI,
+    make_window: Any,
+    run: Any,
+) -> None:
+    scripted_openai.script([text("from openai"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    dialog = SettingsDialog(window.settings, window.policy, [], window.tasks, window)
+    qtbot.addWidget(dialog)
+    dialog._kind_buttons["openai"].setChecked(True)
+    dialog.base_url.setText(scripted_openai.base_url)
+    dialog.api_key.setText("typed-key")
+    dialog.persist.setCurrentIndex(dialog.persist.findData("session"))
+
+    async def scenario() -> None:
+        dialog.test_connection()
+        await wait_until(lambda: "✓" in dialog.test_result.toPlainText())
+        assert "gpt-test" in dialog.test_result.toPlainText()
+        dialog.applied.connect(window.apply_settings)
+        dialog.accept()
+        assert isinstance(window.transport, OpenAITransport)
+        window.toolbar.set_model("gpt-test")
+        window.set_model("gpt-test")
+        type_prompt(qtbot, window, "hi there")
+        await wait_until(lambda: "from openai" in window.chat.transcript.toPlainText())
+        await wait_until(lambda: not window.bridge.busy)
+
+    run(scenario())
+    leg = scripted_openai.legs_received[0]
+    assert leg.authorization == "Bearer typed-key"
+    assert leg.json["model"] == "gpt-test"
+
+
+def test_test_connection_shows_the_servers_error(
+    qtbot: QtBot, scripted_openai: ScriptedOpenAI, make_window: Any, run: Any
+) -> None:
+    scripted_openai.models_error = http_error(401, {"error": {"message": "bad key"}})
+    window: MainWindow = make_window(Settings())
+    dialog = SettingsDialog(window.settings, window.policy, [], window.tasks, window)
+    qtbot.addWidget(dialog)
+    dialog._kind_buttons["openai"].setChecked(True)
+    dialog.base_url.setText(scripted_openai.base_url)
+    dialog.test_connection()
+    run(wait_until(lambda: "✗" in dialog.test_result.toPlainText()))
+    assert (
+        "401" in dialog.test_result.toPlainText() and "bad key" in dialog.test_result.toPlainText()
+    )
+    assert "No system keyring" in dialog.keyring_note.text()
+
+
+def test_the_rule_editor_shows_which_past_commands_a_rule_matches(qtbot: QtBot) -> None:
+    history = ["git status", "git status --short", "git status && rm -rf /", "ls"]
+    editor = PolicyEditor({}, [], ["git status"], history)
+    qtbot.addWidget(editor)
+    editor.rules.setCurrentRow(0)
+    assert editor.matches.toPlainText().splitlines() == ["git status", "git status --short"]
+    assert (
+        "2 of 4" in editor.matches_label.text() and "still be asked" in editor.matches_label.text()
+    )
+    editor.rule_input.setText("make | tee")
+    editor._add_rule()
+    assert editor.prefixes() == ["git status"]
+    editor.rule_input.setText("pytest")
+    editor._add_rule()
+    assert editor.prefixes() == ["git status", "pytest"]
+    assert editor.modes()["run_command"] == "ask" or editor.modes()["read_file"] == "ask"

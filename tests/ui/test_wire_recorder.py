@@ -1,0 +1,27 @@
+"""The wire log keeps legs apart and never shows a key."""
+
+from __future__ import annotations
+
+from melgui.core.events import WireEntry
+from melgui.ui.wire_recorder import REDACTED, WireRecorder, redact
+
+
+def test_keys_and_bearer_tokens_are_redacted() -> None:
+    text = 'Authorization: Bearer abc.def-123\n{"api_key": "s3cr3t", "x": "sk-ABCDEFGH12345"}'
+    clean = redact(text, ("s3cr3t",))
+    assert "abc.def-123" not in clean and "s3cr3t" not in clean and "sk-ABCDEFGH" not in clean
+    assert clean.count(REDACTED) >= 3
+
+
+def test_each_request_starts_a_leg_and_listeners_hear_clean_entries() -> None:
+    recorder = WireRecorder(secrets=("the-key",))
+    heard: list[WireEntry] = []
+    stop = recorder.listen(heard.append)
+    recorder(WireEntry("request", "POST /v1/agent/stream key=the-key"))
+    recorder(WireEntry("event", "delta"))
+    recorder(WireEntry("request", "POST again"))
+    stop()
+    recorder(WireEntry("event", "not heard"))
+    assert [leg.number for leg in recorder.legs] == [1, 2]
+    assert [len(leg.entries) for leg in recorder.legs] == [2, 2]
+    assert "the-key" not in heard[0].text and len(heard) == 3
