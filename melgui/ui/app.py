@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -40,6 +42,10 @@ def run_app(folder: str) -> int:
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
+    for number in (signal.SIGINT, signal.SIGTERM):
+        # Ctrl+C in the terminal or a polite kill closes the window like the person would.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(number, app.closeAllWindows)
     window = build_main_window(folder, settings)
     window.show()
     if problem:

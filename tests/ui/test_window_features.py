@@ -230,3 +230,85 @@ def test_the_rule_editor_shows_which_past_commands_a_rule_matches(qtbot: QtBot) 
     editor._add_rule()
     assert editor.prefixes() == ["git status", "pytest"]
     assert editor.modes()["run_command"] == "ask" or editor.modes()["read_file"] == "ask"
+
+
+def test_another_folder_starts_a_new_conversation_there(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "made.txt", "content": "here"}))],
+        [text("ok"), done()],
+    )
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    first_session = window.session
+    sessions: list[object] = []
+    window.sessionChanged.connect(sessions.append)
+    window.change_folder(str(other))
+    assert window.session is not first_session and sessions == [window.session]
+    assert window.project_folder() == str(other.resolve())
+    assert window.toolbar.folder_button.text() == "other"
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "make it")
+        await wait_until(lambda: window.inspector.book.pending())
+        window.approve_key()
+        await wait_until(lambda: idle(window, 2))
+
+    run(scenario())
+    assert (other / "made.txt").read_text() == "here"
+    assert scripted_relay.legs_received[0].json["cwd"] == str(other.resolve())
+
+
+def test_a_reopened_conversation_is_shown_and_continued(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    from dataclasses import dataclass, field
+
+    from melgui.core.messages import Conversation, Message
+
+    @dataclass
+    class Plan:
+        title: str
+        markdown: str
+
+    @dataclass
+    class Reopened:  # the shape of melgui.core.store.resume.Resumed that the window reads
+        conversation: Conversation
+        plans: list[Plan] = field(default_factory=list)
+
+        def describe(self) -> str:
+            return "History repaired: added an 'interrupted' result for 1 call(s)."
+
+    scripted_relay.script([text("continuing"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    old = Conversation([Message.user("earlier question"), Message.assistant("earlier answer")])
+    window.open_conversation(Reopened(old, [Plan("Old plan", "- step")]))
+    shown = window.chat.transcript.toPlainText()
+    assert "earlier answer" in shown and "History repaired" in shown
+    assert "Old plan" in window.plans_panel.view.toPlainText()
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "go on")
+        await wait_until(lambda: idle(window, 1))
+
+    run(scenario())
+    sent = scripted_relay.legs_received[0].messages
+    assert [m["content"] for m in sent] == ["earlier question", "earlier answer", "go on"]
+    window.new_conversation()
+    assert window.session.conversation.messages == []
+    assert "earlier" not in window.chat.transcript.toPlainText()
+
+
+def test_the_theme_changes_without_losing_the_conversation(
+    scripted_relay: ScriptedRelay, make_window: Any
+) -> None:
+    from melgui.core.messages import Message
+
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.session.conversation.append(Message.user("keep me"))
+    dark = window.settings.model_copy(update={"theme": "dark"})
+    window.apply_settings(dark, window.api_key)
+    assert window.colors.name == "dark"
+    assert "keep me" in window.chat.transcript.toPlainText()

@@ -1,0 +1,70 @@
+"""`melgui FOLDER` as a real process: it opens, and a polite kill closes it cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+
+
+def catches_sigterm(pid: int) -> bool:
+    """True once the process installed its SIGTERM handler (the window is up by then)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False
+
+
+def test_the_app_starts_on_a_folder_and_quits_cleanly_on_sigterm(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "MELGUI_CONFIG_DIR": str(tmp_path / "config"),
+        "MELGUI_DATA_DIR": str(tmp_path / "data"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "melgui", str(project)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not catches_sigterm(process.pid):
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "the app did not come up"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    assert "Traceback" not in err
+
+
+def test_a_missing_folder_is_one_clear_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "melgui", str(tmp_path / "nope")],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "is not a folder" in result.stderr and "Traceback" not in result.stderr
