@@ -58,6 +58,10 @@ TEXT_SAMPLING: dict[str, Any] = {
 }
 
 
+# Greedy arguments: measured on SmolLM2-135M, they name the file the user named more often.
+CALL_SAMPLING: dict[str, Any] = {**TEXT_SAMPLING, "temperature": 0.0}
+
+
 class LegCancelled(Exception):
     """The consumer went away; the leg stops without another event."""
 
@@ -241,8 +245,8 @@ class _LegRun:
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)
-        gbnf = arguments_grammar(tool)
-        pieces = list(self.complete(prompt, self.room(prompt), gbnf, **TEXT_SAMPLING))
+        gbnf = arguments_grammar(tool, required_only=self.model.small)
+        pieces = list(self.complete(prompt, self.room(prompt), gbnf, **CALL_SAMPLING))
         arguments = "".join(text for text, _ in pieces).strip()
         try:
             json.loads(arguments)
@@ -259,9 +263,20 @@ class _LegRun:
 _grammars: dict[str, str] = {}
 
 
-def arguments_grammar(tool: ToolDef) -> str:
+def _required_only(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The schema without its optional properties (unchanged when nothing is required)."""
+    required = parameters.get("required")
+    properties = parameters.get("properties")
+    if not required or not isinstance(properties, dict):
+        return parameters
+    kept = {name: spec for name, spec in properties.items() if name in required}
+    return {**parameters, "properties": kept, "additionalProperties": False}
+
+
+def arguments_grammar(tool: ToolDef, *, required_only: bool = False) -> str:
     """GBNF that admits only JSON matching the tool's parameters (any JSON if unusable)."""
-    schema = json.dumps(tool.parameters, sort_keys=True)
+    parameters = _required_only(tool.parameters) if required_only else tool.parameters
+    schema = json.dumps(parameters, sort_keys=True)
     if schema not in _grammars:
         grammar_module = importlib.import_module("llama_cpp.llama_grammar")
         try:

@@ -30,8 +30,6 @@ from melgui.core.transport import LegRequest, ModelInfo, TransportError, WireSin
 __all__ = ["INSTALL_HINT", "LocalTransport", "default_model_path", "local_available"]
 
 ProgressSink = Callable[[str], None]
-# Below this size a model gets one round of tool calls per user message, then answers.
-SMALL_MODEL_PARAMS = 1_000_000_000
 
 
 class LocalTransport:
@@ -141,7 +139,7 @@ class LocalTransport:
     def _tool_rounds(self, model: LoadedModel) -> int:
         if self.max_tool_rounds is not None:
             return self.max_tool_rounds
-        return 1 if model.n_params < SMALL_MODEL_PARAMS else 8
+        return 1 if model.small else 8
 
     async def list_models(self) -> list[ModelInfo]:
         """The one model file this transport runs."""

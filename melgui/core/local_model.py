@@ -17,6 +17,10 @@ from typing import Any
 INSTALL_HINT = 'pip install "melgui[local]"'
 SHIPPED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_MAGIC = b"GGUF"
+# Below this size a model gets simpler tool calls (required arguments only) and one
+# round of calls per user message: measured on SmolLM2-135M, it fills optional
+# arguments with junk and calls tools again instead of answering.
+SMALL_MODEL_PARAMS = 1_000_000_000
 
 
 class LocalModelError(Exception):
@@ -69,6 +73,10 @@ class LoadedModel:
     n_ctx: int
     n_params: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def small(self) -> bool:
+        return self.n_params < SMALL_MODEL_PARAMS
 
     @property
     def file_name(self) -> str:
