@@ -7,6 +7,7 @@ directly; a wire entry coming from a transport's worker thread is queued by Qt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from PySide6.QtCore import QObject, Signal
 
@@ -71,7 +72,8 @@ class SessionBridge(QObject):
         # Let the session's own bookkeeping finish before reporting idle.
         await asyncio.sleep(0)
         if not self.session.busy:
-            self._set_busy(False)
+            with contextlib.suppress(RuntimeError):  # the bridge may be gone (deleted)
+                self._set_busy(False)
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:

@@ -261,6 +261,7 @@ class MainWindow(QMainWindow):
         old_bridge = self.bridge
         self._install(self._new_session(conversation))
         old_bridge.detach()
+        old_bridge.deleteLater()
         self.tasks.spawn(old.aclose(), what="closing the previous conversation")
 
     # --- toolbar actions ----------------------------------------------------------------

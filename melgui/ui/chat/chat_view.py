@@ -103,10 +103,7 @@ class ChatView(QWidget):
 
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
-        self.transcript.colors = colors
-        from melgui.ui.chat.segment_html import SegmentRenderer
-
-        self.transcript._renderer = SegmentRenderer(colors)
+        self.transcript.set_colors(colors)
         self.load_conversation(self.bridge.session.conversation)
 
     # --- history -------------------------------------------------------------------------

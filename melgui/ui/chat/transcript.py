@@ -12,6 +12,7 @@ import html
 import math
 import time
 from collections import deque
+from urllib.parse import unquote
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -83,6 +84,11 @@ class ChatTranscript(QTextBrowser):
         bar.rangeChanged.connect(self._on_range)
 
     # --- what the chat view calls -------------------------------------------------
+
+    def set_colors(self, colors: Colors) -> None:
+        """New colours for what is drawn from now on (the view redraws the history)."""
+        self.colors = colors
+        self._renderer = SegmentRenderer(colors)
 
     def clear_all(self) -> None:
         self._timer.stop()
@@ -312,7 +318,7 @@ class ChatTranscript(QTextBrowser):
                 return
             QGuiApplication.clipboard().setText(self.code_text(code_id))
         elif scheme == CALL_SCHEME:
-            self.callActivated.emit(url.path())
+            self.callActivated.emit(unquote(url.toString().partition(":")[2]))
         elif scheme == MORE_SCHEME:
             self.moreRequested.emit()
         elif scheme in ("http", "https"):
