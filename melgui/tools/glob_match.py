@@ -136,6 +136,8 @@ class GlobMatcher:
         self.name_globs: list[str] | None = None
         if not any("**" in part or set(part) & set("[]{}\\:") for part in last_parts):
             self.name_globs = sorted(set(last_parts))
+        # Listed with `name_globs` by ripgrep, a name-only pattern needs no second look.
+        self.names_only = self.name_globs is not None and not by_path
         parts = []
         if by_name:
             parts.append(f"(?:[^\x00]*/)?(?:{_either(by_name, True)})")
@@ -147,7 +149,7 @@ class GlobMatcher:
             # Records are "./path\0"; a match starts right after a NUL (or at 0), and no
             # name in it is hidden, whichever engine listed it.
             self._records = re.compile(
-                r"(?<![^\x00])\./(?!(?:[^\x00]*/)?\.)(" + "|".join(parts) + r")(?=\x00)"
+                r"(?<![^\x00])(\./(?!(?:[^\x00]*/)?\.)(?:" + "|".join(parts) + r"))(?=\x00)"
             )
         except re.error as exc:
             raise ToolError(f"Invalid glob pattern {pattern!r}: {exc}.") from None
@@ -158,11 +160,20 @@ class GlobMatcher:
         return self._path is not None and self._path.match(relative) is not None
 
     def select_records(self, block: bytes) -> list[bytes]:
-        """The matching paths (without "./") of a block of "./path\\0" records."""
+        """The matching "./path" records of a block of "./path\\0" records."""
         text = block.decode("utf-8", errors="surrogateescape")
         return [
             found.encode("utf-8", errors="surrogateescape") for found in self._records.findall(text)
         ]
+
+
+def select_listed_records(block: bytes) -> list[bytes]:
+    """The "./path" records of a block already filtered by name, hidden ones dropped."""
+    records = block.split(b"\x00")
+    records.pop()  # the block ends with a separator
+    if b"/." in block:
+        records = [record for record in records if b"/." not in record]
+    return records
 
 
 def compile_glob(pattern: str) -> Callable[[str], bool]:

@@ -10,7 +10,7 @@ from typing import Any
 import melgui
 from melgui.core.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
-from melgui.tools.glob_match import GlobMatcher
+from melgui.tools.glob_match import GlobMatcher, select_listed_records
 from melgui.tools.ripgrep import files_argv, find_ripgrep, grep_argv
 from melgui.tools.search_process import SearchRun, run_search
 from melgui.tools.settings import ToolSettings
@@ -122,10 +122,13 @@ async def find_files(
     pattern = require_str(arguments, "pattern")
     glob = GlobMatcher(pattern)
     rg = _engine(settings)
+    select = glob.select_records
     if rg is None:
         argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT
     else:
         argv, cwd = files_argv(rg, glob.name_globs), str(workspace.root)
+        if glob.names_only:
+            select = select_listed_records
 
     limit = settings.find_max_results
     run = await run_search(
@@ -134,12 +137,12 @@ async def find_files(
         separator=b"\x00",
         max_records=max(limit * _COLLECT_FACTOR, 10_000),
         timeout=settings.search_timeout,
-        select=glob.select_records,
+        select=select,
     )
     # UTF-8 bytes sort like their text; only the paths shown are decoded.
     run.records.sort()
     count = len(run.records)
-    paths = [record.decode("utf-8", errors="replace") for record in run.records[:limit]]
+    paths = [_path_text(record) for record in run.records[:limit]]
     if run.timed_out:
         return ToolOutcome.error(
             f"[find_files stopped after {settings.search_timeout:g} s; the project is too "
