@@ -350,6 +350,7 @@ class MainWindow(QMainWindow):
         history = self.command_history()
         dialog = SettingsDialog(self.settings, self.policy, history, self.tasks, self)
         dialog.applied.connect(self.apply_settings)
+        dialog.accepted.connect(lambda: self._report_error(dialog.key_message))
         dialog.open()
 
     def command_history(self) -> list[str]:
@@ -414,7 +415,8 @@ class MainWindow(QMainWindow):
     # --- feedback and shutdown -------------------------------------------------------------
 
     def _report_error(self, text: str) -> None:
-        self.status.showMessage(text, 20000)
+        if text:
+            self.status.showMessage(text, 20000)
 
     def _show_progress(self, text: str) -> None:
         self.status.set_progress(text)

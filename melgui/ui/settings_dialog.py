@@ -61,6 +61,7 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self.original = settings
         self._tasks = tasks
+        self.key_message = ""  # where a typed key went, once accepted
         tabs = QTabWidget(self)
         tabs.addTab(self._connection_tab(settings), "Connection")
         self.policy_editor = PolicyEditor(
@@ -280,5 +281,6 @@ class SettingsDialog(QDialog):
         if typed and needs_api_key(draft):
             saved = secrets.set_api_key(api_key_kind(draft), typed, self.persist.currentData())
             self.keyring_note.setText(saved.message)
+            self.key_message = saved.message
         self.applied.emit(draft, self._key_for(draft))
         super().accept()

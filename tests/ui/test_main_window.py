@@ -220,3 +220,22 @@ def test_a_server_that_is_down_says_what_to_do(qtbot: QtBot, make_window: Any, r
 
     run(scenario())
     assert "Settings → Connection" in window.chat.transcript.toPlainText()
+
+
+def test_ctrl_return_approves_from_the_prompt_box(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    call = tool_call("write_file", {"path": "k.txt", "content": "by keyboard"}, id="k1")
+    scripted_relay.script([tool_calls(call)], [text("ok"), done()])
+    window = make_window(relay_settings(scripted_relay))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "write k")
+        await wait_until(lambda: window.inspector.book.pending())
+        window.chat.input.setFocus()
+        QTest.keyClick(window.chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        await wait_until(lambda: idle(window, 2))
+
+    run(scenario())
+    assert (project / "k.txt").read_text() == "by keyboard"
+    assert window.chat.input.toPlainText() == ""
