@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import melgui
+from melgui.core.store.paths import database_path
 from melgui.resources import APP_ID
 from tests.packaging.scripts import PACKAGING, ROOT, load_script
 from tests.packaging.test_desktop_entry import desktop_entry, validate_desktop_file
@@ -32,7 +33,6 @@ policy = load_script("bundle_policy")
 
 # Qt's offscreen platform says this for every top-level window; a real display does not.
 OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
-QUIT_AFTER_VAR = "MELGUI_QUIT_AFTER_MS"
 
 
 def show_on_terminal(config: pytest.Config, lines: list[str]) -> None:
@@ -124,29 +124,23 @@ def test_help_of_both_commands(bundle: Path, app_env: dict[str, str], tmp_path: 
         assert result.stderr == ""
 
 
-def _ui_honours_quit_after() -> bool:
-    return any(QUIT_AFTER_VAR in p.read_text() for p in (ROOT / "melgui" / "ui").rglob("*.py"))
-
-
 @pytest.fixture
-def window_run(
+def window_process(
     bundle: Path, app_env: dict[str, str], tmp_path: Path
-) -> Iterator[tuple[subprocess.Popen[str], bool]]:
+) -> Iterator[subprocess.Popen[str]]:
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "README.md").write_text("# a project\n")
-    quits = _ui_honours_quit_after()
-    env = {**app_env, QUIT_AFTER_VAR: "1000"}
     process = subprocess.Popen(
         [str(bundle / "melgui"), str(folder)],
-        env=env,
+        env=app_env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        yield process, quits
+        yield process
     finally:
         if process.poll() is None:
             process.kill()
@@ -154,25 +148,24 @@ def window_run(
 
 
 def test_window_starts_offscreen_and_runs_a_second_without_errors(
-    window_run: tuple[subprocess.Popen[str], bool],
+    window_process: subprocess.Popen[str], app_env: dict[str, str]
 ) -> None:
-    process, quits = window_run
-    if quits:
-        # The app quits itself after a second with the window up: a clean exit.
-        try:
-            _, stderr = process.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"the window did not quit after {QUIT_AFTER_VAR}=1000")
-        assert process.returncode == 0, stderr
-    else:
-        # Until melgui.ui.app honours MELGUI_QUIT_AFTER_MS: alive with its window for a
-        # few seconds (startup included), then stopped from outside.
-        deadline = time.monotonic() + 4
-        while time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.1)
-        assert process.poll() is None, f"exited early: {process.communicate()[1][-2000:]}"
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=30)
+    # The main window opens the history store as it is built, after the app has set up its
+    # SIGTERM handler: from then on a polite kill closes the window like the person would.
+    store = database_path(Path(app_env["MELGUI_DATA_DIR"]))
+    deadline = time.monotonic() + 120
+    while not store.exists() and window_process.poll() is None:
+        assert time.monotonic() < deadline, "the window never opened its history store"
+        time.sleep(0.1)
+    assert window_process.poll() is None, f"exited: {window_process.communicate()[1][-4000:]}"
+    time.sleep(1.0)  # the window up, its event loop running
+    assert window_process.poll() is None, f"exited: {window_process.communicate()[1][-4000:]}"
+    window_process.send_signal(signal.SIGTERM)
+    try:
+        _, stderr = window_process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the window did not close within 60 s of SIGTERM")
+    assert window_process.returncode == 0, stderr[-4000:]
     assert not stderr_problems(stderr), stderr[-4000:]
 
 
