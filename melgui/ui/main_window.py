@@ -192,11 +192,14 @@ class MainWindow(QMainWindow):
             diff_provider=self.kit.diff,
             tasks=self.tasks,
         )
+        # insertWidget, not replaceWidget: PySide6 leaves a replacing widget owned by
+        # Python, which then deletes it a second time after the window did.
+        sizes = self.pane_host.sizes()
+        self.pane_host.insertWidget(0, self.chat)
         if old_chat is not None:
-            self.pane_host.replaceWidget(0, self.chat)
+            old_chat.hide()
             old_chat.deleteLater()
-        else:
-            self.pane_host.insertWidget(0, self.chat)
+            self.pane_host.setSizes(sizes)
         self.inspector_dock.setWidget(self.inspector)
         if old_inspector is not None:
             old_inspector.deleteLater()

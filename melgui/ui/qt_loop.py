@@ -3,11 +3,13 @@
 qasync's `run_forever` does not install `sys.set_asyncgen_hooks` as asyncio's does, so
 an async generator left unfinished (an HTTP stream ended early) is finalized by the
 garbage collector outside the loop ("async generator ignored GeneratorExit") instead
-of being closed on the loop. This subclass installs asyncio's own hooks while running.
+of being closed on the loop. This subclass installs asyncio's own hooks while running,
+and lets Qt, not the garbage collector, delete qasync's helper objects when it closes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -27,6 +29,17 @@ class QtEventLoop(qasync.QEventLoop):
             sys.set_asyncgen_hooks(*previous)
 
     def close(self) -> None:
-        if not self.is_closed() and not self.is_running():
+        if self.is_closed() or self.is_running():
+            super().close()
+            return
+        with contextlib.suppress(RuntimeError):  # Qt already gone (interpreter exit)
             self.run_until_complete(self.shutdown_asyncgens())
         super().close()
+        # qasync's timer and signaller QObjects belong to Python: if the garbage
+        # collector frees them later, it may do so inside their own timer event, and
+        # Qt then touches a freed object. Let Qt delete them at a safe point instead.
+        for name in ("_timer", "_QEventLoop__call_soon_signaller"):
+            helper = getattr(self, name, None)
+            if helper is not None:
+                with contextlib.suppress(RuntimeError):
+                    helper.deleteLater()
