@@ -22,6 +22,7 @@ from melgui.core.local_model import (
     LocalModelError,
     check_model_file,
     default_model_path,
+    default_threads,
     load_model_future,
     local_available,
 )
@@ -48,7 +49,7 @@ class LocalTransport:
     ) -> None:
         self.model_path = model_path if model_path is not None else default_model_path()
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads if n_threads is not None else default_threads()
         self._on_progress = on_progress
         self.max_tool_rounds = max_tool_rounds
         self._model: LoadedModel | None = None

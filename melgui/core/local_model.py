@@ -84,10 +84,15 @@ class LoadedModel:
 
 
 _cache_lock = threading.Lock()
-_cache: dict[tuple[str, int, int | None], Future[LoadedModel]] = {}
+_cache: dict[tuple[str, int, int], Future[LoadedModel]] = {}
 
 
-def _load(path: str, n_ctx: int, n_threads: int | None) -> LoadedModel:
+def default_threads() -> int:
+    """Half the cores (llama.cpp's own default for generation), leaving the rest to the app."""
+    return max((os.cpu_count() or 2) // 2, 1)
+
+
+def _load(path: str, n_ctx: int, n_threads: int) -> LoadedModel:
     try:
         llama_cpp = importlib.import_module("llama_cpp")
     except Exception as exc:
@@ -95,7 +100,15 @@ def _load(path: str, n_ctx: int, n_threads: int | None) -> LoadedModel:
             f"llama-cpp-python is not installed ({exc}); install: {INSTALL_HINT}"
         ) from exc
     try:
-        llama = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        # The same count for prompt batches: llama.cpp's default (every core) spins
+        # against the UI and tools, and was 3-8x slower on a busy 2-core machine.
+        llama = llama_cpp.Llama(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            verbose=False,
+        )
     except Exception as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LocalModelError(
@@ -104,7 +117,7 @@ def _load(path: str, n_ctx: int, n_threads: int | None) -> LoadedModel:
     return LoadedModel(llama, path, n_ctx, n_params=int(llama._model.n_params()))
 
 
-def load_model_future(path: str, n_ctx: int, n_threads: int | None) -> Future[LoadedModel]:
+def load_model_future(path: str, n_ctx: int, n_threads: int) -> Future[LoadedModel]:
     """The model loading (or loaded) in a worker thread; one load per file and settings.
 
     A failed load is forgotten, so the next leg tries again (the file may be fixed).
