@@ -222,9 +222,15 @@ class _LegRun:
             return self.call(prompt, plan.callable[0])
         names = [tool.name for tool in plan.callable]
         grammar = decision_grammar(names, allow_message=False)
-        if plan.allow_message and not self.prefers_call(prompt):
-            self.note("local model chose: 'message:'")
-            return self.text(prompt + MESSAGE_HEAD)
+        if plan.allow_message:
+            try:
+                wants_call = self.prefers_call(prompt)
+            except AttributeError:  # no such llama-cpp internal: the grammar chooses
+                grammar = decision_grammar(names, allow_message=True)
+            else:
+                if not wants_call:
+                    self.note("local model chose: 'message:'")
+                    return self.text(prompt + MESSAGE_HEAD)
         pieces = self.complete(prompt, 32, grammar, temperature=0.0)
         head = "".join(text for text, _ in pieces)
         self.note(f"local model chose: {head.strip()!r}")
