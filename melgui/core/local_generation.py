@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy
-
 from melgui.core.catalog import ToolDef
 from melgui.core.events import (
     Done,
@@ -42,9 +40,18 @@ from melgui.core.local_prompt import (
 )
 from melgui.core.transport import LegRequest
 
-Emit = Callable[[StreamEvent | WireEntry], None]
+
+@dataclass(frozen=True, slots=True)
+class LocalProgress:
+    """A status line for the person (reading a long prompt); not a stream event."""
+
+    text: str
+
+
+Emit = Callable[[StreamEvent | WireEntry | LocalProgress], None]
 
 PREFILL_CHUNK = 64
+PROGRESS_FROM = 256  # prompt tokens to read before the status bar shows progress
 # Measured on SmolLM2-135M: call requests led 'message' by >= 3.8 logits, chat by <= 1.4.
 MESSAGE_BIAS = 2.5
 MIN_ROOM = 64  # tokens the answer needs at least, after the prompt
@@ -140,10 +147,17 @@ class _LegRun:
             cached += 1
         cached = min(cached, len(tokens) - 1)
         llama.n_tokens = cached
-        for start in range(cached, len(tokens) - 1, PREFILL_CHUNK):
+        end = len(tokens) - 1
+        report = end - cached >= PROGRESS_FROM
+        for start in range(cached, end, PREFILL_CHUNK):
             if self.cancelled.is_set():
                 raise LegCancelled
-            llama.eval(tokens[start : min(start + PREFILL_CHUNK, len(tokens) - 1)])
+            if report:
+                percent = 100 * (start - cached) // (end - cached)
+                self.emit(LocalProgress(f"Local model: reading the conversation… {percent}%"))
+            llama.eval(tokens[start : min(start + PREFILL_CHUNK, end)])
+        if report:
+            self.emit(LocalProgress(f"Local model ready: {self.model.file_name}"))
 
     def complete(
         self, prompt: str, max_tokens: int, grammar: str | None, **sampling: Any
@@ -185,6 +199,7 @@ class _LegRun:
             raise LegCancelled
         self.llama.eval(tokens[-1:])
         # With logits_all off, llama.cpp keeps only the last position's logits.
+        numpy = importlib.import_module("numpy")  # comes with llama-cpp-python, not the app
         logits = numpy.ctypeslib.as_array(
             self.llama._ctx.get_logits(), shape=(self.llama.n_vocab(),)
         )

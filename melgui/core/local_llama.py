@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from melgui.core.events import Done, StreamError, StreamEvent, ToolCalls, WireEntry
-from melgui.core.local_generation import run_leg
+from melgui.core.local_generation import LocalProgress, run_leg
 from melgui.core.local_model import (
     INSTALL_HINT,
     LoadedModel,
@@ -100,10 +100,10 @@ class LocalTransport:
             yield StreamError(str(exc))
             return
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[StreamEvent | WireEntry] = asyncio.Queue()
+        queue: asyncio.Queue[StreamEvent | WireEntry | LocalProgress] = asyncio.Queue()
         cancelled = threading.Event()
 
-        def emit(item: StreamEvent | WireEntry) -> None:
+        def emit(item: StreamEvent | WireEntry | LocalProgress) -> None:
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, item)
             except RuntimeError:  # the loop has closed: nobody is listening
@@ -121,6 +121,9 @@ class LocalTransport:
         try:
             while True:
                 item = await queue.get()
+                if isinstance(item, LocalProgress):
+                    self._progress(item.text)
+                    continue
                 if isinstance(item, WireEntry):
                     if wire is not None:
                         wire(item)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -123,6 +125,38 @@ async def test_junk_model_file_is_a_stream_error(tmp_path: Path) -> None:
     assert "Not a GGUF" in events[0].message
 
 
+WITHOUT_LLAMA = """
+import asyncio, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("llama_cpp", "numpy"):
+            raise ImportError("not installed: " + name)
+sys.meta_path.insert(0, Block())
+from melgui.core.local_llama import LocalTransport, local_available
+from melgui.core.transport import LegRequest
+print(local_available()[1])
+request = LegRequest("m", [{"role": "user", "content": "hi"}], (), "assistant", ".")
+async def leg():
+    return [event async for event in LocalTransport(sys.argv[1]).stream(request)]
+print(asyncio.run(leg())[0].message)
+"""
+
+
+def test_without_llama_cpp_the_app_explains_what_to_install(tmp_path: Path) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 64)
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_LLAMA, str(model)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    availability, leg_error = done.stdout.splitlines()
+    assert INSTALL_HINT in availability and INSTALL_HINT in leg_error
+
+
 def test_check_model_file_without_a_path() -> None:
     with pytest.raises(Exception, match="install"):
         check_model_file(None)
@@ -229,7 +263,8 @@ async def test_full_turn_reads_a_file_and_answers(model_path: str, tmp_path: Pat
     assert "Buy milk." in answered.content
     assert [r.tool_choice for r in transport.requests] == [READ_FILE, "auto"]
     assert loop.usage.prompt_tokens > 0 and loop.usage.completion_tokens > 0
-    assert any(p.startswith("Local model ready") for p in progress) or not progress
+    assert any(p.startswith("Local model: reading the conversation") for p in progress)
+    assert progress[-1].startswith("Local model ready")
 
 
 @local_model
