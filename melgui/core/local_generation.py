@@ -37,6 +37,7 @@ from melgui.core.local_prompt import (
     decision_grammar,
     parse_call_head,
     render_prompt,
+    shrink_history,
 )
 from melgui.core.transport import LegRequest
 
@@ -54,7 +55,7 @@ PREFILL_CHUNK = 64
 PROGRESS_FROM = 256  # prompt tokens to read before the status bar shows progress
 # Measured on SmolLM2-135M: call requests led 'message' by >= 3.8 logits, chat by <= 1.4.
 MESSAGE_BIAS = 2.5
-MIN_ROOM = 64  # tokens the answer needs at least, after the prompt
+ANSWER_RESERVE = 512  # context tokens kept free for the answer when history is cut
 ANSWER_TOKENS = 1024  # a small model that loops stops here (finish_reason "length")
 TEXT_SAMPLING: dict[str, Any] = {
     "temperature": 0.2,
@@ -223,10 +224,8 @@ class _LegRun:
         )
 
     def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
-        prompt = render_prompt(request.messages, plan.tools, with_tools=bool(plan.tools))
-        self.prompt_tokens = len(self.tokenize(prompt))
-        self.note(f"local prompt: {self.prompt_tokens} tokens, model {self.model.file_name}")
-        if self.room(prompt) < MIN_ROOM:
+        prompt = self.fitted_prompt(request.messages, plan)
+        if prompt is None:
             return StreamError(
                 f"The conversation ({self.prompt_tokens} tokens) does not fit the local "
                 f"model's context of {self.model.n_ctx} tokens; start a new conversation."
@@ -254,6 +253,21 @@ class _LegRun:
         if tool is None:
             return self.text(prompt + MESSAGE_HEAD)
         return self.call(prompt, tool)
+
+    def fitted_prompt(self, messages: list[dict[str, Any]], plan: CallPlan) -> str | None:
+        """The prompt, with long contents cut and old exchanges dropped until it fits."""
+        budget = self.model.n_ctx - min(ANSWER_RESERVE, self.model.n_ctx // 4)
+        history: list[dict[str, Any]] | None = messages
+        while history is not None:
+            prompt = render_prompt(history, plan.tools, with_tools=bool(plan.tools))
+            self.prompt_tokens = len(self.tokenize(prompt))
+            if self.prompt_tokens <= budget:
+                if history is not messages:
+                    self.note(f"local prompt shortened to fit: {len(history)} messages")
+                self.note(f"local prompt: {self.prompt_tokens} tokens, {self.model.file_name}")
+                return prompt
+            history = shrink_history(history)
+        return None
 
     def text(self, prompt: str) -> StreamEvent:
         finish: str | None = None

@@ -141,3 +141,45 @@ def parse_call_head(text: str) -> str | None:
     if text.startswith(CALL_PREFIX) and text.rstrip().endswith(":"):
         return text[len(CALL_PREFIX) :].rstrip()[:-1]
     return None
+
+
+CUT_NOTE = "\n[… cut to fit the local model's context]"
+LONG_TEXT = 2000  # characters; longer contents are halved before old exchanges are dropped
+SHORT_TEXT = 200  # characters; shorter contents are never cut
+
+
+def shrink_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The history one step smaller, or None when nothing more can go.
+
+    In order: halve the longest content over LONG_TEXT characters; drop the oldest
+    exchange (a user message with its answers and tool results) before the last user
+    message; halve the longest content over SHORT_TEXT. Calls and their results always
+    go together, and system messages stay.
+    """
+    longest = _longest_content(messages, LONG_TEXT)
+    if longest is not None:
+        return _halved(messages, longest)
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    first = next((i for i, m in enumerate(messages) if m.get("role") != "system"), None)
+    if first is not None and len(users) >= 2:
+        end = next(i for i in users if i > first)
+        keep = [m for i, m in enumerate(messages) if not first <= i < end or _is_system(m)]
+        return keep
+    longest = _longest_content(messages, SHORT_TEXT)
+    return _halved(messages, longest) if longest is not None else None
+
+
+def _longest_content(messages: list[dict[str, Any]], above: int) -> int | None:
+    sizes = [(len(_text(m.get("content"))), i) for i, m in enumerate(messages)]
+    size, index = max(sizes, default=(0, -1))
+    return index if size > above else None
+
+
+def _halved(messages: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
+    text = _text(messages[index].get("content")).removesuffix(CUT_NOTE)
+    shorter = {**messages[index], "content": text[: len(text) // 2] + CUT_NOTE}
+    return [*messages[:index], shorter, *messages[index + 1 :]]
+
+
+def _is_system(message: dict[str, Any]) -> bool:
+    return message.get("role") == "system"

@@ -14,11 +14,25 @@ import pytest
 
 from melgui.core.agent_loop import AgentLoop
 from melgui.core.catalog import BASE_TOOLS, tools_for_role
-from melgui.core.events import Done, StreamError, StreamEvent, TextDelta, ToolCall, ToolCalls
+from melgui.core.events import (
+    Done,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCalls,
+    WireEntry,
+)
 from melgui.core.local_generation import plan_leg, tool_rounds
 from melgui.core.local_llama import LocalTransport, default_model_path, local_available
 from melgui.core.local_model import INSTALL_HINT, check_model_file
-from melgui.core.local_prompt import decision_grammar, parse_call_head, render_prompt
+from melgui.core.local_prompt import (
+    CUT_NOTE,
+    decision_grammar,
+    parse_call_head,
+    render_prompt,
+    shrink_history,
+)
 from melgui.core.messages import Message
 from melgui.core.policy import FixedPolicy
 from melgui.core.transport import LegRequest, ModelInfo, ToolChoice, TransportError, WireSink
@@ -35,7 +49,7 @@ def _request(
 ) -> LegRequest:
     return LegRequest(
         model="local",
-        messages=messages,  # type: ignore[arg-type]
+        messages=messages,
         tools=tools_for_role("assistant") if tools else (),
         tool_role="assistant",
         cwd="/tmp",
@@ -95,6 +109,30 @@ def test_plan_forced_tool_required_and_round_limit() -> None:
     assert after_result.callable == () and after_result.allow_message
     more = plan_leg(_request(history), max_tool_rounds=2)
     assert not isinstance(more, str) and more.callable
+
+
+def test_shrink_history_cuts_long_contents_then_drops_old_exchanges() -> None:
+    call = ToolCall("call_1", "read_file", '{"path": "big.txt"}')
+    history = [
+        Message.system("sys").to_wire(),
+        Message.user("old question").to_wire(),
+        Message.assistant("", (call,)).to_wire(),
+        Message.tool_result("call_1", "x" * 5000).to_wire(),
+        Message.assistant("old answer").to_wire(),
+        Message.user("new question " + "y" * 300).to_wire(),
+    ]
+    step = shrink_history(history)
+    assert step is not None and len(step[3]["content"]) < 2600
+    assert step[3]["content"].endswith(CUT_NOTE)
+    while step is not None and len(step) == len(history):
+        step = shrink_history(step)
+    assert step is not None
+    assert [m["role"] for m in step] == ["system", "user"]  # the old exchange went whole
+    assert step[1]["content"].startswith("new question")
+    shorter = shrink_history(step)
+    assert shorter is not None and len(shorter[1]["content"]) < len(step[1]["content"])
+    tiny = [Message.system("s").to_wire(), Message.user("hi").to_wire()]
+    assert shrink_history(tiny) is None
 
 
 def test_default_model_path_and_availability() -> None:
@@ -265,6 +303,17 @@ async def test_full_turn_reads_a_file_and_answers(model_path: str, tmp_path: Pat
     assert loop.usage.prompt_tokens > 0 and loop.usage.completion_tokens > 0
     assert any(p.startswith("Local model: reading the conversation") for p in progress)
     assert progress[-1].startswith("Local model ready")
+
+
+@local_model
+async def test_a_result_larger_than_the_context_is_cut_to_fit(model_path: str) -> None:
+    history = _call_history()
+    history[-1] = Message.tool_result("call_1", "line of the big file\n" * 5000).to_wire()
+    wire: list[WireEntry] = []
+    transport = LocalTransport(model_path, n_ctx=2048)
+    events = [event async for event in transport.stream(_request(history), wire.append)]
+    assert isinstance(events[-1], Done), events[-1]
+    assert any("shortened to fit" in entry.text for entry in wire)
 
 
 @local_model
