@@ -84,7 +84,7 @@ class LoadedModel:
 
 
 _cache_lock = threading.Lock()
-_cache: dict[tuple[str, int, int], Future[LoadedModel]] = {}
+_cache: dict[tuple[str, int, int, int, int], Future[LoadedModel]] = {}
 
 
 def default_threads() -> int:
@@ -122,7 +122,11 @@ def load_model_future(path: str, n_ctx: int, n_threads: int) -> Future[LoadedMod
 
     A failed load is forgotten, so the next leg tries again (the file may be fixed).
     """
-    key = (path, n_ctx, n_threads)
+    try:
+        stat = os.stat(path)  # a file replaced at the same path loads anew
+    except OSError as exc:
+        raise LocalModelError(f"Cannot read local model file {path}: {exc.strerror}") from exc
+    key = (path, stat.st_size, stat.st_mtime_ns, n_ctx, n_threads)
     with _cache_lock:
         future = _cache.get(key)
         if future is not None:
