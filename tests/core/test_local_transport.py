@@ -23,9 +23,9 @@ from melgui.core.events import (
     ToolCalls,
     WireEntry,
 )
-from melgui.core.local_generation import plan_leg, tool_rounds
 from melgui.core.local_llama import LocalTransport, default_model_path, local_available
 from melgui.core.local_model import INSTALL_HINT, check_model_file
+from melgui.core.local_plan import plan_leg, tool_rounds
 from melgui.core.local_prompt import (
     CUT_NOTE,
     decision_grammar,
