@@ -314,7 +314,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--messages", type=int, default=1_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     options = parser.parse_args(argv)
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
