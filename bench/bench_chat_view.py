@@ -233,7 +233,7 @@ def _timed_paint(self: ChatTranscript, event: Any) -> None:
         listener(time.thread_time() - started)
 
 
-ChatTranscript.paintEvent = _timed_paint  # type: ignore[method-assign]
+ChatTranscript.paintEvent = _timed_paint  # type: ignore[method-assign, assignment]
 
 
 def stream_bench(app: QApplication, tokens: int, *, whole_renders: bool) -> dict[str, float]:
