@@ -9,8 +9,10 @@ import os
 import signal
 import sys
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from melgui import resources
 from melgui.core.settings import Settings, SettingsError, load_settings
 from melgui.ui.main_window import MainWindow, build_main_window
 from melgui.ui.qt_loop import QtEventLoop
@@ -27,6 +29,19 @@ def _settings_or_defaults() -> tuple[Settings, str | None]:
         return Settings(), f"{exc} — using defaults; fix or delete the file."
 
 
+def app_icon() -> QIcon:
+    """The application icon in every shipped size; an empty icon if they are missing."""
+    icon = QIcon()
+    try:
+        paths = resources.icon_png_paths()
+    except resources.ResourceMissingError as exc:
+        log.warning("no application icon: %s", exc)
+        return icon
+    for path in paths:
+        icon.addFile(str(path))
+    return icon
+
+
 def run_app(folder: str) -> int:
     """Open the window on `folder` and run until it closes; returns the exit status."""
     if not os.path.isdir(folder):
@@ -36,6 +51,8 @@ def run_app(folder: str) -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("melgui")
     app.setOrganizationName("melgui")
+    app.setDesktopFileName(resources.APP_ID)  # docks match the window to its desktop entry
+    app.setWindowIcon(app_icon())
     settings, problem = _settings_or_defaults()
     apply_theme(app, settings.theme)
     loop = QtEventLoop(app)
