@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -92,7 +94,23 @@ def test_ctrl_c_typed_in_the_view_interrupts_sleep(
     qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)
     pane.write(b"sleep 30\r")
     assert pane.pty is not None
-    qtbot.waitUntil(lambda: len(pane.pty.session_pids()) >= 2, timeout=10000)  # type: ignore[union-attr]
+    pty = pane.pty
+
+    def sleep_in_foreground() -> bool:
+        # bash forks, then hands the terminal to the child, then execs sleep: a Ctrl-C
+        # before the hand-over would reach bash, which ignores it.
+        fd = pty.fd
+        if fd is None:
+            return False
+        foreground = os.tcgetpgrp(fd)
+        for pid in pty.session_pids():
+            with contextlib.suppress(OSError):
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                if comm == "sleep" and os.getpgid(pid) == foreground:
+                    return True
+        return False
+
+    qtbot.waitUntil(sleep_in_foreground, timeout=10000)
     pane.view.setFocus()
     qtbot.keyClick(pane.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: len(pane.pty.session_pids()) == 1, timeout=10000)  # type: ignore[union-attr]
