@@ -263,6 +263,7 @@ class MainWindow(QMainWindow):
         old = self.session
         old_bridge = self.bridge
         self._install(self._new_session(conversation))
+        self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
         old_bridge.deleteLater()
         self.tasks.spawn(old.aclose(), what="closing the previous conversation")

@@ -42,6 +42,13 @@ class PlansPanel(QWidget):
         self.picker.setCurrentIndex(len(self.plans) - 1)
         self._show(len(self.plans) - 1)
 
+    def clear(self) -> None:
+        """Forget the shown plans (another conversation is opened)."""
+        self.plans.clear()
+        self.picker.clear()
+        self.picker.hide()
+        self.view.clear()
+
     def set_colors(self, colors: Colors) -> None:
         self._renderer = SegmentRenderer(colors)
         self._show(self.picker.currentIndex())

@@ -298,6 +298,7 @@ def test_a_reopened_conversation_is_shown_and_continued(
     assert [m["content"] for m in sent] == ["earlier question", "earlier answer", "go on"]
     window.new_conversation()
     assert window.session.conversation.messages == []
+    assert window.plans_panel.plans == [] and not window.plans_panel.view.toPlainText()
     assert "earlier" not in window.chat.transcript.toPlainText()
 
 

@@ -47,10 +47,10 @@ def test_conversations_are_kept_and_reopened(
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 1)
         await wait_until(lambda: len(sidebar.ids()) == 2)
         assert sidebar.ids()[1] == first  # newest first
-        plans_before = len(window.plans_panel.plans)
+        assert window.plans_panel.plans == []  # a new conversation starts without plans
         sidebar.open(first)
         await wait_until(lambda: "Make a plan" in window.chat.transcript.toPlainText())
-        assert window.plans_panel.plans[plans_before:] == [("Steps", "1. look\n2. fix")]
+        assert window.plans_panel.plans == [("Steps", "1. look\n2. fix")]
         send(qtbot, window, "Go on")
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 1)
 
