@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import random
 import subprocess
@@ -249,7 +250,7 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
         stall = meter.stop()
         manager.shutdown()
         loop.run_until_complete(transport.aclose())
-        loop.run_until_complete(asyncio.sleep(0.1))
+        loop.run_until_complete(_settle())
         total = workers * sum(len(piece) for piece in pieces)
         print(
             f"   opening {workers} panes (chat view + inspector each): {opened * 1000:.0f} ms,"
@@ -266,6 +267,13 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
         area.close()
     asyncio.set_event_loop(None)
     loop.close()
+
+
+async def _settle() -> None:
+    """Let httpx's finished streams be collected while the loop runs: their finalizers
+    need a running loop, and would print tracebacks at interpreter exit otherwise."""
+    gc.collect()
+    await asyncio.sleep(0.1)
 
 
 def _paced(steps: list[Any], gap: float) -> list[Any]:
