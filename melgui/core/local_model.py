@@ -6,6 +6,8 @@ without the `local` extra.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -85,6 +87,23 @@ class LoadedModel:
 
 _cache_lock = threading.Lock()
 _cache: dict[tuple[str, int, int, int, int], Future[LoadedModel]] = {}
+
+
+def _free_models() -> None:
+    """Free loaded models before interpreter teardown: llama-cpp-python's own __del__
+    runs after its module globals are gone and prints a TypeError at exit."""
+    with _cache_lock:
+        futures = list(_cache.values())
+        _cache.clear()
+    for future in futures:
+        if future.done() and future.exception() is None:
+            close = getattr(future.result().llama, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    close()
+
+
+atexit.register(_free_models)
 
 
 def default_threads() -> int:

@@ -22,6 +22,7 @@ from melgui.core.http_replies import (
     one_line,
     request_json,
 )
+from melgui.core.instructions import with_instructions
 from melgui.core.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
 from melgui.core.sse_leg import LegFormatError, LegRun
 from melgui.core.tool_call_assembler import MalformedFragment, ToolCallAssembler
@@ -198,8 +199,12 @@ class OpenAITransport:
         read_timeout: float = 120.0,
         extra_headers: Mapping[str, str] | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        instructions: bool = True,
     ) -> None:
+        """`instructions`: lead each leg with melgui's system message (core.instructions)
+        when the conversation has none, since such a server knows nothing of the project."""
         self.base_url = base_url.rstrip("/")
+        self.instructions = instructions
         self.api_key = api_key
         self.read_timeout = read_timeout
         self.max_event_bytes = max_event_bytes
@@ -210,7 +215,11 @@ class OpenAITransport:
     def request_body(self, request: LegRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": request.messages,
+            "messages": (
+                with_instructions(request.messages, request.tool_role, request.cwd)
+                if self.instructions
+                else request.messages
+            ),
             "stream": True,
             "stream_options": {"include_usage": True},
         }

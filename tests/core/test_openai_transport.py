@@ -23,6 +23,7 @@ from melgui.core.events import (
     Usage,
     WireEntry,
 )
+from melgui.core.instructions import agent_instructions
 from melgui.core.openai_compat import OpenAITransport
 from melgui.core.transport import LegRequest, ToolChoice, TransportError
 from tests.fakes import (
@@ -399,6 +400,15 @@ async def test_invalid_url_is_not_retryable() -> None:
 # --- requests ----------------------------------------------------------------------
 
 
+async def test_a_conversation_with_its_own_system_message_keeps_it(
+    scripted_openai: ScriptedOpenAI,
+) -> None:
+    request = leg_request()
+    request.messages.insert(0, {"role": "system", "content": "Be terse."})
+    await run_leg(scripted_openai, text("a"), done(), request=request)
+    assert scripted_openai.legs_received[0].json["messages"] == request.messages
+
+
 async def test_request_body_headers_and_redacted_wire_log(scripted_openai: ScriptedOpenAI) -> None:
     request = leg_request(tool_choice={"type": "function", "function": {"name": "grep"}})
     request.messages.append({"role": "user", "content": f"my key is {KEY}"})
@@ -414,9 +424,15 @@ async def test_request_body_headers_and_redacted_wire_log(scripted_openai: Scrip
     assert sent.authorization == f"Bearer {KEY}"
     assert sent.headers["accept"] == "text/event-stream"
     assert sent.headers["http-referer"] == "https://melgui.test"
+    system = sent.json["messages"][0]
+    assert system == {
+        "role": "system",
+        "content": agent_instructions(request.tool_role, request.cwd),
+    }
+    assert request.cwd in system["content"]
     assert sent.json == {
         "model": "gpt-test",
-        "messages": request.messages,
+        "messages": [system, *request.messages],
         "stream": True,
         "stream_options": {"include_usage": True},
         "tools": [tool.to_openai() for tool in BASE_TOOLS[:3]],
