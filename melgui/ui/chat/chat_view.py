@@ -56,6 +56,10 @@ class ChatView(QWidget):
         self.transcript = ChatTranscript(colors, self)
         self.transcript.callActivated.connect(self.callActivated)
         self.transcript.moreRequested.connect(self._show_more)
+        self.transcript.setPlaceholderText(
+            "Ask about this project. The agent reads and searches the folder on its own; "
+            "writes, edits and commands wait for your approval in the inspector."
+        )
         self.queued_label = QLabel(self)
         self.queued_label.setWordWrap(True)
         self.queued_label.hide()
