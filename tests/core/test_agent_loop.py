@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from melgui.core.agent_loop import AgentLoop, RetryPolicy
 from melgui.core.approval import ApprovalRequest
 from melgui.core.catalog import tools_for_role
-from melgui.core.events import Done, StreamError, StreamEvent, TextDelta, ToolCall, ToolCalls, Usage
+from melgui.core.events import Done, StreamError, TextDelta, ToolCall, ToolCalls, Usage
 from melgui.core.loop_events import (
     ApprovalNeeded,
     HistoryRepaired,
@@ -25,36 +24,7 @@ from melgui.core.loop_events import (
 from melgui.core.messages import Conversation, Message
 from melgui.core.policy import FixedPolicy, RulePolicy
 from melgui.core.tooling import ToolOutcome, ToolRegistry
-from melgui.core.transport import LegRequest, ModelInfo, WireSink
-
-Leg = list[StreamEvent | float]  # a float is a pause in seconds
-
-
-class ReplayTransport:
-    """Plays one scripted leg per request and keeps every request it was sent."""
-
-    name = "replay"
-
-    def __init__(self, legs: list[Leg]) -> None:
-        self.legs = list(legs)
-        self.requests: list[LegRequest] = []
-
-    async def stream(
-        self, request: LegRequest, wire: WireSink | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        self.requests.append(request)
-        leg = self.legs.pop(0) if self.legs else [StreamError("no more legs scripted")]
-        for item in leg:
-            if isinstance(item, float):
-                await asyncio.sleep(item)
-            else:
-                yield item
-
-    async def list_models(self) -> list[ModelInfo]:
-        return [ModelInfo("replay-model", True)]
-
-    async def aclose(self) -> None:
-        return None
+from tests.fakes.replay import Leg, ReplayTransport
 
 
 class RecordingTools(ToolRegistry):

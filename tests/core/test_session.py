@@ -8,7 +8,8 @@ from melgui.core.events import Done, TextDelta
 from melgui.core.loop_events import LoopEvent, MessageAdded, TurnCancelled
 from melgui.core.policy import FixedPolicy
 from melgui.core.session import AgentSession
-from tests.core.test_agent_loop import RecordingTools, ReplayTransport
+from tests.core.test_agent_loop import RecordingTools
+from tests.fakes.replay import ReplayTransport
 
 
 def make_session(legs: list[list[object]]) -> tuple[AgentSession, ReplayTransport]:

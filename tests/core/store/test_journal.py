@@ -16,7 +16,7 @@ from melgui.core.messages import Conversation, Message
 from melgui.core.session import AgentSession
 from melgui.core.store import Store, open_store
 from melgui.core.store.journal import Journal
-from tests.core.store.replay import AskWrites, Leg, ReplayTransport, Tools, call
+from tests.fakes.replay import AskWrites, Leg, ReplayTransport, Tools, call
 
 
 @pytest.fixture
