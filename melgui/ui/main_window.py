@@ -378,6 +378,7 @@ class MainWindow(QMainWindow):
         changed = any(getattr(old, f) != getattr(new, f) for f in connection_fields)
         if changed or api_key != self.api_key or old.local_model_path != new.local_model_path:
             self.api_key = api_key
+            self.toolbar.set_connection(connection_label(new), "unknown")
             previous = self.transport
             self.transport = self._make_transport()
             self.session.loop.transport = self.transport
@@ -386,7 +387,6 @@ class MainWindow(QMainWindow):
         self.kit.rebuild(new, self.api_key)
         if old.theme != new.theme:
             self.set_theme(new)
-        self.toolbar.set_connection(connection_label(new), "unknown")
         self._save_settings()
 
     def set_theme(self, settings: Settings) -> None:
@@ -395,11 +395,11 @@ class MainWindow(QMainWindow):
             self.colors = apply_theme(app, settings.theme)
         else:
             self.colors = colors_for(settings.theme)
-        self.toolbar.colors = self.colors
+        self.toolbar.set_colors(self.colors)
         self.approval_bar.set_colors(self.colors)
         self.plans_panel.set_colors(self.colors)
         self.chat.set_colors(self.colors)
-        self.inspector.detail.colors = self.colors
+        self.inspector.set_colors(self.colors)
         self.themeChanged.emit(self.colors)
 
     def _save_policy(self) -> None:

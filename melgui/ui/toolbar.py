@@ -68,6 +68,12 @@ class ProjectToolbar(QToolBar):
         settings.clicked.connect(self.settingsRequested)
         self.addWidget(settings)
         self._model = ""
+        self._connection: tuple[str, ConnectionState, str] = ("", "unknown", "")
+
+    def set_colors(self, colors: Colors) -> None:
+        """Follow a theme change: the connection dot is drawn again in `colors`."""
+        self.colors = colors
+        self.set_connection(*self._connection)
 
     def set_folder(self, folder: str) -> None:
         self.folder_button.setText(os.path.basename(folder.rstrip(os.sep)) or folder)
@@ -111,6 +117,7 @@ class ProjectToolbar(QToolBar):
         return self.model_box.currentText().strip()
 
     def set_connection(self, label: str, state: ConnectionState, detail: str = "") -> None:
+        self._connection = (label, state, detail)
         c = self.colors
         color = {"ok": c.ok, "error": c.error, "busy": c.pending, "unknown": c.muted}[state]
         self.connection.setText(f'<span style="color:{color}">●</span> {label} ')

@@ -87,6 +87,8 @@ class ChatView(QWidget):
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.stop)
         self._calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
+        # id -> (status, duration) as last drawn, so a redraw keeps live states.
+        self._card_states: dict[str, tuple[CallStatus, float | None]] = {}
         self._shown_from = 0
         bridge.loopEvent.connect(self.on_event)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
@@ -121,12 +123,15 @@ class ChatView(QWidget):
         while 0 < start < len(messages) and messages[start].role == "tool":
             start -= 1
         self._shown_from = start
+        states = dict(self._card_states)  # live states outlive a redraw
         self.transcript.clear_all()
         self._calls.clear()
         if start:
             self.transcript.add_more_link(start)
         for message in messages[start:]:
             self._draw_message(message)
+        for call_id, (status, duration) in states.items():
+            self._set_card(call_id, status, duration)
         self.transcript.finish_assistant(None)
 
     def _show_more(self) -> None:
@@ -198,6 +203,7 @@ class ChatView(QWidget):
         if known is None:
             return
         name, summary = known
+        self._card_states[call_id] = (status, duration)
         self.transcript.update_card(
             call_id, card_html(call_id, name, summary, status, self.colors, duration)
         )

@@ -43,6 +43,11 @@ class CallDetail(QWidget):
         layout.addWidget(parts, 1)
         self.show_record(None)
 
+    def set_colors(self, colors: Colors) -> None:
+        """Redraw the shown call (title, diff, arguments) in `colors`."""
+        self.colors = colors
+        self.show_record(self.record)
+
     def show_record(self, record: CallRecord | None) -> None:
         same = record is self.record
         self.record = record

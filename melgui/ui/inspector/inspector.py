@@ -92,6 +92,10 @@ class Inspector(QWidget):
             self.tabs.setCurrentIndex(0)
             self.calls.setCurrentItem(item)
 
+    def set_colors(self, colors: Colors) -> None:
+        """Follow a theme change: the shown call is drawn again in `colors`."""
+        self.detail.set_colors(colors)
+
     def current_record(self) -> CallRecord | None:
         return self.detail.record
 
