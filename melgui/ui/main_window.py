@@ -26,6 +26,7 @@ Seams for the other parts of the app (stable; documented here on purpose):
 from __future__ import annotations
 
 import os
+import sqlite3
 import weakref
 from typing import Any
 
@@ -358,12 +359,21 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def command_history(self) -> list[str]:
-        """run_command commands of this conversation (for the rule editor)."""
-        return [
+        """Past run_command commands for the rule editor, newest first, once each: this
+        conversation's, then the stored ones of every kept conversation."""
+        current = [
             str(record.arguments.get("command"))
             for record in self.inspector.book.records.values()
             if record.call.name == "run_command" and record.arguments
         ]
+        stored: list[str] = []
+        store = getattr(getattr(self, "history", None), "store", None)
+        if store is not None:
+            try:
+                stored = store.recent_commands()
+            except sqlite3.Error as exc:
+                self._report_error(f"History: cannot read past commands: {exc}")
+        return list(dict.fromkeys([*reversed(current), *stored]))
 
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings

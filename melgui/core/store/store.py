@@ -346,6 +346,23 @@ class Store:
         )
         return [ToolCallRecord(*row) for row in rows]
 
+    def recent_commands(self, limit: int = 500) -> list[str]:
+        """`command` of past run_command calls in kept conversations, newest first, once each."""
+        rows = self._conn.execute(
+            "SELECT t.arguments FROM tool_calls t JOIN conversations c"
+            " ON c.id = t.conversation_id WHERE t.name = 'run_command'"
+            " AND c.deleted_at IS NULL ORDER BY t.requested_at DESC, t.rowid DESC"
+        )
+        commands: dict[str, None] = {}
+        for (arguments,) in rows:
+            with suppress(ValueError, TypeError, AttributeError):  # not a JSON object
+                command = json.loads(arguments).get("command")
+                if isinstance(command, str) and command.strip():
+                    commands.setdefault(command, None)
+            if len(commands) >= limit:
+                break
+        return list(commands)
+
     # -- plans, wire log, notes ----------------------------------------------------
 
     def add_plan(

@@ -193,3 +193,26 @@ def test_fts_follows_partial_rewrites(store: Store, tmp_path: Path) -> None:
     store.put_message(cid, 0, Message.assistant("beta"))
     assert store.conversations(str(tmp_path), query="alpha") == []
     assert [s.id for s in store.conversations(str(tmp_path), query="beta")] == [cid]
+
+
+def test_recent_commands_span_conversations_newest_first_once_each(
+    store: Store, tmp_path: Path
+) -> None:
+    first = store.create_conversation(str(tmp_path))
+    second = store.create_conversation(str(tmp_path / "other"))
+    gone = store.create_conversation(str(tmp_path))
+
+    def run_command(cid: str, call_id: str, arguments: str) -> None:
+        store.call_requested(cid, ToolCall(call_id, "run_command", arguments))
+
+    run_command(first, "a", '{"command": "git status"}')
+    store.call_requested(first, ToolCall("r", "read_file", '{"path": "x"}'))
+    run_command(second, "b", '{"command": "pytest -q"}')
+    run_command(first, "c", "not json")
+    run_command(first, "d", '["a list"]')
+    run_command(second, "e", '{"command": "git status"}')
+    run_command(gone, "f", '{"command": "rm -rf build"}')
+    store.delete(gone)
+    run_command(first, "g", '{"command": "ls"}')
+    assert store.recent_commands() == ["ls", "git status", "pytest -q"]
+    assert store.recent_commands(limit=2) == ["ls", "git status"]

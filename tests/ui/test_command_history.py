@@ -1,0 +1,48 @@
+"""The run_command rule editor matches rules against past commands of every stored
+conversation, not only the open one."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from melgui.core.events import ToolCall
+from melgui.ui.main_window import MainWindow
+from melgui.ui.policy_editor import PolicyEditor
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.ui.conftest import relay_settings, wait_until
+from tests.ui.test_main_window import idle, type_prompt
+
+
+def test_the_rule_editor_sees_commands_of_stored_conversations(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    tag = uuid.uuid4().hex[:8]  # the test data folder is shared by the whole run
+    now = tool_call("run_command", {"command": f"git status {tag}"}, id="n1")
+    scripted_relay.script([tool_calls(now)], [text("done"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    store = window.history.store
+    earlier = store.create_conversation("/elsewhere")
+    for call_id, command in (("o1", f"git log {tag}"), ("o2", f"git status {tag}")):
+        arguments = json.dumps({"command": command})
+        store.call_requested(earlier, ToolCall(call_id, "run_command", arguments))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "status?")
+        await wait_until(lambda: window.inspector.book.pending())
+        window.inspector.deny_current()
+        await wait_until(lambda: idle(window, 2))
+
+    run(scenario())
+    mine = [c for c in window.command_history() if c.endswith(tag)]
+    assert mine == [f"git status {tag}", f"git log {tag}"]  # this conversation's first, once
+    window.open_settings()
+    editor = window.findChild(PolicyEditor)
+    assert editor is not None and f"git log {tag}" in editor.history
+    editor.rule_input.setText("git log")
+    editor._add_rule()
+    editor.rules.setCurrentRow(editor.rules.count() - 1)
+    assert f"git log {tag}" in editor.matches.toPlainText().splitlines()
