@@ -31,6 +31,14 @@ STATUS_ICON: dict[CallStatus, str] = {
     "interrupted": "!",
 }
 
+DECISION_LABEL: dict[str, str] = {
+    "auto": "ran without asking",
+    "approved": "approved once",
+    "approved:session": "approved for this conversation",
+    "approved:saved": "approved (saved rule)",
+    "denied": "denied by you",
+}
+
 _KEY_ARGUMENT = {
     "read_file": "path",
     "list_dir": "path",

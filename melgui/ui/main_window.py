@@ -254,6 +254,7 @@ class MainWindow(QMainWindow):
     def open_conversation(self, resumed: Any) -> None:
         """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
         self._replace_session(resumed.conversation)
+        self.inspector.load_stored(getattr(resumed, "tool_calls", []))
         for plan in getattr(resumed, "plans", []):
             self.plans_panel.add_plan(plan.title, plan.markdown)
         note = resumed.describe() if callable(getattr(resumed, "describe", None)) else None

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, get_args
 
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.approval import ApprovalRequest
+from melgui.core.approval import ApprovalRequest, Approve, Deny
 from melgui.core.events import ToolCall
 from melgui.core.loop_events import (
     ApprovalNeeded,
@@ -19,6 +21,7 @@ from melgui.core.loop_events import (
     ToolCallStarted,
 )
 from melgui.core.messages import Conversation
+from melgui.core.store.records import ToolCallRecord
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.call_summary import CallStatus, parse_arguments, summarize
 
@@ -36,6 +39,9 @@ class CallRecord:
     result: str = ""
     request: ApprovalRequest | None = None
     preview: str | None = None  # the diff of write_file / edit_file, once computed
+    # "" (none needed or not yet), "auto", "approved", "approved:session",
+    # "approved:saved" or "denied" — as the store keeps it.
+    decision: str = ""
 
     @property
     def summary(self) -> str:
@@ -72,6 +78,26 @@ class CallBook(QObject):
                 record.status = message.status or "ok"
                 record.result = message.content
 
+    def apply_stored(self, stored: Iterable[ToolCallRecord]) -> list[str]:
+        """Take status, duration, decision and result from the store's records of a
+        reopened conversation; returns the ids of the calls that changed."""
+        changed = []
+        statuses: tuple[str, ...] = get_args(CallStatus)
+        for saved in stored:
+            record = self.records.get(saved.call_id)
+            if record is None:
+                continue
+            if saved.result_status in statuses:
+                record.status = saved.result_status  # type: ignore[assignment]
+            elif saved.state != "done" and record.status in ("requested", "pending", "running"):
+                record.status = "interrupted"  # cut before it finished
+            record.duration = saved.duration
+            record.decision = saved.decision
+            if saved.result is not None and not record.result:
+                record.result = saved.result
+            changed.append(saved.call_id)
+        return changed
+
     def get(self, call_id: str) -> CallRecord | None:
         return self.records.get(call_id)
 
@@ -106,10 +132,19 @@ class CallBook(QObject):
             case _:
                 pass
 
-    def _decided(self, call_id: str, _future: object = None) -> None:
+    def _decided(self, call_id: str, future: object = None) -> None:
         # The buttons must go away as soon as anyone (this view, the queue) decided.
-        if call_id in self.records:
-            self.changed.emit(call_id)
+        record = self.records.get(call_id)
+        if record is None:
+            return
+        if isinstance(future, asyncio.Future) and not future.cancelled():
+            decision = future.result()
+            if isinstance(decision, Approve):
+                once = decision.remember == "once"
+                record.decision = "approved" if once else f"approved:{decision.remember}"
+            elif isinstance(decision, Deny):
+                record.decision = "denied"
+        self.changed.emit(call_id)
 
     def _add(self, call: ToolCall) -> CallRecord:
         record = CallRecord(

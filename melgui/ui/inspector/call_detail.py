@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
 from melgui.ui.approval_controls import ApprovalControls
-from melgui.ui.call_summary import STATUS_ICON, STATUS_LABEL, format_duration
+from melgui.ui.call_summary import DECISION_LABEL, STATUS_ICON, STATUS_LABEL, format_duration
 from melgui.ui.chat.tool_cards import status_color
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
@@ -86,6 +86,8 @@ class CallDetail(QWidget):
         ]
         if record.duration is not None:
             parts.append(format_duration(record.duration))
+        if record.decision in DECISION_LABEL:
+            parts.append(html.escape(DECISION_LABEL[record.decision]))
         if record.source != "main":
             parts.append(f"from {html.escape(record.source)}")
         parts.append(f'<span style="color:{c.muted}">id {html.escape(record.call.id)}</span>')

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShortcut
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.core.store.records import ToolCallRecord
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.bridge import SessionBridge
@@ -95,6 +97,12 @@ class Inspector(QWidget):
     def set_colors(self, colors: Colors) -> None:
         """Follow a theme change: the shown call is drawn again in `colors`."""
         self.detail.set_colors(colors)
+
+    def load_stored(self, stored: Iterable[ToolCallRecord]) -> None:
+        """Show each call of a reopened conversation as the store kept it (status,
+        duration, decision, result)."""
+        for call_id in self.book.apply_stored(stored):
+            self._on_changed(call_id)
 
     def current_record(self) -> CallRecord | None:
         return self.detail.record
