@@ -98,3 +98,24 @@ def test_switching_theme_recolours_inspector_toolbar_and_the_rest(
     assert_drawn_in(window, LIGHT)
     window.inspector.approve_current()
     run(wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2))
+
+
+def test_worker_panes_follow_the_theme_too(
+    light_app: QApplication, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    scripted_relay.script([text("Worker here."), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    manager = window.pane_manager  # type: ignore[attr-defined]
+
+    async def spawn() -> Any:
+        pane = manager.pane(manager.spawn_agent("say hello", None).id)
+        await wait_until(lambda: "Worker here." in pane.chat.transcript.toPlainText())
+        return pane
+
+    pane = run(spawn())
+    switch(window, "dark")
+    assert manager.colors is DARK
+    assert pane.chat.colors is DARK and pane.inspector.detail.colors is DARK
+    assert pane.approval_bar.colors is DARK
+    switch(window, "light")
+    assert pane.chat.colors is LIGHT

@@ -91,6 +91,12 @@ class AgentPane(QWidget):
         self.approvals.changed.connect(self._refresh_state)
         self.send(task)
 
+    def set_colors(self, colors: Colors) -> None:
+        """Follow a theme change of the window."""
+        self.approval_bar.set_colors(colors)
+        self.chat.set_colors(colors)
+        self.inspector.set_colors(colors)
+
     # -- talking to the worker ---------------------------------------------------------
 
     def send(self, text: str) -> bool:

@@ -87,6 +87,7 @@ def install_panes(window: MainWindow) -> PaneManager:
     manager.panesChanged.connect(on_panes_changed)
     window.sessionChanged.connect(on_session_changed)
     window.approvalSourceRequested.connect(manager.show_call)
+    window.themeChanged.connect(manager.set_colors)
     ender = _EndPanes(manager, window)
     window.installEventFilter(ender)
     app = QApplication.instance()

@@ -82,6 +82,14 @@ class PaneManager(QObject):
         self._closing: list[TerminalPane] = []
         self._shut = False
 
+    def set_colors(self, colors: Colors) -> None:
+        """New panes open in `colors`; open worker panes are redrawn in them."""
+        self.colors = colors
+        for pane in self._panes.values():
+            set_colors = getattr(pane, "set_colors", None)
+            if callable(set_colors):
+                set_colors(colors)
+
     # -- queries -----------------------------------------------------------------------
 
     def pane(self, pane_id: int) -> Pane | None:
