@@ -182,8 +182,7 @@ class TimedView:
         bridge.loopEvent.disconnect(chat.on_event)
         bridge.loopEvent.connect(self.on_event)
         transcript = chat.transcript
-        transcript._timer.timeout.disconnect(transcript.flush)
-        transcript._timer.timeout.connect(self.flush)
+        transcript.scheduled_flush = self.scheduled  # type: ignore[method-assign]
         _PAINT_LISTENERS[transcript] = self.painted
 
     def on_event(self, event: LoopEvent) -> None:
@@ -194,7 +193,6 @@ class TimedView:
             self.costs.append(spent)
             self._unrendered.append(len(self.costs) - 1)
             if self.batch and len(self._unrendered) >= self.batch:
-                self.chat.transcript._timer.stop()
                 self.flush()
                 started = time.thread_time()
                 self.chat.transcript.viewport().repaint()
@@ -210,6 +208,17 @@ class TimedView:
         self._share(time.thread_time() - started, self._unrendered)
         self._unpainted.extend(self._unrendered)
         self._unrendered = []
+
+    def scheduled(self, deadline: float) -> bool:
+        """What the shared flush scheduler calls; cost runs draw only in whole batches."""
+        if self.batch:
+            return False
+        started = time.thread_time()
+        more = ChatTranscript.scheduled_flush(self.chat.transcript, deadline)
+        self._share(time.thread_time() - started, self._unrendered)
+        self._unpainted.extend(self._unrendered)
+        self._unrendered = []
+        return more
 
     def painted(self, spent: float) -> None:
         self._share(spent, self._unpainted)

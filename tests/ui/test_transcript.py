@@ -105,3 +105,35 @@ def test_reopened_calls_show_their_final_status(qtbot: QtBot) -> None:
     view = _view(qtbot, conversation)
     shown = view.transcript.toPlainText()
     assert "run_command" in shown and "make" in shown and "denied" in shown
+
+
+def test_a_flush_that_changes_nothing_leaves_the_document_alone(qtbot: QtBot) -> None:
+    transcript = ChatTranscript(LIGHT)
+    qtbot.addWidget(transcript)
+    transcript.stream_text("A paragraph with **bold**")
+    transcript.flush()
+    revision = transcript.document().revision()
+    transcript.flush()
+    transcript.stream_text("")
+    transcript.flush()
+    assert transcript.document().revision() == revision
+    transcript.stream_text(" and more")
+    transcript.flush()
+    assert transcript.document().revision() != revision
+    assert "A paragraph with bold and more" in transcript.toPlainText()
+
+
+def test_a_backlog_is_drawn_in_slices_and_ends_like_one_drawing(qtbot: QtBot) -> None:
+    streamed = ChatTranscript(LIGHT)
+    whole = ChatTranscript(LIGHT)
+    qtbot.addWidget(streamed)
+    qtbot.addWidget(whole)
+    answer = "".join(f"Paragraph {n} with `code`.\n\n" for n in range(30)) + ANSWER
+    streamed.stream_text(answer)
+    streamed.flush(budget=0.0)  # one segment, the rest left for the scheduler
+    assert "Paragraph 0" in streamed.toPlainText()
+    assert "Paragraph 29" not in streamed.toPlainText()
+    qtbot.waitUntil(lambda: "Paragraph 29" in streamed.toPlainText(), timeout=5000)
+    streamed.finish_assistant(None)
+    whole.add_assistant(answer)
+    assert streamed.toPlainText() == whole.toPlainText()

@@ -1,17 +1,23 @@
 """The conversation as one read-only rich-text document: selectable and copyable across messages.
 
 Only the end of the document changes while a message streams: deltas are buffered and
-flushed on a timer; segments that became final are appended once, and the open tail is
-removed and rendered again. Its length is counted from the end of the document, so an
-edit earlier on (a tool card's status) never confuses it.
+drawn by the process's shared flush scheduler (one timer and one time budget for every
+transcript, so many panes streaming at once cost no more per tick than one); segments
+that became final are appended once, and the open tail is removed and rendered again,
+only when its HTML changed. Its length is counted from the end of the document, so an
+edit earlier on (a tool card's status) never confuses it. One flush is one edit block:
+Qt lays the document out and moves the scroll bar once per flush, not once per insert.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import unquote
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
@@ -31,14 +37,18 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
 from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer, warm_up
 from melgui.ui.theme import Colors
 
-FLUSH_MS = 40
-FLUSH_BUDGET_S = 0.008
+__all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
+
 CALL_SCHEME = "call"
 MORE_SCHEME = "more"
+# The tags before a fragment's first text decide its first block's format.
+_LEADING_TAGS = re.compile(r"(?:\s*<[^>]*>)*")
+_FORMAT_CACHE_SIZE = 256
 
 
 class _OpenMessage:
@@ -50,6 +60,7 @@ class _OpenMessage:
         self.ready: deque[Segment] = deque()  # final, not drawn yet
         self.tail_dirty = False
         self.tail_len = 0
+        self.tail_html = ""  # what the tail shows now
         self.streamed = False
 
 
@@ -74,10 +85,10 @@ class ChatTranscript(QTextBrowser):
         self._cards: dict[str, QTextTable] = {}
         self._last_speaker = ""
         self._stick = True
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(FLUSH_MS)
-        self._timer.timeout.connect(self.flush)
+        self._drawing = False  # inside one flush: changes go into one edit block
+        self._edit_cursor: QTextCursor | None = None
+        self._block_formats: dict[str, QTextBlockFormat | None] = {}
+        self._scheduler = shared_scheduler()
         QTimer.singleShot(0, warm_up)  # Pygments and Markdown load before the first answer
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -89,9 +100,10 @@ class ChatTranscript(QTextBrowser):
         """New colours for what is drawn from now on (the view redraws the history)."""
         self.colors = colors
         self._renderer = SegmentRenderer(colors)
+        self._block_formats.clear()
 
     def clear_all(self) -> None:
-        self._timer.stop()
+        self._scheduler.cancel(self)
         self._open = None
         self._cards.clear()
         self._codes.clear()
@@ -120,8 +132,7 @@ class ChatTranscript(QTextBrowser):
         message = self._begin_assistant()
         message.pending.append(delta)
         message.streamed = True
-        if not self._timer.isActive():
-            self._timer.start(FLUSH_MS)
+        self._scheduler.request(self)
 
     def finish_assistant(self, text: str | None) -> None:
         """The assistant message is complete. `text` is drawn if nothing was streamed."""
@@ -132,9 +143,11 @@ class ChatTranscript(QTextBrowser):
         if message is None:
             return
         self.flush(budget=None)
-        self._replace_tail("")
-        for segment in message.splitter.finish():
-            self._append_html(self._renderer.render(segment))
+        self._scheduler.cancel(self)
+        with self._edit():
+            self._replace_tail("")
+            for segment in message.splitter.finish():
+                self._append_html(self._renderer.render(segment))
         self._codes.update(message.splitter.code_texts())
         self._next_code_id = message.splitter.next_code_id
         self._open = None
@@ -189,32 +202,40 @@ class ChatTranscript(QTextBrowser):
     def flush(self, budget: float | None = FLUSH_BUDGET_S) -> None:
         """Draw buffered deltas: append what became final, re-render the open tail.
 
-        At most `budget` seconds of drawing per call: when text arrives faster than
-        that, the rest is drawn on the next turn of the event loop, which never stalls.
+        At most `budget` seconds of drawing (after one segment at least): when text
+        arrives faster than that, the shared scheduler draws the rest after the event
+        loop has run once, so the loop never stalls.
         """
+        deadline = time.perf_counter() + budget if budget is not None else math.inf
+        if self.scheduled_flush(deadline):
+            self._scheduler.request(self, soon=True)
+
+    def scheduled_flush(self, deadline: float) -> bool:
+        """What the scheduler calls: draw until `deadline`; True when work is left."""
         message = self._open
         if message is None:
-            return
+            return False
         if message.pending:
             text = "".join(message.pending)
             message.pending.clear()
             message.ready.extend(message.splitter.feed(text))
             message.tail_dirty = True
         if not message.ready and not message.tail_dirty:
-            return
-        deadline = time.perf_counter() + budget if budget is not None else math.inf
-        if message.ready:
-            self._replace_tail("")
-            message.tail_dirty = True
-            while message.ready and time.perf_counter() < deadline:
+            return False
+        with self._edit():
+            if message.ready:
+                self._replace_tail("")
                 self._append_html(self._renderer.render(message.ready.popleft()))
-        if message.ready:
-            self._timer.start(0)  # the rest right after the loop has run once
-        else:
-            tail = message.splitter.tail()
-            self._replace_tail(self._renderer.render(tail) if tail is not None else "")
-            message.tail_dirty = False
+                while message.ready and time.perf_counter() < deadline:
+                    self._append_html(self._renderer.render(message.ready.popleft()))
+            if not message.ready:
+                tail = message.splitter.tail()
+                tail_html = self._renderer.render(tail) if tail is not None else ""
+                if tail_html != message.tail_html:  # else the tail on screen is right
+                    self._replace_tail(tail_html)
+                message.tail_dirty = False
         self._scroll_if_stuck()
+        return bool(message.ready)
 
     def _begin_assistant(self) -> _OpenMessage:
         if self._open is None:
@@ -231,17 +252,45 @@ class ChatTranscript(QTextBrowser):
         cursor = QTextCursor(doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if message.tail_len:
+            self._changing()
             cursor.setPosition(cursor.position() - message.tail_len)
             cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
             cursor.setBlockFormat(QTextBlockFormat())
             cursor.setBlockCharFormat(QTextCharFormat())
             message.tail_len = 0
+        message.tail_html = tail_html
         if tail_html:
             message.tail_len = self._append_html(tail_html)
 
+    @contextmanager
+    def _edit(self) -> Iterator[None]:
+        """One edit block: the layout and the scroll bar follow once, at its end.
+
+        It is opened on the first change only, so a flush that changes nothing leaves
+        the document (and its revision) alone.
+        """
+        if self._drawing:
+            yield
+            return
+        self._drawing = True
+        try:
+            yield
+        finally:
+            if self._edit_cursor is not None:
+                self._edit_cursor.endEditBlock()
+                self._edit_cursor = None
+            self._drawing = False
+
+    def _changing(self) -> None:
+        """The document is about to change: open the edit block if one is wanted."""
+        if self._drawing and self._edit_cursor is None:
+            self._edit_cursor = QTextCursor(self.document())
+            self._edit_cursor.beginEditBlock()
+
     def _append_html(self, fragment_html: str) -> int:
         """Insert at the end, then start a fresh empty block; returns characters added."""
+        self._changing()
         doc = self.document()
         fragment = QTextDocumentFragment.fromHtml(fragment_html, doc)
         cursor = QTextCursor(doc)
@@ -250,7 +299,7 @@ class ChatTranscript(QTextBrowser):
         cursor.insertFragment(fragment)
         fix = QTextCursor(doc)
         fix.setPosition(start)
-        first = self._first_block_format(fragment)
+        first = self._first_block_format(fragment_html, fragment)
         if fix.block().length() == 1 and fix.block().next().position() < cursor.position():
             # A fragment starting with a list leaves the block at the cursor empty: fold it.
             folded = QTextBlockFormat()
@@ -263,14 +312,29 @@ class ChatTranscript(QTextBrowser):
         cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
         return cursor.position() - start
 
-    def _first_block_format(self, fragment: QTextDocumentFragment) -> QTextBlockFormat | None:
+    def _first_block_format(
+        self, fragment_html: str, fragment: QTextDocumentFragment
+    ) -> QTextBlockFormat | None:
+        """The format of the fragment's first block (None for a list or a table cell).
+
+        It depends only on the tags before the first text, so it is worked out once
+        per distinct opening (in a scratch document) and cached.
+        """
+        match = _LEADING_TAGS.match(fragment_html)
+        key = match.group(0) if match else ""
+        if key in self._block_formats:
+            return self._block_formats[key]
         scratch = self._scratch
         scratch.clear()
         QTextCursor(scratch).insertFragment(fragment)
         block = scratch.begin()
-        if block.textList() is not None or block.blockFormat().isTableCellFormat():
-            return None
-        return block.blockFormat()
+        first: QTextBlockFormat | None = None
+        if block.textList() is None and not block.blockFormat().isTableCellFormat():
+            first = block.blockFormat()
+        if len(self._block_formats) >= _FORMAT_CACHE_SIZE:
+            self._block_formats.clear()
+        self._block_formats[key] = first
+        return first
 
     def _header(self, speaker: str) -> None:
         self._last_speaker = speaker
@@ -301,7 +365,7 @@ class ChatTranscript(QTextBrowser):
         self._stick = value >= self.verticalScrollBar().maximum() - 4
 
     def _on_range(self, _minimum: int, maximum: int) -> None:
-        if self._stick:
+        if self._stick and not self._drawing:
             self.verticalScrollBar().setValue(maximum)
 
     def _scroll_if_stuck(self) -> None:
