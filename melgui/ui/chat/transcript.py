@@ -207,11 +207,14 @@ class ChatTranscript(QTextBrowser):
         loop has run once, so the loop never stalls.
         """
         deadline = time.perf_counter() + budget if budget is not None else math.inf
-        if self.scheduled_flush(deadline):
+        if self._draw(deadline):
             self._scheduler.request(self, soon=True)
 
     def scheduled_flush(self, deadline: float) -> bool:
-        """What the scheduler calls: draw until `deadline`; True when work is left."""
+        """What the shared scheduler calls: draw until `deadline`; True when work is left."""
+        return self._draw(deadline)
+
+    def _draw(self, deadline: float) -> bool:
         message = self._open
         if message is None:
             return False
