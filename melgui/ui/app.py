@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -65,6 +66,9 @@ def run_app(folder: str) -> int:
             loop.add_signal_handler(number, app.closeAllWindows)
     window = build_main_window(folder, settings)
     window.show()
+    # Start-up objects (Qt wrappers, modules, the loaded model) live as long as the app:
+    # keep them out of the collector's full passes, which otherwise stall streaming.
+    gc.freeze()
     if problem:
         QMessageBox.warning(window, "Settings", problem)
     with loop:
