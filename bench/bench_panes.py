@@ -298,9 +298,7 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
         with GcMeter() as collector:
             elapsed, opened, opening_stall = loop.run_until_complete(run())
         stall = meter.stop()
-        manager.shutdown()
-        loop.run_until_complete(transport.aclose())
-        loop.run_until_complete(_settle())
+        loop.run_until_complete(_close(manager, transport))
         total = workers * sum(len(piece) for piece in pieces)
         print(
             f"   opening {workers} panes (chat view + inspector each): {opened * 1000:.0f} ms,"
@@ -320,9 +318,11 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
     loop.close()
 
 
-async def _settle() -> None:
-    """Let httpx's finished streams be collected while the loop runs: their finalizers
-    need a running loop, and would print tracebacks at interpreter exit otherwise."""
+async def _close(manager: PaneManager, transport: RelayTransport) -> None:
+    """Close panes and streams while the loop runs: httpx's stream finalizers need a
+    running loop, and print tracebacks when Qt runs them outside it."""
+    manager.shutdown()
+    await transport.aclose()
     gc.collect()
     await asyncio.sleep(0.1)
 
