@@ -29,6 +29,7 @@ from melgui.core.events import (
 )
 from melgui.core.local_model import LoadedModel
 from melgui.core.local_plan import CallPlan, arguments_grammar, plan_leg
+from melgui.core.local_project import files_note, project_files, with_known_paths
 from melgui.core.local_prompt import (
     CALL_PREFIX,
     IM_END,
@@ -83,6 +84,7 @@ class _LegRun:
         self.emit = emit
         self.sampled = 0
         self.prompt_tokens = 0
+        self.files: list[str] | None = None
         self.llama_cpp = importlib.import_module("llama_cpp")
 
     def note(self, text: str) -> None:
@@ -184,6 +186,8 @@ class _LegRun:
         )
 
     def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
+        # Small models invent paths: show them the files and hold read paths to them.
+        self.files = project_files(request.cwd) if self.model.small else None
         prompt = self.fitted_prompt(request.messages, plan)
         if prompt is None:
             return StreamError(
@@ -219,7 +223,12 @@ class _LegRun:
         budget = self.model.n_ctx - min(ANSWER_RESERVE, self.model.n_ctx // 4)
         history: list[dict[str, Any]] | None = messages
         while history is not None:
-            prompt = render_prompt(history, plan.tools, with_tools=bool(plan.tools))
+            prompt = render_prompt(
+                history,
+                plan.tools,
+                with_tools=bool(plan.tools),
+                context=files_note(self.files) if self.files is not None else "",
+            )
             self.prompt_tokens = len(self.tokenize(prompt))
             if self.prompt_tokens <= budget:
                 if history is not messages:
@@ -240,7 +249,7 @@ class _LegRun:
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)
-        gbnf = arguments_grammar(tool, required_only=self.model.small)
+        gbnf = arguments_grammar(with_known_paths(tool, self.files), required_only=self.model.small)
         pieces = list(self.complete(prompt, self.room(prompt), gbnf, **CALL_SAMPLING))
         arguments = "".join(text for text, _ in pieces).strip()
         try:

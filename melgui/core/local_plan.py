@@ -75,6 +75,8 @@ def arguments_grammar(tool: ToolDef, *, required_only: bool = False) -> str:
     parameters = _required_only(tool.parameters) if required_only else tool.parameters
     schema = json.dumps(parameters, sort_keys=True)
     if schema not in _grammars:
+        if len(_grammars) >= 64:  # schemas with a project's file list change over time
+            _grammars.clear()
         grammar_module = importlib.import_module("llama_cpp.llama_grammar")
         try:
             _grammars[schema] = grammar_module.json_schema_to_gbnf(schema)

@@ -81,11 +81,16 @@ def _turn(role: str, text: str) -> str:
 
 
 def render_prompt(
-    messages: Iterable[dict[str, Any]], tools: Sequence[ToolDef], *, with_tools: bool
+    messages: Iterable[dict[str, Any]],
+    tools: Sequence[ToolDef],
+    *,
+    with_tools: bool,
+    context: str = "",
 ) -> str:
     """The whole ChatML prompt, ending with the opened assistant turn.
 
-    With `with_tools`, the system message lists `tools`, earlier assistant text is
+    `context` is added to the system message (e.g. the project's files). With
+    `with_tools`, the system message lists `tools`, earlier assistant text is
     written after 'message:' and earlier calls as 'functions.<name>:' lines; tool
     results come back as user turns that name the tool they answer.
     """
@@ -97,7 +102,7 @@ def render_prompt(
             system_parts.append(_text(message.get("content")))
         else:
             rest.append(message)
-    system = "\n\n".join(part for part in system_parts if part) or DEFAULT_SYSTEM
+    system = ("\n\n".join(part for part in system_parts if part) or DEFAULT_SYSTEM) + context
     if with_tools and tools:
         system += tool_instructions(tools)
     out = [_turn("system", system)]

@@ -376,3 +376,28 @@ def _prompt_tokens(model: object, transport: LocalTransport) -> int:
     )
     llama = model.llama  # type: ignore[attr-defined]
     return len(llama.tokenize(prompt.encode(), add_bos=True, special=True))
+
+
+@local_model
+async def test_a_small_model_names_only_files_that_exist(model_path: str, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "docs" / "guide.md").write_text("# Guide\n")
+    (project / "app.py").write_text("print('hi')\n")
+    (project / "notes.txt").write_text("Buy milk.\n")
+    transport = LocalTransport(model_path)
+    request = dataclasses.replace(
+        _request([Message.user("Show me the project's readme file.").to_wire()], READ_FILE),
+        cwd=str(project),
+    )
+    notes: list[str] = []
+    try:
+        events = [
+            event async for event in transport.stream(request, lambda e: notes.append(e.text))
+        ]
+    finally:
+        await transport.aclose()
+    calls = [event for event in events if isinstance(event, ToolCalls)]
+    assert calls, events
+    (call,) = calls[0].calls
+    assert json.loads(call.arguments)["path"] in {"app.py", "docs/guide.md", "notes.txt"}
