@@ -2,7 +2,8 @@
 
 A 135M model invents paths ("./project_root"). For such models the system message lists
 the project's files, and the `path` of tools that need an existing file is constrained
-to them by the argument grammar, so a call always names a real file.
+to them (and list_dir to its folders) by the argument grammar, so a call always
+names a real file or folder.
 """
 
 from __future__ import annotations
@@ -61,10 +62,26 @@ def files_note(files: list[str]) -> str:
     return f"\n\nFiles in the project folder: {listing}{more}."
 
 
+def folders_of(files: list[str]) -> list[str]:
+    """ "." and every folder that holds one of `files`, sorted."""
+    folders = {"."}
+    for path in files:
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[: n + 1]) for n in range(len(parts)))
+    return sorted(folders)
+
+
 def with_known_paths(tool: ToolDef, files: list[str] | None) -> ToolDef:
-    """`tool` whose `path` must be one of `files`, for tools that read an existing file."""
-    if tool.name not in EXISTING_FILE_TOOLS or not files:
+    """`tool` whose `path` must name an existing file (read_file, edit_file) or folder
+    (list_dir) of `files`; other tools, and an unknown file list, leave it unchanged."""
+    if files is None:
+        return tool
+    if tool.name in EXISTING_FILE_TOOLS and files:
+        allowed = files
+    elif tool.name == "list_dir":
+        allowed = folders_of(files)
+    else:
         return tool
     properties: dict[str, Any] = dict(tool.parameters.get("properties", {}))
-    properties["path"] = {"type": "string", "enum": files}
+    properties["path"] = {"type": "string", "enum": allowed}
     return ToolDef(tool.name, tool.description, {**tool.parameters, "properties": properties})

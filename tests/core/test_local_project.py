@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from melgui.core.catalog import ALL_TOOLS
-from melgui.core.local_project import files_note, project_files, with_known_paths
+from melgui.core.local_project import files_note, folders_of, project_files, with_known_paths
 
 
 def test_files_are_listed_relative_and_sorted_without_hidden_or_build_folders(
@@ -49,3 +49,11 @@ def test_read_paths_are_held_to_known_files() -> None:
     write = ALL_TOOLS["write_file"]
     assert with_known_paths(write, ["a.py"]) is write  # new files may be named freely
     assert with_known_paths(ALL_TOOLS["edit_file"], None) is ALL_TOOLS["edit_file"]
+    listing = with_known_paths(ALL_TOOLS["list_dir"], ["a.py", "b/c/d.txt"])
+    assert listing.parameters["properties"]["path"]["enum"] == [".", "b", "b/c"]
+    assert "required" not in listing.parameters
+
+
+def test_folders_of() -> None:
+    assert folders_of([]) == ["."]
+    assert folders_of(["x/y/z.py", "x/w.py", "top.md"]) == [".", "x", "x/y"]
