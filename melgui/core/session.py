@@ -55,7 +55,7 @@ class AgentSession:
         )
         self.source = source
         self.last_result: TurnResult | None = None
-        self._queue: deque[str | None] = deque()
+        self._queue: deque[str] = deque()
         self._runner: asyncio.Task[None] | None = None
         self._turn: asyncio.Task[TurnResult] | None = None
         self._idle = asyncio.Event()
@@ -71,7 +71,7 @@ class AgentSession:
 
     @property
     def queued(self) -> list[str]:
-        return [text for text in self._queue if text is not None]
+        return list(self._queue)
 
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         """Hear every LoopEvent; returns a function that unsubscribes."""
@@ -92,17 +92,10 @@ class AgentSession:
 
     def submit(self, text: str) -> None:
         """Queue a user message; it is sent when the turns before it have ended."""
-        self._enqueue(text)
-
-    def _enqueue(self, text: str | None) -> None:
         self._queue.append(text)
         self._idle.clear()
         if self._runner is None or self._runner.done():
             self._runner = asyncio.get_running_loop().create_task(self._run_queue())
-
-    def resume(self) -> None:
-        """Run a turn without a new user message (e.g. after a repaired, cut conversation)."""
-        self._enqueue(None)
 
     async def _run_queue(self) -> None:
         try:
