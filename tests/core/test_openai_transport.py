@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import time
+from functools import partial
 from typing import Any
 
 import pytest
@@ -43,6 +44,7 @@ from tests.fakes import (
     tool_call,
     tool_calls,
 )
+from tests.fakes.legs import play_leg
 from tests.fakes.process_memory import peak_rss_bytes, reset_peak, rss_bytes
 
 KEY = "sk-test-secret-123"
@@ -71,18 +73,9 @@ async def run_leg(
     request: LegRequest | None = None,
     **options: Any,
 ) -> tuple[list[StreamEvent], list[WireEntry]]:
-    if server.chunk_size is None:
-        server.chunk_size = 3
-    server.script(list(steps))
-    transport = OpenAITransport(server.base_url, KEY, **options)
-    wire: list[WireEntry] = []
-    try:
-        events = [event async for event in transport.stream(request or leg_request(), wire.append)]
-    finally:
-        await transport.aclose()
-    terminal = [e for e in events if isinstance(e, ToolCalls | Done | StreamError)]
-    assert terminal == events[-1:], f"a leg ends with exactly one final event: {events}"
-    return events, wire
+    return await play_leg(
+        server, partial(OpenAITransport, api_key=KEY), request or leg_request(), steps, **options
+    )
 
 
 def texts(events: list[StreamEvent]) -> str:

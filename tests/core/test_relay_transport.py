@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -35,6 +36,7 @@ from tests.fakes import (
     tool_call,
     tool_calls,
 )
+from tests.fakes.legs import play_leg
 from tests.fakes.process_memory import peak_rss_bytes, reset_peak, rss_bytes
 
 KEY = "mel-key-0123456789"
@@ -55,18 +57,9 @@ def leg_request(model: str = "mel-default") -> LegRequest:
 async def run_leg(
     server: ScriptedRelay, *steps: Step, request: LegRequest | None = None, **options: Any
 ) -> tuple[list[StreamEvent], list[WireEntry]]:
-    if server.chunk_size is None:
-        server.chunk_size = 3
-    server.script(list(steps))
-    transport = RelayTransport(server.base_url, KEY, **options)
-    wire: list[WireEntry] = []
-    try:
-        events = [event async for event in transport.stream(request or leg_request(), wire.append)]
-    finally:
-        await transport.aclose()
-    terminal = [e for e in events if isinstance(e, ToolCalls | Done | StreamError)]
-    assert terminal == events[-1:], f"a leg ends with exactly one final event: {events}"
-    return events, wire
+    return await play_leg(
+        server, partial(RelayTransport, api_key=KEY), request or leg_request(), steps, **options
+    )
 
 
 async def test_text_then_tool_calls_with_usage(scripted_relay: ScriptedRelay) -> None:

@@ -1,0 +1,34 @@
+"""Play one scripted leg through a real transport and check it ends exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from melgui.core.events import Done, StreamError, StreamEvent, ToolCalls, WireEntry
+from melgui.core.transport import LegRequest, Transport
+from tests.fakes.scenario import Step
+from tests.fakes.scripted_server import ScriptedServer
+
+
+async def play_leg(
+    server: ScriptedServer,
+    make_transport: Callable[..., Transport],
+    request: LegRequest,
+    steps: tuple[Step, ...],
+    **options: Any,
+) -> tuple[list[StreamEvent], list[WireEntry]]:
+    """Serve `steps` (3 bytes at a time unless the test chose otherwise) to one leg of
+    `make_transport(server.base_url, **options)`; returns its events and wire log."""
+    if server.chunk_size is None:
+        server.chunk_size = 3
+    server.script(list(steps))
+    transport = make_transport(server.base_url, **options)
+    wire: list[WireEntry] = []
+    try:
+        events = [event async for event in transport.stream(request, wire.append)]
+    finally:
+        await transport.aclose()
+    terminal = [e for e in events if isinstance(e, ToolCalls | Done | StreamError)]
+    assert terminal == events[-1:], f"a leg ends with exactly one final event: {events}"
+    return events, wire
