@@ -55,3 +55,32 @@ def icns_bytes(pngs: Mapping[int, bytes]) -> bytes:
         kind + struct.pack(">I", 8 + len(pngs[size])) + pngs[size] for kind, size in ICNS_TYPES
     )
     return b"icns" + struct.pack(">I", 8 + len(body)) + body
+
+
+def ico_pngs(data: bytes) -> dict[int, bytes]:
+    """The PNG held for each size in an .ico made by `ico_bytes`."""
+    reserved, kind, count = struct.unpack("<HHH", data[:6])
+    if (reserved, kind) != (0, 1):
+        raise ValueError("not an .ico file")
+    pngs: dict[int, bytes] = {}
+    for index in range(count):
+        entry = data[6 + 16 * index : 22 + 16 * index]
+        side, _, _, _, _, _, length, offset = struct.unpack("<BBBBHHII", entry)
+        pngs[side or 256] = data[offset : offset + length]
+    return pngs
+
+
+def icns_pngs(data: bytes) -> dict[bytes, bytes]:
+    """The PNG held under each entry type of an .icns made by `icns_bytes`."""
+    if data[:4] != b"icns":
+        raise ValueError("not an .icns file")
+    pngs: dict[bytes, bytes] = {}
+    position = 8
+    while position + 8 <= len(data):
+        kind = data[position : position + 4]
+        (length,) = struct.unpack(">I", data[position + 4 : position + 8])
+        if length < 8:
+            raise ValueError("broken .icns entry")
+        pngs[kind] = data[position + 8 : position + length]
+        position += length
+    return pngs

@@ -3,6 +3,12 @@
     python packaging/render_icons.py           # rewrite the PNGs, .ico and .icns
     python packaging/render_icons.py --check   # exit 1 when one is missing or stale
 
+A committed rendering counts as current when it has the same size and an alpha channel
+and its pixels match a fresh rendering within a small tolerance: Qt's rasteriser and PNG
+encoder differ slightly between releases (antialiasing of edges, compression), so a
+byte-for-byte comparison would call every icon stale on another Qt. A changed SVG moves
+far more pixels than that tolerance allows, so a stale icon is still caught.
+
 PNGs go to melgui/resources/icons/melgui-N.png (package data: the window and the desktop
 entry use them); packaging/icons/melgui.ico and melgui.icns are for the Windows and macOS
 builds only. Sizes up to SMALL_MAX come from `melgui-small.svg` (bolder, no spark), the
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import struct
 import sys
 from pathlib import Path
 
@@ -23,12 +30,17 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from icon_containers import ICNS_SIZES, ICO_SIZES, icns_bytes, ico_bytes
+from icon_containers import ICNS_SIZES, ICO_SIZES, icns_bytes, icns_pngs, ico_bytes, ico_pngs
 
 ICONS = Path(__file__).resolve().parent.parent / "melgui" / "resources" / "icons"
 PLATFORM_ICONS = Path(__file__).resolve().parent / "icons"
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 SMALL_MAX = 32
+# Tolerance against a fresh rendering: the mean difference per channel (0-255) and the
+# share of pixels with any channel off by more than DIFFERENT_BY.
+MEAN_TOLERANCE = 2.0
+DIFFERENT_BY = 48
+DIFFERENT_SHARE = 0.02
 
 
 def source_for(size: int) -> Path:
@@ -64,22 +76,81 @@ def outputs() -> dict[Path, bytes]:
     return files
 
 
+def _pixels(png: bytes) -> QImage:
+    image = QImage()
+    if not image.loadFromData(png, "PNG"):  # type: ignore[call-overload]
+        raise ValueError("not a readable PNG")
+    return image
+
+
+def png_difference(committed: bytes, fresh: bytes) -> str | None:
+    """Why `committed` is not a current rendering of what `fresh` shows, or None."""
+    try:
+        old = _pixels(committed)
+    except ValueError as exc:
+        return str(exc)
+    new = _pixels(fresh)
+    if old.size() != new.size():
+        return f"size {old.width()}x{old.height()}, expected {new.width()}x{new.height()}"
+    if not old.hasAlphaChannel():
+        return "no alpha channel"
+    a = old.convertToFormat(QImage.Format.Format_RGBA8888)
+    b = new.convertToFormat(QImage.Format.Format_RGBA8888)
+    left, right = bytes(a.constBits()), bytes(b.constBits())  # type: ignore[call-overload]
+    total = 0
+    far = 0
+    for index in range(0, len(left), 4):
+        pixel = [abs(left[index + k] - right[index + k]) for k in range(4)]
+        total += sum(pixel)
+        far += max(pixel) > DIFFERENT_BY
+    pixels = len(left) // 4
+    mean = total / len(left)
+    if mean > MEAN_TOLERANCE or far / pixels > DIFFERENT_SHARE:
+        return f"differs from the SVG (mean {mean:.2f}, {far} of {pixels} pixels off)"
+    return None
+
+
+def _embedded(path: Path, data: bytes) -> dict[object, bytes]:
+    if path.suffix == ".ico":
+        return dict(ico_pngs(data))
+    if path.suffix == ".icns":
+        return dict(icns_pngs(data))
+    return {"png": data}
+
+
+def file_difference(path: Path, expected: bytes) -> str | None:
+    """Why the file at `path` is not a current rendering of `expected`, or None."""
+    if not path.is_file():
+        return "missing"
+    try:
+        have, want = _embedded(path, path.read_bytes()), _embedded(path, expected)
+    except (ValueError, struct.error) as exc:
+        return str(exc)
+    if have.keys() != want.keys():
+        return "holds other sizes"
+    for key, png in want.items():
+        problem = png_difference(have[key], png)
+        if problem:
+            return problem if key == "png" else f"{key!r}: {problem}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report stale files")
     options = parser.parse_args(argv)
     _app = QGuiApplication.instance() or QGuiApplication([])
     files = outputs()
-    stale = [
-        path for path, data in files.items() if not path.is_file() or path.read_bytes() != data
-    ]
     if options.check:
+        problems = {path: file_difference(path, data) for path, data in files.items()}
+        stale = {path: why for path, why in problems.items() if why}
         if stale:
-            names = ", ".join(path.name for path in stale)
-            print(f"render_icons: stale or missing: {names}", file=sys.stderr)
+            for path, why in stale.items():
+                print(f"render_icons: stale: {path.name}: {why}", file=sys.stderr)
             return 1
         print(f"render_icons: {len(files)} icon files up to date")
         return 0
+    stale = [path for path, data in files.items() if file_difference(path, data)]
     for path in stale:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(files[path])

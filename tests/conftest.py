@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import tempfile
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Forced, not defaulted: an exported value would put the suite on a real display.
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
 _SANDBOX = tempfile.mkdtemp(prefix="melgui-tests-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")

@@ -22,6 +22,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from melgui.core.child_process import chain
+
 READ_CHUNK = 65536
 
 
@@ -100,7 +102,7 @@ class PtySession:
                 cwd=folder,
                 env=terminal_env(env),
                 start_new_session=True,
-                preexec_fn=_make_controlling_tty,
+                preexec_fn=chain(_make_controlling_tty),
                 close_fds=True,
             )
         except OSError as exc:

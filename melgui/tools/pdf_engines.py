@@ -18,6 +18,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from melgui.core.child_process import reset_signals
+
 CHROMIUM_NAMES = (
     "chromium",
     "chromium-browser",
@@ -70,6 +72,7 @@ async def _run_isolated(argv: list[str], workdir: Path, timeout: float) -> tuple
                 stdout=log,
                 stderr=log,
                 start_new_session=True,
+                preexec_fn=reset_signals,
             )
         except OSError as exc:
             raise PdfEngineError(f"cannot start: {exc.strerror or exc}") from None

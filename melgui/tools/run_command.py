@@ -15,6 +15,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
+from melgui.core.child_process import reset_signals
 from melgui.core.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 from melgui.tools.process_output import HeadTailBuffer
@@ -107,6 +108,7 @@ async def execute(
             stdout=write_fd,
             stderr=write_fd,
             start_new_session=True,
+            preexec_fn=reset_signals,
         )
     except OSError as exc:
         os.close(read_fd)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from melgui.core.child_process import reset_signals
 
 _CHUNK = 64 * 1024
 _STDERR_KEEP = 4096
@@ -44,6 +45,7 @@ async def run_search(
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        preexec_fn=reset_signals,
     )
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.create_task(_read_capped(proc.stderr))

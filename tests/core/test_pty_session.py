@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -51,10 +52,8 @@ class Term:
 
 
 def _quiet_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PS1"] = "$ "
-    env.pop("PROMPT_COMMAND", None)
-    return env
+    # A minimal environment: nothing of the developer's shell setup reaches the child.
+    return {"PATH": "/usr/bin:/bin", "PS1": "$ ", "HOME": tempfile.gettempdir(), "LANG": "C.UTF-8"}
 
 
 @pytest.fixture
@@ -139,6 +138,41 @@ def test_resize_reaches_the_program(term_factory: Callable[..., Term]) -> None:
     term.screen.resize(100, 30)
     term.send("clear; tput cols; tput lines\n")
     term.wait_for(lambda: "100\n30" in term.screen.screen_text())
+
+
+def test_child_starts_with_default_signals_whatever_melgui_inherited(
+    hostile_parent: None, term_factory: Callable[..., Term]
+) -> None:
+    term = term_factory(["sh", "-c", "grep -E '^Sig(Ign|Blk)' /proc/self/status; sleep 5"])
+    term.wait_text("SigBlk")
+    term.wait_text("SigIgn")
+    lines = dict(line.split(":") for line in term.screen.text().split("\n") if ":" in line)
+    assert int(lines["SigBlk"].strip(), 16) == 0
+    assert int(lines["SigIgn"].strip(), 16) == 0
+
+
+@pytest.mark.usefixtures("hostile_parent")
+def test_ctrl_c_interrupts_sleep_even_when_melgui_ignores_sigint(
+    term_factory: Callable[..., Term],
+) -> None:
+    term = term_factory(BASH)
+    term.wait_text("$")
+    term.send("sleep 30\n")
+    term.wait_for(lambda: any(_comm(pid) == "sleep" for pid in term.pty.session_pids()))
+    term.send("\x03")
+    term.wait_for(lambda: not any(_comm(pid) == "sleep" for pid in term.pty.session_pids()))
+    term.send("echo after-sleep-$?\n")
+    term.wait_text("after-sleep-130")
+
+
+@pytest.mark.usefixtures("hostile_parent")
+def test_sigterm_ends_a_program_even_when_melgui_ignores_it(
+    term_factory: Callable[..., Term],
+) -> None:
+    term = term_factory(["sleep", "60"])
+    os.kill(term.pty.pid, signal.SIGTERM)
+    term.wait_for(lambda: term.pty.poll() is not None)
+    assert term.pty.exit_code == -signal.SIGTERM
 
 
 def test_ctrl_c_interrupts_sleep(term_factory: Callable[..., Term]) -> None:

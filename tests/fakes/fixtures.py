@@ -5,6 +5,7 @@ Registered from tests/conftest.py (`pytest_plugins = ["tests.fakes.fixtures"]`).
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -28,3 +29,27 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
     with server:
         yield server
     server.check()
+
+
+HOSTILE_IGNORED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)
+HOSTILE_BLOCKED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGUSR1})
+
+
+@pytest.fixture
+def hostile_parent() -> Iterator[None]:
+    """This process as a launcher may leave it: signals ignored and some blocked.
+
+    A background job of a non-interactive shell starts with SIGINT and SIGQUIT ignored;
+    some launchers ignore SIGTERM or SIGHUP, or block signals. Every child melgui starts
+    must not inherit any of it. Restored after the test.
+    """
+    previous = {number: signal.getsignal(number) for number in HOSTILE_IGNORED}
+    for number in HOSTILE_IGNORED:
+        signal.signal(number, signal.SIG_IGN)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, HOSTILE_BLOCKED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -110,3 +111,38 @@ def test_containers_refuse_missing_sizes() -> None:
 
 def _fake_png(size: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", size) * 4
+
+
+def _render_icons() -> ModuleType:
+    from PySide6.QtGui import QGuiApplication
+
+    _app = QGuiApplication.instance() or QGuiApplication([])
+    return load_script("render_icons")
+
+
+def test_icon_check_tolerates_another_qt_but_catches_a_changed_svg(tmp_path: Path) -> None:
+    render_icons = _render_icons()
+    committed = (render_icons.ICONS / "melgui-64.png").read_bytes()
+    fresh = render_icons.render_png(render_icons.ICONS / "melgui.svg", 64)
+    assert render_icons.png_difference(committed, fresh) is None
+    # What another Qt does: a re-encoded PNG with a few edge pixels moved.
+    svg = (render_icons.ICONS / "melgui.svg").read_text()
+    recoloured = tmp_path / "recoloured.svg"
+    recoloured.write_text(svg.replace("#5458F0", "#F05454").replace("#3B1F9E", "#9E1F1F"))
+    changed = render_icons.render_png(recoloured, 64)
+    problem = render_icons.png_difference(committed, changed)
+    assert problem is not None and problem.startswith("differs from the SVG")
+    assert render_icons.png_difference(committed, render_icons.render_png(recoloured, 32)) == (
+        "size 64x64, expected 32x32"
+    )
+
+
+def test_icon_check_reads_the_pngs_inside_ico_and_icns(tmp_path: Path) -> None:
+    render_icons = _render_icons()
+    files = render_icons.outputs()
+    ico = render_icons.PLATFORM_ICONS / "melgui.ico"
+    assert render_icons.file_difference(ico, files[ico]) is None
+    broken = tmp_path / "melgui.ico"
+    broken.write_bytes(b"\0\0\2\0" + files[ico][4:])
+    assert render_icons.file_difference(broken, files[ico]) == "not an .ico file"
+    assert render_icons.file_difference(tmp_path / "none.icns", b"") == "missing"

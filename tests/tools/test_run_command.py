@@ -70,6 +70,18 @@ async def test_timeout_kills_the_whole_group(workspace: Workspace) -> None:
     assert await wait_dead(grandchild)
 
 
+@pytest.mark.usefixtures("hostile_parent")
+async def test_commands_start_with_default_signals_and_time_out_gently(
+    workspace: Workspace,
+) -> None:
+    status, text = await run(workspace, "grep -E '^Sig(Ign|Blk)' /proc/self/status")
+    assert status == "ok"
+    masks = dict(line.split(":") for line in text.splitlines()[1:])
+    assert int(masks["SigIgn"], 16) == 0 and int(masks["SigBlk"], 16) == 0
+    status, text = await run(workspace, "sleep 300", command_timeout=0.5)
+    assert text.startswith("exit_code=143\n")  # SIGTERM, not the SIGKILL that follows it
+
+
 async def test_background_grandchild_holding_the_pipe(workspace: Workspace) -> None:
     status, text = await run(workspace, "sleep 300 & echo $! > bg.pid; echo started")
     pid = int((workspace.root / "bg.pid").read_text())

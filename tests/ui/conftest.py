@@ -23,11 +23,23 @@ Runner = Callable[[Coroutine[Any, Any, T]], T]
 
 @pytest.fixture
 def qloop(qapp: QApplication) -> Iterator[QtEventLoop]:
+    """The app's own loop (qasync plus its guards), for every UI test.
+
+    Tasks a test leaves running are cancelled and awaited, and unfinished async
+    generators closed, before the loop closes.
+    """
     loop = QtEventLoop(qapp)
     asyncio.set_event_loop(loop)
-    yield loop
-    asyncio.set_event_loop(None)
-    loop.close()
+    try:
+        yield loop
+    finally:
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 @pytest.fixture

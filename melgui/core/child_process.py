@@ -1,0 +1,57 @@
+"""How every child melgui starts begins life: default signal dispositions, empty mask.
+
+A program inherits ignored signals and the blocked-signal mask across exec. melgui may
+itself start with SIGINT and SIGQUIT ignored (a background job of a non-interactive
+shell, many launchers) or SIGTERM ignored; without a reset, Ctrl-C in a terminal pane
+would do nothing and a command's timeout could not end it gently. Terminal emulators
+reset both in the child before exec; so does melgui, for panes, commands, engines,
+searches and any server or agent process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Callable
+
+_UNCATCHABLE = frozenset({signal.SIGKILL, signal.SIGSTOP})
+
+
+def reset_signals() -> None:
+    """Every catchable signal to its default action and nothing blocked.
+
+    Runs in the child between fork and exec (`preexec_fn`). Caught signals are reset by
+    exec anyway; this matters for the ignored ones and for the mask.
+    """
+    for number in signal.valid_signals():
+        if number in _UNCATCHABLE:
+            continue
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
+def chain(*steps: Callable[[], None]) -> Callable[[], None]:
+    """One `preexec_fn` running `reset_signals` and then each step in order."""
+
+    def run() -> None:
+        reset_signals()
+        for step in steps:
+            step()
+
+    return run
+
+
+def signal_state(pid: int | str = "self") -> dict[str, int]:
+    """Ignored, blocked and caught signal masks of a process, from /proc (Linux).
+
+    Used by tests and diagnostics: {"SigIgn": mask, "SigBlk": mask, "SigCgt": mask}.
+    """
+    masks: dict[str, int] = {}
+    with open(os.path.join("/proc", str(pid), "status"), encoding="ascii") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("SigIgn", "SigBlk", "SigCgt"):
+                masks[name] = int(value.strip(), 16)
+    return masks
