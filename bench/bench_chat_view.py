@@ -35,13 +35,13 @@ os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QTextBrowser  # noqa: E402
 
-from melgui.core.events import ToolCall  # noqa: E402
-from melgui.core.loop_events import AssistantText, LoopEvent  # noqa: E402
-from melgui.core.messages import Conversation, Message  # noqa: E402
-from melgui.core.policy import RulePolicy  # noqa: E402
-from melgui.core.relay import RelayTransport  # noqa: E402
-from melgui.core.session import AgentSession  # noqa: E402
-from melgui.core.tooling import ToolRegistry  # noqa: E402
+from melgui.core.agent.policy import RulePolicy  # noqa: E402
+from melgui.core.agent.session import AgentSession  # noqa: E402
+from melgui.core.protocol.events import ToolCall  # noqa: E402
+from melgui.core.protocol.loop_events import AssistantText, LoopEvent  # noqa: E402
+from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
+from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.ui.bridge import SessionBridge  # noqa: E402
 from melgui.ui.chat.chat_view import ChatView  # noqa: E402
 from melgui.ui.chat.transcript import FLUSH_BUDGET_S, ChatTranscript  # noqa: E402

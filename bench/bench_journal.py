@@ -30,15 +30,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from melgui.core.events import Done, StreamEvent, TextDelta, WireEntry  # noqa: E402
-from melgui.core.messages import Message  # noqa: E402
-from melgui.core.policy import FixedPolicy  # noqa: E402
-from melgui.core.relay import RelayTransport  # noqa: E402
-from melgui.core.session import AgentSession  # noqa: E402
+from melgui.core.agent.policy import FixedPolicy  # noqa: E402
+from melgui.core.agent.session import AgentSession  # noqa: E402
+from melgui.core.protocol.events import Done, StreamEvent, TextDelta, WireEntry  # noqa: E402
+from melgui.core.protocol.messages import Message  # noqa: E402
+from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.protocol.transport import LegRequest, ModelInfo, Transport, WireSink  # noqa: E402
 from melgui.core.store import Store, open_store  # noqa: E402
 from melgui.core.store.journal import Journal  # noqa: E402
-from melgui.core.tooling import ToolRegistry  # noqa: E402
-from melgui.core.transport import LegRequest, ModelInfo, Transport, WireSink  # noqa: E402
+from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from tests.fakes import ScriptedRelay, done, text  # noqa: E402
 
 

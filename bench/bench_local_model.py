@@ -31,11 +31,11 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from melgui.core.events import Done, StreamError, TextDelta, Usage  # noqa: E402
-from melgui.core.local_llama import LocalTransport, default_model_path  # noqa: E402
-from melgui.core.local_model import default_threads  # noqa: E402
-from melgui.core.openai_compat import OpenAITransport  # noqa: E402
-from melgui.core.transport import LegRequest, Transport  # noqa: E402
+from melgui.core.protocol.events import Done, StreamError, TextDelta, Usage  # noqa: E402
+from melgui.core.protocol.transport import LegRequest, Transport  # noqa: E402
+from melgui.core.transports.local.llama import LocalTransport  # noqa: E402
+from melgui.core.transports.local.model import default_model_path, default_threads  # noqa: E402
+from melgui.core.transports.openai_compat import OpenAITransport  # noqa: E402
 
 N_CTX = 2048
 THREADS = default_threads()  # the same on both sides, for generation and prompt batches

@@ -33,11 +33,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from melgui.core.policy import FixedPolicy  # noqa: E402
-from melgui.core.relay import RelayTransport  # noqa: E402
-from melgui.core.session import AgentSession  # noqa: E402
-from melgui.core.terminal_screen import TerminalScreen  # noqa: E402
-from melgui.core.tooling import ToolRegistry  # noqa: E402
+from melgui.core.agent.policy import FixedPolicy  # noqa: E402
+from melgui.core.agent.session import AgentSession  # noqa: E402
+from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.terminal.screen import TerminalScreen  # noqa: E402
+from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.panes.manager import PaneManager, WorkerSpec  # noqa: E402
 from melgui.ui.panes.pane_area import PaneArea  # noqa: E402

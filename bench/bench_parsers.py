@@ -31,12 +31,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from melgui.core.events import Done, StreamEvent, TextDelta, ToolCalls  # noqa: E402
-from melgui.core.openai_compat import OpenAILegParser, OpenAITransport  # noqa: E402
-from melgui.core.relay import RelayLegParser, RelayTransport  # noqa: E402
-from melgui.core.sse import SSEComment, SSEDecoder  # noqa: E402
-from melgui.core.sse_leg import LegParser  # noqa: E402
-from melgui.core.transport import LegRequest  # noqa: E402
+from melgui.core.protocol.events import Done, StreamEvent, TextDelta, ToolCalls  # noqa: E402
+from melgui.core.protocol.transport import LegRequest  # noqa: E402
+from melgui.core.transports.http.leg import LegParser  # noqa: E402
+from melgui.core.transports.http.sse import SSEComment, SSEDecoder  # noqa: E402
+from melgui.core.transports.openai_compat import OpenAILegParser, OpenAITransport  # noqa: E402
+from melgui.core.transports.relay import RelayLegParser, RelayTransport  # noqa: E402
 
 SLICE = 4096
 LINEAR_LIMIT = 2.0

@@ -14,9 +14,12 @@ import signal
 import sys
 from typing import Any, TextIO, assert_never
 
-from melgui.core.catalog import ORCHESTRATION_TOOLS, ROLES
-from melgui.core.connection import api_key_kind, make_transport
-from melgui.core.loop_events import (
+from melgui.core.agent.policy import FixedPolicy
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.secrets import get_api_key
+from melgui.core.config.settings import Settings, SettingsError, config_dir, load_settings
+from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
+from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
     HistoryRepaired,
@@ -32,13 +35,10 @@ from melgui.core.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.core.policy import FixedPolicy
-from melgui.core.secrets import get_api_key
-from melgui.core.session import AgentSession
-from melgui.core.settings import Settings, SettingsError, config_dir, load_settings
+from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
-from melgui.core.tooling import ToolOutcome, ToolRegistry
+from melgui.core.transports.connection import api_key_kind, make_transport
 from melgui.tools.registry import build_workspace_tools
 from melgui.tools.workspace import Workspace
 from melgui.ui.workspace_kit import project_memory, tool_settings

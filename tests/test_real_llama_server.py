@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.local_llama import default_model_path, local_available
+from melgui.core.transports.local.model import default_model_path, local_available
 
 ROOT = Path(__file__).resolve().parents[1]
 

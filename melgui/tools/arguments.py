@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 
 _JSON_TYPE = {
     str: "string",

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools import pdf_floor
 from melgui.tools.arguments import optional_str, require_str
 from melgui.tools.pdf_engines import (

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 from melgui.tools.read_file import open_regular_file
 from melgui.tools.workspace import Workspace
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import optional_bool, require_str
 from melgui.tools.file_changes import encode_text, plan_edit
 from melgui.tools.settings import ToolSettings

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 
 _MAX_ALTERNATIVES = 256
 

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import optional_str
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace

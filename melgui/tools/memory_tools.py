@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from melgui.core.memory import MemoryUnavailable, ProjectMemory
-from melgui.core.tooling import ToolError, ToolOutcome
-from melgui.core.transport import TransportError
+from melgui.core.protocol.memory import MemoryUnavailable, ProjectMemory
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.transport import TransportError
 from melgui.tools.arguments import require_str
 
 MAX_NOTE_CHARS = 20_000

@@ -18,7 +18,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from melgui.core.child_process import reset_signals
+from melgui.core.processes import reset_signals
 
 CHROMIUM_NAMES = (
     "chromium",

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Awaitable
 from typing import Any, Protocol
 
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 
 

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import optional_int, require_str
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace

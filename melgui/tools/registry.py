@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from melgui.core.memory import ProjectMemory
-from melgui.core.tooling import ToolError, ToolHandler, ToolOutcome, ToolRegistry
+from melgui.core.protocol.memory import ProjectMemory
+from melgui.core.protocol.tooling import ToolError, ToolHandler, ToolOutcome, ToolRegistry
 from melgui.tools import memory_tools
 from melgui.tools.create_pdf import create_pdf
 from melgui.tools.file_writes import edit_file, write_file
@@ -63,7 +63,7 @@ def build_workspace_tools(
 ) -> ToolRegistry:
     """A registry with every base tool of the seed plus remember/recall.
 
-    The role decides which of them the model is offered (melgui.core.catalog); a
+    The role decides which of them the model is offered (melgui.core.protocol.catalog); a
     registry may hold more than a role sends. `search_provider` overrides the one
     `settings` describes.
     """

@@ -15,8 +15,8 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from melgui.core.child_process import reset_signals
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.processes import reset_signals
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 from melgui.tools.process_output import HeadTailBuffer
 from melgui.tools.settings import ToolSettings

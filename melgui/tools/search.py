@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import melgui
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 from melgui.tools.glob_match import GlobMatcher, select_listed_records
 from melgui.tools.ripgrep import files_argv, find_ripgrep, grep_argv

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from melgui.core.child_process import reset_signals
+
+from melgui.core.processes import reset_signals
 
 _CHUNK = 64 * 1024
 _STDERR_KEEP = 4096

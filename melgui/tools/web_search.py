@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from melgui.core.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 
 NOT_CONFIGURED = (

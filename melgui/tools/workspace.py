@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 
 _PROTECTED_DIR_NAMES = frozenset({".git"})
 

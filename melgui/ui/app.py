@@ -14,7 +14,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from melgui import resources
-from melgui.core.settings import Settings, SettingsError, load_settings
+from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.ui.main_window import MainWindow, build_main_window
 from melgui.ui.qt_loop import QtEventLoop
 from melgui.ui.theme import apply_theme

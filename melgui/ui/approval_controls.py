@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.approval import ApprovalRequest
-from melgui.core.policy import is_simple_command, suggested_prefix
+from melgui.core.agent.policy import is_simple_command, suggested_prefix
+from melgui.core.protocol.approval import ApprovalRequest
 
 APPROVE_KEYS = QKeySequence("Ctrl+Return")
 DENY_KEYS = QKeySequence("Ctrl+Shift+Backspace")

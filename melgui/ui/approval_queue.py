@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.approval import ApprovalRequest
+from melgui.core.protocol.approval import ApprovalRequest
 
 
 class ApprovalQueue(QObject):

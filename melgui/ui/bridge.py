@@ -11,9 +11,9 @@ import contextlib
 
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.events import WireEntry
-from melgui.core.loop_events import LoopEvent, MessageAdded
-from melgui.core.session import AgentSession
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.events import WireEntry
+from melgui.core.protocol.loop_events import LoopEvent, MessageAdded
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.wire_recorder import WireRecorder
 

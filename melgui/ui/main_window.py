@@ -42,15 +42,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.catalog import ROLES, Role
-from melgui.core.connection import api_key_kind, connection_label, make_transport
-from melgui.core.loop_events import ApprovalNeeded, LegFinished, LoopEvent, TurnFailed
-from melgui.core.messages import Conversation
-from melgui.core.policy import RulePolicy
-from melgui.core.secrets import get_api_key
-from melgui.core.session import AgentSession
-from melgui.core.settings import Settings, SettingsError, save_settings
-from melgui.core.transport import Transport, TransportError
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.secrets import get_api_key
+from melgui.core.config.settings import Settings, SettingsError, save_settings
+from melgui.core.protocol.catalog import ROLES, Role
+from melgui.core.protocol.loop_events import ApprovalNeeded, LegFinished, LoopEvent, TurnFailed
+from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.transport import Transport, TransportError
+from melgui.core.transports.connection import api_key_kind, connection_label, make_transport
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_bar import ApprovalBar
 from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS

@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core import secrets
-from melgui.core.connection import api_key_kind, make_transport, needs_api_key
-from melgui.core.policy import RulePolicy
-from melgui.core.settings import PRESETS, ConnectionKind, Settings, preset_for_url
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.config import secrets
+from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
+from melgui.core.transports.connection import api_key_kind, make_transport, needs_api_key
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.policy_editor import PolicyEditor
 from melgui.ui.workspace_kit import list_models_text

@@ -6,7 +6,7 @@ from typing import assert_never
 
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from melgui.core.loop_events import (
+from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
     HistoryRepaired,

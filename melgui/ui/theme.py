@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from melgui.core.settings import Theme
+from melgui.core.config.settings import Theme
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from typing import Literal
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar, QToolButton, QWidget
 
-from melgui.core.catalog import ROLES, Role
-from melgui.core.transport import ModelInfo, sort_models
+from melgui.core.protocol.catalog import ROLES, Role
+from melgui.core.protocol.transport import ModelInfo, sort_models
 from melgui.ui.theme import Colors
 
 ConnectionState = Literal["unknown", "ok", "error", "busy"]

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from melgui.core.events import WireEntry
+from melgui.core.protocol.events import WireEntry
 
 REDACTED = "«redacted»"
 MAX_LEGS = 200  # older legs are dropped from memory (the journal keeps them)

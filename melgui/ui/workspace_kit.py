@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from melgui.core.memory import ProjectMemory
-from melgui.core.settings import Settings, config_dir, data_dir
-from melgui.core.tooling import ToolOutcome, ToolRegistry
-from melgui.core.transport import Transport
+from melgui.core.config.settings import Settings, config_dir, data_dir
+from melgui.core.protocol.memory import ProjectMemory
+from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.protocol.transport import Transport
 from melgui.tools.plans import PlanSink
 from melgui.tools.registry import build_workspace_tools
 from melgui.tools.settings import ToolSettings
@@ -47,7 +47,7 @@ def project_memory(settings: Settings, api_key: str | None) -> ProjectMemory:
 
     local = LocalMemory(data_dir() / "memory.sqlite3")
     if settings.connection == "relay" and settings.relay_url.strip():
-        from melgui.core.relay_memory import RelayMemory
+        from melgui.core.transports.relay_memory import RelayMemory
 
         return FallbackMemory(RelayMemory(settings.relay_url.strip(), api_key), local)
     return local
@@ -107,7 +107,7 @@ class WorkspaceKit:
 
 async def list_models_text(transport: Transport) -> tuple[list[str], str]:
     """For "Test connection": model ids, or ([], the error line)."""
-    from melgui.core.transport import TransportError
+    from melgui.core.protocol.transport import TransportError
 
     try:
         models = await transport.list_models()

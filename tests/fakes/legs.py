@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from melgui.core.events import Done, StreamError, StreamEvent, ToolCalls, WireEntry
-from melgui.core.transport import LegRequest, Transport
+from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, WireEntry
+from melgui.core.protocol.transport import LegRequest, Transport
 from tests.fakes.scenario import Step
 from tests.fakes.scripted_server import ScriptedServer
 

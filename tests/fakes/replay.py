@@ -7,10 +7,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from melgui.core.approval import Approve, Decision
-from melgui.core.events import StreamError, StreamEvent, ToolCall, WireEntry
-from melgui.core.tooling import ToolOutcome, ToolRegistry
-from melgui.core.transport import LegRequest, ModelInfo, WireSink
+from melgui.core.protocol.approval import Approve, Decision
+from melgui.core.protocol.events import StreamError, StreamEvent, ToolCall, WireEntry
+from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
 
 Leg = list["StreamEvent | float | asyncio.Event"]  # float: pause; Event: wait until set
 

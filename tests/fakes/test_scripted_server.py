@@ -7,10 +7,10 @@ import threading
 import httpx
 import pytest
 
-from melgui.core.catalog import tools_for_role
-from melgui.core.events import Done, StreamError, StreamEvent, TextDelta
-from melgui.core.relay import RelayTransport
-from melgui.core.transport import LegRequest
+from melgui.core.protocol.catalog import tools_for_role
+from melgui.core.protocol.events import Done, StreamError, StreamEvent, TextDelta
+from melgui.core.protocol.transport import LegRequest
+from melgui.core.transports.relay import RelayTransport
 from tests.fakes import RecordedRequest, ScriptedRelay, Step, done, hold, text
 
 

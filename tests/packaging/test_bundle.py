@@ -20,8 +20,8 @@ import pytest
 import melgui
 from melgui.core.store.paths import database_path
 from melgui.resources import APP_ID
+from tests.packaging.desktop import desktop_entry, validate_desktop_file
 from tests.packaging.scripts import PACKAGING, ROOT, load_script
-from tests.packaging.test_desktop_entry import desktop_entry, validate_desktop_file
 
 pytestmark = [
     pytest.mark.slow,

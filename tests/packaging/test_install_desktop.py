@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from melgui.resources import APP_ID, ICON_SIZES
+from tests.packaging.desktop import desktop_entry, validate_desktop_file
 from tests.packaging.scripts import LINUX_FILES
-from tests.packaging.test_desktop_entry import desktop_entry, validate_desktop_file
 
 SCRIPT = LINUX_FILES / "install-desktop.sh"
 

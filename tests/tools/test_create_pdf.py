@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 from melgui.tools.create_pdf import create_pdf
 from melgui.tools.pdf_engines import count_pdf_pages, find_chromium
 from melgui.tools.pdf_html import build_document, looks_like_html

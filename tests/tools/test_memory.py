@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.memory import MemoryNote, MemoryUnavailable
-from melgui.core.tooling import ToolError
-from melgui.core.transport import TransportError
+from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
+from melgui.core.protocol.tooling import ToolError
+from melgui.core.protocol.transport import TransportError
 from melgui.tools.local_memory import FallbackMemory, LocalMemory
 from melgui.tools.memory_tools import recall, remember
 

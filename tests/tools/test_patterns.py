@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 from melgui.tools.gitignore import IgnoreFile
 from melgui.tools.glob_match import compile_glob, expand_braces
 

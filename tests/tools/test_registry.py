@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from melgui.core.catalog import BASE_TOOLS, MEMORY_TOOLS
+from melgui.core.protocol.catalog import BASE_TOOLS, MEMORY_TOOLS
 from melgui.tools import LocalMemory, ToolSettings, Workspace, build_workspace_tools
 
 

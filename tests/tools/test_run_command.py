@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 from melgui.tools.process_output import HeadTailBuffer, clean_terminal_text
 from melgui.tools.run_command import command_environment, run_command
 from melgui.tools.settings import ToolSettings

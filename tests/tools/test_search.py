@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 from melgui.tools.ripgrep import find_ripgrep
 from melgui.tools.search import find_files, grep
 from melgui.tools.settings import SearchEngine, ToolSettings

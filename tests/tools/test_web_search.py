@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 from melgui.tools.web_search import NOT_CONFIGURED, SearxngProvider, web_search
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError
 from melgui.tools.workspace import Workspace
 
 

@@ -4,7 +4,6 @@ drive the real window from inside that loop."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,10 +11,9 @@ from typing import Any, TypeVar
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from melgui.core.settings import Settings
+from melgui.core.config.settings import Settings
 from melgui.ui.main_window import MainWindow, build_main_window
 from melgui.ui.qt_loop import QtEventLoop
-from tests.fakes import ScriptedRelay
 
 T = TypeVar("T")
 Runner = Callable[[Coroutine[Any, Any, T]], T]
@@ -52,26 +50,12 @@ def run(qloop: QtEventLoop) -> Runner[Any]:
     return runner
 
 
-async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
-    """Let the loop run until `condition()` is true; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await asyncio.sleep(0.01)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "README.md").write_text("hello\n")
     return folder
-
-
-def relay_settings(relay: ScriptedRelay, **changes: Any) -> Settings:
-    values: dict[str, Any] = {"connection": "relay", "relay_url": relay.url, "model": "relay-model"}
-    return Settings(**{**values, **changes})
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from melgui.core.settings import Settings  # noqa: E402
+from melgui.core.config.settings import Settings  # noqa: E402
 from melgui.ui.main_window import build_main_window  # noqa: E402
 from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
 from melgui.ui.theme import apply_theme  # noqa: E402

@@ -9,12 +9,11 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from melgui.core.events import ToolCall
+from melgui.core.protocol.events import ToolCall
 from melgui.ui.main_window import MainWindow
 from melgui.ui.policy_editor import PolicyEditor
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.ui.conftest import relay_settings, wait_until
-from tests.ui.test_main_window import idle, type_prompt
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 
 def test_the_rule_editor_sees_commands_of_stored_conversations(

@@ -10,21 +10,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from melgui.core.catalog import ORCHESTRATION_TOOLS
-from melgui.core.settings import Settings
-from melgui.ui.main_window import MainWindow
+from melgui.core.config.settings import Settings
+from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS
 from tests.fakes import ScriptedRelay, done, hold, http_error, text, tool_call, tool_calls
-from tests.ui.conftest import relay_settings, wait_until
-
-
-def type_prompt(qtbot: QtBot, window: MainWindow, prompt: str) -> None:
-    window.chat.input.setFocus()
-    qtbot.keyClicks(window.chat.input, prompt)
-    qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
-
-
-def idle(window: MainWindow, legs: int) -> bool:
-    return not window.bridge.busy and window.session.loop.legs >= legs
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 
 def test_a_typed_prompt_streams_the_answer_as_markdown(

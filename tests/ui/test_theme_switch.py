@@ -17,8 +17,7 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.main_window import MainWindow
 from melgui.ui.theme import DARK, LIGHT, Colors, apply_theme
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.ui.conftest import relay_settings, wait_until
-from tests.ui.test_main_window import type_prompt
+from tests.fakes.window import relay_settings, type_prompt, wait_until
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from melgui.core.connection import UnconfiguredTransport
-from melgui.core.events import ToolCall
-from melgui.core.messages import Conversation, Message
-from melgui.core.policy import RulePolicy
-from melgui.core.session import AgentSession
-from melgui.core.tooling import ToolRegistry
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.transports.connection import UnconfiguredTransport
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import HISTORY_PAGE, ChatView
 from melgui.ui.chat.tool_cards import card_html

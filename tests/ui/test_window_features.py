@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from melgui.core.openai_compat import OpenAITransport
-from melgui.core.settings import Settings, settings_path
+from melgui.core.config.settings import Settings, settings_path
+from melgui.core.transports.openai_compat import OpenAITransport
 from melgui.ui.main_window import MainWindow
 from melgui.ui.policy_editor import PolicyEditor
 from melgui.ui.settings_dialog import SettingsDialog
@@ -23,8 +23,7 @@ from tests.fakes import (
     tool_call,
     tool_calls,
 )
-from tests.ui.conftest import relay_settings, wait_until
-from tests.ui.test_main_window import idle, type_prompt
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 
 def test_the_model_picker_lists_tool_capable_models_first(
@@ -266,7 +265,7 @@ def test_a_reopened_conversation_is_shown_and_continued(
 ) -> None:
     from dataclasses import dataclass, field
 
-    from melgui.core.messages import Conversation, Message
+    from melgui.core.protocol.messages import Conversation, Message
 
     @dataclass
     class Plan:
@@ -305,7 +304,7 @@ def test_a_reopened_conversation_is_shown_and_continued(
 def test_the_theme_changes_without_losing_the_conversation(
     scripted_relay: ScriptedRelay, make_window: Any
 ) -> None:
-    from melgui.core.messages import Message
+    from melgui.core.protocol.messages import Message
 
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.session.conversation.append(Message.user("keep me"))

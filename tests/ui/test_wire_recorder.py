@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from melgui.core.events import WireEntry
+from melgui.core.protocol.events import WireEntry
 from melgui.ui.wire_recorder import REDACTED, WireRecorder, redact
 
 

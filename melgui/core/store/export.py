@@ -8,7 +8,7 @@ import time
 import uuid
 from typing import Any
 
-from melgui.core.messages import Message
+from melgui.core.protocol.messages import Message
 from melgui.core.store.records import PlanRecord, ToolCallRecord
 from melgui.core.store.store import Store
 

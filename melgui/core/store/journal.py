@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any, assert_never
 
-from melgui.core.approval import Approve, Decision, Deny
-from melgui.core.events import ToolCall, WireEntry
-from melgui.core.loop_events import (
+from melgui.core.protocol.approval import Approve, Decision, Deny
+from melgui.core.protocol.events import ToolCall, WireEntry
+from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
     HistoryRepaired,
@@ -40,7 +40,7 @@ from melgui.core.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.core.messages import Conversation, Message
+from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.store import Store
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"

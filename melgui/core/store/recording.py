@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from melgui.core.messages import Conversation
+from melgui.core.protocol.messages import Conversation
 from melgui.core.store.journal import Journal
 from melgui.core.store.resume import Resumed, latest_conversation, resume
 from melgui.core.store.store import Store

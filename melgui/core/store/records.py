@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from melgui.core.messages import Message
+from melgui.core.protocol.messages import Message
 
 # requested -> awaiting_approval -> running -> done; or requested -> done (denied, bad args).
 CallState = Literal["requested", "awaiting_approval", "running", "done"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from melgui.core.messages import INTERRUPTED_RESULT, Conversation, Repair
+from melgui.core.protocol.messages import INTERRUPTED_RESULT, Conversation, Repair
 from melgui.core.store.records import (
     ConversationSummary,
     NoteRecord,

@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from melgui.core.events import ToolCall
-from melgui.core.loop_events import (
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
     HistoryRepaired,
@@ -29,7 +29,7 @@ from melgui.core.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.core.messages import Conversation, Message
+from melgui.core.protocol.messages import Conversation, Message
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.call_summary import CallStatus, parse_arguments, shorten, summarize
 from melgui.ui.chat.input_box import PromptInput

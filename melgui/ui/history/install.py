@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from melgui.core.session import AgentSession
+from melgui.core.agent.session import AgentSession
 from melgui.core.store import Store
 from melgui.core.store.resume import ConversationNotFoundError, Resumed, resume
 from melgui.ui.history.sidebar import HistorySidebar

@@ -14,10 +14,16 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
 
-from melgui.core.events import WireEntry
-from melgui.core.loop_events import LoopEvent, MessageAdded, TurnCancelled, TurnFailed, TurnFinished
-from melgui.core.messages import Conversation
-from melgui.core.session import AgentSession
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.events import WireEntry
+from melgui.core.protocol.loop_events import (
+    LoopEvent,
+    MessageAdded,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.core.protocol.messages import Conversation
 from melgui.core.store import Store
 from melgui.core.store.journal import Journal
 from melgui.ui.history.sidebar import HistorySidebar

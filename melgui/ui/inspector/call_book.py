@@ -11,16 +11,16 @@ from typing import Any, get_args
 
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.approval import ApprovalRequest, Approve, Deny
-from melgui.core.events import ToolCall
-from melgui.core.loop_events import (
+from melgui.core.protocol.approval import ApprovalRequest, Approve, Deny
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     LoopEvent,
     MessageAdded,
     ToolCallFinished,
     ToolCallStarted,
 )
-from melgui.core.messages import Conversation
+from melgui.core.protocol.messages import Conversation
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.call_summary import CallStatus, parse_arguments, summarize

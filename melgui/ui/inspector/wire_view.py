@@ -7,7 +7,7 @@ import time
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QComboBox, QPlainTextEdit, QVBoxLayout, QWidget
 
-from melgui.core.events import WireEntry
+from melgui.core.protocol.events import WireEntry
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.wire_recorder import Leg
 

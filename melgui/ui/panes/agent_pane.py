@@ -15,8 +15,9 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from melgui.core.approval import ApprovalRequest
-from melgui.core.loop_events import (
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
     LoopEvent,
@@ -24,8 +25,7 @@ from melgui.core.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.core.panes import IDLE, RUNNING, WAITING, PaneState, failed
-from melgui.core.session import AgentSession
+from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
 from melgui.ui.approval_bar import ApprovalBar
 from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge

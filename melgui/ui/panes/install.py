@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 
-from melgui.core.session import AgentSession
+from melgui.core.agent.session import AgentSession
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea

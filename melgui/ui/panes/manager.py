@@ -15,10 +15,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from melgui.core.panes import PaneInfo, PaneRegistry, PaneState
-from melgui.core.pty_session import login_shell
-from melgui.core.session import AgentSession
-from melgui.core.transport import WireSink
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.transport import WireSink
+from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
+from melgui.core.terminal.pty_session import login_shell
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea

@@ -11,9 +11,9 @@ import asyncio
 import time
 from typing import Any
 
-from melgui.core.catalog import normalize_layout
-from melgui.core.panes import exit_label, unknown_pane
-from melgui.core.tooling import ToolError, ToolOutcome, ToolRegistry
+from melgui.core.protocol.catalog import normalize_layout
+from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
+from melgui.core.terminal.panes import exit_label, unknown_pane
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
 from melgui.ui.panes.terminal_pane import TerminalPane

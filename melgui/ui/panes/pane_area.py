@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QApplication, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from melgui.core.catalog import normalize_layout
+from melgui.core.protocol.catalog import normalize_layout
 from melgui.ui.panes.pane_frame import PaneFrame
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from melgui.core.panes import PaneInfo, PaneState
+from melgui.core.terminal.panes import PaneInfo, PaneState
 
 _STATE_COLOURS = {
     "running": "#1a7f37",

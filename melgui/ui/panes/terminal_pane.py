@@ -15,9 +15,9 @@ from pathlib import Path
 from PySide6.QtCore import QSocketNotifier, QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from melgui.core.panes import PaneState, exited, failed
-from melgui.core.pty_session import PtyError, PtySession, command_argv
-from melgui.core.terminal_screen import TerminalScreen
+from melgui.core.terminal.panes import PaneState, exited, failed
+from melgui.core.terminal.pty_session import PtyError, PtySession, command_argv
+from melgui.core.terminal.screen import TerminalScreen
 from melgui.ui.panes.terminal_view import TerminalView
 
 READ_BUDGET_S = 0.012

@@ -24,7 +24,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
-from melgui.core.terminal_screen import RGB_FLAG, Run, Style, TerminalScreen
+from melgui.core.terminal.screen import RGB_FLAG, Run, Style, TerminalScreen
 from melgui.ui.panes.terminal_keys import key_bytes, paste_bytes
 
 FRAME_MS = 33  # ~30 frames a second at most

@@ -15,12 +15,12 @@ import json
 import sys
 from typing import Any
 
-from melgui.core.policy import FixedPolicy
-from melgui.core.relay import RelayTransport
-from melgui.core.session import AgentSession
+from melgui.core.agent.policy import FixedPolicy
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.store import open_store
 from melgui.core.store.recording import start_recording
-from melgui.core.tooling import ToolOutcome, ToolRegistry
+from melgui.core.transports.relay import RelayTransport
 from melgui.tools.run_command import run_command
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace

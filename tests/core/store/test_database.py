@@ -86,7 +86,7 @@ def test_garbage_file_is_moved_aside_and_a_new_history_starts(tmp_path: Path) ->
 def test_corrupt_pages_are_detected_and_kept(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     cid = store.create_conversation(str(tmp_path))
-    from melgui.core.messages import Message
+    from melgui.core.protocol.messages import Message
 
     for seq in range(200):
         store.put_message(cid, seq, Message.user("hello " * 50))

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from melgui.core.events import ToolCall, WireEntry
-from melgui.core.messages import Message
+from melgui.core.protocol.events import ToolCall, WireEntry
+from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.export import (
     ConversationImportError,

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.approval import ApprovalRequest
-from melgui.core.events import Done, TextDelta, ToolCalls
-from melgui.core.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
-from melgui.core.messages import Conversation, Message
-from melgui.core.session import AgentSession
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.events import Done, TextDelta, ToolCalls
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
+from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.journal import Journal
 from tests.fakes.replay import AskWrites, Leg, ReplayTransport, Tools, call

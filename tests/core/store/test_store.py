@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.events import ToolCall, WireEntry
-from melgui.core.messages import Message
+from melgui.core.protocol.events import ToolCall, WireEntry
+from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store, title_from
 from melgui.core.store import schema as schema_module
 

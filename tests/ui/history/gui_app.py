@@ -18,7 +18,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication
 
-from melgui.core.settings import Settings
+from melgui.core.config.settings import Settings
 from melgui.ui.app import shutdown
 from melgui.ui.main_window import build_main_window
 from melgui.ui.qt_loop import QtEventLoop

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 from pytestqt.qtbot import QtBot
 
-from melgui.core.events import ToolCall
-from melgui.core.messages import Message
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.resume import Resumed
 from melgui.ui.history import install_history

@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.call_summary import STATUS_ICON, format_duration
 from melgui.ui.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.ui.conftest import relay_settings, wait_until
+from tests.fakes.window import relay_settings, wait_until
 
 
 def send(qtbot: QtBot, window: MainWindow, prompt: str) -> None:

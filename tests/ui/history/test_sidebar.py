@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.core.events import ToolCall
-from melgui.core.messages import Message
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store
 from melgui.ui.history import HistorySidebar
 from melgui.ui.history.model import ID_ROLE, UPDATED_ROLE

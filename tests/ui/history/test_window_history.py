@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.ui.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.ui.conftest import relay_settings, wait_until
+from tests.fakes.window import relay_settings, wait_until
 
 
 def send(qtbot: QtBot, window: MainWindow, prompt: str) -> None:

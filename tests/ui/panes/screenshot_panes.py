@@ -25,7 +25,7 @@ os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from melgui.core.settings import Settings  # noqa: E402
+from melgui.core.config.settings import Settings  # noqa: E402
 from melgui.ui.main_window import build_main_window  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.panes.manager import PaneManager  # noqa: E402

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from melgui.core.pty_session import process_alive
-from melgui.core.tooling import ToolOutcome, ToolRegistry
+from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.terminal.pty_session import process_alive
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter
 from pytestqt.qtbot import QtBot
 
-from melgui.core.panes import PaneRegistry
+from melgui.core.terminal.panes import PaneRegistry
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.core.pty_session import process_alive
+from melgui.core.terminal.pty_session import process_alive
 from melgui.ui.panes.terminal_pane import TerminalPane
 
 BASH = ["bash", "--norc", "--noprofile", "-i"]

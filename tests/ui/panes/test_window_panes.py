@@ -9,15 +9,15 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from melgui.core.approval import ApprovalRequest
-from melgui.core.pty_session import process_alive
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.terminal.pty_session import process_alive
 from melgui.ui.main_window import MainWindow
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.install import install_panes
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal_pane import TerminalPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.ui.conftest import relay_settings, wait_until
+from tests.fakes.window import relay_settings, wait_until
 
 
 def panes_of(window: MainWindow) -> PaneManager:

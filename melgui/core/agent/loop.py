@@ -1,0 +1,336 @@
+"""The agent loop: legs until Done, every tool call answered exactly once (relay-protocol.md §5).
+
+No Qt and no HTTP here: a Transport yields events, an ApprovalPolicy (or a person,
+through an ApprovalRequest) decides, a ToolRunner runs, and observers hear LoopEvents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from melgui.core.protocol.approval import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approve,
+    Deny,
+    denial_text,
+)
+from melgui.core.protocol.catalog import Role, tools_for_role
+from melgui.core.protocol.events import (
+    Done,
+    StreamError,
+    TextDelta,
+    ToolCall,
+    ToolCalls,
+    Usage,
+)
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    AssistantText,
+    HistoryRepaired,
+    LegFinished,
+    LegStarted,
+    LoopEvent,
+    MessageAdded,
+    Retrying,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolCallStarted,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.core.protocol.messages import Conversation, Message, ResultStatus
+from melgui.core.protocol.tooling import ToolOutcome, ToolRunner
+from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, WireSink
+
+Emit = Callable[[LoopEvent], None]
+Sleep = Callable[[float], Awaitable[None]]
+
+CANCELLED_RESULT = "The user stopped this call before it finished."
+SKIPPED_RESULT = "Not run: the user stopped the turn before this call started."
+YIELD_EVERY = 0.005  # seconds of uninterrupted streaming before yielding to the event loop
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of a leg that failed before any event arrived (never after a tool ran)."""
+
+    attempts: int = 4  # total tries of one leg
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.max_retry_after))
+        return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """How a turn ended: "done", "failed" or "cancelled", with a message when it failed."""
+
+    outcome: str
+    message: str = ""
+    status: int | None = None
+
+
+class AgentLoop:
+    """Runs turns of one conversation. One turn at a time; cancel the task to stop it."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        tools: ToolRunner,
+        policy: ApprovalPolicy,
+        conversation: Conversation | None = None,
+        *,
+        model: str,
+        role: Role,
+        cwd: str,
+        emit: Emit | None = None,
+        wire: WireSink | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        source: str = "main",
+        max_legs_per_turn: int = 100,
+    ) -> None:
+        self.transport = transport
+        self.tools = tools
+        self.policy = policy
+        self.conversation = conversation if conversation is not None else Conversation()
+        self.model = model
+        self.role: Role = role
+        self.cwd = cwd
+        self.tool_choice: ToolChoice = "auto"
+        self.legs = 0
+        self.usage = Usage()
+        self._emit_fn = emit
+        self._wire = wire
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._source = source
+        self._max_legs = max_legs_per_turn
+
+    def _emit(self, event: LoopEvent) -> None:
+        if self._emit_fn is not None:
+            self._emit_fn(event)
+
+    def _append(self, message: Message) -> None:
+        self.conversation.append(message)
+        self._emit(MessageAdded(message))
+
+    async def run_turn(self, text: str | None) -> TurnResult:
+        """Add `text` as a user message (unless None) and run legs until the turn ends.
+
+        Cancelling the task running this coroutine stops the leg or tool in flight,
+        answers every call left open, and re-raises CancelledError.
+        """
+        if text is not None:
+            self._append(Message.user(text))
+        try:
+            return await self._run_legs()
+        except asyncio.CancelledError:
+            self._close_open_calls()
+            self._emit(TurnCancelled())
+            raise
+
+    async def _run_legs(self) -> TurnResult:
+        for _ in range(self._max_legs):
+            repair = self.conversation.repair_pairing()
+            if repair:
+                self._emit(HistoryRepaired(repair))
+            ended = await self._run_one_leg()
+            if ended is not None:
+                return ended
+        message = f"Stopped after {self._max_legs} legs in one turn without a final answer."
+        self._emit(TurnFailed(message))
+        return TurnResult("failed", message)
+
+    async def _run_one_leg(self) -> TurnResult | None:
+        """One leg with its retries; None means tools ran and another leg follows."""
+        attempt = 0
+        while True:
+            attempt += 1
+            self._emit(LegStarted(self.legs + 1, attempt))
+            text_parts: list[str] = []
+            try:
+                final = await self._stream_leg(text_parts)
+            except asyncio.CancelledError:
+                if text_parts:
+                    self._append(Message.assistant("".join(text_parts)))
+                raise
+            match final:
+                case StreamError() as error:
+                    if text_parts:
+                        self._append(Message.assistant("".join(text_parts)))
+                    retry = (
+                        error.retryable
+                        and not error.events_seen
+                        and not text_parts
+                        and attempt < self._retry.attempts
+                    )
+                    if retry:
+                        delay = self._retry.delay(attempt, error.retry_after)
+                        self._emit(Retrying(attempt, delay, error.message))
+                        await self._sleep(delay)
+                        continue
+                    self._emit(TurnFailed(error.message, error.status))
+                    return TurnResult("failed", error.message, error.status)
+                case Done() as done:
+                    self._count_leg(done.usage)
+                    self._append(Message.assistant("".join(text_parts)))
+                    self._emit(TurnFinished(self.legs, self.usage))
+                    return TurnResult("done")
+                case ToolCalls() as calls:
+                    self._count_leg(calls.usage)
+                    unique = _unique_ids(calls.calls)
+                    self._append(Message.assistant("".join(text_parts), unique))
+                    for call in unique:
+                        self._emit(ToolCallRequested(call))
+                    for call in unique:
+                        await self._answer(call)
+                    return None
+                case _:
+                    assert_never(final)
+
+    async def _stream_leg(self, text_parts: list[str]) -> StreamError | Done | ToolCalls:
+        request = LegRequest(
+            model=self.model,
+            messages=self.conversation.to_wire(),
+            tools=tools_for_role(self.role),
+            tool_role=self.role,
+            cwd=self.cwd,
+            tool_choice=self.tool_choice,
+        )
+        stream = self.transport.stream(request, self._wire)
+        next_yield = time.monotonic() + YIELD_EVERY
+        try:
+            async for event in stream:
+                match event:
+                    case TextDelta(text=text):
+                        if text:
+                            text_parts.append(text)
+                            self._emit(AssistantText(text))
+                        if time.monotonic() >= next_yield:
+                            # A fast server delivers thousands of buffered deltas without
+                            # a pause; let the event loop (the window) run in between.
+                            await asyncio.sleep(0)
+                            next_yield = time.monotonic() + YIELD_EVERY
+                    case ToolCalls() | Done() | StreamError():
+                        return event
+                    case _:
+                        assert_never(event)
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        return StreamError(
+            "The stream ended before the leg finished.", events_seen=bool(text_parts)
+        )
+
+    def _count_leg(self, usage: Usage | None) -> None:
+        self.legs += 1
+        if usage is not None:
+            self.usage = self.usage + usage
+        self._emit(LegFinished(self.legs, usage))
+
+    async def _answer(self, call: ToolCall) -> None:
+        """Decide on, run and answer one call; exactly one result, whatever happens."""
+        started = time.monotonic()
+        arguments, problem = self._parse(call)
+        if problem is not None:
+            self._finish(call, "error", problem, started)
+            return
+        assert arguments is not None
+        decision = self.policy.check(call, arguments)
+        if decision is None:
+            request = ApprovalRequest(call, arguments, source=self._source)
+            self._emit(ApprovalNeeded(request))
+            try:
+                decision = await request.future
+            except asyncio.CancelledError:
+                self._finish(call, "cancelled", CANCELLED_RESULT, started)
+                raise
+            self.policy.record(call, arguments, decision)
+        match decision:
+            case Deny(reason=reason):
+                self._finish(call, "denied", denial_text(call.name, reason), started)
+                return
+            case Approve():
+                pass
+            case _:
+                assert_never(decision)
+        self._emit(ToolCallStarted(call))
+        try:
+            outcome = await self.tools.run(call.name, arguments)
+        except asyncio.CancelledError:
+            self._finish(call, "cancelled", CANCELLED_RESULT, started)
+            raise
+        except Exception as exc:  # a tool's bug must not end the conversation
+            outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+        status: ResultStatus = "ok" if outcome.status == "ok" else "error"
+        self._finish(call, status, outcome.content, started)
+
+    def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
+        allowed = {tool.name for tool in tools_for_role(self.role)}
+        if call.name not in allowed or not self.tools.knows(call.name):
+            names = ", ".join(sorted(n for n in allowed if self.tools.knows(n)))
+            return None, f"Unknown tool {call.name!r} for role {self.role}. Available: {names}."
+        raw = call.arguments.strip()
+        if not raw:
+            return {}, None
+        try:
+            arguments = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return None, (
+                f"The arguments of {call.name} are not valid JSON ({exc.msg} at "
+                f"position {exc.pos}). Send the call again with a JSON object."
+            )
+        if not isinstance(arguments, dict):
+            return None, (
+                f"The arguments of {call.name} must be a JSON object, not "
+                f"{type(arguments).__name__}."
+            )
+        return arguments, None
+
+    def _finish(self, call: ToolCall, status: ResultStatus, content: str, started: float) -> None:
+        self._append(Message.tool_result(call.id, content, status))
+        self._emit(ToolCallFinished(call, status, content, time.monotonic() - started))
+
+    def _close_open_calls(self) -> None:
+        """After a cancel: every call still without a result gets one, in order."""
+        messages = self.conversation.messages
+        for call_id in self.conversation.pending_call_ids():
+            call = next(
+                c
+                for m in reversed(messages)
+                if m.role == "assistant"
+                for c in m.tool_calls
+                if c.id == call_id
+            )
+            self._append(Message.tool_result(call_id, SKIPPED_RESULT, "cancelled"))
+            self._emit(ToolCallFinished(call, "cancelled", SKIPPED_RESULT, 0.0))
+
+
+def _unique_ids(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+    """Pairing needs distinct ids; a server that repeats one gets a suffix on the repeat."""
+    seen: set[str] = set()
+    unique: list[ToolCall] = []
+    for call in calls:
+        call_id = call.id or "call"
+        candidate, n = call_id, 1
+        while candidate in seen:
+            n += 1
+            candidate = f"{call_id}_{n}"
+        seen.add(candidate)
+        unique.append(
+            call if candidate == call.id else ToolCall(candidate, call.name, call.arguments)
+        )
+    return tuple(unique)

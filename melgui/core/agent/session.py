@@ -1,0 +1,139 @@
+"""AgentSession: one conversation, its loop, its observers and a queue of messages to send."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+
+from melgui.core.agent.loop import AgentLoop, TurnResult
+from melgui.core.protocol.approval import ApprovalPolicy
+from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.loop_events import LoopEvent, TurnFailed
+from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.tooling import ToolRunner
+from melgui.core.protocol.transport import Transport, WireSink
+
+log = logging.getLogger(__name__)
+
+Observer = Callable[[LoopEvent], None]
+
+
+class AgentSession:
+    """Runs queued user messages as turns, one after another, and fans out loop events.
+
+    An observer that raises is logged and skipped: a broken view never stops the loop.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        tools: ToolRunner,
+        policy: ApprovalPolicy,
+        conversation: Conversation | None = None,
+        *,
+        model: str,
+        role: Role,
+        cwd: str,
+        wire: WireSink | None = None,
+        source: str = "main",
+    ) -> None:
+        self._observers: list[Observer] = []
+        self.loop = AgentLoop(
+            transport,
+            tools,
+            policy,
+            conversation,
+            model=model,
+            role=role,
+            cwd=cwd,
+            emit=self._dispatch,
+            wire=wire,
+            source=source,
+        )
+        self.source = source
+        self.last_result: TurnResult | None = None
+        self._queue: deque[str] = deque()
+        self._runner: asyncio.Task[None] | None = None
+        self._turn: asyncio.Task[TurnResult] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.loop.conversation
+
+    @property
+    def busy(self) -> bool:
+        return not self._idle.is_set()
+
+    @property
+    def queued(self) -> list[str]:
+        return list(self._queue)
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]:
+        """Hear every LoopEvent; returns a function that unsubscribes."""
+        self._observers.append(observer)
+
+        def unsubscribe() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return unsubscribe
+
+    def _dispatch(self, event: LoopEvent) -> None:
+        for observer in list(self._observers):
+            try:
+                observer(event)
+            except Exception:
+                log.exception("observer %r failed on %s", observer, event.kind)
+
+    def submit(self, text: str) -> None:
+        """Queue a user message; it is sent when the turns before it have ended."""
+        self._queue.append(text)
+        self._idle.clear()
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run_queue())
+
+    async def _run_queue(self) -> None:
+        try:
+            while self._queue:
+                text = self._queue.popleft()
+                self._turn = asyncio.get_running_loop().create_task(self.loop.run_turn(text))
+                try:
+                    self.last_result = await self._turn
+                except asyncio.CancelledError:
+                    if self._runner is not None and self._runner.cancelling():
+                        raise
+                    self.last_result = TurnResult("cancelled")
+                except Exception as exc:  # a bug in the loop must not kill the session
+                    log.exception("turn failed")
+                    message = f"Internal error: {type(exc).__name__}: {exc}"
+                    self._dispatch(TurnFailed(message))
+                    self.last_result = TurnResult("failed", message)
+                finally:
+                    self._turn = None
+        finally:
+            self._idle.set()
+
+    def stop(self) -> list[str]:
+        """Cancel the running turn; returns the queued messages that were not sent."""
+        dropped = self.queued
+        self._queue.clear()
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+        return dropped
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    async def aclose(self) -> None:
+        """Stop everything this session runs; the conversation stays valid."""
+        self.stop()
+        runner = self._runner
+        if runner is not None and not runner.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await runner
+        self._observers.clear()

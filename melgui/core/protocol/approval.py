@@ -1,0 +1,69 @@
+"""Approval: a question with a future. The loop awaits a Decision; a UI or a rule answers."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from melgui.core.protocol.events import ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class Approve:
+    """Run the call. `remember` extends the approval to later calls of the same tool."""
+
+    remember: Literal["once", "session", "saved"] = "once"
+    kind: Literal["approve"] = "approve"
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    reason: str = ""
+    kind: Literal["deny"] = "deny"
+
+
+Decision = Approve | Deny
+
+
+@dataclass(eq=False)
+class ApprovalRequest:
+    """A call waiting for a person. Resolve it with approve() or deny(); once only."""
+
+    call: ToolCall
+    arguments: dict[str, Any]
+    source: str = "main"  # which conversation asks: "main" or a pane title
+    future: asyncio.Future[Decision] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    @property
+    def pending(self) -> bool:
+        return not self.future.done()
+
+    def approve(self, remember: Literal["once", "session", "saved"] = "once") -> None:
+        if self.pending:
+            self.future.set_result(Approve(remember))
+
+    def deny(self, reason: str = "") -> None:
+        if self.pending:
+            self.future.set_result(Deny(reason))
+
+
+class ApprovalPolicy(Protocol):
+    """Answers what it can without a person; None means: ask a person."""
+
+    def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision | None: ...
+
+    def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
+        """Learn from a person's decision (e.g. "always allow")."""
+        ...
+
+
+def denial_text(name: str, reason: str) -> str:
+    """The result the model gets for a denied call, so it can go on."""
+    text = f"The user denied this {name} call."
+    reason = reason.strip()
+    if reason:
+        text += f" Reason: {reason}" + ("" if reason[-1] in ".!?" else ".")
+    return text + " Do not retry it unchanged; adjust or ask the user."

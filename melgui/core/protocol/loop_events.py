@@ -1,0 +1,118 @@
+"""What the agent loop tells its observers (the window, the journal, `melgui exec --json`).
+
+A tagged union of small frozen dataclasses; consumers `match` on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.events import ToolCall, Usage
+from melgui.core.protocol.messages import Message, Repair, ResultStatus
+
+
+@dataclass(frozen=True, slots=True)
+class LegStarted:
+    leg: int  # 1-based, counting legs of this loop's lifetime
+    attempt: int = 1
+    kind: Literal["leg_started"] = "leg_started"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantText:
+    text: str
+    kind: Literal["assistant_text"] = "assistant_text"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded:
+    """A message was appended to the conversation (user, assistant or tool)."""
+
+    message: Message
+    kind: Literal["message_added"] = "message_added"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequested:
+    call: ToolCall
+    kind: Literal["tool_call_requested"] = "tool_call_requested"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalNeeded:
+    request: ApprovalRequest
+    kind: Literal["approval_needed"] = "approval_needed"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    call: ToolCall
+    kind: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    call: ToolCall
+    status: ResultStatus
+    content: str
+    duration: float
+    kind: Literal["tool_call_finished"] = "tool_call_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class LegFinished:
+    leg: int
+    usage: Usage | None
+    kind: Literal["leg_finished"] = "leg_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    attempt: int
+    delay: float
+    reason: str
+    kind: Literal["retrying"] = "retrying"
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRepaired:
+    repair: Repair
+    kind: Literal["history_repaired"] = "history_repaired"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    legs: int
+    usage: Usage
+    kind: Literal["turn_finished"] = "turn_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFailed:
+    message: str
+    status: int | None = None
+    kind: Literal["turn_failed"] = "turn_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCancelled:
+    kind: Literal["turn_cancelled"] = "turn_cancelled"
+
+
+LoopEvent = (
+    LegStarted
+    | AssistantText
+    | MessageAdded
+    | ToolCallRequested
+    | ApprovalNeeded
+    | ToolCallStarted
+    | ToolCallFinished
+    | LegFinished
+    | Retrying
+    | HistoryRepaired
+    | TurnFinished
+    | TurnFailed
+    | TurnCancelled
+)

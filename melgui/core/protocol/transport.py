@@ -1,0 +1,70 @@
+"""What every transport offers the agent loop: one leg in, a stream of events out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from melgui.core.protocol.catalog import Role, ToolDef
+from melgui.core.protocol.events import StreamEvent, WireEntry
+
+ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
+WireSink = Callable[[WireEntry], None]
+
+
+@dataclass(frozen=True, slots=True)
+class LegRequest:
+    """Everything one leg sends (relay-protocol.md §2, §3)."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: tuple[ToolDef, ...]
+    tool_role: Role
+    cwd: str
+    tool_choice: ToolChoice = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """A model a server offers. `supports_tools` is None when the server does not say."""
+
+    id: str
+    supports_tools: bool | None = None
+    name: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Transport(Protocol):
+    """One leg = one POST = one quota unit (seed)."""
+
+    name: str
+
+    def stream(
+        self, request: LegRequest, wire: WireSink | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """Send the leg and yield its events; ends after ToolCalls, Done or StreamError.
+
+        Never raises for network or server trouble: that is a StreamError event.
+        """
+        ...
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The server's models, tool-capable ones first. Raises TransportError."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class TransportError(Exception):
+    """A non-streaming call (list models, memory) failed; the message is for people."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def sort_models(models: list[ModelInfo]) -> list[ModelInfo]:
+    """Tool-capable first, then unknown, then those that cannot take tools (seed)."""
+    rank = {True: 0, None: 1, False: 2}
+    return sorted(models, key=lambda m: (rank[m.supports_tools], m.id))

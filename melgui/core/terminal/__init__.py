@@ -1,0 +1,1 @@
+"""Pseudo-terminals, the terminal screen, and the registry of panes."""

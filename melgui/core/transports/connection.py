@@ -1,0 +1,123 @@
+"""From settings to a Transport: the Mel relay, an OpenAI-compatible server, or the local model.
+
+Nothing configured means `local`. A setting that cannot work (no relay URL, a URL that
+is not http(s)) gives a transport whose every leg fails with a message saying what to
+fix, so the window shows it in the chat instead of failing to open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from urllib.parse import urlsplit
+
+from melgui.core.config.settings import Settings, preset_for_url
+from melgui.core.protocol.events import StreamError, StreamEvent
+from melgui.core.protocol.transport import (
+    LegRequest,
+    ModelInfo,
+    Transport,
+    TransportError,
+    WireSink,
+)
+
+ProgressSink = Callable[[str], None]
+
+
+def url_problem(url: str, what: str) -> str | None:
+    """A sentence saying why `url` cannot be used, or None when it looks usable."""
+    if not url.strip():
+        return f"No {what} is set: open Settings → Connection."
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return (
+            f"The {what} {url!r} is not an http:// or https:// URL: "
+            "fix it in Settings → Connection."
+        )
+    return None
+
+
+def api_key_kind(settings: Settings) -> str:
+    """Whose key this connection uses (see melgui.core.config.secrets)."""
+    if settings.connection == "relay":
+        return "relay"
+    if settings.connection == "openai":
+        preset = preset_for_url(settings.openai_base_url)
+        return preset.id if preset is not None else "custom"
+    return "local"
+
+
+def needs_api_key(settings: Settings) -> bool:
+    if settings.connection == "local":
+        return False
+    if settings.connection == "openai":
+        preset = preset_for_url(settings.openai_base_url)
+        return preset is None or preset.needs_key
+    return True
+
+
+def connection_label(settings: Settings) -> str:
+    """A short name for the connection indicator."""
+    if settings.connection == "relay":
+        host = urlsplit(settings.relay_url).netloc or "not set"
+        return f"Mel relay · {host}"
+    if settings.connection == "openai":
+        preset = preset_for_url(settings.openai_base_url)
+        if preset is not None:
+            return preset.label
+        return urlsplit(settings.openai_base_url).netloc or "OpenAI-compatible (not set)"
+    return "Local model"
+
+
+class UnconfiguredTransport:
+    """Stands in for a connection that cannot work; every use says what to fix."""
+
+    name = "unconfigured"
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    async def stream(
+        self, request: LegRequest, wire: WireSink | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        yield StreamError(self.message)
+
+    async def list_models(self) -> list[ModelInfo]:
+        raise TransportError(self.message)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def make_transport(
+    settings: Settings, api_key: str | None, *, on_progress: ProgressSink | None = None
+) -> Transport:
+    """The transport for the configured connection; never raises for bad settings."""
+    if settings.connection == "relay":
+        problem = url_problem(settings.relay_url, "relay URL")
+        if problem is not None:
+            return UnconfiguredTransport(problem)
+        from melgui.core.transports.relay import RelayTransport
+
+        return RelayTransport(
+            settings.relay_url.strip(), api_key, stream_path=settings.relay_stream_path
+        )
+    if settings.connection == "openai":
+        problem = url_problem(settings.openai_base_url, "server base URL")
+        if problem is not None:
+            return UnconfiguredTransport(problem)
+        from melgui.core.transports.openai_compat import OpenAITransport
+
+        return OpenAITransport(settings.openai_base_url.strip(), api_key)
+    from melgui.core.transports.local.llama import LocalTransport
+
+    return LocalTransport(settings.local_model_path or None, on_progress=on_progress)
+
+
+__all__ = [
+    "UnconfiguredTransport",
+    "api_key_kind",
+    "connection_label",
+    "make_transport",
+    "needs_api_key",
+    "url_problem",
+]

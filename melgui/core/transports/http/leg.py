@@ -1,0 +1,186 @@
+"""Running one leg over HTTP + SSE: the part both network transports share.
+
+A transport supplies a `LegParser` (its protocol: SSE events in, stream events out);
+`stream_leg` does the POST, the status check, the bounded decoding, the wire log, and
+turns every failure into exactly one final StreamError. It never retries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from typing import Any, Protocol, cast
+
+import httpx
+
+from melgui.core.protocol.events import Done, StreamError, StreamEvent, TextDelta, ToolCalls
+from melgui.core.transports.http.replies import (
+    WireLog,
+    describe_failure,
+    is_retryable_failure,
+    one_line,
+    read_bounded,
+    status_error,
+)
+from melgui.core.transports.http.sse import (
+    DEFAULT_MAX_EVENT_BYTES,
+    EventTooLarge,
+    SSEComment,
+    SSEDecoder,
+    SSEEvent,
+    SSEItem,
+)
+
+ENDED_EARLY = "the stream ended before the leg finished"
+
+
+class LegFormatError(ValueError):
+    """The stream broke its protocol (malformed JSON, wrong shape); message for people."""
+
+
+class LegParser(Protocol):
+    """One transport's reading of a leg's events."""
+
+    def on_event(self, event: SSEEvent) -> list[StreamEvent]:
+        """Events for one SSE event; a terminal one ends the leg. May raise LegFormatError."""
+        ...
+
+    def on_end(self) -> StreamEvent | None:
+        """The body ended; the final event, or None when the leg was cut short."""
+        ...
+
+    def on_json_body(self, payload: Any) -> list[StreamEvent]:
+        """The server answered with plain JSON instead of a stream."""
+        ...
+
+
+def is_terminal(event: StreamEvent) -> bool:
+    return isinstance(event, ToolCalls | Done | StreamError)
+
+
+def body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body as it arrives; an async generator, so `aclosing` can close it early."""
+    return cast(AsyncGenerator[bytes, None], response.aiter_bytes())
+
+
+def stream_timeout(read_timeout: float) -> httpx.Timeout:
+    return httpx.Timeout(connect=15.0, read=read_timeout, write=30.0, pool=15.0)
+
+
+class LegRun:
+    """One POST whose reply is read as an event stream. Iterate `events()` once."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        body: dict[str, Any],
+        *,
+        headers: dict[str, str],
+        parser: LegParser,
+        wire: WireLog,
+        read_timeout: float,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    ) -> None:
+        self.client = client
+        self.url = url
+        self.body = body
+        self.headers = headers
+        self.parser = parser
+        self.wire = wire
+        self.read_timeout = read_timeout
+        self.max_event_bytes = max_event_bytes
+        self.events_seen = False  # a TextDelta reached the caller
+        self._body_started = False
+
+    async def events(self) -> AsyncIterator[StreamEvent]:
+        self.wire("request", f"POST {self.url}\n{json.dumps(self.body, ensure_ascii=False)}")
+        try:
+            async with self.client.stream(
+                "POST",
+                self.url,
+                json=self.body,
+                headers=self.headers,
+                timeout=stream_timeout(self.read_timeout),
+            ) as response:
+                self.wire("response", f"HTTP {response.status_code} {response.reason_phrase}")
+                async with aclosing(self._read(response)) as events:
+                    async for event in events:
+                        yield self._finish(event) if is_terminal(event) else event
+                        if is_terminal(event):
+                            return
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            if self._body_started and not isinstance(exc, httpx.TimeoutException):
+                message = f"{ENDED_EARLY} (connection lost: {exc or type(exc).__name__})"
+            else:
+                message = describe_failure(exc, self.url, self.read_timeout)
+            yield self._finish(StreamError(message, retryable=is_retryable_failure(exc)))
+
+    def _finish(self, event: StreamEvent) -> StreamEvent:
+        if isinstance(event, StreamError):
+            event = dataclasses.replace(event, events_seen=self.events_seen)
+            self.wire("note", f"leg failed: {event.message}")
+        return event
+
+    async def _read(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
+        if response.status_code >= 400:
+            yield status_error(response, await read_bounded(response))
+            return
+        content_type = response.headers.get("content-type", "")
+        if "html" in content_type:  # a proxy, a login page, or a wrong base URL
+            page = one_line(await read_bounded(response, 2048), 120)
+            yield StreamError(
+                f"the server answered with a web page instead of an event stream "
+                f"(is the URL right?): {page}"
+            )
+            return
+        if "json" in content_type and "event-stream" not in content_type:
+            async for event in self._read_json(response):
+                yield event
+            return
+        decoder = SSEDecoder(self.max_event_bytes)
+        try:
+            async with aclosing(body_chunks(response)) as chunks:
+                async for chunk in chunks:
+                    self._body_started = True
+                    for item in decoder.feed(chunk):
+                        for event in self._handle(item):
+                            yield event
+            for item in decoder.close():
+                for event in self._handle(item):
+                    yield event
+        except (EventTooLarge, LegFormatError) as exc:
+            yield StreamError(str(exc))
+            return
+        yield self.parser.on_end() or StreamError(ENDED_EARLY, retryable=True)
+
+    def _handle(self, item: SSEItem) -> list[StreamEvent]:
+        self.wire("event", item.wire_text())
+        if isinstance(item, SSEComment):
+            return []
+        events = self.parser.on_event(item)
+        if any(isinstance(event, TextDelta) for event in events):
+            self.events_seen = True
+        return events
+
+    async def _read_json(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
+        text = await read_bounded(response, self.max_event_bytes)
+        self.wire("event", text)
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            yield StreamError(f"the server answered with malformed JSON: {one_line(text, 80)!r}")
+            return
+        try:
+            events = self.parser.on_json_body(payload)
+        except LegFormatError as exc:
+            yield StreamError(str(exc))
+            return
+        for event in events:
+            if isinstance(event, TextDelta):
+                self.events_seen = True
+            yield event
+        if not any(is_terminal(event) for event in events):
+            yield StreamError(ENDED_EARLY)

@@ -1,0 +1,171 @@
+"""Turning HTTP replies and failures into one-line messages both transports share."""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import json
+import time
+from collections.abc import AsyncGenerator
+from typing import Any, Literal, cast
+
+import httpx
+
+from melgui.core.protocol.events import StreamError, WireEntry
+from melgui.core.protocol.transport import TransportError, WireSink
+
+MAX_ERROR_BODY = 64 * 1024
+_MAX_MESSAGE = 300
+REDACTED = "[redacted]"
+Direction = Literal["request", "response", "event", "note"]
+
+
+def is_retryable_status(status: int) -> bool:
+    return status in (408, 429) or 500 <= status <= 599
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds: a number of seconds or an HTTP date (RFC 9110)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def one_line(text: str, limit: int = _MAX_MESSAGE) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def server_message(body: str) -> str:
+    """The human part of an error body: JSON error.message / message / detail, or text."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return one_line(body)
+    return one_line(_message_in(payload) or body)
+
+
+def _message_in(payload: Any) -> str:
+    if isinstance(payload, str):
+        return payload
+    if isinstance(payload, list):
+        # FastAPI-style validation details: [{"msg": …, "loc": …}, …]
+        parts = [_message_in(item) for item in payload]
+        return "; ".join(part for part in parts if part)
+    if not isinstance(payload, dict):
+        return ""
+    for key in ("error", "message", "detail", "msg"):
+        if key in payload:
+            found = _message_in(payload[key])
+            if found:
+                return found
+    return ""
+
+
+def status_error(response: httpx.Response, body: str, events_seen: bool = False) -> StreamError:
+    status = response.status_code
+    message = server_message(body)
+    head = f"HTTP {status} {response.reason_phrase}".rstrip()
+    return StreamError(
+        f"{head}: {message}" if message else head,
+        status=status,
+        retryable=is_retryable_status(status),
+        retry_after=retry_after_seconds(response.headers.get("retry-after")),
+        events_seen=events_seen,
+    )
+
+
+async def read_bounded(response: httpx.Response, limit: int = MAX_ERROR_BODY) -> str:
+    """Up to `limit` bytes of a streamed body as text (an error page may be huge)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with contextlib.aclosing(
+            cast(AsyncGenerator[bytes, None], response.aiter_bytes())
+        ) as body:
+            async for chunk in body:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= limit:
+                    break
+    except httpx.HTTPError:
+        pass  # what arrived is enough to explain the status
+    return b"".join(chunks)[:limit].decode("utf-8", "replace")
+
+
+def describe_failure(exc: Exception, url: str, read_timeout: float) -> str:
+    """A one-line message for an httpx failure (connection, timeout, protocol)."""
+    if isinstance(exc, httpx.ReadTimeout):
+        return f"timed out: the server sent nothing for {read_timeout:g} s"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out while talking to {url}"
+    if isinstance(exc, httpx.ConnectError):
+        return f"could not connect to {url}: {exc or 'connection refused'}"
+    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        return f"the address {url!r} is not a valid http(s) URL: {exc}"
+    return f"the connection to {url} failed: {exc or type(exc).__name__}"
+
+
+def is_retryable_failure(exc: Exception) -> bool:
+    return not isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol)
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+class WireLog:
+    """Writes wire entries to an optional sink, never letting the API key through."""
+
+    def __init__(self, sink: WireSink | None, secret: str | None) -> None:
+        self.sink = sink
+        self.secret = secret
+
+    def __call__(self, direction: Direction, text: str) -> None:
+        if self.sink is None:
+            return
+        if self.secret:
+            text = text.replace(self.secret, REDACTED)
+        self.sink(WireEntry(direction, text, at=time.time()))
+
+
+async def request_json(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    what: str,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
+    **kwargs: Any,
+) -> Any:
+    """One plain JSON request; every failure is a TransportError with a readable message."""
+    try:
+        response = await client.request(method, url, headers=headers, timeout=timeout, **kwargs)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise TransportError(f"{what}: {describe_failure(exc, url, timeout)}") from exc
+    if response.status_code >= 400:
+        message = server_message(response.text[:MAX_ERROR_BODY])
+        head = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+        detail = f"{head}: {message}" if message else head
+        raise TransportError(f"{what}: {detail}", status=response.status_code)
+    try:
+        return response.json() if response.content else None
+    except ValueError as exc:
+        raise TransportError(
+            f"{what}: the server did not answer with JSON ({one_line(response.text, 80)!r})",
+            status=response.status_code,
+        ) from exc

@@ -1,0 +1,85 @@
+"""What a leg of the local model may answer, and the grammars for its tool arguments.
+
+Pure decisions, no llama.cpp state: which tools may be called (tool_choice, and a
+limit on rounds of calls for small models), and the GBNF grammar of each tool's
+arguments (llama_cpp's JSON-schema converter, imported lazily).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from melgui.core.protocol.catalog import ToolDef
+from melgui.core.protocol.transport import LegRequest
+
+
+@dataclass(frozen=True, slots=True)
+class CallPlan:
+    """What the leg may answer: the tools shown, which may be called, and whether text."""
+
+    tools: tuple[ToolDef, ...]
+    callable: tuple[ToolDef, ...]
+    allow_message: bool
+
+
+def tool_rounds(messages: list[dict[str, Any]]) -> int:
+    """How many times the model has called tools since the last user message."""
+    rounds = 0
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            rounds += 1
+    return rounds
+
+
+def plan_leg(request: LegRequest, max_tool_rounds: int) -> CallPlan | str:
+    """The leg's answer options, or a message saying why the request is unusable.
+
+    Under tool_choice auto, after `max_tool_rounds` rounds of calls the model must
+    answer in words: small models otherwise call tools again and again.
+    """
+    choice = request.tool_choice
+    tools = request.tools
+    if choice == "auto" and tool_rounds(request.messages) >= max_tool_rounds:
+        choice = "none"
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        forced = tuple(tool for tool in tools if tool.name == name)
+        if not forced:
+            return f"tool_choice names a tool that was not sent: {name!r}"
+        return CallPlan(tools, forced, allow_message=False)
+    if not tools or choice == "none":
+        return CallPlan(tools, (), allow_message=True)
+    return CallPlan(tools, tools, allow_message=choice != "required")
+
+
+_grammars: dict[str, str] = {}
+
+
+def _required_only(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The schema without its optional properties (unchanged when nothing is required)."""
+    required = parameters.get("required")
+    properties = parameters.get("properties")
+    if not required or not isinstance(properties, dict):
+        return parameters
+    kept = {name: spec for name, spec in properties.items() if name in required}
+    return {**parameters, "properties": kept, "additionalProperties": False}
+
+
+def arguments_grammar(tool: ToolDef, *, required_only: bool = False) -> str:
+    """GBNF that admits only JSON matching the tool's parameters (any JSON if unusable)."""
+    parameters = _required_only(tool.parameters) if required_only else tool.parameters
+    schema = json.dumps(parameters, sort_keys=True)
+    if schema not in _grammars:
+        if len(_grammars) >= 64:  # schemas with a project's file list change over time
+            _grammars.clear()
+        grammar_module = importlib.import_module("llama_cpp.llama_grammar")
+        try:
+            _grammars[schema] = grammar_module.json_schema_to_gbnf(schema)
+        except Exception:  # a schema the converter cannot express
+            _grammars[schema] = grammar_module.JSON_GBNF
+    return _grammars[schema]

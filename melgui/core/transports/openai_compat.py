@@ -1,0 +1,237 @@
+"""The OpenAI-compatible transport: `chat/completions` streaming (relay-protocol.md §3).
+
+For the Meliai API and any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM
+Studio, OpenRouter, …). The leg ends at `data: [DONE]` or at the end of the body. A
+body that ends without `[DONE]` and without a `finish_reason` is accepted only when
+every tool call's arguments are complete JSON: a cut stream must execute nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+
+from melgui.core.protocol.events import Done, StreamError, StreamEvent, TextDelta, ToolCalls, Usage
+from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
+from melgui.core.transports.http.leg import LegFormatError, LegRun
+from melgui.core.transports.http.models import parse_models
+from melgui.core.transports.http.replies import (
+    WireLog,
+    auth_headers,
+    is_retryable_status,
+    one_line,
+    request_json,
+)
+from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
+from melgui.core.transports.http.tool_call_assembler import MalformedFragment, ToolCallAssembler
+from melgui.core.transports.instructions import with_instructions
+
+__all__ = ["OpenAILegParser", "OpenAITransport"]
+
+_RETRYABLE_WORDS = ("rate_limit", "overloaded", "server_error", "timeout", "unavailable")
+
+
+class OpenAILegParser:
+    """chat.completion.chunk events → stream events (a LegParser)."""
+
+    def __init__(self) -> None:
+        self.assembler = ToolCallAssembler()
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self.chunks = 0
+
+    def on_event(self, event: SSEEvent) -> list[StreamEvent]:
+        data = event.data.strip()
+        if event.event == "error":
+            return [stream_error_from(_loads(data) if data else {})]
+        if not data:
+            return []
+        if data == "[DONE]":
+            return [self.final()]
+        payload = _loads(data)
+        if not isinstance(payload, dict):
+            raise LegFormatError(f"the server sent a chunk that is not an object: {data:.80}")
+        if payload.get("error"):
+            return [stream_error_from(payload)]
+        self.chunks += 1
+        return self.on_chunk(payload)
+
+    def on_chunk(self, payload: Mapping[str, Any]) -> list[StreamEvent]:
+        usage = Usage.from_wire(payload.get("usage"))
+        if usage is not None:
+            self.usage = usage
+        events: list[StreamEvent] = []
+        choices = payload.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                events.extend(self._delta(delta))
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
+                self.finish_reason = reason
+        return events
+
+    def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        fragments = delta.get("tool_calls")
+        legacy = delta.get("function_call")
+        try:
+            if isinstance(fragments, list):
+                for fragment in fragments:
+                    self.assembler.add(fragment)
+            elif isinstance(legacy, dict):
+                self.assembler.add({"function": legacy})
+        except MalformedFragment as exc:
+            raise LegFormatError(str(exc)) from exc
+        content = delta.get("content")
+        return [TextDelta(content)] if isinstance(content, str) and content else []
+
+    def final(self) -> StreamEvent:
+        if self.assembler.has_calls:
+            return ToolCalls(self.assembler.calls(), self.usage)
+        return Done(self.usage, self.finish_reason)
+
+    def on_end(self) -> StreamEvent | None:
+        if self.chunks == 0:
+            return None
+        if self.finish_reason is None and self.assembler.incomplete():
+            return None  # cut in the middle of a call's arguments
+        return self.final()
+
+    def on_json_body(self, payload: Any) -> list[StreamEvent]:
+        """A server that ignored `stream: true` and sent one chat.completion."""
+        if not isinstance(payload, dict):
+            raise LegFormatError("the server answered with JSON that is not an object")
+        if payload.get("error"):
+            return [stream_error_from(payload)]
+        choices = payload.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise LegFormatError("the server answered with JSON that holds no choices")
+        message = choices[0].get("message") or {}
+        fragments = message.get("tool_calls") if isinstance(message, dict) else None
+        delta = {
+            "content": message.get("content") if isinstance(message, dict) else None,
+            "tool_calls": [
+                {**fragment, "index": number} if isinstance(fragment, dict) else fragment
+                for number, fragment in enumerate(fragments)
+            ]
+            if isinstance(fragments, list)
+            else None,
+        }
+        self.chunks += 1
+        events = self.on_chunk(
+            {
+                "usage": payload.get("usage"),
+                "choices": [{"delta": delta, "finish_reason": choices[0].get("finish_reason")}],
+            }
+        )
+        return [*events, self.final()]
+
+
+def _loads(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise LegFormatError(
+            f"the server sent malformed JSON in the stream: {one_line(data, 80)!r}"
+        ) from None
+
+
+def stream_error_from(payload: Any) -> StreamError:
+    """An `error` object (or `{"error": {...}}`) sent inside a stream."""
+    error = payload.get("error", payload) if isinstance(payload, dict) else payload
+    if isinstance(error, str):
+        return StreamError(one_line(error))
+    if not isinstance(error, dict):
+        return StreamError("the server reported an error without a message")
+    message = error.get("message") or error.get("detail") or "the server reported an error"
+    code = error.get("code")
+    kind = error.get("type")
+    status = code if isinstance(code, int) else error.get("status")
+    status = status if isinstance(status, int) else None
+    words = f"{code} {kind}".lower()
+    retryable = bool(error.get("retryable")) or (
+        is_retryable_status(status) if status else any(w in words for w in _RETRYABLE_WORDS)
+    )
+    suffix = f" ({code})" if isinstance(code, str) and code else ""
+    return StreamError(one_line(str(message)) + suffix, status=status, retryable=retryable)
+
+
+class OpenAITransport:
+    """POST {base_url}/chat/completions, streamed. Never retries (the loop does)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        client: httpx.AsyncClient | None = None,
+        read_timeout: float = 120.0,
+        extra_headers: Mapping[str, str] | None = None,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        instructions: bool = True,
+    ) -> None:
+        """`instructions`: lead each leg with melgui's system message (core.instructions)
+        when the conversation has none, since such a server knows nothing of the project."""
+        self.base_url = base_url.rstrip("/")
+        self.instructions = instructions
+        self.api_key = api_key
+        self.read_timeout = read_timeout
+        self.max_event_bytes = max_event_bytes
+        self._extra_headers = dict(extra_headers or {})
+        self._client = client or httpx.AsyncClient()
+        self._owns_client = client is None
+
+    def request_body(self, request: LegRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": (
+                with_instructions(request.messages, request.tool_role, request.cwd)
+                if self.instructions
+                else request.messages
+            ),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [tool.to_openai() for tool in request.tools]
+            body["tool_choice"] = request.tool_choice
+        return body
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        return {**self._extra_headers, "Accept": accept, **auth_headers(self.api_key)}
+
+    def stream(
+        self, request: LegRequest, wire: WireSink | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        run = LegRun(
+            self._client,
+            f"{self.base_url}/chat/completions",
+            self.request_body(request),
+            headers=self._headers("text/event-stream"),
+            parser=OpenAILegParser(),
+            wire=WireLog(wire, self.api_key),
+            read_timeout=self.read_timeout,
+            max_event_bytes=self.max_event_bytes,
+        )
+        return run.events()
+
+    async def list_models(self) -> list[ModelInfo]:
+        payload = await request_json(
+            self._client,
+            "GET",
+            f"{self.base_url}/models",
+            what="listing the models",
+            headers=self._headers("application/json"),
+        )
+        return parse_models(payload)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()

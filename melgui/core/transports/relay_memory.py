@@ -1,0 +1,79 @@
+"""Project memory over the relay: `POST/GET {relay}/v1/memory` (relay-protocol.md §2).
+
+A relay without the endpoint (404, 405, 501) raises MemoryUnavailable, so the caller
+falls back to the embedded store; any other failure is a TransportError.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
+from melgui.core.protocol.transport import TransportError
+from melgui.core.transports.http.replies import auth_headers, request_json
+
+_NO_ENDPOINT = (404, 405, 501)
+
+
+class RelayMemory:
+    """A ProjectMemory backed by the relay; the relay derives the project from `cwd`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        client: httpx.AsyncClient | None = None,
+        *,
+        timeout: float = 30.0,
+    ) -> None:
+        self.url = base_url.rstrip("/") + "/v1/memory"
+        self._headers = {"Accept": "application/json", **auth_headers(api_key)}
+        self._client = client or httpx.AsyncClient()
+        self._owns_client = client is None
+        self._timeout = timeout
+
+    async def remember(self, cwd: str, note: str) -> None:
+        await self._call(
+            "POST",
+            "saving a note to the relay's project memory",
+            json={
+                "cwd": cwd,
+                "note": note,
+            },
+        )
+
+    async def recall(self, cwd: str) -> list[MemoryNote]:
+        payload = await self._call("GET", "reading the relay's project memory", params={"cwd": cwd})
+        notes = payload.get("notes") if isinstance(payload, dict) else None
+        if not isinstance(notes, list):
+            raise TransportError(
+                "reading the relay's project memory: the answer holds no list of notes"
+            )
+        result = []
+        for item in notes:
+            if isinstance(item, str):
+                result.append(MemoryNote(item, ""))
+            elif isinstance(item, dict) and isinstance(item.get("note"), str):
+                created = item.get("created_at")
+                result.append(MemoryNote(item["note"], str(created) if created is not None else ""))
+        return result
+
+    async def _call(self, method: str, what: str, **kwargs: object) -> object:
+        try:
+            return await request_json(
+                self._client,
+                method,
+                self.url,
+                what=what,
+                headers=self._headers,
+                timeout=self._timeout,
+                **kwargs,
+            )
+        except TransportError as exc:
+            if exc.status in _NO_ENDPOINT:
+                raise MemoryUnavailable(f"the relay has no project memory ({exc})") from exc
+            raise
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()

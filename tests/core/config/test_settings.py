@@ -1,0 +1,97 @@
+"""Settings: defaults, environment overrides, atomic JSON round trip, clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from melgui.core.agent.policy import DEFAULT_MODES
+from melgui.core.config.settings import (
+    PRESETS,
+    SCHEMA_VERSION,
+    Settings,
+    SettingsError,
+    config_dir,
+    data_dir,
+    load_settings,
+    preset_for_url,
+    save_settings,
+    settings_path,
+)
+
+
+def test_defaults_are_local_with_the_product_approval_modes(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path / "missing.json")
+    assert settings.connection == "local"
+    assert settings.approval_modes == DEFAULT_MODES
+    assert settings.schema_version == SCHEMA_VERSION
+    assert settings.openai_base_url == "https://api.meliai.ai/v1"
+
+
+def test_config_and_data_dirs_follow_the_environment() -> None:
+    assert config_dir() == Path(os.environ["MELGUI_CONFIG_DIR"])
+    assert data_dir() == Path(os.environ["MELGUI_DATA_DIR"])
+    assert settings_path().parent == config_dir()
+
+
+def test_round_trip_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "settings.json"
+    settings = Settings(connection="relay", relay_url="http://127.0.0.1:9", model="m1")
+    settings.saved_command_prefixes.append("git status")
+    settings.approval_modes["write_file"] = "auto"
+    save_settings(settings, path)
+    assert [p.name for p in path.parent.iterdir()] == ["settings.json"]
+    again = load_settings(path)
+    assert again == settings
+    assert json.loads(path.read_text())["schema_version"] == SCHEMA_VERSION
+
+
+def test_a_file_missing_new_tools_gets_their_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"approval_modes": {"write_file": "auto"}}))
+    modes = load_settings(path).approval_modes
+    assert modes["write_file"] == "auto"
+    assert modes["run_command"] == "ask"
+
+
+def test_environment_overrides_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "settings.json"
+    save_settings(Settings(connection="local", openai_base_url="http://file/v1"), path)
+    monkeypatch.setenv("MELGUI_CONNECTION", "openai")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://env:1234/v1")
+    settings = load_settings(path)
+    assert settings.connection == "openai"
+    assert settings.openai_base_url == "http://env:1234/v1"
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "does not hold a JSON object"),
+        ('{"connection": "carrier pigeon"}', "connection"),
+        ('{"command_timeout": -3}', "command_timeout"),
+    ],
+)
+def test_bad_files_give_one_clear_line(tmp_path: Path, content: str, words: str) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(content)
+    with pytest.raises(SettingsError) as caught:
+        load_settings(path)
+    message = str(caught.value)
+    assert words in message and "\n" not in message
+
+
+def test_presets_cover_the_known_servers() -> None:
+    urls = {preset.base_url for preset in PRESETS.values()}
+    assert {
+        "https://api.meliai.ai/v1",
+        "http://127.0.0.1:11434/v1",
+        "http://127.0.0.1:1234/v1",
+        "http://127.0.0.1:8080/v1",
+    } <= urls
+    assert preset_for_url("http://127.0.0.1:11434/v1/") == PRESETS["ollama"]
+    assert preset_for_url("http://elsewhere/v1") is None

@@ -1,0 +1,64 @@
+"""What a small local model is told about the project, and the paths it may name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from melgui.core.protocol.catalog import ALL_TOOLS
+from melgui.core.transports.local.project import (
+    files_note,
+    folders_of,
+    project_files,
+    with_known_paths,
+)
+
+
+def test_files_are_listed_relative_and_sorted_without_hidden_or_build_folders(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "mod.py").write_text("")
+    (tmp_path / "README.md").write_text("")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("")
+    (tmp_path / ".env").write_text("SECRET=1")
+    (tmp_path / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "node_modules" / "x" / "index.js").write_text("")
+    (tmp_path / "outside").symlink_to("/etc")
+    assert project_files(str(tmp_path)) == ["README.md", "src/pkg/mod.py"]
+
+
+def test_too_many_files_or_an_unreadable_folder_gives_none(tmp_path: Path) -> None:
+    for n in range(12):
+        (tmp_path / f"f{n}.txt").write_text("")
+    assert project_files(str(tmp_path), limit=10) is None
+    assert project_files(str(tmp_path / "missing")) is None
+    deep = tmp_path / "deep"
+    for n in range(300):
+        (deep / f"d{n}").mkdir(parents=True)
+    assert project_files(str(deep), limit=10) is None  # empty folders end the walk too
+
+
+def test_note_names_the_files_and_counts_the_rest() -> None:
+    assert files_note(["a.py", "b.py"]).strip() == "Files in the project folder: a.py, b.py."
+    many = [f"f{n}.py" for n in range(45)]
+    assert files_note(many).endswith("f39.py and 5 more.")
+    assert "(none yet)" in files_note([])
+
+
+def test_read_paths_are_held_to_known_files() -> None:
+    read = with_known_paths(ALL_TOOLS["read_file"], ["a.py", "b/c.txt"])
+    assert read.parameters["properties"]["path"] == {"type": "string", "enum": ["a.py", "b/c.txt"]}
+    assert read.parameters["required"] == ["path"]
+    assert ALL_TOOLS["read_file"].parameters["properties"]["path"] == {"type": "string"}
+    write = ALL_TOOLS["write_file"]
+    assert with_known_paths(write, ["a.py"]) is write  # new files may be named freely
+    assert with_known_paths(ALL_TOOLS["edit_file"], None) is ALL_TOOLS["edit_file"]
+    listing = with_known_paths(ALL_TOOLS["list_dir"], ["a.py", "b/c/d.txt"])
+    assert listing.parameters["properties"]["path"]["enum"] == [".", "b", "b/c"]
+    assert "required" not in listing.parameters
+
+
+def test_folders_of() -> None:
+    assert folders_of([]) == ["."]
+    assert folders_of(["x/y/z.py", "x/w.py", "top.md"]) == [".", "x", "x/y"]

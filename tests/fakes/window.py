@@ -1,0 +1,39 @@
+"""Driving the real main window from tests: typing, waiting, relay settings."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from melgui.core.config.settings import Settings
+from melgui.ui.main_window import MainWindow
+from tests.fakes.scripted_server import ScriptedRelay
+
+
+async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the loop run until `condition()` is true; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.01)
+
+
+def relay_settings(relay: ScriptedRelay, **changes: Any) -> Settings:
+    values: dict[str, Any] = {"connection": "relay", "relay_url": relay.url, "model": "relay-model"}
+    return Settings(**{**values, **changes})
+
+
+def type_prompt(qtbot: QtBot, window: MainWindow, prompt: str) -> None:
+    window.chat.input.setFocus()
+    qtbot.keyClicks(window.chat.input, prompt)
+    qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
+
+
+def idle(window: MainWindow, legs: int) -> bool:
+    return not window.bridge.busy and window.session.loop.legs >= legs
