@@ -15,13 +15,13 @@ import sys
 from typing import Any, TextIO, assert_never
 
 from melgui.core.agent.policy import FixedPolicy
-from melgui.core.agent.session import AgentSession
 from melgui.core.config.secrets import get_api_key
-from melgui.core.config.settings import Settings, SettingsError, config_dir, load_settings
+from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
+    HistoryBranched,
     HistoryRepaired,
     LegFinished,
     LegStarted,
@@ -35,13 +35,11 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
-from melgui.core.transports.connection import api_key_kind, make_transport
-from melgui.tools.registry import build_workspace_tools
-from melgui.tools.workspace import Workspace
-from melgui.ui.workspace_kit import project_memory, tool_settings
+from melgui.core.transports.connection import api_key_kind
+from melgui.desk.desk import Desk
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -138,7 +136,7 @@ class Printer:
                 )
             case (
                 LegStarted() | LegFinished() | MessageAdded() | ToolCallStarted()
-                | ApprovalNeeded() | HistoryRepaired()
+                | ApprovalNeeded() | HistoryRepaired() | HistoryBranched()
             ):  # fmt: skip
                 pass
             case _:
@@ -170,17 +168,12 @@ def settings_for(options: argparse.Namespace) -> Settings:
     return updated
 
 
-def headless_tools(folder: str, settings: Settings, api_key: str | None) -> ToolRegistry:
-    """The workspace tools, plus orchestration tools that explain they need the window."""
-    registry = build_workspace_tools(
-        Workspace(folder, config_dir=config_dir()),
-        settings=tool_settings(settings),
-        memory=project_memory(settings, api_key),
-        plans=_print_plan,
-    )
+def headless_desk(folder: str, settings: Settings, api_key: str | None) -> Desk:
+    """The desk of a headless run: orchestration tools explain that they need the window."""
+    desk = Desk(folder, settings, api_key=api_key, plans=_print_plan)
     for tool in ORCHESTRATION_TOOLS:
-        registry.register(tool.name, _needs_window(tool.name))
-    return registry
+        desk.tools.register(tool.name, _needs_window(tool.name))
+    return desk
 
 
 def _start_recording(options: argparse.Namespace, folder: str, model: str) -> Recording:
@@ -220,16 +213,13 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
     api_key = get_api_key(api_key_kind(settings))
     model = settings.model or ("local" if settings.connection == "local" else "")
     recording = None if options.no_history else _start_recording(options, folder, model)
-    transport = make_transport(settings, api_key)
-    session = AgentSession(
-        transport,
-        headless_tools(folder, settings, api_key),
-        FixedPolicy(options.approve),
+    desk = headless_desk(folder, settings, api_key)
+    session = desk.session(
         recording.conversation if recording else None,
         model=model,
         role=options.role,
-        cwd=folder,
         wire=recording.journal.record_wire if recording else None,
+        policy=FixedPolicy(options.approve),
     )
     printer = Printer(out, options.json)
     if recording is not None:
@@ -245,7 +235,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         await session.wait_idle()
     finally:
         await session.aclose()
-        await transport.aclose()
+        await desk.aclose()
         if recording is not None:
             recording.close()
             recording.journal.store.close()

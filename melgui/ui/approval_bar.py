@@ -7,9 +7,9 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from melgui.core.protocol.calls import summarize
 from melgui.ui.approval_controls import ApprovalControls
 from melgui.ui.approval_queue import ApprovalQueue
-from melgui.ui.call_summary import summarize
 from melgui.ui.theme import Colors
 
 

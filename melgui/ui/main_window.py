@@ -49,8 +49,11 @@ from melgui.core.config.settings import Settings, SettingsError, save_settings
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LegFinished, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport, TransportError
-from melgui.core.transports.connection import api_key_kind, connection_label, make_transport
+from melgui.core.transports.connection import api_key_kind, connection_label
+from melgui.desk.desk import Desk
+from melgui.desk.kit import WorkspaceKit
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_bar import ApprovalBar
 from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
@@ -63,7 +66,6 @@ from melgui.ui.status_line import StatusLine
 from melgui.ui.theme import apply_theme, colors_for
 from melgui.ui.toolbar import ProjectToolbar
 from melgui.ui.wire_recorder import WireRecorder
-from melgui.ui.workspace_kit import WorkspaceKit
 
 
 class MainWindow(QMainWindow):
@@ -82,7 +84,6 @@ class MainWindow(QMainWindow):
         persist_settings: bool = True,
     ) -> None:
         super().__init__()
-        self.settings = settings
         self.persist_settings = persist_settings
         self.colors = colors_for(settings.theme)
         self.tasks = TaskKeeper(on_error=self._report_error)
@@ -90,23 +91,22 @@ class MainWindow(QMainWindow):
         self._recorders: weakref.WeakKeyDictionary[AgentSession, WireRecorder] = (
             weakref.WeakKeyDictionary()
         )
-        self.api_key = api_key if api_key is not None else get_api_key(api_key_kind(settings))
         self._progress.connect(self._show_progress)
-        self.transport: Transport = transport or self._make_transport()
-        self.policy = RulePolicy(
-            modes=dict(settings.approval_modes),
-            saved_tools=set(settings.saved_tools),
-            saved_command_prefixes=list(settings.saved_command_prefixes),
-            on_saved_change=self._save_policy,
-        )
         self.plans_panel = PlansPanel(self.colors)
-        self.kit = WorkspaceKit(folder, settings, self.api_key, self.plans_panel.sink)
-        self.tools = self.kit.registry()
+        self.desk = Desk(
+            folder,
+            settings,
+            api_key=api_key if api_key is not None else get_api_key(api_key_kind(settings)),
+            plans=self.plans_panel.sink,
+            transport=transport,
+            on_progress=self._progress.emit,
+            on_rules_saved=self._save_settings,
+        )
         self._build_chrome()
         self._install(self._new_session(Conversation()))
         from melgui.ui.panes.install import install_panes  # panes: issue 5
 
-        install_panes(self)
+        self.pane_manager = install_panes(self, self)
         from melgui.core.store import open_store  # history: issue 7
         from melgui.ui.history import install_history
 
@@ -115,6 +115,33 @@ class MainWindow(QMainWindow):
         self.resize(1280, 820)
         self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)
         self.tasks.spawn(self.refresh_models(), what="listing models")
+
+    # --- the desk's parts, as the window's seams ------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.desk.settings
+
+    @property
+    def api_key(self) -> str | None:
+        return self.desk.api_key
+
+    @property
+    def transport(self) -> Transport:
+        """The transport in use now (every session streams through desk.connection)."""
+        return self.desk.connection.current
+
+    @property
+    def policy(self) -> RulePolicy:
+        return self.desk.policy
+
+    @property
+    def kit(self) -> WorkspaceKit:
+        return self.desk.kit
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.desk.tools
 
     # --- construction ------------------------------------------------------------------
 
@@ -158,19 +185,12 @@ class MainWindow(QMainWindow):
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(slot)
 
-    def _make_transport(self) -> Transport:
-        return make_transport(self.settings, self.api_key, on_progress=self._progress.emit)
-
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
-        session = AgentSession(
-            self.transport,
-            self.tools,
-            self.policy,
+        session = self.desk.session(
             conversation,
             model=self.toolbar.current_model() or self.settings.model,
             role=self.settings.role,
-            cwd=self.kit.folder,
             wire=recorder,
             source=source,
         )
@@ -217,22 +237,9 @@ class MainWindow(QMainWindow):
         self, role: Role, model: str | None = None, source: str = "worker"
     ) -> AgentSession:
         """A new session on this window's connection, folder, rules and workspace tools."""
-        policy = RulePolicy(
-            modes=self.policy.modes,
-            saved_tools=self.policy.saved_tools,
-            saved_command_prefixes=self.policy.saved_command_prefixes,
-            on_saved_change=self._save_policy,
-        )
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
-        session = AgentSession(
-            self.transport,
-            self.kit.registry(),
-            policy,
-            model=model or self.session.loop.model,
-            role=role,
-            cwd=self.kit.folder,
-            wire=recorder,
-            source=source,
+        session = self.desk.worker_session(
+            model=model or self.session.loop.model, role=role, wire=recorder, source=source
         )
         self._recorders[session] = recorder
         return session
@@ -291,14 +298,11 @@ class MainWindow(QMainWindow):
     def change_folder(self, folder: str) -> None:
         """Work on another project folder: a new conversation there."""
         try:
-            kit = WorkspaceKit(folder, self.settings, self.api_key, self.plans_panel.sink)
+            self.desk.change_folder(folder)
         except (ValueError, OSError) as exc:
             self._report_error(f"Cannot open {folder}: {exc}")
             return
-        self.kit = kit
-        registry = kit.registry()
-        for name in registry.names():  # keep what others registered in window.tools
-            self.tools.register(name, _forwarder(registry, name))
+        kit = self.desk.kit
         self.toolbar.set_folder(kit.folder)
         self.setWindowTitle(f"melgui — {kit.folder}")
         self.new_conversation()
@@ -378,24 +382,11 @@ class MainWindow(QMainWindow):
 
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings
-        self.settings = new
-        # The policy objects are shared with worker sessions: update them in place.
-        self.policy.modes.clear()
-        self.policy.modes.update(new.approval_modes)
-        self.policy.saved_tools.clear()
-        self.policy.saved_tools.update(new.saved_tools)
-        self.policy.saved_command_prefixes[:] = new.saved_command_prefixes
-        connection_fields = ("connection", "relay_url", "relay_stream_path", "openai_base_url")
-        changed = any(getattr(old, f) != getattr(new, f) for f in connection_fields)
-        if changed or api_key != self.api_key or old.local_model_path != new.local_model_path:
-            self.api_key = api_key
+        previous = self.desk.apply_settings(new, api_key)
+        if previous is not None:
             self.toolbar.set_connection(connection_label(new), "unknown")
-            previous = self.transport
-            self.transport = self._make_transport()
-            self.session.loop.transport = self.transport
             self.tasks.spawn(previous.aclose(), what="closing the previous connection")
             self.tasks.spawn(self.refresh_models(), what="listing models")
-        self.kit.rebuild(new, self.api_key)
         if old.theme != new.theme:
             self.set_theme(new)
         self._save_settings()
@@ -412,12 +403,6 @@ class MainWindow(QMainWindow):
         self.chat.set_colors(self.colors)
         self.inspector.set_colors(self.colors)
         self.themeChanged.emit(self.colors)
-
-    def _save_policy(self) -> None:
-        self.settings.approval_modes = dict(self.policy.modes)
-        self.settings.saved_tools = sorted(self.policy.saved_tools)
-        self.settings.saved_command_prefixes = list(self.policy.saved_command_prefixes)
-        self._save_settings()
 
     def _save_settings(self) -> None:
         if not self.persist_settings:
@@ -440,19 +425,12 @@ class MainWindow(QMainWindow):
         """Stop every turn and tool, close the connection; the conversation stays valid."""
         self.bridge.detach()
         await self.session.aclose()
-        await self.transport.aclose()
+        await self.desk.aclose()
         await self.tasks.aclose()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.session.stop()
         super().closeEvent(event)
-
-
-def _forwarder(registry: Any, name: str) -> Any:
-    async def run(arguments: dict[str, Any]) -> Any:
-        return await registry.run(name, arguments)
-
-    return run
 
 
 def build_main_window(

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.policy import Mode, commands_matched, is_simple_command
-from melgui.core.protocol.catalog import ALL_TOOLS
+from melgui.core.agent.policy import commands_matched, is_simple_command
+from melgui.core.protocol.catalog import ALL_TOOLS, Mode
 
 
 class PolicyEditor(QWidget):

@@ -29,9 +29,9 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.config import secrets
 from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
 from melgui.core.transports.connection import api_key_kind, make_transport, needs_api_key
+from melgui.core.transports.discovery import list_models_text
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.policy_editor import PolicyEditor
-from melgui.ui.workspace_kit import list_models_text
 
 CUSTOM = "custom"
 _KINDS: tuple[tuple[ConnectionKind, str], ...] = (

@@ -6,9 +6,11 @@ from typing import assert_never
 
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
+from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
+    HistoryBranched,
     HistoryRepaired,
     LegFinished,
     LegStarted,
@@ -23,7 +25,6 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.ui.bridge import SessionBridge
-from melgui.ui.call_summary import parse_arguments, summarize
 
 
 class StatusLine(QStatusBar):
@@ -68,7 +69,7 @@ class StatusLine(QStatusBar):
             case AssistantText():
                 pass
             case ToolCallStarted(call=call):
-                summary = summarize(call.name, parse_arguments(call.arguments), 60)
+                summary = summarize(call.name, call.parsed, 60)
                 self.activity.setText(f"Running {call.name} {summary}")
             case ApprovalNeeded(request=request):
                 self.activity.setText(f"Waiting for your approval: {request.call.name}")
@@ -83,7 +84,10 @@ class StatusLine(QStatusBar):
                 self.activity.setText("Stopped")
             case Retrying(delay=delay):
                 self.activity.setText(f"Retrying in {delay:.0f} s")
-            case MessageAdded() | ToolCallRequested() | ToolCallFinished() | HistoryRepaired():
+            case (
+                MessageAdded() | ToolCallRequested() | ToolCallFinished()
+                | HistoryRepaired() | HistoryBranched()
+            ):  # fmt: skip
                 pass
             case _:
                 assert_never(event)

@@ -104,7 +104,7 @@ def test_worker_panes_follow_the_theme_too(
 ) -> None:
     scripted_relay.script([text("Worker here."), done()])
     window: MainWindow = make_window(relay_settings(scripted_relay))
-    manager = window.pane_manager  # type: ignore[attr-defined]
+    manager = window.pane_manager
 
     async def spawn() -> Any:
         pane = manager.pane(manager.spawn_agent("say hello", None).id)

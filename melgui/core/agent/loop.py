@@ -7,7 +7,6 @@ through an ApprovalRequest) decides, a ToolRunner runs, and observers hear LoopE
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from melgui.core.protocol.approval import (
     Deny,
     denial_text,
 )
-from melgui.core.protocol.catalog import Role, tools_for_role
+from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.events import (
     Done,
     StreamError,
@@ -100,9 +99,11 @@ class AgentLoop:
         sleep: Sleep = asyncio.sleep,
         source: str = "main",
         max_legs_per_turn: int = 100,
+        catalog: ToolCatalog | None = None,
     ) -> None:
         self.transport = transport
         self.tools = tools
+        self.catalog = catalog or ToolCatalog()
         self.policy = policy
         self.conversation = conversation if conversation is not None else Conversation()
         self.model = model
@@ -117,6 +118,11 @@ class AgentLoop:
         self._sleep = sleep
         self._source = source
         self._max_legs = max_legs_per_turn
+        self._waiting: list[ApprovalRequest] = []
+
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        """The approvals this loop waits for now, oldest first."""
+        return list(self._waiting)
 
     def _emit(self, event: LoopEvent) -> None:
         if self._emit_fn is not None:
@@ -204,7 +210,7 @@ class AgentLoop:
         request = LegRequest(
             model=self.model,
             messages=self.conversation.to_wire(),
-            tools=tools_for_role(self.role),
+            tools=self.catalog.for_role(self.role),
             tool_role=self.role,
             cwd=self.cwd,
             tool_choice=self.tool_choice,
@@ -252,12 +258,15 @@ class AgentLoop:
         decision = self.policy.check(call, arguments)
         if decision is None:
             request = ApprovalRequest(call, arguments, source=self._source)
+            self._waiting.append(request)
             self._emit(ApprovalNeeded(request))
             try:
                 decision = await request.future
             except asyncio.CancelledError:
                 self._finish(call, "cancelled", CANCELLED_RESULT, started)
                 raise
+            finally:
+                self._waiting.remove(request)
             self.policy.record(call, arguments, decision)
         match decision:
             case Deny(reason=reason):
@@ -279,26 +288,11 @@ class AgentLoop:
         self._finish(call, status, outcome.content, started)
 
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
-        allowed = {tool.name for tool in tools_for_role(self.role)}
+        allowed = {tool.name for tool in self.catalog.for_role(self.role)}
         if call.name not in allowed or not self.tools.knows(call.name):
             names = ", ".join(sorted(n for n in allowed if self.tools.knows(n)))
             return None, f"Unknown tool {call.name!r} for role {self.role}. Available: {names}."
-        raw = call.arguments.strip()
-        if not raw:
-            return {}, None
-        try:
-            arguments = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return None, (
-                f"The arguments of {call.name} are not valid JSON ({exc.msg} at "
-                f"position {exc.pos}). Send the call again with a JSON object."
-            )
-        if not isinstance(arguments, dict):
-            return None, (
-                f"The arguments of {call.name} must be a JSON object, not "
-                f"{type(arguments).__name__}."
-            )
-        return arguments, None
+        return call.decode()
 
     def _finish(self, call: ToolCall, status: ResultStatus, content: str, started: float) -> None:
         self._append(Message.tool_result(call.id, content, status))

@@ -8,43 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from melgui.core.protocol.approval import Approve, Decision, Deny
-from melgui.core.protocol.catalog import READ_ONLY_TOOLS
+from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
 from melgui.core.protocol.events import ToolCall
-
-Mode = Literal["auto", "ask"]
-
-# product.md, "Approval".
-DEFAULT_MODES: dict[str, Mode] = {
-    **{
-        name: "auto"
-        for name in (
-            "read_file",
-            "list_dir",
-            "grep",
-            "find_files",
-            "recall",
-            "write_plan",
-            "read_pane",
-            "read_agent",
-            "list_panes",
-        )
-    },
-    **{
-        name: "ask"
-        for name in (
-            "write_file",
-            "edit_file",
-            "run_command",
-            "web_search",
-            "create_pdf",
-            "remember",
-            "open_pane",
-            "spawn_agent",
-            "send_keys",
-            "send_agent",
-        )
-    },
-}
 
 _COMPOUND_MARKS = ("&", "|", ";", "<", ">", "`", "$", "(", ")", "\n", "\r", "\\")
 

@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from melgui.core.agent.loop import AgentLoop, TurnResult
 from melgui.core.protocol.approval import ApprovalPolicy
-from melgui.core.protocol.catalog import Role
-from melgui.core.protocol.loop_events import LoopEvent, TurnFailed
-from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.catalog import Role, ToolCatalog
+from melgui.core.protocol.loop_events import BranchReason, HistoryBranched, LoopEvent, TurnFailed
+from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
 
@@ -39,6 +39,7 @@ class AgentSession:
         cwd: str,
         wire: WireSink | None = None,
         source: str = "main",
+        catalog: ToolCatalog | None = None,
     ) -> None:
         self._observers: list[Observer] = []
         self.loop = AgentLoop(
@@ -52,6 +53,7 @@ class AgentSession:
             emit=self._dispatch,
             wire=wire,
             source=source,
+            catalog=catalog,
         )
         self.source = source
         self.last_result: TurnResult | None = None
@@ -125,6 +127,20 @@ class AgentSession:
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
         return dropped
+
+    def branch(self, messages: Sequence[Message], reason: BranchReason, note: str = "") -> None:
+        """Replace the conversation's messages; the old list stays in history as a branch.
+
+        Only between turns. Raises ValueError when the new list would leave a tool call
+        without its result (or a result without its call): the conversation stays valid.
+        """
+        if self.busy:
+            raise RuntimeError("cannot change the history while a turn runs")
+        replacement = Conversation(list(messages))
+        if replacement.repair_pairing():
+            raise ValueError("the new history would break the pairing of calls and results")
+        self.loop.conversation.messages[:] = replacement.messages
+        self._dispatch(HistoryBranched(tuple(replacement.messages), reason, note))
 
     async def wait_idle(self) -> None:
         await self._idle.wait()

@@ -19,8 +19,7 @@ import platformdirs
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from melgui.core.agent.policy import DEFAULT_MODES, Mode
-from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.catalog import DEFAULT_MODES, Mode, Role
 
 APP_NAME = "melgui"
 SCHEMA_VERSION = 1

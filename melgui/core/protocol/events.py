@@ -5,6 +5,7 @@ A leg ends with exactly one of ToolCalls, Done or StreamError.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -66,6 +67,24 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+    _decoded: tuple[dict[str, Any] | None, str | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def decode(self) -> tuple[dict[str, Any] | None, str | None]:
+        """The arguments as an object, or (None, why not) in words for the model.
+
+        Decoded once and kept: the loop, the chat, the inspector and the store all ask.
+        """
+        if self._decoded is None:
+            object.__setattr__(self, "_decoded", _decode_arguments(self.name, self.arguments))
+        assert self._decoded is not None
+        return self._decoded
+
+    @property
+    def parsed(self) -> dict[str, Any] | None:
+        """The arguments as an object, or None when they are not one."""
+        return self.decode()[0]
 
     def to_wire(self) -> dict[str, object]:
         """The OpenAI/relay chat shape used inside an assistant message."""
@@ -74,6 +93,22 @@ class ToolCall:
             "type": "function",
             "function": {"name": self.name, "arguments": self.arguments},
         }
+
+
+def _decode_arguments(name: str, raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    text = raw.strip()
+    if not text:
+        return {}, None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, (
+            f"The arguments of {name} are not valid JSON ({exc.msg} at position {exc.pos}). "
+            "Send the call again with a JSON object."
+        )
+    if not isinstance(value, dict):
+        return None, f"The arguments of {name} must be a JSON object, not {type(value).__name__}."
+    return value, None
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,23 @@ class HistoryRepaired:
     kind: Literal["history_repaired"] = "history_repaired"
 
 
+BranchReason = Literal["rewind", "compaction", "edit", "retry"]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryBranched:
+    """The message list was replaced (rewind, compaction, edit-and-resend, retry).
+
+    The replaced messages stay in history as a branch; `messages` is the new list, the
+    one later legs send. `note` says in a line what happened, for the person.
+    """
+
+    messages: tuple[Message, ...]
+    reason: BranchReason
+    note: str = ""
+    kind: Literal["history_branched"] = "history_branched"
+
+
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
     legs: int
@@ -112,6 +129,7 @@ LoopEvent = (
     | LegFinished
     | Retrying
     | HistoryRepaired
+    | HistoryBranched
     | TurnFinished
     | TurnFailed
     | TurnCancelled

@@ -38,7 +38,10 @@ class ModelInfo:
 class Transport(Protocol):
     """One leg = one POST = one quota unit (seed)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Which kind of server: "relay", "openai", "local", …"""
+        ...
 
     def stream(
         self, request: LegRequest, wire: WireSink | None = None

@@ -27,6 +27,7 @@ from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
+    HistoryBranched,
     HistoryRepaired,
     LegFinished,
     LegStarted,
@@ -156,6 +157,11 @@ class Journal:
                 with self.store.transaction():
                     self.store.replace_messages(cid, self._mirror)
                     self.store.add_note(cid, "repair", repair.describe())
+            case HistoryBranched(messages=messages, reason=reason, note=note):
+                self.flush()
+                self._mirror = list(messages)
+                self._partial_seq = None
+                self.store.branch(cid, messages, reason, note)
             case TurnFailed(message=message):
                 self.flush()
                 self.store.add_note(cid, "error", message)

@@ -81,3 +81,18 @@ class NoteRecord:
     kind: str
     text: str
     at: float
+
+
+@dataclass(frozen=True, slots=True)
+class BranchRecord:
+    """The message list as it was before it was replaced; kept, never sent again.
+
+    `messages` counts the messages the branch holds; read them with
+    `Store.branch_messages(id)`.
+    """
+
+    id: int
+    reason: str
+    note: str
+    created_at: float
+    messages: int

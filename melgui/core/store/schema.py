@@ -191,7 +191,41 @@ def _v3_cheaper_streaming(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE wire_log")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_tables, _v2_search, _v3_cheaper_streaming)
+def _v4_branches(conn: sqlite3.Connection) -> None:
+    """Branches: the message list as it was before a rewind, compaction or edit."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE branches (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            reason TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX branches_by_conversation ON branches (conversation_id, id);
+
+        CREATE TABLE branch_messages (
+            branch_id INTEGER NOT NULL REFERENCES branches(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL DEFAULT '',
+            tool_calls TEXT NOT NULL DEFAULT '[]',
+            tool_call_id TEXT,
+            status TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (branch_id, seq)
+        );
+        """,
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_tables,
+    _v2_search,
+    _v3_cheaper_streaming,
+    _v4_branches,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

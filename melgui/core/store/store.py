@@ -22,6 +22,7 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
 from melgui.core.store.paths import canonical_folder, database_path
 from melgui.core.store.records import (
+    BranchRecord,
     CallState,
     ConversationSummary,
     NoteRecord,
@@ -272,6 +273,48 @@ class Store:
         self._conn.execute(
             "DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", (cid, seq)
         )
+
+    def branch(self, cid: str, messages: Sequence[Message], reason: str, note: str = "") -> int:
+        """Replace the message list, keeping the old one as a branch; returns its id.
+
+        The history sent to the model is always the current list; a rewind, a
+        compaction or an edit-and-resend never deletes what was said before it.
+        """
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO branches (conversation_id, reason, note, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (cid, reason, note, self._clock()),
+            )
+            branch_id = int(cursor.lastrowid or 0)
+            conn.execute(
+                "INSERT INTO branch_messages (branch_id, seq, role, content, tool_calls,"
+                " tool_call_id, status, created_at)"
+                " SELECT ?, seq, role, content, tool_calls, tool_call_id, status, created_at"
+                " FROM messages WHERE conversation_id = ? AND partial = 0",
+                (branch_id, cid),
+            )
+            conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
+            for seq, message in enumerate(messages):
+                self.put_message(cid, seq, message)
+        return branch_id
+
+    def branches(self, cid: str) -> list[BranchRecord]:
+        rows = self._conn.execute(
+            "SELECT b.id, b.reason, b.note, b.created_at,"
+            " (SELECT COUNT(*) FROM branch_messages m WHERE m.branch_id = b.id)"
+            " FROM branches b WHERE b.conversation_id = ? ORDER BY b.id",
+            (cid,),
+        )
+        return [BranchRecord(int(r[0]), str(r[1]), str(r[2]), float(r[3]), int(r[4])) for r in rows]
+
+    def branch_messages(self, branch_id: int) -> list[StoredMessage]:
+        rows = self._conn.execute(
+            "SELECT seq, role, content, tool_calls, tool_call_id, status, 0, created_at"
+            " FROM branch_messages WHERE branch_id = ? ORDER BY seq",
+            (branch_id,),
+        )
+        return [_stored_message(row) for row in rows]
 
     def messages(self, cid: str) -> list[StoredMessage]:
         rows = self._conn.execute(

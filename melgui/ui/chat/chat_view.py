@@ -12,10 +12,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from melgui.core.protocol.calls import shorten, summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
+    HistoryBranched,
     HistoryRepaired,
     LegFinished,
     LegStarted,
@@ -31,7 +33,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.ui.bridge import SessionBridge
-from melgui.ui.call_summary import CallStatus, parse_arguments, shorten, summarize
+from melgui.ui.call_summary import CallStatus
 from melgui.ui.chat.input_box import PromptInput
 from melgui.ui.chat.tool_cards import card_html
 from melgui.ui.chat.transcript import ChatTranscript
@@ -186,13 +188,17 @@ class ChatView(QWidget):
                 )
             case HistoryRepaired(repair=repair):
                 t.add_notice(repair.describe(), self.colors.muted)
+            case HistoryBranched(messages=messages, note=note):
+                self.load_conversation(Conversation(list(messages)))
+                if note:
+                    self.transcript.add_notice(note, self.colors.muted)
             case LegStarted() | LegFinished() | ToolCallRequested() | TurnFinished():
                 pass
             case _:
                 assert_never(event)
 
     def _add_card(self, call: ToolCall, status: CallStatus) -> None:
-        summary = summarize(call.name, parse_arguments(call.arguments))
+        summary = summarize(call.name, call.parsed)
         self._calls[call.id] = (call.name, summary)
         self.transcript.add_card(
             call.id, card_html(call.id, call.name, summary, status, self.colors)

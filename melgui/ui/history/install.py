@@ -59,7 +59,6 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
         status.showMessage(store.notice)
 
     keeper = WindowJournal(store, sidebar, lambda: project_folder(window))
-    sidebar.window_journal = keeper
     session = getattr(window, "session", None)
     if isinstance(session, AgentSession):
         keeper.follow(session, _wire_listener(window))

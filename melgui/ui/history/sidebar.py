@@ -8,7 +8,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
@@ -36,9 +36,6 @@ from melgui.ui.history.model import ID_ROLE, UNTITLED, ConversationListModel
 from melgui.ui.history.row_delegate import ConversationRowDelegate
 from melgui.ui.history.undo_bar import UndoBar
 
-if TYPE_CHECKING:
-    from melgui.ui.history.window_journal import WindowJournal
-
 SEARCH_DELAY_MS = 150
 ExportFormat = Literal["markdown", "json"]
 T = TypeVar("T")
@@ -54,7 +51,6 @@ class HistorySidebar(QWidget):
         self.store = store
         self.folder = folder
         self.current_id: str | None = None
-        self.window_journal: WindowJournal | None = None  # set by install_history
         self.model = ConversationListModel(self)
         self.model.renameRequested.connect(self.rename)
 

@@ -7,12 +7,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from melgui.core.protocol.catalog import ALL_TOOLS
 from melgui.ui.theme import Colors
 
 # (tool name, arguments) -> unified diff text; raises on refusal. Runs in a worker thread.
 DiffProvider = Callable[[str, dict[str, Any]], str]
 
-DIFF_TOOLS = ("write_file", "edit_file")
 MAX_JSON_CHARS = 200_000
 
 
@@ -71,7 +71,7 @@ def arguments_html(
             f"<p><b>Command</b></p>{_pre(html.escape(str(command)), colors)}"
             f"<p><b>Folder</b> <code>{html.escape(cwd)}</code></p>"
         )
-    elif name in DIFF_TOOLS and arguments is not None:
+    elif has_diff(name) and arguments is not None:
         if not preview:
             parts.append(f'<p style="color:{colors.muted}">Computing the diff…</p>')
         else:
@@ -80,3 +80,9 @@ def arguments_html(
         f"<p><b>Arguments</b></p>{_pre(html.escape(pretty_arguments(raw, arguments)), colors)}"
     )
     return "".join(parts)
+
+
+def has_diff(name: str) -> bool:
+    """The call's change can be previewed before it is approved."""
+    tool = ALL_TOOLS.get(name)
+    return tool is not None and tool.diff_preview

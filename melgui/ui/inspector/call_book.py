@@ -12,6 +12,7 @@ from typing import Any, get_args
 from PySide6.QtCore import QObject, Signal
 
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Deny
+from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -23,7 +24,7 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.bridge import SessionBridge
-from melgui.ui.call_summary import CallStatus, parse_arguments, summarize
+from melgui.ui.call_summary import CallStatus
 
 
 @dataclass
@@ -147,9 +148,7 @@ class CallBook(QObject):
         self.changed.emit(call_id)
 
     def _add(self, call: ToolCall) -> CallRecord:
-        record = CallRecord(
-            call, parse_arguments(call.arguments), self.bridge.source, leg=self._leg
-        )
+        record = CallRecord(call, call.parsed, self.bridge.source, leg=self._leg)
         self.records[call.id] = record
         return record
 

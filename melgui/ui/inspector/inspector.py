@@ -27,7 +27,7 @@ from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.call_summary import STATUS_ICON, format_duration
-from melgui.ui.inspector.argument_view import DIFF_TOOLS, DiffProvider
+from melgui.ui.inspector.argument_view import DiffProvider, has_diff
 from melgui.ui.inspector.call_book import CallBook, CallRecord
 from melgui.ui.inspector.call_detail import CallDetail
 from melgui.ui.inspector.wire_view import WireLogView
@@ -170,7 +170,7 @@ class Inspector(QWidget):
     # --- diff preview ----------------------------------------------------------------
 
     def _want_preview(self, record: CallRecord) -> None:
-        if record.preview is not None or record.call.name not in DIFF_TOOLS:
+        if record.preview is not None or not has_diff(record.call.name):
             return
         if record.arguments is None or record.status not in ("requested", "pending"):
             return

@@ -1,6 +1,6 @@
 """Puts panes into the main window: the area beside the chat, the orchestration tools in
 the window's registry, workers from its session factory, and the end of every pane when
-the window closes or the app quits. One call: `install_panes(window)`.
+the window closes or the app quits. One call: `install_panes(window, window)`.
 """
 
 from __future__ import annotations
@@ -9,18 +9,46 @@ import atexit
 import contextlib
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QEvent, QObject, SignalInstance
+from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.tooling import ToolRegistry
+from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.theme import Colors
 
-if TYPE_CHECKING:
-    from melgui.ui.main_window import MainWindow
+
+class PaneHost(Protocol):
+    """What the panes need of the window they live in (MainWindow is one)."""
+
+    pane_host: QSplitter
+    colors: Colors
+    sessionChanged: SignalInstance
+    approvalSourceRequested: SignalInstance
+    themeChanged: SignalInstance
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+
+    def project_folder(self) -> str: ...
+
+    def session_factory(
+        self, role: Role, model: str | None = None, source: str = "worker"
+    ) -> AgentSession: ...
+
+    def bridge_for(self, session: AgentSession) -> SessionBridge: ...
+
+    def width(self) -> int: ...
+
+    def isVisible(self) -> bool: ...
+
+    def installEventFilter(self, watcher: QObject) -> None: ...
 
 
 class _EndPanes(QObject):
@@ -53,8 +81,11 @@ def _end_at_exit(manager_ref: weakref.ref[PaneManager]) -> None:
             manager.shutdown()
 
 
-def install_panes(window: MainWindow) -> PaneManager:
-    """Add the pane area to `window.pane_host` and the seven tools to `window.tools`."""
+def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
+    """Add the pane area to `window.pane_host` and the seven tools to `window.tools`.
+
+    `widget` is the window itself as a Qt widget: panes are its children and end with it.
+    """
     area = PaneArea()
     area.hide()  # shown with its first pane, so the chat has the room until then
     window.pane_host.addWidget(area)
@@ -68,7 +99,7 @@ def install_panes(window: MainWindow) -> PaneManager:
         worker_factory=make_worker,
         bridge_factory=window.bridge_for,  # its approvals also reach window.approvals
         colors=window.colors,
-        parent=window,
+        parent=widget,
     )
     register_orchestration(window.tools, manager)
 
@@ -76,7 +107,7 @@ def install_panes(window: MainWindow) -> PaneManager:
         has_panes = bool(manager.registry.all())
         if has_panes and area.isHidden():
             area.show()
-            total = sum(window.pane_host.sizes()) or window.width()
+            total = sum(window.pane_host.sizes()) or widget.width()
             window.pane_host.setSizes([total * 2 // 5, total * 3 // 5])
         elif not has_panes and not area.isHidden():
             area.hide()
@@ -88,12 +119,11 @@ def install_panes(window: MainWindow) -> PaneManager:
     window.sessionChanged.connect(on_session_changed)
     window.approvalSourceRequested.connect(manager.show_call)
     window.themeChanged.connect(manager.set_colors)
-    ender = _EndPanes(manager, window)
-    window.installEventFilter(ender)
+    ender = _EndPanes(manager, widget)
+    widget.installEventFilter(ender)
     app = QApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(ender.on_about_to_quit)
     # Whatever else happens, the interpreter's exit ends every pane too.
     atexit.register(_end_at_exit, weakref.ref(manager))
-    window.pane_manager = manager  # type: ignore[attr-defined]
     return manager

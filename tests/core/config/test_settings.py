@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.agent.policy import DEFAULT_MODES
 from melgui.core.config.settings import (
     PRESETS,
     SCHEMA_VERSION,
@@ -21,6 +20,7 @@ from melgui.core.config.settings import (
     save_settings,
     settings_path,
 )
+from melgui.core.protocol.catalog import DEFAULT_MODES
 
 
 def test_defaults_are_local_with_the_product_approval_modes(tmp_path: Path) -> None:

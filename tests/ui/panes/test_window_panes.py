@@ -13,7 +13,6 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.terminal.pty_session import process_alive
 from melgui.ui.main_window import MainWindow
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.panes.install import install_panes
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal_pane import TerminalPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
@@ -21,8 +20,7 @@ from tests.fakes.window import relay_settings, wait_until
 
 
 def panes_of(window: MainWindow) -> PaneManager:
-    manager = getattr(window, "pane_manager", None)
-    return manager if isinstance(manager, PaneManager) else install_panes(window)
+    return window.pane_manager
 
 
 def _worker(request: RecordedRequest) -> list[Any]:

@@ -8,6 +8,7 @@ names a real file or folder.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -18,7 +19,6 @@ LISTED_IN_PROMPT = 40
 _SKIPPED_DIRS = frozenset(
     {"node_modules", "__pycache__", "venv", "build", "dist", "target", "site-packages"}
 )
-EXISTING_FILE_TOOLS = frozenset({"read_file", "edit_file"})
 
 
 def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
@@ -76,12 +76,11 @@ def with_known_paths(tool: ToolDef, files: list[str] | None) -> ToolDef:
     (list_dir) of `files`; other tools, and an unknown file list, leave it unchanged."""
     if files is None:
         return tool
-    if tool.name in EXISTING_FILE_TOOLS and files:
-        allowed = files
-    elif tool.name == "list_dir":
-        allowed = folders_of(files)
-    else:
+    if tool.path_argument is None or tool.must_exist is None:
+        return tool
+    allowed = files if tool.must_exist == "file" else folders_of(files)
+    if not allowed:
         return tool
     properties: dict[str, Any] = dict(tool.parameters.get("properties", {}))
-    properties["path"] = {"type": "string", "enum": allowed}
-    return ToolDef(tool.name, tool.description, {**tool.parameters, "properties": properties})
+    properties[tool.path_argument] = {"type": "string", "enum": allowed}
+    return dataclasses.replace(tool, parameters={**tool.parameters, "properties": properties})

@@ -10,28 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 from melgui.core.config.settings import Settings, config_dir, data_dir
+from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.memory import ProjectMemory
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
-from melgui.core.protocol.transport import Transport
 from melgui.tools.plans import PlanSink
 from melgui.tools.registry import build_workspace_tools
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
-WORKSPACE_TOOL_NAMES = (
-    "read_file",
-    "list_dir",
-    "grep",
-    "find_files",
-    "write_file",
-    "edit_file",
-    "run_command",
-    "web_search",
-    "write_plan",
-    "create_pdf",
-    "remember",
-    "recall",
-)
+# Built-in tools the workspace runs (the orchestration tools are the window's).
+WORKSPACE_TOOL_NAMES = tuple(tool.name for tool in tools_for_role("worker"))
 
 
 def tool_settings(settings: Settings) -> ToolSettings:
@@ -103,16 +91,3 @@ class WorkspaceKit:
             str(arguments.get("new_string", "")),
             bool(arguments.get("replace_all", False)),
         )
-
-
-async def list_models_text(transport: Transport) -> tuple[list[str], str]:
-    """For "Test connection": model ids, or ([], the error line)."""
-    from melgui.core.protocol.transport import TransportError
-
-    try:
-        models = await transport.list_models()
-    except TransportError as exc:
-        return [], str(exc)
-    except Exception as exc:  # a transport bug must not crash the dialog
-        return [], f"{type(exc).__name__}: {exc}"
-    return [m.id + ("  (no tools)" if m.supports_tools is False else "") for m in models], ""

@@ -1,0 +1,184 @@
+"""Desk: one project folder at work, assembled without Qt.
+
+    desk = Desk(folder, settings, api_key=key, plans=sink)
+    session = desk.session(conversation, model="m", role="assistant")
+    worker = desk.worker_session(model="m", source="pane 2")
+    previous = desk.apply_settings(new_settings, key)   # close `previous` when not None
+
+Every session, main and workers, streams through `desk.connection`, so a settings change
+reaches all of them. The window adds Qt on top; `melgui exec` uses it as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.settings import Settings
+from melgui.core.protocol.approval import ApprovalPolicy
+from melgui.core.protocol.catalog import Role, ToolCatalog
+from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.transports.connection import make_transport
+from melgui.desk.connection import LiveConnection
+from melgui.desk.coordinator import Coordinator
+from melgui.desk.kit import WorkspaceKit
+from melgui.tools.plans import PlanSink
+
+CONNECTION_FIELDS = (
+    "connection",
+    "relay_url",
+    "relay_stream_path",
+    "openai_base_url",
+    "local_model_path",
+)
+
+
+def connection_changed(old: Settings, new: Settings) -> bool:
+    return any(getattr(old, name) != getattr(new, name) for name in CONNECTION_FIELDS)
+
+
+class Desk:
+    """The connection, tools, rules and sessions of one project folder."""
+
+    def __init__(
+        self,
+        folder: str,
+        settings: Settings,
+        *,
+        api_key: str | None,
+        plans: PlanSink,
+        transport: Transport | None = None,
+        on_progress: Callable[[str], None] | None = None,
+        on_rules_saved: Callable[[], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.api_key = api_key
+        self._plans = plans
+        self._on_progress = on_progress
+        self._on_rules_saved = on_rules_saved
+        self.connection = LiveConnection(transport or self._make_transport())
+        self.policy = RulePolicy(
+            modes=dict(settings.approval_modes),
+            saved_tools=set(settings.saved_tools),
+            saved_command_prefixes=list(settings.saved_command_prefixes),
+            on_saved_change=self._rules_saved,
+        )
+        self.kit = WorkspaceKit(folder, settings, api_key, plans)
+        # The main registry: orchestration tools registered into it survive a change of
+        # settings or folder (its workspace tools forward to the current build).
+        self.tools = self.kit.registry()
+        self.coordinator = Coordinator()
+        # Tool definitions added at run time (MCP servers, ACP agents) join every session.
+        self.catalog = ToolCatalog()
+
+    @property
+    def folder(self) -> str:
+        return self.kit.folder
+
+    def _make_transport(self) -> Transport:
+        return make_transport(self.settings, self.api_key, on_progress=self._on_progress)
+
+    def _rules_saved(self) -> None:
+        self.settings.approval_modes = dict(self.policy.modes)
+        self.settings.saved_tools = sorted(self.policy.saved_tools)
+        self.settings.saved_command_prefixes = list(self.policy.saved_command_prefixes)
+        if self._on_rules_saved is not None:
+            self._on_rules_saved()
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def session(
+        self,
+        conversation: Conversation | None = None,
+        *,
+        model: str,
+        role: Role,
+        source: str = "main",
+        wire: WireSink | None = None,
+        policy: ApprovalPolicy | None = None,
+    ) -> AgentSession:
+        """A main session: the desk's registry (with orchestration tools) and rules."""
+        return AgentSession(
+            self.connection,
+            self.tools,
+            policy or self.policy,
+            conversation,
+            model=model,
+            role=role,
+            cwd=self.folder,
+            wire=wire,
+            source=source,
+            catalog=self.catalog,
+        )
+
+    def worker_session(
+        self,
+        *,
+        model: str,
+        role: Role = "worker",
+        source: str = "worker",
+        wire: WireSink | None = None,
+    ) -> AgentSession:
+        """A worker: workspace tools only, the saved rules shared, its own session rules."""
+        return AgentSession(
+            self.connection,
+            self.kit.registry(),
+            self.worker_policy(),
+            model=model,
+            role=role,
+            cwd=self.folder,
+            wire=wire,
+            source=source,
+            catalog=self.catalog,
+        )
+
+    def worker_policy(self) -> RulePolicy:
+        """Saved rules shared with the main policy; "for this conversation" stays its own."""
+        return RulePolicy(
+            modes=self.policy.modes,
+            saved_tools=self.policy.saved_tools,
+            saved_command_prefixes=self.policy.saved_command_prefixes,
+            on_saved_change=self._rules_saved,
+        )
+
+    # -- changes -------------------------------------------------------------------------
+
+    def apply_settings(self, new: Settings, api_key: str | None) -> Transport | None:
+        """Use `new` everywhere; returns the previous transport when the connection changed
+        (the caller closes it once nothing streams through it)."""
+        old = self.settings
+        self.settings = new
+        # Workers' policies share these collections: update them in place, here only.
+        self.policy.modes.clear()
+        self.policy.modes.update(new.approval_modes)
+        self.policy.saved_tools.clear()
+        self.policy.saved_tools.update(new.saved_tools)
+        self.policy.saved_command_prefixes[:] = new.saved_command_prefixes
+        previous: Transport | None = None
+        if connection_changed(old, new) or api_key != self.api_key:
+            self.api_key = api_key
+            previous = self.connection.swap(self._make_transport())
+        self.kit.rebuild(new, self.api_key)
+        return previous
+
+    def change_folder(self, folder: str) -> None:
+        """Work on `folder`; raises ValueError or OSError when it cannot be opened."""
+        kit = WorkspaceKit(folder, self.settings, self.api_key, self._plans)
+        self.kit = kit
+        registry = kit.registry()
+        for name in registry.names():  # keep what others registered in self.tools
+            self.tools.register(name, _forwarder(registry, name))
+
+    async def aclose(self) -> None:
+        await self.connection.aclose()
+
+
+def _forwarder(registry: ToolRegistry, name: str) -> Any:
+    async def run(arguments: dict[str, Any]) -> Any:
+        return await registry.run(name, arguments)
+
+    return run
