@@ -43,3 +43,13 @@ def summarize(
         if isinstance(item, str | int | float) and not isinstance(item, bool):
             return shorten(str(item), limit)
     return ""
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"

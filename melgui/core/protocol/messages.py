@@ -10,11 +10,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from melgui.core.protocol.call_life import RESULT_STATUSES, ResultStatus
 from melgui.core.protocol.events import ToolCall
 
 MessageRole = Literal["system", "user", "assistant", "tool"]
-ResultStatus = Literal["ok", "denied", "error", "cancelled", "interrupted"]
-RESULT_STATUSES: tuple[ResultStatus, ...] = ("ok", "denied", "error", "cancelled", "interrupted")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+from melgui.core.protocol.call_life import CALL_PHASES
 from melgui.core.protocol.messages import Message
 from melgui.core.store.records import PlanRecord, ToolCallRecord
 from melgui.core.store.store import Store
@@ -156,10 +157,16 @@ def _record_json(record: ToolCallRecord) -> dict[str, Any]:
     }
 
 
+# Exports written before call phases were one vocabulary.
+_LEGACY_STATES: dict[str, str | None] = {"awaiting_approval": "waiting", "done": None}
+
+
 def _record_from_json(data: dict[str, Any]) -> ToolCallRecord:
-    state = data["state"]
-    if state not in ("requested", "awaiting_approval", "running", "done"):
-        raise ValueError(f"unknown tool call state {state!r}")
+    state = _LEGACY_STATES.get(data["state"], data["state"])
+    if state is None:  # an older export's "done": the result status is the phase
+        state = data.get("result_status") or "interrupted"
+    if state not in CALL_PHASES:
+        raise ValueError(f"unknown tool call state {data['state']!r}")
     return ToolCallRecord(
         call_id=str(data["call_id"]),
         name=str(data["name"]),

@@ -15,14 +15,14 @@ reported once through `on_problem` and in `problem`.
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, assert_never
+from typing import assert_never
 
-from melgui.core.protocol.approval import Approve, Decision, Deny
+from melgui.core.protocol.approval import Decision
+from melgui.core.protocol.call_life import decision_text
 from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -138,7 +138,7 @@ class Journal:
             case ApprovalNeeded(request=request):
                 call_id = request.call.id
                 self._asked.add(call_id)
-                self.store.call_state(cid, call_id, "awaiting_approval")
+                self.store.call_state(cid, call_id, "waiting")
                 request.future.add_done_callback(lambda future: self._decided(call_id, future))
             case ToolCallStarted(call=call):
                 if call.id not in self._asked:
@@ -190,23 +190,14 @@ class Journal:
         if future.cancelled() or future.exception() is not None:
             return
         decision = future.result()
-        match decision:
-            case Approve(remember=remember):
-                label = "approved" if remember == "once" else f"approved:{remember}"
-            case Deny():
-                label = "denied"
-            case _:
-                assert_never(decision)
+        label = decision_text(decision)
         try:
             self.store.call_decided(self.conversation_id, call_id, label)
         except sqlite3.Error as exc:
             self._report(exc)
 
     def _add_plan(self, call: ToolCall) -> None:
-        try:
-            arguments: Any = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError:
-            return
+        arguments = call.parsed
         if isinstance(arguments, dict):
             title = str(arguments.get("title", ""))
             markdown = str(arguments.get("markdown", ""))

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
+from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.messages import Message
-
-# requested -> awaiting_approval -> running -> done; or requested -> done (denied, bad args).
-CallState = Literal["requested", "awaiting_approval", "running", "done"]
-CALL_STATES: tuple[CallState, ...] = ("requested", "awaiting_approval", "running", "done")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +44,7 @@ class ToolCallRecord:
     call_id: str
     name: str
     arguments: str
-    state: CallState
+    state: CallPhase  # where the call is in its life (melgui.core.protocol.call_life)
     decision: str = ""
     result_status: str | None = None
     result: str | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from melgui.core.protocol.call_life import is_open
 from melgui.core.protocol.messages import INTERRUPTED_RESULT, Conversation, Repair
 from melgui.core.store.records import (
     ConversationSummary,
@@ -75,7 +76,7 @@ def resume(store: Store, conversation_id: str) -> Resumed:
             store.replace_messages(conversation_id, conversation.messages)
         for message in conversation.messages:
             record = records.get(message.tool_call_id or "")
-            if message.role != "tool" or record is None or record.state == "done":
+            if message.role != "tool" or record is None or not is_open(record.state):
                 continue
             # Killed between the result message and its record: the message is the truth.
             content = message.content if message.status != "interrupted" else INTERRUPTED_RESULT

@@ -220,11 +220,20 @@ def _v4_branches(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v5_call_phases(conn: sqlite3.Connection) -> None:
+    """Tool calls keep their phase in the one vocabulary of call_life.py."""
+    conn.execute("UPDATE tool_calls SET state = 'waiting' WHERE state = 'awaiting_approval'")
+    conn.execute(
+        "UPDATE tool_calls SET state = COALESCE(result_status, 'interrupted') WHERE state = 'done'"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_tables,
     _v2_search,
     _v3_cheaper_streaming,
     _v4_branches,
+    _v5_call_phases,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.messages import Message
 from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
 from melgui.core.store.paths import canonical_folder, database_path
 from melgui.core.store.records import (
     BranchRecord,
-    CallState,
     ConversationSummary,
     NoteRecord,
     PlanRecord,
@@ -334,7 +334,7 @@ class Store:
             (cid, call.id, call.name, call.arguments, self._clock()),
         )
 
-    def call_state(self, cid: str, call_id: str, state: CallState) -> None:
+    def call_state(self, cid: str, call_id: str, state: CallPhase) -> None:
         self._conn.execute(
             "UPDATE tool_calls SET state = ? WHERE conversation_id = ? AND call_id = ?",
             (state, cid, call_id),
@@ -351,11 +351,11 @@ class Store:
         self, cid: str, call_id: str, status: str, result: str, duration: float | None
     ) -> None:
         self._conn.execute(
-            "UPDATE tool_calls SET state = 'done', result_status = ?, result = ?,"
+            "UPDATE tool_calls SET state = ?, result_status = ?, result = ?,"
             " finished_at = ?, duration = ?,"
             " decision = CASE WHEN decision = '' AND ? = 'denied' THEN 'denied' ELSE decision END"
             " WHERE conversation_id = ? AND call_id = ?",
-            (status, result, self._clock(), duration, status, cid, call_id),
+            (status, status, result, self._clock(), duration, status, cid, call_id),
         )
 
     def put_call_record(self, cid: str, record: ToolCallRecord) -> None:

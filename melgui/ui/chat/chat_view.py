@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten, summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
@@ -33,7 +34,6 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.ui.bridge import SessionBridge
-from melgui.ui.call_summary import CallStatus
 from melgui.ui.chat.input_box import PromptInput
 from melgui.ui.chat.tool_cards import card_html
 from melgui.ui.chat.transcript import ChatTranscript
@@ -90,7 +90,7 @@ class ChatView(QWidget):
         escape.activated.connect(self.stop)
         self._calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
-        self._card_states: dict[str, tuple[CallStatus, float | None]] = {}
+        self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._shown_from = 0
         bridge.loopEvent.connect(self.on_event)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
@@ -149,7 +149,7 @@ class ChatView(QWidget):
             for call in message.tool_calls:
                 self._add_card(call, "requested")
         elif message.role == "tool" and message.tool_call_id is not None:
-            status: CallStatus = message.status or "ok"
+            status: CallPhase = message.status or "ok"
             self._set_card(message.tool_call_id, status)
         elif message.role == "system":
             self.transcript.add_notice(shorten(message.content, 200), self.colors.muted)
@@ -169,7 +169,7 @@ class ChatView(QWidget):
                 elif message.role == "user":
                     t.add_user(message.content)
             case ApprovalNeeded(request=request):
-                self._set_card(request.call.id, "pending")
+                self._set_card(request.call.id, "waiting")
             case ToolCallStarted(call=call):
                 self._set_card(call.id, "running")
             case ToolCallFinished(call=call, status=status, duration=duration):
@@ -197,14 +197,14 @@ class ChatView(QWidget):
             case _:
                 assert_never(event)
 
-    def _add_card(self, call: ToolCall, status: CallStatus) -> None:
+    def _add_card(self, call: ToolCall, status: CallPhase) -> None:
         summary = summarize(call.name, call.parsed)
         self._calls[call.id] = (call.name, summary)
         self.transcript.add_card(
             call.id, card_html(call.id, call.name, summary, status, self.colors)
         )
 
-    def _set_card(self, call_id: str, status: CallStatus, duration: float | None = None) -> None:
+    def _set_card(self, call_id: str, status: CallPhase, duration: float | None = None) -> None:
         known = self._calls.get(call_id)
         if known is None:
             return

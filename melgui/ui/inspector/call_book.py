@@ -7,11 +7,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, get_args
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.protocol.approval import ApprovalRequest, Approve, Deny
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.call_life import CallPhase, decision_text, is_open
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
@@ -24,7 +25,6 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.bridge import SessionBridge
-from melgui.ui.call_summary import CallStatus
 
 
 @dataclass
@@ -32,7 +32,7 @@ class CallRecord:
     call: ToolCall
     arguments: dict[str, Any] | None
     source: str
-    status: CallStatus = "requested"
+    status: CallPhase = "requested"
     leg: int = 0
     requested_at: float = field(default_factory=time.monotonic)
     started_at: float | None = None
@@ -83,14 +83,13 @@ class CallBook(QObject):
         """Take status, duration, decision and result from the store's records of a
         reopened conversation; returns the ids of the calls that changed."""
         changed = []
-        statuses: tuple[str, ...] = get_args(CallStatus)
         for saved in stored:
             record = self.records.get(saved.call_id)
             if record is None:
                 continue
-            if saved.result_status in statuses:
-                record.status = saved.result_status  # type: ignore[assignment]
-            elif saved.state != "done" and record.status in ("requested", "pending", "running"):
+            if not is_open(saved.state):
+                record.status = saved.state
+            elif is_open(record.status):
                 record.status = "interrupted"  # cut before it finished
             record.duration = saved.duration
             record.decision = saved.decision
@@ -116,7 +115,7 @@ class CallBook(QObject):
                 record = self._ensure(request.call)
                 record.request = request
                 record.arguments = request.arguments
-                record.status = "pending"
+                record.status = "waiting"
                 request.future.add_done_callback(partial(self._decided, request.call.id))
                 self.changed.emit(record.call.id)
             case ToolCallStarted(call=call):
@@ -139,12 +138,7 @@ class CallBook(QObject):
         if record is None:
             return
         if isinstance(future, asyncio.Future) and not future.cancelled():
-            decision = future.result()
-            if isinstance(decision, Approve):
-                once = decision.remember == "once"
-                record.decision = "approved" if once else f"approved:{decision.remember}"
-            elif isinstance(decision, Deny):
-                record.decision = "denied"
+            record.decision = decision_text(future.result())
         self.changed.emit(call_id)
 
     def _add(self, call: ToolCall) -> CallRecord:

@@ -7,8 +7,9 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
+from melgui.core.protocol.call_life import DECISION_LABEL, PHASE_LABEL, PHASE_MARK
+from melgui.core.protocol.calls import format_duration
 from melgui.ui.approval_controls import ApprovalControls
-from melgui.ui.call_summary import DECISION_LABEL, STATUS_ICON, STATUS_LABEL, format_duration
 from melgui.ui.chat.tool_cards import status_color
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
@@ -82,7 +83,7 @@ class CallDetail(QWidget):
         parts = [
             f"<b>{html.escape(record.call.name)}</b>",
             f'<span style="color:{status_color(status, c)}">'
-            f"{STATUS_ICON[status]} {STATUS_LABEL[status]}</span>",
+            f"{PHASE_MARK[status]} {PHASE_LABEL[status]}</span>",
         ]
         if record.duration is not None:
             parts.append(format_duration(record.duration))

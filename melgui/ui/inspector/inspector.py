@@ -22,11 +22,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.core.protocol.call_life import PHASE_MARK
+from melgui.core.protocol.calls import format_duration
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.bridge import SessionBridge
-from melgui.ui.call_summary import STATUS_ICON, format_duration
 from melgui.ui.inspector.argument_view import DiffProvider, has_diff
 from melgui.ui.inspector.call_book import CallBook, CallRecord
 from melgui.ui.inspector.call_detail import CallDetail
@@ -132,7 +133,7 @@ class Inspector(QWidget):
     def _label(self, record: CallRecord) -> str:
         duration = format_duration(record.duration)
         tail = f"  · {duration}" if duration else ""
-        return f"{STATUS_ICON[record.status]}  {record.call.name}  {record.summary}{tail}"
+        return f"{PHASE_MARK[record.status]}  {record.call.name}  {record.summary}{tail}"
 
     def _add_item(self, call_id: str) -> None:
         record = self.book.get(call_id)
@@ -172,7 +173,7 @@ class Inspector(QWidget):
     def _want_preview(self, record: CallRecord) -> None:
         if record.preview is not None or not has_diff(record.call.name):
             return
-        if record.arguments is None or record.status not in ("requested", "pending"):
+        if record.arguments is None or record.status not in ("requested", "waiting"):
             return
         if self.diff_provider is None:
             record.preview = "(no diff preview available; see the arguments below)"

@@ -258,7 +258,7 @@ def test_kill_during_a_running_tool(
     code, out, err = again.finish()
     assert code == 0, err + out
     assert read_db(data, "SELECT call_id, state, result_status FROM tool_calls") == [
-        ("c1", "done", "interrupted")
+        ("c1", "interrupted", "interrupted")
     ]
     notes = read_db(data, "SELECT kind, text FROM notes")
     assert any(kind == "repair" and "interrupted" in note for kind, note in notes)

@@ -202,3 +202,39 @@ def test_version_2_history_migrates_its_wire_log_and_search_index(tmp_path: Path
         assert store.conversations("/p", query="halfway") == []  # partial rows wait
     finally:
         store.close()
+
+
+def test_version_4_call_states_become_call_phases(tmp_path: Path) -> None:
+    from melgui.core.store import Store
+    from melgui.core.store.database import OpenedDatabase
+    from melgui.core.store.schema import MIGRATIONS
+
+    path = database_path(tmp_path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, MIGRATIONS[:4])
+    conn.execute(
+        "INSERT INTO conversations (id, folder, created_at, updated_at) VALUES ('c', '/p', 1, 1)"
+    )
+    conn.executemany(
+        "INSERT INTO tool_calls (conversation_id, call_id, name, arguments, state,"
+        " result_status, requested_at) VALUES ('c', ?, 'read_file', '{}', ?, ?, 1)",
+        [
+            ("a", "done", "ok"),
+            ("b", "done", "denied"),
+            ("c", "awaiting_approval", None),
+            ("d", "running", None),
+            ("e", "done", None),
+        ],
+    )
+    conn.close()
+    store = Store(OpenedDatabase(connect(path), path))
+    try:
+        assert [(r.call_id, r.state) for r in store.tool_calls("c")] == [
+            ("a", "ok"),
+            ("b", "denied"),
+            ("c", "waiting"),
+            ("d", "running"),
+            ("e", "interrupted"),
+        ]
+    finally:
+        store.close()

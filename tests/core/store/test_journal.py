@@ -94,10 +94,10 @@ async def test_a_turn_is_stored_as_it_happens(store: Store, tmp_path: Path) -> N
     assert not any(s.partial for s in stored)
     records = {r.call_id: r for r in store.tool_calls(cid)}
     assert {k: (r.state, r.decision, r.result_status) for k, r in records.items()} == {
-        "r1": ("done", "auto", "ok"),
-        "w1": ("done", "approved:session", "ok"),
-        "w2": ("done", "denied", "denied"),
-        "p1": ("done", "auto", "ok"),
+        "r1": ("ok", "auto", "ok"),
+        "w1": ("ok", "approved:session", "ok"),
+        "w2": ("denied", "denied", "denied"),
+        "p1": ("ok", "auto", "ok"),
     }
     assert records["w1"].result == 'write_file: {"content": "x", "path": "b.txt"}'
     assert records["w1"].duration is not None

@@ -46,7 +46,7 @@ def test_open_calls_get_interrupted_results(store: Store, tmp_path: Path) -> Non
     assert resumed.repair.added_results == ("b",)
     assert resumed.repaired and "interrupted" in (resumed.describe() or "")
     records = {r.call_id: (r.state, r.result_status) for r in resumed.tool_calls}
-    assert records == {"a": ("done", "ok"), "b": ("done", "interrupted")}
+    assert records == {"a": ("ok", "ok"), "b": ("interrupted", "interrupted")}
     assert [n.kind for n in resumed.notes] == ["repair"]
     # Written back: a second reopening finds nothing to repair and adds no note.
     assert [s.message for s in store.messages(cid)] == resumed.conversation.messages

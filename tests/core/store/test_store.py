@@ -111,13 +111,13 @@ def test_tool_call_lifecycle(store: Store, tmp_path: Path) -> None:
     cid = store.create_conversation(str(tmp_path))
     call = ToolCall("c1", "run_command", '{"command": "ls"}')
     store.call_requested(cid, call)
-    store.call_state(cid, "c1", "awaiting_approval")
+    store.call_state(cid, "c1", "waiting")
     store.call_decided(cid, "c1", "approved:session")
     store.call_state(cid, "c1", "running")
     store.call_finished(cid, "c1", "ok", "exit_code=0\n", 0.25)
     (record,) = store.tool_calls(cid)
     assert (record.state, record.decision, record.result_status, record.result) == (
-        "done",
+        "ok",
         "approved:session",
         "ok",
         "exit_code=0\n",

@@ -9,7 +9,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.call_summary import STATUS_ICON, format_duration
+from melgui.core.protocol.call_life import PHASE_MARK
+from melgui.core.protocol.calls import format_duration
 from melgui.ui.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
@@ -73,8 +74,8 @@ def test_reopened_calls_keep_their_status_duration_and_decision(
     assert written.duration == stored["w1"].duration and written.duration is not None
     assert denied.duration == stored["c1"].duration
     first, second = rows(window)
-    assert first.startswith(STATUS_ICON["ok"]) and format_duration(written.duration) in first
-    assert second.startswith(STATUS_ICON["denied"])
+    assert first.startswith(PHASE_MARK["ok"]) and format_duration(written.duration) in first
+    assert second.startswith(PHASE_MARK["denied"])
     if denied.duration is not None:
         assert format_duration(denied.duration) in second
     window.inspector.show_call("w1")
