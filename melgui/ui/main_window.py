@@ -424,6 +424,7 @@ class MainWindow(QMainWindow):
     async def aclose(self) -> None:
         """Stop every turn and tool, close the connection; the conversation stays valid."""
         self.bridge.detach()
+        await self.pane_manager.aclose()
         await self.session.aclose()
         await self.desk.aclose()
         await self.tasks.aclose()

@@ -32,7 +32,6 @@ from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.theme import LIGHT, Colors
-from melgui.ui.wire_recorder import WireRecorder
 
 ApprovalSink = Callable[[ApprovalRequest], None]
 
@@ -48,7 +47,6 @@ class AgentPane(QWidget):
         task: str,
         *,
         bridge: SessionBridge | None = None,
-        recorder: WireRecorder | None = None,
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
         parent: QWidget | None = None,
@@ -61,9 +59,7 @@ class AgentPane(QWidget):
         self.last_error = ""
         self._on_approval = on_approval
         self._closed = False
-        self.bridge = (
-            bridge if bridge is not None else SessionBridge(session, recorder, parent=self)
-        )
+        self.bridge = bridge if bridge is not None else SessionBridge(session, parent=self)
         self.approvals = ApprovalQueue(self)
         self.approval_bar = ApprovalBar(self.approvals, colors, self)
         self.approval_bar.showRequested.connect(lambda _source, call: self.show_call(call))

@@ -64,7 +64,7 @@ class _EndPanes(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Close:
-            self._manager.shutdown()
+            self._manager.close_soon()
         return False
 
     def on_about_to_quit(self) -> None:

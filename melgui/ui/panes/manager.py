@@ -7,8 +7,8 @@ life of what runs in them: closing a pane ends its process group or worker, and
 
 from __future__ import annotations
 
+import asyncio
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +16,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from melgui.core.agent.session import AgentSession
-from melgui.core.protocol.transport import WireSink
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
 from melgui.ui.bridge import SessionBridge
@@ -25,7 +24,6 @@ from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.terminal_pane import CLOSE_GRACE_MS, TerminalPane
 from melgui.ui.theme import LIGHT, Colors
-from melgui.ui.wire_recorder import WireRecorder
 
 Pane = TerminalPane | AgentPane
 
@@ -36,7 +34,6 @@ class WorkerSpec:
 
     model: str | None  # None: the window's current model
     source: str  # the pane's title: names the worker in approvals
-    wire: WireSink  # where its legs' wire log goes (shown in its inspector)
 
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
@@ -81,6 +78,7 @@ class PaneManager(QObject):
         self._panes: dict[int, Pane] = {}
         self._closing: list[TerminalPane] = []
         self._shut = False
+        self._ending: asyncio.Task[None] | None = None
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -123,9 +121,8 @@ class PaneManager(QObject):
         info = self.registry.add("agent", "worker")
         title = f"worker {info.id}: {_short(task, 32)}"
         self.registry.set_title(info.id, title)
-        recorder = WireRecorder()
         try:
-            session = self.worker_factory(WorkerSpec(model, title, recorder))
+            session = self.worker_factory(WorkerSpec(model, title))
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the worker: {exc}") from exc
@@ -134,7 +131,6 @@ class PaneManager(QObject):
             session,
             task,
             bridge=bridge,
-            recorder=recorder,
             on_approval=self.on_approval,
             colors=self.colors,
         )
@@ -190,26 +186,60 @@ class PaneManager(QObject):
             pane.finish_close()
             pane.deleteLater()
 
-    def shutdown(self, grace: float = 0.5) -> None:
-        """End every pane's program or worker, waiting at most about `grace` seconds."""
+    def shutdown(self) -> None:
+        """End every pane's program or worker now, without waiting on the GUI thread.
+
+        Terminals are hung up (SIGHUP) and then killed with whatever is left of their
+        process groups; workers stop with their conversations valid. For a graceful end
+        while the event loop runs, await `aclose()` first.
+        """
         if self._shut:
             return
         self._shut = True
-        terminals = [p for p in self._panes.values() if isinstance(p, TerminalPane)]
-        terminals += self._closing
+        terminals = self._terminals()
         for pane in self._panes.values():
             if isinstance(pane, AgentPane):
                 pane.close_worker()
         for terminal in terminals:
             terminal.begin_close()
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and any(
-            t.pty is not None and (t.pty.poll() is None or t.pty.session_pids()) for t in terminals
-        ):
-            time.sleep(0.02)
-        for terminal in terminals:
             terminal.finish_close()
         self._closing.clear()
+
+    def close_soon(self, grace: float = 0.5) -> None:
+        """`aclose` in the background when an event loop runs, else `shutdown` now."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.shutdown()
+            return
+        if self._ending is None:
+            self._ending = loop.create_task(self._graceful_end(grace), name="ending panes")
+
+    async def aclose(self, grace: float = 0.5) -> None:
+        """Hang up every terminal and give its programs `grace` seconds to end on their own
+        (the event loop keeps running meanwhile), then end the rest as `shutdown` does."""
+        if self._ending is None:
+            self._ending = asyncio.get_running_loop().create_task(
+                self._graceful_end(grace), name="ending panes"
+            )
+        await asyncio.shield(self._ending)
+
+    async def _graceful_end(self, grace: float) -> None:
+        if self._shut:
+            return
+        terminals = self._terminals()
+        for terminal in terminals:
+            terminal.begin_close()
+        deadline = asyncio.get_running_loop().time() + grace
+        while asyncio.get_running_loop().time() < deadline and any(
+            t.pty is not None and (t.pty.poll() is None or t.pty.session_pids()) for t in terminals
+        ):
+            await asyncio.sleep(0.02)
+        self.shutdown()
+
+    def _terminals(self) -> list[TerminalPane]:
+        terminals = [p for p in self._panes.values() if isinstance(p, TerminalPane)]
+        return terminals + [p for p in self._closing if p not in terminals]
 
     def show_call(self, source: str, call_id: str) -> bool:
         """Bring forward the worker pane named `source` and open `call_id` in it."""

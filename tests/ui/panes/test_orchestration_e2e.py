@@ -115,7 +115,6 @@ def test_orchestrator_opens_a_terminal_and_a_worker_and_reads_both(
             model=spec.model or "mel-default",
             role="worker",
             cwd=str(tmp_path),
-            wire=spec.wire,
             source=spec.source,
         )
 
