@@ -26,6 +26,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
+from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_bar import ApprovalBar
 from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge
@@ -49,10 +50,13 @@ class AgentPane(QWidget):
         bridge: SessionBridge | None = None,
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
+        tasks: TaskKeeper | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
+        # Whoever outlives the pane keeps its closing task (the manager, in the window).
+        self._tasks = tasks if tasks is not None else TaskKeeper()
         self.task = task
         self.state: PaneState = IDLE
         self.streaming: list[str] = []  # the reply being written now
@@ -167,6 +171,6 @@ class AgentPane(QWidget):
         self.bridge.detach()
         self.bridge.deleteLater()
         with contextlib.suppress(RuntimeError):
-            return asyncio.get_event_loop().create_task(self.session.aclose())
+            return self._tasks.spawn(self.session.aclose(), what=f"closing {self.session.source}")
         self.session.stop()
         return None

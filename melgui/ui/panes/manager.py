@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
+from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
@@ -79,6 +80,7 @@ class PaneManager(QObject):
         self._closing: list[TerminalPane] = []
         self._shut = False
         self._ending: asyncio.Task[None] | None = None
+        self.tasks = TaskKeeper()  # workers' closing, which outlives their panes
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -133,6 +135,7 @@ class PaneManager(QObject):
             bridge=bridge,
             on_approval=self.on_approval,
             colors=self.colors,
+            tasks=self.tasks,
         )
         self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
