@@ -31,7 +31,7 @@ def tool_settings(settings: Settings) -> ToolSettings:
 
 def project_memory(settings: Settings, api_key: str | None) -> ProjectMemory:
     """The relay's store with the local one behind it, or the local one alone."""
-    from melgui.tools.local_memory import FallbackMemory, LocalMemory
+    from melgui.tools.memory_store import FallbackMemory, LocalMemory
 
     local = LocalMemory(data_dir() / "memory.sqlite3")
     if settings.connection == "relay" and settings.relay_url.strip():

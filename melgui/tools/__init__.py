@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from melgui.tools.diff_preview import preview_edit, preview_write
-    from melgui.tools.local_memory import FallbackMemory, LocalMemory
+    from melgui.tools.memory_store import FallbackMemory, LocalMemory
     from melgui.tools.plans import PlanSink
     from melgui.tools.registry import build_workspace_tools
     from melgui.tools.settings import ToolSettings
     from melgui.tools.workspace import Workspace
 
 _EXPORTS = {
-    "FallbackMemory": "melgui.tools.local_memory",
-    "LocalMemory": "melgui.tools.local_memory",
+    "FallbackMemory": "melgui.tools.memory_store",
+    "LocalMemory": "melgui.tools.memory_store",
     "PlanSink": "melgui.tools.plans",
     "ToolSettings": "melgui.tools.settings",
     "Workspace": "melgui.tools.workspace",

@@ -11,7 +11,7 @@ import pytest
 from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.protocol.transport import TransportError
-from melgui.tools.local_memory import FallbackMemory, LocalMemory
+from melgui.tools.memory_store import FallbackMemory, LocalMemory
 from melgui.tools.memory_tools import recall, remember
 
 
