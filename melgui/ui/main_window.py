@@ -148,6 +148,8 @@ class MainWindow(QMainWindow):
     def _build_chrome(self) -> None:
         self.toolbar = ProjectToolbar(self.colors, self)
         self.addToolBar(self.toolbar)
+        self.themeChanged.connect(self.toolbar.set_colors)
+        self.themeChanged.connect(self.plans_panel.set_colors)
         self.toolbar.set_folder(self.kit.folder)
         self.toolbar.set_role(self.settings.role)
         self.toolbar.set_model(self.settings.model)
@@ -162,6 +164,7 @@ class MainWindow(QMainWindow):
         self.pane_host = QSplitter(Qt.Orientation.Horizontal, self)
         self.pane_host.setChildrenCollapsible(False)
         self.approval_bar = ApprovalBar(self.approvals, self.colors, self)
+        self.themeChanged.connect(self.approval_bar.set_colors)
         self.approval_bar.showRequested.connect(self._show_approval)
         central = QWidget(self)
         layout = QVBoxLayout(central)
@@ -213,6 +216,9 @@ class MainWindow(QMainWindow):
             diff_provider=self.kit.diff,
             tasks=self.tasks,
         )
+        # Connected to the widgets' own slots, so Qt drops them when the widgets go.
+        self.themeChanged.connect(self.chat.set_colors)
+        self.themeChanged.connect(self.inspector.set_colors)
         # insertWidget, not replaceWidget: PySide6 leaves a replacing widget owned by
         # Python, which then deletes it a second time after the window did.
         sizes = self.pane_host.sizes()
@@ -397,12 +403,7 @@ class MainWindow(QMainWindow):
             self.colors = apply_theme(app, settings.theme)
         else:
             self.colors = colors_for(settings.theme)
-        self.toolbar.set_colors(self.colors)
-        self.approval_bar.set_colors(self.colors)
-        self.plans_panel.set_colors(self.colors)
-        self.chat.set_colors(self.colors)
-        self.inspector.set_colors(self.colors)
-        self.themeChanged.emit(self.colors)
+        self.themeChanged.emit(self.colors)  # every themed widget listens
 
     def _save_settings(self) -> None:
         if not self.persist_settings:
