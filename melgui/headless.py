@@ -149,11 +149,14 @@ class UsageError(Exception):
 
 def settings_for(options: argparse.Namespace) -> Settings:
     """Saved settings and the environment, overridden by the command line."""
+    notices: list[str] = []
     try:
-        settings = load_settings()
+        settings = load_settings(notices=notices)
     except SettingsError as exc:
         print(f"melgui: {exc}; using defaults", file=sys.stderr)
         settings = Settings()
+    for notice in notices:
+        print(f"melgui: {notice}", file=sys.stderr)
     kind = options.transport or ("relay" if options.url else settings.connection)
     update: dict[str, Any] = {"connection": kind}
     if options.url:

@@ -23,8 +23,9 @@ log = logging.getLogger(__name__)
 
 
 def _settings_or_defaults() -> tuple[Settings, str | None]:
+    notices: list[str] = []
     try:
-        return load_settings(), None
+        return load_settings(notices=notices), " ".join(notices) or None
     except SettingsError as exc:
         # A broken file must not stop the app: defaults now, the file is kept as it is.
         return Settings(), f"{exc} — using defaults; fix or delete the file."

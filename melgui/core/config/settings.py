@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -152,10 +153,46 @@ class SettingsError(Exception):
     """The settings file could not be read or written; the message is for people."""
 
 
-def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
+SettingsMigration = Callable[[dict[str, Any]], dict[str, Any]]
+# Format N -> N+1, applied in order to an older file when it is read. Format 1 is the
+# first; add an entry here (and raise SCHEMA_VERSION) when a field changes meaning.
+MIGRATIONS: dict[int, SettingsMigration] = {}
+
+
+def migrate_settings(
+    data: dict[str, Any],
+    *,
+    migrations: dict[int, SettingsMigration] = MIGRATIONS,
+    current: int = SCHEMA_VERSION,
+) -> dict[str, Any]:
+    """An older file's values brought up to format `current`, one step at a time."""
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SettingsError(f"schema_version must be a positive integer, not {version!r}")
+    for step in range(version, current):
+        data = {**migrations[step](dict(data)), "schema_version": step + 1}
+    return data
+
+
+def _set_aside(file: Path, label: str) -> Path:
+    """Copy `file` beside itself (never over an earlier copy); returns the copy's path."""
+    for number in range(1, 1000):
+        suffix = f".{label}" if number == 1 else f".{label}-{number}"
+        target = file.with_name(file.name + suffix)
+        if not target.exists():
+            target.write_bytes(file.read_bytes())
+            return target
+    raise SettingsError(f"Cannot set {file} aside: too many earlier copies")
+
+
+def load_settings(
+    path: str | os.PathLike[str] | None = None, *, notices: list[str] | None = None
+) -> Settings:
     """Settings from the JSON file (defaults when it does not exist) plus the environment.
 
-    A corrupt or invalid file raises SettingsError with a one-line message.
+    An older file is migrated. A file written by a newer melgui is copied aside first,
+    so saving later never truncates what that melgui wrote; `notices` gets a line about
+    it. A corrupt or invalid file raises SettingsError with a one-line message.
     """
     file = Path(path) if path is not None else settings_path()
     data: dict[str, Any] = {}
@@ -173,6 +210,21 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
         if not isinstance(loaded, dict):
             raise SettingsError(f"Settings file {file} does not hold a JSON object")
         data = loaded
+    version = data.get("schema_version", 1)
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        try:
+            kept = _set_aside(file, f"newer-format-{version}")
+        except OSError as exc:
+            raise SettingsError(f"Cannot keep a copy of {file}: {exc.strerror}") from exc
+        if notices is not None:
+            notices.append(
+                f"Settings {file} were written by a newer melgui (format {version}; this "
+                f"one reads up to {SCHEMA_VERSION}). They are kept unchanged in {kept}; "
+                "this melgui uses the settings it understands."
+            )
+        data = {key: value for key, value in data.items() if key in Settings.model_fields}
+        data["schema_version"] = SCHEMA_VERSION
+    data = migrate_settings(data)
     try:
         return Settings(**data)
     except ValidationError as exc:

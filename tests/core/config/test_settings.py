@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +96,55 @@ def test_presets_cover_the_known_servers() -> None:
     } <= urls
     assert preset_for_url("http://127.0.0.1:11434/v1/") == PRESETS["ollama"]
     assert preset_for_url("http://elsewhere/v1") is None
+
+
+def test_a_newer_settings_file_is_set_aside_never_truncated(tmp_path: Path) -> None:
+    from melgui.core.config.settings import SCHEMA_VERSION, load_settings, save_settings
+
+    file = tmp_path / "settings.json"
+    newer = {
+        "schema_version": SCHEMA_VERSION + 1,
+        "theme": "dark",
+        "an_option_of_the_future": {"keep": True},
+    }
+    original = json.dumps(newer, indent=1)
+    file.write_text(original)
+    notices: list[str] = []
+    settings = load_settings(file, notices=notices)
+    assert settings.theme == "dark" and settings.schema_version == SCHEMA_VERSION
+    kept = tmp_path / f"settings.json.newer-format-{SCHEMA_VERSION + 1}"
+    assert kept.read_text() == original
+    assert notices == [
+        f"Settings {file} were written by a newer melgui (format {SCHEMA_VERSION + 1}; this "
+        f"one reads up to {SCHEMA_VERSION}). They are kept unchanged in {kept}; this melgui "
+        "uses the settings it understands."
+    ]
+    save_settings(settings, file)  # this melgui's own save replaces only its file
+    assert kept.read_text() == original
+    load_settings(file, notices=notices)  # now current: nothing more is set aside
+    assert len(notices) == 1 and len(list(tmp_path.iterdir())) == 2
+
+
+def test_an_older_file_is_migrated_step_by_step() -> None:
+    from melgui.core.config.settings import SettingsError, migrate_settings
+
+    def one_to_two(data: dict[str, Any]) -> dict[str, Any]:
+        data["theme"] = "dark" if data.pop("dark_mode") else "light"
+        return data
+
+    def two_to_three(data: dict[str, Any]) -> dict[str, Any]:
+        data["model"] = data.pop("default_model", "")
+        return data
+
+    steps = {1: one_to_two, 2: two_to_three}
+    old = {"schema_version": 1, "dark_mode": True, "default_model": "m1"}
+    assert migrate_settings(old, migrations=steps, current=3) == {
+        "schema_version": 3,
+        "theme": "dark",
+        "model": "m1",
+    }
+    assert migrate_settings({"theme": "light"}, migrations=steps, current=1) == {
+        "theme": "light"
+    }
+    with pytest.raises(SettingsError, match="positive integer"):
+        migrate_settings({"schema_version": "2"}, migrations=steps, current=3)
