@@ -283,3 +283,32 @@ async def test_history_is_repaired_before_a_leg() -> None:
     sent = transport.requests[0].messages
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
     assert sent[2]["tool_call_id"] == "x"
+
+
+async def test_a_server_asking_for_a_long_wait_is_capped() -> None:
+    delays: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        delays.append(delay)
+
+    legs: list[Leg] = [
+        [StreamError("slow down", status=429, retryable=True, retry_after=86400.0)],
+        [Done()],
+    ]
+    loop, _, _, events = make_loop(legs, sleep=sleep)
+    assert (await loop.run_turn("go")).outcome == "done"
+    assert delays == [RetryPolicy().max_retry_after] == [60.0]
+    (retrying,) = [e for e in events if isinstance(e, Retrying)]
+    assert retrying.delay == 60.0
+
+
+async def test_a_model_that_never_stops_calling_tools_ends_at_the_leg_limit() -> None:
+    legs: list[Leg] = [[ToolCalls((call(f"c{n}", "read_file", {"path": "x"}),))] for n in range(10)]
+    loop, transport, tools, events = make_loop(legs, max_legs_per_turn=3)
+    result = await loop.run_turn("go")
+    assert (result.outcome, result.message) == (
+        "failed",
+        "Stopped after 3 legs in one turn without a final answer.",
+    )
+    assert len(transport.requests) == 3 and len(tools.ran) == 3
+    assert_valid(loop.conversation)

@@ -92,3 +92,43 @@ def test_an_empty_key_removes_it() -> None:
     secrets.set_api_key("relay", "x", persist="session")
     secrets.set_api_key("relay", "  ")
     assert secrets.get_api_key("relay") is None
+
+
+class BrokenKeyring(MemoryKeyring):
+    """A keyring that is there but fails every call (locked, or its service crashed)."""
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise keyring.errors.KeyringLocked("the keyring is locked")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.PasswordSetError("the keyring is locked")
+
+
+def test_lookup_order_is_session_keyring_file_then_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    monkeypatch.setenv("OPENAI_API_KEY", "from-env")
+    assert secrets.get_api_key("openai") == "from-env"
+    secrets.set_api_key("openai", "from-file", persist="file")
+    secrets.forget_session_keys()
+    assert secrets.get_api_key("openai") == "from-file"
+    backend.store[(secrets.SERVICE, "openai")] = "from-keyring"
+    assert secrets.get_api_key("openai") == "from-keyring"
+    assert secrets.key_source("openai") == "system keyring"
+    secrets.set_api_key("openai", "from-session", persist="session")
+    assert secrets.get_api_key("openai") == "from-session"
+    assert secrets.key_source("openai") == "this session only"
+
+
+def test_a_failing_keyring_falls_back_instead_of_raising(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keyring.set_keyring(BrokenKeyring())
+    monkeypatch.setenv("MELIAI_API_KEY", "from-env")
+    assert secrets.get_api_key("relay") == "from-env"
+    saved = secrets.set_api_key("relay", "typed-key")
+    assert saved.where == "session"
+    secrets.forget_session_keys()
+    assert secrets.get_api_key("relay") == "from-env"

@@ -143,8 +143,6 @@ def test_an_older_file_is_migrated_step_by_step() -> None:
         "theme": "dark",
         "model": "m1",
     }
-    assert migrate_settings({"theme": "light"}, migrations=steps, current=1) == {
-        "theme": "light"
-    }
+    assert migrate_settings({"theme": "light"}, migrations=steps, current=1) == {"theme": "light"}
     with pytest.raises(SettingsError, match="positive integer"):
         migrate_settings({"schema_version": "2"}, migrations=steps, current=3)
