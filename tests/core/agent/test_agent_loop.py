@@ -304,7 +304,7 @@ async def test_a_server_asking_for_a_long_wait_is_capped() -> None:
 
 async def test_a_model_that_never_stops_calling_tools_ends_at_the_leg_limit() -> None:
     legs: list[Leg] = [[ToolCalls((call(f"c{n}", "read_file", {"path": "x"}),))] for n in range(10)]
-    loop, transport, tools, events = make_loop(legs, max_legs_per_turn=3)
+    loop, transport, tools, _ = make_loop(legs, max_legs_per_turn=3)
     result = await loop.run_turn("go")
     assert (result.outcome, result.message) == (
         "failed",
