@@ -76,8 +76,7 @@ def test_reopened_calls_keep_their_status_duration_and_decision(
     first, second = rows(window)
     assert first.startswith(PHASE_MARK["ok"]) and format_duration(written.duration) in first
     assert second.startswith(PHASE_MARK["denied"])
-    if denied.duration is not None:
-        assert format_duration(denied.duration) in second
+    assert denied.duration is not None and format_duration(denied.duration) in second
     window.inspector.show_call("w1")
     title = window.inspector.detail.title.text()
     assert "done" in title and "approved once" in title
