@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 # Forced, not defaulted: an exported value would put the suite on a real display.
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
+# Code that runs at import time gets these; every test then gets folders of its own.
 _SANDBOX = tempfile.mkdtemp(prefix="melgui-tests-")
+atexit.register(shutil.rmtree, _SANDBOX, ignore_errors=True)
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # Never let a developer's real keys or servers leak into a test.
@@ -19,3 +27,13 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 pytest_plugins: list[str] = []
 if os.path.exists(os.path.join(os.path.dirname(__file__), "fakes", "fixtures.py")):
     pytest_plugins.append("tests.fakes.fixtures")
+
+
+@pytest.fixture(autouse=True)
+def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Each test's own config and data folders: no history, memory or settings shared."""
+    base = tmp_path_factory.mktemp("melgui-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MELGUI_CONFIG_DIR", str(base / "config"))
+        patch.setenv("MELGUI_DATA_DIR", str(base / "data"))
+        yield base
