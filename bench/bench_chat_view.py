@@ -32,6 +32,7 @@ _SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 
+import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QTextBrowser  # noqa: E402
 
@@ -405,6 +406,14 @@ def main(argv: list[str]) -> int:
     print(
         f"opened {opened['messages']:,.0f} messages: first paint "
         f"{opened['first_paint_ms']:.0f} ms, memory +{opened['rss_mb']:.1f} MB RSS"
+    )
+    budget.stall_row(f"chat: longest stall streaming {options.tokens:,} tokens", stall)
+    budget.report(f"chat: per-token cost, last/first {WINDOW:,} tokens", ratio, target=1.2)
+    budget.report(
+        f"history: first paint of {opened['messages']:,.0f} messages",
+        opened["first_paint_ms"] / budget.FRAME_MS,
+        target=6,
+        unit="frames",
     )
     return 0 if ratio < 1.5 else 1
 

@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+
 from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.events import Done, StreamEvent, TextDelta, WireEntry  # noqa: E402
@@ -172,6 +174,8 @@ def bench_stream(
     print(f"  with journal    : {journaled:8.3f} s")
     goal = "target < 1.1" if target else "no target: nothing else runs"
     print(f"  ratio           : {journaled / base:8.3f}   ({goal}; fastest runs: {fastest:.3f})")
+    if target:
+        budget.report("journal: streaming wall time on / off", journaled / base, target=1.05)
     tokens = len(store.messages(journals[-1].conversation_id)[-1].message.content.split())
     per_token = (journaled - base) / max(tokens, 1) * 1e6
     print(f"  journal cost    : {per_token:8.2f} µs per token (median difference)")

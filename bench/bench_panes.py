@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -148,6 +149,13 @@ def bench_flood(app: QApplication, path: Path, size: int) -> None:
     subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
     cat_time = time.perf_counter() - started
 
+    alone = TerminalScreen(120, 40)  # the emulator alone on the same bytes, no pane
+    started = time.perf_counter()
+    with path.open("rb") as source:
+        while chunk := source.read(65536):
+            alone.feed(chunk.replace(b"\n", b"\r\n"))
+    alone_time = time.perf_counter() - started
+
     pane = TerminalPane(f"cat {path}", path.parent, columns=120, rows=40)
     pane.resize(1000, 640)
     pane.show()
@@ -181,8 +189,16 @@ def bench_flood(app: QApplication, path: Path, size: int) -> None:
         f"   terminal pane        {pane_time:7.2f} s   {fed / pane_time / 1e6:9.1f} MB/s"
         f"   ({pane_time / cat_time:.0f}x cat's time; {pane.view.paints} paints)"
     )
+    print(f"   emulator alone       {alone_time:7.2f} s   {size / alone_time / 1e6:9.1f} MB/s")
     verdict = "ok" if stall < 0.1 else "OVER TARGET"
     print(f"   longest event-loop stall: {stall * 1000:.1f} ms (target < 100 ms: {verdict})")
+    budget.stall_row(f"terminal: longest stall in a {size / 1e6:.0f} MB flood", stall * 1000)
+    budget.report(
+        "terminal: pane throughput / emulator alone",
+        alone_time / pane_time,
+        target=0.8,
+        better="higher",
+    )
     print(
         f"   longest single read+interpret slice {worst['pump'] * 1000:.1f} ms,"
         f" longest paint {worst['paint'] * 1000:.1f} ms; load average {_load()}"
@@ -211,11 +227,13 @@ class LatenessMeter(StallMeter):
         self.lateness.append(time.perf_counter() - self._last - self.interval)
         super()._tick()
 
-    def summary(self) -> str:
+    def p99(self) -> float:
         late = sorted(self.lateness) or [0.0]
-        p99 = late[min(len(late) - 1, int(len(late) * 0.99))]
-        over = sum(1 for value in late if value > 0.02)
-        return f"99th percentile {p99 * 1000:.1f} ms, {over} stalls over 20 ms"
+        return late[min(len(late) - 1, int(len(late) * 0.99))]
+
+    def summary(self) -> str:
+        over = sum(1 for value in self.lateness if value > 0.02)
+        return f"99th percentile {self.p99() * 1000:.1f} ms, {over} stalls over 20 ms"
 
 
 class GcMeter:
@@ -307,6 +325,16 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
         print(
             f"   {workers} x {deltas} deltas in {elapsed:.2f} s ({total / elapsed / 1e3:.0f} kB/s)"
         )
+        budget.stall_row(
+            f"panes: longest stall opening {workers} workers", opening_stall * 1000, frames=2
+        )
+        if gap > 0:
+            budget.stall_row(f"panes: longest stall, {workers} workers streaming", stall * 1000)
+            budget.stall_row(
+                f"panes: 99th percentile lateness, {workers} workers",
+                meter.p99() * 1000,
+                frames=0.5,
+            )
         verdict = "ok" if stall < 0.1 else "OVER TARGET"
         print(
             f"   longest event-loop stall while streaming: {stall * 1000:.1f} ms"

@@ -25,6 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import budget
+
 from melgui.tools.ripgrep import IGNORE_FLAGS, find_ripgrep
 from melgui.tools.search import find_files, grep
 from melgui.tools.settings import ToolSettings
@@ -153,6 +155,7 @@ def main() -> None:
             if label != "common (capped)":  # capped: melgui stops early, not comparable
                 worst_wall, worst_cpu = max(worst_wall, wall), max(worst_cpu, cpu)
         print("\nfind_files (rg = rg --files -g, git = git ls-files)\n" + HEADER)
+        find_cpu: list[float] = []
         for label, glob in FIND_PATTERNS.items():
             ours, direct, git = best_of(
                 [
@@ -166,6 +169,9 @@ def main() -> None:
             )
             wall, cpu = report(label, ours, direct, git)
             worst_wall, worst_cpu = max(worst_wall, wall), max(worst_cpu, cpu)
+            find_cpu.append(cpu)
+        # CPU counts ripgrep's own process on both sides (melgui runs rg too).
+        budget.report("find_files: CPU / ripgrep's (worst pattern)", max(find_cpu), target=1.1)
         for name, worst in (("wall", worst_wall), ("cpu", worst_cpu)):
             verdict = "within" if worst <= 1.3 else "OVER"
             print(f"worst melgui/rg {name} ratio: {worst:.2f}x ({verdict} the 1.3x target)")
