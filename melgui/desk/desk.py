@@ -102,17 +102,8 @@ class Desk:
         policy: ApprovalPolicy | None = None,
     ) -> AgentSession:
         """A main session: the desk's registry (with orchestration tools) and rules."""
-        return AgentSession(
-            self.connection,
-            self.tools,
-            policy or self.policy,
-            conversation,
-            model=model,
-            role=role,
-            cwd=self.folder,
-            wire=wire,
-            source=source,
-            catalog=self.catalog,
+        return self._session(
+            self.tools, policy or self.policy, conversation, model, role, source, wire
         )
 
     def worker_session(
@@ -124,10 +115,25 @@ class Desk:
         wire: WireSink | None = None,
     ) -> AgentSession:
         """A worker: workspace tools only, the saved rules shared, its own session rules."""
+        return self._session(
+            self.kit.registry(), self.worker_policy(), None, model, role, source, wire
+        )
+
+    def _session(
+        self,
+        tools: ToolRegistry,
+        policy: ApprovalPolicy,
+        conversation: Conversation | None,
+        model: str,
+        role: Role,
+        source: str,
+        wire: WireSink | None,
+    ) -> AgentSession:
         return AgentSession(
             self.connection,
-            self.kit.registry(),
-            self.worker_policy(),
+            tools,
+            policy,
+            conversation,
             model=model,
             role=role,
             cwd=self.folder,
