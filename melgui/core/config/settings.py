@@ -124,6 +124,14 @@ class Settings(BaseSettings):
     """Window colours."""
     local_model_path: str = ""
     """GGUF file for the local connection; empty: the model shipped with melgui[local]."""
+    checkpoints: bool = True
+    """Snapshot the project before and after each call that can change files (undo)."""
+    checkpoint_keep_days: float = Field(default=30.0, gt=0)
+    """Checkpoints older than this many days are pruned."""
+    checkpoint_max_mb: float = Field(default=2048.0, gt=0)
+    """Total size of a project's checkpoints; the oldest go first beyond it."""
+    checkpoint_file_cap_mb: float = Field(default=20.0, gt=0)
+    """Files bigger than this are left out of checkpoints (and named in the call card)."""
 
     @field_validator("approval_modes", mode="before")
     @classmethod

@@ -228,12 +228,40 @@ def _v5_call_phases(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v6_checkpoints(conn: sqlite3.Connection) -> None:
+    """Checkpoints: the project's files before and after each call that can change them."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE checkpoints (
+            id INTEGER PRIMARY KEY,
+            folder TEXT NOT NULL,
+            source TEXT NOT NULL,
+            call_id TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            before_commit TEXT NOT NULL,
+            after_commit TEXT,
+            state TEXT NOT NULL,
+            files TEXT NOT NULL DEFAULT '[]',
+            skipped TEXT NOT NULL DEFAULT '[]',
+            restores TEXT NOT NULL DEFAULT '[]',
+            started_at REAL NOT NULL,
+            finished_at REAL
+        );
+        CREATE INDEX checkpoints_by_folder ON checkpoints (folder, id);
+        CREATE INDEX checkpoints_by_call ON checkpoints (call_id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_tables,
     _v2_search,
     _v3_cheaper_streaming,
     _v4_branches,
     _v5_call_phases,
+    _v6_checkpoints,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,127 @@
+"""The shadow git repository of one project folder: where it lives and how git runs.
+
+Git runs as an asyncio subprocess with a minimal environment: no system or user
+configuration, no hooks, no pager or prompt, HOME pointed at the shadow folder. GIT_DIR
+is the shadow repository and GIT_WORK_TREE the project, so the project's own `.git`
+(HEAD, index, refs, stash, hooks, config) is never written; its `info/exclude` is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from melgui.core.processes import reset_signals
+
+GIT_TIMEOUT = 600.0  # seconds; a snapshot of a huge tree is slow, never endless
+
+_CONFIG = (
+    ("core.hooksPath", os.devnull),
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("core.symlinks", "true"),
+    ("core.filemode", "true"),
+    ("core.fsmonitor", "false"),
+    ("core.untrackedCache", "true"),
+    ("core.quotePath", "false"),
+    ("core.bigFileThreshold", "1m"),
+    ("gc.auto", "0"),
+    ("advice.addEmbeddedRepo", "false"),
+    ("user.name", "melgui"),
+    ("user.email", "checkpoints@melgui.invalid"),
+)
+
+
+class GitError(Exception):
+    """Git failed, or is not installed; the message says which and why."""
+
+
+def git_available() -> bool:
+    return shutil.which("git") is not None
+
+
+def shadow_root(data_folder: Path, project: str) -> Path:
+    """The shadow folder of `project` (a canonical path) inside `data_folder`."""
+    digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return data_folder / "checkpoints" / f"{Path(project).name or 'root'}-{digest}"
+
+
+class ShadowRepo:
+    """Runs git on the shadow repository of `project`, creating it on first use."""
+
+    def __init__(self, root: Path, project: str) -> None:
+        self.root = root
+        self.project = project
+        self.git_dir = root / "git"
+        self.home = root / "home"
+        self._ready = False
+
+    def env(self) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home),
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": self.project,
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_LITERAL_PATHSPECS": "1",
+            "GIT_PAGER": "cat",
+            "LC_ALL": "C",
+            "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+        }
+        return env
+
+    async def ensure(self) -> None:
+        """Create the shadow repository once (idempotent, safe after a kill)."""
+        if self._ready:
+            return
+        if not git_available():
+            raise GitError("checkpoints need git, which is not installed")
+        self.home.mkdir(parents=True, exist_ok=True)
+        if not (self.git_dir / "HEAD").exists():
+            await self.run("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
+        for key, value in _CONFIG:
+            await self.run("config", key, value)
+        (self.git_dir / "info").mkdir(exist_ok=True)
+        (self.root / "project").write_text(self.project + "\n", encoding="utf-8")
+        self._ready = True
+
+    async def run(
+        self, *args: str, stdin: bytes | None = None, work_tree: bool = True, check: bool = True
+    ) -> bytes:
+        """Run `git args` and return its stdout; GitError on a non-zero exit when `check`."""
+        env = self.env()
+        if not work_tree:
+            env.pop("GIT_WORK_TREE")
+            env.pop("GIT_DIR")
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "git",
+                *args,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.project if work_tree else str(self.root),
+                env=env,
+                preexec_fn=reset_signals,
+            )
+        except FileNotFoundError as exc:
+            raise GitError("checkpoints need git, which is not installed") from exc
+        try:
+            out, err = await asyncio.wait_for(process.communicate(stdin), GIT_TIMEOUT)
+        except BaseException:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            raise
+        if check and process.returncode != 0:
+            text = err.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {text[-1] if text else process.returncode}")
+        return out
