@@ -12,7 +12,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="melgui",
         description="A desktop app for working with an AI agent on a project folder.",
-        epilog="Run `melgui exec --help` for the headless mode.",
+        epilog="Run `melgui exec --help` for the headless mode, `melgui checkpoints --help` "
+        "to list and restore checkpoints.",
     )
     parser.add_argument("--version", action="version", version=f"melgui {__version__}")
     parser.add_argument("folder", nargs="?", default=".", help="project folder (default: .)")
@@ -25,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
         from melgui.headless import main as exec_main
 
         return exec_main(args[1:])
+    if args and args[0] == "checkpoints":
+        from melgui.checkpoint_cli import main as checkpoints_main
+
+        return checkpoints_main(args[1:])
     options = build_parser().parse_args(args)
     from melgui.ui.app import run_app
 

@@ -11,17 +11,22 @@ reaches all of them. The window adds Qt on top; `melgui exec` uses it as it is.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalPolicy
+from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Role, ToolCatalog
+from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.connection import make_transport
 from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
@@ -74,6 +79,8 @@ class Desk:
         self.coordinator = Coordinator()
         # Tool definitions added at run time (MCP servers, ACP agents) join every session.
         self.catalog = ToolCatalog()
+        # Snapshots of the folder around every call that can change files, for undo.
+        self.checkpoints = self._make_checkpointer(folder)
 
     @property
     def folder(self) -> str:
@@ -81,6 +88,24 @@ class Desk:
 
     def _make_transport(self) -> Transport:
         return make_transport(self.settings, self.api_key, on_progress=self._on_progress)
+
+    def _make_checkpointer(self, folder: str) -> Checkpointer:
+        mb = 1024 * 1024
+        return Checkpointer(
+            folder,
+            max_file_bytes=int(self.settings.checkpoint_file_cap_mb * mb),
+            keep_days=self.settings.checkpoint_keep_days,
+            max_bytes=int(self.settings.checkpoint_max_mb * mb),
+        )
+
+    def checkpoint_guard(self, call: ToolCall, source: str) -> AbstractAsyncContextManager[object]:
+        """Around every call that can change files, main and workers alike: a checkpoint
+        before it and when its result arrives (serialised per folder)."""
+        tool = self.catalog.get(call.name)
+        if not self.settings.checkpoints or tool is None or not tool.takes_checkpoint:
+            return contextlib.nullcontext()
+        summary = summarize(call.name, call.parsed, tool=tool)
+        return self.checkpoints.guard(call.id, call.name, summary, source=source)
 
     def _rules_saved(self) -> None:
         self.settings.approval_modes = dict(self.policy.modes)
@@ -140,6 +165,7 @@ class Desk:
             wire=wire,
             source=source,
             catalog=self.catalog,
+            around_call=self.checkpoint_guard,
         )
 
     def worker_policy(self) -> RulePolicy:
@@ -169,18 +195,25 @@ class Desk:
             self.api_key = api_key
             previous = self.connection.swap(self._make_transport())
         self.kit.rebuild(new, self.api_key)
+        mb = 1024 * 1024
+        self.checkpoints.snapshots.max_file_bytes = int(new.checkpoint_file_cap_mb * mb)
+        self.checkpoints.keep_days = new.checkpoint_keep_days
+        self.checkpoints.max_bytes = int(new.checkpoint_max_mb * mb)
         return previous
 
     def change_folder(self, folder: str) -> None:
         """Work on `folder`; raises ValueError or OSError when it cannot be opened."""
         kit = WorkspaceKit(folder, self.settings, self.api_key, self._plans)
         self.kit = kit
+        self.checkpoints.close()
+        self.checkpoints = self._make_checkpointer(kit.folder)
         registry = kit.registry()
         for name in registry.names():  # keep what others registered in self.tools
             self.tools.register(name, _forwarder(registry, name))
 
     async def aclose(self) -> None:
         await self.connection.aclose()
+        self.checkpoints.close()
 
 
 def _forwarder(registry: ToolRegistry, name: str) -> Any:

@@ -7,8 +7,10 @@ through an ApprovalRequest) decides, a ToolRunner runs, and observers hear LoopE
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, assert_never
 
@@ -50,6 +52,9 @@ from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, Wi
 
 Emit = Callable[[LoopEvent], None]
 Sleep = Callable[[float], Awaitable[None]]
+# Entered around running an approved call (a checkpoint of the files, say): given the call
+# and the session's source; its exit runs when the result is in, even after a cancel.
+CallGuard = Callable[[ToolCall, str], AbstractAsyncContextManager[object]]
 
 CANCELLED_RESULT = "The user stopped this call before it finished."
 SKIPPED_RESULT = "Not run: the user stopped the turn before this call started."
@@ -100,8 +105,10 @@ class AgentLoop:
         source: str = "main",
         max_legs_per_turn: int = 100,
         catalog: ToolCatalog | None = None,
+        around_call: CallGuard | None = None,
     ) -> None:
         self.transport = transport
+        self.around_call = around_call
         self.tools = tools
         self.catalog = catalog or ToolCatalog()
         self.policy = policy
@@ -278,7 +285,7 @@ class AgentLoop:
                 assert_never(decision)
         self._emit(ToolCallStarted(call))
         try:
-            outcome = await self.tools.run(call.name, arguments)
+            outcome = await self._run_guarded(call, arguments)
         except asyncio.CancelledError:
             self._finish(call, "cancelled", CANCELLED_RESULT, started)
             raise
@@ -286,6 +293,15 @@ class AgentLoop:
             outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         status: ResultStatus = "ok" if outcome.status == "ok" else "error"
         self._finish(call, status, outcome.content, started)
+
+    async def _run_guarded(self, call: ToolCall, arguments: dict[str, Any]) -> ToolOutcome:
+        guard = (
+            self.around_call(call, self._source)
+            if self.around_call is not None
+            else contextlib.nullcontext()
+        )
+        async with guard:
+            return await self.tools.run(call.name, arguments)
 
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
         allowed = {tool.name for tool in self.catalog.for_role(self.role)}

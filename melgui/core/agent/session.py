@@ -8,7 +8,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from melgui.core.agent.loop import AgentLoop, TurnResult
+from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.loop_events import BranchReason, HistoryBranched, LoopEvent, TurnFailed
@@ -40,6 +40,7 @@ class AgentSession:
         wire: WireSink | None = None,
         source: str = "main",
         catalog: ToolCatalog | None = None,
+        around_call: CallGuard | None = None,
     ) -> None:
         self._observers: list[Observer] = []
         self.loop = AgentLoop(
@@ -54,6 +55,7 @@ class AgentSession:
             wire=wire,
             source=source,
             catalog=catalog,
+            around_call=around_call,
         )
         self.source = source
         self.last_result: TurnResult | None = None

@@ -34,6 +34,8 @@ class ToolDef:
       it must name an existing file or folder (small local models may only name those).
     - `diff_preview`: the inspector can show the change before it is approved.
     - `origin`: "melgui" for built-in tools, "mcp:<server>" or "acp:<agent>" otherwise.
+    - `touches_files`: a call that is not read-only may change the project's files, so
+      it gets a checkpoint (False for tools that change only other things).
     """
 
     name: str
@@ -47,6 +49,12 @@ class ToolDef:
     must_exist: MustExist | None = None
     diff_preview: bool = False
     origin: str = "melgui"
+    touches_files: bool = True
+
+    @property
+    def takes_checkpoint(self) -> bool:
+        """The project's files are snapshotted before and after its calls (undo)."""
+        return self.touches_files and not self.read_only
 
     @property
     def approval(self) -> Mode:
@@ -148,7 +156,11 @@ BASE_TOOLS: tuple[ToolDef, ...] = (
         summary_argument="command",
     ),
     ToolDef(
-        "web_search", "Search the web.", _obj({"query": _S}, ["query"]), summary_argument="query"
+        "web_search",
+        "Search the web.",
+        _obj({"query": _S}, ["query"]),
+        summary_argument="query",
+        touches_files=False,
     ),
     ToolDef(
         "write_plan",
@@ -191,6 +203,7 @@ ORCHESTRATION_TOOLS: tuple[ToolDef, ...] = (
         "a shell command; the login shell when omitted). Returns the pane id.",
         _obj({"layout": _LAYOUT, "command": _S}, ["layout"]),
         roles=("orchestrator",),
+        touches_files=False,
         summary_argument="command",
         summary_default="login shell",
     ),
@@ -199,6 +212,7 @@ ORCHESTRATION_TOOLS: tuple[ToolDef, ...] = (
         "Start a worker agent in a pane, given a task and optionally a model. Returns the pane id.",
         _obj({"layout": _LAYOUT, "model": _S, "task": _S}, ["layout", "task"]),
         roles=("orchestrator",),
+        touches_files=False,
         summary_argument="task",
     ),
     ToolDef(
@@ -206,12 +220,14 @@ ORCHESTRATION_TOOLS: tuple[ToolDef, ...] = (
         "Type text into a terminal pane; a newline presses Enter.",
         _obj({"pane": _I, "text": _S}, ["pane", "text"]),
         roles=("orchestrator",),
+        touches_files=False,
     ),
     ToolDef(
         "send_agent",
         "Send a message to a worker agent pane.",
         _obj({"pane": _I, "text": _S}, ["pane", "text"]),
         roles=("orchestrator",),
+        touches_files=False,
     ),
     ToolDef(
         "read_pane",

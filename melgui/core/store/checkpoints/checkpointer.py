@@ -85,9 +85,7 @@ class Checkpointer:
         try:
             snapshot = await self.snapshots.take()
             await self._close_interrupted(snapshot.commit)
-            record_id = self.log.begin(
-                self.folder, source, call_id, tool, summary, snapshot.commit
-            )
+            record_id = self.log.begin(self.folder, source, call_id, tool, summary, snapshot.commit)
         except (GitError, OSError) as exc:
             self.problem = f"No checkpoint: {exc}"
             log.warning("checkpoint before %s failed: %s", tool, exc)
@@ -228,4 +226,3 @@ def _size(folder: Path) -> int:
             if path.is_file():
                 total += path.stat().st_size
     return total
-
