@@ -108,16 +108,15 @@ class Checkpointer:
     async def _close_interrupted(self, now: str) -> None:
         """Records left "running" by a melgui that died (we hold the lock, so none runs):
         their change is what the tree shows now, and they read as interrupted."""
-        for record in self.log.for_folder(self.folder):
-            if record.state == "running":
-                files = await tree_changes(self.repo, record.before, now)
-                self.log.finish(record.id, now, files, ())
-                self.log.mark_interrupted(record.id)
+        for record in self.log.running(self.folder):
+            files = await tree_changes(self.repo, record.before, now)
+            self.log.finish(record.id, now, files, ())
+            self.log.mark_interrupted(record.id)
 
     async def recover(self) -> None:
         """Complete what a killed melgui left running (before listing, say)."""
         async with folder_lock(self._lock_file):
-            if any(r.state == "running" for r in self.log.for_folder(self.folder)):
+            if self.log.running(self.folder):
                 await self._close_interrupted((await self.snapshots.take()).commit)
 
     # -- reading -------------------------------------------------------------------------

@@ -111,6 +111,14 @@ class CheckpointLog:
         ).fetchall()
         return [_record(row) for row in rows]
 
+    def running(self, folder: str) -> list[CheckpointRecord]:
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM checkpoints WHERE folder = ? AND state = 'running'"
+            " ORDER BY id",
+            (folder,),
+        ).fetchall()
+        return [_record(row) for row in rows]
+
     def for_calls(self, folder: str, call_ids: list[str]) -> list[CheckpointRecord]:
         """The checkpoints of these calls in `folder`, oldest first."""
         if not call_ids:

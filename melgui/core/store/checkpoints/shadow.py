@@ -35,6 +35,25 @@ _CONFIG = (
 )
 
 
+_CONFIG_MARK = "# melgui checkpoints"
+
+
+def _config_text() -> str:
+    sections: dict[str, list[str]] = {}
+    for key, value in _CONFIG:
+        section, name = key.split(".")
+        sections.setdefault(section, []).append(f"\t{name} = {value}\n")
+    body = "".join(f"[{name}]\n" + "".join(lines) for name, lines in sections.items())
+    return f"{_CONFIG_MARK}\n{body}"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
 class GitError(Exception):
     """Git failed, or is not installed; the message says which and why."""
 
@@ -85,10 +104,11 @@ class ShadowRepo:
         if not git_available():
             raise GitError("checkpoints need git, which is not installed")
         self.home.mkdir(parents=True, exist_ok=True)
-        if not (self.git_dir / "HEAD").exists():
+        config = self.git_dir / "config"
+        if not (self.git_dir / "HEAD").exists() or _CONFIG_MARK not in _read(config):
             await self.run("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
-        for key, value in _CONFIG:
-            await self.run("config", key, value)
+            with config.open("a", encoding="utf-8") as handle:
+                handle.write(_config_text())
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.root / "project").write_text(self.project + "\n", encoding="utf-8")
         self._ready = True
