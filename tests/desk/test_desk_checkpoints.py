@@ -32,9 +32,15 @@ async def test_main_and_worker_calls_are_checkpointed_and_attributed(
         [
             tool_calls(
                 tool_call("read_file", {"path": "README.md"}, id="m0"),
-                tool_call("edit_file", {
-                    "path": "src/app.py", "old_string": "hello", "new_string": "bye",
-                }, id="m1"),  # fmt: skip
+                tool_call(
+                    "edit_file",
+                    {
+                        "path": "src/app.py",
+                        "old_string": "hello",
+                        "new_string": "bye",
+                    },
+                    id="m1",
+                ),
             )
         ],
         [text("edited"), done()],
