@@ -6,21 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from melgui.core.config.settings import Settings
-from melgui.desk.desk import Desk
+from tests.desk.conftest import make_desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.projects import fingerprint, make_project
-
-
-def make_desk(folder: Path, relay: ScriptedRelay) -> Desk:
-    settings = Settings(connection="relay", relay_url=relay.base_url)
-    settings.approval_modes = {
-        **settings.approval_modes,
-        "write_file": "auto",
-        "edit_file": "auto",
-        "run_command": "auto",
-    }
-    return Desk(str(folder), settings, api_key="k", plans=lambda title, markdown: None)
 
 
 async def test_main_and_worker_calls_are_checkpointed_and_attributed(

@@ -60,6 +60,7 @@ class AgentSession:
         self.source = source
         self.last_result: TurnResult | None = None
         self._queue: deque[str] = deque()
+        self._preface = ""
         self._runner: asyncio.Task[None] | None = None
         self._turn: asyncio.Task[TurnResult] | None = None
         self._idle = asyncio.Event()
@@ -105,6 +106,8 @@ class AgentSession:
         try:
             while self._queue:
                 text = self._queue.popleft()
+                if self._preface:
+                    text, self._preface = f"{self._preface}\n\n{text}", ""
                 self._turn = asyncio.get_running_loop().create_task(self.loop.run_turn(text))
                 try:
                     self.last_result = await self._turn
@@ -143,6 +146,11 @@ class AgentSession:
             raise ValueError("the new history would break the pairing of calls and results")
         self.loop.conversation.messages[:] = replacement.messages
         self._dispatch(HistoryBranched(tuple(replacement.messages), reason, note))
+
+    def preface(self, note: str) -> None:
+        """Start the next user message with `note` (what the app did meanwhile, told plainly
+        to the model in the message it reads next; roles keep alternating)."""
+        self._preface = note
 
     async def wait_idle(self) -> None:
         await self._idle.wait()

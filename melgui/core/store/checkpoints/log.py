@@ -132,10 +132,13 @@ class CheckpointLog:
         return [_record(row) for row in rows]
 
     def for_conversation(self, conversation_id: str) -> list[CheckpointRecord]:
-        """The checkpoints of a stored conversation's calls, and the restores among them."""
+        """The checkpoints of a stored conversation's calls: same call id, same folder, and
+        taken after the call was requested (servers that reuse ids stay apart)."""
         rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM checkpoints WHERE call_id IN"
-            " (SELECT call_id FROM tool_calls WHERE conversation_id = ?)"
+            f"SELECT {_COLUMNS} FROM checkpoints c WHERE EXISTS (SELECT 1 FROM tool_calls t"
+            " WHERE t.conversation_id = ? AND t.call_id = c.call_id"
+            " AND c.started_at >= t.requested_at"
+            " AND (t.finished_at IS NULL OR c.started_at <= t.finished_at))"
             " AND folder = (SELECT folder FROM conversations WHERE id = ?) ORDER BY id",
             (conversation_id, conversation_id),
         ).fetchall()
