@@ -111,6 +111,9 @@ class MainWindow(QMainWindow):
         from melgui.ui.history import install_history
 
         self.history = install_history(self, open_store())
+        from melgui.ui.checkpoints.actions import install_checkpoints  # issue 18
+
+        self.checkpoint_actions = install_checkpoints(self, self, self.sessionChanged)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
         self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)

@@ -6,6 +6,7 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
@@ -45,6 +46,7 @@ HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "sho
 
 class ChatView(QWidget):
     callActivated = Signal(str)  # a tool card was clicked: open this call in the inspector
+    actionRequested = Signal(str, str)  # (verb, argument): a card's or message's action link
 
     def __init__(
         self,
@@ -58,6 +60,11 @@ class ChatView(QWidget):
         self.transcript = ChatTranscript(colors, self)
         self.transcript.callActivated.connect(self.callActivated)
         self.transcript.moreRequested.connect(self._show_more)
+        self.transcript.actionRequested.connect(self.actionRequested)
+        # What the window adds under a finished card (changed files, undo) and under a
+        # user message (rewind): html with act: links; none by default.
+        self.card_extra: Callable[[str, CallStatus], str] | None = None
+        self.user_links: Callable[[int], str] | None = None
         self.transcript.setPlaceholderText(
             "Ask about this project. The agent reads and searches the folder on its own; "
             "writes, edits and commands wait for your approval in the inspector."
@@ -130,8 +137,8 @@ class ChatView(QWidget):
         self._calls.clear()
         if start:
             self.transcript.add_more_link(start)
-        for message in messages[start:]:
-            self._draw_message(message)
+        for index, message in enumerate(messages[start:], start):
+            self._draw_message(message, index)
         for call_id, (status, duration) in states.items():
             self._set_card(call_id, status, duration)
         self.transcript.finish_assistant(None)
@@ -141,9 +148,26 @@ class ChatView(QWidget):
             self.bridge.session.conversation, max(0, self._shown_from - HISTORY_PAGE)
         )
 
-    def _draw_message(self, message: Message) -> None:
+    def refresh_cards(self) -> None:
+        """Draw every card again (what a checkpoint says about it may have changed)."""
+        for call_id, (status, duration) in list(self._card_states.items()):
+            self._set_card(call_id, status, duration)
+
+    def _index_of(self, message: Message) -> int:
+        messages = self.bridge.session.conversation.messages
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index] is message:
+                return index
+        return -1
+
+    def _user_links(self, index: int) -> str:
+        if index < 0:
+            return ""
+        return self.user_links(index) if self.user_links is not None else ""
+
+    def _draw_message(self, message: Message, index: int) -> None:
         if message.role == "user":
-            self.transcript.add_user(message.content)
+            self.transcript.add_user(message.content, self._user_links(index))
         elif message.role == "assistant":
             self.transcript.add_assistant(message.content)
             for call in message.tool_calls:
@@ -167,7 +191,7 @@ class ChatView(QWidget):
                     for call in message.tool_calls:
                         self._add_card(call, "requested")
                 elif message.role == "user":
-                    t.add_user(message.content)
+                    t.add_user(message.content, self._user_links(self._index_of(message)))
             case ApprovalNeeded(request=request):
                 self._set_card(request.call.id, "waiting")
             case ToolCallStarted(call=call):
@@ -210,8 +234,9 @@ class ChatView(QWidget):
             return
         name, summary = known
         self._card_states[call_id] = (status, duration)
+        extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
         self.transcript.update_card(
-            call_id, card_html(call_id, name, summary, status, self.colors, duration)
+            call_id, card_html(call_id, name, summary, status, self.colors, duration, extra)
         )
 
     def _on_queued(self, texts: list[str]) -> None:

@@ -30,6 +30,7 @@ def card_html(
     status: CallPhase,
     colors: Colors,
     duration: float | None = None,
+    extra_html: str = "",
 ) -> str:
     color = status_color(status, colors)
     href = f"{CALL_SCHEME}:{quote(call_id, safe='')}"
@@ -44,4 +45,5 @@ def card_html(
         f'&nbsp;&nbsp;<span style="color:{color}">{PHASE_MARK[status]} {label}</span>'
         f'&nbsp;&nbsp;<a href="{href}" '
         f'style="font-size:small">inspect</a>'
+        f"{extra_html}"
     )

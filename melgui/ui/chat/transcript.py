@@ -46,6 +46,7 @@ __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 
 CALL_SCHEME = "call"
 MORE_SCHEME = "more"
+ACTION_SCHEME = "act"  # act:<verb>/<argument>: an action on a card or message (undo, …)
 # The tags before a fragment's first text decide its first block's format.
 _LEADING_TAGS = re.compile(r"(?:\s*<[^>]*>)*")
 _FORMAT_CACHE_SIZE = 256
@@ -67,6 +68,7 @@ class _OpenMessage:
 class ChatTranscript(QTextBrowser):
     callActivated = Signal(str)  # a tool card was clicked: the call id
     moreRequested = Signal()  # "show earlier messages" was clicked
+    actionRequested = Signal(str, str)  # (verb, argument) of an act: link
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -117,13 +119,13 @@ class ChatTranscript(QTextBrowser):
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
         )
 
-    def add_user(self, text: str) -> None:
+    def add_user(self, text: str, links_html: str = "") -> None:
         self.finish_assistant(None)
         self._header("You")
         table = self._insert_box(self.colors.user_bubble, border=0)
         cursor = table.cellAt(0, 0).firstCursorPosition()
         escaped = html.escape(text).replace("\n", "<br>")
-        cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>')
+        cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
         self._stick = True
         self._scroll_if_stuck()
 
@@ -388,5 +390,8 @@ class ChatTranscript(QTextBrowser):
             self.callActivated.emit(unquote(url.toString().partition(":")[2]))
         elif scheme == MORE_SCHEME:
             self.moreRequested.emit()
+        elif scheme == ACTION_SCHEME:
+            verb, _, argument = url.toString().partition(":")[2].partition("/")
+            self.actionRequested.emit(verb, unquote(argument))
         elif scheme in ("http", "https"):
             QDesktopServices.openUrl(url)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
 from melgui.core.protocol.call_life import DECISION_LABEL, PHASE_LABEL, PHASE_MARK
@@ -17,6 +18,8 @@ from melgui.ui.theme import Colors
 
 
 class CallDetail(QWidget):
+    actionRequested = Signal(str, str)  # (verb, argument) of an act: link in `extra`
+
     def __init__(self, colors: Colors, cwd: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.colors = colors
@@ -25,6 +28,13 @@ class CallDetail(QWidget):
         self.title = QLabel("Select a call", self)
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
+        # What the window adds about a call (its checkpoint: changed files, undo).
+        self.extra_html: Callable[[CallRecord], str] | None = None
+        self.extra = QLabel(self)
+        self.extra.setTextFormat(Qt.TextFormat.RichText)
+        self.extra.setWordWrap(True)
+        self.extra.linkActivated.connect(self._on_link)
+        self.extra.hide()
         self.controls = ApprovalControls(self, stacked=True)
         self.arguments = QTextBrowser(self)
         self.arguments.setOpenLinks(False)
@@ -40,6 +50,7 @@ class CallDetail(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
+        layout.addWidget(self.extra)
         layout.addWidget(self.controls)
         layout.addWidget(parts, 1)
         self.show_record(None)
@@ -52,6 +63,9 @@ class CallDetail(QWidget):
     def show_record(self, record: CallRecord | None) -> None:
         same = record is self.record
         self.record = record
+        extra = self.extra_html(record) if record is not None and self.extra_html else ""
+        self.extra.setText(extra)
+        self.extra.setVisible(bool(extra))
         if record is None:
             self.title.setText("Select a call to see its arguments and result.")
             self.controls.hide()
@@ -76,6 +90,12 @@ class CallDetail(QWidget):
         bar.setValue(position)
         if self.result.toPlainText() != record.result:
             self.result.setPlainText(record.result)
+
+    def _on_link(self, link: str) -> None:
+        scheme, _, rest = link.partition(":")
+        if scheme == "act":
+            verb, _, argument = rest.partition("/")
+            self.actionRequested.emit(verb, argument)
 
     def _title(self, record: CallRecord) -> str:
         c = self.colors

@@ -1,0 +1,209 @@
+"""CheckpointActions: the window's undo, redo, rewind, diff and "compare with now".
+
+Installed once per window (`install_checkpoints`); it follows the main session, adds
+"changed N files" and its links to every finished call card and to the inspector, and
+"Rewind to here" under every user message. Every restore goes through the desk's
+Checkpointer, so it is a checkpoint itself and can be undone ("redo").
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtWidgets import QStatusBar, QWidget
+
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.calls import shorten
+from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.core.store.checkpoints.log import CheckpointRecord
+from melgui.core.store.checkpoints.restore import Choice, PathPlan
+from melgui.desk.desk import Desk
+from melgui.desk.rewind import RewindPlan, plan_rewind, rewind
+from melgui.ui.aio import TaskKeeper
+from melgui.ui.call_summary import CallStatus
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
+from melgui.ui.checkpoints.notes import checkpoint_note, user_link
+from melgui.ui.inspector.call_book import CallRecord
+from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.theme import Colors
+
+
+class Host(Protocol):
+    """What the actions use of the main window."""
+
+    desk: Desk
+    chat: ChatView
+    inspector: Inspector
+    session: AgentSession
+    tasks: TaskKeeper
+    colors: Colors
+
+    def statusBar(self) -> QStatusBar: ...
+
+
+FINISHED: frozenset[CallStatus] = frozenset({"ok", "error", "interrupted", "cancelled"})
+
+
+class CheckpointActions(QObject):
+    changed = Signal()  # files were restored: cards and the inspector were redrawn
+    dialogOpened = Signal(object)  # a dialog is open (tests drive it)
+
+    def __init__(self, window: Host, parent: QWidget, session_changed: SignalInstance) -> None:
+        super().__init__(parent)
+        self.window = window
+        self.parent_widget = parent
+        self.last_restore: CheckpointRecord | None = None
+        session_changed.connect(lambda _session: self.attach())
+        self.attach()
+
+    @property
+    def checkpoints(self) -> Checkpointer:
+        return self.window.desk.checkpoints
+
+    def attach(self) -> None:
+        """Hook the current chat view and inspector (they are rebuilt per conversation)."""
+        chat = self.window.chat
+        chat.card_extra = self.card_extra
+        chat.user_links = lambda index: user_link(index, self.window.colors)
+        chat.actionRequested.connect(self.on_action)
+        detail = self.window.inspector.detail
+        detail.extra_html = self.detail_extra
+        detail.actionRequested.connect(self.on_action)
+        chat.load_conversation(self.window.session.conversation)
+
+    # -- what cards show -----------------------------------------------------------------
+
+    def record_for_call(self, call_id: str) -> CheckpointRecord | None:
+        found = [r for r in self.checkpoints.for_calls([call_id]) if not r.is_restore]
+        return found[-1] if found else None
+
+    def undone_by(self, record: CheckpointRecord) -> CheckpointRecord | None:
+        """The latest restore that undid `record`, unless a later one undid that."""
+        restores = [r for r in self.checkpoints.records() if r.is_restore and r.id > record.id]
+        undo = None
+        for restore in restores:
+            if record.id in restore.restores:
+                undo = restore
+            elif undo is not None and undo.id in restore.restores:
+                undo = None
+        return undo
+
+    def card_extra(self, call_id: str, status: CallStatus) -> str:
+        if status not in FINISHED:
+            return ""
+        record = self.record_for_call(call_id)
+        if record is None:
+            return ""
+        return checkpoint_note(record, self.undone_by(record), self.window.colors)
+
+    def detail_extra(self, call: CallRecord) -> str:
+        return self.card_extra(call.call.id, call.status)
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def on_action(self, verb: str, argument: str) -> None:
+        try:
+            number = int(argument)
+        except ValueError:
+            return
+        match verb:
+            case "undo":
+                self.window.tasks.spawn(self.undo(number), what="undo")
+            case "diff" | "compare":
+                self.window.tasks.spawn(self.show_diff(number, verb == "compare"), what="diff")
+            case "rewind":
+                self.window.tasks.spawn(self.rewind(number), what="rewind")
+            case _:
+                pass
+
+    async def undo(self, record_id: int) -> CheckpointRecord | None:
+        """Undo one checkpoint (a call, or a restore: redo); conflicts are asked about."""
+        plan = await self.checkpoints.plan([record_id])
+        choices = await self.ask_conflicts(plan.conflicts)
+        if choices is None:
+            return None
+        restore = await self.checkpoints.restore([record_id], choices)
+        self._restored(restore, f"Undid checkpoint #{record_id}")
+        return restore
+
+    async def rewind(self, index: int) -> CheckpointRecord | None:
+        session = self.window.session
+        plan = await plan_rewind(self.checkpoints, session.conversation.messages, index)
+        files = len(plan.restore.paths)
+        dialog = RewindDialog(shorten(plan.text, 120), files, session.busy, self.parent_widget)
+        self.dialogOpened.emit(dialog)
+        if not await dialog.answer():
+            return None
+        choices = await self.ask_conflicts(plan.restore.conflicts)
+        if choices is None:
+            return None
+        text = plan.text
+        restored = await self._rewind(plan, choices, dialog.continue_from_there)
+        if dialog.continue_from_there and not self.window.chat.input.toPlainText():
+            self.window.chat.input.setPlainText(text)
+        self._restored(restored, "Rewound")
+        return restored
+
+    async def _rewind(
+        self, plan: RewindPlan, choices: dict[str, Choice], continue_from_there: bool
+    ) -> CheckpointRecord | None:
+        return await rewind(
+            self.checkpoints,
+            self.window.session,
+            plan,
+            choices,
+            continue_from_there=continue_from_there,
+        )
+
+    async def ask_conflicts(self, conflicts: tuple[PathPlan, ...]) -> dict[str, Choice] | None:
+        if not conflicts:
+            return {}
+        dialog = ConflictDialog(conflicts, self.parent_widget)
+        await dialog.load_versions(self._read_version)
+        self.dialogOpened.emit(dialog)
+        if not await dialog.answer():
+            return None
+        return dialog.choices()
+
+    async def _read_version(self, blob: str | None) -> str:
+        if blob is None:
+            return "(no file)"
+        data = await self.checkpoints.repo.run("cat-file", "blob", blob)
+        if b"\0" in data[:8000]:
+            return f"(binary, {len(data)} bytes)"
+        return data.decode("utf-8", "replace")
+
+    async def show_diff(self, record_id: int, compare: bool) -> None:
+        record = self.checkpoints.log.get(record_id)
+        if record is None:
+            return
+        if compare:
+            text = await self.checkpoints.compare_with_now(record)
+            title = f"#{record.id} {record.tool}: the call's version → now"
+        else:
+            text = await self.checkpoints.diff(record)
+            title = f"#{record.id} {record.tool} {record.summary}"
+        dialog = DiffDialog(title, text, self.parent_widget)
+        self.dialogOpened.emit(dialog)
+        await dialog.answer()
+
+    def _restored(self, restore: CheckpointRecord | None, what: str) -> None:
+        self.last_restore = restore
+        self.window.chat.refresh_cards()
+        self.window.inspector.detail.show_record(self.window.inspector.detail.record)
+        count = len(restore.files) if restore else 0
+        self.window.statusBar().showMessage(
+            f"{what}: {count} file{'s' if count != 1 else ''} restored "
+            "(the restore can itself be undone)",
+            15000,
+        )
+        self.changed.emit()
+
+
+def install_checkpoints(
+    window: Host, parent: QWidget, session_changed: SignalInstance
+) -> CheckpointActions:
+    """Checkpoints in the window `parent` (whose parts `window` names)."""
+    return CheckpointActions(window, parent, session_changed)
