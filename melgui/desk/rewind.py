@@ -45,7 +45,24 @@ def call_records(
         found = [r for r in stored if r.call_id in wanted]
     else:
         found = checkpoints.for_calls(list(wanted))
-    return [r for r in found if r.after is not None and not r.is_restore]
+    calls = [r for r in found if r.after is not None and not r.is_restore]
+    return with_their_restores(checkpoints, calls)
+
+
+def with_their_restores(
+    checkpoints: Checkpointer, records: list[CheckpointRecord]
+) -> list[CheckpointRecord]:
+    """`records` and the restores (undo, redo, …) made of them since, in order: what the
+    app itself did to those files is not someone else's edit."""
+    if not records:
+        return []
+    ids = {r.id for r in records}
+    result = list(records)
+    for record in checkpoints.log.for_folder(checkpoints.folder, since=min(ids)):
+        if record.is_restore and record.after is not None and ids & set(record.restores):
+            ids.add(record.id)
+            result.append(record)
+    return sorted(result, key=lambda r: r.id)
 
 
 async def plan_rewind(

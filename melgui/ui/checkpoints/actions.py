@@ -8,6 +8,7 @@ Checkpointer, so it is a checkpoint itself and can be undone ("redo").
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal, SignalInstance
@@ -167,10 +168,20 @@ class CheckpointActions(QObject):
             return None
         return dialog.choices()
 
-    async def _read_version(self, blob: str | None) -> str:
+    async def _read_version(self, path: str, choice: Choice, blob: str | None) -> str:
         if blob is None:
             return "(no file)"
-        data = await self.checkpoints.repo.run("cat-file", "blob", blob)
+        if choice == "now":  # the person's version is on disk, not in a snapshot yet
+            full = os.path.join(self.checkpoints.folder, path)
+            try:
+                if os.path.islink(full):
+                    return f"(symbolic link to {os.readlink(full)})"
+                with open(full, "rb") as handle:
+                    data = handle.read()
+            except OSError as exc:
+                return f"(cannot read: {exc.strerror})"
+        else:
+            data = await self.checkpoints.repo.run("cat-file", "blob", blob)
         if b"\0" in data[:8000]:
             return f"(binary, {len(data)} bytes)"
         return data.decode("utf-8", "replace")

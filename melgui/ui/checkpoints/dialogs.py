@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 
 from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
 
-ReadVersion = Callable[[str | None], Awaitable[str]]  # blob id (None: absent) -> text
+# (path, which version, its blob id or None when absent) -> the text to show
+ReadVersion = Callable[[str, Choice, str | None], Awaitable[str]]
 CHOICE_LABEL: dict[Choice, str] = {
     "before": "before the call",
     "agent": "the agent's",
@@ -125,7 +126,7 @@ class ConflictDialog(AwaitableDialog):
                 view = QPlainTextEdit(page)
                 view.setReadOnly(True)
                 view.setFont(_mono())
-                view.setPlainText(await read(state.blob if state else None))
+                view.setPlainText(await read(plan.path, choice, state.blob if state else None))
                 column.addWidget(view)
                 row.addLayout(column)
             self.tabs.addTab(page, plan.path)

@@ -1,0 +1,139 @@
+"""Checkpoints in the real window against the scripted relay: a call card shows the files
+its call changed; "Undo this call", "redo", a conflict chooser and "Rewind to here"
+restore them. Screenshots: docs/checkpoints.png and docs/checkpoints-conflict.png."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import QDialog
+from pytestqt.qtbot import QtBot
+
+from melgui.core.config.settings import DEFAULT_MODES
+from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+AUTO = {**DEFAULT_MODES, "write_file": "auto", "edit_file": "auto", "run_command": "auto"}
+
+
+def click_link(window: Any, href: str) -> None:
+    window.chat.transcript.anchorClicked.emit(QUrl(href))
+
+
+def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    scripted_relay.script(
+        [
+            text("Adding a module and updating the readme."),
+            tool_calls(
+                tool_call(
+                    "write_file",
+                    {"path": "src/greet.py", "content": "def greet():\n    return 'hi'\n"},
+                    id="c1",
+                ),
+                tool_call(
+                    "run_command",
+                    {
+                        "command": "printf 'hello, world\\n' > README.md"
+                        " && mkdir -p docs && printf x > docs/x.md"
+                    },
+                    id="c2",
+                ),
+            ),
+        ],
+        [text("Done: `src/greet.py` added, README updated."), done()],
+        [
+            tool_calls(
+                tool_call(
+                    "edit_file",
+                    {"path": "src/greet.py", "old_string": "hi", "new_string": "hey"},
+                    id="c3",
+                )
+            )
+        ],
+        [text("Changed the greeting."), done()],
+    )
+    window = make_window(relay_settings(scripted_relay, approval_modes=AUTO))
+    dialogs: list[QDialog] = []
+    window.checkpoint_actions.dialogOpened.connect(dialogs.append)
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "Add a greet module and update the readme")
+        await wait_until(lambda: idle(window, 2))
+        shown = window.chat.transcript.toPlainText()
+        assert "changed 1 file (src/greet.py)" in shown
+        assert "changed 2 files (README.md, docs/x.md)" in shown
+        assert "Undo this call" in shown and "Rewind to here" in shown
+        [c2] = window.checkpoint_actions.checkpoints.for_calls(["c2"])
+        window.show_call("c2")
+        assert "changed 2 files" in window.inspector.detail.extra.text()
+        window.grab().save(str(DOCS / "checkpoints.png"))
+
+        # diff of the call
+        click_link(window, f"act:diff/{c2.id}")
+        await wait_until(lambda: any(isinstance(d, DiffDialog) for d in dialogs))
+        diff = dialogs[-1]
+        assert isinstance(diff, DiffDialog) and "+hello, world" in diff.text.toPlainText()
+        diff.reject()
+
+        # Undo this call (the run_command): README back, docs/ gone; the card says undone.
+        click_link(window, f"act:undo/{c2.id}")
+        await wait_until(lambda: window.checkpoint_actions.last_restore is not None)
+        assert (project / "README.md").read_text() == "hello\n"
+        assert not (project / "docs").exists()
+        assert (project / "src" / "greet.py").exists()  # the other call's file stays
+        await wait_until(lambda: "undone" in window.chat.transcript.toPlainText())
+        undo = window.checkpoint_actions.last_restore
+        assert undo is not None and undo.restores == (c2.id,)
+
+        # redo: the undo undone
+        restores = len(window.checkpoint_actions.checkpoints.records())
+        click_link(window, f"act:undo/{undo.id}")
+        await wait_until(lambda: len(window.checkpoint_actions.checkpoints.records()) > restores)
+        await wait_until(lambda: window.checkpoint_actions.last_restore is not undo)
+        assert (project / "README.md").read_text() == "hello, world\n"
+        assert (project / "docs" / "x.md").read_text() == "x"
+
+        # A second turn, then the person edits that file: undo meets a conflict.
+        type_prompt(qtbot, window, "Say hey instead")
+        await wait_until(lambda: idle(window, 4))
+        (project / "src" / "greet.py").write_text("def greet():\n    return 'mine'\n")
+        [c3] = window.checkpoint_actions.checkpoints.for_calls(["c3"])
+        click_link(window, f"act:undo/{c3.id}")
+        await wait_until(lambda: any(isinstance(d, ConflictDialog) for d in dialogs))
+        conflict = dialogs[-1]
+        assert isinstance(conflict, ConflictDialog)
+        assert conflict.tabs.count() == 1
+        views = conflict.tabs.widget(0).findChildren(type(diff.text))
+        texts = [v.toPlainText() for v in views]
+        assert any("'hi'" in t for t in texts) and any("'hey'" in t for t in texts)
+        assert any("'mine'" in t for t in texts)
+        conflict.grab().save(str(DOCS / "checkpoints-conflict.png"))
+        conflict.choose("src/greet.py", "before")
+        before = window.checkpoint_actions.last_restore
+        qtbot.mouseClick(conflict.restore_button, Qt.MouseButton.LeftButton)
+        await wait_until(lambda: window.checkpoint_actions.last_restore is not before)
+        assert "'hi'" in (project / "src" / "greet.py").read_text()
+
+        # Rewind to the first message, continuing from there.
+        messages = window.session.conversation.messages
+        assert messages[0].role == "user"
+        click_link(window, "act:rewind/0")
+        await wait_until(lambda: any(isinstance(d, RewindDialog) for d in dialogs))
+        rewind = dialogs[-1]
+        assert isinstance(rewind, RewindDialog)
+        before = window.checkpoint_actions.last_restore
+        qtbot.mouseClick(rewind.continue_button, Qt.MouseButton.LeftButton)
+        await wait_until(lambda: window.checkpoint_actions.last_restore is not before)
+        assert not (project / "src" / "greet.py").exists()
+        assert (project / "README.md").read_text() == "hello\n"
+        assert not (project / "docs").exists()
+        await wait_until(lambda: window.session.conversation.messages == [])
+        assert window.chat.input.toPlainText() == "Add a greet module and update the readme"
+
+    run(scenario())
