@@ -24,7 +24,11 @@ from melgui.core.store.checkpoints.lock import folder_lock
 from melgui.core.store.checkpoints.log import CheckpointLog, CheckpointRecord
 from melgui.core.store.checkpoints.restore import Choice, RestorePlan, apply_targets, plan_undo
 from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo, shadow_root
-from melgui.core.store.checkpoints.snapshot import DEFAULT_MAX_FILE_BYTES, Snapshotter
+from melgui.core.store.checkpoints.snapshot import (
+    DEFAULT_MAX_FILE_BYTES,
+    Snapshotter,
+    read_head,
+)
 from melgui.core.store.paths import canonical_folder, data_dir, database_path
 
 log = logging.getLogger(__name__)
@@ -206,16 +210,21 @@ class Checkpointer:
         return dropped
 
     async def _collect(self) -> None:
-        if not self.repo.git_dir.exists():
+        """Keep exactly the snapshots records need: the chain of HEAD is cut (HEAD becomes a
+        root commit of the same tree), each needed snapshot gets a ref, the rest goes."""
+        repo = self.repo
+        if not (repo.git_dir / "HEAD").exists() or read_head(repo.git_dir) is None:
             return
+        root = await repo.run("commit-tree", "HEAD^{tree}", "-m", "checkpoint")
+        script = [f"update HEAD {root.decode().strip()}"]
         wanted = self.log.commits(self.folder)
-        refs = await self.repo.run("for-each-ref", "--format=%(refname)", "refs/keep/")
-        stale = [r for r in refs.decode().split() if r.rsplit("/", 1)[-1] not in wanted]
-        if stale:
-            script = "".join(f"delete {ref}\n" for ref in stale).encode()
-            await self.repo.run("update-ref", "--stdin", stdin=script)
-            self.snapshots.forget()
-        await self.repo.run("gc", "--prune=now", "--quiet")
+        present = await repo.run("for-each-ref", "--format=%(refname)", "refs/keep/")
+        for ref in present.decode().split():
+            if ref.rsplit("/", 1)[-1] not in wanted:
+                script.append(f"delete {ref}")
+        script += [f"update refs/keep/{commit} {commit}" for commit in sorted(wanted)]
+        await repo.run("update-ref", "--stdin", stdin=("\n".join(script) + "\n").encode())
+        await repo.run("gc", "--prune=now", "--quiet")
 
 
 def _size(folder: Path) -> int:

@@ -23,7 +23,7 @@ from melgui.core.store.checkpoints.changes import (
     FileState,
     current_state,
 )
-from melgui.core.store.checkpoints.shadow import ShadowRepo
+from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo
 
 Choice = Literal["before", "agent", "now"]
 CHOICES: tuple[Choice, ...] = ("before", "agent", "now")
@@ -99,10 +99,29 @@ async def apply_targets(repo: ShadowRepo, targets: Mapping[str, FileState | None
     removals = sorted((p for p, t in targets.items() if t is None), reverse=True)
     for path in removals:
         _remove(project, path)
-    for path, state in sorted(targets.items()):
-        if state is not None:
-            data = await repo.run("cat-file", "blob", state.blob)
-            _write(project, path, state, data)
+    writes = sorted((p, t) for p, t in targets.items() if t is not None)
+    contents = await read_blobs(repo, [state.blob for _, state in writes])
+    for path, state in writes:
+        _write(project, path, state, contents[state.blob])
+
+
+async def read_blobs(repo: ShadowRepo, blobs: list[str]) -> dict[str, bytes]:
+    """The contents of these blobs, read by one `git cat-file --batch`."""
+    unique = sorted(set(blobs))
+    if not unique:
+        return {}
+    out = await repo.run("cat-file", "--batch", stdin="".join(b + "\n" for b in unique).encode())
+    contents: dict[str, bytes] = {}
+    position = 0
+    for blob in unique:
+        end = out.index(b"\n", position)
+        header = out[position:end].split()
+        if len(header) != 3 or header[1] != b"blob":
+            raise GitError(f"checkpoint data missing for {blob} (pruned or damaged)")
+        size = int(header[2])
+        contents[blob] = out[end + 1 : end + 1 + size]
+        position = end + 1 + size + 1
+    return contents
 
 
 def _check(path: str) -> None:

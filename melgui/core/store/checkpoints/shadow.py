@@ -19,6 +19,8 @@ from melgui.core.processes import reset_signals
 GIT_TIMEOUT = 600.0  # seconds; a snapshot of a huge tree is slow, never endless
 
 _CONFIG = (
+    ("core.bare", "false"),
+    ("core.logAllRefUpdates", "false"),
     ("core.hooksPath", os.devnull),
     ("core.autocrlf", "false"),
     ("core.safecrlf", "false"),
@@ -28,6 +30,10 @@ _CONFIG = (
     ("core.untrackedCache", "true"),
     ("core.quotePath", "false"),
     ("core.bigFileThreshold", "1m"),
+    ("core.looseCompression", "1"),
+    ("core.compression", "1"),
+    ("commit.gpgSign", "false"),
+    ("status.showUntrackedFiles", "all"),
     ("gc.auto", "0"),
     ("advice.addEmbeddedRepo", "false"),
     ("user.name", "melgui"),
@@ -35,7 +41,7 @@ _CONFIG = (
 )
 
 
-_CONFIG_MARK = "# melgui checkpoints"
+_CONFIG_MARK = "# melgui checkpoints v2"
 
 
 def _config_text() -> str:
@@ -88,7 +94,6 @@ class ShadowRepo:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0",
-            "GIT_OPTIONAL_LOCKS": "0",
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_PAGER": "cat",
             "LC_ALL": "C",

@@ -1,8 +1,10 @@
 """A snapshot of the project tree as git sees it, into the shadow repository.
 
-Only what changed since the last snapshot is hashed: `ls-files` against the shadow index
-lists modified, deleted and new files (ignore rules honoured), `add` takes just those,
-`write-tree` reuses the cached trees. Files over the size cap are left out and named.
+Only what changed since the last snapshot is hashed: `status` against the shadow index
+(with its untracked cache) lists modified, deleted and new files, ignore rules honoured;
+`add` takes just those and `commit` writes the snapshot as the shadow HEAD. When nothing
+changed, the snapshot is HEAD as it is: one git process, like `git status` itself.
+Files over the size cap are left out and named.
 """
 
 from __future__ import annotations
@@ -15,6 +17,31 @@ from pathlib import Path
 from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo
 
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
+MANY_PATHS = 200
+
+
+def read_head(git_dir: Path) -> str | None:
+    """The commit HEAD names (loose or packed ref), without starting git."""
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref: "):
+        return head or None
+    ref = head[5:]
+    try:
+        return (git_dir / ref).read_text(encoding="ascii").strip() or None
+    except OSError:
+        pass
+    try:
+        packed = (git_dir / "packed-refs").read_text(encoding="ascii")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref:
+            return sha
+    return None
 
 
 @dataclass(frozen=True)
@@ -33,34 +60,37 @@ class Snapshotter:
         self.max_file_bytes = max_file_bytes
         self._large: set[str] = set()
         self._exclude_text: str | None = None
-        self._commits: dict[str, str] = {}
 
     async def take(self) -> Snapshot:
         repo = self.repo
         await repo.ensure()
+        self._recheck_large()
         self._write_exclude()
+        # One pass like `git status` (untracked cache and all): the shadow index against
+        # the last snapshot (HEAD) and the tree against the index.
         listing = await repo.run(
-            "ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", "--full-name"
-        )
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+            "--ignore-submodules=all",
+        )  # fmt: skip
         paths: list[str] = []
         untrack: list[str] = []
-        large_changed = False
+        staged = False
         for entry in _split(listing):
-            tag, path = entry[:1], entry[2:]
+            index, worktree, path = entry[0], entry[1], entry[3:]
+            staged = staged or index not in (" ", "?")
+            if worktree == " ":
+                continue
             size = _size(os.path.join(repo.project, path))
             if size is not None and size > self.max_file_bytes:
-                if path not in self._large:
-                    self._large.add(path)
-                    large_changed = True
-                if tag != "?":
+                self._large.add(path)
+                if index != "?":
                     untrack.append(path)
                 continue
-            if path in self._large:
-                self._large.discard(path)
-                large_changed = True
             paths.append(path)
-        if large_changed:
-            self._write_exclude()
+        self._write_exclude()
+        head = read_head(repo.git_dir)
+        if head is not None and not paths and not untrack and not staged:
+            return Snapshot(head, tuple(sorted(self._large)))  # nothing changed
         if untrack:
             await repo.run(
                 "rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
@@ -68,20 +98,28 @@ class Snapshotter:
             )  # fmt: skip
         if paths:
             await self._add(paths)
-        tree = (await repo.run("write-tree")).decode().strip()
-        commit = self._commits.get(tree)
-        if commit is None:
-            commit = (await repo.run("commit-tree", tree, "-m", "checkpoint")).decode().strip()
-            await repo.run("update-ref", f"refs/keep/{commit}", commit)
-            self._commits[tree] = commit
-        return Snapshot(commit, tuple(sorted(self._large)))
+        await repo.run("commit", "-q", "--allow-empty", "--no-verify", "-m", "checkpoint")
+        head = read_head(repo.git_dir)
+        if head is None:
+            raise GitError("the shadow repository has no HEAD after a commit")
+        return Snapshot(head, tuple(sorted(self._large)))
+
+    def _recheck_large(self) -> None:
+        """A file left out for its size comes back once it is small again (or gone)."""
+        for path in list(self._large):
+            size = _size(os.path.join(self.repo.project, path))
+            if size is None or size <= self.max_file_bytes:
+                self._large.discard(path)
 
     async def _add(self, paths: list[str]) -> None:
         try:
-            await self.repo.run(
-                "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-                stdin=_join(paths),
-            )  # fmt: skip
+            if len(paths) > MANY_PATHS:  # matching many pathspecs costs more than a scan
+                await self.repo.run("add", "-A")
+            else:
+                await self.repo.run(
+                    "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+                    stdin=_join(paths),
+                )  # fmt: skip
         except GitError:
             # A nested repository without a commit, or a file gone in between: leave out
             # folders that are repositories of their own, and take the rest as a whole.
@@ -90,10 +128,6 @@ class Snapshotter:
                     self._large.add(path.rstrip("/"))
             self._write_exclude()
             await self.repo.run("add", "-A", "--ignore-errors", check=False)
-
-    def forget(self) -> None:
-        """Drop the cache of commits (after pruning removed some)."""
-        self._commits.clear()
 
     def _write_exclude(self) -> None:
         """The project's own info/exclude (read only) plus the files over the cap."""
