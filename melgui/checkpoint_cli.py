@@ -3,6 +3,7 @@
     melgui checkpoints list [--folder DIR] [--conversation ID] [--json]
     melgui checkpoints show ID [--folder DIR]
     melgui checkpoints restore ID [ID …] [--folder DIR] [--conflicts before|agent|now]
+    melgui checkpoints prune [--folder DIR] [--keep-days D]
 
 A restore undoes what the checkpoints' calls changed. When a file changed again since,
 nothing is written unless --conflicts says which version wins; the restore is itself a
@@ -43,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="for files changed again since: the version before the call, the agent's, or "
         "the one now (default: stop and name them)",
     )
-    for sub in (listing, show, restore):
+    prune = commands.add_parser("prune", help="drop checkpoints older than --keep-days")
+    prune.add_argument("--keep-days", type=float, default=30.0)
+    for sub in (listing, show, restore, prune):
         sub.add_argument("--folder", default=".", help="project folder (default: .)")
     return parser
 
@@ -97,6 +100,10 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
                 print(f"melgui: no checkpoint #{options.id} in {folder}", file=sys.stderr)
                 return 1
             out.write(line(found) + "\n" + await checkpoints.diff(found))
+            return 0
+        if options.command == "prune":
+            checkpoints.keep_days = options.keep_days
+            out.write(f"dropped {await checkpoints.prune()} checkpoint(s)\n")
             return 0
         return await _restore(checkpoints, options.ids, options.conflicts, out)
     except (GitError, KeyError, ValueError) as exc:

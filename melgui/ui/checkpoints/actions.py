@@ -58,6 +58,7 @@ class CheckpointActions(QObject):
         self.last_restore: CheckpointRecord | None = None
         session_changed.connect(lambda _session: self.attach())
         self.attach()
+        window.tasks.spawn(self.checkpoints.prune(), what="pruning old checkpoints")
 
     @property
     def checkpoints(self) -> Checkpointer:

@@ -191,11 +191,13 @@ class Checkpointer:
 
     async def prune(self, now: float | None = None) -> int:
         """Drop checkpoints older than keep_days, then the oldest while the shadow repository
-        is bigger than max_bytes; returns how many records went."""
+        is bigger than max_bytes; returns how many records went. Cheap when nothing is due."""
         now = time.time() if now is None else now
+        old = self.log.older_than(self.folder, now - self.keep_days * DAY)
+        if not old and _size(self.repo.git_dir) <= self.max_bytes:
+            return 0
         dropped = 0
         async with folder_lock(self._lock_file):
-            old = self.log.older_than(self.folder, now - self.keep_days * DAY)
             self.log.delete(old)
             dropped += len(old)
             await self._collect()
