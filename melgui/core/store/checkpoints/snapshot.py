@@ -74,7 +74,7 @@ class Snapshotter:
         )  # fmt: skip
         paths: list[str] = []
         untrack: list[str] = []
-        staged = False
+        staged = new = False
         for entry in _split(listing):
             index, worktree, path = entry[0], entry[1], entry[3:]
             staged = staged or index not in (" ", "?")
@@ -86,6 +86,7 @@ class Snapshotter:
                 if index != "?":
                     untrack.append(path)
                 continue
+            new = new or index == "?"
             paths.append(path)
         self._write_exclude()
         head = read_head(repo.git_dir)
@@ -96,9 +97,12 @@ class Snapshotter:
                 "rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
                 stdin=_join(untrack),
             )  # fmt: skip
-        if paths:
+        commit = ["commit", "-q", "--allow-empty", "--no-verify", "--no-status", "-m", "checkpoint"]
+        if new:
             await self._add(paths)
-        await repo.run("commit", "-q", "--allow-empty", "--no-verify", "-m", "checkpoint")
+        elif paths:
+            commit.append("--all")  # only tracked files changed: the commit stages them
+        await repo.run(*commit)
         head = read_head(repo.git_dir)
         if head is None:
             raise GitError("the shadow repository has no HEAD after a commit")
