@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from melgui.core.store import Store
+from melgui.core.store.paths import database_path
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.projects import fingerprint, make_project
 
@@ -58,6 +60,18 @@ def test_exec_records_and_the_cli_lists_and_restores(
         {"path": "README.md", "status": "D"},
         {"path": "src/app.py", "status": "M"},
     ]
+
+    with Store.open(database_path(data)) as store:
+        [conversation] = store.conversations(str(project))
+    mine = melgui(
+        "checkpoints", "list", "--json", "--conversation", conversation.id,
+        "--folder", str(project), data=data,
+    )  # fmt: skip
+    assert [json.loads(line)["id"] for line in mine.stdout.splitlines()] == [record["id"]]
+    other = melgui(
+        "checkpoints", "list", "--conversation", "nope", "--folder", str(project), data=data
+    )
+    assert other.returncode == 0 and other.stdout == ""
 
     shown = melgui("checkpoints", "show", str(record["id"]), "--folder", str(project), data=data)
     assert "+new" in shown.stdout and "-print('hello')" in shown.stdout
