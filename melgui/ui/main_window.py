@@ -113,7 +113,9 @@ class MainWindow(QMainWindow):
         self.history = install_history(self, open_store())
         from melgui.ui.checkpoints.actions import install_checkpoints  # issue 18
 
-        self.checkpoint_actions = install_checkpoints(self, self, self.sessionChanged)
+        self.checkpoint_actions = install_checkpoints(
+            self, self, self.sessionChanged, self.pane_manager.panesChanged
+        )
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
         self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)

@@ -13,7 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import DEFAULT_MODES
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
-from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from melgui.ui.panes.agent_pane import AgentPane
+from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -135,5 +136,40 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         assert not (project / "docs").exists()
         await wait_until(lambda: window.session.conversation.messages == [])
         assert window.chat.input.toPlainText() == "Add a greet module and update the readme"
+
+    run(scenario())
+
+
+def _worker(request: RecordedRequest) -> list[Any]:
+    if (request.last_message or {}).get("role") == "tool":
+        return [text("Notes written."), done()]
+    return [tool_calls(tool_call("write_file", {"path": "notes.txt", "content": "ok"}, id="w1"))]
+
+
+def test_a_worker_panes_call_is_attributed_and_undone_from_its_card(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", _worker)
+    scripted_relay.script(
+        [tool_calls(tool_call("spawn_agent", {"layout": "down", "task": "write notes"}, id="o1"))],
+        [text("Started."), done()],
+    )
+    window = make_window(
+        relay_settings(
+            scripted_relay, role="orchestrator", approval_modes={**AUTO, "spawn_agent": "auto"}
+        )
+    )
+
+    async def scenario() -> None:
+        window.bridge.submit("Start a worker.")
+        await wait_until(lambda: (project / "notes.txt").exists())
+        pane = window.pane_manager.pane(1)
+        assert isinstance(pane, AgentPane)
+        await wait_until(lambda: "changed 1 file (notes.txt)" in pane.chat.transcript.toPlainText())
+        [record] = window.checkpoint_actions.checkpoints.for_calls(["w1"])
+        assert record.source.startswith("worker 1")
+        pane.chat.transcript.anchorClicked.emit(QUrl(f"act:undo/{record.id}"))
+        await wait_until(lambda: not (project / "notes.txt").exists())
+        await wait_until(lambda: "undone" in pane.chat.transcript.toPlainText())
 
     run(scenario())

@@ -51,12 +51,20 @@ class CheckpointActions(QObject):
     changed = Signal()  # files were restored: cards and the inspector were redrawn
     dialogOpened = Signal(object)  # a dialog is open (tests drive it)
 
-    def __init__(self, window: Host, parent: QWidget, session_changed: SignalInstance) -> None:
+    def __init__(
+        self,
+        window: Host,
+        parent: QWidget,
+        session_changed: SignalInstance,
+        panes_changed: SignalInstance | None = None,
+    ) -> None:
         super().__init__(parent)
         self.window = window
         self.parent_widget = parent
         self.last_restore: CheckpointRecord | None = None
         session_changed.connect(lambda _session: self.attach())
+        if panes_changed is not None:
+            panes_changed.connect(self.attach_workers)
         self.attach()
         window.tasks.spawn(self.checkpoints.prune(), what="pruning old checkpoints")
 
@@ -74,6 +82,14 @@ class CheckpointActions(QObject):
         detail.extra_html = self.detail_extra
         detail.actionRequested.connect(self.on_action)
         chat.load_conversation(self.window.session.conversation)
+
+    def attach_workers(self) -> None:
+        """Worker panes' call cards show their checkpoints too (undo, diff; no rewind:
+        that belongs to the main conversation)."""
+        for chat in self.parent_widget.findChildren(ChatView):
+            if chat is not self.window.chat and chat.card_extra is None:
+                chat.card_extra = self.card_extra
+                chat.actionRequested.connect(self.on_action)
 
     # -- what cards show -----------------------------------------------------------------
 
@@ -203,7 +219,9 @@ class CheckpointActions(QObject):
 
     def _restored(self, restore: CheckpointRecord | None, what: str) -> None:
         self.last_restore = restore
-        self.window.chat.refresh_cards()
+        for chat in self.parent_widget.findChildren(ChatView):
+            if chat.card_extra is not None:
+                chat.refresh_cards()
         self.window.inspector.detail.show_record(self.window.inspector.detail.record)
         count = len(restore.files) if restore else 0
         self.window.statusBar().showMessage(
@@ -215,7 +233,10 @@ class CheckpointActions(QObject):
 
 
 def install_checkpoints(
-    window: Host, parent: QWidget, session_changed: SignalInstance
+    window: Host,
+    parent: QWidget,
+    session_changed: SignalInstance,
+    panes_changed: SignalInstance | None = None,
 ) -> CheckpointActions:
     """Checkpoints in the window `parent` (whose parts `window` names)."""
-    return CheckpointActions(window, parent, session_changed)
+    return CheckpointActions(window, parent, session_changed, panes_changed)
