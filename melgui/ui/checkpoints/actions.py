@@ -98,14 +98,14 @@ class CheckpointActions(QObject):
         return found[-1] if found else None
 
     def undone_by(self, record: CheckpointRecord) -> CheckpointRecord | None:
-        """The latest restore that undid `record`, unless a later one undid that."""
-        restores = [r for r in self.checkpoints.records() if r.is_restore and r.id > record.id]
+        """The restore that undid `record`, unless a later one undid that (redo), and so on
+        along the chain of undos."""
+        chain = {record.id}
         undo = None
-        for restore in restores:
-            if record.id in restore.restores:
-                undo = restore
-            elif undo is not None and undo.id in restore.restores:
-                undo = None
+        for restore in self.checkpoints.log.restores_after(self.checkpoints.folder, record.id):
+            if chain & set(restore.restores):
+                chain.add(restore.id)
+                undo = restore if undo is None else None
         return undo
 
     def card_extra(self, call_id: str, status: CallStatus) -> str:

@@ -111,6 +111,15 @@ class CheckpointLog:
         ).fetchall()
         return [_record(row) for row in rows]
 
+    def restores_after(self, folder: str, record_id: int) -> list[CheckpointRecord]:
+        """The restores taken in `folder` after checkpoint `record_id`, oldest first."""
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM checkpoints WHERE folder = ? AND tool = 'restore'"
+            " AND id > ? ORDER BY id",
+            (folder, record_id),
+        ).fetchall()
+        return [_record(row) for row in rows]
+
     def running(self, folder: str) -> list[CheckpointRecord]:
         rows = self._conn.execute(
             f"SELECT {_COLUMNS} FROM checkpoints WHERE folder = ? AND state = 'running'"
