@@ -63,7 +63,7 @@ class ChatView(QWidget):
         self.transcript.actionRequested.connect(self.actionRequested)
         # What the window adds under a finished card (changed files, undo) and under a
         # user message (rewind): html with act: links; none by default.
-        self.card_extra: Callable[[str, CallStatus], str] | None = None
+        self.card_extra: Callable[[str, CallPhase], str] | None = None
         self.user_links: Callable[[int], str] | None = None
         self.transcript.setPlaceholderText(
             "Ask about this project. The agent reads and searches the folder on its own; "

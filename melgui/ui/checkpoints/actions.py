@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 from PySide6.QtWidgets import QStatusBar, QWidget
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
@@ -22,7 +23,6 @@ from melgui.core.store.checkpoints.restore import Choice, PathPlan
 from melgui.desk.desk import Desk
 from melgui.desk.rewind import RewindPlan, plan_rewind, rewind
 from melgui.ui.aio import TaskKeeper
-from melgui.ui.call_summary import CallStatus
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.checkpoints.notes import checkpoint_note, user_link
@@ -44,7 +44,7 @@ class Host(Protocol):
     def statusBar(self) -> QStatusBar: ...
 
 
-FINISHED: frozenset[CallStatus] = frozenset({"ok", "error", "interrupted", "cancelled"})
+FINISHED: frozenset[CallPhase] = frozenset({"ok", "error", "interrupted", "cancelled"})
 
 
 class CheckpointActions(QObject):
@@ -108,7 +108,7 @@ class CheckpointActions(QObject):
                 undo = restore if undo is None else None
         return undo
 
-    def card_extra(self, call_id: str, status: CallStatus) -> str:
+    def card_extra(self, call_id: str, status: CallPhase) -> str:
         if status not in FINISHED:
             return ""
         record = self.record_for_call(call_id)

@@ -1,4 +1,4 @@
-"""The index of checkpoints, in the history database (table `checkpoints`, schema v5).
+"""The index of checkpoints, in the history database (table `checkpoints`, schema v6).
 
 A record is written before the call runs ("running", with its pre-call snapshot) and
 completed when the result arrives ("done", with the files it changed). A record still
