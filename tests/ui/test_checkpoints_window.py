@@ -1,9 +1,11 @@
 """Checkpoints in the real window against the scripted relay: a call card shows the files
 its call changed; "Undo this call", "redo", a conflict chooser and "Rewind to here"
-restore them. Screenshots: docs/checkpoints.png and docs/checkpoints-conflict.png."""
+restore them. Screenshots: docs/checkpoints.png and docs/checkpoints-conflict.png
+(written there with MELGUI_WRITE_DOCS=1)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,13 @@ from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, t
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def shots_folder(tmp_path: Path) -> Path:
+    """docs/ when MELGUI_WRITE_DOCS=1 (to refresh the README's pictures), else tmp."""
+    return DOCS if os.environ.get("MELGUI_WRITE_DOCS") == "1" else tmp_path
+
+
 AUTO = {**DEFAULT_MODES, "write_file": "auto", "edit_file": "auto", "run_command": "auto"}
 
 
@@ -26,8 +35,14 @@ def click_link(window: Any, href: str) -> None:
 
 
 def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
-    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    project: Path,
+    tmp_path: Path,
 ) -> None:
+    shots = shots_folder(tmp_path)
     scripted_relay.script(
         [
             text("Adding a module and updating the readme."),
@@ -73,7 +88,7 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         [c2] = window.checkpoint_actions.checkpoints.for_calls(["c2"])
         window.show_call("c2")
         assert "changed 2 files" in window.inspector.detail.extra.text()
-        window.grab().save(str(DOCS / "checkpoints.png"))
+        assert window.grab().save(str(shots / "checkpoints.png"))
 
         # diff of the call
         click_link(window, f"act:diff/{c2.id}")
@@ -114,7 +129,7 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         texts = [v.toPlainText() for v in views]
         assert any("'hi'" in t for t in texts) and any("'hey'" in t for t in texts)
         assert any("'mine'" in t for t in texts)
-        conflict.grab().save(str(DOCS / "checkpoints-conflict.png"))
+        assert conflict.grab().save(str(shots / "checkpoints-conflict.png"))
         conflict.choose("src/greet.py", "before")
         before = window.checkpoint_actions.last_restore
         qtbot.mouseClick(conflict.restore_button, Qt.MouseButton.LeftButton)
