@@ -26,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import budget  # noqa: E402
 
 from melgui.core.store.checkpoints.checkpointer import Checkpointer  # noqa: E402
 
@@ -105,6 +108,7 @@ async def run(files: int, megabytes: int, rounds: int) -> None:
         ):
             a, b = statistics.median(ours), statistics.median(theirs)
             print(f"{label}: {a * 1000:.0f} ms vs git status {b * 1000:.0f} ms — ratio {a / b:.2f}")
+            budget.report(f"checkpoint: {label} / git status", a / b, target=2.0)
 
         restores = []
         for round_ in range(max(1, rounds // 2)):
