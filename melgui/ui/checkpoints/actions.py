@@ -66,7 +66,7 @@ class CheckpointActions(QObject):
         if panes_changed is not None:
             panes_changed.connect(self.attach_workers)
         self.attach()
-        window.tasks.spawn(self.checkpoints.prune(), what="pruning old checkpoints")
+        window.tasks.spawn(self._tidy(), what="tidying checkpoints")
 
     @property
     def checkpoints(self) -> Checkpointer:
@@ -82,6 +82,14 @@ class CheckpointActions(QObject):
         detail.extra_html = self.detail_extra
         detail.actionRequested.connect(self.on_action)
         chat.load_conversation(self.window.session.conversation)
+
+    async def _tidy(self) -> None:
+        """At start: complete what a killed melgui left running, drop what is too old."""
+        checkpoints = self.checkpoints
+        if checkpoints.log.running(checkpoints.folder):
+            await checkpoints.recover()
+            self.window.chat.refresh_cards()
+        await checkpoints.prune()
 
     def attach_workers(self) -> None:
         """Worker panes' call cards show their checkpoints too (undo, diff; no rewind:
