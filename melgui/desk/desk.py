@@ -17,6 +17,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.rule_scopes import RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalPolicy
@@ -32,6 +33,7 @@ from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
 from melgui.tools.plans import PlanSink
+from melgui.tools.sandbox import sandbox_status
 
 CONNECTION_FIELDS = (
     "connection",
@@ -66,19 +68,16 @@ class Desk:
         self._on_progress = on_progress
         self._on_rules_saved = on_rules_saved
         self.connection = LiveConnection(transport or self._make_transport())
-        self.policy = RulePolicy(
-            modes=dict(settings.approval_modes),
-            saved_tools=set(settings.saved_tools),
-            saved_command_prefixes=list(settings.saved_command_prefixes),
-            on_saved_change=self._rules_saved,
-        )
         self.kit = WorkspaceKit(folder, settings, api_key, plans)
+        # Tool definitions added at run time (MCP servers, ACP agents) join every session.
+        self.catalog = ToolCatalog()
+        self.rule_problems: list[str] = []  # saved rule lines that could not be read
+        self.policy = self._new_policy(RuleBook())
+        self._load_rules()
         # The main registry: orchestration tools registered into it survive a change of
         # settings or folder (its workspace tools forward to the current build).
         self.tools = self.kit.registry()
         self.coordinator = Coordinator()
-        # Tool definitions added at run time (MCP servers, ACP agents) join every session.
-        self.catalog = ToolCatalog()
         # Snapshots of the folder around every call that can change files, for undo.
         self.checkpoints = self._make_checkpointer(folder)
 
@@ -107,10 +106,47 @@ class Desk:
         summary = summarize(call.name, call.parsed, tool=tool)
         return self.checkpoints.guard(call.id, call.name, summary, source=source)
 
+    # -- rules ---------------------------------------------------------------------------
+
+    def _new_policy(self, book: RuleBook) -> RulePolicy:
+        return RulePolicy(
+            modes=self.policy.modes if hasattr(self, "policy") else {},
+            book=book,
+            project=self.folder,
+            sandboxed=self.sandbox_answers,
+            on_saved_change=self._rules_saved,
+            origin_of=self._origin_of,
+        )
+
+    def _load_rules(self) -> None:
+        """Put the settings' rules into the lists every policy of this desk shares."""
+        settings = self.settings
+        self.policy.modes.clear()
+        self.policy.modes.update(settings.approval_modes)
+        book = self.policy.book
+        book.everywhere[:], everywhere_problems = parse_rules(settings.rules, "everywhere")
+        lines = settings.project_rules.get(self.folder, [])
+        book.project[:], project_problems = parse_rules(lines, "project")
+        self.rule_problems = everywhere_problems + project_problems
+        self.policy.project = self.folder
+
+    def _origin_of(self, name: str) -> str:
+        tool = self.catalog.get(name)
+        return tool.origin if tool is not None else "melgui"
+
+    def sandbox_answers(self) -> bool:
+        """Commands the rules do not cover run sandboxed without asking."""
+        s = self.settings
+        return s.sandbox_commands and s.sandbox_without_asking and sandbox_status().available
+
     def _rules_saved(self) -> None:
+        book = self.policy.book
         self.settings.approval_modes = dict(self.policy.modes)
-        self.settings.saved_tools = sorted(self.policy.saved_tools)
-        self.settings.saved_command_prefixes = list(self.policy.saved_command_prefixes)
+        self.settings.rules = rule_lines(book.everywhere)
+        if book.project:
+            self.settings.project_rules[self.folder] = rule_lines(book.project)
+        else:
+            self.settings.project_rules.pop(self.folder, None)
         if self._on_rules_saved is not None:
             self._on_rules_saved()
 
@@ -169,13 +205,10 @@ class Desk:
         )
 
     def worker_policy(self) -> RulePolicy:
-        """Saved rules shared with the main policy; "for this conversation" stays its own."""
-        return RulePolicy(
-            modes=self.policy.modes,
-            saved_tools=self.policy.saved_tools,
-            saved_command_prefixes=self.policy.saved_command_prefixes,
-            on_saved_change=self._rules_saved,
-        )
+        """Project and everywhere rules shared with the main policy; "for this
+        conversation" stays its own."""
+        book = self.policy.book
+        return self._new_policy(RuleBook(project=book.project, everywhere=book.everywhere))
 
     # -- changes -------------------------------------------------------------------------
 
@@ -185,11 +218,7 @@ class Desk:
         old = self.settings
         self.settings = new
         # Workers' policies share these collections: update them in place, here only.
-        self.policy.modes.clear()
-        self.policy.modes.update(new.approval_modes)
-        self.policy.saved_tools.clear()
-        self.policy.saved_tools.update(new.saved_tools)
-        self.policy.saved_command_prefixes[:] = new.saved_command_prefixes
+        self._load_rules()
         previous: Transport | None = None
         if connection_changed(old, new) or api_key != self.api_key:
             self.api_key = api_key
@@ -207,6 +236,7 @@ class Desk:
         self.kit = kit
         self.checkpoints.close()
         self.checkpoints = self._make_checkpointer(kit.folder)
+        self._load_rules()  # this project's rules, in the lists every policy shares
         registry = kit.registry()
         for name in registry.names():  # keep what others registered in self.tools
             self.tools.register(name, _forwarder(registry, name))

@@ -6,6 +6,7 @@ orchestration tools others register into the main registry survive a settings ch
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from melgui.core.protocol.memory import ProjectMemory
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.tools.plans import PlanSink
 from melgui.tools.registry import build_workspace_tools
+from melgui.tools.sandbox import default_hidden
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -26,6 +28,9 @@ def tool_settings(settings: Settings) -> ToolSettings:
     return ToolSettings(
         command_timeout=settings.command_timeout,
         searxng_url=settings.web_search_url.strip() or None,
+        sandbox_commands=settings.sandbox_commands,
+        sandbox_network=settings.sandbox_network,
+        sandbox_hidden=default_hidden(os.environ, (config_dir(), data_dir())),
     )
 
 

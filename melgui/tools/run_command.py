@@ -19,6 +19,7 @@ from melgui.core.processes import reset_signals
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 from melgui.tools.process_output import HeadTailBuffer
+from melgui.tools.sandbox import SandboxSpec, bwrap_argv, sandbox_env, sandbox_status
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -93,15 +94,23 @@ def _exit_code(returncode: int) -> int:
 
 
 async def execute(
-    command: str, cwd: str, *, timeout: float, cap: int, env: Mapping[str, str]
+    command: str,
+    cwd: str,
+    *,
+    timeout: float,
+    cap: int,
+    env: Mapping[str, str],
+    sandbox: SandboxSpec | None = None,
 ) -> ToolOutcome:
     buffer = HeadTailBuffer(cap)
+    argv = [user_shell(env), "-c", command]
+    if sandbox is not None:
+        argv = bwrap_argv(sandbox, cwd, argv)
+        env = sandbox_env(env)
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            user_shell(env),
-            "-c",
-            command,
+            *argv,
             cwd=cwd,
             env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
@@ -145,6 +154,8 @@ async def execute(
     finally:
         transport.close()
     assert proc.returncode is not None
+    if sandbox is not None:
+        notes.append(f"[{sandbox.describe()}.]")
     text = f"exit_code={_exit_code(proc.returncode)}\n{buffer.text()}"
     if notes:
         text = text.rstrip("\n") + "\n" + "\n".join(notes)
@@ -164,10 +175,21 @@ async def run_command(
     if "\x00" in command:
         raise ToolError("Argument 'command' contains a NUL byte.")
     env = command_environment(os.environ if base_env is None else base_env)
+    sandbox: SandboxSpec | None = None
+    if settings.sandbox_commands:
+        status = sandbox_status()
+        if not status.available:
+            raise ToolError(
+                f"The sandbox is on but cannot be used: {status.message}. Turn it off in "
+                "Settings → Approval to run commands unsandboxed."
+            )
+        root = str(workspace.root)
+        sandbox = SandboxSpec((root,), settings.sandbox_hidden, settings.sandbox_network)
     return await execute(
         command,
         str(workspace.root),
         timeout=settings.command_timeout,
         cap=settings.command_output_cap,
         env=env,
+        sandbox=sandbox,
     )

@@ -49,3 +49,9 @@ class ToolSettings:
     """PDF engines to try, in order; "qt" is the floor that always works."""
     pdf_timeout: float = 90.0
     """Seconds an external PDF engine may run."""
+    sandbox_commands: bool = False
+    """Run run_command in the bubblewrap sandbox (melgui.tools.sandbox)."""
+    sandbox_network: bool = False
+    """Sandboxed commands may use the network."""
+    sandbox_hidden: tuple[str, ...] = ()
+    """Folders a sandboxed command cannot see (melgui's config, data, keyring, bus)."""

@@ -263,6 +263,7 @@ class AgentLoop:
             return
         assert arguments is not None
         decision = self.policy.check(call, arguments)
+        allowed_by = decision.rule if isinstance(decision, Approve) else ""
         if decision is None:
             request = ApprovalRequest(call, arguments, source=self._source)
             self._waiting.append(request)
@@ -283,7 +284,7 @@ class AgentLoop:
                 pass
             case _:
                 assert_never(decision)
-        self._emit(ToolCallStarted(call))
+        self._emit(ToolCallStarted(call, allowed_by))
         try:
             outcome = await self._run_guarded(call, arguments)
         except asyncio.CancelledError:

@@ -1,112 +1,137 @@
-"""Approval policies: per-tool auto/ask with remembered approvals, and fixed headless modes."""
+"""Approval policies: rules in scopes with per-tool defaults, and fixed headless modes.
+
+RulePolicy answers in this order: a deny rule that matches denies; run_command is read
+by the shell parser and allowed when every part is covered (command_check); another
+tool is allowed by a rule naming it; then a sandboxed run_command runs without asking
+when the person chose that; then the tool's mode ("auto" runs without asking). What is
+left goes to a person. Every approval without a person carries the rule that gave it.
+
+`check_operation(origin, tool, arguments)` is the entry point for operations that are
+not the model's tool calls of this loop: an MCP server's tool (`origin="mcp:<server>"`)
+or an ACP agent's permission request (`origin="acp:<agent>"`). It answers with the same
+rules, scoped to that origin, and None when a person must decide.
+"""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from melgui.core.protocol.approval import Approve, Decision, Deny
+from melgui.core.agent.command_check import CommandJudgement, judge_command
+from melgui.core.agent.rule_scopes import BUILTIN, COMMAND_TOOL, Rule, RuleBook, Scope
+from melgui.core.agent.shell_parse import parse_shell
+from melgui.core.protocol.approval import Approve, Decision, Deny, Remember
 from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
 from melgui.core.protocol.events import ToolCall
 
-_COMPOUND_MARKS = ("&", "|", ";", "<", ">", "`", "$", "(", ")", "\n", "\r", "\\")
-
-
-def is_simple_command(command: str) -> bool:
-    """True for one plain command: no chaining, pipes, substitution or redirection.
-
-    Deliberately conservative: a mark inside quotes still counts, so such commands are
-    asked again rather than matched by a prefix rule.
-    """
-    if not command.strip() or any(mark in command for mark in _COMPOUND_MARKS):
-        return False
-    try:
-        return bool(shlex.split(command))
-    except ValueError:
-        return False
-
-
-def command_words(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return []
-
-
-def suggested_prefix(command: str) -> str:
-    """The rule "always allow" proposes: the program and a plain subcommand, if any."""
-    words = command_words(command)
-    if not words:
-        return command.strip()
-    chosen = words[:1]
-    if (
-        len(words) > 1
-        and words[1].replace("-", "").replace("_", "").isalnum()
-        and not (words[1].startswith("-") or "/" in words[1] or "." in words[1])
-    ):
-        chosen.append(words[1])
-    return shlex.join(chosen)
-
-
-def prefix_matches(prefix: str, command: str) -> bool:
-    """Word-wise prefix match of a saved rule, only for simple commands."""
-    if not is_simple_command(command):
-        return False
-    rule, words = command_words(prefix), command_words(command)
-    return bool(rule) and words[: len(rule)] == rule
+SANDBOX_RULE = "sandboxed: the rules do not cover it, the sandbox contains it"
+_SCOPE_OF: dict[Remember, Scope] = {
+    "session": "conversation",
+    "project": "project",
+    "saved": "everywhere",
+}
 
 
 @dataclass
 class RulePolicy:
-    """Per-tool modes plus approvals remembered for the session or saved.
+    """Per-tool modes plus rules in three scopes.
 
-    `on_saved_change` is called after a saved rule is added, so settings can persist it.
+    `project` is the folder redirections must stay inside. `sandboxed()` says whether
+    run_command currently runs in the sandbox and may then run without asking.
+    `on_saved_change` is called after a project or everywhere rule is added, so settings
+    can persist it; `origin_of` names the origin of a tool (from the desk's catalog).
     """
 
     modes: dict[str, Mode] = field(default_factory=lambda: dict(DEFAULT_MODES))
-    saved_tools: set[str] = field(default_factory=set)
-    saved_command_prefixes: list[str] = field(default_factory=list)
-    session_tools: set[str] = field(default_factory=set)
-    session_command_prefixes: list[str] = field(default_factory=list)
+    book: RuleBook = field(default_factory=RuleBook)
+    project: str = ""
+    sandboxed: Callable[[], bool] = lambda: False
     on_saved_change: Callable[[], None] | None = None
+    origin_of: Callable[[str], str] = lambda name: BUILTIN
+
+    # -- deciding ------------------------------------------------------------------------
 
     def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision | None:
-        if call.name == "run_command":
+        return self.check_operation(self.origin_of(call.name), call.name, arguments)
+
+    def check_operation(self, origin: str, tool: str, arguments: dict[str, Any]) -> Decision | None:
+        """Answer a tool call or permission request of `origin` by the rules; None: ask."""
+        if origin == BUILTIN and tool == COMMAND_TOOL:
             command = arguments.get("command")
-            if isinstance(command, str) and any(
-                prefix_matches(p, command)
-                for p in (*self.saved_command_prefixes, *self.session_command_prefixes)
-            ):
-                return Approve()
-        elif call.name in self.saved_tools or call.name in self.session_tools:
-            return Approve()
-        if self.modes.get(call.name, "ask") == "auto":
-            return Approve()
+            if isinstance(command, str):
+                return self._command(command)
+        rules = self.book.for_tool(origin, tool)
+        for rule in rules:
+            if rule.effect == "deny":
+                return Deny(f"denied by the rule “{rule.text}” ({rule.scope})")
+        if rules:
+            return Approve(rule=rules[0].describe())
+        if origin == BUILTIN and self.modes.get(tool, "ask") == "auto":
+            return Approve(rule=f"{tool}: run without asking (tool setting)")
         return None
+
+    def judge(self, command: str) -> CommandJudgement:
+        """The command read part by part against the rules (for the approval view)."""
+        return judge_command(
+            command, self.book.commands("allow"), self.book.commands("deny"), self.project
+        )
+
+    def _command(self, command: str) -> Decision | None:
+        judgement = self.judge(command)
+        if judgement.verdict == "deny":
+            rule = judgement.rules[0] if judgement.rules else None
+            reason = f"denied by the rule “{rule.text}” ({rule.scope})" if rule else "denied"
+            return Deny(reason)
+        if judgement.verdict == "allow":
+            rules = judgement.rules
+            text = "; ".join(r.describe() for r in rules) or "plain variable assignments"
+            return Approve(rule=text)
+        if self.sandboxed():
+            return Approve(rule=SANDBOX_RULE)
+        if self.modes.get(COMMAND_TOOL, "ask") == "auto":
+            return Approve(rule=f"{COMMAND_TOOL}: run without asking (tool setting)")
+        return None
+
+    # -- learning ------------------------------------------------------------------------
+
+    def rules_for(self, tool: str, arguments: dict[str, Any], scope: Scope) -> list[Rule]:
+        """The rules "always allow" would add for this call, [] when none can cover it."""
+        origin = self.origin_of(tool)
+        if origin == BUILTIN and tool == COMMAND_TOOL:
+            command = arguments.get("command")
+            if not isinstance(command, str):
+                return []
+            suggestions = self.judge(command).suggestions()
+            if not suggestions:
+                return []
+            return [Rule.parse(f"allow {COMMAND_TOOL}: {s}", scope) for s in suggestions]
+        target = tool if origin == BUILTIN else f"{origin}/{tool}"
+        return [Rule.parse(f"allow {target}", scope)]
 
     def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
         if not isinstance(decision, Approve) or decision.remember == "once":
             return
-        saved = decision.remember == "saved"
-        if call.name == "run_command":
-            command = arguments.get("command")
-            if not isinstance(command, str) or not is_simple_command(command):
-                return  # a compound command is never turned into a rule
-            rules = self.saved_command_prefixes if saved else self.session_command_prefixes
-            prefix = suggested_prefix(command)
-            if prefix not in rules:
-                rules.append(prefix)
-        else:
-            (self.saved_tools if saved else self.session_tools).add(call.name)
-        if saved and self.on_saved_change is not None:
+        scope = _SCOPE_OF[decision.remember]
+        added = [self.book.add(r) for r in self.rules_for(call.name, arguments, scope)]
+        if any(added) and scope != "conversation" and self.on_saved_change is not None:
+            self.on_saved_change()
+
+    def add_rule(self, rule: Rule) -> None:
+        if self.book.add(rule) and rule.scope != "conversation" and self.on_saved_change:
             self.on_saved_change()
 
 
-def commands_matched(prefix: str, history: Iterable[str]) -> list[str]:
-    """Which past commands a rule would have allowed (for the rule editor)."""
-    return [command for command in history if prefix_matches(prefix, command)]
+def commands_matched(rule: Rule, history: Iterable[str], project: str) -> list[str]:
+    """Which past commands a command rule would have allowed on its own (rule editor)."""
+    allow, deny = ([rule], []) if rule.effect == "allow" else ([], [rule])
+    want = rule.effect
+    return [c for c in history if judge_command(c, allow, deny, project).verdict == want]
+
+
+def is_readable(command: str) -> bool:
+    """The shell parser reads all of `command`."""
+    return parse_shell(command).problem is None
 
 
 HeadlessMode = Literal["reads", "all", "none"]
@@ -120,9 +145,9 @@ class FixedPolicy:
 
     def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision:
         if self.mode == "all":
-            return Approve()
+            return Approve(rule="melgui exec --approve all")
         if self.mode == "reads" and call.name in READ_ONLY_TOOLS:
-            return Approve()
+            return Approve(rule="melgui exec --approve reads")
         return Deny(f"headless run with --approve {self.mode}: {call.name} is not allowed")
 
     def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:

@@ -23,7 +23,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from melgui.core.protocol.catalog import DEFAULT_MODES, Mode, Role
 
 APP_NAME = "melgui"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SETTINGS_FILE = "settings.json"
 
 ConnectionKind = Literal["relay", "openai", "local"]
@@ -112,10 +112,19 @@ class Settings(BaseSettings):
     """Tool set of a new conversation: assistant, worker or orchestrator."""
     approval_modes: dict[str, Mode] = Field(default_factory=lambda: dict(DEFAULT_MODES))
     """Per tool: run without asking ("auto") or ask a person ("ask")."""
-    saved_tools: list[str] = Field(default_factory=list)
-    """Tools a person chose to always allow (saved)."""
-    saved_command_prefixes: list[str] = Field(default_factory=list)
-    """run_command prefix rules a person saved; they match simple commands only."""
+    rules: list[str] = Field(default_factory=list)
+    """Approval rules for every project, one per line: "allow run_command: git status",
+    "deny run_command: rm", "allow write_file", "allow mcp:<server>/<tool>"."""
+    project_rules: dict[str, list[str]] = Field(default_factory=dict)
+    """Approval rules per project folder (kept here, not in the project, so an agent that
+    writes the project cannot grant itself permissions)."""
+    sandbox_commands: bool = False
+    """Run run_command inside a bubblewrap sandbox (Linux): the project writable, the rest
+    read-only, melgui's config and keys hidden."""
+    sandbox_network: bool = False
+    """Let sandboxed commands use the network."""
+    sandbox_without_asking: bool = True
+    """With the sandbox on, run commands the rules do not cover without asking."""
     command_timeout: float = Field(default=120.0, gt=0, le=24 * 3600)
     """Seconds before run_command kills the command."""
     web_search_url: str = ""
@@ -164,7 +173,19 @@ class SettingsError(Exception):
 SettingsMigration = Callable[[dict[str, Any]], dict[str, Any]]
 # Format N -> N+1, applied in order to an older file when it is read. Format 1 is the
 # first; add an entry here (and raise SCHEMA_VERSION) when a field changes meaning.
-MIGRATIONS: dict[int, SettingsMigration] = {}
+
+
+def _rules_from_saved_approvals(data: dict[str, Any]) -> dict[str, Any]:
+    """1 -> 2: saved tools and run_command prefixes became rule lines (scopes, deny)."""
+    rules = list(data.get("rules") or [])
+    rules += [f"allow {name}" for name in data.pop("saved_tools", None) or []]
+    prefixes = data.pop("saved_command_prefixes", None) or []
+    rules += [f"allow run_command: {prefix}" for prefix in prefixes]
+    data["rules"] = list(dict.fromkeys(rules))
+    return data
+
+
+MIGRATIONS: dict[int, SettingsMigration] = {1: _rules_from_saved_approvals}
 
 
 def migrate_settings(

@@ -8,12 +8,17 @@ from typing import Any, Literal, Protocol
 
 from melgui.core.protocol.events import ToolCall
 
+Remember = Literal["once", "session", "project", "saved"]
+
 
 @dataclass(frozen=True, slots=True)
 class Approve:
-    """Run the call. `remember` extends the approval to later calls of the same tool."""
+    """Run the call. `remember` extends the approval to later calls: for this conversation
+    ("session"), this project, or everywhere ("saved"). `rule` says which rule approved
+    it when no person was asked (the log of calls that ran without asking)."""
 
-    remember: Literal["once", "session", "saved"] = "once"
+    remember: Remember = "once"
+    rule: str = ""
     kind: Literal["approve"] = "approve"
 
 
@@ -41,7 +46,7 @@ class ApprovalRequest:
     def pending(self) -> bool:
         return not self.future.done()
 
-    def approve(self, remember: Literal["once", "session", "saved"] = "once") -> None:
+    def approve(self, remember: Remember = "once") -> None:
         if self.pending:
             self.future.set_result(Approve(remember))
 

@@ -48,7 +48,11 @@ class ApprovalNeeded:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStarted:
+    """A call starts running. `allowed_by` names the rule that let it run without asking
+    ("" when a person approved it)."""
+
     call: ToolCall
+    allowed_by: str = ""
     kind: Literal["tool_call_started"] = "tool_call_started"
 
 

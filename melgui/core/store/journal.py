@@ -42,6 +42,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.store.records import AUTO_BY
 from melgui.core.store.store import Store
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
@@ -140,9 +141,10 @@ class Journal:
                 self._asked.add(call_id)
                 self.store.call_state(cid, call_id, "waiting")
                 request.future.add_done_callback(lambda future: self._decided(call_id, future))
-            case ToolCallStarted(call=call):
+            case ToolCallStarted(call=call, allowed_by=allowed_by):
                 if call.id not in self._asked:
-                    self.store.call_decided(cid, call.id, "auto")
+                    decision = f"{AUTO_BY}{allowed_by}" if allowed_by else "auto"
+                    self.store.call_decided(cid, call.id, decision)
                 self.store.call_state(cid, call.id, "running")
             case ToolCallFinished(call=call, status=status, content=content, duration=duration):
                 with self.store.transaction():

@@ -33,12 +33,28 @@ class StoredMessage:
     created_at: float = 0.0
 
 
+AUTO_BY = "auto:"  # decision prefix of a call a rule let run without asking
+
+
+@dataclass(frozen=True, slots=True)
+class AllowedCall:
+    """One entry of the log of calls that ran without asking."""
+
+    conversation_id: str
+    call_id: str
+    name: str
+    arguments: str
+    rule: str  # "" when it ran on a tool's "run without asking" before rules were logged
+    decided_at: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     """A call's life as the inspector shows it.
 
-    `decision` is "" (not needed or not yet), "auto", "approved", "approved:session",
-    "approved:saved" or "denied"; `result_status` is a ResultStatus once done.
+    `decision` is "" (not needed or not yet), "auto", "auto:<the rule that allowed it>",
+    "approved", "approved:session", "approved:project", "approved:saved" or "denied";
+    `result_status` is a ResultStatus once done.
     """
 
     call_id: str

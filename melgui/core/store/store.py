@@ -23,6 +23,8 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
 from melgui.core.store.paths import canonical_folder, database_path
 from melgui.core.store.records import (
+    AUTO_BY,
+    AllowedCall,
     BranchRecord,
     ConversationSummary,
     NoteRecord,
@@ -405,6 +407,21 @@ class Store:
             if len(commands) >= limit:
                 break
         return list(commands)
+
+    def allowed_without_asking(self, limit: int = 200) -> list[AllowedCall]:
+        """The log of calls that ran without asking and the rule that allowed each,
+        newest first, over kept conversations."""
+        rows = self._conn.execute(
+            "SELECT t.conversation_id, t.call_id, t.name, t.arguments, t.decision,"
+            " t.decided_at FROM tool_calls t JOIN conversations c ON c.id = t.conversation_id"
+            " WHERE (t.decision = 'auto' OR t.decision LIKE 'auto:%')"
+            " AND c.deleted_at IS NULL ORDER BY t.decided_at DESC, t.rowid DESC LIMIT ?",
+            (limit,),
+        )
+        return [
+            AllowedCall(cid, call_id, name, arguments, decision[len(AUTO_BY) :], decided_at)
+            for cid, call_id, name, arguments, decision, decided_at in rows
+        ]
 
     # -- plans, wire log, notes ----------------------------------------------------
 

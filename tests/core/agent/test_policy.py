@@ -1,4 +1,4 @@
-"""Approval policies: defaults, remembered approvals, and run_command prefix rules."""
+"""Approval policies: defaults, rules in scopes, deny wins, other agents, the sandbox."""
 
 from __future__ import annotations
 
@@ -6,14 +6,8 @@ import json
 
 import pytest
 
-from melgui.core.agent.policy import (
-    FixedPolicy,
-    RulePolicy,
-    commands_matched,
-    is_simple_command,
-    prefix_matches,
-    suggested_prefix,
-)
+from melgui.core.agent.policy import SANDBOX_RULE, FixedPolicy, RulePolicy, commands_matched
+from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules
 from melgui.core.protocol.approval import Approve, Deny
 from melgui.core.protocol.events import ToolCall
 
@@ -22,83 +16,130 @@ def call(name: str, **arguments: object) -> tuple[ToolCall, dict[str, object]]:
     return ToolCall("id", name, json.dumps(arguments)), arguments
 
 
+def rules(*lines: str, scope: str = "everywhere") -> list[Rule]:
+    parsed, problems = parse_rules(lines, scope)  # type: ignore[arg-type]
+    assert problems == []
+    return parsed
+
+
+def approved(decision: object) -> str:
+    assert isinstance(decision, Approve), decision
+    return decision.rule
+
+
 def test_defaults_follow_the_product_doc() -> None:
     policy = RulePolicy()
-    assert policy.check(*call("read_file", path="a")) == Approve()
-    assert policy.check(*call("list_panes")) == Approve()
+    assert "read_file" in approved(policy.check(*call("read_file", path="a")))
+    assert isinstance(policy.check(*call("list_panes")), Approve)
     for name in ("write_file", "edit_file", "run_command", "web_search", "create_pdf",
                  "remember", "open_pane", "spawn_agent", "send_keys", "send_agent"):  # fmt: skip
         assert policy.check(*call(name)) is None, name
     assert policy.check(*call("a_tool_nobody_knows")) is None
 
 
-@pytest.mark.parametrize(
-    ("command", "simple"),
-    [
-        ("pytest -q tests", True),
-        ("git status", True),
-        ("ls 'my file'", True),
-        ("make && rm -rf /", False),
-        ("ls; rm -rf /", False),
-        ("cat a | sh", False),
-        ("echo $(whoami)", False),
-        ("echo `whoami`", False),
-        ("echo hi > /etc/passwd", False),
-        ("sort < in", False),
-        ("sleep 1 &", False),
-        ("ls\nrm -rf /", False),
-        ("echo 'unterminated", False),
-        ("", False),
-    ],
-)
-def test_simple_command_detection(command: str, simple: bool) -> None:
-    assert is_simple_command(command) is simple
+def test_rule_lines_round_trip_and_bad_lines_say_why() -> None:
+    lines = [
+        "allow run_command: git status",
+        "deny run_command: rm",
+        "allow write_file",
+        "allow mcp:github/create_issue",
+        "deny acp:claude/*",
+        "allow run_command: find ... -delete",
+    ]
+    assert [rule.text for rule in rules(*lines)] == lines
+    _, problems = parse_rules(
+        ["permit ls", "allow run_command", "allow run_command: ls | sh", "allow write_file: x",
+         "allow mcp:github", "allow run_command: find ..."],
+        "project",
+    )  # fmt: skip
+    assert len(problems) == 6
+    assert "'allow' or 'deny'" in problems[0] and "no shell syntax" in problems[2]
 
 
-def test_prefix_rules_match_words_not_strings() -> None:
-    assert prefix_matches("git status", "git status --short")
-    assert not prefix_matches("git status", "git statusx")
-    assert not prefix_matches("git status", "git status && rm -rf /")
-    assert not prefix_matches("pytest", "pytest; curl evil | sh")
-    assert suggested_prefix("git status --short") == "git status"
-    assert suggested_prefix("pytest -q tests") == "pytest"
-    assert suggested_prefix("python3 script.py") == "python3"
+def test_a_compound_command_runs_when_every_part_is_covered_and_says_by_what() -> None:
+    book = RuleBook(everywhere=rules("allow run_command: git status", "allow run_command: wc"))
+    book.project.extend(rules("allow run_command: grep", scope="project"))
+    policy = RulePolicy(book=book, project="/p")
+    why = approved(policy.check(*call("run_command", command="git status | grep M | wc -l")))
+    assert why == (
+        "allow run_command: git status (everywhere); allow run_command: grep (this project); "
+        "allow run_command: wc (everywhere)"
+    )
+    assert policy.check(*call("run_command", command="git status; git push")) is None
 
 
-def test_always_allow_for_run_command_saves_a_prefix_rule() -> None:
+def test_deny_rules_win_in_any_scope() -> None:
+    book = RuleBook(conversation=rules("allow run_command: make", scope="conversation"))
+    book.everywhere.extend(rules("deny run_command: rm", "allow write_file", "deny write_file"))
+    policy = RulePolicy(book=book, modes={"run_command": "auto"}, sandboxed=lambda: True)
+    denied = policy.check(*call("run_command", command="make && sudo rm -rf /"))
+    assert isinstance(denied, Deny) and "deny run_command: rm" in denied.reason
+    assert isinstance(policy.check(*call("write_file", path="a")), Deny)
+
+
+def test_always_allow_adds_rules_for_the_asked_parts_in_the_chosen_scope() -> None:
     saved: list[str] = []
-    policy = RulePolicy()
-    policy.on_saved_change = lambda: saved.append("x")
-    first = call("run_command", command="git status")
-    policy.record(*first, Approve("saved"))
-    assert policy.saved_command_prefixes == ["git status"] and saved == ["x"]
-    assert policy.check(*call("run_command", command="git status -s")) == Approve()
-    assert policy.check(*call("run_command", command="git status; rm x")) is None
-    assert policy.check(*call("run_command", command="git push")) is None
-
-
-def test_compound_commands_never_become_rules() -> None:
-    policy = RulePolicy()
-    policy.record(*call("run_command", command="make && make install"), Approve("session"))
-    assert policy.session_command_prefixes == []
-
-
-def test_session_approval_of_a_tool() -> None:
-    policy = RulePolicy()
-    policy.record(*call("write_file", path="a", content=""), Approve("session"))
-    assert policy.check(*call("write_file", path="b", content="")) == Approve()
+    book = RuleBook(everywhere=rules("allow run_command: ls"))
+    policy = RulePolicy(book=book, project="/p", on_saved_change=lambda: saved.append("x"))
+    command = call("run_command", command="ls && pytest -q tests | sed -i s/a/b/ out")
+    policy.record(*command, Approve("project"))
+    assert [r.text for r in book.project] == [
+        "allow run_command: pytest",
+        "allow run_command: sed ... -i",
+    ]
+    assert saved == ["x"]
+    assert approved(policy.check(*command))
+    policy.record(*call("write_file", path="a"), Approve("session"))
+    assert [r.text for r in book.conversation] == ["allow write_file"] and saved == ["x"]
     policy.record(*call("edit_file"), Approve("once"))
     assert policy.check(*call("edit_file")) is None
 
 
+def test_parts_no_rule_can_cover_make_no_rule() -> None:
+    policy = RulePolicy(project="/p")
+    for command in ("ls > /etc/motd", "echo 'unterminated", "PATH=/x ls", "$CMD"):
+        policy.record(*call("run_command", command=command), Approve("saved"))
+    assert list(policy.book) == []
+
+
+def test_other_agents_are_answered_by_rules_scoped_to_their_origin() -> None:
+    book = RuleBook(everywhere=rules("allow mcp:github/list_issues", "deny acp:claude/*"))
+    policy = RulePolicy(book=book, origin_of=lambda name: "mcp:github")
+    assert "mcp:github/list_issues" in approved(
+        policy.check_operation("mcp:github", "list_issues", {})
+    )
+    assert policy.check_operation("mcp:gitlab", "list_issues", {}) is None
+    assert policy.check_operation("mcp:github", "create_issue", {}) is None
+    assert isinstance(policy.check_operation("acp:claude", "edit", {"path": "x"}), Deny)
+    assert isinstance(policy.check(*call("list_issues")), Approve)  # origin from the catalog
+    # a tool of another origin named like a built-in one is not allowed by its mode
+    assert policy.check_operation("mcp:x", "read_file", {}) is None
+
+
+def test_the_sandbox_answers_only_what_the_rules_leave_open() -> None:
+    book = RuleBook(everywhere=rules("deny run_command: curl"))
+    on = [False]
+    policy = RulePolicy(book=book, project="/p", sandboxed=lambda: on[0])
+    assert policy.check(*call("run_command", command="make install")) is None
+    on[0] = True
+    assert approved(policy.check(*call("run_command", command="make install"))) == SANDBOX_RULE
+    assert isinstance(policy.check(*call("run_command", command="curl x | sh")), Deny)
+
+
 def test_rule_editor_history() -> None:
-    history = ["git status", "git status -s", "git push", "git status && ls"]
-    assert commands_matched("git status", history) == ["git status", "git status -s"]
+    history = ["git status", "git status -s", "git push", "git status && ls", "sudo git status"]
+    (rule,) = rules("allow run_command: git status")
+    assert commands_matched(rule, history, "/p") == ["git status", "git status -s"]
+    (deny,) = rules("deny run_command: git")
+    assert commands_matched(deny, history, "/p") == history
 
 
-def test_fixed_policies() -> None:
-    assert FixedPolicy("all").check(*call("run_command", command="x")) == Approve()
-    assert FixedPolicy("reads").check(*call("grep", pattern="x")) == Approve()
-    reads_write = FixedPolicy("reads").check(*call("write_file"))
-    assert isinstance(reads_write, Deny) and "--approve reads" in reads_write.reason
-    assert isinstance(FixedPolicy("none").check(*call("read_file")), Deny)
+@pytest.mark.parametrize("mode", ["reads", "all", "none"])
+def test_fixed_policies(mode: str) -> None:
+    policy = FixedPolicy(mode)  # type: ignore[arg-type]
+    command = policy.check(*call("run_command", command="x"))
+    grep = policy.check(*call("grep", pattern="x"))
+    assert isinstance(command, Approve) == (mode == "all")
+    assert isinstance(grep, Approve) == (mode != "none")
+    if isinstance(command, Deny):
+        assert f"--approve {mode}" in command.reason

@@ -41,7 +41,8 @@ def test_config_and_data_dirs_follow_the_environment() -> None:
 def test_round_trip_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "settings.json"
     settings = Settings(connection="relay", relay_url="http://127.0.0.1:9", model="m1")
-    settings.saved_command_prefixes.append("git status")
+    settings.rules.append("allow run_command: git status")
+    settings.project_rules["/p"] = ["deny run_command: rm"]
     settings.approval_modes["write_file"] = "auto"
     save_settings(settings, path)
     assert [p.name for p in path.parent.iterdir()] == ["settings.json"]
@@ -146,3 +147,13 @@ def test_an_older_file_is_migrated_step_by_step() -> None:
     assert migrate_settings({"theme": "light"}, migrations=steps, current=1) == {"theme": "light"}
     with pytest.raises(SettingsError, match="positive integer"):
         migrate_settings({"schema_version": "2"}, migrations=steps, current=3)
+
+
+def test_saved_tools_and_prefixes_of_an_older_file_become_rules(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(
+        json.dumps({"saved_tools": ["write_file"], "saved_command_prefixes": ["git status"]})
+    )
+    settings = load_settings(path)
+    assert settings.rules == ["allow write_file", "allow run_command: git status"]
+    assert "saved_tools" not in settings.to_file_json()
