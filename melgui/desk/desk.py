@@ -113,7 +113,8 @@ class Desk:
             modes=self.policy.modes if hasattr(self, "policy") else {},
             book=book,
             project=self.folder,
-            sandboxed=self.sandbox_answers,
+            sandbox_answers=self.sandbox_answers,
+            sandbox_on=self.sandbox_on,
             on_saved_change=self._rules_saved,
             origin_of=self._origin_of,
         )
@@ -134,10 +135,13 @@ class Desk:
         tool = self.catalog.get(name)
         return tool.origin if tool is not None else "melgui"
 
+    def sandbox_on(self) -> bool:
+        """run_command runs in the sandbox (the setting is on and bwrap works here)."""
+        return self.settings.sandbox_commands and sandbox_status().available
+
     def sandbox_answers(self) -> bool:
         """Commands the rules do not cover run sandboxed without asking."""
-        s = self.settings
-        return s.sandbox_commands and s.sandbox_without_asking and sandbox_status().available
+        return self.settings.sandbox_without_asking and self.sandbox_on()
 
     def _rules_saved(self) -> None:
         book = self.policy.book

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 from melgui.core.protocol.calls import summarize
 from melgui.ui.approval_controls import ApprovalControls
 from melgui.ui.approval_queue import ApprovalQueue
+from melgui.ui.command_parts import judge_request, parts_html, sandboxed
 from melgui.ui.theme import Colors
 
 
@@ -24,6 +25,10 @@ class ApprovalBar(QFrame):
         self.label = QLabel(self)
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
+        self.parts = QLabel(self)  # a command's parts: what each rule matched, what is asked
+        self.parts.setTextFormat(Qt.TextFormat.RichText)
+        self.parts.setWordWrap(True)
+        self.parts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_button = QPushButton("Show", self)
         self.show_button.clicked.connect(self._show)
         self.controls = ApprovalControls(self)
@@ -33,6 +38,7 @@ class ApprovalBar(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addLayout(top)
+        layout.addWidget(self.parts)
         layout.addWidget(self.controls)
         queue.changed.connect(self.refresh)
         self.refresh()
@@ -51,6 +57,10 @@ class ApprovalBar(QFrame):
         more = len(self.queue) - 1
         waiting = f" — {more} more waiting" if more > 0 else ""
         summary = summarize(request.call.name, request.arguments, 100)
+        judgement = judge_request(request)
+        self.parts.setVisible(judgement is not None)
+        if judgement is not None:
+            self.parts.setText(parts_html(judgement, c, sandbox=sandboxed(request)))
         self.label.setText(
             f'<span style="color:{c.pending}">◆ Approval needed</span> '
             f"<b>{html.escape(request.call.name)}</b> "

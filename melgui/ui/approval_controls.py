@@ -1,13 +1,15 @@
 """Approve / Deny (with a reason) / Always allow, for one pending ApprovalRequest.
 
+"Always allow" adds, for this conversation, this project or everywhere, the rules the
+asking policy proposes: for a command, one rule per asked part (never one for the whole
+line); when a part cannot be covered by a rule the button says why and stays off.
+
 Used by the inspector's call view and by the window's approval bar. Keyboard:
 APPROVE_KEYS approves and DENY_KEYS denies (with the reason typed, if any); the window
 installs those shortcuts once, so the labels here only show them.
 """
 
 from __future__ import annotations
-
-from typing import Literal
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -21,8 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.policy import is_simple_command, suggested_prefix
-from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.rule_scopes import Rule
+from melgui.core.protocol.approval import ApprovalRequest, Remember
 
 APPROVE_KEYS = QKeySequence("Ctrl+Return")
 DENY_KEYS = QKeySequence("Ctrl+Shift+Backspace")
@@ -49,12 +52,12 @@ class ApprovalControls(QWidget):
         self.always_button.setText("Always allow ▾")
         self.always_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self._menu = QMenu(self.always_button)
-        self._session_action = QAction(self._menu)
-        self._session_action.triggered.connect(lambda: self.approve("session"))
-        self._saved_action = QAction(self._menu)
-        self._saved_action.triggered.connect(lambda: self.approve("saved"))
-        self._menu.addAction(self._session_action)
-        self._menu.addAction(self._saved_action)
+        self._actions: dict[Remember, QAction] = {}
+        for remember in ("session", "project", "saved"):
+            action = QAction(self._menu)
+            action.triggered.connect(lambda _=False, r=remember: self.approve(r))
+            self._menu.addAction(action)
+            self._actions[remember] = action
         self.always_button.setMenu(self._menu)
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
@@ -82,24 +85,25 @@ class ApprovalControls(QWidget):
             widget.setEnabled(live)
         if request is None:
             return
-        name = request.call.name
-        what = f"{name} calls"
-        if name == "run_command":
-            command = request.arguments.get("command")
-            simple = isinstance(command, str) and is_simple_command(command)
-            self.always_button.setEnabled(live and simple)
+        rules = _rules(request)
+        self.always_button.setEnabled(live and bool(rules))
+        if not rules:
             self.always_button.setToolTip(
-                ""
-                if simple
-                else "A command joined with &&, ;, |, $(…), backticks or redirection is "
-                "always asked again."
+                "No rule can cover this call: a part is outside the project, computed when "
+                "it runs, or not readable. Approve it once, or deny it."
             )
-            if simple and isinstance(command, str):
-                what = f"commands starting with “{suggested_prefix(command)}”"
-        self._session_action.setText(f"Allow {what} for this conversation")
-        self._saved_action.setText(f"Always allow {what} (saved)")
+            return
+        self.always_button.setToolTip("")
+        if request.call.name == "run_command":
+            what = " and ".join(f"“{r.pattern}”" for r in rules)
+            what = f"commands {what}"
+        else:
+            what = f"{request.call.name} calls"
+        self._actions["session"].setText(f"Allow {what} for this conversation")
+        self._actions["project"].setText(f"Allow {what} in this project (saved)")
+        self._actions["saved"].setText(f"Allow {what} everywhere (saved)")
 
-    def approve(self, remember: Literal["once", "session", "saved"] = "once") -> None:
+    def approve(self, remember: Remember = "once") -> None:
         if self.request is not None and self.request.pending:
             self.request.approve(remember)
             self.set_request(self.request)
@@ -110,3 +114,11 @@ class ApprovalControls(QWidget):
             self.request.deny(self.reason.text())
             self.set_request(self.request)
             self.decided.emit()
+
+
+def _rules(request: ApprovalRequest) -> list[Rule]:
+    """The rules "always allow" would add (a rule per asked part of a command)."""
+    policy = request.policy
+    if not isinstance(policy, RulePolicy):
+        return []
+    return policy.rules_for(request.call.name, request.arguments, "conversation")

@@ -51,6 +51,7 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LegFinished, LoopEv
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport, TransportError
+from melgui.core.store.records import AllowedCall
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
@@ -369,10 +370,23 @@ class MainWindow(QMainWindow):
         from melgui.ui.settings_dialog import SettingsDialog
 
         history = self.command_history()
-        dialog = SettingsDialog(self.settings, self.policy, history, self.tasks, self)
+        dialog = SettingsDialog(
+            self.settings, self.policy, history, self.tasks, self, allowed=self._allowed_log()
+        )
         dialog.applied.connect(self.apply_settings)
         dialog.accepted.connect(lambda: self._report_error(dialog.key_message))
         dialog.open()
+
+    def _allowed_log(self) -> list[AllowedCall]:
+        """The log of calls that ran without asking, with the rule that allowed each."""
+        store = getattr(getattr(self, "history", None), "store", None)
+        if store is None:
+            return []
+        try:
+            return list(store.allowed_without_asking())
+        except sqlite3.Error as exc:
+            self._report_error(f"History: cannot read the log of allowed calls: {exc}")
+            return []
 
     def command_history(self) -> list[str]:
         """Past run_command commands for the rule editor, newest first, once each: this

@@ -3,6 +3,7 @@ policy, tools, theme. "Test connection" lists the server's models or shows its e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -25,11 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.core.agent.claude_rules import claude_rules
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.config import secrets
 from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
+from melgui.core.store.records import AllowedCall
 from melgui.core.transports.connection import api_key_kind, make_transport, needs_api_key
 from melgui.core.transports.discovery import list_models_text
+from melgui.tools.sandbox import sandbox_status
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.policy_editor import PolicyEditor
 
@@ -56,20 +60,25 @@ class SettingsDialog(QDialog):
         history: list[str],
         tasks: TaskKeeper,
         parent: QWidget | None = None,
+        *,
+        allowed: Sequence[AllowedCall] = (),
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.original = settings
+        self.policy = policy
         self._tasks = tasks
         self.key_message = ""  # where a typed key went, once accepted
         tabs = QTabWidget(self)
         tabs.addTab(self._connection_tab(settings), "Connection")
         self.policy_editor = PolicyEditor(
-            dict(policy.modes),
-            sorted(policy.saved_tools),
-            list(policy.saved_command_prefixes),
+            policy,
             history,
-            self,
+            settings=settings,
+            allowed=allowed,
+            importable=claude_rules(policy.project) if policy.project else (),
+            sandbox=sandbox_status(),
+            parent=self,
         )
         tabs.addTab(self.policy_editor, "Approval")
         tabs.addTab(self._tools_tab(settings), "Tools")
@@ -237,8 +246,14 @@ class SettingsDialog(QDialog):
         }
         if hasattr(self, "policy_editor"):
             values["approval_modes"] = self.policy_editor.modes()
-            values["saved_tools"] = self.policy_editor.saved_tools()
-            values["saved_command_prefixes"] = self.policy_editor.prefixes()
+            editor = self.policy_editor
+            values["rules"] = editor.rule_lines("everywhere")
+            project_rules = dict(self.original.project_rules)
+            project_rules.pop(self.policy.project, None)
+            if editor.rule_lines("project") and self.policy.project:
+                project_rules[self.policy.project] = editor.rule_lines("project")
+            values["project_rules"] = project_rules
+            values.update(editor.sandbox_values())
         return Settings.model_validate(values)
 
     def _key_for(self, draft: Settings) -> str | None:
@@ -282,5 +297,7 @@ class SettingsDialog(QDialog):
             saved = secrets.set_api_key(api_key_kind(draft), typed, self.persist.currentData())
             self.keyring_note.setText(saved.message)
             self.key_message = saved.message
+        # this conversation's rules live with its policy, not in the settings
+        self.policy.book.conversation[:] = self.policy_editor.rule_list("conversation")
         self.applied.emit(draft, self._key_for(draft))
         super().accept()

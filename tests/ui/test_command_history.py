@@ -43,5 +43,5 @@ def test_the_rule_editor_sees_commands_of_stored_conversations(
     assert editor is not None and f"git log {tag}" in editor.history
     editor.rule_input.setText("git log")
     editor._add_rule()
-    editor.rules.setCurrentRow(editor.rules.count() - 1)
+    editor.rules.selectRow(editor.rules.rowCount() - 1)
     assert f"git log {tag}" in editor.matches.toPlainText().splitlines()

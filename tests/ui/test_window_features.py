@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.config.settings import Settings, settings_path
 from melgui.core.transports.openai_compat import OpenAITransport
 from melgui.ui.main_window import MainWindow
@@ -56,15 +58,16 @@ def test_always_allow_for_this_conversation_skips_the_next_question(
         type_prompt(qtbot, window, "status?")
         await wait_until(lambda: window.inspector.book.pending())
         controls = window.inspector.detail.controls
-        assert "git status" in controls._session_action.text()
-        controls._session_action.trigger()
+        assert "“git status”" in controls._actions["session"].text()
+        assert "for this conversation" in controls._actions["session"].text()
+        controls._actions["session"].trigger()
         # g2 matches the rule; the compound g3 is asked again.
         await wait_until(lambda: [r.call.id for r in window.inspector.book.pending()] == ["g3"])
         window.inspector.deny_current()
         await wait_until(lambda: idle(window, 4))
 
     run(scenario())
-    assert window.policy.session_command_prefixes == ["git status"]
+    assert [r.text for r in window.policy.book.conversation] == ["allow run_command: git status"]
     records = window.inspector.book.records
     # g2 ran without asking; the command ran (git status outside a repository exits 128).
     assert (records["g2"].status, records["g2"].decision) == ("ok", "")
@@ -93,14 +96,14 @@ def test_saved_rules_are_written_to_the_settings_file(
     async def scenario() -> None:
         type_prompt(qtbot, window, "write")
         await wait_until(lambda: window.inspector.book.pending())
-        window.inspector.detail.controls._saved_action.trigger()
+        window.inspector.detail.controls._actions["saved"].trigger()
         await wait_until(lambda: idle(window, 2))
         await window.aclose()
 
     run(scenario())
     window.close()
     saved = json.loads(settings_path().read_text())
-    assert saved["saved_tools"] == ["write_file"]
+    assert saved["rules"] == ["allow write_file"]
     assert (project / "a.txt").read_text() == "x"
 
 
@@ -215,21 +218,33 @@ def test_test_connection_shows_the_servers_error(
     assert "No system keyring" in dialog.keyring_note.text()
 
 
-def test_the_rule_editor_shows_which_past_commands_a_rule_matches(qtbot: QtBot) -> None:
+def test_the_rule_editor_lists_edits_and_removes_rules_of_every_scope(qtbot: QtBot) -> None:
     history = ["git status", "git status --short", "git status && rm -rf /", "ls"]
-    editor = PolicyEditor({"read_file": "auto", "run_command": "ask"}, [], ["git status"], history)
-    qtbot.addWidget(editor)
-    editor.rules.setCurrentRow(0)
-    assert editor.matches.toPlainText().splitlines() == ["git status", "git status --short"]
-    assert (
-        "2 of 4" in editor.matches_label.text() and "still be asked" in editor.matches_label.text()
+    book = RuleBook(
+        conversation=[Rule.parse("allow write_file", "conversation")],
+        project=[Rule.parse("allow run_command: git status", "project")],
+        everywhere=[Rule.parse("deny run_command: rm")],
     )
+    editor = PolicyEditor(RulePolicy(book=book, project="/p"), history)
+    qtbot.addWidget(editor)
+    editor.rules.selectRow(1)
+    assert editor.matches.toPlainText().splitlines() == ["git status", "git status --short"]
+    assert "2 of 4" in editor.message.text() and "still be asked" in editor.message.text()
     editor.rule_input.setText("make | tee")
     editor._add_rule()
-    assert editor.prefixes() == ["git status"]
+    assert "no shell syntax" in editor.message.text() and editor.rules.rowCount() == 3
+    editor.scope.setCurrentIndex(editor.scope.findData("everywhere"))
     editor.rule_input.setText("pytest")
     editor._add_rule()
-    assert editor.prefixes() == ["git status", "pytest"]
+    assert editor.rule_lines("everywhere") == ["deny run_command: rm", "allow run_command: pytest"]
+    editor.rules.item(1, 1).setText("allow run_command:   git   log")  # edited in place
+    assert editor.rule_lines("project") == ["allow run_command: git log"]
+    editor.rules.item(1, 1).setText("allow run_command: git log | sh")
+    assert editor.rule_lines("project") == ["allow run_command: git log"]
+    assert "Not changed" in editor.message.text()
+    editor.rules.selectRow(0)
+    editor._remove_rule()
+    assert editor.rule_lines("conversation") == []
     modes = editor.modes()
     assert (modes["read_file"], modes["run_command"], modes["write_file"]) == ("auto", "ask", "ask")
 

@@ -265,7 +265,7 @@ class AgentLoop:
         decision = self.policy.check(call, arguments)
         allowed_by = decision.rule if isinstance(decision, Approve) else ""
         if decision is None:
-            request = ApprovalRequest(call, arguments, source=self._source)
+            request = ApprovalRequest(call, arguments, source=self._source, policy=self.policy)
             self._waiting.append(request)
             self._emit(ApprovalNeeded(request))
             try:

@@ -37,8 +37,9 @@ _SCOPE_OF: dict[Remember, Scope] = {
 class RulePolicy:
     """Per-tool modes plus rules in three scopes.
 
-    `project` is the folder redirections must stay inside. `sandboxed()` says whether
-    run_command currently runs in the sandbox and may then run without asking.
+    `project` is the folder redirections must stay inside. `sandbox_on()` says whether
+    run_command runs in the sandbox, `sandbox_answers()` whether it then runs what the
+    rules do not cover without asking.
     `on_saved_change` is called after a project or everywhere rule is added, so settings
     can persist it; `origin_of` names the origin of a tool (from the desk's catalog).
     """
@@ -46,7 +47,8 @@ class RulePolicy:
     modes: dict[str, Mode] = field(default_factory=lambda: dict(DEFAULT_MODES))
     book: RuleBook = field(default_factory=RuleBook)
     project: str = ""
-    sandboxed: Callable[[], bool] = lambda: False
+    sandbox_answers: Callable[[], bool] = lambda: False
+    sandbox_on: Callable[[], bool] = lambda: False
     on_saved_change: Callable[[], None] | None = None
     origin_of: Callable[[str], str] = lambda name: BUILTIN
 
@@ -87,7 +89,7 @@ class RulePolicy:
             rules = judgement.rules
             text = "; ".join(r.describe() for r in rules) or "plain variable assignments"
             return Approve(rule=text)
-        if self.sandboxed():
+        if self.sandbox_answers():
             return Approve(rule=SANDBOX_RULE)
         if self.modes.get(COMMAND_TOOL, "ask") == "auto":
             return Approve(rule=f"{COMMAND_TOOL}: run without asking (tool setting)")

@@ -38,6 +38,8 @@ class ApprovalRequest:
     call: ToolCall
     arguments: dict[str, Any]
     source: str = "main"  # which conversation asks: "main" or a pane title
+    # The policy that could not answer: the approval view asks it what its rules matched.
+    policy: ApprovalPolicy | None = None
     future: asyncio.Future[Decision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )

@@ -51,13 +51,22 @@ DECISION_LABEL: dict[str, str] = {
     "auto": "ran without asking",
     "approved": "approved once",
     "approved:session": "approved for this conversation",
-    "approved:saved": "approved (saved rule)",
+    "approved:project": "approved for this project (saved rule)",
+    "approved:saved": "approved everywhere (saved rule)",
     "denied": "denied by you",
 }
+AUTO_BY = "auto:"  # "auto:<rule>": a rule let the call run without asking
+
+
+def decision_label(decision: str) -> str:
+    """A stored decision in words; "auto:<rule>" names the rule that let the call run."""
+    if decision.startswith(AUTO_BY):
+        return f"ran without asking: {decision[len(AUTO_BY) :]}"
+    return DECISION_LABEL.get(decision, "")
 
 
 def decision_text(decision: Decision) -> str:
-    """ "approved", "approved:session", "approved:saved" or "denied"."""
+    """ "approved", "approved:session", "approved:project", "approved:saved" or "denied"."""
     if isinstance(decision, Approve):
         return "approved" if decision.remember == "once" else f"approved:{decision.remember}"
     assert isinstance(decision, Deny)

@@ -57,8 +57,10 @@ def arguments_html(
     *,
     cwd: str,
     preview: str | None,
+    command_parts: str = "",
 ) -> str:
-    """The body of the inspector's "Arguments" pane for one call."""
+    """The body of the inspector's "Arguments" pane for one call. `command_parts` is a
+    waiting command as the rules read it (command_parts.parts_html)."""
     parts: list[str] = []
     if arguments is None:
         parts.append(
@@ -71,6 +73,8 @@ def arguments_html(
             f"<p><b>Command</b></p>{_pre(html.escape(str(command)), colors)}"
             f"<p><b>Folder</b> <code>{html.escape(cwd)}</code></p>"
         )
+        if command_parts:
+            parts.append(f"<p><b>What the rules matched</b></p>{command_parts}")
     elif has_diff(name) and arguments is not None:
         if not preview:
             parts.append(f'<p style="color:{colors.muted}">Computing the diff…</p>')

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
-from melgui.core.protocol.call_life import DECISION_LABEL, PHASE_LABEL, PHASE_MARK
+from melgui.core.protocol.call_life import PHASE_LABEL, PHASE_MARK, decision_label
 from melgui.core.protocol.calls import format_duration
 from melgui.ui.approval_controls import ApprovalControls
 from melgui.ui.chat.tool_cards import status_color
+from melgui.ui.command_parts import judge_request, parts_html, sandboxed
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.theme import Colors
@@ -85,6 +86,7 @@ class CallDetail(QWidget):
                 self.colors,
                 cwd=self.cwd,
                 preview=record.preview,
+                command_parts=self._command_parts(record),
             )
         )
         bar.setValue(position)
@@ -97,6 +99,14 @@ class CallDetail(QWidget):
             verb, _, argument = rest.partition("/")
             self.actionRequested.emit(verb, argument)
 
+    def _command_parts(self, record: CallRecord) -> str:
+        if not record.awaiting_person:
+            return ""
+        judgement = judge_request(record.request)
+        if judgement is None:
+            return ""
+        return parts_html(judgement, self.colors, sandbox=sandboxed(record.request))
+
     def _title(self, record: CallRecord) -> str:
         c = self.colors
         status = record.status
@@ -107,8 +117,9 @@ class CallDetail(QWidget):
         ]
         if record.duration is not None:
             parts.append(format_duration(record.duration))
-        if record.decision in DECISION_LABEL:
-            parts.append(html.escape(DECISION_LABEL[record.decision]))
+        decided = decision_label(record.decision)
+        if decided:
+            parts.append(html.escape(decided))
         if record.source != "main":
             parts.append(f"from {html.escape(record.source)}")
         parts.append(f'<span style="color:{c.muted}">id {html.escape(record.call.id)}</span>')

@@ -71,7 +71,7 @@ def test_a_compound_command_runs_when_every_part_is_covered_and_says_by_what() -
 def test_deny_rules_win_in_any_scope() -> None:
     book = RuleBook(conversation=rules("allow run_command: make", scope="conversation"))
     book.everywhere.extend(rules("deny run_command: rm", "allow write_file", "deny write_file"))
-    policy = RulePolicy(book=book, modes={"run_command": "auto"}, sandboxed=lambda: True)
+    policy = RulePolicy(book=book, modes={"run_command": "auto"}, sandbox_answers=lambda: True)
     denied = policy.check(*call("run_command", command="make && sudo rm -rf /"))
     assert isinstance(denied, Deny) and "deny run_command: rm" in denied.reason
     assert isinstance(policy.check(*call("write_file", path="a")), Deny)
@@ -119,7 +119,7 @@ def test_other_agents_are_answered_by_rules_scoped_to_their_origin() -> None:
 def test_the_sandbox_answers_only_what_the_rules_leave_open() -> None:
     book = RuleBook(everywhere=rules("deny run_command: curl"))
     on = [False]
-    policy = RulePolicy(book=book, project="/p", sandboxed=lambda: on[0])
+    policy = RulePolicy(book=book, project="/p", sandbox_answers=lambda: on[0])
     assert policy.check(*call("run_command", command="make install")) is None
     on[0] = True
     assert approved(policy.check(*call("run_command", command="make install"))) == SANDBOX_RULE
