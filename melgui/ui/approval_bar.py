@@ -5,12 +5,13 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from melgui.core.protocol.calls import summarize
 from melgui.ui.approval_controls import ApprovalControls
 from melgui.ui.approval_queue import ApprovalQueue
-from melgui.ui.command_parts import judge_request, parts_html, sandboxed
+from melgui.ui.command_parts import judge_request, parts_summary_html, sandboxed
 from melgui.ui.theme import Colors
 
 
@@ -60,13 +61,26 @@ class ApprovalBar(QFrame):
         judgement = judge_request(request)
         self.parts.setVisible(judgement is not None)
         if judgement is not None:
-            self.parts.setText(parts_html(judgement, c, sandbox=sandboxed(request)))
+            self.parts.setText(parts_summary_html(judgement, c, sandbox=sandboxed(request)))
         self.label.setText(
             f'<span style="color:{c.pending}">◆ Approval needed</span> '
             f"<b>{html.escape(request.call.name)}</b> "
             f'<span style="font-family:monospace">{html.escape(summary)}</span> '
             f'<span style="color:{c.muted}">from {html.escape(request.source)}{waiting}</span>'
         )
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Word-wrapped labels: ask the layout how tall they are at this width."""
+        layout = self.layout()
+        if layout is not None and self.width() > 0:
+            height = layout.totalHeightForWidth(self.width())
+            if height > 0 and height != self.minimumHeight():
+                self.setMinimumHeight(height)
 
     def _show(self) -> None:
         request = self.queue.first()

@@ -96,3 +96,21 @@ def parts_html(judgement: CommandJudgement, colors: Colors, *, sandbox: bool) ->
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parts_summary_html(judgement: CommandJudgement, colors: Colors, *, sandbox: bool) -> str:
+    """The approval bar's short form: the marked command, then only what is asked."""
+    matched = sum(1 for p in judgement.parts if p.verdict == "allow")
+    asked = [
+        f"<code>{html.escape(_short(p.text, 40))}</code> ({html.escape(p.reason)})"
+        for p in judgement.parts
+        if p.verdict != "allow"
+    ]
+    line = f'<span style="color:{colors.ok}">✓ {matched} matched</span>'
+    if asked:
+        line += f' · <span style="color:{colors.pending}">◆ asked:</span> ' + "; ".join(asked)
+    if sandbox:
+        line += f' · <span style="color:{colors.ok}">▣ sandboxed</span>'
+    return (
+        f'<span style="font-family:monospace">{marked_command(judgement, colors)}</span><br>{line}'
+    )

@@ -1,0 +1,65 @@
+"""The approval view reads a command part by part; calls run by a rule say which rule.
+
+MELGUI_SHOTS_DIR=docs python -m pytest tests/ui/test_approval_rules.py  re-renders
+docs/approval-rules.png.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from melgui.ui.main_window import MainWindow
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+
+COMPOUND = "git status --short | grep '^ M' > changes.txt && python3 -c 'print(1)' > /tmp/out"
+RULES = ["allow run_command: git status", "allow run_command: grep", "deny run_command: curl"]
+
+
+def test_the_approval_view_shows_matched_and_asked_parts_and_the_log_names_the_rule(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Path
+) -> None:
+    asked = tool_call("run_command", {"command": COMPOUND}, id="c1")
+    covered = tool_call("run_command", {"command": "git status | grep M"}, id="c2")
+    scripted_relay.script(
+        [text("Checking what changed."), tool_calls(asked)],
+        [tool_calls(covered)],
+        [text("done"), done()],
+    )
+    window: MainWindow = make_window(relay_settings(scripted_relay, rules=RULES))
+    window.resize(1280, 820)
+    shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or tmp_path)
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "What changed?")
+        await wait_until(lambda: window.approval_bar.isVisible())
+        window.inspector.show_call("c1")
+        bar = window.approval_bar.parts.text()
+        assert "✓ 3 matched" in bar and "/tmp/out is outside the project" in bar
+        assert "<code>python3 -c &#x27;print(1)&#x27;</code> (no rule covers it" in bar
+        await wait_until(
+            lambda: "What the rules matched" in window.inspector.detail.arguments.toHtml()
+        )
+        parts = window.inspector.detail.arguments.toHtml()
+        assert "covered by “git status” (everywhere)" in parts
+        assert "asked" in parts and "inside the project" in parts  # > changes.txt
+        controls = window.approval_bar.controls
+        assert not controls.always_button.isEnabled()  # /tmp/out can never be a rule
+        assert "outside the project" in controls.always_button.toolTip()
+        window.grab().save(str(shots / "approval-rules.png"))
+        controls.approve("once")
+        await wait_until(lambda: idle(window, 3))
+
+    run(scenario())
+    records = window.inspector.book.records
+    assert records["c2"].status in ("ok", "error")  # ran without asking
+    store = window.history.store
+    (logged,) = [c for c in store.allowed_without_asking() if c.call_id == "c2"]
+    assert logged.rule == (
+        "allow run_command: git status (everywhere); allow run_command: grep (everywhere)"
+    )
+    assert records["c1"].decision == "approved"
