@@ -26,6 +26,7 @@ from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
 from melgui.core.protocol.events import ToolCall
 
 SANDBOX_RULE = "sandboxed: the rules do not cover it, the sandbox contains it"
+_RANK: dict[Scope, int] = {"conversation": 0, "project": 1, "everywhere": 2}
 _SCOPE_OF: dict[Remember, Scope] = {
     "session": "conversation",
     "project": "project",
@@ -73,11 +74,11 @@ class RulePolicy:
             return Approve(rule=f"{tool}: run without asking (tool setting)")
         return None
 
-    def judge(self, command: str) -> CommandJudgement:
-        """The command read part by part against the rules (for the approval view)."""
-        return judge_command(
-            command, self.book.commands("allow"), self.book.commands("deny"), self.project
-        )
+    def judge(self, command: str, lasting: Scope = "conversation") -> CommandJudgement:
+        """The command read part by part against the rules (for the approval view); with
+        `lasting`, allow rules of narrower scopes are left out."""
+        allow = [r for r in self.book.commands("allow") if _RANK[r.scope] >= _RANK[lasting]]
+        return judge_command(command, allow, self.book.commands("deny"), self.project)
 
     def _command(self, command: str) -> Decision | None:
         judgement = self.judge(command)
@@ -104,7 +105,8 @@ class RulePolicy:
             command = arguments.get("command")
             if not isinstance(command, str):
                 return []
-            suggestions = self.judge(command).suggestions()
+            # a part a narrower rule covers still needs a rule that lasts as long
+            suggestions = self.judge(command, scope).suggestions()
             if not suggestions:
                 return []
             return [Rule.parse(f"allow {COMMAND_TOOL}: {s}", scope) for s in suggestions]
