@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.agent.claude_rules import Imported
+from melgui.core.agent.command_check import judge_command
 from melgui.core.agent.policy import RulePolicy, commands_matched
 from melgui.core.agent.rule_scopes import SCOPE_LABEL, SCOPES, Rule, Scope
 from melgui.core.config.settings import Settings
@@ -220,10 +221,15 @@ class PolicyEditor(QWidget):
         verb = "allowed" if rule.effect == "allow" else "denied"
         text = f"“{rule.pattern}” would have {verb} {len(matched)} of {len(self.history)} "
         text += "past commands"
+        lines = [f"✓ {c}" if rule.effect == "allow" else f"⊘ {c}" for c in matched]
         if asked and rule.effect == "allow":
             text += f"; {len(asked)} starting with “{lead}” would still be asked"
+            for command in asked:
+                judgement = judge_command(command, [rule], [], self.project)
+                why = "; ".join(f"{' '.join(p.text.split())}: {p.reason}" for p in judgement.asked)
+                lines.append(f"◆ {command}\n    asked: {why}")
         self.message.setText(text + ":")
-        self.matches.setPlainText("\n".join(matched))
+        self.matches.setPlainText("\n".join(lines))
 
     def _typed_or_selected(self) -> Rule | None:
         text = self.rule_input.text().strip()

@@ -44,4 +44,4 @@ def test_the_rule_editor_sees_commands_of_stored_conversations(
     editor.rule_input.setText("git log")
     editor._add_rule()
     editor.rules.selectRow(editor.rules.rowCount() - 1)
-    assert f"git log {tag}" in editor.matches.toPlainText().splitlines()
+    assert f"✓ git log {tag}" in editor.matches.toPlainText().splitlines()

@@ -228,7 +228,12 @@ def test_the_rule_editor_lists_edits_and_removes_rules_of_every_scope(qtbot: QtB
     editor = PolicyEditor(RulePolicy(book=book, project="/p"), history)
     qtbot.addWidget(editor)
     editor.rules.selectRow(1)
-    assert editor.matches.toPlainText().splitlines() == ["git status", "git status --short"]
+    assert editor.matches.toPlainText().splitlines() == [
+        "✓ git status",
+        "✓ git status --short",
+        "◆ git status && rm -rf /",
+        "    asked: rm -rf /: no rule covers it",
+    ]
     assert "2 of 4" in editor.message.text() and "still be asked" in editor.message.text()
     editor.rule_input.setText("make | tee")
     editor._add_rule()
