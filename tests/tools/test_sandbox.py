@@ -159,3 +159,25 @@ async def test_an_unusable_sandbox_refuses_instead_of_pretending(
             )
     finally:
         sandbox_status.cache_clear()
+
+
+@needs_namespaces
+async def test_a_timeout_ends_everything_the_sandboxed_command_started(
+    workspace: Workspace, sandboxed: ToolSettings, project: Path
+) -> None:
+    settings = ToolSettings(
+        sandbox_commands=True, sandbox_hidden=sandboxed.sandbox_hidden, command_timeout=1.0
+    )
+    outcome = await run_command(
+        workspace,
+        settings,
+        {"command": "(sleep 60; echo late > late.txt) & sleep 60"},
+        base_env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SHELL": "/bin/sh"},
+    )
+    assert outcome.status == "error" and "Timed out after 1 s" in outcome.content
+    await asyncio.sleep(0.2)
+    processes = subprocess.run(
+        ["pgrep", "-f", "echo late > late.txt"], capture_output=True, preexec_fn=reset_signals
+    )
+    assert processes.stdout.strip() == b""
+    assert not (project / "late.txt").exists()
