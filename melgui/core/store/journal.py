@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import assert_never
 
 from melgui.core.protocol.approval import Decision
-from melgui.core.protocol.call_life import decision_text
+from melgui.core.protocol.call_life import AUTO_BY, decision_text
 from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -42,7 +42,6 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
-from melgui.core.store.records import AUTO_BY
 from melgui.core.store.store import Store
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"

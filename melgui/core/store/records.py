@@ -33,9 +33,6 @@ class StoredMessage:
     created_at: float = 0.0
 
 
-AUTO_BY = "auto:"  # decision prefix of a call a rule let run without asking
-
-
 @dataclass(frozen=True, slots=True)
 class AllowedCall:
     """One entry of the log of calls that ran without asking."""

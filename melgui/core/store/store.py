@@ -17,13 +17,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from melgui.core.protocol.call_life import CallPhase
+from melgui.core.protocol.call_life import AUTO_BY, CallPhase
 from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.messages import Message
 from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
 from melgui.core.store.paths import canonical_folder, database_path
 from melgui.core.store.records import (
-    AUTO_BY,
     AllowedCall,
     BranchRecord,
     ConversationSummary,
