@@ -10,6 +10,7 @@ import pytest
 
 from melgui.core.agent.loop import AgentLoop, RetryPolicy
 from melgui.core.agent.policy import FixedPolicy, RulePolicy
+from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCall, ToolCalls, Usage
@@ -19,6 +20,7 @@ from melgui.core.protocol.loop_events import (
     LoopEvent,
     Retrying,
     ToolCallFinished,
+    ToolCallStarted,
     TurnCancelled,
     TurnFailed,
 )
@@ -312,3 +314,22 @@ async def test_a_model_that_never_stops_calling_tools_ends_at_the_leg_limit() ->
     )
     assert len(transport.requests) == 3 and len(tools.ran) == 3
     assert_valid(loop.conversation)
+
+
+async def test_a_call_a_rule_lets_through_names_the_rule_and_one_a_rule_denies_never_runs() -> None:
+    book = RuleBook(everywhere=[Rule.parse("allow run_command: ls"), Rule.parse("deny write_file")])
+    legs: list[Leg] = [
+        [ToolCalls((call("a", "run_command", {"command": "ls | ls"}),))],
+        [ToolCalls((call("b", "write_file", {"path": "p", "content": "x"}),))],
+        [Done()],
+    ]
+    loop, _, tools, events = make_loop(legs, RulePolicy(book=book, project="/project"))
+    await loop.run_turn("look")
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert [(e.call.id, e.allowed_by) for e in started] == [
+        ("a", "allow run_command: ls (everywhere)")
+    ]
+    assert [name for name, _ in tools.ran] == ["run_command"]
+    assert not any(isinstance(e, ApprovalNeeded) for e in events)
+    denied = loop.conversation.messages[-2]
+    assert denied.status == "denied" and "deny write_file" in denied.content
