@@ -371,7 +371,13 @@ class MainWindow(QMainWindow):
 
         history = self.command_history()
         dialog = SettingsDialog(
-            self.settings, self.policy, history, self.tasks, self, allowed=self._allowed_log()
+            self.settings,
+            self.policy,
+            history,
+            self.tasks,
+            self,
+            allowed=self._allowed_log(),
+            rule_problems=self.desk.rule_problems,
         )
         dialog.applied.connect(self.apply_settings)
         dialog.accepted.connect(lambda: self._report_error(dialog.key_message))

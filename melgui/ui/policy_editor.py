@@ -48,6 +48,7 @@ class PolicyEditor(QWidget):
         allowed: Sequence[AllowedCall] = (),
         importable: Sequence[Imported] = (),
         sandbox: SandboxStatus | None = None,
+        problems: Sequence[str] = (),
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -63,6 +64,10 @@ class PolicyEditor(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(tabs)
         self._show_matches()
+        if problems:
+            self.message.setText(
+                "Saved rules melgui cannot read (dropped when you press OK): " + "; ".join(problems)
+            )
 
     # -- rules -------------------------------------------------------------------------
 
@@ -209,7 +214,7 @@ class PolicyEditor(QWidget):
         rule = self._typed_or_selected()
         if rule is None or rule.command is None:
             self.matches.clear()
-            if not self.message.text().startswith(("Not", "Imported")):
+            if not self.message.text().startswith(("Not", "Imported", "Saved rules")):
                 self.message.setText(
                     f"Pick or type a command rule to see which of the {len(self.history)} "
                     "past commands it would have decided on its own."

@@ -62,6 +62,7 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
         *,
         allowed: Sequence[AllowedCall] = (),
+        rule_problems: Sequence[str] = (),
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -78,6 +79,7 @@ class SettingsDialog(QDialog):
             allowed=allowed,
             importable=claude_rules(policy.project) if policy.project else (),
             sandbox=sandbox_status(),
+            problems=rule_problems,
             parent=self,
         )
         tabs.addTab(self.policy_editor, "Approval")

@@ -335,3 +335,10 @@ def test_the_theme_changes_without_losing_the_conversation(
     window.apply_settings(dark, window.api_key)
     assert window.colors.name == "dark"
     assert "keep me" in window.chat.transcript.toPlainText()
+
+
+def test_the_rule_editor_says_which_saved_rules_it_cannot_read(qtbot: QtBot) -> None:
+    problem = "'permit ls': a rule starts with 'allow' or 'deny'"
+    editor = PolicyEditor(RulePolicy(), [], problems=[problem])
+    qtbot.addWidget(editor)
+    assert "cannot read" in editor.message.text() and problem in editor.message.text()
