@@ -20,7 +20,7 @@ Verdict = Literal["allow", "deny", "ask"]
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 # Builtins that only change the shell itself (a changed directory is accounted for).
 HARMLESS = frozenset({"true", "false", ":", "cd", "pushd", "popd", "test", "[", "shift"})
-HARMLESS |= {"export", "local", "declare", "readonly", "typeset", "unset"}
+HARMLESS |= {"export", "local", "declare", "readonly", "typeset", "unset", "set", "wait"}
 _MAX_DEPTH = 3  # sh -c 'sh -c "…"' is read this many levels deep
 
 

@@ -10,7 +10,8 @@ word or after `...`):
 - `find` with `-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint*`, `-fls`
 - `git -c …` / `--config-env` / `--exec-path`, `git … --output`, `--upload-pack`,
   `--receive-pack`
-- `sed -i` (also `-i.bak`, `--in-place`, `-ni`), `awk` programs that call `system`
+- `sed -i` (also `-i.bak`, `--in-place`, `-ni`), sed scripts that write or run (`w`, `e`,
+  `s///w`), `awk` programs that call `system`
 - interpreters with code on the command line: `python -c`, `perl -e`, `node -e`, …
 - `sudo`/`doas`: the rule for the wrapped command applies, but must name `sudo`
 - `xargs` and `eval` run what they are given: only a rule for them covers them
@@ -26,6 +27,7 @@ Deny rules are broad on purpose: a deny rule matches the program by its base nam
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,6 +80,8 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "doas": frozenset({"-u", "-C"}),
 }
 _POSITIONAL_ARGS = {"timeout": 1}  # the duration comes before the wrapped command
+# sed's `w file` / `e command` commands and the s///w and s///e flags (GNU sed).
+_SED_WRITES = re.compile(r"(?:^|[;{}\n]|[0-9$/]|\s)[wWe](?:\s|$)|s(.).*\1.*\1[gpiImM0-9]*[we]")
 # Variables that change what later commands run or read.
 DANGEROUS_VARIABLES = frozenset(
     {"PATH", "IFS", "ENV", "BASH_ENV", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS"}
@@ -171,11 +175,14 @@ def unwrap(command: SimpleCommand) -> Unwrapped:
         program = os.path.basename(words[0].text)
         if program in _ELEVATING:
             dangers.append(Danger("sudo", f"runs it as another user ({program})"))
-        elif program == "env" and any(
-            w.literal and w.text in ("-S", "--split-string") for w in words[1:]
-        ):
-            dangers.append(Danger("env -S", "env -S splits a string into a command"))
-            break
+        elif program == "env":
+            if any(w.literal and w.text in ("-S", "--split-string") for w in words[1:]):
+                dangers.append(Danger("env -S", "env -S splits a string into a command"))
+                break
+            for w in words[1:]:
+                name = w.text.split("=", 1)[0] if w.literal and "=" in w.text else ""
+                if name in DANGEROUS_VARIABLES:
+                    dangers.append(Danger(name, f"sets {name}"))
         if program not in _TRANSPARENT and program not in _ELEVATING:
             break
         inner = _wrapped(program, words)
@@ -236,6 +243,8 @@ def _dangers_of(program: str, words: tuple[Word, ...]) -> list[Danger]:
             if text == "--in-place" or text.startswith("--in-place=") or _short_has(text, "i"):
                 found.append(Danger("-i", "sed -i edits files in place"))
                 break
+        if any(_SED_WRITES.search(t) for t in texts if not t.startswith("-")):
+            found.append(Danger("write", "the sed script writes files or runs commands (w, e)"))
     elif program in ("awk", "gawk", "mawk", "nawk"):
         if any("system" in text or "|" in text for text in texts):
             found.append(Danger("system", "the awk program runs commands"))

@@ -232,6 +232,20 @@ TABLE: list[tuple[str, str, list[Part]]] = [
     ("time make", "allow", [("allow", "time make", "make")]),
     ("[[ -f x ]] && cat x", "allow", [("allow", "cat x", "cat")]),
     ("ls 2> errors.log", "allow", [("allow", "ls", "ls"), ("allow", "2> errors.log", "")]),
+    ("sed 's/a/b/w /etc/x' f", "ask", [("ask", "sed 's/a/b/w /etc/x' f", "")]),
+    ("sed -n '1e id' f", "ask", [("ask", "sed -n '1e id' f", "")]),
+    ("env PATH=/tmp/evil make", "ask", [("ask", "env PATH=/tmp/evil make", "")]),
+    ("set -e; make", "allow", [("allow", "set -e", ""), ("allow", "make", "make")]),
+    ("ls *.py", "allow", [("allow", "ls *.py", "ls")]),
+    ("*.sh", "ask", [("ask", "*.sh", "")]),
+    ("a[$(rm x)]=1", "deny", [("allow", "a[$(rm x)]=1", ""), ("deny", "rm x", "rm")]),
+    (
+        "echo ${x:-$(git log)}",
+        "allow",
+        [("allow", "echo ${x:-$(git log)}", "echo"), ("allow", "git log", "git log")],
+    ),
+    ("trap 'rm -rf ~' EXIT", "ask", [("ask", "trap 'rm -rf ~' EXIT", "")]),
+    ("source ./env.sh", "ask", [("ask", "source ./env.sh", "")]),
 ]
 
 
