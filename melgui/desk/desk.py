@@ -12,6 +12,7 @@ reaches all of them. The window adds Qt on top; `melgui exec` uses it as it is.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -33,6 +34,7 @@ from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
 from melgui.tools.plans import PlanSink
+from melgui.tools.run_command import user_shell
 from melgui.tools.sandbox import sandbox_status
 
 CONNECTION_FIELDS = (
@@ -117,6 +119,7 @@ class Desk:
             sandbox_on=self.sandbox_on,
             on_saved_change=self._rules_saved,
             origin_of=self._origin_of,
+            shell=os.path.basename(user_shell(os.environ)),
         )
 
     def _load_rules(self) -> None:

@@ -18,13 +18,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from melgui.core.agent.command_check import CommandJudgement, judge_command
+from melgui.core.agent.command_check import CommandJudgement, Part, judge_command
 from melgui.core.agent.rule_scopes import BUILTIN, COMMAND_TOOL, Rule, RuleBook, Scope
 from melgui.core.agent.shell_parse import parse_shell
 from melgui.core.protocol.approval import Approve, Decision, Deny, Remember
 from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
 from melgui.core.protocol.events import ToolCall
 
+# Shells whose command language the bash grammar reads as they do, for what rules check.
+READABLE_SHELLS = frozenset({"sh", "bash", "dash", "ksh", "mksh", "zsh", "busybox"})
 SANDBOX_RULE = "sandboxed: the rules do not cover it, the sandbox contains it"
 _RANK: dict[Scope, int] = {"conversation": 0, "project": 1, "everywhere": 2}
 _SCOPE_OF: dict[Remember, Scope] = {
@@ -42,7 +44,9 @@ class RulePolicy:
     run_command runs in the sandbox, `sandbox_answers()` whether it then runs what the
     rules do not cover without asking.
     `on_saved_change` is called after a project or everywhere rule is added, so settings
-    can persist it; `origin_of` names the origin of a tool (from the desk's catalog).
+    can persist it; `origin_of` names the origin of a tool (from the desk's catalog);
+    `shell` is the shell run_command uses: rules allow nothing in one they cannot read
+    (fish, …).
     """
 
     modes: dict[str, Mode] = field(default_factory=lambda: dict(DEFAULT_MODES))
@@ -52,6 +56,7 @@ class RulePolicy:
     sandbox_on: Callable[[], bool] = lambda: False
     on_saved_change: Callable[[], None] | None = None
     origin_of: Callable[[str], str] = lambda name: BUILTIN
+    shell: str = "sh"  # the base name of the shell run_command uses
 
     # -- deciding ------------------------------------------------------------------------
 
@@ -78,7 +83,12 @@ class RulePolicy:
         """The command read part by part against the rules (for the approval view); with
         `lasting`, allow rules of narrower scopes are left out."""
         allow = [r for r in self.book.commands("allow") if _RANK[r.scope] >= _RANK[lasting]]
-        return judge_command(command, allow, self.book.commands("deny"), self.project)
+        judgement = judge_command(command, allow, self.book.commands("deny"), self.project)
+        if self.shell in READABLE_SHELLS or judgement.verdict == "deny":
+            return judgement
+        why = f"commands run in {self.shell}, whose syntax the rules do not read"
+        asked = Part(command, 0, len(command), "ask", why)
+        return CommandJudgement(command, "ask", (asked, *judgement.parts))
 
     def _command(self, command: str) -> Decision | None:
         judgement = self.judge(command)

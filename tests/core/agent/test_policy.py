@@ -143,3 +143,14 @@ def test_fixed_policies(mode: str) -> None:
     assert isinstance(grep, Approve) == (mode != "none")
     if isinstance(command, Deny):
         assert f"--approve {mode}" in command.reason
+
+
+def test_rules_allow_nothing_in_a_shell_they_cannot_read() -> None:
+    book = RuleBook(everywhere=rules("allow run_command: ls", "deny run_command: rm"))
+    policy = RulePolicy(book=book, project="/p", shell="fish")
+    assert policy.check(*call("run_command", command="ls")) is None
+    assert "fish" in policy.judge("ls").parts[0].reason
+    assert isinstance(policy.check(*call("run_command", command="rm x")), Deny)
+    assert isinstance(
+        RulePolicy(book=book, shell="zsh").check(*call("run_command", command="ls")), Approve
+    )
