@@ -9,7 +9,9 @@ left goes to a person. Every approval without a person carries the rule that gav
 `check_operation(origin, tool, arguments)` is the entry point for operations that are
 not the model's tool calls of this loop: an MCP server's tool (`origin="mcp:<server>"`)
 or an ACP agent's permission request (`origin="acp:<agent>"`). It answers with the same
-rules, scoped to that origin, and None when a person must decide.
+rules, scoped to that origin, and None when a person must decide; after the person
+answers, `record_operation(origin, tool, arguments, decision)` keeps an "always allow"
+as a rule `allow <origin>/<tool>` in the chosen scope.
 """
 
 from __future__ import annotations
@@ -108,9 +110,11 @@ class RulePolicy:
 
     # -- learning ------------------------------------------------------------------------
 
-    def rules_for(self, tool: str, arguments: dict[str, Any], scope: Scope) -> list[Rule]:
+    def rules_for(
+        self, tool: str, arguments: dict[str, Any], scope: Scope, origin: str | None = None
+    ) -> list[Rule]:
         """The rules "always allow" would add for this call, [] when none can cover it."""
-        origin = self.origin_of(tool)
+        origin = self.origin_of(tool) if origin is None else origin
         if origin == BUILTIN and tool == COMMAND_TOOL:
             command = arguments.get("command")
             if not isinstance(command, str):
@@ -124,10 +128,17 @@ class RulePolicy:
         return [Rule.parse(f"allow {target}", scope)]
 
     def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
+        self.record_operation(self.origin_of(call.name), call.name, arguments, decision)
+
+    def record_operation(
+        self, origin: str, tool: str, arguments: dict[str, Any], decision: Decision
+    ) -> None:
+        """Learn from a person's answer to an operation of `origin` ("always allow")."""
         if not isinstance(decision, Approve) or decision.remember == "once":
             return
         scope = _SCOPE_OF[decision.remember]
-        added = [self.book.add(r) for r in self.rules_for(call.name, arguments, scope)]
+        rules = self.rules_for(tool, arguments, scope, origin)
+        added = [self.book.add(r) for r in rules]
         if any(added) and scope != "conversation" and self.on_saved_change is not None:
             self.on_saved_change()
 

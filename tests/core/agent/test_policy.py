@@ -112,6 +112,9 @@ def test_other_agents_are_answered_by_rules_scoped_to_their_origin() -> None:
     assert policy.check_operation("mcp:github", "create_issue", {}) is None
     assert isinstance(policy.check_operation("acp:claude", "edit", {"path": "x"}), Deny)
     assert isinstance(policy.check(*call("list_issues")), Approve)  # origin from the catalog
+    policy.record_operation("acp:codex", "edit", {"path": "a"}, Approve("project"))
+    assert [r.text for r in policy.book.project] == ["allow acp:codex/edit"]
+    assert isinstance(policy.check_operation("acp:codex", "edit", {"path": "b"}), Approve)
     # a tool of another origin named like a built-in one is not allowed by its mode
     assert policy.check_operation("mcp:x", "read_file", {}) is None
 
