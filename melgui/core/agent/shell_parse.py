@@ -100,6 +100,7 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
+@lru_cache(maxsize=2048)  # the approval view and the rule editor read the same lines again
 def parse_shell(text: str) -> ParsedShell:
     if not text.strip():
         return ParsedShell(text, (), (), "the command is empty", False)
