@@ -19,6 +19,7 @@ only when its value is known without running anything (quotes removed, escapes u
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -95,9 +96,15 @@ class ParsedShell:
     changes_dir: bool
 
 
-@lru_cache(maxsize=1)
+_LANGUAGE = Language(tree_sitter_bash.language())
+_local = threading.local()  # a tree-sitter Parser is not safe to share between threads
+
+
 def _parser() -> Parser:
-    return Parser(Language(tree_sitter_bash.language()))
+    parser: Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = Parser(_LANGUAGE)
+    return parser
 
 
 @lru_cache(maxsize=2048)  # the approval view and the rule editor read the same lines again
