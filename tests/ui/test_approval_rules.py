@@ -56,7 +56,11 @@ def test_the_approval_view_shows_matched_and_asked_parts_and_the_log_names_the_r
 
     run(scenario())
     records = window.inspector.book.records
-    assert records["c2"].status in ("ok", "error")  # ran without asking
+    assert records["c2"].status in ("ok", "error")  # ran without asking, and says why
+    window.inspector.show_call("c2")
+    assert "ran without asking: allow run_command: git status (everywhere)" in (
+        window.inspector.detail.title.text()
+    )
     store = window.history.store
     (logged,) = [c for c in store.allowed_without_asking() if c.call_id == "c2"]
     assert logged.rule == (

@@ -70,7 +70,10 @@ def test_always_allow_for_this_conversation_skips_the_next_question(
     assert [r.text for r in window.policy.book.conversation] == ["allow run_command: git status"]
     records = window.inspector.book.records
     # g2 ran without asking; the command ran (git status outside a repository exits 128).
-    assert (records["g2"].status, records["g2"].decision) == ("ok", "")
+    assert (records["g2"].status, records["g2"].decision) == (
+        "ok",
+        "auto:allow run_command: git status (this conversation)",
+    )
     assert records["g2"].result.startswith("exit_code=128\n")
     assert (records["g3"].status, records["g3"].decision) == ("denied", "denied")
 

@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.call_life import CallPhase, decision_text, is_open
+from melgui.core.protocol.call_life import AUTO_BY, CallPhase, decision_text, is_open
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
@@ -118,8 +118,10 @@ class CallBook(QObject):
                 record.status = "waiting"
                 request.future.add_done_callback(partial(self._decided, request.call.id))
                 self.changed.emit(record.call.id)
-            case ToolCallStarted(call=call):
+            case ToolCallStarted(call=call, allowed_by=allowed_by):
                 record = self._ensure(call)
+                if allowed_by and not record.decision:  # the rule that let it run
+                    record.decision = AUTO_BY + allowed_by
                 record.status = "running"
                 record.started_at = time.monotonic()
                 self.changed.emit(call.id)
