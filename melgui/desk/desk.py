@@ -17,8 +17,9 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from melgui.core.agent.claude_rules import claude_rules
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import RuleBook, parse_rules, rule_lines
+from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalPolicy
@@ -133,6 +134,12 @@ class Desk:
         book.project[:], project_problems = parse_rules(lines, "project")
         self.rule_problems = everywhere_problems + project_problems
         self.policy.project = self.folder
+
+    def claude_rules_to_import(self) -> list[Rule]:
+        """Claude Code permission rules of this project melgui does not have yet."""
+        present = set(self.policy.book)
+        found = [i.rule for i in claude_rules(self.folder) if i.rule is not None]
+        return [rule for rule in dict.fromkeys(found) if rule not in present]
 
     def _origin_of(self, name: str) -> str:
         tool = self.catalog.get(name)

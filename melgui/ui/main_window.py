@@ -193,6 +193,15 @@ class MainWindow(QMainWindow):
             shortcut = QShortcut(keys, self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(slot)
+        self._offer_claude_rules()
+
+    def _offer_claude_rules(self) -> None:
+        found = self.desk.claude_rules_to_import()
+        if found:
+            self._report_error(
+                f"This project has {len(found)} Claude Code permission rule(s) melgui does "
+                "not: Settings → Approval → Import shows and imports them."
+            )
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
@@ -318,6 +327,7 @@ class MainWindow(QMainWindow):
         self.toolbar.set_folder(kit.folder)
         self.setWindowTitle(f"melgui — {kit.folder}")
         self.new_conversation()
+        self._offer_claude_rules()
 
     async def refresh_models(self) -> None:
         label = connection_label(self.settings)

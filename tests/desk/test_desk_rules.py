@@ -82,3 +82,13 @@ def test_the_sandbox_answers_only_when_it_is_on_and_works(tmp_path: Path) -> Non
     desk = make_desk(tmp_path, Settings(sandbox_commands=False), [])
     assert not desk.sandbox_on() and not desk.sandbox_answers()
     assert desk.policy.check(*run_command("make")) is None
+
+
+def test_claude_code_rules_not_yet_imported_are_offered(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(make:*)", "Bash(git status)"]}})
+    )
+    settings = Settings(project_rules={str(tmp_path): ["allow run_command: make"]})
+    desk = make_desk(tmp_path, settings, [])
+    assert [r.text for r in desk.claude_rules_to_import()] == ["allow run_command: git status"]

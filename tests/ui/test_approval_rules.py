@@ -13,6 +13,7 @@ from typing import Any
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.main_window import MainWindow
+from melgui.ui.policy_editor import PolicyEditor
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
@@ -67,3 +68,22 @@ def test_the_approval_view_shows_matched_and_asked_parts_and_the_log_names_the_r
         "allow run_command: git status (everywhere); allow run_command: grep (everywhere)"
     )
     assert records["c1"].decision == "approved"
+
+
+def test_a_project_with_claude_code_rules_is_offered_their_import(
+    scripted_relay: ScriptedRelay, make_window: Any, project: Path
+) -> None:
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Bash(rm:*)"]}}'
+    )
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    assert "2 Claude Code permission rule(s)" in window.status.currentMessage()
+    window.open_settings()
+    editor = window.findChild(PolicyEditor)
+    assert editor is not None and editor.import_button.isEnabled()
+    editor.import_claude_rules()
+    assert editor.rule_lines("project") == [
+        "allow run_command: npm run test",
+        "deny run_command: rm",
+    ]
