@@ -91,6 +91,8 @@ class ApprovalControls(QWidget):
             self.always_button.setToolTip(
                 "No rule can cover this call: a part is outside the project, computed when "
                 "it runs, or not readable. Approve it once, or deny it."
+                if isinstance(request.policy, RulePolicy)
+                else "The policy that asks keeps no rules."
             )
             return
         self.always_button.setToolTip("")
