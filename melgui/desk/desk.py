@@ -38,6 +38,7 @@ CONNECTION_FIELDS = (
     "relay_url",
     "relay_stream_path",
     "openai_base_url",
+    "send_reasoning",
     "local_model_path",
 )
 

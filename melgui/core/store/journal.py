@@ -26,6 +26,7 @@ from melgui.core.protocol.call_life import decision_text
 from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
     AssistantText,
     HistoryBranched,
     HistoryRepaired,
@@ -131,6 +132,8 @@ class Journal:
                 self._drop_partial()
             case AssistantText():
                 pass  # handled in observe
+            case AssistantReasoning():
+                pass  # kept with the assistant message when it is added
             case MessageAdded(message=message):
                 self._add_message(message)
             case ToolCallRequested(call=call):

@@ -18,6 +18,7 @@ from melgui.core.protocol.calls import shorten, summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
     AssistantText,
     HistoryBranched,
     HistoryRepaired,
@@ -169,6 +170,7 @@ class ChatView(QWidget):
         if message.role == "user":
             self.transcript.add_user(message.content, self._user_links(index))
         elif message.role == "assistant":
+            self.transcript.add_thinking(message.reasoning)
             self.transcript.add_assistant(message.content)
             for call in message.tool_calls:
                 self._add_card(call, "requested")
@@ -185,6 +187,8 @@ class ChatView(QWidget):
         match event:
             case AssistantText(text=text):
                 t.stream_text(text)
+            case AssistantReasoning(text=text):
+                t.stream_reasoning(text)
             case MessageAdded(message=message):
                 if message.role == "assistant":
                     t.finish_assistant(message.content)

@@ -1,0 +1,83 @@
+"""The Thinking block in the real window, against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from melgui.core.config.settings import Settings
+from tests.fakes import ScriptedOpenAI, delta, done, hold
+from tests.fakes.window import idle, type_prompt, wait_until
+
+THOUGHT = "The user wants a greeting. I should keep it short."
+
+
+def openai_settings(server: ScriptedOpenAI) -> Settings:
+    return Settings(connection="openai", openai_base_url=server.base_url, model="reasoner")
+
+
+def test_thinking_streams_open_then_folds_when_the_answer_starts(
+    qtbot: QtBot, scripted_openai: ScriptedOpenAI, make_window: Any, run: Any
+) -> None:
+    gate = threading.Event()
+    scripted_openai.script(
+        [
+            delta(reasoning_content=THOUGHT[:20]),
+            delta(reasoning_content=THOUGHT[20:]),
+            hold(gate),
+            delta(content="Hello!"),
+            done(),
+        ]
+    )
+    window = make_window(openai_settings(scripted_openai))
+    transcript = window.chat.transcript
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "Say hi")
+        await wait_until(lambda: THOUGHT in transcript.toPlainText())
+        (block,) = transcript.thinking_blocks()
+        assert block.streaming and block.open
+        assert "Thinking…" in transcript.toPlainText()
+        gate.set()
+        await wait_until(lambda: idle(window, 1))
+
+    run(scenario())
+    (block,) = transcript.thinking_blocks()
+    assert not block.streaming and not block.open and block.duration is not None
+    shown = transcript.toPlainText()
+    assert "Thought for" in shown and "Hello!" in shown
+    assert THOUGHT not in shown  # folded, and never mixed into the answer
+    last = window.session.conversation.messages[-1]
+    assert (last.content, last.reasoning) == ("Hello!", THOUGHT)
+    transcript.toggle_thinking(block.number)
+    assert THOUGHT in transcript.toPlainText() and block.open
+    # Reasoning is not sent back by default.
+    scripted_openai.script([delta(content="again"), done()])
+
+    async def second() -> None:
+        type_prompt(qtbot, window, "Once more")
+        await wait_until(lambda: idle(window, 2))
+
+    run(second())
+    sent = scripted_openai.legs_received[1].messages
+    assert all("reasoning_content" not in message for message in sent)
+
+
+def test_think_tags_become_a_folded_block(
+    qtbot: QtBot, scripted_openai: ScriptedOpenAI, make_window: Any, run: Any
+) -> None:
+    scripted_openai.script(
+        [delta(content="<thi"), delta(content="nk>pondering</th"), delta(content="ink>42"), done()]
+    )
+    window = make_window(openai_settings(scripted_openai))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "Answer?")
+        await wait_until(lambda: idle(window, 1))
+
+    run(scenario())
+    shown = window.chat.transcript.toPlainText()
+    assert "42" in shown and "pondering" not in shown and "<think>" not in shown
+    assert window.session.conversation.messages[-1].reasoning == "pondering"
