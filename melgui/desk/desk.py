@@ -31,6 +31,7 @@ from melgui.core.transports.connection import make_transport
 from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
+from melgui.desk.prompt_kit import PromptKit
 from melgui.tools.plans import PlanSink
 
 CONNECTION_FIELDS = (
@@ -82,6 +83,8 @@ class Desk:
         self.catalog = ToolCatalog()
         # Snapshots of the folder around every call that can change files, for undo.
         self.checkpoints = self._make_checkpointer(folder)
+        # The prompt box's slash commands, prompt history and `@` file index.
+        self.prompt = PromptKit(self.kit.folder)
 
     @property
     def folder(self) -> str:
@@ -211,6 +214,7 @@ class Desk:
         registry = kit.registry()
         for name in registry.names():  # keep what others registered in self.tools
             self.tools.register(name, _forwarder(registry, name))
+        self.prompt.set_folder(kit.folder)
 
     async def aclose(self) -> None:
         await self.connection.aclose()
