@@ -116,6 +116,9 @@ class MainWindow(QMainWindow):
         self.checkpoint_actions = install_checkpoints(
             self, self, self.sessionChanged, self.pane_manager.panesChanged
         )
+        from melgui.ui.chat.builtin_commands import install_builtin_commands  # issue 20
+
+        install_builtin_commands(self, self.desk.prompt.commands)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
         self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)
@@ -212,7 +215,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self.bridge = self.bridge_for(session)
         self.bridge.loopEvent.connect(self._on_main_event)
-        self.chat = ChatView(self.bridge, self.colors)
+        self.chat = ChatView(self.bridge, self.colors, prompt=self.desk.prompt)
         self.chat.callActivated.connect(self.show_call)
         self.inspector = Inspector(
             self.bridge,

@@ -141,13 +141,17 @@ class AgentLoop:
         self.conversation.append(message)
         self._emit(MessageAdded(message))
 
-    async def run_turn(self, text: str | None) -> TurnResult:
+    async def run_turn(self, text: str | Message | None) -> TurnResult:
         """Add `text` as a user message (unless None) and run legs until the turn ends.
+
+        A Message is added as it is (a user message with images or attached files).
 
         Cancelling the task running this coroutine stops the leg or tool in flight,
         answers every call left open, and re-raises CancelledError.
         """
-        if text is not None:
+        if isinstance(text, Message):
+            self._append(text)
+        elif text is not None:
             self._append(Message.user(text))
         try:
             return await self._run_legs()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten, summarize
+from melgui.core.protocol.content import Part
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -35,6 +36,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.input_box import PromptInput
 from melgui.ui.chat.tool_cards import card_html
@@ -54,10 +56,15 @@ class ChatView(QWidget):
         bridge: SessionBridge,
         colors: Colors = LIGHT,
         parent: QWidget | None = None,
+        *,
+        prompt: PromptKit | None = None,
     ) -> None:
+        """`prompt`: the folder's slash commands, prompt history and `@` file index (the
+        main chat has them; a worker pane's chat does without)."""
         super().__init__(parent)
         self.bridge = bridge
         self.colors = colors
+        self.prompt = prompt
         self.transcript = ChatTranscript(colors, self)
         self.transcript.callActivated.connect(self.callActivated)
         self.transcript.moreRequested.connect(self._show_more)
@@ -73,8 +80,13 @@ class ChatView(QWidget):
         self.queued_label = QLabel(self)
         self.queued_label.setWordWrap(True)
         self.queued_label.hide()
-        self.input = PromptInput(self)
+        self.input = PromptInput(self, prompt)
         self.input.submitted.connect(self.submit)
+        self.note_label = QLabel(self)  # why an attachment or a command did not work
+        self.note_label.setWordWrap(True)
+        self.note_label.hide()
+        self.input.problem.connect(self.show_note)
+        self.input.textChanged.connect(self.note_label.hide)
         self.send_button = QPushButton("Send", self)
         self.send_button.clicked.connect(self.input.send)
         self.stop_button = QPushButton("Stop (Esc)", self)
@@ -92,6 +104,8 @@ class ChatView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.queued_label)
+        layout.addWidget(self.note_label)
+        layout.addWidget(self.input.attachments)
         layout.addLayout(row)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -107,8 +121,33 @@ class ChatView(QWidget):
 
     # --- actions ---------------------------------------------------------------------
 
-    def submit(self, text: str) -> None:
-        self.bridge.submit(text)
+    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
+        """Send a message, or run the slash command it names."""
+        if self.prompt is not None and text.startswith("/"):
+            found = self.prompt.commands.parse(text)
+            if found is None and self.prompt.reload_commands():  # a file added since
+                found = self.prompt.commands.parse(text)
+            if found is not None:
+                command, arguments = found
+                expanded = command.run(arguments)
+                if expanded is None:  # the command did its work
+                    for part in parts:  # attachments wait for the next message
+                        self.input.attach(part)
+                    return
+                text = expanded
+            elif _looks_like_command(text):
+                self.input.setPlainText(text)
+                for part in parts:
+                    self.input.attach(part)
+                name = text.split()[0]
+                self.show_note(f"Unknown command {name}: /help lists the commands.")
+                return
+        self.bridge.submit(text, parts)
+
+    def show_note(self, text: str) -> None:
+        self.note_label.setText(text)
+        self.note_label.setStyleSheet(f"color: {self.colors.error}")
+        self.note_label.show()
 
     def stop(self) -> None:
         """Stop the turn; messages still queued go back into the input box, not lost."""
@@ -168,7 +207,7 @@ class ChatView(QWidget):
 
     def _draw_message(self, message: Message, index: int) -> None:
         if message.role == "user":
-            self.transcript.add_user(message.content, self._user_links(index))
+            self.transcript.add_user(message.content, self._user_links(index), message.parts)
         elif message.role == "assistant":
             self.transcript.add_thinking(message.reasoning)
             self.transcript.add_assistant(message.content)
@@ -195,7 +234,8 @@ class ChatView(QWidget):
                     for call in message.tool_calls:
                         self._add_card(call, "requested")
                 elif message.role == "user":
-                    t.add_user(message.content, self._user_links(self._index_of(message)))
+                    links = self._user_links(self._index_of(message))
+                    t.add_user(message.content, links, message.parts)
             case ApprovalNeeded(request=request):
                 self._set_card(request.call.id, "waiting")
             case ToolCallStarted(call=call):
@@ -251,3 +291,9 @@ class ChatView(QWidget):
         more = f" (+{len(texts) - 3})" if len(texts) > 3 else ""
         self.queued_label.setText(f"Queued ({len(texts)}): {preview}{more}")
         self.queued_label.show()
+
+
+def _looks_like_command(text: str) -> bool:
+    """`/word` (not a path such as /usr/bin/env) on a line of its own or before a space."""
+    head = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
+    return bool(head) and "/" not in head and not text[1:2].isspace()

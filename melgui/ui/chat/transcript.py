@@ -22,7 +22,6 @@ from urllib.parse import unquote
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
     QDesktopServices,
     QGuiApplication,
     QTextBlockFormat,
@@ -30,17 +29,17 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
-    QTextFrameFormat,
-    QTextLength,
     QTextTable,
-    QTextTableFormat,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from melgui.core.protocol.content import Part
+from melgui.ui.chat.boxes import insert_box
 from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
 from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer, warm_up
 from melgui.ui.chat.thinking_block import THINK_SCHEME, ThinkingBlock
+from melgui.ui.chat.user_parts import parts_html
 from melgui.ui.theme import Colors
 
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
@@ -124,13 +123,17 @@ class ChatTranscript(QTextBrowser):
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
         )
 
-    def add_user(self, text: str, links_html: str = "") -> None:
+    def add_user(self, text: str, links_html: str = "", parts: tuple[Part, ...] = ()) -> None:
         self.finish_assistant(None)
         self._header("You")
         table = self._insert_box(self.colors.user_bubble, border=0)
         cursor = table.cellAt(0, 0).firstCursorPosition()
         escaped = html.escape(text).replace("\n", "<br>")
         cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
+        if parts:
+            if text:
+                cursor.insertBlock()
+            cursor.insertHtml(parts_html(self.document(), parts, self.colors))
         self._stick = True
         self._scroll_if_stuck()
 
@@ -401,20 +404,7 @@ class ChatTranscript(QTextBrowser):
         )
 
     def _insert_box(self, background: str, *, border: int) -> QTextTable:
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        fmt = QTextTableFormat()
-        fmt.setBorder(border)
-        fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
-        fmt.setBorderBrush(QColor(self.colors.border))
-        fmt.setBorderCollapse(True)
-        fmt.setCellPadding(7)
-        fmt.setCellSpacing(0)
-        fmt.setMargin(2)
-        fmt.setBackground(QColor(background))
-        fmt.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
-        table = cursor.insertTable(1, 1, fmt)
-        return table
+        return insert_box(self.document(), self.colors, background, border=border)
 
     # --- scrolling and links --------------------------------------------------------
 
