@@ -8,7 +8,7 @@ from typing import Any
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
-from tests.fakes import ScriptedOpenAI, delta, done, hold
+from tests.fakes import ScriptedOpenAI, delta, done, hold, tool_call, tool_calls
 from tests.fakes.window import idle, type_prompt, wait_until
 
 THOUGHT = "The user wants a greeting. I should keep it short."
@@ -52,7 +52,16 @@ def test_thinking_streams_open_then_folds_when_the_answer_starts(
     last = window.session.conversation.messages[-1]
     assert (last.content, last.reasoning) == ("Hello!", THOUGHT)
     transcript.toggle_thinking(block.number)
-    assert THOUGHT in transcript.toPlainText() and block.open
+    opened = transcript.toPlainText()
+    assert block.open and "▾ Thought for" in opened
+    assert opened.index("Thought for") < opened.index(THOUGHT) < opened.index("Hello!")
+    transcript.toggle_thinking(block.number)
+    assert transcript.toPlainText() == shown  # folded again, the answer untouched
+    window.chat.load_conversation(window.session.conversation)  # reopened: folded
+    (reopened,) = transcript.thinking_blocks()
+    assert not reopened.open and "▸ Thinking" in transcript.toPlainText()
+    transcript.toggle_thinking(reopened.number)
+    assert THOUGHT in transcript.toPlainText()
     # Reasoning is not sent back by default.
     scripted_openai.script([delta(content="again"), done()])
 
@@ -81,3 +90,32 @@ def test_think_tags_become_a_folded_block(
     shown = window.chat.transcript.toPlainText()
     assert "42" in shown and "pondering" not in shown and "<think>" not in shown
     assert window.session.conversation.messages[-1].reasoning == "pondering"
+
+
+def test_reasoning_before_tool_calls_folds_above_the_cards(
+    qtbot: QtBot, scripted_openai: ScriptedOpenAI, make_window: Any, run: Any
+) -> None:
+    scripted_openai.script(
+        [
+            delta(reasoning="I need the readme."),
+            tool_calls(tool_call("read_file", {"path": "README.md"})),
+        ],
+        [delta(reasoning="It says hello."), delta(content="It says hello."), done()],
+    )
+    window = make_window(openai_settings(scripted_openai))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "What does the readme say?")
+        await wait_until(lambda: idle(window, 2))
+
+    run(scenario())
+    first, second = window.chat.transcript.thinking_blocks()
+    assert not first.streaming and not second.streaming
+    shown = window.chat.transcript.toPlainText()
+    assert shown.index("Thought for") < shown.index("read_file") < shown.rindex("Thought for")
+    assert "I need the readme." not in shown
+    messages = window.session.conversation.messages
+    assert [m.reasoning for m in messages if m.role == "assistant"] == [
+        "I need the readme.",
+        "It says hello.",
+    ]

@@ -1,17 +1,18 @@
-"""The model's reasoning in the transcript: a "Thinking" box, apart from the answer.
+"""The model's reasoning in the transcript: a "Thinking" block, apart from the answer.
 
-While reasoning streams the box is open and its text grows at the end of the box's
-cell (appended, never redrawn, so a long train of thought costs no more per tick than
-a short one). When the answer starts (or the message ends) it folds to one line with
-its duration; a click on that line opens or folds it again.
+A header line (a link) and, while open, the reasoning below it, both shaded and
+indented like a card. While reasoning streams the block is the end of the document
+and its text is appended there (top-level blocks, never inside a table, so Qt lays out
+only what was added and a long train of thought costs no more per token than a short
+one). When the answer starts (or the message ends) the text is taken out and the
+header says how long the model thought; a click on it opens or folds it again.
 """
 
 from __future__ import annotations
 
-import html
 import time
 
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextTable
+from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 
 from melgui.ui.theme import Colors
 
@@ -28,51 +29,58 @@ def duration_text(seconds: float) -> str:
 
 
 class ThinkingBlock:
-    """One box in the document: header link plus (when open) the reasoning text."""
+    """One Thinking block; `cursor` is at the end of the document where it starts."""
 
     def __init__(
-        self, number: int, table: QTextTable, colors: Colors, *, streaming: bool = True
+        self, number: int, cursor: QTextCursor, colors: Colors, *, streaming: bool = True
     ) -> None:
         self.number = number
-        self.table = table
         self.colors = colors
         self.parts: list[str] = []
         self.pending: list[str] = []
         self.started = time.monotonic()
         self.duration: float | None = None
         self.streaming = streaming
-        self.open = streaming
-        self._format = QTextCharFormat()
-        self._format.setForeground(QColor(colors.muted))
-        self.render()
+        self.open = False
+        self._body_len = 0  # characters the open body takes after the header block
+        box = QTextBlockFormat()
+        box.setBackground(QColor(colors.card_bg))
+        box.setLeftMargin(6)
+        box.setRightMargin(6)
+        self._box = box
+        self._text = QTextCharFormat()
+        self._text.setForeground(QColor(colors.muted))
+        cursor.setBlockFormat(self._header_format())
+        cursor.setBlockCharFormat(QTextCharFormat())
+        cursor.insertText(self.header_text(), self._link_format())
+        self._header = cursor.block()  # a handle: stays this block whatever moves
+        if streaming:
+            self.open = True
+            self._body_len = 1
+            cursor.insertBlock(self._body_format(), self._text)
 
     @property
     def text(self) -> str:
         return "".join(self.parts) + "".join(self.pending)
 
-    def header_html(self) -> str:
-        arrow = "▾" if self.open else "▸"
+    def header_text(self) -> str:
+        arrow = "▾" if self.open or self.streaming else "▸"
         if self.streaming:
-            label = "Thinking…"
-        elif self.duration is not None:
-            label = f"Thought for {duration_text(self.duration)}"
-        else:
-            label = "Thinking"
-        return (
-            f'<a href="{THINK_SCHEME}:{self.number}" style="color:{self.colors.muted};'
-            f' text-decoration:none"><b>{arrow} {html.escape(label)}</b></a>'
-        )
+            return f"{arrow} Thinking…"
+        if self.duration is not None:
+            return f"{arrow} Thought for {duration_text(self.duration)}"
+        return f"{arrow} Thinking"
 
     def flush(self) -> bool:
         """Append what streamed since the last flush; True when something was drawn."""
-        if not self.pending:
+        if not self.pending or not self.streaming:
             return False
         text = "".join(self.pending)
         self.pending.clear()
         self.parts.append(text)
-        if self.open:
-            cursor = self.table.cellAt(0, 0).lastCursorPosition()
-            cursor.insertText(text, self._format)
+        cursor = self._body_end()
+        cursor.insertText(text, self._text)
+        self._body_len += len(text)
         return True
 
     def fold(self) -> None:
@@ -83,21 +91,66 @@ class ThinkingBlock:
         self.pending.clear()
         self.streaming = False
         self.duration = time.monotonic() - self.started
-        self.open = False
-        self.render()
+        self._remove_body()
+        # What comes next starts in a plain block, as after any other insert.
+        self._header_end().insertBlock(QTextBlockFormat(), QTextCharFormat())
+        self._set_header()
 
     def toggle(self) -> None:
         if self.streaming:
             return
-        self.open = not self.open
-        self.render()
-
-    def render(self) -> None:
-        cell = self.table.cellAt(0, 0)
-        cursor = cell.firstCursorPosition()
-        cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        cursor.insertHtml(self.header_html())
         if self.open:
-            cursor.insertBlock()
-            cursor.insertText("".join(self.parts), self._format)
+            self._remove_body()
+        else:
+            text = "".join(self.parts)
+            cursor = self._header_end()
+            cursor.insertBlock(self._body_format(), self._text)
+            cursor.insertText(text, self._text)
+            self.open = True
+            self._body_len = 1 + len(text)
+        self._set_header()
+
+    # --- document positions -------------------------------------------------------------
+
+    def _header_end(self) -> QTextCursor:
+        block = self._header
+        cursor = QTextCursor(block)
+        cursor.setPosition(block.position() + block.length() - 1)
+        return cursor
+
+    def _body_end(self) -> QTextCursor:
+        cursor = self._header_end()
+        cursor.setPosition(cursor.position() + self._body_len)
+        return cursor
+
+    def _remove_body(self) -> None:
+        if self.open:
+            cursor = self._header_end()
+            cursor.setPosition(cursor.position() + self._body_len, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+        self.open = False
+        self._body_len = 0
+
+    def _set_header(self) -> None:
+        block = self._header
+        cursor = QTextCursor(block)
+        cursor.setPosition(block.position() + block.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(self.header_text(), self._link_format())
+
+    def _header_format(self) -> QTextBlockFormat:
+        header = QTextBlockFormat(self._box)
+        header.setTopMargin(4)
+        return header
+
+    def _body_format(self) -> QTextBlockFormat:
+        body = QTextBlockFormat(self._box)
+        body.setLeftMargin(18)
+        return body
+
+    def _link_format(self) -> QTextCharFormat:
+        link = QTextCharFormat()
+        link.setAnchor(True)
+        link.setAnchorHref(f"{THINK_SCHEME}:{self.number}")
+        link.setForeground(QColor(self.colors.muted))
+        link.setFontWeight(QFont.Weight.Bold)
+        return link

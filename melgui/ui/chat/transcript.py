@@ -286,9 +286,13 @@ class ChatTranscript(QTextBrowser):
     def _add_thinking_box(self, *, streaming: bool) -> ThinkingBlock:
         if self._last_speaker != "Assistant":
             self._header("Assistant")
-        table = self._insert_box(self.colors.card_bg, border=1)
-        block = ThinkingBlock(len(self._thinking) + 1, table, self.colors, streaming=streaming)
-        self._thinking[block.number] = block
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        number = len(self._thinking) + 1
+        block = ThinkingBlock(number, cursor, self.colors, streaming=streaming)
+        if not streaming:  # a finished one: what follows starts in a plain block
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        self._thinking[number] = block
         self._scroll_if_stuck()
         return block
 
