@@ -8,6 +8,8 @@ from typing import Any
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
+from melgui.core.protocol.messages import Message
+from melgui.ui.settings_dialog import SettingsDialog
 from tests.fakes import ScriptedOpenAI, delta, done, hold, tool_call, tool_calls
 from tests.fakes.window import idle, type_prompt, wait_until
 
@@ -119,3 +121,33 @@ def test_reasoning_before_tool_calls_folds_above_the_cards(
         "I need the readme.",
         "It says hello.",
     ]
+
+
+def test_sending_reasoning_back_is_set_per_connection_in_settings(
+    qtbot: QtBot, scripted_openai: ScriptedOpenAI, make_window: Any, run: Any
+) -> None:
+    window = make_window(openai_settings(scripted_openai))
+    dialog = SettingsDialog(window.settings, window.policy, [], window.tasks, window)
+    qtbot.addWidget(dialog)
+    assert not dialog.send_reasoning.isChecked()  # off by default
+    dialog.send_reasoning.setChecked(True)
+    assert dialog.draft().send_reasoning == ["custom"]
+    dialog.preset.setCurrentIndex(dialog.preset.findData("ollama"))
+    assert not dialog.send_reasoning.isChecked()  # another connection: its own setting
+    dialog.base_url.setText(scripted_openai.base_url)
+    dialog._url_edited(scripted_openai.base_url)
+    assert dialog.send_reasoning.isChecked()
+    applied: list[Any] = []
+    dialog.applied.connect(lambda settings, key: applied.append(settings))
+    dialog.accept()
+    window.apply_settings(applied[0], "k")
+    window.session.loop.conversation.append(Message.assistant("x", reasoning="why"))
+    scripted_openai.script([delta(content="ok"), done()])
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "next")
+        await wait_until(lambda: idle(window, 1))
+
+    run(scenario())
+    sent = scripted_openai.legs_received[0].messages
+    assert [m.get("reasoning_content") for m in sent if m["role"] == "assistant"] == ["why"]
