@@ -331,6 +331,7 @@ class MainWindow(QMainWindow):
             self.status.showMessage(f"Models: {exc}", 15000)
             return
         self.toolbar.set_models(models)
+        self.desk.prompt.models = {model.id: model for model in models}  # images: issue 20
         self.toolbar.set_connection(label, "ok", f"{len(models)} models")
         if not self.session.loop.model and models:
             self.toolbar.set_model(models[0].id)

@@ -14,8 +14,9 @@ from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.settings import Settings
 from melgui.ui.chat.images import MAX_SIDE
-from tests.fakes import ScriptedRelay, done, text
+from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, http_error, text
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 
@@ -194,3 +195,55 @@ def test_up_recalls_the_last_prompt_after_a_restart(
     assert box.toPlainText() == "second\nprompt"
     qtbot.keyClick(box, Qt.Key.Key_Down)
     assert box.toPlainText() == "draft"
+
+
+def red_square() -> QMimeData:
+    image = QImage(64, 64, QImage.Format.Format_RGB32)
+    image.fill(QColor("red"))
+    mime = QMimeData()
+    mime.setImageData(image)
+    return mime
+
+
+def test_a_model_listed_as_text_only_gets_no_image(
+    qtbot: QtBot, scripted_openai: ScriptedOpenAI, make_window: Any, run: Any
+) -> None:
+    scripted_openai.models = [
+        {"id": "text-only", "architecture": {"input_modalities": ["text"]}},
+        {"id": "sees", "architecture": {"input_modalities": ["text", "image"]}},
+    ]
+    settings = Settings(connection="openai", openai_base_url=scripted_openai.base_url)
+    settings.model = "text-only"
+    window = make_window(settings)
+    run(wait_until(lambda: "text-only" in window.desk.prompt.models))
+    box = window.chat.input
+    box.insertFromMimeData(red_square())
+    type_prompt(qtbot, window, "look")
+    assert "text-only does not take images" in window.chat.note_label.text()
+    assert box.toPlainText() == "look" and len(box.attachments.chips) == 1  # nothing lost
+    assert not scripted_openai.legs_received
+
+
+def test_a_server_refusing_an_image_says_so_and_the_next_message_goes_through(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    refusal = {"error": {"message": "This model does not support image input", "code": 400}}
+    scripted_relay.script([http_error(400, refusal)], [text("Fine."), done()])
+    window = make_window(relay_settings(scripted_relay))
+    window.chat.input.insertFromMimeData(red_square())
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "what is this")
+        await wait_until(lambda: "images are taken out" in shown())
+        type_prompt(qtbot, window, "then just say hi")
+        await wait_until(lambda: idle(window, 1))
+
+    def shown() -> str:
+        return str(window.chat.transcript.toPlainText())
+
+    run(scenario())
+    notices = [line for line in shown().splitlines() if "cannot take images" in line]
+    assert len(notices) == 1
+    second = scripted_relay.legs_received[1].messages
+    assert "image_url" not in str(second)
+    assert "could not take" in str(second)  # the model is told an image was there

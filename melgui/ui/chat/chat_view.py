@@ -6,6 +6,7 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import assert_never
 
@@ -15,7 +16,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten, summarize
-from melgui.core.protocol.content import Part
+from melgui.core.protocol.content import FilePart, ImagePart, Part
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -41,7 +42,7 @@ from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.input_box import PromptInput
 from melgui.ui.chat.tool_cards import card_html
 from melgui.ui.chat.transcript import ChatTranscript
-from melgui.ui.failure_text import explain_failure
+from melgui.ui.failure_text import explain_failure, rejects_images
 from melgui.ui.theme import LIGHT, Colors
 
 HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "show earlier"
@@ -116,6 +117,8 @@ class ChatView(QWidget):
         self._shown_from = 0
         bridge.loopEvent.connect(self.on_event)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
+        self._images_refused = ""  # why the last turn failed, when on an image
+        bridge.busyChanged.connect(self._after_turn)
         bridge.queuedChanged.connect(self._on_queued)
         self.load_conversation(bridge.session.conversation)
 
@@ -142,7 +145,30 @@ class ChatView(QWidget):
                 name = text.split()[0]
                 self.show_note(f"Unknown command {name}: /help lists the commands.")
                 return
+        model = self.bridge.session.loop.model
+        images = any(isinstance(part, ImagePart) for part in parts)
+        if images and self.prompt is not None and self.prompt.refuses_images(model):
+            self.input.setPlainText(text)
+            for part in parts:
+                self.input.attach(part)
+            self.show_note(
+                f"{model} does not take images (the server's model list says so): remove "
+                "the image or choose another model."
+            )
+            return
         self.bridge.submit(text, parts)
+
+    def _after_turn(self, busy: bool) -> None:
+        """A server refused an image: take images out of the history (kept in a branch),
+        so the next message is not refused for the same image again."""
+        if busy or not self._images_refused:
+            return
+        why, self._images_refused = self._images_refused, ""
+        session = self.bridge.session
+        messages = session.conversation.messages
+        if any(isinstance(p, ImagePart) for m in messages for p in m.parts):
+            note = f"{why} — the images are taken out of the conversation (kept in its history)."
+            session.branch(without_images(messages), "edit", note)
 
     def show_note(self, text: str) -> None:
         self.note_label.setText(text)
@@ -246,6 +272,7 @@ class ChatView(QWidget):
                 self._set_card(call.id, status, duration)
             case TurnFailed(message=text, status=status):
                 explained = explain_failure(text, status)
+                self._images_refused = explained.text if rejects_images(text, status) else ""
                 t.add_notice(explained.text, self.colors.error, action=explained.action)
             case TurnCancelled():
                 t.add_notice("Stopped.", self.colors.warn, action="the conversation is kept")
@@ -297,3 +324,19 @@ def _looks_like_command(text: str) -> bool:
     """`/word` (not a path such as /usr/bin/env) on a line of its own or before a space."""
     head = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
     return bool(head) and "/" not in head and not text[1:2].isspace()
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """The messages with each image replaced by a line saying it was not sent."""
+    out = []
+    for message in messages:
+        if any(isinstance(part, ImagePart) for part in message.parts):
+            parts = tuple(
+                FilePart(part.name or "image", "(an image the model could not take)")
+                if isinstance(part, ImagePart)
+                else part
+                for part in message.parts
+            )
+            message = dataclasses.replace(message, parts=parts)
+        out.append(message)
+    return out
