@@ -7,6 +7,7 @@ request the server received.
 from __future__ import annotations
 
 import base64
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
 from melgui.ui.chat.images import MAX_SIDE
-from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, http_error, text
+from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, hold, http_error, text
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 
@@ -247,3 +248,27 @@ def test_a_server_refusing_an_image_says_so_and_the_next_message_goes_through(
     second = scripted_relay.legs_received[1].messages
     assert "image_url" not in str(second)
     assert "could not take" in str(second)  # the model is told an image was there
+
+
+def test_stop_puts_a_queued_message_back_with_its_image(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    gate = threading.Event()
+    scripted_relay.script([text("Working"), hold(gate), done()])
+    window = make_window(relay_settings(scripted_relay))
+    box = window.chat.input
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "first")
+        await wait_until(lambda: "Working" in window.chat.transcript.toPlainText())
+        box.insertFromMimeData(red_square())
+        type_prompt(qtbot, window, "look at this")
+        await wait_until(lambda: window.chat.queued_label.isVisible())
+        assert not box.attachments.chips
+        window.chat.stop()
+        gate.set()
+        await wait_until(lambda: not window.bridge.busy)
+
+    run(scenario())
+    assert box.toPlainText() == "look at this"
+    assert [chip.part.mime for chip in box.attachments.chips] == ["image/png"]

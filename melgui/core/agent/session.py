@@ -80,6 +80,11 @@ class AgentSession:
     def queued(self) -> list[str]:
         return [message.content for message in self._queue]
 
+    @property
+    def queued_messages(self) -> list[Message]:
+        """The queued user messages whole (with their images and attached files)."""
+        return list(self._queue)
+
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         """Hear every LoopEvent; returns a function that unsubscribes."""
         self._observers.append(observer)

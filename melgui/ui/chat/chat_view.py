@@ -177,7 +177,10 @@ class ChatView(QWidget):
 
     def stop(self) -> None:
         """Stop the turn; messages still queued go back into the input box, not lost."""
+        attached = [p for m in self.bridge.session.queued_messages for p in m.parts]
         dropped = self.bridge.stop()
+        for part in attached:
+            self.input.attach(part)
         if dropped:
             current = self.input.toPlainText()
             self.input.setPlainText("\n\n".join([*dropped, current] if current else dropped))
