@@ -36,7 +36,7 @@ def parts_html(document: QTextDocument, parts: tuple[Part, ...], colors: Colors)
         else:
             note = f" ({part.note})" if part.note else ""
             kind = "folder" if part.kind == "folder" else "file"
-            pieces.append(_line(f"📎 {kind} @{part.path}{note}", colors))
+            pieces.append(_line(f"Attached {kind}: @{part.path}{note}", colors))
     return "<br>".join(pieces)
 
 
