@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QTextCursor
+from PySide6.QtGui import QFocusEvent, QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from melgui.core.protocol.content import Part
@@ -77,6 +77,10 @@ class PromptInput(QPlainTextEdit):
         if plain and key == Qt.Key.Key_Down and self._on_last_line() and self._recall(older=False):
             return
         super().keyPressEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        self.picker.hide()  # the list belongs to the box being typed in
+        super().focusOutEvent(event)
 
     def focusNextPrevChild(self, next: bool) -> bool:
         """Tab completes from the open list instead of leaving the box."""
