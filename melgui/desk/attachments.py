@@ -8,6 +8,7 @@ folder (`@folder/`) as a listing of the files under it.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -21,37 +22,53 @@ MAX_LISTING = 500
 
 
 class FileIndex:
-    """Relative paths of a project's files, and the folders above them."""
+    """Relative paths of a project's files, and the folders above them.
+
+    Built in a worker thread, so a large project never freezes the prompt box: `paths()`
+    answers with the last complete listing (waiting up to FIRST_WAIT for the first one)
+    and starts a fresh build when that one is older than INDEX_TTL.
+    """
+
+    FIRST_WAIT = 1.0
 
     def __init__(self, root: str) -> None:
         self.root = str(Path(root).resolve())
-        self._files: list[str] = []
-        self._folders: list[str] = []
-        self._built_at: float | None = None
+        self._listing: list[str] | None = None
+        self._built_at = 0.0
+        self._building: threading.Thread | None = None
+        self._lock = threading.Lock()
         self.truncated = False
 
     def paths(self) -> list[str]:
-        """Files, then folders (ending in /), sorted."""
-        now = time.monotonic()
-        if self._built_at is None or now - self._built_at > INDEX_TTL:
-            self._build()
-            self._built_at = now
-        return self._files + self._folders
+        """Files, then folders (ending in /), sorted; [] while the first build runs long."""
+        with self._lock:
+            stale = self._listing is None or time.monotonic() - self._built_at > INDEX_TTL
+            if stale and (self._building is None or not self._building.is_alive()):
+                self._building = threading.Thread(
+                    target=self._build, name="melgui-file-index", daemon=True
+                )
+                self._building.start()
+            building, listing = self._building, self._listing
+        if listing is None and building is not None:
+            building.join(self.FIRST_WAIT)
+            listing = self._listing
+        return listing or []
 
     def _build(self) -> None:
         files: list[str] = []
         folders: set[str] = set()
-        self.truncated = False
+        truncated = False
         for relative in walk_files(self.root):
             files.append(relative)
             parts = relative.split("/")[:-1]
             for depth in range(1, len(parts) + 1):
                 folders.add("/".join(parts[:depth]) + "/")
             if len(files) >= MAX_INDEXED:
-                self.truncated = True
+                truncated = True
                 break
-        self._files = sorted(files)
-        self._folders = sorted(folders)
+        listing = sorted(files) + sorted(folders)
+        with self._lock:
+            self._listing, self._built_at, self.truncated = listing, time.monotonic(), truncated
 
     def search(self, query: str, limit: int = 50) -> list[str]:
         return fuzzy_rank(query, self.paths(), limit)

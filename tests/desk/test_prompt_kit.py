@@ -138,3 +138,22 @@ def test_attaching_files_and_folders(tmp_path: Path) -> None:
         attach(str(root), "../elsewhere.txt")
     with pytest.raises(ValueError, match="cannot read"):
         attach(str(root), "missing.txt")
+
+
+def test_the_index_refreshes_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import melgui.desk.attachments as attachments
+
+    root = project(tmp_path)
+    index = FileIndex(str(root))
+    first = index.paths()
+    assert "README.md" in first
+    monkeypatch.setattr(attachments, "INDEX_TTL", 0.0)
+    (root / "NEW.md").write_text("new\n")
+    served = index.paths()  # the old listing answers while the new one is built
+    assert served == first or "NEW.md" in served
+    building = index._building
+    assert building is not None
+    building.join(10)
+    assert "NEW.md" in index.paths()
