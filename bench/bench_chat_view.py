@@ -8,9 +8,13 @@
      render every 40 tokens and paint at once, so both windows see the same batches.
    - The longest stall of the event loop as shipped (timer-batched renders with a time
      budget), target < 50 ms, with the GUI thread's own CPU time during that stall.
-2. Open a conversation of 1,000 messages: time to the first paint, and memory.
+2. Stream 20,000 tokens of reasoning, then 20,000 tokens of answer, the same way:
+   the reasoning grows in an open Thinking block that folds when the answer starts.
+   Cost per token over the first and last 2,000 of each, their ratios, and the
+   longest stall as shipped.
+3. Open a conversation of 1,000 messages: time to the first paint, and memory.
 
-    python bench/bench_chat_view.py [--tokens N] [--runs N]
+    python bench/bench_chat_view.py [--tokens N] [--runs N] [--reasoning N]
 """
 
 from __future__ import annotations
@@ -39,7 +43,11 @@ from PySide6.QtWidgets import QApplication, QTextBrowser  # noqa: E402
 from melgui.core.agent.policy import RulePolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.events import ToolCall  # noqa: E402
-from melgui.core.protocol.loop_events import AssistantText, LoopEvent  # noqa: E402
+from melgui.core.protocol.loop_events import (  # noqa: E402
+    AssistantReasoning,
+    AssistantText,
+    LoopEvent,
+)
 from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
@@ -48,7 +56,7 @@ from melgui.ui.chat.chat_view import ChatView  # noqa: E402
 from melgui.ui.chat.transcript import FLUSH_BUDGET_S, ChatTranscript  # noqa: E402
 from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
 from melgui.ui.theme import apply_theme  # noqa: E402
-from tests.fakes import ScriptedRelay, done, text  # noqa: E402
+from tests.fakes import ScriptedRelay, done, sse, text  # noqa: E402
 
 WINDOW = 2000
 BATCH = 40  # tokens per render in the cost runs (about 40 ms of a fast model)
@@ -178,6 +186,7 @@ class TimedView:
         self.batch = BATCH if whole_renders else 0
         self.budget = None if whole_renders else FLUSH_BUDGET_S
         self.costs: list[float] = []  # per token, seconds
+        self.thinking: list[bool] = []  # per token: reasoning (True) or answer
         self._unrendered: list[int] = []  # tokens not drawn yet
         self._unpainted: list[int] = []  # tokens drawn, not painted yet
         bridge.loopEvent.disconnect(chat.on_event)
@@ -190,8 +199,9 @@ class TimedView:
         started = time.thread_time()
         self.chat.on_event(event)
         spent = time.thread_time() - started
-        if isinstance(event, AssistantText):
+        if isinstance(event, AssistantText | AssistantReasoning):
             self.costs.append(spent)
+            self.thinking.append(isinstance(event, AssistantReasoning))
             self._unrendered.append(len(self.costs) - 1)
             if self.batch and len(self._unrendered) >= self.batch:
                 self.flush()
@@ -246,12 +256,16 @@ def _timed_paint(self: ChatTranscript, event: Any) -> None:
 ChatTranscript.paintEvent = _timed_paint  # type: ignore[method-assign, assignment]
 
 
-def stream_bench(app: QApplication, tokens: int, *, whole_renders: bool) -> dict[str, float]:
+def stream_bench(
+    app: QApplication, tokens: int, *, whole_renders: bool, reasoning: int = 0
+) -> dict[str, float]:
+    """`reasoning` tokens of reasoning first (the relay's delta `reasoning` field)."""
     loop = QtEventLoop(app)
     asyncio.set_event_loop(loop)
     pieces = markdown_tokens(tokens)
+    thoughts = [sse({"reasoning": piece}, event="delta") for piece in markdown_tokens(reasoning)]
     with ScriptedRelay() as relay:
-        relay.script([*(text(piece) for piece in pieces), done()])
+        relay.script([*thoughts, *(text(piece) for piece in pieces), done()])
         transport = RelayTransport(relay.url, "bench-key")
         session = AgentSession(
             transport,
@@ -285,11 +299,23 @@ def stream_bench(app: QApplication, tokens: int, *, whole_renders: bool) -> dict
         loop.run_until_complete(transport.aclose())
         chat.close()
     loop.close()
-    costs = timed.costs
-    received = len(costs)
-    first = sum(costs[:WINDOW]) / min(WINDOW, received)
-    last = sum(costs[-WINDOW:]) / min(WINDOW, received)
+    answer = [c for c, thought in zip(timed.costs, timed.thinking, strict=True) if not thought]
+    thought = [c for c, thought in zip(timed.costs, timed.thinking, strict=True) if thought]
+    received = len(answer)
+    first = sum(answer[:WINDOW]) / min(WINDOW, received)
+    last = sum(answer[-WINDOW:]) / min(WINDOW, received)
+    extra: dict[str, float] = {}
+    if thought:
+        t_first = sum(thought[:WINDOW]) / min(WINDOW, len(thought))
+        t_last = sum(thought[-WINDOW:]) / min(WINDOW, len(thought))
+        extra = {
+            "thought_tokens": len(thought),
+            "thought_first_us": t_first * 1e6,
+            "thought_last_us": t_last * 1e6,
+            "thought_ratio": t_last / t_first,
+        }
     return {
+        **extra,
         "tokens": received,
         "first_us": first * 1e6,
         "last_us": last * 1e6,
@@ -371,6 +397,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--messages", type=int, default=1_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--reasoning", type=int, default=20_000, help="reasoning tokens")
     options = parser.parse_args(argv)
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
@@ -390,6 +417,21 @@ def main(argv: list[str]) -> int:
             f"stall run {n} (as shipped): {run['seconds']:.1f} s, longest stall "
             f"{run['stall_ms']:.0f} ms ({run['stall_cpu_ms']:.0f} ms of it CPU)"
         )
+    thinking_runs = [
+        stream_bench(app, options.tokens, whole_renders=True, reasoning=options.reasoning)
+        for _ in range(max(1, options.runs // 2))
+    ]
+    for n, run in enumerate(thinking_runs, 1):
+        print(
+            f"reasoning run {n}: {run['thought_tokens']:,.0f} reasoning tokens then "
+            f"{run['tokens']:,.0f} answer tokens in {run['seconds']:.1f} s; reasoning per token "
+            f"first {WINDOW:,} {run['thought_first_us']:.0f} µs, last {WINDOW:,} "
+            f"{run['thought_last_us']:.0f} µs, ratio {run['thought_ratio']:.2f}; answer first "
+            f"{run['first_us']:.0f} µs, last {run['last_us']:.0f} µs, ratio {run['ratio']:.2f}"
+        )
+    thinking_stall = stream_bench(
+        app, options.tokens, whole_renders=False, reasoning=options.reasoning
+    )
     ratio = median([run["ratio"] for run in costs])
     stall = median([run["stall_ms"] for run in stalls])
     stall_cpu = median([run["stall_cpu_ms"] for run in stalls])
@@ -403,6 +445,15 @@ def main(argv: list[str]) -> int:
         f"({'ok' if stall < 50 else 'over'} the 50 ms target; the rest is the machine's load "
         f"{os.getloadavg()[0]:.1f})"
     )
+    thought_ratio = median([run["thought_ratio"] for run in thinking_runs])
+    after_ratio = median([run["ratio"] for run in thinking_runs])
+    print(
+        f"reasoning cost per token, last / first {WINDOW:,} (median of {len(thinking_runs)}): "
+        f"{thought_ratio:.2f}; answer after it: {after_ratio:.2f} "
+        f"({'ok' if max(thought_ratio, after_ratio) < 1.5 else 'TOO HIGH'}: must stay < 1.5); "
+        f"longest stall as shipped {thinking_stall['stall_ms']:.0f} ms "
+        f"({thinking_stall['stall_cpu_ms']:.0f} ms of it CPU)"
+    )
     print(
         f"opened {opened['messages']:,.0f} messages: first paint "
         f"{opened['first_paint_ms']:.0f} ms, memory +{opened['rss_mb']:.1f} MB RSS"
@@ -415,7 +466,17 @@ def main(argv: list[str]) -> int:
         target=6,
         unit="frames",
     )
-    return 0 if ratio < 1.5 else 1
+    budget.stall_row(
+        f"chat: longest stall, {options.reasoning:,} reasoning then {options.tokens:,} tokens",
+        thinking_stall["stall_ms"],
+    )
+    budget.report(
+        f"chat: reasoning per-token cost, last/first {WINDOW:,} tokens", thought_ratio, target=1.2
+    )
+    budget.report(
+        f"chat: answer after reasoning, last/first {WINDOW:,} tokens", after_ratio, target=1.2
+    )
+    return 0 if max(ratio, thought_ratio, after_ratio) < 1.5 else 1
 
 
 if __name__ == "__main__":

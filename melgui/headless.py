@@ -20,6 +20,7 @@ from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
     AssistantText,
     HistoryBranched,
     HistoryRepaired,
@@ -107,6 +108,9 @@ class Printer:
                     self.out.write(text)
                     self.out.flush()
                     self._text_open = not text.endswith("\n")
+            case AssistantReasoning(text=text):
+                if self.as_json:
+                    self._line(kind="reasoning", text=text)
             case ToolCallRequested(call=call):
                 if self.as_json:
                     self._line(

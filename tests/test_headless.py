@@ -12,6 +12,7 @@ from typing import Any
 from tests.fakes import (
     ScriptedOpenAI,
     ScriptedRelay,
+    delta,
     done,
     http_error,
     text,
@@ -115,3 +116,36 @@ def test_usage_errors(tmp_path: Path) -> None:
     assert result.returncode == 2 and "needs --url" in result.stderr
     result = melgui_exec("--url", "http://127.0.0.1:9", "--folder", str(tmp_path / "nope"), "hi")
     assert result.returncode == 2 and "is not a folder" in result.stderr
+
+
+def test_json_reasoning_events_are_their_own_kind(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    scripted_openai.script(
+        [
+            delta(reasoning_content="Think "),
+            delta(content="Use <think> tags."),
+            done(),
+        ],
+        [delta(content="<think>pondered</think>Answer."), done()],
+        [delta(content="<think>pondered</think>Plain."), done()],
+    )
+    first = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "--json", "hi",
+    )  # fmt: skip
+    second = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "--json", "again",
+    )  # fmt: skip
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    kinds = [(e["kind"], e.get("text")) for e in json_lines(first.stdout)[:2]]
+    assert kinds == [("reasoning", "Think "), ("text", "Use <think> tags.")]
+    events = json_lines(second.stdout)
+    assert ("reasoning", "pondered") in [(e["kind"], e.get("text")) for e in events]
+    assert "".join(e["text"] for e in events if e["kind"] == "text") == "Answer."
+    plain = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "plain",
+    )  # fmt: skip
+    assert plain.stdout == "Plain.\n"  # the plain output is the answer only

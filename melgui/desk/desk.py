@@ -34,6 +34,7 @@ from melgui.core.transports.connection import make_transport
 from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
+from melgui.desk.prompt_kit import PromptKit
 from melgui.tools.plans import PlanSink
 from melgui.tools.run_command import user_shell
 from melgui.tools.sandbox import sandbox_status
@@ -43,6 +44,7 @@ CONNECTION_FIELDS = (
     "relay_url",
     "relay_stream_path",
     "openai_base_url",
+    "send_reasoning",
     "local_model_path",
 )
 
@@ -83,6 +85,8 @@ class Desk:
         self.coordinator = Coordinator()
         # Snapshots of the folder around every call that can change files, for undo.
         self.checkpoints = self._make_checkpointer(folder)
+        # The prompt box's slash commands, prompt history and `@` file index.
+        self.prompt = PromptKit(self.kit.folder)
 
     @property
     def folder(self) -> str:
@@ -254,6 +258,7 @@ class Desk:
         registry = kit.registry()
         for name in registry.names():  # keep what others registered in self.tools
             self.tools.register(name, _forwarder(registry, name))
+        self.prompt.set_folder(kit.folder)
 
     async def aclose(self) -> None:
         await self.connection.aclose()

@@ -12,6 +12,7 @@ import contextlib
 from PySide6.QtCore import QObject, Signal
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.content import Part
 from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.loop_events import LoopEvent, MessageAdded
 from melgui.ui.aio import TaskKeeper
@@ -49,9 +50,9 @@ class SessionBridge(QObject):
     def source(self) -> str:
         return self.session.source
 
-    def submit(self, text: str) -> None:
+    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         """Queue a user message (sent after the running turn, if any)."""
-        self.session.submit(text)
+        self.session.submit(text, parts)
         self.queuedChanged.emit(self.session.queued)
         self._set_busy(True)
         self._tasks.spawn(self._watch_idle(), what="waiting for the turn to end")

@@ -23,10 +23,26 @@ class Explained:
     action: str
 
 
+def rejects_images(message: str, status: int | None) -> bool:
+    """Whether a failure is the server refusing image input."""
+    lower = message.lower()
+    words = ("image", "vision", "multimodal", "image_url")
+    return (
+        (status is None or 400 <= status < 500)
+        and any(w in lower for w in words)
+        and any(w in lower for w in ("support", "not ", "cannot", "invalid", "unsupported", "only"))
+    )
+
+
 def explain_failure(message: str, status: int | None) -> Explained:
     """E.g. a 401 → "The server refused the API key" + "set a valid key in Settings"."""
     detail = " ".join(message.split()) or "no details"
     lower = detail.lower()
+    if rejects_images(message, status):
+        return Explained(
+            f"The model cannot take images ({_status(status)}): {detail}",
+            "the image is taken out of the conversation; send again or pick a vision model",
+        )
     if status in (401, 403):
         return Explained(
             f"The server refused the API key (HTTP {status}): {detail}",

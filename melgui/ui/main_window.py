@@ -117,6 +117,9 @@ class MainWindow(QMainWindow):
         self.checkpoint_actions = install_checkpoints(
             self, self, self.sessionChanged, self.pane_manager.panesChanged
         )
+        from melgui.ui.chat.builtin_commands import install_builtin_commands  # issue 20
+
+        install_builtin_commands(self, self.desk.prompt.commands)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
         self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)
@@ -222,7 +225,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self.bridge = self.bridge_for(session)
         self.bridge.loopEvent.connect(self._on_main_event)
-        self.chat = ChatView(self.bridge, self.colors)
+        self.chat = ChatView(self.bridge, self.colors, prompt=self.desk.prompt)
         self.chat.callActivated.connect(self.show_call)
         self.inspector = Inspector(
             self.bridge,
@@ -339,6 +342,7 @@ class MainWindow(QMainWindow):
             self.status.showMessage(f"Models: {exc}", 15000)
             return
         self.toolbar.set_models(models)
+        self.desk.prompt.models = {model.id: model for model in models}  # images: issue 20
         self.toolbar.set_connection(label, "ok", f"{len(models)} models")
         if not self.session.loop.model and models:
             self.toolbar.set_model(models[0].id)

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -153,6 +154,14 @@ class SettingsDialog(QDialog):
         form.addRow("Keep the key", self.persist)
         form.addRow("", self.keyring_note)
         form.addRow("Current key", self.key_source)
+        self._send_reasoning = set(settings.send_reasoning)
+        self.send_reasoning = QCheckBox("Send the model's reasoning back with each request", tab)
+        self.send_reasoning.setToolTip(
+            "For this connection only. Most servers ignore it or reject it; some reasoning "
+            "models (DeepSeek, gpt-oss) do better with it."
+        )
+        self.send_reasoning.toggled.connect(self._reasoning_toggled)
+        form.addRow("Reasoning", self.send_reasoning)
         self.test_button = QPushButton("Test connection", tab)
         self.test_button.clicked.connect(self.test_connection)
         self.test_result = QPlainTextEdit(tab)
@@ -208,12 +217,26 @@ class SettingsDialog(QDialog):
             draft = self.draft()
         except ValueError:
             return
+        self.send_reasoning.blockSignals(True)
+        self.send_reasoning.setChecked(api_key_kind(draft) in self._send_reasoning)
+        self.send_reasoning.setEnabled(kind != "local")
+        self.send_reasoning.blockSignals(False)
         wants_key = needs_api_key(draft)
         self.api_key.setEnabled(wants_key)
         self.persist.setEnabled(wants_key)
         self.key_source.setText(
             secrets.key_source(api_key_kind(draft)) if wants_key else "not needed"
         )
+
+    def _reasoning_toggled(self, checked: bool) -> None:
+        try:
+            connection = api_key_kind(self.draft())
+        except ValueError:
+            return
+        if checked:
+            self._send_reasoning.add(connection)
+        else:
+            self._send_reasoning.discard(connection)
 
     def _preset_chosen(self, index: int) -> None:
         preset = PRESETS.get(str(self.preset.itemData(index)))
@@ -246,6 +269,8 @@ class SettingsDialog(QDialog):
             "web_search_url": self.search_url.text().strip() if hasattr(self, "search_url") else "",
             "theme": self.theme.currentData() if hasattr(self, "theme") else "light",
         }
+        if hasattr(self, "_send_reasoning"):
+            values["send_reasoning"] = sorted(self._send_reasoning)
         if hasattr(self, "policy_editor"):
             values["approval_modes"] = self.policy_editor.modes()
             editor = self.policy_editor

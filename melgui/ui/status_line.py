@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
     AssistantText,
     HistoryBranched,
     HistoryRepaired,
@@ -86,7 +87,7 @@ class StatusLine(QStatusBar):
                 self.activity.setText(f"Retrying in {delay:.0f} s")
             case (
                 MessageAdded() | ToolCallRequested() | ToolCallFinished()
-                | HistoryRepaired() | HistoryBranched()
+                | HistoryRepaired() | HistoryBranched() | AssistantReasoning()
             ):  # fmt: skip
                 pass
             case _:

@@ -234,6 +234,13 @@ def sse(data: Any, event: str | None = None) -> SSE:
     return SSE(data, event)
 
 
+def delta(**fields: Any) -> SSE:
+    """One OpenAI chat.completion.chunk carrying `fields` as its delta (reasoning forms,
+    content arrays): for ScriptedOpenAI only."""
+    choice = {"index": 0, "delta": fields, "finish_reason": None}
+    return SSE({"object": "chat.completion.chunk", "choices": [choice]})
+
+
 def pieces(size: int | None, delay: float = 0.0) -> Pieces:
     return Pieces(size, delay)
 

@@ -24,6 +24,7 @@ from melgui.core.protocol.approval import (
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.events import (
     Done,
+    ReasoningDelta,
     StreamError,
     TextDelta,
     ToolCall,
@@ -32,6 +33,7 @@ from melgui.core.protocol.events import (
 )
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
     AssistantText,
     HistoryRepaired,
     LegFinished,
@@ -139,13 +141,17 @@ class AgentLoop:
         self.conversation.append(message)
         self._emit(MessageAdded(message))
 
-    async def run_turn(self, text: str | None) -> TurnResult:
+    async def run_turn(self, text: str | Message | None) -> TurnResult:
         """Add `text` as a user message (unless None) and run legs until the turn ends.
+
+        A Message is added as it is (a user message with images or attached files).
 
         Cancelling the task running this coroutine stops the leg or tool in flight,
         answers every call left open, and re-raises CancelledError.
         """
-        if text is not None:
+        if isinstance(text, Message):
+            self._append(text)
+        elif text is not None:
             self._append(Message.user(text))
         try:
             return await self._run_legs()
@@ -172,21 +178,21 @@ class AgentLoop:
         while True:
             attempt += 1
             self._emit(LegStarted(self.legs + 1, attempt))
-            text_parts: list[str] = []
+            parts = _LegText()
             try:
-                final = await self._stream_leg(text_parts)
+                final = await self._stream_leg(parts)
             except asyncio.CancelledError:
-                if text_parts:
-                    self._append(Message.assistant("".join(text_parts)))
+                if parts:
+                    self._append(parts.message())
                 raise
             match final:
                 case StreamError() as error:
-                    if text_parts:
-                        self._append(Message.assistant("".join(text_parts)))
+                    if parts:
+                        self._append(parts.message())
                     retry = (
                         error.retryable
                         and not error.events_seen
-                        and not text_parts
+                        and not parts
                         and attempt < self._retry.attempts
                     )
                     if retry:
@@ -198,13 +204,13 @@ class AgentLoop:
                     return TurnResult("failed", error.message, error.status)
                 case Done() as done:
                     self._count_leg(done.usage)
-                    self._append(Message.assistant("".join(text_parts)))
+                    self._append(parts.message())
                     self._emit(TurnFinished(self.legs, self.usage))
                     return TurnResult("done")
                 case ToolCalls() as calls:
                     self._count_leg(calls.usage)
                     unique = _unique_ids(calls.calls)
-                    self._append(Message.assistant("".join(text_parts), unique))
+                    self._append(parts.message(unique))
                     for call in unique:
                         self._emit(ToolCallRequested(call))
                     for call in unique:
@@ -213,7 +219,7 @@ class AgentLoop:
                 case _:
                     assert_never(final)
 
-    async def _stream_leg(self, text_parts: list[str]) -> StreamError | Done | ToolCalls:
+    async def _stream_leg(self, parts: _LegText) -> StreamError | Done | ToolCalls:
         request = LegRequest(
             model=self.model,
             messages=self.conversation.to_wire(),
@@ -227,10 +233,13 @@ class AgentLoop:
         try:
             async for event in stream:
                 match event:
-                    case TextDelta(text=text):
+                    case TextDelta(text=text) | ReasoningDelta(text=text):
                         if text:
-                            text_parts.append(text)
-                            self._emit(AssistantText(text))
+                            reasoning = isinstance(event, ReasoningDelta)
+                            parts.add(text, reasoning)
+                            self._emit(
+                                AssistantReasoning(text) if reasoning else AssistantText(text)
+                            )
                         if time.monotonic() >= next_yield:
                             # A fast server delivers thousands of buffered deltas without
                             # a pause; let the event loop (the window) run in between.
@@ -244,9 +253,7 @@ class AgentLoop:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
-        return StreamError(
-            "The stream ended before the leg finished.", events_seen=bool(text_parts)
-        )
+        return StreamError("The stream ended before the leg finished.", events_seen=bool(parts))
 
     def _count_leg(self, usage: Usage | None) -> None:
         self.legs += 1
@@ -328,6 +335,23 @@ class AgentLoop:
             )
             self._append(Message.tool_result(call_id, SKIPPED_RESULT, "cancelled"))
             self._emit(ToolCallFinished(call, "cancelled", SKIPPED_RESULT, 0.0))
+
+
+class _LegText:
+    """The answer and the reasoning one leg has streamed so far."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+
+    def add(self, text: str, reasoning: bool) -> None:
+        (self.reasoning if reasoning else self.text).append(text)
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.reasoning)
+
+    def message(self, calls: tuple[ToolCall, ...] = ()) -> Message:
+        return Message.assistant("".join(self.text), calls, "".join(self.reasoning))
 
 
 def _unique_ids(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:

@@ -7,10 +7,12 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.catalog import Role, ToolCatalog
+from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import BranchReason, HistoryBranched, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
@@ -59,7 +61,7 @@ class AgentSession:
         )
         self.source = source
         self.last_result: TurnResult | None = None
-        self._queue: deque[str] = deque()
+        self._queue: deque[Message] = deque()
         self._preface = ""
         self._runner: asyncio.Task[None] | None = None
         self._turn: asyncio.Task[TurnResult] | None = None
@@ -76,6 +78,11 @@ class AgentSession:
 
     @property
     def queued(self) -> list[str]:
+        return [message.content for message in self._queue]
+
+    @property
+    def queued_messages(self) -> list[Message]:
+        """The queued user messages whole (with their images and attached files)."""
         return list(self._queue)
 
     def subscribe(self, observer: Observer) -> Callable[[], None]:
@@ -95,9 +102,10 @@ class AgentSession:
             except Exception:
                 log.exception("observer %r failed on %s", observer, event.kind)
 
-    def submit(self, text: str) -> None:
-        """Queue a user message; it is sent when the turns before it have ended."""
-        self._queue.append(text)
+    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
+        """Queue a user message (with its images and attached files, if any); it is
+        sent when the turns before it have ended."""
+        self._queue.append(Message.user(text, parts))
         self._idle.clear()
         if self._runner is None or self._runner.done():
             self._runner = asyncio.get_running_loop().create_task(self._run_queue())
@@ -105,10 +113,13 @@ class AgentSession:
     async def _run_queue(self) -> None:
         try:
             while self._queue:
-                text = self._queue.popleft()
+                next_message = self._queue.popleft()
                 if self._preface:
-                    text, self._preface = f"{self._preface}\n\n{text}", ""
-                self._turn = asyncio.get_running_loop().create_task(self.loop.run_turn(text))
+                    text = f"{self._preface}\n\n{next_message.content}"
+                    next_message, self._preface = replace(next_message, content=text), ""
+                self._turn = asyncio.get_running_loop().create_task(
+                    self.loop.run_turn(next_message)
+                )
                 try:
                     self.last_result = await self._turn
                 except asyncio.CancelledError:

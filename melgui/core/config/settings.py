@@ -108,6 +108,9 @@ class Settings(BaseSettings):
     """Base URL of the OpenAI-compatible server (ends in /v1 for most servers)."""
     model: str = ""
     """Model id sent with each leg; empty means the server's first tool-capable model."""
+    send_reasoning: list[str] = Field(default_factory=list)
+    """Connections (relay, or an OpenAI-compatible preset id / "custom") that send the
+    model's earlier reasoning back with each leg; off for every connection by default."""
     role: Role = "assistant"
     """Tool set of a new conversation: assistant, worker or orchestrator."""
     approval_modes: dict[str, Mode] = Field(default_factory=lambda: dict(DEFAULT_MODES))

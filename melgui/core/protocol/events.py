@@ -118,6 +118,14 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning ("thinking"), kept apart from the answer."""
+
+    text: str
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCalls:
     calls: tuple[ToolCall, ...]
     usage: Usage | None = None
@@ -148,7 +156,7 @@ class StreamError:
     kind: Literal["error"] = "error"
 
 
-StreamEvent = TextDelta | ToolCalls | Done | StreamError
+StreamEvent = TextDelta | ReasoningDelta | ToolCalls | Done | StreamError
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,14 @@ class AssistantText:
 
 
 @dataclass(frozen=True, slots=True)
+class AssistantReasoning:
+    """A piece of the model's reasoning, streamed apart from its answer."""
+
+    text: str
+    kind: Literal["assistant_reasoning"] = "assistant_reasoning"
+
+
+@dataclass(frozen=True, slots=True)
 class MessageAdded:
     """A message was appended to the conversation (user, assistant or tool)."""
 
@@ -125,6 +133,7 @@ class TurnCancelled:
 LoopEvent = (
     LegStarted
     | AssistantText
+    | AssistantReasoning
     | MessageAdded
     | ToolCallRequested
     | ApprovalNeeded

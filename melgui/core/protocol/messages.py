@@ -1,7 +1,9 @@
 """Conversation messages in the chat shape of the seeds, with pairing checks.
 
 A tool message also keeps, for melgui only, the `status` of its call (ok, denied,
-error, cancelled, interrupted); it never goes on the wire.
+error, cancelled, interrupted); it never goes on the wire. An assistant message keeps
+the model's `reasoning` apart from its text; on the wire it is `reasoning_content`,
+which the transports drop unless the connection is set to send reasoning back.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from melgui.core.protocol.call_life import RESULT_STATUSES, ResultStatus
+from melgui.core.protocol.content import Part, part_from_json, wire_content
 from melgui.core.protocol.events import ToolCall
 
 MessageRole = Literal["system", "user", "assistant", "tool"]
+REASONING_WIRE_KEY = "reasoning_content"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,18 +27,20 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     status: ResultStatus | None = None
+    reasoning: str = ""
+    parts: tuple[Part, ...] = ()
 
     @classmethod
     def system(cls, text: str) -> Message:
         return cls("system", text)
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        return cls("user", text)
+    def user(cls, text: str, parts: tuple[Part, ...] = ()) -> Message:
+        return cls("user", text, parts=parts)
 
     @classmethod
-    def assistant(cls, text: str, calls: tuple[ToolCall, ...] = ()) -> Message:
-        return cls("assistant", text, tool_calls=calls)
+    def assistant(cls, text: str, calls: tuple[ToolCall, ...] = (), reasoning: str = "") -> Message:
+        return cls("assistant", text, tool_calls=calls, reasoning=reasoning)
 
     @classmethod
     def tool_result(cls, call_id: str, content: str, status: ResultStatus = "ok") -> Message:
@@ -48,7 +54,9 @@ class Message:
             wire["content"] = self.content or None
             wire["tool_calls"] = [call.to_wire() for call in self.tool_calls]
         else:
-            wire["content"] = self.content
+            wire["content"] = wire_content(self.content, self.parts)
+        if self.role == "assistant" and self.reasoning:
+            wire[REASONING_WIRE_KEY] = self.reasoning
         if self.role == "tool":
             wire["tool_call_id"] = self.tool_call_id
         return wire
@@ -59,6 +67,11 @@ class Message:
         if self.role == "assistant":
             data["content"] = self.content
             data["tool_calls"] = [call.to_wire() for call in self.tool_calls]
+            if self.reasoning:
+                data["reasoning"] = data.pop(REASONING_WIRE_KEY)
+        if self.parts:
+            data["content"] = self.content
+            data["parts"] = [part.to_json() for part in self.parts]
         if self.status is not None:
             data["status"] = self.status
         return data
@@ -70,6 +83,7 @@ class Message:
         if role not in ("system", "user", "assistant", "tool"):
             raise ValueError(f"message has unknown role {role!r}")
         content = data.get("content") or ""
+        parts = tuple(part_from_json(part) for part in data.get("parts") or ())
         if not isinstance(content, str):
             content = json.dumps(content)
         calls: list[ToolCall] = []
@@ -83,12 +97,15 @@ class Message:
         if status is not None and status not in RESULT_STATUSES:
             raise ValueError(f"tool message has unknown status {status!r}")
         call_id = data.get("tool_call_id")
+        reasoning = data.get("reasoning", data.get(REASONING_WIRE_KEY)) or ""
         return cls(
             role,
             content,
             tool_calls=tuple(calls),
             tool_call_id=str(call_id) if call_id is not None else None,
             status=status,
+            reasoning=reasoning if isinstance(reasoning, str) else "",
+            parts=parts,
         )
 
 

@@ -34,6 +34,29 @@ class ModelInfo:
     name: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def takes_images(self) -> bool | None:
+        """Whether the server's model list says the model reads images; None when silent.
+
+        OpenRouter: `architecture.input_modalities`; others: `input_modalities`,
+        `modalities`, `capabilities` (["vision", …]) or LM Studio's `type` "vlm"."""
+        extra = self.extra
+        architecture = extra.get("architecture")
+        for value in (
+            architecture.get("input_modalities") if isinstance(architecture, dict) else None,
+            extra.get("input_modalities"),
+            extra.get("modalities"),
+        ):
+            if isinstance(value, dict):
+                value = value.get("input")
+            if isinstance(value, list):
+                return "image" in value
+        capabilities = extra.get("capabilities")
+        if isinstance(capabilities, list) and capabilities:
+            return "vision" in capabilities or "image" in capabilities
+        if extra.get("type") in ("vlm", "llm"):
+            return extra["type"] == "vlm"
+        return None
+
 
 class Transport(Protocol):
     """One leg = one POST = one quota unit (seed)."""

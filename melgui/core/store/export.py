@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from melgui.core.protocol.call_life import CALL_PHASES
+from melgui.core.protocol.content import ImagePart
 from melgui.core.protocol.messages import Message
 from melgui.core.store.records import PlanRecord, ToolCallRecord
 from melgui.core.store.store import Store
@@ -218,8 +219,11 @@ def export_markdown(store: Store, conversation_id: str) -> str:
             continue
         heading = "User" if message.role == "user" else "Assistant"
         out += [f"## {heading}", ""]
+        if message.reasoning:
+            out += _details("Thinking", _fenced(message.reasoning))
         if message.content:
             out += [message.content.rstrip(), ""]
+        out += _parts(message)
         if item.partial:
             out += ["*(cut off: the app stopped while this answer was being written)*", ""]
         for call in message.tool_calls:
@@ -253,6 +257,18 @@ def _call_details(
     if text is not None:
         body += ["**Result**", "", *_fenced(text)]
     return _details(summary, body)
+
+
+def _parts(message: Message) -> list[str]:
+    """Attachments: images inline (data URLs), files and folders folded."""
+    out: list[str] = []
+    for part in message.parts:
+        if isinstance(part, ImagePart):
+            out += [f"![{part.name or 'image'}]({part.data_url()})", ""]
+        else:
+            note = f" ({part.note})" if part.note else ""
+            out += _details(f"Attached {part.kind}: {part.path}{note}", _fenced(part.text))
+    return out
 
 
 def _details(summary: str, body: list[str]) -> list[str]:

@@ -26,6 +26,7 @@ from melgui.core.protocol.call_life import AUTO_BY, decision_text
 from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
     AssistantText,
     HistoryBranched,
     HistoryRepaired,
@@ -69,6 +70,7 @@ class Journal:
         self._clock = clock
         self._on_problem = on_problem
         self._text: list[str] = []
+        self._reasoning: list[str] = []  # streamed with the text, written with it
         self._text_dirty = False
         self._partial_seq: int | None = None
         self._wire: list[WireEntry] = []  # entries of leg `_wire_leg` not written yet
@@ -98,8 +100,8 @@ class Journal:
 
     def observe(self, event: LoopEvent) -> None:
         """Record one loop event; never raises for storage trouble."""
-        if type(event) is AssistantText:  # the per-token path: no I/O, no clock
-            self._text.append(event.text)
+        if isinstance(event, AssistantText | AssistantReasoning):  # per token: no I/O, no clock
+            (self._text if type(event) is AssistantText else self._reasoning).append(event.text)
             self._text_dirty = True
             if self._timer is None and not self._arm_timer():
                 self._flush_if_due()
@@ -130,6 +132,8 @@ class Journal:
                 self._wire_leg = leg
                 self._drop_partial()
             case AssistantText():
+                pass  # handled in observe
+            case AssistantReasoning():
                 pass  # handled in observe
             case MessageAdded(message=message):
                 self._add_message(message)
@@ -184,6 +188,7 @@ class Journal:
             self.store.drop_messages_from(self.conversation_id, self._partial_seq)
         self.store.put_message(self.conversation_id, seq, message)
         self._text.clear()
+        self._reasoning.clear()
         self._text_dirty = False
         self._partial_seq = None
 
@@ -211,13 +216,13 @@ class Journal:
         self._cancel_timer()
         self._last_flush = self._clock()
         try:
-            if self._text_dirty and self._text:
+            if self._text_dirty and (self._text or self._reasoning):
                 seq = len(self._mirror)
-                text = "".join(self._text)
-                self._text[:] = [text]
-                self.store.put_message(
-                    self.conversation_id, seq, Message.assistant(text), partial=True
-                )
+                text, reasoning = "".join(self._text), "".join(self._reasoning)
+                self._text[:] = [text] if text else []
+                self._reasoning[:] = [reasoning] if reasoning else []
+                partial = Message.assistant(text, reasoning=reasoning)
+                self.store.put_message(self.conversation_id, seq, partial, partial=True)
                 self._partial_seq = seq
                 self._text_dirty = False
                 self.flushes += 1
@@ -239,6 +244,7 @@ class Journal:
     def _drop_partial(self) -> None:
         """A new leg (or a retry) starts: a partial row left over is not part of it."""
         self._text.clear()
+        self._reasoning.clear()
         self._text_dirty = False
         if self._partial_seq is not None:
             self.store.drop_messages_from(self.conversation_id, self._partial_seq)

@@ -255,6 +255,27 @@ def _v6_checkpoints(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v7_reasoning_and_parts(conn: sqlite3.Connection) -> None:
+    """An assistant message's reasoning; a user message's attachments (parts) and the
+    images they point to, stored once by content hash (blobs)."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+        ALTER TABLE messages ADD COLUMN parts TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE branch_messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+        ALTER TABLE branch_messages ADD COLUMN parts TEXT NOT NULL DEFAULT '[]';
+
+        CREATE TABLE blobs (
+            sha256 TEXT PRIMARY KEY,
+            mime TEXT NOT NULL,
+            data BLOB NOT NULL,
+            created_at REAL NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_tables,
     _v2_search,
@@ -262,6 +283,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v4_branches,
     _v5_call_phases,
     _v6_checkpoints,
+    _v7_reasoning_and_parts,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

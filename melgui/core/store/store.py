@@ -20,6 +20,7 @@ from pathlib import Path
 from melgui.core.protocol.call_life import AUTO_BY, CallPhase
 from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.messages import Message
+from melgui.core.store.blobs import load_parts, put_parts
 from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
 from melgui.core.store.paths import canonical_folder, database_path
 from melgui.core.store.records import (
@@ -237,11 +238,13 @@ class Store:
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO messages (conversation_id, seq, role, content, tool_calls,"
-                " tool_call_id, status, partial, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " tool_call_id, status, partial, created_at, reasoning, parts)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (conversation_id, seq) DO UPDATE SET role = excluded.role,"
                 " content = excluded.content, tool_calls = excluded.tool_calls,"
                 " tool_call_id = excluded.tool_call_id, status = excluded.status,"
-                " partial = excluded.partial",
+                " partial = excluded.partial, reasoning = excluded.reasoning,"
+                " parts = excluded.parts",
                 (
                     cid,
                     seq,
@@ -252,6 +255,8 @@ class Store:
                     message.status,
                     int(partial),
                     self._clock(),
+                    message.reasoning,
+                    put_parts(conn, message, self._clock()),
                 ),
             )
             if message.role == "user" and not partial:
@@ -290,8 +295,9 @@ class Store:
             branch_id = int(cursor.lastrowid or 0)
             conn.execute(
                 "INSERT INTO branch_messages (branch_id, seq, role, content, tool_calls,"
-                " tool_call_id, status, created_at)"
-                " SELECT ?, seq, role, content, tool_calls, tool_call_id, status, created_at"
+                " tool_call_id, status, created_at, reasoning, parts)"
+                " SELECT ?, seq, role, content, tool_calls, tool_call_id, status, created_at,"
+                " reasoning, parts"
                 " FROM messages WHERE conversation_id = ? AND partial = 0",
                 (branch_id, cid),
             )
@@ -311,19 +317,19 @@ class Store:
 
     def branch_messages(self, branch_id: int) -> list[StoredMessage]:
         rows = self._conn.execute(
-            "SELECT seq, role, content, tool_calls, tool_call_id, status, 0, created_at"
-            " FROM branch_messages WHERE branch_id = ? ORDER BY seq",
+            "SELECT seq, role, content, tool_calls, tool_call_id, status, 0, created_at,"
+            " reasoning, parts FROM branch_messages WHERE branch_id = ? ORDER BY seq",
             (branch_id,),
         )
-        return [_stored_message(row) for row in rows]
+        return [_stored_message(row, load_parts(self._conn, row[9])) for row in rows]
 
     def messages(self, cid: str) -> list[StoredMessage]:
         rows = self._conn.execute(
-            "SELECT seq, role, content, tool_calls, tool_call_id, status, partial, created_at"
-            " FROM messages WHERE conversation_id = ? ORDER BY seq",
+            "SELECT seq, role, content, tool_calls, tool_call_id, status, partial, created_at,"
+            " reasoning, parts FROM messages WHERE conversation_id = ? ORDER BY seq",
             (cid,),
         )
-        return [_stored_message(row) for row in rows]
+        return [_stored_message(row, load_parts(self._conn, row[9])) for row in rows]
 
     # -- tool calls ----------------------------------------------------------------
 
@@ -541,13 +547,15 @@ def _summary(row: tuple[object, ...]) -> ConversationSummary:
     )
 
 
-def _stored_message(row: tuple[object, ...]) -> StoredMessage:
-    seq, role, content, calls, call_id, status, partial, created = row
+def _stored_message(row: tuple[object, ...], parts: list[dict[str, object]]) -> StoredMessage:
+    seq, role, content, calls, call_id, status, partial, created, reasoning, _ = row
     data: dict[str, object] = {
         "role": role,
         "content": content,
         "tool_calls": json.loads(str(calls)) if calls else [],
         "status": status,
+        "reasoning": reasoning,
+        "parts": parts,
     }
     if call_id is not None:
         data["tool_call_id"] = call_id

@@ -46,6 +46,11 @@ def api_key_kind(settings: Settings) -> str:
     return "local"
 
 
+def sends_reasoning(settings: Settings) -> bool:
+    """Whether this connection sends earlier reasoning back (Settings.send_reasoning)."""
+    return api_key_kind(settings) in settings.send_reasoning
+
+
 def needs_api_key(settings: Settings) -> bool:
     if settings.connection == "local":
         return False
@@ -99,7 +104,10 @@ def make_transport(
         from melgui.core.transports.relay import RelayTransport
 
         return RelayTransport(
-            settings.relay_url.strip(), api_key, stream_path=settings.relay_stream_path
+            settings.relay_url.strip(),
+            api_key,
+            stream_path=settings.relay_stream_path,
+            send_reasoning=sends_reasoning(settings),
         )
     if settings.connection == "openai":
         problem = url_problem(settings.openai_base_url, "server base URL")
@@ -107,7 +115,9 @@ def make_transport(
             return UnconfiguredTransport(problem)
         from melgui.core.transports.openai_compat import OpenAITransport
 
-        return OpenAITransport(settings.openai_base_url.strip(), api_key)
+        return OpenAITransport(
+            settings.openai_base_url.strip(), api_key, send_reasoning=sends_reasoning(settings)
+        )
     from melgui.core.transports.local.llama import LocalTransport
 
     return LocalTransport(settings.local_model_path or None, on_progress=on_progress)
@@ -119,5 +129,6 @@ __all__ = [
     "connection_label",
     "make_transport",
     "needs_api_key",
+    "sends_reasoning",
     "url_problem",
 ]

@@ -14,8 +14,9 @@ from typing import Any
 
 import httpx
 
-from melgui.core.protocol.events import Done, StreamError, StreamEvent, TextDelta, ToolCalls, Usage
+from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, Usage
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
+from melgui.core.transports.http.delta_content import REASONING_FIELDS, DeltaContent
 from melgui.core.transports.http.leg import LegFormatError, LegRun
 from melgui.core.transports.http.models import parse_models
 from melgui.core.transports.http.replies import (
@@ -28,6 +29,7 @@ from melgui.core.transports.http.replies import (
 from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
 from melgui.core.transports.http.tool_call_assembler import MalformedFragment, ToolCallAssembler
 from melgui.core.transports.instructions import with_instructions
+from melgui.core.transports.reasoning_back import wire_messages
 
 __all__ = ["OpenAILegParser", "OpenAITransport"]
 
@@ -39,6 +41,7 @@ class OpenAILegParser:
 
     def __init__(self) -> None:
         self.assembler = ToolCallAssembler()
+        self.content = DeltaContent()
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.chunks = 0
@@ -50,7 +53,7 @@ class OpenAILegParser:
         if not data:
             return []
         if data == "[DONE]":
-            return [self.final()]
+            return [*self.content.flush(), self.final()]
         payload = _loads(data)
         if not isinstance(payload, dict):
             raise LegFormatError(f"the server sent a chunk that is not an object: {data:.80}")
@@ -87,8 +90,7 @@ class OpenAILegParser:
                 self.assembler.add({"function": legacy})
         except MalformedFragment as exc:
             raise LegFormatError(str(exc)) from exc
-        content = delta.get("content")
-        return [TextDelta(content)] if isinstance(content, str) and content else []
+        return self.content.read(delta)
 
     def final(self) -> StreamEvent:
         if self.assembler.has_calls:
@@ -102,6 +104,10 @@ class OpenAILegParser:
             return None  # cut in the middle of a call's arguments
         return self.final()
 
+    def held_back(self) -> list[StreamEvent]:
+        """Text held back at the end of the body (a tail that looked like a tag)."""
+        return self.content.flush()
+
     def on_json_body(self, payload: Any) -> list[StreamEvent]:
         """A server that ignored `stream: true` and sent one chat.completion."""
         if not isinstance(payload, dict):
@@ -114,6 +120,11 @@ class OpenAILegParser:
         message = choices[0].get("message") or {}
         fragments = message.get("tool_calls") if isinstance(message, dict) else None
         delta = {
+            **{
+                name: message.get(name)
+                for name in REASONING_FIELDS
+                if isinstance(message, dict) and name in message
+            },
             "content": message.get("content") if isinstance(message, dict) else None,
             "tool_calls": [
                 {**fragment, "index": number} if isinstance(fragment, dict) else fragment
@@ -129,7 +140,7 @@ class OpenAILegParser:
                 "choices": [{"delta": delta, "finish_reason": choices[0].get("finish_reason")}],
             }
         )
-        return [*events, self.final()]
+        return [*events, *self.content.flush(), self.final()]
 
 
 def _loads(data: str) -> Any:
@@ -176,9 +187,12 @@ class OpenAITransport:
         extra_headers: Mapping[str, str] | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         instructions: bool = True,
+        send_reasoning: bool = False,
     ) -> None:
         """`instructions`: lead each leg with melgui's system message (core.instructions)
-        when the conversation has none, since such a server knows nothing of the project."""
+        when the conversation has none, since such a server knows nothing of the project.
+        `send_reasoning`: keep earlier reasoning in the history sent (reasoning_back)."""
+        self.send_reasoning = send_reasoning
         self.base_url = base_url.rstrip("/")
         self.instructions = instructions
         self.api_key = api_key
@@ -191,10 +205,11 @@ class OpenAITransport:
     def request_body(self, request: LegRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": (
+            "messages": wire_messages(
                 with_instructions(request.messages, request.tool_role, request.cwd)
                 if self.instructions
-                else request.messages
+                else request.messages,
+                self.send_reasoning,
             ),
             "stream": True,
             "stream_options": {"include_usage": True},

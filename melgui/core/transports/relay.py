@@ -1,7 +1,8 @@
 """The Mel relay transport: one leg = one POST to the relay's SSE stream (relay-protocol.md §2).
 
-Events: `delta` → TextDelta, `tool_calls` → ToolCalls, `done` → Done, `error` →
-StreamError; any other event name (and comments) goes to the wire log only.
+Events: `delta` → TextDelta (its optional `reasoning` → ReasoningDelta), `tool_calls` →
+ToolCalls, `done` → Done, `error` → StreamError; any other event name (and comments)
+goes to the wire log only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import httpx
 
 from melgui.core.protocol.events import (
     Done,
+    ReasoningDelta,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -33,6 +35,7 @@ from melgui.core.transports.http.replies import (
 )
 from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
 from melgui.core.transports.http.tool_call_assembler import new_call_id
+from melgui.core.transports.reasoning_back import wire_messages
 
 RELAY_EVENTS = ("delta", "tool_calls", "done", "error")
 
@@ -45,8 +48,13 @@ class RelayLegParser:
             return []
         data = _object(event)
         if event.event == "delta":
-            text = data.get("text")
-            return [TextDelta(text)] if isinstance(text, str) and text else []
+            text, thinking = data.get("text"), data.get("reasoning")
+            events: list[StreamEvent] = []
+            if isinstance(thinking, str) and thinking:
+                events.append(ReasoningDelta(thinking))
+            if isinstance(text, str) and text:
+                events.append(TextDelta(text))
+            return events
         usage = Usage.from_wire(data.get("usage"))
         if event.event == "tool_calls":
             calls = parse_calls(data.get("calls"))
@@ -55,6 +63,9 @@ class RelayLegParser:
             reason = data.get("finish_reason")
             return [Done(usage, reason if isinstance(reason, str) else None)]
         return [relay_error(data)]
+
+    def held_back(self) -> list[StreamEvent]:
+        return []
 
     def on_end(self) -> StreamEvent | None:
         return None  # the relay always ends a leg with done, tool_calls or error
@@ -134,8 +145,10 @@ class RelayTransport:
         client: httpx.AsyncClient | None = None,
         read_timeout: float = 120.0,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        send_reasoning: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.send_reasoning = send_reasoning
         self.api_key = api_key
         self.stream_path = "/" + stream_path.lstrip("/")
         self.read_timeout = read_timeout
@@ -145,7 +158,7 @@ class RelayTransport:
 
     def request_body(self, request: LegRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "messages": request.messages,
+            "messages": wire_messages(request.messages, self.send_reasoning),
             "tools": [tool.to_relay() for tool in request.tools],
             "tool_role": request.tool_role,
             "tool_choice": request.tool_choice,

@@ -6,6 +6,7 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import assert_never
 
@@ -15,9 +16,11 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten, summarize
+from melgui.core.protocol.content import FilePart, ImagePart, Part
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
     AssistantText,
     HistoryBranched,
     HistoryRepaired,
@@ -34,11 +37,12 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.input_box import PromptInput
 from melgui.ui.chat.tool_cards import card_html
 from melgui.ui.chat.transcript import ChatTranscript
-from melgui.ui.failure_text import explain_failure
+from melgui.ui.failure_text import explain_failure, rejects_images
 from melgui.ui.theme import LIGHT, Colors
 
 HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "show earlier"
@@ -53,10 +57,15 @@ class ChatView(QWidget):
         bridge: SessionBridge,
         colors: Colors = LIGHT,
         parent: QWidget | None = None,
+        *,
+        prompt: PromptKit | None = None,
     ) -> None:
+        """`prompt`: the folder's slash commands, prompt history and `@` file index (the
+        main chat has them; a worker pane's chat does without)."""
         super().__init__(parent)
         self.bridge = bridge
         self.colors = colors
+        self.prompt = prompt
         self.transcript = ChatTranscript(colors, self)
         self.transcript.callActivated.connect(self.callActivated)
         self.transcript.moreRequested.connect(self._show_more)
@@ -72,8 +81,13 @@ class ChatView(QWidget):
         self.queued_label = QLabel(self)
         self.queued_label.setWordWrap(True)
         self.queued_label.hide()
-        self.input = PromptInput(self)
+        self.input = PromptInput(self, prompt)
         self.input.submitted.connect(self.submit)
+        self.note_label = QLabel(self)  # why an attachment or a command did not work
+        self.note_label.setWordWrap(True)
+        self.note_label.hide()
+        self.input.problem.connect(self.show_note)
+        self.input.textChanged.connect(self.note_label.hide)
         self.send_button = QPushButton("Send", self)
         self.send_button.clicked.connect(self.input.send)
         self.stop_button = QPushButton("Stop (Esc)", self)
@@ -91,6 +105,8 @@ class ChatView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.queued_label)
+        layout.addWidget(self.note_label)
+        layout.addWidget(self.input.attachments)
         layout.addLayout(row)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -101,17 +117,70 @@ class ChatView(QWidget):
         self._shown_from = 0
         bridge.loopEvent.connect(self.on_event)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
+        self._images_refused = ""  # why the last turn failed, when on an image
+        bridge.busyChanged.connect(self._after_turn)
         bridge.queuedChanged.connect(self._on_queued)
         self.load_conversation(bridge.session.conversation)
 
     # --- actions ---------------------------------------------------------------------
 
-    def submit(self, text: str) -> None:
-        self.bridge.submit(text)
+    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
+        """Send a message, or run the slash command it names."""
+        if self.prompt is not None and text.startswith("/"):
+            found = self.prompt.commands.parse(text)
+            if found is None and self.prompt.reload_commands():  # a file added since
+                found = self.prompt.commands.parse(text)
+            if found is not None:
+                command, arguments = found
+                expanded = command.run(arguments)
+                if expanded is None:  # the command did its work
+                    for part in parts:  # attachments wait for the next message
+                        self.input.attach(part)
+                    return
+                text = expanded
+            elif _looks_like_command(text):
+                self.input.setPlainText(text)
+                for part in parts:
+                    self.input.attach(part)
+                name = text.split()[0]
+                self.show_note(f"Unknown command {name}: /help lists the commands.")
+                return
+        model = self.bridge.session.loop.model
+        images = any(isinstance(part, ImagePart) for part in parts)
+        if images and self.prompt is not None and self.prompt.refuses_images(model):
+            self.input.setPlainText(text)
+            for part in parts:
+                self.input.attach(part)
+            self.show_note(
+                f"{model} does not take images (the server's model list says so): remove "
+                "the image or choose another model."
+            )
+            return
+        self.bridge.submit(text, parts)
+
+    def _after_turn(self, busy: bool) -> None:
+        """A server refused an image: take images out of the history (kept in a branch),
+        so the next message is not refused for the same image again."""
+        if busy or not self._images_refused:
+            return
+        why, self._images_refused = self._images_refused, ""
+        session = self.bridge.session
+        messages = session.conversation.messages
+        if any(isinstance(p, ImagePart) for m in messages for p in m.parts):
+            note = f"{why} — the images are taken out of the conversation (kept in its history)."
+            session.branch(without_images(messages), "edit", note)
+
+    def show_note(self, text: str) -> None:
+        self.note_label.setText(text)
+        self.note_label.setStyleSheet(f"color: {self.colors.error}")
+        self.note_label.show()
 
     def stop(self) -> None:
         """Stop the turn; messages still queued go back into the input box, not lost."""
+        attached = [p for m in self.bridge.session.queued_messages for p in m.parts]
         dropped = self.bridge.stop()
+        for part in attached:
+            self.input.attach(part)
         if dropped:
             current = self.input.toPlainText()
             self.input.setPlainText("\n\n".join([*dropped, current] if current else dropped))
@@ -167,8 +236,9 @@ class ChatView(QWidget):
 
     def _draw_message(self, message: Message, index: int) -> None:
         if message.role == "user":
-            self.transcript.add_user(message.content, self._user_links(index))
+            self.transcript.add_user(message.content, self._user_links(index), message.parts)
         elif message.role == "assistant":
+            self.transcript.add_thinking(message.reasoning)
             self.transcript.add_assistant(message.content)
             for call in message.tool_calls:
                 self._add_card(call, "requested")
@@ -185,13 +255,16 @@ class ChatView(QWidget):
         match event:
             case AssistantText(text=text):
                 t.stream_text(text)
+            case AssistantReasoning(text=text):
+                t.stream_reasoning(text)
             case MessageAdded(message=message):
                 if message.role == "assistant":
                     t.finish_assistant(message.content)
                     for call in message.tool_calls:
                         self._add_card(call, "requested")
                 elif message.role == "user":
-                    t.add_user(message.content, self._user_links(self._index_of(message)))
+                    links = self._user_links(self._index_of(message))
+                    t.add_user(message.content, links, message.parts)
             case ApprovalNeeded(request=request):
                 self._set_card(request.call.id, "waiting")
             case ToolCallStarted(call=call):
@@ -202,6 +275,7 @@ class ChatView(QWidget):
                 self._set_card(call.id, status, duration)
             case TurnFailed(message=text, status=status):
                 explained = explain_failure(text, status)
+                self._images_refused = explained.text if rejects_images(text, status) else ""
                 t.add_notice(explained.text, self.colors.error, action=explained.action)
             case TurnCancelled():
                 t.add_notice("Stopped.", self.colors.warn, action="the conversation is kept")
@@ -247,3 +321,25 @@ class ChatView(QWidget):
         more = f" (+{len(texts) - 3})" if len(texts) > 3 else ""
         self.queued_label.setText(f"Queued ({len(texts)}): {preview}{more}")
         self.queued_label.show()
+
+
+def _looks_like_command(text: str) -> bool:
+    """`/word` (not a path such as /usr/bin/env) on a line of its own or before a space."""
+    head = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
+    return bool(head) and "/" not in head and not text[1:2].isspace()
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """The messages with each image replaced by a line saying it was not sent."""
+    out = []
+    for message in messages:
+        if any(isinstance(part, ImagePart) for part in message.parts):
+            parts = tuple(
+                FilePart(part.name or "image", "(an image the model could not take)")
+                if isinstance(part, ImagePart)
+                else part
+                for part in message.parts
+            )
+            message = dataclasses.replace(message, parts=parts)
+        out.append(message)
+    return out

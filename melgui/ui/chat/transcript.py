@@ -22,7 +22,6 @@ from urllib.parse import unquote
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
     QDesktopServices,
     QGuiApplication,
     QTextBlockFormat,
@@ -30,16 +29,17 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
-    QTextFrameFormat,
-    QTextLength,
     QTextTable,
-    QTextTableFormat,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from melgui.core.protocol.content import Part
+from melgui.ui.chat.boxes import insert_box
 from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
 from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer, warm_up
+from melgui.ui.chat.thinking_block import THINK_SCHEME, ThinkingBlock
+from melgui.ui.chat.user_parts import parts_html
 from melgui.ui.theme import Colors
 
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
@@ -85,6 +85,8 @@ class ChatTranscript(QTextBrowser):
         self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
         self._next_code_id = 1  # copy ids are unique across messages
         self._cards: dict[str, QTextTable] = {}
+        self._thinking: dict[int, ThinkingBlock] = {}
+        self._thinking_now: ThinkingBlock | None = None  # the one streaming
         self._last_speaker = ""
         self._stick = True
         self._drawing = False  # inside one flush: changes go into one edit block
@@ -108,6 +110,8 @@ class ChatTranscript(QTextBrowser):
         self._scheduler.cancel(self)
         self._open = None
         self._cards.clear()
+        self._thinking.clear()
+        self._thinking_now = None
         self._codes.clear()
         self._next_code_id = 1
         self._last_speaker = ""
@@ -119,18 +123,48 @@ class ChatTranscript(QTextBrowser):
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
         )
 
-    def add_user(self, text: str, links_html: str = "") -> None:
+    def add_user(self, text: str, links_html: str = "", parts: tuple[Part, ...] = ()) -> None:
         self.finish_assistant(None)
         self._header("You")
         table = self._insert_box(self.colors.user_bubble, border=0)
         cursor = table.cellAt(0, 0).firstCursorPosition()
         escaped = html.escape(text).replace("\n", "<br>")
         cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
+        if parts:
+            if text:
+                cursor.insertBlock()
+            cursor.insertHtml(parts_html(self.document(), parts, self.colors))
         self._stick = True
         self._scroll_if_stuck()
 
+    def stream_reasoning(self, delta: str) -> None:
+        """Buffer streamed reasoning; it grows in an open Thinking box on the next tick."""
+        if self._open is not None and self._open.streamed:
+            self.finish_assistant(None)  # reasoning after answer text: a box of its own
+        block = self._thinking_now
+        if block is None:
+            block = self._thinking_now = self._add_thinking_box(streaming=True)
+        block.pending.append(delta)
+        self._scheduler.request(self)
+
+    def add_thinking(self, text: str) -> None:
+        """A finished message's reasoning (when reopening a conversation): folded."""
+        self.finish_assistant(None)
+        if text.strip():
+            block = self._add_thinking_box(streaming=False)
+            block.parts.append(text)
+
+    def thinking_blocks(self) -> list[ThinkingBlock]:
+        return list(self._thinking.values())
+
+    def toggle_thinking(self, number: int) -> None:
+        block = self._thinking.get(number)
+        if block is not None:
+            block.toggle()
+
     def stream_text(self, delta: str) -> None:
         """Buffer streamed assistant text; it is drawn on the next timer tick."""
+        self._fold_thinking()
         message = self._begin_assistant()
         message.pending.append(delta)
         message.streamed = True
@@ -138,6 +172,7 @@ class ChatTranscript(QTextBrowser):
 
     def finish_assistant(self, text: str | None) -> None:
         """The assistant message is complete. `text` is drawn if nothing was streamed."""
+        self._fold_thinking()
         message = self._open
         if message is None and text:
             message = self._begin_assistant()
@@ -217,6 +252,12 @@ class ChatTranscript(QTextBrowser):
         return self._draw(deadline)
 
     def _draw(self, deadline: float) -> bool:
+        thinking = self._thinking_now
+        if thinking is not None and thinking.pending:
+            with self._edit():
+                self._changing()
+                thinking.flush()
+            self._scroll_if_stuck()
         message = self._open
         if message is None:
             return False
@@ -241,6 +282,24 @@ class ChatTranscript(QTextBrowser):
                 message.tail_dirty = False
         self._scroll_if_stuck()
         return bool(message.ready)
+
+    def _add_thinking_box(self, *, streaming: bool) -> ThinkingBlock:
+        if self._last_speaker != "Assistant":
+            self._header("Assistant")
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        number = len(self._thinking) + 1
+        block = ThinkingBlock(number, cursor, self.colors, streaming=streaming)
+        if not streaming:  # a finished one: what follows starts in a plain block
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        self._thinking[number] = block
+        self._scroll_if_stuck()
+        return block
+
+    def _fold_thinking(self) -> None:
+        block, self._thinking_now = self._thinking_now, None
+        if block is not None:
+            block.fold()
 
     def _begin_assistant(self) -> _OpenMessage:
         if self._open is None:
@@ -349,20 +408,7 @@ class ChatTranscript(QTextBrowser):
         )
 
     def _insert_box(self, background: str, *, border: int) -> QTextTable:
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        fmt = QTextTableFormat()
-        fmt.setBorder(border)
-        fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
-        fmt.setBorderBrush(QColor(self.colors.border))
-        fmt.setBorderCollapse(True)
-        fmt.setCellPadding(7)
-        fmt.setCellSpacing(0)
-        fmt.setMargin(2)
-        fmt.setBackground(QColor(background))
-        fmt.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
-        table = cursor.insertTable(1, 1, fmt)
-        return table
+        return insert_box(self.document(), self.colors, background, border=border)
 
     # --- scrolling and links --------------------------------------------------------
 
@@ -388,6 +434,11 @@ class ChatTranscript(QTextBrowser):
             QGuiApplication.clipboard().setText(self.code_text(code_id))
         elif scheme == CALL_SCHEME:
             self.callActivated.emit(unquote(url.toString().partition(":")[2]))
+        elif scheme == THINK_SCHEME:
+            try:
+                self.toggle_thinking(int(url.path()))
+            except ValueError:
+                return
         elif scheme == MORE_SCHEME:
             self.moreRequested.emit()
         elif scheme == ACTION_SCHEME:

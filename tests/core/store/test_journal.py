@@ -11,7 +11,7 @@ import pytest
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.events import Done, TextDelta, ToolCalls
+from melgui.core.protocol.events import Done, ReasoningDelta, TextDelta, ToolCalls
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
@@ -230,3 +230,20 @@ async def test_long_wire_logs_are_written_in_chunks_in_order(store: Store, tmp_p
     assert len(wire) == 1 + 2501  # the request, then every event
     chunks = store._conn.execute("SELECT count(*) FROM wire_chunks").fetchone()[0]
     assert chunks >= 3  # never one huge write at the end of the leg
+
+
+async def test_reasoning_is_journaled_while_it_streams_and_with_the_answer(
+    store: Store, tmp_path: Path
+) -> None:
+    gate = asyncio.Event()
+    leg = [ReasoningDelta("weighing "), ReasoningDelta("options"), gate, TextDelta("B."), Done()]
+    session, _journal, cid, _ = start(store, tmp_path, [leg], flush_interval=0.01)
+    session.submit("A or B?")
+    await wait_for(lambda: len(store.messages(cid)) == 2)
+    partial = store.messages(cid)[1]
+    assert partial.partial and partial.message.reasoning == "weighing options"
+    gate.set()
+    await session.wait_idle()
+    final = store.messages(cid)[1]
+    assert not final.partial
+    assert (final.message.content, final.message.reasoning) == ("B.", "weighing options")

@@ -15,7 +15,14 @@ from typing import Any, Protocol, cast
 
 import httpx
 
-from melgui.core.protocol.events import Done, StreamError, StreamEvent, TextDelta, ToolCalls
+from melgui.core.protocol.events import (
+    Done,
+    ReasoningDelta,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCalls,
+)
 from melgui.core.transports.http.replies import (
     WireLog,
     describe_failure,
@@ -49,6 +56,10 @@ class LegParser(Protocol):
 
     def on_end(self) -> StreamEvent | None:
         """The body ended; the final event, or None when the leg was cut short."""
+        ...
+
+    def held_back(self) -> list[StreamEvent]:
+        """The body ended: text kept back while it might have been a tag's start."""
         ...
 
     def on_json_body(self, payload: Any) -> list[StreamEvent]:
@@ -154,6 +165,8 @@ class LegRun:
         except (EventTooLarge, LegFormatError) as exc:
             yield StreamError(str(exc))
             return
+        for event in self.parser.held_back():
+            yield event
         yield self.parser.on_end() or StreamError(ENDED_EARLY, retryable=True)
 
     def _handle(self, item: SSEItem) -> list[StreamEvent]:
@@ -161,7 +174,7 @@ class LegRun:
         if isinstance(item, SSEComment):
             return []
         events = self.parser.on_event(item)
-        if any(isinstance(event, TextDelta) for event in events):
+        if any(isinstance(event, TextDelta | ReasoningDelta) for event in events):
             self.events_seen = True
         return events
 
@@ -179,7 +192,7 @@ class LegRun:
             yield StreamError(str(exc))
             return
         for event in events:
-            if isinstance(event, TextDelta):
+            if isinstance(event, TextDelta | ReasoningDelta):
                 self.events_seen = True
             yield event
         if not any(is_terminal(event) for event in events):

@@ -19,6 +19,7 @@ from typing import Any
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import (
     Done,
+    ReasoningDelta,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -28,6 +29,7 @@ from melgui.core.protocol.events import (
     WireEntry,
 )
 from melgui.core.protocol.transport import LegRequest
+from melgui.core.transports.http.think_tags import Piece, ThinkTagSplitter
 from melgui.core.transports.local.model import LoadedModel
 from melgui.core.transports.local.plan import CallPlan, arguments_grammar, plan_leg
 from melgui.core.transports.local.project import files_note, project_files, with_known_paths
@@ -241,11 +243,17 @@ class _LegRun:
     def text(self, prompt: str) -> StreamEvent:
         finish: str | None = None
         limit = min(self.room(prompt), ANSWER_TOKENS)
+        tags = ThinkTagSplitter()  # a reasoning model's <think>…</think> stays apart
         for piece, reason in self.complete(prompt, limit, None, **TEXT_SAMPLING):
             if piece:
-                self.emit(TextDelta(piece))
+                self._emit_pieces(tags.feed(piece))
             finish = reason or finish
+        self._emit_pieces(tags.flush())
         return Done(usage=self.usage(), finish_reason=finish or "stop")
+
+    def _emit_pieces(self, pieces: list[Piece]) -> None:
+        for kind, text in pieces:
+            self.emit(ReasoningDelta(text) if kind == "reasoning" else TextDelta(text))
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)

@@ -1,0 +1,116 @@
+"""What a user message carries beside its text: images and attached files or folders.
+
+On the wire a message with parts has a list of typed content parts (the OpenAI chat
+shape both transports send): its text first, then each attachment. Images go as
+`image_url` parts holding a data URL; files and folder listings as text parts.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image, already scaled for sending (see melgui.ui.chat.images)."""
+
+    mime: str
+    data: bytes = field(repr=False)
+    name: str = ""
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    def data_url(self) -> str:
+        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "image_url", "image_url": {"url": self.data_url()}}
+
+    def to_json(self, with_data: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": "image",
+            "mime": self.mime,
+            "sha256": self.sha256,
+            "name": self.name,
+        }
+        if with_data:
+            data["data"] = base64.b64encode(self.data).decode("ascii")
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class FilePart:
+    """A file's text (or a folder's listing) attached with `@`; `note` says when cut."""
+
+    path: str
+    text: str
+    note: str = ""
+    kind: Literal["file", "folder"] = "file"
+
+    def wire_text(self) -> str:
+        tag = "folder" if self.kind == "folder" else "file"
+        note = f"\n({self.note})" if self.note else ""
+        return f'<{tag} path="{self.path}">\n{self.text}\n</{tag}>{note}'
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "text", "text": self.wire_text()}
+
+    def to_json(self, with_data: bool = True) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "path": self.path,
+            "text": self.text,
+            "note": self.note,
+        }
+
+
+Part = ImagePart | FilePart
+
+
+def part_from_json(data: Any) -> Part:
+    """Inverse of `to_json`; raises ValueError for a part it cannot read."""
+    if not isinstance(data, dict):
+        raise ValueError("a message part must be an object")
+    kind = data.get("type")
+    if kind == "image":
+        mime = str(data.get("mime", ""))
+        raw = data.get("data")
+        if mime not in IMAGE_TYPES or not isinstance(raw, str):
+            raise ValueError(f"image part without {mime or 'a type'} data")
+        return ImagePart(mime, base64.b64decode(raw), str(data.get("name", "")))
+    if kind in ("file", "folder"):
+        return FilePart(
+            str(data.get("path", "")),
+            str(data.get("text", "")),
+            str(data.get("note", "")),
+            "folder" if kind == "folder" else "file",
+        )
+    raise ValueError(f"unknown message part {kind!r}")
+
+
+def wire_content(text: str, parts: tuple[Part, ...]) -> str | list[dict[str, Any]]:
+    """A message's `content` on the wire: plain text, or text then its parts."""
+    if not parts:
+        return text
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    return content + [part.to_wire() for part in parts]
+
+
+def text_of(content: Any) -> str:
+    """The text of a wire `content` (text parts joined), for what reads it as text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
