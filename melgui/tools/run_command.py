@@ -126,9 +126,13 @@ async def execute(
         os.close(write_fd)
     loop = asyncio.get_running_loop()
     reader = _PipeReader(buffer)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: reader, os.fdopen(read_fd, "rb", buffering=0)
-    )
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: reader, os.fdopen(read_fd, "rb", buffering=0)
+        )
+    except BaseException:  # cancelled (or failed) before the wait: still end the group
+        await asyncio.shield(_kill_group(proc))
+        raise
     notes: list[str] = []
     timed_out = False
     try:
