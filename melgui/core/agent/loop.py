@@ -49,6 +49,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
+from melgui.core.protocol.result_parts import ResultPart
 from melgui.core.protocol.tooling import ToolOutcome, ToolRunner
 from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, WireSink
 
@@ -300,7 +301,7 @@ class AgentLoop:
         except Exception as exc:  # a tool's bug must not end the conversation
             outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         status: ResultStatus = "ok" if outcome.status == "ok" else "error"
-        self._finish(call, status, outcome.content, started)
+        self._finish(call, status, outcome.content, started, outcome.parts)
 
     async def _run_guarded(self, call: ToolCall, arguments: dict[str, Any]) -> ToolOutcome:
         guard = (
@@ -318,9 +319,16 @@ class AgentLoop:
             return None, f"Unknown tool {call.name!r} for role {self.role}. Available: {names}."
         return call.decode()
 
-    def _finish(self, call: ToolCall, status: ResultStatus, content: str, started: float) -> None:
+    def _finish(
+        self,
+        call: ToolCall,
+        status: ResultStatus,
+        content: str,
+        started: float,
+        parts: tuple[ResultPart, ...] = (),
+    ) -> None:
         self._append(Message.tool_result(call.id, content, status))
-        self._emit(ToolCallFinished(call, status, content, time.monotonic() - started))
+        self._emit(ToolCallFinished(call, status, content, time.monotonic() - started, parts))
 
     def _close_open_calls(self) -> None:
         """After a cancel: every call still without a result gets one, in order."""

@@ -11,6 +11,7 @@ from typing import Literal
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.messages import Message, Repair, ResultStatus
+from melgui.core.protocol.result_parts import ResultPart
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ class ToolCallFinished:
     status: ResultStatus
     content: str
     duration: float
+    parts: tuple[ResultPart, ...] = ()  # what the inspector shows besides the text
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
 

@@ -6,15 +6,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from melgui.core.protocol.result_parts import ResultPart
+
 OutcomeStatus = Literal["ok", "error"]
 
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    """A finished call: the text the model gets back, and whether it succeeded."""
+    """A finished call: the text the model gets back, and whether it succeeded.
+
+    `parts` are what a person sees besides the text (images, resources; see ResultPart).
+    """
 
     content: str
     status: OutcomeStatus = "ok"
+    parts: tuple[ResultPart, ...] = ()
 
     @classmethod
     def error(cls, message: str) -> ToolOutcome:

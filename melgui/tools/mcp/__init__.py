@@ -1,0 +1,1 @@
+"""MCP servers as tools: configuration, trust, processes, and the bridge into a desk."""

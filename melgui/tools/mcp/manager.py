@@ -1,0 +1,208 @@
+"""Every MCP server of one desk: loaded from the configuration, started together, stopped
+together, each one's tools bridged into the desk's catalog and registry.
+
+    manager = McpManager(folder, desk.catalog, desk.tools)
+    manager.load(extra=Path("servers.json"))      # user file, trusted project file, extra
+    await manager.start_all()
+    ...
+    await manager.aclose()
+
+A server that fails leaves the others and the app working; its state says why. Toggles
+the person makes (disable a server, disable one tool) are kept in `mcp-state.json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from melgui.core.config.settings import config_dir
+from melgui.core.protocol.catalog import ToolCatalog
+from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.tools.mcp.bridge import Bridge
+from melgui.tools.mcp.config import ConfigError, ServerConfig, load_file, project_path, user_path
+from melgui.tools.mcp.server import McpServer, ServerState
+from melgui.tools.mcp.trust import TrustStore
+
+STATE_FILE = "mcp-state.json"
+Listener = Callable[[McpServer], None]
+
+
+class McpManager:
+    def __init__(
+        self,
+        folder: str,
+        catalog: ToolCatalog,
+        registry: ToolRegistry,
+        *,
+        trust: TrustStore | None = None,
+        state_path: Path | None = None,
+    ) -> None:
+        self.folder = folder
+        self.bridge = Bridge(catalog, registry, self._call)
+        self.trust = trust or TrustStore()
+        self.state_path = state_path or config_dir() / STATE_FILE
+        self.servers: dict[str, McpServer] = {}
+        self.problems: list[str] = []  # files that could not be read, in one line each
+        self.untrusted: Path | None = None  # the project file waiting for trust
+        self._listeners: list[Listener] = []
+
+    # -- configuration -------------------------------------------------------------------
+
+    def load(self, *, extra: Path | None = None, user: bool = True, project: bool = True) -> None:
+        """Read the configuration (stops nothing: call before start_all or after aclose)."""
+        configs: dict[str, ServerConfig] = {}
+        self.problems.clear()
+        self.untrusted = None
+        sources: list[tuple[Path, Any]] = []
+        if user:
+            sources.append((user_path(), "user"))
+        if project:
+            sources.append((project_path(self.folder), "project"))
+        if extra is not None:
+            sources.append((extra, "file"))
+        for path, scope in sources:
+            try:
+                found = load_file(path, scope)
+            except ConfigError as exc:
+                self.problems.append(str(exc))
+                continue
+            if found and scope == "project" and not self.trust.is_trusted(path):
+                self.untrusted = path
+            for config in found:
+                configs[config.name] = config  # later files win: project over user
+        toggles = self._toggles()
+        self.servers = {}
+        for name in sorted(configs):
+            config = self._apply_toggles(configs[name], toggles.get(name, {}))
+            self.servers[name] = McpServer(
+                config, self.folder, on_change=self._changed, on_tools=self._tools_changed
+            )
+            if config.scope == "project" and self.untrusted is not None:
+                server = self.servers[name]
+                server.state = ServerState(
+                    "untrusted", message="trust this project's .melgui/mcp.json to start it"
+                )
+
+    def trust_project(self) -> None:
+        """Trust the project file as it is now (its servers start on the next start_all)."""
+        if self.untrusted is not None:
+            self.trust.trust(self.untrusted)
+            self.untrusted = None
+            for server in self.servers.values():
+                if server.state.status == "untrusted":
+                    server.state = ServerState("stopped")
+                    self._changed(server)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def startable(self) -> list[McpServer]:
+        return [s for s in self.servers.values() if s.state.status in ("stopped", "failed")]
+
+    async def start_all(self) -> None:
+        """Start every enabled, trusted server at once; returns when each is ready or failed."""
+        await asyncio.gather(*(server.start() for server in self.startable()))
+
+    async def restart(self, name: str) -> None:
+        server = self.servers[name]
+        if server.state.status in ("untrusted", "disabled"):
+            return
+        self.bridge.withdraw(name)
+        await server.restart()
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        server = self.servers[name]
+        self._save_toggle(name, disabled=not enabled)
+        server.config = dataclasses.replace(server.config, disabled=not enabled)
+        if enabled:
+            if server.state.status == "disabled":
+                server.state = ServerState("stopped")
+            await server.start()
+        else:
+            self.bridge.withdraw(name)
+            await server.stop()
+            server._set(ServerState("disabled"))
+
+    def set_tool_enabled(self, name: str, tool: str, enabled: bool) -> None:
+        server = self.servers[name]
+        disabled = set(server.config.disabled_tools)
+        (disabled.discard if enabled else disabled.add)(tool)
+        server.config = dataclasses.replace(server.config, disabled_tools=frozenset(disabled))
+        self._save_toggle(name, disabled_tools=sorted(disabled))
+        if server.state.status == "ready":
+            self._tools_changed(server)
+
+    async def aclose(self) -> None:
+        """Stop every server (and its process group)."""
+        await asyncio.gather(*(server.stop() for server in self.servers.values()))
+        for name in self.servers:
+            self.bridge.withdraw(name)
+
+    # -- listening -----------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _changed(self, server: McpServer) -> None:
+        if server.state.status != "ready":
+            self.bridge.withdraw(server.name)
+        for listener in list(self._listeners):
+            listener(server)
+
+    def _tools_changed(self, server: McpServer) -> None:
+        config = server.config
+        self.bridge.offer(
+            server.name,
+            server.tools,
+            roles=config.roles,
+            trusted=config.trusted,
+            disabled=config.disabled_tools,
+        )
+        for listener in list(self._listeners):
+            listener(server)
+
+    async def _call(self, name: str, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
+        server = self.servers.get(name)
+        if server is None:
+            return ToolOutcome.error(f"No MCP server named {name!r}.")
+        return await server.call(tool, arguments)
+
+    def server_of(self, tool_name: str) -> str | None:
+        """The server behind a model-facing tool name (for --json and the inspector)."""
+        offered = self.bridge.offered.get(tool_name)
+        return offered[0] if offered else None
+
+    def annotations_of(self, tool_name: str) -> dict[str, bool]:
+        offered = self.bridge.offered.get(tool_name)
+        return dict(offered[2]) if offered else {}
+
+    # -- toggles -------------------------------------------------------------------------
+
+    def _toggles(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _apply_toggles(self, config: ServerConfig, toggle: dict[str, Any]) -> ServerConfig:
+        changes: dict[str, Any] = {}
+        if "disabled" in toggle:
+            changes["disabled"] = bool(toggle["disabled"])
+        if isinstance(toggle.get("disabled_tools"), list):
+            changes["disabled_tools"] = config.disabled_tools | frozenset(toggle["disabled_tools"])
+        return dataclasses.replace(config, **changes) if changes else config
+
+    def _save_toggle(self, name: str, **values: Any) -> None:
+        data = self._toggles()
+        data.setdefault(name, {}).update(values)
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.state_path)

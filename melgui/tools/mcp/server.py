@@ -1,0 +1,328 @@
+"""One MCP server as a part of the app: its connection, state, tools, logs and calls.
+
+A runner task owns the connection (the SDK's context managers live in one task): it
+starts the transport, initializes, lists tools, reports "ready with N tools", then
+waits for stop, or for the process to end on its own ("failed" with its stderr's last
+lines). Calls run from any task over the open session, each with the server's timeout;
+cancelling one sends `notifications/cancelled` (the SDK does, for an abandoned request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pathlib
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx2
+import mcp_types as types
+from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from melgui.core.protocol.tooling import ToolOutcome
+from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
+from melgui.tools.mcp.content import outcome_of
+from melgui.tools.mcp.protocol_log import LineLog, Redactor
+from melgui.tools.mcp.stdio import StdioProcess, stdio_server
+from melgui.tools.mcp.tap import tapped
+
+Status = Literal["stopped", "starting", "ready", "failed", "restarting", "disabled", "untrusted"]
+START_TIMEOUT = 30.0
+STDERR_TAIL = 3
+# The environment a server inherits; its `env` is added on top (keys stay out of children).
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+OAUTH_NOTE = (
+    "this server asks for an OAuth sign-in, which melgui does not support yet; "
+    "give it a token in `headers` instead"
+)
+
+
+@dataclass(frozen=True)
+class ServerState:
+    status: Status
+    tools: int = 0
+    message: str = ""  # one line: why it failed, what it waits for
+
+    def line(self) -> str:
+        match self.status:
+            case "ready":
+                return f"ready, {self.tools} tool{'s' if self.tools != 1 else ''}"
+            case "failed" | "untrusted" if self.message:
+                return f"{self.status}: {self.message}"
+            case _:
+                return self.status
+
+
+def _one_line(exc: BaseException) -> str:
+    """The most telling message of an exception (or exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, httpx2.HTTPStatusError) and exc.response.status_code == 401:
+        return OAUTH_NOTE
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, httpx2.HTTPStatusError) and cause.response.status_code == 401:
+        return OAUTH_NOTE
+    if isinstance(exc, MCPError):
+        return exc.message
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, TimeoutError):
+        return "did not answer initialize in time"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class McpServer:
+    """Start, call, stop. `on_change` hears every state change, `on_tools` a new tool list."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        folder: str,
+        *,
+        on_change: Callable[[McpServer], None] | None = None,
+        on_tools: Callable[[McpServer], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.folder = folder
+        self.state = ServerState("disabled" if config.disabled else "stopped")
+        self.tools: list[types.Tool] = []
+        self.redactor = Redactor()
+        self.stderr = LineLog(self.redactor)
+        self.log = LineLog(self.redactor)
+        self.process: StdioProcess | None = None
+        self._on_change = on_change
+        self._on_tools = on_tools
+        self._session: ClientSession | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._refresh: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def _set(self, state: ServerState) -> None:
+        self.state = state
+        if self._on_change is not None:
+            self._on_change(self)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def start(self, *, restarting: bool = False) -> None:
+        """Start and wait until ready or failed (never raises for the server's faults)."""
+        if self._runner is not None and not self._runner.done():
+            return
+        if self.config.problem:
+            self._set(ServerState("failed", message=self.config.problem))
+            return
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._set(ServerState("restarting" if restarting else "starting"))
+        self._runner = asyncio.ensure_future(self._run())
+        waiter = asyncio.ensure_future(self._ready.wait())
+        try:
+            await asyncio.wait({self._runner, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+
+    async def stop(self) -> None:
+        runner, self._runner = self._runner, None
+        self._stop.set()
+        if runner is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await runner
+        if self.state.status in ("ready", "starting", "restarting"):
+            self._set(ServerState("stopped"))
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start(restarting=True)
+
+    def _environment(self) -> dict[str, str]:
+        env = {k: os.environ[k] for k in INHERITED_ENV if k in os.environ}
+        resolved = {key: resolve(value) for key, value in self.config.env.items()}
+        self.redactor.secrets = Redactor(
+            [*resolved.values(), *self._secret_headers().values()]
+        ).secrets
+        return env | resolved
+
+    def _secret_headers(self) -> dict[str, str]:
+        return {key: resolve(value) for key, value in self.config.headers.items()}
+
+    async def _connect(self, stack: AsyncExitStack) -> ClientSession:
+        config = self.config
+        if config.kind == "stdio":
+            env = self._environment()
+            cwd = config.cwd or self.folder
+            if not os.path.isabs(cwd):
+                cwd = os.path.join(self.folder, cwd)
+            streams = await stack.enter_async_context(
+                stdio_server(
+                    config.command,
+                    list(config.args),
+                    env=env,
+                    cwd=cwd,
+                    on_stderr=self.stderr.add,
+                    on_started=self._started,
+                )
+            )
+        else:
+            self._environment()
+            headers = self._secret_headers()
+            client = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            )
+            streams = await stack.enter_async_context(
+                streamable_http_client(config.url, http_client=client)
+            )
+        streams = await stack.enter_async_context(tapped(streams, self.log))
+        session = ClientSession(
+            *streams,
+            message_handler=self._on_message,
+            list_roots_callback=self._roots,
+            logging_callback=self._on_log,
+        )
+        return await stack.enter_async_context(session)
+
+    def _started(self, process: StdioProcess) -> None:
+        self.process = process
+
+    async def _run(self) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                session = await self._connect(stack)
+                await asyncio.wait_for(session.initialize(), START_TIMEOUT)
+                self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
+                self._session = session
+                self._set(ServerState("ready", len(self.tools)))
+                self._ready.set()
+                if self._on_tools is not None:
+                    self._on_tools(self)
+                await self._wait_for_end()
+        except asyncio.CancelledError:
+            raise
+        except ConfigError as exc:
+            self._set(ServerState("failed", message=str(exc)))
+        except BaseException as exc:  # the server's fault: shown, never raised
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            self._fail(_one_line(exc))
+        finally:
+            self._session = None
+            self._ready.set()
+            if self._refresh is not None:
+                self._refresh.cancel()
+
+    async def _wait_for_end(self) -> None:
+        waits = [asyncio.ensure_future(self._stop.wait())]
+        if self.process is not None:
+            waits.append(asyncio.ensure_future(self.process.closed.wait()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+        if not self._stop.is_set():
+            self._session = None
+            if self.process is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.process.process.wait(), 1.0)
+            code = self.process.returncode if self.process else None
+            self._fail(
+                f"the server exited (code {code})" if code is not None else "the server exited"
+            )
+
+    def _stderr_tail(self) -> str:
+        lines = [" ".join(line.split()) for line in self.stderr.tail(STDERR_TAIL)]
+        return " | ".join(line for line in lines if line)
+
+    def _fail(self, message: str) -> None:
+        tail = self._stderr_tail()
+        if tail:
+            message += " — stderr: " + tail
+        self._set(ServerState("failed", message=message))
+
+    async def _list_tools(self, session: ClientSession) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+
+    # -- what the server sends -----------------------------------------------------------
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            self.stderr.add(f"[melgui] {message}")
+        elif isinstance(message, types.ToolListChangedNotification):
+            self._refresh = asyncio.ensure_future(self._refresh_tools())
+
+    async def _refresh_tools(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            self.tools = await self._list_tools(session)
+        except Exception as exc:
+            self.stderr.add(f"[melgui] listing tools after a change failed: {_one_line(exc)}")
+            return
+        self._set(ServerState("ready", len(self.tools)))
+        if self._on_tools is not None:
+            self._on_tools(self)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.stderr.add(f"[{params.level}] {params.data}")
+
+    async def _roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        uri = pathlib.Path(self.folder).as_uri()
+        root = types.Root.model_validate({"uri": uri, "name": os.path.basename(self.folder)})
+        return types.ListRootsResult(roots=[root])
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """One tools/call; every failure becomes an error outcome naming the server."""
+        session = self._session
+        if session is None or self.state.status != "ready":
+            return ToolOutcome.error(
+                f"The MCP server {self.name!r} is not running ({self.state.line()})."
+            )
+        timeout = self.config.timeout
+        try:
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                return ToolOutcome.error(
+                    f"The MCP server {self.name!r} did not answer {tool} within "
+                    f"{timeout:g} s; the call was cancelled."
+                )
+            if exc.code == types.CONNECTION_CLOSED:
+                return ToolOutcome.error(self._died(tool))
+            return ToolOutcome.error(
+                f"The MCP server {self.name!r} answered {tool} with an error: {exc.message}"
+            )
+        except (OSError, httpx2.HTTPError) as exc:
+            return ToolOutcome.error(
+                f"The MCP server {self.name!r} could not be reached: {_one_line(exc)}"
+            )
+        if not isinstance(result, types.CallToolResult):
+            return ToolOutcome.error(
+                f"The MCP server {self.name!r} asked for input, which melgui does not support yet."
+            )
+        return outcome_of(result)
+
+    def _died(self, tool: str) -> str:
+        tail = self._stderr_tail()
+        text = f"The MCP server {self.name!r} closed the connection during {tool}."
+        return text + (f" Its stderr ended with: {tail}" if tail else "")

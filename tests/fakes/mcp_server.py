@@ -1,0 +1,157 @@
+"""An MCP server written with the SDK's MCPServer, for tests: every result content type,
+and tools that fail the ways real servers fail.
+
+    python -m tests.fakes.mcp_server                       # stdio
+    python -m tests.fakes.mcp_server --http PORT           # streamable HTTP on 127.0.0.1
+    python -m tests.fakes.mcp_server --fail-start          # exits before initialize
+
+`--name` sets the server's tool prefix seen by the tests; `MCP_FAKE_MARK` (environment)
+is echoed by `whoami` so tests can see the env a server got.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import sys
+from typing import Any
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.utilities.types import Audio, Image
+
+# A 2×2 red PNG.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAc"
+    "BQEDnzvaPwAAAABJRU5ErkJggg=="
+)
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 28
+
+
+def build(name: str) -> MCPServer:
+    server = MCPServer(name)
+
+    @server.tool(annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @server.tool()
+    def whoami() -> str:
+        """The environment mark and working folder the server got."""
+        return f"mark={os.environ.get('MCP_FAKE_MARK', '')} cwd={os.getcwd()}"
+
+    @server.tool()
+    def picture() -> Image:
+        """A small PNG."""
+        return Image(data=PNG, format="png")
+
+    @server.tool()
+    def sound() -> Audio:
+        """A tiny WAV."""
+        return Audio(data=WAV, format="wav")
+
+    @server.tool()
+    def link() -> list[Any]:
+        """A link to a resource."""
+        return [
+            types.ResourceLink(
+                name="notes", uri="file:///tmp/notes.md", description="Project notes",
+                mime_type="text/markdown", type="resource_link",
+            )
+        ]  # fmt: skip
+
+    @server.tool()
+    def embedded() -> list[Any]:
+        """An embedded text resource and an embedded blob."""
+        return [
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.TextResourceContents(
+                    uri="memo://one", mime_type="text/plain", text="embedded words"
+                ),
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(
+                    uri="memo://two", mime_type="image/png", blob=base64.b64encode(PNG).decode()
+                ),
+            ),
+        ]
+
+    @server.tool(structured_output=True)
+    def weather(city: str) -> dict[str, Any]:
+        """Structured content."""
+        return {"city": city, "celsius": 21}
+
+    @server.tool(annotations=types.ToolAnnotations(destructive_hint=True))
+    def fail() -> str:
+        """Always fails."""
+        raise ValueError("the tool broke on purpose")
+
+    @server.tool()
+    def crash() -> str:
+        """The process dies mid-call."""
+        print("about to crash: goodbye", file=sys.stderr, flush=True)
+        os._exit(3)
+
+    @server.tool()
+    async def hang(seconds: float = 3600) -> str:
+        """Sleeps (a hung call)."""
+        await asyncio.sleep(seconds)
+        return "woke"
+
+    @server.tool()
+    def flood(lines: int = 20000) -> str:
+        """Writes many lines to stderr, then answers."""
+        for n in range(lines):
+            sys.stderr.write(f"noise line {n} " + "x" * 100 + "\n")
+        sys.stderr.flush()
+        return "flooded"
+
+    @server.tool()
+    def garble() -> str:
+        """Writes a line that is not JSON-RPC to stdout, then answers."""
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+        return "after garbage"
+
+    @server.tool()
+    def big(chars: int = 200_000) -> str:
+        """A long text result."""
+        return "a" * chars
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds a tool named `extra` and says the list changed."""
+
+        def extra() -> str:
+            return "extra tool"
+
+        server.add_tool(extra, name="extra", description="Added at run time.")
+        await ctx.request_context.session.send_tool_list_changed()
+        return "grown"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--name", default="fake")
+    parser.add_argument("--fail-start", action="store_true")
+    options = parser.parse_args()
+    if options.fail_start:
+        print("fatal: cannot open the database /nonexistent.db", file=sys.stderr, flush=True)
+        sys.exit(2)
+    server = build(options.name)
+    if options.http:
+        server.run("streamable-http", host="127.0.0.1", port=options.http)
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main()
