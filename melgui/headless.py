@@ -12,6 +12,8 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO, assert_never
 
 from melgui.core.agent.policy import FixedPolicy
@@ -82,6 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-history", action="store_true", help="do not keep this turn in the history"
     )
+    mcp = parser.add_argument_group("MCP servers")
+    mcp.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        help="also start the servers of this mcpServers JSON file (trusted as given)",
+    )
+    mcp.add_argument(
+        "--no-mcp",
+        action="store_true",
+        help="do not start the servers of the user's and the project's MCP files",
+    )
     parser.add_argument("prompt", help="the user message")
     return parser
 
@@ -89,11 +102,18 @@ def build_parser() -> argparse.ArgumentParser:
 class Printer:
     """Turns loop events into the plain or JSON output of `melgui exec`."""
 
-    def __init__(self, out: TextIO, as_json: bool) -> None:
+    def __init__(
+        self, out: TextIO, as_json: bool, server_of: Callable[[str], str | None] | None = None
+    ) -> None:
         self.out = out
         self.as_json = as_json
+        self._server_of = server_of or (lambda name: None)
         self.error: str | None = None
         self._text_open = False
+
+    def _call_line(self, name: str, **fields: Any) -> None:
+        server = self._server_of(name)  # MCP calls name their server
+        self._line(**fields, **({"server": server} if server else {}))
 
     def _line(self, **fields: Any) -> None:
         self.out.write(json.dumps(fields, ensure_ascii=False) + "\n")
@@ -113,13 +133,19 @@ class Printer:
                     self._line(kind="reasoning", text=text)
             case ToolCallRequested(call=call):
                 if self.as_json:
-                    self._line(
-                        kind="tool_call", id=call.id, name=call.name, arguments=call.arguments
+                    self._call_line(
+                        call.name,
+                        kind="tool_call",
+                        id=call.id,
+                        name=call.name,
+                        arguments=call.arguments,
                     )
             case ToolCallFinished(call=call, status=status, content=content):
                 if self.as_json:
                     shown = "cancelled" if status == "interrupted" else status
-                    self._line(kind="tool_result", id=call.id, status=shown, content=content)
+                    self._call_line(
+                        call.name, kind="tool_result", id=call.id, status=shown, content=content
+                    )
             case TurnFinished(legs=legs, usage=usage):
                 if self.as_json:
                     self._line(kind="done", legs=legs, usage=usage.model_dump())
@@ -198,6 +224,25 @@ def _start_recording(options: argparse.Namespace, folder: str, model: str) -> Re
         raise UsageError(f"--resume: {exc}") from None
 
 
+async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
+    """Start the MCP servers; each one that cannot start is said in one line on stderr."""
+    extra = Path(options.mcp_config) if options.mcp_config else None
+    if extra is not None and not extra.is_file():
+        raise UsageError(f"--mcp-config {options.mcp_config!r} is not a file")
+    await desk.start_mcp(extra=extra, configured=not options.no_mcp)
+    for problem in desk.mcp.problems:
+        print(f"melgui: MCP: {problem}", file=sys.stderr)
+    if desk.mcp.untrusted is not None:
+        print(
+            f"melgui: MCP: {desk.mcp.untrusted} is not trusted yet, so its servers did not "
+            "start; trust it in the window (MCP servers panel) or pass it with --mcp-config",
+            file=sys.stderr,
+        )
+    for server in desk.mcp.servers.values():
+        if server.state.status == "failed":
+            print(f"melgui: MCP server {server.name}: {server.state.line()}", file=sys.stderr)
+
+
 def _print_plan(title: str, markdown: str) -> None:
     print(f"\n# Plan: {title}\n{markdown}\n", file=sys.stderr)
 
@@ -221,6 +266,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
     model = settings.model or ("local" if settings.connection == "local" else "")
     recording = None if options.no_history else _start_recording(options, folder, model)
     desk = headless_desk(folder, settings, api_key)
+    await _start_mcp(desk, options)
     session = desk.session(
         recording.conversation if recording else None,
         model=model,
@@ -228,7 +274,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         wire=recording.journal.record_wire if recording else None,
         policy=FixedPolicy(options.approve),
     )
-    printer = Printer(out, options.json)
+    printer = Printer(out, options.json, desk.mcp.server_of)
     if recording is not None:
         session.subscribe(recording.journal.observe)
         for notice in recording.notices:

@@ -11,10 +11,12 @@ reaches all of them. The window adds Qt on top; `melgui exec` uses it as it is.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any
 
 from melgui.core.agent.claude_rules import claude_rules
@@ -27,7 +29,7 @@ from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.tooling import ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.connection import make_transport
@@ -35,6 +37,8 @@ from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.prompt_kit import PromptKit
+from melgui.desk.tool_defaults import RuntimeToolDefaults, WithRuntimeTools
+from melgui.tools.mcp.manager import McpManager
 from melgui.tools.plans import PlanSink
 from melgui.tools.run_command import user_shell
 from melgui.tools.sandbox import sandbox_status
@@ -87,6 +91,9 @@ class Desk:
         self.checkpoints = self._make_checkpointer(folder)
         # The prompt box's slash commands, prompt history and `@` file index.
         self.prompt = PromptKit(self.kit.folder)
+        # MCP servers: loaded and started by start_mcp(), stopped by aclose().
+        self.mcp = McpManager(folder, self.catalog, self.tools)
+        self._mcp_lock = asyncio.Lock()
 
     @property
     def folder(self) -> str:
@@ -181,9 +188,8 @@ class Desk:
         policy: ApprovalPolicy | None = None,
     ) -> AgentSession:
         """A main session: the desk's registry (with orchestration tools) and rules."""
-        return self._session(
-            self.tools, policy or self.policy, conversation, model, role, source, wire
-        )
+        rules = policy or RuntimeToolDefaults(self.policy, self.catalog, self.policy.modes)
+        return self._session(self.tools, rules, conversation, model, role, source, wire)
 
     def worker_session(
         self,
@@ -194,13 +200,13 @@ class Desk:
         wire: WireSink | None = None,
     ) -> AgentSession:
         """A worker: workspace tools only, the saved rules shared, its own session rules."""
-        return self._session(
-            self.kit.registry(), self.worker_policy(), None, model, role, source, wire
-        )
+        tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
+        rules = RuntimeToolDefaults(self.worker_policy(), self.catalog, self.policy.modes)
+        return self._session(tools, rules, None, model, role, source, wire)
 
     def _session(
         self,
-        tools: ToolRegistry,
+        tools: ToolRunner,
         policy: ApprovalPolicy,
         conversation: Conversation | None,
         model: str,
@@ -260,7 +266,23 @@ class Desk:
             self.tools.register(name, _forwarder(registry, name))
         self.prompt.set_folder(kit.folder)
 
+    # -- MCP servers ---------------------------------------------------------------------
+
+    async def start_mcp(self, *, extra: Path | None = None, configured: bool = True) -> None:
+        """Load the MCP configuration and start every enabled, trusted server together.
+
+        `configured=False` skips the user's and the project's files (`--no-mcp`); `extra`
+        is a file named by the person (`--mcp-config`), trusted as such. Servers that
+        fail say why in their state; this never raises for a server's fault.
+        """
+        async with self._mcp_lock:  # one (re)start at a time: the window may ask twice
+            await self.mcp.aclose()
+            self.mcp.folder = self.folder
+            self.mcp.load(extra=extra, user=configured, project=configured)
+            await self.mcp.start_all()
+
     async def aclose(self) -> None:
+        await self.mcp.aclose()
         await self.connection.aclose()
         self.checkpoints.close()
 

@@ -1,0 +1,103 @@
+"""Helpers for MCP tests: the fake server's configuration, a running manager, an HTTP
+server process on a free loopback port."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+from melgui.core.processes import reset_signals
+from melgui.core.protocol.catalog import ToolCatalog
+from melgui.core.protocol.tooling import ToolRegistry
+from melgui.tools.mcp.config import ServerConfig
+from melgui.tools.mcp.manager import McpManager
+from melgui.tools.mcp.server import McpServer
+from tests.fakes.mcp_server import PNG
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = [sys.executable, "-m", "tests.fakes.mcp_server"]
+PNG_B64 = base64.b64encode(PNG).decode()
+
+
+def fake_stdio(name: str = "fake", *extra: str, **fields: Any) -> ServerConfig:
+    env = {"PYTHONPATH": str(ROOT), **fields.pop("env", {})}
+    return ServerConfig(name, "stdio", command=FAKE[0], args=(*FAKE[1:], *extra), env=env, **fields)
+
+
+def fake_entry(*extra: str, **fields: Any) -> dict[str, Any]:
+    """The fake server as an mcpServers entry (for files)."""
+    return {
+        "command": FAKE[0],
+        "args": [*FAKE[1:], *extra],
+        "env": {"PYTHONPATH": str(ROOT), **fields.pop("env", {})},
+        **fields,
+    }
+
+
+def manager_with(folder: str, *configs: ServerConfig, state: Path | None = None) -> McpManager:
+    manager = McpManager(
+        folder, ToolCatalog(), ToolRegistry(), state_path=state or Path(folder) / "state.json"
+    )
+    for config in configs:
+        manager.servers[config.name] = McpServer(
+            config, folder, on_change=manager._changed, on_tools=manager._tools_changed
+        )
+    return manager
+
+
+@contextlib.asynccontextmanager
+async def running(folder: str, *configs: ServerConfig) -> AsyncIterator[McpManager]:
+    manager = manager_with(folder, *configs)
+    try:
+        await manager.start_all()
+        yield manager
+    finally:
+        await manager.aclose()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def http_server(name: str = "fake") -> Iterator[str]:
+    """The fake server over streamable HTTP; yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [*FAKE, "--http", str(port), "--name", name],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=reset_signals,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if process.poll() is not None:
+                raise RuntimeError("the fake MCP HTTP server exited")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
