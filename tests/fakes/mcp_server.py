@@ -100,6 +100,7 @@ def build(name: str) -> MCPServer:
     @server.tool()
     async def hang(seconds: float = 3600) -> str:
         """Sleeps (a hung call)."""
+        print("hanging now", file=sys.stderr, flush=True)
         await asyncio.sleep(seconds)
         return "woke"
 
@@ -114,8 +115,12 @@ def build(name: str) -> MCPServer:
     @server.tool()
     def garble() -> str:
         """Writes a line that is not JSON-RPC to stdout, then answers."""
-        sys.stdout.write("this is not json\n")
-        sys.stdout.flush()
+        # The SDK diverts fd 1 to stderr and keeps the wire on a private duplicate.
+        from mcp.server import stdio as wire
+
+        claim = wire._claims.get(1)
+        fd = claim.private_fd if claim is not None and claim.private_fd is not None else 1
+        os.write(fd, b"this is not json\n")
         return "after garbage"
 
     @server.tool()

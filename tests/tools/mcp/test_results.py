@@ -5,17 +5,23 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
+import pytest_asyncio
 
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.mcp.manager import McpManager
 from tests.fakes.mcp import PNG_B64, fake_stdio, http_server, running
 
 
-@pytest.fixture(params=["stdio", "http"])
-async def manager(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[McpManager]:
+# One server per transport for the whole module (starting one takes a second or two).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(params=["stdio", "http"], scope="module", loop_scope="module")
+async def manager(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[McpManager]:
+    tmp_path = tmp_path_factory.mktemp("mcp")
     if request.param == "stdio":
         async with running(str(tmp_path), fake_stdio()) as started:
             yield started

@@ -1,0 +1,174 @@
+"""Servers that fail: at start, mid-call (crash), by hanging, flooding stderr, sending
+garbage; stop mid-call; and no process left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from melgui.core.processes import signal_state
+from melgui.tools.mcp.config import ServerConfig
+from melgui.tools.mcp.protocol_log import MAX_LINES, LineLog
+from tests.fakes.mcp import alive, fake_stdio, running
+
+
+async def logged(log: LineLog, text: str) -> bool:
+    """Whether `text` reaches the log within a few seconds (a tap task writes it)."""
+    for _ in range(250):
+        if text in log.text():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_server_that_fails_to_start_says_why_and_the_others_work(tmp_path: Path) -> None:
+    broken = fake_stdio("broken", "--fail-start")
+    missing = ServerConfig("missing", "stdio", command="/nonexistent/mcp-server")
+    async with running(str(tmp_path), broken, fake_stdio("good"), missing) as manager:
+        state = manager.servers["broken"].state
+        assert state.status == "failed"
+        assert "cannot open the database /nonexistent.db" in state.line()
+        assert manager.servers["missing"].state.line().startswith("failed: command not found")
+        assert manager.servers["good"].state.status == "ready"
+        names = {t.name for t in manager.bridge.catalog.added()}
+        assert "mcp__good__echo" in names and not any("broken" in n for n in names)
+        outcome = await manager.bridge.registry.run("mcp__good__echo", {"text": "still here"})
+        assert outcome.content == "still here"
+
+
+async def test_a_crash_mid_call_gives_an_error_result_and_a_failed_state(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        server = manager.servers["fake"]
+        assert server.process is not None
+        pid = server.process.pid
+        outcome = await manager.bridge.registry.run("mcp__fake__crash", {})
+        assert outcome.status == "error"
+        assert "closed the connection during crash" in outcome.content
+        assert "about to crash: goodbye" in outcome.content  # its last words
+        for _ in range(100):
+            if server.state.status == "failed":
+                break
+            await asyncio.sleep(0.05)
+        assert server.state.status == "failed" and "exited (code 3)" in server.state.line()
+        assert not alive(pid)
+        assert manager.bridge.catalog.get("mcp__fake__echo") is None  # withdrawn
+        again = await manager.bridge.registry.run("mcp__fake__echo", {"text": "x"})
+        assert again.status == "error"
+        await manager.restart("fake")
+        assert server.state.status == "ready"
+        back = await manager.bridge.registry.run("mcp__fake__echo", {"text": "back"})
+        assert back.content == "back"
+
+
+async def test_a_hung_call_times_out_with_a_clear_error_and_a_cancel(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio(timeout=1.0)) as manager:
+        outcome = await manager.bridge.registry.run("mcp__fake__hang", {})
+        assert outcome.status == "error"
+        assert "did not answer hang within 1 s" in outcome.content
+        assert await logged(manager.servers["fake"].log, '"method":"notifications/cancelled"')
+        echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "alive"})
+        assert echo.content == "alive"
+
+
+async def test_stop_mid_call_sends_cancelled_and_the_server_goes_on(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        task = asyncio.ensure_future(manager.bridge.registry.run("mcp__fake__hang", {}))
+        server = manager.servers["fake"]
+        assert await logged(server.stderr, "hanging now")  # the server is in the call
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        else:
+            raise AssertionError("the call was not cancelled")
+        assert await logged(server.log, '"method":"notifications/cancelled"')
+        echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "fine"})
+        assert echo.content == "fine"
+
+
+async def test_a_stderr_flood_is_bounded_and_the_call_answers(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        outcome = await manager.bridge.registry.run("mcp__fake__flood", {"lines": 20000})
+        assert outcome.content == "flooded"
+        stderr = manager.servers["fake"].stderr
+        for _ in range(200):
+            if any("noise line 19999" in line for line in stderr.tail(1)):
+                break
+            await asyncio.sleep(0.02)
+        assert len(stderr.lines) == MAX_LINES and stderr.dropped >= 20000 - MAX_LINES
+        assert "earlier lines dropped" in stderr.text()
+
+
+async def test_a_malformed_message_is_logged_and_the_session_goes_on(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        outcome = await manager.bridge.registry.run("mcp__fake__garble", {})
+        assert (outcome.status, outcome.content) == ("ok", "after garbage")
+        assert "malformed message from the server: 'this is not json'" in (
+            manager.servers["fake"].stderr.text()
+        )
+        echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "ok"})
+        assert echo.content == "ok"
+
+
+async def test_servers_get_default_signals_their_own_group_and_leave_nothing(
+    tmp_path: Path,
+) -> None:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as under a launcher
+    try:
+        async with running(str(tmp_path), fake_stdio(env={"MCP_FAKE_MARK": "m7"})) as manager:
+            server = manager.servers["fake"]
+            assert server.process is not None
+            pid = server.process.pid
+            masks = signal_state(pid)
+            assert masks["SigIgn"] & (1 << (signal.SIGINT - 1)) == 0
+            assert masks["SigBlk"] == 0
+            assert os.getpgid(pid) == pid != os.getpgid(0)
+            who = await manager.bridge.registry.run("mcp__fake__whoami", {})
+            assert who.content == f"mark=m7 cwd={tmp_path}"  # env added, project folder
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not group_alive(pid)
+
+
+async def test_tools_list_changed_is_honoured(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        assert manager.bridge.catalog.get("mcp__fake__extra") is None
+        await manager.bridge.registry.run("mcp__fake__grow", {})
+        for _ in range(200):
+            if manager.bridge.catalog.get("mcp__fake__extra") is not None:
+                break
+            await asyncio.sleep(0.02)
+        outcome = await manager.bridge.registry.run("mcp__fake__extra", {})
+        assert outcome.content == "extra tool"
+
+
+async def test_secrets_never_reach_the_logs(tmp_path: Path) -> None:
+    os.environ["MCP_TEST_SECRET"] = "sk-very-secret-123"
+    try:
+        config = fake_stdio(env={"MCP_FAKE_MARK": "${MCP_TEST_SECRET}"})
+        async with running(str(tmp_path), config) as manager:
+            who = await manager.bridge.registry.run("mcp__fake__whoami", {})
+            assert "sk-very-secret-123" in who.content  # the server got it...
+            log = manager.servers["fake"].log.text()
+            assert "sk-very-secret-123" not in log and "•••" in log  # ...the log shows none
+    finally:
+        del os.environ["MCP_TEST_SECRET"]
+
+
+async def test_a_missing_reference_fails_the_server_in_one_line(tmp_path: Path) -> None:
+    config = fake_stdio(env={"TOKEN": "${MCP_NOT_SET_ANYWHERE}"})
+    async with running(str(tmp_path), config) as manager:
+        assert manager.servers["fake"].state.line() == (
+            "failed: the environment variable MCP_NOT_SET_ANYWHERE is not set"
+        )
