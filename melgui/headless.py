@@ -111,8 +111,8 @@ class Printer:
         self.error: str | None = None
         self._text_open = False
 
-    def _call_line(self, name: str, **fields: Any) -> None:
-        server = self._server_of(name)  # MCP calls name their server
+    def _call_line(self, tool: str, **fields: Any) -> None:
+        server = self._server_of(tool)  # MCP calls name their server
         self._line(**fields, **({"server": server} if server else {}))
 
     def _line(self, **fields: Any) -> None:

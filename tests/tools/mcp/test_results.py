@@ -5,13 +5,13 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator
+
 import pytest
 import pytest_asyncio
 
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.mcp.manager import McpManager
 from tests.fakes.mcp import PNG_B64, fake_stdio, http_server, running
-
 
 # One server per transport for the whole module (starting one takes a second or two).
 pytestmark = pytest.mark.asyncio(loop_scope="module")
