@@ -120,6 +120,9 @@ class MainWindow(QMainWindow):
         from melgui.ui.chat.builtin_commands import install_builtin_commands  # issue 20
 
         install_builtin_commands(self, self.desk.prompt.commands)
+        from melgui.ui.mcp.install import install_mcp  # MCP servers: issue 17
+
+        self.mcp_panel = install_mcp(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.resize(1280, 820)
         self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)

@@ -23,6 +23,7 @@ from melgui.core.protocol.loop_events import (
     ToolCallStarted,
 )
 from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.result_parts import ResultPart
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.bridge import SessionBridge
 
@@ -43,6 +44,7 @@ class CallRecord:
     # "" (none needed or not yet), "auto", "approved", "approved:session",
     # "approved:saved" or "denied" — as the store keeps it.
     decision: str = ""
+    parts: tuple[ResultPart, ...] = ()  # rich result parts (MCP), not kept in the store
 
     @property
     def summary(self) -> str:
@@ -130,6 +132,7 @@ class CallBook(QObject):
                 record.status = status
                 record.result = content
                 record.duration = duration
+                record.parts = event.parts
                 self.changed.emit(call.id)
             case _:
                 pass

@@ -15,6 +15,7 @@ from melgui.ui.chat.tool_cards import status_color
 from melgui.ui.command_parts import judge_request, parts_html, sandboxed
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
+from melgui.ui.inspector.result_parts_view import ResultPartsView
 from melgui.ui.theme import Colors
 
 
@@ -42,12 +43,20 @@ class CallDetail(QWidget):
         self.result = QPlainTextEdit(self)
         self.result.setReadOnly(True)
         self.result.setPlaceholderText("The result appears here when the call has run.")
+        # Images, resources, structured content of a result (MCP tools); hidden otherwise.
+        self.rich = ResultPartsView(self)
+        self.rich.hide()
+        # Where a tool comes from and what it says of itself (an MCP server's annotations),
+        # for the title; set by whoever knows (the window, from its desk).
+        self.tool_notes: Callable[[str], str] | None = None
         parts = QSplitter(Qt.Orientation.Vertical, self)
         parts.addWidget(self.arguments)
         parts.addWidget(self.result)
+        parts.addWidget(self.rich)
         parts.setStretchFactor(0, 3)
         parts.setStretchFactor(1, 1)
-        parts.setSizes([600, 200])
+        parts.setStretchFactor(2, 2)
+        parts.setSizes([600, 200, 300])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
@@ -72,6 +81,7 @@ class CallDetail(QWidget):
             self.controls.hide()
             self.arguments.clear()
             self.result.clear()
+            self.rich.hide()
             return
         self.title.setText(self._title(record))
         self.controls.set_request(record.request)
@@ -92,6 +102,10 @@ class CallDetail(QWidget):
         bar.setValue(position)
         if self.result.toPlainText() != record.result:
             self.result.setPlainText(record.result)
+        rich = any(part.kind != "text" for part in record.parts)
+        if rich and (not same or self.rich.isHidden()):
+            self.rich.show_parts(record.parts, self.colors)
+        self.rich.setVisible(rich)
 
     def _on_link(self, link: str) -> None:
         scheme, _, rest = link.partition(":")
@@ -120,6 +134,9 @@ class CallDetail(QWidget):
         decided = decision_label(record.decision)
         if decided:
             parts.append(html.escape(decided))
+        notes = self.tool_notes(record.call.name) if self.tool_notes is not None else ""
+        if notes:
+            parts.append(f'<span style="color:{c.muted}">{html.escape(notes)}</span>')
         if record.source != "main":
             parts.append(f"from {html.escape(record.source)}")
         parts.append(f'<span style="color:{c.muted}">id {html.escape(record.call.id)}</span>')

@@ -1,0 +1,191 @@
+"""Every MCP server of the desk with its state in one line, and what can be done about it.
+
+A server is a row (name, state); its tools are child rows with a check box each
+(unchecked: not offered to the model). Buttons act on the selected server: Restart,
+Disable/Enable, Log (its stderr and protocol log, keys redacted). A banner offers to
+trust the project's `.melgui/mcp.json` when it is waiting for that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.tools.mcp.manager import McpManager
+from melgui.tools.mcp.server import McpServer
+from melgui.ui.aio import TaskKeeper
+from melgui.ui.mcp.log_dialog import ServerLogDialog
+from melgui.ui.theme import Colors
+
+SERVER_ROLE = Qt.ItemDataRole.UserRole
+TOOL_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class ServersPanel(QWidget):
+    def __init__(
+        self, manager: McpManager, tasks: TaskKeeper, colors: Colors, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.manager = manager
+        self.tasks = tasks
+        self.colors = colors
+        self._filling = False
+        self.banner = QLabel(self)
+        self.banner.setWordWrap(True)
+        self.trust_button = QPushButton("Trust and start", self)
+        self.trust_button.clicked.connect(self.trust_project)
+        banner_row = QHBoxLayout()
+        banner_row.addWidget(self.banner, 1)
+        banner_row.addWidget(self.trust_button)
+        self.tree = QTreeWidget(self)
+        self.tree.setHeaderLabels(["Server / tool", "State"])
+        self.tree.setColumnWidth(0, 200)
+        self.tree.itemChanged.connect(self._tool_toggled)
+        self.tree.currentItemChanged.connect(lambda *_: self._update_buttons())
+        self.restart_button = QPushButton("Restart", self)
+        self.restart_button.clicked.connect(self.restart_selected)
+        self.enable_button = QPushButton("Disable", self)
+        self.enable_button.clicked.connect(self.toggle_selected)
+        self.log_button = QPushButton("Log", self)
+        self.log_button.clicked.connect(self.show_log)
+        buttons = QHBoxLayout()
+        for button in (self.restart_button, self.enable_button, self.log_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        self.empty = QLabel(
+            "No MCP servers. Add them to mcp.json in melgui's config folder or to the "
+            "project's .melgui/mcp.json (the mcpServers shape of Claude Desktop, Cursor "
+            "and VS Code).",
+            self,
+        )
+        self.empty.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(banner_row)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.tree, 1)
+        layout.addLayout(buttons)
+        manager.subscribe(lambda server: self.refresh())
+        self.refresh()
+
+    # -- showing -------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        selected = self.selected_server()
+        self._filling = True
+        try:
+            self.tree.clear()
+            for server in self.manager.servers.values():
+                self.tree.addTopLevelItem(self._server_item(server))
+        finally:
+            self._filling = False
+        self.tree.expandAll()
+        if selected is not None:
+            self.select(selected)
+        untrusted = self.manager.untrusted
+        self.banner.setVisible(untrusted is not None)
+        self.trust_button.setVisible(untrusted is not None)
+        if untrusted is not None:
+            self.banner.setText(
+                f"{untrusted} lists servers that have not started: trust this file as it "
+                "is now to start them (any change asks again)."
+            )
+        problems = "\n".join(self.manager.problems)
+        self.empty.setVisible(not self.manager.servers or bool(problems))
+        if problems:
+            self.empty.setText(problems)
+        self._update_buttons()
+
+    def _server_item(self, server: McpServer) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([server.name, server.state.line()])
+        item.setData(0, SERVER_ROLE, server.name)
+        item.setToolTip(0, server.config.describe())
+        item.setToolTip(1, server.state.line())
+        color = {
+            "ready": self.colors.ok,
+            "failed": self.colors.error,
+            "untrusted": self.colors.muted,
+            "disabled": self.colors.muted,
+        }.get(server.state.status)
+        if color:
+            item.setForeground(1, QColor(color))
+        disabled = server.config.disabled_tools
+        for tool in sorted(server.tools, key=lambda t: t.name):
+            child = QTreeWidgetItem([tool.name, (tool.description or "").split("\n")[0]])
+            child.setData(0, SERVER_ROLE, server.name)
+            child.setData(0, TOOL_ROLE, tool.name)
+            child.setFlags(child.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = tool.name not in disabled
+            child.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            item.addChild(child)
+        return item
+
+    def selected_server(self) -> str | None:
+        item = self.tree.currentItem()
+        return str(item.data(0, SERVER_ROLE)) if item is not None else None
+
+    def _update_buttons(self) -> None:
+        name = self.selected_server()
+        server = self.manager.servers.get(name) if name else None
+        for button in (self.restart_button, self.enable_button, self.log_button):
+            button.setEnabled(server is not None)
+        if server is not None:
+            disabled = server.state.status == "disabled"
+            self.enable_button.setText("Enable" if disabled else "Disable")
+            self.restart_button.setEnabled(server.state.status not in ("disabled", "untrusted"))
+
+    # -- acting --------------------------------------------------------------------------
+
+    def server_items(self) -> Iterator[QTreeWidgetItem]:
+        for index in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(index)
+            if item is not None:
+                yield item
+
+    def select(self, name: str) -> None:
+        for item in self.server_items():
+            if item.data(0, SERVER_ROLE) == name:
+                self.tree.setCurrentItem(item)
+
+    def restart_selected(self) -> None:
+        name = self.selected_server()
+        if name:
+            self.tasks.spawn(self.manager.restart(name), what=f"restarting MCP server {name}")
+
+    def toggle_selected(self) -> None:
+        name = self.selected_server()
+        if not name:
+            return
+        enable = self.manager.servers[name].state.status == "disabled"
+        self.tasks.spawn(
+            self.manager.set_enabled(name, enable),
+            what=f"{'enabling' if enable else 'disabling'} MCP server {name}",
+        )
+
+    def show_log(self) -> None:
+        name = self.selected_server()
+        if name:
+            ServerLogDialog(self.manager.servers[name], self).show()
+
+    def trust_project(self) -> None:
+        self.manager.trust_project()
+        self.tasks.spawn(self.manager.start_all(), what="starting the project's MCP servers")
+        self.refresh()
+
+    def _tool_toggled(self, item: QTreeWidgetItem, column: int) -> None:
+        tool = item.data(0, TOOL_ROLE)
+        if self._filling or column != 0 or not tool:
+            return
+        enabled = item.checkState(0) == Qt.CheckState.Checked
+        self.manager.set_tool_enabled(str(item.data(0, SERVER_ROLE)), str(tool), enabled)
