@@ -15,18 +15,37 @@ import argparse
 import asyncio
 import base64
 import os
+import struct
 import sys
+import zlib
 from typing import Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Audio, Image
 
-# A 2×2 red PNG.
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAc"
-    "BQEDnzvaPwAAAABJRU5ErkJggg=="
-)
+
+def _png(size: int = 24) -> bytes:
+    """A red square with a white diagonal, as a valid PNG."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(
+        b"\x00" + b"".join(b"\xff\xff\xff" if x == y else b"\xd0\x20\x20" for x in range(size))
+        for y in range(size)
+    )
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+PNG = _png()
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 28
 
 

@@ -213,7 +213,7 @@ class McpServer:
         except BaseException as exc:  # the server's fault: shown, never raised
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            self._fail(_one_line(exc))
+            self._fail(await self._exit_reason() or _one_line(exc))
         finally:
             self._session = None
             self._ready.set()
@@ -238,6 +238,15 @@ class McpServer:
             self._fail(
                 f"the server exited (code {code})" if code is not None else "the server exited"
             )
+
+    async def _exit_reason(self) -> str:
+        """ "exited with code N before it was ready" when the process ended, else ""."""
+        if self.process is None or self.state.status == "ready":
+            return ""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.process.process.wait()), 1.0)
+        code = self.process.returncode
+        return "" if code is None else f"exited with code {code} before it was ready"
 
     def _stderr_tail(self) -> str:
         lines = [" ".join(line.split()) for line in self.stderr.tail(STDERR_TAIL)]

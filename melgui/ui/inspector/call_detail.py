@@ -49,7 +49,7 @@ class CallDetail(QWidget):
         # Where a tool comes from and what it says of itself (an MCP server's annotations),
         # for the title; set by whoever knows (the window, from its desk).
         self.tool_notes: Callable[[str], str] | None = None
-        parts = QSplitter(Qt.Orientation.Vertical, self)
+        parts = self.parts = QSplitter(Qt.Orientation.Vertical, self)
         parts.addWidget(self.arguments)
         parts.addWidget(self.result)
         parts.addWidget(self.rich)
@@ -105,6 +105,8 @@ class CallDetail(QWidget):
         rich = any(part.kind != "text" for part in record.parts)
         if rich and (not same or self.rich.isHidden()):
             self.rich.show_parts(record.parts, self.colors)
+            if self.rich.isHidden():
+                self.parts.setSizes([200, 100, 500])  # room for the image
         self.rich.setVisible(rich)
 
     def _on_link(self, link: str) -> None:

@@ -53,6 +53,9 @@ class ServersPanel(QWidget):
         self.tree.setColumnWidth(0, 200)
         self.tree.itemChanged.connect(self._tool_toggled)
         self.tree.currentItemChanged.connect(lambda *_: self._update_buttons())
+        self.detail = QLabel(self)  # the selected server's state in full, and what it runs
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.restart_button = QPushButton("Restart", self)
         self.restart_button.clicked.connect(self.restart_selected)
         self.enable_button = QPushButton("Disable", self)
@@ -75,6 +78,7 @@ class ServersPanel(QWidget):
         layout.addLayout(banner_row)
         layout.addWidget(self.empty)
         layout.addWidget(self.tree, 1)
+        layout.addWidget(self.detail)
         layout.addLayout(buttons)
         manager.subscribe(lambda server: self.refresh())
         self.refresh()
@@ -140,7 +144,9 @@ class ServersPanel(QWidget):
         server = self.manager.servers.get(name) if name else None
         for button in (self.restart_button, self.enable_button, self.log_button):
             button.setEnabled(server is not None)
+        self.detail.setVisible(server is not None)
         if server is not None:
+            self.detail.setText(f"{server.name}: {server.state.line()}\n{server.config.describe()}")
             disabled = server.state.status == "disabled"
             self.enable_button.setText("Enable" if disabled else "Disable")
             self.restart_button.setEnabled(server.state.status not in ("disabled", "untrusted"))

@@ -1,0 +1,106 @@
+"""The window with an MCP server: its state in the panel, an MCP call asked about, run,
+and shown in the inspector with its image rendered; restart and per-tool enable."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from melgui.ui.main_window import MainWindow
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.mcp import fake_entry
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+
+
+def test_server_status_and_an_mcp_call_in_the_inspector(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Path
+) -> None:
+    config = tmp_path / "servers.json"
+    servers = {"fake": fake_entry(), "broken": fake_entry("--fail-start")}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    scripted_relay.script(
+        [text("Let me draw it."), tool_calls(tool_call("mcp__fake__picture", {}, id="p1"))],
+        [tool_calls(tool_call("mcp__fake__echo", {"text": "hello from MCP"}, id="e1"))],
+        [text("Here is the picture."), done()],
+    )
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    panel = window.mcp_panel
+
+    async def scenario() -> None:
+        await window.desk.start_mcp(extra=config)
+        panel.refresh()
+        server = window.desk.mcp.servers["fake"]
+        assert server.state.status == "ready"
+        broken, row = panel.server_items()
+        assert row.text(0) == "fake" and row.text(1) == f"ready, {len(server.tools)} tools"
+        assert broken.text(1).startswith("failed: ") and "nonexistent.db" in broken.text(1)
+        type_prompt(qtbot, window, "draw a red square")
+        await wait_until(lambda: window.inspector.book.pending(), 20)
+        record = window.inspector.book.pending()[0]
+        assert record.call.name == "mcp__fake__picture"  # MCP calls ask by default
+        assert window.inspector.approve_current()
+        await wait_until(lambda: window.inspector.book.pending(), 20)
+        window.inspector.show_call("e1")
+        title = window.inspector.detail.title.text()
+        assert "MCP server fake · read-only · closed world" in title  # echo's annotations
+        assert window.inspector.approve_current()
+        await wait_until(lambda: idle(window, 3), 20)
+        window.inspector.show_call("p1")
+
+    run(scenario())
+    detail = window.inspector.detail
+    assert window.inspector.book.records["p1"].status == "ok"
+    assert detail.result.toPlainText().startswith("[image image/png")
+    assert detail.rich.isVisible() and detail.rich.shown_images == 1
+    assert "Image · image/png" in detail.rich.toPlainText()
+    window.resize(1400, 900)
+    DOCS.mkdir(exist_ok=True)
+    window.grab().save(str(DOCS / "mcp-inspector.png"))
+    panel.dock.show()  # type: ignore[attr-defined]
+    panel.dock.raise_()  # type: ignore[attr-defined]
+    panel.select("broken")
+    run(wait_until(lambda: panel.isVisible()))
+    assert "exited with code 2 before it was ready" in panel.detail.text()
+    panel.grab().save(str(DOCS / "mcp-servers.png"))
+    assert os.path.getsize(DOCS / "mcp-servers.png") > 0
+
+
+def test_per_tool_enable_and_restart_from_the_panel(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Path
+) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"fake": fake_entry()}}))
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    panel = window.mcp_panel
+    catalog = window.desk.catalog
+
+    async def scenario() -> None:
+        await window.desk.start_mcp(extra=config)
+        panel.refresh()
+        row = next(panel.server_items())
+        echo = next(c for c in map(row.child, range(row.childCount())) if c.text(0) == "echo")
+        echo.setCheckState(0, Qt.CheckState.Unchecked)
+        assert catalog.get("mcp__fake__echo") is None
+        assert catalog.get("mcp__fake__picture") is not None
+        server = window.desk.mcp.servers["fake"]
+        assert server.process is not None
+        first_pid = server.process.pid
+        panel.select("fake")
+        panel.restart_selected()
+        await wait_until(lambda: server.process is not None and server.process.pid != first_pid, 20)
+        await wait_until(lambda: server.state.status == "ready", 20)
+        assert catalog.get("mcp__fake__echo") is None  # still disabled after the restart
+        panel.select("fake")
+        panel.toggle_selected()
+        await wait_until(lambda: server.state.status == "disabled", 20)
+        assert not [t for t in catalog.added() if t.origin == "mcp:fake"]
+        assert "disabled" in next(panel.server_items()).text(1)
+
+    run(scenario())
