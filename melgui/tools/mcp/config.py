@@ -202,7 +202,8 @@ def keyring_set(name: str, value: str) -> bool:
         keyring.set_password(KEYRING_SERVICE, name, value)
     except Exception:
         return False
-    return True
+    # Some backends (the null one) accept and forget: only a read-back proves it is kept.
+    return keyring_get(name) == value
 
 
 def is_reference(value: str) -> bool:

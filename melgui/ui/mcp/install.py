@@ -72,6 +72,10 @@ def install_mcp(window: McpHost) -> ServersPanel:
         panel.colors = colors
         panel.refresh()
 
+    def restart_all() -> None:
+        window.tasks.spawn(start(), what="starting MCP servers")
+
+    panel.on_imported = restart_all
     window.sessionChanged.connect(follow)
     window.themeChanged.connect(recolor)
     window.inspector.detail.tool_notes = notes

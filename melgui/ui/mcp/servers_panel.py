@@ -8,13 +8,16 @@ trust the project's `.melgui/mcp.json` when it is waiting for that.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -22,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.tools.mcp.config import ConfigError
+from melgui.tools.mcp.importing import ImportReport, import_servers, known_files
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.mcp.server import McpServer
 from melgui.ui.aio import TaskKeeper
@@ -62,10 +67,21 @@ class ServersPanel(QWidget):
         self.enable_button.clicked.connect(self.toggle_selected)
         self.log_button = QPushButton("Log", self)
         self.log_button.clicked.connect(self.show_log)
+        self.import_button = QPushButton("Import…", self)
+        self.import_button.setToolTip(
+            "Add the servers of Claude Desktop, VS Code or Cursor to your mcp.json "
+            "(secrets go to the keyring)"
+        )
+        self.import_menu = QMenu(self)
+        self.import_menu.aboutToShow.connect(self._fill_import_menu)
+        self.import_button.setMenu(self.import_menu)
+        # Called after an import added servers (the window restarts the servers).
+        self.on_imported: Callable[[], None] | None = None
         buttons = QHBoxLayout()
         for button in (self.restart_button, self.enable_button, self.log_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.import_button)
         self.empty = QLabel(
             "No MCP servers. Add them to mcp.json in melgui's config folder or to the "
             "project's .melgui/mcp.json (the mcpServers shape of Claude Desktop, Cursor "
@@ -73,10 +89,14 @@ class ServersPanel(QWidget):
             self,
         )
         self.empty.setWordWrap(True)
+        self.notice = QLabel(self)  # what the last import did
+        self.notice.setWordWrap(True)
+        self.notice.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(banner_row)
         layout.addWidget(self.empty)
+        layout.addWidget(self.notice)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail)
         layout.addLayout(buttons)
@@ -188,6 +208,39 @@ class ServersPanel(QWidget):
         self.manager.trust_project()
         self.tasks.spawn(self.manager.start_all(), what="starting the project's MCP servers")
         self.refresh()
+
+    def _fill_import_menu(self) -> None:
+        self.import_menu.clear()
+        for path in known_files(self.manager.folder):
+            if path.is_file():
+                action = self.import_menu.addAction(str(path))
+                action.triggered.connect(lambda _=False, p=path: self.import_from(p))
+        other = self.import_menu.addAction("Choose a file…")
+        other.triggered.connect(self._choose_import)
+
+    def _choose_import(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Import MCP servers", "", "JSON (*.json)")
+        if name:
+            self.import_from(Path(name))
+
+    def import_from(self, path: Path) -> ImportReport | None:
+        """Add `path`'s servers to the user's mcp.json; says what happened in the panel."""
+        try:
+            report = import_servers(path)
+        except (ConfigError, OSError) as exc:
+            self.notice.setText(f"Import failed: {exc}")
+            self.notice.show()
+            return None
+        lines = [f"Imported from {path}: {', '.join(report.added) or 'nothing new'}."]
+        if report.skipped:
+            lines.append(f"Already there: {', '.join(report.skipped)}.")
+        if report.to_set:
+            lines.append(f"No keyring: set {', '.join(report.to_set)} in the environment.")
+        self.notice.setText(" ".join(lines))
+        self.notice.show()
+        if report.added and self.on_imported is not None:
+            self.on_imported()
+        return report
 
     def _tool_toggled(self, item: QTreeWidgetItem, column: int) -> None:
         tool = item.data(0, TOOL_ROLE)

@@ -104,3 +104,28 @@ def test_per_tool_enable_and_restart_from_the_panel(
         assert "disabled" in next(panel.server_items()).text(1)
 
     run(scenario())
+
+
+def test_import_from_another_clients_file_adds_and_starts_its_servers(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Path
+) -> None:
+    from melgui.tools.mcp.config import user_path
+
+    source = tmp_path / "claude_desktop_config.json"
+    entry = fake_entry(env={"MCP_FAKE_MARK": "clear-secret-value"})
+    source.write_text(json.dumps({"mcpServers": {"imported": entry}}))
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    panel = window.mcp_panel
+    try:
+        report = panel.import_from(source)
+        assert report is not None and report.added == ["imported"]
+        assert "clear-secret-value" not in user_path().read_text()
+        # No keyring in tests: the secret became an environment reference to set.
+        assert "MCP_IMPORTED_MCP_FAKE_MARK" in panel.notice.text()
+        run(wait_until(lambda: "imported" in window.desk.mcp.servers, 20))
+        server = window.desk.mcp.servers["imported"]
+        run(wait_until(lambda: server.state.status == "failed", 20))
+        # Every literal env value was moved out (which are secrets cannot be known).
+        assert server.state.line().startswith("failed: the environment variable MCP_IMPORTED_")
+    finally:
+        user_path().unlink(missing_ok=True)
