@@ -62,11 +62,6 @@ def _one_line(exc: BaseException) -> str:
     """The most telling message of an exception (or exception group)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, httpx2.HTTPStatusError) and exc.response.status_code == 401:
-        return OAUTH_NOTE
-    cause = exc.__cause__ or exc.__context__
-    if isinstance(cause, httpx2.HTTPStatusError) and cause.response.status_code == 401:
-        return OAUTH_NOTE
     if isinstance(exc, MCPError):
         return exc.message
     if isinstance(exc, FileNotFoundError):
@@ -103,6 +98,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
+        self._sign_in_asked = False
 
     @property
     def name(self) -> str:
@@ -124,6 +120,7 @@ class McpServer:
             return
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
+        self._sign_in_asked = False
         self._set(ServerState("restarting" if restarting else "starting"))
         self._runner = asyncio.ensure_future(self._run())
         waiter = asyncio.ensure_future(self._ready.wait())
@@ -177,7 +174,11 @@ class McpServer:
             self._environment()
             headers = self._secret_headers()
             client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+                httpx2.AsyncClient(
+                    headers=headers,
+                    timeout=httpx2.Timeout(30.0, read=300.0),
+                    event_hooks={"response": [self._saw_response]},
+                )
             )
             streams = await stack.enter_async_context(
                 streamable_http_client(config.url, http_client=client)
@@ -190,6 +191,11 @@ class McpServer:
             logging_callback=self._on_log,
         )
         return await stack.enter_async_context(session)
+
+    async def _saw_response(self, response: httpx2.Response) -> None:
+        # The SDK turns a 401 into a generic error; the status says it wants a sign-in.
+        if response.status_code == 401:
+            self._sign_in_asked = True
 
     def _started(self, process: StdioProcess) -> None:
         self.process = process
@@ -213,7 +219,8 @@ class McpServer:
         except BaseException as exc:  # the server's fault: shown, never raised
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            self._fail(await self._exit_reason() or _one_line(exc))
+            reason = OAUTH_NOTE if self._sign_in_asked else _one_line(exc)
+            self._fail(await self._exit_reason() or reason)
         finally:
             self._session = None
             self._ready.set()

@@ -11,7 +11,7 @@ from pathlib import Path
 from melgui.core.processes import signal_state
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.mcp.protocol_log import MAX_LINES, LineLog
-from tests.fakes.mcp import alive, fake_stdio, running
+from tests.fakes.mcp import alive, fake_stdio, running, sign_in_server
 
 
 async def logged(log: LineLog, text: str) -> bool:
@@ -172,3 +172,12 @@ async def test_a_missing_reference_fails_the_server_in_one_line(tmp_path: Path) 
         assert manager.servers["fake"].state.line() == (
             "failed: the environment variable MCP_NOT_SET_ANYWHERE is not set"
         )
+
+
+async def test_a_server_asking_for_oauth_says_so_in_one_line(tmp_path: Path) -> None:
+    with sign_in_server() as url:
+        async with running(str(tmp_path), ServerConfig("docs", "http", url=url)) as manager:
+            assert manager.servers["docs"].state.line() == (
+                "failed: this server asks for an OAuth sign-in, which melgui does not "
+                "support yet; give it a token in `headers` instead"
+            )
