@@ -10,6 +10,7 @@ whole group: no orphans, even of a server that forked helpers.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 import signal
@@ -26,6 +27,17 @@ from melgui.core.processes import reset_signals
 
 LINE_LIMIT = 32 * 1024 * 1024  # one JSON-RPC message
 EXIT_GRACE = 2.0  # seconds after stdin closes before SIGTERM, then before SIGKILL
+
+# Process groups of servers still running. If melgui exits without stopping them (a
+# shutdown that ran out of time), they are killed at interpreter exit, not orphaned.
+_LIVE_GROUPS: set[int] = set()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for pgid in list(_LIVE_GROUPS):
+        _signal_group(pgid, signal.SIGKILL)
+    _LIVE_GROUPS.clear()
 
 
 @dataclass
@@ -105,6 +117,7 @@ async def stdio_server(
         limit=LINE_LIMIT,
     )
     handle = StdioProcess(process)
+    _LIVE_GROUPS.add(process.pid)
     if on_started is not None:
         on_started(handle)
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -158,6 +171,7 @@ async def stdio_server(
         yield read_stream, write_stream
     finally:
         await asyncio.shield(stop_process(process))
+        _LIVE_GROUPS.discard(process.pid)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

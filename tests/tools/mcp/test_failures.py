@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 from melgui.core.processes import signal_state
+from melgui.tools.mcp import stdio
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.mcp.protocol_log import MAX_LINES, LineLog
 from tests.fakes.mcp import alive, fake_stdio, running, sign_in_server
@@ -181,3 +182,13 @@ async def test_a_server_asking_for_oauth_says_so_in_one_line(tmp_path: Path) -> 
                 "failed: this server asks for an OAuth sign-in, which melgui does not "
                 "support yet; give it a token in `headers` instead"
             )
+
+
+async def test_servers_left_running_are_killed_at_exit(tmp_path: Path) -> None:
+    """A shutdown that ran out of time leaves no server behind (the atexit hook)."""
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        process = manager.servers["fake"].process
+        assert process is not None and group_alive(process.pid)
+        stdio._kill_leftovers()  # what interpreter exit runs
+        await asyncio.wait_for(process.process.wait(), 10)
+        assert not group_alive(process.pid)
