@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
@@ -33,6 +34,8 @@ class ApprovalBar(QFrame):
         self.show_button = QPushButton("Show", self)
         self.show_button.clicked.connect(self._show)
         self.controls = ApprovalControls(self)
+        # What a tool says of itself (an MCP server's name and annotations); set by the window.
+        self.tool_notes: Callable[[str], str] | None = None
         top = QHBoxLayout()
         top.addWidget(self.label, 1)
         top.addWidget(self.show_button)
@@ -62,6 +65,9 @@ class ApprovalBar(QFrame):
         self.parts.setVisible(judgement is not None)
         if judgement is not None:
             self.parts.setText(parts_summary_html(judgement, c, sandbox=sandboxed(request)))
+        notes = self.tool_notes(request.call.name) if self.tool_notes is not None else ""
+        if notes:
+            summary += f"  [{notes}]"
         self.label.setText(
             f'<span style="color:{c.pending}">◆ Approval needed</span> '
             f"<b>{html.escape(request.call.name)}</b> "

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.aio import TaskKeeper
+from melgui.ui.approval_bar import ApprovalBar
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.theme import Colors
 
@@ -30,6 +31,7 @@ class McpHost(Protocol):
     colors: Colors
     inspector: Any
     inspector_dock: QDockWidget
+    approval_bar: ApprovalBar
     sessionChanged: SignalInstance
     themeChanged: SignalInstance
 
@@ -79,5 +81,6 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.sessionChanged.connect(follow)
     window.themeChanged.connect(recolor)
     window.inspector.detail.tool_notes = notes
+    window.approval_bar.tool_notes = notes
     window.tasks.spawn(start(), what="starting MCP servers")
     return panel

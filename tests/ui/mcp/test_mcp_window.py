@@ -50,6 +50,7 @@ def test_server_status_and_an_mcp_call_in_the_inspector(
         window.inspector.show_call("e1")
         title = window.inspector.detail.title.text()
         assert "MCP server fake · read-only · closed world" in title  # echo's annotations
+        assert "[MCP server fake · read-only · closed world]" in window.approval_bar.label.text()
         assert window.inspector.approve_current()
         await wait_until(lambda: idle(window, 3), 20)
         window.inspector.show_call("p1")
