@@ -11,6 +11,7 @@ from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    ContextNotice,
     HistoryBranched,
     HistoryRepaired,
     LegFinished,
@@ -88,6 +89,7 @@ class StatusLine(QStatusBar):
             case (
                 MessageAdded() | ToolCallRequested() | ToolCallFinished()
                 | HistoryRepaired() | HistoryBranched() | AssistantReasoning()
+                | ContextNotice()
             ):  # fmt: skip
                 pass
             case _:

@@ -22,6 +22,7 @@ from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    ContextNotice,
     HistoryBranched,
     HistoryRepaired,
     LegFinished,
@@ -290,6 +291,9 @@ class ChatView(QWidget):
                 self.load_conversation(Conversation(list(messages)))
                 if note:
                     self.transcript.add_notice(note, self.colors.muted)
+            case ContextNotice(text=text, level=level):
+                color = self.colors.warn if level == "warning" else self.colors.muted
+                t.add_notice(text, color)
             case LegStarted() | LegFinished() | ToolCallRequested() | TurnFinished():
                 pass
             case _:
