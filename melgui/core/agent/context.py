@@ -19,9 +19,9 @@ from melgui.core.protocol.events import Usage
 
 DEFAULT_CHARS_PER_TOKEN = 3.6  # prose and code mixed, before any server reported usage
 MESSAGE_OVERHEAD = 12  # characters a message costs beyond its text (role, separators)
-PLAUSIBLE = (1.5, 7.0)  # characters per token a real tokenizer gives
+PLAUSIBLE = (1.8, 5.5)  # characters per token real tokenizers give (code ~3, prose ~4.5)
 TRUNCATED_BELOW = 0.5  # prompt_tokens under half the estimate: the server cut the prompt
-MIN_CHECKED = 1500  # smaller prompts are too short to tell truncation from noise
+MIN_CHECKED = 1000  # smaller prompts are too short to tell truncation from noise
 
 
 def answer_reserve(window: int) -> int:
