@@ -106,7 +106,9 @@ class ContextTracker:
             return ""
         self.last_prompt_tokens = prompt
         ratio = self.last_chars / prompt
-        if self.last_estimate >= MIN_CHECKED and prompt < self.last_estimate * TRUNCATED_BELOW:
+        # The relay builds its own prompt (window unknown): its count is not comparable.
+        checked = self.window.tokens is not None and self.last_estimate >= MIN_CHECKED
+        if checked and prompt < self.last_estimate * TRUNCATED_BELOW:
             self.warning = truncation_warning(prompt, self.last_estimate, self.window)
             return self.warning
         if PLAUSIBLE[0] <= ratio <= PLAUSIBLE[1]:
