@@ -38,6 +38,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.input_box import PromptInput
@@ -47,6 +48,7 @@ from melgui.ui.failure_text import explain_failure, rejects_images
 from melgui.ui.theme import LIGHT, Colors
 
 HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "show earlier"
+MAX_DRAWN = 3 * HISTORY_PAGE  # more drawn at the end of a turn: redraw the last page only
 
 
 class ChatView(QWidget):
@@ -79,6 +81,9 @@ class ChatView(QWidget):
             "Ask about this project. The agent reads and searches the folder on its own; "
             "writes, edits and commands wait for your approval in the inspector."
         )
+        self.instructions_label = QLabel(self)  # the project instruction files in force
+        self.instructions_label.setWordWrap(True)
+        self.instructions_label.hide()
         self.queued_label = QLabel(self)
         self.queued_label.setWordWrap(True)
         self.queued_label.hide()
@@ -104,6 +109,7 @@ class ChatView(QWidget):
         row.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.instructions_label)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.queued_label)
         layout.addWidget(self.note_label)
@@ -122,6 +128,7 @@ class ChatView(QWidget):
         bridge.busyChanged.connect(self._after_turn)
         bridge.queuedChanged.connect(self._on_queued)
         self.load_conversation(bridge.session.conversation)
+        self.show_instruction_files()
 
     # --- actions ---------------------------------------------------------------------
 
@@ -294,10 +301,32 @@ class ChatView(QWidget):
             case ContextNotice(text=text, level=level):
                 color = self.colors.warn if level == "warning" else self.colors.muted
                 t.add_notice(text, color)
-            case LegStarted() | LegFinished() | ToolCallRequested() | TurnFinished():
+            case TurnFinished():
+                self.show_instruction_files()
+                self._bound_drawn()
+            case LegStarted() | LegFinished() | ToolCallRequested():
                 pass
             case _:
                 assert_never(event)
+
+    # --- long sessions (issue 19) -------------------------------------------------------
+
+    def show_instruction_files(self) -> None:
+        """Name the project instruction files the model reads (AGENTS.md, …)."""
+        names = instruction_file_names(self.bridge.session.loop.cwd)
+        self.instructions_label.setVisible(bool(names))
+        self.instructions_label.setText(
+            f'<span style="color:{self.colors.muted}">Project instructions in force: '
+            f"{', '.join(names)}</span>"
+        )
+        self.instructions_label.setToolTip("Sent with every request as part of the system message")
+
+    def _bound_drawn(self) -> None:
+        """A long live session keeps only its last page drawn, so memory stays bounded."""
+        messages = self.bridge.session.conversation.messages
+        bar = self.transcript.verticalScrollBar()
+        if len(messages) - self._shown_from > MAX_DRAWN and bar.value() >= bar.maximum():
+            self.load_conversation(self.bridge.session.conversation)
 
     def _add_card(self, call: ToolCall, status: CallPhase) -> None:
         summary = summarize(call.name, call.parsed)
