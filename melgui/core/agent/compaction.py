@@ -189,10 +189,12 @@ class Compactor:
             return project_instructions_text(self.host.cwd)
         return system_text(self.host.role, self.host.cwd)
 
-    def fit(self, messages: Sequence[Message]) -> Fit:
+    def chars(self, messages: Sequence[Message]) -> int:
         tools = self.host.catalog.for_role(self.host.role)
-        wire = [message.to_wire() for message in messages]
-        return self.tracker.fit(wire, tools, self.system())
+        return self.tracker.chars(messages, tools, self.system())
+
+    def fit(self, messages: Sequence[Message]) -> Fit:
+        return self.tracker.fit_chars(self.chars(messages))
 
     async def refresh_window(self) -> None:
         if self.lookup is not None:
@@ -201,18 +203,17 @@ class Compactor:
     async def before_leg(self) -> None:
         """Make the next leg fit the window, compacting when it would not."""
         await self.refresh_window()
-        fit = self.fit(self.host.conversation.messages)
+        chars = self.chars(self.host.conversation.messages)
+        fit = self.tracker.fit_chars(chars)
         if not fit.fits:
             self._warn_small_default(fit)
             await self.compact(forced=False)
-            fit = self.fit(self.host.conversation.messages)
+            chars = self.chars(self.host.conversation.messages)
+            fit = self.tracker.fit_chars(chars)
             if not fit.fits:
-                self._emit(
-                    ContextNotice(overflow_warning(fit.estimate, self.tracker.window), "warning")
-                )
-        tools = self.host.catalog.for_role(self.host.role)
-        wire = self.host.conversation.to_wire()
-        self.tracker.sending(self.tracker.chars(wire, tools, self.system()))
+                warning = overflow_warning(fit.estimate, self.tracker.window)
+                self._emit(ContextNotice(warning, "warning"))
+        self.tracker.sending(chars)
 
     def _warn_small_default(self, fit: Fit) -> None:
         window = self.tracker.window

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow, fix_for
 from melgui.core.protocol.events import Usage
+from melgui.core.protocol.messages import Message
 
 DEFAULT_CHARS_PER_TOKEN = 3.6  # prose and code mixed, before any server reported usage
 MESSAGE_OVERHEAD = 12  # characters a message costs beyond its text (role, separators)
@@ -39,14 +39,11 @@ class Fit:
         return self.limit is None or self.estimate <= self.limit
 
 
-def message_chars(message: dict[str, Any]) -> int:
-    """Characters one wire message costs."""
-    content = message.get("content")
-    size = MESSAGE_OVERHEAD + (len(content) if isinstance(content, str) else 0)
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        size += MESSAGE_OVERHEAD + len(str(function.get("name", "")))
-        size += len(str(function.get("arguments", "")))
+def message_chars(message: Message) -> int:
+    """Characters one message costs on the wire."""
+    size = MESSAGE_OVERHEAD + len(message.content)
+    for call in message.tool_calls:
+        size += MESSAGE_OVERHEAD + len(call.name) + len(call.arguments) + len(call.id)
     return size
 
 
@@ -73,19 +70,18 @@ class ContextTracker:
             self._tool_cache = (key, size)
         return self._tool_cache[1]
 
-    def chars(
-        self, messages: Iterable[dict[str, Any]], tools: Sequence[ToolDef], system: str = ""
-    ) -> int:
+    def chars(self, messages: Iterable[Message], tools: Sequence[ToolDef], system: str = "") -> int:
         size = self.tools_chars(tools) + (len(system) + MESSAGE_OVERHEAD if system else 0)
         return size + sum(message_chars(message) for message in messages)
 
     def tokens(self, chars: int) -> int:
         return int(chars / self.chars_per_token) + 1
 
-    def fit(
-        self, messages: Iterable[dict[str, Any]], tools: Sequence[ToolDef], system: str = ""
-    ) -> Fit:
-        estimate = self.tokens(self.chars(messages, tools, system))
+    def fit(self, messages: Iterable[Message], tools: Sequence[ToolDef], system: str = "") -> Fit:
+        return self.fit_chars(self.chars(messages, tools, system))
+
+    def fit_chars(self, chars: int) -> Fit:
+        estimate = self.tokens(chars)
         window = self.window.tokens
         return Fit(estimate, None if window is None else window - answer_reserve(window))
 
