@@ -41,6 +41,9 @@ from melgui.ui.bridge import SessionBridge  # noqa: E402
 from melgui.ui.chat.chat_view import ChatView  # noqa: E402
 from melgui.ui.theme import apply_theme  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+
 PARAGRAPH = (
     "The agent reads `src/app.py`, finds the **bug** in the parser and proposes a fix:\n\n"
     "```python\ndef parse(text):\n    return [line.strip() for line in text.splitlines()]\n```\n"
@@ -189,6 +192,17 @@ def main() -> int:
     leg_ratio = long["leg_us"] / short["leg_us"]
     size_ratio = long["messages"] / short["messages"]
     print(f"200 vs 20 turns: per-leg ratio {leg_ratio:.1f} (messages ratio {size_ratio:.1f})")
+    budget.report("history: first paint, 10,000 ÷ 100 messages", paint_ratio, target=1.5)
+    budget.stall_row("history: longest scroll stall, 10,000 messages", large["stall_ms"], frames=2)
+    budget.stall_row("history: show earlier, 10,000 messages", large["earlier_ms"], frames=6)
+    budget.report(
+        "history: memory, 10,000 ÷ 100 messages",
+        large["rss_mb"] / max(small["rss_mb"], 0.1),
+        target=2.0,
+    )
+    budget.report(
+        "context estimate per leg: 200-turn cost ÷ size ratio", leg_ratio / size_ratio, target=1.0
+    )
     return 0
 
 
