@@ -64,6 +64,13 @@ def test_meter_compact_and_edit_summary(
             qtbot.mouseClick(meter.compact_button, Qt.MouseButton.LeftButton)
             await wait_until(lambda: not window.bridge.busy and meter.summary_button.isVisible())
             assert is_summary_request(server.legs_received[-1])
+            requests = len(server.legs_received)
+            type_prompt(qtbot, window, "/compact")  # typed: compacts again, sends nothing else
+            await wait_until(
+                lambda: not window.bridge.busy and len(server.legs_received) > requests
+            )
+            assert is_summary_request(server.legs_received[-1])
+            assert "/compact" not in window.chat.transcript.toPlainText()
             assert meter.fraction is not None and meter.fraction < before
             shown = window.chat.transcript.toPlainText()
             assert "## Goal" in shown and "Compacted:" in shown
