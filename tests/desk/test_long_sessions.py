@@ -313,3 +313,18 @@ def test_elided_results_keep_head_tail_and_pairing() -> None:
     assert result.content.endswith("Z" * 400) and "MIDDLE" not in result.content
     assert "read_file" in result.content
     assert not Conversation([*plan.prefix, *old, *plan.tail]).repair_pairing()
+
+
+async def test_a_request_too_large_for_any_compaction_is_named_once(tmp_path: Path) -> None:
+    with ScriptedOpenAI(models=[{"id": "m", "context_length": 4000}]) as server:
+        serve_long_model(server, LongModel())
+        desk = make_desk(tmp_path, server)
+        session, events = start(desk)
+        await turn(session, "Summarise this: " + "word " * 8000)
+        await turn(session, "And again, shorter.")
+        await desk.aclose()
+    warnings = [e.text for e in events if isinstance(e, ContextNotice) and e.level == "warning"]
+    assert len(warnings) == 1, warnings
+    assert "larger than the model's window of 4,000 tokens" in warnings[0]
+    users = [m.content for m in session.conversation.messages if m.role == "user"]
+    assert users[-1] == "And again, shorter." and users[0].startswith("Summarise this: word")

@@ -179,6 +179,7 @@ class Compactor:
         self._emit = emit
         self._wire = wire
         self._warned_window: ContextWindow | None = None
+        self._overflowing: ContextWindow | None = None
 
     def system(self) -> str:
         """The system text the transport adds to each leg (estimated, not sent, here)."""
@@ -210,9 +211,12 @@ class Compactor:
             await self.compact(forced=False)
             chars = self.chars(self.host.conversation.messages)
             fit = self.tracker.fit_chars(chars)
-            if not fit.fits:
+            if not fit.fits and self._overflowing != self.tracker.window:
+                self._overflowing = self.tracker.window  # said once, not before every leg
                 warning = overflow_warning(fit.estimate, self.tracker.window)
                 self._emit(ContextNotice(warning, "warning"))
+        if fit.fits:
+            self._overflowing = None
         self.tracker.sending(chars)
 
     def _warn_small_default(self, fit: Fit) -> None:
