@@ -24,6 +24,7 @@ from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    ContextNotice,
     HistoryBranched,
     HistoryRepaired,
     LegFinished,
@@ -148,7 +149,7 @@ class Printer:
                     )
             case TurnFinished(legs=legs, usage=usage):
                 if self.as_json:
-                    self._line(kind="done", legs=legs, usage=usage.model_dump())
+                    self._line(kind="done", legs=legs, usage=usage.to_json())
                 elif self._text_open:
                     self.out.write("\n")
             case TurnFailed(message=message):
@@ -164,8 +165,22 @@ class Printer:
                     f"melgui: retrying in {delay:.0f}s after: {reason} (try {attempt})",
                     file=sys.stderr,
                 )
+            # -- context window (issue 19): usage per leg, compaction, warnings --
+            case LegFinished(leg=leg, usage=usage):
+                if self.as_json:
+                    self._line(kind="usage", leg=leg, usage=usage.to_json() if usage else None)
+            case HistoryBranched(reason="compaction", messages=messages, note=note):
+                if self.as_json:
+                    self._line(kind="compacted", messages=len(messages), note=note)
+                else:
+                    print(f"melgui: {note}", file=sys.stderr)
+            case ContextNotice(text=text, level=level):
+                if self.as_json:
+                    self._line(kind="context", level=level, message=text)
+                elif level == "warning":
+                    print(f"melgui: {text}", file=sys.stderr)
             case (
-                LegStarted() | LegFinished() | MessageAdded() | ToolCallStarted()
+                LegStarted() | MessageAdded() | ToolCallStarted()
                 | ApprovalNeeded() | HistoryRepaired() | HistoryBranched()
             ):  # fmt: skip
                 pass

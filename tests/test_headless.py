@@ -62,10 +62,16 @@ def test_json_events_of_a_turn_with_tool_calls(
     assert result.returncode == 0, result.stderr
     events = json_lines(result.stdout)
     assert [e["kind"] for e in events] == [
-        "text", "tool_call", "tool_call", "tool_call",
-        "tool_result", "tool_result", "tool_result", "text", "done",
+        "text", "usage", "tool_call", "tool_call", "tool_call",
+        "tool_result", "tool_result", "tool_result", "text", "usage", "done",
     ]  # fmt: skip
-    assert events[1] == {
+    assert events[1] == {"kind": "usage", "leg": 1, "usage": None}
+    assert events[-2] == {
+        "kind": "usage",
+        "leg": 2,
+        "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+    }
+    assert events[2] == {
         "kind": "tool_call", "id": "c1", "name": "read_file", "arguments": '{"path": "a.txt"}',
     }  # fmt: skip
     results = {e["id"]: e for e in events if e["kind"] == "tool_result"}

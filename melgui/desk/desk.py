@@ -27,12 +27,14 @@ from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Role, ToolCatalog
+from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.connection import make_transport
+from melgui.core.transports.discovery import context_window
 from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
@@ -94,6 +96,7 @@ class Desk:
         # MCP servers: loaded and started by start_mcp(), stopped by aclose().
         self.mcp = McpManager(folder, self.catalog, self.tools)
         self._mcp_lock = asyncio.Lock()
+        self._windows: dict[tuple[int, str, int | None], ContextWindow] = {}
 
     @property
     def folder(self) -> str:
@@ -226,7 +229,18 @@ class Desk:
             source=source,
             catalog=self.catalog,
             around_call=self.checkpoint_guard,
+            window_lookup=self.context_window,
         )
+
+    async def context_window(self, model: str) -> ContextWindow:
+        """The model's window on the current connection, asked once per connection."""
+        setting = self.settings.context_windows.get(model)
+        key = (self.connection.generation, model, setting)
+        if key not in self._windows:
+            self._windows[key] = await context_window(
+                self.connection.current, model, setting=setting
+            )
+        return self._windows[key]
 
     def worker_policy(self) -> RulePolicy:
         """Project and everywhere rules shared with the main policy; "for this

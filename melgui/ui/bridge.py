@@ -57,6 +57,12 @@ class SessionBridge(QObject):
         self._set_busy(True)
         self._tasks.spawn(self._watch_idle(), what="waiting for the turn to end")
 
+    def compact(self) -> None:
+        """Compact the conversation now (after the running turn, if any)."""
+        self.session.request_compaction()
+        self._set_busy(True)
+        self._tasks.spawn(self._watch_idle(), what="waiting for the compaction to end")
+
     def stop(self) -> list[str]:
         """Stop the running turn and any tool; returns the queued texts that were not sent."""
         dropped = self.session.stop()

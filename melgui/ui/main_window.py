@@ -195,6 +195,8 @@ class MainWindow(QMainWindow):
         self.inspector_dock.raise_()
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
+        self.themeChanged.connect(self.status.context_meter.set_colors)
+        self.status.context_meter.set_colors(self.colors)
         for keys, slot in ((APPROVE_KEYS, self.approve_key), (DENY_KEYS, self.deny_key)):
             shortcut = QShortcut(keys, self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)

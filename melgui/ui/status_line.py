@@ -11,6 +11,7 @@ from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    ContextNotice,
     HistoryBranched,
     HistoryRepaired,
     LegFinished,
@@ -26,6 +27,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.ui.bridge import SessionBridge
+from melgui.ui.context_meter import ContextMeter
 
 
 class StatusLine(QStatusBar):
@@ -37,6 +39,8 @@ class StatusLine(QStatusBar):
         self.addWidget(self.activity, 1)
         self.addPermanentWidget(self.progress)
         self.addPermanentWidget(self.counts)
+        self.context_meter = ContextMeter(self)  # the window's fill, Compact (issue 19)
+        self.addPermanentWidget(self.context_meter)
         self._bridge: SessionBridge | None = None
 
     def follow(self, bridge: SessionBridge) -> None:
@@ -44,6 +48,7 @@ class StatusLine(QStatusBar):
             self._bridge.loopEvent.disconnect(self.on_event)
         self._bridge = bridge
         bridge.loopEvent.connect(self.on_event)
+        self.context_meter.follow(bridge)
         self.activity.setText("Ready")
         self._update_counts()
 
@@ -88,6 +93,7 @@ class StatusLine(QStatusBar):
             case (
                 MessageAdded() | ToolCallRequested() | ToolCallFinished()
                 | HistoryRepaired() | HistoryBranched() | AssistantReasoning()
+                | ContextNotice()
             ):  # fmt: skip
                 pass
             case _:

@@ -241,6 +241,8 @@ class ScriptedServer:
         self.api_key = api_key  # when set, a request without `Bearer <api_key>` gets 401
         self.models: list[dict[str, Any]] | None = models
         self.models_error: HttpReply | None = None
+        # Other endpoints, e.g. routes[("POST", "/api/show")] = HttpReply(200, {...}).
+        self.routes: dict[tuple[str, str], HttpReply] = {}
         self.requests: list[RecordedRequest] = []
         self.problems: list[str] = []
         self.strict = True
@@ -446,6 +448,8 @@ class ScriptedServer:
         out.finish()
 
     def _route(self, request: RecordedRequest) -> HttpReply:
+        if (request.method, request.path) in self.routes:
+            return self.routes[(request.method, request.path)]
         if request.path == "/v1/models" and request.method == "GET":
             if self.models_error is not None:
                 return self.models_error
@@ -491,6 +495,8 @@ class ScriptedRelay(ScriptedServer):
         self.memory_notes: dict[str, list[dict[str, str]]] = {}
 
     def _route(self, request: RecordedRequest) -> HttpReply:
+        if (request.method, request.path) in self.routes:
+            return self.routes[(request.method, request.path)]
         if request.path != "/v1/memory":
             return super()._route(request)
         if self.memory_error is not None:

@@ -129,6 +129,8 @@ class AgentLoop:
         self._source = source
         self._max_legs = max_legs_per_turn
         self._waiting: list[ApprovalRequest] = []
+        # Context window (issue 19): awaited before every leg; the session's compactor.
+        self.before_leg: Callable[[], Awaitable[None]] | None = None
 
     def pending_approvals(self) -> list[ApprovalRequest]:
         """The approvals this loop waits for now, oldest first."""
@@ -166,6 +168,8 @@ class AgentLoop:
             repair = self.conversation.repair_pairing()
             if repair:
                 self._emit(HistoryRepaired(repair))
+            if self.before_leg is not None:  # context window: compact before a leg that overflows
+                await self.before_leg()
             ended = await self._run_one_leg()
             if ended is not None:
                 return ended

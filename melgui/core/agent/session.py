@@ -9,11 +9,21 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from melgui.core.agent.compaction import Compactor, WindowLookup
+from melgui.core.agent.context import ContextTracker
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.content import Part
-from melgui.core.protocol.loop_events import BranchReason, HistoryBranched, LoopEvent, TurnFailed
+from melgui.core.protocol.loop_events import (
+    BranchReason,
+    ContextNotice,
+    HistoryBranched,
+    LegFinished,
+    LoopEvent,
+    MessageAdded,
+    TurnFailed,
+)
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
@@ -43,6 +53,7 @@ class AgentSession:
         source: str = "main",
         catalog: ToolCatalog | None = None,
         around_call: CallGuard | None = None,
+        window_lookup: WindowLookup | None = None,
     ) -> None:
         self._observers: list[Observer] = []
         self.loop = AgentLoop(
@@ -61,7 +72,18 @@ class AgentSession:
         )
         self.source = source
         self.last_result: TurnResult | None = None
-        self._queue: deque[Message] = deque()
+        # Context window (issue 19): the estimate, the window, compaction before legs.
+        self.context = ContextTracker()
+        self.compactor = Compactor(
+            self.loop,
+            self.context,
+            lookup=window_lookup,
+            replace=self._compacted,
+            emit=self._dispatch,
+            wire=wire,
+        )
+        self.loop.before_leg = self.compactor.before_leg
+        self._queue: deque[Message | None] = deque()  # None: compact now (/compact)
         self._preface = ""
         self._runner: asyncio.Task[None] | None = None
         self._turn: asyncio.Task[TurnResult] | None = None
@@ -78,12 +100,12 @@ class AgentSession:
 
     @property
     def queued(self) -> list[str]:
-        return [message.content for message in self._queue]
+        return [message.content for message in self._queue if message is not None]
 
     @property
     def queued_messages(self) -> list[Message]:
         """The queued user messages whole (with their images and attached files)."""
-        return list(self._queue)
+        return [message for message in self._queue if message is not None]
 
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         """Hear every LoopEvent; returns a function that unsubscribes."""
@@ -96,11 +118,21 @@ class AgentSession:
         return unsubscribe
 
     def _dispatch(self, event: LoopEvent) -> None:
+        match event:  # the context tracker hears usage first, so its warning follows
+            case LegFinished(usage=usage):
+                warning = self.context.reported(usage)
+            case MessageAdded(message=message) if message.role == "user":
+                self.context.new_turn()
+                warning = ""
+            case _:
+                warning = ""
         for observer in list(self._observers):
             try:
                 observer(event)
             except Exception:
                 log.exception("observer %r failed on %s", observer, event.kind)
+        if warning:
+            self._dispatch(ContextNotice(warning, "warning"))
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         """Queue a user message (with its images and attached files, if any); it is
@@ -114,12 +146,14 @@ class AgentSession:
         try:
             while self._queue:
                 next_message = self._queue.popleft()
-                if self._preface:
-                    text = f"{self._preface}\n\n{next_message.content}"
-                    next_message, self._preface = replace(next_message, content=text), ""
-                self._turn = asyncio.get_running_loop().create_task(
-                    self.loop.run_turn(next_message)
-                )
+                if next_message is None:
+                    work = self._compact_now()
+                else:
+                    if self._preface:
+                        text = f"{self._preface}\n\n{next_message.content}"
+                        next_message, self._preface = replace(next_message, content=text), ""
+                    work = self.loop.run_turn(next_message)
+                self._turn = asyncio.get_running_loop().create_task(work)
                 try:
                     self.last_result = await self._turn
                 except asyncio.CancelledError:
@@ -135,6 +169,26 @@ class AgentSession:
                     self._turn = None
         finally:
             self._idle.set()
+
+    def request_compaction(self) -> None:
+        """Compact now (/compact, the button); runs after the turns queued before it."""
+        self._queue.append(None)
+        self._idle.clear()
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run_queue())
+
+    async def _compact_now(self) -> TurnResult:
+        try:
+            await self.compactor.refresh_window()
+            await self.compactor.compact(forced=True)
+        except asyncio.CancelledError:
+            self._dispatch(ContextNotice("Compaction stopped; the conversation is unchanged."))
+            raise
+        return TurnResult("done")
+
+    def _compacted(self, messages: list[Message], note: str) -> None:
+        """Compaction's result; runs inside a turn, between legs, so no busy check."""
+        self._replace(messages, "compaction", note)
 
     def stop(self) -> list[str]:
         """Cancel the running turn; returns the queued messages that were not sent."""
@@ -152,6 +206,9 @@ class AgentSession:
         """
         if self.busy:
             raise RuntimeError("cannot change the history while a turn runs")
+        self._replace(messages, reason, note)
+
+    def _replace(self, messages: Sequence[Message], reason: BranchReason, note: str) -> None:
         replacement = Conversation(list(messages))
         if replacement.repair_pairing():
             raise ValueError("the new history would break the pairing of calls and results")

@@ -144,6 +144,8 @@ class Settings(BaseSettings):
     """Total size of a project's checkpoints; the oldest go first beyond it."""
     checkpoint_file_cap_mb: float = Field(default=20.0, gt=0)
     """Files bigger than this are left out of checkpoints (and named in the call card)."""
+    context_windows: dict[str, int] = Field(default_factory=dict)
+    """Per model id: its context window in tokens, when the server does not say."""
 
     @field_validator("approval_modes", mode="before")
     @classmethod

@@ -20,6 +20,8 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, read from the server's cache
+    cost: float | None = None  # in the server's currency (OpenRouter: credits), if it says
 
     @model_validator(mode="before")
     @classmethod
@@ -33,11 +35,29 @@ class Usage(BaseModel):
         return data
 
     def __add__(self, other: Usage) -> Usage:
+        cost = None
+        if self.cost is not None or other.cost is not None:
+            cost = (self.cost or 0.0) + (other.cost or 0.0)
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cost=cost,
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts, with cached tokens and cost only when the server reported them."""
+        data: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+        if self.cached_tokens:
+            data["cached_tokens"] = self.cached_tokens
+        if self.cost is not None:
+            data["cost"] = self.cost
+        return data
 
     @classmethod
     def from_wire(cls, data: object) -> Usage | None:
@@ -57,7 +77,16 @@ class Usage(BaseModel):
             counts["total_tokens"] = counts.get("prompt_tokens", 0) + counts.get(
                 "completion_tokens", 0
             )
-        return cls(**counts)
+        details = data.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        cached = cached if isinstance(cached, int) else data.get("cache_read_input_tokens")
+        if isinstance(cached, int) and not isinstance(cached, bool):
+            counts["cached_tokens"] = cached
+        cost = data.get("cost")
+        extra: dict[str, Any] = {}
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            extra["cost"] = float(cost)
+        return cls(**counts, **extra)
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,16 @@ class HistoryBranched:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextNotice:
+    """About the model's window: a compaction under way, a prompt the server cut, a
+    request that does not fit. `level` is "info" or "warning"."""
+
+    text: str
+    level: Literal["info", "warning"] = "info"
+    kind: Literal["context_notice"] = "context_notice"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFinished:
     legs: int
     usage: Usage
@@ -145,6 +155,7 @@ LoopEvent = (
     | Retrying
     | HistoryRepaired
     | HistoryBranched
+    | ContextNotice
     | TurnFinished
     | TurnFailed
     | TurnCancelled

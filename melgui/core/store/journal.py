@@ -28,6 +28,7 @@ from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    ContextNotice,
     HistoryBranched,
     HistoryRepaired,
     LegFinished,
@@ -176,6 +177,9 @@ class Journal:
                 self._checkpoint_soon()
             case Retrying():
                 pass
+            case ContextNotice(text=text, level=level):
+                if level == "warning":
+                    self.store.add_note(cid, "context", text)
             case _:
                 assert_never(event)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from melgui.core.protocol.catalog import Role
+from melgui.core.transports.project_instructions import project_instructions_text
 
 _ROLE_TEXT: dict[str, str] = {
     "assistant": "You help the user with their project.",
@@ -39,8 +40,24 @@ def agent_instructions(role: Role, cwd: str) -> str:
     )
 
 
+def system_text(role: Role, cwd: str) -> str:
+    """melgui's system message: the agent instructions, then the project's files."""
+    project = project_instructions_text(cwd)
+    base = agent_instructions(role, cwd)
+    return f"{base}\n\n{project}" if project else base
+
+
 def with_instructions(messages: list[dict[str, Any]], role: Role, cwd: str) -> list[dict[str, Any]]:
     """`messages` led by melgui's system message, unless they already have one."""
     if messages and messages[0].get("role") == "system":
         return messages
-    return [{"role": "system", "content": agent_instructions(role, cwd)}, *messages]
+    return [{"role": "system", "content": system_text(role, cwd)}, *messages]
+
+
+def with_project_instructions(messages: list[dict[str, Any]], cwd: str) -> list[dict[str, Any]]:
+    """For the relay, which builds its own prompt from `cwd` and `tool_role` but cannot
+    read the user's disk: the project's instruction files as a leading system message."""
+    project = project_instructions_text(cwd)
+    if not project or (messages and messages[0].get("content") == project):
+        return messages
+    return [{"role": "system", "content": project}, *messages]

@@ -9,8 +9,9 @@ every tool call's arguments are complete JSON: a cut stream must execute nothing
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
+from typing import Any, cast
 
 import httpx
 
@@ -33,6 +34,7 @@ from melgui.core.transports.reasoning_back import wire_messages
 
 __all__ = ["OpenAILegParser", "OpenAITransport"]
 
+LegEvents = AsyncGenerator[StreamEvent, None]
 _RETRYABLE_WORDS = ("rate_limit", "overloaded", "server_error", "timeout", "unavailable")
 
 
@@ -143,6 +145,14 @@ class OpenAILegParser:
         return [*events, *self.content.flush(), self.final()]
 
 
+def refused_usage_option(event: StreamEvent) -> bool:
+    """A 400/422 that names `stream_options`: the server does not take the usage request."""
+    if not isinstance(event, StreamError) or event.status not in (400, 422):
+        return False
+    text = event.message.lower()
+    return "stream_options" in text or "include_usage" in text
+
+
 def _loads(data: str) -> Any:
     try:
         return json.loads(data)
@@ -195,6 +205,7 @@ class OpenAITransport:
         self.send_reasoning = send_reasoning
         self.base_url = base_url.rstrip("/")
         self.instructions = instructions
+        self.ask_usage = True  # False once the server refused stream_options
         self.api_key = api_key
         self.read_timeout = read_timeout
         self.max_event_bytes = max_event_bytes
@@ -212,8 +223,9 @@ class OpenAITransport:
                 self.send_reasoning,
             ),
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if self.ask_usage:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [tool.to_openai() for tool in request.tools]
             body["tool_choice"] = request.tool_choice
@@ -225,7 +237,10 @@ class OpenAITransport:
     def stream(
         self, request: LegRequest, wire: WireSink | None = None
     ) -> AsyncIterator[StreamEvent]:
-        run = LegRun(
+        return self._stream(request, wire)
+
+    def _run(self, request: LegRequest, wire: WireSink | None) -> LegRun:
+        return LegRun(
             self._client,
             f"{self.base_url}/chat/completions",
             self.request_body(request),
@@ -235,7 +250,22 @@ class OpenAITransport:
             read_timeout=self.read_timeout,
             max_event_bytes=self.max_event_bytes,
         )
-        return run.events()
+
+    async def _stream(
+        self, request: LegRequest, wire: WireSink | None
+    ) -> AsyncIterator[StreamEvent]:
+        asked = self.ask_usage
+        async with aclosing(cast(LegEvents, self._run(request, wire).events())) as events:
+            async for event in events:
+                if asked and refused_usage_option(event):
+                    break  # a server that rejects stream_options: send the leg again without
+                yield event
+            else:
+                return
+        self.ask_usage = False
+        async with aclosing(cast(LegEvents, self._run(request, wire).events())) as events:
+            async for event in events:
+                yield event
 
     async def list_models(self) -> list[ModelInfo]:
         payload = await request_json(

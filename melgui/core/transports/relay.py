@@ -35,6 +35,7 @@ from melgui.core.transports.http.replies import (
 )
 from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
 from melgui.core.transports.http.tool_call_assembler import new_call_id
+from melgui.core.transports.instructions import with_project_instructions
 from melgui.core.transports.reasoning_back import wire_messages
 
 RELAY_EVENTS = ("delta", "tool_calls", "done", "error")
@@ -158,7 +159,9 @@ class RelayTransport:
 
     def request_body(self, request: LegRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "messages": wire_messages(request.messages, self.send_reasoning),
+            "messages": with_project_instructions(
+                wire_messages(request.messages, self.send_reasoning), request.cwd
+            ),
             "tools": [tool.to_relay() for tool in request.tools],
             "tool_role": request.tool_role,
             "tool_choice": request.tool_choice,

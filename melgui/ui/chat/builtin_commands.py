@@ -1,4 +1,4 @@
-"""The window's own slash commands: /clear, /model, /role, /export, /help.
+"""The window's own slash commands: /clear, /compact, /model, /role, /export, /help.
 
 Registered into the desk's SlashCommands, beside the custom ones; other parts of the
 app (compaction, MCP prompts, ACP agents) add theirs the same way.
@@ -66,8 +66,12 @@ def install_builtin_commands(window: CommandHost, commands: SlashCommands) -> No
         for line in commands.help_text().splitlines():
             window.chat.transcript.add_notice(line, window.colors.muted)
 
+    def compact(_arguments: str) -> None:  # issue 19: the same as the status bar's Compact
+        window.chat.bridge.compact()
+
     for command in (
         SlashCommand("clear", "Start a new conversation", clear),
+        SlashCommand("compact", "Summarise the older conversation now (originals kept)", compact),
         SlashCommand("model", "Use another model (no id: open the list)", model, usage="[id]"),
         SlashCommand("role", f"Change the tool set: {', '.join(ROLES)}", role, usage="<role>"),
         SlashCommand("export", "Export this conversation", export, usage="[markdown|json]"),

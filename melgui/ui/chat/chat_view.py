@@ -7,10 +7,12 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections import deque
 from collections.abc import Callable
 from typing import assert_never
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -22,6 +24,7 @@ from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    ContextNotice,
     HistoryBranched,
     HistoryRepaired,
     LegFinished,
@@ -37,6 +40,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.input_box import PromptInput
@@ -46,6 +50,8 @@ from melgui.ui.failure_text import explain_failure, rejects_images
 from melgui.ui.theme import LIGHT, Colors
 
 HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "show earlier"
+MAX_DRAWN = 3 * HISTORY_PAGE  # more drawn at the end of a turn: redraw the last page only
+LOAD_TICK_S = 0.012  # drawing an earlier page: at most this long per event-loop tick
 
 
 class ChatView(QWidget):
@@ -74,10 +80,14 @@ class ChatView(QWidget):
         # user message (rewind): html with act: links; none by default.
         self.card_extra: Callable[[str, CallPhase], str] | None = None
         self.user_links: Callable[[int], str] | None = None
+        self.transcript.laterRequested.connect(self._show_later)
         self.transcript.setPlaceholderText(
             "Ask about this project. The agent reads and searches the folder on its own; "
             "writes, edits and commands wait for your approval in the inspector."
         )
+        self.instructions_label = QLabel(self)  # the project instruction files in force
+        self.instructions_label.setWordWrap(True)
+        self.instructions_label.hide()
         self.queued_label = QLabel(self)
         self.queued_label.setWordWrap(True)
         self.queued_label.hide()
@@ -103,6 +113,7 @@ class ChatView(QWidget):
         row.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.instructions_label)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.queued_label)
         layout.addWidget(self.note_label)
@@ -115,12 +126,21 @@ class ChatView(QWidget):
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._shown_from = 0
+        self._shown_to: int | None = None  # end of an earlier page shown; None: to the end
+        # A page drawn a few messages per tick, so "show earlier" never stalls the window.
+        self._pending: deque[tuple[int, Message]] = deque()  # (index, message)
+        self._pending_states: dict[str, tuple[CallPhase, float | None]] = {}
+        self._load_timer = QTimer(self)
+        self._load_timer.setSingleShot(True)
+        self._load_timer.timeout.connect(self._draw_pending)
         bridge.loopEvent.connect(self.on_event)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
         self._images_refused = ""  # why the last turn failed, when on an image
         bridge.busyChanged.connect(self._after_turn)
+        bridge.busyChanged.connect(self._on_busy)
         bridge.queuedChanged.connect(self._on_queued)
         self.load_conversation(bridge.session.conversation)
+        self.show_instruction_files()
 
     # --- actions ---------------------------------------------------------------------
 
@@ -192,30 +212,81 @@ class ChatView(QWidget):
 
     # --- history -------------------------------------------------------------------------
 
-    def load_conversation(self, conversation: Conversation, start: int | None = None) -> None:
-        """Draw the conversation from message `start` (default: its last page)."""
+    def load_conversation(
+        self,
+        conversation: Conversation,
+        start: int | None = None,
+        *,
+        end: int | None = None,
+        progressive: bool = False,
+    ) -> None:
+        """Draw the conversation from message `start` (default: its last page) to `end`
+        (default: the end). `progressive` draws a few messages per event-loop tick."""
+        self._load_timer.stop()
+        self._pending.clear()
         messages = conversation.messages
         if start is None:
             start = max(0, len(messages) - HISTORY_PAGE)
-        # Never start between a call and its results.
+        # Never start (or end) between a call and its results.
         while 0 < start < len(messages) and messages[start].role == "tool":
             start -= 1
-        self._shown_from = start
-        states = dict(self._card_states)  # live states outlive a redraw
+        while end is not None and end < len(messages) and messages[end].role == "tool":
+            end += 1
+        if end is not None and end >= len(messages):
+            end = None
+        self._shown_from, self._shown_to = start, end
+        self._pending_states = dict(self._card_states)  # live states outlive a redraw
         self.transcript.clear_all()
         self._calls.clear()
         if start:
             self.transcript.add_more_link(start)
-        for index, message in enumerate(messages[start:], start):
+        self._pending.extend(enumerate(messages[start:end], start))
+        self._draw_pending(LOAD_TICK_S if progressive else None)
+        if progressive:
+            self.transcript.verticalScrollBar().setValue(0)
+
+    def _draw_pending(self, budget: float | None = None) -> None:
+        """Draw queued messages: all of them, or for `budget` seconds then on the next tick."""
+        if budget is None and self.sender() is self._load_timer:
+            budget = LOAD_TICK_S
+        deadline = None if budget is None else time.perf_counter() + budget
+        while self._pending:
+            index, message = self._pending.popleft()
             self._draw_message(message, index)
-        for call_id, (status, duration) in states.items():
+            if deadline is not None and self._pending and time.perf_counter() > deadline:
+                self._load_timer.start(0)
+                return
+        if self._shown_to is not None:
+            messages = self.bridge.session.conversation.messages
+            self.transcript.add_later_link(len(messages) - self._shown_to)
+        for call_id, (status, duration) in self._pending_states.items():
             self._set_card(call_id, status, duration)
+        self._pending_states = {}
         self.transcript.finish_assistant(None)
 
+    def _finish_loading(self) -> None:
+        if self._pending or self._load_timer.isActive():
+            self._load_timer.stop()
+            self._draw_pending(None)
+
     def _show_more(self) -> None:
-        self.load_conversation(
-            self.bridge.session.conversation, max(0, self._shown_from - HISTORY_PAGE)
-        )
+        """The page before the first drawn one; at most MAX_DRAWN messages stay drawn."""
+        conversation = self.bridge.session.conversation
+        start = max(0, self._shown_from - HISTORY_PAGE)
+        if self.bridge.busy:  # live events append at the end: draw through to it
+            self.load_conversation(conversation, start)
+            return
+        self.load_conversation(conversation, start, end=start + MAX_DRAWN, progressive=True)
+
+    def _show_later(self) -> None:
+        conversation = self.bridge.session.conversation
+        end = (self._shown_to or len(conversation.messages)) + HISTORY_PAGE
+        start = max(0, end - MAX_DRAWN)
+        self.load_conversation(conversation, start, end=end, progressive=True)
+
+    def _on_busy(self, busy: bool) -> None:
+        if busy and self._shown_to is not None:  # a turn starts: show where it goes on
+            self.load_conversation(self.bridge.session.conversation)
 
     def refresh_cards(self) -> None:
         """Draw every card again (what a checkpoint says about it may have changed)."""
@@ -251,6 +322,7 @@ class ChatView(QWidget):
     # --- live events ------------------------------------------------------------------
 
     def on_event(self, event: LoopEvent) -> None:
+        self._finish_loading()
         t = self.transcript
         match event:
             case AssistantText(text=text):
@@ -290,10 +362,35 @@ class ChatView(QWidget):
                 self.load_conversation(Conversation(list(messages)))
                 if note:
                     self.transcript.add_notice(note, self.colors.muted)
-            case LegStarted() | LegFinished() | ToolCallRequested() | TurnFinished():
+            case ContextNotice(text=text, level=level):
+                color = self.colors.warn if level == "warning" else self.colors.muted
+                t.add_notice(text, color)
+            case TurnFinished():
+                self.show_instruction_files()
+                self._bound_drawn()
+            case LegStarted() | LegFinished() | ToolCallRequested():
                 pass
             case _:
                 assert_never(event)
+
+    # --- long sessions (issue 19) -------------------------------------------------------
+
+    def show_instruction_files(self) -> None:
+        """Name the project instruction files the model reads (AGENTS.md, …)."""
+        names = instruction_file_names(self.bridge.session.loop.cwd)
+        self.instructions_label.setVisible(bool(names))
+        self.instructions_label.setText(
+            f'<span style="color:{self.colors.muted}">Project instructions in force: '
+            f"{', '.join(names)}</span>"
+        )
+        self.instructions_label.setToolTip("Sent with every request as part of the system message")
+
+    def _bound_drawn(self) -> None:
+        """A long live session keeps only its last page drawn, so memory stays bounded."""
+        messages = self.bridge.session.conversation.messages
+        bar = self.transcript.verticalScrollBar()
+        if len(messages) - self._shown_from > MAX_DRAWN and bar.value() >= bar.maximum():
+            self.load_conversation(self.bridge.session.conversation)
 
     def _add_card(self, call: ToolCall, status: CallPhase) -> None:
         summary = summarize(call.name, call.parsed)

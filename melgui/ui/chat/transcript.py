@@ -69,6 +69,7 @@ class ChatTranscript(QTextBrowser):
     callActivated = Signal(str)  # a tool card was clicked: the call id
     moreRequested = Signal()  # "show earlier messages" was clicked
     actionRequested = Signal(str, str)  # (verb, argument) of an act: link
+    laterRequested = Signal()  # "show later messages" was clicked
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +122,12 @@ class ChatTranscript(QTextBrowser):
     def add_more_link(self, hidden: int) -> None:
         self._append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
+        )
+
+    def add_later_link(self, hidden: int) -> None:
+        self.finish_assistant(None)
+        self._append_html(
+            f'<p align="center"><a href="{MORE_SCHEME}:later">Show {hidden} later messages</a></p>'
         )
 
     def add_user(self, text: str, links_html: str = "", parts: tuple[Part, ...] = ()) -> None:
@@ -440,7 +447,10 @@ class ChatTranscript(QTextBrowser):
             except ValueError:
                 return
         elif scheme == MORE_SCHEME:
-            self.moreRequested.emit()
+            if url.path() == "later":
+                self.laterRequested.emit()
+            else:
+                self.moreRequested.emit()
         elif scheme == ACTION_SCHEME:
             verb, _, argument = url.toString().partition(":")[2].partition("/")
             self.actionRequested.emit(verb, unquote(argument))

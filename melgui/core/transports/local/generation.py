@@ -44,6 +44,7 @@ from melgui.core.transports.local.prompt import (
     render_prompt,
     shrink_history,
 )
+from melgui.core.transports.project_instructions import project_instructions_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ class _LegRun:
         self.sampled = 0
         self.prompt_tokens = 0
         self.files: list[str] | None = None
+        self.project_note = ""
         self.llama_cpp = importlib.import_module("llama_cpp")
 
     def note(self, text: str) -> None:
@@ -190,6 +192,8 @@ class _LegRun:
     def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
         # Small models invent paths: show them the files and hold read paths to them.
         self.files = project_files(request.cwd) if self.model.small else None
+        project = project_instructions_text(request.cwd)  # AGENTS.md & co (issue 19)
+        self.project_note = f"\n\n{project}" if project else ""
         prompt = self.fitted_prompt(request.messages, plan)
         if prompt is None:
             return StreamError(
@@ -229,7 +233,8 @@ class _LegRun:
                 history,
                 plan.tools,
                 with_tools=bool(plan.tools),
-                context=files_note(self.files) if self.files is not None else "",
+                context=(files_note(self.files) if self.files is not None else "")
+                + self.project_note,
             )
             self.prompt_tokens = len(self.tokenize(prompt))
             if self.prompt_tokens <= budget:

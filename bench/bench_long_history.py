@@ -1,0 +1,232 @@
+"""Long histories, measured side by side in one run (issue 19).
+
+1. Open a conversation of 10,000 messages and one of 100 in the chat view (real
+   AgentSession, bridge and ChatView, offscreen): time to the first paint, the longest
+   stall while scrolling from the end to the top and back, "Show earlier" once, and
+   the memory the view took. Only the last page is drawn, so the ratios stay near 1.
+2. The per-leg cost of the context estimate (what compaction checks before every leg)
+   on a 200-turn history (1,200 messages) against a 20-turn one: per leg and per message.
+
+    python bench/bench_long_history.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from itertools import pairwise
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-")
+os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
+os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
+
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from melgui.core.agent.policy import RulePolicy  # noqa: E402
+from melgui.core.agent.session import AgentSession  # noqa: E402
+from melgui.core.protocol.catalog import ToolCatalog  # noqa: E402
+from melgui.core.protocol.context_window import ContextWindow  # noqa: E402
+from melgui.core.protocol.events import ToolCall  # noqa: E402
+from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
+from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.transports.openai_compat import OpenAITransport  # noqa: E402
+from melgui.ui.bridge import SessionBridge  # noqa: E402
+from melgui.ui.chat.chat_view import ChatView  # noqa: E402
+from melgui.ui.theme import apply_theme  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+
+PARAGRAPH = (
+    "The agent reads `src/app.py`, finds the **bug** in the parser and proposes a fix:\n\n"
+    "```python\ndef parse(text):\n    return [line.strip() for line in text.splitlines()]\n```\n"
+)
+
+
+def history(turns: int) -> Conversation:
+    """Turns of: request, two read_file calls with their results, an answer (5 messages)."""
+    conversation = Conversation()
+    for turn in range(turns):
+        conversation.append(Message.user(f"Question {turn}: what does module {turn} do?"))
+        calls = (
+            ToolCall(f"a{turn}", "read_file", f'{{"path": "src/m{turn}.py"}}'),
+            ToolCall(f"b{turn}", "read_file", f'{{"path": "tests/test_m{turn}.py"}}'),
+        )
+        conversation.append(Message.assistant("Let me look.", calls))
+        for call in calls:
+            conversation.append(Message.tool_result(call.id, f"# {call.id}\n" + "x = 1\n" * 250))
+        conversation.append(Message.assistant(PARAGRAPH * 2))
+    return conversation
+
+
+def messages(count: int) -> Conversation:
+    whole = history(count // 5 + 1)
+    return Conversation(whole.messages[:count])
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class FirstPaint(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: float | None = None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and self.at is None:
+            self.at = time.perf_counter()
+        return False
+
+
+def make_session(conversation: Conversation) -> AgentSession:
+    return AgentSession(
+        OpenAITransport("http://127.0.0.1:9/v1", None),
+        ToolRegistry(),
+        RulePolicy(),
+        conversation,
+        model="bench",
+        role="assistant",
+        cwd=_SANDBOX,
+    )
+
+
+def timed(app: QApplication, action: object) -> float:
+    started = time.perf_counter()
+    action() if callable(action) else None
+    app.processEvents()
+    return time.perf_counter() - started
+
+
+def open_bench(app: QApplication, count: int) -> dict[str, float]:
+    conversation = messages(count)
+    before = rss_mb()
+    started = time.perf_counter()
+    session = make_session(conversation)
+    chat = ChatView(SessionBridge(session))
+    painted = FirstPaint()
+    chat.transcript.viewport().installEventFilter(painted)
+    chat.resize(900, 1000)
+    chat.show()
+    while painted.at is None and time.perf_counter() - started < 30:
+        app.processEvents()
+    first_paint = (painted.at or time.perf_counter()) - started
+    bar = chat.transcript.verticalScrollBar()
+    worst = 0.0
+    for target in [
+        *range(bar.maximum(), -1, -bar.pageStep()),
+        *range(0, bar.maximum(), bar.pageStep()),
+    ]:
+        worst = max(worst, timed(app, lambda target=target: bar.setValue(target)))
+    earlier = 0.0
+    if count > 100:  # "show earlier" draws the page a few messages per tick
+        beats: list[float] = []
+        heart = QTimer()
+        heart.timeout.connect(lambda: beats.append(time.perf_counter()))
+        heart.start(5)
+        started = time.perf_counter()
+        beats.append(started)
+        chat._show_more()
+        while chat._pending or chat._load_timer.isActive():
+            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 5)
+        earlier = time.perf_counter() - started
+        app.processEvents()
+        heart.stop()
+        gaps = [later - sooner for sooner, later in pairwise(beats)]
+        worst = max(worst, *gaps)
+    after = rss_mb()
+    chat.close()
+    chat.deleteLater()
+    app.processEvents()
+    asyncio.run(session.loop.transport.aclose())
+    return {
+        "messages": len(conversation.messages),
+        "first_paint_ms": first_paint * 1000,
+        "stall_ms": worst * 1000,
+        "earlier_ms": earlier * 1000,
+        "rss_mb": after - before,
+    }
+
+
+def estimate_bench(turns: int, legs: int = 50) -> dict[str, float]:
+    session = make_session(history(turns))
+    session.compactor.host.catalog = ToolCatalog()  # every built-in tool, as a real leg sends
+    session.context.window = ContextWindow(128_000, "server")
+    compactor = session.compactor
+    fit = compactor.fit(session.conversation.messages)  # warm: the tools' size is cached
+    batches = []
+    for _ in range(7):  # the fastest batch: this machine is shared
+        started = time.perf_counter()
+        for _ in range(legs):
+            compactor.fit(session.conversation.messages)
+        batches.append((time.perf_counter() - started) / legs)
+    seconds = min(batches)
+    count = len(session.conversation.messages)
+    asyncio.run(session.loop.transport.aclose())
+    return {
+        "messages": count,
+        "leg_us": seconds * 1e6,
+        "per_message_us": seconds * 1e6 / count,
+        "tokens": fit.estimate,
+    }
+
+
+def main() -> int:
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    apply_theme(app, "light")
+    open_bench(app, 100)  # warm-up: Qt, Markdown and Pygments loaded
+    small = open_bench(app, 100)
+    large = open_bench(app, 10_000)
+    for run in (small, large):
+        print(
+            f"open {run['messages']:>6,.0f} messages: first paint "
+            f"{run['first_paint_ms']:.0f} ms, longest scroll stall {run['stall_ms']:.0f} ms, "
+            f"show earlier drawn in {run['earlier_ms']:.0f} ms, memory +{run['rss_mb']:.1f} MB"
+        )
+    paint_ratio = large["first_paint_ms"] / small["first_paint_ms"]
+    stall_ratio = large["stall_ms"] / max(small["stall_ms"], 0.1)
+    print(
+        f"10,000 vs 100: first paint ratio {paint_ratio:.2f}, stall ratio {stall_ratio:.2f}, "
+        f"memory +{large['rss_mb']:.1f} MB vs +{small['rss_mb']:.1f} MB"
+    )
+    runs = [(estimate_bench(20), estimate_bench(200)) for _ in range(3)]  # interleaved
+    short = min((pair[0] for pair in runs), key=lambda run: run["leg_us"])
+    long = min((pair[1] for pair in runs), key=lambda run: run["leg_us"])
+    for run in (short, long):
+        print(
+            f"estimate before a leg, {run['messages']:,.0f} messages (~{run['tokens']:,.0f} "
+            f"tokens): {run['leg_us']:.0f} µs per leg, {run['per_message_us']:.2f} µs per message"
+        )
+    leg_ratio = long["leg_us"] / short["leg_us"]
+    size_ratio = long["messages"] / short["messages"]
+    print(f"200 vs 20 turns: per-leg ratio {leg_ratio:.1f} (messages ratio {size_ratio:.1f})")
+    budget.report("history: first paint, 10,000 ÷ 100 messages", paint_ratio, target=1.5)
+    budget.stall_row(
+        "history: longest stall scrolling and showing earlier, 10,000", large["stall_ms"], frames=2
+    )
+    budget.report(
+        "history: memory, 10,000 ÷ 100 messages",
+        large["rss_mb"] / max(small["rss_mb"], 0.1),
+        target=2.0,
+    )
+    budget.report(
+        "context estimate per leg: 200-turn cost ÷ size ratio", leg_ratio / size_ratio, target=1.0
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

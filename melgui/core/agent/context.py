@@ -1,0 +1,135 @@
+"""How much of the model's window a conversation uses, and whether the next leg fits.
+
+No tokenizer is downloaded: the estimate counts characters of what the leg sends (the
+system message, the tools, every message) and divides by a characters-per-token ratio
+calibrated on the `prompt_tokens` the server reported for earlier legs. A report far
+below the estimate does not calibrate: it means the server cut the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from melgui.core.protocol.catalog import ToolDef
+from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow, fix_for
+from melgui.core.protocol.events import Usage
+from melgui.core.protocol.messages import Message
+
+DEFAULT_CHARS_PER_TOKEN = 3.6  # prose and code mixed, before any server reported usage
+MESSAGE_OVERHEAD = 12  # characters a message costs beyond its text (role, separators)
+PLAUSIBLE = (1.8, 5.5)  # characters per token real tokenizers give (code ~3, prose ~4.5)
+TRUNCATED_BELOW = 0.5  # prompt_tokens under half the estimate: the server cut the prompt
+MIN_CHECKED = 1000  # smaller prompts are too short to tell truncation from noise
+
+
+def answer_reserve(window: int) -> int:
+    """Tokens kept free for the model's answer."""
+    return min(4096, window // 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    estimate: int  # tokens the next request would take
+    limit: int | None  # the most it may take (window minus the answer's reserve)
+
+    @property
+    def fits(self) -> bool:
+        return self.limit is None or self.estimate <= self.limit
+
+
+def message_chars(message: Message) -> int:
+    """Characters one message costs on the wire."""
+    size = MESSAGE_OVERHEAD + len(message.content)
+    for call in message.tool_calls:
+        size += MESSAGE_OVERHEAD + len(call.name) + len(call.arguments) + len(call.id)
+    return size
+
+
+class ContextTracker:
+    """The window, the calibrated estimate, and what the server reported, per session."""
+
+    def __init__(self) -> None:
+        self.window: ContextWindow = UNKNOWN_WINDOW
+        self.chars_per_token = DEFAULT_CHARS_PER_TOKEN
+        self.calibrated = False
+        self.last_chars = 0
+        self.last_estimate = 0  # tokens of the last leg sent, estimated before it went
+        self.last_prompt_tokens: int | None = None  # what the server said it read
+        self.turn_usage = Usage()
+        self.warning = ""  # the last truncation warning, in words
+        self._tool_cache: tuple[tuple[ToolDef, ...], int] | None = None
+
+    # -- counting ------------------------------------------------------------------------
+
+    def tools_chars(self, tools: Sequence[ToolDef]) -> int:
+        key = tuple(tools)
+        if self._tool_cache is None or self._tool_cache[0] != key:
+            size = sum(len(json.dumps(tool.to_openai())) for tool in key)
+            self._tool_cache = (key, size)
+        return self._tool_cache[1]
+
+    def chars(self, messages: Iterable[Message], tools: Sequence[ToolDef], system: str = "") -> int:
+        size = self.tools_chars(tools) + (len(system) + MESSAGE_OVERHEAD if system else 0)
+        return size + sum(message_chars(message) for message in messages)
+
+    def tokens(self, chars: int) -> int:
+        return int(chars / self.chars_per_token) + 1
+
+    def fit(self, messages: Iterable[Message], tools: Sequence[ToolDef], system: str = "") -> Fit:
+        return self.fit_chars(self.chars(messages, tools, system))
+
+    def fit_chars(self, chars: int) -> Fit:
+        estimate = self.tokens(chars)
+        window = self.window.tokens
+        return Fit(estimate, None if window is None else window - answer_reserve(window))
+
+    def sending(self, chars: int) -> None:
+        """The leg about to go costs `chars` characters."""
+        self.last_chars = chars
+        self.last_estimate = self.tokens(chars)
+
+    # -- what the server said ------------------------------------------------------------
+
+    def reported(self, usage: Usage | None) -> str:
+        """Take one leg's usage; returns a truncation warning, or "" when all is well."""
+        if usage is None:
+            return ""
+        self.turn_usage = self.turn_usage + usage
+        prompt = usage.prompt_tokens
+        if prompt <= 0 or self.last_chars <= 0:
+            return ""
+        self.last_prompt_tokens = prompt
+        ratio = self.last_chars / prompt
+        # The relay builds its own prompt (window unknown): its count is not comparable.
+        checked = self.window.tokens is not None and self.last_estimate >= MIN_CHECKED
+        if checked and prompt < self.last_estimate * TRUNCATED_BELOW:
+            self.warning = truncation_warning(prompt, self.last_estimate, self.window)
+            return self.warning
+        if PLAUSIBLE[0] <= ratio <= PLAUSIBLE[1]:
+            # Weighted towards recent legs: the mix of prose and code changes over a session.
+            weight = 1.0 if not self.calibrated else 0.5
+            self.chars_per_token += (ratio - self.chars_per_token) * weight
+            self.calibrated = True
+        return ""
+
+    def new_turn(self) -> None:
+        self.turn_usage = Usage()
+
+
+def truncation_warning(prompt_tokens: int, estimate: int, window: ContextWindow) -> str:
+    """Plain words for a server that read much less than it was sent."""
+    kept = 100 * prompt_tokens // max(estimate, 1)
+    return (
+        f"The server read only {prompt_tokens:,} tokens of a request of about {estimate:,} "
+        f"(about {kept}%): it cut the prompt to fit its context window, so the model may "
+        f"not have seen the instructions, the tools or your request. {fix_for(window.server)}"
+    )
+
+
+def overflow_warning(estimate: int, window: ContextWindow) -> str:
+    return (
+        f"The next request (about {estimate:,} tokens) is larger than the model's window "
+        f"of {window.label} tokens even after compaction. {fix_for(window.server)}"
+    )
