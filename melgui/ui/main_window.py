@@ -45,7 +45,7 @@ from PySide6.QtWidgets import (
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.secrets import get_api_key
-from melgui.core.config.settings import Settings, SettingsError, save_settings
+from melgui.core.config.settings import Settings, SettingsError, config_dir, save_settings
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LegFinished, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation
@@ -53,6 +53,7 @@ from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport, TransportError
 from melgui.core.store.records import AllowedCall
 from melgui.core.transports.connection import api_key_kind, connection_label
+from melgui.desk.coordinator import session_losses
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.ui.aio import TaskKeeper
@@ -62,11 +63,22 @@ from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.layout_state import LayoutKeeper
+from melgui.ui.menus import build_menus
+from melgui.ui.panes.terminal_keys import RESERVED_KEYS
 from melgui.ui.plans_panel import PlansPanel
+from melgui.ui.quit_guard import QuitGuard
 from melgui.ui.status_line import StatusLine
 from melgui.ui.theme import apply_theme, colors_for
 from melgui.ui.toolbar import ProjectToolbar
+from melgui.ui.window_commands import window_commands
 from melgui.ui.wire_recorder import WireRecorder
+
+# Shortcuts that work even while a terminal pane has the keyboard (a way out of it).
+TERMINAL_PASSES = (
+    "focus_chat", "next_pane", "previous_pane", "palette", "stop", "quit", "new_terminal",
+    "close_pane",
+)  # fmt: skip
 
 
 class MainWindow(QMainWindow):
@@ -120,9 +132,30 @@ class MainWindow(QMainWindow):
         from melgui.ui.chat.builtin_commands import install_builtin_commands  # issue 20
 
         install_builtin_commands(self, self.desk.prompt.commands)
+        self.history_dock = self.history.parentWidget()
+        assert isinstance(self.history_dock, QDockWidget)
+        self._build_menus()
         self.setWindowTitle(f"melgui — {self.kit.folder}")
-        self.resize(1280, 820)
-        self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)
+        self.layout_keeper = LayoutKeeper(
+            self,
+            self.pane_host,
+            folds=[
+                (self.inspector_dock, lambda: not self.inspector.book.records),
+                (self.plans_dock, lambda: not self.plans_panel.plans),
+            ],
+            side_docks=[self.history_dock, self.inspector_dock, self.plans_dock],
+            path=config_dir() / "window.ini" if persist_settings else None,
+        )
+        self.pane_manager.panesChanged.connect(
+            lambda: self.layout_keeper.panes_changed(bool(self.pane_manager.registry.all()))
+        )
+        if not self.layout_keeper.restore():
+            self.resize(1280, 820)
+            self.layout_keeper.first_sizes()
+        self.guard = QuitGuard(self, self.desk.coordinator)
+        self.desk.coordinator.register(lambda: session_losses(self.session, "main conversation")())
+        self.desk.coordinator.register(self.pane_manager.losses)
+        self.zoom_steps = 0  # View → Zoom, for the chat and the terminals
         self.tasks.spawn(self.refresh_models(), what="listing models")
 
     # --- the desk's parts, as the window's seams ------------------------------------------
@@ -205,6 +238,15 @@ class MainWindow(QMainWindow):
                 f"This project has {len(found)} Claude Code permission rule(s) melgui does "
                 "not: Settings → Approval → Import shows and imports them."
             )
+
+    def _build_menus(self) -> None:
+        commands = window_commands(self, self.settings.focus_chat_keys)
+        self.actions_by_name = build_menus(self, commands)
+        RESERVED_KEYS.set(
+            sequence
+            for name in TERMINAL_PASSES
+            for sequence in self.actions_by_name[name].shortcuts()
+        )
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
@@ -470,6 +512,10 @@ class MainWindow(QMainWindow):
         await self.tasks.aclose()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.guard.allow_close():
+            event.ignore()  # the guard asks, and closes the window itself if told to
+            return
+        self.layout_keeper.save()
         self.session.stop()
         super().closeEvent(event)
 

@@ -144,6 +144,12 @@ class Settings(BaseSettings):
     """Total size of a project's checkpoints; the oldest go first beyond it."""
     checkpoint_file_cap_mb: float = Field(default=20.0, gt=0)
     """Files bigger than this are left out of checkpoints (and named in the call card)."""
+    connection_models: dict[str, str] = Field(default_factory=dict)
+    """The model last chosen on each connection (see connection_key), so a switch back
+    brings it back and a switch away never sends it to another server."""
+    focus_chat_keys: str = "Ctrl+`"
+    """Keys that take the keyboard from a terminal pane back to the chat (never sent to the
+    program running there)."""
 
     @field_validator("approval_modes", mode="before")
     @classmethod

@@ -106,9 +106,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
     def on_panes_changed() -> None:
         has_panes = bool(manager.registry.all())
         if has_panes and area.isHidden():
-            area.show()
-            total = sum(window.pane_host.sizes()) or widget.width()
-            window.pane_host.setSizes([total * 2 // 5, total * 3 // 5])
+            area.show()  # the window's LayoutKeeper shares the width out
         elif not has_panes and not area.isHidden():
             area.hide()
 

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QMessageBox
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
 from melgui.ui.aio import TaskKeeper
+from melgui.desk.coordinator import Loss, session_losses
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
@@ -81,6 +83,7 @@ class PaneManager(QObject):
         self._shut = False
         self._ending: asyncio.Task[None] | None = None
         self.tasks = TaskKeeper()  # workers' closing, which outlives their panes
+        self.close_dialog: QMessageBox | None = None  # the last "close this pane?" asked
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -148,7 +151,7 @@ class PaneManager(QObject):
 
     def _install(self, info: PaneInfo, pane: Pane, layout: object) -> None:
         frame = PaneFrame(self.registry.get(info.id) or info, pane)
-        frame.closeRequested.connect(self.close_pane)
+        frame.closeRequested.connect(self.request_close)
         frame.moveToTabRequested.connect(self.area.move_to_tab)
         self._panes[info.id] = pane
         self.area.add(frame, layout)
@@ -161,7 +164,45 @@ class PaneManager(QObject):
             frame.show_state(state)
         self.panesChanged.emit()
 
+    # -- what closing would lose -------------------------------------------------------
+
+    def pane_losses(self, pane_id: int) -> list[Loss]:
+        """What closing this pane now would end: a running program, a worker's turn or
+        its approvals. A shell at its prompt loses nothing."""
+        pane = self._panes.get(pane_id)
+        info = self.registry.get(pane_id)
+        if pane is None or info is None:
+            return []
+        where = f"pane {pane_id} ({info.title})"
+        if isinstance(pane, AgentPane):
+            return session_losses(pane.session, where)()
+        if pane.pty is None or not pane.alive:
+            return []
+        running = [pid for pid in pane.pty.session_pids() if pid != pane.pty.pid]
+        if pane.command is None and not running:
+            return []
+        what = pane.command or "a program started in the shell"
+        return [Loss("process", where, f"{_short(what)} is still running")]
+
+    def losses(self) -> list[Loss]:
+        """Every pane's losses, in pane order (a coordinator source)."""
+        return [loss for info in self.registry.all() for loss in self.pane_losses(info.id)]
+
     # -- closing -----------------------------------------------------------------------
+
+    def request_close(self, pane_id: int) -> None:
+        """The person's close: asks first when the pane's program or worker is live."""
+        losses = self.pane_losses(pane_id)
+        frame = self.area.frame(pane_id)
+        if not losses or frame is None:
+            self.close_pane(pane_id)
+            return
+        from melgui.ui.quit_guard import ask_about_losses
+
+        self.close_dialog = ask_about_losses(
+            frame, losses, "Closing this pane would end:", "Close pane",
+            lambda: None if self.close_pane(pane_id) else None,
+        )  # fmt: skip
 
     def close_pane(self, pane_id: int) -> bool:
         """Close a pane and end what runs in it; False when there is no such pane."""

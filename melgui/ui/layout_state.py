@@ -1,0 +1,135 @@
+"""A layout that holds: room for the chat when panes open, proportions back when they
+close, and the window's geometry, docks and splitter remembered between runs.
+
+When the first pane opens, an empty inspector (and plans) folds away before the chat
+gives up any width, and the chat keeps at least MIN_CHAT_WIDTH pixels; when the last
+pane closes, the folded docks and the widths from before come back. `save()` writes the
+window's state to an INI file; `restore()` reads it (both do nothing without a path).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QObject, QSettings, Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter
+
+MIN_CHAT_WIDTH = 360
+MIN_PANES_WIDTH = 400
+INSPECTOR_SHARE = 0.28  # of the window's width, for a dock that opens with the window
+INSPECTOR_MAX = 420
+HISTORY_WIDTH = 210
+
+
+def chat_and_panes(total: int) -> tuple[int, int]:
+    """How the central splitter's width is shared once panes are open."""
+    chat = max(MIN_CHAT_WIDTH, total * 2 // 5)
+    if total - chat < MIN_PANES_WIDTH:
+        chat = max(MIN_CHAT_WIDTH, total - MIN_PANES_WIDTH)
+    return chat, max(0, total - chat)
+
+
+class LayoutKeeper(QObject):
+    """Keeps `window`'s proportions; `folds` are the docks that fold away when empty."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        splitter: QSplitter,
+        *,
+        folds: list[tuple[QDockWidget, Any]],
+        side_docks: list[QDockWidget],
+        path: Path | None,
+    ) -> None:
+        super().__init__(window)
+        self._window = window
+        self._splitter = splitter
+        self._folds = folds  # (dock, is_empty callable)
+        self._side_docks = side_docks
+        self._path = path
+        self._folded: list[QDockWidget] = []
+        self._before: dict[QDockWidget, int] = {}
+        self.panes_open = False
+
+    # -- start-up sizes ------------------------------------------------------------------
+
+    def first_sizes(self) -> None:
+        """Modest docks for a window opened without remembered state."""
+        width = self._window.width()
+        docks = [d for d in self._side_docks if not d.isHidden()]
+        wanted = {
+            d.objectName(): HISTORY_WIDTH
+            if self._window.dockWidgetArea(d) == Qt.DockWidgetArea.LeftDockWidgetArea
+            else min(INSPECTOR_MAX, int(width * INSPECTOR_SHARE))
+            for d in docks
+        }
+        self._window.resizeDocks(
+            docks, [wanted[d.objectName()] for d in docks], Qt.Orientation.Horizontal
+        )
+
+    # -- panes opening and closing -------------------------------------------------------
+
+    def panes_changed(self, has_panes: bool) -> None:
+        if has_panes and not self.panes_open:
+            self.panes_open = True
+            self._before = {d: d.width() for d in self._side_docks if d.isVisible()}
+            for dock, is_empty in self._folds:
+                if dock.isVisible() and is_empty():
+                    dock.hide()
+                    self._folded.append(dock)
+            layout = self._window.layout()
+            if layout is not None:
+                layout.activate()  # the central splitter gets the folded docks' width now
+            self._share()
+        elif not has_panes and self.panes_open:
+            self.panes_open = False
+            for dock in self._folded:
+                dock.show()
+            self._folded.clear()
+            docks = [d for d in self._before if d.isVisible()]
+            if docks:
+                self._window.resizeDocks(
+                    docks, [self._before[d] for d in docks], Qt.Orientation.Horizontal
+                )
+
+    def _share(self) -> None:
+        sizes = self._splitter.sizes()
+        total = sum(sizes) or self._splitter.width()
+        if len(sizes) >= 2:
+            chat, panes = chat_and_panes(total)
+            self._splitter.setSizes([chat, panes, *([0] * (len(sizes) - 2))])
+
+    # -- remembering -----------------------------------------------------------------------
+
+    def _store(self) -> QSettings | None:
+        if self._path is None:
+            return None
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        return QSettings(str(self._path), QSettings.Format.IniFormat)
+
+    def save(self) -> None:
+        store = self._store()
+        if store is None:
+            return
+        # Folded docks are saved as they were before folding.
+        for dock in self._folded:
+            dock.show()
+        store.setValue("window/geometry", self._window.saveGeometry())
+        store.setValue("window/state", self._window.saveState())
+        store.setValue("window/chat_width", self._splitter.sizes()[0])
+        store.sync()
+
+    def restore(self) -> bool:
+        """Apply the remembered geometry and docks; False when nothing was remembered."""
+        store = self._store()
+        if store is None or not self._path or not self._path.exists():
+            return False
+        geometry = store.value("window/geometry")
+        state = store.value("window/state")
+        done = False
+        if isinstance(geometry, QByteArray):
+            done = self._window.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            done = self._window.restoreState(state) or done
+        return done
