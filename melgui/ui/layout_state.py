@@ -133,3 +133,24 @@ class LayoutKeeper(QObject):
         if isinstance(state, QByteArray):
             done = self._window.restoreState(state) or done
         return done
+
+
+def keep_layout(window: Any, config: Path | None) -> LayoutKeeper:
+    """The MainWindow's keeper: folds its empty inspector and plans for panes, restores
+    (or sizes) the window, and remembers it in `config`/window.ini (None: nowhere)."""
+    keeper = LayoutKeeper(
+        window,
+        window.pane_host,
+        folds=[
+            (window.inspector_dock, lambda: not window.inspector.book.records),
+            (window.plans_dock, lambda: not window.plans_panel.plans),
+        ],
+        side_docks=[window.history_dock, window.inspector_dock, window.plans_dock],
+        path=config / "window.ini" if config is not None else None,
+    )
+    manager = window.pane_manager
+    manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
+    if not keeper.restore():
+        window.resize(1280, 820)
+        keeper.first_sizes()
+    return keeper

@@ -26,7 +26,6 @@ Seams for the other parts of the app (stable; documented here on purpose):
 from __future__ import annotations
 
 import os
-import sqlite3
 import weakref
 from typing import Any
 
@@ -52,6 +51,7 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport, TransportError
 from melgui.core.store.records import AllowedCall
+from melgui.core.protocol.transport import Transport
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.desk.coordinator import session_losses
 from melgui.desk.desk import Desk
@@ -63,11 +63,13 @@ from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.layout_state import LayoutKeeper
+from melgui.ui.layout_state import keep_layout
 from melgui.ui.menus import build_menus
+from melgui.ui.model_choice import ModelChoice
 from melgui.ui.panes.terminal_keys import RESERVED_KEYS
 from melgui.ui.plans_panel import PlansPanel
 from melgui.ui.quit_guard import QuitGuard
+from melgui.ui.settings_flow import past_commands
 from melgui.ui.status_line import StatusLine
 from melgui.ui.theme import apply_theme, colors_for
 from melgui.ui.toolbar import ProjectToolbar
@@ -136,22 +138,7 @@ class MainWindow(QMainWindow):
         assert isinstance(self.history_dock, QDockWidget)
         self._build_menus()
         self.setWindowTitle(f"melgui — {self.kit.folder}")
-        self.layout_keeper = LayoutKeeper(
-            self,
-            self.pane_host,
-            folds=[
-                (self.inspector_dock, lambda: not self.inspector.book.records),
-                (self.plans_dock, lambda: not self.plans_panel.plans),
-            ],
-            side_docks=[self.history_dock, self.inspector_dock, self.plans_dock],
-            path=config_dir() / "window.ini" if persist_settings else None,
-        )
-        self.pane_manager.panesChanged.connect(
-            lambda: self.layout_keeper.panes_changed(bool(self.pane_manager.registry.all()))
-        )
-        if not self.layout_keeper.restore():
-            self.resize(1280, 820)
-            self.layout_keeper.first_sizes()
+        self.layout_keeper = keep_layout(self, config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.coordinator)
         self.desk.coordinator.register(lambda: session_losses(self.session, "main conversation")())
         self.desk.coordinator.register(self.pane_manager.losses)
@@ -225,6 +212,9 @@ class MainWindow(QMainWindow):
         self.inspector_dock.raise_()
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
+        self.models = ModelChoice(
+            self.desk, self.toolbar, self.status, self._give_model, self._save_settings
+        )
         for keys, slot in ((APPROVE_KEYS, self.approve_key), (DENY_KEYS, self.deny_key)):
             shortcut = QShortcut(keys, self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
@@ -352,9 +342,16 @@ class MainWindow(QMainWindow):
             self._save_settings()
 
     def set_model(self, model: str) -> None:
+        self.models.choose(model)
+
+    def _give_model(self, model: str) -> None:
+        """Every open session (main and workers) uses `model` from its next leg."""
         self.session.loop.model = model
-        self.settings.model = model
-        self._save_settings()
+        manager = getattr(self, "pane_manager", None)
+        for _info, pane in manager.panes() if manager is not None else []:
+            worker = getattr(pane, "session", None)
+            if isinstance(worker, AgentSession):
+                worker.loop.model = model
 
     def choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a project folder", self.kit.folder)
@@ -375,20 +372,7 @@ class MainWindow(QMainWindow):
         self._offer_claude_rules()
 
     async def refresh_models(self) -> None:
-        label = connection_label(self.settings)
-        self.toolbar.set_connection(label, "busy", "Asking the server for its models…")
-        try:
-            models = await self.transport.list_models()
-        except TransportError as exc:
-            self.toolbar.set_connection(label, "error", str(exc))
-            self.status.showMessage(f"Models: {exc}", 15000)
-            return
-        self.toolbar.set_models(models)
-        self.desk.prompt.models = {model.id: model for model in models}  # images: issue 20
-        self.toolbar.set_connection(label, "ok", f"{len(models)} models")
-        if not self.session.loop.model and models:
-            self.toolbar.set_model(models[0].id)
-            self.session.loop.model = models[0].id
+        await self.models.refresh()
 
     # --- approvals ------------------------------------------------------------------------
 
@@ -453,25 +437,15 @@ class MainWindow(QMainWindow):
     def command_history(self) -> list[str]:
         """Past run_command commands for the rule editor, newest first, once each: this
         conversation's, then the stored ones of every kept conversation."""
-        current = [
-            str(record.arguments.get("command"))
-            for record in self.inspector.book.records.values()
-            if record.call.name == "run_command" and record.arguments
-        ]
-        stored: list[str] = []
         store = getattr(getattr(self, "history", None), "store", None)
-        if store is not None:
-            try:
-                stored = store.recent_commands()
-            except sqlite3.Error as exc:
-                self._report_error(f"History: cannot read past commands: {exc}")
-        return list(dict.fromkeys([*reversed(current), *stored]))
+        return past_commands(self.inspector.book.records.values(), store, self._report_error)
 
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings
         previous = self.desk.apply_settings(new, api_key)
         if previous is not None:
             self.toolbar.set_connection(connection_label(new), "unknown")
+            self.models.switched(old)
             self.tasks.spawn(previous.aclose(), what="closing the previous connection")
             self.tasks.spawn(self.refresh_models(), what="listing models")
         if old.theme != new.theme:

@@ -33,6 +33,13 @@ from melgui.core.config import secrets
 from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
 from melgui.core.store.records import AllowedCall
 from melgui.core.transports.connection import api_key_kind, make_transport, needs_api_key
+from melgui.core.transports.connection import (
+    api_key_kind,
+    complete_url,
+    connection_key,
+    make_transport,
+    needs_api_key,
+)
 from melgui.core.transports.discovery import list_models_text
 from melgui.tools.sandbox import sandbox_status
 from melgui.ui.aio import TaskKeeper
@@ -168,6 +175,16 @@ class SettingsDialog(QDialog):
         self.test_result.setReadOnly(True)
         self.test_result.setMaximumHeight(120)
         form.addRow(self.test_button, self.test_result)
+        self.model_box = QComboBox(tab)
+        self.model_box.setEditable(True)
+        self.model_box.setAccessibleName("Model")
+        self.model_box.setToolTip(
+            "The model for this connection (remembered per connection); "
+            "Test connection lists the server's models. Empty: the server's first model."
+        )
+        self.model_box.setEditText(settings.model)
+        self._model_key = connection_key(settings)
+        form.addRow("Model", self.model_box)
         self._kind_buttons[settings.connection].setChecked(True)
         self._update_enabled()
         return tab
@@ -221,6 +238,7 @@ class SettingsDialog(QDialog):
         self.send_reasoning.setChecked(api_key_kind(draft) in self._send_reasoning)
         self.send_reasoning.setEnabled(kind != "local")
         self.send_reasoning.blockSignals(False)
+        self._follow_connection(draft)
         wants_key = needs_api_key(draft)
         self.api_key.setEnabled(wants_key)
         self.persist.setEnabled(wants_key)
@@ -237,6 +255,27 @@ class SettingsDialog(QDialog):
             self._send_reasoning.add(connection)
         else:
             self._send_reasoning.discard(connection)
+    def _follow_connection(self, draft: Settings) -> None:
+        """Another connection in the form: its own remembered model, never the last one's."""
+        key = connection_key(draft)
+        if not hasattr(self, "model_box") or key == self._model_key:
+            return
+        self._model_key = key
+        self.model_box.clear()
+        if key == connection_key(self.original):
+            self.model_box.setEditText(self.original.model)
+        else:
+            self.model_box.setEditText(self.original.connection_models.get(key, ""))
+
+    def _complete_urls(self) -> str:
+        """Fill in a missing http(s):// in the URL fields; what was done, or ""."""
+        notes = []
+        for field in (self.relay_url, self.base_url):
+            completed, note = complete_url(field.text())
+            if note:
+                field.setText(completed)
+                notes.append(note)
+        return " ".join(notes)
 
     def _preset_chosen(self, index: int) -> None:
         preset = PRESETS.get(str(self.preset.itemData(index)))
@@ -271,6 +310,12 @@ class SettingsDialog(QDialog):
         }
         if hasattr(self, "_send_reasoning"):
             values["send_reasoning"] = sorted(self._send_reasoning)
+        if hasattr(self, "model_box"):
+            model = self.model_box.currentText().strip()
+            values["model"] = model
+            if model:
+                key = connection_key(Settings.model_validate(values))
+                values["connection_models"] = {**self.original.connection_models, key: model}
         if hasattr(self, "policy_editor"):
             values["approval_modes"] = self.policy_editor.modes()
             editor = self.policy_editor
@@ -290,12 +335,13 @@ class SettingsDialog(QDialog):
         return secrets.get_api_key(api_key_kind(draft)) if needs_api_key(draft) else None
 
     def test_connection(self) -> None:
+        filled = self._complete_urls()
         try:
             draft = self.draft()
         except ValueError as exc:
             self.test_result.setPlainText(f"Invalid settings: {exc}")
             return
-        self.test_result.setPlainText("Asking the server for its models…")
+        self.test_result.setPlainText(f"{filled} Asking the server for its models…".strip())
         self.test_button.setEnabled(False)
         self._tasks.spawn(self._test(draft, self._key_for(draft)), what="testing the connection")
 
@@ -311,9 +357,17 @@ class SettingsDialog(QDialog):
         elif not models:
             self.test_result.setPlainText("✓ Connected, but the server lists no models.")
         else:
-            self.test_result.setPlainText(f"✓ {len(models)} models:\n" + "\n".join(models))
+            self.test_result.setPlainText(
+                f"✓ {len(models)} models: pick one in Model below.\n" + "\n".join(models)
+            )
+            current = self.model_box.currentText().strip()
+            ids = [m.split("  (")[0] for m in models]
+            self.model_box.clear()
+            self.model_box.addItems(ids)
+            self.model_box.setEditText(current if current in ids else ids[0])
 
     def accept(self) -> None:
+        self.key_message = self._complete_urls()
         try:
             draft = self.draft()
         except ValueError as exc:
@@ -326,5 +380,6 @@ class SettingsDialog(QDialog):
             self.key_message = saved.message
         # this conversation's rules live with its policy, not in the settings
         self.policy.book.conversation[:] = self.policy_editor.rule_list("conversation")
+            self.key_message = f"{self.key_message} {saved.message}".strip()
         self.applied.emit(draft, self._key_for(draft))
         super().accept()

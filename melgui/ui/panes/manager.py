@@ -199,10 +199,12 @@ class PaneManager(QObject):
             return
         from melgui.ui.quit_guard import ask_about_losses
 
+        def close() -> None:
+            self.close_pane(pane_id)
+
         self.close_dialog = ask_about_losses(
-            frame, losses, "Closing this pane would end:", "Close pane",
-            lambda: None if self.close_pane(pane_id) else None,
-        )  # fmt: skip
+            frame, losses, "Closing this pane would end:", "Close pane", close
+        )
 
     def close_pane(self, pane_id: int) -> bool:
         """Close a pane and end what runs in it; False when there is no such pane."""
