@@ -12,14 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, Qt
+from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter
 
-MIN_CHAT_WIDTH = 360
+MIN_CHAT_WIDTH = 380
 MIN_PANES_WIDTH = 400
 INSPECTOR_SHARE = 0.28  # of the window's width, for a dock that opens with the window
 INSPECTOR_MAX = 420
 HISTORY_WIDTH = 210
+
+
+def _on_screen(dock: QDockWidget) -> bool:
+    """Shown and not a tab behind another dock (those keep a stale size)."""
+    return dock.isVisible() and not dock.visibleRegion().isEmpty()
 
 
 def chat_and_panes(total: int) -> tuple[int, int]:
@@ -57,7 +62,10 @@ class LayoutKeeper(QObject):
     def first_sizes(self) -> None:
         """Modest docks for a window opened without remembered state."""
         width = self._window.width()
-        docks = [d for d in self._side_docks if not d.isHidden()]
+        docks: list[QDockWidget] = []
+        for dock in self._side_docks:  # one per tab group: a hidden tab's size is stale
+            if not dock.isHidden() and not set(self._window.tabifiedDockWidgets(dock)) & set(docks):
+                docks.append(dock)
         wanted = {
             d.objectName(): HISTORY_WIDTH
             if self._window.dockWidgetArea(d) == Qt.DockWidgetArea.LeftDockWidgetArea
@@ -73,7 +81,7 @@ class LayoutKeeper(QObject):
     def panes_changed(self, has_panes: bool) -> None:
         if has_panes and not self.panes_open:
             self.panes_open = True
-            self._before = {d: d.width() for d in self._side_docks if d.isVisible()}
+            self._before = {d: d.width() for d in self._side_docks if _on_screen(d)}
             for dock, is_empty in self._folds:
                 if dock.isVisible() and is_empty():
                     dock.hide()
@@ -87,11 +95,18 @@ class LayoutKeeper(QObject):
             for dock in self._folded:
                 dock.show()
             self._folded.clear()
-            docks = [d for d in self._before if d.isVisible()]
-            if docks:
-                self._window.resizeDocks(
-                    docks, [self._before[d] for d in docks], Qt.Orientation.Horizontal
-                )
+            self._restore_widths()
+            # Shown docks settle in a later layout pass: size them again after it.
+            QTimer.singleShot(0, self._restore_widths)
+
+    def _restore_widths(self) -> None:
+        if self.panes_open:
+            return
+        docks = [d for d in self._before if _on_screen(d)]
+        if docks:
+            self._window.resizeDocks(
+                docks, [self._before[d] for d in docks], Qt.Orientation.Horizontal
+            )
 
     def _share(self) -> None:
         sizes = self._splitter.sizes()
@@ -116,6 +131,7 @@ class LayoutKeeper(QObject):
         for dock in self._folded:
             dock.show()
         store.setValue("window/geometry", self._window.saveGeometry())
+        store.setValue("window/size", self._window.size())
         store.setValue("window/state", self._window.saveState())
         store.setValue("window/chat_width", self._splitter.sizes()[0])
         store.sync()
@@ -132,6 +148,10 @@ class LayoutKeeper(QObject):
             done = self._window.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             done = self._window.restoreState(state) or done
+        size = store.value("window/size")
+        if isinstance(size, QSize) and size.isValid():
+            self._window.resize(size)  # restoreGeometry may clamp to a small screen
+            done = True
         return done
 
 

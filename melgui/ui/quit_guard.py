@@ -79,6 +79,10 @@ class QuitGuard(QObject):
             self.dialog.finished.connect(self._forget_dialog)
         return False
 
+    def allow(self) -> None:
+        """Close without asking from now on (a polite kill from the system)."""
+        self._confirmed = True
+
     def _forget_dialog(self) -> None:
         self.dialog = None
 

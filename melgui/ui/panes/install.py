@@ -63,8 +63,15 @@ class _EndPanes(QObject):
         self._window = window
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Close:
-            self._manager.close_soon()
+        # A close the window refused (its quit guard asks first) ends nothing: only the
+        # window hidden for good by an accepted close does.
+        # Minimizing hides spontaneously; that ends nothing.
+        if (
+            event.type() == QEvent.Type.Hide
+            and not self._window.isVisible()
+            and not event.spontaneous()
+        ):
+            self._manager.shutdown()
         return False
 
     def on_about_to_quit(self) -> None:

@@ -8,6 +8,7 @@ life of what runs in them: closing a pane ends its process group or worker, and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,17 @@ class PaneError(Exception):
 def _short(text: str, limit: int = 40) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _jobs(shell: int, pids: list[int]) -> list[int]:
+    """Processes the shell started as jobs (their own process group, foreground or in the
+    background); what its start-up files run stays in the shell's group and is no job."""
+    jobs = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if pid != shell and os.getpgid(pid) != shell:
+                jobs.append(pid)
+    return jobs
 
 
 class PaneManager(QObject):
@@ -178,8 +190,7 @@ class PaneManager(QObject):
             return session_losses(pane.session, where)()
         if pane.pty is None or not pane.alive:
             return []
-        running = [pid for pid in pane.pty.session_pids() if pid != pane.pty.pid]
-        if pane.command is None and not running:
+        if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
             return []
         what = pane.command or "a program started in the shell"
         return [Loss("process", where, f"{_short(what)} is still running")]
