@@ -11,7 +11,7 @@ import weakref
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, SignalInstance
+from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from melgui.core.agent.session import AgentSession
@@ -52,7 +52,7 @@ class PaneHost(Protocol):
 
 
 class _EndPanes(QObject):
-    """Ends every pane's program or worker when the window closes or the app quits.
+    """Ends every pane's program or worker when the app quits (the window's close does too).
 
     A child of the manager, so Qt disconnects it when the window goes away.
     """
@@ -61,18 +61,6 @@ class _EndPanes(QObject):
         super().__init__(manager)
         self._manager = manager
         self._window = window
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        # A close the window refused (its quit guard asks first) ends nothing: only the
-        # window hidden for good by an accepted close does.
-        # Minimizing hides spontaneously; that ends nothing.
-        if (
-            event.type() == QEvent.Type.Hide
-            and not self._window.isVisible()
-            and not event.spontaneous()
-        ):
-            self._manager.shutdown()
-        return False
 
     def on_about_to_quit(self) -> None:
         # qasync's run_until_complete also emits aboutToQuit whenever its exec() returns;
@@ -124,8 +112,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
     window.sessionChanged.connect(on_session_changed)
     window.approvalSourceRequested.connect(manager.show_call)
     window.themeChanged.connect(manager.set_colors)
-    ender = _EndPanes(manager, widget)
-    widget.installEventFilter(ender)
+    ender = _EndPanes(manager, widget)  # the window's accepted close calls shutdown()
     app = QApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(ender.on_about_to_quit)
