@@ -317,6 +317,10 @@ class MainWindow(QMainWindow):
     def open_conversation(self, resumed: Any) -> None:
         """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
         self._replace_session(resumed.conversation)
+        failures = getattr(resumed, "failures", [])
+        if failures:
+            self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
+            self.chat.load_conversation(self.session.conversation)
         self.inspector.load_stored(getattr(resumed, "tool_calls", []))
         for plan in getattr(resumed, "plans", []):
             self.plans_panel.add_plan(plan.title, plan.markdown)

@@ -115,6 +115,8 @@ class ChatView(QWidget):
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._shown_from = 0
+        # (position, kind, text) of a reopened conversation's errors, retries and stops.
+        self.failures: list[tuple[int, str, str]] = []
         bridge.loopEvent.connect(self.on_event)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
         self._images_refused = ""  # why the last turn failed, when on an image
@@ -207,10 +209,26 @@ class ChatView(QWidget):
         if start:
             self.transcript.add_more_link(start)
         for index, message in enumerate(messages[start:], start):
+            self._draw_failures(index)
             self._draw_message(message, index)
+        self._draw_failures(len(messages))
         for call_id, (status, duration) in states.items():
             self._set_card(call_id, status, duration)
         self.transcript.finish_assistant(None)
+
+    def _draw_failures(self, position: int) -> None:
+        """Errors, retries and stops of a reopened conversation, where they happened."""
+        colors = {"error": self.colors.error, "stopped": self.colors.warn}
+        for at, kind, text in self.failures:
+            if at != position:
+                continue
+            if kind == "error":
+                explained = explain_failure(text, None)
+                self.transcript.add_notice(explained.text, colors[kind], action=explained.action)
+            elif kind == "stopped":
+                self.transcript.add_notice("Stopped.", colors[kind], action=shorten(text, 120))
+            else:
+                self.transcript.add_notice(f"Retried: {shorten(text, 160)}", self.colors.muted)
 
     def _show_more(self) -> None:
         self.load_conversation(
@@ -287,6 +305,7 @@ class ChatView(QWidget):
             case HistoryRepaired(repair=repair):
                 t.add_notice(repair.describe(), self.colors.muted)
             case HistoryBranched(messages=messages, note=note):
+                self.failures = []  # placed on the old list of messages
                 self.load_conversation(Conversation(list(messages)))
                 if note:
                     self.transcript.add_notice(note, self.colors.muted)
