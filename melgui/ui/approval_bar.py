@@ -32,7 +32,7 @@ class ApprovalBar(QFrame):
         self.parts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_button = QPushButton("Show", self)
         self.show_button.clicked.connect(self._show)
-        self.controls = ApprovalControls(self)
+        self.controls = ApprovalControls(self, stacked=True)  # the reason gets a full line
         top = QHBoxLayout()
         top.addWidget(self.label, 1)
         top.addWidget(self.show_button)
