@@ -46,7 +46,7 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, config_dir, save_settings
 from melgui.core.protocol.catalog import ROLES, Role
-from melgui.core.protocol.loop_events import ApprovalNeeded, LegFinished, LoopEvent, TurnFailed
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport, TransportError
@@ -64,23 +64,15 @@ from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.layout_state import keep_layout
-from melgui.ui.menus import build_menus
-from melgui.ui.model_choice import ModelChoice
-from melgui.ui.panes.terminal_keys import RESERVED_KEYS
+from melgui.ui.model_choice import ModelChoice, give_model
 from melgui.ui.plans_panel import PlansPanel
 from melgui.ui.quit_guard import QuitGuard
 from melgui.ui.settings_flow import past_commands
 from melgui.ui.status_line import StatusLine
 from melgui.ui.theme import apply_theme, colors_for
 from melgui.ui.toolbar import ProjectToolbar
-from melgui.ui.window_commands import window_commands
+from melgui.ui.window_commands import install_commands
 from melgui.ui.wire_recorder import WireRecorder
-
-# Shortcuts that work even while a terminal pane has the keyboard (a way out of it).
-TERMINAL_PASSES = (
-    "focus_chat", "next_pane", "previous_pane", "palette", "stop", "quit", "new_terminal",
-    "close_pane",
-)  # fmt: skip
 
 
 class MainWindow(QMainWindow):
@@ -106,7 +98,6 @@ class MainWindow(QMainWindow):
         self._recorders: weakref.WeakKeyDictionary[AgentSession, WireRecorder] = (
             weakref.WeakKeyDictionary()
         )
-        self._progress.connect(self._show_progress)
         self.plans_panel = PlansPanel(self.colors)
         self.desk = Desk(
             folder,
@@ -136,7 +127,7 @@ class MainWindow(QMainWindow):
         install_builtin_commands(self, self.desk.prompt.commands)
         self.history_dock = self.history.parentWidget()
         assert isinstance(self.history_dock, QDockWidget)
-        self._build_menus()
+        self.actions_by_name = install_commands(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.layout_keeper = keep_layout(self, config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.coordinator)
@@ -212,8 +203,9 @@ class MainWindow(QMainWindow):
         self.inspector_dock.raise_()
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
+        self._progress.connect(self.status.set_progress)
         self.models = ModelChoice(
-            self.desk, self.toolbar, self.status, self._give_model, self._save_settings
+            self.desk, self.toolbar, self.status, lambda m: give_model(self, m), self._save_settings
         )
         for keys, slot in ((APPROVE_KEYS, self.approve_key), (DENY_KEYS, self.deny_key)):
             shortcut = QShortcut(keys, self)
@@ -228,15 +220,6 @@ class MainWindow(QMainWindow):
                 f"This project has {len(found)} Claude Code permission rule(s) melgui does "
                 "not: Settings → Approval → Import shows and imports them."
             )
-
-    def _build_menus(self) -> None:
-        commands = window_commands(self, self.settings.focus_chat_keys)
-        self.actions_by_name = build_menus(self, commands)
-        RESERVED_KEYS.set(
-            sequence
-            for name in TERMINAL_PASSES
-            for sequence in self.actions_by_name[name].shortcuts()
-        )
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
@@ -348,15 +331,6 @@ class MainWindow(QMainWindow):
     def set_model(self, model: str) -> None:
         self.models.choose(model)
 
-    def _give_model(self, model: str) -> None:
-        """Every open session (main and workers) uses `model` from its next leg."""
-        self.session.loop.model = model
-        manager = getattr(self, "pane_manager", None)
-        for _info, pane in manager.panes() if manager is not None else []:
-            worker = getattr(pane, "session", None)
-            if isinstance(worker, AgentSession):
-                worker.loop.model = model
-
     def choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a project folder", self.kit.folder)
         if folder:
@@ -400,13 +374,9 @@ class MainWindow(QMainWindow):
             self.approvalSourceRequested.emit(source, call_id)
 
     def _on_main_event(self, event: LoopEvent) -> None:
-        label = connection_label(self.settings)
         if isinstance(event, ApprovalNeeded):
             self.inspector_dock.raise_()
-        elif isinstance(event, LegFinished):
-            self.toolbar.set_connection(label, "ok", "The last leg succeeded")
-        elif isinstance(event, TurnFailed) and event.status in (None, 401, 402, 403, 404):
-            self.toolbar.set_connection(label, "error", event.message)
+        self.models.on_event(event)
 
     # --- settings ------------------------------------------------------------------------
 
@@ -477,9 +447,6 @@ class MainWindow(QMainWindow):
     def _report_error(self, text: str) -> None:
         if text:
             self.status.showMessage(text, 20000)
-
-    def _show_progress(self, text: str) -> None:
-        self.status.set_progress(text)
 
     async def aclose(self) -> None:
         """Stop every turn and tool, close the connection; the conversation stays valid."""

@@ -11,8 +11,11 @@ the status bar says so.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
+from melgui.core.protocol.loop_events import LegFinished, LoopEvent, TurnFailed
 from melgui.core.protocol.transport import ModelInfo, TransportError, sort_models
 from melgui.core.transports.connection import connection_key, connection_label
 from melgui.desk.desk import Desk
@@ -20,6 +23,16 @@ from melgui.ui.status_line import StatusLine
 from melgui.ui.toolbar import ProjectToolbar
 
 ModelSink = Callable[[str], None]  # gives the model to every open session
+
+
+def give_model(window: Any, model: str) -> None:
+    """Every open session of a MainWindow (main and workers) uses `model` from its next leg."""
+    window.session.loop.model = model
+    manager = getattr(window, "pane_manager", None)
+    for _info, pane in manager.panes() if manager is not None else []:
+        worker = getattr(pane, "session", None)
+        if isinstance(worker, AgentSession):
+            worker.loop.model = model
 
 
 def model_for_switch(old: Settings, new: Settings) -> str:
@@ -75,6 +88,14 @@ class ModelChoice:
         self._status.set_progress("")  # e.g. "Local model ready" was about the old one
         self._status.showMessage(f"Connected to {connection_label(new)}", 8000)
         self.choose(model)
+
+    def on_event(self, event: LoopEvent) -> None:
+        """The main session's legs tell whether the connection works."""
+        label = connection_label(self._desk.settings)
+        if isinstance(event, LegFinished):
+            self._toolbar.set_connection(label, "ok", "The last leg succeeded")
+        elif isinstance(event, TurnFailed) and event.status in (None, 401, 402, 403, 404):
+            self._toolbar.set_connection(label, "error", event.message)
 
     async def refresh(self) -> None:
         """Ask the current server for its models; fill the picker; fix the model."""

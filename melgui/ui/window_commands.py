@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (
 
 import melgui
 from melgui.ui.conversation_actions import edit_last, retry_last
-from melgui.ui.menus import Command
+from melgui.ui.menus import Command, build_menus
 from melgui.ui.palette import CommandPalette, ShortcutsSheet
+from melgui.ui.panes.terminal_keys import RESERVED_KEYS
 
 Std = QKeySequence.StandardKey
 DEFAULT_FOCUS_CHAT_KEYS = "Ctrl+`"
@@ -34,6 +35,20 @@ TERMINAL_NOTE = (
     "and the panes, Ctrl+Shift+P opens the palette. In the chat, Esc stops the agent. "
     "Copy and paste in a terminal are Ctrl+Shift+C and Ctrl+Shift+V."
 )
+
+
+# Shortcuts that work even while a terminal pane has the keyboard (a way out of it).
+TERMINAL_PASSES = (
+    "focus_chat", "next_pane", "previous_pane", "palette", "stop", "quit", "new_terminal",
+    "close_pane",
+)  # fmt: skip
+
+
+def install_commands(window: Any) -> dict[str, QAction]:
+    """The window's menus and shortcuts; terminals let TERMINAL_PASSES through."""
+    actions = build_menus(window, window_commands(window, window.settings.focus_chat_keys))
+    RESERVED_KEYS.set(s for name in TERMINAL_PASSES for s in actions[name].shortcuts())
+    return actions
 
 
 def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
