@@ -30,7 +30,7 @@ import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -134,6 +134,13 @@ class MainWindow(QMainWindow):
         self.desk.coordinator.register(lambda: session_losses(self.session, "main conversation")())
         self.desk.coordinator.register(self.pane_manager.losses)
         self.zoom_steps = 0  # View → Zoom, for the chat and the terminals
+        hints = QGuiApplication.styleHints()
+        if hasattr(hints, "colorSchemeChanged"):  # "system" theme follows the desktop
+            hints.colorSchemeChanged.connect(
+                lambda _scheme: (
+                    self.set_theme(self.settings) if self.settings.theme == "system" else None
+                )
+            )
         self.tasks.spawn(self.refresh_models(), what="listing models")
 
     # --- the desk's parts, as the window's seams ------------------------------------------

@@ -211,7 +211,8 @@ class SettingsDialog(QDialog):
         self.theme = QComboBox(tab)
         self.theme.addItem("Light", "light")
         self.theme.addItem("Dark", "dark")
-        self.theme.setCurrentIndex(0 if settings.theme == "light" else 1)
+        self.theme.addItem("Follow the system", "system")
+        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
         form.addRow("Theme", self.theme)
         return tab
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import Theme
@@ -69,7 +70,16 @@ DARK = Colors(
 )
 
 
+def system_is_dark() -> bool:
+    """The desktop's colour scheme says dark (Qt 6.5+; light when it does not say)."""
+    hints = QGuiApplication.styleHints()
+    scheme = getattr(hints, "colorScheme", None)
+    return callable(scheme) and scheme() == Qt.ColorScheme.Dark
+
+
 def colors_for(theme: Theme) -> Colors:
+    if theme == "system":
+        return DARK if system_is_dark() else LIGHT
     return DARK if theme == "dark" else LIGHT
 
 

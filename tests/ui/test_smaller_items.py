@@ -89,3 +89,37 @@ def test_toolbar_controls_have_names(make_window: Any, scripted_relay: Any) -> N
     assert bar.folder_button.accessibleName() == "Project folder"
     assert bar.folder_button.text() == f"{window.kit.folder.rsplit('/', 1)[-1]} ▾"
     assert bar.model_box.accessibleName() == "Model" and bar.role_box.accessibleName() == "Role"
+
+
+def test_the_system_theme_follows_the_desktop(monkeypatch: Any) -> None:
+    from melgui.ui import theme
+
+    monkeypatch.setattr(theme, "system_is_dark", lambda: True)  # no desktop under test
+    assert theme.colors_for("system") is theme.DARK
+    monkeypatch.setattr(theme, "system_is_dark", lambda: False)
+    assert theme.colors_for("system") is theme.LIGHT
+
+
+def test_zoom_makes_terminal_text_bigger_and_resets(
+    make_window: Any, scripted_relay: Any, run: Any
+) -> None:
+    import asyncio
+
+    from melgui.ui.panes.terminal_pane import TerminalPane
+
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.actions_by_name["new_terminal"].trigger()
+    pane = window.pane_manager.pane(1)
+    assert isinstance(pane, TerminalPane)
+    run(asyncio.sleep(0.1))
+    size, rows = pane.view.font().pointSize(), pane.emulator.rows
+    chat_size = window.chat.transcript.font().pointSizeF()
+    window.actions_by_name["zoom_in"].trigger()
+    window.actions_by_name["zoom_in"].trigger()
+    run(asyncio.sleep(0.1))
+    assert pane.view.font().pointSize() == size + 2
+    assert pane.emulator.rows < rows  # bigger cells, fewer rows in the same pane
+    assert window.chat.transcript.font().pointSizeF() == chat_size + 2
+    window.actions_by_name["zoom_reset"].trigger()
+    run(asyncio.sleep(0.1))
+    assert pane.view.font().pointSize() == size and pane.emulator.rows == rows

@@ -27,7 +27,7 @@ SCHEMA_VERSION = 2
 SETTINGS_FILE = "settings.json"
 
 ConnectionKind = Literal["relay", "openai", "local"]
-Theme = Literal["light", "dark"]
+Theme = Literal["light", "dark", "system"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     web_search_url: str = ""
     """Base URL of a SearXNG instance for web_search; empty: web search is off."""
     theme: Theme = "light"
-    """Window colours."""
+    """Window colours: light, dark, or "system" to follow the desktop's colour scheme."""
     local_model_path: str = ""
     """GGUF file for the local connection; empty: the model shipped with melgui[local]."""
     checkpoints: bool = True
