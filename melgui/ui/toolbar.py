@@ -26,6 +26,7 @@ class ProjectToolbar(QToolBar):
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__("Project", parent)
         self.colors = colors
+        self.setObjectName("projectToolbar")  # saveState() keys toolbars by name
         self.setMovable(False)
         # The folder's name is the button (the window title has the whole path).
         self.folder_button = QToolButton(self)
