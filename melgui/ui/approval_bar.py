@@ -23,6 +23,7 @@ class ApprovalBar(QFrame):
         self.queue = queue
         self.colors = colors
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("Approval needed")
         self.label = QLabel(self)
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
@@ -31,6 +32,7 @@ class ApprovalBar(QFrame):
         self.parts.setWordWrap(True)
         self.parts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_button = QPushButton("Show", self)
+        self.show_button.setAccessibleName("Show the call in its inspector")
         self.show_button.clicked.connect(self._show)
         self.controls = ApprovalControls(self, stacked=True)  # the reason gets a full line
         top = QHBoxLayout()
