@@ -468,7 +468,7 @@ class MainWindow(QMainWindow):
             event.ignore()  # the guard asks, and closes the window itself if told to
             return
         self.layout_keeper.save()
-        self.pane_manager.shutdown()  # every pane's program and worker ends with the window
+        self.pane_manager.close_soon()  # every pane's program and worker ends with the window
         self.session.stop()
         super().closeEvent(event)
 

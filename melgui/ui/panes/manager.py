@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QMessageBox
 from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
-from melgui.ui.aio import TaskKeeper
 from melgui.desk.coordinator import Loss, session_losses
+from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
