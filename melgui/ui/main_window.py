@@ -30,7 +30,7 @@ import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QShortcut
+from PySide6.QtGui import QCloseEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -69,7 +69,7 @@ from melgui.ui.plans_panel import PlansPanel
 from melgui.ui.quit_guard import QuitGuard
 from melgui.ui.settings_flow import past_commands
 from melgui.ui.status_line import StatusLine
-from melgui.ui.theme import apply_theme, colors_for
+from melgui.ui.theme import apply_theme, colors_for, follow_system_scheme
 from melgui.ui.toolbar import ProjectToolbar
 from melgui.ui.window_commands import install_commands
 from melgui.ui.wire_recorder import WireRecorder
@@ -134,13 +134,7 @@ class MainWindow(QMainWindow):
         self.desk.coordinator.register(lambda: session_losses(self.session, "main conversation")())
         self.desk.coordinator.register(self.pane_manager.losses)
         self.zoom_steps = 0  # View → Zoom, for the chat and the terminals
-        hints = QGuiApplication.styleHints()
-        if hasattr(hints, "colorSchemeChanged"):  # "system" theme follows the desktop
-            hints.colorSchemeChanged.connect(
-                lambda _scheme: (
-                    self.set_theme(self.settings) if self.settings.theme == "system" else None
-                )
-            )
+        follow_system_scheme(lambda: self.settings.theme, lambda: self.set_theme(self.settings))
         self.tasks.spawn(self.refresh_models(), what="listing models")
 
     # --- the desk's parts, as the window's seams ------------------------------------------
