@@ -9,6 +9,7 @@ window's state to an INI file; `restore()` reads it (both do nothing without a p
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,10 @@ def _on_screen(dock: QDockWidget) -> bool:
     return dock.isVisible() and not dock.visibleRegion().isEmpty()
 
 
-def chat_and_panes(total: int) -> tuple[int, int]:
-    """How the central splitter's width is shared once panes are open."""
-    chat = max(MIN_CHAT_WIDTH, total * 2 // 5)
+def chat_and_panes(total: int, share: float | None = None) -> tuple[int, int]:
+    """How the central splitter's width is shared once panes are open: the chat's `share`
+    (the person's last choice) or two fifths, keeping both sides usable."""
+    chat = max(MIN_CHAT_WIDTH, int(total * share) if share else total * 2 // 5)
     if total - chat < MIN_PANES_WIDTH:
         chat = max(MIN_CHAT_WIDTH, total - MIN_PANES_WIDTH)
     return chat, max(0, total - chat)
@@ -56,6 +58,8 @@ class LayoutKeeper(QObject):
         self._folded: list[QDockWidget] = []
         self._before: dict[QDockWidget, int] = {}
         self.panes_open = False
+        self.chat_share: float | None = None  # the chat's part beside panes, as last set
+        splitter.splitterMoved.connect(lambda _pos, _index: self._remember_share())
 
     # -- start-up sizes ------------------------------------------------------------------
 
@@ -108,11 +112,18 @@ class LayoutKeeper(QObject):
                 docks, [self._before[d] for d in docks], Qt.Orientation.Horizontal
             )
 
+    def _remember_share(self) -> None:
+        """The person moved the handle between the chat and the panes: keep their share."""
+        sizes = self._splitter.sizes()
+        total = sizes[0] + sizes[1] if len(sizes) >= 2 else 0
+        if self.panes_open and total > 0 and sizes[1] > 0:
+            self.chat_share = sizes[0] / total
+
     def _share(self) -> None:
         sizes = self._splitter.sizes()
         total = sum(sizes) or self._splitter.width()
         if len(sizes) >= 2:
-            chat, panes = chat_and_panes(total)
+            chat, panes = chat_and_panes(total, self.chat_share)
             self._splitter.setSizes([chat, panes, *([0] * (len(sizes) - 2))])
 
     # -- remembering -----------------------------------------------------------------------
@@ -133,7 +144,8 @@ class LayoutKeeper(QObject):
         store.setValue("window/geometry", self._window.saveGeometry())
         store.setValue("window/size", self._window.size())
         store.setValue("window/state", self._window.saveState())
-        store.setValue("window/chat_width", self._splitter.sizes()[0])
+        if self.chat_share is not None:
+            store.setValue("window/chat_share", self.chat_share)
         store.sync()
 
     def restore(self) -> bool:
@@ -148,6 +160,9 @@ class LayoutKeeper(QObject):
             done = self._window.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             done = self._window.restoreState(state) or done
+        share = store.value("window/chat_share")
+        with contextlib.suppress(TypeError, ValueError):
+            self.chat_share = float(share) if share is not None else None
         size = store.value("window/size")
         if isinstance(size, QSize) and size.isValid():
             self._window.resize(size)  # restoreGeometry may clamp to a small screen

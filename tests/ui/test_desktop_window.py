@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QInputDialog
 from pytestqt.qtbot import QtBot
 
@@ -185,7 +185,8 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
     assert abs(window.chat.width() - chat_before) <= 8
 
 
-def test_geometry_is_remembered(
+def test_geometry_and_the_chat_share_are_remembered(
+    qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     run: Any,
     qloop: Any,
@@ -200,15 +201,31 @@ def test_geometry_is_remembered(
     first.resize(1100, 760)
     run(wait_until(lambda: first.width() == 1100))
     first.history_dock.hide()
+    first.pane_manager.open_terminal("sleep 5")
+    run(asyncio.sleep(0.1))
+    handle = first.pane_host.handle(1)
+    middle = handle.rect().center()
+    qtbot.mousePress(handle, Qt.MouseButton.LeftButton, pos=middle)
+    qtbot.mouseMove(handle, middle + QPoint(150, 0))
+    qtbot.mouseRelease(handle, Qt.MouseButton.LeftButton, pos=middle + QPoint(150, 0))
+    sizes = first.pane_host.sizes()
+    share = sizes[0] / (sizes[0] + sizes[1])
+    assert first.layout_keeper.chat_share == pytest.approx(share)
+    first.close()  # sleep 5 still runs: it asks
+    assert "sleep 5 is still running" in answer(first.guard.dialog, proceed=True)
     run(first.aclose())
-    first.close()
     second = build_main_window(str(project), settings, api_key="k")
     second.show()
     try:
         assert (second.width(), second.height()) == (1100, 760)
         assert not second.history_dock.isVisible()
+        second.pane_manager.open_terminal("sleep 5")
+        run(asyncio.sleep(0.1))
+        sizes = second.pane_host.sizes()
+        assert sizes[0] / (sizes[0] + sizes[1]) == pytest.approx(share, abs=0.02)
     finally:
         run(second.aclose())
+        second.guard.allow()
         second.close()
     assert (tmp_path / "config" / "window.ini").exists()
 
