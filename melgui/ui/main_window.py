@@ -71,7 +71,7 @@ from melgui.ui.settings_flow import past_commands
 from melgui.ui.status_line import StatusLine
 from melgui.ui.theme import apply_theme, colors_for, follow_system_scheme
 from melgui.ui.toolbar import ProjectToolbar
-from melgui.ui.window_commands import install_commands
+from melgui.ui.window_commands import install_commands, set_focus_chat_keys
 from melgui.ui.wire_recorder import WireRecorder
 
 
@@ -423,6 +423,8 @@ class MainWindow(QMainWindow):
             self.models.switched(old)
             self.tasks.spawn(previous.aclose(), what="closing the previous connection")
             self.tasks.spawn(self.refresh_models(), what="listing models")
+        if old.focus_chat_keys != new.focus_chat_keys:
+            set_focus_chat_keys(self.actions_by_name, new.focus_chat_keys)
         if old.theme != new.theme:
             self.set_theme(new)
         self._save_settings()

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QKeySequenceEdit,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -214,6 +216,13 @@ class SettingsDialog(QDialog):
         self.theme.addItem("Follow the system", "system")
         self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
         form.addRow("Theme", self.theme)
+        self.focus_keys = QKeySequenceEdit(QKeySequence(settings.focus_chat_keys), tab)
+        self.focus_keys.setAccessibleName("Back to the chat from a terminal")
+        self.focus_keys.setToolTip(
+            "Terminals send every key to their program except this one (and Ctrl+Tab, "
+            "Ctrl+Shift+Tab, Ctrl+Shift+P)"
+        )
+        form.addRow("Back to the chat", self.focus_keys)
         return tab
 
     # --- behaviour ---------------------------------------------------------------------
@@ -308,6 +317,7 @@ class SettingsDialog(QDialog):
             "command_timeout": self.timeout.value() if hasattr(self, "timeout") else 120.0,
             "web_search_url": self.search_url.text().strip() if hasattr(self, "search_url") else "",
             "theme": self.theme.currentData() if hasattr(self, "theme") else "light",
+            "focus_chat_keys": self._focus_keys(),
         }
         if hasattr(self, "_send_reasoning"):
             values["send_reasoning"] = sorted(self._send_reasoning)
@@ -328,6 +338,11 @@ class SettingsDialog(QDialog):
             values["project_rules"] = project_rules
             values.update(editor.sandbox_values())
         return Settings.model_validate(values)
+
+    def _focus_keys(self) -> str:
+        if not hasattr(self, "focus_keys") or self.focus_keys.keySequence().isEmpty():
+            return self.original.focus_chat_keys
+        return self.focus_keys.keySequence().toString()
 
     def _key_for(self, draft: Settings) -> str | None:
         typed = self.api_key.text().strip()

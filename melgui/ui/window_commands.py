@@ -51,6 +51,12 @@ def install_commands(window: Any) -> dict[str, QAction]:
     return actions
 
 
+def set_focus_chat_keys(actions: dict[str, QAction], keys: str) -> None:
+    """Another key back to the chat (Settings); terminals let the new one through."""
+    actions["focus_chat"].setShortcut(QKeySequence(keys))
+    RESERVED_KEYS.set(s for name in TERMINAL_PASSES for s in actions[name].shortcuts())
+
+
 def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
     """Every command of `window` (a MainWindow), in menu order."""
     w = window

@@ -245,3 +245,34 @@ def test_every_command_is_in_a_menu_and_the_palette(make_window: Any, scripted_r
     palette.run_current()
     assert not palette.isVisible()
     assert len(window.pane_manager.registry.all()) == 1
+
+
+def test_the_way_back_to_the_chat_is_configurable(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    from PySide6.QtGui import QKeySequence
+
+    from melgui.ui.settings_dialog import SettingsDialog
+
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.open_settings()
+    dialog = window.findChild(SettingsDialog)
+    assert dialog is not None
+    dialog.focus_keys.setKeySequence(QKeySequence("Ctrl+Shift+J"))
+    dialog.accept()
+    assert window.settings.focus_chat_keys == "Ctrl+Shift+J"
+    assert window.actions_by_name["focus_chat"].shortcut().toString() == "Ctrl+Shift+J"
+    terminal = _open_command(window, "cat -v")
+    run(wait_until(lambda: terminal.pty is not None and terminal.pty.session_pids()))
+    window.activateWindow()
+    run(wait_until(lambda: QApplication.activeWindow() is window))
+    terminal.view.setFocus()
+    run(wait_until(lambda: terminal.view.hasFocus()))
+    qtbot.keyClick(terminal.view, Qt.Key.Key_QuoteLeft, Qt.KeyboardModifier.ControlModifier)
+    assert terminal.view.hasFocus()  # the old keys go to the program now
+    qtbot.keyClick(
+        terminal.view,
+        Qt.Key.Key_J,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert window.chat.input.hasFocus()
