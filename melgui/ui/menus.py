@@ -50,6 +50,7 @@ def build_menus(window: QMainWindow, commands: list[Command]) -> dict[str, QActi
             menus[command.menu] = menu
         action = QAction(command.text, window)
         action.setObjectName(f"action_{command.name}")
+        action.setProperty("menuName", command.menu.replace("&", ""))
         action.setShortcuts(_sequence(command.keys))
         if command.tip:
             action.setStatusTip(command.tip)
@@ -68,5 +69,11 @@ def plain_text(action: QAction) -> str:
 
 
 def keys_text(action: QAction) -> str:
-    """The action's shortcuts as the platform writes them, e.g. "Ctrl+Q"."""
-    return ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts())
+    """The action's main shortcut as the platform writes it, e.g. "Ctrl+Q"."""
+    return action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+
+
+def menu_name(action: QAction) -> str:
+    """The menu the action is in ("Panes"), or ""."""
+    name = action.property("menuName")
+    return name if isinstance(name, str) else ""

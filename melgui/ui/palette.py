@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.ui.menus import keys_text, plain_text
+from melgui.ui.menus import keys_text, menu_name, plain_text
 
 ACTION_ROLE = Qt.ItemDataRole.UserRole
 
@@ -57,9 +57,11 @@ class CommandPalette(QDialog):
         for action in self.actions_listed:
             label = plain_text(action)
             keys = keys_text(action)
-            if not action.isEnabled() or not matches(query, f"{label} {keys}"):
+            menu = menu_name(action)
+            if not action.isEnabled() or not matches(query, f"{menu} {label} {keys}"):
                 continue
-            item = QListWidgetItem(f"{label}    {keys}" if keys else label, self.list)
+            shown = f"{menu} › {label}" if menu else label
+            item = QListWidgetItem(f"{shown}    {keys}" if keys else shown, self.list)
             item.setData(ACTION_ROLE, action)
         if self.list.count():
             self.list.setCurrentRow(0)

@@ -31,7 +31,7 @@ DEFAULT_FOCUS_CHAT_KEYS = "Ctrl+`"
 TERMINAL_NOTE = (
     "Terminal panes send every key to their program, Tab, Esc and Ctrl+C included, except "
     "the window's own shortcuts: {focus} returns to the chat (Settings → "
-    "Connection → “Back to the chat”), Ctrl+Tab / Ctrl+Shift+Tab move between the chat "
+    "Appearance → “Back to the chat”), Ctrl+Tab / Ctrl+Shift+Tab move between the chat "
     "and the panes, Ctrl+Shift+P opens the palette. In the chat, Esc stops the agent. "
     "Copy and paste in a terminal are Ctrl+Shift+C and Ctrl+Shift+V."
 )
