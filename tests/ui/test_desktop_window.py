@@ -214,6 +214,7 @@ def test_geometry_and_the_chat_share_are_remembered(
     first.close()  # sleep 5 still runs: it asks
     assert "sleep 5 is still running" in answer(first.guard.dialog, proceed=True)
     run(first.aclose())
+    first.deleteLater()
     second = build_main_window(str(project), settings, api_key="k")
     second.show()
     try:
@@ -227,6 +228,8 @@ def test_geometry_and_the_chat_share_are_remembered(
         run(second.aclose())
         second.guard.allow()
         second.close()
+        second.deleteLater()
+        run(asyncio.sleep(0.05))
     assert (tmp_path / "config" / "window.ini").exists()
 
 
