@@ -2,25 +2,20 @@
 
 Seams for the other parts of the app (stable; documented here on purpose):
 
-- `window.pane_host: QSplitter` — the horizontal central splitter. The chat column is
-  its widget 0; add the PaneArea with `window.pane_host.addWidget(area)`.
-- `window.tools: ToolRegistry` — the main session's registry; register orchestration
-  tools into it (`window.tools.register("open_pane", handler)`). It survives settings
-  changes and new conversations.
-- `window.session: AgentSession` / `window.bridge: SessionBridge` — the current main
-  conversation; `sessionChanged(AgentSession)` is emitted when it is replaced (new or
-  reopened conversation, another folder).
-- `window.session_factory(role, model=None, source="worker") -> AgentSession` — a new
-  session on the same connection, folder, policy rules and workspace tools (no
-  orchestration tools). `window.bridge_for(session)` gives it a SessionBridge (with its
-  wire log) whose approvals also go to the window's queue, for ChatView / Inspector.
-- `window.approvals: ApprovalQueue` — `window.approvals.add(request)` shows an
-  ApprovalRequest from any session (`request.source` names the pane) in the approval
-  bar; `approvalSourceRequested(source, call_id)` asks the pane named `source` to show it.
-- `window.plans_panel.sink` — a PlanSink; `window.tasks.spawn(coro, what=...)` starts
-  coroutines from slots; `window.colors` / `themeChanged(Colors)` for the theme.
-- `window.new_conversation()`, `window.open_conversation(resumed)`,
-  `window.project_folder()` — what the history sidebar calls.
+- `window.pane_host: QSplitter` — the central splitter: the chat column is widget 0, the
+  PaneArea is added after it.
+- `window.tools: ToolRegistry` — the main registry; orchestration tools registered into
+  it survive settings changes and new conversations.
+- `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
+  when it is replaced (new or reopened conversation, another folder).
+- `window.session_factory(role, model=None, source="worker")` — a session on the same
+  connection, folder, rules and workspace tools; `window.bridge_for(session)` gives it a
+  SessionBridge whose approvals also go to `window.approvals` (an ApprovalQueue shown in
+  the approval bar; `approvalSourceRequested(source, call_id)` asks that pane to show it).
+- `window.plans_panel.sink`, `window.tasks.spawn(coro, what=...)`, `window.colors` and
+  `themeChanged(Colors)`; `window.new_conversation()`, `open_conversation(resumed)`,
+  `project_folder()` for the history sidebar; `window.actions_by_name` (menus, palette),
+  `window.desk.coordinator` (what closing would lose), `window.layout_keeper`.
 """
 
 from __future__ import annotations
@@ -30,11 +25,10 @@ import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QShortcut
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFileDialog,
     QMainWindow,
     QSplitter,
     QVBoxLayout,
@@ -49,8 +43,6 @@ from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
-from melgui.core.protocol.transport import Transport, TransportError
-from melgui.core.store.records import AllowedCall
 from melgui.core.protocol.transport import Transport
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.desk.coordinator import session_losses
@@ -58,7 +50,6 @@ from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_bar import ApprovalBar
-from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
@@ -67,7 +58,12 @@ from melgui.ui.layout_state import keep_layout
 from melgui.ui.model_choice import ModelChoice, give_model
 from melgui.ui.plans_panel import PlansPanel
 from melgui.ui.quit_guard import QuitGuard
-from melgui.ui.settings_flow import past_commands
+from melgui.ui.settings_flow import (
+    allowed_log,
+    claude_rules_offer,
+    open_settings_dialog,
+    past_commands,
+)
 from melgui.ui.status_line import StatusLine
 from melgui.ui.theme import apply_theme, colors_for, follow_system_scheme
 from melgui.ui.toolbar import ProjectToolbar
@@ -175,7 +171,7 @@ class MainWindow(QMainWindow):
         self.toolbar.set_role(self.settings.role)
         self.toolbar.set_model(self.settings.model)
         self.toolbar.set_connection(connection_label(self.settings), "unknown")
-        self.toolbar.folderRequested.connect(self.choose_folder)
+        self.toolbar.folderRequested.connect(lambda: self.actions_by_name["open_folder"].trigger())
         self.toolbar.roleChanged.connect(self.set_role)
         self.toolbar.modelChanged.connect(self.set_model)
         self.toolbar.refreshModels.connect(
@@ -208,19 +204,10 @@ class MainWindow(QMainWindow):
         self.models = ModelChoice(
             self.desk, self.toolbar, self.status, lambda m: give_model(self, m), self._save_settings
         )
-        for keys, slot in ((APPROVE_KEYS, self.approve_key), (DENY_KEYS, self.deny_key)):
-            shortcut = QShortcut(keys, self)
-            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-            shortcut.activated.connect(slot)
         self._offer_claude_rules()
 
     def _offer_claude_rules(self) -> None:
-        found = self.desk.claude_rules_to_import()
-        if found:
-            self._report_error(
-                f"This project has {len(found)} Claude Code permission rule(s) melgui does "
-                "not: Settings → Approval → Import shows and imports them."
-            )
+        self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
@@ -301,10 +288,7 @@ class MainWindow(QMainWindow):
     def open_conversation(self, resumed: Any) -> None:
         """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
         self._replace_session(resumed.conversation)
-        failures = getattr(resumed, "failures", [])
-        if failures:
-            self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
-            self.chat.load_conversation(self.session.conversation)
+        self.chat.show_failures(getattr(resumed, "failures", []))
         self.inspector.load_stored(getattr(resumed, "tool_calls", []))
         for plan in getattr(resumed, "plans", []):
             self.plans_panel.add_plan(plan.title, plan.markdown)
@@ -331,11 +315,6 @@ class MainWindow(QMainWindow):
 
     def set_model(self, model: str) -> None:
         self.models.choose(model)
-
-    def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a project folder", self.kit.folder)
-        if folder:
-            self.change_folder(folder)
 
     def change_folder(self, folder: str) -> None:
         """Work on another project folder: a new conversation there."""
@@ -382,38 +361,16 @@ class MainWindow(QMainWindow):
     # --- settings ------------------------------------------------------------------------
 
     def open_settings(self) -> None:
-        from melgui.ui.settings_dialog import SettingsDialog
+        open_settings_dialog(self, allowed_log(self._store(), self._report_error))
 
-        history = self.command_history()
-        dialog = SettingsDialog(
-            self.settings,
-            self.policy,
-            history,
-            self.tasks,
-            self,
-            allowed=self._allowed_log(),
-            rule_problems=self.desk.rule_problems,
-        )
-        dialog.applied.connect(self.apply_settings)
-        dialog.accepted.connect(lambda: self._report_error(dialog.key_message))
-        dialog.open()
-
-    def _allowed_log(self) -> list[AllowedCall]:
-        """The log of calls that ran without asking, with the rule that allowed each."""
-        store = getattr(getattr(self, "history", None), "store", None)
-        if store is None:
-            return []
-        try:
-            return list(store.allowed_without_asking())
-        except sqlite3.Error as exc:
-            self._report_error(f"History: cannot read the log of allowed calls: {exc}")
-            return []
+    def _store(self) -> Any:
+        return getattr(getattr(self, "history", None), "store", None)
 
     def command_history(self) -> list[str]:
         """Past run_command commands for the rule editor, newest first, once each: this
         conversation's, then the stored ones of every kept conversation."""
-        store = getattr(getattr(self, "history", None), "store", None)
-        return past_commands(self.inspector.book.records.values(), store, self._report_error)
+        records = self.inspector.book.records.values()
+        return past_commands(records, self._store(), self._report_error)
 
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings

@@ -34,7 +34,6 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.config import secrets
 from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
 from melgui.core.store.records import AllowedCall
-from melgui.core.transports.connection import api_key_kind, make_transport, needs_api_key
 from melgui.core.transports.connection import (
     api_key_kind,
     complete_url,
@@ -265,6 +264,7 @@ class SettingsDialog(QDialog):
             self._send_reasoning.add(connection)
         else:
             self._send_reasoning.discard(connection)
+
     def _follow_connection(self, draft: Settings) -> None:
         """Another connection in the form: its own remembered model, never the last one's."""
         key = connection_key(draft)
@@ -393,9 +393,8 @@ class SettingsDialog(QDialog):
         if typed and needs_api_key(draft):
             saved = secrets.set_api_key(api_key_kind(draft), typed, self.persist.currentData())
             self.keyring_note.setText(saved.message)
-            self.key_message = saved.message
+            self.key_message = f"{self.key_message} {saved.message}".strip()
         # this conversation's rules live with its policy, not in the settings
         self.policy.book.conversation[:] = self.policy_editor.rule_list("conversation")
-            self.key_message = f"{self.key_message} {saved.message}".strip()
         self.applied.emit(draft, self._key_for(draft))
         super().accept()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 import melgui
+from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.conversation_actions import edit_last, retry_last
 from melgui.ui.menus import Command, build_menus
 from melgui.ui.palette import CommandPalette, ShortcutsSheet
@@ -62,7 +63,7 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
     w = window
     return [
         Command("new", "&File", "&New conversation", Std.New, w.new_conversation),
-        Command("open_folder", "&File", "&Open folder…", Std.Open, w.choose_folder),
+        Command("open_folder", "&File", "&Open folder…", Std.Open, lambda: choose_folder(w)),
         Command(
             "export", "&File", "&Export conversation…", "Ctrl+Shift+E",
             lambda: export_current(w), "Save the current conversation as Markdown or JSON",
@@ -77,6 +78,14 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
         Command(
             "edit_resend", "&Conversation", "&Edit and resend the last message", "Ctrl+Shift+Up",
             lambda: w.status.showMessage(edit_last(w.session, w.chat), 10000),
+        ),
+        Command(
+            "approve", "&Conversation", "&Approve the waiting call", APPROVE_KEYS.toString(),
+            w.approve_key,
+        ),
+        Command(
+            "deny", "&Conversation", "De&ny the waiting call (with the typed reason)",
+            DENY_KEYS.toString(), w.deny_key,
         ),
         Command("rename", "&Conversation", "Re&name conversation…", "F2", lambda: rename(w)),
         Command("delete", "&Conversation", "&Delete conversation", None, lambda: delete(w)),
@@ -272,3 +281,10 @@ def zoom_widget(widget: QWidget, steps: int) -> None:
     font = widget.font()
     font.setPointSizeF(max(6.0, base + steps))
     widget.setFont(font)
+
+
+def choose_folder(window: Any) -> None:
+    """Ask for another project folder and work there (a new conversation)."""
+    folder = QFileDialog.getExistingDirectory(window, "Open a project folder", window.kit.folder)
+    if folder:
+        window.change_folder(folder)

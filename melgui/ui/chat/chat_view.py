@@ -37,6 +37,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.store.records import NoteRecord
 from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.input_box import PromptInput
@@ -215,6 +216,12 @@ class ChatView(QWidget):
         for call_id, (status, duration) in states.items():
             self._set_card(call_id, status, duration)
         self.transcript.finish_assistant(None)
+
+    def show_failures(self, failures: list[tuple[int, NoteRecord]]) -> None:
+        """A reopened conversation's errors, retries and stops, drawn where they happened."""
+        if failures:
+            self.failures = [(at, note.kind, note.text) for at, note in failures]
+            self.load_conversation(self.bridge.session.conversation)
 
     def _draw_failures(self, position: int) -> None:
         """Errors, retries and stops of a reopened conversation, where they happened."""
