@@ -61,11 +61,16 @@ def run_app(folder: str) -> int:
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
-    for number in (signal.SIGINT, signal.SIGTERM):
-        # Ctrl+C in the terminal or a polite kill closes the window like the person would.
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(number, app.closeAllWindows)
     window = build_main_window(folder, settings)
+
+    def end_now() -> None:  # nobody is at the window to answer "quit anyway?"
+        window.guard.allow()
+        app.closeAllWindows()
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        # Ctrl+C in the terminal or a polite kill closes the window without asking.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(number, end_now)
     window.show()
     # Start-up objects (Qt wrappers, modules, the loaded model) live as long as the app:
     # keep them out of the collector's full passes, which otherwise stall streaming.

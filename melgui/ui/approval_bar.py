@@ -24,6 +24,7 @@ class ApprovalBar(QFrame):
         self.queue = queue
         self.colors = colors
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("Approval needed")
         self.label = QLabel(self)
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
@@ -32,8 +33,9 @@ class ApprovalBar(QFrame):
         self.parts.setWordWrap(True)
         self.parts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_button = QPushButton("Show", self)
+        self.show_button.setAccessibleName("Show the call in its inspector")
         self.show_button.clicked.connect(self._show)
-        self.controls = ApprovalControls(self)
+        self.controls = ApprovalControls(self, stacked=True)  # the reason gets a full line
         # What a tool says of itself (an MCP server's name and annotations); set by the window.
         self.tool_notes: Callable[[str], str] | None = None
         top = QHBoxLayout()

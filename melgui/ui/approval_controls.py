@@ -43,6 +43,7 @@ class ApprovalControls(QWidget):
         self.request: ApprovalRequest | None = None
         self.reason = QLineEdit(self)
         self.reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
+        self.reason.setAccessibleName("Reason for denying")
         self.reason.returnPressed.connect(self.deny)
         self.approve_button = QPushButton(f"Approve ({_keys(APPROVE_KEYS)})", self)
         self.approve_button.clicked.connect(lambda: self.approve("once"))
@@ -50,6 +51,7 @@ class ApprovalControls(QWidget):
         self.deny_button.clicked.connect(self.deny)
         self.always_button = QToolButton(self)
         self.always_button.setText("Always allow ▾")
+        self.always_button.setAccessibleName("Always allow")
         self.always_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self._menu = QMenu(self.always_button)
         self._actions: dict[Remember, QAction] = {}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from melgui.core.transports.http.replies import one_line, rejects_history
+
 _UNREACHABLE = (
     "connect",
     "connection refused",
@@ -58,10 +60,17 @@ def explain_failure(message: str, status: int | None) -> Explained:
             f"The server is rate limiting ({_status(status)}): {detail}",
             "wait a moment and send again",
         )
+    if status is not None and status >= 400 and rejects_history(detail):
+        return Explained(
+            f"The server rejected this conversation's history ({_status(status)}): "
+            f"{one_line(detail, 160)}",
+            "Edit and resend the last message (Ctrl+Shift+Up) or start a new conversation "
+            "(Ctrl+N); this one stays in the history",
+        )
     if status == 404:
         return Explained(
             f"The server has no such endpoint or model (HTTP 404): {detail}",
-            "check the URL, stream path and model in Settings → Connection",
+            "fix the base URL (or stream path) and model in Settings → Connection",
         )
     if status is not None and status >= 500:
         return Explained(

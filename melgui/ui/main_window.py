@@ -2,40 +2,33 @@
 
 Seams for the other parts of the app (stable; documented here on purpose):
 
-- `window.pane_host: QSplitter` — the horizontal central splitter. The chat column is
-  its widget 0; add the PaneArea with `window.pane_host.addWidget(area)`.
-- `window.tools: ToolRegistry` — the main session's registry; register orchestration
-  tools into it (`window.tools.register("open_pane", handler)`). It survives settings
-  changes and new conversations.
-- `window.session: AgentSession` / `window.bridge: SessionBridge` — the current main
-  conversation; `sessionChanged(AgentSession)` is emitted when it is replaced (new or
-  reopened conversation, another folder).
-- `window.session_factory(role, model=None, source="worker") -> AgentSession` — a new
-  session on the same connection, folder, policy rules and workspace tools (no
-  orchestration tools). `window.bridge_for(session)` gives it a SessionBridge (with its
-  wire log) whose approvals also go to the window's queue, for ChatView / Inspector.
-- `window.approvals: ApprovalQueue` — `window.approvals.add(request)` shows an
-  ApprovalRequest from any session (`request.source` names the pane) in the approval
-  bar; `approvalSourceRequested(source, call_id)` asks the pane named `source` to show it.
-- `window.plans_panel.sink` — a PlanSink; `window.tasks.spawn(coro, what=...)` starts
-  coroutines from slots; `window.colors` / `themeChanged(Colors)` for the theme.
-- `window.new_conversation()`, `window.open_conversation(resumed)`,
-  `window.project_folder()` — what the history sidebar calls.
+- `window.pane_host: QSplitter` — the central splitter: the chat column is widget 0, the
+  PaneArea is added after it.
+- `window.tools: ToolRegistry` — the main registry; orchestration tools registered into
+  it survive settings changes and new conversations.
+- `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
+  when it is replaced (new or reopened conversation, another folder).
+- `window.session_factory(role, model=None, source="worker")` — a session on the same
+  connection, folder, rules and workspace tools; `window.bridge_for(session)` gives it a
+  SessionBridge whose approvals also go to `window.approvals` (an ApprovalQueue shown in
+  the approval bar; `approvalSourceRequested(source, call_id)` asks that pane to show it).
+- `window.plans_panel.sink`, `window.tasks.spawn(coro, what=...)`, `window.colors` and
+  `themeChanged(Colors)`; `window.new_conversation()`, `open_conversation(resumed)`,
+  `project_folder()` for the history sidebar; `window.actions_by_name` (menus, palette),
+  `window.desk.coordinator` (what closing would lose), `window.layout_keeper`.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QShortcut
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFileDialog,
     QMainWindow,
     QSplitter,
     QVBoxLayout,
@@ -45,27 +38,36 @@ from PySide6.QtWidgets import (
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.secrets import get_api_key
-from melgui.core.config.settings import Settings, SettingsError, save_settings
+from melgui.core.config.settings import Settings, SettingsError, config_dir, save_settings
 from melgui.core.protocol.catalog import ROLES, Role
-from melgui.core.protocol.loop_events import ApprovalNeeded, LegFinished, LoopEvent, TurnFailed
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
-from melgui.core.protocol.transport import Transport, TransportError
-from melgui.core.store.records import AllowedCall
+from melgui.core.protocol.transport import Transport
 from melgui.core.transports.connection import api_key_kind, connection_label
+from melgui.desk.coordinator import session_losses
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_bar import ApprovalBar
-from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.layout_state import keep_layout
+from melgui.ui.model_choice import ModelChoice, give_model
 from melgui.ui.plans_panel import PlansPanel
+from melgui.ui.quit_guard import QuitGuard
+from melgui.ui.settings_flow import (
+    allowed_log,
+    claude_rules_offer,
+    open_settings_dialog,
+    past_commands,
+)
 from melgui.ui.status_line import StatusLine
-from melgui.ui.theme import apply_theme, colors_for
+from melgui.ui.theme import apply_theme, colors_for, follow_system_scheme
 from melgui.ui.toolbar import ProjectToolbar
+from melgui.ui.window_commands import install_commands, set_focus_chat_keys
 from melgui.ui.wire_recorder import WireRecorder
 
 
@@ -92,7 +94,6 @@ class MainWindow(QMainWindow):
         self._recorders: weakref.WeakKeyDictionary[AgentSession, WireRecorder] = (
             weakref.WeakKeyDictionary()
         )
-        self._progress.connect(self._show_progress)
         self.plans_panel = PlansPanel(self.colors)
         self.desk = Desk(
             folder,
@@ -123,9 +124,16 @@ class MainWindow(QMainWindow):
         from melgui.ui.mcp.install import install_mcp  # MCP servers: issue 17
 
         self.mcp_panel = install_mcp(self)
+        self.history_dock = self.history.parentWidget()
+        assert isinstance(self.history_dock, QDockWidget)
+        self.actions_by_name = install_commands(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
-        self.resize(1280, 820)
-        self.resizeDocks([self.inspector_dock], [500], Qt.Orientation.Horizontal)
+        self.layout_keeper = keep_layout(self, config_dir() if persist_settings else None)
+        self.guard = QuitGuard(self, self.desk.coordinator)
+        self.desk.coordinator.register(lambda: session_losses(self.session, "main conversation")())
+        self.desk.coordinator.register(self.pane_manager.losses)
+        self.zoom_steps = 0  # View → Zoom, for the chat and the terminals
+        follow_system_scheme(lambda: self.settings.theme, lambda: self.set_theme(self.settings))
         self.tasks.spawn(self.refresh_models(), what="listing models")
 
     # --- the desk's parts, as the window's seams ------------------------------------------
@@ -166,7 +174,7 @@ class MainWindow(QMainWindow):
         self.toolbar.set_role(self.settings.role)
         self.toolbar.set_model(self.settings.model)
         self.toolbar.set_connection(connection_label(self.settings), "unknown")
-        self.toolbar.folderRequested.connect(self.choose_folder)
+        self.toolbar.folderRequested.connect(lambda: self.actions_by_name["open_folder"].trigger())
         self.toolbar.roleChanged.connect(self.set_role)
         self.toolbar.modelChanged.connect(self.set_model)
         self.toolbar.refreshModels.connect(
@@ -197,19 +205,14 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         self.themeChanged.connect(self.status.context_meter.set_colors)
         self.status.context_meter.set_colors(self.colors)
-        for keys, slot in ((APPROVE_KEYS, self.approve_key), (DENY_KEYS, self.deny_key)):
-            shortcut = QShortcut(keys, self)
-            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-            shortcut.activated.connect(slot)
+        self._progress.connect(self.status.set_progress)
+        self.models = ModelChoice(
+            self.desk, self.toolbar, self.status, lambda m: give_model(self, m), self._save_settings
+        )
         self._offer_claude_rules()
 
     def _offer_claude_rules(self) -> None:
-        found = self.desk.claude_rules_to_import()
-        if found:
-            self._report_error(
-                f"This project has {len(found)} Claude Code permission rule(s) melgui does "
-                "not: Settings → Approval → Import shows and imports them."
-            )
+        self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
@@ -290,6 +293,7 @@ class MainWindow(QMainWindow):
     def open_conversation(self, resumed: Any) -> None:
         """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
         self._replace_session(resumed.conversation)
+        self.chat.show_failures(getattr(resumed, "failures", []))
         self.inspector.load_stored(getattr(resumed, "tool_calls", []))
         for plan in getattr(resumed, "plans", []):
             self.plans_panel.add_plan(plan.title, plan.markdown)
@@ -315,14 +319,7 @@ class MainWindow(QMainWindow):
             self._save_settings()
 
     def set_model(self, model: str) -> None:
-        self.session.loop.model = model
-        self.settings.model = model
-        self._save_settings()
-
-    def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a project folder", self.kit.folder)
-        if folder:
-            self.change_folder(folder)
+        self.models.choose(model)
 
     def change_folder(self, folder: str) -> None:
         """Work on another project folder: a new conversation there."""
@@ -338,20 +335,7 @@ class MainWindow(QMainWindow):
         self._offer_claude_rules()
 
     async def refresh_models(self) -> None:
-        label = connection_label(self.settings)
-        self.toolbar.set_connection(label, "busy", "Asking the server for its models…")
-        try:
-            models = await self.transport.list_models()
-        except TransportError as exc:
-            self.toolbar.set_connection(label, "error", str(exc))
-            self.status.showMessage(f"Models: {exc}", 15000)
-            return
-        self.toolbar.set_models(models)
-        self.desk.prompt.models = {model.id: model for model in models}  # images: issue 20
-        self.toolbar.set_connection(label, "ok", f"{len(models)} models")
-        if not self.session.loop.model and models:
-            self.toolbar.set_model(models[0].id)
-            self.session.loop.model = models[0].id
+        await self.models.refresh()
 
     # --- approvals ------------------------------------------------------------------------
 
@@ -375,68 +359,34 @@ class MainWindow(QMainWindow):
             self.approvalSourceRequested.emit(source, call_id)
 
     def _on_main_event(self, event: LoopEvent) -> None:
-        label = connection_label(self.settings)
         if isinstance(event, ApprovalNeeded):
             self.inspector_dock.raise_()
-        elif isinstance(event, LegFinished):
-            self.toolbar.set_connection(label, "ok", "The last leg succeeded")
-        elif isinstance(event, TurnFailed) and event.status in (None, 401, 402, 403, 404):
-            self.toolbar.set_connection(label, "error", event.message)
+        self.models.on_event(event)
 
     # --- settings ------------------------------------------------------------------------
 
     def open_settings(self) -> None:
-        from melgui.ui.settings_dialog import SettingsDialog
+        open_settings_dialog(self, allowed_log(self._store(), self._report_error))
 
-        history = self.command_history()
-        dialog = SettingsDialog(
-            self.settings,
-            self.policy,
-            history,
-            self.tasks,
-            self,
-            allowed=self._allowed_log(),
-            rule_problems=self.desk.rule_problems,
-        )
-        dialog.applied.connect(self.apply_settings)
-        dialog.accepted.connect(lambda: self._report_error(dialog.key_message))
-        dialog.open()
-
-    def _allowed_log(self) -> list[AllowedCall]:
-        """The log of calls that ran without asking, with the rule that allowed each."""
-        store = getattr(getattr(self, "history", None), "store", None)
-        if store is None:
-            return []
-        try:
-            return list(store.allowed_without_asking())
-        except sqlite3.Error as exc:
-            self._report_error(f"History: cannot read the log of allowed calls: {exc}")
-            return []
+    def _store(self) -> Any:
+        return getattr(getattr(self, "history", None), "store", None)
 
     def command_history(self) -> list[str]:
         """Past run_command commands for the rule editor, newest first, once each: this
         conversation's, then the stored ones of every kept conversation."""
-        current = [
-            str(record.arguments.get("command"))
-            for record in self.inspector.book.records.values()
-            if record.call.name == "run_command" and record.arguments
-        ]
-        stored: list[str] = []
-        store = getattr(getattr(self, "history", None), "store", None)
-        if store is not None:
-            try:
-                stored = store.recent_commands()
-            except sqlite3.Error as exc:
-                self._report_error(f"History: cannot read past commands: {exc}")
-        return list(dict.fromkeys([*reversed(current), *stored]))
+        records = self.inspector.book.records.values()
+        return past_commands(records, self._store(), self._report_error)
 
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings
         previous = self.desk.apply_settings(new, api_key)
         if previous is not None:
             self.toolbar.set_connection(connection_label(new), "unknown")
+            self.models.switched(old)
             self.tasks.spawn(previous.aclose(), what="closing the previous connection")
             self.tasks.spawn(self.refresh_models(), what="listing models")
+        if old.focus_chat_keys != new.focus_chat_keys:
+            set_focus_chat_keys(self.actions_by_name, new.focus_chat_keys)
         if old.theme != new.theme:
             self.set_theme(new)
         self._save_settings()
@@ -463,9 +413,6 @@ class MainWindow(QMainWindow):
         if text:
             self.status.showMessage(text, 20000)
 
-    def _show_progress(self, text: str) -> None:
-        self.status.set_progress(text)
-
     async def aclose(self) -> None:
         """Stop every turn and tool, close the connection; the conversation stays valid."""
         self.bridge.detach()
@@ -475,6 +422,11 @@ class MainWindow(QMainWindow):
         await self.tasks.aclose()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.guard.allow_close():
+            event.ignore()  # the guard asks, and closes the window itself if told to
+            return
+        self.layout_keeper.save()
+        self.pane_manager.close_soon()  # every pane's program and worker ends with the window
         self.session.stop()
         super().closeEvent(event)
 

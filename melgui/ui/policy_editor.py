@@ -270,6 +270,11 @@ class PolicyEditor(QWidget):
             self.table.setCellWidget(row, 1, box)
             self._boxes[name] = box
         self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        # At least eight tools in view (Settings showed three rows).
+        rows = self.table.verticalHeader().defaultSectionSize()
+        header = self.table.horizontalHeader().sizeHint().height()
+        self.table.setMinimumHeight(rows * 8 + header + 2 * self.table.frameWidth() + 4)
         return self.table
 
     def modes(self) -> dict[str, Mode]:

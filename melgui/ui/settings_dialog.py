@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QKeySequenceEdit,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -32,7 +34,13 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.config import secrets
 from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
 from melgui.core.store.records import AllowedCall
-from melgui.core.transports.connection import api_key_kind, make_transport, needs_api_key
+from melgui.core.transports.connection import (
+    api_key_kind,
+    complete_url,
+    connection_key,
+    make_transport,
+    needs_api_key,
+)
 from melgui.core.transports.discovery import list_models_text
 from melgui.tools.sandbox import sandbox_status
 from melgui.ui.aio import TaskKeeper
@@ -168,6 +176,16 @@ class SettingsDialog(QDialog):
         self.test_result.setReadOnly(True)
         self.test_result.setMaximumHeight(120)
         form.addRow(self.test_button, self.test_result)
+        self.model_box = QComboBox(tab)
+        self.model_box.setEditable(True)
+        self.model_box.setAccessibleName("Model")
+        self.model_box.setToolTip(
+            "The model for this connection (remembered per connection); "
+            "Test connection lists the server's models. Empty: the server's first model."
+        )
+        self.model_box.setEditText(settings.model)
+        self._model_key = connection_key(settings)
+        form.addRow("Model", self.model_box)
         self._kind_buttons[settings.connection].setChecked(True)
         self._update_enabled()
         return tab
@@ -194,8 +212,16 @@ class SettingsDialog(QDialog):
         self.theme = QComboBox(tab)
         self.theme.addItem("Light", "light")
         self.theme.addItem("Dark", "dark")
-        self.theme.setCurrentIndex(0 if settings.theme == "light" else 1)
+        self.theme.addItem("Follow the system", "system")
+        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
         form.addRow("Theme", self.theme)
+        self.focus_keys = QKeySequenceEdit(QKeySequence(settings.focus_chat_keys), tab)
+        self.focus_keys.setAccessibleName("Back to the chat from a terminal")
+        self.focus_keys.setToolTip(
+            "Terminals send every key to their program except this one (and Ctrl+Tab, "
+            "Ctrl+Shift+Tab, Ctrl+Shift+P)"
+        )
+        form.addRow("Back to the chat", self.focus_keys)
         return tab
 
     # --- behaviour ---------------------------------------------------------------------
@@ -221,6 +247,7 @@ class SettingsDialog(QDialog):
         self.send_reasoning.setChecked(api_key_kind(draft) in self._send_reasoning)
         self.send_reasoning.setEnabled(kind != "local")
         self.send_reasoning.blockSignals(False)
+        self._follow_connection(draft)
         wants_key = needs_api_key(draft)
         self.api_key.setEnabled(wants_key)
         self.persist.setEnabled(wants_key)
@@ -237,6 +264,28 @@ class SettingsDialog(QDialog):
             self._send_reasoning.add(connection)
         else:
             self._send_reasoning.discard(connection)
+
+    def _follow_connection(self, draft: Settings) -> None:
+        """Another connection in the form: its own remembered model, never the last one's."""
+        key = connection_key(draft)
+        if not hasattr(self, "model_box") or key == self._model_key:
+            return
+        self._model_key = key
+        self.model_box.clear()
+        if key == connection_key(self.original):
+            self.model_box.setEditText(self.original.model)
+        else:
+            self.model_box.setEditText(self.original.connection_models.get(key, ""))
+
+    def _complete_urls(self) -> str:
+        """Fill in a missing http(s):// in the URL fields; what was done, or ""."""
+        notes = []
+        for field in (self.relay_url, self.base_url):
+            completed, note = complete_url(field.text())
+            if note:
+                field.setText(completed)
+                notes.append(note)
+        return " ".join(notes)
 
     def _preset_chosen(self, index: int) -> None:
         preset = PRESETS.get(str(self.preset.itemData(index)))
@@ -268,9 +317,16 @@ class SettingsDialog(QDialog):
             "command_timeout": self.timeout.value() if hasattr(self, "timeout") else 120.0,
             "web_search_url": self.search_url.text().strip() if hasattr(self, "search_url") else "",
             "theme": self.theme.currentData() if hasattr(self, "theme") else "light",
+            "focus_chat_keys": self._focus_keys(),
         }
         if hasattr(self, "_send_reasoning"):
             values["send_reasoning"] = sorted(self._send_reasoning)
+        if hasattr(self, "model_box"):
+            model = self.model_box.currentText().strip()
+            values["model"] = model
+            if model:
+                key = connection_key(Settings.model_validate(values))
+                values["connection_models"] = {**self.original.connection_models, key: model}
         if hasattr(self, "policy_editor"):
             values["approval_modes"] = self.policy_editor.modes()
             editor = self.policy_editor
@@ -283,6 +339,11 @@ class SettingsDialog(QDialog):
             values.update(editor.sandbox_values())
         return Settings.model_validate(values)
 
+    def _focus_keys(self) -> str:
+        if not hasattr(self, "focus_keys") or self.focus_keys.keySequence().isEmpty():
+            return self.original.focus_chat_keys
+        return self.focus_keys.keySequence().toString()
+
     def _key_for(self, draft: Settings) -> str | None:
         typed = self.api_key.text().strip()
         if typed:
@@ -290,12 +351,13 @@ class SettingsDialog(QDialog):
         return secrets.get_api_key(api_key_kind(draft)) if needs_api_key(draft) else None
 
     def test_connection(self) -> None:
+        filled = self._complete_urls()
         try:
             draft = self.draft()
         except ValueError as exc:
             self.test_result.setPlainText(f"Invalid settings: {exc}")
             return
-        self.test_result.setPlainText("Asking the server for its models…")
+        self.test_result.setPlainText(f"{filled} Asking the server for its models…".strip())
         self.test_button.setEnabled(False)
         self._tasks.spawn(self._test(draft, self._key_for(draft)), what="testing the connection")
 
@@ -311,9 +373,17 @@ class SettingsDialog(QDialog):
         elif not models:
             self.test_result.setPlainText("✓ Connected, but the server lists no models.")
         else:
-            self.test_result.setPlainText(f"✓ {len(models)} models:\n" + "\n".join(models))
+            self.test_result.setPlainText(
+                f"✓ {len(models)} models: pick one in Model below.\n" + "\n".join(models)
+            )
+            current = self.model_box.currentText().strip()
+            ids = [m.split("  (")[0] for m in models]
+            self.model_box.clear()
+            self.model_box.addItems(ids)
+            self.model_box.setEditText(current if current in ids else ids[0])
 
     def accept(self) -> None:
+        self.key_message = self._complete_urls()
         try:
             draft = self.draft()
         except ValueError as exc:
@@ -323,7 +393,7 @@ class SettingsDialog(QDialog):
         if typed and needs_api_key(draft):
             saved = secrets.set_api_key(api_key_kind(draft), typed, self.persist.currentData())
             self.keyring_note.setText(saved.message)
-            self.key_message = saved.message
+            self.key_message = f"{self.key_message} {saved.message}".strip()
         # this conversation's rules live with its policy, not in the settings
         self.policy.book.conversation[:] = self.policy_editor.rule_list("conversation")
         self.applied.emit(draft, self._key_for(draft))

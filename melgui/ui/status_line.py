@@ -42,6 +42,7 @@ class StatusLine(QStatusBar):
         self.context_meter = ContextMeter(self)  # the window's fill, Compact (issue 19)
         self.addPermanentWidget(self.context_meter)
         self._bridge: SessionBridge | None = None
+        self._leg = 0
 
     def follow(self, bridge: SessionBridge) -> None:
         if self._bridge is not None:
@@ -71,9 +72,12 @@ class StatusLine(QStatusBar):
         match event:
             case LegStarted(leg=leg, attempt=attempt):
                 again = f" (attempt {attempt})" if attempt > 1 else ""
+                self._leg = leg
                 self.activity.setText(f"Waiting for the model — leg {leg}{again}")
             case AssistantText():
-                pass
+                writing = f"The model is writing — leg {self._leg}"
+                if self.activity.text() != writing:
+                    self.activity.setText(writing)
             case ToolCallStarted(call=call):
                 summary = summarize(call.name, call.parsed, 60)
                 self.activity.setText(f"Running {call.name} {summary}")

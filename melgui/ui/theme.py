@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import Theme
@@ -69,7 +72,31 @@ DARK = Colors(
 )
 
 
+def system_is_dark() -> bool:
+    """The desktop's colour scheme says dark (Qt 6.5+; light when it does not say)."""
+    hints = QGuiApplication.styleHints()
+    scheme = getattr(hints, "colorScheme", None)
+    return callable(scheme) and scheme() == Qt.ColorScheme.Dark
+
+
+def follow_system_scheme(theme: Callable[[], Theme], redraw: Callable[[], None]) -> None:
+    """Call `redraw` when the desktop's colour scheme changes while `theme()` is "system"."""
+    hints = QGuiApplication.styleHints()
+    changed = getattr(hints, "colorSchemeChanged", None)  # Qt 6.5+
+    if changed is None:
+        return
+
+    def on_change(_scheme: object) -> None:
+        with contextlib.suppress(RuntimeError):  # the window may be gone already
+            if theme() == "system":
+                redraw()
+
+    changed.connect(on_change)
+
+
 def colors_for(theme: Theme) -> Colors:
+    if theme == "system":
+        return DARK if system_is_dark() else LIGHT
     return DARK if theme == "dark" else LIGHT
 
 

@@ -26,16 +26,19 @@ class ProjectToolbar(QToolBar):
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__("Project", parent)
         self.colors = colors
+        self.setObjectName("projectToolbar")  # saveState() keys toolbars by name
         self.setMovable(False)
+        # The folder's name is the button (the window title has the whole path).
         self.folder_button = QToolButton(self)
         self.folder_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.folder_button.setAccessibleName("Project folder")
         self.folder_button.clicked.connect(self.folderRequested)
-        self.addWidget(QLabel(" Folder ", self))
         self.addWidget(self.folder_button)
         self.addSeparator()
         self.role_box = QComboBox(self)
         self.role_box.addItems(list(ROLES))
         self.role_box.setToolTip("Which tool set the next leg sends")
+        self.role_box.setAccessibleName("Role")
         self.role_box.currentTextChanged.connect(self.roleChanged)
         self.addWidget(QLabel(" Role ", self))
         self.addWidget(self.role_box)
@@ -43,7 +46,10 @@ class ProjectToolbar(QToolBar):
         self.model_box.setEditable(True)
         self.model_box.setMinimumContentsLength(22)
         self.model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.model_box.setToolTip("Model for the next leg; tool-capable models first")
+        self.model_box.setToolTip(
+            "Model for the next leg, from this server's list (remembered per connection)"
+        )
+        self.model_box.setAccessibleName("Model")
         self.model_box.activated.connect(self._model_picked)
         line = self.model_box.lineEdit()
         if line is not None:
@@ -53,6 +59,7 @@ class ProjectToolbar(QToolBar):
         refresh = QToolButton(self)
         refresh.setText("⟳")
         refresh.setToolTip("Ask the server for its models again")
+        refresh.setAccessibleName("Refresh the model list")
         refresh.clicked.connect(self.refreshModels)
         self.addWidget(refresh)
         spacer = QWidget(self)
@@ -62,9 +69,11 @@ class ProjectToolbar(QToolBar):
         self.addWidget(spacer)
         self.connection = QLabel(self)
         self.connection.setTextFormat(Qt.TextFormat.RichText)
+        self.connection.setAccessibleName("Connection")
         self.addWidget(self.connection)
         settings = QToolButton(self)
         settings.setText("Settings…")
+        settings.setAccessibleName("Settings")
         settings.clicked.connect(self.settingsRequested)
         self.addWidget(settings)
         self._model = ""
@@ -76,7 +85,7 @@ class ProjectToolbar(QToolBar):
         self.set_connection(*self._connection)
 
     def set_folder(self, folder: str) -> None:
-        self.folder_button.setText(os.path.basename(folder.rstrip(os.sep)) or folder)
+        self.folder_button.setText(f"{os.path.basename(folder.rstrip(os.sep)) or folder} ▾")
         self.folder_button.setToolTip(f"{folder}\nClick to open another project folder")
 
     def set_role(self, role: Role) -> None:

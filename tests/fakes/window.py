@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
@@ -37,3 +38,16 @@ def type_prompt(qtbot: QtBot, window: MainWindow, prompt: str) -> None:
 
 def idle(window: MainWindow, legs: int) -> bool:
     return not window.bridge.busy and window.session.loop.legs >= legs
+
+
+def answer(box: QMessageBox | None, proceed: bool) -> str:
+    """Click "Quit anyway"/"Close pane" (proceed) or Cancel in a loss dialog; returns the
+    list of losses it showed."""
+    assert box is not None and box.isVisible(), "no loss dialog is open"
+    shown = box.informativeText()
+    for button in box.buttons():
+        role = box.buttonRole(button)
+        if (role == QMessageBox.ButtonRole.DestructiveRole) == proceed:
+            button.click()
+            break
+    return shown

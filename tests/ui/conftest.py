@@ -74,6 +74,7 @@ def make_window(
     yield make
     for window in windows:
         run(window.aclose())
+        window.guard.allow()  # a test's leftover panes end without the question
         window.close()
         window.deleteLater()
     qloop.run_until_complete(asyncio.sleep(0.05))

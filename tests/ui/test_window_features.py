@@ -273,7 +273,7 @@ def test_another_folder_starts_a_new_conversation_there(
     window.change_folder(str(other))
     assert window.session is not first_session and sessions == [window.session]
     assert window.project_folder() == str(other.resolve())
-    assert window.toolbar.folder_button.text() == "other"
+    assert window.toolbar.folder_button.text() == "other ▾"
 
     async def scenario() -> None:
         type_prompt(qtbot, window, "make it")

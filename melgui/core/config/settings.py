@@ -27,7 +27,7 @@ SCHEMA_VERSION = 2
 SETTINGS_FILE = "settings.json"
 
 ConnectionKind = Literal["relay", "openai", "local"]
-Theme = Literal["light", "dark"]
+Theme = Literal["light", "dark", "system"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     web_search_url: str = ""
     """Base URL of a SearXNG instance for web_search; empty: web search is off."""
     theme: Theme = "light"
-    """Window colours."""
+    """Window colours: light, dark, or "system" to follow the desktop's colour scheme."""
     local_model_path: str = ""
     """GGUF file for the local connection; empty: the model shipped with melgui[local]."""
     checkpoints: bool = True
@@ -146,6 +146,12 @@ class Settings(BaseSettings):
     """Files bigger than this are left out of checkpoints (and named in the call card)."""
     context_windows: dict[str, int] = Field(default_factory=dict)
     """Per model id: its context window in tokens, when the server does not say."""
+    connection_models: dict[str, str] = Field(default_factory=dict)
+    """The model last chosen on each connection (see connection_key), so a switch back
+    brings it back and a switch away never sends it to another server."""
+    focus_chat_keys: str = "Ctrl+`"
+    """Keys that take the keyboard from a terminal pane back to the chat (never sent to the
+    program running there)."""
 
     @field_validator("approval_modes", mode="before")
     @classmethod

@@ -11,6 +11,7 @@ from typing import Any
 from melgui.core.protocol.call_life import CALL_PHASES
 from melgui.core.protocol.content import ImagePart
 from melgui.core.protocol.messages import Message
+from melgui.core.store.failures import markdown_line, place_notes
 from melgui.core.store.records import PlanRecord, ToolCallRecord
 from melgui.core.store.store import Store
 
@@ -208,7 +209,12 @@ def export_markdown(store: Store, conversation_id: str) -> str:
         out.append(f"- Model: {summary.model or '?'} · Role: {summary.role or '?'}")
     out.append("")
     answered: set[str] = set()
-    for item in stored:
+    failures = place_notes(stored, store.notes(conversation_id))
+    for index, item in enumerate([*stored, None]):
+        while failures and failures[0][0] <= index:
+            out += [markdown_line(failures.pop(0)[1]), ""]
+        if item is None:
+            break
         message = item.message
         if message.role == "tool":
             if message.tool_call_id not in answered:  # a result without its call

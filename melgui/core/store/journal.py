@@ -44,6 +44,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.store.failures import STOPPED_TEXT
 from melgui.core.store.store import Store
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
@@ -172,11 +173,15 @@ class Journal:
                 self.flush()
                 self.store.add_note(cid, "error", message)
                 self._checkpoint_soon()
-            case TurnFinished() | TurnCancelled():
+            case TurnCancelled():
+                self.flush()
+                self.store.add_note(cid, "stopped", STOPPED_TEXT)
+                self._checkpoint_soon()
+            case TurnFinished():
                 self.flush()
                 self._checkpoint_soon()
-            case Retrying():
-                pass
+            case Retrying(attempt=attempt, reason=reason):
+                self.store.add_note(cid, "retry", f"attempt {attempt + 1} after: {reason}")
             case ContextNotice(text=text, level=level):
                 if level == "warning":
                     self.store.add_note(cid, "context", text)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from melgui.core.protocol.call_life import is_open
 from melgui.core.protocol.messages import INTERRUPTED_RESULT, Conversation, Repair
+from melgui.core.store.failures import place_notes
 from melgui.core.store.records import (
     ConversationSummary,
     NoteRecord,
@@ -38,6 +39,8 @@ class Resumed:
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     plans: list[PlanRecord] = field(default_factory=list)
     notes: list[NoteRecord] = field(default_factory=list)
+    # Errors, retries and stops, each after the number of messages stored before it.
+    failures: list[tuple[int, NoteRecord]] = field(default_factory=list)
 
     @property
     def conversation_id(self) -> str:
@@ -94,7 +97,8 @@ def resume(store: Store, conversation_id: str) -> Resumed:
         cut_text=cut_text,
         tool_calls=store.tool_calls(conversation_id),
         plans=store.plans(conversation_id),
-        notes=store.notes(conversation_id),
+        notes=(notes := store.notes(conversation_id)),
+        failures=place_notes(store.messages(conversation_id), notes),
     )
 
 

@@ -73,6 +73,27 @@ def connection_label(settings: Settings) -> str:
     return "Local model"
 
 
+def connection_key(settings: Settings) -> str:
+    """Which server a model name belongs to: the kind and its address (or model file)."""
+    if settings.connection == "relay":
+        return f"relay {settings.relay_url.strip().rstrip('/')}"
+    if settings.connection == "openai":
+        return f"openai {settings.openai_base_url.strip().rstrip('/')}"
+    return f"local {settings.local_model_path.strip()}"
+
+
+def complete_url(url: str) -> tuple[str, str]:
+    """`url` with a missing scheme filled in (http:// for this computer, https:// for
+    others), and a sentence saying so ("" when nothing was changed)."""
+    text = url.strip()
+    if not text or "://" in text:
+        return text, ""
+    host = text.split("/", 1)[0].split(":", 1)[0].lower()
+    local = host in ("localhost", "::1", "[::1]") or host.startswith("127.") or host == "0.0.0.0"
+    scheme = "http://" if local else "https://"
+    return scheme + text, f"{scheme} added in front of {text!r}."
+
+
 class UnconfiguredTransport:
     """Stands in for a connection that cannot work; every use says what to fix."""
 
@@ -126,6 +147,8 @@ def make_transport(
 __all__ = [
     "UnconfiguredTransport",
     "api_key_kind",
+    "complete_url",
+    "connection_key",
     "connection_label",
     "make_transport",
     "needs_api_key",

@@ -40,6 +40,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.store.records import NoteRecord
 from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.bridge import SessionBridge
@@ -133,6 +134,8 @@ class ChatView(QWidget):
         self._load_timer = QTimer(self)
         self._load_timer.setSingleShot(True)
         self._load_timer.timeout.connect(self._draw_pending)
+        # (position, kind, text) of a reopened conversation's errors, retries and stops.
+        self.failures: list[tuple[int, str, str]] = []
         bridge.loopEvent.connect(self.on_event)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
         self._images_refused = ""  # why the last turn failed, when on an image
@@ -252,13 +255,16 @@ class ChatView(QWidget):
         deadline = None if budget is None else time.perf_counter() + budget
         while self._pending:
             index, message = self._pending.popleft()
+            self._draw_failures(index)
             self._draw_message(message, index)
             if deadline is not None and self._pending and time.perf_counter() > deadline:
                 self._load_timer.start(0)
                 return
+        messages = self.bridge.session.conversation.messages
         if self._shown_to is not None:
-            messages = self.bridge.session.conversation.messages
             self.transcript.add_later_link(len(messages) - self._shown_to)
+        else:
+            self._draw_failures(len(messages))
         for call_id, (status, duration) in self._pending_states.items():
             self._set_card(call_id, status, duration)
         self._pending_states = {}
@@ -268,6 +274,26 @@ class ChatView(QWidget):
         if self._pending or self._load_timer.isActive():
             self._load_timer.stop()
             self._draw_pending(None)
+
+    def show_failures(self, failures: list[tuple[int, NoteRecord]]) -> None:
+        """A reopened conversation's errors, retries and stops, drawn where they happened."""
+        if failures:
+            self.failures = [(at, note.kind, note.text) for at, note in failures]
+            self.load_conversation(self.bridge.session.conversation)
+
+    def _draw_failures(self, position: int) -> None:
+        """Errors, retries and stops of a reopened conversation, where they happened."""
+        colors = {"error": self.colors.error, "stopped": self.colors.warn}
+        for at, kind, text in self.failures:
+            if at != position:
+                continue
+            if kind == "error":
+                explained = explain_failure(text, None)
+                self.transcript.add_notice(explained.text, colors[kind], action=explained.action)
+            elif kind == "stopped":
+                self.transcript.add_notice("Stopped.", colors[kind], action=shorten(text, 120))
+            else:
+                self.transcript.add_notice(f"Retried: {shorten(text, 160)}", self.colors.muted)
 
     def _show_more(self) -> None:
         """The page before the first drawn one; at most MAX_DRAWN messages stay drawn."""
@@ -359,6 +385,7 @@ class ChatView(QWidget):
             case HistoryRepaired(repair=repair):
                 t.add_notice(repair.describe(), self.colors.muted)
             case HistoryBranched(messages=messages, note=note):
+                self.failures = []  # placed on the old list of messages
                 self.load_conversation(Conversation(list(messages)))
                 if note:
                     self.transcript.add_notice(note, self.colors.muted)

@@ -80,7 +80,7 @@ class SegmentRenderer:
             bottom = "6px" if segment.last else "0"
             parts.append(
                 f'<pre style="background-color:{c.code_bg}; margin-top:0; '
-                f'margin-bottom:{bottom}; font-family:{MONO};">{body}</pre>'
+                f'margin-bottom:{bottom}; font-family:{MONO}; white-space:pre-wrap;">{body}</pre>'
             )
         return "".join(parts)
 

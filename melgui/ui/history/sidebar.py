@@ -186,7 +186,10 @@ class HistorySidebar(QWidget):
         text = self._safe(lambda: render(self.store, cid))
         if text is None:
             return False
-        return bool(self._safe(lambda: _write_atomically(Path(path), text), ok=True))
+        written = bool(self._safe(lambda: _write_atomically(Path(path), text), ok=True))
+        if written:
+            self.problem.emit(f"Exported to {path}")  # the confirmation, in the status bar
+        return written
 
     def import_from(self, path: str | os.PathLike[str]) -> str | None:
         """Import a JSON export into this folder; returns its id and shows it."""

@@ -75,7 +75,9 @@ class AgentPane(QWidget):
         split.addWidget(self.inspector)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        split.setSizes([300, 0])  # the inspector opens when a call is clicked
+        # The inspector opens when a call is clicked; hidden until then, so it takes no
+        # room and the pane can be as short as its chat (a terminal split above keeps rows).
+        self.inspector.hide()
         self._split = split
         info = QLabel(f"worker · model <b>{session.loop.model}</b>", self)
         info.setContentsMargins(6, 2, 6, 0)
@@ -118,9 +120,11 @@ class AgentPane(QWidget):
         return self.approvals.pending()
 
     def show_call(self, call_id: str) -> None:
+        if self.inspector.isHidden():
+            self.inspector.show()
         sizes = self._split.sizes()
         if len(sizes) == 2 and sizes[1] < 80:
-            total = sum(sizes)
+            total = sum(sizes) or self._split.height()
             self._split.setSizes([total * 3 // 5, total * 2 // 5])
         self.inspector.show_call(call_id)
 

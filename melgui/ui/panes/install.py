@@ -11,7 +11,7 @@ import weakref
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, SignalInstance
+from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from melgui.core.agent.session import AgentSession
@@ -52,7 +52,7 @@ class PaneHost(Protocol):
 
 
 class _EndPanes(QObject):
-    """Ends every pane's program or worker when the window closes or the app quits.
+    """Ends every pane's program or worker when the app quits (the window's close does too).
 
     A child of the manager, so Qt disconnects it when the window goes away.
     """
@@ -61,11 +61,6 @@ class _EndPanes(QObject):
         super().__init__(manager)
         self._manager = manager
         self._window = window
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Close:
-            self._manager.close_soon()
-        return False
 
     def on_about_to_quit(self) -> None:
         # qasync's run_until_complete also emits aboutToQuit whenever its exec() returns;
@@ -106,9 +101,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
     def on_panes_changed() -> None:
         has_panes = bool(manager.registry.all())
         if has_panes and area.isHidden():
-            area.show()
-            total = sum(window.pane_host.sizes()) or widget.width()
-            window.pane_host.setSizes([total * 2 // 5, total * 3 // 5])
+            area.show()  # the window's LayoutKeeper shares the width out
         elif not has_panes and not area.isHidden():
             area.hide()
 
@@ -119,8 +112,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
     window.sessionChanged.connect(on_session_changed)
     window.approvalSourceRequested.connect(manager.show_call)
     window.themeChanged.connect(manager.set_colors)
-    ender = _EndPanes(manager, widget)
-    widget.installEventFilter(ender)
+    ender = _EndPanes(manager, widget)  # the window's accepted close calls shutdown()
     app = QApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(ender.on_about_to_quit)

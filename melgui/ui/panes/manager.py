@@ -8,16 +8,19 @@ life of what runs in them: closing a pane ends its process group or worker, and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QMessageBox
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
+from melgui.desk.coordinator import Loss, session_losses
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
@@ -48,6 +51,17 @@ class PaneError(Exception):
 def _short(text: str, limit: int = 40) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _jobs(shell: int, pids: list[int]) -> list[int]:
+    """Processes the shell started as jobs (their own process group, foreground or in the
+    background); what its start-up files run stays in the shell's group and is no job."""
+    jobs = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if pid != shell and os.getpgid(pid) != shell:
+                jobs.append(pid)
+    return jobs
 
 
 class PaneManager(QObject):
@@ -81,6 +95,7 @@ class PaneManager(QObject):
         self._shut = False
         self._ending: asyncio.Task[None] | None = None
         self.tasks = TaskKeeper()  # workers' closing, which outlives their panes
+        self.close_dialog: QMessageBox | None = None  # the last "close this pane?" asked
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -148,7 +163,7 @@ class PaneManager(QObject):
 
     def _install(self, info: PaneInfo, pane: Pane, layout: object) -> None:
         frame = PaneFrame(self.registry.get(info.id) or info, pane)
-        frame.closeRequested.connect(self.close_pane)
+        frame.closeRequested.connect(self.request_close)
         frame.moveToTabRequested.connect(self.area.move_to_tab)
         self._panes[info.id] = pane
         self.area.add(frame, layout)
@@ -161,7 +176,46 @@ class PaneManager(QObject):
             frame.show_state(state)
         self.panesChanged.emit()
 
+    # -- what closing would lose -------------------------------------------------------
+
+    def pane_losses(self, pane_id: int) -> list[Loss]:
+        """What closing this pane now would end: a running program, a worker's turn or
+        its approvals. A shell at its prompt loses nothing."""
+        pane = self._panes.get(pane_id)
+        info = self.registry.get(pane_id)
+        if pane is None or info is None:
+            return []
+        where = f"pane {pane_id} ({info.title})"
+        if isinstance(pane, AgentPane):
+            return session_losses(pane.session, where)()
+        if pane.pty is None or not pane.alive:
+            return []
+        if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
+            return []
+        what = pane.command or "a program started in the shell"
+        return [Loss("process", where, f"{_short(what)} is still running")]
+
+    def losses(self) -> list[Loss]:
+        """Every pane's losses, in pane order (a coordinator source)."""
+        return [loss for info in self.registry.all() for loss in self.pane_losses(info.id)]
+
     # -- closing -----------------------------------------------------------------------
+
+    def request_close(self, pane_id: int) -> None:
+        """The person's close: asks first when the pane's program or worker is live."""
+        losses = self.pane_losses(pane_id)
+        frame = self.area.frame(pane_id)
+        if not losses or frame is None:
+            self.close_pane(pane_id)
+            return
+        from melgui.ui.quit_guard import ask_about_losses
+
+        def close() -> None:
+            self.close_pane(pane_id)
+
+        self.close_dialog = ask_about_losses(
+            frame, losses, "Closing this pane would end:", "Close pane", close
+        )
 
     def close_pane(self, pane_id: int) -> bool:
         """Close a pane and end what runs in it; False when there is no such pane."""

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QApplication, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
@@ -198,7 +199,11 @@ class PaneArea(QWidget):
     def _set_focused(self, frame: PaneFrame | None) -> None:
         if frame is self._focused:
             return
-        if self._focused is not None and self._focused.pane_id in self._frames:
+        if (
+            self._focused is not None
+            and self._focused.pane_id in self._frames
+            and shiboken6.isValid(self._focused)  # its window may be gone already
+        ):
             self._focused.set_focused(False)
         self._focused = frame
         if frame is not None:

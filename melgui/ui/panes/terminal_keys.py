@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence
 
 _Key = Qt.Key
 _Mod = Qt.KeyboardModifier
@@ -99,3 +102,21 @@ def paste_bytes(text: str, bracketed: bool) -> bytes:
     if bracketed:
         return b"\x1b[200~" + body.replace(b"\x1b[201~", b"") + b"\x1b[201~"
     return body
+
+
+class ReservedKeys:
+    """The few window shortcuts a focused terminal lets through (back to the chat, next
+    pane, the palette, …); every other key goes to the program, Esc and Tab included."""
+
+    def __init__(self) -> None:
+        self._keys: list[QKeySequence] = []
+
+    def set(self, sequences: Iterable[QKeySequence]) -> None:
+        self._keys = [sequence for sequence in sequences if not sequence.isEmpty()]
+
+    def matches(self, event: QKeyEvent) -> bool:
+        pressed = QKeySequence(event.keyCombination())
+        return any(pressed == sequence for sequence in self._keys)
+
+
+RESERVED_KEYS = ReservedKeys()

@@ -25,7 +25,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
 from melgui.core.terminal.screen import RGB_FLAG, Run, Style, TerminalScreen
-from melgui.ui.panes.terminal_keys import key_bytes, paste_bytes
+from melgui.ui.panes.terminal_keys import RESERVED_KEYS, key_bytes, paste_bytes
 
 FRAME_MS = 33  # ~30 frames a second at most
 
@@ -99,8 +99,10 @@ class TerminalView(QWidget):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setStyleHint(QFont.StyleHint.Monospace)
         font.setPointSize(max(9, font.pointSize()))
+        self._base_points = font.pointSize()
         self._set_font(font)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Terminal")
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setAttribute(Qt.WidgetAttribute.WA_InputMethodEnabled)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -118,6 +120,17 @@ class TerminalView(QWidget):
         self._cell_w = max(1, metrics.horizontalAdvance("M"))
         self._cell_h = max(1, metrics.height())
         self._ascent = metrics.ascent()
+
+    def zoom_to(self, steps: int) -> None:
+        """Text `steps` points above (or below) the default size; the grid follows."""
+        font = QFont(self.font())
+        font.setPointSize(max(6, self._base_points + steps))
+        self._set_font(font)
+        columns, rows = self.grid_for(self.size())
+        if (columns, rows) != (self.emulator.columns, self.emulator.rows):
+            self.gridResized.emit(columns, rows)
+        self._stale = True
+        self.updateGeometry()
 
     # -- output side ---------------------------------------------------------------------
 
@@ -231,6 +244,13 @@ class TerminalView(QWidget):
     # -- keyboard ------------------------------------------------------------------------
 
     def event(self, event: QEvent) -> bool:
+        # Keys belong to the program, not to the window's shortcuts, except the reserved
+        # few (back to the chat, next pane, …) that make a way out of the terminal.
+        if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.ShortcutOverride:
+            if not RESERVED_KEYS.matches(event):
+                event.accept()
+                return True
+            return super().event(event)
         # Tab and Backtab belong to the program, not to focus navigation.
         if (
             isinstance(event, QKeyEvent)

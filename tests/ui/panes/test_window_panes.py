@@ -16,7 +16,7 @@ from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal_pane import TerminalPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.window import answer, relay_settings, wait_until
 
 
 def panes_of(window: MainWindow) -> PaneManager:
@@ -84,6 +84,10 @@ def test_window_panes_approvals_and_quit(
         terminal.emulator.text(),
         terminal.pty.eof,
     )
-    window.close()  # the window's close ends every pane
+    window.close()  # asks first: the terminal still runs sleep 300
+    assert window.isVisible()
+    shown = answer(window.guard.dialog, proceed=True)
+    assert "sleep 300 is still running" in shown
+    assert not window.isVisible()  # the window's close ends every pane
     assert not [pid for pid in pids if process_alive(pid)]
     assert manager.pane(2) is not None and isinstance(manager.pane(2), AgentPane)

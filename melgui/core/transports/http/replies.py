@@ -75,14 +75,55 @@ def _message_in(payload: Any) -> str:
     return ""
 
 
+# Words of a server rejecting the request's content (its validation of the messages), not
+# failing: sending the same history again cannot help.
+_REJECTION_WORDS = (
+    "validation error",
+    "input should be",
+    "field required",
+    "unprocessable",
+    "tool_call_id",
+    "messages[",
+    "messages.",
+    "invalid 'messages",
+    "pydantic",
+)
+
+
+def rejects_history(message: str) -> bool:
+    """True when an error text reads as the server refusing the messages it was sent."""
+    lower = message.lower()
+    return any(word in lower for word in _REJECTION_WORDS)
+
+
+def url_hint(status: int, url: str) -> str:
+    """What a 404 at `url` most likely means, or ""."""
+    if status != 404 or not url:
+        return ""
+    parts = httpx.URL(url)
+    if "/v1" not in parts.path:
+        base = str(parts.copy_with(path="/v1", query=None)).rstrip("/")
+        return f" — tried {url}; the base URL probably lacks /v1 (try {base})"
+    return f" — tried {url}; check the base URL and the model name"
+
+
+def _url_of(response: httpx.Response) -> str:
+    try:
+        return str(response.request.url)
+    except RuntimeError:  # a response built without its request
+        return ""
+
+
 def status_error(response: httpx.Response, body: str, events_seen: bool = False) -> StreamError:
     status = response.status_code
     message = server_message(body)
+    url = _url_of(response)
     head = f"HTTP {status} {response.reason_phrase}".rstrip()
+    text = f"{head}: {message}" if message else head
     return StreamError(
-        f"{head}: {message}" if message else head,
+        text + url_hint(status, url),
         status=status,
-        retryable=is_retryable_status(status),
+        retryable=is_retryable_status(status) and not rejects_history(message),
         retry_after=retry_after_seconds(response.headers.get("retry-after")),
         events_seen=events_seen,
     )
@@ -161,6 +202,7 @@ async def request_json(
         message = server_message(response.text[:MAX_ERROR_BODY])
         head = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
         detail = f"{head}: {message}" if message else head
+        detail += url_hint(response.status_code, url)
         raise TransportError(f"{what}: {detail}", status=response.status_code)
     try:
         return response.json() if response.content else None

@@ -1,0 +1,35 @@
+"""Where a conversation went wrong, placed among its messages again.
+
+The journal keeps errors, retries and stops as notes (kinds "error", "retry",
+"stopped"); each note sits after the messages stored before it, so a reopened
+conversation and its export show them where they happened.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+from melgui.core.store.records import NoteRecord, StoredMessage
+
+FAILURE_KINDS = ("error", "retry", "stopped")
+STOPPED_TEXT = "Stopped: the answer before this point may be incomplete."
+
+
+def place_notes(
+    stored: Sequence[StoredMessage], notes: Sequence[NoteRecord]
+) -> list[tuple[int, NoteRecord]]:
+    """(position, note) for each failure note: position = messages stored before it."""
+    times = [item.created_at for item in stored]
+    return [
+        (bisect.bisect_right(times, note.at), note) for note in notes if note.kind in FAILURE_KINDS
+    ]
+
+
+def markdown_line(note: NoteRecord) -> str:
+    """A quoted line for the Markdown export."""
+    label = {"error": "Error", "retry": "Retried", "stopped": "Stopped"}.get(note.kind, note.kind)
+    text = " ".join(note.text.split())
+    if note.kind == "stopped":
+        return f"> **{label}** — {text.removeprefix('Stopped: ')}"
+    return f"> **{label}** — {text}"

@@ -1,0 +1,191 @@
+"""A layout that holds: room for the chat when panes open, proportions back when they
+close, and the window's geometry, docks and splitter remembered between runs.
+
+When the first pane opens, an empty inspector (and plans) folds away before the chat
+gives up any width, and the chat keeps at least MIN_CHAT_WIDTH pixels; when the last
+pane closes, the folded docks and the widths from before come back. `save()` writes the
+window's state to an INI file; `restore()` reads it (both do nothing without a path).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter
+
+MIN_CHAT_WIDTH = 380
+MIN_PANES_WIDTH = 400
+INSPECTOR_SHARE = 0.28  # of the window's width, for a dock that opens with the window
+INSPECTOR_MAX = 420
+HISTORY_WIDTH = 210
+
+
+def _on_screen(dock: QDockWidget) -> bool:
+    """Shown and not a tab behind another dock (those keep a stale size)."""
+    return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+
+def chat_and_panes(total: int, share: float | None = None) -> tuple[int, int]:
+    """How the central splitter's width is shared once panes are open: the chat's `share`
+    (the person's last choice) or two fifths, keeping both sides usable."""
+    chat = max(MIN_CHAT_WIDTH, int(total * share) if share else total * 2 // 5)
+    if total - chat < MIN_PANES_WIDTH:
+        chat = max(MIN_CHAT_WIDTH, total - MIN_PANES_WIDTH)
+    return chat, max(0, total - chat)
+
+
+class LayoutKeeper(QObject):
+    """Keeps `window`'s proportions; `folds` are the docks that fold away when empty."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        splitter: QSplitter,
+        *,
+        folds: list[tuple[QDockWidget, Any]],
+        side_docks: list[QDockWidget],
+        path: Path | None,
+    ) -> None:
+        super().__init__(window)
+        self._window = window
+        self._splitter = splitter
+        self._folds = folds  # (dock, is_empty callable)
+        self._side_docks = side_docks
+        self._path = path
+        self._folded: list[QDockWidget] = []
+        self._before: dict[QDockWidget, int] = {}
+        self.panes_open = False
+        self.chat_share: float | None = None  # the chat's part beside panes, as last set
+        splitter.splitterMoved.connect(lambda _pos, _index: self._remember_share())
+
+    # -- start-up sizes ------------------------------------------------------------------
+
+    def first_sizes(self) -> None:
+        """Modest docks for a window opened without remembered state."""
+        width = self._window.width()
+        docks: list[QDockWidget] = []
+        for dock in self._side_docks:  # one per tab group: a hidden tab's size is stale
+            if not dock.isHidden() and not set(self._window.tabifiedDockWidgets(dock)) & set(docks):
+                docks.append(dock)
+        wanted = {
+            d.objectName(): HISTORY_WIDTH
+            if self._window.dockWidgetArea(d) == Qt.DockWidgetArea.LeftDockWidgetArea
+            else min(INSPECTOR_MAX, int(width * INSPECTOR_SHARE))
+            for d in docks
+        }
+        self._window.resizeDocks(
+            docks, [wanted[d.objectName()] for d in docks], Qt.Orientation.Horizontal
+        )
+
+    # -- panes opening and closing -------------------------------------------------------
+
+    def panes_changed(self, has_panes: bool) -> None:
+        if has_panes and not self.panes_open:
+            self.panes_open = True
+            self._before = {d: d.width() for d in self._side_docks if _on_screen(d)}
+            for dock, is_empty in self._folds:
+                if dock.isVisible() and is_empty():
+                    dock.hide()
+                    self._folded.append(dock)
+            layout = self._window.layout()
+            if layout is not None:
+                layout.activate()  # the central splitter gets the folded docks' width now
+            self._share()
+        elif not has_panes and self.panes_open:
+            self.panes_open = False
+            for dock in self._folded:
+                dock.show()
+            self._folded.clear()
+            self._restore_widths()
+            # Shown docks settle in a later layout pass: size them again after it.
+            QTimer.singleShot(0, self._restore_widths)
+
+    def _restore_widths(self) -> None:
+        if self.panes_open:
+            return
+        docks = [d for d in self._before if _on_screen(d)]
+        if docks:
+            self._window.resizeDocks(
+                docks, [self._before[d] for d in docks], Qt.Orientation.Horizontal
+            )
+
+    def _remember_share(self) -> None:
+        """The person moved the handle between the chat and the panes: keep their share."""
+        sizes = self._splitter.sizes()
+        total = sizes[0] + sizes[1] if len(sizes) >= 2 else 0
+        if self.panes_open and total > 0 and sizes[1] > 0:
+            self.chat_share = sizes[0] / total
+
+    def _share(self) -> None:
+        sizes = self._splitter.sizes()
+        total = sum(sizes) or self._splitter.width()
+        if len(sizes) >= 2:
+            chat, panes = chat_and_panes(total, self.chat_share)
+            self._splitter.setSizes([chat, panes, *([0] * (len(sizes) - 2))])
+
+    # -- remembering -----------------------------------------------------------------------
+
+    def _store(self) -> QSettings | None:
+        if self._path is None:
+            return None
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        return QSettings(str(self._path), QSettings.Format.IniFormat)
+
+    def save(self) -> None:
+        store = self._store()
+        if store is None:
+            return
+        # Folded docks are saved as they were before folding.
+        for dock in self._folded:
+            dock.show()
+        store.setValue("window/geometry", self._window.saveGeometry())
+        store.setValue("window/size", self._window.size())
+        store.setValue("window/state", self._window.saveState())
+        if self.chat_share is not None:
+            store.setValue("window/chat_share", self.chat_share)
+        store.sync()
+
+    def restore(self) -> bool:
+        """Apply the remembered geometry and docks; False when nothing was remembered."""
+        store = self._store()
+        if store is None or not self._path or not self._path.exists():
+            return False
+        geometry = store.value("window/geometry")
+        state = store.value("window/state")
+        done = False
+        if isinstance(geometry, QByteArray):
+            done = self._window.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            done = self._window.restoreState(state) or done
+        share = store.value("window/chat_share")
+        with contextlib.suppress(TypeError, ValueError):
+            self.chat_share = float(share) if share is not None else None
+        size = store.value("window/size")
+        if isinstance(size, QSize) and size.isValid():
+            self._window.resize(size)  # restoreGeometry may clamp to a small screen
+            done = True
+        return done
+
+
+def keep_layout(window: Any, config: Path | None) -> LayoutKeeper:
+    """The MainWindow's keeper: folds its empty inspector and plans for panes, restores
+    (or sizes) the window, and remembers it in `config`/window.ini (None: nowhere)."""
+    keeper = LayoutKeeper(
+        window,
+        window.pane_host,
+        folds=[
+            (window.inspector_dock, lambda: not window.inspector.book.records),
+            (window.plans_dock, lambda: not window.plans_panel.plans),
+        ],
+        side_docks=[window.history_dock, window.inspector_dock, window.plans_dock],
+        path=config / "window.ini" if config is not None else None,
+    )
+    manager = window.pane_manager
+    manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
+    if not keeper.restore():
+        window.resize(1280, 820)
+        keeper.first_sizes()
+    return keeper
