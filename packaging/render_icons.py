@@ -9,9 +9,9 @@ encoder differ slightly between releases (antialiasing of edges, compression), s
 byte-for-byte comparison would call every icon stale on another Qt. A changed SVG moves
 far more pixels than that tolerance allows, so a stale icon is still caught.
 
-PNGs go to melgui/resources/icons/melgui-N.png (package data: the window and the desktop
-entry use them); packaging/icons/melgui.ico and melgui.icns are for the Windows and macOS
-builds only. Sizes up to SMALL_MAX come from `melgui-small.svg` (bolder, no spark), the
+PNGs go to resources/icons/melgui-N.png (shipped as package data: the window and the
+desktop entry use them); packaging/icons/melgui.ico and melgui.icns are for the Windows
+and macOS builds only. Sizes up to SMALL_MAX come from `melgui-small.svg` (bolder, no spark), the
 rest from `melgui.svg`. Runs offscreen; needs only PySide6-Essentials (QtSvg).
 """
 
@@ -32,7 +32,7 @@ from PySide6.QtSvg import QSvgRenderer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from icon_containers import ICNS_SIZES, ICO_SIZES, icns_bytes, icns_pngs, ico_bytes, ico_pngs
 
-ICONS = Path(__file__).resolve().parent.parent / "melgui" / "resources" / "icons"
+ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
 PLATFORM_ICONS = Path(__file__).resolve().parent / "icons"
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 SMALL_MAX = 32

@@ -57,17 +57,17 @@ if [ "$uninstall" = 1 ]; then
 fi
 
 # Sources: beside this script (checkout: packaging/linux; bundle: share/), icons in the
-# package's resources (checkout: melgui/resources/icons; bundle: _internal/melgui/...).
+# resources (checkout: resources/icons; bundle: _internal/melgui/assets/icons).
 share=""
 for dir in "$here" "$here/share"; do
     if [ -f "$dir/$APP_ID.desktop" ]; then share=$dir; break; fi
 done
 [ -n "$share" ] || die "cannot find $APP_ID.desktop next to $0"
 icons=""
-for dir in "$here/../../melgui/resources/icons" "$here/_internal/melgui/resources/icons"; do
+for dir in "$here/../../resources/icons" "$here/_internal/melgui/assets/icons"; do
     if [ -f "$dir/melgui.svg" ]; then icons=$(CDPATH='' cd -- "$dir" && pwd); break; fi
 done
-[ -n "$icons" ] || die "cannot find melgui's icons (melgui/resources/icons) near $0"
+[ -n "$icons" ] || die "cannot find melgui's icons (resources/icons) near $0"
 
 if [ -z "$exec_cmd" ]; then
     if [ -x "$here/melgui" ] && [ -f "$here/melgui" ]; then

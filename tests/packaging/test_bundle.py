@@ -196,7 +196,7 @@ def test_leaves_out_unused_qt(bundle: Path) -> None:
 
 def test_bundles_what_melgui_needs(bundle: Path) -> None:
     internal = bundle / "_internal"
-    assert (internal / "melgui" / "resources" / "icons" / "melgui-256.png").is_file()
+    assert (internal / "melgui" / "assets" / "icons" / "melgui-256.png").is_file()
     assert (internal / "PySide6" / "Qt" / "plugins" / "platforms" / "libqxcb.so").is_file()
     assert (internal / "PySide6" / "Qt" / "plugins" / "platforms" / "libqwayland.so").is_file()
     assert (internal / "PySide6" / "Qt" / "plugins" / "iconengines" / "libqsvgicon.so").is_file()

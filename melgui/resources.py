@@ -1,8 +1,12 @@
-"""What the app shows that is not code (icons, style sheets), found as package data.
+"""What the app shows that is not code (icons, style sheets): the project's `resources/`.
 
-Files are looked up through importlib.resources, so they are found the same way from a
-checkout, a `pip install`, a wheel, or the PyInstaller bundle; never relative to the
-working folder. No Qt here: the window builds its QIcon from these paths.
+The files live in the top-level `resources/` folder of the source tree. A wheel ships
+that folder as the package data `melgui/assets/` (pyproject maps the package
+`melgui.assets` to `resources/`), and so does the PyInstaller bundle (packaging/
+melgui.spec). Files are looked up through importlib.resources inside the installed
+package, and in the source tree beside the `melgui` folder when running from a checkout
+or an editable install; never relative to the working folder. No Qt here: the window
+builds its QIcon from these paths.
 """
 
 from __future__ import annotations
@@ -31,9 +35,26 @@ class ResourceMissingError(FileNotFoundError):
     """A resource the package should ship is not there (a broken install or bundle)."""
 
 
+ASSETS = "assets"
+"""The folder inside the installed `melgui` package that holds `resources/`."""
+
+
+def resources_root() -> Traversable:
+    """The folder holding the resources: the installed package data, else the checkout's."""
+    installed = importlib.resources.files("melgui").joinpath(ASSETS)
+    if installed.is_dir():
+        return installed
+    checkout = Path(__file__).resolve().parent.parent / "resources"
+    if checkout.is_dir():
+        return checkout
+    raise ResourceMissingError(
+        f"melgui resources missing: neither melgui/{ASSETS}/ nor {checkout} (reinstall melgui)"
+    )
+
+
 def resource_path(name: str) -> Traversable:
-    """The packaged resource `name` ("icons/melgui.svg"); raises ResourceMissingError."""
-    item = importlib.resources.files(__name__)
+    """The resource `name` ("icons/melgui.svg"); raises ResourceMissingError."""
+    item = resources_root()
     for part in name.split("/"):
         if part in ("", ".", ".."):
             raise ResourceMissingError(f"Not a resource name: {name!r}")
