@@ -39,7 +39,7 @@ def walk_files(root: str) -> Iterator[str]:
     while stack:
         folder, relative, layers = stack.pop()
         rules = _load_ignore(folder)
-        if rules is not None and rules.rules:
+        if rules is not None and not rules.empty:
             layers = [*layers, (relative, rules)]
         try:
             with os.scandir(folder) as scan:

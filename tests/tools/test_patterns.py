@@ -6,7 +6,7 @@ import pytest
 
 from melgui.core.protocol.tooling import ToolError
 from melgui.tools.gitignore import IgnoreFile
-from melgui.tools.glob_match import compile_glob, expand_braces
+from melgui.tools.glob_match import GlobMatcher, compile_glob, expand_braces
 
 RULES = IgnoreFile.parse(
     "\n".join(
@@ -60,7 +60,10 @@ def test_gitignore_rules(path: str, is_dir: bool, verdict: bool | None) -> None:
         ("src/*.py", ["src/a.py"], ["src/x/a.py", "a.py"]),
         ("src/**/*.py", ["src/a.py", "src/x/y/a.py"], ["lib/a.py"]),
         ("**/test_*.py", ["test_a.py", "t/test_b.py"], ["t/a_test.py"]),
-        ("*.{md,rst}", ["README.md", "docs/i.rst"], ["a.txt"]),
+        ("*.{md,rst}", ["README.md", "docs/i.rst"], ["a.txt", "notes.mdx", "i.rst.bak"]),
+        ("log{1..3}.txt", ["log1.txt", "a/log3.txt"], ["log4.txt", "log{1..3}.txt"]),
+        (r"weird\[1\].txt", ["weird[1].txt"], ["weird1.txt"]),
+        ("src/{a,b/**}/*.py", ["src/a/x.py", "src/b/x.py", "src/b/c/d/x.py"], ["src/c/x.py"]),
         ("file?.txt", ["file1.txt"], ["file10.txt"]),
         ("[!a]*.txt", ["b.txt"], ["a.txt"]),
         ("/src/**", ["src/a", "src/b/c"], ["lib/src/a"]),
@@ -77,3 +80,37 @@ def test_brace_expansion() -> None:
     assert expand_braces("{single}") == ["{single}"]
     with pytest.raises(ToolError, match="too many"):
         expand_braces("{a,b}" * 10)
+
+
+def test_records_keep_matching_paths_and_drop_hidden_ones() -> None:
+    block = b"./a.py\x00./.git/x.py\x00./src/.cache.py\x00./src/b.py\x00./b.pyi\x00./src/c/d.py\x00"
+    assert GlobMatcher("**/*.py").select_records(block) == [
+        b"./a.py",
+        b"./src/b.py",
+        b"./src/c/d.py",
+    ]
+    assert GlobMatcher("src/*.py").select_records(block) == [b"./src/b.py"]
+    assert GlobMatcher("src/**").select_records(block) == [b"./src/b.py", b"./src/c/d.py"]
+    assert GlobMatcher("*.md").select_records(block) == []
+
+
+def test_ripgrep_prefilters_by_name_when_the_names_are_plain_globs() -> None:
+    assert GlobMatcher("**/test_*.py").name_globs == ["test_*.py"]
+    assert GlobMatcher("**/test_*.py").names_only
+    assert GlobMatcher("src/**/*.{py,pyi}").name_globs == ["*.py", "*.pyi"]
+    assert not GlobMatcher("src/**/*.{py,pyi}").names_only
+    assert GlobMatcher("src/**").name_globs is None
+
+
+@pytest.mark.parametrize("pattern", ["", "  ", "./", "a\x00b"])
+def test_empty_or_nul_patterns_are_refused(pattern: str) -> None:
+    with pytest.raises(ToolError, match=r"empty|NUL"):
+        GlobMatcher(pattern)
+
+
+def test_unreadable_gitignore_lines_are_skipped_and_the_rest_applies() -> None:
+    rules = IgnoreFile.parse("!\nfoo\\\n*.log\n")
+    assert rules.verdict("a.log", False) is True
+    assert rules.verdict("foo", False) is None
+    assert not rules.empty
+    assert IgnoreFile.parse("# only a comment\n\n").empty
