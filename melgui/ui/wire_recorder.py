@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from melgui.core.config.redaction import redact
 from melgui.core.protocol.events import WireEntry
 
-REDACTED = "«redacted»"
 MAX_LEGS = 200  # older legs are dropped from memory (the journal keeps them)
 MAX_ENTRIES_PER_LEG = 5000
-
-_SECRET_PATTERNS = (
-    re.compile(r"(?i)(authorization\s*[:=]\s*\"?bearer\s+)[^\s\"',}]+"),
-    re.compile(r"(?i)(\"?(?:api[_-]?key|x-api-key|token)\"?\s*[:=]\s*\"?)[^\s\"',}]+"),
-    re.compile(r"()\bsk-[A-Za-z0-9_\-]{8,}"),
-)
-
-
-def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """`text` with known keys and anything that looks like a bearer token or key hidden."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
-    return text
 
 
 @dataclass

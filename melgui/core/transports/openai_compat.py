@@ -18,14 +18,11 @@ import httpx
 from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, Usage
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
 from melgui.core.transports.http.delta_content import REASONING_FIELDS, DeltaContent
-from melgui.core.transports.http.leg import LegFormatError, LegRun
-from melgui.core.transports.http.models import parse_models
+from melgui.core.transports.http.endpoint import HttpEndpoint
+from melgui.core.transports.http.leg import LegFormatError
 from melgui.core.transports.http.replies import (
-    WireLog,
-    auth_headers,
     is_retryable_status,
     one_line,
-    request_json,
 )
 from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
 from melgui.core.transports.http.tool_call_assembler import MalformedFragment, ToolCallAssembler
@@ -182,7 +179,7 @@ def stream_error_from(payload: Any) -> StreamError:
     return StreamError(one_line(str(message)) + suffix, status=status, retryable=retryable)
 
 
-class OpenAITransport:
+class OpenAITransport(HttpEndpoint):
     """POST {base_url}/chat/completions, streamed. Never retries (the loop does)."""
 
     name = "openai"
@@ -202,16 +199,17 @@ class OpenAITransport:
         """`instructions`: lead each leg with melgui's system message (core.instructions)
         when the conversation has none, since such a server knows nothing of the project.
         `send_reasoning`: keep earlier reasoning in the history sent (reasoning_back)."""
+        super().__init__(
+            base_url,
+            api_key,
+            client=client,
+            read_timeout=read_timeout,
+            max_event_bytes=max_event_bytes,
+            extra_headers=extra_headers,
+        )
         self.send_reasoning = send_reasoning
-        self.base_url = base_url.rstrip("/")
         self.instructions = instructions
         self.ask_usage = True  # False once the server refused stream_options
-        self.api_key = api_key
-        self.read_timeout = read_timeout
-        self.max_event_bytes = max_event_bytes
-        self._extra_headers = dict(extra_headers or {})
-        self._client = client or httpx.AsyncClient()
-        self._owns_client = client is None
 
     def request_body(self, request: LegRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -231,31 +229,20 @@ class OpenAITransport:
             body["tool_choice"] = request.tool_choice
         return body
 
-    def _headers(self, accept: str) -> dict[str, str]:
-        return {**self._extra_headers, "Accept": accept, **auth_headers(self.api_key)}
-
     def stream(
         self, request: LegRequest, wire: WireSink | None = None
     ) -> AsyncIterator[StreamEvent]:
         return self._stream(request, wire)
 
-    def _run(self, request: LegRequest, wire: WireSink | None) -> LegRun:
-        return LegRun(
-            self._client,
-            f"{self.base_url}/chat/completions",
-            self.request_body(request),
-            headers=self._headers("text/event-stream"),
-            parser=OpenAILegParser(),
-            wire=WireLog(wire, self.api_key),
-            read_timeout=self.read_timeout,
-            max_event_bytes=self.max_event_bytes,
-        )
+    def _events(self, request: LegRequest, wire: WireSink | None) -> AsyncIterator[StreamEvent]:
+        url = f"{self.base_url}/chat/completions"
+        return self._leg(url, self.request_body(request), OpenAILegParser(), wire)
 
     async def _stream(
         self, request: LegRequest, wire: WireSink | None
     ) -> AsyncIterator[StreamEvent]:
         asked = self.ask_usage
-        async with aclosing(cast(LegEvents, self._run(request, wire).events())) as events:
+        async with aclosing(cast(LegEvents, self._events(request, wire))) as events:
             async for event in events:
                 if asked and refused_usage_option(event):
                     break  # a server that rejects stream_options: send the leg again without
@@ -263,20 +250,9 @@ class OpenAITransport:
             else:
                 return
         self.ask_usage = False
-        async with aclosing(cast(LegEvents, self._run(request, wire).events())) as events:
+        async with aclosing(cast(LegEvents, self._events(request, wire))) as events:
             async for event in events:
                 yield event
 
     async def list_models(self) -> list[ModelInfo]:
-        payload = await request_json(
-            self._client,
-            "GET",
-            f"{self.base_url}/models",
-            what="listing the models",
-            headers=self._headers("application/json"),
-        )
-        return parse_models(payload)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        return await self._models(f"{self.base_url}/models", "listing the models")

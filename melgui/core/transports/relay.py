@@ -24,13 +24,10 @@ from melgui.core.protocol.events import (
     Usage,
 )
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
-from melgui.core.transports.http.leg import LegFormatError, LegRun
-from melgui.core.transports.http.models import parse_models
+from melgui.core.transports.http.endpoint import HttpEndpoint
+from melgui.core.transports.http.leg import LegFormatError
 from melgui.core.transports.http.replies import (
-    WireLog,
-    auth_headers,
     one_line,
-    request_json,
     server_message,
 )
 from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
@@ -132,7 +129,7 @@ def relay_error(data: Mapping[str, Any]) -> StreamError:
     )
 
 
-class RelayTransport:
+class RelayTransport(HttpEndpoint):
     """Streams legs from a Mel relay. Never retries (the agent loop does)."""
 
     name = "relay"
@@ -148,14 +145,15 @@ class RelayTransport:
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         send_reasoning: bool = False,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        super().__init__(
+            base_url,
+            api_key,
+            client=client,
+            read_timeout=read_timeout,
+            max_event_bytes=max_event_bytes,
+        )
         self.send_reasoning = send_reasoning
-        self.api_key = api_key
         self.stream_path = "/" + stream_path.lstrip("/")
-        self.read_timeout = read_timeout
-        self.max_event_bytes = max_event_bytes
-        self._client = client or httpx.AsyncClient()
-        self._owns_client = client is None
 
     def request_body(self, request: LegRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -174,28 +172,8 @@ class RelayTransport:
     def stream(
         self, request: LegRequest, wire: WireSink | None = None
     ) -> AsyncIterator[StreamEvent]:
-        run = LegRun(
-            self._client,
-            self.base_url + self.stream_path,
-            self.request_body(request),
-            headers={"Accept": "text/event-stream", **auth_headers(self.api_key)},
-            parser=RelayLegParser(),
-            wire=WireLog(wire, self.api_key),
-            read_timeout=self.read_timeout,
-            max_event_bytes=self.max_event_bytes,
-        )
-        return run.events()
+        url = self.base_url + self.stream_path
+        return self._leg(url, self.request_body(request), RelayLegParser(), wire)
 
     async def list_models(self) -> list[ModelInfo]:
-        payload = await request_json(
-            self._client,
-            "GET",
-            f"{self.base_url}/v1/models",
-            what="listing the relay's models",
-            headers={"Accept": "application/json", **auth_headers(self.api_key)},
-        )
-        return parse_models(payload)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        return await self._models(f"{self.base_url}/v1/models", "listing the relay's models")

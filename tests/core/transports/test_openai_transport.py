@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from melgui.core.config.redaction import REDACTED
 from melgui.core.protocol.catalog import BASE_TOOLS
 from melgui.core.protocol.events import (
     Done,
@@ -435,7 +436,7 @@ async def test_request_body_headers_and_redacted_wire_log(scripted_openai: Scrip
     assert directions[:2] == ["request", "response"] and "event" in directions
     assert wire[1].text == "HTTP 200 OK"
     assert all(KEY not in entry.text for entry in wire)
-    assert "[redacted]" in wire[0].text
+    assert REDACTED in wire[0].text
 
 
 async def test_no_tools_means_no_tools_and_no_tool_choice(scripted_openai: ScriptedOpenAI) -> None:

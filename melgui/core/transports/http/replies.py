@@ -11,12 +11,12 @@ from typing import Any, Literal, cast
 
 import httpx
 
+from melgui.core.config.redaction import redact
 from melgui.core.protocol.events import StreamError, WireEntry
 from melgui.core.protocol.transport import TransportError, WireSink
 
 MAX_ERROR_BODY = 64 * 1024
 _MAX_MESSAGE = 300
-REDACTED = "[redacted]"
 Direction = Literal["request", "response", "event", "note"]
 
 
@@ -169,7 +169,7 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
 
 
 class WireLog:
-    """Writes wire entries to an optional sink, never letting the API key through."""
+    """Writes wire entries to an optional sink, the API key and key-like text redacted."""
 
     def __init__(self, sink: WireSink | None, secret: str | None) -> None:
         self.sink = sink
@@ -178,8 +178,7 @@ class WireLog:
     def __call__(self, direction: Direction, text: str) -> None:
         if self.sink is None:
             return
-        if self.secret:
-            text = text.replace(self.secret, REDACTED)
+        text = redact(text, (self.secret,) if self.secret else ())
         self.sink(WireEntry(direction, text, at=time.time()))
 
 
