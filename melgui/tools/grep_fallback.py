@@ -3,7 +3,7 @@
 `python -m melgui.tools.grep_fallback grep ROOT PATTERN` prints what
 `rg --null --line-number --max-columns … PATTERN .` prints, and
 `python -m melgui.tools.grep_fallback files ROOT` what `rg --files --null .` prints,
-over the files `melgui.tools.project_walk` yields. Exit codes follow ripgrep's:
+over the files `melgui.core.config.project_files` yields. Exit codes follow ripgrep's:
 0 something found, 1 nothing, 2 error (an invalid regex).
 """
 
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable
 from typing import BinaryIO
 
-from melgui.tools.project_walk import walk_files
+from melgui.core.config.project_files import walk_files
 from melgui.tools.ripgrep import MAX_COLUMNS
 
 BINARY_SNIFF = 64 * 1024

@@ -14,7 +14,7 @@ import sysconfig
 from pathlib import Path
 
 # ripgrep reads only the project's own .gitignore files, even outside a git repository,
-# exactly as melgui.tools.project_walk does.
+# exactly as melgui.core.config.project_files does.
 IGNORE_FLAGS: tuple[str, ...] = (
     "--no-config",
     "--no-ignore-parent",

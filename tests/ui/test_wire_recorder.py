@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from melgui.core.protocol.events import WireEntry
-from melgui.core.config.redaction import REDACTED
 from melgui.ui.wire_recorder import WireRecorder
 
 

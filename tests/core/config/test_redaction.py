@@ -8,8 +8,7 @@ from melgui.core.config.redaction import REDACTED, redact
 def test_keys_and_bearer_tokens_are_redacted() -> None:
     text = 'Authorization: Bearer abc.def-123\n{"api_key": "s3cr3t", "x": "sk-ABCDEFGH12345"}'
     assert redact(text, ("s3cr3t",)) == (
-        f"Authorization: Bearer {REDACTED}\n"
-        f'{{"api_key": "{REDACTED}", "x": "{REDACTED}"}}'
+        f'Authorization: Bearer {REDACTED}\n{{"api_key": "{REDACTED}", "x": "{REDACTED}"}}'
     )
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import os
 from typing import Any
 
+from melgui.core.config.project_files import TooManyEntries, walk_files
 from melgui.core.protocol.catalog import ToolDef
 
 MAX_FILES = 200  # more than this: no list, no constraint (the model must search)
@@ -22,35 +23,22 @@ _SKIPPED_DIRS = frozenset(
 
 
 def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
-    """Relative paths of the project's files (hidden and build folders skipped), sorted;
-    None when there are more than `limit` or the folder cannot be read."""
+    """Relative paths of the project's files (hidden, .gitignore'd and build folders
+    skipped), sorted; None when there are more than `limit` or the folder cannot be read."""
+    try:
+        os.scandir(root).close()
+    except OSError:
+        return None
     found: list[str] = []
-    pending = [root]
-    budget = limit * 20  # entries looked at: a tree of empty folders ends the walk too
-    while pending:
-        folder = pending.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            if folder == root:
-                return None
-            continue
-        budget -= len(entries)
-        if budget < 0:
-            return None
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in _SKIPPED_DIRS:
-                        pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    found.append(os.path.relpath(entry.path, root).replace(os.sep, "/"))
-            except OSError:
-                continue
+    # Entries looked at: a tree of empty folders ends the walk too.
+    walk = walk_files(root, skip_dirs=_SKIPPED_DIRS, max_entries=limit * 20)
+    try:
+        for path in walk:
+            found.append(path)
             if len(found) > limit:
                 return None
+    except TooManyEntries:
+        return None
     return sorted(found)
 
 

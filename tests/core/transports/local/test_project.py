@@ -26,6 +26,8 @@ def test_files_are_listed_relative_and_sorted_without_hidden_or_build_folders(
     (tmp_path / "node_modules" / "x" / "index.js").write_text("")
     (tmp_path / "outside").symlink_to("/etc")
     assert project_files(str(tmp_path)) == ["README.md", "src/pkg/mod.py"]
+    (tmp_path / ".gitignore").write_text("*.md\n")
+    assert project_files(str(tmp_path)) == ["src/pkg/mod.py"]
 
 
 def test_too_many_files_or_an_unreadable_folder_gives_none(tmp_path: Path) -> None:

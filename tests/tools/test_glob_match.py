@@ -1,56 +1,11 @@
-"""The .gitignore rules of the Python walker and the glob language of find_files."""
+"""The glob language of find_files."""
 
 from __future__ import annotations
 
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.gitignore import IgnoreFile
 from melgui.tools.glob_match import GlobMatcher, compile_glob, expand_braces
-
-RULES = IgnoreFile.parse(
-    "\n".join(
-        [
-            "# comment",
-            "",
-            "*.log",
-            "!important.log",
-            "build/",
-            "/root_only.txt",
-            "docs/**/draft.md",
-            "**/cache",
-            r"\#hash.txt",
-            "trailing.txt   ",
-            "[ab]?.tmp",
-        ]
-    )
-)
-
-
-@pytest.mark.parametrize(
-    ("path", "is_dir", "verdict"),
-    [
-        ("app.log", False, True),
-        ("deep/dir/app.log", False, True),
-        ("important.log", False, False),
-        ("build", True, True),
-        ("build", False, None),
-        ("src/build", True, True),
-        ("root_only.txt", False, True),
-        ("sub/root_only.txt", False, None),
-        ("docs/draft.md", False, True),
-        ("docs/a/b/draft.md", False, True),
-        ("other/docs/draft.md", False, None),
-        ("x/cache", True, True),
-        ("#hash.txt", False, True),
-        ("trailing.txt", False, True),
-        ("a1.tmp", False, True),
-        ("c1.tmp", False, None),
-        ("main.py", False, None),
-    ],
-)
-def test_gitignore_rules(path: str, is_dir: bool, verdict: bool | None) -> None:
-    assert RULES.verdict(path, is_dir) is verdict
 
 
 @pytest.mark.parametrize(
@@ -106,11 +61,3 @@ def test_ripgrep_prefilters_by_name_when_the_names_are_plain_globs() -> None:
 def test_empty_or_nul_patterns_are_refused(pattern: str) -> None:
     with pytest.raises(ToolError, match=r"empty|NUL"):
         GlobMatcher(pattern)
-
-
-def test_unreadable_gitignore_lines_are_skipped_and_the_rest_applies() -> None:
-    rules = IgnoreFile.parse("!\nfoo\\\n*.log\n")
-    assert rules.verdict("a.log", False) is True
-    assert rules.verdict("foo", False) is None
-    assert not rules.empty
-    assert IgnoreFile.parse("# only a comment\n\n").empty

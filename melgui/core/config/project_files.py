@@ -1,9 +1,11 @@
-"""The project's files as ripgrep sees them, in pure Python.
+"""Which files are the project's, in pure Python: the one walker.
 
 Rules (the ones `melgui.tools.ripgrep` asks ripgrep for): hidden names are skipped,
 symlinks are not followed, `.gitignore` files in the project apply (deeper ones win,
 `!` re-includes, an ignored folder is not entered), nothing above the project root and
-no global or `.git/info/exclude` rules count.
+no global or `.git/info/exclude` rules count. The Python search engine (grep and
+find_files without ripgrep) and a small local model's list of the project's files both
+walk with it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from melgui.tools.gitignore import IgnoreFile
+from melgui.core.config.gitignore import IgnoreFile
 
 Layer = tuple[str, IgnoreFile]  # (folder relative to the root, "" for the root; its rules)
 
@@ -33,8 +35,20 @@ def _ignored(layers: list[Layer], relative: str, is_dir: bool) -> bool:
     return False
 
 
-def walk_files(root: str) -> Iterator[str]:
-    """Relative POSIX paths of the project's searchable regular files, in a stable order."""
+class TooManyEntries(Exception):
+    """The walk looked at more entries than it was allowed to (`max_entries`)."""
+
+
+def walk_files(
+    root: str, skip_dirs: frozenset[str] = frozenset(), max_entries: int | None = None
+) -> Iterator[str]:
+    """Relative POSIX paths of the project's searchable regular files, in a stable order.
+
+    Folders named in `skip_dirs` are not entered. With `max_entries`, the walk raises
+    TooManyEntries once it has looked at more folder entries than that (a tree of empty
+    folders ends it as surely as many files).
+    """
+    budget = max_entries
     stack: list[tuple[str, str, list[Layer]]] = [(root, "", [])]
     while stack:
         folder, relative, layers = stack.pop()
@@ -46,6 +60,10 @@ def walk_files(root: str) -> Iterator[str]:
                 entries = sorted(scan, key=lambda entry: entry.name)
         except OSError:
             continue
+        if budget is not None:
+            budget -= len(entries)
+            if budget < 0:
+                raise TooManyEntries(f"more than {max_entries} entries under {root}")
         subfolders: list[tuple[str, str, list[Layer]]] = []
         for entry in entries:
             if entry.name.startswith("."):
@@ -55,7 +73,7 @@ def walk_files(root: str) -> Iterator[str]:
                 if entry.is_symlink():
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    if not _ignored(layers, child, True):
+                    if entry.name not in skip_dirs and not _ignored(layers, child, True):
                         subfolders.append((entry.path, child, layers))
                 elif entry.is_file(follow_symlinks=False) and not _ignored(layers, child, False):
                     yield child

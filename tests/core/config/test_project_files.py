@@ -1,0 +1,55 @@
+"""The one walker: the project's files as ripgrep sees them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from melgui.core.config.project_files import TooManyEntries, walk_files
+
+
+def make(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_gitignore_files_apply_deeper_ones_winning(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        {
+            ".gitignore": "*.log\nbuild/\n",
+            "app.log": "",
+            "main.py": "",
+            "build/out.txt": "",
+            "docs/.gitignore": "!keep.log\ndraft/\n",
+            "docs/keep.log": "",
+            "docs/other.log": "",
+            "docs/draft/a.md": "",
+            "docs/index.md": "",
+            ".hidden/x.py": "",
+            ".env": "",
+        },
+    )
+    (tmp_path / "link.py").symlink_to(tmp_path / "main.py")
+    assert list(walk_files(str(tmp_path))) == ["main.py", "docs/index.md", "docs/keep.log"]
+
+
+def test_skipped_folders_are_not_entered(tmp_path: Path) -> None:
+    make(tmp_path, {"node_modules/x/index.js": "", "src/node_modules.py": "", "a.txt": ""})
+    walked = walk_files(str(tmp_path), skip_dirs=frozenset({"node_modules"}))
+    assert sorted(walked) == ["a.txt", "src/node_modules.py"]
+
+
+def test_the_entry_budget_ends_a_walk_of_empty_folders(tmp_path: Path) -> None:
+    for n in range(30):
+        (tmp_path / f"d{n}").mkdir()
+    assert list(walk_files(str(tmp_path), max_entries=30)) == []
+    with pytest.raises(TooManyEntries):
+        list(walk_files(str(tmp_path), max_entries=29))
+
+
+def test_a_missing_root_walks_nothing(tmp_path: Path) -> None:
+    assert list(walk_files(str(tmp_path / "missing"))) == []
