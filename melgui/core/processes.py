@@ -10,10 +10,12 @@ searches and any server or agent process.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import IO
 
 _UNCATCHABLE = frozenset({signal.SIGKILL, signal.SIGSTOP})
 
@@ -41,6 +43,26 @@ def chain(*steps: Callable[[], None]) -> Callable[[], None]:
             step()
 
     return run
+
+
+async def start_group(
+    argv: list[str], *, cwd: str | os.PathLike[str], env: Mapping[str, str], output: int | IO[bytes]
+) -> asyncio.subprocess.Process:
+    """A child in a new session and process group (so `os.killpg(proc.pid, …)` ends all it
+    started), signals reset, no stdin, stdout and stderr both to `output`.
+
+    Raises OSError when the program cannot be started.
+    """
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
+        start_new_session=True,
+        preexec_fn=reset_signals,
+    )
 
 
 def signal_state(pid: int | str = "self") -> dict[str, int]:

@@ -18,7 +18,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import start_group
 
 CHROMIUM_NAMES = (
     "chromium",
@@ -64,16 +64,7 @@ async def _run_isolated(argv: list[str], workdir: Path, timeout: float) -> tuple
     )
     with open(log_path, "wb") as log:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=workdir,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-                preexec_fn=reset_signals,
-            )
+            proc = await start_group(argv, cwd=workdir, env=env, output=log)
         except OSError as exc:
             raise PdfEngineError(f"cannot start: {exc.strerror or exc}") from None
     try:

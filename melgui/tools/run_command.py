@@ -15,7 +15,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import start_group
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 from melgui.tools.process_output import HeadTailBuffer
@@ -109,16 +109,7 @@ async def execute(
         env = sandbox_env(env)
     read_fd, write_fd = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            start_new_session=True,
-            preexec_fn=reset_signals,
-        )
+        proc = await start_group(argv, cwd=cwd, env=env, output=write_fd)
     except OSError as exc:
         os.close(read_fd)
         raise ToolError(f"Cannot start the shell: {exc.strerror or exc}.") from None
