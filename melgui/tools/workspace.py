@@ -62,15 +62,19 @@ class Workspace:
             raise ToolError(f"Refused: {raw!r} is a symlink loop.")
         return resolved
 
-    def existing_file(self, raw: str, argument: str = "path") -> Path:
-        """A regular file inside the project, for reading."""
+    def _existing(self, raw: str, argument: str, noun: str) -> tuple[Path, os.stat_result]:
+        """An existing path inside the project and its stat; `noun` names what was asked."""
         resolved = self._resolve(raw, argument)
         try:
-            info = os.stat(resolved)
+            return resolved, os.stat(resolved)
         except FileNotFoundError:
-            raise ToolError(f"No such file: {raw!r}.") from None
+            raise ToolError(f"No such {noun}: {raw!r}.") from None
         except OSError as exc:
             raise ToolError(f"Cannot access {raw!r}: {exc.strerror or exc}.") from None
+
+    def existing_file(self, raw: str, argument: str = "path") -> Path:
+        """A regular file inside the project, for reading."""
+        resolved, info = self._existing(raw, argument, "file")
         if stat.S_ISDIR(info.st_mode):
             raise ToolError(f"{raw!r} is a folder, not a file; use list_dir.")
         if not stat.S_ISREG(info.st_mode):
@@ -79,13 +83,7 @@ class Workspace:
 
     def existing_dir(self, raw: str, argument: str = "path") -> Path:
         """A folder inside the project (the root included), for listing."""
-        resolved = self._resolve(raw, argument)
-        try:
-            info = os.stat(resolved)
-        except FileNotFoundError:
-            raise ToolError(f"No such folder: {raw!r}.") from None
-        except OSError as exc:
-            raise ToolError(f"Cannot access {raw!r}: {exc.strerror or exc}.") from None
+        resolved, info = self._existing(raw, argument, "folder")
         if not stat.S_ISDIR(info.st_mode):
             raise ToolError(f"{raw!r} is not a folder.")
         return resolved
