@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from melgui.core.config.project_files import walk_files
 from melgui.core.protocol.content import FilePart
-from melgui.tools.project_walk import walk_files
 
 MAX_INDEXED = 50_000
 INDEX_TTL = 30.0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -23,3 +25,17 @@ def load_script(name: str) -> ModuleType:
     sys.modules[key] = module
     spec.loader.exec_module(module)
     return module
+
+
+def run_python(script: str, *, cwd: Path | None = None, path: Path = ROOT) -> str:
+    """What `python -c script` prints with `path` first on sys.path (must succeed)."""
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return result.stdout

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 
 from melgui import resources
-from tests.packaging.scripts import PACKAGING, ROOT, load_script
+from tests.packaging.scripts import PACKAGING, load_script, run_python
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -37,16 +37,7 @@ def test_icon_svg_is_svg() -> None:
 
 def test_resources_are_found_from_any_working_folder(tmp_path: Path) -> None:
     script = "from melgui.resources import icon_png_paths; print(icon_png_paths()[-1])"
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert Path(result.stdout.strip()).is_file()
+    assert Path(run_python(script, cwd=tmp_path).strip()).is_file()
 
 
 @pytest.mark.parametrize("name", ["../cli.py", "icons/../../cli.py", "", "icons/nope.png"])
@@ -70,15 +61,7 @@ def test_pngs_match_their_svg_sources() -> None:
 def test_resources_module_imports_no_qt() -> None:
     script = "import sys, melgui.resources; "
     script += "print(any(m.startswith('PySide6') for m in sys.modules))"
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert result.stdout.strip() == "False"
+    assert run_python(script).strip() == "False"
 
 
 def test_ico_and_icns_hold_every_size_as_png() -> None:

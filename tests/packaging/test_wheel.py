@@ -8,7 +8,6 @@ checkout (pip, in an isolated build environment) and runs `melgui.resources` fro
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from melgui import resources
-from tests.packaging.scripts import ROOT
+from tests.packaging.scripts import ROOT, run_python
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
@@ -95,16 +94,7 @@ def test_installed_wheel_finds_its_own_icons(wheel: Path, tmp_path: Path) -> Non
         "import melgui.resources as r\n"
         "for p in [r.icon_svg_path(), *r.icon_png_paths()]: print(p)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(site)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    paths = [Path(line) for line in result.stdout.splitlines()]
+    paths = [Path(line) for line in run_python(script, cwd=tmp_path, path=site).splitlines()]
     icons = site / "melgui" / resources.ASSETS / "icons"
     expected = [icons / "melgui.svg"]
     expected += [icons / f"melgui-{size}.png" for size in resources.ICON_SIZES]

@@ -11,20 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
-from typing import Any, cast
-
-import httpx
+from typing import Any, Unpack, cast
 
 from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, Usage
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
 from melgui.core.transports.http.delta_content import REASONING_FIELDS, DeltaContent
-from melgui.core.transports.http.endpoint import HttpEndpoint
+from melgui.core.transports.http.endpoint import EndpointOptions, HttpEndpoint
 from melgui.core.transports.http.leg import LegFormatError
 from melgui.core.transports.http.replies import (
     is_retryable_status,
     one_line,
 )
-from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
+from melgui.core.transports.http.sse import SSEEvent
 from melgui.core.transports.http.tool_call_assembler import MalformedFragment, ToolCallAssembler
 from melgui.core.transports.instructions import with_instructions
 from melgui.core.transports.reasoning_back import wire_messages
@@ -189,24 +187,14 @@ class OpenAITransport(HttpEndpoint):
         base_url: str,
         api_key: str | None,
         *,
-        client: httpx.AsyncClient | None = None,
-        read_timeout: float = 120.0,
-        extra_headers: Mapping[str, str] | None = None,
-        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         instructions: bool = True,
         send_reasoning: bool = False,
+        **options: Unpack[EndpointOptions],
     ) -> None:
         """`instructions`: lead each leg with melgui's system message (core.instructions)
         when the conversation has none, since such a server knows nothing of the project.
         `send_reasoning`: keep earlier reasoning in the history sent (reasoning_back)."""
-        super().__init__(
-            base_url,
-            api_key,
-            client=client,
-            read_timeout=read_timeout,
-            max_event_bytes=max_event_bytes,
-            extra_headers=extra_headers,
-        )
+        super().__init__(base_url, api_key, **options)
         self.send_reasoning = send_reasoning
         self.instructions = instructions
         self.ask_usage = True  # False once the server refused stream_options

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
-
-import httpx
+from typing import Any, Unpack
 
 from melgui.core.protocol.events import (
     Done,
@@ -24,13 +22,13 @@ from melgui.core.protocol.events import (
     Usage,
 )
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
-from melgui.core.transports.http.endpoint import HttpEndpoint
+from melgui.core.transports.http.endpoint import EndpointOptions, HttpEndpoint
 from melgui.core.transports.http.leg import LegFormatError
 from melgui.core.transports.http.replies import (
     one_line,
     server_message,
 )
-from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEEvent
+from melgui.core.transports.http.sse import SSEEvent
 from melgui.core.transports.http.tool_call_assembler import new_call_id
 from melgui.core.transports.instructions import with_project_instructions
 from melgui.core.transports.reasoning_back import wire_messages
@@ -140,18 +138,10 @@ class RelayTransport(HttpEndpoint):
         api_key: str | None,
         *,
         stream_path: str = "/v1/agent/stream",
-        client: httpx.AsyncClient | None = None,
-        read_timeout: float = 120.0,
-        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         send_reasoning: bool = False,
+        **options: Unpack[EndpointOptions],
     ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            client=client,
-            read_timeout=read_timeout,
-            max_event_bytes=max_event_bytes,
-        )
+        super().__init__(base_url, api_key, **options)
         self.send_reasoning = send_reasoning
         self.stream_path = "/" + stream_path.lstrip("/")
 

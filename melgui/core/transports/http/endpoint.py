@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -13,6 +13,15 @@ from melgui.core.transports.http.leg import LegParser, LegRun
 from melgui.core.transports.http.models import parse_models
 from melgui.core.transports.http.replies import WireLog, auth_headers, request_json
 from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES
+
+
+class EndpointOptions(TypedDict, total=False):
+    """The keyword arguments every HTTP transport passes on to HttpEndpoint."""
+
+    client: httpx.AsyncClient | None
+    read_timeout: float
+    max_event_bytes: int
+    extra_headers: Mapping[str, str] | None
 
 
 class HttpEndpoint:
