@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
-from melgui.core.protocol.tooling import ToolRegistry
-from melgui.core.transports.connection import UnconfiguredTransport
-from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import HISTORY_PAGE, ChatView
 from melgui.ui.chat.tool_cards import card_html
 from melgui.ui.chat.transcript import ChatTranscript
 from melgui.ui.theme import LIGHT
+from tests.fakes.sessions import offline_bridge
 
 ANSWER = "Intro **bold**.\n\n- one\n- two\n\n```python\nprint('x')\n```\n\nEnd."
 
@@ -66,16 +62,7 @@ def test_cards_change_status_in_place_and_link_to_the_inspector(qtbot: QtBot) ->
 
 
 def _view(qtbot: QtBot, conversation: Conversation) -> ChatView:
-    session = AgentSession(
-        UnconfiguredTransport("offline"),
-        ToolRegistry(),
-        RulePolicy(),
-        conversation,
-        model="m",
-        role="assistant",
-        cwd="/",
-    )
-    view = ChatView(SessionBridge(session))
+    view = ChatView(offline_bridge(conversation))
     qtbot.addWidget(view)
     return view
 

@@ -1,0 +1,65 @@
+"""Segments as HTML: Markdown styled for QTextDocument, code highlighted, raw HTML inert."""
+
+from __future__ import annotations
+
+from melgui.ui.chat.markdown_blocks import Segment
+from melgui.ui.chat.segment_html import MONO, SegmentRenderer
+from melgui.ui.theme import DARK, LIGHT
+
+P = '<p style="margin-top:4px; margin-bottom:4px">'
+
+
+def test_markdown_gets_inline_styles_qt_can_draw() -> None:
+    html = SegmentRenderer(LIGHT).markdown("Hi **b** `c`")
+    code = f'<code style="background-color:#f6f8fa; font-family:{MONO}">c</code>'
+    assert html == f"{P}Hi <strong>b</strong> {code}</p>"
+
+
+def test_raw_html_and_images_stay_text() -> None:
+    html = SegmentRenderer(LIGHT).markdown("<script>alert(1)</script> ![img](http://x/y.png)")
+    assert html == f"{P}&lt;script&gt;alert(1)&lt;/script&gt; ![img](http://x/y.png)</p>"
+
+
+def test_tables_get_borders_in_the_theme_colour() -> None:
+    html = SegmentRenderer(DARK).markdown("| a | b |\n|---|---|\n| 1 | 2 |")
+    assert html.startswith(
+        '<table border="1" cellspacing="0" cellpadding="4" '
+        'style="border-color:#3a3b40; border-style:solid">'
+    )
+    assert "<th>a</th>" in html and "<td>2</td>" in html
+
+
+def test_the_first_chunk_of_code_has_its_language_and_a_copy_link() -> None:
+    html = SegmentRenderer(LIGHT).code(Segment("code", "x = 1", "python", code_id=3))
+    header, _, body = html.partition("</p>")
+    assert header == (
+        '<p style="background-color:#eaeef2; margin-top:6px; margin-bottom:0;">'
+        '<span style="color:#6b6b73; font-size:small;">&nbsp;python&nbsp;&nbsp;</span>'
+        '<a href="copy:3" style="font-size:small;">Copy</a>'
+    )
+    assert body == (
+        f'<pre style="background-color:#f6f8fa; margin-top:0; margin-bottom:6px; '
+        f'font-family:{MONO};">x <span style="color: #666">=</span> '
+        '<span style="color: #666">1</span></pre>'
+    )
+
+
+def test_a_middle_chunk_of_an_unknown_language_is_escaped_and_has_no_header() -> None:
+    segment = Segment("code", "a<b", "nosuchlang", code_id=4, first=False, last=False)
+    assert SegmentRenderer(LIGHT).code(segment) == (
+        f'<pre style="background-color:#f6f8fa; margin-top:0; margin-bottom:0; '
+        f'font-family:{MONO};">a&lt;b</pre>'
+    )
+
+
+def test_an_empty_code_block_still_shows_its_frame() -> None:
+    html = SegmentRenderer(LIGHT).code(Segment("code", "", "", code_id=5))
+    assert "&nbsp;code&nbsp;" in html and html.endswith(f'font-family:{MONO};">&nbsp;</pre>')
+
+
+def test_a_whole_document_is_its_segments_in_order() -> None:
+    renderer = SegmentRenderer(LIGHT)
+    html = renderer.document("Intro\n\n```sh\nls\n```\n")
+    intro = renderer.markdown("Intro")
+    code = renderer.code(Segment("code", "ls", "sh", code_id=1))
+    assert html == intro + code
