@@ -1,0 +1,80 @@
+"""One call in full: its title line, the approval buttons while it waits, arguments, result."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.events import ToolCall
+from melgui.ui.inspector.argument_view import arguments_html
+from melgui.ui.inspector.call_book import CallRecord
+from melgui.ui.inspector.call_detail import CallDetail
+from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.theme import DARK, LIGHT
+
+RUN = ToolCall("c7", "run_command", '{"command": "make test"}')
+
+
+def detail(qtbot: QtBot) -> CallDetail:
+    view = CallDetail(LIGHT, "/project")
+    qtbot.addWidget(view)
+    view.show()
+    return view
+
+
+def test_nothing_selected_says_what_to_do(qtbot: QtBot) -> None:
+    view = detail(qtbot)
+    assert view.title.text() == "Select a call to see its arguments and result."
+    assert view.controls.isHidden()
+    assert view.arguments.toPlainText() == "" and view.result.toPlainText() == ""
+
+
+def test_a_finished_call_shows_status_duration_decision_source_and_result(
+    qtbot: QtBot,
+) -> None:
+    view = detail(qtbot)
+    record = CallRecord(RUN, RUN.parsed, "worker 2", status="error", duration=1.5)
+    record.decision = "approved:session"
+    record.result = "make: *** No rule to make target 'test'."
+    view.show_record(record)
+    assert view.title.text() == (
+        '<b>run_command</b> · <span style="color:#c62828">✗ failed</span> · 1.5 s'
+        " · approved for this conversation · from worker 2"
+        ' · <span style="color:#6b6b73">id c7</span>'
+    )
+    assert view.result.toPlainText() == "make: *** No rule to make target 'test'."
+    assert view.arguments.toPlainText().startswith("Command\nmake test\nFolder /project")
+    assert view.controls.isHidden()
+
+
+def test_a_waiting_call_shows_the_approval_buttons_until_decided(
+    qtbot: QtBot, qloop: QtEventLoop
+) -> None:
+    view = detail(qtbot)
+    request = ApprovalRequest(RUN, {"command": "make test"}, future=qloop.create_future())
+    record = CallRecord(RUN, RUN.parsed, "main", status="pending", request=request)
+    view.show_record(record)
+    assert view.controls.isVisible()
+    assert view.title.text().startswith(
+        '<b>run_command</b> · <span style="color:#b35900">◆ waiting for approval</span> · '
+    )
+    request.approve()
+    view.show_record(record)
+    assert view.controls.isHidden()
+
+
+def test_a_theme_change_redraws_the_shown_call(qtbot: QtBot) -> None:
+    view = detail(qtbot)
+    record = CallRecord(RUN, RUN.parsed, "main", status="ok", duration=0.25)
+    view.show_record(record)
+    assert '<span style="color:#1a7f37">✓ done</span> · 250 ms' in view.title.text()
+    view.set_colors(DARK)
+    assert view.record is record
+    assert '<span style="color:#56d364">✓ done</span> · 250 ms' in view.title.text()
+    expected = arguments_html(
+        "run_command", RUN.arguments, RUN.parsed, DARK, cwd="/project", preview=None
+    )
+    probe = CallDetail(DARK, "/project")
+    qtbot.addWidget(probe)
+    probe.arguments.setHtml(expected)
+    assert view.arguments.toHtml() == probe.arguments.toHtml()
