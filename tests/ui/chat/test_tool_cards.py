@@ -6,7 +6,7 @@ from typing import get_args
 
 import pytest
 
-from melgui.ui.call_summary import CallStatus
+from melgui.core.protocol.call_life import CallPhase
 from melgui.ui.chat.tool_cards import card_html, status_color
 from melgui.ui.theme import DARK, LIGHT
 
@@ -19,18 +19,18 @@ from melgui.ui.theme import DARK, LIGHT
         ("interrupted", "error"),
         ("denied", "warn"),
         ("cancelled", "warn"),
-        ("pending", "pending"),
+        ("waiting", "pending"),
         ("requested", "muted"),
         ("running", "muted"),
     ],
 )
-def test_each_status_has_its_theme_colour(status: CallStatus, role: str) -> None:
+def test_each_status_has_its_theme_colour(status: CallPhase, role: str) -> None:
     assert status_color(status, LIGHT) == getattr(LIGHT, role)
     assert status_color(status, DARK) == getattr(DARK, role)
 
 
 def test_every_status_is_coloured() -> None:
-    assert {status_color(s, LIGHT) for s in get_args(CallStatus)} == {
+    assert {status_color(s, LIGHT) for s in get_args(CallPhase)} == {
         LIGHT.ok,
         LIGHT.error,
         LIGHT.warn,
@@ -49,14 +49,14 @@ def test_a_finished_card_links_the_call_and_shows_its_duration() -> None:
     )
 
 
-@pytest.mark.parametrize("status", ["pending", "requested", "running"])
-def test_an_unfinished_card_shows_no_duration(status: CallStatus) -> None:
+@pytest.mark.parametrize("status", ["waiting", "requested", "running"])
+def test_an_unfinished_card_shows_no_duration(status: CallPhase) -> None:
     card = card_html("c1", "run_command", "make", status, LIGHT, 0.25)
     assert "250 ms" not in card
 
 
 def test_names_and_summaries_are_escaped() -> None:
-    card = card_html("c1", "<b>x</b>", "<make> & run", "pending", LIGHT)
+    card = card_html("c1", "<b>x</b>", "<make> & run", "waiting", LIGHT)
     assert "<b>&lt;b&gt;x&lt;/b&gt;</b>" in card
     assert ">&lt;make&gt; &amp; run</span>" in card
     assert '<span style="color:#b35900">◆ waiting for approval</span>' in card

@@ -59,9 +59,9 @@ def test_stored_records_bring_duration_decision_and_cut_calls() -> None:
     book = book_for(history())
     changed = book.apply_stored(
         [
-            ToolCallRecord("c1", "read_file", "{}", "done", "auto", "ok", None, duration=0.5),
+            ToolCallRecord("c1", "read_file", "{}", "ok", "auto", "ok", None, duration=0.5),
             ToolCallRecord("c3", "edit_file", "{}", "running", "approved", None, "partial"),
-            ToolCallRecord("zz", "read_file", "{}", "done"),
+            ToolCallRecord("zz", "read_file", "{}", "ok"),
         ]
     )
     assert changed == ["c1", "c3"]
@@ -85,7 +85,7 @@ def test_events_carry_a_call_from_request_to_its_result(qtbot: QtBot, qloop: QtE
     request = ApprovalRequest(call, {"path": "b.txt", "content": "x"}, future=qloop.create_future())
     bridge.loopEvent.emit(ApprovalNeeded(request))
     record = book.records["w1"]
-    assert record.status == "pending" and record.awaiting_person
+    assert record.status == "waiting" and record.awaiting_person
     assert book.pending() == [record]
 
     request.approve("session")
@@ -107,7 +107,7 @@ def test_a_denial_is_recorded_and_an_unknown_call_is_added_when_first_seen(
     book.added.connect(added.append)
     request = ApprovalRequest(RUN, {"command": "make"}, future=qloop.create_future())
     bridge.loopEvent.emit(ApprovalNeeded(request))
-    assert added == ["c2"] and book.records["c2"].status == "pending"
+    assert added == ["c2"] and book.records["c2"].status == "waiting"
     request.deny("not now")
     qloop.run_until_complete(asyncio.sleep(0))
     assert book.records["c2"].decision == "denied"

@@ -52,7 +52,7 @@ def test_a_waiting_call_shows_the_approval_buttons_until_decided(
 ) -> None:
     view = detail(qtbot)
     request = ApprovalRequest(RUN, {"command": "make test"}, future=qloop.create_future())
-    record = CallRecord(RUN, RUN.parsed, "main", status="pending", request=request)
+    record = CallRecord(RUN, RUN.parsed, "main", status="waiting", request=request)
     view.show_record(record)
     assert view.controls.isVisible()
     assert view.title.text().startswith(
