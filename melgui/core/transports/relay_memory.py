@@ -10,12 +10,13 @@ import httpx
 
 from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
 from melgui.core.protocol.transport import TransportError
-from melgui.core.transports.http.replies import auth_headers, request_json
+from melgui.core.transports.http.endpoint import HttpEndpoint
+from melgui.core.transports.http.replies import request_json
 
 _NO_ENDPOINT = (404, 405, 501)
 
 
-class RelayMemory:
+class RelayMemory(HttpEndpoint):
     """A ProjectMemory backed by the relay; the relay derives the project from `cwd`."""
 
     def __init__(
@@ -26,10 +27,8 @@ class RelayMemory:
         *,
         timeout: float = 30.0,
     ) -> None:
-        self.url = base_url.rstrip("/") + "/v1/memory"
-        self._headers = {"Accept": "application/json", **auth_headers(api_key)}
-        self._client = client or httpx.AsyncClient()
-        self._owns_client = client is None
+        super().__init__(base_url, api_key, client=client)
+        self.url = self.base_url + "/v1/memory"
         self._timeout = timeout
 
     async def remember(self, cwd: str, note: str) -> None:
@@ -65,7 +64,7 @@ class RelayMemory:
                 method,
                 self.url,
                 what=what,
-                headers=self._headers,
+                headers=self._headers("application/json"),
                 timeout=self._timeout,
                 **kwargs,
             )
@@ -73,7 +72,3 @@ class RelayMemory:
             if exc.status in _NO_ENDPOINT:
                 raise MemoryUnavailable(f"the relay has no project memory ({exc})") from exc
             raise
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
