@@ -8,11 +8,12 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.chat.input_box import MAX_LINES, PromptInput
 
 
-def make(qtbot: QtBot) -> tuple[PromptInput, list[str]]:
+def make(qtbot: QtBot) -> tuple[PromptInput, list[tuple[str, object]]]:
+    """A box without a project kit (no / or @ lists); what it sends: (text, parts)."""
     box = PromptInput()
     qtbot.addWidget(box)
-    sent: list[str] = []
-    box.submitted.connect(sent.append)
+    sent: list[tuple[str, object]] = []
+    box.submitted.connect(lambda text, parts: sent.append((text, parts)))
     return box, sent
 
 
@@ -20,7 +21,7 @@ def test_enter_sends_the_text_and_clears_the_box(qtbot: QtBot) -> None:
     box, sent = make(qtbot)
     qtbot.keyClicks(box, "hello")
     qtbot.keyClick(box, Qt.Key.Key_Return)
-    assert sent == ["hello"] and box.toPlainText() == ""
+    assert sent == [("hello", ())] and box.toPlainText() == ""
 
 
 def test_shift_enter_starts_a_new_line_and_keypad_enter_sends(qtbot: QtBot) -> None:
@@ -30,7 +31,7 @@ def test_shift_enter_starts_a_new_line_and_keypad_enter_sends(qtbot: QtBot) -> N
     qtbot.keyClicks(box, "two")
     assert sent == [] and box.toPlainText() == "one\ntwo"
     qtbot.keyClick(box, Qt.Key.Key_Enter)
-    assert sent == ["one\ntwo"]
+    assert sent == [("one\ntwo", ())]
 
 
 def test_blank_text_is_not_sent(qtbot: QtBot) -> None:
