@@ -1,0 +1,64 @@
+"""`melgui acp`: serve melgui as an ACP agent on stdin/stdout (for Zed, Toad, melgui).
+
+Stdout carries the protocol only; notices go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from acp import run_agent
+
+from melgui.acp.agent import MelguiAgent
+from melgui.core.config.secrets import get_api_key
+from melgui.core.protocol.catalog import ROLES
+from melgui.core.transports.connection import api_key_kind
+from melgui.headless import TRANSPORTS, UsageError, settings_for
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="melgui acp",
+        description="Serve melgui's agent over the Agent Client Protocol on stdin/stdout. "
+        "Each session/new works in the cwd it names; permission requests go to the client.",
+        epilog="The API key comes from MELIAI_API_KEY / OPENAI_API_KEY or the system "
+        "keyring, never from the command line.",
+    )
+    parser.add_argument("--transport", choices=TRANSPORTS, help="default: from settings")
+    parser.add_argument(
+        "--url",
+        help="relay base URL, or for openai the base URL before /chat/completions "
+        "(e.g. http://127.0.0.1:11434/v1)",
+    )
+    parser.add_argument("--model", help="model id (default: from settings)")
+    parser.add_argument("--role", choices=ROLES, default="assistant")
+    return parser
+
+
+async def serve(options: argparse.Namespace) -> None:
+    settings = settings_for(options)
+    api_key = get_api_key(api_key_kind(settings))
+    model = settings.model or ("local" if settings.connection == "local" else "")
+    agent = MelguiAgent(settings, api_key=api_key, model=model, role=options.role)
+    try:
+        await run_agent(agent)
+    finally:
+        await agent.aclose()
+
+
+def main(argv: list[str]) -> int:
+    options = build_parser().parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="melgui: %(message)s")
+    try:
+        asyncio.run(serve(options))
+    except UsageError as exc:
+        print(f"melgui acp: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
