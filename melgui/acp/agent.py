@@ -107,7 +107,9 @@ class MelguiAgent:
         if result is None or result.outcome == "failed":
             reason = result.message if result else "the turn did not run"
             raise RequestError.internal_error({"message": reason})
-        return PromptResponse(stop_reason="cancelled" if result.outcome == "cancelled" else "end_turn")
+        return PromptResponse(
+            stop_reason="cancelled" if result.outcome == "cancelled" else "end_turn"
+        )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

@@ -9,8 +9,9 @@ import argparse
 import asyncio
 import logging
 import sys
+from typing import cast
 
-from acp import run_agent
+from acp import Agent, run_agent
 
 from melgui.acp.agent import MelguiAgent
 from melgui.core.config.secrets import get_api_key
@@ -46,7 +47,9 @@ async def serve(options: argparse.Namespace) -> None:
     model = settings.model or ("local" if settings.connection == "local" else "")
     agent = MelguiAgent(settings, api_key=api_key, model=model, role=options.role)
     try:
-        await run_agent(agent)
+        # The SDK routes only the methods an agent has (the rest answer "method not
+        # found"); its Agent protocol lists them all, hence the cast.
+        await run_agent(cast(Agent, agent))
     finally:
         await agent.aclose()
 

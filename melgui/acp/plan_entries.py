@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from acp.schema import PlanEntry
 
+Status = Literal["pending", "in_progress", "completed"]
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<mark>[ xX~-])\]\s*)?(?P<text>.+?)\s*$")
 
 
@@ -18,7 +20,9 @@ def plan_entries(title: str, markdown: str) -> list[PlanEntry]:
         if match is None:
             continue
         mark = (match.group("mark") or " ").lower()
-        status = "completed" if mark == "x" else "in_progress" if mark in "~-" else "pending"
+        status: Status = (
+            "completed" if mark == "x" else "in_progress" if mark in "~-" else "pending"
+        )
         entries.append(PlanEntry(content=match.group("text"), priority="medium", status=status))
     if not entries:
         entries.append(PlanEntry(content=title, priority="medium", status="pending"))

@@ -42,9 +42,13 @@ async def test_prompt_streams_text_and_a_tool_call_with_its_updates(
 ) -> None:
     (tmp_path / "a.txt").write_text("hello world\n")
     scripted_openai.script(
-        [text("Let me "), text("look."), tool_calls(tool_call("read_file", {"path": "a.txt"}, id="c1"))],
+        [
+            text("Let me "),
+            text("look."),
+            tool_calls(tool_call("read_file", {"path": "a.txt"}, id="c1")),
+        ],
         [text("It says hello."), done()],
-    )  # fmt: skip
+    )
     async with agent_for(scripted_openai) as agent:
         session_id = await start(agent, tmp_path)
         reply = await prompt(agent, session_id, "what is in a.txt?")
@@ -64,7 +68,10 @@ async def test_prompt_streams_text_and_a_tool_call_with_its_updates(
         kinds = client.kinds()
         assert kinds.index("tool_call") > kinds.index("agent_message_chunk")
     sent = scripted_openai.legs_received[1].messages
-    assert sent[0]["role"] == "system" and sent[1] == {"role": "user", "content": "what is in a.txt?"}
+    assert sent[0]["role"] == "system" and sent[1] == {
+        "role": "user",
+        "content": "what is in a.txt?",
+    }
     assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == "c1"
 
 
@@ -113,10 +120,12 @@ async def test_always_options_last_for_the_session(
             *(tool_call("write_file", {"path": p, "content": "x"}, id=p) for p in paths)
         )
 
+    def command(call_id: str) -> Any:
+        return tool_calls(tool_call("run_command", {"command": f"echo hi > {call_id}"}, id=call_id))
+
     scripted_openai.script(
-        [writes("a1", "a2")], [done()], [tool_calls(tool_call("run_command", {"command": "echo hi > r1"}, id="r1"))], [done()],
-        [tool_calls(tool_call("run_command", {"command": "echo hi > r2"}, id="r2"))], [done()],
-    )  # fmt: skip
+        [writes("a1", "a2")], [done()], [command("r1")], [done()], [command("r2")], [done()]
+    )
     async with agent_for(scripted_openai) as agent:
         session_id = await start(agent, tmp_path)
         agent.client.choose("allow_always")

@@ -66,7 +66,9 @@ class RecordingClient:
         """What a client does on session/cancel: answer open requests `cancelled`."""
         for held in self._held:
             if not held.done():
-                held.set_result(RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled")))
+                held.set_result(
+                    RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+                )
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
