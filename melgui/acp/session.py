@@ -9,7 +9,6 @@ from typing import Any
 
 from acp import update_plan
 from acp.interfaces import Client
-from acp.schema import ToolCallUpdate
 
 from melgui.acp.outbox import Outbox
 from melgui.acp.permissions import OPTIONS, Rejections, resolve
@@ -69,9 +68,7 @@ class AcpSession:
         """Ask the client; the loop's own answer (a cancelled turn) ends the question."""
         if not request.pending:
             return
-        subject = ToolCallUpdate(
-            tool_call_id=request.call.id, status="pending", raw_input=request.arguments
-        )
+        subject = self.mapper.subject(request.call)
         asking = asyncio.ensure_future(
             self.client.request_permission(
                 session_id=self.id, tool_call=subject, options=list(OPTIONS)

@@ -26,6 +26,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallUpdate,
     ToolKind,
 )
 
@@ -72,6 +73,7 @@ class UpdateMapper:
         self.catalog = catalog
         self.workspace = workspace
         self._diffs: dict[str, FileEditToolCallContent] = {}
+        self._started_calls: dict[str, ToolCallStart] = {}
 
     def updates(self, event: LoopEvent) -> list[Update]:
         match event:
@@ -82,12 +84,28 @@ class UpdateMapper:
             case ToolCallStarted(call=call):
                 return [update_tool_call(call.id, status="in_progress")]
             case ToolCallFinished(call=call, status=status, content=content):
+                self._started_calls.pop(call.id, None)
                 return [self._finished(call, status, content)]
             case Retrying(attempt=attempt, delay=delay, reason=reason):
                 note = f"Retrying in {delay:.0f}s after: {reason} (try {attempt})\n"
                 return [update_agent_thought_text(note)]
             case _:
                 return []
+
+    def subject(self, call: ToolCall) -> ToolCallUpdate:
+        """The call a permission request is about, as its `tool_call` showed it."""
+        shown = self._started_calls.get(call.id)
+        if shown is None:
+            return ToolCallUpdate(tool_call_id=call.id, title=call.name, status="pending")
+        return ToolCallUpdate(
+            tool_call_id=call.id,
+            title=shown.title,
+            kind=shown.kind,
+            status="pending",
+            content=shown.content,
+            locations=shown.locations,
+            raw_input=shown.raw_input,
+        )
 
     def _started(self, call: ToolCall) -> ToolCallStart:
         tool = self.catalog.get(call.name)
@@ -98,7 +116,7 @@ class UpdateMapper:
         if diff is not None:
             self._diffs[call.id] = diff
             content.append(diff)
-        return start_tool_call(
+        started = start_tool_call(
             call.id,
             f"{call.name}: {summary}" if summary else call.name,
             kind=tool_kind(tool),
@@ -107,6 +125,8 @@ class UpdateMapper:
             locations=self._locations(tool, arguments),
             raw_input=arguments if arguments is not None else call.arguments,
         )
+        self._started_calls[call.id] = started
+        return started
 
     def _finished(self, call: ToolCall, status: str, content: str) -> ToolCallProgress:
         shown = content

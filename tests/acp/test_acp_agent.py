@@ -15,6 +15,7 @@ from tests.fakes import ScriptedOpenAI, done, hold, http_error, text, tool_call,
 from tests.fakes.acp_client import AcpAgentProcess
 
 LIMIT = 30  # seconds any one exchange may take
+PLAN = "Steps:\n\n- [x] read a.txt\n- [~] answer\n1. check\n"
 
 
 def agent_for(server: ScriptedOpenAI) -> AcpAgentProcess:
@@ -45,7 +46,10 @@ async def test_prompt_streams_text_and_a_tool_call_with_its_updates(
         [
             text("Let me "),
             text("look."),
-            tool_calls(tool_call("read_file", {"path": "a.txt"}, id="c1")),
+            tool_calls(
+                tool_call("read_file", {"path": "a.txt"}, id="c1"),
+                tool_call("write_plan", {"title": "Plan", "markdown": PLAN}, id="p1"),
+            ),
         ],
         [text("It says hello."), done()],
     )
@@ -67,12 +71,21 @@ async def test_prompt_streams_text_and_a_tool_call_with_its_updates(
         # Order on the wire: first text, then the call, then the second leg's text.
         kinds = client.kinds()
         assert kinds.index("tool_call") > kinds.index("agent_message_chunk")
+        # write_plan's plan reaches the client as a plan update, before the call's result.
+        plans = [u for u in client.updates if u.session_update == "plan"]
+        assert [(e.content, e.status) for e in plans[0].entries] == [
+            ("read a.txt", "completed"), ("answer", "in_progress"), ("check", "pending"),
+        ]  # fmt: skip
+        assert client.updates.index(plans[0]) < client.updates.index(client.tool_updates("p1")[-1])
     sent = scripted_openai.legs_received[1].messages
     assert sent[0]["role"] == "system" and sent[1] == {
         "role": "user",
         "content": "what is in a.txt?",
     }
-    assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == "c1"
+    assert [(m["role"], m.get("tool_call_id")) for m in sent[-2:]] == [
+        ("tool", "c1"),
+        ("tool", "p1"),
+    ]
 
 
 async def test_permission_allowed_writes_and_rejected_does_not(
@@ -91,7 +104,8 @@ async def test_permission_allowed_writes_and_rejected_does_not(
         assert (await prompt(agent, session_id, "write b")).stop_reason == "end_turn"
         assert (tmp_path / "b.txt").read_text() == "new\n"
         subject, options = agent.client.permissions[0]
-        assert subject.tool_call_id == "w1"
+        assert subject.tool_call_id == "w1" and subject.title == "write_file: b.txt (2 lines)"
+        assert subject.content is not None and subject.content[0].new_text == "new\n"
         assert [o.kind for o in options] == [
             "allow_once", "allow_always", "reject_once", "reject_always",
         ]  # fmt: skip
@@ -156,8 +170,9 @@ async def test_cancel_while_a_permission_is_open(
         running = asyncio.ensure_future(prompt(agent, session_id, "write"))
         await asyncio.wait_for(agent.client.asked.wait(), LIMIT)
         await agent.connection.cancel(session_id=session_id)
-        agent.client.cancel_held()
+        # The turn ends without waiting for the client to answer the open request...
         assert (await running).stop_reason == "cancelled"
+        agent.client.cancel_held()  # ...and the late "cancelled" answer changes nothing.
         assert not (tmp_path / "w.txt").exists()
         assert agent.client.tool_updates("w1")[-1].status == "failed"
         # The session goes on: the next prompt sends a conversation with every call answered.
