@@ -3,6 +3,7 @@ client can show."""
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from typing import Any
@@ -13,6 +14,7 @@ from acp.schema import (
     AgentCapabilities,
     Implementation,
     InitializeResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -23,12 +25,35 @@ from melgui.acp.prompt_text import Block, UnsupportedContent, prompt_text
 from melgui.acp.session import AcpSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import Role
+from melgui.core.store import open_store
+from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
+
+log = logging.getLogger(__name__)
+
+
+def _folder(cwd: str) -> str:
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise RequestError.invalid_params(
+            {"message": f"cwd must be an absolute path to a folder, got {cwd!r}"}
+        )
+    return cwd
 
 
 class MelguiAgent:
     """Serves melgui's loop and tools; one AcpSession per `session/new`."""
 
-    def __init__(self, settings: Settings, *, api_key: str | None, model: str, role: Role):
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        api_key: str | None,
+        model: str,
+        role: Role,
+        history: bool = True,
+    ) -> None:
+        """With `history`, sessions are kept in melgui's history (the window lists them)
+        under their session id, and `session/load` goes on with one."""
+        self.history = history
         self.settings = settings
         self.api_key = api_key
         self.model = model
@@ -46,7 +71,7 @@ class MelguiAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=self.history,
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
@@ -64,23 +89,59 @@ class MelguiAgent:
     async def new_session(
         self, cwd: str, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
+        folder = _folder(cwd)
+        recording = self._record(folder, None) if self.history else None
+        session = self._open(recording.conversation_id if recording else uuid.uuid4().hex,
+                             folder, recording)  # fmt: skip
+        return NewSessionResponse(session_id=session.id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        """Go on with a stored conversation; the client is shown it first."""
+        if not self.history:
+            raise RequestError.invalid_request(
+                {"message": "this melgui acp runs with --no-history; nothing can be loaded"}
+            )
+        folder = _folder(cwd)
+        if session_id in self.sessions:
+            raise RequestError.invalid_request({"message": f"session {session_id} is open"})
+        recording = self._record(folder, session_id)
+        session = self._open(recording.conversation_id, folder, recording)
+        await session.replay()
+        return LoadSessionResponse()
+
+    def _record(self, folder: str, resume_id: str | None) -> Recording:
+        try:
+            return start_recording(
+                open_store(),
+                folder,
+                model=self.model,
+                role=self.role,
+                resume_id=resume_id,
+                on_problem=lambda text: log.warning("%s", text),
+            )
+        except UnknownConversationError as exc:
+            raise RequestError.resource_not_found(str(exc)) from None
+
+    def _open(self, session_id: str, folder: str, recording: Recording | None) -> AcpSession:
         if self._client is None:
             raise RequestError.internal_error({"message": "no client connected"})
-        if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-            raise RequestError.invalid_params(
-                {"message": f"cwd must be an absolute path to a folder, got {cwd!r}"}
-            )
-        session_id = uuid.uuid4().hex
-        self.sessions[session_id] = AcpSession(
+        session = AcpSession(
             session_id,
             self._client,
-            cwd,
+            folder,
             self.settings,
             api_key=self.api_key,
             model=self.model,
             role=self.role,
+            recording=recording,
         )
-        return NewSessionResponse(session_id=session_id)
+        if recording is not None:
+            for notice in recording.notices:
+                log.warning("%s", notice)
+        self.sessions[session_id] = session
+        return session
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)

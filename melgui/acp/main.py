@@ -38,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--model", help="model id (default: from settings)")
     parser.add_argument("--role", choices=ROLES, default="assistant")
+    parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="keep no session in melgui's history (and offer no session/load)",
+    )
     return parser
 
 
@@ -45,7 +50,9 @@ async def serve(options: argparse.Namespace) -> None:
     settings = settings_for(options)
     api_key = get_api_key(api_key_kind(settings))
     model = settings.model or ("local" if settings.connection == "local" else "")
-    agent = MelguiAgent(settings, api_key=api_key, model=model, role=options.role)
+    agent = MelguiAgent(
+        settings, api_key=api_key, model=model, role=options.role, history=not options.no_history
+    )
     try:
         # The SDK routes only the methods an agent has (the rest answer "method not
         # found"); its Agent protocol lists them all, hence the cast.

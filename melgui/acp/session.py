@@ -20,6 +20,7 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.tooling import ToolHandler, ToolOutcome
+from melgui.core.store.recording import Recording
 from melgui.desk.desk import Desk
 
 log = logging.getLogger(__name__)
@@ -36,9 +37,13 @@ class AcpSession:
         api_key: str | None,
         model: str,
         role: Role,
+        recording: Recording | None = None,
     ) -> None:
+        """With a `recording`, the session goes on with (and journals into) its stored
+        conversation, whose id should be `session_id`."""
         self.id = session_id
         self.client = client
+        self.recording = recording
         self.outbox = Outbox(self._send)
         self.desk = Desk(folder, settings, api_key=api_key, plans=self._plan)
         for tool in ORCHESTRATION_TOOLS:
@@ -46,9 +51,22 @@ class AcpSession:
         self.rejections = Rejections(self.desk.policy)
         self.mapper = UpdateMapper(self.desk.catalog, self.desk.kit.workspace)
         self.session: AgentSession = self.desk.session(
-            model=model, role=role, source=f"acp {session_id}", policy=self.rejections
+            recording.conversation if recording else None,
+            model=model,
+            role=role,
+            source=f"acp {session_id}",
+            wire=recording.journal.record_wire if recording else None,
+            policy=self.rejections,
         )
+        if recording is not None:
+            self.session.subscribe(recording.journal.observe)
         self.session.subscribe(self._observe)
+
+    async def replay(self) -> None:
+        """Tell the client the conversation so far (`session/load`)."""
+        for update in self.mapper.replay(self.session.conversation.messages):
+            self.outbox.put(update)
+        await self.outbox.flush()
 
     async def _send(self, update: object) -> None:
         await self.client.session_update(self.id, update)  # type: ignore[arg-type]
@@ -92,6 +110,9 @@ class AcpSession:
         await self.outbox.flush()
         await self.outbox.aclose()
         await self.desk.aclose()
+        if self.recording is not None:
+            self.recording.close()
+            self.recording.journal.store.close()
 
 
 def _needs_window(name: str) -> ToolHandler:

@@ -7,6 +7,7 @@ writes and edits, the diff it would make); it goes `in_progress` when it runs an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from acp import (
@@ -17,6 +18,7 @@ from acp import (
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
+    update_user_message_text,
 )
 from acp.schema import (
     AgentMessageChunk,
@@ -28,6 +30,7 @@ from acp.schema import (
     ToolCallStart,
     ToolCallUpdate,
     ToolKind,
+    UserMessageChunk,
 )
 
 from melgui.core.protocol.calls import summarize
@@ -41,6 +44,7 @@ from melgui.core.protocol.loop_events import (
     ToolCallRequested,
     ToolCallStarted,
 )
+from melgui.core.protocol.messages import Message
 from melgui.core.protocol.tooling import ToolError
 from melgui.tools.file_changes import PlannedChange, plan_edit, plan_write
 from melgui.tools.settings import ToolSettings
@@ -107,12 +111,29 @@ class UpdateMapper:
             raw_input=shown.raw_input,
         )
 
-    def _started(self, call: ToolCall) -> ToolCallStart:
+    def replay(self, messages: Sequence[Message]) -> list[Update | UserMessageChunk]:
+        """A stored conversation as the updates that would have shown it."""
+        results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+        updates: list[Update | UserMessageChunk] = []
+        for message in messages:
+            if message.role == "user" and message.content:
+                updates.append(update_user_message_text(message.content))
+            elif message.role == "assistant":
+                if message.content:
+                    updates.append(update_agent_message_text(message.content))
+                for call in message.tool_calls:
+                    updates.append(self._started(call, preview=False))
+                    result = results.get(call.id)
+                    if result is not None:
+                        updates.append(self._finished(call, result.status or "ok", result.content))
+        return updates
+
+    def _started(self, call: ToolCall, preview: bool = True) -> ToolCallStart:
         tool = self.catalog.get(call.name)
         arguments = call.parsed
         summary = summarize(call.name, arguments, tool=tool)
         content: list[ToolContent] = []
-        diff = self._diff(tool, arguments)
+        diff = self._diff(tool, arguments) if preview else None
         if diff is not None:
             self._diffs[call.id] = diff
             content.append(diff)

@@ -229,3 +229,37 @@ async def test_killed_agent_ends_the_prompt_without_a_hang(
         assert not isinstance(caught.value, TimeoutError)
         assert await asyncio.wait_for(agent.process.wait(), LIMIT) != 0
         gate.set()
+
+
+async def test_a_session_is_kept_in_history_and_loads_in_a_new_process(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    scripted_openai.script(
+        [text("Reading."), tool_calls(tool_call("read_file", {"path": "a.txt"}, id="c1"))],
+        [text("It says hello."), done()],
+        [text("Still hello."), done()],
+    )
+    async with agent_for(scripted_openai) as agent:
+        reply = await asyncio.wait_for(agent.initialize(), LIMIT)
+        assert reply.agent_capabilities is not None and reply.agent_capabilities.load_session
+        session_id = await start(agent, tmp_path)
+        await prompt(agent, session_id, "what is in a.txt?")
+    async with agent_for(scripted_openai) as agent:
+        await asyncio.wait_for(agent.initialize(), LIMIT)
+        await asyncio.wait_for(
+            agent.connection.load_session(cwd=str(tmp_path), session_id=session_id), LIMIT
+        )
+        replayed = agent.client.updates
+        assert [u.session_update for u in replayed] == [
+            "user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update",
+            "agent_message_chunk",
+        ]  # fmt: skip
+        assert replayed[0].content.text == "what is in a.txt?"
+        assert replayed[3].status == "completed" and "hello" in replayed[3].content[-1].content.text
+        assert (await prompt(agent, session_id, "and now?")).stop_reason == "end_turn"
+        with pytest.raises(RequestError):
+            await agent.connection.load_session(cwd=str(tmp_path), session_id="no-such-id")
+    sent = scripted_openai.legs_received[2].messages
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert sent[-1]["content"] == "and now?"
