@@ -19,12 +19,14 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
 )
+from acp.schema import Usage as AcpUsage
 
 from melgui import __version__
 from melgui.acp.prompt_text import Block, UnsupportedContent, prompt_text
 from melgui.acp.session import AcpSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.events import Usage
 from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 
@@ -37,6 +39,17 @@ def _folder(cwd: str) -> str:
             {"message": f"cwd must be an absolute path to a folder, got {cwd!r}"}
         )
     return cwd
+
+
+def _usage(usage: Usage | None) -> AcpUsage | None:
+    """The turn's tokens (an unstable part of ACP; clients may ignore it)."""
+    if usage is None:
+        return None
+    return AcpUsage(
+        total_tokens=usage.total_tokens,
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+    )
 
 
 class MelguiAgent:
@@ -161,6 +174,7 @@ class MelguiAgent:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         if not text:
             raise RequestError.invalid_params({"message": "the prompt is empty"})
+        session.turn_usage = None
         session.session.submit(text)
         await session.session.wait_idle()
         await session.outbox.flush()
@@ -168,9 +182,9 @@ class MelguiAgent:
         if result is None or result.outcome == "failed":
             reason = result.message if result else "the turn did not run"
             raise RequestError.internal_error({"message": reason})
-        return PromptResponse(
-            stop_reason="cancelled" if result.outcome == "cancelled" else "end_turn"
-        )
+        if result.outcome == "cancelled":
+            return PromptResponse(stop_reason="cancelled")
+        return PromptResponse(stop_reason="end_turn", usage=_usage(session.turn_usage))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

@@ -18,7 +18,8 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
-from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.protocol.events import Usage
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
 from melgui.core.protocol.tooling import ToolHandler, ToolOutcome
 from melgui.core.store.recording import Recording
 from melgui.desk.desk import Desk
@@ -44,6 +45,7 @@ class AcpSession:
         self.id = session_id
         self.client = client
         self.recording = recording
+        self.turn_usage: Usage | None = None  # of the last finished turn
         self.outbox = Outbox(self._send)
         self.desk = Desk(folder, settings, api_key=api_key, plans=self._plan)
         for tool in ORCHESTRATION_TOOLS:
@@ -72,6 +74,8 @@ class AcpSession:
         await self.client.session_update(self.id, update)  # type: ignore[arg-type]
 
     def _observe(self, event: LoopEvent) -> None:
+        if isinstance(event, TurnFinished):
+            self.turn_usage = event.usage
         for update in self.mapper.updates(event):
             self.outbox.put(update)
         if isinstance(event, ApprovalNeeded):

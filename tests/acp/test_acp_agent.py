@@ -51,12 +51,14 @@ async def test_prompt_streams_text_and_a_tool_call_with_its_updates(
                 tool_call("write_plan", {"title": "Plan", "markdown": PLAN}, id="p1"),
             ),
         ],
-        [text("It says hello."), done()],
+        [text("It says hello."), done(usage={"prompt_tokens": 9, "completion_tokens": 3})],
     )
     async with agent_for(scripted_openai) as agent:
         session_id = await start(agent, tmp_path)
         reply = await prompt(agent, session_id, "what is in a.txt?")
         assert reply.stop_reason == "end_turn"
+        assert reply.usage is not None
+        assert (reply.usage.input_tokens, reply.usage.output_tokens) == (9, 3)
         client = agent.client
         assert client.text() == "Let me look.It says hello."
         start_, *rest = client.tool_updates("c1")
@@ -263,3 +265,15 @@ async def test_a_session_is_kept_in_history_and_loads_in_a_new_process(
     sent = scripted_openai.legs_received[2].messages
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
     assert sent[-1]["content"] == "and now?"
+
+
+async def test_an_agent_that_cannot_start_fails_initialize_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    # A relay without a URL is a usage error: the process exits before it answers.
+    async with AcpAgentProcess(["--transport", "relay"]) as agent:
+        with pytest.raises(Exception) as caught:
+            await asyncio.wait_for(agent.initialize(), LIMIT)
+        assert not isinstance(caught.value, TimeoutError)
+        assert await asyncio.wait_for(agent.process.wait(), LIMIT) == 2
+        assert "--transport relay needs --url" in await agent.stderr()
