@@ -13,7 +13,7 @@ from acp.interfaces import Client
 from melgui.acp.outbox import Outbox
 from melgui.acp.permissions import OPTIONS, Rejections, resolve
 from melgui.acp.plan_entries import plan_entries
-from melgui.acp.updates import UpdateMapper
+from melgui.acp.updates import UpdateMapper, merge_text
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
@@ -46,7 +46,7 @@ class AcpSession:
         self.client = client
         self.recording = recording
         self.turn_usage: Usage | None = None  # of the last finished turn
-        self.outbox = Outbox(self._send)
+        self.outbox = Outbox(self._send, merge_text)
         self.desk = Desk(folder, settings, api_key=api_key, plans=self._plan)
         for tool in ORCHESTRATION_TOOLS:
             self.desk.tools.register(tool.name, _needs_window(tool.name))

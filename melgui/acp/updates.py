@@ -25,6 +25,7 @@ from acp.schema import (
     AgentThoughtChunk,
     ContentToolCallContent,
     FileEditToolCallContent,
+    TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
@@ -68,6 +69,16 @@ def tool_kind(tool: ToolDef | None) -> ToolKind:
     if "command" in properties:
         return "execute"
     return "other"
+
+
+def merge_text(first: Any, second: Any) -> AgentMessageChunk | None:
+    """Two consecutive agent text chunks as one; None for anything else."""
+    if not (isinstance(first, AgentMessageChunk) and isinstance(second, AgentMessageChunk)):
+        return None
+    a, b = first.content, second.content
+    if not (isinstance(a, TextContentBlock) and isinstance(b, TextContentBlock)):
+        return None
+    return update_agent_message_text(a.text + b.text)
 
 
 class UpdateMapper:
