@@ -2,7 +2,7 @@
 
 Stream N text chunks (default 20,000) from the scripted OpenAI-compatible server over
 loopback: (a) through a `melgui acp` process to the ACP SDK's client in this process
-(every chunk a `session/update` over stdio, parsed by the client), and (b) through the
+(text as `session/update` messages over stdio, parsed by the client), and (b) through the
 same Desk session in this process with a plain observer (what the window gets). Rounds
 alternate; the turn is timed from the prompt to its end (the process starts once, before).
 Reports the median ratio acp / in-process (target 1.5; before text chunks merged in
