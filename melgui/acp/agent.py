@@ -106,6 +106,9 @@ class MelguiAgent:
         recording = self._record(folder, None) if self.history else None
         session = self._open(recording.conversation_id if recording else uuid.uuid4().hex,
                              folder, recording)  # fmt: skip
+        # Queued now, sent by the outbox after this response (the SDK queues its reply
+        # before the outbox's task next runs).
+        session.offer_commands()
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(
@@ -122,6 +125,7 @@ class MelguiAgent:
         recording = self._record(folder, session_id)
         session = self._open(recording.conversation_id, folder, recording)
         await session.replay()
+        session.offer_commands()
         return LoadSessionResponse()
 
     def _record(self, folder: str, resume_id: str | None) -> Recording:
@@ -175,7 +179,7 @@ class MelguiAgent:
         if not text:
             raise RequestError.invalid_params({"message": "the prompt is empty"})
         session.turn_usage = None
-        session.session.submit(text)
+        session.session.submit(session.commands.expand(text))
         await session.session.wait_idle()
         await session.outbox.flush()
         result = session.session.last_result

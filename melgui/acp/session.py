@@ -10,6 +10,7 @@ from typing import Any
 from acp import update_plan
 from acp.interfaces import Client
 
+from melgui.acp.commands import CustomCommands
 from melgui.acp.outbox import Outbox
 from melgui.acp.permissions import OPTIONS, Rejections, resolve
 from melgui.acp.plan_entries import plan_entries
@@ -63,6 +64,13 @@ class AcpSession:
         if recording is not None:
             self.session.subscribe(recording.journal.observe)
         self.session.subscribe(self._observe)
+        self.commands = CustomCommands(folder)
+
+    def offer_commands(self) -> None:
+        """Tell the client the custom slash commands (after the session is known to it)."""
+        update = self.commands.update()
+        if update is not None:
+            self.outbox.put(update)
 
     async def replay(self) -> None:
         """Tell the client the conversation so far (`session/load`)."""

@@ -277,3 +277,21 @@ async def test_an_agent_that_cannot_start_fails_initialize_with_its_reason(
         assert not isinstance(caught.value, TimeoutError)
         assert await asyncio.wait_for(agent.process.wait(), LIMIT) == 2
         assert "--transport relay needs --url" in await agent.stderr()
+
+
+async def test_custom_slash_commands_are_offered_and_expand(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    commands = tmp_path / ".melgui" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("description: Review a file\nReview $ARGUMENTS closely.\n")
+    scripted_openai.script([text("Looks fine."), done()])
+    async with agent_for(scripted_openai) as agent:
+        session_id = await start(agent, tmp_path)
+        await prompt(agent, session_id, "/review a.txt")
+        offered = agent.client.updates[0]
+        assert offered.session_update == "available_commands_update"
+        assert [(c.name, c.description) for c in offered.available_commands] == [
+            ("review", "Review a file")
+        ]
+    assert scripted_openai.legs_received[0].last_user_text == "Review a.txt closely."
