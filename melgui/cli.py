@@ -12,7 +12,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="melgui",
         description="A desktop app for working with an AI agent on a project folder.",
-        epilog="Run `melgui exec --help` for the headless mode, `melgui checkpoints --help` "
+        epilog="Run `melgui exec --help` for the headless mode, `melgui acp --help` to serve "
+        "melgui to an ACP client (Zed), `melgui checkpoints --help` "
         "to list and restore checkpoints.",
     )
     parser.add_argument("--version", action="version", version=f"melgui {__version__}")
@@ -26,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
         from melgui.headless import main as exec_main
 
         return exec_main(args[1:])
+    if args and args[0] == "acp":
+        from melgui.acp.main import main as acp_main
+
+        return acp_main(args[1:])
     if args and args[0] == "checkpoints":
         from melgui.checkpoint_cli import main as checkpoints_main
 

@@ -1,0 +1,1 @@
+"""`melgui acp`: melgui's own loop and tools served as an Agent Client Protocol agent."""

@@ -1,0 +1,137 @@
+"""One ACP session: a melgui desk on the session's folder, its agent session, and what
+goes to the client (updates, plans, permission requests)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from acp import update_plan
+from acp.interfaces import Client
+
+from melgui.acp.commands import CustomCommands
+from melgui.acp.outbox import Outbox
+from melgui.acp.permissions import OPTIONS, Rejections, resolve
+from melgui.acp.plan_entries import plan_entries
+from melgui.acp.updates import UpdateMapper, merge_text
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.settings import Settings
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
+from melgui.core.protocol.events import Usage
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
+from melgui.core.protocol.tooling import ToolHandler, ToolOutcome
+from melgui.core.store.recording import Recording
+from melgui.desk.desk import Desk
+
+log = logging.getLogger(__name__)
+
+
+class AcpSession:
+    def __init__(
+        self,
+        session_id: str,
+        client: Client,
+        folder: str,
+        settings: Settings,
+        *,
+        api_key: str | None,
+        model: str,
+        role: Role,
+        recording: Recording | None = None,
+    ) -> None:
+        """With a `recording`, the session goes on with (and journals into) its stored
+        conversation, whose id should be `session_id`."""
+        self.id = session_id
+        self.client = client
+        self.recording = recording
+        self.turn_usage: Usage | None = None  # of the last finished turn
+        self.outbox = Outbox(self._send, merge_text)
+        self.desk = Desk(folder, settings, api_key=api_key, plans=self._plan)
+        for tool in ORCHESTRATION_TOOLS:
+            self.desk.tools.register(tool.name, _needs_window(tool.name))
+        self.rejections = Rejections(self.desk.policy)
+        self.mapper = UpdateMapper(self.desk.catalog, self.desk.kit.workspace)
+        self.session: AgentSession = self.desk.session(
+            recording.conversation if recording else None,
+            model=model,
+            role=role,
+            source=f"acp {session_id}",
+            wire=recording.journal.record_wire if recording else None,
+            policy=self.rejections,
+        )
+        if recording is not None:
+            self.session.subscribe(recording.journal.observe)
+        self.session.subscribe(self._observe)
+        self.commands = CustomCommands(folder)
+
+    def offer_commands(self) -> None:
+        """Tell the client the custom slash commands (after the session is known to it)."""
+        update = self.commands.update()
+        if update is not None:
+            self.outbox.put(update)
+
+    async def replay(self) -> None:
+        """Tell the client the conversation so far (`session/load`)."""
+        for update in self.mapper.replay(self.session.conversation.messages):
+            self.outbox.put(update)
+        await self.outbox.flush()
+
+    async def _send(self, update: object) -> None:
+        await self.client.session_update(self.id, update)  # type: ignore[arg-type]
+
+    def _observe(self, event: LoopEvent) -> None:
+        if isinstance(event, TurnFinished):
+            self.turn_usage = event.usage
+        for update in self.mapper.updates(event):
+            self.outbox.put(update)
+        if isinstance(event, ApprovalNeeded):
+            request = event.request
+            self.outbox.start(lambda: self._ask(request))
+
+    async def _plan(self, title: str, markdown: str) -> None:
+        self.outbox.put(update_plan(plan_entries(title, markdown)))
+        await self.outbox.flush()
+
+    async def _ask(self, request: ApprovalRequest) -> None:
+        """Ask the client; the loop's own answer (a cancelled turn) ends the question."""
+        if not request.pending:
+            return
+        subject = self.mapper.subject(request.call)
+        asking = asyncio.ensure_future(
+            self.client.request_permission(
+                session_id=self.id, tool_call=subject, options=list(OPTIONS)
+            )
+        )
+        request.future.add_done_callback(lambda _: asking.cancel())
+        try:
+            response = await asking
+        except asyncio.CancelledError:
+            if request.pending:
+                raise
+            return
+        except Exception as exc:
+            log.warning("permission request failed: %s", exc)
+            request.deny(f"the client could not be asked: {exc}")
+            return
+        resolve(request, response, self.rejections)
+
+    async def aclose(self) -> None:
+        await self.session.aclose()
+        await self.outbox.flush()
+        await self.outbox.aclose()
+        await self.desk.aclose()
+        if self.recording is not None:
+            self.recording.close()
+            self.recording.journal.store.close()
+
+
+def _needs_window(name: str) -> ToolHandler:
+    async def handler(arguments: dict[str, Any]) -> ToolOutcome:
+        return ToolOutcome.error(
+            f"{name} needs panes, which only the melgui window has; this session runs "
+            "under an ACP client (melgui acp). Do the work with the other tools."
+        )
+
+    return handler
