@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule
 from melgui.core.protocol.approval import ApprovalRequest, Remember
+from melgui.ui.command_parts import asking_rules
 
 APPROVE_KEYS = QKeySequence("Ctrl+Return")
 DENY_KEYS = QKeySequence("Ctrl+Shift+Backspace")
@@ -93,7 +93,7 @@ class ApprovalControls(QWidget):
             self.always_button.setToolTip(
                 "No rule can cover this call: a part is outside the project, computed when "
                 "it runs, or not readable. Approve it once, or deny it."
-                if isinstance(request.policy, RulePolicy)
+                if asking_rules(request) is not None
                 else "The policy that asks keeps no rules."
             )
             return
@@ -122,7 +122,7 @@ class ApprovalControls(QWidget):
 
 def _rules(request: ApprovalRequest) -> list[Rule]:
     """The rules "always allow" would add (a rule per asked part of a command)."""
-    policy = request.policy
-    if not isinstance(policy, RulePolicy):
+    policy = asking_rules(request)
+    if policy is None:
         return []
     return policy.rules_for(request.call.name, request.arguments, "conversation")

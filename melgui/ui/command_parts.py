@@ -18,20 +18,30 @@ ICON: dict[Verdict, str] = {"allow": "✓", "ask": "◆", "deny": "⊘"}
 WORD: dict[Verdict, str] = {"allow": "matched", "ask": "asked", "deny": "denied"}
 
 
+def asking_rules(request: ApprovalRequest | None) -> RulePolicy | None:
+    """The rule policy behind the policy that asked (wrappers keep it as `rules`)."""
+    policy: object = request.policy if request is not None else None
+    for _ in range(4):  # a wrapper of a wrapper at most, in practice
+        if policy is None or isinstance(policy, RulePolicy):
+            return policy
+        policy = getattr(policy, "rules", None)
+    return None
+
+
 def judge_request(request: ApprovalRequest | None) -> CommandJudgement | None:
     """What the asking policy's rules make of a pending run_command, if it can say."""
     if request is None or request.call.name != "run_command":
         return None
     command = request.arguments.get("command")
-    policy = request.policy
-    if not isinstance(command, str) or not isinstance(policy, RulePolicy):
+    policy = asking_rules(request)
+    if not isinstance(command, str) or policy is None:
         return None
     return policy.judge(command)
 
 
 def sandboxed(request: ApprovalRequest | None) -> bool:
-    policy = request.policy if request is not None else None
-    return isinstance(policy, RulePolicy) and policy.sandbox_on()
+    policy = asking_rules(request)
+    return policy is not None and policy.sandbox_on()
 
 
 def _color(verdict: Verdict, colors: Colors) -> str:
