@@ -63,10 +63,12 @@ class MelguiAgent:
         model: str,
         role: Role,
         history: bool = True,
+        mcp: bool = True,
     ) -> None:
         """With `history`, sessions are kept in melgui's history (the window lists them)
         under their session id, and `session/load` goes on with one."""
         self.history = history
+        self.mcp = mcp
         self.settings = settings
         self.api_key = api_key
         self.model = model
@@ -104,7 +106,7 @@ class MelguiAgent:
     ) -> NewSessionResponse:
         folder = _folder(cwd)
         recording = self._record(folder, None) if self.history else None
-        session = self._open(recording.conversation_id if recording else uuid.uuid4().hex,
+        session = await self._open(recording.conversation_id if recording else uuid.uuid4().hex,
                              folder, recording)  # fmt: skip
         # Queued now, sent by the outbox after this response (the SDK queues its reply
         # before the outbox's task next runs).
@@ -123,7 +125,7 @@ class MelguiAgent:
         if session_id in self.sessions:
             raise RequestError.invalid_request({"message": f"session {session_id} is open"})
         recording = self._record(folder, session_id)
-        session = self._open(recording.conversation_id, folder, recording)
+        session = await self._open(recording.conversation_id, folder, recording)
         await session.replay()
         session.offer_commands()
         return LoadSessionResponse()
@@ -141,7 +143,7 @@ class MelguiAgent:
         except UnknownConversationError as exc:
             raise RequestError.resource_not_found(str(exc)) from None
 
-    def _open(self, session_id: str, folder: str, recording: Recording | None) -> AcpSession:
+    async def _open(self, session_id: str, folder: str, recording: Recording | None) -> AcpSession:
         if self._client is None:
             raise RequestError.internal_error({"message": "no client connected"})
         session = AcpSession(
@@ -158,6 +160,8 @@ class MelguiAgent:
             for notice in recording.notices:
                 log.warning("%s", notice)
         self.sessions[session_id] = session
+        if self.mcp:
+            await session.start_mcp()
         return session
 
     def _session(self, session_id: str) -> AcpSession:

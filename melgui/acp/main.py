@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep no session in melgui's history (and offer no session/load)",
     )
+    parser.add_argument(
+        "--no-mcp", action="store_true", help="start none of the configured MCP servers"
+    )
     return parser
 
 
@@ -51,7 +54,12 @@ async def serve(options: argparse.Namespace) -> None:
     api_key = get_api_key(api_key_kind(settings))
     model = settings.model or ("local" if settings.connection == "local" else "")
     agent = MelguiAgent(
-        settings, api_key=api_key, model=model, role=options.role, history=not options.no_history
+        settings,
+        api_key=api_key,
+        model=model,
+        role=options.role,
+        history=not options.no_history,
+        mcp=not options.no_mcp,
     )
     try:
         # The SDK routes only the methods an agent has (the rest answer "method not

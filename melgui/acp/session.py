@@ -66,6 +66,17 @@ class AcpSession:
         self.session.subscribe(self._observe)
         self.commands = CustomCommands(folder)
 
+    async def start_mcp(self) -> None:
+        """The user's and the (trusted) project's MCP servers, as `melgui exec` starts
+        them; what cannot start is said on stderr."""
+        await self.desk.start_mcp()
+        for problem in self.desk.mcp.problems:
+            log.warning("MCP: %s", problem)
+        if self.desk.mcp.untrusted is not None:
+            log.warning(
+                "MCP: %s is not trusted yet; trust it in the window", self.desk.mcp.untrusted
+            )
+
     def offer_commands(self) -> None:
         """Tell the client the custom slash commands (after the session is known to it)."""
         update = self.commands.update()

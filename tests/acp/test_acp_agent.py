@@ -4,6 +4,7 @@ the scripted OpenAI-compatible server on loopback."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 from acp import RequestError, text_block
 
+from melgui.tools.mcp.config import user_path
 from tests.fakes import ScriptedOpenAI, done, hold, http_error, text, tool_call, tool_calls
 from tests.fakes.acp_client import AcpAgentProcess
+from tests.fakes.mcp import fake_entry
 
 LIMIT = 30  # seconds any one exchange may take
 PLAN = "Steps:\n\n- [x] read a.txt\n- [~] answer\n1. check\n"
@@ -295,3 +298,23 @@ async def test_custom_slash_commands_are_offered_and_expand(
             ("review", "Review a file")
         ]
     assert scripted_openai.legs_received[0].last_user_text == "Review a.txt closely."
+
+
+async def test_configured_mcp_servers_serve_the_session(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    config = user_path()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"mcpServers": {"fake": fake_entry()}}), encoding="utf-8")
+    scripted_openai.script(
+        [tool_calls(tool_call("mcp__fake__echo", {"text": "from mcp"}, id="m1"))],
+        [text("Echoed."), done()],
+    )
+    async with agent_for(scripted_openai) as agent:
+        session_id = await start(agent, tmp_path)
+        agent.client.choose("allow_once")
+        assert (await prompt(agent, session_id, "echo")).stop_reason == "end_turn"
+        assert [s.tool_call_id for s, _ in agent.client.permissions] == ["m1"]
+        assert agent.client.tool_updates("m1")[-1].status == "completed"
+    reply = scripted_openai.legs_received[1].json["messages"][-1]
+    assert (reply["tool_call_id"], reply["content"]) == ("m1", "from mcp")
