@@ -26,7 +26,7 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.calls import summarize
-from melgui.core.protocol.catalog import Role, ToolCatalog
+from melgui.core.protocol.catalog import Mode, Role, ToolCatalog
 from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
@@ -39,7 +39,7 @@ from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.prompt_kit import PromptKit
-from melgui.desk.tool_defaults import RuntimeToolDefaults, WithRuntimeTools
+from melgui.desk.runtime_tools import WithRuntimeTools
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.plans import PlanSink
 from melgui.tools.run_command import user_shell
@@ -134,6 +134,7 @@ class Desk:
             sandbox_on=self.sandbox_on,
             on_saved_change=self._rules_saved,
             origin_of=self._origin_of,
+            runtime_default=self._runtime_default,
             shell=os.path.basename(user_shell(os.environ)),
         )
 
@@ -158,6 +159,12 @@ class Desk:
     def _origin_of(self, name: str) -> str:
         tool = self.catalog.get(name)
         return tool.origin if tool is not None else "melgui"
+
+    def _runtime_default(self, name: str) -> Mode:
+        """A tool added at run time: its ToolDef's default (the MCP bridge makes it "auto"
+        only for a trusted server's readOnlyHint tool); "ask" when it is unknown."""
+        tool = self.catalog.get(name)
+        return tool.approval if tool is not None else "ask"
 
     def sandbox_on(self) -> bool:
         """run_command runs in the sandbox (the setting is on and bwrap works here)."""
@@ -191,8 +198,9 @@ class Desk:
         policy: ApprovalPolicy | None = None,
     ) -> AgentSession:
         """A main session: the desk's registry (with orchestration tools) and rules."""
-        rules = policy or RuntimeToolDefaults(self.policy, self.catalog, self.policy.modes)
-        return self._session(self.tools, rules, conversation, model, role, source, wire)
+        return self._session(
+            self.tools, policy or self.policy, conversation, model, role, source, wire
+        )
 
     def worker_session(
         self,
@@ -204,8 +212,7 @@ class Desk:
     ) -> AgentSession:
         """A worker: workspace tools only, the saved rules shared, its own session rules."""
         tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
-        rules = RuntimeToolDefaults(self.worker_policy(), self.catalog, self.policy.modes)
-        return self._session(tools, rules, None, model, role, source, wire)
+        return self._session(tools, self.worker_policy(), None, model, role, source, wire)
 
     def _session(
         self,

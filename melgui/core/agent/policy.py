@@ -58,6 +58,9 @@ class RulePolicy:
     sandbox_on: Callable[[], bool] = lambda: False
     on_saved_change: Callable[[], None] | None = None
     origin_of: Callable[[str], str] = lambda name: BUILTIN
+    # HOOK (MCP): the default of a tool added at run time that no rule covers; the desk
+    # answers "auto" only for a trusted server's readOnlyHint tool (its ToolDef).
+    runtime_default: Callable[[str], Mode] = lambda name: "ask"
     shell: str = "sh"  # the base name of the shell run_command uses
 
     # -- deciding ------------------------------------------------------------------------
@@ -79,6 +82,8 @@ class RulePolicy:
             return Approve(rule=rules[0].describe())
         if origin == BUILTIN and self.modes.get(tool, "ask") == "auto":
             return Approve(rule=f"{tool}: run without asking (tool setting)")
+        if origin != BUILTIN and self.runtime_default(tool) == "auto":
+            return Approve(rule=f"{tool}: read-only, from a server marked trusted")
         return None
 
     def judge(self, command: str, lasting: Scope = "conversation") -> CommandJudgement:
