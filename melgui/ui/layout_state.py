@@ -90,6 +90,7 @@ class LayoutKeeper(QObject):
                 if dock.isVisible() and is_empty():
                     dock.hide()
                     self._folded.append(dock)
+            self._narrow_docks()
             layout = self._window.layout()
             if layout is not None:
                 layout.activate()  # the central splitter gets the folded docks' width now
@@ -102,6 +103,21 @@ class LayoutKeeper(QObject):
             self._restore_widths()
             # Shown docks settle in a later layout pass: size them again after it.
             QTimer.singleShot(0, self._restore_widths)
+
+    def _narrow_docks(self) -> None:
+        """Docks that stay (not empty) give up width before the chat does."""
+        wanted = MIN_CHAT_WIDTH + MIN_PANES_WIDTH
+        free = self._splitter.width()
+        staying = [d for d in self._before if _on_screen(d) and d not in self._folded]
+        short = wanted - free
+        if short <= 0 or not staying:
+            return
+        widths = []
+        for dock in staying:
+            give = min(short, max(0, dock.width() - dock.minimumSizeHint().width()))
+            widths.append(dock.width() - give)
+            short -= give
+        self._window.resizeDocks(staying, widths, Qt.Orientation.Horizontal)
 
     def _restore_widths(self) -> None:
         if self.panes_open:
