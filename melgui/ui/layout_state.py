@@ -86,10 +86,17 @@ class LayoutKeeper(QObject):
         if has_panes and not self.panes_open:
             self.panes_open = True
             self._before = {d: d.width() for d in self._side_docks if _on_screen(d)}
-            for dock, is_empty in self._folds:
-                if dock.isVisible() and is_empty():
-                    dock.hide()
-                    self._folded.append(dock)
+            keep = {dock for dock, is_empty in self._folds if not is_empty()}
+            for dock, _is_empty in self._folds:
+                if not dock.isVisible() or dock in keep:
+                    continue
+                # In front, its tab group folds with it: a tab behind (MCP servers,
+                # plans) would otherwise come forward and take the width.
+                group = self._window.tabifiedDockWidgets(dock) if _on_screen(dock) else []
+                for member in [dock, *group]:
+                    if member.isVisible() and member not in self._folded and member not in keep:
+                        member.hide()
+                        self._folded.append(member)
             self._narrow_docks()
             layout = self._window.layout()
             if layout is not None:
@@ -99,6 +106,8 @@ class LayoutKeeper(QObject):
             self.panes_open = False
             for dock in self._folded:
                 dock.show()
+            for dock in self._before:
+                dock.raise_()  # the tabs that were in front before come to the front again
             self._folded.clear()
             self._restore_widths()
             # Shown docks settle in a later layout pass: size them again after it.
@@ -112,6 +121,11 @@ class LayoutKeeper(QObject):
         short = wanted - free
         if short <= 0 or not staying:
             return
+        for dock in staying:  # tabs behind it would hold the group at their own minimum
+            for member in self._window.tabifiedDockWidgets(dock):
+                if member.isVisible() and not _on_screen(member) and member not in self._folded:
+                    member.hide()
+                    self._folded.append(member)
         widths = []
         for dock in staying:
             give = min(short, max(0, dock.width() - dock.minimumSizeHint().width()))
