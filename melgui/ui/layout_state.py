@@ -97,10 +97,11 @@ class LayoutKeeper(QObject):
                     if member.isVisible() and member not in self._folded and member not in keep:
                         member.hide()
                         self._folded.append(member)
-            self._narrow_docks()
             layout = self._window.layout()
             if layout is not None:
                 layout.activate()  # the central splitter gets the folded docks' width now
+            if self._narrow_docks() and layout is not None:
+                layout.activate()
             self._share()
         elif not has_panes and self.panes_open:
             self.panes_open = False
@@ -113,14 +114,16 @@ class LayoutKeeper(QObject):
             # Shown docks settle in a later layout pass: size them again after it.
             QTimer.singleShot(0, self._restore_widths)
 
-    def _narrow_docks(self) -> None:
-        """Docks that stay (not empty) give up width before the chat does."""
+    def _narrow_docks(self) -> bool:
+        """Docks that stay (not empty) give up width before the chat does; True if any did."""
         wanted = MIN_CHAT_WIDTH + MIN_PANES_WIDTH
         free = self._splitter.width()
         staying = [d for d in self._before if _on_screen(d) and d not in self._folded]
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        staying.sort(key=lambda d: self._window.dockWidgetArea(d) == left)  # history last
         short = wanted - free
         if short <= 0 or not staying:
-            return
+            return False
         for dock in staying:  # tabs behind it would hold the group at their own minimum
             for member in self._window.tabifiedDockWidgets(dock):
                 if member.isVisible() and not _on_screen(member) and member not in self._folded:
@@ -132,6 +135,7 @@ class LayoutKeeper(QObject):
             widths.append(dock.width() - give)
             short -= give
         self._window.resizeDocks(staying, widths, Qt.Orientation.Horizontal)
+        return True
 
     def _restore_widths(self) -> None:
         if self.panes_open:
