@@ -86,22 +86,56 @@ class LayoutKeeper(QObject):
         if has_panes and not self.panes_open:
             self.panes_open = True
             self._before = {d: d.width() for d in self._side_docks if _on_screen(d)}
-            for dock, is_empty in self._folds:
-                if dock.isVisible() and is_empty():
-                    dock.hide()
-                    self._folded.append(dock)
+            keep = {dock for dock, is_empty in self._folds if not is_empty()}
+            for dock, _is_empty in self._folds:
+                if not dock.isVisible() or dock in keep:
+                    continue
+                # In front, its tab group folds with it: a tab behind (MCP servers,
+                # plans) would otherwise come forward and take the width.
+                group = self._window.tabifiedDockWidgets(dock) if _on_screen(dock) else []
+                for member in [dock, *group]:
+                    if member.isVisible() and member not in self._folded and member not in keep:
+                        member.hide()
+                        self._folded.append(member)
             layout = self._window.layout()
             if layout is not None:
                 layout.activate()  # the central splitter gets the folded docks' width now
+            if self._narrow_docks() and layout is not None:
+                layout.activate()
             self._share()
         elif not has_panes and self.panes_open:
             self.panes_open = False
             for dock in self._folded:
                 dock.show()
+            for dock in self._before:
+                dock.raise_()  # the tabs that were in front before come to the front again
             self._folded.clear()
             self._restore_widths()
             # Shown docks settle in a later layout pass: size them again after it.
             QTimer.singleShot(0, self._restore_widths)
+
+    def _narrow_docks(self) -> bool:
+        """Docks that stay (not empty) give up width before the chat does; True if any did."""
+        wanted = MIN_CHAT_WIDTH + MIN_PANES_WIDTH
+        free = self._splitter.width()
+        staying = [d for d in self._before if _on_screen(d) and d not in self._folded]
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        staying.sort(key=lambda d: self._window.dockWidgetArea(d) == left)  # history last
+        short = wanted - free
+        if short <= 0 or not staying:
+            return False
+        for dock in staying:  # tabs behind it would hold the group at their own minimum
+            for member in self._window.tabifiedDockWidgets(dock):
+                if member.isVisible() and not _on_screen(member) and member not in self._folded:
+                    member.hide()
+                    self._folded.append(member)
+        widths = []
+        for dock in staying:
+            give = min(short, max(0, dock.width() - dock.minimumSizeHint().width()))
+            widths.append(dock.width() - give)
+            short -= give
+        self._window.resizeDocks(staying, widths, Qt.Orientation.Horizontal)
+        return True
 
     def _restore_widths(self) -> None:
         if self.panes_open:

@@ -173,6 +173,7 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
     assert isinstance(terminal, TerminalPane)
     assert (window.width(), window.height()) == (1024, 700)  # did not grow by itself
     assert not window.inspector_dock.isVisible()  # empty: folded away first
+    assert abs(window.history_dock.width() - history_before) <= 4  # history kept its width
     assert window.chat.width() >= 360
     assert terminal.emulator.rows >= 10
     assert manager.area.width() >= 300
@@ -279,3 +280,31 @@ def test_the_way_back_to_the_chat_is_configurable(
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     assert window.chat.input.hasFocus()
+
+
+def test_an_inspector_with_calls_gives_up_width_before_the_chat(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    scripted_relay.script(
+        [tool_calls(tool_call("read_file", {"path": "README.md"}))], [text("read"), done()]
+    )
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1024, 700)
+    manager = window.pane_manager
+
+    async def scenario() -> None:
+        await wait_until(lambda: window.width() == 1024)
+        window.bridge.submit("read it")
+        await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2)
+        inspector_before = window.inspector_dock.width()
+        window.actions_by_name["new_terminal"].trigger()
+        await asyncio.sleep(0.2)
+        assert window.inspector_dock.isVisible()  # it has a call: it stays, narrower
+        assert window.inspector_dock.width() < inspector_before
+        assert (window.width(), window.height()) == (1024, 700)
+        assert window.chat.width() >= 360
+        terminal = manager.pane(1)
+        assert isinstance(terminal, TerminalPane)
+        assert terminal.emulator.columns >= 40 and terminal.emulator.rows >= 10
+
+    run(scenario())

@@ -39,7 +39,7 @@ def test_the_first_chunk_of_code_has_its_language_and_a_copy_link() -> None:
     )
     assert body == (
         f'<pre style="background-color:#f6f8fa; margin-top:0; margin-bottom:6px; '
-        f'font-family:{MONO};">x <span style="color: #666">=</span> '
+        f'font-family:{MONO}; white-space:pre-wrap;">x <span style="color: #666">=</span> '
         '<span style="color: #666">1</span></pre>'
     )
 
@@ -48,13 +48,15 @@ def test_a_middle_chunk_of_an_unknown_language_is_escaped_and_has_no_header() ->
     segment = Segment("code", "a<b", "nosuchlang", code_id=4, first=False, last=False)
     assert SegmentRenderer(LIGHT).code(segment) == (
         f'<pre style="background-color:#f6f8fa; margin-top:0; margin-bottom:0; '
-        f'font-family:{MONO};">a&lt;b</pre>'
+        f'font-family:{MONO}; white-space:pre-wrap;">a&lt;b</pre>'
     )
 
 
 def test_an_empty_code_block_still_shows_its_frame() -> None:
     html = SegmentRenderer(LIGHT).code(Segment("code", "", "", code_id=5))
-    assert "&nbsp;code&nbsp;" in html and html.endswith(f'font-family:{MONO};">&nbsp;</pre>')
+    assert "&nbsp;code&nbsp;" in html and html.endswith(
+        f'font-family:{MONO}; white-space:pre-wrap;">&nbsp;</pre>'
+    )
 
 
 def test_a_whole_document_is_its_segments_in_order() -> None:
