@@ -24,7 +24,6 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFini
 from melgui.core.protocol.tooling import ToolHandler, ToolOutcome
 from melgui.core.store.recording import Recording
 from melgui.desk.desk import Desk
-from melgui.desk.tool_defaults import RuntimeToolDefaults
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +51,9 @@ class AcpSession:
         self.desk = Desk(folder, settings, api_key=api_key, plans=self._plan)
         for tool in ORCHESTRATION_TOOLS:
             self.desk.tools.register(tool.name, _needs_window(tool.name))
-        # The desk's rules with the defaults of run-time tools (MCP), behind the
+        # The desk's rules (with the defaults of run-time tools: MCP), behind the
         # client's "always reject" answers.
-        self.rejections = Rejections(
-            RuntimeToolDefaults(self.desk.policy, self.desk.catalog, self.desk.policy.modes)
-        )
+        self.rejections = Rejections(self.desk.policy)
         self.mapper = UpdateMapper(self.desk.catalog, self.desk.kit.workspace)
         self.session: AgentSession = self.desk.session(
             recording.conversation if recording else None,
