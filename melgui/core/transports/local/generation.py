@@ -1,18 +1,18 @@
 """One leg of the local model, run in a worker thread.
 
 `run_leg` emits events through a callback (the transport forwards them to the event
-loop) and checks a cancel flag before every prompt chunk and every sampled token, so a
-cancelled leg stops within one token.
+loop). The engine streams every prompt batch and every sampled token through
+`_Completion`, which checks a cancel flag each time, so a cancelled leg stops within one
+token (or one prompt batch).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,6 @@ from melgui.core.transports.local.model import LoadedModel
 from melgui.core.transports.local.plan import CallPlan, arguments_grammar, plan_leg
 from melgui.core.transports.local.project import files_note, project_files, with_known_paths
 from melgui.core.transports.local.prompt import (
-    CALL_PREFIX,
     IM_END,
     IM_START,
     MESSAGE_HEAD,
@@ -56,9 +55,9 @@ class LocalProgress:
 
 Emit = Callable[[StreamEvent | WireEntry | LocalProgress], None]
 
-PREFILL_CHUNK = 64
 PROGRESS_FROM = 256  # prompt tokens to read before the status bar shows progress
 # Measured on SmolLM2-135M: call requests led 'message' by >= 3.8 logits, chat by <= 1.4.
+# The decision adds this much to the logit of 'message' and takes the larger.
 MESSAGE_BIAS = 2.5
 ANSWER_RESERVE = 512  # context tokens kept free for the answer when history is cut
 ANSWER_TOKENS = 1024  # a small model that loops stops here (finish_reason "length")
@@ -79,9 +78,97 @@ class LegCancelled(Exception):
     """The consumer went away; the leg stops without another event."""
 
 
+class EngineError(Exception):
+    """The engine refused a request; the message is its own."""
+
+    def __init__(self, message: str, kind: str = "", prompt_tokens: int = 0) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.prompt_tokens = prompt_tokens
+
+
+class _Completion:
+    """One streamed completion: the engine calls `chunk` for every prompt batch and token.
+
+    `chunk` never raises (it runs inside the engine); it returns True to stop the engine.
+    """
+
+    def __init__(self, leg: _LegRun, on_text: Callable[[str], None] | None, count_only: bool):
+        self.leg = leg
+        self.on_text = on_text
+        self.count_only = count_only
+        self.texts: list[str] = []
+        self.finish: str | None = None
+        self.error: EngineError | None = None
+        self.prompt_tokens = 0
+        self.reported = False
+
+    def chunk(self, data: Any) -> bool:
+        try:
+            return self._chunk(data)
+        except Exception as exc:  # an emit that failed: stop, and say so after the call
+            self.error = EngineError(f"{type(exc).__name__}: {exc}")
+            return True
+
+    def _chunk(self, data: dict[str, Any]) -> bool:
+        if "error" in data:
+            raw = data["error"]
+            error: dict[str, Any] = raw if isinstance(raw, dict) else {"message": str(raw)}
+            self.error = EngineError(
+                str(error.get("message", error)),
+                str(error.get("type", "")),
+                int(error.get("n_prompt_tokens", 0) or 0),
+            )
+            return True
+        progress = data.get("prompt_progress")
+        if progress:
+            self.prompt_tokens = int(progress.get("total", 0))
+            self._report(progress)
+            if self.count_only:
+                return True
+            return self.leg.cancelled.is_set()
+        choice = (data.get("choices") or [{}])[0]
+        text = choice.get("text") or ""
+        if text:
+            self.leg.model.generated += 1
+            if self.reported:
+                self.reported = False
+                self.leg.emit(LocalProgress(f"Local model ready: {self.leg.model.file_name}"))
+        self.finish = choice.get("finish_reason") or self.finish
+        usage = data.get("usage")
+        if usage:
+            self.prompt_tokens = int(usage.get("prompt_tokens", self.prompt_tokens))
+            self.leg.sampled += int(usage.get("completion_tokens", 0))
+        if self.leg.cancelled.is_set():
+            return True
+        if text:
+            self.texts.append(text)
+            if self.on_text is not None:
+                self.on_text(text)
+        return False
+
+    def _report(self, progress: dict[str, Any]) -> None:
+        total, cached = int(progress.get("total", 0)), int(progress.get("cache", 0))
+        leg = self.leg
+        if leg.reading is None:  # the first look at this prompt: is it long to read?
+            leg.reading = (cached, total) if total - cached >= PROGRESS_FROM else (total, total)
+        start, end = leg.reading
+        if end != total:  # another prompt (a shortened one): judge it anew
+            leg.reading = None
+            self._report(progress)
+            return
+        if end - start < PROGRESS_FROM:
+            return
+        percent = 100 * max(int(progress.get("processed", 0)) - start, 0) // (end - start)
+        if percent >= 100:
+            return
+        self.reported = True
+        self.leg.emit(LocalProgress(f"Local model: reading the conversation… {percent}%"))
+
+
 class _LegRun:
     def __init__(self, model: LoadedModel, cancelled: threading.Event, emit: Emit) -> None:
-        self.llama = model.llama
+        self.server = model.server
         self.model = model
         self.cancelled = cancelled
         self.emit = emit
@@ -89,98 +176,56 @@ class _LegRun:
         self.prompt_tokens = 0
         self.files: list[str] | None = None
         self.project_note = ""
-        self.llama_cpp = importlib.import_module("llama_cpp")
+        self._counts: dict[str, int] = {}
+        self.reading: tuple[int, int] | None = None  # (cached, total) when a prompt was new
 
     def note(self, text: str) -> None:
         self.emit(WireEntry("note", text, time.time()))
 
-    def _stop_check(self, _ids: Any, _logits: Any) -> bool:
-        self.sampled += 1
-        return self.cancelled.is_set()
+    def _run(self, body: dict[str, Any], completion: _Completion) -> _Completion:
+        if self.cancelled.is_set():
+            raise LegCancelled
+        body = {**body, "stream": True, "return_progress": True, "cache_prompt": True}
+        self.server.handle_completions(body, completion.chunk)
+        if self.cancelled.is_set():
+            raise LegCancelled
+        return completion
 
-    def tokenize(self, text: str) -> list[int]:
-        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=True, special=True))
-
-    def prefill(self, tokens: list[int]) -> None:
-        """Evaluate all but the last prompt token in small chunks, checking cancel.
-
-        llama.cpp then finds this prefix in its cache and evaluates only the rest.
-        """
-        llama = self.llama
-        cached = 0
-        for old, new in zip(llama.input_ids[: llama.n_tokens].tolist(), tokens, strict=False):
-            if old != new:
-                break
-            cached += 1
-        cached = min(cached, len(tokens) - 1)
-        llama.n_tokens = cached
-        end = len(tokens) - 1
-        report = end - cached >= PROGRESS_FROM
-        for start in range(cached, end, PREFILL_CHUNK):
-            if self.cancelled.is_set():
-                raise LegCancelled
-            if report:
-                percent = 100 * (start - cached) // (end - cached)
-                self.emit(LocalProgress(f"Local model: reading the conversation… {percent}%"))
-            llama.eval(tokens[start : min(start + PREFILL_CHUNK, end)])
-        if report:
-            self.emit(LocalProgress(f"Local model ready: {self.model.file_name}"))
+    def count(self, prompt: str) -> int:
+        """How many tokens `prompt` is, as the engine reads it (it stops before reading)."""
+        if prompt not in self._counts:
+            completion = _Completion(self, None, count_only=True)
+            self._run({"prompt": prompt, "n_predict": 1}, completion)
+            error = completion.error
+            if error is not None and error.kind != "exceed_context_size_error":
+                raise error
+            self._counts[prompt] = error.prompt_tokens if error else completion.prompt_tokens
+        return self._counts[prompt]
 
     def complete(
-        self, prompt: str, max_tokens: int, grammar: str | None, **sampling: Any
-    ) -> Iterator[tuple[str, str | None]]:
-        """(text piece, finish_reason) pairs of one completion of `prompt`."""
-        tokens = self.tokenize(prompt)
-        self.prefill(tokens)
-        stops = self.llama_cpp.StoppingCriteriaList([self._stop_check])
-        chunks = self.llama.create_completion(
-            prompt=tokens,
-            max_tokens=max_tokens,
-            stream=True,
-            stop=[IM_END, IM_START],
-            stopping_criteria=stops,
-            grammar=self.llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
-            if grammar
-            else None,
+        self,
+        prompt: str,
+        max_tokens: int,
+        grammar: str | None,
+        on_text: Callable[[str], None] | None = None,
+        **sampling: Any,
+    ) -> tuple[str, str | None]:
+        """(text, finish_reason) of one completion of `prompt`; pieces go to `on_text`."""
+        body: dict[str, Any] = {
+            "prompt": prompt,
+            "n_predict": max_tokens,
+            "stop": [IM_END, IM_START],
             **sampling,
-        )
-        try:
-            for chunk in chunks:
-                if self.cancelled.is_set():
-                    raise LegCancelled
-                choice = chunk["choices"][0]
-                yield choice.get("text") or "", choice.get("finish_reason")
-        finally:
-            chunks.close()
-        if self.cancelled.is_set():
-            raise LegCancelled
-
-    def prefers_call(self, prompt: str) -> bool:
-        """Whether the model would rather open a call than a message, by next-token logits.
-
-        Small models rarely begin with 'message:' unprompted; MESSAGE_BIAS evens that out.
-        """
-        tokens = self.tokenize(prompt)
-        self.prefill(tokens)
-        if self.cancelled.is_set():
-            raise LegCancelled
-        self.llama.eval(tokens[-1:])
-        # With logits_all off, llama.cpp keeps only the last position's logits.
-        numpy = importlib.import_module("numpy")  # comes with llama-cpp-python, not the app
-        logits = numpy.ctypeslib.as_array(
-            self.llama._ctx.get_logits(), shape=(self.llama.n_vocab(),)
-        )
-        call = self.first_token(CALL_PREFIX)
-        message = self.first_token(MESSAGE_HEAD)
-        margin = float(logits[call] - logits[message])
-        self.note(f"local decision: call leads message by {margin:+.2f} logits")
-        return margin > MESSAGE_BIAS
-
-    def first_token(self, text: str) -> int:
-        return int(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)[0])
+        }
+        if grammar:
+            body["grammar"] = grammar
+        completion = self._run(body, _Completion(self, on_text, count_only=False))
+        if completion.error is not None:
+            raise completion.error
+        return "".join(completion.texts), completion.finish
 
     def room(self, prompt: str) -> int:
-        return self.model.n_ctx - len(self.tokenize(prompt)) - 1
+        return self.model.n_ctx - self.count(prompt) - 1
 
     def usage(self) -> Usage:
         return Usage(
@@ -205,18 +250,15 @@ class _LegRun:
         if len(plan.callable) == 1 and not plan.allow_message:
             return self.call(prompt, plan.callable[0])
         names = [tool.name for tool in plan.callable]
-        grammar = decision_grammar(names, allow_message=False)
-        if plan.allow_message:
-            try:
-                wants_call = self.prefers_call(prompt)
-            except AttributeError:  # no such llama-cpp internal: the grammar chooses
-                grammar = decision_grammar(names, allow_message=True)
-            else:
-                if not wants_call:
-                    self.note("local model chose: 'message:'")
-                    return self.text(prompt + MESSAGE_HEAD)
-        pieces = self.complete(prompt, 32, grammar, temperature=0.0)
-        head = "".join(text for text, _ in pieces)
+        # Small models rarely begin with 'message:' unprompted; the bias evens that out.
+        bias = [["message", MESSAGE_BIAS]] if plan.allow_message else []
+        head, _ = self.complete(
+            prompt,
+            32,
+            decision_grammar(names, allow_message=plan.allow_message),
+            temperature=0.0,
+            logit_bias=bias,
+        )
         self.note(f"local model chose: {head.strip()!r}")
         name = parse_call_head(head)
         tool = next((tool for tool in plan.callable if tool.name == name), None)
@@ -236,7 +278,7 @@ class _LegRun:
                 context=(files_note(self.files) if self.files is not None else "")
                 + self.project_note,
             )
-            self.prompt_tokens = len(self.tokenize(prompt))
+            self.prompt_tokens = self.count(prompt)
             if self.prompt_tokens <= budget:
                 if history is not messages:
                     self.note(f"local prompt shortened to fit: {len(history)} messages")
@@ -246,13 +288,13 @@ class _LegRun:
         return None
 
     def text(self, prompt: str) -> StreamEvent:
-        finish: str | None = None
         limit = min(self.room(prompt), ANSWER_TOKENS)
         tags = ThinkTagSplitter()  # a reasoning model's <think>…</think> stays apart
-        for piece, reason in self.complete(prompt, limit, None, **TEXT_SAMPLING):
-            if piece:
-                self._emit_pieces(tags.feed(piece))
-            finish = reason or finish
+
+        def forward(piece: str) -> None:
+            self._emit_pieces(tags.feed(piece))
+
+        _, finish = self.complete(prompt, limit, None, forward, **TEXT_SAMPLING)
         self._emit_pieces(tags.flush())
         return Done(usage=self.usage(), finish_reason=finish or "stop")
 
@@ -262,9 +304,11 @@ class _LegRun:
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)
-        gbnf = arguments_grammar(with_known_paths(tool, self.files), required_only=self.model.small)
-        pieces = list(self.complete(prompt, self.room(prompt), gbnf, **CALL_SAMPLING))
-        arguments = "".join(text for text, _ in pieces).strip()
+        grammar = arguments_grammar(
+            with_known_paths(tool, self.files), required_only=self.model.small
+        )
+        text, _ = self.complete(prompt, self.room(prompt), grammar, **CALL_SAMPLING)
+        arguments = text.strip()
         try:
             json.loads(arguments)
         except ValueError:
@@ -297,7 +341,7 @@ def run_leg(
         end = leg.run(request, plan)
     except LegCancelled:
         return
-    except Exception as exc:  # llama.cpp failures must end the leg, not the app
+    except Exception as exc:  # engine failures must end the leg, not the app
         end = StreamError(f"The local model failed: {exc}")
     finally:
         model.lock.release()

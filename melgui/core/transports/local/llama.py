@@ -1,4 +1,4 @@
-"""The `local` transport: a GGUF model run in-process by llama-cpp-python.
+"""The `local` transport: a GGUF model run in-process by llama.cpp (the xllamacpp engine).
 
 The model loads once per process in a worker thread; each leg runs in its own worker
 thread and hands its events to the event loop with `call_soon_threadsafe`, so the loop
@@ -28,6 +28,7 @@ from melgui.core.transports.local.model import (
 )
 
 ProgressSink = Callable[[str], None]
+LEG_EXIT_SECONDS = 10.0  # a leg leaves within one token or prompt batch
 
 
 class LocalTransport:
@@ -50,7 +51,7 @@ class LocalTransport:
         self._on_progress = on_progress
         self.max_tool_rounds = max_tool_rounds
         self._model: LoadedModel | None = None
-        self._legs: set[threading.Event] = set()
+        self._legs: dict[threading.Event, threading.Thread] = {}
 
     @property
     def model_id(self) -> str:
@@ -112,7 +113,8 @@ class LocalTransport:
             name="melgui-local-leg",
             daemon=True,
         )
-        self._legs.add(cancelled)
+        self._legs = {leg: thread for leg, thread in self._legs.items() if thread.is_alive()}
+        self._legs[cancelled] = worker
         worker.start()
         seen = False
         try:
@@ -134,8 +136,7 @@ class LocalTransport:
                 if isinstance(item, ToolCalls | Done | StreamError):
                     return
         finally:
-            cancelled.set()
-            self._legs.discard(cancelled)
+            cancelled.set()  # the worker stays listed until it has left the engine
 
     def _tool_rounds(self, model: LoadedModel) -> int:
         if self.max_tool_rounds is not None:
@@ -158,10 +159,15 @@ class LocalTransport:
         ]
 
     async def aclose(self) -> None:
-        """Stop running legs; the model stays cached for the next transport."""
-        for cancelled in list(self._legs):
-            cancelled.set()
+        """Stop running legs and wait until they have left the engine (within a token,
+        so quitting never tears the interpreter down under a generating thread); the
+        model stays cached for the next transport."""
+        legs = list(self._legs.items())
         self._legs.clear()
+        for cancelled, _worker in legs:
+            cancelled.set()
+        for _cancelled, worker in legs:
+            await asyncio.to_thread(worker.join, LEG_EXIT_SECONDS)
 
 
 def _describe(request: LegRequest, model_id: str) -> str:

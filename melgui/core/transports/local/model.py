@@ -1,16 +1,17 @@
 """Finding, checking and loading a local GGUF model, once per process.
 
-llama_cpp is imported only here and only when a model is loaded, so the app starts
-without the `local` extra.
+The engine is xllamacpp (llama.cpp's own server, in process, from a prebuilt wheel).
+It is imported only here and only when a model is loaded, so the app starts without the
+`local` extra.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import importlib
 import importlib.util
 import os
+import secrets
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -19,10 +20,13 @@ from typing import Any
 INSTALL_HINT = 'pip install "melgui[local]"'
 SHIPPED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_MAGIC = b"GGUF"
-# Below this size a model gets simpler tool calls (required arguments only) and one
-# round of calls per user message: measured on SmolLM2-135M, it fills optional
-# arguments with junk and calls tools again instead of answering.
-SMALL_MODEL_PARAMS = 1_000_000_000
+# Below this file size (about a billion parameters at 4-5 bits) a model gets simpler tool
+# calls (required arguments only) and one round of calls per user message: measured on
+# SmolLM2-135M, it fills optional arguments with junk and calls tools again instead of
+# answering.
+SMALL_MODEL_BYTES = 700_000_000
+# Prompt tokens per batch: the engine reports progress and checks cancel once per batch.
+BATCH_TOKENS = 256
 
 
 class LocalModelError(Exception):
@@ -39,12 +43,12 @@ def default_model_path() -> str | None:
 
 
 def local_available() -> tuple[bool, str]:
-    """Whether llama-cpp-python imports; when not, why and what to install."""
+    """Whether the engine (xllamacpp) imports; when not, why and what to install."""
     try:
-        importlib.import_module("llama_cpp")
+        importlib.import_module("xllamacpp")
     except Exception as exc:  # an ImportError, or a broken native library
-        return False, f"llama-cpp-python is not usable ({exc}); install it with: {INSTALL_HINT}"
-    return True, "llama-cpp-python is installed"
+        return False, f"xllamacpp is not usable ({exc}); install it with: {INSTALL_HINT}"
+    return True, "xllamacpp is installed"
 
 
 def check_model_file(path: str | None) -> str:
@@ -68,17 +72,19 @@ def check_model_file(path: str | None) -> str:
 
 @dataclass(slots=True)
 class LoadedModel:
-    """A loaded llama.cpp model; `lock` lets one generation run at a time."""
+    """A model loaded into an in-process llama.cpp server; `lock` lets one leg run at a
+    time, and `generated` counts the tokens it has streamed (cancel tests read it)."""
 
-    llama: Any
+    server: Any
     path: str
     n_ctx: int
-    n_params: int = 0
+    size: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    generated: int = 0
 
     @property
     def small(self) -> bool:
-        return self.n_params < SMALL_MODEL_PARAMS
+        return self.size < SMALL_MODEL_BYTES
 
     @property
     def file_name(self) -> str:
@@ -90,17 +96,17 @@ _cache: dict[tuple[str, int, int, int, int], Future[LoadedModel]] = {}
 
 
 def _free_models() -> None:
-    """Free loaded models before interpreter teardown: llama-cpp-python's own __del__
-    runs after its module globals are gone and prints a TypeError at exit."""
+    """Stop the engines before interpreter teardown, after their legs have left: a leg
+    holds the model's lock while the engine may call back into Python."""
     with _cache_lock:
         futures = list(_cache.values())
         _cache.clear()
     for future in futures:
         if future.done() and future.exception() is None:
-            close = getattr(future.result().llama, "close", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    close()
+            model = future.result()
+            if model.lock.acquire(timeout=5):
+                model.server = None  # ~Server stops its threads and frees the model
+                model.lock.release()
 
 
 atexit.register(_free_models)
@@ -111,29 +117,43 @@ def default_threads() -> int:
     return max((os.cpu_count() or 2) // 2, 1)
 
 
+def engine_params(path: str, n_ctx: int, n_threads: int) -> Any:
+    """xllamacpp's parameters for one quiet, single-slot server on `path`."""
+    xllamacpp = importlib.import_module("xllamacpp")
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = n_ctx
+    params.n_parallel = 1  # one slot: the whole context for the one leg that runs
+    # The same count for prompt batches: llama.cpp's default (every core) spins against
+    # the UI and tools, and was 3-8x slower on a busy 2-core machine.
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.n_batch = BATCH_TOKENS
+    params.n_ubatch = BATCH_TOKENS
+    params.warmup = False
+    params.verbosity = -1  # nothing on stderr
+    params.endpoint_metrics = False
+    # The engine also listens on a loopback port; a random key keeps others out of it
+    # (melgui calls it in process, which needs no key).
+    params.api_keys = [secrets.token_hex(24)]
+    return params
+
+
 def _load(path: str, n_ctx: int, n_threads: int) -> LoadedModel:
     try:
-        llama_cpp = importlib.import_module("llama_cpp")
+        xllamacpp = importlib.import_module("xllamacpp")
     except Exception as exc:
         raise LocalModelError(
-            f"llama-cpp-python is not installed ({exc}); install: {INSTALL_HINT}"
+            f"xllamacpp is not installed ({exc}); install: {INSTALL_HINT}"
         ) from exc
     try:
-        # The same count for prompt batches: llama.cpp's default (every core) spins
-        # against the UI and tools, and was 3-8x slower on a busy 2-core machine.
-        llama = llama_cpp.Llama(
-            model_path=path,
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            verbose=False,
-        )
+        server = xllamacpp.Server(engine_params(path, n_ctx, n_threads))
     except Exception as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LocalModelError(
             f"Cannot load local model {os.path.basename(path)} (corrupt or unsupported): {reason}"
         ) from exc
-    return LoadedModel(llama, path, n_ctx, n_params=int(llama._model.n_params()))
+    return LoadedModel(server, path, n_ctx, size=os.path.getsize(path))
 
 
 def load_model_future(path: str, n_ctx: int, n_threads: int) -> Future[LoadedModel]:

@@ -2,7 +2,7 @@
 
 Pure decisions, no llama.cpp state: which tools may be called (tool_choice, and a
 limit on rounds of calls for small models), and the GBNF grammar of each tool's
-arguments (llama_cpp's JSON-schema converter, imported lazily).
+arguments (the engine's JSON-schema converter, imported lazily).
 """
 
 from __future__ import annotations
@@ -77,9 +77,9 @@ def arguments_grammar(tool: ToolDef, *, required_only: bool = False) -> str:
     if schema not in _grammars:
         if len(_grammars) >= 64:  # schemas with a project's file list change over time
             _grammars.clear()
-        grammar_module = importlib.import_module("llama_cpp.llama_grammar")
+        engine = importlib.import_module("xllamacpp")
         try:
-            _grammars[schema] = grammar_module.json_schema_to_gbnf(schema)
-        except Exception:  # a schema the converter cannot express
-            _grammars[schema] = grammar_module.JSON_GBNF
+            _grammars[schema] = engine.json_schema_to_grammar(schema)
+        except Exception:  # a schema the converter cannot express: any JSON object
+            _grammars[schema] = engine.json_schema_to_grammar('{"type": "object"}')
     return _grammars[schema]

@@ -174,11 +174,11 @@ async def test_junk_model_file_is_a_stream_error(tmp_path: Path) -> None:
     assert "Not a GGUF" in events[0].message
 
 
-WITHOUT_LLAMA = """
+WITHOUT_ENGINE = """
 import asyncio, sys
 class Block:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("llama_cpp", "numpy"):
+        if name.split(".")[0] == "xllamacpp":
             raise ImportError("not installed: " + name)
 sys.meta_path.insert(0, Block())
 from melgui.core.transports.local.llama import LocalTransport
@@ -192,11 +192,11 @@ print(asyncio.run(leg())[0].message)
 """
 
 
-def test_without_llama_cpp_the_app_explains_what_to_install(tmp_path: Path) -> None:
+def test_without_the_engine_the_app_explains_what_to_install(tmp_path: Path) -> None:
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF" + b"\0" * 64)
     done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_LLAMA, str(model)],
+        [sys.executable, "-c", WITHOUT_ENGINE, str(model)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -214,7 +214,9 @@ def test_check_model_file_without_a_path() -> None:
 
 # --- with the shipped model --------------------------------------------------------
 
+# Reading a prompt runs at tens of tokens a second when other processes load both cores.
 local_model = pytest.mark.local_model
+slow_reading = pytest.mark.timeout(400)
 
 
 @pytest.fixture
@@ -228,7 +230,7 @@ def model_path() -> str:
 @local_model
 async def test_corrupt_gguf_is_a_stream_error(tmp_path: Path) -> None:
     if not local_available()[0]:
-        pytest.skip("needs llama-cpp-python")
+        pytest.skip("needs xllamacpp")
     corrupt = tmp_path / "corrupt.gguf"
     corrupt.write_bytes(b"GGUF" + bytes(range(256)) * 40)
     progress: list[str] = []
@@ -278,6 +280,7 @@ class ForceFirstLeg:
 
 
 @local_model
+@slow_reading
 async def test_full_turn_reads_a_file_and_answers(model_path: str, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -318,6 +321,7 @@ async def test_full_turn_reads_a_file_and_answers(model_path: str, tmp_path: Pat
 
 
 @local_model
+@slow_reading
 async def test_a_result_larger_than_the_context_is_cut_to_fit(model_path: str) -> None:
     history = _call_history()
     history[-1] = Message.tool_result("call_1", "line of the big file\n" * 5000).to_wire()
@@ -370,27 +374,17 @@ async def test_cancelling_the_consumer_stops_generation(model_path: str) -> None
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    cancelled_at = model.generated
     # The worker leaves the model within a token or so, far before a full answer.
     acquired = await asyncio.to_thread(model.lock.acquire, True, 60)
     assert acquired
-    try:
-        generated = model.llama.n_tokens - _prompt_tokens(model, transport)
-    finally:
-        model.lock.release()
+    model.lock.release()
     assert not any(isinstance(e, Done | ToolCalls | StreamError) for e in seen)
-    assert generated < 40
-
-
-def _prompt_tokens(model: object, transport: LocalTransport) -> int:
-    """Tokens of the counting prompt, as the leg rendered it (text answers go after it)."""
-    prompt = render_prompt(
-        [Message.user("Count from 1 to 1000, one number per line.").to_wire()], (), with_tools=False
-    )
-    llama = model.llama  # type: ignore[attr-defined]
-    return len(llama.tokenize(prompt.encode(), add_bos=True, special=True))
+    assert model.generated - cancelled_at < 40
 
 
 @local_model
+@slow_reading
 async def test_a_small_model_names_only_files_that_exist(model_path: str, tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "docs").mkdir(parents=True)
