@@ -44,6 +44,7 @@ from melgui.core.transports.connection import (
 from melgui.core.transports.discovery import list_models_text
 from melgui.tools.sandbox import sandbox_status
 from melgui.ui.aio import TaskKeeper
+from melgui.ui.found_models import Choice, FoundModels
 from melgui.ui.policy_editor import PolicyEditor
 
 CUSTOM = "custom"
@@ -80,7 +81,11 @@ class SettingsDialog(QDialog):
         self._tasks = tasks
         self.key_message = ""  # where a typed key went, once accepted
         tabs = QTabWidget(self)
+        self.tabs = tabs
         tabs.addTab(self._connection_tab(settings), "Connection")
+        self.found_models = FoundModels(tasks, self)
+        self.found_models.chosen.connect(self.use_found)
+        tabs.addTab(self.found_models, "On this computer")
         self.policy_editor = PolicyEditor(
             policy,
             history,
@@ -304,6 +309,18 @@ class SettingsDialog(QDialog):
         path, _ = QFileDialog.getOpenFileName(self, "Local model", "", "GGUF models (*.gguf)")
         if path:
             self.model_path.setText(path)
+
+    def use_found(self, choice: Choice) -> None:
+        """Fill the connection with a server's model or a model file, and show it."""
+        self._kind_buttons[choice.kind].setChecked(True)
+        if choice.kind == "openai":
+            self.base_url.setText(choice.target)
+            self._url_edited(choice.target)
+        else:
+            self.model_path.setText(choice.target)
+        self._update_enabled()  # the model box follows the connection first
+        self.model_box.setEditText(choice.model)
+        self.tabs.setCurrentIndex(0)
 
     def draft(self) -> Settings:
         """The settings as the dialog shows them; raises ValueError when invalid."""
