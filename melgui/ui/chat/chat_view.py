@@ -44,6 +44,7 @@ from melgui.core.store.records import NoteRecord
 from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.bridge import SessionBridge
+from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.input_box import PromptInput
 from melgui.ui.chat.tool_cards import card_html
 from melgui.ui.chat.transcript import ChatTranscript
@@ -82,10 +83,7 @@ class ChatView(QWidget):
         self.card_extra: Callable[[str, CallPhase], str] | None = None
         self.user_links: Callable[[int], str] | None = None
         self.transcript.laterRequested.connect(self._show_later)
-        self.transcript.setPlaceholderText(
-            "Ask about this project. The agent reads and searches the folder on its own; "
-            "writes, edits and commands wait for your approval in the inspector."
-        )
+        self.empty_note = EmptyNote(self.transcript)
         self.instructions_label = QLabel(self)  # the project instruction files in force
         self.instructions_label.setWordWrap(True)
         self.instructions_label.hide()
