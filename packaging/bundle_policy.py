@@ -46,7 +46,7 @@ PYTHON_EXCLUDES = (
     "llm",
     # Optional imports of dependencies, in code paths melgui never takes: httpx's CLI
     # (rich), pydantic-settings' cloud secret stores, pydantic v1's hypothesis plugin,
-    # llama-cpp's OpenAI-client and grammar-download helpers, anyio's trio backend.
+    # anyio's trio backend; llama-cpp-python is only the benchmark's comparison engine.
     "rich",
     "markdown_it",
     "boto3",
@@ -63,12 +63,13 @@ PYTHON_EXCLUDES = (
     "dateutil",
     "trio",
     "psutil",
+    "llama_cpp",
     # Not excluded, for the MCP SDK (melgui/tools/mcp): httpx2, httpcore2 and truststore
     # (its HTTP client), click (uvicorn imports it, and the SDK imports uvicorn).
 )
 
-# Extra Python modules only the local model needs (llama-cpp-python pulls numpy in).
-LOCAL_MODEL_ONLY = ("llama_cpp", "numpy", "jinja2", "diskcache")
+# Extra Python modules only the local model needs (xllamacpp is one extension module).
+LOCAL_MODEL_ONLY = ("xllamacpp",)
 
 # Qt plugins kept, by folder, by base name (no "lib" prefix, no suffix), so the same list
 # works for .so, .dylib and .dll. A folder missing here is kept whole (platform-specific

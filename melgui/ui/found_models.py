@@ -99,9 +99,7 @@ class FoundModels(QWidget):
         self._tasks.spawn(self._find(), what="finding models on this computer")
 
     async def _find(self) -> None:
-        servers, files = await asyncio.gather(
-            find_servers(), asyncio.to_thread(find_model_files)
-        )
+        servers, files = await asyncio.gather(find_servers(), asyncio.to_thread(find_model_files))
         self.show_found(servers, files)
 
     def show_found(self, servers: list[FoundServer], files: list[FoundModelFile]) -> None:

