@@ -34,8 +34,6 @@ from melgui.core.transports.local.model import LoadedModel
 from melgui.core.transports.local.plan import CallPlan, arguments_grammar, plan_leg
 from melgui.core.transports.local.project import files_note, project_files, with_known_paths
 from melgui.core.transports.local.prompt import (
-    IM_END,
-    IM_START,
     MESSAGE_HEAD,
     call_head,
     decision_grammar,
@@ -214,7 +212,7 @@ class _LegRun:
         body: dict[str, Any] = {
             "prompt": prompt,
             "n_predict": max_tokens,
-            "stop": [IM_END, IM_START],
+            "stop": self.model.chat.stops,
             **sampling,
         }
         if grammar:
@@ -277,6 +275,7 @@ class _LegRun:
                 with_tools=bool(plan.tools),
                 context=(files_note(self.files) if self.files is not None else "")
                 + self.project_note,
+                chat=self.model.chat,
             )
             self.prompt_tokens = self.count(prompt)
             if self.prompt_tokens <= budget:

