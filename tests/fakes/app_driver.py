@@ -2,8 +2,9 @@
 
     python tests/fakes/app_driver.py FOLDER PROMPT
 
-Prints `streaming` on stdout once the answer's first words arrive, so a test knows when
-to send a signal; everything else is the app itself (run_app, its loop and shutdown).
+Prints `streaming` on stdout once the answer's first words arrive and `tool-started`
+when a tool starts, so a test knows when to send a signal; everything else is the app
+itself (run_app, its loop and shutdown).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from melgui.core.protocol.loop_events import AssistantText, LoopEvent
+from melgui.core.protocol.loop_events import AssistantText, LoopEvent, ToolCallStarted
 from melgui.ui.app import run_app
 from melgui.ui.main_window import MainWindow
 
@@ -27,6 +28,8 @@ def main(folder: str, prompt: str) -> int:
         if isinstance(event, AssistantText) and event.text.strip() and not said:
             said = True
             print("streaming", flush=True)
+        if isinstance(event, ToolCallStarted):
+            print("tool-started", flush=True)
 
     def type_prompt() -> None:
         windows = [w for w in app.topLevelWidgets() if isinstance(w, MainWindow)]

@@ -132,7 +132,9 @@ class WindowJournal:
         self.sidebar.set_current(current.conversation_id)
 
     def close(self) -> None:
-        """Write what is buffered and stop recording (the app quits)."""
+        """The app quits: write what is buffered and stop recording, once the running
+        turn (which the shutdown cancels) has recorded its end: the results of its
+        cancelled calls and its partial answer are kept."""
         if self.current is not None:
-            self.current.close()
+            self.current.retire()
             self.current = None
