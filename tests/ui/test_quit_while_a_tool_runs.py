@@ -63,7 +63,7 @@ def test_a_signal_while_a_command_runs_exits_cleanly(
             lines = []
             while "tool-started" not in lines:
                 line = process.stdout.readline()
-                assert line, process.communicate()[1]
+                assert line, f"the app ended before the tool started: {lines}"
                 lines.append(line.strip())
             process.send_signal(signum)
             _out, err = process.communicate(timeout=60)

@@ -52,8 +52,11 @@ def _quit_while_streaming(tmp_path: Path, signum: signal.Signals, run: int) -> N
     )
     try:
         assert process.stdout is not None
-        line = process.stdout.readline()  # blocks until the answer streams (or the app ends)
-        assert line.strip() == "streaming", process.communicate()[1]
+        seen: list[str] = []
+        while "streaming" not in seen:  # the model may use a tool before it answers
+            line = process.stdout.readline()  # blocks until the app says more (or ends)
+            assert line, f"the app ended before answering: {seen}"
+            seen.append(line.strip())
         process.send_signal(signum)
         _out, err = process.communicate(timeout=120)
     finally:
@@ -101,7 +104,7 @@ def _exec_until_signal(tmp_path: Path, signum: signal.Signals, run: int) -> None
     try:
         assert process.stdout is not None
         first = process.stdout.read(1)  # plain output: the answer as it streams
-        assert first, process.communicate()[1]
+        assert first, "melgui exec ended before answering"
         process.send_signal(signum)
         _out, err = process.communicate(timeout=120)
     finally:
