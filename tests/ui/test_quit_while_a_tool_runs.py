@@ -41,7 +41,7 @@ def test_a_signal_while_a_command_runs_exits_cleanly(
             "connection": "openai",
             "openai_base_url": scripted_openai.base_url,
             "model": "gpt-test",
-            "saved_command_prefixes": ["sleep"],  # runs without asking
+            "rules": ["allow run_command: sleep"],  # runs without asking
         }
         (config / "settings.json").write_text(json.dumps(settings))
         env = {
