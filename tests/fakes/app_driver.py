@@ -1,6 +1,6 @@
 """Runs the real app (`melgui FOLDER`) and types one prompt into it, as a person would.
 
-    python tests/fakes/app_driver.py FOLDER PROMPT
+    python -m tests.fakes.app_driver FOLDER PROMPT     (from the checkout)
 
 Prints `streaming` on stdout once the answer's first words arrive and `tool-started`
 when a tool starts, so a test knows when to send a signal; everything else is the app

@@ -15,7 +15,10 @@ import pytest
 from melgui.core.store import open_store
 from tests.fakes import ScriptedOpenAI, text, tool_call, tool_calls
 
-DRIVER = Path(__file__).resolve().parents[1] / "fakes" / "app_driver.py"
+ROOT = Path(__file__).resolve().parents[2]
+# As a module from the checkout: run as a script, tests/fakes would shadow packages
+# (tests/fakes/mcp.py is not the MCP SDK).
+DRIVER = ["-m", "tests.fakes.app_driver"]
 OFFSCREEN_NOTE = "This plugin does not support propagateSizeHints()"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
@@ -52,7 +55,8 @@ def test_a_signal_while_a_command_runs_exits_cleanly(
             "OPENAI_API_KEY": "test-key",
         }
         process = subprocess.Popen(
-            [sys.executable, str(DRIVER), str(project), "Sleep for a while."],
+            [sys.executable, *DRIVER, str(project), "Sleep for a while."],
+            cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

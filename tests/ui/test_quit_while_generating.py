@@ -14,7 +14,10 @@ import pytest
 from melgui.core.store import open_store
 from melgui.core.transports.local.model import default_model_path, local_available
 
-DRIVER = Path(__file__).resolve().parents[1] / "fakes" / "app_driver.py"
+ROOT = Path(__file__).resolve().parents[2]
+# As a module from the checkout: run as a script, tests/fakes would shadow packages
+# (tests/fakes/mcp.py is not the MCP SDK).
+DRIVER = ["-m", "tests.fakes.app_driver"]
 OFFSCREEN_NOTE = "This plugin does not support propagateSizeHints()"
 PROMPT = "Write a long story about a lighthouse keeper, at least five hundred words."
 
@@ -44,7 +47,8 @@ def _quit_while_streaming(tmp_path: Path, signum: signal.Signals, run: int) -> N
         "MELGUI_DATA_DIR": str(data),
     }
     process = subprocess.Popen(
-        [sys.executable, str(DRIVER), str(project), PROMPT],
+        [sys.executable, *DRIVER, str(project), PROMPT],
+        cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
