@@ -13,25 +13,20 @@ import re
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from melgui.core.protocol.call_life import AUTO_BY, CallPhase
-from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.messages import Message
 from melgui.core.store.blobs import load_parts, put_parts
+from melgui.core.store.call_rows import CallRows
 from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
 from melgui.core.store.paths import canonical_folder, database_path
+from melgui.core.store.record_rows import RecordRows
 from melgui.core.store.records import (
-    AllowedCall,
     BranchRecord,
     ConversationSummary,
-    NoteRecord,
-    PlanRecord,
     StoredMessage,
-    ToolCallRecord,
-    WireRecord,
 )
 from melgui.core.store.schema import has_fts
 
@@ -53,7 +48,7 @@ def title_from(text: str) -> str:
     return line
 
 
-class Store:
+class Store(CallRows, RecordRows):
     """One open history database. Not thread-safe: use it from one thread (the event loop)."""
 
     def __init__(self, opened: OpenedDatabase, *, clock: Clock = time.time) -> None:
@@ -330,197 +325,6 @@ class Store:
             (cid,),
         )
         return [_stored_message(row, load_parts(self._conn, row[9])) for row in rows]
-
-    # -- tool calls ----------------------------------------------------------------
-
-    def call_requested(self, cid: str, call: ToolCall) -> None:
-        self._conn.execute(
-            "INSERT INTO tool_calls (conversation_id, call_id, name, arguments, state,"
-            " requested_at) VALUES (?, ?, ?, ?, 'requested', ?)"
-            " ON CONFLICT (conversation_id, call_id) DO NOTHING",
-            (cid, call.id, call.name, call.arguments, self._clock()),
-        )
-
-    def call_state(self, cid: str, call_id: str, state: CallPhase) -> None:
-        self._conn.execute(
-            "UPDATE tool_calls SET state = ? WHERE conversation_id = ? AND call_id = ?",
-            (state, cid, call_id),
-        )
-
-    def call_decided(self, cid: str, call_id: str, decision: str) -> None:
-        self._conn.execute(
-            "UPDATE tool_calls SET decision = ?, decided_at = ? WHERE conversation_id = ?"
-            " AND call_id = ?",
-            (decision, self._clock(), cid, call_id),
-        )
-
-    def call_finished(
-        self, cid: str, call_id: str, status: str, result: str, duration: float | None
-    ) -> None:
-        self._conn.execute(
-            "UPDATE tool_calls SET state = ?, result_status = ?, result = ?,"
-            " finished_at = ?, duration = ?,"
-            " decision = CASE WHEN decision = '' AND ? = 'denied' THEN 'denied' ELSE decision END"
-            " WHERE conversation_id = ? AND call_id = ?",
-            (status, status, result, self._clock(), duration, status, cid, call_id),
-        )
-
-    def put_call_record(self, cid: str, record: ToolCallRecord) -> None:
-        """Write a whole record (import)."""
-        self._conn.execute(
-            "INSERT OR REPLACE INTO tool_calls (conversation_id, call_id, name, arguments,"
-            " state, decision, result_status, result, requested_at, decided_at, finished_at,"
-            " duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                cid,
-                record.call_id,
-                record.name,
-                record.arguments,
-                record.state,
-                record.decision,
-                record.result_status,
-                record.result,
-                record.requested_at,
-                record.decided_at,
-                record.finished_at,
-                record.duration,
-            ),
-        )
-
-    def tool_calls(self, cid: str) -> list[ToolCallRecord]:
-        rows = self._conn.execute(
-            "SELECT call_id, name, arguments, state, decision, result_status, result,"
-            " requested_at, decided_at, finished_at, duration FROM tool_calls"
-            " WHERE conversation_id = ? ORDER BY requested_at, rowid",
-            (cid,),
-        )
-        return [ToolCallRecord(*row) for row in rows]
-
-    def recent_commands(self, limit: int = 500) -> list[str]:
-        """`command` of past run_command calls in kept conversations, newest first, once each."""
-        rows = self._conn.execute(
-            "SELECT t.arguments FROM tool_calls t JOIN conversations c"
-            " ON c.id = t.conversation_id WHERE t.name = 'run_command'"
-            " AND c.deleted_at IS NULL ORDER BY t.requested_at DESC, t.rowid DESC"
-        )
-        commands: dict[str, None] = {}
-        for (arguments,) in rows:
-            with suppress(ValueError, TypeError, AttributeError):  # not a JSON object
-                command = json.loads(arguments).get("command")
-                if isinstance(command, str) and command.strip():
-                    commands.setdefault(command, None)
-            if len(commands) >= limit:
-                break
-        return list(commands)
-
-    def allowed_without_asking(self, limit: int = 200) -> list[AllowedCall]:
-        """The log of calls that ran without asking and the rule that allowed each,
-        newest first, over kept conversations."""
-        rows = self._conn.execute(
-            "SELECT t.conversation_id, t.call_id, t.name, t.arguments, t.decision,"
-            " t.decided_at FROM tool_calls t JOIN conversations c ON c.id = t.conversation_id"
-            " WHERE (t.decision = 'auto' OR t.decision LIKE 'auto:%')"
-            " AND c.deleted_at IS NULL ORDER BY t.decided_at DESC, t.rowid DESC LIMIT ?",
-            (limit,),
-        )
-        return [
-            AllowedCall(cid, call_id, name, arguments, decision[len(AUTO_BY) :], decided_at)
-            for cid, call_id, name, arguments, decision, decided_at in rows
-        ]
-
-    # -- plans, wire log, notes ----------------------------------------------------
-
-    def add_plan(
-        self,
-        cid: str,
-        title: str,
-        markdown: str,
-        *,
-        call_id: str | None = None,
-        created_at: float | None = None,
-    ) -> None:
-        self._conn.execute(
-            "INSERT INTO plans (conversation_id, call_id, title, markdown, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (cid, call_id, title, markdown, self._clock() if created_at is None else created_at),
-        )
-
-    def plans(self, cid: str) -> list[PlanRecord]:
-        rows = self._conn.execute(
-            "SELECT title, markdown, created_at, call_id FROM plans WHERE conversation_id = ?"
-            " ORDER BY id",
-            (cid,),
-        )
-        return [PlanRecord(*row) for row in rows]
-
-    def add_wire(self, cid: str, entries: Iterable[tuple[int, WireEntry]]) -> None:
-        """Append wire log lines, each with its leg number, in one commit."""
-        self.add_wire_rows(cid, [(leg, e.direction, e.text, e.at) for leg, e in entries])
-
-    def add_wire_chunk(self, cid: str, leg: int, entries: Sequence[WireEntry]) -> None:
-        """Append one leg's wire log lines as one stored chunk (the journal's fast path)."""
-        data = json.dumps([(e.direction, e.text, e.at) for e in entries], ensure_ascii=False)
-        self._conn.execute(
-            "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
-            (cid, leg, data),
-        )
-
-    def add_wire_rows(self, cid: str, rows: Sequence[tuple[int, str, str, float]]) -> None:
-        """Append (leg, direction, text, at) rows: one stored chunk per leg, one commit."""
-        chunks: list[tuple[int, list[tuple[str, str, float]]]] = []
-        for leg, direction, text, at in rows:
-            if not chunks or chunks[-1][0] != leg:
-                chunks.append((leg, []))
-            chunks[-1][1].append((direction, text, at))
-        with self.transaction() as conn:
-            conn.executemany(
-                "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
-                ((cid, leg, json.dumps(entries)) for leg, entries in chunks),
-            )
-
-    def restore_metadata(
-        self,
-        cid: str,
-        *,
-        title: str,
-        title_custom: bool,
-        updated_at: float,
-        message_times: Sequence[float],
-    ) -> None:
-        """Put back the title and times an import carries (writes would have changed them)."""
-        with self.transaction() as conn:
-            conn.execute(
-                "UPDATE conversations SET title = ?, title_custom = ?, updated_at = ? WHERE id = ?",
-                (title, int(title_custom), updated_at, cid),
-            )
-            conn.executemany(
-                "UPDATE messages SET created_at = ? WHERE conversation_id = ? AND seq = ?",
-                ((at, cid, seq) for seq, at in enumerate(message_times)),
-            )
-
-    def wire_log(self, cid: str, leg: int | None = None) -> list[WireRecord]:
-        sql = "SELECT leg, entries FROM wire_chunks WHERE conversation_id = ?"
-        params: list[object] = [cid]
-        if leg is not None:
-            sql += " AND leg = ?"
-            params.append(leg)
-        return [
-            WireRecord(chunk_leg, str(direction), str(text), float(at))
-            for chunk_leg, entries in self._conn.execute(sql + " ORDER BY id", params)
-            for direction, text, at in json.loads(entries)
-        ]
-
-    def add_note(self, cid: str, kind: str, text: str, *, at: float | None = None) -> None:
-        self._conn.execute(
-            "INSERT INTO notes (conversation_id, kind, text, at) VALUES (?, ?, ?, ?)",
-            (cid, kind, text, self._clock() if at is None else at),
-        )
-
-    def notes(self, cid: str) -> list[NoteRecord]:
-        rows = self._conn.execute(
-            "SELECT kind, text, at FROM notes WHERE conversation_id = ? ORDER BY id", (cid,)
-        )
-        return [NoteRecord(*row) for row in rows]
 
 
 def open_store(data_folder: Path | None = None, *, clock: Clock = time.time) -> Store:

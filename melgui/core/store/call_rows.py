@@ -1,0 +1,117 @@
+"""The store's tool-call rows: a call's phase, decision and result, and what ran unasked."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from contextlib import suppress
+
+from melgui.core.protocol.call_life import AUTO_BY, CallPhase
+from melgui.core.protocol.events import ToolCall
+from melgui.core.store.records import AllowedCall, ToolCallRecord
+
+
+class CallRows:
+    """Tool calls of a conversation, as the journal records them.
+
+    A part of Store (melgui.core.store.store), which provides the connection and clock.
+    """
+
+    _conn: sqlite3.Connection
+    _clock: Callable[[], float]
+
+    def call_requested(self, cid: str, call: ToolCall) -> None:
+        self._conn.execute(
+            "INSERT INTO tool_calls (conversation_id, call_id, name, arguments, state,"
+            " requested_at) VALUES (?, ?, ?, ?, 'requested', ?)"
+            " ON CONFLICT (conversation_id, call_id) DO NOTHING",
+            (cid, call.id, call.name, call.arguments, self._clock()),
+        )
+
+    def call_state(self, cid: str, call_id: str, state: CallPhase) -> None:
+        self._conn.execute(
+            "UPDATE tool_calls SET state = ? WHERE conversation_id = ? AND call_id = ?",
+            (state, cid, call_id),
+        )
+
+    def call_decided(self, cid: str, call_id: str, decision: str) -> None:
+        self._conn.execute(
+            "UPDATE tool_calls SET decision = ?, decided_at = ? WHERE conversation_id = ?"
+            " AND call_id = ?",
+            (decision, self._clock(), cid, call_id),
+        )
+
+    def call_finished(
+        self, cid: str, call_id: str, status: str, result: str, duration: float | None
+    ) -> None:
+        self._conn.execute(
+            "UPDATE tool_calls SET state = ?, result_status = ?, result = ?,"
+            " finished_at = ?, duration = ?,"
+            " decision = CASE WHEN decision = '' AND ? = 'denied' THEN 'denied' ELSE decision END"
+            " WHERE conversation_id = ? AND call_id = ?",
+            (status, status, result, self._clock(), duration, status, cid, call_id),
+        )
+
+    def put_call_record(self, cid: str, record: ToolCallRecord) -> None:
+        """Write a whole record (import)."""
+        self._conn.execute(
+            "INSERT OR REPLACE INTO tool_calls (conversation_id, call_id, name, arguments,"
+            " state, decision, result_status, result, requested_at, decided_at, finished_at,"
+            " duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                cid,
+                record.call_id,
+                record.name,
+                record.arguments,
+                record.state,
+                record.decision,
+                record.result_status,
+                record.result,
+                record.requested_at,
+                record.decided_at,
+                record.finished_at,
+                record.duration,
+            ),
+        )
+
+    def tool_calls(self, cid: str) -> list[ToolCallRecord]:
+        rows = self._conn.execute(
+            "SELECT call_id, name, arguments, state, decision, result_status, result,"
+            " requested_at, decided_at, finished_at, duration FROM tool_calls"
+            " WHERE conversation_id = ? ORDER BY requested_at, rowid",
+            (cid,),
+        )
+        return [ToolCallRecord(*row) for row in rows]
+
+    def recent_commands(self, limit: int = 500) -> list[str]:
+        """`command` of past run_command calls in kept conversations, newest first, once each."""
+        rows = self._conn.execute(
+            "SELECT t.arguments FROM tool_calls t JOIN conversations c"
+            " ON c.id = t.conversation_id WHERE t.name = 'run_command'"
+            " AND c.deleted_at IS NULL ORDER BY t.requested_at DESC, t.rowid DESC"
+        )
+        commands: dict[str, None] = {}
+        for (arguments,) in rows:
+            with suppress(ValueError, TypeError, AttributeError):  # not a JSON object
+                command = json.loads(arguments).get("command")
+                if isinstance(command, str) and command.strip():
+                    commands.setdefault(command, None)
+            if len(commands) >= limit:
+                break
+        return list(commands)
+
+    def allowed_without_asking(self, limit: int = 200) -> list[AllowedCall]:
+        """The log of calls that ran without asking and the rule that allowed each,
+        newest first, over kept conversations."""
+        rows = self._conn.execute(
+            "SELECT t.conversation_id, t.call_id, t.name, t.arguments, t.decision,"
+            " t.decided_at FROM tool_calls t JOIN conversations c ON c.id = t.conversation_id"
+            " WHERE (t.decision = 'auto' OR t.decision LIKE 'auto:%')"
+            " AND c.deleted_at IS NULL ORDER BY t.decided_at DESC, t.rowid DESC LIMIT ?",
+            (limit,),
+        )
+        return [
+            AllowedCall(cid, call_id, name, arguments, decision[len(AUTO_BY) :], decided_at)
+            for cid, call_id, name, arguments, decision, decided_at in rows
+        ]
