@@ -8,12 +8,14 @@ folder (`@folder/`) as a listing of the files under it.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
 
 from melgui.core.config.project_files import walk_files
-from melgui.core.protocol.content import FilePart
+from melgui.core.protocol.content import FilePart, ImagePart
+from melgui.core.protocol.messages import Message
 
 MAX_INDEXED = 50_000
 INDEX_TTL = 30.0
@@ -159,3 +161,19 @@ def _size(size: int) -> str:
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MB"
     return f"{size / 1024:.0f} KB"
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """The messages with each image replaced by a line saying it was not sent."""
+    out = []
+    for message in messages:
+        if any(isinstance(part, ImagePart) for part in message.parts):
+            parts = tuple(
+                FilePart(part.name or "image", "(an image the model could not take)")
+                if isinstance(part, ImagePart)
+                else part
+                for part in message.parts
+            )
+            message = dataclasses.replace(message, parts=parts)
+        out.append(message)
+    return out

@@ -158,3 +158,9 @@ def load_custom_commands(registry: SlashCommands, project: str) -> int:
             registry.add(command)
             count += 1
     return count
+
+
+def looks_like_command(text: str) -> bool:
+    """`/word` (not a path such as /usr/bin/env) on a line of its own or before a space."""
+    head = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
+    return bool(head) and "/" not in head and not text[1:2].isspace()

@@ -6,7 +6,6 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten, summarize
-from melgui.core.protocol.content import FilePart, ImagePart, Part
+from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -42,7 +41,9 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.records import NoteRecord
 from melgui.core.transports.project_instructions import instruction_file_names
+from melgui.desk.attachments import without_images
 from melgui.desk.prompt_kit import PromptKit
+from melgui.desk.slash_commands import looks_like_command
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.input_box import PromptInput
@@ -159,7 +160,7 @@ class ChatView(QWidget):
                         self.input.attach(part)
                     return
                 text = expanded
-            elif _looks_like_command(text):
+            elif looks_like_command(text):
                 self.input.setPlainText(text)
                 for part in parts:
                     self.input.attach(part)
@@ -443,25 +444,3 @@ class ChatView(QWidget):
         more = f" (+{len(texts) - 3})" if len(texts) > 3 else ""
         self.queued_label.setText(f"Queued ({len(texts)}): {preview}{more}")
         self.queued_label.show()
-
-
-def _looks_like_command(text: str) -> bool:
-    """`/word` (not a path such as /usr/bin/env) on a line of its own or before a space."""
-    head = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
-    return bool(head) and "/" not in head and not text[1:2].isspace()
-
-
-def without_images(messages: list[Message]) -> list[Message]:
-    """The messages with each image replaced by a line saying it was not sent."""
-    out = []
-    for message in messages:
-        if any(isinstance(part, ImagePart) for part in message.parts):
-            parts = tuple(
-                FilePart(part.name or "image", "(an image the model could not take)")
-                if isinstance(part, ImagePart)
-                else part
-                for part in message.parts
-            )
-            message = dataclasses.replace(message, parts=parts)
-        out.append(message)
-    return out
