@@ -78,6 +78,7 @@ def llama_server(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.mark.local_model
+@pytest.mark.timeout(300)  # one CPU thread for the server: slow when the machine is busy
 def test_exec_streams_a_turn_from_a_real_llama_cpp_server(
     llama_server: str, tmp_path: Path
 ) -> None:
@@ -101,7 +102,7 @@ def test_exec_streams_a_turn_from_a_real_llama_cpp_server(
         ],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=240,  # below the test's own limit, so a slow turn fails with its stderr
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdin=subprocess.DEVNULL,
     )
