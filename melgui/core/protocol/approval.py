@@ -31,6 +31,16 @@ class Deny:
 Decision = Approve | Deny
 
 
+@dataclass(frozen=True, slots=True)
+class AgentOption:
+    """One answer an ACP agent offers to its permission request, kept as it offered it.
+    `kind` is the protocol's: allow_once, allow_always, reject_once or reject_always."""
+
+    option_id: str
+    label: str
+    kind: str
+
+
 @dataclass(eq=False)
 class ApprovalRequest:
     """A call waiting for a person. Resolve it with approve() or deny(); once only."""
@@ -43,6 +53,9 @@ class ApprovalRequest:
     future: asyncio.Future[Decision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    # An ACP agent's own answers (buttons with its labels); `chosen` is the one picked.
+    options: tuple[AgentOption, ...] = ()
+    chosen: str = ""
 
     @property
     def pending(self) -> bool:
@@ -55,6 +68,17 @@ class ApprovalRequest:
     def deny(self, reason: str = "") -> None:
         if self.pending:
             self.future.set_result(Deny(reason))
+
+    def choose(self, option_id: str) -> None:
+        """Answer with one of the agent's own options (`options`)."""
+        option = next((o for o in self.options if o.option_id == option_id), None)
+        if option is None or not self.pending:
+            return
+        self.chosen = option_id
+        if option.kind.startswith("allow"):
+            self.future.set_result(Approve("session" if option.kind == "allow_always" else "once"))
+        else:
+            self.future.set_result(Deny(option.label))
 
 
 class ApprovalPolicy(Protocol):

@@ -1,0 +1,66 @@
+"""`fs/read_text_file` and `fs/write_text_file` through melgui's workspace confinement.
+
+A path outside the project folder (or into .git/, or melgui's own configuration) is
+refused with the workspace's own message, sent back to the agent as a request error.
+Writes run inside `around_write` (the desk's checkpoint guard) when one is given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+from acp import RequestError
+
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.tooling import ToolError
+from melgui.tools.workspace import Workspace, write_bytes_confined
+
+WriteGuard = Callable[[ToolCall, str], AbstractAsyncContextManager[object]]
+MAX_READ_BYTES = 8 * 1024 * 1024
+
+
+class AgentFiles:
+    """The project's files as an ACP agent may read and write them."""
+
+    def __init__(self, workspace: Workspace, source: str, around_write: WriteGuard | None = None):
+        self.workspace = workspace
+        self.source = source
+        self.around_write = around_write
+        self._ids = itertools.count(1)
+
+    def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
+        """The file's text, from 1-based `line`, at most `limit` lines."""
+        try:
+            resolved = self.workspace.existing_file(path)
+        except ToolError as exc:
+            raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
+        if resolved.stat().st_size > MAX_READ_BYTES:
+            raise RequestError.invalid_params({"path": path, "reason": "file is too large"})
+        text = resolved.read_bytes().decode("utf-8", errors="replace")
+        if line is None and limit is None:
+            return text
+        lines = text.splitlines(keepends=True)
+        start = max((line or 1) - 1, 0)
+        end = len(lines) if limit is None else start + max(limit, 0)
+        return "".join(lines[start:end])
+
+    async def write(self, path: str, content: str) -> None:
+        try:
+            resolved = self.workspace.writable_file(path)
+        except ToolError as exc:
+            raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
+        call = ToolCall(
+            f"acp-write-{next(self._ids)}",
+            "write_file",
+            json.dumps({"path": self.workspace.display(resolved), "content": content}),
+        )
+        guard = self.around_write(call, self.source) if self.around_write else None
+        async with guard if guard is not None else contextlib.nullcontext():
+            try:
+                write_bytes_confined(self.workspace, resolved, content.encode("utf-8"))
+            except (ToolError, OSError) as exc:
+                raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None

@@ -1,0 +1,353 @@
+"""AcpHost: one ACP agent process and one session of it, driven from melgui.
+
+    host = AcpHost(parse_command("opencode acp"), cwd, policy=desk.policy, ask=queue.add)
+    host.subscribe(print)                      # melgui LoopEvents
+    await host.start()                         # spawn, initialize, session/new
+    stop_reason = await host.prompt("hello")   # "end_turn", "cancelled", …
+    await host.aclose()
+
+Every request races the agent's exit: an agent that dies answers with AgentFailed (its
+stderr tail in the message) instead of a hang, and `failure` keeps the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
+from acp.client.connection import ClientSideConnection
+from acp.schema import (
+    AcpMcpServer,
+    ClientCapabilities,
+    EnvVariable,
+    FileSystemCapabilities,
+    HttpHeader,
+    HttpMcpServer,
+    Implementation,
+    McpServerStdio,
+    SseMcpServer,
+)
+
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.protocol.events import Usage
+from melgui.core.protocol.loop_events import (
+    ContextNotice,
+    LoopEvent,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.core.protocol.messages import Conversation
+from melgui.desk.acp_host.agent_state import AgentState, Choice
+from melgui.desk.acp_host.agents import AgentCommand
+from melgui.desk.acp_host.client import HostClient
+from melgui.desk.acp_host.files import AgentFiles, WriteGuard
+from melgui.desk.acp_host.permissions import AskPerson, PermissionGate
+from melgui.desk.acp_host.process import AgentProcess, AgentStartError
+from melgui.desk.acp_host.terminals import AgentTerminal, AgentTerminals
+from melgui.desk.acp_host.updates import PlanSink, UpdateTranslator
+from melgui.tools.mcp.config import ServerConfig
+from melgui.tools.workspace import Workspace
+
+log = logging.getLogger(__name__)
+McpEntry = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
+T = TypeVar("T")
+Observer = Callable[[LoopEvent], None]
+START_TIMEOUT = 60.0  # initialize and session/new; a prompt may take as long as it takes
+AUTH_REQUIRED = -32000
+
+
+class AgentFailed(Exception):
+    """The agent died, hung, or answered with something unusable; the text says what."""
+
+
+class AuthRequired(Exception):
+    """The agent wants `authenticate` first; `methods` are what it offers."""
+
+    def __init__(self, methods: list[Choice]) -> None:
+        names = ", ".join(m.name for m in methods) or "none offered"
+        super().__init__(f"the agent asks to sign in first (methods: {names})")
+        self.methods = methods
+
+
+class AcpHost:
+    """One agent, one session. Not thread-safe: use it on one event loop."""
+
+    def __init__(
+        self,
+        command: AgentCommand,
+        cwd: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        policy: RulePolicy | None = None,
+        ask: AskPerson | None = None,
+        source: str = "",
+        mcp_servers: Sequence[ServerConfig] = (),
+        around_write: WriteGuard | None = None,
+        plans: PlanSink | None = None,
+        on_terminal: Callable[[AgentTerminal], None] | None = None,
+    ) -> None:
+        self.command = command
+        self.cwd = str(Workspace(cwd).root)
+        self.env = dict(env or {})
+        self.source = source or command.name
+        self.mcp_servers = list(mcp_servers)
+        self.state = AgentState(command.name)
+        self.conversation = Conversation()
+        self.failure = ""
+        self.process: AgentProcess | None = None
+        self.connection: ClientSideConnection | None = None
+        self.usage = Usage()
+        self._observers: list[Observer] = []
+        workspace = Workspace(self.cwd)
+        self.gate = PermissionGate(command.origin, self.source, policy, ask)
+        self.files = AgentFiles(workspace, self.source, around_write)
+        self.terminals = AgentTerminals(workspace, on_terminal)
+        self.translator = UpdateTranslator(self.conversation, self.emit, self.state, plans)
+        self._client = HostClient(self._on_update, self.gate, self.files, self.terminals)
+        self._prompting = False
+        self._cancelled = False
+
+    # -- observers -----------------------------------------------------------------------
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]:
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
+
+    def emit(self, event: LoopEvent) -> None:
+        for observer in list(self._observers):
+            try:
+                observer(event)
+            except Exception:
+                log.exception("observer %r failed on %s", observer, event.kind)
+
+    def _on_update(self, session_id: str, update: Any) -> None:
+        if session_id == self.state.session_id:
+            self.translator.update(update)
+
+    # -- start ---------------------------------------------------------------------------
+
+    async def start(self, resume: str | None = None) -> None:
+        """Spawn the agent, initialize it, and open a session (or load `resume`).
+
+        Raises AuthRequired (call `authenticate`, then `open_session`), AgentFailed.
+        """
+        try:
+            self.process = await AgentProcess.start(self.command, self.cwd, self.env)
+        except AgentStartError as exc:
+            raise self._failed(str(exc)) from None
+        self.connection = connect_to_agent(self._client, self.process.stdin, self.process.stdout)
+        capabilities = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+        )
+        reply = await self._call(
+            self.connection.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=capabilities,
+                client_info=Implementation(name="melgui", title="melgui", version="0"),
+            ),
+            "initialize",
+            START_TIMEOUT,
+        )
+        if reply.agent_info is not None:
+            self.state.agent_info = f"{reply.agent_info.name} {reply.agent_info.version}".strip()
+        self.state.can_load = bool(
+            reply.agent_capabilities and reply.agent_capabilities.load_session
+        )
+        self.state.auth_methods = [
+            Choice(m.id, m.name, m.description or "") for m in (reply.auth_methods or [])
+        ]
+        await self.open_session(resume)
+
+    async def authenticate(self, method_id: str) -> None:
+        connection = self._connected()
+        await self._call(connection.authenticate(method_id=method_id), "authenticate", None)
+
+    async def open_session(self, resume: str | None = None) -> None:
+        connection = self._connected()
+        servers = self._mcp()
+        try:
+            if resume:
+                if not self.state.can_load:
+                    raise self._failed("this agent cannot load a saved session")
+                self.state.session_id = resume
+                loaded = await self._call(
+                    connection.load_session(cwd=self.cwd, session_id=resume, mcp_servers=servers),
+                    "session/load",
+                    None,
+                )
+                self.translator.end_turn(cancelled=False)
+                if loaded is not None:
+                    self.state.set_modes(loaded.modes)
+                    self.state.set_config(loaded.config_options)
+                return
+            reply = await self._call(
+                connection.new_session(cwd=self.cwd, mcp_servers=servers), "session/new", None
+            )
+        except RequestError as exc:
+            if exc.code == AUTH_REQUIRED:
+                raise AuthRequired(self.state.auth_methods) from None
+            raise self._failed(f"session/new: {exc}") from None
+        self.state.session_id = reply.session_id
+        self.state.set_modes(reply.modes)
+        self.state.set_config(reply.config_options)
+
+    def _mcp(self) -> list[McpEntry]:
+        """The project's MCP servers as the agent should start them."""
+        found: list[McpEntry] = []
+        for server in self.mcp_servers:
+            if server.disabled or server.problem:
+                continue
+            if server.kind == "http":
+                headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
+                found.append(
+                    HttpMcpServer(name=server.name, url=server.url, headers=headers, type="http")
+                )
+            else:
+                env = [EnvVariable(name=k, value=v) for k, v in server.env.items()]
+                found.append(
+                    McpServerStdio(
+                        name=server.name, command=server.command, args=list(server.args), env=env
+                    )
+                )
+        return found
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def prompt(self, text: str) -> str:
+        """Send one prompt and wait for its end; returns the stop reason.
+
+        Failures become a TurnFailed event and the stop reason "failed" (the host stays
+        usable when the agent still runs).
+        """
+        connection = self._connected()
+        self.translator.user_sent(text)
+        self._prompting, self._cancelled = True, False
+        try:
+            reply = await self._call(
+                connection.prompt(session_id=self.state.session_id, prompt=[text_block(text)]),
+                "session/prompt",
+                None,
+            )
+        except (AgentFailed, RequestError) as exc:
+            self.translator.end_turn(cancelled=False)
+            self.emit(TurnFailed(str(exc)))
+            return "failed"
+        except asyncio.CancelledError:
+            self.translator.end_turn(cancelled=True)
+            self.emit(TurnCancelled())
+            raise
+        finally:
+            self._prompting = False
+            self.gate.cancel_all("The turn ended.")
+        stop = str(reply.stop_reason)
+        self.translator.end_turn(cancelled=stop == "cancelled")
+        if stop == "cancelled" or self._cancelled:
+            self.emit(TurnCancelled())
+            return "cancelled"
+        usage = Usage()
+        if reply.usage is not None:
+            usage = Usage(
+                prompt_tokens=reply.usage.input_tokens, completion_tokens=reply.usage.output_tokens
+            )
+        self.usage = self.usage + usage
+        if stop in ("max_tokens", "max_turn_requests", "refusal"):
+            self.emit(ContextNotice(f"The agent stopped: {stop.replace('_', ' ')}.", "warning"))
+        self.emit(TurnFinished(1, usage))
+        return stop
+
+    async def cancel(self) -> None:
+        """session/cancel; open permission requests are answered `cancelled` at once."""
+        self._cancelled = True
+        self.gate.cancel_all("The turn was cancelled.")
+        if self.connection is not None and self._prompting and not self.failure:
+            with contextlib.suppress(ConnectionError, RequestError):
+                await self.connection.cancel(session_id=self.state.session_id)
+
+    async def set_mode(self, mode_id: str) -> None:
+        connection = self._connected()
+        await self._call(
+            connection.set_session_mode(session_id=self.state.session_id, mode_id=mode_id),
+            "session/set_mode",
+            START_TIMEOUT,
+        )
+        self.state.set_mode(mode_id)
+
+    async def set_model(self, value: str) -> None:
+        connection = self._connected()
+        if not self.state.model_option:
+            raise AgentFailed("this agent offers no model choice")
+        reply = await self._call(
+            connection.set_config_option(
+                config_id=self.state.model_option, session_id=self.state.session_id, value=value
+            ),
+            "session/set_config_option",
+            START_TIMEOUT,
+        )
+        if reply is not None and reply.config_options:
+            self.state.set_config(reply.config_options)
+        else:
+            self.state.set_model(value)
+
+    # -- failure and end -----------------------------------------------------------------
+
+    def _connected(self) -> ClientSideConnection:
+        if self.failure:
+            raise AgentFailed(self.failure)
+        if self.connection is None:
+            raise AgentFailed("the agent is not started")
+        return self.connection
+
+    def _failed(self, text: str) -> AgentFailed:
+        if not self.failure:
+            self.failure = text
+        return AgentFailed(self.failure)
+
+    async def _call(self, request: Awaitable[T], what: str, timeout: float | None) -> T:
+        """`request`, unless the agent exits (or `timeout` passes) first."""
+        assert self.process is not None
+        work = asyncio.ensure_future(request)
+        exit_watch = asyncio.ensure_future(self.process.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {work, exit_watch}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        finally:
+            exit_watch.cancel()
+        if work in done:
+            try:
+                return work.result()
+            except ConnectionError:
+                pass  # the agent closed its output: it is ending; say how below
+            except RequestError:
+                raise
+            except Exception as exc:  # a reply the SDK could not read
+                raise self._failed(f"{what}: the agent sent an unusable reply ({exc})") from None
+        work.cancel()
+        if not done:
+            raise self._failed(f"{what}: the agent did not answer within {timeout:.0f} s")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), 2)
+        code = self.process.returncode
+        tail = await self.process.stderr_tail()
+        ended = (
+            f"the agent exited (code {code})" if code is not None else "the agent closed its output"
+        )
+        raise self._failed(f"{what}: {ended}" + (f"; its last words:\n{tail}" if tail else ""))
+
+    async def aclose(self) -> None:
+        """End the session: open requests cancelled, terminals and the process ended."""
+        self.gate.cancel_all("The agent's pane was closed.")
+        await self.terminals.close()
+        if self.connection is not None:
+            with contextlib.suppress(Exception):
+                await self.connection.close()
+        if self.process is not None:
+            await self.process.stop()

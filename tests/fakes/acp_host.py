@@ -1,0 +1,49 @@
+"""Helpers for tests of melgui's ACP client: the `melgui acp` agent command against a
+scripted server, and a collector of the LoopEvents a host emits.
+
+    host = AcpHost(melgui_agent(server), str(folder), policy=RulePolicy(), ask=asked.append)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from melgui.core.protocol.loop_events import LoopEvent
+from melgui.desk.acp_host.agents import AgentCommand
+from tests.fakes.scripted_server import ScriptedOpenAI
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTED_AGENT = Path(__file__).with_name("acp_scripted_agent.py")
+
+
+def melgui_agent(server: ScriptedOpenAI, name: str = "melgui") -> AgentCommand:
+    """`python -m melgui acp` on the scripted server (no history, no MCP)."""
+    argv = (sys.executable, "-m", "melgui", "acp", "--transport", "openai")
+    argv += ("--url", server.base_url, "--model", "m1", "--no-history", "--no-mcp")
+    return AgentCommand(name, argv, {"OPENAI_API_KEY": "k-1", "PYTHONPATH": str(ROOT)})
+
+
+def scripted_agent(*args: str, name: str = "scripted") -> AgentCommand:
+    """tests/fakes/acp_scripted_agent.py: does what each prompt's JSON says."""
+    return AgentCommand(name, (sys.executable, str(SCRIPTED_AGENT), *args))
+
+
+class Events:
+    """Every LoopEvent, in order."""
+
+    def __init__(self) -> None:
+        self.seen: list[LoopEvent] = []
+
+    def __call__(self, event: LoopEvent) -> None:
+        self.seen.append(event)
+
+    def kinds(self) -> list[str]:
+        return [e.kind for e in self.seen]
+
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.seen if e.kind == kind]
+
+    def text(self) -> str:
+        return "".join(e.text for e in self.of("assistant_text"))
