@@ -90,6 +90,7 @@ class AcpHost:
         around_write: WriteGuard | None = None,
         plans: PlanSink | None = None,
         on_terminal: Callable[[AgentTerminal], None] | None = None,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         self.command = command
         self.cwd = str(Workspace(cwd).root)
@@ -102,6 +103,7 @@ class AcpHost:
         self.process: AgentProcess | None = None
         self.connection: ClientSideConnection | None = None
         self.usage = Usage()
+        self.start_timeout = start_timeout
         self._observers: list[Observer] = []
         workspace = Workspace(self.cwd)
         self.gate = PermissionGate(command.origin, self.source, policy, ask)
@@ -140,7 +142,7 @@ class AcpHost:
             self.process = await AgentProcess.start(self.command, self.cwd, self.env)
         except AgentStartError as exc:
             raise self._failed(str(exc)) from None
-        self.connection = connect_to_agent(self._client, self.process.stdin, self.process.stdout)
+        self.connection = connect_to_agent(self._client, self.process.stdin, self.process.messages)
         capabilities = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
         )
@@ -151,7 +153,7 @@ class AcpHost:
                 client_info=Implementation(name="melgui", title="melgui", version="0"),
             ),
             "initialize",
-            START_TIMEOUT,
+            self.start_timeout,
         )
         if reply.agent_info is not None:
             self.state.agent_info = f"{reply.agent_info.name} {reply.agent_info.version}".strip()
@@ -186,7 +188,9 @@ class AcpHost:
                     self.state.set_config(loaded.config_options)
                 return
             reply = await self._call(
-                connection.new_session(cwd=self.cwd, mcp_servers=servers), "session/new", None
+                connection.new_session(cwd=self.cwd, mcp_servers=servers),
+                "session/new",
+                self.start_timeout,
             )
         except RequestError as exc:
             if exc.code == AUTH_REQUIRED:
@@ -273,7 +277,7 @@ class AcpHost:
         await self._call(
             connection.set_session_mode(session_id=self.state.session_id, mode_id=mode_id),
             "session/set_mode",
-            START_TIMEOUT,
+            self.start_timeout,
         )
         self.state.set_mode(mode_id)
 
@@ -286,7 +290,7 @@ class AcpHost:
                 config_id=self.state.model_option, session_id=self.state.session_id, value=value
             ),
             "session/set_config_option",
-            START_TIMEOUT,
+            self.start_timeout,
         )
         if reply is not None and reply.config_options:
             self.state.set_config(reply.config_options)
@@ -310,11 +314,12 @@ class AcpHost:
     async def _call(self, request: Awaitable[T], what: str, timeout: float | None) -> T:
         """`request`, unless the agent exits (or `timeout` passes) first."""
         assert self.process is not None
-        work = asyncio.ensure_future(request)
-        exit_watch = asyncio.ensure_future(self.process.wait())
+        work: asyncio.Future[Any] = asyncio.ensure_future(request)
+        exit_watch: asyncio.Future[Any] = asyncio.ensure_future(self.process.wait())
+        malformed: asyncio.Future[Any] = self.process.malformed
         try:
             done, _ = await asyncio.wait(
-                {work, exit_watch}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                {work, exit_watch, malformed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
         except asyncio.CancelledError:
             work.cancel()
@@ -331,6 +336,9 @@ class AcpHost:
             except Exception as exc:  # a reply the SDK could not read
                 raise self._failed(f"{what}: the agent sent an unusable reply ({exc})") from None
         work.cancel()
+        if malformed in done:
+            tail = await self.process.stderr_tail(0.2)
+            raise self._failed(f"{what}: {malformed.result()}" + (f"\n{tail}" if tail else ""))
         if not done:
             raise self._failed(f"{what}: the agent did not answer within {timeout:.0f} s")
         with contextlib.suppress(TimeoutError):

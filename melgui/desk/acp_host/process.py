@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from collections import deque
 from collections.abc import Mapping
@@ -29,7 +30,12 @@ class AgentProcess:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self._tail: deque[str] = deque(maxlen=TAIL_LINES)
-        self._stderr_done = asyncio.get_running_loop().create_task(self._read_stderr())
+        loop = asyncio.get_running_loop()
+        self._stderr_done = loop.create_task(self._read_stderr())
+        # What the SDK reads: the agent's stdout, line by line, once checked to be JSON.
+        self.messages = asyncio.StreamReader(limit=STREAM_LIMIT)
+        self.malformed: asyncio.Future[str] = loop.create_future()
+        self._checker = loop.create_task(self._check_stdout())
 
     @classmethod
     async def start(
@@ -59,10 +65,24 @@ class AgentProcess:
         assert self.process.stdin is not None
         return self.process.stdin
 
-    @property
-    def stdout(self) -> asyncio.StreamReader:
-        assert self.process.stdout is not None
-        return self.process.stdout
+    async def _check_stdout(self) -> None:
+        """Pass protocol lines on; the first line that is no JSON object is kept in
+        `malformed` (the SDK would only log it and go on waiting)."""
+        stream = self.process.stdout
+        assert stream is not None
+        try:
+            while line := await stream.readline():
+                if line.strip() and not _is_message(line):
+                    if not self.malformed.done():
+                        shown = line.decode(errors="replace").strip()[:200]
+                        self.malformed.set_result(f"the agent sent a malformed message: {shown!r}")
+                    continue
+                self.messages.feed_data(line)
+        except (ValueError, ConnectionError) as exc:  # a line over the limit, a broken pipe
+            if not self.malformed.done():
+                self.malformed.set_result(f"the agent's output could not be read: {exc}")
+        finally:
+            self.messages.feed_eof()
 
     @property
     def returncode(self) -> int | None:
@@ -103,6 +123,7 @@ class AgentProcess:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._stderr_done), 1.0)
         self._stderr_done.cancel()
+        self._checker.cancel()
 
     def _terminate(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -111,3 +132,10 @@ class AgentProcess:
     def _kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, 9)
+
+
+def _is_message(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False

@@ -1,0 +1,168 @@
+"""What melgui's ACP client serves an agent (files, terminals, sign-in, modes, commands)
+and how it survives a broken one, against tests/fakes/acp_scripted_agent.py: a real ACP
+agent process built on the SDK that does what each prompt's JSON says."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.desk.acp_host.agents import AgentCommand
+from melgui.desk.acp_host.host import AcpHost, AgentFailed, AuthRequired
+from melgui.desk.acp_host.terminals import AgentTerminal
+from tests.fakes.acp_host import Events, scripted_agent
+
+LIMIT = 30
+
+
+async def run(host: AcpHost, *steps: dict[str, Any]) -> str:
+    return await asyncio.wait_for(host.prompt(json.dumps(list(steps))), LIMIT)
+
+
+@pytest.fixture
+async def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("one\ntwo\nthree\nfour\n")
+    (tmp_path / "secret.txt").write_text("outside")
+    return folder
+
+
+async def test_files_are_read_and_written_inside_the_project_only(project: Path) -> None:
+    events = Events()
+    guarded: list[tuple[str, str]] = []
+
+    def around_write(call: Any, source: str) -> Any:
+        import contextlib
+
+        guarded.append((call.parsed["path"], source))
+        return contextlib.nullcontext()
+
+    host = AcpHost(scripted_agent(), str(project), around_write=around_write, source="pane 1")
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        stop = await run(
+            host,
+            {"read": "notes.txt", "line": 2, "limit": 2},
+            {"read": "../secret.txt"},
+            {"read": str(project.parent / "secret.txt")},
+            {"write": "sub/new.txt", "content": "made\n"},
+            {"write": "../escape.txt", "content": "no"},
+            {"write": ".git/config", "content": "no"},
+        )
+    finally:
+        await host.aclose()
+    assert stop == "end_turn"
+    said = events.text()
+    assert "read:two\nthree\n" in said
+    assert said.count("refused:") == 4 and "outside the project folder" in said
+    assert "secret" not in said.replace("secret.txt", "")
+    assert (project / "sub" / "new.txt").read_text() == "made\n"
+    assert not (project.parent / "escape.txt").exists() and not (project / ".git").exists()
+    assert guarded == [("sub/new.txt", "pane 1")]  # the checkpoint guard saw the write
+
+
+async def test_terminals_run_in_a_pty_and_are_visible(project: Path) -> None:
+    opened: list[AgentTerminal] = []
+    events = Events()
+    host = AcpHost(scripted_agent(), str(project), on_terminal=opened.append)
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        script = "test -t 1 && echo tty; echo out; exit 3"
+        assert await run(host, {"run": ["sh", "-c", script]}) == "end_turn"
+    finally:
+        await host.aclose()
+    assert "exit 3:tty\nout\n" in events.text()
+    assert [t.title for t in opened] == [f"sh -c {script}"]
+
+
+async def test_sign_in_modes_commands_and_a_plan(project: Path) -> None:
+    plans: list[str] = []
+    host = AcpHost(
+        scripted_agent("--auth"), str(project), plans=lambda _title, text: plans.append(text)
+    )
+    try:
+        with pytest.raises(AuthRequired) as asked:
+            await asyncio.wait_for(host.start(), LIMIT)
+        assert [(m.id, m.name) for m in asked.value.methods] == [("token", "Paste a token")]
+        await host.authenticate("token")
+        commands = asyncio.Event()
+        host.state.listen(lambda: commands.set() if host.state.commands else None)
+        await asyncio.wait_for(host.open_session(), LIMIT)
+        state = host.state
+        assert [m.id for m in state.modes] == ["ask", "code"] and state.mode == "ask"
+        await host.set_mode("code")
+        assert state.mode == "code"
+        await run(host, {"plan": [["read", "completed"], ["fix", "in_progress"]]})
+        await asyncio.wait_for(commands.wait(), LIMIT)  # sent a moment after session/new
+        assert [c.name for c in state.commands] == ["review", "test"]
+    finally:
+        await host.aclose()
+    assert plans == ["- [x] read\n- [~] fix\n"]
+
+
+async def test_a_crashing_agent_fails_with_its_stderr_tail(project: Path) -> None:
+    events = Events()
+    host = AcpHost(scripted_agent(), str(project))
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        step = {"crash": 3, "stderr": "panic: out of tokens\nat main.rs:12"}
+        assert await run(host, {"say": "starting"}, step) == "failed"
+        failure = events.of("turn_failed")[0].message
+        assert "exited (code 3)" in failure and "at main.rs:12" in failure
+        assert host.failure == failure
+        with pytest.raises(AgentFailed):
+            await host.prompt("[]")
+    finally:
+        await host.aclose()
+    assert host.conversation.messages[-1].content == "starting"
+
+
+async def test_malformed_output_and_a_missing_program_fail_clearly(project: Path) -> None:
+    host = AcpHost(scripted_agent(), str(project))
+    events = Events()
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        assert await run(host, {"garbage": "<html>oops"}, {"hang": 1}) == "failed"
+    finally:
+        await host.aclose()
+    assert "malformed message: '<html>oops'" in events.of("turn_failed")[0].message
+    missing = AcpHost(AgentCommand("nope", ("/nonexistent/agent", "acp")), str(project))
+    with pytest.raises(AgentFailed, match="cannot start '/nonexistent/agent'"):
+        await missing.start()
+    await missing.aclose()
+
+
+async def test_a_hung_start_times_out(project: Path) -> None:
+    sleeper = AgentCommand("sleeper", ("sleep", "30"))
+    host = AcpHost(sleeper, str(project), start_timeout=0.5)
+    with pytest.raises(AgentFailed, match="did not answer within"):
+        await host.start()
+    await host.aclose()
+    assert host.process is not None and host.process.returncode is not None
+
+
+async def test_closing_answers_an_open_permission_cancelled(project: Path) -> None:
+    asked: list[ApprovalRequest] = []
+    got = asyncio.Event()
+    host = AcpHost(scripted_agent(), str(project), ask=lambda r: (asked.append(r), got.set()))
+    events = Events()
+    host.subscribe(events)
+    await asyncio.wait_for(host.start(), LIMIT)
+    running = asyncio.ensure_future(run(host, {"ask": "execute", "title": "rm -rf build"}))
+    await asyncio.wait_for(got.wait(), LIMIT)
+    assert [o.label for o in asked[0].options] == ["Yes, once", "Yes, always", "No", "Never"]
+    assert asked[0].call.name == "execute"
+    host.gate.cancel_all("closing")
+    assert await running == "end_turn"
+    await host.aclose()
+    assert "permission:cancelled" in events.text()

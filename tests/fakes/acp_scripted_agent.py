@@ -1,0 +1,211 @@
+"""A small ACP agent for tests and benchmarks: each prompt is a JSON list of steps, and it
+does them with the official SDK, asking the client (melgui) for files, terminals and
+permissions for real. Run as `python tests/fakes/acp_scripted_agent.py [--auth]`.
+
+Steps:
+    {"say": "text", "times": 3}          agent_message_chunk, `times` times
+    {"think": "text"}                    agent_thought_chunk
+    {"read": "path", "line": 1, "limit": 2}   fs/read_text_file, its text said back
+    {"write": "path", "content": "..."}  fs/write_text_file ("wrote" or the error said)
+    {"run": ["cmd", "arg"]}              terminal/create, wait_for_exit, output, release
+    {"ask": "edit", "title": "..."}      a tool call, request_permission, its outcome said
+    {"plan": [["step", "pending"]]}      a plan update
+    {"mode": "id"}                       current_mode_update
+    {"crash": 3, "stderr": "..."}        stderr lines, then exit with that code
+    {"garbage": "not json"}              a line on stdout that is no JSON-RPC message
+    {"hang": 1}                          never answer (until cancelled)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    RequestError,
+    plan_entry,
+    run_agent,
+    start_tool_call,
+    text_block,
+    update_agent_message,
+    update_agent_thought,
+    update_plan,
+    update_tool_call,
+)
+from acp.schema import (
+    AgentCapabilities,
+    AuthMethodAgent,
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    Implementation,
+    InitializeResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+AUTH = "--auth" in sys.argv
+OPTIONS = [
+    PermissionOption(option_id="yes", name="Yes, once", kind="allow_once"),
+    PermissionOption(option_id="always", name="Yes, always", kind="allow_always"),
+    PermissionOption(option_id="no", name="No", kind="reject_once"),
+    PermissionOption(option_id="never", name="Never", kind="reject_always"),
+]
+
+
+class ScriptedAgent:
+    def __init__(self) -> None:
+        self.client: Any = None
+        self.signed_in = not AUTH
+        self.cancelled = asyncio.Event()
+        self.calls = 0
+        self.later: asyncio.Future[None] | None = None
+
+    def on_connect(self, conn: Any) -> None:
+        self.client = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        methods = [AuthMethodAgent(id="token", name="Paste a token", description="for tests")]
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(load_session=False),
+            agent_info=Implementation(name="scripted", version="1.0"),
+            auth_methods=methods if AUTH else [],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        self.signed_in = method_id == "token"
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        if not self.signed_in:
+            raise RequestError.auth_required()
+        modes = SessionModeState(
+            current_mode_id="ask",
+            available_modes=[
+                SessionMode(id="ask", name="Ask"),
+                SessionMode(id="code", name="Code"),
+            ],
+        )
+        session = NewSessionResponse(session_id="s1", modes=modes)
+        asyncio.get_running_loop().call_later(0.05, self._commands)
+        return session
+
+    def _commands(self) -> None:
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update",
+            available_commands=[
+                AvailableCommand(name="review", description="Review the changes"),
+                AvailableCommand(name="test", description="Run the tests"),
+            ],
+        )
+        self.later = asyncio.ensure_future(self._send(update))
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        await self._send(
+            CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
+        )
+        return SetSessionModeResponse()
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self.cancelled.set()
+
+    async def _send(self, update: Any) -> None:
+        await self.client.session_update(session_id="s1", update=update)
+
+    async def _say(self, text: str) -> None:
+        await self._send(update_agent_message(text_block(text)))
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        self.cancelled.clear()
+        steps = json.loads("".join(getattr(b, "text", "") for b in prompt))
+        for step in steps:
+            if self.cancelled.is_set():
+                return PromptResponse(stop_reason="cancelled")
+            await self._step(session_id, step)
+        return PromptResponse(stop_reason="cancelled" if self.cancelled.is_set() else "end_turn")
+
+    async def _step(self, sid: str, step: dict[str, Any]) -> None:
+        client = self.client
+        if "say" in step:
+            for _ in range(int(step.get("times", 1))):
+                await self._say(step["say"])
+        elif "think" in step:
+            await self._send(update_agent_thought(text_block(step["think"])))
+        elif "read" in step:
+            try:
+                reply = await client.read_text_file(
+                    session_id=sid,
+                    path=step["read"],
+                    line=step.get("line"),
+                    limit=step.get("limit"),
+                )
+                await self._say(f"read:{reply.content}")
+            except RequestError as exc:
+                await self._say(f"refused:{json.dumps(exc.data)}")
+        elif "write" in step:
+            try:
+                await client.write_text_file(
+                    session_id=sid, path=step["write"], content=step["content"]
+                )
+                await self._say("wrote")
+            except RequestError as exc:
+                await self._say(f"refused:{json.dumps(exc.data)}")
+        elif "run" in step:
+            command, *args = step["run"]
+            made = await client.create_terminal(session_id=sid, command=command, args=args)
+            ended = await client.wait_for_terminal_exit(
+                session_id=sid, terminal_id=made.terminal_id
+            )
+            out = await client.terminal_output(session_id=sid, terminal_id=made.terminal_id)
+            await client.release_terminal(session_id=sid, terminal_id=made.terminal_id)
+            await self._say(f"exit {ended.exit_code}:{out.output}")
+        elif "ask" in step:
+            self.calls += 1
+            call_id = f"t{self.calls}"
+            title = step.get("title", "a change")
+            await self._send(
+                start_tool_call(
+                    call_id, title, kind=step["ask"], status="pending", raw_input={"what": title}
+                )
+            )
+            reply = await client.request_permission(
+                session_id=sid,
+                tool_call=update_tool_call(call_id, title=title, kind=step["ask"]),
+                options=OPTIONS,
+            )
+            outcome = reply.outcome
+            chosen = getattr(outcome, "option_id", outcome.outcome)
+            status = "completed" if chosen in ("yes", "always") else "failed"
+            await self._send(update_tool_call(call_id, status=status, content=[]))
+            await self._say(f"permission:{chosen}")
+        elif "plan" in step:
+            await self._send(update_plan([plan_entry(c, status=s) for c, s in step["plan"]]))
+        elif "mode" in step:
+            await self._send(
+                CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=step["mode"]
+                )
+            )
+        elif "crash" in step:
+            sys.stderr.write(step.get("stderr", "") + "\n")
+            sys.stderr.flush()
+            os._exit(int(step["crash"]))
+        elif "garbage" in step:
+            sys.stdout.write(step["garbage"] + "\n")
+            sys.stdout.flush()
+        elif "hang" in step:
+            await self.cancelled.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(run_agent(ScriptedAgent()))  # type: ignore[arg-type]
