@@ -63,6 +63,9 @@ class ApprovalControls(QWidget):
         self.always_button.setMenu(self._menu)
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
+        # An ACP agent's own options, as it offered them (its labels), instead of ours.
+        self.option_buttons: list[QPushButton] = []
+        self._options_row = buttons
         buttons.addWidget(self.approve_button)
         buttons.addWidget(self.deny_button)
         if stacked:  # narrow places (the inspector): the reason gets its own line
@@ -85,7 +88,8 @@ class ApprovalControls(QWidget):
         live = request is not None and request.pending
         for widget in (self.approve_button, self.deny_button, self.reason, self.always_button):
             widget.setEnabled(live)
-        if request is None:
+        self._show_options(request, live)
+        if request is None or request.options:
             return
         rules = _rules(request)
         self.always_button.setEnabled(live and bool(rules))
@@ -106,6 +110,29 @@ class ApprovalControls(QWidget):
         self._actions["session"].setText(f"Allow {what} for this conversation")
         self._actions["project"].setText(f"Allow {what} in this project (saved)")
         self._actions["saved"].setText(f"Allow {what} everywhere (saved)")
+
+    def _show_options(self, request: ApprovalRequest | None, live: bool) -> None:
+        for button in self.option_buttons:
+            button.deleteLater()
+        self.option_buttons = []
+        options = request.options if request is not None else ()
+        for widget in (self.approve_button, self.deny_button, self.reason, self.always_button):
+            widget.setVisible(not options)
+        for index, option in enumerate(options):
+            button = QPushButton(option.label, self)
+            button.setObjectName(f"agentOption_{option.kind}")
+            button.setToolTip(f"The agent's option ({option.kind.replace('_', ' ')})")
+            button.setEnabled(live)
+            button.clicked.connect(lambda _=False, o=option.option_id: self.choose(o))
+            self._options_row.insertWidget(index, button)
+            self.option_buttons.append(button)
+
+    def choose(self, option_id: str) -> None:
+        """Answer with one of the agent's own options."""
+        if self.request is not None and self.request.pending:
+            self.request.choose(option_id)
+            self.set_request(self.request)
+            self.decided.emit()
 
     def approve(self, remember: Remember = "once") -> None:
         if self.request is not None and self.request.pending:

@@ -109,6 +109,9 @@ class MainWindow(QMainWindow):
         from melgui.ui.panes.install import install_panes  # panes: issue 5
 
         self.pane_manager = install_panes(self, self)
+        from melgui.ui.panes.acp_install import install_acp  # ACP agent panes: issue 22
+
+        install_acp(self, self.pane_manager)
         from melgui.core.store import open_store  # history: issue 7
         from melgui.ui.history import install_history
 

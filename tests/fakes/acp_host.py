@@ -26,7 +26,8 @@ def melgui_agent(server: ScriptedOpenAI, name: str = "melgui") -> AgentCommand:
 
 
 def scripted_agent(*args: str, name: str = "scripted") -> AgentCommand:
-    """tests/fakes/acp_scripted_agent.py: does what each prompt's JSON says."""
+    """tests/fakes/acp_scripted_agent.py: does what each prompt's JSON says (or, with
+    `--script FILE`, what that file lists for the prompt's words)."""
     return AgentCommand(name, (sys.executable, str(SCRIPTED_AGENT), *args))
 
 

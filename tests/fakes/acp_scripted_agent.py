@@ -2,6 +2,9 @@
 does them with the official SDK, asking the client (melgui) for files, terminals and
 permissions for real. Run as `python tests/fakes/acp_scripted_agent.py [--auth]`.
 
+With `--script FILE` (JSON: prompt text -> steps), a prompt found there plays its steps,
+so a chat shows plain words.
+
 Steps:
     {"say": "text", "times": 3}          agent_message_chunk, `times` times
     {"think": "text"}                    agent_thought_chunk
@@ -47,12 +50,33 @@ from acp.schema import (
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
 AUTH = "--auth" in sys.argv
+SCRIPT: dict[str, list[dict[str, Any]]] = {}
+if "--script" in sys.argv:
+    with open(sys.argv[sys.argv.index("--script") + 1], encoding="utf-8") as _file:
+        SCRIPT = json.load(_file)
+MODELS = [("m-small", "Small"), ("m-large", "Large")]
+
+
+def _model_option(current: str) -> SessionConfigOptionSelect:
+    return SessionConfigOptionSelect(
+        id="model",
+        name="Model",
+        category="model",
+        current_value=current,
+        type="select",
+        options=[SessionConfigSelectOption(value=v, name=n) for v, n in MODELS],
+    )
+
+
 OPTIONS = [
     PermissionOption(option_id="yes", name="Yes, once", kind="allow_once"),
     PermissionOption(option_id="always", name="Yes, always", kind="allow_always"),
@@ -94,7 +118,9 @@ class ScriptedAgent:
                 SessionMode(id="code", name="Code"),
             ],
         )
-        session = NewSessionResponse(session_id="s1", modes=modes)
+        session = NewSessionResponse(
+            session_id="s1", modes=modes, config_options=[_model_option("m-small")]
+        )
         asyncio.get_running_loop().call_later(0.05, self._commands)
         return session
 
@@ -116,6 +142,13 @@ class ScriptedAgent:
         )
         return SetSessionModeResponse()
 
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        if config_id != "model" or value not in dict(MODELS):
+            raise RequestError.invalid_params({"value": value})
+        return SetSessionConfigOptionResponse(config_options=[_model_option(str(value))])
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self.cancelled.set()
 
@@ -127,7 +160,8 @@ class ScriptedAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         self.cancelled.clear()
-        steps = json.loads("".join(getattr(b, "text", "") for b in prompt))
+        words = "".join(getattr(b, "text", "") for b in prompt)
+        steps = SCRIPT[words] if words in SCRIPT else json.loads(words)
         for step in steps:
             if self.cancelled.is_set():
                 return PromptResponse(stop_reason="cancelled")
@@ -168,7 +202,7 @@ class ScriptedAgent:
             )
             out = await client.terminal_output(session_id=sid, terminal_id=made.terminal_id)
             await client.release_terminal(session_id=sid, terminal_id=made.terminal_id)
-            await self._say(f"exit {ended.exit_code}:{out.output}")
+            await self._say(f"\nexit {ended.exit_code}:{out.output}")
         elif "ask" in step:
             self.calls += 1
             call_id = f"t{self.calls}"

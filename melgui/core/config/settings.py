@@ -149,6 +149,12 @@ class Settings(BaseSettings):
     connection_models: dict[str, str] = Field(default_factory=dict)
     """The model last chosen on each connection (see connection_key), so a switch back
     brings it back and a switch away never sends it to another server."""
+    acp_agents: list[str] = Field(default_factory=list)
+    """ACP agent commands of your own (beside the known ones: gemini --experimental-acp,
+    opencode acp, …): offered in "New agent pane…", and opened as agent panes by open_pane."""
+    open_pane_acp: bool = True
+    """open_pane opens a command that starts a known ACP agent as an agent pane (off: as a
+    terminal, as before)."""
     focus_chat_keys: str = "Ctrl+`"
     """Keys that take the keyboard from a terminal pane back to the chat (never sent to the
     program running there)."""

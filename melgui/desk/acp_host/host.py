@@ -33,8 +33,10 @@ from acp.schema import (
 )
 
 from melgui.core.agent.policy import RulePolicy
+from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
     ContextNotice,
     LoopEvent,
     TurnCancelled,
@@ -106,7 +108,8 @@ class AcpHost:
         self.start_timeout = start_timeout
         self._observers: list[Observer] = []
         workspace = Workspace(self.cwd)
-        self.gate = PermissionGate(command.origin, self.source, policy, ask)
+        self._ask = ask
+        self.gate = PermissionGate(command.origin, self.source, policy, self._ask_person)
         self.files = AgentFiles(workspace, self.source, around_write)
         self.terminals = AgentTerminals(workspace, on_terminal)
         self.translator = UpdateTranslator(self.conversation, self.emit, self.state, plans)
@@ -126,6 +129,13 @@ class AcpHost:
                 observer(event)
             except Exception:
                 log.exception("observer %r failed on %s", observer, event.kind)
+
+    def _ask_person(self, request: ApprovalRequest) -> None:
+        """A request the rules left open: observers get ApprovalNeeded (a pane queues it
+        in the window's one queue), and so does `ask` when given."""
+        self.emit(ApprovalNeeded(request))
+        if self._ask is not None:
+            self._ask(request)
 
     def _on_update(self, session_id: str, update: Any) -> None:
         if session_id == self.state.session_id:
@@ -359,3 +369,9 @@ class AcpHost:
                 await self.connection.close()
         if self.process is not None:
             await self.process.stop()
+
+    def kill_now(self) -> None:
+        """No event loop to close gracefully (the app is ending): kill the agent."""
+        self.gate.cancel_all("The agent's pane was closed.")
+        if self.process is not None:
+            self.process.kill_now()

@@ -110,20 +110,31 @@ class AgentProcess:
 
     async def stop(self, grace: float = 3.0) -> None:
         """Close stdin and let the agent end; terminate, then kill, what stays."""
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
-        for signal_it in (None, self._terminate, self._kill):
-            if signal_it is not None:
-                signal_it()
-            try:
-                await asyncio.wait_for(self.process.wait(), grace)
-                break
-            except TimeoutError:
-                continue
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._stderr_done), 1.0)
+        try:
+            if self.process.stdin is not None and not self.process.stdin.is_closing():
+                self.process.stdin.close()
+            for signal_it in (None, self._terminate, self._kill):
+                if signal_it is not None:
+                    signal_it()
+                try:
+                    await asyncio.wait_for(self.process.wait(), grace)
+                    break
+                except TimeoutError:
+                    continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_done), 1.0)
+        finally:
+            self.kill_now()
+
+    def kill_now(self) -> None:
+        """End the agent's process group at once and release its pipes (no waiting)."""
+        if self.process.returncode is None:
+            self._kill()
         self._stderr_done.cancel()
         self._checker.cancel()
+        transport = getattr(self.process, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     def _terminate(self) -> None:
         with contextlib.suppress(ProcessLookupError):

@@ -51,6 +51,7 @@ class AcpSession:
         self._turn: asyncio.Task[str] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        self._cancelling: asyncio.Task[None] | None = None
         host.state.listen(self._follow_model)
 
     @property
@@ -85,6 +86,11 @@ class AcpSession:
             await self.host.start(self._resume)
             self._started = True
             self._follow_model()
+
+    def mark_started(self) -> None:
+        """The session was opened by hand (after a sign-in)."""
+        self._started = True
+        self._follow_model()
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         """Queue a prompt; attached images and files are not sent (named in a notice)."""
@@ -127,7 +133,10 @@ class AcpSession:
         dropped = self.queued
         self._queue.clear()
         if self._turn is not None and not self._turn.done():
-            asyncio.get_running_loop().create_task(self.host.cancel())
+            try:
+                self._cancelling = asyncio.get_running_loop().create_task(self.host.cancel())
+            except RuntimeError:  # no loop: the app is ending
+                self.host.kill_now()
         return dropped
 
     def request_compaction(self) -> None:

@@ -26,6 +26,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
+from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_bar import ApprovalBar
 from melgui.ui.approval_queue import ApprovalQueue
@@ -51,6 +52,7 @@ class AgentPane(QWidget):
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
         tasks: TaskKeeper | None = None,
+        prompt: PromptKit | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -67,7 +69,7 @@ class AgentPane(QWidget):
         self.approvals = ApprovalQueue(self)
         self.approval_bar = ApprovalBar(self.approvals, colors, self)
         self.approval_bar.showRequested.connect(lambda _source, call: self.show_call(call))
-        self.chat = ChatView(self.bridge, colors, self)
+        self.chat = ChatView(self.bridge, colors, self, prompt=prompt)
         self.inspector = Inspector(self.bridge, colors, cwd=session.loop.cwd, parent=self)
         self.chat.callActivated.connect(self.show_call)
         split = QSplitter(Qt.Orientation.Vertical, self)
@@ -79,7 +81,7 @@ class AgentPane(QWidget):
         # room and the pane can be as short as its chat (a terminal split above keeps rows).
         self.inspector.hide()
         self._split = split
-        info = QLabel(f"worker · model <b>{session.loop.model}</b>", self)
+        self.info = info = QLabel(f"worker · model <b>{session.loop.model}</b>", self)
         info.setContentsMargins(6, 2, 6, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -91,7 +93,8 @@ class AgentPane(QWidget):
         self.bridge.loopEvent.connect(self._on_event)
         self.bridge.busyChanged.connect(lambda _busy: self._refresh_state())
         self.approvals.changed.connect(self._refresh_state)
-        self.send(task)
+        if task:  # an ACP agent's pane opens without a first message
+            self.send(task)
 
     def set_colors(self, colors: Colors) -> None:
         """Follow a theme change of the window."""

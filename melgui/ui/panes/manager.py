@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
@@ -20,9 +21,12 @@ from PySide6.QtWidgets import QMessageBox
 from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
+from melgui.desk.acp_host.agents import AgentCommand
+from melgui.desk.acp_host.session import AcpSession
 from melgui.desk.coordinator import Loss, session_losses
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
+from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -41,6 +45,7 @@ class WorkerSpec:
 
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
+AcpFactory = Callable[[AgentCommand, str], AcpSession]  # (command, pane title)
 BridgeFactory = Callable[[AgentSession], SessionBridge]
 
 
@@ -64,6 +69,16 @@ def _jobs(shell: int, pids: list[int]) -> list[int]:
     return jobs
 
 
+def _acp_losses(session: AcpSession, where: str) -> list[Loss]:
+    found = [
+        Loss("approval", where, f"{request.call.name} waits for your approval")
+        for request in session.loop.pending_approvals()
+    ]
+    if session.busy and not found:
+        found.append(Loss("turn", where, "the agent is in the middle of a turn"))
+    return found
+
+
 class PaneManager(QObject):
     """All panes of one window. Emits `panesChanged()` when one opens, closes or changes."""
 
@@ -85,6 +100,9 @@ class PaneManager(QObject):
         self.area = area
         self.cwd = Path(cwd)
         self.worker_factory = worker_factory
+        self.acp_factory: AcpFactory | None = None  # set where ACP agents can be hosted
+        # open_pane: the ACP agent a command starts, when settings say to open it as one.
+        self.agent_for: Callable[[str], AgentCommand | None] = lambda _command: None
         self.bridge_factory = bridge_factory
         self.on_approval = on_approval
         self.colors = colors
@@ -157,6 +175,36 @@ class PaneManager(QObject):
         self.registry.set_state(info.id, pane.state)
         return self.registry.get(info.id) or info
 
+    def open_agent(self, command: AgentCommand, layout: object = "tab", task: str = "") -> PaneInfo:
+        """An ACP agent started from `command`, in the project folder; `task` is its first
+        message, sent once the agent is ready."""
+        self._check_open()
+        if self.acp_factory is None:
+            raise PaneError("ACP agents are not available in this window.")
+        info = self.registry.add("agent", command.name)
+        title = f"{command.name} {info.id}"
+        self.registry.set_title(info.id, title)
+        try:
+            session = self.acp_factory(command, title)
+        except Exception as exc:
+            self.registry.remove(info.id)
+            raise PaneError(f"Could not start the agent: {exc}") from exc
+        as_session = cast(AgentSession, session)  # the same surface (see AcpPane)
+        bridge = self.bridge_factory(as_session) if self.bridge_factory is not None else None
+        pane = AcpPane(
+            session,
+            task,
+            bridge=bridge,
+            on_approval=self.on_approval,
+            colors=self.colors,
+            tasks=self.tasks,
+        )
+        self._install(info, pane, layout)
+        pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
+        self.registry.set_state(info.id, pane.state)
+        pane.start()
+        return self.registry.get(info.id) or info
+
     def _check_open(self) -> None:
         if self._shut:
             raise PaneError("The window is closing; no new panes.")
@@ -186,6 +234,8 @@ class PaneManager(QObject):
         if pane is None or info is None:
             return []
         where = f"pane {pane_id} ({info.title})"
+        if isinstance(pane, AcpPane):
+            return _acp_losses(pane.acp, where)
         if isinstance(pane, AgentPane):
             return session_losses(pane.session, where)()
         if pane.pty is None or not pane.alive:

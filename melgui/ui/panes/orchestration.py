@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, Literal
 
 from melgui.core.protocol.catalog import normalize_layout
 from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
 from melgui.core.terminal.panes import exit_label, unknown_pane
+from melgui.desk.acp_host.agents import AgentCommand
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
 from melgui.ui.panes.terminal_pane import TerminalPane
@@ -87,6 +88,9 @@ class Orchestration:
     async def open_pane(self, arguments: dict[str, Any]) -> ToolOutcome:
         layout = normalize_layout(arguments.get("layout"))
         command = _text_arg(arguments, "command", required=False)
+        agent = self.manager.agent_for(command) if command else None
+        if agent is not None:
+            return self._open_agent_pane(agent, layout)
         try:
             info = self.manager.open_terminal(command, layout)
         except PaneError as exc:
@@ -98,6 +102,20 @@ class Orchestration:
         return ToolOutcome(
             f"Opened terminal pane {info.id} {_WHERE[layout]}, running {what}. "
             f"Use send_keys to type into it and read_pane to see its screen."
+        )
+
+    def _open_agent_pane(
+        self, agent: AgentCommand, layout: Literal["right", "down", "tab"]
+    ) -> ToolOutcome:
+        """A command that starts a known ACP agent opens as an agent pane (settings)."""
+        try:
+            info = self.manager.open_agent(agent, layout)
+        except PaneError as exc:
+            raise ToolError(str(exc)) from exc
+        return ToolOutcome(
+            f"Opened ACP agent pane {info.id} {_WHERE[layout]}, running `{agent.text()}`. "
+            f"Use send_agent to give it work and read_agent to see its replies (it is an "
+            f"agent pane, not a terminal: send_keys does not apply)."
         )
 
     async def spawn_agent(self, arguments: dict[str, Any]) -> ToolOutcome:

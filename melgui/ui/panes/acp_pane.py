@@ -1,0 +1,262 @@
+"""An ACP agent's pane: a third-party agent (or `melgui acp`) in the same chat, tool cards
+and approval bar as melgui's own workers.
+
+It is an AgentPane whose session is an AcpSession (the same observer surface), plus what
+only an ACP agent has: its sign-in methods, its modes and models as pickers, its commands
+under `/`, and when it fails, the last lines it wrote to stderr. Its permission requests
+reach the window's one approval queue, named by the pane, with the agent's own options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from collections.abc import Callable, Coroutine
+from typing import Any, cast
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabWidget,
+    QWidget,
+)
+
+from melgui.core.agent.session import AgentSession
+from melgui.core.terminal.screen import TerminalScreen
+from melgui.desk.acp_host.host import AgentFailed, AuthRequired
+from melgui.desk.acp_host.session import AcpSession
+from melgui.desk.acp_host.terminals import AgentTerminal
+from melgui.desk.prompt_kit import PromptKit
+from melgui.desk.slash_commands import SlashCommand
+from melgui.ui.aio import TaskKeeper
+from melgui.ui.bridge import SessionBridge
+from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
+from melgui.ui.panes.terminal_view import TerminalView
+from melgui.ui.theme import LIGHT, Colors
+
+
+class AcpPane(AgentPane):
+    """Hosts one ACP agent. `start()` (called by the manager) spawns it."""
+
+    _stateArrived = Signal()  # the agent's modes/models/commands changed
+
+    def __init__(
+        self,
+        session: AcpSession,
+        task: str = "",
+        *,
+        bridge: SessionBridge | None = None,
+        on_approval: ApprovalSink | None = None,
+        colors: Colors = LIGHT,
+        tasks: TaskKeeper | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        self.acp = session
+        self.kit = PromptKit(session.host.cwd)
+        # The window's views read an AgentSession; an AcpSession has the same surface.
+        as_session = cast(AgentSession, session)
+        if bridge is None:
+            bridge = SessionBridge(as_session, tasks=tasks)
+        super().__init__(
+            as_session,
+            "",
+            bridge=bridge,
+            on_approval=on_approval,
+            colors=colors,
+            tasks=tasks,
+            prompt=self.kit,
+            parent=parent,
+        )
+        bridge.setParent(self)
+        self._first = task
+        self.info.setText(f"ACP agent <b>{html.escape(session.host.command.name)}</b> · starting…")
+        self.info.setToolTip(session.host.command.text())
+        self.mode_box = QComboBox(self)
+        self.mode_box.setAccessibleName("Agent mode")
+        self.mode_box.activated.connect(self._mode_picked)
+        self.model_box = QComboBox(self)
+        self.model_box.setAccessibleName("Agent model")
+        self.model_box.activated.connect(self._model_picked)
+        self.sign_in: list[QPushButton] = []
+        self._sign_row = QHBoxLayout()
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 6, 0)
+        header.addWidget(self.info, 1)
+        header.addLayout(self._sign_row)
+        header.addWidget(self.mode_box)
+        header.addWidget(self.model_box)
+        layout = self.layout()
+        assert layout is not None
+        layout.removeWidget(self.info)
+        layout.insertLayout(0, header)  # type: ignore[attr-defined]
+        self.failure = QLabel(self)
+        self.failure.setObjectName("agentFailure")
+        self.failure.setWordWrap(True)
+        self.failure.setFont(QFont("monospace"))
+        self.failure.setContentsMargins(6, 2, 6, 2)
+        self.failure.hide()
+        layout.insertWidget(1, self.failure)  # type: ignore[attr-defined]
+        # The agent's terminal/* commands, shown as they run (tabs under the chat).
+        self.terminal_tabs = QTabWidget(self)
+        self.terminal_tabs.setDocumentMode(True)
+        self.terminal_tabs.hide()
+        self._split.addWidget(self.terminal_tabs)
+        self.terminal_views: dict[str, TerminalView] = {}
+        session.host.terminals.on_open = self.show_terminal
+        self._stateArrived.connect(self._show_state)
+        session.host.state.listen(self._stateArrived.emit)
+        self.bridge.loopEvent.connect(lambda _event: self._show_failure())
+        self._show_state()
+
+    # -- start ---------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[None] | None:
+        """Spawn the agent and open its session (in the background)."""
+        try:
+            return self._tasks.spawn(self._start(), what=f"starting {self.acp.source}")
+        except RuntimeError:  # no event loop (a test without one)
+            return None
+
+    async def _start(self) -> None:
+        try:
+            await self.acp.start()
+        except AuthRequired as exc:
+            self._offer_sign_in(exc)
+            return
+        except AgentFailed as exc:
+            self._fail(str(exc))
+            return
+        self._show_state()
+        if self._first:
+            first, self._first = self._first, ""
+            self.send(first)
+
+    def _offer_sign_in(self, exc: AuthRequired) -> None:
+        self.info.setText(
+            f"ACP agent <b>{html.escape(self.acp.host.command.name)}</b> asks you to sign in:"
+        )
+        for method in exc.methods:
+            button = QPushButton(method.name, self)
+            button.setToolTip(method.description or method.id)
+            button.clicked.connect(lambda _=False, m=method.id: self.authenticate(m))
+            self._sign_row.addWidget(button)
+            self.sign_in.append(button)
+
+    def authenticate(self, method_id: str) -> None:
+        self._tasks.spawn(self._authenticate(method_id), what="signing in to the agent")
+
+    async def _authenticate(self, method_id: str) -> None:
+        try:
+            await self.acp.host.authenticate(method_id)
+            await self.acp.host.open_session()
+        except AuthRequired as exc:
+            self._fail(str(exc))
+            return
+        except AgentFailed as exc:
+            self._fail(str(exc))
+            return
+        self.acp.mark_started()
+        for button in self.sign_in:
+            button.deleteLater()
+        self.sign_in = []
+        self._show_state()
+        if self._first:
+            first, self._first = self._first, ""
+            self.send(first)
+
+    def _fail(self, text: str) -> None:
+        self.last_error = text
+        self._show_failure()
+        self._refresh_state()
+
+    def _show_failure(self) -> None:
+        text = self.acp.host.failure or ""
+        self.failure.setVisible(bool(text))
+        if text:
+            self.failure.setText(text)
+            self.failure.setStyleSheet(f"color: {self.chat.colors.error}")
+
+    # -- what the agent offers -------------------------------------------------------------
+
+    def _show_state(self) -> None:
+        state = self.acp.host.state
+        if state.session_id:
+            who = state.agent_info or state.name
+            mode = f" · {len(state.commands)} commands under /" if state.commands else ""
+            self.info.setText(f"ACP agent <b>{html.escape(who)}</b>{mode}")
+        _fill(self.mode_box, [(m.id, m.name) for m in state.modes], state.mode)
+        _fill(self.model_box, [(m.id, m.name) for m in state.models], state.model)
+        self.kit.commands.remove_origin("acp")
+        for command in state.commands:
+            name = command.name.lstrip("/")
+            try:
+                self.kit.commands.add(SlashCommand(name, command.description, _passes(name), "acp"))
+            except ValueError:
+                continue  # a name melgui cannot offer under /
+
+    def _mode_picked(self, index: int) -> None:
+        mode = str(self.mode_box.itemData(index))
+        if mode and mode != self.acp.host.state.mode:
+            self._tasks.spawn(self._set(self.acp.host.set_mode(mode)), what="changing mode")
+
+    def _model_picked(self, index: int) -> None:
+        model = str(self.model_box.itemData(index))
+        if model and model != self.acp.host.state.model:
+            self._tasks.spawn(self._set(self.acp.host.set_model(model)), what="changing model")
+
+    async def _set(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except Exception as exc:
+            self.chat.show_note(f"The agent refused: {exc}")
+            self._show_state()
+
+    def show_terminal(self, terminal: AgentTerminal) -> None:
+        """A terminal the agent opened: its screen in a tab, fed as output arrives."""
+        emulator = TerminalScreen(terminal.pty.columns, terminal.pty.rows)
+        view = TerminalView(emulator, terminal.pty.write, self.terminal_tabs)
+
+        def feed(data: bytes) -> None:
+            emulator.feed(data)
+            view.mark_stale()
+
+        feed(bytes(terminal.output))
+        terminal.listeners.append(feed)
+        self.terminal_views[terminal.id] = view
+        self.terminal_tabs.addTab(view, terminal.title[:40])
+        self.terminal_tabs.setCurrentWidget(view)
+        if self.terminal_tabs.isHidden():  # the chat keeps most of the height
+            self.terminal_tabs.show()
+            sizes = self._split.sizes()
+            total = sum(sizes) or self._split.height()
+            rest = [0] * (len(sizes) - 2)
+            self._split.setSizes([total * 7 // 10, *rest, total * 3 // 10])
+
+    def close_worker(self) -> asyncio.Task[None] | None:
+        """End the agent; its open permission requests are answered `cancelled`."""
+        self.acp.host.gate.cancel_all("The agent's pane was closed.")
+        closing = super().close_worker()
+        if closing is None:  # no event loop (the app is ending): no graceful close
+            self.acp.host.kill_now()
+        return closing
+
+
+def _passes(name: str) -> Callable[[str], str]:
+    """An agent's command: sent to it as the prompt text `/name arguments`."""
+    return lambda arguments: f"/{name} {arguments}".strip()
+
+
+def _fill(box: QComboBox, items: list[tuple[str, str]], current: str) -> None:
+    box.blockSignals(True)
+    box.clear()
+    for value, name in items:
+        box.addItem(name, value)
+    index = box.findData(current)
+    if index >= 0:
+        box.setCurrentIndex(index)
+    box.setVisible(bool(items))
+    box.blockSignals(False)

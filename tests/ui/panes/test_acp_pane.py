@@ -1,0 +1,138 @@
+"""An ACP agent pane in the real main window: the agent's permission request waits in the
+window's one approval queue with the agent's own options; its commands, modes, plan and
+terminal show in the pane; open_pane opens a known agent command as an agent pane, and
+send_agent/read_agent drive it like a worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from melgui.core.protocol.tooling import ToolRegistry
+from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.panes.orchestration import register_orchestration
+from melgui.ui.panes.terminal_pane import TerminalPane
+from tests.fakes import ScriptedRelay
+from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
+from tests.fakes.window import relay_settings, wait_until
+
+ASK = "Clean the build and run the tests."
+PLAY = [
+    {"think": "The build folder is stale; I will ask before removing it."},
+    {"say": "I will run the tests, then clean the build."},
+    {"plan": [["run tests", "completed"], ["clean build", "in_progress"]]},
+    {"run": ["sh", "-c", "echo 3 passed"]},
+    {"ask": "execute", "title": "rm -rf build"},
+]
+SHOT = Path(__file__).resolve().parents[3] / "docs" / "screenshot-acp.png"
+
+
+def steps(*items: dict[str, Any]) -> str:
+    return json.dumps(list(items))
+
+
+def test_acp_pane_in_the_window(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    window.resize(1400, 860)
+    manager = window.pane_manager
+    script = project.parent / "script.json"
+    script.write_text(json.dumps({ASK: PLAY}))
+    info = manager.open_agent(scripted_agent("--script", str(script), name="opencode"), "right")
+    pane = manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+
+    async def scenario() -> None:
+        await wait_until(lambda: bool(pane.acp.host.state.commands), 20)
+        assert [c.name for c in pane.kit.commands.matching("re")] == ["review"]
+        assert pane.mode_box.isVisibleTo(pane) and pane.mode_box.currentText() == "Ask"
+        assert pane.model_box.currentText() == "Small"
+        pane.model_box.setCurrentIndex(1)
+        pane.model_box.activated.emit(1)
+        await wait_until(lambda: pane.acp.host.state.model == "m-large", 20)
+        pane.send(ASK)
+        await wait_until(lambda: window.approvals.first() is not None, 20)
+
+    run(scenario())
+    request = window.approvals.first()
+    assert request is not None and request.source == info.title
+    assert request.call.name == "execute" and request is pane.pending_approvals()[0]
+    controls = window.approval_bar.controls
+    assert [b.text() for b in controls.option_buttons] == [
+        "Yes, once",
+        "Yes, always",
+        "No",
+        "Never",
+    ]
+    assert not controls.approve_button.isVisibleTo(controls)
+    assert pane.state.name == "waiting"
+    assert "- [~] clean build" in window.plans_panel.plans[-1][1]
+    assert list(pane.terminal_views) == ["term-1"] and pane.terminal_tabs.isVisibleTo(pane)
+    window.plans_dock.show()
+    qtbot.wait(200)
+    SHOT.parent.mkdir(exist_ok=True)
+    window.grab().save(str(SHOT))
+
+    controls.option_buttons[0].click()  # the agent's own "Yes, once"
+
+    async def answered() -> None:
+        await wait_until(lambda: "permission:yes" in pane.latest_reply(), 20)
+        await wait_until(lambda: pane.state.name == "idle", 20)
+
+    run(answered())
+    assert window.approvals.first() is None
+    said = [m.content for m in pane.acp.conversation.messages if m.role == "assistant"]
+    assert any("exit 0:3 passed" in text for text in said)
+
+
+def test_open_pane_opens_a_known_agent_and_orchestration_drives_it(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    command = shlex.join([sys.executable, str(SCRIPTED_AGENT)])
+    window = make_window(relay_settings(scripted_relay, acp_agents=[command]))
+    tools = ToolRegistry()
+    register_orchestration(tools, window.pane_manager)
+
+    async def scenario() -> None:
+        opened = await tools.run("open_pane", {"command": command, "layout": "tab"})
+        assert "ACP agent pane 1" in opened.content
+        plain = await tools.run("open_pane", {"command": "sleep 30", "layout": "tab"})
+        assert "terminal pane 2" in plain.content
+        sent = await tools.run("send_agent", {"pane": 1, "text": steps({"say": "hello"})})
+        assert sent.status == "ok", sent.content
+        pane = window.pane_manager.pane(1)
+        assert isinstance(pane, AcpPane)
+        await wait_until(lambda: pane.latest_reply() == "hello" and pane.state.name == "idle", 20)
+        read = await tools.run("read_agent", {"pane": 1})
+        assert "Latest reply:\nhello" in read.content
+
+    run(scenario())
+    assert isinstance(window.pane_manager.pane(2), TerminalPane)
+
+
+def test_a_crashing_agent_shows_failed_with_its_stderr(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    info = window.pane_manager.open_agent(scripted_agent(), "tab")
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+
+    async def scenario() -> None:
+        await wait_until(lambda: bool(pane.acp.host.state.session_id), 20)
+        pane.send(steps({"crash": 7, "stderr": "fatal: model not configured"}))
+        await wait_until(lambda: pane.state.name == "failed", 20)
+
+    run(scenario())
+    assert "fatal: model not configured" in pane.failure.text()
+    assert pane.failure.isVisibleTo(pane)
+    assert "exited (code 7)" in (window.pane_manager.info(info.id) or info).state.detail
+    # the app goes on: the main chat still takes a message
+    assert window.chat.input.isEnabled() and os.getpid() > 0
