@@ -1,0 +1,139 @@
+"""An ACP agent streaming into a pane, against the same text through a worker pane.
+
+The ACP side is a real agent process (tests/fakes/acp_scripted_agent.py, on the SDK)
+sending N `agent_message_chunk` updates (default 20,000), one JSON-RPC message each, read
+by melgui's client, turned into loop events and drawn by an AcpPane's chat. The worker
+side is melgui's own worker pane streaming the same N text deltas from the scripted relay
+over loopback. Rounds alternate, each in a fresh pane; a turn is timed from the message
+to idle (the agent process is started before the clock runs). Reports the median time
+ratio acp / worker and each side's longest event-loop stall (a 10 ms timer on the loop).
+
+    python bench/bench_acp_pane.py [--chunks N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+from bench_panes import StallMeter  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from melgui.core.agent.policy import FixedPolicy  # noqa: E402
+from melgui.core.agent.session import AgentSession  # noqa: E402
+from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.transports.relay import RelayTransport  # noqa: E402
+from melgui.desk.acp_host.host import AcpHost  # noqa: E402
+from melgui.desk.acp_host.session import AcpSession  # noqa: E402
+from melgui.ui.panes.acp_pane import AcpPane  # noqa: E402
+from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
+from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
+from tests.fakes import ScriptedRelay, done, text  # noqa: E402
+from tests.fakes.acp_host import scripted_agent  # noqa: E402
+
+PIECE = "Streaming **markdown** with `code` and words, "
+
+
+async def until_idle(pane: AgentPane) -> None:
+    await asyncio.sleep(0.05)
+    while pane.session.busy or pane.bridge.busy:
+        await asyncio.sleep(0.01)
+
+
+async def acp_round(folder: str, chunks: int, meter: StallMeter) -> tuple[float, float, str]:
+    session = AcpSession(AcpHost(scripted_agent(), folder))
+    pane = AcpPane(session)
+    pane.resize(900, 700)
+    pane.show()
+    await session.start()
+    meter.start()
+    started = time.perf_counter()
+    pane.send(json.dumps([{"say": PIECE, "times": chunks}]))
+    await until_idle(pane)
+    elapsed = time.perf_counter() - started
+    stall = meter.stop()
+    reply = pane.latest_reply()
+    closing = pane.close_worker()
+    if closing is not None:
+        await closing
+    pane.deleteLater()
+    return elapsed, stall, reply
+
+
+async def worker_round(
+    relay: ScriptedRelay, folder: str, chunks: int, meter: StallMeter
+) -> tuple[float, float, str]:
+    relay.script([*(text(PIECE) for _ in range(chunks)), done()])
+    transport = RelayTransport(relay.base_url, "bench-key")
+    session = AgentSession(
+        transport, ToolRegistry(), FixedPolicy("all"), model="bench", role="worker", cwd=folder
+    )
+    meter.start()
+    started = time.perf_counter()
+    pane = AgentPane(session, "go")
+    pane.resize(900, 700)
+    pane.show()
+    await until_idle(pane)
+    elapsed = time.perf_counter() - started
+    stall = meter.stop()
+    reply = pane.latest_reply()
+    closing = pane.close_worker()
+    if closing is not None:
+        await closing
+    await transport.aclose()
+    pane.deleteLater()
+    return elapsed, stall, reply
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    app = QApplication.instance() or QApplication([])
+    loop = QtEventLoop(app)
+    asyncio.set_event_loop(loop)
+    meter = StallMeter()
+    acp: list[tuple[float, float]] = []
+    worker: list[tuple[float, float]] = []
+    expected = PIECE * options.chunks
+    print(f"{options.chunks} chunks of {len(PIECE)} characters into a pane, {options.rounds} rounds")
+    with ScriptedRelay() as relay, tempfile.TemporaryDirectory() as folder:
+        for n in range(options.rounds):
+            a_time, a_stall, a_reply = loop.run_until_complete(
+                acp_round(folder, options.chunks, meter)
+            )
+            w_time, w_stall, w_reply = loop.run_until_complete(
+                worker_round(relay, folder, options.chunks, meter)
+            )
+            assert a_reply == expected, f"ACP pane got {len(a_reply)} of {len(expected)} chars"
+            assert w_reply == expected, f"worker pane got {len(w_reply)} of {len(expected)}"
+            acp.append((a_time, a_stall))
+            worker.append((w_time, w_stall))
+            print(
+                f"   round {n + 1}: ACP pane {a_time:6.2f} s (stall {a_stall * 1000:5.0f} ms)"
+                f"   worker pane {w_time:6.2f} s (stall {w_stall * 1000:5.0f} ms)"
+            )
+    ratio = statistics.median(a / w for (a, _), (w, _) in zip(acp, worker, strict=True))
+    a_stall = statistics.median(s for _, s in acp)
+    w_stall = statistics.median(s for _, s in worker)
+    print(f"   median time ACP / worker: {ratio:.2f}x; load average {os.getloadavg()[0]:.1f}")
+    budget.report(f"acp pane: {options.chunks} chunks, time vs worker pane", ratio, target=2.0)
+    budget.stall_row("acp pane: longest stall streaming", a_stall * 1000, frames=3)
+    budget.stall_row("worker pane: longest stall, same text", w_stall * 1000, frames=3)
+
+
+if __name__ == "__main__":
+    main()
