@@ -109,7 +109,8 @@ def main() -> None:
     acp: list[tuple[float, float]] = []
     worker: list[tuple[float, float]] = []
     expected = PIECE * options.chunks
-    print(f"{options.chunks} chunks of {len(PIECE)} characters into a pane, {options.rounds} rounds")
+    rounds = options.rounds
+    print(f"{options.chunks} chunks of {len(PIECE)} characters into a pane, {rounds} rounds")
     with ScriptedRelay() as relay, tempfile.TemporaryDirectory() as folder:
         for n in range(options.rounds):
             a_time, a_stall, a_reply = loop.run_until_complete(
