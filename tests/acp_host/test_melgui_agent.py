@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from melgui.core.agent.policy import RulePolicy
@@ -194,3 +195,34 @@ async def test_cancel_while_the_agent_streams(
         await host.aclose()
     assert events.text() == "Thinking"
     assert host.conversation.messages[-1].content == "Thinking"
+
+
+async def test_a_session_is_loaded_again_with_its_history(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    scripted_openai.script([text("First answer."), done()], [text("Second answer."), done()])
+    command = melgui_agent(scripted_openai)
+    with_history = replace(command, argv=tuple(a for a in command.argv if a != "--no-history"))
+    first = AcpHost(with_history, str(tmp_path))
+    try:
+        await started(first, Events())
+        assert first.state.can_load
+        assert await asyncio.wait_for(first.prompt("first question"), LIMIT) == "end_turn"
+        session_id = first.state.session_id
+    finally:
+        await first.aclose()
+    again = AcpHost(with_history, str(tmp_path))
+    events = Events()
+    again.subscribe(events)
+    try:
+        await asyncio.wait_for(again.start(resume=session_id), LIMIT)
+        shown = [(m.role, m.content) for m in again.conversation.messages]
+        assert shown == [("user", "first question"), ("assistant", "First answer.")]
+        assert await asyncio.wait_for(again.prompt("second question"), LIMIT) == "end_turn"
+    finally:
+        await again.aclose()
+    assert again.conversation.messages[-1].content == "Second answer."
+    sent = scripted_openai.legs_received[1].messages
+    assert [m["content"] for m in sent if m["role"] != "system"] == [
+        "first question", "First answer.", "second question",
+    ]  # fmt: skip

@@ -1,8 +1,8 @@
 """AcpSession: an ACP agent with AgentSession's surface (observers, a queue of turns,
 stop, wait_idle), so the window's SessionBridge, chat view and worker pane drive it.
 
-The agent starts on the first turn (or `start()`); a start that fails shows as a failed
-turn with the agent's stderr tail, and later messages try again.
+The agent starts on the first turn (or `start()`, once); a start that fails shows as a
+failed turn with the agent's stderr tail (so does every later message: open a new pane).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class AcpSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._cancelling: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[None] | None = None
         host.state.listen(self._follow_model)
 
     @property
@@ -82,10 +83,13 @@ class AcpSession:
     async def start(self) -> None:
         """Start the agent now (else the first message does); raises AgentFailed,
         AuthRequired."""
-        if not self._started:
-            await self.host.start(self._resume)
-            self._started = True
-            self._follow_model()
+        if self._started:
+            return
+        if self._starting is None:  # one start: the pane's and a first message's await it
+            self._starting = asyncio.get_running_loop().create_task(self.host.start(self._resume))
+        await asyncio.shield(self._starting)
+        self._started = True
+        self._follow_model()
 
     def mark_started(self) -> None:
         """The session was opened by hand (after a sign-in)."""

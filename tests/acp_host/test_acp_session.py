@@ -1,0 +1,87 @@
+"""AcpSession, the surface the window's views drive (queue, stop, observers), and what a
+session/new hands the agent (the project's MCP servers), against the scripted agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from melgui.desk.acp_host.agents import agent_name, known_agent, parse_command
+from melgui.desk.acp_host.host import AcpHost
+from melgui.desk.acp_host.session import AcpSession
+from melgui.tools.mcp.config import ServerConfig
+from tests.fakes.acp_host import Events, scripted_agent
+
+LIMIT = 30
+
+
+async def test_messages_queue_behind_a_turn_and_stop_hands_back_the_rest(tmp_path: Path) -> None:
+    session = AcpSession(AcpHost(scripted_agent(), str(tmp_path)))
+    events = Events()
+    session.subscribe(events)
+    try:
+        session.submit(json.dumps([{"say": "one"}]))
+        session.submit(json.dumps([{"say": "two"}]))
+        assert session.busy and len(session.queued) == 2
+        await asyncio.wait_for(session.wait_idle(), LIMIT)
+        assert [m.content for m in session.conversation.messages if m.role == "assistant"] == [
+            "one", "two",
+        ]  # fmt: skip
+        session.submit(json.dumps([{"say": "working"}, {"hang": 1}]))
+        session.submit("never sent")
+        await asyncio.wait_for(_until(lambda: "working" in events.text()), LIMIT)
+        assert session.stop() == ["never sent"]
+        await asyncio.wait_for(session.wait_idle(), LIMIT)
+        assert session.last_stop == "cancelled" and events.kinds()[-1] == "turn_cancelled"
+        assert session.loop.model == "m-small"  # the agent's model option, once started
+    finally:
+        await session.aclose()
+    assert session.host.process is not None and session.host.process.returncode is not None
+
+
+async def test_a_start_is_shared_by_the_pane_and_the_first_message(tmp_path: Path) -> None:
+    session = AcpSession(AcpHost(scripted_agent(), str(tmp_path)))
+    try:
+        starting = asyncio.ensure_future(session.start())
+        session.submit(json.dumps([{"say": "hi"}]))
+        await asyncio.wait_for(starting, LIMIT)
+        await asyncio.wait_for(session.wait_idle(), LIMIT)
+        assert session.conversation.messages[-1].content == "hi"
+        process = session.host.process
+        await asyncio.wait_for(session.start(), LIMIT)
+        assert session.host.process is process  # one agent process, not two
+    finally:
+        await session.aclose()
+
+
+async def test_session_new_gets_the_projects_mcp_servers(tmp_path: Path) -> None:
+    servers = [
+        ServerConfig("files", "stdio", command="mcp-files", args=("--root", "."), env={"A": "1"}),
+        ServerConfig("web", "http", url="http://127.0.0.1:9/mcp", headers={"X": "y"}),
+        ServerConfig("off", "stdio", command="x", disabled=True),
+    ]
+    host = AcpHost(scripted_agent(), str(tmp_path), mcp_servers=servers)
+    entries = host._mcp()
+    assert [e.name for e in entries] == ["files", "web"]
+    stdio, http = entries
+    assert stdio.command == "mcp-files" and stdio.args == ["--root", "."]
+    assert [(v.name, v.value) for v in stdio.env] == [("A", "1")]
+    assert http.url == "http://127.0.0.1:9/mcp" and http.headers[0].name == "X"
+
+
+def test_known_agent_commands_and_names() -> None:
+    assert known_agent("opencode acp") is not None
+    assert known_agent("opencode") is None  # the TUI stays a terminal
+    assert known_agent("ls -la") is None and known_agent("'unclosed") is None
+    codex = known_agent("npx @zed-industries/codex-acp --yes")
+    assert codex is not None and codex.name == "codex" and codex.origin == "acp:codex"
+    mine = known_agent("/opt/my-agent --stdio", ("my-agent --stdio",))
+    assert mine is not None and mine.name == "my-agent"
+    assert agent_name(["npx", "-y", "@acme/agent-acp"]) == "agent-acp"
+    assert parse_command("goose acp").argv == ("goose", "acp")
+
+
+async def _until(condition: object) -> None:
+    while not condition():  # type: ignore[operator]
+        await asyncio.sleep(0.01)
