@@ -136,3 +136,24 @@ def test_a_crashing_agent_shows_failed_with_its_stderr(
     assert "exited (code 7)" in (window.pane_manager.info(info.id) or info).state.detail
     # the app goes on: the main chat still takes a message
     assert window.chat.input.isEnabled() and os.getpid() > 0
+
+
+def test_an_agent_that_asks_to_sign_in_shows_its_methods(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    info = window.pane_manager.open_agent(
+        scripted_agent("--auth"), "tab", task=steps({"say": "in"})
+    )
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+
+    async def signed_in() -> None:
+        await wait_until(lambda: bool(pane.sign_in), 20)
+        assert [b.text() for b in pane.sign_in] == ["Paste a token"]
+        assert "asks you to sign in" in pane.info.text()
+        pane.sign_in[0].click()
+        await wait_until(lambda: pane.latest_reply() == "in", 20)  # the first task, sent
+
+    run(signed_in())
+    assert pane.sign_in == [] and pane.acp.host.state.session_id == "s1"
