@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +126,21 @@ async def test_a_crashing_agent_fails_with_its_stderr_tail(project: Path) -> Non
     finally:
         await host.aclose()
     assert host.conversation.messages[-1].content == "starting"
+
+
+async def test_an_agent_killed_between_turns_fails_at_once(project: Path) -> None:
+    events = Events()
+    host = AcpHost(scripted_agent(), str(project))
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        assert host.process is not None
+        os.killpg(host.process.process.pid, signal.SIGKILL)
+        while not events.of("turn_failed"):
+            await asyncio.sleep(0.01)
+    finally:
+        await host.aclose()
+    assert "the agent exited (code -9)" in events.of("turn_failed")[0].message
 
 
 async def test_malformed_output_and_a_missing_program_fail_clearly(project: Path) -> None:

@@ -116,6 +116,8 @@ class AcpHost:
         self._client = HostClient(self._on_update, self.gate, self.files, self.terminals)
         self._prompting = False
         self._cancelled = False
+        self._closing = False
+        self._watch: asyncio.Task[None] | None = None
 
     # -- observers -----------------------------------------------------------------------
 
@@ -153,6 +155,7 @@ class AcpHost:
         except AgentStartError as exc:
             raise self._failed(str(exc)) from None
         self.connection = connect_to_agent(self._client, self.process.stdin, self.process.messages)
+        self._watch = asyncio.get_running_loop().create_task(self._watch_exit(self.process))
         capabilities = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
         )
@@ -360,8 +363,21 @@ class AcpHost:
         )
         raise self._failed(f"{what}: {ended}" + (f"; its last words:\n{tail}" if tail else ""))
 
+    async def _watch_exit(self, process: AgentProcess) -> None:
+        """An agent that ends between turns fails the pane at once (during a turn, the
+        turn's request says so)."""
+        code = await process.wait()
+        if self._closing or self._prompting or self.failure:
+            return
+        tail = await process.stderr_tail()
+        self._failed(
+            f"the agent exited (code {code})" + (f"; its last words:\n{tail}" if tail else "")
+        )
+        self.emit(TurnFailed(self.failure))
+
     async def aclose(self) -> None:
         """End the session: open requests cancelled, terminals and the process ended."""
+        self._closing = True
         self.gate.cancel_all("The agent's pane was closed.")
         await self.terminals.close()
         if self.connection is not None:
@@ -369,9 +385,12 @@ class AcpHost:
                 await self.connection.close()
         if self.process is not None:
             await self.process.stop()
+        if self._watch is not None:
+            self._watch.cancel()
 
     def kill_now(self) -> None:
         """No event loop to close gracefully (the app is ending): kill the agent."""
+        self._closing = True
         self.gate.cancel_all("The agent's pane was closed.")
         if self.process is not None:
             self.process.kill_now()
