@@ -13,7 +13,6 @@ from melgui.core.worktrees.create import WorktreeError, create_worktree
 from melgui.core.worktrees.git import head_sha
 from tests.fakes.projects import fingerprint, git, make_project, tree
 
-
 WORKTREE_RECORDS = (".git/worktrees", ".git/refs/heads/melgui", ".git/logs/refs/heads/melgui")
 
 
