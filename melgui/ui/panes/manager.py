@@ -143,7 +143,10 @@ class PaneManager(QObject):
         return self.registry.get(pane_id)
 
     def panes(self) -> list[tuple[PaneInfo, Pane]]:
-        return [(info, self._panes[info.id]) for info in self.registry.all()]
+        # A worker whose worktree is still being made has an id and no pane yet.
+        return [
+            (info, self._panes[info.id]) for info in self.registry.all() if info.id in self._panes
+        ]
 
     # -- opening -----------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ from pytestqt.qtbot import QtBot
 from melgui.core.worktrees.create import create_worktree
 from melgui.core.worktrees.recovery import melgui_worktrees
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.worker_dialog import WorkerDialog
 from melgui.ui.panes.worktree_recovery import RecoveryDialog
+from melgui.ui.window_commands import ask_worker
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.projects import git, make_project, tree
 from tests.fakes.window import answer, relay_settings, wait_until
@@ -173,3 +175,45 @@ def test_worktrees_left_by_a_crash_are_offered_at_the_next_start(
     assert pane.session.conversation.messages == []
     assert not dialog.isVisible()
     assert (kept.path / "work.txt").read_text() == "unsaved\n"
+
+
+def test_new_worker_dialog_chooses_per_worker(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", lambda r: [text("ok"), done()])
+    (project / "README.md").write_text("# uncommitted\n")
+    window = make_window(relay_settings(scripted_relay))
+    manager = window.pane_manager
+
+    def new_worker(task: str, own: bool, carry: bool) -> AgentPane:
+        dialog = ask_worker(window)
+        assert isinstance(dialog, WorkerDialog)
+        assert dialog.own.isEnabled() and dialog.own.isChecked()  # the setting's default
+        assert not dialog.carry.isChecked()
+        dialog.task.setPlainText(task)
+        dialog.own.setChecked(own)
+        dialog.carry.setChecked(carry)
+        assert dialog.carry.isEnabled() is own
+        count = len(manager.registry.all())
+        dialog.accept()
+
+        async def started() -> AgentPane:
+            await wait_until(
+                lambda: (
+                    len(manager.registry.all()) == count + 1
+                    and manager.pane(manager.registry.all()[-1].id) is not None
+                )
+            )
+            pane = manager.pane(manager.registry.all()[-1].id)
+            assert isinstance(pane, AgentPane)
+            await wait_until(lambda: pane.latest_reply() == "ok")
+            return pane
+
+        return run(started())
+
+    shared = new_worker("in the folder", own=False, carry=False)
+    assert shared.worktree is None and shared.session.loop.cwd == str(project.resolve())
+    own = new_worker("on a branch", own=True, carry=True)
+    assert own.worktree is not None
+    assert (own.worktree.path / "README.md").read_text() == "# uncommitted\n"
+    assert (project / "README.md").read_text() == "# uncommitted\n"
