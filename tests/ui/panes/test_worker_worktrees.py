@@ -17,6 +17,7 @@ from melgui.core.worktrees.recovery import melgui_worktrees
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.worker_dialog import WorkerDialog
 from melgui.ui.panes.worktree_recovery import RecoveryDialog
+from melgui.ui.settings_dialog import SettingsDialog
 from melgui.ui.window_commands import ask_worker
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.projects import git, make_project, tree
@@ -217,3 +218,28 @@ def test_new_worker_dialog_chooses_per_worker(
     assert own.worktree is not None
     assert (own.worktree.path / "README.md").read_text() == "# uncommitted\n"
     assert (project / "README.md").read_text() == "# uncommitted\n"
+
+
+def test_settings_keep_the_copy_list_and_setup_command_per_project(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, project: Path
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    folder = window.policy.project
+    other = {"/elsewhere": [".env"]}
+    window.settings.worktree_copy = dict(other)
+    dialog = SettingsDialog(window.settings, window.policy, [], window.tasks, window)
+    tab = dialog.workers_tab
+    assert tab.own.isChecked() and not tab.carry.isChecked()
+    tab.copy.setPlainText(".env\n\n.venv\n")
+    tab.setup.setText("make deps")
+    tab.own.setChecked(False)
+    draft = dialog.draft()
+    assert draft.worktree_copy == {**other, folder: [".env", ".venv"]}
+    assert draft.worktree_setup == {folder: "make deps"}
+    assert draft.worker_worktrees is False
+    tab.copy.setPlainText("")
+    tab.setup.setText("")
+    draft = dialog.draft()
+    assert draft.worktree_copy == other and draft.worktree_setup == {}
+    dialog.tabs.setCurrentWidget(tab)
+    dialog.reject()
