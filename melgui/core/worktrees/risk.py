@@ -68,10 +68,15 @@ def _status(worktree: Worktree) -> tuple[list[str], list[str]]:
 
 def unmerged_commits(worktree: Worktree) -> list[str]:
     """Commits on the worktree's branch that the main folder's HEAD lacks."""
-    exists = run_git(["branch", "--list", worktree.branch], worktree.main).strip()
-    if not exists:
-        return []
-    out = run_git(["log", "--format=%h %s", worktree.branch, "--not", "HEAD", "--"], worktree.main)
+    try:
+        out = run_git(
+            ["log", "--format=%h %s", f"refs/heads/{worktree.branch}", "--not", "HEAD", "--"],
+            worktree.main,
+        )
+    except GitError:
+        if not run_git(["branch", "--list", worktree.branch], worktree.main).strip():
+            return []  # no such branch (any more): nothing on it to lose
+        raise
     return [line for line in out.splitlines() if line.strip()]
 
 
