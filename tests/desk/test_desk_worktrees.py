@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from melgui.core.config.settings import Settings
 from melgui.core.worktrees.risk import changed_files
 from melgui.desk.kit import WorkspaceKit
+from melgui.tools.sandbox import sandbox_status
 from tests.desk.conftest import make_desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.projects import make_project, tree
@@ -70,3 +73,38 @@ async def test_a_worktree_kit_keeps_the_projects_memory(tmp_path: Path) -> None:
     await worker_kit.registry().run("remember", {"note": "the parser lives in src"})
     recalled = await main_kit.registry().run("recall", {})
     assert "the parser lives in src" in recalled.content
+
+
+@pytest.mark.skipif(not sandbox_status().available, reason="bubblewrap cannot run here")
+async def test_with_the_sandbox_on_a_worktree_workers_commands_write_only_there(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, with_git=True)
+    before = tree(project)
+    scripted_relay.script(
+        [
+            tool_calls(
+                tool_call(
+                    "run_command",
+                    {"command": f"printf x > inside.txt; printf y > {project}/escape.txt"},
+                    id="s1",
+                )
+            )
+        ],
+        [text("done"), done()],
+    )
+    desk = make_desk(project, scripted_relay)
+    desk.settings.sandbox_commands = True
+    desk.apply_settings(desk.settings, "k")
+    try:
+        prepared = await asyncio.to_thread(desk.worktrees.create, 1, "sandboxed")
+        worker = desk.worker_session(model="m", worktree=prepared.worktree)
+        worker.submit("write")
+        await asyncio.wait_for(worker.wait_idle(), 30)
+        (result,) = [m.content for m in worker.conversation.messages if m.role == "tool"]
+        assert "sandboxed" in result and "exit_code=1" in result  # the escape failed
+        assert (prepared.worktree.path / "inside.txt").read_text() == "x"
+        assert tree(project) == before
+        await worker.aclose()
+    finally:
+        await desk.aclose()
