@@ -293,9 +293,10 @@ class PaneManager(QObject):
 
     # -- what closing would lose -------------------------------------------------------
 
-    def pane_losses(self, pane_id: int) -> list[Loss]:
+    def pane_losses(self, pane_id: int, *, worktree: bool = True) -> list[Loss]:
         """What closing this pane now would end: a running program, a worker's turn or
-        its approvals. A shell at its prompt loses nothing."""
+        its approvals, and (unless `worktree` is False) work in a worker's worktree. A
+        shell at its prompt loses nothing."""
         pane = self._panes.get(pane_id)
         info = self.registry.get(pane_id)
         if pane is None or info is None:
@@ -304,7 +305,8 @@ class PaneManager(QObject):
         if isinstance(pane, AcpPane):
             return _acp_losses(pane.acp, where)
         if isinstance(pane, AgentPane):
-            return session_losses(pane.session, where)() + worktree_losses(pane.worktree, where)
+            found = session_losses(pane.session, where)()
+            return found + worktree_losses(pane.worktree if worktree else None, where)
         if pane.pty is None or not pane.alive:
             return []
         if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
@@ -315,8 +317,11 @@ class PaneManager(QObject):
     def losses(self) -> list[Loss]:
         """Every pane's losses, in pane order (a coordinator source). Work in a worker's
         worktree is not among them: quitting keeps worktrees, the next start offers them."""
-        found = [loss for info in self.registry.all() for loss in self.pane_losses(info.id)]
-        return [loss for loss in found if loss.kind != "changes"]
+        return [
+            loss
+            for info in self.registry.all()
+            for loss in self.pane_losses(info.id, worktree=False)
+        ]
 
     # -- closing -----------------------------------------------------------------------
 

@@ -80,6 +80,11 @@ class Orchestration:
 
     def _agent(self, pane_id: int) -> AgentPane:
         pane = self.manager.pane(pane_id)
+        if pane is None and self.manager.registry.get(pane_id) is not None:
+            raise ToolError(
+                f"Worker {pane_id} is still starting (its worktree is being made); "
+                "try again in a moment."
+            )
         if pane is None:
             raise ToolError(unknown_pane(pane_id, self.manager.registry))
         if not isinstance(pane, AgentPane):

@@ -4,6 +4,7 @@ before discarding; worktrees left by a crash are offered at the next start."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,11 @@ import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
+from melgui.core.protocol.tooling import ToolError
 from melgui.core.worktrees.create import create_worktree
 from melgui.core.worktrees.recovery import melgui_worktrees
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.worker_dialog import WorkerDialog
 from melgui.ui.panes.worktree_recovery import RecoveryDialog
 from melgui.ui.settings_dialog import SettingsDialog
@@ -243,3 +246,36 @@ def test_settings_keep_the_copy_list_and_setup_command_per_project(
     assert draft.worktree_copy == other and draft.worktree_setup == {}
     dialog.tabs.setCurrentWidget(tab)
     dialog.reject()
+
+
+def test_the_window_keeps_running_while_a_worktree_is_set_up(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", lambda r: [text("ok"), done()])
+    gate = project.parent / "setup-may-end"
+    settings = relay_settings(scripted_relay)
+    settings.worktree_setup = {
+        str(project.resolve()): f"echo installing; while [ ! -e {gate} ]; do sleep 0.05; done"
+    }
+    window = make_window(settings)
+    manager = window.pane_manager
+    orchestration = Orchestration(manager)
+
+    async def scenario() -> tuple[Any, Any]:
+        starting = asyncio.ensure_future(manager.start_worker("slow setup", None))
+        await wait_until(lambda: manager.registry.all())
+        (info,) = manager.registry.all()
+        # The loop runs while the setup command does; the worker is named, not yet there.
+        with pytest.raises(ToolError, match="still starting"):
+            await orchestration.read_agent({"pane": info.id})
+        assert manager.panes() == []
+        gate.touch()
+        started, prepared = await starting
+        pane = manager.pane(started.id)
+        assert isinstance(pane, AgentPane)
+        await wait_until(lambda: pane.latest_reply() == "ok")
+        return started, prepared
+
+    _info, prepared = run(scenario())
+    assert prepared.setup is not None and prepared.setup.ok
+    assert "installing" in prepared.setup.output
