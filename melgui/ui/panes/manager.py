@@ -31,6 +31,7 @@ from melgui.desk.coordinator import Loss, session_losses
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
+from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
@@ -178,19 +179,16 @@ class PaneManager(QObject):
         own_worktree: bool | None = None,
         carry: bool | None = None,
     ) -> tuple[PaneInfo, Prepared | None]:
-        """A worker given `task`, in its own worktree when the project is a git repository
-        and `own_worktree` (None: the setting) says so, else in the project folder.
-
-        The worktree is made (copy list, carry-over, setup command) off the GUI thread.
-        Returns the pane and the prepared worktree (None when it shares the folder).
-        """
+        """A worker given `task`, in its own worktree (made off the GUI thread) when the
+        project is a git repository and `own_worktree` (None: the setting) says so, else in
+        the project folder. Returns the pane and the worktree (None when it shares)."""
         self._check_open()
         worktrees = self.worktrees()
-        if worktrees is None or not await asyncio.to_thread(worktrees.wanted, own_worktree):
+        if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
             return self.spawn_agent(task, model, layout), None
         info = self._reserve_worker(f"worker {{}}: {_short(task, 32)}")
         try:
-            prepared = await asyncio.to_thread(worktrees.create, info.id, task, carry=carry)
+            prepared = await worker_worktrees.prepare(worktrees, info.id, task, carry)
         except WorktreeError as exc:
             self.registry.remove(info.id)
             raise PaneError(str(exc)) from exc
@@ -200,8 +198,7 @@ class PaneManager(QObject):
         return self._open_worker(info, task, model, layout, prepared.worktree), prepared
 
     def review_worktree(self, found: Found, layout: object = "tab") -> PaneInfo:
-        """A worker pane on a worktree left from before (no task sent): to review its
-        changes, continue in it, or close it (which asks before discarding work)."""
+        """A worker pane, with no task, on a worktree left from before (to review)."""
         self._check_open()
         info = self._reserve_worker(f"worker {{}}: review {_short(found.worktree.branch, 28)}")
         return self._open_worker(info, None, None, layout, found.worktree)
@@ -219,11 +216,11 @@ class PaneManager(QObject):
         task: str | None,
         model: str | None,
         layout: object,
-        worktree: Worktree | None,
+        wt: Worktree | None,
     ) -> PaneInfo:
         assert self.worker_factory is not None
         try:
-            session = self.worker_factory(WorkerSpec(model, info.title, worktree))
+            session = self.worker_factory(WorkerSpec(model, info.title, wt))
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the worker: {exc}") from exc
@@ -235,7 +232,7 @@ class PaneManager(QObject):
             on_approval=self.on_approval,
             colors=self.colors,
             tasks=self.tasks,
-            worktree=worktree,
+            worktree=wt,
         )
         self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
@@ -344,12 +341,8 @@ class PaneManager(QObject):
         )
 
     def close_pane(self, pane_id: int, *, discard: list[Loss] | None = None) -> bool:
-        """Close a pane and end what runs in it; False when there is no such pane.
-
-        A worker's worktree is removed once the worker has stopped: when it holds no
-        work, or when the work in it is what the person agreed to discard (`discard`,
-        the "changes" losses they were shown); otherwise it is kept for the next start.
-        """
+        """Close a pane and end what runs in it; False when there is no such pane. A worker's
+        worktree goes once it has stopped, unless it holds work beyond `discard` (kept)."""
         pane = self._panes.pop(pane_id, None)
         if pane is None:
             return False
@@ -362,7 +355,7 @@ class PaneManager(QObject):
         else:
             ending = pane.close_worker()
             if pane.worktree is not None:
-                self._retire(pane.worktree, ending, discard or [])
+                worker_worktrees.retire_later(self.tasks, pane.worktree, ending, discard or [])
         if frame is not None:
             if isinstance(pane, TerminalPane):
                 pane.setParent(None)  # kept until it has ended
@@ -370,30 +363,9 @@ class PaneManager(QObject):
         self.panesChanged.emit()
         return True
 
-    def _retire(
-        self, worktree: Worktree, ending: asyncio.Task[None] | None, discard: list[Loss]
-    ) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            retire_worktree(worktree, discard)
-            return
-
-        async def retire() -> None:
-            if ending is not None:
-                with contextlib.suppress(Exception):
-                    await ending
-            await asyncio.to_thread(retire_worktree, worktree, discard)
-
-        self.tasks.spawn(retire(), what=f"removing worktree {worktree.branch}")
-
     def owned_worktrees(self) -> list[Path]:
         """The worktree folders open worker panes work in."""
-        return [
-            pane.worktree.path
-            for pane in self._panes.values()
-            if isinstance(pane, AgentPane) and pane.worktree is not None
-        ]
+        return [wt.path for pane in self._panes.values() if (wt := getattr(pane, "worktree", None))]
 
     def _finish_close(self, pane: TerminalPane) -> None:
         if pane in self._closing:
