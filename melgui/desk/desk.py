@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import weakref
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -35,6 +36,8 @@ from melgui.core.protocol.transport import Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.connection import make_transport
 from melgui.core.transports.discovery import context_window
+from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.connection import LiveConnection
 from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
@@ -97,6 +100,10 @@ class Desk:
         self.mcp = McpManager(folder, self.catalog, self.tools)
         self._mcp_lock = asyncio.Lock()
         self._windows: dict[tuple[int, str, int | None], ContextWindow] = {}
+        # Workers' own git worktrees; the kits of workers working in one (rebuilt with
+        # the settings, like the main kit).
+        self.worktrees = WorkerWorktrees(self.kit.folder, settings)
+        self._worker_kits: weakref.WeakSet[WorkspaceKit] = weakref.WeakSet()
 
     @property
     def folder(self) -> str:
@@ -125,11 +132,11 @@ class Desk:
 
     # -- rules ---------------------------------------------------------------------------
 
-    def _new_policy(self, book: RuleBook) -> RulePolicy:
+    def _new_policy(self, book: RuleBook, project: str | None = None) -> RulePolicy:
         return RulePolicy(
             modes=self.policy.modes if hasattr(self, "policy") else {},
             book=book,
-            project=self.folder,
+            project=project or self.folder,
             sandbox_answers=self.sandbox_answers,
             sandbox_on=self.sandbox_on,
             on_saved_change=self._rules_saved,
@@ -209,10 +216,27 @@ class Desk:
         role: Role = "worker",
         source: str = "worker",
         wire: WireSink | None = None,
+        worktree: Worktree | None = None,
     ) -> AgentSession:
-        """A worker: workspace tools only, the saved rules shared, its own session rules."""
-        tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
-        return self._session(tools, self.worker_policy(), None, model, role, source, wire)
+        """A worker: workspace tools only, the saved rules shared, its own session rules.
+
+        With a `worktree` it works there: its cwd, file tools and (sandboxed) commands are
+        confined to the project's place in the worktree, which git versions (no
+        checkpoints); remember/recall still use the project's memory.
+        """
+        if worktree is None:
+            tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
+            return self._session(tools, self.worker_policy(), None, model, role, source, wire)
+        folder = str(folder_in(worktree, self.folder))
+        kit = WorkspaceKit(
+            folder, self.settings, self.api_key, self._plans, memory_project=self.folder
+        )
+        self._worker_kits.add(kit)
+        tools = WithRuntimeTools(kit.registry(), self.tools, self.catalog)
+        policy = self.worker_policy(project=kit.folder)
+        return self._session(
+            tools, policy, None, model, role, source, wire, cwd=kit.folder, guarded=False
+        )
 
     def _session(
         self,
@@ -223,6 +247,9 @@ class Desk:
         role: Role,
         source: str,
         wire: WireSink | None,
+        *,
+        cwd: str | None = None,
+        guarded: bool = True,
     ) -> AgentSession:
         return AgentSession(
             self.connection,
@@ -231,11 +258,11 @@ class Desk:
             conversation,
             model=model,
             role=role,
-            cwd=self.folder,
+            cwd=cwd or self.folder,
             wire=wire,
             source=source,
             catalog=self.catalog,
-            around_call=self.checkpoint_guard,
+            around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
         )
 
@@ -249,11 +276,12 @@ class Desk:
             )
         return self._windows[key]
 
-    def worker_policy(self) -> RulePolicy:
+    def worker_policy(self, project: str | None = None) -> RulePolicy:
         """Project and everywhere rules shared with the main policy; "for this
-        conversation" stays its own."""
+        conversation" stays its own. `project`: the folder its commands must stay in (a
+        worker's worktree), the desk's folder by default."""
         book = self.policy.book
-        return self._new_policy(RuleBook(project=book.project, everywhere=book.everywhere))
+        return self._new_policy(RuleBook(project=book.project, everywhere=book.everywhere), project)
 
     # -- changes -------------------------------------------------------------------------
 
@@ -269,6 +297,9 @@ class Desk:
             self.api_key = api_key
             previous = self.connection.swap(self._make_transport())
         self.kit.rebuild(new, self.api_key)
+        self.worktrees.settings = new
+        for kit in list(self._worker_kits):
+            kit.rebuild(new, self.api_key)
         mb = 1024 * 1024
         self.checkpoints.snapshots.max_file_bytes = int(new.checkpoint_file_cap_mb * mb)
         self.checkpoints.keep_days = new.checkpoint_keep_days
@@ -286,6 +317,7 @@ class Desk:
         for name in registry.names():  # keep what others registered in self.tools
             self.tools.register(name, _forwarder(registry, name))
         self.prompt.set_folder(kit.folder)
+        self.worktrees = WorkerWorktrees(kit.folder, self.settings)
 
     # -- MCP servers ---------------------------------------------------------------------
 

@@ -49,8 +49,17 @@ def project_memory(settings: Settings, api_key: str | None) -> ProjectMemory:
 class WorkspaceKit:
     """The workspace, its current tool build, and a diff provider for the inspector."""
 
-    def __init__(self, folder: str, settings: Settings, api_key: str | None, plans: PlanSink):
+    def __init__(
+        self,
+        folder: str,
+        settings: Settings,
+        api_key: str | None,
+        plans: PlanSink,
+        *,
+        memory_project: str | None = None,
+    ):
         self.workspace = Workspace(folder, config_dir=config_dir())
+        self._memory_project = memory_project  # None: this folder's own memory
         self._plans = plans
         self._build: ToolRegistry = ToolRegistry()
         self.rebuild(settings, api_key)
@@ -65,6 +74,7 @@ class WorkspaceKit:
             settings=tool_settings(settings),
             memory=project_memory(settings, api_key),
             plans=self._plans,
+            memory_project=self._memory_project,
         )
 
     def registry(self) -> ToolRegistry:

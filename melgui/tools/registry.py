@@ -60,12 +60,14 @@ def build_workspace_tools(
     memory: ProjectMemory,
     plans: PlanSink,
     search_provider: SearchProvider | None = None,
+    memory_project: str | None = None,
 ) -> ToolRegistry:
     """A registry with every base tool of the seed plus remember/recall.
 
     The role decides which of them the model is offered (melgui.core.protocol.catalog); a
     registry may hold more than a role sends. `search_provider` overrides the one
-    `settings` describes.
+    `settings` describes. `memory_project` keys remember/recall (default: the workspace
+    root; a worker in its own worktree shares the project's memory through it).
     """
     registry = ToolRegistry()
     for name, handler in _WORKSPACE_TOOLS.items():
@@ -73,7 +75,7 @@ def build_workspace_tools(
     provider = search_provider if search_provider is not None else search_provider_from(settings)
     registry.register("web_search", partial(web_search, provider, settings.web_search_max_results))
     registry.register("write_plan", partial(write_plan, plans))
-    cwd = str(workspace.root)
+    cwd = memory_project or str(workspace.root)
     registry.register("remember", partial(memory_tools.remember, memory, cwd))
     registry.register("recall", partial(memory_tools.recall, memory, cwd))
     return registry

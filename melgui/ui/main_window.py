@@ -45,6 +45,7 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport
 from melgui.core.transports.connection import api_key_kind, connection_label
+from melgui.core.worktrees.model import Worktree
 from melgui.desk.coordinator import session_losses
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
@@ -269,12 +270,21 @@ class MainWindow(QMainWindow):
         return self.kit.folder
 
     def session_factory(
-        self, role: Role, model: str | None = None, source: str = "worker"
+        self,
+        role: Role,
+        model: str | None = None,
+        source: str = "worker",
+        worktree: Worktree | None = None,
     ) -> AgentSession:
-        """A new session on this window's connection, folder, rules and workspace tools."""
+        """A new session on this window's connection, folder, rules and workspace tools
+        (in `worktree`, a worker's own git worktree, when given)."""
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
         session = self.desk.worker_session(
-            model=model or self.session.loop.model, role=role, wire=recorder, source=source
+            model=model or self.session.loop.model,
+            role=role,
+            wire=recorder,
+            source=source,
+            worktree=worktree,
         )
         self._recorders[session] = recorder
         return session

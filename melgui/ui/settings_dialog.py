@@ -45,6 +45,7 @@ from melgui.core.transports.discovery import list_models_text
 from melgui.tools.sandbox import sandbox_status
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.found_models import Choice, FoundModels
+from melgui.ui.panes.worker_settings import WorkerSettingsTab
 from melgui.ui.policy_editor import PolicyEditor
 
 CUSTOM = "custom"
@@ -98,6 +99,8 @@ class SettingsDialog(QDialog):
         )
         tabs.addTab(self.policy_editor, "Approval")
         tabs.addTab(self._tools_tab(settings), "Tools")
+        self.workers_tab = WorkerSettingsTab(settings, policy.project, self)
+        tabs.addTab(self.workers_tab, "Workers")
         tabs.addTab(self._appearance_tab(settings), "Appearance")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
@@ -354,6 +357,8 @@ class SettingsDialog(QDialog):
                 project_rules[self.policy.project] = editor.rule_lines("project")
             values["project_rules"] = project_rules
             values.update(editor.sandbox_values())
+        if hasattr(self, "workers_tab"):
+            values.update(self.workers_tab.values(self.original))
         return Settings.model_validate(values)
 
     def _focus_keys(self) -> str:

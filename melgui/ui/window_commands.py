@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QDockWidget,
     QFileDialog,
     QInputDialog,
@@ -214,16 +215,16 @@ def ask_command(window: Any) -> QInputDialog:
     )  # fmt: skip
 
 
-def ask_worker(window: Any) -> QInputDialog:
-    def start(task: str) -> None:
-        try:
-            info = window.pane_manager.spawn_agent(task, None, "tab")
-        except Exception as exc:
-            window.status.showMessage(f"Cannot start a worker: {exc}", 15000)
-            return
-        window.pane_manager.area.focus_pane(info.id)
+def ask_worker(window: Any) -> QDialog:
+    from melgui.ui.panes.worker_dialog import WorkerDialog, start_worker_soon
 
-    return _ask(window, "New worker", "Task for the worker agent:", start, multiline=True)
+    def start(task: str, own: bool, carry: bool) -> None:
+        start_worker_soon(window, task, own, carry)
+
+    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    return dialog
 
 
 def close_pane(window: Any) -> None:

@@ -155,6 +155,19 @@ class Settings(BaseSettings):
     open_pane_acp: bool = True
     """open_pane opens a command that starts a known ACP agent as an agent pane (off: as a
     terminal, as before)."""
+    worker_worktrees: bool = True
+    """Worker agents in a git project start in their own worktree and branch (outside the
+    project folder); off: they work in the project folder itself."""
+    worker_carry_changes: bool = False
+    """A new worker's worktree gets the main folder's uncommitted changes."""
+    worktree_copy: dict[str, list[str]] = Field(default_factory=dict)
+    """Per project folder: files or globs (relative, e.g. ".env", ".venv") copied into each
+    new worker worktree, which git leaves without ignored files."""
+    worktree_setup: dict[str, str] = Field(default_factory=dict)
+    """Per project folder: a shell command run in each new worker worktree (e.g.
+    "npm ci"); its output goes with the spawn_agent result."""
+    worktree_setup_timeout: float = Field(default=600.0, gt=0, le=24 * 3600)
+    """Seconds before the setup command is stopped."""
     focus_chat_keys: str = "Ctrl+`"
     """Keys that take the keyboard from a terminal pane back to the chat (never sent to the
     program running there)."""

@@ -4,6 +4,8 @@ The worker has its own conversation, seeded with its task; its approvals go thro
 same policy as the main chat, and every one that needs a person is also handed to the
 window's approval queue (`on_approval`), named after the pane, so nothing waits unseen.
 The chat, the inspector and the approval bar are the main window's own widgets.
+A worker in its own git worktree says so in its header (`worktree`: the Changes view and
+the agents board read it).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from html import escape
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
@@ -26,6 +29,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
+from melgui.core.worktrees.model import Worktree
 from melgui.desk.prompt_kit import PromptKit
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.approval_bar import ApprovalBar
@@ -46,20 +50,22 @@ class AgentPane(QWidget):
     def __init__(
         self,
         session: AgentSession,
-        task: str,
+        task: str | None,
         *,
         bridge: SessionBridge | None = None,
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
         tasks: TaskKeeper | None = None,
         prompt: PromptKit | None = None,
+        worktree: Worktree | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
+        self.worktree = worktree  # its own git worktree; None: it works in the project folder
         # Whoever outlives the pane keeps its closing task (the manager, in the window).
         self._tasks = tasks if tasks is not None else TaskKeeper()
-        self.task = task
+        self.task = task or ""  # None: opened without a task (a worktree to review)
         self.state: PaneState = IDLE
         self.streaming: list[str] = []  # the reply being written now
         self.last_error = ""
@@ -82,6 +88,13 @@ class AgentPane(QWidget):
         self.inspector.hide()
         self._split = split
         self.info = info = QLabel(f"worker · model <b>{session.loop.model}</b>", self)
+        info.setObjectName("workerInfo")
+        if worktree is not None:
+            info.setText(f"{info.text()} · own worktree, branch <b>{escape(worktree.branch)}</b>")
+            info.setToolTip(
+                f"Works in {session.loop.cwd}\n(a git worktree of {worktree.main}, "
+                f"from commit {worktree.base[:10]}); the project folder is not touched."
+            )
         info.setContentsMargins(6, 2, 6, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

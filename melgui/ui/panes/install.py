@@ -11,16 +11,19 @@ import weakref
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QObject, SignalInstance
+from PySide6.QtCore import QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.workers import WorkerWorktrees
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.panes.worktree_recovery import offer_left_worktrees
 from melgui.ui.theme import Colors
 
 
@@ -39,7 +42,11 @@ class PaneHost(Protocol):
     def project_folder(self) -> str: ...
 
     def session_factory(
-        self, role: Role, model: str | None = None, source: str = "worker"
+        self,
+        role: Role,
+        model: str | None = None,
+        source: str = "worker",
+        worktree: Worktree | None = None,
     ) -> AgentSession: ...
 
     def bridge_for(self, session: AgentSession) -> SessionBridge: ...
@@ -86,7 +93,11 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
     window.pane_host.addWidget(area)
 
     def make_worker(spec: WorkerSpec) -> AgentSession:
-        return window.session_factory("worker", spec.model, spec.source)
+        return window.session_factory("worker", spec.model, spec.source, spec.worktree)
+
+    def worktrees() -> WorkerWorktrees | None:
+        desk = getattr(window, "desk", None)
+        return getattr(desk, "worktrees", None)
 
     manager = PaneManager(
         area,
@@ -94,6 +105,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
         worker_factory=make_worker,
         bridge_factory=window.bridge_for,  # its approvals also reach window.approvals
         colors=window.colors,
+        worktrees=worktrees,
         parent=widget,
     )
     register_orchestration(window.tools, manager)
@@ -106,12 +118,18 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
             area.hide()
 
     def on_session_changed(_session: object) -> None:
-        manager.cwd = Path(window.project_folder())  # new panes open in the new folder
+        folder = Path(window.project_folder())
+        if folder != manager.cwd:
+            QTimer.singleShot(0, lambda: offer_left_worktrees(manager, widget))
+        manager.cwd = folder  # new panes open in the new folder
 
     manager.panesChanged.connect(on_panes_changed)
     window.sessionChanged.connect(on_session_changed)
     window.approvalSourceRequested.connect(manager.show_call)
     window.themeChanged.connect(manager.set_colors)
+    # Worktrees an earlier run left (a crash, a quit with work in them): offered once the
+    # window shows.
+    QTimer.singleShot(0, lambda: offer_left_worktrees(manager, widget))
     ender = _EndPanes(manager, widget)  # the window's accepted close calls shutdown()
     app = QApplication.instance()
     if app is not None:

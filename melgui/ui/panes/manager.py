@@ -16,16 +16,22 @@ from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QDialog, QMessageBox
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
+from melgui.core.worktrees.create import WorktreeError
+from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.recovery import Found
+from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.session import AcpSession
 from melgui.desk.coordinator import Loss, session_losses
+from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
+from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
@@ -42,11 +48,13 @@ class WorkerSpec:
 
     model: str | None  # None: the window's current model
     source: str  # the pane's title: names the worker in approvals
+    worktree: Worktree | None = None  # its own git worktree; None: the project folder
 
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
 AcpFactory = Callable[[AgentCommand, str], AcpSession]  # (command, pane title)
 BridgeFactory = Callable[[AgentSession], SessionBridge]
+WorktreesSource = Callable[[], WorkerWorktrees | None]
 
 
 class PaneError(Exception):
@@ -94,6 +102,7 @@ class PaneManager(QObject):
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
         terminal_env: dict[str, str] | None = None,
+        worktrees: WorktreesSource | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -107,6 +116,8 @@ class PaneManager(QObject):
         self.on_approval = on_approval
         self.colors = colors
         self.terminal_env = terminal_env
+        # The project's worker worktrees (None: workers always share the folder).
+        self.worktrees: WorktreesSource = worktrees or (lambda: None)
         self.registry = PaneRegistry()
         self._panes: dict[int, Pane] = {}
         self._closing: list[TerminalPane] = []
@@ -114,6 +125,7 @@ class PaneManager(QObject):
         self._ending: asyncio.Task[None] | None = None
         self.tasks = TaskKeeper()  # workers' closing, which outlives their panes
         self.close_dialog: QMessageBox | None = None  # the last "close this pane?" asked
+        self.recovery_dialog: QDialog | None = None  # the last "worktrees left" offered
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -132,7 +144,10 @@ class PaneManager(QObject):
         return self.registry.get(pane_id)
 
     def panes(self) -> list[tuple[PaneInfo, Pane]]:
-        return [(info, self._panes[info.id]) for info in self.registry.all()]
+        # A worker whose worktree is still being made has an id and no pane yet.
+        return [
+            (info, self._panes[info.id]) for info in self.registry.all() if info.id in self._panes
+        ]
 
     # -- opening -----------------------------------------------------------------------
 
@@ -149,15 +164,63 @@ class PaneManager(QObject):
         return self.registry.get(info.id) or info
 
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
-        """A worker agent (role worker) given `task`, on `model` or the current one."""
+        """A worker agent (role worker) given `task`, on `model` or the current one, in
+        the project folder itself (`start_worker` gives it its own worktree)."""
         self._check_open()
+        info = self._reserve_worker(f"worker {{}}: {_short(task, 32)}")
+        return self._open_worker(info, task, model, layout, None)
+
+    async def start_worker(
+        self,
+        task: str,
+        model: str | None,
+        layout: object = "tab",
+        *,
+        own_worktree: bool | None = None,
+        carry: bool | None = None,
+    ) -> tuple[PaneInfo, Prepared | None]:
+        """A worker given `task`, in its own worktree (made off the GUI thread) when the
+        project is a git repository and `own_worktree` (None: the setting) says so, else in
+        the project folder. Returns the pane and the worktree (None when it shares)."""
+        self._check_open()
+        worktrees = self.worktrees()
+        if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
+            return self.spawn_agent(task, model, layout), None
+        info = self._reserve_worker(f"worker {{}}: {_short(task, 32)}")
+        try:
+            prepared = await worker_worktrees.prepare(worktrees, info.id, task, carry)
+        except WorktreeError as exc:
+            self.registry.remove(info.id)
+            raise PaneError(str(exc)) from exc
+        if self._shut:  # the window closed meanwhile: git keeps it, the next start finds it
+            self.registry.remove(info.id)
+            raise PaneError("The window is closing; no new panes.")
+        return self._open_worker(info, task, model, layout, prepared.worktree), prepared
+
+    def review_worktree(self, found: Found, layout: object = "tab") -> PaneInfo:
+        """A worker pane, with no task, on a worktree left from before (to review)."""
+        self._check_open()
+        info = self._reserve_worker(f"worker {{}}: review {_short(found.worktree.branch, 28)}")
+        return self._open_worker(info, None, None, layout, found.worktree)
+
+    def _reserve_worker(self, title: str) -> PaneInfo:
         if self.worker_factory is None:
             raise PaneError("Worker agents are not available in this window (no connection).")
         info = self.registry.add("agent", "worker")
-        title = f"worker {info.id}: {_short(task, 32)}"
-        self.registry.set_title(info.id, title)
+        self.registry.set_title(info.id, title.format(info.id))
+        return self.registry.get(info.id) or info
+
+    def _open_worker(
+        self,
+        info: PaneInfo,
+        task: str | None,
+        model: str | None,
+        layout: object,
+        wt: Worktree | None,
+    ) -> PaneInfo:
+        assert self.worker_factory is not None
         try:
-            session = self.worker_factory(WorkerSpec(model, title))
+            session = self.worker_factory(WorkerSpec(model, info.title, wt))
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the worker: {exc}") from exc
@@ -169,6 +232,7 @@ class PaneManager(QObject):
             on_approval=self.on_approval,
             colors=self.colors,
             tasks=self.tasks,
+            worktree=wt,
         )
         self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
@@ -226,9 +290,10 @@ class PaneManager(QObject):
 
     # -- what closing would lose -------------------------------------------------------
 
-    def pane_losses(self, pane_id: int) -> list[Loss]:
+    def pane_losses(self, pane_id: int, *, worktree: bool = True) -> list[Loss]:
         """What closing this pane now would end: a running program, a worker's turn or
-        its approvals. A shell at its prompt loses nothing."""
+        its approvals, and (unless `worktree` is False) work in a worker's worktree. A
+        shell at its prompt loses nothing."""
         pane = self._panes.get(pane_id)
         info = self.registry.get(pane_id)
         if pane is None or info is None:
@@ -237,7 +302,8 @@ class PaneManager(QObject):
         if isinstance(pane, AcpPane):
             return _acp_losses(pane.acp, where)
         if isinstance(pane, AgentPane):
-            return session_losses(pane.session, where)()
+            found = session_losses(pane.session, where)()
+            return found + worktree_losses(pane.worktree if worktree else None, where)
         if pane.pty is None or not pane.alive:
             return []
         if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
@@ -246,8 +312,13 @@ class PaneManager(QObject):
         return [Loss("process", where, f"{_short(what)} is still running")]
 
     def losses(self) -> list[Loss]:
-        """Every pane's losses, in pane order (a coordinator source)."""
-        return [loss for info in self.registry.all() for loss in self.pane_losses(info.id)]
+        """Every pane's losses, in pane order (a coordinator source). Work in a worker's
+        worktree is not among them: quitting keeps worktrees, the next start offers them."""
+        return [
+            loss
+            for info in self.registry.all()
+            for loss in self.pane_losses(info.id, worktree=False)
+        ]
 
     # -- closing -----------------------------------------------------------------------
 
@@ -260,15 +331,18 @@ class PaneManager(QObject):
             return
         from melgui.ui.quit_guard import ask_about_losses
 
+        confirmed = [loss for loss in losses if loss.kind == "changes"]
+
         def close() -> None:
-            self.close_pane(pane_id)
+            self.close_pane(pane_id, discard=confirmed)
 
         self.close_dialog = ask_about_losses(
             frame, losses, "Closing this pane would end:", "Close pane", close
         )
 
-    def close_pane(self, pane_id: int) -> bool:
-        """Close a pane and end what runs in it; False when there is no such pane."""
+    def close_pane(self, pane_id: int, *, discard: list[Loss] | None = None) -> bool:
+        """Close a pane and end what runs in it; False when there is no such pane. A worker's
+        worktree goes once it has stopped, unless it holds work beyond `discard` (kept)."""
         pane = self._panes.pop(pane_id, None)
         if pane is None:
             return False
@@ -279,13 +353,19 @@ class PaneManager(QObject):
             self._closing.append(pane)
             QTimer.singleShot(CLOSE_GRACE_MS, lambda: self._finish_close(pane))
         else:
-            pane.close_worker()
+            ending = pane.close_worker()
+            if pane.worktree is not None:
+                worker_worktrees.retire_later(self.tasks, pane.worktree, ending, discard or [])
         if frame is not None:
             if isinstance(pane, TerminalPane):
                 pane.setParent(None)  # kept until it has ended
             frame.deleteLater()
         self.panesChanged.emit()
         return True
+
+    def owned_worktrees(self) -> list[Path]:
+        """The worktree folders open worker panes work in."""
+        return [wt.path for pane in self._panes.values() if (wt := getattr(pane, "worktree", None))]
 
     def _finish_close(self, pane: TerminalPane) -> None:
         if pane in self._closing:
@@ -307,6 +387,8 @@ class PaneManager(QObject):
         for pane in self._panes.values():
             if isinstance(pane, AgentPane):
                 pane.close_worker()
+                if pane.worktree is not None:
+                    retire_worktree(pane.worktree, [])  # only if it holds no work
         for terminal in terminals:
             terminal.begin_close()
             terminal.finish_close()

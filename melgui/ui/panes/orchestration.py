@@ -14,6 +14,9 @@ from typing import Any, Literal
 from melgui.core.protocol.catalog import normalize_layout
 from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
 from melgui.core.terminal.panes import exit_label, unknown_pane
+from melgui.core.worktrees.git import GitError
+from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.risk import changed_files, describe_changes
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
@@ -77,6 +80,11 @@ class Orchestration:
 
     def _agent(self, pane_id: int) -> AgentPane:
         pane = self.manager.pane(pane_id)
+        if pane is None and self.manager.registry.get(pane_id) is not None:
+            raise ToolError(
+                f"Worker {pane_id} is still starting (its worktree is being made); "
+                "try again in a moment."
+            )
         if pane is None:
             raise ToolError(unknown_pane(pane_id, self.manager.registry))
         if not isinstance(pane, AgentPane):
@@ -125,16 +133,21 @@ class Orchestration:
             raise ToolError("Argument 'task' must not be empty.")
         model = _text_arg(arguments, "model", required=False)
         try:
-            info = self.manager.spawn_agent(task, model.strip() if model else None, layout)
+            info, prepared = await self.manager.start_worker(
+                task, model.strip() if model else None, layout
+            )
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)
         model_name = pane.session.loop.model if isinstance(pane, AgentPane) else model
-        return ToolOutcome(
+        text = (
             f"Started worker agent in pane {info.id} {_WHERE[layout]} on model {model_name}, "
             f"working on its task. Use read_agent to see its progress and send_agent to "
             f"message it."
         )
+        if prepared is not None:
+            text += "\n" + prepared.describe()
+        return ToolOutcome(text)
 
     async def send_keys(self, arguments: dict[str, Any]) -> ToolOutcome:
         pane_id = _pane_arg(arguments)
@@ -205,6 +218,8 @@ class Orchestration:
         if pending:
             names = ", ".join(request.call.name for request in pending)
             lines.append(f"Waiting for the person to approve: {names}.")
+        if pane.worktree is not None:
+            lines.append(await _worktree_changes(pane.worktree))
         reply = pane.latest_reply()
         lines.append("Latest reply:" if reply else "No reply yet.")
         if reply:
@@ -228,6 +243,22 @@ async def _settle(pane: TerminalPane) -> None:
             break
         await asyncio.sleep(0.03)
     pane.check_exit()
+
+
+async def _worktree_changes(worktree: Worktree) -> str:
+    """Which files the worker changed in its worktree since its base (committed or not)."""
+    where = f"its worktree (branch {worktree.branch}, from {worktree.base[:10]})"
+    try:
+        changes = await asyncio.to_thread(changed_files, worktree)
+    except GitError as exc:
+        return f"Could not read {where}: {exc}"
+    if not changes:
+        return f"No files changed yet in {where}."
+    return (
+        f"Files changed in {where} (A added, M modified, D deleted, ? new untracked): "
+        + describe_changes(changes)
+        + "."
+    )
 
 
 def register_orchestration(tools: ToolRegistry, manager: PaneManager) -> Orchestration:

@@ -1,0 +1,116 @@
+"""What removing a worktree would lose, and which files a worker changed.
+
+Work is what exists nowhere else: uncommitted changes to tracked files, untracked files
+(ignored ones are not work: copies and build output), and commits on the worktree's
+branch that the main folder's HEAD does not contain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from melgui.core.worktrees.git import GitError, run_git
+from melgui.core.worktrees.model import Worktree
+
+NAMED = 3  # files or commits named in a description before "and N more"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkAtRisk:
+    uncommitted: list[str] = field(default_factory=list)  # tracked files changed or deleted
+    untracked: list[str] = field(default_factory=list)
+    unmerged: list[str] = field(default_factory=list)  # "abc1234 subject", newest first
+    folder_missing: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.uncommitted or self.untracked or self.unmerged)
+
+    def describe(self) -> str:
+        """ "2 uncommitted changes (a.py, b.py), 1 commit not merged (…)", or "no work"."""
+        parts = []
+        if self.uncommitted:
+            parts.append(_count(self.uncommitted, "uncommitted change"))
+        if self.untracked:
+            parts.append(_count(self.untracked, "untracked file"))
+        if self.unmerged:
+            parts.append(_count(self.unmerged, "commit not merged into the main folder's branch"))
+        return "; ".join(parts) if parts else "no work that is not merged"
+
+
+def _count(items: list[str], noun: str) -> str:
+    shown = ", ".join(items[:NAMED]) + (
+        f" and {len(items) - NAMED} more" if len(items) > NAMED else ""
+    )
+    plural = (
+        noun.replace("change", "changes").replace("file", "files").replace("commit ", "commits ")
+    )
+    return f"{len(items)} {noun if len(items) == 1 else plural} ({shown})"
+
+
+def _status(worktree: Worktree) -> tuple[list[str], list[str]]:
+    out = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=all"], worktree.path)
+    changed: list[str] = []
+    untracked: list[str] = []
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        if code == "??":
+            untracked.append(path)
+        else:
+            changed.append(path)
+            if code[0] in "RC":
+                next(entries, None)  # the rename's source path
+    return changed, untracked
+
+
+def unmerged_commits(worktree: Worktree) -> list[str]:
+    """Commits on the worktree's branch that the main folder's HEAD lacks."""
+    try:
+        out = run_git(
+            ["log", "--format=%h %s", f"refs/heads/{worktree.branch}", "--not", "HEAD", "--"],
+            worktree.main,
+        )
+    except GitError:
+        if not run_git(["branch", "--list", worktree.branch], worktree.main).strip():
+            return []  # no such branch (any more): nothing on it to lose
+        raise
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def work_at_risk(worktree: Worktree) -> WorkAtRisk:
+    """What exists only in this worktree; GitError when git cannot tell."""
+    unmerged = unmerged_commits(worktree)
+    if not worktree.path.is_dir():
+        return WorkAtRisk(unmerged=unmerged, folder_missing=True)
+    changed, untracked = _status(worktree)
+    return WorkAtRisk(changed, untracked, unmerged)
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    status: str  # git's letter: A added, M modified, D deleted, R renamed, ? untracked
+    path: str
+
+
+def changed_files(worktree: Worktree) -> list[FileChange]:
+    """Every file that differs from the base: committed or not, plus untracked files."""
+    if not worktree.path.is_dir():
+        raise GitError(f"The worktree folder {worktree.path} no longer exists.")
+    out = run_git(
+        ["diff", "--name-status", "-z", "--no-renames", worktree.base, "--"], worktree.path
+    )
+    fields = [f for f in out.split("\0") if f]
+    changes = [FileChange(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+    _, untracked = _status(worktree)
+    changes += [FileChange("?", path) for path in untracked]
+    return changes
+
+
+def describe_changes(changes: list[FileChange], limit: int = 50) -> str:
+    """ "M src/a.py, A src/b.py, ? notes.txt" (at most `limit` named)."""
+    shown = ", ".join(f"{c.status} {c.path}" for c in changes[:limit])
+    more = f" and {len(changes) - limit} more" if len(changes) > limit else ""
+    return shown + more

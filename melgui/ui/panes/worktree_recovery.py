@@ -1,0 +1,164 @@
+"""Worktrees an earlier run left behind (a crash, or a quit with work in them), offered
+for review: Open for review (a worker pane on it), Discard (asks, naming what is lost),
+or Keep (offered again next time). Nothing is removed without the person's word."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.core.worktrees.cleanup import remove_worktree
+from melgui.core.worktrees.create import WorktreeError
+from melgui.core.worktrees.git import GitError
+from melgui.core.worktrees.recovery import Found
+from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
+
+if TYPE_CHECKING:
+    from melgui.ui.panes.manager import PaneManager
+
+log = logging.getLogger(__name__)
+
+
+def _holds(found: Found) -> WorkAtRisk | None:
+    try:
+        return work_at_risk(found.worktree)
+    except GitError:
+        return None
+
+
+class RecoveryDialog(QDialog):
+    """One row per left worktree; a row goes once the person has decided about it."""
+
+    def __init__(self, manager: PaneManager, found: list[Found], parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("worktreeRecovery")
+        self.setWindowTitle("Worktrees from an earlier session")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self._manager = manager
+        self.rows: dict[str, QWidget] = {}  # branch -> its row
+        self.confirm: QMessageBox | None = None  # the last "discard?" asked
+        layout = QVBoxLayout(self)
+        intro = QLabel(
+            "Workers of an earlier session left these git worktrees. Their work stays "
+            "until you merge or discard it.",
+            self,
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        for item in found:
+            row = self._row(item)
+            self.rows[item.worktree.branch] = row
+            layout.addWidget(row)
+        buttons = QDialogButtonBox(self)
+        keep_all = buttons.addButton("Keep all", QDialogButtonBox.ButtonRole.RejectRole)
+        keep_all.clicked.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def _row(self, found: Found) -> QWidget:
+        row = QWidget(self)
+        row.setObjectName("worktreeRow")
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 4, 0, 4)
+        risk = _holds(found)
+        holds = risk.describe() if risk is not None else "git cannot read it"
+        label = QLabel(f"<b>{found.describe()}</b><br>{found.worktree.path}<br>{holds}", row)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        line.addWidget(label, 1)
+        review = QPushButton("Open for review", row)
+        review.setObjectName("review")
+        review.setEnabled(not found.missing)
+        review.clicked.connect(lambda: self._review(found))
+        discard = QPushButton("Discard…", row)
+        discard.setObjectName("discard")
+        discard.clicked.connect(lambda: self._ask_discard(found))
+        keep = QPushButton("Keep", row)
+        keep.setObjectName("keep")
+        keep.clicked.connect(lambda: self._done(found))
+        for button in (review, discard, keep):
+            line.addWidget(button)
+        return row
+
+    def _done(self, found: Found) -> None:
+        row = self.rows.pop(found.worktree.branch, None)
+        if row is not None:
+            row.hide()
+            row.deleteLater()
+        if not self.rows:
+            self.accept()
+
+    def _review(self, found: Found) -> None:
+        from melgui.ui.panes.manager import PaneError
+
+        try:
+            info = self._manager.review_worktree(found)
+        except PaneError as exc:
+            QMessageBox.warning(self, "melgui", str(exc))
+            return
+        self._manager.area.focus_pane(info.id)
+        self._done(found)
+
+    def _ask_discard(self, found: Found) -> None:
+        risk = _holds(found)
+        box = QMessageBox(self)
+        box.setObjectName("discardWorktree")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("melgui")
+        box.setText(f"Discard {found.worktree.branch} and its worktree?")
+        holds = risk.describe() if risk is not None else "work git cannot read"
+        box.setInformativeText(f"This deletes {found.worktree.path} and the branch: {holds}.")
+        go = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+        stay = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(stay)
+
+        def finished(_result: int) -> None:
+            if box.clickedButton() is go:
+                self._discard(found)
+            box.deleteLater()
+
+        box.finished.connect(finished)
+        box.open()
+        self.confirm = box
+
+    def _discard(self, found: Found) -> None:
+        try:
+            remove_worktree(found.worktree, discard=True)
+        except WorktreeError as exc:
+            QMessageBox.warning(self, "melgui", str(exc))
+            return
+        self._done(found)
+
+
+def offer_left_worktrees(manager: PaneManager, parent: QWidget) -> RecoveryDialog | None:
+    """Show the dialog when this project has worktrees of melgui's that no pane owns."""
+    worktrees = manager.worktrees()
+    if worktrees is None:
+        return None
+    try:
+        found = worktrees.orphans(manager.owned_worktrees())
+    except (GitError, OSError) as exc:
+        log.warning("Cannot list the project's worktrees: %s", exc)
+        return None
+    if not found:
+        return None
+    try:
+        dialog = RecoveryDialog(manager, found, parent)
+    except RuntimeError:  # the window went away before this ran
+        return None
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    manager.recovery_dialog = dialog
+    dialog.open()
+    return dialog

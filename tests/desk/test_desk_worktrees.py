@@ -1,0 +1,110 @@
+"""A worker in its own worktree, through a real relay transport and the real tools: its
+files, commands and cwd are the worktree's; the main folder is untouched; its project
+memory is still the project's."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from melgui.core.config.settings import Settings
+from melgui.core.worktrees.risk import changed_files
+from melgui.desk.kit import WorkspaceKit
+from melgui.tools.sandbox import sandbox_status
+from tests.desk.conftest import make_desk
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.projects import make_project, tree
+
+
+async def test_a_worker_in_a_worktree_edits_and_runs_there_only(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, with_git=True)
+    before = tree(project)
+    edit = {"path": "src/app.py", "old_string": "hello", "new_string": "from the worker"}
+    scripted_relay.script(
+        [
+            tool_calls(
+                tool_call("edit_file", edit, id="w1"),
+                tool_call("run_command", {"command": "pwd; printf x > made.txt"}, id="w2"),
+                tool_call("write_file", {"path": "../escape.txt", "content": "no"}, id="w4"),
+            )
+        ],
+        [text("done"), done()],
+    )
+    desk = make_desk(project, scripted_relay)
+    try:
+        prepared = await asyncio.to_thread(desk.worktrees.create, 2, "edit app")
+        worktree = prepared.worktree
+        worker = desk.worker_session(model="m", source="pane 2", worktree=worktree)
+        assert worker.loop.cwd == str(worktree.path.resolve())
+        worker.submit("edit app.py")
+        await asyncio.wait_for(worker.wait_idle(), 30)
+        results = {
+            m.tool_call_id: m.content for m in worker.conversation.messages if m.role == "tool"
+        }
+        assert str(worktree.path.resolve()) in results["w2"]
+        assert "outside" in results["w4"].lower() or "refused" in results["w4"].lower()
+        assert (worktree.path / "src" / "app.py").read_text() == "print('from the worker')\n"
+        assert (worktree.path / "made.txt").read_text() == "x"
+        assert tree(project) == before  # the main folder never saw any of it
+        assert not (worktree.path.parent / "escape.txt").exists()
+        assert [(c.status, c.path) for c in changed_files(worktree)] == [
+            ("M", "src/app.py"),
+            ("?", "made.txt"),
+        ]
+        assert desk.checkpoints.records() == []  # git versions the worktree
+        await worker.aclose()
+    finally:
+        await desk.aclose()
+
+
+async def test_a_worktree_kit_keeps_the_projects_memory(tmp_path: Path) -> None:
+    project = make_project(tmp_path, with_git=True)
+    elsewhere = tmp_path / "worktree"
+    elsewhere.mkdir()
+    settings = Settings(connection="local")
+    worker_kit = WorkspaceKit(
+        str(elsewhere), settings, None, lambda t, m: None, memory_project=str(project)
+    )
+    main_kit = WorkspaceKit(str(project), settings, None, lambda t, m: None)
+    await worker_kit.registry().run("remember", {"note": "the parser lives in src"})
+    recalled = await main_kit.registry().run("recall", {})
+    assert "the parser lives in src" in recalled.content
+
+
+@pytest.mark.skipif(not sandbox_status().available, reason="bubblewrap cannot run here")
+async def test_with_the_sandbox_on_a_worktree_workers_commands_write_only_there(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, with_git=True)
+    before = tree(project)
+    scripted_relay.script(
+        [
+            tool_calls(
+                tool_call(
+                    "run_command",
+                    {"command": f"printf x > inside.txt; printf y > {project}/escape.txt"},
+                    id="s1",
+                )
+            )
+        ],
+        [text("done"), done()],
+    )
+    desk = make_desk(project, scripted_relay)
+    desk.settings.sandbox_commands = True
+    desk.apply_settings(desk.settings, "k")
+    try:
+        prepared = await asyncio.to_thread(desk.worktrees.create, 1, "sandboxed")
+        worker = desk.worker_session(model="m", worktree=prepared.worktree)
+        worker.submit("write")
+        await asyncio.wait_for(worker.wait_idle(), 30)
+        (result,) = [m.content for m in worker.conversation.messages if m.role == "tool"]
+        assert "sandboxed" in result and "exit_code=1" in result  # the escape failed
+        assert (prepared.worktree.path / "inside.txt").read_text() == "x"
+        assert tree(project) == before
+        await worker.aclose()
+    finally:
+        await desk.aclose()
