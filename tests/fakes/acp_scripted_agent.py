@@ -14,6 +14,7 @@ Steps:
     {"ask": "edit", "title": "..."}      a tool call, request_permission, its outcome said
     {"plan": [["step", "pending"]]}      a plan update
     {"mode": "id"}                       current_mode_update
+    {"usage": [used, size]}              usage_update (context tokens)
     {"crash": 3, "stderr": "..."}        stderr lines, then exit with that code
     {"garbage": "not json"}              a line on stdout that is no JSON-RPC message
     {"hang": 1}                          never answer (until cancelled)
@@ -56,6 +57,7 @@ from acp.schema import (
     SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    UsageUpdate,
 )
 
 AUTH = "--auth" in sys.argv
@@ -230,6 +232,9 @@ class ScriptedAgent:
                     session_update="current_mode_update", current_mode_id=step["mode"]
                 )
             )
+        elif "usage" in step:
+            used, size = step["usage"]
+            await self._send(UsageUpdate(session_update="usage_update", used=used, size=size))
         elif "crash" in step:
             sys.stderr.write(step.get("stderr", "") + "\n")
             sys.stderr.flush()

@@ -186,8 +186,10 @@ class AcpPane(AgentPane):
         state = self.acp.host.state
         if state.session_id:
             who = state.agent_info or state.name
-            mode = f" · {len(state.commands)} commands under /" if state.commands else ""
-            self.info.setText(f"ACP agent <b>{html.escape(who)}</b>{mode}")
+            extra = f" · {len(state.commands)} commands under /" if state.commands else ""
+            if state.used is not None and state.size:
+                extra += f" · context {state.used:,} / {state.size:,} tokens"
+            self.info.setText(f"ACP agent <b>{html.escape(who)}</b>{extra}")
         _fill(self.mode_box, [(m.id, m.name) for m in state.modes], state.mode)
         _fill(self.model_box, [(m.id, m.name) for m in state.models], state.model)
         self.kit.commands.remove_origin("acp")

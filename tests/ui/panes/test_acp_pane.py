@@ -28,6 +28,7 @@ PLAY = [
     {"say": "I will run the tests, then clean the build."},
     {"plan": [["run tests", "completed"], ["clean build", "in_progress"]]},
     {"run": ["sh", "-c", "echo 3 passed"]},
+    {"usage": [12400, 200000]},
     {"ask": "execute", "title": "rm -rf build"},
 ]
 SHOTS = os.environ.get("MELGUI_SCREENSHOTS")  # a folder: docs/ when refreshing the README's
@@ -73,6 +74,7 @@ def test_acp_pane_in_the_window(
     ]
     assert not controls.approve_button.isVisibleTo(controls)
     assert pane.state.name == "waiting"
+    assert "context 12,400 / 200,000 tokens" in pane.info.text()
     assert "- [~] clean build" in window.plans_panel.plans[-1][1]
     assert list(pane.terminal_views) == ["term-1"] and pane.terminal_tabs.isVisibleTo(pane)
     window.plans_dock.show()
