@@ -1,8 +1,9 @@
 """An ACP agent streaming into a pane, against the same text through a worker pane.
 
 The ACP side is a real agent process (tests/fakes/acp_scripted_agent.py, on the SDK)
-sending N `agent_message_chunk` updates (default 20,000), one JSON-RPC message each, read
-by melgui's client, turned into loop events and drawn by an AcpPane's chat. The worker
+sending N `agent_message_chunk` updates (default 20,000, a paragraph every ten), one
+JSON-RPC message each, read by melgui's client, turned into loop events and drawn by an
+AcpPane's chat. The worker
 side is melgui's own worker pane streaming the same N text deltas from the scripted relay
 over loopback. Rounds alternate, each in a fresh pane; a turn is timed from the message
 to idle (the agent process is started before the clock runs). Reports the median time
@@ -44,6 +45,11 @@ from tests.fakes import ScriptedRelay, done, text  # noqa: E402
 from tests.fakes.acp_host import scripted_agent  # noqa: E402
 
 PIECE = "Streaming **markdown** with `code` and words, "
+EVERY = 10  # chunks to a paragraph, as a model writes them
+
+
+def pieces(chunks: int) -> list[str]:
+    return [PIECE + ("\n\n" if n % EVERY == EVERY - 1 else "") for n in range(chunks)]
 
 
 async def until_idle(pane: AgentPane) -> None:
@@ -60,11 +66,11 @@ async def acp_round(folder: str, chunks: int, meter: StallMeter) -> tuple[float,
     await session.start()
     meter.start()
     started = time.perf_counter()
-    pane.send(json.dumps([{"say": PIECE, "times": chunks}]))
+    pane.send(json.dumps([{"say": PIECE, "times": chunks, "every": EVERY}]))
     await until_idle(pane)
     elapsed = time.perf_counter() - started
     stall = meter.stop()
-    reply = pane.latest_reply()
+    reply = pane.latest_reply().strip()
     closing = pane.close_worker()
     if closing is not None:
         await closing
@@ -75,7 +81,7 @@ async def acp_round(folder: str, chunks: int, meter: StallMeter) -> tuple[float,
 async def worker_round(
     relay: ScriptedRelay, folder: str, chunks: int, meter: StallMeter
 ) -> tuple[float, float, str]:
-    relay.script([*(text(PIECE) for _ in range(chunks)), done()])
+    relay.script([*(text(piece) for piece in pieces(chunks)), done()])
     transport = RelayTransport(relay.base_url, "bench-key")
     session = AgentSession(
         transport, ToolRegistry(), FixedPolicy("all"), model="bench", role="worker", cwd=folder
@@ -88,7 +94,7 @@ async def worker_round(
     await until_idle(pane)
     elapsed = time.perf_counter() - started
     stall = meter.stop()
-    reply = pane.latest_reply()
+    reply = pane.latest_reply().strip()
     closing = pane.close_worker()
     if closing is not None:
         await closing
@@ -108,7 +114,7 @@ def main() -> None:
     meter = StallMeter()
     acp: list[tuple[float, float]] = []
     worker: list[tuple[float, float]] = []
-    expected = PIECE * options.chunks
+    expected = "".join(pieces(options.chunks)).strip()
     rounds = options.rounds
     print(f"{options.chunks} chunks of {len(PIECE)} characters into a pane, {rounds} rounds")
     with ScriptedRelay() as relay, tempfile.TemporaryDirectory() as folder:

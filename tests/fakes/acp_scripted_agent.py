@@ -6,7 +6,8 @@ With `--script FILE` (JSON: prompt text -> steps), a prompt found there plays it
 so a chat shows plain words.
 
 Steps:
-    {"say": "text", "times": 3}          agent_message_chunk, `times` times
+    {"say": "text", "times": 3}          agent_message_chunk, `times` times (with
+                                         "every": 10, every 10th chunk ends a paragraph)
     {"think": "text"}                    agent_thought_chunk
     {"read": "path", "line": 1, "limit": 2}   fs/read_text_file, its text said back
     {"write": "path", "content": "..."}  fs/write_text_file ("wrote" or the error said)
@@ -173,8 +174,10 @@ class ScriptedAgent:
     async def _step(self, sid: str, step: dict[str, Any]) -> None:
         client = self.client
         if "say" in step:
-            for _ in range(int(step.get("times", 1))):
-                await self._say(step["say"])
+            every = int(step.get("every", 0))
+            for n in range(int(step.get("times", 1))):
+                end = "\n\n" if every and n % every == every - 1 else ""
+                await self._say(step["say"] + end)
         elif "think" in step:
             await self._send(update_agent_thought(text_block(step["think"])))
         elif "read" in step:

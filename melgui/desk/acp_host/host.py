@@ -118,6 +118,9 @@ class AcpHost:
         self._cancelled = False
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
+        # Awaited before a turn's end is told (the pane: until its chat has drawn the
+        # burst of text it was sent, so the final message is not drawn all in one go).
+        self.settle: Callable[[], Awaitable[None]] | None = None
 
     # -- observers -----------------------------------------------------------------------
 
@@ -262,6 +265,8 @@ class AcpHost:
             self._prompting = False
             self.gate.cancel_all("The turn ended.")
         stop = str(reply.stop_reason)
+        if self.settle is not None:
+            await self.settle()
         self.translator.end_turn(cancelled=stop == "cancelled")
         if stop == "cancelled" or self._cancelled:
             self.emit(TurnCancelled())

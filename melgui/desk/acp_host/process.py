@@ -18,6 +18,7 @@ from melgui.desk.acp_host.agents import AgentCommand
 
 STREAM_LIMIT = 64 * 1024 * 1024  # one protocol line may carry a whole file
 TAIL_LINES = 40
+FEED_SLICE_S = 0.004  # at most this long handing on protocol lines before a pause
 
 
 class AgentStartError(Exception):
@@ -70,8 +71,15 @@ class AgentProcess:
         `malformed` (the SDK would only log it and go on waiting)."""
         stream = self.process.stdout
         assert stream is not None
+        loop = asyncio.get_running_loop()
+        since = loop.time()
         try:
             while line := await stream.readline():
+                if loop.time() - since > FEED_SLICE_S:
+                    # A burst already read (thousands of updates) would be handed on in
+                    # one go and handled without a pause: let the window paint between.
+                    await asyncio.sleep(0)
+                    since = loop.time()
                 if line.strip() and not _is_message(line):
                     if not self.malformed.done():
                         shown = line.decode(errors="replace").strip()[:200]

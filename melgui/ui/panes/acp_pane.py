@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
@@ -34,6 +35,7 @@ from melgui.desk.prompt_kit import PromptKit
 from melgui.desk.slash_commands import SlashCommand
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
+from melgui.ui.chat.flush_scheduler import FLUSH_MS, shared_scheduler
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.terminal_view import TerminalView
 from melgui.ui.theme import LIGHT, Colors
@@ -107,6 +109,7 @@ class AcpPane(AgentPane):
         self._split.addWidget(self.terminal_tabs)
         self.terminal_views: dict[str, TerminalView] = {}
         session.host.terminals.on_open = self.show_terminal
+        session.host.settle = self._drawn
         self._stateArrived.connect(self._show_state)
         session.host.state.listen(self._stateArrived.emit)
         self.bridge.loopEvent.connect(lambda _event: self._show_failure())
@@ -167,6 +170,14 @@ class AcpPane(AgentPane):
         if self._first:
             first, self._first = self._first, ""
             self.send(first)
+
+    async def _drawn(self, limit: float = 30.0) -> None:
+        """Wait (at most `limit` s) until the chat has drawn what the agent streamed: an
+        agent sends faster than a chat draws, and the turn's end draws the rest at once."""
+        scheduler = shared_scheduler()
+        deadline = time.monotonic() + limit
+        while scheduler.is_pending(self.chat.transcript) and time.monotonic() < deadline:
+            await asyncio.sleep(FLUSH_MS / 1000)
 
     def _fail(self, text: str) -> None:
         self.last_error = text
