@@ -95,7 +95,8 @@ class AcpHost:
         start_timeout: float = START_TIMEOUT,
     ) -> None:
         self.command = command
-        self.cwd = str(Workspace(cwd).root)
+        workspace = Workspace(cwd)  # raises ValueError for a folder that is not one
+        self.cwd = str(workspace.root)
         self.env = dict(env or {})
         self.source = source or command.name
         self.mcp_servers = list(mcp_servers)
@@ -107,7 +108,6 @@ class AcpHost:
         self.usage = Usage()
         self.start_timeout = start_timeout
         self._observers: list[Observer] = []
-        workspace = Workspace(self.cwd)
         self._ask = ask
         self.gate = PermissionGate(command.origin, self.source, policy, self._ask_person)
         self.files = AgentFiles(workspace, self.source, around_write)
