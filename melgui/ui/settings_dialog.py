@@ -46,6 +46,7 @@ from melgui.tools.sandbox import sandbox_status
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.found_models import Choice, FoundModels
 from melgui.ui.policy_editor import PolicyEditor
+from melgui.ui.signals.settings_tab import SignalsTab
 
 CUSTOM = "custom"
 _KINDS: tuple[tuple[ConnectionKind, str], ...] = (
@@ -99,6 +100,8 @@ class SettingsDialog(QDialog):
         tabs.addTab(self.policy_editor, "Approval")
         tabs.addTab(self._tools_tab(settings), "Tools")
         tabs.addTab(self._appearance_tab(settings), "Appearance")
+        self.signals_tab = SignalsTab(settings, self)  # issue 21
+        tabs.addTab(self.signals_tab, "Signals")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -336,6 +339,8 @@ class SettingsDialog(QDialog):
             "theme": self.theme.currentData() if hasattr(self, "theme") else "light",
             "focus_chat_keys": self._focus_keys(),
         }
+        if hasattr(self, "signals_tab"):
+            values.update(self.signals_tab.values())
         if hasattr(self, "_send_reasoning"):
             values["send_reasoning"] = sorted(self._send_reasoning)
         if hasattr(self, "model_box"):
