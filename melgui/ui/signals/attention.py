@@ -108,7 +108,7 @@ class Attention(QObject):
         settings = self.host.settings
         if moment.kind != "approval" and not settings.signal_turn_end:
             return
-        where = self._where(moment.key, moment.name)
+        where = moment.name
         if moment.kind == "approval":
             request = next(
                 (r for r in self.board.pending(moment.key) if r.call.id == moment.call_id), None
@@ -122,10 +122,10 @@ class Attention(QObject):
             summary, body = f"{where} failed", _excerpt(moment.detail)
         self.signal(moment.key, summary, body)
 
-    def ring(self, pane_id: int, title: str) -> None:
+    def ring(self, pane_id: int, name: str) -> None:
         """A terminal pane's program rang the bell."""
         if self.host.settings.signal_bell:
-            self.signal(pane_key(pane_id), f"{self._where(pane_key(pane_id), title)} rang", "")
+            self.signal(pane_key(pane_id), f"{name} rang the bell", "")
 
     def signal(self, key: str, summary: str, body: str) -> bool:
         """Signal `summary` about agent or pane `key` unless it is in front; True if sent."""
@@ -144,10 +144,6 @@ class Attention(QObject):
             self.why[pane_id] = summary
             self.host.pane_manager.area.set_badge(pane_id, self.unseen[pane_id], summary)
         return True
-
-    def _where(self, key: str, name: str) -> str:
-        pane_id = pane_of(key)
-        return f"Pane {pane_id} ({name})" if pane_id else "The main conversation"
 
     # -- being seen --------------------------------------------------------------------
 

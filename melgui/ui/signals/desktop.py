@@ -62,8 +62,8 @@ class DesktopNotifier(QObject):
     # -- connecting --------------------------------------------------------------------
 
     def begin(self) -> None:
-        """Connect in the background, for the life of the spawner's tasks: cancelling
-        them (the window's close) closes the connection."""
+        """Connect in the background (done by the first notification), for the life of
+        the spawner's tasks: cancelling them (the window's close) closes the connection."""
         if self._ready is None:
             self._ready = asyncio.get_event_loop().create_future()
             self._spawn(self._serve())

@@ -26,7 +26,7 @@ from melgui.ui.panes.terminal_pane import TerminalPane
 from melgui.ui.signals.attention import MAIN, Attention, SignalHost, pane_key
 from melgui.ui.signals.desktop import DesktopNotifier
 
-MAIN_NAME = "main conversation"
+MAIN_NAME = "Main conversation"
 
 
 class SignalWindow(SignalHost, Protocol):
@@ -70,7 +70,6 @@ def install_signals(host: SignalWindow, window: QMainWindow) -> Signals:
     board.add(MAIN, MAIN_NAME, host.session)
     host.sessionChanged.connect(lambda session: board.add(MAIN, MAIN_NAME, session))
     follow_panes(host.pane_manager, board, attention)
-    notifier.begin()
     return Signals(board, view, dock, attention, notifier)
 
 
@@ -82,7 +81,7 @@ def follow_panes(manager: PaneManager, board: AgentsBoard, attention: Attention)
         present: set[str] = set()
         for info, pane in manager.panes():
             key = pane_key(info.id)
-            name = f"{info.id} · {info.title}"
+            name = f"Pane {info.id} · {info.title}"
             session = getattr(pane, "session", None)
             if isinstance(session, AgentSession):
                 present.add(key)
@@ -92,7 +91,7 @@ def follow_panes(manager: PaneManager, board: AgentsBoard, attention: Attention)
                     board.rename(key, name)
             elif isinstance(pane, TerminalPane) and info.id not in rung:
                 rung.add(info.id)
-                pane.bell.connect(lambda i=info.id, t=info.title: attention.ring(i, t))
+                pane.bell.connect(lambda i=info.id, n=name: attention.ring(i, n))
         for key in board.agent_keys():
             if key != MAIN and key not in present:
                 board.remove(key)
