@@ -11,8 +11,15 @@ from typing import Any
 
 from melgui.core.terminal.panes import PaneInfo
 from melgui.ui.main_window import MainWindow
-from tests.fakes import RecordedRequest, ScriptedRelay, done, error_event, text
-from tests.fakes import tool_call, tool_calls
+from tests.fakes import (
+    RecordedRequest,
+    ScriptedRelay,
+    done,
+    error_event,
+    text,
+    tool_call,
+    tool_calls,
+)
 from tests.fakes.window import wait_until
 
 TASKS = ("run the parser tests", "fix the flaky test", "update the changelog")
