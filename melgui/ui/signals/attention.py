@@ -186,13 +186,6 @@ class Attention(QObject):
             self.refresh_seen()
         return False
 
-    def apply_settings(self) -> None:
-        """Settings changed: badges turned off go at once."""
-        if not self.host.settings.signal_badges:
-            for pane_id in list(self.unseen):
-                self.seen(pane_id)
-        self._count_approvals()
-
     def _count_approvals(self) -> None:
         self.host.approval_bar.set_count(len(self.host.approvals))
 
