@@ -2,14 +2,17 @@
 sequence (`ESC ] 0 ; title BEL` sets the window title and rings nothing).
 
 Chunking does not matter: an OSC sequence or its ESC split across two reads is still
-recognised.
+recognised. Output without OSC sequences costs one C-speed scan and count.
 """
 
 from __future__ import annotations
 
+import re
+
 BEL = "\x07"
 _OSC = "\x1b]"
-_ST = "\x1b\\"
+# Where an OSC sequence ends: BEL or ST (ESC \); any other ESC aborts it (not consumed).
+_OSC_END = re.compile(r"[^\x07\x1b]*(?:\x07|\x1b\\|(?=\x1b.))", re.DOTALL)
 
 
 class BellCounter:
@@ -23,33 +26,37 @@ class BellCounter:
         if self._esc_pending:
             text = "\x1b" + text
             self._esc_pending = False
-        if not self._in_osc and BEL not in text and "\x1b" not in text:
-            return 0  # the common case, at the speed of one scan
         bells = 0
         at = 0
-        while at < len(text):
-            if self._in_osc:
-                at = self._end_of_osc(text, at)
-                continue
-            bel = text.find(BEL, at)
-            osc = text.find(_OSC, at)
-            if osc >= 0 and (bel < 0 or osc < bel):
-                self._in_osc = True
-                at = osc + len(_OSC)
-            elif bel >= 0:
-                bells += 1
-                at = bel + 1
+        if self._in_osc:
+            at = self._after_osc(text, 0)
+            if at < 0:
+                return 0
+        if BEL not in text:
+            # No bell, no OSC ended by one. Only the last ESC can open an OSC that goes on
+            # (any earlier one was ended or cut short by a later ESC).
+            last = text.rfind("\x1b", at)
+            if last >= 0 and text.startswith(_OSC, last):
+                self._after_osc(text, last + len(_OSC))
             else:
-                break
-        if not self._in_osc and text.endswith("\x1b"):
-            self._esc_pending = True
-        return bells
+                self._esc_pending = last >= 0 and last == len(text) - 1
+            return 0
+        while True:  # one turn per OSC sequence: usually none, and one C-speed count
+            osc = text.find(_OSC, at)
+            if osc < 0:
+                self._esc_pending = text.endswith("\x1b")
+                return bells + text.count(BEL, at)
+            bells += text.count(BEL, at, osc)
+            at = self._after_osc(text, osc + len(_OSC))
+            if at < 0:
+                return bells
 
-    def _end_of_osc(self, text: str, at: int) -> int:
-        ends = [(i, n) for i, n in ((text.find(BEL, at), 1), (text.find(_ST, at), 2)) if i >= 0]
-        if not ends:
-            self._esc_pending = text.endswith("\x1b")  # maybe the start of ST
-            return len(text)
-        index, size = min(ends)
+    def _after_osc(self, text: str, start: int) -> int:
+        """Where the OSC sequence open at `start` ends, or -1 when it goes on."""
+        end = _OSC_END.match(text, start)
+        if end is None:
+            self._in_osc = True
+            self._esc_pending = text.endswith("\x1b")  # maybe the first half of ST
+            return -1
         self._in_osc = False
-        return index + size
+        return end.end()

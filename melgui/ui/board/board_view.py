@@ -6,6 +6,8 @@ agent's pane forward, and its waiting approval if it has one.
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
@@ -72,23 +74,35 @@ class BoardView(QWidget):
     def refresh(self) -> None:
         self._pending = False
         rows = self.board.rows()
-        selected = self.selected_key()
-        self.tree.clear()
-        for row in rows:
-            item = QTreeWidgetItem(list(cells(row)))
-            item.setData(0, KEY_ROLE, row.key)
+        now = time.time()
+        if [row.key for row in rows] != self._keys():
+            self.tree.clear()  # agents came or went: build the rows again
+            for row in rows:
+                item = QTreeWidgetItem()
+                item.setData(0, KEY_ROLE, row.key)
+                item.setToolTip(0, "Click to show this agent's pane")
+                for column in (3, 4):
+                    item.setTextAlignment(column, Qt.AlignmentFlag.AlignRight)
+                self.tree.addTopLevelItem(item)
+        for index, row in enumerate(rows):
+            shown = self.tree.topLevelItem(index)
+            if shown is None:
+                continue
+            item = shown
+            texts = cells(row, now)
+            for column, value in enumerate(texts):
+                if item.text(column) != value:
+                    item.setText(column, value)
             item.setForeground(1, QBrush(QColor(STATE_COLOUR[row.state])))
-            item.setToolTip(0, "Click to show this agent's pane")
-            item.setToolTip(1, row.detail or cells(row)[1])
-            for column in (3, 4):
-                item.setTextAlignment(column, Qt.AlignmentFlag.AlignRight)
-            self.tree.addTopLevelItem(item)
-            if row.key == selected:
-                item.setSelected(True)
+            item.setToolTip(1, row.detail or texts[1])
         waiting = sum(row.waiting for row in rows)
         running = sum(row.state == "running" for row in rows)
         text = f"{len(rows)} agent{'s' if len(rows) != 1 else ''} · {running} running"
         self.summary.setText(text + (f" · <b>{waiting} waiting for you</b>" if waiting else ""))
+
+    def _keys(self) -> list[object]:
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [item.data(0, KEY_ROLE) for item in items if item is not None]
 
     def selected_key(self) -> str:
         items = self.tree.selectedItems()

@@ -29,3 +29,9 @@ def test_the_screen_counts_bells_from_bytes() -> None:
         screen.feed(bytes([byte]))
     assert screen.bells == 3
     assert "d" in screen.screen_text() and "title" not in screen.screen_text()
+
+
+def test_an_osc_cut_short_by_another_sequence_still_lets_bells_ring() -> None:
+    counter = BellCounter()
+    assert counter.count("\x1b]0;half a title\x1b[31mred\x07") == 1
+    assert counter.count("\x1b]0;one\x1b]0;two\x07\x07") == 1
