@@ -30,6 +30,7 @@ from melgui.ui.panes.manager import PaneManager
 from melgui.ui.signals.desktop import DesktopNotifier
 
 MAIN = "main"
+KEEP_NOTIFIED = 50
 Alert = Callable[[QWidget, int], None]
 
 
@@ -75,8 +76,7 @@ class Attention(QObject):
         self.alert: Alert = QApplication.alert  # the taskbar hint; tests wrap it
         self.urgent = False  # the window asked for attention and was not activated since
         self.unseen: dict[int, int] = {}  # pane id -> signals not seen yet
-        self.why: dict[int, str] = {}  # pane id -> the latest of them, in words
-        self.notified: list[tuple[str, str, str]] = []  # (key, summary, body), newest last
+        self.notified: list[tuple[str, str, str]] = []  # (key, summary, body): the last 50
         board.on_moment(self._on_moment)
         notifier.clicked.connect(self.show)
         host.approvals.changed.connect(self._count_approvals)
@@ -134,6 +134,7 @@ class Attention(QObject):
         settings = self.host.settings
         if settings.signal_desktop:
             self.notified.append((key, summary, body))
+            del self.notified[:-KEEP_NOTIFIED]
             self.notifier.notify(summary, body, key)
         if settings.signal_taskbar:
             self.urgent = True
@@ -141,7 +142,6 @@ class Attention(QObject):
         pane_id = pane_of(key)
         if pane_id and settings.signal_badges:
             self.unseen[pane_id] = self.unseen.get(pane_id, 0) + 1
-            self.why[pane_id] = summary
             self.host.pane_manager.area.set_badge(pane_id, self.unseen[pane_id], summary)
         return True
 
@@ -172,7 +172,6 @@ class Attention(QObject):
     def seen(self, pane_id: int) -> None:
         """The person looked at this pane: its badge goes."""
         if self.unseen.pop(pane_id, 0):
-            self.why.pop(pane_id, None)
             self.host.pane_manager.area.set_badge(pane_id, 0)
 
     def refresh_seen(self) -> None:
