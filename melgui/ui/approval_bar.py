@@ -32,6 +32,10 @@ class ApprovalBar(QFrame):
         self.parts.setTextFormat(Qt.TextFormat.RichText)
         self.parts.setWordWrap(True)
         self.parts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.count = QLabel(self)  # every approval waiting, from any pane
+        self.count.setObjectName("approvalCount")
+        self.count.setAccessibleName("Approvals waiting")
+        self.count.hide()
         self.show_button = QPushButton("Show", self)
         self.show_button.setAccessibleName("Show the call in its inspector")
         self.show_button.clicked.connect(self._show)
@@ -40,6 +44,7 @@ class ApprovalBar(QFrame):
         self.tool_notes: Callable[[str], str] | None = None
         top = QHBoxLayout()
         top.addWidget(self.label, 1)
+        top.addWidget(self.count)
         top.addWidget(self.show_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
@@ -52,6 +57,14 @@ class ApprovalBar(QFrame):
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
         self.refresh()
+
+    def set_count(self, waiting: int) -> None:
+        """Show how many approvals wait in all (melgui.ui.signals keeps it current)."""
+        self.count.setVisible(waiting > 0)
+        self.count.setText(
+            f"<span style='background:{self.colors.pending};color:white'>&nbsp;{waiting}"
+            f"&nbsp;waiting&nbsp;</span>"
+        )
 
     def refresh(self) -> None:
         request = self.queue.first()

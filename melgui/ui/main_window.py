@@ -2,8 +2,7 @@
 
 Seams for the other parts of the app (stable; documented here on purpose):
 
-- `window.pane_host: QSplitter` — the central splitter: the chat column is widget 0, the
-  PaneArea is added after it.
+- `window.pane_host: QSplitter` — the central splitter: the chat column (0), the PaneArea.
 - `window.tools: ToolRegistry` — the main registry; orchestration tools registered into
   it survive settings changes and new conversations.
 - `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
@@ -65,6 +64,7 @@ from melgui.ui.settings_flow import (
     open_settings_dialog,
     past_commands,
 )
+from melgui.ui.signals.install import install_signals
 from melgui.ui.status_line import StatusLine
 from melgui.ui.theme import apply_theme, colors_for, follow_system_scheme
 from melgui.ui.toolbar import ProjectToolbar
@@ -128,6 +128,7 @@ class MainWindow(QMainWindow):
         from melgui.ui.mcp.install import install_mcp  # MCP servers: issue 17
 
         self.mcp_panel = install_mcp(self)
+        self.signals = install_signals(self, self)  # agents board and signals: issue 21
         self.history_dock = self.history.parentWidget()
         assert isinstance(self.history_dock, QDockWidget)
         self.actions_by_name = install_commands(self)

@@ -47,6 +47,7 @@ from melgui.ui.aio import TaskKeeper
 from melgui.ui.found_models import Choice, FoundModels
 from melgui.ui.panes.worker_settings import WorkerSettingsTab
 from melgui.ui.policy_editor import PolicyEditor
+from melgui.ui.signals.settings_tab import SignalsTab
 
 CUSTOM = "custom"
 _KINDS: tuple[tuple[ConnectionKind, str], ...] = (
@@ -102,6 +103,8 @@ class SettingsDialog(QDialog):
         self.workers_tab = WorkerSettingsTab(settings, policy.project, self)
         tabs.addTab(self.workers_tab, "Workers")
         tabs.addTab(self._appearance_tab(settings), "Appearance")
+        self.signals_tab = SignalsTab(settings, self)  # issue 21
+        tabs.addTab(self.signals_tab, "Signals")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -339,6 +342,8 @@ class SettingsDialog(QDialog):
             "theme": self.theme.currentData() if hasattr(self, "theme") else "light",
             "focus_chat_keys": self._focus_keys(),
         }
+        if hasattr(self, "signals_tab"):
+            values.update(self.signals_tab.values())
         if hasattr(self, "_send_reasoning"):
             values["send_reasoning"] = sorted(self._send_reasoning)
         if hasattr(self, "model_box"):

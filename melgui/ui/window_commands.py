@@ -96,6 +96,7 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
             "inspector", "&View", "&Inspector", "Ctrl+Shift+I", lambda: toggle(w.inspector_dock)
         ),
         Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
+        Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
         Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
         Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),
         Command("zoom_reset", "&View", "&Reset zoom", "Ctrl+0", lambda: zoom(w, 0)),

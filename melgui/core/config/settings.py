@@ -171,6 +171,16 @@ class Settings(BaseSettings):
     focus_chat_keys: str = "Ctrl+`"
     """Keys that take the keyboard from a terminal pane back to the chat (never sent to the
     program running there)."""
+    signal_desktop: bool = True
+    """A desktop notification when an agent not in front needs you (approval, turn end)."""
+    signal_taskbar: bool = True
+    """The taskbar's urgency hint for the same moments."""
+    signal_badges: bool = True
+    """A count on a pane's header and tab until you look at it."""
+    signal_turn_end: bool = True
+    """A finished or failed turn signals too (approvals always do, unless all are off)."""
+    signal_bell: bool = True
+    """A terminal pane's bell (BEL) signals too."""
 
     @field_validator("approval_modes", mode="before")
     @classmethod

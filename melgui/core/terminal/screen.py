@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import avt
 
+from melgui.core.terminal.bell import BellCounter
+
 DEFAULT_SCROLLBACK = 5000
 
 # Modes avt keeps to itself that the pane needs to know about.
@@ -102,6 +104,8 @@ class TerminalScreen:
         self.bracketed_paste = False
         self.title = ""
         self.bytes_fed = 0
+        self.bells = 0  # BELs rung so far (not those ending an OSC title)
+        self._bell = BellCounter()
         self.generation = 0  # bumps on every change; cheap "anything new?" for readers
 
     # -- size -------------------------------------------------------------------------
@@ -132,6 +136,7 @@ class TerminalScreen:
         text = self._decoder.decode(data)
         if not text:
             return
+        self.bells += self._bell.count(text)
         done = 0
         if "\x1b" in text or "\x1b" in self._tail:
             seen = self._tail + text

@@ -78,7 +78,7 @@ class PaneArea(QWidget):
         root = QSplitter(Qt.Orientation.Horizontal)
         root.setChildrenCollapsible(False)
         root.addWidget(frame)
-        index = self.tabs.addTab(root, frame.title)
+        index = self.tabs.addTab(root, _with_badge(frame.title, root))
         self.tabs.setCurrentIndex(index)
 
     def _split(self, target: PaneFrame, frame: PaneFrame, orientation: Qt.Orientation) -> None:
@@ -170,7 +170,7 @@ class PaneArea(QWidget):
     def _retitle(self, root: QSplitter) -> None:
         first = root.findChild(PaneFrame)
         if first is not None:
-            self.tabs.setTabText(self.tabs.indexOf(root), first.title)
+            self.tabs.setTabText(self.tabs.indexOf(root), _with_badge(first.title, root))
 
     def set_tab_title(self, pane_id: int, title: str) -> None:
         index = self.tab_of(pane_id)
@@ -178,7 +178,18 @@ class PaneArea(QWidget):
             root = self.tabs.widget(index)
             first = root.findChild(PaneFrame) if root is not None else None
             if first is not None and first.pane_id == pane_id:
-                self.tabs.setTabText(index, title)
+                self.tabs.setTabText(index, _with_badge(title, root))
+
+    def set_badge(self, pane_id: int, count: int, why: str = "") -> None:
+        """A pane's count of unseen signals, on its header and summed on its tab."""
+        frame = self._frames.get(pane_id)
+        index = self.tab_of(pane_id)
+        if frame is None or index < 0:
+            return
+        frame.set_badge(count, why)
+        root = self.tabs.widget(index)
+        if isinstance(root, QSplitter):
+            self._retitle(root)
 
     # -- focus -------------------------------------------------------------------------
 
@@ -209,3 +220,10 @@ class PaneArea(QWidget):
         if frame is not None:
             frame.set_focused(True)
         self.focusedPaneChanged.emit(frame.pane_id if frame is not None else 0)
+
+
+def _with_badge(title: str, root: QWidget | None) -> str:
+    """A tab's text: its first pane's title, then the unseen signals of all its panes."""
+    frames = root.findChildren(PaneFrame) if root is not None else []
+    count = sum(frame.badge for frame in frames)
+    return f"{title}  ● {count}" if count else title

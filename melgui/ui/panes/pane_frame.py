@@ -36,6 +36,11 @@ class PaneFrame(QFrame):
         self.title_label = QLabel(header)
         self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
         self.state_label = QLabel(header)
+        self.badge = 0  # signals the person has not seen yet (melgui.ui.signals)
+        self.badge_label = QLabel(header)
+        self.badge_label.setObjectName("paneBadge")
+        self.badge_label.setAccessibleName("Needs you")
+        self.badge_label.hide()
         to_tab = QToolButton(header)
         to_tab.setText("⇱")
         to_tab.setToolTip("Move this pane to its own tab")
@@ -47,6 +52,7 @@ class PaneFrame(QFrame):
         close.setAutoRaise(True)
         close.clicked.connect(lambda: self.closeRequested.emit(self.pane_id))
         row.addWidget(self.title_label, 1)
+        row.addWidget(self.badge_label)
         row.addWidget(self.state_label)
         row.addWidget(to_tab)
         row.addWidget(close)
@@ -68,6 +74,16 @@ class PaneFrame(QFrame):
         colour = _STATE_COLOURS.get(state.name, "#6b6b73")
         self.state_label.setText(f"<span style='color:{colour}'>● {_escape(state.label)}</span>")
         self.state_label.setToolTip(state.label)
+
+    def set_badge(self, count: int, why: str = "") -> None:
+        """Show `count` unseen signals (an approval waiting, a turn ended, a bell); 0 hides."""
+        self.badge = max(0, count)
+        self.badge_label.setVisible(self.badge > 0)
+        self.badge_label.setText(
+            f"<span style='background:#d9480f;color:white;border-radius:6px'>"
+            f"&nbsp;{self.badge}&nbsp;</span>"
+        )
+        self.badge_label.setToolTip(why)
 
     def set_focused(self, focused: bool) -> None:
         self.setProperty("focusedPane", focused)

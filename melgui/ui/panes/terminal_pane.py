@@ -34,6 +34,7 @@ class TerminalPane(QWidget):
     """
 
     stateChanged = Signal(object)
+    bell = Signal()  # the program rang the terminal's bell (BEL)
 
     def __init__(
         self,
@@ -57,6 +58,7 @@ class TerminalPane(QWidget):
         self.state: PaneState = PaneState("running")
         self.exit_reported = False  # read_pane told the model about the exit
         self._exiting = False
+        self._bells = 0  # the emulator's bell count last reported
         self.pty: PtySession | None = None
         self._notifier: QSocketNotifier | None = None
         self._poll = QTimer(self)
@@ -112,6 +114,9 @@ class TerminalPane(QWidget):
             if time.perf_counter() >= deadline:
                 break
         if total:
+            if self.emulator.bells != self._bells:
+                self._bells = self.emulator.bells
+                self.bell.emit()
             replies = self.emulator.take_replies()
             if replies:
                 pty.write(replies)

@@ -1,0 +1,121 @@
+"""The agents board: one row per agent (state, branch, files changed, tokens).
+
+Clicking a row (or Enter on it) emits `focusRequested(key)`: the window brings that
+agent's pane forward, and its waiting approval if it has one.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.desk.agents_board import AgentsBoard
+from melgui.ui.board.cells import COLUMNS, STATE_COLOUR, cells
+
+KEY_ROLE = Qt.ItemDataRole.UserRole
+AGE_REFRESH_MS = 30_000  # "since 14:02 (3 min)" stays true
+
+
+class BoardView(QWidget):
+    """Shows `board`; redraws when it changes. Emits `focusRequested(key)`."""
+
+    focusRequested = Signal(str)
+
+    def __init__(self, board: AgentsBoard, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.board = board
+        self.setObjectName("agentsBoard")
+        self.summary = QLabel(self)
+        self.summary.setContentsMargins(6, 4, 6, 0)
+        self.tree = QTreeWidget(self)
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setAccessibleName("Agents")
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.itemClicked.connect(self._activated)
+        self.tree.itemActivated.connect(self._activated)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.tree, 1)
+        self._unlisten = board.on_change(self._board_changed)
+        self._pending = False
+        self._ages = QTimer(self)
+        self._ages.setInterval(AGE_REFRESH_MS)
+        self._ages.timeout.connect(self.refresh)
+        self._ages.start()
+        self.destroyed.connect(lambda _obj=None, off=self._unlisten: off())
+        self.refresh()
+
+    def _board_changed(self) -> None:
+        # Many events arrive per leg: redraw once, after them.
+        if not self._pending:
+            self._pending = True
+            QTimer.singleShot(0, self.refresh)
+
+    def refresh(self) -> None:
+        self._pending = False
+        rows = self.board.rows()
+        now = time.time()
+        if [row.key for row in rows] != self._keys():
+            self.tree.clear()  # agents came or went: build the rows again
+            for row in rows:
+                item = QTreeWidgetItem()
+                item.setData(0, KEY_ROLE, row.key)
+                item.setToolTip(0, "Click to show this agent's pane")
+                for column in (3, 4):
+                    item.setTextAlignment(column, Qt.AlignmentFlag.AlignRight)
+                self.tree.addTopLevelItem(item)
+        for index, row in enumerate(rows):
+            shown = self.tree.topLevelItem(index)
+            if shown is None:
+                continue
+            item = shown
+            texts = cells(row, now)
+            for column, value in enumerate(texts):
+                if item.text(column) != value:
+                    item.setText(column, value)
+            item.setForeground(1, QBrush(QColor(STATE_COLOUR[row.state])))
+            item.setToolTip(1, row.detail or texts[1])
+        waiting = sum(row.waiting for row in rows)
+        running = sum(row.state == "running" for row in rows)
+        text = f"{len(rows)} agent{'s' if len(rows) != 1 else ''} · {running} running"
+        self.summary.setText(text + (f" · <b>{waiting} waiting for you</b>" if waiting else ""))
+
+    def _keys(self) -> list[object]:
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [item.data(0, KEY_ROLE) for item in items if item is not None]
+
+    def selected_key(self) -> str:
+        items = self.tree.selectedItems()
+        return str(items[0].data(0, KEY_ROLE)) if items else ""
+
+    def item(self, key: str) -> QTreeWidgetItem | None:
+        for index in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(index)
+            if item is not None and item.data(0, KEY_ROLE) == key:
+                return item
+        return None
+
+    def _activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        key = item.data(0, KEY_ROLE)
+        if isinstance(key, str):
+            self.focusRequested.emit(key)

@@ -1,0 +1,70 @@
+"""What each column of the agents board says about an agent, in words."""
+
+from __future__ import annotations
+
+import time
+
+from melgui.desk.agents_board import AgentRow, AgentState
+
+COLUMNS = ("Agent", "State", "Branch", "Files changed", "Tokens")
+
+STATE_LABEL: dict[AgentState, str] = {
+    "running": "running",
+    "waiting": "waiting for approval",
+    "idle": "idle",
+    "finished": "finished",
+    "failed": "failed",
+}
+
+STATE_COLOUR: dict[AgentState, str] = {
+    "running": "#1a7f37",
+    "waiting": "#b35900",
+    "idle": "#6b6b73",
+    "finished": "#2f6fdf",
+    "failed": "#c62828",
+}
+
+
+def ago(seconds: float) -> str:
+    """A duration as people say it: "just now", "4 min", "2 h 5 min"."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "just now"
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def state_text(row: AgentRow, now: float | None = None) -> str:
+    """E.g. "waiting for approval since 14:02 (3 min)", "failed: HTTP 500"."""
+    now = time.time() if now is None else now
+    label = STATE_LABEL[row.state]
+    if row.state == "waiting":
+        clock = time.strftime("%H:%M", time.localtime(row.since))
+        many = f" ×{row.waiting}" if row.waiting > 1 else ""
+        return f"{label}{many} since {clock} ({ago(now - row.since)})"
+    if row.state == "failed" and row.detail:
+        return f"{label}: {' '.join(row.detail.split())[:80]}"
+    if row.state in ("finished", "idle"):
+        return f"{label} · {ago(now - row.since)}" if now - row.since >= 60 else label
+    return label
+
+
+def tokens_text(tokens: int) -> str:
+    if tokens >= 10_000:
+        return f"{tokens / 1000:.0f}k"
+    if tokens >= 1000:
+        return f"{tokens / 1000:.1f}k"
+    return str(tokens)
+
+
+def cells(row: AgentRow, now: float | None = None) -> tuple[str, ...]:
+    """The row's text, one per COLUMNS entry."""
+    return (
+        row.name,
+        state_text(row, now),
+        row.branch or "shared folder",
+        str(row.files_changed),
+        tokens_text(row.tokens),
+    )
