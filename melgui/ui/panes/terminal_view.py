@@ -1,11 +1,15 @@
 """Paints a TerminalScreen with QPainter and turns keys, wheel and mouse into input.
 
-Repaints are throttled: feeding output only marks the view stale, and a timer paints
-at most `FRAME_MS` apart, so a program flooding output costs one paint per frame.
+Repaints are coalesced: new output only marks the view stale, and the paint comes at
+once when the last one is a frame (`FRAME_MS`) old, else when it will be; a program
+flooding output costs at most one paint per frame. While the pane's reader thread
+runs, a paint draws the frame the reader prepared (runs already built off the GUI
+thread) instead of building one.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
@@ -24,10 +28,11 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
-from melgui.core.terminal.screen import RGB_FLAG, Run, Style, TerminalScreen
+from melgui.core.terminal.runs import DEFAULT_STYLE, RGB_FLAG, Frame, Run, Style
+from melgui.core.terminal.screen import TerminalScreen
 from melgui.ui.panes.terminal_keys import RESERVED_KEYS, key_bytes, paste_bytes
 
-FRAME_MS = 33  # ~30 frames a second at most
+FRAME_MS = 16  # ~60 frames a second at most
 
 # xterm's default 16 colours.
 _BASE16 = [
@@ -93,6 +98,10 @@ class TerminalView(QWidget):
         self._write = write
         self._scrolled = 0  # lines back into the scrollback; 0 = following output
         self._stale = True
+        self.live = False  # a reader thread feeds the screen and prepares its frames
+        self._last_paint = 0.0
+        self._painting_bold = False
+        self._colours: dict[Style, tuple[QColor, QColor | None]] = {}
         self._selection: tuple[Cell, Cell] | None = None
         self._selecting = False
         self.paints = 0
@@ -108,9 +117,8 @@ class TerminalView(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setCursor(Qt.CursorShape.IBeamCursor)
         self._frame = QTimer(self)
-        self._frame.setInterval(FRAME_MS)
+        self._frame.setSingleShot(True)
         self._frame.timeout.connect(self._on_frame)
-        self._frame.start()
 
     def _set_font(self, font: QFont) -> None:
         self.setFont(font)
@@ -129,14 +137,17 @@ class TerminalView(QWidget):
         columns, rows = self.grid_for(self.size())
         if (columns, rows) != (self.emulator.columns, self.emulator.rows):
             self.gridResized.emit(columns, rows)
-        self._stale = True
+        self.mark_stale()
         self.updateGeometry()
 
     # -- output side ---------------------------------------------------------------------
 
     def mark_stale(self) -> None:
-        """New output arrived; it is painted on the next frame."""
+        """New output arrived; it is painted now, or on the next frame."""
         self._stale = True
+        if not self._frame.isActive():
+            since = (time.monotonic() - self._last_paint) * 1000
+            self._frame.start(max(0, round(FRAME_MS - since)))
 
     def _on_frame(self) -> None:
         if self._stale and self.isVisible():
@@ -156,23 +167,32 @@ class TerminalView(QWidget):
         columns, rows = self.grid_for(event.size())
         if (columns, rows) != (self.emulator.columns, self.emulator.rows):
             self.gridResized.emit(columns, rows)
-        self._stale = True
+        self.mark_stale()
         super().resizeEvent(event)
 
     # -- painting ------------------------------------------------------------------------
 
     def paintEvent(self, event: QPaintEvent) -> None:
         self.paints += 1
+        self._last_paint = time.monotonic()
+        self._stale = False
+        started = time.perf_counter()
+        with self.emulator.priority():  # the reader waits: this paint has the GIL
+            self._paint(event)
+        self.emulator.paint_cost = time.perf_counter() - started
+
+    def _paint(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.fillRect(self.rect(), DEFAULT_BG)
-        screen = self.emulator
-        self._scrolled = min(self._scrolled, screen.history_size()) if self._scrolled else 0
-        lines = screen.visible_lines(self._scrolled)
+        painter.setFont(self.font())
+        self._painting_bold = False
+        frame = self._current_frame()
+        lines = frame.lines
         first = max(0, event.rect().top() // self._cell_h)
         last = min(len(lines) - 1, event.rect().bottom() // self._cell_h)
         for row in range(first, last + 1):
             self._paint_row(painter, row, lines[row])
-        cursor = screen.cursor
+        cursor = frame.cursor
         if cursor.visible and not self._scrolled:
             rect = QRect(
                 cursor.column * self._cell_w, cursor.row * self._cell_h, self._cell_w, self._cell_h
@@ -193,10 +213,31 @@ class TerminalView(QWidget):
             )
         painter.end()
 
+    def _current_frame(self) -> Frame:
+        screen = self.emulator
+        if self._scrolled:
+            self._scrolled = min(self._scrolled, screen.history_size())
+        if not self._scrolled:
+            latest = screen.latest_frame()
+            # While the reader runs it prepares the next frame after its next batch.
+            if latest is not None and (self.live or latest.generation == screen.generation):
+                return latest
+        return screen.frame(self._scrolled)
+
     def _paint_row(self, painter: QPainter, row: int, runs: list[Run]) -> None:
         y = row * self._cell_h
         selected = self._selected_span(row)
+        # Text in the default style is drawn in one go (blanks where other runs are):
+        # each drawText shapes its text, and most of a row is usually plain.
+        plain: list[str] = []
         for run in runs:
+            in_plain = run.style is DEFAULT_STYLE and run.width == len(run.text)
+            if in_plain:
+                plain.append(run.text)
+                if selected is None:
+                    continue
+            else:
+                plain.append(" " * run.width)
             fg, bg = self._run_colours(run.style)
             x = run.column * self._cell_w
             width = run.width * self._cell_w
@@ -213,9 +254,11 @@ class TerminalView(QWidget):
                         self._cell_h,
                         SELECTION_BG,
                     )
-            if not run.text.strip():
+            if in_plain or not run.text.strip():
                 continue
-            painter.setFont(self._bold if run.style.bold else self.font())
+            if run.style.bold != self._painting_bold:
+                self._painting_bold = run.style.bold
+                painter.setFont(self._bold if run.style.bold else self.font())
             painter.setPen(fg)
             if run.width == len(run.text):
                 painter.drawText(x, y + self._ascent, run.text)
@@ -229,8 +272,23 @@ class TerminalView(QWidget):
             if run.style.strikethrough:
                 middle = y + self._cell_h // 2
                 painter.drawLine(x, middle, x + width - 1, middle)
+        text = "".join(plain).rstrip()
+        if text:
+            if self._painting_bold:
+                self._painting_bold = False
+                painter.setFont(self.font())
+            painter.setPen(DEFAULT_FG)
+            painter.drawText(0, y + self._ascent, text)
 
     def _run_colours(self, style: Style) -> tuple[QColor, QColor | None]:
+        colours = self._colours.get(style)
+        if colours is None:
+            if len(self._colours) > 4096:  # true-colour output makes many styles
+                self._colours.clear()
+            colours = self._colours[style] = self._make_colours(style)
+        return colours
+
+    def _make_colours(self, style: Style) -> tuple[QColor, QColor | None]:
         fg = _colour(style.fg, DEFAULT_FG)
         if style.bold and style.fg is not None and style.fg < 8:
             fg = PALETTE[style.fg + 8]
@@ -291,7 +349,7 @@ class TerminalView(QWidget):
         """Input typed by the person: jump back to the live screen and send it."""
         if self._scrolled:
             self._scrolled = 0
-            self._stale = True
+            self.mark_stale()
         self._selection = None
         self._write(data)
 
