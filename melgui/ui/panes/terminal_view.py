@@ -105,6 +105,7 @@ class TerminalView(QWidget):
         self._selection: tuple[Cell, Cell] | None = None
         self._selecting = False
         self.paints = 0
+        self.painted: Frame | None = None  # what the last paint showed
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setStyleHint(QFont.StyleHint.Monospace)
         font.setPointSize(max(9, font.pointSize()))
@@ -186,7 +187,7 @@ class TerminalView(QWidget):
         painter.fillRect(self.rect(), DEFAULT_BG)
         painter.setFont(self.font())
         self._painting_bold = False
-        frame = self._current_frame()
+        frame = self.painted = self._current_frame()
         lines = frame.lines
         first = max(0, event.rect().top() // self._cell_h)
         last = min(len(lines) - 1, event.rect().bottom() // self._cell_h)
