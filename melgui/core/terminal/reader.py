@@ -3,7 +3,8 @@
 The GUI thread then only paints: the reader reads what the pty holds (up to a batch),
 feeds the screen in slices (avt keeps the GIL while it parses, so a slice bounds how
 long the GUI thread can wait for it), prepares the runs of the live screen at most
-once a frame, and calls `notify` (at most once until `acknowledge()`).
+once a frame (handing it to `prepared`, which may render it), and calls `notify` (at
+most once until `acknowledge()`).
 
 It also notices the program's end in order: the exit code is published only after
 everything the program wrote before it was interpreted (a pidfd wakes the reader when
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from melgui.core.terminal.pty_session import PtySession
+from melgui.core.terminal.runs import Frame
 from melgui.core.terminal.screen import TerminalScreen
 
 BATCH = 256 * 1024  # read at most this much before interpreting it
@@ -36,10 +38,20 @@ EXIT_WAIT_S = 2.0  # after end of file: how long to wait for the program to be r
 class PtyReader:
     """The output side of one pane. `start()` once; `stop()` before closing the pty."""
 
-    def __init__(self, pty: PtySession, screen: TerminalScreen, notify: Callable[[], None]):
+    def __init__(
+        self,
+        pty: PtySession,
+        screen: TerminalScreen,
+        notify: Callable[[], None],
+        prepared: Callable[[Frame], None] | None = None,
+    ) -> None:
         self._pty = pty
         self._screen = screen
         self._notify = notify
+        # Called on this thread with each frame prepared (a view renders it off the
+        # GUI thread); one that raises is not called again, the reading goes on.
+        self._prepared = prepared
+        self.prepare_error: str | None = None
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._notified = False
@@ -157,7 +169,13 @@ class PtyReader:
 
     def _frame(self) -> None:
         started = time.perf_counter()
-        self._screen.prepare_frame()
+        frame = self._screen.prepare_frame()
+        if self._prepared is not None:
+            try:
+                self._prepared(frame)
+            except Exception as exc:
+                self._prepared = None
+                self.prepare_error = f"{type(exc).__name__}: {exc}"
         self._prepare_cost = time.perf_counter() - started
         self._last_frame = time.monotonic()
         self._since_frame = 0

@@ -77,7 +77,9 @@ class TerminalPane(QWidget):
             self.emulator.feed(f"\x1b[31m{exc}\x1b[0m\r\n".encode())
             self._set_state(failed(str(exc)))
             return
-        self._reader = PtyReader(self.pty, self.emulator, self._news.arrived.emit)
+        self._reader = PtyReader(
+            self.pty, self.emulator, self._news.arrived.emit, self.view.render_offscreen
+        )
         self.view.live = True
         self._reader.start()
         self._poll.start()

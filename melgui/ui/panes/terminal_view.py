@@ -3,8 +3,9 @@
 Repaints are coalesced: new output only marks the view stale, and the paint comes at
 once when the last one is a frame (`FRAME_MS`) old, else when it will be; a program
 flooding output costs at most one paint per frame. While the pane's reader thread
-runs, a paint draws the frame the reader prepared (runs already built off the GUI
-thread) instead of building one.
+runs, it renders each frame it prepares into an image (`render_offscreen`, with its
+own RowPainter), and a paint of the live screen draws that image and puts the cursor
+and the selection over it: the GUI thread neither builds runs nor draws text.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
-    QFontMetrics,
     QGuiApplication,
+    QImage,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -28,61 +29,15 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
-from melgui.core.terminal.runs import DEFAULT_STYLE, RGB_FLAG, Frame, Run, Style
+from melgui.core.terminal.runs import Frame
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.ui.panes.terminal_keys import RESERVED_KEYS, key_bytes, paste_bytes
+from melgui.ui.panes.terminal_paint import DEFAULT_BG, DEFAULT_FG, SELECTION_BG, RowPainter, is_wide
 
 FRAME_MS = 16  # ~60 frames a second at most
 
-# xterm's default 16 colours.
-_BASE16 = [
-    "#000000",
-    "#cd0000",
-    "#00cd00",
-    "#cdcd00",
-    "#0000ee",
-    "#cd00cd",
-    "#00cdcd",
-    "#e5e5e5",
-    "#7f7f7f",
-    "#ff0000",
-    "#00ff00",
-    "#ffff00",
-    "#5c5cff",
-    "#ff00ff",
-    "#00ffff",
-    "#ffffff",
-]
-
-
-def _palette() -> list[QColor]:
-    colours = [QColor(value) for value in _BASE16]
-    steps = (0, 95, 135, 175, 215, 255)
-    for r in steps:
-        for g in steps:
-            for b in steps:
-                colours.append(QColor(r, g, b))
-    for level in range(24):
-        grey = 8 + level * 10
-        colours.append(QColor(grey, grey, grey))
-    return colours
-
-
-PALETTE = _palette()
-DEFAULT_FG = QColor("#d8d8d8")
-DEFAULT_BG = QColor("#1b1c1f")
-SELECTION_BG = QColor("#3d5a8a")
-
 Writer = Callable[[bytes], None]
 Cell = tuple[int, int]  # (row, column) in view coordinates
-
-
-def _colour(value: int | None, default: QColor) -> QColor:
-    if value is None:
-        return default
-    if value & RGB_FLAG:
-        return QColor((value >> 16) & 0xFF, (value >> 8) & 0xFF, value & 0xFF)
-    return PALETTE[value] if 0 <= value < len(PALETTE) else default
 
 
 class TerminalView(QWidget):
@@ -100,8 +55,9 @@ class TerminalView(QWidget):
         self._stale = True
         self.live = False  # a reader thread feeds the screen and prepares its frames
         self._last_paint = 0.0
-        self._painting_bold = False
-        self._colours: dict[Style, tuple[QColor, QColor | None]] = {}
+        # The live screen as the reader thread rendered it: (frame, image, size, ratio).
+        self._offscreen: tuple[Frame, QImage, QSize, float] | None = None
+        self._geometry = (QSize(0, 0), 1.0)  # size and pixel ratio, for the reader thread
         self._selection: tuple[Cell, Cell] | None = None
         self._selecting = False
         self.paints = 0
@@ -123,12 +79,17 @@ class TerminalView(QWidget):
 
     def _set_font(self, font: QFont) -> None:
         self.setFont(font)
-        self._bold = QFont(font)
-        self._bold.setBold(True)
-        metrics = QFontMetrics(font)
-        self._cell_w = max(1, metrics.horizontalAdvance("M"))
-        self._cell_h = max(1, metrics.height())
-        self._ascent = metrics.ascent()
+        self._painter = RowPainter(font)
+        self._thread_painter = self._painter.copy()  # the reader thread's own
+        self._offscreen = None
+
+    @property
+    def _cell_w(self) -> int:
+        return self._painter.cell_w
+
+    @property
+    def _cell_h(self) -> int:
+        return self._painter.cell_h
 
     def zoom_to(self, steps: int) -> None:
         """Text `steps` points above (or below) the default size; the grid follows."""
@@ -165,6 +126,7 @@ class TerminalView(QWidget):
         return QSize(self._cell_w * 10, self._cell_h * 3)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        self._geometry = (QSize(event.size()), self.devicePixelRatioF())
         columns, rows = self.grid_for(event.size())
         if (columns, rows) != (self.emulator.columns, self.emulator.rows):
             self.gridResized.emit(columns, rows)
@@ -184,15 +146,14 @@ class TerminalView(QWidget):
 
     def _paint(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
-        painter.fillRect(self.rect(), DEFAULT_BG)
-        painter.setFont(self.font())
-        self._painting_bold = False
-        frame = self.painted = self._current_frame()
-        lines = frame.lines
-        first = max(0, event.rect().top() // self._cell_h)
-        last = min(len(lines) - 1, event.rect().bottom() // self._cell_h)
-        for row in range(first, last + 1):
-            self._paint_row(painter, row, lines[row])
+        frame = self._offscreen_frame(painter)
+        if frame is None:
+            painter.fillRect(self.rect(), DEFAULT_BG)
+            frame = self._current_frame()
+            first = max(0, event.rect().top() // self._cell_h)
+            last = min(len(frame.lines) - 1, event.rect().bottom() // self._cell_h)
+            self._painter.paint(painter, frame.lines, range(first, last + 1), self._selected_span)
+        self.painted = frame
         cursor = frame.cursor
         if cursor.visible and not self._scrolled:
             rect = QRect(
@@ -214,6 +175,40 @@ class TerminalView(QWidget):
             )
         painter.end()
 
+    def _offscreen_frame(self, painter: QPainter) -> Frame | None:
+        """Draw the reader's image of the live screen, with the selection over it; None
+        when there is none to draw (scrolled back, resized, no reader)."""
+        rendered = self._offscreen
+        if rendered is None or self._scrolled or not self.live:
+            return None
+        frame, image, size, ratio = rendered
+        if size != self.size() or ratio != self.devicePixelRatioF():
+            return None
+        painter.drawImage(0, 0, image)
+        ordered = self._ordered_selection()
+        if ordered is not None:
+            shade = QColor(SELECTION_BG)
+            shade.setAlpha(150)
+            for row in range(ordered[0][0], ordered[1][0] + 1):
+                span = self._selected_span(row)
+                if span is not None and span[1] > span[0]:
+                    painter.fillRect(
+                        span[0] * self._cell_w,
+                        row * self._cell_h,
+                        (span[1] - span[0]) * self._cell_w,
+                        self._cell_h,
+                        shade,
+                    )
+        return frame
+
+    def render_offscreen(self, frame: Frame) -> None:
+        """On the reader thread: render a freshly prepared live frame for the next paint."""
+        size, ratio = self._geometry
+        if size.isEmpty() or frame.scrolled:
+            return
+        image = self._thread_painter.render(frame, size.width(), size.height(), ratio)
+        self._offscreen = (frame, image, size, ratio)
+
     def _current_frame(self) -> Frame:
         screen = self.emulator
         if self._scrolled:
@@ -224,81 +219,6 @@ class TerminalView(QWidget):
             if latest is not None and (self.live or latest.generation == screen.generation):
                 return latest
         return screen.frame(self._scrolled)
-
-    def _paint_row(self, painter: QPainter, row: int, runs: list[Run]) -> None:
-        y = row * self._cell_h
-        selected = self._selected_span(row)
-        # Text in the default style is drawn in one go (blanks where other runs are):
-        # each drawText shapes its text, and most of a row is usually plain.
-        plain: list[str] = []
-        for run in runs:
-            in_plain = run.style is DEFAULT_STYLE and run.width == len(run.text)
-            if in_plain:
-                plain.append(run.text)
-                if selected is None:
-                    continue
-            else:
-                plain.append(" " * run.width)
-            fg, bg = self._run_colours(run.style)
-            x = run.column * self._cell_w
-            width = run.width * self._cell_w
-            if bg is not None:
-                painter.fillRect(x, y, width, self._cell_h, bg)
-            if selected is not None:
-                start = max(run.column, selected[0])
-                end = min(run.column + run.width, selected[1])
-                if end > start:
-                    painter.fillRect(
-                        start * self._cell_w,
-                        y,
-                        (end - start) * self._cell_w,
-                        self._cell_h,
-                        SELECTION_BG,
-                    )
-            if in_plain or not run.text.strip():
-                continue
-            if run.style.bold != self._painting_bold:
-                self._painting_bold = run.style.bold
-                painter.setFont(self._bold if run.style.bold else self.font())
-            painter.setPen(fg)
-            if run.width == len(run.text):
-                painter.drawText(x, y + self._ascent, run.text)
-            else:  # wide characters: place each on its own cells
-                column = x
-                for char in run.text:
-                    painter.drawText(column, y + self._ascent, char)
-                    column += self._cell_w * (2 if _is_wide(char) else 1)
-            if run.style.underline:
-                painter.drawLine(x, y + self._cell_h - 2, x + width - 1, y + self._cell_h - 2)
-            if run.style.strikethrough:
-                middle = y + self._cell_h // 2
-                painter.drawLine(x, middle, x + width - 1, middle)
-        text = "".join(plain).rstrip()
-        if text:
-            if self._painting_bold:
-                self._painting_bold = False
-                painter.setFont(self.font())
-            painter.setPen(DEFAULT_FG)
-            painter.drawText(0, y + self._ascent, text)
-
-    def _run_colours(self, style: Style) -> tuple[QColor, QColor | None]:
-        colours = self._colours.get(style)
-        if colours is None:
-            if len(self._colours) > 4096:  # true-colour output makes many styles
-                self._colours.clear()
-            colours = self._colours[style] = self._make_colours(style)
-        return colours
-
-    def _make_colours(self, style: Style) -> tuple[QColor, QColor | None]:
-        fg = _colour(style.fg, DEFAULT_FG)
-        if style.bold and style.fg is not None and style.fg < 8:
-            fg = PALETTE[style.fg + 8]
-        bg = _colour(style.bg, DEFAULT_BG) if style.bg is not None else None
-        if style.inverse:
-            fg, bg = (bg or DEFAULT_BG), fg
-        if style.faint:
-            fg = QColor(fg.red() // 2 + 20, fg.green() // 2 + 20, fg.blue() // 2 + 20)
-        return fg, bg
 
     # -- keyboard ------------------------------------------------------------------------
 
@@ -457,18 +377,12 @@ class TerminalView(QWidget):
         menu.exec(pos() if callable(pos) else self.mapToGlobal(QPoint(0, 0)))
 
 
-def _is_wide(char: str) -> bool:
-    import unicodedata
-
-    return unicodedata.east_asian_width(char) in ("W", "F")
-
-
 def _slice_cells(text: str, start: int, end: int) -> str:
     """Characters of `text` covering cells [start, end), counting wide characters as two."""
     out: list[str] = []
     column = 0
     for char in text:
-        width = 2 if _is_wide(char) else 1
+        width = 2 if is_wide(char) else 1
         if column >= end:
             break
         if column >= start:

@@ -64,7 +64,7 @@ def test_a_flood_is_read_whole_and_the_exit_comes_after_the_last_line(tmp_path: 
 
 def test_an_exit_is_seen_while_a_background_job_keeps_the_terminal(tmp_path: Path) -> None:
     pty, screen, watch, reader = run(
-        ["sh", "-c", "echo before; (trap '' HUP; exec sleep 30) & exit 3"], tmp_path
+        ["sh", "-c", "trap '' HUP; sleep 30 & echo before; exit 3"], tmp_path
     )
     try:
         watch.until(reader, lambda: reader.exit_code is not None)
