@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,8 @@ FLOOD_FRAME_SHARE = 0.05
 FLOOD_BYTES = 32 * 1024  # this much output between two frames is a flood
 POLL_S = 0.2  # without a pidfd: how often to look for the program's end
 EXIT_WAIT_S = 2.0  # after end of file: how long to wait for the program to be reaped
+SWITCH_INTERVAL_S = 0.001  # see start()
+READER_NICE = 5  # the GUI thread wins the CPU when both want it
 
 
 class PtyReader:
@@ -66,6 +69,12 @@ class PtyReader:
         self.error: str | None = None
 
     def start(self) -> None:
+        # A thread waiting for the GIL asks for it after the switch interval (5 ms by
+        # default) and then waits for the OS to run it: with a reader busy, the GUI
+        # thread's every wake-up would start that late. 1 ms bounds the wait; it costs
+        # nothing while nobody waits.
+        if sys.getswitchinterval() > SWITCH_INTERVAL_S:
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         self._thread.start()
 
     @property
@@ -92,6 +101,8 @@ class PtyReader:
     # -- the thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):  # Linux: nice is per thread
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), READER_NICE)
         try:
             self._loop()
         except Exception as exc:  # a broken reader must still say so, not vanish

@@ -146,6 +146,11 @@ class TerminalView(QWidget):
 
     def _paint(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
+        if self.live and self._offscreen is None and not self._scrolled:
+            # Nothing rendered yet: the reader renders the first output within a frame.
+            painter.fillRect(self.rect(), DEFAULT_BG)
+            painter.end()
+            return
         frame = self._offscreen_frame(painter)
         if frame is None:
             painter.fillRect(self.rect(), DEFAULT_BG)
