@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import budget  # bench/budget.py: the frame-budget table
+
 from melgui.core.agent.command_check import judge_command
 from melgui.core.agent.rule_scopes import Rule
 from melgui.core.agent.shell_parse import parse_shell
@@ -80,6 +82,15 @@ def main() -> int:
     report("decide (parse + 200 rules + paths)", decide_ns)
     share = statistics.median(decide_ns) / max(1, statistics.median(parse_ns))
     print(f"deciding costs {share:.1f}x the parse alone")
+    decided = sorted(decide_ns)
+    budget.stall_row(
+        "rules: deciding a command, 200 rules (median)",
+        decided[len(decided) // 2] / 1e6,
+        frames=0.1,
+    )
+    budget.stall_row(
+        "rules: deciding a command, 200 rules (99th pct)", decided[int(len(decided) * 0.99)] / 1e6
+    )
     return 0
 
 

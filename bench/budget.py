@@ -6,9 +6,9 @@
 
 Every row is a measurement with its target: stalls in frames (stall ÷ 16.7 ms, a frame at
 60 Hz), everything else as a ratio against a reference measured in the same run. A row
-reported several times (several runs, or `run_all.py --repeat N`) shows the median. The
-machine's load average when the row was measured stands beside it: on a busy machine a
-missed stall may be the machine's, not ours.
+reported several times (several runs, or `run_all.py --repeat N`) shows the median and
+the spread of the runs. The machine's load average when the row was measured stands
+beside it: on a busy machine a missed stall may be the machine's, not ours.
 """
 
 from __future__ import annotations
@@ -71,23 +71,33 @@ def read_rows(path: str) -> list[Row]:
 
 
 def table(rows: Iterable[Row]) -> str:
-    """One line per row name, in the order first reported: median value, target, load."""
+    """One line per row name, in the order first reported: the median of its runs, the
+    target, how many runs and their spread, the median load average, met or MISSED."""
     grouped: dict[str, list[Row]] = {}
     for row in rows:
         grouped.setdefault(row.name, []).append(row)
     lines = [
-        f"{'measurement':<58}{'median':>9}{'target':>10}{'runs':>6}{'load':>7}  verdict",
-        "-" * 100,
+        f"{'measurement':<58}{'median':>9}{'target':>10}{'runs':>6}{'spread':>14}{'load':>7}"
+        "  verdict",
+        "-" * 114,
     ]
     for name, runs in grouped.items():
         first = runs[0]
-        value = statistics.median(r.value for r in runs)
+        values = [r.value for r in runs]
+        value = statistics.median(values)
         load = statistics.median(r.load for r in runs)
         sign = "≤" if first.better == "lower" else "≥"
         unit = " fr" if first.unit == "frames" else "×"
         met = value <= first.target if first.better == "lower" else value >= first.target
+        spread = f"{min(values):.2f}-{max(values):.2f}" if len(runs) > 1 else ""
         lines.append(
             f"{name[:57]:<58}{value:>7.2f}{unit:<2}{sign:>3}{first.target:>5.2f}{unit:<2}"
-            f"{len(runs):>4}{load:>7.1f}  {'met' if met else 'MISSED'}"
+            f"{len(runs):>4}{spread:>14}{load:>7.1f}  {'met' if met else 'MISSED'}"
         )
     return "\n".join(lines)
+
+
+def machine() -> str:
+    """Cores and load average now: what the table's load column is measured against."""
+    one, five, fifteen = os.getloadavg()
+    return f"{os.cpu_count()} cores, load average {one:.1f} {five:.1f} {fifteen:.1f}"

@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from budget import TABLE_ENV, read_rows, table  # noqa: E402
+from budget import TABLE_ENV, machine, read_rows, table  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
     handle, rows_file = tempfile.mkstemp(prefix="melgui-bench-", suffix=".jsonl")
     os.close(handle)
     env = {**os.environ, TABLE_ENV: rows_file}
+    started = machine()
     try:
         for round_number in range(1, options.repeat + 1):
             for script in scripts:
@@ -47,6 +48,7 @@ def main(argv: list[str]) -> int:
     finally:
         os.unlink(rows_file)
     print("\n=== the frame-budget table (stalls in frames of 16.7 ms) ===")
+    print(f"machine: {started} at the start, {machine().split(', ')[1]} at the end")
     print(table(rows) if rows else "(no benchmark reported a row)")
     if failed:
         print(f"\nfailed: {', '.join(sorted(set(failed)))}")

@@ -34,6 +34,32 @@ def reset_signals() -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
 
 
+# What subprocess itself resets in the child (restore_signals=True, its default).
+_RESTORED_BY_SUBPROCESS = frozenset(
+    int(getattr(signal, name)) for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ") if hasattr(signal, name)
+)
+
+
+def child_preexec() -> Callable[[], None] | None:
+    """`reset_signals` when a child started from this thread would inherit an ignored
+    signal or a blocked one; None when it starts clean anyway.
+
+    A `preexec_fn` makes subprocess fork the whole interpreter and run Python in the
+    child; without one it uses vfork. For short, frequent children (a search) that is
+    most of their cost beyond the program's own, so it is paid only when needed. The
+    blocked mask is this thread's: call it from the thread that starts the child.
+    """
+    if signal.pthread_sigmask(signal.SIG_BLOCK, ()):
+        return reset_signals
+    try:
+        ignored = signal_state()["SigIgn"]
+    except (OSError, KeyError, ValueError):
+        return reset_signals
+    for number in _RESTORED_BY_SUBPROCESS:
+        ignored &= ~(1 << (number - 1))
+    return reset_signals if ignored else None
+
+
 def chain(*steps: Callable[[], None]) -> Callable[[], None]:
     """One `preexec_fn` running `reset_signals` and then each step in order."""
 

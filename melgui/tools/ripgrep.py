@@ -75,4 +75,7 @@ def files_argv(rg: str, name_globs: list[str] | None = None) -> list[str]:
         types += ["--type-add", f"melguifind:{glob}"]
     if types:
         types += ["--type", "melguifind"]
-    return [rg, *IGNORE_FLAGS, "--no-messages", *types, "--files", "--null", "."]
+    # One thread: listing (no file is read) is bound by directory reads, and rg's
+    # parallel walker spends a quarter more CPU coordinating threads than it saves in
+    # time on a tree of thousands of files (bench/bench_search.py).
+    return [rg, *IGNORE_FLAGS, "--no-messages", *types, "--files", "--threads=1", "--null", "."]

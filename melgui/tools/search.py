@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -22,6 +23,12 @@ _SKIPPED = "hidden, .gitignore'd and binary files are skipped"
 # The Python engine runs from the folder that holds the melgui package, so nothing in
 # the project (a `re.py`, another `melgui`) can shadow what it imports.
 _PACKAGE_PARENT = str(Path(melgui.__file__).resolve().parent.parent)
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(pattern: str) -> GlobMatcher:
+    """Compiled once per pattern: translating a glob costs about as much as listing."""
+    return GlobMatcher(pattern)
 
 
 def _engine(settings: ToolSettings) -> str | None:
@@ -120,7 +127,7 @@ async def find_files(
     workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
 ) -> ToolOutcome:
     pattern = require_str(arguments, "pattern")
-    glob = GlobMatcher(pattern)
+    glob = _matcher(pattern)
     rg = _engine(settings)
     select = glob.select_records
     if rg is None:

@@ -1,16 +1,28 @@
-"""Running a search engine process: records streamed, capped, timed, and always reaped."""
+"""Running a search engine process: records streamed, capped, timed, and always reaped.
+
+The process is started, read and waited for on a worker thread: for a search of a few
+milliseconds, asyncio's subprocess machinery (transports, protocols, a child-watcher
+thread per process) cost more CPU than the reading itself, and the selection of
+records (globbing in Python) then runs off the event loop too.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import selectors
+import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import child_preexec
 
-_CHUNK = 64 * 1024
+_CHUNK = 256 * 1024
 _STDERR_KEEP = 4096
+
+Select = Callable[[bytes], list[bytes]]
 
 
 @dataclass(slots=True)
@@ -29,7 +41,7 @@ async def run_search(
     separator: bytes,
     max_records: int,
     timeout: float,
-    select: Callable[[bytes], list[bytes]] | None = None,
+    select: Select | None = None,
 ) -> SearchRun:
     """Collect up to `max_records` separator-ended records of the process's stdout.
 
@@ -37,81 +49,126 @@ async def run_search(
     in bulk and only the records it returns are kept and counted.
 
     The process is killed when there are more, when `timeout` passes, or when the
-    caller is cancelled; it is always waited for, so nothing is left behind.
+    caller is cancelled; it is always waited for, so nothing is left behind. Raises
+    OSError when it cannot be started.
     """
-    run = SearchRun()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        preexec_fn=reset_signals,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    stderr_task = asyncio.create_task(_read_capped(proc.stderr))
+    search = _Search(argv, cwd, separator, max_records, timeout, select)
+    work = asyncio.get_running_loop().run_in_executor(None, search.run)
     try:
-        async with asyncio.timeout(timeout):
-            await _collect(proc.stdout, run, separator, max_records, select)
-            if not run.more:
-                run.returncode = await proc.wait()
-    except TimeoutError:
-        run.timed_out = True
-    finally:
-        if proc.returncode is None:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        search.cancel()
+        # Shielded: a second cancellation must not leave the child unreaped.
+        with contextlib.suppress(Exception):
+            await asyncio.shield(work)
+        raise
+
+
+class _Search:
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: str,
+        separator: bytes,
+        max_records: int,
+        timeout: float,
+        select: Select | None,
+    ) -> None:
+        self.argv, self.cwd = argv, cwd
+        self.separator, self.max_records = separator, max_records
+        self.timeout, self.select = timeout, select
+        self.result = SearchRun()
+        self._cancelled = False
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-        # Shielded: a second cancellation must not leave the child unreaped.
-        await asyncio.shield(_finish(proc, stderr_task, run))
-    return run
 
+    def run(self) -> SearchRun:
+        run = self.result
+        proc = self._proc = subprocess.Popen(
+            self.argv,
+            cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=child_preexec(),  # computed here: the blocked mask is per thread
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        stderr = b""
+        try:
+            if self._cancelled:
+                return run
+            stderr = self._read(proc)
+        finally:
+            if proc.returncode is None and (run.more or run.timed_out or self._cancelled):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            code = proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+        if not run.more and not run.timed_out:
+            run.returncode = code
+        run.stderr = stderr.decode("utf-8", errors="replace")
+        return run
 
-async def _collect(
-    stream: asyncio.StreamReader,
-    run: SearchRun,
-    separator: bytes,
-    max_records: int,
-    select: Callable[[bytes], list[bytes]] | None,
-) -> None:
-    pending = b""
-    while True:
-        chunk = await stream.read(_CHUNK)
+    def _read(self, proc: subprocess.Popen[bytes]) -> bytes:
+        """Read both pipes until stdout ends, the cap, the deadline or a cancel."""
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.fileno(), proc.stderr.fileno()
+        deadline = time.monotonic() + self.timeout
+        pending = b""
+        kept = b""
+        with selectors.DefaultSelector() as selector:
+            selector.register(out, selectors.EVENT_READ)
+            selector.register(err, selectors.EVENT_READ)
+            open_pipes = 2
+            while open_pipes and not self._cancelled:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.result.timed_out = True
+                    return kept
+                for key, _ in selector.select(min(left, 0.25)):
+                    chunk = os.read(key.fd, _CHUNK)
+                    if key.fd == err:
+                        if not chunk:
+                            selector.unregister(err)
+                            open_pipes -= 1
+                        elif len(kept) < _STDERR_KEEP:
+                            kept += chunk[: _STDERR_KEEP - len(kept)]
+                        continue
+                    if not chunk:
+                        selector.unregister(out)
+                        open_pipes -= 1
+                    pending = self._take(pending, chunk)
+                    if self.result.more:
+                        return kept
+        return kept
+
+    def _take(self, pending: bytes, chunk: bytes) -> bytes:
+        """Keep the whole records of `pending + chunk`; returns the partial rest."""
+        separator = self.separator
         if chunk:
             pending += chunk
             cut = pending.rfind(separator) + 1
             block, pending = pending[:cut], pending[cut:]
-        else:
+        else:  # the end: a last record without its separator still counts
             block, pending = pending, b""
             if block and not block.endswith(separator):
                 block += separator
-        if select is not None:
-            complete = select(block)
-        else:
-            complete = block.split(separator)[:-1] if block else []
-        room = max_records - len(run.records)
+        if not block:
+            return pending
+        select = self.select
+        complete = select(block) if select is not None else block.split(separator)[:-1]
+        records = self.result.records
+        room = self.max_records - len(records)
         if len(complete) > room:
-            run.records.extend(complete[:room])
-            run.more = True
-            return
-        run.records.extend(complete)
-        if not chunk:
-            return
-
-
-async def _read_capped(stream: asyncio.StreamReader) -> bytes:
-    kept = b""
-    while chunk := await stream.read(_CHUNK):
-        if len(kept) < _STDERR_KEEP:
-            kept += chunk[: _STDERR_KEEP - len(kept)]
-    return kept
-
-
-async def _finish(
-    proc: asyncio.subprocess.Process, stderr_task: asyncio.Task[bytes], run: SearchRun
-) -> None:
-    assert proc.stdout is not None
-    # Drain what a killed process left in the pipe so its transport closes cleanly.
-    while await proc.stdout.read(_CHUNK):
-        pass
-    await proc.wait()
-    run.stderr = (await stderr_task).decode("utf-8", errors="replace")
+            records.extend(complete[:room])
+            self.result.more = True
+        else:
+            records.extend(complete)
+        return pending

@@ -7,17 +7,27 @@ built in. This wrapper adds what a pane needs on top: incremental UTF-8 decoding
 dirty rows, styled runs for painting, the modes the keyboard needs (application
 cursor keys, bracketed paste), answers to the terminal queries programs send
 (cursor position, device attributes) and a plain-text dump for `read_pane`.
+
+Thread-safe: a pane's reader thread feeds it while the GUI thread paints and types,
+so every method holds the screen's lock (avt keeps the GIL while it parses, so a feed
+is cut into slices by the reader to keep each hold short). `prepare_frame()` turns the
+visible rows into runs off the GUI thread; `latest_frame()` hands them to a paint.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from typing import Concatenate, ParamSpec, TypeVar
 
 import avt
 
 from melgui.core.terminal.bell import BellCounter
+from melgui.core.terminal.runs import Cursor, Frame, Run, line_runs
 
 DEFAULT_SCROLLBACK = 5000
 
@@ -29,64 +39,19 @@ _QUERY = re.compile(r"\x1b\[(6n|0?c|>0?c)")
 _TAIL = 16  # an escape sequence split across two reads is still seen
 
 
-@dataclass(frozen=True, slots=True)
-class Style:
-    """How a run of cells looks. Colours: None (default), 0-255 (palette), or 0xRRGGBB | 1<<24."""
-
-    fg: int | None = None
-    bg: int | None = None
-    bold: bool = False
-    faint: bool = False
-    italic: bool = False
-    underline: bool = False
-    strikethrough: bool = False
-    inverse: bool = False
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
-RGB_FLAG = 1 << 24
-DEFAULT_STYLE = Style()
+def _locked(
+    method: Callable[Concatenate[TerminalScreen, _P], _T],
+) -> Callable[Concatenate[TerminalScreen, _P], _T]:
+    @wraps(method)
+    def run(self: TerminalScreen, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with self.priority(), self._lock:
+            return method(self, *args, **kwargs)
 
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    """Consecutive cells of one style on one row, starting at `column`."""
-
-    column: int
-    text: str
-    style: Style
-    width: int  # cells covered (wide characters take two)
-
-
-@dataclass(frozen=True, slots=True)
-class Cursor:
-    row: int
-    column: int
-    visible: bool
-
-
-def _colour(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, avt.Color.RGB):
-        return RGB_FLAG | (value[0] << 16) | (value[1] << 8) | value[2]
-    if isinstance(value, avt.Color.Indexed):
-        return int(value[0])
-    return None
-
-
-def _style(pen: avt.Pen) -> Style:
-    if pen.is_default():
-        return DEFAULT_STYLE
-    return Style(
-        _colour(pen.foreground),
-        _colour(pen.background),
-        pen.bold,
-        pen.faint,
-        pen.italic,
-        pen.underline,
-        pen.strikethrough,
-        pen.inverse,
-    )
+    return run
 
 
 class TerminalScreen:
@@ -95,6 +60,13 @@ class TerminalScreen:
     def __init__(
         self, columns: int = 80, rows: int = 24, scrollback: int = DEFAULT_SCROLLBACK
     ) -> None:
+        self._lock = threading.RLock()
+        # Python's locks are not fair and the GIL switches threads only every 5 ms: a
+        # feeding thread would starve the GUI thread. Those with priority hold it back.
+        self._free = threading.Event()
+        self._free.set()
+        self._priority = 0
+        self._priority_lock = threading.Lock()
         self._vt = avt.Vt(max(1, columns), max(1, rows), scrollback_limit=scrollback)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._dirty: set[int] = set(range(rows))
@@ -107,6 +79,11 @@ class TerminalScreen:
         self.bells = 0  # BELs rung so far (not those ending an OSC title)
         self._bell = BellCounter()
         self.generation = 0  # bumps on every change; cheap "anything new?" for readers
+        # Runs of the live rows as last taken, and the rows changed since then.
+        self._row_runs: list[list[Run]] | None = None
+        self._stale_rows: set[int] = set()
+        self._frame: Frame | None = None
+        self.paint_cost = 0.0  # seconds the view's last paint took (paces flood frames)
 
     # -- size -------------------------------------------------------------------------
 
@@ -118,18 +95,46 @@ class TerminalScreen:
     def rows(self) -> int:
         return int(self._vt.size[1])
 
+    @_locked
     def resize(self, columns: int, rows: int) -> None:
         columns, rows = max(1, columns), max(1, rows)
         if (columns, rows) == (self.columns, self.rows):
             return
         self._vt.resize(columns, rows)
         self._dirty = set(range(rows))
+        self._row_runs = None
         self.generation += 1
 
     # -- input from the program --------------------------------------------------------
 
+    def feed_slices(self, data: bytes, size: int) -> None:
+        """`feed` in slices of `size` bytes, letting a waiting thread in between (for a
+        reader thread: avt holds the GIL while it parses, the lock while it feeds)."""
+        for offset in range(0, len(data), size):
+            self._free.wait()  # blocks without the GIL while a painter has priority
+            with self._lock:
+                self._feed(data[offset : offset + size])
+
+    @contextmanager
+    def priority(self) -> Iterator[None]:
+        """While inside, `feed_slices` waits (the GUI thread paints or reads the screen)."""
+        with self._priority_lock:
+            self._priority += 1
+            self._free.clear()
+        try:
+            yield
+        finally:
+            with self._priority_lock:
+                self._priority -= 1
+                if not self._priority:
+                    self._free.set()
+
+    @_locked
     def feed(self, data: bytes) -> None:
         """Interpret output of the program (any chunking; UTF-8 may split anywhere)."""
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
         if not data:
             return
         self.bytes_fed += len(data)
@@ -155,6 +160,7 @@ class TerminalScreen:
         if text:
             changed, _ = self._vt.feed_str(text)
             self._dirty.update(changed)
+            self._stale_rows.update(changed)
 
     def _scan_modes(self, seen: str) -> None:
         # The tail was scanned already; only sequences that end in the new text count.
@@ -176,10 +182,19 @@ class TerminalScreen:
             return "\x1b[>0;10;0c"
         return "\x1b[?62;22c"  # VT220 with ANSI colour
 
+    @property
+    def replies_owed(self) -> bool:
+        """Answers to queries wait to be taken (`take_replies`)."""
+        return bool(self._replies)
+
     def take_replies(self) -> bytes:
         """Answers owed to the program for the queries it sent; write them to the pty."""
-        if not self._replies:
+        if not self._replies:  # most of the time: no need to wait for the lock
             return b""
+        return self._take_replies()
+
+    @_locked
+    def _take_replies(self) -> bytes:
         replies, self._replies = self._replies, []
         return "".join(replies).encode()
 
@@ -187,6 +202,10 @@ class TerminalScreen:
 
     @property
     def cursor(self) -> Cursor:
+        return self._cursor()
+
+    @_locked
+    def _cursor(self) -> Cursor:
         cursor = self._vt.cursor
         return Cursor(int(cursor.row), int(cursor.col), bool(cursor.visible))
 
@@ -195,15 +214,18 @@ class TerminalScreen:
         """DECCKM: arrows send ESC O A instead of ESC [ A (vi, less, readline)."""
         return bool(self._vt.cursor_key_app_mode)
 
+    @_locked
     def take_dirty(self) -> set[int]:
         """Rows of the visible screen changed since the last call."""
         dirty, self._dirty = self._dirty, set()
         return {row for row in dirty if 0 <= row < self.rows}
 
+    @_locked
     def history_size(self) -> int:
         """Lines of scrollback above the visible screen (none while on the alt screen)."""
         return max(0, len(self._vt.lines()) - self.rows)
 
+    @_locked
     def row_runs(self, row: int, scrolled: int = 0) -> list[Run]:
         """Styled runs of one visible row, `scrolled` lines back into the scrollback."""
         if scrolled:
@@ -214,8 +236,9 @@ class TerminalScreen:
             line = lines[index]
         else:
             line = self._vt.view()[row]
-        return _runs(line.cells)
+        return line_runs(line)
 
+    @_locked
     def visible_lines(self, scrolled: int = 0) -> list[list[Run]]:
         """Every visible row as runs; one call for a full repaint."""
         if scrolled:
@@ -224,18 +247,64 @@ class TerminalScreen:
             chosen = lines[end - self.rows : end]
         else:
             chosen = self._vt.view()
-        return [_runs(line.cells) for line in chosen]
+        return [line_runs(line) for line in chosen]
 
+    @_locked
+    def frame(self, scrolled: int = 0) -> Frame:
+        """The rows `scrolled` lines back as runs, with the cursor, as they are now.
+
+        The live screen (scrolled 0) reuses the runs of rows unchanged since last time.
+        """
+        lines = self.visible_lines(scrolled) if scrolled else self._live_rows()
+        return Frame(lines, self.cursor, scrolled, self.columns, self.rows, self.generation)
+
+    def _live_rows(self) -> list[list[Run]]:
+        rows = self.rows
+        cached = self._row_runs
+        if cached is None or len(cached) != rows:
+            cached = [line_runs(line) for line in self._vt.view()]
+        elif self._stale_rows:
+            view = self._vt.view()
+            cached = list(cached)
+            for row in self._stale_rows:
+                if 0 <= row < rows:
+                    cached[row] = line_runs(view[row])
+        self._stale_rows.clear()
+        self._row_runs = cached
+        return cached
+
+    def prepare_frame(self) -> Frame:
+        """Take the live frame now (a reader thread, after feeding) for a later paint."""
+        with self._lock:
+            frame = self._frame
+            if frame is None or frame.generation != self.generation:
+                frame = self._frame = self.frame(0)
+            return frame
+
+    def latest_frame(self) -> Frame | None:
+        """The live frame last prepared, if the screen has not been resized since.
+
+        It may be a little behind the screen while output floods in; the reader
+        prepares the next one after its next batch.
+        """
+        frame = self._frame
+        if frame is None or (frame.columns, frame.rows) != (self.columns, self.rows):
+            return None
+        return frame
+
+    @_locked
     def line_text(self, row: int, scrolled: int = 0) -> str:
         """One visible row as plain text (selection and copy)."""
         return "".join(run.text for run in self.row_runs(row, scrolled))
 
     # -- plain text for the model --------------------------------------------------------
 
+    @_locked
     def screen_text(self) -> str:
         """The visible screen, right-trimmed, without trailing blank rows."""
         return _join([line.text for line in self._vt.view()])
 
+    @_locked
     def text(self, scrollback_lines: int = 200) -> str:
         """The last `scrollback_lines` lines of scrollback followed by the screen."""
         lines = self._vt.lines()
@@ -248,27 +317,3 @@ def _join(lines: list[str]) -> str:
     while trimmed and not trimmed[-1]:
         trimmed.pop()
     return "\n".join(trimmed)
-
-
-def _runs(cells: list[avt.Cell]) -> list[Run]:
-    runs: list[Run] = []
-    column = 0
-    start = 0
-    chars: list[str] = []
-    pen: avt.Pen | None = None
-    width = 0
-    for cell in cells:
-        cell_width = cell.width
-        if cell_width == 0:  # right half of a wide character, counted with its left half
-            continue
-        cell_pen = cell.pen
-        if pen is None or cell_pen != pen:
-            if pen is not None:
-                runs.append(Run(start, "".join(chars), _style(pen), width))
-            pen, chars, start, width = cell_pen, [], column, 0
-        chars.append(cell.char or " ")
-        column += cell_width
-        width += cell_width
-    if pen is not None:
-        runs.append(Run(start, "".join(chars), _style(pen), width))
-    return runs

@@ -153,7 +153,6 @@ class Orchestration:
         pane_id = _pane_arg(arguments)
         text = _text_arg(arguments, "text", required=True) or ""
         pane = self._terminal(pane_id)
-        pane.pump(0.02)
         if not pane.alive:
             pane.exit_reported = True
             raise ToolError(
@@ -237,7 +236,7 @@ async def _settle(pane: TerminalPane) -> None:
     deadline = time.monotonic() + SETTLE_MAX_S
     quiet_since = time.monotonic()
     while time.monotonic() < deadline:
-        if pane.pump(0.01):
+        if pane.catch_up():
             quiet_since = time.monotonic()
         elif time.monotonic() - quiet_since >= SETTLE_S:
             break

@@ -1,29 +1,34 @@
 """A terminal pane: one program in a pty, its screen, and the view that paints it.
 
-Output is read when the pty is readable, at most `READ_BUDGET_S` of work per wake-up:
-the notifier is level-triggered, so what is left is read on the next turn of the event
-loop, after paints and timers had their turn. The kernel's pty buffer then holds the
-program back, so a flood slows the program, not the window.
+Output is read and interpreted on the pane's reader thread (core.terminal.reader),
+which also prepares the runs of the screen at most once a frame; the GUI thread is
+told through a queued signal (once until it has looked) and only paints, writes the
+answers to terminal queries and shows the program's end. A flood slows the program
+(the kernel's pty buffer holds it back), never the window.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
-from PySide6.QtCore import QSocketNotifier, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from melgui.core.terminal.panes import PaneState, exited, failed
 from melgui.core.terminal.pty_session import PtyError, PtySession, command_argv
+from melgui.core.terminal.reader import PtyReader
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.ui.panes.terminal_view import TerminalView
 
-READ_BUDGET_S = 0.012
-FEED_BATCH = 64 * 1024
 POLL_MS = 200  # how often to look for an exit that left the pty open (a background job)
 CLOSE_GRACE_MS = 800
+
+
+class _News(QObject):
+    """Carries the reader thread's "something changed" to the GUI thread (queued)."""
+
+    arrived = Signal()
 
 
 class TerminalPane(QWidget):
@@ -60,7 +65,10 @@ class TerminalPane(QWidget):
         self._exiting = False
         self._bells = 0  # the emulator's bell count last reported
         self.pty: PtySession | None = None
-        self._notifier: QSocketNotifier | None = None
+        self._reader: PtyReader | None = None
+        self._fed_seen = 0
+        self._news = _News(self)
+        self._news.arrived.connect(self._on_news)
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self.check_exit)
@@ -72,10 +80,11 @@ class TerminalPane(QWidget):
             self.emulator.feed(f"\x1b[31m{exc}\x1b[0m\r\n".encode())
             self._set_state(failed(str(exc)))
             return
-        fd = self.pty.fd
-        assert fd is not None
-        self._notifier = QSocketNotifier(fd, QSocketNotifier.Type.Read, self)
-        self._notifier.activated.connect(self._on_readable)
+        self._reader = PtyReader(
+            self.pty, self.emulator, self._news.arrived.emit, self.view.render_offscreen
+        )
+        self.view.live = True
+        self._reader.start()
         self._poll.start()
         self.view.gridResized.connect(self._on_grid_resized)
 
@@ -90,61 +99,57 @@ class TerminalPane(QWidget):
 
     # -- output ------------------------------------------------------------------------
 
-    def _on_readable(self) -> None:
-        self.pump(READ_BUDGET_S)
-
-    def pump(self, budget: float) -> int:
-        """Read and interpret output for up to `budget` seconds; returns bytes read."""
+    def _on_news(self) -> None:
+        reader = self._reader
+        if reader is None:
+            return
+        reader.acknowledge()
         pty = self.pty
-        if pty is None or pty.closed:
-            return 0
-        total = 0
-        deadline = time.perf_counter() + budget
-        while True:
-            # A pty hands out a few KB per read: gather a batch, then interpret it at once.
-            batch: list[bytes] = []
-            size = 0
-            while size < FEED_BATCH and (chunk := pty.read()):
-                batch.append(chunk)
-                size += len(chunk)
-            if not batch:
-                break
-            total += size
-            self.emulator.feed(b"".join(batch))
-            if time.perf_counter() >= deadline:
-                break
-        if total:
-            if self.emulator.bells != self._bells:
-                self._bells = self.emulator.bells
-                self.bell.emit()
+        if self.emulator.bells != self._bells:
+            self._bells = self.emulator.bells
+            self.bell.emit()
+        if pty is not None and not pty.closed:
             replies = self.emulator.take_replies()
             if replies:
                 pty.write(replies)
-            self.view.mark_stale()
-        if pty.eof:
-            self._stop_reading()
-            if not self._exiting:
-                self.check_exit()
-        return total
+        if not reader.running:
+            self.view.live = False
+        self.view.mark_stale()
+        if reader.error is not None and not self.state.ended:
+            self._set_state(failed(f"reading its output failed: {reader.error}"))
+        elif reader.exit_code is not None:
+            self._show_exit(reader.exit_code)
+
+    def catch_up(self) -> int:
+        """Bytes of output interpreted since the last call (the reader does the work)."""
+        fed = self._reader.fed if self._reader is not None else 0
+        news, self._fed_seen = fed - self._fed_seen, fed
+        return news
 
     def _stop_reading(self) -> None:
-        if self._notifier is not None:
-            self._notifier.setEnabled(False)
-            self._notifier.deleteLater()
-            self._notifier = None
+        if self._reader is not None:
+            self._reader.stop()
+        self.view.live = False
 
     def check_exit(self) -> None:
+        """Send input the pty could not take yet; notice an end the reader missed."""
         pty = self.pty
         if pty is None or self.state.ended:
             return
         if pty.pending_input:
             pty.flush()
+        reader = self._reader
+        if reader is not None and reader.running:
+            return  # the reader reports the end, after the program's last words
         code = pty.poll()
-        if code is None:
+        if code is not None:
+            self._show_exit(code)
+
+    def _show_exit(self, code: int) -> None:
+        if self.state.ended:
             return
-        self._exiting = True
-        self.pump(0.05)  # the program's last words
         self._poll.stop()
+        self.view.live = False
         self._set_state(exited(code))
         note = "exited" if code >= 0 else "was killed"
         self.emulator.feed(f"\r\n\x1b[2m[process {note} with code {code}]\x1b[0m\r\n".encode())

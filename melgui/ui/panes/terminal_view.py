@@ -1,11 +1,16 @@
 """Paints a TerminalScreen with QPainter and turns keys, wheel and mouse into input.
 
-Repaints are throttled: feeding output only marks the view stale, and a timer paints
-at most `FRAME_MS` apart, so a program flooding output costs one paint per frame.
+Repaints are coalesced: new output only marks the view stale, and the paint comes at
+once when the last one is a frame (`FRAME_MS`) old, else when it will be; a program
+flooding output costs at most one paint per frame. While the pane's reader thread
+runs, it renders each frame it prepares into an image (`render_offscreen`, with its
+own RowPainter), and a paint of the live screen draws that image and puts the cursor
+and the selection over it: the GUI thread neither builds runs nor draws text.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
@@ -13,8 +18,8 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
-    QFontMetrics,
     QGuiApplication,
+    QImage,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -24,60 +29,15 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
-from melgui.core.terminal.screen import RGB_FLAG, Run, Style, TerminalScreen
+from melgui.core.terminal.runs import Frame
+from melgui.core.terminal.screen import TerminalScreen
 from melgui.ui.panes.terminal_keys import RESERVED_KEYS, key_bytes, paste_bytes
+from melgui.ui.panes.terminal_paint import DEFAULT_BG, DEFAULT_FG, SELECTION_BG, RowPainter, is_wide
 
-FRAME_MS = 33  # ~30 frames a second at most
-
-# xterm's default 16 colours.
-_BASE16 = [
-    "#000000",
-    "#cd0000",
-    "#00cd00",
-    "#cdcd00",
-    "#0000ee",
-    "#cd00cd",
-    "#00cdcd",
-    "#e5e5e5",
-    "#7f7f7f",
-    "#ff0000",
-    "#00ff00",
-    "#ffff00",
-    "#5c5cff",
-    "#ff00ff",
-    "#00ffff",
-    "#ffffff",
-]
-
-
-def _palette() -> list[QColor]:
-    colours = [QColor(value) for value in _BASE16]
-    steps = (0, 95, 135, 175, 215, 255)
-    for r in steps:
-        for g in steps:
-            for b in steps:
-                colours.append(QColor(r, g, b))
-    for level in range(24):
-        grey = 8 + level * 10
-        colours.append(QColor(grey, grey, grey))
-    return colours
-
-
-PALETTE = _palette()
-DEFAULT_FG = QColor("#d8d8d8")
-DEFAULT_BG = QColor("#1b1c1f")
-SELECTION_BG = QColor("#3d5a8a")
+FRAME_MS = 16  # ~60 frames a second at most
 
 Writer = Callable[[bytes], None]
 Cell = tuple[int, int]  # (row, column) in view coordinates
-
-
-def _colour(value: int | None, default: QColor) -> QColor:
-    if value is None:
-        return default
-    if value & RGB_FLAG:
-        return QColor((value >> 16) & 0xFF, (value >> 8) & 0xFF, value & 0xFF)
-    return PALETTE[value] if 0 <= value < len(PALETTE) else default
 
 
 class TerminalView(QWidget):
@@ -93,9 +53,15 @@ class TerminalView(QWidget):
         self._write = write
         self._scrolled = 0  # lines back into the scrollback; 0 = following output
         self._stale = True
+        self.live = False  # a reader thread feeds the screen and prepares its frames
+        self._last_paint = 0.0
+        # The live screen as the reader thread rendered it: (frame, image, size, ratio).
+        self._offscreen: tuple[Frame, QImage, QSize, float] | None = None
+        self._geometry = (QSize(0, 0), 1.0)  # size and pixel ratio, for the reader thread
         self._selection: tuple[Cell, Cell] | None = None
         self._selecting = False
         self.paints = 0
+        self.painted: Frame | None = None  # what the last paint showed
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setStyleHint(QFont.StyleHint.Monospace)
         font.setPointSize(max(9, font.pointSize()))
@@ -108,18 +74,22 @@ class TerminalView(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setCursor(Qt.CursorShape.IBeamCursor)
         self._frame = QTimer(self)
-        self._frame.setInterval(FRAME_MS)
+        self._frame.setSingleShot(True)
         self._frame.timeout.connect(self._on_frame)
-        self._frame.start()
 
     def _set_font(self, font: QFont) -> None:
         self.setFont(font)
-        self._bold = QFont(font)
-        self._bold.setBold(True)
-        metrics = QFontMetrics(font)
-        self._cell_w = max(1, metrics.horizontalAdvance("M"))
-        self._cell_h = max(1, metrics.height())
-        self._ascent = metrics.ascent()
+        self._painter = RowPainter(font)
+        self._thread_painter = self._painter.copy()  # the reader thread's own
+        self._offscreen = None
+
+    @property
+    def _cell_w(self) -> int:
+        return self._painter.cell_w
+
+    @property
+    def _cell_h(self) -> int:
+        return self._painter.cell_h
 
     def zoom_to(self, steps: int) -> None:
         """Text `steps` points above (or below) the default size; the grid follows."""
@@ -129,14 +99,17 @@ class TerminalView(QWidget):
         columns, rows = self.grid_for(self.size())
         if (columns, rows) != (self.emulator.columns, self.emulator.rows):
             self.gridResized.emit(columns, rows)
-        self._stale = True
+        self.mark_stale()
         self.updateGeometry()
 
     # -- output side ---------------------------------------------------------------------
 
     def mark_stale(self) -> None:
-        """New output arrived; it is painted on the next frame."""
+        """New output arrived; it is painted now, or on the next frame."""
         self._stale = True
+        if not self._frame.isActive():
+            since = (time.monotonic() - self._last_paint) * 1000
+            self._frame.start(max(0, round(FRAME_MS - since)))
 
     def _on_frame(self) -> None:
         if self._stale and self.isVisible():
@@ -153,26 +126,40 @@ class TerminalView(QWidget):
         return QSize(self._cell_w * 10, self._cell_h * 3)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        self._geometry = (QSize(event.size()), self.devicePixelRatioF())
         columns, rows = self.grid_for(event.size())
         if (columns, rows) != (self.emulator.columns, self.emulator.rows):
             self.gridResized.emit(columns, rows)
-        self._stale = True
+        self.mark_stale()
         super().resizeEvent(event)
 
     # -- painting ------------------------------------------------------------------------
 
     def paintEvent(self, event: QPaintEvent) -> None:
         self.paints += 1
+        self._last_paint = time.monotonic()
+        self._stale = False
+        started = time.perf_counter()
+        with self.emulator.priority():  # the reader waits: this paint has the GIL
+            self._paint(event)
+        self.emulator.paint_cost = time.perf_counter() - started
+
+    def _paint(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
-        painter.fillRect(self.rect(), DEFAULT_BG)
-        screen = self.emulator
-        self._scrolled = min(self._scrolled, screen.history_size()) if self._scrolled else 0
-        lines = screen.visible_lines(self._scrolled)
-        first = max(0, event.rect().top() // self._cell_h)
-        last = min(len(lines) - 1, event.rect().bottom() // self._cell_h)
-        for row in range(first, last + 1):
-            self._paint_row(painter, row, lines[row])
-        cursor = screen.cursor
+        if self.live and self._offscreen is None and not self._scrolled:
+            # Nothing rendered yet: the reader renders the first output within a frame.
+            painter.fillRect(self.rect(), DEFAULT_BG)
+            painter.end()
+            return
+        frame = self._offscreen_frame(painter)
+        if frame is None:
+            painter.fillRect(self.rect(), DEFAULT_BG)
+            frame = self._current_frame()
+            first = max(0, event.rect().top() // self._cell_h)
+            last = min(len(frame.lines) - 1, event.rect().bottom() // self._cell_h)
+            self._painter.paint(painter, frame.lines, range(first, last + 1), self._selected_span)
+        self.painted = frame
+        cursor = frame.cursor
         if cursor.visible and not self._scrolled:
             rect = QRect(
                 cursor.column * self._cell_w, cursor.row * self._cell_h, self._cell_w, self._cell_h
@@ -193,53 +180,50 @@ class TerminalView(QWidget):
             )
         painter.end()
 
-    def _paint_row(self, painter: QPainter, row: int, runs: list[Run]) -> None:
-        y = row * self._cell_h
-        selected = self._selected_span(row)
-        for run in runs:
-            fg, bg = self._run_colours(run.style)
-            x = run.column * self._cell_w
-            width = run.width * self._cell_w
-            if bg is not None:
-                painter.fillRect(x, y, width, self._cell_h, bg)
-            if selected is not None:
-                start = max(run.column, selected[0])
-                end = min(run.column + run.width, selected[1])
-                if end > start:
+    def _offscreen_frame(self, painter: QPainter) -> Frame | None:
+        """Draw the reader's image of the live screen, with the selection over it; None
+        when there is none to draw (scrolled back, resized, no reader)."""
+        rendered = self._offscreen
+        if rendered is None or self._scrolled or not self.live:
+            return None
+        frame, image, size, ratio = rendered
+        if size != self.size() or ratio != self.devicePixelRatioF():
+            return None
+        painter.drawImage(0, 0, image)
+        ordered = self._ordered_selection()
+        if ordered is not None:
+            shade = QColor(SELECTION_BG)
+            shade.setAlpha(150)
+            for row in range(ordered[0][0], ordered[1][0] + 1):
+                span = self._selected_span(row)
+                if span is not None and span[1] > span[0]:
                     painter.fillRect(
-                        start * self._cell_w,
-                        y,
-                        (end - start) * self._cell_w,
+                        span[0] * self._cell_w,
+                        row * self._cell_h,
+                        (span[1] - span[0]) * self._cell_w,
                         self._cell_h,
-                        SELECTION_BG,
+                        shade,
                     )
-            if not run.text.strip():
-                continue
-            painter.setFont(self._bold if run.style.bold else self.font())
-            painter.setPen(fg)
-            if run.width == len(run.text):
-                painter.drawText(x, y + self._ascent, run.text)
-            else:  # wide characters: place each on its own cells
-                column = x
-                for char in run.text:
-                    painter.drawText(column, y + self._ascent, char)
-                    column += self._cell_w * (2 if _is_wide(char) else 1)
-            if run.style.underline:
-                painter.drawLine(x, y + self._cell_h - 2, x + width - 1, y + self._cell_h - 2)
-            if run.style.strikethrough:
-                middle = y + self._cell_h // 2
-                painter.drawLine(x, middle, x + width - 1, middle)
+        return frame
 
-    def _run_colours(self, style: Style) -> tuple[QColor, QColor | None]:
-        fg = _colour(style.fg, DEFAULT_FG)
-        if style.bold and style.fg is not None and style.fg < 8:
-            fg = PALETTE[style.fg + 8]
-        bg = _colour(style.bg, DEFAULT_BG) if style.bg is not None else None
-        if style.inverse:
-            fg, bg = (bg or DEFAULT_BG), fg
-        if style.faint:
-            fg = QColor(fg.red() // 2 + 20, fg.green() // 2 + 20, fg.blue() // 2 + 20)
-        return fg, bg
+    def render_offscreen(self, frame: Frame) -> None:
+        """On the reader thread: render a freshly prepared live frame for the next paint."""
+        size, ratio = self._geometry
+        if size.isEmpty() or frame.scrolled:
+            return
+        image = self._thread_painter.render(frame, size.width(), size.height(), ratio)
+        self._offscreen = (frame, image, size, ratio)
+
+    def _current_frame(self) -> Frame:
+        screen = self.emulator
+        if self._scrolled:
+            self._scrolled = min(self._scrolled, screen.history_size())
+        if not self._scrolled:
+            latest = screen.latest_frame()
+            # While the reader runs it prepares the next frame after its next batch.
+            if latest is not None and (self.live or latest.generation == screen.generation):
+                return latest
+        return screen.frame(self._scrolled)
 
     # -- keyboard ------------------------------------------------------------------------
 
@@ -291,7 +275,7 @@ class TerminalView(QWidget):
         """Input typed by the person: jump back to the live screen and send it."""
         if self._scrolled:
             self._scrolled = 0
-            self._stale = True
+            self.mark_stale()
         self._selection = None
         self._write(data)
 
@@ -398,18 +382,12 @@ class TerminalView(QWidget):
         menu.exec(pos() if callable(pos) else self.mapToGlobal(QPoint(0, 0)))
 
 
-def _is_wide(char: str) -> bool:
-    import unicodedata
-
-    return unicodedata.east_asian_width(char) in ("W", "F")
-
-
 def _slice_cells(text: str, start: int, end: int) -> str:
     """Characters of `text` covering cells [start, end), counting wide characters as two."""
     out: list[str] = []
     column = 0
     for char in text:
-        width = 2 if _is_wide(char) else 1
+        width = 2 if is_wide(char) else 1
         if column >= end:
             break
         if column >= start:

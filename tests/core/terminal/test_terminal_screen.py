@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from melgui.core.terminal.screen import RGB_FLAG, TerminalScreen
+from melgui.core.terminal.runs import RGB_FLAG
+from melgui.core.terminal.screen import TerminalScreen
 
 
 def test_styles_become_runs() -> None:

@@ -149,3 +149,22 @@ def test_scrollback_by_keys(qtbot: QtBot, make_pane: Callable[..., TerminalPane]
     assert pane.view.scrolled > 0
     qtbot.keyClick(pane.view, Qt.Key.Key_A)  # typing returns to the live screen
     assert pane.view.scrolled == 0
+
+
+def test_a_flood_is_painted_to_its_last_line_then_the_exit(
+    qtbot: QtBot, make_pane: Callable[..., TerminalPane]
+) -> None:
+    pane = make_pane(argv=["seq", "1", "100000"])
+    qtbot.waitUntil(lambda: pane.state.name == "exited", timeout=60000)
+    assert pane.state.exit_code == 0
+    text = pane.emulator.text()
+    assert "\n100000\n" in text and text.endswith("[process exited with code 0]")
+
+    def painted_last() -> bool:
+        frame = pane.view.painted
+        return frame is not None and frame.generation == pane.emulator.generation
+
+    qtbot.waitUntil(painted_last, timeout=5000)
+    shown = "".join(run.text for row in pane.view.painted.lines for run in row)  # type: ignore[union-attr]
+    assert "100000" in shown and "[process exited with code 0]" in shown
+    assert pane.view.paints < 100000 // pane.emulator.rows  # coalesced, not per read
