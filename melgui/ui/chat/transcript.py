@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import html
 import math
-import re
 import time
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from urllib.parse import unquote
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
@@ -27,14 +24,13 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
-    QTextDocument,
-    QTextDocumentFragment,
     QTextTable,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from melgui.core.protocol.content import Part
 from melgui.ui.chat.boxes import insert_box
+from melgui.ui.chat.doc_writer import DocWriter
 from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
 from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer, warm_up
@@ -47,9 +43,6 @@ __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 CALL_SCHEME = "call"
 MORE_SCHEME = "more"
 ACTION_SCHEME = "act"  # act:<verb>/<argument>: an action on a card or message (undo, …)
-# The tags before a fragment's first text decide its first block's format.
-_LEADING_TAGS = re.compile(r"(?:\s*<[^>]*>)*")
-_FORMAT_CACHE_SIZE = 256
 
 
 class _OpenMessage:
@@ -82,7 +75,6 @@ class ChatTranscript(QTextBrowser):
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.anchorClicked.connect(self._on_anchor)
         self._open: _OpenMessage | None = None
-        self._scratch = QTextDocument(self)
         self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
         self._next_code_id = 1  # copy ids are unique across messages
         self._cards: dict[str, QTextTable] = {}
@@ -90,9 +82,7 @@ class ChatTranscript(QTextBrowser):
         self._thinking_now: ThinkingBlock | None = None  # the one streaming
         self._last_speaker = ""
         self._stick = True
-        self._drawing = False  # inside one flush: changes go into one edit block
-        self._edit_cursor: QTextCursor | None = None
-        self._block_formats: dict[str, QTextBlockFormat | None] = {}
+        self._writer = DocWriter(self.document(), self)  # one edit block per flush
         self._scheduler = shared_scheduler()
         QTimer.singleShot(0, warm_up)  # Pygments and Markdown load before the first answer
         bar = self.verticalScrollBar()
@@ -105,7 +95,7 @@ class ChatTranscript(QTextBrowser):
         """New colours for what is drawn from now on (the view redraws the history)."""
         self.colors = colors
         self._renderer = SegmentRenderer(colors)
-        self._block_formats.clear()
+        self._writer.forget_formats()
 
     def clear_all(self) -> None:
         self._scheduler.cancel(self)
@@ -120,13 +110,13 @@ class ChatTranscript(QTextBrowser):
         self._stick = True
 
     def add_more_link(self, hidden: int) -> None:
-        self._append_html(
+        self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
         )
 
     def add_later_link(self, hidden: int) -> None:
         self.finish_assistant(None)
-        self._append_html(
+        self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:later">Show {hidden} later messages</a></p>'
         )
 
@@ -188,10 +178,10 @@ class ChatTranscript(QTextBrowser):
             return
         self.flush(budget=None)
         self._scheduler.cancel(self)
-        with self._edit():
+        with self._writer.edit():
             self._replace_tail("")
             for segment in message.splitter.finish():
-                self._append_html(self._renderer.render(segment))
+                self._writer.append_html(self._renderer.render(segment))
         self._codes.update(message.splitter.code_texts())
         self._next_code_id = message.splitter.next_code_id
         self._open = None
@@ -230,7 +220,8 @@ class ChatTranscript(QTextBrowser):
         body = html.escape(text)
         if action:
             body += f' <span style="color:{self.colors.muted}">— {html.escape(action)}</span>'
-        self._append_html(f'<p style="margin-top:4px; margin-bottom:4px; color:{color}">{body}</p>')
+        style = f"margin-top:4px; margin-bottom:4px; color:{color}"
+        self._writer.append_html(f'<p style="{style}">{body}</p>')
         self._last_speaker = ""
         self._scroll_if_stuck()
 
@@ -261,8 +252,8 @@ class ChatTranscript(QTextBrowser):
     def _draw(self, deadline: float) -> bool:
         thinking = self._thinking_now
         if thinking is not None and thinking.pending:
-            with self._edit():
-                self._changing()
+            with self._writer.edit():
+                self._writer.changing()
                 thinking.flush()
             self._scroll_if_stuck()
         message = self._open
@@ -275,12 +266,12 @@ class ChatTranscript(QTextBrowser):
             message.tail_dirty = True
         if not message.ready and not message.tail_dirty:
             return False
-        with self._edit():
+        with self._writer.edit():
             if message.ready:
                 self._replace_tail("")
-                self._append_html(self._renderer.render(message.ready.popleft()))
+                self._writer.append_html(self._renderer.render(message.ready.popleft()))
                 while message.ready and time.perf_counter() < deadline:
-                    self._append_html(self._renderer.render(message.ready.popleft()))
+                    self._writer.append_html(self._renderer.render(message.ready.popleft()))
             if not message.ready:
                 tail = message.splitter.tail()
                 tail_html = self._renderer.render(tail) if tail is not None else ""
@@ -323,7 +314,7 @@ class ChatTranscript(QTextBrowser):
         cursor = QTextCursor(doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if message.tail_len:
-            self._changing()
+            self._writer.changing()
             cursor.setPosition(cursor.position() - message.tail_len)
             cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
@@ -332,84 +323,11 @@ class ChatTranscript(QTextBrowser):
             message.tail_len = 0
         message.tail_html = tail_html
         if tail_html:
-            message.tail_len = self._append_html(tail_html)
-
-    @contextmanager
-    def _edit(self) -> Iterator[None]:
-        """One edit block: the layout and the scroll bar follow once, at its end.
-
-        It is opened on the first change only, so a flush that changes nothing leaves
-        the document (and its revision) alone.
-        """
-        if self._drawing:
-            yield
-            return
-        self._drawing = True
-        try:
-            yield
-        finally:
-            if self._edit_cursor is not None:
-                self._edit_cursor.endEditBlock()
-                self._edit_cursor = None
-            self._drawing = False
-
-    def _changing(self) -> None:
-        """The document is about to change: open the edit block if one is wanted."""
-        if self._drawing and self._edit_cursor is None:
-            self._edit_cursor = QTextCursor(self.document())
-            self._edit_cursor.beginEditBlock()
-
-    def _append_html(self, fragment_html: str) -> int:
-        """Insert at the end, then start a fresh empty block; returns characters added."""
-        self._changing()
-        doc = self.document()
-        fragment = QTextDocumentFragment.fromHtml(fragment_html, doc)
-        cursor = QTextCursor(doc)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        start = cursor.position()
-        cursor.insertFragment(fragment)
-        fix = QTextCursor(doc)
-        fix.setPosition(start)
-        first = self._first_block_format(fragment_html, fragment)
-        if fix.block().length() == 1 and fix.block().next().position() < cursor.position():
-            # A fragment starting with a list leaves the block at the cursor empty: fold it.
-            folded = QTextBlockFormat()
-            folded.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
-            fix.setBlockFormat(folded)
-        elif first is not None:
-            # Qt merges the first block into the (empty) block at the cursor and drops
-            # its format (margins, background); put it back.
-            fix.setBlockFormat(first)
-        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-        return cursor.position() - start
-
-    def _first_block_format(
-        self, fragment_html: str, fragment: QTextDocumentFragment
-    ) -> QTextBlockFormat | None:
-        """The format of the fragment's first block (None for a list or a table cell).
-
-        It depends only on the tags before the first text, so it is worked out once
-        per distinct opening (in a scratch document) and cached.
-        """
-        match = _LEADING_TAGS.match(fragment_html)
-        key = match.group(0) if match else ""
-        if key in self._block_formats:
-            return self._block_formats[key]
-        scratch = self._scratch
-        scratch.clear()
-        QTextCursor(scratch).insertFragment(fragment)
-        block = scratch.begin()
-        first: QTextBlockFormat | None = None
-        if block.textList() is None and not block.blockFormat().isTableCellFormat():
-            first = block.blockFormat()
-        if len(self._block_formats) >= _FORMAT_CACHE_SIZE:
-            self._block_formats.clear()
-        self._block_formats[key] = first
-        return first
+            message.tail_len = self._writer.append_html(tail_html)
 
     def _header(self, speaker: str) -> None:
         self._last_speaker = speaker
-        self._append_html(
+        self._writer.append_html(
             f'<p style="margin-top:10px; margin-bottom:2px;">'
             f'<b style="color:{self.colors.muted}; font-size:small">{speaker}</b></p>'
         )
@@ -423,7 +341,7 @@ class ChatTranscript(QTextBrowser):
         self._stick = value >= self.verticalScrollBar().maximum() - 4
 
     def _on_range(self, _minimum: int, maximum: int) -> None:
-        if self._stick and not self._drawing:
+        if self._stick and not self._writer.drawing:
             self.verticalScrollBar().setValue(maximum)
 
     def _scroll_if_stuck(self) -> None:
