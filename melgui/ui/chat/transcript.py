@@ -15,34 +15,31 @@ import html
 import math
 import time
 from collections import deque
-from urllib.parse import unquote
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QDesktopServices,
-    QGuiApplication,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
+    QTextDocument,
     QTextTable,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from melgui.core.protocol.content import Part
+from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.boxes import insert_box
 from melgui.ui.chat.doc_writer import DocWriter
 from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
+from melgui.ui.chat.links import MORE_SCHEME, follow
 from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
-from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer, warm_up
-from melgui.ui.chat.thinking_block import THINK_SCHEME, ThinkingBlock
-from melgui.ui.chat.user_parts import parts_html
+from melgui.ui.chat.segment_html import SegmentRenderer, warm_up
+from melgui.ui.chat.thinking_block import ThinkingBlock
+from melgui.ui.chat.user_parts import IMAGE_SCHEME, parts_html
 from melgui.ui.theme import Colors
 
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 
-CALL_SCHEME = "call"
-MORE_SCHEME = "more"
-ACTION_SCHEME = "act"  # act:<verb>/<argument>: an action on a card or message (undo, …)
+IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource
 
 
 class _OpenMessage:
@@ -73,12 +70,14 @@ class ChatTranscript(QTextBrowser):
         self.document().setUndoRedoEnabled(False)
         self.document().setDocumentMargin(12)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.anchorClicked.connect(self._on_anchor)
+        self.anchorClicked.connect(lambda url: follow(self, url))
         self._open: _OpenMessage | None = None
         self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
         self._next_code_id = 1  # copy ids are unique across messages
         self._cards: dict[str, QTextTable] = {}
         self._thinking: dict[int, ThinkingBlock] = {}
+        self._next_think = 1  # Thinking numbers (think:N links) are unique too
+        self._image_urls: list[str] = []  # images the drawing shows (document resources)
         self._thinking_now: ThinkingBlock | None = None  # the one streaming
         self._last_speaker = ""
         self._stick = True
@@ -102,6 +101,8 @@ class ChatTranscript(QTextBrowser):
         self._open = None
         self._cards.clear()
         self._thinking.clear()
+        self._next_think = 1
+        self._image_urls.clear()
         self._thinking_now = None
         self._codes.clear()
         self._next_code_id = 1
@@ -128,6 +129,9 @@ class ChatTranscript(QTextBrowser):
         escaped = html.escape(text).replace("\n", "<br>")
         cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
         if parts:
+            self._image_urls += [
+                f"{IMAGE_SCHEME}:{part.sha256}" for part in parts if isinstance(part, ImagePart)
+            ]
             if text:
                 cursor.insertBlock()
             cursor.insertHtml(parts_html(self.document(), parts, self.colors))
@@ -152,7 +156,8 @@ class ChatTranscript(QTextBrowser):
             block.parts.append(text)
 
     def thinking_blocks(self) -> list[ThinkingBlock]:
-        return list(self._thinking.values())
+        """In document order (earlier messages may have been drawn in above later ones)."""
+        return sorted(self._thinking.values(), key=lambda block: block.position)
 
     def toggle_thinking(self, number: int) -> None:
         block = self._thinking.get(number)
@@ -232,6 +237,74 @@ class ChatTranscript(QTextBrowser):
             return self._open.splitter.code_text(code_id)
         return ""
 
+    # --- earlier messages drawn in above (a long conversation opens at its end) -----
+
+    def continue_after(self, speaker: str) -> None:
+        """Draw on as if `speaker` ("Assistant", "You" or "") had just been drawn."""
+        self._last_speaker = speaker
+
+    def card_ids(self) -> list[str]:
+        return list(self._cards)
+
+    def front(self) -> int:
+        """Where earlier messages will go: the end of the drawing so far. Ask before the
+        first later message is drawn; it stays valid while only later ones are added."""
+        return self.document().characterCount() - 1
+
+    def scratch(self) -> ChatTranscript:
+        """An unshown transcript to draw earlier messages into, for `take_front`; its copy
+        ids and Thinking numbers follow this one's."""
+        other = ChatTranscript(self.colors)
+        other._next_code_id = self._next_code_id
+        other._next_think = self._next_think
+        return other
+
+    def take_front(self, scratch: ChatTranscript, at: int) -> None:
+        """Copy `scratch`'s drawing in at `at` (a `front()`), exactly as if it had been
+        drawn there in order; its cards, Thinking blocks and code work from here on."""
+        scratch.finish_assistant(None)
+        source = scratch.document()
+        length = source.characterCount() - 1  # up to its last (empty) block
+        self._next_code_id = scratch._next_code_id
+        self._next_think = scratch._next_think
+        self._codes.update(scratch._codes)
+        for url in scratch._image_urls:  # the copy names the images; they come along
+            image = source.resource(IMAGE_RESOURCE, QUrl(url))
+            self.document().addResource(IMAGE_RESOURCE, QUrl(url), image)
+        if length <= 0:
+            return
+        whole = QTextCursor(source)
+        whole.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        doc = self.document()
+        bar = self.verticalScrollBar()
+        height = doc.size().height()
+        with self._writer.edit():
+            self._writer.changing()
+            cursor = QTextCursor(doc)
+            cursor.setPosition(at)
+            joined = (cursor.blockFormat(), cursor.blockCharFormat())
+            first = source.begin()
+            cursor.insertFragment(whole.selection())
+            # Qt gives the two blocks where the copy meets the document the wrong
+            # formats; each gets its own back.
+            cursor.setPosition(at)
+            cursor.setBlockFormat(first.blockFormat())
+            cursor.setBlockCharFormat(first.charFormat())
+            cursor.setPosition(at + length)
+            cursor.setBlockFormat(joined[0])
+            cursor.setBlockCharFormat(joined[1])
+        for call_id, table in scratch._cards.items():
+            cursor.setPosition(at + table.firstPosition())
+            moved = cursor.currentTable()
+            if moved is not None:
+                self._cards[call_id] = moved
+        for number, block in scratch._thinking.items():
+            block.moved_to(doc, at)
+            self._thinking[number] = block
+        if not self._stick:  # keep what the reader looks at in place
+            bar.setValue(bar.value() + round(doc.size().height() - height))
+        self._scroll_if_stuck()
+
     # --- rendering -----------------------------------------------------------------
 
     def flush(self, budget: float | None = FLUSH_BUDGET_S) -> None:
@@ -286,7 +359,8 @@ class ChatTranscript(QTextBrowser):
             self._header("Assistant")
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        number = len(self._thinking) + 1
+        number = self._next_think
+        self._next_think += 1
         block = ThinkingBlock(number, cursor, self.colors, streaming=streaming)
         if not streaming:  # a finished one: what follows starts in a plain block
             cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
@@ -348,29 +422,3 @@ class ChatTranscript(QTextBrowser):
         if self._stick:
             bar = self.verticalScrollBar()
             bar.setValue(bar.maximum())
-
-    def _on_anchor(self, url: QUrl) -> None:
-        scheme = url.scheme()
-        if scheme == COPY_SCHEME:
-            try:
-                code_id = int(url.path())
-            except ValueError:
-                return
-            QGuiApplication.clipboard().setText(self.code_text(code_id))
-        elif scheme == CALL_SCHEME:
-            self.callActivated.emit(unquote(url.toString().partition(":")[2]))
-        elif scheme == THINK_SCHEME:
-            try:
-                self.toggle_thinking(int(url.path()))
-            except ValueError:
-                return
-        elif scheme == MORE_SCHEME:
-            if url.path() == "later":
-                self.laterRequested.emit()
-            else:
-                self.moreRequested.emit()
-        elif scheme == ACTION_SCHEME:
-            verb, _, argument = url.toString().partition(":")[2].partition("/")
-            self.actionRequested.emit(verb, unquote(argument))
-        elif scheme in ("http", "https"):
-            QDesktopServices.openUrl(url)
