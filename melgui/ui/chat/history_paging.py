@@ -137,51 +137,43 @@ class HistoryPaging:
         self.transcript.finish_assistant(None)
 
     def _draw_earlier(self, budget: float | None) -> None:
-        """Draw the opened page's earlier chunks in above the first screen, for `budget`
-        seconds (then on the next tick), or all of them."""
+        """Draw the opened page's earlier chunks in above the first screen: one message,
+        or one chunk copied in, at a time until `budget` seconds are spent (then again on
+        the next tick), or all of them."""
         deadline = None if budget is None else time.perf_counter() + budget
         shown = self.transcript
-        try:
-            while self._chunks or self._chunk is not None:
-                if self._chunk is None:
-                    first, last = self._chunks.pop()
-                    scratch = shown.scratch()
-                    at = {at for at, _, _ in self.failures}
-                    scratch.continue_after(
-                        speaker_before(self._backfill_messages, self._shown_from, first, at)
-                    )
-                    self._chunk = (scratch, first, last)
-                scratch, index, last = self._chunk
+        while self._chunks or self._chunk is not None:
+            if self._chunk is None:
+                first, last = self._chunks.pop()
+                scratch = shown.scratch()
+                at = {at for at, _, _ in self.failures}
+                messages = self._backfill_messages
+                scratch.continue_after(speaker_before(messages, self._shown_from, first, at))
+                self._chunk = (scratch, first, last)
+            scratch, index, last = self._chunk
+            if index < last:
                 self.transcript = scratch  # what _draw_message draws into
-                while index < last:
+                try:
                     self._draw_failures(index)
                     self._draw_message(self._backfill_messages[index], index)
-                    index += 1
-                    if deadline is not None and time.perf_counter() > deadline:
-                        break
-                self.transcript = shown
-                if index < last:
-                    self._chunk = (scratch, index, last)
-                else:
-                    self._chunk = None
-                    shown.take_front(scratch, self._front)
-                    for call_id in scratch.card_ids():  # live states outlive a redraw
-                        if call_id in self._backfill_states:
-                            self._set_card(call_id, *self._backfill_states[call_id])
-                    scratch.deleteLater()
-                if deadline is not None and time.perf_counter() > deadline:
-                    break
-        finally:
-            self.transcript = shown
+                finally:
+                    self.transcript = shown
+                self._chunk = (scratch, index + 1, last)
+            else:
+                self._chunk = None
+                shown.take_front(scratch, self._front)
+                for call_id in scratch.card_ids():  # live states outlive a redraw
+                    if call_id in self._backfill_states:
+                        self._set_card(call_id, *self._backfill_states[call_id])
+            if deadline is not None and time.perf_counter() > deadline:
+                break
         if self._chunks or self._chunk is not None:
             self._backfill_timer.start(0)
 
     def _stop_backfill(self) -> None:
         self._backfill_timer.stop()
         self._chunks = []
-        if self._chunk is not None:
-            self._chunk[0].deleteLater()
-            self._chunk = None
+        self._chunk = None
 
     def _finish_loading(self) -> None:
         """Everything queued is drawn now (a live event comes after all of it)."""

@@ -78,6 +78,7 @@ class ChatTranscript(QTextBrowser):
         self._thinking: dict[int, ThinkingBlock] = {}
         self._next_think = 1  # Thinking numbers (think:N links) are unique too
         self._image_urls: list[str] = []  # images the drawing shows (document resources)
+        self._spare: ChatTranscript | None = None  # see scratch()
         self._thinking_now: ThinkingBlock | None = None  # the one streaming
         self._last_speaker = ""
         self._stick = True
@@ -253,8 +254,15 @@ class ChatTranscript(QTextBrowser):
 
     def scratch(self) -> ChatTranscript:
         """An unshown transcript to draw earlier messages into, for `take_front`; its copy
-        ids and Thinking numbers follow this one's."""
-        other = ChatTranscript(self.colors)
+        ids and Thinking numbers follow this one's. (One, emptied for every use.)"""
+        other = self._spare
+        if other is None:
+            other = self._spare = ChatTranscript(self.colors, self)
+            other.hide()
+        else:
+            other.clear_all()
+            if other.colors != self.colors:
+                other.set_colors(self.colors)
         other._next_code_id = self._next_code_id
         other._next_think = self._next_think
         return other
