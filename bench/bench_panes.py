@@ -288,7 +288,6 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
                 model="bench",
                 role="worker",
                 cwd=folder,
-                wire=spec.wire,
                 source=spec.source,
             )
 

@@ -32,7 +32,7 @@ from melgui.ui.chat.doc_writer import DocWriter
 from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.links import MORE_SCHEME, follow
 from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
-from melgui.ui.chat.segment_html import SegmentRenderer, warm_up
+from melgui.ui.chat.segment_html import shared_renderer, warm_up
 from melgui.ui.chat.thinking_block import ThinkingBlock
 from melgui.ui.chat.user_parts import IMAGE_SCHEME, parts_html
 from melgui.ui.theme import Colors
@@ -64,7 +64,7 @@ class ChatTranscript(QTextBrowser):
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.colors = colors
-        self._renderer = SegmentRenderer(colors)
+        self._renderer = shared_renderer(colors)
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)
         self.document().setUndoRedoEnabled(False)
@@ -94,7 +94,7 @@ class ChatTranscript(QTextBrowser):
     def set_colors(self, colors: Colors) -> None:
         """New colours for what is drawn from now on (the view redraws the history)."""
         self.colors = colors
-        self._renderer = SegmentRenderer(colors)
+        self._renderer = shared_renderer(colors)
         self._writer.forget_formats()
 
     def clear_all(self) -> None:
@@ -348,19 +348,22 @@ class ChatTranscript(QTextBrowser):
         if not message.ready and not message.tail_dirty:
             return False
         with self._writer.edit():
+            drew = bool(message.ready)
             if message.ready:
                 self._replace_tail("")
                 self._writer.append_html(self._renderer.render(message.ready.popleft()))
                 while message.ready and time.perf_counter() < deadline:
                     self._writer.append_html(self._renderer.render(message.ready.popleft()))
-            if not message.ready:
+            # The open tail is drawn again once what became final is drawn, and in the
+            # same tick only while time is left: else on the next one.
+            if not message.ready and (not drew or time.perf_counter() < deadline):
                 tail = message.splitter.tail()
                 tail_html = self._renderer.render(tail) if tail is not None else ""
                 if tail_html != message.tail_html:  # else the tail on screen is right
                     self._replace_tail(tail_html)
                 message.tail_dirty = False
         self._scroll_if_stuck()
-        return bool(message.ready)
+        return bool(message.ready) or message.tail_dirty
 
     def _add_thinking_box(self, *, streaming: bool) -> ThinkingBlock:
         if self._last_speaker != "Assistant":
