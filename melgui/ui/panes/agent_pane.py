@@ -117,7 +117,7 @@ class AgentPane(QWidget):
             cwd = self.session.loop.cwd
             inspector = Inspector(self.bridge, self._colors, cwd=cwd, book=self.book, parent=self)
             inspector.hide()
-            self._split.addWidget(inspector)
+            self._split.insertWidget(1, inspector)  # under the chat, above anything else
             self._split.setStretchFactor(1, 1)
             self._inspector = inspector
         return self._inspector
