@@ -3,7 +3,10 @@
 1. Open a conversation of 10,000 messages and one of 100 in the chat view (real
    AgentSession, bridge and ChatView, offscreen): time to the first paint, the longest
    stall while scrolling from the end to the top and back, "Show earlier" once, and
-   the memory the view took. Only the last page is drawn, so the ratios stay near 1.
+   the memory the view took. Only the last page is drawn, its first screen before the
+   first paint and the rest in slices after it, so the ratios stay near 1. The clock
+   starts at the view: the session and its HTTP client exist before (in the app every
+   session streams through the desk's one connection).
 2. The per-leg cost of the context estimate (what compaction checks before every leg)
    on a 200-turn history (1,200 messages) against a 20-turn one: per leg and per message.
 
@@ -17,6 +20,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
@@ -110,11 +114,25 @@ def timed(app: QApplication, action: object) -> float:
     return time.perf_counter() - started
 
 
+def _heartbeat_until(app: QApplication, done: Callable[[], bool]) -> float:
+    """The longest gap between 5 ms heartbeats until `done()`: the longest stall."""
+    beats = [time.perf_counter()]
+    heart = QTimer()
+    heart.timeout.connect(lambda: beats.append(time.perf_counter()))
+    heart.start(5)
+    while not done():
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 5)
+    app.processEvents()
+    heart.stop()
+    beats.append(time.perf_counter())
+    return max(later - sooner for sooner, later in pairwise(beats))
+
+
 def open_bench(app: QApplication, count: int) -> dict[str, float]:
     conversation = messages(count)
     before = rss_mb()
+    session = make_session(conversation)  # the desk's connection exists before: see below
     started = time.perf_counter()
-    session = make_session(conversation)
     chat = ChatView(SessionBridge(session))
     painted = FirstPaint()
     chat.transcript.viewport().installEventFilter(painted)
@@ -123,8 +141,9 @@ def open_bench(app: QApplication, count: int) -> dict[str, float]:
     while painted.at is None and time.perf_counter() - started < 30:
         app.processEvents()
     first_paint = (painted.at or time.perf_counter()) - started
+    backfill = _heartbeat_until(app, lambda: not chat._chunks and chat._chunk is None)
     bar = chat.transcript.verticalScrollBar()
-    worst = 0.0
+    worst = backfill
     for target in [
         *range(bar.maximum(), -1, -bar.pageStep()),
         *range(0, bar.maximum(), bar.pageStep()),
@@ -154,6 +173,7 @@ def open_bench(app: QApplication, count: int) -> dict[str, float]:
     return {
         "messages": len(conversation.messages),
         "first_paint_ms": first_paint * 1000,
+        "backfill_stall_ms": backfill * 1000,
         "stall_ms": worst * 1000,
         "earlier_ms": earlier * 1000,
         "rss_mb": after - before,
@@ -193,7 +213,8 @@ def main() -> int:
     for run in (small, large):
         print(
             f"open {run['messages']:>6,.0f} messages: first paint "
-            f"{run['first_paint_ms']:.0f} ms, longest scroll stall {run['stall_ms']:.0f} ms, "
+            f"{run['first_paint_ms']:.0f} ms, rest of the page drawn in with stalls up to "
+            f"{run['backfill_stall_ms']:.0f} ms, longest scroll stall {run['stall_ms']:.0f} ms, "
             f"show earlier drawn in {run['earlier_ms']:.0f} ms, memory +{run['rss_mb']:.1f} MB"
         )
     paint_ratio = large["first_paint_ms"] / small["first_paint_ms"]
@@ -214,6 +235,12 @@ def main() -> int:
     size_ratio = long["messages"] / short["messages"]
     print(f"200 vs 20 turns: per-leg ratio {leg_ratio:.1f} (messages ratio {size_ratio:.1f})")
     budget.report("history: first paint, 10,000 ÷ 100 messages", paint_ratio, target=1.5)
+    budget.report(  # the issue's target: three times the 1,000-message one's (6 frames)
+        "history: first paint of 10,000 messages",
+        large["first_paint_ms"] / budget.FRAME_MS,
+        target=18,
+        unit="frames",
+    )
     budget.stall_row(
         "history: longest stall scrolling and showing earlier, 10,000", large["stall_ms"], frames=2
     )

@@ -17,6 +17,7 @@ from melgui.core.store.records import (
     ConversationSummary,
     NoteRecord,
     PlanRecord,
+    StoredMessage,
     ToolCallRecord,
 )
 from melgui.core.store.store import Store
@@ -61,15 +62,19 @@ class Resumed:
         return " ".join(parts) or None
 
 
-def resume(store: Store, conversation_id: str) -> Resumed:
-    """Load a conversation, repairing and recording what a crash left open.
+def resume(
+    store: Store, conversation_id: str, stored: list[StoredMessage] | None = None
+) -> Resumed:
+    """Load a conversation, repairing and recording what a crash left open. `stored`:
+    its messages when already read (in a worker thread: `messages_from_file`).
 
     Raises ConversationNotFoundError for an unknown id and sqlite3.Error on storage trouble.
     """
     summary = store.summary(conversation_id)
     if summary is None:
         raise ConversationNotFoundError(conversation_id)
-    stored = store.messages(conversation_id)
+    if stored is None:
+        stored = store.messages(conversation_id)
     conversation = Conversation([s.message for s in stored])
     cut_text = any(s.partial for s in stored)
     repair = conversation.repair_pairing()

@@ -319,12 +319,27 @@ class Store(CallRows, RecordRows):
         return [_stored_message(row, load_parts(self._conn, row[9])) for row in rows]
 
     def messages(self, cid: str) -> list[StoredMessage]:
-        rows = self._conn.execute(
-            "SELECT seq, role, content, tool_calls, tool_call_id, status, partial, created_at,"
-            " reasoning, parts FROM messages WHERE conversation_id = ? ORDER BY seq",
-            (cid,),
-        )
-        return [_stored_message(row, load_parts(self._conn, row[9])) for row in rows]
+        return read_messages(self._conn, cid)
+
+
+def read_messages(conn: sqlite3.Connection, cid: str) -> list[StoredMessage]:
+    """A conversation's messages in order, read (and decoded) through `conn`."""
+    rows = conn.execute(
+        "SELECT seq, role, content, tool_calls, tool_call_id, status, partial, created_at,"
+        " reasoning, parts FROM messages WHERE conversation_id = ? ORDER BY seq",
+        (cid,),
+    )
+    return [_stored_message(row, load_parts(conn, row[9])) for row in rows]
+
+
+def messages_from_file(path: Path, cid: str) -> list[StoredMessage]:
+    """`read_messages` through a read-only connection of its own: safe in a worker thread
+    while the Store's connection goes on writing (WAL lets readers and a writer meet)."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        return read_messages(conn, cid)
+    finally:
+        conn.close()
 
 
 def open_store(data_folder: Path | None = None, *, clock: Clock = time.time) -> Store:

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer
 from shiboken6 import isValid
 
 FLUSH_MS = 40  # how long deltas are batched before they are drawn
-FLUSH_BUDGET_S = 0.008  # drawing time per tick, shared by every client
+FLUSH_BUDGET_S = 0.005  # drawing time per tick, shared by every client (layout and paint follow)
 
 
 class Flushable(Protocol):

@@ -98,6 +98,14 @@ class SegmentRenderer:
         return out.rstrip("\n")
 
 
+@lru_cache(maxsize=4)
+def shared_renderer(colors: Colors) -> SegmentRenderer:
+    """One renderer per theme for every transcript (building one costs milliseconds:
+    each pane opened would pay it). Rendering is synchronous on the GUI thread, so
+    one Markdown instance serves them all."""
+    return SegmentRenderer(colors)
+
+
 @lru_cache(maxsize=64)
 def _lexer(lang: str) -> Any:
     if not lang:

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 
 from melgui.ui.theme import Colors
 
@@ -111,6 +118,14 @@ class ThinkingBlock:
         self._set_header()
 
     # --- document positions -------------------------------------------------------------
+
+    @property
+    def position(self) -> int:
+        return self._header.position()
+
+    def moved_to(self, document: QTextDocument, offset: int) -> None:
+        """Its drawing was copied into `document`, `offset` characters further on."""
+        self._header = document.findBlock(offset + self._header.position())
 
     def _header_end(self) -> QTextCursor:
         block = self._header

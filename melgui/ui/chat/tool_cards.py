@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from melgui.core.protocol.call_life import PHASE_LABEL, PHASE_MARK, CallPhase
 from melgui.core.protocol.calls import format_duration
-from melgui.ui.chat.transcript import CALL_SCHEME
+from melgui.ui.chat.links import CALL_SCHEME
 from melgui.ui.theme import Colors
 
 

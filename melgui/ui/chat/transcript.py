@@ -13,43 +13,33 @@ from __future__ import annotations
 
 import html
 import math
-import re
 import time
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
-from urllib.parse import unquote
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QDesktopServices,
-    QGuiApplication,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
-    QTextDocumentFragment,
     QTextTable,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from melgui.core.protocol.content import Part
+from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.boxes import insert_box
+from melgui.ui.chat.doc_writer import DocWriter
 from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
+from melgui.ui.chat.links import MORE_SCHEME, follow
 from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
-from melgui.ui.chat.segment_html import COPY_SCHEME, SegmentRenderer, warm_up
-from melgui.ui.chat.thinking_block import THINK_SCHEME, ThinkingBlock
-from melgui.ui.chat.user_parts import parts_html
+from melgui.ui.chat.segment_html import shared_renderer, warm_up
+from melgui.ui.chat.thinking_block import ThinkingBlock
+from melgui.ui.chat.user_parts import IMAGE_SCHEME, parts_html
 from melgui.ui.theme import Colors
 
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 
-CALL_SCHEME = "call"
-MORE_SCHEME = "more"
-ACTION_SCHEME = "act"  # act:<verb>/<argument>: an action on a card or message (undo, …)
-# The tags before a fragment's first text decide its first block's format.
-_LEADING_TAGS = re.compile(r"(?:\s*<[^>]*>)*")
-_FORMAT_CACHE_SIZE = 256
+IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource
 
 
 class _OpenMessage:
@@ -74,25 +64,25 @@ class ChatTranscript(QTextBrowser):
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.colors = colors
-        self._renderer = SegmentRenderer(colors)
+        self._renderer = shared_renderer(colors)
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)
         self.document().setUndoRedoEnabled(False)
         self.document().setDocumentMargin(12)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.anchorClicked.connect(self._on_anchor)
+        self.anchorClicked.connect(lambda url: follow(self, url))
         self._open: _OpenMessage | None = None
-        self._scratch = QTextDocument(self)
         self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
         self._next_code_id = 1  # copy ids are unique across messages
         self._cards: dict[str, QTextTable] = {}
         self._thinking: dict[int, ThinkingBlock] = {}
+        self._next_think = 1  # Thinking numbers (think:N links) are unique too
+        self._image_urls: list[str] = []  # images the drawing shows (document resources)
+        self._spare: ChatTranscript | None = None  # see scratch()
         self._thinking_now: ThinkingBlock | None = None  # the one streaming
         self._last_speaker = ""
         self._stick = True
-        self._drawing = False  # inside one flush: changes go into one edit block
-        self._edit_cursor: QTextCursor | None = None
-        self._block_formats: dict[str, QTextBlockFormat | None] = {}
+        self._writer = DocWriter(self.document(), self)  # one edit block per flush
         self._scheduler = shared_scheduler()
         QTimer.singleShot(0, warm_up)  # Pygments and Markdown load before the first answer
         bar = self.verticalScrollBar()
@@ -104,14 +94,16 @@ class ChatTranscript(QTextBrowser):
     def set_colors(self, colors: Colors) -> None:
         """New colours for what is drawn from now on (the view redraws the history)."""
         self.colors = colors
-        self._renderer = SegmentRenderer(colors)
-        self._block_formats.clear()
+        self._renderer = shared_renderer(colors)
+        self._writer.forget_formats()
 
     def clear_all(self) -> None:
         self._scheduler.cancel(self)
         self._open = None
         self._cards.clear()
         self._thinking.clear()
+        self._next_think = 1
+        self._image_urls.clear()
         self._thinking_now = None
         self._codes.clear()
         self._next_code_id = 1
@@ -120,13 +112,13 @@ class ChatTranscript(QTextBrowser):
         self._stick = True
 
     def add_more_link(self, hidden: int) -> None:
-        self._append_html(
+        self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
         )
 
     def add_later_link(self, hidden: int) -> None:
         self.finish_assistant(None)
-        self._append_html(
+        self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:later">Show {hidden} later messages</a></p>'
         )
 
@@ -138,6 +130,9 @@ class ChatTranscript(QTextBrowser):
         escaped = html.escape(text).replace("\n", "<br>")
         cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
         if parts:
+            self._image_urls += [
+                f"{IMAGE_SCHEME}:{part.sha256}" for part in parts if isinstance(part, ImagePart)
+            ]
             if text:
                 cursor.insertBlock()
             cursor.insertHtml(parts_html(self.document(), parts, self.colors))
@@ -162,7 +157,8 @@ class ChatTranscript(QTextBrowser):
             block.parts.append(text)
 
     def thinking_blocks(self) -> list[ThinkingBlock]:
-        return list(self._thinking.values())
+        """In document order (earlier messages may have been drawn in above later ones)."""
+        return sorted(self._thinking.values(), key=lambda block: block.position)
 
     def toggle_thinking(self, number: int) -> None:
         block = self._thinking.get(number)
@@ -188,10 +184,10 @@ class ChatTranscript(QTextBrowser):
             return
         self.flush(budget=None)
         self._scheduler.cancel(self)
-        with self._edit():
+        with self._writer.edit():
             self._replace_tail("")
             for segment in message.splitter.finish():
-                self._append_html(self._renderer.render(segment))
+                self._writer.append_html(self._renderer.render(segment))
         self._codes.update(message.splitter.code_texts())
         self._next_code_id = message.splitter.next_code_id
         self._open = None
@@ -230,7 +226,8 @@ class ChatTranscript(QTextBrowser):
         body = html.escape(text)
         if action:
             body += f' <span style="color:{self.colors.muted}">— {html.escape(action)}</span>'
-        self._append_html(f'<p style="margin-top:4px; margin-bottom:4px; color:{color}">{body}</p>')
+        style = f"margin-top:4px; margin-bottom:4px; color:{color}"
+        self._writer.append_html(f'<p style="{style}">{body}</p>')
         self._last_speaker = ""
         self._scroll_if_stuck()
 
@@ -240,6 +237,81 @@ class ChatTranscript(QTextBrowser):
         if self._open is not None:
             return self._open.splitter.code_text(code_id)
         return ""
+
+    # --- earlier messages drawn in above (a long conversation opens at its end) -----
+
+    def continue_after(self, speaker: str) -> None:
+        """Draw on as if `speaker` ("Assistant", "You" or "") had just been drawn."""
+        self._last_speaker = speaker
+
+    def card_ids(self) -> list[str]:
+        return list(self._cards)
+
+    def front(self) -> int:
+        """Where earlier messages will go: the end of the drawing so far. Ask before the
+        first later message is drawn; it stays valid while only later ones are added."""
+        return self.document().characterCount() - 1
+
+    def scratch(self) -> ChatTranscript:
+        """An unshown transcript to draw earlier messages into, for `take_front`; its copy
+        ids and Thinking numbers follow this one's. (One, emptied for every use.)"""
+        other = self._spare
+        if other is None:
+            other = self._spare = ChatTranscript(self.colors, self)
+            other.hide()
+        else:
+            other.clear_all()
+            if other.colors != self.colors:
+                other.set_colors(self.colors)
+        other._next_code_id = self._next_code_id
+        other._next_think = self._next_think
+        return other
+
+    def take_front(self, scratch: ChatTranscript, at: int) -> None:
+        """Copy `scratch`'s drawing in at `at` (a `front()`), exactly as if it had been
+        drawn there in order; its cards, Thinking blocks and code work from here on."""
+        scratch.finish_assistant(None)
+        source = scratch.document()
+        length = source.characterCount() - 1  # up to its last (empty) block
+        self._next_code_id = scratch._next_code_id
+        self._next_think = scratch._next_think
+        self._codes.update(scratch._codes)
+        for url in scratch._image_urls:  # the copy names the images; they come along
+            image = source.resource(IMAGE_RESOURCE, QUrl(url))
+            self.document().addResource(IMAGE_RESOURCE, QUrl(url), image)
+        if length <= 0:
+            return
+        whole = QTextCursor(source)
+        whole.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        doc = self.document()
+        bar = self.verticalScrollBar()
+        height = doc.size().height()
+        with self._writer.edit():
+            self._writer.changing()
+            cursor = QTextCursor(doc)
+            cursor.setPosition(at)
+            joined = (cursor.blockFormat(), cursor.blockCharFormat())
+            first = source.begin()
+            cursor.insertFragment(whole.selection())
+            # Qt gives the two blocks where the copy meets the document the wrong
+            # formats; each gets its own back.
+            cursor.setPosition(at)
+            cursor.setBlockFormat(first.blockFormat())
+            cursor.setBlockCharFormat(first.charFormat())
+            cursor.setPosition(at + length)
+            cursor.setBlockFormat(joined[0])
+            cursor.setBlockCharFormat(joined[1])
+        for call_id, table in scratch._cards.items():
+            cursor.setPosition(at + table.firstPosition())
+            moved = cursor.currentTable()
+            if moved is not None:
+                self._cards[call_id] = moved
+        for number, block in scratch._thinking.items():
+            block.moved_to(doc, at)
+            self._thinking[number] = block
+        if not self._stick:  # keep what the reader looks at in place
+            bar.setValue(bar.value() + round(doc.size().height() - height))
+        self._scroll_if_stuck()
 
     # --- rendering -----------------------------------------------------------------
 
@@ -261,8 +333,8 @@ class ChatTranscript(QTextBrowser):
     def _draw(self, deadline: float) -> bool:
         thinking = self._thinking_now
         if thinking is not None and thinking.pending:
-            with self._edit():
-                self._changing()
+            with self._writer.edit():
+                self._writer.changing()
                 thinking.flush()
             self._scroll_if_stuck()
         message = self._open
@@ -275,27 +347,31 @@ class ChatTranscript(QTextBrowser):
             message.tail_dirty = True
         if not message.ready and not message.tail_dirty:
             return False
-        with self._edit():
+        with self._writer.edit():
+            drew = bool(message.ready)
             if message.ready:
                 self._replace_tail("")
-                self._append_html(self._renderer.render(message.ready.popleft()))
+                self._writer.append_html(self._renderer.render(message.ready.popleft()))
                 while message.ready and time.perf_counter() < deadline:
-                    self._append_html(self._renderer.render(message.ready.popleft()))
-            if not message.ready:
+                    self._writer.append_html(self._renderer.render(message.ready.popleft()))
+            # The open tail is drawn again once what became final is drawn, and in the
+            # same tick only while time is left: else on the next one.
+            if not message.ready and (not drew or time.perf_counter() < deadline):
                 tail = message.splitter.tail()
                 tail_html = self._renderer.render(tail) if tail is not None else ""
                 if tail_html != message.tail_html:  # else the tail on screen is right
                     self._replace_tail(tail_html)
                 message.tail_dirty = False
         self._scroll_if_stuck()
-        return bool(message.ready)
+        return bool(message.ready) or message.tail_dirty
 
     def _add_thinking_box(self, *, streaming: bool) -> ThinkingBlock:
         if self._last_speaker != "Assistant":
             self._header("Assistant")
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        number = len(self._thinking) + 1
+        number = self._next_think
+        self._next_think += 1
         block = ThinkingBlock(number, cursor, self.colors, streaming=streaming)
         if not streaming:  # a finished one: what follows starts in a plain block
             cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
@@ -323,7 +399,7 @@ class ChatTranscript(QTextBrowser):
         cursor = QTextCursor(doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if message.tail_len:
-            self._changing()
+            self._writer.changing()
             cursor.setPosition(cursor.position() - message.tail_len)
             cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
@@ -332,84 +408,11 @@ class ChatTranscript(QTextBrowser):
             message.tail_len = 0
         message.tail_html = tail_html
         if tail_html:
-            message.tail_len = self._append_html(tail_html)
-
-    @contextmanager
-    def _edit(self) -> Iterator[None]:
-        """One edit block: the layout and the scroll bar follow once, at its end.
-
-        It is opened on the first change only, so a flush that changes nothing leaves
-        the document (and its revision) alone.
-        """
-        if self._drawing:
-            yield
-            return
-        self._drawing = True
-        try:
-            yield
-        finally:
-            if self._edit_cursor is not None:
-                self._edit_cursor.endEditBlock()
-                self._edit_cursor = None
-            self._drawing = False
-
-    def _changing(self) -> None:
-        """The document is about to change: open the edit block if one is wanted."""
-        if self._drawing and self._edit_cursor is None:
-            self._edit_cursor = QTextCursor(self.document())
-            self._edit_cursor.beginEditBlock()
-
-    def _append_html(self, fragment_html: str) -> int:
-        """Insert at the end, then start a fresh empty block; returns characters added."""
-        self._changing()
-        doc = self.document()
-        fragment = QTextDocumentFragment.fromHtml(fragment_html, doc)
-        cursor = QTextCursor(doc)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        start = cursor.position()
-        cursor.insertFragment(fragment)
-        fix = QTextCursor(doc)
-        fix.setPosition(start)
-        first = self._first_block_format(fragment_html, fragment)
-        if fix.block().length() == 1 and fix.block().next().position() < cursor.position():
-            # A fragment starting with a list leaves the block at the cursor empty: fold it.
-            folded = QTextBlockFormat()
-            folded.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
-            fix.setBlockFormat(folded)
-        elif first is not None:
-            # Qt merges the first block into the (empty) block at the cursor and drops
-            # its format (margins, background); put it back.
-            fix.setBlockFormat(first)
-        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-        return cursor.position() - start
-
-    def _first_block_format(
-        self, fragment_html: str, fragment: QTextDocumentFragment
-    ) -> QTextBlockFormat | None:
-        """The format of the fragment's first block (None for a list or a table cell).
-
-        It depends only on the tags before the first text, so it is worked out once
-        per distinct opening (in a scratch document) and cached.
-        """
-        match = _LEADING_TAGS.match(fragment_html)
-        key = match.group(0) if match else ""
-        if key in self._block_formats:
-            return self._block_formats[key]
-        scratch = self._scratch
-        scratch.clear()
-        QTextCursor(scratch).insertFragment(fragment)
-        block = scratch.begin()
-        first: QTextBlockFormat | None = None
-        if block.textList() is None and not block.blockFormat().isTableCellFormat():
-            first = block.blockFormat()
-        if len(self._block_formats) >= _FORMAT_CACHE_SIZE:
-            self._block_formats.clear()
-        self._block_formats[key] = first
-        return first
+            message.tail_len = self._writer.append_html(tail_html)
 
     def _header(self, speaker: str) -> None:
         self._last_speaker = speaker
-        self._append_html(
+        self._writer.append_html(
             f'<p style="margin-top:10px; margin-bottom:2px;">'
             f'<b style="color:{self.colors.muted}; font-size:small">{speaker}</b></p>'
         )
@@ -423,36 +426,10 @@ class ChatTranscript(QTextBrowser):
         self._stick = value >= self.verticalScrollBar().maximum() - 4
 
     def _on_range(self, _minimum: int, maximum: int) -> None:
-        if self._stick and not self._drawing:
+        if self._stick and not self._writer.drawing:
             self.verticalScrollBar().setValue(maximum)
 
     def _scroll_if_stuck(self) -> None:
         if self._stick:
             bar = self.verticalScrollBar()
             bar.setValue(bar.maximum())
-
-    def _on_anchor(self, url: QUrl) -> None:
-        scheme = url.scheme()
-        if scheme == COPY_SCHEME:
-            try:
-                code_id = int(url.path())
-            except ValueError:
-                return
-            QGuiApplication.clipboard().setText(self.code_text(code_id))
-        elif scheme == CALL_SCHEME:
-            self.callActivated.emit(unquote(url.toString().partition(":")[2]))
-        elif scheme == THINK_SCHEME:
-            try:
-                self.toggle_thinking(int(url.path()))
-            except ValueError:
-                return
-        elif scheme == MORE_SCHEME:
-            if url.path() == "later":
-                self.laterRequested.emit()
-            else:
-                self.moreRequested.emit()
-        elif scheme == ACTION_SCHEME:
-            verb, _, argument = url.toString().partition(":")[2].partition("/")
-            self.actionRequested.emit(verb, unquote(argument))
-        elif scheme in ("http", "https"):
-            QDesktopServices.openUrl(url)

@@ -20,7 +20,9 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.store import Store
+from melgui.core.store.records import StoredMessage
 from melgui.core.store.resume import ConversationNotFoundError, Resumed, resume
+from melgui.ui.history.reader import ConversationReader
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.history.window_journal import WindowJournal, WireListen
 
@@ -69,11 +71,34 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
     if app is not None:
         app.aboutToQuit.connect(keeper.close)
 
-    def open_stored(cid: str) -> None:
-        resumed = open_resumed(store, cid, sidebar)
+    reader = ConversationReader(sidebar)
+    wanted: list[str] = []  # the conversation last asked for (a later click wins)
+
+    def show(cid: str, stored: list[StoredMessage] | None) -> None:
+        resumed = open_resumed(store, cid, sidebar, stored)
         if resumed is not None and isinstance(window, ConversationOpener):
             keeper.expect(cid, resumed.conversation)
             window.open_conversation(resumed)
+
+    def open_stored(cid: str) -> None:
+        if store.path is None:  # in memory: nothing another thread could read
+            show(cid, None)
+            return
+        wanted[:] = [cid]
+        reader.read(store.path, cid)  # the messages are decoded in a worker thread
+
+    def read(cid: str, result: object) -> None:
+        if wanted != [cid]:
+            return
+        wanted.clear()
+        if isinstance(result, sqlite3.Error):
+            sidebar.problem.emit(f"History: cannot open the conversation: {result}")
+        elif isinstance(result, BaseException):
+            raise result
+        elif isinstance(result, list):
+            show(cid, result)
+
+    reader.finished.connect(read)
 
     def start_new() -> None:
         if isinstance(window, ConversationStarter):
@@ -91,10 +116,13 @@ def _wire_listener(window: object) -> WireListen | None:
     return listen if callable(listen) else None
 
 
-def open_resumed(store: Store, cid: str, sidebar: HistorySidebar) -> Resumed | None:
-    """Resume `cid` for showing; trouble becomes the sidebar's `problem`."""
+def open_resumed(
+    store: Store, cid: str, sidebar: HistorySidebar, stored: list[StoredMessage] | None = None
+) -> Resumed | None:
+    """Resume `cid` for showing (`stored`: its messages, already read); trouble becomes
+    the sidebar's `problem`."""
     try:
-        resumed = resume(store, cid)
+        resumed = resume(store, cid, stored)
     except ConversationNotFoundError:
         sidebar.problem.emit("History: that conversation is no longer stored.")
         sidebar.refresh()

@@ -49,11 +49,13 @@ class Inspector(QWidget):
         diff_provider: DiffProvider | None = None,
         tasks: TaskKeeper | None = None,
         shortcuts: bool = False,
+        book: CallBook | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        """`book`: the session's calls as recorded so far (an inspector built late)."""
         super().__init__(parent)
         self.bridge = bridge
-        self.book = CallBook(bridge, self)
+        self.book = book if book is not None else CallBook(bridge, self)
         self.diff_provider = diff_provider
         self._tasks = tasks if tasks is not None else TaskKeeper()
         self.calls = QListWidget(self)

@@ -36,6 +36,7 @@ from melgui.ui.approval_bar import ApprovalBar
 from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.inspector.call_book import CallBook
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.theme import LIGHT, Colors
 
@@ -76,16 +77,16 @@ class AgentPane(QWidget):
         self.approval_bar = ApprovalBar(self.approvals, colors, self)
         self.approval_bar.showRequested.connect(lambda _source, call: self.show_call(call))
         self.chat = ChatView(self.bridge, colors, self, prompt=prompt)
-        self.inspector = Inspector(self.bridge, colors, cwd=session.loop.cwd, parent=self)
+        # The inspector opens when a call is clicked: it is built then (opening a pane
+        # stays short), from the calls its book has recorded since the pane opened, and
+        # takes no room until then, so a terminal split above keeps its rows.
+        self.book = CallBook(self.bridge, self)
+        self._inspector: Inspector | None = None
+        self._colors = colors
         self.chat.callActivated.connect(self.show_call)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.chat)
-        split.addWidget(self.inspector)
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
-        # The inspector opens when a call is clicked; hidden until then, so it takes no
-        # room and the pane can be as short as its chat (a terminal split above keeps rows).
-        self.inspector.hide()
         self._split = split
         self.info = info = QLabel(f"worker · model <b>{session.loop.model}</b>", self)
         info.setObjectName("workerInfo")
@@ -109,11 +110,25 @@ class AgentPane(QWidget):
         if task:  # an ACP agent's pane opens without a first message
             self.send(task)
 
+    @property
+    def inspector(self) -> Inspector:
+        """The pane's inspector, built on first use (hidden until a call is shown)."""
+        if self._inspector is None:
+            cwd = self.session.loop.cwd
+            inspector = Inspector(self.bridge, self._colors, cwd=cwd, book=self.book, parent=self)
+            inspector.hide()
+            self._split.insertWidget(1, inspector)  # under the chat, above anything else
+            self._split.setStretchFactor(1, 1)
+            self._inspector = inspector
+        return self._inspector
+
     def set_colors(self, colors: Colors) -> None:
         """Follow a theme change of the window."""
+        self._colors = colors
         self.approval_bar.set_colors(colors)
         self.chat.set_colors(colors)
-        self.inspector.set_colors(colors)
+        if self._inspector is not None:
+            self._inspector.set_colors(colors)
 
     # -- talking to the worker ---------------------------------------------------------
 

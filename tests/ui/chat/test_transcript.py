@@ -6,7 +6,8 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
-from melgui.ui.chat.chat_view import HISTORY_PAGE, ChatView
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.chat.history_paging import HISTORY_PAGE
 from melgui.ui.chat.tool_cards import card_html
 from melgui.ui.chat.transcript import ChatTranscript
 from melgui.ui.theme import LIGHT

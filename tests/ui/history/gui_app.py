@@ -29,7 +29,10 @@ async def drive(window: object, options: argparse.Namespace) -> int:
 
     assert isinstance(window, MainWindow)
     if options.reopen_latest:
+        before = window.session
         window.history.open(window.history.ids()[0])
+        while window.session is before:  # its messages are read in a worker thread
+            await asyncio.sleep(0.01)
     window.chat.submit(options.prompt)
     await asyncio.sleep(0.05)
     await window.session.wait_idle()

@@ -57,7 +57,8 @@ def test_reopening_hands_the_window_a_repaired_conversation(
     assert dock is not None and dock.widget() is sidebar
     assert sidebar.ids() == [cid]
 
-    sidebar.open(cid)
+    sidebar.open(cid)  # its messages are read in a worker thread
+    qtbot.waitUntil(lambda: bool(window.opened))
     (resumed,) = window.opened
     assert resumed.conversation_id == cid
     assert resumed.conversation.messages[-1].status == "interrupted"
@@ -91,3 +92,21 @@ def test_store_notice_reaches_the_status_bar(qtbot: QtBot, tmp_path: Path) -> No
         qtbot.addWidget(window)
         install_history(window, store)
         assert "damaged" in window.statusBar().currentMessage()
+
+
+def test_a_later_click_wins_over_a_read_still_running(
+    qtbot: QtBot, store: Store, tmp_path: Path
+) -> None:
+    first = store.create_conversation(str(tmp_path))
+    store.put_message(first, 0, Message.user("first"))
+    second = store.create_conversation(str(tmp_path))
+    store.put_message(second, 0, Message.user("second"))
+    window = Host(tmp_path)
+    qtbot.addWidget(window)
+    sidebar = install_history(window, store)
+    sidebar.open(first)
+    sidebar.open(second)  # before the first read came back
+    qtbot.waitUntil(lambda: bool(window.opened))
+    qtbot.wait(50)  # the first read's answer, if it was not dropped, would come by now
+    assert [r.conversation_id for r in window.opened] == [second]
+    assert sidebar.current_id == second
