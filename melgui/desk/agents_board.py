@@ -1,7 +1,8 @@
 """The agents board's model: every agent of a window and what it is doing. Qt-free.
 
-An agent is an AgentSession shown somewhere (the main conversation, a worker pane, later
-an ACP agent's pane), added under a key: `board.add("pane-3", "worker 3: …", session)`.
+An agent is a session shown somewhere (the main conversation's or a worker pane's
+AgentSession, an ACP agent pane's AcpSession: the same events), added under a key:
+`board.add("pane-3", "worker 3: …", session)`.
 The board follows the session's events and keeps, per agent, its state (running,
 waiting for approval since when, idle, finished, failed), its branch (from its
 worktree, when it has one), the files it changed (git against the worktree's base when
@@ -33,12 +34,14 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.acp_host.session import AcpSession
 from melgui.desk.branch_files import changed_files
 
 AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
 MomentKind = Literal["approval", "finished", "failed"]
 WorktreeOf = Callable[[], Worktree | None]
 FileCounter = Callable[[Worktree], list[str] | None]
+Followed = AgentSession | AcpSession  # both emit LoopEvents to subscribers
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,7 @@ class _Agent:
         board: AgentsBoard,
         key: str,
         name: str,
-        session: AgentSession,
+        session: Followed,
         worktree: WorktreeOf,
     ) -> None:
         self.board = board
@@ -146,8 +149,8 @@ class _Agent:
 
     def _note_written(self, event: ToolCallFinished) -> None:
         self._git_files = None  # anything may have changed the worktree
-        if event.status != "ok":
-            return
+        if event.status != "ok" or not isinstance(self.session, AgentSession):
+            return  # an ACP agent's tools are its own: its worktree's git count only
         tool = self.session.loop.catalog.get(event.call.name)
         arguments = event.call.parsed
         if tool is None or tool.read_only or not tool.path_argument or not arguments:
@@ -166,6 +169,11 @@ class _Agent:
         files = self._git_files[1]
         return len(files) if files is not None else len(self.written)
 
+    def tokens(self) -> int:
+        if isinstance(self.session, AcpSession):
+            return self.session.host.usage.total_tokens
+        return self.session.loop.usage.total_tokens
+
     def row(self) -> AgentRow:
         worktree = self.worktree()
         return AgentRow(
@@ -176,7 +184,7 @@ class _Agent:
             waiting=len(self.pending),
             branch=worktree.branch if worktree is not None else "",
             files_changed=self.files_changed(),
-            tokens=self.session.loop.usage.total_tokens,
+            tokens=self.tokens(),
             detail=self.detail,
         )
 
@@ -200,7 +208,7 @@ class AgentsBoard:
         self,
         key: str,
         name: str,
-        session: AgentSession,
+        session: Followed,
         *,
         worktree: WorktreeOf = lambda: None,
     ) -> None:
@@ -226,7 +234,7 @@ class AgentsBoard:
     def agent_keys(self) -> list[str]:
         return list(self._agents)
 
-    def session(self, key: str) -> AgentSession | None:
+    def session(self, key: str) -> Followed | None:
         agent = self._agents.get(key)
         return agent.session if agent is not None else None
 

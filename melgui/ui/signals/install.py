@@ -1,8 +1,8 @@
 """Puts signals and the agents board into the main window. One call: `install_signals(window)`.
 
 Every agent is registered on one AgentsBoard: the main conversation (again whenever it is
-replaced) and every pane whose widget carries an AgentSession (`pane.session`: worker
-panes now, ACP agents' panes later), with its worktree when the pane has one
+replaced) and every pane whose widget carries a session (`pane.session` of a worker
+pane, `pane.acp` of an ACP agent's pane), with its worktree when the pane has one
 (`pane.worktree`). Terminal panes' bells go to Attention. The board is a dock
 (View → Agents board) whose rows bring their pane forward.
 """
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.acp_host.session import AcpSession
 from melgui.desk.agents_board import AgentsBoard
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.board.board_view import BoardView
@@ -82,8 +83,8 @@ def follow_panes(manager: PaneManager, board: AgentsBoard, attention: Attention)
         for info, pane in manager.panes():
             key = pane_key(info.id)
             name = f"Pane {info.id} · {info.title}"
-            session = getattr(pane, "session", None)
-            if isinstance(session, AgentSession):
+            session = getattr(pane, "acp", None) or getattr(pane, "session", None)
+            if isinstance(session, AgentSession | AcpSession):
                 present.add(key)
                 if board.session(key) is not session:
                     board.add(key, name, session, worktree=_worktree_of(pane))
