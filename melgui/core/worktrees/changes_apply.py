@@ -1,0 +1,112 @@
+"""Apply a worker's change (one hunk, one file, everything) to the main folder.
+
+`git apply` of a generated patch, all or nothing, no three-way merge: a change that does
+not fit the main folder's files is refused with the reason. Files the person has edited
+and not committed are never mixed with the worker's edits: the apply is refused, or, on
+explicit request, those files are stashed first (and the stash kept for the person).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from melgui.core.worktrees.changes import WorktreeChanges
+from melgui.core.worktrees.changes_diff import FileChange, patch_of
+from melgui.core.worktrees.changes_git import ChangesError, dirty_paths, git, last_words
+from melgui.core.worktrees.model import Worktree
+
+# A part to apply: a file's change and which of its hunks (None: the whole file).
+Part = tuple[FileChange, Sequence[int] | None]
+
+
+class DirtyMainFolder(ChangesError):
+    """The main folder has uncommitted changes to files the change touches."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = tuple(paths)
+        listed = ", ".join(self.paths[:8]) + (" …" if len(self.paths) > 8 else "")
+        super().__init__(
+            f"Not applied: the main folder has uncommitted changes to {listed}. Applying "
+            "there would mix the worker's edits with yours. Commit them, or stash them "
+            "first (Apply can stash them for you and keep the stash)."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    paths: tuple[str, ...]  # the main folder's files the change wrote
+    stash: str = ""  # when the person's edits were stashed first: the stash's message
+
+    def describe(self) -> str:
+        text = f"Applied to the main folder: {', '.join(self.paths)}."
+        if self.stash:
+            text += f" Your uncommitted edits to those files are kept in the stash ({self.stash})."
+        return text
+
+
+async def apply_hunk(
+    worktree: Worktree, change: FileChange, hunk: int, *, stash: bool = False
+) -> Applied:
+    return await apply_parts(worktree, [(change, [hunk])], stash=stash)
+
+
+async def apply_file(worktree: Worktree, change: FileChange, *, stash: bool = False) -> Applied:
+    return await apply_parts(worktree, [(change, None)], stash=stash)
+
+
+async def apply_all(worktree: Worktree, changes: WorktreeChanges, *, stash: bool = False) -> Applied:
+    if not changes.files:
+        raise ChangesError("Nothing to apply: the worktree has no changes against its base.")
+    return await apply_parts(worktree, [(change, None) for change in changes.files], stash=stash)
+
+
+async def apply_parts(worktree: Worktree, parts: Sequence[Part], *, stash: bool = False) -> Applied:
+    """Apply every part in one `git apply` (all or nothing) in the main folder.
+
+    DirtyMainFolder when the person has uncommitted changes to any touched file and
+    `stash` is False; with `stash`, those files are stashed first and, should the apply
+    fail, restored from the stash before the error is raised.
+    """
+    main = worktree.main
+    patch = "".join(patch_of(change, hunks) for change, hunks in parts).encode(
+        "utf-8", "surrogateescape"
+    )
+    paths: list[str] = []
+    for change, _hunks in parts:
+        paths.extend(path for path in change.paths if path not in paths)
+    dirty = await dirty_paths(main)
+    clash = sorted(path for path in paths if path in dirty)
+    stashed = ""
+    if clash:
+        if not stash:
+            raise DirtyMainFolder(clash)
+        stashed = await _stash(worktree, clash)
+    result = await git(main, "apply", "--whitespace=nowarn", "-", stdin=patch, check=False)
+    if result.code == 0:
+        return Applied(tuple(paths), stashed)
+    reason = await _why_not(main, patch, paths, result.err or last_words(result))
+    if stashed:
+        await git(main, "stash", "pop", "--index")
+        reason += " Your stashed edits were put back."
+    raise ChangesError(reason)
+
+
+async def _stash(worktree: Worktree, paths: Sequence[str]) -> str:
+    message = f"melgui: your edits before applying {worktree.branch}"
+    specs = [f":(literal){path}" for path in paths]
+    await git(worktree.main, "stash", "push", "--include-untracked", "-m", message, "--", *specs)
+    return f"stash@{{0}}: {message}"
+
+
+async def _why_not(main: Path, patch: bytes, paths: Sequence[str], err: str) -> str:
+    reverse = await git(main, "apply", "--check", "--reverse", "-", stdin=patch, check=False)
+    if reverse.code == 0:
+        return f"Not applied: the main folder already has this change ({', '.join(paths)})."
+    words = " ".join(line.strip() for line in err.splitlines() if line.strip())
+    return (
+        "Not applied: the change does not fit the main folder's version of "
+        f"{', '.join(paths)} (it differs from the worker's base there). Merge the branch "
+        f"instead, or copy the change by hand. git said: {words}"
+    )

@@ -1,0 +1,104 @@
+"""A worktree's changes against its base, read from real git repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from melgui.core.worktrees.changes import read_changes
+from melgui.core.worktrees.changes_diff import parse_diff, patch_of
+from melgui.core.worktrees.changes_git import ChangesError
+from tests.fakes.worktree_repos import (
+    make_repo_with_worktree,
+    run_git,
+    use_test_identity,
+    worker_edits,
+)
+
+
+@pytest.fixture(autouse=True)
+def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_test_identity(monkeypatch)
+
+
+async def test_commits_uncommitted_and_untracked_files_as_files_and_hunks(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    index_before = (worktree.main / ".git" / "worktrees" / "w1" / "index").read_bytes()
+
+    changes = await read_changes(worktree)
+
+    assert [commit.subject for commit in changes.commits] == ["worker: add a note"]
+    assert changes.commits[0].sha == run_git(worktree.path, "rev-parse", "HEAD").strip()
+    by_path = {change.path: change for change in changes.files}
+    assert sorted(by_path) == ["added.py", "notes.md", "numbers.txt"]  # not the ignored log
+    notes, numbers, added = by_path["notes.md"], by_path["numbers.txt"], by_path["added.py"]
+    assert (notes.status, notes.uncommitted, notes.added, notes.removed) == (
+        "modified",
+        False,
+        1,
+        0,
+    )
+    assert numbers.status == "modified" and numbers.uncommitted
+    assert len(numbers.hunks) == 2
+    assert numbers.hunks[0].header.startswith("@@ -1,")
+    assert "-line 1" in numbers.hunks[0].lines and "+line 1 (worker)" in numbers.hunks[0].lines
+    assert "+line 12 (worker)" in numbers.hunks[1].lines
+    assert (numbers.added, numbers.removed) == (2, 2)
+    assert (added.status, added.uncommitted, added.hunks[0].lines) == (
+        "added",
+        True,
+        ("+print('new')",),
+    )
+    assert set(changes.uncommitted) == {"numbers.txt", "added.py"}
+    # Reading wrote nothing: the worktree's index is byte for byte the same.
+    assert (worktree.main / ".git" / "worktrees" / "w1" / "index").read_bytes() == index_before
+
+
+async def test_deleted_renamed_and_binary_files(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    (worktree.path / "blob.bin").write_bytes(bytes(range(256)))
+    run_git(worktree.path, "mv", "notes.md", "NOTES.md")
+    run_git(worktree.path, "rm", "-q", ".gitignore")
+    run_git(worktree.path, "add", "-A")
+    run_git(worktree.path, "commit", "-q", "-m", "move things")
+
+    changes = await read_changes(worktree)
+
+    by_path = {change.path: change for change in changes.files}
+    assert by_path["NOTES.md"].status == "renamed"
+    assert by_path["NOTES.md"].old_path == "notes.md"
+    assert by_path["NOTES.md"].paths == ("notes.md", "NOTES.md")
+    assert by_path[".gitignore"].status == "deleted"
+    assert by_path["blob.bin"].binary and by_path["blob.bin"].label == "binary"
+    assert by_path["blob.bin"].hunks == ()
+    assert "GIT binary patch" in patch_of(by_path["blob.bin"])
+
+
+def test_unusual_paths_and_hunk_patches() -> None:
+    diff = (
+        'diff --git "a/tab\\there" "b/tab\\there"\n'
+        "index 1111111..2222222 100644\n"
+        '--- "a/tab\\there"\n'
+        '+++ "b/tab\\there"\n'
+        "@@ -1 +1 @@\n"
+        "-old\n"
+        "+new\n"
+        "\\ No newline at end of file\n"
+        "diff --git a/with space b/with space\n"
+        "old mode 100644\n"
+        "new mode 100755\n"
+    )
+    first, second = parse_diff(diff)
+    assert first.path == "tab\there" and first.hunks[0].old_count == 1
+    assert first.hunks[0].lines[-1] == "\\ No newline at end of file"
+    assert (second.path, second.status, second.hunks) == ("with space", "modified", ())
+    assert patch_of(first, [0]).endswith("+new\n\\ No newline at end of file\n")
+
+
+async def test_a_missing_worktree_is_said_plainly(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    run_git(worktree.main, "worktree", "remove", str(worktree.path))
+    with pytest.raises(ChangesError, match="does not exist any more"):
+        await read_changes(worktree)
