@@ -62,13 +62,9 @@ async def read_changes(worktree: Worktree) -> WorktreeChanges:
     if not folder.is_dir():
         raise ChangesError(f"The worker's worktree {folder} does not exist any more.")
     commits = await _commits(worktree)
-    tracked = await git(
-        folder, "diff", *DIFF_OPTIONS, "-M", worktree.base, "--", read_only=True
-    )
+    tracked = await git(folder, "diff", *DIFF_OPTIONS, "-M", worktree.base, "--", read_only=True)
     files = parse_diff(tracked.text)
-    listed = await git(
-        folder, "ls-files", "--others", "--exclude-standard", "-z", read_only=True
-    )
+    listed = await git(folder, "ls-files", "--others", "--exclude-standard", "-z", read_only=True)
     untracked = [path for path in listed.text.split("\0") if path and not path.endswith("/")]
     shown = sorted(untracked)[:MAX_UNTRACKED]
     files.extend(await _new_files(worktree, shown))

@@ -8,6 +8,8 @@ explicit request, those files are stashed first (and the stash kept for the pers
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,40 @@ from melgui.core.worktrees.changes import WorktreeChanges
 from melgui.core.worktrees.changes_diff import FileChange, patch_of
 from melgui.core.worktrees.changes_git import ChangesError, dirty_paths, git, last_words
 from melgui.core.worktrees.model import Worktree
+
+
+class AppliedLedger:
+    """What melgui itself last wrote to each main-folder file by applying.
+
+    A file whose uncommitted state is exactly what an earlier apply left holds no edits
+    of the person's, so applying the next hunk of it is not refused. Any other change
+    to it (the person's editor, a command) makes it the person's again.
+    """
+
+    def __init__(self) -> None:
+        self._left: dict[tuple[str, str], str] = {}
+
+    def record(self, main: Path, paths: Sequence[str]) -> None:
+        for path in paths:
+            self._left[(str(main), path)] = _fingerprint(main / path)
+
+    def ours(self, main: Path, path: str) -> bool:
+        left = self._left.get((str(main), path))
+        return left is not None and left == _fingerprint(main / path)
+
+
+def _fingerprint(path: Path) -> str:
+    try:
+        if path.is_symlink():
+            return "link:" + os.readlink(path)
+        return "file:" + hashlib.sha256(path.read_bytes()).hexdigest() + f":{path.stat().st_mode}"
+    except FileNotFoundError:
+        return "absent"
+    except OSError as exc:
+        return f"unreadable:{exc}"
+
+
+LEDGER = AppliedLedger()  # one per process: every Changes view of a main folder shares it
 
 # A part to apply: a file's change and which of its hunks (None: the whole file).
 Part = tuple[FileChange, Sequence[int] | None]
@@ -56,18 +92,27 @@ async def apply_file(worktree: Worktree, change: FileChange, *, stash: bool = Fa
     return await apply_parts(worktree, [(change, None)], stash=stash)
 
 
-async def apply_all(worktree: Worktree, changes: WorktreeChanges, *, stash: bool = False) -> Applied:
+async def apply_all(
+    worktree: Worktree, changes: WorktreeChanges, *, stash: bool = False
+) -> Applied:
     if not changes.files:
         raise ChangesError("Nothing to apply: the worktree has no changes against its base.")
     return await apply_parts(worktree, [(change, None) for change in changes.files], stash=stash)
 
 
-async def apply_parts(worktree: Worktree, parts: Sequence[Part], *, stash: bool = False) -> Applied:
+async def apply_parts(
+    worktree: Worktree,
+    parts: Sequence[Part],
+    *,
+    stash: bool = False,
+    ledger: AppliedLedger = LEDGER,
+) -> Applied:
     """Apply every part in one `git apply` (all or nothing) in the main folder.
 
-    DirtyMainFolder when the person has uncommitted changes to any touched file and
-    `stash` is False; with `stash`, those files are stashed first and, should the apply
-    fail, restored from the stash before the error is raised.
+    DirtyMainFolder when the person has uncommitted changes to any touched file (files
+    left exactly as an earlier apply wrote them do not count) and `stash` is False; with
+    `stash`, those files are stashed first and, should the apply fail, restored from the
+    stash before the error is raised.
     """
     main = worktree.main
     patch = "".join(patch_of(change, hunks) for change, hunks in parts).encode(
@@ -77,7 +122,7 @@ async def apply_parts(worktree: Worktree, parts: Sequence[Part], *, stash: bool 
     for change, _hunks in parts:
         paths.extend(path for path in change.paths if path not in paths)
     dirty = await dirty_paths(main)
-    clash = sorted(path for path in paths if path in dirty)
+    clash = sorted(path for path in paths if path in dirty and not ledger.ours(main, path))
     stashed = ""
     if clash:
         if not stash:
@@ -85,6 +130,7 @@ async def apply_parts(worktree: Worktree, parts: Sequence[Part], *, stash: bool 
         stashed = await _stash(worktree, clash)
     result = await git(main, "apply", "--whitespace=nowarn", "-", stdin=patch, check=False)
     if result.code == 0:
+        ledger.record(main, paths)
         return Applied(tuple(paths), stashed)
     reason = await _why_not(main, patch, paths, result.err or last_words(result))
     if stashed:

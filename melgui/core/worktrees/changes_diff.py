@@ -209,4 +209,3 @@ def _unquote(text: str) -> str:
 
 def _strip_prefix(path: str, prefix: str) -> str:
     return path[len(prefix) :] if path.startswith(prefix) else path
-

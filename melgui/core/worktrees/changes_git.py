@@ -81,7 +81,7 @@ async def git(
             preexec_fn=reset_signals,
         )
     except FileNotFoundError as exc:
-        raise ChangesError("Reviewing a worker's changes needs git, which is not installed.") from exc
+        raise ChangesError("Reviewing a worker's changes needs git, which is missing.") from exc
     try:
         out, err = await asyncio.wait_for(process.communicate(stdin), GIT_TIMEOUT)
     except BaseException:

@@ -1,0 +1,133 @@
+"""Applying a worker's hunk, file or everything to the main folder of a real repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from melgui.core.worktrees.changes import read_changes
+from melgui.core.worktrees.changes_apply import (
+    DirtyMainFolder,
+    apply_all,
+    apply_file,
+    apply_hunk,
+)
+from melgui.core.worktrees.changes_git import ChangesError
+from tests.fakes.worktree_repos import (
+    NUMBERED,
+    make_repo_with_worktree,
+    run_git,
+    use_test_identity,
+    worker_edits,
+)
+
+
+@pytest.fixture(autouse=True)
+def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_test_identity(monkeypatch)
+
+
+async def test_one_hunk_lands_and_only_that_hunk(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    changes = await read_changes(worktree)
+
+    applied = await apply_hunk(worktree, changes.file("numbers.txt"), 1)
+
+    lines = NUMBERED.splitlines(keepends=True)
+    lines[11] = "line 12 (worker)\n"
+    assert (worktree.main / "numbers.txt").read_text() == "".join(lines)  # not line 1
+    assert applied.paths == ("numbers.txt",) and not applied.stash
+    assert run_git(worktree.main, "status", "--porcelain") == " M numbers.txt\n"
+    # The same hunk again: refused, with the reason.
+    with pytest.raises(ChangesError, match="already has this change"):
+        await apply_hunk(worktree, changes.file("numbers.txt"), 1)
+    # The other hunk next: the file is uncommitted only through the apply, so it lands.
+    await apply_hunk(worktree, changes.file("numbers.txt"), 0)
+    lines[0] = "line 1 (worker)\n"
+    assert (worktree.main / "numbers.txt").read_text() == "".join(lines)
+
+
+async def test_an_edit_after_an_apply_makes_the_file_the_persons_again(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    changes = await read_changes(worktree)
+    await apply_hunk(worktree, changes.file("numbers.txt"), 1)
+    edited = (worktree.main / "numbers.txt").read_text() + "mine\n"
+    (worktree.main / "numbers.txt").write_text(edited)
+
+    with pytest.raises(DirtyMainFolder):
+        await apply_hunk(worktree, changes.file("numbers.txt"), 0)
+    assert (worktree.main / "numbers.txt").read_text() == edited
+
+
+async def test_a_file_and_everything(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    changes = await read_changes(worktree)
+
+    await apply_file(worktree, changes.file("added.py"))
+    assert (worktree.main / "added.py").read_text() == "print('new')\n"
+
+    (worktree.main / "added.py").unlink()
+    applied = await apply_all(worktree, changes)
+    assert sorted(applied.paths) == ["added.py", "notes.md", "numbers.txt"]
+    for name in ("added.py", "notes.md", "numbers.txt"):
+        assert (worktree.main / name).read_text() == (worktree.path / name).read_text()
+    assert not (worktree.main / "debug.log").exists()
+
+
+async def test_a_dirty_main_folder_refuses_and_nothing_changes(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    changes = await read_changes(worktree)
+    mine = NUMBERED + "my own line\n"
+    (worktree.main / "numbers.txt").write_text(mine)
+
+    with pytest.raises(DirtyMainFolder, match=r"uncommitted changes to numbers.txt") as refused:
+        await apply_all(worktree, changes)
+
+    assert refused.value.paths == ("numbers.txt",)
+    assert (worktree.main / "numbers.txt").read_text() == mine
+    assert not (worktree.main / "added.py").exists()
+    assert (worktree.main / "notes.md").read_text() == "# notes\n\nfirst\n"
+    assert run_git(worktree.main, "stash", "list") == ""
+
+
+async def test_with_the_stash_requested_it_applies_and_keeps_the_stash(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    changes = await read_changes(worktree)
+    mine = NUMBERED + "my own line\n"
+    (worktree.main / "numbers.txt").write_text(mine)
+    (worktree.main / "other.txt").write_text("an unrelated edit stays\n")
+
+    applied = await apply_file(worktree, changes.file("numbers.txt"), stash=True)
+
+    assert (worktree.main / "numbers.txt").read_text() == (
+        worktree.path / "numbers.txt"
+    ).read_text()
+    assert "stash@{0}" in applied.stash and "kept in the stash" in applied.describe()
+    stashes = run_git(worktree.main, "stash", "list")
+    assert "melgui: your edits before applying melgui/w1" in stashes
+    assert run_git(worktree.main, "show", "stash@{0}:numbers.txt") == mine
+    assert (worktree.main / "other.txt").read_text() == "an unrelated edit stays\n"
+
+
+async def test_a_failed_apply_after_stashing_puts_the_edits_back(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    changes = await read_changes(worktree)
+    # The main folder moved on: line 1 differs there, so the first hunk cannot fit.
+    (worktree.main / "numbers.txt").write_text(NUMBERED.replace("line 1\n", "line one\n"))
+    run_git(worktree.main, "commit", "-q", "-am", "main moved on")
+    mine = NUMBERED.replace("line 1\n", "line one\n") + "mine\n"
+    (worktree.main / "numbers.txt").write_text(mine)
+
+    with pytest.raises(ChangesError, match="does not fit") as refused:
+        await apply_hunk(worktree, changes.file("numbers.txt"), 0, stash=True)
+
+    assert "stashed edits were put back" in str(refused.value)
+    assert (worktree.main / "numbers.txt").read_text() == mine
+    assert run_git(worktree.main, "stash", "list") == ""
