@@ -7,6 +7,7 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from melgui.core.terminal.panes import PaneInfo, PaneState
+from melgui.ui.changes.view import open_changes
 
 FOCUS_BORDER = "#2f6fdf"
 _STATE_COLOURS = {
@@ -52,6 +53,12 @@ class PaneFrame(QFrame):
         to_tab.setToolTip("Move this pane to its own tab")
         to_tab.setAutoRaise(True)
         to_tab.clicked.connect(lambda: self.moveToTabRequested.emit(self.pane_id))
+        # A worker in its own worktree: review and merge what it changed.
+        self.changes_button = QToolButton(header)
+        self.changes_button.setText("Changes")
+        self.changes_button.setToolTip("Review the worker's changes: apply, merge or discard")
+        self.changes_button.setAutoRaise(True)
+        self.changes_button.clicked.connect(self._open_changes)
         close = QToolButton(header)
         close.setText("✕")
         close.setToolTip("Close this pane (ends its program or worker)")
@@ -60,6 +67,7 @@ class PaneFrame(QFrame):
         row.addWidget(self.title_label, 1)
         row.addWidget(self.badge_label)
         row.addWidget(self.state_label)
+        row.addWidget(self.changes_button)
         row.addWidget(to_tab)
         row.addWidget(close)
         layout = QVBoxLayout(self)
@@ -77,6 +85,7 @@ class PaneFrame(QFrame):
         self.show_state(info.state)
 
     def show_state(self, state: PaneState) -> None:
+        self.changes_button.setVisible(getattr(self.content, "worktree", None) is not None)
         colour = _STATE_COLOURS.get(state.name, "#6b6b73")
         self.state_label.setText(f"<span style='color:{colour}'>● {_escape(state.label)}</span>")
         self.state_label.setToolTip(state.label)
@@ -90,6 +99,11 @@ class PaneFrame(QFrame):
             f"&nbsp;{self.badge}&nbsp;</span>"
         )
         self.badge_label.setToolTip(why)
+
+    def _open_changes(self) -> None:
+        worktree = getattr(self.content, "worktree", None)
+        if worktree is not None:
+            open_changes(self.window(), worktree)
 
     def set_focused(self, focused: bool) -> None:
         self.setProperty("focusedPane", focused)

@@ -1,0 +1,194 @@
+"""What the Changes view's buttons do: apply a hunk, a file or everything (asking before
+stashing the person's edits), merge the branch (asking before committing the worker's
+loose edits), abort a stopped merge, discard the worktree. Each runs one at a time, says
+what happened in plain words, and ends by reading the worktree again."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+
+from melgui.core.worktrees.changes import WorktreeChanges
+from melgui.core.worktrees.changes_apply import Applied, DirtyMainFolder, Part, apply_parts
+from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.merge import (
+    MergeOutcome,
+    MergeState,
+    UncommittedWork,
+    abort_merge,
+    commit_worktree,
+    discard,
+    merge_branch,
+)
+from melgui.core.worktrees.model import Worktree
+from melgui.ui.aio import TaskKeeper
+from melgui.ui.changes.diff_view import FileDiffView
+from melgui.ui.changes.questions import Question
+
+Role = QMessageBox.ButtonRole
+STASH = "Stash them and apply"
+COMMIT = "Commit them and merge"
+MERGE = "Merge"
+DISCARD = "Discard"
+ABORT = "Abort the merge"
+WORKER_COMMIT = "Edits left uncommitted by the worker, committed for the merge"
+
+
+class ChangesView(Protocol):
+    """What the actions use of the view (view.py's ChangesView)."""
+
+    worktree: Worktree
+    changes: WorktreeChanges | None
+    merge: MergeState | None
+    question: Question | None
+    busy: str
+    tasks: TaskKeeper
+    diff: FileDiffView
+    status: QLabel
+
+    def say(self, text: str, *, error: bool = False, warn: bool = False) -> None: ...
+
+    def set_busy(self, what: str) -> None: ...
+
+    async def reload(self) -> None: ...
+
+    def as_parent(self) -> QWidget: ...
+
+
+class ChangesActions:
+    def __init__(self, view: ChangesView) -> None:
+        self.view = view
+
+    # -- the buttons -------------------------------------------------------------------
+
+    def apply_hunk(self, index: int) -> None:
+        change = self.view.diff.change
+        if change is not None:
+            self._start("Applying the hunk", lambda: self._apply([(change, [index])]))
+
+    def apply_file(self) -> None:
+        change = self.view.diff.change
+        if change is not None:
+            self._start(f"Applying {change.path}", lambda: self._apply([(change, None)]))
+
+    def apply_all(self) -> None:
+        changes = self.view.changes
+        if changes is not None and changes.files:
+            parts: list[Part] = [(change, None) for change in changes.files]
+            self._start("Applying every file", lambda: self._apply(parts))
+
+    def merge(self) -> None:
+        self._start("Merging the branch", self._merge)
+
+    def discard(self) -> None:
+        self._start("Discarding the worker's changes", self._discard)
+
+    def abort(self) -> None:
+        self._start("Aborting the merge", self._abort)
+
+    # -- the work ----------------------------------------------------------------------
+
+    def _start(self, what: str, work: Callable[[], Awaitable[None]]) -> None:
+        if self.view.busy:
+            self.view.say(f"Wait until this finishes: {self.view.busy}.", warn=True)
+            return
+        self.view.set_busy(what)
+        self.view.tasks.spawn(self._run(work), what=what)
+
+    async def _run(self, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except ChangesError as exc:
+            self.view.say(str(exc), error=True)
+        finally:
+            self.view.question = None
+        try:
+            await self.view.reload()
+        finally:
+            self.view.set_busy("")
+
+    async def _ask(self, title: str, text: str, choices: list[tuple[str, Role]]) -> str:
+        question = Question(self.view.as_parent(), title, text, choices)
+        self.view.question = question
+        try:
+            return await question.choice()
+        finally:
+            self.view.question = None
+
+    async def _apply(self, parts: Sequence[Part]) -> None:
+        worktree = self.view.worktree
+        try:
+            applied: Applied = await apply_parts(worktree, parts)
+        except DirtyMainFolder as refused:
+            choice = await self._ask(
+                "Uncommitted changes in the main folder",
+                f"{refused}\n\nStash them (git stash; they stay in the stash for you) and apply?",
+                [(STASH, Role.AcceptRole)],
+            )
+            if choice != STASH:
+                self.view.say(str(refused), error=True)
+                return
+            applied = await apply_parts(worktree, parts, stash=True)
+        self.view.say(applied.describe())
+
+    async def _merge(self) -> None:
+        view, worktree = self.view, self.view.worktree
+        changes = view.changes
+        commits = len(changes.commits) if changes is not None else 0
+        into = (view.merge.branch if view.merge is not None else "") or "the current HEAD"
+        choice = await self._ask(
+            "Merge the worker's branch",
+            f"Merge {worktree.branch} ({commits} commit{'s' if commits != 1 else ''}) into the "
+            f"main folder's {into}? Conflicts, if any, are left for you to resolve.",
+            [(MERGE, Role.AcceptRole)],
+        )
+        if choice != MERGE:
+            view.say("Not merged.")
+            return
+        try:
+            outcome: MergeOutcome = await merge_branch(worktree)
+        except UncommittedWork as loose:
+            choice = await self._ask(
+                "Uncommitted edits in the worktree",
+                f"{loose}\n\nCommit them in the worktree and merge?",
+                [(COMMIT, Role.AcceptRole)],
+            )
+            if choice != COMMIT:
+                view.say(str(loose), error=True)
+                return
+            await commit_worktree(worktree, WORKER_COMMIT)
+            outcome = await merge_branch(worktree)
+        view.say(outcome.message, warn=not outcome.merged)
+
+    async def _discard(self) -> None:
+        view, worktree = self.view, self.view.worktree
+        changes = view.changes
+        commits = len(changes.commits) if changes is not None else 0
+        loose = len(changes.uncommitted) if changes is not None else 0
+        choice = await self._ask(
+            "Discard the worker's changes",
+            f"Put {worktree.branch} back at its base {worktree.base[:10]}? This drops its "
+            f"{commits} commit{'s' if commits != 1 else ''} and the uncommitted edits to "
+            f"{loose} file{'s' if loose != 1 else ''} in {worktree.path}. Anything not applied "
+            "or merged is lost.",
+            [(DISCARD, Role.DestructiveRole)],
+        )
+        if choice != DISCARD:
+            view.say("Nothing discarded.")
+            return
+        await discard(worktree)
+        view.say(f"Discarded: {worktree.branch} is back at its base.")
+
+    async def _abort(self) -> None:
+        choice = await self._ask(
+            "Abort the merge",
+            "Abort the merge in the main folder? It goes back to how it was before the merge; "
+            "conflict resolutions you made there are lost.",
+            [(ABORT, Role.DestructiveRole)],
+        )
+        if choice != ABORT:
+            return
+        await abort_merge(self.view.worktree.main)
+        self.view.say("The merge was aborted; the main folder is as it was before it.")

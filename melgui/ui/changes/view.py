@@ -1,0 +1,321 @@
+"""The Changes view of one worker's worktree: its commits, its files with +/- counts, the
+chosen file's hunks with an Apply button each, and the actions on the whole (apply file,
+apply all, merge the branch, discard). It reads the worktree again after every action.
+
+`open_changes(parent, worktree)` opens it (or brings an open one for that worktree up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from collections.abc import Coroutine
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QCloseEvent, QColor, QPalette
+from PySide6.QtWidgets import (
+    QDialog,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.core.worktrees.changes import MAX_UNTRACKED, WorktreeChanges, read_changes
+from melgui.core.worktrees.changes_apply import hunks_in_main
+from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.merge import MergeState, merge_state
+from melgui.core.worktrees.model import Worktree
+from melgui.ui.aio import TaskKeeper
+from melgui.ui.changes.actions import ChangesActions
+from melgui.ui.changes.diff_view import FileDiffView
+from melgui.ui.changes.questions import Question
+from melgui.ui.theme import DARK, LIGHT, Colors
+
+_SIGILS = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R", "binary": "B"}
+
+
+class ChangesView(QDialog):
+    def __init__(self, worktree: Worktree, colors: Colors, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.worktree = worktree
+        self.colors = colors
+        self.changes: WorktreeChanges | None = None
+        self.merge: MergeState | None = None
+        self.question: Question | None = None  # the one open question, if any
+        self.busy = ""  # what is running now ("" when nothing)
+        self._reads: set[asyncio.Task[None]] = set()
+        self.tasks = TaskKeeper(on_error=lambda text: self.say(text, error=True))
+        self.commands = ChangesActions(self)
+        self.setWindowTitle(f"Changes · {worktree.branch}")
+        self.setObjectName("changesView")
+        self.summary = QLabel(self)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.conflict_box = QFrame(self)
+        self.conflict_box.setFrameShape(QFrame.Shape.StyledPanel)
+        self.conflict_label = QLabel(self.conflict_box)
+        self.conflict_label.setWordWrap(True)
+        self.conflict_label.setTextFormat(Qt.TextFormat.RichText)
+        self.abort_button = QPushButton("Abort merge…", self.conflict_box)
+        self.abort_button.clicked.connect(self.commands.abort)
+        row = QHBoxLayout(self.conflict_box)
+        row.addWidget(self.conflict_label, 1)
+        row.addWidget(self.abort_button)
+        self.conflict_box.hide()
+        self.commits = _tree(["Commit", "Subject", "Author", "Date"], self)
+        self.files = _tree(["", "File", "+", "−"], self)
+        self.files.currentItemChanged.connect(lambda *_: self._show_current_file())
+        self.diff = FileDiffView(colors, self)
+        self.diff.applyHunk.connect(self.commands.apply_hunk)
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.RichText)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.apply_file_button = self._button("Apply file", self.commands.apply_file)
+        self.apply_all_button = self._button("Apply all", self.commands.apply_all)
+        self.merge_button = self._button("Merge branch…", self.commands.merge)
+        self.discard_button = self._button("Discard…", self.commands.discard)
+        self.refresh_button = self._button("Refresh", self.refresh)
+        close = self._button("Close", self.close)
+        self._layout(close)
+        self.resize(1040, 660)
+        self._enable()
+
+    def _button(self, text: str, slot: object) -> QPushButton:
+        button = QPushButton(text, self)
+        button.clicked.connect(lambda: slot())  # type: ignore[operator]
+        return button
+
+    def _layout(self, close: QPushButton) -> None:
+        left = QWidget(self)
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.commits_title = QLabel("<b>Commits</b>", left)
+        self.files_title = QLabel("<b>Files</b>", left)
+        column.addWidget(self.commits_title)
+        column.addWidget(self.commits, 1)
+        column.addWidget(self.files_title)
+        column.addWidget(self.files, 2)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(left)
+        split.addWidget(self.diff)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([400, 640])
+        buttons = QHBoxLayout()
+        for button in (self.apply_file_button, self.apply_all_button, self.merge_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        for button in (self.discard_button, self.refresh_button, close):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.conflict_box)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self._read(self.reload(), "reading the worker's changes")
+
+    def _read(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+        """Start a read; closing the view cancels it (reads write nothing)."""
+        task = self.tasks.spawn(coro, what=what)
+        self._reads.add(task)
+        task.add_done_callback(self._reads.discard)
+
+    async def reload(self) -> None:
+        """Read the worktree and the main folder's merge state again and show them."""
+        try:
+            changes = await read_changes(self.worktree)
+            state = await merge_state(self.worktree.main)
+        except ChangesError as exc:
+            self.say(str(exc), error=True)
+            return
+        self.show_changes(changes, state)
+        await self.check_in_main()
+
+    def show_changes(self, changes: WorktreeChanges, state: MergeState) -> None:
+        shown = self.current_path()
+        self.changes, self.merge = changes, state
+        self._show_summary(changes, state)
+        self._show_conflicts(state)
+        self.commits.clear()
+        for commit in changes.commits:
+            item = QTreeWidgetItem([commit.short, commit.subject, commit.author, commit.date])
+            item.setToolTip(0, commit.sha)
+            self.commits.addTopLevelItem(item)
+        self.commits_title.setText(f"<b>Commits</b> ({len(changes.commits)})")
+        self.files.blockSignals(True)
+        self.files.clear()
+        chosen: QTreeWidgetItem | None = None
+        for change in changes.files:
+            item = QTreeWidgetItem(
+                [_SIGILS[change.label], change.path, f"+{change.added}", f"−{change.removed}"]
+            )
+            item.setData(1, Qt.ItemDataRole.UserRole, change.path)
+            item.setToolTip(1, f"{change.label}{' · not committed' if change.uncommitted else ''}")
+            item.setForeground(2, QBrush(QColor(self.colors.ok)))
+            item.setForeground(3, QBrush(QColor(self.colors.error)))
+            if change.uncommitted:
+                item.setForeground(0, QBrush(QColor(self.colors.pending)))
+            self.files.addTopLevelItem(item)
+            if chosen is None or change.path == shown:
+                chosen = item
+        self.files_title.setText(f"<b>Files</b> ({len(changes.files)})")
+        self.files.blockSignals(False)
+        if chosen is not None:
+            self.files.setCurrentItem(chosen)
+        self._show_current_file(check=False)
+        self._enable()
+
+    def _show_summary(self, changes: WorktreeChanges, state: MergeState) -> None:
+        wt = self.worktree
+        into = html.escape(state.branch or "a detached HEAD")
+        parts = [
+            f"<b>{html.escape(wt.branch)}</b> from {wt.base[:10]} · "
+            f"<span style='color:{self.colors.muted}'>{html.escape(str(wt.path))}</span>",
+            f"Applies and merges into the main folder's <b>{into}</b>.",
+        ]
+        if changes.uncommitted:
+            parts.append(
+                f"{len(changes.uncommitted)} files with edits not committed by the worker."
+            )
+        if changes.left_out:
+            parts.append(
+                f"{changes.left_out:,} more new files are not listed (over {MAX_UNTRACKED}) "
+                "and are not applied by Apply all."
+            )
+        if changes.empty:
+            parts.append("No changes against the base.")
+        self.summary.setText(" ".join(parts))
+
+    def _show_conflicts(self, state: MergeState) -> None:
+        self.conflict_box.setVisible(state.merging)
+        if not state.merging:
+            return
+        files = "".join(f"<li>{html.escape(path)}</li>" for path in state.conflicts)
+        self.conflict_label.setText(
+            f"<span style='color:{self.colors.warn}'><b>A merge is stopped in the main folder"
+            f"{' with conflicts in' if state.conflicts else ''}:</b></span>"
+            f"<ul style='margin:0'>{files}</ul>"
+            "Nothing was resolved for you: resolve them in the main folder and commit, or "
+            "abort the merge."
+        )
+
+    def current_path(self) -> str:
+        item = self.files.currentItem()
+        return str(item.data(1, Qt.ItemDataRole.UserRole)) if item is not None else ""
+
+    def _show_current_file(self, check: bool = True) -> None:
+        change = None
+        if self.changes is not None and self.current_path():
+            change = self.changes.file(self.current_path())
+        self.diff.show_file(change)
+        self._enable()
+        if check and change is not None:
+            self._read(self.check_in_main(), "checking the main folder")
+
+    async def check_in_main(self) -> None:
+        """Mark the shown file's hunks that the main folder has already."""
+        change = self.diff.change
+        if change is None:
+            return
+        try:
+            found = await hunks_in_main(self.worktree, change)
+        except ChangesError:
+            return  # only a marker; the actions say what is wrong
+        if self.diff.change is change:
+            self.diff.mark_in_main(found)
+
+    # -- state -----------------------------------------------------------------------
+
+    @property
+    def idle(self) -> bool:
+        """No action and no read is running."""
+        return not self.busy and not self._reads
+
+    def set_busy(self, what: str) -> None:
+        self.busy = what
+        if what:
+            self.say(f"{what}…")
+        self._enable()
+
+    def _enable(self) -> None:
+        idle = not self.busy
+        changes = self.changes
+        merging = self.merge is not None and self.merge.merging
+        has_files = changes is not None and bool(changes.files)
+        self.apply_file_button.setEnabled(idle and self.diff.change is not None)
+        self.apply_all_button.setEnabled(idle and has_files)
+        self.merge_button.setEnabled(
+            idle and not merging and changes is not None and not changes.empty
+        )
+        self.discard_button.setEnabled(idle and changes is not None and not changes.empty)
+        self.refresh_button.setEnabled(idle)
+        self.abort_button.setEnabled(idle)
+        for view in self.diff.hunks:
+            view.setEnabled(idle)
+
+    def say(self, text: str, *, error: bool = False, warn: bool = False) -> None:
+        colour = self.colors.error if error else self.colors.warn if warn else self.colors.text
+        self.status.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")
+
+    def as_parent(self) -> QWidget:
+        """The widget questions open over (the view itself)."""
+        return self
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.busy:
+            self.say(f"Wait until this finishes: {self.busy}.", warn=True)
+            event.ignore()
+            return
+        for task in list(self._reads):
+            task.cancel()
+        super().closeEvent(event)
+
+
+def open_changes(
+    parent: QWidget | None, worktree: Worktree, colors: Colors | None = None
+) -> ChangesView:
+    """Show the Changes view of `worktree` (the open one, if there is one) and read it."""
+    if parent is not None:
+        for view in parent.findChildren(ChangesView):
+            if view.worktree == worktree and view.isVisible():
+                view.raise_()
+                view.activateWindow()
+                return view
+    view = ChangesView(worktree, colors or _colors_of(parent), parent)
+    view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    view.show()
+    view.refresh()
+    return view
+
+
+def _colors_of(widget: QWidget | None) -> Colors:
+    palette = widget.palette() if widget is not None else QPalette()
+    return DARK if palette.color(QPalette.ColorRole.Window).lightness() < 128 else LIGHT
+
+
+def _tree(columns: list[str], parent: QWidget) -> QTreeWidget:
+    tree = QTreeWidget(parent)
+    tree.setHeaderLabels(columns)
+    tree.setRootIsDecorated(False)
+    tree.setUniformRowHeights(True)
+    tree.setAlternatingRowColors(True)
+    header = tree.header()
+    header.setStretchLastSection(False)
+    for column in range(len(columns)):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+    return tree

@@ -1,0 +1,174 @@
+"""The Changes view on real worktrees: apply a hunk by clicking, stash on request, merge
+with a conflict shown and aborted, discard, and the worker pane's Changes button."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from melgui.core.terminal.panes import IDLE, PaneInfo
+from melgui.ui.changes.actions import ABORT, DISCARD, MERGE, STASH
+from melgui.ui.changes.questions import Question
+from melgui.ui.changes.view import ChangesView, open_changes
+from melgui.ui.panes.pane_frame import PaneFrame
+from melgui.ui.theme import LIGHT
+from tests.fakes.window import wait_until
+from tests.fakes.worktree_repos import (
+    NUMBERED,
+    make_repo_with_worktree,
+    run_git,
+    use_test_identity,
+    worker_edits,
+)
+from tests.ui.conftest import Runner
+
+
+@pytest.fixture(autouse=True)
+def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_test_identity(monkeypatch)
+
+
+def _choose_file(view: ChangesView, path: str) -> None:
+    for row in range(view.files.topLevelItemCount()):
+        item = view.files.topLevelItem(row)
+        if item is not None and item.text(1) == path:
+            view.files.setCurrentItem(item)
+            return
+    raise AssertionError(f"{path} is not listed")
+
+
+def _show(run: Runner[Any], view: ChangesView, path: str) -> None:
+    _choose_file(view, path)
+    run(wait_until(lambda: view.idle))
+
+
+async def _answer(view: ChangesView, label: str) -> None:
+    await wait_until(lambda: view.question is not None and view.question.isVisible())
+    question = view.question
+    assert isinstance(question, Question)
+    question.click(label)
+
+
+def test_apply_one_hunk_by_clicking(qtbot: QtBot, run: Runner[Any], tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+
+    assert [view.commits.topLevelItem(0).text(1)] == ["worker: add a note"]  # type: ignore[union-attr]
+    listed = [view.files.topLevelItem(row).text(1) for row in range(3)]  # type: ignore[union-attr]
+    assert sorted(listed) == ["added.py", "notes.md", "numbers.txt"]
+    _show(run, view, "numbers.txt")
+    assert len(view.diff.hunks) == 2
+    assert "+line 12 (worker)" in view.diff.hunks[1].body.text()
+
+    qtbot.mouseClick(view.diff.hunks[1].button, Qt.MouseButton.LeftButton)
+    run(wait_until(lambda: view.idle and "Applied" in view.status.text()))
+
+    lines = NUMBERED.splitlines(keepends=True)
+    lines[11] = "line 12 (worker)\n"
+    assert (worktree.main / "numbers.txt").read_text() == "".join(lines)
+    # Read again: the applied hunk is marked, the other still offered.
+    run(wait_until(lambda: view.idle and not view.diff.hunks[1].button.isEnabled()))
+    assert view.diff.hunks[1].button.text() == "In the main folder ✓"
+    assert view.diff.hunks[0].button.isEnabled()
+
+
+def test_a_dirty_main_folder_asks_and_stashes_on_request(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    mine = NUMBERED + "mine\n"
+    (worktree.main / "numbers.txt").write_text(mine)
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+    _show(run, view, "numbers.txt")
+
+    view.apply_file_button.click()
+    run(_answer(view, "Cancel"))
+    run(wait_until(lambda: view.idle))
+    assert "uncommitted changes to numbers.txt" in view.status.text()
+    assert (worktree.main / "numbers.txt").read_text() == mine
+
+    view.apply_file_button.click()
+    run(_answer(view, STASH))
+    run(wait_until(lambda: view.idle and "stash" in view.status.text()))
+    worker = (worktree.path / "numbers.txt").read_text()
+    assert (worktree.main / "numbers.txt").read_text() == worker
+    assert run_git(worktree.main, "show", "stash@{0}:numbers.txt") == mine
+
+
+def test_merge_conflict_shown_then_aborted(qtbot: QtBot, run: Runner[Any], tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    (worktree.path / "notes.md").write_text("# notes\n\nthe worker's line\n")
+    run_git(worktree.path, "commit", "-q", "-am", "worker notes")
+    (worktree.main / "notes.md").write_text("# notes\n\nthe person's line\n")
+    run_git(worktree.main, "commit", "-q", "-am", "person notes")
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+
+    view.merge_button.click()
+    run(_answer(view, MERGE))
+    run(wait_until(lambda: view.idle and view.conflict_box.isVisible()))
+
+    assert "notes.md" in view.conflict_label.text()
+    assert "stopped with conflicts in 1 file" in view.status.text()
+    assert "<<<<<<<" in (worktree.main / "notes.md").read_text()
+    assert not view.merge_button.isEnabled()
+
+    view.abort_button.click()
+    run(_answer(view, ABORT))
+    run(wait_until(lambda: view.idle and not view.conflict_box.isVisible()))
+    assert (worktree.main / "notes.md").read_text() == "# notes\n\nthe person's line\n"
+
+
+def test_discard_after_confirmation(qtbot: QtBot, run: Runner[Any], tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+
+    view.discard_button.click()
+    run(_answer(view, DISCARD))
+    run(wait_until(lambda: view.idle and view.files.topLevelItemCount() == 0))
+
+    assert "back at its base" in view.status.text()
+    assert not (worktree.path / "added.py").exists()
+    assert not view.discard_button.isEnabled()
+
+
+class _Worker(QWidget):
+    worktree: object = None
+
+
+def test_the_worker_pane_header_opens_the_changes_view(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    shared, own = _Worker(), _Worker()
+    own.worktree = worktree
+    plain = PaneFrame(PaneInfo(1, "agent", "worker 1", IDLE), shared)
+    frame = PaneFrame(PaneInfo(2, "agent", "worker 2", IDLE), own)
+    for widget in (plain, frame):
+        qtbot.addWidget(widget)
+        widget.show()
+    assert not plain.changes_button.isVisible()
+    assert frame.changes_button.isVisible()
+
+    qtbot.mouseClick(frame.changes_button, Qt.MouseButton.LeftButton)
+
+    views = frame.findChildren(ChangesView)
+    assert len(views) == 1 and views[0].worktree == worktree
+    run(wait_until(lambda: views[0].changes is not None and views[0].idle))
+    frame.changes_button.click()  # again: the open view comes up, no second one
+    assert len(frame.findChildren(ChangesView)) == 1
