@@ -74,9 +74,10 @@ class DirtyMainFolder(ChangesError):
 class Applied:
     paths: tuple[str, ...]  # the main folder's files the change wrote
     stash: str = ""  # when the person's edits were stashed first: the stash's message
+    what: str = ""  # "1 hunk of parser.py", "parser.py, README.md"
 
     def describe(self) -> str:
-        text = f"Applied to the main folder: {', '.join(self.paths)}."
+        text = f"Applied to the main folder: {self.what or ', '.join(self.paths)}."
         if self.stash:
             text += f" Your uncommitted edits to those files are kept in the stash ({self.stash})."
         return text
@@ -131,12 +132,23 @@ async def apply_parts(
     result = await git(main, "apply", "--whitespace=nowarn", "-", stdin=patch, check=False)
     if result.code == 0:
         ledger.record(main, paths)
-        return Applied(tuple(paths), stashed)
+        return Applied(tuple(paths), stashed, _what(parts))
     reason = await _why_not(main, patch, paths, result.err or last_words(result))
     if stashed:
         await git(main, "stash", "pop", "--index")
         reason += " Your stashed edits were put back."
     raise ChangesError(reason)
+
+
+def _what(parts: Sequence[Part]) -> str:
+    named: list[str] = []
+    for change, hunks in parts:
+        if hunks is None:
+            named.append(change.path)
+        else:
+            count = len(set(hunks))
+            named.append(f"{count} hunk{'s' if count != 1 else ''} of {change.path}")
+    return ", ".join(named[:8]) + (f" and {len(named) - 8} more files" if len(named) > 8 else "")
 
 
 async def _stash(worktree: Worktree, paths: Sequence[str]) -> str:

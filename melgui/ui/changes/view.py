@@ -103,7 +103,7 @@ class ChangesView(QDialog):
         column.addWidget(self.commits_title)
         column.addWidget(self.commits, 1)
         column.addWidget(self.files_title)
-        column.addWidget(self.files, 2)
+        column.addWidget(self.files, 3)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(left)
         split.addWidget(self.diff)
@@ -188,8 +188,10 @@ class ChangesView(QDialog):
             f"Applies and merges into the main folder's <b>{into}</b>.",
         ]
         if changes.uncommitted:
+            count = len(changes.uncommitted)
             parts.append(
-                f"{len(changes.uncommitted)} files with edits not committed by the worker."
+                f"{count} file{'s' if count != 1 else ''} with edits the worker has not "
+                f"committed (<span style='color:{self.colors.pending}'>orange</span> below)."
             )
         if changes.left_out:
             parts.append(
@@ -198,7 +200,7 @@ class ChangesView(QDialog):
             )
         if changes.empty:
             parts.append("No changes against the base.")
-        self.summary.setText(" ".join(parts))
+        self.summary.setText(parts[0] + "<br>" + " ".join(parts[1:]))
 
     def _show_conflicts(self, state: MergeState) -> None:
         self.conflict_box.setVisible(state.merging)
