@@ -116,6 +116,13 @@ async def apply_parts(
     stash before the error is raised.
     """
     main = worktree.main
+    for change, hunks in parts:
+        whole = hunks is None or set(hunks) == set(range(len(change.hunks)))
+        if change.status == "renamed" and not whole:
+            raise ChangesError(
+                f"{change.old_path} was renamed to {change.path}: a rename is applied "
+                "whole (Apply file), not hunk by hunk."
+            )
     patch = "".join(patch_of(change, hunks) for change, hunks in parts).encode(
         "utf-8", "surrogateescape"
     )

@@ -106,9 +106,9 @@ def _file(block: list[str]) -> FileChange:
         elif line.startswith("rename to "):
             new = _unquote(line[len("rename to ") :])
         elif line.startswith("--- ") and line != "--- /dev/null":
-            old = _strip_prefix(_unquote(line[4:]), "a/")
+            old = _strip_prefix(_unquote(_name(line)), "a/")
         elif line.startswith("+++ ") and line != "+++ /dev/null":
-            new = _strip_prefix(_unquote(line[4:]), "b/")
+            new = _strip_prefix(_unquote(_name(line)), "b/")
         elif line.startswith(("Binary files ", "GIT binary patch")):
             binary = True
     if status == "added":
@@ -123,6 +123,12 @@ def _file(block: list[str]) -> FileChange:
         header=tuple(block) if binary else tuple(header),
         hunks=() if binary else tuple(_hunks(body)),
     )
+
+
+def _name(line: str) -> str:
+    """The name on a "---"/"+++" line: git ends it with a tab when it holds a space."""
+    name = line[4:]
+    return name[:-1] if name.endswith("\t") else name
 
 
 def _hunks(body: Iterable[str]) -> list[Hunk]:

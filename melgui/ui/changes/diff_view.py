@@ -57,9 +57,18 @@ class HunkView(QFrame):
 
     applyRequested = Signal(int)
 
-    def __init__(self, index: int, hunk: Hunk, colors: Colors, parent: QWidget | None = None):
+    def __init__(
+        self,
+        index: int,
+        hunk: Hunk,
+        colors: Colors,
+        parent: QWidget | None = None,
+        *,
+        whole_only: bool = False,
+    ) -> None:
         super().__init__(parent)
         self.index = index
+        self.whole_only = whole_only
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName(f"hunk-{index}")
         header = QLabel(
@@ -70,7 +79,12 @@ class HunkView(QFrame):
         header.setTextFormat(Qt.TextFormat.RichText)
         self.button = QPushButton("Apply hunk", self)
         self.button.setObjectName(f"apply-hunk-{index}")
-        self.button.setToolTip("Apply only this hunk to the main folder")
+        self.button.setToolTip(
+            "A renamed file is applied whole: Apply file"
+            if whole_only
+            else "Apply only this hunk to the main folder"
+        )
+        self.button.setEnabled(not whole_only)
         self.button.clicked.connect(lambda: self.applyRequested.emit(self.index))
         self.body = QLabel(hunk_html(hunk, colors), self)
         self.body.setTextFormat(Qt.TextFormat.RichText)
@@ -90,7 +104,7 @@ class HunkView(QFrame):
     def mark_in_main(self, in_main: bool) -> None:
         """The main folder has this hunk already: say so instead of offering it again."""
         self.button.setText("In the main folder ✓" if in_main else "Apply hunk")
-        self.button.setEnabled(not in_main)
+        self.button.setEnabled(not in_main and not self.whole_only)
 
 
 class FileDiffView(QScrollArea):
@@ -123,7 +137,8 @@ class FileDiffView(QScrollArea):
             if note:
                 layout.addWidget(_muted(note, self.colors, page))
             for index, hunk in enumerate(change.hunks):
-                view = HunkView(index, hunk, self.colors, page)
+                whole = change.status == "renamed"  # a rename is applied whole
+                view = HunkView(index, hunk, self.colors, page, whole_only=whole)
                 view.applyRequested.connect(self.applyHunk.emit)
                 self.hunks.append(view)
                 layout.addWidget(view)

@@ -12,6 +12,7 @@ from melgui.core.worktrees.changes_apply import (
     apply_all,
     apply_file,
     apply_hunk,
+    hunks_in_main,
 )
 from melgui.core.worktrees.changes_git import ChangesError
 from tests.fakes.worktree_repos import (
@@ -131,3 +132,53 @@ async def test_a_failed_apply_after_stashing_puts_the_edits_back(tmp_path: Path)
     assert "stashed edits were put back" in str(refused.value)
     assert (worktree.main / "numbers.txt").read_text() == mine
     assert run_git(worktree.main, "stash", "list") == ""
+
+
+async def test_apply_all_carries_renames_deletions_binaries_modes_and_links(
+    tmp_path: Path,
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    wt = worktree.path
+    (wt / "tool.sh").write_text("#!/bin/sh\necho hi\n")
+    run_git(wt, "add", "tool.sh")
+    run_git(wt, "commit", "-q", "-m", "a script")
+    run_git(worktree.main, "merge", "-q", "--ff-only", worktree.branch)
+    base = run_git(wt, "rev-parse", "HEAD").strip()
+    worktree = type(worktree)(wt, worktree.branch, base, worktree.main)
+    run_git(wt, "mv", "notes.md", "docs-notes.md")
+    run_git(wt, "rm", "-q", ".gitignore")
+    run_git(wt, "commit", "-q", "-m", "move and delete")
+    (wt / "tool.sh").chmod(0o755)
+    (wt / "blob.bin").write_bytes(bytes(range(256)) * 3)
+    (wt / "empty.txt").write_bytes(b"")
+    (wt / "link").symlink_to("numbers.txt")
+    (wt / "sp ace é.txt").write_text("unusual name\n")
+    (wt / 'tab\tand "quote"').write_text("quoted by git\n")
+
+    changes = await read_changes(worktree)
+    labels = {change.path: change.label for change in changes.files}
+    assert labels["docs-notes.md"] == "renamed" and labels["blob.bin"] == "binary"
+    assert labels['tab\tand "quote"'] == labels["sp ace é.txt"] == "added"
+    with pytest.raises(ChangesError, match="applied whole"):
+        await apply_hunk(worktree, changes.file("docs-notes.md"), 0)
+    await apply_all(worktree, changes)
+
+    main = worktree.main
+    assert not (main / "notes.md").exists() and not (main / ".gitignore").exists()
+    assert (main / "docs-notes.md").read_text() == "# notes\n\nfirst\n"
+    assert (main / "blob.bin").read_bytes() == bytes(range(256)) * 3
+    assert (main / "empty.txt").read_bytes() == b""
+    assert (main / "link").is_symlink() and str((main / "link").readlink()) == "numbers.txt"
+    assert (main / "tool.sh").stat().st_mode & 0o111
+    assert (main / "sp ace é.txt").read_text() == "unusual name\n"
+    assert (main / 'tab\tand "quote"').read_text() == "quoted by git\n"
+
+
+async def test_hunks_in_main_marks_what_landed(tmp_path: Path) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    changes = await read_changes(worktree)
+    numbers = changes.file("numbers.txt")
+    assert await hunks_in_main(worktree, numbers) == set()
+    await apply_hunk(worktree, numbers, 0)
+    assert await hunks_in_main(worktree, numbers) == {0}

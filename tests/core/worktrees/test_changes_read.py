@@ -90,7 +90,16 @@ def test_unusual_paths_and_hunk_patches() -> None:
         "old mode 100644\n"
         "new mode 100755\n"
     )
-    first, second = parse_diff(diff)
+    diff += (
+        "diff --git a/new name.txt b/new name.txt\n"
+        "new file mode 100644\n"
+        "--- /dev/null\n"
+        "+++ b/new name.txt\t\n"
+        "@@ -0,0 +1 @@\n"
+        "+x\n"
+    )
+    first, second, third = parse_diff(diff)
+    assert (third.path, third.status, third.added) == ("new name.txt", "added", 1)
     assert first.path == "tab\there" and first.hunks[0].old_count == 1
     assert first.hunks[0].lines[-1] == "\\ No newline at end of file"
     assert (second.path, second.status, second.hunks) == ("with space", "modified", ())
