@@ -13,22 +13,20 @@ from collections.abc import Coroutine
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QCloseEvent, QColor, QPalette
+from PySide6.QtGui import QCloseEvent, QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from melgui.core.worktrees.changes import MAX_UNTRACKED, WorktreeChanges, read_changes
+from melgui.core.worktrees.changes import WorktreeChanges, read_changes
 from melgui.core.worktrees.changes_apply import hunks_in_main
 from melgui.core.worktrees.changes_git import ChangesError
 from melgui.core.worktrees.merge import MergeState, merge_state
@@ -36,10 +34,10 @@ from melgui.core.worktrees.model import Worktree
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
+from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
 from melgui.ui.changes.questions import Question
+from melgui.ui.changes.texts import conflicts_html, summary_html
 from melgui.ui.theme import DARK, LIGHT, Colors
-
-_SIGILS = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R", "binary": "B"}
 
 
 class ChangesView(QDialog):
@@ -70,8 +68,8 @@ class ChangesView(QDialog):
         row.addWidget(self.conflict_label, 1)
         row.addWidget(self.abort_button)
         self.conflict_box.hide()
-        self.commits = _tree(["Commit", "Subject", "Author", "Date"], self)
-        self.files = _tree(["", "File", "+", "−"], self)
+        self.commits = make_tree(["Commit", "Subject", "Author", "Date"], self)
+        self.files = make_tree(["", "File", "+", "−"], self)
         self.files.currentItemChanged.connect(lambda *_: self._show_current_file())
         self.diff = FileDiffView(colors, self)
         self.diff.applyHunk.connect(self.commands.apply_hunk)
@@ -152,23 +150,13 @@ class ChangesView(QDialog):
         self._show_conflicts(state)
         self.commits.clear()
         for commit in changes.commits:
-            item = QTreeWidgetItem([commit.short, commit.subject, commit.author, commit.date])
-            item.setToolTip(0, commit.sha)
-            self.commits.addTopLevelItem(item)
+            self.commits.addTopLevelItem(commit_item(commit))
         self.commits_title.setText(f"<b>Commits</b> ({len(changes.commits)})")
         self.files.blockSignals(True)
         self.files.clear()
         chosen: QTreeWidgetItem | None = None
         for change in changes.files:
-            item = QTreeWidgetItem(
-                [_SIGILS[change.label], change.path, f"+{change.added}", f"−{change.removed}"]
-            )
-            item.setData(1, Qt.ItemDataRole.UserRole, change.path)
-            item.setToolTip(1, f"{change.label}{' · not committed' if change.uncommitted else ''}")
-            item.setForeground(2, QBrush(QColor(self.colors.ok)))
-            item.setForeground(3, QBrush(QColor(self.colors.error)))
-            if change.uncommitted:
-                item.setForeground(0, QBrush(QColor(self.colors.pending)))
+            item = file_item(change, self.colors)
             self.files.addTopLevelItem(item)
             if chosen is None or change.path == shown:
                 chosen = item
@@ -180,44 +168,16 @@ class ChangesView(QDialog):
         self._enable()
 
     def _show_summary(self, changes: WorktreeChanges, state: MergeState) -> None:
-        wt = self.worktree
-        into = html.escape(state.branch or "a detached HEAD")
-        parts = [
-            f"<b>{html.escape(wt.branch)}</b> from {wt.base[:10]} · "
-            f"<span style='color:{self.colors.muted}'>{html.escape(str(wt.path))}</span>",
-            f"Applies and merges into the main folder's <b>{into}</b>.",
-        ]
-        if changes.uncommitted:
-            count = len(changes.uncommitted)
-            parts.append(
-                f"{count} file{'s' if count != 1 else ''} with edits the worker has not "
-                f"committed (<span style='color:{self.colors.pending}'>orange</span> below)."
-            )
-        if changes.left_out:
-            parts.append(
-                f"{changes.left_out:,} more new files are not listed (over {MAX_UNTRACKED}) "
-                "and are not applied by Apply all."
-            )
-        if changes.empty:
-            parts.append("No changes against the base.")
-        self.summary.setText(parts[0] + "<br>" + " ".join(parts[1:]))
+        self.summary.setText(summary_html(self.worktree, changes, state, self.colors))
 
     def _show_conflicts(self, state: MergeState) -> None:
         self.conflict_box.setVisible(state.merging)
-        if not state.merging:
-            return
-        files = "".join(f"<li>{html.escape(path)}</li>" for path in state.conflicts)
-        self.conflict_label.setText(
-            f"<span style='color:{self.colors.warn}'><b>A merge is stopped in the main folder"
-            f"{' with conflicts in' if state.conflicts else ''}:</b></span>"
-            f"<ul style='margin:0'>{files}</ul>"
-            "Nothing was resolved for you: resolve them in the main folder and commit, or "
-            "abort the merge."
-        )
+        if state.merging:
+            self.conflict_label.setText(conflicts_html(state, self.colors))
 
     def current_path(self) -> str:
         item = self.files.currentItem()
-        return str(item.data(1, Qt.ItemDataRole.UserRole)) if item is not None else ""
+        return str(item.data(1, PATH_ROLE)) if item is not None else ""
 
     def _show_current_file(self, check: bool = True) -> None:
         change = None
@@ -307,17 +267,3 @@ def open_changes(
 def _colors_of(widget: QWidget | None) -> Colors:
     palette = widget.palette() if widget is not None else QPalette()
     return DARK if palette.color(QPalette.ColorRole.Window).lightness() < 128 else LIGHT
-
-
-def _tree(columns: list[str], parent: QWidget) -> QTreeWidget:
-    tree = QTreeWidget(parent)
-    tree.setHeaderLabels(columns)
-    tree.setRootIsDecorated(False)
-    tree.setUniformRowHeights(True)
-    tree.setAlternatingRowColors(True)
-    header = tree.header()
-    header.setStretchLastSection(False)
-    for column in range(len(columns)):
-        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-    return tree

@@ -1,0 +1,47 @@
+"""What the Changes view says above its lists: the worktree, where changes go, and a merge
+stopped in the main folder."""
+
+from __future__ import annotations
+
+import html
+
+from melgui.core.worktrees.changes import MAX_UNTRACKED, WorktreeChanges
+from melgui.core.worktrees.merge import MergeState
+from melgui.core.worktrees.model import Worktree
+from melgui.ui.theme import Colors
+
+
+def summary_html(
+    worktree: Worktree, changes: WorktreeChanges, state: MergeState, colors: Colors
+) -> str:
+    into = html.escape(state.branch or "a detached HEAD")
+    first = (
+        f"<b>{html.escape(worktree.branch)}</b> from {worktree.base[:10]} · "
+        f"<span style='color:{colors.muted}'>{html.escape(str(worktree.path))}</span>"
+    )
+    parts = [f"Applies and merges into the main folder's <b>{into}</b>."]
+    if changes.uncommitted:
+        count = len(changes.uncommitted)
+        parts.append(
+            f"{count} file{'s' if count != 1 else ''} with edits the worker has not "
+            f"committed (<span style='color:{colors.pending}'>orange</span> below)."
+        )
+    if changes.left_out:
+        parts.append(
+            f"{changes.left_out:,} more new files are not listed (over {MAX_UNTRACKED}) "
+            "and are not applied by Apply all."
+        )
+    if changes.empty:
+        parts.append("No changes against the base.")
+    return first + "<br>" + " ".join(parts)
+
+
+def conflicts_html(state: MergeState, colors: Colors) -> str:
+    files = "".join(f"<li>{html.escape(path)}</li>" for path in state.conflicts)
+    return (
+        f"<span style='color:{colors.warn}'><b>A merge is stopped in the main folder"
+        f"{' with conflicts in' if state.conflicts else ''}:</b></span>"
+        f"<ul style='margin:0'>{files}</ul>"
+        "Nothing was resolved for you: resolve them in the main folder and commit, or "
+        "abort the merge."
+    )
