@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from melgui.core.worktrees.changes_diff import FileChange, parse_diff
 from melgui.core.worktrees.changes_git import ChangesError, dirty_paths, git
+from melgui.core.worktrees.changes_new_files import new_file_patch
 from melgui.core.worktrees.model import Worktree
 
 MAX_UNTRACKED = 500  # new files shown; more are counted in `left_out`
@@ -108,10 +109,16 @@ async def _commits(worktree: Worktree) -> tuple[Commit, ...]:
 
 
 async def _new_files(worktree: Worktree, paths: list[str]) -> list[FileChange]:
-    """Untracked files as "added" changes (`git diff --no-index` hashes without storing)."""
+    """Untracked files as "added" changes: text files written here (in a thread), the
+    rest by `git diff --no-index` (which hashes without storing)."""
     limit = asyncio.Semaphore(_PARALLEL)
+    written = await asyncio.to_thread(
+        lambda: [new_file_patch(worktree.path, path) for path in paths]
+    )
 
-    async def one(path: str) -> list[FileChange]:
+    async def one(path: str, patch: str | None) -> list[FileChange]:
+        if patch is not None:
+            return parse_diff(patch)
         async with limit:
             result = await git(
                 worktree.path,
@@ -126,5 +133,6 @@ async def _new_files(worktree: Worktree, paths: list[str]) -> list[FileChange]:
             )
         return parse_diff(result.text)
 
-    found = await asyncio.gather(*(one(path) for path in paths))
+    pairs = zip(paths, written, strict=True)
+    found = await asyncio.gather(*(one(path, patch) for path, patch in pairs))
     return [change for changes in found for change in changes]

@@ -1,11 +1,12 @@
 """One file of a worker's changes: its hunks one under the other, each with its line
-numbers (base and now), coloured lines, and an Apply button of its own."""
+numbers (base and now), coloured lines (hunk_lines.py), and an Apply button of its own."""
 
 from __future__ import annotations
 
 import html
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFontDatabase, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -18,38 +19,10 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.worktrees.changes_diff import FileChange, Hunk
+from melgui.ui.changes.hunk_lines import HunkLines
 from melgui.ui.theme import Colors
 
-MAX_HUNK_LINES = 1500  # a longer hunk shows its start; Apply still applies all of it
-_TINTS = {"light": ("#e6ffec", "#ffebe9"), "dark": ("#12361f", "#4a1c1c")}
-
-
-def hunk_html(hunk: Hunk, colors: Colors) -> str:
-    """The hunk as a <pre>: base and new line numbers, then the line, coloured."""
-    added_bg, removed_bg = _TINTS.get(colors.name, _TINTS["light"])
-    old, new = hunk.old_start, hunk.new_start
-    rows: list[str] = []
-    for line in hunk.lines[:MAX_HUNK_LINES]:
-        tag, text = line[:1], html.escape(line) or " "
-        if tag == "+":
-            numbers, style = f"{'':>5} {new:>5}", f"color:{colors.ok}; background-color:{added_bg}"
-            new += 1
-        elif tag == "-":
-            numbers = f"{old:>5} {'':>5}"
-            style = f"color:{colors.error}; background-color:{removed_bg}"
-            old += 1
-        elif tag == "\\":
-            numbers, style = " " * 11, f"color:{colors.muted}"
-        else:
-            numbers, style = f"{old:>5} {new:>5}", ""
-            old, new = old + 1, new + 1
-        number = f'<span style="color:{colors.muted}">{numbers}</span>'
-        rows.append(f'{number}  <span style="{style}">{text}</span>')
-    if len(hunk.lines) > MAX_HUNK_LINES:
-        more = len(hunk.lines) - MAX_HUNK_LINES
-        rows.append(f'<span style="color:{colors.muted}">… {more:,} more lines</span>')
-    body = "\n".join(rows)
-    return f'<pre style="font-family:monospace; margin:0">{body}</pre>'
+PAGE = 25  # hunks shown at once
 
 
 class HunkView(QFrame):
@@ -71,12 +44,12 @@ class HunkView(QFrame):
         self.whole_only = whole_only
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName(f"hunk-{index}")
-        header = QLabel(
-            f'<span style="color:{colors.accent}; font-family:monospace">'
-            f"{html.escape(hunk.header)}</span>",
-            self,
-        )
-        header.setTextFormat(Qt.TextFormat.RichText)
+        header = QLabel(hunk.header, self)
+        header.setTextFormat(Qt.TextFormat.PlainText)
+        header.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        palette = header.palette()
+        palette.setColor(QPalette.ColorRole.WindowText, QColor(colors.accent))
+        header.setPalette(palette)
         self.button = QPushButton("Apply hunk", self)
         self.button.setObjectName(f"apply-hunk-{index}")
         self.button.setToolTip(
@@ -86,10 +59,7 @@ class HunkView(QFrame):
         )
         self.button.setEnabled(not whole_only)
         self.button.clicked.connect(lambda: self.applyRequested.emit(self.index))
-        self.body = QLabel(hunk_html(hunk, colors), self)
-        self.body.setTextFormat(Qt.TextFormat.RichText)
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.body = HunkLines(hunk, colors, self)
         # The button first: a long line scrolls the page sideways, the button stays in view.
         header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         header.setToolTip(hunk.header)
@@ -132,20 +102,49 @@ class FileDiffView(QScrollArea):
         self.title.setText(self._title(change))
         layout.addWidget(self.title)
         self.hunks = []
+        self._in_main: set[int] = set()
+        self._layout = layout
+        self._page = page
+        self.more_button: QPushButton | None = None
         if change is not None:
             note = _no_hunks_note(change)
             if note:
                 layout.addWidget(_muted(note, self.colors, page))
-            for index, hunk in enumerate(change.hunks):
-                whole = change.status == "renamed"  # a rename is applied whole
-                view = HunkView(index, hunk, self.colors, page, whole_only=whole)
-                view.applyRequested.connect(self.applyHunk.emit)
-                self.hunks.append(view)
-                layout.addWidget(view)
         layout.addStretch(1)
+        self.show_more()
         self.setWidget(page)
 
+    def show_more(self) -> None:
+        """Add the next PAGE hunks (hundreds of hunk widgets at once would stall the
+        window); a "Show more" button offers the rest."""
+        change = self.change
+        if change is None:
+            return
+        page = self._page
+        if self.more_button is not None:
+            self.more_button.deleteLater()
+            self.more_button = None
+        start = len(self.hunks)
+        end = min(len(change.hunks), start + PAGE)
+        at = self._layout.count() - 1  # before the stretch
+        for index in range(start, end):
+            whole = change.status == "renamed"  # a rename is applied whole
+            view = HunkView(index, change.hunks[index], self.colors, page, whole_only=whole)
+            view.applyRequested.connect(self.applyHunk.emit)
+            view.mark_in_main(index in self._in_main)
+            self.hunks.append(view)
+            self._layout.insertWidget(at, view)
+            at += 1
+        left = len(change.hunks) - end
+        if left:
+            more = QPushButton(f"Show {min(PAGE, left)} more hunks ({left} not shown yet)", page)
+            more.setObjectName("more-hunks")
+            more.clicked.connect(self.show_more)
+            self._layout.insertWidget(at, more, 0, Qt.AlignmentFlag.AlignLeft)
+            self.more_button = more
+
     def mark_in_main(self, indexes: set[int]) -> None:
+        self._in_main = set(indexes)
         for view in self.hunks:
             view.mark_in_main(view.index in indexes)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -144,7 +145,7 @@ async def test_apply_all_carries_renames_deletions_binaries_modes_and_links(
     run_git(wt, "commit", "-q", "-m", "a script")
     run_git(worktree.main, "merge", "-q", "--ff-only", worktree.branch)
     base = run_git(wt, "rev-parse", "HEAD").strip()
-    worktree = type(worktree)(wt, worktree.branch, base, worktree.main)
+    worktree = dataclasses.replace(worktree, base=base)
     run_git(wt, "mv", "notes.md", "docs-notes.md")
     run_git(wt, "rm", "-q", ".gitignore")
     run_git(wt, "commit", "-q", "-m", "move and delete")

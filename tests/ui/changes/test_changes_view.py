@@ -3,6 +3,7 @@ with a conflict shown and aborted, discard, and the worker pane's Changes button
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.panes import IDLE, PaneInfo
 from melgui.ui.changes.actions import ABORT, DISCARD, MERGE, STASH
+from melgui.ui.changes.diff_view import PAGE
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -172,3 +174,32 @@ def test_the_worker_pane_header_opens_the_changes_view(
     run(wait_until(lambda: views[0].changes is not None and views[0].idle))
     frame.changes_button.click()  # again: the open view comes up, no second one
     assert len(frame.findChildren(ChangesView)) == 1
+
+
+def test_a_file_of_many_hunks_shows_them_a_page_at_a_time(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    long = [f"row {n}\n" for n in range(400)]
+    (worktree.main / "long.txt").write_text("".join(long))
+    run_git(worktree.main, "add", "long.txt")
+    run_git(worktree.main, "commit", "-q", "-m", "long")
+    base = run_git(worktree.main, "rev-parse", "HEAD").strip()
+    worktree = dataclasses.replace(worktree, base=base)
+    run_git(worktree.path, "merge", "-q", "--ff-only", "main")
+    edited = [
+        line.replace("\n", " (worker)\n") if n % 10 == 0 else line for n, line in enumerate(long)
+    ]
+    (worktree.path / "long.txt").write_text("".join(edited))
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+    _show(run, view, "long.txt")
+    assert len(view.diff.hunks) == PAGE and view.diff.more_button is not None
+
+    qtbot.mouseClick(view.diff.more_button, Qt.MouseButton.LeftButton)
+    assert len(view.diff.hunks) == 40 and view.diff.more_button is None
+    qtbot.mouseClick(view.diff.hunks[39].button, Qt.MouseButton.LeftButton)
+    run(wait_until(lambda: view.idle and "1 hunk of long.txt" in view.status.text()))
+    assert (worktree.main / "long.txt").read_text().count("(worker)") == 1
+    assert "row 390 (worker)" in (worktree.main / "long.txt").read_text()
