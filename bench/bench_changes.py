@@ -8,7 +8,7 @@ A 10,000-file repository and a worker worktree that committed edits to 100 files
 1. `read_changes` (commits, files, hunks, new files' diffs) against `git diff <base>` +
    `git status` + `git log` run directly on the same worktree (target: ratio ≤ 3);
 2. the longest event-loop stall while the Changes view opens and reads it, and while it
-   shows the 300-hunk file (targets: 2 frames, 6 frames).
+   shows the 300-hunk file (targets: 3 frames, 6 frames).
 
     python bench/bench_changes.py [--files N] [--rounds R]
 """
@@ -176,7 +176,7 @@ def bench_view(app: QApplication, worktree: Worktree) -> None:
         f"2. longest stall opening the view: {opened * 1000:.0f} ms; showing the file with "
         f"{hunks} hunks: {shown * 1000:.0f} ms"
     )
-    budget.stall_row("changes: longest stall opening the Changes view", opened * 1000, frames=2)
+    budget.stall_row("changes: longest stall opening the Changes view", opened * 1000, frames=3)
     budget.stall_row(f"changes: longest stall showing a {hunks}-hunk file", shown * 1000, frames=6)
 
 

@@ -175,22 +175,3 @@ async def _why_not(main: Path, patch: bytes, paths: Sequence[str], err: str) -> 
         f"{', '.join(paths)} (it differs from the worker's base there). Merge the branch "
         f"instead, or copy the change by hand. git said: {words}"
     )
-
-
-MAX_CHECKED_HUNKS = 60
-
-
-async def hunks_in_main(worktree: Worktree, change: FileChange) -> set[int]:
-    """Indexes of the hunks of `change` the main folder already has (each one's reverse
-    applies there cleanly). Only the first MAX_CHECKED_HUNKS are checked."""
-    found: set[int] = set()
-    if change.binary:
-        return found
-    for index in range(min(len(change.hunks), MAX_CHECKED_HUNKS)):
-        patch = patch_of(change, [index]).encode("utf-8", "surrogateescape")
-        check = await git(
-            worktree.main, "apply", "--check", "--reverse", "-", stdin=patch, check=False
-        )
-        if check.code == 0:
-            found.add(index)
-    return found

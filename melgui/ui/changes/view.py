@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.worktrees.changes import WorktreeChanges, read_changes
-from melgui.core.worktrees.changes_apply import hunks_in_main
 from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.changes_landed import hunks_in_main
 from melgui.core.worktrees.merge import MergeState, merge_state
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.aio import TaskKeeper
@@ -161,9 +161,9 @@ class ChangesView(QDialog):
             if chosen is None or change.path == shown:
                 chosen = item
         self.files_title.setText(f"<b>Files</b> ({len(changes.files)})")
-        self.files.blockSignals(False)
         if chosen is not None:
             self.files.setCurrentItem(chosen)
+        self.files.blockSignals(False)
         self._show_current_file(check=False)
         self._enable()
 
@@ -183,7 +183,8 @@ class ChangesView(QDialog):
         change = None
         if self.changes is not None and self.current_path():
             change = self.changes.file(self.current_path())
-        self.diff.show_file(change)
+        if change is None or change != self.diff.change:  # unchanged: keep its widgets
+            self.diff.show_file(change)
         self._enable()
         if check and change is not None:
             self._read(self.check_in_main(), "checking the main folder")

@@ -13,9 +13,9 @@ from melgui.core.worktrees.changes_apply import (
     apply_all,
     apply_file,
     apply_hunk,
-    hunks_in_main,
 )
 from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.changes_landed import hunks_in_main
 from tests.fakes.worktree_repos import (
     NUMBERED,
     make_repo_with_worktree,

@@ -9,6 +9,7 @@ import pytest
 from melgui.core.worktrees.changes import read_changes
 from melgui.core.worktrees.changes_diff import parse_diff, patch_of
 from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.changes_landed import landed_hunks
 from tests.fakes.worktree_repos import (
     make_repo_with_worktree,
     run_git,
@@ -111,3 +112,23 @@ async def test_a_missing_worktree_is_said_plainly(tmp_path: Path) -> None:
     run_git(worktree.main, "worktree", "remove", str(worktree.path))
     with pytest.raises(ChangesError, match="does not exist any more"):
         await read_changes(worktree)
+
+
+def test_landed_hunks_tell_additions_deletions_and_edits_apart() -> None:
+    diff = (
+        "diff --git a/f b/f\n--- a/f\n+++ b/f\n"
+        "@@ -1,2 +1,3 @@\n a\n+added\n b\n"
+        "@@ -5,3 +6,2 @@\n e\n-removed\n g\n"
+        "@@ -9,2 +9,2 @@\n i\n-j\n+J\n"
+    )
+    (change,) = parse_diff(diff)
+    base = "a\nb\nc\nd\ne\nremoved\ng\nh\ni\nj\n"
+    assert landed_hunks(change, base) == set()
+    assert landed_hunks(change, base.replace("a\nb\n", "a\nadded\nb\n")) == {0}
+    assert landed_hunks(change, base.replace("removed\n", "")) == {1}
+    assert landed_hunks(change, base.replace("j\n", "J\n")) == {2}
+    assert landed_hunks(change, None) == set()
+    (new_file,) = parse_diff(
+        "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n"
+    )
+    assert landed_hunks(new_file, "x\n") == {0} and landed_hunks(new_file, "y\n") == set()
