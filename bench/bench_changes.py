@@ -7,8 +7,9 @@ A 10,000-file repository and a worker worktree that committed edits to 100 files
 
 1. `read_changes` (commits, files, hunks, new files' diffs) against `git diff <base>` +
    `git status` + `git log` run directly on the same worktree (target: ratio ≤ 3);
-2. the longest event-loop stall while the Changes view opens and reads it, and while it
-   shows the 300-hunk file (targets: 3 frames, 6 frames).
+2. the longest event-loop stall while the Changes view opens (a second time: the first
+   pays Qt's start-up) and reads it, and while it shows the 300-hunk file (its first
+   page of hunks) (targets: 3 frames, 6 frames).
 
     python bench/bench_changes.py [--files N] [--rounds R]
 """
@@ -149,6 +150,11 @@ def bench_view(app: QApplication, worktree: Worktree) -> None:
 
     async def opening() -> float:
         nonlocal view
+        # Once first: Qt's one-time start-up (styles, fonts) is not the view's.
+        first = open_changes(None, worktree, LIGHT)
+        await _settled(first)
+        first.close()
+        await asyncio.sleep(0.1)
         meter.start()
         view = open_changes(None, worktree, LIGHT)
         await _settled(view)
@@ -157,8 +163,11 @@ def bench_view(app: QApplication, worktree: Worktree) -> None:
 
     async def showing_big() -> float:
         assert view is not None
+        count = view.files.topLevelItemCount()
+        view.files.setCurrentItem(view.files.topLevelItem(count - 1))  # a small file first
+        await _settled(view)
         meter.start()
-        for row in range(view.files.topLevelItemCount()):
+        for row in range(count):
             item = view.files.topLevelItem(row)
             if item is not None and item.text(1) == BIG:
                 view.files.setCurrentItem(item)
@@ -169,12 +178,13 @@ def bench_view(app: QApplication, worktree: Worktree) -> None:
     opened = loop.run_until_complete(opening())
     shown = loop.run_until_complete(showing_big())
     assert view is not None
-    hunks = len(view.diff.hunks)
+    hunks = len(view.diff.change.hunks) if view.diff.change is not None else 0
+    shown_hunks = len(view.diff.hunks)
     view.close()
     loop.close()
     print(
         f"2. longest stall opening the view: {opened * 1000:.0f} ms; showing the file with "
-        f"{hunks} hunks: {shown * 1000:.0f} ms"
+        f"{hunks} hunks (the first {shown_hunks}): {shown * 1000:.0f} ms"
     )
     budget.stall_row("changes: longest stall opening the Changes view", opened * 1000, frames=3)
     budget.stall_row(f"changes: longest stall showing a {hunks}-hunk file", shown * 1000, frames=6)
@@ -188,6 +198,7 @@ def main(argv: list[str]) -> int:
     os.environ.update(GIT_ENV)
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)  # closing the warm-up view must not end the loop
     with tempfile.TemporaryDirectory(prefix="melgui-bench-changes-") as folder:
         worktree = make(Path(folder), options.files)
         bench_read(worktree, options.rounds)

@@ -14,17 +14,23 @@ SIGILS = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R", "binary
 PATH_ROLE = Qt.ItemDataRole.UserRole  # a file row's path, in column 1
 
 
-def make_tree(columns: list[str], parent: QWidget) -> QTreeWidget:
-    """A flat list with columns; column 1 takes the room left."""
+def make_tree(columns: list[tuple[str, str]], parent: QWidget) -> QTreeWidget:
+    """A flat list of (title, widest text) columns; column 1 takes the room left.
+
+    Widths come from the widest text expected, not from measuring every row (which,
+    for hundreds of files, stalled the window on each refresh)."""
     tree = QTreeWidget(parent)
-    tree.setHeaderLabels(columns)
+    tree.setHeaderLabels([title for title, _widest in columns])
     tree.setRootIsDecorated(False)
     tree.setUniformRowHeights(True)
     tree.setAlternatingRowColors(True)
     header = tree.header()
     header.setStretchLastSection(False)
-    for column in range(len(columns)):
-        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    metrics = tree.fontMetrics()
+    for column, (title, widest) in enumerate(columns):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        width = max(metrics.horizontalAdvance(widest), metrics.horizontalAdvance(title))
+        header.resizeSection(column, width + 16)
     header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
     return tree
 

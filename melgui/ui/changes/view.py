@@ -68,8 +68,16 @@ class ChangesView(QDialog):
         row.addWidget(self.conflict_label, 1)
         row.addWidget(self.abort_button)
         self.conflict_box.hide()
-        self.commits = make_tree(["Commit", "Subject", "Author", "Date"], self)
-        self.files = make_tree(["", "File", "+", "−"], self)
+        self.commits = make_tree(
+            [
+                ("Commit", "00000000"),
+                ("Subject", ""),
+                ("Author", "worker 12"),
+                ("Date", "2026-12-31"),
+            ],
+            self,
+        )
+        self.files = make_tree([("", "M"), ("File", ""), ("+", "+999"), ("−", "−999")], self)
         self.files.currentItemChanged.connect(lambda *_: self._show_current_file())
         self.diff = FileDiffView(colors, self)
         self.diff.applyHunk.connect(self.commands.apply_hunk)
