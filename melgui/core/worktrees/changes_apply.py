@@ -17,6 +17,7 @@ from pathlib import Path
 from melgui.core.worktrees.changes import WorktreeChanges
 from melgui.core.worktrees.changes_diff import FileChange, patch_of
 from melgui.core.worktrees.changes_git import ChangesError, dirty_paths, git, last_words
+from melgui.core.worktrees.changes_landed import hunks_in_main
 from melgui.core.worktrees.model import Worktree
 
 
@@ -90,15 +91,37 @@ async def apply_hunk(
 
 
 async def apply_file(worktree: Worktree, change: FileChange, *, stash: bool = False) -> Applied:
-    return await apply_parts(worktree, [(change, None)], stash=stash)
+    """Apply what of `change` the main folder does not have yet."""
+    return await apply_parts(worktree, await still_to_apply(worktree, [change]), stash=stash)
 
 
 async def apply_all(
     worktree: Worktree, changes: WorktreeChanges, *, stash: bool = False
 ) -> Applied:
+    """Apply every file's change the main folder does not have yet."""
     if not changes.files:
         raise ChangesError("Nothing to apply: the worktree has no changes against its base.")
-    return await apply_parts(worktree, [(change, None) for change in changes.files], stash=stash)
+    parts = await still_to_apply(worktree, changes.files)
+    return await apply_parts(worktree, parts, stash=stash)
+
+
+async def still_to_apply(worktree: Worktree, files: Sequence[FileChange]) -> list[Part]:
+    """The parts of `files` not in the main folder yet: hunks already there (applied
+    one by one before) are left out, and so are files that are there whole.
+    ChangesError when nothing is left."""
+    parts: list[Part] = []
+    for change in files:
+        if change.binary or change.status == "renamed" or not change.hunks:
+            parts.append((change, None))  # applied whole, or git says why not
+            continue
+        landed = await hunks_in_main(worktree, change)
+        left = [index for index in range(len(change.hunks)) if index not in landed]
+        if left:
+            parts.append((change, None if not landed else left))
+    if not parts:
+        where = files[0].path if len(files) == 1 else "every change"
+        raise ChangesError(f"Nothing to apply: the main folder has {where} already.")
+    return parts
 
 
 async def apply_parts(

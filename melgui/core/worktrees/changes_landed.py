@@ -5,7 +5,6 @@ file and its old lines do not."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from pathlib import Path
 
 from melgui.core.worktrees.changes_diff import FileChange, Hunk
@@ -40,20 +39,32 @@ def landed_hunks(change: FileChange, text: str | None) -> set[int]:
 
 
 def _landed(hunk: Hunk, lines: list[str], positions: dict[str, list[int]]) -> bool:
+    """The hunk's new lines stand together in the file, anchored as git anchors them: at
+    the start when the hunk starts the file, at the end when nothing follows it."""
     after = [line[1:] for line in hunk.lines if line[:1] in (" ", "+")]
-    before = [line[1:] for line in hunk.lines if line[:1] in (" ", "-")]
     if not after:
         return not lines
     if hunk.old_count == 0 and hunk.old_start == 0:  # a new file: all of it
         return lines == after
+    at_start = hunk.new_start <= 1
+    at_end = _no_trailing(hunk)
     for start in positions.get(after[0], ()):
-        if _at(lines, start, after) and not _at(lines, start, before):
+        if at_start and start != 0:
+            continue
+        if at_end and start + len(after) != len(lines):
+            continue
+        if lines[start : start + len(after)] == after:
             return True
     return False
 
 
-def _at(lines: list[str], start: int, block: Sequence[str]) -> bool:
-    return bool(block) and lines[start : start + len(block)] == list(block)
+def _no_trailing(hunk: Hunk) -> bool:
+    """No context line after the hunk's last change (it ends the file)."""
+    for line in reversed(hunk.lines):
+        if line[:1] == "\\":
+            continue
+        return line[:1] != " "
+    return True
 
 
 def _read(path: Path) -> str | None:

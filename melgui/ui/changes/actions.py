@@ -11,7 +11,13 @@ from typing import Protocol
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from melgui.core.worktrees.changes import WorktreeChanges
-from melgui.core.worktrees.changes_apply import Applied, DirtyMainFolder, Part, apply_parts
+from melgui.core.worktrees.changes_apply import (
+    Applied,
+    DirtyMainFolder,
+    Part,
+    apply_parts,
+    still_to_apply,
+)
 from melgui.core.worktrees.changes_git import ChangesError
 from melgui.core.worktrees.merge import (
     MergeOutcome,
@@ -69,15 +75,23 @@ class ChangesActions:
             self._start("Applying the hunk", lambda: self._apply([(change, [index])]))
 
     def apply_file(self) -> None:
-        change = self.view.diff.change
+        change, worktree = self.view.diff.change, self.view.worktree
         if change is not None:
-            self._start(f"Applying {change.path}", lambda: self._apply([(change, None)]))
+
+            async def work() -> None:
+                await self._apply(await still_to_apply(worktree, [change]))
+
+            self._start(f"Applying {change.path}", work)
 
     def apply_all(self) -> None:
-        changes = self.view.changes
+        changes, worktree = self.view.changes, self.view.worktree
         if changes is not None and changes.files:
-            parts: list[Part] = [(change, None) for change in changes.files]
-            self._start("Applying every file", lambda: self._apply(parts))
+            files = changes.files
+
+            async def work() -> None:
+                await self._apply(await still_to_apply(worktree, files))
+
+            self._start("Applying every file", work)
 
     def merge(self) -> None:
         self._start("Merging the branch", self._merge)

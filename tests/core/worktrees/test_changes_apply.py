@@ -71,13 +71,17 @@ async def test_a_file_and_everything(tmp_path: Path) -> None:
 
     await apply_file(worktree, changes.file("added.py"))
     assert (worktree.main / "added.py").read_text() == "print('new')\n"
+    await apply_hunk(worktree, changes.file("numbers.txt"), 1)
 
-    (worktree.main / "added.py").unlink()
+    # Everything else: what is there already (the new file, one hunk) is left out.
     applied = await apply_all(worktree, changes)
-    assert sorted(applied.paths) == ["added.py", "notes.md", "numbers.txt"]
+    assert sorted(applied.paths) == ["notes.md", "numbers.txt"]
+    assert "1 hunk of numbers.txt" in applied.describe()
     for name in ("added.py", "notes.md", "numbers.txt"):
         assert (worktree.main / name).read_text() == (worktree.path / name).read_text()
     assert not (worktree.main / "debug.log").exists()
+    with pytest.raises(ChangesError, match="has every change already"):
+        await apply_all(worktree, changes)
 
 
 async def test_a_dirty_main_folder_refuses_and_nothing_changes(tmp_path: Path) -> None:

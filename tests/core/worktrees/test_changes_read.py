@@ -132,3 +132,11 @@ def test_landed_hunks_tell_additions_deletions_and_edits_apart() -> None:
         "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n"
     )
     assert landed_hunks(new_file, "x\n") == {0} and landed_hunks(new_file, "y\n") == set()
+
+
+def test_an_append_at_the_end_has_landed_only_when_it_ends_the_file() -> None:
+    header = "diff --git a/f b/f\n--- a/f\n+++ b/f\n"
+    (change,) = parse_diff(header + "@@ -1,3 +1,4 @@\n a\n b\n c\n+d\n")
+    assert landed_hunks(change, "a\nb\nc\n") == set()
+    assert landed_hunks(change, "a\nb\nc\nd\n") == {0}
+    assert landed_hunks(change, "x\na\nb\nc\nd\n") == set()  # it also starts the file
