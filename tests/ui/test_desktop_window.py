@@ -18,6 +18,7 @@ from melgui.ui.main_window import MainWindow, build_main_window
 from melgui.ui.palette import CommandPalette
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.worker_dialog import WorkerDialog
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import answer, relay_settings, wait_until
 
@@ -59,9 +60,9 @@ def test_quit_names_every_loss_and_cancel_keeps_everything(
         window.bridge.submit("write m")
         await wait_until(lambda: len(window.approvals.pending()) == 1)
         window.actions_by_name["new_worker"].trigger()
-        dialog = _input_dialog(window)
-        dialog.setTextValue("write w")
-        dialog.accept()
+        (worker_dialog,) = [d for d in window.findChildren(WorkerDialog) if d.isVisible()]
+        worker_dialog.task.setPlainText("write w")
+        worker_dialog.accept()
         await wait_until(lambda: len(window.approvals.pending()) == 2)
         terminal = _open_command(window, "sleep 300")
         await wait_until(lambda: terminal.pty is not None and len(terminal.pty.session_pids()) > 0)
