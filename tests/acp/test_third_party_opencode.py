@@ -17,6 +17,7 @@ from tests.fakes.third_party_acp import (
     answer_titles,
     opencode_agent,
     opencode_version,
+    opencode_warnings,
     turn_requests,
 )
 
@@ -63,6 +64,7 @@ async def test_the_scripted_models_text_streams_back_as_message_chunks(
     assert {"bash", "read", "apply_patch"} <= set(request.tool_names)
     # Offline: every request it made went to the scripted server's chat endpoint.
     assert {r.path for r in scripted_openai.requests} == {"/v1/chat/completions"}
+    assert opencode_warnings(agent) == []
     calls = [m for m in running.wire.methods() if m != "session/update"]
     assert calls == ["initialize", "session/new", "session/prompt"]
 
@@ -71,7 +73,10 @@ async def test_an_edit_and_a_command_ask_permission_and_run_once_allowed(
     scripted_openai: ScriptedOpenAI, tmp_path: Path
 ) -> None:
     scripted_openai.script(
-        [text("Writing."), tool_calls(tool_call("apply_patch", {"patchText": PATCH}, id="c_patch"))],
+        [
+            text("Writing."),
+            tool_calls(tool_call("apply_patch", {"patchText": PATCH}, id="c1")),
+        ],
         [tool_calls(tool_call("bash", {"command": "echo ran > ran.txt"}, id="c_bash"))],
         [text("Both done."), done()],
     )
@@ -86,7 +91,7 @@ async def test_an_edit_and_a_command_ask_permission_and_run_once_allowed(
         # The agent's own options, as offered: allow once/always, reject once.
         kinds = ["allow_once", "allow_always", "reject_once"]
         assert [o.kind for o in edit_options] == [o.kind for o in command_options] == kinds
-        assert edit.tool_call_id == "c_patch" and edit.kind == "edit"
+        assert edit.tool_call_id == "c1" and edit.kind == "edit"
         diff = edit.content[0]
         assert diff.type == "diff" and diff.new_text == "Hello world\n"
         assert diff.path == str(agent.cwd / "hello.txt")
@@ -97,14 +102,13 @@ async def test_an_edit_and_a_command_ask_permission_and_run_once_allowed(
         assert client.writes == [("hello.txt", "Hello world\n")]
         assert [u.status for u in client.tool_updates("c_bash")][-1] == "completed"
         asked = [m["method"] for m in running.wire.requests_from_agent()]
-        assert asked == ["session/request_permission", "fs/write_text_file"] + [
-            "session/request_permission"
-        ]
+        permission, write = "session/request_permission", "fs/write_text_file"
+        assert asked == [permission, write, permission]
     assert (agent.cwd / "hello.txt").read_text() == "Hello world\n"
     assert (agent.cwd / "ran.txt").read_text() == "ran\n"
     second, third = turn_requests(scripted_openai)[1:]
     assert second.messages[-1]["role"] == "tool"
-    assert second.messages[-1]["tool_call_id"] == "c_patch"
+    assert second.messages[-1]["tool_call_id"] == "c1"
     assert third.messages[-1]["tool_call_id"] == "c_bash"
 
 

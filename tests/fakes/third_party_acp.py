@@ -52,7 +52,10 @@ OFFLINE_ENV = {
     "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
     "OPENCODE_DISABLE_CLAUDE_CODE": "1",
     "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+    # Any npm fetch it still tried would fail at once instead of reaching a registry.
+    "npm_config_offline": "true",
 }
+PLUGIN_SDK = "@opencode-ai/plugin"
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ def opencode_agent(
         "permission": permission or {"edit": "ask", "bash": "ask", "webfetch": "deny"},
     }
     (config_dir / "opencode.json").write_text(json.dumps(config, indent=2))
+    settle_plugin_dependencies(config_dir)
     env = {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -135,6 +139,23 @@ def opencode_agent(
         **OFFLINE_ENV,
     }
     return ThirdPartyAgent("opencode", (str(binary), "acp"), env, project, home)
+
+
+def settle_plugin_dependencies(config_dir: Path) -> None:
+    """Mark the config folder's plugin SDK as installed: at start OpenCode otherwise runs
+    an npm install of `@opencode-ai/plugin` there, from the registry. It skips that when
+    node_modules exists and package-lock.json already lists every dependency."""
+    (config_dir / "node_modules").mkdir(exist_ok=True)
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {PLUGIN_SDK: "*"}}}}
+    (config_dir / "package-lock.json").write_text(json.dumps(lock))
+
+
+def opencode_warnings(agent: ThirdPartyAgent) -> list[str]:
+    """The WARN and ERROR lines of OpenCode's own log in the agent's HOME; a network fetch it
+    tried (npm_config_offline makes one fail at once) shows up here."""
+    logs = sorted((agent.home / ".local" / "share" / "opencode" / "log").glob("*.log"))
+    lines = (line for log in logs for line in log.read_text(errors="replace").splitlines())
+    return [line for line in lines if "level=WARN" in line or "level=ERROR" in line]
 
 
 def is_title_request(request: RecordedRequest) -> bool:
