@@ -11,9 +11,8 @@ from typing import Any
 from acp import text_block
 
 from tests.fakes import ScriptedOpenAI, done, text, tool_call, tool_calls
-from tests.fakes.third_party_acp import (
-    AgentProcess,
-    ThirdPartyAgent,
+from tests.fakes.third_party_acp import AgentProcess, ThirdPartyAgent
+from tests.fakes.third_party_agents import (
     answer_titles,
     opencode_agent,
     opencode_version,

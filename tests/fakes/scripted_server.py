@@ -44,6 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+from tests.fakes.responses_api import ResponsesEncoder
 from tests.fakes.scenario import (
     STEP_TYPES,
     Drop,
@@ -59,6 +60,7 @@ from tests.fakes.scenario import (
 )
 
 Predicate = Callable[["RecordedRequest"], bool]
+RESPONSES_PATH = "/v1/responses"
 
 
 @dataclass
@@ -335,13 +337,13 @@ class ScriptedServer:
     def legs_received(self) -> list[RecordedRequest]:
         """The streaming requests (one per leg), in order."""
         with self._lock:
-            return [r for r in self.requests if r.path == self.stream_path]
+            return [r for r in self.requests if self.is_stream(r.path)]
 
     def wait_for_legs(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
         """Block until `count` legs arrived (for tests driving a client in another thread)."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while sum(r.path == self.stream_path for r in self.requests) < count:
+            while sum(self.is_stream(r.path) for r in self.requests) < count:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise AssertionError(f"expected {count} legs within {timeout} s")
@@ -385,7 +387,7 @@ class ScriptedServer:
         try:
             if self.api_key is not None and request.authorization != f"Bearer {self.api_key}":
                 send_reply(handler, HttpReply(401, {"error": {"message": "Invalid API key"}}))
-            elif request.path == self.stream_path and request.method == "POST":
+            elif self.is_stream(request.path) and request.method == "POST":
                 self._play(handler, request, self._leg_for(request))
             else:
                 send_reply(handler, self._route(request))
@@ -394,6 +396,16 @@ class ScriptedServer:
         except Exception as exc:  # a broken scenario: tell the test, not stderr
             self.problems.append(f"request #{request.number} failed in the server: {exc!r}")
             handler.close_connection = True
+
+    def is_stream(self, path: str) -> bool:
+        """Whether a POST to `path` plays the next leg."""
+        return path == self.stream_path
+
+    def encoder_for(self, request: RecordedRequest) -> OpenAIEncoder | ResponsesEncoder:
+        model = str((request.json or {}).get("model", ""))
+        if request.path == RESPONSES_PATH:
+            return ResponsesEncoder(model, request.number)
+        return OpenAIEncoder(model, request.number)
 
     def _leg_for(self, request: RecordedRequest) -> Sequence[Step]:
         leg: Leg | None = None
@@ -415,7 +427,7 @@ class ScriptedServer:
     def _play(self, handler: _Handler, request: RecordedRequest, steps: Sequence[Step]) -> None:
         out = _Body(handler, self._stop, self.chunk_size, self.chunk_delay)
         newline = self.newline
-        encoder = OpenAIEncoder(str((request.json or {}).get("model", "")), request.number)
+        encoder = self.encoder_for(request)
         for step in steps:
             if self._stop.is_set():
                 out.drop()
@@ -520,7 +532,8 @@ class ScriptedRelay(ScriptedServer):
 
 
 class ScriptedOpenAI(ScriptedServer):
-    """An OpenAI-compatible server: /v1/chat/completions chunks + [DONE], /v1/models."""
+    """An OpenAI-compatible server: /v1/chat/completions chunks + [DONE], /v1/models; the
+    same legs play on /v1/responses as Responses API events (tests/fakes/responses_api.py)."""
 
     flavour = "openai"
     stream_path = "/v1/chat/completions"
@@ -529,3 +542,6 @@ class ScriptedOpenAI(ScriptedServer):
     def __init__(self, *legs: Leg, **options: Any):
         options.setdefault("models", [dict(model) for model in DEFAULT_OPENAI_MODELS])
         super().__init__(*legs, **options)
+
+    def is_stream(self, path: str) -> bool:
+        return path in (self.stream_path, RESPONSES_PATH)

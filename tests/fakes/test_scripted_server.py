@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from typing import Any
 
 import httpx
 import pytest
@@ -11,7 +13,17 @@ from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.events import Done, StreamError, StreamEvent, TextDelta
 from melgui.core.protocol.transport import LegRequest
 from melgui.core.transports.relay import RelayTransport
-from tests.fakes import RecordedRequest, ScriptedRelay, Step, done, hold, text
+from tests.fakes import (
+    RecordedRequest,
+    ScriptedOpenAI,
+    ScriptedRelay,
+    Step,
+    done,
+    hold,
+    text,
+    tool_call,
+    tool_calls,
+)
 
 
 def leg(role: str = "worker", prompt: str = "task one") -> LegRequest:
@@ -126,3 +138,52 @@ def test_close_ends_a_paused_leg_promptly() -> None:
     thread.join(10)
     assert not thread.is_alive()
     assert b"".join(received).startswith(b"event: delta")
+
+
+def responses_events(server: ScriptedOpenAI) -> list[dict[str, Any]]:
+    """POST /v1/responses (stream) and the events' data, each checked against its name."""
+    body = {"model": "gpt-test", "input": "hi", "stream": True}
+    reply = httpx.post(f"{server.base_url}/responses", json=body, timeout=10)
+    assert reply.status_code == 200
+    assert reply.headers["content-type"].startswith("text/event-stream")
+    events = []
+    for block in reply.text.strip().split("\n\n"):
+        name, data = (line.split(": ", 1)[1] for line in block.split("\n"))
+        event = json.loads(data)
+        assert event["type"] == name
+        events.append(event)
+    return events
+
+
+def test_the_openai_server_plays_legs_as_responses_api_events() -> None:
+    with ScriptedOpenAI() as server:
+        server.script(
+            [
+                text("Let me "),
+                text("run it."),
+                tool_calls(tool_call("shell", {"cmd": "ls"}, id="c1")),
+            ],
+            [text("Done."), done(usage={"prompt_tokens": 9, "completion_tokens": 3})],
+        )
+        first, second = responses_events(server), responses_events(server)
+        assert [r.path for r in server.legs_received] == ["/v1/responses"] * 2
+    assert [e["type"] for e in first] == [
+        "response.created",
+        "response.output_item.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_item.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert "".join(e["delta"] for e in first if "delta" in e) == "Let me run it."
+    message, call = (e["item"] for e in first if e["type"] == "response.output_item.done")
+    assert message["content"] == [
+        {"type": "output_text", "text": "Let me run it.", "annotations": []}
+    ]
+    assert (call["type"], call["call_id"], call["name"]) == ("function_call", "c1", "shell")
+    assert json.loads(call["arguments"]) == {"cmd": "ls"}
+    completed = second[-1]["response"]
+    assert (completed["status"], completed["id"]) == ("completed", "resp_2")
+    usage = completed["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]) == (9, 3, 12)
