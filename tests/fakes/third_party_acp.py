@@ -31,6 +31,7 @@ from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import ClientCapabilities, FileSystemCapabilities, ReadTextFileResponse
 
+from melgui.desk.acp_host.agents import AgentCommand
 from tests.fakes.acp_client import RecordingClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,10 @@ class ThirdPartyAgent:
         or any model keys, plus `env`."""
         inherited = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_PREFIXES)}
         return {**inherited, **self.env}
+
+    def command(self) -> AgentCommand:
+        """The agent as melgui's ACP client starts it (`AcpHost`, an agent pane)."""
+        return AgentCommand(self.name, self.argv, dict(self.env))
 
 
 @dataclass
