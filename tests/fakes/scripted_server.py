@@ -254,6 +254,7 @@ class ScriptedServer:
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._connections: set[socket.socket] = set()
+        self._streaming: set[socket.socket] = set()  # connections inside a leg
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.script(*legs)
@@ -350,6 +351,23 @@ class ScriptedServer:
                 self._changed.wait(left)
         return self.legs_received
 
+    def streams_open(self) -> int:
+        """Legs still streaming whose client has not closed the connection (the server
+        would read end-of-file on a closed one): 0 once every stream was really closed.
+        Idle keep-alive connections (listing models, ...) do not count."""
+        with self._lock:
+            connections = list(self._streaming)
+        return sum(not _closed_by_peer(c) for c in connections)
+
+    def wait_for_streams_closed(self, timeout: float = 10.0) -> None:
+        """Block until streams_open() is 0 (for tests driving a client in another thread
+        or a plain asyncio loop)."""
+        deadline = time.monotonic() + timeout
+        while (count := self.streams_open()) > 0:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{count} stream(s) still open by their client")
+            time.sleep(0.02)
+
     def check(self) -> None:
         """Raise AssertionError if a request found no leg (or another problem)."""
         if self.problems:
@@ -388,7 +406,13 @@ class ScriptedServer:
             if self.api_key is not None and request.authorization != f"Bearer {self.api_key}":
                 send_reply(handler, HttpReply(401, {"error": {"message": "Invalid API key"}}))
             elif self.is_stream(request.path) and request.method == "POST":
-                self._play(handler, request, self._leg_for(request))
+                with self._lock:
+                    self._streaming.add(handler.connection)
+                try:
+                    self._play(handler, request, self._leg_for(request))
+                finally:
+                    with self._lock:
+                        self._streaming.discard(handler.connection)
             else:
                 send_reply(handler, self._route(request))
         except OSError:  # the client went away
@@ -469,6 +493,16 @@ class ScriptedServer:
                 return not_found(request.path)
             return HttpReply(200, {"object": "list", "data": self.models})
         return not_found(request.path)
+
+
+def _closed_by_peer(connection: socket.socket) -> bool:
+    """True when the client closed its end (a peek reads end-of-file or the socket is gone)."""
+    try:
+        return connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # open, nothing to read
+    except OSError:
+        return True
 
 
 def _check_leg(leg: object) -> None:

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from melgui.core.agent.policy import SANDBOX_RULE, FixedPolicy, RulePolicy, commands_matched
+from melgui.core.agent.command_check import CommandJudgement, Part
+from melgui.core.agent.policy import (
+    SANDBOX_RULE,
+    FixedPolicy,
+    RulePolicy,
+    commands_matched,
+    is_readable,
+)
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules
 from melgui.core.protocol.approval import Approve, Deny
 from melgui.core.protocol.events import ToolCall
@@ -157,3 +164,89 @@ def test_rules_allow_nothing_in_a_shell_they_cannot_read() -> None:
     assert isinstance(
         RulePolicy(book=book, shell="zsh").check(*call("run_command", command="ls")), Approve
     )
+
+
+def test_headless_modes_name_the_flag_that_decided() -> None:
+    read, write = call("read_file", path="a"), call("write_file", path="a")
+    assert FixedPolicy("all").check(*write) == Approve(rule="melgui exec --approve all")
+    assert FixedPolicy("reads").check(*read) == Approve(rule="melgui exec --approve reads")
+    assert FixedPolicy("reads").check(*write) == Deny(
+        "headless run with --approve reads: write_file is not allowed"
+    )
+    assert FixedPolicy("none").check(*read) == Deny(
+        "headless run with --approve none: read_file is not allowed"
+    )
+
+
+def test_command_decisions_say_exactly_why() -> None:
+    policy = RulePolicy(project="/p")
+    assert policy.check(*call("run_command", command="X=1")) == Approve(
+        rule="plain variable assignments"
+    )
+    assert policy.check(*call("run_command", command="make")) is None
+    policy.modes["run_command"] = "auto"
+    assert policy.check(*call("run_command", command="make")) == Approve(
+        rule="run_command: run without asking (tool setting)"
+    )
+    policy.book.add(Rule.parse("deny run_command: make", "project"))
+    assert policy.check(*call("run_command", command="make")) == Deny(
+        "denied by the rule “deny run_command: make” (project)"
+    )
+
+
+def test_a_project_rule_counts_when_the_rule_must_last_for_the_project() -> None:
+    policy = RulePolicy(book=RuleBook(project=rules("allow run_command: ls", scope="project")))
+    assert policy.judge("ls", "project").verdict == "allow"
+    assert policy.judge("ls", "everywhere").verdict == "ask"
+    inside = RulePolicy(book=RuleBook(everywhere=rules("allow run_command: ls")), project="/p")
+    assert inside.judge("ls > out.txt").verdict == "allow"  # out.txt is in /p
+    assert inside.judge("ls > /q/out.txt").verdict == "ask"
+
+
+def test_a_shell_the_rules_cannot_read_asks_for_the_whole_line_first() -> None:
+    book = RuleBook(everywhere=rules("allow run_command: ls"))
+    read = RulePolicy(book=book, project="/p").judge("ls")
+    judged = RulePolicy(book=book, project="/p", shell="fish").judge("ls")
+    why = "commands run in fish, whose syntax the rules do not read"
+    assert judged == CommandJudgement("ls", "ask", (Part("ls", 0, 2, "ask", why), *read.parts))
+
+
+def test_saving_is_announced_only_for_a_new_rule_that_outlives_the_conversation() -> None:
+    saved: list[str] = []
+    policy = RulePolicy(on_saved_change=lambda: saved.append("saved"))
+    policy.add_rule(Rule.parse("allow write_file", "conversation"))
+    assert saved == []
+    policy.add_rule(Rule.parse("allow edit_file", "project"))
+    assert saved == ["saved"]
+    policy.add_rule(Rule.parse("allow edit_file", "project"))  # already there
+    assert saved == ["saved"]
+    RulePolicy().add_rule(Rule.parse("allow edit_file", "project"))  # nobody to tell
+
+
+def test_tools_of_other_origins_are_judged_and_learned_under_their_origin() -> None:
+    origin = {"list": "mcp:files", "run_command": "mcp:files"}
+    policy = RulePolicy(
+        origin_of=lambda name: origin.get(name, "melgui"),
+        runtime_default=lambda name: "auto" if name == "list" else "ask",
+        project="/p",
+    )
+    assert policy.check(*call("list")) == Approve(
+        rule="list: read-only, from a server marked trusted"
+    )
+    # An MCP tool that happens to be called run_command is not read as a shell command.
+    mcp_command = call("run_command", command="ls")
+    assert policy.check(*mcp_command) is None
+    policy.record(*mcp_command, Approve("session"))
+    assert [r.text for r in policy.book.conversation] == ["allow mcp:files/run_command"]
+    assert policy.check(*mcp_command) == Approve(rule=policy.book.conversation[0].describe())
+    # A trusted server's default never reaches melgui's own tools.
+    trusting = RulePolicy(runtime_default=lambda name: "auto")
+    assert trusting.check(*call("write_file", path="a")) is None
+
+
+def test_commands_matched_keeps_redirections_to_the_project() -> None:
+    rule = Rule.parse("allow run_command: ls", "everywhere")
+    history = ["ls > out.txt", "ls > /etc/motd", "cat x"]
+    assert commands_matched(rule, history, "/p") == ["ls > out.txt"]
+    assert is_readable("ls | grep x") is True
+    assert is_readable("echo 'unterminated") is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -132,3 +133,135 @@ def test_a_failing_keyring_falls_back_instead_of_raising(
     assert saved.where == "session"
     secrets.forget_session_keys()
     assert secrets.get_api_key("relay") == "from-env"
+
+
+def _no_keyring(why: str) -> str:
+    return (
+        f"No system keyring: {why}. The key is kept only for this session unless you "
+        "choose to save it in a protected file (readable only by you)."
+    )
+
+
+class RankedKeyring(MemoryKeyring):
+    """A keyring whose priority a test sets (keyring skips backends ranked 0 or less)."""
+
+    def __init__(self, rank: object) -> None:
+        super().__init__()
+        self.rank = rank
+
+    @property
+    def priority(self) -> object:  # type: ignore[override]
+        return self.rank
+
+
+def test_keyring_status_names_the_backend_and_says_exactly_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert secrets.keyring_status() == secrets.KeyringStatus(
+        False, "keyring.backends.null.Keyring", _no_keyring("no keyring backend is available")
+    )
+    name = f"{__name__}.RankedKeyring"
+    keyring.set_keyring(RankedKeyring(0.5))
+    assert secrets.keyring_status() == secrets.KeyringStatus(
+        True, name, f"Keys are kept in the system keyring ({name})."
+    )
+    for rank in (0, -1, "high"):  # ranked out, or a priority that is not a number
+        keyring.set_keyring(RankedKeyring(rank))
+        assert secrets.keyring_status() == secrets.KeyringStatus(
+            False, name, _no_keyring("no keyring backend is available")
+        ), rank
+
+    def broken() -> None:
+        raise RuntimeError("bad backend setting")
+
+    monkeypatch.setattr(keyring, "get_keyring", broken)
+    assert secrets.keyring_status() == secrets.KeyringStatus(
+        False, "none", _no_keyring("keyring failed: bad backend setting")
+    )
+
+
+def test_each_way_of_keeping_a_key_says_exactly_where_it_went(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = secrets.key_file_path()
+    assert secrets.set_api_key("relay", "k", "session") == secrets.KeySaved(
+        "session", "The key is kept only until melgui closes."
+    )
+    assert secrets.set_api_key("relay", " ") == secrets.KeySaved("session", "The key was removed.")
+    assert secrets.set_api_key("relay", "k") == secrets.KeySaved(
+        "session", _no_keyring("no keyring backend is available")
+    )
+    assert secrets.set_api_key("relay", "k", "file") == secrets.KeySaved(
+        "file", f"The key is saved in {path} (mode 0600)."
+    )
+    keyring.set_keyring(BrokenKeyring())
+    assert secrets.set_api_key("relay", "k") == secrets.KeySaved(
+        "session",
+        "The keyring refused the key (the keyring is locked); it is kept only for this session.",
+    )
+    keyring.set_keyring(MemoryKeyring())
+    assert secrets.set_api_key("relay", "k") == secrets.KeySaved(
+        "keyring", "The key is saved in the system keyring."
+    )
+    blocked = path.parent / "blocked"
+    blocked.write_text("a file where a folder should be")
+    monkeypatch.setattr(secrets, "key_file_path", lambda: blocked / secrets.KEY_FILE)
+    assert secrets.set_api_key("openai", "k", "file") == secrets.KeySaved(
+        "session",
+        f"Cannot write {blocked / secrets.KEY_FILE} (File exists); "
+        "the key is kept only for this session.",
+    )
+
+
+def test_the_key_file_goes_in_a_new_nested_folder_and_is_made_private_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nested = secrets.key_file_path().parent / "a" / "b" / secrets.KEY_FILE
+    monkeypatch.setattr(secrets, "key_file_path", lambda: nested)
+    secrets.set_api_key("openai", "sk-é", "file")
+    nested.chmod(0o644)  # loosened by someone: the next write tightens it
+    secrets.set_api_key("relay", "r-1", "file")
+    assert stat.S_IMODE(nested.stat().st_mode) == 0o600
+    assert json.loads(nested.read_text(encoding="utf-8")) == {"openai": "sk-é", "relay": "r-1"}
+    assert list(nested.parent.iterdir()) == [nested]  # no temporary file left
+    with pytest.raises(TypeError):
+        secrets._write_file_keys({"x": object()})  # type: ignore[dict-item]
+    assert list(nested.parent.iterdir()) == [nested]  # a failed write leaves no temp file
+
+
+def test_unreadable_or_odd_key_files_read_as_no_keys() -> None:
+    path = secrets.key_file_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for text, keys in (
+        ("not json", {}),
+        ('["a list"]', {}),
+        ('{"openai": "sk", "relay": 5}', {"openai": "sk"}),
+    ):
+        path.write_text(text, encoding="utf-8")
+        assert secrets._file_keys() == keys, text
+
+
+def test_deleting_a_key_removes_it_from_the_keyring_and_the_file_only_for_that_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    backend.store[(secrets.SERVICE, "relay")] = "in-keyring"
+    backend.store[(secrets.SERVICE, "openai")] = "other"
+    secrets.set_api_key("relay", "in-file", "file")
+    secrets.set_api_key("openai", "other-file", "file")
+    secrets.delete_api_key("relay")
+    assert backend.store == {(secrets.SERVICE, "openai"): "other"}
+    assert secrets._file_keys() == {"openai": "other-file"}
+    assert secrets.get_api_key("relay") is None
+
+
+def test_key_source_names_the_file_the_variable_or_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert secrets.key_source("openai") == "not set"
+    monkeypatch.setenv("OPENAI_API_KEY", "e")
+    assert secrets.key_source("openai") == "environment variable OPENAI_API_KEY"
+    secrets.set_api_key("openai", "f", "file")
+    secrets.forget_session_keys()
+    assert secrets.key_source("openai") == f"protected file {secrets.key_file_path()}"

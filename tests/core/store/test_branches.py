@@ -9,6 +9,7 @@ import pytest
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import Done, TextDelta, ToolCalls
+from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.journal import Journal
 from melgui.core.store.resume import resume
@@ -84,3 +85,30 @@ async def test_branching_mid_turn_is_refused(store: Store, tmp_path: Path) -> No
         session.branch([], "rewind")
     await session.wait_idle()
     journal.close()
+
+
+def test_the_store_keeps_the_old_list_as_a_branch_and_writes_the_new_one(
+    store: Store, tmp_path: Path
+) -> None:
+    cid = store.create_conversation(str(tmp_path), model="m", role="assistant")
+    other = store.create_conversation(str(tmp_path), model="m", role="assistant")
+    for seq, text in enumerate(["first", "second", "third"]):
+        store.put_message(cid, seq, Message.user(text))
+    store.put_message(other, 0, Message.user("elsewhere"))
+    store.put_message(cid, 3, Message.user("still streaming"), partial=True)
+    first = store.branch(cid, [Message.user("first"), Message.user("edited")], "edit")
+    second = store.branch(cid, [Message.user("again")], "rewind", note="back to the start")
+    assert [m.message.content for m in store.messages(cid)] == ["again"]
+    assert [m.seq for m in store.messages(cid)] == [0]
+    assert [m.message.content for m in store.branch_messages(first)] == [
+        "first",
+        "second",
+        "third",
+    ]  # the partial message was never part of the list
+    assert [m.message.content for m in store.branch_messages(second)] == ["first", "edited"]
+    assert [(b.id, b.reason, b.note, b.messages) for b in store.branches(cid)] == [
+        (first, "edit", "", 3),
+        (second, "rewind", "back to the start", 2),
+    ]
+    assert [m.message.content for m in store.messages(other)] == ["elsewhere"]
+    assert store.branches(other) == []

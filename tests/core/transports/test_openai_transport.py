@@ -6,6 +6,7 @@ writes every body 3 bytes at a time (so UTF-8 characters and CRLF pairs are spli
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
 from functools import partial
@@ -456,10 +457,15 @@ async def test_stopping_early_closes_the_stream(scripted_openai: ScriptedOpenAI)
     scripted_openai.script([text("a"), pause(30), done()])
     transport = OpenAITransport(scripted_openai.base_url, KEY)
     stream = transport.stream(leg_request())
+    received = []
     async for event in stream:
-        assert event == TextDelta("a")
+        received.append(event)
         break
+    assert received == [TextDelta("a")]
     await stream.aclose()  # type: ignore[attr-defined]
+    # Closed means the HTTP connection is gone, while the transport itself stays open.
+    await asyncio.to_thread(scripted_openai.wait_for_streams_closed, 5.0)
+    assert [event async for event in stream] == []
     await transport.aclose()
 
 

