@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,18 +39,42 @@ async def search(argv: list[str], **options: object) -> tuple[list[bytes], Searc
     return run.records, run
 
 
+@contextlib.contextmanager
+def clean_signals() -> Iterator[None]:
+    """This thread with nothing blocked and nothing ignored beyond what subprocess restores
+    (SIGPIPE, SIGXFSZ), whatever the suite inherited (CI may run it from a parent that
+    ignores SIGTERM); everything put back after."""
+    mask = signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    ignored = []
+    for number in signal.valid_signals():
+        if number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGKILL, signal.SIGSTOP):
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            if signal.getsignal(number) is signal.SIG_IGN:
+                signal.signal(number, signal.SIG_DFL)
+                ignored.append(number)
+    try:
+        yield
+    finally:
+        for number in ignored:
+            signal.signal(number, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def test_a_child_needs_no_reset_unless_a_signal_is_ignored_or_blocked() -> None:
-    assert child_preexec() is None  # pytest ignores nothing beyond SIGPIPE/SIGXFSZ
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        assert child_preexec() is reset_signals
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-    try:
-        assert child_preexec() is reset_signals
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+    with clean_signals():
+        assert child_preexec() is None
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            assert child_preexec() is reset_signals
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        assert child_preexec() is None
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        try:
+            assert child_preexec() is reset_signals
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
 
 
 @pytest.mark.parametrize("ignore", [False, True])
