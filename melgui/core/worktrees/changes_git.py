@@ -1,6 +1,6 @@
-"""The one way review and merge run git: an asyncio child with signals reset, the person's
-own git configuration (merges are theirs), no prompts, no pager, no editor, and errors
-turned into plain words.
+"""Review and merge run git as an asyncio child in the worktrees' one environment
+(`git.git_env`: the person's own configuration, no prompt, pager or editor), with signals
+reset and errors turned into plain words.
 
 Reads pass `GIT_OPTIONAL_LOCKS=0`, so looking at a worktree never rewrites its index.
 """
@@ -8,12 +8,12 @@ Reads pass `GIT_OPTIONAL_LOCKS=0`, so looking at a worktree never rewrites its i
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from melgui.core.processes import reset_signals
+from melgui.core.worktrees.git import git_env
 
 GIT_TIMEOUT = 300.0  # seconds; a merge of a huge tree is slow, never endless
 
@@ -31,26 +31,6 @@ class GitResult:
     @property
     def text(self) -> str:
         return self.out.decode("utf-8", "surrogateescape")
-
-
-def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"):
-        env.pop(name, None)
-    env.update(
-        {
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_PAGER": "cat",
-            "PAGER": "cat",
-            "GIT_EDITOR": "true",  # a merge never stops to ask for its message
-            "GIT_MERGE_AUTOEDIT": "no",
-            "LC_ALL": "C",  # git's messages are parsed in English
-            "LANGUAGE": "C",
-        }
-    )
-    if extra:
-        env.update(extra)
-    return env
 
 
 async def git(

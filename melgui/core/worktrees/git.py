@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from melgui.core.processes import reset_signals
@@ -20,13 +21,27 @@ class GitError(Exception):
     """A git command failed; the message is for people."""
 
 
-def git_env() -> dict[str, str]:
-    return {
-        **os.environ,
-        "LC_ALL": "C",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-    }
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment every worktree, review and merge git call runs in: the person's
+    own configuration, none of a surrounding hook's GIT_DIR and friends, no prompt, pager
+    or editor, and git's messages in English (they are parsed)."""
+    env = dict(os.environ)
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"):
+        env.pop(name, None)
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "GIT_EDITOR": "true",  # a merge never stops to ask for its message
+            "GIT_MERGE_AUTOEDIT": "no",
+            "LC_ALL": "C",
+            "LANGUAGE": "C",
+        }
+    )
+    if extra:
+        env.update(extra)
+    return env
 
 
 def run_git(
@@ -59,7 +74,7 @@ def run_git_bytes(
             input=stdin,
             stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
-            env=git_env(),
+            env=git_env({"GIT_OPTIONAL_LOCKS": "0"}),
             timeout=timeout,
             preexec_fn=reset_signals,
         )

@@ -118,3 +118,25 @@ def test_a_folder_without_git_or_without_commits_says_so(tmp_path: Path) -> None
     git(empty, "init", "-q")
     with pytest.raises(WorktreeError, match="no commit yet"):
         create_worktree(empty, 1, "t")
+
+
+def test_a_surrounding_git_dir_does_not_redirect_the_worktree(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # melgui started from a git hook (or a shell that exported GIT_DIR) still works on
+    # the project's own repository, never the one the environment names.
+    other = make_project(tmp_path / "other", with_git=True)
+    (other / "other.txt").write_text("another repository\n")
+    git(other, "add", "other.txt")
+    git(other, "commit", "-q", "-m", "another history")
+    before = fingerprint(other)
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    worktree = create_worktree(project, 3, "check env").worktree
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    assert worktree.base == git(project, "rev-parse", "HEAD").strip()
+    assert (worktree.path / "src" / "app.py").exists() and not (
+        worktree.path / "other.txt"
+    ).exists()
+    assert fingerprint(other) == before
