@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -66,13 +66,20 @@ class BoardView(QWidget):
         self.refresh()
 
     def _board_changed(self) -> None:
-        # Many events arrive per leg: redraw once, after them.
-        if not self._pending:
+        # Many events arrive per leg: redraw once, after them; a hidden board not at all
+        # (a row's file count asks git), it redraws when shown.
+        if not self._pending and self.isVisible():
             self._pending = True
             QTimer.singleShot(0, self.refresh)
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.refresh()
+
     def refresh(self) -> None:
         self._pending = False
+        if not self.isVisible():
+            return
         rows = self.board.rows()
         now = time.time()
         if [row.key for row in rows] != self._keys():

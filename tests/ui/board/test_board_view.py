@@ -3,10 +3,16 @@ click on a row brings that agent's pane (and its waiting approval) forward."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.settings import Settings
+from melgui.core.worktrees.model import Worktree
+from melgui.desk.agents_board import AgentsBoard
+from melgui.desk.desk import Desk
+from melgui.ui.board.board_view import BoardView
 from melgui.ui.panes.agent_pane import AgentPane
 from tests.fakes import ScriptedRelay
 from tests.fakes.board_scenario import run_agents, script, settings_overrides
@@ -56,3 +62,33 @@ def test_the_board_lists_every_agent_and_a_click_shows_its_pane(
     run(wait_until(lambda: tree.topLevelItemCount() == 3))
     assert signals.board.row(f"pane-{failing.id}") is None
     pane.pending_approvals()[0].deny("not now")
+
+
+def test_a_hidden_board_asks_git_nothing_and_is_current_when_shown(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    asked: list[Worktree] = []
+
+    def count(worktree: Worktree) -> list[str]:
+        asked.append(worktree)  # the real one runs git on the GUI thread
+        return ["a.txt", "b.txt"]
+
+    settings = Settings(connection="relay", relay_url=scripted_relay.url, model="relay-model")
+    desk = Desk(str(tmp_path), settings, api_key="k", plans=lambda title, markdown: None)
+    worktree = Worktree(tmp_path / "w2", "melgui/2-notes", "0" * 40, tmp_path)
+    board = AgentsBoard(count_files=count)
+    view = BoardView(board)
+    qtbot.addWidget(view)
+    board.add(
+        "pane-2", "worker 2", desk.worker_session(model="relay-model"), worktree=lambda: worktree
+    )
+    qtbot.wait(50)  # a redraw would have run by now
+    assert asked == [] and view.tree.topLevelItemCount() == 0
+    view.show()
+    assert asked == [worktree]
+    item = view.tree.topLevelItem(0)
+    assert item is not None and [item.text(c) for c in (0, 2, 3)] == [
+        "worker 2",
+        "melgui/2-notes",
+        "2",
+    ]
