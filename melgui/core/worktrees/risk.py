@@ -1,8 +1,10 @@
 """What removing a worktree would lose, and which files a worker changed.
 
 Work is what exists nowhere else: uncommitted changes to tracked files, untracked files
-(ignored ones are not work: copies and build output), and commits on the worktree's
-branch that the main folder's HEAD does not contain.
+(ignored ones are not work: copies and build output), commits on the worktree's branch
+that the main folder's HEAD does not contain, and commits the worktree's HEAD holds on no
+branch at all (a worker that ran `git checkout --detach` and committed: removing the
+worktree would leave them to git's garbage collection).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ class WorkAtRisk:
     untracked: list[str] = field(default_factory=list)
     unmerged: list[str] = field(default_factory=list)  # "abc1234 subject", newest first
     folder_missing: bool = False
+    detached: list[str] = field(default_factory=list)  # on the worktree's HEAD, no branch
 
     @property
     def empty(self) -> bool:
-        return not (self.uncommitted or self.untracked or self.unmerged)
+        return not (self.uncommitted or self.untracked or self.unmerged or self.detached)
 
     def describe(self) -> str:
         """ "2 uncommitted changes (a.py, b.py), 1 commit not merged (…)", or "no work"."""
@@ -35,6 +38,8 @@ class WorkAtRisk:
             parts.append(_count(self.untracked, "untracked file"))
         if self.unmerged:
             parts.append(_count(self.unmerged, "commit not merged into the main folder's branch"))
+        if self.detached:
+            parts.append(_count(self.detached, "commit on no branch (detached HEAD)"))
         return "; ".join(parts) if parts else "no work that is not merged"
 
 
@@ -80,13 +85,23 @@ def unmerged_commits(worktree: Worktree) -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
+def detached_commits(worktree: Worktree) -> list[str]:
+    """Commits the worktree's HEAD reaches that no branch, tag or remote does (empty when
+    HEAD is on a branch: those are `unmerged_commits`' or survive the removal)."""
+    out = run_git(
+        ["log", "--format=%h %s", "HEAD", "--not", "--branches", "--tags", "--remotes", "--"],
+        worktree.path,
+    )
+    return [line for line in out.splitlines() if line.strip()]
+
+
 def work_at_risk(worktree: Worktree) -> WorkAtRisk:
     """What exists only in this worktree; GitError when git cannot tell."""
     unmerged = unmerged_commits(worktree)
     if not worktree.path.is_dir():
         return WorkAtRisk(unmerged=unmerged, folder_missing=True)
     changed, untracked = _status(worktree)
-    return WorkAtRisk(changed, untracked, unmerged)
+    return WorkAtRisk(changed, untracked, unmerged, detached=detached_commits(worktree))
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,33 @@ def test_discarding_unmerged_commits_deletes_the_branch(worktree: Worktree) -> N
     assert _branches(worktree) == ""
 
 
+def test_commits_on_a_detached_head_are_work_and_are_not_removed_unasked(
+    worktree: Worktree,
+) -> None:
+    git(worktree.path, "checkout", "-q", "--detach")
+    (worktree.path / "a.txt").write_text("a\n")
+    git(worktree.path, "add", "a.txt")
+    git(worktree.path, "commit", "-qm", "on no branch")
+    sha = git(worktree.path, "rev-parse", "HEAD").strip()
+    risk = work_at_risk(worktree)
+    assert [c.split(" ", 1)[1] for c in risk.detached] == ["on no branch"]
+    assert not (risk.unmerged or risk.uncommitted or risk.untracked)
+    assert "1 commit on no branch (detached HEAD) (" in risk.describe()
+    with pytest.raises(WorkAtRiskError, match="1 commit on no branch"):
+        remove_worktree(worktree)
+    assert worktree.path.is_dir()
+    assert git(worktree.path, "cat-file", "-t", sha).strip() == "commit"
+    remove_worktree(worktree, discard=True)
+    assert not worktree.path.exists() and _branches(worktree) == ""
+
+
+def test_a_detached_head_at_a_commit_a_branch_holds_is_no_work(worktree: Worktree) -> None:
+    git(worktree.path, "checkout", "-q", "--detach", "HEAD")
+    assert work_at_risk(worktree).empty
+    remove_worktree(worktree)
+    assert not worktree.path.exists()
+
+
 def test_a_worktree_whose_folder_vanished_still_reports_its_commits(worktree: Worktree) -> None:
     (worktree.path / "a.txt").write_text("a\n")
     git(worktree.path, "add", "a.txt")
