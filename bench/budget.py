@@ -53,7 +53,7 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "history: first paint of 1,000 messages",
         "history: first paint, 10,000 ÷ 1,000 messages",
         "history: longest stall scrolling and showing earlier, 10,000",
-        "history: memory, 10,000 ÷ 1,000 messages",
+        "history: memory of the view, 10,000 ÷ 100 messages",
         "context estimate per leg: 200-turn cost ÷ size ratio",
     ),
     "bench_search.py": (
