@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextCursor, QTextDocument
 
-if TYPE_CHECKING:
-    from melgui.ui.chat.transcript import ChatTranscript
+# Both are melgui.ui.chat.transcript.ChatTranscript (not imported: the transcript
+# imports this module, and the UI's parts import no cycle, not even for types).
+ChatTranscript = Any
 
 IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource
 
