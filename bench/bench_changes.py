@@ -127,7 +127,9 @@ class StallMeter:
         self._timer.start()
 
     def stop(self) -> float:
+        """The longest stall, counting the one running now (since the last tick)."""
         self._timer.stop()
+        self._tick()
         return self.worst
 
     def _tick(self) -> None:

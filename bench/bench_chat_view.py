@@ -4,15 +4,18 @@
    HTTP over loopback, real RelayTransport, AgentSession, bridge and ChatView) as fast
    as it sends them.
    - Cost per token (event handling + render + paint, CPU time of the GUI thread) over
-     the first and the last 2,000 tokens, and their ratio (must stay < 1.5). These runs
-     render every 40 tokens and paint at once, so both windows see the same batches.
-   - The longest stall of the event loop as shipped (timer-batched renders with a time
-     budget), target < 50 ms, with the GUI thread's own CPU time during that stall.
+     the first and the last 2,000 tokens, and their ratio (target < 1.2). These runs
+     render every 40 tokens on the GUI thread and paint at once, so both windows see
+     the same batches and the whole cost of a token is counted on one thread.
+   - The longest stall of the event loop as shipped (segments rendered on the render
+     thread, inserted by the shared timer under its time budget), target ≤ 1 frame, with
+     the GUI thread's own CPU time during that stall.
 2. Stream 20,000 tokens of reasoning, then 20,000 tokens of answer, the same way:
    the reasoning grows in an open Thinking block that folds when the answer starts.
    Cost per token over the first and last 2,000 of each, their ratios, and the
    longest stall as shipped.
-3. Open a conversation of 1,000 messages: time to the first paint, and memory.
+
+(Opening conversations of 1,000 and 10,000 messages is bench_long_history.py.)
 
     python bench/bench_chat_view.py [--tokens N] [--runs N] [--reasoning N]
 """
@@ -397,7 +400,6 @@ def median(values: list[float]) -> float:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tokens", type=int, default=20_000)
-    parser.add_argument("--messages", type=int, default=1_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--reasoning", type=int, default=20_000, help="reasoning tokens")
     options = parser.parse_args(argv)
@@ -407,7 +409,6 @@ def main(argv: list[str]) -> int:
     # Markdown, Pygments and Qt's text classes loaded first, as in the app (its window
     # has a chat view before any conversation is opened): a small one opened once.
     open_bench(app, 8)
-    opened = open_bench(app, options.messages)  # early: its memory is not yet reused
     stream_bench(app, 1000, whole_renders=False)  # warm-up: Qt, Markdown, Pygments loaded
     costs = [stream_bench(app, options.tokens, whole_renders=True) for _ in range(options.runs)]
     for n, run in enumerate(costs, 1):
@@ -440,48 +441,46 @@ def main(argv: list[str]) -> int:
     ratio = median([run["ratio"] for run in costs])
     stall = median([run["stall_ms"] for run in stalls])
     stall_cpu = median([run["stall_cpu_ms"] for run in stalls])
-    print(
-        f"view cost per token, last {WINDOW:,} / first {WINDOW:,} (median of {len(costs)}): "
-        f"{ratio:.2f} ({'ok' if ratio < 1.5 else 'TOO HIGH'}: must stay < 1.5)"
-    )
-    print(
-        f"longest event-loop stall (median of {len(stalls)}): {stall:.1f} ms, "
-        f"{stall_cpu:.1f} ms of it this thread's CPU "
-        f"({'ok' if stall < 50 else 'over'} the 50 ms target; the rest is the machine's load "
-        f"{os.getloadavg()[0]:.1f})"
-    )
     thought_ratio = median([run["thought_ratio"] for run in thinking_runs])
     after_ratio = median([run["ratio"] for run in thinking_runs])
     print(
-        f"reasoning cost per token, last / first {WINDOW:,} (median of {len(thinking_runs)}): "
-        f"{thought_ratio:.2f}; answer after it: {after_ratio:.2f} "
-        f"({'ok' if max(thought_ratio, after_ratio) < 1.5 else 'TOO HIGH'}: must stay < 1.5); "
-        f"longest stall as shipped {thinking_stall['stall_ms']:.0f} ms "
-        f"({thinking_stall['stall_cpu_ms']:.0f} ms of it CPU)"
+        f"view cost per token, last {WINDOW:,} / first {WINDOW:,} (median of {len(costs)}): "
+        f"{ratio:.2f}"
     )
     print(
-        f"opened {opened['messages']:,.0f} messages: first paint "
-        f"{opened['first_paint_ms']:.0f} ms, memory +{opened['rss_mb']:.1f} MB RSS"
+        f"longest event-loop stall (median of {len(stalls)}): {stall:.1f} ms, "
+        f"{stall_cpu:.1f} ms of it this thread's CPU (the rest is other threads and "
+        f"processes; load {os.getloadavg()[0]:.1f})"
     )
-    budget.stall_row(f"chat: longest stall streaming {options.tokens:,} tokens", stall)
-    budget.report(f"chat: per-token cost, last/first {WINDOW:,} tokens", ratio, target=1.2)
-    budget.report(
-        f"history: first paint of {opened['messages']:,.0f} messages",
-        opened["first_paint_ms"] / budget.FRAME_MS,
-        target=6,
-        unit="frames",
+    print(
+        f"reasoning cost per token, last / first {WINDOW:,} (median of {len(thinking_runs)}): "
+        f"{thought_ratio:.2f}; answer after it: {after_ratio:.2f}; longest stall as shipped "
+        f"{thinking_stall['stall_ms']:.0f} ms ({thinking_stall['stall_cpu_ms']:.0f} ms of it CPU)"
     )
-    budget.stall_row(
-        f"chat: longest stall, {options.reasoning:,} reasoning then {options.tokens:,} tokens",
-        thinking_stall["stall_ms"],
-    )
-    budget.report(
-        f"chat: reasoning per-token cost, last/first {WINDOW:,} tokens", thought_ratio, target=1.2
-    )
-    budget.report(
-        f"chat: answer after reasoning, last/first {WINDOW:,} tokens", after_ratio, target=1.2
-    )
-    return 0 if max(ratio, thought_ratio, after_ratio) < 1.5 else 1
+    rows = [
+        budget.stall_row(f"chat: longest stall streaming {options.tokens:,} tokens", stall),
+        budget.report(
+            f"chat: per-token cost, last/first {WINDOW:,} tokens", ratio, target=1.2, strict=True
+        ),
+        budget.stall_row(
+            f"chat: longest stall, {options.reasoning:,} reasoning then {options.tokens:,} tokens",
+            thinking_stall["stall_ms"],
+        ),
+        budget.report(
+            f"chat: reasoning per-token cost, last/first {WINDOW:,} tokens",
+            thought_ratio,
+            target=1.2,
+            strict=True,
+        ),
+        budget.report(
+            f"chat: answer after reasoning, last/first {WINDOW:,} tokens",
+            after_ratio,
+            target=1.2,
+            strict=True,
+        ),
+    ]
+    print(budget.table(rows))
+    return budget.verdict()
 
 
 if __name__ == "__main__":

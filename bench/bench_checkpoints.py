@@ -122,14 +122,15 @@ async def run(files: int, megabytes: int, rounds: int) -> None:
         checkpoints.close()
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--megabytes", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=7)
     options = parser.parse_args()
     asyncio.run(run(options.files, options.megabytes, options.rounds))
+    return budget.verdict()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,28 +1,119 @@
 """The frame-budget table: benchmarks report rows, `run_all.py` prints them together.
 
-    from budget import report, stall_row
+    from budget import report, stall_row, verdict
     stall_row("chat: longest stall streaming 20,000 tokens", stall_ms, frames=1)
     report("find_files CPU vs ripgrep", ratio, target=1.1)
+    return verdict()  # the benchmark's exit code: 0 when every row it reported was met
 
 Every row is a measurement with its target: stalls in frames (stall ÷ 16.7 ms, a frame at
 60 Hz), everything else as a ratio against a reference measured in the same run. A row
 reported several times (several runs, or `run_all.py --repeat N`) shows the median and
-the spread of the runs. The machine's load average when the row was measured stands
-beside it: on a busy machine a missed stall may be the machine's, not ours.
+the spread of the runs. Beside it stands the machine's load average taken just before
+its benchmark started (what other processes were doing: the benchmark's own load comes
+after) and, under run_all, how many cores other processes kept busy in the second before.
+
+run_all knows the rows each benchmark must report (EXPECTED_ROWS): a row that a crashed
+or silent benchmark never reported is printed as missing, and MISSED.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 FRAME_MS = 1000 / 60
 TABLE_ENV = "MELGUI_BENCH_TABLE"
+BEFORE_ENV = "MELGUI_BENCH_BEFORE"  # run_all: {"load": ..., "busy": ...} before the script
+MISSED_EXIT = 3  # a benchmark that ran to its end but missed a row (a crash exits 1)
 Better = Literal["lower", "higher"]
+
+# The rows each benchmark reports when run with its defaults (as run_all runs it).
+EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
+    "bench_chat_view.py": (
+        "chat: longest stall streaming 20,000 tokens",
+        "chat: per-token cost, last/first 2,000 tokens",
+        "chat: longest stall, 20,000 reasoning then 20,000 tokens",
+        "chat: reasoning per-token cost, last/first 2,000 tokens",
+        "chat: answer after reasoning, last/first 2,000 tokens",
+    ),
+    "bench_panes.py": (
+        "terminal: longest stall in a 50 MB flood",
+        "terminal: pane throughput / emulator alone",
+        "panes: longest stall opening 8 workers",
+        "panes: longest stall, 8 workers streaming",
+        "panes: 99th percentile lateness, 8 workers",
+        "panes: longest stall, 8 workers flooding (unpaced)",
+    ),
+    "bench_long_history.py": (
+        "history: first paint of 1,000 messages",
+        "history: first paint, 10,000 ÷ 1,000 messages",
+        "history: longest stall scrolling and showing earlier, 10,000",
+        "history: memory of the view, 10,000 ÷ 100 messages",
+        "context estimate per leg: 200-turn cost ÷ size ratio",
+    ),
+    "bench_search.py": (
+        "find_files: CPU / rg --threads=1 (worst pattern)",
+        "grep: CPU / rg (worst pattern)",
+    ),
+    "bench_journal.py": ("journal: streaming wall time on / off",),
+    "bench_rules.py": (
+        "rules: deciding a command cold, 200 rules (median)",
+        "rules: deciding a command cold, 200 rules (99th pct)",
+        "rules: deciding a command cached, 200 rules (99th pct)",
+    ),
+    "bench_checkpoints.py": (
+        "checkpoint: later checkpoint, nothing changed / git status",
+        "checkpoint: later checkpoint, 20 files changed / git status",
+    ),
+    "bench_acp.py": ("acp: 20,000 chunks over stdio vs in-process",),
+    "bench_acp_pane.py": (
+        "acp pane: 20000 chunks, time vs worker pane",
+        "acp pane: longest stall streaming",
+        "worker pane: longest stall, same text",
+    ),
+    "bench_changes.py": (
+        "changes: reading a worker's worktree vs git diff+status+log",
+        "changes: longest stall opening the Changes view",
+        "changes: longest stall showing a 300-hunk file",
+    ),
+    "bench_signals.py": (
+        "terminal: feed with bell counting vs without",
+        "board: redraw with 8 agents",
+    ),
+    "bench_worktrees.py": (
+        "worktree: create (10000 files) / git worktree add",
+        "worktree: what closing loses / git status",
+    ),
+    "bench_worktree_workers.py": (
+        "worktrees: longest stall opening 8 workers",
+        "worktrees: longest stall, 8 workers streaming",
+        "worktrees: 99th percentile lateness, 8 workers",
+    ),
+}
+
+
+def _load_now() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return math.nan
+
+
+_STARTED_AT_LOAD = _load_now()  # when the benchmark imported this module: before its work
+
+
+def _before() -> tuple[float, float | None]:
+    """(load average, cores busy) before this benchmark started."""
+    told = os.environ.get(BEFORE_ENV)
+    if told:
+        before = json.loads(told)
+        return float(before["load"]), before.get("busy")
+    return _STARTED_AT_LOAD, None
 
 
 @dataclass(frozen=True)
@@ -32,11 +123,26 @@ class Row:
     target: float
     unit: Literal["frames", "ratio"]
     better: Better
-    load: float
+    load: float  # the load average when the row was reported (after the work)
+    load_before: float = math.nan  # before the benchmark started: other processes'
+    busy: float | None = None  # cores other processes kept busy in the second before
+    strict: bool = False  # the target is "<" (or ">"), not "≤"
+    missing: str = ""  # why a row the benchmark should have reported is not there
 
     @property
     def met(self) -> bool:
-        return self.value <= self.target if self.better == "lower" else self.value >= self.target
+        return not self.missing and meets(self.value, self)
+
+
+def meets(value: float, row: Row) -> bool:
+    if math.isnan(value):
+        return False
+    if row.better == "lower":
+        return value < row.target if row.strict else value <= row.target
+    return value > row.target if row.strict else value >= row.target
+
+
+_reported: list[Row] = []
 
 
 def report(
@@ -46,19 +152,36 @@ def report(
     target: float,
     unit: Literal["frames", "ratio"] = "ratio",
     better: Better = "lower",
+    strict: bool = False,
 ) -> Row:
     """Record one measurement for the table (when run_all collects) and return it."""
-    row = Row(name, value, target, unit, better, os.getloadavg()[0])
+    load_before, busy = _before()
+    row = Row(name, value, target, unit, better, _load_now(), load_before, busy, strict)
+    _reported.append(row)
     path = os.environ.get(TABLE_ENV)
     if path:
         with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(row.__dict__) + "\n")
+            out.write(json.dumps(asdict(row)) + "\n")
     return row
 
 
 def stall_row(name: str, stall_ms: float, *, frames: float = 1.0) -> Row:
     """A longest event-loop stall, in frames, against a target of `frames` frames."""
     return report(name, stall_ms / FRAME_MS, target=frames, unit="frames")
+
+
+def verdict() -> int:
+    """The exit code of a benchmark: 0 when every row it reported was met, else
+    MISSED_EXIT (a crash exits 1, so run_all tells the two apart)."""
+    return 0 if all(row.met for row in _reported) else MISSED_EXIT
+
+
+def missing_row(name: str, reason: str) -> Row:
+    """A row its benchmark should have reported and did not (`reason`: why)."""
+    load_before, busy = _before()
+    return Row(
+        name, math.nan, math.nan, "ratio", "lower", _load_now(), load_before, busy, missing=reason
+    )
 
 
 def read_rows(path: str) -> list[Row]:
@@ -72,32 +195,82 @@ def read_rows(path: str) -> list[Row]:
 
 def table(rows: Iterable[Row]) -> str:
     """One line per row name, in the order first reported: the median of its runs, the
-    target, how many runs and their spread, the median load average, met or MISSED."""
+    target, how many runs and their spread, the median load average before the runs
+    started (and cores other processes kept busy then), met or MISSED. A row missing
+    from any run is MISSED, with the reason."""
     grouped: dict[str, list[Row]] = {}
     for row in rows:
         grouped.setdefault(row.name, []).append(row)
     lines = [
-        f"{'measurement':<58}{'median':>9}{'target':>10}{'runs':>6}{'spread':>14}{'load':>7}"
-        "  verdict",
-        "-" * 114,
+        f"{'measurement':<58}{'median':>9}{'target':>10}{'runs':>6}{'spread':>14}"
+        f"{'load':>6}{'busy':>6}  verdict",
+        "-" * 119,
     ]
     for name, runs in grouped.items():
-        first = runs[0]
-        values = [r.value for r in runs]
+        present = [r for r in runs if not r.missing]
+        missing = [r for r in runs if r.missing]
+        load = _median([r.load_before for r in runs])
+        busy = _median([r.busy for r in runs if r.busy is not None])
+        context = f"{_number(load, 6, 1)}{_number(busy, 6, 1)}"
+        if not present:
+            note = f"missing ({missing[0].missing})"
+            lines.append(f"{name[:57]:<58}{note[:39]:<39}{context}  MISSED")
+            continue
+        first = present[0]
+        values = [r.value for r in present]
         value = statistics.median(values)
-        load = statistics.median(r.load for r in runs)
-        sign = "≤" if first.better == "lower" else "≥"
+        if first.better == "lower":
+            sign = "<" if first.strict else "≤"
+        else:
+            sign = ">" if first.strict else "≥"
         unit = " fr" if first.unit == "frames" else "×"
-        met = value <= first.target if first.better == "lower" else value >= first.target
-        spread = f"{min(values):.2f}-{max(values):.2f}" if len(runs) > 1 else ""
+        met = meets(value, first) and not missing
+        spread = f"{min(values):.2f}-{max(values):.2f}" if len(present) > 1 else ""
         lines.append(
             f"{name[:57]:<58}{value:>7.2f}{unit:<2}{sign:>3}{first.target:>5.2f}{unit:<2}"
-            f"{len(runs):>4}{spread:>14}{load:>7.1f}  {'met' if met else 'MISSED'}"
+            f"{len(present):>4}{spread:>14}{context}  {'met' if met else 'MISSED'}"
         )
+        if missing:
+            lines.append(
+                f"{'':<4}missing from {len(missing)} of {len(runs)} runs: {missing[0].missing}"[
+                    :119
+                ]
+            )
+    lines.append("(load: load average, busy: cores other processes used, before each benchmark)")
     return "\n".join(lines)
+
+
+def _median(values: list[float]) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    return statistics.median(values) if values else math.nan
+
+
+def _number(value: float, width: int, digits: int) -> str:
+    return f"{'':>{width}}" if math.isnan(value) else f"{value:>{width}.{digits}f}"
 
 
 def machine() -> str:
     """Cores and load average now: what the table's load column is measured against."""
     one, five, fifteen = os.getloadavg()
     return f"{os.cpu_count()} cores, load average {one:.1f} {five:.1f} {fifteen:.1f}"
+
+
+def cores_busy(seconds: float = 1.0) -> float:
+    """How many cores the machine's processes kept busy over the next `seconds` (this
+    one sleeps): the load other processes put on the machine right now."""
+    import time
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        return sum(fields[:8]), idle
+
+    try:
+        total, idle = sample()
+        time.sleep(seconds)
+        total2, idle2 = sample()
+    except (OSError, ValueError, IndexError):
+        return math.nan
+    spent = total2 - total
+    return (spent - (idle2 - idle)) / spent * (os.cpu_count() or 1) if spent else math.nan

@@ -31,7 +31,7 @@ def test_rows_collect_across_runs_and_show_the_median(budget: ModuleType, tmp_pa
     budget.report("find_files: CPU / rg", 1.3, target=1.1)
     rows = budget.read_rows(str(tmp_path / "rows.jsonl"))
     assert len(rows) == 7 and all(row.load >= 0 for row in rows)
-    lines = budget.table(rows).splitlines()[2:]
+    lines = budget.table(rows).splitlines()[2:-1]
     stall, throughput, search = lines
     assert stall.startswith("terminal: longest stall") and " 0.72 fr" in stall
     assert "0.60-2.40" in stall and stall.endswith("met")
@@ -43,3 +43,70 @@ def test_a_stall_target_is_in_frames(budget: ModuleType) -> None:
     row = budget.stall_row("opening panes", 30.0, frames=2)
     assert row.unit == "frames" and row.target == 2 and row.met
     assert not budget.stall_row("chat", 17.0).met  # just over one frame of 16.7 ms
+
+
+def test_a_strict_target_is_not_met_at_the_target(budget: ModuleType, tmp_path: Path) -> None:
+    at = budget.report("chat: per-token cost", 1.2, target=1.2, strict=True)
+    below = budget.report("chat: reasoning cost", 1.19, target=1.2, strict=True)
+    assert not at.met and below.met
+    lines = budget.table(budget.read_rows(str(tmp_path / "rows.jsonl"))).splitlines()
+    assert "< 1.20×" in lines[2] and lines[2].endswith("MISSED")
+    assert lines[3].endswith("met")
+
+
+def test_the_load_before_the_benchmark_stands_beside_its_rows(
+    budget: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(budget.BEFORE_ENV, '{"load": 0.4, "busy": 0.2}')
+    row = budget.stall_row("opening panes", 10.0)
+    assert row.load_before == 0.4 and row.busy == 0.2
+    line = budget.table([row]).splitlines()[2]
+    assert "   0.4   0.2  met" in line
+
+
+def test_a_missing_row_is_missed_with_its_reason(budget: ModuleType) -> None:
+    present = budget.stall_row("terminal: longest stall", 10.0)
+    gone = budget.missing_row("terminal: throughput", "crashed: exit 1: OSError: pty")
+    lines = budget.table([present, gone]).splitlines()[2:]
+    assert lines[0].endswith("met")
+    assert "missing (crashed: exit 1: OSError: pty)" in lines[1] and lines[1].endswith("MISSED")
+    assert not gone.met
+
+
+def test_a_benchmark_exits_with_its_rows_verdict(budget: ModuleType) -> None:
+    budget.report("a", 1.0, target=2.0)
+    assert budget.verdict() == 0
+    budget.report("b", 3.0, target=2.0)
+    assert budget.verdict() == budget.MISSED_EXIT
+
+
+RUN_ALL = BUDGET.parent / "run_all.py"
+CRASHING = """
+import sys
+sys.path.insert(0, {bench!r})
+import budget
+budget.report("fake: first row", 1.0, target=2.0)
+raise RuntimeError("boom in the middle")
+"""
+
+
+def test_run_all_shows_the_rows_a_crashed_benchmark_never_reported(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.syspath_prepend(str(BUDGET.parent))
+    spec = importlib.util.spec_from_file_location("bench_run_all_under_test", RUN_ALL)
+    assert spec is not None and spec.loader is not None
+    run_all = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, run_all)
+    spec.loader.exec_module(run_all)
+    monkeypatch.setattr(run_all, "cores_busy", lambda seconds: 0.5)
+    script = tmp_path / "bench_fake.py"
+    script.write_text(CRASHING.format(bench=str(BUDGET.parent)))
+    monkeypatch.setitem(run_all.EXPECTED_ROWS, "bench_fake.py", ("fake: first row", "fake: later"))
+    rows_file = tmp_path / "rows.jsonl"
+    rows_file.touch()
+    rows, failure = run_all.run_one(script, str(rows_file))
+    assert failure == "crashed: exit 1: RuntimeError: boom in the middle"
+    assert [row.name for row in rows] == ["fake: first row", "fake: later"]
+    assert rows[0].met and rows[0].busy == 0.5
+    assert rows[1].missing == failure and not rows[1].met

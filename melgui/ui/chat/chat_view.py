@@ -216,7 +216,7 @@ class ChatView(HistoryPaging, QWidget):
                 t.stream_reasoning(text)
             case MessageAdded(message=message):
                 if message.role == "assistant":
-                    t.finish_assistant(message.content)
+                    t.finish_assistant(message.content, background=True)
                     for call in message.tool_calls:
                         self._add_card(call, "requested")
                 elif message.role == "user":

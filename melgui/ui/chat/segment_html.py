@@ -101,8 +101,15 @@ class SegmentRenderer:
 @lru_cache(maxsize=4)
 def shared_renderer(colors: Colors) -> SegmentRenderer:
     """One renderer per theme for every transcript (building one costs milliseconds:
-    each pane opened would pay it). Rendering is synchronous on the GUI thread, so
-    one Markdown instance serves them all."""
+    each pane opened would pay it). Used on the GUI thread only, so one Markdown
+    instance serves them all; the render thread has its own."""
+    return SegmentRenderer(colors)
+
+
+@lru_cache(maxsize=4)
+def render_thread_renderer(colors: Colors) -> SegmentRenderer:
+    """The render thread's own renderer per theme (a Markdown instance is not shared
+    across threads; this one is only used there: melgui.ui.render_thread)."""
     return SegmentRenderer(colors)
 
 

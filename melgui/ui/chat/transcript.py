@@ -3,9 +3,13 @@
 Only the end of the document changes while a message streams: deltas are buffered and
 drawn by the process's shared flush scheduler (one timer and one time budget for every
 transcript, so many panes streaming at once cost no more per tick than one); segments
-that became final are appended once, and the open tail is removed and rendered again,
-only when its HTML changed. Its length is counted from the end of the document, so an
-edit earlier on (a tool card's status) never confuses it. One flush is one edit block:
+that became final are appended once, and the open tail is removed and drawn again, only
+when its HTML changed. Markdown and Pygments run on the render thread (open_message):
+a tick only inserts HTML made there. A streamed message that ends with much left to
+render is drawn in after `finish_assistant(background=True)` returns; later changes
+wait their turn (in_order). An explicit `flush()` renders what it needs where it is.
+The tail's length is counted from the end of the document, so an edit earlier on (a
+tool card's status) never confuses it. One flush is one edit block:
 Qt lays the document out and moves the scroll bar once per flush, not once per insert.
 """
 
@@ -15,8 +19,9 @@ import html
 import math
 import time
 from collections import deque
+from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
@@ -30,29 +35,22 @@ from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.boxes import insert_box
 from melgui.ui.chat.doc_writer import DocWriter
 from melgui.ui.chat.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
+from melgui.ui.chat.front_copy import copy_in_front, reset_scratch
+from melgui.ui.chat.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.links import MORE_SCHEME, follow
-from melgui.ui.chat.markdown_blocks import MarkdownSplitter, Segment
+from melgui.ui.chat.open_message import Batch, OpenMessage, html_for, render_batch
 from melgui.ui.chat.segment_html import shared_renderer, warm_up
 from melgui.ui.chat.thinking_block import ThinkingBlock
 from melgui.ui.chat.user_parts import IMAGE_SCHEME, parts_html
+from melgui.ui.render_thread import RenderJobs
 from melgui.ui.theme import Colors
 
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 
 IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource
-
-
-class _OpenMessage:
-    """The assistant message being streamed: its splitter, unflushed deltas, tail size."""
-
-    def __init__(self, first_code_id: int) -> None:
-        self.splitter = MarkdownSplitter(first_code_id)
-        self.pending: list[str] = []
-        self.ready: deque[Segment] = deque()  # final, not drawn yet
-        self.tail_dirty = False
-        self.tail_len = 0
-        self.tail_html = ""  # what the tail shows now
-        self.streamed = False
+# A finished message with more than this (characters) still to render is drawn in the
+# background (finish_assistant(background=True)); less is drawn at once.
+SYNC_FINISH_CHARS = 2_000
 
 
 class ChatTranscript(QTextBrowser):
@@ -71,7 +69,7 @@ class ChatTranscript(QTextBrowser):
         self.document().setDocumentMargin(12)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.anchorClicked.connect(lambda url: follow(self, url))
-        self._open: _OpenMessage | None = None
+        self._open: OpenMessage | None = None
         self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
         self._next_code_id = 1  # copy ids are unique across messages
         self._cards: dict[str, QTextTable] = {}
@@ -84,6 +82,9 @@ class ChatTranscript(QTextBrowser):
         self._stick = True
         self._writer = DocWriter(self.document(), self)  # one edit block per flush
         self._scheduler = shared_scheduler()
+        self._jobs = RenderJobs(self._on_rendered, self)
+        self._batches: dict[int, tuple[OpenMessage, Batch]] = {}
+        self.waiting: deque[Call] = deque()  # changes that wait for a message drawn in
         QTimer.singleShot(0, warm_up)  # Pygments and Markdown load before the first answer
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -97,8 +98,14 @@ class ChatTranscript(QTextBrowser):
         self._renderer = shared_renderer(colors)
         self._writer.forget_formats()
 
+    def holding(self) -> bool:
+        """A finished message is still being drawn in: changes wait (in_order)."""
+        return self._open is not None and self._open.finished
+
     def clear_all(self) -> None:
         self._scheduler.cancel(self)
+        self.waiting.clear()
+        self._batches.clear()
         self._open = None
         self._cards.clear()
         self._thinking.clear()
@@ -111,17 +118,20 @@ class ChatTranscript(QTextBrowser):
         self.document().clear()
         self._stick = True
 
+    @in_order
     def add_more_link(self, hidden: int) -> None:
         self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
         )
 
+    @in_order
     def add_later_link(self, hidden: int) -> None:
         self.finish_assistant(None)
         self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:later">Show {hidden} later messages</a></p>'
         )
 
+    @in_order
     def add_user(self, text: str, links_html: str = "", parts: tuple[Part, ...] = ()) -> None:
         self.finish_assistant(None)
         self._header("You")
@@ -139,6 +149,7 @@ class ChatTranscript(QTextBrowser):
         self._stick = True
         self._scroll_if_stuck()
 
+    @in_order
     def stream_reasoning(self, delta: str) -> None:
         """Buffer streamed reasoning; it grows in an open Thinking box on the next tick."""
         if self._open is not None and self._open.streamed:
@@ -149,6 +160,7 @@ class ChatTranscript(QTextBrowser):
         block.pending.append(delta)
         self._scheduler.request(self)
 
+    @in_order
     def add_thinking(self, text: str) -> None:
         """A finished message's reasoning (when reopening a conversation): folded."""
         self.finish_assistant(None)
@@ -165,6 +177,7 @@ class ChatTranscript(QTextBrowser):
         if block is not None:
             block.toggle()
 
+    @in_order
     def stream_text(self, delta: str) -> None:
         """Buffer streamed assistant text; it is drawn on the next timer tick."""
         self._fold_thinking()
@@ -173,8 +186,12 @@ class ChatTranscript(QTextBrowser):
         message.streamed = True
         self._scheduler.request(self)
 
-    def finish_assistant(self, text: str | None) -> None:
-        """The assistant message is complete. `text` is drawn if nothing was streamed."""
+    @in_order
+    def finish_assistant(self, text: str | None, *, background: bool = False) -> None:
+        """The assistant message is complete. `text` is drawn if nothing was streamed.
+
+        `background`: when much is left to render, it is rendered on the render thread
+        and drawn in slices after this returns; later changes wait their turn."""
         self._fold_thinking()
         message = self._open
         if message is None and text:
@@ -182,23 +199,34 @@ class ChatTranscript(QTextBrowser):
             message.pending.append(text)
         if message is None:
             return
-        self.flush(budget=None)
+        message.finish()
+        self._codes.update(message.splitter.code_texts())
+        self._next_code_id = message.splitter.next_code_id
+        if background and message.unrendered_chars() > SYNC_FINISH_CHARS:
+            self._send(message)
+            self._scheduler.request(self, soon=True)
+            return
+        self._close(message)
+
+    def _close(self, message: OpenMessage) -> None:
+        """Draw what is left of the finished `message` now; then the changes that waited."""
         self._scheduler.cancel(self)
         with self._writer.edit():
             self._replace_tail("")
-            for segment in message.splitter.finish():
-                self._writer.append_html(self._renderer.render(segment))
-        self._codes.update(message.splitter.code_texts())
-        self._next_code_id = message.splitter.next_code_id
+            while message.ready:
+                self._writer.append_html(html_for(message.ready.popleft(), self._renderer))
         self._open = None
         self._scroll_if_stuck()
+        run_waiting(self)
 
+    @in_order
     def add_assistant(self, text: str) -> None:
         """A whole assistant message at once (when reopening a conversation)."""
         self.finish_assistant(None)
         if text.strip():
             self.finish_assistant(text)
 
+    @in_order
     def add_card(self, call_id: str, card_html: str) -> None:
         self.finish_assistant(None)
         if self._last_speaker != "Assistant":
@@ -208,6 +236,7 @@ class ChatTranscript(QTextBrowser):
         self._cards[call_id] = table
         self._scroll_if_stuck()
 
+    @in_order
     def update_card(self, call_id: str, card_html: str) -> None:
         table = self._cards.get(call_id)
         if table is None:
@@ -218,8 +247,11 @@ class ChatTranscript(QTextBrowser):
         cursor.insertHtml(card_html)
 
     def has_card(self, call_id: str) -> bool:
-        return call_id in self._cards
+        """Drawn, or waiting to be drawn (in_order)."""
+        waiting = any(name == "add_card" and args[0] == call_id for name, args, _ in self.waiting)
+        return call_id in self._cards or waiting
 
+    @in_order
     def add_notice(self, text: str, color: str, *, action: str = "") -> None:
         """A one-line note in the conversation (an error and what to do, a stop, a retry)."""
         self.finish_assistant(None)
@@ -240,6 +272,7 @@ class ChatTranscript(QTextBrowser):
 
     # --- earlier messages drawn in above (a long conversation opens at its end) -----
 
+    @in_order
     def continue_after(self, speaker: str) -> None:
         """Draw on as if `speaker` ("Assistant", "You" or "") had just been drawn."""
         self._last_speaker = speaker
@@ -255,82 +288,36 @@ class ChatTranscript(QTextBrowser):
     def scratch(self) -> ChatTranscript:
         """An unshown transcript to draw earlier messages into, for `take_front`; its copy
         ids and Thinking numbers follow this one's. (One, emptied for every use.)"""
-        other = self._spare
-        if other is None:
-            other = self._spare = ChatTranscript(self.colors, self)
-            other.hide()
-        else:
-            other.clear_all()
-            if other.colors != self.colors:
-                other.set_colors(self.colors)
-        other._next_code_id = self._next_code_id
-        other._next_think = self._next_think
-        return other
+        if self._spare is None:
+            self._spare = ChatTranscript(self.colors, self)
+        return reset_scratch(self, self._spare)
 
+    @in_order
     def take_front(self, scratch: ChatTranscript, at: int) -> None:
         """Copy `scratch`'s drawing in at `at` (a `front()`), exactly as if it had been
         drawn there in order; its cards, Thinking blocks and code work from here on."""
-        scratch.finish_assistant(None)
-        source = scratch.document()
-        length = source.characterCount() - 1  # up to its last (empty) block
-        self._next_code_id = scratch._next_code_id
-        self._next_think = scratch._next_think
-        self._codes.update(scratch._codes)
-        for url in scratch._image_urls:  # the copy names the images; they come along
-            image = source.resource(IMAGE_RESOURCE, QUrl(url))
-            self.document().addResource(IMAGE_RESOURCE, QUrl(url), image)
-        if length <= 0:
-            return
-        whole = QTextCursor(source)
-        whole.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
-        doc = self.document()
-        bar = self.verticalScrollBar()
-        height = doc.size().height()
-        with self._writer.edit():
-            self._writer.changing()
-            cursor = QTextCursor(doc)
-            cursor.setPosition(at)
-            joined = (cursor.blockFormat(), cursor.blockCharFormat())
-            first = source.begin()
-            cursor.insertFragment(whole.selection())
-            # Qt gives the two blocks where the copy meets the document the wrong
-            # formats; each gets its own back.
-            cursor.setPosition(at)
-            cursor.setBlockFormat(first.blockFormat())
-            cursor.setBlockCharFormat(first.charFormat())
-            cursor.setPosition(at + length)
-            cursor.setBlockFormat(joined[0])
-            cursor.setBlockCharFormat(joined[1])
-        for call_id, table in scratch._cards.items():
-            cursor.setPosition(at + table.firstPosition())
-            moved = cursor.currentTable()
-            if moved is not None:
-                self._cards[call_id] = moved
-        for number, block in scratch._thinking.items():
-            block.moved_to(doc, at)
-            self._thinking[number] = block
-        if not self._stick:  # keep what the reader looks at in place
-            bar.setValue(bar.value() + round(doc.size().height() - height))
-        self._scroll_if_stuck()
+        copy_in_front(self, scratch, at)
 
     # --- rendering -----------------------------------------------------------------
 
     def flush(self, budget: float | None = FLUSH_BUDGET_S) -> None:
-        """Draw buffered deltas: append what became final, re-render the open tail.
+        """Draw buffered deltas now: append what became final, draw the open tail again,
+        rendering here what the render thread has not.
 
         At most `budget` seconds of drawing (after one segment at least): when text
         arrives faster than that, the shared scheduler draws the rest after the event
         loop has run once, so the loop never stalls.
         """
         deadline = time.perf_counter() + budget if budget is not None else math.inf
-        if self._draw(deadline):
+        if self._draw(deadline, here=True):
             self._scheduler.request(self, soon=True)
 
     def scheduled_flush(self, deadline: float) -> bool:
-        """What the shared scheduler calls: draw until `deadline`; True when work is left."""
-        return self._draw(deadline)
+        """What the shared scheduler calls: insert what the render thread has made until
+        `deadline`, send it the rest; True when work is left that can be drawn now."""
+        return self._draw(deadline, here=False)
 
-    def _draw(self, deadline: float) -> bool:
+    def _draw(self, deadline: float, *, here: bool) -> bool:
         thinking = self._thinking_now
         if thinking is not None and thinking.pending:
             with self._writer.edit():
@@ -340,30 +327,58 @@ class ChatTranscript(QTextBrowser):
         message = self._open
         if message is None:
             return False
-        if message.pending:
-            text = "".join(message.pending)
-            message.pending.clear()
-            message.ready.extend(message.splitter.feed(text))
-            message.tail_dirty = True
-        if not message.ready and not message.tail_dirty:
-            return False
+        message.take_pending()
+        if not here:
+            self._send(message)
         with self._writer.edit():
-            drew = bool(message.ready)
-            if message.ready:
-                self._replace_tail("")
-                self._writer.append_html(self._renderer.render(message.ready.popleft()))
-                while message.ready and time.perf_counter() < deadline:
-                    self._writer.append_html(self._renderer.render(message.ready.popleft()))
+            drew = False
+            while message.ready and (not drew or time.perf_counter() < deadline):
+                if message.ready[0].html is None and not here:
+                    break  # on the render thread: drawn when it comes back
+                if not drew:
+                    self._replace_tail("")
+                self._writer.append_html(html_for(message.ready.popleft(), self._renderer))
+                drew = True
             # The open tail is drawn again once what became final is drawn, and in the
             # same tick only while time is left: else on the next one.
-            if not message.ready and (not drew or time.perf_counter() < deadline):
-                tail = message.splitter.tail()
-                tail_html = self._renderer.render(tail) if tail is not None else ""
-                if tail_html != message.tail_html:  # else the tail on screen is right
-                    self._replace_tail(tail_html)
-                message.tail_dirty = False
+            time_left = not drew or time.perf_counter() < deadline
+            if message.tail_dirty and not message.ready and time_left:
+                self._draw_tail(message, here)
+        if message.finished and not message.ready:
+            self._close(message)
+            return False
         self._scroll_if_stuck()
-        return bool(message.ready) or message.tail_dirty
+        if here:
+            return bool(message.ready) or message.tail_dirty
+        return bool(message.ready) and message.ready[0].html is not None
+
+    def _draw_tail(self, message: OpenMessage, here: bool) -> None:
+        tail_html = message.tail_now(self._renderer if here else None)
+        if tail_html is None:
+            return  # the render thread is rendering it as it is now
+        if tail_html != message.tail_html:  # else the tail on screen is right
+            self._replace_tail(tail_html)
+        message.tail_dirty = False
+
+    def _send(self, message: OpenMessage) -> None:
+        """Send the render thread what the message needs rendered (one batch at a time)."""
+        batch = message.next_batch()
+        if batch is not None:
+            segments = [entry.segment for entry in batch[0]]
+            message.in_flight = self._jobs.submit(render_batch, self.colors, segments, batch[1])
+            self._batches[message.in_flight] = (message, batch)
+
+    def _on_rendered(self, ticket: int, result: Any) -> None:
+        message, batch = self._batches.pop(ticket, (None, None))
+        if message is None or batch is None or message is not self._open:
+            return  # drawn at once meanwhile, or the transcript was cleared
+        if isinstance(result, BaseException):
+            message.failed(batch)
+            for entry in batch[0]:  # rendered here instead (never seen: pure Python)
+                html_for(entry, self._renderer)
+        else:
+            message.rendered(batch, *result)
+        self._scheduler.request(self, soon=True)
 
     def _add_thinking_box(self, *, streaming: bool) -> ThinkingBlock:
         if self._last_speaker != "Assistant":
@@ -384,11 +399,11 @@ class ChatTranscript(QTextBrowser):
         if block is not None:
             block.fold()
 
-    def _begin_assistant(self) -> _OpenMessage:
+    def _begin_assistant(self) -> OpenMessage:
         if self._open is None:
             if self._last_speaker != "Assistant":
                 self._header("Assistant")
-            self._open = _OpenMessage(self._next_code_id)
+            self._open = OpenMessage(self._next_code_id)
         return self._open
 
     def _replace_tail(self, tail_html: str) -> None:

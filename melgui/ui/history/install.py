@@ -98,7 +98,8 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
         elif isinstance(result, list):
             show(cid, result)
 
-    reader.finished.connect(read)
+    # Queued even when the read is done at once: a click after it must still win.
+    reader.finished.connect(read, Qt.ConnectionType.QueuedConnection)
 
     def start_new() -> None:
         if isinstance(window, ConversationStarter):

@@ -1,4 +1,4 @@
-"""Reading a stored conversation off the GUI thread.
+"""Reading a stored conversation, and the sidebar's list, off the GUI thread.
 
 Decoding a conversation's messages is most of the cost of reopening it (10,000 messages:
 0.5-1.4 s on this machine), and it ran on the GUI thread. A worker thread reads them
@@ -7,18 +7,22 @@ threads; WAL lets a reader and the journal's writes meet); the result comes back
 GUI thread as a signal, where the rest (repairs, calls, plans: small) is done as before.
 It is pure Python and holds the GIL, but the interpreter hands the GIL back to the GUI
 thread every few milliseconds, so the window keeps painting instead of freezing.
+The sidebar's list and its searches (a search reads every message's text) are queried
+the same way.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.store.records import StoredMessage
-from melgui.core.store.store import messages_from_file
+from melgui.core.store.database import OpenedDatabase
+from melgui.core.store.records import ConversationSummary, StoredMessage
+from melgui.core.store.store import Store, messages_from_file
 
 
 class ConversationReader(QObject):
@@ -41,3 +45,38 @@ class ConversationReader(QObject):
         error = done.exception()
         # Emitted from the worker thread: Qt queues it to the GUI thread.
         self.finished.emit(cid, error if error is not None else done.result())
+
+
+def conversations_from_file(path: Path, folder: str, query: str) -> list[ConversationSummary]:
+    """`Store.conversations` through a read-only connection of its own (a worker thread)."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        return Store(OpenedDatabase(conn, path)).conversations(folder, query=query)
+    finally:
+        conn.close()
+
+
+class ListingReader(QObject):
+    """`read(path, folder, query)` -> ticket; `finished(ticket, rows or the exception)`
+    on the GUI thread. Queries run one after another on one thread of their own."""
+
+    finished = Signal(int, object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="melgui-listing")
+        self._ticket = 0
+        self.destroyed.connect(lambda: self._pool.shutdown(wait=False, cancel_futures=True))
+
+    def read(self, path: Path, folder: str, query: str) -> int:
+        self._ticket += 1
+        ticket = self._ticket
+        future = self._pool.submit(conversations_from_file, path, folder, query)
+        future.add_done_callback(lambda done: self._deliver(ticket, done))
+        return ticket
+
+    def _deliver(self, ticket: int, done: Future[list[ConversationSummary]]) -> None:
+        if done.cancelled() or not shiboken6.isValid(self):
+            return
+        error = done.exception()
+        self.finished.emit(ticket, error if error is not None else done.result())

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.store import Store
+from melgui.core.store import ConversationSummary, Store
 from melgui.core.store.export import (
     ConversationImportError,
     export_json_text,
@@ -33,6 +33,7 @@ from melgui.core.store.export import (
     import_json,
 )
 from melgui.ui.history.model import ID_ROLE, UNTITLED, ConversationListModel
+from melgui.ui.history.reader import ListingReader
 from melgui.ui.history.row_delegate import ConversationRowDelegate
 from melgui.ui.history.undo_bar import UndoBar
 
@@ -42,9 +43,13 @@ T = TypeVar("T")
 
 
 class HistorySidebar(QWidget):
+    """The list is queried on a thread of its own (a file store; an in-memory one is
+    queried at once): `refresh()` asks, `listed` says the list shown is the answer."""
+
     conversationOpened = Signal(str)  # the person picked a stored conversation
     newConversationRequested = Signal()
     problem = Signal(str)  # one line for the status bar
+    listed = Signal()  # the list now shows the store as of the last refresh()
 
     def __init__(self, store: Store, folder: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -99,6 +104,10 @@ class HistorySidebar(QWidget):
         self._search_timer.timeout.connect(self.refresh)
         self.search.textChanged.connect(lambda _text: self._search_timer.start())
         self.list.installEventFilter(self)
+        self._listing = ListingReader(self)
+        # Queued even when the answer comes back at once: `_wanted` is set by then.
+        self._listing.finished.connect(self._on_listed, Qt.ConnectionType.QueuedConnection)
+        self._wanted = 0  # the listing to show: the last one asked for
         self.refresh()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -117,14 +126,36 @@ class HistorySidebar(QWidget):
 
     def refresh(self) -> None:
         """Reload the list from the store (after a turn, a search, a rename...)."""
-        rows = self._safe(lambda: self.store.conversations(self.folder, query=self.search.text()))
-        if rows is None:
+        if self.store.path is not None:  # read by the listing thread; shown when it answers
+            self._wanted = self._listing.read(self.store.path, self.folder, self.search.text())
             return
+        rows = self._safe(lambda: self.store.conversations(self.folder, query=self.search.text()))
+        if rows is not None:
+            self._show_rows(rows)
+
+    @property
+    def listing(self) -> bool:
+        """A refresh is on its way: the list shown may be older than the store."""
+        return self._wanted != 0
+
+    def _on_listed(self, ticket: int, result: object) -> None:
+        if ticket != self._wanted:
+            return  # a later refresh was asked for: its answer is the one to show
+        self._wanted = 0
+        if isinstance(result, sqlite3.Error | OSError):
+            self.problem.emit(f"History: {getattr(result, 'strerror', None) or result}")
+        elif isinstance(result, BaseException):
+            raise result
+        elif isinstance(result, list):
+            self._show_rows(result)
+
+    def _show_rows(self, rows: list[ConversationSummary]) -> None:
         self.model.set_rows(rows)
         self._select(self.current_id)
         searching = bool(self.search.text().strip())
         self.empty.setText("Nothing matches." if searching else "No conversations yet.")
         self.empty.setVisible(not rows)
+        self.listed.emit()
 
     def set_folder(self, folder: str) -> None:
         self.folder = folder

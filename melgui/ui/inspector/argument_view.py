@@ -14,15 +14,45 @@ from melgui.ui.theme import Colors
 DiffProvider = Callable[[str, dict[str, Any]], str]
 
 MAX_JSON_CHARS = 200_000
+MAX_DIFF_LINES = 5_000  # a diff longer than this shows its start and a count
+_ENCODER = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
 def pretty_arguments(raw: str, arguments: dict[str, Any] | None) -> str:
+    """The arguments as indented JSON, at most MAX_JSON_CHARS of it (then a note).
+
+    The size is capped before dumping: long strings and containers are cut first and
+    the encoder stops once it has enough, so a 50 MB argument costs what 200 kB does.
+    """
     if arguments is None:
-        return raw
-    text = json.dumps(arguments, indent=2, ensure_ascii=False)
-    if len(text) > MAX_JSON_CHARS:
-        text = text[:MAX_JSON_CHARS] + f"\n… ({len(text) - MAX_JSON_CHARS:,} more characters)"
+        return raw if len(raw) <= MAX_JSON_CHARS else raw[:MAX_JSON_CHARS] + _cut_note(raw)
+    pieces: list[str] = []
+    size = 0
+    for piece in _ENCODER.iterencode(_capped(arguments, MAX_JSON_CHARS)):
+        pieces.append(piece)
+        size += len(piece)
+        if size > MAX_JSON_CHARS:
+            break
+    text = "".join(pieces)
+    if size > MAX_JSON_CHARS:
+        return text[:MAX_JSON_CHARS] + _cut_note(raw)
     return text
+
+
+def _cut_note(raw: str) -> str:
+    return f"\n… (cut at {MAX_JSON_CHARS:,} characters; {len(raw):,} characters as sent)"
+
+
+def _capped(value: Any, limit: int) -> Any:
+    """`value` with every string cut to `limit` characters and every list or object to
+    `limit` items: what dumping it shows within `limit` characters is unchanged."""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, dict):
+        return {key: _capped(item, limit) for key, item in list(value.items())[:limit]}
+    if isinstance(value, list | tuple):
+        return [_capped(item, limit) for item in value[:limit]]
+    return value
 
 
 def _pre(body: str, colors: Colors) -> str:
@@ -34,7 +64,9 @@ def _pre(body: str, colors: Colors) -> str:
 
 def diff_html(diff: str, colors: Colors) -> str:
     lines = []
-    for line in diff.splitlines():
+    shown = diff.splitlines()
+    more = len(shown) - MAX_DIFF_LINES
+    for line in shown[:MAX_DIFF_LINES]:
         escaped = html.escape(line) or " "
         if line.startswith(("+++", "---")):
             lines.append(f"<b>{escaped}</b>")
@@ -46,6 +78,8 @@ def diff_html(diff: str, colors: Colors) -> str:
             lines.append(f'<span style="color:{colors.accent}">{escaped}</span>')
         else:
             lines.append(escaped)
+    if more > 0:
+        lines.append(f'<span style="color:{colors.muted}">… {more:,} more lines</span>')
     return _pre("\n".join(lines), colors)
 
 

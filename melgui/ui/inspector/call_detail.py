@@ -1,9 +1,14 @@
-"""One call in full: tool, status, duration, arguments (diff / command / JSON), result."""
+"""One call in full: tool, status, duration, arguments (diff / command / JSON), result.
+
+The arguments' HTML (pretty JSON, a coloured diff) of a big call is made on the render
+thread and put in when ready; a small one's costs microseconds and is made at once.
+"""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from functools import partial
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, QVBoxLayout, QWidget
@@ -16,7 +21,11 @@ from melgui.ui.command_parts import judge_request, parts_html, sandboxed
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.result_parts_view import ResultPartsView
+from melgui.ui.render_thread import RenderJobs
 from melgui.ui.theme import Colors
+
+# Arguments plus diff longer than this (characters) are formatted off the GUI thread.
+OFF_THREAD_CHARS = 20_000
 
 
 class CallDetail(QWidget):
@@ -57,6 +66,10 @@ class CallDetail(QWidget):
         parts.setStretchFactor(1, 1)
         parts.setStretchFactor(2, 2)
         parts.setSizes([600, 200, 300])
+        self._jobs = RenderJobs(self._formatted, self)
+        self._wanted = 0  # the ticket of the arguments' HTML to show (0: none pending)
+        self._shown_key: tuple[object, ...] | None = None  # what the arguments show now
+        self._position = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
@@ -79,6 +92,8 @@ class CallDetail(QWidget):
         if record is None:
             self.title.setText("Select a call to see its arguments and result.")
             self.controls.hide()
+            self._wanted = 0
+            self._shown_key = None
             self.arguments.clear()
             self.result.clear()
             self.rich.hide()
@@ -86,20 +101,7 @@ class CallDetail(QWidget):
         self.title.setText(self._title(record))
         self.controls.set_request(record.request)
         self.controls.setVisible(record.awaiting_person)
-        bar = self.arguments.verticalScrollBar()
-        position = bar.value() if same else 0
-        self.arguments.setHtml(
-            arguments_html(
-                record.call.name,
-                record.call.arguments,
-                record.arguments,
-                self.colors,
-                cwd=self.cwd,
-                preview=record.preview,
-                command_parts=self._command_parts(record),
-            )
-        )
-        bar.setValue(position)
+        self._show_arguments(record, same)
         if self.result.toPlainText() != record.result:
             self.result.setPlainText(record.result)
         rich = any(part.kind != "text" for part in record.parts)
@@ -108,6 +110,44 @@ class CallDetail(QWidget):
             if self.rich.isHidden():
                 self.parts.setSizes([200, 100, 500])  # room for the image
         self.rich.setVisible(rich)
+
+    def _show_arguments(self, record: CallRecord, same: bool) -> None:
+        call = record.call
+        matched = self._command_parts(record)
+        key = (call.name, call.arguments, record.preview, matched, self.colors, self.cwd)
+        if key == self._shown_key:
+            return  # a status change: the arguments' pane is right as it is
+        self._shown_key = key
+        self._position = self.arguments.verticalScrollBar().value() if same else 0
+        render = partial(
+            arguments_html,
+            call.name,
+            call.arguments,
+            record.arguments,
+            self.colors,
+            cwd=self.cwd,
+            preview=record.preview,
+            command_parts=matched,
+        )
+        if len(call.arguments) + len(record.preview or "") <= OFF_THREAD_CHARS:
+            self._wanted = 0
+            self._put_arguments(render())
+            return
+        if not same:
+            self.arguments.setHtml(f'<p style="color:{self.colors.muted}">Formatting…</p>')
+        self._wanted = self._jobs.submit(render)
+
+    def _formatted(self, ticket: int, result: object) -> None:
+        if ticket != self._wanted:
+            return  # another call (or a newer state of this one) was shown since
+        self._wanted = 0
+        if isinstance(result, BaseException):
+            result = f"<p>Cannot show the arguments: {html.escape(repr(result))}</p>"
+        self._put_arguments(str(result))
+
+    def _put_arguments(self, body: str) -> None:
+        self.arguments.setHtml(body)
+        self.arguments.verticalScrollBar().setValue(self._position)
 
     def _on_link(self, link: str) -> None:
         scheme, _, rest = link.partition(":")

@@ -55,7 +55,7 @@ def test_reopening_hands_the_window_a_repaired_conversation(
     sidebar = install_history(window, store)
     dock = window.findChild(QDockWidget, "historyDock")
     assert dock is not None and dock.widget() is sidebar
-    assert sidebar.ids() == [cid]
+    qtbot.waitUntil(lambda: sidebar.ids() == [cid])  # listed on the listing thread
 
     sidebar.open(cid)  # its messages are read in a worker thread
     qtbot.waitUntil(lambda: bool(window.opened))

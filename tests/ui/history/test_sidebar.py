@@ -4,6 +4,7 @@ export and import, and storage trouble shown instead of raised."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,8 +14,8 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Message
-from melgui.core.store import Store, open_store
-from melgui.ui.history import HistorySidebar
+from melgui.core.store import ConversationSummary, Store, open_store
+from melgui.ui.history import HistorySidebar, reader
 from melgui.ui.history.model import ID_ROLE, UPDATED_ROLE
 
 
@@ -52,6 +53,12 @@ def make(qtbot: QtBot, store: Store, folder: Path) -> HistorySidebar:
     sidebar = HistorySidebar(store, str(folder))
     qtbot.addWidget(sidebar)
     sidebar.show()
+    return settled(qtbot, sidebar)
+
+
+def settled(qtbot: QtBot, sidebar: HistorySidebar) -> HistorySidebar:
+    """The list shown is the store's (it is queried on the listing thread)."""
+    qtbot.waitUntil(lambda: not sidebar.listing)
     return sidebar
 
 
@@ -73,7 +80,7 @@ def test_lists_this_folders_conversations_newest_first(
     assert titles(sidebar) == ["latest question", "New conversation", "first question"]
     assert not sidebar.empty.isVisible()
     sidebar.set_folder(str(other))
-    assert titles(sidebar) == ["elsewhere"]
+    assert titles(settled(qtbot, sidebar)) == ["elsewhere"]
 
 
 def test_empty_folder_says_so(qtbot: QtBot, store: Store, folder: Path) -> None:
@@ -98,7 +105,7 @@ def test_rename_through_the_list_editor(qtbot: QtBot, store: Store, folder: Path
     cid = add(store, folder, "old title")
     sidebar = make(qtbot, store, folder)
     sidebar.model.setData(sidebar.model.index(0), "Parser work", Qt.ItemDataRole.EditRole)
-    assert titles(sidebar) == ["Parser work"]
+    assert titles(settled(qtbot, sidebar)) == ["Parser work"]
     assert (s := store.summary(cid)) is not None and s.title == "Parser work"
 
 
@@ -107,10 +114,10 @@ def test_delete_then_undo(qtbot: QtBot, store: Store, folder: Path) -> None:
     gone = add(store, folder, "remove me")
     sidebar = make(qtbot, store, folder)
     sidebar.delete(gone)
-    assert sidebar.ids() == [keep]
+    assert settled(qtbot, sidebar).ids() == [keep]
     assert sidebar.undo_bar.isVisible() and "remove me" in sidebar.undo_bar.label.text()
     qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    assert sidebar.ids() == [gone, keep]
+    assert settled(qtbot, sidebar).ids() == [gone, keep]
     assert not sidebar.undo_bar.isVisible()
 
 
@@ -120,9 +127,9 @@ def test_delete_key_and_undo_shortcut(qtbot: QtBot, store: Store, folder: Path) 
     sidebar.list.setFocus()
     sidebar.list.setCurrentIndex(sidebar.model.index(0))
     qtbot.keyClick(sidebar.list, Qt.Key.Key_Delete)
-    assert sidebar.ids() == []
+    assert settled(qtbot, sidebar).ids() == []
     qtbot.keyClick(sidebar.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert sidebar.ids() == [cid]
+    assert settled(qtbot, sidebar).ids() == [cid]
 
 
 def test_deleting_the_open_conversation_asks_for_a_new_one(
@@ -161,7 +168,7 @@ def test_export_and_import(qtbot: QtBot, store: Store, folder: Path, tmp_path: P
     new_id = sidebar.import_from(data)
     assert new_id is not None and new_id != cid
     # The copy keeps the original's last change; the later row comes first on a tie.
-    assert sidebar.ids() == [new_id, cid]
+    assert settled(qtbot, sidebar).ids() == [new_id, cid]
 
 
 def test_problems_are_signals_not_exceptions(
@@ -177,6 +184,8 @@ def test_problems_are_signals_not_exceptions(
     with qtbot.waitSignal(sidebar.problem):
         assert not sidebar.export_to(cid, tmp_path / "missing" / "dir" / "x.md", "markdown")
     store.close()
+    assert store.path is not None
+    store.path.unlink()  # the listing thread cannot open it any more
     with qtbot.waitSignal(sidebar.problem) as problem:
         sidebar.refresh()
     assert problem.args[0].startswith("History:")
@@ -197,3 +206,25 @@ def test_rows_paint_with_their_time(qtbot: QtBot, store: Store, folder: Path) ->
     sidebar.resize(200, 200)
     assert not sidebar.grab().isNull()  # runs the row delegate's paint
     assert sidebar.model.index(0).data(UPDATED_ROLE)  # HH:MM today
+
+
+def test_the_list_is_queried_off_the_gui_thread(
+    qtbot: QtBot, store: Store, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[str] = []
+    real = reader.conversations_from_file
+
+    def spied(path: Path, where: str, query: str) -> list[ConversationSummary]:
+        threads.append(threading.current_thread().name)
+        return real(path, where, query)
+
+    monkeypatch.setattr(reader, "conversations_from_file", spied)
+    add(store, folder, "about the parser")
+    sidebar = make(qtbot, store, folder)
+    sidebar.search.setText("parser")
+    sidebar.refresh()
+    sidebar.search.setText("nothing like it")
+    with qtbot.waitSignal(sidebar.listed):
+        sidebar.refresh()  # the later answer is the one shown
+    assert titles(sidebar) == [] and "Nothing matches" in sidebar.empty.text()
+    assert threads and all(name.startswith("melgui-listing") for name in threads)

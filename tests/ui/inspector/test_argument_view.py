@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from melgui.ui.inspector.argument_view import (
+    MAX_DIFF_LINES,
     MAX_JSON_CHARS,
     arguments_html,
     diff_html,
@@ -24,10 +27,33 @@ def test_arguments_are_indented_json_or_the_raw_text_when_not_an_object() -> Non
 
 
 def test_huge_arguments_are_cut_with_a_count() -> None:
-    text = pretty_arguments("", {"content": "x" * (MAX_JSON_CHARS + 500)})
-    full = len('{\n  "content": ""\n}') + MAX_JSON_CHARS + 500
-    assert text.endswith(f"\n… ({full - MAX_JSON_CHARS:,} more characters)")
+    arguments = {"content": "x" * (MAX_JSON_CHARS * 50), "path": "a.py"}
+    raw = json.dumps(arguments)
+    text = pretty_arguments(raw, arguments)
+    assert text.startswith('{\n  "content": "xxx')
+    assert text.endswith(
+        f"\n… (cut at {MAX_JSON_CHARS:,} characters; {len(raw):,} characters as sent)"
+    )
     assert len(text.partition("\n…")[0]) == MAX_JSON_CHARS
+
+
+def test_many_small_arguments_are_cut_the_same_way() -> None:
+    arguments = {"edits": [{"line": n, "text": "y"} for n in range(100_000)]}
+    text = pretty_arguments(json.dumps(arguments), arguments)
+    whole = json.dumps(arguments, indent=2, ensure_ascii=False)
+    assert text.partition("\n…")[0] == whole[:MAX_JSON_CHARS]
+
+
+def test_unparsed_arguments_are_cut_too() -> None:
+    raw = "{" * (MAX_JSON_CHARS + 10)
+    assert pretty_arguments(raw, None).partition("\n…")[0] == raw[:MAX_JSON_CHARS]
+
+
+def test_a_huge_diff_shows_its_start_and_a_count() -> None:
+    diff = "".join(f"+line {n}\n" for n in range(MAX_DIFF_LINES + 7))
+    shown = diff_html(diff, LIGHT)
+    assert f"line {MAX_DIFF_LINES - 1}<" in shown and f"line {MAX_DIFF_LINES}<" not in shown
+    assert "… 7 more lines" in shown
 
 
 def test_a_diff_is_coloured_line_by_line_and_escaped() -> None:

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import threading
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QCoreApplication
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall
+from melgui.ui.inspector import call_detail
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.call_detail import CallDetail
 from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.render_thread import THREAD_NAME, render_pool
 from melgui.ui.theme import DARK, LIGHT
 
 RUN = ToolCall("c7", "run_command", '{"command": "make test"}')
@@ -78,3 +86,39 @@ def test_a_theme_change_redraws_the_shown_call(qtbot: QtBot) -> None:
     qtbot.addWidget(probe)
     probe.arguments.setHtml(expected)
     assert view.arguments.toHtml() == probe.arguments.toHtml()
+
+
+def test_huge_arguments_are_formatted_off_the_gui_thread(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[str] = []
+
+    def spied(*args: Any, **kwargs: Any) -> str:
+        threads.append(threading.current_thread().name)
+        return arguments_html(*args, **kwargs)
+
+    monkeypatch.setattr(call_detail, "arguments_html", spied)
+    view = detail(qtbot)
+    content = "line of text\n" * 20_000
+    call = ToolCall("w1", "create_pdf", json.dumps({"path": "big.pdf", "markdown": content}))
+    view.show_record(CallRecord(call, call.parsed, "main", status="ok"))
+    assert "Formatting" in view.arguments.toPlainText()
+    qtbot.waitUntil(lambda: "big.pdf" in view.arguments.toPlainText())
+    assert threads == [THREAD_NAME + "_0"]
+    small = CallRecord(RUN, RUN.parsed, "main", status="ok")
+    view.show_record(small)  # shown at once, on this thread
+    assert "make test" in view.arguments.toPlainText()
+    assert threads[-1] == threading.current_thread().name
+
+
+def test_a_late_formatting_never_replaces_a_newer_call(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = detail(qtbot)
+    call = ToolCall("w2", "create_pdf", json.dumps({"path": "old.pdf", "markdown": "x" * 50_000}))
+    view.show_record(CallRecord(call, call.parsed, "main", status="ok"))
+    view.show_record(CallRecord(RUN, RUN.parsed, "main", status="ok"))
+    render_pool().submit(lambda: None).result()  # the old formatting has finished
+    QCoreApplication.processEvents()  # and its delivery, queued before that, has run
+    shown = view.arguments.toPlainText()
+    assert "make test" in shown and "old.pdf" not in shown

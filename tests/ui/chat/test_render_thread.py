@@ -1,0 +1,95 @@
+"""The open tail is rendered on the render thread; the GUI thread only inserts the HTML,
+in order, and the document ends as if it had been drawn at once."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from PySide6.QtCore import QCoreApplication
+from pytestqt.qtbot import QtBot
+
+from melgui.ui.chat.markdown_blocks import Segment
+from melgui.ui.chat.segment_html import SegmentRenderer
+from melgui.ui.chat.tool_cards import card_html
+from melgui.ui.chat.transcript import SYNC_FINISH_CHARS, ChatTranscript
+from melgui.ui.render_thread import THREAD_NAME, render_pool
+from melgui.ui.theme import LIGHT
+
+HUGE_CODE = "Here it is:\n\n```python\n" + "".join(
+    f"value_{n} = compute({n}, name='x{n}')  # step {n}\n" for n in range(3_000)
+)
+
+
+@pytest.fixture
+def render_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread each segment was rendered on, in order."""
+    names: list[str] = []
+    real = SegmentRenderer.render
+
+    def spied(self: SegmentRenderer, segment: Segment) -> str:
+        names.append(threading.current_thread().name)
+        return real(self, segment)
+
+    monkeypatch.setattr(SegmentRenderer, "render", spied)
+    return names
+
+
+def drawn_at_once(qtbot: QtBot, text: str) -> ChatTranscript:
+    whole = ChatTranscript(LIGHT)
+    qtbot.addWidget(whole)
+    whole.add_assistant(text)
+    return whole
+
+
+def test_a_huge_code_block_finishing_renders_off_the_gui_thread(
+    qtbot: QtBot, render_threads: list[str]
+) -> None:
+    streamed = ChatTranscript(LIGHT)
+    qtbot.addWidget(streamed)
+    text = HUGE_CODE + "```\n\nDone."
+    assert len(text) > SYNC_FINISH_CHARS
+    streamed.stream_text(text)  # arrives in one burst, and the message ends at once
+    streamed.finish_assistant(text, background=True)
+    assert streamed.holding()  # drawn in the background: finish_assistant returned
+    streamed.add_card("c1", card_html("c1", "run_command", "make", "requested", LIGHT))
+    streamed.add_notice("after the card", LIGHT.muted)
+    assert streamed.has_card("c1")  # waiting its turn
+    qtbot.waitUntil(lambda: not streamed.holding(), timeout=10_000)
+    assert render_threads and all(name.startswith(THREAD_NAME) for name in render_threads)
+    shown = streamed.toPlainText()
+    assert shown.index("Done.") < shown.index("run_command") < shown.index("after the card")
+    whole = drawn_at_once(qtbot, text)
+    whole.add_card("c1", card_html("c1", "run_command", "make", "requested", LIGHT))
+    whole.add_notice("after the card", LIGHT.muted)
+    assert streamed.toHtml() == whole.toHtml()
+
+
+def test_streaming_ticks_insert_what_the_render_thread_made(
+    qtbot: QtBot, render_threads: list[str]
+) -> None:
+    streamed = ChatTranscript(LIGHT)
+    qtbot.addWidget(streamed)
+    text = "".join(f"Paragraph {n} with `code` and **bold**.\n\n" for n in range(40))
+    for n in range(0, len(text), 25):
+        streamed.stream_text(text[n : n + 25])
+    qtbot.waitUntil(lambda: "Paragraph 39" in streamed.toPlainText(), timeout=10_000)
+    assert render_threads and all(name.startswith(THREAD_NAME) for name in render_threads)
+    streamed.finish_assistant(None, background=True)
+    assert not streamed.holding()  # little was left: drawn at once
+    assert streamed.toHtml() == drawn_at_once(qtbot, text).toHtml()
+
+
+def test_a_stream_finishing_while_a_render_is_in_flight_ends_like_one_drawing(
+    qtbot: QtBot,
+) -> None:
+    streamed = ChatTranscript(LIGHT)
+    qtbot.addWidget(streamed)
+    text = "Intro.\n\n" + HUGE_CODE[:4_000] + "\n```\n\nEnd **here**."
+    streamed.stream_text(text[:3_000])
+    assert not streamed.scheduled_flush(0.0)  # sent to the render thread, nothing to draw
+    streamed.stream_text(text[3_000:])
+    streamed.finish_assistant(None)  # not in the background: drawn now, here
+    render_pool().submit(lambda: None).result()  # the batch in flight came back late
+    QCoreApplication.processEvents()  # its queued delivery runs, and is dropped
+    assert streamed.toHtml() == drawn_at_once(qtbot, text).toHtml()
