@@ -153,6 +153,16 @@ async def test_malformed_output_and_a_missing_program_fail_clearly(project: Path
     finally:
         await host.aclose()
     assert "malformed message: '<html>oops'" in events.of("turn_failed")[0].message
+    not_rpc = AcpHost(scripted_agent(), str(project))
+    events = Events()
+    not_rpc.subscribe(events)
+    try:
+        await asyncio.wait_for(not_rpc.start(), LIMIT)
+        # a JSON object, but no JSON-RPC message: as malformed as any other line
+        assert await run(not_rpc, {"garbage": '{"id": 7, "result": {}}'}, {"hang": 1}) == "failed"
+    finally:
+        await not_rpc.aclose()
+    assert 'malformed message: \'{"id": 7' in events.of("turn_failed")[0].message
     missing = AcpHost(AgentCommand("nope", ("/nonexistent/agent", "acp")), str(project))
     with pytest.raises(AgentFailed, match="cannot start '/nonexistent/agent'"):
         await missing.start()
@@ -183,3 +193,51 @@ async def test_closing_answers_an_open_permission_cancelled(project: Path) -> No
     assert await running == "end_turn"
     await host.aclose()
     assert "permission:cancelled" in events.text()
+
+
+async def ended(pid: int) -> None:
+    """Until the process is gone or a zombie (killed, not yet reaped by its new parent)."""
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        await asyncio.sleep(0.01)
+
+
+async def said_on_stderr(host: AcpHost, text: str) -> None:
+    assert host.process is not None
+    while text not in host.process.stderr_now():
+        await asyncio.sleep(0.01)
+
+
+async def test_an_agent_that_ignores_cancel_is_ended_after_the_grace(project: Path) -> None:
+    events = Events()
+    host = AcpHost(scripted_agent(), str(project), cancel_grace=0.5)
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        stalled = asyncio.Event()
+        host.subscribe(lambda e: stalled.set() if e.kind == "assistant_text" else None)
+        running = asyncio.ensure_future(
+            run(host, {"say": "working"}, {"stall": "busy: ignoring cancel"})
+        )
+        await asyncio.wait_for(stalled.wait(), LIMIT)
+        await asyncio.wait_for(said_on_stderr(host, "busy: ignoring cancel"), LIMIT)
+        await asyncio.wait_for(host.cancel(), LIMIT)
+        assert await asyncio.wait_for(running, LIMIT) == "failed"
+        failure = events.of("turn_failed")[0].message
+        assert "did not end its turn within 0.5 s of session/cancel" in failure
+        assert "busy: ignoring cancel" in failure and host.failure == failure
+        assert host.status == "failed"
+        child = int(failure.split("child ", 1)[1].split()[0])
+        await asyncio.wait_for(ended(child), LIMIT)  # the agent's whole group, its child too
+        assert host.process is not None and host.process.returncode == -signal.SIGKILL
+        with pytest.raises(AgentFailed):
+            await host.prompt("[]")
+    finally:
+        await host.aclose()
+    assert events.kinds()[-1] == "turn_failed" and "turn_cancelled" not in events.kinds()
+    assert host.conversation.messages[-1].content == "working"

@@ -3,7 +3,9 @@ does them with the official SDK, asking the client (melgui) for files, terminals
 permissions for real. Run as `python tests/fakes/acp_scripted_agent.py [--auth]`.
 
 With `--script FILE` (JSON: prompt text -> steps), a prompt found there plays its steps,
-so a chat shows plain words.
+so a chat shows plain words. With `--record FILE`, each session/new's parameters (cwd,
+mcpServers as sent) are appended to FILE as a JSON line. With `--mcp-http`, it says it
+can use HTTP MCP servers (else it says it cannot). `--name NAME` is its agent_info name.
 
 Steps:
     {"say": "text", "times": 3}          agent_message_chunk, `times` times (with
@@ -12,13 +14,19 @@ Steps:
     {"read": "path", "line": 1, "limit": 2}   fs/read_text_file, its text said back
     {"write": "path", "content": "..."}  fs/write_text_file ("wrote" or the error said)
     {"run": ["cmd", "arg"]}              terminal/create, wait_for_exit, output, release
+                                         (a refused create is said as "refused:<data>")
     {"ask": "edit", "title": "..."}      a tool call, request_permission, its outcome said
+                                         ("command": "..." puts it in raw_input; "diff":
+                                         {"path", "old", "new"} sends a diff as content)
     {"plan": [["step", "pending"]]}      a plan update
     {"mode": "id"}                       current_mode_update
     {"usage": [used, size]}              usage_update (context tokens)
     {"crash": 3, "stderr": "..."}        stderr lines, then exit with that code
     {"garbage": "not json"}              a line on stdout that is no JSON-RPC message
     {"hang": 1}                          never answer (until cancelled)
+    {"stall": "text"}                    ignore cancel: start `sleep` in its own process
+                                         group, say "child <pid>" and `text` on stderr,
+                                         and never answer
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
+from subprocess import DEVNULL
 from typing import Any
 
 from acp import (
@@ -36,6 +46,7 @@ from acp import (
     run_agent,
     start_tool_call,
     text_block,
+    tool_diff_content,
     update_agent_message,
     update_agent_thought,
     update_plan,
@@ -49,6 +60,7 @@ from acp.schema import (
     CurrentModeUpdate,
     Implementation,
     InitializeResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
@@ -62,10 +74,13 @@ from acp.schema import (
 )
 
 AUTH = "--auth" in sys.argv
+MCP_HTTP = "--mcp-http" in sys.argv
 SCRIPT: dict[str, list[dict[str, Any]]] = {}
 if "--script" in sys.argv:
     with open(sys.argv[sys.argv.index("--script") + 1], encoding="utf-8") as _file:
         SCRIPT = json.load(_file)
+RECORD = sys.argv[sys.argv.index("--record") + 1] if "--record" in sys.argv else ""
+NAME = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "scripted"
 MODELS = [("m-small", "Small"), ("m-large", "Large")]
 
 
@@ -103,17 +118,25 @@ class ScriptedAgent:
         methods = [AuthMethodAgent(id="token", name="Paste a token", description="for tests")]
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(load_session=False),
-            agent_info=Implementation(name="scripted", version="1.0"),
+            agent_capabilities=AgentCapabilities(
+                load_session=False, mcp_capabilities=McpCapabilities(http=MCP_HTTP, sse=False)
+            ),
+            agent_info=Implementation(name=NAME, version="1.0"),
             auth_methods=methods if AUTH else [],
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         self.signed_in = method_id == "token"
 
-    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
         if not self.signed_in:
             raise RequestError.auth_required()
+        if RECORD:
+            sent = [s.model_dump(mode="json", by_alias=True) for s in mcp_servers or []]
+            with open(RECORD, "a", encoding="utf-8") as record:
+                record.write(json.dumps({"cwd": cwd, "mcpServers": sent}) + "\n")
         modes = SessionModeState(
             current_mode_id="ask",
             available_modes=[
@@ -201,7 +224,11 @@ class ScriptedAgent:
                 await self._say(f"refused:{json.dumps(exc.data)}")
         elif "run" in step:
             command, *args = step["run"]
-            made = await client.create_terminal(session_id=sid, command=command, args=args)
+            try:
+                made = await client.create_terminal(session_id=sid, command=command, args=args)
+            except RequestError as exc:
+                await self._say(f"refused:{json.dumps(exc.data)}")
+                return
             ended = await client.wait_for_terminal_exit(
                 session_id=sid, terminal_id=made.terminal_id
             )
@@ -212,14 +239,24 @@ class ScriptedAgent:
             self.calls += 1
             call_id = f"t{self.calls}"
             title = step.get("title", "a change")
+            raw_input: dict[str, Any] = {"what": title}
+            if "command" in step:
+                raw_input["command"] = step["command"]
+            content = None
+            if "diff" in step:
+                diff = step["diff"]
+                content = [tool_diff_content(diff["path"], diff["new"], diff.get("old"))]
             await self._send(
                 start_tool_call(
-                    call_id, title, kind=step["ask"], status="pending", raw_input={"what": title}
+                    call_id, title, kind=step["ask"], status="pending", raw_input=raw_input,
+                    content=content,
                 )
-            )
+            )  # fmt: skip
             reply = await client.request_permission(
                 session_id=sid,
-                tool_call=update_tool_call(call_id, title=title, kind=step["ask"]),
+                tool_call=update_tool_call(
+                    call_id, title=title, kind=step["ask"], raw_input=raw_input, content=content
+                ),
                 options=OPTIONS,
             )
             outcome = reply.outcome
@@ -247,6 +284,12 @@ class ScriptedAgent:
             sys.stdout.flush()
         elif "hang" in step:
             await self.cancelled.wait()
+        elif "stall" in step:
+            # in the agent's process group
+            child = subprocess.Popen(["sleep", "300"], stdin=DEVNULL, stdout=DEVNULL)
+            sys.stderr.write(f"child {child.pid}\n{step['stall']}\n")
+            sys.stderr.flush()
+            await asyncio.Event().wait()  # session/cancel or not
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.client.connection import ClientSideConnection
@@ -59,7 +59,9 @@ log = logging.getLogger(__name__)
 McpEntry = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 T = TypeVar("T")
 Observer = Callable[[LoopEvent], None]
+HostStatus = Literal["new", "ready", "prompting", "failed", "closed"]
 START_TIMEOUT = 60.0  # initialize and session/new; a prompt may take as long as it takes
+CANCEL_GRACE = 5.0  # how long a cancelled turn may take to end before the agent is ended
 AUTH_REQUIRED = -32000
 
 
@@ -93,6 +95,7 @@ class AcpHost:
         plans: PlanSink | None = None,
         on_terminal: Callable[[AgentTerminal], None] | None = None,
         start_timeout: float = START_TIMEOUT,
+        cancel_grace: float = CANCEL_GRACE,
     ) -> None:
         self.command = command
         workspace = Workspace(cwd)  # raises ValueError for a folder that is not one
@@ -107,6 +110,7 @@ class AcpHost:
         self.connection: ClientSideConnection | None = None
         self.usage = Usage()
         self.start_timeout = start_timeout
+        self.cancel_grace = cancel_grace
         self._observers: list[Observer] = []
         self._ask = ask
         self.gate = PermissionGate(command.origin, self.source, policy, self._ask_person)
@@ -115,12 +119,25 @@ class AcpHost:
         self.translator = UpdateTranslator(self.conversation, self.emit, self.state, plans)
         self._client = HostClient(self._on_update, self.gate, self.files, self.terminals)
         self._prompting = False
+        self._turn_over = asyncio.Event()
+        self._turn_over.set()
         self._cancelled = False
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
         # Awaited before a turn's end is told (the pane: until its chat has drawn the
         # burst of text it was sent, so the final message is not drawn all in one go).
         self.settle: Callable[[], Awaitable[None]] | None = None
+
+    @property
+    def status(self) -> HostStatus:
+        """Where the host is: "failed" (see `failure`) takes every later request."""
+        if self.failure:
+            return "failed"
+        if self._closing:
+            return "closed"
+        if self._prompting:
+            return "prompting"
+        return "ready" if self.state.session_id else "new"
 
     # -- observers -----------------------------------------------------------------------
 
@@ -247,6 +264,7 @@ class AcpHost:
         connection = self._connected()
         self.translator.user_sent(text)
         self._prompting, self._cancelled = True, False
+        self._turn_over.clear()
         try:
             reply = await self._call(
                 connection.prompt(session_id=self.state.session_id, prompt=[text_block(text)]),
@@ -263,6 +281,7 @@ class AcpHost:
             raise
         finally:
             self._prompting = False
+            self._turn_over.set()
             self.gate.cancel_all("The turn ended.")
         stop = str(reply.stop_reason)
         if self.settle is not None:
@@ -283,12 +302,29 @@ class AcpHost:
         return stop
 
     async def cancel(self) -> None:
-        """session/cancel; open permission requests are answered `cancelled` at once."""
+        """session/cancel, and wait (`cancel_grace` s) for the turn to end; open permission
+        requests are answered `cancelled` at once. An agent that goes on regardless is
+        ended: the host fails with its stderr tail, and its process group is killed."""
         self._cancelled = True
         self.gate.cancel_all("The turn was cancelled.")
-        if self.connection is not None and self._prompting and not self.failure:
-            with contextlib.suppress(ConnectionError, RequestError):
-                await self.connection.cancel(session_id=self.state.session_id)
+        if self.connection is None or not self._prompting or self.failure:
+            return
+        with contextlib.suppress(ConnectionError, RequestError):
+            await self.connection.cancel(session_id=self.state.session_id)
+        try:
+            await asyncio.wait_for(self._turn_over.wait(), self.cancel_grace)
+        except TimeoutError:
+            await self._end_hung_turn()
+
+    async def _end_hung_turn(self) -> None:
+        if self.failure or self.process is None:
+            return
+        tail = self.process.stderr_now()
+        self._failed(
+            f"the agent did not end its turn within {self.cancel_grace:g} s of session/cancel; "
+            "it was ended" + (f". Its last words:\n{tail}" if tail else "")
+        )
+        self.process.end_group()  # the running prompt sees the exit and reports the failure
 
     async def set_mode(self, mode_id: str) -> None:
         connection = self._connected()

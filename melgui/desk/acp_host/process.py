@@ -67,7 +67,7 @@ class AgentProcess:
         return self.process.stdin
 
     async def _check_stdout(self) -> None:
-        """Pass protocol lines on; the first line that is no JSON object is kept in
+        """Pass protocol lines on; the first line that is no JSON-RPC message is kept in
         `malformed` (the SDK would only log it and go on waiting)."""
         stream = self.process.stdout
         assert stream is not None
@@ -144,6 +144,10 @@ class AgentProcess:
         if transport is not None:
             transport.close()
 
+    def end_group(self) -> None:
+        """Kill the agent and every process it started (its group); pipes stay readable."""
+        self._kill()
+
     def _terminate(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, 15)
@@ -154,7 +158,9 @@ class AgentProcess:
 
 
 def _is_message(line: bytes) -> bool:
+    """A JSON-RPC 2.0 message: a JSON object that says so."""
     try:
-        return isinstance(json.loads(line), dict)
+        message = json.loads(line)
     except ValueError:
         return False
+    return isinstance(message, dict) and message.get("jsonrpc") == "2.0"
