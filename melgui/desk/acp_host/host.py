@@ -113,7 +113,9 @@ class AcpHost:
         self.cancel_grace = cancel_grace
         self._observers: list[Observer] = []
         self._ask = ask
-        self.gate = PermissionGate(command.origin, self.source, policy, self._ask_person)
+        self.gate = PermissionGate(
+            command.origin, self.source, policy, self._ask_person, self._tell
+        )
         self.files = AgentFiles(workspace, self.source, around_write)
         self.terminals = AgentTerminals(workspace, on_terminal)
         self.translator = UpdateTranslator(self.conversation, self.emit, self.state, plans)
@@ -158,6 +160,9 @@ class AcpHost:
         self.emit(ApprovalNeeded(request))
         if self._ask is not None:
             self._ask(request)
+
+    def _tell(self, text: str) -> None:
+        self.emit(ContextNotice(text, "warning"))
 
     def _on_update(self, session_id: str, update: Any) -> None:
         if session_id == self.state.session_id:
