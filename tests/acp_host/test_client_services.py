@@ -13,10 +13,15 @@ from typing import Any
 
 import pytest
 
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.rule_scopes import Rule
+from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.desk.acp_host.agents import AgentCommand
+from melgui.desk.acp_host.factory import acp_session
 from melgui.desk.acp_host.host import AcpHost, AgentFailed, AuthRequired
 from melgui.desk.acp_host.terminals import AgentTerminal
+from melgui.desk.desk import Desk
 from tests.fakes.acp_host import Events, scripted_agent
 
 LIMIT = 30
@@ -241,3 +246,50 @@ async def test_an_agent_that_ignores_cancel_is_ended_after_the_grace(project: Pa
         await host.aclose()
     assert events.kinds()[-1] == "turn_failed" and "turn_cancelled" not in events.kinds()
     assert host.conversation.messages[-1].content == "working"
+
+
+async def test_a_terminal_command_the_rules_deny_is_refused(project: Path) -> None:
+    policy = RulePolicy(project=str(project))
+    policy.add_rule(Rule.parse("deny run_command: rm", "everywhere"))
+    opened: list[AgentTerminal] = []
+    events = Events()
+    host = AcpHost(scripted_agent(), str(project), policy=policy, on_terminal=opened.append)
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        stop = await run(
+            host, {"run": ["sh", "-c", "rm notes.txt"]}, {"run": ["/bin/rm", "-f", "notes.txt"]}
+        )
+    finally:
+        await host.aclose()
+    assert stop == "end_turn"
+    said = events.text()
+    assert said.count("refused:") == 2
+    assert "denied: its -c code: denied by “rm”" in said
+    assert "denied by the rule “deny run_command: rm” (everywhere)" in said
+    assert (project / "notes.txt").exists() and opened == []
+
+
+async def test_terminals_run_in_the_desks_sandbox_when_commands_are_sandboxed(
+    project: Path,
+) -> None:
+    settings = Settings(connection="relay", relay_url="http://127.0.0.1:9", sandbox_commands=True)
+    desk = Desk(str(project), settings, api_key=None, plans=lambda title, markdown: None)
+    session = acp_session(desk, scripted_agent(), "pane 1")
+    host = session.host
+    events = Events()
+    host.subscribe(events)
+    opened: list[AgentTerminal] = []
+    host.terminals.on_open = opened.append
+    script = "echo in > inside.txt; echo out > ../outside.txt; echo done"
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        assert await run(host, {"run": ["sh", "-c", script]}) == "end_turn"
+    finally:
+        await session.aclose()
+        await desk.aclose()
+    assert (project / "inside.txt").read_text() == "in\n"
+    assert not (project.parent / "outside.txt").exists()
+    # the sandbox's /tmp is its own: what it wrote outside the project is not here
+    assert "exit 0:done" in events.text()
+    assert opened[0].title == f"sh -c {script} (sandboxed)"

@@ -213,7 +213,7 @@ class ScriptedAgent:
                 )
                 await self._say(f"read:{reply.content}")
             except RequestError as exc:
-                await self._say(f"refused:{json.dumps(exc.data)}")
+                await self._say(f"refused:{json.dumps(exc.data, ensure_ascii=False)}")
         elif "write" in step:
             try:
                 await client.write_text_file(
@@ -221,13 +221,13 @@ class ScriptedAgent:
                 )
                 await self._say("wrote")
             except RequestError as exc:
-                await self._say(f"refused:{json.dumps(exc.data)}")
+                await self._say(f"refused:{json.dumps(exc.data, ensure_ascii=False)}")
         elif "run" in step:
             command, *args = step["run"]
             try:
                 made = await client.create_terminal(session_id=sid, command=command, args=args)
             except RequestError as exc:
-                await self._say(f"refused:{json.dumps(exc.data)}")
+                await self._say(f"refused:{json.dumps(exc.data, ensure_ascii=False)}")
                 return
             ended = await client.wait_for_terminal_exit(
                 session_id=sid, terminal_id=made.terminal_id

@@ -174,7 +174,11 @@ def _verdict(judgement: CommandJudgement) -> Decision | None:
     """What a command's judgement decides by itself (None: not covered)."""
     if judgement.verdict == "deny":
         rule = judgement.rules[0] if judgement.rules else None
-        return Deny(f"denied by the rule “{rule.text}” ({rule.scope})" if rule else "denied")
+        if rule is not None:
+            return Deny(f"denied by the rule “{rule.text}” ({rule.scope})")
+        # a wrapper's part (sh -c '…') names the inner rule in its reason
+        why = next((p.reason for p in judgement.parts if p.verdict == "deny"), "")
+        return Deny(f"denied: {why}" if why else "denied")
     if judgement.verdict == "allow":
         text = "; ".join(r.describe() for r in judgement.rules) or "plain variable assignments"
         return Approve(rule=text)

@@ -1,16 +1,20 @@
 """An ACP agent session on a Desk: the desk's folder, its rules (a worker's own
-conversation rules, the saved ones shared), its MCP servers and its checkpoint guard."""
+conversation rules, the saved ones shared), its MCP servers, its checkpoint guard and
+its command sandbox (for the agent's terminals)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from melgui.core.protocol.tooling import ToolError
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.host import AcpHost
 from melgui.desk.acp_host.session import AcpSession
 from melgui.desk.acp_host.terminals import AgentTerminal
 from melgui.desk.acp_host.updates import PlanSink
 from melgui.desk.desk import Desk
+from melgui.desk.kit import tool_settings
+from melgui.tools.sandbox import SandboxSpec, sandbox_status
 
 
 def acp_session(
@@ -35,5 +39,18 @@ def acp_session(
         around_write=desk.checkpoint_guard if checkpoints else None,
         plans=plans,
         on_terminal=on_terminal,
+        sandbox=lambda: command_sandbox(desk),
     )
     return AcpSession(host, resume)
+
+
+def command_sandbox(desk: Desk) -> SandboxSpec | None:
+    """The sandbox run_command uses on this desk now, None when commands are not
+    sandboxed; raises ToolError when the setting is on but bwrap cannot be used."""
+    settings = tool_settings(desk.settings)
+    if not settings.sandbox_commands:
+        return None
+    status = sandbox_status()
+    if not status.available:
+        raise ToolError(f"The sandbox is on but cannot be used: {status.message}.")
+    return SandboxSpec((desk.folder,), settings.sandbox_hidden, settings.sandbox_network)

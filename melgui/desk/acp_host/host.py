@@ -33,7 +33,8 @@ from acp.schema import (
 )
 
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL
+from melgui.core.protocol.approval import ApprovalRequest, Deny
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -50,7 +51,7 @@ from melgui.desk.acp_host.client import HostClient
 from melgui.desk.acp_host.files import AgentFiles, WriteGuard
 from melgui.desk.acp_host.permissions import AskPerson, PermissionGate
 from melgui.desk.acp_host.process import AgentProcess, AgentStartError
-from melgui.desk.acp_host.terminals import AgentTerminal, AgentTerminals
+from melgui.desk.acp_host.terminals import AgentTerminal, AgentTerminals, SandboxFor
 from melgui.desk.acp_host.updates import PlanSink, UpdateTranslator
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.workspace import Workspace
@@ -94,6 +95,7 @@ class AcpHost:
         around_write: WriteGuard | None = None,
         plans: PlanSink | None = None,
         on_terminal: Callable[[AgentTerminal], None] | None = None,
+        sandbox: SandboxFor | None = None,
         start_timeout: float = START_TIMEOUT,
         cancel_grace: float = CANCEL_GRACE,
     ) -> None:
@@ -117,7 +119,10 @@ class AcpHost:
             command.origin, self.source, policy, self._ask_person, self._tell
         )
         self.files = AgentFiles(workspace, self.source, around_write)
-        self.terminals = AgentTerminals(workspace, on_terminal)
+        self.terminals = AgentTerminals(
+            workspace, on_terminal, refusal=self._refusal, sandbox=sandbox
+        )
+        self._policy = policy
         self.translator = UpdateTranslator(self.conversation, self.emit, self.state, plans)
         self._client = HostClient(self._on_update, self.gate, self.files, self.terminals)
         self._prompting = False
@@ -160,6 +165,15 @@ class AcpHost:
         self.emit(ApprovalNeeded(request))
         if self._ask is not None:
             self._ask(request)
+
+    def _refusal(self, command: str) -> str | None:
+        """Why melgui's rules deny this command of the agent's (terminal/create)."""
+        if self._policy is None:
+            return None
+        decision = self._policy.check_operation(
+            self.command.origin, AGENT_COMMAND_TOOL, {"command": command}
+        )
+        return decision.reason if isinstance(decision, Deny) else None
 
     def _tell(self, text: str) -> None:
         self.emit(ContextNotice(text, "warning"))
