@@ -82,6 +82,34 @@ def test_known_agent_commands_and_names() -> None:
     assert parse_command("goose acp").argv == ("goose", "acp")
 
 
+def test_agents_started_by_a_runner_are_named_by_what_they_run() -> None:
+    names = {
+        "python a.py": "a",
+        "python3.11 /w/bots/b.py --fast": "b",
+        "python -m tools.helper acp": "tools.helper",
+        "node c.js": "c",
+        "node /x/node_modules/opencode-ai/bin/opencode acp": "opencode",
+        "uvx x-agent": "x-agent",
+        "uvx --from mistral-vibe vibe-acp": "vibe-acp",
+        "uv run agents/dist/index.js": "agents",
+        "npx -y @acme/agent-acp@1.2.0": "agent-acp",
+        "pnpm dlx foo-acp": "foo-acp",
+        "/opt/my-agent --stdio": "my-agent",
+    }
+    assert {text: parse_command(text).name for text in names} == names
+    # distinct agents started by one interpreter get distinct rules
+    assert len({parse_command(t).origin for t in ("python a.py", "python b.py")}) == 2
+
+
+def test_the_persons_label_names_their_agent() -> None:
+    own = ("helper: python tools/agent.py --acp",)
+    found = known_agent("python tools/agent.py --acp", own)
+    assert found is not None and found.origin == "acp:helper"
+    assert parse_command(own[0]).name == "helper"
+    assert parse_command(own[0]).argv == ("python", "tools/agent.py", "--acp")
+    assert known_agent("python other.py", own) is None
+
+
 async def _until(condition: object) -> None:
     while not condition():  # type: ignore[operator]
         await asyncio.sleep(0.01)
