@@ -293,3 +293,29 @@ async def test_terminals_run_in_the_desks_sandbox_when_commands_are_sandboxed(
     # the sandbox's /tmp is its own: what it wrote outside the project is not here
     assert "exit 0:done" in events.text()
     assert opened[0].title == f"sh -c {script} (sandboxed)"
+
+
+async def test_an_edit_shows_its_diff_in_the_approval_and_its_result(project: Path) -> None:
+    asked: list[ApprovalRequest] = []
+
+    def ask(request: ApprovalRequest) -> None:
+        asked.append(request)
+        request.choose("yes")
+
+    events = Events()
+    host = AcpHost(scripted_agent(), str(project), ask=ask)
+    host.subscribe(events)
+    change = {"path": "notes.txt", "old": "one\ntwo\n", "new": "one\n2\n"}
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        edit = {"ask": "edit", "title": "Edit notes", "diff": change}
+        # the diff in the permission request, then only in the tool call's update
+        assert await run(host, edit, {**edit, "bare": True}) == "end_turn"
+    finally:
+        await host.aclose()
+    diff = "--- notes.txt\n+++ notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+    assert [r.preview for r in asked] == [diff, diff]  # shown before the person answered
+    finished = events.of("tool_call_finished")[0]
+    assert (finished.call.name, finished.status, finished.content) == ("edit", "ok", diff)
+    assert [p.text for p in finished.parts] == [diff]
+    assert "permission:yes" in events.text()

@@ -17,7 +17,8 @@ Steps:
                                          (a refused create is said as "refused:<data>")
     {"ask": "edit", "title": "..."}      a tool call, request_permission, its outcome said
                                          ("command": "..." puts it in raw_input; "diff":
-                                         {"path", "old", "new"} sends a diff as content)
+                                         {"path", "old", "new"} sends a diff as content,
+                                         "bare": true leaves it out of the request)
     {"plan": [["step", "pending"]]}      a plan update
     {"mode": "id"}                       current_mode_update
     {"usage": [used, size]}              usage_update (context tokens)
@@ -255,7 +256,11 @@ class ScriptedAgent:
             reply = await client.request_permission(
                 session_id=sid,
                 tool_call=update_tool_call(
-                    call_id, title=title, kind=step["ask"], raw_input=raw_input, content=content
+                    call_id,
+                    title=title,
+                    kind=step["ask"],
+                    raw_input=raw_input,
+                    content=None if step.get("bare") else content,
                 ),
                 options=OPTIONS,
             )

@@ -124,6 +124,7 @@ class AcpHost:
         )
         self._policy = policy
         self.translator = UpdateTranslator(self.conversation, self.emit, self.state, plans)
+        self.gate.known_diff = self.translator.diff_of
         self._client = HostClient(self._on_update, self.gate, self.files, self.terminals)
         self._prompting = False
         self._turn_over = asyncio.Event()

@@ -32,6 +32,7 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL, Rule
 from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.events import ToolCall
+from melgui.desk.acp_host.updates import content_diff
 
 AskPerson = Callable[[ApprovalRequest], None]
 Tell = Callable[[str], None]
@@ -89,6 +90,8 @@ class PermissionGate:
         self.policy = policy
         self.ask = ask
         self.tell = tell  # a note for the person (an "always" that could not be kept)
+        # The diff the agent's updates showed for a call (when the request carries none).
+        self.known_diff: Callable[[str], str] = lambda call_id: ""
         self.pending: list[ApprovalRequest] = []
         self.answered_by_rules: list[str] = []  # the rules' texts, newest last
 
@@ -112,6 +115,7 @@ class PermissionGate:
             arguments,
             source=self.source,
             options=tuple(AgentOption(o.option_id, o.name, o.kind) for o in options),
+            preview=content_diff(tool_call.content) or self.known_diff(tool_call.tool_call_id),
         )
         self.pending.append(request)
         self.ask(request)

@@ -159,3 +159,29 @@ def test_an_agent_that_asks_to_sign_in_shows_its_methods(
 
     run(signed_in())
     assert pane.sign_in == [] and pane.acp.host.state.session_id == "s1"
+
+
+def test_an_agents_edit_shows_its_diff_in_the_panes_inspector_before_approval(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    info = window.pane_manager.open_agent(scripted_agent(), "tab")
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+    inspector = pane.inspector
+    change = {"path": "notes.txt", "old": "alpha\n", "new": "beta\n"}
+
+    async def scenario() -> None:
+        await wait_until(lambda: bool(pane.acp.host.state.session_id), 20)
+        pane.send(steps({"ask": "edit", "title": "Edit notes", "diff": change, "bare": True}))
+        await wait_until(lambda: window.approvals.first() is not None, 20)
+        await wait_until(lambda: inspector.detail.record is not None, 20)
+
+    run(scenario())
+    record = inspector.detail.record
+    assert record is not None and record.awaiting_person
+    assert record.preview == "--- notes.txt\n+++ notes.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"
+    shown = inspector.detail.arguments.toPlainText()
+    assert "Changes" in shown and "-alpha" in shown and "+beta" in shown
+    window.approval_bar.controls.option_buttons[0].click()
+    run(wait_until(lambda: pane.state.name == "idle", 20))
