@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from melgui.desk.acp_host.agents import agent_name, known_agent, parse_command
 from melgui.desk.acp_host.host import AcpHost
@@ -55,19 +56,50 @@ async def test_a_start_is_shared_by_the_pane_and_the_first_message(tmp_path: Pat
         await session.aclose()
 
 
-async def test_session_new_gets_the_projects_mcp_servers(tmp_path: Path) -> None:
-    servers = [
-        ServerConfig("files", "stdio", command="mcp-files", args=("--root", "."), env={"A": "1"}),
-        ServerConfig("web", "http", url="http://127.0.0.1:9/mcp", headers={"X": "y"}),
-        ServerConfig("off", "stdio", command="x", disabled=True),
+SERVERS = [
+    ServerConfig("files", "stdio", command="mcp-files", args=("--root", "."), env={"A": "1"}),
+    ServerConfig("web", "http", url="http://127.0.0.1:9/mcp", headers={"X": "y"}),
+    ServerConfig("off", "stdio", command="x", disabled=True),
+]
+
+
+async def sent_servers(folder: Path, *flags: str) -> tuple[list[dict[str, Any]], Events]:
+    """What session/new carried to the scripted agent, as it read it off the wire."""
+    record = folder / "session-new.jsonl"
+    record.unlink(missing_ok=True)
+    host = AcpHost(
+        scripted_agent("--record", str(record), *flags), str(folder), mcp_servers=SERVERS
+    )
+    events = Events()
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+    finally:
+        await host.aclose()
+    (line,) = record.read_text().splitlines()
+    return json.loads(line)["mcpServers"], events
+
+
+async def test_session_new_gets_the_projects_mcp_servers_the_agent_can_use(
+    tmp_path: Path,
+) -> None:
+    stdio = {
+        "name": "files", "command": "mcp-files", "args": ["--root", "."],
+        "env": [{"name": "A", "value": "1"}],
+    }  # fmt: skip
+    http = {
+        "type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp",
+        "headers": [{"name": "X", "value": "y"}],
+    }  # fmt: skip
+    sent, events = await sent_servers(tmp_path, "--mcp-http")
+    assert sent == [stdio, http]
+    assert events.of("context_notice") == []
+    # an agent without mcpCapabilities.http gets the stdio server only, and the pane says so
+    sent, events = await sent_servers(tmp_path)
+    assert sent == [stdio]
+    assert [e.text for e in events.of("context_notice")] == [
+        "MCP servers not given to the agent: web (HTTP, which this agent cannot use)."
     ]
-    host = AcpHost(scripted_agent(), str(tmp_path), mcp_servers=servers)
-    entries = host._mcp()
-    assert [e.name for e in entries] == ["files", "web"]
-    stdio, http = entries
-    assert stdio.command == "mcp-files" and stdio.args == ["--root", "."]
-    assert [(v.name, v.value) for v in stdio.env] == [("A", "1")]
-    assert http.url == "http://127.0.0.1:9/mcp" and http.headers[0].name == "X"
 
 
 def test_known_agent_commands_and_names() -> None:

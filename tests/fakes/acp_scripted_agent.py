@@ -135,7 +135,10 @@ class ScriptedAgent:
         if not self.signed_in:
             raise RequestError.auth_required()
         if RECORD:
-            sent = [s.model_dump(mode="json", by_alias=True) for s in mcp_servers or []]
+            sent = [
+                s.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for s in mcp_servers or []
+            ]
             with open(RECORD, "a", encoding="utf-8") as record:
                 record.write(json.dumps({"cwd": cwd, "mcpServers": sent}) + "\n")
         modes = SessionModeState(

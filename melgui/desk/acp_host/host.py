@@ -21,15 +21,9 @@ from typing import Any, Literal, TypeVar
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
-    AcpMcpServer,
     ClientCapabilities,
-    EnvVariable,
     FileSystemCapabilities,
-    HttpHeader,
-    HttpMcpServer,
     Implementation,
-    McpServerStdio,
-    SseMcpServer,
 )
 
 from melgui.core.agent.policy import RulePolicy
@@ -49,6 +43,7 @@ from melgui.desk.acp_host.agent_state import AgentState, Choice
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.client import HostClient
 from melgui.desk.acp_host.files import AgentFiles, WriteGuard
+from melgui.desk.acp_host.mcp_entries import mcp_entries
 from melgui.desk.acp_host.permissions import AskPerson, PermissionGate
 from melgui.desk.acp_host.process import AgentProcess, AgentStartError
 from melgui.desk.acp_host.terminals import AgentTerminal, AgentTerminals, SandboxFor
@@ -57,7 +52,6 @@ from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.workspace import Workspace
 
 log = logging.getLogger(__name__)
-McpEntry = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 T = TypeVar("T")
 Observer = Callable[[LoopEvent], None]
 HostStatus = Literal["new", "ready", "prompting", "failed", "closed"]
@@ -105,6 +99,8 @@ class AcpHost:
         self.env = dict(env or {})
         self.source = source or command.name
         self.mcp_servers = list(mcp_servers)
+        self.mcp_http = False  # the agent can use HTTP MCP servers (from initialize)
+        self.mcp_left_out: list[str] = []  # servers session/new did not get, and why
         self.state = AgentState(command.name)
         self.conversation = Conversation()
         self.failure = ""
@@ -210,9 +206,10 @@ class AcpHost:
         )
         if reply.agent_info is not None:
             self.state.agent_info = f"{reply.agent_info.name} {reply.agent_info.version}".strip()
-        self.state.can_load = bool(
-            reply.agent_capabilities and reply.agent_capabilities.load_session
-        )
+        capabilities_of_agent = reply.agent_capabilities
+        self.state.can_load = bool(capabilities_of_agent and capabilities_of_agent.load_session)
+        mcp = capabilities_of_agent.mcp_capabilities if capabilities_of_agent else None
+        self.mcp_http = bool(mcp and mcp.http)
         self.state.auth_methods = [
             Choice(m.id, m.name, m.description or "") for m in (reply.auth_methods or [])
         ]
@@ -224,7 +221,10 @@ class AcpHost:
 
     async def open_session(self, resume: str | None = None) -> None:
         connection = self._connected()
-        servers = self._mcp()
+        servers, self.mcp_left_out = mcp_entries(self.mcp_servers, http=self.mcp_http)
+        if self.mcp_left_out:
+            left_out = ", ".join(self.mcp_left_out)
+            self.emit(ContextNotice(f"MCP servers not given to the agent: {left_out}."))
         try:
             if resume:
                 if not self.state.can_load:
@@ -252,26 +252,6 @@ class AcpHost:
         self.state.session_id = reply.session_id
         self.state.set_modes(reply.modes)
         self.state.set_config(reply.config_options)
-
-    def _mcp(self) -> list[McpEntry]:
-        """The project's MCP servers as the agent should start them."""
-        found: list[McpEntry] = []
-        for server in self.mcp_servers:
-            if server.disabled or server.problem:
-                continue
-            if server.kind == "http":
-                headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
-                found.append(
-                    HttpMcpServer(name=server.name, url=server.url, headers=headers, type="http")
-                )
-            else:
-                env = [EnvVariable(name=k, value=v) for k, v in server.env.items()]
-                found.append(
-                    McpServerStdio(
-                        name=server.name, command=server.command, args=list(server.args), env=env
-                    )
-                )
-        return found
 
     # -- turns ---------------------------------------------------------------------------
 
