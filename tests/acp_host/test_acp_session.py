@@ -76,8 +76,9 @@ async def sent_servers(folder: Path, *flags: str) -> tuple[list[dict[str, Any]],
         await asyncio.wait_for(host.start(), LIMIT)
     finally:
         await host.aclose()
-    (line,) = record.read_text().splitlines()
-    return json.loads(line)["mcpServers"], events
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    (new,) = [line["params"] for line in lines if line["method"] == "session/new"]
+    return new["mcpServers"], events
 
 
 async def test_session_new_gets_the_projects_mcp_servers_the_agent_can_use(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import PROTOCOL_VERSION
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule
@@ -319,3 +320,55 @@ async def test_an_edit_shows_its_diff_in_the_approval_and_its_result(project: Pa
     assert (finished.call.name, finished.status, finished.content) == ("edit", "ok", diff)
     assert [p.text for p in finished.parts] == [diff]
     assert "permission:yes" in events.text()
+
+
+async def test_initialize_offers_melguis_files_and_terminals_and_thoughts_arrive(
+    project: Path,
+) -> None:
+    record = project.parent / "wire.jsonl"
+    events = Events()
+    host = AcpHost(scripted_agent("--record", str(record)), str(project))
+    host.subscribe(events)
+    try:
+        await asyncio.wait_for(host.start(), LIMIT)
+        steps = ({"think": "Look at "}, {"think": "notes first."}, {"say": "Done."})
+        assert await run(host, *steps) == "end_turn"
+    finally:
+        await host.aclose()
+    sent = json.loads(record.read_text().splitlines()[0])
+    assert sent["method"] == "initialize"
+    assert sent["params"]["protocolVersion"] == PROTOCOL_VERSION
+    capabilities = sent["params"]["clientCapabilities"]
+    assert capabilities["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert capabilities["terminal"] is True
+    assert sent["params"]["clientInfo"]["name"] == "melgui"
+    assert [e.text for e in events.of("assistant_reasoning")] == ["Look at ", "notes first."]
+    said = host.conversation.messages[-1]
+    assert (said.role, said.content, said.reasoning) == (
+        "assistant",
+        "Done.",
+        "Look at notes first.",
+    )
+
+
+async def test_an_agents_writes_are_checkpointed_by_the_desk_and_can_be_undone(
+    project: Path,
+) -> None:
+    settings = Settings(connection="relay", relay_url="http://127.0.0.1:9")
+    assert settings.checkpoints
+    desk = Desk(str(project), settings, api_key=None, plans=lambda title, markdown: None)
+    session = acp_session(desk, scripted_agent(), "pane 4")
+    try:
+        await asyncio.wait_for(session.host.start(), LIMIT)
+        write = {"write": "notes.txt", "content": "rewritten\n"}
+        assert await run(session.host, write) == "end_turn"
+        assert (project / "notes.txt").read_text() == "rewritten\n"
+        records = desk.checkpoints.records()
+        assert [(r.tool, r.source) for r in records] == [("write_file", "pane 4")]
+        assert records[0].summary.startswith("notes.txt")
+        assert [c.path for c in records[0].files] == ["notes.txt"]
+        await desk.checkpoints.restore([records[0].id])
+    finally:
+        await session.aclose()
+        await desk.aclose()
+    assert (project / "notes.txt").read_text() == "one\ntwo\nthree\nfour\n"

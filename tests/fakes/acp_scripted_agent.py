@@ -3,9 +3,10 @@ does them with the official SDK, asking the client (melgui) for files, terminals
 permissions for real. Run as `python tests/fakes/acp_scripted_agent.py [--auth]`.
 
 With `--script FILE` (JSON: prompt text -> steps), a prompt found there plays its steps,
-so a chat shows plain words. With `--record FILE`, each session/new's parameters (cwd,
-mcpServers as sent) are appended to FILE as a JSON line. With `--mcp-http`, it says it
-can use HTTP MCP servers (else it says it cannot). `--name NAME` is its agent_info name.
+so a chat shows plain words. With `--record FILE`, initialize's and session/new's
+parameters, as they came, are appended to FILE (a JSON line each: method, params).
+With `--mcp-http`, it says it can use HTTP MCP servers (else it says it cannot).
+`--name NAME` is its agent_info name.
 
 Steps:
     {"say": "text", "times": 3}          agent_message_chunk, `times` times (with
@@ -85,6 +86,19 @@ NAME = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "scri
 MODELS = [("m-small", "Small"), ("m-large", "Large")]
 
 
+def record(method: str, params: dict[str, Any]) -> None:
+    """With --record FILE: one JSON line per request, as the agent read it."""
+    if RECORD:
+        with open(RECORD, "a", encoding="utf-8") as file:
+            file.write(json.dumps({"method": method, "params": params}) + "\n")
+
+
+def _wire(model: Any) -> Any:
+    return (
+        None if model is None else model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    )
+
+
 def _model_option(current: str) -> SessionConfigOptionSelect:
     return SessionConfigOptionSelect(
         id="model",
@@ -115,7 +129,21 @@ class ScriptedAgent:
     def on_connect(self, conn: Any) -> None:
         self.client = conn
 
-    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        record(
+            "initialize",
+            {
+                "protocolVersion": protocol_version,
+                "clientCapabilities": _wire(client_capabilities),
+                "clientInfo": _wire(client_info),
+            },
+        )
         methods = [AuthMethodAgent(id="token", name="Paste a token", description="for tests")]
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
@@ -134,13 +162,7 @@ class ScriptedAgent:
     ) -> NewSessionResponse:
         if not self.signed_in:
             raise RequestError.auth_required()
-        if RECORD:
-            sent = [
-                s.model_dump(mode="json", by_alias=True, exclude_none=True)
-                for s in mcp_servers or []
-            ]
-            with open(RECORD, "a", encoding="utf-8") as record:
-                record.write(json.dumps({"cwd": cwd, "mcpServers": sent}) + "\n")
+        record("session/new", {"cwd": cwd, "mcpServers": [_wire(s) for s in mcp_servers or []]})
         modes = SessionModeState(
             current_mode_id="ask",
             available_modes=[

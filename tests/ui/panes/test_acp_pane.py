@@ -18,9 +18,9 @@ from melgui.core.protocol.tooling import ToolRegistry
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.terminal_pane import TerminalPane
-from tests.fakes import ScriptedRelay
+from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 ASK = "Clean the build and run the tests."
 PLAY = [
@@ -120,8 +120,9 @@ def test_open_pane_opens_a_known_agent_and_orchestration_drives_it(
 
 
 def test_a_crashing_agent_shows_failed_with_its_stderr(
-    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
 ) -> None:
+    scripted_relay.script([text("Still here."), done()])
     window = make_window(relay_settings(scripted_relay))
     info = window.pane_manager.open_agent(scripted_agent(), "tab")
     pane = window.pane_manager.pane(info.id)
@@ -136,8 +137,17 @@ def test_a_crashing_agent_shows_failed_with_its_stderr(
     assert "fatal: model not configured" in pane.failure.text()
     assert pane.failure.isVisibleTo(pane)
     assert "exited (code 7)" in (window.pane_manager.info(info.id) or info).state.detail
-    # the app goes on: the main chat still takes a message
-    assert window.chat.input.isEnabled() and os.getpid() > 0
+    assert pane.acp.host.status == "failed" and pane.acp.host.process is not None
+    assert pane.acp.host.process.returncode == 7
+
+    # the app goes on: the main chat still takes a message and streams its answer
+    async def main_chat() -> None:
+        type_prompt(qtbot, window, "Are you there?")
+        await wait_until(lambda: idle(window, 1), 20)
+
+    run(main_chat())
+    assert scripted_relay.legs_received[0].last_user_text == "Are you there?"
+    assert "Still here." in window.chat.transcript.toPlainText()
 
 
 def test_an_agent_that_asks_to_sign_in_shows_its_methods(
