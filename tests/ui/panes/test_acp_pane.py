@@ -46,7 +46,7 @@ def test_acp_pane_in_the_window(
     manager = window.pane_manager
     script = project.parent / "script.json"
     script.write_text(json.dumps({ASK: PLAY}))
-    info = manager.open_agent(scripted_agent("--script", str(script), name="opencode"), "right")
+    info = manager.open_agent(scripted_agent("--script", str(script)), "right")
     pane = manager.pane(info.id)
     assert isinstance(pane, AcpPane)
 
@@ -63,7 +63,8 @@ def test_acp_pane_in_the_window(
 
     run(scenario())
     request = window.approvals.first()
-    assert request is not None and request.source == info.title
+    assert request is not None and request.source == info.title == "scripted 1"
+    assert "scripted 1.0" in pane.info.text()  # the screenshot names the fake as what it is
     assert request.call.name == "execute" and request is pane.pending_approvals()[0]
     controls = window.approval_bar.controls
     assert [b.text() for b in controls.option_buttons] == [
