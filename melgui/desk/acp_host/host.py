@@ -42,6 +42,7 @@ from melgui.core.protocol.messages import Conversation
 from melgui.desk.acp_host.agent_state import AgentState, Choice
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.client import HostClient
+from melgui.desk.acp_host.exit_race import AgentEnded, answer_or_exit
 from melgui.desk.acp_host.files import AgentFiles, WriteGuard
 from melgui.desk.acp_host.mcp_entries import mcp_entries
 from melgui.desk.acp_host.permissions import AskPerson, PermissionGate
@@ -366,43 +367,13 @@ class AcpHost:
         return AgentFailed(self.failure)
 
     async def _call(self, request: Awaitable[T], what: str, timeout: float | None) -> T:
-        """`request`, unless the agent exits (or `timeout` passes) first."""
+        """`request`, unless the agent exits (or `timeout` passes) first: then the host
+        fails, saying how."""
         assert self.process is not None
-        work: asyncio.Future[Any] = asyncio.ensure_future(request)
-        exit_watch: asyncio.Future[Any] = asyncio.ensure_future(self.process.wait())
-        malformed: asyncio.Future[Any] = self.process.malformed
         try:
-            done, _ = await asyncio.wait(
-                {work, exit_watch, malformed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        except asyncio.CancelledError:
-            work.cancel()
-            raise
-        finally:
-            exit_watch.cancel()
-        if work in done:
-            try:
-                return work.result()
-            except ConnectionError:
-                pass  # the agent closed its output: it is ending; say how below
-            except RequestError:
-                raise
-            except Exception as exc:  # a reply the SDK could not read
-                raise self._failed(f"{what}: the agent sent an unusable reply ({exc})") from None
-        work.cancel()
-        if malformed in done:
-            tail = await self.process.stderr_tail(0.2)
-            raise self._failed(f"{what}: {malformed.result()}" + (f"\n{tail}" if tail else ""))
-        if not done:
-            raise self._failed(f"{what}: the agent did not answer within {timeout:.0f} s")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.process.wait(), 2)
-        code = self.process.returncode
-        tail = await self.process.stderr_tail()
-        ended = (
-            f"the agent exited (code {code})" if code is not None else "the agent closed its output"
-        )
-        raise self._failed(f"{what}: {ended}" + (f"; its last words:\n{tail}" if tail else ""))
+            return await answer_or_exit(self.process, request, what, timeout)
+        except AgentEnded as exc:
+            raise self._failed(str(exc)) from None
 
     async def _watch_exit(self, process: AgentProcess) -> None:
         """An agent that ends between turns fails the pane at once (during a turn, the
