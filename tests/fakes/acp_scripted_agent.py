@@ -6,7 +6,8 @@ With `--script FILE` (JSON: prompt text -> steps), a prompt found there plays it
 so a chat shows plain words. With `--record FILE`, initialize's and session/new's
 parameters, as they came, are appended to FILE (a JSON line each: method, params).
 With `--mcp-http`, it says it can use HTTP MCP servers (else it says it cannot).
-`--name NAME` is its agent_info name.
+`--name NAME` is its agent_info name. With `--resume` it offers session/resume (each
+session's id is then s<its process id>, so two processes tell theirs apart).
 
 Steps:
     {"say": "text", "times": 3}          agent_message_chunk, `times` times (with
@@ -66,16 +67,20 @@ from acp.schema import (
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     UsageUpdate,
 )
 
 AUTH = "--auth" in sys.argv
+RESUME = "--resume" in sys.argv
 MCP_HTTP = "--mcp-http" in sys.argv
 SCRIPT: dict[str, list[dict[str, Any]]] = {}
 if "--script" in sys.argv:
@@ -83,6 +88,7 @@ if "--script" in sys.argv:
         SCRIPT = json.load(_file)
 RECORD = sys.argv[sys.argv.index("--record") + 1] if "--record" in sys.argv else ""
 NAME = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "scripted"
+SESSION = f"s{os.getpid()}" if RESUME else "s1"
 MODELS = [("m-small", "Small"), ("m-large", "Large")]
 
 
@@ -148,7 +154,11 @@ class ScriptedAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=False, mcp_capabilities=McpCapabilities(http=MCP_HTTP, sse=False)
+                load_session=False,
+                mcp_capabilities=McpCapabilities(http=MCP_HTTP, sse=False),
+                session_capabilities=SessionCapabilities(
+                    resume=SessionResumeCapabilities() if RESUME else None
+                ),
             ),
             agent_info=Implementation(name=NAME, version="1.0"),
             auth_methods=methods if AUTH else [],
@@ -171,10 +181,18 @@ class ScriptedAgent:
             ],
         )
         session = NewSessionResponse(
-            session_id="s1", modes=modes, config_options=[_model_option("m-small")]
+            session_id=SESSION, modes=modes, config_options=[_model_option("m-small")]
         )
         asyncio.get_running_loop().call_later(0.05, self._commands)
         return session
+
+    async def resume_session(
+        self, cwd: str, session_id: str, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        global SESSION
+        record("session/resume", {"cwd": cwd, "sessionId": session_id})
+        SESSION = session_id
+        return ResumeSessionResponse()
 
     def _commands(self) -> None:
         update = AvailableCommandsUpdate(
@@ -205,7 +223,7 @@ class ScriptedAgent:
         self.cancelled.set()
 
     async def _send(self, update: Any) -> None:
-        await self.client.session_update(session_id="s1", update=update)
+        await self.client.session_update(session_id=SESSION, update=update)
 
     async def _say(self, text: str) -> None:
         await self._send(update_agent_message(text_block(text)))
@@ -323,4 +341,5 @@ class ScriptedAgent:
 
 
 if __name__ == "__main__":
-    asyncio.run(run_agent(ScriptedAgent()))  # type: ignore[arg-type]
+    # session/resume is among the SDK's unstable methods: routed only when asked for
+    asyncio.run(run_agent(ScriptedAgent(), use_unstable_protocol=RESUME))  # type: ignore[arg-type]

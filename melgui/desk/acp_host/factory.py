@@ -10,6 +10,7 @@ from melgui.core.protocol.tooling import ToolError
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.host import AcpHost
 from melgui.desk.acp_host.session import AcpSession
+from melgui.desk.acp_host.session_book import SessionBook
 from melgui.desk.acp_host.terminals import AgentTerminal
 from melgui.desk.acp_host.updates import PlanSink
 from melgui.desk.desk import Desk
@@ -26,8 +27,10 @@ def acp_session(
     on_terminal: Callable[[AgentTerminal], None] | None = None,
     env: Mapping[str, str] | None = None,
     resume: str | None = None,
+    book: SessionBook | None = None,
 ) -> AcpSession:
-    """A session of `command` in the desk's project folder, not started yet."""
+    """A session of `command` in the desk's project folder, not started yet (`resume`:
+    the id of an earlier one to reopen); noted in `book` (melgui's own by default)."""
     checkpoints = desk.settings.checkpoints
     host = AcpHost(
         command,
@@ -41,7 +44,7 @@ def acp_session(
         on_terminal=on_terminal,
         sandbox=lambda: command_sandbox(desk),
     )
-    return AcpSession(host, resume)
+    return AcpSession(host, resume, book if book is not None else SessionBook())
 
 
 def command_sandbox(desk: Desk) -> SandboxSpec | None:

@@ -44,7 +44,7 @@ from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.client import HostClient
 from melgui.desk.acp_host.exit_race import AgentEnded, answer_or_exit
 from melgui.desk.acp_host.files import AgentFiles, WriteGuard
-from melgui.desk.acp_host.mcp_entries import mcp_entries
+from melgui.desk.acp_host.mcp_entries import McpEntry, mcp_entries
 from melgui.desk.acp_host.permissions import AskPerson, PermissionGate
 from melgui.desk.acp_host.process import AgentProcess, AgentStartError
 from melgui.desk.acp_host.terminals import AgentTerminal, AgentTerminals, SandboxFor
@@ -209,6 +209,8 @@ class AcpHost:
             self.state.agent_info = f"{reply.agent_info.name} {reply.agent_info.version}".strip()
         capabilities_of_agent = reply.agent_capabilities
         self.state.can_load = bool(capabilities_of_agent and capabilities_of_agent.load_session)
+        sessions = capabilities_of_agent.session_capabilities if capabilities_of_agent else None
+        self.state.can_resume = bool(sessions and sessions.resume is not None)
         mcp = capabilities_of_agent.mcp_capabilities if capabilities_of_agent else None
         self.mcp_http = bool(mcp and mcp.http)
         self.state.auth_methods = [
@@ -228,18 +230,7 @@ class AcpHost:
             self.emit(ContextNotice(f"MCP servers not given to the agent: {left_out}."))
         try:
             if resume:
-                if not self.state.can_load:
-                    raise self._failed("this agent cannot load a saved session")
-                self.state.session_id = resume
-                loaded = await self._call(
-                    connection.load_session(cwd=self.cwd, session_id=resume, mcp_servers=servers),
-                    "session/load",
-                    None,
-                )
-                self.translator.end_turn(cancelled=False)
-                if loaded is not None:
-                    self.state.set_modes(loaded.modes)
-                    self.state.set_config(loaded.config_options)
+                await self._reopen(connection, resume, servers)
                 return
             reply = await self._call(
                 connection.new_session(cwd=self.cwd, mcp_servers=servers),
@@ -253,6 +244,30 @@ class AcpHost:
         self.state.session_id = reply.session_id
         self.state.set_modes(reply.modes)
         self.state.set_config(reply.config_options)
+
+    async def _reopen(
+        self, connection: ClientSideConnection, session_id: str, servers: list[McpEntry]
+    ) -> None:
+        """session/load (the history is replayed into the chat), else session/resume."""
+        if not (self.state.can_load or self.state.can_resume):
+            raise self._failed("this agent cannot load or resume a saved session")
+        self.state.session_id = session_id
+        if self.state.can_load:
+            reopened: Any = await self._call(
+                connection.load_session(cwd=self.cwd, session_id=session_id, mcp_servers=servers),
+                "session/load",
+                None,
+            )
+        else:
+            reopened = await self._call(
+                connection.resume_session(cwd=self.cwd, session_id=session_id, mcp_servers=servers),
+                "session/resume",
+                self.start_timeout,
+            )
+        self.translator.end_turn(cancelled=False)
+        if reopened is not None:
+            self.state.set_modes(reopened.modes)
+            self.state.set_config(reopened.config_options)
 
     # -- turns ---------------------------------------------------------------------------
 

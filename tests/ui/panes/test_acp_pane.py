@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.desk.acp_host.session_book import SessionBook
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.terminal_pane import TerminalPane
@@ -196,3 +198,28 @@ def test_an_agents_edit_shows_its_diff_in_the_panes_inspector_before_approval(
     assert "Changes" in shown and "-alpha" in shown and "+beta" in shown
     window.approval_bar.controls.option_buttons[0].click()
     run(wait_until(lambda: pane.state.name == "idle", 20))
+
+
+def test_an_earlier_agent_session_is_reopened_from_the_panes_menu(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    record = project.parent / "wire.jsonl"
+    command = scripted_agent("--resume", "--record", str(record))
+    info = window.pane_manager.open_agent(command, "tab", task=steps({"say": "first"}))
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+    run(wait_until(lambda: pane.latest_reply() == "first" and pane.state.name == "idle", 20))
+    session_id = pane.acp.host.state.session_id
+    run(wait_until(lambda: bool(SessionBook().for_folder(window.desk.folder)), 20))
+    window.actions_by_name["reopen_agent"].trigger()  # Panes → Reopen agent session…
+    dialog = window.findChild(QInputDialog, "agentSessionDialog")
+    assert dialog is not None
+    (label,) = dialog.comboBoxItems()
+    assert label.startswith('scripted · [{"say": "first"}] · ')
+    dialog.textValueSelected.emit(label)
+    reopened = window.pane_manager.pane(info.id + 1)
+    assert isinstance(reopened, AcpPane) and reopened is not pane
+    run(wait_until(lambda: reopened.acp.host.state.session_id == session_id, 20))
+    methods = [json.loads(line)["method"] for line in record.read_text().splitlines()]
+    assert methods[-1] == "session/resume"
