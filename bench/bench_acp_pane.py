@@ -6,8 +6,9 @@ JSON-RPC message each, read by melgui's client, turned into loop events and draw
 AcpPane's chat. The worker
 side is melgui's own worker pane streaming the same N text deltas from the scripted relay
 over loopback. Rounds alternate, each in a fresh pane; a turn is timed from the message
-to idle (the agent process is started before the clock runs). Reports the median time
-ratio acp / worker and each side's longest event-loop stall (a 10 ms timer on the loop).
+to idle (the agent process is started, and the last round's garbage collected, before
+the clock runs). Reports the median time ratio acp / worker and each side's longest
+event-loop stall (a 10 ms timer on the loop).
 
     python bench/bench_acp_pane.py [--chunks N] [--rounds R]
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -64,6 +66,7 @@ async def acp_round(folder: str, chunks: int, meter: StallMeter) -> tuple[float,
     pane.resize(900, 700)
     pane.show()
     await session.start()
+    gc.collect()  # the last round's pane is garbage: not collected on this round's clock
     meter.start()
     started = time.perf_counter()
     pane.send(json.dumps([{"say": PIECE, "times": chunks, "every": EVERY}]))
@@ -86,6 +89,7 @@ async def worker_round(
     session = AgentSession(
         transport, ToolRegistry(), FixedPolicy("all"), model="bench", role="worker", cwd=folder
     )
+    gc.collect()
     meter.start()
     started = time.perf_counter()
     pane = AgentPane(session, "go")

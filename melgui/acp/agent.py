@@ -15,6 +15,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -90,6 +91,7 @@ class MelguiAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="melgui", title="melgui", version=__version__),
             auth_methods=[],
@@ -106,8 +108,8 @@ class MelguiAgent:
     ) -> NewSessionResponse:
         folder = _folder(cwd)
         recording = self._record(folder, None) if self.history else None
-        session = await self._open(recording.conversation_id if recording else uuid.uuid4().hex,
-                             folder, recording)  # fmt: skip
+        session_id = recording.conversation_id if recording else uuid.uuid4().hex
+        session = await self._open(session_id, folder, recording, mcp_servers or [])
         # Queued now, sent by the outbox after this response (the SDK queues its reply
         # before the outbox's task next runs).
         session.offer_commands()
@@ -125,7 +127,7 @@ class MelguiAgent:
         if session_id in self.sessions:
             raise RequestError.invalid_request({"message": f"session {session_id} is open"})
         recording = self._record(folder, session_id)
-        session = await self._open(recording.conversation_id, folder, recording)
+        session = await self._open(recording.conversation_id, folder, recording, mcp_servers or [])
         await session.replay()
         session.offer_commands()
         return LoadSessionResponse()
@@ -143,7 +145,9 @@ class MelguiAgent:
         except UnknownConversationError as exc:
             raise RequestError.resource_not_found(str(exc)) from None
 
-    async def _open(self, session_id: str, folder: str, recording: Recording | None) -> AcpSession:
+    async def _open(
+        self, session_id: str, folder: str, recording: Recording | None, mcp_servers: list[Any]
+    ) -> AcpSession:
         if self._client is None:
             raise RequestError.internal_error({"message": "no client connected"})
         session = AcpSession(
@@ -160,8 +164,8 @@ class MelguiAgent:
             for notice in recording.notices:
                 log.warning("%s", notice)
         self.sessions[session_id] = session
-        if self.mcp:
-            await session.start_mcp()
+        if self.mcp or mcp_servers:  # --no-mcp leaves out the configured ones only
+            await session.start_mcp(configured=self.mcp, passed=mcp_servers)
         return session
 
     def _session(self, session_id: str) -> AcpSession:

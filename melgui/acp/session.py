@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from acp import update_plan
 from acp.interfaces import Client
 
+from melgui.acp.client_mcp import write_client_servers
 from melgui.acp.commands import CustomCommands
 from melgui.acp.outbox import Outbox
 from melgui.acp.permissions import OPTIONS, Rejections, resolve
@@ -68,10 +72,13 @@ class AcpSession:
         self.session.subscribe(self._observe)
         self.commands = CustomCommands(folder)
 
-    async def start_mcp(self) -> None:
+    async def start_mcp(self, *, configured: bool = True, passed: Sequence[Any] = ()) -> None:
         """The user's and the (trusted) project's MCP servers, as `melgui exec` starts
-        them; what cannot start is said on stderr."""
-        await self.desk.start_mcp()
+        them (with `configured`), and those the client `passed` in session/new; what
+        cannot start is said on stderr."""
+        with tempfile.TemporaryDirectory(prefix="melgui-acp-mcp-") as folder:
+            extra = write_client_servers(passed, Path(folder)) if passed else None
+            await self.desk.start_mcp(extra=extra, configured=configured)
         for problem in self.desk.mcp.problems:
             log.warning("MCP: %s", problem)
         if self.desk.mcp.untrusted is not None:

@@ -26,7 +26,7 @@ from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.conversation_actions import edit_last, retry_last
 from melgui.ui.menus import Command, build_menus
 from melgui.ui.palette import CommandPalette, ShortcutsSheet
-from melgui.ui.panes.acp_install import ask_agent
+from melgui.ui.panes.acp_install import ask_agent, ask_earlier_session
 from melgui.ui.panes.terminal_keys import RESERVED_KEYS
 
 Std = QKeySequence.StandardKey
@@ -108,6 +108,10 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
         ),
         Command("new_worker", "&Panes", "New &worker…", "Ctrl+Shift+N", lambda: ask_worker(w)),
         Command("new_agent", "&Panes", "New &agent pane…", "Ctrl+Shift+G", lambda: ask_agent(w)),
+        Command(
+            "reopen_agent", "&Panes", "Reopen agent &session…", None,
+            lambda: ask_earlier_session(w),
+        ),
         Command("next_pane", "&Panes", "&Next pane", "Ctrl+Tab", lambda: cycle_focus(w, 1)),
         Command(
             "previous_pane", "&Panes", "&Previous pane", "Ctrl+Shift+Tab",

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from acp import RequestError, text_block
+from acp.schema import EnvVariable, McpServerStdio
 
 from melgui.tools.mcp.config import user_path
 from tests.fakes import ScriptedOpenAI, done, hold, http_error, text, tool_call, tool_calls
@@ -318,3 +319,39 @@ async def test_configured_mcp_servers_serve_the_session(
         assert agent.client.tool_updates("m1")[-1].status == "completed"
     reply = scripted_openai.legs_received[1].json["messages"][-1]
     assert (reply["tool_call_id"], reply["content"]) == ("m1", "from mcp")
+
+
+async def test_mcp_servers_the_client_passes_serve_that_session(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    entry = fake_entry()
+    passed = McpServerStdio(
+        name="passed",
+        command=entry["command"],
+        args=entry["args"],
+        env=[EnvVariable(name=k, value=v) for k, v in entry["env"].items()],
+    )
+    scripted_openai.script(
+        [tool_calls(tool_call("mcp__passed__echo", {"text": "from the client's"}, id="m1"))],
+        [text("Echoed."), done()],
+    )
+    agent = AcpAgentProcess(
+        ["--transport", "openai", "--url", scripted_openai.base_url, "--model", "m1", "--no-mcp"],
+        env={"OPENAI_API_KEY": "k-1"},
+    )
+    async with agent:
+        reply = await asyncio.wait_for(agent.initialize(), LIMIT)
+        capabilities = reply.agent_capabilities.mcp_capabilities
+        assert (capabilities.http, capabilities.sse) == (True, False)
+        session = await asyncio.wait_for(
+            agent.connection.new_session(cwd=str(tmp_path), mcp_servers=[passed]), LIMIT
+        )
+        agent.client.choose("allow_once")
+        assert (await prompt(agent, session.session_id, "echo")).stop_reason == "end_turn"
+    offered = [t["function"]["name"] for t in scripted_openai.legs_received[0].json["tools"]]
+    assert "mcp__passed__echo" in offered  # started for the session, under --no-mcp too
+    reply_to_model = scripted_openai.legs_received[1].json["messages"][-1]
+    assert (reply_to_model["tool_call_id"], reply_to_model["content"]) == (
+        "m1",
+        "from the client's",
+    )

@@ -4,14 +4,18 @@ scripted OpenAI-compatible server on loopback."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.desk.acp_host.host import AcpHost
+from melgui.desk.acp_host.host import AcpHost, AgentFailed
 from tests.fakes import ScriptedOpenAI, done, hold, text, tool_call, tool_calls
 from tests.fakes.acp_host import Events, melgui_agent
 
@@ -226,3 +230,39 @@ async def test_a_session_is_loaded_again_with_its_history(
     assert [m["content"] for m in sent if m["role"] != "system"] == [
         "first question", "First answer.", "second question",
     ]  # fmt: skip
+
+
+async def test_melgui_acp_killed_mid_prompt_fails_the_host_with_its_exit_and_stderr(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    scripted_openai.script([text("Writing it."), write("w.txt", "x", "w1")])
+    command = melgui_agent(scripted_openai)
+    # faulthandler: a fatal signal makes Python write its stacks to stderr, as a crash does
+    command = replace(command, env={**command.env, "PYTHONFAULTHANDLER": "1"})
+    asked: list[ApprovalRequest] = []
+
+    def crash(request: ApprovalRequest) -> None:
+        asked.append(request)
+        assert host.process is not None
+        os.kill(host.process.process.pid, signal.SIGSEGV)
+
+    host = AcpHost(command, str(tmp_path), policy=RulePolicy(), ask=crash)
+    events = Events()
+    try:
+        await started(host, events)
+        assert await asyncio.wait_for(host.prompt("write w"), LIMIT) == "failed"
+    finally:
+        await host.aclose()
+    failure = events.of("turn_failed")[0].message
+    assert f"the agent exited (code {-signal.SIGSEGV})" in failure
+    assert "Fatal Python error: Segmentation fault" in failure  # its stderr tail
+    assert host.failure == failure and host.status == "failed"
+    # the call open when it died got its one result, and its question was answered
+    assert [r.call.id for r in asked] == ["w1"] and not asked[0].pending
+    finished = {e.call.id: e.status for e in events.of("tool_call_finished")}
+    assert finished == {"w1": "interrupted"}
+    assert host.conversation.pending_call_ids() == []
+    said = [(m.role, m.tool_call_id) for m in host.conversation.messages]
+    assert said[-2:] == [("assistant", None), ("tool", "w1")]
+    with pytest.raises(AgentFailed):
+        await host.prompt("again")

@@ -11,7 +11,10 @@ not the model's tool calls of this loop: an MCP server's tool (`origin="mcp:<ser
 or an ACP agent's permission request (`origin="acp:<agent>"`). It answers with the same
 rules, scoped to that origin, and None when a person must decide; after the person
 answers, `record_operation(origin, tool, arguments, decision)` keeps an "always allow"
-as a rule `allow <origin>/<tool>` in the chosen scope.
+as a rule `allow <origin>/<tool>` in the chosen scope. An ACP agent's command (`execute`
+with a `command` argument) is read as run_command's is: melgui's deny rules apply, the
+agent's own command rules (`allow acp:<agent>/execute: git status`) allow, and "always
+allow" adds one of those per part.
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from melgui.core.agent.command_check import CommandJudgement, Part, judge_command
-from melgui.core.agent.rule_scopes import BUILTIN, COMMAND_TOOL, Rule, RuleBook, Scope
+from melgui.core.agent.rule_scopes import (
+    BUILTIN,
+    COMMAND_TOOL,
+    Rule,
+    RuleBook,
+    Scope,
+    is_command_tool,
+)
 from melgui.core.agent.shell_parse import parse_shell
 from melgui.core.protocol.approval import Approve, Decision, Deny, Remember
 from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
@@ -70,14 +80,17 @@ class RulePolicy:
 
     def check_operation(self, origin: str, tool: str, arguments: dict[str, Any]) -> Decision | None:
         """Answer a tool call or permission request of `origin` by the rules; None: ask."""
-        if origin == BUILTIN and tool == COMMAND_TOOL:
-            command = arguments.get("command")
-            if isinstance(command, str):
-                return self._command(command)
+        command = arguments.get("command")
+        if origin == BUILTIN and tool == COMMAND_TOOL and isinstance(command, str):
+            return self._command(command)
         rules = self.book.for_tool(origin, tool)
         for rule in rules:
             if rule.effect == "deny":
                 return Deny(f"denied by the rule “{rule.text}” ({rule.scope})")
+        if is_command_tool(origin, tool) and isinstance(command, str):
+            judged = self._agent_command(command, origin)
+            if judged is not None or not rules:
+                return judged
         if rules:
             return Approve(rule=rules[0].describe())
         if origin == BUILTIN and self.modes.get(tool, "ask") == "auto":
@@ -86,27 +99,32 @@ class RulePolicy:
             return Approve(rule=f"{tool}: read-only, from a server marked trusted")
         return None
 
-    def judge(self, command: str, lasting: Scope = "conversation") -> CommandJudgement:
+    def judge(
+        self, command: str, lasting: Scope = "conversation", origin: str = BUILTIN
+    ) -> CommandJudgement:
         """The command read part by part against the rules (for the approval view); with
-        `lasting`, allow rules of narrower scopes are left out."""
-        allow = [r for r in self.book.commands("allow") if _RANK[r.scope] >= _RANK[lasting]]
-        judgement = judge_command(command, allow, self.book.commands("deny"), self.project)
+        `lasting`, allow rules of narrower scopes are left out. An ACP agent's (`origin`)
+        is allowed by its own command rules only, denied by melgui's and its own."""
+        allow = self.book.commands("allow", origin)
+        allow = [r for r in allow if _RANK[r.scope] >= _RANK[lasting]]
+        deny = self.book.commands("deny")
+        if origin != BUILTIN:
+            deny += self.book.commands("deny", origin)
+        judgement = judge_command(command, allow, deny, self.project)
         if self.shell in READABLE_SHELLS or judgement.verdict == "deny":
             return judgement
         why = f"commands run in {self.shell}, whose syntax the rules do not read"
         asked = Part(command, 0, len(command), "ask", why)
         return CommandJudgement(command, "ask", (asked, *judgement.parts))
 
+    def _agent_command(self, command: str, origin: str) -> Decision | None:
+        """An ACP agent's command: the agent runs it, so no sandbox answers for it."""
+        return _verdict(self.judge(command, origin=origin))
+
     def _command(self, command: str) -> Decision | None:
-        judgement = self.judge(command)
-        if judgement.verdict == "deny":
-            rule = judgement.rules[0] if judgement.rules else None
-            reason = f"denied by the rule “{rule.text}” ({rule.scope})" if rule else "denied"
-            return Deny(reason)
-        if judgement.verdict == "allow":
-            rules = judgement.rules
-            text = "; ".join(r.describe() for r in rules) or "plain variable assignments"
-            return Approve(rule=text)
+        decision = _verdict(self.judge(command))
+        if decision is not None:
+            return decision
         if self.sandbox_answers():
             return Approve(rule=SANDBOX_RULE)
         if self.modes.get(COMMAND_TOOL, "ask") == "auto":
@@ -120,16 +138,16 @@ class RulePolicy:
     ) -> list[Rule]:
         """The rules "always allow" would add for this call, [] when none can cover it."""
         origin = self.origin_of(tool) if origin is None else origin
-        if origin == BUILTIN and tool == COMMAND_TOOL:
-            command = arguments.get("command")
-            if not isinstance(command, str):
-                return []
+        target = tool if origin == BUILTIN else f"{origin}/{tool}"
+        command = arguments.get("command")
+        if origin == BUILTIN and tool == COMMAND_TOOL and not isinstance(command, str):
+            return []
+        if is_command_tool(origin, tool) and isinstance(command, str):
             # a part a narrower rule covers still needs a rule that lasts as long
-            suggestions = self.judge(command, scope).suggestions()
+            suggestions = self.judge(command, scope, origin).suggestions()
             if not suggestions:
                 return []
-            return [Rule.parse(f"allow {COMMAND_TOOL}: {s}", scope) for s in suggestions]
-        target = tool if origin == BUILTIN else f"{origin}/{tool}"
+            return [Rule.parse(f"allow {target}: {s}", scope) for s in suggestions]
         return [Rule.parse(f"allow {target}", scope)]
 
     def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
@@ -150,6 +168,21 @@ class RulePolicy:
     def add_rule(self, rule: Rule) -> None:
         if self.book.add(rule) and rule.scope != "conversation" and self.on_saved_change:
             self.on_saved_change()
+
+
+def _verdict(judgement: CommandJudgement) -> Decision | None:
+    """What a command's judgement decides by itself (None: not covered)."""
+    if judgement.verdict == "deny":
+        rule = judgement.rules[0] if judgement.rules else None
+        if rule is not None:
+            return Deny(f"denied by the rule “{rule.text}” ({rule.scope})")
+        # a wrapper's part (sh -c '…') names the inner rule in its reason
+        why = next((p.reason for p in judgement.parts if p.verdict == "deny"), "")
+        return Deny(f"denied: {why}" if why else "denied")
+    if judgement.verdict == "allow":
+        text = "; ".join(r.describe() for r in judgement.rules) or "plain variable assignments"
+        return Approve(rule=text)
+    return None
 
 
 def commands_matched(rule: Rule, history: Iterable[str], project: str) -> list[str]:

@@ -7,6 +7,7 @@ A rule is one line of text, the form settings keep and the rule editor shows:
     allow write_file                       any call of a built-in tool
     allow mcp:github/create_issue          a tool of one MCP server
     allow acp:claude/*                     every permission request of one ACP agent
+    allow acp:claude/execute: git status   a command of one ACP agent (a command rule)
 
 Conversation rules live in memory with the conversation's policy. Project rules are kept
 in melgui's own config keyed by the project folder, not in the project: an agent that can
@@ -27,6 +28,15 @@ SCOPES: tuple[Scope, ...] = get_args(Scope)
 Effect = Literal["allow", "deny"]
 BUILTIN = "melgui"
 COMMAND_TOOL = "run_command"
+AGENT_COMMAND_TOOL = "execute"  # the ACP tool kind of an agent's commands
+
+
+def is_command_tool(origin: str, tool: str) -> bool:
+    """Calls of this tool run a command line that command rules read."""
+    if origin == BUILTIN:
+        return tool == COMMAND_TOOL
+    return origin.startswith("acp:") and tool == AGENT_COMMAND_TOOL
+
 
 SCOPE_LABEL: dict[Scope, str] = {
     "conversation": "this conversation",
@@ -51,6 +61,10 @@ class Rule:
         rest = rest.strip()
         if rest.startswith(("mcp:", "acp:")):
             target, _, pattern = rest.partition(" ")
+            if target.endswith(":"):  # acp:<agent>/execute: <command>
+                target = target[:-1]
+            elif pattern:
+                raise ValueError(f"{text!r}: write acp:<agent>/execute: <command>")
             origin, slash, tool = target.partition("/")
             if not slash:
                 raise ValueError(f"{text!r}: write mcp:<server>/<tool> or acp:<agent>/<tool>")
@@ -68,13 +82,14 @@ class Rule:
             raise ValueError(f"{text!r}: name one tool after {effect!r}")
         pattern = " ".join(pattern.split())
         command = None
-        if tool == COMMAND_TOOL and origin == BUILTIN:
+        # acp:<agent>/execute without a pattern is a rule for every command of the agent
+        if is_command_tool(origin, tool) and (pattern or origin == BUILTIN):
             if not pattern:
                 raise ValueError(f"{text!r}: a run_command rule names a command: 'git status'")
             command = CommandRule.parse(pattern)
             pattern = command.text
         elif pattern:
-            raise ValueError(f"{text!r}: only run_command rules take a pattern")
+            raise ValueError(f"{text!r}: only command rules take a pattern")
         return cls(effect, tool, origin, pattern, scope, command)  # type: ignore[arg-type]
 
     @property
@@ -126,8 +141,11 @@ class RuleBook:
         rules.remove(rule)
         return True
 
-    def commands(self, effect: Effect) -> list[Rule]:
-        return [r for r in self if r.command is not None and r.effect == effect]
+    def commands(self, effect: Effect, origin: str = BUILTIN) -> list[Rule]:
+        """Command rules of `origin`: melgui's run_command, or one ACP agent's execute."""
+        return [
+            r for r in self if r.command is not None and r.effect == effect and r.origin == origin
+        ]
 
     def for_tool(self, origin: str, tool: str) -> list[Rule]:
         return [r for r in self if r.command is None and r.covers_tool(origin, tool)]

@@ -151,7 +151,8 @@ class Settings(BaseSettings):
     brings it back and a switch away never sends it to another server."""
     acp_agents: list[str] = Field(default_factory=list)
     """ACP agent commands of your own (beside the known ones: gemini --experimental-acp,
-    opencode acp, …): offered in "New agent pane…", and opened as agent panes by open_pane."""
+    opencode acp, …): offered in "New agent pane…", and opened as agent panes by open_pane.
+    `name: command` names the agent for rules (`acp:name/…`)."""
     open_pane_acp: bool = True
     """open_pane opens a command that starts a known ACP agent as an agent pane (off: as a
     terminal, as before)."""

@@ -56,6 +56,9 @@ class ApprovalRequest:
     # An ACP agent's own answers (buttons with its labels); `chosen` is the one picked.
     options: tuple[AgentOption, ...] = ()
     chosen: str = ""
+    # The change as a unified diff when the asker already has it (an ACP agent's edit);
+    # the inspector shows it before the person answers.
+    preview: str = ""
 
     @property
     def pending(self) -> bool:

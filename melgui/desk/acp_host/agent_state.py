@@ -26,7 +26,8 @@ class AgentState:
     title: str = ""
     agent_info: str = ""  # "opencode 0.9.1"
     session_id: str = ""
-    can_load: bool = False
+    can_load: bool = False  # session/load: reopened with its history replayed
+    can_resume: bool = False  # session/resume: reopened without it
     modes: list[Choice] = field(default_factory=list)
     mode: str = ""
     model_option: str = ""  # the config option id that picks the model ("" when none)

@@ -16,24 +16,19 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
-    AcpMcpServer,
     ClientCapabilities,
-    EnvVariable,
     FileSystemCapabilities,
-    HttpHeader,
-    HttpMcpServer,
     Implementation,
-    McpServerStdio,
-    SseMcpServer,
 )
 
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL
+from melgui.core.protocol.approval import ApprovalRequest, Deny
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -47,19 +42,22 @@ from melgui.core.protocol.messages import Conversation
 from melgui.desk.acp_host.agent_state import AgentState, Choice
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.client import HostClient
+from melgui.desk.acp_host.exit_race import AgentEnded, answer_or_exit
 from melgui.desk.acp_host.files import AgentFiles, WriteGuard
+from melgui.desk.acp_host.mcp_entries import McpEntry, mcp_entries
 from melgui.desk.acp_host.permissions import AskPerson, PermissionGate
 from melgui.desk.acp_host.process import AgentProcess, AgentStartError
-from melgui.desk.acp_host.terminals import AgentTerminal, AgentTerminals
+from melgui.desk.acp_host.terminals import AgentTerminal, AgentTerminals, SandboxFor
 from melgui.desk.acp_host.updates import PlanSink, UpdateTranslator
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.workspace import Workspace
 
 log = logging.getLogger(__name__)
-McpEntry = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 T = TypeVar("T")
 Observer = Callable[[LoopEvent], None]
+HostStatus = Literal["new", "ready", "prompting", "failed", "closed"]
 START_TIMEOUT = 60.0  # initialize and session/new; a prompt may take as long as it takes
+CANCEL_GRACE = 5.0  # how long a cancelled turn may take to end before the agent is ended
 AUTH_REQUIRED = -32000
 
 
@@ -92,7 +90,9 @@ class AcpHost:
         around_write: WriteGuard | None = None,
         plans: PlanSink | None = None,
         on_terminal: Callable[[AgentTerminal], None] | None = None,
+        sandbox: SandboxFor | None = None,
         start_timeout: float = START_TIMEOUT,
+        cancel_grace: float = CANCEL_GRACE,
     ) -> None:
         self.command = command
         workspace = Workspace(cwd)  # raises ValueError for a folder that is not one
@@ -100,6 +100,8 @@ class AcpHost:
         self.env = dict(env or {})
         self.source = source or command.name
         self.mcp_servers = list(mcp_servers)
+        self.mcp_http = False  # the agent can use HTTP MCP servers (from initialize)
+        self.mcp_left_out: list[str] = []  # servers session/new did not get, and why
         self.state = AgentState(command.name)
         self.conversation = Conversation()
         self.failure = ""
@@ -107,20 +109,40 @@ class AcpHost:
         self.connection: ClientSideConnection | None = None
         self.usage = Usage()
         self.start_timeout = start_timeout
+        self.cancel_grace = cancel_grace
         self._observers: list[Observer] = []
         self._ask = ask
-        self.gate = PermissionGate(command.origin, self.source, policy, self._ask_person)
+        self.gate = PermissionGate(
+            command.origin, self.source, policy, self._ask_person, self._tell
+        )
         self.files = AgentFiles(workspace, self.source, around_write)
-        self.terminals = AgentTerminals(workspace, on_terminal)
+        self.terminals = AgentTerminals(
+            workspace, on_terminal, refusal=self._refusal, sandbox=sandbox
+        )
+        self._policy = policy
         self.translator = UpdateTranslator(self.conversation, self.emit, self.state, plans)
+        self.gate.known_diff = self.translator.diff_of
         self._client = HostClient(self._on_update, self.gate, self.files, self.terminals)
         self._prompting = False
+        self._turn_over = asyncio.Event()
+        self._turn_over.set()
         self._cancelled = False
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
         # Awaited before a turn's end is told (the pane: until its chat has drawn the
         # burst of text it was sent, so the final message is not drawn all in one go).
         self.settle: Callable[[], Awaitable[None]] | None = None
+
+    @property
+    def status(self) -> HostStatus:
+        """Where the host is: "failed" (see `failure`) takes every later request."""
+        if self.failure:
+            return "failed"
+        if self._closing:
+            return "closed"
+        if self._prompting:
+            return "prompting"
+        return "ready" if self.state.session_id else "new"
 
     # -- observers -----------------------------------------------------------------------
 
@@ -141,6 +163,18 @@ class AcpHost:
         self.emit(ApprovalNeeded(request))
         if self._ask is not None:
             self._ask(request)
+
+    def _refusal(self, command: str) -> str | None:
+        """Why melgui's rules deny this command of the agent's (terminal/create)."""
+        if self._policy is None:
+            return None
+        decision = self._policy.check_operation(
+            self.command.origin, AGENT_COMMAND_TOOL, {"command": command}
+        )
+        return decision.reason if isinstance(decision, Deny) else None
+
+    def _tell(self, text: str) -> None:
+        self.emit(ContextNotice(text, "warning"))
 
     def _on_update(self, session_id: str, update: Any) -> None:
         if session_id == self.state.session_id:
@@ -173,9 +207,12 @@ class AcpHost:
         )
         if reply.agent_info is not None:
             self.state.agent_info = f"{reply.agent_info.name} {reply.agent_info.version}".strip()
-        self.state.can_load = bool(
-            reply.agent_capabilities and reply.agent_capabilities.load_session
-        )
+        capabilities_of_agent = reply.agent_capabilities
+        self.state.can_load = bool(capabilities_of_agent and capabilities_of_agent.load_session)
+        sessions = capabilities_of_agent.session_capabilities if capabilities_of_agent else None
+        self.state.can_resume = bool(sessions and sessions.resume is not None)
+        mcp = capabilities_of_agent.mcp_capabilities if capabilities_of_agent else None
+        self.mcp_http = bool(mcp and mcp.http)
         self.state.auth_methods = [
             Choice(m.id, m.name, m.description or "") for m in (reply.auth_methods or [])
         ]
@@ -187,21 +224,13 @@ class AcpHost:
 
     async def open_session(self, resume: str | None = None) -> None:
         connection = self._connected()
-        servers = self._mcp()
+        servers, self.mcp_left_out = mcp_entries(self.mcp_servers, http=self.mcp_http)
+        if self.mcp_left_out:
+            left_out = ", ".join(self.mcp_left_out)
+            self.emit(ContextNotice(f"MCP servers not given to the agent: {left_out}."))
         try:
             if resume:
-                if not self.state.can_load:
-                    raise self._failed("this agent cannot load a saved session")
-                self.state.session_id = resume
-                loaded = await self._call(
-                    connection.load_session(cwd=self.cwd, session_id=resume, mcp_servers=servers),
-                    "session/load",
-                    None,
-                )
-                self.translator.end_turn(cancelled=False)
-                if loaded is not None:
-                    self.state.set_modes(loaded.modes)
-                    self.state.set_config(loaded.config_options)
+                await self._reopen(connection, resume, servers)
                 return
             reply = await self._call(
                 connection.new_session(cwd=self.cwd, mcp_servers=servers),
@@ -216,25 +245,29 @@ class AcpHost:
         self.state.set_modes(reply.modes)
         self.state.set_config(reply.config_options)
 
-    def _mcp(self) -> list[McpEntry]:
-        """The project's MCP servers as the agent should start them."""
-        found: list[McpEntry] = []
-        for server in self.mcp_servers:
-            if server.disabled or server.problem:
-                continue
-            if server.kind == "http":
-                headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
-                found.append(
-                    HttpMcpServer(name=server.name, url=server.url, headers=headers, type="http")
-                )
-            else:
-                env = [EnvVariable(name=k, value=v) for k, v in server.env.items()]
-                found.append(
-                    McpServerStdio(
-                        name=server.name, command=server.command, args=list(server.args), env=env
-                    )
-                )
-        return found
+    async def _reopen(
+        self, connection: ClientSideConnection, session_id: str, servers: list[McpEntry]
+    ) -> None:
+        """session/load (the history is replayed into the chat), else session/resume."""
+        if not (self.state.can_load or self.state.can_resume):
+            raise self._failed("this agent cannot load or resume a saved session")
+        self.state.session_id = session_id
+        if self.state.can_load:
+            reopened: Any = await self._call(
+                connection.load_session(cwd=self.cwd, session_id=session_id, mcp_servers=servers),
+                "session/load",
+                None,
+            )
+        else:
+            reopened = await self._call(
+                connection.resume_session(cwd=self.cwd, session_id=session_id, mcp_servers=servers),
+                "session/resume",
+                self.start_timeout,
+            )
+        self.translator.end_turn(cancelled=False)
+        if reopened is not None:
+            self.state.set_modes(reopened.modes)
+            self.state.set_config(reopened.config_options)
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -247,6 +280,7 @@ class AcpHost:
         connection = self._connected()
         self.translator.user_sent(text)
         self._prompting, self._cancelled = True, False
+        self._turn_over.clear()
         try:
             reply = await self._call(
                 connection.prompt(session_id=self.state.session_id, prompt=[text_block(text)]),
@@ -263,6 +297,7 @@ class AcpHost:
             raise
         finally:
             self._prompting = False
+            self._turn_over.set()
             self.gate.cancel_all("The turn ended.")
         stop = str(reply.stop_reason)
         if self.settle is not None:
@@ -283,12 +318,29 @@ class AcpHost:
         return stop
 
     async def cancel(self) -> None:
-        """session/cancel; open permission requests are answered `cancelled` at once."""
+        """session/cancel, and wait (`cancel_grace` s) for the turn to end; open permission
+        requests are answered `cancelled` at once. An agent that goes on regardless is
+        ended: the host fails with its stderr tail, and its process group is killed."""
         self._cancelled = True
         self.gate.cancel_all("The turn was cancelled.")
-        if self.connection is not None and self._prompting and not self.failure:
-            with contextlib.suppress(ConnectionError, RequestError):
-                await self.connection.cancel(session_id=self.state.session_id)
+        if self.connection is None or not self._prompting or self.failure:
+            return
+        with contextlib.suppress(ConnectionError, RequestError):
+            await self.connection.cancel(session_id=self.state.session_id)
+        try:
+            await asyncio.wait_for(self._turn_over.wait(), self.cancel_grace)
+        except TimeoutError:
+            await self._end_hung_turn()
+
+    async def _end_hung_turn(self) -> None:
+        if self.failure or self.process is None:
+            return
+        tail = self.process.stderr_now()
+        self._failed(
+            f"the agent did not end its turn within {self.cancel_grace:g} s of session/cancel; "
+            "it was ended" + (f". Its last words:\n{tail}" if tail else "")
+        )
+        self.process.end_group()  # the running prompt sees the exit and reports the failure
 
     async def set_mode(self, mode_id: str) -> None:
         connection = self._connected()
@@ -330,43 +382,13 @@ class AcpHost:
         return AgentFailed(self.failure)
 
     async def _call(self, request: Awaitable[T], what: str, timeout: float | None) -> T:
-        """`request`, unless the agent exits (or `timeout` passes) first."""
+        """`request`, unless the agent exits (or `timeout` passes) first: then the host
+        fails, saying how."""
         assert self.process is not None
-        work: asyncio.Future[Any] = asyncio.ensure_future(request)
-        exit_watch: asyncio.Future[Any] = asyncio.ensure_future(self.process.wait())
-        malformed: asyncio.Future[Any] = self.process.malformed
         try:
-            done, _ = await asyncio.wait(
-                {work, exit_watch, malformed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        except asyncio.CancelledError:
-            work.cancel()
-            raise
-        finally:
-            exit_watch.cancel()
-        if work in done:
-            try:
-                return work.result()
-            except ConnectionError:
-                pass  # the agent closed its output: it is ending; say how below
-            except RequestError:
-                raise
-            except Exception as exc:  # a reply the SDK could not read
-                raise self._failed(f"{what}: the agent sent an unusable reply ({exc})") from None
-        work.cancel()
-        if malformed in done:
-            tail = await self.process.stderr_tail(0.2)
-            raise self._failed(f"{what}: {malformed.result()}" + (f"\n{tail}" if tail else ""))
-        if not done:
-            raise self._failed(f"{what}: the agent did not answer within {timeout:.0f} s")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.process.wait(), 2)
-        code = self.process.returncode
-        tail = await self.process.stderr_tail()
-        ended = (
-            f"the agent exited (code {code})" if code is not None else "the agent closed its output"
-        )
-        raise self._failed(f"{what}: {ended}" + (f"; its last words:\n{tail}" if tail else ""))
+            return await answer_or_exit(self.process, request, what, timeout)
+        except AgentEnded as exc:
+            raise self._failed(str(exc)) from None
 
     async def _watch_exit(self, process: AgentProcess) -> None:
         """An agent that ends between turns fails the pane at once (during a turn, the

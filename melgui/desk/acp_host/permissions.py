@@ -2,16 +2,21 @@
 
 The operation is named `acp:<agent>/<kind>` (the ACP tool kind: edit, execute, read,
 …), so `allow acp:opencode/*` or `deny acp:gemini/execute` answer without asking, and
-nothing granted to one agent applies to another. What the rules leave open becomes an
-ApprovalRequest carrying the agent's own options, handed to `ask` (the pane, which puts
-it in the window's one queue). A request still open when the turn is cancelled or the
-pane closes is answered `cancelled`.
+nothing granted to one agent applies to another. An `execute` is judged by its command
+(its raw input's, else its title) with melgui's command rules: melgui's deny rules apply
+to it, and "always" grants a rule per part (`allow acp:opencode/execute: git status`),
+or nothing, answered as "once", when a part cannot be covered by a rule.
+
+What the rules leave open becomes an ApprovalRequest carrying the agent's own options,
+handed to `ask` (the pane, which puts it in the window's one queue). A request still
+open when the turn is cancelled or the pane closes is answered `cancelled`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -24,24 +29,38 @@ from acp.schema import (
 )
 
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule
+from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL, Rule
 from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.events import ToolCall
+from melgui.desk.acp_host.updates import content_diff
 
 AskPerson = Callable[[ApprovalRequest], None]
+Tell = Callable[[str], None]
 CANCELLED = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
 
 
 def operation_of(tool_call: ToolCallUpdate) -> tuple[str, dict[str, Any]]:
-    """The tool name rules match (the ACP kind) and the arguments they may read."""
+    """The tool name rules match (the ACP kind) and the arguments they may read; an
+    `execute` carries the command line it runs as `command`."""
     tool = tool_call.kind or "other"
     arguments: dict[str, Any] = {"title": tool_call.title or tool}
     if isinstance(tool_call.raw_input, dict):
         arguments["input"] = tool_call.raw_input
-        command = tool_call.raw_input.get("command")
-        if isinstance(command, str):
+        command = command_line(tool_call.raw_input.get("command"))
+        if command:
             arguments["command"] = command
+    if tool == AGENT_COMMAND_TOOL and "command" not in arguments and tool_call.title:
+        arguments["command"] = tool_call.title
     return tool, arguments
+
+
+def command_line(value: Any) -> str:
+    """A command as agents put it in raw_input: a line, or an argv list."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
+        return shlex.join(value)
+    return ""
 
 
 def selected(options: list[PermissionOption], *kinds: str) -> RequestPermissionResponse:
@@ -59,12 +78,20 @@ class PermissionGate:
     """Answers one agent's permission requests."""
 
     def __init__(
-        self, origin: str, source: str, policy: RulePolicy | None, ask: AskPerson | None
+        self,
+        origin: str,
+        source: str,
+        policy: RulePolicy | None,
+        ask: AskPerson | None,
+        tell: Tell | None = None,
     ) -> None:
         self.origin = origin  # acp:<agent>
         self.source = source  # the pane's title, naming the request in the queue
         self.policy = policy
         self.ask = ask
+        self.tell = tell  # a note for the person (an "always" that could not be kept)
+        # The diff the agent's updates showed for a call (when the request carries none).
+        self.known_diff: Callable[[str], str] = lambda call_id: ""
         self.pending: list[ApprovalRequest] = []
         self.answered_by_rules: list[str] = []  # the rules' texts, newest last
 
@@ -88,6 +115,7 @@ class PermissionGate:
             arguments,
             source=self.source,
             options=tuple(AgentOption(o.option_id, o.name, o.kind) for o in options),
+            preview=content_diff(tool_call.content) or self.known_diff(tool_call.tool_call_id),
         )
         self.pending.append(request)
         self.ask(request)
@@ -115,16 +143,42 @@ class PermissionGate:
         else:
             kind = "reject_once"
         if self.policy is not None and kind == "allow_always":
-            self.policy.record_operation(self.origin, tool, arguments, Approve("session"))
+            if self.policy.rules_for(tool, arguments, "conversation", self.origin):
+                self.policy.record_operation(self.origin, tool, arguments, Approve("session"))
+            else:  # as melgui's own "Always allow" is refused: only this once
+                what = arguments.get("command", tool)
+                self._say(f"Allowed once only: no rule can cover every part of “{what}”.")
+                kind, chosen = "allow_once", None
         if self.policy is not None and kind == "reject_always":
-            self.policy.add_rule(Rule.parse(f"deny {self.origin}/{tool}", "conversation"))
+            rule = self._rejection(tool, arguments)
+            if rule is not None:
+                self.policy.add_rule(rule)
         if chosen is not None:
             return RequestPermissionResponse(
                 outcome=AllowedOutcome(outcome="selected", option_id=chosen.option_id)
             )
         if kind == "allow_always":
             return selected(options, "allow_always", "allow_once")
-        return selected(options, kind, "reject_always" if kind == "reject_once" else "allow_once")
+        if kind == "allow_once":  # an agent that offers only "always" still gets the yes
+            return selected(options, "allow_once", "allow_always")
+        return selected(options, kind, "reject_always" if kind == "reject_once" else "reject_once")
+
+    def _rejection(self, tool: str, arguments: dict[str, Any]) -> Rule | None:
+        """A deny rule for what was rejected "always": an agent's command by its words
+        when it is one simple command (none for a compound one: which part was meant?),
+        else the whole kind."""
+        command = arguments.get("command")
+        if tool != AGENT_COMMAND_TOOL or not isinstance(command, str) or self.policy is None:
+            return Rule.parse(f"deny {self.origin}/{tool}", "conversation")
+        parts = self.policy.judge(command, origin=self.origin).parts
+        if len(parts) == 1 and parts[0].suggestion:
+            return Rule.parse(f"deny {self.origin}/{tool}: {parts[0].suggestion}", "conversation")
+        self._say(f"Rejected; no lasting rule: “{command}” is more than one command.")
+        return None
+
+    def _say(self, text: str) -> None:
+        if self.tell is not None:
+            self.tell(text)
 
     def cancel_all(self, reason: str) -> None:
         """Answer every open request `cancelled` (turn cancelled, pane closed)."""

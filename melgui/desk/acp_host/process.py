@@ -12,6 +12,7 @@ import json
 import os
 from collections import deque
 from collections.abc import Mapping
+from typing import Any
 
 from melgui.core.processes import reset_signals
 from melgui.desk.acp_host.agents import AgentCommand
@@ -19,6 +20,26 @@ from melgui.desk.acp_host.agents import AgentCommand
 STREAM_LIMIT = 64 * 1024 * 1024  # one protocol line may carry a whole file
 TAIL_LINES = 40
 FEED_SLICE_S = 0.004  # at most this long handing on protocol lines before a pause
+LINES_PER_PAUSE = 16  # protocol lines the SDK reads before the loop gets a turn
+
+
+class PacedReader(asyncio.StreamReader):
+    """The protocol lines as the SDK reads them, with a pause every LINES_PER_PAUSE.
+
+    While lines are buffered the SDK reads message after message without letting the
+    loop go, starting a task for each: a burst of 20,000 updates left thousands of them
+    alive at once, which outlived the young garbage generations and set off two or three
+    full collections a turn (100-270 ms each, the pane's longest stalls). Pausing every
+    few lines lets those tasks finish first; profiled with bench/bench_acp_pane.py.
+    """
+
+    _lines = 0
+
+    async def readuntil(self, separator: Any = b"\n") -> bytes:
+        self._lines += 1
+        if self._lines % LINES_PER_PAUSE == 0:
+            await asyncio.sleep(0)
+        return await super().readuntil(separator)
 
 
 class AgentStartError(Exception):
@@ -34,7 +55,7 @@ class AgentProcess:
         loop = asyncio.get_running_loop()
         self._stderr_done = loop.create_task(self._read_stderr())
         # What the SDK reads: the agent's stdout, line by line, once checked to be JSON.
-        self.messages = asyncio.StreamReader(limit=STREAM_LIMIT)
+        self.messages = PacedReader(limit=STREAM_LIMIT)
         self.malformed: asyncio.Future[str] = loop.create_future()
         self._checker = loop.create_task(self._check_stdout())
 
@@ -67,7 +88,7 @@ class AgentProcess:
         return self.process.stdin
 
     async def _check_stdout(self) -> None:
-        """Pass protocol lines on; the first line that is no JSON object is kept in
+        """Pass protocol lines on; the first line that is no JSON-RPC message is kept in
         `malformed` (the SDK would only log it and go on waiting)."""
         stream = self.process.stdout
         assert stream is not None
@@ -144,6 +165,10 @@ class AgentProcess:
         if transport is not None:
             transport.close()
 
+    def end_group(self) -> None:
+        """Kill the agent and every process it started (its group); pipes stay readable."""
+        self._kill()
+
     def _terminate(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, 15)
@@ -154,7 +179,9 @@ class AgentProcess:
 
 
 def _is_message(line: bytes) -> bool:
+    """A JSON-RPC 2.0 message: a JSON object that says so."""
     try:
-        return isinstance(json.loads(line), dict)
+        message = json.loads(line)
     except ValueError:
         return False
+    return isinstance(message, dict) and message.get("jsonrpc") == "2.0"

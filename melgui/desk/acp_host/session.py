@@ -19,6 +19,7 @@ from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ContextNotice, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.desk.acp_host.host import AcpHost, AgentFailed, AuthRequired
+from melgui.desk.acp_host.session_book import SessionBook, SessionEntry
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,11 @@ class AcpLoopView:
 class AcpSession:
     """Queued prompts to one ACP agent, one after another; LoopEvents to observers."""
 
-    def __init__(self, host: AcpHost, resume: str | None = None) -> None:
+    def __init__(
+        self, host: AcpHost, resume: str | None = None, book: SessionBook | None = None
+    ) -> None:
         self.host = host
+        self.book = book  # where the session is noted, to be reopened later
         self.source = host.source
         self.loop = AcpLoopView(host.command.name, host.cwd, pending=host.gate.pending)
         self.last_stop = ""
@@ -90,6 +94,7 @@ class AcpSession:
         await asyncio.shield(self._starting)
         self._started = True
         self._follow_model()
+        await self._note()
 
     def mark_started(self) -> None:
         """The session was opened by hand (after a sign-in)."""
@@ -130,7 +135,27 @@ class AcpSession:
         except AgentFailed as exc:
             self.host.emit(TurnFailed(str(exc)))
             return "failed"
-        return await self.host.prompt(text)
+        stop = await self.host.prompt(text)
+        await self._note()
+        return stop
+
+    async def _note(self) -> None:
+        """Keep the session in the book (agents that can load or resume it only)."""
+        host, state = self.host, self.host.state
+        if self.book is None or not state.session_id or not (state.can_load or state.can_resume):
+            return
+        first = next((m.content for m in host.conversation.messages if m.role == "user"), "")
+        entry = SessionEntry(
+            host.command.name,
+            host.command.text(),
+            host.cwd,
+            state.session_id,
+            state.title or _first_line(first),
+        )
+        try:
+            await asyncio.to_thread(self.book.record, entry)
+        except OSError as exc:  # the history of sessions is a convenience: say so, go on
+            log.warning("cannot note the ACP session: %s", exc)
 
     def stop(self) -> list[str]:
         """Cancel the running turn (session/cancel); returns the queued texts not sent."""
@@ -167,3 +192,8 @@ class AcpSession:
             with contextlib.suppress(asyncio.CancelledError):
                 await runner
         await self.host.aclose()
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0][:80] if lines else ""

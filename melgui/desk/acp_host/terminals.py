@@ -1,8 +1,10 @@
 """`terminal/*` requests in melgui's pseudo-terminals.
 
 Each terminal is a PtySession in the project folder (a `cwd` outside it is refused).
-Output is read as it comes and kept up to the agent's byte limit (the oldest bytes go
-first, as the protocol asks). `on_output` lets a window show the terminal as it runs.
+A command melgui's rules deny (`refusal`) is refused to the agent with the rule's reason;
+when commands are sandboxed (`sandbox`, the desk's setting) it runs in bubblewrap, as
+run_command does. Output is read as it comes and kept up to the agent's byte limit (the
+oldest bytes go first, as the protocol asks). `on_open` lets a window show the terminal.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import shlex
 from collections.abc import Callable
 
 from acp import RequestError
@@ -18,10 +21,15 @@ from acp.schema import EnvVariable, TerminalExitStatus
 
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.terminal.pty_session import PtyError, PtySession
+from melgui.tools.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace
 
 DEFAULT_LIMIT = 1024 * 1024
 POLL_S = 0.05
+Refusal = Callable[[str], str | None]  # a command line -> why the rules deny it, or None
+# The sandbox commands run in, None when they are not sandboxed; raises ToolError when
+# the setting is on but the sandbox cannot be used.
+SandboxFor = Callable[[], SandboxSpec | None]
 
 
 class AgentTerminal:
@@ -96,10 +104,17 @@ class AgentTerminals:
     """The terminals of one agent; all of them end with the agent's pane."""
 
     def __init__(
-        self, workspace: Workspace, on_open: Callable[[AgentTerminal], None] | None = None
+        self,
+        workspace: Workspace,
+        on_open: Callable[[AgentTerminal], None] | None = None,
+        *,
+        refusal: Refusal | None = None,
+        sandbox: SandboxFor | None = None,
     ) -> None:
         self.workspace = workspace
         self.on_open = on_open
+        self.refusal = refusal
+        self.sandbox = sandbox
         self._terminals: dict[str, AgentTerminal] = {}
         self._ids = itertools.count(1)
 
@@ -117,12 +132,24 @@ class AgentTerminals:
             raise RequestError.invalid_params({"cwd": cwd, "reason": str(exc)}) from None
         environment = {**os.environ, **{v.name: v.value for v in env or []}}
         argv = [command, *(args or [])]
+        line = shlex.join(argv)
+        why = self.refusal(line) if self.refusal is not None else None
+        if why:
+            raise RequestError.invalid_params({"command": line, "reason": why})
         try:
-            pty = PtySession(argv, cwd=folder, env=environment, columns=120, rows=30)
+            spec = self.sandbox() if self.sandbox is not None else None
+        except ToolError as exc:
+            raise RequestError.invalid_params({"command": line, "reason": str(exc)}) from None
+        run = argv
+        if spec is not None:
+            run = bwrap_argv(spec, str(folder), argv)
+            environment = sandbox_env(environment)
+        try:
+            pty = PtySession(run, cwd=folder, env=environment, columns=120, rows=30)
         except PtyError as exc:
             raise RequestError.invalid_params({"command": command, "reason": str(exc)}) from None
         terminal_id = f"term-{next(self._ids)}"
-        title = " ".join(argv)
+        title = " ".join(argv) + (" (sandboxed)" if spec is not None else "")
         terminal = AgentTerminal(terminal_id, title, pty, DEFAULT_LIMIT if limit is None else limit)
         self._terminals[terminal_id] = terminal
         if self.on_open is not None:

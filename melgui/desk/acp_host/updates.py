@@ -37,6 +37,7 @@ _PLAN_MARK = {"completed": "x", "in_progress": "~", "pending": " "}
 @dataclass
 class OpenCall:
     call: ToolCall
+    diff: str = ""  # the change its content showed, for the approval
     started: float = field(default_factory=time.monotonic)
     running: bool = False
     text: str = ""
@@ -146,6 +147,7 @@ class UpdateTranslator:
             self.flush_text((call,))
         if update.content:
             open_call.text, open_call.parts = _content(update.content)
+            open_call.diff = content_diff(update.content) or open_call.diff
         if isinstance(update.raw_output, dict | str) and not open_call.text:
             raw = update.raw_output
             open_call.text = raw if isinstance(raw, str) else json.dumps(raw, indent=1)
@@ -166,6 +168,11 @@ class UpdateTranslator:
         self.conversation.append(result)
         self.emit(MessageAdded(result))
 
+    def diff_of(self, call_id: str) -> str:
+        """The diff an open call's updates carried ("" when none)."""
+        open_call = self.calls.get(call_id)
+        return open_call.diff if open_call is not None else ""
+
     def end_turn(self, cancelled: bool) -> None:
         """The turn ended: the text becomes a message, open calls get their one result."""
         self.flush_text()
@@ -173,19 +180,29 @@ class UpdateTranslator:
             self._finish(open_call, "cancelled" if cancelled else "interrupted")
 
 
+def unified_diff(item: Any) -> str:
+    """An ACP diff content item (path, old_text, new_text) as a unified diff."""
+    return "".join(
+        difflib.unified_diff(
+            (item.old_text or "").splitlines(keepends=True),
+            item.new_text.splitlines(keepends=True),
+            fromfile=item.path,
+            tofile=item.path,
+        )
+    )
+
+
+def content_diff(items: list[Any] | None) -> str:
+    """The diffs among a tool call's content, one after another ("" for none)."""
+    return "".join(unified_diff(item) for item in items or [] if item.type == "diff")
+
+
 def _content(items: list[Any]) -> tuple[str, tuple[ResultPart, ...]]:
     texts: list[str] = []
     parts: list[ResultPart] = []
     for item in items:
         if item.type == "diff":
-            diff = "".join(
-                difflib.unified_diff(
-                    (item.old_text or "").splitlines(keepends=True),
-                    item.new_text.splitlines(keepends=True),
-                    fromfile=item.path,
-                    tofile=item.path,
-                )
-            )
+            diff = unified_diff(item)
             texts.append(diff or f"{item.path}: unchanged")
             parts.append(ResultPart("text", text=diff))
         elif item.type == "terminal":

@@ -109,7 +109,7 @@ def arguments_html(
         )
         if command_parts:
             parts.append(f"<p><b>What the rules matched</b></p>{command_parts}")
-    elif has_diff(name) and arguments is not None:
+    elif (has_diff(name) or preview) and arguments is not None:
         if not preview:
             parts.append(f'<p style="color:{colors.muted}">Computing the diff…</p>')
         else:

@@ -173,6 +173,10 @@ class Inspector(QWidget):
     # --- diff preview ----------------------------------------------------------------
 
     def _want_preview(self, record: CallRecord) -> None:
+        request = record.request
+        if record.preview is None and request is not None and request.preview:
+            record.preview = request.preview  # the asker's own diff (an ACP agent's edit)
+            return
         if record.preview is not None or not has_diff(record.call.name):
             return
         if record.arguments is None or record.status not in ("requested", "waiting"):

@@ -1,5 +1,7 @@
-"""ACP agent panes in the main window: the factory on the window's desk, and
-"New agent pane…" (the known agents, the person's own from settings, or any command)."""
+"""ACP agent panes in the main window: the factory on the window's desk, "New agent
+pane…" (the known agents, the person's own from settings, or any command), and "Reopen
+agent session…" (the sessions melgui noted in this project, of agents that can load or
+resume them)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from PySide6.QtWidgets import QInputDialog
 from melgui.desk.acp_host.agents import KNOWN_AGENTS, AgentCommand, known_agent, parse_command
 from melgui.desk.acp_host.factory import acp_session
 from melgui.desk.acp_host.session import AcpSession
+from melgui.desk.acp_host.session_book import SessionBook, SessionEntry
 from melgui.ui.panes.manager import PaneManager
 
 
@@ -17,8 +20,10 @@ def install_acp(window: Any, manager: PaneManager) -> None:
     """Let `manager` open ACP agent panes on `window.desk` (its rules, MCP servers,
     checkpoints; plans to the window's plans panel)."""
 
-    def make(command: AgentCommand, title: str) -> AcpSession:
-        return acp_session(window.desk, command, title, plans=window.plans_panel.sink)
+    def make(command: AgentCommand, title: str, resume: str | None) -> AcpSession:
+        return acp_session(
+            window.desk, command, title, plans=window.plans_panel.sink, resume=resume
+        )
 
     def agent_for(command: str) -> AgentCommand | None:
         settings = window.desk.settings
@@ -55,6 +60,37 @@ def ask_agent(window: Any) -> QInputDialog:
     dialog.setComboBoxItems(agent_choices(list(window.desk.settings.acp_agents)))
     dialog.textValueSelected.connect(
         lambda text: open_agent(window, text) if text.strip() else None
+    )
+    dialog.open()
+    return dialog
+
+
+def reopen_session(window: Any, entry: SessionEntry) -> None:
+    """A pane on the agent `entry` names, reopening its session (history replayed when
+    the agent loads it)."""
+    try:
+        command = parse_command(entry.command, entry.agent)
+        info = window.pane_manager.open_agent(command, "tab", resume=entry.session_id)
+    except Exception as exc:  # a command that cannot be read, no factory: say so, go on
+        window.status.showMessage(f"Cannot reopen the session: {exc}", 15000)
+        return
+    window.pane_manager.area.focus_pane(info.id)
+
+
+def ask_earlier_session(window: Any, book: SessionBook | None = None) -> QInputDialog | None:
+    """Pick one of this project's earlier agent sessions, the latest first."""
+    entries = (book or SessionBook()).for_folder(window.desk.folder)
+    if not entries:
+        window.status.showMessage("No earlier agent sessions in this project.", 8000)
+        return None
+    labels = [entry.label() for entry in entries]
+    dialog = QInputDialog(window)
+    dialog.setObjectName("agentSessionDialog")
+    dialog.setWindowTitle("Reopen agent session")
+    dialog.setLabelText("An earlier session of an ACP agent in this project:")
+    dialog.setComboBoxItems(labels)
+    dialog.textValueSelected.connect(
+        lambda text: reopen_session(window, entries[labels.index(text)]) if text in labels else None
     )
     dialog.open()
     return dialog

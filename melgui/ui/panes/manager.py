@@ -52,7 +52,8 @@ class WorkerSpec:
 
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
-AcpFactory = Callable[[AgentCommand, str], AcpSession]  # (command, pane title)
+# (command, pane title, the id of an earlier session to reopen or None)
+AcpFactory = Callable[[AgentCommand, str, str | None], AcpSession]
 BridgeFactory = Callable[[AgentSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
 
@@ -239,9 +240,15 @@ class PaneManager(QObject):
         self.registry.set_state(info.id, pane.state)
         return self.registry.get(info.id) or info
 
-    def open_agent(self, command: AgentCommand, layout: object = "tab", task: str = "") -> PaneInfo:
+    def open_agent(
+        self,
+        command: AgentCommand,
+        layout: object = "tab",
+        task: str = "",
+        resume: str | None = None,
+    ) -> PaneInfo:
         """An ACP agent started from `command`, in the project folder; `task` is its first
-        message, sent once the agent is ready."""
+        message, sent once the agent is ready; `resume` reopens an earlier session."""
         self._check_open()
         if self.acp_factory is None:
             raise PaneError("ACP agents are not available in this window.")
@@ -249,7 +256,7 @@ class PaneManager(QObject):
         title = f"{command.name} {info.id}"
         self.registry.set_title(info.id, title)
         try:
-            session = self.acp_factory(command, title)
+            session = self.acp_factory(command, title, resume)
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the agent: {exc}") from exc

@@ -12,15 +12,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.desk.acp_host.session_book import SessionBook
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.terminal_pane import TerminalPane
-from tests.fakes import ScriptedRelay
+from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 ASK = "Clean the build and run the tests."
 PLAY = [
@@ -46,7 +48,7 @@ def test_acp_pane_in_the_window(
     manager = window.pane_manager
     script = project.parent / "script.json"
     script.write_text(json.dumps({ASK: PLAY}))
-    info = manager.open_agent(scripted_agent("--script", str(script), name="opencode"), "right")
+    info = manager.open_agent(scripted_agent("--script", str(script)), "right")
     pane = manager.pane(info.id)
     assert isinstance(pane, AcpPane)
 
@@ -63,7 +65,8 @@ def test_acp_pane_in_the_window(
 
     run(scenario())
     request = window.approvals.first()
-    assert request is not None and request.source == info.title
+    assert request is not None and request.source == info.title == "scripted 1"
+    assert "scripted 1.0" in pane.info.text()  # the screenshot names the fake as what it is
     assert request.call.name == "execute" and request is pane.pending_approvals()[0]
     controls = window.approval_bar.controls
     assert [b.text() for b in controls.option_buttons] == [
@@ -120,8 +123,9 @@ def test_open_pane_opens_a_known_agent_and_orchestration_drives_it(
 
 
 def test_a_crashing_agent_shows_failed_with_its_stderr(
-    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
 ) -> None:
+    scripted_relay.script([text("Still here."), done()])
     window = make_window(relay_settings(scripted_relay))
     info = window.pane_manager.open_agent(scripted_agent(), "tab")
     pane = window.pane_manager.pane(info.id)
@@ -136,8 +140,17 @@ def test_a_crashing_agent_shows_failed_with_its_stderr(
     assert "fatal: model not configured" in pane.failure.text()
     assert pane.failure.isVisibleTo(pane)
     assert "exited (code 7)" in (window.pane_manager.info(info.id) or info).state.detail
-    # the app goes on: the main chat still takes a message
-    assert window.chat.input.isEnabled() and os.getpid() > 0
+    assert pane.acp.host.status == "failed" and pane.acp.host.process is not None
+    assert pane.acp.host.process.returncode == 7
+
+    # the app goes on: the main chat still takes a message and streams its answer
+    async def main_chat() -> None:
+        type_prompt(qtbot, window, "Are you there?")
+        await wait_until(lambda: idle(window, 1), 20)
+
+    run(main_chat())
+    assert scripted_relay.legs_received[0].last_user_text == "Are you there?"
+    assert "Still here." in window.chat.transcript.toPlainText()
 
 
 def test_an_agent_that_asks_to_sign_in_shows_its_methods(
@@ -159,3 +172,54 @@ def test_an_agent_that_asks_to_sign_in_shows_its_methods(
 
     run(signed_in())
     assert pane.sign_in == [] and pane.acp.host.state.session_id == "s1"
+
+
+def test_an_agents_edit_shows_its_diff_in_the_panes_inspector_before_approval(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    info = window.pane_manager.open_agent(scripted_agent(), "tab")
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+    inspector = pane.inspector
+    change = {"path": "notes.txt", "old": "alpha\n", "new": "beta\n"}
+
+    async def scenario() -> None:
+        await wait_until(lambda: bool(pane.acp.host.state.session_id), 20)
+        pane.send(steps({"ask": "edit", "title": "Edit notes", "diff": change, "bare": True}))
+        await wait_until(lambda: window.approvals.first() is not None, 20)
+        await wait_until(lambda: inspector.detail.record is not None, 20)
+
+    run(scenario())
+    record = inspector.detail.record
+    assert record is not None and record.awaiting_person
+    assert record.preview == "--- notes.txt\n+++ notes.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"
+    shown = inspector.detail.arguments.toPlainText()
+    assert "Changes" in shown and "-alpha" in shown and "+beta" in shown
+    window.approval_bar.controls.option_buttons[0].click()
+    run(wait_until(lambda: pane.state.name == "idle", 20))
+
+
+def test_an_earlier_agent_session_is_reopened_from_the_panes_menu(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    record = project.parent / "wire.jsonl"
+    command = scripted_agent("--resume", "--record", str(record))
+    info = window.pane_manager.open_agent(command, "tab", task=steps({"say": "first"}))
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+    run(wait_until(lambda: pane.latest_reply() == "first" and pane.state.name == "idle", 20))
+    session_id = pane.acp.host.state.session_id
+    run(wait_until(lambda: bool(SessionBook().for_folder(window.desk.folder)), 20))
+    window.actions_by_name["reopen_agent"].trigger()  # Panes → Reopen agent session…
+    dialog = window.findChild(QInputDialog, "agentSessionDialog")
+    assert dialog is not None
+    (label,) = dialog.comboBoxItems()
+    assert label.startswith('scripted · [{"say": "first"}] · ')
+    dialog.textValueSelected.emit(label)
+    reopened = window.pane_manager.pane(info.id + 1)
+    assert isinstance(reopened, AcpPane) and reopened is not pane
+    run(wait_until(lambda: reopened.acp.host.state.session_id == session_id, 20))
+    methods = [json.loads(line)["method"] for line in record.read_text().splitlines()]
+    assert methods[-1] == "session/resume"
