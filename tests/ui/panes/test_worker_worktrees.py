@@ -26,6 +26,7 @@ from melgui.ui.window_commands import ask_worker
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.projects import git, make_project, tree
 from tests.fakes.window import answer, relay_settings, wait_until
+from tests.fakes.worktree_repos import use_test_identity
 
 AUTO = {"spawn_agent": "auto", "read_agent": "auto", "edit_file": "auto", "run_command": "auto"}
 
@@ -312,3 +313,53 @@ def test_the_window_keeps_running_while_a_worktree_is_set_up(
     _info, prepared = run(scenario())
     assert prepared.setup is not None and prepared.setup.ok
     assert "installing" in prepared.setup.output
+
+
+def test_closing_a_worker_that_committed_asks_and_cancel_keeps_its_branch(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use_test_identity(monkeypatch)  # the worker's `git commit` runs with the app's environment
+    before = tree(project)
+
+    def worker(request: RecordedRequest) -> list[Any]:
+        if (request.last_message or {}).get("role") == "tool":
+            return [text("Committed."), done()]
+        edit = {"path": "src/app.py", "old_string": "hello", "new_string": "committed"}
+        commit = {"command": "git commit -qam 'worker: greet differently'"}
+        return [tool_calls(tool_call("edit_file", edit), tool_call("run_command", commit))]
+
+    scripted_relay.on(lambda r: r.tool_role == "worker", worker)
+    settings = relay_settings(scripted_relay)
+    settings.approval_modes = {**settings.approval_modes, **AUTO}
+    window = make_window(settings)
+    manager = window.pane_manager
+
+    async def committed() -> AgentPane:
+        info, prepared = await manager.start_worker("Greet differently", None)
+        assert prepared is not None
+        pane = manager.pane(info.id)
+        assert isinstance(pane, AgentPane)
+        await wait_until(lambda: pane.latest_reply() == "Committed." and not pane.bridge.busy)
+        return pane
+
+    pane = run(committed())
+    worktree = pane.worktree
+    assert worktree is not None
+    assert git(worktree.path, "status", "--porcelain").strip() == ""  # all of it committed
+    pane_id = next(info.id for info, shown in manager.panes() if shown is pane)
+
+    shown = answer(run(_asked_to_close(manager, pane_id)), proceed=False)
+    assert "1 commit not merged into the main folder's branch" in shown
+    assert "worker: greet differently" in shown and worktree.branch in shown
+    assert manager.pane(pane_id) is pane and worktree.path.is_dir()
+    assert git(project, "branch", "--list", worktree.branch).strip()
+
+    answer(run(_asked_to_close(manager, pane_id)), proceed=True)
+    run(wait_until(lambda: not worktree.path.exists(), timeout=20))
+    assert git(project, "branch", "--list", "melgui/*").strip() == ""
+    assert tree(project) == before  # nothing of it was merged or applied
