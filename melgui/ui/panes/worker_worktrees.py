@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from PySide6.QtWidgets import QMessageBox
+
+from melgui.core.terminal.panes import PaneInfo
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.coordinator import Loss
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.ui.aio import TaskKeeper
-
-if TYPE_CHECKING:
-    from melgui.ui.panes.manager import PaneManager
 
 
 async def wanted(worktrees: WorkerWorktrees | None, choice: bool | None) -> bool:
@@ -53,7 +53,23 @@ def retire_later(
     tasks.spawn(retire(), what=f"removing worktree {worktree.branch}")
 
 
-def ask_to_close(manager: PaneManager, pane_id: int, worktree: Worktree) -> None:
+class Closing(Protocol):
+    """What asking to close a worker's pane uses of the PaneManager."""
+
+    tasks: TaskKeeper
+    close_dialog: QMessageBox | None
+    close_checks: set[int]
+
+    def info(self, pane_id: int) -> PaneInfo | None: ...
+
+    def pane(self, pane_id: int) -> object | None: ...
+
+    def pane_losses(self, pane_id: int) -> list[Loss]: ...
+
+    def ask_to_close(self, pane_id: int, losses: list[Loss]) -> None: ...
+
+
+def ask_to_close(manager: Closing, pane_id: int, worktree: Worktree) -> None:
     """Read what closing the worker's pane would lose in its worktree (git, in a thread),
     then ask with that and its turn's losses, or close it when nothing would be lost."""
     info = manager.info(pane_id)
