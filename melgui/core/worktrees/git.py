@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import child_preexec
 
 GIT_TIMEOUT_S = 120.0
 
@@ -76,7 +76,7 @@ def run_git_bytes(
             capture_output=True,
             env=git_env({"GIT_OPTIONAL_LOCKS": "0"}),
             timeout=timeout,
-            preexec_fn=reset_signals,
+            preexec_fn=child_preexec(),
         )
     except FileNotFoundError as exc:
         if not Path(cwd).is_dir():
