@@ -143,6 +143,7 @@ def bench(files: int, workers: int, deltas: int, rate: float) -> None:
             window.resize(1400, 900)
             window.show()
             window.signals.dock.show()
+            gc.freeze()  # as run_app does once the window shows
             try:
                 _run(loop, window, script, workers)
             finally:
