@@ -6,7 +6,8 @@ AgentSession, an ACP agent pane's AcpSession: the same events), added under a ke
 The board follows the session's events and keeps, per agent, its state (running,
 waiting for approval since when, idle, finished, failed), its branch (from its
 worktree, when it has one), the files it changed (git against the worktree's base when
-it has one, else the paths its file-changing tool calls wrote) and its tokens.
+it has one, counted in a thread: `file_count`; else the paths its file-changing tool
+calls wrote) and its tokens.
 
 Listeners hear `changed()` after any change, and `Moment`s: an agent started waiting
 for an approval, finished a turn or failed one. The window turns moments into signals
@@ -36,11 +37,11 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.acp_host.session import AcpSession
 from melgui.desk.branch_files import changed_files
+from melgui.desk.file_count import FileCount, FileCounter
 
 AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
 MomentKind = Literal["approval", "finished", "failed"]
 WorktreeOf = Callable[[], Worktree | None]
-FileCounter = Callable[[Worktree], list[str] | None]
 Followed = AgentSession | AcpSession  # both emit LoopEvents to subscribers
 
 
@@ -92,11 +93,12 @@ class _Agent:
         self.detail = ""
         self.pending: list[ApprovalRequest] = []
         self.written: set[str] = set()  # paths its own tool calls changed
-        self._git_files: tuple[str, list[str] | None] | None = None  # (base, files) cached
+        self._git_files = FileCount(board.count_files, lambda: board.changed(self, None))
         self._unsubscribe = session.subscribe(self._on_event)
 
     def close(self) -> None:
         self._unsubscribe()
+        self._git_files.close()
 
     def _set(self, state: AgentState, detail: str = "") -> None:
         if state != self.state:
@@ -148,7 +150,7 @@ class _Agent:
         return ""
 
     def _note_written(self, event: ToolCallFinished) -> None:
-        self._git_files = None  # anything may have changed the worktree
+        self._git_files.mark_stale()  # anything may have changed the worktree
         if event.status != "ok" or not isinstance(self.session, AgentSession):
             return  # an ACP agent's tools are its own: its worktree's git count only
         tool = self.session.loop.catalog.get(event.call.name)
@@ -161,12 +163,13 @@ class _Agent:
             self.written.add(os.path.relpath(full, self.session.loop.cwd))
 
     def files_changed(self) -> int:
+        """git's count when it has one (asking for a new one when the worktree may have
+        changed: it arrives as a change of the board), else the files its tools wrote."""
         worktree = self.worktree()
         if worktree is None:
             return len(self.written)
-        if self._git_files is None or self._git_files[0] != worktree.base:
-            self._git_files = (worktree.base, self.board.count_files(worktree))
-        files = self._git_files[1]
+        self._git_files.request(worktree)
+        files = self._git_files.files
         return len(files) if files is not None else len(self.written)
 
     def tokens(self) -> int:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from melgui.core.config.settings import Settings
@@ -148,8 +151,60 @@ async def test_a_worker_in_a_worktree_shows_its_branch_and_git_count(tmp_path: P
         (worktree.path / "c.txt").write_text("new\n")
         session.submit("look")
         await session.wait_idle()
+        row = board.row("pane-2")  # asks git in a thread; the count arrives as a change
+        assert row is not None and row.branch == "melgui/2-notes"
+        await _until(lambda: (r := board.row("pane-2")) is not None and r.files_changed == 1)
+        await session.aclose()
+        await desk.aclose()
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met"
+        await asyncio.sleep(0.01)
+
+
+async def test_git_counts_run_in_a_thread_one_at_a_time_and_once_more_after_changes(
+    tmp_path: Path,
+) -> None:
+    worktree = _repository_with_worktree(tmp_path)
+    release = threading.Event()
+    readers: list[int] = []  # the thread of each git count
+
+    def count(wt: Worktree) -> list[str] | None:
+        readers.append(threading.get_ident())
+        release.wait(10)  # the first count is slow: the worker goes on meanwhile
+        return changed_files(wt)
+
+    writes = [tool_call("write_file", {"path": name, "content": "x\n"}, id=name) for name in "cde"]
+    with ScriptedRelay() as relay:
+        relay.script(
+            [tool_calls(writes[0], writes[1])], [tool_calls(writes[2])], [text("ok"), done()]
+        )
+        modes = {"write_file": "auto"}
+        settings = Settings(
+            connection="relay", relay_url=relay.url, model="relay-model", approval_modes=modes
+        )
+        desk = Desk(str(worktree.main), settings, api_key="k", plans=lambda title, md: None)
+        session = desk.worker_session(model="relay-model", source="w", worktree=worktree)
+        board = AgentsBoard(count_files=count)
+        board.add("pane-2", "Pane 2", session, worktree=lambda: worktree)
+        board.on_change(board.rows)  # as the board's view redraws on every change
+        board.row("pane-2")  # shown: the first count starts, in a thread
+        await _until(lambda: len(readers) == 1)
+        session.submit("write three files")
+        await asyncio.wait_for(session.wait_idle(), 10)  # the loop ran on while git counted
+        assert len(readers) == 1, "one count in flight at a time"
+        assert (worktree.path / "e").exists()
+        counted: list[int] = []
+        board.on_change(lambda: counted.append(1))  # the session is idle: only counts change
+        release.set()
+        await _until(lambda: bool(counted))  # the counting has ended, and says so once
+        assert len(readers) == 2, "three tool calls meanwhile: one more count, not three"
         row = board.row("pane-2")
-        assert row is not None
-        assert (row.branch, row.files_changed) == ("melgui/2-notes", 1)
+        assert row is not None and row.files_changed == 3
+        assert len(readers) == 2 and counted == [1]
+        assert threading.get_ident() not in readers
         await session.aclose()
         await desk.aclose()

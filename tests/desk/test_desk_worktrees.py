@@ -1,11 +1,13 @@
 """A worker in its own worktree, through a real relay transport and the real tools: its
 files, commands and cwd are the worktree's; the main folder is untouched; its project
-memory is still the project's."""
+memory is still the project's. Two workers editing one file at once each edit their own."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,7 @@ from melgui.core.worktrees.risk import changed_files
 from melgui.desk.kit import WorkspaceKit
 from melgui.tools.sandbox import sandbox_status
 from tests.desk.conftest import make_desk
-from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.projects import make_project, tree
 
 
@@ -110,5 +112,51 @@ async def test_with_the_sandbox_on_a_worktree_workers_commands_write_only_there(
         assert (prepared.worktree.path / "inside.txt").read_text() == "x"
         assert tree(project) == before
         await worker.aclose()
+    finally:
+        await desk.aclose()
+
+
+async def test_two_workers_edit_the_same_file_at_once_each_in_its_own_worktree(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, with_git=True)
+    before = tree(project)
+    arrived: list[str] = []
+    together = threading.Event()  # both first legs are in flight: neither streams before
+
+    def leg(request: RecordedRequest) -> list[Any]:
+        name = str(request.messages[-1].get("content", "")) if request.messages else ""
+        if (request.last_message or {}).get("role") == "tool":
+            return [text("edited"), done()]
+        arrived.append(name)
+        if len(arrived) == 2:
+            together.set()
+        edit = {"path": "src/app.py", "old_string": "hello", "new_string": f"from {name}"}
+        return [hold(together, timeout=20), tool_calls(tool_call("edit_file", edit, id=name))]
+
+    scripted_relay.on(lambda r: True, leg)
+    desk = make_desk(project, scripted_relay)
+    try:
+        made = await asyncio.gather(
+            asyncio.to_thread(desk.worktrees.create, 2, "worker a"),
+            asyncio.to_thread(desk.worktrees.create, 3, "worker b"),
+        )
+        workers = [
+            desk.worker_session(model="m", source=f"pane {n}", worktree=p.worktree)
+            for n, p in zip((2, 3), made, strict=True)
+        ]
+        for worker, name in zip(workers, ("worker a", "worker b"), strict=True):
+            worker.submit(name)
+        await asyncio.wait_for(asyncio.gather(*(w.wait_idle() for w in workers)), 30)
+        assert sorted(arrived) == ["worker a", "worker b"] and together.is_set()
+        for worker, prepared, name in zip(workers, made, ("worker a", "worker b"), strict=True):
+            (result,) = [m.content for m in worker.conversation.messages if m.role == "tool"]
+            assert "error" not in result.lower(), result
+            app = prepared.worktree.path / "src" / "app.py"
+            assert app.read_text() == f"print('from {name}')\n"
+            changed = [(c.status, c.path) for c in changed_files(prepared.worktree)]
+            assert changed == [("M", "src/app.py")]
+            await worker.aclose()
+        assert tree(project) == before  # neither edit reached the main folder
     finally:
         await desk.aclose()

@@ -50,11 +50,18 @@ def script(relay: ScriptedRelay) -> None:
     relay.script([text("Three workers are on it."), done(usage=USAGE)])
 
 
-async def run_agents(window: MainWindow) -> list[PaneInfo]:
-    """Start the main turn and the three workers; return once each is where it stays."""
+async def run_agents(window: MainWindow, *, worktrees: bool = False) -> list[PaneInfo]:
+    """Start the main turn and the three workers; return once each is where it stays.
+    With `worktrees` (in a git project), the first two work in their own worktrees."""
     manager = window.pane_manager
     window.bridge.submit("Split the work between three workers.")
-    workers = [manager.spawn_agent(task, None, "tab") for task in TASKS]
+    if worktrees:
+        workers = [
+            (await manager.start_worker(task, None, "tab", own_worktree=n < 2))[0]
+            for n, task in enumerate(TASKS)
+        ]
+    else:
+        workers = [manager.spawn_agent(task, None, "tab") for task in TASKS]
     board = window.signals.board
 
     def settled() -> bool:

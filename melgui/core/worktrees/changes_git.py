@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import child_preexec
 from melgui.core.worktrees.git import git_env
 
 GIT_TIMEOUT = 300.0  # seconds; a merge of a huge tree is slow, never endless
@@ -58,7 +58,7 @@ async def git(
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            preexec_fn=reset_signals,
+            preexec_fn=child_preexec(),
         )
     except FileNotFoundError as exc:
         raise ChangesError("Reviewing a worker's changes needs git, which is missing.") from exc

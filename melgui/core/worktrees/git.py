@@ -1,20 +1,26 @@
 """The one way melgui runs git for worktrees: signals reset, no prompts, no optional locks.
 
 `GIT_OPTIONAL_LOCKS=0` keeps read commands (`status`, `diff`) from refreshing the index,
-so reading a folder never writes to its `.git`. Failures become GitError with git's own
-last words, in a sentence a person can act on.
+so reading a folder never writes to its `.git`. git runs at a lower CPU priority
+(`nice`): these calls run in threads behind the window (the board's counts, `read_agent`,
+closing, recovery), and on a busy machine git's walk of a large tree must not take the
+CPU the window needs to draw. Failures become GitError with git's own last words, in a
+sentence a person can act on.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import child_preexec
 
 GIT_TIMEOUT_S = 120.0
+NICENESS = "10"
+_NOT_FOUND = 127  # nice's status when it cannot run the program
 
 
 class GitError(Exception):
@@ -67,16 +73,17 @@ def run_git_bytes(
     stdin: bytes | None = None,
 ) -> bytes:
     what = " ".join(["git", *args[:2]])
+    nice = shutil.which("nice")
     try:
         done = subprocess.run(
-            ["git", *args],
+            [nice, "-n", NICENESS, "git", *args] if nice else ["git", *args],
             cwd=cwd,
             input=stdin,
             stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
             env=git_env({"GIT_OPTIONAL_LOCKS": "0"}),
             timeout=timeout,
-            preexec_fn=reset_signals,
+            preexec_fn=child_preexec(),
         )
     except FileNotFoundError as exc:
         if not Path(cwd).is_dir():
@@ -88,6 +95,8 @@ def run_git_bytes(
         ) from exc
     except OSError as exc:
         raise GitError(f"Cannot run `{what}` in {cwd}: {exc.strerror or exc}") from exc
+    if nice and done.returncode == _NOT_FOUND and shutil.which("git") is None:
+        raise GitError("git is not installed (no `git` program on PATH).")
     if done.returncode not in ok_codes:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = said[-1] if said else f"exit status {done.returncode}"

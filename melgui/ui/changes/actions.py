@@ -1,7 +1,8 @@
 """What the Changes view's buttons do: apply a hunk, a file or everything (asking before
 stashing the person's edits), merge the branch (asking before committing the worker's
-loose edits), abort a stopped merge, discard the worktree. Each runs one at a time, says
-what happened in plain words, and ends by reading the worktree again."""
+loose edits), abort a stopped merge, discard a hunk, a file or the whole worktree (each
+asking first, saying what goes). Each runs one at a time, says what happened in plain
+words, and ends by reading the worktree again."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from melgui.core.worktrees.changes_apply import (
     apply_parts,
     still_to_apply,
 )
+from melgui.core.worktrees.changes_diff import FileChange
+from melgui.core.worktrees.changes_discard import describe_part, discard_part
 from melgui.core.worktrees.changes_git import ChangesError
 from melgui.core.worktrees.merge import (
     MergeOutcome,
@@ -101,6 +104,16 @@ class ChangesActions:
 
     def abort(self) -> None:
         self._start("Aborting the merge", self._abort)
+
+    def discard_hunk(self, index: int) -> None:
+        change = self.view.diff.change
+        if change is not None:
+            self._start("Discarding the hunk", lambda: self._discard_part(change, [index]))
+
+    def discard_file(self) -> None:
+        change = self.view.diff.change
+        if change is not None:
+            self._start(f"Discarding {change.path}", lambda: self._discard_part(change, None))
 
     # -- the work ----------------------------------------------------------------------
 
@@ -194,6 +207,26 @@ class ChangesActions:
             return
         await discard(worktree)
         view.say(f"Discarded: {worktree.branch} is back at its base.")
+
+    async def _discard_part(self, change: FileChange, hunks: list[int] | None) -> None:
+        worktree = self.view.worktree
+        kept = (
+            ""
+            if change.uncommitted or change.status == "added"
+            else f" The worker's commits on {worktree.branch} keep it; the worktree's file "
+            "undoes it, as an uncommitted edit."
+        )
+        choice = await self._ask(
+            "Discard part of the worker's change",
+            f"Discard {describe_part(change, hunks)}? This writes only the worker's "
+            f"worktree {worktree.path}; what is not applied or merged is lost.{kept}",
+            [(DISCARD, Role.DestructiveRole)],
+        )
+        if choice != DISCARD:
+            self.view.say("Nothing discarded.")
+            return
+        done = await discard_part(worktree, change, hunks)
+        self.view.say(done.describe())
 
     async def _abort(self) -> None:
         choice = await self._ask(

@@ -1,5 +1,6 @@
 """One file of a worker's changes: its hunks one under the other, each with its line
-numbers (base and now), coloured lines (hunk_lines.py), and an Apply button of its own."""
+numbers (base and now), coloured lines (hunk_lines.py), and Apply and Discard buttons of
+its own."""
 
 from __future__ import annotations
 
@@ -26,9 +27,10 @@ PAGE = 25  # hunks shown at once
 
 
 class HunkView(QFrame):
-    """A hunk's header, its Apply button, and its lines."""
+    """A hunk's header, its Apply and Discard buttons, and its lines."""
 
     applyRequested = Signal(int)
+    discardRequested = Signal(int)
 
     def __init__(
         self,
@@ -59,12 +61,22 @@ class HunkView(QFrame):
         )
         self.button.setEnabled(not whole_only)
         self.button.clicked.connect(lambda: self.applyRequested.emit(self.index))
+        self.discard = QPushButton("Discard hunk…", self)
+        self.discard.setObjectName(f"discard-hunk-{index}")
+        self.discard.setToolTip(
+            "A renamed file is discarded whole: Discard file…"
+            if whole_only
+            else "Put these lines back as they were at the base, in the worker's worktree"
+        )
+        self.discard.setEnabled(not whole_only)
+        self.discard.clicked.connect(lambda: self.discardRequested.emit(self.index))
         self.body = HunkLines(hunk, colors, self)
         # The button first: a long line scrolls the page sideways, the button stays in view.
         header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         header.setToolTip(hunk.header)
         top = QHBoxLayout()
         top.addWidget(self.button)
+        top.addWidget(self.discard)
         top.addWidget(header, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
@@ -78,9 +90,11 @@ class HunkView(QFrame):
 
 
 class FileDiffView(QScrollArea):
-    """The shown file's hunks (or why there are none). Emits applyHunk(hunk index)."""
+    """The shown file's hunks (or why there are none). Emits applyHunk(hunk index) and
+    discardHunk(hunk index)."""
 
     applyHunk = Signal(int)
+    discardHunk = Signal(int)
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -131,6 +145,7 @@ class FileDiffView(QScrollArea):
             whole = change.status == "renamed"  # a rename is applied whole
             view = HunkView(index, change.hunks[index], self.colors, page, whole_only=whole)
             view.applyRequested.connect(self.applyHunk.emit)
+            view.discardRequested.connect(self.discardHunk.emit)
             view.mark_in_main(index in self._in_main)
             self.hunks.append(view)
             self._layout.insertWidget(at, view)

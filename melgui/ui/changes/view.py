@@ -1,6 +1,7 @@
 """The Changes view of one worker's worktree: its commits, its files with +/- counts, the
-chosen file's hunks with an Apply button each, and the actions on the whole (apply file,
-apply all, merge the branch, discard). It reads the worktree again after every action.
+chosen file's hunks with Apply and Discard buttons each, and the actions on the file
+(apply, discard) and on the whole (apply all, merge the branch, discard all). It reads
+the worktree again after every action.
 
 `open_changes(parent, worktree)` opens it (or brings an open one for that worktree up).
 """
@@ -81,6 +82,7 @@ class ChangesView(QDialog):
         self.files.currentItemChanged.connect(lambda *_: self._show_current_file())
         self.diff = FileDiffView(colors, self)
         self.diff.applyHunk.connect(self.commands.apply_hunk)
+        self.diff.discardHunk.connect(self.commands.discard_hunk)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.RichText)
@@ -88,7 +90,8 @@ class ChangesView(QDialog):
         self.apply_file_button = self._button("Apply file", self.commands.apply_file)
         self.apply_all_button = self._button("Apply all", self.commands.apply_all)
         self.merge_button = self._button("Merge branch…", self.commands.merge)
-        self.discard_button = self._button("Discard…", self.commands.discard)
+        self.discard_file_button = self._button("Discard file…", self.commands.discard_file)
+        self.discard_button = self._button("Discard all…", self.commands.discard)
         self.refresh_button = self._button("Refresh", self.refresh)
         close = self._button("Close", self.close)
         self._layout(close)
@@ -120,7 +123,7 @@ class ChangesView(QDialog):
         for button in (self.apply_file_button, self.apply_all_button, self.merge_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        for button in (self.discard_button, self.refresh_button, close):
+        for button in (self.discard_file_button, self.discard_button, self.refresh_button, close):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -228,6 +231,7 @@ class ChangesView(QDialog):
         merging = self.merge is not None and self.merge.merging
         has_files = changes is not None and bool(changes.files)
         self.apply_file_button.setEnabled(idle and self.diff.change is not None)
+        self.discard_file_button.setEnabled(idle and self.diff.change is not None)
         self.apply_all_button.setEnabled(idle and has_files)
         self.merge_button.setEnabled(
             idle and not merging and changes is not None and not changes.empty

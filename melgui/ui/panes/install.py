@@ -23,7 +23,7 @@ from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
-from melgui.ui.panes.worktree_recovery import offer_left_worktrees
+from melgui.ui.panes.worktree_recovery import offer_soon
 from melgui.ui.theme import Colors
 
 
@@ -120,7 +120,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
     def on_session_changed(_session: object) -> None:
         folder = Path(window.project_folder())
         if folder != manager.cwd:
-            QTimer.singleShot(0, lambda: offer_left_worktrees(manager, widget))
+            QTimer.singleShot(0, lambda: offer_soon(manager, widget))
         manager.cwd = folder  # new panes open in the new folder
 
     manager.panesChanged.connect(on_panes_changed)
@@ -129,7 +129,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
     window.themeChanged.connect(manager.set_colors)
     # Worktrees an earlier run left (a crash, a quit with work in them): offered once the
     # window shows.
-    QTimer.singleShot(0, lambda: offer_left_worktrees(manager, widget))
+    QTimer.singleShot(0, lambda: offer_soon(manager, widget))
     ender = _EndPanes(manager, widget)  # the window's accepted close calls shutdown()
     app = QApplication.instance()
     if app is not None:

@@ -28,7 +28,7 @@ from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.session import AcpSession
 from melgui.desk.coordinator import Loss, session_losses
-from melgui.desk.worktree_losses import retire_worktree, worktree_losses
+from melgui.desk.worktree_losses import retire_worktree
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes import worker_worktrees
@@ -126,6 +126,7 @@ class PaneManager(QObject):
         self._ending: asyncio.Task[None] | None = None
         self.tasks = TaskKeeper()  # workers' closing, which outlives their panes
         self.close_dialog: QMessageBox | None = None  # the last "close this pane?" asked
+        self.close_checks: set[int] = set()  # panes whose worktree git reads before asking
         self.recovery_dialog: QDialog | None = None  # the last "worktrees left" offered
 
     def set_colors(self, colors: Colors) -> None:
@@ -165,8 +166,7 @@ class PaneManager(QObject):
         return self.registry.get(info.id) or info
 
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
-        """A worker agent (role worker) given `task`, on `model` or the current one, in
-        the project folder itself (`start_worker` gives it its own worktree)."""
+        """A worker given `task`, on `model` or the current one, in the project folder."""
         self._check_open()
         info = self._reserve_worker(f"worker {{}}: {_short(task, 32)}")
         return self._open_worker(info, task, model, layout, None)
@@ -297,10 +297,10 @@ class PaneManager(QObject):
 
     # -- what closing would lose -------------------------------------------------------
 
-    def pane_losses(self, pane_id: int, *, worktree: bool = True) -> list[Loss]:
+    def pane_losses(self, pane_id: int) -> list[Loss]:
         """What closing this pane now would end: a running program, a worker's turn or
-        its approvals, and (unless `worktree` is False) work in a worker's worktree. A
-        shell at its prompt loses nothing."""
+        its approvals (work in a worker's worktree is `worker_worktrees.closing_losses`,
+        read by git in a thread). A shell at its prompt loses nothing."""
         pane = self._panes.get(pane_id)
         info = self.registry.get(pane_id)
         if pane is None or info is None:
@@ -309,8 +309,7 @@ class PaneManager(QObject):
         if isinstance(pane, AcpPane):
             return _acp_losses(pane.acp, where)
         if isinstance(pane, AgentPane):
-            found = session_losses(pane.session, where)()
-            return found + worktree_losses(pane.worktree if worktree else None, where)
+            return session_losses(pane.session, where)()
         if pane.pty is None or not pane.alive:
             return []
         if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
@@ -321,17 +320,21 @@ class PaneManager(QObject):
     def losses(self) -> list[Loss]:
         """Every pane's losses, in pane order (a coordinator source). Work in a worker's
         worktree is not among them: quitting keeps worktrees, the next start offers them."""
-        return [
-            loss
-            for info in self.registry.all()
-            for loss in self.pane_losses(info.id, worktree=False)
-        ]
+        return [loss for info in self.registry.all() for loss in self.pane_losses(info.id)]
 
     # -- closing -----------------------------------------------------------------------
 
     def request_close(self, pane_id: int) -> None:
-        """The person's close: asks first when the pane's program or worker is live."""
-        losses = self.pane_losses(pane_id)
+        """The person's close: asks first when the pane's program or worker is live, or
+        its worktree holds work (git reads that in a thread, then this asks)."""
+        pane = self._panes.get(pane_id)
+        if isinstance(pane, AgentPane) and pane.worktree is not None:
+            worker_worktrees.ask_to_close(self, pane_id, pane.worktree)
+        else:
+            self.ask_to_close(pane_id, self.pane_losses(pane_id))
+
+    def ask_to_close(self, pane_id: int, losses: list[Loss]) -> None:
+        """Close the pane, asking first when `losses` is not empty."""
         frame = self.area.frame(pane_id)
         if not losses or frame is None:
             self.close_pane(pane_id)
@@ -381,12 +384,10 @@ class PaneManager(QObject):
             pane.deleteLater()
 
     def shutdown(self) -> None:
-        """End every pane's program or worker now, without waiting on the GUI thread.
-
-        Terminals are hung up (SIGHUP) and then killed with whatever is left of their
-        process groups; workers stop with their conversations valid. For a graceful end
-        while the event loop runs, await `aclose()` first.
-        """
+        """End every pane's program or worker now, without waiting on the GUI thread:
+        terminals are hung up (SIGHUP), then killed with what is left of their process
+        groups; workers stop with their conversations valid. For a graceful end while the
+        event loop runs, await `aclose()` first."""
         if self._shut:
             return
         self._shut = True

@@ -1,15 +1,20 @@
-"""The pane side of worker worktrees: making one off the GUI thread, and removing it once
-its worker has stopped (only as far as `melgui.desk.worktree_losses` allows)."""
+"""The pane side of worker worktrees, all git off the GUI thread: making one, reading what
+closing its pane would lose before asking, and removing it once its worker has stopped
+(only as far as `melgui.desk.worktree_losses` allows)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Protocol
 
+from PySide6.QtWidgets import QMessageBox
+
+from melgui.core.terminal.panes import PaneInfo
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.coordinator import Loss
-from melgui.desk.worktree_losses import retire_worktree
+from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.ui.aio import TaskKeeper
 
 
@@ -46,3 +51,47 @@ def retire_later(
         await asyncio.to_thread(retire_worktree, worktree, discard)
 
     tasks.spawn(retire(), what=f"removing worktree {worktree.branch}")
+
+
+class Closing(Protocol):
+    """What asking to close a worker's pane uses of the PaneManager."""
+
+    tasks: TaskKeeper
+    close_dialog: QMessageBox | None
+    close_checks: set[int]
+
+    def info(self, pane_id: int) -> PaneInfo | None: ...
+
+    def pane(self, pane_id: int) -> object | None: ...
+
+    def pane_losses(self, pane_id: int) -> list[Loss]: ...
+
+    def ask_to_close(self, pane_id: int, losses: list[Loss]) -> None: ...
+
+
+def ask_to_close(manager: Closing, pane_id: int, worktree: Worktree) -> None:
+    """Read what closing the worker's pane would lose in its worktree (git, in a thread),
+    then ask with that and its turn's losses, or close it when nothing would be lost."""
+    info = manager.info(pane_id)
+    where = f"pane {pane_id} ({info.title if info is not None else 'worker'})"
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop to wait on (a script): read it here
+        manager.ask_to_close(
+            pane_id, manager.pane_losses(pane_id) + worktree_losses(worktree, where)
+        )
+        return
+    if pane_id in manager.close_checks:
+        return  # a second click while git reads: one question is enough
+    manager.close_checks.add(pane_id)
+    manager.close_dialog = None
+
+    async def check() -> None:
+        try:
+            found = await asyncio.to_thread(worktree_losses, worktree, where)
+        finally:
+            manager.close_checks.discard(pane_id)
+        if manager.pane(pane_id) is not None:  # not closed meanwhile
+            manager.ask_to_close(pane_id, manager.pane_losses(pane_id) + found)
+
+    manager.tasks.spawn(check(), what=f"reading worktree {worktree.branch}")

@@ -1,11 +1,17 @@
 """Worktrees an earlier run left behind (a crash, or a quit with work in them), offered
 for review: Open for review (a worker pane on it), Discard (asks, naming what is lost),
-or Keep (offered again next time). Nothing is removed without the person's word."""
+or Keep (offered again next time). Nothing is removed without the person's word.
+
+git runs in threads: listing the worktrees and what each holds before the dialog opens,
+reading it again before the discard question, removing it after.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -28,6 +34,8 @@ from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
 if TYPE_CHECKING:
     from melgui.ui.panes.manager import PaneManager
 
+Left = tuple[Found, WorkAtRisk | None]  # a worktree and what it holds (None: git cannot say)
+
 log = logging.getLogger(__name__)
 
 
@@ -41,7 +49,7 @@ def _holds(found: Found) -> WorkAtRisk | None:
 class RecoveryDialog(QDialog):
     """One row per left worktree; a row goes once the person has decided about it."""
 
-    def __init__(self, manager: PaneManager, found: list[Found], parent: QWidget) -> None:
+    def __init__(self, manager: PaneManager, left: list[Left], parent: QWidget) -> None:
         super().__init__(parent)
         self.setObjectName("worktreeRecovery")
         self.setWindowTitle("Worktrees from an earlier session")
@@ -57,21 +65,24 @@ class RecoveryDialog(QDialog):
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        for item in found:
-            row = self._row(item)
-            self.rows[item.worktree.branch] = row
+        for found, risk in left:
+            row = self._row(found, risk)
+            self.rows[found.worktree.branch] = row
             layout.addWidget(row)
+        self.status = QLabel(self)  # what went wrong with a discard, if anything
+        self.status.setWordWrap(True)
+        self.status.hide()
+        layout.addWidget(self.status)
         buttons = QDialogButtonBox(self)
         keep_all = buttons.addButton("Keep all", QDialogButtonBox.ButtonRole.RejectRole)
         keep_all.clicked.connect(self.reject)
         layout.addWidget(buttons)
 
-    def _row(self, found: Found) -> QWidget:
+    def _row(self, found: Found, risk: WorkAtRisk | None) -> QWidget:
         row = QWidget(self)
         row.setObjectName("worktreeRow")
         line = QHBoxLayout(row)
         line.setContentsMargins(0, 4, 0, 4)
-        risk = _holds(found)
         holds = risk.describe() if risk is not None else "git cannot read it"
         label = QLabel(f"<b>{found.describe()}</b><br>{found.worktree.path}<br>{holds}", row)
         label.setTextFormat(Qt.TextFormat.RichText)
@@ -84,13 +95,16 @@ class RecoveryDialog(QDialog):
         review.clicked.connect(lambda: self._review(found))
         discard = QPushButton("Discard…", row)
         discard.setObjectName("discard")
-        discard.clicked.connect(lambda: self._ask_discard(found))
+        discard.clicked.connect(lambda: self._start(self._ask_discard(found), "reading"))
         keep = QPushButton("Keep", row)
         keep.setObjectName("keep")
         keep.clicked.connect(lambda: self._done(found))
         for button in (review, discard, keep):
             line.addWidget(button)
         return row
+
+    def _start(self, work: Coroutine[Any, Any, None], what: str) -> None:
+        self._manager.tasks.spawn(work, what=f"{what} a left worktree")
 
     def _done(self, found: Found) -> None:
         row = self.rows.pop(found.worktree.branch, None)
@@ -106,13 +120,27 @@ class RecoveryDialog(QDialog):
         try:
             info = self._manager.review_worktree(found)
         except PaneError as exc:
-            QMessageBox.warning(self, "melgui", str(exc))
+            self._say(str(exc))
             return
         self._manager.area.focus_pane(info.id)
         self._done(found)
 
-    def _ask_discard(self, found: Found) -> None:
-        risk = _holds(found)
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.show()
+
+    def _enable(self, found: Found, enabled: bool) -> None:
+        row = self.rows.get(found.worktree.branch)
+        if row is not None:
+            row.setEnabled(enabled)
+
+    async def _ask_discard(self, found: Found) -> None:
+        """Read what it holds now (it may have changed since the dialog opened), then ask."""
+        self._enable(found, False)
+        try:
+            risk = await asyncio.to_thread(_holds, found)
+        finally:
+            self._enable(found, True)
         box = QMessageBox(self)
         box.setObjectName("discardWorktree")
         box.setIcon(QMessageBox.Icon.Warning)
@@ -126,39 +154,65 @@ class RecoveryDialog(QDialog):
 
         def finished(_result: int) -> None:
             if box.clickedButton() is go:
-                self._discard(found)
+                self._start(self._discard(found, holds), "discarding")
             box.deleteLater()
 
         box.finished.connect(finished)
         box.open()
         self.confirm = box
 
-    def _discard(self, found: Found) -> None:
+    async def _discard(self, found: Found, shown: str) -> None:
+        """Remove it, unless it holds something other than what the person was shown."""
+        self._enable(found, False)
         try:
-            remove_worktree(found.worktree, discard=True)
+            await asyncio.to_thread(_discard_as_shown, found, shown)
         except WorktreeError as exc:
-            QMessageBox.warning(self, "melgui", str(exc))
+            self._enable(found, True)
+            self._say(str(exc))
             return
         self._done(found)
 
 
-def offer_left_worktrees(manager: PaneManager, parent: QWidget) -> RecoveryDialog | None:
-    """Show the dialog when this project has worktrees of melgui's that no pane owns."""
+def _discard_as_shown(found: Found, shown: str) -> None:
+    risk = _holds(found)
+    now = risk.describe() if risk is not None else "work git cannot read"
+    if now != shown:
+        raise WorktreeError(
+            f"Not discarded: {found.worktree.branch} changed since you were asked; it now "
+            f"holds {now}. Click Discard again to see it."
+        )
+    remove_worktree(found.worktree, discard=True)
+
+
+async def offer_left_worktrees(manager: PaneManager, parent: QWidget) -> RecoveryDialog | None:
+    """Show the dialog when this project has worktrees of melgui's that no pane owns
+    (listed, and what each holds read, in a thread)."""
     worktrees = manager.worktrees()
     if worktrees is None:
         return None
+    owned = manager.owned_worktrees()
     try:
-        found = worktrees.orphans(manager.owned_worktrees())
+        found = await asyncio.to_thread(worktrees.orphans, owned)
     except (GitError, OSError) as exc:
         log.warning("Cannot list the project's worktrees: %s", exc)
         return None
     if not found:
         return None
+    risks = await asyncio.to_thread(lambda: [_holds(item) for item in found])
     try:
-        dialog = RecoveryDialog(manager, found, parent)
+        dialog = RecoveryDialog(manager, list(zip(found, risks, strict=True)), parent)
     except RuntimeError:  # the window went away before this ran
         return None
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     manager.recovery_dialog = dialog
     dialog.open()
     return dialog
+
+
+def offer_soon(manager: PaneManager, parent: QWidget) -> None:
+    """Start `offer_left_worktrees` on the running loop (from a Qt slot)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no event loop runs: no window to offer them in
+        return
+    manager.tasks.spawn(offer_left_worktrees(manager, parent), what="finding left worktrees")

@@ -10,7 +10,7 @@ pane is not the focused one), the person gets, each unless turned off in Setting
 - the taskbar's urgency hint (`QApplication.alert`), until the window is activated;
 - a badge on the pane's header and tab, until the pane is focused.
 
-The approval bar counts every approval waiting, whichever pane asks.
+The approval bar counts every approval waiting, whichever pane asks (unless turned off).
 """
 
 from __future__ import annotations
@@ -186,7 +186,8 @@ class Attention(QObject):
         return False
 
     def _count_approvals(self) -> None:
-        self.host.approval_bar.set_count(len(self.host.approvals))
+        shown = self.host.settings.signal_approval_count  # read at each change of the queue
+        self.host.approval_bar.set_count(len(self.host.approvals) if shown else 0)
 
 
 def _excerpt(text: str, limit: int = 160) -> str:

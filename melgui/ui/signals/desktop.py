@@ -44,10 +44,20 @@ class DesktopNotifier(QObject):
 
     clicked = Signal(str)
 
-    def __init__(self, icon: QIcon, spawn: Spawn, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        icon: QIcon,
+        spawn: Spawn,
+        parent: QObject | None = None,
+        *,
+        platform: str = sys.platform,
+        tray_available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
+    ) -> None:
         super().__init__(parent)
         self._icon = icon
         self._spawn = spawn
+        self._platform = platform
+        self._tray_available = tray_available
         self._router: Any = None  # jeepney.io.asyncio.DBusRouter, once connected
         self._conn: Any = None
         self._filter: Any = None
@@ -77,13 +87,15 @@ class DesktopNotifier(QObject):
     async def _serve(self) -> None:
         assert self._ready is not None
         try:
-            queue = await self._connect() if sys.platform.startswith("linux") else None
+            queue = await self._connect() if self._platform.startswith("linux") else None
             if queue is None:
                 self._use_tray()
             if not self._ready.done():
                 self._ready.set_result(queue is not None)
             if queue is not None:
                 await self._listen(queue)
+            elif self._tray is not None:  # shown until the spawner's tasks end
+                await asyncio.get_running_loop().create_future()
         finally:
             if not self._ready.done():
                 self._ready.set_result(False)
@@ -112,8 +124,13 @@ class DesktopNotifier(QObject):
         self.where = "dbus"
         return queue
 
+    @property
+    def tray(self) -> QSystemTrayIcon | None:
+        """The tray icon notifications go to when there is no bus (None: not used)."""
+        return self._tray
+
     def _use_tray(self) -> None:
-        if not QSystemTrayIcon.isSystemTrayAvailable():
+        if not self._tray_available():
             self.where = "none"
             return
         self._tray = QSystemTrayIcon(self._icon, self)

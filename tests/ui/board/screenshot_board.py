@@ -1,6 +1,7 @@
-"""Renders docs/screenshot-board.png: the real window with the agents board open, four
-agents in different states (finished, waiting for approval, finished with files changed,
-failed), badges on the panes that need the person, the approval count.
+"""Renders docs/screenshot-board.png: the real window on a git project with the agents
+board open, four agents in different states (finished, waiting for approval, finished
+with files changed, failed), two workers in their own worktrees (their branches and git's
+count of their files), badges on the panes that need the person, the approval count.
 
     python -m tests.ui.board.screenshot_board [OUTPUT.png]
 """
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -29,6 +32,7 @@ from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
 from melgui.ui.theme import apply_theme  # noqa: E402
 from tests.fakes import ScriptedRelay  # noqa: E402
 from tests.fakes.board_scenario import run_agents, script, settings_overrides  # noqa: E402
+from tests.fakes.projects import GIT_ENV  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -39,8 +43,9 @@ def main(output: Path) -> None:
     apply_theme(app, "light")
     loop = QtEventLoop(app)
     asyncio.set_event_loop(loop)
-    with ScriptedRelay() as relay, tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "clock.py").write_text("import time\n")
+    with ScriptedRelay() as relay, tempfile.TemporaryDirectory() as temp:
+        folder = os.path.join(temp, "parser")
+        _git_project(Path(folder))
         script(relay)
         settings = Settings(
             connection="relay", relay_url=relay.url, model="mel-default", **settings_overrides()
@@ -55,7 +60,9 @@ def main(output: Path) -> None:
         elsewhere.activateWindow()
 
         async def scenario() -> None:
-            workers = await run_agents(window)
+            workers = await run_agents(window, worktrees=True)
+            board = window.signals.board
+            await _until(lambda: sum(row.files_changed for row in board.rows()) == 2)
             window.pane_manager.area.focus_pane(workers[1].id)
             window.activateWindow()  # back to melgui: the pane in front loses its badge
             await asyncio.sleep(0.5)
@@ -72,6 +79,21 @@ def main(output: Path) -> None:
         elsewhere.close()
     asyncio.set_event_loop(None)
     loop.close()
+
+
+def _git_project(folder: Path) -> None:
+    """A small project under git: the workers get worktrees of it."""
+    (folder / "tests").mkdir(parents=True)
+    (folder / "clock.py").write_text("import time\n")
+    (folder / "tests" / "test_clock.py").write_text("import clock\n")
+    env = {**os.environ, **GIT_ENV}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True)
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    while not condition():  # git counts the worktrees' files in a thread
+        await asyncio.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """A worker in its own worktree shows its branch and git's count of the files it changed
-on the agents board (real git repository, real window, scripted relay)."""
+on the agents board, counted off the GUI thread (real git repository, real window,
+scripted relay)."""
 
 from __future__ import annotations
 
@@ -60,9 +61,14 @@ def test_a_worktree_worker_shows_its_branch_and_files(
         )
         return info.id
 
+    window.signals.dock.show()
     pane_id = run(scenario())
     pane = manager.pane(pane_id)
     assert isinstance(pane, AgentPane) and pane.worktree is not None
+    # git counts in a thread; the open board redraws when the count arrives.
+    item = window.signals.view.item(f"pane-{pane_id}")
+    assert item is not None
+    run(wait_until(lambda: item.text(3) == "3" and item.text(2) == pane.worktree.branch))
     row = board.row(f"pane-{pane_id}")
     assert row is not None
     assert (row.state, row.branch, row.files_changed) == ("finished", pane.worktree.branch, 3)

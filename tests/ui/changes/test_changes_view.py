@@ -1,5 +1,6 @@
 """The Changes view on real worktrees: apply a hunk by clicking, stash on request, merge
-with a conflict shown and aborted, discard, and the worker pane's Changes button."""
+with a conflict shown and aborted, discard a hunk, a file or everything, and the worker
+pane's Changes button."""
 
 from __future__ import annotations
 
@@ -147,6 +148,48 @@ def test_discard_after_confirmation(qtbot: QtBot, run: Runner[Any], tmp_path: Pa
     assert "back at its base" in view.status.text()
     assert not (worktree.path / "added.py").exists()
     assert not view.discard_button.isEnabled()
+
+
+def test_discard_one_hunk_then_a_new_file_each_after_asking(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    main_before = {p: (worktree.main / p).read_bytes() for p in ("numbers.txt", "notes.md")}
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+    _show(run, view, "numbers.txt")
+    worker_file = (worktree.path / "numbers.txt").read_text()
+
+    # The hunk's own Discard asks, naming what goes; Cancel keeps it.
+    qtbot.mouseClick(view.diff.hunks[0].discard, Qt.MouseButton.LeftButton)
+    run(wait_until(lambda: view.question is not None and view.question.isVisible()))
+    assert view.question is not None
+    asked = view.question.text()
+    assert "1 hunk of numbers.txt (+1 −1)" in asked and str(worktree.path) in asked
+    run(_answer(view, "Cancel"))
+    run(wait_until(lambda: view.idle and "Nothing discarded" in view.status.text()))
+    assert (worktree.path / "numbers.txt").read_text() == worker_file
+
+    qtbot.mouseClick(view.diff.hunks[0].discard, Qt.MouseButton.LeftButton)
+    run(_answer(view, DISCARD))
+    run(wait_until(lambda: view.idle and len(view.diff.hunks) == 1))
+    assert "worktree: 1 hunk of numbers.txt." in view.status.text()
+    lines = NUMBERED.splitlines(keepends=True)
+    lines[11] = "line 12 (worker)\n"
+    assert (worktree.path / "numbers.txt").read_text() == "".join(lines)
+
+    # A new file the worker made: Discard file says it is deleted, then deletes it.
+    _show(run, view, "added.py")
+    view.discard_file_button.click()
+    run(wait_until(lambda: view.question is not None and view.question.isVisible()))
+    assert view.question is not None
+    assert "the new file added.py: it is deleted from the worktree" in view.question.text()
+    run(_answer(view, DISCARD))
+    run(wait_until(lambda: view.idle and view.files.topLevelItemCount() == 2))
+    assert not (worktree.path / "added.py").exists()
+    assert {p: (worktree.main / p).read_bytes() for p in main_before} == main_before
 
 
 class _Worker(QWidget):

@@ -119,7 +119,7 @@ def main(docs: Path) -> None:
         git(left.path, "commit", "-qam", "Faster f")
         other = create_worktree(project, 4, "Try a new README").worktree
         (other.path / "README.md").write_text("# new\n")
-        dialog = offer_left_worktrees(manager, window)
+        dialog = loop.run_until_complete(offer_left_worktrees(manager, window))
         assert dialog is not None
         dialog.resize(760, dialog.sizeHint().height())
         app.processEvents()

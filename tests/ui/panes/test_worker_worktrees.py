@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.worktrees.create import create_worktree
 from melgui.core.worktrees.recovery import melgui_worktrees
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.worker_dialog import WorkerDialog
 from melgui.ui.panes.worktree_recovery import RecoveryDialog
@@ -25,6 +26,7 @@ from melgui.ui.window_commands import ask_worker
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.projects import git, make_project, tree
 from tests.fakes.window import answer, relay_settings, wait_until
+from tests.fakes.worktree_repos import use_test_identity
 
 AUTO = {"spawn_agent": "auto", "read_agent": "auto", "edit_file": "auto", "run_command": "auto"}
 
@@ -95,19 +97,28 @@ def test_spawn_agent_in_a_git_project_works_in_its_own_worktree(
     read = legs[-1].messages[-1]["content"]
     assert "Files changed in its worktree" in read and "M src/app.py" in read
 
-    # Closing the pane asks and says what would be lost; Cancel keeps everything.
-    manager.request_close(1)
-    shown = answer(manager.close_dialog, proceed=False)
+    # Closing the pane asks and says what would be lost (git reads it in a thread);
+    # Cancel keeps everything.
+    shown = answer(run(_asked_to_close(manager, 1)), proceed=False)
     assert "1 uncommitted change (src/app.py)" in shown and worktree.branch in shown
     assert manager.pane(1) is pane and worktree.path.is_dir()
     # The window's quit does not count it: quitting keeps worktrees for the next start.
     assert all(loss.kind != "changes" for loss in window.desk.coordinator.losses())
     # Confirmed: the worktree and its branch go once the worker has stopped.
-    manager.request_close(1)
-    answer(manager.close_dialog, proceed=True)
+    answer(run(_asked_to_close(manager, 1)), proceed=True)
     run(wait_until(lambda: not worktree.path.exists(), timeout=20))
     assert git(project, "branch", "--list", "melgui/*").strip() == ""
     assert tree(project) == before
+
+
+async def _asked_to_close(manager: PaneManager, pane_id: int) -> QMessageBox:
+    """The person's close, from the running loop as a click is: the question comes once
+    git has read the worktree in a thread (the pane stays open meanwhile)."""
+    manager.request_close(pane_id)
+    assert manager.close_dialog is None and manager.pane(pane_id) is not None
+    await wait_until(lambda: manager.close_dialog is not None)
+    assert manager.close_dialog is not None
+    return manager.close_dialog
 
 
 def test_a_worktree_without_work_goes_when_its_pane_closes_without_asking(
@@ -126,8 +137,13 @@ def test_a_worktree_without_work_goes_when_its_pane_closes_without_asking(
 
     info, prepared = run(scenario())
     assert prepared is not None
-    manager.request_close(info.id)
-    assert manager.pane(info.id) is None and manager.close_dialog is None
+
+    async def close() -> None:
+        manager.request_close(info.id)  # git reads in a thread, finds nothing, closes
+        await wait_until(lambda: manager.pane(info.id) is None)
+
+    run(close())
+    assert manager.close_dialog is None
     run(wait_until(lambda: not prepared.worktree.path.exists(), timeout=20))
     assert melgui_worktrees(project) == []
 
@@ -165,12 +181,26 @@ def test_worktrees_left_by_a_crash_are_offered_at_the_next_start(
     dialog = manager.recovery_dialog
     assert isinstance(dialog, RecoveryDialog) and dialog.isVisible()
     assert list(dialog.rows) == [kept.branch, other.branch]
-    # Discard asks first, naming what goes; Cancel keeps it.
+    assert "1 untracked file (work.txt)" in _row_text(dialog, kept.branch)
+    # Discard asks first, naming what goes (read again: it may have changed since).
+    (other.path / "late.txt").write_text("written after the dialog opened\n")
     dialog.rows[other.branch].findChild(QPushButton, "discard").click()
+    run(wait_until(lambda: dialog.confirm is not None))
     box = dialog.confirm
-    assert isinstance(box, QMessageBox) and "no work that is not merged" in box.informativeText()
+    assert isinstance(box, QMessageBox) and "1 untracked file (late.txt)" in box.informativeText()
+    # More work arrives before the answer: nothing is discarded that was not shown.
+    (other.path / "later.txt").write_text("and more\n")
     answer(box, proceed=True)
-    assert not other.path.exists() and other.branch not in dialog.rows
+    run(wait_until(lambda: dialog.status.isVisibleTo(dialog)))
+    assert "changed since you were asked" in dialog.status.text()
+    assert other.path.is_dir() and other.branch in dialog.rows
+    (other.path / "later.txt").unlink()
+    dialog.confirm = None
+    dialog.rows[other.branch].findChild(QPushButton, "discard").click()
+    run(wait_until(lambda: dialog.confirm is not None))
+    answer(dialog.confirm, proceed=True)
+    run(wait_until(lambda: other.branch not in dialog.rows))
+    assert not other.path.exists()
     # Open for review: a worker pane on the worktree, no task sent.
     dialog.rows[kept.branch].findChild(QPushButton, "review").click()
     (info,) = manager.registry.all()
@@ -179,6 +209,10 @@ def test_worktrees_left_by_a_crash_are_offered_at_the_next_start(
     assert pane.session.conversation.messages == []
     assert not dialog.isVisible()
     assert (kept.path / "work.txt").read_text() == "unsaved\n"
+
+
+def _row_text(dialog: RecoveryDialog, branch: str) -> str:
+    return " ".join(label.text() for label in dialog.rows[branch].findChildren(QLabel))
 
 
 def test_new_worker_dialog_chooses_per_worker(
@@ -279,3 +313,53 @@ def test_the_window_keeps_running_while_a_worktree_is_set_up(
     _info, prepared = run(scenario())
     assert prepared.setup is not None and prepared.setup.ok
     assert "installing" in prepared.setup.output
+
+
+def test_closing_a_worker_that_committed_asks_and_cancel_keeps_its_branch(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    use_test_identity(monkeypatch)  # the worker's `git commit` runs with the app's environment
+    before = tree(project)
+
+    def worker(request: RecordedRequest) -> list[Any]:
+        if (request.last_message or {}).get("role") == "tool":
+            return [text("Committed."), done()]
+        edit = {"path": "src/app.py", "old_string": "hello", "new_string": "committed"}
+        commit = {"command": "git commit -qam 'worker: greet differently'"}
+        return [tool_calls(tool_call("edit_file", edit), tool_call("run_command", commit))]
+
+    scripted_relay.on(lambda r: r.tool_role == "worker", worker)
+    settings = relay_settings(scripted_relay)
+    settings.approval_modes = {**settings.approval_modes, **AUTO}
+    window = make_window(settings)
+    manager = window.pane_manager
+
+    async def committed() -> AgentPane:
+        info, prepared = await manager.start_worker("Greet differently", None)
+        assert prepared is not None
+        pane = manager.pane(info.id)
+        assert isinstance(pane, AgentPane)
+        await wait_until(lambda: pane.latest_reply() == "Committed." and not pane.bridge.busy)
+        return pane
+
+    pane = run(committed())
+    worktree = pane.worktree
+    assert worktree is not None
+    assert git(worktree.path, "status", "--porcelain").strip() == ""  # all of it committed
+    pane_id = next(info.id for info, shown in manager.panes() if shown is pane)
+
+    shown = answer(run(_asked_to_close(manager, pane_id)), proceed=False)
+    assert "1 commit not merged into the main folder's branch" in shown
+    assert "worker: greet differently" in shown and worktree.branch in shown
+    assert manager.pane(pane_id) is pane and worktree.path.is_dir()
+    assert git(project, "branch", "--list", worktree.branch).strip()
+
+    answer(run(_asked_to_close(manager, pane_id)), proceed=True)
+    run(wait_until(lambda: not worktree.path.exists(), timeout=20))
+    assert git(project, "branch", "--list", "melgui/*").strip() == ""
+    assert tree(project) == before  # nothing of it was merged or applied

@@ -1,5 +1,6 @@
-"""A terminal's bell signals like an agent does; each signal can be turned off; a pane in
-front signals nothing. Real terminals in real ptys, the real window, a real session bus."""
+"""A terminal's bell signals like an agent does; each signal can be turned off (the
+approval bar's count too); a pane in front signals nothing. Real terminals in real ptys,
+real workers on the scripted relay, the real window, a real session bus."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pytestqt.qtbot import QtBot
 from melgui.core.config.settings import Settings
 from melgui.core.terminal.panes import PaneInfo
 from melgui.ui.main_window import MainWindow
+from tests.fakes import ScriptedRelay, tool_call, tool_calls
 from tests.fakes.session_bus import NotificationBus
-from tests.fakes.window import wait_until
+from tests.fakes.window import relay_settings, wait_until
 
 # A title (OSC, ended by BEL) rings nothing; the lone BEL after it rings once.
 RING = "printf '\\033]0;a title\\007'; sleep 0.2; printf 'done\\007\\n'; sleep 300"
@@ -93,3 +95,27 @@ def test_a_pane_in_front_signals_nothing(qtbot: QtBot, make_window: Any, run: An
     attention = window.signals.attention
     assert alerts == [] and attention.notified == [] and attention.unseen == {}
     assert not attention.urgent
+
+
+def test_the_approval_count_can_be_turned_off(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    asks = tool_calls(tool_call("run_command", {"command": "touch built.txt"}))
+    scripted_relay.on(lambda r: r.tool_role == "worker", lambda r: [asks])
+    settings = relay_settings(scripted_relay, signal_desktop=False, signal_approval_count=False)
+    window = make_window(settings)
+    manager = window.pane_manager
+
+    async def asked(task: str) -> None:
+        count = len(window.approvals)
+        manager.spawn_agent(task, None, "tab")
+        await wait_until(lambda: len(window.approvals) == count + 1)
+
+    run(asked("one"))
+    assert window.approval_bar.isVisible() and not window.approval_bar.count.isVisible()
+    window.settings.signal_approval_count = True  # as Settings → Signals sets it
+    run(asked("two"))
+    assert window.approval_bar.count.isVisible()
+    assert "2&nbsp;waiting" in window.approval_bar.count.text()
+    for request in window.approvals.pending():
+        request.deny("test over")

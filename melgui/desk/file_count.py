@@ -1,0 +1,80 @@
+"""One agent's count of the files its worktree changed, read by git off the loop's thread.
+
+git on a large repository takes tens to hundreds of milliseconds; the board asks after
+every tool call of every worktree worker, so the count is read in a thread: at most one
+read per worktree in flight, and changes that arrive meanwhile cause one more read after
+it, not one each. Listeners hear `on_counted()` (on the loop's thread) when a read ends.
+Without a running event loop (a script, a plain test) the count is read at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from melgui.core.worktrees.model import Worktree
+
+FileCounter = Callable[[Worktree], list[str] | None]
+
+log = logging.getLogger(__name__)
+
+
+class FileCount:
+    """The last count of one worktree's changed files (`files`: None until the first
+    read ends, or when git could not tell)."""
+
+    def __init__(self, counter: FileCounter, on_counted: Callable[[], None]) -> None:
+        self._counter = counter
+        self._on_counted = on_counted
+        self.files: list[str] | None = None
+        self._worktree: Worktree | None = None
+        self._stale = True
+        self._task: asyncio.Task[None] | None = None
+
+    def mark_stale(self) -> None:
+        """The worktree may have changed: the next `request` reads it again."""
+        self._stale = True
+
+    @property
+    def reading(self) -> bool:
+        return self._task is not None
+
+    def request(self, worktree: Worktree) -> None:
+        """Read `worktree`'s count again if it may have changed since the last read."""
+        if worktree != self._worktree:
+            self._worktree = worktree
+            self._stale = True
+        if not self._stale or self._task is not None:
+            return  # current, or a read in flight will see the change when it ends
+        self._stale = False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.files = self._read(worktree)
+            return
+        self._task = loop.create_task(self._read_until_current(), name="counting files")
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()  # a thread's git run ends on its own; its count is dropped
+            self._task = None
+
+    async def _read_until_current(self) -> None:
+        try:
+            while self._worktree is not None:
+                worktree = self._worktree
+                self.files = await asyncio.to_thread(self._read, worktree)
+                if not self._stale and worktree == self._worktree:
+                    break
+                self._stale = False  # changed meanwhile: once more, for all of them
+        finally:
+            self._task = None
+        self._on_counted()
+
+    def _read(self, worktree: Worktree) -> list[str] | None:
+        try:
+            return self._counter(worktree)
+        except Exception:  # a count is a hint on the board; never worth a traceback loop
+            log.exception("Counting the changed files of %s failed", worktree.path)
+            return None
