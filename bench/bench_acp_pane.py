@@ -40,6 +40,7 @@ from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.desk.acp_host.host import AcpHost  # noqa: E402
 from melgui.desk.acp_host.session import AcpSession  # noqa: E402
+from melgui.ui.chat.flush_scheduler import shared_scheduler  # noqa: E402
 from melgui.ui.panes.acp_pane import AcpPane  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
@@ -55,8 +56,18 @@ def pieces(chunks: int) -> list[str]:
 
 
 async def until_idle(pane: AgentPane) -> None:
+    """Until the turn is over and its text is drawn: a worker pane ends its turn with the
+    rest of a long answer still being drawn in (from the render thread), an ACP pane
+    waits for the chat before it ends the turn; both are timed to the last drawn line."""
+    transcript = pane.chat.transcript
+    scheduler = shared_scheduler()
     await asyncio.sleep(0.05)
-    while pane.session.busy or pane.bridge.busy:
+    while (
+        pane.session.busy
+        or pane.bridge.busy
+        or transcript.holding()
+        or scheduler.is_pending(transcript)
+    ):
         await asyncio.sleep(0.01)
 
 
