@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
+import shiboken6
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -128,10 +129,14 @@ class AcpPane(AgentPane):
         try:
             await self.acp.start()
         except AuthRequired as exc:
-            self._offer_sign_in(exc)
+            if shiboken6.isValid(self):
+                self._offer_sign_in(exc)
             return
         except AgentFailed as exc:
-            self._fail(str(exc))
+            if shiboken6.isValid(self):
+                self._fail(str(exc))
+            return
+        if not shiboken6.isValid(self):  # the pane was closed while the agent started
             return
         self._show_state()
         if self._first:
@@ -156,11 +161,11 @@ class AcpPane(AgentPane):
         try:
             await self.acp.host.authenticate(method_id)
             await self.acp.host.open_session()
-        except AuthRequired as exc:
-            self._fail(str(exc))
+        except (AuthRequired, AgentFailed) as exc:
+            if shiboken6.isValid(self):
+                self._fail(str(exc))
             return
-        except AgentFailed as exc:
-            self._fail(str(exc))
+        if not shiboken6.isValid(self):
             return
         self.acp.mark_started()
         for button in self.sign_in:
