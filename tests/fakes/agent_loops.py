@@ -61,22 +61,6 @@ def assert_valid(conversation: Conversation) -> None:
     assert copy.messages == conversation.messages
 
 
-class SteppingClock:
-    """A monotonic clock that moves only when told, or by `step` on every reading."""
-
-    def __init__(self, start: float = 100.0, step: float = 0.0) -> None:
-        self.now = start
-        self.step = step
-
-    def monotonic(self) -> float:
-        now = self.now
-        self.now += self.step
-        return now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 class AskingPolicy:
     """Approves the calls named in `rules` (naming the rule), asks a person for the rest,
     and keeps every answer `record` is handed."""

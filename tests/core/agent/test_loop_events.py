@@ -36,21 +36,22 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Message
 from melgui.core.protocol.result_parts import ResultPart
-from tests.fakes.agent_loops import AskingPolicy, SteppingClock, assert_valid, call, make_loop
+from tests.fakes.agent_loops import AskingPolicy, assert_valid, call, make_loop
+from tests.fakes.clocks import FakeClock
 from tests.fakes.replay import Leg
 from tests.fakes.tools import RecordingTools
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """The loop's monotonic clock, frozen at 100 s unless a tool or the test moves it."""
-    fake = SteppingClock()
+    fake = FakeClock()
     monkeypatch.setattr(loop_module, "time", fake)
     return fake
 
 
 async def test_a_turn_with_a_retry_two_calls_and_an_approval_tells_observers_everything(
-    clock: SteppingClock,
+    clock: FakeClock,
 ) -> None:
     read = {"path": "a.txt", "takes": 2.5, "image": "aGk="}
     write = {"path": "b.txt", "content": "x"}
@@ -221,7 +222,7 @@ def test_backoff_doubles_up_to_its_cap_and_a_servers_wait_is_kept_within_bounds(
 
 
 async def test_a_cancel_mid_tool_finishes_the_running_call_and_skips_the_rest(
-    clock: SteppingClock,
+    clock: FakeClock,
 ) -> None:
     calls = (
         call("a", "read_file", {"path": "x"}),
@@ -308,7 +309,7 @@ async def test_calls_without_ids_or_with_repeated_ids_get_distinct_ones() -> Non
 
 
 async def test_a_fast_stream_lets_the_event_loop_run_between_deltas(
-    clock: SteppingClock,
+    clock: FakeClock,
 ) -> None:
     """A server that delivers thousands of buffered deltas must not freeze the window:
     after 5 ms of streaming the loop yields, so other tasks (a repaint) run in between."""

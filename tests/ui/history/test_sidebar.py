@@ -4,7 +4,6 @@ export and import, and storage trouble shown instead of raised."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,22 +15,12 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store
 from melgui.ui.history import HistorySidebar
 from melgui.ui.history.model import ID_ROLE, UPDATED_ROLE
-
-
-class StepClock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
+from tests.fakes.clocks import FakeClock, step_clock
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data", clock=StepClock())
-    yield opened
-    opened.close()
+def store_clock() -> FakeClock:
+    return step_clock()
 
 
 @pytest.fixture
