@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 import melgui.core.agent.loop as loop_module
-from melgui.core.agent.loop import CANCELLED_RESULT, SKIPPED_RESULT, RetryPolicy
+from melgui.core.agent.loop import CANCELLED_RESULT, SKIPPED_RESULT, YIELD_EVERY, RetryPolicy
 from melgui.core.protocol.approval import Approve
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.events import (
@@ -301,18 +301,31 @@ async def test_calls_without_ids_or_with_repeated_ids_get_distinct_ones() -> Non
     loop, transport, _, events = make_loop([[ToolCalls(calls)], [Done()]])
     await loop.run_turn("go")
     expected = ["call", "call_2", "x", "x_2", "x_2_2", "call_3"]
-    assert [e.call.id for e in events if isinstance(e, ToolCallRequested)] == expected
+    assert [e.call for e in events if isinstance(e, ToolCallRequested)] == [
+        call(call_id, "list_dir", {}) for call_id in expected
+    ]
     sent = transport.requests[1].messages
     assert [c["id"] for c in sent[1]["tool_calls"]] == expected
     assert [m["tool_call_id"] for m in sent[2:]] == expected
     assert_valid(loop.conversation)
 
 
+@pytest.mark.parametrize(
+    ("step", "beats_seen"),
+    [
+        (0.0, [0, 0, 0, 0]),  # no time passes: no slice is used up, no yield
+        (2 * YIELD_EVERY, [0, 1, 2, 3]),  # every delta comes after its slice: a yield each
+        (YIELD_EVERY, [0, 1, 2, 3]),  # a delta exactly at the slice's end yields too
+        (YIELD_EVERY / 2, [0, 0, 1, 1]),  # every second delta ends a slice
+    ],
+    ids=["frozen", "slow", "exact", "fast"],
+)
 async def test_a_fast_stream_lets_the_event_loop_run_between_deltas(
-    clock: FakeClock,
+    clock: FakeClock, step: float, beats_seen: list[int]
 ) -> None:
     """A server that delivers thousands of buffered deltas must not freeze the window:
-    after 5 ms of streaming the loop yields, so other tasks (a repaint) run in between."""
+    after 5 ms of streaming the loop lets the event loop run once (a repaint), then
+    streams the next slice."""
     beats = 0
 
     async def heartbeat() -> None:
@@ -327,18 +340,111 @@ async def test_a_fast_stream_lets_the_event_loop_run_between_deltas(
         if isinstance(event, AssistantText):
             seen.append(beats)
 
+    clock.now, clock.step = 0.0, step
     leg: Leg = [TextDelta("a"), TextDelta("b"), TextDelta("c"), TextDelta("d"), Done()]
+    loop, _, _, _ = make_loop([leg], on_event=note)
     beating = asyncio.create_task(heartbeat())
     try:
-        clock.step = 0.0  # the clock stands still: no slice is used up, no yield
-        loop, _, _, _ = make_loop([list(leg)], on_event=note)
         await loop.run_turn("go")
-        assert seen == [0, 0, 0, 0]
-        clock.step = 0.01  # each reading is past the 5 ms slice: a yield after each delta
-        seen.clear()
-        loop, _, _, _ = make_loop([list(leg)], on_event=note)
-        start = beats
-        await loop.run_turn("go")
-        assert seen[0] == start and seen[0] < seen[1] < seen[2] < seen[3]
     finally:
         beating.cancel()
+    assert seen == beats_seen
+
+
+async def test_every_stream_is_closed_when_its_leg_ends() -> None:
+    legs: list[Leg] = [
+        [ToolCalls((call("a", "list_dir", {}),)), TextDelta("never read")],
+        [Done(), TextDelta("never read")],
+    ]
+    loop, transport, _, _ = make_loop(legs)
+    await loop.run_turn("go")
+    assert (len(transport.requests), transport.open_streams) == (2, 0)
+
+
+async def test_a_cancelled_leg_closes_its_stream() -> None:
+    gate = asyncio.Event()
+    loop, transport, _, _ = make_loop([[TextDelta("hel"), gate, Done()]])
+    task = asyncio.create_task(loop.run_turn("go"))
+    while not transport.open_streams:
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert transport.open_streams == 0
+
+
+async def test_a_stream_that_just_ends_fails_the_turn_saying_so() -> None:
+    loop, _, _, events = make_loop([[]], retry=RetryPolicy(attempts=1))
+    result = await loop.run_turn("go")
+    message = "The stream ended before the leg finished."
+    assert (result.outcome, result.message, result.status) == ("failed", message, None)
+    assert events[-1] == TurnFailed(message)
+
+
+async def test_the_leg_limit_fails_the_turn_with_its_event() -> None:
+    legs: list[Leg] = [[ToolCalls((call(f"c{n}", "list_dir", {}),))] for n in range(3)]
+    loop, _, _, events = make_loop(legs, max_legs_per_turn=2)
+    result = await loop.run_turn("go")
+    message = "Stopped after 2 legs in one turn without a final answer."
+    assert (result.outcome, result.message) == ("failed", message)
+    assert events[-1] == TurnFailed(message)
+
+
+async def test_the_default_loop_allows_100_legs_asks_as_main_and_lets_the_model_choose() -> None:
+    legs: list[Leg] = [[ToolCalls((call(f"c{n}", "list_dir", {}),))] for n in range(100)]
+    legs.append([ToolCalls((call("last", "write_file", {"path": "p", "content": ""}),))])
+    asked: list[str] = []
+
+    def person(event: LoopEvent) -> None:
+        if isinstance(event, ApprovalNeeded):
+            asked.append(event.request.source)
+            event.request.approve()
+
+    loop, transport, _, _ = make_loop(
+        legs, AskingPolicy({"list_dir": "allow list_dir"}), on_event=person
+    )
+    result = await loop.run_turn("go")
+    assert result.message == "Stopped after 100 legs in one turn without a final answer."
+    assert asked == []  # the 101st leg, the only one asking, never ran
+    assert {r.tool_choice for r in transport.requests} == {"auto"}
+
+    loop, _, _, _ = make_loop(
+        [[ToolCalls((call("w", "write_file", {"path": "p", "content": ""}),))], [Done()]],
+        AskingPolicy({}),
+        on_event=person,
+    )
+    await loop.run_turn("go")
+    assert asked == ["main"]
+
+
+async def test_a_denied_call_tells_the_model_who_denied_it_and_why() -> None:
+    def person(event: LoopEvent) -> None:
+        if isinstance(event, ApprovalNeeded):
+            event.request.deny("too risky")
+
+    legs: list[Leg] = [
+        [ToolCalls((call("w", "write_file", {"path": "p", "content": ""}),))],
+        [Done()],
+    ]
+    loop, _, tools, events = make_loop(legs, AskingPolicy({}), on_event=person)
+    await loop.run_turn("go")
+    (finished,) = [e for e in events if isinstance(e, ToolCallFinished)]
+    text = (
+        "The user denied this write_file call. Reason: too risky. "
+        "Do not retry it unchanged; adjust or ask the user."
+    )
+    assert (finished.status, finished.content) == ("denied", text)
+    assert tools.ran == [] and not any(isinstance(e, ToolCallStarted) for e in events)
+
+
+async def test_a_tool_of_the_role_that_the_runner_lacks_is_an_unknown_tool() -> None:
+    legs: list[Leg] = [[ToolCalls((call("g", "grep", {"pattern": "x"}),))], [Done()]]
+    loop, _, tools, events = make_loop(legs)
+    await loop.run_turn("go")
+    (finished,) = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert (finished.status, finished.content) == (
+        "error",
+        "Unknown tool 'grep' for role assistant. "
+        "Available: list_dir, read_file, run_command, write_file.",
+    )
+    assert tools.ran == []

@@ -51,6 +51,14 @@ def test_a_summary_is_the_conversations_row(
     assert store.summary("no-such-id") is None
 
 
+def test_a_new_conversation_has_no_model_role_or_title_until_given(
+    store: Store, tmp_path: Path
+) -> None:
+    summary = store.summary(store.create_conversation(str(tmp_path)))
+    assert summary is not None
+    assert (summary.model, summary.role, summary.title, summary.title_custom) == ("", "", "", False)
+
+
 def test_a_conversation_can_be_made_with_its_own_id_time_and_title(
     store: Store, tmp_path: Path
 ) -> None:
@@ -155,6 +163,9 @@ def test_ids_starting_with_a_prefix(store: Store, tmp_path: Path) -> None:
     assert store.ids_starting_with("abd") == ["abd"]
     assert store.ids_starting_with("zzz") == []
     assert store.ids_starting_with("") == []  # not every id
+    for n in range(12):
+        store.create_conversation(str(tmp_path), conversation_id=f"many{n}")
+    assert len(store.ids_starting_with("many")) == 10  # the default limit
 
 
 def test_model_and_role_are_set_apart(store: Store, tmp_path: Path) -> None:

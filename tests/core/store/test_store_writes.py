@@ -159,3 +159,33 @@ def test_purge_counts_what_it_removed(tmp_path: Path) -> None:
         clock.advance(0.5)
         assert store.purge_deleted(older_than=10.0) == 3
         assert [store.exists(cid) for cid in gone] == [False, False, False]
+
+
+def test_a_purge_that_fails_at_the_start_does_not_stop_the_start(tmp_path: Path) -> None:
+    clock = FakeClock(1_000_000.0)
+    with open_store(tmp_path, clock=clock) as store:
+        old = store.create_conversation(str(tmp_path))
+        store.delete(old)
+        assert store.path is not None
+        path = store.path
+    conn = sqlite3.connect(path)
+    conn.execute(  # a purge now fails as a storage error would
+        "CREATE TRIGGER keep BEFORE DELETE ON conversations BEGIN SELECT RAISE(ABORT, 'kept'); END"
+    )
+    conn.commit()
+    conn.close()
+    clock.advance(PURGE_AFTER + 1)
+    with open_store(tmp_path, clock=clock) as store:
+        assert store.notice is None and store.exists(old)
+        with pytest.raises(sqlite3.IntegrityError, match="kept"):
+            store.purge_deleted()
+
+
+def test_the_history_opens_where_the_data_folder_says_with_its_busy_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MELGUI_DATA_DIR", str(tmp_path / "data"))
+    with Store.open(busy_timeout_ms=1234) as store:
+        assert store.path == tmp_path / "data" / "history.sqlite3"
+        with store.transaction() as conn:
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 1234
