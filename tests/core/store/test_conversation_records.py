@@ -101,8 +101,17 @@ def test_stored_messages_keep_their_position_and_time(
         ("x" * TITLE_LENGTH, "x" * TITLE_LENGTH),
         ("x" * (TITLE_LENGTH + 1), "x" * (TITLE_LENGTH - 1) + "…"),
         ("word " * 30, ("word " * 16).rstrip() + "…"),
+        ("x" * (TITLE_LENGTH - 2) + " tail", "x" * (TITLE_LENGTH - 2) + "…"),
     ],
-    ids=["empty", "blank-lines", "first-line-collapsed", "exactly-80", "81", "cut-at-a-space"],
+    ids=[
+        "empty",
+        "blank-lines",
+        "collapsed",
+        "exactly-80",
+        "81",
+        "cut-in-a-word",
+        "cut-at-a-space",
+    ],
 )
 def test_title_rules(text: str, title: str) -> None:
     assert title_from(text) == title
