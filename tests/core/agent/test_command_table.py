@@ -251,6 +251,10 @@ TABLE: list[tuple[str, str, list[Part]]] = [
     ("python -m pytest -c x", "allow", [("allow", "python -m pytest -c x", "python")]),
     ("python - -c x", "allow", [("allow", "python - -c x", "python")]),
     ("python -Ic 'x'", "ask", [("ask", "python -Ic 'x'", "")]),
+    ("python -I -c 'x'", "ask", [("ask", "python -I -c 'x'", "")]),
+    # -W and -X take a value: here "-c" is that value, and x the script.
+    ("python -W -c x", "allow", [("allow", "python -W -c x", "python")]),
+    ("python -X -c x", "allow", [("allow", "python -X -c x", "python")]),
     # Short-option clusters: -n is not -i; -ni and -ni.bak are.
     ("sed -n p file.txt", "allow", [("allow", "sed -n p file.txt", "sed")]),
     ("sed -n.bak p f", "allow", [("allow", "sed -n.bak p f", "sed")]),
@@ -321,3 +325,10 @@ def test_a_command_rule_is_its_words_and_the_forms_it_names() -> None:
         frozenset({"find", "-exec", "-delete"}),
         "find ... -delete -exec",
     )
+
+
+def test_a_denied_part_of_sh_c_code_says_which_part_denied_it() -> None:
+    judgement = judge_command("sh -c 'ls; rm -rf x'", ALLOW, DENY, PROJECT)
+    assert [(p.verdict, p.reason) for p in judgement.parts] == [
+        ("deny", "its -c code: denied by “rm”")
+    ]

@@ -4,16 +4,24 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
 import melgui.core.agent.loop as loop_module
-from melgui.core.agent.loop import CANCELLED_RESULT, SKIPPED_RESULT, YIELD_EVERY, RetryPolicy
+from melgui.core.agent.loop import (
+    CANCELLED_RESULT,
+    SKIPPED_RESULT,
+    YIELD_EVERY,
+    AgentLoop,
+    RetryPolicy,
+)
 from melgui.core.protocol.approval import Approve
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.events import (
     Done,
     StreamError,
+    StreamEvent,
     TextDelta,
     ToolCalls,
     Usage,
@@ -36,9 +44,10 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Message
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.transport import LegRequest, WireSink
 from tests.fakes.agent_loops import AskingPolicy, assert_valid, call, make_loop
 from tests.fakes.clocks import FakeClock
-from tests.fakes.replay import Leg
+from tests.fakes.replay import Leg, ReplayTransport
 from tests.fakes.tools import RecordingTools
 
 
@@ -448,3 +457,35 @@ async def test_a_tool_of_the_role_that_the_runner_lacks_is_an_unknown_tool() -> 
         "Available: list_dir, read_file, run_command, write_file.",
     )
     assert tools.ran == []
+
+
+class PlainStreams(ReplayTransport):
+    """A transport whose streams are plain async iterators: nothing to close."""
+
+    def stream(
+        self, request: LegRequest, wire: WireSink | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        events = iter(self.legs.pop(0))
+
+        class Plain:
+            def __aiter__(self) -> Plain:
+                return self
+
+            async def __anext__(self) -> StreamEvent:
+                item = next(events, None)
+                if item is None:
+                    raise StopAsyncIteration
+                assert not isinstance(item, float | asyncio.Event)
+                return item
+
+        self.requests.append(request)
+        return Plain()
+
+
+async def test_a_transport_whose_streams_cannot_be_closed_still_works() -> None:
+    transport = PlainStreams([[TextDelta("hi"), Done()]])
+    loop = AgentLoop(
+        transport, RecordingTools(), AskingPolicy({}), model="m", role="assistant", cwd="/p"
+    )
+    assert (await loop.run_turn("go")).outcome == "done"
+    assert loop.conversation.messages[-1] == Message.assistant("hi")
