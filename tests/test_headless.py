@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 from tests.fakes import (
     ScriptedOpenAI,
@@ -19,24 +14,7 @@ from tests.fakes import (
     tool_call,
     tool_calls,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def melgui_exec(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "melgui", "exec", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def json_lines(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+from tests.fakes.exec import json_lines, melgui_exec
 
 
 def test_json_events_of_a_turn_with_tool_calls(

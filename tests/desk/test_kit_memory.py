@@ -59,6 +59,18 @@ async def test_a_failing_relay_is_an_error_not_a_silent_local_note(
     await close(memory)
 
 
+async def test_a_failing_relay_never_answers_recall_from_the_local_store(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    memory = project_memory(relay_settings(scripted_relay), "k")
+    assert isinstance(memory, FallbackMemory)
+    await memory.local.remember(str(tmp_path), "an old local note")
+    scripted_relay.memory_error = http_error(500, {"error": {"message": "database down"}})
+    with pytest.raises(TransportError, match="database down"):
+        await memory.recall(str(tmp_path))
+    await close(memory)
+
+
 def test_other_connections_use_the_local_store() -> None:
     assert isinstance(project_memory(Settings(connection="local"), None), LocalMemory)
     assert isinstance(project_memory(Settings(connection="openai"), "k"), LocalMemory)

@@ -1,4 +1,5 @@
-"""Pytest fixtures: a started scripted server per test, checked on teardown.
+"""Pytest fixtures: a started scripted server per test, checked on teardown; a history
+store per test.
 
 Registered from tests/conftest.py (`pytest_plugins = ["tests.fakes.fixtures"]`).
 """
@@ -6,10 +7,13 @@ Registered from tests/conftest.py (`pytest_plugins = ["tests.fakes.fixtures"]`).
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from melgui.core.store import Store, open_store
 from tests.fakes.scripted_server import ScriptedOpenAI, ScriptedRelay
 
 
@@ -29,6 +33,21 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
     with server:
         yield server
     server.check()
+
+
+@pytest.fixture
+def store_clock() -> Callable[[], float]:
+    """The clock of the `store` fixture: real time. A module that checks times overrides
+    this fixture with a tests.fakes.clocks.FakeClock."""
+    return time.time
+
+
+@pytest.fixture
+def store(tmp_path: Path, store_clock: Callable[[], float]) -> Iterator[Store]:
+    """This test's own history database (in tmp_path/data), opened as the app opens it."""
+    opened = open_store(tmp_path / "data", clock=store_clock)
+    yield opened
+    opened.close()
 
 
 HOSTILE_IGNORED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)

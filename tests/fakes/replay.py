@@ -23,6 +23,7 @@ class ReplayTransport:
     def __init__(self, legs: list[Leg]) -> None:
         self.legs = list(legs)
         self.requests: list[LegRequest] = []
+        self.open_streams = 0  # streams started and not yet closed (an HTTP response)
 
     async def stream(
         self, request: LegRequest, wire: WireSink | None = None
@@ -31,15 +32,19 @@ class ReplayTransport:
         if wire is not None:
             wire(WireEntry("request", json.dumps({"messages": len(request.messages)}), 0.0))
         leg = self.legs.pop(0) if self.legs else [StreamError("no more legs scripted")]
-        for item in leg:
-            if isinstance(item, float):
-                await asyncio.sleep(item)
-            elif isinstance(item, asyncio.Event):
-                await item.wait()
-            else:
-                if wire is not None:
-                    wire(WireEntry("event", item.kind, 0.0))
-                yield item
+        self.open_streams += 1
+        try:
+            for item in leg:
+                if isinstance(item, float):
+                    await asyncio.sleep(item)
+                elif isinstance(item, asyncio.Event):
+                    await item.wait()
+                else:
+                    if wire is not None:
+                        wire(WireEntry("event", item.kind, 0.0))
+                    yield item
+        finally:
+            self.open_streams -= 1
 
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo("replay-model", True)]

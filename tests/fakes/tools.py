@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Protocol
 
+from melgui.core.protocol.result_parts import ResultPart
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 
 
-class RecordingTools(ToolRegistry):
-    """Real registry whose handlers record what ran; `slow` sleeps until cancelled."""
+class Clock(Protocol):
+    def advance(self, seconds: float) -> None: ...
 
-    def __init__(self) -> None:
+
+class RecordingTools(ToolRegistry):
+    """Real registry whose handlers record what ran; `slow` sleeps until cancelled,
+    `explode` raises, `takes` moves `clock` on that many seconds, `image` (base64) comes
+    back as a result part."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
         super().__init__()
+        self.clock = clock
         self.ran: list[tuple[str, dict[str, Any]]] = []
         for name in ("read_file", "write_file", "run_command", "list_dir"):
             self.register(name, self._make(name))
@@ -25,6 +33,11 @@ class RecordingTools(ToolRegistry):
                 await asyncio.sleep(3600)
             if arguments.get("explode"):
                 raise RuntimeError("boom")
-            return ToolOutcome(f"{name} ok {json.dumps(arguments, sort_keys=True)}")
+            if self.clock is not None and "takes" in arguments:
+                self.clock.advance(float(arguments["takes"]))
+            parts: tuple[ResultPart, ...] = ()
+            if "image" in arguments:
+                parts = (ResultPart("image", data=arguments["image"], mime_type="image/png"),)
+            return ToolOutcome(f"{name} ok {json.dumps(arguments, sort_keys=True)}", parts=parts)
 
         return handler

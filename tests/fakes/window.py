@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
@@ -14,6 +14,10 @@ from pytestqt.qtbot import QtBot
 from melgui.core.config.settings import Settings
 from melgui.ui.main_window import MainWindow
 from tests.fakes.scripted_server import ScriptedRelay
+
+T = TypeVar("T")
+# The `run` fixture (tests/ui/conftest.py): a coroutine run to its end on the Qt loop.
+Runner = Callable[[Coroutine[Any, Any, T]], T]
 
 
 async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:

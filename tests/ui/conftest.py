@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QApplication
 from melgui.core.config.settings import Settings
 from melgui.ui.main_window import MainWindow, build_main_window
 from melgui.ui.qt_loop import QtEventLoop
+from tests.fakes.window import Runner
 
 T = TypeVar("T")
-Runner = Callable[[Coroutine[Any, Any, T]], T]
 
 
 @pytest.fixture

@@ -247,12 +247,16 @@ def migrate_settings(
 
 
 def _set_aside(file: Path, label: str) -> Path:
-    """Copy `file` beside itself (never over an earlier copy); returns the copy's path."""
+    """Copy `file` beside itself, never over an earlier copy; a copy identical to it that
+    is already there is kept instead (a newer file is read again at every start)."""
+    content = file.read_bytes()
     for number in range(1, 1000):
         suffix = f".{label}" if number == 1 else f".{label}-{number}"
         target = file.with_name(file.name + suffix)
         if not target.exists():
-            target.write_bytes(file.read_bytes())
+            target.write_bytes(content)
+            return target
+        if target.read_bytes() == content:
             return target
     raise SettingsError(f"Cannot set {file} aside: too many earlier copies")
 
@@ -262,9 +266,11 @@ def load_settings(
 ) -> Settings:
     """Settings from the JSON file (defaults when it does not exist) plus the environment.
 
-    An older file is migrated. A file written by a newer melgui is copied aside first,
-    so saving later never truncates what that melgui wrote; `notices` gets a line about
-    it. A corrupt or invalid file raises SettingsError with a one-line message.
+    An older file is migrated. A file written by a newer melgui is copied aside first
+    (once), so saving later never truncates what that melgui wrote; `notices` gets a line
+    about it. The settings it holds that this melgui knows are used, or the defaults when
+    one of them is a value this melgui rejects. A corrupt or invalid file (of this format
+    or older) raises SettingsError with a one-line message.
     """
     file = Path(path) if path is not None else settings_path()
     data: dict[str, Any] = {}
@@ -283,26 +289,43 @@ def load_settings(
             raise SettingsError(f"Settings file {file} does not hold a JSON object")
         data = loaded
     version = data.get("schema_version", 1)
-    if isinstance(version, int) and version > SCHEMA_VERSION:
+    newer = isinstance(version, int) and version > SCHEMA_VERSION
+    if newer:
         try:
             kept = _set_aside(file, f"newer-format-{version}")
         except OSError as exc:
             raise SettingsError(f"Cannot keep a copy of {file}: {exc.strerror}") from exc
-        if notices is not None:
-            notices.append(
-                f"Settings {file} were written by a newer melgui (format {version}; this "
-                f"one reads up to {SCHEMA_VERSION}). They are kept unchanged in {kept}; "
-                "this melgui uses the settings it understands."
-            )
         data = {key: value for key, value in data.items() if key in Settings.model_fields}
         data["schema_version"] = SCHEMA_VERSION
     data = migrate_settings(data)
     try:
-        return Settings(**data)
+        settings, rejected = Settings(**data), ""
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "settings"
-        raise SettingsError(f"Invalid settings in {file}: {where}: {first['msg']}") from exc
+        if not newer:
+            raise SettingsError(f"Invalid settings in {file}: {_first_error(exc)}") from exc
+        # Valid for the melgui that wrote it, and kept for it: no reason to "fix" anything.
+        rejected = _first_error(exc)
+        try:
+            settings = Settings()
+        except ValidationError as again:  # the environment's values, then
+            raise SettingsError(f"Invalid settings: {_first_error(again)}") from again
+    if newer and notices is not None:
+        uses = (
+            f"this melgui cannot use them ({rejected}) and starts from its defaults."
+            if rejected
+            else "this melgui uses the settings it understands."
+        )
+        notices.append(
+            f"Settings {file} were written by a newer melgui (format {version}; this "
+            f"one reads up to {SCHEMA_VERSION}). They are kept unchanged in {kept}; {uses}"
+        )
+    return settings
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "settings"
+    return f"{where}: {first['msg']}"
 
 
 def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None) -> Path:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from typing import Any
 
 import pytest
 
@@ -13,7 +11,7 @@ from melgui.core.agent.policy import FixedPolicy, RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import tools_for_role
-from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCall, ToolCalls, Usage
+from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls, Usage
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     HistoryRepaired,
@@ -25,44 +23,9 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from tests.fakes.agent_loops import assert_valid, call, make_loop
 from tests.fakes.replay import Leg, ReplayTransport
 from tests.fakes.tools import RecordingTools
-
-
-def call(call_id: str, name: str, arguments: object) -> ToolCall:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return ToolCall(call_id, name, raw)
-
-
-def make_loop(
-    legs: list[Leg], policy: Any = None, **kwargs: Any
-) -> tuple[AgentLoop, ReplayTransport, RecordingTools, list[LoopEvent]]:
-    transport = ReplayTransport(legs)
-    tools = RecordingTools()
-    events: list[LoopEvent] = []
-    loop = AgentLoop(
-        transport,
-        tools,
-        policy or FixedPolicy("all"),
-        model="m",
-        role=kwargs.pop("role", "assistant"),
-        cwd="/project",
-        emit=events.append,
-        sleep=kwargs.pop("sleep", _no_sleep),
-        **kwargs,
-    )
-    return loop, transport, tools, events
-
-
-async def _no_sleep(delay: float) -> None:
-    return None
-
-
-def assert_valid(conversation: Conversation) -> None:
-    """Every call answered exactly once, directly after its assistant message, in order."""
-    copy = Conversation(list(conversation.messages))
-    assert not copy.repair_pairing()
-    assert copy.messages == conversation.messages
 
 
 async def test_round_trip_two_calls_results_in_order() -> None:

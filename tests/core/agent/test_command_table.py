@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from melgui.core.agent.command_check import judge_command
+from melgui.core.agent.command_rules import CommandRule
 from melgui.core.agent.rule_scopes import parse_rules
 
 PROJECT = "/srv/project"
@@ -246,6 +247,30 @@ TABLE: list[tuple[str, str, list[Part]]] = [
     ),
     ("trap 'rm -rf ~' EXIT", "ask", [("ask", "trap 'rm -rf ~' EXIT", "")]),
     ("source ./env.sh", "ask", [("ask", "source ./env.sh", "")]),
+    # An interpreter's options end at -m (the module's own options follow) or at "-".
+    ("python -m pytest -c x", "allow", [("allow", "python -m pytest -c x", "python")]),
+    ("python - -c x", "allow", [("allow", "python - -c x", "python")]),
+    ("python -Ic 'x'", "ask", [("ask", "python -Ic 'x'", "")]),
+    ("python -I -c 'x'", "ask", [("ask", "python -I -c 'x'", "")]),
+    # -W and -X take a value: here "-c" is that value, and x the script.
+    ("python -W -c x", "allow", [("allow", "python -W -c x", "python")]),
+    ("python -X -c x", "allow", [("allow", "python -X -c x", "python")]),
+    # Short-option clusters: -n is not -i; -ni and -ni.bak are.
+    ("sed -n p file.txt", "allow", [("allow", "sed -n p file.txt", "sed")]),
+    ("sed -n.bak p f", "allow", [("allow", "sed -n.bak p f", "sed")]),
+    ("sed -ni.bak p f", "allow", [("allow", "sed -ni.bak p f", "sed ... -i")]),
+    ("sed -ni.b.k p f", "allow", [("allow", "sed -ni.b.k p f", "sed ... -i")]),
+    ("sed - f", "allow", [("allow", "sed - f", "sed")]),
+    # sh -lc/-ec/-xc CODE: the code is read like a command line of its own.
+    ("sh -lc ls", "allow", [("allow", "sh -lc ls", "ls")]),
+    ("sh -ec ls", "allow", [("allow", "sh -ec ls", "ls")]),
+    ("sh -xc ls", "allow", [("allow", "sh -xc ls", "ls")]),
+    ('sh -c "$CMD"', "ask", [("ask", 'sh -c "$CMD"', "")]),
+    # Wrappers: their own options (with or without a value) and "--" before the program.
+    ("time -p make", "allow", [("allow", "time -p make", "make")]),
+    ("env -i make", "allow", [("allow", "env -i make", "make")]),
+    ("env -- make", "allow", [("allow", "env -- make", "make")]),
+    ("env -i", "ask", [("ask", "env -i", "")]),
 ]
 
 
@@ -264,3 +289,46 @@ def test_command_table(command: str, verdict: str, parts: list[Part]) -> None:
     assert judgement.verdict == verdict
     for part in judgement.parts:  # spans point at the part in the command line
         assert command[part.start : part.end] == part.text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: _leading_options stops at -W/-X as at -m, so the -c after their value "
+    "is not seen and a plain 'python' rule lets the code run (reported in issue 14)",
+)
+@pytest.mark.parametrize("command", ["python -W ignore -c 'print(1)'", "python -X dev -c 'x'"])
+def test_code_after_an_interpreter_option_with_a_value_is_asked(command: str) -> None:
+    assert judge_command(command, ALLOW, DENY, PROJECT).verdict == "ask"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("find ...", "'find ...': name the dangerous forms after '...'"),
+        ("", "'': a command rule starts with a program name"),
+        ("* status", "'* status': a command rule starts with a program name"),
+        ("git status|sh", "'git status|sh': a rule is plain words, no shell syntax"),
+    ],
+)
+def test_a_command_rule_that_cannot_be_read_says_why(text: str, problem: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        CommandRule.parse(text)
+    assert str(raised.value) == problem
+
+
+def test_a_command_rule_is_its_words_and_the_forms_it_names() -> None:
+    rule = CommandRule.parse("Xvfb :99")
+    assert (rule.program, rule.words, rule.text) == ("Xvfb", ("Xvfb", ":99"), "Xvfb :99")
+    rule = CommandRule.parse("find ... -exec -delete")
+    assert (rule.words, rule.named, rule.text) == (
+        ("find",),
+        frozenset({"find", "-exec", "-delete"}),
+        "find ... -delete -exec",
+    )
+
+
+def test_a_denied_part_of_sh_c_code_says_which_part_denied_it() -> None:
+    judgement = judge_command("sh -c 'ls; rm -rf x'", ALLOW, DENY, PROJECT)
+    assert [(p.verdict, p.reason) for p in judgement.parts] == [
+        ("deny", "its -c code: denied by “rm”")
+    ]

@@ -260,7 +260,8 @@ def test_key_source_names_the_file_the_variable_or_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert secrets.key_source("openai") == "not set"
-    monkeypatch.setenv("OPENAI_API_KEY", "e")
+    monkeypatch.setenv("OPENAI_API_KEY", "e")  # not the relay's variable
+    assert secrets.key_source("relay") == "not set"
     assert secrets.key_source("openai") == "environment variable OPENAI_API_KEY"
     secrets.set_api_key("openai", "f", "file")
     secrets.forget_session_keys()

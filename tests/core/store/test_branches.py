@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,17 +9,10 @@ import pytest
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import Done, TextDelta, ToolCalls
 from melgui.core.protocol.messages import Message
-from melgui.core.store import Store, open_store
+from melgui.core.store import Store
 from melgui.core.store.journal import Journal
 from melgui.core.store.resume import resume
 from tests.fakes.replay import AskWrites, Leg, ReplayTransport, Tools, call
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data")
-    yield opened
-    opened.close()
 
 
 def start(store: Store, folder: Path, legs: list[Leg]) -> tuple[AgentSession, Journal, str]:

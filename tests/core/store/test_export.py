@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,6 @@ from melgui.core.store.export import (
 )
 
 FENCED_RESULT = "line one\n```python\nprint('inner fence')\n```\n"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data")
-    yield opened
-    opened.close()
 
 
 def every_kind(store: Store, folder: Path) -> str:

@@ -4,10 +4,7 @@ for streaming text and the wire log, and never in the loop's way."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
@@ -17,13 +14,6 @@ from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.journal import Journal
 from tests.fakes.replay import AskWrites, Leg, ReplayTransport, Tools, call
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data")
-    yield opened
-    opened.close()
 
 
 def start(

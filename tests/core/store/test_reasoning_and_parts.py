@@ -7,25 +7,15 @@ back as a note in its place.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from melgui.core.protocol.content import FilePart, ImagePart
 from melgui.core.protocol.messages import Message
-from melgui.core.store import Store, open_store
+from melgui.core.store import Store
 from melgui.core.store.blobs import MAX_BLOB_BYTES
 from melgui.core.store.export import export_json, export_markdown, import_json
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data")
-    yield opened
-    opened.close()
 
 
 def conversation(store: Store, folder: Path) -> tuple[str, list[Message]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,24 +10,12 @@ from melgui.core.protocol.events import ToolCall, WireEntry
 from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store, title_from
 from melgui.core.store import schema as schema_module
-
-
-class StepClock:
-    """A clock that moves one second each time it is read."""
-
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
+from tests.fakes.clocks import FakeClock, step_clock
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data", clock=StepClock())
-    yield opened
-    opened.close()
+def store_clock() -> FakeClock:
+    return step_clock()
 
 
 def test_title_comes_from_the_first_user_message(store: Store, tmp_path: Path) -> None:

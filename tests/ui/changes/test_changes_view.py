@@ -20,7 +20,7 @@ from melgui.ui.changes.questions import Question
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.theme import LIGHT
-from tests.fakes.window import wait_until
+from tests.fakes.window import Runner, wait_until
 from tests.fakes.worktree_repos import (
     NUMBERED,
     make_repo_with_worktree,
@@ -28,7 +28,6 @@ from tests.fakes.worktree_repos import (
     use_test_identity,
     worker_edits,
 )
-from tests.ui.conftest import Runner
 
 
 @pytest.fixture(autouse=True)

@@ -3,10 +3,8 @@ the window: resumed (and repaired) history, calls and plans handed over in one o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 from pytestqt.qtbot import QtBot
 
@@ -31,13 +29,6 @@ class Host(QMainWindow):
 
     def new_conversation(self) -> None:
         self.new_requests += 1
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data")
-    yield opened
-    opened.close()
 
 
 def test_reopening_hands_the_window_a_repaired_conversation(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,22 +16,12 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store import ConversationSummary, Store, open_store
 from melgui.ui.history import HistorySidebar, reader
 from melgui.ui.history.model import ID_ROLE, UPDATED_ROLE
-
-
-class StepClock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
+from tests.fakes.clocks import FakeClock, step_clock
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data", clock=StepClock())
-    yield opened
-    opened.close()
+def store_clock() -> FakeClock:
+    return step_clock()
 
 
 @pytest.fixture
