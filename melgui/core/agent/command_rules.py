@@ -264,15 +264,22 @@ def _dangers_of(program: str, words: tuple[Word, ...]) -> list[Danger]:
     return found
 
 
+_OPTION_VALUE = ("-W", "-X")  # python's options whose value is the next word
+
+
 def _leading_options(texts: list[str]) -> list[str]:
-    """An interpreter's own options: those before its script or module name."""
+    """An interpreter's own options: those before its script or module name (`-m` ends
+    them; the value after `-W`/`-X` is skipped, so `python -W ignore -c CODE` is seen)."""
     out: list[str] = []
-    for text in texts:
+    words = iter(texts)
+    for text in words:
         if not text.startswith("-") or text == "-":
             break
         out.append(text)
-        if text in ("-m", "-W", "-X"):
+        if text == "-m":
             break
+        if text in _OPTION_VALUE:
+            next(words, None)
     return out
 
 

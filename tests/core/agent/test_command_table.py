@@ -291,12 +291,10 @@ def test_command_table(command: str, verdict: str, parts: list[Part]) -> None:
         assert command[part.start : part.end] == part.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: _leading_options stops at -W/-X as at -m, so the -c after their value "
-    "is not seen and a plain 'python' rule lets the code run (reported in issue 14)",
+@pytest.mark.parametrize(
+    "command",
+    ["python -W ignore -c 'print(1)'", "python -X dev -c 'x'", "python -W ignore -X dev -c x"],
 )
-@pytest.mark.parametrize("command", ["python -W ignore -c 'print(1)'", "python -X dev -c 'x'"])
 def test_code_after_an_interpreter_option_with_a_value_is_asked(command: str) -> None:
     assert judge_command(command, ALLOW, DENY, PROJECT).verdict == "ask"
 
