@@ -321,6 +321,13 @@ class Store(CallRows, RecordRows):
     def messages(self, cid: str) -> list[StoredMessage]:
         return read_messages(self._conn, cid)
 
+    def message_times(self, cid: str) -> list[float]:
+        """When each message was stored, in order (nothing decoded)."""
+        rows = self._conn.execute(
+            "SELECT created_at FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
+        )
+        return [float(at) for (at,) in rows]
+
 
 def read_messages(conn: sqlite3.Connection, cid: str) -> list[StoredMessage]:
     """A conversation's messages in order, read (and decoded) through `conn`."""
@@ -330,16 +337,6 @@ def read_messages(conn: sqlite3.Connection, cid: str) -> list[StoredMessage]:
         (cid,),
     )
     return [_stored_message(row, load_parts(conn, row[9])) for row in rows]
-
-
-def messages_from_file(path: Path, cid: str) -> list[StoredMessage]:
-    """`read_messages` through a read-only connection of its own: safe in a worker thread
-    while the Store's connection goes on writing (WAL lets readers and a writer meet)."""
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-    try:
-        return read_messages(conn, cid)
-    finally:
-        conn.close()
 
 
 def open_store(data_folder: Path | None = None, *, clock: Clock = time.time) -> Store:
