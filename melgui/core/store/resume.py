@@ -59,13 +59,18 @@ def read_stored(store: Store, conversation_id: str) -> StoredConversation:
 
 
 def stored_from_file(path: Path, conversation_id: str) -> StoredConversation:
-    """`read_stored` through a read-only connection of its own: safe in a worker thread
-    while the Store's connection goes on writing (WAL lets readers and a writer meet)."""
+    """`read_stored` through a read-only connection of its own, the calls' arguments
+    decoded: safe in a worker thread while the Store's connection goes on writing (WAL
+    lets readers and a writer meet)."""
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
     try:
-        return read_stored(Store(OpenedDatabase(conn, path)), conversation_id)
+        stored = read_stored(Store(OpenedDatabase(conn, path)), conversation_id)
     finally:
         conn.close()
+    for item in stored.messages:  # decoded here, once: the chat and the inspector ask later
+        for call in item.message.tool_calls:
+            call.decode()
+    return stored
 
 
 @dataclass(frozen=True)
