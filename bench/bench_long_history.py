@@ -205,11 +205,18 @@ class NewTranscriptPaint(QObject):
 
 
 def store_conversation(window: MainWindow, conversation: Conversation) -> str:
+    """As the journal leaves it: the messages and a record of every call (decision,
+    duration, result), which reopening shows in the inspector."""
     store = window.history.store
     cid = store.create_conversation(str(window.kit.folder), title="bench")
+    results = {m.tool_call_id: m.content for m in conversation.messages if m.role == "tool"}
     with store.transaction():
         for seq, message in enumerate(conversation.messages):
             store.put_message(cid, seq, message)
+            for call in message.tool_calls:
+                store.call_requested(cid, call)
+                store.call_decided(cid, call.id, "auto")
+                store.call_finished(cid, call.id, "ok", results.get(call.id, ""), 0.01)
     return cid
 
 
