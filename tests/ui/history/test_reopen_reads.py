@@ -13,10 +13,11 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.messages import Message
+from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, ToolCallRecord
 from melgui.core.store import store as store_module
 from melgui.core.store.call_rows import CallRows
+from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, wait_until
@@ -99,3 +100,33 @@ def test_reopening_reads_once_off_the_gui_thread_and_goes_on(
     assert len(sent) == len(messages) + 1  # the whole history went on the next leg
     record = window.inspector.book.records["c29"]
     assert (record.status, record.decision, record.duration) == ("ok", "auto", 0.5)
+
+
+def test_the_reopened_chat_is_drawn_once_with_its_hooks(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    sidebar = window.history
+    cid, messages = stored_turns(sidebar.store, window.project_folder(), turns=60)
+    sidebar.store.add_note(cid, "error", "the server went away")
+    draws: list[tuple[int, bool, int]] = []
+    load = ChatView.load_conversation
+
+    def drawn(view: ChatView, conversation: Conversation, *args: Any, **kwargs: Any) -> None:
+        draws.append((len(conversation.messages), view.card_extra is not None, len(view.failures)))
+        load(view, conversation, *args, **kwargs)
+
+    monkeypatch.setattr(ChatView, "load_conversation", drawn)
+
+    async def scenario() -> None:
+        sidebar.open(cid)
+        await wait_until(lambda: window.session.conversation.messages == messages)
+
+    run(scenario())
+    # Once, the checkpoints' card extras hooked and the failure placed before it.
+    assert draws == [(len(messages), True, 1)]
+    assert "the server went away" in window.chat.transcript.toPlainText()
