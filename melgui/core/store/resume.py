@@ -8,69 +8,34 @@ history back and leaves a note, so the chat and the inspector can show it.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from melgui.core.protocol.call_life import is_open
-from melgui.core.protocol.messages import INTERRUPTED_RESULT, Conversation, Repair
-from melgui.core.store.database import OpenedDatabase
+from melgui.core.protocol.messages import Conversation, Repair
 from melgui.core.store.failures import place_notes_at
+from melgui.core.store.reading import (
+    ConversationNotFoundError,
+    StoredConversation,
+    read_stored,
+    stored_from_file,
+)
 from melgui.core.store.records import (
     ConversationSummary,
     NoteRecord,
     PlanRecord,
-    StoredMessage,
     ToolCallRecord,
 )
 from melgui.core.store.store import Store
 
+__all__ = [
+    "ConversationNotFoundError",
+    "Resumed",
+    "StoredConversation",
+    "latest_conversation",
+    "resume",
+    "stored_from_file",
+]
+
 CUT_TEXT_NOTE = "The answer being written when the app stopped is kept as far as it arrived."
-
-
-class ConversationNotFoundError(KeyError):
-    """No stored conversation has this id."""
-
-
-@dataclass(frozen=True)
-class StoredConversation:
-    """What reopening reads of a conversation, before any repair; read in a worker
-    thread (`stored_from_file`) so the GUI thread decodes none of it."""
-
-    summary: ConversationSummary
-    messages: list[StoredMessage]
-    tool_calls: list[ToolCallRecord]
-    plans: list[PlanRecord]
-    notes: list[NoteRecord]
-
-
-def read_stored(store: Store, conversation_id: str) -> StoredConversation:
-    """Everything `resume` needs of `conversation_id`; ConversationNotFoundError if none."""
-    summary = store.summary(conversation_id)
-    if summary is None:
-        raise ConversationNotFoundError(conversation_id)
-    return StoredConversation(
-        summary,
-        store.messages(conversation_id),
-        store.tool_calls(conversation_id),
-        store.plans(conversation_id),
-        store.notes(conversation_id),
-    )
-
-
-def stored_from_file(path: Path, conversation_id: str) -> StoredConversation:
-    """`read_stored` through a read-only connection of its own, the calls' arguments
-    decoded: safe in a worker thread while the Store's connection goes on writing (WAL
-    lets readers and a writer meet)."""
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-    try:
-        stored = read_stored(Store(OpenedDatabase(conn, path)), conversation_id)
-    finally:
-        conn.close()
-    for item in stored.messages:  # decoded here, once: the chat and the inspector ask later
-        for call in item.message.tool_calls:
-            call.decode()
-    return stored
 
 
 @dataclass(frozen=True)
@@ -117,29 +82,16 @@ def resume(store: Store, conversation_id: str, stored: StoredConversation | None
         stored = read_stored(store, conversation_id)
     elif not store.exists(conversation_id):  # purged since it was read
         raise ConversationNotFoundError(conversation_id)
-    conversation = Conversation([s.message for s in stored.messages])
-    cut_text = any(s.partial for s in stored.messages)
-    repair = conversation.repair_pairing()
-    records = {r.call_id: r for r in stored.tool_calls}
-    finished = False
+    plan = stored.repairs
+    resumed = Resumed(stored.summary, plan.conversation, plan.repair, plan.cut_text)
+    text = resumed.describe()
     with store.transaction():
-        if repair or cut_text:
-            store.replace_messages(conversation_id, conversation.messages)
-        for message in conversation.messages:
-            record = records.get(message.tool_call_id or "")
-            if message.role != "tool" or record is None or not is_open(record.state):
-                continue
-            # Killed between the result message and its record: the message is the truth.
-            content = message.content if message.status != "interrupted" else INTERRUPTED_RESULT
-            store.call_finished(
-                conversation_id, record.call_id, message.status or "ok", content, None
-            )
-            finished = True
-        resumed = Resumed(stored.summary, conversation, repair, cut_text)
-        text = resumed.describe()
+        if resumed.repaired:
+            store.replace_messages(conversation_id, plan.conversation.messages)
+        for call_id, status, content in plan.finished:
+            store.call_finished(conversation_id, call_id, status, content, None)
         if text is not None:
             store.add_note(conversation_id, "repair", text)
-    changed = resumed.repaired or finished
     notes = store.notes(conversation_id) if text is not None else stored.notes
     # Rewritten messages have new times; reading the times alone decodes nothing.
     times = (
@@ -147,12 +99,13 @@ def resume(store: Store, conversation_id: str, stored: StoredConversation | None
         if resumed.repaired
         else [s.created_at for s in stored.messages]
     )
+    changed = resumed.repaired or bool(plan.finished)
     return Resumed(
         summary=(store.summary(conversation_id) if changed else None) or stored.summary,
-        conversation=conversation,
-        repair=repair,
-        cut_text=cut_text,
-        tool_calls=store.tool_calls(conversation_id) if finished else stored.tool_calls,
+        conversation=plan.conversation,
+        repair=plan.repair,
+        cut_text=plan.cut_text,
+        tool_calls=store.tool_calls(conversation_id) if plan.finished else stored.tool_calls,
         plans=stored.plans,
         notes=notes,
         failures=place_notes_at(times, notes),

@@ -368,7 +368,7 @@ def _stored_message(row: tuple[object, ...], parts: list[dict[str, object]]) -> 
     data: dict[str, object] = {
         "role": role,
         "content": content,
-        "tool_calls": json.loads(str(calls)) if calls else [],
+        "tool_calls": json.loads(str(calls)) if calls and calls != "[]" else [],
         "status": status,
         "reasoning": reasoning,
         "parts": parts,

@@ -22,8 +22,8 @@ import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from melgui.core.store.database import OpenedDatabase
+from melgui.core.store.reading import StoredConversation, stored_from_file
 from melgui.core.store.records import ConversationSummary
-from melgui.core.store.resume import StoredConversation, stored_from_file
 from melgui.core.store.store import Store
 
 

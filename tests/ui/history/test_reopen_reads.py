@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.messages import Conversation, Message, Repair
 from melgui.core.store import Store, ToolCallRecord
 from melgui.core.store import store as store_module
 from melgui.core.store.call_rows import CallRows
@@ -50,13 +50,16 @@ def stored_turns(store: Store, folder: str, turns: int) -> tuple[str, list[Messa
 
 
 class ReadThreads:
-    """The name of the thread of each read of a conversation's messages or calls."""
+    """The name of the thread of each read of a conversation's messages or calls, and of
+    each check of its history for repairs."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.messages: list[str] = []
         self.calls: list[str] = []
+        self.repairs: list[str] = []  # working out what a crash left open
         read_messages = store_module.read_messages
         tool_calls = CallRows.tool_calls
+        repair_pairing = Conversation.repair_pairing
 
         def messages(conn: Any, cid: str) -> Any:
             self.messages.append(threading.current_thread().name)
@@ -66,8 +69,13 @@ class ReadThreads:
             self.calls.append(threading.current_thread().name)
             return tool_calls(rows, cid)
 
+        def repair(conversation: Conversation) -> Repair:
+            self.repairs.append(threading.current_thread().name)
+            return repair_pairing(conversation)
+
         monkeypatch.setattr(store_module, "read_messages", messages)
         monkeypatch.setattr(CallRows, "tool_calls", calls)
+        monkeypatch.setattr(Conversation, "repair_pairing", repair)
 
 
 def test_reopening_reads_once_off_the_gui_thread_and_goes_on(
@@ -90,6 +98,7 @@ def test_reopening_reads_once_off_the_gui_thread_and_goes_on(
         await wait_until(lambda: window.inspector.calls.count() == 30)
         assert reads.messages == ["melgui-history_0"]
         assert reads.calls == ["melgui-history_0"]
+        assert reads.repairs == ["melgui-history_0"]
         send(qtbot, window, "Go on")
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 1)
 
