@@ -74,6 +74,18 @@ def _compile(globs: list[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(regexes))
 
 
+def _record_regex(by_name: list[str], by_path: list[str]) -> re.Pattern[str] | None:
+    """One regex deciding a whole "./path" record, when every alternative is plain."""
+    names = [_plain_regex(glob) for glob in by_name]
+    paths = [_plain_regex(glob) for glob in by_path]
+    if None in names or None in paths:
+        return None
+    # ^(?s:body)$ each: a name may sit below any folders, a path starts at the top.
+    bodies = [f"(?:[^/]*/)*{regex[1:-1]}" for regex in names if regex is not None]
+    bodies += [regex[1:-1] for regex in paths if regex is not None]
+    return re.compile(rf"^\./(?:{'|'.join(bodies)})$")
+
+
 def _hidden(relative: str) -> bool:
     return relative.startswith(".") or "/." in relative
 
@@ -107,6 +119,7 @@ class GlobMatcher:
             self._name = _compile(by_name)
             self._path = _compile(by_path)
             self._path_name = None if any("**" in n for n in path_names) else _compile(path_names)
+            self._record = _record_regex(by_name, by_path)
         except (re.error, ValueError) as exc:
             raise ToolError(f"Invalid glob pattern {pattern!r}: {exc}.") from None
 
@@ -122,15 +135,20 @@ class GlobMatcher:
 
     def select_records(self, block: bytes) -> list[bytes]:
         """The matching "./path" records of a block of "./path\\0" records, none hidden."""
-        # Decoded and split at once; surrogateescape makes the text's encoding the bytes.
-        records = block.decode("utf-8", errors="surrogateescape").split("\x00")
+        # Decoded, split and encoded again at once; surrogateescape keeps the bytes.
+        text = block.decode("utf-8", errors="surrogateescape")
+        records = text.split("\x00")
         records.pop()  # the block ends with a separator
-        matches = self.matches
-        return [
-            record.encode("utf-8", errors="surrogateescape")
-            for record in records
-            if not _hidden(relative := record.removeprefix("./")) and matches(relative)
-        ]
+        if self._record is not None:  # one regex per record; "./" + a hidden name has "/."
+            match = self._record.match
+            hidden = "/." in text
+            kept = [r for r in records if match(r) and not (hidden and "/." in r)]
+        else:
+            matches = self.matches
+            kept = [r for r in records if not _hidden(p := r.removeprefix("./")) and matches(p)]
+        if not kept:
+            return []
+        return "\x00".join(kept).encode("utf-8", errors="surrogateescape").split(b"\x00")
 
 
 def select_listed_records(block: bytes) -> list[bytes]:

@@ -110,7 +110,8 @@ def test_whole_patterns_on_records_match_as_before() -> None:
     exactly the records wcmatch matches, hidden ones dropped."""
     paths = [path for path in PATHS if "\n" not in path]
     block = b"".join(f"./{path}".encode() + b"\x00" for path in paths)
-    for pattern in [*PLAIN, "src/{a,deep/**}/*.py", "**/*.{py,txt}", "{src,lib}/**"]:
+    others = ["src/{a,deep/**}/*.py", "**/*.{py,txt}", "{src,lib}/**", "[ab].py", "src/[!a]*.py"]
+    for pattern in [*PLAIN, *others, "{*.py,src/[a]*}"]:
         alternatives = [_drop_any_depth_prefix(alt) for alt in expand_braces(pattern)]
         expected = [
             f"./{path}".encode()
