@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import os
 import statistics
@@ -249,6 +250,7 @@ def window_bench(app: QApplication, rounds: int) -> tuple[list[float], list[floa
     window = build_main_window(folder, settings, api_key="bench-key", persist_settings=False)
     window.resize(1400, 1000)
     window.show()
+    gc.freeze()  # as run_app does once the window shows
     ids = {count: store_conversation(window, messages(count)) for count in (100, 1_000, 10_000)}
     _heartbeat_until(app, lambda: True)
     click_bench(app, window, ids[100])  # warm-up: the first reopening's imports and fonts
