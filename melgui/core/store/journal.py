@@ -94,7 +94,9 @@ class Journal:
     ) -> list[Message]:
         """The messages as stored; a given conversation that differs is written over them."""
         try:
-            if known is not None:
+            # Known rows are trusted while their count is right (a journal still ending
+            # its turn may have added some since they were read: then read them all).
+            if known is not None and self.store.message_count(self.conversation_id) == len(known):
                 stored = list(known)
             else:
                 stored = [s.message for s in self.store.messages(self.conversation_id)]

@@ -321,6 +321,12 @@ class Store(CallRows, RecordRows):
     def messages(self, cid: str) -> list[StoredMessage]:
         return read_messages(self._conn, cid)
 
+    def message_count(self, cid: str) -> int:
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE conversation_id = ?", (cid,)
+        ).fetchone()
+        return int(row[0])
+
     def message_times(self, cid: str) -> list[float]:
         """When each message was stored, in order (nothing decoded)."""
         rows = self._conn.execute(
