@@ -38,11 +38,52 @@ def _drop_any_depth_prefix(glob: str) -> str:
     return glob
 
 
+def _plain_regex(glob: str) -> str | None:
+    """The regex of a glob made of literal names, `*`, `?` and `**` components, for the
+    paths the matcher sees (relative, normalised: no empty, "." or ".." component);
+    None for anything else (classes, escapes, stray slashes), left to wcmatch.
+
+    wcmatch's own regex guards every character against "." and ".." components, which
+    such paths never have: on a listing of thousands of paths, that guard is most of
+    find_files' cost.
+    """
+    parts = glob.split("/")
+    if set(glob) & set("[]\\") or "" in parts:
+        return None
+    pieces = []
+    for index, part in enumerate(parts):
+        if part == "**":  # any number of folders; at the end, anything below
+            pieces.append(".*" if index == len(parts) - 1 else "(?:[^/]*/)*")
+            continue
+        pieces.append("".join(_PLAIN.get(char) or re.escape(char) for char in part))
+        if index < len(parts) - 1:
+            pieces.append("/")
+    return f"^(?s:{''.join(pieces)})$"
+
+
+_PLAIN = {"*": "[^/]*", "?": "[^/]"}
+
+
 def _compile(globs: list[str]) -> re.Pattern[str] | None:
     if not globs:
         return None
+    plain = [_plain_regex(glob) for glob in globs]
+    if all(regex is not None for regex in plain):
+        return re.compile("|".join(regex for regex in plain if regex is not None))
     regexes, _ = wcglob.translate(globs, flags=_FLAGS)
     return re.compile("|".join(regexes))
+
+
+def _record_regex(by_name: list[str], by_path: list[str]) -> re.Pattern[str] | None:
+    """One regex deciding a whole "./path" record, when every alternative is plain."""
+    names = [_plain_regex(glob) for glob in by_name]
+    paths = [_plain_regex(glob) for glob in by_path]
+    if None in names or None in paths:
+        return None
+    # ^(?s:body)$ each: a name may sit below any folders, a path starts at the top.
+    bodies = [f"(?:[^/]*/)*{regex[1:-1]}" for regex in names if regex is not None]
+    bodies += [regex[1:-1] for regex in paths if regex is not None]
+    return re.compile(rf"^\./(?:{'|'.join(bodies)})$")
 
 
 def _hidden(relative: str) -> bool:
@@ -78,6 +119,7 @@ class GlobMatcher:
             self._name = _compile(by_name)
             self._path = _compile(by_path)
             self._path_name = None if any("**" in n for n in path_names) else _compile(path_names)
+            self._record = _record_regex(by_name, by_path)
         except (re.error, ValueError) as exc:
             raise ToolError(f"Invalid glob pattern {pattern!r}: {exc}.") from None
 
@@ -93,12 +135,20 @@ class GlobMatcher:
 
     def select_records(self, block: bytes) -> list[bytes]:
         """The matching "./path" records of a block of "./path\\0" records, none hidden."""
-        selected = []
-        for record in block.split(b"\x00")[:-1]:  # the block ends with a separator
-            relative = record.decode("utf-8", errors="surrogateescape").removeprefix("./")
-            if not _hidden(relative) and self.matches(relative):
-                selected.append(record)
-        return selected
+        # Decoded, split and encoded again at once; surrogateescape keeps the bytes.
+        text = block.decode("utf-8", errors="surrogateescape")
+        records = text.split("\x00")
+        records.pop()  # the block ends with a separator
+        if self._record is not None:  # one regex per record; "./" + a hidden name has "/."
+            match = self._record.match
+            hidden = "/." in text
+            kept = [r for r in records if match(r) and not (hidden and "/." in r)]
+        else:
+            matches = self.matches
+            kept = [r for r in records if not _hidden(p := r.removeprefix("./")) and matches(p)]
+        if not kept:
+            return []
+        return "\x00".join(kept).encode("utf-8", errors="surrogateescape").split(b"\x00")
 
 
 def select_listed_records(block: bytes) -> list[bytes]:

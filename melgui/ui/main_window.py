@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -43,6 +44,7 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport
+from melgui.core.store.records import NoteRecord
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.coordinator import session_losses
@@ -70,6 +72,8 @@ from melgui.ui.theme import apply_theme, colors_for, follow_system_scheme
 from melgui.ui.toolbar import ProjectToolbar
 from melgui.ui.window_commands import install_commands, set_focus_chat_keys
 from melgui.ui.wire_recorder import WireRecorder
+
+Failures = Sequence[tuple[int, NoteRecord]]  # where a reopened conversation went wrong
 
 
 class MainWindow(QMainWindow):
@@ -231,14 +235,15 @@ class MainWindow(QMainWindow):
         self._recorders[session] = recorder
         return session
 
-    def _install(self, session: AgentSession) -> None:
+    def _install(self, session: AgentSession, failures: Failures = ()) -> None:
         """Make `session` the main conversation: new bridge, chat view and inspector."""
         old_chat = getattr(self, "chat", None)
         old_inspector = getattr(self, "inspector", None)
         self.session = session
         self.bridge = self.bridge_for(session)
         self.bridge.loopEvent.connect(self._on_main_event)
-        self.chat = ChatView(self.bridge, self.colors, prompt=self.desk.prompt)
+        self.chat = ChatView(self.bridge, self.colors, prompt=self.desk.prompt, draw=False)
+        self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
         self.chat.callActivated.connect(self.show_call)
         self.inspector = Inspector(
             self.bridge,
@@ -263,7 +268,8 @@ class MainWindow(QMainWindow):
             old_inspector.deleteLater()
         self.status.follow(self.bridge)
         self.chat.input.setFocus()
-        self.sessionChanged.emit(session)
+        self.sessionChanged.emit(session)  # hooks (checkpoints' card extras) go on first
+        self.chat.load_conversation(session.conversation)  # drawn once
 
     # --- seams for panes and history --------------------------------------------------
 
@@ -306,8 +312,7 @@ class MainWindow(QMainWindow):
 
     def open_conversation(self, resumed: Any) -> None:
         """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
-        self._replace_session(resumed.conversation)
-        self.chat.show_failures(getattr(resumed, "failures", []))
+        self._replace_session(resumed.conversation, getattr(resumed, "failures", ()))
         self.inspector.load_stored(getattr(resumed, "tool_calls", []))
         for plan in getattr(resumed, "plans", []):
             self.plans_panel.add_plan(plan.title, plan.markdown)
@@ -315,10 +320,10 @@ class MainWindow(QMainWindow):
         if note:
             self.chat.transcript.add_notice(note, self.colors.muted)
 
-    def _replace_session(self, conversation: Conversation) -> None:
+    def _replace_session(self, conversation: Conversation, failures: Failures = ()) -> None:
         old = self.session
         old_bridge = self.bridge
-        self._install(self._new_session(conversation))
+        self._install(self._new_session(conversation), failures)
         self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
         old_bridge.deleteLater()

@@ -35,7 +35,7 @@ def load_parts(conn: sqlite3.Connection, raw: object) -> list[dict[str, Any]]:
     """The parts column with each image's bytes filled back in (from_json form).
 
     An image whose bytes are not stored becomes a text note in place of the image."""
-    parts = json.loads(str(raw)) if raw else []
+    parts = json.loads(str(raw)) if raw and raw != "[]" else []  # most have none
     loaded: list[dict[str, Any]] = []
     for part in parts if isinstance(parts, list) else ():
         if isinstance(part, dict) and part.get("type") == "image":

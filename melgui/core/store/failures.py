@@ -20,7 +20,13 @@ def place_notes(
     stored: Sequence[StoredMessage], notes: Sequence[NoteRecord]
 ) -> list[tuple[int, NoteRecord]]:
     """(position, note) for each failure note: position = messages stored before it."""
-    times = [item.created_at for item in stored]
+    return place_notes_at([item.created_at for item in stored], notes)
+
+
+def place_notes_at(
+    times: Sequence[float], notes: Sequence[NoteRecord]
+) -> list[tuple[int, NoteRecord]]:
+    """`place_notes` from the messages' times alone (`times` in message order)."""
     return [
         (bisect.bisect_right(times, note.at), note) for note in notes if note.kind in FAILURE_KINDS
     ]

@@ -18,7 +18,7 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import assert_never
 
 from melgui.core.protocol.approval import Decision
@@ -52,7 +52,11 @@ WIRE_CHUNK = 1000  # wire log lines written together at most
 
 
 class Journal:
-    """An AgentSession observer that keeps one stored conversation up to date."""
+    """An AgentSession observer that keeps one stored conversation up to date.
+
+    `stored`: the messages the store holds for `conversation_id`, when the caller knows
+    them (a conversation just resumed); the journal then reads none of them again.
+    """
 
     def __init__(
         self,
@@ -60,6 +64,7 @@ class Journal:
         conversation_id: str,
         conversation: Conversation | None = None,
         *,
+        stored: Sequence[Message] | None = None,
         flush_interval: float = FLUSH_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
         on_problem: Callable[[str], None] | None = None,
@@ -82,12 +87,19 @@ class Journal:
         self._checkpoint: asyncio.Future[None] | None = None
         self._asked: set[str] = set()
         self._thread = threading.get_ident()
-        self._mirror: list[Message] = self._start_mirror(conversation)
+        self._mirror: list[Message] = self._start_mirror(conversation, stored)
 
-    def _start_mirror(self, conversation: Conversation | None) -> list[Message]:
+    def _start_mirror(
+        self, conversation: Conversation | None, known: Sequence[Message] | None
+    ) -> list[Message]:
         """The messages as stored; a given conversation that differs is written over them."""
         try:
-            stored = [s.message for s in self.store.messages(self.conversation_id)]
+            # Known rows are trusted while their count is right (a journal still ending
+            # its turn may have added some since they were read: then read them all).
+            if known is not None and self.store.message_count(self.conversation_id) == len(known):
+                stored = list(known)
+            else:
+                stored = [s.message for s in self.store.messages(self.conversation_id)]
             if conversation is None:
                 return stored
             mirror = list(conversation.messages)

@@ -71,7 +71,13 @@ def start_recording(
         )
     resumed = resume(store, cid)
     store.set_model(cid, model=model or None, role=role or None)
-    journal = Journal(store, cid, resumed.conversation, on_problem=on_problem)
+    journal = Journal(
+        store,
+        cid,
+        resumed.conversation,
+        stored=resumed.conversation.messages,  # resume left the store holding just these
+        on_problem=on_problem,
+    )
     return Recording(cid, resumed.conversation, journal, resumed)
 
 

@@ -10,23 +10,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from melgui.core.protocol.call_life import is_open
-from melgui.core.protocol.messages import INTERRUPTED_RESULT, Conversation, Repair
-from melgui.core.store.failures import place_notes
+from melgui.core.protocol.messages import Conversation, Repair
+from melgui.core.store.failures import place_notes_at
+from melgui.core.store.reading import (
+    ConversationNotFoundError,
+    StoredConversation,
+    read_stored,
+    stored_from_file,
+)
 from melgui.core.store.records import (
     ConversationSummary,
     NoteRecord,
     PlanRecord,
-    StoredMessage,
     ToolCallRecord,
 )
 from melgui.core.store.store import Store
 
+__all__ = [
+    "ConversationNotFoundError",
+    "Resumed",
+    "StoredConversation",
+    "latest_conversation",
+    "resume",
+    "stored_from_file",
+]
+
 CUT_TEXT_NOTE = "The answer being written when the app stopped is kept as far as it arrived."
-
-
-class ConversationNotFoundError(KeyError):
-    """No stored conversation has this id."""
 
 
 @dataclass(frozen=True)
@@ -62,48 +71,44 @@ class Resumed:
         return " ".join(parts) or None
 
 
-def resume(
-    store: Store, conversation_id: str, stored: list[StoredMessage] | None = None
-) -> Resumed:
-    """Load a conversation, repairing and recording what a crash left open. `stored`:
-    its messages when already read (in a worker thread: `messages_from_file`).
+def resume(store: Store, conversation_id: str, stored: StoredConversation | None = None) -> Resumed:
+    """Load a conversation, repairing and recording what a crash left open; afterwards
+    the store holds exactly `Resumed.conversation`. `stored`: what was already read of it
+    (in a worker thread: `stored_from_file`); then only a repair reads the store again.
 
     Raises ConversationNotFoundError for an unknown id and sqlite3.Error on storage trouble.
     """
-    summary = store.summary(conversation_id)
-    if summary is None:
-        raise ConversationNotFoundError(conversation_id)
     if stored is None:
-        stored = store.messages(conversation_id)
-    conversation = Conversation([s.message for s in stored])
-    cut_text = any(s.partial for s in stored)
-    repair = conversation.repair_pairing()
-    records = {r.call_id: r for r in store.tool_calls(conversation_id)}
+        stored = read_stored(store, conversation_id)
+    elif not store.exists(conversation_id):  # purged since it was read
+        raise ConversationNotFoundError(conversation_id)
+    plan = stored.repairs
+    resumed = Resumed(stored.summary, plan.conversation, plan.repair, plan.cut_text)
+    text = resumed.describe()
     with store.transaction():
-        if repair or cut_text:
-            store.replace_messages(conversation_id, conversation.messages)
-        for message in conversation.messages:
-            record = records.get(message.tool_call_id or "")
-            if message.role != "tool" or record is None or not is_open(record.state):
-                continue
-            # Killed between the result message and its record: the message is the truth.
-            content = message.content if message.status != "interrupted" else INTERRUPTED_RESULT
-            store.call_finished(
-                conversation_id, record.call_id, message.status or "ok", content, None
-            )
-        resumed = Resumed(summary, conversation, repair, cut_text)
-        text = resumed.describe()
+        if resumed.repaired:
+            store.replace_messages(conversation_id, plan.conversation.messages)
+        for call_id, status, content in plan.finished:
+            store.call_finished(conversation_id, call_id, status, content, None)
         if text is not None:
             store.add_note(conversation_id, "repair", text)
+    notes = store.notes(conversation_id) if text is not None else stored.notes
+    # Rewritten messages have new times; reading the times alone decodes nothing.
+    times = (
+        store.message_times(conversation_id)
+        if resumed.repaired
+        else [s.created_at for s in stored.messages]
+    )
+    changed = resumed.repaired or bool(plan.finished)
     return Resumed(
-        summary=store.summary(conversation_id) or summary,
-        conversation=conversation,
-        repair=repair,
-        cut_text=cut_text,
-        tool_calls=store.tool_calls(conversation_id),
-        plans=store.plans(conversation_id),
-        notes=(notes := store.notes(conversation_id)),
-        failures=place_notes(store.messages(conversation_id), notes),
+        summary=(store.summary(conversation_id) if changed else None) or stored.summary,
+        conversation=plan.conversation,
+        repair=plan.repair,
+        cut_text=plan.cut_text,
+        tool_calls=store.tool_calls(conversation_id) if plan.finished else stored.tool_calls,
+        plans=stored.plans,
+        notes=notes,
+        failures=place_notes_at(times, notes),
     )
 
 

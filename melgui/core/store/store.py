@@ -321,6 +321,19 @@ class Store(CallRows, RecordRows):
     def messages(self, cid: str) -> list[StoredMessage]:
         return read_messages(self._conn, cid)
 
+    def message_count(self, cid: str) -> int:
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE conversation_id = ?", (cid,)
+        ).fetchone()
+        return int(row[0])
+
+    def message_times(self, cid: str) -> list[float]:
+        """When each message was stored, in order (nothing decoded)."""
+        rows = self._conn.execute(
+            "SELECT created_at FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
+        )
+        return [float(at) for (at,) in rows]
+
 
 def read_messages(conn: sqlite3.Connection, cid: str) -> list[StoredMessage]:
     """A conversation's messages in order, read (and decoded) through `conn`."""
@@ -330,16 +343,6 @@ def read_messages(conn: sqlite3.Connection, cid: str) -> list[StoredMessage]:
         (cid,),
     )
     return [_stored_message(row, load_parts(conn, row[9])) for row in rows]
-
-
-def messages_from_file(path: Path, cid: str) -> list[StoredMessage]:
-    """`read_messages` through a read-only connection of its own: safe in a worker thread
-    while the Store's connection goes on writing (WAL lets readers and a writer meet)."""
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-    try:
-        return read_messages(conn, cid)
-    finally:
-        conn.close()
 
 
 def open_store(data_folder: Path | None = None, *, clock: Clock = time.time) -> Store:
@@ -371,7 +374,7 @@ def _stored_message(row: tuple[object, ...], parts: list[dict[str, object]]) -> 
     data: dict[str, object] = {
         "role": role,
         "content": content,
-        "tool_calls": json.loads(str(calls)) if calls else [],
+        "tool_calls": json.loads(str(calls)) if calls and calls != "[]" else [],
         "status": status,
         "reasoning": reasoning,
         "parts": parts,

@@ -60,9 +60,12 @@ class ChatView(HistoryPaging, QWidget):
         parent: QWidget | None = None,
         *,
         prompt: PromptKit | None = None,
+        draw: bool = True,
     ) -> None:
         """`prompt`: the folder's slash commands, prompt history and `@` file index (the
-        main chat has them; a worker pane's chat does without)."""
+        main chat has them; a worker pane's chat does without). Not `draw`: the owner
+        hooks `card_extra`, `user_links` and `failures` first, then draws once with
+        `load_conversation` (a long conversation's first screen is not drawn twice)."""
         super().__init__(parent)
         self.bridge = bridge
         self.colors = colors
@@ -121,7 +124,8 @@ class ChatView(HistoryPaging, QWidget):
         bridge.busyChanged.connect(self._after_turn)
         bridge.busyChanged.connect(self._on_busy)
         bridge.queuedChanged.connect(self._on_queued)
-        self.load_conversation(bridge.session.conversation)
+        if draw:
+            self.load_conversation(bridge.session.conversation)
         self.show_instruction_files()
 
     # --- actions ---------------------------------------------------------------------

@@ -62,7 +62,7 @@ class CheckpointActions(QObject):
         self.window = window
         self.parent_widget = parent
         self.last_restore: CheckpointRecord | None = None
-        session_changed.connect(lambda _session: self.attach())
+        session_changed.connect(lambda _session: self.hook())  # the window draws it after
         if panes_changed is not None:
             panes_changed.connect(self.attach_workers)
         self.attach()
@@ -73,6 +73,11 @@ class CheckpointActions(QObject):
         return self.window.desk.checkpoints
 
     def attach(self) -> None:
+        """Hook the current chat view and inspector, and draw the chat again with them."""
+        self.hook()
+        self.window.chat.load_conversation(self.window.session.conversation)
+
+    def hook(self) -> None:
         """Hook the current chat view and inspector (they are rebuilt per conversation)."""
         chat = self.window.chat
         chat.card_extra = self.card_extra
@@ -81,7 +86,6 @@ class CheckpointActions(QObject):
         detail = self.window.inspector.detail
         detail.extra_html = self.detail_extra
         detail.actionRequested.connect(self.on_action)
-        chat.load_conversation(self.window.session.conversation)
 
     async def _tidy(self) -> None:
         """At start: complete what a killed melgui left running, drop what is too old."""

@@ -20,8 +20,12 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.store import Store
-from melgui.core.store.records import StoredMessage
-from melgui.core.store.resume import ConversationNotFoundError, Resumed, resume
+from melgui.core.store.resume import (
+    ConversationNotFoundError,
+    Resumed,
+    StoredConversation,
+    resume,
+)
 from melgui.ui.history.reader import ConversationReader
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.history.window_journal import WindowJournal, WireListen
@@ -74,7 +78,7 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
     reader = ConversationReader(sidebar)
     wanted: list[str] = []  # the conversation last asked for (a later click wins)
 
-    def show(cid: str, stored: list[StoredMessage] | None) -> None:
+    def show(cid: str, stored: StoredConversation | None) -> None:
         resumed = open_resumed(store, cid, sidebar, stored)
         if resumed is not None and isinstance(window, ConversationOpener):
             keeper.expect(cid, resumed.conversation)
@@ -85,17 +89,19 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
             show(cid, None)
             return
         wanted[:] = [cid]
-        reader.read(store.path, cid)  # the messages are decoded in a worker thread
+        reader.read(store.path, cid)  # messages, calls, plans, notes: read in a worker thread
 
     def read(cid: str, result: object) -> None:
         if wanted != [cid]:
             return
         wanted.clear()
-        if isinstance(result, sqlite3.Error):
+        if isinstance(result, ConversationNotFoundError):
+            show(cid, None)  # says so, as a read on this thread would
+        elif isinstance(result, sqlite3.Error):
             sidebar.problem.emit(f"History: cannot open the conversation: {result}")
         elif isinstance(result, BaseException):
             raise result
-        elif isinstance(result, list):
+        elif isinstance(result, StoredConversation):
             show(cid, result)
 
     # Queued even when the read is done at once: a click after it must still win.
@@ -118,9 +124,9 @@ def _wire_listener(window: object) -> WireListen | None:
 
 
 def open_resumed(
-    store: Store, cid: str, sidebar: HistorySidebar, stored: list[StoredMessage] | None = None
+    store: Store, cid: str, sidebar: HistorySidebar, stored: StoredConversation | None = None
 ) -> Resumed | None:
-    """Resume `cid` for showing (`stored`: its messages, already read); trouble becomes
+    """Resume `cid` for showing (`stored`: what was already read of it); trouble becomes
     the sidebar's `problem`."""
     try:
         resumed = resume(store, cid, stored)

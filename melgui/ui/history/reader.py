@@ -1,10 +1,11 @@
 """Reading a stored conversation, and the sidebar's list, off the GUI thread.
 
 Decoding a conversation's messages is most of the cost of reopening it (10,000 messages:
-0.5-1.4 s on this machine), and it ran on the GUI thread. A worker thread reads them
-through a read-only connection of its own (the Store's connection is not shared across
-threads; WAL lets a reader and the journal's writes meet); the result comes back to the
-GUI thread as a signal, where the rest (repairs, calls, plans: small) is done as before.
+0.5-1.4 s on this machine), and it ran on the GUI thread. A worker thread reads them, with
+the calls, plans and notes, through a read-only connection of its own (the Store's
+connection is not shared across threads; WAL lets a reader and the journal's writes
+meet); the result comes back to the GUI thread as a signal, where only repairs are done
+(reading again just what they changed).
 It is pure Python and holds the GIL, but the interpreter hands the GIL back to the GUI
 thread every few milliseconds, so the window keeps painting instead of freezing.
 The sidebar's list and its searches (a search reads every message's text) are queried
@@ -21,12 +22,14 @@ import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from melgui.core.store.database import OpenedDatabase
-from melgui.core.store.records import ConversationSummary, StoredMessage
-from melgui.core.store.store import Store, messages_from_file
+from melgui.core.store.reading import StoredConversation, stored_from_file
+from melgui.core.store.records import ConversationSummary
+from melgui.core.store.store import Store
 
 
 class ConversationReader(QObject):
-    """`read(path, cid)`; `finished(cid, messages or the exception)` on the GUI thread."""
+    """`read(path, cid)`; `finished(cid, StoredConversation or the exception)` on the GUI
+    thread."""
 
     finished = Signal(str, object)
 
@@ -36,10 +39,10 @@ class ConversationReader(QObject):
         self.destroyed.connect(lambda: self._pool.shutdown(wait=False, cancel_futures=True))
 
     def read(self, path: Path, cid: str) -> None:
-        future = self._pool.submit(messages_from_file, path, cid)
+        future = self._pool.submit(stored_from_file, path, cid)
         future.add_done_callback(lambda done: self._deliver(cid, done))
 
-    def _deliver(self, cid: str, done: Future[list[StoredMessage]]) -> None:
+    def _deliver(self, cid: str, done: Future[StoredConversation]) -> None:
         if done.cancelled() or not shiboken6.isValid(self):
             return
         error = done.exception()

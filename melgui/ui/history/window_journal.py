@@ -10,7 +10,7 @@ session replaced mid-turn keeps its journal until that turn has ended (cancelled
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QTimer
 
@@ -23,7 +23,7 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store
 from melgui.core.store.journal import Journal
 from melgui.ui.history.sidebar import HistorySidebar
@@ -54,9 +54,17 @@ class SessionJournal:
     def conversation_id(self) -> str | None:
         return self.journal.conversation_id if self.journal else None
 
-    def start(self, cid: str, conversation: Conversation | None) -> None:
+    def start(
+        self,
+        cid: str,
+        conversation: Conversation | None,
+        stored: Sequence[Message] | None = None,
+    ) -> None:
+        """Record into `cid`; `stored`: its messages as the store holds them, if known."""
         sidebar = self.owner.sidebar
-        self.journal = Journal(self.owner.store, cid, conversation, on_problem=sidebar.problem.emit)
+        self.journal = Journal(
+            self.owner.store, cid, conversation, stored=stored, on_problem=sidebar.problem.emit
+        )
         if self._listen_wire is not None:
             self._detach.append(self._listen_wire(self.journal.record_wire))
 
@@ -105,15 +113,16 @@ class WindowJournal:
         self.sidebar = sidebar
         self.current: SessionJournal | None = None
         self._folder_of = folder_of
-        self._resuming: tuple[str, Conversation] | None = None
+        self._resuming: tuple[str, Conversation, list[Message]] | None = None
 
     @property
     def journal(self) -> Journal | None:
         return self.current.journal if self.current else None
 
     def expect(self, cid: str, conversation: Conversation) -> None:
-        """The next session shows stored conversation `cid` (being reopened)."""
-        self._resuming = (cid, conversation)
+        """The next session shows stored conversation `cid` (being reopened), whose
+        messages the store holds just as `conversation` has them now (resumed)."""
+        self._resuming = (cid, conversation, list(conversation.messages))
 
     def follow(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
         """Record `session` from now on; the previous one finishes its turn on its own."""
@@ -126,7 +135,7 @@ class WindowJournal:
         self.current = current
         resuming, self._resuming = self._resuming, None
         if resuming is not None and resuming[1] is session.conversation:
-            current.start(resuming[0], session.conversation)
+            current.start(resuming[0], session.conversation, resuming[2])
         elif session.conversation.messages:  # handed a conversation from elsewhere: keep it
             current.create(session.conversation)
         self.sidebar.set_current(current.conversation_id)

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShortcut
 from PySide6.QtWidgets import (
-    QListWidget,
     QListWidgetItem,
     QSplitter,
     QTabWidget,
@@ -31,10 +30,9 @@ from melgui.ui.bridge import SessionBridge
 from melgui.ui.inspector.argument_view import DiffProvider, has_diff
 from melgui.ui.inspector.call_book import CallBook, CallRecord
 from melgui.ui.inspector.call_detail import CallDetail
+from melgui.ui.inspector.call_list import CALL_ID_ROLE, CallList
 from melgui.ui.inspector.wire_view import WireLogView
 from melgui.ui.theme import LIGHT, Colors
-
-CALL_ID_ROLE = Qt.ItemDataRole.UserRole
 
 
 class Inspector(QWidget):
@@ -58,8 +56,7 @@ class Inspector(QWidget):
         self.book = book if book is not None else CallBook(bridge, self)
         self.diff_provider = diff_provider
         self._tasks = tasks if tasks is not None else TaskKeeper()
-        self.calls = QListWidget(self)
-        self.calls.setUniformItemSizes(True)
+        self.calls = CallList(self._label_of, self)
         self.detail = CallDetail(colors, cwd or bridge.session.loop.cwd, self)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.calls)
@@ -76,8 +73,7 @@ class Inspector(QWidget):
         self.calls.currentItemChanged.connect(self._on_current)
         self.book.added.connect(self._on_added)
         self.book.changed.connect(self._on_changed)
-        for call_id in self.book.records:
-            self._add_item(call_id)
+        self.calls.add(self.book.records)  # a long reopened list: in slices
         if shortcuts:
             # Standalone (no main window): the keys act inside this widget only.
             for keys, slot in (
@@ -104,8 +100,13 @@ class Inspector(QWidget):
     def load_stored(self, stored: Iterable[ToolCallRecord]) -> None:
         """Show each call of a reopened conversation as the store kept it (status,
         duration, decision, result)."""
-        for call_id in self.book.apply_stored(stored):
-            self._on_changed(call_id)
+        changed = self.book.apply_stored(stored)
+        for call_id in changed:  # none waits for a person: only the labels change
+            self.calls.relabel(call_id)
+        shown = self.detail.record
+        if shown is not None and shown.call.id in set(changed):
+            self.detail.show_record(shown)
+        self.pendingChanged.emit(len(self.book.pending()))
 
     def current_record(self) -> CallRecord | None:
         return self.detail.record
@@ -126,36 +127,27 @@ class Inspector(QWidget):
     # --- list ------------------------------------------------------------------------
 
     def _item(self, call_id: str) -> QListWidgetItem | None:
-        for row in range(self.calls.count() - 1, -1, -1):
-            item = self.calls.item(row)
-            if item.data(CALL_ID_ROLE) == call_id:
-                return item
-        return None
+        return self.calls.item_for(call_id)
+
+    def _label_of(self, call_id: str) -> str | None:
+        record = self.book.get(call_id)
+        return self._label(record) if record is not None else None
 
     def _label(self, record: CallRecord) -> str:
         duration = format_duration(record.duration)
         tail = f"  · {duration}" if duration else ""
         return f"{PHASE_MARK[record.status]}  {record.call.name}  {record.summary}{tail}"
 
-    def _add_item(self, call_id: str) -> None:
-        record = self.book.get(call_id)
-        if record is None:
-            return
-        item = QListWidgetItem(self._label(record))
-        item.setData(CALL_ID_ROLE, call_id)
-        self.calls.addItem(item)
-
     def _on_added(self, call_id: str) -> None:
-        if self._item(call_id) is None:
-            self._add_item(call_id)
+        self.calls.add((call_id,))
 
     def _on_changed(self, call_id: str) -> None:
         record = self.book.get(call_id)
-        item = self._item(call_id)
-        if record is None or item is None:
+        if record is None:
             return
-        item.setText(self._label(record))
-        if record.awaiting_person:
+        self.calls.relabel(call_id)
+        item = self._item(call_id) if record.awaiting_person else None
+        if item is not None:
             # A call that waits for the person is brought into view at once.
             self.tabs.setCurrentIndex(0)
             self.calls.setCurrentItem(item)
