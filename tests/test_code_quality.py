@@ -1,4 +1,5 @@
-"""The habits CI holds us to: ruff, mypy, and core/tools free of Qt (import-linter)."""
+"""The habits CI holds us to: ruff, mypy, core/tools free of Qt (import-linter), and
+modules of at most 450 lines."""
 
 from __future__ import annotations
 
@@ -32,3 +33,16 @@ def test_core_and_tools_import_no_qt() -> None:
         pytest.fail("lint-imports (import-linter) is not installed: pip install -e '.[test]'")
     result = run(lint_imports)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+MODULE_LINES = 450  # a module past this is doing more than one thing: split it
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in (ROOT / "melgui").rglob("*.py")
+    }
+    assert sizes  # the walk found the package
+    over = {name: lines for name, lines in sizes.items() if lines > MODULE_LINES}
+    assert over == {}, f"modules over {MODULE_LINES} lines: {over}"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
 MIN_CHAT_WIDTH = 380
 MIN_PANES_WIDTH = 400
@@ -223,3 +223,18 @@ def keep_layout(window: Any, config: Path | None) -> LayoutKeeper:
         window.resize(1280, 820)
         keeper.first_sizes()
     return keeper
+
+
+def add_side_docks(window: QMainWindow, plans: QWidget) -> tuple[QDockWidget, QDockWidget]:
+    """The right-hand Inspector and Plans docks, tabbed, the inspector in front (its widget
+    comes with each conversation)."""
+    inspector = QDockWidget("Inspector", window)
+    inspector.setObjectName("inspectorDock")
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, inspector)
+    plans_dock = QDockWidget("Plans", window)
+    plans_dock.setObjectName("plansDock")
+    plans_dock.setWidget(plans)
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, plans_dock)
+    window.tabifyDockWidget(inspector, plans_dock)
+    inspector.raise_()
+    return inspector, plans_dock

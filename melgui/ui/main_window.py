@@ -27,7 +27,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
     QMainWindow,
     QSplitter,
@@ -38,7 +37,7 @@ from PySide6.QtWidgets import (
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.secrets import get_api_key
-from melgui.core.config.settings import Settings, SettingsError, config_dir, save_settings
+from melgui.core.config.settings import Settings, config_dir
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
@@ -56,7 +55,7 @@ from melgui.ui.approval_queue import ApprovalQueue
 from melgui.ui.bridge import SessionBridge
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.layout_state import keep_layout
+from melgui.ui.layout_state import add_side_docks, keep_layout
 from melgui.ui.model_choice import ModelChoice, give_model
 from melgui.ui.plans_panel import PlansPanel
 from melgui.ui.quit_guard import QuitGuard
@@ -65,10 +64,11 @@ from melgui.ui.settings_flow import (
     claude_rules_offer,
     open_settings_dialog,
     past_commands,
+    save_or_report,
 )
 from melgui.ui.signals.install import install_signals
 from melgui.ui.status_line import StatusLine
-from melgui.ui.theme import apply_theme, colors_for, follow_system_scheme
+from melgui.ui.theme import colors_for, follow_system_scheme, theme_the_app
 from melgui.ui.toolbar import ProjectToolbar
 from melgui.ui.window_commands import install_commands, set_focus_chat_keys
 from melgui.ui.wire_recorder import WireRecorder
@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
     themeChanged = Signal(object)  # Colors
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
+    models: ModelChoice  # the model picker's logic, made with the toolbar
 
     def __init__(
         self,
@@ -143,7 +144,7 @@ class MainWindow(QMainWindow):
         self.desk.coordinator.register(self.pane_manager.losses)
         self.zoom_steps = 0  # View → Zoom, for the chat and the terminals
         follow_system_scheme(lambda: self.settings.theme, lambda: self.set_theme(self.settings))
-        self.tasks.spawn(self.refresh_models(), what="listing models")
+        self.tasks.spawn(self.models.refresh(), what="listing models")
 
     # --- the desk's parts, as the window's seams ------------------------------------------
 
@@ -187,7 +188,7 @@ class MainWindow(QMainWindow):
         self.toolbar.roleChanged.connect(self.set_role)
         self.toolbar.modelChanged.connect(self.set_model)
         self.toolbar.refreshModels.connect(
-            lambda: self.tasks.spawn(self.refresh_models(), what="listing models")
+            lambda: self.tasks.spawn(self.models.refresh(), what="listing models")
         )
         self.toolbar.settingsRequested.connect(self.open_settings)
         self.pane_host = QSplitter(Qt.Orientation.Horizontal, self)
@@ -201,15 +202,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.pane_host, 1)
         layout.addWidget(self.approval_bar)
         self.setCentralWidget(central)
-        self.inspector_dock = QDockWidget("Inspector", self)
-        self.inspector_dock.setObjectName("inspectorDock")
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
-        self.plans_dock = QDockWidget("Plans", self)
-        self.plans_dock.setObjectName("plansDock")
-        self.plans_dock.setWidget(self.plans_panel)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.plans_dock)
-        self.tabifyDockWidget(self.inspector_dock, self.plans_dock)
-        self.inspector_dock.raise_()
+        self.inspector_dock, self.plans_dock = add_side_docks(self, self.plans_panel)
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
         self.themeChanged.connect(self.status.context_meter.set_colors)
@@ -353,9 +346,6 @@ class MainWindow(QMainWindow):
         self.new_conversation()
         self._offer_claude_rules()
 
-    async def refresh_models(self) -> None:
-        await self.models.refresh()
-
     # --- approvals ------------------------------------------------------------------------
 
     def approve_key(self) -> None:
@@ -403,7 +393,7 @@ class MainWindow(QMainWindow):
             self.toolbar.set_connection(connection_label(new), "unknown")
             self.models.switched(old)
             self.tasks.spawn(previous.aclose(), what="closing the previous connection")
-            self.tasks.spawn(self.refresh_models(), what="listing models")
+            self.tasks.spawn(self.models.refresh(), what="listing models")
         if old.focus_chat_keys != new.focus_chat_keys:
             set_focus_chat_keys(self.actions_by_name, new.focus_chat_keys)
         if old.theme != new.theme:
@@ -411,20 +401,11 @@ class MainWindow(QMainWindow):
         self._save_settings()
 
     def set_theme(self, settings: Settings) -> None:
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            self.colors = apply_theme(app, settings.theme)
-        else:
-            self.colors = colors_for(settings.theme)
+        self.colors = theme_the_app(settings.theme)
         self.themeChanged.emit(self.colors)  # every themed widget listens
 
     def _save_settings(self) -> None:
-        if not self.persist_settings:
-            return
-        try:
-            save_settings(self.settings)
-        except SettingsError as exc:
-            self._report_error(str(exc))
+        save_or_report(self.settings, self.persist_settings, self._report_error)
 
     # --- feedback and shutdown -------------------------------------------------------------
 

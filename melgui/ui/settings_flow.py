@@ -7,7 +7,18 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from melgui.core.config.settings import Settings, SettingsError, save_settings
 from melgui.core.store.records import AllowedCall
+
+
+def save_or_report(settings: Settings, persist: bool, report: Callable[[str], None]) -> None:
+    """Write the settings file (unless `persist` is off); a failure is reported, not raised."""
+    if not persist:
+        return
+    try:
+        save_settings(settings)
+    except SettingsError as exc:
+        report(str(exc))
 
 
 def past_commands(records: Iterable[Any], store: Any, report: Callable[[str], None]) -> list[str]:

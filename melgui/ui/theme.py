@@ -100,6 +100,12 @@ def colors_for(theme: Theme) -> Colors:
     return DARK if theme == "dark" else LIGHT
 
 
+def theme_the_app(theme: Theme) -> Colors:
+    """Apply `theme` to the running QApplication (if there is one); returns its colours."""
+    app = QApplication.instance()
+    return apply_theme(app, theme) if isinstance(app, QApplication) else colors_for(theme)
+
+
 def apply_theme(app: QApplication, theme: Theme) -> Colors:
     """Set the Fusion style and a palette for `theme`; returns its colours."""
     colors = colors_for(theme)

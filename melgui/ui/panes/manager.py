@@ -8,7 +8,6 @@ life of what runs in them: closing a pane ends its process group or worker, and
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.acp_host.agents import AgentCommand
 from melgui.desk.acp_host.session import AcpSession
-from melgui.desk.coordinator import Loss, session_losses
+from melgui.desk.coordinator import Loss
 from melgui.desk.worktree_losses import retire_worktree
 from melgui.ui.aio import TaskKeeper
 from melgui.ui.bridge import SessionBridge
@@ -36,6 +35,7 @@ from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
+from melgui.ui.panes.pane_losses import losses_of, short
 from melgui.ui.panes.terminal_pane import CLOSE_GRACE_MS, TerminalPane
 from melgui.ui.theme import LIGHT, Colors
 
@@ -60,32 +60,6 @@ WorktreesSource = Callable[[], WorkerWorktrees | None]
 
 class PaneError(Exception):
     """A pane could not be opened; the message is for the model and the person."""
-
-
-def _short(text: str, limit: int = 40) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _jobs(shell: int, pids: list[int]) -> list[int]:
-    """Processes the shell started as jobs (their own process group, foreground or in the
-    background); what its start-up files run stays in the shell's group and is no job."""
-    jobs = []
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            if pid != shell and os.getpgid(pid) != shell:
-                jobs.append(pid)
-    return jobs
-
-
-def _acp_losses(session: AcpSession, where: str) -> list[Loss]:
-    found = [
-        Loss("approval", where, f"{request.call.name} waits for your approval")
-        for request in session.loop.pending_approvals()
-    ]
-    if session.busy and not found:
-        found.append(Loss("turn", where, "the agent is in the middle of a turn"))
-    return found
 
 
 class PaneManager(QObject):
@@ -157,7 +131,7 @@ class PaneManager(QObject):
         """A terminal running `command` (the login shell when None) in the project folder."""
         self._check_open()
         command = command if command and command.strip() else None
-        title = _short(command) if command else Path(login_shell()).name
+        title = short(command) if command else Path(login_shell()).name
         info = self.registry.add("terminal", title)
         pane = TerminalPane(command, self.cwd, env=self.terminal_env)
         self._install(info, pane, layout)
@@ -168,7 +142,7 @@ class PaneManager(QObject):
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
         """A worker given `task`, on `model` or the current one, in the project folder."""
         self._check_open()
-        info = self._reserve_worker(f"worker {{}}: {_short(task, 32)}")
+        info = self._reserve_worker(f"worker {{}}: {short(task, 32)}")
         return self._open_worker(info, task, model, layout, None)
 
     async def start_worker(
@@ -187,7 +161,7 @@ class PaneManager(QObject):
         worktrees = self.worktrees()
         if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
             return self.spawn_agent(task, model, layout), None
-        info = self._reserve_worker(f"worker {{}}: {_short(task, 32)}")
+        info = self._reserve_worker(f"worker {{}}: {short(task, 32)}")
         try:
             prepared = await worker_worktrees.prepare(worktrees, info.id, task, carry)
         except WorktreeError as exc:
@@ -201,7 +175,7 @@ class PaneManager(QObject):
     def review_worktree(self, found: Found, layout: object = "tab") -> PaneInfo:
         """A worker pane, with no task, on a worktree left from before (to review)."""
         self._check_open()
-        info = self._reserve_worker(f"worker {{}}: review {_short(found.worktree.branch, 28)}")
+        info = self._reserve_worker(f"worker {{}}: review {short(found.worktree.branch, 28)}")
         return self._open_worker(info, None, None, layout, found.worktree)
 
     def _reserve_worker(self, title: str) -> PaneInfo:
@@ -298,24 +272,12 @@ class PaneManager(QObject):
     # -- what closing would lose -------------------------------------------------------
 
     def pane_losses(self, pane_id: int) -> list[Loss]:
-        """What closing this pane now would end: a running program, a worker's turn or
-        its approvals (work in a worker's worktree is `worker_worktrees.closing_losses`,
-        read by git in a thread). A shell at its prompt loses nothing."""
+        """What closing this pane now would end (see `pane_losses.losses_of`)."""
         pane = self._panes.get(pane_id)
         info = self.registry.get(pane_id)
         if pane is None or info is None:
             return []
-        where = f"pane {pane_id} ({info.title})"
-        if isinstance(pane, AcpPane):
-            return _acp_losses(pane.acp, where)
-        if isinstance(pane, AgentPane):
-            return session_losses(pane.session, where)()
-        if pane.pty is None or not pane.alive:
-            return []
-        if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
-            return []
-        what = pane.command or "a program started in the shell"
-        return [Loss("process", where, f"{_short(what)} is still running")]
+        return losses_of(pane, f"pane {pane_id} ({info.title})")
 
     def losses(self) -> list[Loss]:
         """Every pane's losses, in pane order (a coordinator source). Work in a worker's

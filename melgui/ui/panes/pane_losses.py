@@ -1,0 +1,55 @@
+"""What closing a pane now would end: a running program, a worker's turn or its
+approvals, an ACP agent's turn or its permission requests. Work in a worker's worktree
+is not here: `worker_worktrees.closing_losses` reads it by git, in a thread."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from melgui.desk.acp_host.session import AcpSession
+from melgui.desk.coordinator import Loss, session_losses
+from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.terminal_pane import TerminalPane
+
+
+def losses_of(pane: TerminalPane | AgentPane, where: str) -> list[Loss]:
+    """`where` names the pane in the question ("pane 2 (worker 2: …)"). A shell at its
+    prompt loses nothing."""
+    if isinstance(pane, AcpPane):
+        return _acp_losses(pane.acp, where)
+    if isinstance(pane, AgentPane):
+        return session_losses(pane.session, where)()
+    if pane.pty is None or not pane.alive:
+        return []
+    if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
+        return []
+    what = pane.command or "a program started in the shell"
+    return [Loss("process", where, f"{short(what)} is still running")]
+
+
+def short(text: str, limit: int = 40) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _jobs(shell: int, pids: list[int]) -> list[int]:
+    """Processes the shell started as jobs (their own process group, foreground or in the
+    background); what its start-up files run stays in the shell's group and is no job."""
+    jobs = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if pid != shell and os.getpgid(pid) != shell:
+                jobs.append(pid)
+    return jobs
+
+
+def _acp_losses(session: AcpSession, where: str) -> list[Loss]:
+    found = [
+        Loss("approval", where, f"{request.call.name} waits for your approval")
+        for request in session.loop.pending_approvals()
+    ]
+    if session.busy and not found:
+        found.append(Loss("turn", where, "the agent is in the middle of a turn"))
+    return found
