@@ -11,7 +11,8 @@ import pytest
 
 from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store
-from melgui.core.store.store import PURGE_AFTER, messages_from_file
+from melgui.core.store.reading import ConversationNotFoundError, stored_from_file
+from melgui.core.store.store import PURGE_AFTER
 from tests.fakes.clocks import FakeClock
 
 
@@ -89,8 +90,12 @@ def test_after_a_checkpoint_the_main_file_alone_holds_the_history(
     store.checkpoint()
     after = tmp_path / "after.sqlite3"
     shutil.copyfile(store.path, after)  # no -wal copied: only what the main file holds
-    assert [s.message.content for s in messages_from_file(after, cid)] == ["question", "answer"]
-    assert messages_from_file(before, cid) == []
+    assert [s.message.content for s in stored_from_file(after, cid).messages] == [
+        "question",
+        "answer",
+    ]
+    with pytest.raises(ConversationNotFoundError):  # only in the -wal file then
+        stored_from_file(before, cid)
 
 
 def test_a_checkpoint_never_raises(store: Store, tmp_path: Path) -> None:
@@ -107,9 +112,9 @@ def test_reading_from_the_file_sees_what_the_store_wrote_and_never_writes(
 ) -> None:
     cid = conversation(store, tmp_path, "question", "answer")
     assert store.path is not None
-    assert messages_from_file(store.path, cid) == store.messages(cid)
+    assert stored_from_file(store.path, cid).messages == store.messages(cid)
     with pytest.raises(sqlite3.OperationalError):  # a missing file is not created
-        messages_from_file(tmp_path / "missing.sqlite3", cid)
+        stored_from_file(tmp_path / "missing.sqlite3", cid)
     assert not (tmp_path / "missing.sqlite3").exists()
 
 

@@ -30,6 +30,8 @@ async def drive(window: object, options: argparse.Namespace) -> int:
     assert isinstance(window, MainWindow)
     if options.reopen_latest:
         before = window.session
+        while window.history.listing or not window.history.ids():  # listed in a thread
+            await asyncio.sleep(0.01)
         window.history.open(window.history.ids()[0])
         while window.session is before:  # its messages are read in a worker thread
             await asyncio.sleep(0.01)
