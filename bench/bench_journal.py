@@ -208,6 +208,7 @@ def fill(store: Store, folder: str, count: int) -> None:
 
 
 def bench_sidebar(counts: list[int], root: Path) -> None:
+    from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
     from melgui.ui.history import HistorySidebar
@@ -231,6 +232,8 @@ def bench_sidebar(counts: list[int], root: Path) -> None:
             sidebar = HistorySidebar(store, str(folder))
             sidebar.show()
             app.processEvents()
+            while sidebar.listing:  # its list is queried on the listing thread
+                app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 5)
             shown = time.perf_counter()
             found = store.conversations(str(folder), query="token42")
             searched = time.perf_counter()

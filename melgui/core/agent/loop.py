@@ -61,7 +61,7 @@ CallGuard = Callable[[ToolCall, str], AbstractAsyncContextManager[object]]
 
 CANCELLED_RESULT = "The user stopped this call before it finished."
 SKIPPED_RESULT = "Not run: the user stopped the turn before this call started."
-YIELD_EVERY = 0.005  # seconds of uninterrupted streaming before yielding to the event loop
+YIELD_EVERY = 0.003  # seconds of uninterrupted streaming before yielding to the event loop
 
 
 @dataclass(frozen=True)
