@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+from relay_process import RelayProcess  # noqa: E402  (the relay in its own process)
 
 from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
@@ -42,7 +43,7 @@ from melgui.core.protocol.transport import LegRequest, ModelInfo, Transport, Wir
 from melgui.core.store import Store, open_store  # noqa: E402
 from melgui.core.store.journal import Journal  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
-from tests.fakes import ScriptedRelay, done, text  # noqa: E402
+from tests.fakes import done, text  # noqa: E402
 
 
 class LagMonitor:
@@ -270,10 +271,12 @@ def main() -> int:
         folder = root / "project"
         folder.mkdir()
         print(f"streaming {options.tokens:,} tokens per turn")
-        with ScriptedRelay() as relay:
+        # The relay in a process of its own, as a real server is (in a thread it would
+        # compete with the loop for the GIL): one leg per stream, the warm-up's too.
+        leg = [*(text(t) for t in tokens), done()]
+        with RelayProcess(*[leg] * (2 * options.rounds + 1)) as relay:
 
             def over_http() -> Transport:
-                relay.script([*(text(t) for t in tokens), done()])
                 return RelayTransport(relay.base_url, "bench-key")
 
             bench_stream(
