@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 from melgui.desk.acp_host.host import AcpHost
@@ -39,6 +40,22 @@ def test_the_book_keeps_each_session_once_latest_first_and_its_title(tmp_path: P
     assert len(book.entries()) == KEEP and book.entries()[0].session_id == "x5"
     (tmp_path / "book.json").write_text("{not json")
     assert book.for_folder("/p") == []
+
+
+def test_records_made_at_once_in_threads_all_stay(tmp_path: Path) -> None:
+    # AcpSession records from threads: a start's note and a turn's may overlap.
+    books = [SessionBook(tmp_path / "book.json") for _ in range(2)]
+
+    def note(book: SessionBook, name: str) -> None:
+        for n in range(40):
+            book.record(SessionEntry(name, f"{name} acp", "/p", f"{name}{n}", "t"))
+
+    threads = [threading.Thread(target=note, args=(b, f"a{i}")) for i, b in enumerate(books)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(books[0].entries()) == 80
 
 
 async def test_a_session_is_noted_and_resumed_by_a_new_process(tmp_path: Path) -> None:

@@ -90,8 +90,11 @@ class AcpSession:
         if self._started:
             return
         if self._starting is None:  # one start: the pane's and a first message's await it
-            self._starting = asyncio.get_running_loop().create_task(self.host.start(self._resume))
+            self._starting = asyncio.get_running_loop().create_task(self._start_once())
         await asyncio.shield(self._starting)
+
+    async def _start_once(self) -> None:
+        await self.host.start(self._resume)
         self._started = True
         self._follow_model()
         await self._note()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -20,6 +21,7 @@ from melgui.core.config.settings import data_dir
 
 BOOK_FILE = "acp-sessions.json"
 KEEP = 200  # sessions kept in all, the oldest forgotten first
+_RECORDING = threading.Lock()  # every book of this process, one record at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,13 @@ class SessionBook:
 
     def record(self, entry: SessionEntry) -> None:
         """Add or refresh `entry` (by agent and session id), used now; a title once
-        given is kept when a later record has none."""
+        given is kept when a later record has none. Records are made in threads (off
+        the event loop): one at a time, or two would read the same file and the later
+        write would drop what the other added."""
+        with _RECORDING:
+            self._record(entry)
+
+    def _record(self, entry: SessionEntry) -> None:
         kept = self.entries()
         old = next(
             (e for e in kept if (e.agent, e.session_id) == (entry.agent, entry.session_id)), None
