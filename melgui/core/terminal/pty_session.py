@@ -3,6 +3,8 @@
 The program gets its own session (setsid) with the pty as controlling terminal, so
 Ctrl-C, job control and SIGWINCH work as in any terminal. The master side is
 non-blocking: `read()` never waits, `write()` queues what the pty cannot take yet.
+Output is read through a relay process (core/terminal/relay.py) that keeps the pty
+drained into a large pipe, or from the master itself where there is none.
 Closing ends every process of the session (SIGHUP, then SIGKILL after a grace).
 """
 
@@ -23,8 +25,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from melgui.core.processes import chain
+from melgui.core.terminal.relay import ENDED_NORMALLY, Relay, start_relay
 
 READ_CHUNK = 65536
+SETTLE_S = 0.05  # at most this long for the relay to pass on what an ended program wrote
 
 
 class PtyError(Exception):
@@ -64,6 +68,15 @@ def _set_size(fd: int, columns: int, rows: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
 
 
+def _waiting_bytes(fd: int) -> int:
+    """Bytes the terminal holds for its reader."""
+    try:
+        count: int = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+        return count
+    except OSError:
+        return 0
+
+
 def _make_controlling_tty() -> None:  # runs in the child between fork and exec
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
@@ -83,6 +96,7 @@ class PtySession:
         env: Mapping[str, str] | None = None,
         columns: int = 80,
         rows: int = 24,
+        relay: bool = True,
     ) -> None:
         if not argv:
             raise PtyError("No program to run.")
@@ -115,6 +129,7 @@ class PtySession:
             os.close(slave)
         os.set_blocking(master, False)
         self._fd: int | None = master
+        self._relay: Relay | None = start_relay(master) if relay else None
         self._pending = b""
         self._eof = False
 
@@ -126,8 +141,20 @@ class PtySession:
 
     @property
     def fd(self) -> int | None:
-        """The master descriptor to watch for reading; None once closed."""
+        """The master descriptor (the terminal itself); None once closed."""
         return self._fd
+
+    @property
+    def read_fd(self) -> int | None:
+        """The descriptor to watch for output: the relay's pipe, else the master. It
+        changes if the relay dies early (the master is then read directly)."""
+        if self._relay is not None:
+            return self._relay.read_fd
+        return self._fd
+
+    @property
+    def relay_pid(self) -> int | None:
+        return self._relay.pid if self._relay is not None else None
 
     @property
     def eof(self) -> bool:
@@ -138,16 +165,44 @@ class PtySession:
 
     def read(self, limit: int = READ_CHUNK) -> bytes:
         """What the program wrote, without waiting; b"" when nothing is there yet."""
-        if self._fd is None or self._eof:
+        fd = self.read_fd
+        if fd is None or self._eof:
             return b""
         try:
-            return os.read(self._fd, limit) or self._at_eof()
+            data = os.read(fd, limit)
         except BlockingIOError:
             return b""
         except OSError as exc:
             if exc.errno in (errno.EIO, errno.EBADF):  # Linux: the slave side closed
                 return self._at_eof()
             raise
+        if data:
+            return data
+        if self._relay is not None:
+            return self._relay_ended(self._relay)
+        return self._at_eof()
+
+    def _relay_ended(self, relay: Relay) -> bytes:
+        """The relay's pipe closed: the output is complete, unless the relay died
+        before the terminal's writers did; then the master is read directly."""
+        code = relay.ended()
+        relay.close_pipe()
+        self._relay = None
+        if code == ENDED_NORMALLY or self._fd is None:
+            return self._at_eof()
+        return b""  # read_fd is now the master; what the relay had not taken is there
+
+    def settle(self, timeout: float = SETTLE_S) -> None:
+        """Wait (at most `timeout`) until the relay has taken what the program wrote
+        before now from the pty; then `read()` finds it. Call when the program ended:
+        its last lines are interpreted before its exit is told."""
+        if self._relay is None or self._fd is None:
+            return
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 2 and time.monotonic() < deadline:
+            quiet = quiet + 1 if _waiting_bytes(self._fd) == 0 else 0
+            time.sleep(0.001)  # twice empty a moment apart: nothing was in the relay's hands
 
     def _at_eof(self) -> bytes:
         self._eof = True
@@ -246,6 +301,8 @@ class PtySession:
         deadline = time.monotonic() + 1.0  # SIGKILL is delivered, not yet acted on
         while self.session_pids() and time.monotonic() < deadline:
             time.sleep(0.005)
+        if self._relay is not None:
+            self._relay.stop()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -110,7 +110,7 @@ class PtyReader:
             self._tell()
 
     def _loop(self) -> None:
-        fd = self._pty.fd
+        fd = self._pty.read_fd
         if fd is None:
             return
         poller = select.poll()
@@ -126,6 +126,10 @@ class PtyReader:
                     return
                 if fd in events:
                     self._drain()
+                    if self._pty.read_fd not in (fd, None):  # the relay died: the master
+                        poller.unregister(fd)
+                        fd = self._pty.read_fd
+                        poller.register(fd, select.POLLIN)
                 if self._owed and time.monotonic() >= self._frame_due():
                     self._frame()
                 if self._pty.eof:
@@ -199,7 +203,8 @@ class PtyReader:
         code = self._pty.poll()
         if code is None:
             return False
-        self._drain()  # what it wrote just before it ended
+        self._pty.settle()  # what it wrote just before it ended, through the relay
+        self._drain()
         if self._owed:
             self._frame()
         self.exit_code = code

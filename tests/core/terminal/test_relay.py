@@ -1,0 +1,117 @@
+"""The relay that drains a pty into a pipe: used by default, complete, and never the
+reason a terminal's program outlives melgui or loses output when the relay dies."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from melgui.core.terminal.pty_session import PtySession, process_alive
+from melgui.core.terminal.relay import PIPE_SIZE
+
+
+def _read_until_eof(pty: PtySession, timeout: float = 10.0) -> bytes:
+    out = b""
+    deadline = time.monotonic() + timeout
+    while not pty.eof and time.monotonic() < deadline:
+        chunk = pty.read()
+        out += chunk
+        if not chunk:
+            time.sleep(0.005)
+    assert pty.eof, f"no end of output; read so far: {out[-200:]!r}"
+    return out
+
+
+def test_output_comes_through_the_relay_whole_and_in_order(tmp_path: Path) -> None:
+    # 3 MB, more than the relay's pipe and far more than the pty holds.
+    lines = 60_000
+    pty = PtySession(["sh", "-c", f"read x; seq {lines}"], cwd=tmp_path)
+    try:
+        relay_pid = pty.relay_pid
+        assert relay_pid is not None and pty.read_fd != pty.fd
+        relay = Path(f"/proc/{relay_pid}/cmdline").read_bytes().split(b"\0")
+        assert relay[:4] == [sys.executable.encode(), b"-I", b"-S", b"-c"]
+        pty.write(b"\r")
+        out = _read_until_eof(pty)
+    finally:
+        pty.finish()
+    expected = ("\r\n" + "".join(f"{n}\r\n" for n in range(1, lines + 1))).encode()
+    assert out == expected
+    assert pty.exit_code == 0
+    assert pty.relay_pid is None and not process_alive(relay_pid)  # it ended with the output
+
+
+def test_the_relays_pipe_is_made_large(tmp_path: Path) -> None:
+    pty = PtySession(["sleep", "5"], cwd=tmp_path)
+    try:
+        assert pty.read_fd is not None
+        assert fcntl.fcntl(pty.read_fd, fcntl.F_GETPIPE_SZ) == PIPE_SIZE
+    finally:
+        pty.finish()
+
+
+def test_a_relay_that_dies_early_leaves_the_master_to_be_read(tmp_path: Path) -> None:
+    pty = PtySession(["bash", "--norc", "-c", "echo before; read x; echo after-$x"], cwd=tmp_path)
+    try:
+        out = b""
+        deadline = time.monotonic() + 10
+        while b"before" not in out and time.monotonic() < deadline:
+            out += pty.read()
+            time.sleep(0.005)
+        assert pty.relay_pid is not None
+        os.kill(pty.relay_pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while pty.relay_pid is not None and time.monotonic() < deadline:
+            out += pty.read()  # the pipe's end: the relay was killed, not the output done
+            time.sleep(0.005)
+        assert pty.read_fd == pty.fd and not pty.eof
+        pty.write(b"ok\r")
+        out += _read_until_eof(pty)
+    finally:
+        pty.finish()
+    assert out.endswith(b"after-ok\r\n")
+    assert pty.exit_code == 0
+
+
+_ORPHAN = """
+import json, os, sys
+from melgui.core.terminal.pty_session import PtySession
+pty = PtySession(["sleep", "300"], cwd=sys.argv[1])
+print(json.dumps({"program": pty.pid, "relay": pty.relay_pid}), flush=True)
+os._exit(0)  # melgui gone without closing anything: a crash, or a SIGKILL
+"""
+
+
+def test_a_program_does_not_outlive_melgui_because_of_its_relay(tmp_path: Path) -> None:
+    # Before the relay, melgui's end closed the master and the kernel hung the terminal
+    # up. The relay holds the master too: it must notice melgui has gone and let go.
+    done = subprocess.run(
+        [sys.executable, "-c", _ORPHAN, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    pids = json.loads(done.stdout)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (
+        process_alive(pids["relay"]) or process_alive(pids["program"])
+    ):
+        time.sleep(0.05)
+    assert not process_alive(pids["relay"]), "the relay outlived melgui"
+    assert not process_alive(pids["program"]), "the terminal's program outlived melgui"
+
+
+def test_without_a_relay_the_master_is_read(tmp_path: Path) -> None:
+    pty = PtySession(["echo", "plain"], cwd=tmp_path, relay=False)
+    try:
+        assert pty.relay_pid is None and pty.read_fd == pty.fd
+        assert _read_until_eof(pty) == b"plain\r\n"
+    finally:
+        pty.finish()
