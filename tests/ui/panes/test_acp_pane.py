@@ -196,8 +196,13 @@ def test_an_agents_edit_shows_its_diff_in_the_panes_inspector_before_approval(
     assert record.preview == "--- notes.txt\n+++ notes.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"
     shown = inspector.detail.arguments.toPlainText()
     assert "Changes" in shown and "-alpha" in shown and "+beta" in shown
+    request = window.approvals.first()
     window.approval_bar.controls.option_buttons[0].click()
-    run(wait_until(lambda: pane.state.name == "idle", 20))
+    assert request is not None and request.chosen == "yes"
+    try:
+        run(wait_until(lambda: pane.state.name == "idle", 20))
+    except AssertionError as exc:  # say what it waited on (CI saw this once, not here)
+        raise AssertionError(f"{exc}: {_where(pane)}") from None
 
 
 def test_an_earlier_agent_session_is_reopened_from_the_panes_menu(
@@ -227,3 +232,19 @@ def test_an_earlier_agent_session_is_reopened_from_the_panes_menu(
 
     # The agent records a request as it reads it: the host may know the id first.
     run(wait_until(lambda: methods()[-1] == "session/resume", 20))
+
+
+def _where(pane: AcpPane) -> str:
+    """What an ACP pane that did not go idle was doing."""
+    from melgui.ui.chat.flush_scheduler import shared_scheduler
+
+    host = pane.acp.host
+    process = host.process
+    drawing = shared_scheduler().is_pending(pane.chat.transcript)
+    return (
+        f"state {pane.state.name}, bridge busy {pane.bridge.busy}, session busy "
+        f"{pane.acp.busy}, chat waiting to draw {drawing}, "
+        f"agent exit {process.returncode if process else None}, failure {host.failure!r}, "
+        f"stderr {process.stderr_now()[-300:] if process else ''!r}, "
+        f"chat {pane.chat.transcript.toPlainText()[-200:]!r}"
+    )
