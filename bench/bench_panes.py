@@ -3,7 +3,8 @@
 1. Emulators side by side on the same mixed text + colour codes: avt (what the panes
    use) against pyte's Screen and HistoryScreen (the usual pure-Python choice).
 2. Flood a real terminal pane: `cat` of 50 MB of mixed text and colour codes in a real
-   pty, read, interpreted and painted by the pane; its throughput against the emulator
+   pty, drained by the pane's relay process (core/terminal/relay.py), read, interpreted
+   and painted by the pane; its throughput against the emulator
    alone on the same bytes (both clocks start before anything is read: the pane's before
    it is made), checked to have read every byte and to end on the same screen; and the
    longest event-loop stall, measured by a 10 ms timer on the same loop.
@@ -218,8 +219,8 @@ def bench_flood(app: QApplication, path: Path, size: int) -> None:
     print(f"   cat > /dev/null      {cat_time:7.2f} s   {size / cat_time / 1e6:9.1f} MB/s")
     print(
         f"   CPU of this process: pane {pane_cpu:.2f} s, emulator alone {alone_cpu:.2f} s"
-        f" ({pane_cpu / alone_cpu:.2f}x; the rest of the pane's time is `cat` and the"
-        " kernel's pty, on the other core when there is one free)"
+        f" ({pane_cpu / alone_cpu:.2f}x; `cat`, the kernel's pty and the pane's relay"
+        " process run beside it, on the other core when there is one free)"
     )
     print(
         f"   the pane read {fed:,} of {expected:,} bytes, ended {state.name}, "
