@@ -28,6 +28,16 @@ def _read_until_eof(pty: PtySession, timeout: float = 10.0) -> bytes:
     return out
 
 
+def _cmdline(pid: int) -> list[bytes]:
+    # Popen returns once the relay's exec has begun; the kernel sets the new program's
+    # arguments a moment later, and until then /proc shows none.
+    deadline = time.monotonic() + 10
+    while not (words := Path(f"/proc/{pid}/cmdline").read_bytes()):
+        assert time.monotonic() < deadline, "the relay never showed its command line"
+        time.sleep(0.005)
+    return words.split(b"\0")
+
+
 def test_output_comes_through_the_relay_whole_and_in_order(tmp_path: Path) -> None:
     # 3 MB, more than the relay's pipe and far more than the pty holds.
     lines = 60_000
@@ -35,7 +45,7 @@ def test_output_comes_through_the_relay_whole_and_in_order(tmp_path: Path) -> No
     try:
         relay_pid = pty.relay_pid
         assert relay_pid is not None and pty.read_fd != pty.fd
-        relay = Path(f"/proc/{relay_pid}/cmdline").read_bytes().split(b"\0")
+        relay = _cmdline(relay_pid)
         assert relay[:4] == [sys.executable.encode(), b"-I", b"-S", b"-c"]
         pty.write(b"\r")
         out = _read_until_eof(pty)
