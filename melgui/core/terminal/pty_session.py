@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from melgui.core.processes import chain
-from melgui.core.terminal.relay import ENDED_NORMALLY, Relay, start_relay
+from melgui.core.terminal.relay import Relay, start_relay
 
 READ_CHUNK = 65536
 SETTLE_S = 0.05  # at most this long for the relay to pass on what an ended program wrote
@@ -147,8 +147,8 @@ class PtySession:
     @property
     def read_fd(self) -> int | None:
         """The descriptor to watch for output: the relay's pipe, else the master. It
-        changes if the relay dies early (the master is then read directly)."""
-        if self._relay is not None:
+        changes when the pipe closes (the master is then read directly)."""
+        if self._relay is not None and self._relay.read_fd is not None:
             return self._relay.read_fd
         return self._fd
 
@@ -178,30 +178,24 @@ class PtySession:
             raise
         if data:
             return data
-        if self._relay is not None:
-            return self._relay_ended(self._relay)
+        if self._relay is not None and fd == self._relay.read_fd:
+            # The relay has gone: the master tells whether the terminal ended (EIO) or
+            # the relay died early (what it had not taken is still there).
+            self._relay.close_pipe()
+            return self.read(limit)
         return self._at_eof()
-
-    def _relay_ended(self, relay: Relay) -> bytes:
-        """The relay's pipe closed: the output is complete, unless the relay died
-        before the terminal's writers did; then the master is read directly."""
-        code = relay.ended()
-        relay.close_pipe()
-        self._relay = None
-        if code == ENDED_NORMALLY or self._fd is None:
-            return self._at_eof()
-        return b""  # read_fd is now the master; what the relay had not taken is there
 
     def settle(self, timeout: float = SETTLE_S) -> None:
         """Wait (at most `timeout`) until the relay has taken what the program wrote
         before now from the pty; then `read()` finds it. Call when the program ended:
         its last lines are interpreted before its exit is told."""
-        if self._relay is None or self._fd is None:
-            return
+        master = self._fd
+        if master is None or self.read_fd == master:
+            return  # closed, or no relay between (nothing to wait for)
         deadline = time.monotonic() + timeout
         quiet = 0
         while quiet < 2 and time.monotonic() < deadline:
-            quiet = quiet + 1 if _waiting_bytes(self._fd) == 0 else 0
+            quiet = quiet + 1 if _waiting_bytes(master) == 0 else 0
             time.sleep(0.001)  # twice empty a moment apart: nothing was in the relay's hands
 
     def _at_eof(self) -> bytes:

@@ -15,12 +15,14 @@ The relay is a `python -I -S -c` loop (a `cat` cannot be used: the master is
 non-blocking for melgui's writes, and `cat` quits on EAGAIN). It ends when the
 terminal's last writer has gone (EIO, as a master read reports it), when melgui has
 gone (its pipe breaks, or its parent is no longer melgui), or when it is killed. It is
-started by vfork in a session of its own, so a Ctrl-C at melgui's own terminal does not
-reach it, and resets its own signals (melgui's children start with the defaults). It
-runs at nice 5, as the pane's reader thread does: on a busy machine the window's thread
-wins (at nice 0 the flood's stall went from ~8 to ~18 ms).
+started in a session of its own, so a Ctrl-C at melgui's own terminal does not reach
+it, with its signals reset as every child of melgui's (`child_preexec`). It runs at
+nice 5, as the pane's reader thread does: on a busy machine the window's thread wins
+(at nice 0 the flood's stall went from ~8 to ~18 ms).
 A frozen bundle has no Python to run it with, and then panes read the master directly,
-as they do when the relay cannot start or dies early (`PtySession` falls back).
+as they do when the relay cannot start. When its pipe closes, `PtySession` reads the
+master: EIO there means the output is complete, anything else that the relay died
+early and the master is read from then on.
 """
 
 from __future__ import annotations
@@ -31,41 +33,37 @@ import os
 import subprocess
 import sys
 
+from melgui.core.processes import child_preexec
+
 PIPE_SIZE = 1 << 20  # the pipe's capacity (Linux's default limit for a user)
 PARENT_CHECK_S = 0.25  # how often an idle relay looks whether melgui is still there
 RELAY_NICE = 5  # as the pane's reader thread: the window's thread wins a busy CPU
 
+# Ends on EIO (the terminal's writers have gone), a broken pipe or a new parent.
 _CODE = f"""
-import os, select, signal, sys
-signal.pthread_sigmask(signal.SIG_SETMASK, [])  # started by vfork: no reset_signals
-for number in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
-    signal.signal(number, signal.SIG_DFL)
+import os, select, sys
 os.nice({RELAY_NICE})
 parent = int(sys.argv[1])  # melgui, which may have gone already
 poller = select.poll()
 poller.register(0, select.POLLIN)
-while True:
-    if not poller.poll({int(PARENT_CHECK_S * 1000)}):
-        if os.getppid() != parent:
-            raise SystemExit(3)
-        continue
-    try:
-        data = os.read(0, 65536)
-    except BlockingIOError:
-        continue
-    except OSError:
-        raise SystemExit(0)
-    if not data:
-        raise SystemExit(0)
-    view = memoryview(data)
-    try:
+try:
+    while True:
+        if not poller.poll({int(PARENT_CHECK_S * 1000)}):
+            if os.getppid() != parent:
+                break
+            continue
+        try:
+            data = os.read(0, 65536)
+        except BlockingIOError:
+            continue
+        if not data:
+            break
+        view = memoryview(data)
         while view:
             view = view[os.write(1, view):]
-    except OSError:
-        raise SystemExit(3)
+except OSError:
+    pass
 """
-
-ENDED_NORMALLY = 0  # the terminal's writers have all gone: the output is complete
 
 
 class Relay:
@@ -78,12 +76,6 @@ class Relay:
     @property
     def pid(self) -> int:
         return self.process.pid
-
-    def ended(self) -> int | None:
-        """Its exit status once it has ended (waits a moment: its pipe just closed)."""
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            return self.process.wait(timeout=1.0)
-        return None
 
     def stop(self) -> None:
         """Kill it and close the pipe. Safe to repeat."""
@@ -117,6 +109,7 @@ def start_relay(master: int) -> Relay | None:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
+            preexec_fn=child_preexec(),
         )
     except (OSError, subprocess.SubprocessError):
         os.close(read_fd)

@@ -55,7 +55,7 @@ class AgentTerminal:
             if self.pty.eof and self.pty.poll() is not None:
                 break
             if self.pty.poll() is not None and not self.pty.session_pids():
-                self.pty.settle()
+                await asyncio.to_thread(self.pty.settle)  # waits up to 50 ms: off the loop
                 data = self.pty.read()  # what was left in the buffer
                 if data:
                     self._keep(data)

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from melgui.core.processes import signal_state
 from melgui.core.terminal.pty_session import PtySession, process_alive
 from melgui.core.terminal.relay import PIPE_SIZE
 
@@ -54,7 +55,21 @@ def test_output_comes_through_the_relay_whole_and_in_order(tmp_path: Path) -> No
     expected = ("\r\n" + "".join(f"{n}\r\n" for n in range(1, lines + 1))).encode()
     assert out == expected
     assert pty.exit_code == 0
-    assert pty.relay_pid is None and not process_alive(relay_pid)  # it ended with the output
+    assert not process_alive(relay_pid)  # it ended with the output
+
+
+def test_the_relay_starts_with_default_signals_whatever_melgui_inherited(
+    hostile_parent: None, tmp_path: Path
+) -> None:
+    pty = PtySession(["sleep", "5"], cwd=tmp_path)
+    try:
+        assert pty.relay_pid is not None
+        _cmdline(pty.relay_pid)  # it runs Python now, not melgui's copy before exec
+        state = signal_state(pty.relay_pid)
+    finally:
+        pty.finish()
+    assert state["SigBlk"] == 0
+    assert state["SigIgn"] & ~(1 << (signal.SIGPIPE - 1)) == 0  # Python ignores SIGPIPE itself
 
 
 def test_the_relays_pipe_is_made_large(tmp_path: Path) -> None:
@@ -77,7 +92,7 @@ def test_a_relay_that_dies_early_leaves_the_master_to_be_read(tmp_path: Path) ->
         assert pty.relay_pid is not None
         os.kill(pty.relay_pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
-        while pty.relay_pid is not None and time.monotonic() < deadline:
+        while pty.read_fd != pty.fd and time.monotonic() < deadline:
             out += pty.read()  # the pipe's end: the relay was killed, not the output done
             time.sleep(0.005)
         assert pty.read_fd == pty.fd and not pty.eof
