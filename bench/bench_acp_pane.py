@@ -38,12 +38,12 @@ from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
-from melgui.desk.acp_host.host import AcpHost  # noqa: E402
-from melgui.desk.acp_host.session import AcpSession  # noqa: E402
-from melgui.ui.chat.flush_scheduler import shared_scheduler  # noqa: E402
+from melgui.desk.hosted_agents.host import AcpHost  # noqa: E402
+from melgui.desk.hosted_agents.session import HostedAgentSession  # noqa: E402
+from melgui.ui.chat.transcript.flush_scheduler import shared_scheduler  # noqa: E402
 from melgui.ui.panes.acp_pane import AcpPane  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
 from tests.fakes import ScriptedRelay, done, text  # noqa: E402
 from tests.fakes.acp_host import scripted_agent  # noqa: E402
 
@@ -72,7 +72,7 @@ async def until_idle(pane: AgentPane) -> None:
 
 
 async def acp_round(folder: str, chunks: int, meter: StallMeter) -> tuple[float, float, str]:
-    session = AcpSession(AcpHost(scripted_agent(), folder))
+    session = HostedAgentSession(AcpHost(scripted_agent(), folder))
     pane = AcpPane(session)
     pane.resize(900, 700)
     pane.show()

@@ -35,11 +35,11 @@ import budget  # noqa: E402
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from melgui.core.worktrees.changes import read_changes  # noqa: E402
+from melgui.core.worktrees.changes.reading import read_changes  # noqa: E402
 from melgui.core.worktrees.model import Worktree  # noqa: E402
 from melgui.ui.changes.view import ChangesView, open_changes  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.theme import LIGHT  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.theme import LIGHT  # noqa: E402
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",

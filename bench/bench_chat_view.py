@@ -58,11 +58,11 @@ from melgui.core.protocol.loop_events import (  # noqa: E402
 from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
-from melgui.ui.bridge import SessionBridge  # noqa: E402
 from melgui.ui.chat.chat_view import ChatView  # noqa: E402
-from melgui.ui.chat.transcript import FLUSH_BUDGET_S, ChatTranscript  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.theme import apply_theme  # noqa: E402
+from melgui.ui.chat.transcript.document import FLUSH_BUDGET_S, ChatTranscript  # noqa: E402
+from melgui.ui.runtime.bridge import SessionBridge  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.theme import apply_theme  # noqa: E402
 from tests.fakes import done, sse, text  # noqa: E402
 
 WINDOW = 2000

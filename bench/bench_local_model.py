@@ -44,7 +44,7 @@ from melgui.core.transports.local.model import (  # noqa: E402
     engine_params,
 )
 from melgui.core.transports.local.prompt import IM_END, IM_START, render_prompt  # noqa: E402
-from melgui.tools.memory_store import LocalMemory  # noqa: E402
+from melgui.tools.memory.store import LocalMemory  # noqa: E402
 from melgui.tools.registry import build_workspace_tools  # noqa: E402
 from melgui.tools.settings import ToolSettings  # noqa: E402
 from melgui.tools.workspace import Workspace  # noqa: E402

@@ -47,10 +47,10 @@ from melgui.core.protocol.events import ToolCall  # noqa: E402
 from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.transports.openai_compat import OpenAITransport  # noqa: E402
-from melgui.ui.bridge import SessionBridge  # noqa: E402
 from melgui.ui.chat.chat_view import ChatView  # noqa: E402
-from melgui.ui.main_window import MainWindow, build_main_window  # noqa: E402
-from melgui.ui.theme import apply_theme  # noqa: E402
+from melgui.ui.runtime.bridge import SessionBridge  # noqa: E402
+from melgui.ui.runtime.theme import apply_theme  # noqa: E402
+from melgui.ui.window.main_window import MainWindow, build_main_window  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)

@@ -3,7 +3,7 @@
 1. Emulators side by side on the same mixed text + colour codes: avt (what the panes
    use) against pyte's Screen and HistoryScreen (the usual pure-Python choice).
 2. Flood a real terminal pane: `cat` of 50 MB of mixed text and colour codes in a real
-   pty, drained by the pane's relay process (core/terminal/relay.py), read, interpreted
+   pty, drained by the pane's relay process (core/terminal/pty_drain.py), read, interpreted
    and painted by the pane; its throughput against the emulator
    alone on the same bytes (both clocks start before anything is read: the pane's before
    it is made), checked to have read every byte and to end on the same screen; and the
@@ -46,7 +46,7 @@ from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.panes.manager import PaneManager, WorkerSpec  # noqa: E402
 from melgui.ui.panes.pane_area import PaneArea  # noqa: E402
-from melgui.ui.panes.terminal_pane import TerminalPane  # noqa: E402
+from melgui.ui.panes.terminal.pane import TerminalPane  # noqa: E402
 from tests.fakes import done, pause, text  # noqa: E402
 
 WORDS = [
@@ -292,7 +292,7 @@ class GcMeter:
 
 
 def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> None:
-    from melgui.ui.qt_loop import QtEventLoop
+    from melgui.ui.runtime.qt_loop import QtEventLoop
 
     # Parts 1 and 2 leave garbage in reference cycles (pyte's screens: ~270,000 objects);
     # collected in the middle of this part, it alone stalled the loop 200-300 ms.

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import budget
 
-from melgui.tools.glob_match import GlobMatcher
-from melgui.tools.ripgrep import IGNORE_FLAGS, files_argv, find_ripgrep
-from melgui.tools.search import find_files, grep
+from melgui.tools.search.glob_match import GlobMatcher
+from melgui.tools.search.project_search import find_files, grep
+from melgui.tools.search.ripgrep import IGNORE_FLAGS, files_argv, find_ripgrep
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

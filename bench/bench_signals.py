@@ -25,7 +25,7 @@ import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.terminal.screen import TerminalScreen  # noqa: E402
-from melgui.desk.agents_board import AgentsBoard  # noqa: E402
+from melgui.desk.board.agents_board import AgentsBoard  # noqa: E402
 from melgui.ui.board.board_view import BoardView  # noqa: E402
 from tests.fakes.sessions import offline_session  # noqa: E402
 

@@ -42,10 +42,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.config.settings import Settings  # noqa: E402
 from melgui.core.protocol.catalog import DEFAULT_MODES  # noqa: E402
-from melgui.ui.main_window import MainWindow, build_main_window  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.panes.orchestration import Orchestration  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.window.main_window import MainWindow, build_main_window  # noqa: E402
 from tests.fakes import (  # noqa: E402
     RecordedRequest,
     ScriptedRelay,

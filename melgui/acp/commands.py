@@ -14,7 +14,7 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from melgui.desk.slash_commands import SlashCommands, load_custom_commands
+from melgui.desk.prompt.slash_commands import SlashCommands, load_custom_commands
 
 
 class CustomCommands:

@@ -47,7 +47,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Message
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.file_changes import PlannedChange, plan_edit, plan_write
+from melgui.tools.files.file_changes import PlannedChange, plan_edit, plan_write
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

@@ -39,14 +39,14 @@ from melgui.core.transports.discovery import context_window
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.connection import LiveConnection
-from melgui.desk.coordinator import Coordinator
 from melgui.desk.kit import WorkspaceKit
-from melgui.desk.prompt_kit import PromptKit
+from melgui.desk.losses import LossRegistry
+from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
+from melgui.tools.commands.run_command import user_shell
+from melgui.tools.commands.sandbox import sandbox_status
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.plans import PlanSink
-from melgui.tools.run_command import user_shell
-from melgui.tools.sandbox import sandbox_status
 
 CONNECTION_FIELDS = (
     "connection",
@@ -91,7 +91,7 @@ class Desk:
         # The main registry: orchestration tools registered into it survive a change of
         # settings or folder (its workspace tools forward to the current build).
         self.tools = self.kit.registry()
-        self.coordinator = Coordinator()
+        self.loss_registry = LossRegistry()
         # Snapshots of the folder around every call that can change files, for undo.
         self.checkpoints = self._make_checkpointer(folder)
         # The prompt box's slash commands, prompt history and `@` file index.

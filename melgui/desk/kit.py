@@ -14,9 +14,9 @@ from melgui.core.config.settings import Settings, config_dir, data_dir
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.memory import ProjectMemory
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.tools.commands.sandbox import default_hidden
 from melgui.tools.plans import PlanSink
 from melgui.tools.registry import build_workspace_tools
-from melgui.tools.sandbox import default_hidden
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -36,7 +36,7 @@ def tool_settings(settings: Settings) -> ToolSettings:
 
 def project_memory(settings: Settings, api_key: str | None) -> ProjectMemory:
     """The relay's store with the local one behind it, or the local one alone."""
-    from melgui.tools.memory_store import FallbackMemory, LocalMemory
+    from melgui.tools.memory.store import FallbackMemory, LocalMemory
 
     local = LocalMemory(data_dir() / "memory.sqlite3")
     if settings.connection == "relay" and settings.relay_url.strip():
@@ -93,7 +93,7 @@ class WorkspaceKit:
     def diff(self, name: str, arguments: dict[str, Any]) -> str:
         """The inspector's DiffProvider (blocking: call it in a worker thread)."""
         try:
-            from melgui.tools.diff_preview import preview_edit, preview_write
+            from melgui.tools.files.diff_preview import preview_edit, preview_write
         except ImportError:
             return "(diff preview is not available; see the arguments below)"
         path = str(arguments.get("path", ""))

@@ -16,7 +16,7 @@ from melgui.core.worktrees.create import WorktreeError
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
-from melgui.desk.coordinator import Loss
+from melgui.desk.losses import Loss
 
 log = logging.getLogger(__name__)
 

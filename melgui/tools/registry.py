@@ -8,14 +8,14 @@ from typing import Any
 
 from melgui.core.protocol.memory import ProjectMemory
 from melgui.core.protocol.tooling import ToolError, ToolHandler, ToolOutcome, ToolRegistry
-from melgui.tools import memory_tools
-from melgui.tools.create_pdf import create_pdf
-from melgui.tools.file_writes import edit_file, write_file
-from melgui.tools.list_dir import list_dir
+from melgui.tools.commands.run_command import run_command
+from melgui.tools.files.file_writes import edit_file, write_file
+from melgui.tools.files.list_dir import list_dir
+from melgui.tools.files.read_file import read_file
+from melgui.tools.memory import tools as memory_tools
+from melgui.tools.pdf.create_pdf import create_pdf
 from melgui.tools.plans import PlanSink, write_plan
-from melgui.tools.read_file import read_file
-from melgui.tools.run_command import run_command
-from melgui.tools.search import find_files, grep
+from melgui.tools.search.project_search import find_files, grep
 from melgui.tools.settings import ToolSettings
 from melgui.tools.web_search import SearchProvider, SearxngProvider, web_search
 from melgui.tools.workspace import Workspace

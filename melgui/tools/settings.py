@@ -50,7 +50,7 @@ class ToolSettings:
     pdf_timeout: float = 90.0
     """Seconds an external PDF engine may run."""
     sandbox_commands: bool = False
-    """Run run_command in the bubblewrap sandbox (melgui.tools.sandbox)."""
+    """Run run_command in the bubblewrap sandbox (melgui.tools.commands.sandbox)."""
     sandbox_network: bool = False
     """Sandboxed commands may use the network."""
     sandbox_hidden: tuple[str, ...] = ()

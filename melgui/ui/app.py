@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from melgui import resources
 from melgui.core.config.settings import Settings, SettingsError, load_settings
-from melgui.ui.main_window import MainWindow, build_main_window
-from melgui.ui.qt_loop import QtEventLoop
-from melgui.ui.theme import apply_theme
+from melgui.ui.runtime.qt_loop import QtEventLoop
+from melgui.ui.runtime.theme import apply_theme
+from melgui.ui.window.main_window import MainWindow, build_main_window
 
 log = logging.getLogger(__name__)
 

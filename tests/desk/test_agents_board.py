@@ -13,8 +13,8 @@ from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.agents_board import AgentsBoard, Moment
-from melgui.desk.branch_files import changed_files
+from melgui.desk.board.agents_board import AgentsBoard, Moment
+from melgui.desk.board.branch_files import changed_files
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedRelay, done, error_event, text, tool_call, tool_calls
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
-from melgui.desk.coordinator import Coordinator, Loss, session_losses
 from melgui.desk.desk import Desk
+from melgui.desk.losses import Loss, LossRegistry, session_losses
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 
 
@@ -66,7 +66,7 @@ async def test_the_coordinator_names_waiting_approvals_and_turns(tmp_path: Path)
         relay.script([tool_calls(call)], [text("written"), done()])
         desk = make_desk(tmp_path, relay_settings(relay))
         session = desk.session(model="relay-model", role="assistant")
-        unregister = desk.coordinator.register(session_losses(session, "main conversation"))
+        unregister = desk.loss_registry.register(session_losses(session, "main conversation"))
         asked: list[ApprovalRequest] = []
 
         def observe(event: LoopEvent) -> None:
@@ -74,29 +74,29 @@ async def test_the_coordinator_names_waiting_approvals_and_turns(tmp_path: Path)
                 asked.append(event.request)
 
         session.subscribe(observe)
-        assert desk.coordinator.losses() == []
+        assert desk.loss_registry.losses() == []
         session.submit("write a.txt")
         while not asked:
             await asyncio.sleep(0.01)
-        assert desk.coordinator.losses() == [
+        assert desk.loss_registry.losses() == [
             Loss("approval", "main conversation", "write_file waits for your approval")
         ]
         asked[0].approve()
         await session.wait_idle()
-        assert desk.coordinator.losses() == []
+        assert desk.loss_registry.losses() == []
         unregister()
-        assert desk.coordinator.losses() == []
+        assert desk.loss_registry.losses() == []
         await session.aclose()
         await desk.aclose()
 
 
 def test_sources_come_and_go() -> None:
-    coordinator = Coordinator()
+    loss_registry = LossRegistry()
     loss = Loss("process", "pane 1 (bash)", "sleep 300 is running")
-    remove = coordinator.register(lambda: [loss])
-    coordinator.register(lambda: [])
-    assert [item.describe() for item in coordinator.losses()] == [
+    remove = loss_registry.register(lambda: [loss])
+    loss_registry.register(lambda: [])
+    assert [item.describe() for item in loss_registry.losses()] == [
         "pane 1 (bash): sleep 300 is running"
     ]
     remove()
-    assert coordinator.losses() == []
+    assert loss_registry.losses() == []

@@ -14,7 +14,7 @@ import pytest
 from melgui.core.config.settings import Settings
 from melgui.core.worktrees.risk import changed_files
 from melgui.desk.kit import WorkspaceKit
-from melgui.tools.sandbox import sandbox_status
+from melgui.tools.commands.sandbox import sandbox_status
 from tests.desk.conftest import make_desk
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.projects import make_project, tree

@@ -11,7 +11,7 @@ from melgui.core.config.settings import Settings
 from melgui.core.protocol.transport import TransportError
 from melgui.core.transports.relay_memory import RelayMemory
 from melgui.desk.kit import project_memory
-from melgui.tools.memory_store import FallbackMemory, LocalMemory
+from melgui.tools.memory.store import FallbackMemory, LocalMemory
 from tests.fakes import ScriptedRelay, http_error
 
 

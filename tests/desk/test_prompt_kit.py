@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from melgui.desk.attachments import MAX_FILE_BYTES, FileIndex, attach, fuzzy_rank
-from melgui.desk.prompt_history import HistoryCursor, PromptHistory
-from melgui.desk.slash_commands import (
+from melgui.desk.prompt.attachments import MAX_FILE_BYTES, FileIndex, attach, fuzzy_rank
+from melgui.desk.prompt.history import HistoryCursor, PromptHistory
+from melgui.desk.prompt.slash_commands import (
     SlashCommand,
     SlashCommands,
     load_custom_commands,
@@ -143,7 +143,7 @@ def test_attaching_files_and_folders(tmp_path: Path) -> None:
 def test_the_index_refreshes_in_the_background(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import melgui.desk.attachments as attachments
+    import melgui.desk.prompt.attachments as attachments
 
     root = project(tmp_path)
     index = FileIndex(str(root))

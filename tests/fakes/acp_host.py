@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.protocol.loop_events import LoopEvent
-from melgui.desk.acp_host.agents import AgentCommand
+from melgui.desk.hosted_agents.agents import AgentCommand
 from tests.fakes.scripted_server import ScriptedOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from melgui.core.protocol.loop_events import AssistantText, LoopEvent, ToolCallStarted
 from melgui.ui.app import run_app
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 
 
 def main(folder: str, prompt: str) -> int:

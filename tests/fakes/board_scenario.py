@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from melgui.core.terminal.panes import PaneInfo
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import (
     RecordedRequest,
     ScriptedRelay,

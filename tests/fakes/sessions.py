@@ -7,8 +7,8 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.transports.connection import UnconfiguredTransport
-from melgui.ui.bridge import SessionBridge
-from melgui.ui.wire_recorder import WireRecorder
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.wire_recorder import WireRecorder
 
 
 def offline_session(conversation: Conversation | None = None, source: str = "main") -> AgentSession:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes.scripted_server import ScriptedRelay
 
 T = TypeVar("T")

@@ -13,9 +13,9 @@ import pytest
 from pypdf import PdfReader
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.create_pdf import create_pdf
-from melgui.tools.pdf_engines import count_pdf_pages, find_chromium
-from melgui.tools.pdf_html import build_document, looks_like_html
+from melgui.tools.pdf.create_pdf import create_pdf
+from melgui.tools.pdf.engines import count_pdf_pages, find_chromium
+from melgui.tools.pdf.html import build_document, looks_like_html
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -132,7 +132,7 @@ def test_floor_works_without_an_application(tmp_path: Path) -> None:
     """A process with no Qt application (a CLI) still gets its PDF, offscreen."""
     script = (
         "import asyncio, sys\n"
-        "from melgui.tools.create_pdf import create_pdf\n"
+        "from melgui.tools.pdf.create_pdf import create_pdf\n"
         "from melgui.tools.settings import ToolSettings\n"
         "from melgui.tools.workspace import Workspace\n"
         "args = {'content': '# Headless render', 'output_path': 'h.pdf'}\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.diff_preview import preview_edit, preview_write
-from melgui.tools.file_writes import edit_file, write_file
+from melgui.tools.files.diff_preview import preview_edit, preview_write
+from melgui.tools.files.file_writes import edit_file, write_file
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.tools.ripgrep import find_ripgrep
-from melgui.tools.search import find_files
+from melgui.tools.search.project_search import find_files
+from melgui.tools.search.ripgrep import find_ripgrep
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

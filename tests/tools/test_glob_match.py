@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.glob_match import GlobMatcher, compile_glob, expand_braces
+from melgui.tools.search.glob_match import GlobMatcher, compile_glob, expand_braces
 
 
 @pytest.mark.parametrize(

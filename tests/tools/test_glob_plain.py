@@ -9,7 +9,7 @@ import re
 import pytest
 from wcmatch import glob as wcglob
 
-from melgui.tools.glob_match import (
+from melgui.tools.search.glob_match import (
     _FLAGS,
     GlobMatcher,
     _drop_any_depth_prefix,

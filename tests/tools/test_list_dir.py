@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.list_dir import list_dir
+from melgui.tools.files.list_dir import list_dir
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

@@ -11,8 +11,8 @@ import pytest
 from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.protocol.transport import TransportError
-from melgui.tools.memory_store import FallbackMemory, LocalMemory
-from melgui.tools.memory_tools import recall, remember
+from melgui.tools.memory.store import FallbackMemory, LocalMemory
+from melgui.tools.memory.tools import recall, remember
 
 
 def fixed_clock() -> datetime:

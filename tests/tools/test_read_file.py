@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.read_file import read_file
+from melgui.tools.files.read_file import read_file
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.process_output import HeadTailBuffer, clean_terminal_text
-from melgui.tools.run_command import command_environment, run_command
+from melgui.tools.commands.process_output import HeadTailBuffer, clean_terminal_text
+from melgui.tools.commands.run_command import command_environment, run_command
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

@@ -17,8 +17,8 @@ import pytest
 
 from melgui.core.processes import reset_signals
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.run_command import run_command
-from melgui.tools.sandbox import SandboxSpec, bwrap_argv, default_hidden, sandbox_status
+from melgui.tools.commands.run_command import run_command
+from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, default_hidden, sandbox_status
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

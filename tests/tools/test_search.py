@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.ripgrep import find_ripgrep
-from melgui.tools.search import find_files, grep
+from melgui.tools.search.project_search import find_files, grep
+from melgui.tools.search.ripgrep import find_ripgrep
 from melgui.tools.settings import SearchEngine, ToolSettings
 from melgui.tools.workspace import Workspace
 

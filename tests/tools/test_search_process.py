@@ -13,7 +13,7 @@ import pytest
 
 from melgui.core.processes import child_preexec, reset_signals
 from melgui.core.terminal.pty_session import process_alive
-from melgui.tools.search_process import SearchRun, run_search
+from melgui.tools.search.search_process import SearchRun, run_search
 
 ROOT = str(Path(__file__).resolve().parents[2])
 # Prints its pid, then whether SIGINT is ignored and its blocked mask, then records.

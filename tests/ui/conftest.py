@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import Settings
-from melgui.ui.main_window import MainWindow, build_main_window
-from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.runtime.qt_loop import QtEventLoop
+from melgui.ui.window.main_window import MainWindow, build_main_window
 from tests.fakes.window import Runner
 
 T = TypeVar("T")

@@ -22,11 +22,11 @@ os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.config.settings import Settings  # noqa: E402
-from melgui.ui.main_window import build_main_window  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
-from melgui.ui.panes.terminal_pane import TerminalPane  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.theme import apply_theme  # noqa: E402
+from melgui.ui.panes.terminal.pane import TerminalPane  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.theme import apply_theme  # noqa: E402
+from melgui.ui.window.main_window import build_main_window  # noqa: E402
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls  # noqa: E402
 from tests.fakes.window import wait_until  # noqa: E402
 from tests.ui.panes.screenshot_panes import CHECKS_SH  # noqa: E402

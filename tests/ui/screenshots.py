@@ -22,9 +22,9 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.config.settings import Settings  # noqa: E402
-from melgui.ui.main_window import build_main_window  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.theme import apply_theme  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.theme import apply_theme  # noqa: E402
+from melgui.ui.window.main_window import build_main_window  # noqa: E402
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls  # noqa: E402
 
 APP_PY = '''"""A tiny greeting service."""

@@ -25,10 +25,10 @@ from PySide6.QtGui import QColor, QFont, QImage, QLinearGradient, QPainter  # no
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.config.settings import Settings  # noqa: E402
-from melgui.ui.chat.images import fit_image  # noqa: E402
-from melgui.ui.main_window import build_main_window  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.theme import apply_theme  # noqa: E402
+from melgui.ui.chat.composer.images import fit_image  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.theme import apply_theme  # noqa: E402
+from melgui.ui.window.main_window import build_main_window  # noqa: E402
 from tests.fakes import ScriptedOpenAI, delta, done, pause  # noqa: E402
 
 THOUGHT = (

@@ -7,7 +7,7 @@ from typing import Any
 
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Deny
 from melgui.core.protocol.events import ToolCall
-from melgui.ui.approval_queue import ApprovalQueue
+from melgui.ui.approvals.approval_queue import ApprovalQueue
 
 
 def request(call_id: str, source: str) -> ApprovalRequest:

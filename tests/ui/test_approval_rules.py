@@ -17,9 +17,9 @@ from pytestqt.qtbot import QtBot
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.protocol.approval import ApprovalRequest, Approve
 from melgui.core.protocol.events import ToolCall
-from melgui.ui.approval_controls import ApprovalControls
-from melgui.ui.main_window import MainWindow
-from melgui.ui.policy_editor import PolicyEditor
+from melgui.ui.approvals.approval_controls import ApprovalControls
+from melgui.ui.approvals.rules_editor import PolicyEditor
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 

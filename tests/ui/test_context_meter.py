@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.agent.compaction import SUMMARY_HEAD
 from melgui.core.protocol.messages import Message
-from melgui.ui.chat.history_paging import MAX_DRAWN
+from melgui.ui.chat.transcript.history_paging import MAX_DRAWN
 from tests.fakes import ScriptedOpenAI
 from tests.fakes.long_session import (
     LongModel,
@@ -121,9 +121,9 @@ def test_ten_thousand_messages_page_back_and_forth_with_a_bounded_drawing(qtbot:
     from melgui.core.protocol.messages import Conversation
     from melgui.core.protocol.tooling import ToolRegistry
     from melgui.core.transports.connection import UnconfiguredTransport
-    from melgui.ui.bridge import SessionBridge
     from melgui.ui.chat.chat_view import ChatView
-    from melgui.ui.chat.history_paging import HISTORY_PAGE
+    from melgui.ui.chat.transcript.history_paging import HISTORY_PAGE
+    from melgui.ui.runtime.bridge import SessionBridge
 
     conversation = Conversation()
     for number in range(5000):

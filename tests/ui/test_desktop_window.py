@@ -14,11 +14,11 @@ from PySide6.QtWidgets import QApplication, QInputDialog
 from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.pty_session import process_alive
-from melgui.ui.main_window import MainWindow, build_main_window
-from melgui.ui.palette import CommandPalette
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.panes.worker_dialog import WorkerDialog
+from melgui.ui.window.main_window import MainWindow, build_main_window
+from melgui.ui.window.palette import CommandPalette
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import answer, relay_settings, wait_until
 
@@ -257,7 +257,7 @@ def test_the_way_back_to_the_chat_is_configurable(
 ) -> None:
     from PySide6.QtGui import QKeySequence
 
-    from melgui.ui.settings_dialog import SettingsDialog
+    from melgui.ui.settings.dialog import SettingsDialog
 
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.open_settings()

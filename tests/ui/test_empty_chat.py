@@ -9,7 +9,7 @@ from typing import Any
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 
 
 def test_the_empty_chat_note_wraps_and_points_at_the_settings(

@@ -8,8 +8,8 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
 from melgui.core.transports.connection import complete_url
-from melgui.ui.main_window import MainWindow
-from melgui.ui.settings_dialog import SettingsDialog
+from melgui.ui.settings.dialog import SettingsDialog
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, http_error
 from tests.fakes.window import relay_settings, type_prompt, wait_until
 

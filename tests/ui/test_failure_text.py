@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.ui.failure_text import explain_failure
+from melgui.ui.chat.failure_text import explain_failure
 
 
 @pytest.mark.parametrize(

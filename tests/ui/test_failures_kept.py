@@ -9,7 +9,7 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, http_error, text
 from tests.fakes.window import relay_settings, type_prompt, wait_until
 

@@ -11,8 +11,8 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
 from melgui.core.transports.discovery import find_model_files, find_servers
-from melgui.ui.main_window import MainWindow
-from melgui.ui.settings_dialog import SettingsDialog
+from melgui.ui.settings.dialog import SettingsDialog
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes.ollama import OllamaLike, write_ollama_store
 
 MODEL = b"GGUF" + b"\x03\x00\x00\x00" + b"\0" * 56

@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
-from melgui.ui.chat.images import MAX_SIDE
+from melgui.ui.chat.composer.images import MAX_SIDE
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, hold, http_error, text
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 

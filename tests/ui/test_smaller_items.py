@@ -9,8 +9,8 @@ from typing import Any
 from PySide6.QtWidgets import QTabWidget
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.main_window import MainWindow
-from melgui.ui.settings_dialog import SettingsDialog
+from melgui.ui.settings.dialog import SettingsDialog
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, type_prompt, wait_until
 
@@ -95,7 +95,7 @@ def test_toolbar_controls_have_names(make_window: Any, scripted_relay: Any) -> N
 
 
 def test_the_system_theme_follows_the_desktop(monkeypatch: Any) -> None:
-    from melgui.ui import theme
+    from melgui.ui.runtime import theme
 
     monkeypatch.setattr(theme, "system_is_dark", lambda: True)  # no desktop under test
     assert theme.colors_for("system") is theme.DARK
@@ -108,7 +108,7 @@ def test_zoom_makes_terminal_text_bigger_and_resets(
 ) -> None:
     import asyncio
 
-    from melgui.ui.panes.terminal_pane import TerminalPane
+    from melgui.ui.panes.terminal.pane import TerminalPane
 
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.actions_by_name["new_terminal"].trigger()

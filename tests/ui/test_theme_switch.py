@@ -14,8 +14,8 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.main_window import MainWindow
-from melgui.ui.theme import DARK, LIGHT, Colors, apply_theme
+from melgui.ui.runtime.theme import DARK, LIGHT, Colors, apply_theme
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, type_prompt, wait_until
 

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.messages import Message
-from melgui.ui.settings_dialog import SettingsDialog
+from melgui.ui.settings.dialog import SettingsDialog
 from tests.fakes import ScriptedOpenAI, delta, done, hold, tool_call, tool_calls
 from tests.fakes.window import idle, type_prompt, wait_until
 

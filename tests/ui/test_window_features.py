@@ -13,9 +13,9 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.config.settings import Settings, settings_path
 from melgui.core.transports.openai_compat import OpenAITransport
-from melgui.ui.main_window import MainWindow
-from melgui.ui.policy_editor import PolicyEditor
-from melgui.ui.settings_dialog import SettingsDialog
+from melgui.ui.approvals.rules_editor import PolicyEditor
+from melgui.ui.settings.dialog import SettingsDialog
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import (
     ScriptedOpenAI,
     ScriptedRelay,
@@ -86,7 +86,7 @@ def test_saved_rules_are_written_to_the_settings_file(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    from melgui.ui.main_window import build_main_window
+    from melgui.ui.window.main_window import build_main_window
 
     monkeypatch.setenv("MELGUI_CONFIG_DIR", str(tmp_path / "config"))
     scripted_relay.script(

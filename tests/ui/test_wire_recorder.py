@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from melgui.core.protocol.events import WireEntry
-from melgui.ui.wire_recorder import WireRecorder
+from melgui.ui.runtime.wire_recorder import WireRecorder
 
 
 def test_each_request_starts_a_leg_and_listeners_hear_clean_entries() -> None:

@@ -1,6 +1,6 @@
 """Which files are the project's, in pure Python: the one walker.
 
-Rules (the ones `melgui.tools.ripgrep` asks ripgrep for): hidden names are skipped,
+Rules (the ones `melgui.tools.search.ripgrep` asks ripgrep for): hidden names are skipped,
 symlinks are not followed, `.gitignore` files in the project apply (deeper ones win,
 `!` re-includes, an ignored folder is not entered), nothing above the project root and
 no global or `.git/info/exclude` rules count. The Python search engine (grep and

@@ -17,7 +17,7 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
 
 @dataclass(frozen=True, slots=True)
 class ImagePart:
-    """An image, already scaled for sending (see melgui.ui.chat.images)."""
+    """An image, already scaled for sending (see melgui.ui.chat.composer.images)."""
 
     mime: str
     data: bytes = field(repr=False)

@@ -3,7 +3,7 @@
 The program gets its own session (setsid) with the pty as controlling terminal, so
 Ctrl-C, job control and SIGWINCH work as in any terminal. The master side is
 non-blocking: `read()` never waits, `write()` queues what the pty cannot take yet.
-Output is read through a relay process (core/terminal/relay.py) that keeps the pty
+Output is read through a drain process (core/terminal/pty_drain.py) that keeps the pty
 drained into a large pipe, or from the master itself where there is none.
 Closing ends every process of the session (SIGHUP, then SIGKILL after a grace).
 """
@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from melgui.core.processes import chain
-from melgui.core.terminal.relay import Relay, start_relay
+from melgui.core.terminal.pty_drain import PtyDrain, start_pty_drain
 
 READ_CHUNK = 65536
-SETTLE_S = 0.05  # at most this long for the relay to pass on what an ended program wrote
+SETTLE_S = 0.05  # at most this long for the drain to pass on what an ended program wrote
 
 
 class PtyError(Exception):
@@ -96,7 +96,7 @@ class PtySession:
         env: Mapping[str, str] | None = None,
         columns: int = 80,
         rows: int = 24,
-        relay: bool = True,
+        drain: bool = True,
     ) -> None:
         if not argv:
             raise PtyError("No program to run.")
@@ -129,7 +129,7 @@ class PtySession:
             os.close(slave)
         os.set_blocking(master, False)
         self._fd: int | None = master
-        self._relay: Relay | None = start_relay(master) if relay else None
+        self._drain: PtyDrain | None = start_pty_drain(master) if drain else None
         self._pending = b""
         self._eof = False
 
@@ -146,15 +146,15 @@ class PtySession:
 
     @property
     def read_fd(self) -> int | None:
-        """The descriptor to watch for output: the relay's pipe, else the master. It
+        """The descriptor to watch for output: the drain's pipe, else the master. It
         changes when the pipe closes (the master is then read directly)."""
-        if self._relay is not None and self._relay.read_fd is not None:
-            return self._relay.read_fd
+        if self._drain is not None and self._drain.read_fd is not None:
+            return self._drain.read_fd
         return self._fd
 
     @property
-    def relay_pid(self) -> int | None:
-        return self._relay.pid if self._relay is not None else None
+    def drain_pid(self) -> int | None:
+        return self._drain.pid if self._drain is not None else None
 
     @property
     def eof(self) -> bool:
@@ -178,25 +178,25 @@ class PtySession:
             raise
         if data:
             return data
-        if self._relay is not None and fd == self._relay.read_fd:
-            # The relay has gone: the master tells whether the terminal ended (EIO) or
-            # the relay died early (what it had not taken is still there).
-            self._relay.close_pipe()
+        if self._drain is not None and fd == self._drain.read_fd:
+            # The drain has gone: the master tells whether the terminal ended (EIO) or
+            # the drain died early (what it had not taken is still there).
+            self._drain.close_pipe()
             return self.read(limit)
         return self._at_eof()
 
     def settle(self, timeout: float = SETTLE_S) -> None:
-        """Wait (at most `timeout`) until the relay has taken what the program wrote
+        """Wait (at most `timeout`) until the drain has taken what the program wrote
         before now from the pty; then `read()` finds it. Call when the program ended:
         its last lines are interpreted before its exit is told."""
         master = self._fd
         if master is None or self.read_fd == master:
-            return  # closed, or no relay between (nothing to wait for)
+            return  # closed, or no drain between (nothing to wait for)
         deadline = time.monotonic() + timeout
         quiet = 0
         while quiet < 2 and time.monotonic() < deadline:
             quiet = quiet + 1 if _waiting_bytes(master) == 0 else 0
-            time.sleep(0.001)  # twice empty a moment apart: nothing was in the relay's hands
+            time.sleep(0.001)  # twice empty a moment apart: nothing was in the drain's hands
 
     def _at_eof(self) -> bytes:
         self._eof = True
@@ -295,8 +295,8 @@ class PtySession:
         deadline = time.monotonic() + 1.0  # SIGKILL is delivered, not yet acted on
         while self.session_pids() and time.monotonic() < deadline:
             time.sleep(0.005)
-        if self._relay is not None:
-            self._relay.stop()
+        if self._drain is not None:
+            self._drain.stop()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -126,7 +126,7 @@ class PtyReader:
                     return
                 if fd in events:
                     self._drain()
-                    if self._pty.read_fd not in (fd, None):  # the relay died: the master
+                    if self._pty.read_fd not in (fd, None):  # the drain died: the master
                         poller.unregister(fd)
                         fd = self._pty.read_fd
                         poller.register(fd, select.POLLIN)
@@ -203,7 +203,7 @@ class PtyReader:
         code = self._pty.poll()
         if code is None:
             return False
-        self._pty.settle()  # what it wrote just before it ended, through the relay
+        self._pty.settle()  # what it wrote just before it ended, through the drain
         self._drain()
         if self._owed:
             self._frame()

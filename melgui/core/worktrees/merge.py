@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from melgui.core.worktrees.changes_git import ChangesError, dirty_paths, git, last_words
+from melgui.core.worktrees.changes.git import ChangesError, dirty_paths, git, last_words
 from melgui.core.worktrees.model import Worktree
 
 

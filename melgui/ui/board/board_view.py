@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.desk.agents_board import AgentsBoard
+from melgui.desk.board.agents_board import AgentsBoard
 from melgui.ui.board.cells import COLUMNS, STATE_COLOUR, cells
 
 KEY_ROLE = Qt.ItemDataRole.UserRole

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from melgui.desk.agents_board import AgentRow, AgentState
+from melgui.desk.board.agents_board import AgentRow, AgentState
 
 COLUMNS = ("Agent", "State", "Branch", "Files changed", "Tokens")
 

@@ -11,17 +11,17 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
-from melgui.core.worktrees.changes import WorktreeChanges
-from melgui.core.worktrees.changes_apply import (
+from melgui.core.worktrees.changes.apply import (
     Applied,
     DirtyMainFolder,
     Part,
     apply_parts,
     still_to_apply,
 )
-from melgui.core.worktrees.changes_diff import FileChange
-from melgui.core.worktrees.changes_discard import describe_part, discard_part
-from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.changes.diff import FileChange
+from melgui.core.worktrees.changes.discard import describe_part, discard_part
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.reading import WorktreeChanges
 from melgui.core.worktrees.merge import (
     MergeOutcome,
     MergeState,
@@ -32,9 +32,9 @@ from melgui.core.worktrees.merge import (
     merge_branch,
 )
 from melgui.core.worktrees.model import Worktree
-from melgui.ui.aio import TaskKeeper
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.questions import Question
+from melgui.ui.runtime.aio import TaskKeeper
 
 Role = QMessageBox.ButtonRole
 STASH = "Stash them and apply"

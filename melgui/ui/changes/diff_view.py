@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.worktrees.changes_diff import FileChange, Hunk
+from melgui.core.worktrees.changes.diff import FileChange, Hunk
 from melgui.ui.changes.hunk_lines import HunkLines
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.theme import Colors
 
 PAGE = 25  # hunks shown at once
 

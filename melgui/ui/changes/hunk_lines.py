@@ -18,8 +18,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
-from melgui.core.worktrees.changes_diff import Hunk
-from melgui.ui.theme import Colors
+from melgui.core.worktrees.changes.diff import Hunk
+from melgui.ui.runtime.theme import Colors
 
 MAX_HUNK_LINES = 1500  # a longer hunk shows its start; Apply still applies all of it
 _TINTS = {"light": ("#e6ffec", "#ffebe9"), "dark": ("#12361f", "#4a1c1c")}

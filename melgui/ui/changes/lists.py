@@ -6,9 +6,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from melgui.core.worktrees.changes import Commit
-from melgui.core.worktrees.changes_diff import FileChange
-from melgui.ui.theme import Colors
+from melgui.core.worktrees.changes.diff import FileChange
+from melgui.core.worktrees.changes.reading import Commit
+from melgui.ui.runtime.theme import Colors
 
 SIGILS = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R", "binary": "B"}
 PATH_ROLE = Qt.ItemDataRole.UserRole  # a file row's path, in column 1

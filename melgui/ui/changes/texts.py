@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import html
 
-from melgui.core.worktrees.changes import MAX_UNTRACKED, WorktreeChanges
+from melgui.core.worktrees.changes.reading import MAX_UNTRACKED, WorktreeChanges
 from melgui.core.worktrees.merge import MergeState
 from melgui.core.worktrees.model import Worktree
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.theme import Colors
 
 
 def summary_html(

@@ -27,18 +27,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.worktrees.changes import WorktreeChanges, read_changes
-from melgui.core.worktrees.changes_git import ChangesError
-from melgui.core.worktrees.changes_landed import hunks_in_main
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.landed import hunks_in_main
+from melgui.core.worktrees.changes.reading import WorktreeChanges, read_changes
 from melgui.core.worktrees.merge import MergeState, merge_state
 from melgui.core.worktrees.model import Worktree
-from melgui.ui.aio import TaskKeeper
 from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.texts import conflicts_html, summary_html
-from melgui.ui.theme import DARK, LIGHT, Colors
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import DARK, LIGHT, Colors
 
 
 class ChangesView(QDialog):

@@ -37,16 +37,16 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.transports.project_instructions import instruction_file_names
-from melgui.desk.attachments import without_images
-from melgui.desk.prompt_kit import PromptKit
-from melgui.desk.slash_commands import looks_like_command
-from melgui.ui.bridge import SessionBridge
+from melgui.desk.prompt.attachments import without_images
+from melgui.desk.prompt.kit import PromptKit
+from melgui.desk.prompt.slash_commands import looks_like_command
+from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.chat.empty_note import EmptyNote
-from melgui.ui.chat.history_paging import HistoryPaging
-from melgui.ui.chat.input_box import PromptInput
-from melgui.ui.chat.transcript import ChatTranscript
-from melgui.ui.failure_text import explain_failure, rejects_images
-from melgui.ui.theme import LIGHT, Colors
+from melgui.ui.chat.failure_text import explain_failure, rejects_images
+from melgui.ui.chat.transcript.document import ChatTranscript
+from melgui.ui.chat.transcript.history_paging import HistoryPaging
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.theme import LIGHT, Colors
 
 
 class ChatView(HistoryPaging, QWidget):

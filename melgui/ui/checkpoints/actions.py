@@ -22,13 +22,13 @@ from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.core.store.checkpoints.restore import Choice, PathPlan
 from melgui.desk.desk import Desk
 from melgui.desk.rewind import RewindPlan, plan_rewind, rewind
-from melgui.ui.aio import TaskKeeper
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.checkpoints.notes import checkpoint_note, user_link
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import Colors
 
 
 class Host(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from melgui.core.store.checkpoints.log import CheckpointRecord
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.theme import Colors
 
 SHOWN_PATHS = 3
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from melgui.core.protocol.catalog import ALL_TOOLS
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.theme import Colors
 
 # (tool name, arguments) -> unified diff text; raises on refusal. Runs in a worker thread.
 DiffProvider = Callable[[str, dict[str, Any]], str]

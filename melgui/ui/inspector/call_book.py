@@ -25,7 +25,7 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.result_parts import ResultPart
 from melgui.core.store.records import ToolCallRecord
-from melgui.ui.bridge import SessionBridge
+from melgui.ui.runtime.bridge import SessionBridge
 
 
 @dataclass

@@ -15,14 +15,14 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, Q
 
 from melgui.core.protocol.call_life import PHASE_LABEL, PHASE_MARK, decision_label
 from melgui.core.protocol.calls import format_duration
-from melgui.ui.approval_controls import ApprovalControls
-from melgui.ui.chat.tool_cards import status_color
-from melgui.ui.command_parts import judge_request, parts_html, sandboxed
+from melgui.ui.approvals.approval_controls import ApprovalControls
+from melgui.ui.approvals.command_parts import judge_request, parts_html, sandboxed
+from melgui.ui.chat.blocks.tool_cards import status_color
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.result_parts_view import ResultPartsView
-from melgui.ui.render_thread import RenderJobs
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.render_thread import RenderJobs
+from melgui.ui.runtime.theme import Colors
 
 # Arguments plus diff longer than this (characters) are formatted off the GUI thread.
 OFF_THREAD_CHARS = 20_000

@@ -24,15 +24,15 @@ from PySide6.QtWidgets import (
 from melgui.core.protocol.call_life import PHASE_MARK
 from melgui.core.protocol.calls import format_duration
 from melgui.core.store.records import ToolCallRecord
-from melgui.ui.aio import TaskKeeper
-from melgui.ui.approval_controls import APPROVE_KEYS, DENY_KEYS
-from melgui.ui.bridge import SessionBridge
+from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.inspector.argument_view import DiffProvider, has_diff
 from melgui.ui.inspector.call_book import CallBook, CallRecord
 from melgui.ui.inspector.call_detail import CallDetail
 from melgui.ui.inspector.call_list import CALL_ID_ROLE, CallList
 from melgui.ui.inspector.wire_view import WireLogView
-from melgui.ui.theme import LIGHT, Colors
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.theme import LIGHT, Colors
 
 
 class Inspector(QWidget):

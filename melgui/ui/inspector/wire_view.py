@@ -8,8 +8,8 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QComboBox, QPlainTextEdit, QVBoxLayout, QWidget
 
 from melgui.core.protocol.events import WireEntry
-from melgui.ui.bridge import SessionBridge
-from melgui.ui.wire_recorder import Leg
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.wire_recorder import Leg
 
 _ARROW = {"request": "→", "response": "←", "event": "←", "note": "·"}
 MAX_SHOWN_CHARS = 20_000  # one entry; a huge request body is cut in the view only

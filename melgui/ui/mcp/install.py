@@ -11,10 +11,10 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.manager import McpManager
-from melgui.ui.aio import TaskKeeper
-from melgui.ui.approval_bar import ApprovalBar
+from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.mcp.servers_panel import ServersPanel
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import Colors
 
 HINTS = (
     ("readOnlyHint", True, "read-only"),

@@ -29,9 +29,9 @@ from melgui.tools.mcp.config import ConfigError
 from melgui.tools.mcp.importing import ImportReport, import_servers, known_files
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.mcp.server import McpServer
-from melgui.ui.aio import TaskKeeper
 from melgui.ui.mcp.log_dialog import ServerLogDialog
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import Colors
 
 SERVER_ROLE = Qt.ItemDataRole.UserRole
 TOOL_ROLE = Qt.ItemDataRole.UserRole + 1

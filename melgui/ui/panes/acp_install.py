@@ -9,10 +9,10 @@ from typing import Any
 
 from PySide6.QtWidgets import QInputDialog
 
-from melgui.desk.acp_host.agents import KNOWN_AGENTS, AgentCommand, known_agent, parse_command
-from melgui.desk.acp_host.factory import acp_session
-from melgui.desk.acp_host.session import AcpSession
-from melgui.desk.acp_host.session_book import SessionBook, SessionEntry
+from melgui.desk.hosted_agents.agents import KNOWN_AGENTS, AgentCommand, known_agent, parse_command
+from melgui.desk.hosted_agents.factory import acp_session
+from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.desk.hosted_agents.session_book import SessionBook, SessionEntry
 from melgui.ui.panes.manager import PaneManager
 
 
@@ -20,7 +20,7 @@ def install_acp(window: Any, manager: PaneManager) -> None:
     """Let `manager` open ACP agent panes on `window.desk` (its rules, MCP servers,
     checkpoints; plans to the window's plans panel)."""
 
-    def make(command: AgentCommand, title: str, resume: str | None) -> AcpSession:
+    def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
         return acp_session(
             window.desk, command, title, plans=window.plans_panel.sink, resume=resume
         )

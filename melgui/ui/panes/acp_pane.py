@@ -1,7 +1,7 @@
 """An ACP agent's pane: a third-party agent (or `melgui acp`) in the same chat, tool cards
 and approval bar as melgui's own workers.
 
-It is an AgentPane whose session is an AcpSession (the same observer surface), plus what
+It is an AgentPane whose session is an HostedAgentSession (the same observer surface), plus what
 only an ACP agent has: its sign-in methods, its modes and models as pickers, its commands
 under `/`, and when it fails, the last lines it wrote to stderr. Its permission requests
 reach the window's one approval queue, named by the pane, with the agent's own options.
@@ -29,17 +29,17 @@ from PySide6.QtWidgets import (
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.screen import TerminalScreen
-from melgui.desk.acp_host.host import AgentFailed, AuthRequired
-from melgui.desk.acp_host.session import AcpSession
-from melgui.desk.acp_host.terminals import AgentTerminal
-from melgui.desk.prompt_kit import PromptKit
-from melgui.desk.slash_commands import SlashCommand
-from melgui.ui.aio import TaskKeeper
-from melgui.ui.bridge import SessionBridge
-from melgui.ui.chat.flush_scheduler import FLUSH_MS, shared_scheduler
+from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
+from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.desk.hosted_agents.terminals import AgentTerminal
+from melgui.desk.prompt.kit import PromptKit
+from melgui.desk.prompt.slash_commands import SlashCommand
+from melgui.ui.chat.transcript.flush_scheduler import FLUSH_MS, shared_scheduler
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
-from melgui.ui.panes.terminal_view import TerminalView
-from melgui.ui.theme import LIGHT, Colors
+from melgui.ui.panes.terminal.view import TerminalView
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.theme import LIGHT, Colors
 
 
 class AcpPane(AgentPane):
@@ -49,7 +49,7 @@ class AcpPane(AgentPane):
 
     def __init__(
         self,
-        session: AcpSession,
+        session: HostedAgentSession,
         task: str = "",
         *,
         bridge: SessionBridge | None = None,
@@ -60,7 +60,7 @@ class AcpPane(AgentPane):
     ) -> None:
         self.acp = session
         self.kit = PromptKit(session.host.cwd)
-        # The window's views read an AgentSession; an AcpSession has the same surface.
+        # The window's views read an AgentSession; an HostedAgentSession has the same surface.
         as_session = cast(AgentSession, session)
         if bridge is None:
             bridge = SessionBridge(as_session, tasks=tasks)

@@ -30,15 +30,15 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.prompt_kit import PromptKit
-from melgui.ui.aio import TaskKeeper
-from melgui.ui.approval_bar import ApprovalBar
-from melgui.ui.approval_queue import ApprovalQueue
-from melgui.ui.bridge import SessionBridge
+from melgui.desk.prompt.kit import PromptKit
+from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.call_book import CallBook
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.theme import LIGHT, Colors
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.theme import LIGHT, Colors
 
 ApprovalSink = Callable[[ApprovalRequest], None]
 

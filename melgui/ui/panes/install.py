@@ -19,12 +19,12 @@ from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import WorkerWorktrees
-from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.worktree_recovery import offer_soon
-from melgui.ui.theme import Colors
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.theme import Colors
 
 
 class PaneHost(Protocol):

@@ -24,20 +24,20 @@ from melgui.core.worktrees.create import WorktreeError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
-from melgui.desk.acp_host.agents import AgentCommand
-from melgui.desk.acp_host.session import AcpSession
-from melgui.desk.coordinator import Loss
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
-from melgui.ui.aio import TaskKeeper
-from melgui.ui.bridge import SessionBridge
 from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.pane_losses import losses_of, short
-from melgui.ui.panes.terminal_pane import CLOSE_GRACE_MS, TerminalPane
-from melgui.ui.theme import LIGHT, Colors
+from melgui.ui.panes.terminal.pane import CLOSE_GRACE_MS, TerminalPane
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.theme import LIGHT, Colors
 
 Pane = TerminalPane | AgentPane
 
@@ -53,7 +53,7 @@ class WorkerSpec:
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
 # (command, pane title, the id of an earlier session to reopen or None)
-AcpFactory = Callable[[AgentCommand, str, str | None], AcpSession]
+AcpFactory = Callable[[AgentCommand, str, str | None], HostedAgentSession]
 BridgeFactory = Callable[[AgentSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
 
@@ -280,7 +280,7 @@ class PaneManager(QObject):
         return losses_of(pane, f"pane {pane_id} ({info.title})")
 
     def losses(self) -> list[Loss]:
-        """Every pane's losses, in pane order (a coordinator source). Work in a worker's
+        """Every pane's losses, in pane order (a loss_registry source). Work in a worker's
         worktree is not among them: quitting keeps worktrees, the next start offers them."""
         return [loss for info in self.registry.all() for loss in self.pane_losses(info.id)]
 
@@ -301,7 +301,7 @@ class PaneManager(QObject):
         if not losses or frame is None:
             self.close_pane(pane_id)
             return
-        from melgui.ui.quit_guard import ask_about_losses
+        from melgui.ui.runtime.quit_guard import ask_about_losses
 
         confirmed = [loss for loss in losses if loss.kind == "changes"]
 

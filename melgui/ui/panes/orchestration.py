@@ -17,10 +17,10 @@ from melgui.core.terminal.panes import exit_label, unknown_pane
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.risk import changed_files, describe_changes
-from melgui.desk.acp_host.agents import AgentCommand
+from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
 
 SCROLLBACK_LINES = 200
 MAX_READ_CHARS = 16000

@@ -43,7 +43,7 @@ class PaneFrame(QFrame):
         self.title_label = QLabel(header)
         self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
         self.state_label = QLabel(header)
-        self.badge = 0  # signals the person has not seen yet (melgui.ui.signals)
+        self.badge = 0  # signals the person has not seen yet (melgui.ui.notifications)
         self.badge_label = QLabel(header)
         self.badge_label.setObjectName("paneBadge")
         self.badge_label.setAccessibleName("Needs you")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextlib
 import os
 
-from melgui.desk.acp_host.session import AcpSession
-from melgui.desk.coordinator import Loss, session_losses
+from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.desk.losses import Loss, session_losses
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
 
 
 def losses_of(pane: TerminalPane | AgentPane, where: str) -> list[Loss]:
@@ -45,7 +45,7 @@ def _jobs(shell: int, pids: list[int]) -> list[int]:
     return jobs
 
 
-def _acp_losses(session: AcpSession, where: str) -> list[Loss]:
+def _acp_losses(session: HostedAgentSession, where: str) -> list[Loss]:
     found = [
         Loss("approval", where, f"{request.call.name} waits for your approval")
         for request in session.loop.pending_approvals()

@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QMessageBox
 from melgui.core.terminal.panes import PaneInfo
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
-from melgui.desk.coordinator import Loss
+from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
-from melgui.ui.aio import TaskKeeper
+from melgui.ui.runtime.aio import TaskKeeper
 
 
 async def wanted(worktrees: WorkerWorktrees | None, choice: bool | None) -> bool:

@@ -21,7 +21,7 @@ from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.store import open_store
 from melgui.core.store.recording import start_recording
 from melgui.core.transports.relay import RelayTransport
-from melgui.tools.run_command import run_command
+from melgui.tools.commands.run_command import run_command
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 

@@ -10,7 +10,7 @@ from melgui.core.agent.policy import FixedPolicy
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.messages import Message
 from melgui.core.transports.relay import RelayTransport
-from melgui.tools.memory_store import LocalMemory
+from melgui.tools.memory.store import LocalMemory
 from melgui.tools.registry import build_workspace_tools
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace

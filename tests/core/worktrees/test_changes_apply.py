@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.worktrees.changes import read_changes
-from melgui.core.worktrees.changes_apply import (
+from melgui.core.worktrees.changes.apply import (
     DirtyMainFolder,
     apply_all,
     apply_file,
     apply_hunk,
 )
-from melgui.core.worktrees.changes_git import ChangesError
-from melgui.core.worktrees.changes_landed import hunks_in_main
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.landed import hunks_in_main
+from melgui.core.worktrees.changes.reading import read_changes
 from tests.fakes.worktree_repos import (
     NUMBERED,
     make_repo_with_worktree,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.worktrees.changes import read_changes
-from melgui.core.worktrees.changes_discard import describe_part, discard_part
-from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.changes.discard import describe_part, discard_part
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.reading import read_changes
 from tests.fakes.projects import tree
 from tests.fakes.worktree_repos import (
     NUMBERED,

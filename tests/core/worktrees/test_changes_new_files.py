@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.worktrees.changes_new_files import new_file_patch
+from melgui.core.worktrees.changes.new_files import new_file_patch
 from tests.fakes.projects import GIT_ENV
 
 FILES: dict[str, bytes] = {

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.worktrees.changes import read_changes
-from melgui.core.worktrees.changes_diff import parse_diff, patch_of
-from melgui.core.worktrees.changes_git import ChangesError
-from melgui.core.worktrees.changes_landed import landed_hunks
+from melgui.core.worktrees.changes.diff import parse_diff, patch_of
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.landed import landed_hunks
+from melgui.core.worktrees.changes.reading import read_changes
 from tests.fakes.worktree_repos import (
     make_repo_with_worktree,
     run_git,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.worktrees.changes import read_changes
-from melgui.core.worktrees.changes_git import ChangesError
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.reading import read_changes
 from melgui.core.worktrees.merge import (
     UncommittedWork,
     abort_merge,

@@ -27,9 +27,9 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from melgui.core.config.settings import Settings  # noqa: E402
-from melgui.ui.main_window import build_main_window  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.theme import apply_theme  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.theme import apply_theme  # noqa: E402
+from melgui.ui.window.main_window import build_main_window  # noqa: E402
 from tests.fakes import ScriptedRelay  # noqa: E402
 from tests.fakes.board_scenario import run_agents, script, settings_overrides  # noqa: E402
 from tests.fakes.projects import GIT_ENV  # noqa: E402

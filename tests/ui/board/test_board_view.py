@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.agents_board import AgentsBoard
+from melgui.desk.board.agents_board import AgentsBoard
 from melgui.desk.desk import Desk
 from melgui.ui.board.board_view import BoardView
 from melgui.ui.panes.agent_pane import AgentPane

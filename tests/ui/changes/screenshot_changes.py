@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QApplication
 
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.changes.view import ChangesView, open_changes
-from melgui.ui.qt_loop import QtEventLoop
-from melgui.ui.theme import apply_theme
+from melgui.ui.runtime.qt_loop import QtEventLoop
+from melgui.ui.runtime.theme import apply_theme
 from tests.fakes.projects import GIT_ENV
 from tests.fakes.worktree_repos import run_git
 

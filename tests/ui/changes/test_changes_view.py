@@ -19,7 +19,7 @@ from melgui.ui.changes.diff_view import PAGE
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.panes.pane_frame import PaneFrame
-from melgui.ui.theme import LIGHT
+from melgui.ui.runtime.theme import LIGHT
 from tests.fakes.window import Runner, wait_until
 from tests.fakes.worktree_repos import (
     NUMBERED,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.chat.flush_scheduler import FlushScheduler, shared_scheduler
-from melgui.ui.chat.transcript import ChatTranscript
-from melgui.ui.theme import LIGHT
+from melgui.ui.chat.transcript.document import ChatTranscript
+from melgui.ui.chat.transcript.flush_scheduler import FlushScheduler, shared_scheduler
+from melgui.ui.runtime.theme import LIGHT
 
 
 class FakeClient:

@@ -13,9 +13,9 @@ from melgui.core.protocol.content import ImagePart
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.records import NoteRecord
-from melgui.ui.chat.backfill import chunk_starts, first_screen_start, speaker_before
 from melgui.ui.chat.chat_view import ChatView
-from melgui.ui.chat.history_paging import HISTORY_PAGE
+from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
+from melgui.ui.chat.transcript.history_paging import HISTORY_PAGE
 from tests.fakes.sessions import offline_bridge
 
 CODE = "Here:\n\n```python\ndef f(x):\n    return x + 1\n```\n\n- a\n- b\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.chat.input_box import MAX_LINES, PromptInput
+from melgui.ui.chat.composer.input_box import MAX_LINES, PromptInput
 
 
 def make(qtbot: QtBot) -> tuple[PromptInput, list[tuple[str, object]]]:

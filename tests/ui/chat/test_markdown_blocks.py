@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from melgui.ui.chat.markdown_blocks import (
+from melgui.ui.chat.blocks.markdown_blocks import (
     CODE_CHUNK_LINES,
     MAX_OPEN_LINES,
     MarkdownSplitter,

@@ -9,12 +9,12 @@ import pytest
 from PySide6.QtCore import QCoreApplication
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.chat.markdown_blocks import Segment
-from melgui.ui.chat.segment_html import SegmentRenderer
-from melgui.ui.chat.tool_cards import card_html
-from melgui.ui.chat.transcript import SYNC_FINISH_CHARS, ChatTranscript
-from melgui.ui.render_thread import THREAD_NAME, render_pool
-from melgui.ui.theme import LIGHT
+from melgui.ui.chat.blocks.markdown_blocks import Segment
+from melgui.ui.chat.blocks.segment_html import SegmentRenderer
+from melgui.ui.chat.blocks.tool_cards import card_html
+from melgui.ui.chat.transcript.document import SYNC_FINISH_CHARS, ChatTranscript
+from melgui.ui.runtime.render_thread import THREAD_NAME, render_pool
+from melgui.ui.runtime.theme import LIGHT
 
 HUGE_CODE = "Here it is:\n\n```python\n" + "".join(
     f"value_{n} = compute({n}, name='x{n}')  # step {n}\n" for n in range(3_000)

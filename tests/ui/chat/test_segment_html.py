@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from melgui.ui.chat.markdown_blocks import Segment
-from melgui.ui.chat.segment_html import MONO, SegmentRenderer
-from melgui.ui.theme import DARK, LIGHT
+from melgui.ui.chat.blocks.markdown_blocks import Segment
+from melgui.ui.chat.blocks.segment_html import MONO, SegmentRenderer
+from melgui.ui.runtime.theme import DARK, LIGHT
 
 P = '<p style="margin-top:4px; margin-bottom:4px">'
 

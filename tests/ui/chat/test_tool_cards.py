@@ -7,8 +7,8 @@ from typing import get_args
 import pytest
 
 from melgui.core.protocol.call_life import CallPhase
-from melgui.ui.chat.tool_cards import card_html, status_color
-from melgui.ui.theme import DARK, LIGHT
+from melgui.ui.chat.blocks.tool_cards import card_html, status_color
+from melgui.ui.runtime.theme import DARK, LIGHT
 
 
 @pytest.mark.parametrize(

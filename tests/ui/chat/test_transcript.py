@@ -6,11 +6,11 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.chat_view import ChatView
-from melgui.ui.chat.history_paging import HISTORY_PAGE
-from melgui.ui.chat.tool_cards import card_html
-from melgui.ui.chat.transcript import ChatTranscript
-from melgui.ui.theme import LIGHT
+from melgui.ui.chat.transcript.document import ChatTranscript
+from melgui.ui.chat.transcript.history_paging import HISTORY_PAGE
+from melgui.ui.runtime.theme import LIGHT
 from tests.fakes.sessions import offline_bridge
 
 ANSWER = "Intro **bold**.\n\n- one\n- two\n\n```python\nprint('x')\n```\n\nEnd."

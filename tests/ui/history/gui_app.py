@@ -20,12 +20,12 @@ from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import Settings
 from melgui.ui.app import shutdown
-from melgui.ui.main_window import build_main_window
-from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.runtime.qt_loop import QtEventLoop
+from melgui.ui.window.main_window import build_main_window
 
 
 async def drive(window: object, options: argparse.Namespace) -> int:
-    from melgui.ui.main_window import MainWindow
+    from melgui.ui.window.main_window import MainWindow
 
     assert isinstance(window, MainWindow)
     if options.reopen_latest:

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.call_life import PHASE_MARK
 from melgui.core.protocol.calls import format_duration
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
 

@@ -18,7 +18,7 @@ from melgui.core.store import Store, ToolCallRecord
 from melgui.core.store import store as store_module
 from melgui.core.store.call_rows import CallRows
 from melgui.ui.chat.chat_view import ChatView
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, wait_until
 

@@ -14,7 +14,7 @@ from melgui.ui.inspector.argument_view import (
     has_diff,
     pretty_arguments,
 )
-from melgui.ui.theme import DARK, LIGHT
+from melgui.ui.runtime.theme import DARK, LIGHT
 
 PRE = '<pre style="font-family:monospace; background-color:#f6f8fa; margin:0">'
 

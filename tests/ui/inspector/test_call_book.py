@@ -17,7 +17,7 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.inspector.call_book import CallBook
-from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.runtime.qt_loop import QtEventLoop
 from tests.fakes.sessions import offline_bridge
 
 READ = ToolCall("c1", "read_file", '{"path": "a.py"}')

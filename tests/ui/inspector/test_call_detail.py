@@ -16,9 +16,9 @@ from melgui.ui.inspector import call_detail
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.call_detail import CallDetail
-from melgui.ui.qt_loop import QtEventLoop
-from melgui.ui.render_thread import THREAD_NAME, render_pool
-from melgui.ui.theme import DARK, LIGHT
+from melgui.ui.runtime.qt_loop import QtEventLoop
+from melgui.ui.runtime.render_thread import THREAD_NAME, render_pool
+from melgui.ui.runtime.theme import DARK, LIGHT
 
 RUN = ToolCall("c7", "run_command", '{"command": "make test"}')
 

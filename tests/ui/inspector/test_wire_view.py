@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.events import WireEntry
 from melgui.ui.inspector.wire_view import MAX_SHOWN_CHARS, WireLogView, format_entry
-from melgui.ui.wire_recorder import WireRecorder
+from melgui.ui.runtime.wire_recorder import WireRecorder
 from tests.fakes.sessions import offline_bridge
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.mcp import fake_entry
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until

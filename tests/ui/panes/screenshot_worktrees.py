@@ -28,12 +28,12 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.config.settings import Settings  # noqa: E402
 from melgui.core.worktrees.create import create_worktree  # noqa: E402
-from melgui.ui.main_window import build_main_window  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.panes.manager import PaneManager  # noqa: E402
 from melgui.ui.panes.worktree_recovery import offer_left_worktrees  # noqa: E402
-from melgui.ui.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.theme import apply_theme  # noqa: E402
+from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.runtime.theme import apply_theme  # noqa: E402
+from melgui.ui.window.main_window import build_main_window  # noqa: E402
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls  # noqa: E402
 from tests.fakes.projects import git, make_project  # noqa: E402
 

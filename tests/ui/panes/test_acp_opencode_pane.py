@@ -14,7 +14,7 @@ from typing import Any
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.panes.acp_pane import AcpPane
-from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.runtime.qt_loop import QtEventLoop
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.third_party_agents import answer_titles, opencode_agent
 from tests.fakes.window import relay_settings, wait_until

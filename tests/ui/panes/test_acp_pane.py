@@ -16,10 +16,10 @@ from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.tooling import ToolRegistry
-from melgui.desk.acp_host.session_book import SessionBook
+from melgui.desk.hosted_agents.session_book import SessionBook
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.orchestration import register_orchestration
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
@@ -236,7 +236,7 @@ def test_an_earlier_agent_session_is_reopened_from_the_panes_menu(
 
 def _where(pane: AcpPane) -> str:
     """What an ACP pane that did not go idle was doing."""
-    from melgui.ui.chat.flush_scheduler import shared_scheduler
+    from melgui.ui.chat.transcript.flush_scheduler import shared_scheduler
 
     host = pane.acp.host
     process = host.process

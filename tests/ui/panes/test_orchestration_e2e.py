@@ -22,7 +22,7 @@ from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 
 ORCHESTRATION = {tool.name for tool in ORCHESTRATION_TOOLS}

@@ -15,7 +15,7 @@ from melgui.core.terminal.pty_session import process_alive
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from melgui.ui.panes.terminal_keys import key_bytes, paste_bytes
+from melgui.ui.panes.terminal.keys import key_bytes, paste_bytes
 
 K = Qt.Key
 M = Qt.KeyboardModifier

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.pty_session import process_alive
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
 
 BASH = ["bash", "--norc", "--noprofile", "-i"]
 

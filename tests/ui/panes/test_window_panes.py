@@ -11,10 +11,10 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.terminal.pty_session import process_alive
-from melgui.ui.main_window import MainWindow
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager
-from melgui.ui.panes.terminal_pane import TerminalPane
+from melgui.ui.panes.terminal.pane import TerminalPane
+from melgui.ui.window.main_window import MainWindow
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.window import answer, relay_settings, wait_until
 

@@ -21,8 +21,8 @@ from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.worker_dialog import WorkerDialog
 from melgui.ui.panes.worktree_recovery import RecoveryDialog
-from melgui.ui.settings_dialog import SettingsDialog
-from melgui.ui.window_commands import ask_worker
+from melgui.ui.settings.dialog import SettingsDialog
+from melgui.ui.window.commands import ask_worker
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.projects import git, make_project, tree
 from tests.fakes.window import answer, relay_settings, wait_until
@@ -103,7 +103,7 @@ def test_spawn_agent_in_a_git_project_works_in_its_own_worktree(
     assert "1 uncommitted change (src/app.py)" in shown and worktree.branch in shown
     assert manager.pane(1) is pane and worktree.path.is_dir()
     # The window's quit does not count it: quitting keeps worktrees for the next start.
-    assert all(loss.kind != "changes" for loss in window.desk.coordinator.losses())
+    assert all(loss.kind != "changes" for loss in window.desk.loss_registry.losses())
     # Confirmed: the worktree and its branch go once the worker has stopped.
     answer(run(_asked_to_close(manager, 1)), proceed=True)
     run(wait_until(lambda: not worktree.path.exists(), timeout=20))

@@ -22,9 +22,9 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from melgui.core.config.settings import Settings
 from melgui.ui.app import shutdown
-from melgui.ui.main_window import MainWindow, build_main_window
 from melgui.ui.panes.worktree_recovery import RecoveryDialog
-from melgui.ui.qt_loop import QtEventLoop
+from melgui.ui.runtime.qt_loop import QtEventLoop
+from melgui.ui.window.main_window import MainWindow, build_main_window
 
 
 async def start(window: MainWindow, task: str) -> int:

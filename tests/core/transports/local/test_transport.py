@@ -48,7 +48,7 @@ from melgui.core.transports.local.prompt import (
     render_prompt,
     shrink_history,
 )
-from melgui.tools.memory_store import LocalMemory
+from melgui.tools.memory.store import LocalMemory
 from melgui.tools.registry import build_workspace_tools
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace

@@ -1,0 +1,1 @@
+"""The agents board's model and the counts it shows."""

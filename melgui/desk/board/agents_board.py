@@ -1,0 +1,279 @@
+"""The agents board's model: every agent of a window and what it is doing. Qt-free.
+
+An agent is a session shown somewhere (the main conversation's or a worker pane's
+AgentSession, an ACP agent pane's HostedAgentSession: the same events), added under a key:
+`board.add("pane-3", "worker 3: …", session)`.
+The board follows the session's events and keeps, per agent, its state (running,
+waiting for approval since when, idle, finished, failed), its branch (from its
+worktree, when it has one), the files it changed (git against the worktree's base when
+it has one, counted in a thread: `file_count`; else the paths its file-changing tool
+calls wrote) and its tokens.
+
+Listeners hear `changed()` after any change, and `Moment`s: an agent started waiting
+for an approval, finished a turn or failed one. The window turns moments into signals
+(melgui.ui.notifications) and rows into the board (melgui.ui.board).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    LegStarted,
+    LoopEvent,
+    MessageAdded,
+    ToolCallFinished,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.core.worktrees.model import Worktree
+from melgui.desk.board.branch_files import changed_files
+from melgui.desk.board.file_count import FileCount, FileCounter
+from melgui.desk.hosted_agents.session import HostedAgentSession
+
+AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
+MomentKind = Literal["approval", "finished", "failed"]
+WorktreeOf = Callable[[], Worktree | None]
+Followed = AgentSession | HostedAgentSession  # both emit LoopEvents to subscribers
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRow:
+    """One line of the board. `since` is when the agent entered `state` (time.time())."""
+
+    key: str
+    name: str
+    state: AgentState
+    since: float
+    waiting: int  # approvals it waits for
+    branch: str  # "" when it works in the shared folder
+    files_changed: int
+    tokens: int
+    detail: str  # the failure, when failed
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """Something a person may want to hear about. `call_id` names the approval asked."""
+
+    key: str
+    name: str
+    kind: MomentKind
+    detail: str
+    source: str  # the session's source (approvals are shown by source and call id)
+    call_id: str = ""
+
+
+class _Agent:
+    """Follows one session's events; tells the board what changed."""
+
+    def __init__(
+        self,
+        board: AgentsBoard,
+        key: str,
+        name: str,
+        session: Followed,
+        worktree: WorktreeOf,
+    ) -> None:
+        self.board = board
+        self.key = key
+        self.name = name
+        self.session = session
+        self.worktree = worktree
+        self.state: AgentState = "running" if session.busy else "idle"
+        self.since = board.clock()
+        self.detail = ""
+        self.pending: list[ApprovalRequest] = []
+        self.written: set[str] = set()  # paths its own tool calls changed
+        self._git_files = FileCount(board.count_files, lambda: board.changed(self, None))
+        self._unsubscribe = session.subscribe(self._on_event)
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self._git_files.close()
+
+    def _set(self, state: AgentState, detail: str = "") -> None:
+        if state != self.state:
+            self.state = state
+            self.since = self.board.clock()
+        self.detail = detail
+
+    def _on_event(self, event: LoopEvent) -> None:
+        moment: Moment | None = None
+        if isinstance(event, ApprovalNeeded):
+            request = event.request
+            self.pending.append(request)
+            request.future.add_done_callback(lambda _f: self._decided(request))
+            self._set("waiting")
+            moment = self._moment("approval", request.call.name, request.call.id)
+        elif isinstance(event, LegStarted) or (
+            isinstance(event, MessageAdded) and event.message.role == "user"
+        ):
+            if not self.pending:
+                self._set("running")
+        elif isinstance(event, ToolCallFinished):
+            self._note_written(event)
+        elif isinstance(event, TurnFinished):
+            self._set("finished")
+            moment = self._moment("finished", self._last_reply())
+        elif isinstance(event, TurnFailed):
+            self._set("failed", event.message)
+            moment = self._moment("failed", event.message)
+        elif isinstance(event, TurnCancelled):
+            self._set("idle")
+        else:
+            return
+        self.board.changed(self, moment)
+
+    def _decided(self, request: ApprovalRequest) -> None:
+        if request in self.pending:
+            self.pending.remove(request)
+            if not self.pending and self.state == "waiting":
+                self._set("running" if self.session.busy else "idle")
+            self.board.changed(self, None)
+
+    def _moment(self, kind: MomentKind, detail: str, call_id: str = "") -> Moment:
+        return Moment(self.key, self.name, kind, detail, self.session.source, call_id)
+
+    def _last_reply(self) -> str:
+        for message in reversed(self.session.conversation.messages):
+            if message.role == "assistant" and message.content.strip():
+                return message.content.strip()
+        return ""
+
+    def _note_written(self, event: ToolCallFinished) -> None:
+        self._git_files.mark_stale()  # anything may have changed the worktree
+        if event.status != "ok" or not isinstance(self.session, AgentSession):
+            return  # an ACP agent's tools are its own: its worktree's git count only
+        tool = self.session.loop.catalog.get(event.call.name)
+        arguments = event.call.parsed
+        if tool is None or tool.read_only or not tool.path_argument or not arguments:
+            return
+        path = arguments.get(tool.path_argument)
+        if isinstance(path, str) and path.strip():
+            full = os.path.normpath(os.path.join(self.session.loop.cwd, path))
+            self.written.add(os.path.relpath(full, self.session.loop.cwd))
+
+    def files_changed(self) -> int:
+        """git's count when it has one (asking for a new one when the worktree may have
+        changed: it arrives as a change of the board), else the files its tools wrote."""
+        worktree = self.worktree()
+        if worktree is None:
+            return len(self.written)
+        self._git_files.request(worktree)
+        files = self._git_files.files
+        return len(files) if files is not None else len(self.written)
+
+    def tokens(self) -> int:
+        if isinstance(self.session, HostedAgentSession):
+            return self.session.host.usage.total_tokens
+        return self.session.loop.usage.total_tokens
+
+    def row(self) -> AgentRow:
+        worktree = self.worktree()
+        return AgentRow(
+            key=self.key,
+            name=self.name,
+            state=self.state,
+            since=self.since,
+            waiting=len(self.pending),
+            branch=worktree.branch if worktree is not None else "",
+            files_changed=self.files_changed(),
+            tokens=self.tokens(),
+            detail=self.detail,
+        )
+
+
+class AgentsBoard:
+    """Every agent of one window, in the order they were added."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.time,
+        count_files: FileCounter = changed_files,
+    ) -> None:
+        self.clock = clock
+        self.count_files = count_files
+        self._agents: dict[str, _Agent] = {}
+        self._on_change: list[Callable[[], None]] = []
+        self._on_moment: list[Callable[[Moment], None]] = []
+
+    def add(
+        self,
+        key: str,
+        name: str,
+        session: Followed,
+        *,
+        worktree: WorktreeOf = lambda: None,
+    ) -> None:
+        """Follow `session` as agent `key` (an agent already under `key` is replaced)."""
+        old = self._agents.pop(key, None)
+        if old is not None:
+            old.close()
+        self._agents[key] = _Agent(self, key, name, session, worktree)
+        self._notify_change()
+
+    def remove(self, key: str) -> None:
+        agent = self._agents.pop(key, None)
+        if agent is not None:
+            agent.close()
+            self._notify_change()
+
+    def rename(self, key: str, name: str) -> None:
+        agent = self._agents.get(key)
+        if agent is not None and agent.name != name:
+            agent.name = name
+            self._notify_change()
+
+    def agent_keys(self) -> list[str]:
+        return list(self._agents)
+
+    def session(self, key: str) -> Followed | None:
+        agent = self._agents.get(key)
+        return agent.session if agent is not None else None
+
+    def rows(self) -> list[AgentRow]:
+        return [agent.row() for agent in self._agents.values()]
+
+    def row(self, key: str) -> AgentRow | None:
+        agent = self._agents.get(key)
+        return agent.row() if agent is not None else None
+
+    def pending(self, key: str) -> list[ApprovalRequest]:
+        """The approvals agent `key` waits for, oldest first."""
+        agent = self._agents.get(key)
+        return [r for r in agent.pending if r.pending] if agent is not None else []
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        self._on_change.append(listener)
+        return lambda: self._on_change.remove(listener) if listener in self._on_change else None
+
+    def on_moment(self, listener: Callable[[Moment], None]) -> Callable[[], None]:
+        self._on_moment.append(listener)
+        return lambda: self._on_moment.remove(listener) if listener in self._on_moment else None
+
+    def close(self) -> None:
+        for agent in self._agents.values():
+            agent.close()
+        self._agents.clear()
+
+    def changed(self, agent: _Agent, moment: Moment | None) -> None:
+        if self._agents.get(agent.key) is not agent:
+            return  # replaced or removed meanwhile
+        if moment is not None:
+            for listener in list(self._on_moment):
+                listener(moment)
+        self._notify_change()
+
+    def _notify_change(self) -> None:
+        for listener in list(self._on_change):
+            listener()

@@ -1,0 +1,1 @@
+"""run_command: the shell, its sandbox, and its output as the model gets it."""

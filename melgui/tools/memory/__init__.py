@@ -1,0 +1,1 @@
+"""The project memory behind remember and recall."""

@@ -1,0 +1,1 @@
+"""create_pdf and the engines that render it."""

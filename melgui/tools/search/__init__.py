@@ -1,0 +1,1 @@
+"""grep and find_files: ripgrep or the Python engine, run as bounded child processes."""

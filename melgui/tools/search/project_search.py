@@ -1,0 +1,171 @@
+"""grep and find_files: project-wide, .gitignore respected, ripgrep or the Python engine."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import melgui
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
+from melgui.tools.arguments import require_str
+from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
+from melgui.tools.search.ripgrep import files_argv, find_ripgrep, grep_argv
+from melgui.tools.search.search_process import SearchRun, run_search
+from melgui.tools.settings import ToolSettings
+from melgui.tools.workspace import Workspace
+
+# Matches kept beyond what is shown, so the note can say how many there are.
+_COLLECT_FACTOR = 10
+_SKIPPED = "hidden, .gitignore'd and binary files are skipped"
+# The Python engine runs from the folder that holds the melgui package, so nothing in
+# the project (a `re.py`, another `melgui`) can shadow what it imports.
+_PACKAGE_PARENT = str(Path(melgui.__file__).resolve().parent.parent)
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(pattern: str) -> GlobMatcher:
+    """Compiled once per pattern: translating a glob costs about as much as listing."""
+    return GlobMatcher(pattern)
+
+
+def _engine(settings: ToolSettings) -> str | None:
+    """The rg path, or None for the Python engine."""
+    if settings.search_engine == "python":
+        return None
+    rg = find_ripgrep()
+    if rg is None and settings.search_engine == "ripgrep":
+        raise ToolError("grep is configured to use ripgrep, but no rg executable was found.")
+    return rg
+
+
+def _fallback_argv(mode: str, root: Path, *pattern: str) -> list[str]:
+    return [sys.executable, "-m", "melgui.tools.search.grep_fallback", mode, str(root), *pattern]
+
+
+def _path_text(raw: bytes) -> str:
+    return raw.removeprefix(b"./").decode("utf-8", errors="replace")
+
+
+def _regex_error(pattern: str, stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    detail = next((line for line in lines if line.startswith("error:")), None)
+    if detail is None:
+        detail = " ".join(line.removeprefix("rg: ") for line in lines) or "rejected by the engine"
+    return f"Invalid regex {pattern!r}: {detail.removeprefix('error: ')}"
+
+
+async def grep(
+    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
+) -> ToolOutcome:
+    pattern = require_str(arguments, "pattern")
+    if pattern == "":
+        raise ToolError("Argument 'pattern' is empty; give a regular expression.")
+    if "\x00" in pattern:
+        raise ToolError("Argument 'pattern' contains a NUL byte.")
+    rg = _engine(settings)
+    if rg is None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ToolError(f"Invalid regex {pattern!r}: {exc}.") from None
+        argv = _fallback_argv("grep", workspace.root, pattern)
+        cwd = _PACKAGE_PARENT
+    else:
+        argv, cwd = grep_argv(rg, pattern), str(workspace.root)
+    shown = settings.grep_max_matches
+    run = await run_search(
+        argv,
+        cwd,
+        separator=b"\n",
+        max_records=shown * _COLLECT_FACTOR,
+        timeout=settings.search_timeout,
+    )
+    if run.returncode == 2 and not run.records and run.stderr.strip():
+        raise ToolError(_regex_error(pattern, run.stderr))
+    return _format_grep(pattern, run, settings)
+
+
+def _format_grep(pattern: str, run: SearchRun, settings: ToolSettings) -> ToolOutcome:
+    matches: list[tuple[str, int, str]] = []
+    for record in run.records:
+        path, sep, rest = record.partition(b"\x00")
+        number, sep2, text = rest.partition(b":")
+        if not sep or not sep2 or not number.isdigit():
+            continue
+        line = text.decode("utf-8", errors="replace").rstrip("\r")
+        if len(line) > settings.grep_max_line_chars:
+            line = line[: settings.grep_max_line_chars] + " …[line cut]"
+        matches.append((_path_text(path), int(number), line))
+    matches.sort(key=lambda match: (match[0], match[1]))
+    limit = settings.grep_max_matches
+    files = len({match[0] for match in matches})
+    lines = [f"{path}:{number}:{text}" for path, number, text in matches[:limit]]
+    if run.timed_out:
+        note = (
+            f"[grep stopped after {settings.search_timeout:g} s: the pattern is too slow "
+            "for the Python engine or the project is huge. Simplify the pattern."
+        )
+        partial = f" Partial results: {len(matches)} matching lines so far.]"
+        return ToolOutcome.error("\n".join([note + partial, *lines]))
+    if not matches:
+        return ToolOutcome(f"No matches for {pattern!r} in the project ({_SKIPPED}).")
+    total = f"more than {len(matches):,}" if run.more else f"{len(matches):,}"
+    in_files = f"{'at least ' if run.more else ''}{files} file{'' if files == 1 else 's'}"
+    header = f"{total} matching line{'' if total == '1' else 's'} in {in_files}"
+    if run.more or len(matches) > limit:
+        lines.append(
+            f"[Capped: showing the first {min(limit, len(matches))} of {total} matching lines "
+            "(sorted by path). Use a more specific pattern to see the rest.]"
+        )
+    return ToolOutcome("\n".join([header + ":", *lines]))
+
+
+async def find_files(
+    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
+) -> ToolOutcome:
+    pattern = require_str(arguments, "pattern")
+    glob = _matcher(pattern)
+    rg = _engine(settings)
+    select = glob.select_records
+    if rg is None:
+        argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT
+    else:
+        argv, cwd = files_argv(rg, glob.name_globs), str(workspace.root)
+        if glob.names_only:
+            select = select_listed_records
+
+    limit = settings.find_max_results
+    run = await run_search(
+        argv,
+        cwd,
+        separator=b"\x00",
+        max_records=max(limit * _COLLECT_FACTOR, 10_000),
+        timeout=settings.search_timeout,
+        select=select,
+    )
+    # UTF-8 bytes sort like their text; only the paths shown are decoded.
+    run.records.sort()
+    count = len(run.records)
+    paths = [_path_text(record) for record in run.records[:limit]]
+    if run.timed_out:
+        return ToolOutcome.error(
+            f"[find_files stopped after {settings.search_timeout:g} s; the project is too "
+            f"large to list in time. Partial results: {count} paths.]\n" + "\n".join(paths)
+        )
+    if not count:
+        return ToolOutcome(
+            f"No files match {pattern!r} in the project (hidden and .gitignore'd files "
+            "are skipped)."
+        )
+    total = f"more than {count:,}" if run.more else f"{count:,}"
+    noun = "file matches" if total == "1" else "files match"
+    lines = [f"{total} {noun} {pattern!r}:", *paths]
+    if run.more or count > limit:
+        lines.append(
+            f"[Capped: showing the first {len(paths)} of {total} paths (sorted). "
+            "Use a more specific pattern to see the rest.]"
+        )
+    return ToolOutcome("\n".join(lines))

@@ -1,0 +1,1 @@
+"""Approvals: the waiting queue, the bar and controls that answer it, and the rules editor."""

@@ -1,0 +1,1 @@
+"""The blocks of the transcript as HTML: Markdown segments, tool cards, Thinking, attachments."""

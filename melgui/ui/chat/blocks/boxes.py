@@ -1,0 +1,34 @@
+"""Boxes in the transcript (tool cards, Thinking, the user's messages): one-cell tables."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import (
+    QColor,
+    QTextCursor,
+    QTextDocument,
+    QTextFrameFormat,
+    QTextLength,
+    QTextTable,
+    QTextTableFormat,
+)
+
+from melgui.ui.runtime.theme import Colors
+
+
+def insert_box(
+    document: QTextDocument, colors: Colors, background: str, *, border: int
+) -> QTextTable:
+    """A full-width one-cell table at the end of `document`."""
+    cursor = QTextCursor(document)
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    fmt = QTextTableFormat()
+    fmt.setBorder(border)
+    fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
+    fmt.setBorderBrush(QColor(colors.border))
+    fmt.setBorderCollapse(True)
+    fmt.setCellPadding(7)
+    fmt.setCellSpacing(0)
+    fmt.setMargin(2)
+    fmt.setBackground(QColor(background))
+    fmt.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
+    return cursor.insertTable(1, 1, fmt)

@@ -1,0 +1,1 @@
+"""The prompt box and what it offers: attachments, images, the `/` and `@` pickers."""

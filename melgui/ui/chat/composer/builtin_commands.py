@@ -1,0 +1,80 @@
+"""The window's own slash commands: /clear, /compact, /model, /role, /export, /help.
+
+Registered into the desk's SlashCommands, beside the custom ones; other parts of the
+app (compaction, MCP prompts, ACP agents) add theirs the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from PySide6.QtWidgets import QFileDialog
+
+from melgui.core.protocol.catalog import ROLES
+from melgui.desk.prompt.slash_commands import SlashCommand, SlashCommands
+
+
+class CommandHost(Protocol):
+    """What the commands use of the main window."""
+
+    chat: Any
+    toolbar: Any
+    colors: Any
+
+    def new_conversation(self) -> None: ...
+
+    def set_model(self, model: str) -> None: ...
+
+    def set_role(self, role: str) -> None: ...
+
+
+def install_builtin_commands(window: CommandHost, commands: SlashCommands) -> None:
+    def clear(_arguments: str) -> None:
+        window.new_conversation()
+
+    def model(arguments: str) -> None:
+        if not arguments:
+            window.toolbar.model_box.showPopup()
+            return
+        window.toolbar.set_model(arguments)
+        window.set_model(arguments)
+        window.chat.transcript.add_notice(f"Model: {arguments}", window.colors.muted)
+
+    def role(arguments: str) -> None:
+        if arguments not in ROLES:
+            window.chat.show_note(f"/role takes one of: {', '.join(ROLES)}.")
+            return
+        window.toolbar.set_role(arguments)
+        window.set_role(arguments)
+        window.chat.transcript.add_notice(f"Role: {arguments}", window.colors.muted)
+
+    def export(arguments: str) -> None:
+        fmt = "json" if arguments.strip().lower() in ("json", ".json") else "markdown"
+        history = getattr(window, "history", None)
+        cid = getattr(history, "current_id", None)
+        if history is None or cid is None:
+            window.chat.show_note("Nothing to export yet: the conversation has no messages.")
+            return
+        suffix, kind = (".json", "JSON (*.json)") if fmt == "json" else (".md", "Markdown (*.md)")
+        path, _ = QFileDialog.getSaveFileName(
+            window.chat, "Export conversation", "conversation" + suffix, kind
+        )
+        if path and history.export_to(cid, path, fmt):
+            window.chat.transcript.add_notice(f"Exported to {path}", window.colors.muted)
+
+    def show_help(_arguments: str) -> None:
+        for line in commands.help_text().splitlines():
+            window.chat.transcript.add_notice(line, window.colors.muted)
+
+    def compact(_arguments: str) -> None:  # issue 19: the same as the status bar's Compact
+        window.chat.bridge.compact()
+
+    for command in (
+        SlashCommand("clear", "Start a new conversation", clear),
+        SlashCommand("compact", "Summarise the older conversation now (originals kept)", compact),
+        SlashCommand("model", "Use another model (no id: open the list)", model, usage="[id]"),
+        SlashCommand("role", f"Change the tool set: {', '.join(ROLES)}", role, usage="<role>"),
+        SlashCommand("export", "Export this conversation", export, usage="[markdown|json]"),
+        SlashCommand("help", "List the commands", show_help),
+    ):
+        commands.add(command)

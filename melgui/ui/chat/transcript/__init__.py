@@ -1,0 +1,1 @@
+"""The transcript document: drawing messages in, in order, page by page."""

@@ -1,0 +1,450 @@
+"""The conversation as one read-only rich-text document: selectable and copyable across messages.
+
+Only the end of the document changes while a message streams: deltas are buffered and
+drawn by the process's shared flush scheduler (one timer and one time budget for every
+transcript, so many panes streaming at once cost no more per tick than one); segments
+that became final are appended once, and the open tail is removed and drawn again, only
+when its HTML changed. Markdown and Pygments run on the render thread (open_message):
+a tick only inserts HTML made there. A streamed message that ends with much left to
+render is drawn in after `finish_assistant(background=True)` returns; later changes
+wait their turn (in_order). An explicit `flush()` renders what it needs where it is.
+The tail's length is counted from the end of the document, so an edit earlier on (a
+tool card's status) never confuses it. One flush is one edit block:
+Qt lays the document out and moves the scroll bar once per flush, not once per insert.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from collections import deque
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextTable,
+)
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from melgui.core.protocol.content import ImagePart, Part
+from melgui.ui.chat.blocks.boxes import insert_box
+from melgui.ui.chat.blocks.links import MORE_SCHEME, follow
+from melgui.ui.chat.blocks.segment_html import shared_renderer, warm_up
+from melgui.ui.chat.blocks.thinking_block import ThinkingBlock
+from melgui.ui.chat.blocks.user_parts import IMAGE_SCHEME, parts_html
+from melgui.ui.chat.transcript.doc_writer import DocWriter
+from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
+from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
+from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
+from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
+from melgui.ui.runtime.render_thread import RenderJobs
+from melgui.ui.runtime.theme import Colors
+
+__all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
+
+IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource
+# A finished message with more than this (characters) still to render is drawn in the
+# background (finish_assistant(background=True)); less is drawn at once.
+SYNC_FINISH_CHARS = 2_000
+
+
+class ChatTranscript(QTextBrowser):
+    callActivated = Signal(str)  # a tool card was clicked: the call id
+    moreRequested = Signal()  # "show earlier messages" was clicked
+    actionRequested = Signal(str, str)  # (verb, argument) of an act: link
+    laterRequested = Signal()  # "show later messages" was clicked
+
+    def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.colors = colors
+        self._renderer = shared_renderer(colors)
+        self.setOpenLinks(False)
+        self.setUndoRedoEnabled(False)
+        self.document().setUndoRedoEnabled(False)
+        self.document().setDocumentMargin(12)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.anchorClicked.connect(lambda url: follow(self, url))
+        self._open: OpenMessage | None = None
+        self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
+        self._next_code_id = 1  # copy ids are unique across messages
+        self._cards: dict[str, QTextTable] = {}
+        self._thinking: dict[int, ThinkingBlock] = {}
+        self._next_think = 1  # Thinking numbers (think:N links) are unique too
+        self._image_urls: list[str] = []  # images the drawing shows (document resources)
+        self._spare: ChatTranscript | None = None  # see scratch()
+        self._thinking_now: ThinkingBlock | None = None  # the one streaming
+        self._last_speaker = ""
+        self._stick = True
+        self._writer = DocWriter(self.document(), self)  # one edit block per flush
+        self._scheduler = shared_scheduler()
+        self._jobs = RenderJobs(self._on_rendered, self)
+        self._batches: dict[int, tuple[OpenMessage, Batch]] = {}
+        self.waiting: deque[Call] = deque()  # changes that wait for a message drawn in
+        QTimer.singleShot(0, warm_up)  # Pygments and Markdown load before the first answer
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range)
+
+    # --- what the chat view calls -------------------------------------------------
+
+    def set_colors(self, colors: Colors) -> None:
+        """New colours for what is drawn from now on (the view redraws the history)."""
+        self.colors = colors
+        self._renderer = shared_renderer(colors)
+        self._writer.forget_formats()
+
+    def holding(self) -> bool:
+        """A finished message is still being drawn in: changes wait (in_order)."""
+        return self._open is not None and self._open.finished
+
+    def clear_all(self) -> None:
+        self._scheduler.cancel(self)
+        self.waiting.clear()
+        self._batches.clear()
+        self._open = None
+        self._cards.clear()
+        self._thinking.clear()
+        self._next_think = 1
+        self._image_urls.clear()
+        self._thinking_now = None
+        self._codes.clear()
+        self._next_code_id = 1
+        self._last_speaker = ""
+        self.document().clear()
+        self._stick = True
+
+    @in_order
+    def add_more_link(self, hidden: int) -> None:
+        self._writer.append_html(
+            f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
+        )
+
+    @in_order
+    def add_later_link(self, hidden: int) -> None:
+        self.finish_assistant(None)
+        self._writer.append_html(
+            f'<p align="center"><a href="{MORE_SCHEME}:later">Show {hidden} later messages</a></p>'
+        )
+
+    @in_order
+    def add_user(self, text: str, links_html: str = "", parts: tuple[Part, ...] = ()) -> None:
+        self.finish_assistant(None)
+        self._header("You")
+        table = self._insert_box(self.colors.user_bubble, border=0)
+        cursor = table.cellAt(0, 0).firstCursorPosition()
+        escaped = html.escape(text).replace("\n", "<br>")
+        cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
+        if parts:
+            self._image_urls += [
+                f"{IMAGE_SCHEME}:{part.sha256}" for part in parts if isinstance(part, ImagePart)
+            ]
+            if text:
+                cursor.insertBlock()
+            cursor.insertHtml(parts_html(self.document(), parts, self.colors))
+        self._stick = True
+        self._scroll_if_stuck()
+
+    @in_order
+    def stream_reasoning(self, delta: str) -> None:
+        """Buffer streamed reasoning; it grows in an open Thinking box on the next tick."""
+        if self._open is not None and self._open.streamed:
+            self.finish_assistant(None)  # reasoning after answer text: a box of its own
+        block = self._thinking_now
+        if block is None:
+            block = self._thinking_now = self._add_thinking_box(streaming=True)
+        block.pending.append(delta)
+        self._scheduler.request(self)
+
+    @in_order
+    def add_thinking(self, text: str) -> None:
+        """A finished message's reasoning (when reopening a conversation): folded."""
+        self.finish_assistant(None)
+        if text.strip():
+            block = self._add_thinking_box(streaming=False)
+            block.parts.append(text)
+
+    def thinking_blocks(self) -> list[ThinkingBlock]:
+        """In document order (earlier messages may have been drawn in above later ones)."""
+        return sorted(self._thinking.values(), key=lambda block: block.position)
+
+    def toggle_thinking(self, number: int) -> None:
+        block = self._thinking.get(number)
+        if block is not None:
+            block.toggle()
+
+    @in_order
+    def stream_text(self, delta: str) -> None:
+        """Buffer streamed assistant text; it is drawn on the next timer tick."""
+        self._fold_thinking()
+        message = self._begin_assistant()
+        message.pending.append(delta)
+        message.streamed = True
+        self._scheduler.request(self)
+
+    @in_order
+    def finish_assistant(self, text: str | None, *, background: bool = False) -> None:
+        """The assistant message is complete. `text` is drawn if nothing was streamed.
+
+        `background`: when much is left to render, it is rendered on the render thread
+        and drawn in slices after this returns; later changes wait their turn."""
+        self._fold_thinking()
+        message = self._open
+        if message is None and text:
+            message = self._begin_assistant()
+            message.pending.append(text)
+        if message is None:
+            return
+        message.finish()
+        self._codes.update(message.splitter.code_texts())
+        self._next_code_id = message.splitter.next_code_id
+        if background and message.unrendered_chars() > SYNC_FINISH_CHARS:
+            self._send(message)
+            self._scheduler.request(self, soon=True)
+            return
+        self._close(message)
+
+    def _close(self, message: OpenMessage) -> None:
+        """Draw what is left of the finished `message` now; then the changes that waited."""
+        self._scheduler.cancel(self)
+        with self._writer.edit():
+            self._replace_tail("")
+            while message.ready:
+                self._writer.append_html(html_for(message.ready.popleft(), self._renderer))
+        self._open = None
+        self._scroll_if_stuck()
+        run_waiting(self)
+
+    @in_order
+    def add_assistant(self, text: str) -> None:
+        """A whole assistant message at once (when reopening a conversation)."""
+        self.finish_assistant(None)
+        if text.strip():
+            self.finish_assistant(text)
+
+    @in_order
+    def add_card(self, call_id: str, card_html: str) -> None:
+        self.finish_assistant(None)
+        if self._last_speaker != "Assistant":
+            self._header("Assistant")
+        table = self._insert_box(self.colors.card_bg, border=1)
+        table.cellAt(0, 0).firstCursorPosition().insertHtml(card_html)
+        self._cards[call_id] = table
+        self._scroll_if_stuck()
+
+    @in_order
+    def update_card(self, call_id: str, card_html: str) -> None:
+        table = self._cards.get(call_id)
+        if table is None:
+            return
+        cell = table.cellAt(0, 0)
+        cursor = cell.firstCursorPosition()
+        cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertHtml(card_html)
+
+    def has_card(self, call_id: str) -> bool:
+        """Drawn, or waiting to be drawn (in_order)."""
+        waiting = any(name == "add_card" and args[0] == call_id for name, args, _ in self.waiting)
+        return call_id in self._cards or waiting
+
+    @in_order
+    def add_notice(self, text: str, color: str, *, action: str = "") -> None:
+        """A one-line note in the conversation (an error and what to do, a stop, a retry)."""
+        self.finish_assistant(None)
+        body = html.escape(text)
+        if action:
+            body += f' <span style="color:{self.colors.muted}">— {html.escape(action)}</span>'
+        style = f"margin-top:4px; margin-bottom:4px; color:{color}"
+        self._writer.append_html(f'<p style="{style}">{body}</p>')
+        self._last_speaker = ""
+        self._scroll_if_stuck()
+
+    def code_text(self, code_id: int) -> str:
+        if code_id in self._codes:
+            return self._codes[code_id]
+        if self._open is not None:
+            return self._open.splitter.code_text(code_id)
+        return ""
+
+    # --- earlier messages drawn in above (a long conversation opens at its end) -----
+
+    @in_order
+    def continue_after(self, speaker: str) -> None:
+        """Draw on as if `speaker` ("Assistant", "You" or "") had just been drawn."""
+        self._last_speaker = speaker
+
+    def card_ids(self) -> list[str]:
+        return list(self._cards)
+
+    def front(self) -> int:
+        """Where earlier messages will go: the end of the drawing so far. Ask before the
+        first later message is drawn; it stays valid while only later ones are added."""
+        return self.document().characterCount() - 1
+
+    def scratch(self) -> ChatTranscript:
+        """An unshown transcript to draw earlier messages into, for `take_front`; its copy
+        ids and Thinking numbers follow this one's. (One, emptied for every use.)"""
+        if self._spare is None:
+            self._spare = ChatTranscript(self.colors, self)
+        return reset_scratch(self, self._spare)
+
+    @in_order
+    def take_front(self, scratch: ChatTranscript, at: int) -> None:
+        """Copy `scratch`'s drawing in at `at` (a `front()`), exactly as if it had been
+        drawn there in order; its cards, Thinking blocks and code work from here on."""
+        copy_in_front(self, scratch, at)
+
+    # --- rendering -----------------------------------------------------------------
+
+    def flush(self, budget: float | None = FLUSH_BUDGET_S) -> None:
+        """Draw buffered deltas now: append what became final, draw the open tail again,
+        rendering here what the render thread has not.
+
+        At most `budget` seconds of drawing (after one segment at least): when text
+        arrives faster than that, the shared scheduler draws the rest after the event
+        loop has run once, so the loop never stalls.
+        """
+        deadline = time.perf_counter() + budget if budget is not None else math.inf
+        if self._draw(deadline, here=True):
+            self._scheduler.request(self, soon=True)
+
+    def scheduled_flush(self, deadline: float) -> bool:
+        """What the shared scheduler calls: insert what the render thread has made until
+        `deadline`, send it the rest; True when work is left that can be drawn now."""
+        return self._draw(deadline, here=False)
+
+    def _draw(self, deadline: float, *, here: bool) -> bool:
+        thinking = self._thinking_now
+        if thinking is not None and thinking.pending:
+            with self._writer.edit():
+                self._writer.changing()
+                thinking.flush()
+            self._scroll_if_stuck()
+        message = self._open
+        if message is None:
+            return False
+        message.take_pending()
+        if not here:
+            self._send(message)
+        with self._writer.edit():
+            drew = False
+            while message.ready and (not drew or time.perf_counter() < deadline):
+                if message.ready[0].html is None and not here:
+                    break  # on the render thread: drawn when it comes back
+                if not drew:
+                    self._replace_tail("")
+                self._writer.append_html(html_for(message.ready.popleft(), self._renderer))
+                drew = True
+            # The open tail is drawn again once what became final is drawn, and in the
+            # same tick only while time is left: else on the next one.
+            time_left = not drew or time.perf_counter() < deadline
+            if message.tail_dirty and not message.ready and time_left:
+                self._draw_tail(message, here)
+        if message.finished and not message.ready:
+            self._close(message)
+            return False
+        self._scroll_if_stuck()
+        if here:
+            return bool(message.ready) or message.tail_dirty
+        return bool(message.ready) and message.ready[0].html is not None
+
+    def _draw_tail(self, message: OpenMessage, here: bool) -> None:
+        tail_html = message.tail_now(self._renderer if here else None)
+        if tail_html is None:
+            return  # the render thread is rendering it as it is now
+        if tail_html != message.tail_html:  # else the tail on screen is right
+            self._replace_tail(tail_html)
+        message.tail_dirty = False
+
+    def _send(self, message: OpenMessage) -> None:
+        """Send the render thread what the message needs rendered (one batch at a time)."""
+        batch = message.next_batch()
+        if batch is not None:
+            segments = [entry.segment for entry in batch[0]]
+            message.in_flight = self._jobs.submit(render_batch, self.colors, segments, batch[1])
+            self._batches[message.in_flight] = (message, batch)
+
+    def _on_rendered(self, ticket: int, result: Any) -> None:
+        message, batch = self._batches.pop(ticket, (None, None))
+        if message is None or batch is None or message is not self._open:
+            return  # drawn at once meanwhile, or the transcript was cleared
+        if isinstance(result, BaseException):
+            message.failed(batch)
+            for entry in batch[0]:  # rendered here instead (never seen: pure Python)
+                html_for(entry, self._renderer)
+        else:
+            message.rendered(batch, *result)
+        self._scheduler.request(self, soon=True)
+
+    def _add_thinking_box(self, *, streaming: bool) -> ThinkingBlock:
+        if self._last_speaker != "Assistant":
+            self._header("Assistant")
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        number = self._next_think
+        self._next_think += 1
+        block = ThinkingBlock(number, cursor, self.colors, streaming=streaming)
+        if not streaming:  # a finished one: what follows starts in a plain block
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        self._thinking[number] = block
+        self._scroll_if_stuck()
+        return block
+
+    def _fold_thinking(self) -> None:
+        block, self._thinking_now = self._thinking_now, None
+        if block is not None:
+            block.fold()
+
+    def _begin_assistant(self) -> OpenMessage:
+        if self._open is None:
+            if self._last_speaker != "Assistant":
+                self._header("Assistant")
+            self._open = OpenMessage(self._next_code_id)
+        return self._open
+
+    def _replace_tail(self, tail_html: str) -> None:
+        message = self._open
+        if message is None:
+            return
+        doc = self.document()
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if message.tail_len:
+            self._writer.changing()
+            cursor.setPosition(cursor.position() - message.tail_len)
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            cursor.setBlockFormat(QTextBlockFormat())
+            cursor.setBlockCharFormat(QTextCharFormat())
+            message.tail_len = 0
+        message.tail_html = tail_html
+        if tail_html:
+            message.tail_len = self._writer.append_html(tail_html)
+
+    def _header(self, speaker: str) -> None:
+        self._last_speaker = speaker
+        self._writer.append_html(
+            f'<p style="margin-top:10px; margin-bottom:2px;">'
+            f'<b style="color:{self.colors.muted}; font-size:small">{speaker}</b></p>'
+        )
+
+    def _insert_box(self, background: str, *, border: int) -> QTextTable:
+        return insert_box(self.document(), self.colors, background, border=border)
+
+    # --- scrolling and links --------------------------------------------------------
+
+    def _on_scrolled(self, value: int) -> None:
+        self._stick = value >= self.verticalScrollBar().maximum() - 4
+
+    def _on_range(self, _minimum: int, maximum: int) -> None:
+        if self._stick and not self._writer.drawing:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _scroll_if_stuck(self) -> None:
+        if self._stick:
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.maximum())

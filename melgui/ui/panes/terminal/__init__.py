@@ -1,0 +1,1 @@
+"""A terminal pane: the program's screen painted, and keys turned into input."""

@@ -1,0 +1,1 @@
+"""The Settings dialog and what it shows beside the settings."""

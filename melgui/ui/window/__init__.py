@@ -1,0 +1,1 @@
+"""The main window and its chrome: menus, toolbar, palette, status bar, layout, docks."""

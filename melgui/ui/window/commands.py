@@ -1,0 +1,298 @@
+"""What the window's menus, shortcuts and command palette do.
+
+`window_commands(window)` lists every command (see melgui.ui.window.menus.Command); the slots
+that are not the window's own live here: docks, zoom, pane focus, opening panes,
+exporting the current conversation, the palette, the shortcuts sheet and About.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QMessageBox,
+    QWidget,
+)
+
+import melgui
+from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.panes.acp_install import ask_agent, ask_earlier_session
+from melgui.ui.panes.terminal.keys import RESERVED_KEYS
+from melgui.ui.window.conversation_actions import edit_last, retry_last
+from melgui.ui.window.menus import Command, build_menus
+from melgui.ui.window.palette import CommandPalette, ShortcutsSheet
+
+Std = QKeySequence.StandardKey
+DEFAULT_FOCUS_CHAT_KEYS = "Ctrl+`"
+TERMINAL_NOTE = (
+    "Terminal panes send every key to their program, Tab, Esc and Ctrl+C included, except "
+    "the window's own shortcuts: {focus} returns to the chat (Settings → "
+    "Appearance → “Back to the chat”), Ctrl+Tab / Ctrl+Shift+Tab move between the chat "
+    "and the panes, Ctrl+Shift+P opens the palette. In the chat, Esc stops the agent. "
+    "Copy and paste in a terminal are Ctrl+Shift+C and Ctrl+Shift+V."
+)
+
+
+# Shortcuts that work even while a terminal pane has the keyboard (a way out of it).
+TERMINAL_PASSES = (
+    "focus_chat", "next_pane", "previous_pane", "palette", "stop", "quit", "new_terminal",
+    "close_pane",
+)  # fmt: skip
+
+
+def install_commands(window: Any) -> dict[str, QAction]:
+    """The window's menus and shortcuts; terminals let TERMINAL_PASSES through."""
+    actions = build_menus(window, window_commands(window, window.settings.focus_chat_keys))
+    RESERVED_KEYS.set(s for name in TERMINAL_PASSES for s in actions[name].shortcuts())
+    return actions
+
+
+def set_focus_chat_keys(actions: dict[str, QAction], keys: str) -> None:
+    """Another key back to the chat (Settings); terminals let the new one through."""
+    actions["focus_chat"].setShortcut(QKeySequence(keys))
+    RESERVED_KEYS.set(s for name in TERMINAL_PASSES for s in actions[name].shortcuts())
+
+
+def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
+    """Every command of `window` (a MainWindow), in menu order."""
+    w = window
+    return [
+        Command("new", "&File", "&New conversation", Std.New, w.new_conversation),
+        Command("open_folder", "&File", "&Open folder…", Std.Open, lambda: choose_folder(w)),
+        Command(
+            "export", "&File", "&Export conversation…", "Ctrl+Shift+E",
+            lambda: export_current(w), "Save the current conversation as Markdown or JSON",
+        ),
+        Command("settings", "&File", "&Settings…", "Ctrl+,", w.open_settings),
+        Command("quit", "&File", "&Quit", "Ctrl+Q", w.close, "Asks first if work would be lost"),
+        Command("stop", "&Conversation", "&Stop the agent", "Ctrl+.", lambda: w.chat.stop()),
+        Command(
+            "retry", "&Conversation", "&Retry the last message", "Ctrl+Shift+R",
+            lambda: w.status.showMessage(retry_last(w.session, w.chat), 10000),
+        ),
+        Command(
+            "edit_resend", "&Conversation", "&Edit and resend the last message", "Ctrl+Shift+Up",
+            lambda: w.status.showMessage(edit_last(w.session, w.chat), 10000),
+        ),
+        Command(
+            "approve", "&Conversation", "&Approve the waiting call", APPROVE_KEYS.toString(),
+            w.approve_key,
+        ),
+        Command(
+            "deny", "&Conversation", "De&ny the waiting call (with the typed reason)",
+            DENY_KEYS.toString(), w.deny_key,
+        ),
+        Command("rename", "&Conversation", "Re&name conversation…", "F2", lambda: rename(w)),
+        Command("delete", "&Conversation", "&Delete conversation", None, lambda: delete(w)),
+        Command("history", "&View", "&History", "Ctrl+Shift+H", lambda: toggle(w.history_dock)),
+        Command(
+            "inspector", "&View", "&Inspector", "Ctrl+Shift+I", lambda: toggle(w.inspector_dock)
+        ),
+        Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
+        Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
+        Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
+        Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),
+        Command("zoom_reset", "&View", "&Reset zoom", "Ctrl+0", lambda: zoom(w, 0)),
+        Command("palette", "&View", "&Command palette…", "Ctrl+Shift+P", lambda: palette(w)),
+        Command("new_terminal", "&Panes", "New &terminal", "Ctrl+Shift+T", lambda: new_terminal(w)),
+        Command(
+            "new_command", "&Panes", "New terminal &running…", "Ctrl+Shift+X",
+            lambda: ask_command(w),
+        ),
+        Command("new_worker", "&Panes", "New &worker…", "Ctrl+Shift+N", lambda: ask_worker(w)),
+        Command("new_agent", "&Panes", "New &agent pane…", "Ctrl+Shift+G", lambda: ask_agent(w)),
+        Command(
+            "reopen_agent", "&Panes", "Reopen agent &session…", None,
+            lambda: ask_earlier_session(w),
+        ),
+        Command("next_pane", "&Panes", "&Next pane", "Ctrl+Tab", lambda: cycle_focus(w, 1)),
+        Command(
+            "previous_pane", "&Panes", "&Previous pane", "Ctrl+Shift+Tab",
+            lambda: cycle_focus(w, -1),
+        ),
+        Command(
+            "focus_chat", "&Panes", "Back to the &chat", focus_chat_keys, lambda: focus_chat(w)
+        ),
+        Command("close_pane", "&Panes", "C&lose pane", "Ctrl+Shift+W", lambda: close_pane(w)),
+        Command("shortcuts", "&Help", "&Keyboard shortcuts", "F1", lambda: shortcuts(w)),
+        Command("about", "&Help", "&About melgui", None, lambda: about(w)),
+    ]  # fmt: skip
+
+
+def toggle(dock: QDockWidget) -> None:
+    dock.setVisible(not dock.isVisible())
+    if dock.isVisible():
+        dock.raise_()
+
+
+def _history(window: Any) -> Any:
+    return getattr(window, "history", None)
+
+
+def export_current(window: Any) -> None:
+    sidebar = _history(window)
+    cid = getattr(sidebar, "current_id", None)
+    if sidebar is None or cid is None:
+        window.status.showMessage("Nothing to export yet: this conversation is empty.", 8000)
+        return
+    path, _kind = QFileDialog.getSaveFileName(
+        window, "Export conversation", "conversation.md", "Markdown (*.md);;JSON (*.json)"
+    )
+    if path:
+        sidebar.export_to(cid, path, "json" if path.endswith(".json") else "markdown")
+
+
+def rename(window: Any) -> None:
+    sidebar = _history(window)
+    cid = getattr(sidebar, "current_id", None)
+    if sidebar is not None and cid is not None:
+        window.history_dock.show()
+        sidebar.start_rename(cid)
+
+
+def delete(window: Any) -> None:
+    sidebar = _history(window)
+    cid = getattr(sidebar, "current_id", None)
+    if sidebar is not None and cid is not None:
+        sidebar.delete(cid)  # the undo bar offers it back
+
+
+def palette(window: Any) -> CommandPalette:
+    dialog = CommandPalette(list(window.actions_by_name.values()), window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    window.palette_dialog = dialog
+    return dialog
+
+
+def shortcuts(window: Any) -> ShortcutsSheet:
+    focus = window.actions_by_name["focus_chat"].shortcut()
+    note = TERMINAL_NOTE.format(focus=focus.toString(QKeySequence.SequenceFormat.NativeText))
+    sheet = ShortcutsSheet(list(window.actions_by_name.values()), note, window)
+    sheet.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    sheet.open()
+    return sheet
+
+
+def about(window: Any) -> None:
+    version = getattr(melgui, "__version__", "")
+    QMessageBox.about(
+        window,
+        "About melgui",
+        f"melgui {version}\nWork with an AI agent on a project folder.\n"
+        "Press Ctrl+Shift+P for every command, F1 for the shortcuts.",
+    )
+
+
+def new_terminal(window: Any, command: str | None = None) -> None:
+    try:
+        info = window.pane_manager.open_terminal(command, "tab")
+    except Exception as exc:  # PaneError and start-up failures: say so, keep going
+        window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
+        return
+    window.pane_manager.area.focus_pane(info.id)
+
+
+def _ask(window: Any, title: str, label: str, done: Any, multiline: bool = False) -> QInputDialog:
+    dialog = QInputDialog(window)
+    dialog.setObjectName("paneDialog")
+    dialog.setWindowTitle(title)
+    dialog.setLabelText(label)
+    if multiline:
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+    dialog.textValueSelected.connect(lambda text: done(text.strip()) if text.strip() else None)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    return dialog
+
+
+def ask_command(window: Any) -> QInputDialog:
+    return _ask(
+        window, "New terminal", "Command to run in the project folder:",
+        lambda text: new_terminal(window, text),
+    )  # fmt: skip
+
+
+def ask_worker(window: Any) -> QDialog:
+    from melgui.ui.panes.worker_dialog import WorkerDialog, start_worker_soon
+
+    def start(task: str, own: bool, carry: bool) -> None:
+        start_worker_soon(window, task, own, carry)
+
+    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    return dialog
+
+
+def close_pane(window: Any) -> None:
+    area = window.pane_manager.area
+    if area.focused_id:
+        window.pane_manager.request_close(area.focused_id)
+
+
+def focus_order(window: Any) -> list[QWidget]:
+    """The chat's prompt, then each pane in tab order (what Ctrl+Tab walks through)."""
+    order: list[QWidget] = [window.chat.input]
+    area = window.pane_manager.area
+    frames = sorted(area.frames(), key=lambda f: (area.tab_of(f.pane_id), f.pane_id))
+    order += [frame.content for frame in frames]
+    return order
+
+
+def cycle_focus(window: Any, step: int) -> None:
+    """Ctrl+Tab: from the chat to each pane and back, showing the pane's tab."""
+    order = focus_order(window)
+    focused = QApplication.focusWidget()
+    current = next(
+        (i for i, w in enumerate(order) if focused is w or (focused and w.isAncestorOf(focused))),
+        -1,
+    )
+    target = order[(current + step) % len(order)]
+    area = window.pane_manager.area
+    for frame in area.frames():
+        if frame.content is target:
+            area.focus_pane(frame.pane_id)
+            return
+    focus_chat(window)
+
+
+def focus_chat(window: Any) -> None:
+    """Back to the prompt, from a terminal or anywhere else."""
+    window.activateWindow()
+    window.chat.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+
+def zoom(window: Any, step: int) -> None:
+    """Bigger (1), smaller (-1) or default (0) text in the chat and the terminals."""
+    window.zoom_steps = 0 if step == 0 else max(-4, min(8, window.zoom_steps + step))
+    zoom_widget(window.chat.transcript, window.zoom_steps)
+    for _info, pane in window.pane_manager.panes():
+        view = getattr(pane, "view", None)
+        if view is not None and hasattr(view, "zoom_to"):
+            view.zoom_to(window.zoom_steps)
+
+
+def zoom_widget(widget: QWidget, steps: int) -> None:
+    """`steps` points above (or below) the widget's own font size, remembered on it."""
+    base = widget.property("melguiBasePointSize")
+    if not isinstance(base, float):
+        base = widget.font().pointSizeF()
+        widget.setProperty("melguiBasePointSize", base)
+    font = widget.font()
+    font.setPointSizeF(max(6.0, base + steps))
+    widget.setFont(font)
+
+
+def choose_folder(window: Any) -> None:
+    """Ask for another project folder and work there (a new conversation)."""
+    folder = QFileDialog.getExistingDirectory(window, "Open a project folder", window.kit.folder)
+    if folder:
+        window.change_folder(folder)

@@ -1,0 +1,217 @@
+"""The context meter in the status bar: how much of the model's window the conversation
+uses (colour as it fills), tokens this turn and in the conversation, cost where the
+server reports it; Compact and Edit summary act on the session (issue 19)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.core.agent.compaction import summary_text, with_summary
+from melgui.core.agent.context import answer_reserve
+from melgui.core.protocol.events import Usage
+from melgui.core.protocol.loop_events import (
+    ContextNotice,
+    HistoryBranched,
+    LegFinished,
+    LoopEvent,
+    MessageAdded,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.theme import LIGHT, Colors
+
+FULL_SCALE = 1000
+
+
+def short(tokens: int) -> str:
+    if tokens < 1000:
+        return str(tokens)
+    if tokens < 100_000:
+        return f"{tokens / 1000:.1f}k"
+    return f"{tokens // 1000}k"
+
+
+def usage_text(usage: Usage) -> str:
+    text = f"{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out"
+    if usage.cached_tokens:
+        text += f" ({usage.cached_tokens:,} cached)"
+    return text
+
+
+class ContextMeter(QWidget):
+    """Follows one session's bridge; redrawn on the events that change what it shows."""
+
+    def __init__(self, parent: QWidget | None = None, colors: Colors = LIGHT) -> None:
+        super().__init__(parent)
+        self.colors = colors
+        self.bar = QProgressBar(self)
+        self.bar.setRange(0, FULL_SCALE)
+        self.bar.setFixedWidth(190)
+        self.bar.setTextVisible(True)
+        self.bar.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.tokens = QLabel("", self)
+        self.compact_button = QToolButton(self)
+        self.compact_button.setText("Compact")
+        self.compact_button.setToolTip(
+            "Summarise the older part of the conversation now (/compact); the originals "
+            "stay in history"
+        )
+        self.compact_button.clicked.connect(self.compact)
+        self.summary_button = QToolButton(self)
+        self.summary_button.setText("Edit summary…")
+        self.summary_button.clicked.connect(self.edit_summary)
+        self.summary_button.hide()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tokens)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.compact_button)
+        layout.addWidget(self.summary_button)
+        self._bridge: SessionBridge | None = None
+        self.dialog: SummaryEditor | None = None
+        self.fraction: float | None = None
+
+    def follow(self, bridge: SessionBridge) -> None:
+        if self._bridge is not None:
+            self._bridge.loopEvent.disconnect(self.on_event)
+            self._bridge.busyChanged.disconnect(self._on_busy)
+        self._bridge = bridge
+        bridge.loopEvent.connect(self.on_event)
+        bridge.busyChanged.connect(self._on_busy)
+        self.refresh()
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+        self.refresh()
+
+    def on_event(self, event: LoopEvent) -> None:
+        match event:
+            case (
+                LegFinished() | TurnFinished() | TurnFailed() | HistoryBranched() | ContextNotice()
+            ):
+                self.refresh()
+            case MessageAdded(message=message) if message.role == "user":
+                self.refresh()
+            case _:
+                pass
+
+    def _on_busy(self, busy: bool) -> None:
+        self.compact_button.setEnabled(not busy)
+
+    def compact(self) -> None:
+        if self._bridge is not None:
+            self._bridge.compact()
+
+    def refresh(self) -> None:
+        if self._bridge is None:
+            return
+        session = self._bridge.session
+        tracker = session.context
+        window = tracker.window
+        used = session.compactor.fit(session.conversation.messages).estimate
+        total = session.loop.usage
+        self.tokens.setText(
+            f"Turn {short(tracker.turn_usage.total_tokens)} · "
+            f"Total {short(total.total_tokens)}"
+            + (f" · cost {total.cost:.4f}" if total.cost is not None else "")
+        )
+        if window.tokens is None:
+            self.fraction = None
+            self.bar.setValue(0)
+            self.bar.setFormat(f"Context ~{short(used)} / unknown")
+            color = self.colors.muted
+        else:
+            self.fraction = used / window.tokens
+            self.bar.setValue(min(FULL_SCALE, int(self.fraction * FULL_SCALE)))
+            guess = "?" if window.source == "guess" else ""
+            self.bar.setFormat(
+                f"Context {short(used)} / {short(window.tokens)}{guess} ({self.fraction:.0%})"
+            )
+            limit = (window.tokens - answer_reserve(window.tokens)) / window.tokens
+            color = (
+                self.colors.ok
+                if self.fraction < 0.6
+                else self.colors.warn
+                if self.fraction < limit
+                else self.colors.error
+            )
+        self.bar.setStyleSheet(
+            f"QProgressBar {{ border: 1px solid {self.colors.border}; border-radius: 3px; "
+            f"background: {self.colors.base}; color: {self.colors.text}; }}"
+            f"QProgressBar::chunk {{ background: {color}; }}"
+        )
+        lines = [
+            f"Window: {window.label} tokens — {window.detail}",
+            f"Next request: about {used:,} tokens "
+            + ("(calibrated on the server's counts)" if tracker.calibrated else "(estimated)"),
+            f"This turn: {usage_text(tracker.turn_usage)}",
+            f"Conversation: {usage_text(total)}",
+            "Cost: "
+            + (f"{total.cost:.6f}" if total.cost is not None else "unknown (not reported)"),
+        ]
+        if tracker.last_prompt_tokens is None:
+            lines.append("The server has not reported token usage.")
+        if tracker.warning:
+            lines.append(f"⚠ {tracker.warning}")
+        self.bar.setToolTip("\n".join(lines))
+        self.tokens.setToolTip("\n".join(lines[2:5]))
+        self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
+
+    def edit_summary(self) -> None:
+        if self._bridge is None:
+            return
+        text = summary_text(self._bridge.session.conversation.messages)
+        if text is None:
+            return
+        self.dialog = SummaryEditor(text, self)
+        self.dialog.accepted.connect(self._save_summary)
+        self.dialog.show()
+
+    def _save_summary(self) -> None:
+        if self._bridge is None or self.dialog is None:
+            return
+        session = self._bridge.session
+        if session.busy:  # a turn runs: keep the edit open until it ends
+            self.dialog.show()
+            return
+        edited = with_summary(session.conversation.messages, self.dialog.editor.toPlainText())
+        session.branch(edited, "edit", "The compaction summary was edited.")
+        self.refresh()
+
+
+class SummaryEditor(QDialog):
+    """The compaction summary, editable; Save replaces it (the old one stays in history)."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compaction summary")
+        self.resize(640, 480)
+        note = QLabel(
+            "What the model keeps of the older conversation. Edit it and Save: the next "
+            "request carries your version; the original stays in history.",
+            self,
+        )
+        note.setWordWrap(True)
+        self.editor = QPlainTextEdit(self)
+        self.editor.setPlainText(text)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(note)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(buttons)

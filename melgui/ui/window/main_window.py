@@ -1,0 +1,450 @@
+"""The main window: chat on the left, room for panes on the right, inspector and plans docked.
+
+Seams for the other parts of the app (stable; documented here on purpose):
+
+- `window.pane_host: QSplitter` — the central splitter: the chat column (0), the PaneArea.
+- `window.tools: ToolRegistry` — the main registry; orchestration tools registered into
+  it survive settings changes and new conversations.
+- `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
+  when it is replaced (new or reopened conversation, another folder).
+- `window.session_factory(role, model=None, source="worker")` — a session on the same
+  connection, folder, rules and workspace tools; `window.bridge_for(session)` gives it a
+  SessionBridge whose approvals also go to `window.approvals` (an ApprovalQueue shown in
+  the approval bar; `approvalSourceRequested(source, call_id)` asks that pane to show it).
+- `window.plans_panel.sink`, `window.tasks.spawn(coro, what=...)`, `window.colors` and
+  `themeChanged(Colors)`; `window.new_conversation()`, `open_conversation(resumed)`,
+  `project_folder()` for the history sidebar; `window.actions_by_name` (menus, palette),
+  `window.desk.loss_registry` (what closing would lose), `window.layout_keeper`.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.secrets import get_api_key
+from melgui.core.config.settings import Settings, config_dir
+from melgui.core.protocol.catalog import ROLES, Role
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.transport import Transport
+from melgui.core.store.records import NoteRecord
+from melgui.core.transports.connection import api_key_kind, connection_label
+from melgui.core.worktrees.model import Worktree
+from melgui.desk.desk import Desk
+from melgui.desk.kit import WorkspaceKit
+from melgui.desk.losses import session_losses
+from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.approvals.approval_queue import ApprovalQueue
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.notifications.install import install_signals
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.quit_guard import QuitGuard
+from melgui.ui.runtime.theme import colors_for, follow_system_scheme, theme_the_app
+from melgui.ui.runtime.wire_recorder import WireRecorder
+from melgui.ui.settings.flow import (
+    allowed_log,
+    claude_rules_offer,
+    open_settings_dialog,
+    past_commands,
+    save_or_report,
+)
+from melgui.ui.window.commands import install_commands, set_focus_chat_keys
+from melgui.ui.window.layout_state import add_side_docks, keep_layout
+from melgui.ui.window.model_choice import ModelChoice, give_model
+from melgui.ui.window.plans_panel import PlansPanel
+from melgui.ui.window.status_line import StatusLine
+from melgui.ui.window.toolbar import ProjectToolbar
+
+Failures = Sequence[tuple[int, NoteRecord]]  # where a reopened conversation went wrong
+
+
+class MainWindow(QMainWindow):
+    sessionChanged = Signal(object)  # the new main AgentSession
+    themeChanged = Signal(object)  # Colors
+    approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
+    _progress = Signal(str)
+    models: ModelChoice  # the model picker's logic, made with the toolbar
+
+    def __init__(
+        self,
+        folder: str,
+        settings: Settings,
+        *,
+        api_key: str | None = None,
+        transport: Transport | None = None,
+        persist_settings: bool = True,
+    ) -> None:
+        super().__init__()
+        self.persist_settings = persist_settings
+        self.colors = colors_for(settings.theme)
+        self.tasks = TaskKeeper(on_error=self._report_error)
+        self.approvals = ApprovalQueue(self)
+        self._recorders: weakref.WeakKeyDictionary[AgentSession, WireRecorder] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.plans_panel = PlansPanel(self.colors)
+        self.desk = Desk(
+            folder,
+            settings,
+            api_key=api_key if api_key is not None else get_api_key(api_key_kind(settings)),
+            plans=self.plans_panel.sink,
+            transport=transport,
+            on_progress=self._progress.emit,
+            on_rules_saved=self._save_settings,
+        )
+        self._build_chrome()
+        self._install(self._new_session(Conversation()))
+        from melgui.ui.panes.install import install_panes  # panes: issue 5
+
+        self.pane_manager = install_panes(self, self)
+        from melgui.ui.panes.acp_install import install_acp  # ACP agent panes: issue 22
+
+        install_acp(self, self.pane_manager)
+        from melgui.core.store import open_store  # history: issue 7
+        from melgui.ui.history import install_history
+
+        self.history = install_history(self, open_store())
+        from melgui.ui.checkpoints.actions import install_checkpoints  # issue 18
+
+        self.checkpoint_actions = install_checkpoints(
+            self, self, self.sessionChanged, self.pane_manager.panesChanged
+        )
+        from melgui.ui.chat.composer.builtin_commands import install_builtin_commands  # issue 20
+
+        install_builtin_commands(self, self.desk.prompt.commands)
+        from melgui.ui.mcp.install import install_mcp  # MCP servers: issue 17
+
+        self.mcp_panel = install_mcp(self)
+        self.signals = install_signals(self, self)  # agents board and signals: issue 21
+        self.history_dock = self.history.parentWidget()
+        assert isinstance(self.history_dock, QDockWidget)
+        self.actions_by_name = install_commands(self)
+        self.setWindowTitle(f"melgui — {self.kit.folder}")
+        self.layout_keeper = keep_layout(self, config_dir() if persist_settings else None)
+        self.guard = QuitGuard(self, self.desk.loss_registry)
+        losses = self.desk.loss_registry
+        losses.register(lambda: session_losses(self.session, "main conversation")())
+        losses.register(self.pane_manager.losses)
+        self.zoom_steps = 0  # View → Zoom, for the chat and the terminals
+        follow_system_scheme(lambda: self.settings.theme, lambda: self.set_theme(self.settings))
+        self.tasks.spawn(self.models.refresh(), what="listing models")
+
+    # --- the desk's parts, as the window's seams ------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.desk.settings
+
+    @property
+    def api_key(self) -> str | None:
+        return self.desk.api_key
+
+    @property
+    def transport(self) -> Transport:
+        """The transport in use now (every session streams through desk.connection)."""
+        return self.desk.connection.current
+
+    @property
+    def policy(self) -> RulePolicy:
+        return self.desk.policy
+
+    @property
+    def kit(self) -> WorkspaceKit:
+        return self.desk.kit
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.desk.tools
+
+    # --- construction ------------------------------------------------------------------
+
+    def _build_chrome(self) -> None:
+        self.toolbar = ProjectToolbar(self.colors, self)
+        self.addToolBar(self.toolbar)
+        self.themeChanged.connect(self.toolbar.set_colors)
+        self.themeChanged.connect(self.plans_panel.set_colors)
+        self.toolbar.set_folder(self.kit.folder)
+        self.toolbar.set_role(self.settings.role)
+        self.toolbar.set_model(self.settings.model)
+        self.toolbar.set_connection(connection_label(self.settings), "unknown")
+        self.toolbar.folderRequested.connect(lambda: self.actions_by_name["open_folder"].trigger())
+        self.toolbar.roleChanged.connect(self.set_role)
+        self.toolbar.modelChanged.connect(self.set_model)
+        self.toolbar.refreshModels.connect(
+            lambda: self.tasks.spawn(self.models.refresh(), what="listing models")
+        )
+        self.toolbar.settingsRequested.connect(self.open_settings)
+        self.pane_host = QSplitter(Qt.Orientation.Horizontal, self)
+        self.pane_host.setChildrenCollapsible(False)
+        self.approval_bar = ApprovalBar(self.approvals, self.colors, self)
+        self.themeChanged.connect(self.approval_bar.set_colors)
+        self.approval_bar.showRequested.connect(self._show_approval)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(4, 4, 4, 0)
+        layout.addWidget(self.pane_host, 1)
+        layout.addWidget(self.approval_bar)
+        self.setCentralWidget(central)
+        self.inspector_dock, self.plans_dock = add_side_docks(self, self.plans_panel)
+        self.status = StatusLine(self)
+        self.setStatusBar(self.status)
+        self.themeChanged.connect(self.status.context_meter.set_colors)
+        self.status.context_meter.set_colors(self.colors)
+        self._progress.connect(self.status.set_progress)
+        self.models = ModelChoice(
+            self.desk, self.toolbar, self.status, lambda m: give_model(self, m), self._save_settings
+        )
+        self._offer_claude_rules()
+
+    def _offer_claude_rules(self) -> None:
+        self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
+
+    def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
+        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
+        session = self.desk.session(
+            conversation,
+            model=self.toolbar.current_model() or self.settings.model,
+            role=self.settings.role,
+            wire=recorder,
+            source=source,
+        )
+        self._recorders[session] = recorder
+        return session
+
+    def _install(self, session: AgentSession, failures: Failures = ()) -> None:
+        """Make `session` the main conversation: new bridge, chat view and inspector."""
+        old_chat = getattr(self, "chat", None)
+        old_inspector = getattr(self, "inspector", None)
+        self.session = session
+        self.bridge = self.bridge_for(session)
+        self.bridge.loopEvent.connect(self._on_main_event)
+        self.chat = ChatView(self.bridge, self.colors, prompt=self.desk.prompt, draw=False)
+        self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
+        self.chat.callActivated.connect(self.show_call)
+        self.inspector = Inspector(
+            self.bridge,
+            self.colors,
+            cwd=self.kit.folder,
+            diff_provider=self.kit.diff,
+            tasks=self.tasks,
+        )
+        # Connected to the widgets' own slots, so Qt drops them when the widgets go.
+        self.themeChanged.connect(self.chat.set_colors)
+        self.themeChanged.connect(self.inspector.set_colors)
+        # insertWidget, not replaceWidget: PySide6 leaves a replacing widget owned by
+        # Python, which then deletes it a second time after the window did.
+        sizes = self.pane_host.sizes()
+        self.pane_host.insertWidget(0, self.chat)
+        if old_chat is not None:
+            old_chat.hide()
+            old_chat.deleteLater()
+            self.pane_host.setSizes(sizes)
+        self.inspector_dock.setWidget(self.inspector)
+        if old_inspector is not None:
+            old_inspector.deleteLater()
+        self.status.follow(self.bridge)
+        self.chat.input.setFocus()
+        self.sessionChanged.emit(session)  # hooks (checkpoints' card extras) go on first
+        self.chat.load_conversation(session.conversation)  # drawn once
+
+    # --- seams for panes and history --------------------------------------------------
+
+    def project_folder(self) -> str:
+        return self.kit.folder
+
+    def session_factory(
+        self,
+        role: Role,
+        model: str | None = None,
+        source: str = "worker",
+        worktree: Worktree | None = None,
+    ) -> AgentSession:
+        """A new session on this window's connection, folder, rules and workspace tools
+        (in `worktree`, a worker's own git worktree, when given)."""
+        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
+        session = self.desk.worker_session(
+            model=model or self.session.loop.model,
+            role=role,
+            wire=recorder,
+            source=source,
+            worktree=worktree,
+        )
+        self._recorders[session] = recorder
+        return session
+
+    def bridge_for(self, session: AgentSession) -> SessionBridge:
+        """A bridge for `session`; its approvals also go to the window's queue."""
+        bridge = SessionBridge(session, self._recorders.get(session), self.tasks, self)
+
+        def to_queue(event: LoopEvent) -> None:
+            if isinstance(event, ApprovalNeeded):
+                self.approvals.add(event.request)
+
+        bridge.loopEvent.connect(to_queue)
+        return bridge
+
+    def new_conversation(self) -> None:
+        self._replace_session(Conversation())
+
+    def open_conversation(self, resumed: Any) -> None:
+        """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
+        self._replace_session(resumed.conversation, getattr(resumed, "failures", ()))
+        self.inspector.load_stored(getattr(resumed, "tool_calls", []))
+        for plan in getattr(resumed, "plans", []):
+            self.plans_panel.add_plan(plan.title, plan.markdown)
+        note = resumed.describe() if callable(getattr(resumed, "describe", None)) else None
+        if note:
+            self.chat.transcript.add_notice(note, self.colors.muted)
+
+    def _replace_session(self, conversation: Conversation, failures: Failures = ()) -> None:
+        old = self.session
+        old_bridge = self.bridge
+        self._install(self._new_session(conversation), failures)
+        self.plans_panel.clear()  # plans are kept with their conversation
+        old_bridge.detach()
+        old_bridge.deleteLater()
+        self.tasks.spawn(old.aclose(), what="closing the previous conversation")
+
+    # --- toolbar actions ----------------------------------------------------------------
+
+    def set_role(self, role: str) -> None:
+        if role in ROLES:
+            self.session.loop.role = role
+            self.settings.role = role
+            self._save_settings()
+
+    def set_model(self, model: str) -> None:
+        self.models.choose(model)
+
+    def change_folder(self, folder: str) -> None:
+        """Work on another project folder: a new conversation there."""
+        try:
+            self.desk.change_folder(folder)
+        except (ValueError, OSError) as exc:
+            self._report_error(f"Cannot open {folder}: {exc}")
+            return
+        kit = self.desk.kit
+        self.toolbar.set_folder(kit.folder)
+        self.setWindowTitle(f"melgui — {kit.folder}")
+        self.new_conversation()
+        self._offer_claude_rules()
+
+    # --- approvals ------------------------------------------------------------------------
+
+    def approve_key(self) -> None:
+        if not self.inspector.approve_current():
+            self.approval_bar.controls.approve("once")
+
+    def deny_key(self) -> None:
+        if not self.inspector.deny_current():
+            self.approval_bar.controls.deny()
+
+    def show_call(self, call_id: str) -> None:
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+        self.inspector.show_call(call_id)
+
+    def _show_approval(self, source: str, call_id: str) -> None:
+        if source == self.session.source:
+            self.show_call(call_id)
+        else:
+            self.approvalSourceRequested.emit(source, call_id)
+
+    def _on_main_event(self, event: LoopEvent) -> None:
+        if isinstance(event, ApprovalNeeded):
+            self.inspector_dock.raise_()
+        self.models.on_event(event)
+
+    # --- settings ------------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        open_settings_dialog(self, allowed_log(self._store(), self._report_error))
+
+    def _store(self) -> Any:
+        return getattr(getattr(self, "history", None), "store", None)
+
+    def command_history(self) -> list[str]:
+        """Past run_command commands for the rule editor, newest first, once each: this
+        conversation's, then the stored ones of every kept conversation."""
+        records = self.inspector.book.records.values()
+        return past_commands(records, self._store(), self._report_error)
+
+    def apply_settings(self, new: Settings, api_key: str | None) -> None:
+        old = self.settings
+        previous = self.desk.apply_settings(new, api_key)
+        if previous is not None:
+            self.toolbar.set_connection(connection_label(new), "unknown")
+            self.models.switched(old)
+            self.tasks.spawn(previous.aclose(), what="closing the previous connection")
+            self.tasks.spawn(self.models.refresh(), what="listing models")
+        if old.focus_chat_keys != new.focus_chat_keys:
+            set_focus_chat_keys(self.actions_by_name, new.focus_chat_keys)
+        if old.theme != new.theme:
+            self.set_theme(new)
+        self._save_settings()
+
+    def set_theme(self, settings: Settings) -> None:
+        self.colors = theme_the_app(settings.theme)
+        self.themeChanged.emit(self.colors)  # every themed widget listens
+
+    def _save_settings(self) -> None:
+        save_or_report(self.settings, self.persist_settings, self._report_error)
+
+    # --- feedback and shutdown -------------------------------------------------------------
+
+    def _report_error(self, text: str) -> None:
+        if text:
+            self.status.showMessage(text, 20000)
+
+    async def aclose(self) -> None:
+        """Stop every turn and tool, close the connection; the conversation stays valid."""
+        self.bridge.detach()
+        await self.pane_manager.aclose()
+        await self.session.aclose()
+        await self.desk.aclose()
+        await self.tasks.aclose()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.guard.allow_close():
+            event.ignore()  # the guard asks, and closes the window itself if told to
+            return
+        self.layout_keeper.save()
+        self.pane_manager.close_soon()  # every pane's program and worker ends with the window
+        self.session.stop()
+        super().closeEvent(event)
+
+
+def build_main_window(
+    folder: str,
+    settings: Settings,
+    *,
+    api_key: str | None = None,
+    transport: Transport | None = None,
+    persist_settings: bool = True,
+) -> MainWindow:
+    """The window on `folder` (tests pass settings pointing at a scripted server)."""
+    return MainWindow(
+        os.path.abspath(folder),
+        settings,
+        api_key=api_key,
+        transport=transport,
+        persist_settings=persist_settings,
+    )

@@ -1,0 +1,127 @@
+"""The model follows the connection: the picker holds the current server's models, the
+choice is remembered per connection (Settings.connection_models), and after a switch no
+session keeps the previous server's model.
+
+After a switch the model is the one last chosen on the new connection (or the one the
+Settings dialog picked); until the server's list confirms it, it is "unverified": a
+model the new server does not offer is replaced by its first tool-capable model, and
+the status bar says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.settings import Settings
+from melgui.core.protocol.loop_events import LegFinished, LoopEvent, TurnFailed
+from melgui.core.protocol.transport import ModelInfo, TransportError, sort_models
+from melgui.core.transports.connection import connection_key, connection_label
+from melgui.desk.desk import Desk
+from melgui.ui.window.status_line import StatusLine
+from melgui.ui.window.toolbar import ProjectToolbar
+
+ModelSink = Callable[[str], None]  # gives the model to every open session
+
+
+def give_model(window: Any, model: str) -> None:
+    """Every open session of a MainWindow (main and workers) uses `model` from its next leg."""
+    window.session.loop.model = model
+    manager = getattr(window, "pane_manager", None)
+    for _info, pane in manager.panes() if manager is not None else []:
+        worker = getattr(pane, "session", None)
+        if isinstance(worker, AgentSession):
+            worker.loop.model = model
+
+
+def model_for_switch(old: Settings, new: Settings) -> str:
+    """The model to use on `new`'s connection after switching from `old`'s."""
+    if new.model and new.model != old.model:
+        return new.model  # chosen for the new connection (the Settings dialog's picker)
+    return new.connection_models.get(connection_key(new), "")
+
+
+class ModelChoice:
+    """Keeps toolbar, settings and sessions on one model of the current connection."""
+
+    def __init__(
+        self,
+        desk: Desk,
+        toolbar: ProjectToolbar,
+        status: StatusLine,
+        give: ModelSink,
+        save: Callable[[], None],
+    ) -> None:
+        self._desk = desk
+        self._toolbar = toolbar
+        self._status = status
+        self._give = give
+        self._save = save
+        self.unverified = False
+        self.offered: list[ModelInfo] = []
+
+    @property
+    def model(self) -> str:
+        return self._desk.settings.model
+
+    def choose(self, model: str) -> None:
+        """The person picked `model` (toolbar or dialog): use and remember it."""
+        settings = self._desk.settings
+        settings.model = model
+        if model:
+            settings.connection_models = {
+                **settings.connection_models,
+                connection_key(settings): model,
+            }
+        self._toolbar.set_model(model)
+        self._give(model)
+        self._save()
+
+    def switched(self, old: Settings) -> None:
+        """The connection changed (the desk already uses the new settings)."""
+        new = self._desk.settings
+        model = model_for_switch(old, new)
+        self.unverified = True
+        self.offered = []
+        self._toolbar.set_models([])
+        self._status.set_progress("")  # e.g. "Local model ready" was about the old one
+        self._status.showMessage(f"Connected to {connection_label(new)}", 8000)
+        self.choose(model)
+
+    def on_event(self, event: LoopEvent) -> None:
+        """The main session's legs tell whether the connection works."""
+        label = connection_label(self._desk.settings)
+        if isinstance(event, LegFinished):
+            self._toolbar.set_connection(label, "ok", "The last leg succeeded")
+        elif isinstance(event, TurnFailed) and event.status in (None, 401, 402, 403, 404):
+            self._toolbar.set_connection(label, "error", event.message)
+
+    async def refresh(self) -> None:
+        """Ask the current server for its models; fill the picker; fix the model."""
+        settings = self._desk.settings
+        label = connection_label(settings)
+        generation = self._desk.connection.generation
+        self._toolbar.set_connection(label, "busy", "Asking the server for its models…")
+        try:
+            models = await self._desk.connection.list_models()
+        except TransportError as exc:
+            if generation == self._desk.connection.generation:
+                self._toolbar.set_connection(label, "error", str(exc))
+                self._status.showMessage(f"Models: {exc}", 15000)
+            return
+        if generation != self._desk.connection.generation:
+            return  # the connection changed while we asked: that answer is stale
+        self.offered = models
+        self._desk.prompt.models = {model.id: model for model in models}  # images: issue 20
+        self._toolbar.set_models(models)
+        self._toolbar.set_connection(label, "ok", f"{len(models)} models")
+        ids = [m.id for m in sort_models(models)]
+        if not ids:
+            return
+        current = self.model
+        if not current or (self.unverified and current not in ids):
+            if current:
+                self._status.showMessage(f"{label} does not offer {current}; using {ids[0]}", 15000)
+            self.choose(ids[0])
+        self.unverified = False
