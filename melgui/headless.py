@@ -165,7 +165,7 @@ class Printer:
                     f"melgui: retrying in {delay:.0f}s after: {reason} (try {attempt})",
                     file=sys.stderr,
                 )
-            # -- context window (issue 19): usage per leg, compaction, warnings --
+            # -- context window: usage per leg, compaction, warnings --
             case LegFinished(leg=leg, usage=usage):
                 if self.as_json:
                     self._line(kind="usage", leg=leg, usage=usage.to_json() if usage else None)

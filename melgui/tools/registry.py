@@ -62,7 +62,7 @@ def build_workspace_tools(
     search_provider: SearchProvider | None = None,
     memory_project: str | None = None,
 ) -> ToolRegistry:
-    """A registry with every base tool of the seed plus remember/recall.
+    """A registry with every base tool of docs/tools.md plus remember/recall.
 
     The role decides which of them the model is offered (melgui.core.protocol.catalog); a
     registry may hold more than a role sends. `search_provider` overrides the one

@@ -1,4 +1,4 @@
-"""The agent loop: legs until Done, every tool call answered exactly once (relay-protocol.md §5).
+"""The agent loop: legs until Done, every tool call answered once (docs/wire-protocol.md §5).
 
 No Qt and no HTTP here: a Transport yields events, an ApprovalPolicy (or a person,
 through an ApprovalRequest) decides, a ToolRunner runs, and observers hear LoopEvents.
@@ -129,7 +129,7 @@ class AgentLoop:
         self._source = source
         self._max_legs = max_legs_per_turn
         self._waiting: list[ApprovalRequest] = []
-        # Context window (issue 19): awaited before every leg; the session's compactor.
+        # Context window: awaited before every leg; the session's compactor.
         self.before_leg: Callable[[], Awaitable[None]] | None = None
 
     def pending_approvals(self) -> list[ApprovalRequest]:

@@ -72,7 +72,7 @@ class AgentSession:
         )
         self.source = source
         self.last_result: TurnResult | None = None
-        # Context window (issue 19): the estimate, the window, compaction before legs.
+        # Context window: the estimate, the window, compaction before legs.
         self.context = ContextTracker()
         self.compactor = Compactor(
             self.loop,

@@ -1,7 +1,7 @@
-"""Every tool definition of the seed, verbatim, and the role gating of relay-protocol.md §4.
+"""Every tool definition of docs/tools.md, verbatim, and role gating (docs/wire-protocol.md §4).
 
-Parameters are the seed's exactly. Descriptions are ours (the seed's ToolDef shape has
-an optional `description`); they restate the seed's notes so small models call well.
+Parameters are docs/tools.md's exactly. Descriptions are ours (the ToolDef shape has
+an optional `description`); they restate the notes of docs/tools.md so small models call well.
 
 A ToolDef carries everything the app knows about a tool: who gets it, whether it changes
 anything (and so its approval default), which argument names the call and which is a
@@ -23,7 +23,7 @@ MustExist = Literal["file", "folder"]
 
 @dataclass(frozen=True, slots=True)
 class ToolDef:
-    """The relay's flat tool shape `{name, description?, parameters}` (seed), plus what the
+    """The relay's flat tool shape `{name, description?, parameters}` (docs/tools.md), plus what the
     app knows about the tool.
 
     - `roles`: the roles whose legs offer it.
@@ -258,12 +258,12 @@ ALL_TOOLS: dict[str, ToolDef] = {
 
 READ_ONLY_TOOLS: frozenset[str] = frozenset(t.name for t in ALL_TOOLS.values() if t.read_only)
 
-# The approval default of every built-in tool (product.md, "Approval").
+# The approval default of every built-in tool.
 DEFAULT_MODES: dict[str, Mode] = {name: tool.approval for name, tool in ALL_TOOLS.items()}
 
 
 def tools_for_role(role: Role) -> tuple[ToolDef, ...]:
-    """Exactly the built-in definitions a leg sends for `role` (relay-protocol.md §4)."""
+    """Exactly the built-in definitions a leg sends for `role` (docs/wire-protocol.md §4)."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     return tuple(tool for tool in ALL_TOOLS.values() if role in tool.roles)
@@ -304,7 +304,7 @@ class ToolCatalog:
 
 
 def normalize_layout(value: object) -> Literal["right", "down", "tab"]:
-    """The seed's safety net: any layout outside the enum is treated as "tab"."""
+    """docs/tools.md's safety net: any layout outside the enum is treated as "tab"."""
     if value == "right":
         return "right"
     if value == "down":

@@ -1,4 +1,4 @@
-"""Stream events: what a transport yields for one leg (relay-protocol.md §1).
+"""Stream events: what a transport yields for one leg (docs/wire-protocol.md §1).
 
 A leg ends with exactly one of ToolCalls, Done or StreamError.
 """
@@ -91,7 +91,7 @@ class Usage(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call the model asked for; `arguments` is the JSON string as received (seed)."""
+    """One call the model asked for; `arguments` is the JSON string as received (docs/tools.md)."""
 
     id: str
     name: str

@@ -1,4 +1,4 @@
-"""Project memory contract for `remember`/`recall` (relay-protocol.md §2)."""
+"""Project memory contract for `remember`/`recall` (docs/wire-protocol.md §2)."""
 
 from __future__ import annotations
 

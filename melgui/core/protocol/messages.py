@@ -1,4 +1,4 @@
-"""Conversation messages in the chat shape of the seeds, with pairing checks.
+"""Conversation messages in the chat shape of docs/tools.md, with pairing checks.
 
 A tool message also keeps, for melgui only, the `status` of its call (ok, denied,
 error, cancelled, interrupted); it never goes on the wire. An assistant message keeps

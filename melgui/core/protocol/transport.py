@@ -15,7 +15,7 @@ WireSink = Callable[[WireEntry], None]
 
 @dataclass(frozen=True, slots=True)
 class LegRequest:
-    """Everything one leg sends (relay-protocol.md §2, §3)."""
+    """Everything one leg sends (docs/wire-protocol.md §2, §3)."""
 
     model: str
     messages: list[dict[str, Any]]
@@ -59,7 +59,7 @@ class ModelInfo:
 
 
 class Transport(Protocol):
-    """One leg = one POST = one quota unit (seed)."""
+    """One leg = one POST = one quota unit (docs/tools.md)."""
 
     @property
     def name(self) -> str:
@@ -91,6 +91,6 @@ class TransportError(Exception):
 
 
 def sort_models(models: list[ModelInfo]) -> list[ModelInfo]:
-    """Tool-capable first, then unknown, then those that cannot take tools (seed)."""
+    """Tool-capable first, then unknown, then those that cannot take tools (docs/tools.md)."""
     rank = {True: 0, None: 1, False: 2}
     return sorted(models, key=lambda m: (rank[m.supports_tools], m.id))

@@ -49,7 +49,7 @@ async def list_models_text(transport: Transport) -> tuple[list[str], str]:
     return [m.id + ("  (no tools)" if m.supports_tools is False else "") for m in models], ""
 
 
-# --- context windows (issue 19) ------------------------------------------------------
+# --- context windows ------------------------------------------------------
 
 
 async def context_window(

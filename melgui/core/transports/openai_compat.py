@@ -1,4 +1,4 @@
-"""The OpenAI-compatible transport: `chat/completions` streaming (relay-protocol.md §3).
+"""The OpenAI-compatible transport: `chat/completions` streaming (docs/wire-protocol.md §3).
 
 For the Meliai API and any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM
 Studio, OpenRouter, …). The leg ends at `data: [DONE]` or at the end of the body. A

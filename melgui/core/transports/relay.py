@@ -1,4 +1,4 @@
-"""The Mel relay transport: one leg = one POST to the relay's SSE stream (relay-protocol.md §2).
+"""The Mel relay transport: one leg = one POST to the relay's SSE stream (docs/wire-protocol.md §2).
 
 Events: `delta` → TextDelta (its optional `reasoning` → ReasoningDelta), `tool_calls` →
 ToolCalls, `done` → Done, `error` → StreamError; any other event name (and comments)

@@ -1,4 +1,4 @@
-"""Project memory over the relay: `POST/GET {relay}/v1/memory` (relay-protocol.md §2).
+"""Project memory over the relay: `POST/GET {relay}/v1/memory` (docs/wire-protocol.md §2).
 
 A relay without the endpoint (404, 405, 501) raises MemoryUnavailable, so the caller
 falls back to the embedded store; any other failure is a TransportError.

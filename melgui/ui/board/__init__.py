@@ -1,1 +1,1 @@
-"""The agents board: every agent of the window in one list (issue 21)."""
+"""The agents board: every agent of the window in one list."""

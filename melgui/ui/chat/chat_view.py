@@ -263,7 +263,7 @@ class ChatView(HistoryPaging, QWidget):
             case _:
                 assert_never(event)
 
-    # --- long sessions (issue 19) -------------------------------------------------------
+    # --- long sessions -------------------------------------------------------
 
     def show_instruction_files(self) -> None:
         """Name the project instruction files the model reads (AGENTS.md, …)."""

@@ -1,1 +1,1 @@
-"""Signals when an agent needs the person: notifications, urgency hint, badges (issue 21)."""
+"""Signals when an agent needs the person: notifications, urgency hint, badges."""

@@ -1,4 +1,4 @@
-"""The orchestration tools (seed): open_pane, spawn_agent, send_keys, send_agent,
+"""The orchestration tools (docs/tools.md): open_pane, spawn_agent, send_keys, send_agent,
 read_pane, read_agent, list_panes — async handlers over a PaneManager.
 
 Every failure is a clear result for the model (unknown pane, wrong kind, a program

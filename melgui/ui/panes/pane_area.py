@@ -1,7 +1,7 @@
 """Where panes live: tabs, each holding a tree of splitters with panes as leaves.
 
 `right` and `down` split the focused pane (the one last clicked or last opened),
-`tab` opens a new tab; anything else is treated as `tab` (seed).
+`tab` opens a new tab; anything else is treated as `tab` (docs/tools.md).
 """
 
 from __future__ import annotations

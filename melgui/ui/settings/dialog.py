@@ -103,7 +103,7 @@ class SettingsDialog(QDialog):
         self.workers_tab = WorkerSettingsTab(settings, policy.project, self)
         tabs.addTab(self.workers_tab, "Workers")
         tabs.addTab(self._appearance_tab(settings), "Appearance")
-        self.signals_tab = SignalsTab(settings, self)  # issue 21
+        self.signals_tab = SignalsTab(settings, self)
         tabs.addTab(self.signals_tab, "Signals")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self

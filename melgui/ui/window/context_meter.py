@@ -1,6 +1,6 @@
 """The context meter in the status bar: how much of the model's window the conversation
 uses (colour as it fills), tokens this turn and in the conversation, cost where the
-server reports it; Compact and Edit summary act on the session (issue 19)."""
+server reports it; Compact and Edit summary act on the session."""
 
 from __future__ import annotations
 

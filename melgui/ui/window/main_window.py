@@ -112,28 +112,28 @@ class MainWindow(QMainWindow):
         )
         self._build_chrome()
         self._install(self._new_session(Conversation()))
-        from melgui.ui.panes.install import install_panes  # panes: issue 5
+        from melgui.ui.panes.install import install_panes  # panes
 
         self.pane_manager = install_panes(self, self)
-        from melgui.ui.panes.acp_install import install_acp  # ACP agent panes: issue 22
+        from melgui.ui.panes.acp_install import install_acp  # ACP agent panes
 
         install_acp(self, self.pane_manager)
-        from melgui.core.store import open_store  # history: issue 7
+        from melgui.core.store import open_store  # history
         from melgui.ui.history import install_history
 
         self.history = install_history(self, open_store())
-        from melgui.ui.checkpoints.actions import install_checkpoints  # issue 18
+        from melgui.ui.checkpoints.actions import install_checkpoints
 
         self.checkpoint_actions = install_checkpoints(
             self, self, self.sessionChanged, self.pane_manager.panesChanged
         )
-        from melgui.ui.chat.composer.builtin_commands import install_builtin_commands  # issue 20
+        from melgui.ui.chat.composer.builtin_commands import install_builtin_commands
 
         install_builtin_commands(self, self.desk.prompt.commands)
-        from melgui.ui.mcp.install import install_mcp  # MCP servers: issue 17
+        from melgui.ui.mcp.install import install_mcp  # MCP servers
 
         self.mcp_panel = install_mcp(self)
-        self.signals = install_signals(self, self)  # agents board and signals: issue 21
+        self.signals = install_signals(self, self)  # agents board and signals
         self.history_dock = self.history.parentWidget()
         assert isinstance(self.history_dock, QDockWidget)
         self.actions_by_name = install_commands(self)

@@ -113,7 +113,7 @@ class ModelChoice:
         if generation != self._desk.connection.generation:
             return  # the connection changed while we asked: that answer is stale
         self.offered = models
-        self._desk.prompt.models = {model.id: model for model in models}  # images: issue 20
+        self._desk.prompt.models = {model.id: model for model in models}  # images
         self._toolbar.set_models(models)
         self._toolbar.set_connection(label, "ok", f"{len(models)} models")
         ids = [m.id for m in sort_models(models)]

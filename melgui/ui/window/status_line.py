@@ -39,7 +39,7 @@ class StatusLine(QStatusBar):
         self.addWidget(self.activity, 1)
         self.addPermanentWidget(self.progress)
         self.addPermanentWidget(self.counts)
-        self.context_meter = ContextMeter(self)  # the window's fill, Compact (issue 19)
+        self.context_meter = ContextMeter(self)  # the window's fill, Compact
         self.addPermanentWidget(self.context_meter)
         self._bridge: SessionBridge | None = None
         self._leg = 0

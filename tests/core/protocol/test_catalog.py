@@ -1,4 +1,4 @@
-"""The catalog is the seed's, verbatim, and each role sends exactly its set."""
+"""The catalog is docs/tools.md's, verbatim, and each role sends exactly its set."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ SEED = Path(__file__).resolve().parents[2] / "data" / "seed_tools.txt"
 
 
 def seed_definitions() -> dict[str, dict[str, object]]:
-    """Every `{"name": …}` object of the seed's tool sections, parsed as JSON."""
+    """Every `{"name": …}` object of docs/tools.md's tool sections, parsed as JSON."""
     text = SEED.read_text(encoding="utf-8")
     text = text[text.index("Base tools") :]
     found: dict[str, dict[str, object]] = {}
@@ -51,7 +51,7 @@ def test_seed_has_every_tool_once() -> None:
 @pytest.mark.parametrize("name", sorted(SEED_TOOLS))
 def test_parameters_are_the_seeds_verbatim(name: str) -> None:
     assert ALL_TOOLS[name].parameters == SEED_TOOLS[name]["parameters"]
-    # Key order too: the definition is sent as the seed wrote it.
+    # Key order too: the definition is sent as docs/tools.md writes it.
     ours = json.dumps(ALL_TOOLS[name].parameters)
     theirs = json.dumps(SEED_TOOLS[name]["parameters"])
     assert ours == theirs

@@ -1,4 +1,4 @@
-"""Messages keep the wire shape of the seeds, and repair makes any history valid."""
+"""Messages keep the wire shape of docs/tools.md, and repair makes any history valid."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The OpenAI-compatible transport over loopback, bodies sent in small pieces.
 
-Each server variant of relay-protocol.md §3 has its own test; the scripted server
+Each server variant of docs/wire-protocol.md §3 has its own test; the scripted server
 writes every body 3 bytes at a time (so UTF-8 characters and CRLF pairs are split).
 """
 

@@ -8,7 +8,7 @@ from melgui.core.protocol.transport import ModelInfo, sort_models
 
 
 def parse_models(payload: Any) -> list[ModelInfo]:
-    """An OpenAI-shaped model list (`{"data": [...]}`) as ModelInfo, sorted (seed filter)."""
+    """An OpenAI-shaped model list (`{"data": [...]}`) as ModelInfo, sorted (wire protocol §1)."""
     items: Any = payload
     if isinstance(payload, dict):
         items = payload.get("data", payload.get("models"))

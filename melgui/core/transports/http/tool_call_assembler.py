@@ -1,6 +1,6 @@
 """Assembling streamed OpenAI-style tool-call fragments into whole calls.
 
-Servers differ (relay-protocol.md §3): fragments normally carry an `index` and the
+Servers differ (docs/wire-protocol.md §3): fragments normally carry an `index` and the
 first one an `id` and a `name`, then the `arguments` arrive in pieces. Some servers
 omit `index`, send each call whole in one chunk, reuse index 0 for every call, repeat
 the name in every fragment, or send arguments as an object. The rules, in order:

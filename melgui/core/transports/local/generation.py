@@ -235,7 +235,7 @@ class _LegRun:
     def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
         # Small models invent paths: show them the files and hold read paths to them.
         self.files = project_files(request.cwd) if self.model.small else None
-        project = project_instructions_text(request.cwd)  # AGENTS.md & co (issue 19)
+        project = project_instructions_text(request.cwd)  # AGENTS.md & co
         self.project_note = f"\n\n{project}" if project else ""
         prompt = self.fitted_prompt(request.messages, plan)
         if prompt is None:

@@ -66,7 +66,7 @@ def install_builtin_commands(window: CommandHost, commands: SlashCommands) -> No
         for line in commands.help_text().splitlines():
             window.chat.transcript.add_notice(line, window.colors.muted)
 
-    def compact(_arguments: str) -> None:  # issue 19: the same as the status bar's Compact
+    def compact(_arguments: str) -> None:  # the same as the status bar's Compact
         window.chat.bridge.compact()
 
     for command in (
