@@ -1,5 +1,5 @@
 """The habits CI holds us to: ruff, mypy, core/tools free of Qt (import-linter), and
-modules of at most 450 lines."""
+modules of at most 600 lines."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_core_and_tools_import_no_qt() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-MODULE_LINES = 450  # a module past this is doing more than one thing: split it
+MODULE_LINES = 600  # a module past this is doing more than one thing: split it by concern
 
 
 def test_no_module_is_over_the_size_limit() -> None:
