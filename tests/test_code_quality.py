@@ -46,3 +46,30 @@ def test_no_module_is_over_the_size_limit() -> None:
     assert sizes  # the walk found the package
     over = {name: lines for name, lines in sizes.items() if lines > MODULE_LINES}
     assert over == {}, f"modules over {MODULE_LINES} lines: {over}"
+
+
+FOLDER_ENTRIES = 16  # a folder past this holds more than one concern: group it
+VAGUE_NAMES = {"misc", "utils", "util", "common", "helpers"}
+
+
+def test_no_folder_holds_more_than_sixteen_entries() -> None:
+    folders = [ROOT / "melgui", *(p for p in (ROOT / "melgui").rglob("*") if p.is_dir())]
+    sizes = {
+        str(folder.relative_to(ROOT)): len(
+            [entry for entry in folder.iterdir() if entry.name != "__pycache__"]
+        )
+        for folder in folders
+        if folder.name != "__pycache__"
+    }
+    assert sizes["melgui/ui"] > 1  # the walk found the package
+    over = {name: count for name, count in sizes.items() if count > FOLDER_ENTRIES}
+    assert over == {}, f"folders over {FOLDER_ENTRIES} entries: {over}"
+
+
+def test_no_module_or_folder_has_a_vague_name() -> None:
+    vague = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "melgui").rglob("*")
+        if path.stem in VAGUE_NAMES
+    ]
+    assert vague == []
