@@ -19,6 +19,7 @@ from typing import Any, TextIO, assert_never
 from melgui.core.agent.policy import FixedPolicy
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
+from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -74,6 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--folder", default=".", help="project folder (default: .)")
     parser.add_argument("--json", action="store_true", help="one JSON object per event")
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust the folder (kept in melgui's config, as the window's Trust does): its "
+        "MCP servers, git hooks and filters and worktree setup command may run",
+    )
+    trust.add_argument(
+        "--restrict", action="store_true", help="take the folder's trust back (restricted)"
+    )
     history = parser.add_mutually_exclusive_group()
     history.add_argument(
         "--continue",
@@ -272,10 +283,22 @@ def _needs_window(name: str) -> Any:
     return handler
 
 
+def _decide_trust(folder: str, options: argparse.Namespace) -> None:
+    """Record --trust / --restrict; an untrusted folder says in one line what is off."""
+    trust = FolderTrust()
+    if options.trust:
+        trust.trust(folder)
+    elif options.restrict:
+        trust.restrict(folder)
+    if not trust.is_trusted(folder):
+        print(f"melgui: {restricted_line()} Pass --trust to trust {folder}.", file=sys.stderr)
+
+
 async def run(options: argparse.Namespace, out: TextIO) -> int:
     folder = os.path.realpath(options.folder)
     if not os.path.isdir(folder):
         raise UsageError(f"--folder {options.folder!r} is not a folder")
+    _decide_trust(folder, options)
     settings = settings_for(options)
     api_key = get_api_key(api_key_kind(settings))
     model = settings.model or ("local" if settings.connection == "local" else "")
