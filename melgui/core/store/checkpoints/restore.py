@@ -134,7 +134,12 @@ async def apply_targets(repo: ShadowRepo, targets: Mapping[str, FileState | None
             skipped.append(path)
             continue
         _remove(project, path)
-    writes = sorted((p, t) for p, t in targets.items() if t is not None)
+    writes = []
+    for path, target in sorted((p, t) for p, t in targets.items() if t is not None):
+        if linked_parent(project, path) is not None:
+            skipped.append(path)
+        else:
+            writes.append((path, target))
     contents = await read_blobs(repo, [state.blob for _, state in writes])
     for path, state in writes:
         _write(project, path, state, contents[state.blob])

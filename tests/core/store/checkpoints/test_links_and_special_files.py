@@ -92,3 +92,23 @@ async def test_a_fifo_gitignore_at_the_top_means_no_checkpoint_and_says_why(
             pass
     assert record_id is None
     assert checkpoints.problem is not None and ".gitignore is a FIFO" in checkpoints.problem
+
+
+async def test_restore_never_writes_through_a_symlinked_folder(
+    project: Path, checkpoints: Checkpointer, tmp_path: Path
+) -> None:
+    (project / "d3").mkdir()
+    (project / "d3" / "kept.txt").write_text("before\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.txt").write_text("outside's own\n")
+    record = await asyncio.wait_for(
+        run_call(checkpoints, "printf after > d3/kept.txt"), BOUND_S
+    )
+    (project / "d3" / "kept.txt").unlink()
+    (project / "d3").rmdir()
+    (project / "d3").symlink_to(outside)
+    await asyncio.wait_for(checkpoints.restore([record.id]), BOUND_S)
+    assert (outside / "kept.txt").read_text() == "outside's own\n"
+    [skipped] = checkpoints.skipped
+    assert "d3/kept.txt" in skipped and "symbolic link" in skipped
