@@ -102,9 +102,7 @@ async def test_restore_never_writes_through_a_symlinked_folder(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "kept.txt").write_text("outside's own\n")
-    record = await asyncio.wait_for(
-        run_call(checkpoints, "printf after > d3/kept.txt"), BOUND_S
-    )
+    record = await asyncio.wait_for(run_call(checkpoints, "printf after > d3/kept.txt"), BOUND_S)
     (project / "d3" / "kept.txt").unlink()
     (project / "d3").rmdir()
     (project / "d3").symlink_to(outside)
