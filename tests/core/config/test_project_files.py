@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,3 +56,36 @@ def test_the_entry_budget_ends_a_walk_of_empty_folders(tmp_path: Path) -> None:
 
 def test_a_missing_root_walks_nothing(tmp_path: Path) -> None:
     assert list(walk_files(str(tmp_path / "missing"))) == []
+
+
+def _walk_within(root: Path, bound_s: float = 60.0) -> list[str]:
+    """walk_files in a thread, bounded; a FIFO it blocks on gets a writer so the test
+    process itself never hangs."""
+    found: list[list[str]] = []
+    worker = threading.Thread(target=lambda: found.append(list(walk_files(str(root)))))
+    worker.daemon = True
+    worker.start()
+    worker.join(bound_s)
+    if worker.is_alive():
+        for fifo in root.rglob(".gitignore"):
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(5)
+        raise AssertionError(f"walk_files blocked for {bound_s:g} s on a special file")
+    return found[0]
+
+
+@pytest.mark.xfail(strict=True, reason="the walker opens .gitignore whatever it is")
+@pytest.mark.parametrize("kind", ["fifo"])
+def test_a_special_gitignore_in_a_subfolder_is_skipped_not_waited_on(
+    tmp_path: Path, kind: str
+) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    trap = tmp_path / "trap"
+    trap.mkdir()
+    (trap / "kept.txt").write_text("t")
+    if kind == "fifo":
+        os.mkfifo(trap / ".gitignore")
+    else:
+        (trap / ".gitignore").symlink_to("/dev/zero")
+    assert _walk_within(tmp_path) == ["a.txt", "trap/kept.txt"]
