@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from melgui.core.config.special_files import Listing, special_rule_files
 from melgui.core.config.trust import FolderTrust
 from melgui.core.git import hardening
 from melgui.core.processes import child_preexec
@@ -50,6 +51,17 @@ class Plan:
     argv: list[str]
     env: dict[str, str]
     what: str
+
+
+_listings: dict[str, Listing] = {}  # folders' listings by mtime, shared by every call
+
+
+def refuse_special_rules(args: Sequence[str], cwd: str | os.PathLike[str]) -> None:
+    """GitError naming a `.gitignore`/`.gitattributes` git would block on (a FIFO, a
+    device, a link to one) under `cwd`: git opens them with no timeout of its own."""
+    for _path, why in special_rule_files(os.fspath(cwd), _listings):
+        what = " ".join(["git", *args[:2]])
+        raise GitError(f"`{what}` was not run: {why}, and git would wait on it for ever.")
 
 
 def is_hardened(cwd: str | os.PathLike[str], hardened: bool | None) -> bool:
@@ -154,6 +166,8 @@ def run(
     """
     hard = is_hardened(cwd, hardened)
     child_env = hardening.child_env(hardened=hard, extra=env)
+    if not own_config:
+        refuse_special_rules(args, cwd)
     try:
         listing = None
         if hard and not own_config:
@@ -212,6 +226,8 @@ async def run_async(
     """`run`, as an asyncio child (the loop is never blocked)."""
     hard = await asyncio.to_thread(is_hardened, cwd, hardened) if hardened is None else hardened
     child_env = hardening.child_env(hardened=hard, extra=env)
+    if not own_config:
+        await asyncio.to_thread(refuse_special_rules, args, cwd)
     try:
         listing = None
         if hard and not own_config:

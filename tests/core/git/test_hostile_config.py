@@ -4,6 +4,7 @@ no marker ever appears and no API key reaches a git child."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.git import run
+from melgui.core.config.trust import FolderTrust
+from melgui.core.git import GitError, run
 from melgui.core.worktrees.changes.apply import apply_file
 from melgui.core.worktrees.changes.discard import discard_part
 from melgui.core.worktrees.changes.reading import read_changes
@@ -110,3 +112,34 @@ async def test_worktrees_changes_and_the_board_run_nothing_from_the_folder(
     remove_worktree(worktree, discard=True)
     assert ran(markers) == []
     assert leaked_keys(markers) == []
+
+
+def test_a_trusted_folders_hooks_run_but_see_no_api_key_and_no_git_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_test_identity(monkeypatch)
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("MELIAI_API_KEY", API_KEY)
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.hookspath'='/nowhere'")
+    project, markers = hostile_project(tmp_path)
+    FolderTrust().trust(project)
+    created = create_worktree(project, 2, "trusted", root=tmp_path / "worktrees")
+    assert "top-hook-post-checkout" in ran(markers)  # trusted: the person's hooks run
+    seen = (markers / "env-top-hook-post-checkout").read_text()
+    assert API_KEY not in seen and "/nowhere" not in seen
+    assert leaked_keys(markers) == []
+    remove_worktree(created.worktree, discard=True)
+
+
+async def test_a_fifo_rules_file_in_the_repository_is_named_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_test_identity(monkeypatch)
+    project, _markers = hostile_project(tmp_path)
+    created = create_worktree(project, 3, "fifo", root=tmp_path / "worktrees")
+    (created.worktree.path / "sub").mkdir()
+    os.mkfifo(created.worktree.path / "sub" / ".gitattributes")
+    async with asyncio.timeout(60):
+        with pytest.raises(GitError, match=r"sub/\.gitattributes is a FIFO"):
+            await read_changes(created.worktree)
+        assert await asyncio.to_thread(changed_files, created.worktree) is None
