@@ -51,7 +51,8 @@ def walk_files(
 
     Folders named in `skip_dirs` are not entered. With `max_entries`, the walk raises
     TooManyEntries once it has looked at more folder entries than that (a tree of empty
-    folders ends it as surely as many files).
+    folders ends it as surely as many files). `notes` gets one line for each `.gitignore`
+    skipped because it is not a regular file (a FIFO, a device, a link to one).
     """
     budget = max_entries
     stack: list[tuple[str, str, list[Layer]]] = [(root, "", [])]
