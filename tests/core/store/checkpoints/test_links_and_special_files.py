@@ -15,6 +15,8 @@ import pytest
 
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from tests.core.store.checkpoints.test_checkpoints import run_call
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import melgui_exec
 from tests.fakes.projects import make_project
 
 BOUND_S = 60.0
@@ -110,3 +112,31 @@ async def test_restore_never_writes_through_a_symlinked_folder(
     assert (outside / "kept.txt").read_text() == "outside's own\n"
     [skipped] = checkpoints.skipped
     assert "d3/kept.txt" in skipped and "symbolic link" in skipped
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_exec_with_a_special_info_exclude_ends_and_edits(
+    scripted_relay: ScriptedRelay, tmp_path: Path, kind: str
+) -> None:
+    """The measured hang and memory blow-up, through `melgui exec`: it ends at once."""
+    project = make_project(tmp_path, with_git=True)
+    exclude = project / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(exclude)
+    else:
+        exclude.symlink_to("/dev/zero")
+    (project / "trap").mkdir()
+    os.mkfifo(project / "trap" / ".gitignore")
+    edit = {"path": "README.md", "old_string": "demo", "new_string": "edited"}
+    scripted_relay.script(
+        [tool_calls(tool_call("edit_file", edit, id="c1"))], [text("done"), done()]
+    )
+    env = {"MELIAI_API_KEY": "k", "MELGUI_DATA_DIR": str(tmp_path / "d")}
+    result = melgui_exec(
+        "--url", scripted_relay.base_url, "--folder", str(project), "--model", "m",
+        "--approve", "all", "edit", env=env, timeout=BOUND_S,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "edited" in (project / "README.md").read_text()
