@@ -92,3 +92,13 @@ def test_a_special_gitignore_in_a_subfolder_is_skipped_not_waited_on(
     assert files == ["a.txt", "trap/kept.txt"]
     what = "a FIFO" if kind == "fifo" else "a character device (through a symlink)"
     assert note == f"skipped {trap / '.gitignore'} is {what}"
+
+
+def test_a_fifo_or_device_gitignore_is_no_rules_and_no_hang(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    os.mkfifo(tmp_path / "a" / ".gitignore")
+    (tmp_path / "a" / "kept.txt").write_text("k")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / ".gitignore").symlink_to("/dev/zero")
+    (tmp_path / "b" / "kept.txt").write_text("k")
+    assert list(walk_files(str(tmp_path))) == ["a/kept.txt", "b/kept.txt"]
