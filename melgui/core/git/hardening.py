@@ -10,7 +10,8 @@ configuration (the repository's own, anything it includes, the person's) says.
 Keys with a driver name (`filter.<driver>.clean`) cannot be switched off by one setting,
 so the repository's configuration is listed first (`git config --list --name-only`,
 which runs nothing) and every named driver is overridden to an empty command, which git
-treats as no driver. Diffs also get `--no-ext-diff --no-textconv`.
+treats as no driver (a merge driver becomes git's own `merge-file`). Diffs also get
+`--no-ext-diff --no-textconv`.
 
 Every git child, trusted or not, gets a minimal environment: no API keys, no GIT_*
 variables from melgui's own environment, no prompts, C locale (messages are parsed).
@@ -55,7 +56,9 @@ FIXED: tuple[tuple[str, str], ...] = (
 DRIVER_KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
     "diff": (("textconv", ""), ("command", "")),
-    "merge": (("driver", ""),),
+    # git's own three-way text merge in the driver's place: the file merges as if the
+    # attribute named no driver, conflicts marked as usual.
+    "merge": (("driver", "git merge-file --marker-size=%L %A %O %B"),),
     "credential": (("helper", ""),),
     "gpg": (("program", ""),),
 }

@@ -101,14 +101,18 @@ async def test_worktrees_changes_and_the_board_run_nothing_from_the_folder(
     (worktree.path / "notes.txt").write_text("notes\nby the worker\n")
     (worktree.path / "app.cfg").write_text("x=2\n")
     (worktree.path / "new.proc").write_text("new\n")
-    assert changed_files(worktree) == ["README.md", "app.cfg", "new.proc", "notes.txt"]
+    (worktree.path / "data.proc").write_text("worker\np\n")  # a real three-way merge
+    assert changed_files(worktree) == ["README.md", "app.cfg", "data.proc", "new.proc", "notes.txt"]
     changes = await read_changes(worktree)
     await apply_file(worktree, changes.file("notes.txt"))
+    (project / "data.proc").write_text("p\nmain\n")
     run(["commit", "-q", "-am", "applied from the worker"], project)
     await discard_part(worktree, changes.file("app.cfg"))
     await commit_worktree(worktree, "worker: readme")
     outcome = await merge_branch(worktree)
-    assert outcome is not None
+    # The folder's merge driver is replaced by git's own three-way merge.
+    assert outcome.merged and outcome.conflicts == ()
+    assert (project / "data.proc").read_text() == "worker\np\nmain\n"
     remove_worktree(worktree, discard=True)
     assert ran(markers) == []
     assert leaked_keys(markers) == []
