@@ -1,11 +1,13 @@
-"""The one way melgui starts git: in a thread (`run_git`) or on the event loop (`git_async`).
+"""The one way melgui starts git: in a thread (`run`) or on the event loop (`run_async`).
 
 Each call says whose repository it runs on. melgui's own shadow repository passes
 `hardened=True`; the person's repository is hardened unless its folder is trusted
 (`FolderTrust`, looked up for the folder the call runs in). A hardened call first lists
 the repository's configuration to override each named driver (see `hardening`). git
 runs with signals reset, stdin closed unless given, a timeout, and failures become
-GitError with git's own last words, in a sentence a person can act on.
+GitError with git's own last words, in a sentence a person can act on. In an untrusted
+folder, a `.gitignore` or `.gitattributes` git would block on (a FIFO, a device) is named
+at once instead of waited on (the walk that finds them stats each folder once it is known).
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ def run(
     """
     hard = is_hardened(cwd, hardened)
     child_env = hardening.child_env(hardened=hard, extra=env)
-    if not own_config:
+    if hard and not own_config:
         refuse_special_rules(args, cwd)
     try:
         listing = None
@@ -226,7 +228,7 @@ async def run_async(
     """`run`, as an asyncio child (the loop is never blocked)."""
     hard = await asyncio.to_thread(is_hardened, cwd, hardened) if hardened is None else hardened
     child_env = hardening.child_env(hardened=hard, extra=env)
-    if not own_config:
+    if hard and not own_config:
         await asyncio.to_thread(refuse_special_rules, args, cwd)
     try:
         listing = None
