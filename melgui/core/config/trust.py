@@ -16,15 +16,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from melgui.core.config.settings import config_dir, data_dir
 
 TRUST_FILE = "trust.json"
 SCHEMA = 1
 LOCAL = "file://"
+_REMOTE = re.compile(r"[a-z][a-z0-9+.-]*://[^/]+/", re.IGNORECASE)
 
 # What stays off while a folder is untrusted, in the words the window and exec use.
 RESTRICTED = (
@@ -39,9 +41,26 @@ def restricted_line() -> str:
     return "Restricted folder: off are " + ", ".join(RESTRICTED) + "."
 
 
+def remote_location(host: str, path: str) -> str:
+    """The key of a folder on another computer, reached over ssh: `ssh://host/path`. It
+    is its own entry: trusting `/work` here trusts nothing on `host`, and the reverse."""
+    return f"ssh://{host}{posixpath.normpath('/' + path.lstrip('/'))}"
+
+
 def location(folder: str | os.PathLike[str]) -> str:
-    """The key of a local folder: `file://` and its real path."""
+    """The key of a folder: a remote location as given (`ssh://host/path`), else
+    `file://` and the local folder's real path."""
+    if isinstance(folder, str) and _REMOTE.match(folder):
+        return folder
     return LOCAL + os.path.realpath(folder)
+
+
+def _places(key: str) -> list[str]:
+    """`key` and the keys of the folders that hold it, closest first."""
+    at = key.index("://") + 3
+    at = key.find("/", at) if not key.startswith(LOCAL) else at
+    head, path = key[:at], PurePosixPath(key[at:] or "/")
+    return [head + str(place) for place in (path, *path.parents)]
 
 
 def worktree_group_name(main: str | os.PathLike[str]) -> str:
@@ -94,12 +113,13 @@ class FolderTrust:
         entries = self._entries()
         if not entries:
             return None
-        real = Path(os.path.realpath(folder))
-        for place in (real, *real.parents):
-            key = LOCAL + str(place)
-            if key in entries:
-                return Decision(entries[key], key)
-        return self._worktree_decision(real, entries)
+        key = location(folder)
+        for place in _places(key):
+            if place in entries:
+                return Decision(entries[place], place)
+        if not key.startswith(LOCAL):
+            return None
+        return self._worktree_decision(Path(key[len(LOCAL) :]), entries)
 
     def _worktree_decision(self, real: Path, entries: dict[str, bool]) -> Decision | None:
         root = Path(os.path.realpath(self.worktrees))

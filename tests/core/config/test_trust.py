@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from melgui.core.config.trust import FolderTrust, location
+from melgui.core.config.trust import FolderTrust, location, remote_location
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.worktrees.naming import project_folder_name
@@ -96,3 +96,20 @@ def test_project_mcp_servers_need_the_folder_and_the_file_trusted(tmp_path: Path
     project_file.write_text(json.dumps({"mcpServers": {"p": entry, "q": entry}}))
     manager.load(user=False)  # changed after a pull: asks again
     assert manager.servers["p"].state.status == "untrusted"
+
+
+def test_a_remote_folder_has_an_entry_of_its_own(tmp_path: Path) -> None:
+    store = FolderTrust(tmp_path / "trust.json", worktrees=tmp_path / "wt")
+    local = tmp_path / "work"
+    local.mkdir()
+    remote = remote_location("build-box", str(local))
+    assert remote == f"ssh://build-box{local}"
+    store.trust(local)
+    assert not store.is_trusted(remote) and not store.asked(remote)
+    store.trust(remote_location("build-box", "/srv"))
+    assert store.is_trusted(remote_location("build-box", "/srv/app/sub"))
+    assert not store.is_trusted(remote_location("other-box", "/srv/app"))
+    assert not store.is_trusted("/srv/app")  # the local /srv is another folder
+    store.restrict(remote_location("build-box", "/srv/app"))
+    assert not store.is_trusted(remote_location("build-box", "/srv/app/sub"))
+    assert store.is_trusted(local)
