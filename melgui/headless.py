@@ -45,6 +45,8 @@ from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
+from melgui.tools.mcp.config import project_path
+from melgui.tools.mcp.trust import TrustStore
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -261,7 +263,8 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
     if desk.mcp.untrusted is not None:
         print(
             f"melgui: MCP: {desk.mcp.untrusted} is not trusted yet, so its servers did not "
-            "start; trust it in the window (MCP servers panel) or pass it with --mcp-config",
+            "start; trust it in the window (MCP servers panel), pass --trust if the folder "
+            "is restricted, or pass the file with --mcp-config",
             file=sys.stderr,
         )
     for server in desk.mcp.servers.values():
@@ -284,10 +287,14 @@ def _needs_window(name: str) -> Any:
 
 
 def _decide_trust(folder: str, options: argparse.Namespace) -> None:
-    """Record --trust / --restrict; an untrusted folder says in one line what is off."""
+    """Record --trust / --restrict; an untrusted folder says in one line what is off.
+    --trust also trusts the project's MCP file as it is now, as the window's one click
+    does; a later change to it asks again."""
     trust = FolderTrust()
     if options.trust:
         trust.trust(folder)
+        if project_path(folder).is_file():
+            TrustStore().trust(project_path(folder))
     elif options.restrict:
         trust.restrict(folder)
     if not trust.is_trusted(folder):

@@ -64,9 +64,12 @@ def test_exec_is_restricted_by_default_and_trust_is_one_flag(tmp_path: Path) -> 
     first = melgui_exec(*common, "hi", env=env)
     [line] = [ln for ln in first.stderr.splitlines() if "Restricted folder" in ln]
     assert "project MCP servers" in line and "--trust" in line
+    (project / ".melgui").mkdir()
+    (project / ".melgui" / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
     trusted = melgui_exec(*common, "--trust", "hi", env=env)
     assert "Restricted folder" not in trusted.stderr
     assert FolderTrust(config / "trust.json").is_trusted(project)
+    assert TrustStore(config / "mcp-trust.json").is_trusted(project / ".melgui" / "mcp.json")
     again = melgui_exec(*common, "hi", env=env)
     assert "Restricted folder" not in again.stderr
     melgui_exec(*common, "--restrict", "hi", env=env)
