@@ -125,6 +125,8 @@ async def _restore(
         return 1
     choices = {path.path: conflicts for path in plan.conflicts if conflicts is not None}
     record = await checkpoints.restore(ids, choices)
+    for skipped in checkpoints.skipped:
+        print(f"melgui: {skipped}", file=sys.stderr)
     out.write(line(record) + "\n")
     out.write(f"undo this restore with: melgui checkpoints restore {record.id}\n")
     return 0

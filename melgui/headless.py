@@ -19,6 +19,7 @@ from typing import Any, TextIO, assert_never
 from melgui.core.agent.policy import FixedPolicy
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
+from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -44,6 +45,8 @@ from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
+from melgui.tools.mcp.config import project_path
+from melgui.tools.mcp.trust import TrustStore
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -74,6 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--folder", default=".", help="project folder (default: .)")
     parser.add_argument("--json", action="store_true", help="one JSON object per event")
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust the folder (kept in melgui's config, as the window's Trust does): its "
+        "MCP servers, git hooks and filters and worktree setup command may run",
+    )
+    trust.add_argument(
+        "--restrict", action="store_true", help="take the folder's trust back (restricted)"
+    )
     history = parser.add_mutually_exclusive_group()
     history.add_argument(
         "--continue",
@@ -250,7 +263,8 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
     if desk.mcp.untrusted is not None:
         print(
             f"melgui: MCP: {desk.mcp.untrusted} is not trusted yet, so its servers did not "
-            "start; trust it in the window (MCP servers panel) or pass it with --mcp-config",
+            "start; trust it in the window (MCP servers panel), pass --trust if the folder "
+            "is restricted, or pass the file with --mcp-config",
             file=sys.stderr,
         )
     for server in desk.mcp.servers.values():
@@ -272,10 +286,26 @@ def _needs_window(name: str) -> Any:
     return handler
 
 
+def _decide_trust(folder: str, options: argparse.Namespace) -> None:
+    """Record --trust / --restrict; an untrusted folder says in one line what is off.
+    --trust also trusts the project's MCP file as it is now, as the window's one click
+    does; a later change to it asks again."""
+    trust = FolderTrust()
+    if options.trust:
+        trust.trust(folder)
+        if project_path(folder).is_file():
+            TrustStore().trust(project_path(folder))
+    elif options.restrict:
+        trust.restrict(folder)
+    if not trust.is_trusted(folder):
+        print(f"melgui: {restricted_line()} Pass --trust to trust {folder}.", file=sys.stderr)
+
+
 async def run(options: argparse.Namespace, out: TextIO) -> int:
     folder = os.path.realpath(options.folder)
     if not os.path.isdir(folder):
         raise UsageError(f"--folder {options.folder!r} is not a folder")
+    _decide_trust(folder, options)
     settings = settings_for(options)
     api_key = get_api_key(api_key_kind(settings))
     model = settings.model or ("local" if settings.connection == "local" else "")

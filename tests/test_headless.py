@@ -85,8 +85,8 @@ def test_server_error_exits_non_zero_with_one_line_reason(
     scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:
     scripted_relay.script([http_error(401, {"error": {"message": "Invalid API key"}})])
-    result = melgui_exec(
-        "--url", scripted_relay.base_url, "--folder", str(tmp_path), "--json", "hi"
+    result = melgui_exec(  # trusted: the restricted-folder line is not part of the reason
+        "--url", scripted_relay.base_url, "--folder", str(tmp_path), "--json", "--trust", "hi"
     )
     assert result.returncode == 1
     assert json_lines(result.stdout)[-1]["kind"] == "error"

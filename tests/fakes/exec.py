@@ -12,13 +12,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def melgui_exec(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def melgui_exec(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "melgui", "exec", *args],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=timeout,
         env=environment,
         stdin=subprocess.DEVNULL,
     )

@@ -14,16 +14,18 @@ import os
 from collections.abc import Iterator
 
 from melgui.core.config.gitignore import IgnoreFile
+from melgui.core.config.special_files import read_rules
 
 Layer = tuple[str, IgnoreFile]  # (folder relative to the root, "" for the root; its rules)
 
 
-def _load_ignore(folder: str) -> IgnoreFile | None:
-    try:
-        with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as f:
-            return IgnoreFile.parse(f.read())
-    except OSError:
-        return None
+def _load_ignore(folder: str, notes: list[str] | None) -> IgnoreFile | None:
+    """The folder's `.gitignore` rules; one that is a FIFO, a device, a link to one or
+    over the size cap is skipped (with a note), never waited on."""
+    rules = read_rules(os.path.join(folder, ".gitignore"))
+    if rules.note is not None and notes is not None:
+        notes.append(rules.note)
+    return IgnoreFile.parse(rules.text) if rules.text else None
 
 
 def _ignored(layers: list[Layer], relative: str, is_dir: bool) -> bool:
@@ -40,19 +42,23 @@ class TooManyEntries(Exception):
 
 
 def walk_files(
-    root: str, skip_dirs: frozenset[str] = frozenset(), max_entries: int | None = None
+    root: str,
+    skip_dirs: frozenset[str] = frozenset(),
+    max_entries: int | None = None,
+    notes: list[str] | None = None,
 ) -> Iterator[str]:
     """Relative POSIX paths of the project's searchable regular files, in a stable order.
 
     Folders named in `skip_dirs` are not entered. With `max_entries`, the walk raises
     TooManyEntries once it has looked at more folder entries than that (a tree of empty
-    folders ends it as surely as many files).
+    folders ends it as surely as many files). `notes` gets one line for each `.gitignore`
+    skipped because it is not a regular file (a FIFO, a device, a link to one).
     """
     budget = max_entries
     stack: list[tuple[str, str, list[Layer]]] = [(root, "", [])]
     while stack:
         folder, relative, layers = stack.pop()
-        rules = _load_ignore(folder)
+        rules = _load_ignore(folder, notes)
         if rules is not None and not rules.empty:
             layers = [*layers, (relative, rules)]
         try:

@@ -9,14 +9,13 @@ against the right base.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from melgui.core.config.settings import data_dir
+from melgui.core.config.trust import worktree_group_name
 
 BRANCH_PREFIX = "melgui/"
 SLUG_WORDS = 5
@@ -29,11 +28,9 @@ def worktrees_root() -> Path:
 
 
 def project_folder_name(main: Path) -> str:
-    """`<name>-<hash>` of the project's real path: readable, and unique per project."""
-    real = os.path.realpath(main)
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(real).name).strip("-.") or "project"
-    return f"{name[:30]}-{digest}"
+    """`<name>-<hash>` of the project's real path: readable, and unique per project (the
+    trust store finds a worktree's project by the same name)."""
+    return worktree_group_name(main)
 
 
 def slug(task: str) -> str:

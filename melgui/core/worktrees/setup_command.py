@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from melgui.core.config.trust import FolderTrust
 from melgui.core.processes import reset_signals
 
 OUTPUT_KEEP = 64 * 1024  # the last this many bytes of output are kept
@@ -26,6 +27,7 @@ class SetupResult:
     exit_code: int | None  # None: it did not end on its own (timeout) or did not start
     output: str
     timed_out: bool = False
+    restricted: bool = False  # not run: the folder is not trusted
 
     @property
     def ok(self) -> bool:
@@ -33,6 +35,8 @@ class SetupResult:
 
     def describe(self, tail_lines: int = 20) -> str:
         """One line on how it went, then the last lines of its output."""
+        if self.restricted:
+            return f"Setup command `{self.command}` was not run: the folder is not trusted."
         if self.timed_out:
             head = f"Setup command `{self.command}` was stopped after its timeout."
         elif self.exit_code is None:
@@ -57,7 +61,10 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
 
 
 def run_setup(command: str, worktree: Path, main: Path, *, timeout: float) -> SetupResult:
-    """Run `command` in `worktree`; never raises for the command's own failure."""
+    """Run `command` in `worktree`; never raises for the command's own failure. In a
+    folder the person has not trusted it does not run at all."""
+    if not FolderTrust().is_trusted(main):
+        return SetupResult(command, None, "", restricted=True)
     env = {**os.environ, "MELGUI_WORKTREE": str(worktree), "MELGUI_MAIN": str(main)}
     try:
         process = subprocess.Popen(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.config.settings import config_dir
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.tools.mcp.bridge import Bridge
@@ -41,11 +42,13 @@ class McpManager:
         registry: ToolRegistry,
         *,
         trust: TrustStore | None = None,
+        folder_trust: FolderTrust | None = None,
         state_path: Path | None = None,
     ) -> None:
         self.folder = folder
         self.bridge = Bridge(catalog, registry, self._call)
         self.trust = trust or TrustStore()
+        self.folder_trust = folder_trust or FolderTrust()
         self.state_path = state_path or config_dir() / STATE_FILE
         self.servers: dict[str, McpServer] = {}
         self.problems: list[str] = []  # files that could not be read, in one line each
@@ -72,7 +75,7 @@ class McpManager:
             except ConfigError as exc:
                 self.problems.append(str(exc))
                 continue
-            if found and scope == "project" and not self.trust.is_trusted(path):
+            if found and scope == "project" and not self._project_trusted(path):
                 self.untrusted = path
             for config in found:
                 configs[config.name] = config  # later files win: project over user
@@ -85,13 +88,24 @@ class McpManager:
             )
             if config.scope == "project" and self.untrusted is not None:
                 server = self.servers[name]
-                server.state = ServerState(
-                    "untrusted", message="trust this project's .melgui/mcp.json to start it"
+                why = (
+                    "trust this project's .melgui/mcp.json to start it"
+                    if self.folder_trust.is_trusted(self.folder)
+                    else "this folder is restricted: trust the folder to start it"
                 )
+                server.state = ServerState("untrusted", message=why)
+
+    def _project_trusted(self, path: Path) -> bool:
+        """A project file's servers start only in a trusted folder, and only as the file
+        was when the person trusted it (a change after a pull asks again)."""
+        return self.folder_trust.is_trusted(self.folder) and self.trust.is_trusted(path)
 
     def trust_project(self) -> None:
-        """Trust the project file as it is now (its servers start on the next start_all)."""
+        """Trust the project file as it is now, and its folder (its servers start on the
+        next start_all)."""
         if self.untrusted is not None:
+            if not self.folder_trust.is_trusted(self.folder):
+                self.folder_trust.trust(self.folder)
             self.trust.trust(self.untrusted)
             self.untrusted = None
             for server in self.servers.values():

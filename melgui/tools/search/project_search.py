@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import functools
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import melgui
+from melgui.core.config.special_files import Listing, special_rule_files
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
@@ -41,6 +45,37 @@ def _engine(settings: ToolSettings) -> str | None:
     return rg
 
 
+# Each project's folder listings, by mtime, so a second search only stats the folders.
+_LISTINGS: dict[str, dict[str, Listing]] = {}
+
+
+def _special_gitignores(root: Path) -> list[str]:
+    """One note per `.gitignore` that is a FIFO, a device or a link to one. ripgrep would
+    open it and wait; the Python engine skips it, so such a project is searched with it."""
+    cache = _LISTINGS.setdefault(str(root), {})
+    notes = []
+    for path, why in special_rule_files(str(root), cache):
+        if os.path.basename(path) == ".gitignore":
+            rest = why[len(path) :] if why.startswith(path) else f": {why}"
+            relative = os.path.relpath(path, root)
+            notes.append(f"[{relative}{rest}; skipped, so its rules do not apply.]")
+    return notes
+
+
+async def _pick(settings: ToolSettings, root: Path) -> tuple[str | None, list[str]]:
+    """The engine (`_engine`) and the notes on special `.gitignore` files, which send a
+    search to the Python engine."""
+    rg = _engine(settings)
+    notes = await asyncio.to_thread(_special_gitignores, root)
+    return (None if notes else rg), notes
+
+
+def _noted(outcome: ToolOutcome, notes: list[str]) -> ToolOutcome:
+    if not notes:
+        return outcome
+    return dataclasses.replace(outcome, content="\n".join([outcome.content, *notes]))
+
+
 def _fallback_argv(mode: str, root: Path, *pattern: str) -> list[str]:
     return [sys.executable, "-m", "melgui.tools.search.grep_fallback", mode, str(root), *pattern]
 
@@ -65,7 +100,7 @@ async def grep(
         raise ToolError("Argument 'pattern' is empty; give a regular expression.")
     if "\x00" in pattern:
         raise ToolError("Argument 'pattern' contains a NUL byte.")
-    rg = _engine(settings)
+    rg, notes = await _pick(settings, workspace.root)
     if rg is None:
         try:
             re.compile(pattern)
@@ -85,7 +120,7 @@ async def grep(
     )
     if run.returncode == 2 and not run.records and run.stderr.strip():
         raise ToolError(_regex_error(pattern, run.stderr))
-    return _format_grep(pattern, run, settings)
+    return _noted(_format_grep(pattern, run, settings), notes)
 
 
 def _format_grep(pattern: str, run: SearchRun, settings: ToolSettings) -> ToolOutcome:
@@ -127,8 +162,14 @@ async def find_files(
     workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
 ) -> ToolOutcome:
     pattern = require_str(arguments, "pattern")
+    rg, notes = await _pick(settings, workspace.root)
+    return _noted(await _find(workspace, settings, pattern, rg), notes)
+
+
+async def _find(
+    workspace: Workspace, settings: ToolSettings, pattern: str, rg: str | None
+) -> ToolOutcome:
     glob = _matcher(pattern)
-    rg = _engine(settings)
     select = glob.select_records
     if rg is None:
         argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT

@@ -63,6 +63,7 @@ def open_settings_dialog(window: Any, allowed: list[AllowedCall]) -> None:
         rule_problems=window.desk.rule_problems,
     )
     dialog.applied.connect(window.apply_settings)
+    dialog.workers_tab.trust.toggled.connect(window.trust_bar.decide)
     dialog.accepted.connect(
         lambda: window.status.showMessage(dialog.key_message, 20000) if dialog.key_message else None
     )

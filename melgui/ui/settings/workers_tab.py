@@ -1,5 +1,6 @@
 """Settings → Workers: whether workers get their own git worktree, and for this project
-the files copied into each new worktree and the setup command run there."""
+whether the folder is trusted (applied at once, through the window's trust bar), the
+files copied into each new worktree and the setup command run there."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.config.settings import Settings
+from melgui.core.config.trust import FolderTrust
 
 
 class WorkerSettingsTab(QWidget):
@@ -38,6 +40,12 @@ class WorkerSettingsTab(QWidget):
         note.setWordWrap(True)
         form.addRow(note)
         form.addRow(QLabel(f"<b>This project</b> ({project or 'no folder'})", self))
+        self.trust = QCheckBox("Trust this folder: its MCP servers, git hooks and filters and "
+                               "the setup command may run", self)  # fmt: skip
+        self.trust.setObjectName("trustFolder")
+        self.trust.setChecked(bool(project) and FolderTrust().is_trusted(project))
+        self.trust.setEnabled(bool(project))
+        form.addRow(self.trust)
         self.copy = QPlainTextEdit("\n".join(settings.worktree_copy.get(project, [])), self)
         self.copy.setObjectName("worktreeCopy")
         self.copy.setPlaceholderText(".env\n.venv\nconfig/*.local")

@@ -70,6 +70,10 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
             "export", "&File", "&Export conversation…", "Ctrl+Shift+E",
             lambda: export_current(w), "Save the current conversation as Markdown or JSON",
         ),
+        Command(
+            "folder_trust", "&File", "&Trust or restrict this folder", None, w.toggle_trust,
+            "Trusted: the folder's MCP servers, git hooks and filters, setup command may run",
+        ),
         Command("settings", "&File", "&Settings…", "Ctrl+,", w.open_settings),
         Command("quit", "&File", "&Quit", "Ctrl+Q", w.close, "Asks first if work would be lost"),
         Command("stop", "&Conversation", "&Stop the agent", "Ctrl+.", lambda: w.chat.stop()),

@@ -38,6 +38,7 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, config_dir
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
@@ -72,6 +73,7 @@ from melgui.ui.window.model_choice import ModelChoice, give_model
 from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar
+from melgui.ui.window.trust_bar import TrustBar
 
 Failures = Sequence[tuple[int, NoteRecord]]  # where a reopened conversation went wrong
 
@@ -200,6 +202,9 @@ class MainWindow(QMainWindow):
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 4, 4, 0)
+        self.trust_bar = TrustBar(FolderTrust(), self.kit.folder, central)
+        self.trust_bar.changed.connect(self._trust_changed)
+        layout.addWidget(self.trust_bar)
         layout.addWidget(self.pane_host, 1)
         layout.addWidget(self.approval_bar)
         self.setCentralWidget(central)
@@ -343,6 +348,7 @@ class MainWindow(QMainWindow):
             return
         kit = self.desk.kit
         self.toolbar.set_folder(kit.folder)
+        self.trust_bar.set_folder(kit.folder)
         self.setWindowTitle(f"melgui — {kit.folder}")
         self.new_conversation()
         self._offer_claude_rules()
@@ -374,6 +380,15 @@ class MainWindow(QMainWindow):
         self.models.on_event(event)
 
     # --- settings ------------------------------------------------------------------------
+
+    def toggle_trust(self) -> None:
+        """Trust the folder, or take its trust back: one click either way."""
+        self.trust_bar.decide(not self.trust_bar.trusted)
+
+    def _trust_changed(self, trusted: bool) -> None:
+        word = "trusted" if trusted else "restricted"
+        self.status.showMessage(f"{self.kit.folder} is {word} now.", 10000)
+        self.tasks.spawn(self.desk.start_mcp(), what="starting MCP servers")
 
     def open_settings(self) -> None:
         open_settings_dialog(self, allowed_log(self._store(), self._report_error))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,3 +56,49 @@ def test_the_entry_budget_ends_a_walk_of_empty_folders(tmp_path: Path) -> None:
 
 def test_a_missing_root_walks_nothing(tmp_path: Path) -> None:
     assert list(walk_files(str(tmp_path / "missing"))) == []
+
+
+def _walk_within(root: Path, bound_s: float = 60.0) -> list[str]:
+    """walk_files in a thread, bounded; a FIFO it blocks on gets a writer so the test
+    process itself never hangs."""
+    found: list[list[str]] = []
+    notes: list[str] = []
+    worker = threading.Thread(target=lambda: found.append(list(walk_files(str(root), notes=notes))))
+    worker.daemon = True
+    worker.start()
+    worker.join(bound_s)
+    if worker.is_alive():
+        for fifo in root.rglob(".gitignore"):
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(5)
+        raise AssertionError(f"walk_files blocked for {bound_s:g} s on a special file")
+    return [*found[0], *notes]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_special_gitignore_in_a_subfolder_is_skipped_not_waited_on(
+    tmp_path: Path, kind: str
+) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    trap = tmp_path / "trap"
+    trap.mkdir()
+    (trap / "kept.txt").write_text("t")
+    if kind == "fifo":
+        os.mkfifo(trap / ".gitignore")
+    else:
+        (trap / ".gitignore").symlink_to("/dev/zero")
+    *files, note = _walk_within(tmp_path)
+    assert files == ["a.txt", "trap/kept.txt"]
+    what = "a FIFO" if kind == "fifo" else "a character device (through a symlink)"
+    assert note == f"skipped {trap / '.gitignore'} is {what}"
+
+
+def test_a_fifo_or_device_gitignore_is_no_rules_and_no_hang(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    os.mkfifo(tmp_path / "a" / ".gitignore")
+    (tmp_path / "a" / "kept.txt").write_text("k")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / ".gitignore").symlink_to("/dev/zero")
+    (tmp_path / "b" / "kept.txt").write_text("k")
+    assert list(walk_files(str(tmp_path))) == ["a/kept.txt", "b/kept.txt"]

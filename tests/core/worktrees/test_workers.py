@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from melgui.core.config.settings import Settings
+from melgui.core.config.trust import FolderTrust
 from melgui.core.worktrees.setup_command import run_setup
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from tests.fakes.projects import git, make_project
@@ -27,10 +28,20 @@ def test_a_folder_without_git_always_shares(tmp_path: Path) -> None:
     assert not worktrees.available() and not worktrees.wanted(True)
 
 
+def test_an_untrusted_folder_runs_no_setup_command(tmp_path: Path) -> None:
+    project = make_project(tmp_path, with_git=True)
+    settings = Settings(worktree_setup={str(project): "touch ran"})
+    prepared = WorkerWorktrees(str(project), settings).create(6, "build it")
+    assert not (prepared.worktree.path / "ran").exists()
+    assert prepared.setup is not None and prepared.setup.restricted
+    assert "not run: the folder is not trusted" in prepared.describe()
+
+
 def test_copy_list_and_setup_command_of_this_project_run_in_the_new_worktree(
     tmp_path: Path,
 ) -> None:
     project = make_project(tmp_path, with_git=True)
+    FolderTrust().trust(project)
     (project / "secret.log").write_text("s\n")
     settings = Settings(
         worktree_copy={str(project): ["secret.log"]},
@@ -50,6 +61,7 @@ def test_copy_list_and_setup_command_of_this_project_run_in_the_new_worktree(
 def test_a_failing_setup_command_is_reported_not_hidden(tmp_path: Path) -> None:
     worktree = tmp_path / "w"
     worktree.mkdir()
+    FolderTrust().trust(tmp_path)
     result = run_setup("echo broken >&2; exit 3", worktree, tmp_path, timeout=30)
     assert result.exit_code == 3 and not result.ok
     assert (
@@ -59,6 +71,7 @@ def test_a_failing_setup_command_is_reported_not_hidden(tmp_path: Path) -> None:
 
 
 def test_a_setup_command_past_its_timeout_is_stopped_with_its_children(tmp_path: Path) -> None:
+    FolderTrust().trust(tmp_path)
     result = run_setup("echo started; sleep 30 & sleep 30", tmp_path, tmp_path, timeout=0.5)
     assert result.timed_out and result.exit_code is None
     assert "stopped after its timeout" in result.describe() and "started" in result.output

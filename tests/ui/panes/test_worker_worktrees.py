@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.worktrees.create import create_worktree
 from melgui.core.worktrees.recovery import melgui_worktrees
@@ -288,6 +289,7 @@ def test_the_window_keeps_running_while_a_worktree_is_set_up(
     scripted_relay.on(lambda r: r.tool_role == "worker", lambda r: [text("ok"), done()])
     gate = project.parent / "setup-may-end"
     settings = relay_settings(scripted_relay)
+    FolderTrust().trust(project)  # an untrusted folder's setup command never runs
     settings.worktree_setup = {
         str(project.resolve()): f"echo installing; while [ ! -e {gate} ]; do sleep 0.05; done"
     }

@@ -22,7 +22,13 @@ from pathlib import Path
 from melgui.core.store.checkpoints.changes import tree_changes
 from melgui.core.store.checkpoints.lock import folder_lock
 from melgui.core.store.checkpoints.log import CheckpointLog, CheckpointRecord
-from melgui.core.store.checkpoints.restore import Choice, RestorePlan, apply_targets, plan_undo
+from melgui.core.store.checkpoints.restore import (
+    Choice,
+    RestorePlan,
+    apply_targets,
+    describe_linked,
+    plan_undo,
+)
 from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo, shadow_root
 from melgui.core.store.checkpoints.snapshot import (
     DEFAULT_MAX_FILE_BYTES,
@@ -57,6 +63,8 @@ class Checkpointer:
         self.keep_days = keep_days
         self.max_bytes = max_bytes
         self.problem: str | None = None
+        self.skipped: list[str] = []  # what the last restore left alone, one line each
+        self.notes: list[str] = []  # special files the last snapshot skipped
         self._lock_file = self.repo.root / "lock"
 
     @property
@@ -88,6 +96,7 @@ class Checkpointer:
     async def _begin(self, call_id: str, tool: str, summary: str, source: str) -> int | None:
         try:
             snapshot = await self.snapshots.take()
+            self.notes = list(snapshot.notes)
             await self._close_interrupted(snapshot.commit)
             record_id = self.log.begin(self.folder, source, call_id, tool, summary, snapshot.commit)
         except (GitError, OSError) as exc:
@@ -101,6 +110,7 @@ class Checkpointer:
         record = self.log.get(record_id)
         try:
             snapshot = await self.snapshots.take()
+            self.notes = list(snapshot.notes)
             assert record is not None
             files = await tree_changes(self.repo, record.before, snapshot.commit)
         except (GitError, OSError) as exc:
@@ -169,7 +179,8 @@ class Checkpointer:
                 raise GitError(self.problem or "no checkpoint could be taken")
             try:
                 plan = plan_undo(self.folder, (r.files for r in records))
-                await apply_targets(self.repo, plan.targets(choices or {}))
+                skipped = await apply_targets(self.repo, plan.targets(choices or {}))
+                self.skipped = describe_linked(self.folder, sorted({*plan.linked, *skipped}))
             finally:
                 await self._finish(restore_id, tuple(r.id for r in records))
         done = self.log.get(restore_id)

@@ -54,6 +54,7 @@ class PathPlan:
 @dataclass(frozen=True)
 class RestorePlan:
     paths: tuple[PathPlan, ...]
+    linked: tuple[str, ...] = ()  # skipped: a folder on the way is a symbolic link now
 
     @property
     def conflicts(self) -> tuple[PathPlan, ...]:
@@ -80,29 +81,69 @@ def plan_undo(project: str, changesets: Iterable[tuple[FileChange, ...]]) -> Res
         for change in files:
             first.setdefault(change.path, change.before)
             last[change.path] = change.after
+    linked = tuple(path for path in sorted(first) if linked_parent(project, path))
     paths = tuple(
         PathPlan(path, first[path], last[path], current_state(project, path))
         for path in sorted(first)
+        if path not in linked
     )
-    return RestorePlan(paths)
+    return RestorePlan(paths, linked)
+
+
+def linked_parent(project: str, path: str) -> str | None:
+    """The first folder on the way to `path` that is a symbolic link (or not a folder):
+    a restore never reads, writes or deletes through it, since it may lead outside."""
+    parts = path.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        folder = "/".join(parts[:i])
+        try:
+            info = os.lstat(os.path.join(project, folder))
+        except FileNotFoundError:
+            return None  # missing from here on: made as real folders when written
+        if not stat.S_ISDIR(info.st_mode):
+            return folder
+    return None
+
+
+def describe_linked(project: str, paths: Iterable[str]) -> list[str]:
+    """One line per path a restore left alone because of a linked folder."""
+    lines = []
+    for path in paths:
+        folder = linked_parent(project, path) or os.path.dirname(path)
+        lines.append(
+            f"skipped {path}: {folder} is a symbolic link or not a folder now, and a restore "
+            "never writes or deletes through one"
+        )
+    return lines
 
 
 class UnsafePathError(ValueError):
     """A path outside the project or inside a `.git`: never written."""
 
 
-async def apply_targets(repo: ShadowRepo, targets: Mapping[str, FileState | None]) -> None:
-    """Make each path read as its target state (None: absent). Deletions go first."""
+async def apply_targets(repo: ShadowRepo, targets: Mapping[str, FileState | None]) -> list[str]:
+    """Make each path read as its target state (None: absent). Deletions go first.
+    Returns the paths left alone because a folder on their way is a link (or a file)."""
     project = repo.project
     for path in targets:
         _check(path)
+    skipped: list[str] = []
     removals = sorted((p for p, t in targets.items() if t is None), reverse=True)
     for path in removals:
+        if linked_parent(project, path) is not None:
+            skipped.append(path)
+            continue
         _remove(project, path)
-    writes = sorted((p, t) for p, t in targets.items() if t is not None)
+    writes = []
+    for path, target in sorted((p, t) for p, t in targets.items() if t is not None):
+        if linked_parent(project, path) is not None:
+            skipped.append(path)
+        else:
+            writes.append((path, target))
     contents = await read_blobs(repo, [state.blob for _, state in writes])
     for path, state in writes:
         _write(project, path, state, contents[state.blob])
+    return skipped
 
 
 async def read_blobs(repo: ShadowRepo, blobs: list[str]) -> dict[str, bytes]:

@@ -1,20 +1,20 @@
 """The shadow git repository of one project folder: where it lives and how git runs.
 
-Git runs as an asyncio subprocess with a minimal environment: no system or user
-configuration, no hooks, no pager or prompt, HOME pointed at the shadow folder. GIT_DIR
-is the shadow repository and GIT_WORK_TREE the project, so the project's own `.git`
-(HEAD, index, refs, stash, hooks, config) is never written; its `info/exclude` is read.
+Git runs through the app's one runner (`core.git`), always hardened, as an asyncio
+subprocess with a minimal environment: no system or user configuration, no hooks,
+fsmonitor, filters or external diffs, submodules ignored, no pager or prompt, HOME
+pointed at the shadow folder. GIT_DIR is the shadow repository and GIT_WORK_TREE the
+project, so the project's own `.git` (HEAD, index, refs, stash, hooks, config) is never
+written or read as configuration; its `info/exclude` is read (see `snapshot`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
-from melgui.core.processes import reset_signals
+from melgui.core.git import GitError, git_available, run_async
 
 GIT_TIMEOUT = 600.0  # seconds; a snapshot of a huge tree is slow, never endless
 
@@ -36,6 +36,9 @@ _CONFIG = (
     ("status.showUntrackedFiles", "all"),
     ("gc.auto", "0"),
     ("advice.addEmbeddedRepo", "false"),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
     ("user.name", "melgui"),
     ("user.email", "checkpoints@melgui.invalid"),
 )
@@ -60,12 +63,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-class GitError(Exception):
-    """Git failed, or is not installed; the message says which and why."""
-
-
-def git_available() -> bool:
-    return shutil.which("git") is not None
+__all__ = ["GitError", "ShadowRepo", "git_available", "shadow_root"]
 
 
 def shadow_root(data_folder: Path, project: str) -> Path:
@@ -127,26 +125,21 @@ class ShadowRepo:
             env.pop("GIT_WORK_TREE")
             env.pop("GIT_DIR")
         try:
-            process = await asyncio.create_subprocess_exec(
-                "git",
-                *args,
-                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.project if work_tree else str(self.root),
+            done = await run_async(
+                args,
+                self.project if work_tree else str(self.root),
+                hardened=True,
+                own_config=True,
                 env=env,
-                preexec_fn=reset_signals,
+                stdin=stdin,
+                timeout=GIT_TIMEOUT,
+                check=False,
             )
-        except FileNotFoundError as exc:
-            raise GitError("checkpoints need git, which is not installed") from exc
-        try:
-            out, err = await asyncio.wait_for(process.communicate(stdin), GIT_TIMEOUT)
-        except BaseException:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        except GitError as exc:
+            if not git_available():
+                raise GitError("checkpoints need git, which is not installed") from exc
             raise
-        if check and process.returncode != 0:
-            text = err.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {text[-1] if text else process.returncode}")
-        return out
+        if check and done.code != 0:
+            text = done.err.strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {text[-1] if text else done.code}")
+        return done.out

@@ -9,11 +9,13 @@ Files over the size cap are left out and named.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from melgui.core.config.special_files import Listing, read_rules, special_rule_files
 from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo
 
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -50,6 +52,7 @@ class Snapshot:
 
     commit: str
     skipped: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # special files skipped, in words
 
 
 class Snapshotter:
@@ -59,13 +62,23 @@ class Snapshotter:
         self.repo = repo
         self.max_file_bytes = max_file_bytes
         self._large: set[str] = set()
+        self._nested: set[str] = set()  # repositories of their own, and folders with
+        self._special: dict[str, str] = {}  # a special rules file (folder -> why)
+        self._listings: dict[str, Listing] = {}
+        self._notes: list[str] = []
         self._exclude_text: str | None = None
 
     async def take(self) -> Snapshot:
         repo = self.repo
         await repo.ensure()
         self._recheck_large()
-        self._write_exclude()
+        await asyncio.to_thread(self._find_special)
+        if self._special:
+            await repo.run(
+                "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--",
+                *sorted(self._special), check=False,
+            )  # fmt: skip
+        await asyncio.to_thread(self._write_exclude)
         # One pass like `git status` (untracked cache and all): the shadow index against
         # the last snapshot (HEAD) and the tree against the index.
         listing = await repo.run(
@@ -80,6 +93,9 @@ class Snapshotter:
             staged = staged or index not in (" ", "?")
             if worktree == " ":
                 continue
+            if index == "?" and path.endswith("/"):
+                self._nested.add(path.rstrip("/"))  # a repository of its own: not ours
+                continue
             size = _size(os.path.join(repo.project, path))
             if size is not None and size > self.max_file_bytes:
                 self._large.add(path)
@@ -88,10 +104,10 @@ class Snapshotter:
                 continue
             new = new or index == "?"
             paths.append(path)
-        self._write_exclude()
+        await asyncio.to_thread(self._write_exclude)
         head = read_head(repo.git_dir)
         if head is not None and not paths and not untrack and not staged:
-            return Snapshot(head, tuple(sorted(self._large)))  # nothing changed
+            return self._snapshot(head)  # nothing changed
         if untrack:
             await repo.run(
                 "rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
@@ -106,7 +122,26 @@ class Snapshotter:
         head = read_head(repo.git_dir)
         if head is None:
             raise GitError("the shadow repository has no HEAD after a commit")
-        return Snapshot(head, tuple(sorted(self._large)))
+        return self._snapshot(head)
+
+    def _snapshot(self, head: str) -> Snapshot:
+        left_out = self._large | self._nested | set(self._special)
+        notes = [
+            *self._notes,
+            *(f"{folder}/ left out: {why}" for folder, why in self._special.items()),
+        ]
+        return Snapshot(head, tuple(sorted(left_out)), tuple(notes))
+
+    def _find_special(self) -> None:
+        """Folders whose `.gitignore` or `.gitattributes` git would block on (a FIFO, a
+        device, a link to one) are left out; at the top, no snapshot can be taken."""
+        project = self.repo.project
+        self._special = {}
+        for path, why in special_rule_files(project, self._listings):
+            folder = os.path.relpath(os.path.dirname(path), project).replace(os.sep, "/")
+            if folder == ".":
+                raise GitError(f"{why}; git would wait on it for ever, so nothing was saved")
+            self._special[folder] = why
 
     def _recheck_large(self) -> None:
         """A file left out for its size comes back once it is small again (or gone)."""
@@ -134,24 +169,19 @@ class Snapshotter:
             await self.repo.run("add", "-A", "--ignore-errors", check=False)
 
     def _write_exclude(self) -> None:
-        """The project's own info/exclude (read only) plus the files over the cap."""
-        lines = [_read_project_exclude(self.repo.project)]
-        lines += ["/" + _escape(path) for path in sorted(self._large)]
+        """The project's own info/exclude (read only, if it is a regular file) plus the
+        files over the cap, nested repositories and folders with special rules files."""
+        own = read_rules(os.path.join(self.repo.project, ".git", "info", "exclude"))
+        self._notes = [own.note] if own.note else []
+        lines = [own.text]
+        lines += ["/" + _escape(path) for path in sorted(self._large | self._nested)]
+        lines += ["/" + _escape(path) + "/" for path in sorted(self._special)]
         text = "\n".join(lines) + "\n"
         if text != self._exclude_text:
             target = self.repo.git_dir / "info" / "exclude"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", errors="surrogateescape")
             self._exclude_text = text
-
-
-def _read_project_exclude(project: str) -> str:
-    try:
-        return (Path(project) / ".git" / "info" / "exclude").read_text(
-            encoding="utf-8", errors="surrogateescape"
-        )
-    except OSError:
-        return ""
 
 
 def _escape(path: str) -> str:

@@ -1,36 +1,24 @@
-"""Review and merge run git as an asyncio child in the worktrees' one environment
-(`git.git_env`: the person's own configuration, no prompt, pager or editor), with signals
-reset and errors turned into plain words.
+"""Review and merge run git as an asyncio child through the app's one runner
+(`core.git`: the person's repository, hardened unless the folder is trusted, a minimal
+environment), with errors turned into plain words.
 
 Reads pass `GIT_OPTIONAL_LOCKS=0`, so looking at a worktree never rewrites its index.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from melgui.core.processes import child_preexec
-from melgui.core.worktrees.git import git_env
+from melgui.core.git import GitError, GitResult, run_async
 
 GIT_TIMEOUT = 300.0  # seconds; a merge of a huge tree is slow, never endless
 
+__all__ = ["ChangesError", "GitResult", "dirty_paths", "git", "last_words"]
 
-class ChangesError(Exception):
+
+class ChangesError(GitError):
     """A review or merge step could not be done; the message says why in plain words."""
-
-
-@dataclass(frozen=True, slots=True)
-class GitResult:
-    code: int
-    out: bytes
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out.decode("utf-8", "surrogateescape")
 
 
 async def git(
@@ -47,31 +35,20 @@ async def git(
     with a code outside `ok_codes`; the message ends with git's own last words.
     """
     extra = {"GIT_OPTIONAL_LOCKS": "0"} if read_only else None
-    argv = ["git", "-c", "core.quotePath=false", *args]
     if not folder.is_dir():
         raise ChangesError(f"The folder {folder} does not exist any more.")
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=folder,
-            env=git_env(extra),
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            preexec_fn=child_preexec(),
+        result = await run_async(
+            ["-c", "core.quotePath=false", *args],
+            folder,
+            env=extra,
+            stdin=stdin,
+            timeout=GIT_TIMEOUT,
+            check=False,
         )
-    except FileNotFoundError as exc:
-        raise ChangesError("Reviewing a worker's changes needs git, which is missing.") from exc
-    try:
-        out, err = await asyncio.wait_for(process.communicate(stdin), GIT_TIMEOUT)
-    except BaseException:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        raise
-    code = process.returncode if process.returncode is not None else -1
-    result = GitResult(code, out, err.decode("utf-8", "replace"))
-    if check and code not in ok_codes:
+    except GitError as exc:
+        raise ChangesError(str(exc)) from exc
+    if check and result.code not in ok_codes:
         raise ChangesError(f"git {args[0]} failed in {folder}: {last_words(result)}")
     return result
 

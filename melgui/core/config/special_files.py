@@ -1,0 +1,109 @@
+"""Reading a folder's small control files (ignore and attribute rules) without hanging.
+
+A `.gitignore`, `.gitattributes` or `.git/info/exclude` comes with the folder, and may be
+a FIFO (opening it waits for a writer that never comes), a device (`/dev/zero` never
+ends), or a link to one. They are read only when they are regular files, up to a size
+cap; anything else is a named skip with a note, never a hang. Call these off the event
+loop (`asyncio.to_thread`): even a regular file can sit on a slow disk.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+MAX_RULES_BYTES = 1024 * 1024
+RULE_FILES = (".gitignore", ".gitattributes")
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RulesText:
+    text: str  # "" when skipped or absent
+    note: str | None = None  # why it was skipped, naming the file
+
+
+def kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def special(path: str) -> str | None:
+    """Why `path` (or what a link there points to) must not be opened; None when it is a
+    regular file or absent."""
+    try:
+        info = os.stat(path)  # follows a link: a link to /dev/zero is /dev/zero
+    except OSError:
+        return None
+    if stat.S_ISREG(info.st_mode):
+        return None
+    linked = " (through a symlink)" if os.path.islink(path) else ""
+    return f"{path} is {kind(info.st_mode)}{linked}"
+
+
+def read_rules(path: str, cap: int = MAX_RULES_BYTES) -> RulesText:
+    """The text of a rules file, or "" with a note when it is special or over `cap`."""
+    why = special(path)
+    if why is not None:
+        return RulesText("", f"skipped {why}")
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the check does not block the open.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return RulesText("")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return RulesText("", f"skipped {path}: it is {kind(info.st_mode)}")
+        if info.st_size > cap:
+            return RulesText("", f"skipped {path}: {info.st_size} bytes, over the {cap} cap")
+        data = os.read(fd, cap + 1)
+    except OSError:
+        return RulesText("")
+    finally:
+        os.close(fd)
+    return RulesText(data[:cap].decode("utf-8", "surrogateescape"))
+
+
+Listing = tuple[int, list[str], list[tuple[str, str]]]  # mtime, subfolders, (file, why)
+
+
+def special_rule_files(root: str, cache: dict[str, Listing]) -> Iterator[tuple[str, str]]:
+    """(path, why) of every `.gitignore`/`.gitattributes` under `root` (outside `.git`
+    folders) that is not a regular file; `cache` keeps each folder's listing by its
+    mtime, so a second walk only stats the folders."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except OSError:
+            continue
+        cached = cache.get(folder)
+        if cached is None or cached[0] != mtime:
+            subfolders: list[str] = []
+            notes: list[tuple[str, str]] = []
+            try:
+                with os.scandir(folder) as scan:
+                    for entry in scan:
+                        if entry.name in RULE_FILES:
+                            why = special(entry.path)
+                            if why is not None:
+                                notes.append((entry.path, why))
+                        elif entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                            subfolders.append(entry.path)
+            except OSError:
+                continue
+            cached = (mtime, subfolders, notes)
+            cache[folder] = cached
+        yield from cached[2]
+        stack.extend(cached[1])

@@ -1,0 +1,253 @@
+"""The one way melgui starts git: in a thread (`run`) or on the event loop (`run_async`).
+
+Each call says whose repository it runs on. melgui's own shadow repository passes
+`hardened=True`; the person's repository is hardened unless its folder is trusted
+(`FolderTrust`, looked up for the folder the call runs in). A hardened call first lists
+the repository's configuration to override each named driver (see `hardening`). git
+runs with signals reset, stdin closed unless given, a timeout, and failures become
+GitError with git's own last words, in a sentence a person can act on. In an untrusted
+folder, a `.gitignore` or `.gitattributes` git would block on (a FIFO, a device) is named
+at once instead of waited on (the walk that finds them stats each folder once it is known).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from melgui.core.config.special_files import Listing, special_rule_files
+from melgui.core.config.trust import FolderTrust
+from melgui.core.git import hardening
+from melgui.core.processes import child_preexec
+
+GIT_TIMEOUT_S = 120.0
+LIST_TIMEOUT_S = 30.0
+NICENESS = "10"
+_NOT_FOUND = 127  # nice's status when it cannot run the program
+
+
+class GitError(Exception):
+    """A git command failed, or git could not run; the message is for people."""
+
+
+@dataclass(frozen=True, slots=True)
+class GitResult:
+    code: int
+    out: bytes
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The argv and environment one git call runs with."""
+
+    argv: list[str]
+    env: dict[str, str]
+    what: str
+
+
+_listings: dict[str, Listing] = {}  # folders' listings by mtime, shared by every call
+
+
+def refuse_special_rules(args: Sequence[str], cwd: str | os.PathLike[str]) -> None:
+    """GitError naming a `.gitignore`/`.gitattributes` git would block on (a FIFO, a
+    device, a link to one) under `cwd`: git opens them with no timeout of its own."""
+    for _path, why in special_rule_files(os.fspath(cwd), _listings):
+        what = " ".join(["git", *args[:2]])
+        raise GitError(f"`{what}` was not run: {why}, and git would wait on it for ever.")
+
+
+def is_hardened(cwd: str | os.PathLike[str], hardened: bool | None) -> bool:
+    return (not FolderTrust().is_trusted(cwd)) if hardened is None else hardened
+
+
+def _listing_argv() -> list[str]:
+    return [
+        "git", "--no-pager", *hardening.config_args(hardening.FIXED),
+        "config", "--list", "--includes", "--name-only", "-z",
+    ]  # fmt: skip
+
+
+def _plan(
+    args: Sequence[str],
+    hardened: bool,
+    env: Mapping[str, str] | None,
+    listing: bytes | None,
+) -> Plan:
+    what = " ".join(["git", *args[:2]])
+    child = hardening.child_env(hardened=hardened, extra=env)
+    if not hardened:
+        return Plan(["git", "--no-pager", *args], child, what)
+    overrides = hardening.driver_overrides(hardening.list_names(listing or b""))
+    argv = [
+        "git", "--no-pager",
+        *hardening.config_args(hardening.FIXED),
+        *hardening.config_args(overrides),
+        *hardening.diff_flags(list(args)),
+    ]  # fmt: skip
+    return Plan(argv, child, what)
+
+
+def _failure(plan: Plan, cwd: str | os.PathLike[str], code: int, out: bytes, err: bytes) -> str:
+    lines = [
+        line.strip()
+        for line in (err or out).decode("utf-8", "replace").splitlines()
+        if line.strip() and not line.startswith("hint:")
+    ]
+    detail = " ".join(lines[-3:]) if lines else f"exit status {code}"
+    return f"`{plan.what}` failed in {cwd}: {detail}"
+
+
+def _slow(args: Sequence[str], cwd: str | os.PathLike[str], timeout: float) -> GitError:
+    what = " ".join(["git", *args[:2]])
+    return GitError(f"`{what}` took longer than {timeout:g} s in {cwd} and was stopped.")
+
+
+def _missing(cwd: str | os.PathLike[str], exc: OSError) -> GitError:
+    if not Path(cwd).is_dir():
+        return GitError(f"The folder {cwd} does not exist.")
+    if isinstance(exc, FileNotFoundError):
+        return GitError("git is not installed (no `git` program on PATH).")
+    return GitError(f"Cannot run git in {cwd}: {exc.strerror or exc}")
+
+
+# -- in a thread -------------------------------------------------------------------------
+
+
+def _run_sync(
+    argv: list[str],
+    cwd: str | os.PathLike[str],
+    env: dict[str, str],
+    stdin: bytes | None,
+    timeout: float,
+    nice: bool,
+) -> subprocess.CompletedProcess[bytes]:
+    niced = shutil.which("nice") if nice else None
+    done = subprocess.run(
+        [niced, "-n", NICENESS, *argv] if niced else argv,
+        cwd=cwd,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        preexec_fn=child_preexec(),
+    )
+    if niced and done.returncode == _NOT_FOUND and shutil.which("git") is None:
+        raise FileNotFoundError("git")
+    return done
+
+
+def run(
+    args: Sequence[str],
+    cwd: str | os.PathLike[str],
+    *,
+    hardened: bool | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    timeout: float = GIT_TIMEOUT_S,
+    check: bool = True,
+    ok_codes: Sequence[int] = (0,),
+    nice: bool = False,
+    own_config: bool = False,
+) -> GitResult:
+    """Run `git args` in `cwd` and wait; GitError when git cannot run, runs past
+    `timeout`, or (with `check`) exits with a code outside `ok_codes`.
+
+    `own_config`: the configuration is melgui's own (the shadow repository, no system or
+    global file), so it names no driver and is not listed first.
+    """
+    hard = is_hardened(cwd, hardened)
+    child_env = hardening.child_env(hardened=hard, extra=env)
+    if hard and not own_config:
+        refuse_special_rules(args, cwd)
+    try:
+        listing = None
+        if hard and not own_config:
+            listed = _run_sync(_listing_argv(), cwd, child_env, None, LIST_TIMEOUT_S, nice)
+            listing = listed.stdout if listed.returncode == 0 else b""
+        plan = _plan(args, hard, env, listing)
+        done = _run_sync(plan.argv, cwd, plan.env, stdin, timeout, nice)
+    except subprocess.TimeoutExpired as exc:
+        raise _slow(args, cwd, timeout) from exc
+    except OSError as exc:
+        raise _missing(cwd, exc) from exc
+    result = GitResult(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"))
+    if check and done.returncode not in ok_codes:
+        raise GitError(_failure(plan, cwd, done.returncode, done.stdout, done.stderr))
+    return result
+
+
+# -- on the event loop -------------------------------------------------------------------
+
+
+async def _run_async(
+    argv: list[str], cwd: str | os.PathLike[str], env: dict[str, str], stdin: bytes | None,
+    timeout: float,
+) -> tuple[int, bytes, bytes]:  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        preexec_fn=child_preexec(),
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(stdin), timeout)
+    except BaseException:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        raise
+    return (process.returncode if process.returncode is not None else -1), out, err
+
+
+async def run_async(
+    args: Sequence[str],
+    cwd: str | os.PathLike[str],
+    *,
+    hardened: bool | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    timeout: float = GIT_TIMEOUT_S,
+    check: bool = True,
+    ok_codes: Sequence[int] = (0,),
+    own_config: bool = False,
+) -> GitResult:
+    """`run`, as an asyncio child (the loop is never blocked)."""
+    hard = await asyncio.to_thread(is_hardened, cwd, hardened) if hardened is None else hardened
+    child_env = hardening.child_env(hardened=hard, extra=env)
+    if hard and not own_config:
+        await asyncio.to_thread(refuse_special_rules, args, cwd)
+    try:
+        listing = None
+        if hard and not own_config:
+            code, listing, _ = await _run_async(
+                _listing_argv(), cwd, child_env, None, LIST_TIMEOUT_S
+            )
+            listing = listing if code == 0 else b""
+        plan = _plan(args, hard, env, listing)
+        code, out, err = await _run_async(plan.argv, cwd, plan.env, stdin, timeout)
+    except TimeoutError as exc:
+        raise _slow(args, cwd, timeout) from exc
+    except OSError as exc:
+        raise _missing(cwd, exc) from exc
+    result = GitResult(code, out, err.decode("utf-8", "replace"))
+    if check and code not in ok_codes:
+        raise GitError(_failure(plan, cwd, code, out, err))
+    return result
+
+
+def git_available() -> bool:
+    return shutil.which("git") is not None

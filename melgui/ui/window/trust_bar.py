@@ -1,0 +1,75 @@
+"""The bar over the chat that asks whether to trust a folder, and shows it restricted.
+
+The first time a folder is opened (no decision covers it) the bar asks: Trust folder /
+Stay restricted. While the folder is untrusted it says so and what is off, with one
+Trust button. A trusted folder shows no bar; File → Restrict this folder (and Settings →
+Workers) takes the trust back in one click. The decision lives in melgui's config
+(`FolderTrust`), never in the folder.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from melgui.core.config.trust import RESTRICTED, FolderTrust
+
+
+class TrustBar(QFrame):
+    """Shows the trust of one folder (`set_folder`); `changed(trusted)` after a click."""
+
+    changed = Signal(bool)
+
+    def __init__(self, trust: FolderTrust, folder: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("trustBar")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("Folder trust")
+        self.trust = trust
+        self.folder = folder
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        self.text = QLabel(self)
+        self.text.setWordWrap(True)
+        layout.addWidget(self.text, 1)
+        self.trust_button = QPushButton("Trust folder", self)
+        self.trust_button.setObjectName("trustFolder")
+        self.trust_button.clicked.connect(lambda: self.decide(True))
+        layout.addWidget(self.trust_button)
+        self.restrict_button = QPushButton("Stay restricted", self)
+        self.restrict_button.setObjectName("stayRestricted")
+        self.restrict_button.clicked.connect(lambda: self.decide(False))
+        layout.addWidget(self.restrict_button)
+        self.refresh()
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust.is_trusted(self.folder)
+
+    def set_folder(self, folder: str) -> None:
+        self.folder = folder
+        self.refresh()
+
+    def decide(self, trusted: bool) -> None:
+        self.trust.set(self.folder, trusted)
+        self.refresh()
+        self.changed.emit(trusted)
+
+    def refresh(self) -> None:
+        """Show the decision as the config holds it now."""
+        off = "; ".join(RESTRICTED)
+        if self.trusted:
+            self.hide()
+            return
+        if not self.trust.asked(self.folder):
+            self.text.setText(
+                f"<b>Do you trust the files in {self.folder}?</b> A folder you downloaded "
+                f"can run its own code. Until you trust it, these stay off: {off}."
+            )
+            self.restrict_button.show()
+        else:
+            self.text.setText(
+                f"<b>Restricted folder.</b> Off: {off}. The agent still works, with approvals."
+            )
+            self.restrict_button.hide()
+        self.show()
