@@ -287,7 +287,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         model=model,
         role=options.role,
         wire=recording.journal.record_wire if recording else None,
-        policy=FixedPolicy(options.approve),
+        policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
     )
     printer = Printer(out, options.json, desk.mcp.server_of)
     if recording is not None:

@@ -133,7 +133,6 @@ def test_a_real_server_from_pypi_end_to_end(
     assert reply["tool_call_id"] == "t1" and "21:00" in reply["content"]
 
 
-@pytest.mark.xfail(strict=True, reason="FixedPolicy ignores a trusted server's readOnlyHint")
 def test_a_trusted_servers_read_only_tool_runs_under_approve_reads(
     scripted_openai: ScriptedOpenAI, tmp_path: Path
 ) -> None:
