@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import pathlib
 from collections.abc import Callable
@@ -28,18 +29,22 @@ from melgui.core.protocol.tooling import ToolOutcome
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
 from melgui.tools.mcp.protocol_log import LineLog, Redactor
+from melgui.tools.mcp.sign_in import BrowserSignIn
 from melgui.tools.mcp.stdio import StdioProcess, stdio_server
 from melgui.tools.mcp.tap import tapped
 
-Status = Literal["stopped", "starting", "ready", "failed", "restarting", "disabled", "untrusted"]
+Status = Literal[
+    "stopped", "starting", "ready", "failed", "restarting", "disabled", "untrusted", "sign-in"
+]
 START_TIMEOUT = 30.0
 STDERR_TAIL = 3
 # The environment a server inherits; its `env` is added on top (keys stay out of children).
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 OAUTH_NOTE = (
-    "this server asks for an OAuth sign-in, which melgui does not support yet; "
-    "give it a token in `headers` instead"
+    "this server refused the Authorization in `headers` and asks for an OAuth sign-in; "
+    'remove that header (and any "oauth": false) to sign in'
 )
+SIGN_IN_NOTE = "asks for a sign-in"
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,16 @@ class ServerState:
         match self.status:
             case "ready":
                 return f"ready, {self.tools} tool{'s' if self.tools != 1 else ''}"
-            case "failed" | "untrusted" if self.message:
+            case "sign-in":
+                return f"sign-in needed: {self.message}" if self.message else "sign-in needed"
+            case _ if self.message:
                 return f"{self.status}: {self.message}"
             case _:
                 return self.status
+
+
+def _has_authorization(config: ServerConfig) -> bool:
+    return any(key.lower() == "authorization" for key in config.headers)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -99,6 +110,18 @@ class McpServer:
         self._ready = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
         self._sign_in_asked = False
+        # Whether a browser may open for a sign-in the server asks for (exec: yes unless
+        # told not to; the window: when the person pressed Sign in).
+        self.interactive_sign_in = False
+        self.sign_in: BrowserSignIn | None = None
+        if config.kind == "http" and config.oauth.enabled and not _has_authorization(config):
+            self.sign_in = BrowserSignIn(
+                config.name,
+                config.url,
+                config.oauth,
+                interactive=lambda: self.interactive_sign_in,
+                on_state=self._signing_in,
+            )
 
     @property
     def name(self) -> str:
@@ -173,8 +196,16 @@ class McpServer:
         else:
             self._environment()
             headers = self._secret_headers()
+            auth = None
+            if self.sign_in is not None:
+                oauth = self.config.oauth
+                secret = resolve(oauth.client_secret)
+                self.redactor.secrets = Redactor([*self.redactor.secrets, secret]).secrets
+                self.sign_in.settings = dataclasses.replace(oauth, client_secret=secret)
+                auth = self.sign_in.auth()
             client = await stack.enter_async_context(
                 httpx2.AsyncClient(
+                    auth=auth,
                     headers=headers,
                     timeout=httpx2.Timeout(30.0, read=300.0),
                     event_hooks={"response": [self._saw_response]},
@@ -197,6 +228,14 @@ class McpServer:
         if response.status_code == 401:
             self._sign_in_asked = True
 
+    def _signing_in(self, text: str) -> None:
+        self._set(ServerState("starting", message=text))
+
+    def _start_timeout(self) -> float:
+        # A sign-in in the browser is the person's time, not the server's.
+        signing = self.sign_in is not None and self.interactive_sign_in
+        return START_TIMEOUT + (self.sign_in.timeout if self.sign_in and signing else 0.0)
+
     def _started(self, process: StdioProcess) -> None:
         self.process = process
 
@@ -204,7 +243,7 @@ class McpServer:
         try:
             async with AsyncExitStack() as stack:
                 session = await self._connect(stack)
-                await asyncio.wait_for(session.initialize(), START_TIMEOUT)
+                await asyncio.wait_for(session.initialize(), self._start_timeout())
                 self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
                 self._session = session
                 self._set(ServerState("ready", len(self.tools)))
@@ -219,7 +258,13 @@ class McpServer:
         except BaseException as exc:  # the server's fault: shown, never raised
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            reason = OAUTH_NOTE if self._sign_in_asked else _one_line(exc)
+            if self.sign_in is not None and self.sign_in.needed:
+                self._set(ServerState("sign-in", message=SIGN_IN_NOTE))
+                return
+            if self.sign_in is not None and self.sign_in.failure:
+                self._set(ServerState("failed", message=f"sign-in failed: {self.sign_in.failure}"))
+                return
+            reason = OAUTH_NOTE if self._sign_in_asked and not self.sign_in else _one_line(exc)
             self._fail(await self._exit_reason() or reason)
         finally:
             self._session = None
