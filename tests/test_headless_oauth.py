@@ -5,13 +5,15 @@ authorization server on loopback (tests/fakes/oauth_server.py), the sign-in driv
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from melgui.core.config.secrets import key_file_path
 from tests.fakes import ScriptedOpenAI, done, text, tool_call, tool_calls
-from tests.fakes.exec import json_lines, melgui_exec
+from tests.fakes.exec import ROOT, json_lines, melgui_exec
 from tests.fakes.oauth import browser_env, guarded_server, opened
 
 
@@ -91,3 +93,35 @@ def test_no_sign_in_fails_fast_with_one_line(
         ]
         assert opened(log) == [] and scripted_openai.legs_received == []
         assert "authorize" not in server.kinds()
+
+
+def melgui_mcp(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "melgui", "mcp", *args],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )  # fmt: skip
+
+
+def test_mcp_login_signs_in_ahead_and_logout_signs_out(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    env, log = browser_env(tmp_path)
+    with guarded_server() as server:
+        servers = tmp_path / "servers.json"
+        servers.write_text(json.dumps({"mcpServers": {"guarded": {"url": server.url}}}))
+        login = melgui_mcp("login", "guarded", "--mcp-config", str(servers), env=env)
+        assert login.returncode == 0, login.stderr
+        assert login.stdout.startswith("Signed in to guarded")
+        assert len(opened(log)) == 1
+
+        call_listing(scripted_openai)
+        later = run(scripted_openai, tmp_path, server.url, env, "--no-sign-in")
+        assert later.returncode == 0, later.stderr
+        assert result_of(later)["content"] == "plans.md, budget.xlsx"
+
+        logout = melgui_mcp("logout", "guarded", "--mcp-config", str(servers), env=env)
+        assert (logout.returncode, logout.stdout) == (0, "Signed out of guarded.\n")
+        after = run(scripted_openai, tmp_path, server.url, env, "--no-sign-in")
+        assert after.returncode == 1 and "asks for a sign-in" in after.stderr
+        assert len(opened(log)) == 1
