@@ -104,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         "one ends the run with a one-line reason (sign in first with `melgui mcp login`)",
     )
     mcp.add_argument(
+        "--mcp-input",
+        choices=("decline", "defaults"),
+        default="decline",
+        help="what a server's request for input (elicitation) gets: decline (default), "
+        "or defaults: accept with the defaults its form gives",
+    )
+    mcp.add_argument(
         "--no-mcp",
         action="store_true",
         help="do not start the servers of the user's and the project's MCP files",
@@ -263,6 +270,7 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
     if options.mcp_url:
         desk.mcp.added = [_url_server(options.mcp_url)]
     desk.mcp.sign_in_allowed = not options.no_sign_in
+    desk.mcp.elicitation = options.mcp_input
     await desk.start_mcp(extra=extra, configured=not options.no_mcp)
     for problem in desk.mcp.problems:
         print(f"melgui: MCP: {problem}", file=sys.stderr)

@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import ToolCatalog
@@ -54,6 +54,7 @@ class McpManager:
         # Whether a server that asks for a sign-in may open the browser by itself (exec);
         # the window leaves this off and signs in when the person asks (sign_in).
         self.sign_in_allowed = False
+        self.elicitation: Literal["decline", "defaults"] = "decline"  # see McpServer
         self._listeners: list[Listener] = []
 
     # -- configuration -------------------------------------------------------------------
@@ -90,6 +91,7 @@ class McpManager:
                 config, self.folder, on_change=self._changed, on_tools=self._tools_changed
             )
             self.servers[name].interactive_sign_in = self.sign_in_allowed
+            self.servers[name].elicitation = self.elicitation
             if config.scope == "project" and self.untrusted is not None:
                 server = self.servers[name]
                 server.state = ServerState(

@@ -114,6 +114,9 @@ class McpServer:
         # told not to; the window: when the person pressed Sign in).
         self.interactive_sign_in = False
         self.sign_in: BrowserSignIn | None = None
+        # What a headless run answers a server's request for input: "decline", or
+        # "defaults" (accept with the defaults the requested schema gives).
+        self.elicitation: Literal["decline", "defaults"] = "decline"
         if config.kind == "http" and config.oauth.enabled and not _has_authorization(config):
             self.sign_in = BrowserSignIn(
                 config.name,
@@ -219,6 +222,7 @@ class McpServer:
             *streams,
             message_handler=self._on_message,
             list_roots_callback=self._roots,
+            elicitation_callback=self._elicit,
             logging_callback=self._on_log,
         )
         return await stack.enter_async_context(session)
@@ -344,6 +348,22 @@ class McpServer:
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.stderr.add(f"[{params.level}] {params.data}")
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        """A request for input: declined, or accepted with the schema's defaults."""
+        message = " ".join(str(getattr(params, "message", "")).split())
+        self.stderr.add(f"[melgui] the server asked for input ({self.elicitation}): {message}")
+        if self.elicitation != "defaults" or not isinstance(params, types.ElicitRequestFormParams):
+            return types.ElicitResult(action="decline")
+        properties = params.requested_schema.get("properties") or {}
+        content = {
+            name: field["default"]
+            for name, field in properties.items()
+            if isinstance(field, dict) and "default" in field
+        }
+        return types.ElicitResult(action="accept", content=content)
 
     async def _roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         uri = pathlib.Path(self.folder).as_uri()
