@@ -45,7 +45,7 @@ from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
-from melgui.tools.mcp.config import project_path
+from melgui.tools.mcp.config import ServerConfig, project_path
 from melgui.tools.mcp.trust import TrustStore
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -103,6 +103,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--mcp-config",
         metavar="FILE",
         help="also start the servers of this mcpServers JSON file (trusted as given)",
+    )
+    mcp.add_argument(
+        "--mcp-url",
+        metavar="[NAME=]URL",
+        help="also connect to this streamable HTTP server (named NAME, default remote)",
+    )
+    mcp.add_argument(
+        "--no-sign-in",
+        action="store_true",
+        help="never open a browser for a server's OAuth sign-in: a server that asks for "
+        "one ends the run with a one-line reason (sign in first with `melgui mcp login`)",
+    )
+    mcp.add_argument(
+        "--mcp-input",
+        choices=("decline", "defaults"),
+        default="decline",
+        help="what a server's request for input (elicitation) gets: decline (default), "
+        "or defaults: accept with the defaults its form gives",
     )
     mcp.add_argument(
         "--no-mcp",
@@ -205,6 +223,10 @@ class UsageError(Exception):
     pass
 
 
+class SignInNeeded(Exception):
+    """A server asks for a sign-in the run may not do (--no-sign-in)."""
+
+
 def settings_for(options: argparse.Namespace) -> Settings:
     """Saved settings and the environment, overridden by the command line."""
     notices: list[str] = []
@@ -257,6 +279,10 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
     extra = Path(options.mcp_config) if options.mcp_config else None
     if extra is not None and not extra.is_file():
         raise UsageError(f"--mcp-config {options.mcp_config!r} is not a file")
+    if options.mcp_url:
+        desk.mcp.added = [_url_server(options.mcp_url)]
+    desk.mcp.sign_in_allowed = not options.no_sign_in
+    desk.mcp.elicitation = options.mcp_input
     await desk.start_mcp(extra=extra, configured=not options.no_mcp)
     for problem in desk.mcp.problems:
         print(f"melgui: MCP: {problem}", file=sys.stderr)
@@ -270,6 +296,21 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
     for server in desk.mcp.servers.values():
         if server.state.status == "failed":
             print(f"melgui: MCP server {server.name}: {server.state.line()}", file=sys.stderr)
+        if server.state.status == "sign-in":
+            raise SignInNeeded(
+                f"MCP server {server.name} asks for a sign-in and --no-sign-in forbids one; "
+                f"sign in first with `melgui mcp login {server.name}`"
+            )
+
+
+def _url_server(text: str) -> ServerConfig:
+    """`--mcp-url [NAME=]URL` as a server (a `=` before the scheme names it)."""
+    head, equals, rest = text.partition("=")
+    named = bool(equals) and "://" not in head
+    name, url = (head, rest) if named else ("remote", text)
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--mcp-url {text!r} is not an http(s) URL")
+    return ServerConfig(name, "http", url=url, scope="file")
 
 
 def _print_plan(title: str, markdown: str) -> None:
@@ -311,13 +352,21 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
     model = settings.model or ("local" if settings.connection == "local" else "")
     recording = None if options.no_history else _start_recording(options, folder, model)
     desk = headless_desk(folder, settings, api_key)
-    await _start_mcp(desk, options)
+    try:
+        await _start_mcp(desk, options)
+    except SignInNeeded as exc:
+        await desk.aclose()
+        if recording is not None:
+            recording.close()
+            recording.journal.store.close()
+        print(f"melgui: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     session = desk.session(
         recording.conversation if recording else None,
         model=model,
         role=options.role,
         wire=recording.journal.record_wire if recording else None,
-        policy=FixedPolicy(options.approve),
+        policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
     )
     printer = Printer(out, options.json, desk.mcp.server_of)
     if recording is not None:

@@ -131,3 +131,28 @@ def test_a_real_server_from_pypi_end_to_end(
     assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= set(names)
     reply = scripted_openai.legs_received[1].json["messages"][-1]
     assert reply["tool_call_id"] == "t1" and "21:00" in reply["content"]
+
+
+def test_a_trusted_servers_read_only_tool_runs_under_approve_reads(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    config = servers_file(
+        tmp_path / "servers.json", fake=fake_entry(trusted=True), plain=fake_entry()
+    )
+    scripted_openai.script(
+        [
+            tool_calls(
+                tool_call("mcp__fake__echo", {"text": "read"}, id="m1"),
+                tool_call("mcp__fake__fail", {}, id="m2"),
+                tool_call("mcp__plain__echo", {"text": "x"}, id="m3"),
+            )
+        ],
+        [done()],
+    )
+    result = openai(scripted_openai, tmp_path, "--mcp-config", str(config), "--json", "go")
+    assert result.returncode == 0, result.stderr
+    answers = {e["id"]: e for e in json_lines(result.stdout) if e["kind"] == "tool_result"}
+    # echo claims readOnlyHint on a trusted server; fail does not; plain is not trusted
+    assert answers["m1"]["status"] == "ok" and answers["m1"]["content"] == "read"
+    assert answers["m2"]["status"] == "denied"
+    assert answers["m3"]["status"] == "denied"

@@ -173,6 +173,12 @@ class Desk:
         tool = self.catalog.get(name)
         return tool.approval if tool is not None else "ask"
 
+    def is_read_only(self, name: str) -> bool:
+        """The tool changes nothing: a built-in read-only tool, or a trusted MCP server's
+        readOnlyHint tool (its ToolDef); what the headless "reads" mode runs."""
+        tool = self.catalog.get(name)
+        return tool is not None and tool.read_only
+
     def sandbox_on(self) -> bool:
         """run_command runs in the sandbox (the setting is on and bwrap works here)."""
         return self.settings.sandbox_commands and sandbox_status().available

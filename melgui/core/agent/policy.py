@@ -202,14 +202,18 @@ HeadlessMode = Literal["reads", "all", "none"]
 
 @dataclass(frozen=True)
 class FixedPolicy:
-    """`melgui exec --approve`: decides every call without asking anyone."""
+    """`melgui exec --approve`: decides every call without asking anyone.
+
+    `read_only` says which tools "reads" runs: the built-in read-only set unless given
+    (exec passes the catalog's, so a trusted MCP server's readOnlyHint tools count)."""
 
     mode: HeadlessMode = "reads"
+    read_only: Callable[[str], bool] = READ_ONLY_TOOLS.__contains__
 
     def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision:
         if self.mode == "all":
             return Approve(rule="melgui exec --approve all")
-        if self.mode == "reads" and call.name in READ_ONLY_TOOLS:
+        if self.mode == "reads" and self.read_only(call.name):
             return Approve(rule="melgui exec --approve reads")
         return Deny(f"headless run with --approve {self.mode}: {call.name} is not allowed")
 

@@ -79,6 +79,20 @@ def get_api_key(kind: str) -> str | None:
     return os.environ.get(env_var_for(kind)) or None
 
 
+def stored_secret(kind: str) -> str | None:
+    """What melgui itself keeps for `kind` (session, keyring, protected file); never the
+    environment. For secrets that are not API keys (an MCP server's OAuth tokens)."""
+    if kind in _session_keys:
+        return _session_keys[kind].get_secret_value()
+    return _keyring_get(kind) or _file_keys().get(kind)
+
+
+def save_secret(kind: str, value: str) -> KeySaved:
+    """Keep `value` across runs: in the keyring, or where there is none in the protected
+    file (a run of `melgui exec` cannot ask where)."""
+    return set_api_key(kind, value, "keyring" if keyring_status().available else "file")
+
+
 def key_source(kind: str) -> str:
     """Where get_api_key(kind) would find the key, in words (for the Settings dialog)."""
     if kind in _session_keys:

@@ -6,8 +6,11 @@
 
 Claude Desktop and Cursor use `mcpServers`; VS Code uses `servers` (same entries, with a
 `type`). Both are read. melgui's own keys per server: `disabled`, `disabledTools`,
-`roles` (default every role), `timeout` (seconds per call, default 60) and `trusted`
-(its tools' annotations may pre-set their approval default).
+`roles` (default every role), `timeout` (seconds per call, default 60), `trusted`
+(its tools' annotations may pre-set their approval default) and, for an HTTP server,
+`oauth`: `false` (never sign in) or `{"clientId", "clientSecret", "scopes",
+"callbackPort", "clientMetadataUrl"}` for a client the server's owner registered (without
+it, melgui registers itself where the server allows).
 
 Files: the user's (`<config dir>/mcp.json`) and the project's (`.melgui/mcp.json`, which
 starts nothing until trusted; see trust.py). Values in `env` and `headers` may be
@@ -42,6 +45,18 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class OAuthSettings:
+    """A server's `oauth` entry: a pre-registered client, scopes, a fixed redirect port."""
+
+    enabled: bool = True
+    client_id: str = ""
+    client_secret: str = ""  # may be a ${keyring:…} reference until the server starts
+    scopes: tuple[str, ...] = ()
+    callback_port: int = 0
+    client_metadata_url: str = ""  # an https URL used as client_id where the server allows
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     name: str
     kind: Kind
@@ -56,6 +71,7 @@ class ServerConfig:
     disabled: bool = False
     disabled_tools: frozenset[str] = frozenset()
     trusted: bool = False
+    oauth: OAuthSettings = OAuthSettings()
     scope: Scope = "user"
     source: str = ""  # the file it came from
     problem: str = ""  # why it cannot start, decided when the file was read
@@ -118,6 +134,7 @@ def parse_server(name: str, entry: Any, *, scope: Scope, source: str) -> ServerC
         raise ConfigError(f"server {name!r}: disabledTools must be a list of tool names")
     cwd = entry.get("cwd")
     return ServerConfig(
+        oauth=_oauth(name, entry.get("oauth", True)),
         name=name,
         kind="http" if url else "stdio",
         command=command,
@@ -134,6 +151,24 @@ def parse_server(name: str, entry: Any, *, scope: Scope, source: str) -> ServerC
         scope=scope,
         source=source,
     )
+
+
+def _oauth(name: str, value: Any) -> OAuthSettings:
+    if isinstance(value, bool):
+        return OAuthSettings(enabled=value)
+    if not isinstance(value, dict):
+        raise ConfigError(f"server {name!r}: oauth must be false or an object")
+    scopes = value.get("scopes") or []
+    if isinstance(scopes, str):
+        scopes = scopes.split()
+    port = value.get("callbackPort", 0)
+    texts = [value.get(k, "") for k in ("clientId", "clientSecret", "clientMetadataUrl")]
+    if not all(isinstance(t, str) for t in texts) or not isinstance(scopes, list):
+        raise ConfigError(f"server {name!r}: oauth's clientId, clientSecret and scopes are text")
+    if not isinstance(port, int) or not 0 <= port < 65536:
+        raise ConfigError(f"server {name!r}: oauth.callbackPort must be a port number")
+    client_id, secret, metadata_url = texts
+    return OAuthSettings(True, client_id, secret, tuple(map(str, scopes)), port, metadata_url)
 
 
 def read_entries(path: Path) -> dict[str, Any]:

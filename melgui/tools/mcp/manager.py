@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from melgui.core.config.settings import config_dir
 from melgui.core.config.trust import FolderTrust
@@ -53,6 +53,11 @@ class McpManager:
         self.servers: dict[str, McpServer] = {}
         self.problems: list[str] = []  # files that could not be read, in one line each
         self.untrusted: Path | None = None  # the project file waiting for trust
+        self.added: list[ServerConfig] = []  # servers given on the command line (--mcp-url)
+        # Whether a server that asks for a sign-in may open the browser by itself (exec);
+        # the window leaves this off and signs in when the person asks (sign_in).
+        self.sign_in_allowed = False
+        self.elicitation: Literal["decline", "defaults"] = "decline"  # see McpServer
         self._listeners: list[Listener] = []
 
     # -- configuration -------------------------------------------------------------------
@@ -79,6 +84,8 @@ class McpManager:
                 self.untrusted = path
             for config in found:
                 configs[config.name] = config  # later files win: project over user
+        for config in self.added:
+            configs[config.name] = config
         toggles = self._toggles()
         self.servers = {}
         for name in sorted(configs):
@@ -86,6 +93,8 @@ class McpManager:
             self.servers[name] = McpServer(
                 config, self.folder, on_change=self._changed, on_tools=self._tools_changed
             )
+            self.servers[name].interactive_sign_in = self.sign_in_allowed
+            self.servers[name].elicitation = self.elicitation
             if config.scope == "project" and self.untrusted is not None:
                 server = self.servers[name]
                 why = (
@@ -116,7 +125,8 @@ class McpManager:
     # -- lifecycle -----------------------------------------------------------------------
 
     def startable(self) -> list[McpServer]:
-        return [s for s in self.servers.values() if s.state.status in ("stopped", "failed")]
+        wanted = ("stopped", "failed", "sign-in")
+        return [s for s in self.servers.values() if s.state.status in wanted]
 
     async def start_all(self) -> None:
         """Start every enabled, trusted server at once; returns when each is ready or failed."""
@@ -128,6 +138,25 @@ class McpManager:
             return
         self.bridge.withdraw(name)
         await server.restart()
+
+    async def sign_in(self, name: str) -> None:
+        """Start (again) with a browser sign-in allowed; the server's state says how it went."""
+        server = self.servers[name]
+        if server.sign_in is None or server.state.status in ("untrusted", "disabled"):
+            return
+        server.interactive_sign_in = True
+        self.bridge.withdraw(name)
+        await server.restart()
+
+    async def sign_out(self, name: str) -> None:
+        """Forget the server's tokens and registration, and stop it until a new sign-in."""
+        server = self.servers[name]
+        if server.sign_in is None:
+            return
+        server.sign_in.sign_out()
+        self.bridge.withdraw(name)
+        await server.stop()
+        server._set(ServerState("sign-in", message="signed out"))
 
     async def set_enabled(self, name: str, enabled: bool) -> None:
         server = self.servers[name]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import pathlib
 from collections.abc import Callable
@@ -28,18 +29,22 @@ from melgui.core.protocol.tooling import ToolOutcome
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
 from melgui.tools.mcp.protocol_log import LineLog, Redactor
+from melgui.tools.mcp.sign_in import BrowserSignIn
 from melgui.tools.mcp.stdio import StdioProcess, stdio_server
 from melgui.tools.mcp.tap import tapped
 
-Status = Literal["stopped", "starting", "ready", "failed", "restarting", "disabled", "untrusted"]
+Status = Literal[
+    "stopped", "starting", "ready", "failed", "restarting", "disabled", "untrusted", "sign-in"
+]
 START_TIMEOUT = 30.0
 STDERR_TAIL = 3
 # The environment a server inherits; its `env` is added on top (keys stay out of children).
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 OAUTH_NOTE = (
-    "this server asks for an OAuth sign-in, which melgui does not support yet; "
-    "give it a token in `headers` instead"
+    "this server refused the Authorization in `headers` and asks for an OAuth sign-in; "
+    'remove that header (and any "oauth": false) to sign in'
 )
+SIGN_IN_NOTE = "asks for a sign-in"
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,16 @@ class ServerState:
         match self.status:
             case "ready":
                 return f"ready, {self.tools} tool{'s' if self.tools != 1 else ''}"
-            case "failed" | "untrusted" if self.message:
+            case "sign-in":
+                return f"sign-in needed: {self.message}" if self.message else "sign-in needed"
+            case _ if self.message:
                 return f"{self.status}: {self.message}"
             case _:
                 return self.status
+
+
+def _has_authorization(config: ServerConfig) -> bool:
+    return any(key.lower() == "authorization" for key in config.headers)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -99,6 +110,21 @@ class McpServer:
         self._ready = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
         self._sign_in_asked = False
+        # Whether a browser may open for a sign-in the server asks for (exec: yes unless
+        # told not to; the window: when the person pressed Sign in).
+        self.interactive_sign_in = False
+        self.sign_in: BrowserSignIn | None = None
+        # What a headless run answers a server's request for input: "decline", or
+        # "defaults" (accept with the defaults the requested schema gives).
+        self.elicitation: Literal["decline", "defaults"] = "decline"
+        if config.kind == "http" and config.oauth.enabled and not _has_authorization(config):
+            self.sign_in = BrowserSignIn(
+                config.name,
+                config.url,
+                config.oauth,
+                interactive=lambda: self.interactive_sign_in,
+                on_state=self._signing_in,
+            )
 
     @property
     def name(self) -> str:
@@ -173,8 +199,16 @@ class McpServer:
         else:
             self._environment()
             headers = self._secret_headers()
+            auth = None
+            if self.sign_in is not None:
+                oauth = self.config.oauth
+                secret = resolve(oauth.client_secret)
+                self.redactor.secrets = Redactor([*self.redactor.secrets, secret]).secrets
+                self.sign_in.settings = dataclasses.replace(oauth, client_secret=secret)
+                auth = self.sign_in.auth()
             client = await stack.enter_async_context(
                 httpx2.AsyncClient(
+                    auth=auth,
                     headers=headers,
                     timeout=httpx2.Timeout(30.0, read=300.0),
                     event_hooks={"response": [self._saw_response]},
@@ -188,6 +222,7 @@ class McpServer:
             *streams,
             message_handler=self._on_message,
             list_roots_callback=self._roots,
+            elicitation_callback=self._elicit,
             logging_callback=self._on_log,
         )
         return await stack.enter_async_context(session)
@@ -197,6 +232,14 @@ class McpServer:
         if response.status_code == 401:
             self._sign_in_asked = True
 
+    def _signing_in(self, text: str) -> None:
+        self._set(ServerState("starting", message=text))
+
+    def _start_timeout(self) -> float:
+        # A sign-in in the browser is the person's time, not the server's.
+        signing = self.sign_in is not None and self.interactive_sign_in
+        return START_TIMEOUT + (self.sign_in.timeout if self.sign_in and signing else 0.0)
+
     def _started(self, process: StdioProcess) -> None:
         self.process = process
 
@@ -204,7 +247,7 @@ class McpServer:
         try:
             async with AsyncExitStack() as stack:
                 session = await self._connect(stack)
-                await asyncio.wait_for(session.initialize(), START_TIMEOUT)
+                await asyncio.wait_for(session.initialize(), self._start_timeout())
                 self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
                 self._session = session
                 self._set(ServerState("ready", len(self.tools)))
@@ -219,7 +262,13 @@ class McpServer:
         except BaseException as exc:  # the server's fault: shown, never raised
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            reason = OAUTH_NOTE if self._sign_in_asked else _one_line(exc)
+            if self.sign_in is not None and self.sign_in.needed:
+                self._set(ServerState("sign-in", message=SIGN_IN_NOTE))
+                return
+            if self.sign_in is not None and self.sign_in.failure:
+                self._set(ServerState("failed", message=f"sign-in failed: {self.sign_in.failure}"))
+                return
+            reason = OAUTH_NOTE if self._sign_in_asked and not self.sign_in else _one_line(exc)
             self._fail(await self._exit_reason() or reason)
         finally:
             self._session = None
@@ -299,6 +348,22 @@ class McpServer:
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.stderr.add(f"[{params.level}] {params.data}")
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        """A request for input: declined, or accepted with the schema's defaults."""
+        message = " ".join(str(getattr(params, "message", "")).split())
+        self.stderr.add(f"[melgui] the server asked for input ({self.elicitation}): {message}")
+        if self.elicitation != "defaults" or not isinstance(params, types.ElicitRequestFormParams):
+            return types.ElicitResult(action="decline")
+        properties = params.requested_schema.get("properties") or {}
+        content = {
+            name: field["default"]
+            for name, field in properties.items()
+            if isinstance(field, dict) and "default" in field
+        }
+        return types.ElicitResult(action="accept", content=content)
 
     async def _roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         uri = pathlib.Path(self.folder).as_uri()

@@ -2,7 +2,8 @@
 
 A server is a row (name, state); its tools are child rows with a check box each
 (unchecked: not offered to the model). Buttons act on the selected server: Restart,
-Disable/Enable, Log (its stderr and protocol log, keys redacted). A banner offers to
+Disable/Enable, Log (its stderr and protocol log, keys redacted), and for an HTTP server
+that signs in, Sign in (opens the browser) or Sign out. A banner offers to
 trust the project's `.melgui/mcp.json` when it is waiting for that.
 """
 
@@ -67,6 +68,8 @@ class ServersPanel(QWidget):
         self.enable_button.clicked.connect(self.toggle_selected)
         self.log_button = QPushButton("Log", self)
         self.log_button.clicked.connect(self.show_log)
+        self.sign_in_button = QPushButton("Sign in", self)
+        self.sign_in_button.clicked.connect(self.sign_in_selected)
         self.import_button = QPushButton("Import…", self)
         self.import_button.setToolTip(
             "Add the servers of Claude Desktop, VS Code or Cursor to your mcp.json "
@@ -78,7 +81,9 @@ class ServersPanel(QWidget):
         # Called after an import added servers (the window restarts the servers).
         self.on_imported: Callable[[], None] | None = None
         buttons = QHBoxLayout()
-        for button in (self.restart_button, self.enable_button, self.log_button):
+        for button in (
+            self.restart_button, self.enable_button, self.log_button, self.sign_in_button
+        ):  # fmt: skip
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(self.import_button)
@@ -139,6 +144,7 @@ class ServersPanel(QWidget):
         color = {
             "ready": self.colors.ok,
             "failed": self.colors.error,
+            "sign-in": self.colors.error,
             "untrusted": self.colors.muted,
             "disabled": self.colors.muted,
         }.get(server.state.status)
@@ -170,6 +176,14 @@ class ServersPanel(QWidget):
             disabled = server.state.status == "disabled"
             self.enable_button.setText("Enable" if disabled else "Disable")
             self.restart_button.setEnabled(server.state.status not in ("disabled", "untrusted"))
+        signs_in = server is not None and server.sign_in is not None
+        self.sign_in_button.setVisible(signs_in)
+        if server is not None and server.sign_in is not None:
+            signed = server.sign_in.signed_in() and server.state.status == "ready"
+            self.sign_in_button.setText("Sign out" if signed else "Sign in")
+            if signed:
+                self.detail.setText(self.detail.text() + "\nSigned in (OAuth)")
+            self.sign_in_button.setEnabled(server.state.status not in ("disabled", "untrusted"))
 
     # -- acting --------------------------------------------------------------------------
 
@@ -198,6 +212,16 @@ class ServersPanel(QWidget):
             self.manager.set_enabled(name, enable),
             what=f"{'enabling' if enable else 'disabling'} MCP server {name}",
         )
+
+    def sign_in_selected(self) -> None:
+        """Sign in (the browser opens; the state says when it is done) or sign out."""
+        name = self.selected_server()
+        if not name:
+            return
+        if self.sign_in_button.text() == "Sign out":
+            self.tasks.spawn(self.manager.sign_out(name), what=f"signing out of {name}")
+        else:
+            self.tasks.spawn(self.manager.sign_in(name), what=f"signing in to {name}")
 
     def show_log(self) -> None:
         name = self.selected_server()

@@ -175,12 +175,13 @@ async def test_a_missing_reference_fails_the_server_in_one_line(tmp_path: Path) 
         )
 
 
-async def test_a_server_asking_for_oauth_says_so_in_one_line(tmp_path: Path) -> None:
+async def test_a_server_refusing_the_given_token_says_so_in_one_line(tmp_path: Path) -> None:
     with sign_in_server() as url:
-        async with running(str(tmp_path), ServerConfig("docs", "http", url=url)) as manager:
+        given = ServerConfig("docs", "http", url=url, headers={"Authorization": "Bearer old"})
+        async with running(str(tmp_path), given) as manager:
             assert manager.servers["docs"].state.line() == (
-                "failed: this server asks for an OAuth sign-in, which melgui does not "
-                "support yet; give it a token in `headers` instead"
+                "failed: this server refused the Authorization in `headers` and asks for an "
+                'OAuth sign-in; remove that header (and any "oauth": false) to sign in'
             )
 
 
