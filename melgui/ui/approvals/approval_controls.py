@@ -23,9 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.rule_scopes import Rule
 from melgui.core.protocol.approval import ApprovalRequest, Remember
-from melgui.ui.approvals.command_parts import asking_rules
 
 APPROVE_KEYS = QKeySequence("Ctrl+Return")
 DENY_KEYS = QKeySequence("Ctrl+Shift+Backspace")
@@ -91,13 +89,14 @@ class ApprovalControls(QWidget):
         self._show_options(request, live)
         if request is None or request.options:
             return
-        rules = _rules(request)
+        # the rules the call's judgement proposes (a rule per asked part of a command)
+        rules = request.judgement.always.get("conversation", ())
         self.always_button.setEnabled(live and bool(rules))
         if not rules:
             self.always_button.setToolTip(
                 "No rule can cover this call: a part is outside the project, computed when "
                 "it runs, or not readable. Approve it once, or deny it."
-                if asking_rules(request) is not None
+                if request.judgement.learns
                 else "The policy that asks keeps no rules."
             )
             return
@@ -145,11 +144,3 @@ class ApprovalControls(QWidget):
             self.request.deny(self.reason.text())
             self.set_request(self.request)
             self.decided.emit()
-
-
-def _rules(request: ApprovalRequest) -> list[Rule]:
-    """The rules "always allow" would add (a rule per asked part of a command)."""
-    policy = asking_rules(request)
-    if policy is None:
-        return []
-    return policy.rules_for(request.call.name, request.arguments, "conversation")
