@@ -58,6 +58,9 @@ class ApprovalRequest:
     # An ACP agent's own answers (buttons with its labels); `chosen` is the one picked.
     options: tuple[AgentOption, ...] = ()
     chosen: str = ""
+    # The deny reason the person is typing: one per pending call, whichever box (the
+    # approval bar's, the inspector's) it is typed in and whichever key sends it.
+    draft: str = ""
     # The change as a unified diff when the asker already has it (an ACP agent's edit);
     # the inspector shows it before the person answers.
     preview: str = ""

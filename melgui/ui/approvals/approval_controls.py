@@ -6,7 +6,9 @@ line); when a part cannot be covered by a rule the button says why and stays off
 
 Used by the inspector's call view and by the window's approval bar. Keyboard:
 APPROVE_KEYS approves and DENY_KEYS denies (with the reason typed, if any); the window
-installs those shortcuts once, so the labels here only show them.
+installs those shortcuts once, so the labels here only show them. The reason typed is
+the pending call's (`ApprovalRequest.draft`), so every box showing the call edits the
+same one and every key that denies sends it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class ApprovalControls(QWidget):
         self.reason = QLineEdit(self)
         self.reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self.reason.setAccessibleName("Reason for denying")
+        self.reason.textChanged.connect(self._typed)
         self.reason.returnPressed.connect(self.deny)
         self.approve_button = QPushButton(f"Approve ({_keys(APPROVE_KEYS)})", self)
         self.approve_button.clicked.connect(lambda: self.approve("once"))
@@ -80,9 +83,10 @@ class ApprovalControls(QWidget):
         self.set_request(None)
 
     def set_request(self, request: ApprovalRequest | None) -> None:
-        if request is not self.request:
-            self.reason.clear()
         self.request = request
+        draft = request.draft if request is not None else ""
+        if self.reason.text() != draft:  # the call's reason, wherever it was typed
+            self.reason.setText(draft)
         live = request is not None and request.pending
         for widget in (self.approve_button, self.deny_button, self.reason, self.always_button):
             widget.setEnabled(live)
@@ -139,8 +143,12 @@ class ApprovalControls(QWidget):
             self.set_request(self.request)
             self.decided.emit()
 
+    def _typed(self, text: str) -> None:
+        if self.request is not None and self.request.pending:
+            self.request.draft = text
+
     def deny(self) -> None:
         if self.request is not None and self.request.pending:
-            self.request.deny(self.reason.text())
+            self.request.deny(self.request.draft)
             self.set_request(self.request)
             self.decided.emit()

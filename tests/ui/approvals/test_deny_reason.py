@@ -28,7 +28,6 @@ def test_the_reason_typed_in_each_box_reaches_the_model(
     make_window: Any,
     run: Any,
     project: Path,
-    request: pytest.FixtureRequest,
 ) -> None:
     call = tool_call("edit_file", {"path": "README.md", "old": "a", "new": "b"}, id="e1")
     scripted_relay.script([tool_calls(call)], [text("OK."), done()])
@@ -54,8 +53,6 @@ def test_the_reason_typed_in_each_box_reaches_the_model(
             QTest.keyClick(reason, Qt.Key.Key_Return)
         await wait_until(lambda: idle(window, 2))
 
-    if (box, key) == ("bar", "shortcut"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason="the inspector's box wins"))
     run(scenario())
     result = scripted_relay.legs_received[1].messages[-1]
     assert result["tool_call_id"] == "e1"
