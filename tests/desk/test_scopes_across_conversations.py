@@ -46,9 +46,7 @@ def always_allow(session: AgentSession, remember: Remember) -> None:
 @pytest.mark.parametrize(
     ("remember", "lasts"),
     [
-        pytest.param(
-            "session", False, marks=pytest.mark.xfail(strict=True, reason="one main policy")
-        ),
+        ("session", False),
         ("project", True),
         ("saved", True),
     ],

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
@@ -14,7 +13,6 @@ from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 
-@pytest.mark.xfail(strict=True, reason="main sessions share one policy")
 def test_a_conversation_rule_does_not_follow_into_a_new_conversation(
     qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
 ) -> None:

@@ -58,7 +58,7 @@ def test_a_compound_command_is_judged_once_with_the_bar_and_the_inspector_open(
 
     run(scenario())
     assert counts == {"judge_call": 2, "judge": 0, "parse": 1}  # two calls, one command
-    rules = [r.text for r in window.desk.policy.book.conversation]
+    rules = [r.text for r in window.policy.book.conversation]
     assert rules == ["allow run_command: ls", "allow run_command: rm"]
     result = scripted_relay.legs_received[1].messages
     assert {m.get("tool_call_id") for m in result if m["role"] == "tool"} == {"r1", "f1"}
