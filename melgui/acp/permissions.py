@@ -11,8 +11,9 @@ from typing import Any
 
 from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse
 
-from melgui.core.protocol.approval import ApprovalPolicy, ApprovalRequest, Decision, Deny
+from melgui.core.protocol.approval import ApprovalPolicy, ApprovalRequest, Decision
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import Judgement, denied
 
 OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
@@ -30,13 +31,14 @@ class Rejections:
     rules: ApprovalPolicy
     tools: set[str] = field(default_factory=set)
 
-    def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision | None:
+    def judge_call(self, call: ToolCall, arguments: dict[str, Any]) -> Judgement:
         if call.name in self.tools:
-            return Deny(f"the client chose to always reject {call.name} in this session")
-        return self.rules.check(call, arguments)
+            why = f"the client chose to always reject {call.name} in this session"
+            return denied("client", why)
+        return self.rules.judge_call(call, arguments)
 
-    def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
-        self.rules.record(call, arguments, decision)
+    def record(self, call: ToolCall, judgement: Judgement, decision: Decision) -> None:
+        self.rules.record(call, judgement, decision)
 
 
 def resolve(

@@ -210,10 +210,11 @@ class Desk:
         wire: WireSink | None = None,
         policy: ApprovalPolicy | None = None,
     ) -> AgentSession:
-        """A main session: the desk's registry (with orchestration tools) and rules."""
-        return self._session(
-            self.tools, policy or self.policy, conversation, model, role, source, wire
-        )
+        """A main session: the desk's registry (with orchestration tools) and rules; by
+        default a policy of its own (`conversation_policy`), so what the person allows
+        "for this conversation" stays in it."""
+        policy = policy or self.conversation_policy()
+        return self._session(self.tools, policy, conversation, model, role, source, wire)
 
     def worker_session(
         self,
@@ -282,12 +283,16 @@ class Desk:
             )
         return self._windows[key]
 
-    def worker_policy(self, project: str | None = None) -> RulePolicy:
-        """Project and everywhere rules shared with the main policy; "for this
-        conversation" stays its own. `project`: the folder its commands must stay in (a
-        worker's worktree), the desk's folder by default."""
+    def conversation_policy(self, project: str | None = None) -> RulePolicy:
+        """The policy of one conversation (main or worker): the tool settings, project and
+        everywhere rules shared with every policy of this desk; "for this conversation"
+        its own. `project`: the folder its commands must stay in (a worker's worktree),
+        the desk's folder by default."""
         book = self.policy.book
         return self._new_policy(RuleBook(project=book.project, everywhere=book.everywhere), project)
+
+    def worker_policy(self, project: str | None = None) -> RulePolicy:
+        return self.conversation_policy(project)
 
     # -- changes -------------------------------------------------------------------------
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule
 from melgui.core.config.settings import Settings
-from melgui.core.protocol.approval import Approve, Deny
+from melgui.core.protocol.approval import Approve, Decision, Deny
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import ToolCall
 from melgui.core.transports.connection import make_transport
@@ -46,9 +48,10 @@ def test_rules_come_from_settings_per_project_and_go_back_when_saved(tmp_path: P
     assert isinstance(desk.policy.check(*run_command("make && rm -rf /")), Deny)
 
     worker = desk.worker_policy()
-    worker.record(*run_command("pytest -q"), Approve("session"))  # the worker's own
+    learn(worker, run_command("pytest -q"), Approve("session"))  # the worker's own
     assert desk.policy.check(*run_command("pytest -q")) is None
-    worker.record(*run_command("pytest -q"), Approve("project"))  # shared, and saved
+    # another worker, asked the same: its project rule is shared, and saved
+    learn(desk.worker_policy(), run_command("pytest -q"), Approve("project"))
     assert isinstance(desk.policy.check(*run_command("pytest -x")), Approve)
     assert saved == ["saved"]
     assert settings.project_rules[str(here)] == [
@@ -92,3 +95,9 @@ def test_claude_code_rules_not_yet_imported_are_offered(tmp_path: Path) -> None:
     settings = Settings(project_rules={str(tmp_path): ["allow run_command: make"]})
     desk = make_desk(tmp_path, settings, [])
     assert [r.text for r in desk.claude_rules_to_import()] == ["allow run_command: git status"]
+
+
+def learn(policy: RulePolicy, asked: tuple[ToolCall, dict[str, Any]], decision: Decision) -> None:
+    """A person's answer to the call as it was asked: the policy learns from its judgement."""
+    call, arguments = asked
+    policy.record(call, policy.judge_call(call, arguments), decision)

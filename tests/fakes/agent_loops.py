@@ -7,8 +7,9 @@ from typing import Any
 
 from melgui.core.agent.loop import AgentLoop
 from melgui.core.agent.policy import FixedPolicy
-from melgui.core.protocol.approval import Approve, Decision
+from melgui.core.protocol.approval import Decision
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import ASK, Judgement, allowed
 from melgui.core.protocol.loop_events import LoopEvent
 from melgui.core.protocol.messages import Conversation
 from tests.fakes.replay import Leg, ReplayTransport
@@ -67,11 +68,11 @@ class AskingPolicy:
 
     def __init__(self, rules: dict[str, str]) -> None:
         self.rules = rules
-        self.recorded: list[tuple[ToolCall, dict[str, Any], Decision]] = []
+        self.recorded: list[tuple[ToolCall, Judgement, Decision]] = []
 
-    def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision | None:
+    def judge_call(self, call: ToolCall, arguments: dict[str, Any]) -> Judgement:
         rule = self.rules.get(call.name)
-        return Approve(rule=rule) if rule is not None else None
+        return allowed("rule", rule) if rule is not None else ASK
 
-    def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
-        self.recorded.append((call, arguments, decision))
+    def record(self, call: ToolCall, judgement: Judgement, decision: Decision) -> None:
+        self.recorded.append((call, judgement, decision))

@@ -7,8 +7,9 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from melgui.core.protocol.approval import Approve, Decision
+from melgui.core.protocol.approval import Decision
 from melgui.core.protocol.events import StreamError, StreamEvent, ToolCall, WireEntry
+from melgui.core.protocol.judgement import ASK, Judgement, allowed
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
 
@@ -77,10 +78,10 @@ class Tools(ToolRegistry):
 class AskWrites:
     """Reads run without asking; everything else asks a person (None)."""
 
-    def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision | None:
-        return Approve() if call.name in ("read_file", "write_plan") else None
+    def judge_call(self, call: ToolCall, arguments: dict[str, Any]) -> Judgement:
+        return allowed("rule", "") if call.name in ("read_file", "write_plan") else ASK
 
-    def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
+    def record(self, call: ToolCall, judgement: Judgement, decision: Decision) -> None:
         return None
 
 

@@ -128,7 +128,7 @@ def test_always_allow_for_a_compound_command_is_a_rule_per_part_never_the_whole_
         ]
         controls._actions["session"].trigger()
         decision = await compound.future
-        policy.record(compound.call, compound.arguments, decision)
+        policy.record(compound.call, compound.judgement, decision)
         assert [r.text for r in policy.book.conversation] == [
             "allow run_command: ls",
             "allow run_command: rm",
@@ -148,5 +148,6 @@ def _call(command: str) -> tuple[ToolCall, dict[str, Any]]:
 
 def _ask(policy: RulePolicy, command: str) -> ApprovalRequest:
     call, arguments = _call(command)
-    assert policy.check(call, arguments) is None  # asked: no rule answers it yet
-    return ApprovalRequest(call, arguments, policy=policy)
+    judgement = policy.judge_call(call, arguments)
+    assert judgement.verdict == "ask"  # asked: no rule answers it yet
+    return ApprovalRequest(call, arguments, judgement=judgement)

@@ -71,13 +71,21 @@ class CommandJudgement:
 def judge_command(
     command: str, allow: list[Rule], deny: list[Rule], project: str
 ) -> CommandJudgement:
-    return _judge(command, allow, deny, project, 0)
+    return judge_parsed(parse_shell(command), allow, deny, project)
+
+
+def judge_parsed(
+    parsed: ParsedShell, allow: list[Rule], deny: list[Rule], project: str
+) -> CommandJudgement:
+    """A command line the shell parser has read, against the rules (read it once, judge
+    it against several rule lists)."""
+    return _judge(parsed, allow, deny, project, 0)
 
 
 def _judge(
-    command: str, allow: list[Rule], deny: list[Rule], project: str, depth: int
+    parsed: ParsedShell, allow: list[Rule], deny: list[Rule], project: str, depth: int
 ) -> CommandJudgement:
-    parsed = parse_shell(command)
+    command = parsed.text
     parts = [_simple(c, allow, deny, project, depth) for c in parsed.commands]
     if parsed.problem is not None:
         parts.append(Part(command, 0, len(command), "ask", f"Not read: {parsed.problem}."))
@@ -108,7 +116,7 @@ def _simple(
     if command.program in HARMLESS and not seen.dangers:
         return part("allow", "a shell builtin that changes only the shell")
     if seen.shell_code is not None and depth < _MAX_DEPTH:
-        inner = _judge(seen.shell_code.text, allow, deny, project, depth + 1)
+        inner = _judge(parse_shell(seen.shell_code.text), allow, deny, project, depth + 1)
         others = [d for d in seen.dangers if d.key != "-c"]
         if inner.verdict == "deny":
             return part("deny", "its -c code: " + _first_reason(inner, "deny"))

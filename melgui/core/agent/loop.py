@@ -19,6 +19,7 @@ from melgui.core.protocol.approval import (
     ApprovalRequest,
     Approve,
     Deny,
+    decision_of,
     denial_text,
 )
 from melgui.core.protocol.catalog import Role, ToolCatalog
@@ -274,10 +275,11 @@ class AgentLoop:
             self._finish(call, "error", problem, started)
             return
         assert arguments is not None
-        decision = self.policy.check(call, arguments)
+        judgement = self.policy.judge_call(call, arguments)  # once: the call keeps it
+        decision = decision_of(judgement)
         allowed_by = decision.rule if isinstance(decision, Approve) else ""
         if decision is None:
-            request = ApprovalRequest(call, arguments, source=self._source, policy=self.policy)
+            request = ApprovalRequest(call, arguments, source=self._source, judgement=judgement)
             self._waiting.append(request)
             self._emit(ApprovalNeeded(request))
             try:
@@ -287,7 +289,7 @@ class AgentLoop:
                 raise
             finally:
                 self._waiting.remove(request)
-            self.policy.record(call, arguments, decision)
+            self.policy.record(call, judgement, decision)
         match decision:
             case Deny(reason=reason):
                 self._finish(call, "denied", denial_text(call.name, reason), started)

@@ -20,22 +20,26 @@ allow" adds one of those per part.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from melgui.core.agent.command_check import CommandJudgement, Part, judge_command
+from melgui.core.agent.command_check import CommandJudgement, Part, judge_parsed
 from melgui.core.agent.rule_scopes import (
+    AGENT_COMMAND_TOOL,
     BUILTIN,
     COMMAND_TOOL,
+    SCOPES,
     Rule,
     RuleBook,
     Scope,
     is_command_tool,
 )
-from melgui.core.agent.shell_parse import parse_shell
-from melgui.core.protocol.approval import Approve, Decision, Deny, Remember
+from melgui.core.agent.rule_trial import RuleTrial
+from melgui.core.agent.shell_parse import ParsedShell, parse_shell
+from melgui.core.protocol.approval import Approve, Decision, Deny, Remember, decision_of
 from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement, allowed, denied
 
 # Shells whose command language the bash grammar reads as they do, for what rules check.
 READABLE_SHELLS = frozenset({"sh", "bash", "dash", "ksh", "mksh", "zsh", "busybox"})
@@ -73,63 +77,122 @@ class RulePolicy:
     runtime_default: Callable[[str], Mode] = lambda name: "ask"
     shell: str = "sh"  # the base name of the shell run_command uses
 
-    # -- deciding ------------------------------------------------------------------------
+    # -- judging -------------------------------------------------------------------------
+
+    def judge_call(self, call: ToolCall, arguments: dict[str, Any]) -> Judgement:
+        """The one judgement of a model's call, kept on the call."""
+        return self.judge_operation(self.origin_of(call.name), call.name, arguments)
 
     def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision | None:
-        return self.check_operation(self.origin_of(call.name), call.name, arguments)
+        return decision_of(self.judge_call(call, arguments))
 
     def check_operation(self, origin: str, tool: str, arguments: dict[str, Any]) -> Decision | None:
         """Answer a tool call or permission request of `origin` by the rules; None: ask."""
+        return decision_of(self.judge_operation(origin, tool, arguments))
+
+    def judge_operation(self, origin: str, tool: str, arguments: dict[str, Any]) -> Judgement:
         command = arguments.get("command")
         if origin == BUILTIN and tool == COMMAND_TOOL and isinstance(command, str):
             return self._command(command)
         rules = self.book.for_tool(origin, tool)
         for rule in rules:
             if rule.effect == "deny":
-                return Deny(f"denied by the rule “{rule.text}” ({rule.scope})")
+                return denied("rule", f"denied by the rule “{rule.text}” ({rule.scope})")
         if is_command_tool(origin, tool) and isinstance(command, str):
-            judged = self._agent_command(command, origin)
-            if judged is not None or not rules:
+            judged = self._read(command, origin, sandboxed=False)
+            if not judged.asks or not rules:
                 return judged
         if rules:
-            return Approve(rule=rules[0].describe())
+            return allowed("rule", rules[0].describe())
         if origin == BUILTIN and self.modes.get(tool, "ask") == "auto":
-            return Approve(rule=f"{tool}: run without asking (tool setting)")
+            return allowed("tool setting", f"{tool}: run without asking (tool setting)")
         if origin != BUILTIN and self.runtime_default(tool) == "auto":
-            return Approve(rule=f"{tool}: read-only, from a server marked trusted")
-        return None
+            return allowed("trusted server", f"{tool}: read-only, from a server marked trusted")
+        return Judgement("ask", always=self._always(origin, tool, arguments), learns=True)
 
     def judge(
         self, command: str, lasting: Scope = "conversation", origin: str = BUILTIN
     ) -> CommandJudgement:
-        """The command read part by part against the rules (for the approval view); with
-        `lasting`, allow rules of narrower scopes are left out. An ACP agent's (`origin`)
-        is allowed by its own command rules only, denied by melgui's and its own."""
+        """The command read part by part against the rules (the rule editor, an ACP
+        agent's rejection); with `lasting`, allow rules of narrower scopes are left out.
+        An ACP agent's (`origin`) is allowed by its own command rules only, denied by
+        melgui's and its own."""
+        return self._judge_parsed(parse_shell(command), self._allow(lasting, origin), origin)
+
+    def _allow(self, lasting: Scope, origin: str) -> list[Rule]:
         allow = self.book.commands("allow", origin)
-        allow = [r for r in allow if _RANK[r.scope] >= _RANK[lasting]]
+        return [r for r in allow if _RANK[r.scope] >= _RANK[lasting]]
+
+    def _judge_parsed(
+        self, parsed: ParsedShell, allow: list[Rule], origin: str
+    ) -> CommandJudgement:
         deny = self.book.commands("deny")
         if origin != BUILTIN:
             deny += self.book.commands("deny", origin)
-        judgement = judge_command(command, allow, deny, self.project)
+        judgement = judge_parsed(parsed, allow, deny, self.project)
         if self.shell in READABLE_SHELLS or judgement.verdict == "deny":
             return judgement
         why = f"commands run in {self.shell}, whose syntax the rules do not read"
+        command = parsed.text
         asked = Part(command, 0, len(command), "ask", why)
         return CommandJudgement(command, "ask", (asked, *judgement.parts))
 
-    def _agent_command(self, command: str, origin: str) -> Decision | None:
-        """An ACP agent's command: the agent runs it, so no sandbox answers for it."""
-        return _verdict(self.judge(command, origin=origin))
+    def _read(self, command: str, origin: str, *, sandboxed: bool) -> Judgement:
+        """A command parsed once and judged: what its parts decide and, when a part is
+        asked, the rules "Always allow" would add in each scope."""
+        parsed = parse_shell(command)
+        full = self._judge_parsed(parsed, self._allow("conversation", origin), origin)
+        parts = tuple(_judged_part(p) for p in full.parts)
+        if full.verdict == "deny":
+            return Judgement("deny", "rule", _denial(full), command, parts, sandboxed=sandboxed)
+        if full.verdict == "allow":
+            text = "; ".join(r.describe() for r in full.rules) or "plain variable assignments"
+            return Judgement("allow", "rule", text, command, parts, sandboxed=sandboxed)
+        always = self._command_always(parsed, origin, full)
+        why = "; ".join(p.reason for p in full.asked)
+        return Judgement("ask", "", why, command, parts, always, True, sandboxed)
 
-    def _command(self, command: str) -> Decision | None:
-        decision = _verdict(self.judge(command))
-        if decision is not None:
-            return decision
+    def _always(
+        self, origin: str, tool: str, arguments: dict[str, Any]
+    ) -> dict[Scope, tuple[JudgedRule, ...]]:
+        """The rules "always allow" would add for a call, per scope: for a command one
+        per part (a part a narrower rule covers still needs one that lasts as long)."""
+        command = arguments.get("command")
+        if is_command_tool(origin, tool):
+            if not isinstance(command, str):
+                return {}
+            return self._command_always(parse_shell(command), origin, None)
+        target = tool if origin == BUILTIN else f"{origin}/{tool}"
+        return {s: (_judged_rule(Rule.parse(f"allow {target}", s)),) for s in SCOPES}
+
+    def _command_always(
+        self, parsed: ParsedShell, origin: str, full: CommandJudgement | None
+    ) -> dict[Scope, tuple[JudgedRule, ...]]:
+        target = COMMAND_TOOL if origin == BUILTIN else f"{origin}/{AGENT_COMMAND_TOOL}"
+        always: dict[Scope, tuple[JudgedRule, ...]] = {}
+        allow: list[Rule] | None = None
+        judged = full
+        for scope in SCOPES:
+            lasting = self._allow(scope, origin)
+            if judged is None or lasting != allow:  # judge without the narrower rules
+                judged = self._judge_parsed(parsed, lasting, origin)
+            allow = lasting
+            suggestions = judged.suggestions()
+            if suggestions:
+                rules = [Rule.parse(f"allow {target}: {s}", scope) for s in suggestions]
+                always[scope] = tuple(_judged_rule(r) for r in rules)
+        return always
+
+    def _command(self, command: str) -> Judgement:
+        judged = self._read(command, BUILTIN, sandboxed=self.sandbox_on())
+        if not judged.asks:
+            return judged
         if self.sandbox_answers():
-            return Approve(rule=SANDBOX_RULE)
+            return replace(judged, verdict="allow", source="sandbox", reason=SANDBOX_RULE)
         if self.modes.get(COMMAND_TOOL, "ask") == "auto":
-            return Approve(rule=f"{COMMAND_TOOL}: run without asking (tool setting)")
-        return None
+            why = f"{COMMAND_TOOL}: run without asking (tool setting)"
+            return replace(judged, verdict="allow", source="tool setting", reason=why)
+        return judged
 
     # -- learning ------------------------------------------------------------------------
 
@@ -138,20 +201,22 @@ class RulePolicy:
     ) -> list[Rule]:
         """The rules "always allow" would add for this call, [] when none can cover it."""
         origin = self.origin_of(tool) if origin is None else origin
-        target = tool if origin == BUILTIN else f"{origin}/{tool}"
-        command = arguments.get("command")
-        if origin == BUILTIN and tool == COMMAND_TOOL and not isinstance(command, str):
-            return []
-        if is_command_tool(origin, tool) and isinstance(command, str):
-            # a part a narrower rule covers still needs a rule that lasts as long
-            suggestions = self.judge(command, scope, origin).suggestions()
-            if not suggestions:
-                return []
-            return [Rule.parse(f"allow {target}: {s}", scope) for s in suggestions]
-        return [Rule.parse(f"allow {target}", scope)]
+        always = self._always(origin, tool, arguments).get(scope, ())
+        return [Rule.parse(r.text, scope) for r in always]
 
-    def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
-        self.record_operation(self.origin_of(call.name), call.name, arguments, decision)
+    def record(self, call: ToolCall, judgement: Judgement, decision: Decision) -> None:
+        """Learn from a person's answer: "always allow" adds the rules the call's
+        judgement proposed for the chosen scope."""
+        if not isinstance(decision, Approve) or decision.remember == "once":
+            return
+        scope = _SCOPE_OF[decision.remember]
+        self._learn([Rule.parse(r.text, scope) for r in judgement.always.get(scope, ())])
+
+    def _learn(self, rules: list[Rule]) -> None:
+        added = [self.book.add(r) for r in rules]
+        saved = any(a and r.scope != "conversation" for a, r in zip(added, rules, strict=True))
+        if saved and self.on_saved_change is not None:
+            self.on_saved_change()
 
     def record_operation(
         self, origin: str, tool: str, arguments: dict[str, Any], decision: Decision
@@ -160,36 +225,35 @@ class RulePolicy:
         if not isinstance(decision, Approve) or decision.remember == "once":
             return
         scope = _SCOPE_OF[decision.remember]
-        rules = self.rules_for(tool, arguments, scope, origin)
-        added = [self.book.add(r) for r in rules]
-        if any(added) and scope != "conversation" and self.on_saved_change is not None:
-            self.on_saved_change()
+        self._learn(self.rules_for(tool, arguments, scope, origin))
 
     def add_rule(self, rule: Rule) -> None:
         if self.book.add(rule) and rule.scope != "conversation" and self.on_saved_change:
             self.on_saved_change()
 
 
-def _verdict(judgement: CommandJudgement) -> Decision | None:
-    """What a command's judgement decides by itself (None: not covered)."""
-    if judgement.verdict == "deny":
-        rule = judgement.rules[0] if judgement.rules else None
-        if rule is not None:
-            return Deny(f"denied by the rule “{rule.text}” ({rule.scope})")
-        # a wrapper's part (sh -c '…') names the inner rule in its reason
-        why = next((p.reason for p in judgement.parts if p.verdict == "deny"), "")
-        return Deny(f"denied: {why}" if why else "denied")
-    if judgement.verdict == "allow":
-        text = "; ".join(r.describe() for r in judgement.rules) or "plain variable assignments"
-        return Approve(rule=text)
-    return None
+def _denial(judgement: CommandJudgement) -> str:
+    """Why a denied command is denied: its rule, or a wrapper's part (sh -c '…'), which
+    names the inner rule in its reason."""
+    rule = judgement.rules[0] if judgement.rules else None
+    if rule is not None:
+        return f"denied by the rule “{rule.text}” ({rule.scope})"
+    why = next((p.reason for p in judgement.parts if p.verdict == "deny"), "")
+    return f"denied: {why}" if why else "denied"
+
+
+def _judged_rule(rule: Rule) -> JudgedRule:
+    return JudgedRule(rule.text, rule.scope, rule.pattern)
+
+
+def _judged_part(part: Part) -> JudgedPart:
+    rule = _judged_rule(part.rule) if part.rule is not None else None
+    return JudgedPart(part.text, part.start, part.end, part.verdict, part.reason, rule)
 
 
 def commands_matched(rule: Rule, history: Iterable[str], project: str) -> list[str]:
     """Which past commands a command rule would have allowed on its own (rule editor)."""
-    allow, deny = ([rule], []) if rule.effect == "allow" else ([], [rule])
-    want = rule.effect
-    return [c for c in history if judge_command(c, allow, deny, project).verdict == want]
+    return RuleTrial(history, project).matched(rule)
 
 
 def is_readable(command: str) -> bool:
@@ -217,5 +281,11 @@ class FixedPolicy:
             return Approve(rule="melgui exec --approve reads")
         return Deny(f"headless run with --approve {self.mode}: {call.name} is not allowed")
 
-    def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
+    def judge_call(self, call: ToolCall, arguments: dict[str, Any]) -> Judgement:
+        decision = self.check(call, arguments)
+        if isinstance(decision, Approve):
+            return allowed("headless", decision.rule)
+        return denied("headless", decision.reason)
+
+    def record(self, call: ToolCall, judgement: Judgement, decision: Decision) -> None:
         return None

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 import tree_sitter_bash
@@ -108,7 +107,6 @@ def _parser() -> Parser:
     return parser
 
 
-@lru_cache(maxsize=2048)  # the approval view and the rule editor read the same lines again
 def parse_shell(text: str) -> ParsedShell:
     if not text.strip():
         return ParsedShell(text, (), (), "the command is empty", False)

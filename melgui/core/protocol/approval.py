@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import ASK, Judgement
 
 Remember = Literal["once", "session", "project", "saved"]
 
@@ -48,14 +49,18 @@ class ApprovalRequest:
     call: ToolCall
     arguments: dict[str, Any]
     source: str = "main"  # which conversation asks: "main" or a pane title
-    # The policy that could not answer: the approval view asks it what its rules matched.
-    policy: ApprovalPolicy | None = None
+    # What the policy made of the call (why it asks, a command's parts, what "Always
+    # allow" would add): the approval bar, the inspector and `record` read it.
+    judgement: Judgement = ASK
     future: asyncio.Future[Decision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     # An ACP agent's own answers (buttons with its labels); `chosen` is the one picked.
     options: tuple[AgentOption, ...] = ()
     chosen: str = ""
+    # The deny reason the person is typing: one per pending call, whichever box (the
+    # approval bar's, the inspector's) it is typed in and whichever key sends it.
+    draft: str = ""
     # The change as a unified diff when the asker already has it (an ACP agent's edit);
     # the inspector shows it before the person answers.
     preview: str = ""
@@ -85,13 +90,22 @@ class ApprovalRequest:
 
 
 class ApprovalPolicy(Protocol):
-    """Answers what it can without a person; None means: ask a person."""
+    """Judges each call once; what it cannot decide (verdict "ask") goes to a person."""
 
-    def check(self, call: ToolCall, arguments: dict[str, Any]) -> Decision | None: ...
+    def judge_call(self, call: ToolCall, arguments: dict[str, Any]) -> Judgement: ...
 
-    def record(self, call: ToolCall, arguments: dict[str, Any], decision: Decision) -> None:
-        """Learn from a person's decision (e.g. "always allow")."""
+    def record(self, call: ToolCall, judgement: Judgement, decision: Decision) -> None:
+        """Learn from a person's decision (e.g. "always allow"), from the judgement kept."""
         ...
+
+
+def decision_of(judgement: Judgement) -> Decision | None:
+    """What a judgement decides by itself; None: a person decides."""
+    if judgement.verdict == "allow":
+        return Approve(rule=judgement.reason)
+    if judgement.verdict == "deny":
+        return Deny(judgement.reason)
+    return None
 
 
 def denial_text(name: str, reason: str) -> str:

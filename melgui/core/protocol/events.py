@@ -195,3 +195,4 @@ class WireEntry:
     direction: Literal["request", "response", "event", "note"]
     text: str
     at: float = field(default=0.0)
+    redacted: bool = False  # the transport took its key and key-like text out already

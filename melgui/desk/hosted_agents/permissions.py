@@ -30,8 +30,9 @@ from acp.schema import (
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL, Rule
-from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
+from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import ASK
 from melgui.desk.hosted_agents.updates import content_diff
 
 AskPerson = Callable[[ApprovalRequest], None]
@@ -99,13 +100,14 @@ class PermissionGate:
         self, tool_call: ToolCallUpdate, options: list[PermissionOption]
     ) -> RequestPermissionResponse:
         tool, arguments = operation_of(tool_call)
+        judgement = ASK
         if self.policy is not None:
-            decision = self.policy.check_operation(self.origin, tool, arguments)
-            if isinstance(decision, Approve):
-                self.answered_by_rules.append(decision.rule)
+            judgement = self.policy.judge_operation(self.origin, tool, arguments)
+            if judgement.verdict == "allow":
+                self.answered_by_rules.append(judgement.reason)
                 return selected(options, "allow_once", "allow_always")
-            if isinstance(decision, Deny):
-                self.answered_by_rules.append(decision.reason)
+            if judgement.verdict == "deny":
+                self.answered_by_rules.append(judgement.reason)
                 return selected(options, "reject_once", "reject_always")
         if self.ask is None:
             return selected(options, "reject_once", "reject_always")
@@ -114,6 +116,7 @@ class PermissionGate:
             call,
             arguments,
             source=self.source,
+            judgement=judgement,
             options=tuple(AgentOption(o.option_id, o.name, o.kind) for o in options),
             preview=content_diff(tool_call.content) or self.known_diff(tool_call.tool_call_id),
         )
@@ -143,8 +146,8 @@ class PermissionGate:
         else:
             kind = "reject_once"
         if self.policy is not None and kind == "allow_always":
-            if self.policy.rules_for(tool, arguments, "conversation", self.origin):
-                self.policy.record_operation(self.origin, tool, arguments, Approve("session"))
+            if request.judgement.always.get("conversation"):  # the rules judged when asked
+                self.policy.record(request.call, request.judgement, Approve("session"))
             else:  # as melgui's own "Always allow" is refused: only this once
                 what = arguments.get("command", tool)
                 self._say(f"Allowed once only: no rule can cover every part of “{what}”.")

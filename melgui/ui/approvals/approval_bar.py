@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 from melgui.core.protocol.calls import summarize
 from melgui.ui.approvals.approval_controls import ApprovalControls
 from melgui.ui.approvals.approval_queue import ApprovalQueue
-from melgui.ui.approvals.command_parts import judge_request, parts_summary_html, sandboxed
+from melgui.ui.approvals.command_parts import command_judgement, parts_summary_html
 from melgui.ui.runtime.theme import Colors
 
 
@@ -76,10 +76,10 @@ class ApprovalBar(QFrame):
         more = len(self.queue) - 1
         waiting = f" — {more} more waiting" if more > 0 else ""
         summary = summarize(request.call.name, request.arguments, 100)
-        judgement = judge_request(request)
+        judgement = command_judgement(request)
         self.parts.setVisible(judgement is not None)
         if judgement is not None:
-            self.parts.setText(parts_summary_html(judgement, c, sandbox=sandboxed(request)))
+            self.parts.setText(parts_summary_html(judgement, c, sandbox=judgement.sandboxed))
         notes = self.tool_notes(request.call.name) if self.tool_notes is not None else ""
         if notes:
             summary += f"  [{notes}]"

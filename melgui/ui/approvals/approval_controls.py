@@ -6,7 +6,9 @@ line); when a part cannot be covered by a rule the button says why and stays off
 
 Used by the inspector's call view and by the window's approval bar. Keyboard:
 APPROVE_KEYS approves and DENY_KEYS denies (with the reason typed, if any); the window
-installs those shortcuts once, so the labels here only show them.
+installs those shortcuts once, so the labels here only show them. The reason typed is
+the pending call's (`ApprovalRequest.draft`), so every box showing the call edits the
+same one and every key that denies sends it.
 """
 
 from __future__ import annotations
@@ -23,9 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.rule_scopes import Rule
 from melgui.core.protocol.approval import ApprovalRequest, Remember
-from melgui.ui.approvals.command_parts import asking_rules
 
 APPROVE_KEYS = QKeySequence("Ctrl+Return")
 DENY_KEYS = QKeySequence("Ctrl+Shift+Backspace")
@@ -44,6 +44,7 @@ class ApprovalControls(QWidget):
         self.reason = QLineEdit(self)
         self.reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self.reason.setAccessibleName("Reason for denying")
+        self.reason.textChanged.connect(self._typed)
         self.reason.returnPressed.connect(self.deny)
         self.approve_button = QPushButton(f"Approve ({_keys(APPROVE_KEYS)})", self)
         self.approve_button.clicked.connect(lambda: self.approve("once"))
@@ -82,22 +83,24 @@ class ApprovalControls(QWidget):
         self.set_request(None)
 
     def set_request(self, request: ApprovalRequest | None) -> None:
-        if request is not self.request:
-            self.reason.clear()
         self.request = request
+        draft = request.draft if request is not None else ""
+        if self.reason.text() != draft:  # the call's reason, wherever it was typed
+            self.reason.setText(draft)
         live = request is not None and request.pending
         for widget in (self.approve_button, self.deny_button, self.reason, self.always_button):
             widget.setEnabled(live)
         self._show_options(request, live)
         if request is None or request.options:
             return
-        rules = _rules(request)
+        # the rules the call's judgement proposes (a rule per asked part of a command)
+        rules = request.judgement.always.get("conversation", ())
         self.always_button.setEnabled(live and bool(rules))
         if not rules:
             self.always_button.setToolTip(
                 "No rule can cover this call: a part is outside the project, computed when "
                 "it runs, or not readable. Approve it once, or deny it."
-                if asking_rules(request) is not None
+                if request.judgement.learns
                 else "The policy that asks keeps no rules."
             )
             return
@@ -140,16 +143,12 @@ class ApprovalControls(QWidget):
             self.set_request(self.request)
             self.decided.emit()
 
+    def _typed(self, text: str) -> None:
+        if self.request is not None and self.request.pending:
+            self.request.draft = text
+
     def deny(self) -> None:
         if self.request is not None and self.request.pending:
-            self.request.deny(self.reason.text())
+            self.request.deny(self.request.draft)
             self.set_request(self.request)
             self.decided.emit()
-
-
-def _rules(request: ApprovalRequest) -> list[Rule]:
-    """The rules "always allow" would add (a rule per asked part of a command)."""
-    policy = asking_rules(request)
-    if policy is None:
-        return []
-    return policy.rules_for(request.call.name, request.arguments, "conversation")

@@ -8,51 +8,32 @@ from __future__ import annotations
 
 import html
 
-from melgui.core.agent.command_check import CommandJudgement, Part, Verdict
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import SCOPE_LABEL
 from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.judgement import JudgedPart, Judgement, Verdict
 from melgui.ui.runtime.theme import Colors
 
 ICON: dict[Verdict, str] = {"allow": "✓", "ask": "◆", "deny": "⊘"}
 WORD: dict[Verdict, str] = {"allow": "matched", "ask": "asked", "deny": "denied"}
 
 
-def asking_rules(request: ApprovalRequest | None) -> RulePolicy | None:
-    """The rule policy behind the policy that asked (wrappers keep it as `rules`)."""
-    policy: object = request.policy if request is not None else None
-    for _ in range(4):  # a wrapper of a wrapper at most, in practice
-        if policy is None or isinstance(policy, RulePolicy):
-            return policy
-        policy = getattr(policy, "rules", None)
-    return None
-
-
-def judge_request(request: ApprovalRequest | None) -> CommandJudgement | None:
-    """What the asking policy's rules make of a pending run_command, if it can say."""
+def command_judgement(request: ApprovalRequest | None) -> Judgement | None:
+    """The kept judgement of a pending run_command, when the policy read it part by part."""
     if request is None or request.call.name != "run_command":
         return None
-    command = request.arguments.get("command")
-    policy = asking_rules(request)
-    if not isinstance(command, str) or policy is None:
-        return None
-    return policy.judge(command)
-
-
-def sandboxed(request: ApprovalRequest | None) -> bool:
-    policy = asking_rules(request)
-    return policy is not None and policy.sandbox_on()
+    judgement = request.judgement
+    return judgement if judgement.parts else None
 
 
 def _color(verdict: Verdict, colors: Colors) -> str:
     return {"allow": colors.ok, "ask": colors.pending, "deny": colors.error}[verdict]
 
 
-def marked_command(judgement: CommandJudgement, colors: Colors) -> str:
+def marked_command(judgement: Judgement, colors: Colors) -> str:
     """The command with every innermost part underlined in its verdict's colour."""
     text = judgement.command
     # innermost parts win: a substitution inside an allowed echo shows its own colour
-    owner: list[Part | None] = [None] * len(text)
+    owner: list[JudgedPart | None] = [None] * len(text)
     for each in sorted(judgement.parts, key=lambda p: p.end - p.start, reverse=True):
         for i in range(each.start, min(each.end, len(text))):
             owner[i] = each
@@ -73,7 +54,7 @@ def marked_command(judgement: CommandJudgement, colors: Colors) -> str:
     return "".join(out)
 
 
-def part_lines(judgement: CommandJudgement, colors: Colors) -> str:
+def part_lines(judgement: Judgement, colors: Colors) -> str:
     rows: list[str] = []
     for part in judgement.parts:
         color = _color(part.verdict, colors)
@@ -88,7 +69,7 @@ def part_lines(judgement: CommandJudgement, colors: Colors) -> str:
     return "<br>".join(rows)
 
 
-def parts_html(judgement: CommandJudgement, colors: Colors, *, sandbox: bool) -> str:
+def parts_html(judgement: Judgement, colors: Colors, *, sandbox: bool) -> str:
     """The marked command, a line per part, and what happens if it is approved."""
     body = (
         f'<p style="font-family:monospace; white-space:pre-wrap; margin:0">'
@@ -108,7 +89,7 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def parts_summary_html(judgement: CommandJudgement, colors: Colors, *, sandbox: bool) -> str:
+def parts_summary_html(judgement: Judgement, colors: Colors, *, sandbox: bool) -> str:
     """The approval bar's short form: the marked command, then only what is asked."""
     matched = sum(1 for p in judgement.parts if p.verdict == "allow")
     asked = [

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.agent.claude_rules import Imported
-from melgui.core.agent.command_check import judge_command
-from melgui.core.agent.policy import RulePolicy, commands_matched
+from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import SCOPE_LABEL, SCOPES, Rule, Scope
+from melgui.core.agent.rule_trial import RuleTrial
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ALL_TOOLS, Mode
 from melgui.core.store.records import AllowedCall
@@ -53,6 +53,7 @@ class PolicyEditor(QWidget):
     ) -> None:
         super().__init__(parent)
         self.history = history
+        self.trial = RuleTrial(history, policy.project)  # each past command read once
         self.project = policy.project
         self._importable = [i for i in importable if i.rule is not None]
         tabs = QTabWidget(self)
@@ -220,7 +221,7 @@ class PolicyEditor(QWidget):
                     "past commands it would have decided on its own."
                 )
             return
-        matched = commands_matched(rule, self.history, self.project)
+        matched = self.trial.matched(rule)
         lead = rule.command.words[0]
         asked = [c for c in self.history if c not in matched and c.lstrip().startswith(lead)]
         verb = "allowed" if rule.effect == "allow" else "denied"
@@ -230,8 +231,8 @@ class PolicyEditor(QWidget):
         if asked and rule.effect == "allow":
             text += f"; {len(asked)} starting with “{lead}” would still be asked"
             for command in asked:
-                judgement = judge_command(command, [rule], [], self.project)
-                why = "; ".join(f"{' '.join(p.text.split())}: {p.reason}" for p in judgement.asked)
+                asked_parts = self.trial.asked(rule, command)
+                why = "; ".join(f"{' '.join(text.split())}: {r}" for text, r in asked_parts)
                 lines.append(f"◆ {command}\n    asked: {why}")
         self.message.setText(text + ":")
         self.matches.setPlainText("\n".join(lines))

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, Q
 from melgui.core.protocol.call_life import PHASE_LABEL, PHASE_MARK, decision_label
 from melgui.core.protocol.calls import format_duration
 from melgui.ui.approvals.approval_controls import ApprovalControls
-from melgui.ui.approvals.command_parts import judge_request, parts_html, sandboxed
+from melgui.ui.approvals.command_parts import command_judgement, parts_html
 from melgui.ui.chat.blocks.tool_cards import status_color
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
@@ -158,10 +158,10 @@ class CallDetail(QWidget):
     def _command_parts(self, record: CallRecord) -> str:
         if not record.awaiting_person:
             return ""
-        judgement = judge_request(record.request)
+        judgement = command_judgement(record.request)
         if judgement is None:
             return ""
-        return parts_html(judgement, self.colors, sandbox=sandboxed(record.request))
+        return parts_html(judgement, self.colors, sandbox=judgement.sandboxed)
 
     def _title(self, record: CallRecord) -> str:
         c = self.colors

@@ -33,7 +33,10 @@ class WireRecorder:
         self._lock = threading.Lock()
 
     def __call__(self, entry: WireEntry) -> None:
-        clean = WireEntry(entry.direction, redact(entry.text, self.secrets), entry.at)
+        clean = entry  # an HTTP transport's entries come redacted: once is enough
+        if not entry.redacted:
+            text = redact(entry.text, self.secrets)
+            clean = WireEntry(entry.direction, text, entry.at, redacted=True)
         with self._lock:
             if clean.direction == "request" or not self.legs:
                 self._count += 1

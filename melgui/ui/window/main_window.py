@@ -102,6 +102,9 @@ class MainWindow(QMainWindow):
         self._recorders: weakref.WeakKeyDictionary[AgentSession, WireRecorder] = (
             weakref.WeakKeyDictionary()
         )
+        self._policies: weakref.WeakKeyDictionary[AgentSession, RulePolicy] = (
+            weakref.WeakKeyDictionary()
+        )
         self.plans_panel = PlansPanel(self.colors)
         self.desk = Desk(
             folder,
@@ -166,7 +169,9 @@ class MainWindow(QMainWindow):
 
     @property
     def policy(self) -> RulePolicy:
-        return self.desk.policy
+        """The rules of the conversation shown: its own "for this conversation" ones, and
+        the project's and everywhere's, which every conversation shares."""
+        return self._policies.get(self.session, self.desk.policy)
 
     @property
     def kit(self) -> WorkspaceKit:
@@ -224,14 +229,17 @@ class MainWindow(QMainWindow):
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
+        policy = self.desk.conversation_policy()  # its own "for this conversation" rules
         session = self.desk.session(
             conversation,
             model=self.toolbar.current_model() or self.settings.model,
             role=self.settings.role,
             wire=recorder,
             source=source,
+            policy=policy,
         )
         self._recorders[session] = recorder
+        self._policies[session] = policy
         return session
 
     def _install(self, session: AgentSession, failures: Failures = ()) -> None:

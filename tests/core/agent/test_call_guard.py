@@ -12,6 +12,7 @@ from melgui.core.agent.loop import AgentLoop
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.protocol.approval import Deny
 from melgui.core.protocol.events import Done, ToolCall, ToolCalls
+from melgui.core.protocol.judgement import ASK
 from tests.fakes.replay import ReplayTransport
 from tests.fakes.tools import RecordingTools
 
@@ -52,8 +53,8 @@ def make(legs: list[list[object]], policy: RulePolicy) -> tuple[AgentLoop, Guard
 
 async def test_guard_wraps_each_run_and_skips_denied_calls() -> None:
     policy = RulePolicy(modes={"write_file": "auto", "run_command": "auto", "read_file": "auto"})
-    policy.check = lambda call, arguments: (  # type: ignore[method-assign]
-        None if call.id == "c2" else RulePolicy.check(policy, call, arguments)
+    policy.judge_call = lambda call, arguments: (  # type: ignore[method-assign]
+        ASK if call.id == "c2" else RulePolicy.judge_call(policy, call, arguments)
     )
     legs = [
         [calls(("c1", "write_file", {"path": "a", "content": "x"}), ("c2", "run_command", {}))],

@@ -27,6 +27,7 @@ from melgui.core.protocol.events import (
     Usage,
     WireEntry,
 )
+from melgui.core.protocol.judgement import ASK
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
@@ -131,14 +132,14 @@ async def test_a_turn_with_a_retry_two_calls_and_an_approval_tells_observers_eve
     ]
     assert (loop.legs, loop.usage.total_tokens) == (2, 37)
     assert delays == [1.0]
-    # The approval view shows where the question comes from and asks the policy's rules.
-    assert (asked.call, asked.arguments, asked.source, asked.policy) == (
+    # The approval view shows where the question comes from and the policy's judgement.
+    assert (asked.call, asked.arguments, asked.source, asked.judgement) == (
         second,
         write,
         "pane 2",
-        policy,
+        ASK,
     )
-    assert policy.recorded == [(second, write, Approve("once"))]
+    assert policy.recorded == [(second, ASK, Approve("once"))]
     assert tools.ran == [("read_file", read), ("write_file", write)]
 
     # Every leg asks the same model, folder, tools and tool choice; the wire log gets it all.
@@ -294,7 +295,7 @@ async def test_pending_approvals_is_a_copy_of_what_waits() -> None:
     request.approve("session")
     assert (await task).outcome == "done"
     assert loop.pending_approvals() == []
-    assert policy.recorded == [(request.call, {"path": "p", "content": ""}, Approve("session"))]
+    assert policy.recorded == [(request.call, request.judgement, Approve("session"))]
     assert tools.ran == [("write_file", {"path": "p", "content": ""})]
 
 

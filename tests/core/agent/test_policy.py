@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from melgui.core.agent.policy import (
     is_readable,
 )
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules
-from melgui.core.protocol.approval import Approve, Deny
+from melgui.core.protocol.approval import Approve, Decision, Deny
 from melgui.core.protocol.events import ToolCall
 
 
@@ -89,23 +90,23 @@ def test_always_allow_adds_rules_for_the_asked_parts_in_the_chosen_scope() -> No
     book = RuleBook(everywhere=rules("allow run_command: ls"))
     policy = RulePolicy(book=book, project="/p", on_saved_change=lambda: saved.append("x"))
     command = call("run_command", command="ls && pytest -q tests | sed -i s/a/b/ out")
-    policy.record(*command, Approve("project"))
+    learn(policy, command, Approve("project"))
     assert [r.text for r in book.project] == [
         "allow run_command: pytest",
         "allow run_command: sed ... -i",
     ]
     assert saved == ["x"]
     assert approved(policy.check(*command))
-    policy.record(*call("write_file", path="a"), Approve("session"))
+    learn(policy, call("write_file", path="a"), Approve("session"))
     assert [r.text for r in book.conversation] == ["allow write_file"] and saved == ["x"]
-    policy.record(*call("edit_file"), Approve("once"))
+    learn(policy, call("edit_file"), Approve("once"))
     assert policy.check(*call("edit_file")) is None
 
 
 def test_parts_no_rule_can_cover_make_no_rule() -> None:
     policy = RulePolicy(project="/p")
     for command in ("ls > /etc/motd", "echo 'unterminated", "PATH=/x ls", "$CMD"):
-        policy.record(*call("run_command", command=command), Approve("saved"))
+        learn(policy, call("run_command", command=command), Approve("saved"))
     assert list(policy.book) == []
 
 
@@ -236,7 +237,7 @@ def test_tools_of_other_origins_are_judged_and_learned_under_their_origin() -> N
     # An MCP tool that happens to be called run_command is not read as a shell command.
     mcp_command = call("run_command", command="ls")
     assert policy.check(*mcp_command) is None
-    policy.record(*mcp_command, Approve("session"))
+    learn(policy, mcp_command, Approve("session"))
     assert [r.text for r in policy.book.conversation] == ["allow mcp:files/run_command"]
     assert policy.check(*mcp_command) == Approve(rule=policy.book.conversation[0].describe())
     # A trusted server's default never reaches melgui's own tools.
@@ -250,3 +251,9 @@ def test_commands_matched_keeps_redirections_to_the_project() -> None:
     assert commands_matched(rule, history, "/p") == ["ls > out.txt"]
     assert is_readable("ls | grep x") is True
     assert is_readable("echo 'unterminated") is False
+
+
+def learn(policy: RulePolicy, asked: tuple[ToolCall, dict[str, Any]], decision: Decision) -> None:
+    """A person's answer to the call as it was asked: the policy learns from its judgement."""
+    call, arguments = asked
+    policy.record(call, policy.judge_call(call, arguments), decision)

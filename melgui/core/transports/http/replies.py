@@ -179,7 +179,7 @@ class WireLog:
         if self.sink is None:
             return
         text = redact(text, (self.secret,) if self.secret else ())
-        self.sink(WireEntry(direction, text, at=time.time()))
+        self.sink(WireEntry(direction, text, at=time.time(), redacted=True))
 
 
 async def request_json(

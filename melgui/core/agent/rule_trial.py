@@ -1,0 +1,40 @@
+"""A rule tried on past commands, for the rule editor: each command read once.
+
+The editor tries the rule being typed at every keystroke; the commands are parsed the
+first time and judged against the one rule after that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from melgui.core.agent.command_check import judge_parsed
+from melgui.core.agent.rule_scopes import Rule
+from melgui.core.agent.shell_parse import ParsedShell, parse_shell
+
+
+class RuleTrial:
+    def __init__(self, history: Iterable[str], project: str) -> None:
+        self.history = list(history)
+        self.project = project
+        self._parsed: dict[str, ParsedShell] = {}
+
+    def _read(self, command: str) -> ParsedShell:
+        parsed = self._parsed.get(command)
+        if parsed is None:
+            parsed = self._parsed[command] = parse_shell(command)
+        return parsed
+
+    def matched(self, rule: Rule) -> list[str]:
+        """The past commands `rule` would have decided on its own (allowed or denied)."""
+        allow, deny = ([rule], []) if rule.effect == "allow" else ([], [rule])
+        return [
+            c
+            for c in self.history
+            if judge_parsed(self._read(c), allow, deny, self.project).verdict == rule.effect
+        ]
+
+    def asked(self, rule: Rule, command: str) -> list[tuple[str, str]]:
+        """What `rule` alone leaves asked in `command`: (part, why) for each part."""
+        judgement = judge_parsed(self._read(command), [rule], [], self.project)
+        return [(p.text, p.reason) for p in judgement.asked]
