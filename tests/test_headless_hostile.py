@@ -18,8 +18,6 @@ from melgui.core.store.export import export_json_text, export_markdown
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, http_error, text, tool_call, tool_calls
 from tests.fakes.exec import json_lines, melgui_exec
 
-pytestmark = pytest.mark.xfail(strict=True, reason="not bounded, escaped or redacted yet")
-
 KEY = "sk-proj-Secret0123456789abcdefXYZ"
 ESCAPES = (
     "\x1b]52;c;aGVsbG8=\x07"  # OSC 52: write the clipboard
@@ -73,6 +71,7 @@ def test_openai_arguments_nested_past_the_cap_stream_in_pieces(
     assert answer["status"] == "error" and "nested deeper than" in answer["content"]
 
 
+@pytest.mark.xfail(strict=True, reason="not yet")
 def test_plain_output_strips_control_sequences(
     scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:
@@ -84,6 +83,7 @@ def test_plain_output_strips_control_sequences(
     assert "evil.example" not in result.stdout  # the link's target went with its sequence
 
 
+@pytest.mark.xfail(strict=True, reason="not yet")
 def test_json_output_escapes_the_c1_range(scripted_relay: ScriptedRelay, tmp_path: Path) -> None:
     scripted_relay.script([text(f"x{ESCAPES}y"), done()])
     result = melgui_exec(
@@ -95,6 +95,7 @@ def test_json_output_escapes_the_c1_range(scripted_relay: ScriptedRelay, tmp_pat
     assert event["text"] == f"x{ESCAPES}y"  # escaped on the wire, not lost
 
 
+@pytest.mark.xfail(strict=True, reason="not yet")
 def test_an_error_body_reaches_stderr_cleaned(
     scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:
@@ -105,6 +106,7 @@ def test_an_error_body_reaches_stderr_cleaned(
     assert _controls(result.stderr.replace("\n", "")) == []
 
 
+@pytest.mark.xfail(strict=True, reason="not yet")
 def test_the_key_a_server_echoes_is_redacted_everywhere(
     scripted_openai: ScriptedOpenAI, tmp_path: Path, own_folders: Path
 ) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol, cast
 
 import httpx
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import (
     Done,
     ReasoningDelta,
@@ -182,7 +183,7 @@ class LegRun:
         text = await read_bounded(response, self.max_event_bytes)
         self.wire("event", text)
         try:
-            payload = json.loads(text)
+            payload = bounded_json.loads(text)
         except ValueError:
             yield StreamError(f"the server answered with malformed JSON: {one_line(text, 80)!r}")
             return

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import json
 import time
 from collections.abc import AsyncGenerator
 from typing import Any, Literal, cast
@@ -12,6 +11,7 @@ from typing import Any, Literal, cast
 import httpx
 
 from melgui.core.config.redaction import redact
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import StreamError, WireEntry
 from melgui.core.protocol.transport import TransportError, WireSink
 
@@ -52,7 +52,7 @@ def one_line(text: str, limit: int = _MAX_MESSAGE) -> str:
 def server_message(body: str) -> str:
     """The human part of an error body: JSON error.message / message / detail, or text."""
     try:
-        payload = json.loads(body)
+        payload = bounded_json.loads(body)
     except ValueError:
         return one_line(body)
     return one_line(_message_in(payload) or body)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import ToolCall
 
 
@@ -52,7 +53,9 @@ class _Slot:
         if not text.strip():
             return True
         try:
-            json.loads(text)
+            bounded_json.loads(text)
+        except bounded_json.JSONTooDeep:
+            return True  # whole, only too deep: the call's decode says so to the model
         except ValueError:
             return False
         return True
