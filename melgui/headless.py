@@ -317,7 +317,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
 
 def main(argv: list[str]) -> int:
     options = build_parser().parse_args(argv)
-    stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr)  # type: ignore[assignment]
+    stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr)
     try:
         return asyncio.run(run(options, sys.stdout))
     except UsageError as exc:
