@@ -102,7 +102,6 @@ async def test_a_terminal_cwd_out_of_the_project_is_refused(planted: Path) -> No
     assert not marker.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="terminals get melgui's whole environment")
 async def test_a_terminal_gets_no_api_key(planted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("MELIAI_API_KEY", KEY)

@@ -30,7 +30,6 @@ async def _play(folder: str, *steps: dict[str, Any]) -> tuple[str, Events]:
     return stop, events
 
 
-@pytest.mark.xfail(strict=True, reason="the stdout checker dies on RecursionError or passes it on")
 @pytest.mark.parametrize("levels", [100_000, 300])
 async def test_an_update_nested_past_the_cap_fails_the_turn_with_a_reason(
     tmp_path: Any, levels: int

@@ -21,6 +21,7 @@ from acp.schema import EnvVariable, TerminalExitStatus
 
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.terminal.pty_session import PtyError, PtySession
+from melgui.tools.commands.run_command import without_secrets
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace
 
@@ -131,7 +132,8 @@ class AgentTerminals:
             folder = self.workspace.existing_dir(cwd) if cwd else self.workspace.root
         except ToolError as exc:
             raise RequestError.invalid_params({"cwd": cwd, "reason": str(exc)}) from None
-        environment = {**os.environ, **{v.name: v.value for v in env or []}}
+        # The agent's own variables, over melgui's without its keys (as run_command's).
+        environment = {**without_secrets(os.environ), **{v.name: v.value for v in env or []}}
         argv = [command, *(args or [])]
         line = shlex.join(argv)
         why = self.refusal(line) if self.refusal is not None else None
