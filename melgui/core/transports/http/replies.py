@@ -198,7 +198,8 @@ async def request_json(
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise TransportError(f"{what}: {describe_failure(exc, url, timeout)}") from exc
     if response.status_code >= 400:
-        message = server_message(response.text[:MAX_ERROR_BODY])
+        key = (headers or {}).get("Authorization", "").removeprefix("Bearer ").strip()
+        message = redact(server_message(response.text[:MAX_ERROR_BODY]), (key,) if key else ())
         head = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
         detail = f"{head}: {message}" if message else head
         detail += url_hint(response.status_code, url)

@@ -13,11 +13,11 @@ from melgui.core.protocol.events import (
     ToolCall,
     ToolCalls,
 )
-from melgui.core.protocol.transport import LegRequest
+from melgui.core.protocol.transport import LegRequest, TransportError
 from melgui.core.transports.http.leg_bounds import LegBudget, LegLimits, LegTooLarge
 from melgui.core.transports.openai_compat import OpenAITransport
 from melgui.core.transports.relay import RelayTransport
-from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, sse, text
+from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, http_error, sse, text
 from tests.fakes.legs import play_leg
 
 MB = 1024 * 1024
@@ -102,3 +102,18 @@ async def test_the_key_is_hidden_in_text_the_model_repeats(scripted_relay: Scrip
     )
     assert events[0] == TextDelta("your key is «redacted».")
     assert all(KEY not in entry.text for entry in wire)
+
+
+async def test_a_key_echoed_in_a_model_list_error_is_hidden(
+    scripted_openai: ScriptedOpenAI,
+) -> None:
+    escaped = KEY.replace("-", "\\u002d")
+    message = f"Incorrect API key provided: {KEY} ({escaped})"
+    scripted_openai.models_error = http_error(401, {"error": {"message": message}})
+    transport = OpenAITransport(scripted_openai.base_url, KEY)
+    try:
+        with pytest.raises(TransportError) as caught:
+            await transport.list_models()
+    finally:
+        await transport.aclose()
+    assert "Incorrect API key provided: «redacted» («redacted»)" in str(caught.value)
