@@ -19,7 +19,6 @@ from tests.fakes.acp_host import Events, scripted_agent
 LIMIT = 30
 
 
-@pytest.mark.xfail(strict=True, reason="the hosted agent's workspace knows no config folder")
 async def test_melguis_config_inside_the_project_is_not_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
