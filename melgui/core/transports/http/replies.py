@@ -205,7 +205,9 @@ async def request_json(
         detail += url_hint(response.status_code, url)
         raise TransportError(f"{what}: {detail}", status=response.status_code)
     try:
-        return response.json() if response.content else None
+        return bounded_json.loads(response.content) if response.content else None
+    except bounded_json.JSONTooDeep as exc:
+        raise TransportError(f"{what}: the server answered with {exc}") from None
     except ValueError as exc:
         raise TransportError(
             f"{what}: the server did not answer with JSON ({one_line(response.text, 80)!r})",

@@ -13,7 +13,6 @@ from tests.fakes import ScriptedRelay, http_error
 DEEP = '{"notes": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
 
-@pytest.mark.xfail(strict=True, reason="response.json() raises RecursionError")
 async def test_a_reply_nested_past_the_cap_is_a_transport_error(
     scripted_relay: ScriptedRelay,
 ) -> None:
