@@ -56,7 +56,7 @@ class FloodServer:
 
     def _flood(self, connection: socket.socket) -> None:
         with connection:
-            connection.settimeout(5)
+            connection.settimeout(BOUND)  # a slow reader is waited for, up to the bound
             request = b""
             while b"\r\n\r\n" not in request:
                 request += connection.recv(65536)
