@@ -44,6 +44,7 @@ from melgui.core.transports.http.sse import (
 )
 
 ENDED_EARLY = "the stream ended before the leg finished"
+MIN_SECRET = 8  # characters of a key before it is hidden in text and error messages
 
 
 class LegFormatError(ValueError):
@@ -108,7 +109,8 @@ class LegRun:
         self.read_timeout = read_timeout
         self.max_event_bytes = max_event_bytes
         self.budget = LegBudget(limits)
-        self._secrets = (wire.secret,) if wire.secret else ()
+        # A key too short to be a real one would hide ordinary words of the answer.
+        self._secrets = (wire.secret,) if wire.secret and len(wire.secret) >= MIN_SECRET else ()
         self.events_seen = False  # a TextDelta reached the caller
         self._body_started = False
 
