@@ -8,8 +8,6 @@ import os
 import signal
 from pathlib import Path
 
-import pytest
-
 from melgui.core.processes import signal_state
 from melgui.tools.mcp import stdio
 from melgui.tools.mcp.config import ServerConfig
