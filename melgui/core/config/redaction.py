@@ -26,15 +26,15 @@ _SECRET_PATTERNS = (
 )
 
 
-def hide_secrets(text: str, secrets: tuple[str, ...]) -> str:
-    """`text` with the known keys hidden, plain, JSON-escaped or URL-encoded."""
+def hide_secrets(text: str, secrets: tuple[str, ...], mask: str = REDACTED) -> str:
+    """`text` with the known keys made `mask`, plain, JSON-escaped or URL-encoded."""
     for secret in secrets:
         if not secret:
             continue
         if secret in text:
-            text = text.replace(secret, REDACTED)
+            text = text.replace(secret, mask)
         if "\\u" in text or "%" in text:  # an escaped form needs one of these
-            text = _escaped_forms(secret).sub(REDACTED, text)
+            text = _escaped_forms(secret).sub(mask.replace("\\", "\\\\"), text)
     return text
 
 
