@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO, assert_never
 
 from melgui.core.agent.policy import FixedPolicy
+from melgui.core.config import terminal_text
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
@@ -148,7 +148,7 @@ class Printer:
         self._line(**fields, **({"server": server} if server else {}))
 
     def _line(self, **fields: Any) -> None:
-        self.out.write(json.dumps(fields, ensure_ascii=False) + "\n")
+        self.out.write(terminal_text.json_line(fields) + "\n")
         self.out.flush()
 
     def observe(self, event: LoopEvent) -> None:
@@ -157,7 +157,7 @@ class Printer:
                 if self.as_json:
                     self._line(kind="text", text=text)
                 else:
-                    self.out.write(text)
+                    self.out.write(terminal_text.plain(text))
                     self.out.flush()
                     self._text_open = not text.endswith("\n")
             case AssistantReasoning(text=text):
@@ -396,6 +396,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
 
 def main(argv: list[str]) -> int:
     options = build_parser().parse_args(argv)
+    stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr)
     try:
         return asyncio.run(run(options, sys.stdout))
     except UsageError as exc:
@@ -404,3 +405,5 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("melgui: cancelled", file=sys.stderr)
         return EXIT_CANCELLED
+    finally:
+        sys.stderr = stderr

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 
@@ -65,7 +66,7 @@ class SearxngProvider:
         if response.status_code != 200:
             raise ToolError(f"web_search failed: SearXNG answered HTTP {response.status_code}.")
         try:
-            payload: Any = response.json()
+            payload: Any = bounded_json.loads(response.content)
         except ValueError:
             raise ToolError("web_search failed: SearXNG did not answer with JSON.") from None
         results = payload.get("results") if isinstance(payload, dict) else None

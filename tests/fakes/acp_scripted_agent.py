@@ -16,6 +16,7 @@ Steps:
     {"read": "path", "line": 1, "limit": 2}   fs/read_text_file, its text said back
     {"write": "path", "content": "..."}  fs/write_text_file ("wrote" or the error said)
     {"run": ["cmd", "arg"]}              terminal/create, wait_for_exit, output, release
+                                         ("cwd": "dir" asks for that working folder)
                                          (a refused create is said as "refused:<data>")
     {"ask": "edit", "title": "..."}      a tool call, request_permission, its outcome said
                                          ("command": "..." puts it in raw_input; "diff":
@@ -269,7 +270,9 @@ class ScriptedAgent:
         elif "run" in step:
             command, *args = step["run"]
             try:
-                made = await client.create_terminal(session_id=sid, command=command, args=args)
+                made = await client.create_terminal(
+                    session_id=sid, command=command, args=args, cwd=step.get("cwd")
+                )
             except RequestError as exc:
                 await self._say(f"refused:{json.dumps(exc.data, ensure_ascii=False)}")
                 return

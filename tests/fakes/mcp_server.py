@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import json
 import os
 import struct
 import sys
@@ -141,6 +142,18 @@ def build(name: str) -> MCPServer:
         fd = claim.private_fd if claim is not None and claim.private_fd is not None else 1
         os.write(fd, b"this is not json\n")
         return "after garbage"
+
+    @server.tool()
+    def deep(ctx: Context, levels: int = 100_000) -> str:
+        """Answers its own request first with a reply nested `levels` deep, then normally."""
+        from mcp.server import stdio as wire
+
+        claim = wire._claims.get(1)
+        fd = claim.private_fd if claim is not None and claim.private_fd is not None else 1
+        nested = "[" * levels + "]" * levels
+        reply = f'{{"jsonrpc": "2.0", "id": {json.dumps(ctx.request_id)}, "result": {nested}}}'
+        os.write(fd, reply.encode() + b"\n")
+        return "too late"
 
     @server.tool()
     def big(chars: int = 200_000) -> str:

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from melgui.core.protocol import bounded_json
+
 
 class Usage(BaseModel):
     """Token counts as a server reports them; unknown fields are kept."""
@@ -129,7 +131,9 @@ def _decode_arguments(name: str, raw: str) -> tuple[dict[str, Any] | None, str |
     if not text:
         return {}, None
     try:
-        value = json.loads(text)
+        value = bounded_json.loads(text)
+    except bounded_json.JSONTooDeep as exc:
+        return None, f"The arguments of {name} are {exc}. Send the call again, less nested."
     except json.JSONDecodeError as exc:
         return None, (
             f"The arguments of {name} are not valid JSON ({exc.msg} at position {exc.pos}). "

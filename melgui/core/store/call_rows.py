@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable
 from contextlib import suppress
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import AUTO_BY, CallPhase
 from melgui.core.protocol.events import ToolCall
 from melgui.core.store.records import AllowedCall, ToolCallRecord
@@ -94,7 +94,7 @@ class CallRows:
         commands: dict[str, None] = {}
         for (arguments,) in rows:
             with suppress(ValueError, TypeError, AttributeError):  # not a JSON object
-                command = json.loads(arguments).get("command")
+                command = bounded_json.loads(arguments).get("command")
                 if isinstance(command, str) and command.strip():
                     commands.setdefault(command, None)
             if len(commands) >= limit:

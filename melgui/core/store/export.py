@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import CALL_PHASES
 from melgui.core.protocol.content import ImagePart
 from melgui.core.protocol.messages import Message
@@ -293,8 +294,8 @@ def _fenced(text: str, language: str = "text") -> list[str]:
 
 def _pretty(arguments: str) -> str:
     try:
-        return json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
-    except (json.JSONDecodeError, ValueError):
+        return json.dumps(bounded_json.loads(arguments), ensure_ascii=False, indent=2)
+    except ValueError:
         return arguments
 
 

@@ -49,6 +49,9 @@ from melgui.core.store.store import Store
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
 WIRE_CHUNK = 1000  # wire log lines written together at most
+# Each flush rewrites the whole partial answer: past this many characters the interval
+# grows with its size, so a huge answer costs linear, not quadratic, writing.
+PARTIAL_STEP = 1024 * 1024
 
 
 class Journal:
@@ -74,6 +77,7 @@ class Journal:
         self.problem: str | None = None
         self.flushes = 0  # partial-text writes, for benchmarks and tests
         self._interval = flush_interval
+        self._partial_size = 0  # characters of the partial answer last written
         self._clock = clock
         self._on_problem = on_problem
         self._text: list[str] = []
@@ -211,6 +215,7 @@ class Journal:
         self._text.clear()
         self._reasoning.clear()
         self._text_dirty = False
+        self._partial_size = 0
         self._partial_seq = None
 
     def _decided(self, call_id: str, future: asyncio.Future[Decision]) -> None:
@@ -245,6 +250,7 @@ class Journal:
                 partial = Message.assistant(text, reasoning=reasoning)
                 self.store.put_message(self.conversation_id, seq, partial, partial=True)
                 self._partial_seq = seq
+                self._partial_size = len(text) + len(reasoning)
                 self._text_dirty = False
                 self.flushes += 1
             self._flush_wire()
@@ -267,6 +273,7 @@ class Journal:
         self._text.clear()
         self._reasoning.clear()
         self._text_dirty = False
+        self._partial_size = 0
         if self._partial_seq is not None:
             self.store.drop_messages_from(self.conversation_id, self._partial_seq)
             self._partial_seq = None
@@ -288,14 +295,17 @@ class Journal:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return False
-        delay = max(0.0, self._interval - (self._clock() - self._last_flush))
+        delay = max(0.0, self._due_interval() - (self._clock() - self._last_flush))
         self._timer = loop.call_later(delay, self._on_timer)
         return True
 
     def _flush_if_due(self) -> None:
         """Without a loop (a synchronous caller) the events themselves pace the flushes."""
-        if self._clock() - self._last_flush >= self._interval:
+        if self._clock() - self._last_flush >= self._due_interval():
             self.flush()
+
+    def _due_interval(self) -> float:
+        return self._interval * max(1.0, self._partial_size / PARTIAL_STEP)
 
     def _on_timer(self) -> None:
         self._timer = None

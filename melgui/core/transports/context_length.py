@@ -17,6 +17,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.context_window import (
     GUESSED_WINDOW,
     ContextWindow,
@@ -129,7 +130,7 @@ async def _get_json(
         )
         if response.status_code != 200:
             return None
-        return response.json()
+        return bounded_json.loads(response.content)
     except (httpx.HTTPError, ValueError):
         return None
 

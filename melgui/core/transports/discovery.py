@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow
 from melgui.core.protocol.transport import ModelInfo, Transport, TransportError
 from melgui.core.transports.context_length import fallback_window, kind_from_url, probe_server
@@ -95,7 +96,7 @@ async def _probe(client: httpx.AsyncClient, name: str, host: str, port: int) -> 
     base_url = f"http://{host}:{port}/v1"
     try:
         response = await client.get(f"{base_url}/models")
-        body = response.json() if response.status_code == 200 else None
+        body = bounded_json.loads(response.content) if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
         return None
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):

@@ -8,11 +8,11 @@ every tool call's arguments are complete JSON: a cut stream must execute nothing
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any, Unpack, cast
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, Usage
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
 from melgui.core.transports.http.delta_content import REASONING_FIELDS, DeltaContent
@@ -150,7 +150,9 @@ def refused_usage_option(event: StreamEvent) -> bool:
 
 def _loads(data: str) -> Any:
     try:
-        return json.loads(data)
+        return bounded_json.loads(data)
+    except bounded_json.JSONTooDeep as exc:
+        raise LegFormatError(f"the server sent a chunk of {exc}") from None
     except ValueError:
         raise LegFormatError(
             f"the server sent malformed JSON in the stream: {one_line(data, 80)!r}"

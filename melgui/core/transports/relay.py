@@ -11,6 +11,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Unpack
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import (
     Done,
     ReasoningDelta,
@@ -75,7 +76,9 @@ def _object(event: SSEEvent) -> dict[str, Any]:
     if not event.data.strip():
         return {}
     try:
-        data = json.loads(event.data)
+        data = bounded_json.loads(event.data)
+    except bounded_json.JSONTooDeep as exc:
+        raise LegFormatError(f"the relay sent a {event.event!r} event of {exc}") from None
     except ValueError:
         raise LegFormatError(
             f"the relay sent malformed JSON in a {event.event!r} event: "

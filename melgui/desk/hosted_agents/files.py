@@ -10,8 +10,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
+import stat
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 
 from acp import RequestError
 
@@ -38,9 +41,7 @@ class AgentFiles:
             resolved = self.workspace.existing_file(path)
         except ToolError as exc:
             raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
-        if resolved.stat().st_size > MAX_READ_BYTES:
-            raise RequestError.invalid_params({"path": path, "reason": "file is too large"})
-        text = resolved.read_bytes().decode("utf-8", errors="replace")
+        text = _read_regular(path, resolved).decode("utf-8", errors="replace")
         if line is None and limit is None:
             return text
         lines = text.splitlines(keepends=True)
@@ -64,3 +65,23 @@ class AgentFiles:
                 write_bytes_confined(self.workspace, resolved, content.encode("utf-8"))
             except (ToolError, OSError) as exc:
                 raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
+
+
+def _read_regular(path: str, resolved: Path) -> bytes:
+    """The file's bytes, if it is still a regular file of at most MAX_READ_BYTES.
+
+    Checked again on the open descriptor, non-blocking: a file swapped for a FIFO or a
+    link after the workspace's check is refused, never waited on.
+    """
+    try:
+        fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise RequestError.invalid_params({"path": path, "reason": "not a regular file"})
+        data = file.read(MAX_READ_BYTES + 1)
+    if len(data) > MAX_READ_BYTES:
+        raise RequestError.invalid_params({"path": path, "reason": "file is too large"})
+    return data

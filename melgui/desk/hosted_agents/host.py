@@ -28,6 +28,7 @@ from acp.schema import (
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL
+from melgui.core.config.settings import config_dir
 from melgui.core.protocol.approval import ApprovalRequest, Deny
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.loop_events import (
@@ -95,7 +96,9 @@ class AcpHost:
         cancel_grace: float = CANCEL_GRACE,
     ) -> None:
         self.command = command
-        workspace = Workspace(cwd)  # raises ValueError for a folder that is not one
+        # raises ValueError for a folder that is not one; melgui's own configuration (its
+        # keys and which folders are trusted) is never the agent's to write
+        workspace = Workspace(cwd, config_dir=config_dir())
         self.cwd = str(workspace.root)
         self.env = dict(env or {})
         self.source = source or command.name

@@ -1,6 +1,7 @@
 """The agent's child process: started with melgui's signal reset, its stderr kept as a tail.
 
-Stdout and stdin carry the protocol; stderr is read all along (so a chatty agent never
+Stdout and stdin carry the protocol (each line checked to be one JSON-RPC message, nested
+no deeper than the decoder's cap); stderr is read all along (so a chatty agent never
 blocks on a full pipe) and its last lines are what a failed pane shows.
 """
 
@@ -8,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
 from melgui.core.processes import reset_signals
+from melgui.core.protocol import bounded_json
 from melgui.desk.hosted_agents.agents import AgentCommand
 
 STREAM_LIMIT = 64 * 1024 * 1024  # one protocol line may carry a whole file
@@ -101,10 +102,13 @@ class AgentProcess:
                     # one go and handled without a pause: let the window paint between.
                     await asyncio.sleep(0)
                     since = loop.time()
-                if line.strip() and not _is_message(line):
+                why = _not_a_message(line) if line.strip() else None
+                if why is not None:
                     if not self.malformed.done():
                         shown = line.decode(errors="replace").strip()[:200]
-                        self.malformed.set_result(f"the agent sent a malformed message: {shown!r}")
+                        self.malformed.set_result(
+                            f"the agent sent a malformed message{why}: {shown!r}"
+                        )
                     continue
                 self.messages.feed_data(line)
         except (ValueError, ConnectionError) as exc:  # a line over the limit, a broken pipe
@@ -178,10 +182,17 @@ class AgentProcess:
             os.killpg(self.process.pid, 9)
 
 
-def _is_message(line: bytes) -> bool:
-    """A JSON-RPC 2.0 message: a JSON object that says so."""
+def _not_a_message(line: bytes) -> str | None:
+    """None for a JSON-RPC 2.0 message (a JSON object that says so), else a reason to add
+    (empty when the line is simply no such message).
+
+    The SDK decodes each line again and recurses once per level: JSON nested past the cap
+    is refused here, so no later walk over it recurses either.
+    """
     try:
-        message = json.loads(line)
+        message = bounded_json.loads(line)
+    except bounded_json.JSONTooDeep as exc:
+        return f" ({exc})"
     except ValueError:
-        return False
-    return isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+        return ""
+    return None if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else ""

@@ -3,8 +3,9 @@
 Each terminal is a PtySession in the project folder (a `cwd` outside it is refused).
 A command melgui's rules deny (`refusal`) is refused to the agent with the rule's reason;
 when commands are sandboxed (`sandbox`, the desk's setting) it runs in bubblewrap, as
-run_command does. Output is read as it comes and kept up to the agent's byte limit (the
-oldest bytes go first, as the protocol asks). `on_open` lets a window show the terminal.
+run_command does. Output is read as it comes and kept up to the agent's byte limit, at most
+MAX_OUTPUT_LIMIT (the oldest bytes go first, as the protocol asks). `on_open` lets a
+window show the terminal.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from acp.schema import EnvVariable, TerminalExitStatus
 
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.terminal.pty_session import PtyError, PtySession
+from melgui.tools.commands.run_command import without_secrets
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace
 
 DEFAULT_LIMIT = 1024 * 1024
+MAX_OUTPUT_LIMIT = 16 * 1024 * 1024  # kept per terminal, whatever limit the agent asks for
 POLL_S = 0.05
 Refusal = Callable[[str], str | None]  # a command line -> why the rules deny it, or None
 # The sandbox commands run in, None when they are not sandboxed; raises ToolError when
@@ -131,7 +134,8 @@ class AgentTerminals:
             folder = self.workspace.existing_dir(cwd) if cwd else self.workspace.root
         except ToolError as exc:
             raise RequestError.invalid_params({"cwd": cwd, "reason": str(exc)}) from None
-        environment = {**os.environ, **{v.name: v.value for v in env or []}}
+        # The agent's own variables, over melgui's without its keys (as run_command's).
+        environment = {**without_secrets(os.environ), **{v.name: v.value for v in env or []}}
         argv = [command, *(args or [])]
         line = shlex.join(argv)
         why = self.refusal(line) if self.refusal is not None else None
@@ -151,7 +155,8 @@ class AgentTerminals:
             raise RequestError.invalid_params({"command": command, "reason": str(exc)}) from None
         terminal_id = f"term-{next(self._ids)}"
         title = " ".join(argv) + (" (sandboxed)" if spec is not None else "")
-        terminal = AgentTerminal(terminal_id, title, pty, DEFAULT_LIMIT if limit is None else limit)
+        kept = DEFAULT_LIMIT if limit is None else min(limit, MAX_OUTPUT_LIMIT)
+        terminal = AgentTerminal(terminal_id, title, pty, kept)
         self._terminals[terminal_id] = terminal
         if self.on_open is not None:
             self.on_open(terminal)

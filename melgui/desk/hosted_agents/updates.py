@@ -4,6 +4,10 @@ and plans panel show a third-party agent.
 The translator keeps a Conversation of what the agent said and did (the chat reloads
 from it), and holds every tool call open until its update says it ended; calls still
 open when the turn ends get a result then, so each call has exactly one.
+
+A turn's text and reasoning together are kept up to MAX_TURN_TEXT characters, as an HTTP
+leg's are: past it a note says melgui stopped showing more, and the rest is dropped, so
+an agent that streams without end cannot grow melgui's memory. The turn goes on.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from melgui.desk.hosted_agents.agent_state import AgentState
 PlanSink = Callable[[str, str], None]
 Emit = Callable[[LoopEvent], None]
 _PLAN_MARK = {"completed": "x", "in_progress": "~", "pending": " "}
+MAX_TURN_TEXT = 16 * 1024 * 1024  # characters of a turn's text and reasoning together
 
 
 @dataclass
@@ -74,6 +79,8 @@ class UpdateTranslator:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._user: list[str] = []
+        self._said = 0  # characters of text and reasoning kept this turn
+        self._over = False  # the turn passed MAX_TURN_TEXT
 
     # -- the updates ---------------------------------------------------------------------
 
@@ -83,12 +90,14 @@ class UpdateTranslator:
             self._flush_user()
         if kind == "agent_message_chunk":
             text = block_text(update.content)
-            self._text.append(text)
-            self.emit(AssistantText(text))
+            if self._room(len(text)):
+                self._text.append(text)
+                self.emit(AssistantText(text))
         elif kind == "agent_thought_chunk":
             text = block_text(update.content)
-            self._reasoning.append(text)
-            self.emit(AssistantReasoning(text))
+            if self._room(len(text)):
+                self._reasoning.append(text)
+                self.emit(AssistantReasoning(text))
         elif kind == "user_message_chunk":  # a loaded session's history, replayed
             self.flush_text()
             self._user.append(block_text(update.content))
@@ -110,6 +119,21 @@ class UpdateTranslator:
             title = getattr(update, "title", None)
             if isinstance(title, str) and title:
                 self.state.set_title(title)
+
+    def _room(self, size: int) -> bool:
+        """Whether `size` more characters fit in the turn; the first time not, a note."""
+        if self._said + size <= MAX_TURN_TEXT:
+            self._said += size
+            return True
+        if not self._over:
+            self._over = True
+            note = (
+                f"\n\n[melgui stopped showing this agent's text: the turn passed "
+                f"{MAX_TURN_TEXT:,} characters]\n"
+            )
+            self._text.append(note)
+            self.emit(AssistantText(note))
+        return False
 
     def user_sent(self, text: str) -> None:
         message = Message.user(text)
@@ -176,6 +200,7 @@ class UpdateTranslator:
     def end_turn(self, cancelled: bool) -> None:
         """The turn ended: the text becomes a message, open calls get their one result."""
         self.flush_text()
+        self._said, self._over = 0, False
         for open_call in list(self.calls.values()):
             self._finish(open_call, "cancelled" if cancelled else "interrupted")
 

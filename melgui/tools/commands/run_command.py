@@ -32,13 +32,18 @@ _SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|SECRET_?KEY|ACCESS_?TOKEN|AUTH_?T
 _SECRET_NAMES = frozenset({"MELIAI_API_KEY", "OPENAI_API_KEY", "MELGUI_API_KEY"})
 
 
-def command_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """The environment a command gets: the app's own without API keys, and no pager."""
-    env = {
+def without_secrets(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` without API keys and tokens: what any command melgui starts may see."""
+    return {
         name: value
         for name, value in base.items()
         if name not in _SECRET_NAMES and not _SECRET_NAME.search(name)
     }
+
+
+def command_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """The environment a command gets: the app's own without API keys, and no pager."""
+    env = without_secrets(base)
     env.update(
         {
             "TERM": "dumb",

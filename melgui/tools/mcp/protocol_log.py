@@ -2,7 +2,8 @@
 
 Both logs are bounded (a server flooding stderr costs a fixed amount of memory), and
 every line passes through the redactor: the secret values the server was started with
-(resolved `env` and `headers`) and the values of JSON fields named like keys.
+(resolved `env` and `headers`, plain, JSON-escaped or URL-encoded) and the values of JSON
+fields named like keys.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
+
+from melgui.core.config.redaction import hide_secrets
 
 MAX_LINES = 2000
 MAX_LINE_CHARS = 4000
@@ -26,8 +29,7 @@ class Redactor:
         self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, MASK)
+        text = hide_secrets(text, tuple(self.secrets), MASK)
         return _SECRET_FIELD.sub(lambda m: f'{m.group(1)}"{MASK}"', text)
 
 

@@ -24,6 +24,8 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from melgui.core.processes import reset_signals
+from melgui.core.transports.http.replies import one_line
+from melgui.tools.mcp.wire_lines import HEAD_BYTES, error_reply, oversized, read_line
 
 LINE_LIMIT = 32 * 1024 * 1024  # one JSON-RPC message
 EXIT_GRACE = 2.0  # seconds after stdin closes before SIGTERM, then before SIGKILL
@@ -60,7 +62,8 @@ def _parse(line: str) -> SessionMessage | Exception:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as exc:
-        return ValueError(f"malformed message from the server: {line[:200]!r} ({exc})")
+        why = f"malformed message from the server: {line[:200]!r} ({one_line(str(exc), 200)})"
+        return error_reply(line[:HEAD_BYTES].encode(), why) or ValueError(why)
 
 
 async def _wait_exit(process: asyncio.subprocess.Process, timeout: float) -> bool:
@@ -128,14 +131,12 @@ async def stdio_server(
         try:
             async with read_writer:
                 while True:
-                    try:
-                        raw = await process.stdout.readline()
-                    except ValueError:  # a line over LINE_LIMIT
-                        await read_writer.send(ValueError("a message over 32 MiB from the server"))
-                        await process.stdout.read(LINE_LIMIT)
-                        continue
-                    if not raw:
+                    raw, size = await read_line(process.stdout)
+                    if not size:
                         break
+                    if size > LINE_LIMIT:
+                        await read_writer.send(oversized(raw, size, LINE_LIMIT))
+                        continue
                     line = raw.decode("utf-8", errors="replace").strip()
                     if line:
                         await read_writer.send(_parse(line))

@@ -193,3 +193,27 @@ async def test_servers_left_running_are_killed_at_exit(tmp_path: Path) -> None:
         stdio._kill_leftovers()  # what interpreter exit runs
         await asyncio.wait_for(process.process.wait(), 10)
         assert not group_alive(process.pid)
+
+
+async def test_a_reply_over_the_line_limit_is_an_error_at_once_naming_its_size(
+    tmp_path: Path,
+) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        chars = stdio.LINE_LIMIT + 1024 * 1024
+        outcome = await manager.bridge.registry.run("mcp__fake__big", {"chars": chars})
+        assert outcome.status == "error"
+        assert "the server's message is" in outcome.content
+        assert "MiB, over the 32 MiB limit" in outcome.content
+        assert "did not answer" not in outcome.content
+        echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "still here"})
+        assert echo.content == "still here"
+
+
+async def test_a_reply_nested_too_deep_is_an_error_at_once(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        outcome = await manager.bridge.registry.run("mcp__fake__deep", {})
+        assert outcome.status == "error"
+        assert "malformed message from the server" in outcome.content
+        assert "did not answer" not in outcome.content
+        echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "still here"})
+        assert echo.content == "still here"

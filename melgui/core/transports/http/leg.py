@@ -15,6 +15,8 @@ from typing import Any, Protocol, cast
 
 import httpx
 
+from melgui.core.config.redaction import hide_secrets, redact
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import (
     Done,
     ReasoningDelta,
@@ -23,6 +25,7 @@ from melgui.core.protocol.events import (
     TextDelta,
     ToolCalls,
 )
+from melgui.core.transports.http.leg_bounds import LegBudget, LegLimits, LegTooLarge
 from melgui.core.transports.http.replies import (
     WireLog,
     describe_failure,
@@ -41,6 +44,7 @@ from melgui.core.transports.http.sse import (
 )
 
 ENDED_EARLY = "the stream ended before the leg finished"
+MIN_SECRET = 8  # characters of a key before it is hidden in text and error messages
 
 
 class LegFormatError(ValueError):
@@ -94,6 +98,7 @@ class LegRun:
         wire: WireLog,
         read_timeout: float,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        limits: LegLimits | None = None,
     ) -> None:
         self.client = client
         self.url = url
@@ -103,6 +108,9 @@ class LegRun:
         self.wire = wire
         self.read_timeout = read_timeout
         self.max_event_bytes = max_event_bytes
+        self.budget = LegBudget(limits)
+        # A key too short to be a real one would hide ordinary words of the answer.
+        self._secrets = (wire.secret,) if wire.secret and len(wire.secret) >= MIN_SECRET else ()
         self.events_seen = False  # a TextDelta reached the caller
         self._body_started = False
 
@@ -119,7 +127,7 @@ class LegRun:
                 self.wire("response", f"HTTP {response.status_code} {response.reason_phrase}")
                 async with aclosing(self._read(response)) as events:
                     async for event in events:
-                        yield self._finish(event) if is_terminal(event) else event
+                        yield self._finish(event) if is_terminal(event) else self._hide(event)
                         if is_terminal(event):
                             return
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -131,7 +139,9 @@ class LegRun:
 
     def _finish(self, event: StreamEvent) -> StreamEvent:
         if isinstance(event, StreamError):
-            event = dataclasses.replace(event, events_seen=self.events_seen)
+            # A server's error text may quote the key it was sent ("Incorrect API key…").
+            message = redact(event.message, self._secrets)
+            event = dataclasses.replace(event, message=message, events_seen=self.events_seen)
             self.wire("note", f"leg failed: {event.message}")
         return event
 
@@ -162,18 +172,28 @@ class LegRun:
             for item in decoder.close():
                 for event in self._handle(item):
                     yield event
-        except (EventTooLarge, LegFormatError) as exc:
+        except (EventTooLarge, LegFormatError, LegTooLarge) as exc:
             yield StreamError(str(exc))
             return
         for event in self.parser.held_back():
             yield event
         yield self.parser.on_end() or StreamError(ENDED_EARLY, retryable=True)
 
+    def _hide(self, event: StreamEvent) -> StreamEvent:
+        """A delta with the key hidden, should the model repeat it."""
+        if self._secrets and isinstance(event, TextDelta | ReasoningDelta):
+            text = hide_secrets(event.text, self._secrets)
+            if text != event.text:
+                return dataclasses.replace(event, text=text)
+        return event
+
     def _handle(self, item: SSEItem) -> list[StreamEvent]:
         self.wire("event", item.wire_text())
         if isinstance(item, SSEComment):
             return []
         events = self.parser.on_event(item)
+        for event in events:
+            self.budget.count(event)
         if any(isinstance(event, TextDelta | ReasoningDelta) for event in events):
             self.events_seen = True
         return events
@@ -182,7 +202,7 @@ class LegRun:
         text = await read_bounded(response, self.max_event_bytes)
         self.wire("event", text)
         try:
-            payload = json.loads(text)
+            payload = bounded_json.loads(text)
         except ValueError:
             yield StreamError(f"the server answered with malformed JSON: {one_line(text, 80)!r}")
             return

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import json
 import time
 from collections.abc import AsyncGenerator
 from typing import Any, Literal, cast
@@ -12,6 +11,7 @@ from typing import Any, Literal, cast
 import httpx
 
 from melgui.core.config.redaction import redact
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import StreamError, WireEntry
 from melgui.core.protocol.transport import TransportError, WireSink
 
@@ -52,7 +52,7 @@ def one_line(text: str, limit: int = _MAX_MESSAGE) -> str:
 def server_message(body: str) -> str:
     """The human part of an error body: JSON error.message / message / detail, or text."""
     try:
-        payload = json.loads(body)
+        payload = bounded_json.loads(body)
     except ValueError:
         return one_line(body)
     return one_line(_message_in(payload) or body)
@@ -198,13 +198,16 @@ async def request_json(
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise TransportError(f"{what}: {describe_failure(exc, url, timeout)}") from exc
     if response.status_code >= 400:
-        message = server_message(response.text[:MAX_ERROR_BODY])
+        key = (headers or {}).get("Authorization", "").removeprefix("Bearer ").strip()
+        message = redact(server_message(response.text[:MAX_ERROR_BODY]), (key,) if key else ())
         head = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
         detail = f"{head}: {message}" if message else head
         detail += url_hint(response.status_code, url)
         raise TransportError(f"{what}: {detail}", status=response.status_code)
     try:
-        return response.json() if response.content else None
+        return bounded_json.loads(response.content) if response.content else None
+    except bounded_json.JSONTooDeep as exc:
+        raise TransportError(f"{what}: the server answered with {exc}") from None
     except ValueError as exc:
         raise TransportError(
             f"{what}: the server did not answer with JSON ({one_line(response.text, 80)!r})",

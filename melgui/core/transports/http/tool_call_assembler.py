@@ -14,6 +14,8 @@ the name in every fragment, or send arguments as an object. The rules, in order:
   without ids or distinct indexes).
 
 A call that never got an id gets a unique `call_<hex>` id, stable across `calls()`.
+The arguments of all calls together are capped (`max_arguments` characters): a server
+that streams them without end gets a MalformedFragment that names the cap.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import ToolCall
+from melgui.core.transports.http.leg_bounds import MAX_LEG_ARGUMENTS, too_much
 
 
 class MalformedFragment(ValueError):
@@ -52,7 +56,9 @@ class _Slot:
         if not text.strip():
             return True
         try:
-            json.loads(text)
+            bounded_json.loads(text)
+        except bounded_json.JSONTooDeep:
+            return True  # whole, only too deep: the call's decode says so to the model
         except ValueError:
             return False
         return True
@@ -64,8 +70,12 @@ class _Slot:
 class ToolCallAssembler:
     """Feed every fragment of a leg with `add`; read the calls with `calls()`."""
 
-    def __init__(self, make_id: Callable[[], str] = new_call_id) -> None:
+    def __init__(
+        self, make_id: Callable[[], str] = new_call_id, max_arguments: int = MAX_LEG_ARGUMENTS
+    ) -> None:
         self._make_id = make_id
+        self._max_arguments = max_arguments
+        self._arguments_size = 0
         self._slots: list[_Slot] = []
         self._by_index: dict[int, _Slot] = {}
         self._by_id: dict[str, _Slot] = {}
@@ -99,9 +109,17 @@ class ToolCallAssembler:
             slot.name = _merge_name(slot.name, name)
         if isinstance(arguments, str):
             if arguments:
+                self._grow(len(arguments))
                 slot.arguments.append(arguments)
         elif arguments is not None:
-            slot.arguments[:] = [json.dumps(arguments, ensure_ascii=False)]
+            whole = json.dumps(arguments, ensure_ascii=False)
+            self._grow(len(whole))
+            slot.arguments[:] = [whole]
+
+    def _grow(self, size: int) -> None:
+        self._arguments_size += size
+        if self._arguments_size > self._max_arguments:
+            raise MalformedFragment(str(too_much("tool-call arguments", self._max_arguments)))
 
     def _slot_for(
         self, index: int | None, call_id: str | None, name: str | None, arguments: Any

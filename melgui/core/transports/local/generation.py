@@ -8,7 +8,6 @@ token (or one prompt batch).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from melgui.core.protocol import bounded_json
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import (
     Done,
@@ -309,7 +309,7 @@ class _LegRun:
         text, _ = self.complete(prompt, self.room(prompt), grammar, **CALL_SAMPLING)
         arguments = text.strip()
         try:
-            json.loads(arguments)
+            bounded_json.loads(arguments)
         except ValueError:
             return StreamError(
                 f"The local model's call of {tool.name} was cut off before its arguments "
