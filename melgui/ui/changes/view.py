@@ -182,8 +182,10 @@ class ChangesView(QDialog):
         self.summary.setText(summary_html(self.worktree, changes, state, self.colors))
 
     def _show_conflicts(self, state: MergeState) -> None:
-        self.conflict_box.setVisible(state.merging)
-        if state.merging:
+        shown = state.merging or bool(state.conflicts)
+        self.conflict_box.setVisible(shown)
+        self.abort_button.setVisible(state.merging)
+        if shown:
             self.conflict_label.setText(conflicts_html(state, self.colors))
 
     def current_path(self) -> str:
@@ -228,7 +230,7 @@ class ChangesView(QDialog):
     def _enable(self) -> None:
         idle = not self.busy
         changes = self.changes
-        merging = self.merge is not None and self.merge.merging
+        merging = self.merge is not None and (self.merge.merging or bool(self.merge.conflicts))
         has_files = changes is not None and bool(changes.files)
         self.apply_file_button.setEnabled(idle and self.diff.change is not None)
         self.discard_file_button.setEnabled(idle and self.diff.change is not None)

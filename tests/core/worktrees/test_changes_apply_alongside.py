@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.worktrees.changes.apply import Applied, AppliedLedger, apply_file, apply_parts
+from melgui.core.worktrees.changes.apply import Applied, AppliedLedger, apply_parts
 from melgui.core.worktrees.changes.reading import read_changes
 from melgui.core.worktrees.merge import commit_worktree, merge_branch
 from melgui.core.worktrees.model import Worktree
@@ -20,8 +20,6 @@ from tests.fakes.worktree_repos import (
 )
 
 WORKER_12 = "line 12 (worker)\n"
-
-pytestmark = pytest.mark.xfail(strict=True, reason="applying next to the person's edits")
 
 
 @pytest.fixture(autouse=True)
@@ -93,7 +91,7 @@ async def test_merge_works_after_a_hunk_was_applied(tmp_path: Path) -> None:
     ledger = AppliedLedger()
     await _apply_hunk(worktree, 1, ledger=ledger)
     changes = await read_changes(worktree)
-    await apply_file(worktree, changes.file("added.py"))
+    await apply_parts(worktree, [(changes.file("added.py"), None)], ledger=ledger)
     await commit_worktree(worktree, "worker: the rest")
 
     outcome = await merge_branch(worktree, ledger=ledger)
