@@ -14,7 +14,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from melgui.core.protocol.call_life import CallPhase
-from melgui.core.protocol.calls import shorten
+from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -230,10 +230,11 @@ class ChatView(HistoryPaging, QWidget):
                 self._set_card(request.call.id, "waiting")
             case ToolCallStarted(call=call):
                 self._set_card(call.id, "running")
-            case ToolCallFinished(call=call, status=status, duration=duration):
+            case ToolCallFinished(call=call, status=status, content=content, waited=waited):
                 if not t.has_card(call.id):
                     self._add_card(call, status)
-                self._set_card(call.id, status, duration)
+                code = exit_code_of(content)
+                self._set_card(call.id, status, event.duration, exit_code=code, waited=waited)
             case TurnFailed(message=text, status=status):
                 explained = explain_failure(text, status)
                 self._images_refused = explained.text if rejects_images(text, status) else ""

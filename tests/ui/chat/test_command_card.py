@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo
 from pytestqt.qtbot import QtBot
@@ -17,7 +16,6 @@ from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 SHOTS = Path(__file__).resolve().parents[3] / "docs"
 
 
-@pytest.mark.xfail(strict=True, reason="a failing command's card says done")
 def test_a_failing_command_shows_its_exit_code_not_done(
     qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
 ) -> None:
@@ -43,5 +41,6 @@ def test_a_failing_command_shows_its_exit_code_not_done(
     result = window.inspector.detail.result
     assert "1 failed" in result.toPlainText()
     assert QFontInfo(result.font()).fixedPitch()
+    assert "✗ exit 3" in window.inspector.detail.title.text()
     window.resize(1100, 700)
     window.grab().save(str(SHOTS / "failed-command-card.png"))
