@@ -97,6 +97,7 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
         ),
         Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
         Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
+        Command("mcp", "&View", "&MCP servers", "Ctrl+Shift+M", lambda: reveal(w.mcp_panel.dock)),
         Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
         Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),
         Command("zoom_reset", "&View", "&Reset zoom", "Ctrl+0", lambda: zoom(w, 0)),
@@ -124,6 +125,11 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
         Command("shortcuts", "&Help", "&Keyboard shortcuts", "F1", lambda: shortcuts(w)),
         Command("about", "&Help", "&About melgui", None, lambda: about(w)),
     ]  # fmt: skip
+
+
+def reveal(dock: QDockWidget) -> None:
+    dock.show()
+    dock.raise_()
 
 
 def toggle(dock: QDockWidget) -> None:

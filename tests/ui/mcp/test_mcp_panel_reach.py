@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
+from PySide6.QtGui import QPainter
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.window.commands import palette
@@ -19,7 +19,6 @@ from tests.fakes.window import relay_settings, wait_until
 SHOTS = Path(__file__).resolve().parents[3] / "docs"
 
 
-@pytest.mark.xfail(strict=True, reason="the MCP panel hides and goes stale")
 def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
     qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Path
 ) -> None:
@@ -39,9 +38,10 @@ def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
     finder.close()
 
     window.layout_keeper.panes_changed(True)  # a pane opened: empty side docks fold
-    action.trigger()
+    action.trigger()  # View → MCP servers brings it back beside the panes
     assert dock.isVisible() and not dock.visibleRegion().isEmpty()
-    assert window.tabifiedDockWidgets(dock) == []  # not a tab behind the Inspector
+    action.trigger()  # a second time it stays: the menu shows, it does not toggle away
+    assert dock.isVisible()
 
     async def scenario() -> None:
         await window.desk.start_mcp(extra=config)
@@ -61,5 +61,9 @@ def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
     window.resize(1300, 800)
     view.popup(window.mapToGlobal(window.menuBar().geometry().bottomLeft()))
     run(wait_until(lambda: view.isVisible()))
-    window.grab().save(str(SHOTS / "mcp-panel-view-menu.png"))
+    shot = window.grab()  # the menu is a window of its own: drawn onto the shot where it is
+    painter = QPainter(shot)
+    painter.drawPixmap(window.mapFromGlobal(view.pos()), view.grab())
+    painter.end()
+    shot.save(str(SHOTS / "mcp-panel-view-menu.png"))
     view.close()
