@@ -240,6 +240,7 @@ class MainWindow(QMainWindow):
         self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
         self.chat.callActivated.connect(self.show_call)
         self.chat.actionRequested.connect(self._on_chat_action)
+        self.chat.empty_note.set_local(self.settings.connection == "local")
         self.inspector = Inspector(
             self.bridge,
             self.colors,
@@ -398,6 +399,7 @@ class MainWindow(QMainWindow):
         old = self.settings
         previous = self.desk.apply_settings(new, api_key)
         if previous is not None:
+            self.chat.empty_note.set_local(new.connection == "local")
             self.toolbar.set_connection(connection_label(new), "unknown")
             self.models.switched(old)
             self.tasks.spawn(previous.aclose(), what="closing the previous connection")

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.fakes import ScriptedRelay
 from tests.fakes.window import relay_settings
 
 
-@pytest.mark.xfail(strict=True, reason="the note speaks of the local model on any connection")
 def test_another_server_connected_means_no_word_of_the_small_local_model(
     scripted_relay: ScriptedRelay, make_window: Any
 ) -> None:
