@@ -148,8 +148,12 @@ def export_current(window: Any) -> None:
     if sidebar is None or cid is None:
         window.status.showMessage("Nothing to export yet: this conversation is empty.", 8000)
         return
+    from melgui.ui.history.sidebar import export_default
+
+    summary = sidebar.store.summary(cid)
+    offered = export_default(window.project_folder(), summary.title if summary else "", ".md")
     path, _kind = QFileDialog.getSaveFileName(
-        window, "Export conversation", "conversation.md", "Markdown (*.md);;JSON (*.json)"
+        window, "Export conversation", offered, "Markdown (*.md);;JSON (*.json)"
     )
     if path:
         sidebar.export_to(cid, path, "json" if path.endswith(".json") else "markdown")
