@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from melgui.core.agent.command_check import CommandJudgement, Part
 from melgui.ui.approvals.command_parts import parts_summary_html
 from melgui.ui.runtime.theme import LIGHT
@@ -27,3 +29,16 @@ def test_export_defaults_to_the_project_folder_and_the_title(tmp_path: Path) -> 
     named = export_default(str(tmp_path), "Fix the parser: edge cases", ".md")
     assert named == str(tmp_path / "Fix-the-parser-edge-cases.md")
     assert export_default(str(tmp_path), "", ".json") == str(tmp_path / "conversation.json")
+
+
+@pytest.mark.xfail(strict=True, reason="@ lists __pycache__ and .pyc files")
+def test_the_at_list_leaves_out_python_bytecode(tmp_path: Path) -> None:
+    from melgui.desk.prompt.attachments import FileIndex
+
+    (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "pkg" / "mod.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "old.pyc").write_bytes(b"\0")
+    listed = FileIndex(str(tmp_path)).paths()
+    assert "pkg/mod.py" in listed and "pkg/" in listed
+    assert not [path for path in listed if "__pycache__" in path or path.endswith(".pyc")]
