@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from melgui.core.agent.command_check import CommandJudgement, Part
 from melgui.ui.approvals.command_parts import parts_summary_html
 from melgui.ui.runtime.theme import LIGHT
@@ -31,7 +29,6 @@ def test_export_defaults_to_the_project_folder_and_the_title(tmp_path: Path) -> 
     assert export_default(str(tmp_path), "", ".json") == str(tmp_path / "conversation.json")
 
 
-@pytest.mark.xfail(strict=True, reason="@ lists __pycache__ and .pyc files")
 def test_the_at_list_leaves_out_python_bytecode(tmp_path: Path) -> None:
     from melgui.desk.prompt.attachments import FileIndex
 
