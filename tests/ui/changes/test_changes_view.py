@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.panes import IDLE, PaneInfo
@@ -272,3 +272,23 @@ def test_a_file_of_many_hunks_shows_them_a_page_at_a_time(
     run(wait_until(lambda: view.idle and "1 hunk of long.txt" in view.status.text()))
     assert (worktree.main / "long.txt").read_text().count("(worker)") == 1
     assert "row 390 (worker)" in (worktree.main / "long.txt").read_text()
+
+
+@pytest.mark.xfail(strict=True, reason="stale 'In the main folder ✓' after an outside revert")
+def test_coming_back_to_the_view_reads_the_main_folder_again(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+    _show(run, view, "numbers.txt")
+    qtbot.mouseClick(view.diff.hunks[1].button, Qt.MouseButton.LeftButton)
+    run(wait_until(lambda: view.idle and not view.diff.hunks[1].button.isEnabled()))
+
+    (worktree.main / "numbers.txt").write_text(NUMBERED)  # reverted in the person's editor
+    QApplication.sendEvent(view, QEvent(QEvent.Type.WindowActivate))  # they come back
+
+    run(wait_until(lambda: view.idle and view.diff.hunks[1].button.isEnabled()))
+    assert view.diff.hunks[1].button.text() != "In the main folder ✓"
