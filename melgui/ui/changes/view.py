@@ -13,7 +13,7 @@ import html
 from collections.abc import Coroutine
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QCloseEvent, QPalette
 from PySide6.QtWidgets import (
     QDialog,
@@ -251,6 +251,13 @@ class ChangesView(QDialog):
     def as_parent(self) -> QWidget:
         """The widget questions open over (the view itself)."""
         return self
+
+    def event(self, event: QEvent) -> bool:
+        # Coming back to the view: the main folder may have changed outside melgui (a
+        # revert in an editor), so what is marked "In the main folder" is read again.
+        if event.type() == QEvent.Type.WindowActivate and self.idle and self.changes is not None:
+            self.refresh()
+        return super().event(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.busy:

@@ -274,7 +274,6 @@ def test_a_file_of_many_hunks_shows_them_a_page_at_a_time(
     assert "row 390 (worker)" in (worktree.main / "long.txt").read_text()
 
 
-@pytest.mark.xfail(strict=True, reason="stale 'In the main folder ✓' after an outside revert")
 def test_coming_back_to_the_view_reads_the_main_folder_again(
     qtbot: QtBot, run: Runner[Any], tmp_path: Path
 ) -> None:
