@@ -4,10 +4,12 @@ palette, on screen while panes are open, and Restart runs the command mcp.json s
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.window.commands import palette
@@ -15,8 +17,6 @@ from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay
 from tests.fakes.mcp import fake_entry
 from tests.fakes.window import relay_settings, wait_until
-
-SHOTS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
@@ -31,6 +31,7 @@ def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
     action = window.actions_by_name["mcp"]
     assert action.text().replace("&", "") == "MCP servers"
     view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    assert isinstance(view, QMenu)
     assert action in view.actions()
     finder = palette(window)
     finder.query.setText("mcp")
@@ -65,5 +66,10 @@ def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
     painter = QPainter(shot)
     painter.drawPixmap(window.mapFromGlobal(view.pos()), view.grab())
     painter.end()
-    shot.save(str(SHOTS / "mcp-panel-view-menu.png"))
+    shot.save(str(_shots(tmp_path) / "mcp-panel-view-menu.png"))
     view.close()
+
+
+def _shots(tmp_path: Path) -> Path:
+    """MELGUI_SHOTS_DIR=docs renders the screenshot kept in docs/."""
+    return Path(os.environ.get("MELGUI_SHOTS_DIR") or tmp_path)
