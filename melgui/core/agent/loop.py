@@ -270,6 +270,7 @@ class AgentLoop:
     async def _answer(self, call: ToolCall) -> None:
         """Decide on, run and answer one call; exactly one result, whatever happens."""
         started = time.monotonic()
+        waited = 0.0
         arguments, problem = self._parse(call)
         if problem is not None:
             self._finish(call, "error", problem, started)
@@ -290,9 +291,10 @@ class AgentLoop:
             finally:
                 self._waiting.remove(request)
             self.policy.record(call, judgement, decision)
+            waited, started = time.monotonic() - started, time.monotonic()
         match decision:
             case Deny(reason=reason):
-                self._finish(call, "denied", denial_text(call.name, reason), started)
+                self._finish(call, "denied", denial_text(call.name, reason), started, waited=waited)
                 return
             case Approve():
                 pass
@@ -302,12 +304,12 @@ class AgentLoop:
         try:
             outcome = await self._run_guarded(call, arguments)
         except asyncio.CancelledError:
-            self._finish(call, "cancelled", CANCELLED_RESULT, started)
+            self._finish(call, "cancelled", CANCELLED_RESULT, started, waited=waited)
             raise
         except Exception as exc:  # a tool's bug must not end the conversation
             outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         status: ResultStatus = "ok" if outcome.status == "ok" else "error"
-        self._finish(call, status, outcome.content, started, outcome.parts)
+        self._finish(call, status, outcome.content, started, outcome.parts, waited=waited)
 
     async def _run_guarded(self, call: ToolCall, arguments: dict[str, Any]) -> ToolOutcome:
         guard = (
@@ -332,9 +334,12 @@ class AgentLoop:
         content: str,
         started: float,
         parts: tuple[ResultPart, ...] = (),
+        *,
+        waited: float = 0.0,
     ) -> None:
         self._append(Message.tool_result(call.id, content, status))
-        self._emit(ToolCallFinished(call, status, content, time.monotonic() - started, parts))
+        ran = time.monotonic() - started
+        self._emit(ToolCallFinished(call, status, content, ran, parts, waited))
 
     def _close_open_calls(self) -> None:
         """After a cancel: every call still without a result gets one, in order."""

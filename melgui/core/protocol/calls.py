@@ -45,6 +45,19 @@ def summarize(
     return ""
 
 
+def exit_code_of(content: str) -> int | None:
+    """A command's exit code, from the result's first line "exit_code=N" (run_command's
+    result format); None for any other result."""
+    first, _, _ = content.partition("\n")
+    name, equals, code = first.partition("=")
+    if name != "exit_code" or not equals:
+        return None
+    try:
+        return int(code)
+    except ValueError:
+        return None
+
+
 def format_duration(seconds: float | None) -> str:
     if seconds is None:
         return ""

@@ -70,8 +70,9 @@ class ToolCallFinished:
     call: ToolCall
     status: ResultStatus
     content: str
-    duration: float
+    duration: float  # seconds the call ran (after any wait for approval)
     parts: tuple[ResultPart, ...] = ()  # what the inspector shows besides the text
+    waited: float = 0.0  # seconds it waited for the person's approval
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
 

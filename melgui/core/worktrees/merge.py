@@ -3,6 +3,9 @@ commit the worker's loose edits, or discard everything the worker did.
 
 A merge that stops on conflicts is left exactly as git leaves it: the conflicted files
 are listed for the person, who resolves and commits, or aborts. Nothing is resolved here.
+Uncommitted edits in the main folder do not stop a merge: git sets them aside and puts
+them back over it (`--autostash`), and new files an earlier apply wrote, which the merge
+brings as they are, make way for it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from melgui.core.worktrees.changes.apply import LEDGER, AppliedLedger
 from melgui.core.worktrees.changes.git import ChangesError, dirty_paths, git, last_words
 from melgui.core.worktrees.model import Worktree
 
@@ -59,7 +63,7 @@ async def merge_state(main: Path) -> MergeState:
     )
 
 
-async def merge_branch(worktree: Worktree) -> MergeOutcome:
+async def merge_branch(worktree: Worktree, *, ledger: AppliedLedger = LEDGER) -> MergeOutcome:
     """Merge `worktree.branch` into the main folder's current branch.
 
     UncommittedWork when the worktree has uncommitted edits; ChangesError when there is
@@ -85,9 +89,11 @@ async def merge_branch(worktree: Worktree) -> MergeOutcome:
             f"commit of {worktree.branch}."
         )
     into = before.branch or "the detached HEAD"
+    await _clear_applied_new_files(worktree, ledger)
     result = await git(
         worktree.main,
         "merge",
+        "--autostash",
         "--no-edit",
         "-m",
         f"Merge {worktree.branch} (a worker's changes)",
@@ -95,7 +101,16 @@ async def merge_branch(worktree: Worktree) -> MergeOutcome:
         check=False,
     )
     if result.code == 0:
-        return MergeOutcome(True, (), f"Merged {worktree.branch} into {into}.")
+        message = f"Merged {worktree.branch} into {into}."
+        if "autostash resulted in conflicts" in result.err + result.text:
+            after = await merge_state(worktree.main)
+            message += (
+                f" Your uncommitted edits conflict with it in {', '.join(after.conflicts)}: "
+                "both are in the file between <<<<<<< and >>>>>>> marks. Resolve them there; "
+                "your edits are also kept in the stash (git stash list) until you drop it."
+            )
+            return MergeOutcome(True, after.conflicts, message)
+        return MergeOutcome(True, (), message)
     after = await merge_state(worktree.main)
     if after.merging:
         count = len(after.conflicts)
@@ -107,6 +122,22 @@ async def merge_branch(worktree: Worktree) -> MergeOutcome:
             "in the main folder and commit, or abort the merge.",
         )
     raise ChangesError(_refusal(result.err, worktree.branch))
+
+
+async def _clear_applied_new_files(worktree: Worktree, ledger: AppliedLedger) -> None:
+    """Remove untracked files an earlier apply wrote and nobody changed since, when the
+    branch has them exactly so: the merge writes them again, and git would refuse to
+    overwrite them."""
+    dirty = await dirty_paths(worktree.main)
+    for path, status in dirty.items():
+        if status != "??" or not ledger.ours(worktree.main, path):
+            continue
+        theirs = await git(
+            worktree.main, "show", f"{worktree.branch}:{path}", read_only=True, check=False
+        )
+        file = worktree.main / path
+        if theirs.code == 0 and not file.is_symlink() and file.read_bytes() == theirs.out:
+            file.unlink()
 
 
 def _refusal(err: str, branch: str) -> str:

@@ -18,6 +18,10 @@ from melgui.core.protocol.content import FilePart, ImagePart
 from melgui.core.protocol.messages import Message
 
 MAX_INDEXED = 50_000
+# Built files nobody attaches by hand: left out of the @ list even where no .gitignore
+# says so.
+NOT_OFFERED_DIRS = frozenset({"__pycache__"})
+NOT_OFFERED_SUFFIXES = (".pyc", ".pyo")
 INDEX_TTL = 30.0
 MAX_FILE_BYTES = 64 * 1024
 MAX_LISTING = 500
@@ -60,7 +64,9 @@ class FileIndex:
         files: list[str] = []
         folders: set[str] = set()
         truncated = False
-        for relative in walk_files(self.root):
+        for relative in walk_files(self.root, skip_dirs=NOT_OFFERED_DIRS):
+            if relative.endswith(NOT_OFFERED_SUFFIXES):
+                continue
             files.append(relative)
             parts = relative.split("/")[:-1]
             for depth in range(1, len(parts) + 1):

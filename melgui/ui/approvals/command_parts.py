@@ -97,9 +97,10 @@ def parts_summary_html(judgement: Judgement, colors: Colors, *, sandbox: bool) -
         for p in judgement.parts
         if p.verdict != "allow"
     ]
-    line = f'<span style="color:{colors.ok}">✓ {matched} matched</span>'
+    said = [f'<span style="color:{colors.ok}">✓ {matched} matched</span>'] if matched else []
     if asked:
-        line += f' · <span style="color:{colors.pending}">◆ asked:</span> ' + "; ".join(asked)
+        said.append(f'<span style="color:{colors.pending}">◆ asked:</span> ' + "; ".join(asked))
+    line = " · ".join(said)
     if sandbox:
         line += f' · <span style="color:{colors.ok}">▣ sandboxed</span>'
     return (

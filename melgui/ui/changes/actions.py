@@ -37,12 +37,12 @@ from melgui.ui.changes.questions import Question
 from melgui.ui.runtime.aio import TaskKeeper
 
 Role = QMessageBox.ButtonRole
-STASH = "Stash them and apply"
+STASH = "Apply and merge my edits back in"
 COMMIT = "Commit them and merge"
 MERGE = "Merge"
 DISCARD = "Discard"
 ABORT = "Abort the merge"
-WORKER_COMMIT = "Edits left uncommitted by the worker, committed for the merge"
+WORKER_COMMIT = "The worker's uncommitted edits to {files}"
 
 
 class ChangesView(Protocol):
@@ -151,7 +151,9 @@ class ChangesActions:
         except DirtyMainFolder as refused:
             choice = await self._ask(
                 "Uncommitted changes in the main folder",
-                f"{refused}\n\nStash them (git stash; they stay in the stash for you) and apply?",
+                f"{refused}\n\nSet your edits aside (git stash), apply the change, and merge "
+                "your edits back in over it? If they conflict, both stay in the file between "
+                "conflict marks for you to resolve, and the stash is kept until you drop it.",
                 [(STASH, Role.AcceptRole)],
             )
             if choice != STASH:
@@ -164,30 +166,35 @@ class ChangesActions:
         view, worktree = self.view, self.view.worktree
         changes = view.changes
         commits = len(changes.commits) if changes is not None else 0
+        loose = changes.uncommitted if changes is not None else ()
         into = (view.merge.branch if view.merge is not None else "") or "the current HEAD"
+        what = [f"its {commits} commit{'s' if commits != 1 else ''}"] if commits else []
+        message = WORKER_COMMIT.format(
+            files=", ".join(loose[:8]) + (" …" if len(loose) > 8 else "")
+        )
+        if loose:
+            what.append(
+                f"its uncommitted edits to {len(loose)} file{'s' if len(loose) != 1 else ''}, "
+                f"committed first on {worktree.branch} as “{message}”"
+            )
         choice = await self._ask(
             "Merge the worker's branch",
-            f"Merge {worktree.branch} ({commits} commit{'s' if commits != 1 else ''}) into the "
-            f"main folder's {into}? Conflicts, if any, are left for you to resolve.",
-            [(MERGE, Role.AcceptRole)],
+            f"Merge {worktree.branch} ({' and '.join(what) or 'nothing yet'}) into the main "
+            f"folder's {into}? Your uncommitted edits there are set aside and put back over "
+            "the merge; conflicts, if any, are left for you to resolve.",
+            [(COMMIT if loose else MERGE, Role.AcceptRole)],
         )
-        if choice != MERGE:
+        if choice not in (MERGE, COMMIT):
             view.say("Not merged.")
             return
+        if loose:
+            await commit_worktree(worktree, message)
         try:
             outcome: MergeOutcome = await merge_branch(worktree)
-        except UncommittedWork as loose:
-            choice = await self._ask(
-                "Uncommitted edits in the worktree",
-                f"{loose}\n\nCommit them in the worktree and merge?",
-                [(COMMIT, Role.AcceptRole)],
-            )
-            if choice != COMMIT:
-                view.say(str(loose), error=True)
-                return
-            await commit_worktree(worktree, WORKER_COMMIT)
-            outcome = await merge_branch(worktree)
-        view.say(outcome.message, warn=not outcome.merged)
+        except UncommittedWork as still:
+            view.say(str(still), error=True)
+            return
+        view.say(outcome.message, warn=not outcome.merged or bool(outcome.conflicts))
 
     async def _discard(self) -> None:
         view, worktree = self.view, self.view.worktree

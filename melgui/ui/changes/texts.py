@@ -38,6 +38,15 @@ def summary_html(
 
 def conflicts_html(state: MergeState, colors: Colors) -> str:
     files = "".join(f"<li>{html.escape(path)}</li>" for path in state.conflicts)
+    if not state.merging:
+        return (
+            f"<span style='color:{colors.warn}'><b>Your uncommitted edits conflict with the "
+            "worker's change in:</b></span>"
+            f"<ul style='margin:0'>{files}</ul>"
+            "Both are in each file between &lt;&lt;&lt;&lt;&lt;&lt;&lt; and &gt;&gt;&gt;&gt;"
+            "&gt;&gt;&gt; marks. Edit them to what you want, then mark them resolved with "
+            "git add; your edits are also kept in the stash (git stash list) until you drop it."
+        )
     return (
         f"<span style='color:{colors.warn}'><b>A merge is stopped in the main folder"
         f"{' with conflicts in' if state.conflicts else ''}:</b></span>"

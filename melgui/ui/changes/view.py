@@ -13,7 +13,7 @@ import html
 from collections.abc import Coroutine
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QCloseEvent, QPalette
 from PySide6.QtWidgets import (
     QDialog,
@@ -182,8 +182,10 @@ class ChangesView(QDialog):
         self.summary.setText(summary_html(self.worktree, changes, state, self.colors))
 
     def _show_conflicts(self, state: MergeState) -> None:
-        self.conflict_box.setVisible(state.merging)
-        if state.merging:
+        shown = state.merging or bool(state.conflicts)
+        self.conflict_box.setVisible(shown)
+        self.abort_button.setVisible(state.merging)
+        if shown:
             self.conflict_label.setText(conflicts_html(state, self.colors))
 
     def current_path(self) -> str:
@@ -228,7 +230,7 @@ class ChangesView(QDialog):
     def _enable(self) -> None:
         idle = not self.busy
         changes = self.changes
-        merging = self.merge is not None and self.merge.merging
+        merging = self.merge is not None and (self.merge.merging or bool(self.merge.conflicts))
         has_files = changes is not None and bool(changes.files)
         self.apply_file_button.setEnabled(idle and self.diff.change is not None)
         self.discard_file_button.setEnabled(idle and self.diff.change is not None)
@@ -249,6 +251,13 @@ class ChangesView(QDialog):
     def as_parent(self) -> QWidget:
         """The widget questions open over (the view itself)."""
         return self
+
+    def event(self, event: QEvent) -> bool:
+        # Coming back to the view: the main folder may have changed outside melgui (a
+        # revert in an editor), so what is marked "In the main folder" is read again.
+        if event.type() == QEvent.Type.WindowActivate and self.idle and self.changes is not None:
+            self.refresh()
+        return super().event(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.busy:

@@ -14,7 +14,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from melgui.core.protocol.call_life import CallPhase
-from melgui.core.protocol.calls import shorten
+from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -42,7 +42,7 @@ from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
 from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.chat.empty_note import EmptyNote
-from melgui.ui.chat.failure_text import explain_failure, rejects_images
+from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.chat.transcript.history_paging import HistoryPaging
 from melgui.ui.runtime.bridge import SessionBridge
@@ -208,6 +208,12 @@ class ChatView(HistoryPaging, QWidget):
                 return index
         return -1
 
+    def _answer_kept(self) -> int:
+        """Characters of a failed leg's answer kept in the conversation (its last message)."""
+        messages = self.bridge.session.conversation.messages
+        last = messages[-1] if messages else None
+        return len(last.content or "") if last is not None and last.role == "assistant" else 0
+
     # --- live events ------------------------------------------------------------------
 
     def on_event(self, event: LoopEvent) -> None:
@@ -230,14 +236,16 @@ class ChatView(HistoryPaging, QWidget):
                 self._set_card(request.call.id, "waiting")
             case ToolCallStarted(call=call):
                 self._set_card(call.id, "running")
-            case ToolCallFinished(call=call, status=status, duration=duration):
+            case ToolCallFinished(call=call, status=status, content=content, waited=waited):
                 if not t.has_card(call.id):
                     self._add_card(call, status)
-                self._set_card(call.id, status, duration)
+                code = exit_code_of(content)
+                self._set_card(call.id, status, event.duration, exit_code=code, waited=waited)
             case TurnFailed(message=text, status=status):
-                explained = explain_failure(text, status)
+                explained = explain_failure(text, status, kept=self._answer_kept())
                 self._images_refused = explained.text if rejects_images(text, status) else ""
-                t.add_notice(explained.text, self.colors.error, action=explained.action)
+                retry = ("act:retry/", "Retry") if cut_short(text) else ("", "")
+                t.add_notice(explained.text, self.colors.error, action=explained.action, link=retry)
             case TurnCancelled():
                 t.add_notice("Stopped.", self.colors.warn, action="the conversation is kept")
             case Retrying(attempt=attempt, delay=delay, reason=reason):

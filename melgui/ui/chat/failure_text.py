@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from melgui.core.transports.http.leg import ENDED_EARLY
 from melgui.core.transports.http.replies import one_line, rejects_history
 
 _UNREACHABLE = (
@@ -36,10 +37,27 @@ def rejects_images(message: str, status: int | None) -> bool:
     )
 
 
-def explain_failure(message: str, status: int | None) -> Explained:
-    """E.g. a 401 → "The server refused the API key" + "set a valid key in Settings"."""
+def cut_short(message: str) -> bool:
+    """The answer's stream ended (the connection closed) before the answer finished."""
+    return ENDED_EARLY in message.lower()
+
+
+def explain_failure(message: str, status: int | None, *, kept: int = 0) -> Explained:
+    """E.g. a 401 → "The server refused the API key" + "set a valid key in Settings".
+
+    `kept`: characters of the answer that had arrived (and stay in the conversation)."""
     detail = " ".join(message.split()) or "no details"
     lower = detail.lower()
+    if cut_short(message):
+        what = (
+            f"{kept:,} characters of the answer were kept above"
+            if kept
+            else "nothing of the answer had arrived"
+        )
+        return Explained(
+            f"The connection to the server closed before the answer finished; {what}.",
+            "Retry sends your message again (this attempt stays in the history)",
+        )
     if rejects_images(message, status):
         return Explained(
             f"The model cannot take images ({_status(status)}): {detail}",

@@ -317,6 +317,11 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def export_default(folder: str, title: str, suffix: str) -> str:
+    """Where an export is offered first: the project folder, named for the title."""
+    return str(Path(folder) / ((_file_stem(title) or "conversation") + suffix))
+
+
 def _file_stem(title: str) -> str:
     safe = "".join(c if c.isalnum() or c in " -_" else " " for c in title)
     return "-".join(safe.split())[:60]

@@ -11,13 +11,14 @@ from collections.abc import Callable
 from functools import partial
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
-from melgui.core.protocol.call_life import PHASE_LABEL, PHASE_MARK, decision_label
-from melgui.core.protocol.calls import format_duration
+from melgui.core.protocol.call_life import decision_label
+from melgui.core.protocol.calls import exit_code_of, format_duration
 from melgui.ui.approvals.approval_controls import ApprovalControls
 from melgui.ui.approvals.command_parts import command_judgement, parts_html
-from melgui.ui.chat.blocks.tool_cards import status_color
+from melgui.ui.chat.blocks.tool_cards import badge
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.result_parts_view import ResultPartsView
@@ -51,6 +52,9 @@ class CallDetail(QWidget):
         self.arguments.setOpenLinks(False)
         self.result = QPlainTextEdit(self)
         self.result.setReadOnly(True)
+        # Command output keeps its columns (pytest's rules, tables): monospace, unwrapped.
+        self.result.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.result.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.result.setPlaceholderText("The result appears here when the call has run.")
         # Images, resources, structured content of a result (MCP tools); hidden otherwise.
         self.rich = ResultPartsView(self)
@@ -165,11 +169,10 @@ class CallDetail(QWidget):
 
     def _title(self, record: CallRecord) -> str:
         c = self.colors
-        status = record.status
+        mark, words, color = badge(record.status, exit_code_of(record.result), c)
         parts = [
             f"<b>{html.escape(record.call.name)}</b>",
-            f'<span style="color:{status_color(status, c)}">'
-            f"{PHASE_MARK[status]} {PHASE_LABEL[status]}</span>",
+            f'<span style="color:{color}">{mark} {words}</span>',
         ]
         if record.duration is not None:
             parts.append(format_duration(record.duration))

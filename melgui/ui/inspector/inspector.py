@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.protocol.call_life import PHASE_MARK
-from melgui.core.protocol.calls import format_duration
+from melgui.core.protocol.calls import exit_code_of, format_duration
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.chat.blocks.tool_cards import mark_of
 from melgui.ui.inspector.argument_view import DiffProvider, has_diff
 from melgui.ui.inspector.call_book import CallBook, CallRecord
 from melgui.ui.inspector.call_detail import CallDetail
@@ -136,7 +136,8 @@ class Inspector(QWidget):
     def _label(self, record: CallRecord) -> str:
         duration = format_duration(record.duration)
         tail = f"  · {duration}" if duration else ""
-        return f"{PHASE_MARK[record.status]}  {record.call.name}  {record.summary}{tail}"
+        mark = mark_of(record.status, exit_code_of(record.result))
+        return f"{mark}  {record.call.name}  {record.summary}{tail}"
 
     def _on_added(self, call_id: str) -> None:
         self.calls.add((call_id,))

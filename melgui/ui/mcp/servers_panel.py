@@ -31,6 +31,7 @@ from melgui.tools.mcp.importing import ImportReport, import_servers, known_files
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.mcp.server import McpServer
 from melgui.ui.mcp.log_dialog import ServerLogDialog
+from melgui.ui.mcp.restart import restart_reread
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
@@ -201,7 +202,8 @@ class ServersPanel(QWidget):
     def restart_selected(self) -> None:
         name = self.selected_server()
         if name:
-            self.tasks.spawn(self.manager.restart(name), what=f"restarting MCP server {name}")
+            what = f"restarting MCP server {name}"
+            self.tasks.spawn(restart_reread(self.manager, name), what=what)
 
     def toggle_selected(self) -> None:
         name = self.selected_server()

@@ -101,6 +101,7 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
         ),
         Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
         Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
+        Command("mcp", "&View", "&MCP servers", "Ctrl+Shift+M", lambda: reveal(w.mcp_panel.dock)),
         Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
         Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),
         Command("zoom_reset", "&View", "&Reset zoom", "Ctrl+0", lambda: zoom(w, 0)),
@@ -130,6 +131,11 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
     ]  # fmt: skip
 
 
+def reveal(dock: QDockWidget) -> None:
+    dock.show()
+    dock.raise_()
+
+
 def toggle(dock: QDockWidget) -> None:
     dock.setVisible(not dock.isVisible())
     if dock.isVisible():
@@ -146,8 +152,12 @@ def export_current(window: Any) -> None:
     if sidebar is None or cid is None:
         window.status.showMessage("Nothing to export yet: this conversation is empty.", 8000)
         return
+    from melgui.ui.history.sidebar import export_default
+
+    summary = sidebar.store.summary(cid)
+    offered = export_default(window.project_folder(), summary.title if summary else "", ".md")
     path, _kind = QFileDialog.getSaveFileName(
-        window, "Export conversation", "conversation.md", "Markdown (*.md);;JSON (*.json)"
+        window, "Export conversation", offered, "Markdown (*.md);;JSON (*.json)"
     )
     if path:
         sidebar.export_to(cid, path, "json" if path.endswith(".json") else "markdown")

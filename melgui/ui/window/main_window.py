@@ -252,6 +252,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatView(self.bridge, self.colors, prompt=self.desk.prompt, draw=False)
         self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
         self.chat.callActivated.connect(self.show_call)
+        self.chat.actionRequested.connect(self._on_chat_action)
+        self.chat.empty_note.set_local(self.settings.connection == "local")
         self.inspector = Inspector(
             self.bridge,
             self.colors,
@@ -277,6 +279,12 @@ class MainWindow(QMainWindow):
         self.chat.input.setFocus()
         self.sessionChanged.emit(session)  # hooks (checkpoints' card extras) go on first
         self.chat.load_conversation(session.conversation)  # drawn once
+
+    def _on_chat_action(self, verb: str, _argument: str) -> None:
+        if verb == "retry":  # the Retry link of a failed turn's notice
+            from melgui.ui.window.conversation_actions import retry_last
+
+            self.status.showMessage(retry_last(self.session, self.chat), 10000)
 
     # --- seams for panes and history --------------------------------------------------
 
@@ -414,6 +422,7 @@ class MainWindow(QMainWindow):
         old = self.settings
         previous = self.desk.apply_settings(new, api_key)
         if previous is not None:
+            self.chat.empty_note.set_local(new.connection == "local")
             self.toolbar.set_connection(connection_label(new), "unknown")
             self.models.switched(old)
             self.tasks.spawn(previous.aclose(), what="closing the previous connection")

@@ -59,9 +59,11 @@ async def test_an_edit_after_an_apply_makes_the_file_the_persons_again(tmp_path:
     edited = (worktree.main / "numbers.txt").read_text() + "mine\n"
     (worktree.main / "numbers.txt").write_text(edited)
 
-    with pytest.raises(DirtyMainFolder):
-        await apply_hunk(worktree, changes.file("numbers.txt"), 0)
-    assert (worktree.main / "numbers.txt").read_text() == edited
+    # Hunk 0 is clear of the person's line: it goes in next to it, and the file stays theirs.
+    applied = await apply_hunk(worktree, changes.file("numbers.txt"), 0)
+    assert applied.kept == ("numbers.txt",)
+    text = (worktree.main / "numbers.txt").read_text()
+    assert text.startswith("line 1 (worker)\n") and text.endswith("line 12 (worker)\nmine\n")
 
 
 async def test_a_file_and_everything(tmp_path: Path) -> None:
@@ -91,7 +93,9 @@ async def test_a_dirty_main_folder_refuses_and_nothing_changes(tmp_path: Path) -
     mine = NUMBERED + "my own line\n"
     (worktree.main / "numbers.txt").write_text(mine)
 
-    with pytest.raises(DirtyMainFolder, match=r"uncommitted changes to numbers.txt") as refused:
+    with pytest.raises(
+        DirtyMainFolder, match=r"overlaps your uncommitted edits to numbers.txt"
+    ) as refused:
         await apply_all(worktree, changes)
 
     assert refused.value.paths == ("numbers.txt",)
@@ -101,7 +105,9 @@ async def test_a_dirty_main_folder_refuses_and_nothing_changes(tmp_path: Path) -
     assert run_git(worktree.main, "stash", "list") == ""
 
 
-async def test_with_the_stash_requested_it_applies_and_keeps_the_stash(tmp_path: Path) -> None:
+async def test_with_the_stash_requested_a_conflict_is_marked_and_the_stash_named(
+    tmp_path: Path,
+) -> None:
     worktree = make_repo_with_worktree(tmp_path)
     worker_edits(worktree)
     changes = await read_changes(worktree)
@@ -111,9 +117,10 @@ async def test_with_the_stash_requested_it_applies_and_keeps_the_stash(tmp_path:
 
     applied = await apply_file(worktree, changes.file("numbers.txt"), stash=True)
 
-    assert (worktree.main / "numbers.txt").read_text() == (
-        worktree.path / "numbers.txt"
-    ).read_text()
+    # The person's line follows the worker's last line: git's merge of the two conflicts.
+    text = (worktree.main / "numbers.txt").read_text()
+    assert "<<<<<<<" in text and "line 12 (worker)" in text and "my own line" in text
+    assert applied.conflicts == ("numbers.txt",)
     assert "stash@{0}" in applied.stash and "kept in the stash" in applied.describe()
     stashes = run_git(worktree.main, "stash", "list")
     assert "melgui: your edits before applying melgui/w1" in stashes

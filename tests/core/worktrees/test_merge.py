@@ -95,15 +95,21 @@ async def test_uncommitted_worker_edits_are_named_before_a_merge(tmp_path: Path)
     assert run_git(worktree.main, "rev-parse", "HEAD") == head
 
 
-async def test_a_dirty_main_folder_makes_git_refuse_in_plain_words(tmp_path: Path) -> None:
+async def test_the_persons_uncommitted_edits_are_put_back_over_the_merge(
+    tmp_path: Path,
+) -> None:
     worktree = make_repo_with_worktree(tmp_path)
     (worktree.path / "notes.md").write_text("worker\n")
     run_git(worktree.path, "commit", "-q", "-am", "worker")
     (worktree.main / "notes.md").write_text("mine, not committed\n")
 
-    with pytest.raises(ChangesError, match=r"uncommitted changes to notes.md"):
-        await merge_branch(worktree)
-    assert (worktree.main / "notes.md").read_text() == "mine, not committed\n"
+    outcome = await merge_branch(worktree)
+
+    assert outcome.merged and outcome.conflicts == ("notes.md",)
+    assert "conflict with it in notes.md" in outcome.message and "stash" in outcome.message
+    text = (worktree.main / "notes.md").read_text()
+    assert "mine, not committed" in text and "<<<<<<<" in text
+    assert run_git(worktree.main, "stash", "list") != ""
 
 
 async def test_discard_puts_the_worktree_back_at_its_base(tmp_path: Path) -> None:

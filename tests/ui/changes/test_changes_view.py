@@ -1,6 +1,6 @@
-"""The Changes view on real worktrees: apply a hunk by clicking, stash on request, merge
-with a conflict shown and aborted, discard a hunk, a file or everything, and the worker
-pane's Changes button."""
+"""The Changes view on real worktrees: apply a hunk by clicking, merge the person's edits
+back over an apply on request, merge after an apply, merge with a conflict shown and
+aborted, discard a hunk, a file or everything, and the worker pane's Changes button."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.panes import IDLE, PaneInfo
-from melgui.ui.changes.actions import ABORT, DISCARD, MERGE, STASH
+from melgui.ui.changes.actions import ABORT, COMMIT, DISCARD, MERGE, STASH
 from melgui.ui.changes.diff_view import PAGE
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.view import ChangesView, open_changes
@@ -82,12 +82,12 @@ def test_apply_one_hunk_by_clicking(qtbot: QtBot, run: Runner[Any], tmp_path: Pa
     assert view.diff.hunks[0].button.isEnabled()
 
 
-def test_a_dirty_main_folder_asks_and_stashes_on_request(
+def test_a_dirty_main_folder_asks_and_merges_the_persons_edits_back(
     qtbot: QtBot, run: Runner[Any], tmp_path: Path
 ) -> None:
     worktree = make_repo_with_worktree(tmp_path)
     worker_edits(worktree)
-    mine = NUMBERED + "mine\n"
+    mine = NUMBERED.replace("line 10\n", "line 10 (mine)\n")  # in the worker's hunk's context
     (worktree.main / "numbers.txt").write_text(mine)
     view = open_changes(None, worktree, LIGHT)
     qtbot.addWidget(view)
@@ -97,15 +97,42 @@ def test_a_dirty_main_folder_asks_and_stashes_on_request(
     view.apply_file_button.click()
     run(_answer(view, "Cancel"))
     run(wait_until(lambda: view.idle))
-    assert "uncommitted changes to numbers.txt" in view.status.text()
+    assert "overlaps your uncommitted edits to numbers.txt" in view.status.text()
     assert (worktree.main / "numbers.txt").read_text() == mine
 
     view.apply_file_button.click()
     run(_answer(view, STASH))
-    run(wait_until(lambda: view.idle and "stash" in view.status.text()))
-    worker = (worktree.path / "numbers.txt").read_text()
-    assert (worktree.main / "numbers.txt").read_text() == worker
-    assert run_git(worktree.main, "show", "stash@{0}:numbers.txt") == mine
+    run(wait_until(lambda: view.idle and "Applied" in view.status.text()))
+    text = (worktree.main / "numbers.txt").read_text()
+    assert text.startswith("line 1 (worker)\n") and "line 10 (mine)\n" in text
+    assert text.endswith("line 12 (worker)\n")
+    assert run_git(worktree.main, "stash", "list") == ""  # nothing left behind in a stash
+
+
+def test_merge_after_applying_a_hunk_asks_once_and_merges(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    lines = NUMBERED.splitlines(keepends=True)
+    lines[0], lines[11] = "line 1 (worker)\n", "line 12 (worker)\n"
+    (worktree.path / "numbers.txt").write_text("".join(lines))  # uncommitted, no commits
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+    _show(run, view, "numbers.txt")
+    qtbot.mouseClick(view.diff.hunks[1].button, Qt.MouseButton.LeftButton)
+    run(wait_until(lambda: view.idle and "Applied" in view.status.text()))
+
+    view.merge_button.click()
+    run(wait_until(lambda: view.question is not None and view.question.isVisible()))
+    assert view.question is not None
+    asked = view.question.text()
+    assert "0 commits" not in asked and "uncommitted edits to 1 file" in asked
+    assert "The worker's uncommitted edits to numbers.txt" in asked  # the commit's message
+    run(_answer(view, COMMIT))
+    run(wait_until(lambda: view.idle and "Merged" in view.status.text()))
+    assert (worktree.main / "numbers.txt").read_text() == "".join(lines)
+    assert run_git(worktree.main, "status", "--porcelain") == ""
 
 
 def test_merge_conflict_shown_then_aborted(qtbot: QtBot, run: Runner[Any], tmp_path: Path) -> None:
@@ -245,3 +272,22 @@ def test_a_file_of_many_hunks_shows_them_a_page_at_a_time(
     run(wait_until(lambda: view.idle and "1 hunk of long.txt" in view.status.text()))
     assert (worktree.main / "long.txt").read_text().count("(worker)") == 1
     assert "row 390 (worker)" in (worktree.main / "long.txt").read_text()
+
+
+def test_coming_back_to_the_view_reads_the_main_folder_again(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    view = open_changes(None, worktree, LIGHT)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+    _show(run, view, "numbers.txt")
+    qtbot.mouseClick(view.diff.hunks[1].button, Qt.MouseButton.LeftButton)
+    run(wait_until(lambda: view.idle and not view.diff.hunks[1].button.isEnabled()))
+
+    (worktree.main / "numbers.txt").write_text(NUMBERED)  # reverted in the person's editor
+    QApplication.sendEvent(view, QEvent(QEvent.Type.WindowActivate))  # they come back
+
+    run(wait_until(lambda: view.idle and view.diff.hunks[1].button.isEnabled()))
+    assert view.diff.hunks[1].button.text() != "In the main folder ✓"

@@ -169,10 +169,19 @@ class LegRun:
                     for item in decoder.feed(chunk):
                         for event in self._handle(item):
                             yield event
+        except (EventTooLarge, LegFormatError) as exc:
+            yield StreamError(str(exc))
+            return
+        try:
             for item in decoder.close():
                 for event in self._handle(item):
                     yield event
-        except (EventTooLarge, LegFormatError, LegTooLarge) as exc:
+        except LegFormatError:
+            # An event the body's end cut in its middle: the connection closed, nothing
+            # is wrong with what arrived before it.
+            yield StreamError(f"{ENDED_EARLY} (the connection closed mid-event)", retryable=True)
+            return
+        except (EventTooLarge, LegTooLarge) as exc:
             yield StreamError(str(exc))
             return
         for event in self.parser.held_back():

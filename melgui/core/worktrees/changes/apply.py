@@ -1,9 +1,12 @@
 """Apply a worker's change (one hunk, one file, everything) to the main folder.
 
-`git apply` of a generated patch, all or nothing, no three-way merge: a change that does
-not fit the main folder's files is refused with the reason. Files the person has edited
-and not committed are never mixed with the worker's edits: the apply is refused, or, on
-explicit request, those files are stashed first (and the stash kept for the person).
+`git apply` of a generated patch, all or nothing: a change that does not fit the main
+folder's files is refused with the reason. Where the person has uncommitted edits to the
+files, a change clear of them is applied next to them; one that overlaps them is refused,
+or, on explicit request, applied under them: their edits are stashed, the change applied,
+and the stash popped back with git's three-way merge. Should that conflict, the file
+keeps both sides between conflict marks and the stash is kept, and the person is told.
+The person's edits are in the folder at the end of every path.
 """
 
 from __future__ import annotations
@@ -65,23 +68,36 @@ class DirtyMainFolder(ChangesError):
         self.paths = tuple(paths)
         listed = ", ".join(self.paths[:8]) + (" …" if len(self.paths) > 8 else "")
         super().__init__(
-            f"Not applied: the main folder has uncommitted changes to {listed}. Applying "
-            "there would mix the worker's edits with yours. Commit them, or stash them "
-            "first (Apply can stash them for you and keep the stash)."
+            f"Not applied: the worker's change overlaps your uncommitted edits to {listed}. "
+            "Apply can set your edits aside, apply the change and merge your edits back in "
+            "(conflicts, if any, are marked in the file for you), or you can commit them first."
         )
 
 
 @dataclass(frozen=True, slots=True)
 class Applied:
     paths: tuple[str, ...]  # the main folder's files the change wrote
-    stash: str = ""  # when the person's edits were stashed first: the stash's message
+    stash: str = ""  # a stash kept for the person (their edits conflicted): its name
     what: str = ""  # "1 hunk of parser.py", "parser.py, README.md"
+    kept: tuple[str, ...] = ()  # files where the person's uncommitted edits stay with it
+    conflicts: tuple[str, ...] = ()  # files where their edits and the change conflict
 
     def describe(self) -> str:
         text = f"Applied to the main folder: {self.what or ', '.join(self.paths)}."
-        if self.stash:
-            text += f" Your uncommitted edits to those files are kept in the stash ({self.stash})."
+        if self.conflicts:
+            text += (
+                f" It conflicts with your uncommitted edits to {_listed(self.conflicts)}: "
+                "both are in the file between <<<<<<< and >>>>>>> marks (“Updated upstream” "
+                "is the worker's, “Stashed changes” yours). Resolve them there; your edits "
+                f"are also kept in the stash ({self.stash}) until you drop it."
+            )
+        elif self.kept:
+            text += f" It went in next to your uncommitted edits to {_listed(self.kept)}, kept."
         return text
+
+
+def _listed(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:8]) + (" …" if len(paths) > 8 else "")
 
 
 async def apply_hunk(
@@ -133,10 +149,11 @@ async def apply_parts(
 ) -> Applied:
     """Apply every part in one `git apply` (all or nothing) in the main folder.
 
-    DirtyMainFolder when the person has uncommitted changes to any touched file (files
-    left exactly as an earlier apply wrote them do not count) and `stash` is False; with
-    `stash`, those files are stashed first and, should the apply fail, restored from the
-    stash before the error is raised.
+    Files the person has uncommitted changes to (files left exactly as an earlier apply
+    wrote them do not count) take the change next to those edits when it fits there;
+    when it does not, DirtyMainFolder unless `stash`: then those files are stashed, the
+    change applied, and the stash popped back (three-way); should the apply fail, the
+    stash is popped before the error is raised.
     """
     main = worktree.main
     for change, hunks in parts:
@@ -156,13 +173,24 @@ async def apply_parts(
     clash = sorted(path for path in paths if path in dirty and not ledger.ours(main, path))
     stashed = ""
     if clash:
-        if not stash:
-            raise DirtyMainFolder(clash)
-        stashed = await _stash(worktree, clash)
+        fits = await git(
+            main, "apply", "--check", "--whitespace=nowarn", "-", stdin=patch, check=False
+        )
+        if fits.code != 0:
+            if not stash:
+                raise DirtyMainFolder(clash)
+            stashed = await _stash(worktree, clash)
     result = await git(main, "apply", "--whitespace=nowarn", "-", stdin=patch, check=False)
     if result.code == 0:
-        ledger.record(main, paths)
-        return Applied(tuple(paths), stashed, _what(parts))
+        ledger.record(main, [path for path in paths if path not in clash])
+        conflicts = await _put_back(main, paths, stashed) if stashed else ()
+        return Applied(
+            tuple(paths),
+            stashed if conflicts else "",
+            _what(parts),
+            kept=tuple(clash),
+            conflicts=conflicts,
+        )
     reason = await _why_not(main, patch, paths, result.err or last_words(result))
     if stashed:
         await git(main, "stash", "pop", "--index")
@@ -186,6 +214,29 @@ async def _stash(worktree: Worktree, paths: Sequence[str]) -> str:
     specs = [f":(literal){path}" for path in paths]
     await git(worktree.main, "stash", "push", "--include-untracked", "-m", message, "--", *specs)
     return f"stash@{{0}}: {message}"
+
+
+async def _put_back(main: Path, paths: Sequence[str], stashed: str) -> tuple[str, ...]:
+    """Pop the person's stashed edits over the applied change with git's three-way merge
+    (the change is staged first, so git merges rather than refuses); the files left in
+    conflict, the stash kept for them. ChangesError, naming the stash, if git cannot."""
+    specs = [f":(literal){path}" for path in paths]
+    await git(main, "add", "-A", "--", *specs)
+    popped = await git(main, "stash", "pop", check=False)
+    unmerged = await git(
+        main, "diff", "--name-only", "--diff-filter=U", "-z", read_only=True, check=False
+    )
+    conflicts = tuple(sorted(path for path in unmerged.text.split("\0") if path))
+    if popped.code == 0:
+        await git(main, "reset", "-q", "--", *specs)
+        return ()
+    if conflicts:
+        return conflicts
+    raise ChangesError(
+        "Applied, but your edits could not be put back over it: "
+        f"{last_words(popped)}. They are in the stash ({stashed}): run git stash pop in "
+        "the main folder to get them back."
+    )
 
 
 async def _why_not(main: Path, patch: bytes, paths: Sequence[str], err: str) -> str:

@@ -1,4 +1,8 @@
-"""The compact inline card of one tool call: tool, short argument summary, status."""
+"""The compact inline card of one tool call: tool, short argument summary, status.
+
+A command that ran and exited non-zero is a failure on its card ("✗ exit 1"), though
+its call succeeded (the model reads the code in the result). The run time and the wait
+for the person's approval are shown apart."""
 
 from __future__ import annotations
 
@@ -23,6 +27,17 @@ def status_color(status: CallPhase, colors: Colors) -> str:
     return colors.muted
 
 
+def mark_of(status: CallPhase, exit_code: int | None) -> str:
+    return PHASE_MARK["error"] if status == "ok" and exit_code else PHASE_MARK[status]
+
+
+def badge(status: CallPhase, exit_code: int | None, colors: Colors) -> tuple[str, str, str]:
+    """(mark, words, colour) of a call's state: a command's non-zero exit is a failure."""
+    if status == "ok" and exit_code:
+        return PHASE_MARK["error"], f"exit {exit_code}", colors.error
+    return PHASE_MARK[status], PHASE_LABEL[status], status_color(status, colors)
+
+
 def card_html(
     call_id: str,
     name: str,
@@ -31,18 +46,23 @@ def card_html(
     colors: Colors,
     duration: float | None = None,
     extra_html: str = "",
+    *,
+    exit_code: int | None = None,
+    waited: float = 0.0,
 ) -> str:
-    color = status_color(status, colors)
     href = f"{CALL_SCHEME}:{quote(call_id, safe='')}"
-    label = PHASE_LABEL[status]
-    if duration is not None and status not in ("waiting", "requested", "running"):
+    mark, label, color = badge(status, exit_code, colors)
+    ended = status not in ("waiting", "requested", "running")
+    if duration is not None and ended and status != "denied":
         label += f" · {format_duration(duration)}"
+    if waited and ended:
+        label += f" · waited {format_duration(waited)} for approval"
     return (
         f'<a href="{href}" style="text-decoration:none; '
         f'color:{colors.text}"><b>{html.escape(name)}</b></a>'
         f'&nbsp;&nbsp;<span style="color:{colors.muted}; font-family:monospace">'
         f"{html.escape(summary)}</span>"
-        f'&nbsp;&nbsp;<span style="color:{color}">{PHASE_MARK[status]} {label}</span>'
+        f'&nbsp;&nbsp;<span style="color:{color}">{mark} {label}</span>'
         f'&nbsp;&nbsp;<a href="{href}" '
         f'style="font-size:small">inspect</a>'
         f"{extra_html}"

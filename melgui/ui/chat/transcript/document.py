@@ -252,10 +252,16 @@ class ChatTranscript(QTextBrowser):
         return call_id in self._cards or waiting
 
     @in_order
-    def add_notice(self, text: str, color: str, *, action: str = "") -> None:
-        """A one-line note in the conversation (an error and what to do, a stop, a retry)."""
+    def add_notice(
+        self, text: str, color: str, *, action: str = "", link: tuple[str, str] = ("", "")
+    ) -> None:
+        """A one-line note in the conversation (an error and what to do, a stop, a retry);
+        `link`: (href, words) of a button-like link at its end, e.g. ("act:retry/", "Retry")."""
         self.finish_assistant(None)
         body = html.escape(text)
+        href, words = link
+        if href:
+            body += f' <a href="{html.escape(href)}"><b>{html.escape(words)}</b></a>'
         if action:
             body += f' <span style="color:{self.colors.muted}">— {html.escape(action)}</span>'
         style = f"margin-top:4px; margin-bottom:4px; color:{color}"

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QObject, QTimer
 
 from melgui.core.protocol.call_life import CallPhase
-from melgui.core.protocol.calls import shorten, summarize
+from melgui.core.protocol.calls import exit_code_of, shorten, summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.records import NoteRecord
@@ -47,6 +47,7 @@ class HistoryPaging:
         self._calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
+        self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
         self._shown_from = 0
         self._shown_to: int | None = None  # end of an earlier page shown; None: to the end
         # A page drawn a few messages per tick, so "show earlier" never stalls the window.
@@ -245,7 +246,8 @@ class HistoryPaging:
                 self._add_card(call, "requested")
         elif message.role == "tool" and message.tool_call_id is not None:
             status: CallPhase = message.status or "ok"
-            self._set_card(message.tool_call_id, status)
+            exit_code = exit_code_of(message.content)
+            self._set_card(message.tool_call_id, status, exit_code=exit_code)
         elif message.role == "system":
             self.transcript.add_notice(shorten(message.content, 200), self.colors.muted)
 
@@ -256,13 +258,33 @@ class HistoryPaging:
             call.id, card_html(call.id, call.name, summary, status, self.colors)
         )
 
-    def _set_card(self, call_id: str, status: CallPhase, duration: float | None = None) -> None:
+    def _set_card(
+        self,
+        call_id: str,
+        status: CallPhase,
+        duration: float | None = None,
+        *,
+        exit_code: int | None = None,
+        waited: float = 0.0,
+    ) -> None:
         known = self._calls.get(call_id)
         if known is None:
             return
         name, summary = known
         self._card_states[call_id] = (status, duration)
+        if exit_code is not None or waited:
+            self._card_ends[call_id] = (exit_code, waited)
+        exit_code, waited = self._card_ends.get(call_id, (None, 0.0))
         extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
-        self.transcript.update_card(
-            call_id, card_html(call_id, name, summary, status, self.colors, duration, extra)
+        html = card_html(
+            call_id,
+            name,
+            summary,
+            status,
+            self.colors,
+            duration,
+            extra,
+            exit_code=exit_code,
+            waited=waited,
         )
+        self.transcript.update_card(call_id, html)
