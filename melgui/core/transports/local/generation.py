@@ -58,6 +58,9 @@ PROGRESS_FROM = 256  # prompt tokens to read before the status bar shows progres
 # The decision adds this much to the logit of 'message' and takes the larger.
 MESSAGE_BIAS = 2.5
 ANSWER_RESERVE = 512  # context tokens kept free for the answer when history is cut
+# A call's arguments stop here: a schema-exact grammar ends well before, and without the
+# bound a model looping inside a string ran to the end of the context (minutes).
+CALL_TOKENS = 1536
 ANSWER_TOKENS = 1024  # a small model that loops stops here (finish_reason "length")
 TEXT_SAMPLING: dict[str, Any] = {
     "temperature": 0.2,
@@ -173,6 +176,7 @@ class _LegRun:
         self.sampled = 0
         self.prompt_tokens = 0
         self.files: list[str] | None = None
+        self.complete_files = False
         self.project_note = ""
         self._counts: dict[str, int] = {}
         self.reading: tuple[int, int] | None = None  # (cached, total) when a prompt was new
@@ -235,6 +239,9 @@ class _LegRun:
     def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
         # Small models invent paths: show them the files and hold read paths to them.
         self.files = project_files(request.cwd) if self.model.small else None
+        self.complete_files = self.files is not None
+        if self.model.small and self.files is None:  # a big project: the first ones
+            self.files = project_files(request.cwd, truncate=True)
         project = project_instructions_text(request.cwd)  # AGENTS.md & co
         self.project_note = f"\n\n{project}" if project else ""
         prompt = self.fitted_prompt(request.messages, plan)
@@ -303,10 +310,10 @@ class _LegRun:
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)
-        grammar = arguments_grammar(
-            with_known_paths(tool, self.files), required_only=self.model.small
-        )
-        text, _ = self.complete(prompt, self.room(prompt), grammar, **CALL_SAMPLING)
+        known = with_known_paths(tool, self.files, complete=self.complete_files)
+        grammar = arguments_grammar(known, required_only=self.model.small)
+        limit = min(self.room(prompt), CALL_TOKENS)
+        text, _ = self.complete(prompt, limit, grammar, **CALL_SAMPLING)
         arguments = text.strip()
         try:
             json.loads(arguments)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from melgui.core.protocol.catalog import ALL_TOOLS
 from melgui.core.transports.local.project import (
+    CONFINED,
+    CONFINED_PATH,
     files_note,
     folders_of,
     project_files,
@@ -34,6 +37,7 @@ def test_too_many_files_or_an_unreadable_folder_gives_none(tmp_path: Path) -> No
     for n in range(12):
         (tmp_path / f"f{n}.txt").write_text("")
     assert project_files(str(tmp_path), limit=10) is None
+    assert len(project_files(str(tmp_path), limit=10, truncate=True) or []) == 10
     assert project_files(str(tmp_path / "missing")) is None
     deep = tmp_path / "deep"
     for n in range(300):
@@ -53,8 +57,8 @@ def test_read_paths_are_held_to_known_files() -> None:
     assert read.parameters["properties"]["path"] == {"type": "string", "enum": ["a.py", "b/c.txt"]}
     assert read.parameters["required"] == ["path"]
     assert ALL_TOOLS["read_file"].parameters["properties"]["path"] == {"type": "string"}
-    write = ALL_TOOLS["write_file"]
-    assert with_known_paths(write, ["a.py"]) is write  # new files may be named freely
+    write = with_known_paths(ALL_TOOLS["write_file"], ["a.py"])
+    assert write.parameters["properties"]["path"] == CONFINED  # new, but inside
     assert with_known_paths(ALL_TOOLS["edit_file"], None) is ALL_TOOLS["edit_file"]
     listing = with_known_paths(ALL_TOOLS["list_dir"], ["a.py", "b/c/d.txt"])
     assert listing.parameters["properties"]["path"]["enum"] == [".", "b", "b/c"]
@@ -64,3 +68,17 @@ def test_read_paths_are_held_to_known_files() -> None:
 def test_folders_of() -> None:
     assert folders_of([]) == ["."]
     assert folders_of(["x/y/z.py", "x/w.py", "top.md"]) == [".", "x", "x/y"]
+
+
+def test_beyond_the_bound_a_read_path_is_a_known_one_or_any_inside_the_project() -> None:
+    read = with_known_paths(ALL_TOOLS["read_file"], ["a.py"], complete=False)
+    assert read.parameters["properties"]["path"] == {
+        "anyOf": [{"type": "string", "enum": ["a.py"]}, CONFINED]
+    }
+
+
+def test_a_confined_path_stays_inside_the_project() -> None:
+    inside = ["a.py", "src/pkg/mod.py", ".gitignore", "docs/.hidden/x.md", "a..b"]
+    outside = ["/etc/passwd", "../x", "a/../../x", "..", "a//b", "", "a/", "~/x"]
+    assert all(re.match(CONFINED_PATH, path) for path in inside)
+    assert not any(re.match(CONFINED_PATH, path) for path in outside)
