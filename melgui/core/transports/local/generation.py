@@ -75,6 +75,24 @@ TEXT_SAMPLING: dict[str, Any] = {
 CALL_SAMPLING: dict[str, Any] = {**TEXT_SAMPLING, "temperature": 0.0}
 
 
+# An answer in words: it does not open with JSON, a code fence or a call head
+# ("functions."), which SmolLM2-135M wrote as answers after reading a file.
+WORDS_GRAMMAR = r"""root ::= first rest
+first ::= [^{\[`f\x00-\x20] | "f" [^u]
+rest ::= [^\x00]*
+"""
+JSON_WORDS = ("json", "yaml", "toml")
+
+
+def asks_for_json(request: LegRequest | None) -> bool:
+    """Whether the last user message asks for a structured answer (JSON and the like)."""
+    if request is None:
+        return False
+    users = [m for m in request.messages if m.get("role") == "user"]
+    text = str(users[-1].get("content") or "").lower() if users else ""
+    return any(word in text for word in JSON_WORDS)
+
+
 class LegCancelled(Exception):
     """The consumer went away; the leg stops without another event."""
 
@@ -102,7 +120,6 @@ class _Completion:
         self.finish: str | None = None
         self.error: EngineError | None = None
         self.prompt_tokens = 0
-        self.reported = False
 
     def chunk(self, data: Any) -> bool:
         try:
@@ -132,8 +149,8 @@ class _Completion:
         text = choice.get("text") or ""
         if text:
             self.leg.model.generated += 1
-            if self.reported:
-                self.reported = False
+            if self.leg.reported:  # a count may have reported reading: say it is over
+                self.leg.reported = False
                 self.leg.emit(LocalProgress(f"Local model ready: {self.leg.model.file_name}"))
         self.finish = choice.get("finish_reason") or self.finish
         usage = data.get("usage")
@@ -163,8 +180,8 @@ class _Completion:
         percent = 100 * max(int(progress.get("processed", 0)) - start, 0) // (end - start)
         if percent >= 100:
             return
-        self.reported = True
-        self.leg.emit(LocalProgress(f"Local model: reading the conversation… {percent}%"))
+        leg.reported = True
+        leg.emit(LocalProgress(f"Local model: reading the conversation… {percent}%"))
 
 
 class _LegRun:
@@ -175,11 +192,13 @@ class _LegRun:
         self.emit = emit
         self.sampled = 0
         self.prompt_tokens = 0
+        self.request: LegRequest | None = None
         self.files: list[str] | None = None
         self.complete_files = False
         self.project_note = ""
         self._counts: dict[str, int] = {}
         self.reading: tuple[int, int] | None = None  # (cached, total) when a prompt was new
+        self.reported = False  # reading progress was shown and not yet ended
 
     def note(self, text: str) -> None:
         self.emit(WireEntry("note", text, time.time()))
@@ -237,6 +256,7 @@ class _LegRun:
         )
 
     def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
+        self.request = request
         # Small models invent paths: show them the files and hold read paths to them.
         self.files = project_files(request.cwd) if self.model.small else None
         self.complete_files = self.files is not None
@@ -251,7 +271,8 @@ class _LegRun:
                 f"model's context of {self.model.n_ctx} tokens; start a new conversation."
             )
         if not plan.callable:
-            return self.text(prompt + MESSAGE_HEAD if plan.tools else prompt)
+            worded = self.model.small or not plan.tools  # the prompt lists no tools
+            return self.text(prompt if worded else prompt + MESSAGE_HEAD)
         if len(plan.callable) == 1 and not plan.allow_message:
             return self.call(prompt, plan.callable[0])
         names = [tool.name for tool in plan.callable]
@@ -275,14 +296,19 @@ class _LegRun:
         """The prompt, with long contents cut and old exchanges dropped until it fits."""
         budget = self.model.n_ctx - min(ANSWER_RESERVE, self.model.n_ctx // 4)
         history: list[dict[str, Any]] | None = messages
+        # The file list serves calls; when nothing may be called, or it does not fit,
+        # the prompt goes without it.
+        listing = files_note(self.files) if self.files is not None and plan.callable else ""
         while history is not None:
             prompt = render_prompt(
                 history,
                 plan.tools,
-                with_tools=bool(plan.tools),
-                context=(files_note(self.files) if self.files is not None else "")
-                + self.project_note,
+                # A small model that may not call tools gets a plain chat: shown
+                # tools, it answered with more calls or invented JSON.
+                with_tools=bool(plan.tools) and (bool(plan.callable) or not self.model.small),
+                context=listing + self.project_note,
                 chat=self.model.chat,
+                compact=self.model.small,
             )
             self.prompt_tokens = self.count(prompt)
             if self.prompt_tokens <= budget:
@@ -291,6 +317,8 @@ class _LegRun:
                 self.note(f"local prompt: {self.prompt_tokens} tokens, {self.model.file_name}")
                 return prompt
             history = shrink_history(history)
+            if history is None and listing:
+                history, listing = messages, ""
         return None
 
     def text(self, prompt: str) -> StreamEvent:
@@ -300,7 +328,8 @@ class _LegRun:
         def forward(piece: str) -> None:
             self._emit_pieces(tags.feed(piece))
 
-        _, finish = self.complete(prompt, limit, None, forward, **TEXT_SAMPLING)
+        grammar = WORDS_GRAMMAR if self.model.small and not asks_for_json(self.request) else None
+        _, finish = self.complete(prompt, limit, grammar, forward, **TEXT_SAMPLING)
         self._emit_pieces(tags.flush())
         return Done(usage=self.usage(), finish_reason=finish or "stop")
 
