@@ -31,7 +31,13 @@ from melgui.core.protocol.events import (
 from melgui.core.protocol.transport import LegRequest
 from melgui.core.transports.http.think_tags import Piece, ThinkTagSplitter
 from melgui.core.transports.local.model import LoadedModel
-from melgui.core.transports.local.plan import CallPlan, arguments_grammar, plan_leg
+from melgui.core.transports.local.plan import (
+    CUE_BIAS,
+    CallPlan,
+    arguments_grammar,
+    cued_tools,
+    plan_leg,
+)
 from melgui.core.transports.local.project import files_note, project_files, with_known_paths
 from melgui.core.transports.local.prompt import (
     MESSAGE_HEAD,
@@ -277,7 +283,10 @@ class _LegRun:
             return self.call(prompt, plan.callable[0])
         names = [tool.name for tool in plan.callable]
         # Small models rarely begin with 'message:' unprompted; the bias evens that out.
-        bias = [["message", MESSAGE_BIAS]] if plan.allow_message else []
+        bias: list[list[Any]] = [["message", MESSAGE_BIAS]] if plan.allow_message else []
+        if self.model.small:
+            cued = cued_tools(request, plan.callable, self.files)
+            bias += [[name, CUE_BIAS] for name in cued]
         head, _ = self.complete(
             prompt,
             32,

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from melgui.core.protocol.catalog import ALL_TOOLS
+from melgui.core.protocol.transport import LegRequest
+from melgui.core.transports.local.plan import cued_tools
 from melgui.core.transports.local.project import (
     CONFINED,
     CONFINED_PATH,
@@ -82,3 +84,16 @@ def test_a_confined_path_stays_inside_the_project() -> None:
     outside = ["/etc/passwd", "../x", "a/../../x", "..", "a//b", "", "a/", "~/x"]
     assert all(re.match(CONFINED_PATH, path) for path in inside)
     assert not any(re.match(CONFINED_PATH, path) for path in outside)
+
+
+def test_a_request_cues_the_tool_it_names_in_words_or_by_a_file() -> None:
+    tools = tuple(ALL_TOOLS[name] for name in ("read_file", "list_dir", "grep", "find_files"))
+
+    def cued(text: str) -> list[str]:
+        request = LegRequest("local", [{"role": "user", "content": text}], tools, "assistant", ".")
+        return cued_tools(request, tools, ["config.toml"])
+
+    assert cued("Search the project for greet.") == ["grep"]
+    assert cued("List the files in docs.") == ["list_dir"]
+    assert cued("Which port does config.toml set?") == ["read_file"]
+    assert cued("Hello there") == []
