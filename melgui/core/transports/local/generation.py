@@ -38,7 +38,12 @@ from melgui.core.transports.local.plan import (
     cued_tools,
     plan_leg,
 )
-from melgui.core.transports.local.project import files_note, project_files, with_known_paths
+from melgui.core.transports.local.project import (
+    files_note,
+    named_files,
+    project_files,
+    with_known_paths,
+)
 from melgui.core.transports.local.prompt import (
     MESSAGE_HEAD,
     call_head,
@@ -90,13 +95,16 @@ rest ::= [^\x00]*
 JSON_WORDS = ("json", "yaml", "toml")
 
 
+def last_user_text(request: LegRequest) -> str:
+    users = [m for m in request.messages if m.get("role") == "user"]
+    return str(users[-1].get("content") or "") if users else ""
+
+
 def asks_for_json(request: LegRequest | None) -> bool:
     """Whether the last user message asks for a structured answer (JSON and the like)."""
     if request is None:
         return False
-    users = [m for m in request.messages if m.get("role") == "user"]
-    text = str(users[-1].get("content") or "").lower() if users else ""
-    return any(word in text for word in JSON_WORDS)
+    return any(word in last_user_text(request).lower() for word in JSON_WORDS)
 
 
 class LegCancelled(Exception):
@@ -348,7 +356,12 @@ class _LegRun:
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)
-        known = with_known_paths(tool, self.files, complete=self.complete_files)
+        files, complete = self.files, self.complete_files
+        if tool.must_exist == "file" and files and self.request is not None:
+            # The file the person named by its path is the one a small model should read.
+            named = named_files(last_user_text(self.request), files)
+            files, complete = (named, True) if named else (files, complete)
+        known = with_known_paths(tool, files, complete=complete)
         grammar = arguments_grammar(known, required_only=self.model.small)
         limit = min(self.room(prompt), CALL_TOKENS)
         text, _ = self.complete(prompt, limit, grammar, **CALL_SAMPLING)

@@ -82,6 +82,14 @@ def with_known_paths(tool: ToolDef, files: list[str] | None, *, complete: bool =
     return _with_path(tool, known if complete else {"anyOf": [known, CONFINED]})
 
 
+def named_files(text: str, files: list[str]) -> list[str]:
+    """The files of `files` that `text` names by their path, longest first (so that
+    "docs/faq.md" wins over a "faq.md" it contains)."""
+    lowered = text.lower()
+    named = [path for path in files if path.lower() in lowered]
+    return sorted(named, key=len, reverse=True)[:1] if named else []
+
+
 def _with_path(tool: ToolDef, schema: dict[str, Any]) -> ToolDef:
     assert tool.path_argument is not None
     properties: dict[str, Any] = dict(tool.parameters.get("properties", {}))

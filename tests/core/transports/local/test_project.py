@@ -13,6 +13,7 @@ from melgui.core.transports.local.project import (
     CONFINED_PATH,
     files_note,
     folders_of,
+    named_files,
     project_files,
     with_known_paths,
 )
@@ -97,3 +98,10 @@ def test_a_request_cues_the_tool_it_names_in_words_or_by_a_file() -> None:
     assert cued("List the files in docs.") == ["list_dir"]
     assert cued("Which port does config.toml set?") == ["read_file"]
     assert cued("Hello there") == []
+
+
+def test_the_file_a_request_names_is_the_longest_path_it_contains() -> None:
+    files = ["faq.md", "docs/faq.md", "notes.txt"]
+    assert named_files("What does docs/faq.md say?", files) == ["docs/faq.md"]
+    assert named_files("Read NOTES.txt", files) == ["notes.txt"]
+    assert named_files("What is the port?", files) == []
