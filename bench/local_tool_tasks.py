@@ -1,4 +1,5 @@
-"""Ten small tool-use tasks on a sample project, for scoring local models.
+"""Twenty small tool-use tasks, for scoring local models: ten on a seven-file sample
+project, ten on a larger one (about forty files in nested folders).
 
 Each task scores up to 3: the first call is the right tool, its argument is right, and
 the final answer uses what the tool returned (it contains a fact only the file holds).
@@ -60,8 +61,53 @@ TASKS: tuple[Task, ...] = (
 )  # fmt: skip
 
 
-def write_sample_project(root: Path) -> None:
-    for name, text in SAMPLE_PROJECT.items():
+def _larger_project() -> dict[str, str]:
+    files = dict(SAMPLE_PROJECT)
+    for n in range(12):
+        files[f"src/shop/module_{n}.py"] = f"def handler_{n}() -> int:\n    return {n}\n"
+    for n in range(8):
+        files[f"tests/test_module_{n}.py"] = f"def test_{n}() -> None:\n    assert {n} == {n}\n"
+    for n in range(6):
+        files[f"docs/chapters/ch{n}.md"] = f"# Chapter {n}\n\nNothing here yet.\n"
+    files.update(
+        {
+            "CHANGELOG.md": "# Changelog\n\n## 2.4.0\n\nAdded the refund flow.\n",
+            "src/shop/pricing.py": "VAT_RATE = 0.19\n\ndef total(net: float) -> float:\n"
+            "    return net * (1 + VAT_RATE)\n",
+            "src/shop/db.py": 'DATABASE_URL = "postgres://shop@db.internal/orders"\n',
+            "deploy/k8s.yaml": "replicas: 7\nimage: shop:2.4.0\n",
+            "docs/chapters/security.md": "# Security\n\nReport issues to sec@shop.example.\n",
+            "LICENSE": "Apache License 2.0\n",
+        }
+    )
+    return files
+
+
+LARGER_PROJECT: dict[str, str] = _larger_project()
+
+LARGER_TASKS: tuple[Task, ...] = (
+    Task("Read CHANGELOG.md and tell me the latest version.", "read_file",
+         _path_is("CHANGELOG.md"), "2.4.0"),
+    Task("What VAT rate does src/shop/pricing.py use?", "read_file",
+         _path_is("src/shop/pricing.py"), "0.19"),
+    Task("Read src/shop/db.py and tell me the database host.", "read_file",
+         _path_is("src/shop/db.py"), "db.internal"),
+    Task("How many replicas does deploy/k8s.yaml ask for?", "read_file",
+         _path_is("deploy/k8s.yaml"), "7"),
+    Task("Where should security issues be reported? Read docs/chapters/security.md.",
+         "read_file", _path_is("docs/chapters/security.md"), "sec@shop.example"),
+    Task("List the files in the deploy folder.", "list_dir", _path_is("deploy"), "k8s.yaml"),
+    Task("Search the project for VAT_RATE.", "grep", _pattern_has("vat_rate"), "pricing.py"),
+    Task("Find the YAML files in this project.", "find_files", _pattern_has("yaml"),
+         "k8s.yaml"),
+    Task("Which license is in the LICENSE file?", "read_file", _path_is("LICENSE"), "apache"),
+    Task("Search the project for the word refund.", "grep", _pattern_has("refund"),
+         "changelog"),
+)  # fmt: skip
+
+
+def write_sample_project(root: Path, files: dict[str, str] = SAMPLE_PROJECT) -> None:
+    for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

@@ -31,8 +31,19 @@ from melgui.core.protocol.events import (
 from melgui.core.protocol.transport import LegRequest
 from melgui.core.transports.http.think_tags import Piece, ThinkTagSplitter
 from melgui.core.transports.local.model import LoadedModel
-from melgui.core.transports.local.plan import CallPlan, arguments_grammar, plan_leg
-from melgui.core.transports.local.project import files_note, project_files, with_known_paths
+from melgui.core.transports.local.plan import (
+    CUE_BIAS,
+    CallPlan,
+    arguments_grammar,
+    cued_tools,
+    plan_leg,
+)
+from melgui.core.transports.local.project import (
+    files_note,
+    named_files,
+    project_files,
+    with_known_paths,
+)
 from melgui.core.transports.local.prompt import (
     MESSAGE_HEAD,
     call_head,
@@ -58,6 +69,9 @@ PROGRESS_FROM = 256  # prompt tokens to read before the status bar shows progres
 # The decision adds this much to the logit of 'message' and takes the larger.
 MESSAGE_BIAS = 2.5
 ANSWER_RESERVE = 512  # context tokens kept free for the answer when history is cut
+# A call's arguments stop here: a schema-exact grammar ends well before, and without the
+# bound a model looping inside a string ran to the end of the context (minutes).
+CALL_TOKENS = 1536
 ANSWER_TOKENS = 1024  # a small model that loops stops here (finish_reason "length")
 TEXT_SAMPLING: dict[str, Any] = {
     "temperature": 0.2,
@@ -70,6 +84,27 @@ TEXT_SAMPLING: dict[str, Any] = {
 
 # Greedy arguments: measured on SmolLM2-135M, they name the file the user named more often.
 CALL_SAMPLING: dict[str, Any] = {**TEXT_SAMPLING, "temperature": 0.0}
+
+
+# An answer in words: it does not open with JSON, a code fence or a call head
+# ("functions."), which SmolLM2-135M wrote as answers after reading a file.
+WORDS_GRAMMAR = r"""root ::= first rest
+first ::= [^{\[`f\x00-\x20] | "f" [^u]
+rest ::= [^\x00]*
+"""
+JSON_WORDS = ("json", "yaml", "toml")
+
+
+def last_user_text(request: LegRequest) -> str:
+    users = [m for m in request.messages if m.get("role") == "user"]
+    return str(users[-1].get("content") or "") if users else ""
+
+
+def asks_for_json(request: LegRequest | None) -> bool:
+    """Whether the last user message asks for a structured answer (JSON and the like)."""
+    if request is None:
+        return False
+    return any(word in last_user_text(request).lower() for word in JSON_WORDS)
 
 
 class LegCancelled(Exception):
@@ -99,7 +134,6 @@ class _Completion:
         self.finish: str | None = None
         self.error: EngineError | None = None
         self.prompt_tokens = 0
-        self.reported = False
 
     def chunk(self, data: Any) -> bool:
         try:
@@ -129,8 +163,8 @@ class _Completion:
         text = choice.get("text") or ""
         if text:
             self.leg.model.generated += 1
-            if self.reported:
-                self.reported = False
+            if self.leg.reported:  # a count may have reported reading: say it is over
+                self.leg.reported = False
                 self.leg.emit(LocalProgress(f"Local model ready: {self.leg.model.file_name}"))
         self.finish = choice.get("finish_reason") or self.finish
         usage = data.get("usage")
@@ -160,8 +194,8 @@ class _Completion:
         percent = 100 * max(int(progress.get("processed", 0)) - start, 0) // (end - start)
         if percent >= 100:
             return
-        self.reported = True
-        self.leg.emit(LocalProgress(f"Local model: reading the conversation… {percent}%"))
+        leg.reported = True
+        leg.emit(LocalProgress(f"Local model: reading the conversation… {percent}%"))
 
 
 class _LegRun:
@@ -172,10 +206,13 @@ class _LegRun:
         self.emit = emit
         self.sampled = 0
         self.prompt_tokens = 0
+        self.request: LegRequest | None = None
         self.files: list[str] | None = None
+        self.complete_files = False
         self.project_note = ""
         self._counts: dict[str, int] = {}
         self.reading: tuple[int, int] | None = None  # (cached, total) when a prompt was new
+        self.reported = False  # reading progress was shown and not yet ended
 
     def note(self, text: str) -> None:
         self.emit(WireEntry("note", text, time.time()))
@@ -233,8 +270,12 @@ class _LegRun:
         )
 
     def run(self, request: LegRequest, plan: CallPlan) -> StreamEvent:
+        self.request = request
         # Small models invent paths: show them the files and hold read paths to them.
         self.files = project_files(request.cwd) if self.model.small else None
+        self.complete_files = self.files is not None
+        if self.model.small and self.files is None:  # a big project: the first ones
+            self.files = project_files(request.cwd, truncate=True)
         project = project_instructions_text(request.cwd)  # AGENTS.md & co
         self.project_note = f"\n\n{project}" if project else ""
         prompt = self.fitted_prompt(request.messages, plan)
@@ -244,12 +285,16 @@ class _LegRun:
                 f"model's context of {self.model.n_ctx} tokens; start a new conversation."
             )
         if not plan.callable:
-            return self.text(prompt + MESSAGE_HEAD if plan.tools else prompt)
+            worded = self.model.small or not plan.tools  # the prompt lists no tools
+            return self.text(prompt if worded else prompt + MESSAGE_HEAD)
         if len(plan.callable) == 1 and not plan.allow_message:
             return self.call(prompt, plan.callable[0])
         names = [tool.name for tool in plan.callable]
         # Small models rarely begin with 'message:' unprompted; the bias evens that out.
-        bias = [["message", MESSAGE_BIAS]] if plan.allow_message else []
+        bias: list[list[Any]] = [["message", MESSAGE_BIAS]] if plan.allow_message else []
+        if self.model.small:
+            cued = cued_tools(request, plan.callable, self.files)
+            bias += [[name, CUE_BIAS] for name in cued]
         head, _ = self.complete(
             prompt,
             32,
@@ -268,14 +313,19 @@ class _LegRun:
         """The prompt, with long contents cut and old exchanges dropped until it fits."""
         budget = self.model.n_ctx - min(ANSWER_RESERVE, self.model.n_ctx // 4)
         history: list[dict[str, Any]] | None = messages
+        # The file list serves calls; when nothing may be called, or it does not fit,
+        # the prompt goes without it.
+        listing = files_note(self.files) if self.files is not None and plan.callable else ""
         while history is not None:
             prompt = render_prompt(
                 history,
                 plan.tools,
-                with_tools=bool(plan.tools),
-                context=(files_note(self.files) if self.files is not None else "")
-                + self.project_note,
+                # A small model that may not call tools gets a plain chat: shown
+                # tools, it answered with more calls or invented JSON.
+                with_tools=bool(plan.tools) and (bool(plan.callable) or not self.model.small),
+                context=listing + self.project_note,
                 chat=self.model.chat,
+                compact=self.model.small,
             )
             self.prompt_tokens = self.count(prompt)
             if self.prompt_tokens <= budget:
@@ -284,6 +334,8 @@ class _LegRun:
                 self.note(f"local prompt: {self.prompt_tokens} tokens, {self.model.file_name}")
                 return prompt
             history = shrink_history(history)
+            if history is None and listing:
+                history, listing = messages, ""
         return None
 
     def text(self, prompt: str) -> StreamEvent:
@@ -293,7 +345,8 @@ class _LegRun:
         def forward(piece: str) -> None:
             self._emit_pieces(tags.feed(piece))
 
-        _, finish = self.complete(prompt, limit, None, forward, **TEXT_SAMPLING)
+        grammar = WORDS_GRAMMAR if self.model.small and not asks_for_json(self.request) else None
+        _, finish = self.complete(prompt, limit, grammar, forward, **TEXT_SAMPLING)
         self._emit_pieces(tags.flush())
         return Done(usage=self.usage(), finish_reason=finish or "stop")
 
@@ -303,10 +356,15 @@ class _LegRun:
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)
-        grammar = arguments_grammar(
-            with_known_paths(tool, self.files), required_only=self.model.small
-        )
-        text, _ = self.complete(prompt, self.room(prompt), grammar, **CALL_SAMPLING)
+        files, complete = self.files, self.complete_files
+        if tool.must_exist == "file" and files and self.request is not None:
+            # The file the person named by its path is the one a small model should read.
+            named = named_files(last_user_text(self.request), files)
+            files, complete = (named, True) if named else (files, complete)
+        known = with_known_paths(tool, files, complete=complete)
+        grammar = arguments_grammar(known, required_only=self.model.small)
+        limit = min(self.room(prompt), CALL_TOKENS)
+        text, _ = self.complete(prompt, limit, grammar, **CALL_SAMPLING)
         arguments = text.strip()
         try:
             bounded_json.loads(arguments)

@@ -22,9 +22,16 @@ _SKIPPED_DIRS = frozenset(
 )
 
 
-def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
+# A path inside the project: no absolute path, no ".." (every part begins with at most
+# one dot, then a character that is not one).
+CONFINED_PATH = r"^(\.?[A-Za-z0-9_\-][A-Za-z0-9_.\-]*/)*\.?[A-Za-z0-9_\-][A-Za-z0-9_.\-]*$"
+CONFINED: dict[str, Any] = {"type": "string", "pattern": CONFINED_PATH}
+
+
+def project_files(root: str, limit: int = MAX_FILES, *, truncate: bool = False) -> list[str] | None:
     """Relative paths of the project's files (hidden, .gitignore'd and build folders
-    skipped), sorted; None when there are more than `limit` or the folder cannot be read."""
+    skipped), sorted; None when the folder cannot be read or there are more than `limit`
+    (with `truncate`, the first `limit` found instead)."""
     try:
         os.scandir(root).close()
     except OSError:
@@ -36,9 +43,9 @@ def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
         for path in walk:
             found.append(path)
             if len(found) > limit:
-                return None
+                return sorted(found[:limit]) if truncate else None
     except TooManyEntries:
-        return None
+        return sorted(found[:limit]) if truncate else None
     return sorted(found)
 
 
@@ -59,16 +66,32 @@ def folders_of(files: list[str]) -> list[str]:
     return sorted(folders)
 
 
-def with_known_paths(tool: ToolDef, files: list[str] | None) -> ToolDef:
+def with_known_paths(tool: ToolDef, files: list[str] | None, *, complete: bool = True) -> ToolDef:
     """`tool` whose `path` must name an existing file (read_file, edit_file) or folder
-    (list_dir) of `files`; other tools, and an unknown file list, leave it unchanged."""
-    if files is None:
+    (list_dir) of `files`, or, when `files` is not `complete` (the project has more), one
+    of them or any path inside the project; a path that names a new file (write_file)
+    is free but inside the project. An unknown file list leaves the tool unchanged."""
+    if files is None or tool.path_argument is None:
         return tool
-    if tool.path_argument is None or tool.must_exist is None:
-        return tool
+    if tool.must_exist is None:
+        return _with_path(tool, CONFINED)
     allowed = files if tool.must_exist == "file" else folders_of(files)
     if not allowed:
         return tool
+    known = {"type": "string", "enum": allowed}
+    return _with_path(tool, known if complete else {"anyOf": [known, CONFINED]})
+
+
+def named_files(text: str, files: list[str]) -> list[str]:
+    """The files of `files` that `text` names by their path, longest first (so that
+    "docs/faq.md" wins over a "faq.md" it contains)."""
+    lowered = text.lower()
+    named = [path for path in files if path.lower() in lowered]
+    return sorted(named, key=len, reverse=True)[:1] if named else []
+
+
+def _with_path(tool: ToolDef, schema: dict[str, Any]) -> ToolDef:
+    assert tool.path_argument is not None
     properties: dict[str, Any] = dict(tool.parameters.get("properties", {}))
-    properties[tool.path_argument] = {"type": "string", "enum": allowed}
+    properties[tool.path_argument] = schema
     return dataclasses.replace(tool, parameters={**tool.parameters, "properties": properties})

@@ -34,10 +34,31 @@ def call_head(name: str) -> str:
     return f"{CALL_PREFIX}{name}:\n"
 
 
-def tool_instructions(tools: Sequence[ToolDef]) -> str:
-    """The part of the system message that lists the tools and the answer shapes."""
+def _compact_arguments(parameters: dict[str, Any]) -> str:
+    """'path (string), offset (integer, optional)': a schema in few tokens."""
+    properties = parameters.get("properties") or {}
+    required = set(parameters.get("required") or [])
+    parts = []
+    for name, spec in properties.items():
+        kind = spec.get("type", "value") if isinstance(spec, dict) else "value"
+        parts.append(f"{name} ({kind}{'' if name in required else ', optional'})")
+    return ", ".join(parts) or "none"
+
+
+def tool_instructions(tools: Sequence[ToolDef], *, compact: bool = False) -> str:
+    """The part of the system message that lists the tools and the answer shapes.
+
+    `compact` (for small models) gives each tool one line: its first sentence and its
+    argument names. The full schemas made the prompt twice as long, and every prompt
+    token costs a small model on a busy machine more than its whole answer; the call's
+    grammar holds the arguments to the schema anyway."""
     lines = ["", "", "You can use these tools:"]
     for tool in tools:
+        if compact:
+            first = tool.description.split(". ")[0].rstrip(".")
+            args = _compact_arguments(tool.parameters)
+            lines.append(f"{CALL_PREFIX}{tool.name}: {first}. Arguments: {args}.")
+            continue
         lines.append(f"\n{CALL_PREFIX}{tool.name}: {tool.description}")
         lines.append(f"arguments: {json.dumps(tool.parameters, separators=(',', ':'))}")
     lines += [
@@ -63,8 +84,11 @@ def _text(content: Any) -> str:
     return json.dumps(content)
 
 
-def result_text(name: str, content: str) -> str:
-    """A tool result as the user turn that carries it back to the model."""
+def result_text(name: str, content: str, question: str = "") -> str:
+    """A tool result as the user turn that carries it back to the model; without tools
+    shown (`question` given), it ends by asking the user's question again, in words."""
+    if question:
+        return f"Result of {name}:\n{content}\n\nUsing this result, answer in words: {question}"
     return f"Result of {CALL_PREFIX}{name}:\n{content}\n\n{RESULT_NUDGE}"
 
 
@@ -84,6 +108,7 @@ def render_prompt(
     with_tools: bool,
     context: str = "",
     chat: ChatFormat = CHATML,
+    compact: bool = False,
 ) -> str:
     """The whole prompt in the model's turn format (`chat`), ending with the opened
     assistant turn.
@@ -103,7 +128,7 @@ def render_prompt(
             rest.append(message)
     system = ("\n\n".join(part for part in system_parts if part) or DEFAULT_SYSTEM) + context
     if with_tools and tools:
-        system += tool_instructions(tools)
+        system += tool_instructions(tools, compact=compact)
     out: list[str] = []
     if chat.system_role is not None:
         out.append(chat.turn(chat.system_role, system))
@@ -115,6 +140,7 @@ def render_prompt(
         ]
 
     call_names: dict[str, str] = {}
+    question = ""
     for message in rest:
         role = message.get("role")
         text = _text(message.get("content"))
@@ -124,14 +150,16 @@ def render_prompt(
             if with_tools:
                 body = [MESSAGE_HEAD + text] if text else []
                 body += [call_head(name) + arguments for _, name, arguments in calls]
-            else:
+            else:  # a call the model would copy: only its result is shown
                 body = [text] if text else []
-                body += [f"(I used the tool {name}.)" for _, name, _ in calls]
-            out.append(chat.turn(chat.assistant_role, "\n".join(body)))
+            if body:
+                out.append(chat.turn(chat.assistant_role, "\n".join(body)))
         elif role == "tool":
             name = call_names.get(str(message.get("tool_call_id")), "the tool")
-            out.append(chat.turn("user", result_text(name, text)))
+            asked = "" if with_tools else question
+            out.append(chat.turn("user", result_text(name, text, asked)))
         else:
+            question = text
             out.append(chat.turn("user", text))
     out.append(chat.open_assistant())
     return "".join(out)

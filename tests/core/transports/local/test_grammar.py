@@ -1,0 +1,73 @@
+"""Tool-call grammars made from the tools' JSON Schemas, tried on the shipped model.
+
+The model is primed with a call that breaks the schema (as SmolLM2-135M wrote it); under
+the grammar it cannot write it again, whatever it samples.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from melgui.core.protocol.catalog import ALL_TOOLS, ToolDef
+from melgui.core.transports.local.model import default_model_path, load_model_future
+from melgui.core.transports.local.plan import arguments_grammar
+from melgui.core.transports.local.project import with_known_paths
+
+pytestmark = pytest.mark.skipif(default_model_path() is None, reason="no shipped model")
+
+SEEDS = (1, 2, 3)
+
+
+def _primed_prompt(tool: str, bad: str) -> str:
+    return (
+        "<|im_start|>system\nAnswer with the arguments of a tool call as JSON.<|im_end|>\n"
+        f"<|im_start|>user\nCall {tool}.<|im_end|>\n"
+        f"<|im_start|>assistant\nfunctions.{tool}:\n{bad}<|im_end|>\n"
+        f"<|im_start|>user\nAgain, exactly the same.<|im_end|>\n"
+        f"<|im_start|>assistant\nfunctions.{tool}:\n"
+    )
+
+
+def _samples(tool: ToolDef, bad: str) -> list[Any]:
+    path = default_model_path()
+    assert path is not None
+    server = load_model_future(path, 2048, 1).result(timeout=120).server
+    grammar = arguments_grammar(tool)
+    found: list[Any] = []
+    for seed in SEEDS:
+        texts: list[str] = []
+
+        def chunk(data: dict[str, Any], texts: list[str] = texts) -> bool:
+            texts.append(((data.get("choices") or [{}])[0]).get("text") or "")
+            return False
+
+        body = {
+            "prompt": _primed_prompt(tool.name, bad),
+            "n_predict": 200,
+            "grammar": grammar,
+            "temperature": 1.0 if seed > 1 else 0.0,
+            "seed": seed,
+            "stream": True,
+        }
+        server.handle_completions(body, chunk)
+        found.append(json.loads("".join(texts)))
+    return found
+
+
+def test_a_call_cannot_have_a_property_the_schema_does_not_have() -> None:
+    bad = '{"project": {"name": "Project1", "version": 2}, "scripts": ["start.py"]}'
+    for arguments in _samples(ALL_TOOLS["list_dir"], bad):
+        assert isinstance(arguments, dict)
+        assert set(arguments) <= {"path"}, arguments
+
+
+def test_read_file_cannot_name_a_path_that_does_not_exist() -> None:
+    files = ["README.md", "src/app.py", "docs/guide.md"]
+    tool = with_known_paths(ALL_TOOLS["read_file"], files)
+    for arguments in _samples(tool, '{"path": "./project_root/main.py", "limit": 10}'):
+        assert arguments["path"] in files, arguments
+        assert set(arguments) <= {"path", "offset", "limit"}
+        assert all(isinstance(arguments[k], int) for k in ("offset", "limit") if k in arguments)
