@@ -338,8 +338,16 @@ def _decide_trust(folder: str, options: argparse.Namespace) -> None:
             TrustStore().trust(project_path(folder))
     elif options.restrict:
         trust.restrict(folder)
-    if not trust.is_trusted(folder):
+    if not trust.is_trusted(folder) and _supplies_anything(Path(folder)):
         print(f"melgui: {restricted_line()} Pass --trust to trust {folder}.", file=sys.stderr)
+
+
+def _supplies_anything(folder: Path) -> bool:
+    """Whether the folder holds something trust would let run: a git repository (its
+    hooks, filters, fsmonitor) or a project MCP file. A plain folder is said nothing of."""
+    real = folder.resolve()
+    in_git = any((place / ".git").exists() for place in (real, *real.parents))
+    return in_git or project_path(str(folder)).is_file()
 
 
 async def run(options: argparse.Namespace, out: TextIO) -> int:

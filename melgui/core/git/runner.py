@@ -226,10 +226,13 @@ async def run_async(
     own_config: bool = False,
 ) -> GitResult:
     """`run`, as an asyncio child (the loop is never blocked)."""
-    hard = await asyncio.to_thread(is_hardened, cwd, hardened) if hardened is None else hardened
+    # Both only stat (trust.json, and rules files through a per-folder mtime cache); no
+    # file's content is read here. Awaiting a thread for them gave a Qt modal dialog's
+    # nested loop a point to resume the caller outside asyncio's running loop.
+    hard = is_hardened(cwd, hardened) if hardened is None else hardened
     child_env = hardening.child_env(hardened=hard, extra=env)
     if hard and not own_config:
-        await asyncio.to_thread(refuse_special_rules, args, cwd)
+        refuse_special_rules(args, cwd)
     try:
         listing = None
         if hard and not own_config:

@@ -7,6 +7,7 @@ asks again."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from melgui.core.config.trust import FolderTrust, location, remote_location
@@ -56,8 +57,15 @@ def test_worktrees_of_a_trusted_project_inherit_and_links_resolve(tmp_path: Path
 def test_exec_is_restricted_by_default_and_trust_is_one_flag(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)  # hooks trust would run
     config = tmp_path / "config"
     env = {"MELGUI_CONFIG_DIR": str(config), "MELIAI_API_KEY": "k"}
+    # A plain folder supplies nothing that trust would let run: nothing is said of it.
+    quiet = melgui_exec("--url", "http://127.0.0.1:9", "--model", "m", "--no-history",
+                        "--folder", str(plain), "hi", env=env)  # fmt: skip
+    assert "Restricted folder" not in quiet.stderr
     # An unreachable relay: the turn fails, but trust is decided before it.
     url = "http://127.0.0.1:9"
     common = ("--url", url, "--model", "m", "--no-history", "--folder", str(project))
