@@ -147,6 +147,24 @@ def _run_sync(
     return done
 
 
+def _prepare(
+    args: Sequence[str],
+    cwd: str | os.PathLike[str],
+    hardened: bool | None,
+    env: Mapping[str, str] | None,
+    own_config: bool,
+) -> tuple[bool, dict[str, str]]:
+    """Whether the call is hardened, and its child's environment; GitError at once where
+    a hardened call would meet a special rules file. Both look-ups only stat (trust.json,
+    rules files through a per-folder mtime cache), so the async path runs them in place:
+    awaiting a thread for them let a Qt modal dialog's nested loop resume the caller
+    outside asyncio's running loop."""
+    hard = is_hardened(cwd, hardened)
+    if hard and not own_config:
+        refuse_special_rules(args, cwd)
+    return hard, hardening.child_env(hardened=hard, extra=env)
+
+
 def run(
     args: Sequence[str],
     cwd: str | os.PathLike[str],
@@ -166,10 +184,7 @@ def run(
     `own_config`: the configuration is melgui's own (the shadow repository, no system or
     global file), so it names no driver and is not listed first.
     """
-    hard = is_hardened(cwd, hardened)
-    child_env = hardening.child_env(hardened=hard, extra=env)
-    if hard and not own_config:
-        refuse_special_rules(args, cwd)
+    hard, child_env = _prepare(args, cwd, hardened, env, own_config)
     try:
         listing = None
         if hard and not own_config:
@@ -226,13 +241,7 @@ async def run_async(
     own_config: bool = False,
 ) -> GitResult:
     """`run`, as an asyncio child (the loop is never blocked)."""
-    # Both only stat (trust.json, and rules files through a per-folder mtime cache); no
-    # file's content is read here. Awaiting a thread for them gave a Qt modal dialog's
-    # nested loop a point to resume the caller outside asyncio's running loop.
-    hard = is_hardened(cwd, hardened) if hardened is None else hardened
-    child_env = hardening.child_env(hardened=hard, extra=env)
-    if hard and not own_config:
-        refuse_special_rules(args, cwd)
+    hard, child_env = _prepare(args, cwd, hardened, env, own_config)
     try:
         listing = None
         if hard and not own_config:
