@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.exec import ROOT
+from tests.fakes.process_memory import run_measured
 
 FLOOD_BYTES = 600 * 1024 * 1024
 MAX_RSS = 400 * 1024 * 1024
@@ -91,23 +92,10 @@ def run_exec(args: list[str], out: Path) -> tuple[int, int, str]:
     """`melgui exec ARGS` as a child: its exit status, peak RSS in bytes, and stderr."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with out.open("wb") as stdout, (out.parent / "stderr").open("w+b") as stderr:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "melgui", "exec", *args],
-            stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        deadline = time.monotonic() + BOUND
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                child.kill()
-                pid, status, usage = os.wait4(child.pid, 0)
-                break
-            time.sleep(0.05)
-        child.returncode = os.waitstatus_to_exitcode(status)
+        argv = [sys.executable, "-m", "melgui", "exec", *args]
+        code, peak = run_measured(argv, env, stdout, stderr, BOUND)
         stderr.seek(0)
-        return child.returncode, usage.ru_maxrss * 1024, stderr.read().decode(errors="replace")
+        return code, peak, stderr.read().decode(errors="replace")
 
 
 @pytest.mark.xfail(
