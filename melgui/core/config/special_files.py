@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 MAX_RULES_BYTES = 1024 * 1024
 RULE_FILES = (".gitignore", ".gitattributes")
+INFO_RULE_FILES = ("info/exclude", "info/attributes")  # in a git directory
 
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO"),

@@ -5,9 +5,10 @@ Each call says whose repository it runs on. melgui's own shadow repository passe
 (`FolderTrust`, looked up for the folder the call runs in). A hardened call first lists
 the repository's configuration to override each named driver (see `hardening`). git
 runs with signals reset, stdin closed unless given, a timeout, and failures become
-GitError with git's own last words, in a sentence a person can act on. In an untrusted
-folder, a `.gitignore` or `.gitattributes` git would block on (a FIFO, a device) is named
-at once instead of waited on (the walk that finds them stats each folder once it is known).
+GitError with git's own last words, in a sentence a person can act on. A `.gitignore`,
+`.gitattributes`, `info/exclude` or `info/attributes` git would block on (a FIFO, a
+device), in any folder, trusted or not, is named at once instead of waited on (the walk
+that finds them stats each folder once it is known).
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from melgui.core.config.special_files import Listing, special_rule_files
+from melgui.core.config.special_files import (
+    INFO_RULE_FILES,
+    Listing,
+    read_rules,
+    special,
+    special_rule_files,
+)
 from melgui.core.config.trust import FolderTrust
 from melgui.core.git import hardening
 from melgui.core.processes import child_preexec
@@ -58,12 +65,47 @@ class Plan:
 _listings: dict[str, Listing] = {}  # folders' listings by mtime, shared by every call
 
 
+def _git_dirs(cwd: str) -> list[str]:
+    """The git directory of the repository `cwd` is in, and its common directory (a
+    linked worktree's `.git` is a file naming its own directory, whose `commondir` names
+    the main one, where `info/` lives)."""
+    folder = os.path.abspath(cwd)
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        if os.path.isdir(dot_git):
+            return [dot_git]
+        if os.path.isfile(dot_git):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return []
+        folder = parent
+    pointer = read_rules(dot_git).text.strip()
+    if not pointer.startswith("gitdir:"):
+        return []
+    git_dir = os.path.normpath(os.path.join(folder, pointer.removeprefix("gitdir:").strip()))
+    common = read_rules(os.path.join(git_dir, "commondir")).text.strip()
+    return [git_dir, os.path.normpath(os.path.join(git_dir, common))] if common else [git_dir]
+
+
+def _special_info_files(cwd: str) -> list[str]:
+    return [
+        why
+        for git_dir in _git_dirs(cwd)
+        for name in INFO_RULE_FILES
+        if (why := special(os.path.join(git_dir, name))) is not None
+    ]
+
+
 def refuse_special_rules(args: Sequence[str], cwd: str | os.PathLike[str]) -> None:
-    """GitError naming a `.gitignore`/`.gitattributes` git would block on (a FIFO, a
-    device, a link to one) under `cwd`: git opens them with no timeout of its own."""
-    for _path, why in special_rule_files(os.fspath(cwd), _listings):
+    """GitError naming a `.gitignore`/`.gitattributes` under `cwd`, or an `info/exclude`
+    or `info/attributes` of its repository, that git would block on (a FIFO, a device, a
+    link to one): git opens them with no timeout of its own, trusted folder or not."""
+    folder = os.fspath(cwd)
+    found = _special_info_files(folder) + [why for _, why in special_rule_files(folder, _listings)]
+    if found:
         what = " ".join(["git", *args[:2]])
-        raise GitError(f"`{what}` was not run: {why}, and git would wait on it for ever.")
+        raise GitError(f"`{what}` was not run: {found[0]}, and git would wait on it for ever.")
 
 
 def is_hardened(cwd: str | os.PathLike[str], hardened: bool | None) -> bool:
@@ -160,7 +202,7 @@ def _prepare(
     awaiting a thread for them let a Qt modal dialog's nested loop resume the caller
     outside asyncio's running loop."""
     hard = is_hardened(cwd, hardened)
-    if hard and not own_config:
+    if not own_config:
         refuse_special_rules(args, cwd)
     return hard, hardening.child_env(hardened=hard, extra=env)
 
