@@ -5,7 +5,9 @@ itself start with SIGINT and SIGQUIT ignored (a background job of a non-interact
 shell, many launchers) or SIGTERM ignored; without a reset, Ctrl-C in a terminal pane
 would do nothing and a command's timeout could not end it gently. Terminal emulators
 reset both in the child before exec; so does melgui, for panes, commands, engines,
-searches and any server or agent process.
+searches and any server or agent process. A command run for the agent or the project
+(the agent's commands, a worktree setup command) also gets the environment without API
+keys (`command_environment`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 from collections.abc import Callable, Mapping
 from typing import IO
@@ -103,3 +106,33 @@ def signal_state(pid: int | str = "self") -> dict[str, int]:
             if name in ("SigIgn", "SigBlk", "SigCgt"):
                 masks[name] = int(value.strip(), 16)
     return masks
+
+
+# What a command melgui starts for the person or the agent may see of its environment.
+_SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|SECRET_?KEY|ACCESS_?TOKEN|AUTH_?TOKEN)$", re.I)
+_SECRET_NAMES = frozenset({"MELIAI_API_KEY", "OPENAI_API_KEY", "MELGUI_API_KEY"})
+
+
+def without_secrets(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` without API keys and tokens: what any command melgui starts may see."""
+    return {
+        name: value
+        for name, value in base.items()
+        if name not in _SECRET_NAMES and not _SECRET_NAME.search(name)
+    }
+
+
+def command_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """The environment a command gets (the agent's commands, a worktree setup command):
+    the app's own without API keys, and no pager."""
+    env = without_secrets(base)
+    env.update(
+        {
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+            "PAGER": "cat",
+            "GIT_PAGER": "cat",
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+    )
+    return env

@@ -3,6 +3,8 @@
 It runs in `sh -c` in its own process group with signals reset, stdin closed, stdout and
 stderr together; past its timeout the whole group is ended. `MELGUI_WORKTREE` and
 `MELGUI_MAIN` name the new folder and the project's, so a command can link what it needs.
+Its environment is a command's, as for the agent's `run_command`: melgui's own without
+API keys or tokens, and no pager.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from melgui.core.config.trust import FolderTrust
-from melgui.core.processes import reset_signals
+from melgui.core.processes import command_environment, reset_signals
 
 OUTPUT_KEEP = 64 * 1024  # the last this many bytes of output are kept
 KILL_GRACE_S = 2.0
@@ -65,7 +67,11 @@ def run_setup(command: str, worktree: Path, main: Path, *, timeout: float) -> Se
     folder the person has not trusted it does not run at all."""
     if not FolderTrust().is_trusted(main):
         return SetupResult(command, None, "", restricted=True)
-    env = {**os.environ, "MELGUI_WORKTREE": str(worktree), "MELGUI_MAIN": str(main)}
+    env = {
+        **command_environment(os.environ),
+        "MELGUI_WORKTREE": str(worktree),
+        "MELGUI_MAIN": str(main),
+    }
     try:
         process = subprocess.Popen(
             ["/bin/sh", "-c", command],

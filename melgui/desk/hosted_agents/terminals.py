@@ -20,9 +20,9 @@ from collections.abc import Callable
 from acp import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
 
+from melgui.core.processes import without_secrets
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.terminal.pty_session import PtyError, PtySession
-from melgui.tools.commands.run_command import without_secrets
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 from collections.abc import Mapping
 from typing import Any
 
-from melgui.core.processes import start_group
+from melgui.core.processes import command_environment, start_group
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.tools.arguments import require_str
 from melgui.tools.commands.process_output import HeadTailBuffer
@@ -27,33 +26,6 @@ from melgui.tools.workspace import Workspace
 DRAIN_GRACE = 0.5
 # Between SIGTERM to the group and SIGKILL.
 KILL_GRACE = 1.0
-
-_SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|SECRET_?KEY|ACCESS_?TOKEN|AUTH_?TOKEN)$", re.I)
-_SECRET_NAMES = frozenset({"MELIAI_API_KEY", "OPENAI_API_KEY", "MELGUI_API_KEY"})
-
-
-def without_secrets(base: Mapping[str, str]) -> dict[str, str]:
-    """`base` without API keys and tokens: what any command melgui starts may see."""
-    return {
-        name: value
-        for name, value in base.items()
-        if name not in _SECRET_NAMES and not _SECRET_NAME.search(name)
-    }
-
-
-def command_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """The environment a command gets: the app's own without API keys, and no pager."""
-    env = without_secrets(base)
-    env.update(
-        {
-            "TERM": "dumb",
-            "NO_COLOR": "1",
-            "PAGER": "cat",
-            "GIT_PAGER": "cat",
-            "GIT_TERMINAL_PROMPT": "0",
-        }
-    )
-    return env
 
 
 def user_shell(env: Mapping[str, str]) -> str:

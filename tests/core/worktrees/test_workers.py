@@ -59,7 +59,6 @@ def test_copy_list_and_setup_command_of_this_project_run_in_the_new_worktree(
     assert prepared.worktree.branch in text
 
 
-@pytest.mark.xfail(strict=True, reason="the setup command inherits melgui's environment")
 def test_a_trusted_setup_command_gets_a_commands_environment_without_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
