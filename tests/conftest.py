@@ -37,3 +37,6 @@ def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.setenv("MELGUI_CONFIG_DIR", str(base / "config"))
         patch.setenv("MELGUI_DATA_DIR", str(base / "data"))
         yield base
+    from melgui.core.config.redaction import forget_secrets
+
+    forget_secrets()  # the keys a test's transports held hide nothing in the next test

@@ -4,7 +4,12 @@ Both transports pass their wire entries through it (the API key they hold), and 
 the window's wire recorder (the keys it knows); the patterns also catch what looks like
 a bearer token or a key that melgui was never told about. A known key is also found in
 the forms a server may echo it in: JSON-escaped (`\\u002d` for `-`) and URL-encoded
-(`%2D`), any of its characters written either way.
+(`%2D`), any of its characters written either way (and JSON-escaped twice, as JSON
+text kept inside JSON is).
+
+melgui's own keys, once a transport holds one (`remember_secret`), are hidden from
+everything the history database stores (`known_secrets`), and `SecretStream` hides them
+in streamed text even when a key arrives split across two pieces.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import functools
 import re
 
 REDACTED = "«redacted»"
+MIN_SECRET = 8  # characters of a key before it is hidden in text (shorter: ordinary words)
 
 # Each pattern with the words (lower case) one of which a text must hold for it to match:
 # most wire entries hold none, and a substring test costs far less than the regex.
@@ -42,11 +48,13 @@ def hide_secrets(text: str, secrets: tuple[str, ...], mask: str = REDACTED) -> s
 def _escaped_forms(secret: str) -> re.Pattern[str]:
     def one(char: str) -> str:
         code = ord(char)
-        forms = [re.escape(char), f"(?i:\\\\u{code:04x})"]
+        # One backslash, or more: JSON text kept inside JSON doubles it (a call's
+        # arguments in a stored message).
+        forms = [re.escape(char), f"(?i:\\\\+u{code:04x})"]
         if code < 0x80:
             forms.append(f"(?i:%{code:02x})")
         if char == "/":
-            forms.append(r"\\/")
+            forms.append(r"\\+/")
         return "(?:" + "|".join(forms) + ")"
 
     return re.compile("".join(one(char) for char in secret))
@@ -60,3 +68,99 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
         if any(word in lowered for word in words):
             text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
     return text
+
+
+# -- melgui's own keys, for the history ----------------------------------------------
+
+_known: tuple[str, ...] = ()
+
+
+def remember_secret(secret: str | None) -> None:
+    """Note a key melgui sends, so nothing the history stores shows it."""
+    global _known
+    if secret and len(secret) >= MIN_SECRET and secret not in _known:
+        _known = (*_known, secret)
+
+
+def known_secrets() -> tuple[str, ...]:
+    return _known
+
+
+def forget_secrets() -> None:
+    global _known
+    _known = ()
+
+
+# -- streamed text ---------------------------------------------------------------------
+
+
+def _forms(char: str) -> tuple[str, ...]:
+    """`char` as it may be written: itself, JSON-escaped, URL-encoded."""
+    code = ord(char)
+    return (
+        char,
+        f"\\u{code:04x}",
+        *((f"%{code:02x}",) if code < 0x80 else ()),
+        *(("\\/",) if char == "/" else ()),
+    )
+
+
+def _could_begin(text: str, at: int, secret: str) -> bool:
+    """Whether `text[at:]` is how `secret` begins, in any mix of its characters' forms,
+    the last one possibly cut short."""
+    stack = [(at, 0)]
+    while stack:
+        here, index = stack.pop()
+        if here == len(text):
+            return True
+        if index == len(secret):
+            continue
+        rest = text[here : here + 6]
+        for number, form in enumerate(_forms(secret[index])):
+            seen = rest if number == 0 else rest.lower()  # escapes in either case
+            if seen.startswith(form):
+                stack.append((here + len(form), index + 1))
+            elif len(rest) < len(form) and form.startswith(seen):
+                return True  # cut in the middle of a form
+    return False
+
+
+def _held_from(text: str, secrets: tuple[str, ...]) -> int:
+    """Where the end of `text` that could be the start of a key begins (len: none)."""
+    start = len(text)
+    for secret in secrets:
+        reach = 6 * len(secret)  # the longest form of a character is six long
+        tail = text[-reach:]
+        if "\\" not in tail and "%" not in tail:
+            reach = len(secret) - 1  # the plain form only
+        begins = (secret[0], "\\", "%")
+        for at in range(max(0, len(text) - reach), start):
+            if text[at] in begins and _could_begin(text, at, secret):
+                start = at
+                break
+    return start
+
+
+class SecretStream:
+    """Streamed text with the known keys hidden, even when a key arrives split across
+    pieces: the end of what came that could be the start of one is held back until
+    the next piece (or `flush`, at the stream's end) shows whether it is."""
+
+    def __init__(self, secrets: tuple[str, ...], mask: str = REDACTED) -> None:
+        self.secrets = tuple(secret for secret in secrets if secret)
+        self.mask = mask
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """What of `piece` (and of what was held) can be shown now."""
+        if not self.secrets:
+            return piece
+        text = hide_secrets(self._held + piece, self.secrets, self.mask)
+        keep = _held_from(text, self.secrets)
+        self._held = text[keep:]
+        return text[:keep]
+
+    def flush(self) -> str:
+        """The stream ended: what was held back (no key, or it would be hidden)."""
+        held, self._held = self._held, ""
+        return held

@@ -2,7 +2,8 @@
 
 A damaged file is moved aside (never overwritten) and a new one started; a locked
 or too-new file is left alone and this run writes to a fallback file beside it.
-Either way `OpenedDatabase.notice` says, in one line, what happened.
+Either way `OpenedDatabase.notice` says, in one line, what happened. Every text written
+has melgui's own keys hidden (`KeyHidingConnection`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from melgui.core.config.redaction import hide_secrets, known_secrets
 from melgui.core.store.schema import NewerSchemaError, migrate
 
 BUSY_TIMEOUT_MS = 3000
@@ -30,10 +34,39 @@ class OpenedDatabase:
     notice: str | None = None
 
 
+def _hidden(parameters: Any) -> Any:
+    secrets = known_secrets()
+    if not secrets:
+        return parameters
+
+    def hide(value: Any) -> Any:
+        return hide_secrets(value, secrets) if isinstance(value, str) else value
+
+    if isinstance(parameters, Mapping):
+        return {name: hide(value) for name, value in parameters.items()}
+    return [hide(value) for value in parameters]
+
+
+class KeyHidingConnection(sqlite3.Connection):
+    """A connection that hides melgui's own keys (`known_secrets`: raw, JSON-escaped or
+    URL-encoded) in every text it is given: whatever a model wrote into a call's
+    arguments, a tool read from a file or a server echoed, the history never holds."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return super().execute(sql, _hidden(parameters))
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        return super().executemany(sql, (_hidden(row) for row in parameters))
+
+
 def connect(path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open, check and migrate one database file; raises on damage, lock or newer schema."""
     conn = sqlite3.connect(
-        str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+        str(path),
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=busy_timeout_ms / 1000,
+        factory=KeyHidingConnection,
     )
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")

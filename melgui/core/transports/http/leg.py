@@ -15,7 +15,7 @@ from typing import Any, Protocol, cast
 
 import httpx
 
-from melgui.core.config.redaction import hide_secrets, redact
+from melgui.core.config.redaction import MIN_SECRET, SecretStream, redact
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import (
     Done,
@@ -44,7 +44,6 @@ from melgui.core.transports.http.sse import (
 )
 
 ENDED_EARLY = "the stream ended before the leg finished"
-MIN_SECRET = 8  # characters of a key before it is hidden in text and error messages
 
 
 class LegFormatError(ValueError):
@@ -111,6 +110,11 @@ class LegRun:
         self.budget = LegBudget(limits)
         # A key too short to be a real one would hide ordinary words of the answer.
         self._secrets = (wire.secret,) if wire.secret and len(wire.secret) >= MIN_SECRET else ()
+        # Text and reasoning each hide the key even when it comes split across deltas.
+        self._streams: dict[type, SecretStream] = {
+            kind: SecretStream(self._secrets) for kind in (TextDelta, ReasoningDelta)
+        }
+        self._last: dict[type, TextDelta | ReasoningDelta] = {}
         self.events_seen = False  # a TextDelta reached the caller
         self._body_started = False
 
@@ -127,14 +131,20 @@ class LegRun:
                 self.wire("response", f"HTTP {response.status_code} {response.reason_phrase}")
                 async with aclosing(self._read(response)) as events:
                     async for event in events:
-                        yield self._finish(event) if is_terminal(event) else self._hide(event)
                         if is_terminal(event):
+                            for held in self._held_back():
+                                yield held
+                            yield self._finish(event)
                             return
+                        if (shown := self._hide(event)) is not None:
+                            yield shown
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             if self._body_started and not isinstance(exc, httpx.TimeoutException):
                 message = f"{ENDED_EARLY} (connection lost: {exc or type(exc).__name__})"
             else:
                 message = describe_failure(exc, self.url, self.read_timeout)
+            for held in self._held_back():
+                yield held
             yield self._finish(StreamError(message, retryable=is_retryable_failure(exc)))
 
     def _finish(self, event: StreamEvent) -> StreamEvent:
@@ -188,13 +198,24 @@ class LegRun:
             yield event
         yield self.parser.on_end() or StreamError(ENDED_EARLY, retryable=True)
 
-    def _hide(self, event: StreamEvent) -> StreamEvent:
-        """A delta with the key hidden, should the model repeat it."""
-        if self._secrets and isinstance(event, TextDelta | ReasoningDelta):
-            text = hide_secrets(event.text, self._secrets)
-            if text != event.text:
-                return dataclasses.replace(event, text=text)
-        return event
+    def _hide(self, event: StreamEvent) -> StreamEvent | None:
+        """A delta with the key hidden, should the model repeat it; None while all of it
+        is held back (it could be the start of the key)."""
+        if not self._secrets or not isinstance(event, TextDelta | ReasoningDelta):
+            return event
+        self._last[type(event)] = event
+        text = self._streams[type(event)].feed(event.text)
+        if not text:
+            return None
+        return event if text == event.text else dataclasses.replace(event, text=text)
+
+    def _held_back(self) -> list[StreamEvent]:
+        """The leg ends: the text held back in case it began the key."""
+        held: list[StreamEvent] = []
+        for kind, last in self._last.items():
+            if text := self._streams[kind].flush():
+                held.append(dataclasses.replace(last, text=text))
+        return held
 
     def _handle(self, item: SSEItem) -> list[StreamEvent]:
         self.wire("event", item.wire_text())

@@ -10,7 +10,7 @@ from typing import Any, Literal, cast
 
 import httpx
 
-from melgui.core.config.redaction import redact
+from melgui.core.config.redaction import redact, remember_secret
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import StreamError, WireEntry
 from melgui.core.protocol.transport import TransportError, WireSink
@@ -174,6 +174,7 @@ class WireLog:
     def __init__(self, sink: WireSink | None, secret: str | None) -> None:
         self.sink = sink
         self.secret = secret
+        remember_secret(secret)  # and the history stores it nowhere
 
     def __call__(self, direction: Direction, text: str) -> None:
         if self.sink is None:
