@@ -5,6 +5,10 @@ answer, the reasoning or a call's arguments until the machine runs out of memory
 cap the leg fails with a message that says which cap; what arrived before stays in the
 conversation, and no call of the leg runs. The caps sit far above any real answer: a
 leg of 16 M characters is some four million tokens.
+
+The embedded engine's legs do not come through here: each of its completions asks
+llama.cpp for at most ANSWER_TOKENS or CALL_TOKENS tokens (`local/generation.py`), which
+bounds a leg far lower.
 """
 
 from __future__ import annotations
