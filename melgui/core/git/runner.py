@@ -7,17 +7,20 @@ the repository's configuration to override each named driver (see `hardening`). 
 runs with signals reset, stdin closed unless given, a timeout, and failures become
 GitError with git's own last words, in a sentence a person can act on. A `.gitignore`,
 `.gitattributes`, `info/exclude` or `info/attributes` git would block on (a FIFO, a
-device), in any folder, trusted or not, is named at once instead of waited on (the walk
-that finds them stats each folder once it is known).
+device), in any folder, trusted or not, is named instead of waited on: the repository's
+`info/` files and an untrusted folder's tree before git starts, a trusted folder's tree
+once git has run STALL_S seconds (the walk that finds them stats each folder once it is
+known, so a trusted folder's every call does not pay for one).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +36,7 @@ from melgui.core.git import hardening
 from melgui.core.processes import child_preexec
 
 GIT_TIMEOUT_S = 120.0
+STALL_S = 2.0  # a trusted folder's git still running after this: is a rules file why?
 LIST_TIMEOUT_S = 30.0
 NICENESS = "10"
 _NOT_FOUND = 127  # nice's status when it cannot run the program
@@ -61,6 +65,8 @@ class Plan:
     env: dict[str, str]
     what: str
 
+
+Stalled = Callable[[], None]  # raises GitError when it finds why git is stuck
 
 _listings: dict[str, Listing] = {}  # folders' listings by mtime, shared by every call
 
@@ -97,12 +103,17 @@ def _special_info_files(cwd: str) -> list[str]:
     ]
 
 
-def refuse_special_rules(args: Sequence[str], cwd: str | os.PathLike[str]) -> None:
-    """GitError naming a `.gitignore`/`.gitattributes` under `cwd`, or an `info/exclude`
-    or `info/attributes` of its repository, that git would block on (a FIFO, a device, a
-    link to one): git opens them with no timeout of its own, trusted folder or not."""
+def refuse_special_rules(
+    args: Sequence[str], cwd: str | os.PathLike[str], *, walk: bool = True
+) -> None:
+    """GitError naming an `info/exclude` or `info/attributes` of the repository `cwd` is
+    in, or (with `walk`) a `.gitignore`/`.gitattributes` under `cwd`, that git would
+    block on (a FIFO, a device, a link to one): git opens them with no timeout of its
+    own, trusted folder or not."""
     folder = os.fspath(cwd)
-    found = _special_info_files(folder) + [why for _, why in special_rule_files(folder, _listings)]
+    found = _special_info_files(folder)
+    if walk and not found:
+        found = [why for _, why in special_rule_files(folder, _listings)]
     if found:
         what = " ".join(["git", *args[:2]])
         raise GitError(f"`{what}` was not run: {found[0]}, and git would wait on it for ever.")
@@ -172,21 +183,40 @@ def _run_sync(
     stdin: bytes | None,
     timeout: float,
     nice: bool,
+    stalled: Stalled | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     niced = shutil.which("nice") if nice else None
-    done = subprocess.run(
+    with subprocess.Popen(
         [niced, "-n", NICENESS, *argv] if niced else argv,
         cwd=cwd,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=env,
-        timeout=timeout,
         preexec_fn=child_preexec(),
-    )
-    if niced and done.returncode == _NOT_FOUND and shutil.which("git") is None:
+    ) as process:
+        try:
+            out, err = _communicate(process, stdin, timeout, stalled)
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+    if niced and process.returncode == _NOT_FOUND and shutil.which("git") is None:
         raise FileNotFoundError("git")
-    return done
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+def _communicate(
+    process: subprocess.Popen[bytes], stdin: bytes | None, timeout: float, stalled: Stalled | None
+) -> tuple[bytes, bytes]:
+    """The child's output; past STALL_S, `stalled` may raise (the reason git is stuck)."""
+    if stalled is not None and timeout > STALL_S:
+        try:
+            return process.communicate(stdin, STALL_S)
+        except subprocess.TimeoutExpired:
+            stalled()
+            timeout -= STALL_S
+    return process.communicate(stdin, timeout)
 
 
 def _prepare(
@@ -195,16 +225,22 @@ def _prepare(
     hardened: bool | None,
     env: Mapping[str, str] | None,
     own_config: bool,
-) -> tuple[bool, dict[str, str]]:
-    """Whether the call is hardened, and its child's environment; GitError at once where
-    a hardened call would meet a special rules file. Both look-ups only stat (trust.json,
-    rules files through a per-folder mtime cache), so the async path runs them in place:
-    awaiting a thread for them let a Qt modal dialog's nested loop resume the caller
-    outside asyncio's running loop."""
+) -> tuple[bool, dict[str, str], Stalled | None]:
+    """Whether the call is hardened, its child's environment, and what to check should
+    git stall; GitError at once where git would meet a special rules file: the
+    repository's `info/` ones always, the tree's `.gitignore`/`.gitattributes` in an
+    untrusted folder (a trusted folder's tree is walked only when git stalls, so its
+    every call does not pay for a walk). The look-ups only stat (trust.json, rules files
+    through a per-folder mtime cache), so the async path runs them in place: awaiting a
+    thread for them let a Qt modal dialog's nested loop resume the caller outside
+    asyncio's running loop."""
     hard = is_hardened(cwd, hardened)
+    stalled = None
     if not own_config:
-        refuse_special_rules(args, cwd)
-    return hard, hardening.child_env(hardened=hard, extra=env)
+        refuse_special_rules(args, cwd, walk=hard)
+        if not hard:
+            stalled = functools.partial(refuse_special_rules, args, cwd)
+    return hard, hardening.child_env(hardened=hard, extra=env), stalled
 
 
 def run(
@@ -226,14 +262,14 @@ def run(
     `own_config`: the configuration is melgui's own (the shadow repository, no system or
     global file), so it names no driver and is not listed first.
     """
-    hard, child_env = _prepare(args, cwd, hardened, env, own_config)
+    hard, child_env, stalled = _prepare(args, cwd, hardened, env, own_config)
     try:
         listing = None
         if hard and not own_config:
             listed = _run_sync(_listing_argv(), cwd, child_env, None, LIST_TIMEOUT_S, nice)
             listing = listed.stdout if listed.returncode == 0 else b""
         plan = _plan(args, hard, env, listing)
-        done = _run_sync(plan.argv, cwd, plan.env, stdin, timeout, nice)
+        done = _run_sync(plan.argv, cwd, plan.env, stdin, timeout, nice, stalled)
     except subprocess.TimeoutExpired as exc:
         raise _slow(args, cwd, timeout) from exc
     except OSError as exc:
@@ -249,7 +285,7 @@ def run(
 
 async def _run_async(
     argv: list[str], cwd: str | os.PathLike[str], env: dict[str, str], stdin: bytes | None,
-    timeout: float,
+    timeout: float, stalled: Stalled | None = None,
 ) -> tuple[int, bytes, bytes]:  # fmt: skip
     process = await asyncio.create_subprocess_exec(
         *argv,
@@ -260,9 +296,16 @@ async def _run_async(
         stderr=asyncio.subprocess.PIPE,
         preexec_fn=child_preexec(),
     )
+    talk = asyncio.ensure_future(process.communicate(stdin))
     try:
-        out, err = await asyncio.wait_for(process.communicate(stdin), timeout)
+        if stalled is not None and timeout > STALL_S:
+            await asyncio.wait({talk}, timeout=STALL_S)
+            if not talk.done():
+                stalled()
+                timeout -= STALL_S
+        out, err = await asyncio.wait_for(talk, timeout)
     except BaseException:
+        talk.cancel()
         if process.returncode is None:
             process.kill()
             await process.wait()
@@ -283,7 +326,7 @@ async def run_async(
     own_config: bool = False,
 ) -> GitResult:
     """`run`, as an asyncio child (the loop is never blocked)."""
-    hard, child_env = _prepare(args, cwd, hardened, env, own_config)
+    hard, child_env, stalled = _prepare(args, cwd, hardened, env, own_config)
     try:
         listing = None
         if hard and not own_config:
@@ -292,7 +335,7 @@ async def run_async(
             )
             listing = listing if code == 0 else b""
         plan = _plan(args, hard, env, listing)
-        code, out, err = await _run_async(plan.argv, cwd, plan.env, stdin, timeout)
+        code, out, err = await _run_async(plan.argv, cwd, plan.env, stdin, timeout, stalled)
     except TimeoutError as exc:
         raise _slow(args, cwd, timeout) from exc
     except OSError as exc:
