@@ -99,6 +99,7 @@ def run_exec(args: list[str], out: Path) -> tuple[int, int, str]:
         return code, peak, stderr.read().decode(errors="replace")
 
 
+@pytest.mark.xfail(strict=True, reason="the cap escapes the leg as an internal error")
 def test_a_text_flood_ends_at_the_cap_in_bounded_memory(flood: FloodServer, tmp_path: Path) -> None:
     folder = tmp_path / "project"
     folder.mkdir()
@@ -107,6 +108,7 @@ def test_a_text_flood_ends_at_the_cap_in_bounded_memory(flood: FloodServer, tmp_
     )
     assert code == 1, stderr  # failed, not killed at the bound
     assert "answer text in this leg passed 16 MB" in stderr
+    assert "Internal error" not in stderr and "LegTooLarge" not in stderr, stderr
     print(f"peak RSS {peak / 2**20:.0f} MB")
     assert peak < MAX_RSS, f"peak RSS {peak / 2**20:.0f} MB"
     assert flood.sent < FLOOD_BYTES
