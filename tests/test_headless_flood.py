@@ -99,7 +99,6 @@ def run_exec(args: list[str], out: Path) -> tuple[int, int, str]:
         return code, peak, stderr.read().decode(errors="replace")
 
 
-@pytest.mark.xfail(strict=True, reason="the cap escapes the leg as an internal error")
 def test_a_text_flood_ends_at_the_cap_in_bounded_memory(flood: FloodServer, tmp_path: Path) -> None:
     folder = tmp_path / "project"
     folder.mkdir()

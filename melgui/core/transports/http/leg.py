@@ -179,7 +179,7 @@ class LegRun:
                     for item in decoder.feed(chunk):
                         for event in self._handle(item):
                             yield event
-        except (EventTooLarge, LegFormatError) as exc:
+        except (EventTooLarge, LegFormatError, LegTooLarge) as exc:
             yield StreamError(str(exc))
             return
         try:
