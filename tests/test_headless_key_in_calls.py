@@ -1,13 +1,15 @@
 """melgui's own key, when the model writes it into a call's arguments, a file a tool reads
 holds it, or the model streams it split across two deltas: the tools work with what
-they were given, but the live text, the history database (every table), the exports
-and the wire log show it nowhere, raw, JSON-escaped or URL-encoded."""
+they were given, but exec's output (text, calls, results), the history database (every
+table), the exports and the wire log show it nowhere, raw, JSON-escaped or URL-encoded."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from melgui.core.store import open_store
 from melgui.core.store.export import export_json_text, export_markdown
@@ -35,6 +37,7 @@ def _stored(folder: Path) -> tuple[str, str]:
     return exported, dump
 
 
+@pytest.mark.xfail(strict=True, reason="exec prints a call's arguments and result as they are")
 def test_the_key_in_arguments_results_and_split_deltas_is_stored_nowhere(
     scripted_openai: ScriptedOpenAI, tmp_path: Path
 ) -> None:
@@ -65,6 +68,6 @@ def test_the_key_in_arguments_results_and_split_deltas_is_stored_nowhere(
     exported, dump = _stored(tmp_path)
     assert "settings.env" in dump and "and that is all" in dump
     for form in FORMS:
-        assert form not in live
+        assert form not in result.stdout + result.stderr, form  # what reaches a terminal or CI log
         assert form not in exported, form
         assert form not in dump, form
