@@ -9,8 +9,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from melgui.core.store import open_store
 from melgui.core.store.export import export_json_text, export_markdown
 from tests.fakes import ScriptedOpenAI, done, text, tool_call, tool_calls
@@ -37,7 +35,6 @@ def _stored(folder: Path) -> tuple[str, str]:
     return exported, dump
 
 
-@pytest.mark.xfail(strict=True, reason="exec prints a call's arguments and result as they are")
 def test_the_key_in_arguments_results_and_split_deltas_is_stored_nowhere(
     scripted_openai: ScriptedOpenAI, tmp_path: Path
 ) -> None:

@@ -6,6 +6,9 @@ OSC) do the same on terminals that take them. `plain` drops every escape sequenc
 (its payload too, so a link's target never shows) and then every C0, DEL and C1
 character left, keeping newline and tab. `json_line` escapes DEL and the C1 range that
 `json.dumps` leaves as they are, so a JSON line holds no control character either.
+Both hide melgui's own keys (`redaction.known_secrets`), raw, JSON-escaped or
+URL-encoded: a call's arguments or a file a tool read may hold one, and exec's output
+ends up in terminals and CI logs.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, TextIO
+
+from melgui.core.config.redaction import hide_secrets, known_secrets
 
 # A string sequence (OSC, DCS, SOS, PM, APC) runs to its terminator (BEL or ST) or to the
 # end of the text; CSI runs to its final byte; any other ESC takes the one character after.
@@ -31,6 +36,7 @@ def has_controls(text: str) -> bool:
 
 def plain(text: str) -> str:
     """`text` without escape sequences and control characters, newline and tab kept."""
+    text = hide_secrets(text, known_secrets())
     if not has_controls(text):
         return text
     return _CONTROL.sub("", _SEQUENCE.sub("", text))
@@ -38,7 +44,7 @@ def plain(text: str) -> str:
 
 def json_line(fields: dict[str, Any]) -> str:
     """One JSON object on one line with every control character escaped."""
-    line = json.dumps(fields, ensure_ascii=False)
+    line = hide_secrets(json.dumps(fields, ensure_ascii=False), known_secrets())
     return _WIDE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
 
 
