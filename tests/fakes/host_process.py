@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -38,28 +39,40 @@ class HostProcess:
         runtime.mkdir(mode=0o700, exist_ok=True)
         self.place = HostPlace(runtime / "melgui")
         self.process: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self.log = runtime / "host.log"
 
     def start(self, timeout: float = 30.0) -> HostProcess:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "melgui", "host", *self.args],
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        self.starts += 1
+        self.log = self.runtime / f"host-{self.starts}.log"
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "melgui", "host", *self.args],
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         deadline = time.monotonic() + timeout
-        while not self.place.socket.exists():
+        while not self._answers():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"the host did not start: {self.stderr()}")
             time.sleep(0.02)
         return self
 
+    def _answers(self) -> bool:
+        """The socket takes connections (a killed host's socket file stays behind)."""
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(self.place.socket))
+        except OSError:
+            return False
+        finally:
+            probe.close()
+        return True
+
     def stderr(self) -> str:
-        assert self.process is not None
-        if self.process.poll() is None:
-            return ""
-        assert self.process.stderr is not None
-        return self.process.stderr.read().decode(errors="replace")
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
 
     async def client(self, name: str = "test view") -> HostClient:
         return await HostClient.connect(self.place, client=name)
@@ -80,8 +93,6 @@ class HostProcess:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.kill()
-        if self.process is not None and self.process.stderr is not None:
-            self.process.stderr.close()
 
 
 @contextlib.contextmanager

@@ -3,34 +3,12 @@ exactly what it missed, numbered with no gap and no duplicate."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from melgui.host.client import HostClient
 from tests.fakes import ScriptedRelay, done, hold, text
-from tests.fakes.host_process import HostProcess, ViewProcess, runtime_dir
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
-
-
-async def wait_idle(client: HostClient, session: str) -> None:
-    while True:
-        listed = {s["id"]: s for s in await client.call("session/list")}
-        if not listed[session]["busy"]:
-            return
-        await asyncio.sleep(0.05)
+from tests.fakes.host_process import HostProcess, ViewProcess
+from tests.host.conftest import wait_for
 
 
 async def test_a_view_killed_mid_turn_misses_nothing_of_the_turn(
@@ -50,7 +28,7 @@ async def test_a_view_killed_mid_turn_misses_nothing_of_the_turn(
 
     client = await host.client()
     try:
-        await wait_idle(client, session)
+        await wait_for(client, session, lambda s: not s["busy"])
         heard: list[dict[str, object]] = []
         client.on_changes = lambda sid, changes: heard.extend(changes)
         answer = await client.attach({session: last_seen})
