@@ -63,7 +63,11 @@ class HostClient:
         place = place or HostPlace.for_user()
         reader, writer = await asyncio.open_unix_connection(str(place.socket), limit=wire.MAX_LINE)
         self = cls(reader, writer)
-        await self.initialize(client, version)
+        try:
+            await self.initialize(client, version)
+        except BaseException:
+            await self.aclose()
+            raise
         return self
 
     @classmethod

@@ -20,7 +20,12 @@ def _print(data: object) -> None:
 
 async def main(directory: str, folder: str, url: str, prompt: str) -> None:
     client = await HostClient.connect(HostPlace(Path(directory)), client="view process")
-    client.on_changes = lambda session, changes: [_print(c) for c in changes]
+
+    def show(session: str, changes: list[dict[str, object]]) -> None:
+        for change in changes:
+            _print(change)
+
+    client.on_changes = show
     opened = await client.call(
         "session/open", folder=folder, settings={"connection": "relay", "relay_url": url},
         model="m1",
