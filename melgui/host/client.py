@@ -45,6 +45,8 @@ class HostClient:
         self._next = 0
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self.on_changes: Callable[[str, list[Record]], None] | None = None
+        # Per-session listeners (a RemoteSession each), heard after on_changes.
+        self.sessions: dict[str, Callable[[list[Record]], None]] = {}
         self.on_gone: Callable[[str], None] | None = None
         self.last_seq: dict[str, int] = {}
         self.gaps: list[str] = []  # numbering faults seen (none, if the host is right)
@@ -141,6 +143,9 @@ class HostClient:
             self.last_seq[session_id] = last
         if self.on_changes is not None and changes:
             self.on_changes(session_id, changes)
+        listener = self.sessions.get(session_id)
+        if listener is not None and changes:
+            listener(changes)
 
     async def _read(self) -> None:
         reason = HOST_GONE

@@ -29,6 +29,7 @@ class HostedSession:
         self.recording = recording
         self.log = log
         self.approvals: dict[str, ApprovalRequest] = {}
+        self._idle_watch: asyncio.Task[None] | None = None
         # The number of the last `message` record: what streamed after it is in flight.
         self._message_seq = log.last_seq
         if recording is not None:
@@ -66,6 +67,13 @@ class HostedSession:
     def prompt(self, text: str) -> None:
         self.log.add({"type": "prompt", "text": text})
         self.agent.submit(text)
+        if self._idle_watch is None or self._idle_watch.done():
+            self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
+
+    async def _watch_idle(self) -> None:
+        """Say when the queue has run dry: views know the session is idle from this."""
+        await self.agent.wait_idle()
+        self.log.add({"type": "idle"})
 
     def answer(self, call_id: str, decision: str, remember: str = "once", reason: str = "") -> bool:
         """Approve or deny a waiting call; False when it is no longer waiting (another
