@@ -37,7 +37,8 @@ async def test_a_view_killed_mid_turn_misses_nothing_of_the_turn(
         assert seqs == list(range(last_seen + 1, last_seen + 1 + len(seqs)))  # no gap, no dup
         streamed = "".join(str(r["text"]) for r in missed if r["type"] == "text")
         assert streamed == "Part two, streamed unseen."
-        assert missed[-1]["type"] == "turn_end" and missed[-1]["outcome"] == "done"
+        assert [r["type"] for r in missed[-2:]] == ["turn_end", "idle"]
+        assert missed[-2]["outcome"] == "done"
         assert client.gaps == []
 
         fresh = await host.client("second view")
