@@ -49,6 +49,12 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "panes: 99th percentile lateness, 8 workers",
         "panes: longest stall, 8 workers flooding (unpaced)",
     ),
+    "bench_host.py": (
+        "panes via host: longest stall opening 8 workers",
+        "panes via host: longest stall, 8 workers streaming",
+        "panes via host: 99th percentile lateness, 8 workers",
+        "panes via host: longest stall, 8 workers flooding (unpaced)",
+    ),
     "bench_long_history.py": (
         "history: first paint of 1,000 messages",
         "history: first paint, 10,000 ÷ 1,000 messages",
