@@ -324,7 +324,7 @@ def bench_workers(
                 remote: Any = RemoteSession.start(
                     client, folder=folder, model="bench", source=spec.source, settings=settings
                 )
-                return remote  # type: ignore[no-any-return]
+                return remote
             return AgentSession(
                 transport,
                 ToolRegistry(),

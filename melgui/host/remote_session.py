@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
@@ -38,10 +38,14 @@ Observer = Callable[[LoopEvent], None]
 
 @dataclass
 class LoopFacts:
-    """What views read of a session's loop: its model and folder."""
+    """What views read of a session's loop: its model, its folder, what waits."""
 
     model: str
     cwd: str
+    waiting: dict[str, ApprovalRequest] = field(default_factory=dict)
+
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        return [request for request in self.waiting.values() if request.pending]
 
 
 class RemoteSession:
@@ -54,12 +58,15 @@ class RemoteSession:
         self.problem = ""
         self._observers: list[Observer] = []
         self._reader = EventReader()
-        self._waiting: dict[str, ApprovalRequest] = {}
+        self._waiting = self.loop.waiting
         self._outbox: list[tuple[str, dict[str, Any]]] = []
         self._idle = asyncio.Event()
         self._idle.set()
         self._opened = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Keep running in the background: the view goes, the host's session goes on
+        # (closing the pane then neither stops it nor answers its questions).
+        self.keep_running = False
 
     @classmethod
     def start(
@@ -131,7 +138,8 @@ class RemoteSession:
         self._dispatch_notice("compaction is not available through the host yet")
 
     def stop(self) -> list[str]:
-        self._command("turn/stop", {})
+        if not self.keep_running:
+            self._command("turn/stop", {})
         return []
 
     async def wait_idle(self) -> None:
@@ -139,8 +147,9 @@ class RemoteSession:
 
     async def aclose(self) -> None:
         if self.session_id:
+            verb = "session/detach" if self.keep_running else "session/close"
             with contextlib.suppress(HostGone, OSError, Exception):
-                await self.client.call("session/close", session=self.session_id)
+                await self.client.call(verb, session=self.session_id)
             self.client.sessions.pop(self.session_id, None)
         for task in list(self._tasks):
             task.cancel()
@@ -178,7 +187,7 @@ class RemoteSession:
 
     def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         """A person answered here (or the host resolved it): tell the host, once."""
-        if self._waiting.pop(call_id, None) is None or future.cancelled():
+        if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
             return
         decision = future.result()
         params: dict[str, Any] = {"call": call_id}

@@ -1,0 +1,82 @@
+"""The window as a view of the melgui host: worker panes' sessions run in the host
+(RemoteSession), the host's end is said in plain words, and quitting can leave them
+running in the background.
+
+    view = await attach_host(window)     # starts a host when none runs
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Protocol
+
+from melgui.core.config.settings import Settings
+from melgui.host.client import HostClient
+from melgui.host.remote_session import RemoteSession
+from melgui.ui.runtime.quit_guard import QuitGuard
+
+
+class MainWindow(Protocol):
+    """What this module uses of the main window."""
+
+    settings: Settings
+    guard: QuitGuard
+    status: Any
+    host_view: HostView | None
+
+    def project_folder(self) -> str: ...
+
+
+class HostView:
+    def __init__(self, window: MainWindow, client: HostClient) -> None:
+        self._window = weakref.ref(window)
+        self.client = client
+        self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
+        self.gone = ""
+        client.on_gone = self._gone
+        window.guard.background = self
+
+    def worker(self, role: str, model: str, source: str) -> RemoteSession:
+        window = self._window()
+        assert window is not None
+        settings = window.settings
+        connection = {
+            "connection": settings.connection,
+            "relay_url": settings.relay_url,
+            "relay_stream_path": settings.relay_stream_path,
+            "openai_base_url": settings.openai_base_url,
+        }
+        session = RemoteSession.start(
+            self.client,
+            folder=window.project_folder(),
+            model=model,
+            role=role,
+            source=source,
+            settings=connection,
+        )
+        self.sessions.add(session)
+        return session
+
+    # -- Keep running in the background ------------------------------------------------
+
+    def offered(self) -> bool:
+        return not self.gone and any(s.busy for s in self.sessions)
+
+    def keep_running(self) -> None:
+        for session in self.sessions:
+            session.keep_running = True
+
+    def _gone(self, reason: str) -> None:
+        self.gone = reason
+        window = self._window()
+        if window is not None:
+            window.status.showMessage(reason)
+
+
+async def attach_host(window: MainWindow) -> HostView:
+    """Attach to the user's host (starting one when none runs); the window's worker panes
+    run there from now on."""
+    client = await HostClient.attach_or_start(client="window")
+    view = HostView(window, client)
+    window.host_view = view
+    return view
