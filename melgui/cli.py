@@ -19,6 +19,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"melgui {__version__}")
     parser.add_argument("folder", nargs="?", default=".", help="project folder (default: .)")
+    parser.add_argument(
+        "--with-host",
+        action="store_true",
+        help="run worker panes' agents in the melgui host (started when none runs), so they "
+        "can keep running in the background when the window closes",
+    )
     return parser
 
 
@@ -51,4 +57,4 @@ def main(argv: list[str] | None = None) -> int:
     options = build_parser().parse_args(args)
     from melgui.ui.app import run_app
 
-    return run_app(options.folder)
+    return run_app(options.folder, with_host=options.with_host)

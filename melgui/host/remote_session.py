@@ -67,6 +67,7 @@ class RemoteSession:
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
         self.keep_running = False
+        self._replay = False
 
     @classmethod
     def start(
@@ -85,9 +86,27 @@ class RemoteSession:
         session._spawn(session._open(params))
         return session
 
-    async def _open(self, params: dict[str, Any]) -> None:
+    @classmethod
+    def reattach(cls, client: HostClient, described: dict[str, Any]) -> RemoteSession:
+        """A session the host already runs (from `session/list`): its conversation so
+        far arrives as the loop's events, then what follows."""
+        session = cls(
+            client,
+            folder=described["folder"],
+            model=described["model"],
+            source=described.get("source") or "worker",
+        )
+        session._replay = True
+        session._spawn(session._open({}, existing=described["id"]))
+        return session
+
+    async def _open(self, params: dict[str, Any], existing: str = "") -> None:
         try:
-            opened = await self.client.call("session/open", **params)
+            opened = (
+                {"id": existing, "model": ""}
+                if existing
+                else await self.client.call("session/open", **params)
+            )
             self.session_id = opened["id"]
             self.loop.model = opened["model"] or self.loop.model
             self.client.sessions[self.session_id] = self.heard
@@ -98,7 +117,13 @@ class RemoteSession:
             self._idle.set()
             return
         snapshot = answer[self.session_id]["snapshot"]
-        self.conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
+        messages = [Message.from_json(m) for m in snapshot["messages"]]
+        if self._replay:  # a view that comes back draws the conversation as it arrives
+            for message in messages:
+                self.conversation.messages.append(message)
+                self._dispatch(MessageAdded(message))
+        else:
+            self.conversation = Conversation(messages)
         if snapshot["busy"]:
             self._idle.clear()
         self.heard(snapshot["tail"] + snapshot["approvals"])

@@ -7,6 +7,7 @@ running in the background.
 
 from __future__ import annotations
 
+import os
 import weakref
 from typing import Any, Protocol
 
@@ -19,10 +20,13 @@ from melgui.ui.runtime.quit_guard import QuitGuard
 class MainWindow(Protocol):
     """What this module uses of the main window."""
 
-    settings: Settings
+    @property
+    def settings(self) -> Settings: ...
+
     guard: QuitGuard
     status: Any
     host_view: HostView | None
+    pane_manager: Any
 
     def project_folder(self) -> str: ...
 
@@ -33,12 +37,17 @@ class HostView:
         self.client = client
         self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.gone = ""
+        self._returning: list[dict[str, Any]] = []
         client.on_gone = self._gone
         window.guard.background = self
 
     def worker(self, role: str, model: str, source: str) -> RemoteSession:
         window = self._window()
         assert window is not None
+        if self._returning:  # a pane reopened on a session the host kept running
+            session = RemoteSession.reattach(self.client, self._returning.pop(0))
+            self.sessions.add(session)
+            return session
         settings = window.settings
         connection = {
             "connection": settings.connection,
@@ -57,6 +66,19 @@ class HostView:
         self.sessions.add(session)
         return session
 
+    async def reopen_running(self) -> int:
+        """A pane for each worker session of this folder the host kept running (or kept
+        open) while no window was attached; returns how many."""
+        window = self._window()
+        assert window is not None
+        listed = await self.client.call("session/list")
+        here = os.path.realpath(window.project_folder())
+        mine = [s for s in listed if s["folder"] == here]
+        for described in mine:
+            self._returning.append(described)
+            window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "right")
+        return len(mine)
+
     # -- Keep running in the background ------------------------------------------------
 
     def offered(self) -> bool:
@@ -73,10 +95,16 @@ class HostView:
             window.status.showMessage(reason)
 
 
-async def attach_host(window: MainWindow) -> HostView:
-    """Attach to the user's host (starting one when none runs); the window's worker panes
-    run there from now on."""
-    client = await HostClient.attach_or_start(client="window")
+async def attach_host(window: MainWindow, client: HostClient | None = None) -> HostView:
+    """Attach to the user's host (starting one when none runs; `client`: one connected
+    already); the window's worker panes run there from now on, and the ones it kept
+    running come back in panes."""
+    client = client or await HostClient.attach_or_start(client="window")
     view = HostView(window, client)
     window.host_view = view
+    count = await view.reopen_running()
+    if count:
+        window.status.showMessage(
+            f"Attached to the melgui host: {count} agent(s) that kept running are back in panes."
+        )
     return view

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window.host_view import HostView
+from melgui.ui.window.host_view import HostView, attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.window import relay_settings, wait_until
@@ -113,3 +113,20 @@ def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
     snapshot = run(next_view())
     said = [m["content"] for m in snapshot["messages"] if m["role"] == "assistant"]
     assert said == ["Started. Finished alone."]
+
+    # The next window attaches and shows it in a pane, the whole turn included.
+    again = make_window(relay_settings(scripted_relay))
+    view = run(attach_host(again, run(host.client("window again"))))
+    pane = worker_pane(again)
+    assert isinstance(pane.session, RemoteSession)
+    run(wait_until(lambda: len(pane.session.conversation.messages) == 2, timeout=30))
+    assert [m.content for m in pane.session.conversation.messages] == [
+        "work long",
+        "Started. Finished alone.",
+    ]
+    assert pane.session.session_id == session_id and not pane.session.busy
+    assert pane.state.name == "idle"
+    assert "kept running are back in panes" in again.status.currentMessage()
+    if "MELGUI_SHOTS_DIR" in os.environ:  # the README's screenshot of reattaching
+        run(asyncio.sleep(0.3))
+        again.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "reattached.png"))
