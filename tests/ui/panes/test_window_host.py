@@ -82,7 +82,9 @@ def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
         window.pane_manager.spawn_agent("work long", None, "right")
         pane = worker_pane(window)
         await wait_until(lambda: "".join(pane.streaming) == "Started. ", timeout=30)
-        return str(pane.session.session_id)
+        remote = pane.session
+        assert isinstance(remote, RemoteSession)
+        return remote.session_id
 
     session_id = run(start())
     window.close()  # asks: a worker is mid-turn
