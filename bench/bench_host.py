@@ -2,6 +2,9 @@
 their sessions running in a real host process (its own interpreter, its own GIL) and the
 window drawing only what the host sends, one batch per session per frame.
 
+Then the protocol's cost: the CPU of 20,000 streamed tokens through host and view against
+the same session in one process.
+
 Rows "panes via host: ..." stand beside bench_panes.py's "panes: ..." (the same panes,
 the sessions in the window's process), with the same targets.
 
@@ -11,9 +14,11 @@ the sessions in the window's process), with the same targets.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +29,76 @@ import budget  # noqa: E402
 from bench_panes import bench_workers  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from relay_process import RelayProcess  # noqa: E402
+
+from melgui.core.agent.policy import FixedPolicy  # noqa: E402
+from melgui.core.agent.session import AgentSession  # noqa: E402
+from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.transports.relay import RelayTransport  # noqa: E402
+from melgui.host.remote_session import RemoteSession  # noqa: E402
+from tests.fakes import done, text  # noqa: E402
 from tests.fakes.host_process import HostProcess, runtime_dir  # noqa: E402
+
+
+def process_cpu(pid: int) -> float:
+    """A process's CPU seconds so far (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_protocol_cost(host: HostProcess, tokens: int) -> None:
+    """CPU of one turn of `tokens` streamed deltas: host and view together against the
+    same session in one process (the relay's own CPU is in neither)."""
+    print(f"4. the protocol's cost: {tokens:,} streamed tokens, host + view vs one process")
+    leg = [*[text(f"tok{n} ") for n in range(tokens)], done()]
+    with RelayProcess(leg, leg) as relay, tempfile.TemporaryDirectory() as folder:
+
+        async def alone() -> float:
+            transport = RelayTransport(relay.base_url, "bench-key")
+            session = AgentSession(
+                transport, ToolRegistry(), FixedPolicy("all"), model="bench",
+                role="worker", cwd=folder,
+            )  # fmt: skip
+            seen: list[object] = []
+            session.subscribe(seen.append)
+            started = time.process_time()
+            session.submit("stream")
+            await session.wait_idle()
+            spent = time.process_time() - started
+            await session.aclose()
+            await transport.aclose()
+            return spent
+
+        async def through_host() -> tuple[float, float]:
+            assert host.process is not None
+            client = await host.client("bench view")
+            settings = {"connection": "relay", "relay_url": relay.base_url}
+            session = RemoteSession.start(client, folder=folder, model="bench", settings=settings)
+            seen: list[object] = []
+            session.subscribe(seen.append)
+            while not session.session_id:
+                await asyncio.sleep(0.01)
+            host_before, view_before = process_cpu(host.process.pid), time.process_time()
+            session.submit("stream")
+            await asyncio.sleep(0.1)
+            await session.wait_idle()
+            view = time.process_time() - view_before
+            hosted = process_cpu(host.process.pid) - host_before
+            await session.aclose()
+            await client.aclose()
+            return hosted, view
+
+        one = asyncio.run(alone())
+        hosted, view = asyncio.run(through_host())
+    print(
+        f"   one process {one:.2f} s CPU; host {hosted:.2f} s + view {view:.2f} s ="
+        f" {hosted + view:.2f} s ({(hosted + view) / one:.2f}x)"
+    )
+    budget.report(
+        f"host: CPU of {tokens:,} streamed tokens, host + view / one process",
+        (hosted + view) / one,
+        target=1.2,
+    )
 
 
 def main() -> int:
@@ -32,6 +106,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--deltas", type=int, default=500)
     parser.add_argument("--rate", type=float, default=50.0, help="deltas per second per worker")
+    parser.add_argument("--tokens", type=int, default=20_000)
     args = parser.parse_args()
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -42,6 +117,7 @@ def main() -> int:
         try:
             bench_workers(app, args.workers, args.deltas, 1 / args.rate, host=host)
             bench_workers(app, args.workers, args.deltas, 0.0, host=host)
+            bench_protocol_cost(host, args.tokens)
         finally:
             host.stop()
     return budget.verdict()
