@@ -28,7 +28,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import budget  # noqa: E402
 from bench_panes import bench_workers  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-
 from relay_process import RelayProcess  # noqa: E402
 
 from melgui.core.agent.policy import FixedPolicy  # noqa: E402
