@@ -33,6 +33,8 @@ from relay_process import RelayProcess  # noqa: E402
 from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.store import open_store  # noqa: E402
+from melgui.core.store.recording import start_recording  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.host.remote_session import RemoteSession  # noqa: E402
 from tests.fakes import done, text  # noqa: E402
@@ -47,17 +49,22 @@ def process_cpu(pid: int) -> float:
 
 def bench_protocol_cost(host: HostProcess, tokens: int) -> None:
     """CPU of one turn of `tokens` streamed deltas: host and view together against the
-    same session in one process (the relay's own CPU is in neither)."""
+    same session in one process, recorded in a history as the host records it (the
+    relay's own CPU is in neither)."""
     print(f"4. the protocol's cost: {tokens:,} streamed tokens, host + view vs one process")
     leg = [*[text(f"tok{n} ") for n in range(tokens)], done()]
     with RelayProcess(leg, leg) as relay, tempfile.TemporaryDirectory() as folder:
 
         async def alone() -> float:
+            # The same work as the host's: the turn recorded in a history, its wire log too.
+            store = open_store(Path(folder) / "alone-data")
+            recording = start_recording(store, folder, model="bench", role="worker")
             transport = RelayTransport(relay.base_url, "bench-key")
             session = AgentSession(
-                transport, ToolRegistry(), FixedPolicy("all"), model="bench",
-                role="worker", cwd=folder,
+                transport, ToolRegistry(), FixedPolicy("all"), recording.conversation,
+                model="bench", role="worker", cwd=folder, wire=recording.journal.record_wire,
             )  # fmt: skip
+            session.subscribe(recording.journal.observe)
             seen: list[object] = []
             session.subscribe(seen.append)
             started = time.process_time()
@@ -66,6 +73,8 @@ def bench_protocol_cost(host: HostProcess, tokens: int) -> None:
             spent = time.process_time() - started
             await session.aclose()
             await transport.aclose()
+            recording.close()
+            store.close()
             return spent
 
         async def through_host() -> tuple[float, float]:
