@@ -67,7 +67,6 @@ class RemoteSession:
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
         self.keep_running = False
-        self._replay = False
 
     @classmethod
     def start(
@@ -87,17 +86,17 @@ class RemoteSession:
         return session
 
     @classmethod
-    def reattach(cls, client: HostClient, described: dict[str, Any]) -> RemoteSession:
-        """A session the host already runs (from `session/list`): its conversation so
-        far arrives as the loop's events, then what follows."""
+    async def reattach(cls, client: HostClient, described: dict[str, Any]) -> RemoteSession:
+        """A session the host already runs (from `session/list`), attached: its
+        conversation so far is in `conversation` when this returns (a view draws it at
+        once, as a reopened conversation), and what follows arrives as events."""
         session = cls(
             client,
             folder=described["folder"],
             model=described["model"],
             source=described.get("source") or "worker",
         )
-        session._replay = True
-        session._spawn(session._open({}, existing=described["id"]))
+        await session._open({}, existing=described["id"])
         return session
 
     async def _open(self, params: dict[str, Any], existing: str = "") -> None:
@@ -117,13 +116,7 @@ class RemoteSession:
             self._idle.set()
             return
         snapshot = answer[self.session_id]["snapshot"]
-        messages = [Message.from_json(m) for m in snapshot["messages"]]
-        if self._replay:  # a view that comes back draws the conversation as it arrives
-            for message in messages:
-                self.conversation.messages.append(message)
-                self._dispatch(MessageAdded(message))
-        else:
-            self.conversation = Conversation(messages)
+        self.conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
         if snapshot["busy"]:
             self._idle.clear()
         self.heard(snapshot["tail"] + snapshot["approvals"])

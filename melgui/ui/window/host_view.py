@@ -37,7 +37,7 @@ class HostView:
         self.client = client
         self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.gone = ""
-        self._returning: list[dict[str, Any]] = []
+        self._returning: list[RemoteSession] = []
         client.on_gone = self._gone
         window.guard.background = self
 
@@ -45,7 +45,7 @@ class HostView:
         window = self._window()
         assert window is not None
         if self._returning:  # a pane reopened on a session the host kept running
-            session = RemoteSession.reattach(self.client, self._returning.pop(0))
+            session = self._returning.pop(0)
             self.sessions.add(session)
             return session
         settings = window.settings
@@ -75,7 +75,7 @@ class HostView:
         here = os.path.realpath(window.project_folder())
         mine = [s for s in listed if s["folder"] == here]
         for described in mine:
-            self._returning.append(described)
+            self._returning.append(await RemoteSession.reattach(self.client, described))
             window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "right")
         return len(mine)
 
