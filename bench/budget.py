@@ -55,6 +55,7 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "panes via host: 99th percentile lateness, 8 workers",
         "panes via host: longest stall, 8 workers flooding (unpaced)",
         "host: CPU of 20,000 streamed tokens, host + view / one process",
+        "host: reattach, 8 sessions of 1,000 messages, to every pane's first paint",
     ),
     "bench_long_history.py": (
         "history: first paint of 1,000 messages",
