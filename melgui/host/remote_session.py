@@ -86,26 +86,27 @@ class RemoteSession:
         return session
 
     @classmethod
-    async def reattach(cls, client: HostClient, described: dict[str, Any]) -> RemoteSession:
-        """A session the host already runs (from `session/list`), attached: its
-        conversation so far is in `conversation` when this returns (a view draws it at
-        once, as a reopened conversation), and what follows arrives as events."""
-        session = cls(
-            client,
-            folder=described["folder"],
-            model=described["model"],
-            source=described.get("source") or "worker",
-        )
-        await session._open({}, existing=described["id"])
-        return session
+    async def reattach(
+        cls, client: HostClient, described: list[dict[str, Any]]
+    ) -> list[RemoteSession]:
+        """Sessions the host already runs (from `session/list`), attached in one request:
+        each one's conversation so far is in `conversation` when this returns (a view
+        draws it at once, as a reopened conversation), and what follows arrives as events."""
+        sessions = [
+            cls(client, folder=d["folder"], model=d["model"], source=d.get("source") or "worker")
+            for d in described
+        ]
+        for session, d in zip(sessions, described, strict=True):
+            session.session_id = d["id"]
+            client.sessions[session.session_id] = session.heard
+        answer = await client.attach({s.session_id: None for s in sessions})
+        for session in sessions:
+            session._took(answer[session.session_id]["snapshot"])
+        return sessions
 
-    async def _open(self, params: dict[str, Any], existing: str = "") -> None:
+    async def _open(self, params: dict[str, Any]) -> None:
         try:
-            opened = (
-                {"id": existing, "model": ""}
-                if existing
-                else await self.client.call("session/open", **params)
-            )
+            opened = await self.client.call("session/open", **params)
             self.session_id = opened["id"]
             self.loop.model = opened["model"] or self.loop.model
             self.client.sessions[self.session_id] = self.heard
@@ -115,15 +116,18 @@ class RemoteSession:
             log.warning("%s", self.problem)
             self._idle.set()
             return
-        snapshot = answer[self.session_id]["snapshot"]
+        self._took(answer[self.session_id]["snapshot"])
+        for method, extra in self._outbox:
+            await self._send(method, extra)
+        self._outbox.clear()
+
+    def _took(self, snapshot: dict[str, Any]) -> None:
+        """Start from the host's snapshot; numbered changes follow it."""
         self.conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
         if snapshot["busy"]:
             self._idle.clear()
         self.heard(snapshot["tail"] + snapshot["approvals"])
         self._opened.set()
-        for method, extra in self._outbox:
-            await self._send(method, extra)
-        self._outbox.clear()
 
     # -- AgentSession's surface ----------------------------------------------------------
 

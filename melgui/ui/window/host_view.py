@@ -74,8 +74,10 @@ class HostView:
         listed = await self.client.call("session/list")
         here = os.path.realpath(window.project_folder())
         mine = [s for s in listed if s["folder"] == here]
+        if not mine:
+            return 0
+        self._returning = await RemoteSession.reattach(self.client, mine)
         for described in mine:
-            self._returning.append(await RemoteSession.reattach(self.client, described))
             window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "right")
         return len(mine)
 
