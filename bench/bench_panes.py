@@ -291,7 +291,11 @@ class GcMeter:
             self.generation = info["generation"]
 
 
-def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> None:
+def bench_workers(
+    app: QApplication, workers: int, deltas: int, gap: float, *, host: Any = None
+) -> None:
+    """`host`: a running `melgui host` process (bench_host.py); the panes' sessions then
+    run in it and the window only draws what it sends (rows named "panes via host")."""
     from melgui.ui.runtime.qt_loop import QtEventLoop
 
     # Parts 1 and 2 leave garbage in reference cycles (pyte's screens: ~270,000 objects);
@@ -310,7 +314,17 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
     with RelayProcess(*[leg] * workers) as relay, tempfile.TemporaryDirectory() as folder:
         transport = RelayTransport(relay.base_url, "bench-key")
 
+        client = loop.run_until_complete(host.client("bench window")) if host else None
+
         def factory(spec: WorkerSpec) -> AgentSession:
+            if client is not None:
+                from melgui.host.remote_session import RemoteSession
+
+                settings = {"connection": "relay", "relay_url": relay.base_url}
+                remote: Any = RemoteSession.start(
+                    client, folder=folder, model="bench", source=spec.source, settings=settings
+                )
+                return remote
             return AgentSession(
                 transport,
                 ToolRegistry(),
@@ -358,6 +372,8 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
             elapsed, opened, opening_stall = loop.run_until_complete(run())
         stall = meter.stop()
         loop.run_until_complete(_close(manager, transport))
+        if client is not None:
+            loop.run_until_complete(client.aclose())
         total = workers * sum(len(piece) for piece in pieces)
         print(
             f"   opening {workers} panes (chat view + inspector each): {opened * 1000:.0f} ms,"
@@ -366,19 +382,20 @@ def bench_workers(app: QApplication, workers: int, deltas: int, gap: float) -> N
         print(
             f"   {workers} x {deltas} deltas in {elapsed:.2f} s ({total / elapsed / 1e3:.0f} kB/s)"
         )
+        label = "panes via host" if host else "panes"
         if gap > 0:
             budget.stall_row(
-                f"panes: longest stall opening {workers} workers", opening_stall * 1000, frames=2
+                f"{label}: longest stall opening {workers} workers", opening_stall * 1000, frames=2
             )
-            budget.stall_row(f"panes: longest stall, {workers} workers streaming", stall * 1000)
+            budget.stall_row(f"{label}: longest stall, {workers} workers streaming", stall * 1000)
             budget.stall_row(
-                f"panes: 99th percentile lateness, {workers} workers",
+                f"{label}: 99th percentile lateness, {workers} workers",
                 meter.p99() * 1000,
                 frames=0.5,
             )
         else:
             budget.stall_row(
-                f"panes: longest stall, {workers} workers flooding (unpaced)", stall * 1000
+                f"{label}: longest stall, {workers} workers flooding (unpaced)", stall * 1000
             )
         print(
             f"   longest event-loop stall while streaming: {stall * 1000:.1f} ms;"

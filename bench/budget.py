@@ -49,6 +49,14 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "panes: 99th percentile lateness, 8 workers",
         "panes: longest stall, 8 workers flooding (unpaced)",
     ),
+    "bench_host.py": (
+        "panes via host: longest stall opening 8 workers",
+        "panes via host: longest stall, 8 workers streaming",
+        "panes via host: 99th percentile lateness, 8 workers",
+        "panes via host: longest stall, 8 workers flooding (unpaced)",
+        "host: CPU of 20,000 streamed tokens, host + view / one process",
+        "host: reattach, 8 sessions of 1,000 messages, to every pane's first paint",
+    ),
     "bench_long_history.py": (
         "history: first paint of 1,000 messages",
         "history: first paint, 10,000 ÷ 1,000 messages",

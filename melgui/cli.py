@@ -14,10 +14,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="A desktop app for working with an AI agent on a project folder.",
         epilog="Run `melgui exec --help` for the headless mode, `melgui acp --help` to serve "
         "melgui to an ACP client (Zed), `melgui checkpoints --help` "
-        "to list and restore checkpoints, `melgui mcp login NAME` to sign in to an MCP server.",
+        "to list and restore checkpoints, `melgui mcp login NAME` to sign in to an MCP server, "
+        "`melgui host --help` for the agent host, `melgui --list-running` for what it runs.",
     )
     parser.add_argument("--version", action="version", version=f"melgui {__version__}")
     parser.add_argument("folder", nargs="?", default=".", help="project folder (default: .)")
+    parser.add_argument(
+        "--with-host",
+        action="store_true",
+        help="run worker panes' agents in the melgui host (started when none runs), so they "
+        "can keep running in the background when the window closes",
+    )
     return parser
 
 
@@ -35,6 +42,14 @@ def main(argv: list[str] | None = None) -> int:
         from melgui.mcp_cli import main as mcp_main
 
         return mcp_main(args[1:])
+    if args and args[0] == "host":
+        from melgui.host.main import main as host_main
+
+        return host_main(args[1:])
+    if args and args[0] == "--list-running":
+        from melgui.host.main import main as host_main
+
+        return host_main(["--status"])
     if args and args[0] == "checkpoints":
         from melgui.checkpoint_cli import main as checkpoints_main
 
@@ -42,4 +57,4 @@ def main(argv: list[str] | None = None) -> int:
     options = build_parser().parse_args(args)
     from melgui.ui.app import run_app
 
-    return run_app(options.folder)
+    return run_app(options.folder, with_host=options.with_host)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 LossKind = Literal["approval", "process", "turn", "changes"]
 
@@ -55,13 +55,26 @@ class LossRegistry:
         return found
 
 
+@runtime_checkable
+class _Pending(Protocol):
+    def pending_approvals(self) -> list[Any]: ...
+
+
+@runtime_checkable
+class _Losing(Protocol):
+    @property
+    def busy(self) -> bool: ...
+
+    @property
+    def loop(self) -> _Pending: ...
+
+
 def session_losses(session: object, where: str) -> LossSource:
     """A session's losses: approvals it waits for, and a turn in flight."""
 
     def losses() -> list[Loss]:
-        from melgui.core.agent.session import AgentSession
-
-        assert isinstance(session, AgentSession)
+        # An AgentSession, or a view's RemoteSession of a session in the melgui host.
+        assert isinstance(session, _Losing)
         found = [
             Loss("approval", where, f"{request.call.name} waits for your approval")
             for request in session.loop.pending_approvals()

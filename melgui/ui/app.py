@@ -44,8 +44,9 @@ def app_icon() -> QIcon:
     return icon
 
 
-def run_app(folder: str) -> int:
-    """Open the window on `folder` and run until it closes; returns the exit status."""
+def run_app(folder: str, *, with_host: bool = False) -> int:
+    """Open the window on `folder` and run until it closes; returns the exit status.
+    `with_host`: worker panes run in the melgui host (started when none runs)."""
     if not os.path.isdir(folder):
         print(f"melgui: {folder!r} is not a folder", file=sys.stderr)
         return 2
@@ -77,10 +78,22 @@ def run_app(folder: str) -> int:
     gc.freeze()
     if problem:
         QMessageBox.warning(window, "Settings", problem)
+    if with_host:
+        loop.create_task(_attach_host(window))
     with loop:
         loop.run_until_complete(closed.wait())
         loop.run_until_complete(shutdown(window))
     return 0
+
+
+async def _attach_host(window: MainWindow) -> None:
+    from melgui.host.client import VersionRefused
+    from melgui.ui.window.host_view import attach_host
+
+    try:
+        await attach_host(window)
+    except (OSError, VersionRefused) as exc:  # the window works on, its agents in itself
+        window.status.showMessage(f"No melgui host: {exc}. Worker panes run in this window.")
 
 
 async def shutdown(window: MainWindow) -> None:

@@ -178,6 +178,17 @@ class PaneManager(QObject):
         info = self._reserve_worker(f"worker {{}}: review {short(found.worktree.branch, 28)}")
         return self._open_worker(info, None, None, layout, found.worktree)
 
+    def reopen_worker(self, title: str, layout: object = "tab") -> PaneInfo:
+        """A worker pane with no task on the session the factory gives (one the melgui
+        host kept running while no window was attached)."""
+        self._check_open()
+        info = self._reserve_worker(f"worker {{}}: {short(title, 32)}")
+        opened = self._open_worker(info, None, None, layout, None)
+        pane = self._panes.get(opened.id)
+        if isinstance(pane, AgentPane):  # no task sent: its frame shows what it is now
+            self._on_state(opened.id, pane.state)
+        return opened
+
     def _reserve_worker(self, title: str) -> PaneInfo:
         if self.worker_factory is None:
             raise PaneError("Worker agents are not available in this window (no connection).")

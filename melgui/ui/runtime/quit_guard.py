@@ -9,6 +9,7 @@ through `ask_about_losses`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -27,8 +28,10 @@ def ask_about_losses(
     question: str,
     proceed: str,
     on_proceed: Callable[[], None],
+    also: tuple[str, Callable[[], None]] | None = None,
 ) -> QMessageBox:
-    """A window-modal question listing `losses`; `on_proceed` runs when confirmed."""
+    """A window-modal question listing `losses`; `on_proceed` runs when confirmed. `also`:
+    one more choice (its label and what it does)."""
     box = QMessageBox(parent)
     box.setObjectName("lossDialog")
     box.setIcon(QMessageBox.Icon.Warning)
@@ -36,6 +39,9 @@ def ask_about_losses(
     box.setText(question)
     box.setInformativeText(describe_losses(losses))
     go = box.addButton(proceed, QMessageBox.ButtonRole.DestructiveRole)
+    other = box.addButton(also[0], QMessageBox.ButtonRole.AcceptRole) if also else None
+    if other is not None:
+        other.setObjectName("keepRunning")
     stay = box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(stay)
     box.setEscapeButton(stay)
@@ -43,11 +49,24 @@ def ask_about_losses(
     def finished(_result: int) -> None:
         if box.clickedButton() is go:
             on_proceed()
+        elif also is not None and other is not None and box.clickedButton() is other:
+            also[1]()
         box.deleteLater()
 
     box.finished.connect(finished)
     box.open()
     return box
+
+
+class Background(Protocol):
+    """Work that can go on without the window (sessions in the melgui host)."""
+
+    def offered(self) -> bool: ...
+
+    def keep_running(self) -> None: ...
+
+
+KEEP_RUNNING = "Keep running in the background"
 
 
 class QuitGuard(QObject):
@@ -59,6 +78,7 @@ class QuitGuard(QObject):
         self._loss_registry = loss_registry
         self._confirmed = False
         self.dialog: QMessageBox | None = None
+        self.background: Background | None = None
 
     def allow_close(self) -> bool:
         if self._confirmed:
@@ -73,8 +93,13 @@ class QuitGuard(QObject):
                 if count == 1
                 else f"Quitting now would lose these {count} things:"
             )
+            background = self.background
+            also = None
+            if background is not None and background.offered():
+                also = (KEEP_RUNNING, self._keep_running)
+                question += "\n(Agents in the melgui host can keep running without the window.)"
             self.dialog = ask_about_losses(
-                self._window, losses, question, "Quit anyway", self._quit_anyway
+                self._window, losses, question, "Quit anyway", self._quit_anyway, also
             )
             self.dialog.finished.connect(self._forget_dialog)
         return False
@@ -85,6 +110,11 @@ class QuitGuard(QObject):
 
     def _forget_dialog(self) -> None:
         self.dialog = None
+
+    def _keep_running(self) -> None:
+        if self.background is not None:
+            self.background.keep_running()
+        self._quit_anyway()
 
     def _quit_anyway(self) -> None:
         self._confirmed = True

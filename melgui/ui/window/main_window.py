@@ -68,6 +68,7 @@ from melgui.ui.settings.flow import (
     save_or_report,
 )
 from melgui.ui.window.commands import install_commands, set_focus_chat_keys
+from melgui.ui.window.host_view import HostView
 from melgui.ui.window.layout_state import add_side_docks, keep_layout
 from melgui.ui.window.model_choice import ModelChoice, give_model
 from melgui.ui.window.plans_panel import PlansPanel
@@ -145,6 +146,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.layout_keeper = keep_layout(self, config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
+        self.host_view: HostView | None = None  # worker panes run in the melgui host
         losses = self.desk.loss_registry
         losses.register(lambda: session_losses(self.session, "main conversation")())
         losses.register(self.pane_manager.losses)
@@ -299,7 +301,11 @@ class MainWindow(QMainWindow):
         worktree: Worktree | None = None,
     ) -> AgentSession:
         """A new session on this window's connection, folder, rules and workspace tools
-        (in `worktree`, a worker's own git worktree, when given)."""
+        (in `worktree`, a worker's own git worktree, when given); in the melgui host when
+        the window is its view."""
+        if self.host_view is not None and worktree is None:
+            remote: Any = self.host_view.worker(role, model or self.session.loop.model, source)
+            return remote
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
         session = self.desk.worker_session(
             model=model or self.session.loop.model,

@@ -1,0 +1,234 @@
+"""The window as a view of `melgui host`: the same eight worker panes as bench_panes.py,
+their sessions running in a real host process (its own interpreter, its own GIL) and the
+window drawing only what the host sends, one batch per session per frame.
+
+Then the protocol's cost: the CPU of 20,000 streamed tokens through host and view against
+the same session in one process; and a reattach: a window attaching to a host that runs
+8 sessions of 1,000 messages, to every pane's first paint (target 6 frames).
+
+Rows "panes via host: ..." stand beside bench_panes.py's "panes: ..." (the same panes,
+the sessions in the window's process), with the same targets.
+
+    python bench/bench_host.py [--workers 8] [--deltas 500] [--rate 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import budget  # noqa: E402
+from bench_panes import bench_workers  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+from relay_process import RelayProcess  # noqa: E402
+
+from melgui.core.agent.policy import FixedPolicy  # noqa: E402
+from melgui.core.agent.session import AgentSession  # noqa: E402
+from melgui.core.protocol.events import ToolCall  # noqa: E402
+from melgui.core.protocol.messages import Message  # noqa: E402
+from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.store import open_store  # noqa: E402
+from melgui.core.store.recording import start_recording  # noqa: E402
+from melgui.core.transports.relay import RelayTransport  # noqa: E402
+from melgui.host.remote_session import RemoteSession  # noqa: E402
+from tests.fakes import done, text  # noqa: E402
+from tests.fakes.host_process import HostProcess, runtime_dir  # noqa: E402
+
+
+def stored_history(store: Any, folder: str, count: int) -> str:
+    """A conversation of `count` messages in the history, as the journal leaves it:
+    turns of a question, two read_file calls with their results, an answer."""
+    messages: list[Message] = []
+    turn = 0
+    while len(messages) < count:
+        calls = (
+            ToolCall(f"a{turn}", "read_file", f'{{"path": "src/m{turn}.py"}}'),
+            ToolCall(f"b{turn}", "read_file", f'{{"path": "tests/test_m{turn}.py"}}'),
+        )
+        messages += [
+            Message.user(f"Question {turn}: what does module {turn} do?"),
+            Message.assistant("Let me look.", calls),
+            *[Message.tool_result(c.id, f"# {c.id}\n" + "x = 1\n" * 250) for c in calls],
+            Message.assistant("It parses lines. " * 40),
+        ]
+        turn += 1
+    messages = messages[:count]
+    while messages[-1].role != "assistant" or messages[-1].tool_calls:
+        messages.pop()
+    cid = str(store.create_conversation(folder, title="bench"))
+    with store.transaction():
+        for seq, message in enumerate(messages):
+            store.put_message(cid, seq, message)
+            for call in message.tool_calls:
+                store.call_requested(cid, call)
+                store.call_decided(cid, call.id, "auto")
+                store.call_finished(cid, call.id, "ok", "x", 0.01)
+    return cid
+
+
+def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: int) -> None:
+    """A window attaching to a host that runs `sessions` worker sessions of `count`
+    messages each: from the attach to every pane's first paint."""
+    from bench_panes import PaintWatch, _agent_panes
+
+    from melgui.core.config.settings import Settings
+    from melgui.ui.runtime.qt_loop import QtEventLoop
+    from melgui.ui.window.host_view import attach_host
+    from melgui.ui.window.main_window import build_main_window
+
+    print(f"5. reattach: a window to a host with {sessions} sessions of {count:,} messages")
+    loop = QtEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with tempfile.TemporaryDirectory() as folder:
+        folder = os.path.realpath(folder)
+        store = open_store()
+        cids = [stored_history(store, folder, count) for _ in range(sessions)]
+        store.close()
+
+        async def run() -> float:
+            opener = await host.client("bench opener")
+            for cid in cids:
+                await opener.call("session/open", folder=folder, conversation=cid, model="bench")
+            await opener.aclose()
+            window = build_main_window(folder, Settings(model="bench"), persist_settings=False)
+            window.resize(1400, 900)
+            window.show()
+            await asyncio.sleep(0.3)
+            client = await host.client("bench window")
+            paints = PaintWatch()
+            app.installEventFilter(paints)
+            started = time.perf_counter()
+            await attach_host(window, client)
+            while not (
+                len(_agent_panes(window.pane_manager)) == sessions
+                and all(paints.saw(p) for p in _agent_panes(window.pane_manager))
+            ):
+                await asyncio.sleep(0.002)
+            elapsed = time.perf_counter() - started
+            app.removeEventFilter(paints)
+            counts = {
+                len(p.session.conversation.messages) for p in _agent_panes(window.pane_manager)
+            }
+            print(f"   {sessions} panes painted {elapsed * 1000:.0f} ms after the attach")
+            print(f"   messages per pane: {sorted(counts)}")
+            for pane in _agent_panes(window.pane_manager):
+                pane.session.keep_running = True
+            window.guard.allow()
+            window.hide()
+            await window.aclose()
+            await client.aclose()
+            return elapsed
+
+        elapsed = loop.run_until_complete(run())
+    asyncio.set_event_loop(None)
+    loop.close()
+    budget.stall_row(
+        f"host: reattach, {sessions} sessions of {count:,} messages, to every pane's first paint",
+        elapsed * 1000,
+        frames=6,
+    )
+
+
+def process_cpu(pid: int) -> float:
+    """A process's CPU seconds so far (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_protocol_cost(host: HostProcess, tokens: int) -> None:
+    """CPU of one turn of `tokens` streamed deltas: host and view together against the
+    same session in one process, recorded in a history as the host records it (the
+    relay's own CPU is in neither)."""
+    print(f"4. the protocol's cost: {tokens:,} streamed tokens, host + view vs one process")
+    leg = [*[text(f"tok{n} ") for n in range(tokens)], done()]
+    with RelayProcess(leg, leg) as relay, tempfile.TemporaryDirectory() as folder:
+
+        async def alone() -> float:
+            # The same work as the host's: the turn recorded in a history, its wire log too.
+            store = open_store(Path(folder) / "alone-data")
+            recording = start_recording(store, folder, model="bench", role="worker")
+            transport = RelayTransport(relay.base_url, "bench-key")
+            session = AgentSession(
+                transport, ToolRegistry(), FixedPolicy("all"), recording.conversation,
+                model="bench", role="worker", cwd=folder, wire=recording.journal.record_wire,
+            )  # fmt: skip
+            session.subscribe(recording.journal.observe)
+            seen: list[object] = []
+            session.subscribe(seen.append)
+            started = time.process_time()
+            session.submit("stream")
+            await session.wait_idle()
+            spent = time.process_time() - started
+            await session.aclose()
+            await transport.aclose()
+            recording.close()
+            store.close()
+            return spent
+
+        async def through_host() -> tuple[float, float]:
+            assert host.process is not None
+            client = await host.client("bench view")
+            settings = {"connection": "relay", "relay_url": relay.base_url}
+            session = RemoteSession.start(client, folder=folder, model="bench", settings=settings)
+            seen: list[object] = []
+            session.subscribe(seen.append)
+            while not session.session_id:
+                await asyncio.sleep(0.01)
+            host_before, view_before = process_cpu(host.process.pid), time.process_time()
+            session.submit("stream")
+            await asyncio.sleep(0.1)
+            await session.wait_idle()
+            view = time.process_time() - view_before
+            hosted = process_cpu(host.process.pid) - host_before
+            await session.aclose()
+            await client.aclose()
+            return hosted, view
+
+        one = asyncio.run(alone())
+        hosted, view = asyncio.run(through_host())
+    print(
+        f"   one process {one:.2f} s CPU; host {hosted:.2f} s + view {view:.2f} s ="
+        f" {hosted + view:.2f} s ({(hosted + view) / one:.2f}x)"
+    )
+    budget.report(
+        f"host: CPU of {tokens:,} streamed tokens, host + view / one process",
+        (hosted + view) / one,
+        target=1.2,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--deltas", type=int, default=500)
+    parser.add_argument("--rate", type=float, default=50.0, help="deltas per second per worker")
+    parser.add_argument("--tokens", type=int, default=20_000)
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    with tempfile.TemporaryDirectory() as data, runtime_dir() as runtime:
+        os.environ["MELGUI_DATA_DIR"] = data  # the host's journal and history: thrown away
+        os.environ["MELGUI_CONFIG_DIR"] = os.path.join(data, "config")
+        host = HostProcess(runtime).start()
+        try:
+            bench_workers(app, args.workers, args.deltas, 1 / args.rate, host=host)
+            bench_workers(app, args.workers, args.deltas, 0.0, host=host)
+            bench_protocol_cost(host, args.tokens)
+            bench_reattach(app, host, args.workers, 1000)
+        finally:
+            host.stop()
+    return budget.verdict()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

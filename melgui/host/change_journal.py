@@ -1,0 +1,109 @@
+"""The host's journal of numbered changes and of the sessions it had open, in SQLite
+beside the history (`host.sqlite` in the data folder).
+
+A view that reattaches after memory let go of what it missed reads it here; a host
+started after a crash continues each session's numbers from here, so a number is never
+given twice.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS changes (
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    folder TEXT NOT NULL,
+    conversation TEXT,
+    model TEXT NOT NULL,
+    role TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    open INTEGER NOT NULL DEFAULT 1
+);
+"""
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    folder: str
+    conversation: str | None
+    model: str
+    role: str
+    settings: dict[str, Any]
+
+
+class ChangeJournal:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def append(self, session: str, numbered: Iterable[dict[str, Any]]) -> None:
+        rows = [(session, r["seq"], json.dumps(r, ensure_ascii=False)) for r in numbered]
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT INTO changes VALUES (?, ?, ?)", rows)
+
+    def since(self, session: str, seq: int) -> list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT record FROM changes WHERE session = ? AND seq > ? ORDER BY seq",
+            (session, seq),
+        )
+        return [json.loads(record) for (record,) in rows]
+
+    def last(self, session: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT record FROM changes WHERE session = ? ORDER BY seq DESC LIMIT 1", (session,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def last_of_type(self, session: str, types: tuple[str, ...]) -> dict[str, Any] | None:
+        """The latest record of one of these types (a linear scan from the end)."""
+        rows = self._db.execute(
+            "SELECT record FROM changes WHERE session = ? ORDER BY seq DESC", (session,)
+        )
+        for (record,) in rows:
+            data = json.loads(record)
+            if data.get("type") in types:
+                return data
+        return None
+
+    def last_seq(self, session: str) -> int:
+        row = self._db.execute(
+            "SELECT MAX(seq) FROM changes WHERE session = ?", (session,)
+        ).fetchone()
+        return int(row[0] or 0)
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def opened(self, row: SessionRow) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?, 1)",
+            (row.id, row.folder, row.conversation, row.model, row.role, json.dumps(row.settings)),
+        )
+
+    def closed(self, session: str) -> None:
+        self._db.execute("UPDATE sessions SET open = 0 WHERE id = ?", (session,))
+
+    def open_sessions(self) -> list[SessionRow]:
+        rows = self._db.execute(
+            "SELECT id, folder, conversation, model, role, settings FROM sessions WHERE open = 1"
+        )
+        return [SessionRow(a, b, c, d, e, json.loads(f)) for a, b, c, d, e, f in rows]
+
+    def close(self) -> None:
+        self._db.close()

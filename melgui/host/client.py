@@ -1,0 +1,215 @@
+"""A view's end of the host protocol (asyncio, Qt-free): connect or start the user's
+host, initialize, call, and hear numbered changes with their numbers checked.
+
+    client = await HostClient.attach_or_start(client="window")
+    session = await client.call("session/open", folder="/p")
+    await client.attach({session["id"]: None})          # a snapshot, then changes
+    client.on_changes = lambda sid, changes: ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Self
+
+from melgui.host import wire
+from melgui.host.changes import Record
+from melgui.host.place import HostPlace
+from melgui.host.wire import RpcError
+
+START_TIMEOUT = 20.0
+HOST_GONE = (
+    "The melgui host stopped unexpectedly: its connection closed. Agents it ran were "
+    "cut off; a new host reopens the conversations from the journal."
+)
+
+
+class VersionRefused(Exception):
+    """The host is another melgui version (the message names both)."""
+
+
+class HostGone(Exception):
+    """The connection to the host closed; the message says so in plain words."""
+
+
+class HostClient:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._next = 0
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self.on_changes: Callable[[str, list[Record]], None] | None = None
+        # Per-session listeners (a RemoteSession each), heard after on_changes.
+        self.sessions: dict[str, Callable[[list[Record]], None]] = {}
+        self.on_gone: Callable[[str], None] | None = None
+        self.last_seq: dict[str, int] = {}
+        self.gaps: list[str] = []  # numbering faults seen (none, if the host is right)
+        self.gone: str = ""
+        self.info: dict[str, Any] = {}
+        self._reading = asyncio.get_running_loop().create_task(self._read())
+
+    # -- connecting ----------------------------------------------------------------------
+
+    @classmethod
+    async def connect(
+        cls, place: HostPlace | None = None, *, client: str = "view", version: str = wire.VERSION
+    ) -> Self:
+        """Connect to the running host and initialize; raises OSError when none runs and
+        VersionRefused when it is another version."""
+        place = place or HostPlace.for_user()
+        reader, writer = await asyncio.open_unix_connection(str(place.socket), limit=wire.MAX_LINE)
+        self = cls(reader, writer)
+        try:
+            await self.initialize(client, version)
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    @classmethod
+    async def attach_or_start(
+        cls,
+        place: HostPlace | None = None,
+        *,
+        client: str = "view",
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> Self:
+        """Attach to the user's host, starting one first when none runs."""
+        place = place or HostPlace.for_user()
+        with contextlib.suppress(OSError):
+            return await cls.connect(place, client=client)
+        start_host(env=env, args=args)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + START_TIMEOUT
+        while True:
+            try:
+                return await cls.connect(place, client=client)
+            except OSError:
+                if loop.time() > deadline:
+                    raise OSError(
+                        f"the melgui host did not start; see {place.directory / 'host.log'}"
+                    ) from None
+                await asyncio.sleep(0.05)
+
+    async def initialize(self, client: str, version: str = wire.VERSION) -> None:
+        try:
+            self.info = await self.call(
+                "initialize", version=version, protocol=wire.PROTOCOL, client=client
+            )
+        except RpcError as exc:
+            if exc.code == wire.VERSION_MISMATCH:
+                raise VersionRefused(exc.message) from None
+            raise
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def call(self, method: str, **params: Any) -> Any:
+        if self.gone:
+            raise HostGone(self.gone)
+        self._next += 1
+        ident = self._next
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[ident] = future
+        self._writer.write(wire.encode(wire.request(ident, method, params)))
+        await self._writer.drain()
+        return await future
+
+    async def attach(self, sessions: dict[str, int | None]) -> dict[str, Any]:
+        """Attach to sessions, each from the last number this view has (None: from a
+        snapshot); the missed changes are checked and handed on like any others."""
+        answer: dict[str, Any] = await self.call("session/attach", sessions=sessions)
+        for session_id, part in answer.items():
+            if "snapshot" in part:
+                self.last_seq[session_id] = part["snapshot"]["seq"]
+            else:
+                self._heard(session_id, part["changes"])
+        return answer
+
+    def _heard(self, session_id: str, changes: list[Record]) -> None:
+        last = self.last_seq.get(session_id)
+        for record in changes:
+            seq = record["seq"]
+            if last is not None and seq != last + 1:
+                self.gaps.append(f"{session_id}: {seq} after {last}")
+            last = seq
+        if last is not None:
+            self.last_seq[session_id] = last
+        if self.on_changes is not None and changes:
+            self.on_changes(session_id, changes)
+        listener = self.sessions.get(session_id)
+        if listener is not None and changes:
+            listener(changes)
+
+    async def _read(self) -> None:
+        reason = HOST_GONE
+        try:
+            while line := await self._reader.readline():
+                message = wire.decode(line)
+                if "method" in message:
+                    if message["method"] == "session/changes":
+                        params = message["params"]
+                        self._heard(params["session"], params["changes"])
+                    continue
+                future = self._waiting.pop(message.get("id"), None)  # type: ignore[arg-type]
+                error = message.get("error")
+                if future is None:
+                    if error is not None:  # a refusal before any request
+                        reason = error.get("message", reason)
+                    continue
+                if error is not None:
+                    future.set_exception(
+                        RpcError(error["code"], error["message"], error.get("data"))
+                    )
+                else:
+                    future.set_result(message.get("result"))
+        except (ConnectionError, RpcError, ValueError):
+            pass
+        self.gone = reason
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(HostGone(reason))
+        self._waiting.clear()
+        if self.on_gone is not None:
+            self.on_gone(reason)
+
+    async def wait_gone(self) -> str:
+        await asyncio.shield(self._reading)
+        return self.gone
+
+    async def aclose(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
+        self._reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reading
+
+
+def host_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "melgui", "host", *args]
+
+
+def start_host(*, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> int:
+    """Start `melgui host` detached from this process (its own session, so it outlives
+    the view); its log goes to host.log beside the socket. Returns its pid."""
+    place = HostPlace.for_user()
+    log = open(Path(place.directory) / "host.log", "ab")  # noqa: SIM115 - the child keeps it
+    try:
+        child = subprocess.Popen(
+            host_command(*args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=env if env is not None else dict(os.environ),
+            start_new_session=True,
+        )
+    finally:
+        log.close()
+    return child.pid

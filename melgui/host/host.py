@@ -1,0 +1,186 @@
+"""Host: every desk and session of one user, Qt-free; what `melgui host` serves and what
+a process can embed as it is.
+
+    host = Host.open()                       # the journal and history of the data folder
+    await host.reopen()                      # the sessions open when a host last ran
+    session = await host.open_session("/p", model="m")
+    session.prompt("hi"); batches = host.frame()   # [(session id, numbered records)]
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any, cast, get_args
+
+from melgui.core.config.secrets import get_api_key
+from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
+from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
+from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.store import Store, open_store
+from melgui.core.store.recording import start_recording
+from melgui.core.transports.connection import api_key_kind
+from melgui.desk.desk import Desk
+from melgui.host.change_journal import ChangeJournal, SessionRow
+from melgui.host.changes import ChangeLog, Record
+from melgui.host.records import merge_records
+from melgui.host.session import HostedSession
+
+log = logging.getLogger(__name__)
+
+JOURNAL_FILE = "host.sqlite"
+# What a view may set on a desk it opens a session on (the window sends its own).
+SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
+
+
+class UnknownSession(KeyError):
+    pass
+
+
+class Host:
+    def __init__(self, journal: ChangeJournal, store: Store | None) -> None:
+        self.journal = journal
+        self.store = store
+        self.desks: dict[str, Desk] = {}
+        self.sessions: dict[str, HostedSession] = {}
+        self.notices: list[str] = []
+
+    @classmethod
+    def open(cls) -> Host:
+        return cls(ChangeJournal(data_dir() / JOURNAL_FILE), open_store())
+
+    # -- sessions ------------------------------------------------------------------------
+
+    async def reopen(self) -> None:
+        """Open again the sessions that were open when the last host ended; one that was
+        mid-turn says the turn was cut."""
+        for row in self.journal.open_sessions():
+            try:
+                session = self._start(row)
+            except Exception as exc:  # a conversation that cannot be read stays closed
+                log.exception("cannot reopen session %s", row.id)
+                self.notices.append(f"session {row.id} could not reopen: {exc}")
+                self.journal.closed(row.id)
+                continue
+            last = self.journal.last_of_type(row.id, ("prompt", "turn_end", "interrupted"))
+            if last is not None and last["type"] == "prompt":
+                session.mark_interrupted()
+
+    async def open_session(
+        self,
+        folder: str,
+        *,
+        conversation: str | None = None,
+        model: str = "",
+        role: str = "assistant",
+        settings: dict[str, Any] | None = None,
+    ) -> HostedSession:
+        wanted = {k: v for k, v in (settings or {}).items() if k in SETTABLE}
+        row = SessionRow(uuid.uuid4().hex[:12], folder, conversation, model, role, wanted)
+        session = self._start(row)
+        self.journal.opened(session.row)
+        return session
+
+    def _start(self, row: SessionRow) -> HostedSession:
+        desk = self._desk(row.folder, row.settings)
+        model = row.model or desk.settings.model
+        recording = None
+        if self.store is not None:
+            recording = start_recording(
+                self.store, desk.folder, model=model, role=row.role, resume_id=row.conversation
+            )
+            row = SessionRow(
+                row.id, row.folder, recording.conversation_id, model, row.role, row.settings
+            )
+        agent = desk.session(
+            recording.conversation if recording else None,
+            model=model,
+            role=_role(row.role),
+            wire=recording.journal.record_wire if recording else None,
+        )
+        session = HostedSession(
+            row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records)
+        )
+        if recording is not None and recording.resumed is not None and recording.resumed.repaired:
+            session.log.add({"type": "notice", "level": "info",
+                             "text": recording.resumed.describe() or ""})  # fmt: skip
+        self.sessions[row.id] = session
+        return session
+
+    def _desk(self, folder: str, wanted: dict[str, Any]) -> Desk:
+        key = json.dumps([folder, wanted], sort_keys=True)
+        desk = self.desks.get(key)
+        if desk is None:
+            settings = _settings(wanted)
+            desk = Desk(
+                folder, settings, api_key=get_api_key(api_key_kind(settings)), plans=_no_plan
+            )
+            for tool in ORCHESTRATION_TOOLS:
+                desk.tools.register(tool.name, _needs_panes(tool.name))
+            self.desks[key] = desk
+        return desk
+
+    def session(self, session_id: str) -> HostedSession:
+        try:
+            return self.sessions[session_id]
+        except KeyError:
+            raise UnknownSession(session_id) from None
+
+    async def close_session(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.aclose()
+            self.journal.closed(session_id)
+
+    # -- what runs -----------------------------------------------------------------------
+
+    def running(self) -> list[HostedSession]:
+        """Sessions mid-turn or with an approval waiting."""
+        return [s for s in self.sessions.values() if s.busy or s.approvals]
+
+    def frame(self) -> list[tuple[str, list[Record]]]:
+        """Each session's changes of this frame, numbered (one batch per session)."""
+        batches = []
+        for session in self.sessions.values():
+            if session.log.has_pending:
+                batches.append((session.id, session.flush()))
+        return batches
+
+    async def aclose(self) -> None:
+        """End every session (they stay open in the journal, for the next host)."""
+        for session in list(self.sessions.values()):
+            await session.aclose()
+        self.frame()
+        for desk in self.desks.values():
+            await desk.aclose()
+        if self.store is not None:
+            self.store.close()
+        self.journal.close()
+
+
+def _role(text: str) -> Role:
+    return cast(Role, text) if text in get_args(Role) else "assistant"
+
+
+def _settings(wanted: dict[str, Any]) -> Settings:
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        log.warning("settings: %s; using defaults", exc)
+        settings = Settings()
+    return settings.model_copy(update=wanted)
+
+
+def _no_plan(title: str, markdown: str) -> None:
+    return None
+
+
+def _needs_panes(name: str) -> Any:
+    async def handler(arguments: dict[str, Any]) -> ToolOutcome:
+        return ToolOutcome.error(
+            f"{name} needs panes, which this melgui host does not run yet. Do the work "
+            "with the other tools."
+        )
+
+    return handler

@@ -1,0 +1,125 @@
+"""`melgui host`: serve the user's desks and sessions to views, over the user's socket or
+(`--stdio`) over stdin and stdout.
+
+    melgui host                 # the user's one host; a second start finds the running one
+    melgui host --stdio         # one view on stdio (started as a child, e.g. over ssh)
+    melgui host --status        # what the running host has (also `melgui --list-running`)
+    melgui host --stop
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from melgui.host import wire
+from melgui.host.client import HostClient, VersionRefused
+from melgui.host.host import Host
+from melgui.host.place import HostPlace, PlaceError
+from melgui.host.server import HostServer
+
+DEFAULT_IDLE_EXIT = 600.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="melgui host",
+        description="Run the agents of every melgui window in one process of their own.",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--stdio", action="store_true", help="serve one view on stdin/stdout")
+    mode.add_argument("--status", action="store_true", help="list what the running host runs")
+    mode.add_argument("--stop", action="store_true", help="ask the running host to end")
+    parser.add_argument(
+        "--idle-exit",
+        type=float,
+        default=DEFAULT_IDLE_EXIT,
+        metavar="SECONDS",
+        help="end after this long with no view attached and nothing running (default 600)",
+    )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    options = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="melgui host: %(message)s", stream=sys.stderr)
+    if options.stdio:
+        return asyncio.run(_serve_stdio())
+    try:
+        place = HostPlace.for_user()
+    except PlaceError as exc:
+        print(f"melgui host: {exc}", file=sys.stderr)
+        return 1
+    if options.status or options.stop:
+        return asyncio.run(_ask(place, stop=options.stop))
+    lock = place.hold_lock()
+    if lock is None:
+        running = place.read_info()
+        print(
+            f"melgui host: already running (pid {running.get('pid', '?')}, version "
+            f"{running.get('version', '?')}) at {place.socket}",
+            file=sys.stderr,
+        )
+        return 0
+    with lock:
+        place.write_info(pid=os.getpid(), version=wire.VERSION, socket=str(place.socket))
+        asyncio.run(_serve_socket(place, options.idle_exit))
+    return 0
+
+
+async def _serve_socket(place: HostPlace, idle_exit: float) -> None:
+    host = Host.open()
+    await host.reopen()
+    server = HostServer(host, idle_exit=idle_exit)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, server.stop)
+    await server.serve_socket(place)
+
+
+async def _serve_stdio() -> int:
+    host = Host.open()
+    await host.reopen()
+    await HostServer(host, idle_exit=None).serve_stdio()
+    return 0
+
+
+async def _ask(place: HostPlace, *, stop: bool) -> int:
+    try:
+        client = await HostClient.connect(place, client="melgui host --status")
+    except OSError:
+        print("melgui: no host is running")
+        return 0 if not stop else 1
+    except VersionRefused as exc:
+        print(f"melgui: {exc}", file=sys.stderr)
+        return 1
+    try:
+        if stop:
+            await client.call("host/shutdown")
+            print(f"melgui: the host (pid {client.info.get('pid')}) is ending")
+            return 0
+        status = await client.call("host/status")
+        print(describe_status(status))
+        return 0
+    finally:
+        with contextlib.suppress(Exception):
+            await client.aclose()
+
+
+def describe_status(status: dict[str, Any]) -> str:
+    lines = [f"melgui host {status['version']} (pid {status['pid']}), {status['views']} view(s)"]
+    for session in status["sessions"]:
+        state = "running" if session["busy"] else "idle"
+        waiting = session["approvals"]
+        if waiting:
+            state += ", waiting for approval: " + ", ".join(a["name"] for a in waiting)
+        lines.append(f"  {session['id']}  {session['folder']}  [{state}]")
+    if not status["sessions"]:
+        lines.append("  no sessions")
+    return "\n".join(lines)

@@ -1,0 +1,261 @@
+"""RemoteSession: a session the host runs, seen from a view with the surface the window's
+panes use of an in-process AgentSession (subscribe, submit, stop, busy, conversation).
+
+    session = RemoteSession.start(client, folder="/p", model="m", source="pane 2")
+    session.subscribe(observer)      # LoopEvents, rebuilt from the host's numbered changes
+    session.submit("go")             # sent once the host has opened it
+
+An approval the host asks arrives as an ApprovalRequest like any other; answering it
+sends the answer to the host, and an answer given in another view resolves it here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
+from melgui.core.protocol.content import Part
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    ContextNotice,
+    LoopEvent,
+    MessageAdded,
+)
+from melgui.core.protocol.messages import Conversation, Message
+from melgui.host.changes import Record
+from melgui.host.client import HostClient, HostGone
+from melgui.host.view_events import EventReader, judgement_of
+
+log = logging.getLogger(__name__)
+
+Observer = Callable[[LoopEvent], None]
+
+
+@dataclass
+class LoopFacts:
+    """What views read of a session's loop: its model, its folder, what waits."""
+
+    model: str
+    cwd: str
+    waiting: dict[str, ApprovalRequest] = field(default_factory=dict)
+
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        return [request for request in self.waiting.values() if request.pending]
+
+
+class RemoteSession:
+    def __init__(self, client: HostClient, *, folder: str, model: str, source: str) -> None:
+        self.client = client
+        self.source = source
+        self.loop = LoopFacts(model, folder)
+        self.conversation = Conversation()
+        self.session_id = ""
+        self.problem = ""
+        self._observers: list[Observer] = []
+        self._reader = EventReader()
+        self._waiting = self.loop.waiting
+        self._outbox: list[tuple[str, dict[str, Any]]] = []
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._opened = asyncio.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        # Keep running in the background: the view goes, the host's session goes on
+        # (closing the pane then neither stops it nor answers its questions).
+        self.keep_running = False
+
+    @classmethod
+    def start(
+        cls,
+        client: HostClient,
+        *,
+        folder: str,
+        model: str = "",
+        role: str = "worker",
+        source: str = "worker",
+        settings: dict[str, Any] | None = None,
+    ) -> RemoteSession:
+        """Open a session in the host (in the background) and attach to it."""
+        session = cls(client, folder=folder, model=model, source=source)
+        params = {"folder": folder, "model": model, "role": role, "settings": settings or {}}
+        session._spawn(session._open(params))
+        return session
+
+    @classmethod
+    async def reattach(
+        cls, client: HostClient, described: list[dict[str, Any]]
+    ) -> list[RemoteSession]:
+        """Sessions the host already runs (from `session/list`), attached in one request:
+        each one's conversation so far is in `conversation` when this returns (a view
+        draws it at once, as a reopened conversation), and what follows arrives as events."""
+        sessions = [
+            cls(client, folder=d["folder"], model=d["model"], source=d.get("source") or "worker")
+            for d in described
+        ]
+        for session, d in zip(sessions, described, strict=True):
+            session.session_id = d["id"]
+            client.sessions[session.session_id] = session.heard
+        answer = await client.attach({s.session_id: None for s in sessions})
+        for session in sessions:
+            session._took(answer[session.session_id]["snapshot"])
+        return sessions
+
+    async def _open(self, params: dict[str, Any]) -> None:
+        try:
+            opened = await self.client.call("session/open", **params)
+            self.session_id = opened["id"]
+            self.loop.model = opened["model"] or self.loop.model
+            self.client.sessions[self.session_id] = self.heard
+            answer = await self.client.attach({self.session_id: None})
+        except (HostGone, OSError, Exception) as exc:  # said in the pane, never raised at Qt
+            self.problem = f"the host could not open this session: {exc}"
+            log.warning("%s", self.problem)
+            self._idle.set()
+            return
+        self._took(answer[self.session_id]["snapshot"])
+        for method, extra in self._outbox:
+            await self._send(method, extra)
+        self._outbox.clear()
+
+    def _took(self, snapshot: dict[str, Any]) -> None:
+        """Start from the host's snapshot; numbered changes follow it."""
+        self.conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
+        if snapshot["busy"]:
+            self._idle.clear()
+        self.heard(snapshot["tail"] + snapshot["approvals"])
+        self._opened.set()
+
+    # -- AgentSession's surface ----------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return not self._idle.is_set()
+
+    @property
+    def queued(self) -> list[str]:
+        return []
+
+    @property
+    def queued_messages(self) -> list[Message]:
+        return []
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]:
+        self._observers.append(observer)
+
+        def unsubscribe() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return unsubscribe
+
+    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
+        self._idle.clear()
+        self._command("turn/prompt", {"text": text})
+
+    def request_compaction(self) -> None:
+        self._dispatch_notice("compaction is not available through the host yet")
+
+    def stop(self) -> list[str]:
+        if not self.keep_running:
+            self._command("turn/stop", {})
+        return []
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    async def aclose(self) -> None:
+        if self.session_id:
+            verb = "session/detach" if self.keep_running else "session/close"
+            with contextlib.suppress(HostGone, OSError, Exception):
+                await self.client.call(verb, session=self.session_id)
+            self.client.sessions.pop(self.session_id, None)
+        for task in list(self._tasks):
+            task.cancel()
+
+    # -- the host's changes --------------------------------------------------------------
+
+    def heard(self, records: list[Record]) -> None:
+        for record in records:
+            kind = record.get("type")
+            if kind == "prompt":
+                self._idle.clear()
+            elif kind == "idle":
+                self._idle.set()
+            elif kind == "approval":
+                self._ask(record)
+            elif kind == "approval_resolved":
+                self._resolved(record)
+            event = self._reader.event_of(record)
+            if event is None:
+                continue
+            if isinstance(event, MessageAdded):
+                self.conversation.messages.append(event.message)
+            self._dispatch(event)
+
+    def _ask(self, record: Record) -> None:
+        call = self._reader.call(record)
+        if call.id in self._waiting:  # in a snapshot's tail and its approvals both
+            return
+        request = ApprovalRequest(
+            call, call.parsed or {}, source=self.source, judgement=judgement_of(record)
+        )
+        self._waiting[call.id] = request
+        request.future.add_done_callback(lambda future: self._answered(call.id, future))
+        self._dispatch(ApprovalNeeded(request))
+
+    def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
+        """A person answered here (or the host resolved it): tell the host, once."""
+        if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
+            return
+        decision = future.result()
+        params: dict[str, Any] = {"call": call_id}
+        if isinstance(decision, Approve):
+            params.update(decision="approve", remember=decision.remember)
+        else:
+            params.update(decision="deny", reason=decision.reason)
+        self._command("approval/answer", params)
+
+    def _resolved(self, record: Record) -> None:
+        """Answered in another view, or the turn ended: the local question goes away."""
+        request = self._waiting.pop(str(record["id"]), None)
+        if request is None or not request.pending:
+            return
+        if record.get("decision") == "approve":
+            request.future.set_result(Approve())
+        else:
+            request.future.set_result(Deny("answered in another window"))
+
+    def _dispatch(self, event: LoopEvent) -> None:
+        for observer in list(self._observers):
+            try:
+                observer(event)
+            except Exception:
+                log.exception("observer %r failed on %s", observer, event.kind)
+
+    def _dispatch_notice(self, text: str) -> None:
+        self._dispatch(ContextNotice(text, "warning"))
+
+    # -- commands ------------------------------------------------------------------------
+
+    def _command(self, method: str, extra: dict[str, Any]) -> None:
+        if not self._opened.is_set():
+            self._outbox.append((method, extra))
+            return
+        self._spawn(self._send(method, extra))
+
+    async def _send(self, method: str, extra: dict[str, Any]) -> None:
+        try:
+            await self.client.call(method, session=self.session_id, **extra)
+        except (HostGone, OSError) as exc:
+            self.problem = str(exc)
+            self._dispatch_notice(str(exc))
+            self._idle.set()
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

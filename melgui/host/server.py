@@ -1,0 +1,333 @@
+"""The host served to views: over the user's Unix socket (peer uid checked) or over
+stdio, newline-delimited JSON-RPC (wire.py), changes sent at most once a frame.
+
+    server = HostServer(Host.open(), idle_exit=600)
+    await server.serve_socket(place)     # until idle with nobody attached, or shutdown
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from melgui.host import wire
+from melgui.host.changes import SequenceAhead
+from melgui.host.host import Host, UnknownSession
+from melgui.host.place import HostPlace, peer_uid
+from melgui.host.wire import RpcError
+
+log = logging.getLogger(__name__)
+
+FRAME = 1 / 60
+# A view that reads too slowly is let go past this much unsent output; it reattaches with
+# the last number it has and misses nothing.
+MAX_BACKLOG = 64 * 1024 * 1024
+
+
+class ViewConnection:
+    def __init__(
+        self, server: HostServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.client = ""
+        self.initialized = False
+        self.attached: set[str] = set()
+
+    def send(self, message: wire.Message) -> None:
+        if self.writer.is_closing():
+            return
+        transport = self.writer.transport
+        if transport.get_write_buffer_size() > MAX_BACKLOG:
+            log.warning("view %s reads too slowly: let go", self.client)
+            self.writer.close()
+            return
+        self.writer.write(wire.encode(message))
+
+    async def run(self) -> None:
+        try:
+            while True:
+                try:
+                    line = await self.reader.readline()
+                except (ValueError, asyncio.LimitOverrunError):
+                    self.send(wire.failure(None, RpcError(wire.INVALID_REQUEST, "line too long")))
+                    break
+                except ConnectionError:
+                    break
+                if not line:
+                    break
+                if not line.strip():
+                    continue
+                await self._handle(line)
+        finally:
+            self.server.connections.discard(self)
+            self.writer.close()
+            with contextlib.suppress(Exception):
+                await self.writer.wait_closed()
+
+    async def _handle(self, line: bytes) -> None:
+        ident: Any = None
+        try:
+            message = wire.decode(line)
+            ident = message.get("id")
+            method = message.get("method")
+            params = message.get("params") or {}
+            if not isinstance(method, str) or not isinstance(params, dict):
+                raise RpcError(wire.INVALID_REQUEST, "a request needs a method and object params")
+            value = await self.server.dispatch(self, method, params)
+        except RpcError as exc:
+            if ident is not None or exc.code == wire.PARSE_ERROR:
+                self.send(wire.failure(ident, exc))
+            if exc.code == wire.VERSION_MISMATCH:
+                await self.writer.drain()
+                self.writer.close()
+            return
+        except Exception as exc:  # a handler's fault is the caller's error, never the host's end
+            log.exception("request failed")
+            if ident is not None:
+                self.send(wire.failure(ident, RpcError(wire.INTERNAL_ERROR, str(exc))))
+            return
+        if ident is not None:
+            self.send(wire.result(ident, value))
+
+
+Handler = Callable[[ViewConnection, dict[str, Any]], Awaitable[Any]]
+
+
+class HostServer:
+    def __init__(self, host: Host, *, idle_exit: float | None = 600.0) -> None:
+        self.host = host
+        self.idle_exit = idle_exit
+        self.connections: set[ViewConnection] = set()
+        self._done = asyncio.Event()
+        self._handlers: dict[str, Handler] = {
+            "host/status": self._status,
+            "host/shutdown": self._shutdown,
+            "session/open": self._open,
+            "session/list": self._list,
+            "session/attach": self._attach,
+            "session/detach": self._detach,
+            "session/close": self._close,
+            "turn/prompt": self._prompt,
+            "turn/stop": self._stop,
+            "approval/answer": self._answer,
+            "settings/update": self._settings,
+        }
+
+    # -- serving -------------------------------------------------------------------------
+
+    async def serve_socket(self, place: HostPlace) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            place.socket.unlink()  # a dead host's socket: the lock says none runs
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(place.socket))
+        os.chmod(place.socket, 0o600)
+        listener.listen(64)
+        server = await asyncio.start_unix_server(self._accept, sock=listener, limit=wire.MAX_LINE)
+        try:
+            await self._serve()
+        finally:
+            server.close()
+            with contextlib.suppress(FileNotFoundError):
+                place.socket.unlink()
+
+    async def serve_stdio(self) -> None:
+        """One view on stdin/stdout; the host ends when stdin closes."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=wire.MAX_LINE)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, sys.stdout
+        )
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+        connection = ViewConnection(self, reader, writer)
+        self.connections.add(connection)
+        viewing = asyncio.create_task(connection.run())
+        viewing.add_done_callback(lambda _: self._done.set())
+        self.idle_exit = None
+        await self._serve()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raw = writer.get_extra_info("socket")
+        uid = peer_uid(raw) if raw is not None else -1
+        if uid != os.getuid():
+            refusal = RpcError(
+                wire.REFUSED, f"refused: this host serves uid {os.getuid()}, not uid {uid}"
+            )
+            writer.write(wire.encode(wire.failure(None, refusal)))
+            with contextlib.suppress(Exception):
+                await writer.drain()
+            writer.close()
+            return
+        connection = ViewConnection(self, reader, writer)
+        self.connections.add(connection)
+        await connection.run()
+
+    async def _serve(self) -> None:
+        ticking = asyncio.create_task(self._tick())
+        try:
+            await self._done.wait()
+        finally:
+            ticking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticking
+            self.broadcast()
+            for connection in list(self.connections):
+                connection.writer.close()
+            await self.host.aclose()
+
+    async def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        idle_since = loop.time()
+        while True:
+            await asyncio.sleep(FRAME)
+            self.broadcast()
+            if self.connections or self.host.running():
+                idle_since = loop.time()
+            elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
+                log.info("idle with no view attached: exiting")
+                self._done.set()
+                return
+
+    def broadcast(self, only: str | None = None) -> None:
+        """Send each session's batch of this frame to the views attached to it."""
+        if only is not None:
+            session = self.host.sessions.get(only)
+            batches = [(only, session.flush())] if session is not None else []
+        else:
+            batches = self.host.frame()
+        for session_id, batch in batches:
+            if not batch:
+                continue
+            message = wire.notification(
+                "session/changes", {"session": session_id, "changes": batch}
+            )
+            for connection in list(self.connections):
+                if session_id in connection.attached:
+                    connection.send(message)
+
+    def stop(self) -> None:
+        self._done.set()
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def dispatch(self, view: ViewConnection, method: str, params: dict[str, Any]) -> Any:
+        if method == "initialize":
+            return self._initialize(view, params)
+        if not view.initialized:
+            raise RpcError(wire.NOT_INITIALIZED, "send initialize first")
+        handler = self._handlers.get(method)
+        if handler is None:
+            raise RpcError(wire.METHOD_NOT_FOUND, f"no method {method!r}")
+        try:
+            return await handler(view, params)
+        except UnknownSession as exc:
+            raise RpcError(
+                wire.UNKNOWN_SESSION, f"no session {exc.args[0]!r} in this host"
+            ) from None
+        except (KeyError, TypeError) as exc:
+            raise RpcError(wire.INVALID_PARAMS, f"{method}: bad params ({exc})") from None
+
+    def _initialize(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        theirs = str(params.get("version", "?"))
+        if theirs != wire.VERSION or params.get("protocol") != wire.PROTOCOL:
+            raise RpcError(
+                wire.VERSION_MISMATCH,
+                wire.version_refusal(theirs, wire.VERSION),
+                {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL},
+            )
+        view.initialized = True
+        view.client = str(params.get("client", ""))
+        return {"version": wire.VERSION, "protocol": wire.PROTOCOL, "pid": os.getpid(),
+                "notices": list(self.host.notices)}  # fmt: skip
+
+    async def _status(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        return {
+            "pid": os.getpid(),
+            "version": wire.VERSION,
+            "views": len(self.connections),
+            "sessions": [s.describe() for s in self.host.sessions.values()],
+        }
+
+    async def _shutdown(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        asyncio.get_running_loop().call_soon(self.stop)
+        return {}
+
+    async def _open(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        folder = params["folder"]
+        if not isinstance(folder, str) or not os.path.isdir(folder):
+            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
+        session = await self.host.open_session(
+            os.path.realpath(folder),
+            conversation=params.get("conversation"),
+            model=str(params.get("model", "")),
+            role=str(params.get("role", "assistant")),
+            settings=params.get("settings"),
+        )
+        return session.describe()
+
+    async def _list(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        return [s.describe() for s in self.host.sessions.values()]
+
+    async def _attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """{"sessions": {id: last seq the view has, or null}}: for each, the changes it
+        missed, or a snapshot when it has none (or a number this host never gave).
+        No await from here to the end: no change can slip between the answer and the
+        numbered changes that follow it."""
+        wanted = params["sessions"]
+        answer: dict[str, Any] = {}
+        for session_id, since in wanted.items():
+            session = self.host.session(session_id)
+            self.broadcast(only=session_id)  # what others have not had yet goes to them first
+            if since is None:
+                answer[session_id] = {"snapshot": session.snapshot()}
+            else:
+                try:
+                    answer[session_id] = {"changes": session.log.since(int(since))}
+                except SequenceAhead as exc:
+                    answer[session_id] = {"snapshot": session.snapshot(), "reset": str(exc)}
+            view.attached.add(session_id)
+        return answer
+
+    async def _detach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        view.attached.discard(params["session"])
+        return {}
+
+    async def _close(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        await self.host.close_session(params["session"])
+        return {}
+
+    async def _prompt(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        text = params["text"]
+        if not isinstance(text, str) or not text.strip():
+            raise RpcError(wire.INVALID_PARAMS, "the prompt is empty")
+        self.host.session(params["session"]).prompt(text)
+        return {}
+
+    async def _stop(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        return {"dropped": self.host.session(params["session"]).stop()}
+
+    async def _answer(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        session = self.host.session(params["session"])
+        decision = params["decision"]
+        if decision not in ("approve", "deny"):
+            raise RpcError(wire.INVALID_PARAMS, "decision is approve or deny")
+        answered = session.answer(
+            str(params["call"]), decision, str(params.get("remember", "once")),
+            str(params.get("reason", "")),
+        )  # fmt: skip
+        return {"answered": answered}
+
+    async def _settings(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        session = self.host.session(params["session"])
+        model = params.get("model")
+        if isinstance(model, str) and model:
+            session.agent.loop.model = model
+        return session.describe()

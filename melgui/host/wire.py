@@ -1,0 +1,87 @@
+"""The host protocol's framing: one JSON-RPC 2.0 message per line, UTF-8, no `jsonrpc`
+member needed (it is sent, and not required back).
+
+    line = encode(request(1, "initialize", {"version": __version__, "protocol": PROTOCOL}))
+    message = decode(line)          # raises RpcError(PARSE, ...) on a bad line
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from melgui import __version__
+
+# The wire's own version; a view and a host of different melgui versions refuse each
+# other at `initialize` whatever this says, since the change records follow the code.
+PROTOCOL = 1
+VERSION = __version__
+# The longest line either side reads: a snapshot of a long conversation is one line.
+MAX_LINE = 64 * 1024 * 1024
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+VERSION_MISMATCH = -32010
+NOT_INITIALIZED = -32011
+UNKNOWN_SESSION = -32012
+REFUSED = -32013
+
+Message = dict[str, Any]
+
+
+class RpcError(Exception):
+    """A JSON-RPC error: raised by a handler, sent as `error`, raised again by the caller."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            body["data"] = self.data
+        return body
+
+
+def version_refusal(view: str, host: str) -> str:
+    """What both sides say when their versions differ, naming both."""
+    return (
+        f"the running melgui host is version {host} and this melgui is version {view}; "
+        f"they cannot work together. Quit the other melgui (or run `melgui host --stop`) "
+        f"and start this one again"
+    )
+
+
+def encode(message: Message) -> bytes:
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def decode(line: bytes) -> Message:
+    try:
+        message = json.loads(line)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RpcError(PARSE_ERROR, f"not a JSON line: {exc}") from None
+    if not isinstance(message, dict):
+        raise RpcError(INVALID_REQUEST, "a message must be a JSON object")
+    return message
+
+
+def request(ident: int, method: str, params: dict[str, Any] | None = None) -> Message:
+    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}
+
+
+def notification(method: str, params: dict[str, Any]) -> Message:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def result(ident: Any, value: Any) -> Message:
+    return {"jsonrpc": "2.0", "id": ident, "result": value}
+
+
+def failure(ident: Any, error: RpcError) -> Message:
+    return {"jsonrpc": "2.0", "id": ident, "error": error.to_json()}

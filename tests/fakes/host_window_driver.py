@@ -1,0 +1,63 @@
+"""Runs the real app as a view of the melgui host (`melgui --with-host FOLDER`) and opens
+one worker pane with TASK, as a person would from the Panes menu.
+
+    python -m tests.fakes.host_window_driver FOLDER TASK     (from the checkout)
+
+Prints {"session": id} once the host has opened the worker's session, then {"seq": n}
+for each batch of changes the window heard; a test kills it mid-turn.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from melgui.host.changes import Record
+from melgui.host.remote_session import RemoteSession
+from melgui.ui.app import run_app
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.window.main_window import MainWindow
+
+
+def _say(data: object) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+def main(folder: str, task: str) -> int:
+    app = QApplication(sys.argv)
+
+    def open_worker() -> None:
+        windows = [w for w in app.topLevelWidgets() if isinstance(w, MainWindow)]
+        if not windows or windows[0].host_view is None:
+            QTimer.singleShot(50, open_worker)
+            return
+        window = windows[0]
+        assert window.host_view is not None
+        client = window.host_view.client
+        window.pane_manager.spawn_agent(task, None, "right")
+        pane = next(p for _, p in window.pane_manager.panes() if isinstance(p, AgentPane))
+        session = pane.session
+        assert isinstance(session, RemoteSession)
+
+        def heard(sid: str, changes: list[Record]) -> None:
+            _say({"seq": changes[-1]["seq"], "types": [c["type"] for c in changes]})
+
+        def opened() -> None:
+            if not session.session_id:
+                QTimer.singleShot(20, opened)
+                return
+            _say({"session": session.session_id})
+            client.on_changes = heard
+
+        opened()
+
+    QTimer.singleShot(0, open_worker)
+    return run_app(folder, with_host=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

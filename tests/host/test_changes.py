@@ -1,0 +1,58 @@
+"""A session's numbered changes: merged within a frame, numbered once, read back after any
+number from memory or, once memory let go of it, from the journal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from melgui.host.change_journal import ChangeJournal
+from melgui.host.changes import ChangeLog, SequenceAhead
+from melgui.host.records import merge_records
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Iterator[ChangeJournal]:
+    opened = ChangeJournal(tmp_path / "host.sqlite")
+    yield opened
+    opened.close()
+
+
+def test_a_frame_of_deltas_is_one_numbered_record(journal: ChangeJournal) -> None:
+    log = ChangeLog("s", journal, merge=merge_records)
+    for piece in ("He", "l", "lo"):
+        log.add({"type": "text", "text": piece})
+    log.add({"type": "reasoning", "text": "hm"})
+    log.add({"type": "text", "text": "!"})
+    assert log.flush() == [
+        {"seq": 1, "type": "text", "text": "Hello"},
+        {"seq": 2, "type": "reasoning", "text": "hm"},
+        {"seq": 3, "type": "text", "text": "!"},
+    ]
+    assert log.flush() == []
+
+
+def test_missed_changes_come_from_memory_then_from_the_journal(journal: ChangeJournal) -> None:
+    log = ChangeLog("s", journal, keep=3)
+    for n in range(10):
+        log.add({"type": "call", "id": str(n)})
+        log.flush()
+    assert log.in_memory() == 3
+    assert [r["seq"] for r in log.since(8)] == [9, 10]  # memory
+    assert [r["seq"] for r in log.since(2)] == list(range(3, 11))  # journal
+    assert log.since(10) == []
+    with pytest.raises(SequenceAhead):
+        log.since(11)
+
+
+def test_numbers_go_on_after_a_new_log_on_the_same_journal(journal: ChangeJournal) -> None:
+    first = ChangeLog("s", journal)
+    first.add({"type": "prompt", "text": "a"})
+    first.flush()
+    again = ChangeLog("s", journal)
+    again.add({"type": "interrupted", "text": "cut"})
+    assert again.flush()[0]["seq"] == 2
+    assert [r["type"] for r in again.since(0)] == ["prompt", "interrupted"]
+    assert ChangeLog("other", journal).last_seq == 0

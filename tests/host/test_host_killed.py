@@ -1,0 +1,94 @@
+"""kill -9 of the host mid-turn: the view says so in plain words, a new host reopens the
+conversation valid from the journal, the open call gets its one result, and the numbers
+go on from where they were."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from melgui.core.protocol.messages import Conversation, Message
+from melgui.host.client import HostClient
+from tests.fakes import ScriptedRelay, done, hold, text, tool_calls
+from tests.fakes.agent_loops import assert_valid
+from tests.fakes.host_process import HostProcess
+from tests.host.conftest import open_session, wait_for, write_b
+
+
+async def test_a_host_killed_with_a_call_open_reopens_it_answered(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script(
+        [text("Writing."), tool_calls(write_b())],
+        [text("After the restart."), done()],
+    )  # fmt: skip
+    view = await host.client()
+    gone: list[str] = []
+    view.on_gone = gone.append
+    session = await open_session(view, str(tmp_path), scripted_relay.base_url)
+    await view.attach({session: None})
+    await view.call("turn/prompt", session=session, text="write b")
+    await wait_for(view, session, lambda s: s["approvals"])
+    last = view.last_seq[session]
+    host.kill()
+    reason = await view.wait_gone()
+    assert reason == gone[0]
+    assert "host stopped unexpectedly" in reason and "reopens the conversations" in reason
+    await view.aclose()
+
+    host.start()
+    again = await host.client("view after the crash")
+    try:
+        listed = await again.call("session/list")
+        assert [s["id"] for s in listed] == [session]
+        assert not listed[0]["busy"] and listed[0]["approvals"] == []
+        missed = (await again.attach({session: last}))[session]["changes"]
+        assert [r["seq"] for r in missed] == list(range(last + 1, last + 1 + len(missed)))
+        assert "interrupted" in [r["type"] for r in missed]
+        snapshot = (await again.attach({session: None}))[session]["snapshot"]
+        conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
+        assert_valid(conversation)
+        results = [m for m in conversation.messages if m.tool_call_id == "w1"]
+        assert len(results) == 1 and results[0].status != "ok"
+        assert not (tmp_path / "b.txt").exists()
+
+        await again.call("turn/prompt", session=session, text="go on")
+        await wait_for(again, session, lambda s: not s["busy"])
+        legs = scripted_relay.wait_for_legs(2)
+        assert legs[1].last_user_text == "go on"
+        assert again.gaps == []
+    finally:
+        await again.aclose()
+
+
+async def test_a_host_killed_mid_stream_keeps_what_was_saved(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    gate = threading.Event()
+    scripted_relay.script([text("Half of a "), hold(gate), text("never sent"), done()])
+    view = await host.client()
+    session = await open_session(view, str(tmp_path), scripted_relay.base_url)
+    await view.attach({session: None})
+    texts: list[str] = []
+    view.on_changes = lambda sid, changes: texts.extend(
+        str(r["text"]) for r in changes if r["type"] == "text"
+    )
+    await view.call("turn/prompt", session=session, text="say it")
+    while not texts:
+        await wait_for(view, session, lambda s: True)
+    host.kill()
+    gate.set()
+    await view.wait_gone()
+    await view.aclose()
+
+    host.start()
+    again: HostClient = await host.client()
+    try:
+        snapshot = (await again.attach({session: None}))[session]["snapshot"]
+        conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
+        assert_valid(conversation)
+        assert conversation.messages[0].content == "say it"
+        assert all("never sent" not in m.content for m in conversation.messages)
+        assert "interrupted" in [r["type"] for r in snapshot["tail"]]
+    finally:
+        await again.aclose()

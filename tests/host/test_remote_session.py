@@ -1,0 +1,92 @@
+"""A RemoteSession drives a session of the real host process with the surface the
+window's panes use: the loop's events, approvals answered here or in another view."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    AssistantText,
+    LoopEvent,
+    ToolCallFinished,
+    TurnFinished,
+)
+from melgui.host.remote_session import RemoteSession
+from tests.fakes import ScriptedRelay, done, text, tool_calls
+from tests.fakes.host_process import HostProcess
+from tests.host.conftest import write_b
+
+
+async def until(check: Callable[[], bool]) -> None:
+    while not check():
+        await asyncio.sleep(0.02)
+
+
+def relay_settings(relay: ScriptedRelay) -> dict[str, str]:
+    return {"connection": "relay", "relay_url": relay.base_url}
+
+
+async def test_a_remote_session_streams_and_asks_like_a_local_one(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script(
+        [text("Writing "), text("now."), tool_calls(write_b())],
+        [text("Done."), done()],
+    )
+    client = await host.client("window")
+    try:
+        session = RemoteSession.start(
+            client, folder=str(tmp_path), model="m1", settings=relay_settings(scripted_relay)
+        )
+        events: list[LoopEvent] = []
+        session.subscribe(events.append)
+        session.submit("write b")  # before the host has opened it: sent once it has
+        assert session.busy
+        await until(lambda: any(isinstance(e, ApprovalNeeded) for e in events))
+        asked = next(e for e in events if isinstance(e, ApprovalNeeded))
+        assert asked.request.call.name == "write_file"
+        asked.request.approve()
+        await session.wait_idle()
+        said = "".join(e.text for e in events if isinstance(e, AssistantText))
+        assert said == "Writing now.Done."
+        finished = [e for e in events if isinstance(e, ToolCallFinished)]
+        assert [(e.call.id, e.status) for e in finished] == [("w1", "ok")]
+        assert sum(isinstance(e, TurnFinished) for e in events) == 1
+        assert [m.role for m in session.conversation.messages] == [
+            "user", "assistant", "tool", "assistant",
+        ]  # fmt: skip
+        assert (tmp_path / "b.txt").read_text() == "x"
+        assert client.gaps == []
+        await session.aclose()
+    finally:
+        await client.aclose()
+
+
+async def test_an_answer_in_another_view_resolves_the_question_here(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script([tool_calls(write_b())], [text("Not written."), done()])
+    window, other = await host.client("window"), await host.client("other window")
+    try:
+        session = RemoteSession.start(
+            window, folder=str(tmp_path), model="m1", settings=relay_settings(scripted_relay)
+        )
+        asked: list[ApprovalNeeded] = []
+        session.subscribe(lambda e: asked.append(e) if isinstance(e, ApprovalNeeded) else None)
+        session.submit("write b")
+        await until(lambda: bool(asked))
+        answer = await other.call(
+            "approval/answer", session=session.session_id, call="w1", decision="deny"
+        )
+        assert answer == {"answered": True}
+        await session.wait_idle()
+        request = asked[0].request
+        assert not request.pending and request.future.result().kind == "deny"
+        assert not (tmp_path / "b.txt").exists()
+        await session.aclose()
+    finally:
+        await window.aclose()
+        await other.aclose()

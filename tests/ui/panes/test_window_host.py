@@ -1,0 +1,134 @@
+"""The real window as a view of a real `melgui host` process: a worker pane's session
+runs in the host, its approval reaches the window's queue, and "Keep running in the
+background" leaves the turn going for the next view."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QMessageBox, QPushButton
+
+from melgui.host.remote_session import RemoteSession
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.window.host_view import HostView, attach_host
+from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
+from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.window import relay_settings, wait_until
+
+
+@pytest.fixture
+def host() -> Iterator[HostProcess]:
+    with runtime_dir() as runtime:
+        process = HostProcess(runtime).start()
+        try:
+            yield process
+        finally:
+            process.stop()
+
+
+def worker_pane(window: Any) -> AgentPane:
+    panes = [p for _, p in window.pane_manager.panes() if isinstance(p, AgentPane)]
+    assert len(panes) == 1
+    return panes[0]
+
+
+def test_a_worker_pane_runs_in_the_host_and_asks_the_window(
+    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    scripted_relay.script(
+        [text("On it."), tool_calls(tool_call("write_file", {"path": "n.txt", "content": "ok"}))],
+        [text("Notes written."), done()],
+    )
+    window = make_window(relay_settings(scripted_relay))
+    view = HostView(window, run(host.client("window")))
+    window.host_view = view
+
+    async def scenario() -> None:
+        window.pane_manager.spawn_agent("write notes", None, "right")
+        pane = worker_pane(window)
+        assert isinstance(pane.session, RemoteSession)
+        await wait_until(lambda: window.approvals.first() is not None, timeout=30)
+        request = window.approvals.first()
+        assert request is not None and request.call.name == "write_file"
+        request.approve()
+        await wait_until(lambda: not pane.session.busy and pane.state.name == "idle", timeout=30)
+        listed = await view.client.call("session/list")
+        assert [s["id"] for s in listed] == [pane.session.session_id]
+
+    run(scenario())
+    assert (project / "n.txt").read_text() == "ok"
+    pane = worker_pane(window)
+    said = [m.content for m in pane.session.conversation.messages if m.role == "assistant"]
+    assert said == ["On it.", "Notes written."]
+    assert view.client.gaps == []
+
+
+def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
+    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+) -> None:
+    gate = threading.Event()
+    scripted_relay.script([text("Started. "), hold(gate), text("Finished alone."), done()])
+    window = make_window(relay_settings(scripted_relay))
+    view = HostView(window, run(host.client("window")))
+    window.host_view = view
+
+    async def start() -> str:
+        window.pane_manager.spawn_agent("work long", None, "right")
+        pane = worker_pane(window)
+        await wait_until(lambda: "".join(pane.streaming) == "Started. ", timeout=30)
+        remote = pane.session
+        assert isinstance(remote, RemoteSession)
+        return remote.session_id
+
+    session_id = run(start())
+    window.close()  # asks: a worker is mid-turn
+    box = window.guard.dialog
+    assert isinstance(box, QMessageBox) and box.isVisible()
+    keep = box.findChild(QPushButton, "keepRunning")
+    assert keep is not None and keep.text() == "Keep running in the background"
+    if "MELGUI_SHOTS_DIR" in os.environ:  # the README's screenshot of the quit question
+        box.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "keep-running.png"))
+    keep.click()
+    run(wait_until(lambda: not window.isVisible(), timeout=10))
+    run(view.client.aclose())
+    gate.set()
+
+    async def next_view() -> dict[str, Any]:
+        client = await host.client("next window")
+        try:
+            while True:
+                listed = {s["id"]: s for s in await client.call("session/list")}
+                if not listed[session_id]["busy"]:
+                    break
+                await asyncio.sleep(0.05)
+            answer = await client.attach({session_id: None})
+            return dict(answer[session_id]["snapshot"])
+        finally:
+            await client.aclose()
+
+    snapshot = run(next_view())
+    said = [m["content"] for m in snapshot["messages"] if m["role"] == "assistant"]
+    assert said == ["Started. Finished alone."]
+
+    # The next window attaches and shows it in a pane, the whole turn included.
+    again = make_window(relay_settings(scripted_relay))
+    view = run(attach_host(again, run(host.client("window again"))))
+    pane = worker_pane(again)
+    assert isinstance(pane.session, RemoteSession)
+    run(wait_until(lambda: len(pane.session.conversation.messages) == 2, timeout=30))
+    assert [m.content for m in pane.session.conversation.messages] == [
+        "work long",
+        "Started. Finished alone.",
+    ]
+    assert pane.session.session_id == session_id and not pane.session.busy
+    assert pane.state.name == "idle"
+    assert "kept running are back in panes" in again.status.currentMessage()
+    if "MELGUI_SHOTS_DIR" in os.environ:  # the README's screenshot of reattaching
+        run(asyncio.sleep(0.3))
+        again.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "reattached.png"))
