@@ -27,6 +27,8 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.thread.reducer import ThreadReducer
+from melgui.core.thread.thread import Thread
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,8 @@ class AgentSession:
     """Runs queued user messages as turns, one after another, and fans out loop events.
 
     An observer that raises is logged and skipped: a broken view never stops the loop.
+    The session's `thread` hears each event first (its reducer is the one writer), so an
+    observer, or a view subscribed to the thread, reads the event's effect there.
     """
 
     def __init__(
@@ -54,8 +58,10 @@ class AgentSession:
         catalog: ToolCatalog | None = None,
         around_call: CallGuard | None = None,
         window_lookup: WindowLookup | None = None,
+        agent: str = "",
     ) -> None:
         self._observers: list[Observer] = []
+        self.thread = Thread()
         self.loop = AgentLoop(
             transport,
             tools,
@@ -71,6 +77,11 @@ class AgentSession:
             around_call=around_call,
         )
         self.source = source
+        self.reducer = ThreadReducer(
+            self.thread, source=source, agent=agent, tool_origin=self._tool_origin
+        )
+        if self.loop.conversation.messages:
+            self.reducer.load(self.loop.conversation.messages)
         self.last_result: TurnResult | None = None
         # Context window: the estimate, the window, compaction before legs.
         self.context = ContextTracker()
@@ -126,6 +137,10 @@ class AgentSession:
                 warning = ""
             case _:
                 warning = ""
+        try:
+            self.reducer.apply(event)
+        except Exception:
+            log.exception("the thread failed on %s", event.kind)
         for observer in list(self._observers):
             try:
                 observer(event)
@@ -133,6 +148,10 @@ class AgentSession:
                 log.exception("observer %r failed on %s", observer, event.kind)
         if warning:
             self._dispatch(ContextNotice(warning, "warning"))
+
+    def _tool_origin(self, name: str) -> str:
+        tool = self.loop.catalog.get(name)
+        return tool.origin if tool is not None else "melgui"
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         """Queue a user message (with its images and attached files, if any); it is
