@@ -179,8 +179,14 @@ def entry_to_json(entry: Entry) -> Json:
                 "markdown": markdown,
                 "call_id": call_id,
             }
-        case BranchEntry(id=id, reason=reason, note=note):
-            return {"kind": "branch", "id": id, "reason": reason, "note": note}
+        case BranchEntry(id=id, reason=reason, note=note, messages=messages):
+            return {
+                "kind": "branch",
+                "id": id,
+                "reason": reason,
+                "note": note,
+                "messages": messages,
+            }
         case _:
             assert_never(entry)
 
@@ -301,7 +307,9 @@ def entry_from_json(data: Json) -> Entry:
             entry_id, str(data["title"]), str(data["markdown"]), str(data.get("call_id", ""))
         )
     if kind == "branch":
-        return BranchEntry(entry_id, str(data["reason"]), str(data.get("note", "")))
+        return BranchEntry(
+            entry_id, str(data["reason"]), str(data.get("note", "")), int(data.get("messages", 0))
+        )
     raise ValueError(f"unknown entry kind {kind!r}")
 
 

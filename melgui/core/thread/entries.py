@@ -164,6 +164,7 @@ class BranchEntry:
     id: str
     reason: str
     note: str = ""
+    messages: int = 0  # how many messages the new list holds
     kind: Literal["branch"] = "branch"
 
 

@@ -79,6 +79,7 @@ class ThreadReducer:
         self._text: int | None = None  # index of the assistant entry streaming this leg
         self._reasoning: int | None = None
         self._leg = 0
+        self._legs_before = 0  # legs of a stored conversation the loop goes on from
 
     def origin(self, name: str) -> Origin:
         """Where a call of tool `name` comes from (the catalog's "mcp:<server>" or
@@ -97,15 +98,19 @@ class ThreadReducer:
 
     def load(self, messages: Sequence[Message]) -> None:
         """Start from a stored conversation (entries from its messages, no events)."""
+        self._legs_before = sum(1 for m in messages if m.role == "assistant")
         self.thread.replace_all(self._entries_of(messages), "load")
 
     def apply(self, event: LoopEvent) -> None:
         thread = self.thread
         match event:
             case LegStarted(leg=leg, attempt=attempt):
-                self._leg = leg
+                self._leg = self._legs_before + leg
                 self._text = self._reasoning = None
-                thread.set_state(replace(thread.state, status="running", leg=leg, attempt=attempt))
+                state = replace(
+                    thread.state, status="running", outcome="", leg=leg, attempt=attempt
+                )
+                thread.set_state(state)
             case AssistantText(text=text):
                 self._text = self._stream(self._text, text, reasoning=False)
             case AssistantReasoning(text=text):
@@ -143,8 +148,9 @@ class ThreadReducer:
             case HistoryRepaired(repair=repair):
                 thread.add(NoteEntry(thread.new_id(), "repair", repair.describe()))
             case HistoryBranched(messages=messages, reason=reason, note=note):
+                self._text = self._reasoning = None
                 entries = self._entries_of(messages)
-                entries.append(BranchEntry(thread.new_id(), reason, note))
+                entries.append(BranchEntry(thread.new_id(), reason, note, len(messages)))
                 thread.replace_all(entries, reason)
             case ContextNotice(text=text, level=level):
                 thread.add(NoteEntry(thread.new_id(), "context", text, level))
@@ -194,16 +200,19 @@ class ThreadReducer:
         thread = self.thread
         results = {m.tool_call_id: m for m in messages if m.role == "tool"}
         entries: list[Entry] = []
+        leg = 0
         for message in messages:
             if message.role == "user":
                 entries.append(UserEntry(thread.new_id(), message))
             elif message.role == "assistant":
+                leg += 1
                 if message.reasoning:
-                    entries.append(ReasoningEntry(thread.new_id(), message.reasoning))
+                    entries.append(ReasoningEntry(thread.new_id(), message.reasoning, leg=leg))
                 if message.content:
-                    entries.append(AssistantEntry(thread.new_id(), message.content))
+                    entries.append(AssistantEntry(thread.new_id(), message.content, leg=leg))
                 for call in message.tool_calls:
-                    entries.append(thread.call(call.id) or self._stored_call(call, results))
+                    kept = thread.call(call.id)
+                    entries.append(kept or self._stored_call(call, results, leg))
         return entries
 
     # -- calls -------------------------------------------------------------------------
@@ -219,8 +228,10 @@ class ThreadReducer:
             leg=self._leg,
         )
 
-    def _stored_call(self, call: ToolCall, results: dict[str | None, Message]) -> CallEntry:
-        entry = self._new_call(call)
+    def _stored_call(
+        self, call: ToolCall, results: dict[str | None, Message], leg: int
+    ) -> CallEntry:
+        entry = replace(self._new_call(call), leg=leg)
         result = results.get(call.id)
         if result is None:
             return entry
