@@ -320,6 +320,7 @@ def state_to_json(state: ThreadState) -> Json:
     return {
         "status": state.status,
         "outcome": state.outcome,
+        "turns": state.turns,
         "leg": state.leg,
         "attempt": state.attempt,
         "legs": state.legs,
@@ -332,6 +333,7 @@ def state_from_json(data: Json) -> ThreadState:
     return ThreadState(
         data.get("status", "idle"),
         data.get("outcome", ""),
+        int(data.get("turns", 0)),
         int(data.get("leg", 0)),
         int(data.get("attempt", 1)),
         int(data.get("legs", 0)),

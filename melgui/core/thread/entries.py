@@ -182,6 +182,7 @@ class ThreadState:
 
     status: TurnStatus = "idle"
     outcome: TurnOutcome = ""  # how the last turn ended
+    turns: int = 0  # turns ended (each end changes the state, however it ended)
     leg: int = 0  # the leg running or last run (1-based over the thread's life)
     attempt: int = 1
     legs: int = 0  # legs finished

@@ -46,6 +46,7 @@ from melgui.core.thread.entries import (
     Question,
     ReasoningEntry,
     Timing,
+    TurnOutcome,
     UserEntry,
 )
 from melgui.core.thread.thread import Thread
@@ -155,15 +156,20 @@ class ThreadReducer:
             case ContextNotice(text=text, level=level):
                 thread.add(NoteEntry(thread.new_id(), "context", text, level))
             case TurnFinished():
-                thread.set_state(replace(thread.state, status="idle", outcome="done"))
+                self._turn_ended("done")
             case TurnFailed(message=message, status=status):
                 thread.add(NoteEntry(thread.new_id(), "error", message, "warning", status=status))
-                thread.set_state(replace(thread.state, status="idle", outcome="failed"))
+                self._turn_ended("failed")
             case TurnCancelled():
                 thread.add(NoteEntry(thread.new_id(), "stopped", STOPPED_TEXT))
-                thread.set_state(replace(thread.state, status="idle", outcome="cancelled"))
+                self._turn_ended("cancelled")
             case _:
                 assert_never(event)
+
+    def _turn_ended(self, outcome: TurnOutcome) -> None:
+        state = self.thread.state
+        ended = replace(state, status="idle", outcome=outcome, turns=state.turns + 1)
+        self.thread.set_state(ended)
 
     # -- messages ----------------------------------------------------------------------
 
@@ -261,7 +267,11 @@ class ThreadReducer:
     def _decided(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         self.thread.release(call_id)
         entry = self.thread.call(call_id)
-        if entry is None or future.cancelled() or future.exception() is not None:
+        if entry is None:
+            return
+        if future.cancelled() or future.exception() is not None:  # the turn was stopped
+            if entry.question is not None:
+                self.thread.change(replace(entry, question=None))
             return
         self.thread.change(replace(entry, decision=decision_text(future.result()), question=None))
 
