@@ -246,7 +246,7 @@ class Printer:
         if state.legs != before.legs and self.as_json:  # usage per leg
             usage = state.last_usage
             self._line(kind="usage", leg=state.legs, usage=usage.to_json() if usage else None)
-        if state.outcome == "done" and before.status == "running" and state.status == "idle":
+        if state.turns != before.turns and state.outcome == "done":
             if self.as_json:
                 self._line(kind="done", legs=state.legs, usage=state.usage.to_json())
             elif self._text_open:

@@ -186,20 +186,22 @@ class ThreadReducer:
         if message.role == "user":
             thread.add(UserEntry(thread.new_id(), message))
         elif message.role == "assistant":
-            self._settle(self._reasoning, message.reasoning, reasoning=True)
-            self._settle(self._text, message.content, reasoning=False)
+            # What was not streamed is added (reasoning first); what was ends, the answer
+            # first (a view closing the leg's message on it then has its final text).
+            if self._reasoning is None and message.reasoning:
+                thread.add(ReasoningEntry(thread.new_id(), message.reasoning, leg=self._leg))
+            if self._text is None and message.content:
+                thread.add(AssistantEntry(thread.new_id(), message.content, leg=self._leg))
+            self._settle(self._text, message.content)
+            self._settle(self._reasoning, message.reasoning)
             self._text = self._reasoning = None
 
-    def _settle(self, index: int | None, text: str, *, reasoning: bool) -> None:
+    def _settle(self, index: int | None, text: str) -> None:
         """The leg's message is in: the streamed entry ends with its final text."""
-        thread = self.thread
         if index is not None:
-            streamed = thread.entries[index]
+            streamed = self.thread.entries[index]
             assert isinstance(streamed, AssistantEntry | ReasoningEntry)
-            thread.change(replace(streamed, text=text, streaming=False))
-        elif text:
-            cls = ReasoningEntry if reasoning else AssistantEntry
-            thread.add(cls(thread.new_id(), text, leg=self._leg))
+            self.thread.change(replace(streamed, text=text, streaming=False))
 
     def _entries_of(self, messages: Sequence[Message]) -> list[Entry]:
         """Entries for a message list; a call the thread already shows keeps its entry."""

@@ -61,8 +61,7 @@ class CallBook(QObject):
         self.model: Thread = bridge.session.thread
         for entry in self.model.calls():
             self._take(entry)
-        unsubscribe = self.model.subscribe(self.on_change)
-        self.destroyed.connect(lambda *_: unsubscribe())
+        bridge.threadChange.connect(self.on_change)
 
     def apply_stored(self, stored: Iterable[ToolCallRecord]) -> list[str]:
         """Take status, duration, decision and result from the store's records of a
