@@ -12,7 +12,7 @@ import contextlib
 
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.agent.session import AgentSession
+from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.loop_events import LoopEvent, MessageAdded
@@ -31,7 +31,7 @@ class SessionBridge(QObject):
 
     def __init__(
         self,
-        session: AgentSession,
+        session: ChatSession,
         recorder: WireRecorder | None = None,
         tasks: TaskKeeper | None = None,
         parent: QObject | None = None,
