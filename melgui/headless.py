@@ -138,12 +138,11 @@ class Printer:
         self.as_json = as_json
         self.error: str | None = None
         self._text_open = False
-        self._thread: Thread | None = None
         self._state = ThreadState()
         self._ended: set[str] = set()  # calls whose result is printed
 
     def watch(self, thread: Thread) -> Callable[[], None]:
-        self._thread, self._state = thread, thread.state
+        self._state = thread.state
         return thread.subscribe(self.observe)
 
     def _call_line(self, entry: CallEntry, **fields: Any) -> None:
@@ -160,12 +159,10 @@ class Printer:
                 self._text(text)
             case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
                 self._reasoning(text)
-            case TextAppended(index=index, text=text):
-                assert self._thread is not None
-                if isinstance(self._thread.entries[index], ReasoningEntry):
-                    self._reasoning(text)
-                else:
-                    self._text(text)
+            case TextAppended(text=text, reasoning=True):
+                self._reasoning(text)
+            case TextAppended(text=text):
+                self._text(text)
             case EntryAdded(entry=CallEntry() as entry):
                 if self.as_json:
                     call = entry.call

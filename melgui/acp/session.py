@@ -106,7 +106,7 @@ class AcpSession:
 
     def _observe(self, change: Change) -> None:
         thread = self.session.thread
-        for update in self.mapper.updates(change, thread.entries):
+        for update in self.mapper.updates(change):
             self.outbox.put(update)
         match change:
             case StateChanged(state=state):

@@ -91,14 +91,13 @@ class UpdateMapper:
         self._running: set[str] = set()  # calls told in_progress
         self._ended: set[str] = set()  # calls told completed or failed
 
-    def updates(self, change: Change, entries: Sequence[Entry]) -> list[Update]:
-        """The updates for one change of the thread whose entries (after it) are given."""
+    def updates(self, change: Change) -> list[Update]:
+        """The updates for one change of the thread."""
         match change:
             case EntryAdded(entry=AssistantEntry(text=text)):
                 return [update_agent_message_text(text)] if text else []
-            case TextAppended(index=index, text=text):
-                said = isinstance(entries[index], AssistantEntry)
-                return [update_agent_message_text(text)] if said and text else []
+            case TextAppended(text=text, reasoning=False):
+                return [update_agent_message_text(text)] if text else []
             case EntryAdded(entry=CallEntry(call=call)):
                 return [self._started(call)]
             case EntryChanged(entry=CallEntry() as entry):

@@ -34,11 +34,13 @@ class EntryChanged:
 
 @dataclass(frozen=True, slots=True)
 class TextAppended:
-    """Streamed text added to the assistant or reasoning entry at `index`."""
+    """Streamed text added to the assistant (or, with `reasoning`, the reasoning) entry at
+    `index`; a reader need not look the entry up for each piece."""
 
     seq: int
     index: int
     text: str
+    reasoning: bool = False
     kind: Literal["text_appended"] = "text_appended"
 
 

@@ -349,8 +349,14 @@ def change_to_json(change: Change) -> Json:
             | EntryChanged(seq=seq, index=index, entry=entry)
         ):
             return {"kind": change.kind, "seq": seq, "index": index, "entry": entry_to_json(entry)}
-        case TextAppended(seq=seq, index=index, text=text):
-            return {"kind": change.kind, "seq": seq, "index": index, "text": text}
+        case TextAppended(seq=seq, index=index, text=text, reasoning=reasoning):
+            return {
+                "kind": change.kind,
+                "seq": seq,
+                "index": index,
+                "text": text,
+                "reasoning": reasoning,
+            }
         case EntriesReplaced(seq=seq, entries=entries, reason=reason):
             return {
                 "kind": change.kind,
@@ -372,7 +378,9 @@ def change_from_json(data: Json) -> Change:
     if kind == "entry_changed":
         return EntryChanged(seq, int(data["index"]), entry_from_json(data["entry"]))
     if kind == "text_appended":
-        return TextAppended(seq, int(data["index"]), str(data["text"]))
+        return TextAppended(
+            seq, int(data["index"]), str(data["text"]), bool(data.get("reasoning", False))
+        )
     if kind == "entries_replaced":
         entries = tuple(entry_from_json(e) for e in cast(list[Json], data["entries"]))
         return EntriesReplaced(seq, entries, str(data.get("reason", "")))

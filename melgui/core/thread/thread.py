@@ -60,6 +60,9 @@ class Thread:
         self._listeners: list[Listener] = []
         self._log: deque[Change] = deque(maxlen=keep)
         self._ids = 0
+        # Streamed pieces not yet joined into their entry's text, by index: joining on
+        # each piece would copy a long answer once per piece.
+        self._pieces: dict[int, list[str]] = {}
         self.on_answer = on_answer
 
     # -- reading ---------------------------------------------------------------------
@@ -67,6 +70,8 @@ class Thread:
     @property
     def entries(self) -> Sequence[Entry]:
         """The entries in order (a live view: read, do not change it)."""
+        if self._pieces:
+            self._join_pieces()
         return self._entries
 
     def call(self, call_id: str) -> CallEntry | None:
@@ -88,6 +93,7 @@ class Thread:
         return self._requests.get(call_id)
 
     def snapshot(self) -> Snapshot:
+        self._join_pieces()
         return Snapshot(self.thread_id, self.seq, tuple(self._entries), self.state)
 
     def since(self, seq: int) -> list[Change] | None:
@@ -148,7 +154,9 @@ class Thread:
         self._commit(EntryChanged(self.seq + 1, index, entry))
 
     def append_text(self, index: int, text: str) -> None:
-        self._commit(TextAppended(self.seq + 1, index, text))
+        streamed = self._entries[index]
+        reasoning = isinstance(streamed, ReasoningEntry)
+        self._commit(TextAppended(self.seq + 1, index, text, reasoning))
 
     def replace_all(self, entries: Sequence[Entry], reason: str) -> None:
         self._commit(EntriesReplaced(self.seq + 1, tuple(entries), reason))
@@ -189,7 +197,15 @@ class Thread:
                 return index
         raise KeyError(f"no entry {entry.id!r}")
 
+    def _join_pieces(self) -> None:
+        for index, pieces in self._pieces.items():
+            streamed = self._entries[index]
+            assert isinstance(streamed, AssistantEntry | ReasoningEntry)
+            self._entries[index] = replace(streamed, text=streamed.text + "".join(pieces))
+        self._pieces.clear()
+
     def _set_entries(self, entries: Sequence[Entry]) -> None:
+        self._pieces.clear()
         self._entries = list(entries)
         self._calls = {
             e.call_id: i for i, e in enumerate(self._entries) if isinstance(e, CallEntry)
@@ -207,11 +223,11 @@ class Thread:
                 if entry.id[1:].isdigit():
                     self._ids = max(self._ids, int(entry.id[1:]))
             case EntryChanged(index=index, entry=entry):
+                self._pieces.pop(index, None)  # the entry is replaced whole
                 self._entries[index] = entry
             case TextAppended(index=index, text=text):
-                streamed = self._entries[index]
-                assert isinstance(streamed, AssistantEntry | ReasoningEntry)
-                self._entries[index] = replace(streamed, text=streamed.text + text)
+                assert isinstance(self._entries[index], AssistantEntry | ReasoningEntry)
+                self._pieces.setdefault(index, []).append(text)
             case EntriesReplaced(entries=entries):
                 self._set_entries(entries)
             case StateChanged(state=state):

@@ -224,9 +224,8 @@ class ChatView(HistoryPaging, QWidget):
                 t.stream_text(text)
             case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
                 t.stream_reasoning(text)
-            case TextAppended(index=index, text=text):
-                entry = self.bridge.session.thread.entries[index]
-                (t.stream_reasoning if isinstance(entry, ReasoningEntry) else t.stream_text)(text)
+            case TextAppended(text=text, reasoning=reasoning):
+                (t.stream_reasoning if reasoning else t.stream_text)(text)
             case (
                 EntryAdded(entry=AssistantEntry(text=text))
                 | EntryChanged(entry=AssistantEntry(streaming=False, text=text))
