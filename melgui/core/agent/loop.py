@@ -11,7 +11,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
 from melgui.core.protocol.approval import (
@@ -365,9 +365,8 @@ class AgentLoop:
     ) -> None:
         self._append(Message.tool_result(call.id, content, status))
         ran = time.monotonic() - started
-        self._emit(
-            ToolCallFinished(call, status, content, ran, parts, waited, judgement, checkpoint)
-        )
+        finished = ToolCallFinished(call, status, content, ran, parts, waited)
+        self._emit(replace(finished, judgement=judgement, checkpoint=checkpoint))
 
     def _close_open_calls(self) -> None:
         """After a cancel: every call still without a result gets one, in order."""
