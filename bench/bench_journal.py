@@ -125,7 +125,7 @@ async def one_stream(
         wire=wire,
     )
     if journal is not None:
-        session.subscribe(journal.observe)
+        journal.attach(session)
     lag = LagMonitor()
     lag.start()
     started = time.perf_counter()

@@ -21,28 +21,27 @@ from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
-from melgui.core.protocol.loop_events import (
-    ApprovalNeeded,
-    AssistantReasoning,
-    AssistantText,
-    ContextNotice,
-    HistoryBranched,
-    HistoryRepaired,
-    LegFinished,
-    LegStarted,
-    LoopEvent,
-    MessageAdded,
-    Retrying,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolCallStarted,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-)
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
+from melgui.core.thread.changes import (
+    Change,
+    EntriesReplaced,
+    EntryAdded,
+    EntryChanged,
+    StateChanged,
+    TextAppended,
+)
+from melgui.core.thread.entries import (
+    AssistantEntry,
+    BranchEntry,
+    CallEntry,
+    CallResult,
+    NoteEntry,
+    ReasoningEntry,
+    ThreadState,
+)
+from melgui.core.thread.thread import Thread
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.config import ServerConfig, project_path
@@ -132,91 +131,123 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class Printer:
-    """Turns loop events into the plain or JSON output of `melgui exec`."""
+    """Turns a thread's changes into the plain or JSON output of `melgui exec`."""
 
-    def __init__(
-        self, out: TextIO, as_json: bool, server_of: Callable[[str], str | None] | None = None
-    ) -> None:
+    def __init__(self, out: TextIO, as_json: bool) -> None:
         self.out = out
         self.as_json = as_json
-        self._server_of = server_of or (lambda name: None)
         self.error: str | None = None
         self._text_open = False
+        self._state = ThreadState()
+        self._ended: set[str] = set()  # calls whose result is printed
 
-    def _call_line(self, tool: str, **fields: Any) -> None:
-        server = self._server_of(tool)  # MCP calls name their server
-        self._line(**fields, **({"server": server} if server else {}))
+    def watch(self, thread: Thread) -> Callable[[], None]:
+        self._state = thread.state
+        return thread.subscribe(self.observe)
+
+    def _call_line(self, entry: CallEntry, **fields: Any) -> None:
+        origin = entry.origin  # MCP calls name their server
+        self._line(**fields, **({"server": origin.name} if origin.kind == "mcp" else {}))
 
     def _line(self, **fields: Any) -> None:
         self.out.write(terminal_text.json_line(fields) + "\n")
         self.out.flush()
 
-    def observe(self, event: LoopEvent) -> None:
-        match event:
-            case AssistantText(text=text):
+    def observe(self, change: Change) -> None:
+        match change:
+            case EntryAdded(entry=AssistantEntry(streaming=True, text=text)):
+                self._text(text)
+            case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
+                self._reasoning(text)
+            case TextAppended(text=text, reasoning=True):
+                self._reasoning(text)
+            case TextAppended(text=text):
+                self._text(text)
+            case EntryAdded(entry=CallEntry() as entry):
                 if self.as_json:
-                    self._line(kind="text", text=text)
-                else:
-                    self.out.write(terminal_text.plain(text))
-                    self.out.flush()
-                    self._text_open = not text.endswith("\n")
-            case AssistantReasoning(text=text):
-                if self.as_json:
-                    self._line(kind="reasoning", text=text)
-            case ToolCallRequested(call=call):
-                if self.as_json:
+                    call = entry.call
                     self._call_line(
-                        call.name,
+                        entry,
                         kind="tool_call",
                         id=call.id,
                         name=call.name,
                         arguments=call.arguments,
                     )
-            case ToolCallFinished(call=call, status=status, content=content):
+            case EntryChanged(entry=CallEntry(result=CallResult() as result) as entry):
+                if entry.call_id not in self._ended:
+                    self._ended.add(entry.call_id)
+                    if self.as_json:
+                        shown = "cancelled" if result.status == "interrupted" else result.status
+                        self._call_line(
+                            entry,
+                            kind="tool_result",
+                            id=entry.call_id,
+                            status=shown,
+                            content=result.content,
+                        )
+            case EntryAdded(entry=NoteEntry() as note):
+                self._note(note)
+            case EntriesReplaced(reason="compaction", entries=entries):
+                marker = entries[-1] if entries else None
+                if isinstance(marker, BranchEntry):
+                    if self.as_json:
+                        self._line(kind="compacted", messages=marker.messages, note=marker.note)
+                    else:
+                        print(f"melgui: {marker.note}", file=sys.stderr)
+            case StateChanged(state=state):
+                self._state_changed(self._state, state)
+                self._state = state
+            case EntryAdded() | EntryChanged() | EntriesReplaced():
+                pass
+            case _:
+                assert_never(change)
+
+    def _text(self, text: str) -> None:
+        if self.as_json:
+            self._line(kind="text", text=text)
+        else:
+            self.out.write(terminal_text.plain(text))
+            self.out.flush()
+            self._text_open = not text.endswith("\n")
+
+    def _reasoning(self, text: str) -> None:
+        if self.as_json:
+            self._line(kind="reasoning", text=text)
+
+    def _note(self, note: NoteEntry) -> None:
+        match note.note:
+            case "error":
+                self.error = note.text
                 if self.as_json:
-                    shown = "cancelled" if status == "interrupted" else status
-                    self._call_line(
-                        call.name, kind="tool_result", id=call.id, status=shown, content=content
-                    )
-            case TurnFinished(legs=legs, usage=usage):
-                if self.as_json:
-                    self._line(kind="done", legs=legs, usage=usage.to_json())
-                elif self._text_open:
-                    self.out.write("\n")
-            case TurnFailed(message=message):
-                self.error = message
-                if self.as_json:
-                    self._line(kind="error", message=message)
-            case TurnCancelled():
+                    self._line(kind="error", message=note.text)
+            case "stopped":
                 self.error = "cancelled"
                 if self.as_json:
                     self._line(kind="error", message="cancelled")
-            case Retrying(attempt=attempt, delay=delay, reason=reason):
+            case "retry":
+                wait, why = f"{note.delay:.0f}s", note.text
                 print(
-                    f"melgui: retrying in {delay:.0f}s after: {reason} (try {attempt})",
-                    file=sys.stderr,
+                    f"melgui: retrying in {wait} after: {why} (try {note.attempt})", file=sys.stderr
                 )
-            # -- context window: usage per leg, compaction, warnings --
-            case LegFinished(leg=leg, usage=usage):
+            case "context":
                 if self.as_json:
-                    self._line(kind="usage", leg=leg, usage=usage.to_json() if usage else None)
-            case HistoryBranched(reason="compaction", messages=messages, note=note):
-                if self.as_json:
-                    self._line(kind="compacted", messages=len(messages), note=note)
-                else:
-                    print(f"melgui: {note}", file=sys.stderr)
-            case ContextNotice(text=text, level=level):
-                if self.as_json:
-                    self._line(kind="context", level=level, message=text)
-                elif level == "warning":
-                    print(f"melgui: {text}", file=sys.stderr)
-            case (
-                LegStarted() | MessageAdded() | ToolCallStarted()
-                | ApprovalNeeded() | HistoryRepaired() | HistoryBranched()
-            ):  # fmt: skip
+                    self._line(kind="context", level=note.level, message=note.text)
+                elif note.level == "warning":
+                    print(f"melgui: {note.text}", file=sys.stderr)
+            case "repair":
                 pass
             case _:
-                assert_never(event)
+                assert_never(note.note)
+
+    def _state_changed(self, before: ThreadState, state: ThreadState) -> None:
+        if state.legs != before.legs and self.as_json:  # usage per leg
+            usage = state.last_usage
+            self._line(kind="usage", leg=state.legs, usage=usage.to_json() if usage else None)
+        if state.turns != before.turns and state.outcome == "done":
+            if self.as_json:
+                self._line(kind="done", legs=state.legs, usage=state.usage.to_json())
+            elif self._text_open:
+                self.out.write("\n")
 
 
 class UsageError(Exception):
@@ -376,12 +407,12 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         wire=recording.journal.record_wire if recording else None,
         policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
     )
-    printer = Printer(out, options.json, desk.mcp.server_of)
+    printer = Printer(out, options.json)
     if recording is not None:
-        session.subscribe(recording.journal.observe)
+        recording.journal.attach(session)
         for notice in recording.notices:
             print(f"melgui: {notice}", file=sys.stderr)
-    session.subscribe(printer.observe)
+    printer.watch(session.thread)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, session.stop)

@@ -24,9 +24,10 @@ from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.events import Usage
-from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
 from melgui.core.protocol.tooling import ToolHandler, ToolOutcome
 from melgui.core.store.recording import Recording
+from melgui.core.thread.changes import Change, EntryChanged, StateChanged
+from melgui.core.thread.entries import CallEntry
 from melgui.desk.desk import Desk
 
 log = logging.getLogger(__name__)
@@ -68,8 +69,10 @@ class AcpSession:
             policy=self.rejections,
         )
         if recording is not None:
-            self.session.subscribe(recording.journal.observe)
-        self.session.subscribe(self._observe)
+            recording.journal.attach(self.session)
+        self._asked: set[str] = set()  # calls whose question went to the client
+        self._turns = 0  # turns ended, as the thread last said
+        self.session.thread.subscribe(self._observe)
         self.commands = CustomCommands(folder)
 
     async def start_mcp(self, *, configured: bool = True, passed: Sequence[Any] = ()) -> None:
@@ -94,21 +97,29 @@ class AcpSession:
 
     async def replay(self) -> None:
         """Tell the client the conversation so far (`session/load`)."""
-        for update in self.mapper.replay(self.session.conversation.messages):
+        for update in self.mapper.replay(self.session.thread.entries):
             self.outbox.put(update)
         await self.outbox.flush()
 
     async def _send(self, update: object) -> None:
         await self.client.session_update(self.id, update)  # type: ignore[arg-type]
 
-    def _observe(self, event: LoopEvent) -> None:
-        if isinstance(event, TurnFinished):
-            self.turn_usage = event.usage
-        for update in self.mapper.updates(event):
+    def _observe(self, change: Change) -> None:
+        thread = self.session.thread
+        for update in self.mapper.updates(change):
             self.outbox.put(update)
-        if isinstance(event, ApprovalNeeded):
-            request = event.request
-            self.outbox.start(lambda: self._ask(request))
+        match change:
+            case StateChanged(state=state):
+                if state.turns != self._turns and state.outcome == "done":
+                    self.turn_usage = state.usage
+                self._turns = state.turns
+            case EntryChanged(entry=CallEntry(phase="waiting", call=call)):
+                request = thread.request(call.id)
+                if request is not None and call.id not in self._asked:
+                    self._asked.add(call.id)
+                    self.outbox.start(lambda: self._ask(request))
+            case _:
+                pass
 
     async def _plan(self, title: str, markdown: str) -> None:
         self.outbox.put(update_plan(plan_entries(title, markdown)))

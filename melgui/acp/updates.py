@@ -1,4 +1,4 @@
-"""melgui's loop events as ACP `session/update` payloads (pure: no connection here).
+"""A thread's changes as ACP `session/update` payloads (pure: no connection here).
 
 A requested call becomes a `tool_call` (pending, with its kind, title, location and, for
 writes and edits, the diff it would make); it goes `in_progress` when it runs and
@@ -37,16 +37,15 @@ from acp.schema import (
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import ToolCatalog, ToolDef
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.loop_events import (
-    AssistantText,
-    LoopEvent,
-    Retrying,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolCallStarted,
-)
-from melgui.core.protocol.messages import Message
 from melgui.core.protocol.tooling import ToolError
+from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, TextAppended
+from melgui.core.thread.entries import (
+    AssistantEntry,
+    CallEntry,
+    Entry,
+    NoteEntry,
+    UserEntry,
+)
 from melgui.tools.files.file_changes import PlannedChange, plan_edit, plan_write
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
@@ -82,30 +81,45 @@ def merge_text(first: Any, second: Any) -> AgentMessageChunk | None:
 
 
 class UpdateMapper:
-    """Turns one session's loop events into updates; keeps the diffs shown at request."""
+    """Turns one thread's changes into updates; keeps the diffs shown at request."""
 
     def __init__(self, catalog: ToolCatalog, workspace: Workspace) -> None:
         self.catalog = catalog
         self.workspace = workspace
         self._diffs: dict[str, FileEditToolCallContent] = {}
         self._started_calls: dict[str, ToolCallStart] = {}
+        self._running: set[str] = set()  # calls told in_progress
+        self._ended: set[str] = set()  # calls told completed or failed
 
-    def updates(self, event: LoopEvent) -> list[Update]:
-        match event:
-            case AssistantText(text=text):
+    def updates(self, change: Change) -> list[Update]:
+        """The updates for one change of the thread."""
+        match change:
+            case EntryAdded(entry=AssistantEntry(text=text)):
                 return [update_agent_message_text(text)] if text else []
-            case ToolCallRequested(call=call):
+            case TextAppended(text=text, reasoning=False):
+                return [update_agent_message_text(text)] if text else []
+            case EntryAdded(entry=CallEntry(call=call)):
                 return [self._started(call)]
-            case ToolCallStarted(call=call):
-                return [update_tool_call(call.id, status="in_progress")]
-            case ToolCallFinished(call=call, status=status, content=content):
-                self._started_calls.pop(call.id, None)
-                return [self._finished(call, status, content)]
-            case Retrying(attempt=attempt, delay=delay, reason=reason):
-                note = f"Retrying in {delay:.0f}s after: {reason} (try {attempt})\n"
-                return [update_agent_thought_text(note)]
+            case EntryChanged(entry=CallEntry() as entry):
+                return self._call_changed(entry)
+            case EntryAdded(entry=NoteEntry(note="retry") as note):
+                text = f"Retrying in {note.delay:.0f}s after: {note.text} (try {note.attempt})\n"
+                return [update_agent_thought_text(text)]
             case _:
                 return []
+
+    def _call_changed(self, entry: CallEntry) -> list[Update]:
+        call_id = entry.call_id
+        if entry.result is not None:
+            if call_id in self._ended:
+                return []
+            self._ended.add(call_id)
+            self._started_calls.pop(call_id, None)
+            return [self._finished(entry.call, entry.result.status, entry.result.content)]
+        if entry.phase == "running" and call_id not in self._running:
+            self._running.add(call_id)
+            return [update_tool_call(call_id, status="in_progress")]
+        return []
 
     def subject(self, call: ToolCall) -> ToolCallUpdate:
         """The call a permission request is about, as its `tool_call` showed it."""
@@ -122,21 +136,21 @@ class UpdateMapper:
             raw_input=shown.raw_input,
         )
 
-    def replay(self, messages: Sequence[Message]) -> list[Update | UserMessageChunk]:
+    def replay(self, entries: Sequence[Entry]) -> list[Update | UserMessageChunk]:
         """A stored conversation as the updates that would have shown it."""
-        results = {m.tool_call_id: m for m in messages if m.role == "tool"}
         updates: list[Update | UserMessageChunk] = []
-        for message in messages:
-            if message.role == "user" and message.content:
-                updates.append(update_user_message_text(message.content))
-            elif message.role == "assistant":
-                if message.content:
-                    updates.append(update_agent_message_text(message.content))
-                for call in message.tool_calls:
+        for entry in entries:
+            match entry:
+                case UserEntry(message=message) if message.content:
+                    updates.append(update_user_message_text(message.content))
+                case AssistantEntry(text=text) if text:
+                    updates.append(update_agent_message_text(text))
+                case CallEntry(call=call, result=result):
                     updates.append(self._started(call, preview=False))
-                    result = results.get(call.id)
                     if result is not None:
-                        updates.append(self._finished(call, result.status or "ok", result.content))
+                        updates.append(self._finished(call, result.status, result.content))
+                case _:
+                    pass
         return updates
 
     def _started(self, call: ToolCall, preview: bool = True) -> ToolCallStart:

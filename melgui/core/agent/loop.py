@@ -11,7 +11,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
 from melgui.core.protocol.approval import (
@@ -32,6 +32,7 @@ from melgui.core.protocol.events import (
     ToolCalls,
     Usage,
 )
+from melgui.core.protocol.judgement import Judgement
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
@@ -294,30 +295,53 @@ class AgentLoop:
             waited, started = time.monotonic() - started, time.monotonic()
         match decision:
             case Deny(reason=reason):
-                self._finish(call, "denied", denial_text(call.name, reason), started, waited=waited)
+                text = denial_text(call.name, reason)
+                self._finish(call, "denied", text, started, waited=waited, judgement=judgement)
                 return
             case Approve():
                 pass
             case _:
                 assert_never(decision)
-        self._emit(ToolCallStarted(call, allowed_by))
+        self._emit(ToolCallStarted(call, allowed_by, judgement))
+        taken: list[int] = []  # the checkpoint the guard took, if any
         try:
-            outcome = await self._run_guarded(call, arguments)
+            outcome = await self._run_guarded(call, arguments, taken)
         except asyncio.CancelledError:
-            self._finish(call, "cancelled", CANCELLED_RESULT, started, waited=waited)
+            self._finish(
+                call,
+                "cancelled",
+                CANCELLED_RESULT,
+                started,
+                waited=waited,
+                judgement=judgement,
+                checkpoint=taken[0] if taken else None,
+            )
             raise
         except Exception as exc:  # a tool's bug must not end the conversation
             outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         status: ResultStatus = "ok" if outcome.status == "ok" else "error"
-        self._finish(call, status, outcome.content, started, outcome.parts, waited=waited)
+        self._finish(
+            call,
+            status,
+            outcome.content,
+            started,
+            outcome.parts,
+            waited=waited,
+            judgement=judgement,
+            checkpoint=taken[0] if taken else None,
+        )
 
-    async def _run_guarded(self, call: ToolCall, arguments: dict[str, Any]) -> ToolOutcome:
+    async def _run_guarded(
+        self, call: ToolCall, arguments: dict[str, Any], taken: list[int]
+    ) -> ToolOutcome:
         guard = (
             self.around_call(call, self._source)
             if self.around_call is not None
             else contextlib.nullcontext()
         )
-        async with guard:
+        async with guard as checkpoint:
+            if isinstance(checkpoint, int):
+                taken.append(checkpoint)
             return await self.tools.run(call.name, arguments)
 
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
@@ -336,10 +360,13 @@ class AgentLoop:
         parts: tuple[ResultPart, ...] = (),
         *,
         waited: float = 0.0,
+        judgement: Judgement | None = None,
+        checkpoint: int | None = None,
     ) -> None:
         self._append(Message.tool_result(call.id, content, status))
         ran = time.monotonic() - started
-        self._emit(ToolCallFinished(call, status, content, ran, parts, waited))
+        finished = ToolCallFinished(call, status, content, ran, parts, waited)
+        self._emit(replace(finished, judgement=judgement, checkpoint=checkpoint))
 
     def _close_open_calls(self) -> None:
         """After a cancel: every call still without a result gets one, in order."""

@@ -8,11 +8,12 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from melgui.core.agent.compaction import Compactor, WindowLookup
 from melgui.core.agent.context import ContextTracker
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
-from melgui.core.protocol.approval import ApprovalPolicy
+from melgui.core.protocol.approval import ApprovalPolicy, ApprovalRequest
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
@@ -27,16 +28,77 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.thread.reducer import ThreadReducer
+from melgui.core.thread.thread import Thread
 
 log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 
 
+class LoopView(Protocol):
+    """What views read off a session's loop."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
+
+    def pending_approvals(self) -> list[ApprovalRequest]: ...
+
+
+class ChatSession(Protocol):
+    """A conversation as the window's views drive it: melgui's own AgentSession, or an ACP
+    agent hosted in a pane (desk.hosted_agents). Both keep a thread model."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def busy(self) -> bool: ...
+
+    @property
+    def queued(self) -> list[str]: ...
+
+    @property
+    def queued_messages(self) -> list[Message]: ...
+
+    @property
+    def conversation(self) -> Conversation: ...
+
+    @property
+    def thread(self) -> Thread: ...
+
+    @property
+    def loop(self) -> LoopView: ...
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]: ...
+
+    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None: ...
+
+    def stop(self) -> list[str]: ...
+
+    def request_compaction(self) -> None: ...
+
+    def branch(self, messages: Sequence[Message], reason: BranchReason, note: str = "") -> None: ...
+
+    def preface(self, note: str) -> None: ...
+
+    async def wait_idle(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
 class AgentSession:
     """Runs queued user messages as turns, one after another, and fans out loop events.
 
     An observer that raises is logged and skipped: a broken view never stops the loop.
+    The session's `thread` hears each event first (its reducer is the one writer), so an
+    observer, or a view subscribed to the thread, reads the event's effect there.
     """
 
     def __init__(
@@ -54,8 +116,10 @@ class AgentSession:
         catalog: ToolCatalog | None = None,
         around_call: CallGuard | None = None,
         window_lookup: WindowLookup | None = None,
+        agent: str = "",
     ) -> None:
         self._observers: list[Observer] = []
+        self.thread = Thread()
         self.loop = AgentLoop(
             transport,
             tools,
@@ -71,6 +135,11 @@ class AgentSession:
             around_call=around_call,
         )
         self.source = source
+        self.reducer = ThreadReducer(
+            self.thread, source=source, agent=agent, tool_origin=self._tool_origin
+        )
+        if self.loop.conversation.messages:
+            self.reducer.load(self.loop.conversation.messages)
         self.last_result: TurnResult | None = None
         # Context window: the estimate, the window, compaction before legs.
         self.context = ContextTracker()
@@ -126,6 +195,10 @@ class AgentSession:
                 warning = ""
             case _:
                 warning = ""
+        try:
+            self.reducer.apply(event)
+        except Exception:
+            log.exception("the thread failed on %s", event.kind)
         for observer in list(self._observers):
             try:
                 observer(event)
@@ -133,6 +206,10 @@ class AgentSession:
                 log.exception("observer %r failed on %s", observer, event.kind)
         if warning:
             self._dispatch(ContextNotice(warning, "warning"))
+
+    def _tool_origin(self, name: str) -> str:
+        tool = self.loop.catalog.get(name)
+        return tool.origin if tool is not None else "melgui"
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         """Queue a user message (with its images and attached files, if any); it is

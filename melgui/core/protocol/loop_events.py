@@ -10,6 +10,7 @@ from typing import Literal
 
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
+from melgui.core.protocol.judgement import Judgement
 from melgui.core.protocol.messages import Message, Repair, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
 
@@ -62,6 +63,7 @@ class ToolCallStarted:
 
     call: ToolCall
     allowed_by: str = ""
+    judgement: Judgement | None = None  # what the policy made of it (None: not judged)
     kind: Literal["tool_call_started"] = "tool_call_started"
 
 
@@ -73,6 +75,8 @@ class ToolCallFinished:
     duration: float  # seconds the call ran (after any wait for approval)
     parts: tuple[ResultPart, ...] = ()  # what the inspector shows besides the text
     waited: float = 0.0  # seconds it waited for the person's approval
+    judgement: Judgement | None = None  # None: not judged (bad arguments, skipped)
+    checkpoint: int | None = None  # the checkpoint record taken around it, if any
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
 

@@ -4,7 +4,7 @@ and export. No Qt here.
     store = open_store()                      # never raises; store.notice says what went wrong
     cid = store.create_conversation(folder)
     journal = Journal(store, cid)
-    session.subscribe(journal.observe)        # and wire=journal.record_wire
+    journal.attach(session)                  # and wire=journal.record_wire
 """
 
 from melgui.core.store.records import (

@@ -11,9 +11,10 @@ import bisect
 from collections.abc import Sequence
 
 from melgui.core.store.records import NoteRecord, StoredMessage
+from melgui.core.thread.reducer import STOPPED_TEXT
 
 FAILURE_KINDS = ("error", "retry", "stopped")
-STOPPED_TEXT = "Stopped: the answer before this point may be incomplete."
+__all__ = ["FAILURE_KINDS", "STOPPED_TEXT", "place_notes"]
 
 
 def place_notes(

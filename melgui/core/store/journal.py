@@ -1,13 +1,15 @@
 """The Journal: writes a session's conversation to the store as it happens.
 
     journal = Journal(store, conversation_id, session.conversation)
-    session.subscribe(journal.observe)      # and pass wire=journal.record_wire
+    journal.attach(session)                 # and pass wire=journal.record_wire
 
-Discrete events (a user message sent, an assistant message at the end of its leg,
-a tool call requested / awaiting approval / approved / denied / finished, a plan)
-are committed at once. Streaming text is batched: the partial assistant row is
-rewritten in place at most every `flush_interval` seconds, and a timer makes sure
-text that arrived is on disk within that time even if the stream stalls. Wire log
+The messages come from the loop's events (a user message sent, an assistant message at
+the end of its leg, a branch); a tool call's life (requested / awaiting approval /
+approved / denied / finished), the notes, the plans and the turn's end come from the
+session's thread model. Each is committed at once. Streaming text is batched: the
+partial assistant row is rewritten in place at most every `flush_interval` seconds, and
+a timer makes sure text that arrived is on disk within that time even if the stream
+stalls. Wire log
 lines are batched the same way. A storage failure never reaches the loop: it is
 reported once through `on_problem` and in `problem`.
 """
@@ -19,11 +21,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import assert_never
+from typing import Protocol, assert_never
 
-from melgui.core.protocol.approval import Decision
-from melgui.core.protocol.call_life import AUTO_BY, decision_text
-from melgui.core.protocol.events import ToolCall, WireEntry
+from melgui.core.protocol.call_life import CallPhase
+from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
@@ -44,14 +45,25 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
-from melgui.core.store.failures import STOPPED_TEXT
 from melgui.core.store.store import Store
+from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
+from melgui.core.thread.entries import CallEntry, NoteEntry, ThreadState
+from melgui.core.thread.thread import Thread
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
 WIRE_CHUNK = 1000  # wire log lines written together at most
 # Each flush rewrites the whole partial answer: past this many characters the interval
 # grows with its size, so a huge answer costs linear, not quadratic, writing.
 PARTIAL_STEP = 1024 * 1024
+
+
+class Recorded(Protocol):
+    """A session as the journal records it (core.agent's AgentSession)."""
+
+    @property
+    def thread(self) -> Thread: ...
+
+    def subscribe(self, observer: Callable[[LoopEvent], None]) -> Callable[[], None]: ...
 
 
 class Journal:
@@ -89,7 +101,8 @@ class Journal:
         self._last_flush = clock()
         self._timer: asyncio.TimerHandle | None = None
         self._checkpoint: asyncio.Future[None] | None = None
-        self._asked: set[str] = set()
+        self._calls: dict[str, tuple[CallPhase, str]] = {}  # phase and decision stored
+        self._turn = ThreadState()
         self._thread = threading.get_ident()
         self._mirror: list[Message] = self._start_mirror(conversation, stored)
 
@@ -149,29 +162,8 @@ class Journal:
                 self._flush_wire()
                 self._wire_leg = leg
                 self._drop_partial()
-            case AssistantText():
-                pass  # handled in observe
-            case AssistantReasoning():
-                pass  # handled in observe
             case MessageAdded(message=message):
                 self._add_message(message)
-            case ToolCallRequested(call=call):
-                self.store.call_requested(cid, call)
-            case ApprovalNeeded(request=request):
-                call_id = request.call.id
-                self._asked.add(call_id)
-                self.store.call_state(cid, call_id, "waiting")
-                request.future.add_done_callback(lambda future: self._decided(call_id, future))
-            case ToolCallStarted(call=call, allowed_by=allowed_by):
-                if call.id not in self._asked:
-                    decision = f"{AUTO_BY}{allowed_by}" if allowed_by else "auto"
-                    self.store.call_decided(cid, call.id, decision)
-                self.store.call_state(cid, call.id, "running")
-            case ToolCallFinished(call=call, status=status, content=content, duration=duration):
-                with self.store.transaction():
-                    self.store.call_finished(cid, call.id, status, content, duration)
-                    if call.name == "write_plan" and status == "ok":
-                        self._add_plan(call)
             case LegFinished():
                 self._flush_wire()
             case HistoryRepaired(repair=repair):
@@ -185,24 +177,97 @@ class Journal:
                 self._mirror = list(messages)
                 self._partial_seq = None
                 self.store.branch(cid, messages, reason, note)
-            case TurnFailed(message=message):
-                self.flush()
-                self.store.add_note(cid, "error", message)
-                self._checkpoint_soon()
-            case TurnCancelled():
-                self.flush()
-                self.store.add_note(cid, "stopped", STOPPED_TEXT)
-                self._checkpoint_soon()
-            case TurnFinished():
-                self.flush()
-                self._checkpoint_soon()
-            case Retrying(attempt=attempt, reason=reason):
-                self.store.add_note(cid, "retry", f"attempt {attempt + 1} after: {reason}")
-            case ContextNotice(text=text, level=level):
-                if level == "warning":
-                    self.store.add_note(cid, "context", text)
+            case (
+                AssistantText() | AssistantReasoning()  # handled in observe
+                | ToolCallRequested() | ApprovalNeeded() | ToolCallStarted() | ToolCallFinished()
+                | Retrying() | ContextNotice() | TurnFinished() | TurnFailed() | TurnCancelled()
+            ):  # fmt: skip
+                pass  # the thread says these (`hear`)
             case _:
                 assert_never(event)
+
+    # -- the thread: calls, notes, plans, turn ends ------------------------------------
+
+    def attach(self, session: Recorded) -> Callable[[], None]:
+        """Record `session`: its messages from its events, the rest from its thread;
+        returns a function that stops."""
+        stop_events = session.subscribe(self.observe)
+        stop_thread = self.follow(session.thread)
+
+        def detach() -> None:
+            stop_events()
+            stop_thread()
+
+        return detach
+
+    def follow(self, thread: Thread) -> Callable[[], None]:
+        """Record the calls, notes, plans and turn ends of `thread`; returns a function
+        that stops."""
+        self._turn = thread.state
+        return thread.subscribe(self.hear)
+
+    def hear(self, change: Change) -> None:
+        """Record one change of the thread; never raises for storage trouble."""
+        try:
+            self._hear(change)
+        except sqlite3.Error as exc:
+            self._report(exc)
+
+    def _hear(self, change: Change) -> None:
+        match change:
+            case EntryAdded(entry=CallEntry() as entry):
+                self.store.call_requested(self.conversation_id, entry.call)
+                self._calls[entry.call_id] = ("requested", "")
+            case EntryChanged(entry=CallEntry() as entry):
+                self._call_changed(entry)
+            case EntryAdded(entry=NoteEntry() as note):
+                self._note(note)
+            case StateChanged(state=state):
+                ended = state.turns != self._turn.turns
+                self._turn = state
+                if ended and state.outcome == "done":
+                    self.flush()
+                    self._checkpoint_soon()
+            case _:
+                pass
+
+    def _call_changed(self, entry: CallEntry) -> None:
+        cid, call_id = self.conversation_id, entry.call_id
+        phase, decision = self._calls.get(call_id, ("requested", ""))
+        if entry.phase == "waiting" and phase != "waiting":
+            self.store.call_state(cid, call_id, "waiting")
+        if entry.decision and entry.decision != decision:
+            self.store.call_decided(cid, call_id, entry.decision)
+        if entry.phase == "running" and phase != "running":
+            self.store.call_state(cid, call_id, "running")
+        self._calls[call_id] = (entry.phase, entry.decision)
+        result = entry.result
+        if result is None or phase not in ("requested", "waiting", "running"):
+            return
+        with self.store.transaction():
+            self.store.call_finished(cid, call_id, result.status, result.content, entry.timing.ran)
+            if entry.name == "write_plan" and result.status == "ok":
+                arguments = entry.arguments or {}
+                title = str(arguments.get("title", ""))
+                markdown = str(arguments.get("markdown", ""))
+                self.store.add_plan(cid, title, markdown, call_id=call_id)
+
+    def _note(self, note: NoteEntry) -> None:
+        cid = self.conversation_id
+        match note.note:
+            case "error" | "stopped":
+                self.flush()
+                self.store.add_note(cid, note.note, note.text)
+                self._checkpoint_soon()
+            case "retry":
+                self.store.add_note(cid, "retry", f"attempt {note.attempt + 1} after: {note.text}")
+            case "context":
+                if note.level == "warning":
+                    self.store.add_note(cid, "context", note.text)
+            case "repair":
+                pass  # written with the repaired messages
+            case _:
+                assert_never(note.note)
 
     def _add_message(self, message: Message) -> None:
         self._cancel_timer()
@@ -217,23 +282,6 @@ class Journal:
         self._text_dirty = False
         self._partial_size = 0
         self._partial_seq = None
-
-    def _decided(self, call_id: str, future: asyncio.Future[Decision]) -> None:
-        if future.cancelled() or future.exception() is not None:
-            return
-        decision = future.result()
-        label = decision_text(decision)
-        try:
-            self.store.call_decided(self.conversation_id, call_id, label)
-        except sqlite3.Error as exc:
-            self._report(exc)
-
-    def _add_plan(self, call: ToolCall) -> None:
-        arguments = call.parsed
-        if isinstance(arguments, dict):
-            title = str(arguments.get("title", ""))
-            markdown = str(arguments.get("markdown", ""))
-            self.store.add_plan(self.conversation_id, title, markdown, call_id=call.id)
 
     # -- batching ----------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ store = open_store()
 recording = start_recording(store, folder, model=model, role=role,
                             resume_id=options.resume, continue_latest=options.continue_)
 session = AgentSession(..., recording.conversation, ..., wire=recording.journal.record_wire)
-session.subscribe(recording.journal.observe)
+recording.journal.attach(session)
 ...
 recording.close()        # flushes the journal; the caller closes the store
 """

@@ -1,9 +1,9 @@
 """The agents board's model: every agent of a window and what it is doing. Qt-free.
 
 An agent is a session shown somewhere (the main conversation's or a worker pane's
-AgentSession, an ACP agent pane's HostedAgentSession: the same events), added under a key:
-`board.add("pane-3", "worker 3: …", session)`.
-The board follows the session's events and keeps, per agent, its state (running,
+AgentSession, an ACP agent pane's HostedAgentSession: each has a thread model), added
+under a key: `board.add("pane-3", "worker 3: …", session)`.
+The board follows the session's thread and keeps, per agent, its state (running,
 waiting for approval since when, idle, finished, failed), its branch (from its
 worktree, when it has one), the files it changed (git against the worktree's base when
 it has one, counted in a thread: `file_count`; else the paths its file-changing tool
@@ -24,16 +24,8 @@ from typing import Literal
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.loop_events import (
-    ApprovalNeeded,
-    LegStarted,
-    LoopEvent,
-    MessageAdded,
-    ToolCallFinished,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-)
+from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
+from melgui.core.thread.entries import AssistantEntry, CallEntry, NoteEntry, UserEntry
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.board.branch_files import changed_files
 from melgui.desk.board.file_count import FileCount, FileCounter
@@ -42,7 +34,7 @@ from melgui.desk.hosted_agents.session import HostedAgentSession
 AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
 MomentKind = Literal["approval", "finished", "failed"]
 WorktreeOf = Callable[[], Worktree | None]
-Followed = AgentSession | HostedAgentSession  # both emit LoopEvents to subscribers
+Followed = AgentSession | HostedAgentSession  # both keep a thread model
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +65,7 @@ class Moment:
 
 
 class _Agent:
-    """Follows one session's events; tells the board what changed."""
+    """Follows one session's thread; tells the board what changed."""
 
     def __init__(
         self,
@@ -91,10 +83,16 @@ class _Agent:
         self.state: AgentState = "running" if session.busy else "idle"
         self.since = board.clock()
         self.detail = ""
-        self.pending: list[ApprovalRequest] = []
+        self.asked: dict[str, ApprovalRequest] = {}  # by call id, oldest first
         self.written: set[str] = set()  # paths its own tool calls changed
+        self._ended: set[str] = set()  # calls whose result was seen
         self._git_files = FileCount(board.count_files, lambda: board.changed(self, None))
-        self._unsubscribe = session.subscribe(self._on_event)
+        self._turns = session.thread.state.turns
+        self._unsubscribe = session.thread.subscribe(self._on_change)
+
+    @property
+    def pending(self) -> list[ApprovalRequest]:
+        return list(self.asked.values())
 
     def close(self) -> None:
         self._unsubscribe()
@@ -106,55 +104,73 @@ class _Agent:
             self.since = self.board.clock()
         self.detail = detail
 
-    def _on_event(self, event: LoopEvent) -> None:
+    def _on_change(self, change: Change) -> None:
         moment: Moment | None = None
-        if isinstance(event, ApprovalNeeded):
-            request = event.request
-            self.pending.append(request)
-            request.future.add_done_callback(lambda _f: self._decided(request))
-            self._set("waiting")
-            moment = self._moment("approval", request.call.name, request.call.id)
-        elif isinstance(event, LegStarted) or (
-            isinstance(event, MessageAdded) and event.message.role == "user"
-        ):
-            if not self.pending:
-                self._set("running")
-        elif isinstance(event, ToolCallFinished):
-            self._note_written(event)
-        elif isinstance(event, TurnFinished):
-            self._set("finished")
-            moment = self._moment("finished", self._last_reply())
-        elif isinstance(event, TurnFailed):
-            self._set("failed", event.message)
-            moment = self._moment("failed", event.message)
-        elif isinstance(event, TurnCancelled):
-            self._set("idle")
-        else:
-            return
+        match change:
+            case EntryChanged(entry=CallEntry() as entry):
+                told, moment = self._call_changed(entry)
+                if not told:
+                    return
+            case EntryAdded(entry=UserEntry()):
+                if not self.asked:
+                    self._set("running")
+            case EntryAdded(entry=NoteEntry(note="error", text=text)):
+                self._set("failed", text)
+                moment = self._moment("failed", text)
+            case StateChanged(state=state):
+                ended, self._turns = state.turns != self._turns, state.turns
+                if ended and state.outcome == "done":
+                    self._set("finished")
+                    moment = self._moment("finished", self._last_reply())
+                elif ended and state.outcome == "cancelled":
+                    self._set("idle")
+                elif state.status == "running" and not ended and not self.asked:
+                    self._set("running")
+                elif not ended:
+                    return
+            case _:
+                return
         self.board.changed(self, moment)
 
-    def _decided(self, request: ApprovalRequest) -> None:
-        if request in self.pending:
-            self.pending.remove(request)
-            if not self.pending and self.state == "waiting":
+    def _call_changed(self, entry: CallEntry) -> tuple[bool, Moment | None]:
+        """A call asked (the approval moment), answered or ended: whether the board
+        changed, and the moment."""
+        call_id = entry.call_id
+        request = self.session.thread.request(call_id)
+        if entry.question is not None and call_id not in self.asked and request is not None:
+            self.asked[call_id] = request
+            self._set("waiting")
+            return True, self._moment("approval", entry.name, call_id)
+        told = False
+        if entry.question is None and call_id in self.asked:
+            del self.asked[call_id]
+            if not self.asked and self.state == "waiting":
                 self._set("running" if self.session.busy else "idle")
-            self.board.changed(self, None)
+            told = True
+        if entry.result is not None and call_id not in self._ended:
+            self._ended.add(call_id)
+            self._note_written(entry)
+            told = True
+        return told, None
 
     def _moment(self, kind: MomentKind, detail: str, call_id: str = "") -> Moment:
         return Moment(self.key, self.name, kind, detail, self.session.source, call_id)
 
     def _last_reply(self) -> str:
-        for message in reversed(self.session.conversation.messages):
-            if message.role == "assistant" and message.content.strip():
-                return message.content.strip()
+        for entry in reversed(self.session.thread.entries):
+            if isinstance(entry, AssistantEntry) and entry.text.strip():
+                return entry.text.strip()
         return ""
 
-    def _note_written(self, event: ToolCallFinished) -> None:
+    def _note_written(self, entry: CallEntry) -> None:
         self._git_files.mark_stale()  # anything may have changed the worktree
-        if event.status != "ok" or not isinstance(self.session, AgentSession):
+        result = entry.result
+        if result is None or result.status != "ok" or entry.origin.kind == "acp":
             return  # an ACP agent's tools are its own: its worktree's git count only
-        tool = self.session.loop.catalog.get(event.call.name)
-        arguments = event.call.parsed
+        if not isinstance(self.session, AgentSession):
+            return
+        tool = self.session.loop.catalog.get(entry.name)
+        arguments = entry.arguments
         if tool is None or tool.read_only or not tool.path_argument or not arguments:
             return
         path = arguments.get(tool.path_argument)

@@ -40,6 +40,8 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation
+from melgui.core.thread.reducer import ThreadReducer
+from melgui.core.thread.thread import Thread
 from melgui.desk.hosted_agents.agent_state import AgentState, Choice
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.client import HostClient
@@ -114,6 +116,10 @@ class AcpHost:
         self.start_timeout = start_timeout
         self.cancel_grace = cancel_grace
         self._observers: list[Observer] = []
+        # The agent's conversation as the one thread model views read (its reducer hears
+        # every event first, as an AgentSession's does).
+        self.thread = Thread()
+        self.reducer = ThreadReducer(self.thread, source=self.source, agent=command.name)
         self._ask = ask
         self.gate = PermissionGate(
             command.origin, self.source, policy, self._ask_person, self._tell
@@ -154,6 +160,10 @@ class AcpHost:
         return lambda: self._observers.remove(observer) if observer in self._observers else None
 
     def emit(self, event: LoopEvent) -> None:
+        try:
+            self.reducer.apply(event)
+        except Exception:
+            log.exception("the thread failed on %s", event.kind)
         for observer in list(self._observers):
             try:
                 observer(event)

@@ -18,6 +18,7 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ContextNotice, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.thread.thread import Thread
 from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.session_book import SessionBook, SessionEntry
 
@@ -74,6 +75,10 @@ class HostedAgentSession:
     @property
     def queued_messages(self) -> list[Message]:
         return list(self._queue)
+
+    @property
+    def thread(self) -> Thread:
+        return self.host.thread
 
     def subscribe(self, observer: Callable[[LoopEvent], None]) -> Callable[[], None]:
         return self.host.subscribe(observer)

@@ -16,26 +16,23 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
-from melgui.core.protocol.loop_events import (
-    ApprovalNeeded,
-    AssistantReasoning,
-    AssistantText,
-    ContextNotice,
-    HistoryBranched,
-    HistoryRepaired,
-    LegFinished,
-    LegStarted,
-    LoopEvent,
-    MessageAdded,
-    Retrying,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolCallStarted,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-)
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.thread.changes import (
+    Change,
+    EntriesReplaced,
+    EntryAdded,
+    EntryChanged,
+    StateChanged,
+    TextAppended,
+)
+from melgui.core.thread.entries import (
+    AssistantEntry,
+    BranchEntry,
+    CallEntry,
+    NoteEntry,
+    ReasoningEntry,
+    UserEntry,
+)
 from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
@@ -118,7 +115,9 @@ class ChatView(HistoryPaging, QWidget):
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.stop)
         self._init_paging(self)
-        bridge.loopEvent.connect(self.on_event)
+        self._phases: dict[str, CallPhase] = {}  # a card's phase as last drawn live
+        self._turns = bridge.session.thread.state.turns
+        bridge.threadChange.connect(self.on_change)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
         self._images_refused = ""  # why the last turn failed, when on an image
         bridge.busyChanged.connect(self._after_turn)
@@ -216,60 +215,91 @@ class ChatView(HistoryPaging, QWidget):
 
     # --- live events ------------------------------------------------------------------
 
-    def on_event(self, event: LoopEvent) -> None:
+    def on_change(self, change: Change) -> None:
+        """Draw one change of the session's thread."""
         self._finish_loading()
         t = self.transcript
-        match event:
-            case AssistantText(text=text):
+        match change:
+            case EntryAdded(entry=AssistantEntry(streaming=True, text=text)):
                 t.stream_text(text)
-            case AssistantReasoning(text=text):
+            case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
                 t.stream_reasoning(text)
-            case MessageAdded(message=message):
-                if message.role == "assistant":
-                    t.finish_assistant(message.content, background=True)
-                    for call in message.tool_calls:
-                        self._add_card(call, "requested")
-                elif message.role == "user":
-                    links = self._user_links(self._index_of(message))
-                    t.add_user(message.content, links, message.parts)
-            case ApprovalNeeded(request=request):
-                self._set_card(request.call.id, "waiting")
-            case ToolCallStarted(call=call):
-                self._set_card(call.id, "running")
-            case ToolCallFinished(call=call, status=status, content=content, waited=waited):
-                if not t.has_card(call.id):
-                    self._add_card(call, status)
-                code = exit_code_of(content)
-                self._set_card(call.id, status, event.duration, exit_code=code, waited=waited)
-            case TurnFailed(message=text, status=status):
+            case TextAppended(text=text, reasoning=reasoning):
+                (t.stream_reasoning if reasoning else t.stream_text)(text)
+            case (
+                EntryAdded(entry=AssistantEntry(text=text))
+                | EntryChanged(entry=AssistantEntry(streaming=False, text=text))
+            ):
+                t.finish_assistant(text, background=True)
+            case EntryChanged(entry=ReasoningEntry(streaming=False)):
+                t.finish_assistant(None, background=True)  # a leg that only reasoned
+            case EntryAdded(entry=UserEntry(message=message)):
+                links = self._user_links(self._index_of(message))
+                t.add_user(message.content, links, message.parts)
+            case EntryAdded(entry=CallEntry(call=call)):
+                self._phases[call.id] = "requested"
+                self._add_card(call, "requested")
+            case EntryChanged(entry=CallEntry() as entry):
+                self._call_changed(entry)
+            case EntryAdded(entry=NoteEntry() as note):
+                self._notice(note)
+            case EntriesReplaced(entries=entries, reason=reason) if reason != "load":
+                self.failures = []  # placed on the old list of messages
+                self.load_conversation(
+                    Conversation(list(self.bridge.session.conversation.messages))
+                )
+                marker = entries[-1] if entries else None
+                if isinstance(marker, BranchEntry) and marker.note:
+                    self.transcript.add_notice(marker.note, self.colors.muted)
+            case StateChanged(state=state):
+                ended, self._turns = state.turns != self._turns, state.turns
+                if ended and state.outcome == "done":
+                    self.show_instruction_files()
+                    self._bound_drawn()
+            case _:
+                pass
+
+    def _call_changed(self, entry: CallEntry) -> None:
+        """A card follows its call's phase (a draft typed or a decision made: no redraw)."""
+        call_id, phase = entry.call_id, entry.phase
+        if self._phases.get(call_id) == phase:
+            return
+        self._phases[call_id] = phase
+        result = entry.result
+        if result is None:
+            if phase in ("waiting", "running"):
+                self._set_card(call_id, phase)
+            return
+        if not self.transcript.has_card(call_id):
+            self._add_card(entry.call, phase)
+        code = exit_code_of(result.content)
+        timing = entry.timing
+        self._set_card(call_id, phase, timing.ran, exit_code=code, waited=timing.waited)
+
+    def _notice(self, note: NoteEntry) -> None:
+        t = self.transcript
+        match note.note:
+            case "error":
+                text, status = note.text, note.status
                 explained = explain_failure(text, status, kept=self._answer_kept())
                 self._images_refused = explained.text if rejects_images(text, status) else ""
                 retry = ("act:retry/", "Retry") if cut_short(text) else ("", "")
                 t.add_notice(explained.text, self.colors.error, action=explained.action, link=retry)
-            case TurnCancelled():
+            case "stopped":
                 t.add_notice("Stopped.", self.colors.warn, action="the conversation is kept")
-            case Retrying(attempt=attempt, delay=delay, reason=reason):
+            case "retry":
                 t.add_notice(
-                    f"Retrying in {delay:.0f} s (attempt {attempt + 1}): {shorten(reason, 120)}",
+                    f"Retrying in {note.delay:.0f} s (attempt {note.attempt + 1}): "
+                    f"{shorten(note.text, 120)}",
                     self.colors.muted,
                 )
-            case HistoryRepaired(repair=repair):
-                t.add_notice(repair.describe(), self.colors.muted)
-            case HistoryBranched(messages=messages, note=note):
-                self.failures = []  # placed on the old list of messages
-                self.load_conversation(Conversation(list(messages)))
-                if note:
-                    self.transcript.add_notice(note, self.colors.muted)
-            case ContextNotice(text=text, level=level):
-                color = self.colors.warn if level == "warning" else self.colors.muted
-                t.add_notice(text, color)
-            case TurnFinished():
-                self.show_instruction_files()
-                self._bound_drawn()
-            case LegStarted() | LegFinished() | ToolCallRequested():
-                pass
+            case "repair":
+                t.add_notice(note.text, self.colors.muted)
+            case "context":
+                color = self.colors.warn if note.level == "warning" else self.colors.muted
+                t.add_notice(note.text, color)
             case _:
-                assert_never(event)
+                assert_never(note.note)
 
     # --- long sessions -------------------------------------------------------
 

@@ -65,6 +65,7 @@ class SessionJournal:
         self.journal = Journal(
             self.owner.store, cid, conversation, stored=stored, on_problem=sidebar.problem.emit
         )
+        self._detach.append(self.journal.follow(self.session.thread))
         if self._listen_wire is not None:
             self._detach.append(self._listen_wire(self.journal.record_wire))
 

@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.call_life import AUTO_BY, CallPhase, decision_text, is_open
+from melgui.core.protocol.call_life import CallPhase, is_open
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.loop_events import (
-    ApprovalNeeded,
-    LoopEvent,
-    MessageAdded,
-    ToolCallFinished,
-    ToolCallStarted,
-)
-from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.result_parts import ResultPart
 from melgui.core.store.records import ToolCallRecord
+from melgui.core.thread.changes import Change, EntryAdded, EntryChanged
+from melgui.core.thread.entries import CallEntry
+from melgui.core.thread.thread import Thread
 from melgui.ui.runtime.bridge import SessionBridge
 
 
@@ -56,7 +49,7 @@ class CallRecord:
 
 
 class CallBook(QObject):
-    """Built from the conversation, then kept current from the bridge's events."""
+    """The calls of one session's thread, kept current from its changes."""
 
     added = Signal(str)  # call id
     changed = Signal(str)  # call id
@@ -65,21 +58,10 @@ class CallBook(QObject):
         super().__init__(parent)
         self.bridge = bridge
         self.records: dict[str, CallRecord] = {}
-        self._leg = 0
-        self.load(bridge.session.conversation)
-        bridge.loopEvent.connect(self.on_event)
-
-    def load(self, conversation: Conversation) -> None:
-        self.records.clear()
-        for message in conversation.messages:
-            if message.role == "assistant":
-                self._leg += 1
-                for call in message.tool_calls:
-                    self._add(call)
-            elif message.role == "tool" and message.tool_call_id in self.records:
-                record = self.records[message.tool_call_id]
-                record.status = message.status or "ok"
-                record.result = message.content
+        self.model: Thread = bridge.session.thread
+        for entry in self.model.calls():
+            self._take(entry)
+        bridge.threadChange.connect(self.on_change)
 
     def apply_stored(self, stored: Iterable[ToolCallRecord]) -> list[str]:
         """Take status, duration, decision and result from the store's records of a
@@ -106,54 +88,34 @@ class CallBook(QObject):
     def pending(self) -> list[CallRecord]:
         return [r for r in self.records.values() if r.awaiting_person]
 
-    def on_event(self, event: LoopEvent) -> None:
-        match event:
-            case MessageAdded(message=message) if message.role == "assistant":
-                self._leg += 1
-                for call in message.tool_calls:
-                    self._add(call)
-                    self.added.emit(call.id)
-            case ApprovalNeeded(request=request):
-                record = self._ensure(request.call)
-                record.request = request
-                record.arguments = request.arguments
-                record.status = "waiting"
-                request.future.add_done_callback(partial(self._decided, request.call.id))
-                self.changed.emit(record.call.id)
-            case ToolCallStarted(call=call, allowed_by=allowed_by):
-                record = self._ensure(call)
-                if allowed_by and not record.decision:  # the rule that let it run
-                    record.decision = AUTO_BY + allowed_by
-                record.status = "running"
-                record.started_at = time.monotonic()
-                self.changed.emit(call.id)
-            case ToolCallFinished(call=call, status=status, content=content, duration=duration):
-                record = self._ensure(call)
-                record.status = status
-                record.result = content
-                record.duration = duration
-                record.parts = event.parts
-                self.changed.emit(call.id)
+    def on_change(self, change: Change) -> None:
+        match change:
+            case EntryAdded(entry=CallEntry() as entry):
+                self._take(entry)
+                self.added.emit(entry.call_id)
+            case EntryChanged(entry=CallEntry() as entry):
+                self._take(entry)
+                self.changed.emit(entry.call_id)
             case _:
                 pass
 
-    def _decided(self, call_id: str, future: object = None) -> None:
-        # The buttons must go away as soon as anyone (this view, the queue) decided.
+    def _take(self, entry: CallEntry) -> CallRecord:
+        """The record of a call as its entry says it is now."""
+        call_id = entry.call_id
         record = self.records.get(call_id)
         if record is None:
-            return
-        if isinstance(future, asyncio.Future) and not future.cancelled():
-            record.decision = decision_text(future.result())
-        self.changed.emit(call_id)
-
-    def _add(self, call: ToolCall) -> CallRecord:
-        record = CallRecord(call, call.parsed, self.bridge.source, leg=self._leg)
-        self.records[call.id] = record
-        return record
-
-    def _ensure(self, call: ToolCall) -> CallRecord:
-        record = self.records.get(call.id)
-        if record is None:
-            record = self._add(call)
-            self.added.emit(call.id)
+            record = CallRecord(entry.call, entry.arguments, entry.origin.source, leg=entry.leg)
+            self.records[call_id] = record
+        if entry.phase == "running" and record.status != "running":
+            record.started_at = time.monotonic()
+        record.status = entry.phase
+        record.arguments = entry.arguments
+        if entry.question is not None:
+            record.request = self.model.request(call_id)
+        if entry.decision and entry.decision != "auto":  # bare "auto": no rule to name
+            record.decision = entry.decision
+        if entry.result is not None:
+            record.result = entry.result.content
+            record.parts = entry.result.parts
+            record.duration = entry.timing.ran
         return record

@@ -13,7 +13,7 @@ import asyncio
 import html
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, cast
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import Signal
@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.session import AgentSession
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.session import HostedAgentSession
@@ -60,12 +59,10 @@ class AcpPane(AgentPane):
     ) -> None:
         self.acp = session
         self.kit = PromptKit(session.host.cwd)
-        # The window's views read an AgentSession; an HostedAgentSession has the same surface.
-        as_session = cast(AgentSession, session)
         if bridge is None:
-            bridge = SessionBridge(as_session, tasks=tasks)
+            bridge = SessionBridge(session, tasks=tasks)
         super().__init__(
-            as_session,
+            session,
             "",
             bridge=bridge,
             on_approval=on_approval,

@@ -18,7 +18,7 @@ from html import escape
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from melgui.core.agent.session import AgentSession
+from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -50,7 +50,7 @@ class AgentPane(QWidget):
 
     def __init__(
         self,
-        session: AgentSession,
+        session: ChatSession,
         task: str | None,
         *,
         bridge: SessionBridge | None = None,

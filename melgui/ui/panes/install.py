@@ -14,7 +14,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
-from melgui.core.agent.session import AgentSession
+from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.worktrees.model import Worktree
@@ -49,7 +49,7 @@ class PaneHost(Protocol):
         worktree: Worktree | None = None,
     ) -> AgentSession: ...
 
-    def bridge_for(self, session: AgentSession) -> SessionBridge: ...
+    def bridge_for(self, session: ChatSession) -> SessionBridge: ...
 
     def width(self) -> int: ...
 

@@ -12,12 +12,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox
 
-from melgui.core.agent.session import AgentSession
+from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
 from melgui.core.worktrees.create import WorktreeError
@@ -54,7 +53,7 @@ class WorkerSpec:
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
 # (command, pane title, the id of an earlier session to reopen or None)
 AcpFactory = Callable[[AgentCommand, str, str | None], HostedAgentSession]
-BridgeFactory = Callable[[AgentSession], SessionBridge]
+BridgeFactory = Callable[[ChatSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
 
 
@@ -245,8 +244,7 @@ class PaneManager(QObject):
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the agent: {exc}") from exc
-        as_session = cast(AgentSession, session)  # the same surface (see AcpPane)
-        bridge = self.bridge_factory(as_session) if self.bridge_factory is not None else None
+        bridge = self.bridge_factory(session) if self.bridge_factory is not None else None
         pane = AcpPane(
             session,
             task,

@@ -1,4 +1,5 @@
-"""The one adapter between an AgentSession and Qt: LoopEvents and wire entries become Signals.
+"""The one adapter between an AgentSession and Qt: its thread's changes, LoopEvents and wire
+entries become Signals.
 
 The agent loop runs on the qasync loop, i.e. the GUI thread, so signals are delivered
 directly; a wire entry coming from a transport's worker thread is queued by Qt.
@@ -11,7 +12,7 @@ import contextlib
 
 from PySide6.QtCore import QObject, Signal
 
-from melgui.core.agent.session import AgentSession
+from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.loop_events import LoopEvent, MessageAdded
@@ -23,13 +24,14 @@ class SessionBridge(QObject):
     """Signals for one session. `submit`/`stop` go through here so `busy` stays exact."""
 
     loopEvent = Signal(object)  # every LoopEvent, in order
+    threadChange = Signal(object)  # every Change of the session's thread, in order
     wire = Signal(object)  # WireEntry
     busyChanged = Signal(bool)
     queuedChanged = Signal(list)  # texts waiting to be sent
 
     def __init__(
         self,
-        session: AgentSession,
+        session: ChatSession,
         recorder: WireRecorder | None = None,
         tasks: TaskKeeper | None = None,
         parent: QObject | None = None,
@@ -40,6 +42,7 @@ class SessionBridge(QObject):
         self._tasks = tasks if tasks is not None else TaskKeeper()
         self._busy = False
         self._unsubscribe = session.subscribe(self._on_event)
+        self._unthread = session.thread.subscribe(self.threadChange.emit)
         self._unwire = self.recorder.listen(self._on_wire)
 
     @property
@@ -72,6 +75,7 @@ class SessionBridge(QObject):
     def detach(self) -> None:
         """Stop listening (the session may live on)."""
         self._unsubscribe()
+        self._unthread()
         self._unwire()
 
     async def _watch_idle(self) -> None:

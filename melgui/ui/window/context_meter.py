@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from melgui.core.agent.compaction import summary_text, with_summary
 from melgui.core.agent.context import answer_reserve
+from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.loop_events import (
     ContextNotice,
@@ -118,6 +119,8 @@ class ContextMeter(QWidget):
         if self._bridge is None:
             return
         session = self._bridge.session
+        if not isinstance(session, AgentSession):
+            return  # an ACP agent keeps its own context
         tracker = session.context
         window = tracker.window
         used = session.compactor.fit(session.conversation.messages).estimate

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.session import AgentSession
+from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, config_dir
 from melgui.core.config.trust import FolderTrust
@@ -100,7 +100,7 @@ class MainWindow(QMainWindow):
         self.colors = colors_for(settings.theme)
         self.tasks = TaskKeeper(on_error=self._report_error)
         self.approvals = ApprovalQueue(self)
-        self._recorders: weakref.WeakKeyDictionary[AgentSession, WireRecorder] = (
+        self._recorders: weakref.WeakKeyDictionary[ChatSession, WireRecorder] = (
             weakref.WeakKeyDictionary()
         )
         self._policies: weakref.WeakKeyDictionary[AgentSession, RulePolicy] = (
@@ -317,7 +317,7 @@ class MainWindow(QMainWindow):
         self._recorders[session] = recorder
         return session
 
-    def bridge_for(self, session: AgentSession) -> SessionBridge:
+    def bridge_for(self, session: ChatSession) -> SessionBridge:
         """A bridge for `session`; its approvals also go to the window's queue."""
         bridge = SessionBridge(session, self._recorders.get(session), self.tasks, self)
 

@@ -60,10 +60,10 @@ class StatusLine(QStatusBar):
     def _update_counts(self) -> None:
         if self._bridge is None:
             return
-        loop = self._bridge.session.loop
-        usage = loop.usage
+        state = self._bridge.session.thread.state
+        usage = state.usage
         self.counts.setText(
-            f"Legs {loop.legs}  ·  Tokens {usage.prompt_tokens:,} in / "
+            f"Legs {state.legs}  ·  Tokens {usage.prompt_tokens:,} in / "
             f"{usage.completion_tokens:,} out"
         )
         self.counts.setToolTip("Each leg is one request to the server and one quota unit")

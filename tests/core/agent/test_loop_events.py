@@ -27,7 +27,7 @@ from melgui.core.protocol.events import (
     Usage,
     WireEntry,
 )
-from melgui.core.protocol.judgement import ASK
+from melgui.core.protocol.judgement import ASK, allowed
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantText,
@@ -107,6 +107,7 @@ async def test_a_turn_with_a_retry_two_calls_and_an_approval_tells_observers_eve
     write_result = 'write_file ok {"content": "x", "path": "b.txt"}'
     image = ResultPart("image", data="aGk=", mime_type="image/png")
     (asked,) = [e.request for e in events if isinstance(e, ApprovalNeeded)]
+    rule = allowed("rule", "allow read_file (everywhere)")
     assert events == [
         MessageAdded(Message.user("go")),
         LegStarted(1, 1),
@@ -117,13 +118,13 @@ async def test_a_turn_with_a_retry_two_calls_and_an_approval_tells_observers_eve
         MessageAdded(Message.assistant("Looking. ", (first, second))),
         ToolCallRequested(first),
         ToolCallRequested(second),
-        ToolCallStarted(first, "allow read_file (everywhere)"),
+        ToolCallStarted(first, "allow read_file (everywhere)", rule),
         MessageAdded(Message.tool_result("call", read_result, "ok")),
-        ToolCallFinished(first, "ok", read_result, 2.5, (image,)),
+        ToolCallFinished(first, "ok", read_result, 2.5, (image,), judgement=rule),
         ApprovalNeeded(asked),
-        ToolCallStarted(second, ""),
+        ToolCallStarted(second, "", ASK),
         MessageAdded(Message.tool_result("call_2", write_result, "ok")),
-        ToolCallFinished(second, "ok", write_result, 0.0, ()),
+        ToolCallFinished(second, "ok", write_result, 0.0, (), judgement=ASK),
         LegStarted(2, 1),
         AssistantText("Done."),
         LegFinished(2, Usage(prompt_tokens=20, completion_tokens=2)),

@@ -56,7 +56,7 @@ async def run(options: argparse.Namespace) -> int:
         cwd=options.folder,
         wire=recording.journal.record_wire,
     )
-    session.subscribe(recording.journal.observe)
+    recording.journal.attach(session)
     try:
         session.submit(options.prompt)
         await session.wait_idle()

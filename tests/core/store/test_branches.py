@@ -21,7 +21,7 @@ def start(store: Store, folder: Path, legs: list[Leg]) -> tuple[AgentSession, Jo
     session = AgentSession(
         ReplayTransport(legs), Tools(), AskWrites(), model="m", role="assistant", cwd=str(folder)
     )
-    session.subscribe(journal.observe)
+    journal.attach(session)
     return session, journal, cid
 
 

@@ -36,7 +36,7 @@ def start(
         cwd=str(folder),
         wire=journal.record_wire,
     )
-    session.subscribe(journal.observe)
+    journal.attach(session)
     return session, journal, cid, transport
 
 
@@ -201,7 +201,7 @@ async def test_storage_failure_is_reported_once_and_the_turn_goes_on(
         cwd=str(tmp_path),
     )
     events: list[LoopEvent] = []
-    session.subscribe(journal.observe)
+    journal.attach(session)
     session.subscribe(events.append)
     store.close()  # every write now fails
     session.submit("hello")

@@ -123,10 +123,10 @@ def test_a_live_event_draws_the_rest_first(qtbot: QtBot) -> None:
     conv = conversation(60)
     eager = _open(qtbot, conv, lazy=False)
     lazy = _open(qtbot, conv, lazy=True)
-    lazy.on_event(AssistantText("more"))
+    lazy.bridge.session.reducer.apply(AssistantText("more"))  # through the session's thread
     assert _done(lazy)
     lazy.transcript.finish_assistant(None)
-    eager.on_event(AssistantText("more"))
+    eager.bridge.session.reducer.apply(AssistantText("more"))
     eager.transcript.finish_assistant(None)
     assert lazy.transcript.toPlainText() == eager.transcript.toPlainText()
 

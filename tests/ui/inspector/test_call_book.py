@@ -1,4 +1,5 @@
-"""The inspector's book of calls: built from the conversation, kept current from events."""
+"""The inspector's book of calls: built from the session's thread, kept current from its
+changes (the loop's events go through the session's reducer, as in a real turn)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    LegStarted,
     MessageAdded,
     ToolCallFinished,
+    ToolCallRequested,
     ToolCallStarted,
 )
 from melgui.core.protocol.messages import Conversation, Message
@@ -78,12 +81,15 @@ def test_events_carry_a_call_from_request_to_its_result(qtbot: QtBot, qloop: QtE
     book.added.connect(added.append)
     book.changed.connect(changed.append)
     call = ToolCall("w1", "write_file", '{"path": "b.txt", "content": "x"}')
-    bridge.loopEvent.emit(MessageAdded(Message.assistant("", (call,))))
+    loop = bridge.session.reducer
+    loop.apply(LegStarted(1))
+    loop.apply(MessageAdded(Message.assistant("", (call,))))
+    loop.apply(ToolCallRequested(call))
     assert added == ["w1"] and book.records["w1"].leg == 1
     assert book.records["w1"].status == "requested"
 
     request = ApprovalRequest(call, {"path": "b.txt", "content": "x"}, future=qloop.create_future())
-    bridge.loopEvent.emit(ApprovalNeeded(request))
+    loop.apply(ApprovalNeeded(request))
     record = book.records["w1"]
     assert record.status == "waiting" and record.awaiting_person
     assert book.pending() == [record]
@@ -91,9 +97,9 @@ def test_events_carry_a_call_from_request_to_its_result(qtbot: QtBot, qloop: QtE
     request.approve("session")
     qloop.run_until_complete(asyncio.sleep(0))  # the future's callbacks run on the loop
     assert record.decision == "approved:session" and not record.awaiting_person
-    bridge.loopEvent.emit(ToolCallStarted(call))
+    loop.apply(ToolCallStarted(call))
     assert record.status == "running" and record.started_at is not None
-    bridge.loopEvent.emit(ToolCallFinished(call, "ok", "wrote 1 byte", 0.02))
+    loop.apply(ToolCallFinished(call, "ok", "wrote 1 byte", 0.02))
     assert (record.status, record.result, record.duration) == ("ok", "wrote 1 byte", 0.02)
     assert changed == ["w1"] * 4
 
@@ -106,7 +112,7 @@ def test_a_denial_is_recorded_and_an_unknown_call_is_added_when_first_seen(
     added: list[str] = []
     book.added.connect(added.append)
     request = ApprovalRequest(RUN, {"command": "make"}, future=qloop.create_future())
-    bridge.loopEvent.emit(ApprovalNeeded(request))
+    bridge.session.reducer.apply(ApprovalNeeded(request))
     assert added == ["c2"] and book.records["c2"].status == "waiting"
     request.deny("not now")
     qloop.run_until_complete(asyncio.sleep(0))

@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.calls import format_duration
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.loop_events import MessageAdded
+from melgui.core.protocol.loop_events import ToolCallRequested
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.inspector.call_list import FIRST_ROWS
@@ -44,7 +44,7 @@ def test_a_long_list_is_made_in_slices_in_order(qtbot: QtBot) -> None:
     qtbot.addWidget(inspector)
     inspector.load_stored(records)
     assert 0 < inspector.calls.count() < CALLS  # the rest comes on later ticks
-    bridge.loopEvent.emit(MessageAdded(Message.assistant("", (ToolCall("new", "ls", "{}"),))))
+    bridge.session.reducer.apply(ToolCallRequested(ToolCall("new", "ls", "{}")))
 
     qtbot.waitUntil(lambda: inspector.calls.complete)
     shown = rows(inspector)
