@@ -3,8 +3,8 @@
 Seams for the other parts of the app (stable; documented here on purpose):
 
 - `window.pane_host: QSplitter` — the central splitter: the chat column (0), the PaneArea.
-- `window.tools: ToolRegistry` — the main registry; orchestration tools registered into
-  it survive settings changes and new conversations.
+- `window.tools: ToolRegistry` — the desk's main registry; its pane tools run on the
+  window's panes (`window.desk.panes`, given by install_panes).
 - `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
   when it is replaced (new or reopened conversation, another folder).
 - `window.session_factory(role, model=None, source="worker")` — a session on the same
