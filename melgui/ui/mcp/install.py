@@ -56,7 +56,7 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     window.tabifyDockWidget(window.inspector_dock, dock)
     window.inspector_dock.raise_()
-    panel.dock = dock  # type: ignore[attr-defined]
+    panel.dock = dock
 
     def notes(name: str) -> str:
         return tool_notes(desk.mcp, name)
