@@ -1,6 +1,8 @@
 """The main window: chat on the left, room for panes on the right, inspector and plans docked.
 
-Seams for the other parts of the app (stable; documented here on purpose):
+Seams for the other parts of the app (stable; each part names the ones it uses in a
+Protocol this window meets: PaneHost, HistoryHost, CommandHost, AgentPaneHost,
+WorkerHost, SettingsHost, McpHost, SignalWindow, checkpoints' Host):
 
 - `window.pane_host: QSplitter` — the central splitter: the chat column (0), the PaneArea.
 - `window.tools: ToolRegistry` — the desk's main registry; its pane tools run on the
