@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QComboBox, QFileDialog
 
-from melgui.core.protocol.catalog import ROLES
+from melgui.core.protocol.catalog import ROLES, Role
 from melgui.desk.prompt.slash_commands import SlashCommand, SlashCommands
 from melgui.ui.history.sidebar import HistorySidebar
 
@@ -18,13 +18,25 @@ if TYPE_CHECKING:
     from melgui.ui.runtime.theme import Colors
 
 
+class ModelToolbar(Protocol):
+    """What the commands use of the window's toolbar (ProjectToolbar is one)."""
+
+    model_box: QComboBox
+
+    def set_model(self, model: str) -> None: ...
+
+    def set_role(self, role: Role) -> None: ...
+
+
 class CommandHost(Protocol):
     """What the commands use of the main window."""
 
     chat: Any  # the window's ChatView (it holds this package: no import back)
-    toolbar: Any  # the window's ProjectToolbar (melgui.ui.window sits above this package)
     colors: Colors
     history: HistorySidebar
+
+    @property
+    def toolbar(self) -> ModelToolbar: ...
 
     def new_conversation(self) -> None: ...
 
@@ -46,10 +58,11 @@ def install_builtin_commands(window: CommandHost, commands: SlashCommands) -> No
         window.chat.transcript.add_notice(f"Model: {arguments}", window.colors.muted)
 
     def role(arguments: str) -> None:
-        if arguments not in ROLES:
+        chosen = next((name for name in ROLES if name == arguments), None)
+        if chosen is None:
             window.chat.show_note(f"/role takes one of: {', '.join(ROLES)}.")
             return
-        window.toolbar.set_role(arguments)
+        window.toolbar.set_role(chosen)
         window.set_role(arguments)
         window.chat.transcript.add_notice(f"Role: {arguments}", window.colors.muted)
 
