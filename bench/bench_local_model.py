@@ -55,8 +55,8 @@ from melgui.core.transports.local.model import (  # noqa: E402
 )
 from melgui.core.transports.local.prompt import IM_END, IM_START, render_prompt  # noqa: E402
 from melgui.tools.memory.store import LocalMemory  # noqa: E402
-from melgui.tools.registry import build_workspace_tools  # noqa: E402
 from melgui.tools.settings import ToolSettings  # noqa: E402
+from melgui.tools.toolbox import build_workspace_tools  # noqa: E402
 from melgui.tools.workspace import Workspace  # noqa: E402
 
 N_CTX = 2048

@@ -28,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import budget
 
+from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher
-from melgui.tools.search.project_search import find_files, grep
+from melgui.tools.search.project_search import FIND_FILES_TOOL, GREP_TOOL
 from melgui.tools.search.ripgrep import IGNORE_FLAGS, files_argv, find_ripgrep
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
@@ -151,7 +152,9 @@ def main() -> int:
         for label, pattern in GREP_PATTERNS.items():
             ours, direct, git = best_of(
                 [
-                    lambda p=pattern: time_tool(lambda: grep(workspace, settings, {"pattern": p})),
+                    lambda p=pattern: time_tool(
+                        lambda: GREP_TOOL.run(ToolContext(workspace, settings), {"pattern": p})
+                    ),
                     lambda p=pattern: time_process(
                         [rg, *IGNORE_FLAGS, "--null", "-n", "-e", p, "."], root
                     ),
@@ -177,7 +180,9 @@ def main() -> int:
             ours, single, default, git, same = best_of(
                 [
                     lambda g=glob: time_tool(
-                        lambda: find_files(workspace, settings, {"pattern": g})
+                        lambda: FIND_FILES_TOOL.run(
+                            ToolContext(workspace, settings), {"pattern": g}
+                        )
                     ),
                     lambda g=glob: time_process(
                         [rg, *IGNORE_FLAGS, "--files", "--threads=1", "-g", g, "."], root

@@ -20,8 +20,7 @@ from melgui.core.config import terminal_text
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
-from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
-from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.catalog import ROLES
 from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.thread.changes import (
@@ -46,6 +45,7 @@ from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.config import ServerConfig, project_path
 from melgui.tools.mcp.trust import TrustStore
+from melgui.tools.panes import NoPanes
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -283,10 +283,9 @@ def settings_for(options: argparse.Namespace) -> Settings:
 
 
 def headless_desk(folder: str, settings: Settings, api_key: str | None) -> Desk:
-    """The desk of a headless run: orchestration tools explain that they need the window."""
+    """The desk of a headless run: the pane tools explain that they need the window."""
     desk = Desk(folder, settings, api_key=api_key, plans=_print_plan)
-    for tool in ORCHESTRATION_TOOLS:
-        desk.tools.register(tool.name, _needs_window(tool.name))
+    desk.panes = NoPanes("this is a headless run (melgui exec)")
     return desk
 
 
@@ -346,16 +345,6 @@ def _url_server(text: str) -> ServerConfig:
 
 def _print_plan(title: str, markdown: str) -> None:
     print(f"\n# Plan: {title}\n{markdown}\n", file=sys.stderr)
-
-
-def _needs_window(name: str) -> Any:
-    async def handler(arguments: dict[str, Any]) -> ToolOutcome:
-        return ToolOutcome.error(
-            f"{name} needs panes, which only the melgui window has; this is a headless "
-            "run (melgui exec). Do the work with the other tools."
-        )
-
-    return handler
 
 
 def _decide_trust(folder: str, options: argparse.Namespace) -> None:

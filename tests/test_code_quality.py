@@ -3,6 +3,7 @@ modules of at most 600 lines."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -73,3 +74,29 @@ def test_no_module_or_folder_has_a_vague_name() -> None:
         if path.stem in VAGUE_NAMES
     ]
     assert vague == []
+
+
+# A view gets what it shows through its constructor or a typed interface (a Protocol the
+# main window meets), never by probing an untyped window for what it might have.
+WINDOW_PROBES = (
+    re.compile(r"\b(window|host|resumed)\w*\s*:\s*Any\b"),
+    re.compile(r"getattr\(\s*(self\.)?_?(window|host)\b"),
+    re.compile(r"getattr\(\s*self\s*,\s*\"(chat|inspector|history|desk|pane_manager|bridge)\""),
+)
+
+
+def test_no_view_probes_an_untyped_window() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "melgui" / "ui").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if any(probe.search(line) for probe in WINDOW_PROBES)
+    ]
+    assert found == [], "window probes:\n" + "\n".join(found)
+
+
+def test_the_window_probe_check_can_fail() -> None:
+    for line in ("def install(window: Any) -> None:", 'x = getattr(window, "desk", None)',
+                 "def open_conversation(self, resumed: Any) -> None:",
+                 'old = getattr(self, "chat", None)'):  # fmt: skip
+        assert any(probe.search(line) for probe in WINDOW_PROBES), line

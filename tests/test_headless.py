@@ -133,3 +133,32 @@ def test_json_reasoning_events_are_their_own_kind(
         "plain",
     )  # fmt: skip
     assert plain.stdout == "Plain.\n"  # the plain output is the answer only
+
+
+def test_pane_tools_are_refused_in_words_through_the_panes_contract(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    """exec has no panes: every pane tool's call, well-formed or not, gets the plain-words
+    refusal (NoPanes), not an unknown-tool error or an argument complaint."""
+    scripted_openai.script(
+        [
+            tool_calls(
+                tool_call("open_pane", {"layout": "right", "command": "ls"}, id="p1"),
+                tool_call("send_keys", {}, id="p2"),
+                tool_call("list_panes", {}, id="p3"),
+            )
+        ],
+        [text("No panes here."), done()],
+    )
+    result = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "--role", "orchestrator", "--approve", "all", "open a pane",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    sent = {m["tool_call_id"]: m["content"] for m in scripted_openai.legs_received[1].messages
+            if m["role"] == "tool"}  # fmt: skip
+    for call_id, name in [("p1", "open_pane"), ("p2", "send_keys"), ("p3", "list_panes")]:
+        assert sent[call_id] == (
+            f"{name} needs panes, which only the melgui window has; this is a headless "
+            "run (melgui exec). Do the work with the other tools."
+        )

@@ -22,13 +22,13 @@ from melgui.acp.updates import UpdateMapper, merge_text
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
+from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.events import Usage
-from melgui.core.protocol.tooling import ToolHandler, ToolOutcome
 from melgui.core.store.recording import Recording
 from melgui.core.thread.changes import Change, EntryChanged, StateChanged
 from melgui.core.thread.entries import CallEntry
 from melgui.desk.desk import Desk
+from melgui.tools.panes import NoPanes
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,7 @@ class AcpSession:
         self.turn_usage: Usage | None = None  # of the last finished turn
         self.outbox = Outbox(self._send, merge_text)
         self.desk = Desk(folder, settings, api_key=api_key, plans=self._plan)
-        for tool in ORCHESTRATION_TOOLS:
-            self.desk.tools.register(tool.name, _needs_window(tool.name))
+        self.desk.panes = NoPanes("this session runs under an ACP client (melgui acp)")
         # The desk's rules (with the defaults of run-time tools: MCP), behind the
         # client's "always reject" answers.
         self.rejections = Rejections(self.desk.policy)
@@ -156,13 +155,3 @@ class AcpSession:
         if self.recording is not None:
             self.recording.close()
             self.recording.journal.store.close()
-
-
-def _needs_window(name: str) -> ToolHandler:
-    async def handler(arguments: dict[str, Any]) -> ToolOutcome:
-        return ToolOutcome.error(
-            f"{name} needs panes, which only the melgui window has; this session runs "
-            "under an ACP client (melgui acp). Do the work with the other tools."
-        )
-
-    return handler

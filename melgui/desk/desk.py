@@ -18,7 +18,6 @@ import weakref
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
 
 from melgui.core.agent.claude_rules import claude_rules
 from melgui.core.agent.policy import RulePolicy
@@ -45,8 +44,10 @@ from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
 from melgui.tools.commands.run_command import user_shell
 from melgui.tools.commands.sandbox import sandbox_status
+from melgui.tools.context import PlanSink
 from melgui.tools.mcp.manager import McpManager
-from melgui.tools.plans import PlanSink
+from melgui.tools.panes import NoPanes, Panes, add_pane_tools
+from melgui.tools.toolbox import add_workspace_tools
 
 CONNECTION_FIELDS = (
     "connection",
@@ -89,8 +90,13 @@ class Desk:
         self.policy = self._new_policy(RuleBook())
         self._load_rules()
         # The main registry: orchestration tools registered into it survive a change of
-        # settings or folder (its workspace tools forward to the current build).
-        self.tools = self.kit.registry()
+        # settings or folder (its workspace tools run in the current kit's context).
+        self.tools = ToolRegistry()
+        add_workspace_tools(self.tools, lambda: self.kit.context)
+        # What runs the pane tools: the window gives its panes; a host without them
+        # (exec, ACP) gives NoPanes saying where the call ran, and the model reads that.
+        self.panes: Panes = NoPanes()
+        add_pane_tools(self.tools, lambda: self.panes)
         self.loss_registry = LossRegistry()
         # Snapshots of the folder around every call that can change files, for undo.
         self.checkpoints = self._make_checkpointer(folder)
@@ -324,9 +330,6 @@ class Desk:
         self.checkpoints.close()
         self.checkpoints = self._make_checkpointer(kit.folder)
         self._load_rules()  # this project's rules, in the lists every policy shares
-        registry = kit.registry()
-        for name in registry.names():  # keep what others registered in self.tools
-            self.tools.register(name, _forwarder(registry, name))
         self.prompt.set_folder(kit.folder)
         self.worktrees = WorkerWorktrees(kit.folder, self.settings)
 
@@ -349,10 +352,3 @@ class Desk:
         await self.mcp.aclose()
         await self.connection.aclose()
         self.checkpoints.close()
-
-
-def _forwarder(registry: ToolRegistry, name: str) -> Any:
-    async def run(arguments: dict[str, Any]) -> Any:
-        return await registry.run(name, arguments)
-
-    return run

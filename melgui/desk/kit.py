@@ -1,27 +1,23 @@
-"""The project's tools, rebuilt when settings change, behind registries that never change.
+"""The project's tools: one context, rebuilt when settings change, that registries read.
 
-A session's ToolRegistry forwards each workspace tool to the current build, so the
+A session's ToolRegistry runs each workspace tool in the kit's current context, so the
 orchestration tools others register into the main registry survive a settings change.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 from melgui.core.config.settings import Settings, config_dir, data_dir
-from melgui.core.protocol.catalog import tools_for_role
-from melgui.core.protocol.memory import ProjectMemory
-from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.tools.memory import ProjectMemory
 from melgui.tools.commands.sandbox import default_hidden
-from melgui.tools.plans import PlanSink
-from melgui.tools.registry import build_workspace_tools
+from melgui.tools.context import PlanSink, ToolContext
 from melgui.tools.settings import ToolSettings
+from melgui.tools.toolbox import add_workspace_tools
+from melgui.tools.web_search import search_provider_from
 from melgui.tools.workspace import Workspace
-
-# Built-in tools the workspace runs (the orchestration tools are the window's).
-WORKSPACE_TOOL_NAMES = tuple(tool.name for tool in tools_for_role("worker"))
 
 
 def tool_settings(settings: Settings) -> ToolSettings:
@@ -47,7 +43,7 @@ def project_memory(settings: Settings, api_key: str | None) -> ProjectMemory:
 
 
 class WorkspaceKit:
-    """The workspace, its current tool build, and a diff provider for the inspector."""
+    """The workspace, its tools' current context, and a diff provider for the inspector."""
 
     def __init__(
         self,
@@ -61,7 +57,7 @@ class WorkspaceKit:
         self.workspace = Workspace(folder, config_dir=config_dir())
         self._memory_project = memory_project  # None: this folder's own memory
         self._plans = plans
-        self._build: ToolRegistry = ToolRegistry()
+        self.context = ToolContext(self.workspace)
         self.rebuild(settings, api_key)
 
     @property
@@ -69,26 +65,24 @@ class WorkspaceKit:
         return str(self.workspace.root)
 
     def rebuild(self, settings: Settings, api_key: str | None) -> None:
-        self._build = build_workspace_tools(
+        knobs = tool_settings(settings)
+        self.context = ToolContext(
             self.workspace,
-            settings=tool_settings(settings),
+            knobs,
             memory=project_memory(settings, api_key),
             plans=self._plans,
+            search=search_provider_from(knobs),
             memory_project=self._memory_project,
         )
 
     def registry(self) -> ToolRegistry:
-        """A new registry whose workspace tools always use the current build."""
+        """A new registry whose workspace tools always run in the current context."""
         registry = ToolRegistry()
-        for name in WORKSPACE_TOOL_NAMES:
-            registry.register(name, self._forward(name))
+        add_workspace_tools(registry, self._current)
         return registry
 
-    def _forward(self, name: str) -> Callable[[dict[str, Any]], Any]:
-        async def run(arguments: dict[str, Any]) -> ToolOutcome:
-            return await self._build.run(name, arguments)
-
-        return run
+    def _current(self) -> ToolContext:
+        return self.context
 
     def diff(self, name: str, arguments: dict[str, Any]) -> str:
         """The inspector's DiffProvider (blocking: call it in a worker thread)."""

@@ -11,20 +11,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from melgui.tools.context import PlanSink
     from melgui.tools.files.diff_preview import preview_edit, preview_write
     from melgui.tools.memory.store import FallbackMemory, LocalMemory
-    from melgui.tools.plans import PlanSink
-    from melgui.tools.registry import build_workspace_tools
     from melgui.tools.settings import ToolSettings
+    from melgui.tools.toolbox import build_workspace_tools
     from melgui.tools.workspace import Workspace
 
 _EXPORTS = {
     "FallbackMemory": "melgui.tools.memory.store",
     "LocalMemory": "melgui.tools.memory.store",
-    "PlanSink": "melgui.tools.plans",
+    "PlanSink": "melgui.tools.context",
     "ToolSettings": "melgui.tools.settings",
     "Workspace": "melgui.tools.workspace",
-    "build_workspace_tools": "melgui.tools.registry",
+    "build_workspace_tools": "melgui.tools.toolbox",
     "preview_edit": "melgui.tools.files.diff_preview",
     "preview_write": "melgui.tools.files.diff_preview",
 }

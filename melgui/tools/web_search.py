@@ -9,7 +9,10 @@ import httpx
 
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
-from melgui.tools.arguments import require_str
+from melgui.core.protocol.tools.definition import Tool
+from melgui.core.protocol.tools.web import WEB_SEARCH
+from melgui.tools.context import ToolContext
+from melgui.tools.settings import ToolSettings
 
 NOT_CONFIGURED = (
     "web_search is not configured: no search provider is set. The person can add a "
@@ -99,13 +102,28 @@ def format_hits(query: str, provider: str, hits: list[SearchHit]) -> str:
     return "\n".join(lines)
 
 
-async def web_search(
-    provider: SearchProvider | None, limit: int, arguments: dict[str, Any]
-) -> ToolOutcome:
-    query = require_str(arguments, "query").strip()
-    if not query:
-        raise ToolError("Argument 'query' is empty.")
+@dataclass(frozen=True, slots=True)
+class WebSearchInput:
+    query: str
+
+    def __post_init__(self) -> None:
+        if not self.query.strip():
+            raise ToolError("Argument 'query' is empty.")
+
+
+async def web_search(context: ToolContext, given: WebSearchInput) -> ToolOutcome:
+    provider, query = context.search, given.query.strip()
     if provider is None:
         return ToolOutcome.error(NOT_CONFIGURED)
-    hits = await provider.search(query, limit)
+    hits = await provider.search(query, context.settings.web_search_max_results)
     return ToolOutcome(format_hits(query, provider.name, hits))
+
+
+WEB_SEARCH_TOOL = Tool(WEB_SEARCH, WebSearchInput, web_search)
+
+
+def search_provider_from(settings: ToolSettings) -> SearchProvider | None:
+    """The provider the settings describe; None when web search is off."""
+    if settings.searxng_url:
+        return SearxngProvider(settings.searxng_url, timeout=settings.web_search_timeout)
+    return None

@@ -355,3 +355,27 @@ async def test_mcp_servers_the_client_passes_serve_that_session(
         "m1",
         "from the client's",
     )
+
+
+async def test_pane_tools_are_refused_in_words_under_an_acp_client(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    scripted_openai.script(
+        [tool_calls(tool_call("read_pane", {"pane": 1}, id="r1"))],
+        [text("No panes."), done()],
+    )
+    agent = AcpAgentProcess(
+        ["--transport", "openai", "--url", scripted_openai.base_url, "--model", "m1",
+         "--role", "orchestrator"],
+        env={"OPENAI_API_KEY": "k-1"},
+    )  # fmt: skip
+    async with agent:
+        session_id = await start(agent, tmp_path)
+        reply = await prompt(agent, session_id, "read pane 1")
+        assert reply.stop_reason == "end_turn"
+    sent = scripted_openai.legs_received[1].messages[-1]
+    assert sent["tool_call_id"] == "r1"
+    assert sent["content"] == (
+        "read_pane needs panes, which only the melgui window has; this session runs "
+        "under an ACP client (melgui acp). Do the work with the other tools."
+    )

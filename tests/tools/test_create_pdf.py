@@ -13,7 +13,8 @@ import pytest
 from pypdf import PdfReader
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.pdf.create_pdf import create_pdf
+from melgui.tools.context import ToolContext
+from melgui.tools.pdf.create_pdf import CREATE_PDF_TOOL
 from melgui.tools.pdf.engines import count_pdf_pages, find_chromium
 from melgui.tools.pdf.html import build_document, looks_like_html
 from melgui.tools.settings import ToolSettings
@@ -38,8 +39,8 @@ def qt_app(qapp: object) -> object:
 
 async def test_qt_floor_markdown(workspace: Workspace, qt_app: object) -> None:
     settings = ToolSettings(pdf_engines=("qt",))
-    outcome = await create_pdf(
-        workspace, settings, {"content": MARKDOWN, "output_path": "out/report.pdf"}
+    outcome = await CREATE_PDF_TOOL.run(
+        ToolContext(workspace, settings), {"content": MARKDOWN, "output_path": "out/report.pdf"}
     )
     assert outcome.status == "ok"
     pages, text = pdf_text(workspace.root / "out" / "report.pdf")
@@ -54,9 +55,8 @@ async def test_qt_floor_markdown(workspace: Workspace, qt_app: object) -> None:
 
 async def test_qt_floor_html_and_title(workspace: Workspace, qt_app: object) -> None:
     html = "<html><head></head><body><h1>Hello HTML</h1><p>Second line</p></body></html>"
-    outcome = await create_pdf(
-        workspace,
-        ToolSettings(pdf_engines=("qt",)),
+    outcome = await CREATE_PDF_TOOL.run(
+        ToolContext(workspace, ToolSettings(pdf_engines=("qt",))),
         {"content": html, "output_path": "page.pdf", "title": "My Title"},
     )
     assert "1 page," in outcome.content
@@ -70,9 +70,8 @@ async def test_chromium(workspace: Workspace) -> None:
     secret = workspace.root.parent / "outside-secret.txt"
     secret.write_text("LEAKED-SECRET-CONTENT")
     content = MARKDOWN + f'\n\n<iframe src="{secret.as_uri()}"></iframe>\n\nThe end.'
-    outcome = await create_pdf(
-        workspace,
-        ToolSettings(pdf_engines=("chromium",)),
+    outcome = await CREATE_PDF_TOOL.run(
+        ToolContext(workspace, ToolSettings(pdf_engines=("chromium",))),
         {"content": content, "output_path": "chrome.pdf"},
     )
     assert outcome.status == "ok", outcome.content
@@ -90,9 +89,8 @@ async def test_chromium(workspace: Workspace) -> None:
 async def test_missing_engines_fall_through_to_the_floor(
     workspace: Workspace, qt_app: object
 ) -> None:
-    outcome = await create_pdf(
-        workspace,
-        ToolSettings(pdf_engines=("wkhtmltopdf", "weasyprint", "qt")),
+    outcome = await CREATE_PDF_TOOL.run(
+        ToolContext(workspace, ToolSettings(pdf_engines=("wkhtmltopdf", "weasyprint", "qt"))),
         {"content": "fallback text", "output_path": "f.pdf"},
     )
     assert "with Qt's built-in PDF writer" in outcome.content
@@ -108,7 +106,9 @@ async def test_no_engine_left_is_an_error(workspace: Workspace) -> None:
     if shutil.which("wkhtmltopdf"):
         pytest.skip("wkhtmltopdf is installed here")
     with pytest.raises(ToolError, match="no engine could render the PDF"):
-        await create_pdf(workspace, settings, {"content": "x", "output_path": "x.pdf"})
+        await CREATE_PDF_TOOL.run(
+            ToolContext(workspace, settings), {"content": "x", "output_path": "x.pdf"}
+        )
     assert not (workspace.root / "x.pdf").exists()
 
 
@@ -125,19 +125,22 @@ async def test_bad_arguments(
     workspace: Workspace, arguments: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ToolError, match=message):
-        await create_pdf(workspace, ToolSettings(pdf_engines=("qt",)), arguments)
+        await CREATE_PDF_TOOL.run(
+            ToolContext(workspace, ToolSettings(pdf_engines=("qt",))), arguments
+        )
 
 
 def test_floor_works_without_an_application(tmp_path: Path) -> None:
     """A process with no Qt application (a CLI) still gets its PDF, offscreen."""
     script = (
         "import asyncio, sys\n"
-        "from melgui.tools.pdf.create_pdf import create_pdf\n"
+        "from melgui.tools.pdf.create_pdf import CREATE_PDF_TOOL\n"
+        "from melgui.tools.context import ToolContext\n"
         "from melgui.tools.settings import ToolSettings\n"
         "from melgui.tools.workspace import Workspace\n"
         "args = {'content': '# Headless render', 'output_path': 'h.pdf'}\n"
-        "settings = ToolSettings(pdf_engines=('qt',))\n"
-        "out = asyncio.run(create_pdf(Workspace(sys.argv[1]), settings, args))\n"
+        "context = ToolContext(Workspace(sys.argv[1]), ToolSettings(pdf_engines=('qt',)))\n"
+        "out = asyncio.run(CREATE_PDF_TOOL.run(context, args))\n"
         "print(out.content)\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}

@@ -8,14 +8,17 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
+from melgui.tools.context import ToolContext
 from melgui.tools.files.diff_preview import preview_edit, preview_write
-from melgui.tools.files.file_writes import edit_file, write_file
+from melgui.tools.files.file_writes import EDIT_FILE_TOOL, WRITE_FILE_TOOL
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
 
 async def test_write_creates_folders(workspace: Workspace, settings: ToolSettings) -> None:
-    outcome = await write_file(workspace, settings, {"path": "a/b/c.txt", "content": "one\ntwo\n"})
+    outcome = await WRITE_FILE_TOOL.run(
+        ToolContext(workspace, settings), {"path": "a/b/c.txt", "content": "one\ntwo\n"}
+    )
     assert outcome.content == "Created a/b/c.txt (2 lines, 8 bytes)."
     assert (workspace.root / "a/b/c.txt").read_text() == "one\ntwo\n"
 
@@ -24,7 +27,9 @@ async def test_write_overwrites_in_place(workspace: Workspace, settings: ToolSet
     target = workspace.root / "f.txt"
     target.write_text("old content\n")
     os.chmod(target, 0o640)
-    outcome = await write_file(workspace, settings, {"path": "f.txt", "content": "new"})
+    outcome = await WRITE_FILE_TOOL.run(
+        ToolContext(workspace, settings), {"path": "f.txt", "content": "new"}
+    )
     assert outcome.content == "Overwrote f.txt (1 lines, 3 bytes; it had 12 bytes)."
     assert target.read_text() == "new"
     assert target.stat().st_mode & 0o777 == 0o640
@@ -35,22 +40,28 @@ async def test_write_through_symlinked_parent_out_is_refused(
 ) -> None:
     os.symlink(outside, workspace.root / "out")
     with pytest.raises(ToolError, match="outside the project"):
-        await write_file(workspace, settings, {"path": "out/new/evil.txt", "content": "x"})
+        await WRITE_FILE_TOOL.run(
+            ToolContext(workspace, settings), {"path": "out/new/evil.txt", "content": "x"}
+        )
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
 
 
 async def test_write_into_git_refused(workspace: Workspace, settings: ToolSettings) -> None:
     (workspace.root / ".git").mkdir()
     with pytest.raises(ToolError, match=r"\.git"):
-        await write_file(workspace, settings, {"path": ".git/hooks/post-checkout", "content": "x"})
+        await WRITE_FILE_TOOL.run(
+            ToolContext(workspace, settings), {"path": ".git/hooks/post-checkout", "content": "x"}
+        )
     assert not (workspace.root / ".git" / "hooks").exists()
 
 
 async def test_write_bad_arguments(workspace: Workspace, settings: ToolSettings) -> None:
     with pytest.raises(ToolError, match="Missing required argument 'content'"):
-        await write_file(workspace, settings, {"path": "x.txt"})
+        await WRITE_FILE_TOOL.run(ToolContext(workspace, settings), {"path": "x.txt"})
     with pytest.raises(ToolError, match="'content' must be a string, not array"):
-        await write_file(workspace, settings, {"path": "x.txt", "content": ["a"]})
+        await WRITE_FILE_TOOL.run(
+            ToolContext(workspace, settings), {"path": "x.txt", "content": ["a"]}
+        )
 
 
 @pytest.fixture
@@ -63,9 +74,8 @@ def source(workspace: Workspace) -> Path:
 async def test_edit_unique_match(
     workspace: Workspace, settings: ToolSettings, source: Path
 ) -> None:
-    outcome = await edit_file(
-        workspace,
-        settings,
+    outcome = await EDIT_FILE_TOOL.run(
+        ToolContext(workspace, settings),
         {
             "path": "code.py",
             "old_string": "def g():\n    return 1",
@@ -92,7 +102,7 @@ async def test_edit_errors_write_nothing(
     stamp = source.stat().st_mtime_ns
     arguments = {"path": "code.py", "old_string": old, "new_string": new}
     with pytest.raises(ToolError, match=message):
-        await edit_file(workspace, settings, arguments)
+        await EDIT_FILE_TOOL.run(ToolContext(workspace, settings), arguments)
     with pytest.raises(ToolError, match=message):
         preview_edit(workspace, "code.py", old, new, False)
     assert source.read_bytes() == before
@@ -100,9 +110,8 @@ async def test_edit_errors_write_nothing(
 
 
 async def test_edit_replace_all(workspace: Workspace, settings: ToolSettings, source: Path) -> None:
-    outcome = await edit_file(
-        workspace,
-        settings,
+    outcome = await EDIT_FILE_TOOL.run(
+        ToolContext(workspace, settings),
         {
             "path": "code.py",
             "old_string": "return 1",
@@ -117,21 +126,24 @@ async def test_edit_replace_all(workspace: Workspace, settings: ToolSettings, so
 async def test_edit_keeps_crlf_and_odd_bytes(workspace: Workspace, settings: ToolSettings) -> None:
     path = workspace.root / "win.txt"
     path.write_bytes(b"caf\xe9\r\nalpha\r\nbeta\r\n")
-    await edit_file(
-        workspace, settings, {"path": "win.txt", "old_string": "alpha\nbeta", "new_string": "A\nB"}
+    await EDIT_FILE_TOOL.run(
+        ToolContext(workspace, settings),
+        {"path": "win.txt", "old_string": "alpha\nbeta", "new_string": "A\nB"},
     )
     assert path.read_bytes() == b"caf\xe9\r\nA\r\nB\r\n"
 
 
 async def test_edit_missing_file_and_binary(workspace: Workspace, settings: ToolSettings) -> None:
     with pytest.raises(ToolError, match="No such file"):
-        await edit_file(
-            workspace, settings, {"path": "nope.txt", "old_string": "a", "new_string": "b"}
+        await EDIT_FILE_TOOL.run(
+            ToolContext(workspace, settings),
+            {"path": "nope.txt", "old_string": "a", "new_string": "b"},
         )
     (workspace.root / "b.bin").write_bytes(b"a\x00b")
     with pytest.raises(ToolError, match="binary"):
-        await edit_file(
-            workspace, settings, {"path": "b.bin", "old_string": "a", "new_string": "b"}
+        await EDIT_FILE_TOOL.run(
+            ToolContext(workspace, settings),
+            {"path": "b.bin", "old_string": "a", "new_string": "b"},
         )
 
 
@@ -140,7 +152,7 @@ async def test_edit_replace_all_must_be_boolean(
 ) -> None:
     arguments = {"path": "code.py", "old_string": "a", "new_string": "b", "replace_all": "yes"}
     with pytest.raises(ToolError, match="'replace_all' must be true or false, not string"):
-        await edit_file(workspace, settings, arguments)
+        await EDIT_FILE_TOOL.run(ToolContext(workspace, settings), arguments)
 
 
 def test_preview_write_new_and_existing(workspace: Workspace, source: Path) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.tools.search.project_search import find_files
+from melgui.tools.context import ToolContext
+from melgui.tools.search.project_search import FIND_FILES_TOOL
 from melgui.tools.search.ripgrep import find_ripgrep
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
@@ -85,7 +86,7 @@ def tree(workspace: Workspace) -> Workspace:
 
 async def found(workspace: Workspace, engine: str, pattern: str) -> str:
     settings = ToolSettings(search_engine=engine)  # type: ignore[arg-type]
-    outcome = await find_files(workspace, settings, {"pattern": pattern})
+    outcome = await FIND_FILES_TOOL.run(ToolContext(workspace, settings), {"pattern": pattern})
     assert outcome.status == "ok", outcome.content
     return outcome.content
 

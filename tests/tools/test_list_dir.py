@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.files.list_dir import list_dir
+from melgui.tools.context import ToolContext
+from melgui.tools.files.list_dir import LIST_DIR_TOOL
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -19,7 +20,7 @@ async def test_entries_with_kinds_and_sizes(workspace: Workspace, settings: Tool
     (root / "README.md").write_text("x" * 1500)
     (root / "a.txt").write_text("hi")
     os.symlink("src", root / "alias")
-    outcome = await list_dir(workspace, settings, {})
+    outcome = await LIST_DIR_TOOL.run(ToolContext(workspace, settings), {})
     assert outcome.content.splitlines() == [
         "./: 4 entries",
         "dir   src/",
@@ -34,7 +35,9 @@ async def test_subfolder_and_capping(workspace: Workspace) -> None:
     many.mkdir()
     for i in range(1000):
         (many / f"f{i:04d}").touch()
-    outcome = await list_dir(workspace, ToolSettings(list_max_entries=10), {"path": "many"})
+    outcome = await LIST_DIR_TOOL.run(
+        ToolContext(workspace, ToolSettings(list_max_entries=10)), {"path": "many"}
+    )
     lines = outcome.content.splitlines()
     assert lines[0] == "many/: 1000 entries"
     assert lines[1] == "file  f0000  (0 B)" and lines[10] == "file  f0009  (0 B)"
@@ -47,7 +50,7 @@ async def test_symlink_loop_is_listed_not_followed(
     os.symlink(".", workspace.root / "self")
     os.symlink("loop2", workspace.root / "loop1")
     os.symlink("loop1", workspace.root / "loop2")
-    outcome = await list_dir(workspace, settings, {"path": "."})
+    outcome = await LIST_DIR_TOOL.run(ToolContext(workspace, settings), {"path": "."})
     assert "link  self -> ." in outcome.content
     assert "link  loop1 -> loop2" in outcome.content
 
@@ -55,7 +58,7 @@ async def test_symlink_loop_is_listed_not_followed(
 async def test_empty_folder(workspace: Workspace, settings: ToolSettings) -> None:
     (workspace.root / "empty").mkdir()
     assert (
-        await list_dir(workspace, settings, {"path": "empty"})
+        await LIST_DIR_TOOL.run(ToolContext(workspace, settings), {"path": "empty"})
     ).content == "empty/: empty folder."
 
 
@@ -68,7 +71,7 @@ async def test_refusals(
 ) -> None:
     (workspace.root / "a.txt").write_text("x")
     with pytest.raises(ToolError, match=message):
-        await list_dir(workspace, settings, {"path": path})
+        await LIST_DIR_TOOL.run(ToolContext(workspace, settings), {"path": path})
 
 
 async def test_symlinked_folder_out_is_refused(
@@ -76,4 +79,4 @@ async def test_symlinked_folder_out_is_refused(
 ) -> None:
     os.symlink(outside, workspace.root / "out")
     with pytest.raises(ToolError, match="outside the project"):
-        await list_dir(workspace, settings, {"path": "out"})
+        await LIST_DIR_TOOL.run(ToolContext(workspace, settings), {"path": "out"})

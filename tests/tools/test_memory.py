@@ -8,11 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
-from melgui.core.protocol.tooling import ToolError
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
+from melgui.core.protocol.tools.memory import MemoryNote, MemoryUnavailable, ProjectMemory
 from melgui.core.protocol.transport import TransportError
+from melgui.tools.context import ToolContext
 from melgui.tools.memory.store import FallbackMemory, LocalMemory
-from melgui.tools.memory.tools import recall, remember
+from melgui.tools.memory.tools import RECALL_TOOL, REMEMBER_TOOL
+from melgui.tools.workspace import Workspace
+
+HERE = Path(__file__).resolve().parent
+
+
+def _context(memory: ProjectMemory, cwd: str) -> ToolContext:
+    return ToolContext(Workspace(HERE), memory=memory, memory_project=cwd)
+
+
+async def remember(memory: ProjectMemory, cwd: str, arguments: dict[str, object]) -> ToolOutcome:
+    return await REMEMBER_TOOL.run(_context(memory, cwd), arguments)
+
+
+async def recall(memory: ProjectMemory, cwd: str, arguments: dict[str, object]) -> ToolOutcome:
+    return await RECALL_TOOL.run(_context(memory, cwd), arguments)
 
 
 def fixed_clock() -> datetime:

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.files.read_file import read_file
+from melgui.tools.context import ToolContext
+from melgui.tools.files.read_file import READ_FILE_TOOL
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
 
 async def read(workspace: Workspace, settings: ToolSettings, **arguments: object) -> str:
-    outcome = await read_file(workspace, settings, dict(arguments))
+    outcome = await READ_FILE_TOOL.run(ToolContext(workspace, settings), dict(arguments))
     assert outcome.status == "ok"
     return outcome.content
 
@@ -105,7 +106,7 @@ async def test_empty_file(workspace: Workspace, settings: ToolSettings) -> None:
 async def test_offset_past_the_end(workspace: Workspace, settings: ToolSettings) -> None:
     (workspace.root / "a.txt").write_text("one\ntwo\n")
     with pytest.raises(ToolError, match=r"offset 5 is past the end of 'a\.txt', which has 2 lines"):
-        await read_file(workspace, settings, {"path": "a.txt", "offset": 5})
+        await READ_FILE_TOOL.run(ToolContext(workspace, settings), {"path": "a.txt", "offset": 5})
 
 
 async def test_fifo_is_refused_without_blocking(
@@ -113,7 +114,7 @@ async def test_fifo_is_refused_without_blocking(
 ) -> None:
     os.mkfifo(workspace.root / "pipe")
     with pytest.raises(ToolError, match="FIFO"):
-        await read_file(workspace, settings, {"path": "pipe"})
+        await READ_FILE_TOOL.run(ToolContext(workspace, settings), {"path": "pipe"})
 
 
 @pytest.mark.parametrize(
@@ -131,7 +132,7 @@ async def test_bad_arguments(
 ) -> None:
     (workspace.root / "a.txt").write_text("x\n")
     with pytest.raises(ToolError, match=message):
-        await read_file(workspace, settings, arguments)
+        await READ_FILE_TOOL.run(ToolContext(workspace, settings), arguments)
 
 
 async def test_integral_float_offset_is_accepted(
@@ -143,4 +144,6 @@ async def test_integral_float_offset_is_accepted(
 
 async def test_escape_refused(workspace: Workspace, settings: ToolSettings, outside: Path) -> None:
     with pytest.raises(ToolError, match="outside the project"):
-        await read_file(workspace, settings, {"path": str(outside / "secret.txt")})
+        await READ_FILE_TOOL.run(
+            ToolContext(workspace, settings), {"path": str(outside / "secret.txt")}
+        )

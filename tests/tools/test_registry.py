@@ -1,11 +1,13 @@
-"""build_workspace_tools: every base tool and remember/recall, wired to one project."""
+"""The workspace tools: one object each, every base tool and remember/recall, wired to one
+project."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from melgui.core.protocol.catalog import BASE_TOOLS, MEMORY_TOOLS
+from melgui.core.protocol.catalog import ALL_TOOLS, BASE_TOOLS, MEMORY_TOOLS, tools_for_role
 from melgui.tools import LocalMemory, ToolSettings, Workspace, build_workspace_tools
+from melgui.tools.toolbox import WORKSPACE_TOOLS
 
 
 class PlanList:
@@ -24,6 +26,14 @@ async def test_every_seed_tool_is_registered(workspace: Workspace, tmp_path: Pat
         plans=PlanList(),
     )
     assert registry.names() == sorted(tool.name for tool in BASE_TOOLS + MEMORY_TOOLS)
+
+
+def test_each_tool_object_carries_the_catalogs_definition() -> None:
+    """A tool is one object: its definition is the one the catalog lists (no copy, no
+    second table by name), and the workspace runs exactly what a worker is offered."""
+    assert [tool.definition for tool in WORKSPACE_TOOLS] == list(tools_for_role("worker"))
+    for tool in WORKSPACE_TOOLS:
+        assert ALL_TOOLS[tool.name] is tool.definition
 
 
 async def test_calls_go_through_the_registry(workspace: Workspace, tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 from melgui.core.protocol.tooling import ToolError
 from melgui.tools.commands.process_output import HeadTailBuffer, clean_terminal_text
-from melgui.tools.commands.run_command import command_environment, run_command
+from melgui.tools.commands.run_command import RUN_COMMAND_TOOL, command_environment
+from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -19,8 +20,8 @@ ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SHELL": "/bin/sh"}
 
 
 async def run(workspace: Workspace, command: str, **settings: float) -> tuple[str, str]:
-    outcome = await run_command(
-        workspace, ToolSettings(**settings), {"command": command}, base_env=ENV
+    outcome = await RUN_COMMAND_TOOL.run(
+        ToolContext(workspace, ToolSettings(**settings), environment=ENV), {"command": command}
     )
     return outcome.status, outcome.content
 
@@ -128,7 +129,9 @@ async def test_api_keys_are_not_passed_on(workspace: Workspace) -> None:
         "ANTHROPIC_API_KEY": "a",
         "KEEP": "1",
     }
-    outcome = await run_command(workspace, ToolSettings(), {"command": "env | sort"}, base_env=env)
+    outcome = await RUN_COMMAND_TOOL.run(
+        ToolContext(workspace, ToolSettings(), environment=env), {"command": "env | sort"}
+    )
     assert "KEEP=1" in outcome.content
     assert "API_KEY" not in outcome.content
 
@@ -144,7 +147,9 @@ def test_environment_filter() -> None:
 async def test_cancellation_kills_the_group(workspace: Workspace) -> None:
     command = "echo $$ > shell.pid; sh -c 'sleep 300' & echo $! > child.pid; sleep 300"
     task = asyncio.create_task(
-        run_command(workspace, ToolSettings(), {"command": command}, base_env=ENV)
+        RUN_COMMAND_TOOL.run(
+            ToolContext(workspace, ToolSettings(), environment=ENV), {"command": command}
+        )
     )
     shell = await wait_for_file(workspace.root / "shell.pid")
     child = await wait_for_file(workspace.root / "child.pid")
@@ -157,7 +162,9 @@ async def test_cancellation_kills_the_group(workspace: Workspace) -> None:
 
 async def test_missing_shell_falls_back_to_sh(workspace: Workspace) -> None:
     env = {**ENV, "SHELL": "/no/such/shell"}
-    outcome = await run_command(workspace, ToolSettings(), {"command": "echo hi"}, base_env=env)
+    outcome = await RUN_COMMAND_TOOL.run(
+        ToolContext(workspace, ToolSettings(), environment=env), {"command": "echo hi"}
+    )
     assert outcome.content == "exit_code=0\nhi\n"
 
 
@@ -173,7 +180,9 @@ async def test_bad_arguments(
     workspace: Workspace, arguments: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ToolError, match=message):
-        await run_command(workspace, ToolSettings(), arguments, base_env=ENV)
+        await RUN_COMMAND_TOOL.run(
+            ToolContext(workspace, ToolSettings(), environment=ENV), arguments
+        )
 
 
 def test_head_tail_buffer_counts() -> None:

@@ -17,8 +17,9 @@ import pytest
 
 from melgui.core.processes import reset_signals
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.commands.run_command import run_command
+from melgui.tools.commands.run_command import RUN_COMMAND_TOOL
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, default_hidden, sandbox_status
+from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -66,7 +67,9 @@ async def run(workspace: Workspace, settings: ToolSettings, command: str) -> str
         "SHELL": "/bin/bash",
         "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent",
     }
-    outcome = await run_command(workspace, settings, {"command": command}, base_env=env)
+    outcome = await RUN_COMMAND_TOOL.run(
+        ToolContext(workspace, settings, environment=env), {"command": command}
+    )
     return outcome.content
 
 
@@ -154,8 +157,9 @@ async def test_an_unusable_sandbox_refuses_instead_of_pretending(
     sandbox_status.cache_clear()
     try:
         with pytest.raises(ToolError, match="sandbox is on but cannot be used"):
-            await run_command(
-                workspace, ToolSettings(sandbox_commands=True), {"command": "true"}, base_env={}
+            await RUN_COMMAND_TOOL.run(
+                ToolContext(workspace, ToolSettings(sandbox_commands=True), environment={}),
+                {"command": "true"},
             )
     finally:
         sandbox_status.cache_clear()
@@ -168,11 +172,13 @@ async def test_a_timeout_ends_everything_the_sandboxed_command_started(
     settings = ToolSettings(
         sandbox_commands=True, sandbox_hidden=sandboxed.sandbox_hidden, command_timeout=1.0
     )
-    outcome = await run_command(
-        workspace,
-        settings,
+    outcome = await RUN_COMMAND_TOOL.run(
+        ToolContext(
+            workspace,
+            settings,
+            environment={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SHELL": "/bin/sh"},
+        ),
         {"command": "(sleep 60; echo late > late.txt) & sleep 60"},
-        base_env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SHELL": "/bin/sh"},
     )
     assert outcome.status == "error" and "Timed out after 1 s" in outcome.content
     await asyncio.sleep(0.2)

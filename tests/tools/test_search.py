@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.tooling import ToolError
-from melgui.tools.search.project_search import find_files, grep
+from melgui.tools.context import ToolContext
+from melgui.tools.search.project_search import FIND_FILES_TOOL, GREP_TOOL
 from melgui.tools.search.ripgrep import find_ripgrep
 from melgui.tools.settings import SearchEngine, ToolSettings
 from melgui.tools.workspace import Workspace
@@ -55,7 +56,9 @@ def make_tree(root: Path) -> None:
 
 
 async def run_grep(workspace: Workspace, engine: SearchEngine, pattern: str, **kw: object) -> str:
-    outcome = await grep(workspace, ToolSettings(search_engine=engine, **kw), {"pattern": pattern})  # type: ignore[arg-type]
+    outcome = await GREP_TOOL.run(
+        ToolContext(workspace, ToolSettings(search_engine=engine, **kw)), {"pattern": pattern}
+    )  # type: ignore[arg-type]
     assert outcome.status == "ok", outcome.content
     return outcome.content
 
@@ -95,8 +98,12 @@ async def test_engines_agree(workspace: Workspace) -> None:
         r"^$",
         "z{50}",
     ]:
-        fast = await grep(workspace, ToolSettings(search_engine="ripgrep"), {"pattern": pattern})
-        slow = await grep(workspace, ToolSettings(search_engine="python"), {"pattern": pattern})
+        fast = await GREP_TOOL.run(
+            ToolContext(workspace, ToolSettings(search_engine="ripgrep")), {"pattern": pattern}
+        )
+        slow = await GREP_TOOL.run(
+            ToolContext(workspace, ToolSettings(search_engine="python")), {"pattern": pattern}
+        )
         assert fast == slow, pattern
     globs = [
         "*.py",
@@ -109,8 +116,12 @@ async def test_engines_agree(workspace: Workspace) -> None:
         "src/**/*.py",
     ]
     for glob in [*globs, "**/test_*.py", "s?c/*.py", "*.[mt]*", "{src,docs}/**/*.{py,md}"]:
-        fast = await find_files(workspace, ToolSettings(search_engine="ripgrep"), {"pattern": glob})
-        slow = await find_files(workspace, ToolSettings(search_engine="python"), {"pattern": glob})
+        fast = await FIND_FILES_TOOL.run(
+            ToolContext(workspace, ToolSettings(search_engine="ripgrep")), {"pattern": glob}
+        )
+        slow = await FIND_FILES_TOOL.run(
+            ToolContext(workspace, ToolSettings(search_engine="python")), {"pattern": glob}
+        )
         assert fast == slow, glob
 
 
@@ -135,14 +146,17 @@ async def test_invalid_regex_is_an_error(
 ) -> None:
     (workspace.root / "a.txt").write_text("(x\n")
     with pytest.raises(ToolError, match="Invalid regex") as caught:
-        await grep(workspace, ToolSettings(search_engine=engine), {"pattern": pattern})
+        await GREP_TOOL.run(
+            ToolContext(workspace, ToolSettings(search_engine=engine)), {"pattern": pattern}
+        )
     assert "\n" not in str(caught.value)
 
 
 async def test_catastrophic_regex_does_not_hang(workspace: Workspace, engine: SearchEngine) -> None:
     (workspace.root / "evil.txt").write_text("a" * 40 + "!\n")
-    outcome = await grep(
-        workspace, ToolSettings(search_engine=engine, search_timeout=2.0), {"pattern": "(a+)+$"}
+    outcome = await GREP_TOOL.run(
+        ToolContext(workspace, ToolSettings(search_engine=engine, search_timeout=2.0)),
+        {"pattern": "(a+)+$"},
     )
     if engine == "ripgrep":  # a linear-time engine just answers
         assert outcome.status == "ok" and outcome.content.startswith("No matches")
@@ -164,7 +178,7 @@ async def test_grep_bad_arguments(
     workspace: Workspace, arguments: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ToolError, match=message):
-        await grep(workspace, ToolSettings(), arguments)
+        await GREP_TOOL.run(ToolContext(workspace, ToolSettings()), arguments)
 
 
 async def test_find_files_globs(workspace: Workspace, engine: SearchEngine) -> None:
@@ -172,7 +186,7 @@ async def test_find_files_globs(workspace: Workspace, engine: SearchEngine) -> N
     settings = ToolSettings(search_engine=engine)
 
     async def find(pattern: str) -> list[str]:
-        outcome = await find_files(workspace, settings, {"pattern": pattern})
+        outcome = await FIND_FILES_TOOL.run(ToolContext(workspace, settings), {"pattern": pattern})
         assert outcome.status == "ok"
         return outcome.content.splitlines()[1:]
 
@@ -182,15 +196,16 @@ async def test_find_files_globs(workspace: Workspace, engine: SearchEngine) -> N
     assert await find("*.{md,log}") == ["README.md", "docs/guide.md", "logs/keep.log"]
     assert await find("./README.md") == ["README.md"]
     assert "data.bin" in await find("*")
-    nothing = await find_files(workspace, settings, {"pattern": "*.rs"})
+    nothing = await FIND_FILES_TOOL.run(ToolContext(workspace, settings), {"pattern": "*.rs"})
     assert nothing.content.startswith("No files match '*.rs'")
 
 
 async def test_find_files_caps(workspace: Workspace, engine: SearchEngine) -> None:
     for i in range(120):
         (workspace.root / f"f{i:03d}.txt").touch()
-    outcome = await find_files(
-        workspace, ToolSettings(search_engine=engine, find_max_results=5), {"pattern": "*.txt"}
+    outcome = await FIND_FILES_TOOL.run(
+        ToolContext(workspace, ToolSettings(search_engine=engine, find_max_results=5)),
+        {"pattern": "*.txt"},
     )
     lines = outcome.content.splitlines()
     assert lines[0] == "120 files match '*.txt':"
@@ -200,7 +215,7 @@ async def test_find_files_caps(workspace: Workspace, engine: SearchEngine) -> No
 
 async def test_find_files_empty_glob(workspace: Workspace) -> None:
     with pytest.raises(ToolError, match="Glob pattern is empty"):
-        await find_files(workspace, ToolSettings(), {"pattern": "  "})
+        await FIND_FILES_TOOL.run(ToolContext(workspace, ToolSettings()), {"pattern": "  "})
 
 
 async def test_project_modules_cannot_shadow_the_python_engine(workspace: Workspace) -> None:

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from melgui.tools.search.project_search import find_files, grep
+from melgui.tools.context import ToolContext
+from melgui.tools.search.project_search import FIND_FILES_TOOL, GREP_TOOL
 from melgui.tools.search.ripgrep import find_ripgrep
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
@@ -37,10 +38,14 @@ async def test_a_special_gitignore_is_a_named_skip_not_a_wait(
         pytest.skip("no rg executable")
     _plant(workspace, kind)
     settings = ToolSettings(search_engine=engine, search_timeout=BOUND_S)  # type: ignore[arg-type]
-    listed = await asyncio.wait_for(find_files(workspace, settings, {"pattern": "*"}), BOUND_S)
+    listed = await asyncio.wait_for(
+        FIND_FILES_TOOL.run(ToolContext(workspace, settings), {"pattern": "*"}), BOUND_S
+    )
     assert listed.status == "ok", listed.content
     assert "a.txt" in listed.content and "trap/kept.txt" in listed.content
     assert "trap/.gitignore" in listed.content and "skipped" in listed.content
-    matched = await asyncio.wait_for(grep(workspace, settings, {"pattern": "needle"}), BOUND_S)
+    matched = await asyncio.wait_for(
+        GREP_TOOL.run(ToolContext(workspace, settings), {"pattern": "needle"}), BOUND_S
+    )
     assert matched.status == "ok", matched.content
     assert "trap/kept.txt" in matched.content and "trap/.gitignore" in matched.content

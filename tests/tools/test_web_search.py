@@ -6,12 +6,27 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from melgui.core.protocol.tooling import ToolError
-from melgui.tools.web_search import NOT_CONFIGURED, SearxngProvider, web_search
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
+from melgui.tools.context import ToolContext
+from melgui.tools.settings import ToolSettings
+from melgui.tools.web_search import NOT_CONFIGURED, WEB_SEARCH_TOOL, SearchProvider, SearxngProvider
+from melgui.tools.workspace import Workspace
+
+HERE = Path(__file__).resolve().parent
+
+
+async def web_search(
+    provider: SearchProvider | None, limit: int, arguments: dict[str, object]
+) -> ToolOutcome:
+    settings = ToolSettings(web_search_max_results=limit)
+    return await WEB_SEARCH_TOOL.run(
+        ToolContext(Workspace(HERE), settings, search=provider), arguments
+    )
 
 
 class FakeSearxng:

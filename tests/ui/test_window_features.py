@@ -289,29 +289,18 @@ def test_another_folder_starts_a_new_conversation_there(
 def test_a_reopened_conversation_is_shown_and_continued(
     qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
 ) -> None:
-    from dataclasses import dataclass, field
-
     from melgui.core.protocol.messages import Conversation, Message
-
-    @dataclass
-    class Plan:
-        title: str
-        markdown: str
-
-    @dataclass
-    class Reopened:  # the shape of melgui.core.store.resume.Resumed that the window reads
-        conversation: Conversation
-        plans: list[Plan] = field(default_factory=list)
-
-        def describe(self) -> str:
-            return "History repaired: added an 'interrupted' result for 1 call(s)."
+    from melgui.core.store.records import ConversationSummary, PlanRecord
+    from melgui.core.store.resume import CUT_TEXT_NOTE, Resumed
 
     scripted_relay.script([text("continuing"), done()])
     window: MainWindow = make_window(relay_settings(scripted_relay))
     old = Conversation([Message.user("earlier question"), Message.assistant("earlier answer")])
-    window.open_conversation(Reopened(old, [Plan("Old plan", "- step")]))
+    summary = ConversationSummary("c1", str(window.kit.folder), "earlier", 0.0, 0.0)
+    plans = [PlanRecord("Old plan", "- step", 0.0)]
+    window.open_conversation(Resumed(summary, old, cut_text=True, plans=plans))
     shown = window.chat.transcript.toPlainText()
-    assert "earlier answer" in shown and "History repaired" in shown
+    assert "earlier answer" in shown and CUT_TEXT_NOTE in shown
     assert "Old plan" in window.plans_panel.view.toPlainText()
 
     async def scenario() -> None:

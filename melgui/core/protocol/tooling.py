@@ -44,26 +44,47 @@ class ToolRunner(Protocol):
         ...
 
 
+class ToolInContext(Protocol):
+    """A tool that runs in a context (melgui.core.protocol.tools.definition.Tool is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def run(self, context: Any, arguments: dict[str, Any]) -> ToolOutcome: ...
+
+
 class ToolRegistry:
-    """A ToolRunner built from one async handler per tool name."""
+    """A ToolRunner: built-in tools, each with where it finds its context, and plain
+    handlers by name (an MCP server's tools)."""
 
     def __init__(self, handlers: dict[str, ToolHandler] | None = None) -> None:
         self._handlers: dict[str, ToolHandler] = dict(handlers or {})
+        self._tools: dict[str, tuple[ToolInContext, Callable[[], Any]]] = {}
 
     def register(self, name: str, handler: ToolHandler) -> None:
+        self._tools.pop(name, None)
         self._handlers[name] = handler
 
+    def add(self, tool: ToolInContext, context: Callable[[], Any]) -> None:
+        """`tool` runs in whatever `context()` gives at the time of each call (a desk's
+        current workspace and settings)."""
+        self._handlers.pop(tool.name, None)
+        self._tools[tool.name] = (tool, context)
+
     def knows(self, name: str) -> bool:
-        return name in self._handlers
+        return name in self._handlers or name in self._tools
 
     def names(self) -> list[str]:
-        return sorted(self._handlers)
+        return sorted([*self._handlers, *self._tools])
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        handler = self._handlers.get(name)
-        if handler is None:
-            return ToolOutcome.error(f"Unknown tool {name!r}.")
         try:
+            if name in self._tools:
+                tool, context = self._tools[name]
+                return await tool.run(context(), arguments)
+            handler = self._handlers.get(name)
+            if handler is None:
+                return ToolOutcome.error(f"Unknown tool {name!r}.")
             return await handler(arguments)
         except ToolError as exc:
             return ToolOutcome.error(str(exc))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import httpx
 
-from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
+from melgui.core.protocol.tools.memory import MemoryNote, MemoryUnavailable
 from melgui.core.protocol.transport import TransportError
 from melgui.core.transports.http.endpoint import HttpEndpoint
 from melgui.core.transports.http.replies import request_json

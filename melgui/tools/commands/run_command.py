@@ -12,15 +12,15 @@ import contextlib
 import os
 import signal
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 from melgui.core.processes import command_environment, start_group
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
-from melgui.tools.arguments import require_str
+from melgui.core.protocol.tools.commands import RUN_COMMAND
+from melgui.core.protocol.tools.definition import Tool
 from melgui.tools.commands.process_output import HeadTailBuffer
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env, sandbox_status
-from melgui.tools.settings import ToolSettings
-from melgui.tools.workspace import Workspace
+from melgui.tools.context import ToolContext
 
 # After the shell exits, output still in flight gets this long to arrive.
 DRAIN_GRACE = 0.5
@@ -134,18 +134,20 @@ async def execute(
     return ToolOutcome.error(text) if timed_out else ToolOutcome(text)
 
 
-async def run_command(
-    workspace: Workspace,
-    settings: ToolSettings,
-    arguments: dict[str, Any],
-    *,
-    base_env: Mapping[str, str] | None = None,
-) -> ToolOutcome:
-    command = require_str(arguments, "command")
-    if not command.strip():
-        raise ToolError("Argument 'command' is empty.")
-    if "\x00" in command:
-        raise ToolError("Argument 'command' contains a NUL byte.")
+@dataclass(frozen=True, slots=True)
+class RunCommandInput:
+    command: str
+
+    def __post_init__(self) -> None:
+        if not self.command.strip():
+            raise ToolError("Argument 'command' is empty.")
+        if "\x00" in self.command:
+            raise ToolError("Argument 'command' contains a NUL byte.")
+
+
+async def run_command(context: ToolContext, given: RunCommandInput) -> ToolOutcome:
+    workspace, settings, command = context.workspace, context.settings, given.command
+    base_env = context.environment
     env = command_environment(os.environ if base_env is None else base_env)
     sandbox: SandboxSpec | None = None
     if settings.sandbox_commands:
@@ -165,3 +167,6 @@ async def run_command(
         env=env,
         sandbox=sandbox,
     )
+
+
+RUN_COMMAND_TOOL = Tool(RUN_COMMAND, RunCommandInput, run_command)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import dataclass
 
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
-from melgui.tools.arguments import optional_bool, require_str
+from melgui.core.protocol.tools.definition import Tool
+from melgui.core.protocol.tools.files import EDIT_FILE, WRITE_FILE
+from melgui.tools.context import ToolContext
 from melgui.tools.files.file_changes import encode_text, plan_edit
-from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace, write_bytes_confined
 
 
@@ -47,22 +48,39 @@ def _edit(
     )
 
 
-async def write_file(
-    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
-) -> ToolOutcome:
-    raw_path = require_str(arguments, "path")
-    content = require_str(arguments, "content")
-    return ToolOutcome(await asyncio.to_thread(_write, workspace, raw_path, content))
+@dataclass(frozen=True, slots=True)
+class WriteFileInput:
+    path: str
+    content: str
 
 
-async def edit_file(
-    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
-) -> ToolOutcome:
-    raw_path = require_str(arguments, "path")
-    old = require_str(arguments, "old_string")
-    new = require_str(arguments, "new_string")
-    replace_all = optional_bool(arguments, "replace_all", False)
+async def write_file(context: ToolContext, given: WriteFileInput) -> ToolOutcome:
+    text = await asyncio.to_thread(_write, context.workspace, given.path, given.content)
+    return ToolOutcome(text)
+
+
+WRITE_FILE_TOOL = Tool(WRITE_FILE, WriteFileInput, write_file)
+
+
+@dataclass(frozen=True, slots=True)
+class EditFileInput:
+    path: str
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+async def edit_file(context: ToolContext, given: EditFileInput) -> ToolOutcome:
     text = await asyncio.to_thread(
-        _edit, workspace, raw_path, old, new, replace_all, settings.edit_max_bytes
+        _edit,
+        context.workspace,
+        given.path,
+        given.old_string,
+        given.new_string,
+        given.replace_all,
+        context.settings.edit_max_bytes,
     )
     return ToolOutcome(text)
+
+
+EDIT_FILE_TOOL = Tool(EDIT_FILE, EditFileInput, edit_file)

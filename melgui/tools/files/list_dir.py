@@ -6,11 +6,12 @@ import asyncio
 import heapq
 import os
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
 
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
-from melgui.tools.arguments import optional_str
-from melgui.tools.settings import ToolSettings
+from melgui.core.protocol.tools.definition import Tool
+from melgui.core.protocol.tools.files import LIST_DIR
+from melgui.tools.context import ToolContext
 from melgui.tools.workspace import Workspace
 
 
@@ -72,9 +73,15 @@ def list_folder(workspace: Workspace, raw_path: str, cap: int) -> str:
     return "\n".join(lines)
 
 
-async def list_dir(
-    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
-) -> ToolOutcome:
-    raw_path = optional_str(arguments, "path", ".") or "."
-    text = await asyncio.to_thread(list_folder, workspace, raw_path, settings.list_max_entries)
+@dataclass(frozen=True, slots=True)
+class ListDirInput:
+    path: str = "."
+
+
+async def list_dir(context: ToolContext, given: ListDirInput) -> ToolOutcome:
+    limit = context.settings.list_max_entries
+    text = await asyncio.to_thread(list_folder, context.workspace, given.path or ".", limit)
     return ToolOutcome(text)
+
+
+LIST_DIR_TOOL = Tool(LIST_DIR, ListDirInput, list_dir)

@@ -6,13 +6,14 @@ import asyncio
 import io
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
-from melgui.tools.arguments import optional_int, require_str
+from melgui.core.protocol.tools.definition import Tool, at_least
+from melgui.core.protocol.tools.files import READ_FILE
+from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
-from melgui.tools.workspace import Workspace
 
 SNIFF_BYTES = 8192
 _CHUNK = 64 * 1024
@@ -125,16 +126,27 @@ def read_window(path: Path, shown: str, offset: int, limit: int, settings: ToolS
     return header + "\n" + "\n".join(shown_lines) + "\n" + footer
 
 
-async def read_file(
-    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
-) -> ToolOutcome:
-    raw_path = require_str(arguments, "path")
-    offset = optional_int(arguments, "offset", 1, minimum=0) or 1
-    limit = optional_int(arguments, "limit", settings.read_default_lines, minimum=1)
-    assert limit is not None
+@dataclass(frozen=True, slots=True)
+class ReadFileInput:
+    path: str
+    offset: int | None = None  # the first line; 0 reads from the start, as 1 does
+    limit: int | None = None  # lines; the settings' default when absent
+
+    def __post_init__(self) -> None:
+        at_least("offset", self.offset, 0)
+        at_least("limit", self.limit, 1)
+
+
+async def read_file(context: ToolContext, given: ReadFileInput) -> ToolOutcome:
+    workspace, settings = context.workspace, context.settings
+    offset = given.offset or 1
+    limit = given.limit if given.limit is not None else settings.read_default_lines
 
     def work() -> str:
-        path = workspace.existing_file(raw_path)
+        path = workspace.existing_file(given.path)
         return read_window(path, workspace.display(path), offset, limit, settings)
 
     return ToolOutcome(await asyncio.to_thread(work))
+
+
+READ_FILE_TOOL = Tool(READ_FILE, ReadFileInput, read_file)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable, ProjectMemory
+from melgui.core.protocol.tools.memory import MemoryNote, MemoryUnavailable, ProjectMemory
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (

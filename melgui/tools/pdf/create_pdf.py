@@ -10,11 +10,13 @@ import asyncio
 import shutil
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
-from melgui.tools.arguments import optional_str, require_str
+from melgui.core.protocol.tools.definition import Tool
+from melgui.core.protocol.tools.pdf import CREATE_PDF
+from melgui.tools.context import ToolContext
 from melgui.tools.pdf import floor as pdf_floor
 from melgui.tools.pdf.engines import (
     PdfEngineError,
@@ -25,8 +27,8 @@ from melgui.tools.pdf.engines import (
     render_wkhtmltopdf,
 )
 from melgui.tools.pdf.html import build_document
-from melgui.tools.settings import PdfEngineName, ToolSettings
-from melgui.tools.workspace import Workspace, write_bytes_confined
+from melgui.tools.settings import PdfEngineName
+from melgui.tools.workspace import write_bytes_confined
 
 _LABELS: dict[PdfEngineName, str] = {
     "chromium": "Chromium",
@@ -78,15 +80,22 @@ def _prepare(workdir: Path, html: str) -> None:
     (workdir / "document.html").write_text(html, encoding="utf-8")
 
 
-async def create_pdf(
-    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
-) -> ToolOutcome:
-    content = require_str(arguments, "content")
-    output_path = require_str(arguments, "output_path")
-    if not output_path.lower().endswith(".pdf"):
-        raise ToolError(f"output_path must name a .pdf file, got {output_path!r}.")
+@dataclass(frozen=True, slots=True)
+class CreatePdfInput:
+    content: str
+    output_path: str
+    title: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.output_path.lower().endswith(".pdf"):
+            raise ToolError(f"output_path must name a .pdf file, got {self.output_path!r}.")
+
+
+async def create_pdf(context: ToolContext, given: CreatePdfInput) -> ToolOutcome:
+    workspace, settings = context.workspace, context.settings
+    content, output_path = given.content, given.output_path
     destination = await asyncio.to_thread(workspace.writable_file, output_path, "output_path")
-    title = optional_str(arguments, "title", "").strip() or destination.stem
+    title = given.title.strip() or destination.stem
     html = build_document(content, title)
     workdir = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="melgui-pdf-"))
     failures: list[str] = []
@@ -117,3 +126,6 @@ async def create_pdf(
     if failures:
         text += " Engines tried before it: " + "; ".join(failures) + "."
     return ToolOutcome(text)
+
+
+CREATE_PDF_TOOL = Tool(CREATE_PDF, CreatePdfInput, create_pdf)

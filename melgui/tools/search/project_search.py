@@ -9,12 +9,13 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import melgui
 from melgui.core.config.special_files import Listing, special_rule_files
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
-from melgui.tools.arguments import require_str
+from melgui.core.protocol.tools.definition import Tool
+from melgui.core.protocol.tools.search import FIND_FILES, GREP
+from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
 from melgui.tools.search.ripgrep import files_argv, find_ripgrep, grep_argv
 from melgui.tools.search.search_process import SearchRun, run_search
@@ -92,14 +93,24 @@ def _regex_error(pattern: str, stderr: str) -> str:
     return f"Invalid regex {pattern!r}: {detail.removeprefix('error: ')}"
 
 
-async def grep(
-    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
-) -> ToolOutcome:
-    pattern = require_str(arguments, "pattern")
-    if pattern == "":
-        raise ToolError("Argument 'pattern' is empty; give a regular expression.")
-    if "\x00" in pattern:
-        raise ToolError("Argument 'pattern' contains a NUL byte.")
+@dataclasses.dataclass(frozen=True, slots=True)
+class PatternInput:
+    pattern: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RegexInput:
+    pattern: str
+
+    def __post_init__(self) -> None:
+        if self.pattern == "":
+            raise ToolError("Argument 'pattern' is empty; give a regular expression.")
+        if "\x00" in self.pattern:
+            raise ToolError("Argument 'pattern' contains a NUL byte.")
+
+
+async def grep(context: ToolContext, given: RegexInput) -> ToolOutcome:
+    workspace, settings, pattern = context.workspace, context.settings, given.pattern
     rg, notes = await _pick(settings, workspace.root)
     if rg is None:
         try:
@@ -158,12 +169,16 @@ def _format_grep(pattern: str, run: SearchRun, settings: ToolSettings) -> ToolOu
     return ToolOutcome("\n".join([header + ":", *lines]))
 
 
-async def find_files(
-    workspace: Workspace, settings: ToolSettings, arguments: dict[str, Any]
-) -> ToolOutcome:
-    pattern = require_str(arguments, "pattern")
+GREP_TOOL = Tool(GREP, RegexInput, grep)
+
+
+async def find_files(context: ToolContext, given: PatternInput) -> ToolOutcome:
+    workspace, settings = context.workspace, context.settings
     rg, notes = await _pick(settings, workspace.root)
-    return _noted(await _find(workspace, settings, pattern, rg), notes)
+    return _noted(await _find(workspace, settings, given.pattern, rg), notes)
+
+
+FIND_FILES_TOOL = Tool(FIND_FILES, PatternInput, find_files)
 
 
 async def _find(

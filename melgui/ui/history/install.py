@@ -1,21 +1,22 @@
 """Putting the history sidebar into the main window with one call.
 
-    sidebar = install_history(window, store)
+    sidebar = install_history(window, window, store)
 
-The window is a QMainWindow that may offer (each optional): `project_folder()`,
+The window is a QMainWindow and a HistoryHost: `project_folder()`,
 `open_conversation(resumed)` to show a stored conversation again (chat, inspector with
 the calls' records and the repair note, plans), `new_conversation()`, and the pair
-`session` / `sessionChanged(session)` (with `bridge.recorder` for the wire log), through
-which every main conversation is journaled (WindowJournal). The sidebar sits in a dock
-on the left; storage messages go to the status bar.
+`session` / `sessionChanged(session)` (with `bridge.recorder` for the wire log; no
+session: nothing to journal yet), through which every main conversation is journaled
+(WindowJournal). The sidebar sits in a dock on the left; storage messages go to the
+status bar.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, Qt, SignalInstance
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from melgui.core.agent.session import AgentSession
@@ -29,32 +30,33 @@ from melgui.core.store.resume import (
 from melgui.ui.history.reader import ConversationReader
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.history.window_journal import WindowJournal, WireListen
+from melgui.ui.runtime.bridge import SessionBridge
 
 
-@runtime_checkable
-class ConversationOpener(Protocol):
+class HistoryHost(Protocol):
+    """What the history sidebar needs of the window it sits in (MainWindow is one)."""
+
+    sessionChanged: SignalInstance  # the new main AgentSession
+
+    @property
+    def session(self) -> AgentSession | None: ...
+
+    @property
+    def bridge(self) -> SessionBridge | None: ...
+
+    def project_folder(self) -> str: ...
+
     def open_conversation(self, resumed: Resumed) -> None:
         """Replace the window's session by one continuing `resumed.conversation`; show its
         messages, its calls (resumed.tool_calls), plans and `resumed.describe()`."""
 
-
-@runtime_checkable
-class ConversationStarter(Protocol):
     def new_conversation(self) -> None: ...
 
 
-def project_folder(window: object) -> str:
-    """The window's project folder: `project_folder()` or `.folder`, else the cwd."""
-    getter = getattr(window, "project_folder", None)
-    if callable(getter):
-        return str(getter())
-    folder = getattr(window, "folder", None)
-    return str(folder) if folder else "."
-
-
-def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
-    """Add the history sidebar to `window` in a left dock and wire it; returns it."""
-    sidebar = HistorySidebar(store, project_folder(window), window)
+def install_history(window: QMainWindow, host: HistoryHost, store: Store) -> HistorySidebar:
+    """Add the history sidebar to `window` (the host as a Qt window) in a left dock and wire
+    it to `host`; returns it."""
+    sidebar = HistorySidebar(store, host.project_folder(), window)
     dock = QDockWidget("History", window)
     dock.setObjectName("historyDock")
     dock.setWidget(sidebar)
@@ -64,13 +66,10 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
     if store.notice:
         status.showMessage(store.notice)
 
-    keeper = WindowJournal(store, sidebar, lambda: project_folder(window))
-    session = getattr(window, "session", None)
-    if isinstance(session, AgentSession):
-        keeper.follow(session, _wire_listener(window))
-    changed = getattr(window, "sessionChanged", None)
-    if changed is not None:
-        changed.connect(lambda new: keeper.follow(new, _wire_listener(window)))
+    keeper = WindowJournal(store, sidebar, host.project_folder)
+    if host.session is not None:
+        keeper.follow(host.session, _wire_listener(host))
+    host.sessionChanged.connect(lambda new: keeper.follow(new, _wire_listener(host)))
     app = QCoreApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(keeper.close)
@@ -80,9 +79,9 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
 
     def show(cid: str, stored: StoredConversation | None) -> None:
         resumed = open_resumed(store, cid, sidebar, stored)
-        if resumed is not None and isinstance(window, ConversationOpener):
+        if resumed is not None:
             keeper.expect(cid, resumed.conversation)
-            window.open_conversation(resumed)
+            host.open_conversation(resumed)
 
     def open_stored(cid: str) -> None:
         if store.path is None:  # in memory: nothing another thread could read
@@ -107,20 +106,14 @@ def install_history(window: QMainWindow, store: Store) -> HistorySidebar:
     # Queued even when the read is done at once: a click after it must still win.
     reader.finished.connect(read, Qt.ConnectionType.QueuedConnection)
 
-    def start_new() -> None:
-        if isinstance(window, ConversationStarter):
-            window.new_conversation()
-
     sidebar.conversationOpened.connect(open_stored)
-    sidebar.newConversationRequested.connect(start_new)
+    sidebar.newConversationRequested.connect(host.new_conversation)
     return sidebar
 
 
-def _wire_listener(window: object) -> WireListen | None:
+def _wire_listener(host: HistoryHost) -> WireListen | None:
     """The window's in-memory wire log (already redacted), if it has one to listen to."""
-    recorder = getattr(getattr(window, "bridge", None), "recorder", None)
-    listen = getattr(recorder, "listen", None)
-    return listen if callable(listen) else None
+    return host.bridge.recorder.listen if host.bridge is not None else None
 
 
 def open_resumed(

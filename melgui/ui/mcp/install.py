@@ -4,7 +4,7 @@ annotations in the inspector's title. One call: `install_mcp(window)`."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QDockWidget, QMainWindow
@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
@@ -29,7 +30,7 @@ class McpHost(Protocol):
     desk: Desk
     tasks: TaskKeeper
     colors: Colors
-    inspector: Any
+    inspector: Inspector
     inspector_dock: QDockWidget
     approval_bar: ApprovalBar
     sessionChanged: SignalInstance
@@ -56,7 +57,7 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     window.tabifyDockWidget(window.inspector_dock, dock)
     window.inspector_dock.raise_()
-    panel.dock = dock  # type: ignore[attr-defined]
+    panel.dock = dock
 
     def notes(name: str) -> str:
         return tool_notes(desk.mcp, name)

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QDockWidget,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -40,6 +41,8 @@ TOOL_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class ServersPanel(QWidget):
+    dock: QDockWidget  # the window's dock that holds it (install_mcp)
+
     def __init__(
         self, manager: McpManager, tasks: TaskKeeper, colors: Colors, parent: QWidget | None = None
     ) -> None:

@@ -5,10 +5,12 @@ resume them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol
 
-from PySide6.QtWidgets import QInputDialog
+from PySide6.QtWidgets import QInputDialog, QMainWindow, QStatusBar
 
+from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.agents import KNOWN_AGENTS, AgentCommand, known_agent, parse_command
 from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.hosted_agents.session import HostedAgentSession
@@ -16,17 +18,30 @@ from melgui.desk.hosted_agents.session_book import SessionBook, SessionEntry
 from melgui.ui.panes.manager import PaneManager
 
 
-def install_acp(window: Any, manager: PaneManager) -> None:
-    """Let `manager` open ACP agent panes on `window.desk` (its rules, MCP servers,
-    checkpoints; plans to the window's plans panel)."""
+class AgentPaneHost(Protocol):
+    """What the agent-pane commands use of the window (MainWindow is one)."""
+
+    pane_manager: PaneManager
+
+    @property
+    def desk(self) -> Desk: ...
+
+    @property
+    def status(self) -> QStatusBar: ...
+
+    @property
+    def main_window(self) -> QMainWindow: ...
+
+
+def install_acp(desk: Desk, plans: Callable[[str, str], None], manager: PaneManager) -> None:
+    """Let `manager` open ACP agent panes on `desk` (its rules, MCP servers, checkpoints;
+    plans to `plans`, the window's plans panel)."""
 
     def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
-        return acp_session(
-            window.desk, command, title, plans=window.plans_panel.sink, resume=resume
-        )
+        return acp_session(desk, command, title, plans=plans, resume=resume)
 
     def agent_for(command: str) -> AgentCommand | None:
-        settings = window.desk.settings
+        settings = desk.settings
         if not settings.open_pane_acp:
             return None
         return known_agent(command, tuple(settings.acp_agents))
@@ -41,7 +56,7 @@ def agent_choices(own: list[str]) -> list[str]:
     return [*known, *(c for c in own if c not in known)]
 
 
-def open_agent(window: Any, text: str) -> None:
+def open_agent(window: AgentPaneHost, text: str) -> None:
     try:
         info = window.pane_manager.open_agent(parse_command(text), "tab")
     except Exception as exc:  # a command that cannot be read, no factory: say so, go on
@@ -50,9 +65,9 @@ def open_agent(window: Any, text: str) -> None:
     window.pane_manager.area.focus_pane(info.id)
 
 
-def ask_agent(window: Any) -> QInputDialog:
+def ask_agent(window: AgentPaneHost) -> QInputDialog:
     """Pick a known agent or type any command that speaks ACP on stdio."""
-    dialog = QInputDialog(window)
+    dialog = QInputDialog(window.main_window)
     dialog.setObjectName("agentDialog")
     dialog.setWindowTitle("New agent pane")
     dialog.setLabelText("ACP agent to start in the project folder (pick one or type a command):")
@@ -65,7 +80,7 @@ def ask_agent(window: Any) -> QInputDialog:
     return dialog
 
 
-def reopen_session(window: Any, entry: SessionEntry) -> None:
+def reopen_session(window: AgentPaneHost, entry: SessionEntry) -> None:
     """A pane on the agent `entry` names, reopening its session (history replayed when
     the agent loads it)."""
     try:
@@ -77,14 +92,16 @@ def reopen_session(window: Any, entry: SessionEntry) -> None:
     window.pane_manager.area.focus_pane(info.id)
 
 
-def ask_earlier_session(window: Any, book: SessionBook | None = None) -> QInputDialog | None:
+def ask_earlier_session(
+    window: AgentPaneHost, book: SessionBook | None = None
+) -> QInputDialog | None:
     """Pick one of this project's earlier agent sessions, the latest first."""
     entries = (book or SessionBook()).for_folder(window.desk.folder)
     if not entries:
         window.status.showMessage("No earlier agent sessions in this project.", 8000)
         return None
     labels = [entry.label() for entry in entries]
-    dialog = QInputDialog(window)
+    dialog = QInputDialog(window.main_window)
     dialog.setObjectName("agentSessionDialog")
     dialog.setWindowTitle("Reopen agent session")
     dialog.setLabelText("An earlier session of an ACP agent in this project:")

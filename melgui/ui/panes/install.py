@@ -1,6 +1,6 @@
-"""Puts panes into the main window: the area beside the chat, the orchestration tools in
-the window's registry, workers from its session factory, and the end of every pane when
-the window closes or the app quits. One call: `install_panes(window, window)`.
+"""Puts panes into the main window: the area beside the chat, the panes that run the
+pane tools (given to the window's desk), workers from its session factory, and the end of
+every pane when the window closes or the app quits. One call: `install_panes(window, window)`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.protocol.catalog import Role
-from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import WorkerWorktrees
+from melgui.desk.desk import Desk
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
-from melgui.ui.panes.orchestration import register_orchestration
+from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.worktree_recovery import offer_soon
 from melgui.ui.runtime.bridge import SessionBridge
@@ -37,7 +37,7 @@ class PaneHost(Protocol):
     themeChanged: SignalInstance
 
     @property
-    def tools(self) -> ToolRegistry: ...
+    def desk(self) -> Desk: ...
 
     def project_folder(self) -> str: ...
 
@@ -84,7 +84,7 @@ def _end_at_exit(manager_ref: weakref.ref[PaneManager]) -> None:
 
 
 def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
-    """Add the pane area to `window.pane_host` and the seven tools to `window.tools`.
+    """Add the pane area to `window.pane_host`; its panes run the desk's seven pane tools.
 
     `widget` is the window itself as a Qt widget: panes are its children and end with it.
     """
@@ -96,8 +96,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
         return window.session_factory("worker", spec.model, spec.source, spec.worktree)
 
     def worktrees() -> WorkerWorktrees | None:
-        desk = getattr(window, "desk", None)
-        return getattr(desk, "worktrees", None)
+        return window.desk.worktrees
 
     manager = PaneManager(
         area,
@@ -108,7 +107,7 @@ def install_panes(window: PaneHost, widget: QWidget) -> PaneManager:
         worktrees=worktrees,
         parent=widget,
     )
-    register_orchestration(window.tools, manager)
+    window.desk.panes = Orchestration(manager)
 
     def on_panes_changed() -> None:
         has_panes = bool(manager.registry.all())

@@ -1,5 +1,6 @@
-"""The orchestration tools (docs/tools.md): open_pane, spawn_agent, send_keys, send_agent,
-read_pane, read_agent, list_panes — async handlers over a PaneManager.
+"""The window's panes behind the pane tools (docs/tools.md): open_pane, spawn_agent,
+send_keys, send_agent, read_pane, read_agent, list_panes over a PaneManager
+(melgui.tools.panes.Panes; the tools read their inputs).
 
 Every failure is a clear result for the model (unknown pane, wrong kind, a program
 that has exited), never an exception out of the handler.
@@ -9,15 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal
 
-from melgui.core.protocol.catalog import normalize_layout
 from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
+from melgui.core.protocol.tools.panes import Layout
 from melgui.core.terminal.panes import exit_label, unknown_pane
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.risk import changed_files, describe_changes
 from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.tools.panes import add_pane_tools
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
 from melgui.ui.panes.terminal.pane import TerminalPane
@@ -29,44 +30,14 @@ SETTLE_MAX_S = 1.0  # ...but never longer than this
 _WHERE = {"right": "to the right", "down": "below", "tab": "in a new tab"}
 
 
-def _text_arg(arguments: dict[str, Any], name: str, *, required: bool) -> str | None:
-    value = arguments.get(name)
-    if value is None:
-        if required:
-            raise ToolError(f"Missing required argument {name!r}.")
-        return None
-    if not isinstance(value, str):
-        raise ToolError(f"Argument {name!r} must be a string, not {type(value).__name__}.")
-    return value
-
-
-def _pane_arg(arguments: dict[str, Any]) -> int:
-    value = arguments.get("pane")
-    if isinstance(value, bool) or value is None:
-        raise ToolError("Argument 'pane' must be an integer pane id (see list_panes).")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    raise ToolError(f"Argument 'pane' must be an integer pane id, not {value!r}.")
-
-
 class Orchestration:
-    """The seven handlers, bound to one manager."""
+    """The window's Panes: the seven tools' work, on one manager."""
 
     def __init__(self, manager: PaneManager) -> None:
         self.manager = manager
 
-    def register(self, tools: ToolRegistry) -> None:
-        tools.register("open_pane", self.open_pane)
-        tools.register("spawn_agent", self.spawn_agent)
-        tools.register("send_keys", self.send_keys)
-        tools.register("send_agent", self.send_agent)
-        tools.register("read_pane", self.read_pane)
-        tools.register("read_agent", self.read_agent)
-        tools.register("list_panes", self.list_panes)
+    def refusal(self, tool: str) -> str | None:
+        return None
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -93,9 +64,7 @@ class Orchestration:
 
     # -- the tools ---------------------------------------------------------------------
 
-    async def open_pane(self, arguments: dict[str, Any]) -> ToolOutcome:
-        layout = normalize_layout(arguments.get("layout"))
-        command = _text_arg(arguments, "command", required=False)
+    async def open_pane(self, layout: Layout, command: str | None) -> ToolOutcome:
         agent = self.manager.agent_for(command) if command else None
         if agent is not None:
             return self._open_agent_pane(agent, layout)
@@ -112,9 +81,7 @@ class Orchestration:
             f"Use send_keys to type into it and read_pane to see its screen."
         )
 
-    def _open_agent_pane(
-        self, agent: AgentCommand, layout: Literal["right", "down", "tab"]
-    ) -> ToolOutcome:
+    def _open_agent_pane(self, agent: AgentCommand, layout: Layout) -> ToolOutcome:
         """A command that starts a known ACP agent opens as an agent pane (settings)."""
         try:
             info = self.manager.open_agent(agent, layout)
@@ -126,16 +93,9 @@ class Orchestration:
             f"agent pane, not a terminal: send_keys does not apply)."
         )
 
-    async def spawn_agent(self, arguments: dict[str, Any]) -> ToolOutcome:
-        layout = normalize_layout(arguments.get("layout"))
-        task = _text_arg(arguments, "task", required=True) or ""
-        if not task.strip():
-            raise ToolError("Argument 'task' must not be empty.")
-        model = _text_arg(arguments, "model", required=False)
+    async def spawn_agent(self, layout: Layout, task: str, model: str | None) -> ToolOutcome:
         try:
-            info, prepared = await self.manager.start_worker(
-                task, model.strip() if model else None, layout
-            )
+            info, prepared = await self.manager.start_worker(task, model, layout)
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)
@@ -149,9 +109,7 @@ class Orchestration:
             text += "\n" + prepared.describe()
         return ToolOutcome(text)
 
-    async def send_keys(self, arguments: dict[str, Any]) -> ToolOutcome:
-        pane_id = _pane_arg(arguments)
-        text = _text_arg(arguments, "text", required=True) or ""
+    async def send_keys(self, pane_id: int, text: str) -> ToolOutcome:
         pane = self._terminal(pane_id)
         if not pane.alive:
             pane.exit_reported = True
@@ -163,11 +121,7 @@ class Orchestration:
         pane.write(text.replace("\r\n", "\r").replace("\n", "\r").encode("utf-8", "replace"))
         return ToolOutcome(f"Sent {len(text)} characters to pane {pane_id}.")
 
-    async def send_agent(self, arguments: dict[str, Any]) -> ToolOutcome:
-        pane_id = _pane_arg(arguments)
-        text = _text_arg(arguments, "text", required=True) or ""
-        if not text.strip():
-            raise ToolError("Argument 'text' must not be empty.")
+    async def send_agent(self, pane_id: int, text: str) -> ToolOutcome:
         queued = self._agent(pane_id).send(text)
         if queued:
             return ToolOutcome(
@@ -176,11 +130,10 @@ class Orchestration:
             )
         return ToolOutcome(f"Sent the message to worker {pane_id}.")
 
-    async def read_pane(self, arguments: dict[str, Any]) -> ToolOutcome:
-        pane_id = _pane_arg(arguments)
+    async def read_pane(self, pane_id: int) -> ToolOutcome:
         pane = self.manager.pane(pane_id)
         if isinstance(pane, AgentPane):
-            return await self.read_agent(arguments)
+            return await self.read_agent(pane_id)
         terminal = self._terminal(pane_id)
         await _settle(terminal)
         info = self.manager.info(pane_id)
@@ -204,8 +157,7 @@ class Orchestration:
         lines.append("```")
         return ToolOutcome("\n".join(lines))
 
-    async def read_agent(self, arguments: dict[str, Any]) -> ToolOutcome:
-        pane_id = _pane_arg(arguments)
+    async def read_agent(self, pane_id: int) -> ToolOutcome:
         pane = self._agent(pane_id)
         info = self.manager.info(pane_id)
         title = info.title if info is not None else "worker"
@@ -227,7 +179,7 @@ class Orchestration:
             lines.append("Writing now: " + "".join(pane.streaming)[-2000:])
         return ToolOutcome("\n".join(lines))
 
-    async def list_panes(self, arguments: dict[str, Any]) -> ToolOutcome:
+    async def list_panes(self) -> ToolOutcome:
         return ToolOutcome(self.manager.registry.describe())
 
 
@@ -261,7 +213,7 @@ async def _worktree_changes(worktree: Worktree) -> str:
 
 
 def register_orchestration(tools: ToolRegistry, manager: PaneManager) -> Orchestration:
-    """Add the seven orchestration handlers to `tools`."""
+    """The seven pane tools into `tools`, run by `manager`'s panes."""
     orchestration = Orchestration(manager)
-    orchestration.register(tools)
+    add_pane_tools(tools, lambda: orchestration)
     return orchestration

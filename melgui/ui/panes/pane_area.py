@@ -10,7 +10,7 @@ import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QApplication, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from melgui.core.protocol.catalog import normalize_layout
+from melgui.core.protocol.tools.panes import normalize_layout
 from melgui.ui.panes.pane_frame import PaneFrame
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -14,11 +14,14 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QLabel,
     QPlainTextEdit,
+    QStatusBar,
     QVBoxLayout,
     QWidget,
 )
 
 from melgui.core.worktrees.workers import WorkerWorktrees
+from melgui.ui.panes.manager import PaneManager
+from melgui.ui.runtime.aio import TaskKeeper
 
 Start = Callable[[str, bool, bool], object]  # (task, own worktree, carry changes)
 
@@ -71,7 +74,19 @@ class WorkerDialog(QDialog):
         super().accept()
 
 
-def start_worker_soon(window: Any, task: str, own: bool, carry: bool) -> asyncio.Task[None]:
+class WorkerHost(Protocol):
+    """What starting a worker uses of the window (MainWindow is one)."""
+
+    pane_manager: PaneManager
+
+    @property
+    def status(self) -> QStatusBar: ...
+
+    @property
+    def tasks(self) -> TaskKeeper: ...
+
+
+def start_worker_soon(window: WorkerHost, task: str, own: bool, carry: bool) -> asyncio.Task[None]:
     """Start the worker in the background (making a worktree can take a while); a failure
     goes to the status bar."""
     manager = window.pane_manager

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
+from PySide6.QtWidgets import QMainWindow, QStatusBar
+
+from melgui.core.agent.policy import RulePolicy
 from melgui.core.config.settings import Settings, SettingsError, save_settings
 from melgui.core.store.records import AllowedCall
+from melgui.desk.desk import Desk
+from melgui.ui.runtime.aio import TaskKeeper
 
 
 def save_or_report(settings: Settings, persist: bool, report: Callable[[str], None]) -> None:
@@ -49,7 +54,40 @@ def allowed_log(store: Any, report: Callable[[str], None]) -> list[AllowedCall]:
         return []
 
 
-def open_settings_dialog(window: Any, allowed: list[AllowedCall]) -> None:
+class TrustDecider(Protocol):
+    def decide(self, trusted: bool) -> None: ...
+
+
+class SettingsHost(Protocol):
+    """What the Settings dialog's flow uses of the window (MainWindow is one)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def policy(self) -> RulePolicy: ...
+
+    @property
+    def desk(self) -> Desk: ...
+
+    @property
+    def tasks(self) -> TaskKeeper: ...
+
+    @property
+    def status(self) -> QStatusBar: ...
+
+    @property
+    def trust_bar(self) -> TrustDecider: ...
+
+    @property
+    def main_window(self) -> QMainWindow: ...
+
+    def command_history(self) -> list[str]: ...
+
+    def apply_settings(self, new: Settings, api_key: str | None) -> None: ...
+
+
+def open_settings_dialog(window: SettingsHost, allowed: list[AllowedCall]) -> None:
     """Show Settings for a MainWindow; an accepted dialog applies through the window."""
     from melgui.ui.settings.dialog import SettingsDialog
 
@@ -58,7 +96,7 @@ def open_settings_dialog(window: Any, allowed: list[AllowedCall]) -> None:
         window.policy,
         window.command_history(),
         window.tasks,
-        window,
+        window.main_window,
         allowed=allowed,
         rule_problems=window.desk.rule_problems,
     )

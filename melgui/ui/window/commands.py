@@ -7,7 +7,8 @@ exporting the current conversation, the palette, the shortcuts sheet and About.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -17,17 +18,29 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QInputDialog,
+    QMainWindow,
     QMessageBox,
     QWidget,
 )
 
 import melgui
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.settings import Settings
+from melgui.desk.desk import Desk
+from melgui.desk.kit import WorkspaceKit
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.history.sidebar import HistorySidebar
+from melgui.ui.mcp.servers_panel import ServersPanel
+from melgui.ui.notifications.install import Signals
 from melgui.ui.panes.acp_install import ask_agent, ask_earlier_session
+from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal.keys import RESERVED_KEYS
+from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.window.conversation_actions import edit_last, retry_last
 from melgui.ui.window.menus import Command, build_menus
 from melgui.ui.window.palette import CommandPalette, ShortcutsSheet
+from melgui.ui.window.status_line import StatusLine
 
 Std = QKeySequence.StandardKey
 DEFAULT_FOCUS_CHAT_KEYS = "Ctrl+`"
@@ -47,9 +60,60 @@ TERMINAL_PASSES = (
 )  # fmt: skip
 
 
-def install_commands(window: Any) -> dict[str, QAction]:
+class CommandHost(Protocol):
+    """What the commands use of the window (MainWindow is one)."""
+
+    session: AgentSession
+    chat: ChatView
+    status: StatusLine
+    history: HistorySidebar
+    history_dock: QDockWidget
+    inspector_dock: QDockWidget
+    plans_dock: QDockWidget
+    signals: Signals
+    mcp_panel: ServersPanel
+    pane_manager: PaneManager
+    actions_by_name: dict[str, QAction]
+    palette_dialog: CommandPalette | None
+    zoom_steps: int
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def kit(self) -> WorkspaceKit: ...
+
+    @property
+    def desk(self) -> Desk: ...
+
+    @property
+    def tasks(self) -> TaskKeeper: ...
+
+    @property
+    def main_window(self) -> QMainWindow:
+        """The window as a Qt widget: its menus, the parent of its dialogs."""
+        ...
+
+    def new_conversation(self) -> None: ...
+
+    def toggle_trust(self) -> None: ...
+
+    def open_settings(self) -> None: ...
+
+    def approve_key(self) -> None: ...
+
+    def deny_key(self) -> None: ...
+
+    def project_folder(self) -> str: ...
+
+    def change_folder(self, folder: str) -> None: ...
+
+
+def install_commands(window: CommandHost) -> dict[str, QAction]:
     """The window's menus and shortcuts; terminals let TERMINAL_PASSES through."""
-    actions = build_menus(window, window_commands(window, window.settings.focus_chat_keys))
+    actions = build_menus(
+        window.main_window, window_commands(window, window.settings.focus_chat_keys)
+    )
     RESERVED_KEYS.set(s for name in TERMINAL_PASSES for s in actions[name].shortcuts())
     return actions
 
@@ -60,7 +124,7 @@ def set_focus_chat_keys(actions: dict[str, QAction], keys: str) -> None:
     RESERVED_KEYS.set(s for name in TERMINAL_PASSES for s in actions[name].shortcuts())
 
 
-def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
+def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
     """Every command of `window` (a MainWindow), in menu order."""
     w = window
     return [
@@ -75,7 +139,10 @@ def window_commands(window: Any, focus_chat_keys: str) -> list[Command]:
             "Trusted: the folder's MCP servers, git hooks and filters, setup command may run",
         ),
         Command("settings", "&File", "&Settings…", "Ctrl+,", w.open_settings),
-        Command("quit", "&File", "&Quit", "Ctrl+Q", w.close, "Asks first if work would be lost"),
+        Command(
+            "quit", "&File", "&Quit", "Ctrl+Q", w.main_window.close,
+            "Asks first if work would be lost",
+        ),
         Command("stop", "&Conversation", "&Stop the agent", "Ctrl+.", lambda: w.chat.stop()),
         Command(
             "retry", "&Conversation", "&Retry the last message", "Ctrl+Shift+R",
@@ -142,14 +209,10 @@ def toggle(dock: QDockWidget) -> None:
         dock.raise_()
 
 
-def _history(window: Any) -> Any:
-    return getattr(window, "history", None)
-
-
-def export_current(window: Any) -> None:
-    sidebar = _history(window)
-    cid = getattr(sidebar, "current_id", None)
-    if sidebar is None or cid is None:
+def export_current(window: CommandHost) -> None:
+    sidebar = window.history
+    cid = sidebar.current_id
+    if cid is None:
         window.status.showMessage("Nothing to export yet: this conversation is empty.", 8000)
         return
     from melgui.ui.history.sidebar import export_default
@@ -157,55 +220,55 @@ def export_current(window: Any) -> None:
     summary = sidebar.store.summary(cid)
     offered = export_default(window.project_folder(), summary.title if summary else "", ".md")
     path, _kind = QFileDialog.getSaveFileName(
-        window, "Export conversation", offered, "Markdown (*.md);;JSON (*.json)"
+        window.main_window, "Export conversation", offered, "Markdown (*.md);;JSON (*.json)"
     )
     if path:
         sidebar.export_to(cid, path, "json" if path.endswith(".json") else "markdown")
 
 
-def rename(window: Any) -> None:
-    sidebar = _history(window)
-    cid = getattr(sidebar, "current_id", None)
-    if sidebar is not None and cid is not None:
+def rename(window: CommandHost) -> None:
+    sidebar = window.history
+    cid = sidebar.current_id
+    if cid is not None:
         window.history_dock.show()
         sidebar.start_rename(cid)
 
 
-def delete(window: Any) -> None:
-    sidebar = _history(window)
-    cid = getattr(sidebar, "current_id", None)
-    if sidebar is not None and cid is not None:
+def delete(window: CommandHost) -> None:
+    sidebar = window.history
+    cid = sidebar.current_id
+    if cid is not None:
         sidebar.delete(cid)  # the undo bar offers it back
 
 
-def palette(window: Any) -> CommandPalette:
-    dialog = CommandPalette(list(window.actions_by_name.values()), window)
+def palette(window: CommandHost) -> CommandPalette:
+    dialog = CommandPalette(list(window.actions_by_name.values()), window.main_window)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     window.palette_dialog = dialog
     return dialog
 
 
-def shortcuts(window: Any) -> ShortcutsSheet:
+def shortcuts(window: CommandHost) -> ShortcutsSheet:
     focus = window.actions_by_name["focus_chat"].shortcut()
     note = TERMINAL_NOTE.format(focus=focus.toString(QKeySequence.SequenceFormat.NativeText))
-    sheet = ShortcutsSheet(list(window.actions_by_name.values()), note, window)
+    sheet = ShortcutsSheet(list(window.actions_by_name.values()), note, window.main_window)
     sheet.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     sheet.open()
     return sheet
 
 
-def about(window: Any) -> None:
+def about(window: CommandHost) -> None:
     version = getattr(melgui, "__version__", "")
     QMessageBox.about(
-        window,
+        window.main_window,
         "About melgui",
         f"melgui {version}\nWork with an AI agent on a project folder.\n"
         "Press Ctrl+Shift+P for every command, F1 for the shortcuts.",
     )
 
 
-def new_terminal(window: Any, command: str | None = None) -> None:
+def new_terminal(window: CommandHost, command: str | None = None) -> None:
     try:
         info = window.pane_manager.open_terminal(command, "tab")
     except Exception as exc:  # PaneError and start-up failures: say so, keep going
@@ -214,8 +277,14 @@ def new_terminal(window: Any, command: str | None = None) -> None:
     window.pane_manager.area.focus_pane(info.id)
 
 
-def _ask(window: Any, title: str, label: str, done: Any, multiline: bool = False) -> QInputDialog:
-    dialog = QInputDialog(window)
+def _ask(
+    window: CommandHost,
+    title: str,
+    label: str,
+    done: Callable[[str], None],
+    multiline: bool = False,
+) -> QInputDialog:
+    dialog = QInputDialog(window.main_window)
     dialog.setObjectName("paneDialog")
     dialog.setWindowTitle(title)
     dialog.setLabelText(label)
@@ -227,32 +296,32 @@ def _ask(window: Any, title: str, label: str, done: Any, multiline: bool = False
     return dialog
 
 
-def ask_command(window: Any) -> QInputDialog:
+def ask_command(window: CommandHost) -> QInputDialog:
     return _ask(
         window, "New terminal", "Command to run in the project folder:",
         lambda text: new_terminal(window, text),
     )  # fmt: skip
 
 
-def ask_worker(window: Any) -> QDialog:
+def ask_worker(window: CommandHost) -> QDialog:
     from melgui.ui.panes.worker_dialog import WorkerDialog, start_worker_soon
 
     def start(task: str, own: bool, carry: bool) -> None:
         start_worker_soon(window, task, own, carry)
 
-    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window)
+    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window.main_window)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog
 
 
-def close_pane(window: Any) -> None:
+def close_pane(window: CommandHost) -> None:
     area = window.pane_manager.area
     if area.focused_id:
         window.pane_manager.request_close(area.focused_id)
 
 
-def focus_order(window: Any) -> list[QWidget]:
+def focus_order(window: CommandHost) -> list[QWidget]:
     """The chat's prompt, then each pane in tab order (what Ctrl+Tab walks through)."""
     order: list[QWidget] = [window.chat.input]
     area = window.pane_manager.area
@@ -261,7 +330,7 @@ def focus_order(window: Any) -> list[QWidget]:
     return order
 
 
-def cycle_focus(window: Any, step: int) -> None:
+def cycle_focus(window: CommandHost, step: int) -> None:
     """Ctrl+Tab: from the chat to each pane and back, showing the pane's tab."""
     order = focus_order(window)
     focused = QApplication.focusWidget()
@@ -278,13 +347,13 @@ def cycle_focus(window: Any, step: int) -> None:
     focus_chat(window)
 
 
-def focus_chat(window: Any) -> None:
+def focus_chat(window: CommandHost) -> None:
     """Back to the prompt, from a terminal or anywhere else."""
-    window.activateWindow()
+    window.main_window.activateWindow()
     window.chat.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
 
-def zoom(window: Any, step: int) -> None:
+def zoom(window: CommandHost, step: int) -> None:
     """Bigger (1), smaller (-1) or default (0) text in the chat and the terminals."""
     window.zoom_steps = 0 if step == 0 else max(-4, min(8, window.zoom_steps + step))
     zoom_widget(window.chat.transcript, window.zoom_steps)
@@ -305,8 +374,10 @@ def zoom_widget(widget: QWidget, steps: int) -> None:
     widget.setFont(font)
 
 
-def choose_folder(window: Any) -> None:
+def choose_folder(window: CommandHost) -> None:
     """Ask for another project folder and work there (a new conversation)."""
-    folder = QFileDialog.getExistingDirectory(window, "Open a project folder", window.kit.folder)
+    folder = QFileDialog.getExistingDirectory(
+        window.main_window, "Open a project folder", window.kit.folder
+    )
     if folder:
         window.change_folder(folder)

@@ -10,8 +10,8 @@ window's state to an INI file; `restore()` reads it (both do nothing without a p
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
@@ -45,7 +45,7 @@ class LayoutKeeper(QObject):
         window: QMainWindow,
         splitter: QSplitter,
         *,
-        folds: list[tuple[QDockWidget, Any]],
+        folds: list[tuple[QDockWidget, Callable[[], bool]]],
         side_docks: list[QDockWidget],
         path: Path | None,
     ) -> None:
@@ -202,27 +202,6 @@ class LayoutKeeper(QObject):
             self._window.resize(size)  # restoreGeometry may clamp to a small screen
             done = True
         return done
-
-
-def keep_layout(window: Any, config: Path | None) -> LayoutKeeper:
-    """The MainWindow's keeper: folds its empty inspector and plans for panes, restores
-    (or sizes) the window, and remembers it in `config`/window.ini (None: nowhere)."""
-    keeper = LayoutKeeper(
-        window,
-        window.pane_host,
-        folds=[
-            (window.inspector_dock, lambda: not window.inspector.book.records),
-            (window.plans_dock, lambda: not window.plans_panel.plans),
-        ],
-        side_docks=[window.history_dock, window.inspector_dock, window.plans_dock],
-        path=config / "window.ini" if config is not None else None,
-    )
-    manager = window.pane_manager
-    manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
-    if not keeper.restore():
-        window.resize(1280, 820)
-        keeper.first_sizes()
-    return keeper
 
 
 def add_side_docks(window: QMainWindow, plans: QWidget) -> tuple[QDockWidget, QDockWidget]:

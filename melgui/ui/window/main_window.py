@@ -1,10 +1,12 @@
 """The main window: chat on the left, room for panes on the right, inspector and plans docked.
 
-Seams for the other parts of the app (stable; documented here on purpose):
+Seams for the other parts of the app (stable; each part names the ones it uses in a
+Protocol this window meets: PaneHost, HistoryHost, CommandHost, AgentPaneHost,
+WorkerHost, SettingsHost, McpHost, SignalWindow, checkpoints' Host):
 
 - `window.pane_host: QSplitter` — the central splitter: the chat column (0), the PaneArea.
-- `window.tools: ToolRegistry` — the main registry; orchestration tools registered into
-  it survive settings changes and new conversations.
+- `window.tools: ToolRegistry` — the desk's main registry; its pane tools run on the
+  window's panes (`window.desk.panes`, given by install_panes).
 - `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
   when it is replaced (new or reopened conversation, another folder).
 - `window.session_factory(role, model=None, source="worker")` — a session on the same
@@ -22,7 +24,8 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
@@ -69,12 +72,17 @@ from melgui.ui.settings.flow import (
 )
 from melgui.ui.window.commands import install_commands, set_focus_chat_keys
 from melgui.ui.window.host_view import HostView
-from melgui.ui.window.layout_state import add_side_docks, keep_layout
-from melgui.ui.window.model_choice import ModelChoice, give_model
+from melgui.ui.window.layout_state import LayoutKeeper, add_side_docks
+from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar
 from melgui.ui.window.trust_bar import TrustBar
+
+if TYPE_CHECKING:
+    from melgui.core.store import Store
+    from melgui.core.store.resume import Resumed
+    from melgui.ui.window.palette import CommandPalette
 
 Failures = Sequence[tuple[int, NoteRecord]]  # where a reopened conversation went wrong
 
@@ -85,6 +93,7 @@ class MainWindow(QMainWindow):
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
+    palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
     def __init__(
         self,
@@ -123,11 +132,11 @@ class MainWindow(QMainWindow):
         self.pane_manager = install_panes(self, self)
         from melgui.ui.panes.acp_install import install_acp  # ACP agent panes
 
-        install_acp(self, self.pane_manager)
+        install_acp(self.desk, self.plans_panel.sink, self.pane_manager)
         from melgui.core.store import open_store  # history
         from melgui.ui.history import install_history
 
-        self.history = install_history(self, open_store())
+        self.history = install_history(self, self, open_store())
         from melgui.ui.checkpoints.actions import install_checkpoints
 
         self.checkpoint_actions = install_checkpoints(
@@ -140,11 +149,12 @@ class MainWindow(QMainWindow):
 
         self.mcp_panel = install_mcp(self)
         self.signals = install_signals(self, self)  # agents board and signals
-        self.history_dock = self.history.parentWidget()
-        assert isinstance(self.history_dock, QDockWidget)
+        history_dock = self.history.parentWidget()
+        assert isinstance(history_dock, QDockWidget)
+        self.history_dock = history_dock
         self.actions_by_name = install_commands(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
-        self.layout_keeper = keep_layout(self, config_dir() if persist_settings else None)
+        self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
         self.host_view: HostView | None = None  # worker panes run in the melgui host
         losses = self.desk.loss_registry
@@ -155,6 +165,10 @@ class MainWindow(QMainWindow):
         self.tasks.spawn(self.models.refresh(), what="listing models")
 
     # --- the desk's parts, as the window's seams ------------------------------------------
+
+    @property
+    def main_window(self) -> QMainWindow:
+        return self
 
     @property
     def settings(self) -> Settings:
@@ -222,9 +236,37 @@ class MainWindow(QMainWindow):
         self.status.context_meter.set_colors(self.colors)
         self._progress.connect(self.status.set_progress)
         self.models = ModelChoice(
-            self.desk, self.toolbar, self.status, lambda m: give_model(self, m), self._save_settings
+            self.desk, self.toolbar, self.status, self._give_model, self._save_settings
         )
         self._offer_claude_rules()
+
+    def _keep_layout(self, config: Path | None) -> LayoutKeeper:
+        """Folds the empty inspector and plans for panes, restores (or sizes) the window,
+        and remembers it in `config`/window.ini (None: nowhere)."""
+        keeper = LayoutKeeper(
+            self,
+            self.pane_host,
+            folds=[
+                (self.inspector_dock, lambda: not self.inspector.book.records),
+                (self.plans_dock, lambda: not self.plans_panel.plans),
+            ],
+            side_docks=[self.history_dock, self.inspector_dock, self.plans_dock],
+            path=config / "window.ini" if config is not None else None,
+        )
+        manager = self.pane_manager
+        manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
+        if not keeper.restore():
+            self.resize(1280, 820)
+            keeper.first_sizes()
+        return keeper
+
+    def _give_model(self, model: str) -> None:
+        """Every open session (main and workers) uses `model` from its next leg."""
+        self.session.loop.model = model
+        for _info, pane in self.pane_manager.panes():
+            worker = getattr(pane, "session", None)  # an ACP agent pane's is not ours
+            if isinstance(worker, AgentSession):
+                worker.loop.model = model
 
     def _offer_claude_rules(self) -> None:
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
@@ -244,10 +286,15 @@ class MainWindow(QMainWindow):
         self._policies[session] = policy
         return session
 
-    def _install(self, session: AgentSession, failures: Failures = ()) -> None:
-        """Make `session` the main conversation: new bridge, chat view and inspector."""
-        old_chat = getattr(self, "chat", None)
-        old_inspector = getattr(self, "inspector", None)
+    def _install(
+        self,
+        session: AgentSession,
+        failures: Failures = (),
+        replacing: tuple[ChatView, Inspector] | None = None,
+    ) -> None:
+        """Make `session` the main conversation: new bridge, chat view and inspector
+        (`replacing` the ones shown until now)."""
+        old_chat, old_inspector = replacing or (None, None)
         self.session = session
         self.bridge = self.bridge_for(session)
         self.bridge.loopEvent.connect(self._on_main_event)
@@ -331,20 +378,20 @@ class MainWindow(QMainWindow):
     def new_conversation(self) -> None:
         self._replace_session(Conversation())
 
-    def open_conversation(self, resumed: Any) -> None:
-        """Continue a stored conversation (melgui.core.store.resume.Resumed)."""
-        self._replace_session(resumed.conversation, getattr(resumed, "failures", ()))
-        self.inspector.load_stored(getattr(resumed, "tool_calls", []))
-        for plan in getattr(resumed, "plans", []):
+    def open_conversation(self, resumed: Resumed) -> None:
+        """Continue a stored conversation: its messages, calls, plans and repair note."""
+        self._replace_session(resumed.conversation, resumed.failures)
+        self.inspector.load_stored(resumed.tool_calls)
+        for plan in resumed.plans:
             self.plans_panel.add_plan(plan.title, plan.markdown)
-        note = resumed.describe() if callable(getattr(resumed, "describe", None)) else None
+        note = resumed.describe()
         if note:
             self.chat.transcript.add_notice(note, self.colors.muted)
 
     def _replace_session(self, conversation: Conversation, failures: Failures = ()) -> None:
         old = self.session
         old_bridge = self.bridge
-        self._install(self._new_session(conversation), failures)
+        self._install(self._new_session(conversation), failures, (self.chat, self.inspector))
         self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
         old_bridge.deleteLater()
@@ -415,8 +462,8 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         open_settings_dialog(self, allowed_log(self._store(), self._report_error))
 
-    def _store(self) -> Any:
-        return getattr(getattr(self, "history", None), "store", None)
+    def _store(self) -> Store:
+        return self.history.store
 
     def command_history(self) -> list[str]:
         """Past run_command commands for the rule editor, newest first, once each: this

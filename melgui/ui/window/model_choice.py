@@ -11,9 +11,7 @@ the status bar says so.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.loop_events import LegFinished, LoopEvent, TurnFailed
 from melgui.core.protocol.transport import ModelInfo, TransportError, sort_models
@@ -23,16 +21,6 @@ from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar
 
 ModelSink = Callable[[str], None]  # gives the model to every open session
-
-
-def give_model(window: Any, model: str) -> None:
-    """Every open session of a MainWindow (main and workers) uses `model` from its next leg."""
-    window.session.loop.model = model
-    manager = getattr(window, "pane_manager", None)
-    for _info, pane in manager.panes() if manager is not None else []:
-        worker = getattr(pane, "session", None)
-        if isinstance(worker, AgentSession):
-            worker.loop.model = model
 
 
 def model_for_switch(old: Settings, new: Settings) -> str:

@@ -11,9 +11,9 @@ from melgui.core.protocol.catalog import (
     ALL_TOOLS,
     BASE_TOOLS,
     ROLES,
-    normalize_layout,
     tools_for_role,
 )
+from melgui.core.protocol.tools.panes import normalize_layout
 
 SEED = Path(__file__).resolve().parents[2] / "data" / "seed_tools.txt"
 

@@ -21,7 +21,8 @@ from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.store import open_store
 from melgui.core.store.recording import start_recording
 from melgui.core.transports.relay import RelayTransport
-from melgui.tools.commands.run_command import run_command
+from melgui.tools.commands.run_command import RUN_COMMAND_TOOL
+from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -43,7 +44,7 @@ async def run(options: argparse.Namespace) -> int:
     workspace = Workspace(options.folder)
 
     async def command(arguments: dict[str, Any]) -> ToolOutcome:
-        return await run_command(workspace, ToolSettings(), arguments)
+        return await RUN_COMMAND_TOOL.run(ToolContext(workspace, ToolSettings()), arguments)
 
     transport = RelayTransport(options.url, "test-key")
     session = AgentSession(

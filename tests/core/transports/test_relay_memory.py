@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.core.protocol.memory import MemoryNote, MemoryUnavailable
+from melgui.core.protocol.tools.memory import MemoryNote, MemoryUnavailable
 from melgui.core.protocol.transport import TransportError
 from melgui.core.transports.relay_memory import RelayMemory
 from tests.fakes import ScriptedRelay, http_error

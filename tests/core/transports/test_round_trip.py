@@ -11,8 +11,8 @@ from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.messages import Message
 from melgui.core.transports.relay import RelayTransport
 from melgui.tools.memory.store import LocalMemory
-from melgui.tools.registry import build_workspace_tools
 from melgui.tools.settings import ToolSettings
+from melgui.tools.toolbox import build_workspace_tools
 from melgui.tools.workspace import Workspace
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 

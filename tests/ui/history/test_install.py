@@ -5,24 +5,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 from pytestqt.qtbot import QtBot
 
+from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.resume import Resumed
 from melgui.ui.history import install_history
+from melgui.ui.runtime.bridge import SessionBridge
 
 
 class Host(QMainWindow):
-    """A window offering what install_history uses, recording what it is asked."""
+    """A window offering what install_history uses (no session yet), recording what it is
+    asked."""
+
+    sessionChanged = Signal(object)
+    session: AgentSession | None = None
+    bridge: SessionBridge | None = None
 
     def __init__(self, folder: Path) -> None:
         super().__init__()
         self.folder = str(folder)
         self.opened: list[Resumed] = []
         self.new_requests = 0
+
+    def project_folder(self) -> str:
+        return self.folder
 
     def open_conversation(self, resumed: Resumed) -> None:
         self.opened.append(resumed)
@@ -43,7 +54,7 @@ def test_reopening_hands_the_window_a_repaired_conversation(
     store.add_plan(cid, "Build plan", "1. make")
     window = Host(tmp_path)
     qtbot.addWidget(window)
-    sidebar = install_history(window, store)
+    sidebar = install_history(window, window, store)
     dock = window.findChild(QDockWidget, "historyDock")
     assert dock is not None and dock.widget() is sidebar
     qtbot.waitUntil(lambda: sidebar.ids() == [cid])  # listed on the listing thread
@@ -67,7 +78,7 @@ def test_a_conversation_gone_meanwhile_is_a_message(
 ) -> None:
     window = Host(tmp_path)
     qtbot.addWidget(window)
-    sidebar = install_history(window, store)
+    sidebar = install_history(window, window, store)
     with qtbot.waitSignal(sidebar.problem):
         sidebar.open("no-such-id")
     assert window.opened == []
@@ -81,7 +92,7 @@ def test_store_notice_reaches_the_status_bar(qtbot: QtBot, tmp_path: Path) -> No
     with open_store(data) as store:
         window = Host(tmp_path)
         qtbot.addWidget(window)
-        install_history(window, store)
+        install_history(window, window, store)
         assert "damaged" in window.statusBar().currentMessage()
 
 
@@ -94,7 +105,7 @@ def test_a_later_click_wins_over_a_read_still_running(
     store.put_message(second, 0, Message.user("second"))
     window = Host(tmp_path)
     qtbot.addWidget(window)
-    sidebar = install_history(window, store)
+    sidebar = install_history(window, window, store)
     sidebar.open(first)
     sidebar.open(second)  # before the first read came back
     qtbot.waitUntil(lambda: bool(window.opened))

@@ -63,8 +63,8 @@ def test_server_status_and_an_mcp_call_in_the_inspector(
     # MELGUI_SHOTS_DIR=docs renders the README's screenshots.
     shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or tmp_path)
     assert window.grab().save(str(shots / "mcp-inspector.png"))
-    panel.dock.show()  # type: ignore[attr-defined]
-    panel.dock.raise_()  # type: ignore[attr-defined]
+    panel.dock.show()
+    panel.dock.raise_()
     panel.select("broken")
     run(wait_until(lambda: panel.isVisible()))
     assert "exited with code 2 before it was ready" in panel.detail.text()

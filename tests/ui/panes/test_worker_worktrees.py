@@ -303,7 +303,7 @@ def test_the_window_keeps_running_while_a_worktree_is_set_up(
         (info,) = manager.registry.all()
         # The loop runs while the setup command does; the worker is named, not yet there.
         with pytest.raises(ToolError, match="still starting"):
-            await orchestration.read_agent({"pane": info.id})
+            await orchestration.read_agent(info.id)
         assert manager.panes() == []
         gate.touch()
         started, prepared = await starting

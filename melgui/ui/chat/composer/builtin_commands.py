@@ -6,20 +6,37 @@ app (compaction, MCP prompts, ACP agents) add theirs the same way.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QComboBox, QFileDialog
 
-from melgui.core.protocol.catalog import ROLES
+from melgui.core.protocol.catalog import ROLES, Role
 from melgui.desk.prompt.slash_commands import SlashCommand, SlashCommands
+from melgui.ui.history.sidebar import HistorySidebar
+
+if TYPE_CHECKING:
+    from melgui.ui.runtime.theme import Colors
+
+
+class ModelToolbar(Protocol):
+    """What the commands use of the window's toolbar (ProjectToolbar is one)."""
+
+    model_box: QComboBox
+
+    def set_model(self, model: str) -> None: ...
+
+    def set_role(self, role: Role) -> None: ...
 
 
 class CommandHost(Protocol):
     """What the commands use of the main window."""
 
-    chat: Any
-    toolbar: Any
-    colors: Any
+    chat: Any  # the window's ChatView (it holds this package: no import back)
+    colors: Colors
+    history: HistorySidebar
+
+    @property
+    def toolbar(self) -> ModelToolbar: ...
 
     def new_conversation(self) -> None: ...
 
@@ -41,18 +58,21 @@ def install_builtin_commands(window: CommandHost, commands: SlashCommands) -> No
         window.chat.transcript.add_notice(f"Model: {arguments}", window.colors.muted)
 
     def role(arguments: str) -> None:
-        if arguments not in ROLES:
+        chosen = next((name for name in ROLES if name == arguments), None)
+        if chosen is None:
             window.chat.show_note(f"/role takes one of: {', '.join(ROLES)}.")
             return
-        window.toolbar.set_role(arguments)
+        window.toolbar.set_role(chosen)
         window.set_role(arguments)
         window.chat.transcript.add_notice(f"Role: {arguments}", window.colors.muted)
 
     def export(arguments: str) -> None:
-        fmt = "json" if arguments.strip().lower() in ("json", ".json") else "markdown"
-        history = getattr(window, "history", None)
-        cid = getattr(history, "current_id", None)
-        if history is None or cid is None:
+        fmt: Literal["markdown", "json"] = (
+            "json" if arguments.strip().lower() in ("json", ".json") else "markdown"
+        )
+        history = window.history
+        cid = history.current_id
+        if cid is None:
             window.chat.show_note("Nothing to export yet: the conversation has no messages.")
             return
         suffix, kind = (".json", "JSON (*.json)") if fmt == "json" else (".md", "Markdown (*.md)")

@@ -49,8 +49,8 @@ from melgui.core.transports.local.prompt import (
     shrink_history,
 )
 from melgui.tools.memory.store import LocalMemory
-from melgui.tools.registry import build_workspace_tools
 from melgui.tools.settings import ToolSettings
+from melgui.tools.toolbox import build_workspace_tools
 from melgui.tools.workspace import Workspace
 
 READ_FILE: ToolChoice = {"type": "function", "function": {"name": "read_file"}}
