@@ -118,6 +118,13 @@ def build(name: str) -> MCPServer:
         os._exit(3)
 
     @server.tool()
+    async def vanish(ctx: Context) -> str:
+        """Logs a line to the client, then the process dies mid-call."""
+        await ctx.info("about to vanish: goodbye")
+        await asyncio.sleep(0.2)
+        os._exit(3)
+
+    @server.tool()
     async def hang(seconds: float = 3600) -> str:
         """Sleeps (a hung call)."""
         print("hanging now", file=sys.stderr, flush=True)

@@ -8,11 +8,13 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from melgui.core.processes import signal_state
 from melgui.tools.mcp import stdio
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.mcp.protocol_log import MAX_LINES, LineLog
-from tests.fakes.mcp import alive, fake_stdio, running, sign_in_server
+from tests.fakes.mcp import alive, fake_stdio, http_server, running, sign_in_server
 
 
 async def logged(log: LineLog, text: str) -> bool:
@@ -217,3 +219,20 @@ async def test_a_reply_nested_too_deep_is_an_error_at_once(tmp_path: Path) -> No
         assert "did not answer" not in outcome.content
         echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "still here"})
         assert echo.content == "still here"
+
+
+@pytest.mark.xfail(strict=True, reason="not fixed yet")
+async def test_an_http_server_that_goes_away_quotes_its_log_not_a_stderr(
+    tmp_path: Path,
+) -> None:
+    with http_server() as url:
+        config = ServerConfig("web", "http", url=url)
+        async with running(str(tmp_path), config) as manager:
+            server = manager.servers["web"]
+            assert server.state.status == "ready"
+            outcome = await manager.bridge.registry.run("mcp__web__vanish", {})
+            assert outcome.status == "error"
+            assert "stderr" not in outcome.content
+            assert "about to vanish: goodbye" in outcome.content  # what it logged last
+            assert "log" in outcome.content
+            assert "stderr" not in server.state.line()
