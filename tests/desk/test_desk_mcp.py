@@ -6,8 +6,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
-
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
@@ -106,7 +104,6 @@ async def test_workers_get_mcp_tools_and_a_trusted_read_only_tool_runs_unasked(
         await desk.aclose()
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 async def test_a_dead_servers_tool_says_the_server_stopped_not_unknown_tool(
     scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:

@@ -323,6 +323,8 @@ class AgentLoop:
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
         allowed = {tool.name for tool in self.catalog.for_role(self.role)}
         if call.name not in allowed or not self.tools.knows(call.name):
+            if gone := self.catalog.gone(call.name):
+                return None, gone
             names = ", ".join(sorted(n for n in allowed if self.tools.knows(n)))
             return None, f"Unknown tool {call.name!r} for role {self.role}. Available: {names}."
         return call.decode()

@@ -63,10 +63,11 @@ class Bridge:
     def origin_names(self, origin: str) -> list[str]:
         return [t.name for t in self.catalog.added() if t.origin == origin]
 
-    def withdraw(self, server: str) -> None:
+    def withdraw(self, server: str, reason: str = "") -> None:
+        """Take `server`'s tools out; `reason` answers a late call to one of them."""
         for name in self.origin_names(f"mcp:{server}"):
             self.offered.pop(name, None)
-        self.catalog.remove_origin(f"mcp:{server}")
+        self.catalog.remove_origin(f"mcp:{server}", reason)
 
     def offer(
         self,

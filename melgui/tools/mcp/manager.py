@@ -194,7 +194,8 @@ class McpManager:
 
     def _changed(self, server: McpServer) -> None:
         if server.state.status != "ready":
-            self.bridge.withdraw(server.name)
+            why = f"The MCP server {server.name!r} is not running ({server.state.line()})."
+            self.bridge.withdraw(server.name, why)
         for listener in list(self._listeners):
             listener(server)
 

@@ -308,10 +308,16 @@ class McpServer:
         lines = [" ".join(line.split()) for line in self.stderr.tail(STDERR_TAIL)]
         return " | ".join(line for line in lines if line)
 
+    @property
+    def log_name(self) -> str:
+        """What the server's own lines are: a process's stderr, or the log an HTTP server
+        sends (its notifications/message lines and melgui's notes)."""
+        return "stderr" if self.config.kind == "stdio" else "log"
+
     def _fail(self, message: str) -> None:
         tail = self._stderr_tail()
         if tail:
-            message += " — stderr: " + tail
+            message += f" — {self.log_name}: {tail}"
         self._set(ServerState("failed", message=message))
 
     async def _list_tools(self, session: ClientSession) -> list[types.Tool]:
@@ -406,4 +412,4 @@ class McpServer:
     def _died(self, tool: str) -> str:
         tail = self._stderr_tail()
         text = f"The MCP server {self.name!r} closed the connection during {tool}."
-        return text + (f" Its stderr ended with: {tail}" if tail else "")
+        return text + (f" Its {self.log_name} ended with: {tail}" if tail else "")
