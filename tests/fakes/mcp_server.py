@@ -19,11 +19,22 @@ import os
 import struct
 import sys
 import zlib
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Audio, Image
+from pydantic import BaseModel, Field
+
+
+class Booking(BaseModel):
+    """What `book` asks the person: every kind of field a form can hold."""
+
+    guest: str = Field(description="Who the table is for")
+    party: int = Field(default=2, ge=1, le=12, description="How many people")
+    budget: float = Field(default=40.5, description="Per person, in euros")
+    outside: bool = Field(default=False, title="Sit outside")
+    course: Literal["starter", "main", "dessert"] = Field(default="main")
 
 
 def _png(size: int = 24) -> bytes:
@@ -116,6 +127,14 @@ def build(name: str) -> MCPServer:
         """The process dies mid-call."""
         print("about to crash: goodbye", file=sys.stderr, flush=True)
         os._exit(3)
+
+    @server.tool()
+    async def book(ctx: Context, place: str = "Chez Nous") -> str:
+        """Asks the person for the booking's details (elicitation), then says what came."""
+        result = await ctx.elicit(f"Book a table at {place}: who, how many, where?", Booking)
+        if result.action == "accept":
+            return f"accepted {result.data.model_dump_json()}"
+        return result.action
 
     @server.tool()
     async def vanish(ctx: Context) -> str:

@@ -51,7 +51,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import ToolOutcome, ToolRunner
+from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRunner
 from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, WireSink
 
 Emit = Callable[[LoopEvent], None]
@@ -318,7 +318,11 @@ class AgentLoop:
             else contextlib.nullcontext()
         )
         async with guard:
-            return await self.tools.run(call.name, arguments)
+            token = RUNNING_CALL.set((self._source, call.id, call.name))
+            try:
+                return await self.tools.run(call.name, arguments)
+            finally:
+                RUNNING_CALL.reset(token)
 
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
         allowed = {tool.name for tool in self.catalog.for_role(self.role)}

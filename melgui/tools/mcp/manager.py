@@ -25,6 +25,7 @@ from melgui.core.config.settings import config_dir
 from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.tools.mcp.asks.elicitation import InputRequest
 from melgui.tools.mcp.bridge import Bridge
 from melgui.tools.mcp.config import ConfigError, ServerConfig, load_file, project_path, user_path
 from melgui.tools.mcp.server import McpServer, ServerState
@@ -58,6 +59,7 @@ class McpManager:
         # the window leaves this off and signs in when the person asks (sign_in).
         self.sign_in_allowed = False
         self.elicitation: Literal["decline", "defaults"] = "decline"  # see McpServer
+        self.ask_input: Callable[[InputRequest], None] | None = None  # the window's form
         self._listeners: list[Listener] = []
 
     # -- configuration -------------------------------------------------------------------
@@ -95,6 +97,7 @@ class McpManager:
             )
             self.servers[name].interactive_sign_in = self.sign_in_allowed
             self.servers[name].elicitation = self.elicitation
+            self.servers[name].ask_input = self.ask_input
             if config.scope == "project" and self.untrusted is not None:
                 server = self.servers[name]
                 why = (

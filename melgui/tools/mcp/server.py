@@ -25,7 +25,8 @@ from mcp.client.session import ClientRequestContext, ClientSession, IncomingMess
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
+from melgui.tools.mcp.asks.elicitation import InputRequest, RunningCall, defaults_of, fields_of
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
 from melgui.tools.mcp.protocol_log import LineLog, Redactor
@@ -117,6 +118,11 @@ class McpServer:
         # What a headless run answers a server's request for input: "decline", or
         # "defaults" (accept with the defaults the requested schema gives).
         self.elicitation: Literal["decline", "defaults"] = "decline"
+        # Where a request for input goes to be answered by the person (the window's form);
+        # None: answered by `elicitation` above.
+        self.ask_input: Callable[[InputRequest], None] | None = None
+        self.running: list[RunningCall] = []  # the calls in flight, oldest first
+        self._asking: list[InputRequest] = []
         if config.kind == "http" and config.oauth.enabled and not _has_authorization(config):
             self.sign_in = BrowserSignIn(
                 config.name,
@@ -358,17 +364,28 @@ class McpServer:
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        """A request for input: declined, or accepted with the schema's defaults."""
+        """A request for input: to the person's form when there is one, else declined or
+        accepted with the schema's defaults. It belongs to the newest call in flight."""
         message = " ".join(str(getattr(params, "message", "")).split())
-        self.stderr.add(f"[melgui] the server asked for input ({self.elicitation}): {message}")
-        if self.elicitation != "defaults" or not isinstance(params, types.ElicitRequestFormParams):
+        how = "the person" if self.ask_input is not None else self.elicitation
+        self.stderr.add(f"[melgui] the server asked for input ({how}): {message}")
+        if not isinstance(params, types.ElicitRequestFormParams):
             return types.ElicitResult(action="decline")
-        properties = params.requested_schema.get("properties") or {}
-        content = {
-            name: field["default"]
-            for name, field in properties.items()
-            if isinstance(field, dict) and "default" in field
-        }
+        if self.ask_input is not None:
+            call = self.running[-1] if self.running else None
+            request = InputRequest.of(self.name, message, params.requested_schema, call)
+            self._asking.append(request)
+            try:
+                self.ask_input(request)
+                action, content = await request.answer
+            finally:
+                self._asking.remove(request)
+                request.cancel()
+            self.stderr.add(f"[melgui] the person answered: {action}")
+            return types.ElicitResult(action=action, content=content)
+        if self.elicitation != "defaults":
+            return types.ElicitResult(action="decline")
+        content = defaults_of(fields_of(params.requested_schema))
         return types.ElicitResult(action="accept", content=content)
 
     async def _roots(self, context: ClientRequestContext) -> types.ListRootsResult:
@@ -386,6 +403,19 @@ class McpServer:
                 f"The MCP server {self.name!r} is not running ({self.state.line()})."
             )
         timeout = self.config.timeout
+        source, call_id, name = RUNNING_CALL.get() or ("", "", tool)
+        running = RunningCall(source, call_id, name)
+        self.running.append(running)
+        try:
+            return await self._call(session, tool, arguments, timeout)
+        finally:
+            self.running.remove(running)
+            for request in [r for r in self._asking if r.call is running]:
+                request.cancel()  # the call ended (or was stopped): its form goes
+
+    async def _call(
+        self, session: ClientSession, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> ToolOutcome:
         try:
             result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
