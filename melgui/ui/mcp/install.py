@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from PySide6.QtCore import Qt, SignalInstance
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QBoxLayout, QDockWidget, QMainWindow
 
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.mcp.input_form import InputForm
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
@@ -44,6 +45,19 @@ def tool_notes(manager: McpManager, name: str) -> str:
     notes = manager.annotations_of(name)
     said = [text for key, value, text in HINTS if notes.get(key) is value]
     return " · ".join([f"MCP server {server}", *said])
+
+
+def install_input_form(window: McpHost) -> InputForm:
+    """A server's request for input becomes a form right under the approval bar."""
+    central = window.approval_bar.parentWidget()
+    layout = central.layout() if central is not None else None
+    assert isinstance(layout, QBoxLayout)
+    form = InputForm(window.colors, central)
+    layout.insertWidget(layout.indexOf(window.approval_bar) + 1, form)
+    form.showRequested.connect(window.approval_bar.showRequested)
+    window.themeChanged.connect(form.set_colors)
+    window.desk.mcp.ask_input = form.add
+    return form
 
 
 def install_mcp(window: McpHost) -> ServersPanel:
@@ -82,5 +96,6 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.themeChanged.connect(recolor)
     window.inspector.detail.tool_notes = notes
     window.approval_bar.tool_notes = notes
+    panel.input_form = install_input_form(window)  # type: ignore[attr-defined]
     window.tasks.spawn(start(), what="starting MCP servers")
     return panel

@@ -1,4 +1,5 @@
-"""One server's stderr (an HTTP server's log) and protocol log (keys already redacted by the server's logs)."""
+"""One server's stderr (an HTTP server's log) and protocol log (keys already redacted by
+the server's logs)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ class ServerLogDialog(QDialog):
         return view
 
     def refresh(self) -> None:
-        self.stderr.setPlainText(self.server.stderr.text() or f"(nothing in its {self.server.log_name} yet)")
+        self.stderr.setPlainText(
+            self.server.stderr.text() or f"(nothing in its {self.server.log_name} yet)"
+        )
         self.protocol.setPlainText(self.server.log.text() or "(no messages yet)")
         for view in (self.stderr, self.protocol):
             view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())

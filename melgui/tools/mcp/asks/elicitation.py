@@ -110,7 +110,8 @@ def checked(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str
             try:
                 number = int(value) if f.kind == "integer" else float(value)
             except (TypeError, ValueError):
-                return {}, f"{f.title} must be {'a whole number' if f.kind == 'integer' else 'a number'}."
+                kind = "a whole number" if f.kind == "integer" else "a number"
+                return {}, f"{f.title} must be {kind}."
             if f.minimum is not None and number < f.minimum:
                 return {}, f"{f.title} must be at least {f.minimum:g}."
             if f.maximum is not None and number > f.maximum:
