@@ -30,7 +30,7 @@ from melgui.tools.mcp.asks.elicitation import InputRequest, RunningCall, default
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
 from melgui.tools.mcp.protocol_log import LineLog, Redactor
-from melgui.tools.mcp.sign_in import BrowserSignIn
+from melgui.tools.mcp.oauth.sign_in import BrowserSignIn
 from melgui.tools.mcp.stdio import StdioProcess, stdio_server
 from melgui.tools.mcp.tap import tapped
 
