@@ -137,6 +137,14 @@ def build(name: str) -> MCPServer:
         return result.action
 
     @server.tool()
+    async def steps(ctx: Context, count: int = 5, pause: float = 0.4) -> str:
+        """Reports progress `count` times, `pause` seconds apart, then answers."""
+        for step in range(1, count + 1):
+            await asyncio.sleep(pause)
+            await ctx.report_progress(step, count, f"step {step} of {count}")
+        return f"{count} steps done"
+
+    @server.tool()
     async def vanish(ctx: Context) -> str:
         """Logs a line to the client, then the process dies mid-call."""
         await ctx.info("about to vanish: goodbye")

@@ -27,6 +27,7 @@ from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.tools.mcp.asks.elicitation import InputRequest
 from melgui.tools.mcp.bridge import Bridge
+from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ConfigError, ServerConfig, load_file, project_path, user_path
 from melgui.tools.mcp.server import McpServer, ServerState
 from melgui.tools.mcp.trust import TrustStore
@@ -60,6 +61,7 @@ class McpManager:
         self.sign_in_allowed = False
         self.elicitation: Literal["decline", "defaults"] = "decline"  # see McpServer
         self.ask_input: Callable[[InputRequest], None] | None = None  # the window's form
+        self.on_progress: Callable[[Flight], None] | None = None  # the window's cards
         self._listeners: list[Listener] = []
 
     # -- configuration -------------------------------------------------------------------
@@ -98,6 +100,7 @@ class McpManager:
             self.servers[name].interactive_sign_in = self.sign_in_allowed
             self.servers[name].elicitation = self.elicitation
             self.servers[name].ask_input = self.ask_input
+            self.servers[name].on_progress = self.on_progress
             if config.scope == "project" and self.untrusted is not None:
                 server = self.servers[name]
                 why = (

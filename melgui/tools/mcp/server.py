@@ -3,8 +3,9 @@
 A runner task owns the connection (the SDK's context managers live in one task): it
 starts the transport, initializes, lists tools, reports "ready with N tools", then
 waits for stop, or for the process to end on its own ("failed" with its stderr's last
-lines). Calls run from any task over the open session, each with the server's timeout;
-cancelling one sends `notifications/cancelled` (the SDK does, for an abandoned request).
+lines). Calls run from any task over the open session, each with the server's timeout
+as an idle limit that progress reports start again (calls.py); cancelling one sends
+`notifications/cancelled` (the SDK does, for an abandoned request).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
-from melgui.tools.mcp.asks.elicitation import InputRequest, RunningCall, defaults_of, fields_of
+from melgui.tools.mcp.asks.elicitation import InputRequest, defaults_of, fields_of
+from melgui.tools.mcp.calls import CallTimeout, Flight, Progress, RunningCall
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
-from melgui.tools.mcp.protocol_log import LineLog, Redactor
 from melgui.tools.mcp.oauth.sign_in import BrowserSignIn
+from melgui.tools.mcp.protocol_log import LineLog, Redactor
 from melgui.tools.mcp.stdio import StdioProcess, stdio_server
 from melgui.tools.mcp.tap import tapped
 
@@ -121,7 +123,9 @@ class McpServer:
         # Where a request for input goes to be answered by the person (the window's form);
         # None: answered by `elicitation` above.
         self.ask_input: Callable[[InputRequest], None] | None = None
-        self.running: list[RunningCall] = []  # the calls in flight, oldest first
+        self.running: list[Flight] = []  # the calls in flight, oldest first
+        # Hears each progress report of a call in flight (the window's card shows it).
+        self.on_progress: Callable[[Flight], None] | None = None
         self._asking: list[InputRequest] = []
         if config.kind == "http" and config.oauth.enabled and not _has_authorization(config):
             self.sign_in = BrowserSignIn(
@@ -372,12 +376,15 @@ class McpServer:
         if not isinstance(params, types.ElicitRequestFormParams):
             return types.ElicitResult(action="decline")
         if self.ask_input is not None:
-            call = self.running[-1] if self.running else None
+            flight = self.running[-1] if self.running else None
+            call = flight.call if flight is not None else None
             request = InputRequest.of(self.name, message, params.requested_schema, call)
             self._asking.append(request)
+            waiting = flight.waiting_on_the_person() if flight else contextlib.nullcontext()
             try:
                 self.ask_input(request)
-                action, content = await request.answer
+                with waiting:
+                    action, content = await request.answer
             finally:
                 self._asking.remove(request)
                 request.cancel()
@@ -402,28 +409,42 @@ class McpServer:
             return ToolOutcome.error(
                 f"The MCP server {self.name!r} is not running ({self.state.line()})."
             )
-        timeout = self.config.timeout
         source, call_id, name = RUNNING_CALL.get() or ("", "", tool)
-        running = RunningCall(source, call_id, name)
-        self.running.append(running)
+        flight = Flight(RunningCall(source, call_id, name))
+        self.running.append(flight)
         try:
-            return await self._call(session, tool, arguments, timeout)
+            return await self._call(session, tool, arguments, flight)
         finally:
-            self.running.remove(running)
-            for request in [r for r in self._asking if r.call is running]:
+            self.running.remove(flight)
+            for request in [r for r in self._asking if r.call is flight.call]:
                 request.cancel()  # the call ended (or was stopped): its form goes
 
     async def _call(
-        self, session: ClientSession, tool: str, arguments: dict[str, Any], timeout: float
+        self, session: ClientSession, tool: str, arguments: dict[str, Any], flight: Flight
     ) -> ToolOutcome:
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            flight.heard(Progress(progress, total, " ".join((message or "").split())))
+            if self.on_progress is not None:
+                self.on_progress(flight)
+
+        timeout = self.config.timeout
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
-        except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
+            result = await flight.timed(
+                session.call_tool(tool, arguments, progress_callback=progressed), idle=timeout
+            )
+        except CallTimeout as exc:
+            if exc.why == "ceiling":
                 return ToolOutcome.error(
-                    f"The MCP server {self.name!r} did not answer {tool} within "
-                    f"{timeout:g} s; the call was cancelled."
+                    f"The MCP server {self.name!r} did not finish {tool} within "
+                    f"{exc.seconds:g} s (the ceiling for a call that reports progress); "
+                    "the call was cancelled."
                 )
+            last = f" (last progress: {flight.progress.line()})" if flight.progress else ""
+            return ToolOutcome.error(
+                f"The MCP server {self.name!r} did not answer {tool} within "
+                f"{timeout:g} s{last}; the call was cancelled."
+            )
+        except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 return ToolOutcome.error(self._died(tool))
             return ToolOutcome.error(

@@ -17,6 +17,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from melgui.tools.mcp.calls import RunningCall
+
 Kind = Literal["string", "number", "integer", "boolean", "choice", "choices"]
 Action = Literal["accept", "decline", "cancel"]
 
@@ -127,15 +129,6 @@ def checked(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str
                 return {}, f"{f.title} is longer than {f.max_length} characters."
         content[f.name] = value
     return content, ""
-
-
-@dataclass(frozen=True)
-class RunningCall:
-    """The tool call a request came during: who made it, its id, its model-facing name."""
-
-    source: str
-    call_id: str
-    tool: str
 
 
 @dataclass
