@@ -9,9 +9,13 @@ from typing import Any, Protocol
 from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QBoxLayout, QDockWidget, QMainWindow
 
+from melgui.core.agent.session import AgentSession
 from melgui.desk.desk import Desk
+from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.mcp.call_progress import progress_html
 from melgui.ui.mcp.input_form import InputForm
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.runtime.aio import TaskKeeper
@@ -33,6 +37,8 @@ class McpHost(Protocol):
     inspector: Any
     inspector_dock: QDockWidget
     approval_bar: ApprovalBar
+    chat: ChatView
+    session: AgentSession
     sessionChanged: SignalInstance
     themeChanged: SignalInstance
 
@@ -45,6 +51,14 @@ def tool_notes(manager: McpManager, name: str) -> str:
     notes = manager.annotations_of(name)
     said = [text for key, value, text in HINTS if notes.get(key) is value]
     return " · ".join([f"MCP server {server}", *said])
+
+
+def show_progress(window: McpHost, flight: Flight) -> None:
+    """A report for a call of the window's conversation goes on that call's card."""
+    if flight.progress is not None and flight.call.source == window.session.source:
+        window.chat.set_card_note(
+            flight.call.call_id, progress_html(flight.progress, window.colors)
+        )
 
 
 def install_input_form(window: McpHost) -> InputForm:
@@ -97,5 +111,6 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.inspector.detail.tool_notes = notes
     window.approval_bar.tool_notes = notes
     panel.input_form = install_input_form(window)  # type: ignore[attr-defined]
+    desk.mcp.on_progress = lambda flight: show_progress(window, flight)
     window.tasks.spawn(start(), what="starting MCP servers")
     return panel
