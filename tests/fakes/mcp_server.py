@@ -205,6 +205,26 @@ def build(name: str) -> MCPServer:
         await ctx.request_context.session.send_tool_list_changed()
         return "grown"
 
+    @server.resource("memo://notes", name="notes", description="Project notes",
+                     mime_type="text/markdown")  # fmt: skip
+    def notes() -> str:
+        return "# Notes\nThe launch is on Friday."
+
+    @server.prompt(name="review", description="Review a file for one kind of problem")
+    def review(path: str, focus: str = "bugs") -> str:
+        return f"Review {path} for {focus}. Be brief."
+
+    @server.tool()
+    async def teach(ctx: Context) -> str:
+        """Adds a prompt named `explain` and says the prompt list changed."""
+
+        def explain(topic: str) -> str:
+            return f"Explain {topic} simply."
+
+        server.prompt(name="explain", description="Explain a topic")(explain)
+        await ctx.request_context.session.send_prompt_list_changed()
+        return "taught"
+
     return server
 
 

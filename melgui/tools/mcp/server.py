@@ -68,6 +68,10 @@ class ServerState:
                 return self.status
 
 
+class McpUnavailable(Exception):
+    """A prompt or resource could not be had; the message says why in a sentence."""
+
+
 def _has_authorization(config: ServerConfig) -> bool:
     return any(key.lower() == "authorization" for key in config.headers)
 
@@ -101,6 +105,8 @@ class McpServer:
         self.folder = folder
         self.state = ServerState("disabled" if config.disabled else "stopped")
         self.tools: list[types.Tool] = []
+        self.prompts: list[types.Prompt] = []  # listed when the server offers prompts
+        self.resources: list[types.Resource] = []  # and resources
         self.redactor = Redactor()
         self.stderr = LineLog(self.redactor)
         self.log = LineLog(self.redactor)
@@ -259,6 +265,10 @@ class McpServer:
                 session = await self._connect(stack)
                 await asyncio.wait_for(session.initialize(), self._start_timeout())
                 self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
+                try:
+                    await asyncio.wait_for(self._list_offers(session), START_TIMEOUT)
+                except (MCPError, TimeoutError) as exc:  # its tools still work
+                    self.stderr.add(f"[melgui] listing prompts and resources: {_one_line(exc)}")
                 self._session = session
                 self._set(ServerState("ready", len(self.tools)))
                 self._ready.set()
@@ -341,6 +351,54 @@ class McpServer:
             if not cursor:
                 return tools
 
+    async def _list_offers(self, session: ClientSession) -> None:
+        """The prompts and resources a server offers (its capabilities say which)."""
+        offers = session.server_capabilities
+        self.prompts, self.resources = [], []
+        cursor: str | None = None
+        while offers is not None and offers.prompts is not None:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            prompts = await session.list_prompts(params=params)
+            self.prompts.extend(prompts.prompts)
+            if not (cursor := prompts.next_cursor):
+                break
+        while offers is not None and offers.resources is not None:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            resources = await session.list_resources(params=params)
+            self.resources.extend(resources.resources)
+            if not (cursor := resources.next_cursor):
+                break
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        """prompts/get; raises McpUnavailable (in words) when the server cannot answer."""
+        session = self._ready_session()
+        try:
+            return await asyncio.wait_for(session.get_prompt(name, arguments), self.config.timeout)
+        except MCPError as exc:
+            raise McpUnavailable(
+                f"the MCP server {self.name!r} refused {name}: {exc.message}"
+            ) from exc
+        except (TimeoutError, OSError, httpx2.HTTPError) as exc:
+            raise McpUnavailable(f"the MCP server {self.name!r}: {_one_line(exc)}") from exc
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        session = self._ready_session()
+        try:
+            return await asyncio.wait_for(session.read_resource(uri), self.config.timeout)
+        except MCPError as exc:
+            raise McpUnavailable(
+                f"the MCP server {self.name!r} cannot read {uri}: {exc.message}"
+            ) from exc
+        except (TimeoutError, OSError, httpx2.HTTPError) as exc:
+            raise McpUnavailable(f"the MCP server {self.name!r}: {_one_line(exc)}") from exc
+
+    def _ready_session(self) -> ClientSession:
+        if self._session is None or self.state.status != "ready":
+            raise McpUnavailable(
+                f"the MCP server {self.name!r} is not running ({self.state.line()})"
+            )
+        return self._session
+
     # -- what the server sends -----------------------------------------------------------
 
     async def _on_message(self, message: IncomingMessage) -> None:
@@ -348,6 +406,22 @@ class McpServer:
             self.stderr.add(f"[melgui] {message}")
         elif isinstance(message, types.ToolListChangedNotification):
             self._refresh = asyncio.ensure_future(self._refresh_tools())
+        elif isinstance(
+            message, types.PromptListChangedNotification | types.ResourceListChangedNotification
+        ):
+            self._refresh = asyncio.ensure_future(self._refresh_offers())
+
+    async def _refresh_offers(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            await self._list_offers(session)
+        except Exception as exc:
+            self.stderr.add(f"[melgui] listing prompts and resources failed: {_one_line(exc)}")
+            return
+        if self._on_tools is not None:
+            self._on_tools(self)
 
     async def _refresh_tools(self) -> None:
         session = self._session

@@ -17,6 +17,7 @@ from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.mcp.call_progress import progress_html
 from melgui.ui.mcp.input_form import InputForm
+from melgui.ui.mcp.offers import McpOffers
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
@@ -112,5 +113,12 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.approval_bar.tool_notes = notes
     panel.input_form = install_input_form(window)  # type: ignore[attr-defined]
     desk.mcp.on_progress = lambda flight: show_progress(window, flight)
+    panel.offers = McpOffers(  # type: ignore[attr-defined]
+        desk.mcp,
+        desk.prompt,
+        window.tasks,
+        send=lambda text: window.chat.submit(text),
+        say=lambda text: window.chat.show_note(text),
+    )
     window.tasks.spawn(start(), what="starting MCP servers")
     return panel
