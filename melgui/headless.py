@@ -45,6 +45,7 @@ from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
+from melgui.tools.mcp.asks.sampling import SamplingTarget
 from melgui.tools.mcp.config import ServerConfig, project_path
 from melgui.tools.mcp.trust import TrustStore
 
@@ -121,6 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="decline",
         help="what a server's request for input (elicitation) gets: decline (default), "
         "or defaults: accept with the defaults its form gives",
+    )
+    mcp.add_argument(
+        "--mcp-sampling",
+        choices=("refuse", "allow"),
+        default="refuse",
+        help="what a server's request for a model's answer (sampling) gets: refuse "
+        "(default), or allow: one leg on this run's connection and model, without tools",
     )
     mcp.add_argument(
         "--no-mcp",
@@ -283,6 +291,7 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
         desk.mcp.added = [_url_server(options.mcp_url)]
     desk.mcp.sign_in_allowed = not options.no_sign_in
     desk.mcp.elicitation = options.mcp_input
+    desk.mcp.sampling = options.mcp_sampling
     await desk.start_mcp(extra=extra, configured=not options.no_mcp)
     for problem in desk.mcp.problems:
         print(f"melgui: MCP: {problem}", file=sys.stderr)
@@ -375,6 +384,9 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         role=options.role,
         wire=recording.journal.record_wire if recording else None,
         policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
+    )
+    desk.mcp.sampling_target = lambda: SamplingTarget(
+        session.loop.transport, session.loop.model, session.loop.cwd
     )
     printer = Printer(out, options.json, desk.mcp.server_of)
     if recording is not None:

@@ -145,6 +145,25 @@ def build(name: str) -> MCPServer:
         return f"{count} steps done"
 
     @server.tool()
+    async def ask_model(ctx: Context, question: str = "What is six times seven?") -> str:
+        """Asks the client's model (sampling) and says what came back."""
+        try:
+            result = await ctx.request_context.session.create_message(
+                [
+                    types.SamplingMessage(
+                        role="user", content=types.TextContent(type="text", text=question)
+                    )
+                ],
+                max_tokens=64,
+                system_prompt="Answer in one word.",
+            )
+        except Exception as exc:  # the client's refusal, as the tool's answer
+            return f"refused: {getattr(exc, 'message', exc)}"
+        content = result.content
+        said = content.text if isinstance(content, types.TextContent) else str(content)
+        return f"the model ({result.model}) said: {said}"
+
+    @server.tool()
     async def vanish(ctx: Context) -> str:
         """Logs a line to the client, then the process dies mid-call."""
         await ctx.info("about to vanish: goodbye")

@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
 from melgui.tools.mcp.asks.elicitation import InputRequest, defaults_of, fields_of
+from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget, run_sampling, too_long
 from melgui.tools.mcp.calls import CallTimeout, Flight, Progress, RunningCall
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
@@ -129,6 +130,11 @@ class McpServer:
         # Where a request for input goes to be answered by the person (the window's form);
         # None: answered by `elicitation` above.
         self.ask_input: Callable[[InputRequest], None] | None = None
+        # A request for a model's answer (sampling): "refuse", or "allow" unasked (exec's
+        # --mcp-sampling allow); `ask_sampling` (the window) asks the person instead.
+        self.sampling: Literal["refuse", "allow"] = "refuse"
+        self.ask_sampling: Callable[[SamplingRequest], None] | None = None
+        self.sampling_target: Callable[[], SamplingTarget | None] | None = None
         self.running: list[Flight] = []  # the calls in flight, oldest first
         # Hears each progress report of a call in flight (the window's card shows it).
         self.on_progress: Callable[[Flight], None] | None = None
@@ -239,6 +245,7 @@ class McpServer:
             message_handler=self._on_message,
             list_roots_callback=self._roots,
             elicitation_callback=self._elicit,
+            sampling_callback=self._sample,
             logging_callback=self._on_log,
         )
         return await stack.enter_async_context(session)
@@ -468,6 +475,34 @@ class McpServer:
             return types.ElicitResult(action="decline")
         content = defaults_of(fields_of(params.requested_schema))
         return types.ElicitResult(action="accept", content=content)
+
+    async def _sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        """A request for a model's answer: through the current connection, once the person
+        approved it (the window) or a flag allowed it (exec); refused otherwise."""
+        target = self.sampling_target() if self.sampling_target is not None else None
+        refused = too_long(params) or ("" if target is not None else "melgui has no model here")
+        if not refused and self.ask_sampling is None and self.sampling != "allow":
+            refused = "melgui exec refuses sampling requests unless run with --mcp-sampling allow"
+        if not refused and self.ask_sampling is not None and target is not None:
+            flight = self.running[-1] if self.running else None
+            request = SamplingRequest.of(
+                self.name, params, flight.call if flight else None, model=target.model
+            )
+            waiting = flight.waiting_on_the_person() if flight else contextlib.nullcontext()
+            try:
+                self.ask_sampling(request)
+                with waiting:
+                    approved = await request.answer
+            finally:
+                request.refuse()
+            refused = "" if approved else "the person refused the sampling request"
+        if refused or target is None:
+            self.stderr.add(f"[melgui] sampling refused: {refused}")
+            return types.ErrorData(code=types.INVALID_REQUEST, message=refused)
+        self.stderr.add(f"[melgui] sampling with {target.model}")
+        return await run_sampling(target, params)
 
     async def _roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         uri = pathlib.Path(self.folder).as_uri()
