@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QBoxLayout, QDockWidget, QMainWindow
 
 from melgui.core.agent.session import AgentSession
 from melgui.desk.desk import Desk
+from melgui.tools.mcp.asks.sampling import SamplingTarget
 from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.approvals.approval_bar import ApprovalBar
@@ -18,6 +19,7 @@ from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.mcp.call_progress import progress_html
 from melgui.ui.mcp.input_form import InputForm
 from melgui.ui.mcp.offers import McpOffers
+from melgui.ui.mcp.sampling_bar import SamplingBar
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
@@ -62,8 +64,9 @@ def show_progress(window: McpHost, flight: Flight) -> None:
         )
 
 
-def install_input_form(window: McpHost) -> InputForm:
-    """A server's request for input becomes a form right under the approval bar."""
+def install_asks(window: McpHost) -> InputForm:
+    """A server's request for input becomes a form right under the approval bar, and one
+    for a model's answer (sampling) a question under that."""
     central = window.approval_bar.parentWidget()
     layout = central.layout() if central is not None else None
     assert isinstance(layout, QBoxLayout)
@@ -72,6 +75,15 @@ def install_input_form(window: McpHost) -> InputForm:
     form.showRequested.connect(window.approval_bar.showRequested)
     window.themeChanged.connect(form.set_colors)
     window.desk.mcp.ask_input = form.add
+    sampling = SamplingBar(window.colors, central)
+    layout.insertWidget(layout.indexOf(form) + 1, sampling)
+    sampling.showRequested.connect(window.approval_bar.showRequested)
+    window.themeChanged.connect(sampling.set_colors)
+    window.desk.mcp.ask_sampling = sampling.add
+    window.desk.mcp.sampling_target = lambda: SamplingTarget(
+        window.session.loop.transport, window.session.loop.model, window.session.loop.cwd
+    )
+    form.sampling_bar = sampling  # type: ignore[attr-defined]
     return form
 
 
@@ -111,7 +123,7 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.themeChanged.connect(recolor)
     window.inspector.detail.tool_notes = notes
     window.approval_bar.tool_notes = notes
-    panel.input_form = install_input_form(window)  # type: ignore[attr-defined]
+    panel.input_form = install_asks(window)  # type: ignore[attr-defined]
     desk.mcp.on_progress = lambda flight: show_progress(window, flight)
     panel.offers = McpOffers(  # type: ignore[attr-defined]
         desk.mcp,
