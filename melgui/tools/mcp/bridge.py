@@ -37,6 +37,13 @@ def _summary_argument(schema: dict[str, Any]) -> str | None:
     return None
 
 
+def task_only(tool: types.Tool) -> bool:
+    """A tool that runs only as a task (melgui does not run tasks): never offered, so the
+    model cannot pick a call that would fail."""
+    execution = tool.execution
+    return execution is not None and execution.task_support == "required"
+
+
 def annotations_of(tool: types.Tool) -> dict[str, bool]:
     notes = tool.annotations
     if notes is None:
@@ -83,7 +90,7 @@ class Bridge:
         taken = {t.name for t in self.catalog.added()}
         names = []
         for tool in sorted(tools, key=lambda t: t.name):
-            if tool.name in disabled:
+            if tool.name in disabled or task_only(tool):
                 continue
             name = tool_name(server, tool.name, taken | ALL_TOOLS.keys())
             taken.add(name)
