@@ -3,6 +3,7 @@ and tools that fail the ways real servers fail.
 
     python -m tests.fakes.mcp_server                       # stdio
     python -m tests.fakes.mcp_server --http PORT           # streamable HTTP on 127.0.0.1
+    python -m tests.fakes.mcp_server --sse PORT            # the legacy HTTP+SSE, at /sse
     python -m tests.fakes.mcp_server --fail-start          # exits before initialize
 
 `--name` sets the server's tool prefix seen by the tests; `MCP_FAKE_MARK` (environment)
@@ -250,6 +251,7 @@ def build(name: str) -> MCPServer:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--sse", type=int, default=0, help="the legacy HTTP+SSE transport")
     parser.add_argument("--name", default="fake")
     parser.add_argument("--fail-start", action="store_true")
     options = parser.parse_args()
@@ -259,6 +261,8 @@ def main() -> None:
     server = build(options.name)
     if options.http:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
+    elif options.sse:
+        server.run("sse", host="127.0.0.1", port=options.sse)
     else:
         server.run("stdio")
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -120,6 +121,7 @@ class McpServer:
         self._ready = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
         self._sign_in_asked = False
+        self._legacy_answer = False
         # Whether a browser may open for a sign-in the server asks for (exec: yes unless
         # told not to; the window: when the person pressed Sign in).
         self.interactive_sign_in = False
@@ -169,6 +171,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._sign_in_asked = False
+        self._legacy_answer = False
         self._set(ServerState("restarting" if restarting else "starting"))
         self._runner = asyncio.ensure_future(self._run())
         waiter = asyncio.ensure_future(self._ready.wait())
@@ -201,7 +204,7 @@ class McpServer:
     def _secret_headers(self) -> dict[str, str]:
         return {key: resolve(value) for key, value in self.config.headers.items()}
 
-    async def _connect(self, stack: AsyncExitStack) -> ClientSession:
+    async def _connect(self, stack: AsyncExitStack, *, legacy: bool = False) -> ClientSession:
         config = self.config
         if config.kind == "stdio":
             env = self._environment()
@@ -228,17 +231,28 @@ class McpServer:
                 self.redactor.secrets = Redactor([*self.redactor.secrets, secret]).secrets
                 self.sign_in.settings = dataclasses.replace(oauth, client_secret=secret)
                 auth = self.sign_in.auth()
-            client = await stack.enter_async_context(
-                httpx2.AsyncClient(
+
+            def client_of(
+                headers: dict[str, str] | None = None,
+                timeout: httpx2.Timeout | None = None,
+                auth: httpx2.Auth | None = auth,
+            ) -> httpx2.AsyncClient:
+                return httpx2.AsyncClient(
                     auth=auth,
                     headers=headers,
-                    timeout=httpx2.Timeout(30.0, read=300.0),
+                    timeout=timeout or httpx2.Timeout(30.0, read=300.0),
                     event_hooks={"response": [self._saw_response]},
                 )
-            )
-            streams = await stack.enter_async_context(
-                streamable_http_client(config.url, http_client=client)
-            )
+
+            if legacy:
+                streams = await stack.enter_async_context(
+                    sse_client(config.url, headers, auth=auth, httpx_client_factory=client_of)
+                )
+            else:
+                client = await stack.enter_async_context(client_of(headers))
+                streams = await stack.enter_async_context(
+                    streamable_http_client(config.url, http_client=client)
+                )
         streams = await stack.enter_async_context(tapped(streams, self.log))
         session = ClientSession(
             *streams,
@@ -254,6 +268,10 @@ class McpServer:
         # The SDK turns a 401 into a generic error; the status says it wants a sign-in.
         if response.status_code == 401:
             self._sign_in_asked = True
+        # An old HTTP+SSE server answers the streamable transport's first POST so.
+        first = self.state.status != "ready" and response.request.method == "POST"
+        if first and response.status_code in (404, 405):
+            self._legacy_answer = True
 
     def _signing_in(self, text: str) -> None:
         self._set(ServerState("starting", message=text))
@@ -268,20 +286,18 @@ class McpServer:
 
     async def _run(self) -> None:
         try:
-            async with AsyncExitStack() as stack:
-                session = await self._connect(stack)
-                await asyncio.wait_for(session.initialize(), self._start_timeout())
-                self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
-                try:
-                    await asyncio.wait_for(self._list_offers(session), START_TIMEOUT)
-                except (MCPError, TimeoutError) as exc:  # its tools still work
-                    self.stderr.add(f"[melgui] listing prompts and resources: {_one_line(exc)}")
-                self._session = session
-                self._set(ServerState("ready", len(self.tools)))
-                self._ready.set()
-                if self._on_tools is not None:
-                    self._on_tools(self)
-                await self._wait_for_end()
+            try:
+                await self._session_over(legacy=self.config.sse)
+            except Exception:
+                if not self._legacy_answer or self.config.sse:
+                    raise
+                # An old server: streamable HTTP answered 404/405, as the spec's
+                # backwards-compatibility section says to try the HTTP+SSE transport.
+                self.stderr.add(
+                    "[melgui] streamable HTTP answered 404/405: trying the HTTP+SSE transport"
+                )
+                self._legacy_answer = False
+                await self._session_over(legacy=True)
         except asyncio.CancelledError:
             raise
         except ConfigError as exc:
@@ -302,6 +318,23 @@ class McpServer:
             self._ready.set()
             if self._refresh is not None:
                 self._refresh.cancel()
+
+    async def _session_over(self, *, legacy: bool) -> None:
+        """Connect, initialize, list, report ready, and wait for the end."""
+        async with AsyncExitStack() as stack:
+            session = await self._connect(stack, legacy=legacy)
+            await asyncio.wait_for(session.initialize(), self._start_timeout())
+            self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
+            try:
+                await asyncio.wait_for(self._list_offers(session), START_TIMEOUT)
+            except (MCPError, TimeoutError) as exc:  # its tools still work
+                self.stderr.add(f"[melgui] listing prompts and resources: {_one_line(exc)}")
+            self._session = session
+            self._set(ServerState("ready", len(self.tools)))
+            self._ready.set()
+            if self._on_tools is not None:
+                self._on_tools(self)
+            await self._wait_for_end()
 
     async def _wait_for_end(self) -> None:
         waits = [asyncio.ensure_future(self._stop.wait())]

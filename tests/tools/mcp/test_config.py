@@ -51,7 +51,7 @@ def test_the_shapes_people_have(tmp_path: Path) -> None:
         {"Authorization": "Bearer x"},
     )
     assert "either command (stdio) or url (HTTP), not both" in odd.problem
-    assert "SSE transport is not supported" in old.problem
+    assert (old.kind, old.url, old.sse, old.problem) == ("http", "http://c/sse", True, "")
     vscode = write(tmp_path / "vscode.json", {"servers": {"v": {"type": "stdio", "command": "x"}}})
     assert [c.name for c in load_file(vscode, "user")] == ["v"]
     (tmp_path / "bad.json").write_text("{nope")

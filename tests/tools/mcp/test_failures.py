@@ -233,3 +233,22 @@ async def test_an_http_server_that_goes_away_quotes_its_log_not_a_stderr(
             assert "about to vanish: goodbye" in outcome.content  # what it logged last
             assert "Its log ended with" in outcome.content
             assert "stderr" not in server.state.line()
+
+
+async def test_an_old_http_sse_server_is_reached_through_the_sse_transport(
+    tmp_path: Path,
+) -> None:
+    with http_server(legacy=True) as url:
+        config = ServerConfig("old", "http", url=url)
+        async with running(str(tmp_path), config) as manager:
+            server = manager.servers["old"]
+            assert server.state.status == "ready", server.state.line()
+            assert "trying the HTTP+SSE transport" in server.stderr.text()
+            outcome = await manager.bridge.registry.run("mcp__old__echo", {"text": "over sse"})
+            assert outcome.content == "over sse"
+        # Named as such ("type": "sse"), it is reached the old way at once.
+        config = ServerConfig("old", "http", url=url, sse=True)
+        async with running(str(tmp_path), config) as manager:
+            server = manager.servers["old"]
+            assert server.state.status == "ready", server.state.line()
+            assert "trying the HTTP+SSE transport" not in server.stderr.text()
