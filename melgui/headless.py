@@ -46,6 +46,7 @@ from melgui.core.store.recording import Recording, UnknownConversationError, sta
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.asks.sampling import SamplingTarget
+from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ServerConfig, project_path
 from melgui.tools.mcp.trust import TrustStore
 
@@ -154,6 +155,15 @@ class Printer:
     def _call_line(self, tool: str, **fields: Any) -> None:
         server = self._server_of(tool)  # MCP calls name their server
         self._line(**fields, **({"server": server} if server else {}))
+
+    def progress(self, flight: Flight) -> None:
+        """An MCP call's progress report, as a `progress` event (JSON output only)."""
+        if self.as_json and flight.progress is not None:
+            report = flight.progress
+            self._call_line(
+                flight.call.tool, kind="progress", id=flight.call.call_id,
+                progress=report.progress, total=report.total, message=report.message,
+            )  # fmt: skip
 
     def _line(self, **fields: Any) -> None:
         self.out.write(terminal_text.json_line(fields) + "\n")
@@ -389,6 +399,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         session.loop.transport, session.loop.model, session.loop.cwd
     )
     printer = Printer(out, options.json, desk.mcp.server_of)
+    desk.mcp.on_progress = printer.progress
     if recording is not None:
         session.subscribe(recording.journal.observe)
         for notice in recording.notices:

@@ -190,3 +190,22 @@ def test_sampling_is_refused_in_exec_unless_a_flag_allows_it(
         {"role": "user", "content": "What is six times seven?"},
     ]
     assert "tools" not in sampled or not sampled["tools"]
+
+
+def test_exec_json_shows_an_mcp_calls_progress(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    config = servers_file(tmp_path / "servers.json", fake=fake_entry())
+    scripted_openai.script(
+        [tool_calls(tool_call("mcp__fake__steps", {"count": 3, "pause": 0.1}, id="s1"))],
+        [text("Stepped."), done()],
+    )
+    args = ("--mcp-config", str(config), "--approve", "all", "--json", "--no-history")
+    result = openai(scripted_openai, tmp_path, *args, "step")
+    assert result.returncode == 0, result.stderr
+    reports = [e for e in json_lines(result.stdout) if e["kind"] == "progress"]
+    assert reports == [
+        {"kind": "progress", "id": "s1", "progress": float(n), "total": 3.0,
+         "message": f"step {n} of 3", "server": "fake"}
+        for n in (1, 2, 3)
+    ]  # fmt: skip

@@ -104,7 +104,7 @@ class McpManager:
             self.servers[name].interactive_sign_in = self.sign_in_allowed
             self.servers[name].elicitation = self.elicitation
             self.servers[name].ask_input = self.ask_input
-            self.servers[name].on_progress = self.on_progress
+            self.servers[name].on_progress = self._progressed  # read when heard
             self.servers[name].sampling = self.sampling
             self.servers[name].ask_sampling = self.ask_sampling
             self.servers[name].sampling_target = self._sampling_target  # read when asked
@@ -116,6 +116,10 @@ class McpManager:
                     else "this folder is restricted: trust the folder to start it"
                 )
                 server.state = ServerState("untrusted", message=why)
+
+    def _progressed(self, flight: Flight) -> None:
+        if self.on_progress is not None:
+            self.on_progress(flight)
 
     def _sampling_target(self) -> SamplingTarget | None:
         return self.sampling_target() if self.sampling_target is not None else None
