@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
 from melgui.tools.mcp.asks.elicitation import InputRequest, defaults_of, fields_of
-from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget, run_sampling, too_long
+from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget, answer_sampling
 from melgui.tools.mcp.calls import CallTimeout, Flight, Progress, RunningCall
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
@@ -515,27 +515,16 @@ class McpServer:
         """A request for a model's answer: through the current connection, once the person
         approved it (the window) or a flag allowed it (exec); refused otherwise."""
         target = self.sampling_target() if self.sampling_target is not None else None
-        refused = too_long(params) or ("" if target is not None else "melgui has no model here")
-        if not refused and self.ask_sampling is None and self.sampling != "allow":
-            refused = "melgui exec refuses sampling requests unless run with --mcp-sampling allow"
-        if not refused and self.ask_sampling is not None and target is not None:
-            flight = self.running[-1] if self.running else None
-            request = SamplingRequest.of(
-                self.name, params, flight.call if flight else None, model=target.model
-            )
-            waiting = flight.waiting_on_the_person() if flight else contextlib.nullcontext()
-            try:
-                self.ask_sampling(request)
-                with waiting:
-                    approved = await request.answer
-            finally:
-                request.refuse()
-            refused = "" if approved else "the person refused the sampling request"
-        if refused or target is None:
-            self.stderr.add(f"[melgui] sampling refused: {refused}")
-            return types.ErrorData(code=types.INVALID_REQUEST, message=refused)
-        self.stderr.add(f"[melgui] sampling with {target.model}")
-        return await run_sampling(target, params)
+        flight = self.running[-1] if self.running else None
+        return await answer_sampling(
+            self.name,
+            params,
+            target,
+            ask=self.ask_sampling,
+            allowed=self.sampling == "allow",
+            flight=flight,
+            log=self.stderr.add,
+        )
 
     async def _roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         uri = pathlib.Path(self.folder).as_uri()

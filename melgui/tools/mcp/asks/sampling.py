@@ -20,7 +20,7 @@ import mcp_types as types
 
 from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls
 from melgui.core.protocol.transport import LegRequest, Transport
-from melgui.tools.mcp.calls import RunningCall
+from melgui.tools.mcp.calls import Flight, RunningCall
 
 MAX_SAMPLING_TOKENS = 4096
 MAX_INPUT_CHARS = 100_000
@@ -145,3 +145,37 @@ async def run_sampling(
         model=target.model,
         stop_reason=stop,
     )
+
+
+async def answer_sampling(
+    server: str,
+    params: types.CreateMessageRequestParams,
+    target: SamplingTarget | None,
+    *,
+    ask: Callable[[SamplingRequest], None] | None,
+    allowed: bool,
+    flight: Flight | None,
+    log: Callable[[str], None],
+) -> types.CreateMessageResult | types.ErrorData:
+    """A server's request: through `target` once the person approved it (`ask`: the
+    window) or `allowed` (exec's flag); refused in words otherwise."""
+    refused = too_long(params) or ("" if target is not None else "melgui has no model here")
+    if not refused and ask is None and not allowed:
+        refused = "melgui exec refuses sampling requests unless run with --mcp-sampling allow"
+    if not refused and ask is not None and target is not None:
+        request = SamplingRequest.of(
+            server, params, flight.call if flight else None, model=target.model
+        )
+        waiting = flight.waiting_on_the_person() if flight else contextlib.nullcontext()
+        try:
+            ask(request)
+            with waiting:
+                approved = await request.answer
+        finally:
+            request.refuse()
+        refused = "" if approved else "the person refused the sampling request"
+    if refused or target is None:
+        log(f"[melgui] sampling refused: {refused}")
+        return types.ErrorData(code=types.INVALID_REQUEST, message=refused)
+    log(f"[melgui] sampling with {target.model}")
+    return await run_sampling(target, params)
