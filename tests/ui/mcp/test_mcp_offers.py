@@ -72,6 +72,7 @@ def test_prompts_are_commands_and_resources_are_mentions(
         box.clear()
         qtbot.keyClicks(box, "When? @notes")
         assert box.picker.values() == ["fake:memo://notes"]
+        assert window.grab().save(str(shots / "mcp-resource-mention.png"))
         qtbot.keyClick(box, Qt.Key.Key_Return)  # picks: the resource is read
         await wait_until(lambda: len(box.attachments.chips) == 1, 10)
         qtbot.keyClick(box, Qt.Key.Key_Return)
