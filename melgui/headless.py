@@ -43,6 +43,8 @@ from melgui.core.thread.entries import (
 from melgui.core.thread.thread import Thread
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
+from melgui.tools.mcp.asks.sampling import SamplingTarget
+from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ServerConfig, project_path
 from melgui.tools.mcp.trust import TrustStore
 from melgui.tools.panes import NoPanes
@@ -122,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         "or defaults: accept with the defaults its form gives",
     )
     mcp.add_argument(
+        "--mcp-sampling",
+        choices=("refuse", "allow"),
+        default="refuse",
+        help="what a server's request for a model's answer (sampling) gets: refuse "
+        "(default), or allow: one leg on this run's connection and model, without tools",
+    )
+    mcp.add_argument(
         "--no-mcp",
         action="store_true",
         help="do not start the servers of the user's and the project's MCP files",
@@ -148,6 +157,16 @@ class Printer:
     def _call_line(self, entry: CallEntry, **fields: Any) -> None:
         origin = entry.origin  # MCP calls name their server
         self._line(**fields, **({"server": origin.name} if origin.kind == "mcp" else {}))
+
+    def progress(self, flight: Flight, server: str | None) -> None:
+        """An MCP call's progress report, as a `progress` event (JSON output only)."""
+        if self.as_json and flight.progress is not None:
+            report = flight.progress
+            self._line(
+                kind="progress", id=flight.call.call_id,
+                progress=report.progress, total=report.total, message=report.message,
+                **({"server": server} if server else {}),
+            )  # fmt: skip
 
     def _line(self, **fields: Any) -> None:
         self.out.write(terminal_text.json_line(fields) + "\n")
@@ -313,6 +332,7 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
         desk.mcp.added = [_url_server(options.mcp_url)]
     desk.mcp.sign_in_allowed = not options.no_sign_in
     desk.mcp.elicitation = options.mcp_input
+    desk.mcp.sampling = options.mcp_sampling
     await desk.start_mcp(extra=extra, configured=not options.no_mcp)
     for problem in desk.mcp.problems:
         print(f"melgui: MCP: {problem}", file=sys.stderr)
@@ -396,7 +416,13 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         wire=recording.journal.record_wire if recording else None,
         policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
     )
+    desk.mcp.sampling_target = lambda: SamplingTarget(
+        session.loop.transport, session.loop.model, session.loop.cwd
+    )
     printer = Printer(out, options.json)
+    desk.mcp.on_progress = lambda flight: printer.progress(
+        flight, desk.mcp.server_of(flight.call.tool)
+    )
     if recording is not None:
         recording.journal.attach(session)
         for notice in recording.notices:

@@ -156,3 +156,56 @@ def test_a_trusted_servers_read_only_tool_runs_under_approve_reads(
     assert answers["m1"]["status"] == "ok" and answers["m1"]["content"] == "read"
     assert answers["m2"]["status"] == "denied"
     assert answers["m3"]["status"] == "denied"
+
+
+def test_sampling_is_refused_in_exec_unless_a_flag_allows_it(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    config = servers_file(tmp_path / "servers.json", fake=fake_entry())
+    scripted_openai.script(
+        [tool_calls(tool_call("mcp__fake__ask_model", {}, id="a1"))],
+        [text("Refused."), done()],
+    )
+    args = ("--mcp-config", str(config), "--approve", "all", "--json", "--no-history")
+    result = openai(scripted_openai, tmp_path, *args, "ask")
+    assert result.returncode == 0, result.stderr
+    answer = next(e for e in json_lines(result.stdout) if e["kind"] == "tool_result")
+    assert answer["content"] == (
+        "refused: melgui exec refuses sampling requests unless run with --mcp-sampling allow"
+    )
+    assert len(scripted_openai.legs_received) == 2  # no leg for the server
+
+    scripted_openai.script(
+        [tool_calls(tool_call("mcp__fake__ask_model", {}, id="a2"))],
+        [text("Forty-two.")],  # the server's leg
+        [text("It said so."), done()],
+    )
+    result = openai(scripted_openai, tmp_path, *args, "--mcp-sampling", "allow", "ask")
+    assert result.returncode == 0, result.stderr
+    answer = next(e for e in json_lines(result.stdout) if e["kind"] == "tool_result")
+    assert answer["content"] == "the model (m) said: Forty-two."
+    sampled = scripted_openai.legs_received[3].json
+    assert sampled["messages"] == [
+        {"role": "system", "content": "Answer in one word."},
+        {"role": "user", "content": "What is six times seven?"},
+    ]
+    assert "tools" not in sampled or not sampled["tools"]
+
+
+def test_exec_json_shows_an_mcp_calls_progress(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    config = servers_file(tmp_path / "servers.json", fake=fake_entry())
+    scripted_openai.script(
+        [tool_calls(tool_call("mcp__fake__steps", {"count": 3, "pause": 0.1}, id="s1"))],
+        [text("Stepped."), done()],
+    )
+    args = ("--mcp-config", str(config), "--approve", "all", "--json", "--no-history")
+    result = openai(scripted_openai, tmp_path, *args, "step")
+    assert result.returncode == 0, result.stderr
+    reports = [e for e in json_lines(result.stdout) if e["kind"] == "progress"]
+    assert reports == [
+        {"kind": "progress", "id": "s1", "progress": float(n), "total": 3.0,
+         "message": f"step {n} of 3", "server": "fake"}
+        for n in (1, 2, 3)
+    ]  # fmt: skip

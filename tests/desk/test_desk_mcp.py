@@ -102,3 +102,29 @@ async def test_workers_get_mcp_tools_and_a_trusted_read_only_tool_runs_unasked(
     finally:
         await worker.aclose()
         await desk.aclose()
+
+
+async def test_a_dead_servers_tool_says_the_server_stopped_not_unknown_tool(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script(
+        [tool_calls(tool_call("mcp__fake__crash", {}, id="c1"))],
+        [tool_calls(tool_call("mcp__fake__echo", {"text": "x"}, id="e1"))],
+        [done()],
+    )
+    desk = make_desk(tmp_path, scripted_relay)
+    await desk.start_mcp(extra=servers(tmp_path / "s.json", fake=fake_entry()), configured=False)
+    session = desk.session(model="m", role="assistant")
+    session.subscribe(lambda e: e.request.approve() if isinstance(e, ApprovalNeeded) else None)
+    try:
+        session.submit("crash it, then echo")
+        await session.wait_idle()
+        echo = next(m for m in session.conversation.messages if m.tool_call_id == "e1")
+        assert echo.status == "error"
+        assert "Unknown tool" not in echo.content
+        assert "The MCP server 'fake' is not running" in echo.content
+        assert "exited (code 3)" in echo.content  # how it ended
+        assert "about to crash: goodbye" in echo.content  # its last stderr line
+    finally:
+        await session.aclose()
+        await desk.aclose()

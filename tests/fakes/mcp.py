@@ -72,11 +72,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(name: str = "fake") -> Iterator[str]:
-    """The fake server over streamable HTTP; yields its URL."""
+def http_server(name: str = "fake", *, legacy: bool = False) -> Iterator[str]:
+    """The fake server over streamable HTTP (or the legacy HTTP+SSE); yields its URL."""
     port = free_port()
     process = subprocess.Popen(
-        [*FAKE, "--http", str(port), "--name", name],
+        [*FAKE, "--sse" if legacy else "--http", str(port), "--name", name],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -90,7 +90,7 @@ def http_server(name: str = "fake") -> Iterator[str]:
             if process.poll() is not None:
                 raise RuntimeError("the fake MCP HTTP server exited")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'sse' if legacy else 'mcp'}"
     finally:
         process.terminate()
         process.wait(10)

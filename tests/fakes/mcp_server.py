@@ -3,6 +3,7 @@ and tools that fail the ways real servers fail.
 
     python -m tests.fakes.mcp_server                       # stdio
     python -m tests.fakes.mcp_server --http PORT           # streamable HTTP on 127.0.0.1
+    python -m tests.fakes.mcp_server --sse PORT            # the legacy HTTP+SSE, at /sse
     python -m tests.fakes.mcp_server --fail-start          # exits before initialize
 
 `--name` sets the server's tool prefix seen by the tests; `MCP_FAKE_MARK` (environment)
@@ -19,11 +20,22 @@ import os
 import struct
 import sys
 import zlib
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Audio, Image
+from pydantic import BaseModel, Field
+
+
+class Booking(BaseModel):
+    """What `book` asks the person: every kind of field a form can hold."""
+
+    guest: str = Field(description="Who the table is for")
+    party: int = Field(default=2, ge=1, le=12, description="How many people")
+    budget: float = Field(default=40.5, description="Per person, in euros")
+    outside: bool = Field(default=False, title="Sit outside")
+    course: Literal["starter", "main", "dessert"] = Field(default="main")
 
 
 def _png(size: int = 24) -> bytes:
@@ -118,6 +130,48 @@ def build(name: str) -> MCPServer:
         os._exit(3)
 
     @server.tool()
+    async def book(ctx: Context, place: str = "Chez Nous") -> str:
+        """Asks the person for the booking's details (elicitation), then says what came."""
+        result = await ctx.elicit(f"Book a table at {place}: who, how many, where?", Booking)
+        if result.action == "accept":
+            return f"accepted {result.data.model_dump_json()}"
+        return result.action
+
+    @server.tool()
+    async def steps(ctx: Context, count: int = 5, pause: float = 0.4) -> str:
+        """Reports progress `count` times, `pause` seconds apart, then answers."""
+        for step in range(1, count + 1):
+            await asyncio.sleep(pause)
+            await ctx.report_progress(step, count, f"step {step} of {count}")
+        return f"{count} steps done"
+
+    @server.tool()
+    async def ask_model(ctx: Context, question: str = "What is six times seven?") -> str:
+        """Asks the client's model (sampling) and says what came back."""
+        try:
+            result = await ctx.request_context.session.create_message(
+                [
+                    types.SamplingMessage(
+                        role="user", content=types.TextContent(type="text", text=question)
+                    )
+                ],
+                max_tokens=64,
+                system_prompt="Answer in one word.",
+            )
+        except Exception as exc:  # the client's refusal, as the tool's answer
+            return f"refused: {getattr(exc, 'message', exc)}"
+        content = result.content
+        said = content.text if isinstance(content, types.TextContent) else str(content)
+        return f"the model ({result.model}) said: {said}"
+
+    @server.tool()
+    async def vanish(ctx: Context) -> str:
+        """Logs a line to the client, then the process dies mid-call."""
+        await ctx.info("about to vanish: goodbye")
+        await asyncio.sleep(0.2)
+        os._exit(3)
+
+    @server.tool()
     async def hang(seconds: float = 3600) -> str:
         """Sleeps (a hung call)."""
         print("hanging now", file=sys.stderr, flush=True)
@@ -171,12 +225,33 @@ def build(name: str) -> MCPServer:
         await ctx.request_context.session.send_tool_list_changed()
         return "grown"
 
+    @server.resource("memo://notes", name="notes", description="Project notes",
+                     mime_type="text/markdown")  # fmt: skip
+    def notes() -> str:
+        return "# Notes\nThe launch is on Friday."
+
+    @server.prompt(name="review", description="Review a file for one kind of problem")
+    def review(path: str, focus: str = "bugs") -> str:
+        return f"Review {path} for {focus}. Be brief."
+
+    @server.tool()
+    async def teach(ctx: Context) -> str:
+        """Adds a prompt named `explain` and says the prompt list changed."""
+
+        def explain(topic: str) -> str:
+            return f"Explain {topic} simply."
+
+        server.prompt(name="explain", description="Explain a topic")(explain)
+        await ctx.request_context.session.send_prompt_list_changed()
+        return "taught"
+
     return server
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--sse", type=int, default=0, help="the legacy HTTP+SSE transport")
     parser.add_argument("--name", default="fake")
     parser.add_argument("--fail-start", action="store_true")
     options = parser.parse_args()
@@ -186,6 +261,8 @@ def main() -> None:
     server = build(options.name)
     if options.http:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
+    elif options.sse:
+        server.run("sse", host="127.0.0.1", port=options.sse)
     else:
         server.run("stdio")
 

@@ -52,7 +52,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import ToolOutcome, ToolRunner
+from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRunner
 from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, WireSink
 
 Emit = Callable[[LoopEvent], None]
@@ -342,11 +342,17 @@ class AgentLoop:
         async with guard as checkpoint:
             if isinstance(checkpoint, int):
                 taken.append(checkpoint)
-            return await self.tools.run(call.name, arguments)
+            token = RUNNING_CALL.set((self._source, call.id, call.name))
+            try:
+                return await self.tools.run(call.name, arguments)
+            finally:
+                RUNNING_CALL.reset(token)
 
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
         allowed = {tool.name for tool in self.catalog.for_role(self.role)}
         if call.name not in allowed or not self.tools.knows(call.name):
+            if gone := self.catalog.gone(call.name):
+                return None, gone
             names = ", ".join(sorted(n for n in allowed if self.tools.knows(n)))
             return None, f"Unknown tool {call.name!r} for role {self.role}. Available: {names}."
         return call.decode()

@@ -75,19 +75,30 @@ class ToolCatalog:
 
     def __init__(self) -> None:
         self._added: dict[str, ToolDef] = {}
+        self._gone: dict[str, str] = {}  # a withdrawn tool's name → why, for a late call
 
     def add(self, tool: ToolDef) -> None:
         if tool.name in ALL_TOOLS or tool.name in self._added:
             raise ValueError(f"a tool named {tool.name!r} already exists")
         self._added[tool.name] = tool
+        self._gone.pop(tool.name, None)
 
     def remove(self, name: str) -> None:
         self._added.pop(name, None)
 
-    def remove_origin(self, origin: str) -> None:
-        """Forget every tool `origin` added (a server stopped or changed its list)."""
+    def remove_origin(self, origin: str, reason: str = "") -> None:
+        """Forget every tool `origin` added (a server stopped or changed its list);
+        `reason` is what a call to one of them is answered from then on."""
         for name in [n for n, tool in self._added.items() if tool.origin == origin]:
             del self._added[name]
+            if reason:
+                self._gone[name] = reason
+            else:
+                self._gone.pop(name, None)
+
+    def gone(self, name: str) -> str:
+        """Why `name` is no longer offered ("" when it never was, or is again)."""
+        return self._gone.get(name, "")
 
     def get(self, name: str) -> ToolDef | None:
         return ALL_TOOLS.get(name) or self._added.get(name)

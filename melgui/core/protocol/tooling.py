@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -88,3 +89,9 @@ class ToolRegistry:
             return await handler(arguments)
         except ToolError as exc:
             return ToolOutcome.error(str(exc))
+
+
+# The call a handler runs for, as (source, call id, tool name); the loop sets it around a
+# tool's run, so a tool that hears back later (an MCP server asking for input, reporting
+# progress) can say which call it is about.
+RUNNING_CALL: ContextVar[tuple[str, str, str] | None] = ContextVar("running_call", default=None)

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
+from melgui.core.protocol.content import FilePart
 from melgui.core.protocol.transport import ModelInfo
 from melgui.desk.prompt.attachments import FileIndex
 from melgui.desk.prompt.history import PromptHistory
 from melgui.desk.prompt.slash_commands import SlashCommands, load_custom_commands
+
+
+class Mentions(Protocol):
+    """More things `@` offers beside the project's files (an MCP server's resources)."""
+
+    def search(self, query: str, limit: int) -> list[str]: ...
+
+    def owns(self, value: str) -> bool: ...
+
+    def pick(
+        self, value: str, attach: Callable[[FilePart], None], fail: Callable[[str], None]
+    ) -> None:
+        """Attach `value` now or when it has been read; `fail` says why it cannot be."""
 
 
 class PromptKit:
@@ -16,6 +32,7 @@ class PromptKit:
     def __init__(self, folder: str, history_base: Path | None = None) -> None:
         self.commands = SlashCommands()
         self.models: dict[str, ModelInfo] = {}  # the server's list, when it was read
+        self.mentions: list[Mentions] = []
         self._history_base = history_base
         self.set_folder(folder)
 

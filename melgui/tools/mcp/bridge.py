@@ -37,6 +37,13 @@ def _summary_argument(schema: dict[str, Any]) -> str | None:
     return None
 
 
+def task_only(tool: types.Tool) -> bool:
+    """A tool that runs only as a task (melgui does not run tasks): never offered, so the
+    model cannot pick a call that would fail."""
+    execution = tool.execution
+    return execution is not None and execution.task_support == "required"
+
+
 def annotations_of(tool: types.Tool) -> dict[str, bool]:
     notes = tool.annotations
     if notes is None:
@@ -63,10 +70,11 @@ class Bridge:
     def origin_names(self, origin: str) -> list[str]:
         return [t.name for t in self.catalog.added() if t.origin == origin]
 
-    def withdraw(self, server: str) -> None:
+    def withdraw(self, server: str, reason: str = "") -> None:
+        """Take `server`'s tools out; `reason` answers a late call to one of them."""
         for name in self.origin_names(f"mcp:{server}"):
             self.offered.pop(name, None)
-        self.catalog.remove_origin(f"mcp:{server}")
+        self.catalog.remove_origin(f"mcp:{server}", reason)
 
     def offer(
         self,
@@ -82,7 +90,7 @@ class Bridge:
         taken = {t.name for t in self.catalog.added()}
         names = []
         for tool in sorted(tools, key=lambda t: t.name):
-            if tool.name in disabled:
+            if tool.name in disabled or task_only(tool):
                 continue
             name = tool_name(server, tool.name, taken | ALL_TOOLS.keys())
             taken.add(name)

@@ -10,7 +10,8 @@ Claude Desktop and Cursor use `mcpServers`; VS Code uses `servers` (same entries
 (its tools' annotations may pre-set their approval default) and, for an HTTP server,
 `oauth`: `false` (never sign in) or `{"clientId", "clientSecret", "scopes",
 "callbackPort", "clientMetadataUrl"}` for a client the server's owner registered (without
-it, melgui registers itself where the server allows).
+it, melgui registers itself where the server allows). `"type": "sse"` names an old
+HTTP+SSE server (one whose streamable HTTP answers 404/405 is found so on its own).
 
 Files: the user's (`<config dir>/mcp.json`) and the project's (`.melgui/mcp.json`, which
 starts nothing until trusted; see trust.py). Values in `env` and `headers` may be
@@ -75,6 +76,7 @@ class ServerConfig:
     scope: Scope = "user"
     source: str = ""  # the file it came from
     problem: str = ""  # why it cannot start, decided when the file was read
+    sse: bool = False  # `"type": "sse"`: the legacy HTTP+SSE transport from the start
 
     @property
     def origin(self) -> str:
@@ -108,10 +110,6 @@ def parse_server(name: str, entry: Any, *, scope: Scope, source: str) -> ServerC
     if not isinstance(entry, dict):
         raise ConfigError(f"server {name!r}: expected an object")
     kind_field = str(entry.get("type") or entry.get("transport") or "")
-    if kind_field in ("sse",):
-        raise ConfigError(
-            f"server {name!r}: the old SSE transport is not supported; use streamable HTTP"
-        )
     url = entry.get("url") or entry.get("serverUrl") or ""
     command = entry.get("command") or ""
     if not isinstance(url, str) or not isinstance(command, str):
@@ -150,6 +148,7 @@ def parse_server(name: str, entry: Any, *, scope: Scope, source: str) -> ServerC
         trusted=bool(entry.get("trusted", False)),
         scope=scope,
         source=source,
+        sse=kind_field == "sse" and bool(url),
     )
 
 

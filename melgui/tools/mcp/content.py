@@ -15,10 +15,12 @@ from typing import Any
 
 import mcp_types as types
 
+from melgui.core.protocol.content import FilePart
 from melgui.core.protocol.result_parts import ResultPart
 from melgui.core.protocol.tooling import ToolOutcome
 
 MAX_RESULT_CHARS = 60_000
+MAX_ATTACHED_CHARS = 64 * 1024  # a resource attached with `@`, like a file
 ContentBlock = (
     types.TextContent
     | types.ImageContent
@@ -92,3 +94,37 @@ def outcome_of(result: types.CallToolResult) -> ToolOutcome:
             lines.append(json.dumps(structured, ensure_ascii=False))
     text = cap("\n".join(lines)) or "(the tool returned no content)"
     return ToolOutcome(text, "error" if result.is_error else "ok", tuple(parts))
+
+
+def resource_part(server: str, uri: str, result: types.ReadResourceResult) -> FilePart:
+    """A read resource as an `@` attachment named `server:uri`: its text parts joined
+    (capped like a file), a note for binary parts the model is not sent."""
+    texts = [c.text for c in result.contents if isinstance(c, types.TextResourceContents)]
+    blobs = len(result.contents) - len(texts)
+    text = "\n\n".join(texts)
+    notes = []
+    if len(text) > MAX_ATTACHED_CHARS:
+        notes.append(f"cut: the first {MAX_ATTACHED_CHARS:,} of {len(text):,} characters")
+        text = text[:MAX_ATTACHED_CHARS]
+    if blobs:
+        notes.append(f"{blobs} binary part{'s' if blobs != 1 else ''} not attached")
+    return FilePart(f"{server}:{uri}", text or "(no text)", "; ".join(notes))
+
+
+def prompt_text(result: types.GetPromptResult) -> str:
+    """A prompt's messages as the text of one message: each message's text (an embedded
+    resource's text too), headed by its role when the prompt has more than the user's."""
+    roles = {message.role for message in result.messages}
+    pieces = []
+    for message in result.messages:
+        content = message.content
+        if isinstance(content, types.TextContent):
+            body = content.text
+        elif isinstance(content, types.EmbeddedResource) and isinstance(
+            content.resource, types.TextResourceContents
+        ):
+            body = content.resource.text
+        else:
+            body = f"[{content.type} content from the prompt, not sent]"
+        pieces.append(f"{message.role}: {body}" if roles != {"user"} else body)
+    return "\n\n".join(pieces)

@@ -25,7 +25,10 @@ from melgui.core.config.settings import config_dir
 from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.tools.mcp.asks.elicitation import InputRequest
+from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget
 from melgui.tools.mcp.bridge import Bridge
+from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ConfigError, ServerConfig, load_file, project_path, user_path
 from melgui.tools.mcp.server import McpServer, ServerState
 from melgui.tools.mcp.trust import TrustStore
@@ -58,6 +61,11 @@ class McpManager:
         # the window leaves this off and signs in when the person asks (sign_in).
         self.sign_in_allowed = False
         self.elicitation: Literal["decline", "defaults"] = "decline"  # see McpServer
+        self.ask_input: Callable[[InputRequest], None] | None = None  # the window's form
+        self.on_progress: Callable[[Flight], None] | None = None  # the window's cards
+        self.sampling: Literal["refuse", "allow"] = "refuse"  # see McpServer
+        self.ask_sampling: Callable[[SamplingRequest], None] | None = None
+        self.sampling_target: Callable[[], SamplingTarget | None] | None = None
         self._listeners: list[Listener] = []
 
     # -- configuration -------------------------------------------------------------------
@@ -95,6 +103,11 @@ class McpManager:
             )
             self.servers[name].interactive_sign_in = self.sign_in_allowed
             self.servers[name].elicitation = self.elicitation
+            self.servers[name].ask_input = self.ask_input
+            self.servers[name].on_progress = self._progressed  # read when heard
+            self.servers[name].sampling = self.sampling
+            self.servers[name].ask_sampling = self.ask_sampling
+            self.servers[name].sampling_target = self._sampling_target  # read when asked
             if config.scope == "project" and self.untrusted is not None:
                 server = self.servers[name]
                 why = (
@@ -103,6 +116,13 @@ class McpManager:
                     else "this folder is restricted: trust the folder to start it"
                 )
                 server.state = ServerState("untrusted", message=why)
+
+    def _progressed(self, flight: Flight) -> None:
+        if self.on_progress is not None:
+            self.on_progress(flight)
+
+    def _sampling_target(self) -> SamplingTarget | None:
+        return self.sampling_target() if self.sampling_target is not None else None
 
     def _project_trusted(self, path: Path) -> bool:
         """A project file's servers start only in a trusted folder, and only as the file
@@ -194,7 +214,8 @@ class McpManager:
 
     def _changed(self, server: McpServer) -> None:
         if server.state.status != "ready":
-            self.bridge.withdraw(server.name)
+            why = f"The MCP server {server.name!r} is not running ({server.state.line()})."
+            self.bridge.withdraw(server.name, why)
         for listener in list(self._listeners):
             listener(server)
 

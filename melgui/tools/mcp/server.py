@@ -3,8 +3,9 @@
 A runner task owns the connection (the SDK's context managers live in one task): it
 starts the transport, initializes, lists tools, reports "ready with N tools", then
 waits for stop, or for the process to end on its own ("failed" with its stderr's last
-lines). Calls run from any task over the open session, each with the server's timeout;
-cancelling one sends `notifications/cancelled` (the SDK does, for an abandoned request).
+lines). Calls run from any task over the open session, each with the server's timeout
+as an idle limit that progress reports start again (calls.py); cancelling one sends
+`notifications/cancelled` (the SDK does, for an abandoned request).
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ from typing import Any, Literal
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
+from melgui.tools.mcp.asks.elicitation import InputRequest, defaults_of, fields_of
+from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget, answer_sampling
+from melgui.tools.mcp.calls import CallTimeout, Flight, Progress, RunningCall
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
 from melgui.tools.mcp.content import outcome_of
+from melgui.tools.mcp.oauth.sign_in import BrowserSignIn
 from melgui.tools.mcp.protocol_log import LineLog, Redactor
-from melgui.tools.mcp.sign_in import BrowserSignIn
 from melgui.tools.mcp.stdio import StdioProcess, stdio_server
 from melgui.tools.mcp.tap import tapped
 
@@ -65,6 +70,10 @@ class ServerState:
                 return self.status
 
 
+class McpUnavailable(Exception):
+    """A prompt or resource could not be had; the message says why in a sentence."""
+
+
 def _has_authorization(config: ServerConfig) -> bool:
     return any(key.lower() == "authorization" for key in config.headers)
 
@@ -98,6 +107,8 @@ class McpServer:
         self.folder = folder
         self.state = ServerState("disabled" if config.disabled else "stopped")
         self.tools: list[types.Tool] = []
+        self.prompts: list[types.Prompt] = []  # listed when the server offers prompts
+        self.resources: list[types.Resource] = []  # and resources
         self.redactor = Redactor()
         self.stderr = LineLog(self.redactor)
         self.log = LineLog(self.redactor)
@@ -110,6 +121,7 @@ class McpServer:
         self._ready = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
         self._sign_in_asked = False
+        self._legacy_answer = False
         # Whether a browser may open for a sign-in the server asks for (exec: yes unless
         # told not to; the window: when the person pressed Sign in).
         self.interactive_sign_in = False
@@ -117,6 +129,18 @@ class McpServer:
         # What a headless run answers a server's request for input: "decline", or
         # "defaults" (accept with the defaults the requested schema gives).
         self.elicitation: Literal["decline", "defaults"] = "decline"
+        # Where a request for input goes to be answered by the person (the window's form);
+        # None: answered by `elicitation` above.
+        self.ask_input: Callable[[InputRequest], None] | None = None
+        # A request for a model's answer (sampling): "refuse", or "allow" unasked (exec's
+        # --mcp-sampling allow); `ask_sampling` (the window) asks the person instead.
+        self.sampling: Literal["refuse", "allow"] = "refuse"
+        self.ask_sampling: Callable[[SamplingRequest], None] | None = None
+        self.sampling_target: Callable[[], SamplingTarget | None] | None = None
+        self.running: list[Flight] = []  # the calls in flight, oldest first
+        # Hears each progress report of a call in flight (the window's card shows it).
+        self.on_progress: Callable[[Flight], None] | None = None
+        self._asking: list[InputRequest] = []
         if config.kind == "http" and config.oauth.enabled and not _has_authorization(config):
             self.sign_in = BrowserSignIn(
                 config.name,
@@ -147,6 +171,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._sign_in_asked = False
+        self._legacy_answer = False
         self._set(ServerState("restarting" if restarting else "starting"))
         self._runner = asyncio.ensure_future(self._run())
         waiter = asyncio.ensure_future(self._ready.wait())
@@ -179,7 +204,7 @@ class McpServer:
     def _secret_headers(self) -> dict[str, str]:
         return {key: resolve(value) for key, value in self.config.headers.items()}
 
-    async def _connect(self, stack: AsyncExitStack) -> ClientSession:
+    async def _connect(self, stack: AsyncExitStack, *, legacy: bool = False) -> ClientSession:
         config = self.config
         if config.kind == "stdio":
             env = self._environment()
@@ -206,23 +231,35 @@ class McpServer:
                 self.redactor.secrets = Redactor([*self.redactor.secrets, secret]).secrets
                 self.sign_in.settings = dataclasses.replace(oauth, client_secret=secret)
                 auth = self.sign_in.auth()
-            client = await stack.enter_async_context(
-                httpx2.AsyncClient(
+
+            def client_of(
+                headers: dict[str, str] | None = None,
+                timeout: httpx2.Timeout | None = None,
+                auth: httpx2.Auth | None = auth,
+            ) -> httpx2.AsyncClient:
+                return httpx2.AsyncClient(
                     auth=auth,
                     headers=headers,
-                    timeout=httpx2.Timeout(30.0, read=300.0),
+                    timeout=timeout or httpx2.Timeout(30.0, read=300.0),
                     event_hooks={"response": [self._saw_response]},
                 )
-            )
-            streams = await stack.enter_async_context(
-                streamable_http_client(config.url, http_client=client)
-            )
+
+            if legacy:
+                streams = await stack.enter_async_context(
+                    sse_client(config.url, headers, auth=auth, httpx_client_factory=client_of)
+                )
+            else:
+                client = await stack.enter_async_context(client_of(headers))
+                streams = await stack.enter_async_context(
+                    streamable_http_client(config.url, http_client=client)
+                )
         streams = await stack.enter_async_context(tapped(streams, self.log))
         session = ClientSession(
             *streams,
             message_handler=self._on_message,
             list_roots_callback=self._roots,
             elicitation_callback=self._elicit,
+            sampling_callback=self._sample,
             logging_callback=self._on_log,
         )
         return await stack.enter_async_context(session)
@@ -231,6 +268,10 @@ class McpServer:
         # The SDK turns a 401 into a generic error; the status says it wants a sign-in.
         if response.status_code == 401:
             self._sign_in_asked = True
+        # An old HTTP+SSE server answers the streamable transport's first POST so.
+        first = self.state.status != "ready" and response.request.method == "POST"
+        if first and response.status_code in (404, 405):
+            self._legacy_answer = True
 
     def _signing_in(self, text: str) -> None:
         self._set(ServerState("starting", message=text))
@@ -245,16 +286,18 @@ class McpServer:
 
     async def _run(self) -> None:
         try:
-            async with AsyncExitStack() as stack:
-                session = await self._connect(stack)
-                await asyncio.wait_for(session.initialize(), self._start_timeout())
-                self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
-                self._session = session
-                self._set(ServerState("ready", len(self.tools)))
-                self._ready.set()
-                if self._on_tools is not None:
-                    self._on_tools(self)
-                await self._wait_for_end()
+            try:
+                await self._session_over(legacy=self.config.sse)
+            except Exception:
+                if not self._legacy_answer or self.config.sse:
+                    raise
+                # An old server: streamable HTTP answered 404/405, as the spec's
+                # backwards-compatibility section says to try the HTTP+SSE transport.
+                self.stderr.add(
+                    "[melgui] streamable HTTP answered 404/405: trying the HTTP+SSE transport"
+                )
+                self._legacy_answer = False
+                await self._session_over(legacy=True)
         except asyncio.CancelledError:
             raise
         except ConfigError as exc:
@@ -275,6 +318,23 @@ class McpServer:
             self._ready.set()
             if self._refresh is not None:
                 self._refresh.cancel()
+
+    async def _session_over(self, *, legacy: bool) -> None:
+        """Connect, initialize, list, report ready, and wait for the end."""
+        async with AsyncExitStack() as stack:
+            session = await self._connect(stack, legacy=legacy)
+            await asyncio.wait_for(session.initialize(), self._start_timeout())
+            self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
+            try:
+                await asyncio.wait_for(self._list_offers(session), START_TIMEOUT)
+            except (MCPError, TimeoutError) as exc:  # its tools still work
+                self.stderr.add(f"[melgui] listing prompts and resources: {_one_line(exc)}")
+            self._session = session
+            self._set(ServerState("ready", len(self.tools)))
+            self._ready.set()
+            if self._on_tools is not None:
+                self._on_tools(self)
+            await self._wait_for_end()
 
     async def _wait_for_end(self) -> None:
         waits = [asyncio.ensure_future(self._stop.wait())]
@@ -308,10 +368,16 @@ class McpServer:
         lines = [" ".join(line.split()) for line in self.stderr.tail(STDERR_TAIL)]
         return " | ".join(line for line in lines if line)
 
+    @property
+    def log_name(self) -> str:
+        """What the server's own lines are: a process's stderr, or the log an HTTP server
+        sends (its notifications/message lines and melgui's notes)."""
+        return "stderr" if self.config.kind == "stdio" else "log"
+
     def _fail(self, message: str) -> None:
         tail = self._stderr_tail()
         if tail:
-            message += " — stderr: " + tail
+            message += f" — {self.log_name}: {tail}"
         self._set(ServerState("failed", message=message))
 
     async def _list_tools(self, session: ClientSession) -> list[types.Tool]:
@@ -325,6 +391,54 @@ class McpServer:
             if not cursor:
                 return tools
 
+    async def _list_offers(self, session: ClientSession) -> None:
+        """The prompts and resources a server offers (its capabilities say which)."""
+        offers = session.server_capabilities
+        self.prompts, self.resources = [], []
+        cursor: str | None = None
+        while offers is not None and offers.prompts is not None:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            prompts = await session.list_prompts(params=params)
+            self.prompts.extend(prompts.prompts)
+            if not (cursor := prompts.next_cursor):
+                break
+        while offers is not None and offers.resources is not None:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            resources = await session.list_resources(params=params)
+            self.resources.extend(resources.resources)
+            if not (cursor := resources.next_cursor):
+                break
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        """prompts/get; raises McpUnavailable (in words) when the server cannot answer."""
+        session = self._ready_session()
+        try:
+            return await asyncio.wait_for(session.get_prompt(name, arguments), self.config.timeout)
+        except MCPError as exc:
+            raise McpUnavailable(
+                f"the MCP server {self.name!r} refused {name}: {exc.message}"
+            ) from exc
+        except (TimeoutError, OSError, httpx2.HTTPError) as exc:
+            raise McpUnavailable(f"the MCP server {self.name!r}: {_one_line(exc)}") from exc
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        session = self._ready_session()
+        try:
+            return await asyncio.wait_for(session.read_resource(uri), self.config.timeout)
+        except MCPError as exc:
+            raise McpUnavailable(
+                f"the MCP server {self.name!r} cannot read {uri}: {exc.message}"
+            ) from exc
+        except (TimeoutError, OSError, httpx2.HTTPError) as exc:
+            raise McpUnavailable(f"the MCP server {self.name!r}: {_one_line(exc)}") from exc
+
+    def _ready_session(self) -> ClientSession:
+        if self._session is None or self.state.status != "ready":
+            raise McpUnavailable(
+                f"the MCP server {self.name!r} is not running ({self.state.line()})"
+            )
+        return self._session
+
     # -- what the server sends -----------------------------------------------------------
 
     async def _on_message(self, message: IncomingMessage) -> None:
@@ -332,6 +446,22 @@ class McpServer:
             self.stderr.add(f"[melgui] {message}")
         elif isinstance(message, types.ToolListChangedNotification):
             self._refresh = asyncio.ensure_future(self._refresh_tools())
+        elif isinstance(
+            message, types.PromptListChangedNotification | types.ResourceListChangedNotification
+        ):
+            self._refresh = asyncio.ensure_future(self._refresh_offers())
+
+    async def _refresh_offers(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            await self._list_offers(session)
+        except Exception as exc:
+            self.stderr.add(f"[melgui] listing prompts and resources failed: {_one_line(exc)}")
+            return
+        if self._on_tools is not None:
+            self._on_tools(self)
 
     async def _refresh_tools(self) -> None:
         session = self._session
@@ -352,18 +482,49 @@ class McpServer:
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        """A request for input: declined, or accepted with the schema's defaults."""
+        """A request for input: to the person's form when there is one, else declined or
+        accepted with the schema's defaults. It belongs to the newest call in flight."""
         message = " ".join(str(getattr(params, "message", "")).split())
-        self.stderr.add(f"[melgui] the server asked for input ({self.elicitation}): {message}")
-        if self.elicitation != "defaults" or not isinstance(params, types.ElicitRequestFormParams):
+        how = "the person" if self.ask_input is not None else self.elicitation
+        self.stderr.add(f"[melgui] the server asked for input ({how}): {message}")
+        if not isinstance(params, types.ElicitRequestFormParams):
             return types.ElicitResult(action="decline")
-        properties = params.requested_schema.get("properties") or {}
-        content = {
-            name: field["default"]
-            for name, field in properties.items()
-            if isinstance(field, dict) and "default" in field
-        }
+        if self.ask_input is not None:
+            flight = self.running[-1] if self.running else None
+            call = flight.call if flight is not None else None
+            request = InputRequest.of(self.name, message, params.requested_schema, call)
+            self._asking.append(request)
+            waiting = flight.waiting_on_the_person() if flight else contextlib.nullcontext()
+            try:
+                self.ask_input(request)
+                with waiting:
+                    action, content = await request.answer
+            finally:
+                self._asking.remove(request)
+                request.cancel()
+            self.stderr.add(f"[melgui] the person answered: {action}")
+            return types.ElicitResult(action=action, content=content)
+        if self.elicitation != "defaults":
+            return types.ElicitResult(action="decline")
+        content = defaults_of(fields_of(params.requested_schema))
         return types.ElicitResult(action="accept", content=content)
+
+    async def _sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        """A request for a model's answer: through the current connection, once the person
+        approved it (the window) or a flag allowed it (exec); refused otherwise."""
+        target = self.sampling_target() if self.sampling_target is not None else None
+        flight = self.running[-1] if self.running else None
+        return await answer_sampling(
+            self.name,
+            params,
+            target,
+            ask=self.ask_sampling,
+            allowed=self.sampling == "allow",
+            flight=flight,
+            log=self.stderr.add,
+        )
 
     async def _roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         uri = pathlib.Path(self.folder).as_uri()
@@ -379,15 +540,42 @@ class McpServer:
             return ToolOutcome.error(
                 f"The MCP server {self.name!r} is not running ({self.state.line()})."
             )
+        source, call_id, name = RUNNING_CALL.get() or ("", "", tool)
+        flight = Flight(RunningCall(source, call_id, name))
+        self.running.append(flight)
+        try:
+            return await self._call(session, tool, arguments, flight)
+        finally:
+            self.running.remove(flight)
+            for request in [r for r in self._asking if r.call is flight.call]:
+                request.cancel()  # the call ended (or was stopped): its form goes
+
+    async def _call(
+        self, session: ClientSession, tool: str, arguments: dict[str, Any], flight: Flight
+    ) -> ToolOutcome:
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            flight.heard(Progress(progress, total, " ".join((message or "").split())))
+            if self.on_progress is not None:
+                self.on_progress(flight)
+
         timeout = self.config.timeout
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
-        except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
+            result = await flight.timed(
+                session.call_tool(tool, arguments, progress_callback=progressed), idle=timeout
+            )
+        except CallTimeout as exc:
+            if exc.why == "ceiling":
                 return ToolOutcome.error(
-                    f"The MCP server {self.name!r} did not answer {tool} within "
-                    f"{timeout:g} s; the call was cancelled."
+                    f"The MCP server {self.name!r} did not finish {tool} within "
+                    f"{exc.seconds:g} s (the ceiling for a call that reports progress); "
+                    "the call was cancelled."
                 )
+            last = f" (last progress: {flight.progress.line()})" if flight.progress else ""
+            return ToolOutcome.error(
+                f"The MCP server {self.name!r} did not answer {tool} within "
+                f"{timeout:g} s{last}; the call was cancelled."
+            )
+        except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 return ToolOutcome.error(self._died(tool))
             return ToolOutcome.error(
@@ -406,4 +594,4 @@ class McpServer:
     def _died(self, tool: str) -> str:
         tail = self._stderr_tail()
         text = f"The MCP server {self.name!r} closed the connection during {tool}."
-        return text + (f" Its stderr ended with: {tail}" if tail else "")
+        return text + (f" Its {self.log_name} ended with: {tail}" if tail else "")

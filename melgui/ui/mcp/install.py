@@ -7,12 +7,20 @@ from __future__ import annotations
 from typing import Protocol
 
 from PySide6.QtCore import Qt, SignalInstance
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QBoxLayout, QDockWidget, QMainWindow
 
+from melgui.core.agent.session import AgentSession
 from melgui.desk.desk import Desk
+from melgui.tools.mcp.asks.sampling import SamplingTarget
+from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.mcp.call_progress import progress_html
+from melgui.ui.mcp.input_form import InputForm
+from melgui.ui.mcp.offers import McpOffers
+from melgui.ui.mcp.sampling_bar import SamplingBar
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
@@ -33,6 +41,8 @@ class McpHost(Protocol):
     inspector: Inspector
     inspector_dock: QDockWidget
     approval_bar: ApprovalBar
+    chat: ChatView
+    session: AgentSession
     sessionChanged: SignalInstance
     themeChanged: SignalInstance
 
@@ -45,6 +55,37 @@ def tool_notes(manager: McpManager, name: str) -> str:
     notes = manager.annotations_of(name)
     said = [text for key, value, text in HINTS if notes.get(key) is value]
     return " · ".join([f"MCP server {server}", *said])
+
+
+def show_progress(window: McpHost, flight: Flight) -> None:
+    """A report for a call of the window's conversation goes on that call's card."""
+    if flight.progress is not None and flight.call.source == window.session.source:
+        window.chat.set_card_note(
+            flight.call.call_id, progress_html(flight.progress, window.colors)
+        )
+
+
+def install_asks(window: McpHost) -> InputForm:
+    """A server's request for input becomes a form right under the approval bar, and one
+    for a model's answer (sampling) a question under that."""
+    central = window.approval_bar.parentWidget()
+    layout = central.layout() if central is not None else None
+    assert isinstance(layout, QBoxLayout)
+    form = InputForm(window.colors, central)
+    layout.insertWidget(layout.indexOf(window.approval_bar) + 1, form)
+    form.showRequested.connect(window.approval_bar.showRequested)
+    window.themeChanged.connect(form.set_colors)
+    window.desk.mcp.ask_input = form.add
+    sampling = SamplingBar(window.colors, central)
+    layout.insertWidget(layout.indexOf(form) + 1, sampling)
+    sampling.showRequested.connect(window.approval_bar.showRequested)
+    window.themeChanged.connect(sampling.set_colors)
+    window.desk.mcp.ask_sampling = sampling.add
+    window.desk.mcp.sampling_target = lambda: SamplingTarget(
+        window.session.loop.transport, window.session.loop.model, window.session.loop.cwd
+    )
+    form.sampling_bar = sampling  # type: ignore[attr-defined]
+    return form
 
 
 def install_mcp(window: McpHost) -> ServersPanel:
@@ -83,5 +124,14 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.themeChanged.connect(recolor)
     window.inspector.detail.tool_notes = notes
     window.approval_bar.tool_notes = notes
+    panel.input_form = install_asks(window)  # type: ignore[attr-defined]
+    desk.mcp.on_progress = lambda flight: show_progress(window, flight)
+    panel.offers = McpOffers(  # type: ignore[attr-defined]
+        desk.mcp,
+        desk.prompt,
+        window.tasks,
+        send=lambda text: window.chat.submit(text),
+        say=lambda text: window.chat.show_note(text),
+    )
     window.tasks.spawn(start(), what="starting MCP servers")
     return panel

@@ -1,4 +1,5 @@
-"""One server's stderr and protocol log (keys already redacted by the server's logs)."""
+"""One server's stderr (an HTTP server's log) and protocol log (keys already redacted by
+the server's logs)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ class ServerLogDialog(QDialog):
         self.setWindowTitle(f"MCP server {server.name}")
         self.resize(760, 480)
         self.tabs = QTabWidget(self)
-        self.stderr = self._page("stderr")
+        self.stderr = self._page(server.log_name)
         self.protocol = self._page("Protocol")
         refresh = QPushButton("Refresh", self)
         refresh.clicked.connect(self.refresh)
@@ -32,7 +33,9 @@ class ServerLogDialog(QDialog):
         return view
 
     def refresh(self) -> None:
-        self.stderr.setPlainText(self.server.stderr.text() or "(nothing on stderr)")
+        self.stderr.setPlainText(
+            self.server.stderr.text() or f"(nothing in its {self.server.log_name} yet)"
+        )
         self.protocol.setPlainText(self.server.log.text() or "(no messages yet)")
         for view in (self.stderr, self.protocol):
             view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())

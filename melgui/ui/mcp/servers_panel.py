@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -109,10 +109,19 @@ class ServersPanel(QWidget):
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail)
         layout.addLayout(buttons)
-        manager.subscribe(lambda server: self.refresh())
+        self._toggling = False
+        manager.subscribe(lambda server: self._server_changed())
         self.refresh()
 
     # -- showing -------------------------------------------------------------------------
+
+    def _server_changed(self) -> None:
+        # A tool's own check box changed the server: clearing the tree now would delete
+        # the item whose signal is still being delivered.
+        if self._toggling:
+            QTimer.singleShot(0, self.refresh)
+        else:
+            self.refresh()
 
     def refresh(self) -> None:
         selected = self.selected_server()
@@ -276,4 +285,8 @@ class ServersPanel(QWidget):
         if self._filling or column != 0 or not tool:
             return
         enabled = item.checkState(0) == Qt.CheckState.Checked
-        self.manager.set_tool_enabled(str(item.data(0, SERVER_ROLE)), str(tool), enabled)
+        self._toggling = True
+        try:
+            self.manager.set_tool_enabled(str(item.data(0, SERVER_ROLE)), str(tool), enabled)
+        finally:
+            self._toggling = False

@@ -1,4 +1,5 @@
-"""Configuration files, references, import from other clients, project trust, names."""
+"""Configuration files, references, import from other clients, project trust, names, and
+which tools are offered."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_the_shapes_people_have(tmp_path: Path) -> None:
         {"Authorization": "Bearer x"},
     )
     assert "either command (stdio) or url (HTTP), not both" in odd.problem
-    assert "SSE transport is not supported" in old.problem
+    assert (old.kind, old.url, old.sse, old.problem) == ("http", "http://c/sse", True, "")
     vscode = write(tmp_path / "vscode.json", {"servers": {"v": {"type": "stdio", "command": "x"}}})
     assert [c.name for c in load_file(vscode, "user")] == ["v"]
     (tmp_path / "bad.json").write_text("{nope")
@@ -163,3 +164,14 @@ def test_annotations_preset_the_default_only_for_a_trusted_server() -> None:
     bridge.offer("mine", [tool], roles=("assistant",), trusted=True, disabled=frozenset())
     assert catalog.get("mcp__wild__look").approval == "ask"  # type: ignore[union-attr]
     assert catalog.get("mcp__mine__look").approval == "auto"  # type: ignore[union-attr]
+
+
+def test_a_task_only_tool_is_not_offered() -> None:
+    def tool(name: str, support: str | None) -> types.Tool:
+        execution = types.ToolExecution(task_support=support) if support else None
+        return types.Tool(name=name, input_schema={"type": "object"}, execution=execution)
+
+    bridge = Bridge(ToolCatalog(), ToolRegistry(), lambda *_: None)
+    tools = [tool("plain", None), tool("either", "optional"), tool("tasks", "required")]
+    names = bridge.offer("srv", tools, roles=("assistant",), trusted=False, disabled=frozenset())
+    assert names == ["mcp__srv__either", "mcp__srv__plain"]

@@ -12,7 +12,7 @@ from melgui.core.processes import signal_state
 from melgui.tools.mcp import stdio
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.mcp.protocol_log import MAX_LINES, LineLog
-from tests.fakes.mcp import alive, fake_stdio, running, sign_in_server
+from tests.fakes.mcp import alive, fake_stdio, http_server, running, sign_in_server
 
 
 async def logged(log: LineLog, text: str) -> bool:
@@ -217,3 +217,38 @@ async def test_a_reply_nested_too_deep_is_an_error_at_once(tmp_path: Path) -> No
         assert "did not answer" not in outcome.content
         echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "still here"})
         assert echo.content == "still here"
+
+
+async def test_an_http_server_that_goes_away_quotes_its_log_not_a_stderr(
+    tmp_path: Path,
+) -> None:
+    with http_server() as url:
+        config = ServerConfig("web", "http", url=url)
+        async with running(str(tmp_path), config) as manager:
+            server = manager.servers["web"]
+            assert server.state.status == "ready"
+            outcome = await manager.bridge.registry.run("mcp__web__vanish", {})
+            assert outcome.status == "error"
+            assert "stderr" not in outcome.content
+            assert "about to vanish: goodbye" in outcome.content  # what it logged last
+            assert "Its log ended with" in outcome.content
+            assert "stderr" not in server.state.line()
+
+
+async def test_an_old_http_sse_server_is_reached_through_the_sse_transport(
+    tmp_path: Path,
+) -> None:
+    with http_server(legacy=True) as url:
+        config = ServerConfig("old", "http", url=url)
+        async with running(str(tmp_path), config) as manager:
+            server = manager.servers["old"]
+            assert server.state.status == "ready", server.state.line()
+            assert "trying the HTTP+SSE transport" in server.stderr.text()
+            outcome = await manager.bridge.registry.run("mcp__old__echo", {"text": "over sse"})
+            assert outcome.content == "over sse"
+        # Named as such ("type": "sse"), it is reached the old way at once.
+        config = ServerConfig("old", "http", url=url, sse=True)
+        async with running(str(tmp_path), config) as manager:
+            server = manager.servers["old"]
+            assert server.state.status == "ready", server.state.line()
+            assert "trying the HTTP+SSE transport" not in server.stderr.text()

@@ -181,7 +181,10 @@ class PromptInput(QPlainTextEdit):
         token = text[start:position]
         if token.startswith("@"):
             self._mode, self._token = "file", (start, position)
-            rows = [(path, path) for path in self.kit.files.search(token[1:], 50)]
+            found = self.kit.files.search(token[1:], 50)
+            for source in self.kit.mentions:
+                found += source.search(token[1:], 20)
+            rows = [(path, path) for path in found]
             self.picker.show_items(rows, self)
             return
         self._mode = None
@@ -201,6 +204,10 @@ class PromptInput(QPlainTextEdit):
             return
         cursor.removeSelectedText()
         self.picker.hide()
+        source = next((s for s in self.kit.mentions if s.owns(value)), None)
+        if source is not None:
+            source.pick(value, self.attach, self.problem.emit)
+            return
         try:
             self.attach(attach(self.kit.folder, value))
         except ValueError as exc:

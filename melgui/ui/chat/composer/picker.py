@@ -20,6 +20,8 @@ class PickerList(QListWidget):
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setUniformItemSizes(True)
+        # A long row (a command's summary) is cut with an ellipsis, not scrolled under.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setObjectName("promptPicker")
         self.itemClicked.connect(lambda item: self.picked.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.hide()

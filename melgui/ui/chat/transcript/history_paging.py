@@ -48,6 +48,7 @@ class HistoryPaging:
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
+        self._card_notes: dict[str, str] = {}  # id -> a running call's live line (progress)
         self._shown_from = 0
         self._shown_to: int | None = None  # end of an earlier page shown; None: to the end
         # A page drawn a few messages per tick, so "show earlier" never stalls the window.
@@ -258,6 +259,14 @@ class HistoryPaging:
             call.id, card_html(call.id, call.name, summary, status, self.colors)
         )
 
+    def set_card_note(self, call_id: str, note_html: str) -> None:
+        """A live line on a running call's card (an MCP tool's progress); gone when it ends."""
+        state = self._card_states.get(call_id)
+        if state is None or state[0] not in ("requested", "waiting", "running"):
+            return
+        self._card_notes[call_id] = note_html
+        self._set_card(call_id, *state)
+
     def _set_card(
         self,
         call_id: str,
@@ -276,6 +285,10 @@ class HistoryPaging:
             self._card_ends[call_id] = (exit_code, waited)
         exit_code, waited = self._card_ends.get(call_id, (None, 0.0))
         extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
+        if status in ("requested", "waiting", "running"):
+            extra += self._card_notes.get(call_id, "")
+        else:
+            self._card_notes.pop(call_id, None)
         html = card_html(
             call_id,
             name,

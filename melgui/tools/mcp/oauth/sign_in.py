@@ -3,7 +3,7 @@
 The SDK's `OAuthClientProvider` does the protocol: protected-resource and
 authorization-server metadata discovery, dynamic client registration, authorization code
 with PKCE, scope selection and step-up, refresh. This module gives it what belongs to the
-app: where the sign-in is kept (oauth_store), a loopback redirect (`http://127.0.0.1:PORT
+app: where the sign-in is kept (oauth.store), a loopback redirect (`http://127.0.0.1:PORT
 /callback`), and the person's browser, opened with `webbrowser` (which honours
 `$BROWSER`, so scripts and tests supply their own). Whether a browser may open at all is
 asked each time (`interactive`): the window signs in only when the person asks, exec
@@ -28,7 +28,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from pydantic import AnyUrl
 
 from melgui.tools.mcp.config import OAuthSettings
-from melgui.tools.mcp.oauth_store import KeptSignIn
+from melgui.tools.mcp.oauth.store import KeptSignIn
 
 # The SDK logs each failed flow with its traceback; melgui says why in the server's state.
 logging.getLogger("mcp.client.auth").addHandler(logging.NullHandler())

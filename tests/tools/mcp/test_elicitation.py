@@ -1,0 +1,108 @@
+"""A server's request for input: the form's fields read from the schema the SDK's server
+sends, the person's accept / decline / cancel reaching the tool, the request tied to the
+call it came during, and without a form: a decline, or the defaults."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
+from melgui.tools.mcp.asks.elicitation import InputRequest
+from melgui.tools.mcp.manager import McpManager
+from tests.fakes.mcp import fake_stdio, running
+
+
+async def asked(requests: list[InputRequest]) -> InputRequest:
+    for _ in range(500):
+        if requests:
+            return requests[-1]
+        await asyncio.sleep(0.02)
+    raise AssertionError("the server never asked for input")
+
+
+def book(manager: McpManager) -> asyncio.Future[ToolOutcome]:
+    """mcp__fake__book as the loop runs it: for call b1 of the assistant."""
+
+    async def run() -> ToolOutcome:
+        RUNNING_CALL.set(("assistant", "b1", "mcp__fake__book"))
+        return await manager.bridge.registry.run("mcp__fake__book", {})
+
+    return asyncio.ensure_future(run())
+
+
+async def test_the_form_has_the_schemas_fields_and_an_accept_reaches_the_tool(
+    tmp_path: Path,
+) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        requests: list[InputRequest] = []
+        manager.servers["fake"].ask_input = requests.append
+        call = book(manager)
+        request = await asked(requests)
+        assert request.server == "fake"
+        assert request.message == "Book a table at Chez Nous: who, how many, where?"
+        assert request.call is not None
+        assert (request.call.source, request.call.call_id) == ("assistant", "b1")
+        assert request.call.tool == "mcp__fake__book"
+        fields = {f.name: f for f in request.fields}
+        assert [f.name for f in request.fields] == ["guest", "party", "budget", "outside", "course"]
+        assert (fields["guest"].kind, fields["guest"].required) == ("string", True)
+        assert fields["guest"].description == "Who the table is for"
+        party = fields["party"]
+        assert (party.kind, party.default, party.minimum, party.maximum) == ("integer", 2, 1, 12)
+        assert (fields["budget"].kind, fields["budget"].default) == ("number", 40.5)
+        assert (fields["outside"].kind, fields["outside"].title) == ("boolean", "Sit outside")
+        assert fields["course"].kind == "choice"
+        assert [v for v, _ in fields["course"].options] == ["starter", "main", "dessert"]
+        # Answers that do not fit are refused in words, and the request stays open.
+        assert request.accept({"party": 3}) == "Guest is required."
+        assert request.accept({"guest": "Ada", "party": 20}) == "Party must be at most 12."
+        assert request.accept({"guest": "Ada", "party": "two"}) == "Party must be a whole number."
+        assert request.pending
+        values = {"guest": "Ada", "party": "4", "budget": 30, "outside": True, "course": "dessert"}
+        assert request.accept(values) == ""
+        outcome = await call
+        assert outcome.status == "ok"
+        assert outcome.content == (
+            'accepted {"guest":"Ada","party":4,"budget":30.0,"outside":true,"course":"dessert"}'
+        )
+
+
+async def test_decline_and_cancel_reach_the_tool(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        requests: list[InputRequest] = []
+        manager.servers["fake"].ask_input = requests.append
+        call = book(manager)
+        (await asked(requests)).decline()
+        assert (await call).content == "decline"
+        requests.clear()
+        call = book(manager)
+        (await asked(requests)).cancel()
+        assert (await call).content == "cancel"
+
+
+async def test_stopping_the_call_withdraws_its_form(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        requests: list[InputRequest] = []
+        manager.servers["fake"].ask_input = requests.append
+        call = book(manager)
+        request = await asked(requests)
+        call.cancel()
+        for _ in range(250):
+            if not request.pending:
+                break
+            await asyncio.sleep(0.02)
+        assert request.answer.result() == ("cancel", None)
+        echo = await manager.bridge.registry.run("mcp__fake__echo", {"text": "still"})
+        assert echo.content == "still"
+
+
+async def test_without_a_form_input_is_declined_or_given_the_defaults(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        outcome = await manager.bridge.registry.run("mcp__fake__book", {})
+        assert outcome.content == "decline"
+        manager.servers["fake"].elicitation = "defaults"
+        outcome = await manager.bridge.registry.run("mcp__fake__book", {})
+        # An accept with the defaults, which lack the required guest: the server's own
+        # validation turns it down (a decline would have answered "decline").
+        assert (outcome.status, outcome.content) == ("error", "Error executing tool book")
