@@ -32,7 +32,6 @@ def dark(qapp: QApplication) -> Iterator[None]:
     apply_theme(qapp, "light")
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 def test_the_connection_page_shows_only_the_chosen_connections_fields(
     make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay
 ) -> None:
@@ -59,7 +58,6 @@ def test_the_connection_page_shows_only_the_chosen_connections_fields(
     assert not dialog.send_reasoning.isVisible()
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 def test_a_typed_key_is_not_called_not_set(
     make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay
 ) -> None:
