@@ -73,7 +73,6 @@ def test_a_typed_key_is_not_called_not_set(
     assert dialog.key_source.text() == "not set"
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 def test_the_palette_shows_every_entry_whole_without_a_sideways_scrollbar(
     make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay
 ) -> None:
