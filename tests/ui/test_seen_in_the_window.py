@@ -99,7 +99,6 @@ def _distance(a: QColor, b: QColor) -> int:
     return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue())
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 @pytest.mark.parametrize("typed", ["@", "/"])
 def test_the_prompt_lists_are_opaque_in_the_dark_theme(
     dark: None, make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay, typed: str
