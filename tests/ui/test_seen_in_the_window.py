@@ -122,7 +122,6 @@ def test_the_prompt_lists_are_opaque_in_the_dark_theme(
     assert _distance(edge, transcript_bg) >= 24  # and has a border
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 def test_history_titles_keep_their_words_in_a_narrow_sidebar(
     make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay, run: Any
 ) -> None:
