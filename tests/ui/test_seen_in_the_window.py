@@ -147,7 +147,6 @@ def test_history_titles_keep_their_words_in_a_narrow_sidebar(
     assert shown.startswith("Please fix the")
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 def test_the_export_header_names_every_model_used(
     make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay, run: Any
 ) -> None:
