@@ -168,7 +168,6 @@ def test_the_export_header_names_every_model_used(
     assert "first-model" in header and "second-model" in header
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 def test_tab_from_send_stays_in_the_chat_and_moves_nothing(
     make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay
 ) -> None:

@@ -41,6 +41,7 @@ from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
 from melgui.ui.chat.composer.input_box import PromptInput
+from melgui.ui.chat.composer.tab_cycle import tab_within
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
 from melgui.ui.chat.transcript.document import ChatTranscript
@@ -175,6 +176,10 @@ class ChatView(HistoryPaging, QWidget):
         if any(isinstance(p, ImagePart) for m in messages for p in m.parts):
             note = f"{why} — the images are taken out of the conversation (kept in its history)."
             session.branch(without_images(messages), "edit", note)
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        controls = (self.input, self.send_button, self.stop_button)
+        return tab_within(controls, next) or super().focusNextPrevChild(next)
 
     def show_note(self, text: str) -> None:
         self.note_label.setText(text)
