@@ -196,7 +196,6 @@ def _ring_pixels(image: QImage, accent: QColor) -> int:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet")
 def test_a_focused_button_has_a_ring_in_the_accent_colour(
     dark: None, make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay
 ) -> None:

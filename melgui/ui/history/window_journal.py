@@ -111,7 +111,6 @@ class SessionJournal:
             if self.retired:
                 self.close()
 
-
     def _note_model(self) -> None:
         """A leg on a model the conversation has not used yet: name it in the store, so
         the export's header lists every model that answered, not only the first."""

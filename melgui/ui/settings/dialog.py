@@ -266,8 +266,9 @@ class SettingsDialog(QDialog):
         self.send_reasoning.blockSignals(False)
         self._follow_connection(draft)
         wants_key = needs_api_key(draft)
-        for widget in (self.api_key, self.persist, self.keyring_note, self.key_source):
-            form.setRowVisible(widget, wants_key)
+        key_rows: tuple[QWidget, ...] = (self.api_key, self.persist, self.keyring_note)
+        for row in (*key_rows, self.key_source):
+            form.setRowVisible(row, wants_key)
         self._show_key_source()
 
     def _show_key_source(self) -> None:

@@ -65,8 +65,9 @@ class CommandPalette(QDialog):
             default=0,
         )
         frame = 2 * self.list.frameWidth() + self.list.verticalScrollBar().sizeHint().width()
-        margins = self.layout().contentsMargins()
-        wanted = widest + frame + margins.left() + margins.right() + 24
+        layout = self.layout()
+        margins = layout.contentsMargins().left() * 2 if layout is not None else 0
+        wanted = widest + frame + margins + 24
         host = self.parentWidget()
         screen = self.screen().availableGeometry().width()
         room = min(host.width(), screen) if host is not None else screen

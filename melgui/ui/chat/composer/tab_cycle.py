@@ -16,7 +16,7 @@ def tab_within(controls: Sequence[QWidget], forward: bool) -> bool:
     """Move the focus to the next (or previous) enabled control after the focused one;
     False when the focus is in none of them (Qt's own order applies then)."""
     focused = QApplication.focusWidget()
-    if focused not in controls:
+    if focused is None or focused not in controls:
         return False
     usable = [c for c in controls if (c.isEnabled() and c.isVisible()) or c is focused]
     step = 1 if forward else -1
