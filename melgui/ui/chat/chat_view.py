@@ -44,6 +44,7 @@ from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.chat.composer.tab_cycle import tab_within
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
+from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.chat.transcript.history_paging import HistoryPaging
 from melgui.ui.runtime.bridge import SessionBridge
@@ -84,6 +85,8 @@ class ChatView(HistoryPaging, QWidget):
         self.instructions_label = QLabel(self)  # the project instruction files in force
         self.instructions_label.setWordWrap(True)
         self.instructions_label.hide()
+        self.thinking = ThinkingRow(colors, self)  # until the model's first words
+        self.thinking.stopRequested.connect(self.stop)
         self.queued_label = QLabel(self)
         self.queued_label.setWordWrap(True)
         self.queued_label.hide()
@@ -111,6 +114,7 @@ class ChatView(HistoryPaging, QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.instructions_label)
         layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.thinking)
         layout.addWidget(self.queued_label)
         layout.addWidget(self.note_label)
         layout.addWidget(self.input.attachments)
@@ -120,6 +124,8 @@ class ChatView(HistoryPaging, QWidget):
         escape.activated.connect(self.stop)
         self._init_paging(self)
         bridge.loopEvent.connect(self.on_event)
+        bridge.loopEvent.connect(self.thinking.on_event)
+        bridge.busyChanged.connect(self.thinking.on_busy)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
         self._images_refused = ""  # why the last turn failed, when on an image
         bridge.busyChanged.connect(self._after_turn)
@@ -199,6 +205,7 @@ class ChatView(HistoryPaging, QWidget):
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
         self.transcript.set_colors(colors)
+        self.thinking.set_colors(colors)
         self.load_conversation(self.bridge.session.conversation)
 
     def refresh_cards(self) -> None:

@@ -254,6 +254,7 @@ class MainWindow(QMainWindow):
         self.chat.callActivated.connect(self.show_call)
         self.chat.actionRequested.connect(self._on_chat_action)
         self.chat.empty_note.set_local(self.settings.connection == "local")
+        self._progress.connect(self.chat.thinking.set_stage)
         self.inspector = Inspector(
             self.bridge,
             self.colors,

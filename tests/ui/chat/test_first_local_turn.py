@@ -40,13 +40,12 @@ class PaintsBeforeTheLoad(QObject):
         widget.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint and self._shows():
-            if not any(t.name == LOADING_THREAD for t in threading.enumerate()):
-                self.early += 1
+        loading = any(t.name == LOADING_THREAD for t in threading.enumerate())
+        if event.type() == QEvent.Type.Paint and self._shows() and not loading:
+            self.early += 1
         return False
 
 
-@pytest.mark.xfail(strict=True, reason="the thinking row is not built yet")
 def test_the_first_local_turn_shows_at_once_with_its_stage_and_stop(
     model_ready: None, make_window: Any, qtbot: QtBot, run: Any, project: Any
 ) -> None:
@@ -54,7 +53,7 @@ def test_the_first_local_turn_shows_at_once_with_its_stage_and_stop(
     window: MainWindow = make_window(Settings())
     window.resize(1024, 700)
     chat = window.chat
-    row = chat.thinking  # type: ignore[attr-defined]
+    row = chat.thinking
     cold = not any(t.name == LOADING_THREAD for t in threading.enumerate())
     drawn_message = PaintsBeforeTheLoad(
         chat.transcript.viewport(), lambda: PROMPT in chat.transcript.toPlainText()
