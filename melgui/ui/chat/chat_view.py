@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from melgui.core.agent.compaction_view import persons_words, summarised
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
@@ -243,7 +244,7 @@ class ChatView(HistoryPaging, QWidget):
                         self._add_card(call, "requested")
                 elif message.role == "user":
                     links = self._user_links(self._index_of(message))
-                    t.add_user(message.content, links, message.parts)
+                    t.add_user(persons_words(message.content), links, message.parts)
             case ApprovalNeeded(request=request):
                 self._set_card(request.call.id, "waiting")
             case ToolCallStarted(call=call):
@@ -267,7 +268,8 @@ class ChatView(HistoryPaging, QWidget):
                 )
             case HistoryRepaired(repair=repair):
                 t.add_notice(repair.describe(), self.colors.muted)
-            case HistoryBranched(messages=messages, note=note):
+            case HistoryBranched(messages=messages, note=note, replaced=replaced):
+                self.compacted = summarised(replaced, messages, self.compacted)
                 self.failures = []  # placed on the old list of messages
                 self.load_conversation(Conversation(list(messages)))
                 if note:

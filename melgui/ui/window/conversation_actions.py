@@ -7,10 +7,12 @@ Both cut the conversation back to just before the last user message with
 
 from __future__ import annotations
 
-from typing import Literal
+import sqlite3
+from typing import Any, Literal
 
 from PySide6.QtGui import QTextCursor
 
+from melgui.core.agent.compaction_view import stored_originals
 from melgui.core.agent.session import AgentSession
 from melgui.ui.chat.chat_view import ChatView
 
@@ -56,3 +58,20 @@ def edit_last(session: AgentSession, chat: ChatView) -> str:
     chat.input.moveCursor(QTextCursor.MoveOperation.End)
     chat.input.setFocus()
     return "Edit the message and send it; the earlier version is kept in the history."
+
+
+def show_compacted(window: Any, resumed: Any) -> None:
+    """A reopened conversation's compaction summary stands for its originals again: the
+    chat draws them dimmed above "Compacted here", as it did live."""
+    history = getattr(window, "history", None)
+    cid = getattr(resumed, "conversation_id", None)
+    if history is None or cid is None:
+        return
+    try:
+        originals = stored_originals(history.store, cid, window.session.conversation.messages)
+    except sqlite3.Error as exc:
+        window.status.showMessage(f"Cannot read the compacted messages: {exc}", 10000)
+        return
+    if originals:
+        window.chat.compacted = originals
+        window.chat.load_conversation(window.session.conversation)

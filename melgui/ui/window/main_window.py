@@ -282,6 +282,8 @@ class MainWindow(QMainWindow):
         self.chat.load_conversation(session.conversation)  # drawn once
 
     def _on_chat_action(self, verb: str, _argument: str) -> None:
+        if verb == "summary":  # the "Compacted here" divider's link
+            self.status.context_meter.edit_summary()
         if verb == "retry":  # the Retry link of a failed turn's notice
             from melgui.ui.window.conversation_actions import retry_last
 
@@ -332,6 +334,9 @@ class MainWindow(QMainWindow):
         self.inspector.load_stored(getattr(resumed, "tool_calls", []))
         for plan in getattr(resumed, "plans", []):
             self.plans_panel.add_plan(plan.title, plan.markdown)
+        from melgui.ui.window.conversation_actions import show_compacted
+
+        show_compacted(self, resumed)
         note = resumed.describe() if callable(getattr(resumed, "describe", None)) else None
         if note:
             self.chat.transcript.add_notice(note, self.colors.muted)
