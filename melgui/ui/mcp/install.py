@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtCore import Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from melgui.desk.desk import Desk
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.mcp.servers_panel import ServersPanel
+from melgui.ui.mcp.trust_note import TrustNote
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
@@ -58,6 +59,8 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.inspector_dock.raise_()
     panel.dock = dock  # type: ignore[attr-defined]
 
+    note = TrustNote(window, panel)
+
     def notes(name: str) -> str:
         return tool_notes(desk.mcp, name)
 
@@ -65,10 +68,13 @@ def install_mcp(window: McpHost) -> ServersPanel:
         window.inspector.detail.tool_notes = notes
         if desk.mcp.folder != desk.folder:  # another project: its servers, not these
             window.tasks.spawn(start(), what="starting MCP servers")
+        else:  # a new chat hears it too, after its conversation is drawn
+            QTimer.singleShot(0, note.mention)
 
     async def start() -> None:
         await desk.start_mcp()
         panel.refresh()
+        note.mention()
 
     def recolor(colors: Colors) -> None:
         panel.colors = colors

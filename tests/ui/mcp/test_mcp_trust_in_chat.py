@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import QUrl
 
 from melgui.ui.window.main_window import MainWindow
@@ -17,7 +16,6 @@ from tests.fakes.mcp import fake_entry
 from tests.fakes.window import relay_settings, wait_until
 
 
-@pytest.mark.xfail(strict=True, reason="the chat does not mention them yet")
 def test_servers_waiting_for_trust_are_said_in_the_chat_with_a_trust_button(
     scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
 ) -> None:
