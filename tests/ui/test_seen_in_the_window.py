@@ -6,7 +6,9 @@ rings too faint to find."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,12 @@ from melgui.ui.window.main_window import MainWindow
 from melgui.ui.window.palette import CommandPalette
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, type_prompt, wait_until
+
+
+def shot(widget: QWidget, name: str) -> None:
+    """MELGUI_SHOTS_DIR=docs keeps the fixed state in the docs."""
+    if os.environ.get("MELGUI_SHOTS_DIR"):
+        widget.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / name))
 
 
 @pytest.fixture
@@ -50,6 +58,7 @@ def test_the_connection_page_shows_only_the_chosen_connections_fields(
         return not any(widget.isVisible() for widget in widgets)
 
     assert shown(relay) and hidden(openai) and hidden(local)
+    shot(dialog, "settings-connection-relay.png")
     dialog._kind_buttons["openai"].setChecked(True)
     assert shown(openai) and hidden(relay) and hidden(local)
     dialog._kind_buttons["local"].setChecked(True)
@@ -92,6 +101,7 @@ def test_the_palette_shows_every_entry_whole_without_a_sideways_scrollbar(
         if metrics.horizontalAdvance(listing.item(row).text()) + 8 > room
     ]
     assert cut == []
+    shot(palette, "palette-whole-entries.png")
     palette.reject()
 
 
@@ -109,7 +119,7 @@ def test_the_prompt_lists_are_opaque_in_the_dark_theme(
     qtbot.keyClicks(chat.input, typed)
     picker = chat.input.picker
     assert picker.isVisible() and picker.count() >= 1
-    shot = window.grab().toImage()
+    image = window.grab().toImage()
     top_left = picker.mapTo(window, picker.rect().topLeft())
     # a row that is not the highlighted one, or the list's bottom edge when it has one row
     row = picker.visualItemRect(picker.item(picker.count() - 1))
@@ -117,9 +127,11 @@ def test_the_prompt_lists_are_opaque_in_the_dark_theme(
     x = top_left.x() + picker.width() - 12
     behind = chat.transcript.viewport()
     transcript_bg = behind.grab().toImage().pixelColor(behind.width() - 12, 6)
-    assert _distance(shot.pixelColor(x, y), transcript_bg) >= 24  # it stands apart
-    edge = shot.pixelColor(top_left.x(), top_left.y() + picker.height() // 2)
+    assert _distance(image.pixelColor(x, y), transcript_bg) >= 24  # it stands apart
+    edge = image.pixelColor(top_left.x(), top_left.y() + picker.height() // 2)
     assert _distance(edge, transcript_bg) >= 24  # and has a border
+    if typed == "/":
+        shot(window, "prompt-list-dark.png")
 
 
 def test_history_titles_keep_their_words_in_a_narrow_sidebar(

@@ -5,6 +5,7 @@ Inspector's tab)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,11 @@ def test_servers_waiting_for_trust_are_said_in_the_chat_with_a_trust_button(
     shown = lambda: window.chat.transcript.toPlainText()  # noqa: E731
     run(wait_until(lambda: "waiting for trust" in shown()))
     assert "fake" in shown() and "Trust and start" in shown()
+    if os.environ.get("MELGUI_SHOTS_DIR"):  # =docs: the docs' screenshot
+        window.resize(1200, 700)
+        window.grab().save(
+            os.path.join(os.environ["MELGUI_SHOTS_DIR"], "mcp-waiting-for-trust.png")
+        )
     window.chat.transcript.anchorClicked.emit(QUrl("act:trust-mcp/"))
     run(wait_until(lambda: manager.servers["fake"].state.status == "ready", 20))
     assert manager.untrusted is None
