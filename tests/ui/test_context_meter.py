@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.compaction import SUMMARY_HEAD
+from melgui.core.agent.compaction import SUMMARY_HEAD, summary_text
 from melgui.core.protocol.messages import Message
 from melgui.ui.chat.transcript.history_paging import MAX_DRAWN
 from tests.fakes import ScriptedOpenAI
@@ -73,14 +73,16 @@ def test_meter_compact_and_edit_summary(
             assert "/compact" not in window.chat.transcript.toPlainText()
             assert meter.fraction is not None and meter.fraction < before
             shown = window.chat.transcript.toPlainText()
-            assert "## Goal" in shown and "Compacted:" in shown
+            assert "Compacted here" in shown and "Compacted:" in shown
+            assert "## Goal" not in shown  # the summary is the model's; the divider opens it
             if SHOTS:
                 window.grab().save(os.path.join(SHOTS, "context-compacted.png"))
             qtbot.mouseClick(meter.summary_button, Qt.MouseButton.LeftButton)
             assert meter.dialog is not None and "## Goal" in meter.dialog.editor.toPlainText()
             meter.dialog.editor.setPlainText("## Goal\nThe edited goal.")
             meter.dialog.accept()
-            assert "The edited goal." in window.chat.transcript.toPlainText()
+            assert summary_text(window.session.conversation.messages) == "## Goal\nThe edited goal."
+            assert "Compacted here" in window.chat.transcript.toPlainText()
             await ask(request_for(3))
 
         run(scenario())

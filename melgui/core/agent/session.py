@@ -289,8 +289,9 @@ class AgentSession:
         replacement = Conversation(list(messages))
         if replacement.repair_pairing():
             raise ValueError("the new history would break the pairing of calls and results")
+        replaced = tuple(self.loop.conversation.messages)
         self.loop.conversation.messages[:] = replacement.messages
-        self._dispatch(HistoryBranched(tuple(replacement.messages), reason, note))
+        self._dispatch(HistoryBranched(tuple(replacement.messages), reason, note, replaced))
 
     def preface(self, note: str) -> None:
         """Start the next user message with `note` (what the app did meanwhile, told plainly

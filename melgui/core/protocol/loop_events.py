@@ -115,6 +115,7 @@ class HistoryBranched:
     messages: tuple[Message, ...]
     reason: BranchReason
     note: str = ""
+    replaced: tuple[Message, ...] = ()  # the list before, as the model was sent it
     kind: Literal["history_branched"] = "history_branched"
 
 

@@ -6,6 +6,7 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from melgui.core.protocol import bounded_json
@@ -13,11 +14,12 @@ from melgui.core.protocol.call_life import CALL_PHASES
 from melgui.core.protocol.content import ImagePart
 from melgui.core.protocol.messages import Message
 from melgui.core.store.failures import markdown_line, place_notes
-from melgui.core.store.records import PlanRecord, ToolCallRecord
+from melgui.core.store.records import NoteRecord, PlanRecord, ToolCallRecord
 from melgui.core.store.store import Store
 
 FORMAT = "melgui-conversation"
 FORMAT_VERSION = 1
+MODEL_NOTE = "model"  # a note naming a model a later leg used
 
 
 class ConversationImportError(ValueError):
@@ -188,6 +190,13 @@ def _record_from_json(data: dict[str, Any]) -> ToolCallRecord:
 # -- Markdown --------------------------------------------------------------------------
 
 
+def models_used(first: str, notes: Sequence[NoteRecord]) -> list[str]:
+    """Every model the conversation was answered by, in the order first used: the one
+    it was started with, then each "model" note (written when a leg used another)."""
+    named = [first, *(note.text for note in notes if note.kind == MODEL_NOTE)]
+    return list(dict.fromkeys(name for name in named if name))
+
+
 def export_markdown(store: Store, conversation_id: str) -> str:
     """A readable document: messages in order, each tool call folded with its result."""
     summary = store.summary(conversation_id)
@@ -206,8 +215,10 @@ def export_markdown(store: Store, conversation_id: str) -> str:
     out = [f"# {summary.title or 'Untitled conversation'}", ""]
     out.append(f"- Folder: `{summary.folder}`")
     out.append(f"- Started: {_when(summary.created_at)} · Last change: {_when(summary.updated_at)}")
-    if summary.model or summary.role:
-        out.append(f"- Model: {summary.model or '?'} · Role: {summary.role or '?'}")
+    models = models_used(summary.model, store.notes(conversation_id))
+    if models or summary.role:
+        label = "Models" if len(models) > 1 else "Model"
+        out.append(f"- {label}: {', '.join(models) or '?'} · Role: {summary.role or '?'}")
     out.append("")
     answered: set[str] = set()
     failures = place_notes(stored, store.notes(conversation_id))

@@ -179,13 +179,14 @@ def entry_to_json(entry: Entry) -> Json:
                 "markdown": markdown,
                 "call_id": call_id,
             }
-        case BranchEntry(id=id, reason=reason, note=note, messages=messages):
+        case BranchEntry(id=id, reason=reason, note=note, messages=messages, replaced=replaced):
             return {
                 "kind": "branch",
                 "id": id,
                 "reason": reason,
                 "note": note,
                 "messages": messages,
+                "replaced": [message.to_json() for message in replaced],
             }
         case _:
             assert_never(entry)
@@ -308,7 +309,11 @@ def entry_from_json(data: Json) -> Entry:
         )
     if kind == "branch":
         return BranchEntry(
-            entry_id, str(data["reason"]), str(data.get("note", "")), int(data.get("messages", 0))
+            entry_id,
+            str(data["reason"]),
+            str(data.get("note", "")),
+            int(data.get("messages", 0)),
+            tuple(Message.from_json(m) for m in data.get("replaced", ())),
         )
     raise ValueError(f"unknown entry kind {kind!r}")
 

@@ -165,6 +165,7 @@ class BranchEntry:
     reason: str
     note: str = ""
     messages: int = 0  # how many messages the new list holds
+    replaced: tuple[Message, ...] = ()  # the list before, as the model was sent it
     kind: Literal["branch"] = "branch"
 
 

@@ -148,10 +148,11 @@ class ThreadReducer:
                 )
             case HistoryRepaired(repair=repair):
                 thread.add(NoteEntry(thread.new_id(), "repair", repair.describe()))
-            case HistoryBranched(messages=messages, reason=reason, note=note):
+            case HistoryBranched(messages=messages, reason=reason, note=note, replaced=replaced):
                 self._text = self._reasoning = None
                 entries = self._entries_of(messages)
-                entries.append(BranchEntry(thread.new_id(), reason, note, len(messages)))
+                branch = BranchEntry(thread.new_id(), reason, note, len(messages), replaced)
+                entries.append(branch)
                 thread.replace_all(entries, reason)
             case ContextNotice(text=text, level=level):
                 thread.add(NoteEntry(thread.new_id(), "context", text, level))

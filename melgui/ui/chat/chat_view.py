@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from melgui.core.agent.compaction_view import persons_words, summarised
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
@@ -38,8 +39,10 @@ from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
 from melgui.ui.chat.composer.input_box import PromptInput
+from melgui.ui.chat.composer.tab_cycle import tab_within
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
+from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.chat.transcript.history_paging import HistoryPaging
 from melgui.ui.runtime.bridge import SessionBridge
@@ -80,6 +83,8 @@ class ChatView(HistoryPaging, QWidget):
         self.instructions_label = QLabel(self)  # the project instruction files in force
         self.instructions_label.setWordWrap(True)
         self.instructions_label.hide()
+        self.thinking = ThinkingRow(colors, self)  # until the model's first words
+        self.thinking.stopRequested.connect(self.stop)
         self.queued_label = QLabel(self)
         self.queued_label.setWordWrap(True)
         self.queued_label.hide()
@@ -107,6 +112,7 @@ class ChatView(HistoryPaging, QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.instructions_label)
         layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.thinking)
         layout.addWidget(self.queued_label)
         layout.addWidget(self.note_label)
         layout.addWidget(self.input.attachments)
@@ -118,6 +124,8 @@ class ChatView(HistoryPaging, QWidget):
         self._phases: dict[str, CallPhase] = {}  # a card's phase as last drawn live
         self._turns = bridge.session.thread.state.turns
         bridge.threadChange.connect(self.on_change)
+        bridge.loopEvent.connect(self.thinking.on_event)
+        bridge.busyChanged.connect(self.thinking.on_busy)
         bridge.busyChanged.connect(self.stop_button.setEnabled)
         self._images_refused = ""  # why the last turn failed, when on an image
         bridge.busyChanged.connect(self._after_turn)
@@ -175,6 +183,10 @@ class ChatView(HistoryPaging, QWidget):
             note = f"{why} — the images are taken out of the conversation (kept in its history)."
             session.branch(without_images(messages), "edit", note)
 
+    def focusNextPrevChild(self, next: bool) -> bool:
+        controls = (self.input, self.send_button, self.stop_button)
+        return tab_within(controls, next) or super().focusNextPrevChild(next)
+
     def show_note(self, text: str) -> None:
         self.note_label.setText(text)
         self.note_label.setStyleSheet(f"color: {self.colors.error}")
@@ -193,6 +205,7 @@ class ChatView(HistoryPaging, QWidget):
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
         self.transcript.set_colors(colors)
+        self.thinking.set_colors(colors)
         self.load_conversation(self.bridge.session.conversation)
 
     def refresh_cards(self) -> None:
@@ -235,7 +248,7 @@ class ChatView(HistoryPaging, QWidget):
                 t.finish_assistant(None, background=True)  # a leg that only reasoned
             case EntryAdded(entry=UserEntry(message=message)):
                 links = self._user_links(self._index_of(message))
-                t.add_user(message.content, links, message.parts)
+                t.add_user(persons_words(message.content), links, message.parts)
             case EntryAdded(entry=CallEntry(call=call)):
                 self._phases[call.id] = "requested"
                 self._add_card(call, "requested")
@@ -245,10 +258,11 @@ class ChatView(HistoryPaging, QWidget):
                 self._notice(note)
             case EntriesReplaced(entries=entries, reason=reason) if reason != "load":
                 self.failures = []  # placed on the old list of messages
-                self.load_conversation(
-                    Conversation(list(self.bridge.session.conversation.messages))
-                )
                 marker = entries[-1] if entries else None
+                messages = list(self.bridge.session.conversation.messages)
+                if isinstance(marker, BranchEntry):
+                    self.compacted = summarised(marker.replaced, messages, self.compacted)
+                self.load_conversation(Conversation(messages))
                 if isinstance(marker, BranchEntry) and marker.note:
                     self.transcript.add_notice(marker.note, self.colors.muted)
             case StateChanged(state=state):

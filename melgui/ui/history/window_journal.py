@@ -17,6 +17,7 @@ from PySide6.QtCore import QTimer
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.loop_events import (
+    LegStarted,
     LoopEvent,
     MessageAdded,
     TurnCancelled,
@@ -25,6 +26,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store
+from melgui.core.store.export import MODEL_NOTE, models_used
 from melgui.core.store.journal import Journal
 from melgui.ui.history.sidebar import HistorySidebar
 
@@ -47,6 +49,7 @@ class SessionJournal:
         self.folder = folder
         self.journal: Journal | None = None
         self.retired = False
+        self._models: list[str] | None = None  # the models named in the store, once read
         self._listen_wire = listen_wire
         self._detach: list[Callable[[], None]] = [session.subscribe(self._observe)]
 
@@ -102,10 +105,28 @@ class SessionJournal:
                 QTimer.singleShot(0, lambda: self.owner.sidebar.set_current(cid))
         assert self.journal is not None
         self.journal.observe(event)
+        if isinstance(event, LegStarted):
+            self._note_model()
         if isinstance(event, TURN_ENDS):
             QTimer.singleShot(0, self.owner.sidebar.refresh)
             if self.retired:
                 self.close()
+
+    def _note_model(self) -> None:
+        """A leg on a model the conversation has not used yet: name it in the store, so
+        the export's header lists every model that answered, not only the first."""
+        cid, store, model = self.conversation_id, self.owner.store, self.session.loop.model
+        if cid is None or not model:
+            return
+        try:
+            if self._models is None:
+                summary = store.summary(cid)
+                self._models = models_used(summary.model if summary else "", store.notes(cid))
+            if model not in self._models:
+                store.add_note(cid, MODEL_NOTE, model)
+                self._models.append(model)
+        except sqlite3.Error as exc:
+            self.owner.sidebar.problem.emit(f"History not saved: {exc}.")
 
 
 class WindowJournal:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtCore import Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import QBoxLayout, QDockWidget, QMainWindow
 
 from melgui.core.agent.session import AgentSession
@@ -22,6 +22,7 @@ from melgui.ui.mcp.input_form import InputForm
 from melgui.ui.mcp.offers import McpOffers
 from melgui.ui.mcp.sampling_bar import SamplingBar
 from melgui.ui.mcp.servers_panel import ServersPanel
+from melgui.ui.mcp.trust_note import TrustNote
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
@@ -100,6 +101,8 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.inspector_dock.raise_()
     panel.dock = dock
 
+    note = TrustNote(window, panel)
+
     def notes(name: str) -> str:
         return tool_notes(desk.mcp, name)
 
@@ -107,10 +110,13 @@ def install_mcp(window: McpHost) -> ServersPanel:
         window.inspector.detail.tool_notes = notes
         if desk.mcp.folder != desk.folder:  # another project: its servers, not these
             window.tasks.spawn(start(), what="starting MCP servers")
+        else:  # a new chat hears it too, after its conversation is drawn
+            QTimer.singleShot(0, note.mention)
 
     async def start() -> None:
         await desk.start_mcp()
         panel.refresh()
+        note.mention()
 
     def recolor(colors: Colors) -> None:
         panel.colors = colors

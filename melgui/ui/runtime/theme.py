@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import Theme
+from melgui.ui.runtime.focus_style import FocusRingStyle
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +108,10 @@ def theme_the_app(theme: Theme) -> Colors:
 
 
 def apply_theme(app: QApplication, theme: Theme) -> Colors:
-    """Set the Fusion style and a palette for `theme`; returns its colours."""
+    """Set the Fusion style (with clear focus rings) and a palette for `theme`; returns
+    its colours."""
     colors = colors_for(theme)
-    app.setStyle("Fusion")
+    app.setStyle(FocusRingStyle(colors.accent))
     palette = QPalette()
     roles = {
         QPalette.ColorRole.Window: colors.window,

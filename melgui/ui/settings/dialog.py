@@ -123,6 +123,7 @@ class SettingsDialog(QDialog):
     def _connection_tab(self, settings: Settings) -> QWidget:
         tab = QWidget(self)
         form = QFormLayout(tab)
+        self._connection_form = form
         self.kind_group = QButtonGroup(self)
         kinds = QVBoxLayout()
         self._kind_buttons: dict[str, QRadioButton] = {}
@@ -157,6 +158,7 @@ class SettingsDialog(QDialog):
         path_row = QHBoxLayout()
         path_row.addWidget(self.model_path, 1)
         path_row.addWidget(browse)
+        self._path_row = path_row
         form.addRow("Local model file", path_row)
         self.api_key = QLineEdit(tab)
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -169,6 +171,8 @@ class SettingsDialog(QDialog):
         self.keyring_note = QLabel(status.message, tab)
         self.keyring_note.setWordWrap(True)
         self.key_source = QLabel(tab)
+        self.api_key.textChanged.connect(self._show_key_source)
+        self.persist.currentIndexChanged.connect(self._show_key_source)
         form.addRow("API key", self.api_key)
         form.addRow("Keep the key", self.persist)
         form.addRow("", self.keyring_note)
@@ -244,27 +248,43 @@ class SettingsDialog(QDialog):
         return "local"
 
     def _update_enabled(self) -> None:
+        """Show the fields of the chosen connection only (and the key's when it needs one)."""
         kind = self.kind()
+        form = self._connection_form
         for widget in (self.relay_url, self.stream_path):
-            widget.setEnabled(kind == "relay")
-        self.preset.setEnabled(kind == "openai")
-        self.base_url.setEnabled(kind == "openai")
-        self.model_path.setEnabled(kind == "local")
+            form.setRowVisible(widget, kind == "relay")
+        form.setRowVisible(self.preset, kind == "openai")
+        form.setRowVisible(self.base_url, kind == "openai")
+        form.setRowVisible(self._path_row, kind == "local")
         try:
             draft = self.draft()
         except ValueError:
             return
         self.send_reasoning.blockSignals(True)
         self.send_reasoning.setChecked(api_key_kind(draft) in self._send_reasoning)
-        self.send_reasoning.setEnabled(kind != "local")
+        form.setRowVisible(self.send_reasoning, kind != "local")
         self.send_reasoning.blockSignals(False)
         self._follow_connection(draft)
         wants_key = needs_api_key(draft)
-        self.api_key.setEnabled(wants_key)
-        self.persist.setEnabled(wants_key)
-        self.key_source.setText(
-            secrets.key_source(api_key_kind(draft)) if wants_key else "not needed"
-        )
+        key_rows: tuple[QWidget, ...] = (self.api_key, self.persist, self.keyring_note)
+        for row in (*key_rows, self.key_source):
+            form.setRowVisible(row, wants_key)
+        self._show_key_source()
+
+    def _show_key_source(self) -> None:
+        """Where the key comes from; a key typed here is named as such, not "not set"."""
+        try:
+            draft = self.draft()
+        except ValueError:
+            return
+        if not needs_api_key(draft):
+            self.key_source.setText("not needed")
+        elif self.api_key.text().strip():
+            self.key_source.setText(
+                f"the one typed above, kept {self.persist.currentText()} when you press OK"
+            )
+        else:
+            self.key_source.setText(secrets.key_source(api_key_kind(draft)))
 
     def _reasoning_toggled(self, checked: bool) -> None:
         try:

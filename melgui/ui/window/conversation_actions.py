@@ -7,11 +7,15 @@ Both cut the conversation back to just before the last user message with
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Literal
 
 from PySide6.QtGui import QTextCursor
 
+from melgui.core.agent.compaction_view import stored_originals
 from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.messages import Conversation
+from melgui.core.store.store import Store
 from melgui.ui.chat.chat_view import ChatView
 
 
@@ -56,3 +60,19 @@ def edit_last(session: AgentSession, chat: ChatView) -> str:
     chat.input.moveCursor(QTextCursor.MoveOperation.End)
     chat.input.setFocus()
     return "Edit the message and send it; the earlier version is kept in the history."
+
+
+def show_compacted(
+    chat: ChatView, store: Store, conversation_id: str, conversation: Conversation
+) -> str | None:
+    """A reopened conversation's compaction summary stands for its originals again: the
+    chat draws them dimmed above "Compacted here", as it did live. Returns a line for
+    the status bar when the store cannot be read."""
+    try:
+        originals = stored_originals(store, conversation_id, conversation.messages)
+    except sqlite3.Error as exc:
+        return f"Cannot read the compacted messages: {exc}"
+    if originals:
+        chat.compacted = originals
+        chat.load_conversation(conversation)
+    return None

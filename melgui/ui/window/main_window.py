@@ -303,6 +303,7 @@ class MainWindow(QMainWindow):
         self.chat.callActivated.connect(self.show_call)
         self.chat.actionRequested.connect(self._on_chat_action)
         self.chat.empty_note.set_local(self.settings.connection == "local")
+        self._progress.connect(self.chat.thinking.set_stage)
         self.inspector = Inspector(
             self.bridge,
             self.colors,
@@ -330,6 +331,8 @@ class MainWindow(QMainWindow):
         self.chat.load_conversation(session.conversation)  # drawn once
 
     def _on_chat_action(self, verb: str, _argument: str) -> None:
+        if verb == "summary":  # the "Compacted here" divider's link
+            self.status.context_meter.edit_summary()
         if verb == "retry":  # the Retry link of a failed turn's notice
             from melgui.ui.window.conversation_actions import retry_last
 
@@ -384,6 +387,12 @@ class MainWindow(QMainWindow):
         self.inspector.load_stored(resumed.tool_calls)
         for plan in resumed.plans:
             self.plans_panel.add_plan(plan.title, plan.markdown)
+        from melgui.ui.window.conversation_actions import show_compacted
+
+        conversation = self.session.conversation
+        problem = show_compacted(self.chat, self._store(), resumed.conversation_id, conversation)
+        if problem:
+            self.status.showMessage(problem, 10000)
         note = resumed.describe()
         if note:
             self.chat.transcript.add_notice(note, self.colors.muted)

@@ -42,6 +42,8 @@ class CommandPalette(QDialog):
         self.query.setAccessibleName("Command to find")
         self.list = QListWidget(self)
         self.list.setAccessibleName("Commands")
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # only past the screen's width
         layout = QVBoxLayout(self)
         layout.addWidget(self.query)
         layout.addWidget(self.list)
@@ -49,8 +51,27 @@ class CommandPalette(QDialog):
         self.query.returnPressed.connect(self.run_current)
         self.query.installEventFilter(self)
         self.list.itemActivated.connect(lambda _item: self.run_current())
-        self.resize(520, 380)
         self._fill("")
+        self.resize(self._width_for_every_entry(), 380)
+
+    def _width_for_every_entry(self) -> int:
+        """Wide enough for the longest entry whole, within the window (or the screen)."""
+        metrics = self.list.fontMetrics()
+        widest = max(
+            (
+                metrics.horizontalAdvance(self.list.item(row).text())
+                for row in range(self.list.count())
+            ),
+            default=0,
+        )
+        frame = 2 * self.list.frameWidth() + self.list.verticalScrollBar().sizeHint().width()
+        layout = self.layout()
+        margins = layout.contentsMargins().left() * 2 if layout is not None else 0
+        wanted = widest + frame + margins + 24
+        host = self.parentWidget()
+        screen = self.screen().availableGeometry().width()
+        room = min(host.width(), screen) if host is not None else screen
+        return max(520, min(wanted, room - 40))
 
     def _fill(self, query: str) -> None:
         self.list.clear()

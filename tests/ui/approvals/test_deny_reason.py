@@ -3,6 +3,7 @@ key sends it: the pending call keeps one answer, not one per box."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ def test_the_reason_typed_in_each_box_reaches_the_model(
     call = tool_call("edit_file", {"path": "README.md", "old": "a", "new": "b"}, id="e1")
     scripted_relay.script([tool_calls(call)], [text("OK."), done()])
     window = make_window(relay_settings(scripted_relay))
+    window.resize(1200, 760)
+    shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or project.parent)
 
     async def scenario() -> None:
         type_prompt(qtbot, window, "Edit it")
@@ -47,11 +50,17 @@ def test_the_reason_typed_in_each_box_reaches_the_model(
         assert reason.isVisible()
         reason.setFocus()
         qtbot.keyClicks(reason, f"not now, from the {box}")
+        shoot = box == "bar" and key == "shortcut"  # MELGUI_SHOTS_DIR=docs: the docs' shots
+        if shoot:
+            window.grab().save(str(shots / "deny-reason-typed.png"))
         if key == "shortcut":
             QTest.keyClick(reason, Qt.Key.Key_Backspace, DENY)
         else:
             QTest.keyClick(reason, Qt.Key.Key_Return)
         await wait_until(lambda: idle(window, 2))
+        if shoot:
+            window.show_call("e1")
+            window.grab().save(str(shots / "deny-reason-sent.png"))
 
     run(scenario())
     result = scripted_relay.legs_received[1].messages[-1]

@@ -8,6 +8,7 @@ Escape to it while it is open.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 MAX_ROWS = 10
@@ -20,8 +21,8 @@ class PickerList(QListWidget):
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setUniformItemSizes(True)
-        # A long row (a command's summary) is cut with an ellipsis, not scrolled under.
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)  # a long description ends in …
         self.setObjectName("promptPicker")
         self.itemClicked.connect(lambda item: self.picked.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.hide()
@@ -36,10 +37,11 @@ class PickerList(QListWidget):
             self.hide()
             return
         self.setCurrentRow(0)
-        row_height = max(self.sizeHintForRow(0), 18)
-        height = row_height * min(len(rows), MAX_ROWS) + 2 * self.frameWidth() + 4
         parent = self.parentWidget()
         assert parent is not None
+        self.setStyleSheet(_opaque_style(parent.palette()))  # its own holds the last style
+        row_height = max(self.sizeHintForRow(0), 18)
+        height = row_height * min(len(rows), MAX_ROWS) + 2 * self.frameWidth() + 4
         top_left = anchor.mapTo(parent, QPoint(0, 0))
         width = min(max(anchor.width(), 320), parent.width())
         self.setGeometry(top_left.x(), max(0, top_left.y() - height), width, height)
@@ -60,3 +62,17 @@ class PickerList(QListWidget):
         self.hide()
         self.picked.emit(item.data(Qt.ItemDataRole.UserRole))
         return True
+
+
+def _opaque_style(palette: QPalette) -> str:
+    """A filled, bordered list a shade off the transcript's background (in either theme),
+    so the rows never read as text lying on the conversation."""
+    base = palette.color(QPalette.ColorRole.Base)
+    lifted = base.lighter(170) if base.lightness() < 128 else base.darker(106)
+    border = palette.color(QPalette.ColorRole.Mid)
+    if abs(border.lightness() - base.lightness()) < 40:
+        border = QColor(palette.color(QPalette.ColorRole.PlaceholderText))
+    return (
+        f"QListWidget#promptPicker {{ background: {lifted.name()};"
+        f" border: 1px solid {border.name()}; }}"
+    )

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, QTimer
 
+from melgui.core.agent.compaction import is_summary
+from melgui.core.agent.compaction_view import is_summary_ack, persons_words
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten, summarize
 from melgui.core.protocol.events import ToolCall
@@ -24,6 +26,7 @@ from melgui.core.store.records import NoteRecord
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.failure_text import explain_failure
 from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
+from melgui.ui.chat.transcript.compacted import draw_compacted
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import Colors
@@ -49,6 +52,8 @@ class HistoryPaging:
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
         self._card_notes: dict[str, str] = {}  # id -> a running call's live line (progress)
+        # What a compaction summary stands for, drawn dimmed in its place (the person's view).
+        self.compacted: list[Message] = []
         self._shown_from = 0
         self._shown_to: int | None = None  # end of an earlier page shown; None: to the end
         # A page drawn a few messages per tick, so "show earlier" never stalls the window.
@@ -238,8 +243,13 @@ class HistoryPaging:
         return self.user_links(index) if self.user_links is not None else ""
 
     def _draw_message(self, message: Message, index: int) -> None:
-        if message.role == "user":
-            self.transcript.add_user(message.content, self._user_links(index), message.parts)
+        if is_summary(message):
+            draw_compacted(self.transcript, self.compacted, self.colors)
+        elif is_summary_ack(message):
+            pass  # written by compaction for the model, not an answer
+        elif message.role == "user":
+            words = persons_words(message.content)
+            self.transcript.add_user(words, self._user_links(index), message.parts)
         elif message.role == "assistant":
             self.transcript.add_thinking(message.reasoning)
             self.transcript.add_assistant(message.content)
