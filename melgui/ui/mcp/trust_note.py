@@ -4,10 +4,12 @@ trusts the file and starts them (the servers panel says it too, but behind a tab
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Protocol
 
 from melgui.tools.mcp.manager import McpManager
+from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.mcp.servers_panel import ServersPanel
+from melgui.ui.runtime.theme import Colors
 
 TRUST_LINK = ("act:trust-mcp/", "Trust and start")
 
@@ -24,13 +26,20 @@ def waiting_text(manager: McpManager) -> str | None:
     )
 
 
+class ChatHost(Protocol):
+    """What the note uses of the window: its current chat view and colours."""
+
+    chat: ChatView
+    colors: Colors
+
+
 class TrustNote:
     """Says it once in each chat view of `window` and answers the line's button."""
 
-    def __init__(self, window: Any, panel: ServersPanel) -> None:
+    def __init__(self, window: ChatHost, panel: ServersPanel) -> None:
         self._window = window
         self._panel = panel
-        self._said: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._said: weakref.WeakSet[ChatView] = weakref.WeakSet()
 
     def mention(self) -> None:
         chat, colors = self._window.chat, self._window.colors
