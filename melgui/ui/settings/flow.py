@@ -49,8 +49,9 @@ def allowed_log(store: Any, report: Callable[[str], None]) -> list[AllowedCall]:
         return []
 
 
-def open_settings_dialog(window: Any, allowed: list[AllowedCall]) -> None:
-    """Show Settings for a MainWindow; an accepted dialog applies through the window."""
+def open_settings_dialog(window: Any, allowed: list[AllowedCall], tab: str = "") -> None:
+    """Show Settings for a MainWindow; an accepted dialog applies through the window.
+    `tab` "better-models" opens it on the model downloads."""
     from melgui.ui.settings.dialog import SettingsDialog
 
     dialog = SettingsDialog(
@@ -67,6 +68,8 @@ def open_settings_dialog(window: Any, allowed: list[AllowedCall]) -> None:
     dialog.accepted.connect(
         lambda: window.status.showMessage(dialog.key_message, 20000) if dialog.key_message else None
     )
+    if tab == "better-models":
+        dialog.tabs.setCurrentWidget(dialog.downloads)
     dialog.open()
 
 

@@ -45,6 +45,7 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport
 from melgui.core.store.records import NoteRecord
+from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
@@ -53,6 +54,7 @@ from melgui.desk.losses import session_losses
 from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.notifications.install import install_signals
 from melgui.ui.runtime.aio import TaskKeeper
@@ -220,7 +222,7 @@ class MainWindow(QMainWindow):
         self.status.context_meter.set_colors(self.colors)
         self._progress.connect(self.status.set_progress)
         self.models = ModelChoice(
-            self.desk, self.toolbar, self.status, lambda m: give_model(self, m), self._save_settings
+            self.desk, self.toolbar, self.status, self._give_model, self._save_settings
         )
         self._offer_claude_rules()
 
@@ -254,6 +256,7 @@ class MainWindow(QMainWindow):
         self.chat.callActivated.connect(self.show_call)
         self.chat.actionRequested.connect(self._on_chat_action)
         self.chat.empty_note.set_local(self.settings.connection == "local")
+        self.chat.show_model(who_answers(self.settings, self.toolbar.current_model()))
         self.inspector = Inspector(
             self.bridge,
             self.colors,
@@ -280,8 +283,15 @@ class MainWindow(QMainWindow):
         self.sessionChanged.emit(session)  # hooks (checkpoints' card extras) go on first
         self.chat.load_conversation(session.conversation)  # drawn once
 
+    def _give_model(self, model: str) -> None:
+        give_model(self, model)
+        if getattr(self, "chat", None) is not None:
+            self.chat.show_model(who_answers(self.settings, model))
+
     def _on_chat_action(self, verb: str, _argument: str) -> None:
-        if verb == "retry":  # the Retry link of a failed turn's notice
+        if verb == BETTER_MODELS:  # the prompt box's "Get a better model…"
+            open_settings_dialog(self, allowed_log(self._store(), self._report_error), verb)
+        elif verb == "retry":  # the Retry link of a failed turn's notice
             from melgui.ui.window.conversation_actions import retry_last
 
             self.status.showMessage(retry_last(self.session, self.chat), 10000)
