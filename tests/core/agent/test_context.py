@@ -3,8 +3,6 @@ cached tokens and cost; the window's label says where it came from."""
 
 from __future__ import annotations
 
-import pytest
-
 from melgui.core.agent.context import DEFAULT_CHARS_PER_TOKEN, ContextTracker, answer_reserve
 from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import Usage
@@ -32,7 +30,6 @@ def test_a_cut_prompt_warns_and_does_not_calibrate() -> None:
     assert not tracker.calibrated and tracker.chars_per_token == DEFAULT_CHARS_PER_TOKEN
 
 
-@pytest.mark.xfail(strict=True, reason="the local model's own short prompt read as a cut")
 def test_the_local_models_own_shorter_prompt_is_not_a_cut() -> None:
     """The embedded model builds its own prompt (a small model answers a result in a
     plain chat without the tools), fitted to its window; it reads less than was sent."""
