@@ -102,8 +102,13 @@ class ContextTracker:
             return ""
         self.last_prompt_tokens = prompt
         ratio = self.last_chars / prompt
-        # The relay builds its own prompt (window unknown): its count is not comparable.
-        checked = self.window.tokens is not None and self.last_estimate >= MIN_CHECKED
+        # The relay builds its own prompt (window unknown): its count is not comparable;
+        # nor is the embedded model's, which fits its own prompt to its window.
+        checked = (
+            self.window.tokens is not None
+            and self.window.server != "local"
+            and self.last_estimate >= MIN_CHECKED
+        )
         if checked and prompt < self.last_estimate * TRUNCATED_BELOW:
             self.warning = truncation_warning(prompt, self.last_estimate, self.window)
             return self.warning

@@ -6,7 +6,7 @@
   Studio, llama.cpp, vLLM on their usual ports), each probed with a short timeout.
 - `find_model_files`: GGUF files already on disk that the embedded engine can run:
   Ollama's store (manifests naming `sha256-…` blobs), LM Studio's models folder, and
-  `*.gguf` in the Hugging Face cache.
+  `*.gguf` in the Hugging Face cache and models downloaded in Settings.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow
 from melgui.core.protocol.transport import ModelInfo, Transport, TransportError
 from melgui.core.transports.context_length import fallback_window, kind_from_url, probe_server
 from melgui.core.transports.http.replies import auth_headers
+from melgui.core.transports.local.hub import models_dir
 
 GGUF_MAGIC = b"GGUF"
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
@@ -225,6 +226,7 @@ def model_folders(
         ],
         "LM Studio": [home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"],
         "Hugging Face cache": [Path(env.get("HF_HUB_CACHE") or hf_home / "hub")],
+        "Downloaded": [models_dir()],
     }
 
 

@@ -34,6 +34,7 @@ from melgui.core.thread.entries import (
     ReasoningEntry,
     UserEntry,
 )
+from melgui.core.transports.answerer import Answerer
 from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
@@ -42,6 +43,7 @@ from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.chat.composer.tab_cycle import tab_within
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
+from melgui.ui.chat.model_line import ModelLine
 from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.chat.transcript.history_paging import HistoryPaging
@@ -90,6 +92,8 @@ class ChatView(HistoryPaging, QWidget):
         self.queued_label.hide()
         self.input = PromptInput(self, prompt)
         self.input.submitted.connect(self.submit)
+        self.model_line = ModelLine(self)  # who answers, set by the window
+        self.model_line.linkRequested.connect(lambda verb: self.actionRequested.emit(verb, ""))
         self.note_label = QLabel(self)  # why an attachment or a command did not work
         self.note_label.setWordWrap(True)
         self.note_label.hide()
@@ -116,6 +120,7 @@ class ChatView(HistoryPaging, QWidget):
         layout.addWidget(self.queued_label)
         layout.addWidget(self.note_label)
         layout.addWidget(self.input.attachments)
+        layout.addWidget(self.model_line)
         layout.addLayout(row)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -186,6 +191,11 @@ class ChatView(HistoryPaging, QWidget):
     def focusNextPrevChild(self, next: bool) -> bool:
         controls = (self.input, self.send_button, self.stop_button)
         return tab_within(controls, next) or super().focusNextPrevChild(next)
+
+    def show_model(self, answerer: Answerer) -> None:
+        """Name the model that answers, over the prompt box and in it."""
+        self.model_line.show_answerer(answerer)
+        self.input.name_model(answerer.name)
 
     def show_note(self, text: str) -> None:
         self.note_label.setText(text)

@@ -16,9 +16,9 @@ HOW_TO_START = (
 )
 LOCAL_MODEL_NOTE = (
     "The built-in local model is small: it runs offline on this computer, but its "
-    "answers are basic. For better answers, connect a larger model in Settings → "
-    "Connection; the “On this computer” tab there lists the model servers and files you "
-    "already have."
+    "answers are basic. For better answers, download one in Settings → “Better models”, "
+    "or connect a larger one in Settings → Connection; the “On this computer” tab there "
+    "lists the model servers and files you already have."
 )
 EMPTY_CHAT_TEXT = f"{HOW_TO_START}\n\n{LOCAL_MODEL_NOTE}"
 MARGIN = 12

@@ -45,6 +45,7 @@ from melgui.core.transports.discovery import list_models_text
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.ui.approvals.rules_editor import PolicyEditor
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.settings.downloads_tab import DownloadModels
 from melgui.ui.settings.found_models import Choice, FoundModels
 from melgui.ui.settings.notifications_tab import SignalsTab
 from melgui.ui.settings.workers_tab import WorkerSettingsTab
@@ -88,6 +89,10 @@ class SettingsDialog(QDialog):
         self.found_models = FoundModels(tasks, self)
         self.found_models.chosen.connect(self.use_found)
         tabs.addTab(self.found_models, "On this computer")
+        self.downloads = DownloadModels(tasks, self)
+        self.downloads.chosen.connect(self.use_found)
+        self.finished.connect(self.downloads.cancel)  # a download lives with the dialog
+        tabs.addTab(self.downloads, "Better models")
         self.policy_editor = PolicyEditor(
             policy,
             history,

@@ -87,8 +87,9 @@ class SettingsHost(Protocol):
     def apply_settings(self, new: Settings, api_key: str | None) -> None: ...
 
 
-def open_settings_dialog(window: SettingsHost, allowed: list[AllowedCall]) -> None:
-    """Show Settings for a MainWindow; an accepted dialog applies through the window."""
+def open_settings_dialog(window: SettingsHost, allowed: list[AllowedCall], tab: str = "") -> None:
+    """Show Settings for a MainWindow; an accepted dialog applies through the window.
+    `tab` "better-models" opens it on the model downloads."""
     from melgui.ui.settings.dialog import SettingsDialog
 
     dialog = SettingsDialog(
@@ -105,6 +106,8 @@ def open_settings_dialog(window: SettingsHost, allowed: list[AllowedCall]) -> No
     dialog.accepted.connect(
         lambda: window.status.showMessage(dialog.key_message, 20000) if dialog.key_message else None
     )
+    if tab == "better-models":
+        dialog.tabs.setCurrentWidget(dialog.downloads)
     dialog.open()
 
 

@@ -48,6 +48,7 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport
 from melgui.core.store.records import NoteRecord
+from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
@@ -56,6 +57,7 @@ from melgui.desk.losses import session_losses
 from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.notifications.install import install_signals
 from melgui.ui.runtime.aio import TaskKeeper
@@ -267,6 +269,8 @@ class MainWindow(QMainWindow):
             worker = getattr(pane, "session", None)  # an ACP agent pane's is not ours
             if isinstance(worker, AgentSession):
                 worker.loop.model = model
+        if getattr(self, "chat", None) is not None:  # a model chosen before the chat exists
+            self.chat.show_model(who_answers(self.settings, model))
 
     def _offer_claude_rules(self) -> None:
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
@@ -304,6 +308,7 @@ class MainWindow(QMainWindow):
         self.chat.actionRequested.connect(self._on_chat_action)
         self.chat.empty_note.set_local(self.settings.connection == "local")
         self._progress.connect(self.chat.thinking.set_stage)
+        self.chat.show_model(who_answers(self.settings, self.toolbar.current_model()))
         self.inspector = Inspector(
             self.bridge,
             self.colors,
@@ -333,7 +338,9 @@ class MainWindow(QMainWindow):
     def _on_chat_action(self, verb: str, _argument: str) -> None:
         if verb == "summary":  # the "Compacted here" divider's link
             self.status.context_meter.edit_summary()
-        if verb == "retry":  # the Retry link of a failed turn's notice
+        elif verb == BETTER_MODELS:  # the prompt box's "Get a better model…"
+            open_settings_dialog(self, allowed_log(self._store(), self._report_error), verb)
+        elif verb == "retry":  # the Retry link of a failed turn's notice
             from melgui.ui.window.conversation_actions import retry_last
 
             self.status.showMessage(retry_last(self.session, self.chat), 10000)

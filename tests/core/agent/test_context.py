@@ -30,6 +30,15 @@ def test_a_cut_prompt_warns_and_does_not_calibrate() -> None:
     assert not tracker.calibrated and tracker.chars_per_token == DEFAULT_CHARS_PER_TOKEN
 
 
+def test_the_local_models_own_shorter_prompt_is_not_a_cut() -> None:
+    """The embedded model builds its own prompt (a small model answers a result in a
+    plain chat without the tools), fitted to its window; it reads less than was sent."""
+    tracker = ContextTracker()
+    tracker.window = ContextWindow(4096, "server", "the embedded model's context", "local")
+    tracker.sending(4_000)
+    assert tracker.reported(Usage(prompt_tokens=114)) == ""
+
+
 def test_the_relay_count_is_not_compared() -> None:
     tracker = ContextTracker()  # window unknown
     tracker.sending(40_000)

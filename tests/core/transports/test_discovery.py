@@ -13,6 +13,7 @@ from melgui.core.transports.discovery import (
     find_servers,
     model_folders,
 )
+from melgui.core.transports.local.hub import models_dir
 from tests.fakes.ollama import OllamaLike, write_ollama_store
 
 MODEL = b"GGUF" + b"\x03\x00\x00\x00" + b"\0" * 56
@@ -104,6 +105,7 @@ def test_model_folders_follow_the_variables_that_move_them(tmp_path: Path) -> No
     assert defaults["Ollama"][0] == home / ".ollama" / "models"
     assert defaults["LM Studio"][0] == home / ".lmstudio" / "models"
     assert defaults["Hugging Face cache"] == [home / ".cache" / "huggingface" / "hub"]
+    assert defaults["Downloaded"] == [models_dir()]  # Settings' downloads, in the data dir
     moved = model_folders({"OLLAMA_MODELS": "/m", "HF_HOME": "/hf"}, home)
     assert moved["Ollama"][0] == Path("/m")
     assert moved["Hugging Face cache"] == [Path("/hf/hub")]

@@ -8,6 +8,7 @@ token (or one prompt batch).
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -31,6 +32,7 @@ from melgui.core.protocol.events import (
 from melgui.core.protocol.transport import LegRequest
 from melgui.core.transports.http.think_tags import Piece, ThinkTagSplitter
 from melgui.core.transports.local.model import LoadedModel
+from melgui.core.transports.local.patterns import with_known_patterns
 from melgui.core.transports.local.plan import (
     CUE_BIAS,
     CallPlan,
@@ -84,6 +86,13 @@ TEXT_SAMPLING: dict[str, Any] = {
 
 # Greedy arguments: measured on SmolLM2-135M, they name the file the user named more often.
 CALL_SAMPLING: dict[str, Any] = {**TEXT_SAMPLING, "temperature": 0.0}
+# A small model's answer after a tool result: greedy, and each word of the result a
+# little likelier (a copy bias). SmolLM2-135M otherwise wrote a fluent answer that did
+# not say what the file said.
+COPY_BIAS = 1.0
+COPY_WORDS = 200
+RESULT_ANSWER_TOKENS = 200
+RESULT_WORD = re.compile(r"[A-Za-z]{3,}|\d{2,}")  # no punctuation, no line numbers
 
 
 # An answer in words: it does not open with JSON, a code fence or a call head
@@ -93,6 +102,18 @@ first ::= [^{\[`f\x00-\x20] | "f" [^u]
 rest ::= [^\x00]*
 """
 JSON_WORDS = ("json", "yaml", "toml")
+
+
+def copy_bias(request: LegRequest | None) -> list[list[Any]]:
+    """Logit biases toward the words of the tool results that end the conversation
+    (each word as written and after a space: the two ways it is tokenized)."""
+    results: list[str] = []
+    for message in reversed(request.messages if request is not None else []):
+        if message.get("role") != "tool":
+            break
+        results.append(str(message.get("content") or ""))
+    words = dict.fromkeys(w for text in results for w in RESULT_WORD.findall(text))
+    return [[form, COPY_BIAS] for word in list(words)[:COPY_WORDS] for form in (word, " " + word)]
 
 
 def last_user_text(request: LegRequest) -> str:
@@ -346,7 +367,11 @@ class _LegRun:
             self._emit_pieces(tags.feed(piece))
 
         grammar = WORDS_GRAMMAR if self.model.small and not asks_for_json(self.request) else None
-        _, finish = self.complete(prompt, limit, grammar, forward, **TEXT_SAMPLING)
+        bias = copy_bias(self.request) if self.model.small else []
+        sampling = {**CALL_SAMPLING, "logit_bias": bias} if bias else TEXT_SAMPLING
+        if bias:  # past this, a small model's answer to a result only rambles on
+            limit = min(limit, RESULT_ANSWER_TOKENS)
+        _, finish = self.complete(prompt, limit, grammar, forward, **sampling)
         self._emit_pieces(tags.flush())
         return Done(usage=self.usage(), finish_reason=finish or "stop")
 
@@ -362,6 +387,9 @@ class _LegRun:
             named = named_files(last_user_text(self.request), files)
             files, complete = (named, True) if named else (files, complete)
         known = with_known_paths(tool, files, complete=complete)
+        if self.model.small and files and self.request is not None:
+            request = last_user_text(self.request)
+            known = with_known_patterns(known, request, self.request.cwd, files)
         grammar = arguments_grammar(known, required_only=self.model.small)
         limit = min(self.room(prompt), CALL_TOKENS)
         text, _ = self.complete(prompt, limit, grammar, **CALL_SAMPLING)

@@ -1,8 +1,9 @@
 """What a leg of the local model may answer, and the grammars for its tool arguments.
 
 Pure decisions, no llama.cpp state: which tools may be called (tool_choice, and a
-limit on rounds of calls for small models), and the GBNF grammar of each tool's
-arguments (the engine's JSON-schema converter, imported lazily).
+limit on rounds of calls for small models), and the grammar of each tool's arguments
+(GBNF for small models, see gbnf.py; else the engine's JSON-schema converter, imported
+lazily).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.transport import LegRequest
+from melgui.core.transports.local.gbnf import arguments_gbnf
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,18 +148,29 @@ def _required_only(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def arguments_grammar(tool: ToolDef, *, required_only: bool = False) -> str:
-    """GBNF that admits only JSON matching the tool's parameters exactly (see
-    `exact_schema`); a schema the converter cannot express gets an empty object."""
+    """A grammar that admits only JSON matching the tool's parameters exactly (see
+    `exact_schema`); a schema the converter cannot express gets an empty object.
+
+    For a small model (`required_only`) it is GBNF where `arguments_gbnf` can write it,
+    which spares llguidance's vocabulary index (about 23 MB); llguidance otherwise."""
     parameters = _required_only(tool.parameters) if required_only else tool.parameters
-    schema = json.dumps(exact_schema(parameters), sort_keys=False)
-    if schema not in _grammars:
-        if len(_grammars) >= 64:  # schemas with a project's file list change over time
-            _grammars.clear()
+    exact = exact_schema(parameters)
+    schema = json.dumps(exact, sort_keys=False)
+    key = f"gbnf {schema}" if required_only else schema
+    if key in _grammars:
+        return _grammars[key]
+    if len(_grammars) >= 64:  # schemas with a project's file list change over time
+        _grammars.clear()
+    grammar = arguments_gbnf(exact) if required_only else None
+    if grammar is None:
         engine = importlib.import_module("xllamacpp")
         try:
-            _grammars[schema] = engine.json_schema_to_grammar(schema)
+            grammar = str(engine.json_schema_to_grammar(schema))
         except Exception:  # no call beats a call with invented arguments
-            _grammars[schema] = engine.json_schema_to_grammar(
-                '{"type": "object", "properties": {}, "additionalProperties": false}'
+            grammar = str(
+                engine.json_schema_to_grammar(
+                    '{"type": "object", "properties": {}, "additionalProperties": false}'
+                )
             )
-    return _grammars[schema]
+    _grammars[key] = grammar
+    return grammar

@@ -42,10 +42,10 @@ class PromptInput(QPlainTextEdit):
         super().__init__(parent)
         self.kit = kit
         self.setTabChangesFocus(True)
-        hints = "Enter sends, Shift+Enter new line"
+        self._hints = "Enter sends, Shift+Enter new line"
         if kit is not None:
-            hints += ", / commands, @ files, ↑ earlier prompts"
-        self.setPlaceholderText(f"Message the agent — {hints}")
+            self._hints += ", / commands, @ files, ↑ earlier prompts"
+        self.name_model("the agent")
         self.textChanged.connect(self.updateGeometry)
         self.attachments = AttachmentBar(parent)
         self.picker = PickerList(parent if parent is not None else self)
@@ -56,6 +56,10 @@ class PromptInput(QPlainTextEdit):
         self._recalling = False
         self.textChanged.connect(self._update_picker)
         self.cursorPositionChanged.connect(self._update_picker)
+
+    def name_model(self, name: str) -> None:
+        """The placeholder says whom the message goes to."""
+        self.setPlaceholderText(f"Message {name} — {self._hints}")
 
     # --- keys -------------------------------------------------------------------------
 

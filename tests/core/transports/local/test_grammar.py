@@ -7,14 +7,16 @@ the grammar it cannot write it again, whatever it samples.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from melgui.core.protocol.catalog import ALL_TOOLS, ToolDef
+from melgui.core.transports.local.gbnf import arguments_gbnf
 from melgui.core.transports.local.model import default_model_path, load_model_future
-from melgui.core.transports.local.plan import arguments_grammar
-from melgui.core.transports.local.project import with_known_paths
+from melgui.core.transports.local.plan import _required_only, arguments_grammar, exact_schema
+from melgui.core.transports.local.project import CONFINED_PATH, with_known_paths
 
 pytestmark = pytest.mark.skipif(default_model_path() is None, reason="no shipped model")
 
@@ -31,11 +33,12 @@ def _primed_prompt(tool: str, bad: str) -> str:
     )
 
 
-def _samples(tool: ToolDef, bad: str) -> list[Any]:
+def _samples(tool: ToolDef, bad: str, small: bool) -> list[Any]:
     path = default_model_path()
     assert path is not None
     server = load_model_future(path, 2048, 1).result(timeout=120).server
-    grammar = arguments_grammar(tool)
+    grammar = arguments_grammar(tool, required_only=small)
+    assert grammar.startswith("%llguidance") is not small  # small models get GBNF
     found: list[Any] = []
     for seed in SEEDS:
         texts: list[str] = []
@@ -57,17 +60,33 @@ def _samples(tool: ToolDef, bad: str) -> list[Any]:
     return found
 
 
-def test_a_call_cannot_have_a_property_the_schema_does_not_have() -> None:
+@pytest.mark.parametrize("small", [False, True], ids=["llguidance", "gbnf"])
+def test_a_call_cannot_have_a_property_the_schema_does_not_have(small: bool) -> None:
     bad = '{"project": {"name": "Project1", "version": 2}, "scripts": ["start.py"]}'
-    for arguments in _samples(ALL_TOOLS["list_dir"], bad):
+    for arguments in _samples(ALL_TOOLS["list_dir"], bad, small):
         assert isinstance(arguments, dict)
         assert set(arguments) <= {"path"}, arguments
 
 
-def test_read_file_cannot_name_a_path_that_does_not_exist() -> None:
+@pytest.mark.parametrize("small", [False, True], ids=["llguidance", "gbnf"])
+def test_read_file_cannot_name_a_path_that_does_not_exist(small: bool) -> None:
     files = ["README.md", "src/app.py", "docs/guide.md"]
     tool = with_known_paths(ALL_TOOLS["read_file"], files)
-    for arguments in _samples(tool, '{"path": "./project_root/main.py", "limit": 10}'):
+    for arguments in _samples(tool, '{"path": "./project_root/main.py", "limit": 10}', small):
         assert arguments["path"] in files, arguments
         assert set(arguments) <= {"path", "offset", "limit"}
         assert all(isinstance(arguments[k], int) for k in ("offset", "limit") if k in arguments)
+
+
+def test_a_new_files_path_stays_inside_the_project_under_gbnf() -> None:
+    tool = with_known_paths(ALL_TOOLS["write_file"], ["README.md"])
+    bad = '{"path": "../../etc/passwd", "content": "x"}'
+    for arguments in _samples(tool, bad, small=True):
+        assert re.fullmatch(CONFINED_PATH, arguments["path"]), arguments
+        assert set(arguments) == {"path", "content"}
+
+
+def test_every_tools_arguments_have_a_gbnf_grammar() -> None:
+    for tool in ALL_TOOLS.values():
+        for parameters in (tool.parameters, _required_only(tool.parameters)):
+            assert arguments_gbnf(exact_schema(parameters)) is not None, tool.name

@@ -1,0 +1,256 @@
+"""Downloading a model file from the Hugging Face hub into melgui's data folder.
+
+`huggingface_hub` (the `local` extra) finds the file, its size and its SHA-256 (a HEAD
+on the file's resolve URL, whose linked ETag is the LFS object's SHA-256) and streams it
+(`http_get`, which also resumes by itself after a dropped connection). melgui keeps the
+partial file as `<name>.part` beside the final one, so a cancelled or interrupted
+download goes on from where it stopped the next time; `hf_hub_download` would throw the
+partial file away. The hub is `HF_ENDPOINT` when set (tests point it at loopback), and
+the token is the person's own (`HF_TOKEN` or `hf auth login`), needed only for gated
+models.
+
+Blocking: call it from a thread. Progress and cancel go through plain callables.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from melgui.core.config.settings import data_dir
+from melgui.core.transports.local.catalog import CatalogModel, size_text
+
+HUB_INSTALL_HINT = 'pip install "melgui[local]"'
+SHA256 = re.compile(r"[0-9a-f]{64}")
+HASH_CHUNK = 1 << 20
+# http_get reads, writes and reports in pieces of the hub's DOWNLOAD_CHUNK_SIZE (10 MB),
+# which is also how often a cancel is seen: 1 MB keeps both prompt on a slow line.
+READ_CHUNK = 1 << 20
+METADATA_SECONDS = 10.0
+
+Stage = Literal["downloading", "checking"]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    stage: Stage
+    done: int
+    total: int
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class DownloadError(Exception):
+    """The download stopped; the message is one line for people."""
+
+
+class DownloadCancelled(DownloadError):
+    """The person cancelled; the partial file is kept for a resume."""
+
+
+def models_dir() -> Path:
+    """Where downloaded models live: `<data dir>/models/<owner>/<repo>/<file>`."""
+    return data_dir() / "models"
+
+
+def model_path(model: CatalogModel, root: Path | None = None) -> Path:
+    return (root or models_dir()) / model.repo / model.filename
+
+
+def hub_available() -> tuple[bool, str]:
+    try:
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        return False, f"Downloads need huggingface_hub; install it with: {HUB_INSTALL_HINT}"
+    return True, ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Remote:
+    url: str
+    size: int
+    sha256: str
+
+
+def _endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "").rstrip("/") or "https://huggingface.co"
+
+
+def _remote(model: CatalogModel, endpoint: str) -> _Remote:
+    """The file's download URL, size and SHA-256, or a DownloadError that says why not."""
+    import httpx2
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+    )
+
+    url = hf_hub_url(model.repo, model.filename, endpoint=endpoint)
+    host = endpoint.split("://", 1)[-1]
+    try:
+        meta = get_hf_file_metadata(url, timeout=METADATA_SECONDS, endpoint=endpoint)
+    except GatedRepoError as exc:
+        raise DownloadError(_gated(model)) from exc
+    except RepositoryNotFoundError as exc:
+        raise DownloadError(f"{model.repo} is not on the hub (or is private).") from exc
+    except EntryNotFoundError as exc:
+        raise DownloadError(f"{model.filename} is no longer in {model.repo}.") from exc
+    except OfflineModeIsEnabled as exc:
+        raise DownloadError("Downloads are off: HF_HUB_OFFLINE is set.") from exc
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else 0
+        if status in (401, 403):
+            raise DownloadError(_gated(model)) from exc
+        raise DownloadError(f"The hub answered {status} for {model.filename}.") from exc
+    except (httpx2.TransportError, OSError) as exc:
+        raise DownloadError(
+            f"Cannot reach the Hugging Face hub ({host}): this computer looks offline. "
+            "Connect to the internet and try again."
+        ) from exc
+    if meta.size is None or not meta.etag or SHA256.fullmatch(meta.etag) is None:
+        raise DownloadError(
+            f"The hub gave no size or SHA-256 for {model.filename}, so it cannot be checked."
+        )
+    return _Remote(meta.location, meta.size, meta.etag)
+
+
+def _gated(model: CatalogModel) -> str:
+    return (
+        f"{model.repo} asks you to accept its licence first: open {model.page_url}, sign in "
+        "and accept it, then sign in here with `hf auth login` (or set HF_TOKEN) and "
+        "download again."
+    )
+
+
+def _reporter(on_progress: ProgressCallback, cancel: threading.Event) -> type[Any]:
+    """A silent tqdm class that forwards the byte count and raises on cancel: the only
+    hook `http_get` gives into its loop."""
+    from tqdm import tqdm
+
+    class Reporter(tqdm):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["disable"] = True
+            self.done = int(kwargs.get("initial") or 0)
+            self.size = int(kwargs.get("total") or 0)
+            super().__init__(*args, **kwargs)
+
+        def update(self, n: float | None = 1) -> bool | None:
+            if cancel.is_set():
+                raise DownloadCancelled("Download cancelled; it resumes where it stopped.")
+            self.done += int(n or 0)
+            on_progress(Progress("downloading", self.done, self.size))
+            return None
+
+    return Reporter
+
+
+def _check_space(folder: Path, needed: int) -> None:
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        raise DownloadError(
+            f"Not enough disk space in {folder}: the download needs {size_text(needed)} "
+            f"more and {size_text(free)} is free."
+        )
+
+
+def _sha256(path: Path, total: int, on_progress: ProgressCallback, cancel: threading.Event) -> str:
+    digest = hashlib.sha256()
+    done = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(HASH_CHUNK):
+            if cancel.is_set():
+                raise DownloadCancelled("Check cancelled; the downloaded file is kept.")
+            digest.update(chunk)
+            done += len(chunk)
+            on_progress(Progress("checking", done, total))
+    return digest.hexdigest()
+
+
+def download(
+    model: CatalogModel,
+    *,
+    on_progress: ProgressCallback = lambda _progress: None,
+    cancel: threading.Event | None = None,
+    root: Path | None = None,
+) -> Path:
+    """Download `model` into `root` (default `models_dir()`); return the file's path.
+
+    A file already there is returned as it is. A partial file of the same version is
+    resumed; one whose hub version changed is started again. The finished file must
+    match the hub's SHA-256, or it is deleted.
+    """
+    ok, why = hub_available()
+    if not ok:
+        raise DownloadError(why)
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils import build_hf_headers
+
+    constants.DOWNLOAD_CHUNK_SIZE = READ_CHUNK
+
+    cancel = cancel or threading.Event()
+    final = model_path(model, root)
+    if final.is_file():
+        return final
+    remote = _remote(model, _endpoint())
+    final.parent.mkdir(parents=True, exist_ok=True)
+    part = final.with_name(final.name + ".part")
+    version = final.with_name(final.name + ".part.sha256")
+    if not version.is_file() or version.read_text(encoding="utf-8").strip() != remote.sha256:
+        part.unlink(missing_ok=True)
+        version.write_text(remote.sha256, encoding="utf-8")
+    have = part.stat().st_size if part.is_file() else 0
+    if have > remote.size:
+        part.unlink()
+        have = 0
+    _check_space(final.parent, remote.size - have)
+    headers = build_hf_headers()
+    headers["Accept-Encoding"] = "identity"
+    try:
+        with part.open("ab") as handle:
+            http_get(
+                remote.url,
+                handle,
+                resume_size=have,
+                headers=headers,
+                expected_size=remote.size,
+                displayed_filename=model.filename,
+                tqdm_class=_reporter(on_progress, cancel),
+            )
+    except DownloadError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise DownloadError(
+                f"The disk filled up while downloading {model.filename}; free some space "
+                "and download again: it resumes where it stopped."
+            ) from exc
+        raise DownloadError(f"The download of {model.filename} failed: {exc}") from exc
+    except Exception as exc:  # the hub's HTTP errors and transport errors mid-file
+        raise DownloadError(
+            f"The download of {model.filename} stopped ({type(exc).__name__}: {exc}); "
+            "download again to resume."
+        ) from exc
+    actual = _sha256(part, remote.size, on_progress, cancel)
+    if actual != remote.sha256:
+        part.unlink(missing_ok=True)
+        version.unlink(missing_ok=True)
+        raise DownloadError(
+            f"{model.filename} arrived damaged (its SHA-256 is not the hub's), so it was "
+            "deleted; download it again."
+        )
+    os.replace(part, final)
+    version.unlink(missing_ok=True)
+    return final
