@@ -269,8 +269,7 @@ class MainWindow(QMainWindow):
             worker = getattr(pane, "session", None)  # an ACP agent pane's is not ours
             if isinstance(worker, AgentSession):
                 worker.loop.model = model
-        if getattr(self, "chat", None) is not None:  # a model chosen before the chat exists
-            self.chat.show_model(who_answers(self.settings, model))
+        self.chat.show_model(who_answers(self.settings, model))
 
     def _offer_claude_rules(self) -> None:
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
