@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import uuid
 import weakref
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -25,6 +26,7 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
+from melgui.core.hooks.hooks import HookFiles, Hooks
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Mode, Role, ToolCatalog
@@ -104,6 +106,9 @@ class Desk:
         # the settings, like the main kit).
         self.worktrees = WorkerWorktrees(self.kit.folder, settings)
         self._worker_kits: weakref.WeakSet[WorkspaceKit] = weakref.WeakSet()
+        # Hooks (melgui's own, and the project's while the folder is trusted), read as
+        # their files are when each point runs.
+        self.hook_files = HookFiles(self.kit.folder)
 
     @property
     def folder(self) -> str:
@@ -258,6 +263,9 @@ class Desk:
         cwd: str | None = None,
         guarded: bool = True,
     ) -> AgentSession:
+        folder = cwd or self.folder
+        files = self.hook_files if folder == self.folder else HookFiles(folder)
+        hooks = Hooks(files, cwd=folder, session_id=str(uuid.uuid4()))
         return AgentSession(
             self.connection,
             tools,
@@ -265,12 +273,13 @@ class Desk:
             conversation,
             model=model,
             role=role,
-            cwd=cwd or self.folder,
+            cwd=folder,
             wire=wire,
             source=source,
             catalog=self.catalog,
             around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
+            hooks=hooks,
         )
 
     async def context_window(self, model: str) -> ContextWindow:
@@ -329,6 +338,7 @@ class Desk:
             self.tools.register(name, _forwarder(registry, name))
         self.prompt.set_folder(kit.folder)
         self.worktrees = WorkerWorktrees(kit.folder, self.settings)
+        self.hook_files = HookFiles(kit.folder)
 
     # -- MCP servers ---------------------------------------------------------------------
 

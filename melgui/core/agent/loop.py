@@ -14,6 +14,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from melgui.core.agent.call_judge import judge
+from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -32,6 +34,7 @@ from melgui.core.protocol.events import (
     ToolCalls,
     Usage,
 )
+from melgui.core.protocol.hook_run import CallHooks, HookRun
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
@@ -110,8 +113,11 @@ class AgentLoop:
         max_legs_per_turn: int = 100,
         catalog: ToolCatalog | None = None,
         around_call: CallGuard | None = None,
+        hooks: CallHooks | None = None,
     ) -> None:
         self.transport = transport
+        self.hooks = hooks
+        self.plan = PlanMode()
         self.around_call = around_call
         self.tools = tools
         self.catalog = catalog or ToolCatalog()
@@ -229,7 +235,7 @@ class AgentLoop:
         request = LegRequest(
             model=self.model,
             messages=self.conversation.to_wire(),
-            tools=self.catalog.for_role(self.role),
+            tools=self.plan.offered(self.catalog.for_role(self.role)),
             tool_role=self.role,
             cwd=self.cwd,
             tool_choice=self.tool_choice,
@@ -276,7 +282,11 @@ class AgentLoop:
             self._finish(call, "error", problem, started)
             return
         assert arguments is not None
-        judgement = self.policy.judge_call(call, arguments)  # once: the call keeps it
+        tool = self.catalog.get(call.name)
+        judged = await judge(  # once: the call keeps it
+            call, arguments, self.policy, tool=tool, plan=self.plan, hooks=self.hooks
+        )
+        judgement, arguments, runs = judged.judgement, judged.arguments, judged.runs
         decision = decision_of(judgement)
         allowed_by = decision.rule if isinstance(decision, Approve) else ""
         if decision is None:
@@ -286,7 +296,7 @@ class AgentLoop:
             try:
                 decision = await request.future
             except asyncio.CancelledError:
-                self._finish(call, "cancelled", CANCELLED_RESULT, started)
+                self._finish(call, "cancelled", CANCELLED_RESULT, started, hooks=runs)
                 raise
             finally:
                 self._waiting.remove(request)
@@ -294,7 +304,8 @@ class AgentLoop:
             waited, started = time.monotonic() - started, time.monotonic()
         match decision:
             case Deny(reason=reason):
-                self._finish(call, "denied", denial_text(call.name, reason), started, waited=waited)
+                text = denial_text(call.name, reason)
+                self._finish(call, "denied", text, started, waited=waited, hooks=runs)
                 return
             case Approve():
                 pass
@@ -304,12 +315,22 @@ class AgentLoop:
         try:
             outcome = await self._run_guarded(call, arguments)
         except asyncio.CancelledError:
-            self._finish(call, "cancelled", CANCELLED_RESULT, started, waited=waited)
+            self._finish(call, "cancelled", CANCELLED_RESULT, started, waited=waited, hooks=runs)
             raise
         except Exception as exc:  # a tool's bug must not end the conversation
             outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         status: ResultStatus = "ok" if outcome.status == "ok" else "error"
-        self._finish(call, status, outcome.content, started, outcome.parts, waited=waited)
+        content, parts = outcome.content, outcome.parts
+        if self.hooks is not None:
+            try:
+                after = await self.hooks.after_call(call, arguments, status, content)
+            except asyncio.CancelledError:
+                self._finish(call, status, content, started, parts, waited=waited, hooks=runs)
+                raise
+            runs += after.runs
+            if after.context:
+                content = f"{content.rstrip()}\n\n[PostToolUse hook]\n{after.context}"
+        self._finish(call, status, content, started, parts, waited=waited, hooks=runs)
 
     async def _run_guarded(self, call: ToolCall, arguments: dict[str, Any]) -> ToolOutcome:
         guard = (
@@ -321,6 +342,8 @@ class AgentLoop:
             return await self.tools.run(call.name, arguments)
 
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
+        # Plan mode does not hide a tool here: a write asked for while planning is
+        # refused by its judgement, with the reason, not called unknown.
         allowed = {tool.name for tool in self.catalog.for_role(self.role)}
         if call.name not in allowed or not self.tools.knows(call.name):
             names = ", ".join(sorted(n for n in allowed if self.tools.knows(n)))
@@ -336,10 +359,11 @@ class AgentLoop:
         parts: tuple[ResultPart, ...] = (),
         *,
         waited: float = 0.0,
+        hooks: tuple[HookRun, ...] = (),
     ) -> None:
         self._append(Message.tool_result(call.id, content, status))
         ran = time.monotonic() - started
-        self._emit(ToolCallFinished(call, status, content, ran, parts, waited))
+        self._emit(ToolCallFinished(call, status, content, ran, parts, waited, hooks))
 
     def _close_open_calls(self) -> None:
         """After a cancel: every call still without a result gets one, in order."""

@@ -10,6 +10,7 @@ from typing import Literal
 
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
+from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.messages import Message, Repair, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
 
@@ -73,6 +74,7 @@ class ToolCallFinished:
     duration: float  # seconds the call ran (after any wait for approval)
     parts: tuple[ResultPart, ...] = ()  # what the inspector shows besides the text
     waited: float = 0.0  # seconds it waited for the person's approval
+    hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
 

@@ -15,6 +15,7 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.call_life import AUTO_BY, CallPhase, decision_text, is_open
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     LoopEvent,
@@ -45,6 +46,7 @@ class CallRecord:
     # "approved:saved" or "denied" — as the store keeps it.
     decision: str = ""
     parts: tuple[ResultPart, ...] = ()  # rich result parts (MCP), not kept in the store
+    hooks: tuple[HookRun, ...] = ()  # the hooks that ran around it
 
     @property
     def summary(self) -> str:
@@ -133,6 +135,7 @@ class CallBook(QObject):
                 record.result = content
                 record.duration = duration
                 record.parts = event.parts
+                record.hooks = event.hooks
                 self.changed.emit(call.id)
             case _:
                 pass

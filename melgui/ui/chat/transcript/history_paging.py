@@ -19,8 +19,10 @@ from PySide6.QtCore import QObject, QTimer
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten, summarize
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.records import NoteRecord
+from melgui.ui.chat.blocks.hook_runs import hook_lines_html
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.failure_text import explain_failure
 from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
@@ -48,6 +50,7 @@ class HistoryPaging:
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
+        self._card_hooks: dict[str, tuple[HookRun, ...]] = {}  # id -> the hooks that ran
         self._shown_from = 0
         self._shown_to: int | None = None  # end of an earlier page shown; None: to the end
         # A page drawn a few messages per tick, so "show earlier" never stalls the window.
@@ -276,6 +279,7 @@ class HistoryPaging:
             self._card_ends[call_id] = (exit_code, waited)
         exit_code, waited = self._card_ends.get(call_id, (None, 0.0))
         extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
+        extra = hook_lines_html(self._card_hooks.get(call_id, ()), self.colors) + extra
         html = card_html(
             call_id,
             name,

@@ -1,0 +1,45 @@
+"""The hooks that ran around a call, on its card (a line each) and in the inspector (with
+what each printed)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from melgui.core.protocol.hook_run import HookRun
+from melgui.ui.runtime.theme import Colors
+
+SHOWN_LINES = 12  # of a hook's output, in the inspector
+
+
+def hook_lines_html(runs: Sequence[HookRun], colors: Colors) -> str:
+    """One line per hook run, for the call's card: which hook, its time, what it did."""
+    lines = [
+        f'<br><span style="color:{colors.warn if run.failed else colors.muted}; '
+        f'font-size:small">⚓ {html.escape(run.headline())}</span>'
+        for run in runs
+    ]
+    return "".join(lines)
+
+
+def hook_runs_html(runs: Sequence[HookRun], colors: Colors) -> str:
+    """Every hook run with its origin, exit code and output, for the inspector."""
+    if not runs:
+        return ""
+    blocks = [f"<b>Hooks</b> ({len(runs)})"]
+    for run in runs:
+        color = colors.warn if run.failed else colors.text
+        code = "killed" if run.timed_out else f"exit {run.exit_code}"
+        where = f"{run.origin}" + (f", matcher {run.matcher!r}" if run.matcher else "")
+        blocks.append(
+            f'<div style="color:{color}">{html.escape(run.headline())}'
+            f'<br><span style="color:{colors.muted}">{html.escape(where)} · {code}</span></div>'
+        )
+        for label, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+            if text.strip():
+                shown = "\n".join(text.strip().splitlines()[:SHOWN_LINES])
+                blocks.append(
+                    f'<pre style="color:{colors.muted}; margin:0">{label}: '
+                    f"{html.escape(shown)}</pre>"
+                )
+    return "".join(blocks)
