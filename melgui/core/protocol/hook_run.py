@@ -29,6 +29,7 @@ HookEvent = Literal[
     "PreCompact",
     "Notification",
 ]
+HEADLINE_COMMAND = 48  # characters of a hook's command in its one-line headline
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,10 @@ class HookRun:
     def headline(self) -> str:
         """One line for a card: the event, the command, its time and its effect."""
         what = self.problem or self.effect or "ran"
-        return f"{self.event} hook `{self.command}` · {self.duration * 1000:.0f} ms · {what}"
+        command = " ".join(self.command.split())
+        if len(command) > HEADLINE_COMMAND:
+            command = command[: HEADLINE_COMMAND - 1] + "…"
+        return f"{self.event} hook `{command}` · {self.duration * 1000:.0f} ms · {what}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,8 @@ def hook_runs_html(runs: Sequence[HookRun], colors: Colors) -> str:
         where = f"{run.origin}" + (f", matcher {run.matcher!r}" if run.matcher else "")
         blocks.append(
             f'<div style="color:{color}">{html.escape(run.headline())}'
-            f'<br><span style="color:{colors.muted}">{html.escape(where)} · {code}</span></div>'
+            f'<br><span style="color:{colors.muted}">{html.escape(where)} · {code}</span>'
+            f'<br><code style="color:{colors.muted}">{html.escape(run.command)}</code></div>'
         )
         for label, text in (("stdout", run.stdout), ("stderr", run.stderr)):
             if text.strip():
