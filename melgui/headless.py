@@ -21,6 +21,7 @@ from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
+from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
@@ -175,9 +176,19 @@ class Printer:
             case ToolCallFinished(call=call, status=status, content=content):
                 if self.as_json:
                     shown = "cancelled" if status == "interrupted" else status
+                    ran = {"hooks": [_hook_json(r) for r in event.hooks]} if event.hooks else {}
                     self._call_line(
-                        call.name, kind="tool_result", id=call.id, status=shown, content=content
+                        call.name,
+                        kind="tool_result",
+                        id=call.id,
+                        status=shown,
+                        content=content,
+                        **ran,
                     )
+                elif event.hooks:
+                    for run in event.hooks:
+                        if run.failed or run.effect:
+                            print(f"melgui: {run.headline()}", file=sys.stderr)
             case TurnFinished(legs=legs, usage=usage):
                 if self.as_json:
                     self._line(kind="done", legs=legs, usage=usage.to_json())
@@ -415,3 +426,20 @@ def main(argv: list[str]) -> int:
         return EXIT_CANCELLED
     finally:
         sys.stderr = stderr
+
+
+def _hook_json(run: HookRun) -> dict[str, Any]:
+    """A hook's run in `--json` output: which hook, its time, its exit and output."""
+    return {
+        "event": run.event,
+        "command": run.command,
+        "origin": run.origin,
+        "matcher": run.matcher,
+        "ms": round(run.duration * 1000),
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "stdout": run.stdout,
+        "stderr": run.stderr,
+        "problem": run.problem,
+        "effect": run.effect,
+    }

@@ -264,8 +264,6 @@ class Desk:
         guarded: bool = True,
     ) -> AgentSession:
         folder = cwd or self.folder
-        files = self.hook_files if folder == self.folder else HookFiles(folder)
-        hooks = Hooks(files, cwd=folder, session_id=str(uuid.uuid4()))
         return AgentSession(
             self.connection,
             tools,
@@ -279,8 +277,13 @@ class Desk:
             catalog=self.catalog,
             around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
-            hooks=hooks,
+            hooks=self.hooks_for(folder),
         )
+
+    def hooks_for(self, folder: str) -> Hooks:
+        """The hooks of one conversation (a session, a hosted agent) working in `folder`."""
+        files = self.hook_files if folder == self.folder else HookFiles(folder)
+        return Hooks(files, cwd=folder, session_id=str(uuid.uuid4()))
 
     async def context_window(self, model: str) -> ContextWindow:
         """The model's window on the current connection, asked once per connection."""

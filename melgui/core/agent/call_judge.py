@@ -49,10 +49,11 @@ async def judge(
     if before.arguments is not None:
         arguments = dict(before.arguments)
     judgement = policy.judge_call(call, arguments)
-    return Judged(_joined(judgement, before.verdict, before.reason), arguments, before.runs)
+    return Judged(joined(judgement, before.verdict, before.reason), arguments, before.runs)
 
 
-def _joined(judgement: Judgement, verdict: str | None, reason: str) -> Judgement:
+def joined(judgement: Judgement, verdict: str | None, reason: str) -> Judgement:
+    """The policy's judgement with the PreToolUse hooks' verdict joined in."""
     if verdict == "deny":
         why = f"a PreToolUse hook blocked it: {reason}"
         return replace(judgement, verdict="deny", source=HOOK, reason=why)

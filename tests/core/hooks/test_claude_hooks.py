@@ -175,9 +175,7 @@ async def test_an_untrusted_projects_hooks_do_not_run_and_melguis_own_do(tmp_pat
     (call,) = finished
     assert call.status == "ok"  # the project's validator would have blocked grep
     assert not (project / "bash-command-log.txt").exists()
-    assert [r.origin for r in call.hooks] == [str(user_hooks)] or [
-        r.origin.endswith("hooks.json") for r in call.hooks
-    ] == [True]
+    assert [r.origin for r in call.hooks] == [str(user_hooks)]
     sent = json.loads(mark.read_text())
     assert sent["tool_name"] == "Bash" and sent["tool_input"] == {"command": "grep -r x ."}
     assert sent["hook_event_name"] == "PreToolUse" and sent["cwd"] == os.path.realpath(project)
@@ -188,3 +186,30 @@ def test_a_hook_run_reads_in_one_line() -> None:
         "PreToolUse", "./check.sh", ".claude/settings.json", "Bash", 0.012, 2, effect="denied: no"
     )
     assert run.headline() == "PreToolUse hook `./check.sh` · 12 ms · denied: no"
+
+
+def test_exec_runs_melguis_own_hooks_and_prints_each_run(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    from tests.fakes.exec import json_lines, melgui_exec
+
+    config = tmp_path / "config"
+    config.mkdir()
+    validator = DATA / "bash_command_validator.py"
+    own = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"command": f"python3 {validator}"}]}]}
+    (config / "hooks.json").write_text(json.dumps({"hooks": own}))
+    folder = tmp_path / "p"
+    folder.mkdir()
+    command = tool_call("run_command", {"command": "grep -r TODO ."}, id="c1")
+    scripted_relay.script([tool_calls(command)], [text("Blocked."), done()])
+    result = melgui_exec(
+        "--url", scripted_relay.base_url, "--folder", str(folder), "--model", "m",
+        "--approve", "all", "--json", "find the TODOs",
+        env={"MELIAI_API_KEY": "k", "MELGUI_CONFIG_DIR": str(config)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (finished,) = [e for e in json_lines(result.stdout) if e["kind"] == "tool_result"]
+    assert finished["status"] == "denied" and "Use 'rg'" in finished["content"]
+    (hook,) = finished["hooks"]
+    assert hook["event"] == "PreToolUse" and hook["exit_code"] == 2
+    assert hook["origin"] == str(config / "hooks.json") and "Use 'rg'" in hook["stderr"]

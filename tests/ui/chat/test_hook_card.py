@@ -17,8 +17,8 @@ from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 CHECK = "jq -r '.tool_input.command' | grep -q '^make' && echo 'make is allowed here' || true"
 CONTEXT = (
-    "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", "
-    "\"additionalContext\": \"2 tests were slow: see .pytest_cache\"}}'"
+    'echo \'{"hookSpecificOutput": {"hookEventName": "PostToolUse", '
+    '"additionalContext": "2 tests were slow: see .pytest_cache"}}\''
 )
 
 
