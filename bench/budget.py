@@ -61,6 +61,7 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "grep: CPU / rg (worst pattern)",
     ),
     "bench_journal.py": ("journal: streaming wall time on / off",),
+    "bench_hooks.py": ("hooks: a `true` PreToolUse hook / bare sh -c true",),
     "bench_rules.py": (
         "rules: deciding a command cold, 200 rules (median)",
         "rules: deciding a command cold, 200 rules (99th pct)",

@@ -67,14 +67,19 @@ class HookConfig:
 
     commands: list[HookCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    _found: dict[tuple[str, tuple[str, ...]], list[HookCommand]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def for_event(self, event: HookEvent, names: Iterable[str] = ()) -> list[HookCommand]:
-        listed = list(names)
-        found = [c for c in self.commands if c.event == event and c.matches(listed)]
-        unique: dict[str, HookCommand] = {}  # Claude Code runs an identical command once
-        for command in found:
-            unique.setdefault(command.command, command)
-        return list(unique.values())
+        key = (event, tuple(names))
+        if key not in self._found:
+            found = [c for c in self.commands if c.event == event and c.matches(key[1])]
+            unique: dict[str, HookCommand] = {}  # Claude Code runs an identical command once
+            for command in found:
+                unique.setdefault(command.command, command)
+            self._found[key] = list(unique.values())
+        return self._found[key]
 
     def __bool__(self) -> bool:
         return bool(self.commands)

@@ -36,22 +36,26 @@ _RANK: dict[Verdict, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 class HookFiles:
     """The hook configuration of a project as its files are now: melgui's own, and the
-    project's while the folder is trusted. Re-read only when a file or the trust changes."""
+    project's while the folder is trusted. Re-read only when a file or the trust changes;
+    the trust is read only when the project has a hooks file at all."""
 
     def __init__(
         self, project: str, trust: FolderTrust | None = None, *, user_dir: Path | None = None
     ) -> None:
         self.project = project
         self.trust = trust or FolderTrust()
-        self.user_dir = user_dir
+        self._own = hook_files(project, trusted=False, user_dir=user_dir)
+        self._theirs = hook_files(project, trusted=True, user_dir=user_dir)[len(self._own) :]
         self._key: tuple[object, ...] | None = None
         self._config = HookConfig()
 
     def current(self) -> HookConfig:
-        trusted = self.trust.is_trusted(self.project)
-        files = hook_files(self.project, trusted=trusted, user_dir=self.user_dir)
-        key = (trusted, *(_stamp(f) for f in files))
+        own = tuple(_stamp(f) for f in self._own)
+        theirs = tuple(_stamp(f) for f in self._theirs)
+        trusted = any(theirs) and self.trust.is_trusted(self.project)
+        key = (own, theirs, trusted)
         if key != self._key:
+            files = self._own + (self._theirs if trusted else [])
             self._config = load(files, project=self.project)
             self._key = key
         return self._config
@@ -59,7 +63,7 @@ class HookFiles:
 
 def _stamp(path: Path) -> tuple[int, int] | None:
     try:
-        info = path.stat()
+        info = os.stat(path)
     except OSError:
         return None
     return info.st_mtime_ns, info.st_size
