@@ -132,6 +132,7 @@ class Orchestration:
         if not task.strip():
             raise ToolError("Argument 'task' must not be empty.")
         model = _text_arg(arguments, "model", required=False)
+        planning, task = plan_word(task)
         try:
             info, prepared = await self.manager.start_worker(
                 task, model.strip() if model else None, layout
@@ -139,12 +140,21 @@ class Orchestration:
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)
+        if planning and isinstance(pane, AgentPane):
+            # before its first leg: the worker's queue runs on the loop's next turn
+            pane.session.loop.plan.on = True
         model_name = pane.session.loop.model if isinstance(pane, AgentPane) else model
         text = (
             f"Started worker agent in pane {info.id} {_WHERE[layout]} on model {model_name}, "
             f"working on its task. Use read_agent to see its progress and send_agent to "
             f"message it."
         )
+        if planning:
+            text += (
+                " It is in plan mode: it reads and writes a plan, changing nothing, until "
+                "you approve it with send_agent and a text starting `/plan off` (or ask the "
+                "person first)."
+            )
         if prepared is not None:
             text += "\n" + prepared.describe()
         return ToolOutcome(text)
@@ -168,7 +178,15 @@ class Orchestration:
         text = _text_arg(arguments, "text", required=True) or ""
         if not text.strip():
             raise ToolError("Argument 'text' must not be empty.")
-        queued = self._agent(pane_id).send(text)
+        agent = self._agent(pane_id)
+        switched = plan_switch(text)
+        if switched is not None:
+            on, text = switched
+            agent.session.loop.plan.on = on
+            if not text:
+                word = "on" if on else "off"
+                return ToolOutcome(f"Plan mode is {word} for worker {pane_id}.")
+        queued = agent.send(text)
         if queued:
             return ToolOutcome(
                 f"Queued the message for worker {pane_id}; it is busy and will read it "
@@ -265,3 +283,22 @@ def register_orchestration(tools: ToolRegistry, manager: PaneManager) -> Orchest
     orchestration = Orchestration(manager)
     orchestration.register(tools)
     return orchestration
+
+
+def plan_word(task: str) -> tuple[bool, str]:
+    """A task that starts `/plan ` is planned first: (True, the task without it)."""
+    stripped = task.strip()
+    if stripped.startswith("/plan ") and stripped[6:].strip():
+        return True, stripped[6:].strip()
+    return False, task
+
+
+def plan_switch(text: str) -> tuple[bool, str] | None:
+    """`/plan on …` or `/plan off …` sent to a worker: the mode, and the rest to send."""
+    words = text.strip().split(maxsplit=2)
+    if len(words) >= 2 and words[0] == "/plan" and words[1] in ("on", "off"):
+        rest = words[2] if len(words) == 3 else ""
+        if words[1] == "off" and not rest:
+            rest = "Your plan is approved. Plan mode is off: carry it out now."
+        return words[1] == "on", rest
+    return None
