@@ -26,7 +26,9 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
+from melgui.core.config.trust import FolderTrust
 from melgui.core.hooks.hooks import HookFiles, Hooks
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, ProjectDiagnostics
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Mode, Role, ToolCatalog
@@ -109,6 +111,10 @@ class Desk:
         # Hooks (melgui's own, and the project's while the folder is trusted), read as
         # their files are when each point runs.
         self.hook_files = HookFiles(self.kit.folder)
+        # Language servers, per folder (the project's, a worker's worktree), on first use.
+        self._diagnostics: dict[str, ProjectDiagnostics] = {}
+        self.catalog.add(DIAGNOSTICS_TOOL)
+        self.tools.register(DIAGNOSTICS_TOOL.name, self._diagnostics_tool)
 
     @property
     def folder(self) -> str:
@@ -278,7 +284,22 @@ class Desk:
             around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
             hooks=self.hooks_for(folder),
+            after_call=(self.diagnostics_for(folder),),
         )
+
+    def diagnostics_for(self, folder: str) -> ProjectDiagnostics:
+        """The language servers of `folder`, off while it is untrusted."""
+        if folder not in self._diagnostics:
+            trust = FolderTrust()
+            self._diagnostics[folder] = ProjectDiagnostics(
+                folder,
+                trusted=lambda: trust.is_trusted(folder),
+                configured=lambda: self.settings.language_servers,
+            )
+        return self._diagnostics[folder]
+
+    async def _diagnostics_tool(self, arguments: dict[str, Any]) -> Any:
+        return await self.diagnostics_for(self.folder).tool(arguments)
 
     def hooks_for(self, folder: str) -> Hooks:
         """The hooks of one conversation (a session, a hosted agent) working in `folder`."""
@@ -359,6 +380,8 @@ class Desk:
             await self.mcp.start_all()
 
     async def aclose(self) -> None:
+        for diagnostics in self._diagnostics.values():
+            await diagnostics.aclose()
         await self.mcp.aclose()
         await self.connection.aclose()
         self.checkpoints.close()

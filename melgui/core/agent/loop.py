@@ -321,16 +321,17 @@ class AgentLoop:
             outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         status: ResultStatus = "ok" if outcome.status == "ok" else "error"
         content, parts = outcome.content, outcome.parts
+        notes: tuple[str, ...] = ()
         if self.hooks is not None:
             try:
                 after = await self.hooks.after_call(call, arguments, status, content)
             except asyncio.CancelledError:
                 self._finish(call, status, content, started, parts, waited=waited, hooks=runs)
                 raise
-            runs += after.runs
+            runs, notes = runs + after.runs, after.notes
             if after.context:
-                content = f"{content.rstrip()}\n\n[PostToolUse hook]\n{after.context}"
-        self._finish(call, status, content, started, parts, waited=waited, hooks=runs)
+                content = f"{content.rstrip()}\n\n{after.context}"
+        self._finish(call, status, content, started, parts, waited=waited, hooks=runs, notes=notes)
 
     async def _run_guarded(self, call: ToolCall, arguments: dict[str, Any]) -> ToolOutcome:
         guard = (
@@ -360,10 +361,11 @@ class AgentLoop:
         *,
         waited: float = 0.0,
         hooks: tuple[HookRun, ...] = (),
+        notes: tuple[str, ...] = (),
     ) -> None:
         self._append(Message.tool_result(call.id, content, status))
         ran = time.monotonic() - started
-        self._emit(ToolCallFinished(call, status, content, ran, parts, waited, hooks))
+        self._emit(ToolCallFinished(call, status, content, ran, parts, waited, hooks, notes))
 
     def _close_open_calls(self) -> None:
         """After a cancel: every call still without a result gets one, in order."""

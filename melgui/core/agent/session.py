@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from melgui.core.agent.call_steps import AfterStep, CallSteps
 from melgui.core.agent.compaction import Compactor, WindowLookup
 from melgui.core.agent.context import ContextTracker
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
@@ -58,6 +59,7 @@ class AgentSession:
         around_call: CallGuard | None = None,
         window_lookup: WindowLookup | None = None,
         hooks: Hooks | None = None,
+        after_call: Sequence[AfterStep] = (),
     ) -> None:
         self._observers: list[Observer] = []
         self.loop = AgentLoop(
@@ -73,7 +75,7 @@ class AgentSession:
             source=source,
             catalog=catalog,
             around_call=around_call,
-            hooks=hooks,
+            hooks=CallSteps(hooks, after_call) if hooks or after_call else None,
         )
         self.source = source
         self.last_result: TurnResult | None = None

@@ -143,7 +143,8 @@ class Hooks:
         }
         answered = await self._run_all(hooks, "PostToolUse", fields)
         context = "\n".join(a.context for a, _ in answered if a.context)
-        return AfterCall(context, tuple(run for _, run in answered))
+        labelled = f"[PostToolUse hook]\n{context}" if context else ""
+        return AfterCall(labelled, tuple(run for _, run in answered))
 
     # -- the other points ----------------------------------------------------------------
 

@@ -74,10 +74,13 @@ class BeforeCall:
 
 @dataclass(frozen=True, slots=True)
 class AfterCall:
-    """Text the hooks after a call add to its result, and the runs."""
+    """Text the steps after a call add to its result (each labelled by its step: a
+    PostToolUse hook, the language server's diagnostics), the hook runs, and lines for
+    the call's card."""
 
     context: str = ""
     runs: tuple[HookRun, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
 
 
 class CallHooks(Protocol):

@@ -75,6 +75,7 @@ class ToolCallFinished:
     parts: tuple[ResultPart, ...] = ()  # what the inspector shows besides the text
     waited: float = 0.0  # seconds it waited for the person's approval
     hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it
+    notes: tuple[str, ...] = ()  # lines for its card from the steps after it (diagnostics)
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
 
