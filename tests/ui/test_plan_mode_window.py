@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.trust import FolderTrust
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import READ_ONLY_TOOLS
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
@@ -18,6 +19,8 @@ from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 PLAN = """1. Add `greet(name)` to app.py, returning the greeting
 2. Call it from `main()` with the first argument, or "world"
 3. Add `tests/test_app.py` and run `pytest -q`"""
+
+READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name}  # the run-time read-only tool too
 
 
 def test_a_plan_awaits_approval_then_approve_and_start_acts(
@@ -46,7 +49,9 @@ def test_a_plan_awaits_approval_then_approve_and_start_acts(
         await wait_until(lambda: idle(window, 2) and panel.plans)
 
     run(planning())
-    assert set(scripted_relay.legs_received[0].tool_names) <= READ_ONLY_TOOLS
+    assert set(scripted_relay.legs_received[0].tool_names) <= READ_ONLY_TOOLS | {
+        DIAGNOSTICS_TOOL.name
+    }
     assert panel.awaiting() and panel.approve_button.isEnabled()
     assert "Awaiting your approval" in panel.state.text()
     window.plans_dock.raise_()
@@ -85,7 +90,7 @@ def test_revise_sends_the_comment_back_and_plan_is_per_conversation(
     assert scripted_relay.legs_received[0].last_user_text == "clean the build"
     revised = scripted_relay.legs_received[2]
     assert "keep the cache folder" in revised.last_user_text
-    assert set(revised.tool_names) <= READ_ONLY_TOOLS and window.session.loop.plan.on
+    assert set(revised.tool_names) <= READING and window.session.loop.plan.on
     window.new_conversation()  # another conversation starts out of plan mode
     assert not window.session.loop.plan.on and not window.toolbar.plan_button.isChecked()
 

@@ -48,6 +48,9 @@ class ServerSession:
         self.pull = False
         self.versions: dict[str, int] = {}
         self.last_used = time.monotonic()
+        # Seconds from the last change sent to the server's first answer for it (its
+        # publish, or its pull reply): what the server itself took (bench_diagnostics).
+        self.answered_in = 0.0
         self._published: dict[str, tuple[int | None, list[lsp.Diagnostic], int]] = {}
         self._publishes = 0
         self._changed = asyncio.Event()
@@ -59,6 +62,9 @@ class ServerSession:
             found = list(params.diagnostics)
             self._published[params.uri] = (params.version, found, self._publishes)
             self._changed.set()
+
+        for method in _IGNORED:  # a server's chatter, not ours to answer or show
+            self.client.feature(method)(_ignore)
 
     @property
     def name(self) -> str:
@@ -118,6 +124,7 @@ class ServerSession:
 
     async def _diagnose(self, uri: str, text: str, language_id: str) -> list[lsp.Diagnostic]:
         seen = self._publishes
+        sent = time.monotonic()
         version = self.versions.get(uri, 0) + 1
         self.versions[uri] = version
         if version == 1:
@@ -133,18 +140,22 @@ class ServerSession:
             report = await self.client.text_document_diagnostic_async(
                 lsp.DocumentDiagnosticParams(lsp.TextDocumentIdentifier(uri))
             )
+            self.answered_in = time.monotonic() - sent
             if isinstance(report, lsp.RelatedFullDocumentDiagnosticReport):
                 return list(report.items)
             return []
-        return await self._settled(uri, version, seen)
+        return await self._settled(uri, version, seen, sent)
 
-    async def _settled(self, uri: str, version: int, seen: int) -> list[lsp.Diagnostic]:
+    async def _settled(
+        self, uri: str, version: int, seen: int, sent: float
+    ) -> list[lsp.Diagnostic]:
         while True:  # a publish for this version (or, unversioned, after the change)
             found = self._published.get(uri)
             if found is not None and found[2] > seen and found[0] in (None, version):
                 break
             self._changed.clear()
             await self._changed.wait()
+        self.answered_in = time.monotonic() - sent
         while True:  # then a round trip with no newer publish behind it
             latest = self._published[uri][2]
             await self.client.text_document_document_symbol_async(
@@ -169,6 +180,19 @@ class ServerSession:
                 os.killpg(server.pid, 9)
         if self._drain is not None:
             self._drain.cancel()
+
+
+_IGNORED = (
+    lsp.WINDOW_LOG_MESSAGE,
+    lsp.WINDOW_SHOW_MESSAGE,
+    lsp.TELEMETRY_EVENT,
+    lsp.PROGRESS,
+    "$/typescriptVersion",
+)
+
+
+def _ignore(params: Any) -> None:
+    return None
 
 
 def _converter() -> Any:

@@ -239,8 +239,8 @@ class ChatView(HistoryPaging, QWidget):
             case ToolCallFinished(call=call, status=status, content=content, waited=waited):
                 if not t.has_card(call.id):
                     self._add_card(call, status)
-                if event.hooks:
-                    self._card_hooks[call.id] = event.hooks
+                if event.hooks or event.notes:
+                    self._card_hooks[call.id] = (event.hooks, event.notes)
                 code = exit_code_of(content)
                 self._set_card(call.id, status, event.duration, exit_code=code, waited=waited)
             case TurnFailed(message=text, status=status):

@@ -47,6 +47,7 @@ class CallRecord:
     decision: str = ""
     parts: tuple[ResultPart, ...] = ()  # rich result parts (MCP), not kept in the store
     hooks: tuple[HookRun, ...] = ()  # the hooks that ran around it
+    notes: tuple[str, ...] = ()  # what steps after it said (a language server's diagnostics)
 
     @property
     def summary(self) -> str:
@@ -136,6 +137,7 @@ class CallBook(QObject):
                 record.duration = duration
                 record.parts = event.parts
                 record.hooks = event.hooks
+                record.notes = event.notes
                 self.changed.emit(call.id)
             case _:
                 pass

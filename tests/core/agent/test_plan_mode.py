@@ -8,12 +8,15 @@ from pathlib import Path
 
 from melgui.core.agent.plan_mode import SOURCE, approved_prompt
 from melgui.core.config.settings import Settings
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import READ_ONLY_TOOLS
 from melgui.core.protocol.loop_events import LoopEvent, ToolCallFinished
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 
 PLAN = "1. Add greet() to app.py\n2. Call it from main()"
+
+READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name}  # the run-time read-only tool too
 
 
 async def test_plan_mode_offers_only_read_tools_refuses_a_write_then_approving_starts(
@@ -45,7 +48,7 @@ async def test_plan_mode_offers_only_read_tools_refuses_a_write_then_approving_s
         session.submit("greet people")
         await session.wait_idle()
         planning = relay.legs_received[:3]
-        assert all(set(leg.tool_names) <= READ_ONLY_TOOLS for leg in planning)
+        assert all(set(leg.tool_names) <= READING for leg in planning)
         assert "write_plan" in planning[0].tool_names
         assert "write_file" not in planning[0].tool_names
         refused = finished[0]

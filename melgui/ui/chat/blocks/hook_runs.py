@@ -1,5 +1,6 @@
-"""The hooks that ran around a call, on its card (a line each) and in the inspector (with
-what each printed)."""
+"""What ran around a call, on its card and in the inspector: the hooks (a line each; in
+the inspector with what each printed), and the notes of the steps after it (a language
+server's new errors and warnings)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,21 @@ def hook_lines_html(runs: Sequence[HookRun], colors: Colors) -> str:
         f'<br><span style="color:{colors.warn if run.failed else colors.muted}; '
         f'font-size:small">⚓ {html.escape(run.headline())}</span>'
         for run in runs
+    ]
+    return "".join(lines)
+
+
+def note_lines_html(notes: Sequence[str], colors: Colors) -> str:
+    """The lines a step after the call left for its card (a language server's new errors
+    and warnings): the first as a heading, the rest in monospace."""
+    if not notes:
+        return ""
+    head, *rest = notes
+    lines = [f'<br><span style="color:{colors.warn}; font-size:small">{html.escape(head)}</span>']
+    lines += [
+        f'<br><span style="color:{colors.warn}; font-family:monospace; font-size:small">'
+        f"{html.escape(line)}</span>"
+        for line in rest
     ]
     return "".join(lines)
 

@@ -22,7 +22,7 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.records import NoteRecord
-from melgui.ui.chat.blocks.hook_runs import hook_lines_html
+from melgui.ui.chat.blocks.hook_runs import hook_lines_html, note_lines_html
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.failure_text import explain_failure
 from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
@@ -50,7 +50,8 @@ class HistoryPaging:
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
-        self._card_hooks: dict[str, tuple[HookRun, ...]] = {}  # id -> the hooks that ran
+        # id -> the hooks that ran around it, and its notes (the diagnostics after an edit)
+        self._card_hooks: dict[str, tuple[tuple[HookRun, ...], tuple[str, ...]]] = {}
         self._shown_from = 0
         self._shown_to: int | None = None  # end of an earlier page shown; None: to the end
         # A page drawn a few messages per tick, so "show earlier" never stalls the window.
@@ -279,7 +280,8 @@ class HistoryPaging:
             self._card_ends[call_id] = (exit_code, waited)
         exit_code, waited = self._card_ends.get(call_id, (None, 0.0))
         extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
-        extra = hook_lines_html(self._card_hooks.get(call_id, ()), self.colors) + extra
+        runs, notes = self._card_hooks.get(call_id, ((), ()))
+        extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
         html = card_html(
             call_id,
             name,
