@@ -21,7 +21,6 @@ from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, ROLES
-from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
@@ -41,7 +40,7 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tooling import HookRun, ToolOutcome
 from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.transports.connection import api_key_kind

@@ -18,8 +18,8 @@ from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.hook_run import CallHooks, HookRun
 from melgui.core.protocol.judgement import Judgement
+from melgui.core.protocol.tooling import CallHooks, HookRun
 
 HOOK = "hook"
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.hook_run import AfterCall, BeforeCall, CallHooks
+from melgui.core.protocol.tooling import AfterCall, BeforeCall, CallHooks
 
 
 class AfterStep(Protocol):

@@ -34,7 +34,6 @@ from melgui.core.protocol.events import (
     ToolCalls,
     Usage,
 )
-from melgui.core.protocol.hook_run import CallHooks, HookRun
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
@@ -54,7 +53,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import ToolOutcome, ToolRunner
+from melgui.core.protocol.tooling import CallHooks, HookRun, ToolOutcome, ToolRunner
 from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, WireSink
 
 Emit = Callable[[LoopEvent], None]

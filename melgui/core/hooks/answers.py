@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from melgui.core.hooks.runner import Ran
-from melgui.core.protocol.hook_run import HookEvent
 from melgui.core.protocol.judgement import Verdict
+from melgui.core.protocol.tooling import HookEvent
 
 BLOCKING = 2
 _VERDICTS: dict[str, Verdict] = {"allow": "allow", "deny": "deny", "ask": "ask"}

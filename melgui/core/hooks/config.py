@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from melgui.core.config.settings import config_dir
-from melgui.core.protocol.hook_run import HookEvent
+from melgui.core.protocol.tooling import HookEvent
 
 EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 USER_FILE = "hooks.json"

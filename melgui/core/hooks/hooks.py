@@ -28,8 +28,8 @@ from melgui.core.hooks.config import HookCommand, HookConfig, hook_files, load
 from melgui.core.hooks.names import claude_input, claude_name, matched_names, melgui_input
 from melgui.core.hooks.runner import hook_env, run_hook
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.hook_run import AfterCall, BeforeCall, HookEvent, HookRun
 from melgui.core.protocol.judgement import Verdict
+from melgui.core.protocol.tooling import AfterCall, BeforeCall, HookEvent, HookRun
 
 _RANK: dict[Verdict, int] = {"allow": 0, "ask": 1, "deny": 2}
 

@@ -12,7 +12,9 @@ that version:
   published after the change), and a round trip sent after its latest publish
   (`textDocument/documentSymbol`, answered in order behind the work the change queued)
   came back with no newer publish in between. No fixed sleep: how long it takes is how
-  long the server takes.
+  long the server takes. A server that sends no version must stay quiet through two
+  round trips in a row (it may publish in parts: typescript-language-server publishes
+  the syntax errors, then the type errors, each as tsserver reports them).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from melgui.core.processes import reset_signals
 
 START_TIMEOUT = 30.0  # seconds for the server to start and answer `initialize`
 ANSWER_TIMEOUT = 30.0  # seconds for one document's diagnostics
+QUIET_ROUND_TRIPS = 2  # round trips with no publish that settle an unversioned server
 
 
 class ServerFailed(Exception):
@@ -156,13 +159,18 @@ class ServerSession:
             self._changed.clear()
             await self._changed.wait()
         self.answered_in = time.monotonic() - sent
-        while True:  # then a round trip with no newer publish behind it
+        # Then round trips with no newer publish behind them: one for a server that names
+        # the version, two in a row for one that does not (it may publish a document's
+        # diagnostics in parts, syntax before types, as typescript-language-server does).
+        needed = 1 if found[0] is not None else QUIET_ROUND_TRIPS
+        quiet = 0
+        while quiet < needed:
             latest = self._published[uri][2]
             await self.client.text_document_document_symbol_async(
                 lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(uri))
             )
-            if self._published[uri][2] == latest:
-                return list(self._published[uri][1])
+            quiet = quiet + 1 if self._published[uri][2] == latest else 0
+        return list(self._published[uri][1])
 
     def current(self) -> dict[str, list[lsp.Diagnostic]]:
         """The latest diagnostics the server published, by document URI."""

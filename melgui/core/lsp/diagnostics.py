@@ -22,8 +22,7 @@ from melgui.core.lsp.client import ServerFailed, ServerSession, server_env
 from melgui.core.lsp.servers import Language, language_of, server_command
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.hook_run import AfterCall
-from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tooling import AfterCall, ToolOutcome
 
 IDLE = 300.0  # seconds a server may stay unused before it is stopped
 EDITING_TOOLS = frozenset({"edit_file", "write_file"})
@@ -50,6 +49,7 @@ class ProjectDiagnostics:
         self._known: dict[str, set[tuple[int, str]]] = {}  # path -> (severity, message)
         self._locks: dict[str, asyncio.Lock] = {}
         self._idle: dict[str, asyncio.TimerHandle] = {}
+        self._failed: dict[str, str] = {}  # path -> why its server failed just now
 
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
@@ -60,6 +60,10 @@ class ProjectDiagnostics:
             return AfterCall()
         found = await self.for_file(path)
         if found is None:
+            failed = self._failed.pop(path, "")
+            if failed:  # a server that broke is said once, plainly; the edit stands
+                note = f"[Diagnostics unavailable: {failed}]"
+                return AfterCall(note, notes=(note,))
             return AfterCall()
         before = self._known.get(found[0], set())
         shown = [d for d in found[1] if d.severity in SHOWN]
@@ -84,7 +88,7 @@ class ProjectDiagnostics:
         language = language_of(full)
         if language is None or not os.path.isfile(full):
             return None
-        server = await self._server(language)
+        server = await self._server(language, path)
         if server is None:
             return None
         try:
@@ -92,13 +96,14 @@ class ProjectDiagnostics:
             found = await server.diagnostics(full, text, language.language_id(full))
         except (ServerFailed, OSError) as exc:
             self.problems[language.name] = str(exc)
+            self._failed[path] = str(exc)
             await self._stop(language.name)
             return None
         finally:
             self._idle_later(language.name)
         return full, found, language
 
-    async def _server(self, language: Language) -> ServerSession | None:
+    async def _server(self, language: Language, path: str) -> ServerSession | None:
         lock = self._locks.setdefault(language.name, asyncio.Lock())
         async with lock:
             server = self.servers.get(language.name)
@@ -113,6 +118,7 @@ class ProjectDiagnostics:
                 await server.start()
             except ServerFailed as exc:
                 self.problems[language.name] = str(exc)
+                self._failed[path] = str(exc)
                 return None
             self.problems.pop(language.name, None)
             self.servers[language.name] = server

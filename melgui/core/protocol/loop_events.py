@@ -10,9 +10,9 @@ from typing import Literal
 
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
-from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.messages import Message, Repair, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import HookRun
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,6 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.call_life import AUTO_BY, CallPhase, decision_text, is_open
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     LoopEvent,
@@ -25,6 +24,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import ToolCallRecord
 from melgui.ui.runtime.bridge import SessionBridge
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from melgui.core.config.settings import Settings, config_dir
 from melgui.core.config.trust import FolderTrust
-from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.loop_events import LoopEvent, ToolCallFinished
+from melgui.core.protocol.tooling import HookRun
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 

@@ -102,3 +102,31 @@ async def test_no_server_starts_in_an_untrusted_folder(tmp_path: Path) -> None:
         relay.script([tool_calls(tool_call("edit_file", edit))], [text("ok"), done()])
         call = await edit_turn(project, relay, edit)
     assert call.status == "ok" and "Diagnostics" not in call.content and call.notes == ()
+
+
+async def test_a_server_that_fails_is_said_plainly_and_the_edit_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from melgui.core.lsp import client
+
+    monkeypatch.setattr(client, "START_TIMEOUT", 2.0)
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "app.py").write_text("x = 1\n")
+    FolderTrust().trust(project)
+    edit = {"path": "app.py", "old_string": "x = 1", "new_string": "x = 2"}
+    with ScriptedRelay() as relay:
+        relay.script([tool_calls(tool_call("edit_file", edit))], [text("ok"), done()])
+        settings = Settings(connection="relay", relay_url=relay.base_url)
+        settings.approval_modes = {**settings.approval_modes, "edit_file": "auto"}
+        settings.language_servers = {"python": ["sh", "-c", "exit 3"]}
+        desk = Desk(str(project), settings, api_key="k", plans=lambda t, m: None)
+        session = desk.session(model="relay-model", role="assistant")
+        session.submit("bump")
+        await session.wait_idle()
+        await session.aclose()
+        await desk.aclose()
+    result = next(m for m in relay.legs_received[1].messages if m.get("role") == "tool")
+    assert "Edited app.py" in result["content"]
+    assert "[Diagnostics unavailable: sh did not start" in result["content"]
+    assert (project / "app.py").read_text() == "x = 2\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from melgui.core.protocol.hook_run import HookRun
+from melgui.core.protocol.tooling import HookRun
 from melgui.ui.runtime.theme import Colors
 
 SHOWN_LINES = 12  # of a hook's output, in the inspector

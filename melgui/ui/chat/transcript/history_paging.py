@@ -19,8 +19,8 @@ from PySide6.QtCore import QObject, QTimer
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten, summarize
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.hook_run import HookRun
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import NoteRecord
 from melgui.ui.chat.blocks.hook_runs import hook_lines_html, note_lines_html
 from melgui.ui.chat.blocks.tool_cards import card_html
