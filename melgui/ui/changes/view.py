@@ -34,7 +34,7 @@ from melgui.core.worktrees.changes.landed import hunks_in_main
 from melgui.core.worktrees.changes.reading import WorktreeChanges, read_changes
 from melgui.core.worktrees.merge import MergeState, merge_state
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.review import Finding, review_diff
+from melgui.desk.review import Comment, Finding, review_diff
 from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
@@ -99,6 +99,10 @@ class ChangesView(QDialog):
         # A review by a read-only session the window makes (None: no Review button).
         self.reviewer: Callable[[], AgentSession] | None = None
         self.review_button = self._button("Review", self.review)
+        # Gives the worker a task (its pane's send); None: no worker to send findings to.
+        self.send_to_worker: Callable[[str], object] | None = None
+        self.findings: list[Comment] = []
+        self.send_button = self._button("Send findings to the worker", self.send_findings)
         close = self._button("Close", self.close)
         self._layout(close)
         self.resize(1040, 660)
@@ -130,6 +134,7 @@ class ChangesView(QDialog):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(self.review_button)
+        buttons.addWidget(self.send_button)
         for button in (self.discard_file_button, self.discard_button, self.refresh_button, close):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
@@ -170,8 +175,23 @@ class ChangesView(QDialog):
             path = files[comment.file].path
             found.setdefault(path, {}).setdefault(comment.hunk, []).append(comment.finding)
         self.diff.set_findings(found)
+        self.findings = comments
+        self._enable()
         hunks = sum(len(by_hunk) for by_hunk in found.values())
         self.say(f"Review: {len(comments)} findings on {hunks} hunks.")
+
+    def send_findings(self) -> None:
+        """The review's findings, by hunk, as a task for the worker."""
+        if self.send_to_worker is None or not self.findings:
+            return
+        lines = [
+            f"- {c.finding.path} {c.header} line {c.finding.line}: "
+            f"{c.finding.severity}: {c.finding.text}"
+            for c in self.findings
+        ]
+        task = "A review of your changes found these; fix them:\n" + "\n".join(lines)
+        self.send_to_worker(task)
+        self.say(f"Sent {len(lines)} findings to the worker.")
 
     async def reload(self) -> None:
         """Read the worktree and the main folder's merge state again and show them."""
@@ -271,6 +291,9 @@ class ChangesView(QDialog):
         self.discard_button.setEnabled(idle and changes is not None and not changes.empty)
         self.refresh_button.setEnabled(idle)
         self.review_button.setEnabled(idle and has_files and self.reviewer is not None)
+        self.send_button.setEnabled(
+            idle and bool(self.findings) and self.send_to_worker is not None
+        )
         self.abort_button.setEnabled(idle)
         for view in self.diff.hunks:
             view.setEnabled(idle)
@@ -305,6 +328,7 @@ def open_changes(
     worktree: Worktree,
     colors: Colors | None = None,
     reviewer: Callable[[], AgentSession] | None = None,
+    send_to_worker: Callable[[str], object] | None = None,
 ) -> ChangesView:
     """Show the Changes view of `worktree` (the open one, if there is one) and read it."""
     if parent is not None:
@@ -315,6 +339,7 @@ def open_changes(
                 return view
     view = ChangesView(worktree, colors or _colors_of(parent), parent)
     view.reviewer = reviewer
+    view.send_to_worker = send_to_worker
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     view.show()
     view.refresh()

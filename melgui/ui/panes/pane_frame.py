@@ -113,7 +113,8 @@ class PaneFrame(QFrame):
             def reviewer() -> Any:  # a read-only worker in the worktree reviews it
                 return factory("worker", source=f"review of {worktree.branch}", worktree=worktree)
 
-        open_changes(self.window(), worktree, reviewer=reviewer)
+        send = getattr(self.content, "send", None)  # the worker pane's: a task for it
+        open_changes(self.window(), worktree, reviewer=reviewer, send_to_worker=send)
 
     def set_focused(self, focused: bool) -> None:
         self.setProperty("focusedPane", focused)

@@ -50,7 +50,8 @@ def test_review_findings_land_on_the_right_hunks(
         sessions.append(session)
         return session
 
-    view = open_changes(None, worktree, LIGHT, reviewer=reviewer)
+    tasks: list[str] = []
+    view = open_changes(None, worktree, LIGHT, reviewer=reviewer, send_to_worker=tasks.append)
     qtbot.addWidget(view)
     view.resize(1100, 640)
     run(wait_until(lambda: view.changes is not None and view.idle))
@@ -66,6 +67,12 @@ def test_review_findings_land_on_the_right_hunks(
     assert "+line 12 (worker)" in leg.last_user_text and "write_file" not in leg.tool_names
     assert sessions and not sessions[0].loop.plan.on
     view.grab().save(str(_shots(tmp_path) / "review-comments.png"))
+    assert view.send_button.isEnabled()
+    qtbot.mouseClick(view.send_button, Qt.MouseButton.LeftButton)
+    (task,) = tasks
+    assert task.startswith("A review of your changes found these; fix them:")
+    assert "- numbers.txt @@ -9,4 +9,4 @@ line 8 line 12: error:" in task
+    assert "Sent 3 findings to the worker." in view.status.text()
     _show(run, view, "added.py")
     assert "a print left" in view.diff.hunks[0].comments.text()
     run(transport.aclose())
