@@ -69,6 +69,11 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "grep: CPU / rg (worst pattern)",
     ),
     "bench_journal.py": ("journal: streaming wall time on / off",),
+    "bench_hooks.py": ("hooks: a `true` PreToolUse hook / bare sh -c true",),
+    "bench_diagnostics.py": (
+        "diagnostics after an edit / pylsp's own answer",
+        "diagnostics after an edit / typescript-language-server's own answer",
+    ),
     "bench_rules.py": (
         "rules: deciding a command cold, 200 rules (median)",
         "rules: deciding a command cold, 200 rules (99th pct)",

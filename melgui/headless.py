@@ -21,6 +21,7 @@ from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ROLES
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.store import open_store
 from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.thread.changes import (
@@ -197,13 +198,19 @@ class Printer:
                     self._ended.add(entry.call_id)
                     if self.as_json:
                         shown = "cancelled" if result.status == "interrupted" else result.status
+                        ran = {"hooks": [_hook_json(r) for r in entry.hooks]} if entry.hooks else {}
                         self._call_line(
                             entry,
                             kind="tool_result",
                             id=entry.call_id,
                             status=shown,
                             content=result.content,
+                            **ran,
                         )
+                    else:
+                        for run in entry.hooks:
+                            if run.failed or run.effect:
+                                print(f"melgui: {run.headline()}", file=sys.stderr)
             case EntryAdded(entry=NoteEntry() as note):
                 self._note(note)
             case EntriesReplaced(reason="compaction", entries=entries):
@@ -461,3 +468,20 @@ def main(argv: list[str]) -> int:
         return EXIT_CANCELLED
     finally:
         sys.stderr = stderr
+
+
+def _hook_json(run: HookRun) -> dict[str, Any]:
+    """A hook's run in `--json` output: which hook, its time, its exit and output."""
+    return {
+        "event": run.event,
+        "command": run.command,
+        "origin": run.origin,
+        "matcher": run.matcher,
+        "ms": round(run.duration * 1000),
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "stdout": run.stdout,
+        "stderr": run.stderr,
+        "problem": run.problem,
+        "effect": run.effect,
+    }

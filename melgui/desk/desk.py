@@ -14,23 +14,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import uuid
 import weakref
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 from melgui.core.agent.claude_rules import claude_rules
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
+from melgui.core.config.trust import FolderTrust
+from melgui.core.hooks.hooks import HookFiles, Hooks
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, ProjectDiagnostics
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Mode, Role, ToolCatalog
 from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.tooling import ToolRegistry, ToolRunner
+from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.connection import make_transport
@@ -110,6 +115,13 @@ class Desk:
         # the settings, like the main kit).
         self.worktrees = WorkerWorktrees(self.kit.folder, settings)
         self._worker_kits: weakref.WeakSet[WorkspaceKit] = weakref.WeakSet()
+        # Hooks (melgui's own, and the project's while the folder is trusted), read as
+        # their files are when each point runs.
+        self.hook_files = HookFiles(self.kit.folder)
+        # Language servers, per folder (the project's, a worker's worktree), on first use.
+        self._diagnostics: dict[str, ProjectDiagnostics] = {}
+        self.catalog.add(DIAGNOSTICS_TOOL)
+        self.tools.register(DIAGNOSTICS_TOOL.name, self._diagnostics_tool)
 
     @property
     def folder(self) -> str:
@@ -264,6 +276,7 @@ class Desk:
         cwd: str | None = None,
         guarded: bool = True,
     ) -> AgentSession:
+        folder = cwd or self.folder
         return AgentSession(
             self.connection,
             tools,
@@ -271,13 +284,34 @@ class Desk:
             conversation,
             model=model,
             role=role,
-            cwd=cwd or self.folder,
+            cwd=folder,
             wire=wire,
             source=source,
             catalog=self.catalog,
             around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
+            hooks=self.hooks_for(folder),
+            after_call=(self.diagnostics_for(folder),),
         )
+
+    def diagnostics_for(self, folder: str) -> ProjectDiagnostics:
+        """The language servers of `folder`, off while it is untrusted."""
+        if folder not in self._diagnostics:
+            trust = FolderTrust()
+            self._diagnostics[folder] = ProjectDiagnostics(
+                folder,
+                trusted=lambda: trust.is_trusted(folder),
+                configured=lambda: self.settings.language_servers,
+            )
+        return self._diagnostics[folder]
+
+    async def _diagnostics_tool(self, arguments: dict[str, Any]) -> ToolOutcome:
+        return await self.diagnostics_for(self.folder).tool(arguments)
+
+    def hooks_for(self, folder: str) -> Hooks:
+        """The hooks of one conversation (a session, a hosted agent) working in `folder`."""
+        files = self.hook_files if folder == self.folder else HookFiles(folder)
+        return Hooks(files, cwd=folder, session_id=str(uuid.uuid4()))
 
     async def context_window(self, model: str) -> ContextWindow:
         """The model's window on the current connection, asked once per connection."""
@@ -332,6 +366,7 @@ class Desk:
         self._load_rules()  # this project's rules, in the lists every policy shares
         self.prompt.set_folder(kit.folder)
         self.worktrees = WorkerWorktrees(kit.folder, self.settings)
+        self.hook_files = HookFiles(kit.folder)
 
     # -- MCP servers ---------------------------------------------------------------------
 
@@ -349,6 +384,8 @@ class Desk:
             await self.mcp.start_all()
 
     async def aclose(self) -> None:
+        for diagnostics in self._diagnostics.values():
+            await diagnostics.aclose()
         await self.mcp.aclose()
         await self.connection.aclose()
         self.checkpoints.close()

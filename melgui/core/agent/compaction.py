@@ -180,6 +180,8 @@ class Compactor:
         self._wire = wire
         self._warned_window: ContextWindow | None = None
         self._overflowing: ContextWindow | None = None
+        # Awaited with "manual" or "auto" before the model summarises (the PreCompact hooks).
+        self.before_compacting: Callable[[str], Awaitable[None]] | None = None
 
     def system(self) -> str:
         """The system text the transport adds to each leg (estimated, not sent, here)."""
@@ -246,6 +248,8 @@ class Compactor:
         candidate = [*plan.prefix, *old, *plan.tail]
         summarized = 0
         if plan.old and (forced or not self.fit(candidate).fits):
+            if self.before_compacting is not None:
+                await self.before_compacting("manual" if forced else "auto")
             self._emit(
                 ContextNotice(f"Compacting: the model summarises {len(plan.old)} older messages…")
             )

@@ -14,6 +14,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
+from melgui.core.agent.call_judge import judge
+from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -52,7 +54,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRunner
+from melgui.core.protocol.tooling import RUNNING_CALL, CallHooks, HookRun, ToolOutcome, ToolRunner
 from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, WireSink
 
 Emit = Callable[[LoopEvent], None]
@@ -111,8 +113,11 @@ class AgentLoop:
         max_legs_per_turn: int = 100,
         catalog: ToolCatalog | None = None,
         around_call: CallGuard | None = None,
+        hooks: CallHooks | None = None,
     ) -> None:
         self.transport = transport
+        self.hooks = hooks
+        self.plan = PlanMode()
         self.around_call = around_call
         self.tools = tools
         self.catalog = catalog or ToolCatalog()
@@ -230,7 +235,7 @@ class AgentLoop:
         request = LegRequest(
             model=self.model,
             messages=self.conversation.to_wire(),
-            tools=self.catalog.for_role(self.role),
+            tools=self.plan.offered(self.catalog.for_role(self.role)),
             tool_role=self.role,
             cwd=self.cwd,
             tool_choice=self.tool_choice,
@@ -277,7 +282,11 @@ class AgentLoop:
             self._finish(call, "error", problem, started)
             return
         assert arguments is not None
-        judgement = self.policy.judge_call(call, arguments)  # once: the call keeps it
+        tool = self.catalog.get(call.name)
+        judged = await judge(  # once: the call keeps it
+            call, arguments, self.policy, tool=tool, plan=self.plan, hooks=self.hooks
+        )
+        judgement, arguments, runs = judged.judgement, judged.arguments, judged.runs
         decision = decision_of(judgement)
         allowed_by = decision.rule if isinstance(decision, Approve) else ""
         if decision is None:
@@ -287,7 +296,7 @@ class AgentLoop:
             try:
                 decision = await request.future
             except asyncio.CancelledError:
-                self._finish(call, "cancelled", CANCELLED_RESULT, started)
+                self._finish(call, "cancelled", CANCELLED_RESULT, started, hooks=runs)
                 raise
             finally:
                 self._waiting.remove(request)
@@ -296,7 +305,9 @@ class AgentLoop:
         match decision:
             case Deny(reason=reason):
                 text = denial_text(call.name, reason)
-                self._finish(call, "denied", text, started, waited=waited, judgement=judgement)
+                self._finish(
+                    call, "denied", text, started, waited=waited, judgement=judgement, hooks=runs
+                )
                 return
             case Approve():
                 pass
@@ -315,21 +326,31 @@ class AgentLoop:
                 waited=waited,
                 judgement=judgement,
                 checkpoint=taken[0] if taken else None,
+                hooks=runs,
             )
             raise
         except Exception as exc:  # a tool's bug must not end the conversation
             outcome = ToolOutcome.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         status: ResultStatus = "ok" if outcome.status == "ok" else "error"
+        content, parts = outcome.content, outcome.parts
+        notes: tuple[str, ...] = ()
+        checkpoint = taken[0] if taken else None
+        if self.hooks is not None:
+            try:
+                after = await self.hooks.after_call(call, arguments, status, content)
+            except asyncio.CancelledError:
+                self._finish(
+                    call, status, content, started, parts,
+                    waited=waited, judgement=judgement, checkpoint=checkpoint, hooks=runs,
+                )  # fmt: skip
+                raise
+            runs, notes = runs + after.runs, after.notes
+            if after.context:
+                content = f"{content.rstrip()}\n\n{after.context}"
         self._finish(
-            call,
-            status,
-            outcome.content,
-            started,
-            outcome.parts,
-            waited=waited,
-            judgement=judgement,
-            checkpoint=taken[0] if taken else None,
-        )
+            call, status, content, started, parts,
+            waited=waited, judgement=judgement, checkpoint=checkpoint, hooks=runs, notes=notes,
+        )  # fmt: skip
 
     async def _run_guarded(
         self, call: ToolCall, arguments: dict[str, Any], taken: list[int]
@@ -349,6 +370,8 @@ class AgentLoop:
                 RUNNING_CALL.reset(token)
 
     def _parse(self, call: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
+        # Plan mode does not hide a tool here: a write asked for while planning is
+        # refused by its judgement, with the reason, not called unknown.
         allowed = {tool.name for tool in self.catalog.for_role(self.role)}
         if call.name not in allowed or not self.tools.knows(call.name):
             if gone := self.catalog.gone(call.name):
@@ -368,11 +391,15 @@ class AgentLoop:
         waited: float = 0.0,
         judgement: Judgement | None = None,
         checkpoint: int | None = None,
+        hooks: tuple[HookRun, ...] = (),
+        notes: tuple[str, ...] = (),
     ) -> None:
         self._append(Message.tool_result(call.id, content, status))
         ran = time.monotonic() - started
         finished = ToolCallFinished(call, status, content, ran, parts, waited)
-        self._emit(replace(finished, judgement=judgement, checkpoint=checkpoint))
+        self._emit(
+            replace(finished, judgement=judgement, checkpoint=checkpoint, hooks=hooks, notes=notes)
+        )
 
     def _close_open_calls(self) -> None:
         """After a cancel: every call still without a result gets one, in order."""

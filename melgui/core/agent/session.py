@@ -10,13 +10,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
+from melgui.core.agent.call_steps import AfterStep, CallSteps
 from melgui.core.agent.compaction import Compactor, WindowLookup
 from melgui.core.agent.context import ContextTracker
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
+from melgui.core.agent.session_hooks import SessionHooks
+from melgui.core.hooks.hooks import Hooks
 from melgui.core.protocol.approval import ApprovalPolicy, ApprovalRequest
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
     BranchReason,
     ContextNotice,
     HistoryBranched,
@@ -117,6 +121,8 @@ class AgentSession:
         around_call: CallGuard | None = None,
         window_lookup: WindowLookup | None = None,
         agent: str = "",
+        hooks: Hooks | None = None,
+        after_call: Sequence[AfterStep] = (),
     ) -> None:
         self._observers: list[Observer] = []
         self.thread = Thread()
@@ -133,6 +139,7 @@ class AgentSession:
             source=source,
             catalog=catalog,
             around_call=around_call,
+            hooks=CallSteps(hooks, after_call) if hooks or after_call else None,
         )
         self.source = source
         self.reducer = ThreadReducer(
@@ -152,6 +159,10 @@ class AgentSession:
             wire=wire,
         )
         self.loop.before_leg = self.compactor.before_leg
+        # The hooks around turns (those around calls run in the loop).
+        self.hooks = SessionHooks(hooks, self.loop, self._dispatch) if hooks else None
+        if self.hooks is not None:
+            self.compactor.before_compacting = self.hooks.before_compacting
         self._queue: deque[Message | None] = deque()  # None: compact now (/compact)
         self._preface = ""
         self._runner: asyncio.Task[None] | None = None
@@ -193,6 +204,9 @@ class AgentSession:
             case MessageAdded(message=message) if message.role == "user":
                 self.context.new_turn()
                 warning = ""
+            case ApprovalNeeded(request=request) if self.hooks is not None:
+                self.hooks.waiting(request)
+                warning = ""
             case _:
                 warning = ""
         try:
@@ -229,7 +243,12 @@ class AgentSession:
                     if self._preface:
                         text = f"{self._preface}\n\n{next_message.content}"
                         next_message, self._preface = replace(next_message, content=text), ""
-                    work = self.loop.run_turn(next_message)
+                    hooked = self.hooks
+                    work = (
+                        hooked.turn(next_message)
+                        if hooked is not None
+                        else self.loop.run_turn(next_message)
+                    )
                 self._turn = asyncio.get_running_loop().create_task(work)
                 try:
                     self.last_result = await self._turn
@@ -304,6 +323,8 @@ class AgentSession:
     async def aclose(self) -> None:
         """Stop everything this session runs; the conversation stays valid."""
         self.stop()
+        if self.hooks is not None:
+            self.hooks.close()
         runner = self._runner
         if runner is not None and not runner.done():
             with contextlib.suppress(asyncio.CancelledError):

@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     """Tool set of a new conversation: assistant, worker or orchestrator."""
     approval_modes: dict[str, Mode] = Field(default_factory=lambda: dict(DEFAULT_MODES))
     """Per tool: run without asking ("auto") or ask a person ("ask")."""
+    language_servers: dict[str, list[str]] = Field(default_factory=dict)
+    """The language server per language ("python": ["pylsp"]); [] turns one off. Unset:
+    the first installed of core/lsp/servers.py's list."""
     rules: list[str] = Field(default_factory=list)
     """Approval rules for every project, one per line: "allow run_command: git status",
     "deny run_command: rm", "allow write_file", "allow mcp:<server>/<tool>"."""

@@ -2,7 +2,8 @@
 
 A folder is untrusted until the person trusts it (the window's prompt, Settings, or
 `melgui exec --trust`). While it is untrusted nothing it supplies runs: no project MCP
-servers, no hooks, filters or fsmonitor from any `.git` in it, no worktree setup command.
+servers, no hooks, filters or fsmonitor from any `.git` in it, no worktree setup command,
+no hooks from its `.claude/` or `.melgui/` settings (`core/hooks`).
 
 Entries are keyed by a location: `file://` and the folder's real path for a local folder,
 so a remote one can later be `ssh://host/path` with an entry of its own. The closest
@@ -33,6 +34,7 @@ RESTRICTED = (
     "project MCP servers",
     "git hooks, filters and fsmonitor from the folder's .git",
     "the worktree setup command",
+    "the project's hooks",
 )
 
 

@@ -13,6 +13,7 @@ from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import Judgement
 from melgui.core.protocol.messages import Message, Repair, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import HookRun
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,8 @@ class ToolCallFinished:
     waited: float = 0.0  # seconds it waited for the person's approval
     judgement: Judgement | None = None  # None: not judged (bad arguments, skipped)
     checkpoint: int | None = None  # the checkpoint record taken around it, if any
+    hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it
+    notes: tuple[str, ...] = ()  # lines for its card from the steps after it (diagnostics)
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
 

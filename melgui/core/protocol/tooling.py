@@ -1,12 +1,22 @@
-"""The contract between the agent loop and whatever executes tools."""
+"""The contract between the agent loop and whatever executes tools, and the steps around
+a call: hooks (commands the person or a trusted project configured, in Claude Code's
+settings format, `core/hooks`), whose every run is kept as a `HookRun` and travels with
+the call's events (`ToolCallFinished.hooks`), so the call's card and the inspector show
+which hook ran, for how long, what it printed, whether it failed or timed out.
+
+`CallHooks` is what the loop needs: before a call (which may allow, deny, ask or rewrite
+the arguments) and after it (which may add text to the result). `core/hooks` implements
+it; the loop imports only this protocol."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import Verdict
 from melgui.core.protocol.result_parts import ResultPart
 
 OutcomeStatus = Literal["ok", "error"]
@@ -95,3 +105,74 @@ class ToolRegistry:
 # tool's run, so a tool that hears back later (an MCP server asking for input, reporting
 # progress) can say which call it is about.
 RUNNING_CALL: ContextVar[tuple[str, str, str] | None] = ContextVar("running_call", default=None)
+
+
+HookEvent = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+    "PreCompact",
+    "Notification",
+]
+HEADLINE_COMMAND = 48  # characters of a hook's command in its one-line headline
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    """One hook command run once."""
+
+    event: HookEvent
+    command: str
+    origin: str  # the file it came from, as the person knows it ("~/.claude/settings.json")
+    matcher: str = ""
+    duration: float = 0.0  # seconds
+    exit_code: int | None = None  # None: it did not start, or it was killed at the timeout
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    problem: str = ""  # why it failed, in words ("" when it ran and answered)
+    effect: str = ""  # what it did to the call, in words ("denied: …", "rewrote the input")
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.problem)
+
+    def headline(self) -> str:
+        """One line for a card: the event, the command, its time and its effect."""
+        what = self.problem or self.effect or "ran"
+        command = " ".join(self.command.split())
+        if len(command) > HEADLINE_COMMAND:
+            command = command[: HEADLINE_COMMAND - 1] + "…"
+        return f"{self.event} hook `{command}` · {self.duration * 1000:.0f} ms · {what}"
+
+
+@dataclass(frozen=True, slots=True)
+class BeforeCall:
+    """What the hooks before a call decided: a verdict (None: they left it to the rules),
+    its reason, the arguments to run with, and the runs."""
+
+    verdict: Verdict | None = None
+    reason: str = ""
+    arguments: Mapping[str, Any] | None = None  # rewritten arguments; None: unchanged
+    runs: tuple[HookRun, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AfterCall:
+    """Text the steps after a call add to its result (each labelled by its step: a
+    PostToolUse hook, the language server's diagnostics), the hook runs, and lines for
+    the call's card."""
+
+    context: str = ""
+    runs: tuple[HookRun, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
+
+
+class CallHooks(Protocol):
+    async def before_call(self, call: ToolCall, arguments: dict[str, Any]) -> BeforeCall: ...
+
+    async def after_call(
+        self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
+    ) -> AfterCall: ...

@@ -3,6 +3,7 @@ numbers), and back: what an agent host sends to the windows attached to it."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, assert_never, cast
 
 from melgui.core.protocol.approval import AgentOption, Approve, Decision, Deny
@@ -11,6 +12,7 @@ from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement
 from melgui.core.protocol.messages import Message
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.thread.changes import (
     Change,
     EntriesReplaced,
@@ -229,6 +231,8 @@ def _call_to_json(entry: CallEntry) -> Json:
             "source": entry.origin.source,
         },
         "leg": entry.leg,
+        "hooks": [dataclasses.asdict(run) for run in entry.hooks],
+        "notes": list(entry.notes),
     }
 
 
@@ -276,7 +280,14 @@ def _call_from_json(data: Json) -> CallEntry:
             str(origin.get("source", "main")),
         ),
         leg=int(data.get("leg", 0)),
+        hooks=tuple(_hook_from(run) for run in data.get("hooks") or ()),
+        notes=tuple(str(line) for line in data.get("notes") or ()),
     )
+
+
+def _hook_from(data: Json) -> HookRun:
+    known = {f.name for f in dataclasses.fields(HookRun)}
+    return HookRun(**{key: value for key, value in data.items() if key in known})
 
 
 def entry_from_json(data: Json) -> Entry:

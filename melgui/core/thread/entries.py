@@ -16,6 +16,7 @@ from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import Judgement
 from melgui.core.protocol.messages import Message, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import HookRun
 
 OriginKind = Literal["main", "worker", "mcp", "acp"]
 
@@ -112,6 +113,8 @@ class CallEntry:
     timing: Timing = field(default_factory=Timing)
     origin: Origin = MAIN
     leg: int = 0
+    hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it
+    notes: tuple[str, ...] = ()  # lines for its card from the steps after it (diagnostics)
     kind: Literal["call"] = "call"
 
     @property

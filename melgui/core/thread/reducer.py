@@ -292,6 +292,8 @@ class ThreadReducer:
                 timing=Timing(event.duration, event.waited),
                 judgement=event.judgement or entry.judgement,
                 checkpoint=event.checkpoint if event.checkpoint is not None else entry.checkpoint,
+                hooks=event.hooks,
+                notes=event.notes,
             )
         )
         if call.name == "write_plan" and event.status == "ok" and entry.arguments is not None:

@@ -44,6 +44,7 @@ def acp_session(
         on_terminal=on_terminal,
         sandbox=lambda: command_sandbox(desk),
     )
+    host.gate.hooks = desk.hooks_for(desk.folder)
     return HostedAgentSession(host, resume, book if book is not None else SessionBook())
 
 

@@ -7,6 +7,12 @@ nothing granted to one agent applies to another. An `execute` is judged by its c
 to it, and "always" grants a rule per part (`allow acp:opencode/execute: git status`),
 or nothing, answered as "once", when a part cannot be covered by a rule.
 
+The PreToolUse hooks run on each request too, with the ACP kind read as melgui's tool
+(`execute` as run_command, so as `Bash`; `edit` as `Edit`, …) and the agent's raw input
+as `tool_input`: a hook's deny rejects, its ask asks, its allow answers what the rules
+would have asked. A hook cannot rewrite another agent's input; a rewrite is told, not
+applied.
+
 What the rules leave open becomes an ApprovalRequest carrying the agent's own options,
 handed to `ask` (the pane, which puts it in the window's one queue). A request still
 open when the turn is cancelled or the pane closes is answered `cancelled`.
@@ -28,16 +34,28 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from melgui.core.agent.call_judge import joined
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL, Rule
 from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.judgement import ASK
+from melgui.core.protocol.judgement import ASK, Judgement
+from melgui.core.protocol.tooling import CallHooks
 from melgui.desk.hosted_agents.updates import content_diff
 
 AskPerson = Callable[[ApprovalRequest], None]
 Tell = Callable[[str], None]
 CANCELLED = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+# An ACP tool kind as the melgui tool whose hooks apply to it (Bash, Edit, Read, …).
+HOOKED_KINDS = {
+    "execute": "run_command",
+    "edit": "edit_file",
+    "delete": "write_file",
+    "move": "write_file",
+    "read": "read_file",
+    "search": "grep",
+    "fetch": "web_search",
+}
 
 
 def operation_of(tool_call: ToolCallUpdate) -> tuple[str, dict[str, Any]]:
@@ -95,6 +113,7 @@ class PermissionGate:
         self.known_diff: Callable[[str], str] = lambda call_id: ""
         self.pending: list[ApprovalRequest] = []
         self.answered_by_rules: list[str] = []  # the rules' texts, newest last
+        self.hooks: CallHooks | None = None  # the PreToolUse hooks of the desk's folder
 
     async def decide(
         self, tool_call: ToolCallUpdate, options: list[PermissionOption]
@@ -103,12 +122,14 @@ class PermissionGate:
         judgement = ASK
         if self.policy is not None:
             judgement = self.policy.judge_operation(self.origin, tool, arguments)
+        if self.hooks is not None:
+            judgement = await self._hooked(tool_call, tool, arguments, judgement)
+        if judgement.verdict != "ask":
             if judgement.verdict == "allow":
                 self.answered_by_rules.append(judgement.reason)
                 return selected(options, "allow_once", "allow_always")
-            if judgement.verdict == "deny":
-                self.answered_by_rules.append(judgement.reason)
-                return selected(options, "reject_once", "reject_always")
+            self.answered_by_rules.append(judgement.reason)
+            return selected(options, "reject_once", "reject_always")
         if self.ask is None:
             return selected(options, "reject_once", "reject_always")
         call = ToolCall(tool_call.tool_call_id, tool, json.dumps(arguments))
@@ -127,6 +148,23 @@ class PermissionGate:
         finally:
             self.pending.remove(request)
         return self._answer(request, decision, options, tool, arguments)
+
+    async def _hooked(
+        self, tool_call: ToolCallUpdate, tool: str, arguments: dict[str, Any], judgement: Judgement
+    ) -> Judgement:
+        assert self.hooks is not None
+        name = HOOKED_KINDS.get(tool, tool)
+        given = dict(arguments.get("input") or {})
+        if "command" in arguments:
+            given["command"] = arguments["command"]
+        call = ToolCall(tool_call.tool_call_id, name, json.dumps(given))
+        before = await self.hooks.before_call(call, given)
+        for run in before.runs:
+            if run.failed or run.effect:
+                self._say(run.headline())
+        if before.arguments is not None:
+            self._say("A hook rewrote the input; an agent's own input cannot be changed.")
+        return joined(judgement, before.verdict, before.reason)
 
     def _answer(
         self,

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.worktrees.changes.diff import FileChange, Hunk
+from melgui.desk.review import Finding
 from melgui.ui.changes.hunk_lines import HunkLines
 from melgui.ui.runtime.theme import Colors
 
@@ -78,10 +79,28 @@ class HunkView(QFrame):
         top.addWidget(self.button)
         top.addWidget(self.discard)
         top.addWidget(header, 1)
+        self.comments = QLabel(self)
+        self.comments.setObjectName(f"hunk-comments-{index}")
+        self.comments.setTextFormat(Qt.TextFormat.RichText)
+        self.comments.setWordWrap(True)
+        self.comments.hide()
+        self.colors = colors
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addLayout(top)
+        layout.addWidget(self.comments)
         layout.addWidget(self.body)
+
+    def show_comments(self, findings: list[Finding]) -> None:
+        """A review's findings on this hunk, each with its severity and line."""
+        color = {"error": self.colors.error, "warning": self.colors.warn, "note": self.colors.muted}
+        lines = [
+            f'<span style="color:{color[f.severity]}"><b>{f.severity}</b></span> '
+            f"line {f.line}: {html.escape(f.text)}"
+            for f in findings
+        ]
+        self.comments.setText("<br>".join(lines))
+        self.comments.setVisible(bool(lines))
 
     def mark_in_main(self, in_main: bool) -> None:
         """The main folder has this hunk already: say so instead of offering it again."""
@@ -103,6 +122,7 @@ class FileDiffView(QScrollArea):
         self.hunks: list[HunkView] = []
         self.setWidgetResizable(True)
         self.title = QLabel(self)
+        self.findings: dict[str, dict[int, list[Finding]]] = {}  # a review's, by path, hunk
         self.show_file(None)
 
     def show_file(self, change: FileChange | None) -> None:
@@ -147,6 +167,7 @@ class FileDiffView(QScrollArea):
             view.applyRequested.connect(self.applyHunk.emit)
             view.discardRequested.connect(self.discardHunk.emit)
             view.mark_in_main(index in self._in_main)
+            view.show_comments(self.findings.get(change.path, {}).get(index, []))
             self.hunks.append(view)
             self._layout.insertWidget(at, view)
             at += 1
@@ -157,6 +178,12 @@ class FileDiffView(QScrollArea):
             more.clicked.connect(self.show_more)
             self._layout.insertWidget(at, more, 0, Qt.AlignmentFlag.AlignLeft)
             self.more_button = more
+
+    def set_findings(self, findings: dict[str, dict[int, list[Finding]]]) -> None:
+        self.findings = findings
+        shown = self.findings.get(self.change.path, {}) if self.change is not None else {}
+        for view in self.hunks:
+            view.show_comments(shown.get(view.index, []))
 
     def mark_in_main(self, indexes: set[int]) -> None:
         self._in_main = set(indexes)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
@@ -27,11 +27,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.core.agent.session import AgentSession
+from melgui.core.worktrees.changes.diff import patch_of
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.landed import hunks_in_main
 from melgui.core.worktrees.changes.reading import WorktreeChanges, read_changes
 from melgui.core.worktrees.merge import MergeState, merge_state
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.review import Comment, Finding, review_diff
 from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
@@ -93,6 +96,13 @@ class ChangesView(QDialog):
         self.discard_file_button = self._button("Discard file…", self.commands.discard_file)
         self.discard_button = self._button("Discard all…", self.commands.discard)
         self.refresh_button = self._button("Refresh", self.refresh)
+        # A review by a read-only session the window makes (None: no Review button).
+        self.reviewer: Callable[[], AgentSession] | None = None
+        self.review_button = self._button("Review", self.review)
+        # Gives the worker a task (its pane's send); None: no worker to send findings to.
+        self.send_to_worker: Callable[[str], object] | None = None
+        self.findings: list[Comment] = []
+        self.send_button = self._button("Send findings to the worker", self.send_findings)
         close = self._button("Close", self.close)
         self._layout(close)
         self.resize(1040, 660)
@@ -123,6 +133,8 @@ class ChangesView(QDialog):
         for button in (self.apply_file_button, self.apply_all_button, self.merge_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.review_button)
+        buttons.addWidget(self.send_button)
         for button in (self.discard_file_button, self.discard_button, self.refresh_button, close):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
@@ -142,6 +154,44 @@ class ChangesView(QDialog):
         task = self.tasks.spawn(coro, what=what)
         self._reads.add(task)
         task.add_done_callback(self._reads.discard)
+
+    def review(self) -> None:
+        if self.reviewer is not None and self.changes is not None and self.idle:
+            self._read(self._review(self.reviewer()), "reviewing the worker's changes")
+
+    async def _review(self, session: AgentSession) -> None:
+        assert self.changes is not None
+        files = [c for c in self.changes.files if not c.binary]
+        diff = "".join(patch_of(c) for c in files)
+        self.set_busy("reviewing")
+        try:
+            what = f"the worker's branch {self.worktree.branch}"
+            comments = await review_diff(session, str(self.worktree.path), diff, what)
+        finally:
+            self.set_busy("")
+            await session.aclose()
+        found: dict[str, dict[int, list[Finding]]] = {}
+        for comment in comments:
+            path = files[comment.file].path
+            found.setdefault(path, {}).setdefault(comment.hunk, []).append(comment.finding)
+        self.diff.set_findings(found)
+        self.findings = comments
+        self._enable()
+        hunks = sum(len(by_hunk) for by_hunk in found.values())
+        self.say(f"Review: {len(comments)} findings on {hunks} hunks.")
+
+    def send_findings(self) -> None:
+        """The review's findings, by hunk, as a task for the worker."""
+        if self.send_to_worker is None or not self.findings:
+            return
+        lines = [
+            f"- {c.finding.path} {c.header} line {c.finding.line}: "
+            f"{c.finding.severity}: {c.finding.text}"
+            for c in self.findings
+        ]
+        task = "A review of your changes found these; fix them:\n" + "\n".join(lines)
+        self.send_to_worker(task)
+        self.say(f"Sent {len(lines)} findings to the worker.")
 
     async def reload(self) -> None:
         """Read the worktree and the main folder's merge state again and show them."""
@@ -240,6 +290,10 @@ class ChangesView(QDialog):
         )
         self.discard_button.setEnabled(idle and changes is not None and not changes.empty)
         self.refresh_button.setEnabled(idle)
+        self.review_button.setEnabled(idle and has_files and self.reviewer is not None)
+        self.send_button.setEnabled(
+            idle and bool(self.findings) and self.send_to_worker is not None
+        )
         self.abort_button.setEnabled(idle)
         for view in self.diff.hunks:
             view.setEnabled(idle)
@@ -270,7 +324,11 @@ class ChangesView(QDialog):
 
 
 def open_changes(
-    parent: QWidget | None, worktree: Worktree, colors: Colors | None = None
+    parent: QWidget | None,
+    worktree: Worktree,
+    colors: Colors | None = None,
+    reviewer: Callable[[], AgentSession] | None = None,
+    send_to_worker: Callable[[str], object] | None = None,
 ) -> ChangesView:
     """Show the Changes view of `worktree` (the open one, if there is one) and read it."""
     if parent is not None:
@@ -280,6 +338,8 @@ def open_changes(
                 view.activateWindow()
                 return view
     view = ChangesView(worktree, colors or _colors_of(parent), parent)
+    view.reviewer = reviewer
+    view.send_to_worker = send_to_worker
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     view.show()
     view.refresh()

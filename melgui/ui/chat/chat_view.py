@@ -296,6 +296,8 @@ class ChatView(HistoryPaging, QWidget):
             return
         if not self.transcript.has_card(call_id):
             self._add_card(entry.call, phase)
+        if entry.hooks or entry.notes:
+            self._card_hooks[call_id] = (entry.hooks, entry.notes)
         code = exit_code_of(result.content)
         timing = entry.timing
         self._set_card(call_id, phase, timing.ran, exit_code=code, waited=timing.waited)

@@ -14,6 +14,7 @@ from melgui.core.protocol.call_life import CallPhase, is_open
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import ToolCallRecord
 from melgui.core.thread.changes import Change, EntryAdded, EntryChanged
 from melgui.core.thread.entries import CallEntry
@@ -38,6 +39,8 @@ class CallRecord:
     # "approved:saved" or "denied" — as the store keeps it.
     decision: str = ""
     parts: tuple[ResultPart, ...] = ()  # rich result parts (MCP), not kept in the store
+    hooks: tuple[HookRun, ...] = ()  # the hooks that ran around it
+    notes: tuple[str, ...] = ()  # what steps after it said (a language server's diagnostics)
 
     @property
     def summary(self) -> str:
@@ -118,4 +121,6 @@ class CallBook(QObject):
             record.result = entry.result.content
             record.parts = entry.result.parts
             record.duration = entry.timing.ran
+            record.hooks = entry.hooks
+            record.notes = entry.notes
         return record

@@ -18,6 +18,7 @@ from melgui.core.protocol.call_life import decision_label
 from melgui.core.protocol.calls import exit_code_of, format_duration
 from melgui.ui.approvals.approval_controls import ApprovalControls
 from melgui.ui.approvals.command_parts import command_judgement, parts_html
+from melgui.ui.chat.blocks.hook_runs import hook_runs_html, note_lines_html
 from melgui.ui.chat.blocks.tool_cards import badge
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
@@ -91,6 +92,9 @@ class CallDetail(QWidget):
         same = record is self.record
         self.record = record
         extra = self.extra_html(record) if record is not None and self.extra_html else ""
+        if record is not None and (record.hooks or record.notes):
+            shown = hook_runs_html(record.hooks, self.colors)
+            extra = shown + note_lines_html(record.notes, self.colors) + extra
         self.extra.setText(extra)
         self.extra.setVisible(bool(extra))
         if record is None:

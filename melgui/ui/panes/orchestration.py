@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
 from melgui.core.protocol.tools.panes import Layout
 from melgui.core.terminal.panes import exit_label, unknown_pane
@@ -94,17 +95,27 @@ class Orchestration:
         )
 
     async def spawn_agent(self, layout: Layout, task: str, model: str | None) -> ToolOutcome:
+        planning, task = plan_word(task)
         try:
             info, prepared = await self.manager.start_worker(task, model, layout)
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)
+        if planning and isinstance(pane, AgentPane) and isinstance(pane.session, AgentSession):
+            # before its first leg: the worker's queue runs on the loop's next turn
+            pane.session.loop.plan.on = True
         model_name = pane.session.loop.model if isinstance(pane, AgentPane) else model
         text = (
             f"Started worker agent in pane {info.id} {_WHERE[layout]} on model {model_name}, "
             f"working on its task. Use read_agent to see its progress and send_agent to "
             f"message it."
         )
+        if planning:
+            text += (
+                " It is in plan mode: it reads and writes a plan, changing nothing, until "
+                "you approve it with send_agent and a text starting `/plan off` (or ask the "
+                "person first)."
+            )
         if prepared is not None:
             text += "\n" + prepared.describe()
         return ToolOutcome(text)
@@ -122,7 +133,18 @@ class Orchestration:
         return ToolOutcome(f"Sent {len(text)} characters to pane {pane_id}.")
 
     async def send_agent(self, pane_id: int, text: str) -> ToolOutcome:
-        queued = self._agent(pane_id).send(text)
+        agent = self._agent(pane_id)
+        switched = plan_switch(text)
+        if switched is not None:
+            session = agent.session
+            if not isinstance(session, AgentSession):
+                raise ToolError(f"Pane {pane_id} runs another agent: plan mode is melgui's own.")
+            on, text = switched
+            session.loop.plan.on = on
+            if not text:
+                word = "on" if on else "off"
+                return ToolOutcome(f"Plan mode is {word} for worker {pane_id}.")
+        queued = agent.send(text)
         if queued:
             return ToolOutcome(
                 f"Queued the message for worker {pane_id}; it is busy and will read it "
@@ -217,3 +239,22 @@ def register_orchestration(tools: ToolRegistry, manager: PaneManager) -> Orchest
     orchestration = Orchestration(manager)
     add_pane_tools(tools, lambda: orchestration)
     return orchestration
+
+
+def plan_word(task: str) -> tuple[bool, str]:
+    """A task that starts `/plan ` is planned first: (True, the task without it)."""
+    stripped = task.strip()
+    if stripped.startswith("/plan ") and stripped[6:].strip():
+        return True, stripped[6:].strip()
+    return False, task
+
+
+def plan_switch(text: str) -> tuple[bool, str] | None:
+    """`/plan on …` or `/plan off …` sent to a worker: the mode, and the rest to send."""
+    words = text.strip().split(maxsplit=2)
+    if len(words) >= 2 and words[0] == "/plan" and words[1] in ("on", "off"):
+        rest = words[2] if len(words) == 3 else ""
+        if words[1] == "off" and not rest:
+            rest = "Your plan is approved. Plan mode is off: carry it out now."
+        return words[1] == "on", rest
+    return None

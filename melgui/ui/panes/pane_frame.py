@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
@@ -102,8 +104,17 @@ class PaneFrame(QFrame):
 
     def _open_changes(self) -> None:
         worktree = getattr(self.content, "worktree", None)
-        if worktree is not None:
-            open_changes(self.window(), worktree)
+        if worktree is None:
+            return
+        factory = getattr(self.window(), "session_factory", None)  # the main window's
+        reviewer = None
+        if factory is not None:
+
+            def reviewer() -> Any:  # a read-only worker in the worktree reviews it
+                return factory("worker", source=f"review of {worktree.branch}", worktree=worktree)
+
+        send = getattr(self.content, "send", None)  # the worker pane's: a task for it
+        open_changes(self.window(), worktree, reviewer=reviewer, send_to_worker=send)
 
     def set_focused(self, focused: bool) -> None:
         self.setProperty("focusedPane", focused)

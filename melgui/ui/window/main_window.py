@@ -147,6 +147,12 @@ class MainWindow(QMainWindow):
         from melgui.ui.chat.composer.builtin_commands import install_builtin_commands
 
         install_builtin_commands(self, self.desk.prompt.commands)
+        from melgui.ui.window.plan_mode import install_plan_mode  # /plan, Approve and start
+
+        self.plan_mode = install_plan_mode(self)
+        from melgui.ui.window.review_command import install_review  # /review
+
+        install_review(self)
         from melgui.ui.mcp.install import install_mcp  # MCP servers
 
         self.mcp_panel = install_mcp(self)

@@ -1,4 +1,5 @@
-"""The toolbar: project folder, role, model (from the server's list), connection, settings."""
+"""The toolbar: project folder, role, plan mode, model (from the server's list), connection,
+settings."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class ProjectToolbar(QToolBar):
     modelChanged = Signal(str)
     refreshModels = Signal()
     settingsRequested = Signal()
+    planToggled = Signal(bool)
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__("Project", parent)
@@ -42,6 +44,16 @@ class ProjectToolbar(QToolBar):
         self.role_box.currentTextChanged.connect(self.roleChanged)
         self.addWidget(QLabel(" Role ", self))
         self.addWidget(self.role_box)
+        self.plan_button = QToolButton(self)
+        self.plan_button.setText("Plan")
+        self.plan_button.setCheckable(True)
+        self.plan_button.setToolTip(
+            "Plan mode for this conversation: the agent only reads and writes a plan "
+            "until you approve it (/plan)"
+        )
+        self.plan_button.setAccessibleName("Plan mode")
+        self.plan_button.toggled.connect(self.planToggled)
+        self.addWidget(self.plan_button)
         self.model_box = QComboBox(self)
         self.model_box.setEditable(True)
         self.model_box.setMinimumContentsLength(22)
@@ -92,6 +104,11 @@ class ProjectToolbar(QToolBar):
         self.role_box.blockSignals(True)
         self.role_box.setCurrentText(role)
         self.role_box.blockSignals(False)
+
+    def set_plan(self, on: bool) -> None:
+        self.plan_button.blockSignals(True)
+        self.plan_button.setChecked(on)
+        self.plan_button.blockSignals(False)
 
     def set_model(self, model: str) -> None:
         self._model = model

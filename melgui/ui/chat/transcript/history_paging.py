@@ -22,7 +22,9 @@ from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten, summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import NoteRecord
+from melgui.ui.chat.blocks.hook_runs import hook_lines_html, note_lines_html
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.failure_text import explain_failure
 from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
@@ -54,6 +56,8 @@ class HistoryPaging:
         self._card_notes: dict[str, str] = {}  # id -> a running call's live line (progress)
         # What a compaction summary stands for, drawn dimmed in its place (the person's view).
         self.compacted: list[Message] = []
+        # id -> the hooks that ran around it, and its notes (the diagnostics after an edit)
+        self._card_hooks: dict[str, tuple[tuple[HookRun, ...], tuple[str, ...]]] = {}
         self._shown_from = 0
         self._shown_to: int | None = None  # end of an earlier page shown; None: to the end
         # A page drawn a few messages per tick, so "show earlier" never stalls the window.
@@ -299,6 +303,8 @@ class HistoryPaging:
             extra += self._card_notes.get(call_id, "")
         else:
             self._card_notes.pop(call_id, None)
+        runs, notes = self._card_hooks.get(call_id, ((), ()))
+        extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
         html = card_html(
             call_id,
             name,

@@ -1,0 +1,120 @@
+"""What a hook adds to a call: a PreToolUse hook that runs `true`, against a bare
+`sh -c true`, alternating, in the same run.
+
+The hook's cost is the whole of what the call pays for it: reading the hook files (as
+they are now, with the folder's trust), matching, the JSON on stdin, the child, its
+pipes, and reading its answer. The bare child is started as an event-loop program must
+start one (asyncio, its own session, no pipes), and, for comparison, by a blocking
+`subprocess.run` (which an event loop cannot use: it stops the window while the child
+runs). Target: at most 1.2× the bare child started by asyncio; both ratios are printed.
+
+    python bench/bench_hooks.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-hooks-")
+os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
+
+import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+
+from melgui.core.agent.call_judge import judge  # noqa: E402
+from melgui.core.agent.plan_mode import PlanMode  # noqa: E402
+from melgui.core.agent.policy import RulePolicy  # noqa: E402
+from melgui.core.config.settings import config_dir  # noqa: E402
+from melgui.core.hooks.hooks import HookFiles, Hooks  # noqa: E402
+from melgui.core.processes import child_preexec  # noqa: E402
+from melgui.core.protocol.events import ToolCall  # noqa: E402
+
+ROUNDS = 300
+TARGET = 1.2
+
+
+def bare() -> float:
+    """`sh -c true` by subprocess.run, its own session: the cheapest usual way to run it
+    (vfork, a blocking wait, nothing on an event loop)."""
+    start = time.perf_counter()
+    subprocess.run(
+        ["/bin/sh", "-c", "true"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+async def bare_async() -> float:
+    """The same through asyncio, as run_command starts its children (for comparison)."""
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/sh",
+        "-c",
+        "true",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=child_preexec(),
+    )
+    await proc.wait()
+    return time.perf_counter() - start
+
+
+async def judged(hooks: Hooks | None, policy: RulePolicy, plan: PlanMode) -> float:
+    call = ToolCall("c1", "run_command", '{"command": "git status"}')
+    start = time.perf_counter()
+    await judge(call, {"command": "git status"}, policy, tool=None, plan=plan, hooks=hooks)
+    return time.perf_counter() - start
+
+
+async def main() -> int:
+    project = Path(_SANDBOX) / "project"
+    project.mkdir()
+    hooks_file = config_dir() / "hooks.json"
+    hooks_file.parent.mkdir(parents=True, exist_ok=True)
+    block = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}
+    hooks_file.write_text(json.dumps({"hooks": block}))
+    hooks = Hooks(HookFiles(str(project)), cwd=str(project))
+    policy, plan = RulePolicy(project=str(project)), PlanMode()
+    for _ in range(20):  # warm up
+        bare()
+        await judged(hooks, policy, plan)
+    bare_times, async_times, with_hook, without = [], [], [], []
+    for _ in range(ROUNDS):
+        bare_times.append(bare())
+        async_times.append(await bare_async())
+        with_hook.append(await judged(hooks, policy, plan))
+        without.append(await judged(None, policy, plan))
+    added = statistics.median(with_hook) - statistics.median(without)
+    child = statistics.median(async_times)
+    blocking = statistics.median(bare_times)
+    ratio = added / child
+    print(
+        f"a call's judgement with a `true` PreToolUse hook: "
+        f"{statistics.median(with_hook) * 1e3:.2f} ms, without: "
+        f"{statistics.median(without) * 1e3:.3f} ms: the hook adds {added * 1e3:.2f} ms\n"
+        f"bare sh -c true through asyncio: {child * 1e3:.2f} ms -> ratio {ratio:.2f} "
+        f"(target ≤ {TARGET})\n"
+        f"bare sh -c true by a blocking subprocess.run: {blocking * 1e3:.2f} ms -> ratio "
+        f"{added / blocking:.2f} (no target: an event loop cannot wait that way)"
+    )
+    budget.report("hooks: a `true` PreToolUse hook / bare sh -c true", ratio, target=TARGET)
+    return budget.verdict()
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,69 @@
+"""A call's one judgement, from plan mode, the hooks before it, and the policy.
+
+In order: plan mode refuses what changes things while planning (no hook runs for it);
+the PreToolUse hooks run and may rewrite the arguments; the policy judges the arguments
+that will run; then the hooks' verdict joins in as Claude Code's does: a hook's deny
+denies, its ask asks (where the policy allowed), its allow answers what the policy would
+have asked, and never overrides a deny rule. The result names its source ("plan mode",
+"hook", or the policy's own), so the approval bar, the inspector and `record` read one
+value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from melgui.core.agent.plan_mode import PlanMode
+from melgui.core.protocol.approval import ApprovalPolicy
+from melgui.core.protocol.catalog import ToolDef
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import Judgement
+from melgui.core.protocol.tooling import CallHooks, HookRun
+
+HOOK = "hook"
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    judgement: Judgement
+    arguments: dict[str, Any]  # what runs: the model's, or a hook's rewrite
+    runs: tuple[HookRun, ...] = ()
+
+
+async def judge(
+    call: ToolCall,
+    arguments: dict[str, Any],
+    policy: ApprovalPolicy,
+    *,
+    tool: ToolDef | None,
+    plan: PlanMode,
+    hooks: CallHooks | None,
+) -> Judged:
+    refused = plan.refusal(tool)
+    if refused is not None:
+        return Judged(refused, arguments)
+    if hooks is None:
+        return Judged(policy.judge_call(call, arguments), arguments)
+    before = await hooks.before_call(call, arguments)
+    if before.arguments is not None:
+        arguments = dict(before.arguments)
+    judgement = policy.judge_call(call, arguments)
+    return Judged(joined(judgement, before.verdict, before.reason), arguments, before.runs)
+
+
+def joined(judgement: Judgement, verdict: str | None, reason: str) -> Judgement:
+    """The policy's judgement with the PreToolUse hooks' verdict joined in."""
+    if verdict == "deny":
+        why = f"a PreToolUse hook blocked it: {reason}"
+        return replace(judgement, verdict="deny", source=HOOK, reason=why)
+    if verdict == "ask" and judgement.verdict == "allow":
+        if judgement.source == "headless":  # nobody to ask
+            why = f"a PreToolUse hook asks for a person, and this run has none: {reason}"
+            return replace(judgement, verdict="deny", source=HOOK, reason=why)
+        why = f"a PreToolUse hook asks: {reason}" if reason else "a PreToolUse hook asks"
+        return replace(judgement, verdict="ask", source=HOOK, reason=why)
+    if verdict == "allow" and judgement.verdict == "ask":
+        why = "allowed by a PreToolUse hook" + (f": {reason}" if reason else "")
+        return replace(judgement, verdict="allow", source=HOOK, reason=why)
+    return judgement

@@ -1,0 +1,51 @@
+"""Plan mode: a conversation reads and plans, and changes nothing until its plan is approved.
+
+While it is on, a leg offers the model only the tools that change nothing (the read-only
+tools, `write_plan` among them), and a call to any other tool is refused by its
+judgement (source "plan mode") with a reason the model can act on; hiding the tools is
+not the guard, the refusal is. It is per conversation: each session's loop has its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from melgui.core.protocol.catalog import ToolDef
+from melgui.core.protocol.judgement import Judgement, denied
+
+SOURCE = "plan mode"
+REFUSAL = (
+    "plan mode is on: only tools that read run until the person approves a plan. "
+    "Write the plan with write_plan and wait for approval"
+)
+
+
+@dataclass
+class PlanMode:
+    on: bool = False
+
+    def offered(self, tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
+        """The tools a leg offers: all of them, or while planning only the read-only ones."""
+        return tuple(t for t in tools if t.read_only) if self.on else tools
+
+    def refusal(self, tool: ToolDef | None) -> Judgement | None:
+        """The judgement refusing a call while planning; None when the call may go on."""
+        if not self.on or (tool is not None and tool.read_only):
+            return None
+        name = tool.name if tool is not None else "this tool"
+        return denied(SOURCE, f"{name} changes things and {REFUSAL}")
+
+
+def approved_prompt(title: str, markdown: str) -> str:
+    """The message that starts the work once the person approves a plan."""
+    return (
+        f"The plan “{title}” is approved. Plan mode is off: carry it out now.\n\n{markdown.strip()}"
+    )
+
+
+def revise_prompt(title: str, comment: str) -> str:
+    """The message that sends the person's comment on a plan back, still in plan mode."""
+    return (
+        f"Revise the plan “{title}”; the person's comment:\n\n{comment.strip()}\n\n"
+        "Write the revised plan with write_plan."
+    )

@@ -1,0 +1,171 @@
+"""Which hooks run where: Claude Code's `hooks` block, read from melgui's and the project's files.
+
+The format is Claude Code's, so an existing `.claude/settings.json` works unchanged:
+
+    {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "./check.sh", "timeout": 30}]}]}}
+
+Files, in the order their hooks run:
+- melgui's own: `hooks.json` in melgui's config folder (the same block);
+- the project's: `.melgui/hooks.json`, `.claude/settings.json`, `.claude/settings.local.json`,
+  read only when the folder is trusted (a project's hooks are code the folder supplies).
+
+A matcher is Claude Code's: empty, missing or `*` matches everything; names joined by
+`|` (`Edit|Write`) match exactly; anything else is a regular expression searched in the
+name. For tool events the name is matched in Claude Code's spelling (`Bash`) and in
+melgui's (`run_command`). A file that cannot be read is a problem in words, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+from melgui.core.config.settings import config_dir
+from melgui.core.protocol.tooling import HookEvent
+
+EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
+USER_FILE = "hooks.json"
+PROJECT_FILES = (".melgui/hooks.json", ".claude/settings.json", ".claude/settings.local.json")
+DEFAULT_TIMEOUT = 60.0  # seconds, Claude Code's default for a command hook
+_PLAIN = re.compile(r"^[A-Za-z0-9_|-]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class HookCommand:
+    event: HookEvent
+    command: str
+    timeout: float
+    matcher: str
+    origin: str  # the file, as the person knows it
+
+    def matches(self, names: Iterable[str]) -> bool:
+        return matcher_accepts(self.matcher, names)
+
+
+def matcher_accepts(matcher: str, names: Iterable[str]) -> bool:
+    if matcher in ("", "*"):
+        return True
+    candidates = [n for n in names if n]
+    if _PLAIN.match(matcher):
+        wanted = set(matcher.split("|"))
+        return any(n in wanted for n in candidates)
+    try:
+        pattern = re.compile(matcher)
+    except re.error:
+        return False
+    return any(pattern.search(n) for n in candidates)
+
+
+@dataclass
+class HookConfig:
+    """Every hook command by event, in file order, and what could not be read."""
+
+    commands: list[HookCommand] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    _found: dict[tuple[str, tuple[str, ...]], list[HookCommand]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def for_event(self, event: HookEvent, names: Iterable[str] = ()) -> list[HookCommand]:
+        key = (event, tuple(names))
+        if key not in self._found:
+            found = [c for c in self.commands if c.event == event and c.matches(key[1])]
+            unique: dict[str, HookCommand] = {}  # Claude Code runs an identical command once
+            for command in found:
+                unique.setdefault(command.command, command)
+            self._found[key] = list(unique.values())
+        return self._found[key]
+
+    def __bool__(self) -> bool:
+        return bool(self.commands)
+
+
+def hook_files(project: str | Path, *, trusted: bool, user_dir: Path | None = None) -> list[Path]:
+    """The files whose hooks apply to `project`: melgui's own, then the project's when the
+    folder is trusted."""
+    files = [(user_dir or config_dir()) / USER_FILE]
+    if trusted:
+        files += [Path(project) / name for name in PROJECT_FILES]
+    return files
+
+
+def load(
+    files: Iterable[Path], *, project: str | Path = "", home: Path | None = None
+) -> HookConfig:
+    config = HookConfig()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            config.problems.append(f"{path}: cannot read it ({exc.strerror or exc})")
+            continue
+        origin = _shown(path, Path(project) if project else None, home or Path.home())
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            config.problems.append(f"{origin}: not valid JSON ({exc})")
+            continue
+        read_block(data, origin, config)
+    return config
+
+
+def read_block(data: Any, origin: str, config: HookConfig) -> None:
+    """Add the hooks of one settings file's `hooks` block to `config`."""
+    block = data.get("hooks") if isinstance(data, dict) else None
+    if block is None:
+        return
+    if not isinstance(block, dict):
+        config.problems.append(f"{origin}: `hooks` is not an object")
+        return
+    for event, groups in block.items():
+        if event not in EVENTS:
+            continue  # events melgui has no point for (SubagentStop, SessionEnd, …)
+        if not isinstance(groups, list):
+            config.problems.append(f"{origin}: hooks.{event} is not a list")
+            continue
+        for group in groups:
+            _read_group(event, group, origin, config)
+
+
+def _read_group(event: HookEvent, group: Any, origin: str, config: HookConfig) -> None:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        config.problems.append(f"{origin}: an entry of hooks.{event} has no `hooks` list")
+        return
+    matcher = group.get("matcher") or ""
+    if not isinstance(matcher, str):
+        config.problems.append(f"{origin}: a matcher of hooks.{event} is not a string")
+        return
+    if not _PLAIN.match(matcher) and matcher not in ("", "*"):
+        try:
+            re.compile(matcher)
+        except re.error as exc:
+            config.problems.append(f"{origin}: matcher {matcher!r} is not a pattern ({exc})")
+            return
+    for hook in group["hooks"]:
+        if not isinstance(hook, dict) or hook.get("type", "command") != "command":
+            kind = hook.get("type") if isinstance(hook, dict) else type(hook).__name__
+            config.problems.append(f"{origin}: a {kind} hook of {event} is not run (only command)")
+            continue
+        command = hook.get("command")
+        if not isinstance(command, str) or not command.strip():
+            config.problems.append(f"{origin}: a hook of {event} has no command")
+            continue
+        timeout = hook.get("timeout", DEFAULT_TIMEOUT)
+        if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+            timeout = DEFAULT_TIMEOUT
+        config.commands.append(HookCommand(event, command, float(timeout), matcher, origin))
+
+
+def _shown(path: Path, project: Path | None, home: Path) -> str:
+    if project is not None and path.is_relative_to(project):
+        return str(path.relative_to(project))
+    if path.is_relative_to(home):
+        return "~/" + str(path.relative_to(home))
+    return str(path)

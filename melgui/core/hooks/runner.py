@@ -1,0 +1,215 @@
+"""Run one hook command: JSON on its stdin, its exit code, stdout and stderr back.
+
+A hook starts as every child melgui starts (`core/processes.py`): its own session and
+process group, default signal dispositions and an empty mask (set by posix_spawn, the
+fast path: a hook runs on every call it matches), and a minimal environment (PATH, HOME, the
+user, the locale, plus `CLAUDE_PROJECT_DIR` and `MELGUI_PROJECT_DIR`; no API keys). It
+runs in `sh -c` in the project folder. What it leaves running in its group ends when it
+exits; at its timeout its whole group is killed and the run says so; a hook that cannot
+start says why. Neither ends the call it belongs to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from melgui.core.hooks.config import HookCommand
+
+PASSED = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "TZ", "LANG", "LC_ALL", "LC_CTYPE")
+KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL of a hook's group at its timeout
+OUTPUT_CAP = 64 * 1024  # characters of stdout and of stderr kept
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """What one hook process did."""
+
+    exit_code: int | None  # None: it did not start, or it was killed at the timeout
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    problem: str = ""
+
+
+def hook_env(project: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    source = os.environ if base is None else base
+    env = {name: source[name] for name in PASSED if name in source}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    env["CLAUDE_PROJECT_DIR"] = project
+    env["MELGUI_PROJECT_DIR"] = project
+    return env
+
+
+async def run_hook(hook: HookCommand, payload: bytes, *, cwd: str, env: Mapping[str, str]) -> Ran:
+    started = time.monotonic()
+    try:
+        child = _Child.start(hook.command, payload, cwd=cwd, env=env)
+    except OSError as exc:
+        why = f"could not start: {exc.strerror or exc}"
+        return Ran(None, "", "", time.monotonic() - started, problem=why)
+    timer = child.loop.call_later(hook.timeout, child.expire)
+    try:
+        out, err, status = await child.finished()
+    except asyncio.CancelledError:
+        child.expire(signal.SIGKILL)
+        raise
+    finally:
+        timer.cancel()
+        child.close()
+    duration = time.monotonic() - started
+    if child.expired:
+        why = f"timed out after {hook.timeout:g} s; it and its children were killed"
+        return Ran(None, "", "", duration, timed_out=True, problem=why)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        code = 128 - code  # as a shell reports a death by signal N
+    return Ran(code, _text(out), _text(err), duration)
+
+
+_RESET = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
+
+
+class _Child:
+    """A hook's process, started with posix_spawn: its own session and group, every
+    signal at its default and none blocked (what `core/processes.reset_signals` does,
+    done by the C library, so no Python runs between fork and exec), stdin the payload,
+    stdout and stderr read as they come; its exit seen through a pidfd."""
+
+    def __init__(self, pid: int, pidfd: int, out: int, err: int, stdin: int, rest: bytes) -> None:
+        self.pid = pid
+        self.loop = asyncio.get_running_loop()
+        self._fds = {pidfd, out, err} | ({stdin} if rest else set())
+        self.exited = self._watch(pidfd, read=False)
+        self.out = self._watch(out)
+        self.err = self._watch(err)
+        self.status: int | None = None
+        self.expired = False
+        if rest:
+            self._feed(stdin, rest)
+
+    @classmethod
+    def start(cls, command: str, payload: bytes, *, cwd: str, env: Mapping[str, str]) -> _Child:
+        pipes = [os.pipe() for _ in range(3)]
+        (in_r, in_w), (out_r, out_w), (err_r, err_w) = pipes
+        try:
+            os.set_blocking(in_w, False)
+            written = _write(in_w, payload)
+            actions = [
+                (os.POSIX_SPAWN_DUP2, in_r, 0),
+                (os.POSIX_SPAWN_DUP2, out_w, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2),
+            ]
+            cwd_env = {**env, "PWD": cwd}
+            pid = os.posix_spawn(
+                "/bin/sh",
+                ["/bin/sh", "-c", f"cd {_quoted(cwd)} || exit 126\n{command}"],
+                cwd_env,
+                file_actions=actions,
+                setsid=True,
+                setsigdef=_RESET,
+                setsigmask=(),
+            )
+        except BaseException:
+            for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+        if written == len(payload):
+            os.close(in_w)
+        pidfd = os.pidfd_open(pid)
+        return cls(pid, pidfd, out_r, err_r, in_w, payload[written:])
+
+    def _watch(self, fd: int, *, read: bool = True) -> asyncio.Future[bytes]:
+        done: asyncio.Future[bytes] = self.loop.create_future()
+        chunks: list[bytes] = []
+
+        def ready() -> None:
+            data = os.read(fd, 65536) if read else b""
+            if data:
+                chunks.append(data)
+                return
+            self._forget(fd)
+            if not done.done():
+                done.set_result(b"".join(chunks))
+
+        self.loop.add_reader(fd, ready)
+        return done
+
+    def _feed(self, fd: int, rest: bytes) -> None:
+        left = memoryview(rest)
+
+        def writable() -> None:
+            nonlocal left
+            try:
+                left = left[_write(fd, left) :]
+            except OSError:  # the hook closed its stdin: what it did not read is dropped
+                left = left[len(left) :]
+            if not left:
+                self._forget(fd)
+
+        self.loop.add_writer(fd, writable)
+
+    def _forget(self, fd: int) -> None:
+        if fd in self._fds:
+            self._fds.discard(fd)
+            self.loop.remove_reader(fd)
+            self.loop.remove_writer(fd)
+            os.close(fd)
+
+    async def finished(self) -> tuple[bytes, bytes, int]:
+        await self.exited
+        # What the hook left running in its group ends with it (it would hold the pipes
+        # open); the group's id is still the unreaped hook's, so no other group is hit.
+        _signal_group(self.pid, signal.SIGKILL)
+        _, self.status = os.waitpid(self.pid, 0)
+        return await self.out, await self.err, self.status
+
+    def expire(self, signum: int = signal.SIGTERM) -> None:
+        """Its time is up: SIGTERM to the group, SIGKILL after a grace."""
+        self.expired = True
+        if self.status is None:
+            _signal_group(self.pid, signum)
+            if signum != signal.SIGKILL:
+                self.loop.call_later(KILL_GRACE, self._kill_late)
+
+    def _kill_late(self) -> None:
+        if self.status is None:
+            _signal_group(self.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Reap the hook if nothing did yet, and close every pipe."""
+        if self.status is None:
+            _signal_group(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                _, self.status = os.waitpid(self.pid, 0)
+        for fd in list(self._fds):
+            self._forget(fd)
+
+
+def _write(fd: int, data: bytes | memoryview) -> int:
+    try:
+        return os.write(fd, data) if data else 0
+    except BlockingIOError:
+        return 0
+
+
+def _quoted(path: str) -> str:
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+def _text(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    return text if len(text) <= OUTPUT_CAP else text[:OUTPUT_CAP] + "\n[… cut]"
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)

@@ -1,0 +1,75 @@
+"""Plan mode in the window: the toolbar's Plan button and `/plan` turn it on or off for
+the shown conversation (each conversation keeps its own, on its loop); the Plans panel's
+Approve and start turns it off and sends the plan as the next message, its Revise sends
+the person's comment back with the mode still on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from melgui.core.agent.plan_mode import approved_prompt, revise_prompt
+from melgui.core.agent.session import AgentSession
+from melgui.desk.prompt.slash_commands import SlashCommand
+
+ON_NOTE = (
+    "Plan mode on: the agent reads and writes a plan (Plans panel); nothing is changed "
+    "until you approve it."
+)
+OFF_NOTE = "Plan mode off: the agent may change files and run commands again."
+
+
+class PlanModeControl:
+    def __init__(self, window: Any) -> None:
+        self.window = window
+        toolbar, panel = window.toolbar, window.plans_panel
+        toolbar.planToggled.connect(self.set_on)
+        panel.approved.connect(self.approve)
+        panel.revised.connect(self.revise)
+        window.sessionChanged.connect(self._follow)
+        window.desk.prompt.commands.add(
+            SlashCommand(
+                "plan",
+                "Plan mode: read and plan only until a plan is approved (on, off, or a task)",
+                self._command,
+                usage="[on|off|task]",
+            )
+        )
+
+    @property
+    def session(self) -> AgentSession:
+        session: AgentSession = self.window.session
+        return session
+
+    def set_on(self, on: bool) -> None:
+        plan = self.session.loop.plan
+        if plan.on == on:
+            return
+        plan.on = on
+        self.window.toolbar.set_plan(on)
+        note = ON_NOTE if on else OFF_NOTE
+        self.window.chat.transcript.add_notice(note, self.window.colors.muted)
+        if on:
+            self.window.plans_dock.show()
+
+    def approve(self, title: str, markdown: str) -> None:
+        self.set_on(False)
+        self.window.chat.submit(approved_prompt(title, markdown))
+
+    def revise(self, title: str, comment: str) -> None:
+        self.set_on(True)
+        self.window.chat.submit(revise_prompt(title, comment))
+
+    def _command(self, arguments: str) -> str | None:
+        word = arguments.strip()
+        if word.lower() in ("", "on", "off"):
+            self.set_on(word.lower() == "on" or (not word and not self.session.loop.plan.on))
+            return None
+        self.set_on(True)
+        return word  # the task, sent in plan mode
+
+    def _follow(self, session: AgentSession) -> None:
+        self.window.toolbar.set_plan(session.loop.plan.on)
+
+
+def install_plan_mode(window: Any) -> PlanModeControl:
+    return PlanModeControl(window)
