@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from melgui.core.agent.call_steps import AfterStep, CallSteps
 from melgui.core.agent.compaction import Compactor, WindowLookup
 from melgui.core.agent.context import ContextTracker
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
 from melgui.core.agent.session_hooks import SessionHooks
+from melgui.core.hooks.call_steps import AfterStep, CallSteps
 from melgui.core.hooks.hooks import Hooks
 from melgui.core.protocol.approval import ApprovalPolicy, ApprovalRequest
 from melgui.core.protocol.catalog import Role, ToolCatalog

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from melgui.core.terminal.panes import PaneInfo, PaneState
+from melgui.core.worktrees.model import Worktree
 from melgui.ui.changes.view import open_changes
 
 FOCUS_BORDER = "#2f6fdf"
@@ -19,6 +20,19 @@ _STATE_COLOURS = {
     "exited": "#6b6b73",
     "failed": "#c62828",
 }
+
+
+@runtime_checkable
+class SessionMaker(Protocol):
+    """A window that makes sessions (MainWindow is one): a review's read-only worker."""
+
+    def session_factory(
+        self,
+        role: Any,
+        model: str | None = None,
+        source: str = "worker",
+        worktree: Worktree | None = None,
+    ) -> Any: ...
 
 
 class PaneFrame(QFrame):
@@ -106,9 +120,10 @@ class PaneFrame(QFrame):
         worktree = getattr(self.content, "worktree", None)
         if worktree is None:
             return
-        factory = getattr(self.window(), "session_factory", None)  # the main window's
+        window = self.window()
         reviewer = None
-        if factory is not None:
+        if isinstance(window, SessionMaker):
+            factory = window.session_factory
 
             def reviewer() -> Any:  # a read-only worker in the worktree reviews it
                 return factory("worker", source=f"review of {worktree.branch}", worktree=worktree)

@@ -5,11 +5,19 @@ the person's comment back with the mode still on."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
+
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QDockWidget
 
 from melgui.core.agent.plan_mode import approved_prompt, revise_prompt
 from melgui.core.agent.session import AgentSession
+from melgui.desk.desk import Desk
 from melgui.desk.prompt.slash_commands import SlashCommand
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.runtime.theme import Colors
+from melgui.ui.window.plans_panel import PlansPanel
+from melgui.ui.window.toolbar import ProjectToolbar
 
 ON_NOTE = (
     "Plan mode on: the agent reads and writes a plan (Plans panel); nothing is changed "
@@ -18,8 +26,35 @@ ON_NOTE = (
 OFF_NOTE = "Plan mode off: the agent may change files and run commands again."
 
 
+class PlanHost(Protocol):
+    """What plan mode uses of the window (MainWindow is one)."""
+
+    sessionChanged: SignalInstance
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def desk(self) -> Desk: ...
+
+    @property
+    def chat(self) -> ChatView: ...
+
+    @property
+    def colors(self) -> Colors: ...
+
+    @property
+    def toolbar(self) -> ProjectToolbar: ...
+
+    @property
+    def plans_panel(self) -> PlansPanel: ...
+
+    @property
+    def plans_dock(self) -> QDockWidget: ...
+
+
 class PlanModeControl:
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: PlanHost) -> None:
         self.window = window
         toolbar, panel = window.toolbar, window.plans_panel
         toolbar.planToggled.connect(self.set_on)
@@ -37,8 +72,7 @@ class PlanModeControl:
 
     @property
     def session(self) -> AgentSession:
-        session: AgentSession = self.window.session
-        return session
+        return self.window.session
 
     def set_on(self, on: bool) -> None:
         plan = self.session.loop.plan
@@ -71,5 +105,5 @@ class PlanModeControl:
         self.window.toolbar.set_plan(session.loop.plan.on)
 
 
-def install_plan_mode(window: Any) -> PlanModeControl:
+def install_plan_mode(window: PlanHost) -> PlanModeControl:
     return PlanModeControl(window)

@@ -4,16 +4,40 @@ severity in the chat."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
+from melgui.core.agent.session import AgentSession
 from melgui.core.git.runner import GitError
+from melgui.desk.desk import Desk
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.desk.review import Comment, review
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import Colors
 
 _COLOR = {"error": "error", "warning": "warn", "note": "muted"}
 
 
-def install_review(window: Any) -> None:
+class ReviewHost(Protocol):
+    """What `/review` uses of the window (MainWindow is one)."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def desk(self) -> Desk: ...
+
+    @property
+    def chat(self) -> ChatView: ...
+
+    @property
+    def colors(self) -> Colors: ...
+
+    @property
+    def tasks(self) -> TaskKeeper: ...
+
+
+def install_review(window: ReviewHost) -> None:
     def start(arguments: str) -> None:
         window.tasks.spawn(_run(window, arguments.strip()), what="reviewing the changes")
 
@@ -27,7 +51,7 @@ def install_review(window: Any) -> None:
     )
 
 
-async def _run(window: Any, target: str) -> None:
+async def _run(window: ReviewHost, target: str) -> None:
     transcript, colors = window.chat.transcript, window.colors
     try:
         comments = await review(window.session, window.desk.folder, target)
