@@ -16,10 +16,12 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.host import Host, UnknownSession
 from melgui.host.place import HostPlace, peer_uid
+from melgui.host.records import worktree_from_json
 from melgui.host.wire import RpcError
 
 log = logging.getLogger(__name__)
@@ -270,6 +272,7 @@ class HostServer:
             model=str(params.get("model", "")),
             role=str(params.get("role", "assistant")),
             settings=params.get("settings"),
+            worktree=_worktree(params.get("worktree")),
         )
         return session.describe()
 
@@ -331,3 +334,16 @@ class HostServer:
         if isinstance(model, str) and model:
             session.agent.loop.model = model
         return session.describe()
+
+
+def _worktree(given: Any) -> Worktree | None:
+    """A worker's own git worktree as a view sends it ({path, branch, base, main})."""
+    if given is None:
+        return None
+    try:
+        worktree = worktree_from_json(given)
+    except (KeyError, TypeError) as exc:
+        raise RpcError(wire.INVALID_PARAMS, f"not a worktree: {given!r}") from exc
+    if not worktree.path.is_dir():
+        raise RpcError(wire.INVALID_PARAMS, f"the worktree {str(worktree.path)!r} is not there")
+    return worktree

@@ -10,10 +10,15 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.store.recording import Recording
+from melgui.core.thread.changes import Change
+from melgui.core.thread.codec import snapshot_to_json
+from melgui.core.thread.entries import NoteEntry
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.records import approval_record, record_of
+from melgui.host.records import approval_record, change_record, record_of
 
+# Records whose content a snapshot already holds (its thread, its conversation).
+IN_SNAPSHOT = ("change", "message")
 INTERRUPTED = (
     "The melgui host stopped during this turn. The conversation reopened from the "
     "journal; what streamed after its last saved message is lost."
@@ -30,10 +35,12 @@ class HostedSession:
         self.log = log
         self.approvals: dict[str, ApprovalRequest] = {}
         self._idle_watch: asyncio.Task[None] | None = None
-        # The number of the last `message` record: what streamed after it is in flight.
-        self._message_seq = log.last_seq
+        # The host's records since this turn began (a crash's note included) go with a
+        # snapshot as its `tail`; the thread's changes are in the snapshot itself.
+        self._tail_from = log.last_seq
         if recording is not None:
             agent.subscribe(recording.journal.observe)
+        agent.thread.subscribe(self._changed)
         agent.subscribe(self._observe)
 
     @property
@@ -44,9 +51,14 @@ class HostedSession:
     def busy(self) -> bool:
         return self.agent.busy
 
+    def _changed(self, change: Change) -> None:
+        self.log.add(change_record(change))
+
     def _observe(self, event: LoopEvent) -> None:
         if isinstance(event, ApprovalNeeded):
             self._waiting(event.request)
+            request = event.request
+            self.log.add(approval_record(request.call, request.judgement.reason, request.source))
         record = record_of(event)
         if record is not None:
             self.log.add(record)
@@ -65,6 +77,7 @@ class HostedSession:
     # -- commands ------------------------------------------------------------------------
 
     def prompt(self, text: str) -> None:
+        self._tail_from = self.log.next_seq - 1
         self.log.add({"type": "prompt", "text": text})
         self.agent.submit(text)
         if self._idle_watch is None or self._idle_watch.done():
@@ -91,25 +104,31 @@ class HostedSession:
     def stop(self) -> list[str]:
         return self.agent.stop()
 
+    def reopened(self) -> None:
+        """Opened again by a new host: a view whose copy is of the thread the host before
+        ran takes a snapshot of this one."""
+        self.log.add({"type": "thread", "thread": self.agent.thread.thread_id})
+
     def mark_interrupted(self) -> None:
+        """Say the turn was cut: a host record, and a note in the thread the views draw."""
         self.log.add({"type": "interrupted", "text": INTERRUPTED})
+        thread = self.agent.thread
+        thread.add(NoteEntry(thread.new_id(), "stopped", INTERRUPTED, "warning"))
 
     # -- what a view reads ---------------------------------------------------------------
 
     def flush(self) -> list[Record]:
-        batch = self.log.flush()
-        for record in batch:
-            if record["type"] == "message":
-                self._message_seq = record["seq"]
-        return batch
+        return self.log.flush()
 
     def snapshot(self) -> dict[str, Any]:
-        """The session as it is at `seq` (flushed first by the caller): the conversation,
-        what streamed since its last message, the approvals waiting."""
+        """The session as it is at `seq` (flushed first by the caller): its thread, the
+        conversation, the host's records of this turn, the approvals waiting."""
+        tail = [r for r in self.log.since(self._tail_from) if r["type"] not in IN_SNAPSHOT]
         return {
             "seq": self.log.last_seq,
+            "thread": snapshot_to_json(self.agent.thread.snapshot()),
             "messages": [message.to_json() for message in self.agent.conversation.messages],
-            "tail": self.log.since(self._message_seq),
+            "tail": tail,
             "approvals": [
                 approval_record(r.call, r.judgement.reason, r.source)
                 for r in self.approvals.values()
