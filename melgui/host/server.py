@@ -254,7 +254,7 @@ class HostServer:
         return {
             "pid": os.getpid(),
             "version": wire.VERSION,
-            "views": len(self.connections),
+            "views": sum(1 for c in self.connections if c is not view),  # not the asker
             "sessions": [s.describe() for s in self.host.sessions.values()],
         }
 

@@ -4,10 +4,12 @@ numbered changes and the approvals waiting for a person (in any view)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, cast, get_args
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
+from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.store.recording import Recording
 from melgui.core.thread.changes import Change
@@ -34,6 +36,7 @@ class HostedSession:
         self.recording = recording
         self.log = log
         self.approvals: dict[str, ApprovalRequest] = {}
+        self._asked: dict[str, float] = {}  # call id -> when it began to wait (epoch s)
         self._idle_watch: asyncio.Task[None] | None = None
         # The host's records since this turn began (a crash's note included) go with a
         # snapshot as its `tail`; the thread's changes are in the snapshot itself.
@@ -66,9 +69,11 @@ class HostedSession:
     def _waiting(self, request: ApprovalRequest) -> None:
         call_id = request.call.id
         self.approvals[call_id] = request
+        self._asked[call_id] = time.time()
 
         def answered(future: asyncio.Future[Decision]) -> None:
             self.approvals.pop(call_id, None)
+            self._asked.pop(call_id, None)
             decision = "cancelled" if future.cancelled() else future.result().kind
             self.log.add({"type": "approval_resolved", "id": call_id, "decision": decision})
 
@@ -145,10 +150,20 @@ class HostedSession:
             "model": self.row.model,
             "role": self.row.role,
             "busy": self.busy,
-            "approvals": [
-                {"id": r.call.id, "name": r.call.name} for r in self.approvals.values() if r.pending
-            ],
+            "approvals": [self._question(r) for r in self.approvals.values() if r.pending],
             "seq": self.log.last_seq,
+        }
+
+    def _question(self, request: ApprovalRequest) -> dict[str, Any]:
+        """A waiting call as `--list-running` and a view's list say it, window or none."""
+        call = request.call
+        return {
+            "id": call.id,
+            "name": call.name,
+            "summary": summarize(call.name, request.arguments),
+            "reason": request.judgement.reason,
+            "source": request.source,
+            "since": self._asked.get(call.id, 0.0),
         }
 
     async def aclose(self) -> None:
