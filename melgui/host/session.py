@@ -150,11 +150,11 @@ class HostedSession:
             "model": self.row.model,
             "role": self.row.role,
             "busy": self.busy,
-            "approvals": [self._question(r) for r in self.approvals.values() if r.pending],
+            "approvals": [self.question(r) for r in self.approvals.values() if r.pending],
             "seq": self.log.last_seq,
         }
 
-    def _question(self, request: ApprovalRequest) -> dict[str, Any]:
+    def question(self, request: ApprovalRequest) -> dict[str, Any]:
         """A waiting call as `--list-running` and a view's list say it, window or none."""
         call = request.call
         return {

@@ -3,13 +3,17 @@ what waits and why, the host does not end while it waits, and the next window an
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from melgui.host.main import describe_status
 from tests.fakes import ScriptedRelay, done, text, tool_calls
-from tests.fakes.host_process import HostProcess
+from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.session_bus import NotificationBus
 from tests.host.conftest import open_session, wait_for, write_b
 
 
@@ -54,3 +58,35 @@ def test_the_list_says_how_long_a_question_waits() -> None:
                            now=1000.0 + 125)  # fmt: skip
     assert "[running, 1 waiting for approval]" in said
     assert "run_command: pytest -q  (waiting 2 min; runs a command)" in said
+
+
+@pytest.mark.skipif(not NotificationBus.available(), reason="needs dbus-daemon")
+async def test_a_question_no_window_shows_is_said_on_the_desktop(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script([tool_calls(write_b())], [text("Written."), done()])
+    bus = NotificationBus().start()
+    try:
+        with runtime_dir() as runtime:
+            host = HostProcess(runtime)
+            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            host.start()
+            try:
+                window = await host.client("window")
+                session = await open_session(window, str(tmp_path), scripted_relay.base_url)
+                await window.attach({session: None})
+                await window.call("turn/prompt", session=session, text="write b")
+                await wait_for(window, session, lambda s: s["approvals"])
+                await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
+                assert bus.calls() == []
+                await window.aclose()
+                while not bus.calls():
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)
+                [said] = bus.calls()
+                assert "asks for approval" in said["summary"]
+                assert "write_file: b.txt" in said["body"] and str(tmp_path) in said["body"]
+            finally:
+                host.stop()
+    finally:
+        bus.close()
