@@ -7,7 +7,9 @@ the same session in one process; and a reattach: a window attaching to a host th
 8 sessions of 1,000 messages, to every pane's first paint (target 6 frames).
 
 Rows "panes via host: ..." stand beside bench_panes.py's "panes: ..." (the same panes,
-the sessions in the window's process), with the same targets.
+the sessions in the window's process), with the same targets. Rows "worktrees via host"
+are bench_worktree_workers.py's with each worker's session in the host, in its own
+worktree; both sides run here, one after the other, and their ratios are printed.
 
     python bench/bench_host.py [--workers 8] [--deltas 500] [--rate 50]
 """
@@ -207,12 +209,26 @@ def bench_protocol_cost(host: HostProcess, tokens: int) -> None:
     )
 
 
+def bench_worktrees(host: HostProcess, files: int, workers: int, deltas: int, rate: float) -> None:
+    """bench_worktree_workers.py twice in one run, its workers in the window's process and
+    then in the host (each in its own worktree), and the ratios side by side."""
+    import bench_worktree_workers
+
+    alone = bench_worktree_workers.bench(files, workers, deltas, rate)
+    hosted = bench_worktree_workers.bench(files, workers, deltas, rate, host=host)
+    print("   worktrees, in the window / via host (ms):")
+    for name, ms in alone.items():
+        ratio = hosted[name] / ms if ms else float("nan")
+        print(f"     {name:<10} {ms:8.0f} {hosted[name]:8.0f}   x{ratio:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--deltas", type=int, default=500)
     parser.add_argument("--rate", type=float, default=50.0, help="deltas per second per worker")
     parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--files", type=int, default=10_000, help="the worktrees' repository")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -225,6 +241,7 @@ def main() -> int:
             bench_workers(app, args.workers, args.deltas, 0.0, host=host)
             bench_protocol_cost(host, args.tokens)
             bench_reattach(app, host, args.workers, 1000)
+            bench_worktrees(host, args.files, args.workers, 300, args.rate)
         finally:
             host.stop()
     return budget.verdict()

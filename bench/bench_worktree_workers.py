@@ -40,11 +40,12 @@ from bench_panes import GcMeter, LatenessMeter  # noqa: E402
 from bench_worktrees import make_repository  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from melgui.core.config.settings import Settings  # noqa: E402
+from melgui.core.config.settings import Settings, save_settings  # noqa: E402
 from melgui.core.protocol.catalog import DEFAULT_MODES  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.panes.orchestration import Orchestration  # noqa: E402
 from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
+from melgui.ui.window.host_view import HostView  # noqa: E402
 from melgui.ui.window.main_window import MainWindow, build_main_window  # noqa: E402
 from tests.fakes import (  # noqa: E402
     RecordedRequest,
@@ -118,7 +119,12 @@ async def _read_agents(orchestration: Orchestration, panes: list[int], stop: asy
     return reads
 
 
-def bench(files: int, workers: int, deltas: int, rate: float) -> None:
+def bench(
+    files: int, workers: int, deltas: int, rate: float, *, host: Any = None
+) -> dict[str, float]:
+    """The rows' stalls in ms, by what they measure. `host`: a running `melgui host`
+    process (bench_host.py); the workers' sessions then run in it, in their worktrees,
+    and the window only draws what it sends (rows named "worktrees via host")."""
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     loop = QtEventLoop(app)
@@ -137,25 +143,38 @@ def bench(files: int, workers: int, deltas: int, rate: float) -> None:
         script = WorkerScript(deltas, gap, files)
         with ScriptedRelay() as relay:
             relay.on(lambda r: r.tool_role == "worker", script.leg)
+            settings = _settings(relay)
+            if host is not None:  # the host reads the approval modes from its settings file
+                save_settings(settings, Path(host.env["MELGUI_CONFIG_DIR"]) / "settings.json")
             window = build_main_window(
-                str(project), _settings(relay), api_key="bench", persist_settings=False
+                str(project), settings, api_key="bench", persist_settings=False
             )
             window.resize(1400, 900)
             window.show()
             window.signals.dock.show()
+            client = None
+            if host is not None:  # shown first: a quit of qasync's loop ends a hidden one's panes
+                client = loop.run_until_complete(host.client("bench window"))
+                window.host_view = HostView(window, client)
             gc.freeze()  # as run_app does once the window shows
             try:
-                _run(loop, window, script, workers)
+                label = "worktrees via host" if host is not None else "worktrees"
+                stalls = _run(loop, window, script, workers, label)
             finally:
                 script.gate.set()
                 loop.run_until_complete(window.aclose())
+                if client is not None:
+                    loop.run_until_complete(client.aclose())
                 window.guard.allow()
                 window.close()
     asyncio.set_event_loop(None)
     loop.close()
+    return stalls
 
 
-def _run(loop: QtEventLoop, window: MainWindow, script: WorkerScript, workers: int) -> None:
+def _run(
+    loop: QtEventLoop, window: MainWindow, script: WorkerScript, workers: int, label: str
+) -> dict[str, float]:
     manager = window.pane_manager
     orchestration = Orchestration(manager)
     meter = LatenessMeter()
@@ -206,14 +225,19 @@ def _run(loop: QtEventLoop, window: MainWindow, script: WorkerScript, workers: i
         f" {meter.summary()}; longest garbage-collector pause {collector.worst * 1000:.1f} ms"
     )
     budget.stall_row(
-        f"worktrees: longest stall opening {workers} workers", opening_stall * 1000, frames=2
+        f"{label}: longest stall opening {workers} workers", opening_stall * 1000, frames=2
     )
-    budget.stall_row(f"worktrees: longest stall, {workers} workers streaming", stall * 1000)
+    budget.stall_row(f"{label}: longest stall, {workers} workers streaming", stall * 1000)
     budget.stall_row(
-        f"worktrees: 99th percentile lateness, {workers} workers",
+        f"{label}: 99th percentile lateness, {workers} workers",
         meter.p99() * 1000,
         frames=0.5,
     )
+    return {
+        "opening": opening_stall * 1000,
+        "streaming": stall * 1000,
+        "p99": meter.p99() * 1000,
+    }
 
 
 def main() -> None:

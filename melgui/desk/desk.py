@@ -242,8 +242,10 @@ class Desk:
         source: str = "worker",
         wire: WireSink | None = None,
         worktree: Worktree | None = None,
+        conversation: Conversation | None = None,
     ) -> AgentSession:
-        """A worker: workspace tools only, the saved rules shared, its own session rules.
+        """A worker: workspace tools only, the saved rules shared, its own session rules
+        (resuming `conversation` when given: a host reopening a worker).
 
         With a `worktree` it works there: its cwd, file tools and (sandboxed) commands are
         confined to the project's place in the worktree, which git versions (no
@@ -251,7 +253,8 @@ class Desk:
         """
         if worktree is None:
             tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
-            return self._session(tools, self.worker_policy(), None, model, role, source, wire)
+            policy = self.worker_policy()
+            return self._session(tools, policy, conversation, model, role, source, wire)
         folder = str(folder_in(worktree, self.folder))
         kit = WorkspaceKit(
             folder, self.settings, self.api_key, self._plans, memory_project=self.folder
@@ -260,7 +263,7 @@ class Desk:
         tools = WithRuntimeTools(kit.registry(), self.tools, self.catalog)
         policy = self.worker_policy(project=kit.folder)
         return self._session(
-            tools, policy, None, model, role, source, wire, cwd=kit.folder, guarded=False
+            tools, policy, conversation, model, role, source, wire, cwd=kit.folder, guarded=False
         )
 
     def _session(

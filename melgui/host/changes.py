@@ -3,12 +3,12 @@ be (text deltas of one kind), numbered when the frame ends, kept in memory for r
 reattaches and in the journal for everything.
 
     log = ChangeLog("s1", journal)
-    log.add({"type": "text", "text": "He"}); log.add({"type": "text", "text": "llo"})
-    batch = log.flush()             # [{"seq": 1, "type": "text", "text": "Hello"}]
+    log.add({"type": "prompt", "text": "hi"}); log.add({"type": "idle"})
+    batch = log.flush()             # [{"seq": 1, "type": "prompt", ...}, {"seq": 2, ...}]
     log.since(0)                    # the same, from memory (or the journal)
 
 Records are any JSON objects with a "type"; what they mean is the session's business
-(today the loop's events, in records.py), the numbering is this module's.
+(the thread's changes and the host's own, in records.py), the numbering is this module's.
 """
 
 from __future__ import annotations
@@ -52,6 +52,11 @@ class ChangeLog:
     @property
     def has_pending(self) -> bool:
         return bool(self._pending)
+
+    @property
+    def next_seq(self) -> int:
+        """The number the next record added will have (unless it merges)."""
+        return self.last_seq + len(self._pending) + 1
 
     def add(self, record: Record) -> None:
         if self._pending:

@@ -21,10 +21,11 @@ from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import Store, open_store
 from melgui.core.store.recording import start_recording
 from melgui.core.transports.connection import api_key_kind
+from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.host.change_journal import ChangeJournal, SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.records import merge_records
+from melgui.host.records import merge_records, worktree_from_json, worktree_to_json
 from melgui.host.session import HostedSession
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 JOURNAL_FILE = "host.sqlite"
 # What a view may set on a desk it opens a session on (the window sends its own).
 SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
+WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
 
 
 class UnknownSession(KeyError):
@@ -63,6 +65,7 @@ class Host:
                 self.notices.append(f"session {row.id} could not reopen: {exc}")
                 self.journal.closed(row.id)
                 continue
+            session.reopened()
             last = self.journal.last_of_type(row.id, ("prompt", "turn_end", "interrupted"))
             if last is not None and last["type"] == "prompt":
                 session.mark_interrupted()
@@ -75,16 +78,22 @@ class Host:
         model: str = "",
         role: str = "assistant",
         settings: dict[str, Any] | None = None,
+        worktree: Worktree | None = None,
     ) -> HostedSession:
+        """A session on `folder`'s desk; a worker with `worktree` works in its own git
+        worktree (kept with the session's settings, so a new host reopens it there)."""
         wanted = {k: v for k, v in (settings or {}).items() if k in SETTABLE}
+        if worktree is not None:
+            wanted[WORKTREE] = worktree_to_json(worktree)
         row = SessionRow(uuid.uuid4().hex[:12], folder, conversation, model, role, wanted)
         session = self._start(row)
         self.journal.opened(session.row)
         return session
 
     def _start(self, row: SessionRow) -> HostedSession:
-        desk = self._desk(row.folder, row.settings)
+        desk = self._desk(row.folder, {k: v for k, v in row.settings.items() if k != WORKTREE})
         model = row.model or desk.settings.model
+        worktree = row.settings.get(WORKTREE)
         recording = None
         if self.store is not None:
             recording = start_recording(
@@ -93,12 +102,22 @@ class Host:
             row = SessionRow(
                 row.id, row.folder, recording.conversation_id, model, row.role, row.settings
             )
-        agent = desk.session(
-            recording.conversation if recording else None,
-            model=model,
-            role=_role(row.role),
-            wire=recording.journal.record_wire if recording else None,
-        )
+        wire = recording.journal.record_wire if recording else None
+        if worktree is not None:
+            agent = desk.worker_session(
+                model=model,
+                role=_role(row.role),
+                wire=wire,
+                worktree=worktree_from_json(worktree),
+                conversation=recording.conversation if recording else None,
+            )
+        else:
+            agent = desk.session(
+                recording.conversation if recording else None,
+                model=model,
+                role=_role(row.role),
+                wire=wire,
+            )
         session = HostedSession(
             row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records)
         )

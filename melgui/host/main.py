@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 from melgui.host import wire
@@ -112,14 +113,35 @@ async def _ask(place: HostPlace, *, stop: bool) -> int:
             await client.aclose()
 
 
-def describe_status(status: dict[str, Any]) -> str:
+def describe_status(status: dict[str, Any], now: float | None = None) -> str:
+    """What the host runs, and each question waiting for a person (with or without a
+    window attached): what the call would do, why it asks, for how long."""
+    now = time.time() if now is None else now
     lines = [f"melgui host {status['version']} (pid {status['pid']}), {status['views']} view(s)"]
     for session in status["sessions"]:
         state = "running" if session["busy"] else "idle"
         waiting = session["approvals"]
         if waiting:
-            state += ", waiting for approval: " + ", ".join(a["name"] for a in waiting)
+            state += f", {len(waiting)} waiting for approval"
         lines.append(f"  {session['id']}  {session['folder']}  [{state}]")
+        for question in waiting:
+            asked = question.get("since") or now
+            why = f"; {question['reason']}" if question.get("reason") else ""
+            lines.append(
+                f"    {question['name']}: {question.get('summary', '')}"
+                f"  (waiting {_duration(now - asked)}{why})"
+            )
     if not status["sessions"]:
         lines.append("  no sessions")
+    if any(s["approvals"] for s in status["sessions"]):
+        lines.append("Open melgui on the folder (melgui --with-host FOLDER) to answer.")
     return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"

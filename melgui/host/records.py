@@ -1,93 +1,91 @@
-"""A session's loop events as change records: small JSON objects a view applies in order.
+"""What the host sends of a session, as records a view applies in order: the thread's own
+changes (`change`, the thread model's JSON with its own `seq`) and the host's records of
+what only the host knows (a prompt taken, a turn's end, the queue run dry, a question
+waiting or answered, a turn cut by a crash, a new thread after a restart).
 
-These stand in until the thread model's changes replace them; the host numbers and
-serves any records alike (changes.py), so only this module changes then.
+A `message` record carries each message the conversation gains, for the view's mirror of
+the conversation (what a pane saves and counts); the entries a view draws are the thread's.
 """
 
 from __future__ import annotations
 
-from typing import Any, assert_never
+from pathlib import Path
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
-    ApprovalNeeded,
-    AssistantReasoning,
-    AssistantText,
-    ContextNotice,
-    HistoryBranched,
-    HistoryRepaired,
-    LegFinished,
-    LegStarted,
     LoopEvent,
     MessageAdded,
-    Retrying,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolCallStarted,
     TurnCancelled,
     TurnFailed,
     TurnFinished,
 )
+from melgui.core.thread.changes import Change
+from melgui.core.thread.codec import change_to_json
+from melgui.core.worktrees.model import Worktree
 from melgui.host.changes import Record
 
 # A turn ends with one of these; a session whose last record is none of them after a
-# `turn` record was mid-turn.
+# `prompt` record was mid-turn.
 TURN_ENDS = ("turn_end",)
-DELTAS = ("text", "reasoning")
 
 
-def _call(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+def change_record(change: Change) -> Record:
+    return {"type": "change", "change": change_to_json(change)}
 
 
 def record_of(event: LoopEvent) -> Record | None:
-    """The change record of one loop event; None for events a view need not see."""
+    """The host's record of one loop event; None for what the thread's changes say."""
     match event:
-        case AssistantText(text=text):
-            return {"type": "text", "text": text}
-        case AssistantReasoning(text=text):
-            return {"type": "reasoning", "text": text}
         case MessageAdded(message=message):
             return {"type": "message", "message": message.to_json()}
-        case ToolCallRequested(call=call):
-            return {"type": "call", **_call(call)}
-        case ToolCallStarted(call=call, allowed_by=allowed_by):
-            return {"type": "call_started", "id": call.id, "allowed_by": allowed_by}
-        case ToolCallFinished(call=call, status=status, content=content):
-            return {"type": "call_finished", "id": call.id, "status": status, "content": content}
-        case ApprovalNeeded(request=request):
-            return approval_record(request.call, request.judgement.reason, request.source)
-        case LegStarted(leg=leg, attempt=attempt):
-            return {"type": "leg", "leg": leg, "attempt": attempt}
-        case LegFinished(leg=leg, usage=usage):
-            return {"type": "leg_end", "leg": leg, "usage": usage.to_json() if usage else None}
         case TurnFinished(legs=legs, usage=usage):
             return {"type": "turn_end", "outcome": "done", "legs": legs, "usage": usage.to_json()}
         case TurnFailed(message=message):
             return {"type": "turn_end", "outcome": "failed", "message": message}
         case TurnCancelled():
             return {"type": "turn_end", "outcome": "cancelled"}
-        case Retrying(attempt=attempt, delay=delay, reason=reason):
-            line = f"retrying in {delay:.0f}s after: {reason} (try {attempt})"
-            return {"type": "notice", "level": "info", "text": line}
-        case ContextNotice(text=text, level=level):
-            return {"type": "notice", "level": level, "text": text}
-        case HistoryRepaired(repair=repair):
-            return {"type": "repaired", "added_results": list(repair.added_results)}
-        case HistoryBranched(messages=messages, reason=reason, note=note):
-            return {"type": "history", "reason": reason, "note": note,
-                    "messages": [m.to_json() for m in messages]}  # fmt: skip
         case _:
-            assert_never(event)
+            return None
 
 
 def approval_record(call: ToolCall, reason: str, source: str) -> Record:
-    return {"type": "approval", **_call(call), "reason": reason, "source": source}
+    return {"type": "approval", "id": call.id, "name": call.name,
+            "arguments": call.arguments, "reason": reason, "source": source}  # fmt: skip
 
 
 def merge_records(earlier: Record, later: Record) -> Record | None:
-    """Consecutive text (or reasoning) deltas of one frame become one record."""
-    kind = later.get("type")
-    if kind in DELTAS and earlier.get("type") == kind:
-        return {"type": kind, "text": earlier["text"] + later["text"]}
-    return None
+    """Consecutive pieces of one streamed entry in one frame become one change, numbered
+    as the run: `first` its first thread number, the change's `seq` its last."""
+    if earlier.get("type") != "change" or later.get("type") != "change":
+        return None
+    a, b = earlier["change"], later["change"]
+    if a["kind"] != "text_appended" or b["kind"] != "text_appended":
+        return None
+    if a["index"] != b["index"] or a["reasoning"] != b["reasoning"]:
+        return None
+    merged = {**b, "text": a["text"] + b["text"]}
+    return {"type": "change", "change": merged, "first": earlier.get("first", a["seq"])}
+
+
+def streamed_text(records: list[Record], *, reasoning: bool = False) -> str:
+    """The text the records' changes streamed, in order: a streamed entry's first piece
+    (in the entry added) and the pieces appended to it."""
+    wanted = "reasoning" if reasoning else "assistant"
+    pieces = []
+    for record in records:
+        change = record["change"] if record.get("type") == "change" else {}
+        kind = change.get("kind")
+        if kind == "text_appended" and change["reasoning"] == reasoning:
+            pieces.append(change["text"])
+        elif kind == "entry_added" and change["entry"]["kind"] == wanted:
+            pieces.append(change["entry"]["text"])
+    return "".join(pieces)
+
+
+def worktree_to_json(worktree: Worktree) -> dict[str, str]:
+    return {"path": str(worktree.path), "branch": worktree.branch, "base": worktree.base,
+            "main": str(worktree.main)}  # fmt: skip
+
+
+def worktree_from_json(data: dict[str, str]) -> Worktree:
+    return Worktree(Path(data["path"]), str(data["branch"]), str(data["base"]), Path(data["main"]))

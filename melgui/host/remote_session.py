@@ -2,7 +2,8 @@
 panes use of an in-process AgentSession (subscribe, submit, stop, busy, conversation).
 
     session = RemoteSession.start(client, folder="/p", model="m", source="pane 2")
-    session.subscribe(observer)      # LoopEvents, rebuilt from the host's numbered changes
+    session.thread.subscribe(view)   # a copy of the host's thread, fed its changes
+    session.subscribe(observer)      # the LoopEvents a view still reads (approvals, turn ends)
     session.submit("go")             # sent once the host has opened it
 
 An approval the host asks arrives as an ApprovalRequest like any other; answering it
@@ -22,18 +23,27 @@ from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, De
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
+    AssistantReasoning,
+    AssistantText,
     ContextNotice,
     LoopEvent,
     MessageAdded,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.thread.codec import snapshot_from_json
+from melgui.core.thread.thread import SeqGap
+from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
 from melgui.host.client import HostClient, HostGone
+from melgui.host.records import worktree_to_json
+from melgui.host.thread_copy import ThreadCopy
 from melgui.host.view_events import EventReader, judgement_of
 
 log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
+STREAMED = ("assistant", "reasoning")
 
 
 @dataclass
@@ -54,6 +64,8 @@ class RemoteSession:
         self.source = source
         self.loop = LoopFacts(model, folder)
         self.conversation = Conversation()
+        self.thread = ThreadCopy(on_answer=self._thread_answered)
+        self._resyncing = False
         self.session_id = ""
         self.problem = ""
         self._observers: list[Observer] = []
@@ -78,10 +90,15 @@ class RemoteSession:
         role: str = "worker",
         source: str = "worker",
         settings: dict[str, Any] | None = None,
+        worktree: Worktree | None = None,
     ) -> RemoteSession:
-        """Open a session in the host (in the background) and attach to it."""
+        """Open a session in the host (in the background) and attach to it; with
+        `worktree`, a worker that works in its own git worktree of `folder`."""
         session = cls(client, folder=folder, model=model, source=source)
         params = {"folder": folder, "model": model, "role": role, "settings": settings or {}}
+        if worktree is not None:
+            params["worktree"] = worktree_to_json(worktree)
+            session.loop.cwd = str(folder_in(worktree, folder))
         session._spawn(session._open(params))
         return session
 
@@ -124,6 +141,8 @@ class RemoteSession:
     def _took(self, snapshot: dict[str, Any]) -> None:
         """Start from the host's snapshot; numbered changes follow it."""
         self.conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
+        self.thread.restart(snapshot_from_json(snapshot["thread"]))
+        self._resyncing = False
         if snapshot["busy"]:
             self._idle.clear()
         self.heard(snapshot["tail"] + snapshot["approvals"])
@@ -181,6 +200,11 @@ class RemoteSession:
     def heard(self, records: list[Record]) -> None:
         for record in records:
             kind = record.get("type")
+            if kind == "change":
+                self._apply(record)
+                continue
+            if kind == "thread" and record["thread"] != self.thread.thread_id:
+                self._resync(f"the host started thread {record['thread']}")
             if kind == "prompt":
                 self._idle.clear()
             elif kind == "idle":
@@ -195,6 +219,51 @@ class RemoteSession:
             if isinstance(event, MessageAdded):
                 self.conversation.messages.append(event.message)
             self._dispatch(event)
+
+    def _apply(self, record: Record) -> None:
+        if self._resyncing:
+            return  # the snapshot asked for has them
+        try:
+            taken = self.thread.take(record)
+        except SeqGap as gap:
+            self._resync(str(gap))
+            return
+        if taken:
+            self._stream(record["change"])
+
+    def _stream(self, change: Record) -> None:
+        """Streamed text as the loop's events too, for the pane's own reading of them."""
+        if change["kind"] == "text_appended":
+            text, reasoning = str(change["text"]), bool(change["reasoning"])
+        elif change["kind"] == "entry_added" and change["entry"]["kind"] in STREAMED:
+            text, reasoning = str(change["entry"]["text"]), change["entry"]["kind"] == "reasoning"
+        else:
+            return
+        if text:
+            self._dispatch(AssistantReasoning(text) if reasoning else AssistantText(text))
+
+    def _resync(self, why: str) -> None:
+        """The copy cannot go on from here: take a fresh snapshot of the host's thread."""
+        if self._resyncing or not self.session_id:
+            return
+        log.info("session %s: taking a snapshot again (%s)", self.session_id, why)
+        self._resyncing = True
+        self._spawn(self._snapshot_again())
+
+    async def _snapshot_again(self) -> None:
+        try:
+            answer = await self.client.attach({self.session_id: None})
+        except (HostGone, OSError) as exc:
+            self.problem = str(exc)
+            return
+        self._took(answer[self.session_id]["snapshot"])
+
+    def _thread_answered(self, call_id: str, decision: Decision) -> None:
+        """An answer given on the copy (a card's buttons): the local question takes it,
+        which sends it to the host once."""
+        request = self._waiting.get(call_id)
+        if request is not None and request.pending:
+            request.future.set_result(decision)
 
     def _ask(self, record: Record) -> None:
         call = self._reader.call(record)

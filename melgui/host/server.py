@@ -16,10 +16,13 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.host import Host, UnknownSession
+from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
+from melgui.host.records import worktree_from_json
 from melgui.host.wire import RpcError
 
 log = logging.getLogger(__name__)
@@ -106,6 +109,8 @@ class HostServer:
         self.host = host
         self.idle_exit = idle_exit
         self.connections: set[ViewConnection] = set()
+        self.notifier = HostNotifier()
+        self._told: set[tuple[str, str]] = set()  # (session, call) said on the desktop
         self._done = asyncio.Event()
         self._handlers: dict[str, Handler] = {
             "host/status": self._status,
@@ -181,6 +186,7 @@ class HostServer:
             self.broadcast()
             for connection in list(self.connections):
                 connection.writer.close()
+            await self.notifier.aclose()
             await self.host.aclose()
 
     async def _tick(self) -> None:
@@ -189,12 +195,32 @@ class HostServer:
         while True:
             await asyncio.sleep(FRAME)
             self.broadcast()
+            self._tell_unseen_questions()
             if self.connections or self.host.running():
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
                 self._done.set()
                 return
+
+    def _tell_unseen_questions(self) -> None:
+        """A question no view shows (none attached to its session) is said on the
+        desktop, once; a click opens a window on its folder."""
+        seen = {s for connection in self.connections for s in connection.attached}
+        for session in self.host.sessions.values():
+            if session.id in seen:
+                continue
+            for call_id, request in list(session.approvals.items()):
+                told = (session.id, call_id)
+                if told in self._told or not request.pending:
+                    continue
+                self._told.add(told)
+                question = session.question(request)
+                body = f"{question['name']}: {question['summary']}\n{session.row.folder}"
+                summary = f"{question['source'] or 'An agent'} asks for approval"
+                asyncio.get_running_loop().create_task(
+                    self.notifier.notify(summary, body, session.row.folder)
+                )
 
     def broadcast(self, only: str | None = None) -> None:
         """Send each session's batch of this frame to the views attached to it."""
@@ -252,7 +278,7 @@ class HostServer:
         return {
             "pid": os.getpid(),
             "version": wire.VERSION,
-            "views": len(self.connections),
+            "views": sum(1 for c in self.connections if c is not view),  # not the asker
             "sessions": [s.describe() for s in self.host.sessions.values()],
         }
 
@@ -270,6 +296,7 @@ class HostServer:
             model=str(params.get("model", "")),
             role=str(params.get("role", "assistant")),
             settings=params.get("settings"),
+            worktree=_worktree(params.get("worktree")),
         )
         return session.describe()
 
@@ -331,3 +358,16 @@ class HostServer:
         if isinstance(model, str) and model:
             session.agent.loop.model = model
         return session.describe()
+
+
+def _worktree(given: Any) -> Worktree | None:
+    """A worker's own git worktree as a view sends it ({path, branch, base, main})."""
+    if given is None:
+        return None
+    try:
+        worktree = worktree_from_json(given)
+    except (KeyError, TypeError) as exc:
+        raise RpcError(wire.INVALID_PARAMS, f"not a worktree: {given!r}") from exc
+    if not worktree.path.is_dir():
+        raise RpcError(wire.INVALID_PARAMS, f"the worktree {str(worktree.path)!r} is not there")
+    return worktree

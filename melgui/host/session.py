@@ -4,16 +4,23 @@ numbered changes and the approvals waiting for a person (in any view)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, cast, get_args
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
+from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.store.recording import Recording
+from melgui.core.thread.changes import Change
+from melgui.core.thread.codec import snapshot_to_json
+from melgui.core.thread.entries import NoteEntry
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.records import approval_record, record_of
+from melgui.host.records import approval_record, change_record, record_of
 
+# Records whose content a snapshot already holds (its thread, its conversation).
+IN_SNAPSHOT = ("change", "message")
 INTERRUPTED = (
     "The melgui host stopped during this turn. The conversation reopened from the "
     "journal; what streamed after its last saved message is lost."
@@ -29,11 +36,14 @@ class HostedSession:
         self.recording = recording
         self.log = log
         self.approvals: dict[str, ApprovalRequest] = {}
+        self._asked: dict[str, float] = {}  # call id -> when it began to wait (epoch s)
         self._idle_watch: asyncio.Task[None] | None = None
-        # The number of the last `message` record: what streamed after it is in flight.
-        self._message_seq = log.last_seq
+        # The host's records since this turn began (a crash's note included) go with a
+        # snapshot as its `tail`; the thread's changes are in the snapshot itself.
+        self._tail_from = log.last_seq
         if recording is not None:
             agent.subscribe(recording.journal.observe)
+        agent.thread.subscribe(self._changed)
         agent.subscribe(self._observe)
 
     @property
@@ -44,9 +54,14 @@ class HostedSession:
     def busy(self) -> bool:
         return self.agent.busy
 
+    def _changed(self, change: Change) -> None:
+        self.log.add(change_record(change))
+
     def _observe(self, event: LoopEvent) -> None:
         if isinstance(event, ApprovalNeeded):
             self._waiting(event.request)
+            request = event.request
+            self.log.add(approval_record(request.call, request.judgement.reason, request.source))
         record = record_of(event)
         if record is not None:
             self.log.add(record)
@@ -54,9 +69,11 @@ class HostedSession:
     def _waiting(self, request: ApprovalRequest) -> None:
         call_id = request.call.id
         self.approvals[call_id] = request
+        self._asked[call_id] = time.time()
 
         def answered(future: asyncio.Future[Decision]) -> None:
             self.approvals.pop(call_id, None)
+            self._asked.pop(call_id, None)
             decision = "cancelled" if future.cancelled() else future.result().kind
             self.log.add({"type": "approval_resolved", "id": call_id, "decision": decision})
 
@@ -65,6 +82,7 @@ class HostedSession:
     # -- commands ------------------------------------------------------------------------
 
     def prompt(self, text: str) -> None:
+        self._tail_from = self.log.next_seq - 1
         self.log.add({"type": "prompt", "text": text})
         self.agent.submit(text)
         if self._idle_watch is None or self._idle_watch.done():
@@ -91,25 +109,31 @@ class HostedSession:
     def stop(self) -> list[str]:
         return self.agent.stop()
 
+    def reopened(self) -> None:
+        """Opened again by a new host: a view whose copy is of the thread the host before
+        ran takes a snapshot of this one."""
+        self.log.add({"type": "thread", "thread": self.agent.thread.thread_id})
+
     def mark_interrupted(self) -> None:
+        """Say the turn was cut: a host record, and a note in the thread the views draw."""
         self.log.add({"type": "interrupted", "text": INTERRUPTED})
+        thread = self.agent.thread
+        thread.add(NoteEntry(thread.new_id(), "stopped", INTERRUPTED, "warning"))
 
     # -- what a view reads ---------------------------------------------------------------
 
     def flush(self) -> list[Record]:
-        batch = self.log.flush()
-        for record in batch:
-            if record["type"] == "message":
-                self._message_seq = record["seq"]
-        return batch
+        return self.log.flush()
 
     def snapshot(self) -> dict[str, Any]:
-        """The session as it is at `seq` (flushed first by the caller): the conversation,
-        what streamed since its last message, the approvals waiting."""
+        """The session as it is at `seq` (flushed first by the caller): its thread, the
+        conversation, the host's records of this turn, the approvals waiting."""
+        tail = [r for r in self.log.since(self._tail_from) if r["type"] not in IN_SNAPSHOT]
         return {
             "seq": self.log.last_seq,
+            "thread": snapshot_to_json(self.agent.thread.snapshot()),
             "messages": [message.to_json() for message in self.agent.conversation.messages],
-            "tail": self.log.since(self._message_seq),
+            "tail": tail,
             "approvals": [
                 approval_record(r.call, r.judgement.reason, r.source)
                 for r in self.approvals.values()
@@ -126,10 +150,20 @@ class HostedSession:
             "model": self.row.model,
             "role": self.row.role,
             "busy": self.busy,
-            "approvals": [
-                {"id": r.call.id, "name": r.call.name} for r in self.approvals.values() if r.pending
-            ],
+            "approvals": [self.question(r) for r in self.approvals.values() if r.pending],
             "seq": self.log.last_seq,
+        }
+
+    def question(self, request: ApprovalRequest) -> dict[str, Any]:
+        """A waiting call as `--list-running` and a view's list say it, window or none."""
+        call = request.call
+        return {
+            "id": call.id,
+            "name": call.name,
+            "summary": summarize(call.name, request.arguments),
+            "reason": request.judgement.reason,
+            "source": request.source,
+            "since": self._asked.get(call.id, 0.0),
         }
 
     async def aclose(self) -> None:

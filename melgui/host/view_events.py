@@ -1,5 +1,6 @@
-"""Change records back into the loop's events, for a view that draws them with the same
-widgets an in-process session feeds (the chat view, the approval bar, the inspector)."""
+"""The host's own records back into the loop's events, for the parts of a view that read
+loop events (the approval bar, the conversation's mirror, a turn's end); what a view
+draws comes from its copy of the thread."""
 
 from __future__ import annotations
 
@@ -9,16 +10,9 @@ from typing import Any
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import ASK
 from melgui.core.protocol.loop_events import (
-    AssistantReasoning,
-    AssistantText,
     ContextNotice,
-    LegFinished,
-    LegStarted,
     LoopEvent,
     MessageAdded,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolCallStarted,
     TurnCancelled,
     TurnFailed,
     TurnFinished,
@@ -42,27 +36,12 @@ class EventReader:
         return known
 
     def event_of(self, record: Record) -> LoopEvent | None:
-        """The event a record stands for; None for records that are the host's own
-        (prompt, idle, approval, approval_resolved: the view's session handles those)."""
+        """The event a host record stands for, for the views that still read loop events
+        (the conversation's mirror, the turn's end, notices); None for the thread's
+        changes (the copy applies those) and the records the session handles itself."""
         kind = record.get("type")
-        if kind == "text":
-            return AssistantText(str(record["text"]))
-        if kind == "reasoning":
-            return AssistantReasoning(str(record["text"]))
         if kind == "message":
             return MessageAdded(Message.from_json(record["message"]))
-        if kind == "call":
-            return ToolCallRequested(self.call(record))
-        if kind == "call_started":
-            return ToolCallStarted(self.call(record), str(record.get("allowed_by", "")))
-        if kind == "call_finished":
-            status: Any = record.get("status", "error")
-            return ToolCallFinished(self.call(record), status, str(record.get("content", "")), 0.0)
-        if kind == "leg":
-            return LegStarted(int(record["leg"]), int(record.get("attempt", 1)))
-        if kind == "leg_end":
-            usage = record.get("usage")
-            return LegFinished(int(record["leg"]), Usage(**usage) if usage else None)
         if kind == "turn_end":
             return _turn_end(record)
         if kind in ("notice", "interrupted"):

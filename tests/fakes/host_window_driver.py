@@ -16,6 +16,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from melgui.host.changes import Record
+from melgui.host.records import streamed_text
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.app import run_app
 from melgui.ui.panes.agent_pane import AgentPane
@@ -44,7 +45,7 @@ def main(folder: str, task: str) -> int:
         assert isinstance(session, RemoteSession)
 
         def heard(sid: str, changes: list[Record]) -> None:
-            _say({"seq": changes[-1]["seq"], "types": [c["type"] for c in changes]})
+            _say({"seq": changes[-1]["seq"], "text": streamed_text(changes)})
 
         def opened() -> None:
             if not session.session_id:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.thread.changes import TextAppended
 from melgui.host.change_journal import ChangeJournal
 from melgui.host.changes import ChangeLog, SequenceAhead
-from melgui.host.records import merge_records
+from melgui.host.records import change_record, merge_records
 
 
 @pytest.fixture
@@ -22,15 +23,16 @@ def journal(tmp_path: Path) -> Iterator[ChangeJournal]:
 
 def test_a_frame_of_deltas_is_one_numbered_record(journal: ChangeJournal) -> None:
     log = ChangeLog("s", journal, merge=merge_records)
-    for piece in ("He", "l", "lo"):
-        log.add({"type": "text", "text": piece})
-    log.add({"type": "reasoning", "text": "hm"})
-    log.add({"type": "text", "text": "!"})
-    assert log.flush() == [
-        {"seq": 1, "type": "text", "text": "Hello"},
-        {"seq": 2, "type": "reasoning", "text": "hm"},
-        {"seq": 3, "type": "text", "text": "!"},
+    pieces = [(0, "He", False), (0, "l", False), (0, "lo", False), (1, "hm", True), (0, "!", False)]
+    for seq, (index, piece, reasoning) in enumerate(pieces, start=1):
+        log.add(change_record(TextAppended(seq, index, piece, reasoning)))
+    batch = log.flush()
+    assert [(r["seq"], r.get("first"), r["change"]["seq"]) for r in batch] == [
+        (1, 1, 3),
+        (2, None, 4),
+        (3, None, 5),
     ]
+    assert [r["change"]["text"] for r in batch] == ["Hello", "hm", "!"]
     assert log.flush() == []
 
 

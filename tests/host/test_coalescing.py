@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from melgui.host.records import streamed_text
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.host_process import HostProcess
 from tests.host.conftest import open_session, wait_for
@@ -28,9 +29,11 @@ async def test_deltas_are_merged_into_a_few_batches(
         while not any(r["type"] == "idle" for b in batches for r in b):
             await wait_for(client, session, lambda s: True)
         records = [r for batch in batches for r in batch]
-        streamed = "".join(r["text"] for r in records if r["type"] == "text")
+        streamed = streamed_text(records)
         assert streamed == "".join(f"{n} " for n in range(DELTAS))
-        text_records = sum(r["type"] == "text" for r in records)
+        text_records = sum(
+            r["type"] == "change" and r["change"]["kind"] == "text_appended" for r in records
+        )
         assert len(batches) < DELTAS // 4 and text_records <= len(batches)
         assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
         assert client.gaps == []

@@ -17,6 +17,7 @@ import pytest
 from melgui.host import wire
 from melgui.host.client import HostClient, VersionRefused
 from melgui.host.place import HostPlace, PlaceError, ensure_private
+from melgui.host.records import streamed_text
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.host_process import HostProcess, host_env, runtime_dir
 
@@ -202,7 +203,7 @@ def test_stdio_serves_one_view(scripted_relay: ScriptedRelay, tmp_path: Path) ->
                 message = json.loads(child.stdout.readline())
                 records.extend(message["params"]["changes"])
             records[:0] = [r for n in notes for r in n["params"]["changes"]]  # type: ignore[index]
-            said = "".join(str(r["text"]) for r in records if r["type"] == "text")
+            said = streamed_text(records)
             assert said == "Hello over stdio."
             assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
         finally:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.host.client import HostClient
+from melgui.host.records import streamed_text
 from tests.fakes import ScriptedRelay, done, hold, text, tool_calls
 from tests.fakes.agent_loops import assert_valid
 from tests.fakes.host_process import HostProcess
@@ -70,11 +71,9 @@ async def test_a_host_killed_mid_stream_keeps_what_was_saved(
     session = await open_session(view, str(tmp_path), scripted_relay.base_url)
     await view.attach({session: None})
     texts: list[str] = []
-    view.on_changes = lambda sid, changes: texts.extend(
-        str(r["text"]) for r in changes if r["type"] == "text"
-    )
+    view.on_changes = lambda sid, changes: texts.append(streamed_text(changes))
     await view.call("turn/prompt", session=session, text="say it")
-    while not texts:
+    while not "".join(texts):
         await wait_for(view, session, lambda s: True)
     host.kill()
     gate.set()

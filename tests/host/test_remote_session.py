@@ -1,5 +1,6 @@
 """A RemoteSession drives a session of the real host process with the surface the
-window's panes use: the loop's events, approvals answered here or in another view."""
+window's panes use: a copy of its thread, the loop's events, approvals answered here or
+in another view."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from pathlib import Path
 
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
-    AssistantText,
     LoopEvent,
-    ToolCallFinished,
     TurnFinished,
 )
+from melgui.core.thread.entries import AssistantEntry
 from melgui.host.remote_session import RemoteSession
 from tests.fakes import ScriptedRelay, done, text, tool_calls
 from tests.fakes.host_process import HostProcess
@@ -50,11 +50,12 @@ async def test_a_remote_session_streams_and_asks_like_a_local_one(
         assert asked.request.call.name == "write_file"
         asked.request.approve()
         await session.wait_idle()
-        said = "".join(e.text for e in events if isinstance(e, AssistantText))
+        copy = session.thread  # the host's thread, copied from its changes
+        said = "".join(e.text for e in copy.entries if isinstance(e, AssistantEntry))
         assert said == "Writing now.Done."
-        finished = [e for e in events if isinstance(e, ToolCallFinished)]
-        assert [(e.call.id, e.status) for e in finished] == [("w1", "ok")]
+        assert [(c.call_id, c.phase) for c in copy.calls()] == [("w1", "ok")]
         assert sum(isinstance(e, TurnFinished) for e in events) == 1
+        assert copy.state.turns == 1 and copy.state.outcome == "done"
         assert [m.role for m in session.conversation.messages] == [
             "user", "assistant", "tool", "assistant",
         ]  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from melgui.host.records import streamed_text
 from tests.fakes import ScriptedRelay, done, hold, text
 from tests.fakes.host_process import HostProcess, ViewProcess
 from tests.host.conftest import wait_for
@@ -20,8 +21,8 @@ async def test_a_view_killed_mid_turn_misses_nothing_of_the_turn(
     )
     view = ViewProcess(host, str(tmp_path), scripted_relay.base_url, "tell me")
     session = view.read_until(lambda d: "session" in d)["session"]
-    seen = view.read_until(lambda d: d.get("type") == "text")
-    assert seen["text"] == "Part one. "
+    seen = view.read_until(lambda d: streamed_text([d]) != "")
+    assert streamed_text([seen]) == "Part one. "
     last_seen = max(line["seq"] for line in view.lines if "seq" in line)
     view.kill()  # mid-turn: the relay holds the rest of the leg
     gate.set()
@@ -35,7 +36,7 @@ async def test_a_view_killed_mid_turn_misses_nothing_of_the_turn(
         missed = answer[session]["changes"]
         seqs = [r["seq"] for r in missed]
         assert seqs == list(range(last_seen + 1, last_seen + 1 + len(seqs)))  # no gap, no dup
-        streamed = "".join(str(r["text"]) for r in missed if r["type"] == "text")
+        streamed = streamed_text(missed)
         assert streamed == "Part two, streamed unseen."
         assert [r["type"] for r in missed[-2:]] == ["turn_end", "idle"]
         assert missed[-2]["outcome"] == "done"

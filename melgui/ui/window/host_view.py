@@ -12,6 +12,7 @@ import weakref
 from typing import Any, Protocol
 
 from melgui.core.config.settings import Settings
+from melgui.core.worktrees.model import Worktree
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.runtime.quit_guard import QuitGuard
@@ -41,7 +42,9 @@ class HostView:
         client.on_gone = self._gone
         window.guard.background = self
 
-    def worker(self, role: str, model: str, source: str) -> RemoteSession:
+    def worker(
+        self, role: str, model: str, source: str, worktree: Worktree | None = None
+    ) -> RemoteSession:
         window = self._window()
         assert window is not None
         if self._returning:  # a pane reopened on a session the host kept running
@@ -62,6 +65,7 @@ class HostView:
             role=role,
             source=source,
             settings=connection,
+            worktree=worktree,
         )
         self.sessions.add(session)
         return session

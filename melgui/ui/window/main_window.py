@@ -365,8 +365,9 @@ class MainWindow(QMainWindow):
         """A new session on this window's connection, folder, rules and workspace tools
         (in `worktree`, a worker's own git worktree, when given); in the melgui host when
         the window is its view."""
-        if self.host_view is not None and worktree is None:
-            remote: Any = self.host_view.worker(role, model or self.session.loop.model, source)
+        if self.host_view is not None:
+            model = model or self.session.loop.model
+            remote: Any = self.host_view.worker(role, model, source, worktree)
             return remote
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
         session = self.desk.worker_session(

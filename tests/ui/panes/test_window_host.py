@@ -19,6 +19,7 @@ from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.host_view import HostView, attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.projects import git
 from tests.fakes.window import relay_settings, wait_until
 
 
@@ -132,3 +133,32 @@ def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
     if "MELGUI_SHOTS_DIR" in os.environ:  # the README's screenshot of reattaching
         run(asyncio.sleep(0.3))
         again.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "reattached.png"))
+
+
+def test_a_worker_in_its_own_worktree_runs_in_the_host(
+    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "start")):
+        git(project, *args)
+    note = tool_call("write_file", {"path": "NOTES.md", "content": "notes\n"})
+    scripted_relay.script([tool_calls(note)], [text("Noted."), done()])
+    window = make_window(relay_settings(scripted_relay))
+    view = HostView(window, run(host.client("window")))
+    window.host_view = view
+
+    async def scenario() -> tuple[Path, str]:
+        info, prepared = await window.pane_manager.start_worker("Note", None, own_worktree=True)
+        assert prepared is not None
+        pane = window.pane_manager.pane(info.id)
+        assert isinstance(pane, AgentPane) and isinstance(pane.session, RemoteSession)
+        await wait_until(lambda: window.approvals.first() is not None, timeout=30)
+        request = window.approvals.first()
+        assert request is not None
+        request.approve()
+        await wait_until(lambda: pane.latest_reply() == "Noted." and not pane.bridge.busy, 30)
+        return prepared.folder, pane.session.session_id
+
+    worktree, session_id = run(scenario())
+    assert (worktree / "NOTES.md").read_text() == "notes\n"
+    assert not (project / "NOTES.md").exists()
+    assert session_id in [s["id"] for s in run(view.client.call("session/list"))]

@@ -17,6 +17,7 @@ from typing import Any
 from melgui.core.config.settings import Settings, save_settings
 from melgui.host.client import HostClient
 from melgui.host.place import HostPlace
+from melgui.host.records import streamed_text
 from tests.fakes import ScriptedRelay, done, hold, text
 from tests.fakes.host_process import ROOT, host_env, runtime_dir
 
@@ -46,7 +47,7 @@ def test_a_window_killed_mid_turn_leaves_the_turn_to_the_host(
         try:
             assert window.stdout is not None
             lines: list[dict[str, Any]] = []
-            while not any("text" in line.get("types", []) for line in lines):
+            while not any(line.get("text") for line in lines):
                 line = window.stdout.readline()
                 assert line, "the window ended before the worker streamed"
                 lines.append(json.loads(line))
@@ -63,7 +64,7 @@ def test_a_window_killed_mid_turn_leaves_the_turn_to_the_host(
             _stop_host(place)
     seqs = [r["seq"] for r in missed]
     assert seqs == list(range(last + 1, last + 1 + len(seqs)))
-    assert "".join(r["text"] for r in missed if r["type"] == "text") == "Streamed with no window."
+    assert streamed_text(missed) == "Streamed with no window."
     said = [m["content"] for m in snapshot["messages"] if m["role"] == "assistant"]
     assert said == ["Seen by the window. Streamed with no window."]
 

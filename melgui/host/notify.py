@@ -1,0 +1,122 @@
+"""Desktop notifications from the host, with no Qt and no window: a question that waits
+in the host with no view attached to its session is said on the freedesktop bus, and a
+click on it opens a window on the session's folder (`melgui --with-host FOLDER`).
+
+The window's notifier (`ui/notifications/desktop.py`) is a QObject with a tray icon for
+when there is no bus, so the host cannot drive it; this speaks the same `Notify` call
+with jeepney on the host's loop. With no session bus (or no jeepney) it stays silent,
+and `melgui --list-running` still lists the question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SERVICE = "org.freedesktop.Notifications"
+PATH = "/org/freedesktop/Notifications"
+INTERFACE = SERVICE
+NOTIFY_SIGNATURE = "susssasa{sv}i"
+EXPIRE_DEFAULT = -1
+
+
+class HostNotifier:
+    def __init__(self) -> None:
+        self._router: Any = None
+        self._conn: Any = None
+        self._listening: asyncio.Task[None] | None = None
+        self._folders: dict[int, str] = {}  # notification id -> the folder to open
+        self._tried = False
+        self.where = "none"  # "dbus" once connected
+        self.last_error = ""
+
+    async def _connect(self) -> bool:
+        if self._tried:
+            return self._router is not None
+        self._tried = True
+        if not os.environ.get("DBUS_SESSION_BUS_ADDRESS") or not sys.platform.startswith("linux"):
+            self.last_error = "no session bus"
+            return False
+        try:
+            from jeepney import MatchRule
+            from jeepney.bus_messages import message_bus
+            from jeepney.io.asyncio import DBusRouter, open_dbus_connection
+
+            self._conn = await asyncio.wait_for(open_dbus_connection("SESSION"), 5)
+            self._router = DBusRouter(self._conn)
+            await self._router.__aenter__()
+            rule = MatchRule(type="signal", interface=INTERFACE, path=PATH)
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+            self._router.filter(rule, queue=queue)
+            await asyncio.wait_for(self._router.send_and_get_reply(message_bus.AddMatch(rule)), 5)
+        except (ImportError, OSError, KeyError, ValueError, TimeoutError, RuntimeError) as exc:
+            self.last_error = f"no session bus: {exc}"
+            await self.aclose()
+            return False
+        self.where = "dbus"
+        self._listening = asyncio.get_running_loop().create_task(self._listen(queue))
+        return True
+
+    async def notify(self, summary: str, body: str, folder: str) -> int | None:
+        """Say it on the desktop; a click opens a window on `folder`. None: not said."""
+        if not await self._connect():
+            return None
+        from jeepney import DBusAddress, MessageType, new_method_call
+
+        address = DBusAddress(PATH, bus_name=SERVICE, interface=INTERFACE)
+        hints = {"urgency": ("y", 1), "desktop-entry": ("s", "melgui")}
+        arguments = ("melgui", 0, "", summary, body, ["default", "Open"], hints, EXPIRE_DEFAULT)
+        message = new_method_call(address, "Notify", NOTIFY_SIGNATURE, arguments)
+        try:
+            reply = await asyncio.wait_for(self._router.send_and_get_reply(message), 5)
+        except (OSError, TimeoutError) as exc:
+            self.last_error = f"Notify failed: {exc}"
+            return None
+        if reply.header.message_type != MessageType.method_return:
+            self.last_error = f"Notify refused: {reply.body}"
+            return None
+        number = int(reply.body[0])
+        self._folders[number] = folder
+        return number
+
+    async def _listen(self, queue: asyncio.Queue[Any]) -> None:
+        from jeepney import HeaderFields
+
+        while True:
+            message = await queue.get()
+            member = message.header.fields.get(HeaderFields.member)
+            if member == "ActionInvoked" and len(message.body) == 2:
+                folder = self._folders.pop(int(message.body[0]), None)
+                if folder is not None:
+                    open_window(folder)
+            elif member == "NotificationClosed" and message.body:
+                self._folders.pop(int(message.body[0]), None)
+
+    async def aclose(self) -> None:
+        if self._listening is not None:
+            self._listening.cancel()
+        router, conn = self._router, self._conn
+        self._router = self._conn = None
+        if router is not None:
+            with contextlib.suppress(Exception):
+                await router.__aexit__(None, None, None)
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+
+def open_window(folder: str) -> None:
+    """A window on `folder`, a view of this host (it reopens the session's pane)."""
+    log.info("opening a window on %s", folder)
+    subprocess.Popen(
+        [sys.executable, "-m", "melgui", "--with-host", folder],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip

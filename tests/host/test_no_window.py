@@ -1,0 +1,92 @@
+"""An approval waits in the host with no window attached: `melgui --list-running` says
+what waits and why, the host does not end while it waits, and the next window answers it."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from melgui.host.main import describe_status
+from tests.fakes import ScriptedRelay, done, text, tool_calls
+from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.session_bus import NotificationBus
+from tests.host.conftest import open_session, wait_for, write_b
+
+
+async def test_an_approval_waits_with_no_window_and_is_listed(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script([tool_calls(write_b())], [text("Written."), done()])
+    window = await host.client("window")
+    session = await open_session(window, str(tmp_path), scripted_relay.base_url)
+    await window.attach({session: None})
+    await window.call("turn/prompt", session=session, text="write b")
+    await wait_for(window, session, lambda s: s["approvals"])
+    await window.aclose()  # the window goes; the question stays in the host
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "melgui", "--list-running"],
+        env=host.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert "0 view(s)" in listed.stdout
+    assert "1 waiting for approval" in listed.stdout
+    assert "write_file: b.txt" in listed.stdout
+    assert "melgui --with-host FOLDER" in listed.stdout
+
+    again = await host.client("next window")
+    try:
+        snapshot = (await again.attach({session: None}))[session]["snapshot"]
+        assert [a["id"] for a in snapshot["approvals"]] == ["w1"]
+        answer = await again.call("approval/answer", session=session, call="w1", decision="approve")
+        assert answer == {"answered": True}
+        await wait_for(again, session, lambda s: not s["busy"] and not s["approvals"])
+        assert (tmp_path / "b.txt").read_text() == "x"
+    finally:
+        await again.aclose()
+
+
+def test_the_list_says_how_long_a_question_waits() -> None:
+    question = {"id": "w1", "name": "run_command", "summary": "pytest -q",
+                "reason": "runs a command", "source": "worker 2", "since": 1000.0}  # fmt: skip
+    session = {"id": "s1", "folder": "/p", "busy": True, "approvals": [question]}
+    said = describe_status({"version": "v", "pid": 7, "views": 0, "sessions": [session]},
+                           now=1000.0 + 125)  # fmt: skip
+    assert "[running, 1 waiting for approval]" in said
+    assert "run_command: pytest -q  (waiting 2 min; runs a command)" in said
+
+
+@pytest.mark.skipif(not NotificationBus.available(), reason="needs dbus-daemon")
+async def test_a_question_no_window_shows_is_said_on_the_desktop(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script([tool_calls(write_b())], [text("Written."), done()])
+    bus = NotificationBus().start()
+    try:
+        with runtime_dir() as runtime:
+            host = HostProcess(runtime)
+            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            host.start()
+            try:
+                window = await host.client("window")
+                session = await open_session(window, str(tmp_path), scripted_relay.base_url)
+                await window.attach({session: None})
+                await window.call("turn/prompt", session=session, text="write b")
+                await wait_for(window, session, lambda s: s["approvals"])
+                await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
+                assert bus.calls() == []
+                await window.aclose()
+                while not bus.calls():
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)
+                [said] = bus.calls()
+                assert "asks for approval" in said["summary"]
+                assert "write_file: b.txt" in said["body"] and str(tmp_path) in said["body"]
+            finally:
+                host.stop()
+    finally:
+        bus.close()

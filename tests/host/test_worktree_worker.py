@@ -1,0 +1,80 @@
+"""A worker in its own git worktree runs in the host too: its file tools work in the
+worktree, the project folder is untouched, and the host keeps where it works."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+from melgui.core.worktrees.model import Worktree
+from melgui.host.records import worktree_to_json
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.host_process import HostProcess
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
+        cwd=cwd, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+
+
+def worktree_of(tmp_path: Path) -> Worktree:
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    (project / "README").write_text("hi\n")
+    git(project, "add", "README")
+    git(project, "commit", "-qm", "start")
+    base = git(project, "rev-parse", "HEAD")
+    path = tmp_path / "wt"
+    git(project, "worktree", "add", "-q", "-b", "melgui/1-notes", str(path))
+    return Worktree(path, "melgui/1-notes", base, project)
+
+
+async def test_a_worker_in_its_own_worktree_works_there(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    worktree = worktree_of(tmp_path)
+    write = tool_call("write_file", {"path": "notes.txt", "content": "x"}, id="w1")
+    scripted_relay.script([tool_calls(write)], [text("Written."), done()])
+    client = await host.client()
+    try:
+        opened = await client.call(
+            "session/open",
+            folder=str(worktree.main),
+            settings={"connection": "relay", "relay_url": scripted_relay.base_url},
+            model="m1",
+            role="worker",
+            worktree=worktree_to_json(worktree),
+        )
+        session = opened["id"]
+        await client.attach({session: None})
+        await client.call("turn/prompt", session=session, text="write notes")
+        while True:
+            listed = {s["id"]: s for s in await client.call("session/list")}[session]
+            if listed["approvals"]:
+                await client.call("approval/answer", session=session, call="w1", decision="approve")
+            elif not listed["busy"] and len(scripted_relay.legs_received) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert (worktree.path / "notes.txt").read_text() == "x"
+        assert not (worktree.main / "notes.txt").exists()
+        assert client.gaps == []
+    finally:
+        await client.aclose()
+
+
+async def test_a_worktree_that_is_not_there_is_refused(host: HostProcess, tmp_path: Path) -> None:
+    client = await host.client()
+    try:
+        gone = Worktree(tmp_path / "nowhere", "b", "0" * 40, tmp_path)
+        try:
+            await client.call("session/open", folder=str(tmp_path), worktree=worktree_to_json(gone))
+        except Exception as exc:  # the host's error, in plain words
+            assert "is not there" in str(exc)
+        else:
+            raise AssertionError("a missing worktree was accepted")
+    finally:
+        await client.aclose()
