@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from melgui.core.worktrees.git import GitError, head_sha, run_git, run_git_bytes, toplevel
+from melgui.core.worktrees.git import GitError, run_git, run_git_bytes, toplevel_and_head
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.naming import (
     BRANCH_PREFIX,
@@ -39,29 +39,42 @@ class Created:
     carried: list[str] = field(default_factory=list)  # files carried over from the main folder
 
 
-def repository_of(project: str | os.PathLike[str]) -> tuple[Path, str]:
+def repository_of(project: str | os.PathLike[str], *, nice: bool = True) -> tuple[Path, str]:
     """The repository's main folder and HEAD sha; WorktreeError when there is none to use."""
-    top = toplevel(project)
+    top, base = toplevel_and_head(project, nice=nice)
     if top is None:
         raise WorktreeError(f"{project} is not in a git repository.")
-    base = head_sha(top)
     if base is None:
         raise WorktreeError(f"The git repository at {top} has no commit yet.")
     return top, base
 
 
 def _branch_exists(main: Path, branch: str) -> bool:
-    out = run_git(["branch", "--list", branch], main)
+    out = run_git(["branch", "--list", branch], main, nice=False)
     return bool(out.strip())
 
 
-def _free_name(main: Path, home: Path, stem: str) -> str:
+def _add_worktree(main: Path, home: Path, stem: str, base: str) -> str:
+    """`git worktree add` on a new branch under the first free name (`stem`, `stem-2`, …);
+    returns the name. A folder in the way is seen before git runs; a branch of that name
+    only when `worktree add` refuses, so the usual creation is one git call."""
     name = stem
     number = 1
-    while (home / name).exists() or _branch_exists(main, BRANCH_PREFIX + name):
+    while True:
+        folder = home / name
+        if not folder.exists():
+            branch = BRANCH_PREFIX + name
+            try:
+                run_git(
+                    ["worktree", "add", "--quiet", "-b", branch, str(folder), base],
+                    main, nice=False,
+                )  # fmt: skip
+                return name
+            except GitError:
+                if folder.exists() or not _branch_exists(main, branch):
+                    raise
         number += 1
         name = f"{stem}-{number}"
-    return name
 
 
 def _safe_relative(entry: str) -> str | None:
@@ -136,14 +149,13 @@ def create_worktree(
     On any failure after `git worktree add`, the new worktree and branch (holding no
     work yet) are removed again and WorktreeError says why.
     """
-    main, base = repository_of(project)
+    main, base = repository_of(project, nice=False)  # a person waits on this
     home = (root or worktrees_root()) / project_folder_name(main)
     try:
         home.mkdir(parents=True, exist_ok=True)
-        name = _free_name(main, home, f"{pane_id}-{slug(task)}")
+        name = _add_worktree(main, home, f"{pane_id}-{slug(task)}", base)
         folder = home / name
         branch = BRANCH_PREFIX + name
-        run_git(["worktree", "add", "--quiet", "-b", branch, str(folder), base], main)
     except (GitError, OSError) as exc:
         raise WorktreeError(f"Could not create a worktree for the worker: {exc}") from exc
     worktree = Worktree(path=folder, branch=branch, base=base, main=main)

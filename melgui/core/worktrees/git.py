@@ -5,7 +5,8 @@ on the person's repository (hardened unless the folder is trusted), niced.
 so reading a folder never writes to its `.git`. git runs at a lower CPU priority
 (`nice`): these calls run in threads behind the window (the board's counts, `read_agent`,
 closing, recovery), and on a busy machine git's walk of a large tree must not take the
-CPU the window needs to draw.
+CPU the window needs to draw. What a person asked for and waits on (creating a worker's
+worktree) passes `nice=False`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from melgui.core.git import GitError, run
 
 GIT_TIMEOUT_S = 120.0
 
-__all__ = ["GitError", "head_sha", "run_git", "run_git_bytes", "toplevel"]
+__all__ = ["GitError", "head_sha", "run_git", "run_git_bytes", "toplevel", "toplevel_and_head"]
 
 
 def run_git(
@@ -27,11 +28,11 @@ def run_git(
     timeout: float = GIT_TIMEOUT_S,
     ok_codes: tuple[int, ...] = (0,),
     stdin: bytes | None = None,
+    nice: bool = True,
 ) -> str:
     """git's stdout (as text, undecodable bytes replaced); GitError when it fails."""
-    return run_git_bytes(args, cwd, timeout=timeout, ok_codes=ok_codes, stdin=stdin).decode(
-        "utf-8", "replace"
-    )
+    out = run_git_bytes(args, cwd, timeout=timeout, ok_codes=ok_codes, stdin=stdin, nice=nice)
+    return out.decode("utf-8", "replace")
 
 
 def run_git_bytes(
@@ -41,6 +42,7 @@ def run_git_bytes(
     timeout: float = GIT_TIMEOUT_S,
     ok_codes: tuple[int, ...] = (0,),
     stdin: bytes | None = None,
+    nice: bool = True,
 ) -> bytes:
     done = run(
         args,
@@ -49,7 +51,7 @@ def run_git_bytes(
         stdin=stdin,
         timeout=timeout,
         ok_codes=ok_codes,
-        nice=True,
+        nice=nice,
     )
     return done.out
 
@@ -70,3 +72,21 @@ def head_sha(folder: str | os.PathLike[str]) -> str | None:
     except GitError:
         return None
     return out.strip() or None
+
+
+def toplevel_and_head(
+    folder: str | os.PathLike[str], *, nice: bool = True
+) -> tuple[Path | None, str | None]:
+    """`toplevel` and the `head_sha` of it, from one git call: (None, None) outside a
+    repository, (top, None) in one with no commit yet."""
+    try:
+        out = run_git(
+            ["rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD^{commit}"],
+            folder, timeout=30, ok_codes=(0, 1), nice=nice,
+        )  # fmt: skip
+    except GitError:
+        return None, None
+    lines = out.splitlines()
+    top = Path(lines[0]) if lines and lines[0].strip() else None
+    head = lines[1].strip() if top is not None and len(lines) > 1 else ""
+    return top, head or None

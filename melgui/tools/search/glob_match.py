@@ -74,8 +74,23 @@ def _compile(globs: list[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(regexes))
 
 
-def _record_regex(by_name: list[str], by_path: list[str]) -> re.Pattern[str] | None:
-    """One regex deciding a whole "./path" record, when every alternative is plain."""
+def _record_test(by_name: list[str], by_path: list[str]) -> Callable[[str], object] | None:
+    """One regex deciding a whole "./path" record, when every alternative is plain: its
+    `match`, or, when every alternative may start at any depth (a name, `**/…`), the
+    `search` of "/" + the rest, which scans at C speed to each "/" instead of trying
+    every split of the record into folders."""
+    anywhere = list(by_name)
+    for glob in by_path:
+        if not glob.startswith("**/"):
+            anywhere = []
+            break
+        anywhere.append(glob[3:])
+    if anywhere:
+        tails = [_plain_regex(glob) for glob in anywhere]
+        if None not in tails:
+            # ^(?s:body)$ each; every "/" of "./path" starts a component.
+            bodies = [regex[1:-1] for regex in tails if regex is not None]
+            return re.compile(rf"/(?:{'|'.join(bodies)})$").search
     names = [_plain_regex(glob) for glob in by_name]
     paths = [_plain_regex(glob) for glob in by_path]
     if None in names or None in paths:
@@ -83,7 +98,7 @@ def _record_regex(by_name: list[str], by_path: list[str]) -> re.Pattern[str] | N
     # ^(?s:body)$ each: a name may sit below any folders, a path starts at the top.
     bodies = [f"(?:[^/]*/)*{regex[1:-1]}" for regex in names if regex is not None]
     bodies += [regex[1:-1] for regex in paths if regex is not None]
-    return re.compile(rf"^\./(?:{'|'.join(bodies)})$")
+    return re.compile(rf"^\./(?:{'|'.join(bodies)})$").match
 
 
 def _hidden(relative: str) -> bool:
@@ -119,7 +134,7 @@ class GlobMatcher:
             self._name = _compile(by_name)
             self._path = _compile(by_path)
             self._path_name = None if any("**" in n for n in path_names) else _compile(path_names)
-            self._record = _record_regex(by_name, by_path)
+            self._record = _record_test(by_name, by_path)
         except (re.error, ValueError) as exc:
             raise ToolError(f"Invalid glob pattern {pattern!r}: {exc}.") from None
 
@@ -140,7 +155,7 @@ class GlobMatcher:
         records = text.split("\x00")
         records.pop()  # the block ends with a separator
         if self._record is not None:  # one regex per record; "./" + a hidden name has "/."
-            match = self._record.match
+            match = self._record
             hidden = "/." in text
             kept = [r for r in records if match(r) and not (hidden and "/." in r)]
         else:

@@ -2,8 +2,10 @@
 
 Only what changed since the last snapshot is hashed: `status` against the shadow index
 (with its untracked cache) lists modified, deleted and new files, ignore rules honoured;
-`add` takes just those and `commit` writes the snapshot as the shadow HEAD. When nothing
-changed, the snapshot is HEAD as it is: one git process, like `git status` itself.
+`update-index` hashes just those, and `write-tree`, `commit-tree` and `update-ref` make the
+index the shadow HEAD (each reads the index once; none walks the tree again, as `commit`
+would). When nothing changed, the snapshot is HEAD as it is: one git process, like
+`git status` itself.
 Files over the size cap are left out and named.
 """
 
@@ -87,7 +89,7 @@ class Snapshotter:
         )  # fmt: skip
         paths: list[str] = []
         untrack: list[str] = []
-        staged = new = False
+        staged = False
         for entry in _split(listing):
             index, worktree, path = entry[0], entry[1], entry[3:]
             staged = staged or index not in (" ", "?")
@@ -102,7 +104,6 @@ class Snapshotter:
                 if index != "?":
                     untrack.append(path)
                 continue
-            new = new or index == "?"
             paths.append(path)
         await asyncio.to_thread(self._write_exclude)
         head = read_head(repo.git_dir)
@@ -113,16 +114,16 @@ class Snapshotter:
                 "rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
                 stdin=_join(untrack),
             )  # fmt: skip
-        commit = ["commit", "-q", "--allow-empty", "--no-verify", "--no-status", "-m", "checkpoint"]
-        if new:
-            await self._add(paths)
-        elif paths:
-            commit.append("--all")  # only tracked files changed: the commit stages them
-        await repo.run(*commit)
-        head = read_head(repo.git_dir)
-        if head is None:
-            raise GitError("the shadow repository has no HEAD after a commit")
-        return self._snapshot(head)
+        if paths:
+            await self._stage(paths)
+        # The index is the snapshot now: its tree and a commit on HEAD, without the
+        # second pass over every file that `commit` (its index refresh) would make.
+        tree = (await repo.run("write-tree")).decode("ascii").strip()
+        parent = ("-p", head) if head is not None else ()
+        made = await repo.run("commit-tree", tree, *parent, "-m", "checkpoint")
+        commit = made.decode("ascii").strip()
+        await repo.run("update-ref", "HEAD", commit)
+        return self._snapshot(commit)
 
     def _snapshot(self, head: str) -> Snapshot:
         left_out = self._large | self._nested | set(self._special)
@@ -149,6 +150,17 @@ class Snapshotter:
             size = _size(os.path.join(self.repo.project, path))
             if size is None or size <= self.max_file_bytes:
                 self._large.discard(path)
+
+    async def _stage(self, paths: list[str]) -> None:
+        """Hash exactly the paths status named into the index (deleted ones leave it), or,
+        when git refuses one (a folder that became a repository, say), add as a whole."""
+        try:
+            await self.repo.run(
+                "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
+                stdin=_join(paths),
+            )  # fmt: skip
+        except GitError:
+            await self._add(paths)
 
     async def _add(self, paths: list[str]) -> None:
         try:
