@@ -19,9 +19,9 @@ from melgui.core.config.settings import Settings, SettingsError, data_dir, load_
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import Store, open_store
-from melgui.core.store.recording import start_recording
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
+from melgui.desk.recording import start_recording
 from melgui.host.change_journal import ChangeJournal, SessionRow
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import merge_records
@@ -97,7 +97,7 @@ class Host:
             recording.conversation if recording else None,
             model=model,
             role=_role(row.role),
-            wire=recording.journal.record_wire if recording else None,
+            wire=recording.record_wire if recording else None,
         )
         session = HostedSession(
             row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records)

@@ -9,7 +9,7 @@ from typing import Any, cast, get_args
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
-from melgui.core.store.recording import Recording
+from melgui.desk.recording import Recording
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import approval_record, record_of
@@ -33,7 +33,7 @@ class HostedSession:
         # The number of the last `message` record: what streamed after it is in flight.
         self._message_seq = log.last_seq
         if recording is not None:
-            agent.subscribe(recording.journal.observe)
+            recording.attach(agent)
         agent.subscribe(self._observe)
 
     @property
