@@ -40,8 +40,8 @@ from melgui.core.protocol.events import ToolCall  # noqa: E402
 from melgui.core.protocol.messages import Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.store import open_store  # noqa: E402
-from melgui.core.store.recording import start_recording  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
+from melgui.desk.recording import start_recording  # noqa: E402
 from melgui.host.remote_session import RemoteSession  # noqa: E402
 from tests.fakes import done, text  # noqa: E402
 from tests.fakes.host_process import HostProcess, runtime_dir  # noqa: E402
@@ -162,9 +162,9 @@ def bench_protocol_cost(host: HostProcess, tokens: int) -> None:
             transport = RelayTransport(relay.base_url, "bench-key")
             session = AgentSession(
                 transport, ToolRegistry(), FixedPolicy("all"), recording.conversation,
-                model="bench", role="worker", cwd=folder, wire=recording.journal.record_wire,
+                model="bench", role="worker", cwd=folder, wire=recording.record_wire,
             )  # fmt: skip
-            session.subscribe(recording.journal.observe)
+            recording.attach(session)
             seen: list[object] = []
             session.subscribe(seen.append)
             started = time.process_time()

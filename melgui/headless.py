@@ -23,7 +23,6 @@ from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ROLES
 from melgui.core.protocol.tooling import HookRun
 from melgui.core.store import open_store
-from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
 from melgui.core.thread.changes import (
     Change,
     EntriesReplaced,
@@ -44,6 +43,7 @@ from melgui.core.thread.entries import (
 from melgui.core.thread.thread import Thread
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
+from melgui.desk.recording import Recording, UnknownConversationError, start_recording
 from melgui.tools.mcp.asks.sampling import SamplingTarget
 from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ServerConfig, project_path
@@ -413,14 +413,14 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         await desk.aclose()
         if recording is not None:
             recording.close()
-            recording.journal.store.close()
+            recording.store.close()
         print(f"melgui: {exc}", file=sys.stderr)
         return EXIT_FAILED
     session = desk.session(
         recording.conversation if recording else None,
         model=model,
         role=options.role,
-        wire=recording.journal.record_wire if recording else None,
+        wire=recording.record_wire if recording else None,
         policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
     )
     desk.mcp.sampling_target = lambda: SamplingTarget(
@@ -431,7 +431,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         flight, desk.mcp.server_of(flight.call.tool)
     )
     if recording is not None:
-        recording.journal.attach(session)
+        recording.attach(session)
         for notice in recording.notices:
             print(f"melgui: {notice}", file=sys.stderr)
     printer.watch(session.thread)
@@ -446,7 +446,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         await desk.aclose()
         if recording is not None:
             recording.close()
-            recording.journal.store.close()
+            recording.store.close()
     result = session.last_result
     if result is not None and result.outcome == "done":
         return EXIT_OK

@@ -29,7 +29,7 @@ from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.events import Usage
 from melgui.core.store import open_store
-from melgui.core.store.recording import Recording, UnknownConversationError, start_recording
+from melgui.desk.recording import Recording, UnknownConversationError, start_recording
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class MelguiAgent:
     ) -> NewSessionResponse:
         folder = _folder(cwd)
         recording = self._record(folder, None) if self.history else None
-        session_id = recording.conversation_id if recording else uuid.uuid4().hex
+        session_id = (recording.conversation_id if recording else None) or uuid.uuid4().hex
         session = await self._open(session_id, folder, recording, mcp_servers or [])
         # Queued now, sent by the outbox after this response (the SDK queues its reply
         # before the outbox's task next runs).
@@ -127,7 +127,8 @@ class MelguiAgent:
         if session_id in self.sessions:
             raise RequestError.invalid_request({"message": f"session {session_id} is open"})
         recording = self._record(folder, session_id)
-        session = await self._open(recording.conversation_id, folder, recording, mcp_servers or [])
+        stored_id = recording.conversation_id or session_id  # the whole id of a prefix
+        session = await self._open(stored_id, folder, recording, mcp_servers or [])
         await session.replay()
         session.offer_commands()
         return LoadSessionResponse()

@@ -24,10 +24,10 @@ from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.events import Usage
-from melgui.core.store.recording import Recording
 from melgui.core.thread.changes import Change, EntryChanged, StateChanged
 from melgui.core.thread.entries import CallEntry
 from melgui.desk.desk import Desk
+from melgui.desk.recording import Recording
 from melgui.tools.panes import NoPanes
 
 log = logging.getLogger(__name__)
@@ -64,11 +64,11 @@ class AcpSession:
             model=model,
             role=role,
             source=f"acp {session_id}",
-            wire=recording.journal.record_wire if recording else None,
+            wire=recording.record_wire if recording else None,
             policy=self.rejections,
         )
         if recording is not None:
-            recording.journal.attach(self.session)
+            recording.attach(self.session)
         self._asked: set[str] = set()  # calls whose question went to the client
         self._turns = 0  # turns ended, as the thread last said
         self.session.thread.subscribe(self._observe)
@@ -154,4 +154,4 @@ class AcpSession:
         await self.desk.aclose()
         if self.recording is not None:
             self.recording.close()
-            self.recording.journal.store.close()
+            self.recording.store.close()

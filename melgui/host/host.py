@@ -19,10 +19,10 @@ from melgui.core.config.settings import Settings, SettingsError, data_dir, load_
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import Store, open_store
-from melgui.core.store.recording import start_recording
 from melgui.core.transports.connection import api_key_kind
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
+from melgui.desk.recording import start_recording
 from melgui.host.change_journal import ChangeJournal, SessionRow
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import merge_records, worktree_from_json, worktree_to_json
@@ -102,7 +102,7 @@ class Host:
             row = SessionRow(
                 row.id, row.folder, recording.conversation_id, model, row.role, row.settings
             )
-        wire = recording.journal.record_wire if recording else None
+        wire = recording.record_wire if recording else None
         if worktree is not None:
             agent = desk.worker_session(
                 model=model,

@@ -11,10 +11,10 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
-from melgui.core.store.recording import Recording
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
+from melgui.desk.recording import Recording
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import approval_record, change_record, record_of
@@ -42,7 +42,7 @@ class HostedSession:
         # snapshot as its `tail`; the thread's changes are in the snapshot itself.
         self._tail_from = log.last_seq
         if recording is not None:
-            agent.subscribe(recording.journal.observe)
+            recording.attach(agent)
         agent.thread.subscribe(self._changed)
         agent.subscribe(self._observe)
 

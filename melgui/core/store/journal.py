@@ -3,10 +3,11 @@
     journal = Journal(store, conversation_id, session.conversation)
     journal.attach(session)                 # and pass wire=journal.record_wire
 
-The messages come from the loop's events (a user message sent, an assistant message at
-the end of its leg, a branch); a tool call's life (requested / awaiting approval /
-approved / denied / finished), the notes, the plans and the turn's end come from the
-session's thread model. Each is committed at once. Streaming text is batched: the
+The messages come from the loop's events (a user message sent, an assistant message with
+its calls at the end of its leg, a branch: the thread has no whole assistant message);
+the streamed text, a tool call's life (requested / awaiting approval / approved / denied
+/ finished), the notes, the plans and the turn's end come from the session's thread
+model. Each is committed at once. Streaming text is batched: the
 partial assistant row is rewritten in place at most every `flush_interval` seconds, and
 a timer makes sure text that arrived is on disk within that time even if the stream
 stalls. Wire log
@@ -46,8 +47,20 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.store import Store
-from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
-from melgui.core.thread.entries import CallEntry, NoteEntry, ThreadState
+from melgui.core.thread.changes import (
+    Change,
+    EntryAdded,
+    EntryChanged,
+    StateChanged,
+    TextAppended,
+)
+from melgui.core.thread.entries import (
+    AssistantEntry,
+    CallEntry,
+    NoteEntry,
+    ReasoningEntry,
+    ThreadState,
+)
 from melgui.core.thread.thread import Thread
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
@@ -131,12 +144,6 @@ class Journal:
 
     def observe(self, event: LoopEvent) -> None:
         """Record one loop event; never raises for storage trouble."""
-        if isinstance(event, AssistantText | AssistantReasoning):  # per token: no I/O, no clock
-            (self._text if type(event) is AssistantText else self._reasoning).append(event.text)
-            self._text_dirty = True
-            if self._timer is None and not self._arm_timer():
-                self._flush_if_due()
-            return
         try:
             self._record(event)
         except sqlite3.Error as exc:
@@ -178,7 +185,7 @@ class Journal:
                 self._partial_seq = None
                 self.store.branch(cid, messages, reason, note)
             case (
-                AssistantText() | AssistantReasoning()  # handled in observe
+                AssistantText() | AssistantReasoning()
                 | ToolCallRequested() | ApprovalNeeded() | ToolCallStarted() | ToolCallFinished()
                 | Retrying() | ContextNotice() | TurnFinished() | TurnFailed() | TurnCancelled()
             ):  # fmt: skip
@@ -201,8 +208,8 @@ class Journal:
         return detach
 
     def follow(self, thread: Thread) -> Callable[[], None]:
-        """Record the calls, notes, plans and turn ends of `thread`; returns a function
-        that stops."""
+        """Record the streamed text, calls, notes, plans and turn ends of `thread`;
+        returns a function that stops."""
         self._turn = thread.state
         return thread.subscribe(self.hear)
 
@@ -215,6 +222,12 @@ class Journal:
 
     def _hear(self, change: Change) -> None:
         match change:
+            case TextAppended(text=text, reasoning=reasoning):
+                self._stream(text, reasoning=reasoning)
+            case EntryAdded(entry=AssistantEntry(streaming=True, text=text)):
+                self._stream(text, reasoning=False)
+            case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
+                self._stream(text, reasoning=True)
             case EntryAdded(entry=CallEntry() as entry):
                 self.store.call_requested(self.conversation_id, entry.call)
                 self._calls[entry.call_id] = ("requested", "")
@@ -230,6 +243,13 @@ class Journal:
                     self._checkpoint_soon()
             case _:
                 pass
+
+    def _stream(self, text: str, *, reasoning: bool) -> None:
+        """A streamed piece (per token: no I/O, no clock); written with the next flush."""
+        (self._reasoning if reasoning else self._text).append(text)
+        self._text_dirty = True
+        if self._timer is None and not self._arm_timer():
+            self._flush_if_due()
 
     def _call_changed(self, entry: CallEntry) -> None:
         cid, call_id = self.conversation_id, entry.call_id

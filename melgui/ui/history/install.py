@@ -27,9 +27,10 @@ from melgui.core.store.resume import (
     StoredConversation,
     resume,
 )
+from melgui.desk.recording import WireListen
 from melgui.ui.history.reader import ConversationReader
 from melgui.ui.history.sidebar import HistorySidebar
-from melgui.ui.history.window_journal import WindowJournal, WireListen
+from melgui.ui.history.window_journal import WindowJournal
 from melgui.ui.runtime.bridge import SessionBridge
 
 

@@ -19,8 +19,8 @@ from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.store import open_store
-from melgui.core.store.recording import start_recording
 from melgui.core.transports.relay import RelayTransport
+from melgui.desk.recording import start_recording
 from melgui.tools.commands.run_command import RUN_COMMAND_TOOL
 from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
@@ -55,9 +55,9 @@ async def run(options: argparse.Namespace) -> int:
         model="scripted",
         role="assistant",
         cwd=options.folder,
-        wire=recording.journal.record_wire,
+        wire=recording.record_wire,
     )
-    recording.journal.attach(session)
+    recording.attach(session)
     try:
         session.submit(options.prompt)
         await session.wait_idle()

@@ -11,8 +11,8 @@ import pytest
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import INTERRUPTED_RESULT, Message
 from melgui.core.store import Store, open_store
-from melgui.core.store.recording import UnknownConversationError, start_recording
 from melgui.core.store.resume import ConversationNotFoundError, resume
+from melgui.desk.recording import UnknownConversationError, start_recording
 
 
 @pytest.fixture
