@@ -1,0 +1,53 @@
+"""The window at common screen sizes with 0, 2 and 4 panes: it keeps its size, and the
+chat keeps a readable width while docks fold and panes give way."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.window.main_window import MainWindow
+from tests.fakes import ScriptedRelay, done, text
+from tests.fakes.window import relay_settings, wait_until
+
+SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
+LAYOUTS = ["right", "right", "down", "right"]  # how each new pane is placed
+CHAT_AT_LEAST = 480
+
+
+def open_panes(window: MainWindow, count: int, run: Any) -> None:
+    """`count` panes, terminals and workers in turn, through the window's own paths."""
+    manager = window.pane_manager
+
+    async def opened() -> None:
+        for index in range(count):
+            if index % 2 == 0:
+                manager.open_terminal("sleep 30", LAYOUTS[index])
+            else:
+                info = manager.spawn_agent("say ok", None, LAYOUTS[index])
+                await wait_until(
+                    lambda i=info.id: isinstance(p := manager.pane(i), AgentPane)
+                    and p.state.name == "idle"
+                )
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+
+    run(opened())
+
+
+@pytest.mark.parametrize("panes", [0, 2, 4])
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_window_keeps_its_size_and_the_chat_its_width(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, size: tuple[int, int], panes: int
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", [text("ok"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(*size)
+    run(wait_until(lambda: (window.width(), window.height()) == size))
+    open_panes(window, panes, run)
+    assert (window.width(), window.height()) == size  # it never resizes itself
+    assert window.chat.width() >= CHAT_AT_LEAST
+    assert window.minimumSizeHint().width() <= size[0]  # nothing asks for more room
