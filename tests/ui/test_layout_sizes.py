@@ -29,8 +29,9 @@ def open_panes(window: MainWindow, count: int, run: Any) -> None:
             else:
                 info = manager.spawn_agent("say ok", None, LAYOUTS[index])
                 await wait_until(
-                    lambda i=info.id: isinstance(p := manager.pane(i), AgentPane)
-                    and p.state.name == "idle"
+                    lambda i=info.id: (
+                        isinstance(p := manager.pane(i), AgentPane) and p.state.name == "idle"
+                    )
                 )
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.1)
@@ -51,3 +52,23 @@ def test_the_window_keeps_its_size_and_the_chat_its_width(
     assert (window.width(), window.height()) == size  # it never resizes itself
     assert window.chat.width() >= CHAT_AT_LEAST
     assert window.minimumSizeHint().width() <= size[0]  # nothing asks for more room
+
+
+def test_on_a_small_screen_docks_fold_and_panes_become_tabs_then_come_back(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", [text("ok"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1024, 700)
+    run(wait_until(lambda: window.width() == 1024))
+    assert window.history_dock.isVisible()
+    open_panes(window, 4, run)
+    area = window.pane_manager.area
+    assert not window.history_dock.isVisible()  # folded to its View menu toggle
+    assert area.tabs.count() >= 2  # four side by side do not fit: some became tabs
+    assert window.chat.width() >= CHAT_AT_LEAST
+    for info in list(window.pane_manager.registry.all()):
+        window.pane_manager.close_pane(info.id)
+    run(asyncio.sleep(0.1))
+    assert window.history_dock.isVisible() and window.inspector_dock.isVisible()
+    assert (window.width(), window.height()) == (1024, 700)

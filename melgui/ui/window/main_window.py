@@ -263,6 +263,7 @@ class MainWindow(QMainWindow):
         )
         manager = self.pane_manager
         manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
+        self.sessionChanged.connect(lambda _session: keeper.fit())  # a new chat, kept wide
         if not keeper.restore():
             self.resize(1280, 820)
             keeper.first_sizes()
