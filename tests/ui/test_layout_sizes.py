@@ -7,8 +7,12 @@ import asyncio
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
 
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.splitter import Splitter, SplitterHandle
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, wait_until
@@ -72,3 +76,38 @@ def test_on_a_small_screen_docks_fold_and_panes_become_tabs_then_come_back(
     run(asyncio.sleep(0.1))
     assert window.history_dock.isVisible() and window.inspector_dock.isVisible()
     assert (window.width(), window.height()) == (1024, 700)
+
+
+def test_the_handles_are_wide_light_up_and_a_double_click_resets_the_split(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: QtBot
+) -> None:
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1366, 768)
+    run(wait_until(lambda: window.width() == 1366))
+    manager = window.pane_manager
+    manager.open_terminal("sleep 30")
+    manager.open_terminal("sleep 30", "right")
+    run(asyncio.sleep(0.1))
+    host = window.pane_host
+    first = host.sizes()
+    handle = host.handle(1)
+    assert isinstance(handle, SplitterHandle) and handle.width() >= 8
+    middle = handle.rect().center()
+    qtbot.mousePress(handle, Qt.MouseButton.LeftButton, pos=middle)
+    qtbot.mouseMove(handle, middle + QPoint(120, 0))
+    qtbot.mouseRelease(handle, Qt.MouseButton.LeftButton, pos=middle + QPoint(120, 0))
+    assert host.sizes()[0] > first[0] + 60 and window.layout_keeper.chat_share is not None
+    QApplication.sendEvent(handle, QEvent(QEvent.Type.HoverEnter))
+    assert handle.hovered  # drawn in the accent while the pointer is over it
+    QApplication.sendEvent(handle, QEvent(QEvent.Type.HoverLeave))
+    assert not handle.hovered
+    qtbot.mouseDClick(handle, Qt.MouseButton.LeftButton, pos=handle.rect().center())
+    assert abs(host.sizes()[0] - first[0]) <= 2 and window.layout_keeper.chat_share is None
+
+    panes = host.widget(1).findChild(Splitter)
+    assert panes is not None and panes.count() == 2 and panes.handleWidth() >= 8
+    panes.setSizes([600, 200])
+    inner = panes.handle(1)
+    qtbot.mouseDClick(inner, Qt.MouseButton.LeftButton, pos=inner.rect().center())
+    left, right = panes.sizes()
+    assert abs(left - right) <= 2  # shared equally again

@@ -19,6 +19,7 @@ from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLayout, QMainWindow, QSplitter, QWidget
 
 from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.panes.splitter import Splitter
 
 MIN_CHAT_WIDTH = 480
 MIN_PANES_WIDTH = 340
@@ -65,6 +66,8 @@ class LayoutKeeper(QObject):
         self.panes_open = False
         self.chat_share: float | None = None  # the chat's part beside panes, as last set
         splitter.splitterMoved.connect(lambda _pos, _index: self._remember_share())
+        if isinstance(splitter, Splitter):
+            splitter.reset = self.reset_share  # a double-click on the handle
         layout = window.layout()
         if layout is not None:  # its contents' minimum would otherwise grow the window
             layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
@@ -228,6 +231,12 @@ class LayoutKeeper(QObject):
         total = sizes[0] + sizes[1] if len(sizes) >= 2 else 0
         if self.panes_open and total > 0 and sizes[1] > 0:
             self.chat_share = sizes[0] / total
+
+    def reset_share(self) -> None:
+        """Forget the person's share: the chat and the panes split as they first did."""
+        self.chat_share = None
+        if self.panes_open:
+            self._share()
 
     def _share(self) -> None:
         sizes = self._splitter.sizes()
