@@ -52,7 +52,10 @@ def test_the_window_keeps_its_size_and_the_chat_its_width(
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.resize(*size)
     run(wait_until(lambda: (window.width(), window.height()) == size))
+    history = window.history_dock.width()
     open_panes(window, panes, run)
+    history_dock = window.history_dock  # its width, or folded: never squeezed unreadable
+    assert not history_dock.isVisible() or history_dock.width() >= history - 16
     assert (window.width(), window.height()) == size  # it never resizes itself
     assert window.chat.width() >= CHAT_AT_LEAST
     assert window.minimumSizeHint().width() <= size[0]  # nothing asks for more room

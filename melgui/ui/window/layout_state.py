@@ -27,6 +27,7 @@ WINDOW_MIN = QSize(720, 480)  # the window's own minimum, whatever it holds
 INSPECTOR_SHARE = 0.28  # of the window's width, for a dock that opens with the window
 INSPECTOR_MAX = 420
 HISTORY_WIDTH = 210
+SQUEEZE_LEFT = 16  # the history squeezed by more than this folds rather than truncates
 
 
 def _on_screen(dock: QDockWidget) -> bool:
@@ -181,16 +182,21 @@ class LayoutKeeper(QObject):
         self._share()
 
     def _keep_history_width(self) -> None:
-        """A pane's transient minimum (while it is placed) may have squeezed the left
-        docks; they get their width back as far as the room allows."""
+        """A pane's minimum (even a transient one, while it is placed) may have squeezed
+        the left docks; they get their width back as far as the room allows, or fold."""
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         for dock, before in self._before.items():
             if self._window.dockWidgetArea(dock) != left or not _on_screen(dock):
                 continue
             wanted = min(before, dock.width() + max(0, self._room()))
+            layout = self._window.layout()
             if wanted > dock.width():
                 self._window.resizeDocks([dock], [wanted], Qt.Orientation.Horizontal)
-                layout = self._window.layout()
+                if layout is not None:
+                    layout.activate()
+            if dock.width() < before - SQUEEZE_LEFT:  # too narrow to read: it folds instead
+                dock.hide()
+                self._folded.append(dock)
                 if layout is not None:
                     layout.activate()
 
