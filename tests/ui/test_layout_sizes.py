@@ -17,7 +17,7 @@ from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, wait_until
 
-SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
+SIZES = [(1024, 700), (1366, 768), (1920, 1080), (2560, 1440)]
 LAYOUTS = ["right", "right", "down", "right"]  # how each new pane is placed
 CHAT_AT_LEAST = 480
 
