@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QSplitter, QTabWidget, QVBoxLayout, 
 
 from melgui.core.protocol.tools.panes import normalize_layout
 from melgui.ui.panes.pane_frame import PaneFrame
+from melgui.ui.panes.splitter import Splitter
 
 
 class PaneArea(QWidget):
@@ -75,7 +76,7 @@ class PaneArea(QWidget):
         frame.show()
 
     def _add_tab(self, frame: PaneFrame) -> None:
-        root = QSplitter(Qt.Orientation.Horizontal)
+        root = Splitter(Qt.Orientation.Horizontal)
         root.setChildrenCollapsible(False)
         root.addWidget(frame)
         index = self.tabs.addTab(root, _with_badge(frame.title, root))
@@ -95,7 +96,7 @@ class PaneArea(QWidget):
                 parent.setSizes(sizes)
             return
         # Never leave the target parentless (PySide would delete it): move it directly.
-        nested = QSplitter(orientation)
+        nested = Splitter(orientation)
         nested.setChildrenCollapsible(False)
         parent.insertWidget(index, nested)
         nested.addWidget(target)

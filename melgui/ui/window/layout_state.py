@@ -1,9 +1,11 @@
 """A layout that holds: room for the chat when panes open, proportions back when they
 close, and the window's geometry, docks and splitter remembered between runs.
 
+The window never resizes itself: its minimum is fixed, not the sum of what it holds.
 When the first pane opens, an empty inspector (and plans) folds away before the chat
-gives up any width, and the chat keeps at least MIN_CHAT_WIDTH pixels; when the last
-pane closes, the folded docks and the widths from before come back. `save()` writes the
+gives up any width, and the chat keeps at least MIN_CHAT_WIDTH pixels: docks narrow,
+then fold to their View menu toggles, then split panes move to tabs of their own. When
+the last pane closes, the folded docks and the widths from before come back. `save()` writes the
 window's state to an INI file; `restore()` reads it (both do nothing without a path).
 """
 
@@ -14,13 +16,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
+from PySide6.QtWidgets import QDockWidget, QLayout, QMainWindow, QSplitter, QWidget
 
-MIN_CHAT_WIDTH = 380
-MIN_PANES_WIDTH = 400
+from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.panes.splitter import Splitter
+
+MIN_CHAT_WIDTH = 480
+MIN_PANES_WIDTH = 340
+WINDOW_MIN = QSize(720, 480)  # the window's own minimum, whatever it holds
 INSPECTOR_SHARE = 0.28  # of the window's width, for a dock that opens with the window
 INSPECTOR_MAX = 420
 HISTORY_WIDTH = 210
+SQUEEZE_LEFT = 16  # the history squeezed by more than this folds rather than truncates
 
 
 def _on_screen(dock: QDockWidget) -> bool:
@@ -60,11 +67,18 @@ class LayoutKeeper(QObject):
         self.panes_open = False
         self.chat_share: float | None = None  # the chat's part beside panes, as last set
         splitter.splitterMoved.connect(lambda _pos, _index: self._remember_share())
+        if isinstance(splitter, Splitter):
+            splitter.reset = self.reset_share  # a double-click on the handle
+        layout = window.layout()
+        if layout is not None:  # its contents' minimum would otherwise grow the window
+            layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        window.setMinimumSize(WINDOW_MIN)
 
     # -- start-up sizes ------------------------------------------------------------------
 
     def first_sizes(self) -> None:
         """Modest docks for a window opened without remembered state."""
+        self.fit()
         width = self._window.width()
         docks: list[QDockWidget] = []
         for dock in self._side_docks:  # one per tab group: a hidden tab's size is stale
@@ -102,7 +116,11 @@ class LayoutKeeper(QObject):
                 layout.activate()  # the central splitter gets the folded docks' width now
             if self._narrow_docks() and layout is not None:
                 layout.activate()
-            self._share()
+            self.fit()
+            QTimer.singleShot(0, self.fit)  # a new pane settles in a later layout pass
+        elif has_panes:
+            self.fit()
+            QTimer.singleShot(0, self.fit)
         elif not has_panes and self.panes_open:
             self.panes_open = False
             for dock in self._folded:
@@ -118,9 +136,12 @@ class LayoutKeeper(QObject):
         """Docks that stay (not empty) give up width before the chat does; True if any did."""
         wanted = MIN_CHAT_WIDTH + MIN_PANES_WIDTH
         free = self._splitter.width()
-        staying = [d for d in self._before if _on_screen(d) and d not in self._folded]
         left = Qt.DockWidgetArea.LeftDockWidgetArea
-        staying.sort(key=lambda d: self._window.dockWidgetArea(d) == left)  # history last
+        staying = [  # the history keeps its width: it folds whole if need be (fit)
+            d
+            for d in self._before
+            if _on_screen(d) and d not in self._folded and self._window.dockWidgetArea(d) != left
+        ]
         short = wanted - free
         if short <= 0 or not staying:
             return False
@@ -137,6 +158,70 @@ class LayoutKeeper(QObject):
         self._window.resizeDocks(staying, widths, Qt.Orientation.Horizontal)
         return True
 
+    def fit(self) -> None:
+        """The chat keeps MIN_CHAT_WIDTH beside the panes: side docks fold, then panes
+        split side by side (or stacked) move to tabs of their own, before it shrinks."""
+        chat = self._splitter.widget(0)
+        if chat is not None:
+            chat.setMinimumWidth(MIN_CHAT_WIDTH)
+        if not self.panes_open:
+            return
+        layout = self._window.layout()
+        area = self._splitter.widget(1)
+        for dock in [*self._side_docks]:  # the history last: it folds first from the left
+            if self._room() >= 0:
+                break
+            if dock.isVisible() and dock not in self._folded:
+                dock.hide()
+                self._folded.append(dock)
+                if layout is not None:
+                    layout.activate()
+        if isinstance(area, PaneArea):
+            self._tab_panes(area)
+        self._keep_history_width()
+        self._share()
+
+    def _keep_history_width(self) -> None:
+        """A pane's minimum (even a transient one, while it is placed) may have squeezed
+        the left docks; they get their width back as far as the room allows, or fold."""
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        for dock, before in self._before.items():
+            if self._window.dockWidgetArea(dock) != left or not _on_screen(dock):
+                continue
+            wanted = min(before, dock.width() + max(0, self._room()))
+            layout = self._window.layout()
+            if wanted > dock.width():
+                self._window.resizeDocks([dock], [wanted], Qt.Orientation.Horizontal)
+                if layout is not None:
+                    layout.activate()
+            if dock.width() < before - SQUEEZE_LEFT:  # too narrow to read: it folds instead
+                dock.hide()
+                self._folded.append(dock)
+                if layout is not None:
+                    layout.activate()
+
+    def _room(self) -> int:
+        """Width the central splitter has beyond the chat's minimum and the panes'."""
+        area = self._splitter.widget(1)
+        panes = area.minimumSizeHint().width() if area is not None else 0
+        handle = self._splitter.handleWidth()
+        return self._splitter.width() - MIN_CHAT_WIDTH - max(panes, MIN_PANES_WIDTH) - handle
+
+    def _tab_panes(self, area: PaneArea) -> None:
+        """Panes split in one tab that do not fit move to tabs of their own, the last
+        placed first."""
+        for _ in range(len(area.frames())):
+            if self._room() >= 0 and area.height() >= area.minimumSizeHint().height():
+                return
+            tabs = [area.tab_of(frame.pane_id) for frame in area.frames()]
+            crowded = [f for f, tab in zip(area.frames(), tabs, strict=True) if tabs.count(tab) > 1]
+            if not crowded:
+                return
+            area.move_to_tab(crowded[-1].pane_id)
+            layout = self._window.layout()
+            if layout is not None:
+                layout.activate()
+
     def _restore_widths(self) -> None:
         if self.panes_open:
             return
@@ -152,6 +237,12 @@ class LayoutKeeper(QObject):
         total = sizes[0] + sizes[1] if len(sizes) >= 2 else 0
         if self.panes_open and total > 0 and sizes[1] > 0:
             self.chat_share = sizes[0] / total
+
+    def reset_share(self) -> None:
+        """Forget the person's share: the chat and the panes split as they first did."""
+        self.chat_share = None
+        if self.panes_open:
+            self._share()
 
     def _share(self) -> None:
         sizes = self._splitter.sizes()
@@ -185,6 +276,7 @@ class LayoutKeeper(QObject):
     def restore(self) -> bool:
         """Apply the remembered geometry and docks; False when nothing was remembered."""
         store = self._store()
+        self.fit()
         if store is None or not self._path or not self._path.exists():
             return False
         geometry = store.value("window/geometry")

@@ -32,7 +32,6 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -60,6 +59,7 @@ from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.notifications.install import install_signals
+from melgui.ui.panes.splitter import Splitter
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.quit_guard import QuitGuard
@@ -223,7 +223,7 @@ class MainWindow(QMainWindow):
             lambda: self.tasks.spawn(self.models.refresh(), what="listing models")
         )
         self.toolbar.settingsRequested.connect(self.open_settings)
-        self.pane_host = QSplitter(Qt.Orientation.Horizontal, self)
+        self.pane_host = Splitter(Qt.Orientation.Horizontal, self)  # wide handles
         self.pane_host.setChildrenCollapsible(False)
         self.approval_bar = ApprovalBar(self.approvals, self.colors, self)
         self.themeChanged.connect(self.approval_bar.set_colors)
@@ -263,6 +263,7 @@ class MainWindow(QMainWindow):
         )
         manager = self.pane_manager
         manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
+        self.sessionChanged.connect(lambda _session: keeper.fit())  # a new chat, kept wide
         if not keeper.restore():
             self.resize(1280, 820)
             keeper.first_sizes()

@@ -1,0 +1,116 @@
+"""The window at common screen sizes with 0, 2 and 4 panes: it keeps its size, and the
+chat keeps a readable width while docks fold and panes give way."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.splitter import Splitter, SplitterHandle
+from melgui.ui.window.main_window import MainWindow
+from tests.fakes import ScriptedRelay, done, text
+from tests.fakes.window import relay_settings, wait_until
+
+SIZES = [(1024, 700), (1366, 768), (1920, 1080), (2560, 1440)]
+LAYOUTS = ["right", "right", "down", "right"]  # how each new pane is placed
+CHAT_AT_LEAST = 480
+
+
+def open_panes(window: MainWindow, count: int, run: Any) -> None:
+    """`count` panes, terminals and workers in turn, through the window's own paths."""
+    manager = window.pane_manager
+
+    async def opened() -> None:
+        for index in range(count):
+            if index % 2 == 0:
+                manager.open_terminal("sleep 30", LAYOUTS[index])
+            else:
+                info = manager.spawn_agent("say ok", None, LAYOUTS[index])
+                await wait_until(
+                    lambda i=info.id: (
+                        isinstance(p := manager.pane(i), AgentPane) and p.state.name == "idle"
+                    )
+                )
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+
+    run(opened())
+
+
+@pytest.mark.parametrize("panes", [0, 2, 4])
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_window_keeps_its_size_and_the_chat_its_width(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, size: tuple[int, int], panes: int
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", [text("ok"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(*size)
+    run(wait_until(lambda: (window.width(), window.height()) == size))
+    history = window.history_dock.width()
+    open_panes(window, panes, run)
+    history_dock = window.history_dock  # its width, or folded: never squeezed unreadable
+    assert not history_dock.isVisible() or history_dock.width() >= history - 16
+    assert (window.width(), window.height()) == size  # it never resizes itself
+    assert window.chat.width() >= CHAT_AT_LEAST
+    assert window.minimumSizeHint().width() <= size[0]  # nothing asks for more room
+
+
+def test_on_a_small_screen_docks_fold_and_panes_become_tabs_then_come_back(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", [text("ok"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1024, 700)
+    run(wait_until(lambda: window.width() == 1024))
+    assert window.history_dock.isVisible()
+    open_panes(window, 4, run)
+    area = window.pane_manager.area
+    assert not window.history_dock.isVisible()  # folded to its View menu toggle
+    assert area.tabs.count() >= 2  # four side by side do not fit: some became tabs
+    assert window.chat.width() >= CHAT_AT_LEAST
+    for info in list(window.pane_manager.registry.all()):
+        window.pane_manager.close_pane(info.id)
+    run(asyncio.sleep(0.1))
+    assert window.history_dock.isVisible() and window.inspector_dock.isVisible()
+    assert (window.width(), window.height()) == (1024, 700)
+
+
+def test_the_handles_are_wide_light_up_and_a_double_click_resets_the_split(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: QtBot
+) -> None:
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1366, 768)
+    run(wait_until(lambda: window.width() == 1366))
+    manager = window.pane_manager
+    manager.open_terminal("sleep 30")
+    manager.open_terminal("sleep 30", "right")
+    run(asyncio.sleep(0.1))
+    host = window.pane_host
+    first = host.sizes()
+    handle = host.handle(1)
+    assert isinstance(handle, SplitterHandle) and handle.width() >= 8
+    middle = handle.rect().center()
+    qtbot.mousePress(handle, Qt.MouseButton.LeftButton, pos=middle)
+    qtbot.mouseMove(handle, middle + QPoint(120, 0))
+    qtbot.mouseRelease(handle, Qt.MouseButton.LeftButton, pos=middle + QPoint(120, 0))
+    assert host.sizes()[0] > first[0] + 60 and window.layout_keeper.chat_share is not None
+    QApplication.sendEvent(handle, QEvent(QEvent.Type.HoverEnter))
+    assert handle.hovered  # drawn in the accent while the pointer is over it
+    QApplication.sendEvent(handle, QEvent(QEvent.Type.HoverLeave))
+    assert not handle.hovered
+    qtbot.mouseDClick(handle, Qt.MouseButton.LeftButton, pos=handle.rect().center())
+    assert abs(host.sizes()[0] - first[0]) <= 2 and window.layout_keeper.chat_share is None
+
+    panes = host.widget(1).findChild(Splitter)
+    assert panes is not None and panes.count() == 2 and panes.handleWidth() >= 8
+    panes.setSizes([600, 200])
+    inner = panes.handle(1)
+    qtbot.mouseDClick(inner, Qt.MouseButton.LeftButton, pos=inner.rect().center())
+    left, right = panes.sizes()
+    assert abs(left - right) <= 2  # shared equally again
