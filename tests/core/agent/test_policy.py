@@ -259,7 +259,6 @@ def learn(policy: RulePolicy, asked: tuple[ToolCall, dict[str, Any]], decision: 
     policy.record(call, policy.judge_call(call, arguments), decision)
 
 
-@pytest.mark.xfail(strict=True, reason="a suggestion with '...' fails to parse as a rule")
 @pytest.mark.parametrize(
     "command", ["bacon run|test|clippy|...", "ansible-doc -t become|... plugin_name"]
 )
