@@ -170,7 +170,8 @@ class RulePolicy:
     ) -> dict[Scope, tuple[JudgedRule, ...]]:
         target = COMMAND_TOOL if origin == BUILTIN else f"{origin}/{AGENT_COMMAND_TOOL}"
         always: dict[Scope, tuple[JudgedRule, ...]] = {}
-        allow: list[Rule] | None = None
+        # `full` was judged with every allow rule, as the conversation scope's lasting are
+        allow = self._allow("conversation", origin) if full is not None else None
         judged = full
         for scope in SCOPES:
             lasting = self._allow(scope, origin)

@@ -5,7 +5,7 @@ The candidates are the rules "Always allow" would have added for each approved p
 the draft still asks, and for a command rule with a subcommand (`git status`) also its
 program alone (`git`). A candidate that covers any part of a denied call (by a person or
 a rule) is dropped. The rest are chosen greedily, the one removing the most prompts not
-yet removed first, and a chosen rule the others make unneeded is left out at the end.
+yet removed first; of two removing as many, the narrower.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.agent.rule_trial.commands import RuleTrial
-from melgui.core.agent.rule_trial.replay import Judge, Replay, Replayed, arguments_of
+from melgui.core.agent.rule_trial.replay import Replay, Replayed, arguments_of
 from melgui.core.protocol.judgement import Judgement
+from melgui.core.store.records import RecordedCall
 
 
 @dataclass(frozen=True)
@@ -37,49 +38,36 @@ def propose(done: Replay, draft: RulePolicy) -> list[Proposal]:
     """Rules for the approved prompts `draft` still asks, none covering a denied call."""
     prompts = [r for r in done.calls if r.then == "approved" and r.now.asks]
     denied = [r for r in done.calls if r.then.startswith("denied")]
-    touched: dict[str, tuple[Rule, set[int]]] = {}
-    for prompt in prompts:
+    covering: dict[str, tuple[Rule, set[int]]] = {}
+    for index, prompt in enumerate(prompts):
         for rule in _candidates(prompt.now):
-            touched.setdefault(rule.text, (rule, set()))
+            covering.setdefault(rule.text, (rule, set()))[1].add(index)
     trial = RuleTrial((), draft.project)
-    safe: list[tuple[Rule, set[int]]] = []
-    for rule, covered in touched.values():
-        if any(_touches(trial, rule, d, draft) for d in denied):
-            continue
-        judge = Judge(with_rules(draft, [rule]))
-        covered.update(i for i, p in enumerate(prompts) if _covers(judge(p.call), rule))
-        if covered:
-            safe.append((rule, covered))
-    chosen = _greedy(safe, prompts, draft)
+    plain = [_plain(d.call) for d in denied]
+    safe = [
+        (rule, covered)
+        for rule, covered in covering.values()
+        if not any(
+            _touches(trial, rule, d, text, draft) for d, text in zip(denied, plain, strict=True)
+        )
+    ]
     return [
         Proposal(rule, tuple(prompts[i] for i in sorted(covered)))
-        for rule, covered in safe
-        if rule in chosen
+        for rule, covered in _greedy(safe, len(prompts))
     ]
 
 
-def _greedy(
-    safe: list[tuple[Rule, set[int]]], prompts: list[Replayed], draft: RulePolicy
-) -> list[Rule]:
-    chosen: list[Rule] = []
-    left = set(range(len(prompts)))
+def _greedy(safe: list[tuple[Rule, set[int]]], count: int) -> list[tuple[Rule, set[int]]]:
+    """The rule removing the most prompts not yet removed first, until none removes more."""
+    chosen: list[tuple[Rule, set[int]]] = []
+    left = set(range(count))
     while left:
         best = max(safe, key=lambda s: (len(s[1] & left), len(s[1])), default=None)
         if best is None or not best[1] & left:
             break
-        chosen.append(best[0])
+        chosen.append(best)
         left -= best[1]
-    removed = _removed(chosen, prompts, draft)
-    for rule in list(chosen):
-        rest = [r for r in chosen if r != rule]
-        if _removed(rest, prompts, draft) >= removed:
-            chosen = rest
     return chosen
-
-
-def _removed(rules: list[Rule], prompts: list[Replayed], draft: RulePolicy) -> int:
-    judge = Judge(with_rules(draft, rules))
-    return sum(1 for p in prompts if judge(p.call).verdict == "allow")
 
 
 def _candidates(judgement: Judgement) -> list[Rule]:
@@ -93,20 +81,23 @@ def _candidates(judgement: Judgement) -> list[Rule]:
     return out
 
 
-def _covers(judgement: Judgement, rule: Rule) -> bool:
-    """`judgement` (made with `rule` added) has `rule` decide the call or one of its parts."""
-    if any(p.rule is not None and p.rule.text == rule.text for p in judgement.parts):
-        return True
-    return judgement.verdict == "allow" and rule.text in judgement.reason
+def _plain(call: RecordedCall) -> str:
+    """A denied command's text without quotes or escapes, so a program's name shows as
+    one run of letters wherever it is written (`g"i"t`)."""
+    command = arguments_of(call).get("command")
+    if not isinstance(command, str):
+        return ""
+    return command.replace('"', "").replace("'", "").replace("\\", "")
 
 
-def _touches(trial: RuleTrial, rule: Rule, denied: Replayed, draft: RulePolicy) -> bool:
+def _touches(trial: RuleTrial, rule: Rule, denied: Replayed, plain: str, draft: RulePolicy) -> bool:
     """`rule` alone would allow the denied call or a part of it, whatever else denies it."""
     call = denied.call
-    origin = draft.origin_of(call.name)
-    if not rule.covers_tool(origin, call.name):
+    if not rule.covers_tool(draft.origin_of(call.name), call.name):
         return False
     command = arguments_of(call).get("command")
     if rule.command is None or not isinstance(command, str):
         return True
+    if rule.command.program not in plain:  # a rule names its program as a word
+        return False
     return trial.touches(rule, command)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.rule_scopes import BUILTIN, Effect, Rule, RuleBook
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import AUTO_BY
 from melgui.core.protocol.events import ToolCall
@@ -77,11 +78,34 @@ def arguments_of(call: RecordedCall) -> dict[str, Any]:
     return {}
 
 
+class DraftBook(RuleBook):
+    """A rule book that does not change while it is tried: the rules the policy asks for
+    a tool or an effect are collected once."""
+
+    def __init__(self, book: RuleBook) -> None:
+        super().__init__(list(book.conversation), list(book.project), list(book.everywhere))
+        self._commands: dict[tuple[Effect, str], list[Rule]] = {}
+        self._tools: dict[tuple[str, str], list[Rule]] = {}
+
+    def commands(self, effect: Effect, origin: str = BUILTIN) -> list[Rule]:
+        key = (effect, origin)
+        if key not in self._commands:
+            self._commands[key] = super().commands(effect, origin)
+        return list(self._commands[key])
+
+    def for_tool(self, origin: str, tool: str) -> list[Rule]:
+        key = (origin, tool)
+        if key not in self._tools:
+            self._tools[key] = super().for_tool(origin, tool)
+        return list(self._tools[key])
+
+
 class Judge:
-    """One policy judging recorded calls, each distinct call once."""
+    """One policy judging recorded calls, each distinct call once (its rules as they
+    were when the judge was made)."""
 
     def __init__(self, policy: RulePolicy) -> None:
-        self.policy = policy
+        self.policy = replace(policy, book=DraftBook(policy.book), on_saved_change=None)
         self._seen: dict[tuple[str, str], Judgement] = {}
 
     def __call__(self, call: RecordedCall) -> Judgement:
