@@ -12,10 +12,10 @@ from melgui.core.agent.policy import (
     SANDBOX_RULE,
     FixedPolicy,
     RulePolicy,
-    commands_matched,
     is_readable,
 )
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules
+from melgui.core.agent.rule_trial.commands import commands_matched
 from melgui.core.protocol.approval import Approve, Decision, Deny
 from melgui.core.protocol.events import ToolCall
 

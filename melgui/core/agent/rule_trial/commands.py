@@ -44,3 +44,8 @@ class RuleTrial:
         allow, deny = ([rule], []) if rule.effect == "allow" else ([], [rule])
         judgement = judge_parsed(self._read(command), allow, deny, self.project)
         return any(p.rule == rule and p.verdict == rule.effect for p in judgement.parts)
+
+
+def commands_matched(rule: Rule, history: Iterable[str], project: str) -> list[str]:
+    """Which past commands a command rule would have allowed on its own (rule editor)."""
+    return RuleTrial(history, project).matched(rule)
