@@ -150,3 +150,18 @@ def test_a_call_that_was_not_json_is_judged_without_arguments(store: Store, tmp_
     done = replay(store.recorded_calls(), draft_policy(str(tmp_path)))
     assert [r.now.verdict for r in done.calls] == ["ask"]
     assert propose(done, draft_policy(str(tmp_path))) == []
+
+
+def test_a_denied_command_counts_however_its_program_is_quoted(
+    store: Store, tmp_path: Path
+) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    for i, (command, then) in enumerate(
+        [("git status", "approved"), ("git status", "approved"), ('g"i"t status -s', "denied")]
+    ):
+        store.call_requested(
+            cid, ToolCall(f"q{i}", "run_command", json.dumps({"command": command}))
+        )
+        store.call_decided(cid, f"q{i}", then)
+    draft = draft_policy(str(tmp_path))
+    assert propose(replay(store.recorded_calls(), draft), draft) == []

@@ -10,6 +10,7 @@ yet removed first; of two removing as many, the narrower.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -18,7 +19,6 @@ from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.agent.rule_trial.commands import RuleTrial
 from melgui.core.agent.rule_trial.replay import Replay, Replayed, arguments_of
 from melgui.core.protocol.judgement import Judgement
-from melgui.core.store.records import RecordedCall
 
 
 @dataclass(frozen=True)
@@ -42,15 +42,8 @@ def propose(done: Replay, draft: RulePolicy) -> list[Proposal]:
     for index, prompt in enumerate(prompts):
         for rule in _candidates(prompt.now):
             covering.setdefault(rule.text, (rule, set()))[1].add(index)
-    trial = RuleTrial((), draft.project)
-    plain = [_plain(d.call) for d in denied]
-    safe = [
-        (rule, covered)
-        for rule, covered in covering.values()
-        if not any(
-            _touches(trial, rule, d, text, draft) for d, text in zip(denied, plain, strict=True)
-        )
-    ]
+    against = _Denied(denied, draft)
+    safe = [(rule, covered) for rule, covered in covering.values() if not against.touched(rule)]
     return [
         Proposal(rule, tuple(prompts[i] for i in sorted(covered)))
         for rule, covered in _greedy(safe, len(prompts))
@@ -81,23 +74,39 @@ def _candidates(judgement: Judgement) -> list[Rule]:
     return out
 
 
-def _plain(call: RecordedCall) -> str:
-    """A denied command's text without quotes or escapes, so a program's name shows as
-    one run of letters wherever it is written (`g"i"t`)."""
-    command = arguments_of(call).get("command")
-    if not isinstance(command, str):
-        return ""
+_WORD_BREAKS = re.compile(r"[\s;|&()<>/=`${}]+")
+
+
+class _Denied:
+    """The denied calls, indexed by tool and by the words of a command, so a candidate
+    is checked only against the denied calls that name its program."""
+
+    def __init__(self, denied: list[Replayed], draft: RulePolicy) -> None:
+        self.trial = RuleTrial((), draft.project)
+        self.origin_of = draft.origin_of
+        self.by_tool: dict[str, list[tuple[Replayed, str | None]]] = {}
+        self.by_word: dict[str, list[str]] = {}
+        for replayed in denied:
+            command = arguments_of(replayed.call).get("command")
+            text = command if isinstance(command, str) else None
+            self.by_tool.setdefault(replayed.call.name, []).append((replayed, text))
+            for word in set(_WORD_BREAKS.split(_unquoted(text or ""))):
+                self.by_word.setdefault(word, []).append(text or "")
+
+    def touched(self, rule: Rule) -> bool:
+        """`rule` alone would allow a denied call or a part of one, whatever else denies it."""
+        for name, calls in self.by_tool.items():
+            if not rule.covers_tool(self.origin_of(name), name):
+                continue
+            if rule.command is None or any(text is None for _, text in calls):
+                return True
+            words = self.by_word.get(rule.command.program, [])
+            if any(self.trial.touches(rule, text) for text in words):
+                return True
+        return False
+
+
+def _unquoted(command: str) -> str:
+    """A command without quotes or escapes, so a program's name shows as one word
+    however it is written (`g"i"t`)."""
     return command.replace('"', "").replace("'", "").replace("\\", "")
-
-
-def _touches(trial: RuleTrial, rule: Rule, denied: Replayed, plain: str, draft: RulePolicy) -> bool:
-    """`rule` alone would allow the denied call or a part of it, whatever else denies it."""
-    call = denied.call
-    if not rule.covers_tool(draft.origin_of(call.name), call.name):
-        return False
-    command = arguments_of(call).get("command")
-    if rule.command is None or not isinstance(command, str):
-        return True
-    if rule.command.program not in plain:  # a rule names its program as a word
-        return False
-    return trial.touches(rule, command)
