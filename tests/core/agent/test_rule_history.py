@@ -165,3 +165,19 @@ def test_a_denied_command_counts_however_its_program_is_quoted(
         store.call_decided(cid, f"q{i}", then)
     draft = draft_policy(str(tmp_path))
     assert propose(replay(store.recorded_calls(), draft), draft) == []
+
+
+def test_a_program_named_by_its_path_is_checked_against_every_denied_command(
+    store: Store, tmp_path: Path
+) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    calls = [("./run.sh build", "approved"), ("./run.sh test", "approved")]
+    calls.append(("./run.sh deploy", "denied"))
+    for i, (command, then) in enumerate(calls):
+        store.call_requested(
+            cid, ToolCall(f"p{i}", "run_command", json.dumps({"command": command}))
+        )
+        store.call_decided(cid, f"p{i}", then)
+    draft = draft_policy(str(tmp_path))
+    texts = [p.rule.text for p in propose(replay(store.recorded_calls(), draft), draft)]
+    assert texts == ["allow run_command: ./run.sh build", "allow run_command: ./run.sh test"]

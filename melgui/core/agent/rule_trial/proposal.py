@@ -85,7 +85,7 @@ class _Denied:
         self.trial = RuleTrial((), draft.project)
         self.origin_of = draft.origin_of
         self.by_tool: dict[str, list[tuple[Replayed, str | None]]] = {}
-        self.by_word: dict[str, list[str]] = {}
+        self.by_word: dict[str, list[str]] = {}  # a word: the denied commands with it
         for replayed in denied:
             command = arguments_of(replayed.call).get("command")
             text = command if isinstance(command, str) else None
@@ -100,7 +100,10 @@ class _Denied:
                 continue
             if rule.command is None or any(text is None for _, text in calls):
                 return True
-            words = self.by_word.get(rule.command.program, [])
+            program = rule.command.program
+            words = self.by_word.get(program, [])
+            if _WORD_BREAKS.search(program):  # `./run.sh`: not one word of the index
+                words = [text or "" for _, text in calls]
             if any(self.trial.touches(rule, text) for text in words):
                 return True
         return False
