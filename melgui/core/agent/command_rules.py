@@ -330,7 +330,12 @@ def suggest_rule(command: SimpleCommand) -> str | None:
     if len(words) > 1 and words[1].literal and _plain_subcommand(words[1].text):
         lead.append(words[1].text)
     named = sorted({d.key for d in seen.dangers} - set(lead))
-    return " ".join(lead) + (f" {ELLIPSIS} " + " ".join(named) if named else "")
+    text = " ".join(lead) + (f" {ELLIPSIS} " + " ".join(named) if named else "")
+    try:  # a word no rule can hold: "...", a documentation placeholder, or shell marks
+        CommandRule.parse(text)
+    except ValueError:
+        return None
+    return text
 
 
 def _plain_subcommand(text: str) -> bool:

@@ -19,7 +19,7 @@ allow" adds one of those per part.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -34,7 +34,6 @@ from melgui.core.agent.rule_scopes import (
     Scope,
     is_command_tool,
 )
-from melgui.core.agent.rule_trial import RuleTrial
 from melgui.core.agent.shell_parse import ParsedShell, parse_shell
 from melgui.core.protocol.approval import Approve, Decision, Deny, Remember, decision_of
 from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
@@ -170,7 +169,8 @@ class RulePolicy:
     ) -> dict[Scope, tuple[JudgedRule, ...]]:
         target = COMMAND_TOOL if origin == BUILTIN else f"{origin}/{AGENT_COMMAND_TOOL}"
         always: dict[Scope, tuple[JudgedRule, ...]] = {}
-        allow: list[Rule] | None = None
+        # `full` was judged with every allow rule, as the conversation scope's lasting are
+        allow = self._allow("conversation", origin) if full is not None else None
         judged = full
         for scope in SCOPES:
             lasting = self._allow(scope, origin)
@@ -249,11 +249,6 @@ def _judged_rule(rule: Rule) -> JudgedRule:
 def _judged_part(part: Part) -> JudgedPart:
     rule = _judged_rule(part.rule) if part.rule is not None else None
     return JudgedPart(part.text, part.start, part.end, part.verdict, part.reason, rule)
-
-
-def commands_matched(rule: Rule, history: Iterable[str], project: str) -> list[str]:
-    """Which past commands a command rule would have allowed on its own (rule editor)."""
-    return RuleTrial(history, project).matched(rule)
 
 
 def is_readable(command: str) -> bool:

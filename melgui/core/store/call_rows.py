@@ -9,7 +9,7 @@ from contextlib import suppress
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import AUTO_BY, CallPhase
 from melgui.core.protocol.events import ToolCall
-from melgui.core.store.records import AllowedCall, ToolCallRecord
+from melgui.core.store.records import AllowedCall, RecordedCall, ToolCallRecord
 
 
 class CallRows:
@@ -115,3 +115,17 @@ class CallRows:
             AllowedCall(cid, call_id, name, arguments, decision[len(AUTO_BY) :], decided_at)
             for cid, call_id, name, arguments, decision, decided_at in rows
         ]
+
+    def recorded_calls(self, conversations: int | None = None) -> list[RecordedCall]:
+        """Every decided call of the last `conversations` kept conversations (by last
+        change; None: all), oldest first, for trying rules on the history."""
+        limit = -1 if conversations is None else conversations
+        rows = self._conn.execute(
+            "SELECT t.conversation_id, t.call_id, t.name, t.arguments, t.decision,"
+            " t.decided_at FROM tool_calls t JOIN (SELECT id FROM conversations"
+            " WHERE deleted_at IS NULL ORDER BY updated_at DESC LIMIT ?) c"
+            " ON c.id = t.conversation_id WHERE t.decision != ''"
+            " ORDER BY t.requested_at, t.rowid",
+            (limit,),
+        )
+        return [RecordedCall(*row) for row in rows]

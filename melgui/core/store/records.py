@@ -46,6 +46,21 @@ class AllowedCall:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """A past call and how it was decided, for trying rules on the history.
+
+    `decided_at` is None when no person answered: a call a rule denied ends "denied"
+    with no time of decision, one a person denied has one."""
+
+    conversation_id: str
+    call_id: str
+    name: str
+    arguments: str
+    decision: str
+    decided_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     """A call's life as the inspector shows it.
 

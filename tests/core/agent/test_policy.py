@@ -12,10 +12,10 @@ from melgui.core.agent.policy import (
     SANDBOX_RULE,
     FixedPolicy,
     RulePolicy,
-    commands_matched,
     is_readable,
 )
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules
+from melgui.core.agent.rule_trial.commands import commands_matched
 from melgui.core.protocol.approval import Approve, Decision, Deny
 from melgui.core.protocol.events import ToolCall
 
@@ -257,3 +257,16 @@ def learn(policy: RulePolicy, asked: tuple[ToolCall, dict[str, Any]], decision: 
     """A person's answer to the call as it was asked: the policy learns from its judgement."""
     call, arguments = asked
     policy.record(call, policy.judge_call(call, arguments), decision)
+
+
+@pytest.mark.parametrize(
+    "command", ["bacon run|test|clippy|...", "ansible-doc -t become|... plugin_name"]
+)
+def test_a_command_no_rule_can_be_made_for_is_asked_without_always(command: str) -> None:
+    """Placeholder words of documentation examples ("...") make no rule: the call is
+    asked, and "Always allow" has no rule for the part they are in."""
+    policy = RulePolicy(project="/p")
+    judgement = policy.judge_call(*call("run_command", command=command))
+    assert judgement.asks
+    for rules_of_scope in judgement.always.values():
+        assert all("..." not in r.pattern.split()[:1] for r in rules_of_scope)

@@ -38,3 +38,14 @@ class RuleTrial:
         """What `rule` alone leaves asked in `command`: (part, why) for each part."""
         judgement = judge_parsed(self._read(command), [rule], [], self.project)
         return [(p.text, p.reason) for p in judgement.asked]
+
+    def touches(self, rule: Rule, command: str) -> bool:
+        """`rule` alone decides `command` or one of its parts (a deny rule aside)."""
+        allow, deny = ([rule], []) if rule.effect == "allow" else ([], [rule])
+        judgement = judge_parsed(self._read(command), allow, deny, self.project)
+        return any(p.rule == rule and p.verdict == rule.effect for p in judgement.parts)
+
+
+def commands_matched(rule: Rule, history: Iterable[str], project: str) -> list[str]:
+    """Which past commands a command rule would have allowed on its own (rule editor)."""
+    return RuleTrial(history, project).matched(rule)
