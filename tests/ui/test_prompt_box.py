@@ -119,23 +119,23 @@ def test_a_custom_slash_command_expands_its_arguments(
 ) -> None:
     commands = project / ".melgui" / "commands"
     commands.mkdir(parents=True)
-    (commands / "review.md").write_text("description: Review code\nReview $ARGUMENTS carefully.")
+    (commands / "audit.md").write_text("description: Audit code\nAudit $ARGUMENTS carefully.")
     scripted_relay.script([text("Reviewed."), done()])
     window = make_window(relay_settings(scripted_relay))
     box = window.chat.input
 
     async def scenario() -> None:
         box.setFocus()
-        qtbot.keyClicks(box, "/rev")
-        assert box.picker.isVisible() and box.picker.values() == ["review"]
+        qtbot.keyClicks(box, "/aud")
+        assert box.picker.isVisible() and box.picker.values() == ["audit"]
         qtbot.keyClick(box, Qt.Key.Key_Tab)
-        assert box.toPlainText() == "/review "
+        assert box.toPlainText() == "/audit "
         qtbot.keyClicks(box, "src/app.py")
         qtbot.keyClick(box, Qt.Key.Key_Return)
         await wait_until(lambda: idle(window, 1))
 
     run(scenario())
-    assert user_content(scripted_relay) == "Review src/app.py carefully."
+    assert user_content(scripted_relay) == "Audit src/app.py carefully."
     type_prompt(qtbot, window, "/nosuch thing")
     assert "Unknown command /nosuch" in window.chat.note_label.text()
     assert box.toPlainText() == "/nosuch thing"  # kept, not sent

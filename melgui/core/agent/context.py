@@ -92,6 +92,18 @@ class ContextTracker:
 
     # -- what the server said ------------------------------------------------------------
 
+    def _fits_llamacpp_window(self) -> bool:
+        """llama.cpp says the context it runs with: a request of half that or less was
+        not cut to fit it (reading less means it left something out, such as tools its
+        chat template has no place for)."""
+        window = self.window
+        return (
+            window.server == "llamacpp"
+            and window.source == "server"
+            and window.tokens is not None
+            and self.last_estimate * 2 <= window.tokens
+        )
+
     def reported(self, usage: Usage | None) -> str:
         """Take one leg's usage; returns a truncation warning, or "" when all is well."""
         if usage is None:
@@ -108,6 +120,7 @@ class ContextTracker:
             self.window.tokens is not None
             and self.window.server != "local"
             and self.last_estimate >= MIN_CHECKED
+            and not self._fits_llamacpp_window()
         )
         if checked and prompt < self.last_estimate * TRUNCATED_BELOW:
             self.warning = truncation_warning(prompt, self.last_estimate, self.window)

@@ -87,3 +87,16 @@ def test_window_labels() -> None:
     assert ContextWindow(8192, "guess").label == "8,192 (a guess)"
     assert ContextWindow(20000, "setting").label == "20,000 (your setting)"
     assert ContextWindow(None, "unknown").label == "unknown"
+
+
+def test_llama_cpp_reading_less_of_a_prompt_well_inside_its_window_is_no_cut() -> None:
+    """llama.cpp's /props says the context it runs with: a prompt of half that or less was
+    not cut to fit (a template with no place for tools reads less than was sent)."""
+    tracker = ContextTracker()
+    tracker.window = ContextWindow(4096, "server", server="llamacpp")
+    tracker.sending(int(1_056 * DEFAULT_CHARS_PER_TOKEN))
+    assert tracker.reported(Usage(prompt_tokens=155)) == ""
+    tracker = ContextTracker()
+    tracker.window = ContextWindow(4096, "server", server="llamacpp")
+    tracker.sending(int(3_000 * DEFAULT_CHARS_PER_TOKEN))
+    assert "read only 155 tokens" in tracker.reported(Usage(prompt_tokens=155))
