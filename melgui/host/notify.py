@@ -11,24 +11,29 @@ and `melgui --list-running` still lists the question.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import subprocess
 import sys
 from typing import Any
 
+from melgui.core.notification_bus import (
+    INTERFACE,
+    PATH,
+    SERVICE,
+    NotificationBus,
+    open_notification_bus,
+)
+
 log = logging.getLogger(__name__)
 
-SERVICE = "org.freedesktop.Notifications"
-PATH = "/org/freedesktop/Notifications"
-INTERFACE = SERVICE
 NOTIFY_SIGNATURE = "susssasa{sv}i"
 EXPIRE_DEFAULT = -1
 
 
 class HostNotifier:
     def __init__(self) -> None:
+        self._bus: NotificationBus | None = None
         self._router: Any = None
         self._conn: Any = None
         self._listening: asyncio.Task[None] | None = None
@@ -44,22 +49,13 @@ class HostNotifier:
         if not os.environ.get("DBUS_SESSION_BUS_ADDRESS") or not sys.platform.startswith("linux"):
             self.last_error = "no session bus"
             return False
-        try:
-            from jeepney import MatchRule
-            from jeepney.bus_messages import message_bus
-            from jeepney.io.asyncio import DBusRouter, open_dbus_connection
-
-            self._conn = await asyncio.wait_for(open_dbus_connection("SESSION"), 5)
-            self._router = DBusRouter(self._conn)
-            await self._router.__aenter__()
-            rule = MatchRule(type="signal", interface=INTERFACE, path=PATH)
-            queue: asyncio.Queue[Any] = asyncio.Queue()
-            self._router.filter(rule, queue=queue)
-            await asyncio.wait_for(self._router.send_and_get_reply(message_bus.AddMatch(rule)), 5)
-        except (ImportError, OSError, KeyError, ValueError, TimeoutError, RuntimeError) as exc:
-            self.last_error = f"no session bus: {exc}"
-            await self.aclose()
+        bus = await open_notification_bus()
+        if isinstance(bus, str):
+            self.last_error = bus
             return False
+        self._bus = bus
+        self._conn, self._router = bus.conn, bus.router
+        queue = bus.signals
         self.where = "dbus"
         self._listening = asyncio.get_running_loop().create_task(self._listen(queue))
         return True
@@ -102,14 +98,10 @@ class HostNotifier:
     async def aclose(self) -> None:
         if self._listening is not None:
             self._listening.cancel()
-        router, conn = self._router, self._conn
+        bus, self._bus = self._bus, None
         self._router = self._conn = None
-        if router is not None:
-            with contextlib.suppress(Exception):
-                await router.__aexit__(None, None, None)
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                await conn.close()
+        if bus is not None:
+            await bus.aclose()
 
 
 def open_window(folder: str) -> None:

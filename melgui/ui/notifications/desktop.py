@@ -21,13 +21,11 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from melgui.core.notification_bus import INTERFACE, PATH, SERVICE, open_notification_bus
 from melgui.resources import APP_ID
 
 log = logging.getLogger(__name__)
 
-SERVICE = "org.freedesktop.Notifications"
-PATH = "/org/freedesktop/Notifications"
-INTERFACE = "org.freedesktop.Notifications"
 NOTIFY_SIGNATURE = "susssasa{sv}i"
 APP_NAME = "melgui"
 EXPIRE_DEFAULT = -1  # the server decides how long it shows
@@ -102,27 +100,13 @@ class DesktopNotifier(QObject):
             await self._disconnect()
 
     async def _connect(self) -> asyncio.Queue[Any] | None:
-        try:
-            from jeepney import MatchRule
-            from jeepney.bus_messages import message_bus
-            from jeepney.io.asyncio import DBusRouter, open_dbus_connection
-        except ImportError as exc:
-            self.last_error = f"no D-Bus library: {exc}"
+        bus = await open_notification_bus()
+        if isinstance(bus, str):
+            self.last_error = bus
             return None
-        try:
-            self._conn = await asyncio.wait_for(open_dbus_connection("SESSION"), 5)
-            self._router = DBusRouter(self._conn)
-            await self._router.__aenter__()
-            rule = MatchRule(type="signal", interface=INTERFACE, path=PATH)
-            queue: asyncio.Queue[Any] = asyncio.Queue()
-            self._filter = self._router.filter(rule, queue=queue)
-            await asyncio.wait_for(self._router.send_and_get_reply(message_bus.AddMatch(rule)), 5)
-        except (OSError, KeyError, ValueError, TimeoutError, RuntimeError) as exc:
-            self.last_error = f"no session bus: {exc}"
-            await self._disconnect()
-            return None
+        self._conn, self._router, self._filter = bus.conn, bus.router, bus.filter
         self.where = "dbus"
-        return queue
+        return bus.signals
 
     @property
     def tray(self) -> QSystemTrayIcon | None:
