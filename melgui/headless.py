@@ -11,11 +11,13 @@ import asyncio
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, assert_never
 
 from melgui.core.agent.policy import FixedPolicy
+from melgui.core.agent.session import AgentSession
 from melgui.core.config import terminal_text
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
@@ -44,6 +46,10 @@ from melgui.core.thread.thread import Thread
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording, UnknownConversationError, start_recording
+from melgui.remote.connect import folder_key, open_link, target_for
+from melgui.remote.link import LinkError
+from melgui.remote.remote_tools import RemoteTools
+from melgui.remote.target import Target, TargetError
 from melgui.tools.mcp.asks.sampling import SamplingTarget
 from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ServerConfig, project_path
@@ -77,7 +83,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="reads: run read-only tools, deny the rest (default); all: run everything; "
         "none: deny everything",
     )
-    parser.add_argument("--folder", default=".", help="project folder (default: .)")
+    parser.add_argument(
+        "--folder",
+        default=".",
+        help="project folder (default: .), or ssh://[user@]host[:port]/abs/path: the tools "
+        "run there, the loop and the key stay here",
+    )
+    parser.add_argument(
+        "--via",
+        metavar="COMMAND",
+        help="reach --folder (an absolute path there) through COMMAND instead of ssh, any "
+        "command that runs a program on the target with its stdio: 'docker exec -i devbox', "
+        "'kubectl exec -i pod --'",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per event")
     trust = parser.add_mutually_exclusive_group()
     trust.add_argument(
@@ -398,6 +416,12 @@ def _supplies_anything(folder: Path) -> bool:
 
 
 async def run(options: argparse.Namespace, out: TextIO) -> int:
+    try:
+        target = target_for(options.folder, options.via)
+    except TargetError as exc:
+        raise UsageError(f"--folder: {exc}") from None
+    if target is not None:
+        return await _run_remote(options, out, target)
     folder = os.path.realpath(options.folder)
     if not os.path.isdir(folder):
         raise UsageError(f"--folder {options.folder!r} is not a folder")
@@ -423,6 +447,46 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         wire=recording.record_wire if recording else None,
         policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
     )
+    return await _run_turn(options, out, desk, session, recording)
+
+
+async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) -> int:
+    """A folder on another machine: the loop and the key stay here, each tool call runs
+    in melgui's host there (melgui/remote). MCP servers do not start for it yet."""
+    settings = settings_for(options)
+    api_key = get_api_key(api_key_kind(settings))
+    model = settings.model or ("local" if settings.connection == "local" else "")
+    try:
+        link = await open_link(target, say=lambda text: print(f"melgui: {text}", file=sys.stderr))
+    except LinkError as exc:
+        print(f"melgui: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    key = folder_key(target)
+    with tempfile.TemporaryDirectory(prefix="melgui-remote-") as stand_in:
+        try:
+            recording = None if options.no_history else _start_recording(options, key, model)
+            desk = headless_desk(stand_in, settings, api_key)
+            session = desk.session(
+                recording.conversation if recording else None,
+                model=model,
+                role=options.role,
+                wire=recording.record_wire if recording else None,
+                policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
+                tools=RemoteTools(link, target.path, local=desk.tools),
+                cwd=target.path,
+            )
+            return await _run_turn(options, out, desk, session, recording)
+        finally:
+            await link.aclose()
+
+
+async def _run_turn(
+    options: argparse.Namespace,
+    out: TextIO,
+    desk: Desk,
+    session: AgentSession,
+    recording: Recording | None,
+) -> int:
     desk.mcp.sampling_target = lambda: SamplingTarget(
         session.loop.transport, session.loop.model, session.loop.cwd
     )

@@ -227,11 +227,20 @@ class Desk:
         source: str = "main",
         wire: WireSink | None = None,
         policy: ApprovalPolicy | None = None,
+        tools: ToolRunner | None = None,
+        cwd: str | None = None,
     ) -> AgentSession:
         """A main session: the desk's registry (with orchestration tools) and rules; by
         default a policy of its own (`conversation_policy`), so what the person allows
-        "for this conversation" stays in it."""
+        "for this conversation" stays in it.
+
+        `tools` and `cwd`: a folder elsewhere (a remote folder's RemoteTools and its path
+        there); no checkpoints here, the files are not on this machine."""
         policy = policy or self.conversation_policy()
+        if tools is not None:
+            return self._session(
+                tools, policy, conversation, model, role, source, wire, cwd=cwd, guarded=False
+            )
         return self._session(self.tools, policy, conversation, model, role, source, wire)
 
     def worker_session(

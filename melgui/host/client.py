@@ -48,6 +48,8 @@ class HostClient:
         # Per-session listeners (a RemoteSession each), heard after on_changes.
         self.sessions: dict[str, Callable[[list[Record]], None]] = {}
         self.on_gone: Callable[[str], None] | None = None
+        # Other notifications (method, params): a remote view's `tools/result`.
+        self.on_notification: Callable[[str, dict[str, Any]], None] | None = None
         self.last_seq: dict[str, int] = {}
         self.gaps: list[str] = []  # numbering faults seen (none, if the host is right)
         self.gone: str = ""
@@ -156,6 +158,8 @@ class HostClient:
                     if message["method"] == "session/changes":
                         params = message["params"]
                         self._heard(params["session"], params["changes"])
+                    elif self.on_notification is not None:
+                        self.on_notification(message["method"], message.get("params") or {})
                     continue
                 future = self._waiting.pop(message.get("id"), None)  # type: ignore[arg-type]
                 error = message.get("error")
@@ -169,7 +173,7 @@ class HostClient:
                     )
                 else:
                     future.set_result(message.get("result"))
-        except (ConnectionError, RpcError, ValueError):
+        except (ConnectionError, RpcError, ValueError, asyncio.LimitOverrunError):
             pass
         self.gone = reason
         for future in self._waiting.values():

@@ -2,7 +2,8 @@
 (`--stdio`) over stdin and stdout.
 
     melgui host                 # the user's one host; a second start finds the running one
-    melgui host --stdio         # one view on stdio (started as a child, e.g. over ssh)
+    melgui host --stdio         # one view on stdio, from a host of its own
+    melgui host --bridge        # one view on stdio, through the user's host (over ssh)
     melgui host --status        # what the running host has (also `melgui --list-running`)
     melgui host --stop
 """
@@ -20,7 +21,7 @@ import time
 from typing import Any
 
 from melgui.host import wire
-from melgui.host.client import HostClient, VersionRefused
+from melgui.host.client import START_TIMEOUT, HostClient, VersionRefused, start_host
 from melgui.host.host import Host
 from melgui.host.place import HostPlace, PlaceError
 from melgui.host.server import HostServer
@@ -35,6 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve one view on stdin/stdout")
+    mode.add_argument(
+        "--bridge",
+        action="store_true",
+        help="serve one view on stdin/stdout through the user's host (started if none runs), "
+        "so what it runs outlives this connection",
+    )
     mode.add_argument("--status", action="store_true", help="list what the running host runs")
     mode.add_argument("--stop", action="store_true", help="ask the running host to end")
     parser.add_argument(
@@ -52,6 +59,9 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="melgui host: %(message)s", stream=sys.stderr)
     if options.stdio:
         return asyncio.run(_serve_stdio())
+    if options.bridge:
+        idle = options.idle_exit if options.idle_exit != DEFAULT_IDLE_EXIT else None
+        return asyncio.run(bridge(idle))
     try:
         place = HostPlace.for_user()
     except PlaceError as exc:
@@ -145,3 +155,71 @@ def _duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+# -- the bridge --------------------------------------------------------------------------
+# `melgui host --bridge`: one view on stdin/stdout, passed through to the user's host on
+# its socket (started first when none runs), byte for byte. This is what a remote folder
+# starts over ssh. `--stdio` would serve the view from a host of its own, which ends when
+# stdin closes: when the link drops, a call running there would be cut. Through the
+# bridge, what runs lives in the user's host, which outlives the ssh session; the next
+# connection's bridge reaches the same host, and the view reattaches and hears what it
+# missed.
+
+CHUNK = 256 * 1024
+
+
+async def open_user_host(
+    place: HostPlace, *, args: tuple[str, ...] = ()
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The user's host's socket, starting the host first when none answers."""
+    with contextlib.suppress(OSError):
+        return await asyncio.open_unix_connection(str(place.socket), limit=wire.MAX_LINE)
+    start_host(args=args)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_TIMEOUT
+    while True:
+        try:
+            return await asyncio.open_unix_connection(str(place.socket), limit=wire.MAX_LINE)
+        except OSError:
+            if loop.time() > deadline:
+                raise OSError(
+                    f"the melgui host did not start; see {place.directory / 'host.log'}"
+                ) from None
+            await asyncio.sleep(0.05)
+
+
+async def bridge(idle_exit: float | None = None) -> int:
+    place = HostPlace.for_user()
+    args = ("--idle-exit", str(idle_exit)) if idle_exit is not None else ()
+    try:
+        host_reader, host_writer = await open_user_host(place, args=args)
+    except OSError as exc:
+        sys.stderr.write(f"melgui host --bridge: {exc}\n")
+        return 1
+    loop = asyncio.get_running_loop()
+    stdin = asyncio.StreamReader(limit=wire.MAX_LINE)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+    out_transport, out_protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(sys.stdout.fileno(), "wb", closefd=False)
+    )
+    stdout = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
+    upward = asyncio.create_task(_pump(stdin, host_writer))
+    downward = asyncio.create_task(_pump(host_reader, stdout))
+    await asyncio.wait({upward, downward}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (upward, downward):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    host_writer.close()
+    with contextlib.suppress(Exception):
+        await host_writer.wait_closed()
+    return 0
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy until the reader ends (the view's stdin closed, or the host went away)."""
+    with contextlib.suppress(ConnectionError):
+        while chunk := await reader.read(CHUNK):
+            writer.write(chunk)
+            await writer.drain()

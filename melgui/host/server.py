@@ -23,6 +23,7 @@ from melgui.host.host import Host, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
+from melgui.host.tool_calls import Result, ToolCalls
 from melgui.host.wire import RpcError
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class ViewConnection:
         self.client = ""
         self.initialized = False
         self.attached: set[str] = set()
+        self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
 
     def send(self, message: wire.Message) -> None:
         if self.writer.is_closing():
@@ -112,6 +114,9 @@ class HostServer:
         self.notifier = HostNotifier()
         self._told: set[tuple[str, str]] = set()  # (session, call) said on the desktop
         self._done = asyncio.Event()
+        # Single tool calls of loops that run in the view (a remote folder).
+        self.tool_calls = ToolCalls()
+        self.tool_calls.on_result = self._tool_result
         self._handlers: dict[str, Handler] = {
             "host/status": self._status,
             "host/shutdown": self._shutdown,
@@ -124,6 +129,11 @@ class HostServer:
             "turn/stop": self._stop,
             "approval/answer": self._answer,
             "settings/update": self._settings,
+            "host/ping": self._ping,
+            "tools/run": self._tool_run,
+            "tools/attach": self._tool_attach,
+            "tools/ack": self._tool_ack,
+            "tools/cancel": self._tool_cancel,
         }
 
     # -- serving -------------------------------------------------------------------------
@@ -187,6 +197,7 @@ class HostServer:
             for connection in list(self.connections):
                 connection.writer.close()
             await self.notifier.aclose()
+            await self.tool_calls.aclose()
             await self.host.aclose()
 
     async def _tick(self) -> None:
@@ -196,7 +207,7 @@ class HostServer:
             await asyncio.sleep(FRAME)
             self.broadcast()
             self._tell_unseen_questions()
-            if self.connections or self.host.running():
+            if self.connections or self.host.running() or self.tool_calls.busy():
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
@@ -358,6 +369,54 @@ class HostServer:
         if isinstance(model, str) and model:
             session.agent.loop.model = model
         return session.describe()
+
+    # -- single tool calls (the loop runs in the view) -----------------------------------
+
+    async def _ping(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        return {"host": self.tool_calls.host_id}
+
+    async def _tool_run(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Start a call unless its id was seen: a call is never run twice."""
+        call_id, folder, name = params["call_id"], params["folder"], params["name"]
+        arguments = params.get("arguments") or {}
+        if not all(isinstance(v, str) and v for v in (call_id, folder, name)):
+            raise RpcError(wire.INVALID_PARAMS, "tools/run needs call_id, folder and name")
+        if not isinstance(arguments, dict):
+            raise RpcError(wire.INVALID_PARAMS, "arguments must be an object")
+        if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
+            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+        view.hears_tools = True
+        state = self.tool_calls.run(call_id, folder, name, arguments)
+        return {"host": self.tool_calls.host_id, "state": state}
+
+    async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """The results after the view's last number, and the calls still running. No
+        await to the end: no result is both in the answer and sent after it."""
+        since = int(params.get("since") or 0)
+        view.hears_tools = True
+        return {
+            "host": self.tool_calls.host_id,
+            "results": self.tool_calls.since(since),
+            "running": self.tool_calls.running(),
+        }
+
+    async def _tool_ack(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        through = params.get("through")
+        calls = [str(c) for c in params.get("calls") or []]
+        forgotten = self.tool_calls.ack(through=int(through) if through is not None else None,
+                                        calls=calls)  # fmt: skip
+        return {"forgotten": forgotten}
+
+    async def _tool_cancel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        return {"cancelled": self.tool_calls.cancel(str(params["call_id"]))}
+
+    def _tool_result(self, result: Result) -> None:
+        message = wire.notification(
+            "tools/result", {"host": self.tool_calls.host_id, "result": result}
+        )
+        for connection in list(self.connections):
+            if connection.hears_tools:
+                connection.send(message)
 
 
 def _worktree(given: Any) -> Worktree | None:

@@ -1,0 +1,175 @@
+"""Single tool calls a view sends to the host, for a loop that runs elsewhere (a remote
+folder: the loop and the model connection stay on the person's machine, the tools run
+here). Idempotent by call id, results kept until acknowledged:
+
+    calls = ToolCalls()
+    calls.run("v1/3", "/srv/p", "read_file", {"path": "a"})   # {"state": "started"}
+    calls.run("v1/3", ...)                                     # {"state": "running"}: never twice
+    calls.on_result = send                                     # {"seq": 1, "call_id": "v1/3", ...}
+    calls.since(0)                                             # results not acknowledged yet
+    calls.ack(through=1)
+
+A call id is the view's (unique per call it makes); a call id this host has seen is never
+run again, whether it is running, finished or acknowledged. Results are numbered per host
+(`host_id` names this host's life): a view reattaching says the last number it has and
+gets every result after it, exactly once per reattach; a view that hears a result again
+(a lost acknowledgement) drops it by its call id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal
+
+from melgui.core.config.settings import Settings, SettingsError, load_settings
+from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
+from melgui.desk.kit import WorkspaceKit
+
+log = logging.getLogger(__name__)
+
+Result = dict[str, Any]
+State = Literal["started", "running", "done", "acknowledged"]
+
+
+def outcome_to_json(outcome: ToolOutcome) -> dict[str, Any]:
+    return {
+        "content": outcome.content,
+        "status": outcome.status,
+        "parts": [dataclasses.asdict(part) for part in outcome.parts],
+    }
+
+
+def outcome_from_json(data: dict[str, Any]) -> ToolOutcome:
+    from melgui.core.protocol.result_parts import ResultPart
+
+    parts = tuple(ResultPart(**part) for part in data.get("parts") or ())
+    content = str(data.get("content", ""))
+    if data.get("status") == "error":
+        return ToolOutcome(content, "error", parts)
+    return ToolOutcome(content, "ok", parts)
+
+
+class ToolCalls:
+    """The calls views sent this host: running, finished and not yet acknowledged, and the
+    ids of every call it has taken (so none runs twice)."""
+
+    def __init__(self, settings: Callable[[], Settings] | None = None) -> None:
+        self.host_id = uuid.uuid4().hex[:12]
+        self._settings = settings or _load_settings
+        self._registries: dict[str, ToolRegistry] = {}
+        self._kits: list[WorkspaceKit] = []
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
+        self._acknowledged: set[str] = set()
+        self._seq = 0
+        self.on_result: Callable[[Result], None] | None = None
+
+    # -- what a view asks ----------------------------------------------------------------
+
+    def run(self, call_id: str, folder: str, name: str, arguments: dict[str, Any]) -> State:
+        """Start the call, unless this host has seen its id: then say where it is."""
+        state = self.state(call_id)
+        if state is not None:
+            return state
+        registry = self._registry(folder)
+        task = asyncio.get_running_loop().create_task(self._run(call_id, registry, name, arguments))
+        self._running[call_id] = task
+        return "started"
+
+    def state(self, call_id: str) -> State | None:
+        if call_id in self._running:
+            return "running"
+        if call_id in self._results:
+            return "done"
+        if call_id in self._acknowledged:
+            return "acknowledged"
+        return None
+
+    def since(self, seq: int) -> list[Result]:
+        """The results not acknowledged yet that are numbered after `seq`, in order."""
+        return sorted((r for r in self._results.values() if r["seq"] > seq), key=_seq_of)
+
+    def running(self) -> list[str]:
+        return list(self._running)
+
+    def ack(self, *, through: int | None = None, calls: list[str] | None = None) -> int:
+        """Forget results the view has: every one numbered up to `through`, and `calls`."""
+        gone = [
+            call_id
+            for call_id, result in self._results.items()
+            if (through is not None and result["seq"] <= through) or call_id in (calls or ())
+        ]
+        for call_id in gone:
+            del self._results[call_id]
+            self._acknowledged.add(call_id)
+        return len(gone)
+
+    def cancel(self, call_id: str) -> bool:
+        """Stop a running call (its result says it was cancelled, and is kept as any other)."""
+        task = self._running.get(call_id)
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    def busy(self) -> bool:
+        return bool(self._running)
+
+    # -- running -------------------------------------------------------------------------
+
+    def _registry(self, folder: str) -> ToolRegistry:
+        registry = self._registries.get(folder)
+        if registry is None:
+            kit = WorkspaceKit(folder, self._settings(), None, _no_plan)
+            self._kits.append(kit)
+            registry = self._registries[folder] = kit.registry()
+        return registry
+
+    async def _run(
+        self, call_id: str, registry: ToolRegistry, name: str, arguments: dict[str, Any]
+    ) -> None:
+        token = RUNNING_CALL.set(("remote", call_id, name))
+        try:
+            outcome = await registry.run(name, arguments)
+        except asyncio.CancelledError:
+            outcome = ToolOutcome.error(f"{name} was cancelled.")
+        except Exception as exc:  # a tool's fault is the call's result, never the host's end
+            log.exception("tool %s failed", name)
+            outcome = ToolOutcome.error(f"{name} failed on the host: {exc}")
+        finally:
+            RUNNING_CALL.reset(token)
+        self._running.pop(call_id, None)
+        self._seq += 1
+        result = {"seq": self._seq, "call_id": call_id, "name": name,
+                  "outcome": outcome_to_json(outcome)}  # fmt: skip
+        self._results[call_id] = result
+        if self.on_result is not None:
+            self.on_result(result)
+
+    async def aclose(self) -> None:
+        for task in list(self._running.values()):
+            task.cancel()
+        for task in list(self._running.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _seq_of(result: Result) -> int:
+    return int(result["seq"])
+
+
+def _load_settings() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        log.warning("settings: %s; using defaults", exc)
+        return Settings()
+
+
+def _no_plan(title: str, markdown: str) -> None:
+    return None

@@ -1,0 +1,341 @@
+"""The link to a remote melgui host: a child process (ssh, or a container's exec) whose
+stdio carries the host protocol, heartbeats, reconnects with backoff, reattach and
+replay, and each tool call's one result.
+
+    link = Link(parse_folder("ssh://build/srv/p"), host_argv())
+    await link.open()                               # the first connection may ask a person
+    outcome = await link.run_call("v1/1", "/srv/p", "read_file", {"path": "a"})
+    await link.aclose()
+
+Exactly once: a call is sent with the view's call id and the host never runs an id twice;
+its result is kept there until this side acknowledges it. When the link drops, the call
+goes on there; the link reconnects (BatchMode: nobody may be there to answer), reattaches
+from the last result number it has and hears what it missed; a result heard twice (a lost
+acknowledgement) is dropped by its call id. A call whose request may have reached a host
+is never sent again to another one (a host that restarted): it gets one error result
+saying it may have finished there. When the link cannot be restored, every open call gets
+that one result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from melgui.host.client import HostClient, HostGone, VersionRefused
+from melgui.host.wire import MAX_LINE, RpcError
+from melgui.remote.target import Target
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT = 1.0  # seconds between pings
+DEAD_AFTER = 3.0  # a ping not answered in this long: the link is dead
+BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0)  # then the last, until GIVE_UP
+GIVE_UP = 60.0  # seconds of failed reconnects before open calls get their one result
+CONNECT_TIMEOUT = 30.0
+Outcome = dict[str, Any]
+
+
+class LinkError(Exception):
+    """The link could not be made; the message says why in plain words."""
+
+
+@dataclass
+class _Call:
+    name: str
+    folder: str
+    arguments: dict[str, Any]
+    future: asyncio.Future[Outcome]
+    host: str | None = None  # the host its request may have reached
+
+
+@dataclass
+class _Connection:
+    process: asyncio.subprocess.Process
+    client: HostClient
+    host: str = ""
+    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+
+
+class Link:
+    def __init__(
+        self,
+        target: Target,
+        host_argv: list[str],
+        *,
+        heartbeat: float = HEARTBEAT,
+        dead_after: float = DEAD_AFTER,
+        backoff: tuple[float, ...] = BACKOFF,
+        give_up: float = GIVE_UP,
+        on_state: Callable[[str], None] | None = None,
+    ) -> None:
+        self.target = target
+        self.host_argv = host_argv
+        self.heartbeat = heartbeat
+        self.dead_after = dead_after
+        self.backoff = backoff
+        self.give_up = give_up
+        self.on_state = on_state
+        self.state = "closed"
+        self.reconnects = 0
+        self._calls: dict[str, _Call] = {}
+        self._delivered: set[str] = set()
+        self._host: str | None = None  # the host this link has talked to
+        self._last_seq = 0
+        self._connection: _Connection | None = None
+        self._connected = asyncio.Event()
+        self._supervising: asyncio.Task[None] | None = None
+        self._lost = ""  # why the link is gone for good
+        self._last_stderr: list[str] = []  # what ssh said when a connection failed
+        self._acks: set[asyncio.Task[None]] = set()
+
+    @property
+    def pid(self) -> int | None:
+        """The link process's pid (ssh's), while connected."""
+        return self._connection.process.pid if self._connection else None
+
+    def _say(self, state: str) -> None:
+        self.state = state
+        if self.on_state is not None:
+            self.on_state(state)
+
+    # -- opening -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """The first connection; raises LinkError saying why it failed."""
+        try:
+            await self._connect(batch=False)
+        except (OSError, HostGone, RpcError, VersionRefused, TimeoutError) as exc:
+            raise LinkError(self._why(exc)) from None
+        self._supervising = asyncio.get_running_loop().create_task(self._supervise())
+
+    def _why(self, exc: BaseException) -> str:
+        said = "; ".join(self._last_stderr) if self._last_stderr else str(exc) or type(exc).__name__
+        return f"cannot reach {self.target.label}: {said}"
+
+    async def _connect(self, *, batch: bool) -> None:
+        argv = self.target.argv(self.host_argv, batch=batch)
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=MAX_LINE,
+            start_new_session=batch,  # a reconnect never reads the person's terminal
+        )
+        assert process.stdin is not None and process.stdout is not None
+        client = HostClient(process.stdout, process.stdin)
+        connection = _Connection(process, client)
+        reading = asyncio.get_running_loop().create_task(self._read_stderr(connection))
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                await client.initialize("remote view")
+                pinged = await client.call("host/ping")
+                connection.host = str(pinged["host"])
+                client.on_notification = lambda method, params: self._notified(
+                    connection, method, params
+                )
+                attached = await client.call("tools/attach", since=self._since(connection.host))
+        except BaseException:
+            await _end(process)
+            await asyncio.gather(reading, return_exceptions=True)
+            self._last_stderr = list(connection.stderr)
+            await client.aclose()
+            raise
+        self._connection = connection
+        self._adopt(connection, attached)
+        self._connected.set()
+        self._say("connected")
+        await self._resend(connection)
+
+    def _since(self, host: str) -> int:
+        return self._last_seq if host == self._host else 0
+
+    def _adopt(self, connection: _Connection, attached: dict[str, Any]) -> None:
+        """After (re)attaching: a host that is not the one the calls went to lost them;
+        the results missed are delivered."""
+        host = connection.host
+        if self._host is not None and host != self._host:
+            for call_id, call in list(self._calls.items()):
+                if call.host is not None:
+                    self._fail(call_id, f"the melgui host on {self.target.label} stopped "
+                               f"while {call.name} ran; it may have finished there")  # fmt: skip
+            self._last_seq = 0
+        self._host = host
+        for result in attached["results"]:
+            self._deliver(connection, result)
+
+    async def _resend(self, connection: _Connection) -> None:
+        """Send the open calls again: the host runs an id it has not seen, and answers
+        "running" or "done" for one it has (never running it twice)."""
+        for call_id, call in list(self._calls.items()):
+            if call_id not in self._delivered:
+                await self._send(connection, call_id, call)
+
+    async def _read_stderr(self, connection: _Connection) -> None:
+        stream = connection.process.stderr
+        assert stream is not None
+        while line := await stream.readline():
+            text = line.decode(errors="replace").strip()
+            if text:
+                connection.stderr.append(text)
+                log.info("%s: %s", self.target.label, text)
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def run_call(
+        self, call_id: str, folder: str, name: str, arguments: dict[str, Any]
+    ) -> Outcome:
+        """Run one call there and return its one result ({content, status, parts})."""
+        if self._lost:
+            return _error(f"{name} did not run: {self._lost}")
+        if call_id in self._delivered:  # the host would not run it again either
+            return _error(f"{name} did not run again: call {call_id} has its result")
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        call = _Call(name, folder, arguments, future)
+        self._calls[call_id] = call
+        connection = self._connection
+        if connection is not None:
+            await self._send(connection, call_id, call)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            await self.cancel(call_id)
+            raise
+        finally:
+            self._calls.pop(call_id, None)
+
+    async def _send(self, connection: _Connection, call_id: str, call: _Call) -> None:
+        call.host = connection.host
+        with contextlib.suppress(HostGone, ConnectionError, RpcError):
+            answer = await connection.client.call(
+                "tools/run", call_id=call_id, folder=call.folder, name=call.name,
+                arguments=call.arguments,
+            )  # fmt: skip
+            if answer.get("state") == "acknowledged":  # delivered earlier by this link
+                self._fail(call_id, f"{call.name}'s result was already delivered")
+
+    async def cancel(self, call_id: str) -> None:
+        connection = self._connection
+        if connection is not None:
+            with contextlib.suppress(HostGone, ConnectionError, RpcError):
+                await connection.client.call("tools/cancel", call_id=call_id)
+
+    def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
+        if method == "tools/result" and params.get("host") == connection.host:
+            self._deliver(connection, params["result"])
+
+    def _deliver(self, connection: _Connection, result: dict[str, Any]) -> None:
+        call_id = str(result["call_id"])
+        self._last_seq = max(self._last_seq, int(result["seq"]))
+        if call_id not in self._delivered:
+            self._delivered.add(call_id)
+            call = self._calls.get(call_id)
+            if call is not None and not call.future.done():
+                call.future.set_result(result["outcome"])
+        # Acknowledged each time it is heard (heard again: the first ack was lost).
+        acking = asyncio.get_running_loop().create_task(self._ack(connection, call_id))
+        self._acks.add(acking)
+        acking.add_done_callback(self._acks.discard)
+
+    async def _ack(self, connection: _Connection, call_id: str) -> None:
+        with contextlib.suppress(HostGone, ConnectionError, RpcError):
+            await connection.client.call("tools/ack", calls=[call_id])
+
+    def _fail(self, call_id: str, message: str) -> None:
+        self._delivered.add(call_id)
+        call = self._calls.get(call_id)
+        if call is not None and not call.future.done():
+            call.future.set_result(_error(message))
+
+    # -- keeping it up -------------------------------------------------------------------
+
+    async def _supervise(self) -> None:
+        while True:
+            connection = self._connection
+            assert connection is not None
+            await self._watch(connection)
+            self._connection = None
+            self._connected.clear()
+            await _end(connection.process)
+            await connection.client.aclose()
+            if not await self._reconnect():
+                return
+
+    async def _watch(self, connection: _Connection) -> None:
+        """Until the link is dead: the process ended, the host's end closed, or a ping
+        went unanswered for `dead_after` seconds."""
+        client = connection.client
+        gone = asyncio.ensure_future(client.wait_gone())
+        try:
+            while not gone.done():
+                try:
+                    async with asyncio.timeout(self.dead_after):
+                        await client.call("host/ping")
+                except (TimeoutError, HostGone, ConnectionError, RpcError):
+                    log.info("%s: the link is dead", self.target.label)
+                    return
+                await asyncio.wait({gone}, timeout=self.heartbeat)
+        finally:
+            gone.cancel()
+
+    async def _reconnect(self) -> bool:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        attempt = 0
+        while True:
+            self._say(f"reconnecting to {self.target.label} (attempt {attempt + 1})")
+            try:
+                await self._connect(batch=True)
+                self.reconnects += 1
+                return True
+            except (OSError, HostGone, RpcError, VersionRefused, TimeoutError) as exc:
+                log.info("%s: reconnect failed: %s", self.target.label, self._why(exc))
+            delay = self.backoff[min(attempt, len(self.backoff) - 1)]
+            attempt += 1
+            if loop.time() - started + delay > self.give_up:
+                self._lose(f"the connection to {self.target.label} was lost")
+                return False
+            await asyncio.sleep(delay)
+
+    def _lose(self, why: str) -> None:
+        self._lost = why
+        self._say("lost")
+        for call_id, call in list(self._calls.items()):
+            if call.host is None:
+                self._fail(call_id, f"{call.name} did not run: {why}")
+            else:
+                self._fail(call_id, f"{why} while {call.name} ran; it may have finished there")
+
+    async def aclose(self) -> None:
+        if self._supervising is not None:
+            self._supervising.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervising
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.client.aclose()
+            await _end(connection.process)
+        self._lose("the link was closed")
+
+
+def _error(message: str) -> Outcome:
+    return {"content": message, "status": "error", "parts": []}
+
+
+async def _end(process: asyncio.subprocess.Process) -> None:
+    """Close the process's stdin (the remote bridge ends with it), then make sure it ends."""
+    if process.stdin is not None:
+        with contextlib.suppress(Exception):
+            process.stdin.close()
+    try:
+        await asyncio.wait_for(process.wait(), 2.0)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()

@@ -1,0 +1,140 @@
+"""The link and the host's single tool calls, through a local command that behaves like a
+container's exec (tests/remote/local_target.py): results, idempotent runs by call id,
+and a call that goes on while the link process is killed, whose result arrives once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from melgui.remote.link import Link
+from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.remote.local_target import BRIDGE, box_host, box_target
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello from the box\n")
+    return folder
+
+
+def make_link(tmp_path: Path, folder: Path, **knobs: float) -> Link:
+    target = box_target(tmp_path / "run", tmp_path / "data", folder)
+    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), **knobs)
+
+
+async def test_a_call_runs_there_and_its_result_comes_back(tmp_path: Path, box: Path) -> None:
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            outcome = await link.run_call("v/1", str(box), "read_file", {"path": "a.txt"})
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "ok"
+    assert "hello from the box" in outcome["content"]
+
+
+async def test_a_call_id_runs_once_however_often_it_is_sent(tmp_path: Path, box: Path) -> None:
+    command = {"command": "echo x >> counter"}
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            first = await link.run_call("v/1", str(box), "run_command", command)
+            again = await link.run_call("v/1", str(box), "run_command", command)
+        finally:
+            await link.aclose()
+    assert first["status"] == "ok"
+    assert again["status"] == "error"  # its result was delivered: it does not run again
+    assert (box / "counter").read_text() == "x\n"
+
+
+async def test_the_host_never_runs_a_call_id_twice(tmp_path: Path, box: Path) -> None:
+    """Sent again while it runs, after it ended, and after it was acknowledged."""
+    with runtime_dir() as runtime:
+        host = HostProcess(runtime).start()
+        try:
+            client = await host.client()
+            heard: list[dict[str, Any]] = []
+            client.on_notification = lambda method, params: heard.append(params["result"])
+            run = {"call_id": "v/1", "folder": str(box), "name": "run_command",
+                   "arguments": {"command": "sleep 0.5; echo x >> counter"}}  # fmt: skip
+            states = [(await client.call("tools/run", **run))["state"]]
+            states.append((await client.call("tools/run", **run))["state"])
+            while not heard:
+                await asyncio.sleep(0.02)
+            states.append((await client.call("tools/run", **run))["state"])
+            replay = await client.call("tools/attach", since=0)
+            await client.call("tools/ack", calls=["v/1"])
+            states.append((await client.call("tools/run", **run))["state"])
+            after = await client.call("tools/attach", since=0)
+            await client.aclose()
+        finally:
+            host.stop()
+    assert states == ["started", "running", "done", "acknowledged"]
+    assert [r["call_id"] for r in replay["results"]] == ["v/1"]
+    assert replay["results"][0]["seq"] == heard[0]["seq"] == 1
+    assert after["results"] == [] and after["running"] == []
+    assert (box / "counter").read_text() == "x\n"
+
+
+async def test_a_killed_link_reconnects_and_the_running_call_ends_once(
+    tmp_path: Path, box: Path
+) -> None:
+    command = {"command": "echo s >> started; sleep 1.5; echo x >> counter; echo done"}
+    states: list[str] = []
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        link.on_state = states.append
+        try:
+            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
+            while not (box / "started").exists():
+                await asyncio.sleep(0.02)
+            first_pid = link.pid
+            assert first_pid is not None
+            os.kill(first_pid, signal.SIGKILL)
+            outcome = await asyncio.wait_for(running, 30)
+            second = await link.run_call("v/2", str(box), "read_file", {"path": "counter"})
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "ok", outcome
+    assert "done" in outcome["content"]
+    assert link.reconnects == 1 and link.pid != first_pid
+    assert any(state.startswith("reconnecting") for state in states)
+    assert (box / "counter").read_text() == "x\n"
+    assert (box / "started").read_text() == "s\n"
+    assert "x" in second["content"]
+
+
+async def test_a_host_that_cannot_be_reached_again_gives_each_open_call_one_result(
+    tmp_path: Path, box: Path
+) -> None:
+    command = {"command": "sleep 30"}
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box, give_up=1.0)
+        await link.open()
+        try:
+            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
+            await asyncio.sleep(0.5)
+            link.target = box_target(tmp_path / "run", tmp_path / "data", box)
+            link.host_argv = ["false"]  # every reconnect fails from now on
+            pid = link.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            outcome = await asyncio.wait_for(running, 30)
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "error"
+    assert outcome["content"] == (
+        f"the connection to {link.target.label} was lost while run_command ran; "
+        "it may have finished there"
+    )
