@@ -311,4 +311,3 @@ def _pip_wheel(root: Path) -> Path:
         return _finish(building, folder)[0]
     finally:
         shutil.rmtree(building, ignore_errors=True)
-
