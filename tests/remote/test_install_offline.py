@@ -218,11 +218,11 @@ def login_shell(ssh_server: TestSshServer, request: pytest.FixtureRequest) -> It
         conf.write_text(PIP_CONF)
     ssh_server.give(home)
     name = ssh_server.user.pw_name
-    subprocess.run(["usermod", "--shell", shell, name], check=True)
+    subprocess.run(["usermod", "--shell", shell, name], check=True, capture_output=True)
     try:
         yield shell
     finally:
-        subprocess.run(["usermod", "--shell", "/bin/bash", name], check=True)
+        subprocess.run(["usermod", "--shell", "/bin/bash", name], check=True, capture_output=True)
 
 
 @pytest.mark.parametrize("login_shell", ["/bin/bash", "/bin/csh", "/usr/bin/fish"], indirect=True)
