@@ -92,6 +92,7 @@ class Link:
         self._supervising: asyncio.Task[None] | None = None
         self._lost = ""  # why the link is gone for good
         self._last_stderr: list[str] = []  # what ssh said when a connection failed
+        self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
 
     @property
@@ -115,7 +116,7 @@ class Link:
         self._supervising = asyncio.get_running_loop().create_task(self._supervise())
 
     def _why(self, exc: BaseException) -> str:
-        said = "; ".join(self._last_stderr) if self._last_stderr else str(exc) or type(exc).__name__
+        said = "; ".join(self._last_stderr) or self._last_exit or str(exc) or type(exc).__name__
         return f"cannot reach {self.target.label}: {said}"
 
     async def _connect(self, *, batch: bool) -> None:
@@ -145,6 +146,12 @@ class Link:
             await _end(process)
             await asyncio.gather(reading, return_exceptions=True)
             self._last_stderr = list(connection.stderr)
+            code = process.returncode
+            self._last_exit = (
+                f"the command ended (exit status {code}) before melgui's host answered"
+                if code is not None
+                else ""
+            )
             await client.aclose()
             raise
         self._connection = connection
