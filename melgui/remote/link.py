@@ -310,9 +310,10 @@ class Link:
                 return False
             await asyncio.sleep(delay)
 
-    def _lose(self, why: str) -> None:
+    def _lose(self, why: str, *, say: bool = True) -> None:
         self._lost = why
-        self._say("lost")
+        if say:
+            self._say("lost")
         for call_id, call in list(self._calls.items()):
             if call.host is None:
                 self._fail(call_id, f"{call.name} did not run: {why}")
@@ -328,7 +329,7 @@ class Link:
         if connection is not None:
             await connection.client.aclose()
             await _end(connection.process)
-        self._lose("the link was closed")
+        self._lose("the link was closed", say=False)
 
 
 def _error(message: str) -> Outcome:
