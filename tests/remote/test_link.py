@@ -196,3 +196,27 @@ async def test_a_killed_remote_host_gives_the_running_call_one_result_and_no_sec
     assert host_pid(runtime) != first_host  # the next connection started a new host
     assert after["status"] == "ok"
     assert (box / "started").read_text() == "s\n"  # not run again on the new host
+
+
+async def test_a_link_that_goes_silent_is_found_dead_by_its_heartbeat(
+    tmp_path: Path, box: Path
+) -> None:
+    """The link process stopped (SIGSTOP: its pipes stay open, nothing closes, as in a
+    black-holed network): unanswered pings end it, and the link reconnects."""
+    command = {"command": "echo s >> started; sleep 1; echo x >> counter"}
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
+            while not (box / "started").exists():
+                await asyncio.sleep(0.02)
+            stopped = link.pid
+            assert stopped is not None
+            os.kill(stopped, signal.SIGSTOP)
+            outcome = await asyncio.wait_for(running, 30)
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "ok", outcome
+    assert link.reconnects == 1 and link.pid != stopped
+    assert (box / "counter").read_text() == "x\n"
