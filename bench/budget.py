@@ -106,6 +106,7 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "worktree: create (10000 files) / git worktree add",
         "worktree: what closing loses / git status",
     ),
+    "bench_remote.py": ("remote: read-only tool call over ssh / ssh host true",),
     "bench_worktree_workers.py": (
         "worktrees: longest stall opening 8 workers",
         "worktrees: longest stall, 8 workers streaming",

@@ -119,8 +119,13 @@ class HostClient:
         ident = self._next
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = future
-        self._writer.write(wire.encode(wire.request(ident, method, params)))
-        await self._writer.drain()
+        try:
+            self._writer.write(wire.encode(wire.request(ident, method, params)))
+            await self._writer.drain()
+        except BaseException:
+            self._waiting.pop(ident, None)
+            future.cancel()  # nobody waits for its answer: none is said unheard
+            raise
         return await future
 
     async def attach(self, sessions: dict[str, int | None]) -> dict[str, Any]:

@@ -22,9 +22,7 @@ from typing import Any
 
 from melgui.host import wire
 from melgui.host.client import START_TIMEOUT, HostClient, VersionRefused, start_host
-from melgui.host.host import Host
 from melgui.host.place import HostPlace, PlaceError
-from melgui.host.server import HostServer
 
 DEFAULT_IDLE_EXIT = 600.0
 
@@ -85,6 +83,11 @@ def main(argv: list[str]) -> int:
 
 
 async def _serve_socket(place: HostPlace, idle_exit: float) -> None:
+    # Imported when a host is served: the bridge and --status start in a tenth of a
+    # second without them.
+    from melgui.host.host import Host
+    from melgui.host.server import HostServer
+
     host = Host.open()
     await host.reopen()
     server = HostServer(host, idle_exit=idle_exit)
@@ -95,6 +98,11 @@ async def _serve_socket(place: HostPlace, idle_exit: float) -> None:
 
 
 async def _serve_stdio() -> int:
+    # Imported when a host is served: the bridge and --status start in a tenth of a
+    # second without them.
+    from melgui.host.host import Host
+    from melgui.host.server import HostServer
+
     host = Host.open()
     await host.reopen()
     await HostServer(host, idle_exit=None).serve_stdio()

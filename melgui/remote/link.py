@@ -92,6 +92,7 @@ class Link:
         self._supervising: asyncio.Task[None] | None = None
         self._lost = ""  # why the link is gone for good
         self._last_stderr: list[str] = []  # what ssh said when a connection failed
+        self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
 
     @property
@@ -115,7 +116,7 @@ class Link:
         self._supervising = asyncio.get_running_loop().create_task(self._supervise())
 
     def _why(self, exc: BaseException) -> str:
-        said = "; ".join(self._last_stderr) if self._last_stderr else str(exc) or type(exc).__name__
+        said = "; ".join(self._last_stderr) or self._last_exit or str(exc) or type(exc).__name__
         return f"cannot reach {self.target.label}: {said}"
 
     async def _connect(self, *, batch: bool) -> None:
@@ -145,6 +146,12 @@ class Link:
             await _end(process)
             await asyncio.gather(reading, return_exceptions=True)
             self._last_stderr = list(connection.stderr)
+            code = process.returncode
+            self._last_exit = (
+                f"the command ended (exit status {code}) before melgui's host answered"
+                if code is not None
+                else ""
+            )
             await client.aclose()
             raise
         self._connection = connection
@@ -303,9 +310,10 @@ class Link:
                 return False
             await asyncio.sleep(delay)
 
-    def _lose(self, why: str) -> None:
+    def _lose(self, why: str, *, say: bool = True) -> None:
         self._lost = why
-        self._say("lost")
+        if say:
+            self._say("lost")
         for call_id, call in list(self._calls.items()):
             if call.host is None:
                 self._fail(call_id, f"{call.name} did not run: {why}")
@@ -321,7 +329,7 @@ class Link:
         if connection is not None:
             await connection.client.aclose()
             await _end(connection.process)
-        self._lose("the link was closed")
+        self._lose("the link was closed", say=False)
 
 
 def _error(message: str) -> Outcome:

@@ -16,6 +16,7 @@ import importlib.metadata as metadata
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from packaging.markers import default_environment
@@ -26,7 +27,7 @@ import melgui
 REMOTE_PYTHON = "/usr/bin/python3.11"
 WITHOUT = {"pyside6-essentials", "pyside6", "shiboken6", "qasync"}
 # Kept between runs: copying the files takes a few seconds; the key is their versions.
-CACHE = Path("/var/tmp/melgui-remote-test-deps")
+CACHE = Path("/var/tmp/melgui-remote-test-deps-2")
 
 
 def _name(text: str) -> str:
@@ -76,6 +77,7 @@ def copy_distributions(target: Path) -> Path:
             place = building / file
             place.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, place)
+    _compile(building)
     (building / ".complete").write_text("\n".join(d.metadata["Name"] for d in dists))
     for place in [building, *building.rglob("*")]:
         place.chmod(0o755 if place.is_dir() else 0o644)
@@ -93,9 +95,20 @@ def copy_code(target: Path) -> Path:
     code = target / "code"
     shutil.rmtree(code, ignore_errors=True)
     shutil.copytree(source, code / "melgui", ignore=shutil.ignore_patterns("__pycache__"))
+    _compile(code)
     for place in [code, *code.rglob("*")]:
         place.chmod(0o755 if place.is_dir() else 0o644)
     return code
+
+
+def _compile(folder: Path) -> None:
+    """Byte-compile for the remote user, who cannot write __pycache__ here: otherwise every
+    host it starts compiles melgui and its dependencies again (seconds)."""
+    subprocess.run(
+        [REMOTE_PYTHON, "-m", "compileall", "-q", "-j", "0", str(folder)],
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def remote_python_path(workdir: Path) -> list[str]:

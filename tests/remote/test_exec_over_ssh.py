@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from melgui.remote.connect import HOST_COMMAND_ENV
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import ROOT, json_lines, melgui_exec
@@ -78,8 +80,8 @@ def _remote_files_text(home: Path) -> str:
     return "\n".join(texts)
 
 
-def ssh_children(pid: int) -> list[int]:
-    """The `ssh` processes whose parent is `pid`."""
+def ssh_children(pid: int, name: str = "ssh") -> list[int]:
+    """The processes named `name` whose parent is `pid`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -88,11 +90,19 @@ def ssh_children(pid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        called = stat[stat.index("(") + 1 : stat.rindex(")")]
         parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if parent == pid and name == "ssh":
+        if parent == pid and called == name:
             found.append(int(entry.name))
     return found
+
+
+def session_sshd(listener: int) -> list[int]:
+    return [
+        child
+        for monitor in ssh_children(listener, "sshd")
+        for child in ssh_children(monitor, "sshd")
+    ]
 
 
 def wait_for(check: Any, timeout: float = 60.0, what: str = "") -> Any:
@@ -105,8 +115,9 @@ def wait_for(check: Any, timeout: float = 60.0, what: str = "") -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_the_ssh_client_killed_mid_call_the_call_runs_once_and_its_result_arrives_once(
-    scripted_relay: ScriptedRelay, remote: Remote
+@pytest.mark.parametrize("killed", ["the ssh client", "the session's sshd child"])
+def test_a_link_killed_mid_call_the_call_runs_once_and_its_result_arrives_once(
+    scripted_relay: ScriptedRelay, remote: Remote, killed: str
 ) -> None:
     folder = remote.folder("project-fault")
     command = "echo s >> started; sleep 2; echo x >> counter; echo ran"
@@ -124,8 +135,12 @@ def test_the_ssh_client_killed_mid_call_the_call_runs_once_and_its_result_arrive
     )  # fmt: skip
     try:
         wait_for(lambda: (folder / "started").exists(), what="the command to start there")
-        first = wait_for(lambda: ssh_children(process.pid), what="the ssh client")
-        os.kill(first[0], signal.SIGKILL)
+        if killed == "the ssh client":
+            victims = wait_for(lambda: ssh_children(process.pid), what=killed)
+        else:  # the connection's process ("sshd: USER@notty"), under its monitor ("[priv]")
+            victims = wait_for(lambda: session_sshd(remote.server.process.pid), what=killed)
+        assert len(victims) == 1
+        os.kill(victims[0], signal.SIGKILL)
         stdout, stderr = process.communicate(timeout=120)
     finally:
         if process.poll() is None:

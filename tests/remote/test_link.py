@@ -14,7 +14,7 @@ import pytest
 
 from melgui.remote.link import Link
 from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.remote.local_target import BRIDGE, box_host, box_target
+from tests.remote.local_target import BRIDGE, box_host, box_target, host_pid
 
 
 @pytest.fixture
@@ -138,3 +138,85 @@ async def test_a_host_that_cannot_be_reached_again_gives_each_open_call_one_resu
         f"the connection to {link.target.label} was lost while run_command ran; "
         "it may have finished there"
     )
+
+
+async def test_a_result_that_ends_while_the_link_is_down_is_replayed_once(
+    tmp_path: Path, box: Path
+) -> None:
+    """The call ends during the outage (the first reconnect fails, the next waits 1 s):
+    the result is kept there and comes with the reattach, once."""
+    command = {"command": "echo s >> started; sleep 0.3; echo x >> counter"}
+    with box_host(tmp_path / "run"):
+        target = box_target(tmp_path / "run", tmp_path / "data", box)
+        link = Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(1.0,))
+        await link.open()
+        try:
+            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
+            while not (box / "started").exists():
+                await asyncio.sleep(0.02)
+            pid = link.pid
+            assert pid is not None
+            link.host_argv = ["false"]
+            os.kill(pid, signal.SIGKILL)
+            await asyncio.sleep(0.6)
+            assert (box / "counter").exists() and not running.done()  # ended there, unheard
+            link.host_argv = BRIDGE
+            outcome = await asyncio.wait_for(running, 30)
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "ok", outcome
+    assert link.reconnects == 1
+    assert (box / "counter").read_text() == "x\n"
+
+
+async def test_a_killed_remote_host_gives_the_running_call_one_result_and_no_second_run(
+    tmp_path: Path, box: Path
+) -> None:
+    command = {"command": "echo s >> started; sleep 1; echo x >> counter"}
+    runtime = tmp_path / "run"
+    with box_host(runtime):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
+            while not (box / "started").exists():
+                await asyncio.sleep(0.02)
+            first_host = host_pid(runtime)
+            assert first_host is not None
+            os.kill(first_host, signal.SIGKILL)
+            outcome = await asyncio.wait_for(running, 30)
+            after = await link.run_call("v/2", str(box), "read_file", {"path": "started"})
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "error"
+    assert outcome["content"] == (
+        f"the melgui host on {link.target.label} stopped while run_command ran; "
+        "it may have finished there"
+    )
+    assert host_pid(runtime) != first_host  # the next connection started a new host
+    assert after["status"] == "ok"
+    assert (box / "started").read_text() == "s\n"  # not run again on the new host
+
+
+async def test_a_link_that_goes_silent_is_found_dead_by_its_heartbeat(
+    tmp_path: Path, box: Path
+) -> None:
+    """The link process stopped (SIGSTOP: its pipes stay open, nothing closes, as in a
+    black-holed network): unanswered pings end it, and the link reconnects."""
+    command = {"command": "echo s >> started; sleep 1; echo x >> counter"}
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
+            while not (box / "started").exists():
+                await asyncio.sleep(0.02)
+            stopped = link.pid
+            assert stopped is not None
+            os.kill(stopped, signal.SIGSTOP)
+            outcome = await asyncio.wait_for(running, 30)
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "ok", outcome
+    assert link.reconnects == 1 and link.pid != stopped
+    assert (box / "counter").read_text() == "x\n"

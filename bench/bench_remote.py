@@ -1,0 +1,91 @@
+"""A remote folder's tool call: a read-only call (read_file) round trip over ssh on
+loopback, once connected, against `ssh HOST true` (target ≤ 1.5×). Also printed: the
+first connection (ssh, melgui's host started there, handshake) against the same.
+
+It runs a real sshd on 127.0.0.1 for a second local user (tests/remote/sshd.py), so it
+needs root; without it the row is said missing.
+
+    python bench/bench_remote.py [--calls 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import budget  # noqa: E402
+
+from melgui.remote.link import Link  # noqa: E402
+from melgui.remote.target import host_argv, parse_folder  # noqa: E402
+from tests.remote.remote_python import REMOTE_PYTHON, remote_python_path  # noqa: E402
+from tests.remote.sshd import TestSshServer  # noqa: E402
+
+ROW = "remote: read-only tool call over ssh / ssh host true"
+
+
+def ssh_true(server: TestSshServer, times: int = 5) -> float:
+    spent = []
+    for _ in range(times):
+        started = time.perf_counter()
+        done = subprocess.run(["ssh", "-T", server.alias, "true"], stdin=subprocess.DEVNULL)
+        spent.append(time.perf_counter() - started)
+        assert done.returncode == 0
+    return statistics.median(spent)
+
+
+async def calls(server: TestSshServer, paths: list[str], count: int) -> tuple[float, float]:
+    folder = server.home / "bench"
+    folder.mkdir(exist_ok=True)
+    (folder / "a.txt").write_text("x = 1\n" * 200)
+    server.give(folder)
+    argv = host_argv(REMOTE_PYTHON, {"PYTHONPATH": ":".join(paths)})
+    link = Link(parse_folder(f"ssh://{server.alias}{folder}"), argv)
+    started = time.perf_counter()
+    await link.open()
+    connect = time.perf_counter() - started
+    try:
+        spent = []
+        for number in range(count):
+            started = time.perf_counter()
+            outcome = await link.run_call(f"bench/{number}", str(folder), "read_file",
+                                          {"path": "a.txt"})  # fmt: skip
+            spent.append(time.perf_counter() - started)
+            assert outcome["status"] == "ok", outcome
+    finally:
+        await link.aclose()
+    return connect, statistics.median(spent)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=50)
+    options = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        print(budget.missing_row(ROW, "needs root (a second local user and sshd)"))
+        return 1
+    workdir = Path(tempfile.mkdtemp(prefix="melgui-bench-sshd-"))
+    with TestSshServer.start(workdir) as server:
+        paths = remote_python_path(workdir)
+        baseline = ssh_true(server)
+        connect, call = asyncio.run(calls(server, paths, options.calls))
+    print(f"ssh {server.alias} true:            {baseline * 1000:7.1f} ms (median of 5)")
+    print(f"first connection (host started):  {connect * 1000:7.1f} ms  "
+          f"({connect / baseline:.2f}× ssh true)")  # fmt: skip
+    print(f"read_file round trip, connected:  {call * 1000:7.1f} ms (median of {options.calls})")
+    row = budget.report(ROW, call / baseline, target=1.5)
+    print(f"{ROW}: {row.value:.3f}× (target ≤ 1.5×) {'met' if row.met else 'MISSED'}")
+    return budget.verdict()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,49 @@
+"""The container form: `melgui exec --via 'docker exec -i box' --folder /abs/path`, tested
+with a local command that behaves like one (tests/remote/local_target.py)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from melgui.remote.connect import HOST_COMMAND_ENV
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import melgui_exec
+from tests.remote.local_target import box_host, box_target
+
+
+def test_exec_through_a_command_that_gives_the_target(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    folder = tmp_path / "in-the-box"
+    folder.mkdir()
+    runtime = tmp_path / "run"
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "made.txt", "content": "boxed"}, id="w"))],
+        [text("Made."), done()],
+    )
+    via = box_target(runtime, tmp_path / "data", folder).label
+    with box_host(runtime):
+        result = melgui_exec(
+            "--url", scripted_relay.base_url, "--via", via, "--folder", str(folder),
+            "--approve", "all", "make it",
+            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: shlex.join(
+                [sys.executable, "-m", "melgui", "host"])},
+        )  # fmt: skip
+        assert (runtime / "melgui" / "host.json").exists()  # the tools ran in the box's host
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Made.\n"
+    assert (folder / "made.txt").read_text() == "boxed"
+
+
+def test_a_target_that_cannot_be_reached_says_why(tmp_path: Path) -> None:
+    result = melgui_exec(
+        "--url", "http://127.0.0.1:9", "--via", "false", "--folder", "/work", "hi",
+        env={"MELIAI_API_KEY": "k"},
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "melgui: cannot reach false: the command ended (exit status 1) before melgui's "
+        "host answered"
+    )
