@@ -43,7 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from melgui import __version__
+from melgui.remote.target import Target
 from melgui.remote.wheels import RemotePython, WheelError, WheelSet, build_id, prepare
+
+# The local argv that runs a remote argv (its words) on the target with our stdio.
+Shell = Callable[[list[str]], list[str]]
 
 MINIMUM = (3, 11)
 CANDIDATES = ("python3.14", "python3.13", "python3.12", "python3.11", "python3")
@@ -229,10 +233,31 @@ async def ensure_installed(
     cache: Path | None = None,
     say: Callable[[str], None] | None = None,
 ) -> Installed:
+    where = label or shlex.join(shell_argv)
+    return await _ensure(_prefixed(shell_argv), version, where, cache, say)
+
+
+async def ensure_installed_on(
+    target: Target,
+    *,
+    version: str = __version__,
+    cache: Path | None = None,
+    say: Callable[[str], None] | None = None,
+) -> Installed:
+    """The same for a melgui/remote/target.py target (ssh's argv, or a command's)."""
+    return await _ensure(target.argv, version, target.label, cache, say)
+
+
+async def _ensure(
+    shell: Shell,
+    version: str,
+    where: str,
+    cache: Path | None,
+    say: Callable[[str], None] | None,
+) -> Installed:
     if not _VERSION.match(version):
         raise InstallError(f"{version!r} is not a version melgui installs")
-    where = label or shlex.join(shell_argv)
-    probe = await probe_remote(shell_argv, version=version, label=where)
+    probe = await _probe(shell, version, where)
     present = _already_installed(probe, version)
     if present is not None:
         return present
@@ -243,19 +268,26 @@ async def ensure_installed(
         raise InstallError(f"melgui could not prepare its host for {where}: {exc}") from None
     if say is not None:
         say(f"installing melgui {version} on {where} ({wheels.size / 1e6:.0f} MB)")
-    return await upload_and_install(shell_argv, probe, python, wheels, version, where)
+    return await upload_and_install(shell, probe, python, wheels, version, where)
+
+
+def _prefixed(shell_argv: list[str]) -> Shell:
+    return lambda words: [*shell_argv, *words]
 
 
 async def probe_remote(shell_argv: list[str], *, version: str, label: str) -> Probe:
+    """What the remote has: its home, its Pythons, and the install there if any."""
+    return await _probe(_prefixed(shell_argv), version, label)
+
+
+async def _probe(shell: Shell, version: str, label: str) -> Probe:
     script = _PROBE % {
         "folder": HOST_FOLDER,
         "version": version,
         "candidates": " ".join(CANDIDATES),
         "python": _PROBE_PYTHON.strip(),
     }
-    code, out, err = await _run(
-        [*shell_argv, "/bin/sh", "-s"], script.encode(), PROBE_TIMEOUT, label
-    )
+    code, out, err = await _run(shell(["/bin/sh", "-s"]), script.encode(), PROBE_TIMEOUT, label)
     lines = [line for line in out.splitlines() if line.startswith("MELGUI-")]
     if "MELGUI-END" not in lines:
         raise InstallError(f"could not look at {label} (exit {code}){_tail(err)}")
@@ -290,7 +322,7 @@ def choose_python(probe: Probe, label: str) -> RemotePython:
 
 
 async def upload_and_install(
-    shell_argv: list[str],
+    shell: Shell,
     probe: Probe,
     python: RemotePython,
     wheels: WheelSet,
@@ -317,7 +349,7 @@ async def upload_and_install(
         '"exec"))\' ' + " ".join(shlex.quote(word) for word in words) + "\n"
     )
     data = line.encode() + b"\n" * PADDING + mark.encode() + b"\n" + archive
-    code, out, err = await _run([*shell_argv, "/bin/sh", "-s"], data, INSTALL_TIMEOUT, label)
+    code, out, err = await _run(shell(["/bin/sh", "-s"]), data, INSTALL_TIMEOUT, label)
     record = next(
         (
             _json(text[len("MELGUI-INSTALLED ") :])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -34,8 +35,10 @@ from melgui.remote.install import (
     choose_python,
     ensure_host,
     ensure_installed,
+    ensure_installed_on,
     probe_remote,
 )
+from melgui.remote.target import command_target, parse_folder
 from melgui.remote.wheels import prepare
 from tests.remote.sshd import TestSshServer
 
@@ -136,6 +139,9 @@ async def test_container_form_installs_offline_and_the_host_answers(
     assert again.uploaded == 0 and again.host_argv == installed.host_argv
     assert marker.stat().st_mtime_ns == before
     assert await ensure_host(shell, cache=wheel_cache) == installed.host_argv
+    # The same target as `melgui exec --via COMMAND` names it.
+    via = await ensure_installed_on(command_target(shlex.join(shell), "/"), cache=wheel_cache)
+    assert via == again
 
 
 async def test_an_incomplete_install_is_replaced(wheel_cache: Path, tmp_path: Path) -> None:
@@ -242,5 +248,7 @@ async def test_over_ssh_with_each_login_shell(
     print(f"{login_shell}: {installed.uploaded / 1e6:.1f} MB uploaded in {seconds:.1f} s")
     result = await initialize([*shell, *installed.host_argv])
     assert result["version"] == __version__
-    again = await ensure_installed(shell, cache=wheel_cache, label=ssh_server.alias)
-    assert again.uploaded == 0
+    # Already there, for the target `ssh://alias/…` names (ssh's own options and all).
+    target = parse_folder(f"ssh://{ssh_server.alias}{ssh_server.home}")
+    again = await ensure_installed_on(target, cache=wheel_cache)
+    assert again.uploaded == 0 and again.host_argv == installed.host_argv
