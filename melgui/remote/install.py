@@ -258,11 +258,11 @@ async def _ensure(
     if not _VERSION.match(version):
         raise InstallError(f"{version!r} is not a version melgui installs")
     probe = await _probe(shell, version, where)
-    present = _already_installed(probe, version)
-    if present is not None:
-        return present
-    python = choose_python(probe, where)
     try:
+        present = _already_installed(probe, version)
+        if present is not None:
+            return present
+        python = choose_python(probe, where)
         wheels = await asyncio.to_thread(prepare, python, cache)
     except WheelError as exc:
         raise InstallError(f"melgui could not prepare its host for {where}: {exc}") from None

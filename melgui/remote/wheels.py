@@ -43,6 +43,8 @@ PIP_TIMEOUT = 600.0
 # The oldest glibc each architecture has manylinux wheels for (PEP 600's legacy tags).
 _LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 _OLD_X86 = ("x86_64", "i686")
+# What pip writes into an installed dist-info that no wheel holds (PEP 376, PEP 610).
+_INSTALLER_FILES = frozenset({"INSTALLER", "REQUESTED", "direct_url.json"})
 
 
 class WheelError(RuntimeError):
@@ -144,8 +146,22 @@ def source_hash() -> str:
             digest.update(str(path.relative_to(root)).encode() + b"\0")
             digest.update(path.read_bytes())
     else:
-        digest.update((metadata.distribution("melgui").read_text("RECORD") or "").encode())
+        digest.update((_installed_melgui().read_text("RECORD") or "").encode())
     return digest.hexdigest()[:16]
+
+
+def _installed_melgui() -> metadata.Distribution:
+    try:
+        dist = metadata.distribution("melgui")
+    except metadata.PackageNotFoundError:
+        dist = None
+    if dist is None or not dist.read_text("RECORD"):
+        raise WheelError(
+            "this melgui is neither a source checkout nor installed with pip (a desktop "
+            "bundle?), so it has no wheel to install on a remote; install melgui with pip "
+            "here (pip install melgui) and connect from that"
+        )
+    return dist
 
 
 def build_id(python: RemotePython) -> str:
@@ -242,15 +258,31 @@ def _wheel_of_checkout(checkout: Path, out: Path) -> None:
 
 def _wheel_of_installed(out: Path) -> None:
     """An installed melgui's own files (as its RECORD lists them), packed as a wheel."""
-    dist = metadata.distribution("melgui")
+    dist = _installed_melgui()
     name = f"melgui-{dist.version}-py3-none-any.whl"
+    kept: list[str] = []
+    record = ""
     with zipfile.ZipFile(out / name, "w", zipfile.ZIP_DEFLATED) as wheel:
         for file in dist.files or []:
             source = Path(str(dist.locate_file(file)))
-            if str(file).startswith("..") or "__pycache__" in file.parts:
+            if (
+                str(file).startswith("..")
+                or "__pycache__" in file.parts
+                or file.name in _INSTALLER_FILES
+                or not source.is_file()
+            ):
                 continue
-            if source.is_file():
-                wheel.write(source, str(file))
+            if file.name == "RECORD":
+                record = str(file)
+                continue
+            wheel.write(source, str(file))
+            kept.append(str(file))
+        # RECORD names what the wheel holds: not the installer's own files, nor itself
+        # hashed.
+        lines = (dist.read_text("RECORD") or "").splitlines()
+        wanted = set(kept)
+        rows = [line for line in lines if line.rsplit(",", 2)[0] in wanted]
+        wheel.writestr(record, "\n".join([*rows, f"{record},,"]) + "\n")
 
 
 def _host_dependencies(root: Path, python: RemotePython) -> list[Path]:

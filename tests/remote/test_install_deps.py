@@ -3,8 +3,12 @@ the wheels for another platform are fetched with that platform's tags (needs PyP
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -94,3 +98,37 @@ def test_wheels_for_another_platform_carry_its_tags(tmp_path: Path) -> None:
     assert wheels.pip.name.startswith("pip-") and wheels.pip.name.endswith("-py3-none-any.whl")
     # Cached: the second call for the same key downloads nothing and gives the same files.
     assert prepare(arm, tmp_path) == wheels
+
+
+def test_an_installed_melgui_is_repacked_as_the_wheel_it_came_from(tmp_path: Path) -> None:
+    """melgui installed with pip (not a checkout): its own files, as RECORD lists them, make
+    the wheel the remote installs, and that wheel installs and imports there."""
+    cache = tmp_path / "cache"
+    built = prepare(RemotePython(sys.executable, (3, 11, 0), "x86_64", "glibc", "2.36"), cache)
+    source = built.wheels[0]
+    site = tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "install", "--no-deps"]
+    subprocess.run([*pip, "--quiet", "--target", str(site), str(source)], check=True)
+    out = tmp_path / "out"
+    script = (
+        "import sys; from pathlib import Path; import melgui.remote.wheels as w; "
+        "assert w.checkout_root() is None, w.checkout_root(); "
+        "out = Path(sys.argv[1]); out.mkdir(); w._wheel_of_installed(out)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    subprocess.run([sys.executable, "-c", script, str(out)], check=True, env=env, cwd=tmp_path)
+    (repacked,) = out.glob("*.whl")
+    assert repacked.name == source.name
+    with zipfile.ZipFile(source) as a, zipfile.ZipFile(repacked) as b:
+        assert set(a.namelist()) == set(b.namelist())
+    again = tmp_path / "again"
+    subprocess.run([*pip, "--quiet", "--target", str(again), str(repacked)], check=True)
+    check = "import melgui.host.main, melgui.resources as r; print(r.icon_svg_path().is_file())"
+    done = subprocess.run(
+        [sys.executable, "-c", check],
+        env={**os.environ, "PYTHONPATH": str(again)},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.stdout.strip() == "True", done.stderr
