@@ -3,8 +3,8 @@ one worker pane with TASK, as a person would from the Panes menu.
 
     python -m tests.fakes.host_window_driver FOLDER TASK     (from the checkout)
 
-Prints {"session": id} once the host has opened the worker's session, then {"seq": n}
-for each batch of changes the window heard; a test kills it mid-turn.
+Prints {"session": id} with the first batch of the worker session's changes the window
+hears, then {"seq": n, "text": streamed} for each batch; a test kills it mid-turn.
 """
 
 from __future__ import annotations
@@ -43,18 +43,20 @@ def main(folder: str, task: str) -> int:
         pane = next(p for _, p in window.pane_manager.panes() if isinstance(p, AgentPane))
         session = pane.session
         assert isinstance(session, RemoteSession)
+        announced: list[str] = []
 
         def heard(sid: str, changes: list[Record]) -> None:
+            # The session's id is set before it attaches, so before any change of it comes.
+            if sid != session.session_id:
+                return
+            if not announced:
+                announced.append(sid)
+                _say({"session": sid})
             _say({"seq": changes[-1]["seq"], "text": streamed_text(changes)})
 
-        def opened() -> None:
-            if not session.session_id:
-                QTimer.singleShot(20, opened)
-                return
-            _say({"session": session.session_id})
-            client.on_changes = heard
-
-        opened()
+        # Listening before the session opens, not once its id is seen: a poll for the id
+        # could run after the turn's first changes, and they would never be said.
+        client.on_changes = heard
 
     QTimer.singleShot(0, open_worker)
     return run_app(folder, with_host=True)

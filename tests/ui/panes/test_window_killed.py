@@ -52,6 +52,7 @@ def test_a_window_killed_mid_turn_leaves_the_turn_to_the_host(
                 assert line, "the window ended before the worker streamed"
                 lines.append(json.loads(line))
             session = next(line["session"] for line in lines if "session" in line)
+            assert "".join(line.get("text", "") for line in lines) == "Seen by the window. "
             last = max(line["seq"] for line in lines if "seq" in line)
             window.send_signal(signal.SIGKILL)
             window.wait(timeout=30)
