@@ -1,8 +1,10 @@
 """The official MCP conformance suite (@modelcontextprotocol/conformance, pinned with its
 Node in .ci/conformance) in client mode, with plain `melgui exec` as the client
-(client.sh), `$BROWSER` as the sign-in's stand-in, and a model that calls each offered
-tool once. Scenarios melgui does not pass yet are listed, with why, in
-expected-failures.yml; the suite fails on any other failure and on a stale entry."""
+(client.sh: the same flags for every scenario, the scenario's credentials in an ordinary
+mcp.json through one mapping), `$BROWSER` as the sign-in's stand-in, and a model that
+calls each offered tool once. Every client scenario the suite lists must pass but those
+expected-failures.yml names (only what the official SDKs mark so); a stale entry fails
+too. Each scenario's result is printed (`pytest -s`)."""
 
 from __future__ import annotations
 
@@ -74,6 +76,7 @@ def test_every_client_scenario_passes_but_the_listed_ones(
         )  # fmt: skip
         if result.returncode != 0:
             failed[scenario] = result.stdout[-1500:]
+        print(f"{scenario}: {'failed' if result.returncode else 'passed'}")
     assert len(scenarios) >= 26
     unexpected = {name: out for name, out in failed.items() if name not in expected_failures()}
     assert not unexpected, unexpected

@@ -8,10 +8,9 @@ Claude Desktop and Cursor use `mcpServers`; VS Code uses `servers` (same entries
 `type`). Both are read. melgui's own keys per server: `disabled`, `disabledTools`,
 `roles` (default every role), `timeout` (seconds per call, default 60), `trusted`
 (its tools' annotations may pre-set their approval default) and, for an HTTP server,
-`oauth`: `false` (never sign in) or `{"clientId", "clientSecret", "scopes",
-"callbackPort", "clientMetadataUrl"}` for a client the server's owner registered (without
-it, melgui registers itself where the server allows). `"type": "sse"` names an old
-HTTP+SSE server (one whose streamable HTTP answers 404/405 is found so on its own).
+`oauth`: `false` (never sign in) or how to sign in (oauth/settings.py). `"type": "sse"`
+names an old HTTP+SSE server (one whose streamable HTTP answers 404/405 is found so on
+its own).
 
 Files: the user's (`<config dir>/mcp.json`) and the project's (`.melgui/mcp.json`, which
 starts nothing until trusted; see trust.py). Values in `env` and `headers` may be
@@ -30,6 +29,7 @@ from typing import Any, Literal
 
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import ROLES, Role
+from melgui.tools.mcp.oauth.settings import OAuthSettings, parse_oauth
 
 USER_FILE = "mcp.json"
 PROJECT_FILE = os.path.join(".melgui", "mcp.json")
@@ -43,18 +43,6 @@ Scope = Literal["user", "project", "file"]
 
 class ConfigError(ValueError):
     """A configuration file or entry that cannot be used; the message says why."""
-
-
-@dataclass(frozen=True)
-class OAuthSettings:
-    """A server's `oauth` entry: a pre-registered client, scopes, a fixed redirect port."""
-
-    enabled: bool = True
-    client_id: str = ""
-    client_secret: str = ""  # may be a ${keyring:…} reference until the server starts
-    scopes: tuple[str, ...] = ()
-    callback_port: int = 0
-    client_metadata_url: str = ""  # an https URL used as client_id where the server allows
 
 
 @dataclass(frozen=True)
@@ -72,7 +60,7 @@ class ServerConfig:
     disabled: bool = False
     disabled_tools: frozenset[str] = frozenset()
     trusted: bool = False
-    oauth: OAuthSettings = OAuthSettings()
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)
     scope: Scope = "user"
     source: str = ""  # the file it came from
     problem: str = ""  # why it cannot start, decided when the file was read
@@ -153,21 +141,10 @@ def parse_server(name: str, entry: Any, *, scope: Scope, source: str) -> ServerC
 
 
 def _oauth(name: str, value: Any) -> OAuthSettings:
-    if isinstance(value, bool):
-        return OAuthSettings(enabled=value)
-    if not isinstance(value, dict):
-        raise ConfigError(f"server {name!r}: oauth must be false or an object")
-    scopes = value.get("scopes") or []
-    if isinstance(scopes, str):
-        scopes = scopes.split()
-    port = value.get("callbackPort", 0)
-    texts = [value.get(k, "") for k in ("clientId", "clientSecret", "clientMetadataUrl")]
-    if not all(isinstance(t, str) for t in texts) or not isinstance(scopes, list):
-        raise ConfigError(f"server {name!r}: oauth's clientId, clientSecret and scopes are text")
-    if not isinstance(port, int) or not 0 <= port < 65536:
-        raise ConfigError(f"server {name!r}: oauth.callbackPort must be a port number")
-    client_id, secret, metadata_url = texts
-    return OAuthSettings(True, client_id, secret, tuple(map(str, scopes)), port, metadata_url)
+    try:
+        return parse_oauth(value)
+    except ValueError as exc:
+        raise ConfigError(f"server {name!r}: {exc}") from None
 
 
 def read_entries(path: Path) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
 import pathlib
 from collections.abc import Callable
@@ -148,6 +147,7 @@ class McpServer:
                 config.oauth,
                 interactive=lambda: self.interactive_sign_in,
                 on_state=self._signing_in,
+                on_note=lambda text: self.stderr.add(f"[melgui] {text}"),
             )
 
     @property
@@ -226,10 +226,12 @@ class McpServer:
             headers = self._secret_headers()
             auth = None
             if self.sign_in is not None:
-                oauth = self.config.oauth
-                secret = resolve(oauth.client_secret)
-                self.redactor.secrets = Redactor([*self.redactor.secrets, secret]).secrets
-                self.sign_in.settings = dataclasses.replace(oauth, client_secret=secret)
+                try:
+                    oauth = self.config.oauth.resolved(resolve)
+                except ValueError as exc:
+                    raise ConfigError(str(exc)) from None
+                self.redactor.secrets = Redactor([*self.redactor.secrets, *oauth.secrets()]).secrets
+                self.sign_in.settings = oauth
                 auth = self.sign_in.auth()
 
             def client_of(

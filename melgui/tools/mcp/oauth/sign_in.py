@@ -19,15 +19,15 @@ import logging
 import socket
 import webbrowser
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
 
-from melgui.tools.mcp.config import OAuthSettings
+from melgui.tools.mcp.oauth.grants import auth_method
+from melgui.tools.mcp.oauth.provider import ServerProvider
+from melgui.tools.mcp.oauth.settings import OAuthSettings
 from melgui.tools.mcp.oauth.store import KeptSignIn
 
 # The SDK logs each failed flow with its traceback; melgui says why in the server's state.
@@ -129,34 +129,6 @@ class Callback:
         writer.write(head.encode() + body)
 
 
-class _Provider(OAuthClientProvider):
-    """The SDK's provider, remembering across runs what it keeps only within one: the
-    token's expiry and the discovered metadata (so a later run refreshes an expired token
-    at the authorization server's token endpoint instead of signing in again)."""
-
-    def __init__(self, store: KeptSignIn, **options: Any) -> None:
-        super().__init__(storage=store, **options)
-        self.store = store
-
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        record = self.store.load()
-        context = self.context
-        if context.current_tokens is not None:
-            context.token_expiry_time = record.expires_at
-        if context.oauth_metadata is None and record.server is not None:
-            context.oauth_metadata = record.server
-            context.protected_resource_metadata = record.resource
-            if record.resource is not None and record.resource.authorization_servers:
-                context.auth_server_url = str(record.resource.authorization_servers[0])
-
-    async def _handle_token_response(self, response: httpx2.Response) -> None:
-        await super()._handle_token_response(response)
-        self.store.keep_discovery(
-            self.context.oauth_metadata, self.context.protected_resource_metadata
-        )
-
-
 class BrowserSignIn:
     """The OAuth side of one HTTP server: `auth()` goes on its httpx client.
 
@@ -173,6 +145,7 @@ class BrowserSignIn:
         *,
         interactive: Callable[[], bool],
         on_state: Callable[[str], None] = lambda text: None,
+        on_note: Callable[[str], None] = lambda text: None,
         timeout: float = SIGN_IN_TIMEOUT,
     ) -> None:
         self.server_name = server_name
@@ -181,6 +154,7 @@ class BrowserSignIn:
         self.store = KeptSignIn(url)
         self.interactive = interactive
         self.on_state = on_state
+        self.on_note = on_note  # a line for the server's log
         self.timeout = timeout
         self.needed = False  # the server asked and no browser was allowed
         self.failure: str = ""  # why the last sign-in failed
@@ -208,8 +182,10 @@ class BrowserSignIn:
             scope=" ".join(settings.scopes) or None,
         )
         self._port = port
-        return _Provider(
+        return ServerProvider(
             self.store,
+            settings,
+            note=self.on_note,
             server_url=self.url,
             client_metadata=metadata,
             redirect_handler=self._open_browser,
@@ -221,17 +197,16 @@ class BrowserSignIn:
         """A client the server's owner registered: its id (and secret) from the config."""
         settings = self.settings
         record = self.store.load()
-        if record.client is not None and record.client.client_id == settings.client_id:
-            return
-        secret = settings.client_secret or None
-        client = OAuthClientInformationFull(
-            client_id=settings.client_id,
-            client_secret=secret,
-            redirect_uris=[redirect],
-            token_endpoint_auth_method="client_secret_basic" if secret else "none",
+        if record.client is None or record.client.client_id != settings.client_id:
+            self.store.forget()  # another client's tokens are not this one's
+        self.store.keep_client(
+            OAuthClientInformationFull(
+                client_id=settings.client_id,
+                client_secret=settings.client_secret or None,
+                redirect_uris=[redirect],
+                token_endpoint_auth_method=auth_method(settings, None),
+            )
         )
-        self.store.forget()
-        self.store.keep_client(client)
 
     async def _open_browser(self, address: str) -> None:
         self.needed = False
