@@ -50,6 +50,7 @@ from melgui.remote.connect import folder_key, open_link, target_for
 from melgui.remote.link import LinkError
 from melgui.remote.remote_tools import RemoteTools
 from melgui.remote.target import Target, TargetError
+from melgui.tools.mcp.asks.input_answers import InputPolicy
 from melgui.tools.mcp.asks.sampling import SamplingTarget
 from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ServerConfig, project_path
@@ -141,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="decline",
         help="what a server's request for input (elicitation) gets: decline (default), "
         "or defaults: accept with the defaults its form gives",
+    )
+    mcp.add_argument(
+        "--mcp-open-urls",
+        action="store_true",
+        help="open the address a server asks the person to visit (URL-mode elicitation: "
+        "its own sign-in, a payment) in the browser; without it such a request is declined",
     )
     mcp.add_argument(
         "--mcp-sampling",
@@ -356,7 +363,8 @@ async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
     if options.mcp_url:
         desk.mcp.added = [_url_server(options.mcp_url)]
     desk.mcp.sign_in_allowed = not options.no_sign_in
-    desk.mcp.elicitation = options.mcp_input
+    desk.mcp.input_policy = InputPolicy(options.mcp_input, options.mcp_open_urls)
+    desk.mcp.say = lambda text: print(f"melgui: {text}", file=sys.stderr)
     desk.mcp.sampling = options.mcp_sampling
     await desk.start_mcp(extra=extra, configured=not options.no_mcp)
     for problem in desk.mcp.problems:

@@ -14,6 +14,7 @@ from melgui.tools.mcp.config import user_path
 from tests.fakes import ScriptedOpenAI, done, text, tool_call, tool_calls
 from tests.fakes.exec import json_lines, melgui_exec
 from tests.fakes.mcp import fake_entry
+from tests.fakes.oauth import browser_env, opened
 
 
 def servers_file(path: Path, **entries: object) -> Path:
@@ -209,3 +210,39 @@ def test_exec_json_shows_an_mcp_calls_progress(
          "message": f"step {n} of 3", "server": "fake"}
         for n in (1, 2, 3)
     ]  # fmt: skip
+
+
+def test_exec_declines_a_servers_address_in_words_and_opens_it_only_when_allowed(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    """URL-mode elicitation: the address and the server's words on stderr; the browser
+    ($BROWSER, the stand-in that logs what it opened) only with --mcp-open-urls."""
+    config = servers_file(tmp_path / "servers.json", fake=fake_entry())
+    browser, log = browser_env(tmp_path)
+    page = "http://127.0.0.1:9/checkout"  # nothing listens: the stand-in logs, then fails
+    for _ in range(2):
+        scripted_openai.script(
+            [tool_calls(tool_call("mcp__fake__pay", {"url": page}, id="p1"))],
+            [text("Paid?"), done()],
+        )
+    args = ("--mcp-config", str(config), "--approve", "all", "--json", "--no-history")
+    result = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "--model", "m", *args, "pay", env=browser,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    answer = next(e for e in json_lines(result.stdout) if e["kind"] == "tool_result")
+    assert answer["content"] == "decline"
+    assert (
+        f"melgui: MCP server fake asks you to open {page}: Pay the deposit for table 7. — "
+        "declined; run with --mcp-open-urls to open such addresses"
+    ) in result.stderr
+    assert opened(log) == []
+    result = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "--model", "m", *args, "--mcp-open-urls", "pay", env=browser,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    answer = next(e for e in json_lines(result.stdout) if e["kind"] == "tool_result")
+    assert answer["content"] == "accept"
+    assert opened(log) == [page]

@@ -138,6 +138,14 @@ def build(name: str) -> MCPServer:
         return result.action
 
     @server.tool()
+    async def pay(ctx: Context, url: str = "https://pay.example/checkout?table=7") -> str:
+        """Sends the person to a page of its own (URL-mode elicitation), then says so."""
+        result = await ctx.elicit_url("Pay the deposit for table 7.", url, "pay-7")
+        if result.action == "accept":
+            await ctx.request_context.session.send_elicit_complete("pay-7")
+        return result.action
+
+    @server.tool()
     async def steps(ctx: Context, count: int = 5, pause: float = 0.4) -> str:
         """Reports progress `count` times, `pause` seconds apart, then answers."""
         for step in range(1, count + 1):

@@ -26,6 +26,7 @@ from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.tools.mcp.asks.elicitation import InputRequest
+from melgui.tools.mcp.asks.input_answers import InputPolicy
 from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget
 from melgui.tools.mcp.bridge import Bridge
 from melgui.tools.mcp.calls import Flight
@@ -60,7 +61,8 @@ class McpManager:
         # Whether a server that asks for a sign-in may open the browser by itself (exec);
         # the window leaves this off and signs in when the person asks (sign_in).
         self.sign_in_allowed = False
-        self.elicitation: Literal["decline", "defaults"] = "decline"  # see McpServer
+        self.input_policy = InputPolicy()  # see McpServer
+        self.say: Callable[[str], None] = lambda text: None  # exec: a line on stderr
         self.ask_input: Callable[[InputRequest], None] | None = None  # the window's form
         self.on_progress: Callable[[Flight], None] | None = None  # the window's cards
         self.sampling: Literal["refuse", "allow"] = "refuse"  # see McpServer
@@ -102,7 +104,8 @@ class McpManager:
                 config, self.folder, on_change=self._changed, on_tools=self._tools_changed
             )
             self.servers[name].interactive_sign_in = self.sign_in_allowed
-            self.servers[name].elicitation = self.elicitation
+            self.servers[name].input_policy = self.input_policy
+            self.servers[name].say = lambda text: self.say(text)  # read when said
             self.servers[name].ask_input = self.ask_input
             self.servers[name].on_progress = self._progressed  # read when heard
             self.servers[name].sampling = self.sampling

@@ -27,7 +27,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
-from melgui.tools.mcp.asks.elicitation import InputRequest, defaults_of, fields_of
+from melgui.tools.mcp.asks.elicitation import InputRequest
+from melgui.tools.mcp.asks.input_answers import InputPolicy, answer_input, completed
 from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget, answer_sampling
 from melgui.tools.mcp.calls import CallTimeout, Flight, Progress, RunningCall
 from melgui.tools.mcp.config import ConfigError, ServerConfig, resolve
@@ -125,9 +126,10 @@ class McpServer:
         # told not to; the window: when the person pressed Sign in).
         self.interactive_sign_in = False
         self.sign_in: BrowserSignIn | None = None
-        # What a headless run answers a server's request for input: "decline", or
-        # "defaults" (accept with the defaults the requested schema gives).
-        self.elicitation: Literal["decline", "defaults"] = "decline"
+        # What a headless run answers a server's request for input (asks/input_answers.py),
+        # and where it says what it did (exec: stderr).
+        self.input_policy = InputPolicy()
+        self.say: Callable[[str], None] = lambda text: None
         # Where a request for input goes to be answered by the person (the window's form);
         # None: answered by `elicitation` above.
         self.ask_input: Callable[[InputRequest], None] | None = None
@@ -452,6 +454,9 @@ class McpServer:
             message, types.PromptListChangedNotification | types.ResourceListChangedNotification
         ):
             self._refresh = asyncio.ensure_future(self._refresh_offers())
+        elif isinstance(message, types.ElicitCompleteNotification):
+            self.stderr.add(f"[melgui] the server finished {message.params.elicitation_id}")
+            completed(self._asking, message.params.elicitation_id)
 
     async def _refresh_offers(self) -> None:
         session = self._session
@@ -484,32 +489,16 @@ class McpServer:
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        """A request for input: to the person's form when there is one, else declined or
-        accepted with the schema's defaults. It belongs to the newest call in flight."""
-        message = " ".join(str(getattr(params, "message", "")).split())
-        how = "the person" if self.ask_input is not None else self.elicitation
-        self.stderr.add(f"[melgui] the server asked for input ({how}): {message}")
-        if not isinstance(params, types.ElicitRequestFormParams):
-            return types.ElicitResult(action="decline")
-        if self.ask_input is not None:
-            flight = self.running[-1] if self.running else None
-            call = flight.call if flight is not None else None
-            request = InputRequest.of(self.name, message, params.requested_schema, call)
-            self._asking.append(request)
-            waiting = flight.waiting_on_the_person() if flight else contextlib.nullcontext()
-            try:
-                self.ask_input(request)
-                with waiting:
-                    action, content = await request.answer
-            finally:
-                self._asking.remove(request)
-                request.cancel()
-            self.stderr.add(f"[melgui] the person answered: {action}")
-            return types.ElicitResult(action=action, content=content)
-        if self.elicitation != "defaults":
-            return types.ElicitResult(action="decline")
-        content = defaults_of(fields_of(params.requested_schema))
-        return types.ElicitResult(action="accept", content=content)
+        return await answer_input(
+            self.name,
+            params,
+            ask=self.ask_input,
+            policy=self.input_policy,
+            flight=self.running[-1] if self.running else None,
+            asking=self._asking,
+            log=self.stderr.add,
+            say=self.say,
+        )
 
     async def _sample(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams

@@ -2,6 +2,10 @@
 which call, the server's message, one row per field of the requested schema, and Accept,
 Decline, Cancel. Requests wait in order; the oldest is shown.
 
+A request to visit an address (URL mode) shows the address in full with its host in bold
+(and a caution when it looks like another's or is not encrypted); it opens in the
+browser only when the person presses Open in browser.
+
 Strings are line edits, numbers line edits that say their bounds, booleans check boxes,
 a choice a combo box, a multi-select a row of check boxes. Required fields carry a `*`;
 an answer that does not fit the schema is refused in words and the form stays.
@@ -27,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.tools.mcp.asks.elicitation import Field, InputRequest
+from melgui.tools.mcp.asks.elicitation import Field, InputRequest, url_warning
 from melgui.ui.runtime.theme import Colors
 
 Reader = Callable[[], Any]
@@ -62,6 +66,11 @@ class InputForm(QFrame):
         self.show_button = QPushButton("Show call", self)
         self.show_button.setAccessibleName("Show the call in its inspector")
         self.show_button.clicked.connect(self._show)
+        self.address = QLabel(self)  # URL mode: where the server sends the person
+        self.address.setTextFormat(Qt.TextFormat.RichText)
+        self.address.setWordWrap(True)
+        self.address.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.address.hide()
         self.rows = QFormLayout()
         self.problem = QLabel(self)
         self.problem.setObjectName("inputProblem")
@@ -85,6 +94,7 @@ class InputForm(QFrame):
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addLayout(top)
         layout.addWidget(self.message)
+        layout.addWidget(self.address)
         layout.addLayout(self.rows)
         layout.addLayout(buttons)
         self.hide()
@@ -131,6 +141,12 @@ class InputForm(QFrame):
         for field in request.fields:
             self._add_row(field)
         self.message.setText(request.message)
+        self.address.setVisible(bool(request.url))
+        self.address.setText(self._address_html(request))
+        self.accept_button.setText("Open in browser" if request.url else "Accept")
+        self.accept_button.setAccessibleName(
+            f"Open {request.url} in the browser" if request.url else "Accept"
+        )
         self.show_button.setVisible(request.call is not None and bool(request.call.call_id))
         self._say_waiting()
         first = next(iter(self.editors.values()), self.accept_button)
@@ -144,10 +160,27 @@ class InputForm(QFrame):
         during = f" during <b>{html.escape(request.call.tool)}</b>" if request.call else ""
         more = len(self.requests) - 1
         waiting = f" — {more} more waiting" if more > 0 else ""
+        asked = "A page to open, from" if request.url else "Input asked by"
         self.title.setText(
-            f'<span style="color:{c.pending}">◆ Input asked</span> by the MCP server '
+            f'<span style="color:{c.pending}">◆ {asked}</span> the MCP server '
             f"<b>{html.escape(request.server)}</b>{during}"
             f'<span style="color:{c.muted}">{waiting}</span>'
+        )
+
+    def _address_html(self, request: InputRequest) -> str:
+        if not request.url:
+            return ""
+        c = self.colors
+        host = request.host
+        before, _, after = request.url.partition(host)
+        shown = f"{html.escape(before)}<b>{html.escape(host)}</b>{html.escape(after)}"
+        warning = url_warning(request.url)
+        caution = f'<br/><span style="color:{c.error}">Careful: {html.escape(warning)}.</span>'
+        return (
+            f'<span style="font-family:monospace">{shown}</span>'
+            f'<br/><span style="color:{c.muted}">It opens in your browser only if you '
+            f"choose Open in browser; the server learns only whether you did.</span>"
+            + (caution if warning else "")
         )
 
     def _add_row(self, field: Field) -> None:

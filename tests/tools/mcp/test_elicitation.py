@@ -9,6 +9,7 @@ from pathlib import Path
 
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
 from melgui.tools.mcp.asks.elicitation import InputRequest
+from melgui.tools.mcp.asks.input_answers import InputPolicy
 from melgui.tools.mcp.manager import McpManager
 from tests.fakes.mcp import fake_stdio, running
 
@@ -101,8 +102,77 @@ async def test_without_a_form_input_is_declined_or_given_the_defaults(tmp_path: 
     async with running(str(tmp_path), fake_stdio()) as manager:
         outcome = await manager.bridge.registry.run("mcp__fake__book", {})
         assert outcome.content == "decline"
-        manager.servers["fake"].elicitation = "defaults"
+        manager.servers["fake"].input_policy = InputPolicy(forms="defaults")
         outcome = await manager.bridge.registry.run("mcp__fake__book", {})
         # An accept with the defaults, which lack the required guest: the server's own
         # validation turns it down (a decline would have answered "decline").
         assert (outcome.status, outcome.content) == ("error", "Error executing tool book")
+
+
+def pay(manager: McpManager, url: str = "") -> asyncio.Future[ToolOutcome]:
+    async def run() -> ToolOutcome:
+        RUNNING_CALL.set(("assistant", "p1", "mcp__fake__pay"))
+        return await manager.bridge.registry.run("mcp__fake__pay", {"url": url} if url else {})
+
+    return asyncio.ensure_future(run())
+
+
+async def test_an_address_opens_only_when_the_person_says_so(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        opened: list[str] = []
+        server = manager.servers["fake"]
+        server.input_policy = InputPolicy(browser=lambda url: opened.append(url) or True)
+        requests: list[InputRequest] = []
+        server.ask_input = requests.append
+        call = pay(manager)
+        request = await asked(requests)
+        assert (request.url, request.host) == (
+            "https://pay.example/checkout?table=7",
+            "pay.example",
+        )
+        assert request.message == "Pay the deposit for table 7."
+        assert request.fields == () and request.call is not None
+        assert opened == []  # shown, not opened
+        request.decline()
+        assert (await call).content == "decline"
+        assert opened == []
+        requests.clear()
+        call = pay(manager)
+        (await asked(requests)).accept({})
+        assert (await call).content == "accept"
+        assert opened == ["https://pay.example/checkout?table=7"]
+        assert any("finished pay-7" in line for line in server.stderr.tail(5))
+
+
+async def test_an_address_that_is_not_a_web_page_is_never_offered(tmp_path: Path) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        requests: list[InputRequest] = []
+        manager.servers["fake"].ask_input = requests.append
+        outcome = await pay(manager, "file:///etc/passwd")
+        assert outcome.content == "decline" and requests == []
+        outcome = await pay(manager, "https://user:secret@pay.example/")
+        assert outcome.content == "decline" and requests == []
+
+
+async def test_without_the_person_an_address_is_declined_in_words_unless_allowed(
+    tmp_path: Path,
+) -> None:
+    async with running(str(tmp_path), fake_stdio()) as manager:
+        said: list[str] = []
+        opened: list[str] = []
+        server = manager.servers["fake"]
+        server.say = said.append
+        server.input_policy = InputPolicy(browser=lambda url: opened.append(url) or True)
+        assert (await pay(manager)).content == "decline"
+        assert opened == []
+        assert said == [
+            "MCP server fake asks you to open https://pay.example/checkout?table=7: Pay the "
+            "deposit for table 7. — declined; run with --mcp-open-urls to open such addresses"
+        ]
+        said.clear()
+        server.input_policy = InputPolicy(
+            open_urls=True, browser=lambda url: opened.append(url) or True
+        )
+        assert (await pay(manager, "http://xn--pypal-4ve.example/")).content == "accept"
+        assert opened == ["http://xn--pypal-4ve.example/"]
+        assert "careful: its host is written in an international alphabet" in said[0]

@@ -1,6 +1,9 @@
-"""A server's request for input (`elicitation/create`, form mode) as something a person
-can answer: the requested schema read into fields, the answer checked against them, and
-the three ways out the spec gives (accept with content, decline, cancel).
+"""A server's request for input (`elicitation/create`) as something a person can answer.
+Form mode: the requested schema read into fields, the answer checked against them, and
+the three ways out the spec gives (accept with content, decline, cancel). URL mode: an
+address the server wants the person to visit (a sign-in of its own, a payment), shown in
+full with its host, opened only when the person says so (accept), else declined or
+cancelled.
 
     request = InputRequest.of("files", params.message, params.requested_schema, call)
     manager.ask_input(request)          # the window shows a form; exec never sets this
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from melgui.tools.mcp.calls import RunningCall
 
@@ -131,6 +135,26 @@ def checked(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str
     return content, ""
 
 
+def url_problem(url: str) -> str:
+    """Why an address may not be offered to the person at all ("" when it may)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return f"not a web address: {url[:200]}"
+    if parts.username or parts.password:
+        return "the address carries a user name or password"
+    return ""
+
+
+def url_warning(url: str) -> str:
+    """What the person should know before opening it ("" when nothing stands out)."""
+    host = urlsplit(url).hostname or ""
+    if "xn--" in host or not host.isascii():
+        return "its host is written in an international alphabet and may imitate another"
+    if urlsplit(url).scheme == "http" and host not in ("localhost", "127.0.0.1", "::1"):
+        return "it is not encrypted (http)"
+    return ""
+
+
 @dataclass
 class InputRequest:
     server: str
@@ -140,6 +164,21 @@ class InputRequest:
     answer: asyncio.Future[tuple[Action, dict[str, Any] | None]] = field(
         default_factory=lambda: asyncio.get_event_loop().create_future()
     )
+    url: str = ""  # URL mode: the address to visit (no fields)
+    elicitation_id: str = ""
+    completed: bool = False  # the server said the interaction at `url` is done
+
+    @classmethod
+    def for_url(
+        cls, server: str, message: str, url: str, elicitation_id: str, call: RunningCall | None
+    ) -> InputRequest:
+        return cls(
+            server, " ".join(message.split()), (), call, url=url, elicitation_id=elicitation_id
+        )
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or ""
 
     @classmethod
     def of(
@@ -152,10 +191,11 @@ class InputRequest:
         return not self.answer.done()
 
     def accept(self, values: dict[str, Any]) -> str:
-        """Answer with `values` (checked); returns the problem instead when they do not fit."""
+        """Answer with `values` (checked); returns the problem instead when they do not fit.
+        For an address, accepting is the person's consent to open it (no content)."""
         content, problem = checked(self.fields, values)
         if not problem and self.pending:
-            self.answer.set_result(("accept", content))
+            self.answer.set_result(("accept", None if self.url else content))
         return problem
 
     def decline(self) -> None:
