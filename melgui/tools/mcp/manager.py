@@ -245,6 +245,14 @@ class McpManager:
         offered = self.bridge.offered.get(tool_name)
         return offered[0] if offered else None
 
+    def flight_of(self, source: str, call_id: str) -> Flight | None:
+        """The call in flight that a conversation's call is, when it runs on a server now."""
+        for server in self.servers.values():
+            for flight in server.running:
+                if (flight.call.source, flight.call.call_id) == (source, call_id):
+                    return flight
+        return None
+
     def annotations_of(self, tool_name: str) -> dict[str, bool]:
         offered = self.bridge.offered.get(tool_name)
         return dict(offered[2]) if offered else {}

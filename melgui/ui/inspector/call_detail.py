@@ -41,8 +41,10 @@ class CallDetail(QWidget):
         self.title = QLabel("Select a call", self)
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
-        # What the window adds about a call (its checkpoint: changed files, undo).
+        # What the window adds about a call (its checkpoint: changed files, undo), and
+        # what a running call reports as it goes (an MCP tool's progress).
         self.extra_html: Callable[[CallRecord], str] | None = None
+        self.live_html: Callable[[CallRecord], str] | None = None
         self.extra = QLabel(self)
         self.extra.setTextFormat(Qt.TextFormat.RichText)
         self.extra.setWordWrap(True)
@@ -92,6 +94,8 @@ class CallDetail(QWidget):
         same = record is self.record
         self.record = record
         extra = self.extra_html(record) if record is not None and self.extra_html else ""
+        if record is not None and self.live_html is not None:
+            extra = self.live_html(record) + extra
         if record is not None and (record.hooks or record.notes):
             shown = hook_runs_html(record.hooks, self.colors)
             extra = shown + note_lines_html(record.notes, self.colors) + extra

@@ -16,6 +16,8 @@ from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.inspector.call_book import CallRecord
+from melgui.ui.inspector.call_detail import CallDetail
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.mcp.call_progress import progress_html
 from melgui.ui.mcp.input_form import InputForm
@@ -23,6 +25,7 @@ from melgui.ui.mcp.offers import McpOffers
 from melgui.ui.mcp.sampling_bar import SamplingBar
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.mcp.trust_note import TrustNote
+from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
@@ -59,11 +62,36 @@ def tool_notes(manager: McpManager, name: str) -> str:
 
 
 def show_progress(window: McpHost, flight: Flight) -> None:
-    """A report for a call of the window's conversation goes on that call's card."""
-    if flight.progress is not None and flight.call.source == window.session.source:
-        window.chat.set_card_note(
-            flight.call.call_id, progress_html(flight.progress, window.colors)
-        )
+    """A report goes on its call's card, in the main chat or in the worker pane whose
+    conversation made the call, and into any inspector showing that call."""
+    progress = flight.progress
+    if progress is None:
+        return
+    source, call_id = flight.call.source, flight.call.call_id
+    note = progress_html(progress, window.colors)
+    assert isinstance(window, QMainWindow)
+    if source == window.session.source:
+        window.chat.set_card_note(call_id, note)
+        details = [window.inspector.detail]
+    else:
+        panes = [p for p in window.findChildren(AgentPane) if p.session.source == source]
+        for pane in panes:
+            pane.chat.set_card_note(call_id, note)
+        details = [d for pane in panes for d in pane.findChildren(CallDetail)]
+    manager = window.desk.mcp
+    for detail in details:
+        detail.live_html = lambda record, d=detail: live_progress(manager, record, d.colors)
+        shown = detail.record
+        if shown is not None and (shown.source, shown.call.id) == (source, call_id):
+            detail.show_record(shown)
+
+
+def live_progress(manager: McpManager, record: CallRecord, colors: Colors) -> str:
+    """The inspector's line for a call that is running on an MCP server and reporting."""
+    flight = manager.flight_of(record.source, record.call.id)
+    if flight is None or flight.progress is None or record.status != "running":
+        return ""
+    return progress_html(flight.progress, colors).removeprefix("<br/>")
 
 
 def install_asks(window: McpHost) -> InputForm:
