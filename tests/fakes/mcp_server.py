@@ -238,6 +238,11 @@ def build(name: str) -> MCPServer:
     def notes() -> str:
         return "# Notes\nThe launch is on Friday."
 
+    @server.resource("memo://plan", name="plan", title="Release plan",
+                     description="What ships when", mime_type="text/plain")  # fmt: skip
+    def plan() -> str:
+        return "1.0 ships on Friday; 1.1 a month later."
+
     @server.prompt(name="review", description="Review a file for one kind of problem")
     def review(path: str, focus: str = "bugs") -> str:
         return f"Review {path} for {focus}. Be brief."

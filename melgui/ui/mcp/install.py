@@ -160,12 +160,20 @@ def install_mcp(window: McpHost) -> ServersPanel:
     window.approval_bar.tool_notes = notes
     panel.input_form = install_asks(window)  # type: ignore[attr-defined]
     desk.mcp.on_progress = lambda flight: show_progress(window, flight)
-    panel.offers = McpOffers(  # type: ignore[attr-defined]
+    offers = McpOffers(
         desk.mcp,
         desk.prompt,
         window.tasks,
         send=lambda text: window.chat.submit(text),
         say=lambda text: window.chat.show_note(text),
     )
+    panel.offers = offers  # type: ignore[attr-defined]
+
+    def attach(server: str, uri: str) -> None:
+        prompt = window.chat.input
+        offers.pick(f"{server}:{uri}", prompt.attach, prompt.problem.emit)
+        prompt.setFocus()
+
+    panel.on_attach = attach
     window.tasks.spawn(start(), what="starting MCP servers")
     return panel

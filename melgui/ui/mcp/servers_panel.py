@@ -1,10 +1,12 @@
 """Every MCP server of the desk with its state in one line, and what can be done about it.
 
 A server is a row (name, state); its tools are child rows with a check box each
-(unchecked: not offered to the model). Buttons act on the selected server: Restart,
-Disable/Enable, Log (its stderr and protocol log, keys redacted), and for an HTTP server
-that signs in, Sign in (opens the browser) or Sign out. A banner offers to
-trust the project's `.melgui/mcp.json` when it is waiting for that.
+(unchecked: not offered to the model), and the resources it offers are listed under a
+Resources row: double-click one (or Attach) to attach it to the prompt, as `@server:uri`
+does. Buttons act on the selected server: Restart, Disable/Enable, Log (its stderr and
+protocol log, keys redacted), and for an HTTP server that signs in, Sign in (opens the
+browser) or Sign out. A banner offers to trust the project's `.melgui/mcp.json` when it
+is waiting for that.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from melgui.ui.runtime.theme import Colors
 
 SERVER_ROLE = Qt.ItemDataRole.UserRole
 TOOL_ROLE = Qt.ItemDataRole.UserRole + 1
+RESOURCE_ROLE = Qt.ItemDataRole.UserRole + 2  # a resource row's uri
 
 
 class ServersPanel(QWidget):
@@ -74,6 +77,12 @@ class ServersPanel(QWidget):
         self.log_button.clicked.connect(self.show_log)
         self.sign_in_button = QPushButton("Sign in", self)
         self.sign_in_button.clicked.connect(self.sign_in_selected)
+        self.attach_button = QPushButton("Attach", self)
+        self.attach_button.setToolTip("Attach the selected resource to the prompt")
+        self.attach_button.clicked.connect(self.attach_selected)
+        self.tree.itemDoubleClicked.connect(lambda item, _column: self._attach(item))
+        # Attaches (server, uri) to the prompt (the window: what `@server:uri` does).
+        self.on_attach: Callable[[str, str], None] | None = None
         self.import_button = QPushButton("Import…", self)
         self.import_button.setToolTip(
             "Add the servers of Claude Desktop, VS Code or Cursor to your mcp.json "
@@ -86,7 +95,8 @@ class ServersPanel(QWidget):
         self.on_imported: Callable[[], None] | None = None
         buttons = QHBoxLayout()
         for button in (
-            self.restart_button, self.enable_button, self.log_button, self.sign_in_button
+            self.restart_button, self.enable_button, self.log_button, self.sign_in_button,
+            self.attach_button,
         ):  # fmt: skip
             buttons.addWidget(button)
         buttons.addStretch(1)
@@ -172,6 +182,20 @@ class ServersPanel(QWidget):
             checked = tool.name not in disabled
             child.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
             item.addChild(child)
+        if server.resources:
+            group = QTreeWidgetItem([f"Resources ({len(server.resources)})", ""])
+            group.setData(0, SERVER_ROLE, server.name)
+            group.setForeground(0, QColor(self.colors.muted))
+            for resource in sorted(server.resources, key=lambda r: str(r.uri)):
+                uri = str(resource.uri)
+                about = resource.description or resource.mime_type or ""
+                child = QTreeWidgetItem([resource.title or resource.name or uri, about])
+                child.setData(0, SERVER_ROLE, server.name)
+                child.setData(0, RESOURCE_ROLE, uri)
+                child.setToolTip(0, f"{server.name}:{uri}")
+                child.setToolTip(1, about)
+                group.addChild(child)
+            item.addChild(group)
         return item
 
     def selected_server(self) -> str | None:
@@ -189,6 +213,13 @@ class ServersPanel(QWidget):
             disabled = server.state.status == "disabled"
             self.enable_button.setText("Enable" if disabled else "Disable")
             self.restart_button.setEnabled(server.state.status not in ("disabled", "untrusted"))
+        current = self.tree.currentItem()
+        self.attach_button.setVisible(server is not None and bool(server.resources))
+        self.attach_button.setEnabled(
+            current is not None
+            and bool(current.data(0, RESOURCE_ROLE))
+            and self.on_attach is not None
+        )
         signs_in = server is not None and server.sign_in is not None
         self.sign_in_button.setVisible(signs_in)
         if server is not None and server.sign_in is not None:
@@ -236,6 +267,16 @@ class ServersPanel(QWidget):
             self.tasks.spawn(self.manager.sign_out(name), what=f"signing out of {name}")
         else:
             self.tasks.spawn(self.manager.sign_in(name), what=f"signing in to {name}")
+
+    def attach_selected(self) -> None:
+        item = self.tree.currentItem()
+        if item is not None:
+            self._attach(item)
+
+    def _attach(self, item: QTreeWidgetItem) -> None:
+        uri = item.data(0, RESOURCE_ROLE)
+        if uri and self.on_attach is not None:
+            self.on_attach(str(item.data(0, SERVER_ROLE)), str(uri))
 
     def show_log(self) -> None:
         name = self.selected_server()
