@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit
 from pytestqt.qtbot import QtBot
 
+from melgui.tools.mcp.asks.input_answers import InputPolicy
 from melgui.ui.mcp.input_form import InputForm
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
@@ -90,4 +91,52 @@ def test_the_form_asks_and_answers_for_the_call(
         '"course":"dessert"}'
     )
     assert (records["b2"].status, records["b2"].result) == ("ok", "decline")
+    run(window.desk.aclose())
+
+
+def test_a_page_to_open_is_shown_in_full_and_opens_only_on_the_persons_click(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Path
+) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"fake": fake_entry()}}))
+    scripted_relay.script(
+        [text("Paying."), tool_calls(tool_call("mcp__fake__pay", {}, id="p1"))],
+        [tool_calls(tool_call("mcp__fake__pay", {}, id="p2"))],
+        [text("Paid."), done()],
+    )
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1100, 700)
+    form: InputForm = window.mcp_panel.input_form  # type: ignore[attr-defined]
+    opened: list[str] = []
+    window.desk.mcp.input_policy = InputPolicy(browser=lambda url: opened.append(url) or True)
+
+    async def scenario() -> None:
+        await window.desk.start_mcp(extra=config)
+        type_prompt(qtbot, window, "pay the deposit")
+        await wait_until(lambda: window.inspector.book.pending(), 20)
+        assert window.inspector.approve_current()
+        await wait_until(lambda: form.isVisible(), 20)
+
+    run(scenario())
+    assert "A page to open, from" in form.title.text() and "<b>fake</b>" in form.title.text()
+    assert form.message.text() == "Pay the deposit for table 7."
+    assert "https://<b>pay.example</b>/checkout?table=7" in form.address.text()
+    assert form.address.isVisible() and form.rows.rowCount() == 0
+    assert form.accept_button.text() == "Open in browser"
+    shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or tmp_path)
+    assert window.grab().save(str(shots / "mcp-url-elicitation.png"))
+    form.decline_button.click()
+
+    async def again() -> None:
+        await wait_until(lambda: window.inspector.book.pending(), 20)
+        assert window.inspector.approve_current()
+        await wait_until(lambda: form.isVisible(), 20)
+        assert opened == []  # declined: never opened
+        form.accept_button.click()
+        await wait_until(lambda: idle(window, 3), 20)
+
+    run(again())
+    assert opened == ["https://pay.example/checkout?table=7"]
+    assert window.inspector.book.records["p1"].result == "decline"
+    assert window.inspector.book.records["p2"].result == "accept"
     run(window.desk.aclose())
