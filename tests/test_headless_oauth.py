@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 
 from melgui.core.config.secrets import key_file_path
+from melgui.tools.mcp.oauth.store import KeptSignIn
 from tests.fakes import ScriptedOpenAI, done, text, tool_call, tool_calls
 from tests.fakes.exec import ROOT, json_lines, melgui_exec
+from tests.fakes.mcp import free_port
 from tests.fakes.oauth import browser_env, guarded_server, opened
 
 
@@ -67,10 +69,16 @@ def test_an_expired_token_is_refreshed_without_a_browser(
     scripted_openai: ScriptedOpenAI, tmp_path: Path
 ) -> None:
     env, log = browser_env(tmp_path)
-    with guarded_server("--expires", "1") as server:
+    with guarded_server() as server:
         call_listing(scripted_openai)
         assert run(scripted_openai, tmp_path, server.url, env).returncode == 0
-        time.sleep(2.5)  # let the access token run out, here and at the server
+        # The access token runs out, at the server and in what melgui kept of it.
+        server.expire_tokens()
+        kept = KeptSignIn(server.url)
+        record = kept.load()
+        assert record.tokens is not None and record.expires_at is not None
+        record.expires_at = time.time() - 1
+        kept.save(record)
         call_listing(scripted_openai)
         again = run(scripted_openai, tmp_path, server.url, env, "--no-sign-in")
         assert again.returncode == 0, again.stderr
@@ -125,3 +133,33 @@ def test_mcp_login_signs_in_ahead_and_logout_signs_out(
         after = run(scripted_openai, tmp_path, server.url, env, "--no-sign-in")
         assert after.returncode == 1 and "asks for a sign-in" in after.stderr
         assert len(opened(log)) == 1
+
+
+def test_a_client_the_owner_registered_signs_in_with_its_own_id_and_secret(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    env, log = browser_env(tmp_path)
+    port = free_port()
+    with guarded_server("--pre-redirect", f"http://127.0.0.1:{port}/callback") as server:
+        servers = tmp_path / "servers.json"
+        oauth = {
+            "clientId": "melgui-pre",
+            "clientSecret": "${env:PRE_SECRET}",
+            "callbackPort": port,
+        }
+        servers.write_text(
+            json.dumps({"mcpServers": {"guarded": {"url": server.url, "oauth": oauth}}})
+        )
+        call_listing(scripted_openai)
+        result = melgui_exec(
+            "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+            "--model", "m", "--no-history", "--approve", "all", "--json",
+            "--mcp-config", str(servers), "go",
+            env={**env, "PRE_SECRET": "pre-secret"},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert result_of(result)["content"] == "plans.md, budget.xlsx"
+        assert [e for e in server.events() if e["kind"] != "grant"] == [
+            {"kind": "authorize", "client": "melgui-pre", "scopes": ["files:read"]}
+        ]  # no registration: the owner's client
+        assert server.kinds()[-1] == "authorization_code" and len(opened(log)) == 1

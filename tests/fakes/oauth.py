@@ -31,6 +31,12 @@ class GuardedServer:
             found: list[dict[str, Any]] = json.loads(answer.read())
         return found
 
+    def expire_tokens(self) -> None:
+        """Every access token it issued runs out now, as time would make it."""
+        request = urllib.request.Request(self.issuer + "/test/expire", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            answer.read()
+
     def kinds(self) -> list[str]:
         return [e["type"] if e["kind"] == "grant" else e["kind"] for e in self.events()]
 

@@ -10,7 +10,8 @@ consents at once: /authorize redirects straight to the client's redirect URI wit
 as a person clicking "Allow" would. The MCP server (http://127.0.0.1:B/mcp) publishes its
 protected-resource metadata and answers 401 without a token. GET /test/events on the
 authorization server lists what happened (registrations, authorizations, grants by type,
-revocations), so tests can tell a refresh from a new sign-in.
+revocations), so tests can tell a refresh from a new sign-in; POST /test/expire makes
+every access token run out now.
 """
 
 from __future__ import annotations
@@ -160,7 +161,14 @@ def authorization_server(provider: InstantConsent, issuer: str) -> Starlette:
     async def events(request: Request) -> JSONResponse:
         return JSONResponse(provider.events)
 
+    async def expire(request: Request) -> JSONResponse:
+        """Every access token runs out now (as time would make it)."""
+        for token in provider.access.values():
+            token.expires_at = int(time.time()) - 1
+        return JSONResponse({"expired": len(provider.access)})
+
     routes.append(Route("/test/events", events, methods=["GET"]))
+    routes.append(Route("/test/expire", expire, methods=["POST"]))
     return Starlette(routes=routes)
 
 

@@ -81,7 +81,7 @@ class KeptSignIn:
         text = stored_secret(secret_name(self.url))
         return SignInRecord.from_json(text) if text else SignInRecord()
 
-    def _save(self, record: SignInRecord) -> None:
+    def save(self, record: SignInRecord) -> None:
         self.where = save_secret(secret_name(self.url), record.to_json()).message
 
     def signed_in(self) -> bool:
@@ -100,7 +100,7 @@ class KeptSignIn:
         record = self.load()
         record.tokens = tokens
         record.expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
-        self._save(record)
+        self.save(record)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return self.load().client
@@ -113,9 +113,9 @@ class KeptSignIn:
     ) -> None:
         record = self.load()
         record.server, record.resource = server, resource
-        self._save(record)
+        self.save(record)
 
     def keep_client(self, client_info: OAuthClientInformationFull) -> None:
         record = self.load()
         record.client = client_info
-        self._save(record)
+        self.save(record)
