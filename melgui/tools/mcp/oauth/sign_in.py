@@ -204,7 +204,7 @@ class BrowserSignIn:
                 client_id=settings.client_id,
                 client_secret=settings.client_secret or None,
                 redirect_uris=[redirect],
-                token_endpoint_auth_method=auth_method(settings, None),
+                token_endpoint_auth_method=auth_method(settings, record.server),
             )
         )
 
