@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import BUILTIN, Effect, Rule, RuleBook
+from melgui.core.agent.rule_scopes import BUILTIN, Effect, Rule, RuleBook, Scope
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import AUTO_BY
 from melgui.core.protocol.events import ToolCall
@@ -84,13 +84,15 @@ class DraftBook(RuleBook):
 
     def __init__(self, book: RuleBook) -> None:
         super().__init__(list(book.conversation), list(book.project), list(book.everywhere))
-        self._commands: dict[tuple[Effect, str], list[Rule]] = {}
+        self._commands: dict[tuple[Effect, str, Scope], list[Rule]] = {}
         self._tools: dict[tuple[str, str], list[Rule]] = {}
 
-    def commands(self, effect: Effect, origin: str = BUILTIN) -> list[Rule]:
-        key = (effect, origin)
+    def commands(
+        self, effect: Effect, origin: str = BUILTIN, lasting: Scope = "conversation"
+    ) -> list[Rule]:
+        key = (effect, origin, lasting)
         if key not in self._commands:
-            self._commands[key] = super().commands(effect, origin)
+            self._commands[key] = super().commands(effect, origin, lasting)
         return list(self._commands[key])
 
     def for_tool(self, origin: str, tool: str) -> list[Rule]:
