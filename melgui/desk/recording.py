@@ -34,6 +34,7 @@ from melgui.core.store.export import MODEL_NOTE, models_used
 from melgui.core.store.journal import Journal
 from melgui.core.store.resume import Resumed, latest_conversation, resume
 from melgui.core.store.store import Store
+from melgui.core.thread.entries import Pin
 
 WireListen = Callable[[Callable[[WireEntry], None]], Callable[[], None]]
 TURN_ENDS = (TurnFinished, TurnFailed, TurnCancelled)
@@ -101,6 +102,7 @@ class Recording:
         )
         if self._session is not None:
             self._detach.append(self.journal.follow(self._session.thread))
+            self._load_pins()
 
     def create(self, conversation: Conversation | None, *, model: str, role: str) -> bool:
         """Store a new conversation and record into it; False (said) when the store fails."""
@@ -120,8 +122,23 @@ class Recording:
         self._detach.append(session.subscribe(self._observe))
         if self.journal is not None:
             self._detach.append(self.journal.follow(session.thread))
+            self._load_pins()
         if listen_wire is not None:
             self._detach.append(listen_wire(self.record_wire))
+
+    def _load_pins(self) -> None:
+        """A stored conversation's pinned facts go on with it."""
+        cid, session = self.conversation_id, self._session
+        if cid is None or session is None:
+            return
+        try:
+            stored = self.store.pins(cid)
+        except sqlite3.Error as exc:
+            self._problem(f"History: cannot read the pinned facts: {exc}.")
+            return
+        if stored:
+            pins = [Pin(p.text, "model" if p.pinned_by == "model" else "person") for p in stored]
+            session.reducer.set_pins(pins)
 
     def record_wire(self, entry: WireEntry) -> None:
         """A WireSink: one (redacted) wire log line; none is kept before the first message."""

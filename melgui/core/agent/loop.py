@@ -286,6 +286,7 @@ class AgentLoop:
         judged = await judge(  # once: the call keeps it
             call, arguments, self.policy, tool=tool, plan=self.plan, hooks=self.hooks
         )
+        ran_with = judged.arguments if judged.arguments != arguments else None
         judgement, arguments, runs = judged.judgement, judged.arguments, judged.runs
         decision = decision_of(judgement)
         allowed_by = decision.rule if isinstance(decision, Approve) else ""
@@ -313,7 +314,7 @@ class AgentLoop:
                 pass
             case _:
                 assert_never(decision)
-        self._emit(ToolCallStarted(call, allowed_by, judgement))
+        self._emit(ToolCallStarted(call, allowed_by, judgement, ran_with))
         taken: list[int] = []  # the checkpoint the guard took, if any
         try:
             outcome = await self._run_guarded(call, arguments, taken)

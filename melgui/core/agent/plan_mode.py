@@ -1,9 +1,10 @@
 """Plan mode: a conversation reads and plans, and changes nothing until its plan is approved.
 
 While it is on, a leg offers the model only the tools that change nothing (the read-only
-tools, `write_plan` among them), and a call to any other tool is refused by its
-judgement (source "plan mode") with a reason the model can act on; hiding the tools is
-not the guard, the refusal is. It is per conversation: each session's loop has its own.
+tools, `write_plan` among them, and `pin_fact`, which writes only the conversation), and
+a call to any other tool is refused by its judgement (source "plan mode") with a reason
+the model can act on; hiding the tools is not the guard, the refusal is. It is per
+conversation: each session's loop has its own.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ class PlanMode:
 
     def offered(self, tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
         """The tools a leg offers: all of them, or while planning only the read-only ones."""
-        return tuple(t for t in tools if t.read_only) if self.on else tools
+        return tuple(t for t in tools if t.changes_nothing_outside) if self.on else tools
 
     def refusal(self, tool: ToolDef | None) -> Judgement | None:
         """The judgement refusing a call while planning; None when the call may go on."""
-        if not self.on or (tool is not None and tool.read_only):
+        if not self.on or (tool is not None and tool.changes_nothing_outside):
             return None
         name = tool.name if tool is not None else "this tool"
         return denied(SOURCE, f"{name} changes things and {REFUSAL}")

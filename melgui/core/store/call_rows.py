@@ -42,6 +42,13 @@ class CallRows:
             (decision, self._clock(), cid, call_id),
         )
 
+    def call_ran_with(self, cid: str, call_id: str, arguments: str) -> None:
+        """The call ran with `arguments` (JSON), not the model's: a hook changed them."""
+        self._conn.execute(
+            "UPDATE tool_calls SET ran_arguments = ? WHERE conversation_id = ? AND call_id = ?",
+            (arguments, cid, call_id),
+        )
+
     def call_finished(
         self, cid: str, call_id: str, status: str, result: str, duration: float | None
     ) -> None:
@@ -122,7 +129,7 @@ class CallRows:
         limit = -1 if conversations is None else conversations
         rows = self._conn.execute(
             "SELECT t.conversation_id, t.call_id, t.name, t.arguments, t.decision,"
-            " t.decided_at FROM tool_calls t JOIN (SELECT id FROM conversations"
+            " t.decided_at, t.ran_arguments FROM tool_calls t JOIN (SELECT id FROM conversations"
             " WHERE deleted_at IS NULL ORDER BY updated_at DESC LIMIT ?) c"
             " ON c.id = t.conversation_id WHERE t.decision != ''"
             " ORDER BY t.requested_at, t.rowid",

@@ -6,18 +6,19 @@
 The messages come from the loop's events (a user message sent, an assistant message with
 its calls at the end of its leg, a branch: the thread has no whole assistant message);
 the streamed text, a tool call's life (requested / awaiting approval / approved / denied
-/ finished), the notes, the plans and the turn's end come from the session's thread
-model. Each is committed at once. Streaming text is batched: the
-partial assistant row is rewritten in place at most every `flush_interval` seconds, and
-a timer makes sure text that arrived is on disk within that time even if the stream
-stalls. Wire log
-lines are batched the same way. A storage failure never reaches the loop: it is
+/ finished, and the arguments it ran with when a hook changed them), the notes, the
+plans, the pinned facts and the turn's end come from the session's thread model. Each
+is committed at once. Streaming text is batched: the partial assistant row is rewritten
+in place at most every `flush_interval` seconds, and a timer makes sure text that
+arrived is on disk within that time even if the stream stalls. Wire log lines are
+batched the same way. A storage failure never reaches the loop: it is
 reported once through `on_problem` and in `problem`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
@@ -237,6 +238,9 @@ class Journal:
                 self._note(note)
             case StateChanged(state=state):
                 ended = state.turns != self._turn.turns
+                if state.pins != self._turn.pins:
+                    pins = [(pin.text, pin.by) for pin in state.pins]
+                    self.store.set_pins(self.conversation_id, pins)
                 self._turn = state
                 if ended and state.outcome == "done":
                     self.flush()
@@ -260,6 +264,8 @@ class Journal:
             self.store.call_decided(cid, call_id, entry.decision)
         if entry.phase == "running" and phase != "running":
             self.store.call_state(cid, call_id, "running")
+            if entry.ran_with is not None:
+                self.store.call_ran_with(cid, call_id, json.dumps(entry.ran_with))
         self._calls[call_id] = (entry.phase, entry.decision)
         result = entry.result
         if result is None or phase not in ("requested", "waiting", "running"):

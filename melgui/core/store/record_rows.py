@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 
 from melgui.core.protocol.events import WireEntry
-from melgui.core.store.records import NoteRecord, PlanRecord, WireRecord
+from melgui.core.store.records import NoteRecord, PinRecord, PlanRecord, WireRecord
 
 
 class RecordRows:
@@ -45,6 +45,24 @@ class RecordRows:
             (cid,),
         )
         return [PlanRecord(*row) for row in rows]
+
+    def set_pins(self, cid: str, pins: Sequence[tuple[str, str]]) -> None:
+        """The conversation's pinned facts are now `pins`, (text, pinned by) in order."""
+        now = self._clock()
+        with self.transaction():
+            self._conn.execute("DELETE FROM pins WHERE conversation_id = ?", (cid,))
+            self._conn.executemany(
+                "INSERT INTO pins (conversation_id, seq, text, pinned_by, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(cid, seq, text, by, now) for seq, (text, by) in enumerate(pins)],
+            )
+
+    def pins(self, cid: str) -> list[PinRecord]:
+        rows = self._conn.execute(
+            "SELECT text, pinned_by FROM pins WHERE conversation_id = ? ORDER BY seq",
+            (cid,),
+        )
+        return [PinRecord(*row) for row in rows]
 
     def add_wire(self, cid: str, entries: Iterable[tuple[int, WireEntry]]) -> None:
         """Append wire log lines, each with its leg number, in one commit."""

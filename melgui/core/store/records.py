@@ -58,6 +58,16 @@ class RecordedCall:
     arguments: str
     decision: str
     decided_at: float | None
+    ran_arguments: str | None = None  # what ran instead, when a hook changed the arguments
+
+
+@dataclass(frozen=True, slots=True)
+class PinRecord:
+    """A fact pinned in a conversation: kept word for word at every compaction.
+    `pinned_by` is "person" or "model" (its pin_fact tool)."""
+
+    text: str
+    pinned_by: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -276,6 +276,27 @@ def _v7_reasoning_and_parts(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v8_edits_and_pins(conn: sqlite3.Connection) -> None:
+    """A call's arguments as it ran, when a hook changed the model's (trying rules on the
+    history reports them); a conversation's pinned facts, kept word for word at every
+    compaction."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE tool_calls ADD COLUMN ran_arguments TEXT;
+
+        CREATE TABLE pins (
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            pinned_by TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_tables,
     _v2_search,
@@ -284,6 +305,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v5_call_phases,
     _v6_checkpoints,
     _v7_reasoning_and_parts,
+    _v8_edits_and_pins,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

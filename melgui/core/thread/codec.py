@@ -30,6 +30,7 @@ from melgui.core.thread.entries import (
     Entry,
     NoteEntry,
     Origin,
+    Pin,
     PlanEntry,
     Question,
     ReasoningEntry,
@@ -233,6 +234,7 @@ def _call_to_json(entry: CallEntry) -> Json:
         "leg": entry.leg,
         "hooks": [dataclasses.asdict(run) for run in entry.hooks],
         "notes": list(entry.notes),
+        "ran_with": entry.ran_with,
     }
 
 
@@ -282,6 +284,7 @@ def _call_from_json(data: Json) -> CallEntry:
         leg=int(data.get("leg", 0)),
         hooks=tuple(_hook_from(run) for run in data.get("hooks") or ()),
         notes=tuple(str(line) for line in data.get("notes") or ()),
+        ran_with=data.get("ran_with"),
     )
 
 
@@ -342,6 +345,7 @@ def state_to_json(state: ThreadState) -> Json:
         "legs": state.legs,
         "usage": state.usage.to_json(),
         "last_usage": state.last_usage.to_json() if state.last_usage is not None else None,
+        "pins": [{"text": pin.text, "by": pin.by} for pin in state.pins],
     }
 
 
@@ -355,7 +359,15 @@ def state_from_json(data: Json) -> ThreadState:
         int(data.get("legs", 0)),
         _usage_from(data.get("usage")) or Usage(),
         _usage_from(data.get("last_usage")),
+        tuple(_pin_from(pin) for pin in data.get("pins") or ()),
     )
+
+
+def _pin_from(data: Json) -> Pin:
+    by = data.get("by", "person")
+    if by not in ("person", "model"):
+        raise ValueError(f"pin has unknown author {by!r}")
+    return Pin(str(data["text"]), by)
 
 
 def change_to_json(change: Change) -> Json:

@@ -34,6 +34,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.core.thread.entries import (
     AssistantEntry,
     BranchEntry,
@@ -42,6 +43,7 @@ from melgui.core.thread.entries import (
     Entry,
     NoteEntry,
     Origin,
+    Pin,
     PlanEntry,
     Question,
     ReasoningEntry,
@@ -122,7 +124,9 @@ class ThreadReducer:
                 thread.add(self._new_call(call))
             case ApprovalNeeded(request=request):
                 self._asked(request)
-            case ToolCallStarted(call=call, allowed_by=allowed_by, judgement=judgement):
+            case ToolCallStarted(
+                call=call, allowed_by=allowed_by, judgement=judgement, ran_with=ran_with
+            ):
                 entry = self._call(call)
                 decision = entry.decision
                 if entry.question is None and not decision:
@@ -134,6 +138,7 @@ class ThreadReducer:
                         decision=decision,
                         question=None,
                         judgement=judgement or entry.judgement,
+                        ran_with=ran_with,
                     )
                 )
             case ToolCallFinished() as finished:
@@ -300,3 +305,30 @@ class ThreadReducer:
             title = str(entry.arguments.get("title", ""))
             markdown = str(entry.arguments.get("markdown", ""))
             thread.add(PlanEntry(thread.new_id(), title, markdown, call.id))
+        ran = entry.ran_with if entry.ran_with is not None else entry.arguments
+        if call.name == PIN_FACT.name and event.status == "ok" and ran is not None:
+            fact = ran.get("fact")
+            if isinstance(fact, str):
+                self.pin(Pin(fact.strip(), "model"))
+
+    # -- pins ------------------------------------------------------------------------
+
+    def pin(self, pin: Pin) -> bool:
+        """Pin a fact (once; a blank one is not pinned); False when nothing changed."""
+        pins = self.thread.state.pins
+        if not pin.text or any(p.text == pin.text for p in pins):
+            return False
+        self.set_pins((*pins, pin))
+        return True
+
+    def unpin(self, text: str) -> bool:
+        pins = self.thread.state.pins
+        kept = tuple(p for p in pins if p.text != text)
+        if kept == pins:
+            return False
+        self.set_pins(kept)
+        return True
+
+    def set_pins(self, pins: Sequence[Pin]) -> None:
+        """The conversation's pins are now `pins` (a stored conversation's, reopened)."""
+        self.thread.set_state(replace(self.thread.state, pins=tuple(pins)))
