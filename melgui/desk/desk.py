@@ -52,6 +52,7 @@ from melgui.tools.commands.sandbox import sandbox_status
 from melgui.tools.context import PlanSink
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.panes import NoPanes, Panes, add_pane_tools
+from melgui.tools.pins import PIN_FACT, add_pin_tool
 from melgui.tools.toolbox import add_workspace_tools
 
 CONNECTION_FIELDS = (
@@ -122,6 +123,9 @@ class Desk:
         self._diagnostics: dict[str, ProjectDiagnostics] = {}
         self.catalog.add(DIAGNOSTICS_TOOL)
         self.tools.register(DIAGNOSTICS_TOOL.name, self._diagnostics_tool)
+        # pin_fact: melgui's own, not a seed tool; the thread takes the pin from its result.
+        self.catalog.add(PIN_FACT)
+        add_pin_tool(self.tools)
 
     @property
     def folder(self) -> str:

@@ -10,7 +10,7 @@ PIN_LIMIT = 500  # characters of one pinned fact: a fact, not a document
 
 PIN_FACT = ToolDef(
     "pin_fact",
-    "Pin a fact this conversation must never lose (a decision, a constraint: \"the API "
+    'Pin a fact this conversation must never lose (a decision, a constraint: "the API '
     'is v2; never edit generated/"). Pinned facts are kept word for word every time the '
     "older conversation is summarised to fit the context window; the person sees them "
     "and can unpin them.",
