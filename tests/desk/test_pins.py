@@ -74,7 +74,11 @@ async def test_a_pinned_fact_survives_two_compactions_word_for_word(
         await desk.aclose()
         recording.close()
         legs = relay.legs_received
-    assert pin_call.name == "pin_fact" and pin_call.decision.startswith("auto") and pin_call.result is not None
+    assert (
+        pin_call.name == "pin_fact"
+        and pin_call.decision.startswith("auto")
+        and pin_call.result is not None
+    )
     assert pin_call.judgement is not None and pin_call.judgement.source == "conversation state"
     assert session.pins == (Pin(BY_MODEL, "model"), Pin(BY_PERSON, "person"))
     # The person's pin went to the model with their next message.
