@@ -151,9 +151,10 @@ def elided_at(messages: Sequence[Message], keep: Collection[int] = ()) -> frozen
     )
 
 
-def render_for_summary(messages: Sequence[Message], budget: int) -> str:
+def render_for_summary(messages: Sequence[Message], budget: int, *, whole: bool = False) -> str:
     """The older part as plain text for the summary request, at most `budget` characters
-    (an earlier summary without its pinned facts: melgui writes those again itself)."""
+    (an earlier summary without its pinned facts: melgui writes those again itself);
+    `whole`: every result and call as it was (the items a person kept)."""
     lines: list[str] = []
     for message in messages:
         if is_summary(message):
@@ -161,14 +162,15 @@ def render_for_summary(messages: Sequence[Message], budget: int) -> str:
             continue
         if message.role == "tool":
             text = message.content
-            if len(text) > RENDER_RESULT:
+            if len(text) > RENDER_RESULT and not whole:
                 text = text[: RENDER_RESULT // 2] + " […] " + text[-RENDER_RESULT // 2 :]
             lines.append(f"[tool result {message.tool_call_id} ({message.status})]\n{text}")
             continue
         if message.content:
             lines.append(f"[{message.role}]\n{message.content}")
         for call in message.tool_calls:
-            lines.append(f"[tool call {call.id}] {call.name} {call.arguments[:400]}")
+            arguments = call.arguments if whole else call.arguments[:400]
+            lines.append(f"[tool call {call.id}] {call.name} {arguments}")
     text = "\n\n".join(lines)
     if len(text) <= budget:
         return text
@@ -191,7 +193,7 @@ def summary_message(
     keeps word for word (the items kept at this compaction, the pinned facts)."""
     text = SUMMARY_HEAD + summary.strip()
     if kept:
-        text += KEPT_HEAD + render_for_summary(kept, budget=sys.maxsize)
+        text += KEPT_HEAD + render_for_summary(kept, sys.maxsize, whole=True)
     if pins:
         text += PINNED_HEAD + "\n".join(f"- {pin}" for pin in pins)
     return Message.user(text)
