@@ -43,6 +43,7 @@ from melgui.core.transports.connection import (
 )
 from melgui.core.transports.discovery import list_models_text
 from melgui.tools.commands.sandbox import sandbox_status
+from melgui.ui.approvals.history_trial import Recorded
 from melgui.ui.approvals.rules_editor import PolicyEditor
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.settings.downloads_tab import DownloadModels
@@ -76,6 +77,7 @@ class SettingsDialog(QDialog):
         *,
         allowed: Sequence[AllowedCall] = (),
         rule_problems: Sequence[str] = (),
+        recorded: Recorded | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -101,6 +103,8 @@ class SettingsDialog(QDialog):
             importable=claude_rules(policy.project) if policy.project else (),
             sandbox=sandbox_status(),
             problems=rule_problems,
+            recorded=recorded,
+            tasks=tasks,
             parent=self,
         )
         tabs.addTab(self.policy_editor, "Approval")

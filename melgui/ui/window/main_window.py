@@ -46,7 +46,7 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport
-from melgui.core.store.records import NoteRecord
+from melgui.core.store.records import NoteRecord, RecordedCall
 from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.core.worktrees.model import Worktree
@@ -493,6 +493,10 @@ class MainWindow(QMainWindow):
         conversation's, then the stored ones of every kept conversation."""
         records = self.inspector.book.records.values()
         return past_commands(records, self._store(), self._report_error)
+
+    def recorded_calls(self, conversations: int | None) -> Sequence[RecordedCall]:
+        """The decided calls of the last `conversations` (None: all), for trying rules."""
+        return self._store().recorded_calls(conversations)
 
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings
