@@ -38,7 +38,7 @@ def test_meter_compact_and_edit_summary(
     write_notes(project, 10, 1500)
     with ScriptedOpenAI(models=[{"id": "m", "context_length": 16000}]) as server:
         serve_long_model(server, LongModel())
-        window = make_window(openai_settings(server))
+        window = make_window(openai_settings(server, compaction_preview=False))
         window.resize(1200, 800)
         meter = window.status.context_meter
         label = window.chat.instructions_label
@@ -96,7 +96,7 @@ def test_a_live_session_keeps_its_drawing_bounded(
 ) -> None:
     with ScriptedOpenAI(models=[{"id": "m", "context_length": 10_000_000}]) as server:
         serve_long_model(server, LongModel())
-        window = make_window(openai_settings(server))
+        window = make_window(openai_settings(server, compaction_preview=False))
         chat = window.chat
         # Everything drawn, as after many live turns or "show earlier" clicks.
         for number in range(MAX_DRAWN // 2):

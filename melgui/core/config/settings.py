@@ -141,6 +141,9 @@ class Settings(BaseSettings):
     """GGUF file for the local connection; empty: the model shipped with melgui[local]."""
     checkpoints: bool = True
     """Snapshot the project before and after each call that can change files (undo)."""
+    compaction_preview: bool = True
+    """Before a compaction (manual or automatic) show what it would cut and keep, and let
+    the person keep items; off: compact without asking (an unattended run goes on)."""
     checkpoint_keep_days: float = Field(default=30.0, gt=0)
     """Checkpoints older than this many days are pruned."""
     checkpoint_max_mb: float = Field(default=2048.0, gt=0)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from melgui.core.agent.context import MESSAGE_OVERHEAD, image_tokens, message_chars, part_chars
+from melgui.core.agent.session import AgentSession
 from melgui.core.context.labels import calls_by_id, message_label
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.content import FilePart, ImagePart
@@ -82,7 +83,7 @@ def breakdown(
     for tool in tools:
         schema = json.dumps(tool.to_openai())
         where = f" ({tool.origin[4:]}, MCP)" if tool.origin.startswith("mcp:") else ""
-        out.append(Slice("tool", f"{tool.name}{where}", tokens(len(schema), schema)))
+        out.append(Slice("tool", f"Tool: {tool.name}{where}", tokens(len(schema), schema)))
     calls = calls_by_id(messages)
     for index, message in enumerate(messages):
         out.extend(_message_slices(index, message, calls, by_name, tokens))
@@ -116,3 +117,18 @@ def _message_slices(
             chars = MESSAGE_OVERHEAD + len(wire)
             out.append(Slice("file", f"Attached: {part.path}", tokens(chars, wire), index))
     return out
+
+
+def next_request(session: AgentSession, count: Count | None = None) -> Breakdown:
+    """The breakdown of the request `session` would send next, counted as its context
+    meter counts it (the compactor's system text and tools, the tracker's ratio)."""
+    loop = session.loop
+    tracker = session.context
+    return breakdown(
+        session.conversation.messages,
+        loop.catalog.for_role(loop.role),
+        session.compactor.system(),
+        tracker.chars_per_token,
+        calibrated=tracker.calibrated,
+        count=count,
+    )

@@ -43,7 +43,7 @@ class CompactionQuestion:
 
     proposed: Proposed
     items: tuple[Item, ...]
-    kept_tokens: int  # the instructions, the recent turns and the pins, kept anyway
+    kept_tokens: int  # the rest of the request (instructions, tools, recent turns), kept
     future: asyncio.Future[frozenset[int] | None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -80,6 +80,5 @@ def question_for(
             fate = "elided"
         label = message_label(message, calls, tools or {})
         items.append(Item(index, label, round(message_chars(message) / ratio), fate))
-    always = sum(message_chars(m) for m in (*plan.prefix, *plan.tail))
-    always += sum(len(pin) for pin in proposed.pins)
-    return CompactionQuestion(proposed, tuple(items), round(always / ratio))
+    cut = sum(i.tokens for i in items if i.keepable)
+    return CompactionQuestion(proposed, tuple(items), max(proposed.before - cut, 0))

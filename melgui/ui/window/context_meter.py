@@ -4,7 +4,7 @@ server reports it; Compact and Edit summary act on the session."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -52,7 +52,10 @@ def usage_text(usage: Usage) -> str:
 
 
 class ContextMeter(QWidget):
-    """Follows one session's bridge; redrawn on the events that change what it shows."""
+    """Follows one session's bridge; redrawn on the events that change what it shows. A
+    click on it asks for its popup (`detailsRequested`: what the tokens are spent on)."""
+
+    detailsRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None, colors: Colors = LIGHT) -> None:
         super().__init__(parent)
@@ -62,6 +65,8 @@ class ContextMeter(QWidget):
         self.bar.setFixedWidth(190)
         self.bar.setTextVisible(True)
         self.bar.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.bar.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.bar.installEventFilter(self)
         self.tokens = QLabel("", self)
         self.compact_button = QToolButton(self)
         self.compact_button.setText("Compact")
@@ -83,6 +88,12 @@ class ContextMeter(QWidget):
         self._bridge: SessionBridge | None = None
         self.dialog: SummaryEditor | None = None
         self.fraction: float | None = None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.bar and event.type() == QEvent.Type.MouseButtonRelease:
+            self.detailsRequested.emit()
+            return True
+        return super().eventFilter(watched, event)
 
     def follow(self, bridge: SessionBridge) -> None:
         if self._bridge is not None:
@@ -168,6 +179,7 @@ class ContextMeter(QWidget):
             lines.append("The server has not reported token usage.")
         if tracker.warning:
             lines.append(f"⚠ {tracker.warning}")
+        lines.append("Click for what the tokens are spent on, and the pinned facts.")
         self.bar.setToolTip("\n".join(lines))
         self.tokens.setToolTip("\n".join(lines[2:5]))
         self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)

@@ -95,6 +95,7 @@ class MainWindow(QMainWindow):
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
+    status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
     def __init__(
@@ -153,6 +154,11 @@ class MainWindow(QMainWindow):
         from melgui.ui.window.review_command import install_review  # /review
 
         install_review(self)
+        from melgui.ui.context.install import Meter, install_context  # breakdown, pins
+
+        meter = self.status.context_meter
+        clicked = Meter(meter, meter.detailsRequested, meter.edit_summary)
+        self.context = install_context(self, self.sessionChanged, clicked)
         from melgui.ui.mcp.install import install_mcp  # MCP servers
 
         self.mcp_panel = install_mcp(self)

@@ -51,8 +51,8 @@ def test_the_slices_add_up_to_the_estimate_and_name_what_they_are() -> None:
     assert (read.kind, read.message, read.call_id) == ("result", 2, "r1")
     assert found.slices[0] is read  # the file read is what costs most here
     assert by_label["Result: run_command pytest -q"].message == 3
-    assert by_label["create_issue (github, MCP)"].kind == "tool"
-    assert by_label["read_file"].kind == "tool"
+    assert by_label["Tool: create_issue (github, MCP)"].kind == "tool"
+    assert by_label["Tool: read_file"].kind == "tool"
     assert by_label["System message and instructions"].kind == "system"
     image = by_label["Image: pasted image (1500×900)"]
     assert image.tokens == 1105 == image_tokens(ImagePart("image/png", png_of(1500, 900)))

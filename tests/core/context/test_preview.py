@@ -81,7 +81,7 @@ async def test_a_kept_item_goes_word_for_word_and_a_cancel_changes_nothing(
         ("Result: read_file config.ini", "summarised"),
         ("Model: It has 200 options.", "summarised"),
     ]
-    assert first.cut_tokens > 1000 > first.kept_tokens > 0
+    assert first.cut_tokens > 1000 and first.kept_tokens == first.proposed.before - first.cut_tokens
     # The kept result is not summarised: it goes whole into the next request.
     assert "option_199" not in summary_request.messages[-1]["content"]
     (summary,) = [m for m in before if m.content.startswith(SUMMARY_HEAD)]

@@ -45,6 +45,8 @@ from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for,
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
 
+FIND_BACK = QTextDocument.FindFlag.FindBackward
+
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 
 IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource
@@ -449,6 +451,27 @@ class ChatTranscript(QTextBrowser):
     def _on_range(self, _minimum: int, maximum: int) -> None:
         if self._stick and not self._writer.drawing:
             self.verticalScrollBar().setValue(maximum)
+
+    def reveal_card(self, call_id: str) -> bool:
+        """Scroll to a call's card and select it; False when it is not drawn."""
+        table = self._cards.get(call_id)
+        if table is None:
+            return False
+        cursor = table.firstCursorPosition()
+        cursor.setPosition(table.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
+        return self._reveal(cursor)
+
+    def reveal_text(self, text: str) -> bool:
+        """Scroll to the last place `text` is drawn and select it; False when it is not."""
+        found = self.document().find(text, self.document().characterCount(), FIND_BACK)
+        return not found.isNull() and self._reveal(found)
+
+    def _reveal(self, cursor: QTextCursor) -> bool:
+        self._stick = False  # a reader went back: new text must not pull the view away
+        self.setTextCursor(cursor)
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + self.cursorRect(cursor).top() - self.viewport().height() // 4)
+        return True
 
     def _scroll_if_stuck(self) -> None:
         if self._stick:
