@@ -78,6 +78,7 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "diagnostics after an edit / typescript-language-server's own answer",
     ),
     "bench_rule_history.py": ("rules: replaying 10,000 recorded calls / 2 s",),
+    "bench_context_breakdown.py": ("context: breakdown of 200 messages, computed and drawn",),
     "bench_rules.py": (
         "rules: deciding a command cold, 200 rules (median)",
         "rules: deciding a command cold, 200 rules (99th pct)",
