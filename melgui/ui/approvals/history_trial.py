@@ -129,6 +129,8 @@ class HistoryTrial(QWidget):
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         rows = self.table.verticalHeader().defaultSectionSize()
         self.table.setFixedHeight(rows * 4 + self.table.horizontalHeader().sizeHint().height() + 4)
         self.headline = QLabel("", self)

@@ -40,7 +40,7 @@ def intro_text(question: CompactionQuestion) -> str:
         else f"{len(proposed.elided)} large tool results would be cut to their head and tail"
     )
     pins = len(proposed.pins)
-    kept = "the instructions, the last two requests and what followed them"
+    kept = "the instructions, the tool definitions, the last two requests and what followed"
     if pins:
         kept += f", and {pins} pinned fact{'s' if pins != 1 else ''}, word for word"
     return (

@@ -7,6 +7,7 @@ re-renders docs/rules-on-history.png.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from melgui.core.protocol.events import ToolCall
 from melgui.ui.settings.dialog import SettingsDialog
 from melgui.ui.window.main_window import MainWindow
 from tests.core.agent.test_rule_history import HISTORY, record
@@ -26,7 +28,15 @@ def test_a_draft_is_tried_on_the_history_and_a_proposal_adopted_with_a_click(
 ) -> None:
     rules = ["allow run_command: ls", "deny run_command: rm"]
     window: MainWindow = make_window(relay_settings(scripted_relay, rules=rules))
-    record(window.history.store, window.project_folder())
+    store = window.history.store
+    record(store, window.project_folder())
+    # A call a hook rewrote back then: the draft would let the model's own version run.
+    cid = store.create_conversation(window.project_folder())
+    store.call_requested(cid, ToolCall("e1", "run_command", json.dumps({"command": "ls src"})))
+    store.call_state(cid, "e1", "waiting")
+    store.call_decided(cid, "e1", "approved")
+    store.call_ran_with(cid, "e1", json.dumps({"command": "ls --color=never src"}))
+    store.call_finished(cid, "e1", "ok", "a.txt", 0.1)
     window.open_settings()
     dialog = window.findChild(SettingsDialog)
     assert dialog is not None
@@ -41,17 +51,18 @@ def test_a_draft_is_tried_on_the_history_and_a_proposal_adopted_with_a_click(
     qtbot.mouseClick(trial.try_button, Qt.MouseButton.LeftButton)
     assert not trial.try_button.isEnabled()  # one trial at a time
     run(wait_until(lambda: shown))
-    calls = sum(len(c) for c in HISTORY)
-    assert trial.status.text().startswith(f"{calls} calls of 3 conversations")
+    calls = sum(len(c) for c in HISTORY) + 1
+    assert trial.status.text().startswith(f"{calls} calls of 4 conversations")
     cells = [[trial.table.item(r, c).text() for c in range(3)] for r in range(4)]  # type: ignore[union-attr]
-    assert cells[0] == ["Asked a person", "22", "19"]  # 2 ls, 2 rm no longer; curl now asks
-    assert cells[1] == ["Ran without asking", "1", "3"]  # read_file, and ls twice
+    assert cells[0] == ["Asked a person", "23", "19"]  # 3 ls, 2 rm no longer; curl now asks
+    assert cells[1] == ["Ran without asking", "1", "4"]  # read_file, and ls three times
     assert cells[2] == ["Denied", "4 (1 by a rule)", "2"]  # the two rm
-    assert trial.headline.text().startswith("This draft would have removed 4 of 22 prompts")
+    assert cells[3] == ["Changed by a hook", "1", "—"]
+    assert trial.headline.text().startswith("This draft would have removed 5 of 23 prompts")
     groups = [trial.tree.topLevelItem(i).text(0) for i in range(trial.tree.topLevelItemCount())]  # type: ignore[union-attr]
     assert groups[:3] == [
-        "Prompts it removes (4)",
-        "It would let run: denied or edited back then (0)",
+        "Prompts it removes (5)",
+        "It would let run: denied or edited back then (1)",
         "It would now deny: they ran back then (1)",
     ]
     assert groups[3].startswith("Proposed rules (")
@@ -62,6 +73,11 @@ def test_a_draft_is_tried_on_the_history_and_a_proposal_adopted_with_a_click(
     assert status.childCount() >= 3  # the calls it covers are named under it
     assert not trial.adopt_button.isEnabled()  # nothing is adopted without a click
     assert "allow run_command: git status" not in [r.text for r in editor.rule_list()]
+    edited = trial.tree.topLevelItem(1)
+    assert edited is not None and edited.child(0) is not None
+    assert edited.child(0).text(0) == "run_command ls src"  # type: ignore[union-attr]
+    assert "a hook changed it" in edited.child(0).text(1)  # type: ignore[union-attr]
+    edited.setExpanded(True)
     status.setCheckState(0, Qt.CheckState.Checked)
     status.setExpanded(True)
     assert trial.adopt_button.isEnabled()
