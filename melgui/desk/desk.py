@@ -196,10 +196,11 @@ class Desk:
         return tool.approval if tool is not None else "ask"
 
     def is_read_only(self, name: str) -> bool:
-        """The tool changes nothing: a built-in read-only tool, or a trusted MCP server's
-        readOnlyHint tool (its ToolDef); what the headless "reads" mode runs."""
+        """The tool changes nothing outside the conversation: a built-in read-only tool, a
+        trusted MCP server's readOnlyHint tool (its ToolDef), or pin_fact; what the
+        headless "reads" mode runs."""
         tool = self.catalog.get(name)
-        return tool is not None and tool.read_only
+        return tool is not None and tool.changes_nothing_outside
 
     def sandbox_on(self) -> bool:
         """run_command runs in the sandbox (the setting is on and bwrap works here)."""

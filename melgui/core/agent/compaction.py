@@ -246,6 +246,9 @@ class Compactor:
         self.pinned: Callable[[], Sequence[str]] = tuple
         # Asked before anything is cut: a person's review (the window's preview).
         self.review: Review | None = None
+        # The requests there were when a person said no to an automatic compaction: not
+        # asked again before every leg of that turn, only once they send another.
+        self._declined_at: int | None = None
 
     def system(self) -> str:
         """The system text the transport adds to each leg (estimated, not sent, here)."""
@@ -314,12 +317,16 @@ class Compactor:
         summarise = bool(plan.old) and (forced or not self.fit(candidate).fits)
         pins = tuple(self.pinned())
         if self.review is not None and (summarise or elided):
+            requests = sum(m.role == "user" for m in messages)
+            if not forced and self._declined_at == requests:
+                return False
             proposed = Proposed(
                 plan, "manual" if forced else "auto", summarise, elided_at(plan.old),
                 pins, self.tracker.chars_per_token, before,
             )  # fmt: skip
             answer = await self.review(proposed)
             if answer is None:
+                self._declined_at = None if forced else requests
                 self._emit(ContextNotice("Not compacted: the conversation is unchanged."))
                 return False
             keep = answer

@@ -18,7 +18,8 @@ from melgui.core.protocol.loop_events import (
     ToolCallFinished,
 )
 from melgui.desk.desk import Desk
-from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.long_session import LongModel, openai_settings, serve_long_model, write_notes
 
 CONFIG = "".join(f"option_{n} = {n * 7}\n" for n in range(200))  # long: elided when old
 SUMMARY = (
@@ -92,3 +93,33 @@ async def test_a_kept_item_goes_word_for_word_and_a_cancel_changes_nothing(
     # The second was cancelled: nothing changed, and the chat says so.
     assert session.conversation.messages == before
     assert any(isinstance(e, ContextNotice) and e.text.startswith("Not compacted") for e in events)
+
+
+async def test_a_declined_automatic_compaction_is_asked_again_only_at_the_next_request(
+    tmp_path: Path,
+) -> None:
+    write_notes(tmp_path, 12, 1500)
+    asked: list[Proposed] = []
+
+    async def decline(proposed: Proposed) -> frozenset[int] | None:
+        asked.append(proposed)
+        return None
+
+    with ScriptedOpenAI(models=[{"id": "m", "context_length": 6000}]) as server:
+        serve_long_model(server, LongModel(files_per_turn=2))
+        desk = Desk(str(tmp_path), openai_settings(server), api_key=None, plans=lambda t, m: None)
+        session = desk.session(model="m", role="assistant", policy=FixedPolicy("all"))
+        session.compactor.review = decline
+        events: list[LoopEvent] = []
+        session.subscribe(events.append)
+        turns = 0
+        while not asked and turns < 6:
+            await turn(session, f"Please read notes{2 * turns}.txt and notes{2 * turns + 1}.txt")
+            turns += 1
+        assert len(asked) == 1 and asked[0].mode == "auto"  # once, for the turn's legs
+        await turn(session, "Please read notes10.txt and notes11.txt")
+        await session.aclose()
+        await desk.aclose()
+    assert len(asked) == 2  # the next request asked again
+    assert not any(isinstance(e, HistoryBranched) for e in events)  # nothing was cut
+    assert any(isinstance(e, ContextNotice) and e.level == "warning" for e in events)
