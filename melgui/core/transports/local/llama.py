@@ -8,6 +8,7 @@ never blocks. Cancelling the consuming task stops generation within a token.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import os
 import threading
@@ -16,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 
 from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, WireEntry
 from melgui.core.protocol.transport import LegRequest, ModelInfo, TransportError, WireSink
-from melgui.core.transports.local.generation import LocalProgress, run_leg
+from melgui.core.transports.local.generation import LegTimes, LocalProgress, run_leg
 from melgui.core.transports.local.model import (
     MODEL_INSTALL_HINT,
     LoadedModel,
@@ -29,6 +30,7 @@ from melgui.core.transports.local.model import (
 
 ProgressSink = Callable[[str], None]
 LEG_EXIT_SECONDS = 10.0  # a leg leaves within one token or prompt batch
+KEPT_LEG_TIMES = 64
 
 
 class LocalTransport:
@@ -52,6 +54,8 @@ class LocalTransport:
         self.max_tool_rounds = max_tool_rounds
         self._model: LoadedModel | None = None
         self._legs: dict[threading.Event, threading.Thread] = {}
+        # Where the last legs' seconds went (benchmarks read it; the wire log says it).
+        self.leg_times: collections.deque[LegTimes] = collections.deque(maxlen=KEPT_LEG_TIMES)
 
     @property
     def model_id(self) -> str:
@@ -98,10 +102,10 @@ class LocalTransport:
             yield StreamError(str(exc))
             return
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[StreamEvent | WireEntry | LocalProgress] = asyncio.Queue()
+        queue: asyncio.Queue[StreamEvent | WireEntry | LocalProgress | LegTimes] = asyncio.Queue()
         cancelled = threading.Event()
 
-        def emit(item: StreamEvent | WireEntry | LocalProgress) -> None:
+        def emit(item: StreamEvent | WireEntry | LocalProgress | LegTimes) -> None:
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, item)
             except RuntimeError:  # the loop has closed: nobody is listening
@@ -123,6 +127,9 @@ class LocalTransport:
                 if isinstance(item, LocalProgress):
                     self._progress(item.text)
                     continue
+                if isinstance(item, LegTimes):
+                    self.leg_times.append(item)
+                    item = WireEntry("note", item.line(), time.time())
                 if isinstance(item, WireEntry):
                     if wire is not None:
                         wire(item)

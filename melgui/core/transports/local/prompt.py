@@ -15,6 +15,7 @@ grammar made from the tool's JSON schema; free text is sampled unconstrained.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -35,14 +36,15 @@ def call_head(name: str) -> str:
 
 
 def _compact_arguments(parameters: dict[str, Any]) -> str:
-    """'path (string), offset (integer, optional)': a schema in few tokens."""
-    properties = parameters.get("properties") or {}
+    """'path, content': the required arguments, the only ones a small model's call
+    grammar lets it write."""
     required = set(parameters.get("required") or [])
-    parts = []
-    for name, spec in properties.items():
-        kind = spec.get("type", "value") if isinstance(spec, dict) else "value"
-        parts.append(f"{name} ({kind}{'' if name in required else ', optional'})")
-    return ", ".join(parts) or "none"
+    return ", ".join(name for name in parameters.get("properties") or {} if name in required)
+
+
+def _first_clause(description: str) -> str:
+    """A description up to its first full stop, semicolon, comma or parenthesis."""
+    return re.split(r"\. |; |, | \(|: ", description, maxsplit=1)[0].rstrip(".")
 
 
 def tool_instructions(tools: Sequence[ToolDef], *, compact: bool = False) -> str:
@@ -55,9 +57,9 @@ def tool_instructions(tools: Sequence[ToolDef], *, compact: bool = False) -> str
     lines = ["", "", "You can use these tools:"]
     for tool in tools:
         if compact:
-            first = tool.description.split(". ")[0].rstrip(".")
             args = _compact_arguments(tool.parameters)
-            lines.append(f"{CALL_PREFIX}{tool.name}: {first}. Arguments: {args}.")
+            first = _first_clause(tool.description)
+            lines.append(f"{CALL_PREFIX}{tool.name}({args}): {first}.")
             continue
         lines.append(f"\n{CALL_PREFIX}{tool.name}: {tool.description}")
         lines.append(f"arguments: {json.dumps(tool.parameters, separators=(',', ':'))}")
