@@ -75,7 +75,7 @@ class LegTimes:
     prompt: float = 0.0
     grammar: float = 0.0
     generation: float = 0.0
-    read: int = 0  # prompt tokens read, not taken from the cache
+    read: int = 0  # prompt tokens read, not taken from the cache (as first counted)
     generated: int = 0
     sampled_calls: int = 0  # calls whose arguments the model wrote
     given_calls: int = 0  # calls whose grammar admitted one value: not sampled
@@ -233,6 +233,7 @@ class _Completion:
         leg = self.leg
         if leg.reading is None:  # the first look at this prompt: is it long to read?
             leg.reading = (cached, total) if total - cached >= PROGRESS_FROM else (total, total)
+            leg.times.read += total - cached
         start, end = leg.reading
         if end != total:  # another prompt (a shortened one): judge it anew
             leg.reading = None
@@ -277,7 +278,6 @@ class _LegRun:
         first = completion.first_token or ended
         self.times.prompt += first - started
         self.times.generation += ended - first
-        self.times.read += int(completion.timings.get("prompt_n") or 0)
         self.times.generated += int(completion.timings.get("predicted_n") or 0)
         if self.cancelled.is_set():
             raise LegCancelled
@@ -476,5 +476,7 @@ def run_leg(
         end = StreamError(f"The local model failed: {exc}")
     finally:
         model.lock.release()
+    if leg.reported:  # it read a long prompt and sampled nothing (a call given whole)
+        emit(LocalProgress(f"Local model ready: {model.file_name}"))
     emit(leg.times)
     emit(end)

@@ -74,7 +74,8 @@ class LocalTransport:
             return self._model
         path = check_model_file(self.model_path)
         future = load_model_future(path, self.n_ctx, self.n_threads)
-        if not future.done():
+        # Said unless another transport has it loaded already (a load can fail at once).
+        if not future.done() or future.exception() is not None:
             size_mb = os.path.getsize(path) / 1e6
             self._progress(f"Loading local model {self.model_id} ({size_mb:.0f} MB)…")
         started = time.monotonic()
