@@ -435,8 +435,9 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"--folder {options.folder!r} is not a folder")
     _decide_trust(folder, options)
     settings = settings_for(options)
-    api_key = get_api_key(api_key_kind(settings))
-    model = settings.model or ("local" if settings.connection == "local" else "")
+    local = settings.connection == "local"
+    api_key = None if local else get_api_key(api_key_kind(settings))  # keyring: 60 ms
+    model = settings.model or ("local" if local else "")
     recording = None if options.no_history else _start_recording(options, folder, model)
     desk = headless_desk(folder, settings, api_key)
     try:
@@ -462,8 +463,9 @@ async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) 
     """A folder on another machine: the loop and the key stay here, each tool call runs
     in melgui's host there (melgui/remote). MCP servers do not start for it yet."""
     settings = settings_for(options)
-    api_key = get_api_key(api_key_kind(settings))
-    model = settings.model or ("local" if settings.connection == "local" else "")
+    local = settings.connection == "local"
+    api_key = None if local else get_api_key(api_key_kind(settings))  # keyring: 60 ms
+    model = settings.model or ("local" if local else "")
     try:
         link = await open_link(target, say=lambda text: print(f"melgui: {text}", file=sys.stderr))
     except LinkError as exc:
