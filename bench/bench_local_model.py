@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import dataclasses
 import importlib
 import importlib.util
@@ -351,6 +352,9 @@ def _cpu_of_children() -> float:
 def issue_turn(turns: int) -> None:
     """The newcomer's turn, as `melgui exec` runs it, each in a fresh process with fresh
     config and data folders: wall and CPU seconds, peak RSS, the answer."""
+    # An installed melgui has its bytecode (pip compiles it); a checkout run with
+    # PYTHONDONTWRITEBYTECODE would compile every module on every run (about 1.5 s).
+    compileall.compile_dir(ROOT / "melgui", quiet=1)
     print(f"\nthe turn '{TURN_PROMPT}' (melgui exec --transport local --approve reads)")
     for _ in range(turns):
         with tempfile.TemporaryDirectory() as folder:
