@@ -425,14 +425,13 @@ class _LegRun:
             request = last_user_text(self.request)
             known = with_known_patterns(known, request, self.request.cwd, files)
         given = only_arguments(known, required_only=self.model.small)
-        grammar = (
-            "" if given is not None else arguments_grammar(known, required_only=self.model.small)
-        )
-        self.times.grammar += time.perf_counter() - started
-        if given is not None:
+        if given is not None:  # nothing to sample: each forced token would cost a step
+            self.times.grammar += time.perf_counter() - started
             self.times.given_calls += 1
             self.note(f"local call of {tool.name}: its grammar admits only {given}")
             return self._tool_calls(tool, given)
+        grammar = arguments_grammar(known, required_only=self.model.small)
+        self.times.grammar += time.perf_counter() - started
         limit = min(self.room(prompt), CALL_TOKENS)
         text, _ = self.complete(prompt, limit, grammar, **CALL_SAMPLING)
         self.times.sampled_calls += 1
