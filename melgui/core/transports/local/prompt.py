@@ -50,8 +50,8 @@ def _first_clause(description: str) -> str:
 def tool_instructions(tools: Sequence[ToolDef], *, compact: bool = False) -> str:
     """The part of the system message that lists the tools and the answer shapes.
 
-    `compact` (for small models) gives each tool one line: its first sentence and its
-    argument names. The full schemas made the prompt twice as long, and every prompt
+    `compact` (for small models) gives each tool one line: the first clause of its
+    description and the arguments its grammar lets it write. The full schemas made the prompt twice as long, and every prompt
     token costs a small model on a busy machine more than its whole answer; the call's
     grammar holds the arguments to the schema anyway."""
     lines = ["", "", "You can use these tools:"]
