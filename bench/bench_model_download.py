@@ -9,9 +9,11 @@ the shipped GGUF (about 98 MB, where a download's fixed costs still show) and a 
 one made of copies of it (where throughput is measured). curl and melgui alternate run by
 run, so load from other processes hits both alike. melgui's time is `download()` whole:
 the metadata HEAD, the GET, the SHA-256 (hashed while the file arrives) and the rename;
-curl does one GET and no check. Printed per file: median MB/s and client CPU seconds of
-each, their ratios (target: melgui >= 0.9x curl), the HEAD's time alone, and what the
-first download of a process adds once (importing huggingface_hub).
+curl does one GET and no check; "curl, sha256sum" is curl followed by coreutils'
+sha256sum of the file, the same work as melgui's done by C programs. Printed per file:
+median MB/s and client CPU seconds of each, melgui's ratios to each (target: melgui >=
+0.9x curl), the HEAD's time alone, and what the first download of a process adds once
+(importing huggingface_hub).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from melgui.core.transports.local.catalog import CatalogModel  # noqa: E402
 from melgui.core.transports.local.model import default_model_path  # noqa: E402
 
 REPO = "melgui-bench/SmolLM2-GGUF"
+KINDS = ("curl", "curl, sha256sum", "melgui")
 IMPORT = "import time; t = time.perf_counter(); import huggingface_hub.file_download; "
 IMPORT += "print(time.perf_counter() - t)"
 
@@ -43,10 +46,12 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _curl(url: str, target: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of curl fetching `url` into `target`."""
+def _curl(url: str, target: Path, check: bool = False) -> tuple[float, float]:
+    """(wall, CPU) seconds of curl fetching `url` into `target` (then sha256sum)."""
     cpu, started = _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run(["curl", "-sSf", "-o", str(target), url], check=True)
+    if check:
+        subprocess.run(["sha256sum", str(target)], check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - started
     target.unlink()
     return wall, _cpu(resource.RUSAGE_CHILDREN) - cpu
@@ -98,28 +103,32 @@ def measure(files: list[Path], runs: int, tmp: Path) -> None:
         [sys.executable, "-c", IMPORT], capture_output=True, text=True, check=True
     )
     print(f"once per process: importing huggingface_hub {float(once.stdout):.2f} s (not counted)")
-    print(f"{'file':>8}{'':12}{'MB/s':>8}{'CPU s':>8}{'ratio MB/s':>12}{'ratio CPU':>11}")
+    print(f"{'file':>8}{'':16}{'MB/s':>8}{'CPU s':>8}{'ratio MB/s':>12}{'ratio CPU':>11}")
     try:
         for path in files:
             size = path.stat().st_size
             model = CatalogModel(path.name, REPO, path.name, "Apache-2.0", "", size, 0, "bench")
             _ours(model, tmp / "warm")  # the first pays the import and the client's set-up
+            heads: list[float] = []
             url = f"{endpoint}/{REPO}/resolve/main/{path.name}"
-            theirs, mine, heads = [], [], []
+            runs_of: dict[str, list[tuple[float, float]]] = {k: [] for k in KINDS}
             for run in range(runs):
-                theirs.append(_curl(url, tmp / f"curl-{run}"))
-                mine.append(_ours(model, tmp / f"melgui-{run}"))
+                runs_of["curl"].append(_curl(url, tmp / f"curl-{run}"))
+                runs_of["curl, sha256sum"].append(_curl(url, tmp / f"sum-{run}", check=True))
+                runs_of["melgui"].append(_ours(model, tmp / f"melgui-{run}"))
                 heads.append(_head(model, endpoint))
-            rate = {k: size / statistics.median(w for w, _ in v) / 1e6 for k, v in
-                    (("curl", theirs), ("melgui", mine))}  # fmt: skip
-            cpu = {k: statistics.median(c for _, c in v) for k, v in
-                   (("curl", theirs), ("melgui", mine))}  # fmt: skip
+            rate = {k: size / statistics.median(w for w, _ in v) / 1e6 for k, v in runs_of.items()}
+            cpu = {k: statistics.median(c for _, c in v) for k, v in runs_of.items()}
             label = f"{size / 1e6:.0f} MB"
-            print(f"{label:>8}{'curl':>12}{rate['curl']:8.0f}{cpu['curl']:8.2f}")
-            print(
-                f"{'':8}{'melgui':>12}{rate['melgui']:8.0f}{cpu['melgui']:8.2f}"
-                f"{rate['melgui'] / rate['curl']:11.2f}x{cpu['curl'] / cpu['melgui']:10.2f}x"
-            )
+            for kind in KINDS[:2]:
+                print(f"{label:>8}{kind:>16}{rate[kind]:8.0f}{cpu[kind]:8.2f}")
+                label = ""
+            for kind in KINDS[:2]:
+                print(
+                    f"{'':8}{'melgui':>16}{rate['melgui']:8.0f}{cpu['melgui']:8.2f}"
+                    f"{rate['melgui'] / rate[kind]:11.2f}x{cpu[kind] / cpu['melgui']:10.2f}x"
+                    f"  (to {kind})"
+                )
             print(f"{'':8}  of which the metadata HEAD: {statistics.median(heads) * 1000:.1f} ms")
     finally:
         hub.stdin.close()
