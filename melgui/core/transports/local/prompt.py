@@ -51,9 +51,10 @@ def tool_instructions(tools: Sequence[ToolDef], *, compact: bool = False) -> str
     """The part of the system message that lists the tools and the answer shapes.
 
     `compact` (for small models) gives each tool one line: the first clause of its
-    description and the arguments its grammar lets it write. The full schemas made the prompt twice as long, and every prompt
-    token costs a small model on a busy machine more than its whole answer; the call's
-    grammar holds the arguments to the schema anyway."""
+    description and the arguments its grammar lets it write. The full schemas made the
+    prompt twice as long, and every prompt token costs a small model on a busy machine
+    more than its whole answer; the call's grammar holds the arguments to the schema
+    anyway."""
     lines = ["", "", "You can use these tools:"]
     for tool in tools:
         if compact:
