@@ -40,6 +40,7 @@ from melgui.core.store.records import AllowedCall
 from melgui.tools.commands.sandbox import SandboxStatus
 from melgui.ui.approvals.history_trial import HistoryTrial, Recorded
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.look.tokens import ROW_H, RULE_MATCHES_MAX_H, SPACE_XS
 
 
 class PolicyEditor(QWidget):
@@ -121,7 +122,7 @@ class PolicyEditor(QWidget):
         self.message.setWordWrap(True)
         self.matches = QPlainTextEdit(tab)
         self.matches.setReadOnly(True)
-        self.matches.setMaximumHeight(110)
+        self.matches.setMaximumHeight(RULE_MATCHES_MAX_H)
         layout = QVBoxLayout(tab)
         layout.addWidget(self.rules, 1)
         layout.addLayout(row)
@@ -313,7 +314,7 @@ class PolicyEditor(QWidget):
         # At least eight tools in view (Settings showed three rows).
         rows = self.table.verticalHeader().defaultSectionSize()
         header = self.table.horizontalHeader().sizeHint().height()
-        self.table.setMinimumHeight(rows * 8 + header + 2 * self.table.frameWidth() + 4)
+        self.table.setMinimumHeight(rows * ROW_H + header + 2 * self.table.frameWidth() + SPACE_XS)
         return self.table
 
     def modes(self) -> dict[str, Mode]:

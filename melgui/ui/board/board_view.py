@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from melgui.desk.board.agents_board import AgentsBoard
 from melgui.ui.board.cells import COLUMNS, STATE_COLOUR, cells
+from melgui.ui.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
 AGE_REFRESH_MS = 30_000  # "since 14:02 (3 min)" stays true
@@ -36,7 +37,7 @@ class BoardView(QWidget):
         self.board = board
         self.setObjectName("agentsBoard")
         self.summary = QLabel(self)
-        self.summary.setContentsMargins(6, 4, 6, 0)
+        self.summary.setContentsMargins(SPACE_S, SPACE_XS, SPACE_S, 0)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
@@ -53,7 +54,7 @@ class BoardView(QWidget):
         self.tree.itemActivated.connect(self._activated)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        layout.setSpacing(SPACE_2XS)
         layout.addWidget(self.summary)
         layout.addWidget(self.tree, 1)
         self._unlisten = board.on_change(self._board_changed)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from melgui.core.worktrees.changes.diff import FileChange, Hunk
 from melgui.desk.review import Finding
 from melgui.ui.changes.hunk_lines import HunkLines
+from melgui.ui.look.tokens import SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 PAGE = 25  # hunks shown at once
@@ -86,7 +87,7 @@ class HunkView(QFrame):
         self.comments.hide()
         self.colors = colors
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setContentsMargins(SPACE_S, SPACE_XS, SPACE_S, SPACE_XS)
         layout.addLayout(top)
         layout.addWidget(self.comments)
         layout.addWidget(self.body)
@@ -129,7 +130,7 @@ class FileDiffView(QScrollArea):
         self.change = change
         page = QWidget(self)
         layout = QVBoxLayout(page)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setContentsMargins(SPACE_S, SPACE_S, SPACE_S, SPACE_S)
         self.title = QLabel(page)
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)

@@ -40,6 +40,7 @@ from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.texts import conflicts_html, summary_html
+from melgui.ui.look.tokens import DIALOG_XL
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import DARK, LIGHT, Colors
 
@@ -105,7 +106,7 @@ class ChangesView(QDialog):
         self.send_button = self._button("Send findings to the worker", self.send_findings)
         close = self._button("Close", self.close)
         self._layout(close)
-        self.resize(1040, 660)
+        self.resize(*DIALOG_XL)
         self._enable()
 
     def _button(self, text: str, slot: object) -> QPushButton:

@@ -45,6 +45,7 @@ from melgui.core.transports.discovery import list_models_text
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.ui.approvals.history_trial import Recorded
 from melgui.ui.approvals.rules_editor import PolicyEditor
+from melgui.ui.look.tokens import DIALOG_SETTINGS, NOTE_MAX_H
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.settings.downloads_tab import DownloadModels
 from melgui.ui.settings.found_models import Choice, FoundModels
@@ -125,7 +126,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(tabs, 1)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
-        self.resize(720, 620)
+        self.resize(*DIALOG_SETTINGS)
 
     # --- tabs --------------------------------------------------------------------------
 
@@ -198,7 +199,7 @@ class SettingsDialog(QDialog):
         self.test_button.clicked.connect(self.test_connection)
         self.test_result = QPlainTextEdit(tab)
         self.test_result.setReadOnly(True)
-        self.test_result.setMaximumHeight(120)
+        self.test_result.setMaximumHeight(NOTE_MAX_H)
         form.addRow(self.test_button, self.test_result)
         self.model_box = QComboBox(tab)
         self.model_box.setEditable(True)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from melgui.core.config.settings import Settings
 from melgui.core.config.trust import FolderTrust
+from melgui.ui.look.tokens import COPY_BOX_MAX_H
 
 
 class WorkerSettingsTab(QWidget):
@@ -49,7 +50,7 @@ class WorkerSettingsTab(QWidget):
         self.copy = QPlainTextEdit("\n".join(settings.worktree_copy.get(project, [])), self)
         self.copy.setObjectName("worktreeCopy")
         self.copy.setPlaceholderText(".env\n.venv\nconfig/*.local")
-        self.copy.setMaximumHeight(90)
+        self.copy.setMaximumHeight(COPY_BOX_MAX_H)
         form.addRow("Copy into new worktrees", self.copy)
         self.setup = QLineEdit(settings.worktree_setup.get(project, ""), self)
         self.setup.setObjectName("worktreeSetup")

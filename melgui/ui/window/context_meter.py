@@ -30,6 +30,7 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
+from melgui.ui.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE_S
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import LIGHT, Colors
 
@@ -62,11 +63,14 @@ class ContextMeter(QWidget):
         self.colors = colors
         self.bar = QProgressBar(self)
         self.bar.setRange(0, FULL_SCALE)
-        self.bar.setFixedWidth(190)
-        self.bar.setTextVisible(True)
-        self.bar.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        # A thin bar in the status colour, its words beside it (never text on the fill).
+        self.bar.setFixedSize(METER_W, SPACE_S)
+        self.bar.setTextVisible(False)
+        self.words = QLabel("", self)
         self.bar.setCursor(Qt.CursorShape.PointingHandCursor)
         self.bar.installEventFilter(self)
+        self.words.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.words.installEventFilter(self)
         self.tokens = QLabel("", self)
         self.compact_button = QToolButton(self)
         self.compact_button.setText("Compact")
@@ -82,6 +86,7 @@ class ContextMeter(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tokens)
+        layout.addWidget(self.words)
         layout.addWidget(self.bar)
         layout.addWidget(self.compact_button)
         layout.addWidget(self.summary_button)
@@ -90,7 +95,7 @@ class ContextMeter(QWidget):
         self.fraction: float | None = None
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.bar and event.type() == QEvent.Type.MouseButtonRelease:
+        if watched in (self.bar, self.words) and event.type() == QEvent.Type.MouseButtonRelease:
             self.detailsRequested.emit()
             return True
         return super().eventFilter(watched, event)
@@ -161,10 +166,11 @@ class ContextMeter(QWidget):
                 if self.fraction < limit
                 else self.colors.error
             )
+        self.words.setText(self.bar.format())
         self.bar.setStyleSheet(
-            f"QProgressBar {{ border: 1px solid {self.colors.border}; border-radius: 3px; "
-            f"background: {self.colors.base}; color: {self.colors.text}; }}"
-            f"QProgressBar::chunk {{ background: {color}; }}"
+            f"QProgressBar {{ border: none; border-radius: {RADIUS_S // 2}px; "
+            f"background: {self.colors.muted_bg}; }}"
+            f"QProgressBar::chunk {{ background: {color}; border-radius: {RADIUS_S // 2}px; }}"
         )
         lines = [
             f"Window: {window.label} tokens — {window.detail}",
@@ -182,6 +188,7 @@ class ContextMeter(QWidget):
         lines.append("Click for what the tokens are spent on, and the pinned facts.")
         self.bar.setToolTip("\n".join(lines))
         self.tokens.setToolTip("\n".join(lines[2:5]))
+        self.words.setToolTip(self.bar.toolTip())
         self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
 
     def edit_summary(self) -> None:
@@ -212,7 +219,7 @@ class SummaryEditor(QDialog):
     def __init__(self, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compaction summary")
-        self.resize(640, 480)
+        self.resize(*DIALOG_METER)
         note = QLabel(
             "What the model keeps of the older conversation. Edit it and Save: the next "
             "request carries your version; the original stays in history.",

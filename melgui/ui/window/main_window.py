@@ -58,6 +58,7 @@ from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.look.tokens import SPACE_XS, WINDOW_DEFAULT
 from melgui.ui.notifications.install import install_signals
 from melgui.ui.panes.splitter import Splitter
 from melgui.ui.runtime.aio import TaskKeeper
@@ -236,7 +237,7 @@ class MainWindow(QMainWindow):
         self.approval_bar.showRequested.connect(self._show_approval)
         central = QWidget(self)
         layout = QVBoxLayout(central)
-        layout.setContentsMargins(4, 4, 4, 0)
+        layout.setContentsMargins(SPACE_XS, SPACE_XS, SPACE_XS, 0)
         self.trust_bar = TrustBar(FolderTrust(), self.kit.folder, central)
         self.trust_bar.changed.connect(self._trust_changed)
         layout.addWidget(self.trust_bar)
@@ -271,7 +272,7 @@ class MainWindow(QMainWindow):
         manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
         self.sessionChanged.connect(lambda _session: keeper.fit())  # a new chat, kept wide
         if not keeper.restore():
-            self.resize(1280, 820)
+            self.resize(*WINDOW_DEFAULT)
             keeper.first_sizes()
         return keeper
 

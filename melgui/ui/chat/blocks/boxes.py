@@ -12,6 +12,7 @@ from PySide6.QtGui import (
     QTextTableFormat,
 )
 
+from melgui.ui.look.tokens import SPACE_M, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 
@@ -26,9 +27,9 @@ def insert_box(
     fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
     fmt.setBorderBrush(QColor(colors.border))
     fmt.setBorderCollapse(True)
-    fmt.setCellPadding(7)
+    fmt.setCellPadding(SPACE_M)
     fmt.setCellSpacing(0)
-    fmt.setMargin(2)
+    fmt.setMargin(SPACE_XS)
     fmt.setBackground(QColor(background))
     fmt.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
     return cursor.insertTable(1, 1, fmt)

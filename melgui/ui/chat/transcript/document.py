@@ -42,6 +42,7 @@ from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, 
 from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
 from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
+from melgui.ui.look.tokens import SPACE_2XS, SPACE_M, SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
 
@@ -68,7 +69,7 @@ class ChatTranscript(QTextBrowser):
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)
         self.document().setUndoRedoEnabled(False)
-        self.document().setDocumentMargin(12)
+        self.document().setDocumentMargin(SPACE_M)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.anchorClicked.connect(lambda url: follow(self, url))
         self._open: OpenMessage | None = None
@@ -266,7 +267,7 @@ class ChatTranscript(QTextBrowser):
             body += f' <a href="{html.escape(href)}"><b>{html.escape(words)}</b></a>'
         if action:
             body += f' <span style="color:{self.colors.muted}">— {html.escape(action)}</span>'
-        style = f"margin-top:4px; margin-bottom:4px; color:{color}"
+        style = f"margin-top:{SPACE_XS}px; margin-bottom:{SPACE_XS}px; color:{color}"
         self._writer.append_html(f'<p style="{style}">{body}</p>')
         self._last_speaker = ""
         self._scroll_if_stuck()
@@ -436,7 +437,7 @@ class ChatTranscript(QTextBrowser):
     def _header(self, speaker: str) -> None:
         self._last_speaker = speaker
         self._writer.append_html(
-            f'<p style="margin-top:10px; margin-bottom:2px;">'
+            f'<p style="margin-top:{SPACE_M}px; margin-bottom:{SPACE_2XS}px;">'
             f'<b style="color:{self.colors.muted}; font-size:small">{speaker}</b></p>'
         )
 
