@@ -10,10 +10,11 @@ from collections.abc import Callable
 from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
+from melgui.core.protocol.approval import Approve, Deny
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
@@ -76,6 +77,8 @@ class ChatView(HistoryPaging, QWidget):
         self.transcript.callActivated.connect(self.callActivated)
         self.transcript.moreRequested.connect(self._show_more)
         self.transcript.actionRequested.connect(self.actionRequested)
+        self.transcript.cardToggled.connect(self.toggle_card)
+        self.actionRequested.connect(self._own_action)
         # What the window adds under a finished card (changed files, undo) and under a
         # user message (rewind): html with act: links; none by default.
         self.card_extra: Callable[[str, CallPhase], str] | None = None
@@ -175,6 +178,30 @@ class ChatView(HistoryPaging, QWidget):
             )
             return
         self.bridge.submit(text, parts)
+
+    def _own_action(self, verb: str, argument: str) -> None:
+        """The actions the view does itself: a message's copy and edit, a waiting call's
+        Approve and Deny in its card (the deny reason is the one typed for it anywhere)."""
+        if verb in ("copy", "edit"):
+            messages = self.bridge.session.conversation.messages
+            index = int(argument) if argument.isdigit() else -1
+            if 0 <= index < len(messages):
+                words = persons_words(messages[index].content)
+                if verb == "copy":
+                    QGuiApplication.clipboard().setText(words)
+                else:
+                    self.input.setPlainText(words)
+                    self.input.setFocus()
+            return
+        if verb not in ("approve", "deny"):
+            return
+        call_id = argument
+        thread = self.bridge.session.thread
+        entry = thread.call(call_id)
+        if entry is None or entry.phase != "waiting":
+            return
+        draft = entry.question.draft if entry.question is not None else ""
+        thread.answer(call_id, Approve() if verb == "approve" else Deny(draft))
 
     def _after_turn(self, busy: bool) -> None:
         """A server refused an image: take images out of the history (kept in a branch),
@@ -298,6 +325,7 @@ class ChatView(HistoryPaging, QWidget):
             self._add_card(entry.call, phase)
         if entry.hooks or entry.notes:
             self._card_hooks[call_id] = (entry.hooks, entry.notes)
+        self._call_results[call_id] = result.content
         code = exit_code_of(result.content)
         timing = entry.timing
         self._set_card(call_id, phase, timing.ran, exit_code=code, waited=timing.waited)

@@ -18,6 +18,7 @@ from melgui.ui.look.tokens import TYPE_BODY, TYPE_CODE, TYPE_UI
 log = logging.getLogger(__name__)
 
 FAMILY = "Inter"
+POINTS_PER_PIXEL = 72 / 96  # sizes are set in points (zoom steps are points) at 96 dpi
 FACES = ("Regular", "Medium", "SemiBold", "Bold", "Italic")
 _registered: list[str] = []
 
@@ -49,7 +50,7 @@ def ui_font(pixels: int = TYPE_UI) -> QFont:
         font = QFont(FAMILY)
     else:
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
-    font.setPixelSize(pixels)
+    font.setPointSizeF(pixels * POINTS_PER_PIXEL)
     font.setHintingPreference(QFont.HintingPreference.PreferNoHinting)
     return font
 
@@ -60,5 +61,5 @@ def body_font() -> QFont:
 
 def code_font(pixels: int = TYPE_CODE) -> QFont:
     font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-    font.setPixelSize(pixels)
+    font.setPointSizeF(pixels * POINTS_PER_PIXEL)
     return font

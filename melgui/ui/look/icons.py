@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from PySide6.QtCore import QByteArray, QRect, QSize, Qt
-from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
+from PySide6.QtGui import QIcon, QIconEngine, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QAbstractButton, QToolButton, QWidget
 
@@ -86,6 +86,20 @@ class _TintedEngine(QIconEngine):
 def icon(name: str, colour: str, disabled: str | None = None) -> QIcon:
     """Lucide icon `name` drawn in `colour` (and `disabled` when its button is off)."""
     return QIcon(_TintedEngine(name, colour, disabled or colour))
+
+
+@functools.cache
+def icon_image(name: str, colour: str, size: int = ICON, ratio: float = 2.0) -> QImage:
+    """The icon as an image drawn at `ratio` times `size` (a document resource: crisp
+    on a high-DPI screen, scaled down smoothly on others)."""
+    image = QImage(QSize(size, size) * ratio, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    QSvgRenderer(QByteArray(tinted_svg(name, colour))).render(painter)
+    painter.end()
+    image.setDevicePixelRatio(ratio)
+    return image
 
 
 def icon_pixmap(name: str, colour: str, size: int = ICON, ratio: float = 1.0) -> QPixmap:

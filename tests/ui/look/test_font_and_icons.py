@@ -22,7 +22,7 @@ def test_the_font_and_the_icons_ship_with_their_licences() -> None:
 def test_inter_is_registered_and_is_the_ui_font_where_it_is_used(qapp: QApplication) -> None:
     assert "Inter" in register_fonts()
     font = ui_font()
-    assert font.pixelSize() == TYPE_UI
+    assert QFontInfo(font).pixelSize() == TYPE_UI  # at the 96 dpi the tests run at
     if uses_bundled_font():
         assert QFontInfo(font).family() == "Inter"  # really loaded, not a fallback
 

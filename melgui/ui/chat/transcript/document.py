@@ -21,7 +21,7 @@ import time
 from collections import deque
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
@@ -33,7 +33,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.blocks.boxes import insert_box
-from melgui.ui.chat.blocks.links import MORE_SCHEME, follow
+from melgui.ui.chat.blocks.links import ICON_SCHEME, MORE_SCHEME, follow
 from melgui.ui.chat.blocks.segment_html import shared_renderer, warm_up
 from melgui.ui.chat.blocks.thinking_block import ThinkingBlock
 from melgui.ui.chat.blocks.user_parts import IMAGE_SCHEME, parts_html
@@ -42,7 +42,9 @@ from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, 
 from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
 from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_M, SPACE_XS
+from melgui.ui.look.fonts import body_font
+from melgui.ui.look.icons import icon_image
+from melgui.ui.look.tokens import SPACE_M, SPACE_S, SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
 
@@ -61,6 +63,7 @@ class ChatTranscript(QTextBrowser):
     moreRequested = Signal()  # "show earlier messages" was clicked
     actionRequested = Signal(str, str)  # (verb, argument) of an act: link
     laterRequested = Signal()  # "show later messages" was clicked
+    cardToggled = Signal(str)  # a card's line was clicked: fold or unfold it in place
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -70,6 +73,7 @@ class ChatTranscript(QTextBrowser):
         self.setUndoRedoEnabled(False)
         self.document().setUndoRedoEnabled(False)
         self.document().setDocumentMargin(SPACE_M)
+        self.setFont(body_font())  # the type scale's body size (View → Zoom goes from it)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.anchorClicked.connect(lambda url: follow(self, url))
         self._open: OpenMessage | None = None
@@ -141,7 +145,9 @@ class ChatTranscript(QTextBrowser):
         table = self._insert_box(self.colors.user_bubble, border=0)
         cursor = table.cellAt(0, 0).firstCursorPosition()
         escaped = html.escape(text).replace("\n", "<br>")
-        cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
+        cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>')
+        if links_html:  # the message's actions, a row of small icons under it
+            cursor.insertHtml(links_html)
         if parts:
             self._image_urls += [
                 f"{IMAGE_SCHEME}:{part.sha256}" for part in parts if isinstance(part, ImagePart)
@@ -174,6 +180,17 @@ class ChatTranscript(QTextBrowser):
     def thinking_blocks(self) -> list[ThinkingBlock]:
         """In document order (earlier messages may have been drawn in above later ones)."""
         return sorted(self._thinking.values(), key=lambda block: block.position)
+
+    def toggle_card(self, call_id: str) -> None:
+        self.cardToggled.emit(call_id)
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:
+        """The bundled icons the cards and messages show (icon:<name>/<rrggbb>)."""
+        url = QUrl(name)
+        if url.scheme() == ICON_SCHEME:
+            icon_name, _, colour = url.path().partition("/")
+            return icon_image(icon_name, f"#{colour}")
+        return super().loadResource(kind, name)
 
     def toggle_thinking(self, number: int) -> None:
         block = self._thinking.get(number)
@@ -435,10 +452,10 @@ class ChatTranscript(QTextBrowser):
             message.tail_len = self._writer.append_html(tail_html)
 
     def _header(self, speaker: str) -> None:
+        """Room between turns: the person's block and the answer need no labels."""
         self._last_speaker = speaker
         self._writer.append_html(
-            f'<p style="margin-top:{SPACE_M}px; margin-bottom:{SPACE_2XS}px;">'
-            f'<b style="color:{self.colors.muted}; font-size:small">{speaker}</b></p>'
+            f'<p style="margin-top:{SPACE_S}px; margin-bottom:0; font-size:{SPACE_XS}px"></p>'
         )
 
     def _insert_box(self, background: str, *, border: int) -> QTextTable:

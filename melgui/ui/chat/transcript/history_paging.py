@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -24,7 +25,9 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import NoteRecord
+from melgui.ui.chat.blocks.call_body import body_html
 from melgui.ui.chat.blocks.hook_runs import hook_lines_html, note_lines_html
+from melgui.ui.chat.blocks.message_actions import message_actions_html
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.failure_text import explain_failure
 from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
@@ -50,6 +53,9 @@ class HistoryPaging:
     def _init_paging(self, owner: QObject) -> None:
         """`owner`: the view itself (its timers go with it)."""
         self._calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
+        self._call_args: dict[str, dict[str, Any] | None] = {}  # id -> decoded arguments
+        self._call_results: dict[str, str] = {}  # id -> the result's text, once in
+        self.unfolded: set[str] = set()  # cards the person opened (a waiting one is open)
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
@@ -242,9 +248,11 @@ class HistoryPaging:
             self.load_conversation(self.bridge.session.conversation)
 
     def _user_links(self, index: int) -> str:
+        """The icon actions under the person's message `index` (copy, edit, rewind)."""
         if index < 0:
             return ""
-        return self.user_links(index) if self.user_links is not None else ""
+        rewind = self.user_links(index) if self.user_links is not None else ""
+        return message_actions_html(index, self.colors, rewind)
 
     def _draw_message(self, message: Message, index: int) -> None:
         if is_summary(message):
@@ -262,6 +270,7 @@ class HistoryPaging:
         elif message.role == "tool" and message.tool_call_id is not None:
             status: CallPhase = message.status or "ok"
             exit_code = exit_code_of(message.content)
+            self._call_results[message.tool_call_id] = message.content
             self._set_card(message.tool_call_id, status, exit_code=exit_code)
         elif message.role == "system":
             self.transcript.add_notice(shorten(message.content, 200), self.colors.muted)
@@ -269,9 +278,15 @@ class HistoryPaging:
     def _add_card(self, call: ToolCall, status: CallPhase) -> None:
         summary = summarize(call.name, call.parsed)
         self._calls[call.id] = (call.name, summary)
-        self.transcript.add_card(
-            call.id, card_html(call.id, call.name, summary, status, self.colors)
-        )
+        self._call_args[call.id] = call.parsed
+        html = card_html(call.id, call.name, summary, status, self.colors, arguments=call.parsed)
+        self.transcript.add_card(call.id, html)
+
+    def toggle_card(self, call_id: str) -> None:
+        """Unfold a card in place to its change or output, or fold it again."""
+        self.unfolded ^= {call_id}
+        if call_id in self._card_states:
+            self._set_card(call_id, *self._card_states[call_id])
 
     def set_card_note(self, call_id: str, note_html: str) -> None:
         """A live line on a running call's card (an MCP tool's progress); gone when it ends."""
@@ -305,6 +320,12 @@ class HistoryPaging:
             self._card_notes.pop(call_id, None)
         runs, notes = self._card_hooks.get(call_id, ((), ()))
         extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
+        unfolded = status == "waiting" or call_id in self.unfolded
+        arguments = self._call_args.get(call_id)
+        body = ""
+        if unfolded:
+            result = self._call_results.get(call_id)
+            body = body_html(call_id, name, arguments, status, result, self.colors)
         html = card_html(
             call_id,
             name,
@@ -315,5 +336,8 @@ class HistoryPaging:
             extra,
             exit_code=exit_code,
             waited=waited,
+            arguments=arguments,
+            body_html=body,
+            expanded=unfolded,
         )
         self.transcript.update_card(call_id, html)
