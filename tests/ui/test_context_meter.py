@@ -57,7 +57,7 @@ def test_meter_compact_and_edit_summary(
             assert meter.fraction is not None and 0.3 < meter.fraction < 1
             assert "/ 16.0k" in meter.bar.format()
             assert "Window: 16,000 tokens" in meter.bar.toolTip()
-            assert "Turn" in meter.tokens.text()
+            assert "This turn" in meter.tokens.text()
             if SHOTS:
                 window.grab().save(os.path.join(SHOTS, "context-meter.png"))
             before = meter.fraction

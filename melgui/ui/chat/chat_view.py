@@ -11,7 +11,7 @@ from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
 from melgui.core.protocol.approval import Approve, Deny
@@ -40,14 +40,17 @@ from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
+from melgui.ui.chat.column import centred_column
+from melgui.ui.chat.composer.composer_card import ComposerCard
 from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.chat.composer.tab_cycle import tab_within
-from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
 from melgui.ui.chat.model_line import ModelLine
 from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.chat.transcript.history_paging import HistoryPaging
+from melgui.ui.chat.welcome import Welcome
+from melgui.ui.look.tokens import SPACE_L, SPACE_XS
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import LIGHT, Colors
 
@@ -84,7 +87,13 @@ class ChatView(HistoryPaging, QWidget):
         self.card_extra: Callable[[str, CallPhase], str] | None = None
         self.user_links: Callable[[int], str] | None = None
         self.transcript.laterRequested.connect(self._show_later)
-        self.empty_note = EmptyNote(self.transcript)
+        # In place of the empty conversation: what melgui is, who answers, what to ask.
+        self.welcome = Welcome(
+            self.transcript, colors, bridge.session.loop.cwd, suggest=prompt is not None
+        )
+        self.welcome.promptChosen.connect(self._use_suggestion)
+        self.welcome.settingsRequested.connect(lambda: self.actionRequested.emit("settings", ""))
+        self.empty_note = self.welcome.note
         self.instructions_label = QLabel(self)  # the project instruction files in force
         self.instructions_label.setWordWrap(True)
         self.instructions_label.hide()
@@ -102,29 +111,25 @@ class ChatView(HistoryPaging, QWidget):
         self.note_label.hide()
         self.input.problem.connect(self.show_note)
         self.input.textChanged.connect(self.note_label.hide)
-        self.send_button = QPushButton("Send", self)
-        self.send_button.clicked.connect(self.input.send)
-        self.stop_button = QPushButton("Stop (Esc)", self)
-        self.stop_button.setToolTip("Stop the running leg and tool; the conversation stays valid")
-        self.stop_button.setEnabled(False)
-        self.stop_button.clicked.connect(self.stop)
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        buttons.addStretch(1)
-        row = QHBoxLayout()
-        row.addWidget(self.input, 1)
-        row.addLayout(buttons)
+        self.composer = ComposerCard(self.input, colors, self)
+        self.composer.sendRequested.connect(self.input.send)
+        self.composer.stopRequested.connect(self.stop)
+        self.send_button = self.composer.send_button
+        self.stop_button = self.composer.stop_button
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.instructions_label)
+        layout.setContentsMargins(0, 0, 0, SPACE_L)
+        layout.setSpacing(SPACE_XS)
         layout.addWidget(self.transcript, 1)
-        layout.addWidget(self.thinking)
-        layout.addWidget(self.queued_label)
-        layout.addWidget(self.note_label)
-        layout.addWidget(self.input.attachments)
-        layout.addWidget(self.model_line)
-        layout.addLayout(row)
+        self.column = centred_column(  # the composer lines up with the transcript's text
+            layout,
+            self.instructions_label,
+            self.thinking,
+            self.queued_label,
+            self.note_label,
+            self.input.attachments,
+            self.model_line,
+            self.composer,
+        )
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.stop)
@@ -134,7 +139,7 @@ class ChatView(HistoryPaging, QWidget):
         bridge.threadChange.connect(self.on_change)
         bridge.loopEvent.connect(self.thinking.on_event)
         bridge.busyChanged.connect(self.thinking.on_busy)
-        bridge.busyChanged.connect(self.stop_button.setEnabled)
+        bridge.busyChanged.connect(self.composer.set_busy)
         self._images_refused = ""  # why the last turn failed, when on an image
         bridge.busyChanged.connect(self._after_turn)
         bridge.busyChanged.connect(self._on_busy)
@@ -215,6 +220,10 @@ class ChatView(HistoryPaging, QWidget):
             note = f"{why} — the images are taken out of the conversation (kept in its history)."
             session.branch(without_images(messages), "edit", note)
 
+    def _use_suggestion(self, text: str) -> None:
+        self.input.setPlainText(text)
+        self.input.setFocus()
+
     def focusNextPrevChild(self, next: bool) -> bool:
         controls = (self.input, self.send_button, self.stop_button)
         return tab_within(controls, next) or super().focusNextPrevChild(next)
@@ -222,6 +231,7 @@ class ChatView(HistoryPaging, QWidget):
     def show_model(self, answerer: Answerer) -> None:
         """Name the model that answers, over the prompt box and in it."""
         self.model_line.show_answerer(answerer)
+        self.welcome.show_answerer(answerer)
         self.input.name_model(answerer.name)
 
     def show_note(self, text: str) -> None:

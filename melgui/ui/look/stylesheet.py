@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from melgui.ui.look.tokens import (
     CHIP_H,
+    CONTROL_H,
     FOCUS_RING,
     HAIRLINE,
     RADIUS_M,
@@ -48,7 +49,7 @@ QPushButton {{ background: {c.surface}; color: {c.text}; border: {line};
     border-radius: {px(RADIUS_S)}; padding: {pad}; min-height: {px(CHIP_H - 2 * SPACE_XS)}; }}
 QPushButton:hover {{ background: {c.muted_bg}; }}
 QPushButton:pressed {{ background: {c.accent_soft}; }}
-QPushButton:focus {{ border: {ring}; }}
+QPushButton:focus {{ border: {px(FOCUS_RING)} solid {c.accent}; }}
 QPushButton:disabled {{ color: {c.muted}; background: {c.window}; }}
 QPushButton[role="primary"] {{ background: {c.accent}; color: {c.on_accent};
     border: {px(HAIRLINE)} solid {c.accent}; }}
@@ -114,6 +115,14 @@ QCheckBox, QRadioButton {{ spacing: {px(SPACE_S)}; }}
 QGroupBox {{ border: {line}; border-radius: {px(RADIUS_M)}; margin-top: {px(SPACE_L)};
     padding: {px(SPACE_M)} {px(SPACE_S)} {px(SPACE_S)} {px(SPACE_S)}; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: {px(SPACE_S)}; color: {c.muted}; }}
+QPlainTextEdit[role="bare"], QTextBrowser[role="chat"] {{ border: none; background: transparent; }}
+QPushButton[role="primary"][round="true"] {{ border-radius: {px(CONTROL_H // 2)};
+    border: {px(FOCUS_RING)} solid {c.surface}; padding: 0; }}
+QPushButton[role="primary"][round="true"]:focus {{ border: {px(FOCUS_RING)} solid {c.accent}; }}
+QPushButton[role="primary"][round="true"]:disabled {{ background: {c.muted_bg}; }}
+QPushButton[role="suggestion"] {{ text-align: left; padding: {px(SPACE_S)} {px(SPACE_M)};
+    border-radius: {px(RADIUS_M)}; background: {c.surface}; }}
+QPushButton[role="suggestion"]:hover {{ background: {c.accent_soft}; }}
 QFrame[role="card"] {{ background: {c.surface}; border: {line}; border-radius: {px(RADIUS_M)}; }}
 QLabel[role="muted"] {{ color: {c.muted}; }}
 QLabel[role="meta"] {{ color: {c.muted}; font-size: {px(TYPE_META)}; }}

@@ -51,6 +51,7 @@ CHAT_COLUMN_MAX = 760  # the chat's text column, centred when there is more room
 CHAT_COLUMN_MIN = 480  # the chat never gets narrower than this
 SPLITTER_HANDLE = 8  # wide enough to hit
 METER_W = 120  # the context meter's bar
+SIDEBAR_W = 180  # Settings' categories
 NOTE_MAX_H = 120  # a short scrolled text (a test result, a copy box)
 COPY_BOX_MAX_H = 90
 RULE_MATCHES_MAX_H = 110

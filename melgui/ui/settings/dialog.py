@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -50,6 +49,7 @@ from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.settings.downloads_tab import DownloadModels
 from melgui.ui.settings.found_models import Choice, FoundModels
 from melgui.ui.settings.notifications_tab import SignalsTab
+from melgui.ui.settings.sidebar import SidebarPages
 from melgui.ui.settings.workers_tab import WorkerSettingsTab
 
 CUSTOM = "custom"
@@ -86,7 +86,7 @@ class SettingsDialog(QDialog):
         self.policy = policy
         self._tasks = tasks
         self.key_message = ""  # where a typed key went, once accepted
-        tabs = QTabWidget(self)
+        tabs = SidebarPages(self)  # the categories down the left
         self.tabs = tabs
         tabs.addTab(self._connection_tab(settings), "Connection")
         self.found_models = FoundModels(tasks, self)

@@ -53,10 +53,12 @@ def usage_text(usage: Usage) -> str:
 
 
 class ContextMeter(QWidget):
-    """Follows one session's bridge; redrawn on the events that change what it shows. A
-    click on it asks for its popup (`detailsRequested`: what the tokens are spent on)."""
+    """Follows one session's bridge; redrawn on the events that change what it shows
+    (`changed` says it again, for the composer's ring). A click on it asks for its popup
+    (`detailsRequested`: what the tokens are spent on)."""
 
     detailsRequested = Signal()
+    changed = Signal(object, str, str)  # fraction (None: unknown), colour, tooltip
 
     def __init__(self, parent: QWidget | None = None, colors: Colors = LIGHT) -> None:
         super().__init__(parent)
@@ -93,6 +95,7 @@ class ContextMeter(QWidget):
         self._bridge: SessionBridge | None = None
         self.dialog: SummaryEditor | None = None
         self.fraction: float | None = None
+        self.colour = colors.muted  # of the bar: the status the fraction is in
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched in (self.bar, self.words) and event.type() == QEvent.Type.MouseButtonRelease:
@@ -142,8 +145,8 @@ class ContextMeter(QWidget):
         used = session.compactor.fit(session.conversation.messages).estimate
         total = session.loop.usage
         self.tokens.setText(
-            f"Turn {short(tracker.turn_usage.total_tokens)} · "
-            f"Total {short(total.total_tokens)}"
+            f"This turn {short(tracker.turn_usage.total_tokens)} · "
+            f"In all {short(total.total_tokens)}"
             + (f" · cost {total.cost:.4f}" if total.cost is not None else "")
         )
         if window.tokens is None:
@@ -189,6 +192,8 @@ class ContextMeter(QWidget):
         self.bar.setToolTip("\n".join(lines))
         self.tokens.setToolTip("\n".join(lines[2:5]))
         self.words.setToolTip(self.bar.toolTip())
+        self.colour = color
+        self.changed.emit(self.fraction, color, self.bar.toolTip())
         self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
 
     def edit_summary(self) -> None:

@@ -16,7 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLayout, QMainWindow, QSplitter, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLayout,
+    QMainWindow,
+    QSplitter,
+    QTabWidget,
+    QWidget,
+)
 
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.splitter import Splitter
@@ -294,6 +301,16 @@ class LayoutKeeper(QObject):
             self._window.resize(size)  # restoreGeometry may clamp to a small screen
             done = True
         return done
+
+
+def one_side_panel(window: QMainWindow) -> None:
+    """The right-hand docks (inspector, plans, MCP) read as one panel: their tabs on top
+    as its header, no title bars of their own (View menu toggles show and hide them)."""
+    window.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
+    for dock in window.findChildren(QDockWidget):
+        if window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea:
+            dock.setTitleBarWidget(QWidget(dock))
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
 
 
 def add_side_docks(window: QMainWindow, plans: QWidget) -> tuple[QDockWidget, QDockWidget]:

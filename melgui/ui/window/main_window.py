@@ -74,8 +74,9 @@ from melgui.ui.settings.flow import (
     save_or_report,
 )
 from melgui.ui.window.commands import install_commands, set_focus_chat_keys
+from melgui.ui.window.composer_wiring import join_composer
 from melgui.ui.window.host_view import HostView
-from melgui.ui.window.layout_state import LayoutKeeper, add_side_docks
+from melgui.ui.window.layout_state import LayoutKeeper, add_side_docks, one_side_panel
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.status_line import StatusLine
@@ -164,6 +165,7 @@ class MainWindow(QMainWindow):
 
         self.mcp_panel = install_mcp(self)
         self.signals = install_signals(self, self)  # agents board and signals
+        one_side_panel(self)
         history_dock = self.history.parentWidget()
         assert isinstance(history_dock, QDockWidget)
         self.history_dock = history_dock
@@ -344,6 +346,7 @@ class MainWindow(QMainWindow):
         if old_inspector is not None:
             old_inspector.deleteLater()
         self.status.follow(self.bridge)
+        join_composer(self, self.status.context_meter)
         self.chat.input.setFocus()
         self.sessionChanged.emit(session)  # hooks (checkpoints' card extras) go on first
         self.chat.load_conversation(session.conversation)  # drawn once
@@ -353,6 +356,8 @@ class MainWindow(QMainWindow):
             self.status.context_meter.edit_summary()
         elif verb == BETTER_MODELS:  # the prompt box's "Get a better model…"
             open_settings_dialog(self, allowed_log(self._store(), self._report_error), verb)
+        elif verb == "settings":  # the welcome screen's "Change it in Settings"
+            self.open_settings()
         elif verb == "retry":  # the Retry link of a failed turn's notice
             from melgui.ui.window.conversation_actions import retry_last
 

@@ -1,4 +1,4 @@
-"""The status bar: what runs now, legs this session (= quota units), tokens from usage."""
+"""The status bar: what runs now, requests this session (= quota units), tokens from usage."""
 
 from __future__ import annotations
 
@@ -62,20 +62,20 @@ class StatusLine(QStatusBar):
             return
         state = self._bridge.session.thread.state
         usage = state.usage
+        requests = "1 request" if state.legs == 1 else f"{state.legs} requests"
         self.counts.setText(
-            f"Legs {state.legs}  ·  Tokens {usage.prompt_tokens:,} in / "
-            f"{usage.completion_tokens:,} out"
+            f"{requests}  ·  {usage.prompt_tokens:,} tokens in / {usage.completion_tokens:,} out"
         )
-        self.counts.setToolTip("Each leg is one request to the server and one quota unit")
+        self.counts.setToolTip("Each request to the server counts once against your quota")
 
     def on_event(self, event: LoopEvent) -> None:
         match event:
             case LegStarted(leg=leg, attempt=attempt):
                 again = f" (attempt {attempt})" if attempt > 1 else ""
                 self._leg = leg
-                self.activity.setText(f"Waiting for the model — leg {leg}{again}")
+                self.activity.setText(f"Waiting for the model — request {leg}{again}")
             case AssistantText():
-                writing = f"The model is writing — leg {self._leg}"
+                writing = f"The model is writing — request {self._leg}"
                 if self.activity.text() != writing:
                     self.activity.setText(writing)
             case ToolCallStarted(call=call):

@@ -239,6 +239,31 @@ class PromptInput(QPlainTextEdit):
             return
         super().insertFromMimeData(source)
 
+    def attach_path(self, path: Path) -> None:
+        """Attach a chosen file: an image as an image, a file in the project as `@` does."""
+        if path.suffix.lower() in SUFFIXES:
+            self._attach_image_file(path)
+            return
+        if self.kit is None:
+            self.problem.emit(f"{path.name}: only images can be attached here")
+            return
+        try:
+            self.attach(attach(self.kit.folder, str(path)))
+        except ValueError as exc:
+            self.problem.emit(str(exc))
+
+    def start_token(self, char: str) -> None:
+        """Type `char` ("@" or "/") as a person would, opening its list; `/` only begins
+        a message, so it goes first."""
+        cursor = self.textCursor()
+        if char == "/":
+            cursor.movePosition(QTextCursor.MoveOperation.Start)
+        elif cursor.position() and not self.toPlainText()[cursor.position() - 1].isspace():
+            char = " " + char
+        cursor.insertText(char)
+        self.setTextCursor(cursor)
+        self.setFocus()
+
     def _attach_image_file(self, path: Path) -> None:
         try:
             if path.stat().st_size > _MAX_READ:

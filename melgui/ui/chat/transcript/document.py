@@ -23,6 +23,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
+    QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -37,6 +38,7 @@ from melgui.ui.chat.blocks.links import ICON_SCHEME, MORE_SCHEME, follow
 from melgui.ui.chat.blocks.segment_html import shared_renderer, warm_up
 from melgui.ui.chat.blocks.thinking_block import ThinkingBlock
 from melgui.ui.chat.blocks.user_parts import IMAGE_SCHEME, parts_html
+from melgui.ui.chat.column import centre_viewport
 from melgui.ui.chat.transcript.doc_writer import DocWriter
 from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
@@ -74,6 +76,7 @@ class ChatTranscript(QTextBrowser):
         self.document().setUndoRedoEnabled(False)
         self.document().setDocumentMargin(SPACE_M)
         self.setFont(body_font())  # the type scale's body size (View → Zoom goes from it)
+        self.setProperty("role", "chat")
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.anchorClicked.connect(lambda url: follow(self, url))
         self._open: OpenMessage | None = None
@@ -180,6 +183,10 @@ class ChatTranscript(QTextBrowser):
     def thinking_blocks(self) -> list[ThinkingBlock]:
         """In document order (earlier messages may have been drawn in above later ones)."""
         return sorted(self._thinking.values(), key=lambda block: block.position)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        centre_viewport(self)  # the text stays in the chat's centred column
+        super().resizeEvent(event)
 
     def toggle_card(self, call_id: str) -> None:
         self.cardToggled.emit(call_id)
