@@ -220,6 +220,12 @@ class ChatView(HistoryPaging, QWidget):
             note = f"{why} — the images are taken out of the conversation (kept in its history)."
             session.branch(without_images(messages), "edit", note)
 
+    def add_above_composer(self, widget: QWidget) -> None:
+        """A bar of the window's between the transcript and the composer (review changes)."""
+        column = self.column.layout()
+        if column is not None and isinstance(column, QVBoxLayout):
+            column.insertWidget(column.indexOf(self.composer), widget)
+
     def _use_suggestion(self, text: str) -> None:
         self.input.setPlainText(text)
         self.input.setFocus()
