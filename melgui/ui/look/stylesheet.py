@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from melgui.ui.look.tokens import (
     CHIP_H,
-    CONTROL_H,
     FOCUS_RING,
     HAIRLINE,
     RADIUS_M,
@@ -116,10 +115,11 @@ QGroupBox {{ border: {line}; border-radius: {px(RADIUS_M)}; margin-top: {px(SPAC
     padding: {px(SPACE_M)} {px(SPACE_S)} {px(SPACE_S)} {px(SPACE_S)}; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: {px(SPACE_S)}; color: {c.muted}; }}
 QPlainTextEdit[role="bare"], QTextBrowser[role="chat"] {{ border: none; background: transparent; }}
-QPushButton[role="primary"][round="true"] {{ border-radius: {px(CONTROL_H // 2)};
-    border: {px(FOCUS_RING)} solid {c.surface}; padding: 0; }}
-QPushButton[role="primary"][round="true"]:focus {{ border: {px(FOCUS_RING)} solid {c.accent}; }}
-QPushButton[role="primary"][round="true"]:disabled {{ background: {c.muted_bg}; }}
+QPushButton[role="send"] {{ border-radius: {px(RADIUS_M)}; background: {c.accent_soft};
+    border: {px(FOCUS_RING)} solid transparent; padding: 0; }}
+QPushButton[role="send"]:hover {{ background: {c.muted_bg}; }}
+QPushButton[role="send"]:focus {{ border: {px(FOCUS_RING)} solid {c.accent}; }}
+QPushButton[role="send"]:disabled {{ background: {c.muted_bg}; }}
 QPushButton[role="suggestion"] {{ text-align: left; padding: {px(SPACE_S)} {px(SPACE_M)};
     border-radius: {px(RADIUS_M)}; background: {c.surface}; }}
 QPushButton[role="suggestion"]:hover {{ background: {c.accent_soft}; }}

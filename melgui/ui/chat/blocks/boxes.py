@@ -32,4 +32,9 @@ def insert_box(
     fmt.setMargin(SPACE_XS)
     fmt.setBackground(QColor(background))
     fmt.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
-    return cursor.insertTable(1, 1, fmt)
+    table = cursor.insertTable(1, 1, fmt)
+    cell = table.cellAt(0, 0)
+    cell_format = cell.format()
+    cell_format.setBackground(QColor(background))  # the table's own is not painted
+    cell.setFormat(cell_format)
+    return table

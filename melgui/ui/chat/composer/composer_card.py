@@ -135,9 +135,8 @@ class ComposerCard(QFrame):
 
     def _round_button(self, icon_name: str, words: str, keys: str) -> QPushButton:
         button = QPushButton(self)
-        button.setProperty("role", "primary")
-        button.setProperty("round", True)
-        button.setIcon(icon(icon_name, self.colors.on_accent, self.colors.muted))
+        button.setProperty("role", "send")
+        button.setIcon(icon(icon_name, self.colors.accent, self.colors.muted))
         button.setIconSize(QSize(ICON, ICON))
         button.setFixedSize(CONTROL_H, CONTROL_H)
         name_icon(button, words, keys=keys)

@@ -42,9 +42,12 @@ class PromptInput(QPlainTextEdit):
         super().__init__(parent)
         self.kit = kit
         self.setTabChangesFocus(True)
-        self._hints = "Enter sends, Shift+Enter new line"
-        if kit is not None:
-            self._hints += ", / commands, @ files, ↑ earlier prompts"
+        # One line, whatever the width: the welcome screen and the tooltip say the rest.
+        self._hints = "@ for files, / for commands" if kit is not None else "Enter sends"
+        self.setToolTip(
+            "Enter sends, Shift+Enter starts a new line"
+            + (", / commands, @ files, ↑ earlier prompts" if kit is not None else "")
+        )
         self.name_model("the agent")
         self.textChanged.connect(self.updateGeometry)
         self.attachments = AttachmentBar(parent)

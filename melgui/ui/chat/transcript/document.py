@@ -150,6 +150,9 @@ class ChatTranscript(QTextBrowser):
         escaped = html.escape(text).replace("\n", "<br>")
         cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>')
         if links_html:  # the message's actions, a row of small icons under it
+            actions = QTextBlockFormat()
+            actions.setAlignment(Qt.AlignmentFlag.AlignRight)
+            cursor.insertBlock(actions)
             cursor.insertHtml(links_html)
         if parts:
             self._image_urls += [
