@@ -84,7 +84,9 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         shown = window.chat.transcript.toPlainText()
         assert "changed 1 file (src/greet.py)" in shown
         assert "changed 2 files (README.md, docs/x.md)" in shown
-        assert "Undo this call" in shown and "Rewind to here" in shown
+        assert "Undo this call" in shown
+        drawn = window.chat.transcript.toHtml()  # rewind is an icon under the message
+        assert 'href="act:rewind/0"' in drawn and 'title="Rewind to here"' in drawn
         [c2] = window.checkpoint_actions.checkpoints.for_calls(["c2"])
         window.show_call("c2")
         assert "changed 2 files" in window.inspector.detail.extra.text()
