@@ -69,20 +69,22 @@ def body_html(
     status: CallPhase,
     result: str | None,
     colors: Colors,
+    shown: int = SHOWN_LINES,
 ) -> str:
-    """The unfolded part of a card (empty when there is nothing more to show)."""
+    """The unfolded part of a card (empty when there is nothing more to show); `shown`
+    lines at most of a change or an output (fewer while it opens)."""
     parts = []
     if name in CHANGES:
-        lines = change_lines(name, arguments, SHOWN_LINES)
+        lines = change_lines(name, arguments, shown)
         if lines:
             parts.append(diff_html(lines, colors))
     elif name == "run_command" and arguments is not None:
-        shown = [f"$ {arguments.get('command', '')}"]
+        command = [f"$ {arguments.get('command', '')}"]
         if result is not None:
-            shown += output_lines(result, SHOWN_LINES)
-        parts.append(_block(shown, colors.output_text, colors.output_bg))
+            command += output_lines(result, shown)
+        parts.append(_block(command, colors.output_text, colors.output_bg))
     elif result is not None:
-        parts.append(_block(output_lines(result, SHOWN_LINES), colors.text, colors.code_bg))
+        parts.append(_block(output_lines(result, shown), colors.text, colors.code_bg))
     if status == "waiting":
         parts.append(approval_html(call_id, colors))
     return "".join(parts)

@@ -25,7 +25,7 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import NoteRecord
-from melgui.ui.chat.blocks.call_body import body_html
+from melgui.ui.chat.blocks.call_body import SHOWN_LINES, body_html
 from melgui.ui.chat.blocks.hook_runs import hook_lines_html, note_lines_html
 from melgui.ui.chat.blocks.message_actions import message_actions_html
 from melgui.ui.chat.blocks.tool_cards import card_html
@@ -39,6 +39,8 @@ from melgui.ui.runtime.theme import Colors
 HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "show earlier"
 MAX_DRAWN = 3 * HISTORY_PAGE  # more drawn at the end of a turn: redraw the last page only
 LOAD_TICK_S = 0.008  # drawing history: at most this long per event-loop tick
+REVEAL_STEPS = (4, 12, SHOWN_LINES)  # lines a card shows as it unfolds, tick by tick
+REVEAL_TICK_MS = 50  # three ticks: about 150 ms
 
 
 class HistoryPaging:
@@ -56,6 +58,10 @@ class HistoryPaging:
         self._call_args: dict[str, dict[str, Any] | None] = {}  # id -> decoded arguments
         self._call_results: dict[str, str] = {}  # id -> the result's text, once in
         self.unfolded: set[str] = set()  # cards the person opened (a waiting one is open)
+        self._revealing: dict[str, int] = {}  # id -> its step in REVEAL_STEPS while opening
+        self._reveal_timer = QTimer(owner)
+        self._reveal_timer.setInterval(REVEAL_TICK_MS)
+        self._reveal_timer.timeout.connect(self._reveal_step)
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
@@ -283,10 +289,28 @@ class HistoryPaging:
         self.transcript.add_card(call.id, html)
 
     def toggle_card(self, call_id: str) -> None:
-        """Unfold a card in place to its change or output, or fold it again."""
+        """Unfold a card in place to its change or output, or fold it again. Unfolding
+        grows in REVEAL_STEPS over about 150 ms, but at once while the agent runs
+        (nothing moves while text streams in)."""
         self.unfolded ^= {call_id}
-        if call_id in self._card_states:
-            self._set_card(call_id, *self._card_states[call_id])
+        if call_id not in self._card_states:
+            return
+        if call_id in self.unfolded and not self.bridge.busy:
+            self._revealing[call_id] = 1
+            self._reveal_timer.start()
+        self._set_card(call_id, *self._card_states[call_id])
+
+    def _reveal_step(self) -> None:
+        for call_id in list(self._revealing):
+            step = self._revealing[call_id] + 1
+            if step >= len(REVEAL_STEPS) or call_id not in self.unfolded:
+                del self._revealing[call_id]
+            else:
+                self._revealing[call_id] = step
+            if call_id in self._card_states:
+                self._set_card(call_id, *self._card_states[call_id])
+        if not self._revealing:
+            self._reveal_timer.stop()
 
     def set_card_note(self, call_id: str, note_html: str) -> None:
         """A live line on a running call's card (an MCP tool's progress); gone when it ends."""
@@ -325,7 +349,8 @@ class HistoryPaging:
         body = ""
         if unfolded:
             result = self._call_results.get(call_id)
-            body = body_html(call_id, name, arguments, status, result, self.colors)
+            shown = REVEAL_STEPS[self._revealing.get(call_id, len(REVEAL_STEPS) - 1)]
+            body = body_html(call_id, name, arguments, status, result, self.colors, shown)
         html = card_html(
             call_id,
             name,
