@@ -127,6 +127,11 @@ class ComposerCard(QFrame):
         row.addWidget(self.ring)
         row.addWidget(self.send_button)
         row.addWidget(self.stop_button)
+        # Chips show once the owner says what they hold; `@` and `/` need a project's kit.
+        self.model_chip.hide()
+        self.role_chip.hide()
+        for button in (self.mention_button, self.command_button):
+            button.setVisible(prompt.kit is not None)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(SPACE_S, SPACE_S, SPACE_S, SPACE_S)
         layout.setSpacing(SPACE_XS)
@@ -150,10 +155,12 @@ class ComposerCard(QFrame):
 
     def show_model(self, model: str) -> None:
         self.model_chip.setText(model or "Model")
+        self.model_chip.show()
         self.model_chip.setToolTip(f"Model: {model}. Click to choose another")
 
     def show_role(self, role: str) -> None:
         self.role_chip.setText(role)
+        self.role_chip.show()
         self.role_chip.setToolTip(f"Role: {role}. Click to choose another")
 
     def _choose_file(self) -> None:
