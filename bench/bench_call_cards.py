@@ -48,7 +48,7 @@ def measure(rounds: int) -> dict[str, float]:
 
     def call(index: int) -> ToolCall:
         if index % 2:
-            arguments = '{"command": "pytest -q tests/test_%d.py"}' % index
+            arguments = json.dumps({"command": f"pytest -q tests/test_{index}.py"})
             return ToolCall(id=f"c{index}", name="run_command", arguments=arguments)
         arguments = json.dumps(
             {"path": f"src/mod_{index}.py", "old_string": "a = 1", "new_string": "a = 2\nb = 3"}

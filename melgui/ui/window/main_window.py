@@ -74,13 +74,12 @@ from melgui.ui.settings.flow import (
     save_or_report,
 )
 from melgui.ui.window.commands import install_commands, set_focus_chat_keys
-from melgui.ui.window.composer_wiring import join_composer
 from melgui.ui.window.host_view import HostView
 from melgui.ui.window.layout_state import LayoutKeeper, add_side_docks, one_side_panel
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.status_line import StatusLine
-from melgui.ui.window.toolbar import ProjectToolbar
+from melgui.ui.window.toolbar import ProjectToolbar, join_composer
 from melgui.ui.window.trust_bar import TrustBar
 
 if TYPE_CHECKING:
