@@ -27,6 +27,3 @@ class EmptyNote(QLabel):
     def set_local(self, local: bool) -> None:
         """On the built-in local model, the note adds that it is small (and what else)."""
         self.setText(EMPTY_CHAT_TEXT if local else HOW_TO_START)
-        parent = self.parentWidget()
-        if parent is not None:
-            parent.adjustSize()

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidg
 from melgui.core.transports.answerer import Answerer
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.look.icons import icon
-from melgui.ui.look.tokens import ICON, SPACE_2XL, SPACE_L, SPACE_S, Colors
+from melgui.ui.look.tokens import ICON, SPACE_2XL, SPACE_3XL, SPACE_L, SPACE_S, Colors
 
 WHAT_MELGUI_IS = "An agent that works in this folder with you"
 KEYS = (
@@ -54,7 +54,7 @@ class Welcome(QWidget):
         self.editor = editor
         self.setObjectName("welcome")
         self.title = QLabel(WHAT_MELGUI_IS, self)
-        self.title.setProperty("role", "title")
+        self.title.setProperty("role", "display")
         self.title.setWordWrap(True)
         self.model = QLabel(self)
         self.model.setWordWrap(True)
@@ -62,7 +62,7 @@ class Welcome(QWidget):
         self.model.linkActivated.connect(lambda _link: self.settingsRequested.emit())
         self.note = EmptyNote(self)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, SPACE_2XL, 0, 0)
+        layout.setContentsMargins(0, SPACE_3XL + SPACE_2XL, 0, 0)
         layout.setSpacing(SPACE_S)
         layout.addWidget(self.title)
         layout.addWidget(self.model)
@@ -105,12 +105,12 @@ class Welcome(QWidget):
         return False
 
     def _place(self) -> None:
-        # Lined up with the transcript's text (the document's margin on either side).
+        # Lined up with the transcript's text (the document's margin on either side), as
+        # tall as the viewport, so its wrapped lines get the height they need.
         margin = int(self.editor.document().documentMargin())
-        width = self.editor.viewport().width()
-        self.setFixedWidth(max(width - 2 * margin, SPACE_2XL))
-        self.adjustSize()
-        self.move(margin, 0)
+        viewport = self.editor.viewport()
+        width = max(viewport.width() - 2 * margin, SPACE_2XL)
+        self.setGeometry(margin, 0, width, max(viewport.height(), self.heightForWidth(width)))
 
     def update_visibility(self) -> None:
         self.setVisible(self.editor.document().isEmpty())

@@ -21,6 +21,7 @@ from melgui.ui.look.tokens import (
     SPACE_M,
     SPACE_S,
     SPACE_XS,
+    TYPE_DISPLAY,
     TYPE_META,
     TYPE_TITLE,
     Colors,
@@ -128,4 +129,5 @@ QLabel[role="muted"] {{ color: {c.muted}; }}
 QLabel[role="meta"] {{ color: {c.muted}; font-size: {px(TYPE_META)}; }}
 QLabel[role="title"] {{ color: {c.text}; font-size: {px(TYPE_TITLE)}; font-weight: 600; }}
 QLabel[role="error"] {{ color: {c.error}; }}
+QLabel[role="display"] {{ color: {c.text}; font-size: {px(TYPE_DISPLAY)}; font-weight: 600; }}
 """
