@@ -37,7 +37,7 @@ TEST_OPS = (
 Scene = Callable[[MainWindow, ScriptedRelay, Path], Awaitable[None]]
 
 
-async def wait_until(condition: Callable[[], object], timeout: float = 20.0) -> None:
+async def wait_until(condition: Callable[[], object], timeout: float = 120.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -66,8 +66,8 @@ async def approval(window: MainWindow, relay: ScriptedRelay, project: Path) -> N
         "edit_file",
         {
             "path": "calc/ops.py",
-            "old_string": "    return a + b\n",
-            "new_string": "    return a - b\n",
+            "old_string": "def sub(a, b):\n    return a + b",
+            "new_string": "def sub(a, b):\n    return a - b",
         },
         id="fix",
     )
@@ -203,7 +203,8 @@ def at_twice_the_pixels(out: Path) -> None:
     """Run under QT_SCALE_FACTOR=2: the welcome screen at a device pixel ratio of 2."""
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
-    path = shoot(app, "approval", "light", (1366, 768), out)
+    path = shoot(app, "approval", "light", (1366, 768), Path(tempfile.mkdtemp()))
+    out.mkdir(parents=True, exist_ok=True)
     path.replace(out / "approval-light-1366x768@2x.png")
     print(out / "approval-light-1366x768@2x.png")
 

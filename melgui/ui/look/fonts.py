@@ -37,6 +37,11 @@ def register_fonts() -> list[str]:
         for family in QFontDatabase.applicationFontFamilies(font_id):
             if family not in _registered:
                 _registered.append(family)
+    try:  # the transcript's icons (look.icons.GLYPHS)
+        glyphs = resources.resource_file("lucide/lucide-glyphs.ttf")
+        QFontDatabase.addApplicationFont(str(glyphs))
+    except resources.ResourceMissingError as exc:
+        log.warning("bundled icon font missing: %s", exc)
     return _registered
 
 
@@ -46,7 +51,8 @@ def uses_bundled_font() -> bool:
 
 def ui_font(pixels: int = TYPE_UI) -> QFont:
     """The UI font at `pixels` (Inter where it is the better choice, else the system's)."""
-    if uses_bundled_font() and FAMILY in register_fonts():
+    families = register_fonts()  # the icon font too, wherever the UI font comes from
+    if uses_bundled_font() and FAMILY in families:
         font = QFont(FAMILY)
     else:
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)

@@ -11,12 +11,37 @@ from __future__ import annotations
 import functools
 
 from PySide6.QtCore import QByteArray, QRect, QSize, Qt
-from PySide6.QtGui import QIcon, QIconEngine, QImage, QPainter, QPixmap
+from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QAbstractButton, QToolButton, QWidget
 
 from melgui import resources
 from melgui.ui.look.tokens import ICON
+
+# The icons the transcript draws as text, from resources/lucide/lucide-glyphs.ttf (Lucide's
+# icon font cut to these): a glyph costs a fraction of an image to lay out and paint, is
+# tinted by the text's colour and is crisp at any pixel ratio.
+GLYPH_FAMILY = "lucide"
+GLYPHS = {
+    "file-pen": 0xE31F,
+    "file-plus": 0xE0C9,
+    "file-text": 0xE0CC,
+    "terminal": 0xE181,
+    "search": 0xE151,
+    "folder-tree": 0xE33C,
+    "globe": 0xE0E8,
+    "list-checks": 0xE1D0,
+    "bot": 0xE1BB,
+    "plug": 0xE37F,
+    "brain": 0xE3C6,
+    "wrench": 0xE1B1,
+    "chevron-right": 0xE06F,
+    "chevron-down": 0xE06D,
+    "panel-right": 0xE431,
+    "copy": 0xE09E,
+    "pencil": 0xE1F9,
+    "undo-2": 0xE2A1,
+}
 
 # What each thing melgui shows is drawn with (a Lucide name).
 KIND_ICONS = {
@@ -86,20 +111,6 @@ class _TintedEngine(QIconEngine):
 def icon(name: str, colour: str, disabled: str | None = None) -> QIcon:
     """Lucide icon `name` drawn in `colour` (and `disabled` when its button is off)."""
     return QIcon(_TintedEngine(name, colour, disabled or colour))
-
-
-@functools.cache
-def icon_image(name: str, colour: str, size: int = ICON, ratio: float = 2.0) -> QImage:
-    """The icon as an image drawn at `ratio` times `size` (a document resource: crisp
-    on a high-DPI screen, scaled down smoothly on others)."""
-    image = QImage(QSize(size, size) * ratio, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    QSvgRenderer(QByteArray(tinted_svg(name, colour))).render(painter)
-    painter.end()
-    image.setDevicePixelRatio(ratio)
-    return image
 
 
 def icon_pixmap(name: str, colour: str, size: int = ICON, ratio: float = 1.0) -> QPixmap:

@@ -9,6 +9,7 @@ import pytest
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.ui.chat.blocks.tool_cards import card_html, icon_img, pill, status_color
+from melgui.ui.look.icons import GLYPHS
 from melgui.ui.look.tokens import ICON_S
 from melgui.ui.runtime.theme import DARK, LIGHT
 
@@ -45,8 +46,7 @@ def test_a_finished_card_is_one_line_that_unfolds_and_links_the_call() -> None:
     card = card_html("c 1/x", "read_file", "a.py", "ok", LIGHT, 0.25)
     assert card == (
         f'<a href="card:c%201%2Fx" style="text-decoration:none; color:{LIGHT.text}">'
-        f"{icon_img('chevron-right', LIGHT.muted, ICON_S, 'Show the change or the output')}"
-        f"&nbsp;{icon_img('file-text', LIGHT.muted, ICON_S, 'read_file')}&nbsp;&nbsp;"
+        f"{icon_img('chevron-right', LIGHT.muted, ICON_S, '', 'file-text')}&nbsp;&nbsp;"
         '<b>Read</b>&nbsp;<span style="font-family:monospace">a.py</span></a>&nbsp;&nbsp;'
         f"{pill('done · 250 ms', LIGHT.ok, LIGHT.ok_bg)}&nbsp;&nbsp;"
         f'<a href="call:c%201%2Fx">'
@@ -75,7 +75,8 @@ def test_the_unfolded_part_shows_only_when_unfolded() -> None:
         "c1", "read_file", "a.py", "ok", LIGHT, body_html="<pre>x</pre>", expanded=True
     )
     assert "<pre>x</pre>" not in folded and unfolded.endswith("<pre>x</pre>")
-    assert "chevron-down" in unfolded and "chevron-right" in folded
+    down, right = (f"&#x{GLYPHS[name]:X};" for name in ("chevron-down", "chevron-right"))
+    assert down in unfolded and right in folded
 
 
 @pytest.mark.parametrize("status", ["waiting", "requested", "running"])

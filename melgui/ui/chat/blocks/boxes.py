@@ -17,9 +17,10 @@ from melgui.ui.runtime.theme import Colors
 
 
 def insert_box(
-    document: QTextDocument, colors: Colors, background: str, *, border: int
+    document: QTextDocument, colors: Colors, background: str | None, *, border: int
 ) -> QTextTable:
-    """A full-width one-cell table at the end of `document`."""
+    """A full-width one-cell table at the end of `document`, on `background` (None: the
+    document's own, which costs nothing to draw)."""
     cursor = QTextCursor(document)
     cursor.movePosition(QTextCursor.MoveOperation.End)
     fmt = QTextTableFormat()
@@ -30,9 +31,10 @@ def insert_box(
     fmt.setCellPadding(SPACE_M)
     fmt.setCellSpacing(0)
     fmt.setMargin(SPACE_XS)
-    fmt.setBackground(QColor(background))
     fmt.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
     table = cursor.insertTable(1, 1, fmt)
+    if background is None:
+        return table
     cell = table.cellAt(0, 0)
     cell_format = cell.format()
     cell_format.setBackground(QColor(background))  # the table's own is not painted

@@ -14,7 +14,6 @@ from melgui.ui.chat.blocks.thinking_block import THINK_SCHEME
 
 CALL_SCHEME = "call"
 CARD_SCHEME = "card"  # card:<call id>: fold or unfold a call's card in place
-ICON_SCHEME = "icon"  # icon:<name>/<rrggbb>: a Lucide icon drawn by the transcript
 MORE_SCHEME = "more"
 ACTION_SCHEME = "act"  # act:<verb>/<argument>: an action on a card or message (undo, …)
 

@@ -4,8 +4,8 @@ or the output.
 
 A command that ran and exited non-zero is a failure on its card ("exit 1"), though its
 call succeeded (the model reads the code in the result). The run time and the wait for
-the person's approval are shown apart. Icons are document images (`icon_img`) that the
-transcript draws from the bundled Lucide set at the screen's pixel ratio.
+the person's approval are shown apart. Icons are glyphs of the bundled Lucide icon font
+(`icon_img`): cheap to lay out, tinted like text, crisp at any pixel ratio.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from urllib.parse import quote
 from melgui.core.protocol.call_life import PHASE_LABEL, PHASE_MARK, CallPhase
 from melgui.core.protocol.calls import format_duration
 from melgui.ui.chat.blocks.call_words import call_line
-from melgui.ui.chat.blocks.links import CALL_SCHEME, CARD_SCHEME, ICON_SCHEME
-from melgui.ui.look.icons import KIND_ICONS
+from melgui.ui.chat.blocks.links import CALL_SCHEME, CARD_SCHEME
+from melgui.ui.look.icons import GLYPH_FAMILY, GLYPHS, KIND_ICONS
 from melgui.ui.look.tokens import ICON, ICON_S, Colors
 
 
@@ -56,11 +56,13 @@ def badge(status: CallPhase, exit_code: int | None, colors: Colors) -> tuple[str
     return PHASE_MARK[status], PHASE_LABEL[status], status_color(status, colors)
 
 
-def icon_img(name: str, colour: str, size: int = ICON, title: str = "") -> str:
-    """An icon in the transcript, `colour` "#rrggbb"; `title` is its tooltip."""
+def icon_img(name: str, colour: str, size: int = ICON, title: str = "", *more: str) -> str:
+    """An icon in the transcript (a glyph of the bundled icon font), `colour` "#rrggbb";
+    `title` is its tooltip; `more` icons follow it in the same run of text."""
     tip = f' title="{html.escape(title)}"' if title else ""
-    url = f"{ICON_SCHEME}:{name}/{colour.lstrip('#')}"
-    return f'<img src="{url}" width="{size}" height="{size}"{tip}>'
+    style = f"font-family:{GLYPH_FAMILY}; font-size:{size}px; color:{colour}"
+    glyphs = "&nbsp;".join(f"&#x{GLYPHS[n]:X};" for n in (name, *more))
+    return f'<span style="{style}"{tip}>{glyphs}</span>'
 
 
 def pill(words: str, colour: str, tint: str) -> str:
@@ -97,14 +99,12 @@ def card_html(
     if waited and ended:
         label += f" · waited {format_duration(waited)} for approval"
     chevron = "chevron-down" if expanded else "chevron-right"
-    toggle = "Fold" if expanded else "Show the change or the output"
     counts = (
         f'&nbsp;<span style="color:{colors.muted}">{words.counts}</span>' if words.counts else ""
     )
     line = (
         f'<a href="{CARD_SCHEME}:{quoted}" style="text-decoration:none; color:{colors.text}">'
-        f"{icon_img(chevron, colors.muted, ICON_S, toggle)}&nbsp;"
-        f"{icon_img(KIND_ICONS[words.kind], colors.muted, ICON_S, name)}&nbsp;&nbsp;"
+        f"{icon_img(chevron, colors.muted, ICON_S, '', KIND_ICONS[words.kind])}&nbsp;&nbsp;"
         f"<b>{html.escape(words.verb)}</b>&nbsp;"
         f'<span style="font-family:monospace">{html.escape(words.target)}</span></a>'
         f"{counts}&nbsp;&nbsp;{pill(label, colour, tint)}&nbsp;&nbsp;"

@@ -21,7 +21,7 @@ import time
 from collections import deque
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QResizeEvent,
     QTextBlockFormat,
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.blocks.boxes import insert_box
-from melgui.ui.chat.blocks.links import ICON_SCHEME, MORE_SCHEME, follow
+from melgui.ui.chat.blocks.links import MORE_SCHEME, follow
 from melgui.ui.chat.blocks.segment_html import shared_renderer, warm_up
 from melgui.ui.chat.blocks.thinking_block import ThinkingBlock
 from melgui.ui.chat.blocks.user_parts import IMAGE_SCHEME, parts_html
@@ -45,7 +45,6 @@ from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
 from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
 from melgui.ui.look.fonts import body_font
-from melgui.ui.look.icons import icon_image
 from melgui.ui.look.tokens import SPACE_M, SPACE_S, SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
@@ -83,6 +82,7 @@ class ChatTranscript(QTextBrowser):
         self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
         self._next_code_id = 1  # copy ids are unique across messages
         self._cards: dict[str, QTextTable] = {}
+        self._card_html: dict[str, str] = {}  # what each card shows now
         self._thinking: dict[int, ThinkingBlock] = {}
         self._next_think = 1  # Thinking numbers (think:N links) are unique too
         self._image_urls: list[str] = []  # images the drawing shows (document resources)
@@ -118,6 +118,7 @@ class ChatTranscript(QTextBrowser):
         self._batches.clear()
         self._open = None
         self._cards.clear()
+        self._card_html.clear()
         self._thinking.clear()
         self._next_think = 1
         self._image_urls.clear()
@@ -194,14 +195,6 @@ class ChatTranscript(QTextBrowser):
     def toggle_card(self, call_id: str) -> None:
         self.cardToggled.emit(call_id)
 
-    def loadResource(self, kind: int, name: QUrl | str) -> Any:
-        """The bundled icons the cards and messages show (icon:<name>/<rrggbb>)."""
-        url = QUrl(name)
-        if url.scheme() == ICON_SCHEME:
-            icon_name, _, colour = url.path().partition("/")
-            return icon_image(icon_name, f"#{colour}")
-        return super().loadResource(kind, name)
-
     def toggle_thinking(self, number: int) -> None:
         block = self._thinking.get(number)
         if block is not None:
@@ -261,16 +254,18 @@ class ChatTranscript(QTextBrowser):
         self.finish_assistant(None)
         if self._last_speaker != "Assistant":
             self._header("Assistant")
-        table = self._insert_box(self.colors.card_bg, border=1)
+        table = self._insert_box(None, border=1)  # a hairline on the page: one line
         table.cellAt(0, 0).firstCursorPosition().insertHtml(card_html)
         self._cards[call_id] = table
+        self._card_html[call_id] = card_html
         self._scroll_if_stuck()
 
     @in_order
     def update_card(self, call_id: str, card_html: str) -> None:
         table = self._cards.get(call_id)
-        if table is None:
-            return
+        if table is None or self._card_html.get(call_id) == card_html:
+            return  # gone, or drawn as it is already
+        self._card_html[call_id] = card_html
         cell = table.cellAt(0, 0)
         cursor = cell.firstCursorPosition()
         cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
@@ -468,7 +463,7 @@ class ChatTranscript(QTextBrowser):
             f'<p style="margin-top:{SPACE_S}px; margin-bottom:0; font-size:{SPACE_XS}px"></p>'
         )
 
-    def _insert_box(self, background: str, *, border: int) -> QTextTable:
+    def _insert_box(self, background: str | None, *, border: int) -> QTextTable:
         return insert_box(self.document(), self.colors, background, border=border)
 
     # --- scrolling and links --------------------------------------------------------

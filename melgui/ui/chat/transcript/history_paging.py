@@ -41,6 +41,7 @@ MAX_DRAWN = 3 * HISTORY_PAGE  # more drawn at the end of a turn: redraw the last
 LOAD_TICK_S = 0.008  # drawing history: at most this long per event-loop tick
 REVEAL_STEPS = (4, 12, SHOWN_LINES)  # lines a card shows as it unfolds, tick by tick
 REVEAL_TICK_MS = 50  # three ticks: about 150 ms
+RESULTS_LOOKAHEAD = 64  # a stored call's result is among the next this many messages
 
 
 class HistoryPaging:
@@ -272,7 +273,7 @@ class HistoryPaging:
             self.transcript.add_thinking(message.reasoning)
             self.transcript.add_assistant(message.content)
             for call in message.tool_calls:
-                self._add_card(call, "requested")
+                self._add_card(call, self._result_after(index, call.id))
         elif message.role == "tool" and message.tool_call_id is not None:
             status: CallPhase = message.status or "ok"
             exit_code = exit_code_of(message.content)
@@ -281,12 +282,26 @@ class HistoryPaging:
         elif message.role == "system":
             self.transcript.add_notice(shorten(message.content, 200), self.colors.muted)
 
+    def _result_after(self, index: int, call_id: str) -> CallPhase:
+        """A stored call drawn at once as it ended (its result follows its message), so
+        its card is drawn once, not as requested and then again; "requested" if not."""
+        messages = self.bridge.session.conversation.messages
+        for message in messages[index + 1 : index + 1 + RESULTS_LOOKAHEAD]:
+            if message.role != "tool":
+                break
+            if message.tool_call_id == call_id:
+                code = exit_code_of(message.content)
+                if code is not None:
+                    self._card_ends[call_id] = (code, 0.0)
+                self._call_results[call_id] = message.content
+                return message.status or "ok"
+        return "requested"
+
     def _add_card(self, call: ToolCall, status: CallPhase) -> None:
         summary = summarize(call.name, call.parsed)
         self._calls[call.id] = (call.name, summary)
         self._call_args[call.id] = call.parsed
-        html = card_html(call.id, call.name, summary, status, self.colors, arguments=call.parsed)
-        self.transcript.add_card(call.id, html)
+        self.transcript.add_card(call.id, self._card_html(call.id, status, None))
 
     def toggle_card(self, call_id: str) -> None:
         """Unfold a card in place to its change or output, or fold it again. Unfolding
@@ -329,19 +344,21 @@ class HistoryPaging:
         exit_code: int | None = None,
         waited: float = 0.0,
     ) -> None:
-        known = self._calls.get(call_id)
-        if known is None:
+        if call_id not in self._calls:
             return
-        name, summary = known
         self._card_states[call_id] = (status, duration)
         if exit_code is not None or waited:
             self._card_ends[call_id] = (exit_code, waited)
+        if status not in ("requested", "waiting", "running"):
+            self._card_notes.pop(call_id, None)
+        self.transcript.update_card(call_id, self._card_html(call_id, status, duration))
+
+    def _card_html(self, call_id: str, status: CallPhase, duration: float | None) -> str:
+        name, summary = self._calls[call_id]
         exit_code, waited = self._card_ends.get(call_id, (None, 0.0))
         extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
         if status in ("requested", "waiting", "running"):
             extra += self._card_notes.get(call_id, "")
-        else:
-            self._card_notes.pop(call_id, None)
         runs, notes = self._card_hooks.get(call_id, ((), ()))
         extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
         unfolded = status == "waiting" or call_id in self.unfolded
@@ -351,7 +368,7 @@ class HistoryPaging:
             result = self._call_results.get(call_id)
             shown = REVEAL_STEPS[self._revealing.get(call_id, len(REVEAL_STEPS) - 1)]
             body = body_html(call_id, name, arguments, status, result, self.colors, shown)
-        html = card_html(
+        return card_html(
             call_id,
             name,
             summary,
@@ -365,4 +382,3 @@ class HistoryPaging:
             body_html=body,
             expanded=unfolded,
         )
-        self.transcript.update_card(call_id, html)
