@@ -73,6 +73,8 @@ class ChatView(HistoryPaging, QWidget):
         hooks `card_extra`, `user_links` and `failures` first, then draws once with
         `load_conversation` (a long conversation's first screen is not drawn twice)."""
         super().__init__(parent)
+        self.setObjectName("chatView")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)  # the page behind the column
         self.bridge = bridge
         self.colors = colors
         self.prompt = prompt

@@ -115,7 +115,9 @@ QCheckBox, QRadioButton {{ spacing: {px(SPACE_S)}; }}
 QGroupBox {{ border: {line}; border-radius: {px(RADIUS_M)}; margin-top: {px(SPACE_L)};
     padding: {px(SPACE_M)} {px(SPACE_S)} {px(SPACE_S)} {px(SPACE_S)}; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: {px(SPACE_S)}; color: {c.muted}; }}
-QPlainTextEdit[role="bare"], QTextBrowser[role="chat"] {{ border: none; background: transparent; }}
+QPlainTextEdit[role="bare"] {{ border: none; background: transparent; }}
+QTextBrowser[role="chat"] {{ border: none; background: {c.base}; }}
+QWidget#chatView {{ background: {c.base}; }}
 QPushButton[role="send"] {{ border-radius: {px(RADIUS_M)}; background: {c.accent_soft};
     border: {px(FOCUS_RING)} solid transparent; padding: 0; }}
 QPushButton[role="send"]:hover {{ background: {c.muted_bg}; }}
