@@ -1,4 +1,5 @@
-"""ChatView: the transcript of one session, its input box, Send and Stop.
+"""ChatView: the transcript of one session in a centred column, the welcome over an empty
+one, and the composer card under it (prompt, chips, one send button that stops).
 
 Constructible on its own from a SessionBridge (the worker panes embed one). Reopening a
 long conversation draws only its last messages; "Show earlier messages" draws more.

@@ -2,8 +2,7 @@
 
 Inter is the UI and body font on Linux (whose default sans differs by distribution and
 is often a poor fit); macOS and Windows keep their system font, which is better tuned
-for their screens. Code is the system's monospace font everywhere.
-"""
+for their screens."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import sys
 from PySide6.QtGui import QFont, QFontDatabase
 
 from melgui import resources
-from melgui.ui.look.tokens import TYPE_BODY, TYPE_CODE, TYPE_UI
+from melgui.ui.look.tokens import TYPE_BODY, TYPE_UI
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +62,3 @@ def ui_font(pixels: int = TYPE_UI) -> QFont:
 
 def body_font() -> QFont:
     return ui_font(TYPE_BODY)
-
-
-def code_font(pixels: int = TYPE_CODE) -> QFont:
-    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-    font.setPointSizeF(pixels * POINTS_PER_PIXEL)
-    return font

@@ -113,10 +113,6 @@ def icon(name: str, colour: str, disabled: str | None = None) -> QIcon:
     return QIcon(_TintedEngine(name, colour, disabled or colour))
 
 
-def icon_pixmap(name: str, colour: str, size: int = ICON, ratio: float = 1.0) -> QPixmap:
-    return icon(name, colour).pixmap(QSize(size, size), ratio)
-
-
 def icon_button(
     name: str, words: str, colour: str, parent: QWidget | None = None, *, keys: str = ""
 ) -> QToolButton:
