@@ -269,6 +269,12 @@ class ChatTranscript(QTextBrowser):
         cell = table.cellAt(0, 0)
         cursor = cell.firstCursorPosition()
         cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
+        if cursor.selectionStart() != cursor.selectionEnd():
+            # What is left of the old content keeps its last block's format (an unfolded
+            # card's dark output block): the new line starts plain.
+            cursor.removeSelectedText()
+            cursor.setBlockFormat(QTextBlockFormat())
+            cursor.setBlockCharFormat(QTextCharFormat())
         cursor.insertHtml(card_html)
 
     def has_card(self, call_id: str) -> bool:
