@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, QUrl
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import DEFAULT_MODES, Settings
@@ -144,6 +144,7 @@ def grab(window: MainWindow) -> Any:
     dialog = window.findChild(SettingsDialog)
     if dialog is not None and dialog.isVisible():
         painter = QPainter(image)
+        painter.fillRect(image.rect(), QColor(0, 0, 0, 90))  # a dialog over a dimmed window
         ratio = image.devicePixelRatio()
         size = image.size() / ratio
         shot = dialog.grab()
@@ -152,6 +153,8 @@ def grab(window: MainWindow) -> Any:
             (size.height() - shot.height() / ratio * ratio) // 2,
         )
         painter.drawPixmap(at, shot)
+        painter.setPen(QColor(window.colors.border))
+        painter.drawRect(at.x(), at.y(), shot.width() - 1, shot.height() - 1)
         painter.end()
         dialog.reject()
     return image

@@ -13,6 +13,7 @@ from melgui.ui.look.tokens import (
     CHIP_H,
     FOCUS_RING,
     HAIRLINE,
+    ICON_S,
     RADIUS_M,
     RADIUS_S,
     SPACE_2XL,
@@ -112,6 +113,15 @@ QScrollBar::handle:hover {{ background: {c.muted}; }}
 QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
 QScrollBar::add-page, QScrollBar::sub-page {{ background: transparent; }}
 QCheckBox, QRadioButton {{ spacing: {px(SPACE_S)}; }}
+QCheckBox::indicator, QRadioButton::indicator {{ width: {px(ICON_S)}; height: {px(ICON_S)};
+    border: {px(HAIRLINE)} solid {c.muted}; background: {c.base}; }}
+QCheckBox::indicator {{ border-radius: {px(RADIUS_S // 2)}; }}
+QRadioButton::indicator {{ border-radius: {px(ICON_S // 2 + HAIRLINE)}; }}
+QCheckBox::indicator:checked, QRadioButton::indicator:checked {{ background: {c.accent};
+    border: {px(FOCUS_RING)} solid {c.accent}; }}
+QRadioButton::indicator:checked {{ border: {px(FOCUS_RING + 1)} solid {c.base};
+    background: {c.accent}; border-radius: {px(ICON_S // 2 + FOCUS_RING + 1)}; }}
+QCheckBox::indicator:disabled, QRadioButton::indicator:disabled {{ border-color: {c.border}; }}
 QGroupBox {{ border: {line}; border-radius: {px(RADIUS_M)}; margin-top: {px(SPACE_L)};
     padding: {px(SPACE_M)} {px(SPACE_S)} {px(SPACE_S)} {px(SPACE_S)}; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: {px(SPACE_S)}; color: {c.muted}; }}
