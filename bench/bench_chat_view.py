@@ -50,13 +50,10 @@ from relay_process import RelayProcess  # noqa: E402
 from melgui.core.agent.policy import RulePolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.events import ToolCall  # noqa: E402
-from melgui.core.protocol.loop_events import (  # noqa: E402
-    AssistantReasoning,
-    AssistantText,
-    LoopEvent,
-)
 from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.thread.changes import Change, EntryAdded, TextAppended  # noqa: E402
+from melgui.core.thread.entries import AssistantEntry, ReasoningEntry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.ui.chat.chat_view import ChatView  # noqa: E402
 from melgui.ui.chat.transcript.document import FLUSH_BUDGET_S, ChatTranscript  # noqa: E402
@@ -176,6 +173,19 @@ class StallMeter:
             self._task.cancel()
 
 
+def streamed_token(change: Change) -> bool | None:
+    """A streamed token's change: True for reasoning, False for answer; None for others."""
+    match change:
+        case TextAppended(reasoning=reasoning):
+            return reasoning
+        case EntryAdded(entry=AssistantEntry(streaming=True)):
+            return False
+        case EntryAdded(entry=ReasoningEntry(streaming=True)):
+            return True
+        case _:
+            return None
+
+
 class TimedView:
     """Re-wires a ChatView so each token's handling, render and paint are timed.
 
@@ -196,19 +206,20 @@ class TimedView:
         self.thinking: list[bool] = []  # per token: reasoning (True) or answer
         self._unrendered: list[int] = []  # tokens not drawn yet
         self._unpainted: list[int] = []  # tokens drawn, not painted yet
-        bridge.loopEvent.disconnect(chat.on_event)
-        bridge.loopEvent.connect(self.on_event)
+        bridge.threadChange.disconnect(chat.on_change)
+        bridge.threadChange.connect(self.on_change)
         transcript = chat.transcript
         transcript.scheduled_flush = self.scheduled  # type: ignore[method-assign]
         _PAINT_LISTENERS[transcript] = self.painted
 
-    def on_event(self, event: LoopEvent) -> None:
+    def on_change(self, change: Change) -> None:
         started = time.thread_time()
-        self.chat.on_event(event)
+        self.chat.on_change(change)
         spent = time.thread_time() - started
-        if isinstance(event, AssistantText | AssistantReasoning):
+        token = streamed_token(change)
+        if token is not None:
             self.costs.append(spent)
-            self.thinking.append(isinstance(event, AssistantReasoning))
+            self.thinking.append(token)
             self._unrendered.append(len(self.costs) - 1)
             if self.batch and len(self._unrendered) >= self.batch:
                 self.flush()
