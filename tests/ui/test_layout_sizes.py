@@ -12,9 +12,9 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.look.tokens import CHAT_COLUMN_MAX
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.splitter import Splitter, SplitterHandle
+from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MAX
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, wait_until

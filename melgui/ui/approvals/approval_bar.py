@@ -13,7 +13,7 @@ from melgui.core.protocol.calls import summarize
 from melgui.ui.approvals.approval_controls import ApprovalControls
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.command_parts import command_judgement, parts_summary_html
-from melgui.ui.look.tokens import SPACE_S
+from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 

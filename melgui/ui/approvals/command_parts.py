@@ -11,7 +11,7 @@ import html
 from melgui.core.agent.rule_scopes import SCOPE_LABEL
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.judgement import JudgedPart, Judgement, Verdict
-from melgui.ui.look.tokens import SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 ICON: dict[Verdict, str] = {"allow": "✓", "ask": "◆", "deny": "⊘"}

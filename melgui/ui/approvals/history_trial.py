@@ -36,6 +36,7 @@ from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.judgement import Judgement
 from melgui.core.store.records import RecordedCall
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 Recorded = Callable[[int | None], Sequence[RecordedCall]]  # the last N conversations' calls
@@ -132,7 +133,9 @@ class HistoryTrial(QWidget):
         self.table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         rows = self.table.verticalHeader().defaultSectionSize()
-        self.table.setFixedHeight(rows * 4 + self.table.horizontalHeader().sizeHint().height() + 4)
+        self.table.setFixedHeight(
+            rows * 4 + self.table.horizontalHeader().sizeHint().height() + SPACE_XS
+        )
         self.headline = QLabel("", self)
         self.headline.setWordWrap(True)
         bold = QFont(self.headline.font())

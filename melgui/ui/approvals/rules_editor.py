@@ -40,7 +40,7 @@ from melgui.core.store.records import AllowedCall
 from melgui.tools.commands.sandbox import SandboxStatus
 from melgui.ui.approvals.history_trial import HistoryTrial, Recorded
 from melgui.ui.runtime.aio import TaskKeeper
-from melgui.ui.look.tokens import ROW_H, RULE_MATCHES_MAX_H, SPACE_XS
+from melgui.ui.runtime.look.tokens import ROW_H, RULE_MATCHES_MAX_H, SPACE_XS
 
 
 class PolicyEditor(QWidget):

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from melgui.desk.board.agents_board import AgentsBoard
 from melgui.ui.board.cells import COLUMNS, STATE_COLOUR, cells
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
 AGE_REFRESH_MS = 30_000  # "since 14:02 (3 min)" stays true

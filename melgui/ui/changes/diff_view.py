@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from melgui.core.worktrees.changes.diff import FileChange, Hunk
 from melgui.desk.review import Finding
 from melgui.ui.changes.hunk_lines import HunkLines
-from melgui.ui.look.tokens import SPACE_S, SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 PAGE = 25  # hunks shown at once

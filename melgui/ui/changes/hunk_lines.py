@@ -19,7 +19,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
 from melgui.core.worktrees.changes.diff import Hunk
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_S
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 MAX_HUNK_LINES = 1500  # a longer hunk shows its start; Apply still applies all of it

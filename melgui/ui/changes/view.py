@@ -40,8 +40,8 @@ from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.texts import conflicts_html, summary_html
-from melgui.ui.look.tokens import DIALOG_XL
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import DIALOG_XL
 from melgui.ui.runtime.theme import DARK, LIGHT, Colors
 
 

@@ -51,8 +51,8 @@ from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.chat.transcript.history_paging import HistoryPaging
 from melgui.ui.chat.welcome import Welcome
-from melgui.ui.look.tokens import SPACE_L, SPACE_XS
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import SPACE_L, SPACE_XS
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QAbstractScrollArea, QBoxLayout, QHBoxLayout, QVBoxLayout, QWidget
 
-from melgui.ui.look.tokens import CHAT_COLUMN_MAX, SPACE_L, SPACE_XS
+from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MAX, SPACE_L, SPACE_XS
 
 
 def side_margin(width: int) -> int:

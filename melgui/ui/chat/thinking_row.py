@@ -24,7 +24,7 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_M, SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_M, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 ANSWERING = (AssistantText, AssistantReasoning, ApprovalNeeded, ToolCallStarted)

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidg
 
 from melgui.core.transports.answerer import Answerer
 from melgui.ui.chat.empty_note import EmptyNote
-from melgui.ui.look.icons import icon
-from melgui.ui.look.tokens import ICON, SPACE_2XL, SPACE_3XL, SPACE_L, SPACE_S, Colors
+from melgui.ui.runtime.look.icons import icon
+from melgui.ui.runtime.look.tokens import ICON, SPACE_2XL, SPACE_3XL, SPACE_L, SPACE_S, Colors
 
 WHAT_MELGUI_IS = "An agent that works in this folder with you"
 KEYS = (

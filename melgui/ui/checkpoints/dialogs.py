@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
-from melgui.ui.look.tokens import DIALOG_L, DIALOG_M
+from melgui.ui.runtime.look.tokens import DIALOG_L, DIALOG_M
 
 # (path, which version, its blob id or None when absent) -> the text to show
 ReadVersion = Callable[[str, Choice, str | None], Awaitable[str]]

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.core.store.checkpoints.restore import Choice
-from melgui.ui.look.icons import icon
-from melgui.ui.look.tokens import SPACE_S, SPACE_XS, Colors
+from melgui.ui.runtime.look.icons import icon
+from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS, Colors
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tools.pins import PIN_LIMIT
 from melgui.core.thread.changes import Change, StateChanged
 from melgui.core.thread.entries import Pin
+from melgui.ui.runtime.look.tokens import NOTE_MAX_H
 
 BY = {"person": "you", "model": "the model"}
 
@@ -35,7 +36,7 @@ class PinsView(QWidget):
         title = QLabel("<b>Pinned facts</b> — kept word for word at every compaction", self)
         self.list = QListWidget(self)
         self.list.setWordWrap(True)
-        self.list.setMaximumHeight(120)
+        self.list.setMaximumHeight(NOTE_MAX_H)
         self.list.itemSelectionChanged.connect(self._selected)
         self.entry = QLineEdit(self)
         self.entry.setPlaceholderText("A fact to keep, e.g. the API is v2; never edit generated/")

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.context.preview import CompactionQuestion, Item
+from melgui.ui.runtime.look.tokens import DIALOG_PREVIEW
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 FATE = {
@@ -58,7 +59,7 @@ class CompactionPreview(QDialog):
         super().__init__(parent)
         self.question = question
         self.setWindowTitle("Before compacting")
-        self.resize(720, 520)
+        self.resize(*DIALOG_PREVIEW)
         intro = QLabel(intro_text(question), self)
         intro.setWordWrap(True)
         self.tree = QTreeWidget(self)

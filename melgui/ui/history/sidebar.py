@@ -36,7 +36,7 @@ from melgui.ui.history.model import ID_ROLE, UNTITLED, ConversationListModel
 from melgui.ui.history.reader import ListingReader
 from melgui.ui.history.row_delegate import ConversationRowDelegate
 from melgui.ui.history.undo_bar import UndoBar
-from melgui.ui.look.tokens import SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_XS
 
 SEARCH_DELAY_MS = 150
 ExportFormat = Literal["markdown", "json"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_S
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 
 UNDO_SECONDS = 10
 

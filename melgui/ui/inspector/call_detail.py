@@ -23,7 +23,7 @@ from melgui.ui.chat.blocks.tool_cards import badge
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.result_parts_view import ResultPartsView
-from melgui.ui.look.tokens import SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
 

@@ -12,7 +12,7 @@ from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from melgui.core.protocol.result_parts import ResultPart
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_S
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 MAX_IMAGE_WIDTH = 420

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.tools.mcp.asks.elicitation import Field, InputRequest, url_warning
-from melgui.ui.look.tokens import SPACE_S
+from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 Reader = Callable[[], Any]

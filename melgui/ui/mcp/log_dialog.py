@@ -7,7 +7,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from melgui.tools.mcp.server import McpServer
-from melgui.ui.look.tokens import DIALOG_LOG
+from melgui.ui.runtime.look.tokens import DIALOG_LOG
 
 
 class ServerLogDialog(QDialog):

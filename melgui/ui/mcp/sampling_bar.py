@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.tools.mcp.asks.sampling import SamplingRequest
-from melgui.ui.look.tokens import SPACE_S
+from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 SHOWN_LINES = 8

@@ -33,10 +33,10 @@ from melgui.tools.mcp.config import ConfigError
 from melgui.tools.mcp.importing import ImportReport, import_servers, known_files
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.mcp.server import McpServer
-from melgui.ui.look.tokens import SPACE_XS
 from melgui.ui.mcp.log_dialog import ServerLogDialog
 from melgui.ui.mcp.restart import restart_reread
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 SERVER_ROLE = Qt.ItemDataRole.UserRole

@@ -36,9 +36,9 @@ from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.call_book import CallBook
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 ApprovalSink = Callable[[ApprovalRequest], None]

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 from melgui.core.terminal.panes import PaneInfo, PaneState
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.changes.view import open_changes
-from melgui.ui.look.tokens import LIGHT, SPACE_2XS, SPACE_S
+from melgui.ui.runtime.look.tokens import LIGHT, SPACE_2XS, SPACE_S
 
 FOCUS_BORDER = LIGHT.accent
 _STATE_COLOURS = {

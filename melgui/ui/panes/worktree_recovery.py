@@ -30,7 +30,7 @@ from melgui.core.worktrees.create import WorktreeError
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
-from melgui.ui.look.tokens import SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_XS
 
 if TYPE_CHECKING:
     from melgui.ui.panes.manager import PaneManager

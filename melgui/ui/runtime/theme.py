@@ -1,5 +1,5 @@
 """The theme in force: light or dark (or the desktop's), applied to the whole app as the
-tokens' palette, stylesheet and font (melgui/ui/look)."""
+tokens' palette, stylesheet and font (melgui/ui/runtime/look)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import Theme
-from melgui.ui.look.fonts import ui_font
-from melgui.ui.look.stylesheet import stylesheet
-from melgui.ui.look.tokens import DARK, LIGHT, Colors
 from melgui.ui.runtime.focus_style import FocusRingStyle
+from melgui.ui.runtime.look.fonts import ui_font
+from melgui.ui.runtime.look.stylesheet import stylesheet
+from melgui.ui.runtime.look.tokens import DARK, LIGHT, Colors
 
 __all__ = ["DARK", "LIGHT", "Colors", "apply_theme", "colors_for", "theme_the_app"]
 

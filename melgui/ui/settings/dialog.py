@@ -44,8 +44,8 @@ from melgui.core.transports.discovery import list_models_text
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.ui.approvals.history_trial import Recorded
 from melgui.ui.approvals.rules_editor import PolicyEditor
-from melgui.ui.look.tokens import DIALOG_SETTINGS, NOTE_MAX_H
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import DIALOG_SETTINGS, NOTE_MAX_H
 from melgui.ui.settings.downloads_tab import DownloadModels
 from melgui.ui.settings.found_models import Choice, FoundModels
 from melgui.ui.settings.notifications_tab import SignalsTab

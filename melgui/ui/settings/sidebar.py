@@ -7,7 +7,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QStyle, QStyleOptionTab, QTabBar, QTabWidget, QWidget
 
-from melgui.ui.look.tokens import CONTROL_H, RADIUS_S, SIDEBAR_W, SPACE_M, SPACE_S, SPACE_XS
+from melgui.ui.runtime.look.tokens import CONTROL_H, RADIUS_S, SIDEBAR_W, SPACE_M, SPACE_S, SPACE_XS
 
 
 class SidebarBar(QTabBar):

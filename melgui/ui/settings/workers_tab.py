@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from melgui.core.config.settings import Settings
 from melgui.core.config.trust import FolderTrust
-from melgui.ui.look.tokens import COPY_BOX_MAX_H
+from melgui.ui.runtime.look.tokens import COPY_BOX_MAX_H
 
 
 class WorkerSettingsTab(QWidget):

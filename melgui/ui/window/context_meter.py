@@ -30,8 +30,8 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
-from melgui.ui.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE_S
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 FULL_SCALE = 1000

@@ -58,11 +58,11 @@ from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.look.tokens import SPACE_XS, WINDOW_DEFAULT
 from melgui.ui.notifications.install import install_signals
 from melgui.ui.panes.splitter import Splitter
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import SPACE_XS, WINDOW_DEFAULT
 from melgui.ui.runtime.quit_guard import QuitGuard
 from melgui.ui.runtime.theme import colors_for, follow_system_scheme, theme_the_app
 from melgui.ui.runtime.wire_recorder import WireRecorder

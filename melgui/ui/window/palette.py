@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.ui.look.tokens import DIALOG_S, PALETTE_H, PALETTE_MIN_W, SPACE_2XL, SPACE_XL
+from melgui.ui.runtime.look.tokens import DIALOG_S, PALETTE_H, PALETTE_MIN_W, SPACE_2XL, SPACE_XL
 from melgui.ui.window.menus import keys_text, menu_name, plain_text
 
 ACTION_ROLE = Qt.ItemDataRole.UserRole

@@ -13,7 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from melgui.core.config.trust import RESTRICTED, FolderTrust
-from melgui.ui.look.tokens import SPACE_S, SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
 
 
 class TrustBar(QFrame):

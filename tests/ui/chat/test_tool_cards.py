@@ -9,8 +9,8 @@ import pytest
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.ui.chat.blocks.tool_cards import card_html, icon_img, pill, status_color
-from melgui.ui.look.icons import GLYPHS
-from melgui.ui.look.tokens import ICON_S
+from melgui.ui.runtime.look.icons import GLYPHS
+from melgui.ui.runtime.look.tokens import ICON_S
 from melgui.ui.runtime.theme import DARK, LIGHT
 
 

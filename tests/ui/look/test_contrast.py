@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.ui.look.tokens import DARK, LIGHT, Colors
+from melgui.ui.runtime.look.tokens import DARK, LIGHT, Colors
 
 AA = 4.5
 

@@ -7,9 +7,9 @@ from PySide6.QtGui import QColor, QFontInfo
 from PySide6.QtWidgets import QApplication
 
 from melgui import resources
-from melgui.ui.look.fonts import FACES, register_fonts, ui_font, uses_bundled_font
-from melgui.ui.look.icons import KIND_ICONS, icon, icon_button, svg_text
-from melgui.ui.look.tokens import DARK, LIGHT, TYPE_UI
+from melgui.ui.runtime.look.fonts import FACES, register_fonts, ui_font, uses_bundled_font
+from melgui.ui.runtime.look.icons import KIND_ICONS, icon, icon_button, svg_text
+from melgui.ui.runtime.look.tokens import DARK, LIGHT, TYPE_UI
 
 
 def test_the_font_and_the_icons_ship_with_their_licences() -> None:

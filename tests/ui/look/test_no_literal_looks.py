@@ -1,4 +1,5 @@
-"""No widget hard-codes a colour or a pixel size: they come from melgui/ui/look/tokens.py.
+"""No widget hard-codes a colour or a pixel size: they come from the tokens module
+(melgui/ui/runtime/look/tokens.py).
 
 Scanned with Python's own parser, so comments never count and every string does (f-string
 parts included): a "#rrggbb", rgb(), a named CSS colour or an "Npx" in a string, a
@@ -15,7 +16,7 @@ from pathlib import Path
 import melgui.ui
 
 UI = Path(melgui.ui.__file__).parent
-TOKENS = UI / "look" / "tokens.py"
+TOKENS = UI / "runtime" / "look" / "tokens.py"
 HEX = re.compile(r"(?<![&\w])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3})\b")
 FUNCTIONAL = re.compile(r"\brgba?\(|\bhsla?\(")
 NAMED = re.compile(
@@ -110,11 +111,11 @@ def test_no_colour_or_pixel_size_outside_the_tokens() -> None:
     for path in sorted(UI.rglob("*.py")):
         if path != TOKENS:
             found += problems_in(path)
-    assert not found, "use melgui/ui/look/tokens.py instead:\n" + "\n".join(found)
+    assert not found, "use melgui/ui/runtime/look/tokens.py instead:\n" + "\n".join(found)
 
 
 def test_the_scan_finds_what_it_looks_for() -> None:
-    sample = UI / "look" / "_scan_sample.py"
+    sample = UI / "runtime" / "look" / "_scan_sample.py"
     sample.write_text(
         "w.setStyleSheet('color: #ff0000; margin: 4px')\n"
         "l.setContentsMargins(6, 0, 6, 0)\n"

@@ -12,7 +12,7 @@ from PySide6.QtGui import (
     QTextTableFormat,
 )
 
-from melgui.ui.look.tokens import SPACE_M, SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_M, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 

@@ -12,7 +12,7 @@ from urllib.parse import quote
 from melgui.core.protocol.call_life import CallPhase
 from melgui.ui.chat.blocks.call_words import CHANGES, change_lines, output_lines
 from melgui.ui.chat.blocks.links import ACTION_SCHEME, CALL_SCHEME
-from melgui.ui.look.tokens import SPACE_S, SPACE_XS, Colors
+from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS, Colors
 
 SHOWN_LINES = 40  # of a change or an output; the side panel has all of it
 APPROVE_KEYS = "Ctrl+Return"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from melgui.ui.chat.blocks.links import ACTION_SCHEME
 from melgui.ui.chat.blocks.tool_cards import icon_img
-from melgui.ui.look.tokens import ICON_S, Colors
+from melgui.ui.runtime.look.tokens import ICON_S, Colors
 
 
 def action_icon(verb: str, index: int, icon: str, words: str, colors: Colors) -> str:

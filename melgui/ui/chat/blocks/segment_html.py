@@ -16,7 +16,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from melgui.ui.chat.blocks.markdown_blocks import MarkdownSplitter, Segment
-from melgui.ui.look.tokens import LINE_HEIGHT, SPACE_2XS, SPACE_S, SPACE_XS
+from melgui.ui.runtime.look.tokens import LINE_HEIGHT, SPACE_2XS, SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 MONO = "'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace"

@@ -18,8 +18,8 @@ from melgui.core.protocol.call_life import PHASE_LABEL, PHASE_MARK, CallPhase
 from melgui.core.protocol.calls import format_duration
 from melgui.ui.chat.blocks.call_words import call_line
 from melgui.ui.chat.blocks.links import CALL_SCHEME, CARD_SCHEME
-from melgui.ui.look.icons import GLYPH_FAMILY, GLYPHS, KIND_ICONS
-from melgui.ui.look.tokens import ICON, ICON_S, Colors
+from melgui.ui.runtime.look.icons import GLYPH_FAMILY, GLYPHS, KIND_ICONS
+from melgui.ui.runtime.look.tokens import ICON, ICON_S, Colors
 
 
 def status_color(status: CallPhase, colors: Colors) -> str:

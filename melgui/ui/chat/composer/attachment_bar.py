@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from melgui.core.protocol.content import FilePart, ImagePart, Part
 from melgui.ui.chat.composer.images import image_size, thumbnail
-from melgui.ui.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
 
 CHIP_THUMB = 40
 

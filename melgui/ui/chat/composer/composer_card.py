@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.ui.chat.composer.input_box import PromptInput
-from melgui.ui.look.icons import icon, icon_button, name_icon
-from melgui.ui.look.tokens import (
+from melgui.ui.runtime.look.icons import icon, icon_button, name_icon
+from melgui.ui.runtime.look.tokens import (
     CHIP_H,
     CONTROL_H,
     FOCUS_RING,

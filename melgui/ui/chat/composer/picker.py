@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
-from melgui.ui.look.tokens import HAIRLINE
+from melgui.ui.runtime.look.tokens import HAIRLINE
 
 MAX_ROWS = 10
 

@@ -44,8 +44,8 @@ from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, 
 from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
 from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
-from melgui.ui.look.fonts import body_font
-from melgui.ui.look.tokens import SPACE_M, SPACE_S, SPACE_XS
+from melgui.ui.runtime.look.fonts import body_font
+from melgui.ui.runtime.look.tokens import SPACE_M, SPACE_S, SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
 

@@ -15,7 +15,12 @@ from collections.abc import Callable
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 
 from melgui.core.terminal.runs import DEFAULT_STYLE, RGB_FLAG, Frame, Run, Style
-from melgui.ui.look.tokens import TERMINAL_ANSI, TERMINAL_BG, TERMINAL_FG, TERMINAL_SELECTION
+from melgui.ui.runtime.look.tokens import (
+    TERMINAL_ANSI,
+    TERMINAL_BG,
+    TERMINAL_FG,
+    TERMINAL_SELECTION,
+)
 
 
 def _palette() -> list[QColor]:

@@ -31,7 +31,9 @@ from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
 from melgui.core.terminal.runs import Frame
 from melgui.core.terminal.screen import TerminalScreen
-from melgui.ui.look.tokens import (
+from melgui.ui.panes.terminal.keys import RESERVED_KEYS, key_bytes, paste_bytes
+from melgui.ui.panes.terminal.paint import DEFAULT_BG, DEFAULT_FG, SELECTION_BG, RowPainter, is_wide
+from melgui.ui.runtime.look.tokens import (
     SPACE_2XS,
     SPACE_S,
     TERMINAL_CURSOR,
@@ -39,8 +41,6 @@ from melgui.ui.look.tokens import (
     TERMINAL_SEARCH_HIT,
     TERMINAL_ZOOM_MIN_PT,
 )
-from melgui.ui.panes.terminal.keys import RESERVED_KEYS, key_bytes, paste_bytes
-from melgui.ui.panes.terminal.paint import DEFAULT_BG, DEFAULT_FG, SELECTION_BG, RowPainter, is_wide
 
 FRAME_MS = 16  # ~60 frames a second at most
 

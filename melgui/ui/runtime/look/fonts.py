@@ -12,7 +12,7 @@ import sys
 from PySide6.QtGui import QFont, QFontDatabase
 
 from melgui import resources
-from melgui.ui.look.tokens import TYPE_BODY, TYPE_UI
+from melgui.ui.runtime.look.tokens import TYPE_BODY, TYPE_UI
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ Widgets ask for a variant by a dynamic property, never by a style of their own:
 
 from __future__ import annotations
 
-from melgui.ui.look.tokens import (
+from melgui.ui.runtime.look.tokens import (
     CHIP_H,
     FOCUS_RING,
     HAIRLINE,

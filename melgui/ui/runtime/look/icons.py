@@ -16,7 +16,7 @@ from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QAbstractButton, QToolButton, QWidget
 
 from melgui import resources
-from melgui.ui.look.tokens import ICON
+from melgui.ui.runtime.look.tokens import ICON
 
 # The icons the transcript draws as text, from resources/lucide/lucide-glyphs.ttf (Lucide's
 # icon font cut to these): a glyph costs a fraction of an image to lay out and paint, is
