@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QGuiApplication, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
@@ -75,7 +75,8 @@ class ChatView(HistoryPaging, QWidget):
         `load_conversation` (a long conversation's first screen is not drawn twice)."""
         super().__init__(parent)
         self.setObjectName("chatView")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)  # the page behind the column
+        self.setBackgroundRole(QPalette.ColorRole.Base)  # the page behind the column
+        self.setAutoFillBackground(True)
         self.bridge = bridge
         self.colors = colors
         self.prompt = prompt

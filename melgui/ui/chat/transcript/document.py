@@ -30,7 +30,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextTable,
 )
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
 
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.blocks.boxes import insert_box
@@ -75,7 +75,9 @@ class ChatTranscript(QTextBrowser):
         self.document().setUndoRedoEnabled(False)
         self.document().setDocumentMargin(SPACE_M)
         self.setFont(body_font())  # the type scale's body size (View → Zoom goes from it)
-        self.setProperty("role", "chat")
+        # No stylesheet of its own (the exact-type rules skip it): drawn by the style on
+        # the palette's base, which costs nothing per paint; no frame round the page.
+        self.setFrameShape(QFrame.Shape.NoFrame)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.anchorClicked.connect(lambda url: follow(self, url))
         self._open: OpenMessage | None = None
@@ -263,13 +265,14 @@ class ChatTranscript(QTextBrowser):
     @in_order
     def update_card(self, call_id: str, card_html: str) -> None:
         table = self._cards.get(call_id)
-        if table is None or self._card_html.get(call_id) == card_html:
+        before = self._card_html.get(call_id)
+        if table is None or before == card_html:
             return  # gone, or drawn as it is already
         self._card_html[call_id] = card_html
         cell = table.cellAt(0, 0)
         cursor = cell.firstCursorPosition()
         cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
-        if cursor.selectionStart() != cursor.selectionEnd():
+        if before is None or "<p" in before or "<pre" in before:
             # What is left of the old content keeps its last block's format (an unfolded
             # card's dark output block): the new line starts plain.
             cursor.removeSelectedText()

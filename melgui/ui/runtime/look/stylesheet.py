@@ -75,7 +75,7 @@ QLineEdit:focus, QComboBox:focus, QSpinBox:focus, QDoubleSpinBox:focus {{ border
 QComboBox::drop-down {{ border: none; width: {px(SPACE_L + SPACE_XS)}; }}
 QComboBox QAbstractItemView {{ background: {c.surface}; border: {line};
     selection-background-color: {c.accent_soft}; selection-color: {c.text}; }}
-QPlainTextEdit, QTextEdit, QTextBrowser {{ background: {c.base}; color: {c.text};
+.QPlainTextEdit, .QTextEdit, .QTextBrowser {{ background: {c.base}; color: {c.text};
     border: {line}; border-radius: {px(RADIUS_S)};
     selection-background-color: {c.accent_soft}; selection-color: {c.text}; }}
 QListView, QTreeView, QTableView, QListWidget, QTreeWidget, QTableWidget {{
@@ -126,8 +126,6 @@ QGroupBox {{ border: {line}; border-radius: {px(RADIUS_M)}; margin-top: {px(SPAC
     padding: {px(SPACE_M)} {px(SPACE_S)} {px(SPACE_S)} {px(SPACE_S)}; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: {px(SPACE_S)}; color: {c.muted}; }}
 QPlainTextEdit[role="bare"] {{ border: none; background: transparent; }}
-QTextBrowser[role="chat"] {{ border: none; background: {c.base}; }}
-QWidget#chatView {{ background: {c.base}; }}
 QPushButton[role="send"] {{ border-radius: {px(RADIUS_M)}; background: {c.accent_soft};
     border: {px(FOCUS_RING)} solid transparent; padding: 0; }}
 QPushButton[role="send"]:hover {{ background: {c.muted_bg}; }}
