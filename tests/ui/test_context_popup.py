@@ -67,7 +67,7 @@ def test_the_popup_shows_the_tokens_pins_facts_and_previews_a_compaction(
     transcript = window.chat.transcript
     qtbot.mouseClick(popup.view, Qt.MouseButton.LeftButton, pos=popup.view.row_rect(0).center())
     assert transcript.textCursor().hasSelection()  # the call's card, shown and selected
-    assert "read_file" in transcript.textCursor().selectedText()
+    assert "Read\xa0notes.md" in transcript.textCursor().selectedText()  # its card
     answer = labels.index("Model: All **120 items** of the checklist are done.")
     qtbot.mouseClick(
         popup.view, Qt.MouseButton.LeftButton, pos=popup.view.row_rect(answer).center()

@@ -49,7 +49,7 @@ def test_a_finished_card_is_one_line_that_unfolds_and_links_the_call() -> None:
         f"{icon_img('chevron-right', LIGHT.muted, ICON_S, '', 'file-text')}&nbsp;&nbsp;"
         '<b>Read</b>&nbsp;<span style="font-family:monospace">a.py</span></a>&nbsp;&nbsp;'
         f"{pill('done · 250 ms', LIGHT.ok, LIGHT.ok_bg)}&nbsp;&nbsp;"
-        f'<a href="call:c%201%2Fx">'
+        f'<a href="call:c%201%2Fx" style="text-decoration:none">'
         f"{icon_img('panel-right', LIGHT.muted, ICON_S, 'Open in the side panel')}</a>"
     )
     assert "<br>" not in card and "<p" not in card  # one line

@@ -11,7 +11,8 @@ from melgui.ui.runtime.look.tokens import ICON_S, Colors
 def action_icon(verb: str, index: int, icon: str, words: str, colors: Colors) -> str:
     """An icon link `act:<verb>/<index>`; `words` are its tooltip."""
     image = icon_img(icon, colors.muted, ICON_S, words)
-    return f'<a href="{ACTION_SCHEME}:{verb}/{index}" title="{words}">{image}</a>'
+    link = f'href="{ACTION_SCHEME}:{verb}/{index}" style="text-decoration:none"'
+    return f'<a {link} title="{words}">{image}</a>'
 
 
 def message_actions_html(index: int, colors: Colors, more: str = "") -> str:

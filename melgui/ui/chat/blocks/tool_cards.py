@@ -108,7 +108,7 @@ def card_html(
         f"<b>{html.escape(words.verb)}</b>&nbsp;"
         f'<span style="font-family:monospace">{html.escape(words.target)}</span></a>'
         f"{counts}&nbsp;&nbsp;{pill(label, colour, tint)}&nbsp;&nbsp;"
-        f'<a href="{CALL_SCHEME}:{quoted}">'
+        f'<a href="{CALL_SCHEME}:{quoted}" style="text-decoration:none">'
         f"{icon_img('panel-right', colors.muted, ICON_S, 'Open in the side panel')}</a>"
     )
     return line + extra_html + (body_html if expanded else "")
