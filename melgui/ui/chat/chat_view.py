@@ -8,7 +8,7 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import assert_never
+from typing import Any, assert_never
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QPalette, QShortcut
@@ -97,6 +97,7 @@ class ChatView(HistoryPaging, QWidget):
         )
         self.welcome.promptChosen.connect(self._use_suggestion)
         self.welcome.settingsRequested.connect(lambda: self.actionRequested.emit("settings", ""))
+        self.welcome.setHidden(not draw)  # shown by the owner's drawing if it draws nothing
         self.empty_note = self.welcome.note
         self.instructions_label = QLabel(self)  # the project instruction files in force
         self.instructions_label.setWordWrap(True)
@@ -151,6 +152,13 @@ class ChatView(HistoryPaging, QWidget):
         if draw:
             self.load_conversation(bridge.session.conversation)
         self.show_instruction_files()
+
+    def load_conversation(self, conversation: Conversation, *args: Any, **kwargs: Any) -> None:
+        self.welcome.hold(True)  # the page cleared to be drawn again needs no welcome
+        try:
+            super().load_conversation(conversation, *args, **kwargs)
+        finally:
+            self.welcome.hold(False)
 
     # --- actions ---------------------------------------------------------------------
 

@@ -85,9 +85,8 @@ class Welcome(QWidget):
         layout.addStretch(1)
         editor.viewport().installEventFilter(self)
         editor.document().contentsChanged.connect(self.update_visibility)
-        self.set_colors(colors)
-        self._place()
-        self.update_visibility()
+        self._held = False
+        self.set_colors(colors)  # shown or hidden by the first drawing (contentsChanged)
 
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
@@ -97,11 +96,12 @@ class Welcome(QWidget):
             f"Answers come from <b>{escape(answerer.name)}</b>, {escape(answerer.where)}. "
             '<a href="settings">Change it in Settings</a> (Ctrl+,)'
         )
-        self._place()
+        if not self.isHidden():
+            self._place()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize:
-            self._place()
+        if event.type() == QEvent.Type.Resize and not self.isHidden():
+            self._place()  # placed when shown, not on every resize of a full transcript
         return False
 
     def _place(self) -> None:
@@ -112,5 +112,17 @@ class Welcome(QWidget):
         width = max(viewport.width() - 2 * margin, SPACE_2XL)
         self.setGeometry(margin, 0, width, max(viewport.height(), self.heightForWidth(width)))
 
+    def hold(self, held: bool) -> None:
+        """While held (a conversation being drawn), the welcome stays as it is; on release
+        it shows if nothing was drawn: it is not placed for a page cleared to be redrawn."""
+        self._held = held
+        if not held:
+            self.update_visibility()
+
     def update_visibility(self) -> None:
-        self.setVisible(self.editor.document().isEmpty())
+        if self._held:
+            return
+        empty = self.editor.document().isEmpty()
+        if empty and self.isHidden():
+            self._place()
+        self.setVisible(empty)

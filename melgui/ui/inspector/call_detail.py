@@ -52,24 +52,22 @@ class CallDetail(QWidget):
         self.extra.linkActivated.connect(self._on_link)
         self.extra.hide()
         self.controls = ApprovalControls(self, stacked=True)
-        self.arguments = QTextBrowser(self)
+        # Made in the splitter (a widget moved there would be restyled whole).
+        parts = self.parts = QSplitter(Qt.Orientation.Vertical, self)
+        self.arguments = QTextBrowser(parts)
         self.arguments.setOpenLinks(False)
-        self.result = QPlainTextEdit(self)
+        self.result = QPlainTextEdit(parts)
         self.result.setReadOnly(True)
         # Command output keeps its columns (pytest's rules, tables): monospace, unwrapped.
         self.result.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.result.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.result.setPlaceholderText("The result appears here when the call has run.")
         # Images, resources, structured content of a result (MCP tools); hidden otherwise.
-        self.rich = ResultPartsView(self)
+        self.rich = ResultPartsView(parts)
         self.rich.hide()
         # Where a tool comes from and what it says of itself (an MCP server's annotations),
         # for the title; set by whoever knows (the window, from its desk).
         self.tool_notes: Callable[[str], str] | None = None
-        parts = self.parts = QSplitter(Qt.Orientation.Vertical, self)
-        parts.addWidget(self.arguments)
-        parts.addWidget(self.result)
-        parts.addWidget(self.rich)
         parts.setStretchFactor(0, 3)
         parts.setStretchFactor(1, 1)
         parts.setStretchFactor(2, 2)

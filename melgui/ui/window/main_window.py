@@ -316,7 +316,9 @@ class MainWindow(QMainWindow):
         self.session = session
         self.bridge = self.bridge_for(session)
         self.bridge.loopEvent.connect(self._on_main_event)
-        self.chat = ChatView(self.bridge, self.colors, prompt=self.desk.prompt, draw=False)
+        self.chat = ChatView(
+            self.bridge, self.colors, self.pane_host, prompt=self.desk.prompt, draw=False
+        )
         self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
         self.chat.callActivated.connect(self.show_call)
         self.chat.actionRequested.connect(self._on_chat_action)
@@ -329,6 +331,7 @@ class MainWindow(QMainWindow):
             cwd=self.kit.folder,
             diff_provider=self.kit.diff,
             tasks=self.tasks,
+            parent=self.inspector_dock,  # made in place: a widget moved is restyled whole
         )
         # Connected to the widgets' own slots, so Qt drops them when the widgets go.
         self.themeChanged.connect(self.chat.set_colors)
@@ -336,11 +339,12 @@ class MainWindow(QMainWindow):
         # insertWidget, not replaceWidget: PySide6 leaves a replacing widget owned by
         # Python, which then deletes it a second time after the window did.
         sizes = self.pane_host.sizes()
+        if old_chat is not None:  # hidden first: the splitter never lays its page out again
+            old_chat.hide()
         self.pane_host.insertWidget(0, self.chat)
         if old_chat is not None:
-            old_chat.hide()
             old_chat.deleteLater()
-            self.pane_host.setSizes(sizes)
+            self.pane_host.setSizes(sizes[:1] + [0] + sizes[1:])
         self.inspector_dock.setWidget(self.inspector)
         if old_inspector is not None:
             old_inspector.deleteLater()
