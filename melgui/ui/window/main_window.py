@@ -344,7 +344,7 @@ class MainWindow(QMainWindow):
         self.pane_host.insertWidget(0, self.chat)
         if old_chat is not None:
             old_chat.deleteLater()
-            self.pane_host.setSizes(sizes[:1] + [0] + sizes[1:])
+            self.pane_host.setSizes([*sizes[:1], 0, *sizes[1:]])  # the old one: 0
         self.inspector_dock.setWidget(self.inspector)
         if old_inspector is not None:
             old_inspector.deleteLater()
