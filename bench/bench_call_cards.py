@@ -78,9 +78,9 @@ def measure(rounds: int) -> dict[str, float]:
         started = time.process_time()
         for index in range(CARDS):
             tool = call(index)
-            chat._add_card(tool, "requested")
-            chat._set_card(tool.id, "running")
-            chat._set_card(tool.id, "ok", 0.25, exit_code=1 if index % 2 else None)
+            chat.cards.add(tool, "requested")
+            chat.cards.set(tool.id, "running")
+            chat.cards.set(tool.id, "ok", 0.25, exit_code=1 if index % 2 else None)
             app.processEvents()
         live.append((time.process_time() - started) / CARDS * 1000)
         chat.deleteLater()

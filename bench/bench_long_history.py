@@ -147,7 +147,7 @@ def open_bench(app: QApplication, count: int) -> dict[str, float]:
     while painted.at is None and time.perf_counter() - started < 30:
         app.processEvents()
     first_paint = (painted.at or time.perf_counter()) - started
-    backfill = _heartbeat_until(app, lambda: not chat._chunks and chat._chunk is None)
+    backfill = _heartbeat_until(app, lambda: not chat.paging.drawing_in)
     bar = chat.transcript.verticalScrollBar()
     worst = backfill
     for target in [
@@ -163,8 +163,8 @@ def open_bench(app: QApplication, count: int) -> dict[str, float]:
         heart.start(5)
         started = time.perf_counter()
         beats.append(started)
-        chat._show_more()
-        while chat._pending or chat._load_timer.isActive():
+        chat.paging.show_more()
+        while chat.paging.loading:
             app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 5)
         earlier = time.perf_counter() - started
         app.processEvents()
@@ -239,7 +239,7 @@ def click_bench(app: QApplication, window: MainWindow, cid: str) -> float:
         loop.exec()
     app.removeEventFilter(painted)
     first_paint = (painted.at or math.inf) - started
-    _heartbeat_until(app, lambda: not window.chat._chunks and window.chat._chunk is None)
+    _heartbeat_until(app, lambda: not window.chat.paging.drawing_in)
     return first_paint
 
 

@@ -1,4 +1,4 @@
-"""Driving the real main window from tests: typing, waiting, relay settings."""
+"""Driving the real main window from tests: typing, pointing, waiting, relay settings."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
+from melgui.ui.chat.transcript.hover_actions import HoverBar
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes.scripted_server import ScriptedRelay
 
@@ -55,3 +57,18 @@ def answer(box: QMessageBox | None, proceed: bool) -> str:
             button.click()
             break
     return shown
+
+
+def hover_message(qtbot: QtBot, transcript: Any, words: str) -> HoverBar:
+    """Move the pointer over the last place `words` are drawn in `transcript` (a shown
+    ChatTranscript), scrolled into view first; returns its hover bar, shown."""
+    document = transcript.document()
+    found = document.find(words, document.characterCount(), QTextDocument.FindFlag.FindBackward)
+    assert not found.isNull(), f"{words!r} is not drawn"
+    transcript.setTextCursor(found)
+    transcript.ensureCursorVisible()
+    point = transcript.cursorRect(found).center()
+    qtbot.mouseMove(transcript.viewport(), point)
+    bar = transcript.hover.bar()
+    qtbot.waitUntil(bar.isVisible)
+    return bar

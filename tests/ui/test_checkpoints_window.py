@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QDialog
 from pytestqt.qtbot import QtBot
 
@@ -18,7 +17,7 @@ from melgui.core.config.settings import DEFAULT_MODES
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.panes.agent_pane import AgentPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import hover_message, idle, relay_settings, type_prompt, wait_until
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -29,16 +28,6 @@ def shots_folder(tmp_path: Path) -> Path:
 
 
 AUTO = {**DEFAULT_MODES, "write_file": "auto", "edit_file": "auto", "run_command": "auto"}
-
-
-def tooltip_of_link(transcript: Any, href: str) -> str | None:
-    """The tooltip of the text the link `href` covers; None when no text links there."""
-    cursor = QTextCursor(transcript.document())
-    for position in range(1, transcript.document().characterCount()):
-        cursor.setPosition(position)
-        if cursor.charFormat().anchorHref() == href:
-            return str(cursor.charFormat().toolTip())
-    return None
 
 
 def click_link(window: Any, href: str) -> None:
@@ -96,8 +85,10 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         assert "changed 1 file (src/greet.py)" in shown
         assert "changed 2 files (README.md, docs/x.md)" in shown
         assert "Undo this call" in shown
-        # Rewind is an icon under the message, its words in its tooltip.
-        assert tooltip_of_link(window.chat.transcript, "act:rewind/0") == "Rewind to here"
+        # Rewind is an icon among the message's actions, shown while pointed at.
+        bar = hover_message(qtbot, window.chat.transcript, "Add a greet module")
+        assert bar.buttons["rewind"].isVisibleTo(bar)
+        assert bar.buttons["rewind"].toolTip() == "Rewind to here"
         [c2] = window.checkpoint_actions.checkpoints.for_calls(["c2"])
         window.show_call("c2")
         assert "changed 2 files" in window.inspector.detail.extra.text()
@@ -152,7 +143,8 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         # Rewind to the first message, continuing from there.
         messages = window.session.conversation.messages
         assert messages[0].role == "user"
-        click_link(window, "act:rewind/0")
+        bar = hover_message(qtbot, window.chat.transcript, "Add a greet module")
+        qtbot.mouseClick(bar.buttons["rewind"], Qt.MouseButton.LeftButton)
         await wait_until(lambda: any(isinstance(d, RewindDialog) for d in dialogs))
         rewind = dialogs[-1]
         assert isinstance(rewind, RewindDialog)

@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.agent.compaction import SUMMARY_HEAD, summary_text
 from melgui.core.protocol.messages import Message
-from melgui.ui.chat.transcript.history_paging import MAX_DRAWN
+from melgui.ui.chat.paging import MAX_DRAWN
 from tests.fakes import ScriptedOpenAI
 from tests.fakes.long_session import (
     LongModel,
@@ -124,7 +124,7 @@ def test_ten_thousand_messages_page_back_and_forth_with_a_bounded_drawing(qtbot:
     from melgui.core.protocol.tooling import ToolRegistry
     from melgui.core.transports.connection import UnconfiguredTransport
     from melgui.ui.chat.chat_view import ChatView
-    from melgui.ui.chat.transcript.history_paging import HISTORY_PAGE
+    from melgui.ui.chat.paging import HISTORY_PAGE
     from melgui.ui.runtime.bridge import SessionBridge
 
     conversation = Conversation()
@@ -149,7 +149,7 @@ def test_ten_thousand_messages_page_back_and_forth_with_a_bounded_drawing(qtbot:
     blocks = []
     for _ in range(5):
         transcript.moreRequested.emit()
-        qtbot.waitUntil(lambda: not view._pending and not view._load_timer.isActive())
+        qtbot.waitUntil(lambda: not view.paging.loading)
         blocks.append(transcript.document().blockCount())
     shown = transcript.toPlainText()
     first = 10_000 - 6 * HISTORY_PAGE
@@ -157,5 +157,5 @@ def test_ten_thousand_messages_page_back_and_forth_with_a_bounded_drawing(qtbot:
     assert "later messages" in shown and "earlier messages" in shown
     assert blocks[-1] == blocks[-2]  # at most MAX_DRAWN messages drawn, however far back
     transcript.laterRequested.emit()
-    qtbot.waitUntil(lambda: not view._pending and not view._load_timer.isActive())
+    qtbot.waitUntil(lambda: not view.paging.loading)
     assert f"question {(first + MAX_DRAWN) // 2}" in transcript.toPlainText()

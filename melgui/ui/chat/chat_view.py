@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, assert_never
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
@@ -41,22 +41,24 @@ from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
+from melgui.ui.chat.call_cards import CallCards
 from melgui.ui.chat.column import centred_column
 from melgui.ui.chat.composer.composer_card import ComposerCard
 from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.chat.composer.tab_cycle import tab_within
 from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
 from melgui.ui.chat.model_line import ModelLine
+from melgui.ui.chat.paging import HistoryPaging
+from melgui.ui.chat.stored_messages import StoredMessages
 from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.chat.transcript.document import ChatTranscript
-from melgui.ui.chat.transcript.history_paging import HistoryPaging
 from melgui.ui.chat.welcome import Welcome
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import SPACE_L, SPACE_XS
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 
-class ChatView(HistoryPaging, QWidget):
+class ChatView(QWidget):
     callActivated = Signal(str)  # a tool card was clicked: open this call in the inspector
     actionRequested = Signal(str, str)  # (verb, argument): a card's or message's action link
 
@@ -71,8 +73,8 @@ class ChatView(HistoryPaging, QWidget):
     ) -> None:
         """`prompt`: the folder's slash commands, prompt history and `@` file index (the
         main chat has them; a worker pane's chat does without). Not `draw`: the owner
-        hooks `card_extra`, `user_links` and `failures` first, then draws once with
-        `load_conversation` (a long conversation's first screen is not drawn twice)."""
+        hooks `card_extra`, the messages' actions and `failures` first, then draws once
+        with `load_conversation` (a long conversation's first screen is not drawn twice)."""
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setBackgroundRole(QPalette.ColorRole.Base)  # the page behind the column
@@ -82,15 +84,16 @@ class ChatView(HistoryPaging, QWidget):
         self.prompt = prompt
         self.transcript = ChatTranscript(colors, self)
         self.transcript.callActivated.connect(self.callActivated)
-        self.transcript.moreRequested.connect(self._show_more)
         self.transcript.actionRequested.connect(self.actionRequested)
-        self.transcript.cardToggled.connect(self.toggle_card)
         self.actionRequested.connect(self._own_action)
-        # What the window adds under a finished card (changed files, undo) and under a
-        # user message (rewind): html with act: links; none by default.
-        self.card_extra: Callable[[str, CallPhase], str] | None = None
-        self.user_links: Callable[[int], str] | None = None
-        self.transcript.laterRequested.connect(self._show_later)
+        self.cards = CallCards(self.transcript, colors, lambda: bridge.busy, self)
+        self.transcript.cardToggled.connect(self.cards.toggle)
+        self.stored = StoredMessages(
+            self.cards, colors, lambda: bridge.session.conversation.messages
+        )
+        self.paging = HistoryPaging(self.transcript, bridge, self.stored, self.cards, self)
+        self.transcript.moreRequested.connect(self.paging.show_more)
+        self.transcript.laterRequested.connect(self.paging.show_later)
         # In place of the empty conversation: what melgui is, who answers, what to ask.
         self.welcome = Welcome(
             self.transcript, colors, bridge.session.loop.cwd, suggest=prompt is not None
@@ -138,7 +141,6 @@ class ChatView(HistoryPaging, QWidget):
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.stop)
-        self._init_paging(self)
         self._phases: dict[str, CallPhase] = {}  # a card's phase as last drawn live
         self._turns = bridge.session.thread.state.turns
         bridge.threadChange.connect(self.on_change)
@@ -147,18 +149,47 @@ class ChatView(HistoryPaging, QWidget):
         bridge.busyChanged.connect(self.composer.set_busy)
         self._images_refused = ""  # why the last turn failed, when on an image
         bridge.busyChanged.connect(self._after_turn)
-        bridge.busyChanged.connect(self._on_busy)
+        bridge.busyChanged.connect(self.paging.on_busy)
         bridge.queuedChanged.connect(self._on_queued)
         if draw:
             self.load_conversation(bridge.session.conversation)
         self.show_instruction_files()
 
     def load_conversation(self, conversation: Conversation, *args: Any, **kwargs: Any) -> None:
+        """Draw `conversation` again (its last page; see HistoryPaging.load)."""
         self.welcome.hold(True)  # the page cleared to be drawn again needs no welcome
         try:
-            super().load_conversation(conversation, *args, **kwargs)
+            self.paging.load(conversation, *args, **kwargs)
         finally:
             self.welcome.hold(False)
+
+    # What the window adds under a finished card (changed files, undo): html with act:
+    # links; none by default.
+    @property
+    def card_extra(self) -> Callable[[str, CallPhase], str] | None:
+        return self.cards.extra
+
+    @card_extra.setter
+    def card_extra(self, extra: Callable[[str, CallPhase], str] | None) -> None:
+        self.cards.extra = extra
+
+    @property
+    def failures(self) -> list[tuple[int, str, str]]:
+        """(position, kind, text) of a reopened conversation's errors, retries and stops."""
+        return self.stored.failures
+
+    @failures.setter
+    def failures(self, failures: list[tuple[int, str, str]]) -> None:
+        self.stored.failures = failures
+
+    @property
+    def compacted(self) -> list[Message]:
+        """What a compaction summary stands for, drawn dimmed in its place."""
+        return self.stored.compacted
+
+    @compacted.setter
+    def compacted(self, messages: list[Message]) -> None:
+        self.stored.compacted = messages
 
     # --- actions ---------------------------------------------------------------------
 
@@ -197,18 +228,15 @@ class ChatView(HistoryPaging, QWidget):
         self.bridge.submit(text, parts)
 
     def _own_action(self, verb: str, argument: str) -> None:
-        """The actions the view does itself: a message's copy and edit, a waiting call's
-        Approve and Deny in its card (the deny reason is the one typed for it anywhere)."""
-        if verb in ("copy", "edit"):
+        """The actions the view does itself: a message's edit (a copy in the prompt box), a
+        waiting call's Approve and Deny in its card (the deny reason is the one typed for
+        it anywhere)."""
+        if verb == "edit":
             messages = self.bridge.session.conversation.messages
             index = int(argument) if argument.isdigit() else -1
             if 0 <= index < len(messages):
-                words = persons_words(messages[index].content)
-                if verb == "copy":
-                    QGuiApplication.clipboard().setText(words)
-                else:
-                    self.input.setPlainText(words)
-                    self.input.setFocus()
+                self.input.setPlainText(persons_words(messages[index].content))
+                self.input.setFocus()
             return
         if verb not in ("approve", "deny"):
             return
@@ -271,12 +299,16 @@ class ChatView(HistoryPaging, QWidget):
         self.colors = colors
         self.transcript.set_colors(colors)
         self.thinking.set_colors(colors)
+        self.cards.colors = self.stored.colors = colors
         self.load_conversation(self.bridge.session.conversation)
 
     def refresh_cards(self) -> None:
         """Draw every card again (what a checkpoint says about it may have changed)."""
-        for call_id, (status, duration) in list(self._card_states.items()):
-            self._set_card(call_id, status, duration)
+        self.cards.refresh()
+
+    def set_card_note(self, call_id: str, note_html: str) -> None:
+        """A live line on a running call's card (an MCP tool's progress)."""
+        self.cards.set_note(call_id, note_html)
 
     def _index_of(self, message: Message) -> int:
         messages = self.bridge.session.conversation.messages
@@ -295,7 +327,7 @@ class ChatView(HistoryPaging, QWidget):
 
     def on_change(self, change: Change) -> None:
         """Draw one change of the session's thread."""
-        self._finish_loading()
+        self.paging.finish()
         t = self.transcript
         match change:
             case EntryAdded(entry=AssistantEntry(streaming=True, text=text)):
@@ -312,11 +344,11 @@ class ChatView(HistoryPaging, QWidget):
             case EntryChanged(entry=ReasoningEntry(streaming=False)):
                 t.finish_assistant(None, background=True)  # a leg that only reasoned
             case EntryAdded(entry=UserEntry(message=message)):
-                links = self._user_links(self._index_of(message))
-                t.add_user(persons_words(message.content), links, message.parts)
+                index = self._index_of(message)
+                t.add_user(persons_words(message.content), index, message.parts)
             case EntryAdded(entry=CallEntry(call=call)):
                 self._phases[call.id] = "requested"
-                self._add_card(call, "requested")
+                self.cards.add(call, "requested")
             case EntryChanged(entry=CallEntry() as entry):
                 self._call_changed(entry)
             case EntryAdded(entry=NoteEntry() as note):
@@ -334,7 +366,7 @@ class ChatView(HistoryPaging, QWidget):
                 ended, self._turns = state.turns != self._turns, state.turns
                 if ended and state.outcome == "done":
                     self.show_instruction_files()
-                    self._bound_drawn()
+                    self.paging.bound_drawn()
             case _:
                 pass
 
@@ -347,16 +379,16 @@ class ChatView(HistoryPaging, QWidget):
         result = entry.result
         if result is None:
             if phase in ("waiting", "running"):
-                self._set_card(call_id, phase)
+                self.cards.set(call_id, phase)
             return
         if not self.transcript.has_card(call_id):
-            self._add_card(entry.call, phase)
+            self.cards.add(entry.call, phase)
         if entry.hooks or entry.notes:
-            self._card_hooks[call_id] = (entry.hooks, entry.notes)
-        self._call_results[call_id] = result.content
+            self.cards.hooks[call_id] = (entry.hooks, entry.notes)
+        self.cards.results[call_id] = result.content
         code = exit_code_of(result.content)
         timing = entry.timing
-        self._set_card(call_id, phase, timing.ran, exit_code=code, waited=timing.waited)
+        self.cards.set(call_id, phase, timing.ran, exit_code=code, waited=timing.waited)
 
     def _notice(self, note: NoteEntry) -> None:
         t = self.transcript

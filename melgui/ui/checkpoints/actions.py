@@ -2,7 +2,7 @@
 
 Installed once per window (`install_checkpoints`); it follows the main session, adds
 "changed N files" and its links to every finished call card and to the inspector, and
-"Rewind to here" under every user message. Every restore goes through the desk's
+"Rewind to here" among every user message's actions. Every restore goes through the desk's
 Checkpointer, so it is a checkpoint itself and can be undone ("redo").
 """
 
@@ -24,7 +24,7 @@ from melgui.desk.desk import Desk
 from melgui.desk.rewind import RewindPlan, plan_rewind, rewind
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
-from melgui.ui.checkpoints.notes import checkpoint_note, user_link
+from melgui.ui.checkpoints.notes import checkpoint_note
 from melgui.ui.checkpoints.review_bar import ReviewBar, turn_changes, undo_file
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.inspector import Inspector
@@ -82,7 +82,7 @@ class CheckpointActions(QObject):
         """Hook the current chat view and inspector (they are rebuilt per conversation)."""
         chat = self.window.chat
         chat.card_extra = self.card_extra
-        chat.user_links = lambda index: user_link(index, self.window.colors)
+        chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
         chat.actionRequested.connect(self.on_action)
         detail = self.window.inspector.detail
         detail.extra_html = self.detail_extra

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 
 from melgui.core.store.checkpoints.log import CheckpointRecord
-from melgui.ui.chat.blocks.message_actions import action_icon
 from melgui.ui.runtime.theme import Colors
 
 SHOWN_PATHS = 3
@@ -46,8 +45,3 @@ def checkpoint_note(
             f"{html.escape(skipped)}</span>"
         )
     return "<br>" + " · ".join(parts)
-
-
-def user_link(index: int, colors: Colors) -> str:
-    """The rewind icon under a person's message (its tooltip says what it does)."""
-    return action_icon("rewind", index, "undo-2", "Rewind to here", colors)

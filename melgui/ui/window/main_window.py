@@ -322,6 +322,7 @@ class MainWindow(QMainWindow):
         self.chat.failures = [(at, note.kind, note.text) for at, note in failures]
         self.chat.callActivated.connect(self.show_call)
         self.chat.actionRequested.connect(self._on_chat_action)
+        self.chat.transcript.hover.retry = lambda: not self.session.busy  # the last answer
         self.chat.empty_note.set_local(self.settings.connection == "local")
         self._progress.connect(self.chat.thinking.set_stage)
         self.chat.show_model(who_answers(self.settings, self.toolbar.current_model()))

@@ -8,8 +8,8 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.ui.chat.call_cards import REVEAL_STEPS
 from melgui.ui.chat.chat_view import ChatView
-from melgui.ui.chat.transcript.history_paging import REVEAL_STEPS
 from tests.fakes.sessions import offline_bridge
 
 OUTPUT = "\n".join(f"line {n}" for n in range(1, 31))

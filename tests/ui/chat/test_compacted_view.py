@@ -100,5 +100,5 @@ def test_compaction_keeps_the_persons_view(
         run(wait_until(lambda: "Compacted here" not in window.chat.transcript.toPlainText()))
         window.history.open(cid)
         run(wait_until(lambda: "After the rewind" in window.chat.transcript.toPlainText()))
-        window.chat._finish_loading()
+        window.chat.paging.finish()
         check_the_persons_view(window.chat.transcript.toPlainText())

@@ -12,10 +12,9 @@ from pytestqt.qtbot import QtBot
 from melgui.core.protocol.content import ImagePart
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
-from melgui.core.store.records import NoteRecord
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
-from melgui.ui.chat.transcript.history_paging import HISTORY_PAGE
 from tests.fakes.sessions import offline_bridge
 
 CODE = "Here:\n\n```python\ndef f(x):\n    return x + 1\n```\n\n- a\n- b\n"
@@ -81,7 +80,7 @@ def _open(qtbot: QtBot, conv: Conversation, *, lazy: bool, failures: bool = Fals
 
 
 def _done(view: ChatView) -> bool:
-    return not view._chunks and view._chunk is None
+    return not view.paging.drawing_in
 
 
 def test_the_first_screen_comes_first_and_the_rest_ends_up_as_one_drawing(
@@ -103,10 +102,10 @@ def test_the_first_screen_comes_first_and_the_rest_ends_up_as_one_drawing(
     oldest = lazy.transcript.thinking_blocks()[0]
     lazy.transcript.toggle_thinking(oldest.number)
     assert oldest.text in lazy.transcript.toPlainText()
-    page_start = lazy._shown_from
+    page_start = lazy.paging.shown_from
     some_call = next(m.tool_calls[0].id for m in conv.messages[page_start:] if m.tool_calls)
     before = lazy.transcript.toPlainText().count("interrupted")
-    lazy._set_card(some_call, "interrupted", 1.5)  # the card in the document changes
+    lazy.cards.set(some_call, "interrupted", 1.5)  # the card in the document changes
     assert lazy.transcript.toPlainText().count("interrupted") == before + 1
     codes = [lazy.transcript.code_text(n) for n in range(1, 200)]
     assert codes.count("def f(x):\n    return x + 1") >= 10
@@ -134,7 +133,8 @@ def test_a_live_event_draws_the_rest_first(qtbot: QtBot) -> None:
 def test_reopening_with_failures_redraws_lazily_to_the_same_result(qtbot: QtBot) -> None:
     conv = conversation(40)
     view = _open(qtbot, conv, lazy=True)
-    view.show_failures([(len(conv.messages) - 20, NoteRecord("stopped", "by the user", 0.0))])
+    view.failures = [(len(conv.messages) - 20, "stopped", "by the user")]
+    view.load_conversation(conv)
     qtbot.waitUntil(lambda: _done(view), timeout=10_000)
     assert "Stopped." in view.transcript.toPlainText()
 

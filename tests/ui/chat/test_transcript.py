@@ -8,8 +8,8 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.chat.transcript.document import ChatTranscript
-from melgui.ui.chat.transcript.history_paging import HISTORY_PAGE
 from melgui.ui.runtime.theme import LIGHT
 from tests.fakes.sessions import offline_bridge
 

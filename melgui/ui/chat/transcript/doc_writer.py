@@ -21,6 +21,8 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
 )
 
+from melgui.ui.chat.transcript.hover_actions import block_key, mark_block
+
 # The tags before a fragment's first text decide its first block's format.
 _LEADING_TAGS = re.compile(r"(?:\s*<[^>]*>)*")
 _FORMAT_CACHE_SIZE = 256
@@ -67,6 +69,7 @@ class DocWriter:
         cursor = QTextCursor(doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         start = cursor.position()
+        key = block_key(cursor.block())  # a message's mark on the block stays with it
         cursor.insertFragment(fragment)
         fix = QTextCursor(doc)
         fix.setPosition(start)
@@ -80,6 +83,8 @@ class DocWriter:
             # Qt merges the first block into the (empty) block at the cursor and drops
             # its format (margins, background); put it back.
             fix.setBlockFormat(first)
+        if key:
+            mark_block(fix.block(), key)
         cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
         return cursor.position() - start
 

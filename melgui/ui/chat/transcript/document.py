@@ -42,6 +42,7 @@ from melgui.ui.chat.column import centre_viewport
 from melgui.ui.chat.transcript.doc_writer import DocWriter
 from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
+from melgui.ui.chat.transcript.hover_actions import Kind, MessageHover, block_key, mark_block
 from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
 from melgui.ui.runtime.look.fonts import body_font
@@ -92,6 +93,9 @@ class ChatTranscript(QTextBrowser):
         self._thinking_now: ThinkingBlock | None = None  # the one streaming
         self._last_speaker = ""
         self._stick = True
+        # Each message's actions (copy, edit, rewind, retry), shown while pointed at.
+        self.hover = MessageHover(self, colors, self.actionRequested.emit)
+        self._marks = self.hover.marks
         self._writer = DocWriter(self.document(), self)  # one edit block per flush
         self._scheduler = shared_scheduler()
         self._jobs = RenderJobs(self._on_rendered, self)
@@ -109,6 +113,7 @@ class ChatTranscript(QTextBrowser):
         self.colors = colors
         self._renderer = shared_renderer(colors)
         self._writer.forget_formats()
+        self.hover.set_colors(colors)
 
     def holding(self) -> bool:
         """A finished message is still being drawn in: changes wait (in_order)."""
@@ -127,12 +132,14 @@ class ChatTranscript(QTextBrowser):
         self._thinking_now = None
         self._codes.clear()
         self._next_code_id = 1
+        self.hover.clear()
         self._last_speaker = ""
         self.document().clear()
         self._stick = True
 
     @in_order
     def add_more_link(self, hidden: int) -> None:
+        self._mark("")
         self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:">Show {hidden} earlier messages</a></p>'
         )
@@ -140,23 +147,22 @@ class ChatTranscript(QTextBrowser):
     @in_order
     def add_later_link(self, hidden: int) -> None:
         self.finish_assistant(None)
+        self._mark("")
         self._writer.append_html(
             f'<p align="center"><a href="{MORE_SCHEME}:later">Show {hidden} later messages</a></p>'
         )
 
     @in_order
-    def add_user(self, text: str, links_html: str = "", parts: tuple[Part, ...] = ()) -> None:
+    def add_user(self, text: str, index: int = -1, parts: tuple[Part, ...] = ()) -> None:
+        """The person's message `index` of the conversation (-1: not known), as a block
+        whose actions (copy, edit, rewind) show while the pointer is over it."""
         self.finish_assistant(None)
         self._header("You")
         table = self._insert_box(self.colors.user_bubble, border=0)
         cursor = table.cellAt(0, 0).firstCursorPosition()
+        self._marks.mark(cursor.block(), "you", index, text)
         escaped = html.escape(text).replace("\n", "<br>")
         cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>')
-        if links_html:  # the message's actions, a row of small icons under it
-            actions = QTextBlockFormat()
-            actions.setAlignment(Qt.AlignmentFlag.AlignRight)
-            cursor.insertBlock(actions)
-            cursor.insertHtml(links_html)
         if parts:
             self._image_urls += [
                 f"{IMAGE_SCHEME}:{part.sha256}" for part in parts if isinstance(part, ImagePart)
@@ -224,6 +230,8 @@ class ChatTranscript(QTextBrowser):
             message.pending.append(text)
         if message is None:
             return
+        if text and message.mark in self._marks.by_key:  # what its Copy copies
+            self._marks.by_key[message.mark].text = text
         message.finish()
         self._codes.update(message.splitter.code_texts())
         self._next_code_id = message.splitter.next_code_id
@@ -292,6 +300,7 @@ class ChatTranscript(QTextBrowser):
         """A one-line note in the conversation (an error and what to do, a stop, a retry);
         `link`: (href, words) of a button-like link at its end, e.g. ("act:retry/", "Retry")."""
         self.finish_assistant(None)
+        self._mark("")  # a notice has no actions
         body = html.escape(text)
         href, words = link
         if href:
@@ -444,6 +453,8 @@ class ChatTranscript(QTextBrowser):
             if self._last_speaker != "Assistant":
                 self._header("Assistant")
             self._open = OpenMessage(self._next_code_id)
+            self._open.mark = self._marks.answer or self._mark("answer")
+            self._marks.answer = 0
         return self._open
 
     def _replace_tail(self, tail_html: str) -> None:
@@ -458,8 +469,11 @@ class ChatTranscript(QTextBrowser):
             cursor.setPosition(cursor.position() - message.tail_len)
             cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
+            key = block_key(cursor.block())  # the message's mark stays where it starts
             cursor.setBlockFormat(QTextBlockFormat())
             cursor.setBlockCharFormat(QTextCharFormat())
+            if key:
+                mark_block(cursor.block(), key)
             message.tail_len = 0
         message.tail_html = tail_html
         if tail_html:
@@ -468,6 +482,7 @@ class ChatTranscript(QTextBrowser):
     def _header(self, speaker: str) -> None:
         """Room between turns: the person's block and the answer need no labels."""
         self._last_speaker = speaker
+        self._marks.answer = self._mark("answer") if speaker == "Assistant" else 0
         self._writer.append_html(
             f'<p style="margin-top:{SPACE_S}px; margin-bottom:0; font-size:{SPACE_XS}px"></p>'
         )
@@ -475,10 +490,15 @@ class ChatTranscript(QTextBrowser):
     def _insert_box(self, background: str | None, *, border: int) -> QTextTable:
         return insert_box(self.document(), self.colors, background, border=border)
 
+    def _mark(self, kind: Kind) -> int:
+        """Mark the document's last block as where the next message (of `kind`) starts."""
+        return self._marks.mark(self.document().lastBlock(), kind)
+
     # --- scrolling and links --------------------------------------------------------
 
     def _on_scrolled(self, value: int) -> None:
         self._stick = value >= self.verticalScrollBar().maximum() - 4
+        self.hover.hide()  # it follows the pointer's next move
 
     def _on_range(self, _minimum: int, maximum: int) -> None:
         if self._stick and not self._writer.drawing:

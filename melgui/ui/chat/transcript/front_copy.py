@@ -23,6 +23,7 @@ def copy_in_front(target: ChatTranscript, scratch: ChatTranscript, at: int) -> N
     target._next_code_id = scratch._next_code_id
     target._next_think = scratch._next_think
     target._codes.update(scratch._codes)
+    target._marks.take(scratch._marks)  # its messages' marks come along in the copy
     for url in scratch._image_urls:  # the copy names the images; they come along
         image = source.resource(IMAGE_RESOURCE, QUrl(url))
         target.document().addResource(IMAGE_RESOURCE, QUrl(url), image)
@@ -70,5 +71,6 @@ def reset_scratch(target: ChatTranscript, other: ChatTranscript) -> ChatTranscri
     if other.colors != target.colors:
         other.set_colors(target.colors)
     other._next_code_id = target._next_code_id
+    other._marks.next_key = target._marks.next_key
     other._next_think = target._next_think
     return other

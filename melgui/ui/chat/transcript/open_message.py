@@ -49,6 +49,7 @@ class OpenMessage:
         self.in_flight = 0  # the ticket of the batch on the render thread (0: none)
         self.tail_rendered: tuple[Segment | None, str] | None = None  # the last tail back
         self.finished = False  # complete: drawn in the background, later calls wait
+        self.mark = 0  # the transcript's key for it (its hover actions)
 
     def take_pending(self) -> None:
         """Feed the buffered deltas to the splitter: new final segments join `ready`."""
