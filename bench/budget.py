@@ -193,9 +193,7 @@ def report(
 ) -> Row:
     """Record one measurement for the table (when run_all collects) and return it."""
     load_before, busy = _before()
-    row = Row(
-        name, value, target, unit, better, _load_now(), load_before, busy, strict, kind=kind
-    )
+    row = Row(name, value, target, unit, better, _load_now(), load_before, busy, strict, kind=kind)
     _reported.append(row)
     path = os.environ.get(TABLE_ENV)
     if path:

@@ -37,8 +37,8 @@ from budget import (  # noqa: E402
     Row,
     cores_busy,
     machine,
+    missed,
     missing_row,
-    missed as missed_rows,
     read_rows,
     table,
 )
@@ -112,10 +112,10 @@ def main(argv: list[str]) -> int:
     print("\n=== the frame-budget table (stalls in frames of 16.7 ms) ===")
     print(f"machine: {started} at the start, {machine().split(', ')[1]} at the end")
     print(table(rows) if rows else "(no benchmark reported a row)")
-    missed = missed_rows(rows)
+    missed_rows = missed(rows)
     if failed:
         print(f"\nfailed: {', '.join(sorted(set(failed)))}")
-    return 1 if failed else (MISSED_EXIT if missed else 0)
+    return 1 if failed else (MISSED_EXIT if missed_rows else 0)
 
 
 if __name__ == "__main__":
