@@ -112,6 +112,11 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "worktree: what closing loses / git status",
     ),
     "bench_remote.py": ("remote: read-only tool call over ssh / ssh host true",),
+    "bench_peers.py": tuple(
+        f"peers: {work}, melgui {what} / best peer"
+        for work in ("50-call turn", "20,000 streamed tokens", "8 parallel turns")
+        for what in ("wall", "CPU")
+    ),
     "bench_worktree_workers.py": (
         "worktrees: longest stall opening 8 workers",
         "worktrees: longest stall, 8 workers streaming",
