@@ -107,6 +107,8 @@ def main(argv: list[str]) -> int:
                 rows += got
                 if failure:
                     failed.append(f"{script.name} ({failure})")
+            if round_number < options.repeat:  # a run stopped later still has a table
+                print(f"\n=== the table after round {round_number} ===\n{table(rows)}", flush=True)
     finally:
         os.unlink(rows_file)
     print("\n=== the frame-budget table (stalls in frames of 16.7 ms) ===")
