@@ -140,7 +140,15 @@ def prepare_home(agent: Agent, home: Path, base_url: str, server_url: str) -> di
             "small_model": f"scripted/{MODEL}",
             "enabled_providers": ["scripted"],
             "provider": {"scripted": provider},
-            "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"},
+            # `opencode run` refuses what would ask; it takes a temporary folder's
+            # files for an outside directory's.
+            "permission": {
+                "edit": "allow",
+                "bash": "allow",
+                "read": "allow",
+                "external_directory": "allow",
+                "webfetch": "deny",
+            },
         }
         (config_dir / "opencode.json").write_text(json.dumps(config))
         # Its plugin SDK marked installed: else it runs `npm install` there at start.
