@@ -285,12 +285,14 @@ def table(rows: Iterable[Row]) -> str:
             sign = "<" if first.strict else "≤"
         else:
             sign = ">" if first.strict else "≥"
-        met = meets(value, first) and not missing
-        worst = "" if all(within_slack(v, first) for v in values) else " (a run >10% off)"
+        verdict = "met"
+        if not meets(value, first) or missing:
+            verdict = "MISSED"
+        elif not all(within_slack(v, first) for v in values):
+            verdict = "MISSED (a run >10% off)"
         lines.append(
             f"{name[:57]:<58}{value:>7.2f}{unit:<2}{sign:>3}{first.target:>5.2f}{unit:<2}"
-            f"{len(present):>4}{spread:>14}{context}  "
-            f"{'met' if met and not worst else 'MISSED' + worst}"
+            f"{len(present):>4}{spread:>14}{context}  {verdict}"
         )
         if missing:
             lines.append(
