@@ -19,6 +19,7 @@ import argparse
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,7 +68,12 @@ def run_one(script: Path, rows_file: str) -> tuple[list[Row], str]:
     assert process.stderr is not None
     echo = threading.Thread(target=_echo, args=(process.stderr, last), daemon=True)
     echo.start()
-    code = process.wait()
+    try:
+        code = process.wait()
+    except KeyboardInterrupt:  # stopped: the benchmark goes too, the table is printed
+        process.kill()
+        process.wait()
+        raise
     echo.join(5)
     process.stderr.close()
     rows = read_rows(rows_file)[already:]
@@ -99,16 +105,9 @@ def main(argv: list[str]) -> int:
     os.close(handle)
     started = machine()
     try:
-        for round_number in range(1, options.repeat + 1):
-            for script in scripts:
-                label = f" (round {round_number})" if options.repeat > 1 else ""
-                print(f"\n=== {script.name}{label} ===", flush=True)
-                got, failure = run_one(script, rows_file)
-                rows += got
-                if failure:
-                    failed.append(f"{script.name} ({failure})")
-            if round_number < options.repeat:  # a run stopped later still has a table
-                print(f"\n=== the table after round {round_number} ===\n{table(rows)}", flush=True)
+        _rounds(options.repeat, scripts, rows_file, rows, failed)
+    except KeyboardInterrupt:
+        print("\n(stopped: the table holds the runs that finished)")
     finally:
         os.unlink(rows_file)
     print("\n=== the frame-budget table (stalls in frames of 16.7 ms) ===")
@@ -120,5 +119,22 @@ def main(argv: list[str]) -> int:
     return 1 if failed else (MISSED_EXIT if missed_rows else 0)
 
 
+def _rounds(
+    repeat: int, scripts: list[Path], rows_file: str, rows: list[Row], failed: list[str]
+) -> None:
+    """Every script `repeat` times, round by round; a round's table after it."""
+    for round_number in range(1, repeat + 1):
+        for script in scripts:
+            label = f" (round {round_number})" if repeat > 1 else ""
+            print(f"\n=== {script.name}{label} ===", flush=True)
+            got, failure = run_one(script, rows_file)
+            rows += got
+            if failure:
+                failed.append(f"{script.name} ({failure})")
+        if round_number < repeat:  # a run stopped later still has a table
+            print(f"\n=== the table after round {round_number} ===\n{table(rows)}", flush=True)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` prints the table too
     raise SystemExit(main(sys.argv[1:]))
