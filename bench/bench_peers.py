@@ -141,6 +141,16 @@ class Run:
     problem: str = ""
 
 
+LIVE: set[int] = set()  # process groups of the agents running now
+
+
+def _end_live(*_signal: object) -> None:
+    """Stopped (SIGTERM): the agents run in sessions of their own, so end them too."""
+    for pid in list(LIVE):
+        _kill(pid)
+    raise SystemExit(1)
+
+
 def spawn(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         return subprocess.Popen(
@@ -165,6 +175,7 @@ def reap(process: subprocess.Popen[bytes], deadline: float) -> tuple[int, float,
         killer.cancel()
     process.returncode = os.waitstatus_to_exitcode(status)
     _kill(process.pid)  # what it left running (a language server, a daemon)
+    LIVE.discard(process.pid)
     return process.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
@@ -193,7 +204,9 @@ def run_turns(
     for number in range(len(turns)):
         command = argv(agent, prompt.format(name=agent.name, number=number), urls["openai"])
         log = homes / f"{agent.name}-{number}.log"
-        processes.append((number, log, spawn(command, project, env, log)))
+        process = spawn(command, project, env, log)
+        LIVE.add(process.pid)
+        processes.append((number, log, process))
     cpu = rss = 0.0
     problems = []
     for number, log, process in processes:
@@ -227,6 +240,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("--files", type=int, default=FILES, help="files in the project")
     options = parser.parse_args()
+    signal.signal(signal.SIGTERM, _end_live)
     wanted = {name for name in options.only.split(",") if name}
     agents = [a for a in AGENTS if not wanted or a.name in wanted or a.name == "melgui"]
     skipped = {a.name: a.missing() for a in agents if a.missing()}

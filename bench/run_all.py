@@ -71,8 +71,12 @@ def run_one(script: Path, rows_file: str) -> tuple[list[Row], str]:
     try:
         code = process.wait()
     except KeyboardInterrupt:  # stopped: the benchmark goes too, the table is printed
-        process.kill()
-        process.wait()
+        process.terminate()  # it may have children of its own to end
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
         raise
     echo.join(5)
     process.stderr.close()
