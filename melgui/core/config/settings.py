@@ -175,6 +175,14 @@ class Settings(BaseSettings):
     "npm ci"); its output goes with the spawn_agent result."""
     worktree_setup_timeout: float = Field(default=600.0, gt=0, le=24 * 3600)
     """Seconds before the setup command is stopped."""
+    merge_test_command: dict[str, str] = Field(default_factory=dict)
+    """Per project folder: a shell command the merge queue runs on each worker's branch,
+    rebased, before merging it (e.g. "pytest -q"); it must exit 0."""
+    merge_test_timeout: float = Field(default=1800.0, gt=0, le=24 * 3600)
+    """Seconds before the merge queue's test command is stopped (and counts as failed)."""
+    merge_test_failure: Literal["send_back", "stop"] = "send_back"
+    """When a branch fails the tests in the merge queue: its worker gets the output as a
+    new task and the queue goes on ("send_back"), or the queue stops for you ("stop")."""
     focus_chat_keys: str = "Ctrl+`"
     """Keys that take the keyboard from a terminal pane back to the chat (never sent to the
     program running there)."""

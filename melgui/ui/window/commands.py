@@ -29,6 +29,7 @@ from melgui.core.config.settings import Settings
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.board.parallel_install import ParallelWork
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.mcp.servers_panel import ServersPanel
@@ -71,6 +72,7 @@ class CommandHost(Protocol):
     inspector_dock: QDockWidget
     plans_dock: QDockWidget
     signals: Signals
+    parallel: ParallelWork
     mcp_panel: ServersPanel
     pane_manager: PaneManager
     actions_by_name: dict[str, QAction]
@@ -168,6 +170,7 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
         ),
         Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
         Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
+        Command("merge_queue", "&View", "Merge &queue", None, lambda: toggle(w.parallel.dock)),
         Command("mcp", "&View", "&MCP servers", "Ctrl+Shift+M", lambda: reveal(w.mcp_panel.dock)),
         Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
         Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),

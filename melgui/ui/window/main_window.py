@@ -164,6 +164,9 @@ class MainWindow(QMainWindow):
 
         self.mcp_panel = install_mcp(self)
         self.signals = install_signals(self, self)  # agents board and signals
+        from melgui.ui.board.parallel_install import install_parallel_work  # overlaps, queue
+
+        self.parallel = install_parallel_work(self)
         one_side_panel(self)
         history_dock = self.history.parentWidget()
         assert isinstance(history_dock, QDockWidget)

@@ -18,6 +18,7 @@ rebase, a fast-forward).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,8 @@ from melgui.core.worktrees.merge_queue.steps import (
     run_tests,
 )
 from melgui.core.worktrees.model import Worktree
+
+log = logging.getLogger(__name__)
 
 OnFailure = Literal["send_back", "stop"]
 ItemState = Literal[
@@ -143,7 +146,8 @@ class MergeQueue:
             return
         self.running = True
         self.note = "Landing the waiting branches one at a time."
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="merge queue")
+        # The app's loop: a button's click may come while Qt, not asyncio, is running it.
+        self._task = asyncio.get_event_loop().create_task(self._run(), name="merge queue")
         self._changed()
 
     def stop(self, why: str = "Stopped by you; the branch being landed finishes first.") -> None:
@@ -222,6 +226,9 @@ class MergeQueue:
             await self._merge(item, into, note=note)
         except ChangesError as exc:
             self._halt(item, "refused", str(exc))
+        except Exception as exc:  # a bug must stop the queue where the person sees it
+            log.exception("Landing %s failed", worktree.branch)
+            self._halt(item, "refused", f"melgui failed: {type(exc).__name__}: {exc}")
 
     async def _tested(self, item: QueueItem, settings: QueueSettings, into: str, onto: str) -> bool:
         self._set(item, "testing", f"Running `{settings.test_command}`…")
