@@ -117,6 +117,10 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         for work in ("50-call turn", "20,000 streamed tokens", "8 parallel turns")
         for what in ("wall", "CPU")
     ),
+    "bench_overlaps.py": (
+        "overlaps: edit to overlap shown, 8 workers (worst) / 1 s",
+        "overlaps: longest GUI-thread step showing one, 8 workers",
+    ),
     "bench_worktree_workers.py": (
         "worktrees: longest stall opening 8 workers",
         "worktrees: longest stall, 8 workers streaming",
