@@ -119,7 +119,7 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
     ),
     "bench_overlaps.py": (
         "overlaps: edit to overlap shown, 8 workers (worst) / 1 s",
-        "overlaps: longest GUI-thread step showing one, 8 workers",
+        "overlaps: GUI-thread CPU of the costliest step showing one, 8 workers",
     ),
     "bench_worktree_workers.py": (
         "worktrees: longest stall opening 8 workers",
