@@ -47,11 +47,14 @@ def settings_overrides(project: str) -> dict[str, Any]:
     }
 
 
-async def start_workers(window: MainWindow) -> list[PaneInfo]:
+async def start_workers(
+    window: MainWindow, layouts: tuple[str, str, str] = ("tab", "tab", "tab")
+) -> list[PaneInfo]:
     """The three workers, each in its own worktree; return once each has finished."""
     manager = window.pane_manager
     infos = [
-        (await manager.start_worker(task, None, "tab", own_worktree=True))[0] for task in TASKS
+        (await manager.start_worker(task, None, layout, own_worktree=True))[0]
+        for task, layout in zip(TASKS, layouts, strict=True)
     ]
 
     def finished() -> bool:

@@ -152,7 +152,8 @@ def install_parallel_work(host: ParallelHost) -> ParallelWork:
         worktree = pane.worktree if pane is not None else None
         sent_back = item is not None and item.state == "sent back"
         if moment.kind == "finished" and sent_back and worktree is not None:
-            queue.add(moment.key, moment.name, worktree)
+            again = "Its tests failed and went back to the worker, which has finished again."
+            queue.add(moment.key, moment.name, worktree, again)
 
     board.on_moment(on_moment)
     host.signals.view.set_colors(host.colors)

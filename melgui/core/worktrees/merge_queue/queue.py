@@ -113,8 +113,9 @@ class MergeQueue:
     def item(self, key: str) -> QueueItem | None:
         return next((item for item in self.items if item.key == key), None)
 
-    def add(self, key: str, name: str, worktree: Worktree) -> QueueItem:
-        """Queue a worker's branch (again, when it was sent back or failed)."""
+    def add(self, key: str, name: str, worktree: Worktree, why: str = "") -> QueueItem:
+        """Queue a worker's branch (again, when it was sent back or failed); `why` is
+        shown until it lands."""
         item = self.item(key)
         if item is not None and item.state in ACTIVE:
             return item
@@ -125,7 +126,7 @@ class MergeQueue:
             item.name, item.worktree = name, worktree
             self.items.remove(item)
             self.items.append(item)  # behind the ones that waited meanwhile
-        item.state, item.detail, item.output, item.task = "waiting", "", "", ""
+        item.state, item.detail, item.output, item.task = "waiting", why, "", ""
         self._changed()
         return item
 
