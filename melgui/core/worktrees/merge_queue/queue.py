@@ -244,7 +244,12 @@ class MergeQueue:
             return True
         item.output = result.output
         item.task = failed_tests_task(item.worktree.branch, into, onto, result)
-        head = result.describe(tail_lines=0).replace("Setup command", "The test command")
+        if result.timed_out:
+            head = "The test command did not finish before its timeout."
+        elif result.exit_code is None:
+            head = f"The test command could not start: {result.output.strip()}."
+        else:
+            head = f"The test command failed (exit status {result.exit_code})."
         if settings.on_failure == "send_back":
             self._set(item, "sent back", f"{head} Its output went to the worker as a new task.")
             self.hooks.send_back(item)
