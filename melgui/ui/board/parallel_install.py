@@ -29,18 +29,28 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.desk.board.agents_board import AgentsBoard, Moment
 from melgui.desk.desk import Desk
+from melgui.ui.board.board_view import BoardView
 from melgui.ui.board.merge_queue_view import Candidate, MergeQueueView
 from melgui.ui.board.overlap_notes import OverlapNotes, install_overlap_notes
-from melgui.ui.notifications.install import Signals
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.runtime.theme import Colors
 
 
+class BoardParts(Protocol):
+    """The agents board install_signals made (melgui.ui.notifications.install.Signals)."""
+
+    board: AgentsBoard
+    view: BoardView
+    dock: QDockWidget
+
+
 class ParallelHost(Protocol):
     """What parallel work needs of the window (MainWindow is one)."""
 
-    signals: Signals
+    @property
+    def signals(self) -> BoardParts: ...
+
     pane_manager: PaneManager
     colors: Colors
     themeChanged: SignalInstance
@@ -106,6 +116,9 @@ class WindowHooks(QueueHooks):
         pane = self.pane(key)
         if pane is not None and pane.worktree is not None:
             pane.worktree = replace(pane.worktree, base=worktree.base)
+            watch = self.host.signals.board.overlaps
+            if watch is not None:  # its changes now count from the new base
+                watch.edited(key, pane.worktree)
 
     def describe_tests(self) -> str:
         queue = self.settings()

@@ -12,10 +12,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from melgui.core.worktrees.overlap.touched import Hunk
 
 SourceReader = Callable[[Path, str], str | None]  # (worktree folder, path) -> its text
 MAX_SOURCE = 2_000_000  # bytes; a larger file keeps git's hunk context
@@ -32,9 +28,10 @@ def local_source(folder: Path, path: str) -> str | None:
         return None
 
 
-def symbols_of(text: str | None, hunks: Sequence[Hunk]) -> tuple[str, ...] | None:
-    """The innermost definitions holding each hunk's new lines, in order; None when the
-    text is missing or does not parse (then git's context stands)."""
+def symbols_of(text: str | None, hunks: Sequence[tuple[int, int]]) -> tuple[str, ...] | None:
+    """The innermost definitions holding each hunk's new lines ((first line, count) of
+    the worktree's file), in order; None when the text is missing or does not parse
+    (then git's context stands)."""
     if text is None:
         return None
     try:
@@ -43,9 +40,9 @@ def symbols_of(text: str | None, hunks: Sequence[Hunk]) -> tuple[str, ...] | Non
         return None
     spans = list(_spans(tree.body, ""))
     names: dict[str, None] = {}
-    for hunk in hunks:
-        first = hunk.new_start if hunk.new_count else hunk.new_start + 1
-        last = hunk.new_start + max(hunk.new_count, 1) - 1
+    for new_start, new_count in hunks:
+        first = new_start if new_count else new_start + 1
+        last = new_start + max(new_count, 1) - 1
         inside = [(start, name) for start, end, name in spans if start <= last and first <= end]
         for _start, name in sorted(inside):
             if not any(other.startswith(name + ".") for _s, other in inside):

@@ -100,7 +100,8 @@ def read_touched(
     if source is not None:
         for path, touch in files.items():
             if touch.hunks and path.endswith(".py"):
-                names = symbols_of(source(worktree.path, path), touch.hunks)
+                spans = [(hunk.new_start, hunk.new_count) for hunk in touch.hunks]
+                names = symbols_of(source(worktree.path, path), spans)
                 if names is not None:
                     files[path] = FileTouch(path, touch.status, touch.hunks, names)
     return Touched(worktree.base, files)
