@@ -6,7 +6,7 @@ its ended, a turn ended, it was added); nothing polls. The watch reads that work
 a thread (`read_touched`: git, and a parse of changed Python files), at most one read
 per worktree in flight and one more after it for every edit meanwhile, then compares
 every worktree's changes (`find_overlaps`, plain Python over the changed files) and
-tells its listeners when the overlaps changed.
+tells its listeners when a worktree's changes or the overlaps changed.
 
 The reader is given: a worktree on another host plugs in its own git runner there.
 """
@@ -44,6 +44,7 @@ class OverlapWatch:
         self._read = _quiet(read)
         self._readers: dict[str, FileCount[Touched]] = {}
         self._listeners: list[Callable[[], None]] = []
+        self._told: dict[str, Touched | None] = {}  # each worktree's reading, as last told
         self.overlaps: tuple[Overlap, ...] = ()
 
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
@@ -80,10 +81,11 @@ class OverlapWatch:
         self._listeners.clear()
 
     def _compare(self) -> None:
-        current = {key: r.files for key, r in self._readers.items() if r.files is not None}
+        readings = {key: reader.files for key, reader in self._readers.items()}
+        current = {key: touched for key, touched in readings.items() if touched is not None}
         overlaps = find_overlaps(current)
-        if overlaps == self.overlaps:
+        if overlaps == self.overlaps and readings == self._told:
             return
-        self.overlaps = overlaps
+        self.overlaps, self._told = overlaps, readings
         for listener in list(self._listeners):
             listener()
