@@ -16,6 +16,7 @@ from melgui.desk.board.agents_board import AgentRow, AgentsBoard
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.pane_frame import PaneFrame
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 NOTE_NAME = "overlapNote"
@@ -64,7 +65,7 @@ class OverlapNotes(QObject):
             note.setObjectName(NOTE_NAME)
             note.setWordWrap(True)
             note.setTextFormat(Qt.TextFormat.RichText)
-            note.setMargin(note.fontMetrics().height() // 4)
+            note.setMargin(SPACE_XS)
             layout = frame.layout()
             if isinstance(layout, QBoxLayout):
                 layout.insertWidget(1, note)  # under the header, over the conversation
