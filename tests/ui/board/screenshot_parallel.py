@@ -53,10 +53,10 @@ def main(folder: Path) -> None:
             **settings_overrides(str(project)),
         )  # fmt: skip
         window = build_main_window(str(project), settings, api_key="demo", persist_settings=False)
-        window.resize(1600, 900)
+        window.resize(1600, 1080)
         window.show()
         window.signals.dock.show()
-        window.resizeDocks([window.signals.dock], [170], Qt.Orientation.Vertical)
+        window.resizeDocks([window.signals.dock], [210], Qt.Orientation.Vertical)
 
         async def overlap() -> list[int]:
             infos = await start_workers(window, ("right", "down", "tab"))
@@ -75,7 +75,7 @@ def main(folder: Path) -> None:
         parallel = window.parallel
         parallel.dock.show()
         parallel.dock.raise_()
-        window.resizeDocks([parallel.dock], [230], Qt.Orientation.Vertical)
+        window.resizeDocks([parallel.dock], [300], Qt.Orientation.Vertical)
 
         async def queue() -> None:
             parallel.view.add_finished()
