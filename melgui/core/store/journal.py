@@ -330,6 +330,8 @@ class Journal:
             return
         with self.store.transaction():
             self.store.call_finished(cid, call_id, result.status, result.content, entry.timing.ran)
+            if entry.hooks or entry.notes:
+                self.store.call_steps(cid, call_id, entry.hooks, entry.notes)
             if entry.name == "write_plan" and result.status == "ok":
                 arguments = entry.arguments or {}
                 title = str(arguments.get("title", ""))

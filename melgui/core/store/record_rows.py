@@ -1,4 +1,5 @@
-"""The store's plans, wire log chunks, notes, and the metadata an import puts back."""
+"""The store's plans, pins and plan mode, wire log chunks, notes, and the metadata an
+import puts back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from melgui.core.store.records import NoteRecord, PinRecord, PlanRecord, WireRec
 
 
 class RecordRows:
-    """Plans, the wire log and notes of a conversation.
+    """Plans, plan mode, the wire log and notes of a conversation.
 
     A part of Store (melgui.core.store.store), which provides the connection and clock.
     """
@@ -63,6 +64,16 @@ class RecordRows:
             (cid,),
         )
         return [PinRecord(*row) for row in rows]
+
+    def set_plan_mode(self, cid: str, on: bool) -> None:
+        self._conn.execute("UPDATE conversations SET plan_mode = ? WHERE id = ?", (int(on), cid))
+
+    def plan_mode(self, cid: str) -> bool:
+        """Whether the conversation was in plan mode when last recorded."""
+        row = self._conn.execute(
+            "SELECT plan_mode FROM conversations WHERE id = ?", (cid,)
+        ).fetchone()
+        return bool(row and row[0])
 
     def add_wire(self, cid: str, entries: Iterable[tuple[int, WireEntry]]) -> None:
         """Append wire log lines, each with its leg number, in one commit."""

@@ -61,6 +61,7 @@ class PlanModeControl:
         panel.approved.connect(self.approve)
         panel.revised.connect(self.revise)
         window.sessionChanged.connect(self._follow)
+        self._unfollow = window.session.loop.plan.subscribe(window.toolbar.set_plan)
         window.desk.prompt.commands.add(
             SlashCommand(
                 "plan",
@@ -78,8 +79,7 @@ class PlanModeControl:
         plan = self.session.loop.plan
         if plan.on == on:
             return
-        plan.on = on
-        self.window.toolbar.set_plan(on)
+        plan.on = on  # the toolbar follows
         note = ON_NOTE if on else OFF_NOTE
         self.window.chat.transcript.add_notice(note, self.window.colors.muted)
         if on:
@@ -102,6 +102,10 @@ class PlanModeControl:
         return word  # the task, sent in plan mode
 
     def _follow(self, session: AgentSession) -> None:
+        """The toolbar shows the shown conversation's mode, however it changes (a
+        reopened conversation's comes back with it)."""
+        self._unfollow()
+        self._unfollow = session.loop.plan.subscribe(self.window.toolbar.set_plan)
         self.window.toolbar.set_plan(session.loop.plan.on)
 
 

@@ -327,6 +327,11 @@ class HistoryPaging:
         if not self._revealing:
             self._reveal_timer.stop()
 
+    def _stored_steps(self, call_id: str) -> tuple[tuple[HookRun, ...], tuple[str, ...]]:
+        """A reopened call's hook runs and notes, as its thread entry has them back."""
+        entry = self.bridge.session.thread.call(call_id)
+        return (entry.hooks, entry.notes) if entry is not None else ((), ())
+
     def set_card_note(self, call_id: str, note_html: str) -> None:
         """A live line on a running call's card (an MCP tool's progress); gone when it ends."""
         state = self._card_states.get(call_id)
@@ -359,7 +364,7 @@ class HistoryPaging:
         extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
         if status in ("requested", "waiting", "running"):
             extra += self._card_notes.get(call_id, "")
-        runs, notes = self._card_hooks.get(call_id, ((), ()))
+        runs, notes = self._card_hooks.get(call_id) or self._stored_steps(call_id)
         extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
         unfolded = status == "waiting" or call_id in self.unfolded
         arguments = self._call_args.get(call_id)
