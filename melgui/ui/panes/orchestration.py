@@ -122,7 +122,7 @@ class Orchestration:
             text += (
                 " It is in plan mode: it reads and writes a plan, changing nothing, until "
                 "you approve it with send_agent and a text starting `/plan off` (or ask the "
-                "person first)."
+                "person first), or the person approves it in the Plans panel."
             )
         if prepared is not None:
             text += "\n" + prepared.describe()

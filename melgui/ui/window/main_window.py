@@ -13,10 +13,11 @@ WorkerHost, SettingsHost, McpHost, SignalWindow, checkpoints' Host):
   connection, folder, rules and workspace tools; `window.bridge_for(session)` gives it a
   SessionBridge whose approvals also go to `window.approvals` (an ApprovalQueue shown in
   the approval bar; `approvalSourceRequested(source, call_id)` asks that pane to show it).
-- `window.plans_panel.sink`, `window.tasks.spawn(coro, what=...)`, `window.colors` and
-  `themeChanged(Colors)`; `window.new_conversation()`, `open_conversation(resumed)`,
-  `project_folder()` for the history sidebar; `window.actions_by_name` (menus, palette),
-  `window.desk.loss_registry` (what closing would lose), `window.layout_keeper`.
+- `window.plans_panel` (each bridge's plans), `window.tasks.spawn(coro, what=...)`,
+  `window.colors` and `themeChanged(Colors)`; `window.new_conversation()`,
+  `open_conversation(resumed)`, `project_folder()` for the history sidebar;
+  `window.actions_by_name` (menus, palette), `window.desk.loss_registry` (what closing
+  would lose), `window.layout_keeper`.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ class MainWindow(QMainWindow):
             folder,
             settings,
             api_key=api_key if api_key is not None else get_api_key(api_key_kind(settings)),
-            plans=self.plans_panel.sink,
+            plans=_shown_from_threads,
             transport=transport,
             on_progress=self._progress.emit,
             on_rules_saved=self._save_settings,
@@ -396,7 +397,8 @@ class MainWindow(QMainWindow):
         return session
 
     def bridge_for(self, session: ChatSession) -> SessionBridge:
-        """A bridge for `session`; its approvals also go to the window's queue."""
+        """A bridge for `session`; its approvals also go to the window's queue, its plans
+        to the Plans panel."""
         bridge = SessionBridge(session, self._recorders.get(session), self.tasks, self)
 
         def to_queue(event: LoopEvent) -> None:
@@ -404,6 +406,8 @@ class MainWindow(QMainWindow):
                 self.approvals.add(event.request)
 
         bridge.loopEvent.connect(to_queue)
+        source = session.source
+        bridge.threadChange.connect(lambda change: self.plans_panel.take(source, change))
         return bridge
 
     def new_conversation(self) -> None:
@@ -574,3 +578,8 @@ def build_main_window(
         transport=transport,
         persist_settings=persist_settings,
     )
+
+
+def _shown_from_threads(title: str, markdown: str) -> None:
+    """write_plan's sink: the Plans panel takes each plan from its conversation's thread,
+    where it knows whose it is (the main conversation's, a worker's)."""

@@ -1,7 +1,8 @@
 """Plan mode in the window: the toolbar's Plan button and `/plan` turn it on or off for
 the shown conversation (each conversation keeps its own, on its loop); the Plans panel's
 Approve and start turns it off and sends the plan as the next message, its Revise sends
-the person's comment back with the mode still on."""
+the person's comment back with the mode still on, to whichever conversation wrote the
+plan: the main one or a worker's (as the orchestrator's `send_agent "/plan off"` does)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from melgui.core.agent.session import AgentSession
 from melgui.desk.desk import Desk
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.manager import PaneManager
 from melgui.ui.runtime.theme import Colors
 from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.toolbar import ProjectToolbar
@@ -52,6 +55,9 @@ class PlanHost(Protocol):
     @property
     def plans_dock(self) -> QDockWidget: ...
 
+    @property
+    def pane_manager(self) -> PaneManager: ...
+
 
 class PlanModeControl:
     def __init__(self, window: PlanHost) -> None:
@@ -85,13 +91,43 @@ class PlanModeControl:
         if on:
             self.window.plans_dock.show()
 
-    def approve(self, title: str, markdown: str) -> None:
-        self.set_on(False)
-        self.window.chat.submit(approved_prompt(title, markdown))
+    def approve(self, source: str, title: str, markdown: str) -> None:
+        if source == self.session.source:
+            self.set_on(False)
+            self.window.chat.submit(approved_prompt(title, markdown))
+            return
+        worker = self._worker(source)
+        if worker is not None:
+            pane, session = worker
+            session.loop.plan.on = False
+            pane.send(approved_prompt(title, markdown))
+            self._said(f"You approved {source}'s plan “{title}”: it carries it out now.")
 
-    def revise(self, title: str, comment: str) -> None:
-        self.set_on(True)
-        self.window.chat.submit(revise_prompt(title, comment))
+    def revise(self, source: str, title: str, comment: str) -> None:
+        if source == self.session.source:
+            self.set_on(True)
+            self.window.chat.submit(revise_prompt(title, comment))
+            return
+        worker = self._worker(source)
+        if worker is not None:
+            pane, session = worker
+            session.loop.plan.on = True
+            pane.send(revise_prompt(title, comment))
+            self._said(f"You sent {source}'s plan “{title}” back to revise.")
+
+    def _worker(self, source: str) -> tuple[AgentPane, AgentSession] | None:
+        """The open worker pane named `source` and its session, or None (said)."""
+        for _info, pane in self.window.pane_manager.panes():
+            if not isinstance(pane, AgentPane):
+                continue
+            session = pane.session
+            if isinstance(session, AgentSession) and session.source == source:
+                return pane, session
+        self._said(f"{source} is no longer open: its plan cannot be answered.")
+        return None
+
+    def _said(self, text: str) -> None:
+        self.window.chat.transcript.add_notice(text, self.window.colors.muted)
 
     def _command(self, arguments: str) -> str | None:
         word = arguments.strip()
