@@ -287,7 +287,7 @@ class AgentLoop:
         judged = await judge(  # once: the call keeps it
             call, arguments, self.policy, tool=tool, plan=self.plan, hooks=self.hooks
         )
-        ran_with = judged.arguments if judged.arguments != arguments else None
+        given = arguments
         judgement, arguments, runs = judged.judgement, judged.arguments, judged.runs
         decision = decision_of(judgement)
         if decision is None and self.hooks is not None:  # would ask: a hook may answer
@@ -298,6 +298,7 @@ class AgentLoop:
                 decision = Approve(rule=PERMISSION_HOOK)
             elif asked.verdict == "deny":
                 decision = Deny(f"{PERMISSION_HOOK}: {asked.reason}")
+        ran_with = arguments if arguments != given else None
         allowed_by = decision.rule if isinstance(decision, Approve) else ""
         if decision is None:
             request = ApprovalRequest(call, arguments, source=self._source, judgement=judgement)

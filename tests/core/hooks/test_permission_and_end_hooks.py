@@ -11,7 +11,12 @@ from typing import Any
 
 from melgui.core.config.settings import Settings, config_dir
 from melgui.core.protocol.approval import Approve
-from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, ToolCallFinished
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    LoopEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 
@@ -78,6 +83,8 @@ async def test_a_permission_request_hook_allows_with_new_input_and_nobody_is_ask
     assert not (tmp_path / "a.txt").exists()
     (run_,) = call.hooks
     assert run_.event == "PermissionRequest" and run_.effect == "allowed; rewrote the input"
+    (started,) = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert started.ran_with is not None and started.ran_with["path"].endswith("b.txt")
 
 
 async def test_a_permission_request_hook_denies_for_the_person_or_leaves_it_to_them(
