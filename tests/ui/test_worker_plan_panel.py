@@ -13,12 +13,13 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import READ_ONLY_TOOLS
+from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.ui.panes.agent_pane import AgentPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
 FIRST = {"title": "Tidy the build", "markdown": "1. Remove build/\n2. Remove dist/"}
-READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name}  # the run-time read-only tool too
+READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name, PIN_FACT.name}  # plan mode offers them too
 SECOND = {"title": "Tidy the build", "markdown": "1. Remove build/\n2. Keep the cache"}
 
 

@@ -34,8 +34,8 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
-from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.core.protocol.tooling import HookRun
+from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.core.thread.entries import (
     AssistantEntry,
     BranchEntry,
