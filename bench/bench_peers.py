@@ -20,6 +20,7 @@ A peer that is not installed or cannot run offline is named with the reason.
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import json
 import os
@@ -277,6 +278,11 @@ def measure(
     project = build_project(temp, files)
     print(f"project: {files:,} files, built in {time.perf_counter() - started:.1f} s")
     print("agents: " + ", ".join(f"{a.name} {a.version()}" for a in agents))
+    for agent in agents:
+        if agent.melgui:
+            # An installed melgui has its bytecode (pip compiles it); a checkout run with
+            # PYTHONDONTWRITEBYTECODE would compile every module on every run.
+            compileall.compile_dir(agent.tree / "melgui", quiet=1)
     for name, why in skipped.items():
         print(f"not measured: {name}: {why}")
     director = Director(project, agents)
