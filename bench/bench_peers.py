@@ -20,6 +20,7 @@ A peer that is not installed or cannot run offline is named with the reason.
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import json
 import os
@@ -43,7 +44,16 @@ sys.path.insert(0, str(HERE.parent))
 
 import budget  # noqa: E402
 from anthropic_messages import ScriptedAnthropic  # noqa: E402
-from peer_agents import AGENTS, Agent, Step, argv, call_for, prepare_home, tool_results  # noqa: E402
+from peer_agents import (  # noqa: E402
+    AGENTS,
+    Agent,
+    Step,
+    argv,
+    base_agent,
+    call_for,
+    prepare_home,
+    tool_results,
+)
 
 from tests.fakes import ScriptedOpenAI, done, text, tool_call, tool_calls  # noqa: E402
 from tests.fakes.scenario import Step as LegStep  # noqa: E402
@@ -103,8 +113,9 @@ class Director:
     the tool results already in the request the step; a request without tools (a title,
     a side question) gets a short answer outside the script."""
 
-    def __init__(self, project: Path) -> None:
+    def __init__(self, project: Path, agents: list[Agent]) -> None:
         self.project = project
+        self.agents = {a.name: a for a in agents}
         self.turns: dict[tuple[str, int], list[Step]] = {}
         self.stream = False
         self.answered: dict[tuple[str, int], int] = {}
@@ -119,7 +130,7 @@ class Director:
         found = TAG.search(json.dumps(body))
         if not body.get("tools") or found is None:
             return [text("ok"), done()]
-        agent = next(a for a in AGENTS if a.name == found.group(1))
+        agent = self.agents[found.group(1)]
         key = (agent.name, int(found.group(2)))
         step = tool_results(agent.api, body)
         with self.lock:
@@ -239,10 +250,15 @@ def main() -> int:
     parser.add_argument("--only", default="", help="agents, comma-separated")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("--files", type=int, default=FILES, help="files in the project")
+    parser.add_argument(
+        "--base", type=Path, help="another melgui checkout (e.g. a worktree of main), run beside"
+    )
     options = parser.parse_args()
     signal.signal(signal.SIGTERM, _end_live)
     wanted = {name for name in options.only.split(",") if name}
     agents = [a for a in AGENTS if not wanted or a.name in wanted or a.name == "melgui"]
+    if options.base is not None:
+        agents.insert(1, base_agent(options.base))
     skipped = {a.name: a.missing() for a in agents if a.missing()}
     agents = [a for a in agents if a.name not in skipped]
     temp = Path(tempfile.mkdtemp(prefix="melgui-peers-"))
@@ -262,9 +278,14 @@ def measure(
     project = build_project(temp, files)
     print(f"project: {files:,} files, built in {time.perf_counter() - started:.1f} s")
     print("agents: " + ", ".join(f"{a.name} {a.version()}" for a in agents))
+    for agent in agents:
+        if agent.melgui:
+            # An installed melgui has its bytecode (pip compiles it); a checkout run with
+            # PYTHONDONTWRITEBYTECODE would compile every module on every run.
+            compileall.compile_dir(agent.tree / "melgui", quiet=1)
     for name, why in skipped.items():
         print(f"not measured: {name}: {why}")
-    director = Director(project)
+    director = Director(project, agents)
     openai, anthropic = ScriptedOpenAI(), ScriptedAnthropic()
     servers: list[ScriptedServer] = [openai, anthropic]
     for server in servers:
@@ -278,7 +299,7 @@ def measure(
             warm = run_turns(agent, director, "20,000 streamed tokens", homes, urls)
             if warm.problem:
                 skipped[agent.name] = f"its first run failed: {warm.problem}"
-        agents = [a for a in agents if a.name not in skipped or a.name == "melgui"]
+        agents = [a for a in agents if a.name not in skipped or a.melgui]
         results: dict[str, dict[str, Run]] = {}
         for workload in WORKLOADS:
             runs: dict[str, list[Run]] = {a.name: [] for a in agents}
@@ -291,6 +312,8 @@ def measure(
 
 def report(results: dict[str, dict[str, Run]], skipped: dict[str, str]) -> int:
     print(f"\nload average {os.getloadavg()[0]:.1f}; melgui / peer: below 1 melgui is ahead")
+    if any("base" in runs for runs in results.values()):
+        print("base: melgui from the --base checkout, run interleaved with this one")
     header = f"{'workload':<24}{'agent':<10}{'wall s':>8}{'CPU s':>8}{'RSS MB':>8}"
     print(header + f"{'wall':>8}{'CPU':>8}{'RSS':>8}  (melgui / this agent)")
     for workload, runs in results.items():
@@ -311,7 +334,7 @@ def report(results: dict[str, dict[str, Run]], skipped: dict[str, str]) -> int:
         print(f"not measured: {name}: {why}")
     for workload, runs in results.items():
         ours = runs["melgui"]
-        peers = {n: r for n, r in runs.items() if n != "melgui" and not r.problem}
+        peers = {n: r for n, r in runs.items() if n not in ("melgui", "base") and not r.problem}
         if not peers or ours.problem:
             continue
         _rows(workload, ours, peers)

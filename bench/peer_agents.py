@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,11 @@ class Agent:
     name: str
     api: Api
     binary: Path | None  # None: melgui, run by this interpreter
+    tree: Path = ROOT  # melgui's checkout (another one measures it side by side)
+
+    @property
+    def melgui(self) -> bool:
+        return self.binary is None
 
     @property
     def package(self) -> str:
@@ -67,9 +73,11 @@ class Agent:
 
     def version(self) -> str:
         if self.binary is None:
-            from melgui import __version__
-
-            return str(__version__)
+            commit = subprocess.run(
+                ["git", "-C", str(self.tree), "rev-parse", "--short", "HEAD"],
+                capture_output=True, text=True,
+            ).stdout.strip()  # fmt: skip
+            return f"{self.tree} at {commit or 'an unknown commit'}"
         lock = json.loads((PEERS / "package-lock.json").read_text())
         return str(lock["packages"][f"node_modules/{self.package}"]["version"])
 
@@ -80,6 +88,11 @@ AGENTS = (
     Agent("codex", "responses", BIN / "codex"),
     Agent("claude", "messages", BIN / "claude"),
 )
+
+
+def base_agent(tree: Path) -> Agent:
+    """melgui from another checkout (e.g. main's), measured beside this one."""
+    return Agent("base", "chat", None, tree.resolve())
 
 
 def home_env(home: Path) -> dict[str, str]:
@@ -122,8 +135,8 @@ def prepare_home(agent: Agent, home: Path, base_url: str, server_url: str) -> di
         if not name.endswith("_API_KEY") and not name.startswith(("ANTHROPIC_", "OPENAI_"))
     }
     env.update(home_env(home))
-    if agent.name == "melgui":
-        env.update(OPENAI_API_KEY=API_KEY, PYTHONPATH=str(ROOT))
+    if agent.melgui:
+        env.update(OPENAI_API_KEY=API_KEY, PYTHONPATH=str(agent.tree))
     elif agent.name == "opencode":
         config_dir = home / ".config" / "opencode"
         config_dir.mkdir(parents=True, exist_ok=True)
@@ -177,7 +190,7 @@ def prepare_home(agent: Agent, home: Path, base_url: str, server_url: str) -> di
 
 def argv(agent: Agent, prompt: str, base_url: str) -> list[str]:
     """The command that runs one turn of `prompt` in the project (the cwd)."""
-    if agent.name == "melgui":
+    if agent.melgui:
         return [
             sys.executable, "-m", "melgui", "exec", "--transport", "openai", "--url", base_url,
             "--model", MODEL, "--approve", "all", prompt,
@@ -197,7 +210,7 @@ def argv(agent: Agent, prompt: str, base_url: str) -> list[str]:
 def call_for(agent: Agent, step: Step, project: Path) -> tuple[str, dict[str, Any]]:
     """(tool name, arguments) of `step` as `agent` offers it."""
     absolute = str(project / step.path)
-    name = agent.name
+    name = "melgui" if agent.melgui else agent.name
     if step.kind == "read":
         if name == "melgui":
             return "read_file", {"path": step.path}

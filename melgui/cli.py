@@ -31,9 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "exec":
-        from melgui.headless import main as exec_main
+        from melgui import lean_start
 
-        return exec_main(args[1:])
+        lean_start.skip_unused_imports()
+        with lean_start.imported_once():
+            from melgui.headless import main as exec_main
+        try:
+            return exec_main(args[1:])
+        finally:
+            lean_start.before_exit()
     if args and args[0] == "acp":
         from melgui.acp.main import main as acp_main
 

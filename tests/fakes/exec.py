@@ -13,12 +13,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def melgui_exec(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180, merged: bool = False
 ) -> subprocess.CompletedProcess[str]:
+    """`merged`: stderr goes into the same pipe as stdout, in the order written."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "melgui", "exec", *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merged else subprocess.PIPE,
         text=True,
         timeout=timeout,
         env=environment,
