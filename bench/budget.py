@@ -111,7 +111,10 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "worktree: create (10000 files) / git worktree add",
         "worktree: what closing loses / git status",
     ),
-    "bench_remote.py": ("remote: read-only tool call over ssh / ssh host true",),
+    "bench_remote.py": (
+        "remote: read-only tool call over ssh / ssh host true",
+        "remote: link back to current after a 20 s outage (s)",
+    ),
     "bench_peers.py": tuple(
         f"peers: {work}, melgui {what} / best peer"
         for work in ("50-call turn", "20,000 streamed tokens", "8 parallel turns")

@@ -150,6 +150,7 @@ class TestSshServer:
     log: Path
     host_public_key: str
     extra: dict[str, str] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)  # more Host blocks, removed at stop
 
     @property
     def home(self) -> Path:
@@ -207,19 +208,8 @@ class TestSshServer:
                 stderr=subprocess.STDOUT,
             )
         alias = f"melgui-test-{port}"
-        add_host_block(
-            alias,
-            [
-                "HostName 127.0.0.1",
-                f"Port {port}",
-                f"User {user.pw_name}",
-                f"IdentityFile {user_key}",
-                "IdentitiesOnly yes",
-                f"UserKnownHostsFile {known_hosts}",
-                "StrictHostKeyChecking yes",
-            ],
-        )
         server = cls(workdir, port, alias, user, process, log, host_public)
+        add_host_block(alias, server._block_lines(port))
         try:
             server._wait_listening()
         except BaseException:
@@ -240,6 +230,29 @@ class TestSshServer:
             time.sleep(0.05)
         raise RuntimeError(f"sshd did not listen on {self.port}: {self.log.read_text()[-2000:]}")
 
+    def alias_through(self, port: int) -> str:
+        """A second Host block (removed when the server stops) reaching this sshd through
+        127.0.0.1:`port` (a proxy the test owns), with the same keys: `melgui-test-P-via-Q`."""
+        alias = f"{self.alias}-via-{port}"
+        known_hosts = self.workdir / "known_hosts"
+        with known_hosts.open("a") as kept:
+            kept.write(f"[127.0.0.1]:{port} {self.host_public_key}\n")
+        add_host_block(alias, [*self._block_lines(port)])
+        self.aliases.append(alias)
+        return alias
+
+    def _block_lines(self, port: int) -> list[str]:
+        keys = self.workdir / "keys"
+        return [
+            "HostName 127.0.0.1",
+            f"Port {port}",
+            f"User {self.user.pw_name}",
+            f"IdentityFile {keys / 'id_ed25519'}",
+            "IdentitiesOnly yes",
+            f"UserKnownHostsFile {self.workdir / 'known_hosts'}",
+            "StrictHostKeyChecking yes",
+        ]
+
     def ssh(self, *command: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
         """Run a command on the remote the way a person's terminal does."""
         return subprocess.run(
@@ -256,7 +269,8 @@ class TestSshServer:
             os.chown(place, self.user.pw_uid, self.user.pw_gid, follow_symlinks=False)
 
     def stop(self) -> None:
-        remove_host_block(self.alias)
+        for alias in [self.alias, *self.aliases]:
+            remove_host_block(alias)
         if self.process.poll() is None:
             self.process.terminate()
             try:
