@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any
 
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.wire import MAX_LINE, RpcError
+from melgui.remote.askpass import Askpass, ssh_refusal
 from melgui.remote.target import Target
 
 log = logging.getLogger(__name__)
@@ -59,7 +61,7 @@ class _Connection:
     process: asyncio.subprocess.Process
     client: HostClient
     host: str = ""
-    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=40))
 
 
 class Link:
@@ -73,8 +75,12 @@ class Link:
         backoff: tuple[float, ...] = BACKOFF,
         give_up: float = GIVE_UP,
         on_state: Callable[[str], None] | None = None,
+        askpass: Askpass | None = None,
     ) -> None:
         self.target = target
+        # ssh's questions (host key, passphrase) go to the person through it; without
+        # one, the first connection's ssh asks on the terminal, if there is one.
+        self.askpass = askpass
         self.host_argv = host_argv
         self.heartbeat = heartbeat
         self.dead_after = dead_after
@@ -116,18 +122,26 @@ class Link:
         self._supervising = asyncio.get_running_loop().create_task(self._supervise())
 
     def _why(self, exc: BaseException) -> str:
+        asked = self.askpass.asked if self.askpass is not None else []
+        host = str(getattr(self.target, "host", self.target.label))
+        refused = ssh_refusal(self.target.label, host, self._last_stderr, asked)
+        if refused is not None:
+            return refused
         said = "; ".join(self._last_stderr) or self._last_exit or str(exc) or type(exc).__name__
         return f"cannot reach {self.target.label}: {said}"
 
     async def _connect(self, *, batch: bool) -> None:
         argv = self.target.argv(self.host_argv, batch=batch)
+        asking = self.askpass is not None
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             limit=MAX_LINE,
-            start_new_session=batch,  # a reconnect never reads the person's terminal
+            env={**os.environ, **self.askpass.env()} if self.askpass is not None else None,
+            # A reconnect never reads the person's terminal; with an askpass, no ssh does.
+            start_new_session=batch or asking,
         )
         assert process.stdin is not None and process.stdout is not None
         client = HostClient(process.stdout, process.stdin)
@@ -330,6 +344,8 @@ class Link:
             await connection.client.aclose()
             await _end(connection.process)
         self._lose("the link was closed", say=False)
+        if self.askpass is not None:
+            await self.askpass.aclose()
 
 
 def _error(message: str) -> Outcome:

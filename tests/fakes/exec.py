@@ -13,8 +13,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def melgui_exec(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 180,
+    start_new_session: bool = False,
 ) -> subprocess.CompletedProcess[str]:
+    """`start_new_session`: with no controlling terminal, as from a service or CI."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "melgui", "exec", *args],
@@ -23,6 +27,7 @@ def melgui_exec(
         timeout=timeout,
         env=environment,
         stdin=subprocess.DEVNULL,
+        start_new_session=start_new_session,
     )
 
 

@@ -209,7 +209,7 @@ class TestSshServer:
             )
         alias = f"melgui-test-{port}"
         server = cls(workdir, port, alias, user, process, log, host_public)
-        add_host_block(alias, server._block_lines(port))
+        add_host_block(alias, server._block_lines())
         try:
             server._wait_listening()
         except BaseException:
@@ -233,24 +233,57 @@ class TestSshServer:
     def alias_through(self, port: int) -> str:
         """A second Host block (removed when the server stops) reaching this sshd through
         127.0.0.1:`port` (a proxy the test owns), with the same keys: `melgui-test-P-via-Q`."""
-        alias = f"{self.alias}-via-{port}"
         known_hosts = self.workdir / "known_hosts"
         with known_hosts.open("a") as kept:
             kept.write(f"[127.0.0.1]:{port} {self.host_public_key}\n")
-        add_host_block(alias, [*self._block_lines(port)])
+        return self.alias_with(f"via-{port}", port=port)
+
+    def alias_with(
+        self,
+        name: str,
+        *,
+        port: int | None = None,
+        known_hosts: Path | None = None,
+        strict: str = "yes",
+        identity: Path | None = None,
+    ) -> str:
+        """Another Host block for this sshd, as a person would write one (removed when
+        the server stops): `strict` is StrictHostKeyChecking (`ask` is ssh's default)."""
+        alias = f"{self.alias}-{name}"
+        remove_host_block(alias)
+        add_host_block(alias, self._block_lines(port, known_hosts, strict, identity))
         self.aliases.append(alias)
         return alias
 
-    def _block_lines(self, port: int) -> list[str]:
+    def user_key(self, name: str, passphrase: str) -> Path:
+        """Another key of the remote user's, protected by `passphrase`."""
+        path = self.workdir / "keys" / name
+        if not path.exists():
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", name, "-f", path],
+                check=True,
+            )
+            public = path.with_name(name + ".pub").read_text().strip()
+            with (self.workdir / "authorized_keys").open("a") as authorized:
+                authorized.write(public + "\n")
+        return path
+
+    def _block_lines(
+        self,
+        port: int | None = None,
+        known_hosts: Path | None = None,
+        strict: str = "yes",
+        identity: Path | None = None,
+    ) -> list[str]:
         keys = self.workdir / "keys"
         return [
             "HostName 127.0.0.1",
-            f"Port {port}",
+            f"Port {port or self.port}",
             f"User {self.user.pw_name}",
-            f"IdentityFile {keys / 'id_ed25519'}",
+            f"IdentityFile {identity or keys / 'id_ed25519'}",
             "IdentitiesOnly yes",
-            f"UserKnownHostsFile {self.workdir / 'known_hosts'}",
-            "StrictHostKeyChecking yes",
+            f"UserKnownHostsFile {known_hosts or self.workdir / 'known_hosts'}",
+            f"StrictHostKeyChecking {strict}",
         ]
 
     def ssh(self, *command: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
