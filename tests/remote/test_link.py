@@ -27,9 +27,7 @@ def box(tmp_path: Path) -> Path:
 
 def make_link(tmp_path: Path, folder: Path, give_up: float = 60.0) -> Link:
     target = box_target(tmp_path / "run", tmp_path / "data", folder)
-    return Link(
-        target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), give_up=give_up
-    )
+    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), give_up=give_up)
 
 
 async def test_a_call_runs_there_and_its_result_comes_back(tmp_path: Path, box: Path) -> None:
