@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from melgui.host.client import HostClient, HostGone, VersionRefused
-from melgui.host.wire import MAX_LINE, RpcError
+from melgui.host.wire import MAX_LINE, PAYLOAD, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal
+from melgui.remote.remote_pty import HUNG_UP, RemotePty
 from melgui.remote.target import Target
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,7 @@ class Link:
         self._last_stderr: list[str] = []  # what ssh said when a connection failed
         self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
+        self._terminals: dict[str, RemotePty] = {}  # open terminal panes' programs there
 
     @property
     def pid(self) -> int | None:
@@ -144,6 +146,14 @@ class Link:
             start_new_session=batch or asking,
         )
         assert process.stdin is not None and process.stdout is not None
+        # asyncio names no public way to the child's pipes: its transport, if it has one.
+        transport = getattr(process, "_transport", None)
+        for number in (0, 1):
+            pipe = transport.get_pipe_transport(number) if transport else None
+            raw = pipe.get_extra_info("pipe") if pipe else None
+            if raw is not None:
+                with contextlib.suppress(ValueError, OSError):  # closed already: it ended
+                    widen_pipe(raw.fileno())
         client = HostClient(process.stdout, process.stdin)
         connection = _Connection(process, client)
         reading = asyncio.get_running_loop().create_task(self._read_stderr(connection))
@@ -170,6 +180,8 @@ class Link:
             raise
         self._connection = connection
         self._adopt(connection, attached)
+        for pty in list(self._terminals.values()):
+            await self._attach_terminal(connection, pty)
         self._connected.set()
         self._say("connected")
         await self._resend(connection)
@@ -186,6 +198,8 @@ class Link:
                 if call.host is not None:
                     self._fail(call_id, f"the melgui host on {self.target.label} stopped "
                                f"while {call.name} ran; it may have finished there")  # fmt: skip
+            self._end_terminals(f"the melgui host on {self.target.label} stopped; the "
+                                "program ended with it")  # fmt: skip
             self._last_seq = 0
         self._host = host
         for result in attached["results"]:
@@ -250,6 +264,77 @@ class Link:
     def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
         if method == "tools/result" and params.get("host") == connection.host:
             self._deliver(connection, params["result"])
+        elif method.startswith("term/"):
+            pty = self._terminals.get(str(params.get("term")))
+            if pty is None:
+                return
+            if method == "term/output":
+                pty.output(int(params["at"]), bytes(params[PAYLOAD]))
+            elif method == "term/exit":
+                self._terminals.pop(pty.term_id, None)
+                pty.ended(int(params["code"]))
+            elif method == "term/closed":
+                self._terminals.pop(pty.term_id, None)
+                pty.ended(HUNG_UP, "the terminal was closed on the remote")
+
+    # -- terminals -----------------------------------------------------------------------
+
+    async def open_terminal(
+        self,
+        folder: str,
+        command: str | None,
+        columns: int,
+        rows: int,
+        env: dict[str, str] | None = None,
+    ) -> RemotePty:
+        """A program in a pty on the remote (the login shell there when `command` is None),
+        read here through a RemotePty. Raises LinkError saying why it could not start."""
+        connection = self._connection
+        if connection is None:
+            raise LinkError(f"not connected to {self.target.label} now: {self.state}")
+        try:
+            opened = await connection.client.call(
+                "term/open", folder=folder, command=command, columns=columns, rows=rows,
+                env=env or {},
+            )  # fmt: skip
+        except RpcError as exc:
+            raise LinkError(f"{self.target.label}: {exc.message}") from None
+        except (HostGone, ConnectionError):
+            raise LinkError(f"the connection to {self.target.label} dropped") from None
+        pty = RemotePty(self, str(opened["term"]), str(opened["title"]), columns, rows)
+        self._terminals[pty.term_id] = pty
+        await self._attach_terminal(connection, pty)
+        return pty
+
+    async def _attach_terminal(self, connection: _Connection, pty: RemotePty) -> None:
+        """Hear the terminal from the offset this side has (again, after a drop)."""
+        try:
+            await connection.client.call(
+                "term/attach", term=pty.term_id, since=pty.offset, columns=pty.columns,
+                rows=pty.rows,
+            )  # fmt: skip
+        except RpcError:  # the host has no such terminal any more
+            self._terminals.pop(pty.term_id, None)
+            pty.ended(HUNG_UP, "the terminal was closed on the remote")
+            return
+        except (HostGone, ConnectionError):
+            return  # the next reconnect attaches it
+        pty.reattached()
+
+    def terminal_notify(self, method: str, **params: object) -> bool:
+        connection = self._connection
+        if connection is None:
+            return False
+        connection.client.notify(method, **params)
+        return True
+
+    def forget_terminal(self, term_id: str) -> None:
+        self._terminals.pop(term_id, None)
+
+    def _end_terminals(self, note: str) -> None:
+        terminals, self._terminals = self._terminals, {}
+        for pty in terminals.values():
+            pty.ended(HUNG_UP, note)
 
     def _deliver(self, connection: _Connection, result: dict[str, Any]) -> None:
         call_id = str(result["call_id"])
@@ -328,6 +413,7 @@ class Link:
         self._lost = why
         if say:
             self._say("lost")
+        self._end_terminals(f"{why}; the program may still run there")
         for call_id, call in list(self._calls.items()):
             if call.host is None:
                 self._fail(call_id, f"{call.name} did not run: {why}")
