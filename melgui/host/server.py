@@ -400,8 +400,11 @@ class HostServer:
             raise RpcError(wire.INVALID_PARAMS, "arguments must be an object")
         if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+        options = params.get("options") or {}
+        if not isinstance(options, dict):
+            raise RpcError(wire.INVALID_PARAMS, "options must be an object")
         view.hears_tools = True
-        state = self.tool_calls.run(call_id, folder, name, arguments)
+        state = self.tool_calls.run(call_id, folder, name, arguments, options)
         return {"host": self.tool_calls.host_id, "state": state}
 
     async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -54,6 +54,7 @@ class _Call:
     folder: str
     arguments: dict[str, Any]
     future: asyncio.Future[Outcome]
+    options: dict[str, Any] = field(default_factory=dict)  # this machine's settings
     host: str | None = None  # the host its request may have reached
 
 
@@ -224,15 +225,21 @@ class Link:
     # -- calls ---------------------------------------------------------------------------
 
     async def run_call(
-        self, call_id: str, folder: str, name: str, arguments: dict[str, Any]
+        self,
+        call_id: str,
+        folder: str,
+        name: str,
+        arguments: dict[str, Any],
+        options: dict[str, Any] | None = None,
     ) -> Outcome:
-        """Run one call there and return its one result ({content, status, parts})."""
+        """Run one call there and return its one result ({content, status, parts});
+        `options`: settings for that machine (`sandbox`, `env`)."""
         if self._lost:
             return _error(f"{name} did not run: {self._lost}")
         if call_id in self._delivered:  # the host would not run it again either
             return _error(f"{name} did not run again: call {call_id} has its result")
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        call = _Call(name, folder, arguments, future)
+        call = _Call(name, folder, arguments, future, options or {})
         self._calls[call_id] = call
         connection = self._connection
         if connection is not None:
@@ -250,7 +257,7 @@ class Link:
         with contextlib.suppress(HostGone, ConnectionError, RpcError):
             answer = await connection.client.call(
                 "tools/run", call_id=call_id, folder=call.folder, name=call.name,
-                arguments=call.arguments,
+                arguments=call.arguments, options=call.options,
             )  # fmt: skip
             if answer.get("state") == "acknowledged":  # delivered earlier by this link
                 self._fail(call_id, f"{call.name}'s result was already delivered")

@@ -22,6 +22,7 @@ from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.tools.panes import add_pane_tools
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
+from melgui.ui.panes.remote_panes import open_remote_terminal
 from melgui.ui.panes.terminal.pane import TerminalPane
 
 SCROLLBACK_LINES = 200
@@ -70,7 +71,11 @@ class Orchestration:
         if agent is not None:
             return self._open_agent_pane(agent, layout)
         try:
-            info = self.manager.open_terminal(command, layout)
+            home = self.manager.home  # a remote folder's terminals run there
+            if home is not None:
+                info = await open_remote_terminal(self.manager, home, command, layout)
+            else:
+                info = self.manager.open_terminal(command, layout)
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)
@@ -202,7 +207,8 @@ class Orchestration:
         return ToolOutcome("\n".join(lines))
 
     async def list_panes(self) -> ToolOutcome:
-        return ToolOutcome(self.manager.registry.describe())
+        hosts = self.manager.remote.describe() if self.manager.remote is not None else ""
+        return ToolOutcome("\n\n".join(filter(None, [self.manager.registry.describe(), hosts])))
 
 
 async def _settle(pane: TerminalPane) -> None:

@@ -269,6 +269,11 @@ def about(window: CommandHost) -> None:
 
 
 def new_terminal(window: CommandHost, command: str | None = None) -> None:
+    if window.pane_manager.home is not None:  # a remote folder: the terminal runs there
+        from melgui.ui.panes.remote_panes import open_remote_terminal_soon
+
+        open_remote_terminal_soon(window, command)
+        return
     try:
         info = window.pane_manager.open_terminal(command, "tab")
     except Exception as exc:  # PaneError and start-up failures: say so, keep going
@@ -309,7 +314,9 @@ def ask_worker(window: CommandHost) -> QDialog:
     def start(task: str, own: bool, carry: bool) -> None:
         start_worker_soon(window, task, own, carry)
 
-    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window.main_window)
+    manager = window.pane_manager
+    hosts = manager.remote.names() if manager.remote is not None else []
+    dialog = WorkerDialog(manager.worktrees(), start, window.main_window, hosts=hosts)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog
