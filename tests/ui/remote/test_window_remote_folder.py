@@ -79,10 +79,12 @@ def test_a_remote_folder_s_chat_and_terminal_run_there_and_survive_a_killed_link
     host = remote.server.alias
     indicator = window.remote.indicator
     states: list[str] = []
-    window.remote.hosts.on_state = lambda name, state: (
-        states.append(state),
-        indicator.show_state(name, state),
-    )
+
+    def heard(name: str, state: str) -> None:
+        states.append(state)
+        indicator.show_state(name, state)
+
+    window.remote.hosts.on_state = heard
 
     def terminal() -> TerminalPane | None:
         pane = window.pane_manager.pane(1)
