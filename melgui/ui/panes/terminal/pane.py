@@ -23,6 +23,7 @@ from melgui.ui.panes.terminal.view import TerminalView
 
 POLL_MS = 200  # how often to look for an exit that left the pty open (a background job)
 CLOSE_GRACE_MS = 800
+MIN_COLUMNS, MIN_ROWS = 20, 3  # smaller grids keep the terminal's size
 
 
 class _News(QObject):
@@ -172,6 +173,10 @@ class TerminalPane(QWidget):
         return self.pty is not None and not self.state.ended
 
     def _on_grid_resized(self, columns: int, rows: int) -> None:
+        if columns < MIN_COLUMNS or rows < MIN_ROWS:
+            # A pane squeezed while the layout settles: a shell told it is this small
+            # redraws its prompt over the rows above it, erasing what they showed.
+            return
         self.emulator.resize(columns, rows)
         if self.pty is not None and not self.pty.closed:
             self.pty.resize(columns, rows)
