@@ -62,9 +62,7 @@ class PendingRemoteTools:
     at once; its link connects, maybe asking the person, meanwhile). A call made before
     waits for the link; one made when it could not be reached gets that as its result."""
 
-    def __init__(
-        self, place: asyncio.Future[Place], *, local: ToolRunner | None = None
-    ) -> None:
+    def __init__(self, place: asyncio.Future[Place], *, local: ToolRunner | None = None) -> None:
         self.place = place
         self.local = local
         self._tools: RemoteTools | None = None

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox
@@ -27,19 +28,21 @@ from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
+from melgui.remote.hosts import Place
+from melgui.remote.link import LinkError
 from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.pane_losses import losses_of, short
-from melgui.ui.panes.remote_panes import RemotePlaces, host_word, start_remote_worker
 from melgui.ui.panes.terminal.pane import CLOSE_GRACE_MS, TerminalPane
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 Pane = TerminalPane | AgentPane
+REMOTE_COLUMNS, REMOTE_ROWS = 100, 30  # a remote terminal's first size, until it is shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,30 @@ WorkerFactory = Callable[[WorkerSpec], AgentSession]
 AcpFactory = Callable[[AgentCommand, str, str | None], HostedAgentSession]
 BridgeFactory = Callable[[ChatSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
+
+
+class RemotePlaces(Protocol):
+    """Other machines panes can run on (melgui/ui/remote's hosts)."""
+
+    def names(self) -> list[str]: ...
+
+    def describe(self) -> str:
+        """For list_panes: the hosts and how to start a worker on one."""
+        ...
+
+    async def place(self, name: str) -> Place:
+        """The host's link, folder and settings (raises LinkError, saying why)."""
+        ...
+
+    def worker_factory(self, place: Place) -> WorkerFactory: ...
+
+
+def host_word(task: str, names: list[str]) -> tuple[str | None, str]:
+    """A task that begins `@NAME ` (a configured host) runs there: (NAME, the rest)."""
+    word, _, rest = task.strip().partition(" ")
+    if word.startswith("@") and word[1:] in names and rest.strip():
+        return word[1:], rest.strip()
+    return None, task
 
 
 class PaneError(Exception):
@@ -143,7 +170,7 @@ class PaneManager(QObject):
     def install_terminal(
         self, pane: TerminalPane, title: str, layout: object, where: str = HERE
     ) -> PaneInfo:
-        """Show a terminal pane made elsewhere (one on another machine: remote_panes)."""
+        """Show a terminal pane made elsewhere (one on another machine)."""
         self._check_open()
         info = self.registry.add("terminal", title, where=where)
         self._install(info, pane, layout)
@@ -154,6 +181,46 @@ class PaneManager(QObject):
     @property
     def closed(self) -> bool:
         return self._shut
+
+    # -- on other machines (their loops here, their tools and programs there) ------------
+
+    def _places(self) -> RemotePlaces:
+        if self.remote is None:
+            raise PaneError("No other machines are configured (Settings → hosts).")
+        return self.remote
+
+    async def start_remote_worker(
+        self, host: str, task: str, model: str | None, layout: object
+    ) -> PaneInfo:
+        places = self._places()
+        info = self.reserve_worker(f"worker {{}} @{host}: {short(task, 28)}", where=host)
+        try:
+            place = await places.place(host)
+        except LinkError as exc:
+            self.registry.remove(info.id)
+            raise PaneError(f"Could not reach {host}: {exc}") from exc
+        if self._shut:
+            self.registry.remove(info.id)
+            raise PaneError("The window is closing; no new panes.")
+        return self.open_worker(info, task, model, layout, None, places.worker_factory(place))
+
+    async def open_remote_terminal(
+        self, host: str, command: str | None, layout: object = "tab"
+    ) -> PaneInfo:
+        """A terminal whose program runs on `host`, in its folder (the login shell there
+        when `command` is None); it runs on there across a drop of the link."""
+        try:
+            place = await self._places().place(host)
+            pty = await place.link.open_terminal(
+                place.folder, command, REMOTE_COLUMNS, REMOTE_ROWS, place.env
+            )
+        except LinkError as exc:
+            raise PaneError(f"Could not open a terminal on {host}: {exc}") from exc
+        title = f"{short(command) if command else pty.title} @{host}"
+        pane = TerminalPane(
+            command, place.folder, columns=REMOTE_COLUMNS, rows=REMOTE_ROWS, pty=pty
+        )
+        return self.install_terminal(pane, title, layout, where=host)
 
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
         """A worker given `task`, on `model` or the current one, in the project folder."""
@@ -177,7 +244,7 @@ class PaneManager(QObject):
         host, task = host_word(task, self.remote.names() if self.remote is not None else [])
         host = host or self.home  # a remote folder's workers work there too
         if host is not None:
-            return await start_remote_worker(self, host, task, model, layout), None
+            return await self.start_remote_worker(host, task, model, layout), None
         worktrees = self.worktrees()
         if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
             return self.spawn_agent(task, model, layout), None

@@ -22,7 +22,6 @@ from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.tools.panes import add_pane_tools
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
-from melgui.ui.panes.remote_panes import open_remote_terminal
 from melgui.ui.panes.terminal.pane import TerminalPane
 
 SCROLLBACK_LINES = 200
@@ -73,7 +72,7 @@ class Orchestration:
         try:
             home = self.manager.home  # a remote folder's terminals run there
             if home is not None:
-                info = await open_remote_terminal(self.manager, home, command, layout)
+                info = await self.manager.open_remote_terminal(home, command, layout)
             else:
                 info = self.manager.open_terminal(command, layout)
         except PaneError as exc:

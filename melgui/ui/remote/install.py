@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QStatusBar
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import RemoteHost, Settings, data_dir
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.desk.desk import Desk
 from melgui.remote.askpass import Question
@@ -43,6 +44,10 @@ from melgui.ui.remote.link_state import LinkState
 Elsewhere = Callable[[], tuple[ToolRunner, str]]  # a session's tools and its folder there
 
 
+class _Toolbar(Protocol):
+    def set_folder(self, folder: str) -> None: ...
+
+
 class RemoteWindow(Protocol):
     """What remote folders and hosts use of the window (MainWindow is one)."""
 
@@ -52,6 +57,9 @@ class RemoteWindow(Protocol):
 
     @property
     def main_window(self) -> QMainWindow: ...
+
+    @property
+    def toolbar(self) -> _Toolbar: ...
 
     @property
     def status(self) -> QStatusBar: ...
@@ -77,6 +85,9 @@ def stand_in_for(url: str) -> str:
     digest = hashlib.sha256(url.encode()).hexdigest()[:8]
     folder = data_dir() / "remote-folders" / f"{name}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
+    trust = FolderTrust()
+    if not trust.asked(str(folder)):  # melgui's own empty folder: nothing in it runs
+        trust.set(str(folder), True)
     return str(folder)
 
 
@@ -96,7 +107,7 @@ class RemoteSide:
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
 
-    # -- RemotePlaces (melgui/ui/panes/remote_panes.py) ----------------------------------
+    # -- RemotePlaces (melgui/ui/panes/manager.py) --------------------------------------
 
     def names(self) -> list[str]:
         return self.hosts.names()
@@ -141,6 +152,7 @@ class RemoteSide:
         )
         window.new_conversation()  # the chat's session now uses them
         window.setWindowTitle(f"melgui — {url}")
+        window.toolbar.set_folder(url)
 
     def _reached(self, folder: asyncio.Future[Place]) -> None:
         if folder.cancelled():

@@ -269,13 +269,22 @@ def about(window: CommandHost) -> None:
 
 
 def new_terminal(window: CommandHost, command: str | None = None) -> None:
-    if window.pane_manager.home is not None:  # a remote folder: the terminal runs there
-        from melgui.ui.panes.remote_panes import open_remote_terminal_soon
-
-        open_remote_terminal_soon(window, command)
+    manager = window.pane_manager
+    if manager.home is not None:  # a remote folder: the terminal runs there
+        window.tasks.spawn(_remote_terminal(window, manager.home, command), what="a terminal")
         return
     try:
         info = window.pane_manager.open_terminal(command, "tab")
+    except Exception as exc:  # PaneError and start-up failures: say so, keep going
+        window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
+        return
+    window.pane_manager.area.focus_pane(info.id)
+
+
+async def _remote_terminal(window: CommandHost, host: str, command: str | None) -> None:
+    """Opened in the background (the link may be reconnecting); a failure is said."""
+    try:
+        info = await window.pane_manager.open_remote_terminal(host, command)
     except Exception as exc:  # PaneError and start-up failures: say so, keep going
         window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
         return
