@@ -296,7 +296,10 @@ async def _probe(shell: Shell, version: str, label: str) -> Probe:
     code, out, err = await _run(shell(["/bin/sh", "-s"]), script.encode(), PROBE_TIMEOUT, label)
     lines = [line for line in out.splitlines() if line.startswith("MELGUI-")]
     if "MELGUI-END" not in lines:
-        raise InstallError(f"could not look at {label} (exit {code}){_tail(err)}")
+        raise InstallError(
+            f"cannot reach {label}: the command ended (exit status {code}) before it "
+            f"answered{_tail(err)}"
+        )
     home, pythons, installed = "", [], None
     for line in lines:
         kind, _, rest = line.partition(" ")

@@ -62,7 +62,7 @@ WorktreesSource = Callable[[], WorkerWorktrees | None]
 
 
 class RemotePlaces(Protocol):
-    """Other machines panes can run on (melgui/ui/remote's hosts)."""
+    """Other machines panes can run on (melgui/ui/panes/remote's hosts)."""
 
     def names(self) -> list[str]: ...
 
@@ -129,7 +129,7 @@ class PaneManager(QObject):
         self.close_dialog: QMessageBox | None = None  # the last "close this pane?" asked
         self.close_checks: set[int] = set()  # panes whose worktree git reads before asking
         self.recovery_dialog: QDialog | None = None  # the last "worktrees left" offered
-        # Other machines workers and terminals can run on (melgui/ui/remote); `home`: the
+        # Other machines workers and terminals can run on (melgui/ui/panes/remote); `home`: the
         # one a remote folder is on, where its terminals open.
         self.remote: RemotePlaces | None = None
         self.home: str | None = None

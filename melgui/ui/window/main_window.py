@@ -97,7 +97,7 @@ class MainWindow(QMainWindow):
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
     status: StatusLine  # the status bar, with the context meter
-    # A remote folder's: the chat's workspace tools and its folder there (melgui/ui/remote).
+    # A remote folder's: the chat's workspace tools and its folder there (melgui/ui/panes/remote).
     elsewhere: Callable[[], tuple[ToolRunner, str]] | None = None
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
@@ -175,7 +175,7 @@ class MainWindow(QMainWindow):
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
         self.host_view: HostView | None = None  # worker panes run in the melgui host
-        from melgui.ui.remote.install import install_remote  # remote folders and hosts
+        from melgui.ui.panes.remote.install import install_remote  # remote folders and hosts
 
         self.remote = install_remote(self)
         losses = self.desk.loss_registry

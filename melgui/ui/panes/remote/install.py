@@ -32,14 +32,14 @@ from melgui.remote.link import LinkError
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
 from melgui.remote.target import parse_folder
 from melgui.ui.panes.manager import PaneManager, WorkerFactory, WorkerSpec
-from melgui.ui.remote.ask_dialog import ask_in_window
-from melgui.ui.remote.folder_dialog import (
+from melgui.ui.panes.remote.ask_dialog import ask_in_window
+from melgui.ui.panes.remote.folder_dialog import (
     RemoteFolderDialog,
     open_in_new_window,
     recent_folders,
     remember_folder,
 )
-from melgui.ui.remote.link_state import LinkState
+from melgui.ui.panes.remote.link_state import LinkState
 
 Elsewhere = Callable[[], tuple[ToolRunner, str]]  # a session's tools and its folder there
 
