@@ -23,8 +23,8 @@ import pytest
 
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import ROOT, json_lines
-from tests.remote.conftest import Remote
 from tests.remote.fault_proxy import FaultProxy
+from tests.remote.fixtures import Remote
 from tests.remote.test_exec_over_ssh import exec_env, tool_results, wait_for
 
 

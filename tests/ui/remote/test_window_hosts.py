@@ -19,7 +19,7 @@ from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
-from tests.remote.conftest import Remote
+from tests.remote.fixtures import Remote
 from tests.remote.local_target import box_host
 
 AUTO = {"write_file": "auto", "run_command": "auto"}

@@ -24,7 +24,7 @@ from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.window.main_window import MainWindow, build_main_window
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
-from tests.remote.conftest import Remote
+from tests.remote.fixtures import Remote
 
 AUTO = {"read_file": "auto", "open_pane": "auto", "send_keys": "auto", "read_pane": "auto"}
 
