@@ -98,6 +98,10 @@ class FaultProxy:
             self._reset_all()
             if self._server is not None:
                 self._server.close()
+            pending = asyncio.all_tasks(self._loop)  # the connections' pipes, ended here
+            for task in pending:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self._loop.close()
 
     async def _serve(self) -> None:
