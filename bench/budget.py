@@ -111,7 +111,14 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "worktree: create (10000 files) / git worktree add",
         "worktree: what closing loses / git status",
     ),
-    "bench_remote.py": ("remote: read-only tool call over ssh / ssh host true",),
+    "bench_remote.py": (
+        "remote: read-only tool call over ssh / ssh host true",
+        "remote: link back to current after a 20 s outage (s)",
+    ),
+    "bench_remote_terminal.py": (
+        "remote: 50 MB flood in a remote pane / ssh host cat",
+        "remote: find_files on 10,000 files / ssh host rg --files",
+    ),
     "bench_peers.py": tuple(
         f"peers: {work}, melgui {what} / best peer"
         for work in ("50-call turn", "20,000 streamed tokens", "8 parallel turns")

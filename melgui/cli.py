@@ -18,7 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
         "`melgui host --help` for the agent host, `melgui --list-running` for what it runs.",
     )
     parser.add_argument("--version", action="version", version=f"melgui {__version__}")
-    parser.add_argument("folder", nargs="?", default=".", help="project folder (default: .)")
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        default=".",
+        help="project folder (default: .), or ssh://[user@]host[:port]/abs/path: a folder on "
+        "another machine (its tools and terminals run there; the loop and the key stay here)",
+    )
     parser.add_argument(
         "--with-host",
         action="store_true",

@@ -46,6 +46,7 @@ from melgui.core.thread.thread import Thread
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording, UnknownConversationError, start_recording
+from melgui.remote.askpass import ssh_asks
 from melgui.remote.connect import folder_key, open_link, target_for
 from melgui.remote.link import LinkError
 from melgui.remote.remote_tools import RemoteTools
@@ -485,7 +486,9 @@ async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) 
     api_key = None if local else get_api_key(api_key_kind(settings))  # keyring: 60 ms
     model = settings.model or ("local" if local else "")
     try:
-        link = await open_link(target, say=lambda text: print(f"melgui: {text}", file=sys.stderr))
+        link = await open_link(
+            target, say=lambda text: print(f"melgui: {text}", file=sys.stderr), ask=ssh_asks()
+        )
     except LinkError as exc:
         print(f"melgui: {exc}", file=sys.stderr)
         return EXIT_FAILED

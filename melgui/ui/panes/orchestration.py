@@ -78,7 +78,11 @@ class Orchestration:
         if agent is not None:
             return self._open_agent_pane(agent, layout)
         try:
-            info = self.manager.open_terminal(command, layout)
+            home = self.manager.home  # a remote folder's terminals run there
+            if home is not None:
+                info = await self.manager.open_remote_terminal(home, command, layout)
+            else:
+                info = self.manager.open_terminal(command, layout)
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)
@@ -217,7 +221,8 @@ class Orchestration:
         overlaps = self.overlaps(None)
         if overlaps:
             text += "\n\n" + OVERLAP_HEAD + "\n".join(f"- {line}" for line in overlaps)
-        return ToolOutcome(text)
+        hosts = self.manager.remote.describe() if self.manager.remote is not None else ""
+        return ToolOutcome("\n\n".join(filter(None, [text, hosts])))
 
 
 async def _settle(pane: TerminalPane) -> None:

@@ -272,8 +272,22 @@ def about(window: CommandHost) -> None:
 
 
 def new_terminal(window: CommandHost, command: str | None = None) -> None:
+    manager = window.pane_manager
+    if manager.home is not None:  # a remote folder: the terminal runs there
+        window.tasks.spawn(_remote_terminal(window, manager.home, command), what="a terminal")
+        return
     try:
         info = window.pane_manager.open_terminal(command, "tab")
+    except Exception as exc:  # PaneError and start-up failures: say so, keep going
+        window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
+        return
+    window.pane_manager.area.focus_pane(info.id)
+
+
+async def _remote_terminal(window: CommandHost, host: str, command: str | None) -> None:
+    """Opened in the background (the link may be reconnecting); a failure is said."""
+    try:
+        info = await window.pane_manager.open_remote_terminal(host, command)
     except Exception as exc:  # PaneError and start-up failures: say so, keep going
         window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
         return
@@ -312,7 +326,9 @@ def ask_worker(window: CommandHost) -> QDialog:
     def start(task: str, own: bool, carry: bool) -> None:
         start_worker_soon(window, task, own, carry)
 
-    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window.main_window)
+    manager = window.pane_manager
+    hosts = manager.remote.names() if manager.remote is not None else []
+    dialog = WorkerDialog(manager.worktrees(), start, window.main_window, hosts=hosts)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog

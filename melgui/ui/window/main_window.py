@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.tooling import ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport
 from melgui.core.store.records import NoteRecord, RecordedCall
 from melgui.core.transports.answerer import who_answers
@@ -98,6 +98,8 @@ class MainWindow(QMainWindow):
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
     status: StatusLine  # the status bar, with the context meter
+    # A remote folder's: the chat's workspace tools and its folder there (melgui/ui/panes/remote).
+    elsewhere: Callable[[], tuple[ToolRunner, str]] | None = None
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
     def __init__(
@@ -177,6 +179,9 @@ class MainWindow(QMainWindow):
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
         self.host_view: HostView | None = None  # worker panes run in the melgui host
+        from melgui.ui.panes.remote.install import install_remote  # remote folders and hosts
+
+        self.remote = install_remote(self)
         losses = self.desk.loss_registry
         losses.register(lambda: session_losses(self.session, "main conversation")())
         losses.register(self.pane_manager.losses)
@@ -296,6 +301,7 @@ class MainWindow(QMainWindow):
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
         policy = self.desk.conversation_policy()  # its own "for this conversation" rules
+        tools, cwd = self.elsewhere() if self.elsewhere is not None else (None, None)
         session = self.desk.session(
             conversation,
             model=self.toolbar.current_model() or self.settings.model,
@@ -303,6 +309,8 @@ class MainWindow(QMainWindow):
             wire=recorder,
             source=source,
             policy=policy,
+            tools=tools,
+            cwd=cwd,
         )
         self._recorders[session] = recorder
         self._policies[session] = policy
@@ -548,6 +556,7 @@ class MainWindow(QMainWindow):
         """Stop every turn and tool, close the connection; the conversation stays valid."""
         self.bridge.detach()
         await self.pane_manager.aclose()
+        await self.remote.aclose()
         await self.session.aclose()
         await self.desk.aclose()
         await self.tasks.aclose()
