@@ -257,14 +257,24 @@ class Desk:
         wire: WireSink | None = None,
         worktree: Worktree | None = None,
         conversation: Conversation | None = None,
+        tools: ToolRunner | None = None,
+        cwd: str | None = None,
     ) -> AgentSession:
         """A worker: workspace tools only, the saved rules shared, its own session rules
         (resuming `conversation` when given: a host reopening a worker).
+
+        `tools` and `cwd`: a worker on another machine (its RemoteTools and its folder
+        there); no checkpoints here, the files are not on this machine.
 
         With a `worktree` it works there: its cwd, file tools and (sandboxed) commands are
         confined to the project's place in the worktree, which git versions (no
         checkpoints); remember/recall still use the project's memory.
         """
+        if tools is not None:
+            policy = self.worker_policy(project=cwd)
+            return self._session(
+                tools, policy, conversation, model, role, source, wire, cwd=cwd, guarded=False
+            )
         if worktree is None:
             tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
             policy = self.worker_policy()

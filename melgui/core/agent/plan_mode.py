@@ -9,7 +9,7 @@ conversation: each session's loop has its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.judgement import Judgement, denied
@@ -21,9 +21,35 @@ REFUSAL = (
 )
 
 
-@dataclass
 class PlanMode:
-    on: bool = False
+    """Whether a conversation plans; `subscribe` hears each change (the recording keeps
+    it with the conversation, the toolbar shows it)."""
+
+    def __init__(self, on: bool = False) -> None:
+        self._on = on
+        self._listeners: list[Callable[[bool], None]] = []
+
+    @property
+    def on(self) -> bool:
+        return self._on
+
+    @on.setter
+    def on(self, value: bool) -> None:
+        if value == self._on:
+            return
+        self._on = value
+        for listener in list(self._listeners):
+            listener(value)
+
+    def subscribe(self, listener: Callable[[bool], None]) -> Callable[[], None]:
+        """Call `listener(on)` on each change; returns a function that stops it."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
 
     def offered(self, tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
         """The tools a leg offers: all of them, or while planning only the read-only ones."""

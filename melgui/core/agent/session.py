@@ -351,4 +351,6 @@ class AgentSession:
         if runner is not None and not runner.done():
             with contextlib.suppress(asyncio.CancelledError):
                 await runner
+        if self.hooks is not None:
+            await self.hooks.ended()
         self._observers.clear()

@@ -1,4 +1,5 @@
-"""The store's plans, wire log chunks, notes, and the metadata an import puts back."""
+"""The store's plans, pins and plan mode, wire log chunks, notes, and the metadata an
+import puts back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from melgui.core.store.records import NoteRecord, PinRecord, PlanRecord, WireRec
 
 
 class RecordRows:
-    """Plans, the wire log and notes of a conversation.
+    """Plans, plan mode, the wire log and notes of a conversation.
 
     A part of Store (melgui.core.store.store), which provides the connection and clock.
     """
@@ -64,13 +65,23 @@ class RecordRows:
         )
         return [PinRecord(*row) for row in rows]
 
+    def set_plan_mode(self, cid: str, on: bool) -> None:
+        self._conn.execute("UPDATE conversations SET plan_mode = ? WHERE id = ?", (int(on), cid))
+
+    def plan_mode(self, cid: str) -> bool:
+        """Whether the conversation was in plan mode when last recorded."""
+        row = self._conn.execute(
+            "SELECT plan_mode FROM conversations WHERE id = ?", (cid,)
+        ).fetchone()
+        return bool(row and row[0])
+
     def add_wire(self, cid: str, entries: Iterable[tuple[int, WireEntry]]) -> None:
         """Append wire log lines, each with its leg number, in one commit."""
         self.add_wire_rows(cid, [(leg, e.direction, e.text, e.at) for leg, e in entries])
 
     def add_wire_chunk(self, cid: str, leg: int, entries: Sequence[WireEntry]) -> None:
         """Append one leg's wire log lines as one stored chunk (the journal's fast path)."""
-        data = json.dumps([(e.direction, e.text, e.at) for e in entries], ensure_ascii=False)
+        data = encode_chunk(entries)
         self._conn.execute(
             "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
             (cid, leg, data),
@@ -116,9 +127,9 @@ class RecordRows:
             sql += " AND leg = ?"
             params.append(leg)
         return [
-            WireRecord(chunk_leg, str(direction), str(text), float(at))
+            WireRecord(chunk_leg, str(direction), str(text), at)
             for chunk_leg, entries in self._conn.execute(sql + " ORDER BY id", params)
-            for direction, text, at in json.loads(entries)
+            for direction, text, at in decode_chunk(entries)
         ]
 
     def add_note(self, cid: str, kind: str, text: str, *, at: float | None = None) -> None:
@@ -132,3 +143,43 @@ class RecordRows:
             "SELECT kind, text, at FROM notes WHERE conversation_id = ? ORDER BY id", (cid,)
         )
         return [NoteRecord(*row) for row in rows]
+
+
+_SEPARATOR = "\x1e"  # between the texts of a chunk's lines (ASCII's record separator)
+
+
+def encode_chunk(entries: Sequence[WireEntry]) -> str:
+    """A chunk as one line of JSON (each line's direction, and its time in whole
+    microseconds after the first's), then the lines' texts joined by `_SEPARATOR`.
+
+    Encoding 20,000 lines a long answer is the journal's largest cost: JSON-escaping
+    each text, or a float time per line, costs more than the texts themselves. A text
+    that holds the separator sends the chunk's texts into the JSON.
+    """
+    start = entries[0].at if entries else 0.0
+    header: dict[str, object] = {
+        "start": start,
+        "direction": [e.direction for e in entries],
+        "us": [round((e.at - start) * 1e6) for e in entries],
+    }
+    texts = _SEPARATOR.join([e.text for e in entries])
+    if texts.count(_SEPARATOR) != max(len(entries) - 1, 0):
+        header["text"] = [e.text for e in entries]
+        texts = ""
+    return json.dumps(header, ensure_ascii=False) + "\n" + texts
+
+
+def decode_chunk(data: str) -> list[tuple[str, str, float]]:
+    """(direction, text, at) of a stored chunk: `encode_chunk`'s, or a list of
+    [direction, text, at] as older versions and imports store it."""
+    if data.startswith("["):
+        return [(direction, text, float(at)) for direction, text, at in json.loads(data)]
+    line, _, texts = data.partition("\n")  # JSON keeps a newline in a string escaped
+    header = json.loads(line)
+    directions = header["direction"]
+    text = header.get("text")
+    if text is None:
+        text = texts.split(_SEPARATOR) if directions else []
+    start = float(header["start"])
+    times = [start + us / 1e6 for us in header["us"]]
+    return list(zip(directions, text, times, strict=True))

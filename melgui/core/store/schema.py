@@ -297,6 +297,19 @@ def _v8_edits_and_pins(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v9_call_steps_and_plan_mode(conn: sqlite3.Connection) -> None:
+    """A call's hook runs and the lines steps after it added (diagnostics), as JSON; a
+    conversation's plan mode, so reopening it brings both back."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE tool_calls ADD COLUMN hooks TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE tool_calls ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE conversations ADD COLUMN plan_mode INTEGER NOT NULL DEFAULT 0;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_tables,
     _v2_search,
@@ -306,6 +319,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v6_checkpoints,
     _v7_reasoning_and_parts,
     _v8_edits_and_pins,
+    _v9_call_steps_and_plan_mode,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -232,7 +232,7 @@ def _call_to_json(entry: CallEntry) -> Json:
             "source": entry.origin.source,
         },
         "leg": entry.leg,
-        "hooks": [dataclasses.asdict(run) for run in entry.hooks],
+        "hooks": [hook_to_json(run) for run in entry.hooks],
         "notes": list(entry.notes),
         "ran_with": entry.ran_with,
     }
@@ -282,13 +282,18 @@ def _call_from_json(data: Json) -> CallEntry:
             str(origin.get("source", "main")),
         ),
         leg=int(data.get("leg", 0)),
-        hooks=tuple(_hook_from(run) for run in data.get("hooks") or ()),
+        hooks=tuple(hook_from_json(run) for run in data.get("hooks") or ()),
         notes=tuple(str(line) for line in data.get("notes") or ()),
         ran_with=data.get("ran_with"),
     )
 
 
-def _hook_from(data: Json) -> HookRun:
+def hook_to_json(run: HookRun) -> Json:
+    return dataclasses.asdict(run)
+
+
+def hook_from_json(data: Json) -> HookRun:
+    """A hook run from its JSON; fields this version does not know are left out."""
     known = {f.name for f in dataclasses.fields(HookRun)}
     return HookRun(**{key: value for key, value in data.items() if key in known})
 

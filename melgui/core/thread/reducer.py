@@ -7,7 +7,7 @@ reading the thread in its own observer already sees the event's effect.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import assert_never
 
@@ -34,6 +34,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.core.thread.entries import (
     AssistantEntry,
@@ -58,6 +59,8 @@ MELGUI = "melgui"  # the origin of the app's own tools, as the catalog names it
 
 # A tool's origin as the catalog names it: "melgui", "mcp:<server>" or "acp:<agent>".
 ToolOrigin = Callable[[str], str]
+# A call's hook runs and the lines the steps after it added (a language server's diagnostics).
+CallSteps = tuple[tuple[HookRun, ...], tuple[str, ...]]
 
 
 class ThreadReducer:
@@ -103,6 +106,21 @@ class ThreadReducer:
         """Start from a stored conversation (entries from its messages, no events)."""
         self._legs_before = sum(1 for m in messages if m.role == "assistant")
         self.thread.replace_all(self._entries_of(messages), "load")
+
+    def restore(self, steps: Mapping[str, CallSteps]) -> None:
+        """Put back what a stored conversation kept of its calls beyond the messages: by
+        call id, the hooks that ran around each and the lines steps after it added."""
+        entries = list(self.thread.entries)
+        changed = False
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, CallEntry) or entry.call_id not in steps:
+                continue
+            hooks, notes = steps[entry.call_id]
+            if (hooks, notes) != (entry.hooks, entry.notes):
+                entries[index] = replace(entry, hooks=hooks, notes=notes)
+                changed = True
+        if changed:
+            self.thread.replace_all(entries, "load")
 
     def apply(self, event: LoopEvent) -> None:
         thread = self.thread

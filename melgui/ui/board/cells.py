@@ -7,7 +7,7 @@ import time
 from melgui.desk.board.agents_board import AgentRow, AgentState
 from melgui.ui.runtime.look.tokens import LIGHT
 
-COLUMNS = ("Agent", "State", "Branch", "Files changed", "Tokens")
+COLUMNS = ("Agent", "State", "Branch", "Files changed", "Tokens", "Overlaps")
 
 STATE_LABEL: dict[AgentState, str] = {
     "running": "running",
@@ -68,4 +68,5 @@ def cells(row: AgentRow, now: float | None = None) -> tuple[str, ...]:
         row.branch or "shared folder",
         str(row.files_changed),
         tokens_text(row.tokens),
+        f"⚠ {row.overlap}" if row.overlap else "—",
     )

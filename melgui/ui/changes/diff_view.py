@@ -42,6 +42,7 @@ class HunkView(QFrame):
         parent: QWidget | None = None,
         *,
         whole_only: bool = False,
+        actions: bool = True,
     ) -> None:
         super().__init__(parent)
         self.index = index
@@ -80,6 +81,8 @@ class HunkView(QFrame):
         top.addWidget(self.button)
         top.addWidget(self.discard)
         top.addWidget(header, 1)
+        self.button.setVisible(actions)  # the project folder's own changes: nowhere to apply
+        self.discard.setVisible(actions)
         self.comments = QLabel(self)
         self.comments.setObjectName(f"hunk-comments-{index}")
         self.comments.setTextFormat(Qt.TextFormat.RichText)
@@ -124,6 +127,7 @@ class FileDiffView(QScrollArea):
         self.setWidgetResizable(True)
         self.title = QLabel(self)
         self.findings: dict[str, dict[int, list[Finding]]] = {}  # a review's, by path, hunk
+        self.hunk_actions = True  # each hunk's Apply and Discard (off: the changes are in place)
         self.show_file(None)
 
     def show_file(self, change: FileChange | None) -> None:
@@ -164,7 +168,10 @@ class FileDiffView(QScrollArea):
         at = self._layout.count() - 1  # before the stretch
         for index in range(start, end):
             whole = change.status == "renamed"  # a rename is applied whole
-            view = HunkView(index, change.hunks[index], self.colors, page, whole_only=whole)
+            hunk = change.hunks[index]
+            view = HunkView(
+                index, hunk, self.colors, page, whole_only=whole, actions=self.hunk_actions
+            )
             view.applyRequested.connect(self.applyHunk.emit)
             view.discardRequested.connect(self.discardHunk.emit)
             view.mark_in_main(index in self._in_main)

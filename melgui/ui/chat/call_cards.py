@@ -29,19 +29,27 @@ REVEAL_TICK_MS = 50  # three ticks: about 150 ms
 OPEN_PHASES: frozenset[CallPhase] = frozenset({"requested", "waiting", "running"})
 
 State = tuple[CallPhase, float | None]  # (phase, run time) as last drawn
+Steps = tuple[tuple[HookRun, ...], tuple[str, ...]]  # the hooks that ran around it, its notes
 
 
 class CallCards(QObject):
     """`shown`: the transcript on screen (a card is drawn into another only while a page
-    is drawn in above, see `add`); `busy()`: whether the agent runs."""
+    is drawn in above, see `add`); `busy()`: whether the agent runs; `stored_steps(id)`: a
+    reopened call's hook runs and notes, as its thread entry has them back."""
 
     def __init__(
-        self, shown: ChatTranscript, colors: Colors, busy: Callable[[], bool], parent: QObject
+        self,
+        shown: ChatTranscript,
+        colors: Colors,
+        busy: Callable[[], bool],
+        stored_steps: Callable[[str], Steps],
+        parent: QObject,
     ) -> None:
         super().__init__(parent)
         self.shown = shown
         self.colors = colors
         self._busy = busy
+        self._stored_steps = stored_steps
         # What the window adds under a card (changed files, undo): html with act: links.
         self.extra: Callable[[str, CallPhase], str] | None = None
         self.calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
@@ -51,7 +59,7 @@ class CallCards(QObject):
         self.ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
         self.notes: dict[str, str] = {}  # id -> a running call's live line (progress)
         # id -> the hooks that ran around it, and its notes (the diagnostics after an edit)
-        self.hooks: dict[str, tuple[tuple[HookRun, ...], tuple[str, ...]]] = {}
+        self.hooks: dict[str, Steps] = {}
         self.unfolded: set[str] = set()  # cards the person opened (a waiting one is open)
         self._revealing: dict[str, int] = {}  # id -> its step in REVEAL_STEPS while opening
         self._reveal_timer = QTimer(self)
@@ -139,7 +147,7 @@ class CallCards(QObject):
         extra = self.extra(call_id, status) if self.extra is not None else ""
         if status in OPEN_PHASES:
             extra += self.notes.get(call_id, "")
-        runs, notes = self.hooks.get(call_id, ((), ()))
+        runs, notes = self.hooks.get(call_id) or self._stored_steps(call_id)
         extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
         unfolded = status == "waiting" or call_id in self.unfolded
         arguments = self.arguments.get(call_id)

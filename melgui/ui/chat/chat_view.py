@@ -41,7 +41,7 @@ from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
-from melgui.ui.chat.call_cards import CallCards
+from melgui.ui.chat.call_cards import CallCards, Steps
 from melgui.ui.chat.column import centred_column
 from melgui.ui.chat.composer.composer_card import ComposerCard
 from melgui.ui.chat.composer.input_box import PromptInput
@@ -86,7 +86,7 @@ class ChatView(QWidget):
         self.transcript.callActivated.connect(self.callActivated)
         self.transcript.actionRequested.connect(self.actionRequested)
         self.actionRequested.connect(self._own_action)
-        self.cards = CallCards(self.transcript, colors, lambda: bridge.busy, self)
+        self.cards = CallCards(self.transcript, colors, lambda: bridge.busy, self._steps, self)
         self.transcript.cardToggled.connect(self.cards.toggle)
         self.stored = StoredMessages(
             self.cards, colors, lambda: bridge.session.conversation.messages
@@ -309,6 +309,11 @@ class ChatView(QWidget):
     def set_card_note(self, call_id: str, note_html: str) -> None:
         """A live line on a running call's card (an MCP tool's progress)."""
         self.cards.set_note(call_id, note_html)
+
+    def _steps(self, call_id: str) -> Steps:
+        """A reopened call's hook runs and notes, as its thread entry has them back."""
+        entry = self.bridge.session.thread.call(call_id)
+        return (entry.hooks, entry.notes) if entry is not None else ((), ())
 
     def _index_of(self, message: Message) -> int:
         messages = self.bridge.session.conversation.messages

@@ -81,7 +81,7 @@ def install_history(window: QMainWindow, host: HistoryHost, store: Store) -> His
     def show(cid: str, stored: StoredConversation | None) -> None:
         resumed = open_resumed(store, cid, sidebar, stored)
         if resumed is not None:
-            keeper.expect(cid, resumed.conversation)
+            keeper.expect(cid, resumed.conversation, resumed.tool_calls)
             host.open_conversation(resumed)
 
     def open_stored(cid: str) -> None:

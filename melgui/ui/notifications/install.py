@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 from melgui.core.agent.session import AgentSession
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.board.agents_board import AgentsBoard
+from melgui.desk.board.overlap_watch import OverlapWatch
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.ui.board.board_view import BoardView
 from melgui.ui.notifications.attention import MAIN, Attention, SignalHost, pane_key
@@ -54,7 +55,7 @@ class Signals:
 
 def install_signals(host: SignalWindow, window: QMainWindow) -> Signals:
     """Follow every agent of `host` (the window, also given as a QMainWindow)."""
-    board = AgentsBoard()
+    board = AgentsBoard(overlaps=OverlapWatch())  # which files each worker's worktree changed
     notifier = DesktopNotifier(
         window.windowIcon(),
         lambda coro: host.tasks.spawn(coro, what="desktop notifications"),

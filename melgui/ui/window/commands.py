@@ -29,6 +29,7 @@ from melgui.core.config.settings import Settings
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.board.parallel_install import ParallelWork
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.mcp.servers_panel import ServersPanel
@@ -71,6 +72,7 @@ class CommandHost(Protocol):
     inspector_dock: QDockWidget
     plans_dock: QDockWidget
     signals: Signals
+    parallel: ParallelWork
     mcp_panel: ServersPanel
     pane_manager: PaneManager
     actions_by_name: dict[str, QAction]
@@ -168,6 +170,7 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
         ),
         Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
         Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
+        Command("merge_queue", "&View", "Merge &queue", None, lambda: toggle(w.parallel.dock)),
         Command("mcp", "&View", "&MCP servers", "Ctrl+Shift+M", lambda: reveal(w.mcp_panel.dock)),
         Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
         Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),
@@ -269,8 +272,22 @@ def about(window: CommandHost) -> None:
 
 
 def new_terminal(window: CommandHost, command: str | None = None) -> None:
+    manager = window.pane_manager
+    if manager.home is not None:  # a remote folder: the terminal runs there
+        window.tasks.spawn(_remote_terminal(window, manager.home, command), what="a terminal")
+        return
     try:
         info = window.pane_manager.open_terminal(command, "tab")
+    except Exception as exc:  # PaneError and start-up failures: say so, keep going
+        window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
+        return
+    window.pane_manager.area.focus_pane(info.id)
+
+
+async def _remote_terminal(window: CommandHost, host: str, command: str | None) -> None:
+    """Opened in the background (the link may be reconnecting); a failure is said."""
+    try:
+        info = await window.pane_manager.open_remote_terminal(host, command)
     except Exception as exc:  # PaneError and start-up failures: say so, keep going
         window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
         return
@@ -309,7 +326,9 @@ def ask_worker(window: CommandHost) -> QDialog:
     def start(task: str, own: bool, carry: bool) -> None:
         start_worker_soon(window, task, own, carry)
 
-    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window.main_window)
+    manager = window.pane_manager
+    hosts = manager.remote.names() if manager.remote is not None else []
+    dialog = WorkerDialog(manager.worktrees(), start, window.main_window, hosts=hosts)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog

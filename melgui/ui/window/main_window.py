@@ -13,17 +13,18 @@ WorkerHost, SettingsHost, McpHost, SignalWindow, checkpoints' Host):
   connection, folder, rules and workspace tools; `window.bridge_for(session)` gives it a
   SessionBridge whose approvals also go to `window.approvals` (an ApprovalQueue shown in
   the approval bar; `approvalSourceRequested(source, call_id)` asks that pane to show it).
-- `window.plans_panel.sink`, `window.tasks.spawn(coro, what=...)`, `window.colors` and
-  `themeChanged(Colors)`; `window.new_conversation()`, `open_conversation(resumed)`,
-  `project_folder()` for the history sidebar; `window.actions_by_name` (menus, palette),
-  `window.desk.loss_registry` (what closing would lose), `window.layout_keeper`.
+- `window.plans_panel` (each bridge's plans), `window.tasks.spawn(coro, what=...)`,
+  `window.colors` and `themeChanged(Colors)`; `window.new_conversation()`,
+  `open_conversation(resumed)`, `project_folder()` for the history sidebar;
+  `window.actions_by_name` (menus, palette), `window.desk.loss_registry` (what closing
+  would lose), `window.layout_keeper`.
 """
 
 from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.tooling import ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport
 from melgui.core.store.records import NoteRecord, RecordedCall
 from melgui.core.transports.answerer import who_answers
@@ -97,6 +98,8 @@ class MainWindow(QMainWindow):
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
     status: StatusLine  # the status bar, with the context meter
+    # A remote folder's: the chat's workspace tools and its folder there (melgui/ui/panes/remote).
+    elsewhere: Callable[[], tuple[ToolRunner, str]] | None = None
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
     def __init__(
@@ -124,7 +127,7 @@ class MainWindow(QMainWindow):
             folder,
             settings,
             api_key=api_key if api_key is not None else get_api_key(api_key_kind(settings)),
-            plans=self.plans_panel.sink,
+            plans=_shown_from_threads,
             transport=transport,
             on_progress=self._progress.emit,
             on_rules_saved=self._save_settings,
@@ -164,6 +167,9 @@ class MainWindow(QMainWindow):
 
         self.mcp_panel = install_mcp(self)
         self.signals = install_signals(self, self)  # agents board and signals
+        from melgui.ui.board.parallel_install import install_parallel_work  # overlaps, queue
+
+        self.parallel = install_parallel_work(self)
         one_side_panel(self)
         history_dock = self.history.parentWidget()
         assert isinstance(history_dock, QDockWidget)
@@ -173,6 +179,9 @@ class MainWindow(QMainWindow):
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
         self.host_view: HostView | None = None  # worker panes run in the melgui host
+        from melgui.ui.panes.remote.install import install_remote  # remote folders and hosts
+
+        self.remote = install_remote(self)
         losses = self.desk.loss_registry
         losses.register(lambda: session_losses(self.session, "main conversation")())
         losses.register(self.pane_manager.losses)
@@ -292,6 +301,7 @@ class MainWindow(QMainWindow):
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
         recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
         policy = self.desk.conversation_policy()  # its own "for this conversation" rules
+        tools, cwd = self.elsewhere() if self.elsewhere is not None else (None, None)
         session = self.desk.session(
             conversation,
             model=self.toolbar.current_model() or self.settings.model,
@@ -299,6 +309,8 @@ class MainWindow(QMainWindow):
             wire=recorder,
             source=source,
             policy=policy,
+            tools=tools,
+            cwd=cwd,
         )
         self._recorders[session] = recorder
         self._policies[session] = policy
@@ -398,7 +410,8 @@ class MainWindow(QMainWindow):
         return session
 
     def bridge_for(self, session: ChatSession) -> SessionBridge:
-        """A bridge for `session`; its approvals also go to the window's queue."""
+        """A bridge for `session`; its approvals also go to the window's queue, its plans
+        to the Plans panel."""
         bridge = SessionBridge(session, self._recorders.get(session), self.tasks, self)
 
         def to_queue(event: LoopEvent) -> None:
@@ -406,6 +419,8 @@ class MainWindow(QMainWindow):
                 self.approvals.add(event.request)
 
         bridge.loopEvent.connect(to_queue)
+        source = session.source
+        bridge.threadChange.connect(lambda change: self.plans_panel.take(source, change))
         return bridge
 
     def new_conversation(self) -> None:
@@ -546,6 +561,7 @@ class MainWindow(QMainWindow):
         """Stop every turn and tool, close the connection; the conversation stays valid."""
         self.bridge.detach()
         await self.pane_manager.aclose()
+        await self.remote.aclose()
         await self.session.aclose()
         await self.desk.aclose()
         await self.tasks.aclose()
@@ -576,3 +592,8 @@ def build_main_window(
         transport=transport,
         persist_settings=persist_settings,
     )
+
+
+def _shown_from_threads(title: str, markdown: str) -> None:
+    """write_plan's sink: the Plans panel takes each plan from its conversation's thread,
+    where it knows whose it is (the main conversation's, a worker's)."""
