@@ -146,11 +146,16 @@ class HoverBar(QFrame):
         self.adjustSize()
         layout = self.editor.document().documentLayout()
         table = QTextCursor(block).currentTable()  # the person's block: its box
-        box = layout.blockBoundingRect(block) if table is None else layout.frameBoundingRect(table)
+        if table is not None:
+            top = layout.frameBoundingRect(table).top()
+        elif block.text():
+            top = layout.blockBoundingRect(block).top()
+        else:  # the room above an answer: the bar sits on the answer's top edge
+            top = layout.blockBoundingRect(block).bottom()
         scrolled = self.editor.verticalScrollBar().value()
         margin = int(self.editor.document().documentMargin())
         x = self.editor.viewport().width() - self.width() - margin
-        y = max(0, int(box.top()) - scrolled - self.height() // 2 + SPACE_XS)
+        y = max(0, int(top) - scrolled - self.height() // 2 + SPACE_XS)
         self.move(QPoint(max(0, x), y))
         self.show()
         self.raise_()
