@@ -9,9 +9,9 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent, QTextDocument
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
@@ -93,16 +93,28 @@ def answer(box: QMessageBox | None, proceed: bool) -> str:
     return shown
 
 
-def hover_message(qtbot: QtBot, transcript: Any, words: str) -> HoverBar:
+def hover_message(transcript: Any, words: str) -> HoverBar:
     """Move the pointer over the last place `words` are drawn in `transcript` (a shown
-    ChatTranscript), scrolled into view first; returns its hover bar, shown."""
+    ChatTranscript), scrolled into view first; returns its hover bar. The move is sent
+    to the page as a mouse event, not through QTest: QTest.mouseMove runs the event
+    loop, which must not be entered from inside a running asyncio task."""
     document = transcript.document()
     found = document.find(words, document.characterCount(), QTextDocument.FindFlag.FindBackward)
     assert not found.isNull(), f"{words!r} is not drawn"
+    found.clearSelection()  # scrolled to, not selected
     transcript.setTextCursor(found)
     transcript.ensureCursorVisible()
-    point = transcript.cursorRect(found).center()
-    qtbot.mouseMove(transcript.viewport(), point)
+    viewport = transcript.viewport()
+    point = QPointF(transcript.cursorRect(found).center())
+    move = QMouseEvent(
+        QEvent.Type.MouseMove,
+        point,
+        QPointF(viewport.mapToGlobal(point)),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(viewport, move)
     bar = transcript.hover.bar()
-    qtbot.waitUntil(bar.isVisible)
+    assert bar.isVisible(), f"no actions shown over {words!r}"
     return bar

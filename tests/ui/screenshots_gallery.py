@@ -1,6 +1,7 @@
 """Render docs/look/: the window in light and dark at 1366×768 and 1920×1080 — the welcome
 screen, a turn with an unfolded diff and its approval in the card, a failing command,
-four panes, and Settings — and the welcome screen once at a device pixel ratio of 2.
+four panes, Settings, a message's actions shown while the pointer is over it — and the
+welcome screen once at a device pixel ratio of 2.
 
     QT_QPA_PLATFORM=offscreen python -m tests.ui.screenshots --gallery [OUT_DIR]
     QT_SCALE_FACTOR=2 QT_QPA_PLATFORM=offscreen python -m tests.ui.screenshots --gallery-dpr2
@@ -27,6 +28,7 @@ from melgui.ui.runtime.theme import apply_theme
 from melgui.ui.settings.dialog import SettingsDialog
 from melgui.ui.window.main_window import MainWindow, build_main_window
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.window import hover_message
 
 SIZES = ((1366, 768), (1920, 1080))
 OPS = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n"
@@ -124,6 +126,16 @@ async def four_panes(window: MainWindow, relay: ScriptedRelay, project: Path) ->
     await asyncio.sleep(1.0)
 
 
+async def message_actions(window: MainWindow, relay: ScriptedRelay, project: Path) -> None:
+    """A finished turn, the pointer over the person's message: its actions show."""
+    relay.script([text("`sub()` returns `a + b`: it adds. It should return `a - b`."), done()])
+    window.chat.input.setPlainText("Why does sub(5, 3) return 8?")
+    window.chat.input.send()
+    await wait_until(lambda: not window.bridge.busy and window.session.loop.legs >= 1)
+    hover_message(window.chat.transcript, "Why does sub")
+    await asyncio.sleep(0.3)
+
+
 async def settings(window: MainWindow, relay: ScriptedRelay, project: Path) -> None:
     window.open_settings()
     await asyncio.sleep(0.3)
@@ -135,6 +147,7 @@ SCENES: dict[str, Scene] = {
     "failing-command": failing,
     "four-panes": four_panes,
     "settings": settings,
+    "message-actions": message_actions,
 }
 
 

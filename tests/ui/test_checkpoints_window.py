@@ -86,7 +86,7 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         assert "changed 2 files (README.md, docs/x.md)" in shown
         assert "Undo this call" in shown
         # Rewind is an icon among the message's actions, shown while pointed at.
-        bar = hover_message(qtbot, window.chat.transcript, "Add a greet module")
+        bar = hover_message(window.chat.transcript, "Add a greet module")
         assert bar.buttons["rewind"].isVisibleTo(bar)
         assert bar.buttons["rewind"].toolTip() == "Rewind to here"
         [c2] = window.checkpoint_actions.checkpoints.for_calls(["c2"])
@@ -143,7 +143,7 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         # Rewind to the first message, continuing from there.
         messages = window.session.conversation.messages
         assert messages[0].role == "user"
-        bar = hover_message(qtbot, window.chat.transcript, "Add a greet module")
+        bar = hover_message(window.chat.transcript, "Add a greet module")
         qtbot.mouseClick(bar.buttons["rewind"], Qt.MouseButton.LeftButton)
         await wait_until(lambda: any(isinstance(d, RewindDialog) for d in dialogs))
         rewind = dialogs[-1]

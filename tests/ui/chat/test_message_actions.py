@@ -53,7 +53,13 @@ def test_the_persons_message_shows_copy_and_edit_on_hover_and_they_work(qtbot: Q
         anchors.add(cursor.charFormat().anchorHref().partition("/")[0])
     assert not {"act:copy", "act:edit", "act:rewind"} & anchors  # no links in the text
 
-    bar = hover_message(qtbot, view.transcript, "first question")
+    # A real pointer move, through the window system, shows the bar.
+    transcript = view.transcript
+    found = transcript.document().find("first question")
+    qtbot.mouseMove(transcript.viewport(), transcript.cursorRect(found).center())
+    bar = transcript.hover.bar()
+    qtbot.waitUntil(bar.isVisible)
+    assert bar.key == hover_message(transcript, "first question").key  # the same message
     assert _visible(bar) == {"copy", "edit"}  # no checkpoints here: no rewind
     assert bar.buttons["copy"].toolTip() == "Copy the message"
     QGuiApplication.clipboard().clear()
@@ -74,20 +80,20 @@ def test_an_answer_offers_copy_and_only_the_last_one_retry(qtbot: QtBot) -> None
     idle = True
     view.transcript.hover.retry = lambda: idle
 
-    bar = hover_message(qtbot, view.transcript, "first answer")
+    bar = hover_message(view.transcript, "first answer")
     assert _visible(bar) == {"copy"}  # an earlier answer is not asked again
     assert bar.buttons["copy"].toolTip() == "Copy the answer"
     qtbot.mouseClick(bar.buttons["copy"], LEFT)
     assert QGuiApplication.clipboard().text() == "first answer"
 
-    bar = hover_message(qtbot, view.transcript, "second answer")
+    bar = hover_message(view.transcript, "second answer")
     assert _visible(bar) == {"copy", "retry"}
     qtbot.mouseClick(bar.buttons["retry"], LEFT)
     assert asked == [("retry", "")]
 
     idle = False  # while the agent works there is nothing to retry
-    bar = hover_message(qtbot, view.transcript, "second question")
-    bar = hover_message(qtbot, view.transcript, "second answer")
+    bar = hover_message(view.transcript, "second question")
+    bar = hover_message(view.transcript, "second answer")
     assert _visible(bar) == {"copy"}
 
 
@@ -96,7 +102,7 @@ def test_rewind_shows_when_offered_and_asks_for_its_message(qtbot: QtBot) -> Non
     asked: list[tuple[str, str]] = []
     view.actionRequested.connect(lambda verb, argument: asked.append((verb, argument)))
     view.transcript.hover.rewind = True
-    bar = hover_message(qtbot, view.transcript, "second question")
+    bar = hover_message(view.transcript, "second question")
     assert _visible(bar) == {"copy", "edit", "rewind"}
     assert bar.buttons["rewind"].toolTip() == "Rewind to here"
     qtbot.mouseClick(bar.buttons["rewind"], LEFT)
@@ -117,7 +123,7 @@ def test_messages_drawn_in_above_a_long_conversations_end_act_on_themselves(
     view.transcript.hover.rewind = True
     asked: list[tuple[str, str]] = []
     view.actionRequested.connect(lambda verb, argument: asked.append((verb, argument)))
-    bar = hover_message(qtbot, view.transcript, words)
+    bar = hover_message(view.transcript, words)
     qtbot.mouseClick(bar.buttons["edit"], LEFT)
     assert view.input.toPlainText() == words
     qtbot.mouseClick(bar.buttons["rewind"], LEFT)

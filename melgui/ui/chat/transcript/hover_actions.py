@@ -145,17 +145,20 @@ class HoverBar(QFrame):
         self.buttons["copy"].setAccessibleName(words)
         self.adjustSize()
         layout = self.editor.document().documentLayout()
+        margin = int(self.editor.document().documentMargin())
+        right = self.editor.viewport().width() - margin
         table = QTextCursor(block).currentTable()  # the person's block: its box
         if table is not None:
             top = layout.frameBoundingRect(table).top()
+            cell = layout.blockBoundingRect(block).right() + table.format().cellPadding()
+            right = int(cell) - SPACE_2XS  # inside the box's tint
         elif block.text():
             top = layout.blockBoundingRect(block).top()
         else:  # the room above an answer: the bar sits on the answer's top edge
             top = layout.blockBoundingRect(block).bottom()
         scrolled = self.editor.verticalScrollBar().value()
-        margin = int(self.editor.document().documentMargin())
-        x = self.editor.viewport().width() - self.width() - margin
         y = max(0, int(top) - scrolled - self.height() // 2 + SPACE_XS)
+        x = right - self.editor.horizontalScrollBar().value() - self.width()
         self.move(QPoint(max(0, x), y))
         self.show()
         self.raise_()
