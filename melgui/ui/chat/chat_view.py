@@ -8,7 +8,7 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, assert_never
+from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
@@ -155,11 +155,19 @@ class ChatView(QWidget):
             self.load_conversation(bridge.session.conversation)
         self.show_instruction_files()
 
-    def load_conversation(self, conversation: Conversation, *args: Any, **kwargs: Any) -> None:
-        """Draw `conversation` again (its last page; see HistoryPaging.load)."""
+    def load_conversation(
+        self,
+        conversation: Conversation,
+        start: int | None = None,
+        *,
+        end: int | None = None,
+        progressive: bool = False,
+        lazy: bool = True,
+    ) -> None:
+        """Draw `conversation` again, by default its last page (see HistoryPaging.load)."""
         self.welcome.hold(True)  # the page cleared to be drawn again needs no welcome
         try:
-            self.paging.load(conversation, *args, **kwargs)
+            self.paging.load(conversation, start, end=end, progressive=progressive, lazy=lazy)
         finally:
             self.welcome.hold(False)
 
