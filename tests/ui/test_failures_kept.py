@@ -7,11 +7,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, http_error, text
-from tests.fakes.window import relay_settings, type_prompt, wait_until
+from tests.fakes.window import hover_message, relay_settings, type_prompt, wait_until
 
 
 def test_errors_retries_and_stops_come_back_on_reopening_and_in_the_export(
@@ -99,3 +100,26 @@ def test_retry_and_edit_the_last_message_on_a_new_branch(
     assert cid is not None
     reasons = [branch.reason for branch in window.history.store.branches(cid)]
     assert reasons == ["retry", "edit"]
+
+
+def test_the_last_answers_ask_again_button_sends_its_question_again(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    scripted_relay.script([text("first try"), done()], [text("second try"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "hello")
+        await wait_until(lambda: "first try" in window.chat.transcript.toPlainText())
+        await wait_until(lambda: not window.bridge.busy)
+        bar = hover_message(window.chat.transcript, "first try")
+        assert bar.buttons["retry"].isVisibleTo(bar)
+        qtbot.mouseClick(bar.buttons["retry"], Qt.MouseButton.LeftButton)
+        await wait_until(lambda: "second try" in window.chat.transcript.toPlainText())
+        await wait_until(lambda: not window.bridge.busy)
+
+    run(scenario())
+    legs = scripted_relay.legs_received
+    assert [m["content"] for m in legs[1].messages if m["role"] == "user"] == ["hello"]
+    reasons = [b.reason for b in window.history.store.branches(window.history.current_id or "")]
+    assert reasons == ["retry"]  # the first attempt is kept as a branch
