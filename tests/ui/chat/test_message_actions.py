@@ -1,12 +1,12 @@
 """A message's actions show while the pointer is over it (no links drawn in the text):
 copy and edit on the person's message, rewind when checkpoints offer it, copy and retry
-on the last answer; each does what it says."""
+on the last answer; each does what it says. The context menu holds them too."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QGuiApplication, QTextCursor
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QTextCursor
+from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.messages import Conversation, Message
@@ -128,3 +128,26 @@ def test_messages_drawn_in_above_a_long_conversations_end_act_on_themselves(
     assert view.input.toPlainText() == words
     qtbot.mouseClick(bar.buttons["rewind"], LEFT)
     assert asked[-1] == ("rewind", str(index))
+
+
+def test_the_context_menu_holds_the_messages_actions_for_the_keyboard(qtbot: QtBot) -> None:
+    view = _shown(qtbot, _two_turns())
+    asked: list[tuple[str, str]] = []
+    view.actionRequested.connect(lambda verb, argument: asked.append((verb, argument)))
+    view.transcript.hover.rewind = True
+    transcript = view.transcript
+    point = transcript.cursorRect(transcript.document().find("second question")).center()
+    global_point = transcript.viewport().mapToGlobal(point)
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, point, global_point)
+    QApplication.sendEvent(transcript.viewport(), event)  # as the menu key sends it
+    menus = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.isVisible()]
+    assert len(menus) == 1
+    words = [action.text() for action in menus[0].actions() if not action.isSeparator()]
+    assert words[-3:] == ["Copy the message", "Edit a copy in the prompt box", "Rewind to here"]
+    rewind = next(a for a in menus[0].actions() if a.text() == "Rewind to here")
+    rewind.trigger()
+    assert asked == [("rewind", "2")]
+    menus[0].close()
+    answer = transcript.cursorRect(transcript.document().find("first answer")).center()
+    menu = transcript.message_menu(answer)
+    assert [a.text() for a in menu.actions()][-1] == "Copy the answer"

@@ -21,8 +21,9 @@ import time
 from collections import deque
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QContextMenuEvent,
     QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
@@ -30,7 +31,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextTable,
 )
-from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
+from PySide6.QtWidgets import QFrame, QMenu, QTextBrowser, QWidget
 
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.blocks.boxes import insert_box
@@ -195,6 +196,19 @@ class ChatTranscript(QTextBrowser):
     def thinking_blocks(self) -> list[ThinkingBlock]:
         """In document order (earlier messages may have been drawn in above later ones)."""
         return sorted(self._thinking.values(), key=lambda block: block.position)
+
+    def message_menu(self, point: QPoint) -> QMenu:
+        """The context menu at `point` (viewport coordinates): Qt's own, then the actions
+        of the message there."""
+        scrolled = QPoint(self.horizontalScrollBar().value(), self.verticalScrollBar().value())
+        menu = self.createStandardContextMenu(point + scrolled)
+        self.hover.add_to_menu(menu, point)
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = self.message_menu(event.pos())
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(event.globalPos())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         centre_viewport(self)  # the text stays in the chat's centred column

@@ -24,7 +24,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QTextEdit, QToolButton
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QMenu, QTextEdit, QToolButton
 
 from melgui.ui.runtime.look.icons import icon_button
 from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_XS
@@ -208,15 +208,35 @@ class MessageHover(QObject):
             self.hide()
         return False
 
-    def hover_at(self, point: QPoint) -> None:
-        """Show the actions of the message under `point` (viewport coordinates)."""
-        if not self.marks.by_key:
-            return
+    def message_at(self, point: QPoint) -> tuple[int, QTextBlock]:
+        """The key of the message under `point` (viewport coordinates) and its first block."""
         editor = self.editor
         offset = QPointF(editor.horizontalScrollBar().value(), editor.verticalScrollBar().value())
         layout = editor.document().documentLayout()
         position = layout.hitTest(QPointF(point) + offset, Qt.HitTestAccuracy.FuzzyHit)
-        key, block = key_at(editor.document(), max(0, position))
+        return key_at(editor.document(), max(0, position))
+
+    def add_to_menu(self, menu: QMenu, point: QPoint) -> None:
+        """The actions of the message under `point` on a context menu, so the keyboard
+        (the menu key) reaches them too."""
+        key, block = self.message_at(point)
+        mark = self.marks.by_key.get(key)
+        if mark is None:
+            return
+        verbs = self.verbs(mark, block)
+        if verbs:
+            menu.addSeparator()
+        for verb, _, words in ACTIONS:
+            if verb in verbs:
+                label = "Copy the answer" if verb == "copy" and mark.kind == "answer" else words
+                action = menu.addAction(label)
+                action.triggered.connect(lambda _=False, v=verb: self._on_triggered(v, key))
+
+    def hover_at(self, point: QPoint) -> None:
+        """Show the actions of the message under `point` (viewport coordinates)."""
+        if not self.marks.by_key:
+            return
+        key, block = self.message_at(point)
         mark = self.marks.by_key.get(key)
         bar = self.bar()
         if mark is None:
