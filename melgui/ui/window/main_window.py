@@ -1,22 +1,8 @@
 """The main window: chat on the left, room for panes on the right, inspector and plans docked.
 
-Seams for the other parts of the app (stable; each part names the ones it uses in a
-Protocol this window meets: PaneHost, HistoryHost, CommandHost, AgentPaneHost,
-WorkerHost, SettingsHost, McpHost, SignalWindow, checkpoints' Host):
-
-- `window.pane_host: QSplitter` — the central splitter: the chat column (0), the PaneArea.
-- `window.tools: ToolRegistry` — the desk's main registry; its pane tools run on the
-  window's panes (`window.desk.panes`, given by install_panes).
-- `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
-  when it is replaced (new or reopened conversation, another folder).
-- `window.session_factory(role, model=None, source="worker")` — a session on the same
-  connection, folder, rules and workspace tools; `window.bridge_for(session)` gives it a
-  SessionBridge whose approvals also go to `window.approvals` (an ApprovalQueue shown in
-  the approval bar; `approvalSourceRequested(source, call_id)` asks that pane to show it).
-- `window.plans_panel.sink`, `window.tasks.spawn(coro, what=...)`, `window.colors` and
-  `themeChanged(Colors)`; `window.new_conversation()`, `open_conversation(resumed)`,
-  `project_folder()` for the history sidebar; `window.actions_by_name` (menus, palette),
-  `window.desk.loss_registry` (what closing would lose), `window.layout_keeper`.
+The window composes its parts (`_add_parts`): it makes each with what it needs, places
+and connects it, and hands each main conversation to those that show it; no part knows
+the window. Code that reads the window names what it reads in a Protocol of its own.
 """
 
 from __future__ import annotations
@@ -30,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QDockWidget,
     QMainWindow,
     QVBoxLayout,
     QWidget,
@@ -46,6 +31,7 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport
+from melgui.core.store import open_store
 from melgui.core.store.records import NoteRecord
 from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import api_key_kind, connection_label
@@ -57,8 +43,16 @@ from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
+from melgui.ui.checkpoints.actions import CheckpointActions
+from melgui.ui.history import ConversationHistory
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.notifications.install import install_signals
+from melgui.ui.mcp.controls import McpControls
+from melgui.ui.notifications.agents_watch import watch_agents
+from melgui.ui.panes.acp_dialogs import host_acp_agents
+from melgui.ui.panes.lifetime import follow_folder, keep_panes
+from melgui.ui.panes.manager import PaneManager
+from melgui.ui.panes.orchestration import Orchestration
+from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.splitter import Splitter
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
@@ -72,11 +66,13 @@ from melgui.ui.settings.flow import (
     past_commands,
     save_or_report,
 )
-from melgui.ui.window.commands import install_commands, set_focus_chat_keys
+from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
 from melgui.ui.window.host_view import HostView
-from melgui.ui.window.layout_state import LayoutKeeper, add_side_docks
+from melgui.ui.window.layout_state import LayoutKeeper, add_dock, add_side_docks, insert_below
 from melgui.ui.window.model_choice import ModelChoice
+from melgui.ui.window.plan_mode import PlanModeControl
 from melgui.ui.window.plans_panel import PlansPanel
+from melgui.ui.window.review_command import review_command, review_into
 from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar
 from melgui.ui.window.trust_bar import TrustBar
@@ -95,6 +91,7 @@ class MainWindow(QMainWindow):
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
+    pane_manager: PaneManager
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
     def __init__(
@@ -129,38 +126,8 @@ class MainWindow(QMainWindow):
         )
         self._build_chrome()
         self._install(self._new_session(Conversation()))
-        from melgui.ui.panes.install import install_panes  # panes
-
-        self.pane_manager = install_panes(self, self)
-        from melgui.ui.panes.acp_install import install_acp  # ACP agent panes
-
-        install_acp(self.desk, self.plans_panel.sink, self.pane_manager)
-        from melgui.core.store import open_store  # history
-        from melgui.ui.history import install_history
-
-        self.history = install_history(self, self, open_store())
-        from melgui.ui.checkpoints.actions import install_checkpoints
-
-        self.checkpoint_actions = install_checkpoints(
-            self, self, self.sessionChanged, self.pane_manager.panesChanged
-        )
-        from melgui.ui.chat.composer.builtin_commands import install_builtin_commands
-
-        install_builtin_commands(self, self.desk.prompt.commands)
-        from melgui.ui.window.plan_mode import install_plan_mode  # /plan, Approve and start
-
-        self.plan_mode = install_plan_mode(self)
-        from melgui.ui.window.review_command import install_review  # /review
-
-        install_review(self)
-        from melgui.ui.mcp.install import install_mcp  # MCP servers
-
-        self.mcp_panel = install_mcp(self)
-        self.signals = install_signals(self, self)  # agents board and signals
-        history_dock = self.history.parentWidget()
-        assert isinstance(history_dock, QDockWidget)
-        self.history_dock = history_dock
-        self.actions_by_name = install_commands(self)
+        self._add_parts()
+        self.actions_by_name = menu_actions(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
@@ -350,6 +317,79 @@ class MainWindow(QMainWindow):
             from melgui.ui.window.conversation_actions import retry_last
 
             self.status.showMessage(retry_last(self.session, self.chat), 10000)
+
+    # --- the parts, composed ------------------------------------------------------------
+
+    def _add_parts(self) -> None:
+        """Make the panes, history, checkpoints, slash commands, plan mode, MCP and the
+        agents board, place them and connect them; then hand them the conversation."""
+        desk, tasks, say = self.desk, self.tasks, lambda text: self.status.showMessage(text, 15000)
+        panes = PaneManager(
+            PaneArea(),
+            self.kit.folder,
+            worker_factory=lambda s: self.session_factory("worker", s.model, s.source, s.worktree),
+            bridge_factory=self.bridge_for,  # its approvals also reach self.approvals
+            colors=self.colors,
+            worktrees=lambda: desk.worktrees,
+            parent=self,
+        )
+        self.pane_manager = panes
+        self.pane_host.addWidget(panes.area)
+        keep_panes(panes, self)
+        desk.panes = Orchestration(panes)  # the desk's seven pane tools run on them
+        host_acp_agents(panes, desk, self.plans_panel.sink)
+        self.approvalSourceRequested.connect(panes.show_call)
+        self.history_keeper = ConversationHistory(
+            open_store(), self.project_folder, self.open_conversation, self.new_conversation, self
+        )
+        self.history = self.history_keeper.sidebar
+        self.history_dock = add_dock(self, "History", "historyDock", self.history, "left")
+        self.history.problem.connect(say)
+        self._report_error(self.history.store.notice or "")
+        self.checkpoint_actions = CheckpointActions(
+            lambda: desk.checkpoints, tasks, self.colors, say, self
+        )
+        panes.panesChanged.connect(self.checkpoint_actions.attach_workers)
+        show_plans = self.plans_dock.show
+        self.plan_mode = PlanModeControl(self.toolbar, self.plans_panel, self.colors, show_plans)
+        commands = desk.prompt.commands
+        for command in (
+            *slash_commands(self, commands), self.plan_mode.command(), review_command(self._review)
+        ):  # fmt: skip
+            commands.add(command)
+        mcp = self.mcp = McpControls(desk, tasks, self.colors, self)
+        self.mcp_panel, beside = mcp.panel, self.inspector_dock
+        mcp.panel.dock = add_dock(self, "MCP servers", "mcpDock", mcp.panel, "right", beside)
+        insert_below(self.approval_bar, mcp.form, mcp.sampling)
+        for bar in (mcp.form, mcp.sampling):  # they bring what asks forward too
+            bar.showRequested.connect(self.approval_bar.showRequested)
+        self.approval_bar.tool_notes = mcp.tool_notes
+        self.signals = watch_agents(
+            self, tasks, panes=panes, approvals=self.approvals, approval_bar=self.approval_bar,
+            settings=lambda: self.settings, show_call=self.show_call,
+            focus_chat=lambda: self.chat.input.setFocus(),
+        )  # fmt: skip
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.signals.dock)
+        self.signals.dock.hide()  # View → Agents board
+        for part in (panes, self.checkpoint_actions, self.plan_mode, self.mcp):
+            self.themeChanged.connect(part.set_colors)
+        self._show_parts(self.session)
+        self.sessionChanged.connect(self._show_parts)
+        self.chat.load_conversation(self.session.conversation)  # again, with their extras
+        self.mcp.start()
+
+    def _show_parts(self, session: AgentSession) -> None:
+        """The parts follow the main conversation, before its chat is drawn."""
+        follow_folder(self.pane_manager, self.kit.folder, self)
+        self.history_keeper.follow(session, self.bridge.recorder.listen)
+        self.checkpoint_actions.follow(session, self.chat, self.inspector)
+        self.plan_mode.follow(session, self.chat)
+        self.mcp.follow(session, self.chat, self.inspector)
+        self.signals.follow_main(session)
+
+    def _review(self, target: str) -> None:  # findings go to the chat shown when it started
+        review = review_into(self.chat, self.colors, self.session, self.desk.folder, target)
+        self.tasks.spawn(review, what="reviewing the changes")
 
     # --- seams for panes and history --------------------------------------------------
 

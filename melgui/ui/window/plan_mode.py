@@ -5,14 +5,10 @@ the person's comment back with the mode still on."""
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QDockWidget
+from collections.abc import Callable
 
 from melgui.core.agent.plan_mode import approved_prompt, revise_prompt
 from melgui.core.agent.session import AgentSession
-from melgui.desk.desk import Desk
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.runtime.theme import Colors
@@ -26,84 +22,71 @@ ON_NOTE = (
 OFF_NOTE = "Plan mode off: the agent may change files and run commands again."
 
 
-class PlanHost(Protocol):
-    """What plan mode uses of the window (MainWindow is one)."""
-
-    sessionChanged: SignalInstance
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def desk(self) -> Desk: ...
-
-    @property
-    def chat(self) -> ChatView: ...
-
-    @property
-    def colors(self) -> Colors: ...
-
-    @property
-    def toolbar(self) -> ProjectToolbar: ...
-
-    @property
-    def plans_panel(self) -> PlansPanel: ...
-
-    @property
-    def plans_dock(self) -> QDockWidget: ...
-
-
 class PlanModeControl:
-    def __init__(self, window: PlanHost) -> None:
-        self.window = window
-        toolbar, panel = window.toolbar, window.plans_panel
+    """Plan mode for the conversation shown (`follow`): `toolbar` shows it, `panel`'s
+    Approve and Revise answer it, `show_plans` brings the Plans panel forward."""
+
+    def __init__(
+        self,
+        toolbar: ProjectToolbar,
+        panel: PlansPanel,
+        colors: Colors,
+        show_plans: Callable[[], None],
+    ) -> None:
+        self.toolbar = toolbar
+        self.colors = colors
+        self._show_plans = show_plans
+        self.session: AgentSession | None = None
+        self.chat: ChatView | None = None
         toolbar.planToggled.connect(self.set_on)
         panel.approved.connect(self.approve)
         panel.revised.connect(self.revise)
-        window.sessionChanged.connect(self._follow)
-        window.desk.prompt.commands.add(
-            SlashCommand(
-                "plan",
-                "Plan mode: read and plan only until a plan is approved (on, off, or a task)",
-                self._command,
-                usage="[on|off|task]",
-            )
+
+    def command(self) -> SlashCommand:
+        """`/plan`, for the desk's slash commands."""
+        return SlashCommand(
+            "plan",
+            "Plan mode: read and plan only until a plan is approved (on, off, or a task)",
+            self._command,
+            usage="[on|off|task]",
         )
 
-    @property
-    def session(self) -> AgentSession:
-        return self.window.session
+    def follow(self, session: AgentSession, chat: ChatView) -> None:
+        """The conversation shown now (each keeps its own mode, on its loop)."""
+        self.session, self.chat = session, chat
+        self.toolbar.set_plan(session.loop.plan.on)
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
 
     def set_on(self, on: bool) -> None:
+        if self.session is None or self.chat is None:
+            return
         plan = self.session.loop.plan
         if plan.on == on:
             return
         plan.on = on
-        self.window.toolbar.set_plan(on)
+        self.toolbar.set_plan(on)
         note = ON_NOTE if on else OFF_NOTE
-        self.window.chat.transcript.add_notice(note, self.window.colors.muted)
+        self.chat.transcript.add_notice(note, self.colors.muted)
         if on:
-            self.window.plans_dock.show()
+            self._show_plans()
 
     def approve(self, title: str, markdown: str) -> None:
         self.set_on(False)
-        self.window.chat.submit(approved_prompt(title, markdown))
+        if self.chat is not None:
+            self.chat.submit(approved_prompt(title, markdown))
 
     def revise(self, title: str, comment: str) -> None:
         self.set_on(True)
-        self.window.chat.submit(revise_prompt(title, comment))
+        if self.chat is not None:
+            self.chat.submit(revise_prompt(title, comment))
 
     def _command(self, arguments: str) -> str | None:
         word = arguments.strip()
         if word.lower() in ("", "on", "off"):
-            self.set_on(word.lower() == "on" or (not word and not self.session.loop.plan.on))
+            plan_on = self.session is not None and self.session.loop.plan.on
+            self.set_on(word.lower() == "on" or (not word and not plan_on))
             return None
         self.set_on(True)
         return word  # the task, sent in plan mode
-
-    def _follow(self, session: AgentSession) -> None:
-        self.window.toolbar.set_plan(session.loop.plan.on)
-
-
-def install_plan_mode(window: PlanHost) -> PlanModeControl:
-    return PlanModeControl(window)

@@ -4,59 +4,37 @@ severity in the chat."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.git.runner import GitError
-from melgui.desk.desk import Desk
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.desk.review import Comment, review
 from melgui.ui.chat.chat_view import ChatView
-from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
 _COLOR = {"error": "error", "warning": "warn", "note": "muted"}
 
 
-class ReviewHost(Protocol):
-    """What `/review` uses of the window (MainWindow is one)."""
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def desk(self) -> Desk: ...
-
-    @property
-    def chat(self) -> ChatView: ...
-
-    @property
-    def colors(self) -> Colors: ...
-
-    @property
-    def tasks(self) -> TaskKeeper: ...
-
-
-def install_review(window: ReviewHost) -> None:
-    def start(arguments: str) -> None:
-        window.tasks.spawn(_run(window, arguments.strip()), what="reviewing the changes")
-
-    window.desk.prompt.commands.add(
-        SlashCommand(
-            "review",
-            "Review the uncommitted changes, the last N commits or a branch, read-only",
-            start,
-            usage="[last N|branch]",
-        )
+def review_command(start: Callable[[str], None]) -> SlashCommand:
+    """`/review`, for the desk's slash commands; `start(target)` runs `review_into`."""
+    return SlashCommand(
+        "review",
+        "Review the uncommitted changes, the last N commits or a branch, read-only",
+        lambda arguments: start(arguments.strip()),
+        usage="[last N|branch]",
     )
 
 
-async def _run(window: ReviewHost, target: str) -> None:
-    transcript, colors = window.chat.transcript, window.colors
+async def review_into(
+    chat: ChatView, colors: Colors, session: AgentSession, folder: str, target: str
+) -> None:
+    """Review `target` in `folder` with `session`'s model; the findings go into `chat`."""
+    transcript = chat.transcript
     try:
-        comments = await review(window.session, window.desk.folder, target)
+        comments = await review(session, folder, target)
     except (GitError, ValueError) as exc:
-        window.chat.show_note(f"Cannot review: {exc}")
+        chat.show_note(f"Cannot review: {exc}")
         return
     if not comments:
         transcript.add_notice("Review: no findings on the diff's hunks.", colors.muted)

@@ -31,7 +31,7 @@ def test_the_form_asks_and_answers_for_the_call(
         [text("Done."), done()],
     )
     window: MainWindow = make_window(relay_settings(scripted_relay))
-    form: InputForm = window.mcp_panel.input_form  # type: ignore[attr-defined]
+    form: InputForm = window.mcp.form
     shown: list[tuple[str, str]] = []
     form.showRequested.connect(lambda source, call: shown.append((source, call)))
 

@@ -1,27 +1,32 @@
-"""Puts signals and the agents board into the main window. One call: `install_signals(window)`.
+"""Watching every agent for the person: the agents board and its view, Attention, and
+desktop notifications.
+
+    signals = watch_agents(window, tasks, panes=..., approvals=..., ...)
+    signals.follow_main(session)        # each main conversation the window shows
 
 Every agent is registered on one AgentsBoard: the main conversation (again whenever it is
 replaced) and every pane whose widget carries a session (`pane.session` of a worker
 pane, `pane.acp` of an ACP agent's pane), with its worktree when the pane has one
-(`pane.worktree`). Terminal panes' bells go to Attention. The board is a dock
-(View → Agents board) whose rows bring their pane forward.
+(`pane.worktree`). Terminal panes' bells go to Attention. The board's view sits in a
+dock (the window places it; View → Agents board) whose rows bring their pane forward.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
-from PySide6.QtCore import Qt, SignalInstance
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QWidget
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.config.settings import Settings
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.board.agents_board import AgentsBoard
 from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.board.board_view import BoardView
-from melgui.ui.notifications.attention import MAIN, Attention, SignalHost, pane_key
+from melgui.ui.notifications.attention import MAIN, Attention, pane_key
 from melgui.ui.notifications.desktop import DesktopNotifier
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal.pane import TerminalPane
@@ -30,20 +35,9 @@ from melgui.ui.runtime.aio import TaskKeeper
 MAIN_NAME = "Main conversation"
 
 
-class SignalWindow(SignalHost, Protocol):
-    """What install_signals needs of the window beyond SignalHost (MainWindow is one)."""
-
-    session: AgentSession
-    sessionChanged: SignalInstance
-    tasks: TaskKeeper
-
-    @property
-    def chat(self) -> QWidget: ...
-
-
 @dataclass(slots=True)
 class Signals:
-    """What install_signals made: the board, its dock and view, and Attention."""
+    """What watch_agents made: the board, its view in its dock, Attention, the notifier."""
 
     board: AgentsBoard
     view: BoardView
@@ -51,26 +45,47 @@ class Signals:
     attention: Attention
     notifier: DesktopNotifier
 
+    def follow_main(self, session: AgentSession) -> None:
+        """`session` is the main conversation now."""
+        self.board.add(MAIN, MAIN_NAME, session)
 
-def install_signals(host: SignalWindow, window: QMainWindow) -> Signals:
-    """Follow every agent of `host` (the window, also given as a QMainWindow)."""
+
+def watch_agents(
+    window: QWidget,
+    tasks: TaskKeeper,
+    *,
+    panes: PaneManager,
+    approvals: ApprovalQueue,
+    approval_bar: ApprovalBar,
+    settings: Callable[[], Settings],
+    show_call: Callable[[str], None],
+    focus_chat: Callable[[], None],
+) -> Signals:
+    """Watch the agents of `window` (the top-level widget: its icon, its activation):
+    the panes' and, once `follow_main` is called, the main conversation's."""
     board = AgentsBoard()
     notifier = DesktopNotifier(
         window.windowIcon(),
-        lambda coro: host.tasks.spawn(coro, what="desktop notifications"),
+        lambda coro: tasks.spawn(coro, what="desktop notifications"),
         window,
     )
-    attention = Attention(host, window, board, notifier, focus_chat=lambda: _focus_chat(host))
+    attention = Attention(
+        window,
+        board,
+        notifier,
+        panes=panes,
+        approvals=approvals,
+        approval_bar=approval_bar,
+        settings=settings,
+        show_call=show_call,
+        focus_chat=focus_chat,
+    )
     view = BoardView(board)
-    dock = QDockWidget("Agents", window)
+    dock = QDockWidget("Agents")
     dock.setObjectName("agentsDock")
     dock.setWidget(view)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    dock.hide()  # View → Agents board
     view.focusRequested.connect(attention.show)
-    board.add(MAIN, MAIN_NAME, host.session)
-    host.sessionChanged.connect(lambda session: board.add(MAIN, MAIN_NAME, session))
-    follow_panes(host.pane_manager, board, attention)
+    follow_panes(panes, board, attention)
     return Signals(board, view, dock, attention, notifier)
 
 
@@ -112,9 +127,3 @@ def _worktree_of(pane: object) -> Callable[[], Worktree | None]:
 
     return worktree
 
-
-def _focus_chat(host: SignalWindow) -> None:
-    chat = host.chat
-    prompt = getattr(chat, "input", None)
-    if prompt is not None:
-        prompt.setFocus()
