@@ -290,6 +290,29 @@ def test_changes_are_numbered_and_a_gap_is_refused() -> None:
     assert len({e.id for e in copy.entries}) == 6  # ids go on after a snapshot's
 
 
+def test_a_copy_restarts_from_a_snapshot_and_takes_merged_runs() -> None:
+    thread = Thread("t1")
+    index = thread.add(AssistantEntry(thread.new_id(), "", streaming=True, leg=1))
+    copy = Thread()
+    copy.add(NoteEntry(copy.new_id(), "context", "what it held before"))
+    heard: list[str] = []
+    copy.subscribe(lambda change: heard.append(change.kind))
+    copy.restart(thread.snapshot())
+    assert heard == ["entries_replaced"]  # the state is the same: not said again
+    assert copy.thread_id == "t1" and copy.seq == 1 and list(copy.entries) == list(thread.entries)
+    # What it held before does not chain with the snapshot: a reader is given the load.
+    assert [c.kind for c in copy.since(0) or []] == ["entries_replaced"]
+    for piece in ("He", "ll", "o"):
+        thread.append_text(index, piece)
+    merged = TextAppended(4, index, "Hello")  # the host sends a run as one change
+    with pytest.raises(SeqGap):
+        copy.apply(merged)  # without its first number it does not follow
+    with pytest.raises(SeqGap):
+        copy.apply(merged, first=3)
+    copy.apply(merged, first=2)
+    assert copy.seq == 4 and copy.entries[0].text == "Hello"  # type: ignore[union-attr]
+
+
 def test_a_judgement_survives_json() -> None:
     rule = JudgedRule("allow run_command: ls", "project", "ls")
     judgement = Judgement(
