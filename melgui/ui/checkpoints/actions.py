@@ -239,4 +239,3 @@ class CheckpointActions(QObject):
             "(the restore can itself be undone)"
         )
         self.changed.emit()
-

@@ -126,4 +126,3 @@ def _worktree_of(pane: object) -> Callable[[], Worktree | None]:
         return found if isinstance(found, Worktree) else None
 
     return worktree
-
