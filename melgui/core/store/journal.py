@@ -229,7 +229,7 @@ class Journal:
             case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
                 self._stream(text, reasoning=True)
             case EntryAdded(entry=CallEntry() as entry):
-                self.store.call_requested(self.conversation_id, entry.call)
+                self.store.calls.requested(self.conversation_id, entry.call)
                 self._calls[entry.call_id] = ("requested", "")
             case EntryChanged(entry=CallEntry() as entry):
                 self._call_changed(entry)
@@ -255,17 +255,17 @@ class Journal:
         cid, call_id = self.conversation_id, entry.call_id
         phase, decision = self._calls.get(call_id, ("requested", ""))
         if entry.phase == "waiting" and phase != "waiting":
-            self.store.call_state(cid, call_id, "waiting")
+            self.store.calls.phase(cid, call_id, "waiting")
         if entry.decision and entry.decision != decision:
-            self.store.call_decided(cid, call_id, entry.decision)
+            self.store.calls.decided(cid, call_id, entry.decision)
         if entry.phase == "running" and phase != "running":
-            self.store.call_state(cid, call_id, "running")
+            self.store.calls.phase(cid, call_id, "running")
         self._calls[call_id] = (entry.phase, entry.decision)
         result = entry.result
         if result is None or phase not in ("requested", "waiting", "running"):
             return
         with self.store.transaction():
-            self.store.call_finished(cid, call_id, result.status, result.content, entry.timing.ran)
+            self.store.calls.finished(cid, call_id, result.status, result.content, entry.timing.ran)
             if entry.name == "write_plan" and result.status == "ok":
                 arguments = entry.arguments or {}
                 title = str(arguments.get("title", ""))
@@ -334,7 +334,7 @@ class Journal:
     def _flush_wire(self) -> None:
         if self._wire:
             entries, self._wire = self._wire, []
-            self.store.add_wire_chunk(self.conversation_id, self._wire_leg, entries)
+            self.store.wire.add_chunk(self.conversation_id, self._wire_leg, entries)
 
     def _drop_partial(self) -> None:
         """A new leg (or a retry) starts: a partial row left over is not part of it."""

@@ -82,7 +82,7 @@ async def test_a_turn_is_stored_as_it_happens(store: Store, tmp_path: Path) -> N
     stored = store.messages(cid)
     assert [s.message for s in stored] == session.conversation.messages
     assert not any(s.partial for s in stored)
-    records = {r.call_id: r for r in store.tool_calls(cid)}
+    records = {r.call_id: r for r in store.calls.of(cid)}
     assert {k: (r.state, r.decision, r.result_status) for k, r in records.items()} == {
         "r1": ("ok", "auto", "ok"),
         "w1": ("ok", "approved:session", "ok"),
@@ -94,7 +94,7 @@ async def test_a_turn_is_stored_as_it_happens(store: Store, tmp_path: Path) -> N
     assert [(p.title, p.markdown, p.call_id) for p in store.plans(cid)] == [
         ("Steps", "1. read\n2. write", "p1")
     ]
-    wire = store.wire_log(cid)
+    wire = store.wire.read(cid)
     assert [w.leg for w in wire if w.direction == "request"] == [1, 2]
     assert len(wire) == 2 + 3 + 2  # two requests, three events then two
     summary = store.summary(cid)
@@ -156,11 +156,11 @@ async def test_stop_during_a_tool_answers_the_call(store: Store, tmp_path: Path)
     tools = session.loop.tools
     assert isinstance(tools, Tools)
     session.submit("go")
-    await wait_for(lambda: any(r.state == "running" for r in store.tool_calls(cid)))
+    await wait_for(lambda: any(r.state == "running" for r in store.calls.of(cid)))
     session.stop()
     await session.wait_idle()
     assert [s.message for s in store.messages(cid)] == session.conversation.messages
-    assert [(r.call_id, r.result_status) for r in store.tool_calls(cid)] == [
+    assert [(r.call_id, r.result_status) for r in store.calls.of(cid)] == [
         ("r1", "cancelled"),
         ("r2", "cancelled"),
     ]
@@ -216,7 +216,7 @@ async def test_long_wire_logs_are_written_in_chunks_in_order(store: Store, tmp_p
     session, _journal, cid, _ = start(store, tmp_path, [[*tokens, Done()]], flush_interval=60.0)
     session.submit("long")
     await session.wait_idle()
-    wire = store.wire_log(cid)
+    wire = store.wire.read(cid)
     assert len(wire) == 1 + 2501  # the request, then every event
     chunks = store._conn.execute("SELECT count(*) FROM wire_chunks").fetchone()[0]
     assert chunks >= 3  # never one huge write at the end of the leg

@@ -67,9 +67,9 @@ def intact(store: Store, folder: str, cid: str | None = None) -> str:
         call = ToolCall(f"c{turn}", "read_file", f'{{"path": "m{turn}.py"}}')
         store.put_message(cid, next(seq), Message.user(f"question {turn}"))
         store.put_message(cid, next(seq), Message.assistant("Looking.", (call,)))
-        store.call_requested(cid, call)
-        store.call_decided(cid, call.id, "auto")
-        store.call_finished(cid, call.id, "ok", "x = 1", 0.25)
+        store.calls.requested(cid, call)
+        store.calls.decided(cid, call.id, "auto")
+        store.calls.finished(cid, call.id, "ok", "x = 1", 0.25)
         store.put_message(cid, next(seq), Message.tool_result(call.id, "x = 1"))
         store.add_note(cid, "retry", "attempt 2 after: busy")
         store.put_message(cid, next(seq), Message.assistant(f"answer {turn}"))
@@ -83,8 +83,8 @@ def crashed(store: Store, folder: str, cid: str | None = None) -> str:
     cid = intact(store, folder, cid)
     call = ToolCall("open", "run_command", '{"command": "make"}')
     store.put_message(cid, 8, Message.assistant("Building.", (call,)))
-    store.call_requested(cid, call)
-    store.call_state(cid, "open", "running")
+    store.calls.requested(cid, call)
+    store.calls.phase(cid, "open", "running")
     return cid
 
 

@@ -45,8 +45,8 @@ def test_reopening_hands_the_window_a_repaired_conversation(
     call = ToolCall("c1", "run_command", '{"command": "make"}')
     store.put_message(cid, 0, Message.user("build it"))
     store.put_message(cid, 1, Message.assistant("Building.", (call,)))
-    store.call_requested(cid, call)
-    store.call_state(cid, "c1", "running")  # the app died here
+    store.calls.requested(cid, call)
+    store.calls.phase(cid, "c1", "running")  # the app died here
     store.add_plan(cid, "Build plan", "1. make")
     asked = Asked()
     sidebar = made(store, tmp_path, asked).sidebar
