@@ -21,22 +21,22 @@ from collections.abc import Callable, Sequence
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import WireEntry
-from melgui.core.protocol.loop_events import (
-    LegStarted,
-    LoopEvent,
-    MessageAdded,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-)
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.export import MODEL_NOTE, models_used
 from melgui.core.store.journal import Journal
 from melgui.core.store.resume import Resumed, latest_conversation, resume
 from melgui.core.store.store import Store
+from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
+from melgui.core.thread.entries import (
+    AssistantEntry,
+    CallEntry,
+    ThreadState,
+    UserEntry,
+    leg_started,
+    turn_ended,
+)
 
 WireListen = Callable[[Callable[[WireEntry], None]], Callable[[], None]]
-TURN_ENDS = (TurnFinished, TurnFailed, TurnCancelled)
 
 
 class UnknownConversationError(LookupError):
@@ -75,6 +75,7 @@ class Recording:
         self._name_models = name_models
         self._models: list[str] | None = None  # the models named in the store, once read
         self._session: AgentSession | None = None
+        self._state = ThreadState()  # the session's thread's, as last heard
         self._detach: list[Callable[[], None]] = []
 
     @property
@@ -100,7 +101,7 @@ class Recording:
             self.store, cid, conversation, stored=stored, on_problem=self._on_problem
         )
         if self._session is not None:
-            self._detach.append(self.journal.follow(self._session.thread))
+            self.journal.track(self._session.thread)
 
     def create(self, conversation: Conversation | None, *, model: str, role: str) -> bool:
         """Store a new conversation and record into it; False (said) when the store fails."""
@@ -113,13 +114,14 @@ class Recording:
         return True
 
     def attach(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
-        """Record `session`: its messages from its events, its calls, notes, plans and turn
-        ends from its thread, and the wire lines `listen_wire` hands over (a session made
-        with `wire=record_wire` needs none)."""
+        """Record `session` from its thread (its messages whole, calls, notes, plans, legs
+        and turn ends), and the wire lines `listen_wire` hands over (a session made with
+        `wire=record_wire` needs none)."""
         self._session = session
-        self._detach.append(session.subscribe(self._observe))
+        self._state = session.thread.state
+        self._detach.append(session.thread.subscribe(self._heard))
         if self.journal is not None:
-            self._detach.append(self.journal.follow(session.thread))
+            self.journal.track(session.thread)
         if listen_wire is not None:
             self._detach.append(listen_wire(self.record_wire))
 
@@ -142,10 +144,12 @@ class Recording:
         if self.journal is not None:
             self.journal.close()
 
-    def _observe(self, event: LoopEvent) -> None:
+    def _heard(self, change: Change) -> None:
+        """One change of the session's thread: the journal writes it first (storing the
+        conversation on its first message), then legs and turn ends are seen to."""
         session = self._session
         if self.journal is None:
-            if not isinstance(event, MessageAdded) or session is None:
+            if not _brings_a_message(change) or session is None:
                 return
             if not self.create(None, model=session.loop.model, role=session.loop.role):
                 return
@@ -153,10 +157,13 @@ class Recording:
             if not self.retired and self._on_stored is not None and cid is not None:
                 self._on_stored(cid)
         assert self.journal is not None
-        self.journal.observe(event)
-        if isinstance(event, LegStarted) and self._name_models:
+        self.journal.hear(change)
+        if not isinstance(change, StateChanged):
+            return
+        before, self._state = self._state, change.state
+        if leg_started(before, change.state) and self._name_models:
             self._note_model()
-        if isinstance(event, TURN_ENDS):
+        if turn_ended(before, change.state):
             if self._on_turn_end is not None:
                 self._on_turn_end()
             if self.retired:
@@ -227,3 +234,19 @@ def resolve_id(store: Store, text: str) -> str:
     raise UnknownConversationError(
         f"{len(matches)} conversations have ids starting with {text!r}; give more characters"
     )
+
+
+def _brings_a_message(change: Change) -> bool:
+    """The change adds a message to the conversation (the first one stores it)."""
+    match change:
+        case EntryAdded(entry=UserEntry()):
+            return True
+        case (
+            EntryAdded(entry=AssistantEntry() as entry)
+            | EntryChanged(entry=AssistantEntry() as entry)
+        ):
+            return entry.message is not None and not entry.streaming
+        case EntryChanged(entry=CallEntry(reply=reply)):
+            return reply is not None
+        case _:
+            return False

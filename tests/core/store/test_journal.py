@@ -4,6 +4,7 @@ for streaming text and the wire log, and never in the loop's way."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from melgui.core.agent.session import AgentSession
@@ -13,6 +14,13 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFini
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.journal import Journal
+from melgui.core.thread.codec import (
+    change_from_json,
+    change_to_json,
+    snapshot_from_json,
+    snapshot_to_json,
+)
+from melgui.core.thread.thread import Thread
 from tests.fakes.replay import AskWrites, Leg, ReplayTransport, Tools, call
 
 
@@ -237,3 +245,45 @@ async def test_reasoning_is_journaled_while_it_streams_and_with_the_answer(
     final = store.messages(cid)[1]
     assert not final.partial
     assert (final.message.content, final.message.reasoning) == ("B.", "weighing options")
+
+
+async def test_the_thread_alone_is_enough_to_record_a_conversation(
+    store: Store, tmp_path: Path
+) -> None:
+    """A journal that hears nothing but a copy of the session's thread, its changes sent
+    as JSON the way a host sends them, stores the very conversation the loop keeps: the
+    messages come whole from the thread (answers with their calls, the calls' results),
+    a branch's new list too; no loop event is needed."""
+    calls = (call("r1", "read_file", {"path": "a.txt"}), call("w1", "write_file", {"path": "b"}))
+    legs: list[Leg] = [
+        [ReasoningDelta("Look first."), ToolCalls(calls)],  # no text: calls only
+        [TextDelta("Read it; "), TextDelta("not writing."), Done()],
+        [TextDelta("Again."), Done()],
+    ]
+    cid = store.create_conversation(str(tmp_path), model="m", role="assistant")
+    session = AgentSession(
+        ReplayTransport(legs), Tools(), AskWrites(), model="m", role="assistant", cwd=str(tmp_path)
+    )
+    answer_approvals(session, deny={"w1"})
+    copy = Thread.from_snapshot(snapshot_from_json(snapshot_to_json(session.thread.snapshot())))
+    session.thread.subscribe(
+        lambda change: copy.apply(change_from_json(json.loads(json.dumps(change_to_json(change)))))
+    )
+    journal = Journal(store, cid)
+    journal.follow(copy)
+    session.submit("Tidy up")
+    await session.wait_idle()
+    assert [s.message for s in store.messages(cid)] == session.conversation.messages
+    assert [m.role for m in session.conversation.messages] == [
+        "user", "assistant", "tool", "tool", "assistant"
+    ]  # fmt: skip
+    assert {r.call_id: r.state for r in store.calls.of(cid)} == {"r1": "ok", "w1": "denied"}
+
+    kept = session.conversation.messages[:1]
+    session.branch(kept, "rewind", "back to the start")
+    session.submit("Once more")
+    await session.wait_idle()
+    journal.close()
+    assert [s.message for s in store.messages(cid)] == session.conversation.messages
+    (branch,) = store.branches(cid)
+    assert branch.reason == "rewind" and branch.messages == 5

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.loop_events import MessageAdded
 from melgui.core.protocol.messages import Message
 from melgui.core.store import Store
 from melgui.core.store.database import open_database
@@ -22,6 +21,8 @@ from melgui.core.store.resume import (
     resume,
     stored_from_file,
 )
+from melgui.core.thread.changes import EntryAdded
+from melgui.core.thread.entries import UserEntry
 
 READS = ("FROM messages", "FROM tool_calls", "FROM plans", "FROM notes")
 
@@ -148,7 +149,7 @@ def test_a_journal_told_what_is_stored_reads_nothing_and_goes_on(traced: TracedS
         f"SELECT COUNT(*) FROM messages WHERE conversation_id = '{cid}'"
     ]
 
-    journal.observe(MessageAdded(Message.user("go on")))
+    journal.hear(EntryAdded(1, 0, UserEntry("e1", Message.user("go on"))))
     journal.close()
     stored = [s.message for s in traced.store.messages(cid)]
     assert stored == [*resumed.conversation.messages, Message.user("go on")]
