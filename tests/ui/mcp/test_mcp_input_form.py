@@ -106,7 +106,7 @@ def test_a_page_to_open_is_shown_in_full_and_opens_only_on_the_persons_click(
     )
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.resize(1100, 700)
-    form: InputForm = window.mcp_panel.input_form  # type: ignore[attr-defined]
+    form: InputForm = window.mcp.form
     opened: list[str] = []
     window.desk.mcp.input_policy = InputPolicy(browser=lambda url: opened.append(url) or True)
 
