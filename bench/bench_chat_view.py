@@ -50,13 +50,10 @@ from relay_process import RelayProcess  # noqa: E402
 from melgui.core.agent.policy import RulePolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.events import ToolCall  # noqa: E402
-from melgui.core.protocol.loop_events import (  # noqa: E402
-    AssistantReasoning,
-    AssistantText,
-    LoopEvent,
-)
 from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.thread.changes import Change, EntryAdded, TextAppended  # noqa: E402
+from melgui.core.thread.entries import AssistantEntry, ReasoningEntry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.ui.chat.chat_view import ChatView  # noqa: E402
 from melgui.ui.chat.transcript.document import FLUSH_BUDGET_S, ChatTranscript  # noqa: E402
@@ -196,19 +193,20 @@ class TimedView:
         self.thinking: list[bool] = []  # per token: reasoning (True) or answer
         self._unrendered: list[int] = []  # tokens not drawn yet
         self._unpainted: list[int] = []  # tokens drawn, not painted yet
-        bridge.loopEvent.disconnect(chat.on_event)
-        bridge.loopEvent.connect(self.on_event)
+        bridge.threadChange.disconnect(chat.on_change)
+        bridge.threadChange.connect(self.on_change)
         transcript = chat.transcript
         transcript.scheduled_flush = self.scheduled  # type: ignore[method-assign]
         _PAINT_LISTENERS[transcript] = self.painted
 
-    def on_event(self, event: LoopEvent) -> None:
+    def on_change(self, change: Change) -> None:
         started = time.thread_time()
-        self.chat.on_event(event)
+        self.chat.on_change(change)
         spent = time.thread_time() - started
-        if isinstance(event, AssistantText | AssistantReasoning):
+        streamed = _streamed(change)
+        if streamed is not None:
             self.costs.append(spent)
-            self.thinking.append(isinstance(event, AssistantReasoning))
+            self.thinking.append(streamed)
             self._unrendered.append(len(self.costs) - 1)
             if self.batch and len(self._unrendered) >= self.batch:
                 self.flush()
@@ -247,6 +245,19 @@ class TimedView:
             share = spent / len(tokens)
             for index in tokens:
                 self.costs[index] += share
+
+
+def _streamed(change: Change) -> bool | None:
+    """A token of the stream, as the chat hears it: reasoning (True) or answer (False)."""
+    match change:
+        case TextAppended(reasoning=reasoning):
+            return reasoning
+        case EntryAdded(entry=AssistantEntry(streaming=True)):
+            return False
+        case EntryAdded(entry=ReasoningEntry(streaming=True)):
+            return True
+        case _:
+            return None
 
 
 _PAINT_LISTENERS: dict[object, Any] = {}

@@ -147,27 +147,31 @@ class Recording:
     def _heard(self, change: Change) -> None:
         """One change of the session's thread: the journal writes it first (storing the
         conversation on its first message), then legs and turn ends are seen to."""
-        session = self._session
-        if self.journal is None:
-            if not _brings_a_message(change) or session is None:
-                return
-            if not self.create(None, model=session.loop.model, role=session.loop.role):
-                return
-            cid = self.conversation_id
-            if not self.retired and self._on_stored is not None and cid is not None:
-                self._on_stored(cid)
-        assert self.journal is not None
-        self.journal.hear(change)
+        if self.journal is None and _brings_a_message(change):
+            self._store_now()
+        if self.journal is not None:
+            self.journal.hear(change)
         if not isinstance(change, StateChanged):
             return
         before, self._state = self._state, change.state
-        if leg_started(before, change.state) and self._name_models:
+        stored = self.journal is not None
+        if stored and self._name_models and leg_started(before, change.state):
             self._note_model()
         if turn_ended(before, change.state):
-            if self._on_turn_end is not None:
+            if stored and self._on_turn_end is not None:
                 self._on_turn_end()
             if self.retired:
                 self.close()
+
+    def _store_now(self) -> None:
+        """The session's first message: its conversation is stored from here on."""
+        session = self._session
+        if session is None:
+            return
+        if self.create(None, model=session.loop.model, role=session.loop.role):
+            cid = self.conversation_id
+            if not self.retired and self._on_stored is not None and cid is not None:
+                self._on_stored(cid)
 
     def _note_model(self) -> None:
         """A leg on a model the conversation has not used yet: name it in the store, so

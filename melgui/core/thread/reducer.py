@@ -196,8 +196,10 @@ class ThreadReducer:
             if self._reasoning is None and message.reasoning:
                 thread.add(ReasoningEntry(thread.new_id(), message.reasoning, leg=self._leg))
             if self._text is None:
-                answer = AssistantEntry(thread.new_id(), message.content, leg=self._leg)
-                thread.add(replace(answer, message=message))
+                answer_id = thread.new_id()
+                thread.add(
+                    AssistantEntry(answer_id, message.content, leg=self._leg, message=message)
+                )
             self._settle(self._text, message.content, message)
             self._settle(self._reasoning, message.reasoning)
             self._text = self._reasoning = None
@@ -235,8 +237,8 @@ class ThreadReducer:
                 leg += 1
                 if message.reasoning:
                     entries.append(ReasoningEntry(thread.new_id(), message.reasoning, leg=leg))
-                answer = AssistantEntry(thread.new_id(), message.content, leg=leg)
-                entries.append(replace(answer, message=message))
+                answer_id = thread.new_id()
+                entries.append(AssistantEntry(answer_id, message.content, leg=leg, message=message))
                 for call in message.tool_calls:
                     kept = thread.call(call.id)
                     entries.append(kept or self._stored_call(call, results, leg))
