@@ -173,6 +173,19 @@ class StallMeter:
             self._task.cancel()
 
 
+def streamed_token(change: Change) -> bool | None:
+    """A streamed token's change: True for reasoning, False for answer; None for others."""
+    match change:
+        case TextAppended(reasoning=reasoning):
+            return reasoning
+        case EntryAdded(entry=AssistantEntry(streaming=True)):
+            return False
+        case EntryAdded(entry=ReasoningEntry(streaming=True)):
+            return True
+        case _:
+            return None
+
+
 class TimedView:
     """Re-wires a ChatView so each token's handling, render and paint are timed.
 
@@ -203,10 +216,10 @@ class TimedView:
         started = time.thread_time()
         self.chat.on_change(change)
         spent = time.thread_time() - started
-        streamed = _streamed(change)
-        if streamed is not None:
+        token = streamed_token(change)
+        if token is not None:
             self.costs.append(spent)
-            self.thinking.append(streamed)
+            self.thinking.append(token)
             self._unrendered.append(len(self.costs) - 1)
             if self.batch and len(self._unrendered) >= self.batch:
                 self.flush()
@@ -247,19 +260,6 @@ class TimedView:
                 self.costs[index] += share
 
 
-def _streamed(change: Change) -> bool | None:
-    """A token of the stream, as the chat hears it: reasoning (True) or answer (False)."""
-    match change:
-        case TextAppended(reasoning=reasoning):
-            return reasoning
-        case EntryAdded(entry=AssistantEntry(streaming=True)):
-            return False
-        case EntryAdded(entry=ReasoningEntry(streaming=True)):
-            return True
-        case _:
-            return None
-
-
 _PAINT_LISTENERS: dict[object, Any] = {}
 
 
@@ -274,6 +274,20 @@ def _timed_paint(self: ChatTranscript, event: Any) -> None:
 ChatTranscript.paintEvent = _timed_paint  # type: ignore[method-assign, assignment]
 
 
+def bare_stream(url: str) -> float:
+    """Seconds to read a leg's whole stream with httpx alone: no parsing, no view."""
+    import httpx
+
+    started = time.perf_counter()
+    with (
+        httpx.Client(timeout=60) as client,
+        client.stream("POST", f"{url}/v1/agent/stream", json={"messages": []}) as reply,
+    ):
+        for _ in reply.iter_raw():
+            pass
+    return time.perf_counter() - started
+
+
 def stream_bench(
     app: QApplication, tokens: int, *, whole_renders: bool, reasoning: int = 0
 ) -> dict[str, float]:
@@ -284,7 +298,9 @@ def stream_bench(
     thoughts = [sse({"reasoning": piece}, event="delta") for piece in markdown_tokens(reasoning)]
     # The relay in a process of its own, as a real server is (in a thread here, its
     # Python would take the GIL from the window and count as the window's stall).
-    with RelayProcess([*thoughts, *(text(piece) for piece in pieces), done()]) as relay:
+    leg = [*thoughts, *(text(piece) for piece in pieces), done()]
+    # The same leg twice: the second is read with httpx alone, the transport's floor.
+    with RelayProcess(leg, leg) as relay:
         transport = RelayTransport(relay.url, "bench-key")
         session = AgentSession(
             transport,
@@ -317,6 +333,7 @@ def stream_bench(
             return elapsed
 
         elapsed = loop.run_until_complete(run())
+        bare = bare_stream(relay.url)
         keys.close()
         loop.run_until_complete(session.aclose())
         loop.run_until_complete(transport.aclose())
@@ -348,6 +365,7 @@ def stream_bench(
         "heartbeat_ms": stalls.worst * 1000,
         "heartbeat_cpu_ms": stalls.worst_cpu * 1000,
         "seconds": elapsed,
+        "bare_seconds": bare,
         "chars": len(chat.transcript.toPlainText()),
     }
 
@@ -506,6 +524,10 @@ def main(argv: list[str]) -> int:
             strict=True,
         ),
     ]
+    turn = median([run["seconds"] for run in stalls])
+    floor = median([run["bare_seconds"] for run in stalls])
+    print(f"the turn took {turn:.2f} s; a bare httpx stream of the same leg {floor:.2f} s")
+    rows.append(budget.limit("chat: turn time / bare httpx stream (floor)", turn / floor))
     print(budget.table(rows))
     return budget.verdict()
 

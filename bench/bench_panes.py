@@ -234,6 +234,8 @@ def bench_flood(app: QApplication, path: Path, size: int) -> None:
         target=0.8,
         better="higher",
     )
+    if complete:  # how far the pane is from the floor: the bytes read and thrown away
+        budget.limit("terminal: flood time / cat > /dev/null (floor)", pane_time / cat_time)
     print(f"   longest paint {worst['paint'] * 1000:.1f} ms; load average {_load()}")
 
 

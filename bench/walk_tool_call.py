@@ -131,7 +131,7 @@ def main(argv: list[str]) -> int:
 
         threading.setprofile(walk.profile)  # threads started from now on (rendering)
         loop.run_until_complete(asyncio.wait_for(scenario(), 60))
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
         loop.run_until_complete(window.aclose())
         window.guard.allow()
         window.close()

@@ -18,7 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
         "`melgui host --help` for the agent host, `melgui --list-running` for what it runs.",
     )
     parser.add_argument("--version", action="version", version=f"melgui {__version__}")
-    parser.add_argument("folder", nargs="?", default=".", help="project folder (default: .)")
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        default=".",
+        help="project folder (default: .), or ssh://[user@]host[:port]/abs/path: a folder on "
+        "another machine (its tools and terminals run there; the loop and the key stay here)",
+    )
     parser.add_argument(
         "--with-host",
         action="store_true",
@@ -31,9 +37,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "exec":
-        from melgui.headless import main as exec_main
+        from melgui import lean_start
 
-        return exec_main(args[1:])
+        lean_start.skip_unused_imports()
+        with lean_start.imported_once():
+            from melgui.headless import main as exec_main
+        try:
+            return exec_main(args[1:])
+        finally:
+            lean_start.before_exit()
     if args and args[0] == "acp":
         from melgui.acp.main import main as acp_main
 

@@ -46,6 +46,7 @@ from melgui.core.thread.thread import Thread
 from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording, UnknownConversationError, start_recording
+from melgui.remote.askpass import ssh_asks
 from melgui.remote.connect import folder_key, open_link, target_for
 from melgui.remote.link import LinkError
 from melgui.remote.remote_tools import RemoteTools
@@ -175,6 +176,7 @@ class Printer:
         self._text_open = False
         self._state = ThreadState()
         self._ended: set[str] = set()  # calls whose result is printed
+        self._flush_due = False
 
     def watch(self, thread: Thread) -> Callable[[], None]:
         self._state = thread.state
@@ -196,6 +198,23 @@ class Printer:
 
     def _line(self, **fields: Any) -> None:
         self.out.write(terminal_text.json_line(fields) + "\n")
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        """Flush once the loop has handled what arrived together: a flush per streamed
+        token was a system call per token."""
+        if self._flush_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.out.flush()
+            return
+        self._flush_due = True
+        loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
         self.out.flush()
 
     def observe(self, change: Change) -> None:
@@ -258,7 +277,7 @@ class Printer:
             self._line(kind="text", text=text)
         else:
             self.out.write(terminal_text.plain(text))
-            self.out.flush()
+            self._flush_soon()
             self._text_open = not text.endswith("\n")
 
     def _reasoning(self, text: str) -> None:
@@ -435,8 +454,9 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"--folder {options.folder!r} is not a folder")
     _decide_trust(folder, options)
     settings = settings_for(options)
-    api_key = get_api_key(api_key_kind(settings))
-    model = settings.model or ("local" if settings.connection == "local" else "")
+    local = settings.connection == "local"
+    api_key = None if local else get_api_key(api_key_kind(settings))  # keyring: 60 ms
+    model = settings.model or ("local" if local else "")
     recording = None if options.no_history else _start_recording(options, folder, model)
     desk = headless_desk(folder, settings, api_key)
     try:
@@ -462,10 +482,13 @@ async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) 
     """A folder on another machine: the loop and the key stay here, each tool call runs
     in melgui's host there (melgui/remote). MCP servers do not start for it yet."""
     settings = settings_for(options)
-    api_key = get_api_key(api_key_kind(settings))
-    model = settings.model or ("local" if settings.connection == "local" else "")
+    local = settings.connection == "local"
+    api_key = None if local else get_api_key(api_key_kind(settings))  # keyring: 60 ms
+    model = settings.model or ("local" if local else "")
     try:
-        link = await open_link(target, say=lambda text: print(f"melgui: {text}", file=sys.stderr))
+        link = await open_link(
+            target, say=lambda text: print(f"melgui: {text}", file=sys.stderr), ask=ssh_asks()
+        )
     except LinkError as exc:
         print(f"melgui: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -529,7 +552,8 @@ async def _run_turn(
 
 def main(argv: list[str]) -> int:
     options = build_parser().parse_args(argv)
-    stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr)
+    # What goes to stderr follows the answer printed before it, flushed or not.
+    stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr, after=sys.stdout)
     try:
         return asyncio.run(run(options, sys.stdout))
     except UsageError as exc:

@@ -27,6 +27,8 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 pytest_plugins: list[str] = []
 if os.path.exists(os.path.join(os.path.dirname(__file__), "fakes", "fixtures.py")):
     pytest_plugins.append("tests.fakes.fixtures")
+if os.path.exists(os.path.join(os.path.dirname(__file__), "remote", "fixtures.py")):
+    pytest_plugins.append("tests.remote.fixtures")  # the sshd: one per session
 
 
 @pytest.fixture(autouse=True)

@@ -81,6 +81,22 @@ def test_plain_output_and_approve_all(scripted_openai: ScriptedOpenAI, tmp_path:
     assert (tmp_path / "out.txt").read_text() == "made"
 
 
+def test_a_line_on_stderr_comes_after_the_answer_printed_before_it(
+    scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    # The server reports far fewer prompt tokens than were sent: the warning that the
+    # prompt was cut goes to stderr as the leg ends, right after its last text.
+    scripted_openai.models = [{"id": "m", "context_length": 16000}]
+    scripted_openai.script([text("The "), text("answer."), done(usage={"prompt_tokens": 5})])
+    result = melgui_exec(
+        "--transport", "openai", "--url", scripted_openai.base_url, "--folder", str(tmp_path),
+        "--model", "m", "--trust", "hi", merged=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout
+    said = result.stdout
+    assert said.index("The answer.") < said.index("melgui: "), said
+
+
 def test_server_error_exits_non_zero_with_one_line_reason(
     scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:

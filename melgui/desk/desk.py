@@ -52,6 +52,7 @@ from melgui.tools.commands.sandbox import sandbox_status
 from melgui.tools.context import PlanSink
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.panes import NoPanes, Panes, add_pane_tools
+from melgui.tools.pins import PIN_FACT, add_pin_tool
 from melgui.tools.toolbox import add_workspace_tools
 
 CONNECTION_FIELDS = (
@@ -122,6 +123,9 @@ class Desk:
         self._diagnostics: dict[str, ProjectDiagnostics] = {}
         self.catalog.add(DIAGNOSTICS_TOOL)
         self.tools.register(DIAGNOSTICS_TOOL.name, self._diagnostics_tool)
+        # pin_fact: melgui's own, not a seed tool; the thread takes the pin from its result.
+        self.catalog.add(PIN_FACT)
+        add_pin_tool(self.tools)
 
     @property
     def folder(self) -> str:
@@ -192,10 +196,11 @@ class Desk:
         return tool.approval if tool is not None else "ask"
 
     def is_read_only(self, name: str) -> bool:
-        """The tool changes nothing: a built-in read-only tool, or a trusted MCP server's
-        readOnlyHint tool (its ToolDef); what the headless "reads" mode runs."""
+        """The tool changes nothing outside the conversation: a built-in read-only tool, a
+        trusted MCP server's readOnlyHint tool (its ToolDef), or pin_fact; what the
+        headless "reads" mode runs."""
         tool = self.catalog.get(name)
-        return tool is not None and tool.read_only
+        return tool is not None and tool.changes_nothing_outside
 
     def sandbox_on(self) -> bool:
         """run_command runs in the sandbox (the setting is on and bwrap works here)."""
@@ -252,14 +257,24 @@ class Desk:
         wire: WireSink | None = None,
         worktree: Worktree | None = None,
         conversation: Conversation | None = None,
+        tools: ToolRunner | None = None,
+        cwd: str | None = None,
     ) -> AgentSession:
         """A worker: workspace tools only, the saved rules shared, its own session rules
         (resuming `conversation` when given: a host reopening a worker).
+
+        `tools` and `cwd`: a worker on another machine (its RemoteTools and its folder
+        there); no checkpoints here, the files are not on this machine.
 
         With a `worktree` it works there: its cwd, file tools and (sandboxed) commands are
         confined to the project's place in the worktree, which git versions (no
         checkpoints); remember/recall still use the project's memory.
         """
+        if tools is not None:
+            policy = self.worker_policy(project=cwd)
+            return self._session(
+                tools, policy, conversation, model, role, source, wire, cwd=cwd, guarded=False
+            )
         if worktree is None:
             tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
             policy = self.worker_policy()

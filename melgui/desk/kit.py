@@ -14,6 +14,7 @@ from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.tools.memory import ProjectMemory
 from melgui.tools.commands.sandbox import default_hidden
 from melgui.tools.context import PlanSink, ToolContext
+from melgui.tools.pins import add_pin_tool
 from melgui.tools.settings import ToolSettings
 from melgui.tools.toolbox import add_workspace_tools
 from melgui.tools.web_search import search_provider_from
@@ -79,6 +80,7 @@ class WorkspaceKit:
         """A new registry whose workspace tools always run in the current context."""
         registry = ToolRegistry()
         add_workspace_tools(registry, self._current)
+        add_pin_tool(registry)  # a worker's conversation pins its own facts
         return registry
 
     def _current(self) -> ToolContext:

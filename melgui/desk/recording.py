@@ -24,12 +24,14 @@ from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.export import MODEL_NOTE, models_used
 from melgui.core.store.journal import Journal
+from melgui.core.store.records import ToolCallRecord
 from melgui.core.store.resume import Resumed, latest_conversation, resume
 from melgui.core.store.store import Store
 from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
 from melgui.core.thread.entries import (
     AssistantEntry,
     CallEntry,
+    Pin,
     ThreadState,
     UserEntry,
     leg_started,
@@ -77,6 +79,7 @@ class Recording:
         self._session: AgentSession | None = None
         self._state = ThreadState()  # the session's thread's, as last heard
         self._detach: list[Callable[[], None]] = []
+        self._reopened: tuple[str, Sequence[ToolCallRecord] | None] | None = None
 
     @property
     def conversation_id(self) -> str | None:
@@ -95,13 +98,20 @@ class Recording:
         cid: str,
         conversation: Conversation | None,
         stored: Sequence[Message] | None = None,
+        calls: Sequence[ToolCallRecord] | None = None,
     ) -> None:
-        """Record into `cid`; `stored`: its messages as the store holds them, if known."""
+        """Record into `cid`; `stored`: its messages as the store holds them, if known
+        (a reopened conversation: its session gets back its plan mode and the hooks and
+        notes of its calls, from `calls` or else read from the store)."""
         self.journal = Journal(
             self.store, cid, conversation, stored=stored, on_problem=self._on_problem
         )
+        if stored is not None:
+            self._reopened = (cid, calls)
         if self._session is not None:
             self.journal.track(self._session.thread)
+            self._load_pins()
+            self._bring_back()
 
     def create(self, conversation: Conversation | None, *, model: str, role: str) -> bool:
         """Store a new conversation and record into it; False (said) when the store fails."""
@@ -111,19 +121,38 @@ class Recording:
             self._problem(f"History not saved: {exc}.")
             return False
         self.start(cid, conversation)
+        if self._session is not None and self._session.loop.plan.on:
+            self._plan_changed(True)
         return True
 
     def attach(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
         """Record `session` from its thread (its messages whole, calls, notes, plans, legs
-        and turn ends), and the wire lines `listen_wire` hands over (a session made with
-        `wire=record_wire` needs none)."""
+        and turn ends), its plan mode, and the wire lines `listen_wire` hands over (a
+        session made with `wire=record_wire` needs none)."""
         self._session = session
         self._state = session.thread.state
         self._detach.append(session.thread.subscribe(self._heard))
+        self._detach.append(session.loop.plan.subscribe(self._plan_changed))
         if self.journal is not None:
             self.journal.track(session.thread)
+            self._load_pins()
+            self._bring_back()
         if listen_wire is not None:
             self._detach.append(listen_wire(self.record_wire))
+
+    def _load_pins(self) -> None:
+        """A stored conversation's pinned facts go on with it."""
+        cid, session = self.conversation_id, self._session
+        if cid is None or session is None:
+            return
+        try:
+            stored = self.store.pins(cid)
+        except sqlite3.Error as exc:
+            self._problem(f"History: cannot read the pinned facts: {exc}.")
+            return
+        if stored:
+            pins = [Pin(p.text, "model" if p.pinned_by == "model" else "person") for p in stored]
+            session.reducer.set_pins(pins)
 
     def record_wire(self, entry: WireEntry) -> None:
         """A WireSink: one (redacted) wire log line; none is kept before the first message."""
@@ -172,6 +201,34 @@ class Recording:
             cid = self.conversation_id
             if not self.retired and self._on_stored is not None and cid is not None:
                 self._on_stored(cid)
+
+    def _bring_back(self) -> None:
+        """A reopened conversation's session gets back what its messages do not carry."""
+        reopened, self._reopened = self._reopened, None
+        session = self._session
+        if reopened is None or session is None:
+            return
+        cid, calls = reopened
+        try:
+            records = self.store.calls.of(cid) if calls is None else calls
+            planning = self.store.plan_mode(cid)
+        except sqlite3.Error as exc:
+            self._problem(f"History: cannot read the conversation's calls: {exc}.")
+            return
+        steps = {r.call_id: (r.hooks, r.notes) for r in records if r.hooks or r.notes}
+        if steps:
+            session.reducer.restore(steps)
+        if planning:
+            session.loop.plan.on = True
+
+    def _plan_changed(self, on: bool) -> None:
+        cid = self.conversation_id
+        if cid is None:
+            return  # written when the conversation is stored
+        try:
+            self.store.set_plan_mode(cid, on)
+        except sqlite3.Error as exc:
+            self._problem(f"History not saved: {exc}.")
 
     def _note_model(self) -> None:
         """A leg on a model the conversation has not used yet: name it in the store, so
@@ -224,7 +281,7 @@ def start_recording(
     store.set_model(cid, model=model or None, role=role or None)
     recording.conversation, recording.resumed = resumed.conversation, resumed
     # resume left the store holding just these messages
-    recording.start(cid, resumed.conversation, resumed.conversation.messages)
+    recording.start(cid, resumed.conversation, resumed.conversation.messages, resumed.tool_calls)
     return recording
 
 

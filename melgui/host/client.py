@@ -128,6 +128,12 @@ class HostClient:
             raise
         return await future
 
+    def notify(self, method: str, **params: Any) -> None:
+        """A request that needs no answer (keys to a terminal, an acknowledgement),
+        written now, in order with every other."""
+        if not self._writer.is_closing():
+            self._writer.write(wire.encode(wire.notification(method, params)))
+
     async def attach(self, sessions: dict[str, int | None]) -> dict[str, Any]:
         """Attach to sessions, each from the last number this view has (None: from a
         snapshot); the missed changes are checked and handed on like any others."""
@@ -160,11 +166,14 @@ class HostClient:
             while line := await self._reader.readline():
                 message = wire.decode(line)
                 if "method" in message:
+                    params = message.get("params") or {}
+                    size = params.get(wire.PAYLOAD)
+                    if isinstance(size, int):  # raw bytes follow the line (terminal output)
+                        params[wire.PAYLOAD] = await self._reader.readexactly(size)
                     if message["method"] == "session/changes":
-                        params = message["params"]
                         self._heard(params["session"], params["changes"])
                     elif self.on_notification is not None:
-                        self.on_notification(message["method"], message.get("params") or {})
+                        self.on_notification(message["method"], params)
                     continue
                 future = self._waiting.pop(message.get("id"), None)  # type: ignore[arg-type]
                 error = message.get("error")
@@ -178,7 +187,13 @@ class HostClient:
                     )
                 else:
                     future.set_result(message.get("result"))
-        except (ConnectionError, RpcError, ValueError, asyncio.LimitOverrunError):
+        except (
+            ConnectionError,
+            RpcError,
+            ValueError,
+            asyncio.LimitOverrunError,
+            asyncio.IncompleteReadError,
+        ):
             pass
         self.gone = reason
         for future in self._waiting.values():

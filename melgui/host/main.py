@@ -206,6 +206,8 @@ async def bridge(idle_exit: float | None = None) -> int:
         sys.stderr.write(f"melgui host --bridge: {exc}\n")
         return 1
     loop = asyncio.get_running_loop()
+    for fd in (sys.stdin.fileno(), sys.stdout.fileno()):
+        wire.widen_pipe(fd)
     stdin = asyncio.StreamReader(limit=wire.MAX_LINE)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
     out_transport, out_protocol = await loop.connect_write_pipe(

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
@@ -46,6 +47,12 @@ class ViewConnection:
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
 
+    def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
+        if payload is None:
+            self.send(wire.notification(method, params))
+        elif not self.writer.is_closing():
+            self.writer.write(wire.encode_with_payload(method, params, payload))
+
     def send(self, message: wire.Message) -> None:
         if self.writer.is_closing():
             return
@@ -73,6 +80,7 @@ class ViewConnection:
                 await self._handle(line)
         finally:
             self.server.connections.discard(self)
+            self.server.terminals.detach(self)  # they run on, for the next view
             self.writer.close()
             with contextlib.suppress(Exception):
                 await self.writer.wait_closed()
@@ -117,6 +125,8 @@ class HostServer:
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.tool_calls.on_result = self._tool_result
+        # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
+        self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {
             "host/status": self._status,
             "host/shutdown": self._shutdown,
@@ -134,6 +144,7 @@ class HostServer:
             "tools/attach": self._tool_attach,
             "tools/ack": self._tool_ack,
             "tools/cancel": self._tool_cancel,
+            **terminal_methods(self.terminals),
         }
 
     # -- serving -------------------------------------------------------------------------
@@ -198,6 +209,7 @@ class HostServer:
                 connection.writer.close()
             await self.notifier.aclose()
             await self.tool_calls.aclose()
+            await self.terminals.aclose()
             await self.host.aclose()
 
     async def _tick(self) -> None:
@@ -207,7 +219,8 @@ class HostServer:
             await asyncio.sleep(FRAME)
             self.broadcast()
             self._tell_unseen_questions()
-            if self.connections or self.host.running() or self.tool_calls.busy():
+            busy = self.tool_calls.busy() or self.terminals.running()
+            if self.connections or self.host.running() or busy:
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
@@ -271,6 +284,8 @@ class HostServer:
             ) from None
         except (KeyError, TypeError) as exc:
             raise RpcError(wire.INVALID_PARAMS, f"{method}: bad params ({exc})") from None
+        except TerminalError as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
 
     def _initialize(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         theirs = str(params.get("version", "?"))
@@ -385,8 +400,11 @@ class HostServer:
             raise RpcError(wire.INVALID_PARAMS, "arguments must be an object")
         if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+        options = params.get("options") or {}
+        if not isinstance(options, dict):
+            raise RpcError(wire.INVALID_PARAMS, "options must be an object")
         view.hears_tools = True
-        state = self.tool_calls.run(call_id, folder, name, arguments)
+        state = self.tool_calls.run(call_id, folder, name, arguments, options)
         return {"host": self.tool_calls.host_id, "state": state}
 
     async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:

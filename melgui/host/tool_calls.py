@@ -21,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
+import os
 import uuid
 from collections.abc import Callable
 from typing import Any, Literal
@@ -71,12 +73,20 @@ class ToolCalls:
 
     # -- what a view asks ----------------------------------------------------------------
 
-    def run(self, call_id: str, folder: str, name: str, arguments: dict[str, Any]) -> State:
-        """Start the call, unless this host has seen its id: then say where it is."""
+    def run(
+        self,
+        call_id: str,
+        folder: str,
+        name: str,
+        arguments: dict[str, Any],
+        options: dict[str, Any] | None = None,
+    ) -> State:
+        """Start the call, unless this host has seen its id: then say where it is.
+        `options`: the view's settings for this machine (`sandbox`, `env`)."""
         state = self.state(call_id)
         if state is not None:
             return state
-        registry = self._registry(folder)
+        registry = self._registry(folder, options or {})
         task = asyncio.get_running_loop().create_task(self._run(call_id, registry, name, arguments))
         self._running[call_id] = task
         return "started"
@@ -122,12 +132,20 @@ class ToolCalls:
 
     # -- running -------------------------------------------------------------------------
 
-    def _registry(self, folder: str) -> ToolRegistry:
-        registry = self._registries.get(folder)
+    def _registry(self, folder: str, options: dict[str, Any]) -> ToolRegistry:
+        key = json.dumps([folder, options], sort_keys=True)
+        registry = self._registries.get(key)
         if registry is None:
-            kit = WorkspaceKit(folder, self._settings(), None, _no_plan)
+            settings = self._settings()
+            if isinstance(options.get("sandbox"), bool):
+                settings = settings.model_copy(update={"sandbox_commands": options["sandbox"]})
+            kit = WorkspaceKit(folder, settings, None, _no_plan)
+            env = options.get("env")
+            if isinstance(env, dict) and env:
+                environment = {**os.environ, **{str(k): str(v) for k, v in env.items()}}
+                kit.context = dataclasses.replace(kit.context, environment=environment)
             self._kits.append(kit)
-            registry = self._registries[folder] = kit.registry()
+            registry = self._registries[key] = kit.registry()
         return registry
 
     async def _run(

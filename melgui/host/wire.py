@@ -7,6 +7,8 @@ member needed (it is sent, and not required back).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 from typing import Any
 
@@ -18,6 +20,17 @@ PROTOCOL = 1
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024
+
+# A pipe's buffer for the protocol (Linux's default is 64 KiB): a terminal flood crosses
+# each pipe on its way (bridge, ssh) in 1 MiB steps, not 64 KiB ones, each a wake-up of
+# both processes, which on a busy machine cost more than the bytes.
+PIPE_SIZE = 1024 * 1024
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+# A notification whose params hold `payload: N` is followed on the wire by exactly N raw
+# bytes (terminal output), which the reader puts in params["payload"]: no base64, no JSON
+# string of megabytes to encode and parse on either side.
+PAYLOAD = "payload"
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -85,3 +98,15 @@ def result(ident: Any, value: Any) -> Message:
 
 def failure(ident: Any, error: RpcError) -> Message:
     return {"jsonrpc": "2.0", "id": ident, "error": error.to_json()}
+
+
+def encode_with_payload(method: str, params: dict[str, Any], payload: bytes) -> bytes:
+    """A notification followed by its raw bytes (see PAYLOAD)."""
+    return encode(notification(method, {**params, PAYLOAD: len(payload)})) + payload
+
+
+def widen_pipe(fd: int, size: int = PIPE_SIZE) -> None:
+    """Give the pipe `fd` is an end of a `size` buffer; nothing when it is no pipe, or
+    the system allows less (an unprivileged user gets /proc/sys/fs/pipe-max-size)."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, size)

@@ -1,9 +1,13 @@
 """What `melgui exec --folder ssh://…` (or `--via COMMAND --folder /abs/path`) needs: the
-target, the argv that starts melgui's host there, and an open link whose state is said in
-plain words.
+target, melgui's host there (installed from wheels uploaded over the same connection when
+it is missing or another version), and an open link whose state is said in plain words.
 
     target = target_for("ssh://build/srv/p", via=None)
-    link = await open_link(target, say=print)        # raises LinkError, saying why
+    link = await open_link(target, say=print, ask=dialog)   # raises LinkError, saying why
+
+`ask` answers ssh's questions (an unknown host key, a passphrase): the window's dialog,
+or `decline` where nobody can answer. None: no askpass, so ssh asks on the terminal
+itself when there is one (exec run from a terminal).
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ import os
 import shlex
 from collections.abc import Callable
 
-from melgui.remote.link import Link
-from melgui.remote.target import Target, command_target, host_argv, is_remote_folder, parse_folder
+from melgui.remote.askpass import Ask, Askpass, Question, ssh_refusal
+from melgui.remote.install import InstallError, ensure_installed_on
+from melgui.remote.link import Link, LinkError
+from melgui.remote.target import Target, command_target, is_remote_folder, parse_folder
 
 # The argv (one shell-quoted line) that starts melgui's host bridge on the target, when
 # melgui there is not `python3 -m melgui` (the offline install names its own).
@@ -29,11 +35,19 @@ def target_for(folder: str, via: str | None) -> Target | None:
     return None
 
 
-def remote_host_argv(environ: dict[str, str] | None = None) -> list[str]:
+def given_host_argv(environ: dict[str, str] | None = None) -> list[str] | None:
+    """The host argv the environment names (MELGUI_REMOTE_HOST_COMMAND), or None."""
     given = (environ if environ is not None else os.environ).get(HOST_COMMAND_ENV, "").strip()
-    if given:
-        return [*shlex.split(given), "--bridge"]
-    return host_argv()
+    return [*shlex.split(given), "--bridge"] if given else None
+
+
+async def installed_host_argv(
+    target: Target, say: Callable[[str], None], askpass: Askpass | None
+) -> list[str]:
+    """melgui's host bridge on the target, installed there first when missing."""
+    env = askpass.env() if askpass is not None else None
+    installed = await ensure_installed_on(target, say=say, env=env)
+    return [*installed.melgui_argv, "host", "--bridge"]
 
 
 def folder_key(target: Target) -> str:
@@ -43,13 +57,37 @@ def folder_key(target: Target) -> str:
 
 
 async def open_link(
-    target: Target, say: Callable[[str], None], host: list[str] | None = None
+    target: Target,
+    say: Callable[[str], None],
+    host: list[str] | None = None,
+    *,
+    ask: Ask | None = None,
 ) -> Link:
-    """The link, open; its later states (reconnecting, lost) go to `say`."""
-    link = Link(target, host or remote_host_argv())
-    await link.open()
+    """The link, open; its later states (reconnecting, lost) go to `say`. Raises
+    LinkError saying why it could not be made (an install that failed included)."""
+    askpass = await Askpass(ask).start() if ask is not None else None
+    try:
+        argv = host or given_host_argv()
+        if argv is None:
+            try:
+                argv = await installed_host_argv(target, say, askpass)
+            except InstallError as exc:
+                asked = askpass.asked if askpass is not None else []
+                raise LinkError(refusal_or(str(exc), target, asked)) from None
+        link = Link(target, argv, askpass=askpass)
+        await link.open()
+    except BaseException:
+        if askpass is not None:
+            await askpass.aclose()
+        raise
     link.on_state = lambda state: say(_words(target, state))
     return link
+
+
+def refusal_or(text: str, target: Target, asked: list[Question]) -> str:
+    """ssh's refusal in plain words when a question or a host key was why, else `text`."""
+    host = str(getattr(target, "host", target.label))
+    return ssh_refusal(target.label, host, text.splitlines(), asked) or text
 
 
 def _words(target: Target, state: str) -> str:

@@ -243,9 +243,15 @@ async def ensure_installed_on(
     version: str = __version__,
     cache: Path | None = None,
     say: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Installed:
-    """The same for a melgui/remote/target.py target (ssh's argv, or a command's)."""
-    return await _ensure(target.argv, version, target.label, cache, say)
+    """The same for a melgui/remote/target.py target (ssh's argv, or a command's); `env`:
+    more of ssh's environment here (an askpass's), through `env` in front of it."""
+    extra = [f"{name}={value}" for name, value in (env or {}).items() if name.isidentifier()]
+    prefix = ["env", *extra] if extra else []
+    return await _ensure(
+        lambda words: [*prefix, *target.argv(words)], version, target.label, cache, say
+    )
 
 
 async def _ensure(
@@ -290,7 +296,10 @@ async def _probe(shell: Shell, version: str, label: str) -> Probe:
     code, out, err = await _run(shell(["/bin/sh", "-s"]), script.encode(), PROBE_TIMEOUT, label)
     lines = [line for line in out.splitlines() if line.startswith("MELGUI-")]
     if "MELGUI-END" not in lines:
-        raise InstallError(f"could not look at {label} (exit {code}){_tail(err)}")
+        raise InstallError(
+            f"cannot reach {label}: the command ended (exit status {code}) before it "
+            f"answered{_tail(err)}"
+        )
     home, pythons, installed = "", [], None
     for line in lines:
         kind, _, rest = line.partition(" ")

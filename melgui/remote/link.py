@@ -22,13 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from melgui.host.client import HostClient, HostGone, VersionRefused
-from melgui.host.wire import MAX_LINE, RpcError
+from melgui.host.wire import MAX_LINE, PAYLOAD, RpcError, widen_pipe
+from melgui.remote.askpass import Askpass, ssh_refusal
+from melgui.remote.remote_pty import HUNG_UP, RemotePty
 from melgui.remote.target import Target
 
 log = logging.getLogger(__name__)
@@ -51,6 +54,7 @@ class _Call:
     folder: str
     arguments: dict[str, Any]
     future: asyncio.Future[Outcome]
+    options: dict[str, Any] = field(default_factory=dict)  # this machine's settings
     host: str | None = None  # the host its request may have reached
 
 
@@ -59,7 +63,7 @@ class _Connection:
     process: asyncio.subprocess.Process
     client: HostClient
     host: str = ""
-    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=40))
 
 
 class Link:
@@ -73,8 +77,12 @@ class Link:
         backoff: tuple[float, ...] = BACKOFF,
         give_up: float = GIVE_UP,
         on_state: Callable[[str], None] | None = None,
+        askpass: Askpass | None = None,
     ) -> None:
         self.target = target
+        # ssh's questions (host key, passphrase) go to the person through it; without
+        # one, the first connection's ssh asks on the terminal, if there is one.
+        self.askpass = askpass
         self.host_argv = host_argv
         self.heartbeat = heartbeat
         self.dead_after = dead_after
@@ -94,6 +102,7 @@ class Link:
         self._last_stderr: list[str] = []  # what ssh said when a connection failed
         self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
+        self._terminals: dict[str, RemotePty] = {}  # open terminal panes' programs there
 
     @property
     def pid(self) -> int | None:
@@ -116,20 +125,36 @@ class Link:
         self._supervising = asyncio.get_running_loop().create_task(self._supervise())
 
     def _why(self, exc: BaseException) -> str:
+        asked = self.askpass.asked if self.askpass is not None else []
+        host = str(getattr(self.target, "host", self.target.label))
+        refused = ssh_refusal(self.target.label, host, self._last_stderr, asked)
+        if refused is not None:
+            return refused
         said = "; ".join(self._last_stderr) or self._last_exit or str(exc) or type(exc).__name__
         return f"cannot reach {self.target.label}: {said}"
 
     async def _connect(self, *, batch: bool) -> None:
         argv = self.target.argv(self.host_argv, batch=batch)
+        asking = self.askpass is not None
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             limit=MAX_LINE,
-            start_new_session=batch,  # a reconnect never reads the person's terminal
+            env={**os.environ, **self.askpass.env()} if self.askpass is not None else None,
+            # A reconnect never reads the person's terminal; with an askpass, no ssh does.
+            start_new_session=batch or asking,
         )
         assert process.stdin is not None and process.stdout is not None
+        # asyncio names no public way to the child's pipes: its transport, if it has one.
+        transport = getattr(process, "_transport", None)
+        for number in (0, 1):
+            pipe = transport.get_pipe_transport(number) if transport else None
+            raw = pipe.get_extra_info("pipe") if pipe else None
+            if raw is not None:
+                with contextlib.suppress(ValueError, OSError):  # closed already: it ended
+                    widen_pipe(raw.fileno())
         client = HostClient(process.stdout, process.stdin)
         connection = _Connection(process, client)
         reading = asyncio.get_running_loop().create_task(self._read_stderr(connection))
@@ -156,6 +181,8 @@ class Link:
             raise
         self._connection = connection
         self._adopt(connection, attached)
+        for pty in list(self._terminals.values()):
+            await self._attach_terminal(connection, pty)
         self._connected.set()
         self._say("connected")
         await self._resend(connection)
@@ -172,6 +199,8 @@ class Link:
                 if call.host is not None:
                     self._fail(call_id, f"the melgui host on {self.target.label} stopped "
                                f"while {call.name} ran; it may have finished there")  # fmt: skip
+            self._end_terminals(f"the melgui host on {self.target.label} stopped; the "
+                                "program ended with it")  # fmt: skip
             self._last_seq = 0
         self._host = host
         for result in attached["results"]:
@@ -196,15 +225,21 @@ class Link:
     # -- calls ---------------------------------------------------------------------------
 
     async def run_call(
-        self, call_id: str, folder: str, name: str, arguments: dict[str, Any]
+        self,
+        call_id: str,
+        folder: str,
+        name: str,
+        arguments: dict[str, Any],
+        options: dict[str, Any] | None = None,
     ) -> Outcome:
-        """Run one call there and return its one result ({content, status, parts})."""
+        """Run one call there and return its one result ({content, status, parts});
+        `options`: settings for that machine (`sandbox`, `env`)."""
         if self._lost:
             return _error(f"{name} did not run: {self._lost}")
         if call_id in self._delivered:  # the host would not run it again either
             return _error(f"{name} did not run again: call {call_id} has its result")
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        call = _Call(name, folder, arguments, future)
+        call = _Call(name, folder, arguments, future, options or {})
         self._calls[call_id] = call
         connection = self._connection
         if connection is not None:
@@ -222,7 +257,7 @@ class Link:
         with contextlib.suppress(HostGone, ConnectionError, RpcError):
             answer = await connection.client.call(
                 "tools/run", call_id=call_id, folder=call.folder, name=call.name,
-                arguments=call.arguments,
+                arguments=call.arguments, options=call.options,
             )  # fmt: skip
             if answer.get("state") == "acknowledged":  # delivered earlier by this link
                 self._fail(call_id, f"{call.name}'s result was already delivered")
@@ -236,6 +271,77 @@ class Link:
     def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
         if method == "tools/result" and params.get("host") == connection.host:
             self._deliver(connection, params["result"])
+        elif method.startswith("term/"):
+            pty = self._terminals.get(str(params.get("term")))
+            if pty is None:
+                return
+            if method == "term/output":
+                pty.output(int(params["at"]), bytes(params[PAYLOAD]))
+            elif method == "term/exit":
+                self._terminals.pop(pty.term_id, None)
+                pty.ended(int(params["code"]))
+            elif method == "term/closed":
+                self._terminals.pop(pty.term_id, None)
+                pty.ended(HUNG_UP, "the terminal was closed on the remote")
+
+    # -- terminals -----------------------------------------------------------------------
+
+    async def open_terminal(
+        self,
+        folder: str,
+        command: str | None,
+        columns: int,
+        rows: int,
+        env: dict[str, str] | None = None,
+    ) -> RemotePty:
+        """A program in a pty on the remote (the login shell there when `command` is None),
+        read here through a RemotePty. Raises LinkError saying why it could not start."""
+        connection = self._connection
+        if connection is None:
+            raise LinkError(f"not connected to {self.target.label} now: {self.state}")
+        try:
+            opened = await connection.client.call(
+                "term/open", folder=folder, command=command, columns=columns, rows=rows,
+                env=env or {},
+            )  # fmt: skip
+        except RpcError as exc:
+            raise LinkError(f"{self.target.label}: {exc.message}") from None
+        except (HostGone, ConnectionError):
+            raise LinkError(f"the connection to {self.target.label} dropped") from None
+        pty = RemotePty(self, str(opened["term"]), str(opened["title"]), columns, rows)
+        self._terminals[pty.term_id] = pty
+        await self._attach_terminal(connection, pty)
+        return pty
+
+    async def _attach_terminal(self, connection: _Connection, pty: RemotePty) -> None:
+        """Hear the terminal from the offset this side has (again, after a drop)."""
+        try:
+            await connection.client.call(
+                "term/attach", term=pty.term_id, since=pty.offset, columns=pty.columns,
+                rows=pty.rows,
+            )  # fmt: skip
+        except RpcError:  # the host has no such terminal any more
+            self._terminals.pop(pty.term_id, None)
+            pty.ended(HUNG_UP, "the terminal was closed on the remote")
+            return
+        except (HostGone, ConnectionError):
+            return  # the next reconnect attaches it
+        pty.reattached()
+
+    def terminal_notify(self, method: str, **params: object) -> bool:
+        connection = self._connection
+        if connection is None:
+            return False
+        connection.client.notify(method, **params)
+        return True
+
+    def forget_terminal(self, term_id: str) -> None:
+        self._terminals.pop(term_id, None)
+
+    def _end_terminals(self, note: str) -> None:
+        terminals, self._terminals = self._terminals, {}
+        for pty in terminals.values():
+            pty.ended(HUNG_UP, note)
 
     def _deliver(self, connection: _Connection, result: dict[str, Any]) -> None:
         call_id = str(result["call_id"])
@@ -314,6 +420,7 @@ class Link:
         self._lost = why
         if say:
             self._say("lost")
+        self._end_terminals(f"{why}; the program may still run there")
         for call_id, call in list(self._calls.items()):
             if call.host is None:
                 self._fail(call_id, f"{call.name} did not run: {why}")
@@ -330,6 +437,8 @@ class Link:
             await connection.client.aclose()
             await _end(connection.process)
         self._lose("the link was closed", say=False)
+        if self.askpass is not None:
+            await self.askpass.aclose()
 
 
 def _error(message: str) -> Outcome:

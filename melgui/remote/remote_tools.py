@@ -8,13 +8,17 @@ workspace's (the panes', the language servers') stay with the runner given for t
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRunner
 from melgui.host.tool_calls import outcome_from_json
-from melgui.remote.link import Link
+from melgui.remote.link import Link, LinkError
 from melgui.tools.toolbox import WORKSPACE_TOOLS
+
+if TYPE_CHECKING:
+    from melgui.remote.hosts import Place
 
 REMOTE_TOOLS = frozenset(tool.name for tool in WORKSPACE_TOOLS)
 
@@ -27,9 +31,11 @@ class RemoteTools:
         *,
         local: ToolRunner | None = None,
         names: frozenset[str] = REMOTE_TOOLS,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.link = link
         self.folder = folder
+        self.options = options or {}  # that machine's settings: sandbox, env
         self.local = local
         self.names = names
         # Call ids are this runner's, unique per call it sends (a model's ids may repeat).
@@ -47,5 +53,34 @@ class RemoteTools:
         self._count += 1
         running = RUNNING_CALL.get()
         call_id = f"{self._prefix}/{self._count}" + (f"/{running[1]}" if running else "")
-        outcome = await self.link.run_call(call_id, self.folder, name, arguments)
+        outcome = await self.link.run_call(call_id, self.folder, name, arguments, self.options)
         return outcome_from_json(outcome)
+
+
+class PendingRemoteTools:
+    """RemoteTools for a place still being reached (the window opens on a remote folder
+    at once; its link connects, maybe asking the person, meanwhile). A call made before
+    waits for the link; one made when it could not be reached gets that as its result."""
+
+    def __init__(self, place: asyncio.Future[Place], *, local: ToolRunner | None = None) -> None:
+        self.place = place
+        self.local = local
+        self._tools: RemoteTools | None = None
+
+    def knows(self, name: str) -> bool:
+        return name in REMOTE_TOOLS or (self.local is not None and self.local.knows(name))
+
+    async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        if name not in REMOTE_TOOLS:
+            if self.local is None:
+                return ToolOutcome.error(f"Unknown tool {name!r}.")
+            return await self.local.run(name, arguments)
+        if self._tools is None:
+            try:
+                place = await asyncio.shield(self.place)
+            except LinkError as exc:
+                return ToolOutcome.error(f"{name} did not run: {exc}")
+            self._tools = RemoteTools(
+                place.link, place.folder, local=self.local, options=place.options
+            )
+        return await self._tools.run(name, arguments)

@@ -11,6 +11,7 @@ from melgui.core.protocol import bounded_json
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.definition import Tool
 from melgui.core.protocol.tools.web import WEB_SEARCH
+from melgui.core.transports.http.tls import async_client
 from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
 
@@ -55,7 +56,7 @@ class SearxngProvider:
                     f"{self.base_url}/search", params=params, timeout=self.timeout
                 )
             else:
-                async with httpx.AsyncClient(timeout=self.timeout) as client:
+                async with async_client(timeout=self.timeout) as client:
                     response = await client.get(f"{self.base_url}/search", params=params)
         except httpx.HTTPError as exc:
             raise ToolError(

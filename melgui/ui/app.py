@@ -47,6 +47,17 @@ def app_icon() -> QIcon:
 def run_app(folder: str, *, with_host: bool = False) -> int:
     """Open the window on `folder` and run until it closes; returns the exit status.
     `with_host`: worker panes run in the melgui host (started when none runs)."""
+    remote = ""
+    if folder.startswith("ssh://"):  # a folder on another machine: checked, then opened there
+        from melgui.remote.target import TargetError, parse_folder
+        from melgui.ui.panes.remote.remote_side import stand_in_for
+
+        try:
+            parse_folder(folder)
+        except TargetError as exc:
+            print(f"melgui: {exc}", file=sys.stderr)
+            return 2
+        remote, folder = folder, stand_in_for(folder)
     if not os.path.isdir(folder):
         print(f"melgui: {folder!r} is not a folder", file=sys.stderr)
         return 2
@@ -63,6 +74,8 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
     window = build_main_window(folder, settings)
+    if remote:
+        window.remote.open_folder(remote)
 
     def end_now() -> None:  # nobody is at the window to answer "quit anyway?"
         window.guard.allow()

@@ -9,6 +9,7 @@ from pathlib import Path
 from melgui.core.config.settings import Settings
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import READ_ONLY_TOOLS
+from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.desk.desk import Desk
 from melgui.desk.review import findings_of, review, target_args
 from tests.fakes import ScriptedRelay, done, text
@@ -64,7 +65,8 @@ async def test_a_reviews_comments_land_on_the_right_hunks(tmp_path: Path) -> Non
         ("util.py", 0, "note", "@@ -1,2 +1,2 @@"),
     ]
     (leg,) = relay.legs_received
-    assert set(leg.tool_names) <= READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name}  # read-only
+    # read-only, and pin_fact (it writes only the conversation)
+    assert set(leg.tool_names) <= READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name, PIN_FACT.name}
     assert leg.last_user_text.startswith("Review for our house style.")
     assert "+line 31 changed" in leg.last_user_text
     assert not session.loop.plan.on  # the mode it had before the review

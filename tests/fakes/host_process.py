@@ -56,6 +56,7 @@ class HostProcess:
         deadline = time.monotonic() + timeout
         while not self._answers():
             if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()  # never left running: a Popen collected later fails another test
                 raise AssertionError(f"the host did not start: {self.stderr()}")
             time.sleep(0.02)
         return self

@@ -8,7 +8,11 @@ file, honouring `Range` (206). Knobs, each a plain attribute:
 - `drop_after`: the first full GET sends this many bytes and then closes the connection;
 - `sha256`: the checksum it claims (default: the file's real one);
 - `gated`: answer 403 `GatedRepo`, as the hub does before a licence is accepted;
-- `chunk_pause`: seconds to sleep per 64 KiB sent, so a test can cancel mid-file.
+- `chunk_pause`: seconds to sleep per 64 KiB sent, so a test can cancel mid-file;
+- `ignore_range`: answer a `Range` with the whole file (200), as some CDNs do.
+
+Without `drop_after` and `chunk_pause` the body goes out with sendfile, as a real
+server's does, so a benchmark measures the client rather than this server.
 
 `requests` records (method, path, Range header) of each request; `file_requests()`
 those for a served file.
@@ -17,6 +21,7 @@ those for a served file.
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,7 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(404, "EntryNotFound", "Entry not found")
             return
         size = path.stat().st_size
-        start = _range_start(self.headers.get("Range", ""))
+        start = 0 if hub.ignore_range else _range_start(self.headers.get("Range", ""))
         self.send_response(206 if start else 200)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Accept-Ranges", "bytes")
@@ -79,6 +84,10 @@ class _Handler(BaseHTTPRequestHandler):
                 limit, hub.drop_after = hub.drop_after, None
         sent = 0
         with path.open("rb") as handle:
+            if limit is None and not hub.chunk_pause:
+                self.wfile.flush()
+                self.connection.sendfile(handle, start)
+                return
             handle.seek(start)
             while chunk := handle.read(CHUNK):
                 if limit is not None and sent + len(chunk) > limit:
@@ -138,6 +147,7 @@ class HubLike:
         self.sha256: str | None = None
         self.gated = False
         self.chunk_pause = 0.0
+        self.ignore_range = False
         self.lock = threading.Lock()
         self._hashes: dict[Path, str] = {}
         self._server = _Server(self)
@@ -165,3 +175,19 @@ class HubLike:
     def __exit__(self, *_exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def main(argv: list[str]) -> None:
+    """`python -m tests.fakes.hub REPO FILE...`: serve the files in their own process (so a
+    benchmark's client does not share a GIL with the server), print the endpoint, and stop
+    when stdin closes."""
+    repo, files = argv[0], [Path(name) for name in argv[1:]]
+    with HubLike({repo: {path.name: path for path in files}}) as hub:
+        for path in files:
+            hub.sha256_of(path)  # before the endpoint is known: no client waits on it
+        print(hub.endpoint, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

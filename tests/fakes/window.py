@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt
@@ -16,17 +18,49 @@ from melgui.ui.window.main_window import MainWindow
 from tests.fakes.scripted_server import ScriptedRelay
 
 T = TypeVar("T")
+ROOT = str(Path(__file__).resolve().parents[2]) + os.sep
 # The `run` fixture (tests/ui/conftest.py): a coroutine run to its end on the Qt loop.
 Runner = Callable[[Coroutine[Any, Any, T]], T]
 
 
 async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
-    """Let the loop run until `condition()` is true; fail after `timeout` seconds."""
+    """Let the loop run until `condition()` is true; fail after `timeout` seconds, naming
+    where the loop's other tasks wait (what the condition was waiting for)."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
+            raise AssertionError(f"condition not met within {timeout} s; {_tasks_waiting()}")
         await asyncio.sleep(0.01)
+
+
+def _tasks_waiting() -> str:
+    me = asyncio.current_task()
+    places = [
+        f"{task.get_name()} at {_innermost(task.get_coro())}"
+        for task in asyncio.all_tasks()
+        if task is not me and not task.done()
+    ]
+    return "tasks waiting: " + ("; ".join(sorted(places)) or "none")
+
+
+def _innermost(awaitable: object) -> str:
+    """Where a coroutine waits, followed down what it awaits: the last of melgui's (or
+    the tests') frames, then the innermost one."""
+    ours = inner = "?"
+    while awaitable is not None:
+        frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
+        frame = frame or getattr(awaitable, "ag_frame", None)
+        if frame is None:
+            break
+        inner = f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
+        if frame.f_code.co_filename.startswith(ROOT):
+            ours = inner[len(ROOT) :]
+        awaitable = (
+            getattr(awaitable, "cr_await", None)
+            or getattr(awaitable, "gi_yieldfrom", None)
+            or getattr(awaitable, "ag_await", None)
+        )
+    return ours if ours == inner[len(ROOT) :] else f"{ours} in {inner}"
 
 
 def relay_settings(relay: ScriptedRelay, **changes: Any) -> Settings:

@@ -64,3 +64,20 @@ def worker_edits(worktree: Worktree) -> None:
     (worktree.path / "numbers.txt").write_text("".join(lines))
     (worktree.path / "added.py").write_text("print('new')\n")
     (worktree.path / "debug.log").write_text("ignored\n")
+
+
+def add_worker(main: Path, name: str) -> Worktree:
+    """One more worker worktree on branch `melgui/<name>`, from the main folder's HEAD."""
+    base = run_git(main, "rev-parse", "HEAD").strip()
+    path = main.parent / "worktrees" / name
+    branch = f"melgui/{name}"
+    run_git(main, "worktree", "add", "-q", "-b", branch, str(path), base)
+    return Worktree(path=path, branch=branch, base=base, main=main)
+
+
+def change_lines(path: Path, edits: dict[int, str]) -> None:
+    """Replace the numbered lines (1-based) of a file with new text."""
+    lines = path.read_text().splitlines(keepends=True)
+    for number, text in edits.items():
+        lines[number - 1] = text + "\n"
+    path.write_text("".join(lines))

@@ -27,7 +27,7 @@ import melgui
 REMOTE_PYTHON = "/usr/bin/python3.11"
 WITHOUT = {"pyside6-essentials", "pyside6", "shiboken6", "qasync"}
 # Kept between runs: copying the files takes a few seconds; the key is their versions.
-CACHE = Path("/var/tmp/melgui-remote-test-deps-2")
+CACHE = Path("/var/tmp/melgui-remote-test-deps-3")
 
 
 def _name(text: str) -> str:
@@ -69,18 +69,21 @@ def copy_distributions(target: Path) -> Path:
     shutil.rmtree(building, ignore_errors=True)
     for dist in dists:
         for file in dist.files or []:
-            if str(file).startswith(".."):  # scripts outside site-packages
-                continue
             source = Path(str(dist.locate_file(file)))
             if not source.is_file() or "__pycache__" in file.parts:
                 continue
             place = building / file
+            if str(file).startswith(".."):  # a script (rg): in bin/, as `pip --target` puts it
+                if file.parent.name != "bin":
+                    continue
+                place = building / "bin" / file.name
             place.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, place)
     _compile(building)
     (building / ".complete").write_text("\n".join(d.metadata["Name"] for d in dists))
     for place in [building, *building.rglob("*")]:
-        place.chmod(0o755 if place.is_dir() else 0o644)
+        runs = place.is_dir() or place.parent == building / "bin"
+        place.chmod(0o755 if runs else 0o644)
     target.chmod(0o755)
     try:
         building.rename(done)

@@ -150,6 +150,7 @@ class TestSshServer:
     log: Path
     host_public_key: str
     extra: dict[str, str] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)  # more Host blocks, removed at stop
 
     @property
     def home(self) -> Path:
@@ -207,19 +208,8 @@ class TestSshServer:
                 stderr=subprocess.STDOUT,
             )
         alias = f"melgui-test-{port}"
-        add_host_block(
-            alias,
-            [
-                "HostName 127.0.0.1",
-                f"Port {port}",
-                f"User {user.pw_name}",
-                f"IdentityFile {user_key}",
-                "IdentitiesOnly yes",
-                f"UserKnownHostsFile {known_hosts}",
-                "StrictHostKeyChecking yes",
-            ],
-        )
         server = cls(workdir, port, alias, user, process, log, host_public)
+        add_host_block(alias, server._block_lines())
         try:
             server._wait_listening()
         except BaseException:
@@ -240,6 +230,62 @@ class TestSshServer:
             time.sleep(0.05)
         raise RuntimeError(f"sshd did not listen on {self.port}: {self.log.read_text()[-2000:]}")
 
+    def alias_through(self, port: int) -> str:
+        """A second Host block (removed when the server stops) reaching this sshd through
+        127.0.0.1:`port` (a proxy the test owns), with the same keys: `melgui-test-P-via-Q`."""
+        known_hosts = self.workdir / "known_hosts"
+        with known_hosts.open("a") as kept:
+            kept.write(f"[127.0.0.1]:{port} {self.host_public_key}\n")
+        return self.alias_with(f"via-{port}", port=port)
+
+    def alias_with(
+        self,
+        name: str,
+        *,
+        port: int | None = None,
+        known_hosts: Path | None = None,
+        strict: str = "yes",
+        identity: Path | None = None,
+    ) -> str:
+        """Another Host block for this sshd, as a person would write one (removed when
+        the server stops): `strict` is StrictHostKeyChecking (`ask` is ssh's default)."""
+        alias = f"{self.alias}-{name}"
+        remove_host_block(alias)
+        add_host_block(alias, self._block_lines(port, known_hosts, strict, identity))
+        self.aliases.append(alias)
+        return alias
+
+    def user_key(self, name: str, passphrase: str) -> Path:
+        """Another key of the remote user's, protected by `passphrase`."""
+        path = self.workdir / "keys" / name
+        if not path.exists():
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", name, "-f", path],
+                check=True,
+            )
+            public = path.with_name(name + ".pub").read_text().strip()
+            with (self.workdir / "authorized_keys").open("a") as authorized:
+                authorized.write(public + "\n")
+        return path
+
+    def _block_lines(
+        self,
+        port: int | None = None,
+        known_hosts: Path | None = None,
+        strict: str = "yes",
+        identity: Path | None = None,
+    ) -> list[str]:
+        keys = self.workdir / "keys"
+        return [
+            "HostName 127.0.0.1",
+            f"Port {port or self.port}",
+            f"User {self.user.pw_name}",
+            f"IdentityFile {identity or keys / 'id_ed25519'}",
+            "IdentitiesOnly yes",
+            f"UserKnownHostsFile {known_hosts or self.workdir / 'known_hosts'}",
+            f"StrictHostKeyChecking {strict}",
+        ]
+
     def ssh(self, *command: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
         """Run a command on the remote the way a person's terminal does."""
         return subprocess.run(
@@ -256,7 +302,8 @@ class TestSshServer:
             os.chown(place, self.user.pw_uid, self.user.pw_gid, follow_symlinks=False)
 
     def stop(self) -> None:
-        remove_host_block(self.alias)
+        for alias in [self.alias, *self.aliases]:
+            remove_host_block(alias)
         if self.process.poll() is None:
             self.process.terminate()
             try:

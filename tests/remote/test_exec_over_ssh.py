@@ -19,7 +19,7 @@ import pytest
 from melgui.remote.connect import HOST_COMMAND_ENV
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import ROOT, json_lines, melgui_exec
-from tests.remote.conftest import Remote
+from tests.remote.fixtures import Remote
 
 KEY = "k-remote"
 

@@ -40,6 +40,8 @@ from melgui.remote.install import (
 )
 from melgui.remote.target import command_target, parse_folder
 from melgui.remote.wheels import prepare
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import json_lines, melgui_exec
 from tests.remote.sshd import TestSshServer
 
 pytestmark = pytest.mark.slow
@@ -252,3 +254,37 @@ async def test_over_ssh_with_each_login_shell(
     target = parse_folder(f"ssh://{ssh_server.alias}{ssh_server.home}")
     again = await ensure_installed_on(target, cache=wheel_cache)
     assert again.uploaded == 0 and again.host_argv == installed.host_argv
+
+
+@pytest.mark.parametrize("login_shell", ["/bin/bash"], indirect=True)
+def test_exec_over_ssh_installs_melgui_there_and_runs_the_call(
+    wheel_cache: Path,
+    ssh_server: TestSshServer,
+    login_shell: str,
+    scripted_relay: ScriptedRelay,
+    tmp_path: Path,
+) -> None:
+    """`melgui exec --folder ssh://…` with no host command given: melgui installs itself
+    there (the wheels from the cache it prepared), then the call runs in that install."""
+    cache_home = tmp_path / "cache"
+    (cache_home / "melgui").mkdir(parents=True)
+    (cache_home / "melgui" / "remote-wheels").symlink_to(wheel_cache)
+    folder = ssh_server.home / "installed-project"
+    folder.mkdir(exist_ok=True)
+    (folder / "a.txt").write_text("read by the installed host\n")
+    ssh_server.give(folder)
+    scripted_relay.script(
+        [tool_calls(tool_call("read_file", {"path": "a.txt"}, id="r1"))],
+        [text("Read."), done()],
+    )
+    result = melgui_exec(
+        "--url", scripted_relay.base_url, "--folder", f"ssh://{ssh_server.alias}{folder}",
+        "--json", "read a",
+        env={"MELIAI_API_KEY": "k", "XDG_CACHE_HOME": str(cache_home)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"installing melgui {__version__} on {ssh_server.alias}" in result.stderr
+    assert (ssh_server.home / HOST_FOLDER / __version__ / ".complete").is_file()
+    results = [e for e in json_lines(result.stdout) if e["kind"] == "tool_result"]
+    assert [e["status"] for e in results] == ["ok"]
+    assert "read by the installed host" in results[0]["content"]

@@ -25,9 +25,9 @@ def box(tmp_path: Path) -> Path:
     return folder
 
 
-def make_link(tmp_path: Path, folder: Path, **knobs: float) -> Link:
+def make_link(tmp_path: Path, folder: Path, give_up: float = 60.0) -> Link:
     target = box_target(tmp_path / "run", tmp_path / "data", folder)
-    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), **knobs)
+    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), give_up=give_up)
 
 
 async def test_a_call_runs_there_and_its_result_comes_back(tmp_path: Path, box: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 
-from tests.remote.conftest import Remote
+from tests.remote.fixtures import Remote
 from tests.remote.sshd import TestSshServer, person_ssh_config
 
 

@@ -2,6 +2,10 @@
 an edit_file call waiting for approval, against the scripted relay.
 
     QT_QPA_PLATFORM=offscreen python -m tests.ui.screenshots [OUT_DIR]
+
+With `--gallery [OUT_DIR]` (default docs/look) it renders the look's gallery instead:
+every scene of tests/ui/screenshots_gallery.py in both themes at 1366×768 and 1920×1080;
+`--gallery-dpr2` (run with QT_SCALE_FACTOR=2) one scene at twice the pixels.
 """
 
 from __future__ import annotations
@@ -135,7 +139,14 @@ def shoot(app: QApplication, theme: str, out: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    if argv and argv[0] in ("--gallery", "--gallery-dpr2"):
+        from tests.ui.screenshots_gallery import at_twice_the_pixels, gallery
+
+        out = Path(argv[1]) if len(argv) > 1 else docs / "look"
+        (gallery if argv[0] == "--gallery" else at_twice_the_pixels)(out)
+        return 0
+    out = Path(argv[0]) if argv else docs
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     for theme in ("light", "dark"):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QDialog
 from pytestqt.qtbot import QtBot
 
@@ -28,6 +29,16 @@ def shots_folder(tmp_path: Path) -> Path:
 
 
 AUTO = {**DEFAULT_MODES, "write_file": "auto", "edit_file": "auto", "run_command": "auto"}
+
+
+def tooltip_of_link(transcript: Any, href: str) -> str | None:
+    """The tooltip of the text the link `href` covers; None when no text links there."""
+    cursor = QTextCursor(transcript.document())
+    for position in range(1, transcript.document().characterCount()):
+        cursor.setPosition(position)
+        if cursor.charFormat().anchorHref() == href:
+            return str(cursor.charFormat().toolTip())
+    return None
 
 
 def click_link(window: Any, href: str) -> None:
@@ -84,7 +95,9 @@ def test_cards_show_changes_and_undo_redo_and_rewind_restore_them(
         shown = window.chat.transcript.toPlainText()
         assert "changed 1 file (src/greet.py)" in shown
         assert "changed 2 files (README.md, docs/x.md)" in shown
-        assert "Undo this call" in shown and "Rewind to here" in shown
+        assert "Undo this call" in shown
+        # Rewind is an icon under the message, its words in its tooltip.
+        assert tooltip_of_link(window.chat.transcript, "act:rewind/0") == "Rewind to here"
         [c2] = window.checkpoint_actions.checkpoints.for_calls(["c2"])
         window.show_call("c2")
         assert "changed 2 files" in window.inspector.detail.extra.text()

@@ -38,7 +38,7 @@ def test_meter_compact_and_edit_summary(
     write_notes(project, 10, 1500)
     with ScriptedOpenAI(models=[{"id": "m", "context_length": 16000}]) as server:
         serve_long_model(server, LongModel())
-        window = make_window(openai_settings(server))
+        window = make_window(openai_settings(server, compaction_preview=False))
         window.resize(1200, 800)
         meter = window.status.context_meter
         label = window.chat.instructions_label
@@ -57,7 +57,7 @@ def test_meter_compact_and_edit_summary(
             assert meter.fraction is not None and 0.3 < meter.fraction < 1
             assert "/ 16.0k" in meter.bar.format()
             assert "Window: 16,000 tokens" in meter.bar.toolTip()
-            assert "Turn" in meter.tokens.text()
+            assert "This turn" in meter.tokens.text()
             if SHOTS:
                 window.grab().save(os.path.join(SHOTS, "context-meter.png"))
             before = meter.fraction
@@ -96,7 +96,7 @@ def test_a_live_session_keeps_its_drawing_bounded(
 ) -> None:
     with ScriptedOpenAI(models=[{"id": "m", "context_length": 10_000_000}]) as server:
         serve_long_model(server, LongModel())
-        window = make_window(openai_settings(server))
+        window = make_window(openai_settings(server, compaction_preview=False))
         chat = window.chat
         # Everything drawn, as after many live turns or "show earlier" clicks.
         for number in range(MAX_DRAWN // 2):

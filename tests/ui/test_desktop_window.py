@@ -174,7 +174,8 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
     assert isinstance(terminal, TerminalPane)
     assert (window.width(), window.height()) == (1024, 700)  # did not grow by itself
     assert not window.inspector_dock.isVisible()  # empty: folded away first
-    assert abs(window.history_dock.width() - history_before) <= 4  # history kept its width
+    history = window.history_dock  # its width, or folded: never squeezed unreadable
+    assert not history.isVisible() or abs(history.width() - history_before) <= 4
     assert window.chat.width() >= 360
     assert terminal.emulator.rows >= 10
     assert manager.area.width() >= 300

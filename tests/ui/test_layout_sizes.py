@@ -1,5 +1,6 @@
 """The window at common screen sizes with 0, 2 and 4 panes: it keeps its size, and the
-chat keeps a readable width while docks fold and panes give way."""
+chat keeps a readable width while docks fold and panes give way; with room to spare the
+chat is one centred column at most 760 px wide, the composer under its text."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.splitter import Splitter, SplitterHandle
+from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MAX
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, wait_until
@@ -114,3 +116,23 @@ def test_the_handles_are_wide_light_up_and_a_double_click_resets_the_split(
     qtbot.mouseDClick(inner, Qt.MouseButton.LeftButton, pos=inner.rect().center())
     left, right = panes.sizes()
     assert abs(left - right) <= 2  # shared equally again
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080), (2560, 1440)], ids=str)
+def test_the_chat_is_one_centred_column_at_most_760_wide(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, size: tuple[int, int]
+) -> None:
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(*size)
+    run(wait_until(lambda: (window.width(), window.height()) == size))
+    chat = window.chat
+    transcript = chat.transcript
+    run(wait_until(lambda: transcript.viewport().width() <= CHAT_COLUMN_MAX))
+    text = transcript.viewport().geometry()
+    assert chat.composer.width() <= CHAT_COLUMN_MAX
+    left, right = text.left(), chat.width() - text.right()
+    if chat.width() > CHAT_COLUMN_MAX + 2 * 48:  # room to spare: generous, even margins
+        assert left >= 48 and abs(left - right) <= transcript.verticalScrollBar().width() + 2
+    # The composer lines up under the text, within the document's margin.
+    composer_left = chat.composer.mapTo(chat, chat.composer.rect().topLeft()).x()
+    assert abs(composer_left - left) <= 2 * transcript.document().documentMargin()

@@ -36,7 +36,10 @@ def test_a_typed_prompt_streams_the_answer_as_markdown(
     assert "print(1)" in shown
     assert scripted_relay.legs_received[0].last_user_text == "Say hi"
     assert scripted_relay.legs_received[0].authorization == "Bearer test-key"
-    assert "Legs 1" in window.status.counts.text() and "11 in" in window.status.counts.text()
+    assert (
+        "1 request " in window.status.counts.text()
+        and "11 tokens in" in window.status.counts.text()
+    )
     assert window.chat.input.toPlainText() == ""
 
 

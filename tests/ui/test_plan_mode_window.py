@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from melgui.core.config.trust import FolderTrust
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import READ_ONLY_TOOLS
+from melgui.core.protocol.tools.pins import PIN_FACT
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
 
@@ -20,7 +21,8 @@ PLAN = """1. Add `greet(name)` to app.py, returning the greeting
 2. Call it from `main()` with the first argument, or "world"
 3. Add `tests/test_app.py` and run `pytest -q`"""
 
-READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name}  # the run-time read-only tool too
+# the run-time read-only tool too, and pin_fact (it writes only the conversation)
+READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name, PIN_FACT.name}
 
 
 def test_a_plan_awaits_approval_then_approve_and_start_acts(
@@ -49,9 +51,7 @@ def test_a_plan_awaits_approval_then_approve_and_start_acts(
         await wait_until(lambda: idle(window, 2) and panel.plans)
 
     run(planning())
-    assert set(scripted_relay.legs_received[0].tool_names) <= READ_ONLY_TOOLS | {
-        DIAGNOSTICS_TOOL.name
-    }
+    assert set(scripted_relay.legs_received[0].tool_names) <= READING
     assert panel.awaiting() and panel.approve_button.isEnabled()
     assert "Awaiting your approval" in panel.state.text()
     window.plans_dock.raise_()

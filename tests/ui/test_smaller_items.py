@@ -62,7 +62,7 @@ def test_the_status_bar_says_the_model_is_writing(
     async def scenario() -> None:
         type_prompt(qtbot, window, "talk")
         await wait_until(lambda: "Some words" in window.chat.transcript.toPlainText())
-        assert window.status.activity.text() == "The model is writing — leg 1"
+        assert window.status.activity.text() == "The model is writing — request 1"
         gate.set()
         await wait_until(lambda: not window.bridge.busy)
 

@@ -114,7 +114,7 @@ def test_reasoning_before_tool_calls_folds_above_the_cards(
     first, second = window.chat.transcript.thinking_blocks()
     assert not first.streaming and not second.streaming
     shown = window.chat.transcript.toPlainText()
-    assert shown.index("Thought for") < shown.index("read_file") < shown.rindex("Thought for")
+    assert shown.index("Thought for") < shown.index("Read ") < shown.rindex("Thought for")
     assert "I need the readme." not in shown
     messages = window.session.conversation.messages
     assert [m.reasoning for m in messages if m.role == "assistant"] == [

@@ -4,9 +4,10 @@ In order: plan mode refuses what changes things while planning (no hook runs for
 the PreToolUse hooks run and may rewrite the arguments; the policy judges the arguments
 that will run; then the hooks' verdict joins in as Claude Code's does: a hook's deny
 denies, its ask asks (where the policy allowed), its allow answers what the policy would
-have asked, and never overrides a deny rule. The result names its source ("plan mode",
-"hook", or the policy's own), so the approval bar, the inspector and `record` read one
-value.
+have asked, and never overrides a deny rule. A tool that writes only the conversation's
+state (`state_only`) runs where the policy would ask. The result names its source
+("plan mode", "hook", "conversation state", or the policy's own), so the approval bar,
+the inspector and `record` read one value.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.judgement import Judgement
+from melgui.core.protocol.judgement import Judgement, allowed
 from melgui.core.protocol.tooling import CallHooks, HookRun
 
 HOOK = "hook"
+STATE_ONLY = "conversation state"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +46,24 @@ async def judge(
     if refused is not None:
         return Judged(refused, arguments)
     if hooks is None:
-        return Judged(policy.judge_call(call, arguments), arguments)
+        return Judged(by_policy(call, arguments, policy, tool), arguments)
     before = await hooks.before_call(call, arguments)
     if before.arguments is not None:
         arguments = dict(before.arguments)
-    judgement = policy.judge_call(call, arguments)
+    judgement = by_policy(call, arguments, policy, tool)
     return Judged(joined(judgement, before.verdict, before.reason), arguments, before.runs)
+
+
+def by_policy(
+    call: ToolCall, arguments: dict[str, Any], policy: ApprovalPolicy, tool: ToolDef | None
+) -> Judgement:
+    """The policy's judgement; a call it would ask about that reads nothing and writes
+    only the conversation's own state (a pin) runs without asking. A deny rule stands."""
+    judgement = policy.judge_call(call, arguments)
+    if judgement.asks and tool is not None and tool.state_only:
+        why = f"{call.name} reads nothing and writes only this conversation's state"
+        return allowed(STATE_ONLY, why)
+    return judgement
 
 
 def joined(judgement: Judgement, verdict: str | None, reason: str) -> Judgement:

@@ -105,8 +105,13 @@ def _simple(
         return Part(command.text, command.start, command.end, verdict, reason, rule, suggestion)
 
     seen = unwrap(command)
+    # A rule can match only a layer whose program it names: the rest are skipped unread
+    # (a deny rule reads the program by its base name).
+    named = {w[0].text for w in seen.layers if w and w[0].literal}
+    bases = {os.path.basename(text) for text in named}
     for rule in deny:
-        if rule.command is not None and rule.command.denies(seen.layers):
+        matcher = rule.command
+        if matcher is not None and matcher.words[0] in bases and matcher.denies(seen.layers):
             return part("deny", f"denied by “{rule.pattern}”", rule)
     if not command.words:
         risky = [name for name in command.assigns if name in DANGEROUS_VARIABLES]
@@ -126,7 +131,7 @@ def _simple(
     near: Rule | None = None
     for rule in allow:
         matcher = rule.command
-        if matcher is None:
+        if matcher is None or matcher.words[0] not in named:
             continue
         for layer in seen.layers:
             if matcher.matches(layer):

@@ -12,9 +12,10 @@ caller applies the result with AgentSession's branch, so the originals stay in h
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import sys
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Literal, Protocol
 
 from melgui.core.agent.context import ContextTracker, Fit, overflow_warning
 from melgui.core.protocol.catalog import Role, ToolCatalog
@@ -31,6 +32,10 @@ SUMMARY_HEAD = (
     "The original messages are kept in melgui's history.]\n\n"
 )
 SUMMARY_ACK = "Understood. I continue from this summary."
+# What melgui itself writes after the model's summary, word for word: the items a person
+# kept at this compaction, then the pinned facts (every compaction writes them again).
+KEPT_HEAD = "\n\n## Kept as they were at this compaction\n\n"
+PINNED_HEAD = "\n\n## Pinned facts (kept word for word at every compaction)\n\n"
 ELIDE_OVER = 2000  # characters: tool results longer than this are elided when old
 ELIDE_HEAD = 800
 ELIDE_TAIL = 400
@@ -49,6 +54,7 @@ SUMMARY_PROMPT = (
 WindowLookup = Callable[[str], Awaitable[ContextWindow]]
 Replace = Callable[[list[Message], str], None]
 Emit = Callable[[LoopEvent], None]
+Mode = Literal["manual", "auto"]
 
 
 class CompactionHost(Protocol):
@@ -75,6 +81,26 @@ class Plan:
     tail: list[Message]
 
 
+@dataclass(frozen=True, slots=True)
+class Proposed:
+    """What a compaction is about to do, for a person to review first (`Compactor.review`):
+    `summarise` the older part (`plan.old`), or only elide the large results at `elided`
+    (indexes into `plan.old`); `pins` are written after the summary either way."""
+
+    plan: Plan
+    mode: Mode
+    summarise: bool
+    elided: frozenset[int]
+    pins: tuple[str, ...]
+    chars_per_token: float
+    before: int  # tokens the next request takes now
+
+
+# A person's answer to a Proposed: the indexes of `plan.old` to keep as they are (in the
+# next request, word for word), or None: do not compact now.
+Review = Callable[[Proposed], Awaitable[frozenset[int] | None]]
+
+
 def is_summary(message: Message) -> bool:
     return message.role == "user" and message.content.startswith(SUMMARY_HEAD)
 
@@ -99,12 +125,15 @@ def elide_text(text: str) -> str:
     return text[:ELIDE_HEAD] + note + text[-ELIDE_TAIL:]
 
 
-def elide(messages: Sequence[Message], keep_from: int | None = None) -> tuple[list[Message], int]:
-    """Large tool results elided (all, or those before index `keep_from`); and how many."""
+def elide(
+    messages: Sequence[Message], keep_from: int | None = None, keep: Collection[int] = ()
+) -> tuple[list[Message], int]:
+    """Large tool results elided (all, or those before index `keep_from`, except those at
+    the indexes `keep`); and how many."""
     out: list[Message] = []
     count = 0
     for index, message in enumerate(messages):
-        old = keep_from is None or index < keep_from
+        old = (keep_from is None or index < keep_from) and index not in keep
         if old and message.role == "tool" and len(message.content) > ELIDE_OVER:
             out.append(replace(message, content=elide_text(message.content)))
             count += 1
@@ -113,20 +142,35 @@ def elide(messages: Sequence[Message], keep_from: int | None = None) -> tuple[li
     return out, count
 
 
-def render_for_summary(messages: Sequence[Message], budget: int) -> str:
-    """The older part as plain text for the summary request, at most `budget` characters."""
+def elided_at(messages: Sequence[Message], keep: Collection[int] = ()) -> frozenset[int]:
+    """The indexes `elide` would elide."""
+    return frozenset(
+        i
+        for i, m in enumerate(messages)
+        if i not in keep and m.role == "tool" and len(m.content) > ELIDE_OVER
+    )
+
+
+def render_for_summary(messages: Sequence[Message], budget: int, *, whole: bool = False) -> str:
+    """The older part as plain text for the summary request, at most `budget` characters
+    (an earlier summary without its pinned facts: melgui writes those again itself);
+    `whole`: every result and call as it was (the items a person kept)."""
     lines: list[str] = []
     for message in messages:
+        if is_summary(message):
+            lines.append(f"[user]\n{message.content.partition(PINNED_HEAD)[0]}")
+            continue
         if message.role == "tool":
             text = message.content
-            if len(text) > RENDER_RESULT:
+            if len(text) > RENDER_RESULT and not whole:
                 text = text[: RENDER_RESULT // 2] + " […] " + text[-RENDER_RESULT // 2 :]
             lines.append(f"[tool result {message.tool_call_id} ({message.status})]\n{text}")
             continue
         if message.content:
             lines.append(f"[{message.role}]\n{message.content}")
         for call in message.tool_calls:
-            lines.append(f"[tool call {call.id}] {call.name} {call.arguments[:400]}")
+            arguments = call.arguments if whole else call.arguments[:400]
+            lines.append(f"[tool call {call.id}] {call.name} {arguments}")
     text = "\n\n".join(lines)
     if len(text) <= budget:
         return text
@@ -142,20 +186,36 @@ def last_leg_start(messages: Sequence[Message]) -> int:
     return len(messages)
 
 
+def summary_message(
+    summary: str, kept: Sequence[Message] = (), pins: Sequence[str] = ()
+) -> Message:
+    """The message that stands for the older part: the model's summary, then what melgui
+    keeps word for word (the items kept at this compaction, the pinned facts)."""
+    text = SUMMARY_HEAD + summary.strip()
+    if kept:
+        text += KEPT_HEAD + render_for_summary(kept, sys.maxsize, whole=True)
+    if pins:
+        text += PINNED_HEAD + "\n".join(f"- {pin}" for pin in pins)
+    return Message.user(text)
+
+
 def with_summary(messages: Sequence[Message], text: str) -> list[Message]:
-    """`messages` with the compaction summary's text replaced (the chat's edit)."""
+    """`messages` with the compaction summary's text replaced (the chat's edit); the pinned
+    facts after it stay as they are."""
     out = list(messages)
     for index, message in enumerate(out):
         if is_summary(message):
-            out[index] = Message.user(SUMMARY_HEAD + text.strip())
+            _summary, head, pins = message.content.partition(PINNED_HEAD)
+            out[index] = Message.user(SUMMARY_HEAD + text.strip() + head + pins)
             return out
     raise ValueError("this conversation has no compaction summary")
 
 
 def summary_text(messages: Sequence[Message]) -> str | None:
+    """The summary as the person edits it: without the pinned facts melgui writes after it."""
     for message in messages:
         if is_summary(message):
-            return message.content[len(SUMMARY_HEAD) :]
+            return message.content[len(SUMMARY_HEAD) :].partition(PINNED_HEAD)[0]
     return None
 
 
@@ -182,6 +242,13 @@ class Compactor:
         self._overflowing: ContextWindow | None = None
         # Awaited with "manual" or "auto" before the model summarises (the PreCompact hooks).
         self.before_compacting: Callable[[str], Awaitable[None]] | None = None
+        # The facts every summary carries word for word (the conversation's pins).
+        self.pinned: Callable[[], Sequence[str]] = tuple
+        # Asked before anything is cut: a person's review (the window's preview).
+        self.review: Review | None = None
+        # The requests there were when a person said no to an automatic compaction: not
+        # asked again before every leg of that turn, only once they send another.
+        self._declined_at: int | None = None
 
     def system(self) -> str:
         """The system text the transport adds to each leg (estimated, not sent, here)."""
@@ -244,32 +311,54 @@ class Compactor:
         messages = list(self.host.conversation.messages)
         plan = split(messages)
         before = self.fit(messages).estimate
+        keep: frozenset[int] = frozenset()
         old, elided = elide(plan.old)
         candidate = [*plan.prefix, *old, *plan.tail]
+        summarise = bool(plan.old) and (forced or not self.fit(candidate).fits)
+        pins = tuple(self.pinned())
+        if self.review is not None and (summarise or elided):
+            requests = sum(m.role == "user" for m in messages)
+            if not forced and self._declined_at == requests:
+                return False
+            proposed = Proposed(
+                plan, "manual" if forced else "auto", summarise, elided_at(plan.old),
+                pins, self.tracker.chars_per_token, before,
+            )  # fmt: skip
+            answer = await self.review(proposed)
+            if answer is None:
+                self._declined_at = None if forced else requests
+                self._emit(ContextNotice("Not compacted: the conversation is unchanged."))
+                return False
+            keep = answer
+            old, elided = elide(plan.old, keep=keep)
+            candidate = [*plan.prefix, *old, *plan.tail]
+            summarise = bool(plan.old) and (forced or not self.fit(candidate).fits)
         summarized = 0
-        if plan.old and (forced or not self.fit(candidate).fits):
+        if summarise:
             if self.before_compacting is not None:
                 await self.before_compacting("manual" if forced else "auto")
-            self._emit(
-                ContextNotice(f"Compacting: the model summarises {len(plan.old)} older messages…")
-            )
+            cut = [m for i, m in enumerate(old) if i not in keep]
+            notice = f"Compacting: the model summarises {len(cut)} older messages…"
+            self._emit(ContextNotice(notice))
             try:
-                summary = await self.summarize(old)
+                summary = await self.summarize(cut)
             except CompactionFailed as exc:
                 self._emit(ContextNotice(f"Compaction could not summarise: {exc}", "warning"))
             else:
+                kept = [plan.old[i] for i in sorted(keep)]
                 candidate = [
                     *plan.prefix,
-                    Message.user(SUMMARY_HEAD + summary),
+                    summary_message(summary, kept, pins),
                     Message.assistant(SUMMARY_ACK),
                     *plan.tail,
                 ]
-                summarized = len(plan.old)
+                summarized = len(cut)
         tail_elided = 0
         if not self.fit(candidate).fits:
             start = len(candidate) - len(plan.tail)
-            keep = start + last_leg_start(plan.tail)
-            candidate, tail_elided = elide(candidate, keep_from=keep)
+            kept_whole = {len(plan.prefix) + i for i in keep} if not summarized else set()
+            last = start + last_leg_start(plan.tail)
+            candidate, tail_elided = elide(candidate, keep_from=last, keep=kept_whole)
         if candidate == messages:
             if forced:
                 self._emit(ContextNotice("Nothing to compact: the last two requests stay whole."))

@@ -9,10 +9,12 @@ below the estimate does not calibrate: it means the server cut the prompt.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from melgui.core.protocol.catalog import ToolDef
+from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow, fix_for
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.messages import Message
@@ -22,6 +24,7 @@ MESSAGE_OVERHEAD = 12  # characters a message costs beyond its text (role, separ
 PLAUSIBLE = (1.8, 5.5)  # characters per token real tokenizers give (code ~3, prose ~4.5)
 TRUNCATED_BELOW = 0.5  # prompt_tokens under half the estimate: the server cut the prompt
 MIN_CHECKED = 1000  # smaller prompts are too short to tell truncation from noise
+IMAGE_BASE, IMAGE_TILE = 85, 170  # tokens of an image, and of each 512-pixel tile of it
 
 
 def answer_reserve(window: int) -> int:
@@ -39,11 +42,33 @@ class Fit:
         return self.limit is None or self.estimate <= self.limit
 
 
+def image_tokens(image: ImagePart) -> int:
+    """An image's tokens as OpenAI's vision models count them (high detail: scaled into
+    2048×2048, then its short side to 768, 170 per 512-pixel tile and 85 more); other
+    servers count differently, so it is an estimate. An unread size counts as 1024×1024."""
+    given = image.dimensions or (1024, 1024)
+    scale = min(1.0, 2048 / max(*given, 1))
+    width, height = given[0] * scale, given[1] * scale
+    scale = min(1.0, 768 / max(min(width, height), 1))
+    tiles = math.ceil(width * scale / 512) * math.ceil(height * scale / 512)
+    return IMAGE_BASE + IMAGE_TILE * tiles
+
+
+def part_chars(part: Part) -> int:
+    """Characters an attachment costs: a file's text as sent; an image's tokens, at the
+    uncalibrated ratio (its cost is not characters)."""
+    if isinstance(part, ImagePart):
+        return int(image_tokens(part) * DEFAULT_CHARS_PER_TOKEN)
+    return MESSAGE_OVERHEAD + len(part.wire_text())
+
+
 def message_chars(message: Message) -> int:
-    """Characters one message costs on the wire."""
+    """Characters one message costs on the wire (its attachments included)."""
     size = MESSAGE_OVERHEAD + len(message.content)
     for call in message.tool_calls:
         size += MESSAGE_OVERHEAD + len(call.name) + len(call.arguments) + len(call.id)
+    for part in message.parts:
+        size += part_chars(part)
     return size
 
 

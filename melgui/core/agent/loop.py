@@ -65,6 +65,7 @@ CallGuard = Callable[[ToolCall, str], AbstractAsyncContextManager[object]]
 
 CANCELLED_RESULT = "The user stopped this call before it finished."
 SKIPPED_RESULT = "Not run: the user stopped the turn before this call started."
+PERMISSION_HOOK = "a PermissionRequest hook"  # who answered for the person
 YIELD_EVERY = 0.003  # seconds of uninterrupted streaming before yielding to the event loop
 
 
@@ -286,8 +287,18 @@ class AgentLoop:
         judged = await judge(  # once: the call keeps it
             call, arguments, self.policy, tool=tool, plan=self.plan, hooks=self.hooks
         )
+        given = arguments
         judgement, arguments, runs = judged.judgement, judged.arguments, judged.runs
         decision = decision_of(judgement)
+        if decision is None and self.hooks is not None:  # would ask: a hook may answer
+            asked = await self.hooks.permission_request(call, arguments)
+            runs += asked.runs
+            if asked.verdict == "allow":
+                arguments = dict(asked.arguments) if asked.arguments is not None else arguments
+                decision = Approve(rule=PERMISSION_HOOK)
+            elif asked.verdict == "deny":
+                decision = Deny(f"{PERMISSION_HOOK}: {asked.reason}")
+        ran_with = arguments if arguments != given else None
         allowed_by = decision.rule if isinstance(decision, Approve) else ""
         if decision is None:
             request = ApprovalRequest(call, arguments, source=self._source, judgement=judgement)
@@ -313,7 +324,7 @@ class AgentLoop:
                 pass
             case _:
                 assert_never(decision)
-        self._emit(ToolCallStarted(call, allowed_by, judgement))
+        self._emit(ToolCallStarted(call, allowed_by, judgement, ran_with))
         taken: list[int] = []  # the checkpoint the guard took, if any
         try:
             outcome = await self._run_guarded(call, arguments, taken)

@@ -43,7 +43,6 @@ from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement, al
 # Shells whose command language the bash grammar reads as they do, for what rules check.
 READABLE_SHELLS = frozenset({"sh", "bash", "dash", "ksh", "mksh", "zsh", "busybox"})
 SANDBOX_RULE = "sandboxed: the rules do not cover it, the sandbox contains it"
-_RANK: dict[Scope, int] = {"conversation": 0, "project": 1, "everywhere": 2}
 _SCOPE_OF: dict[Remember, Scope] = {
     "session": "conversation",
     "project": "project",
@@ -119,8 +118,7 @@ class RulePolicy:
         return self._judge_parsed(parse_shell(command), self._allow(lasting, origin), origin)
 
     def _allow(self, lasting: Scope, origin: str) -> list[Rule]:
-        allow = self.book.commands("allow", origin)
-        return [r for r in allow if _RANK[r.scope] >= _RANK[lasting]]
+        return self.book.commands("allow", origin, lasting)
 
     def _judge_parsed(
         self, parsed: ParsedShell, allow: list[Rule], origin: str

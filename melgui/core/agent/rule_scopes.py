@@ -17,6 +17,7 @@ the same config file.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, get_args
@@ -25,6 +26,7 @@ from melgui.core.agent.command_rules import CommandRule
 
 Scope = Literal["conversation", "project", "everywhere"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
+LASTS: dict[Scope, int] = {scope: rank for rank, scope in enumerate(SCOPES)}  # how long
 Effect = Literal["allow", "deny"]
 BUILTIN = "melgui"
 COMMAND_TOOL = "run_command"
@@ -57,6 +59,10 @@ class Rule:
     @classmethod
     def parse(cls, text: str, scope: Scope = "everywhere") -> Rule:
         """Read one rule line; raises ValueError saying what is wrong."""
+        return _parse_rule(text, scope)
+
+    @classmethod
+    def _read(cls, text: str, scope: Scope) -> Rule:
         effect_word, _, rest = text.strip().partition(" ")
         rest = rest.strip()
         if rest.startswith(("mcp:", "acp:")):
@@ -141,14 +147,30 @@ class RuleBook:
         rules.remove(rule)
         return True
 
-    def commands(self, effect: Effect, origin: str = BUILTIN) -> list[Rule]:
-        """Command rules of `origin`: melgui's run_command, or one ACP agent's execute."""
+    def commands(
+        self, effect: Effect, origin: str = BUILTIN, lasting: Scope = "conversation"
+    ) -> list[Rule]:
+        """Command rules of `origin`: melgui's run_command, or one ACP agent's execute;
+        with `lasting`, only those of scopes that last at least as long."""
+        rank = LASTS[lasting]
         return [
-            r for r in self if r.command is not None and r.effect == effect and r.origin == origin
+            r
+            for r in self
+            if r.command is not None
+            and r.effect == effect
+            and r.origin == origin
+            and LASTS[r.scope] >= rank
         ]
 
     def for_tool(self, origin: str, tool: str) -> list[Rule]:
         return [r for r in self if r.command is None and r.covers_tool(origin, tool)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_rule(text: str, scope: Scope) -> Rule:
+    """Rules are values: a line read once is the same rule every time ("Always allow"
+    suggestions are read again for every asked command)."""
+    return Rule._read(text, scope)
 
 
 def parse_rules(lines: Iterable[str], scope: Scope) -> tuple[list[Rule], list[str]]:

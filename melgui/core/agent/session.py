@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from melgui.core.agent.compaction import Compactor, WindowLookup
+from melgui.core.agent.compaction_view import NOTE_MARK
 from melgui.core.agent.context import ContextTracker
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
 from melgui.core.agent.session_hooks import SessionHooks
@@ -32,6 +33,7 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.thread.entries import Pin
 from melgui.core.thread.reducer import ThreadReducer
 from melgui.core.thread.thread import Thread
 
@@ -158,6 +160,7 @@ class AgentSession:
             emit=self._dispatch,
             wire=wire,
         )
+        self.compactor.pinned = lambda: [pin.text for pin in self.thread.state.pins]
         self.loop.before_leg = self.compactor.before_leg
         # The hooks around turns (those around calls run in the loop).
         self.hooks = SessionHooks(hooks, self.loop, self._dispatch) if hooks else None
@@ -312,6 +315,25 @@ class AgentSession:
         self.loop.conversation.messages[:] = replacement.messages
         self._dispatch(HistoryBranched(tuple(replacement.messages), reason, note, replaced))
 
+    @property
+    def pins(self) -> tuple[Pin, ...]:
+        """The facts every compaction keeps word for word."""
+        return self.thread.state.pins
+
+    def pin(self, text: str) -> bool:
+        """The person pins a fact; the model reads it with the next message. False when
+        it is blank or already pinned."""
+        text = text.strip()
+        if not self.reducer.pin(Pin(text, "person")):
+            return False
+        note = f"{NOTE_MARK}The person pinned a fact, kept word for word at every compaction: "
+        note += text
+        self._preface = f"{self._preface}\n{note}" if self._preface else note
+        return True
+
+    def unpin(self, text: str) -> bool:
+        return self.reducer.unpin(text)
+
     def preface(self, note: str) -> None:
         """Start the next user message with `note` (what the app did meanwhile, told plainly
         to the model in the message it reads next; roles keep alternating)."""
@@ -329,4 +351,6 @@ class AgentSession:
         if runner is not None and not runner.done():
             with contextlib.suppress(asyncio.CancelledError):
                 await runner
+        if self.hooks is not None:
+            await self.hooks.ended()
         self._observers.clear()

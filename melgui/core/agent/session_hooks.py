@@ -1,5 +1,6 @@
-"""The hooks around a session's turns: SessionStart, UserPromptSubmit, Stop, PreCompact and
-Notification (the hooks around each call run in the loop).
+"""The hooks around a session's turns: SessionStart, UserPromptSubmit, Stop (SubagentStop
+for a worker), PreCompact, Notification and SessionEnd (the hooks around each call,
+PermissionRequest among them, run in the loop).
 
 - SessionStart runs before the session's first turn ("startup", or "resume" when the
   conversation already has messages); what it prints joins that first message.
@@ -7,9 +8,10 @@ Notification (the hooks around each call run in the loop).
   run, and the person is told why) or add context to it.
 - Stop runs when a turn ends with an answer: a block sends its reason to the model as
   the next message, at most `MAX_STOP_ROUNDS` times in a row (`stop_hook_active` says
-  when the turn goes on because of one).
+  when the turn goes on because of one). A worker is a subagent: SubagentStop runs instead.
 - PreCompact runs before the model summarises older messages.
 - Notification runs when a call waits for the person's approval; it never waits itself.
+- SessionEnd runs when a session that started closes; it cannot stop that.
 
 Each run that did something, printed something or failed is told as a ContextNotice.
 """
@@ -61,7 +63,8 @@ class SessionHooks:
         for _ in range(MAX_STOP_ROUNDS):
             if result.outcome != "done":
                 break
-            said = self._told(await self.hooks.stopping(active=active))
+            worker = self.loop.role == "worker"
+            said = self._told(await self.hooks.stopping(active=active, worker=worker))
             if not said.blocked:
                 break
             active = True
@@ -86,6 +89,12 @@ class SessionHooks:
             if run.failed or run.effect or run.stdout.strip() or run.stderr.strip():
                 self._emit(ContextNotice(run.headline(), "warning" if run.failed else "info"))
         return said
+
+    async def ended(self, reason: str = "other") -> None:
+        """The session closes: its SessionEnd hooks run, if it ever started."""
+        if self._started:
+            self._started = False
+            self._told(await self.hooks.session_ended(reason))
 
     def close(self) -> None:
         for task in list(self._notifying):

@@ -32,6 +32,12 @@ _SECRET_PATTERNS = (
 )
 
 
+def _holds_a_word(lowered: str) -> bool:
+    """Whether any pattern's word is in `lowered` (written out: a loop over the words
+    costs more than the tests, once per streamed event)."""
+    return "bearer" in lowered or "key" in lowered or "token" in lowered or "sk-" in lowered
+
+
 def hide_secrets(text: str, secrets: tuple[str, ...], mask: str = REDACTED) -> str:
     """`text` with the known keys made `mask`, plain, JSON-escaped or URL-encoded."""
     for secret in secrets:
@@ -64,6 +70,8 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """`text` with known keys and anything that looks like a bearer token or key hidden."""
     text = hide_secrets(text, secrets)
     lowered = text.lower()
+    if not _holds_a_word(lowered):
+        return text
     for words, pattern in _SECRET_PATTERNS:
         if any(word in lowered for word in words):
             text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
@@ -134,7 +142,11 @@ def _held_from(text: str, secrets: tuple[str, ...]) -> int:
         if "\\" not in tail and "%" not in tail:
             reach = len(secret) - 1  # the plain form only
         begins = (secret[0], "\\", "%")
-        for at in range(max(0, len(text) - reach), start):
+        first = max(0, len(text) - reach)
+        window = text[first:start]
+        if secret[0] not in window and "\\" not in window and "%" not in window:
+            continue  # no character there can begin the key (most streamed pieces)
+        for at in range(first, start):
             if text[at] in begins and _could_begin(text, at, secret):
                 start = at
                 break

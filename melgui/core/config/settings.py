@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from melgui.core.protocol.catalog import DEFAULT_MODES, Mode, Role
@@ -81,6 +81,27 @@ def settings_path() -> Path:
     return config_dir() / SETTINGS_FILE
 
 
+class RemoteHost(BaseModel):
+    """A machine workers and terminals can run on (Settings.hosts)."""
+
+    name: str
+    """How panes, spawn_agent (a task starting `@name `) and list_panes call it."""
+    target: str
+    """`ssh://[user@]host[:port][/abs/folder]`, or a command that runs a program there
+    with its stdio: `docker exec -i devbox`, `podman exec -i box`, `kubectl exec -i pod --`."""
+    folder: str = ""
+    """The folder there workers and terminals start in (absolute); empty: the ssh URL's
+    path."""
+    sandbox: bool | None = None
+    """run_command there in bubblewrap (refused in plain words when it has none); None:
+    that machine's own setting."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment for commands and terminals there, on top of the remote user's."""
+    mcp_servers: list[str] = Field(default_factory=list)
+    """Names of this machine's MCP servers meant to start there (not started yet: see
+    docs/host-protocol.md)."""
+
+
 class Settings(BaseSettings):
     """Everything a person configures in the Settings dialog."""
 
@@ -141,6 +162,9 @@ class Settings(BaseSettings):
     """GGUF file for the local connection; empty: the model shipped with melgui[local]."""
     checkpoints: bool = True
     """Snapshot the project before and after each call that can change files (undo)."""
+    compaction_preview: bool = True
+    """Before a compaction (manual or automatic) show what it would cut and keep, and let
+    the person keep items; off: compact without asking (an unattended run goes on)."""
     checkpoint_keep_days: float = Field(default=30.0, gt=0)
     """Checkpoints older than this many days are pruned."""
     checkpoint_max_mb: float = Field(default=2048.0, gt=0)
@@ -172,6 +196,14 @@ class Settings(BaseSettings):
     "npm ci"); its output goes with the spawn_agent result."""
     worktree_setup_timeout: float = Field(default=600.0, gt=0, le=24 * 3600)
     """Seconds before the setup command is stopped."""
+    merge_test_command: dict[str, str] = Field(default_factory=dict)
+    """Per project folder: a shell command the merge queue runs on each worker's branch,
+    rebased, before merging it (e.g. "pytest -q"); it must exit 0."""
+    merge_test_timeout: float = Field(default=1800.0, gt=0, le=24 * 3600)
+    """Seconds before the merge queue's test command is stopped (and counts as failed)."""
+    merge_test_failure: Literal["send_back", "stop"] = "send_back"
+    """When a branch fails the tests in the merge queue: its worker gets the output as a
+    new task and the queue goes on ("send_back"), or the queue stops for you ("stop")."""
     focus_chat_keys: str = "Ctrl+`"
     """Keys that take the keyboard from a terminal pane back to the chat (never sent to the
     program running there)."""
@@ -187,6 +219,9 @@ class Settings(BaseSettings):
     """A finished or failed turn signals too (approvals always do, unless all are off)."""
     signal_bell: bool = True
     """A terminal pane's bell (BEL) signals too."""
+    hosts: list[RemoteHost] = Field(default_factory=list)
+    """Other machines workers and terminals can run on (ssh URLs or container commands),
+    each with its own folder, sandbox, environment and MCP servers."""
 
     @field_validator("approval_modes", mode="before")
     @classmethod

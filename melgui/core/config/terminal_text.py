@@ -49,12 +49,16 @@ def json_line(fields: dict[str, Any]) -> str:
 
 
 class PlainWriter:
-    """A text stream that passes everything written through `plain` (stderr of exec)."""
+    """A text stream that passes everything written through `plain` (stderr of exec);
+    `after`, a stream flushed before each write, keeps what was written there first."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, after: TextIO | None = None) -> None:
         self._stream = stream
+        self._after = after
 
     def write(self, text: str) -> int:
+        if self._after is not None:
+            self._after.flush()
         self._stream.write(plain(text))
         return len(text)
 

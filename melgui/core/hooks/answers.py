@@ -2,11 +2,13 @@
 
 - Exit 0: success. stdout may be JSON: `decision` ("block", or the older "approve"),
   `reason`, `continue`/`stopReason`, and `hookSpecificOutput` with `permissionDecision`
-  (allow, deny, ask), `permissionDecisionReason`, `updatedInput` (PreToolUse) or
-  `additionalContext` (PostToolUse, UserPromptSubmit, SessionStart). Plain stdout is
+  (allow, deny, ask), `permissionDecisionReason`, `updatedInput` (PreToolUse),
+  `decision` {`behavior` allow or deny, `message`, `updatedInput`} (PermissionRequest)
+  or `additionalContext` (PostToolUse, UserPromptSubmit, SessionStart). Plain stdout is
   context for UserPromptSubmit and SessionStart, and only shown elsewhere.
 - Exit 2: a blocking error; stderr is the reason (the call is denied, the prompt
-  blocked, the stop refused, or after a call its text goes to the model).
+  blocked, the stop refused, or after a call its text goes to the model; at SessionEnd
+  it is only shown).
 - Any other exit code, a timeout, or a hook that cannot start: a non-blocking failure,
   shown on the card; the loop goes on as if the hook had said nothing.
 """
@@ -45,7 +47,7 @@ def answer_of(event: HookEvent, ran: Ran) -> Answer:
         reason = ran.stderr.strip() or "blocked by a hook (exit code 2, no message)"
         if event == "PostToolUse":
             return Answer(context=reason, effect="told the model: " + _short(reason))
-        if event in ("PreToolUse", "UserPromptSubmit", "Stop"):
+        if event in ("PreToolUse", "PermissionRequest", "UserPromptSubmit", "Stop", "SubagentStop"):
             return Answer("deny", reason, effect=_blocked(event, reason))
         return Answer(effect="exit code 2: " + _short(reason))
     if ran.exit_code != 0:
@@ -70,8 +72,10 @@ def _reply(event: HookEvent, reply: dict[str, Any]) -> Answer:
         return Answer("deny", why, effect=_blocked(event, why))
     if event == "PreToolUse":
         return _before_call(reply, specific, reason)
+    if event == "PermissionRequest":
+        return _permission(specific)
     decision = reply.get("decision")
-    if decision == "block" and event in ("UserPromptSubmit", "Stop"):
+    if decision == "block" and event in ("UserPromptSubmit", "Stop", "SubagentStop"):
         why = reason or "blocked by a hook"
         return Answer("deny", why, context=context, effect=_blocked(event, why))
     if decision == "block" and event == "PostToolUse":
@@ -102,8 +106,31 @@ def _before_call(reply: dict[str, Any], specific: dict[str, Any], reason: str) -
     return Answer(verdict, why, updated, effect="; ".join(effects))
 
 
+def _permission(specific: dict[str, Any]) -> Answer:
+    """A PermissionRequest hook's `decision`: allow (maybe with new input) or deny with a
+    message, for the person; anything else leaves the question to them."""
+    decision = specific.get("decision")
+    decision = decision if isinstance(decision, dict) else {}
+    behavior = decision.get("behavior")
+    if behavior == "deny":
+        why = _string(decision.get("message")) or "denied by a PermissionRequest hook"
+        return Answer("deny", why, effect="denied: " + _short(why))
+    if behavior != "allow":
+        return Answer()
+    updated = decision.get("updatedInput")
+    updated = updated if isinstance(updated, dict) else None
+    effect = "allowed" + ("; rewrote the input" if updated is not None else "")
+    return Answer("allow", "", updated, effect=effect)
+
+
 def _blocked(event: HookEvent, reason: str) -> str:
-    what = {"PreToolUse": "denied", "UserPromptSubmit": "blocked the prompt", "Stop": "went on"}
+    what = {
+        "PreToolUse": "denied",
+        "PermissionRequest": "denied",
+        "UserPromptSubmit": "blocked the prompt",
+        "Stop": "went on",
+        "SubagentStop": "went on",
+    }
     return f"{what.get(event, 'blocked')}: {_short(reason)}"
 
 

@@ -27,6 +27,11 @@ class CallSteps:
             return BeforeCall()
         return await self.hooks.before_call(call, arguments)
 
+    async def permission_request(self, call: ToolCall, arguments: dict[str, Any]) -> BeforeCall:
+        if self.hooks is None:
+            return BeforeCall()
+        return await self.hooks.permission_request(call, arguments)
+
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
     ) -> AfterCall:

@@ -126,7 +126,7 @@ def read_block(data: Any, origin: str, config: HookConfig) -> None:
         return
     for event, groups in block.items():
         if event not in EVENTS:
-            continue  # events melgui has no point for (SubagentStop, SessionEnd, …)
+            continue  # events melgui has no point for (PostToolUseFailure, …)
         if not isinstance(groups, list):
             config.problems.append(f"{origin}: hooks.{event} is not a list")
             continue

@@ -104,12 +104,22 @@ class Hooks:
     # -- around a call -------------------------------------------------------------------
 
     async def before_call(self, call: ToolCall, arguments: dict[str, Any]) -> BeforeCall:
-        hooks = self.files.current().for_event("PreToolUse", matched_names(call.name))
+        return await self._decide("PreToolUse", call, arguments)
+
+    async def permission_request(self, call: ToolCall, arguments: dict[str, Any]) -> BeforeCall:
+        """The call would ask the person: the PermissionRequest hooks may allow it (with
+        new input) or deny it for them; deny over allow."""
+        return await self._decide("PermissionRequest", call, arguments)
+
+    async def _decide(
+        self, event: HookEvent, call: ToolCall, arguments: dict[str, Any]
+    ) -> BeforeCall:
+        hooks = self.files.current().for_event(event, matched_names(call.name))
         if not hooks:
             return BeforeCall()
         sent = claude_input(call.name, arguments, self.cwd)
         fields = {"tool_name": claude_name(call.name), "tool_input": sent, "tool_use_id": call.id}
-        answered = await self._run_all(hooks, "PreToolUse", fields)
+        answered = await self._run_all(hooks, event, fields)
         verdict: Verdict | None = None
         reason = ""
         updated: dict[str, Any] | None = None
@@ -121,7 +131,7 @@ class Hooks:
             if answer.updated_input is not None:
                 updated = {**(updated or {}), **answer.updated_input}
         rewritten = None
-        if updated is not None:
+        if updated is not None and verdict != "deny":
             rewritten = melgui_input(call.name, updated, sent, arguments, self.cwd)
         return BeforeCall(verdict, reason, rewritten, tuple(run for _, run in answered))
 
@@ -151,9 +161,14 @@ class Hooks:
     async def prompt_submitted(self, prompt: str) -> Said:
         return await self._point("UserPromptSubmit", {"prompt": prompt})
 
-    async def stopping(self, *, active: bool) -> Said:
-        """A turn is about to end; `active`: it goes on because a Stop hook said so."""
-        return await self._point("Stop", {"stop_hook_active": active})
+    async def stopping(self, *, active: bool, worker: bool = False) -> Said:
+        """A turn is about to end; `active`: it goes on because a Stop hook said so. A
+        worker's turn is a subagent's: its SubagentStop hooks run instead."""
+        return await self._point("SubagentStop" if worker else "Stop", {"stop_hook_active": active})
+
+    async def session_ended(self, reason: str = "other") -> Said:
+        """The session closes ("clear": another conversation replaces it, "other")."""
+        return await self._point("SessionEnd", {"reason": reason}, reason)
 
     async def session_started(self, source: str) -> Said:
         return await self._point("SessionStart", {"source": source}, source)

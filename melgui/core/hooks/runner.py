@@ -24,6 +24,9 @@ from melgui.core.hooks.config import HookCommand
 PASSED = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "TZ", "LANG", "LC_ALL", "LC_CTYPE")
 KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL of a hook's group at its timeout
 OUTPUT_CAP = 64 * 1024  # characters of stdout and of stderr kept
+# A hook still running after this many seconds has its output read as it writes it.
+READ_AFTER = 0.05
+KEPT_BYTES = 4 * OUTPUT_CAP  # read of each stream, at most (UTF-8: 4 bytes a character)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,16 +82,23 @@ _RESET = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
 class _Child:
     """A hook's process, started with posix_spawn: its own session and group, every
     signal at its default and none blocked (what `core/processes.reset_signals` does,
-    done by the C library, so no Python runs between fork and exec), stdin the payload,
-    stdout and stderr read as they come; its exit seen through a pidfd."""
+    done by the C library, so no Python runs between fork and exec), stdin the payload;
+    its exit seen through a pidfd.
+
+    Its stdout and stderr are read once it exits, all at once (what it wrote is in the
+    pipes by then), so a quick hook costs one wakeup; one still running after
+    `READ_AFTER` is read as it writes, so a hook writing more than a pipe holds goes on.
+    What its escaped children write after it exits is not waited for."""
 
     def __init__(self, pid: int, pidfd: int, out: int, err: int, stdin: int, rest: bytes) -> None:
         self.pid = pid
         self.loop = asyncio.get_running_loop()
         self._fds = {pidfd, out, err} | ({stdin} if rest else set())
-        self.exited = self._watch(pidfd, read=False)
-        self.out = self._watch(out)
-        self.err = self._watch(err)
+        self._output: dict[int, list[bytes]] = {out: [], err: []}
+        self._out, self._err = out, err
+        self.exited: asyncio.Future[None] = self.loop.create_future()
+        self.loop.add_reader(pidfd, self._exited, pidfd)
+        self._reading = self.loop.call_later(READ_AFTER, self._read_as_written)
         self.status: int | None = None
         self.expired = False
         if rest:
@@ -122,26 +132,35 @@ class _Child:
             raise
         for fd in (in_r, out_w, err_w):
             os.close(fd)
+        os.set_blocking(out_r, False)
+        os.set_blocking(err_r, False)
         if written == len(payload):
             os.close(in_w)
         pidfd = os.pidfd_open(pid)
         return cls(pid, pidfd, out_r, err_r, in_w, payload[written:])
 
-    def _watch(self, fd: int, *, read: bool = True) -> asyncio.Future[bytes]:
-        done: asyncio.Future[bytes] = self.loop.create_future()
-        chunks: list[bytes] = []
+    def _exited(self, pidfd: int) -> None:
+        self._forget(pidfd)
+        if not self.exited.done():
+            self.exited.set_result(None)
 
-        def ready() -> None:
-            data = os.read(fd, 65536) if read else b""
-            if data:
-                chunks.append(data)
+    def _read_as_written(self) -> None:
+        for fd in (self._out, self._err):
+            if fd in self._fds:
+                self.loop.add_reader(fd, self._drain, fd)
+
+    def _drain(self, fd: int) -> None:
+        """Read what is in `fd` now; at its end, stop watching it."""
+        chunks = self._output[fd]
+        while fd in self._fds:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
                 return
-            self._forget(fd)
-            if not done.done():
-                done.set_result(b"".join(chunks))
-
-        self.loop.add_reader(fd, ready)
-        return done
+            if not data:
+                self._forget(fd)
+            elif sum(map(len, chunks)) < KEPT_BYTES:  # past it, read on and drop
+                chunks.append(data)
 
     def _feed(self, fd: int, rest: bytes) -> None:
         left = memoryview(rest)
@@ -166,11 +185,14 @@ class _Child:
 
     async def finished(self) -> tuple[bytes, bytes, int]:
         await self.exited
-        # What the hook left running in its group ends with it (it would hold the pipes
-        # open); the group's id is still the unreaped hook's, so no other group is hit.
+        # What the hook left running in its group ends with it (it would write on); the
+        # group's id is still the unreaped hook's, so no other group is hit.
         _signal_group(self.pid, signal.SIGKILL)
         _, self.status = os.waitpid(self.pid, 0)
-        return await self.out, await self.err, self.status
+        self._reading.cancel()
+        self._drain(self._out)
+        self._drain(self._err)
+        return b"".join(self._output[self._out]), b"".join(self._output[self._err]), self.status
 
     def expire(self, signum: int = signal.SIGTERM) -> None:
         """Its time is up: SIGTERM to the group, SIGKILL after a grace."""
@@ -186,6 +208,7 @@ class _Child:
 
     def close(self) -> None:
         """Reap the hook if nothing did yet, and close every pipe."""
+        self._reading.cancel()
         if self.status is None:
             _signal_group(self.pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):

@@ -31,15 +31,12 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
+from melgui.core.lsp.servers import ServerFailed
 from melgui.core.processes import reset_signals
 
 START_TIMEOUT = 30.0  # seconds for the server to start and answer `initialize`
 ANSWER_TIMEOUT = 30.0  # seconds for one document's diagnostics
 QUIET_ROUND_TRIPS = 2  # round trips with no publish that settle an unversioned server
-
-
-class ServerFailed(Exception):
-    """The server could not start, or stopped answering; the message says why."""
 
 
 class ServerSession:
@@ -226,12 +223,3 @@ async def _drain(stream: asyncio.StreamReader) -> None:
 
 def _why(exc: BaseException) -> str:
     return "no answer in time" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-
-
-def server_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A server's environment: PATH, HOME, the user, the locale, TMPDIR; nothing else."""
-    source = os.environ if base is None else base
-    names = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ")
-    env: dict[str, Any] = {n: source[n] for n in names if n in source}
-    env.setdefault("PATH", "/usr/bin:/bin")
-    return env

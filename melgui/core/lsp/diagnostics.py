@@ -13,21 +13,30 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from lsprotocol import types as lsp
-
-from melgui.core.lsp.client import ServerFailed, ServerSession, server_env
-from melgui.core.lsp.servers import Language, language_of, server_command
+from melgui.core.lsp.servers import (
+    Language,
+    ServerFailed,
+    language_of,
+    server_command,
+    server_env,
+)
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import AfterCall, ToolOutcome
 
+if TYPE_CHECKING:  # the LSP client (lsprotocol, pygls: 0.5 s) loads when a server starts
+    from lsprotocol import types as lsp
+
+    from melgui.core.lsp.client import ServerSession
+
 IDLE = 300.0  # seconds a server may stay unused before it is stopped
 EDITING_TOOLS = frozenset({"edit_file", "write_file"})
-SHOWN = (lsp.DiagnosticSeverity.Error, lsp.DiagnosticSeverity.Warning)
-_WORD = {lsp.DiagnosticSeverity.Error: "error", lsp.DiagnosticSeverity.Warning: "warning"}
+ERROR, WARNING = 1, 2  # LSP's DiagnosticSeverity values
+SHOWN = (ERROR, WARNING)
+_WORD = {ERROR: "error", WARNING: "warning"}
 MAX_LISTED = 30
 
 
@@ -113,6 +122,8 @@ class ProjectDiagnostics:
             if argv is None:
                 self.problems[language.name] = f"no {language.name} language server is installed"
                 return None
+            from melgui.core.lsp.client import ServerSession
+
             server = ServerSession(argv, self.project, self.env)
             try:
                 await server.start()
@@ -174,7 +185,7 @@ class ProjectDiagnostics:
 def describe(path: str, diagnostic: lsp.Diagnostic) -> str:
     """`app.py:3:5: error: undefined name 'x' (pyflakes)`: 1-based line and column."""
     start = diagnostic.range.start
-    word = _WORD.get(diagnostic.severity or lsp.DiagnosticSeverity.Error, "note")
+    word = _WORD.get(diagnostic.severity or ERROR, "note")
     source = f" ({diagnostic.source})" if diagnostic.source else ""
     message = " ".join(diagnostic.message.split())
     return f"{path}:{start.line + 1}:{start.character + 1}: {word}: {message}{source}"

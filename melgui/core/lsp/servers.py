@@ -13,6 +13,20 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+
+class ServerFailed(Exception):
+    """The server could not start, or stopped answering; the message says why."""
+
+
+def server_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A server's environment: PATH, HOME, the user, the locale, TMPDIR; nothing else."""
+    source = os.environ if base is None else base
+    names = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ")
+    env: dict[str, Any] = {n: source[n] for n in names if n in source}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    return env
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,15 +36,16 @@ def loads(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
         value = json.loads(text)
     except RecursionError:
         raise JSONTooDeep(max_depth) from None
-    opening = (
-        text.count("[") + text.count("{")
-        if isinstance(text, str)
-        else (text.count(b"[") + text.count(b"{"))
-    )
-    if opening > max_depth and depth_of(value, max_depth) > max_depth:
+    if isinstance(text, str):
+        # A text shorter than the cap cannot open more levels than it: most need no count.
+        deep = len(text) > max_depth and text.count("[") + text.count("{") > max_depth
+        escaped = "\\u" in text and _SURROGATE_TEXT.search(text) is not None
+    else:
+        deep = len(text) > max_depth and text.count(b"[") + text.count(b"{") > max_depth
+        escaped = b"\\u" in text and _SURROGATE_BYTES.search(text) is not None
+    if deep and depth_of(value, max_depth) > max_depth:
         raise JSONTooDeep(max_depth)
-    escaped = _SURROGATE_TEXT if isinstance(text, str) else _SURROGATE_BYTES
-    return _whole_text(value) if escaped.search(text) else value  # type: ignore[arg-type]
+    return _whole_text(value) if escaped else value
 
 
 def _whole_text(value: Any) -> Any:

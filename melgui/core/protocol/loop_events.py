@@ -6,7 +6,7 @@ A tagged union of small frozen dataclasses; consumers `match` on them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
@@ -65,6 +65,7 @@ class ToolCallStarted:
     call: ToolCall
     allowed_by: str = ""
     judgement: Judgement | None = None  # what the policy made of it (None: not judged)
+    ran_with: dict[str, Any] | None = None  # what it runs with, when a hook changed the arguments
     kind: Literal["tool_call_started"] = "tool_call_started"
 
 

@@ -5,7 +5,8 @@ the call's events (`ToolCallFinished.hooks`), so the call's card and the inspect
 which hook ran, for how long, what it printed, whether it failed or timed out.
 
 `CallHooks` is what the loop needs: before a call (which may allow, deny, ask or rewrite
-the arguments) and after it (which may add text to the result). `core/hooks` implements
+the arguments), when it would ask the person (which may answer for them), and after it
+(which may add text to the result). `core/hooks` implements
 it; the loop imports only this protocol."""
 
 from __future__ import annotations
@@ -109,10 +110,13 @@ RUNNING_CALL: ContextVar[tuple[str, str, str] | None] = ContextVar("running_call
 
 HookEvent = Literal[
     "PreToolUse",
+    "PermissionRequest",
     "PostToolUse",
     "UserPromptSubmit",
     "Stop",
+    "SubagentStop",
     "SessionStart",
+    "SessionEnd",
     "PreCompact",
     "Notification",
 ]
@@ -172,6 +176,10 @@ class AfterCall:
 
 class CallHooks(Protocol):
     async def before_call(self, call: ToolCall, arguments: dict[str, Any]) -> BeforeCall: ...
+
+    async def permission_request(self, call: ToolCall, arguments: dict[str, Any]) -> BeforeCall:
+        """The call would ask the person: allow or deny on their behalf (None: ask)."""
+        ...
 
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str

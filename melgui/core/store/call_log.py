@@ -4,14 +4,18 @@ ran without asking and by which rule, every decided call for trying rules on."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import replace
 
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import AUTO_BY, CallPhase
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import AllowedCall, RecordedCall, ToolCallRecord
+from melgui.core.thread.codec import hook_from_json, hook_to_json
 
 
 class CallLog:
@@ -42,6 +46,13 @@ class CallLog:
             (decision, self._clock(), cid, call_id),
         )
 
+    def ran_with(self, cid: str, call_id: str, arguments: str) -> None:
+        """The call ran with `arguments` (JSON), not the model's: a hook changed them."""
+        self._conn.execute(
+            "UPDATE tool_calls SET ran_arguments = ? WHERE conversation_id = ? AND call_id = ?",
+            (arguments, cid, call_id),
+        )
+
     def finished(
         self, cid: str, call_id: str, status: str, result: str, duration: float | None
     ) -> None:
@@ -53,12 +64,21 @@ class CallLog:
             (status, status, result, self._clock(), duration, status, cid, call_id),
         )
 
+    def steps(
+        self, cid: str, call_id: str, hooks: tuple[HookRun, ...], notes: tuple[str, ...]
+    ) -> None:
+        """The hooks that ran around a call and the lines the steps after it added."""
+        self._conn.execute(
+            "UPDATE tool_calls SET hooks = ?, notes = ? WHERE conversation_id = ? AND call_id = ?",
+            (_hooks_json(hooks), json.dumps(list(notes)), cid, call_id),
+        )
+
     def put(self, cid: str, record: ToolCallRecord) -> None:
         """Write a whole record (import)."""
         self._conn.execute(
             "INSERT OR REPLACE INTO tool_calls (conversation_id, call_id, name, arguments,"
             " state, decision, result_status, result, requested_at, decided_at, finished_at,"
-            " duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " duration, hooks, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 cid,
                 record.call_id,
@@ -72,6 +92,8 @@ class CallLog:
                 record.decided_at,
                 record.finished_at,
                 record.duration,
+                _hooks_json(record.hooks),
+                json.dumps(list(record.notes)),
             ),
         )
 
@@ -79,11 +101,11 @@ class CallLog:
         """The calls of conversation `cid`, in the order they were asked for."""
         rows = self._conn.execute(
             "SELECT call_id, name, arguments, state, decision, result_status, result,"
-            " requested_at, decided_at, finished_at, duration FROM tool_calls"
+            " requested_at, decided_at, finished_at, duration, hooks, notes FROM tool_calls"
             " WHERE conversation_id = ? ORDER BY requested_at, rowid",
             (cid,),
         )
-        return [ToolCallRecord(*row) for row in rows]
+        return [_call_record(row) for row in rows]
 
     def recent_commands(self, limit: int = 500) -> list[str]:
         """`command` of past run_command calls in kept conversations, newest first, once each."""
@@ -123,10 +145,26 @@ class CallLog:
         limit = -1 if conversations is None else conversations
         rows = self._conn.execute(
             "SELECT t.conversation_id, t.call_id, t.name, t.arguments, t.decision,"
-            " t.decided_at FROM tool_calls t JOIN (SELECT id FROM conversations"
+            " t.decided_at, t.ran_arguments FROM tool_calls t JOIN (SELECT id FROM conversations"
             " WHERE deleted_at IS NULL ORDER BY updated_at DESC LIMIT ?) c"
             " ON c.id = t.conversation_id WHERE t.decision != ''"
             " ORDER BY t.requested_at, t.rowid",
             (limit,),
         )
         return [RecordedCall(*row) for row in rows]
+
+
+def _hooks_json(hooks: tuple[HookRun, ...]) -> str:
+    return json.dumps([hook_to_json(run) for run in hooks]) if hooks else "[]"
+
+
+def _call_record(row: tuple[object, ...]) -> ToolCallRecord:
+    record = ToolCallRecord(*row[:-2])  # type: ignore[arg-type]
+    hooks, notes = row[-2:]
+    if hooks == notes == "[]":
+        return record
+    with suppress(ValueError, TypeError):  # a damaged cell: the call shows without them
+        runs = tuple(hook_from_json(run) for run in json.loads(str(hooks)))
+        lines = tuple(str(line) for line in json.loads(str(notes)))
+        record = replace(record, hooks=runs, notes=lines)
+    return record

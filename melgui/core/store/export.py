@@ -16,6 +16,7 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store.failures import markdown_line, place_notes
 from melgui.core.store.records import NoteRecord, PlanRecord, ToolCallRecord
 from melgui.core.store.store import Store
+from melgui.core.thread.codec import hook_from_json, hook_to_json
 
 FORMAT = "melgui-conversation"
 FORMAT_VERSION = 1
@@ -52,6 +53,7 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
         "updated_at": summary.updated_at,
         "model": summary.model,
         "role": summary.role,
+        "plan_mode": store.plan_mode(conversation_id),
         "messages": messages,
         "tool_calls": [_record_json(r) for r in store.calls.of(conversation_id)],
         "plans": [
@@ -119,6 +121,8 @@ def _import(store: Store, doc: dict[str, Any], folder: str | None) -> str:
             store.put_message(cid, seq, message, partial=partial)
         for record in records:
             store.calls.put(cid, record)
+        if doc.get("plan_mode"):
+            store.set_plan_mode(cid, True)
         for plan in doc.get("plans", []):
             store.add_plan(
                 cid,
@@ -159,6 +163,8 @@ def _record_json(record: ToolCallRecord) -> dict[str, Any]:
         "decided_at": record.decided_at,
         "finished_at": record.finished_at,
         "duration": record.duration,
+        "hooks": [hook_to_json(run) for run in record.hooks],
+        "notes": list(record.notes),
     }
 
 
@@ -184,6 +190,8 @@ def _record_from_json(data: dict[str, Any]) -> ToolCallRecord:
         decided_at=data.get("decided_at"),
         finished_at=data.get("finished_at"),
         duration=data.get("duration"),
+        hooks=tuple(hook_from_json(run) for run in data.get("hooks") or ()),
+        notes=tuple(str(line) for line in data.get("notes") or ()),
     )
 
 

@@ -6,21 +6,25 @@
 Everything comes from the session's thread model: the messages whole (a user entry's, the
 message an answer's entry holds once its leg is in, the result message a call's entry
 holds), the streamed text, a tool call's life (requested / awaiting approval / approved
-/ denied / finished), the notes, the plans, a branch's new list, the legs and the
-turn's end. Each is committed at once. Streaming text is batched: the partial assistant
-row is rewritten in place at most every `flush_interval` seconds, and a timer makes sure
-text that arrived is on disk within that time even if the stream stalls. Wire log lines
-are batched the same way. A storage failure never reaches the loop: it is reported once
-through `on_problem` and in `problem`.
+/ denied / finished, and the arguments it ran with when a hook changed them), the notes,
+the plans, the pinned facts, a branch's new list, the legs and the turn's end. Each is
+committed at once. Streaming text is batched: the partial assistant row is rewritten in
+place at most every `flush_interval` seconds, and a timer makes sure text that arrived
+is on disk within that time even if the stream stalls. Wire log lines are batched the
+same way, and each batch is encoded, redacted and written on a writer thread of its
+own, in order; a leg's lines are all on disk when the leg ends. A storage failure never
+reaches the loop: it is reported once through `on_problem` and in `problem`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol, assert_never
 
 from melgui.core.protocol.call_life import CallPhase
@@ -54,6 +58,44 @@ WIRE_CHUNK = 1000  # wire log lines written together at most
 # Each flush rewrites the whole partial answer: past this many characters the interval
 # grows with its size, so a huge answer costs linear, not quadratic, writing.
 PARTIAL_STEP = 1024 * 1024
+
+
+class _WireWriter:
+    """Writes wire log chunks on one thread shared by every journal, in the order given.
+
+    A chunk of a thousand lines takes milliseconds to encode, redact and insert: on the
+    loop's thread that is a stall, and the time of the stream itself.
+    """
+
+    _pool: ThreadPoolExecutor | None = None
+    _lock = threading.Lock()
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._pending: list[Future[None]] = []
+
+    def write(self, cid: str, leg: int, entries: list[WireEntry]) -> None:
+        with _WireWriter._lock:
+            if _WireWriter._pool is None:
+                _WireWriter._pool = ThreadPoolExecutor(1, thread_name_prefix="melgui-wire-log")
+            pool = _WireWriter._pool
+        self._pending.append(pool.submit(self._store.wire.add_chunk, cid, leg, entries))
+
+    def failure(self, wait: bool) -> sqlite3.Error | None:
+        """The first failure of the writes done (`wait`: of all of them, once written)."""
+        first: sqlite3.Error | None = None
+        still: list[Future[None]] = []
+        for future in self._pending:
+            if not wait and not future.done():
+                still.append(future)
+                continue
+            problem = future.exception()
+            if isinstance(problem, sqlite3.Error):
+                first = first or problem
+            elif problem is not None:
+                raise problem
+        self._pending = still
+        return first
 
 
 class Recorded(Protocol):
@@ -94,6 +136,7 @@ class Journal:
         self._text_dirty = False
         self._partial_seq: int | None = None
         self._wire: list[WireEntry] = []  # entries of leg `_wire_leg` not written yet
+        self._writer = _WireWriter(store)
         self._wire_leg = 0
         self._last_flush = clock()
         self._timer: asyncio.TimerHandle | None = None
@@ -161,6 +204,10 @@ class Journal:
 
     def hear(self, change: Change) -> None:
         """Record one change of the thread; never raises for storage trouble."""
+        if type(change) is TextAppended and self._timer is not None:  # per token: no I/O
+            (self._reasoning if change.reasoning else self._text).append(change.text)
+            self._text_dirty = True
+            return
         try:
             self._hear(change)
         except sqlite3.Error as exc:
@@ -206,12 +253,17 @@ class Journal:
 
     def _state(self, state: ThreadState) -> None:
         before, self._turn = self._turn, state
-        if leg_started(before, state):
+        if state.pins != before.pins:
+            pins = [(pin.text, pin.by) for pin in state.pins]
+            self.store.set_pins(self.conversation_id, pins)
+        started = leg_started(before, state)
+        if started or state.legs != before.legs:
             self._flush_wire()
+        if state.legs != before.legs:  # a leg ended: its lines are all on disk
+            self._wait_wire()
+        if started:
             self._wire_leg = state.leg
             self._drop_partial()
-        elif state.legs != before.legs:
-            self._flush_wire()
         if turn_ended(before, state) and state.outcome == "done":
             self.flush()
             self._checkpoint_soon()
@@ -253,12 +305,16 @@ class Journal:
             self.store.calls.decided(cid, call_id, entry.decision)
         if entry.phase == "running" and phase != "running":
             self.store.calls.phase(cid, call_id, "running")
+            if entry.ran_with is not None:
+                self.store.calls.ran_with(cid, call_id, json.dumps(entry.ran_with))
         self._calls[call_id] = (entry.phase, entry.decision)
         result = entry.result
         if result is None or phase not in ("requested", "waiting", "running"):
             return
         with self.store.transaction():
             self.store.calls.finished(cid, call_id, result.status, result.content, entry.timing.ran)
+            if entry.hooks or entry.notes:
+                self.store.calls.steps(cid, call_id, entry.hooks, entry.notes)
             if entry.name == "write_plan" and result.status == "ok":
                 arguments = entry.arguments or {}
                 title = str(arguments.get("title", ""))
@@ -302,7 +358,12 @@ class Journal:
     # -- batching ----------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Write the streamed text so far and the buffered wire log now."""
+        """Write the streamed text so far and the buffered wire log now, and wait until
+        the wire log is written."""
+        self._flush()
+        self._wait_wire()
+
+    def _flush(self) -> None:
         self._cancel_timer()
         self._last_flush = self._clock()
         try:
@@ -328,9 +389,17 @@ class Journal:
             self._report(exc)
 
     def _flush_wire(self) -> None:
+        problem = self._writer.failure(wait=False)
+        if problem is not None:
+            raise problem
         if self._wire:
             entries, self._wire = self._wire, []
-            self.store.wire.add_chunk(self.conversation_id, self._wire_leg, entries)
+            self._writer.write(self.conversation_id, self._wire_leg, entries)
+
+    def _wait_wire(self) -> None:
+        problem = self._writer.failure(wait=True)
+        if problem is not None:
+            self._report(problem)
 
     def _drop_partial(self) -> None:
         """A new leg (or a retry) starts: a partial row left over is not part of it."""
@@ -373,7 +442,7 @@ class Journal:
 
     def _on_timer(self) -> None:
         self._timer = None
-        self.flush()
+        self._flush()
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.tooling import HookRun
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,16 @@ class RecordedCall:
     arguments: str
     decision: str
     decided_at: float | None
+    ran_arguments: str | None = None  # what ran instead, when a hook changed the arguments
+
+
+@dataclass(frozen=True, slots=True)
+class PinRecord:
+    """A fact pinned in a conversation: kept word for word at every compaction.
+    `pinned_by` is "person" or "model" (its pin_fact tool)."""
+
+    text: str
+    pinned_by: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +91,8 @@ class ToolCallRecord:
     decided_at: float | None = None
     finished_at: float | None = None
     duration: float | None = None
+    hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it
+    notes: tuple[str, ...] = ()  # lines steps after it added (a language server's diagnostics)
 
 
 @dataclass(frozen=True, slots=True)

@@ -276,6 +276,40 @@ def _v7_reasoning_and_parts(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v8_edits_and_pins(conn: sqlite3.Connection) -> None:
+    """A call's arguments as it ran, when a hook changed the model's (trying rules on the
+    history reports them); a conversation's pinned facts, kept word for word at every
+    compaction."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE tool_calls ADD COLUMN ran_arguments TEXT;
+
+        CREATE TABLE pins (
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            pinned_by TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        );
+        """,
+    )
+
+
+def _v9_call_steps_and_plan_mode(conn: sqlite3.Connection) -> None:
+    """A call's hook runs and the lines steps after it added (diagnostics), as JSON; a
+    conversation's plan mode, so reopening it brings both back."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE tool_calls ADD COLUMN hooks TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE tool_calls ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE conversations ADD COLUMN plan_mode INTEGER NOT NULL DEFAULT 0;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_tables,
     _v2_search,
@@ -284,6 +318,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v5_call_phases,
     _v6_checkpoints,
     _v7_reasoning_and_parts,
+    _v8_edits_and_pins,
+    _v9_call_steps_and_plan_mode,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,6 +1,6 @@
-"""The history store: conversations per project folder, their messages, branches, plans
-and notes, in one SQLite database (WAL); their tool calls (`store.calls`, a CallLog) and
-wire log (`store.wire`, a WireLog) on the same connection.
+"""The history store: conversations per project folder, their messages, branches, plans,
+pins, plan mode and notes, in one SQLite database (WAL); their tool calls (`store.calls`,
+a CallLog) and wire log (`store.wire`, a WireLog) on the same connection.
 
 Every method commits before it returns, so a kill loses nothing already handed over.
 Methods raise sqlite3.Error on storage trouble; the Journal and the UI turn that into
@@ -32,6 +32,7 @@ from melgui.core.store.records import (
     BranchRecord,
     ConversationSummary,
     NoteRecord,
+    PinRecord,
     PlanRecord,
     StoredMessage,
 )
@@ -354,7 +355,7 @@ class Store:
         )
         return [float(at) for (at,) in rows]
 
-    # -- plans and notes ---------------------------------------------------------------
+    # -- plans, pins, plan mode and notes -----------------------------------------------
 
     def add_plan(
         self,
@@ -378,6 +379,34 @@ class Store:
             (cid,),
         )
         return [PlanRecord(*row) for row in rows]
+
+    def set_pins(self, cid: str, pins: Sequence[tuple[str, str]]) -> None:
+        """The conversation's pinned facts are now `pins`, (text, pinned by) in order."""
+        now = self._clock()
+        with self.transaction():
+            self._conn.execute("DELETE FROM pins WHERE conversation_id = ?", (cid,))
+            self._conn.executemany(
+                "INSERT INTO pins (conversation_id, seq, text, pinned_by, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(cid, seq, text, by, now) for seq, (text, by) in enumerate(pins)],
+            )
+
+    def pins(self, cid: str) -> list[PinRecord]:
+        rows = self._conn.execute(
+            "SELECT text, pinned_by FROM pins WHERE conversation_id = ? ORDER BY seq",
+            (cid,),
+        )
+        return [PinRecord(*row) for row in rows]
+
+    def set_plan_mode(self, cid: str, on: bool) -> None:
+        self._conn.execute("UPDATE conversations SET plan_mode = ? WHERE id = ?", (int(on), cid))
+
+    def plan_mode(self, cid: str) -> bool:
+        """Whether the conversation was in plan mode when last recorded."""
+        row = self._conn.execute(
+            "SELECT plan_mode FROM conversations WHERE id = ?", (cid,)
+        ).fetchone()
+        return bool(row and row[0])
 
     def add_note(self, cid: str, kind: str, text: str, *, at: float | None = None) -> None:
         self._conn.execute(

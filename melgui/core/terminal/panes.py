@@ -63,16 +63,20 @@ def exit_label(code: int | None) -> str:
     return f"exited {code}"
 
 
+HERE = "this machine"
+
+
 @dataclass(frozen=True, slots=True)
 class PaneInfo:
     id: int
     kind: PaneKind
     title: str
     state: PaneState
+    where: str = HERE  # the machine it runs on: a configured host's name, or this one
 
     def line(self) -> str:
         """One line of `list_panes`."""
-        return f"{self.id}\t{self.kind}\t{self.title}\t{self.state.label}"
+        return f"{self.id}\t{self.kind}\t{self.title}\t{self.state.label}\t{self.where}"
 
 
 Listener = Callable[[PaneInfo | None, int], None]  # (info or None when removed, pane id)
@@ -94,8 +98,10 @@ class PaneRegistry:
         for listener in list(self._listeners):
             listener(info, pane_id)
 
-    def add(self, kind: PaneKind, title: str, state: PaneState = RUNNING) -> PaneInfo:
-        info = PaneInfo(next(self._ids), kind, title, state)
+    def add(
+        self, kind: PaneKind, title: str, state: PaneState = RUNNING, where: str = HERE
+    ) -> PaneInfo:
+        info = PaneInfo(next(self._ids), kind, title, state, where)
         self._panes[info.id] = info
         self._changed(info, info.id)
         return info
@@ -127,7 +133,7 @@ class PaneRegistry:
         panes = self.all()
         if not panes:
             return "No panes are open."
-        return "id\tkind\ttitle\tstate\n" + "\n".join(info.line() for info in panes)
+        return "id\tkind\ttitle\tstate\twhere\n" + "\n".join(info.line() for info in panes)
 
 
 def unknown_pane(pane_id: object, registry: PaneRegistry) -> str:

@@ -23,6 +23,7 @@ import termios
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from melgui.core.processes import chain
 from melgui.core.terminal.pty_drain import PtyDrain, start_pty_drain
@@ -75,6 +76,54 @@ def _waiting_bytes(fd: int) -> int:
         return count
     except OSError:
         return 0
+
+
+class Pty(Protocol):
+    """What a terminal pane and its reader use of a program in a pty: a PtySession here,
+    or a remote one read through a local pipe (melgui/remote/remote_pty.py)."""
+
+    columns: int
+    rows: int
+
+    @property
+    def pid(self) -> int:
+        """The program's pid here; 0 when it runs elsewhere (nothing to wait for here)."""
+        ...
+
+    @property
+    def read_fd(self) -> int | None: ...
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+    @property
+    def pending_input(self) -> int: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def read(self, limit: int = READ_CHUNK) -> bytes: ...
+
+    def settle(self, timeout: float = SETTLE_S) -> None: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def resize(self, columns: int, rows: int) -> None: ...
+
+    def poll(self) -> int | None: ...
+
+    def session_pids(self) -> list[int]: ...
+
+    def terminate(self) -> None: ...
+
+    def finish(self) -> int | None: ...
+
+    def close(self, grace: float = 1.0) -> int | None: ...
 
 
 def _make_controlling_tty() -> None:  # runs in the child between fork and exec

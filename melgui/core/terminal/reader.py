@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from melgui.core.terminal.pty_session import PtySession
+from melgui.core.terminal.pty_session import Pty
 from melgui.core.terminal.runs import Frame
 from melgui.core.terminal.screen import TerminalScreen
 
@@ -43,7 +43,7 @@ class PtyReader:
 
     def __init__(
         self,
-        pty: PtySession,
+        pty: Pty,
         screen: TerminalScreen,
         notify: Callable[[], None],
         prepared: Callable[[Frame], None] | None = None,
@@ -116,7 +116,7 @@ class PtyReader:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         poller.register(self._wake_r, select.POLLIN)
-        pidfd = _pidfd(self._pty.pid)
+        pidfd = _pidfd(self._pty.pid) if self._pty.pid > 0 else None
         if pidfd is not None:
             poller.register(pidfd, select.POLLIN)
         try:

@@ -30,6 +30,7 @@ from melgui.core.thread.entries import (
     Entry,
     NoteEntry,
     Origin,
+    Pin,
     PlanEntry,
     Question,
     ReasoningEntry,
@@ -260,9 +261,10 @@ def _call_to_json(entry: CallEntry) -> Json:
             "source": entry.origin.source,
         },
         "leg": entry.leg,
-        "hooks": [dataclasses.asdict(run) for run in entry.hooks],
+        "hooks": [hook_to_json(run) for run in entry.hooks],
         "notes": list(entry.notes),
         "reply": _held(entry.reply, result.content if result is not None else ""),
+        "ran_with": entry.ran_with,
     }
 
 
@@ -310,13 +312,19 @@ def _call_from_json(data: Json) -> CallEntry:
             str(origin.get("source", "main")),
         ),
         leg=int(data.get("leg", 0)),
-        hooks=tuple(_hook_from(run) for run in data.get("hooks") or ()),
+        hooks=tuple(hook_from_json(run) for run in data.get("hooks") or ()),
         notes=tuple(str(line) for line in data.get("notes") or ()),
         reply=_held_from(data.get("reply"), str(result["content"]) if result is not None else ""),
+        ran_with=data.get("ran_with"),
     )
 
 
-def _hook_from(data: Json) -> HookRun:
+def hook_to_json(run: HookRun) -> Json:
+    return dataclasses.asdict(run)
+
+
+def hook_from_json(data: Json) -> HookRun:
+    """A hook run from its JSON; fields this version does not know are left out."""
     known = {f.name for f in dataclasses.fields(HookRun)}
     return HookRun(**{key: value for key, value in data.items() if key in known})
 
@@ -378,6 +386,7 @@ def state_to_json(state: ThreadState) -> Json:
         "legs": state.legs,
         "usage": state.usage.to_json(),
         "last_usage": state.last_usage.to_json() if state.last_usage is not None else None,
+        "pins": [{"text": pin.text, "by": pin.by} for pin in state.pins],
     }
 
 
@@ -391,7 +400,15 @@ def state_from_json(data: Json) -> ThreadState:
         int(data.get("legs", 0)),
         _usage_from(data.get("usage")) or Usage(),
         _usage_from(data.get("last_usage")),
+        tuple(_pin_from(pin) for pin in data.get("pins") or ()),
     )
+
+
+def _pin_from(data: Json) -> Pin:
+    by = data.get("by", "person")
+    if by not in ("person", "model"):
+        raise ValueError(f"pin has unknown author {by!r}")
+    return Pin(str(data["text"]), by)
 
 
 def change_to_json(change: Change) -> Json:

@@ -119,6 +119,7 @@ class CallEntry:
     leg: int = 0
     hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it
     notes: tuple[str, ...] = ()  # lines for its card from the steps after it (diagnostics)
+    ran_with: dict[str, Any] | None = None  # the arguments it ran with, when a hook changed them
     reply: Message | None = None  # its result as later legs send it (a "tool" message)
     kind: Literal["call"] = "call"
 
@@ -182,13 +183,25 @@ Entry = (
     UserEntry | AssistantEntry | ReasoningEntry | CallEntry | NoteEntry | PlanEntry | BranchEntry
 )
 
+PinnedBy = Literal["person", "model"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """A fact kept word for word at every compaction, pinned by the person or by the model
+    (its pin_fact tool)."""
+
+    text: str
+    by: PinnedBy = "person"
+
+
 TurnStatus = Literal["idle", "running"]
 TurnOutcome = Literal["", "done", "failed", "cancelled"]
 
 
 @dataclass(frozen=True, slots=True)
 class ThreadState:
-    """The thread as a whole: is a turn running, which leg, the tokens so far."""
+    """The thread as a whole: is a turn running, which leg, the tokens so far, its pins."""
 
     status: TurnStatus = "idle"
     outcome: TurnOutcome = ""  # how the last turn ended
@@ -198,6 +211,7 @@ class ThreadState:
     legs: int = 0  # legs finished
     usage: Usage = field(default_factory=Usage)  # over the thread's life
     last_usage: Usage | None = None  # the last leg's, as the server reported it
+    pins: tuple[Pin, ...] = ()  # facts every compaction keeps word for word
 
 
 def leg_started(before: ThreadState, after: ThreadState) -> bool:

@@ -7,7 +7,7 @@ reading the thread in its own observer already sees the event's effect.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import assert_never
 
@@ -34,6 +34,8 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.tooling import HookRun
+from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.core.thread.entries import (
     AssistantEntry,
     BranchEntry,
@@ -42,6 +44,7 @@ from melgui.core.thread.entries import (
     Entry,
     NoteEntry,
     Origin,
+    Pin,
     PlanEntry,
     Question,
     ReasoningEntry,
@@ -56,6 +59,8 @@ MELGUI = "melgui"  # the origin of the app's own tools, as the catalog names it
 
 # A tool's origin as the catalog names it: "melgui", "mcp:<server>" or "acp:<agent>".
 ToolOrigin = Callable[[str], str]
+# A call's hook runs and the lines the steps after it added (a language server's diagnostics).
+CallSteps = tuple[tuple[HookRun, ...], tuple[str, ...]]
 
 
 class ThreadReducer:
@@ -103,6 +108,21 @@ class ThreadReducer:
         self._legs_before = sum(1 for m in messages if m.role == "assistant")
         self.thread.replace_all(self._entries_of(messages), "load")
 
+    def restore(self, steps: Mapping[str, CallSteps]) -> None:
+        """Put back what a stored conversation kept of its calls beyond the messages: by
+        call id, the hooks that ran around each and the lines steps after it added."""
+        entries = list(self.thread.entries)
+        changed = False
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, CallEntry) or entry.call_id not in steps:
+                continue
+            hooks, notes = steps[entry.call_id]
+            if (hooks, notes) != (entry.hooks, entry.notes):
+                entries[index] = replace(entry, hooks=hooks, notes=notes)
+                changed = True
+        if changed:
+            self.thread.replace_all(entries, "load")
+
     def apply(self, event: LoopEvent) -> None:
         thread = self.thread
         match event:
@@ -123,7 +143,9 @@ class ThreadReducer:
                 thread.add(self._new_call(call))
             case ApprovalNeeded(request=request):
                 self._asked(request)
-            case ToolCallStarted(call=call, allowed_by=allowed_by, judgement=judgement):
+            case ToolCallStarted(
+                call=call, allowed_by=allowed_by, judgement=judgement, ran_with=ran_with
+            ):
                 entry = self._call(call)
                 decision = entry.decision
                 if entry.question is None and not decision:
@@ -135,6 +157,7 @@ class ThreadReducer:
                         decision=decision,
                         question=None,
                         judgement=judgement or entry.judgement,
+                        ran_with=ran_with,
                     )
                 )
             case ToolCallFinished() as finished:
@@ -321,3 +344,30 @@ class ThreadReducer:
             title = str(entry.arguments.get("title", ""))
             markdown = str(entry.arguments.get("markdown", ""))
             thread.add(PlanEntry(thread.new_id(), title, markdown, call.id))
+        ran = entry.ran_with if entry.ran_with is not None else entry.arguments
+        if call.name == PIN_FACT.name and event.status == "ok" and ran is not None:
+            fact = ran.get("fact")
+            if isinstance(fact, str):
+                self.pin(Pin(fact.strip(), "model"))
+
+    # -- pins ------------------------------------------------------------------------
+
+    def pin(self, pin: Pin) -> bool:
+        """Pin a fact (once; a blank one is not pinned); False when nothing changed."""
+        pins = self.thread.state.pins
+        if not pin.text or any(p.text == pin.text for p in pins):
+            return False
+        self.set_pins((*pins, pin))
+        return True
+
+    def unpin(self, text: str) -> bool:
+        pins = self.thread.state.pins
+        kept = tuple(p for p in pins if p.text != text)
+        if kept == pins:
+            return False
+        self.set_pins(kept)
+        return True
+
+    def set_pins(self, pins: Sequence[Pin]) -> None:
+        """The conversation's pins are now `pins` (a stored conversation's, reopened)."""
+        self.thread.set_state(replace(self.thread.state, pins=tuple(pins)))

@@ -25,6 +25,7 @@ from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow
 from melgui.core.protocol.transport import ModelInfo, Transport, TransportError
 from melgui.core.transports.context_length import fallback_window, kind_from_url, probe_server
 from melgui.core.transports.http.replies import auth_headers
+from melgui.core.transports.http.tls import async_client
 from melgui.core.transports.local.hub import models_dir
 
 GGUF_MAGIC = b"GGUF"
@@ -74,7 +75,7 @@ async def context_window(
     except Exception:  # a model list that fails says nothing of the window
         models = None
     headers = auth_headers(getattr(transport, "api_key", None))
-    async with httpx.AsyncClient() as client:
+    async with async_client() as client:
         found = await probe_server(client, base_url, model, models, headers)
     if found is not None and (found.source == "server" or not setting):
         return found
@@ -117,7 +118,7 @@ async def find_servers(
     """The servers that answer `GET /v1/models` with a model list, in the order given;
     all are probed at once, so this takes at most about `timeout`."""
     limits = httpx.Timeout(timeout)
-    async with httpx.AsyncClient(timeout=limits, trust_env=False) as client:
+    async with async_client(timeout=limits, trust_env=False) as client:
         found = await asyncio.gather(*(_probe(client, name, host, port) for name, port in servers))
     return [server for server in found if server is not None]
 

@@ -7,7 +7,9 @@ The board follows the session's thread and keeps, per agent, its state (running,
 waiting for approval since when, idle, finished, failed), its branch (from its
 worktree, when it has one), the files it changed (git against the worktree's base when
 it has one, counted in a thread: `file_count`; else the paths its file-changing tool
-calls wrote) and its tokens.
+calls wrote) and its tokens. With an `OverlapWatch`, the files its worktree changed are
+read after each of its tool calls and turns (one read serves the count too), and a row
+says where the agent's changes meet another's: shared files, conflicts to be.
 
 Listeners hear `changed()` after any change, and `Moment`s: an agent started waiting
 for an approval, finished a turn or failed one. The window turns moments into signals
@@ -27,8 +29,10 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
 from melgui.core.thread.entries import AssistantEntry, CallEntry, NoteEntry, UserEntry
 from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.overlap.overlaps import describe, overlaps_of, summary
 from melgui.desk.board.branch_files import changed_files
 from melgui.desk.board.file_count import FileCount, FileCounter
+from melgui.desk.board.overlap_watch import OverlapWatch
 from melgui.desk.hosted_agents.session import HostedAgentSession
 
 AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
@@ -50,6 +54,9 @@ class AgentRow:
     files_changed: int
     tokens: int
     detail: str  # the failure, when failed
+    overlap: str = ""  # "2 files shared with Pane 3 (1 conflict to be)"; "" when none
+    overlaps: tuple[str, ...] = ()  # one line per shared file, in plain words
+    conflicts: int = 0  # shared files likely to conflict
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +93,16 @@ class _Agent:
         self.asked: dict[str, ApprovalRequest] = {}  # by call id, oldest first
         self.written: set[str] = set()  # paths its own tool calls changed
         self._ended: set[str] = set()  # calls whose result was seen
-        self._git_files = FileCount(board.count_files, lambda: board.changed(self, None))
+        self._git_files: FileCount[list[str]] = FileCount(
+            board.count_files, lambda: board.changed(self, None)
+        )
         self._turns = session.thread.state.turns
         self._unsubscribe = session.thread.subscribe(self._on_change)
+
+    def edited(self) -> None:
+        """The worktree may have changed: the overlap watch reads it again."""
+        if self.board.overlaps is not None:
+            self.board.overlaps.edited(self.key, self.worktree())
 
     @property
     def pending(self) -> list[ApprovalRequest]:
@@ -97,6 +111,8 @@ class _Agent:
     def close(self) -> None:
         self._unsubscribe()
         self._git_files.close()
+        if self.board.overlaps is not None:
+            self.board.overlaps.forget(self.key)
 
     def _set(self, state: AgentState, detail: str = "") -> None:
         if state != self.state:
@@ -119,6 +135,8 @@ class _Agent:
                 moment = self._moment("failed", text)
             case StateChanged(state=state):
                 ended, self._turns = state.turns != self._turns, state.turns
+                if ended:
+                    self.edited()
                 if ended and state.outcome == "done":
                     self._set("finished")
                     moment = self._moment("finished", self._last_reply())
@@ -164,6 +182,7 @@ class _Agent:
 
     def _note_written(self, entry: CallEntry) -> None:
         self._git_files.mark_stale()  # anything may have changed the worktree
+        self.edited()
         result = entry.result
         if result is None or result.status != "ok" or entry.origin.kind == "acp":
             return  # an ACP agent's tools are its own: its worktree's git count only
@@ -184,6 +203,9 @@ class _Agent:
         worktree = self.worktree()
         if worktree is None:
             return len(self.written)
+        watched = self.board.overlaps.touched(self.key) if self.board.overlaps else None
+        if watched is not None:
+            return len(watched.files)
         self._git_files.request(worktree)
         files = self._git_files.files
         return len(files) if files is not None else len(self.written)
@@ -195,6 +217,9 @@ class _Agent:
 
     def row(self) -> AgentRow:
         worktree = self.worktree()
+        watch = self.board.overlaps
+        shared = overlaps_of(watch.overlaps, self.key) if watch is not None else []
+        name_of = self.board.name_of
         return AgentRow(
             key=self.key,
             name=self.name,
@@ -205,6 +230,9 @@ class _Agent:
             files_changed=self.files_changed(),
             tokens=self.tokens(),
             detail=self.detail,
+            overlap=summary(shared, self.key, name_of),
+            overlaps=tuple(describe(overlap, self.key, name_of) for overlap in shared),
+            conflicts=sum(overlap.conflict for overlap in shared),
         )
 
 
@@ -216,9 +244,13 @@ class AgentsBoard:
         *,
         clock: Callable[[], float] = time.time,
         count_files: FileCounter = changed_files,
+        overlaps: OverlapWatch | None = None,
     ) -> None:
         self.clock = clock
         self.count_files = count_files
+        self.overlaps = overlaps
+        if overlaps is not None:
+            overlaps.subscribe(self._notify_change)
         self._agents: dict[str, _Agent] = {}
         self._on_change: list[Callable[[], None]] = []
         self._on_moment: list[Callable[[Moment], None]] = []
@@ -236,6 +268,7 @@ class AgentsBoard:
         if old is not None:
             old.close()
         self._agents[key] = _Agent(self, key, name, session, worktree)
+        self._agents[key].edited()
         self._notify_change()
 
     def remove(self, key: str) -> None:
@@ -249,6 +282,10 @@ class AgentsBoard:
         if agent is not None and agent.name != name:
             agent.name = name
             self._notify_change()
+
+    def name_of(self, key: str) -> str:
+        agent = self._agents.get(key)
+        return agent.name if agent is not None else key
 
     def agent_keys(self) -> list[str]:
         return list(self._agents)
@@ -281,6 +318,8 @@ class AgentsBoard:
         for agent in self._agents.values():
             agent.close()
         self._agents.clear()
+        if self.overlaps is not None:
+            self.overlaps.close()
 
     def changed(self, agent: _Agent, moment: Moment | None) -> None:
         if self._agents.get(agent.key) is not agent:

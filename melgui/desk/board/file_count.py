@@ -1,4 +1,5 @@
-"""One agent's count of the files its worktree changed, read by git off the loop's thread.
+"""One agent's reading of its worktree (the files it changed, or what `overlap_watch`
+reads), done by git off the loop's thread.
 
 git on a large repository takes tens to hundreds of milliseconds; the board asks after
 every tool call of every worktree worker, so the count is read in a thread: at most one
@@ -12,22 +13,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from melgui.core.worktrees.model import Worktree
 
+T = TypeVar("T")
 FileCounter = Callable[[Worktree], list[str] | None]
 
 log = logging.getLogger(__name__)
 
 
-class FileCount:
-    """The last count of one worktree's changed files (`files`: None until the first
-    read ends, or when git could not tell)."""
+class FileCount(Generic[T]):
+    """The last reading of one worktree (`files`: None until the first read ends, or
+    when git could not tell)."""
 
-    def __init__(self, counter: FileCounter, on_counted: Callable[[], None]) -> None:
+    def __init__(
+        self, counter: Callable[[Worktree], T | None], on_counted: Callable[[], None]
+    ) -> None:
         self._counter = counter
         self._on_counted = on_counted
-        self.files: list[str] | None = None
+        self.files: T | None = None
         self._worktree: Worktree | None = None
         self._stale = True
         self._task: asyncio.Task[None] | None = None
@@ -72,9 +77,9 @@ class FileCount:
             self._task = None
         self._on_counted()
 
-    def _read(self, worktree: Worktree) -> list[str] | None:
+    def _read(self, worktree: Worktree) -> T | None:
         try:
             return self._counter(worktree)
         except Exception:  # a count is a hint on the board; never worth a traceback loop
-            log.exception("Counting the changed files of %s failed", worktree.path)
+            log.exception("Reading the worktree %s failed", worktree.path)
             return None

@@ -9,13 +9,14 @@ its handlers then answer that the tool is gone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.catalog import ALL_TOOLS, ToolCatalog, ToolDef
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.tools.mcp.naming import tool_name
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 # server name, tool name → the server's call
 Caller = Callable[[str, str, dict[str, Any]], Any]

@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from melgui.core.config.settings import config_dir
 from melgui.core.config.trust import FolderTrust
@@ -31,11 +31,13 @@ from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget
 from melgui.tools.mcp.bridge import Bridge
 from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.config import ConfigError, ServerConfig, load_file, project_path, user_path
-from melgui.tools.mcp.server import McpServer, ServerState
 from melgui.tools.mcp.trust import TrustStore
 
+if TYPE_CHECKING:  # the server module brings the MCP SDK (1 s, 40 MB): when one is configured
+    from melgui.tools.mcp.server import McpServer
+
 STATE_FILE = "mcp-state.json"
-Listener = Callable[[McpServer], None]
+Listener = Callable[["McpServer"], None]
 
 
 class McpManager:
@@ -98,6 +100,10 @@ class McpManager:
             configs[config.name] = config
         toggles = self._toggles()
         self.servers = {}
+        if not configs:
+            return
+        from melgui.tools.mcp.server import McpServer, ServerState
+
         for name in sorted(configs):
             config = self._apply_toggles(configs[name], toggles.get(name, {}))
             self.servers[name] = McpServer(
@@ -140,6 +146,8 @@ class McpManager:
                 self.folder_trust.trust(self.folder)
             self.trust.trust(self.untrusted)
             self.untrusted = None
+            from melgui.tools.mcp.server import ServerState
+
             for server in self.servers.values():
                 if server.state.status == "untrusted":
                     server.state = ServerState("stopped")
@@ -177,11 +185,15 @@ class McpManager:
         if server.sign_in is None:
             return
         server.sign_in.sign_out()
+        from melgui.tools.mcp.server import ServerState
+
         self.bridge.withdraw(name)
         await server.stop()
         server._set(ServerState("sign-in", message="signed out"))
 
     async def set_enabled(self, name: str, enabled: bool) -> None:
+        from melgui.tools.mcp.server import ServerState
+
         server = self.servers[name]
         self._save_toggle(name, disabled=not enabled)
         server.config = dataclasses.replace(server.config, disabled=not enabled)

@@ -6,7 +6,9 @@ over one on PATH (which may be a slow wrapper script).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.metadata as metadata
 import os
 import shutil
 import sys
@@ -36,6 +38,11 @@ def find_ripgrep() -> str | None:
     if scripts:
         candidates.append(Path(scripts) / "rg")
     candidates.append(Path(sys.executable).parent / "rg")
+    # `pip install --target LIB` (melgui's install on a remote) puts scripts in LIB/bin.
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        candidates.append(
+            Path(str(metadata.distribution("ripgrep").locate_file(""))) / "bin" / "rg"
+        )
     on_path = shutil.which("rg")
     if on_path:
         candidates.append(Path(on_path))

@@ -13,6 +13,7 @@ from melgui.core.protocol.calls import summarize
 from melgui.ui.approvals.approval_controls import ApprovalControls
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.command_parts import command_judgement, parts_summary_html
+from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 
@@ -47,7 +48,7 @@ class ApprovalBar(QFrame):
         top.addWidget(self.count)
         top.addWidget(self.show_button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setContentsMargins(SPACE_S, SPACE_S, SPACE_S, SPACE_S)
         layout.addLayout(top)
         layout.addWidget(self.parts)
         layout.addWidget(self.controls)
@@ -62,7 +63,8 @@ class ApprovalBar(QFrame):
         """Show how many approvals wait in all (melgui.ui.notifications keeps it current)."""
         self.count.setVisible(waiting > 0)
         self.count.setText(
-            f"<span style='background:{self.colors.pending};color:white'>&nbsp;{waiting}"
+            f"<span style='background:{self.colors.badge};color:{self.colors.on_accent}'>"
+            f"&nbsp;{waiting}"
             f"&nbsp;waiting&nbsp;</span>"
         )
 

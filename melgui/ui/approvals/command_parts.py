@@ -11,6 +11,7 @@ import html
 from melgui.core.agent.rule_scopes import SCOPE_LABEL
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.judgement import JudgedPart, Judgement, Verdict
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 ICON: dict[Verdict, str] = {"allow": "✓", "ask": "◆", "deny": "⊘"}
@@ -74,11 +75,11 @@ def parts_html(judgement: Judgement, colors: Colors, *, sandbox: bool) -> str:
     body = (
         f'<p style="font-family:monospace; white-space:pre-wrap; margin:0">'
         f"{marked_command(judgement, colors)}</p>"
-        f'<p style="margin-top:4px">{part_lines(judgement, colors)}</p>'
+        f'<p style="margin-top:{SPACE_XS}px">{part_lines(judgement, colors)}</p>'
     )
     if sandbox:
         body += (
-            f'<p style="color:{colors.ok}; margin-top:4px">▣ sandboxed: it runs with only '
+            f'<p style="color:{colors.ok}; margin-top:{SPACE_XS}px">▣ sandboxed: it runs with only '
             "the project writable, without melgui's keys</p>"
         )
     return body

@@ -1,5 +1,6 @@
 """The one place for approval rules: every scope listed, edited and removed; per-tool
-defaults; the sandbox; and the log of calls that ran without asking.
+defaults; the sandbox; the log of calls that ran without asking; and the rules as edited
+tried on the recorded history (history_trial).
 
 A command rule is words (`git status`, `npm run *`, `find ... -delete`); the editor shows
 which past commands a rule would have allowed on its own, and which commands starting
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -30,12 +32,15 @@ from PySide6.QtWidgets import (
 
 from melgui.core.agent.claude_rules import Imported
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import SCOPE_LABEL, SCOPES, Rule, Scope
+from melgui.core.agent.rule_scopes import SCOPE_LABEL, SCOPES, Rule, RuleBook, Scope
 from melgui.core.agent.rule_trial import RuleTrial
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ALL_TOOLS, Mode
 from melgui.core.store.records import AllowedCall
 from melgui.tools.commands.sandbox import SandboxStatus
+from melgui.ui.approvals.history_trial import HistoryTrial, Recorded
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import ROW_H, RULE_MATCHES_MAX_H, SPACE_XS
 
 
 class PolicyEditor(QWidget):
@@ -49,9 +54,13 @@ class PolicyEditor(QWidget):
         importable: Sequence[Imported] = (),
         sandbox: SandboxStatus | None = None,
         problems: Sequence[str] = (),
+        recorded: Recorded | None = None,
+        tasks: TaskKeeper | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self.policy = policy
+        self._sandbox_available = sandbox is not None and sandbox.available
         self.history = history
         self.trial = RuleTrial(history, policy.project)  # each past command read once
         self.project = policy.project
@@ -61,6 +70,12 @@ class PolicyEditor(QWidget):
         tabs.addTab(self._tools_tab(policy.modes), "Tools")
         tabs.addTab(self._sandbox_tab(settings or Settings(), sandbox), "Sandbox")
         tabs.addTab(self._log_tab(allowed), "Ran without asking")
+        self.history_trial: HistoryTrial | None = None
+        if recorded is not None and tasks is not None:
+            trial = HistoryTrial(self.draft_policy, recorded, tasks, self.adopt, parent=self)
+            self.history_trial = trial
+            tabs.addTab(trial, "Try on history")
+        self.tabs = tabs
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(tabs)
@@ -107,7 +122,7 @@ class PolicyEditor(QWidget):
         self.message.setWordWrap(True)
         self.matches = QPlainTextEdit(tab)
         self.matches.setReadOnly(True)
-        self.matches.setMaximumHeight(110)
+        self.matches.setMaximumHeight(RULE_MATCHES_MAX_H)
         layout = QVBoxLayout(tab)
         layout.addWidget(self.rules, 1)
         layout.addLayout(row)
@@ -176,6 +191,30 @@ class PolicyEditor(QWidget):
         self._append(rule)
         self.rule_input.clear()
         self.rules.selectRow(self.rules.rowCount() - 1)
+
+    def adopt(self, rule: Rule) -> bool:
+        """A rule proposed by the trial on the history joins the draft; False when there."""
+        if rule in self.rule_list():
+            return False
+        self._append(rule)
+        return True
+
+    def draft_policy(self) -> RulePolicy:
+        """The policy as edited here, not yet saved: what "Try on history" replays."""
+        book = RuleBook(
+            self.rule_list("conversation"), self.rule_list("project"), self.rule_list("everywhere")
+        )
+        values = self.sandbox_values()
+        sandboxed = values["sandbox_commands"] and self._sandbox_available
+        unasked = sandboxed and values["sandbox_without_asking"]
+        return replace(
+            self.policy,
+            modes=dict(self.modes()),
+            book=book,
+            sandbox_on=lambda: sandboxed,
+            sandbox_answers=lambda: unasked,
+            on_saved_change=None,
+        )
 
     def _remove_rule(self) -> None:
         row = self.rules.currentRow()
@@ -275,7 +314,7 @@ class PolicyEditor(QWidget):
         # At least eight tools in view (Settings showed three rows).
         rows = self.table.verticalHeader().defaultSectionSize()
         header = self.table.horizontalHeader().sizeHint().height()
-        self.table.setMinimumHeight(rows * 8 + header + 2 * self.table.frameWidth() + 4)
+        self.table.setMinimumHeight(rows * ROW_H + header + 2 * self.table.frameWidth() + SPACE_XS)
         return self.table
 
     def modes(self) -> dict[str, Mode]:

@@ -1,4 +1,5 @@
-"""The agents board: one row per agent (state, branch, files changed, tokens).
+"""The agents board: one row per agent (state, branch, files changed, tokens, and where
+its changes overlap another worker's: shared files, conflicts to be).
 
 Clicking a row (or Enter on it) emits `focusRequested(key)`: the window brings that
 agent's pane forward, and its waiting approval if it has one.
@@ -19,8 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.desk.board.agents_board import AgentsBoard
+from melgui.desk.board.agents_board import AgentRow, AgentsBoard
 from melgui.ui.board.cells import COLUMNS, STATE_COLOUR, cells
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
+from melgui.ui.runtime.theme import LIGHT, Colors
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
 AGE_REFRESH_MS = 30_000  # "since 14:02 (3 min)" stays true
@@ -31,12 +34,15 @@ class BoardView(QWidget):
 
     focusRequested = Signal(str)
 
-    def __init__(self, board: AgentsBoard, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, board: AgentsBoard, parent: QWidget | None = None, colors: Colors = LIGHT
+    ) -> None:
         super().__init__(parent)
         self.board = board
+        self.colors = colors
         self.setObjectName("agentsBoard")
         self.summary = QLabel(self)
-        self.summary.setContentsMargins(6, 4, 6, 0)
+        self.summary.setContentsMargins(SPACE_S, SPACE_XS, SPACE_S, 0)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
@@ -53,7 +59,7 @@ class BoardView(QWidget):
         self.tree.itemActivated.connect(self._activated)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        layout.setSpacing(SPACE_2XS)
         layout.addWidget(self.summary)
         layout.addWidget(self.tree, 1)
         self._unlisten = board.on_change(self._board_changed)
@@ -102,10 +108,24 @@ class BoardView(QWidget):
                     item.setText(column, value)
             item.setForeground(1, QBrush(QColor(STATE_COLOUR[row.state])))
             item.setToolTip(1, row.detail or texts[1])
+            self._show_overlap(item, row.overlaps, row.conflicts)
         waiting = sum(row.waiting for row in rows)
         running = sum(row.state == "running" for row in rows)
         text = f"{len(rows)} agent{'s' if len(rows) != 1 else ''} · {running} running"
-        self.summary.setText(text + (f" · <b>{waiting} waiting for you</b>" if waiting else ""))
+        text += f" · <b>{waiting} waiting for you</b>" if waiting else ""
+        self.summary.setText(text + _overlap_summary(rows))
+
+    def _show_overlap(self, item: QTreeWidgetItem, lines: tuple[str, ...], conflicts: int) -> None:
+        column = len(COLUMNS) - 1
+        colour = (
+            self.colors.error if conflicts else self.colors.warn if lines else self.colors.muted
+        )
+        item.setForeground(column, QBrush(QColor(colour)))
+        item.setToolTip(column, "\n".join(lines) or "No file shared with another worker")
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+        self.refresh()
 
     def _keys(self) -> list[object]:
         items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
@@ -126,3 +146,15 @@ class BoardView(QWidget):
         key = item.data(0, KEY_ROLE)
         if isinstance(key, str):
             self.focusRequested.emit(key)
+
+
+def _overlap_summary(rows: list[AgentRow]) -> str:
+    """ " · ⚠ 2 workers' changes overlap (1 conflict to be)", "" when none do."""
+    overlapping = [row for row in rows if row.overlap]
+    if not overlapping:
+        return ""
+    conflicts = sum(row.conflicts for row in overlapping) // 2  # each counted on both sides
+    text = f" · <b>⚠ {len(overlapping)} workers' changes overlap"
+    if conflicts:
+        text += f" ({conflicts} conflict{'s' if conflicts != 1 else ''} to be)"
+    return text + "</b>"

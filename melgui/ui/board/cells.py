@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 from melgui.desk.board.agents_board import AgentRow, AgentState
+from melgui.ui.runtime.look.tokens import LIGHT
 
-COLUMNS = ("Agent", "State", "Branch", "Files changed", "Tokens")
+COLUMNS = ("Agent", "State", "Branch", "Files changed", "Tokens", "Overlaps")
 
 STATE_LABEL: dict[AgentState, str] = {
     "running": "running",
@@ -17,11 +18,11 @@ STATE_LABEL: dict[AgentState, str] = {
 }
 
 STATE_COLOUR: dict[AgentState, str] = {
-    "running": "#1a7f37",
-    "waiting": "#b35900",
-    "idle": "#6b6b73",
-    "finished": "#2f6fdf",
-    "failed": "#c62828",
+    "running": LIGHT.ok,
+    "waiting": LIGHT.pending,
+    "idle": LIGHT.muted,
+    "finished": LIGHT.accent,
+    "failed": LIGHT.error,
 }
 
 
@@ -67,4 +68,5 @@ def cells(row: AgentRow, now: float | None = None) -> tuple[str, ...]:
         row.branch or "shared folder",
         str(row.files_changed),
         tokens_text(row.tokens),
+        f"⚠ {row.overlap}" if row.overlap else "—",
     )

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from melgui.core.worktrees.changes.diff import FileChange, Hunk
 from melgui.desk.review import Finding
 from melgui.ui.changes.hunk_lines import HunkLines
+from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 PAGE = 25  # hunks shown at once
@@ -41,6 +42,7 @@ class HunkView(QFrame):
         parent: QWidget | None = None,
         *,
         whole_only: bool = False,
+        actions: bool = True,
     ) -> None:
         super().__init__(parent)
         self.index = index
@@ -79,6 +81,8 @@ class HunkView(QFrame):
         top.addWidget(self.button)
         top.addWidget(self.discard)
         top.addWidget(header, 1)
+        self.button.setVisible(actions)  # the project folder's own changes: nowhere to apply
+        self.discard.setVisible(actions)
         self.comments = QLabel(self)
         self.comments.setObjectName(f"hunk-comments-{index}")
         self.comments.setTextFormat(Qt.TextFormat.RichText)
@@ -86,7 +90,7 @@ class HunkView(QFrame):
         self.comments.hide()
         self.colors = colors
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setContentsMargins(SPACE_S, SPACE_XS, SPACE_S, SPACE_XS)
         layout.addLayout(top)
         layout.addWidget(self.comments)
         layout.addWidget(self.body)
@@ -123,13 +127,14 @@ class FileDiffView(QScrollArea):
         self.setWidgetResizable(True)
         self.title = QLabel(self)
         self.findings: dict[str, dict[int, list[Finding]]] = {}  # a review's, by path, hunk
+        self.hunk_actions = True  # each hunk's Apply and Discard (off: the changes are in place)
         self.show_file(None)
 
     def show_file(self, change: FileChange | None) -> None:
         self.change = change
         page = QWidget(self)
         layout = QVBoxLayout(page)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setContentsMargins(SPACE_S, SPACE_S, SPACE_S, SPACE_S)
         self.title = QLabel(page)
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
@@ -163,7 +168,10 @@ class FileDiffView(QScrollArea):
         at = self._layout.count() - 1  # before the stretch
         for index in range(start, end):
             whole = change.status == "renamed"  # a rename is applied whole
-            view = HunkView(index, change.hunks[index], self.colors, page, whole_only=whole)
+            hunk = change.hunks[index]
+            view = HunkView(
+                index, hunk, self.colors, page, whole_only=whole, actions=self.hunk_actions
+            )
             view.applyRequested.connect(self.applyHunk.emit)
             view.discardRequested.connect(self.discardHunk.emit)
             view.mark_in_main(index in self._in_main)

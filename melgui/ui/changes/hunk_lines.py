@@ -19,10 +19,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
 from melgui.core.worktrees.changes.diff import Hunk
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 MAX_HUNK_LINES = 1500  # a longer hunk shows its start; Apply still applies all of it
-_TINTS = {"light": ("#e6ffec", "#ffebe9"), "dark": ("#12361f", "#4a1c1c")}
 _GUTTER = 13  # characters: "12345 12345  "
 
 
@@ -67,9 +67,11 @@ class HunkLines(QWidget):
         self._ascent = metrics.ascent()
         self._gutter = metrics.horizontalAdvance("0" * _GUTTER)
         widest = max((metrics.horizontalAdvance(row.text) for row in self.rows), default=0)
-        self.setMinimumSize(self._gutter + widest + 8, self._line * len(self.rows) + 2)
+        self.setMinimumSize(
+            self._gutter + widest + SPACE_S, self._line * len(self.rows) + SPACE_2XS
+        )
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        added_bg, removed_bg = _TINTS.get(colors.name, _TINTS["light"])
+        added_bg, removed_bg = colors.diff_add, colors.diff_del
         self._pens = {
             "+": QColor(colors.ok),
             "-": QColor(colors.error),

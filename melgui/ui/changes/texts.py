@@ -36,6 +36,17 @@ def summary_html(
     return first + "<br>" + " ".join(parts)
 
 
+def uncommitted_html(worktree: Worktree, changes: WorktreeChanges, colors: Colors) -> str:
+    """The project folder's own changes: against which commit, and how many files."""
+    count = len(changes.files)
+    files = f"{count} changed file{'s' if count != 1 else ''}" if count else "No changes"
+    return (
+        f"Uncommitted changes in <span style='color:{colors.muted}'>"
+        f"{html.escape(str(worktree.path))}</span>, against <b>{html.escape(worktree.branch)}"
+        f"</b> at {worktree.base[:10]}.<br>{files}; review them to see findings on the hunks."
+    )
+
+
 def conflicts_html(state: MergeState, colors: Colors) -> str:
     files = "".join(f"<li>{html.escape(path)}</li>" for path in state.conflicts)
     if not state.merging:

@@ -4,6 +4,8 @@ chosen file's hunks with Apply and Discard buttons each, and the actions on the 
 the worktree again after every action.
 
 `open_changes(parent, worktree)` opens it (or brings an open one for that worktree up).
+With `in_place` it shows the project folder's own uncommitted changes (`uncommitted_in`):
+its files and hunks and a review's findings on them, with nothing to apply or discard.
 """
 
 from __future__ import annotations
@@ -39,24 +41,34 @@ from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
 from melgui.ui.changes.questions import Question
-from melgui.ui.changes.texts import conflicts_html, summary_html
+from melgui.ui.changes.texts import conflicts_html, summary_html, uncommitted_html
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import DIALOG_XL
 from melgui.ui.runtime.theme import DARK, LIGHT, Colors
 
 
 class ChangesView(QDialog):
-    def __init__(self, worktree: Worktree, colors: Colors, parent: QWidget | None = None):
+    def __init__(
+        self,
+        worktree: Worktree,
+        colors: Colors,
+        parent: QWidget | None = None,
+        *,
+        in_place: bool = False,
+    ):
         super().__init__(parent)
         self.worktree = worktree
+        self.in_place = in_place
         self.colors = colors
         self.changes: WorktreeChanges | None = None
         self.merge: MergeState | None = None
         self.question: Question | None = None  # the one open question, if any
         self.busy = ""  # what is running now ("" when nothing)
-        self._reads: set[asyncio.Task[None]] = set()
+        self._reads: set[asyncio.Task[object]] = set()
         self.tasks = TaskKeeper(on_error=lambda text: self.say(text, error=True))
         self.commands = ChangesActions(self)
-        self.setWindowTitle(f"Changes · {worktree.branch}")
+        where = f"uncommitted in {worktree.path.name}" if in_place else worktree.branch
+        self.setWindowTitle(f"Changes · {where}")
         self.setObjectName("changesView")
         self.summary = QLabel(self)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -105,8 +117,25 @@ class ChangesView(QDialog):
         self.send_button = self._button("Send findings to the worker", self.send_findings)
         close = self._button("Close", self.close)
         self._layout(close)
-        self.resize(1040, 660)
+        self.resize(*DIALOG_XL)
+        if in_place:
+            self._in_place()
         self._enable()
+
+    def _in_place(self) -> None:
+        """The project folder's own changes: no commits to list, nowhere to apply them."""
+        self.diff.hunk_actions = False
+        for widget in (
+            self.commits_title,
+            self.commits,
+            self.apply_file_button,
+            self.apply_all_button,
+            self.merge_button,
+            self.discard_file_button,
+            self.discard_button,
+        ):
+            widget.hide()
+        self.send_button.setText("Send findings to a new worker")
 
     def _button(self, text: str, slot: object) -> QPushButton:
         button = QPushButton(text, self)
@@ -149,27 +178,36 @@ class ChangesView(QDialog):
     def refresh(self) -> None:
         self._read(self.reload(), "reading the worker's changes")
 
-    def _read(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+    def _read(self, coro: Coroutine[Any, Any, object], what: str) -> None:
         """Start a read; closing the view cancels it (reads write nothing)."""
         task = self.tasks.spawn(coro, what=what)
         self._reads.add(task)
         task.add_done_callback(self._reads.discard)
 
+    @property
+    def reviewed(self) -> str:
+        """What a review here reviews, in words."""
+        if self.in_place:
+            return "the uncommitted changes"
+        return f"the worker's branch {self.worktree.branch}"
+
     def review(self) -> None:
         if self.reviewer is not None and self.changes is not None and self.idle:
-            self._read(self._review(self.reviewer()), "reviewing the worker's changes")
+            self._read(self.run_review(self.reviewer(), close=True), f"reviewing {self.reviewed}")
 
-    async def _review(self, session: AgentSession) -> None:
+    async def run_review(self, session: AgentSession, *, close: bool = False) -> list[Comment]:
+        """`session` reviews the shown changes read-only and its findings land on their
+        hunks; `close`: the session was made for this review."""
         assert self.changes is not None
         files = [c for c in self.changes.files if not c.binary]
         diff = "".join(patch_of(c) for c in files)
         self.set_busy("reviewing")
         try:
-            what = f"the worker's branch {self.worktree.branch}"
-            comments = await review_diff(session, str(self.worktree.path), diff, what)
+            comments = await review_diff(session, str(self.worktree.path), diff, self.reviewed)
         finally:
             self.set_busy("")
-            await session.aclose()
+            if close:
+                await session.aclose()
         found: dict[str, dict[int, list[Finding]]] = {}
         for comment in comments:
             path = files[comment.file].path
@@ -179,6 +217,7 @@ class ChangesView(QDialog):
         self._enable()
         hunks = sum(len(by_hunk) for by_hunk in found.values())
         self.say(f"Review: {len(comments)} findings on {hunks} hunks.")
+        return comments
 
     def send_findings(self) -> None:
         """The review's findings, by hunk, as a task for the worker."""
@@ -189,9 +228,15 @@ class ChangesView(QDialog):
             f"{c.finding.severity}: {c.finding.text}"
             for c in self.findings
         ]
-        task = "A review of your changes found these; fix them:\n" + "\n".join(lines)
+        whose = (
+            f"of the uncommitted changes in {self.worktree.path}"
+            if self.in_place
+            else ("of your changes")
+        )
+        task = f"A review {whose} found these; fix them:\n" + "\n".join(lines)
         self.send_to_worker(task)
-        self.say(f"Sent {len(lines)} findings to the worker.")
+        to = "a new worker" if self.in_place else "the worker"
+        self.say(f"Sent {len(lines)} findings to {to}.")
 
     async def reload(self) -> None:
         """Read the worktree and the main folder's merge state again and show them."""
@@ -229,6 +274,9 @@ class ChangesView(QDialog):
         self._enable()
 
     def _show_summary(self, changes: WorktreeChanges, state: MergeState) -> None:
+        if self.in_place:
+            self.summary.setText(uncommitted_html(self.worktree, changes, self.colors))
+            return
         self.summary.setText(summary_html(self.worktree, changes, state, self.colors))
 
     def _show_conflicts(self, state: MergeState) -> None:
@@ -255,7 +303,7 @@ class ChangesView(QDialog):
     async def check_in_main(self) -> None:
         """Mark the shown file's hunks that the main folder has already."""
         change = self.diff.change
-        if change is None:
+        if change is None or self.in_place:
             return
         try:
             found = await hunks_in_main(self.worktree, change)
@@ -329,20 +377,25 @@ def open_changes(
     colors: Colors | None = None,
     reviewer: Callable[[], AgentSession] | None = None,
     send_to_worker: Callable[[str], object] | None = None,
+    *,
+    in_place: bool = False,
+    read: bool = True,
 ) -> ChangesView:
-    """Show the Changes view of `worktree` (the open one, if there is one) and read it."""
+    """Show the Changes view of `worktree` (the open one, if there is one) and read it
+    (unless not `read`: the caller awaits `reload`)."""
     if parent is not None:
         for view in parent.findChildren(ChangesView):
             if view.worktree == worktree and view.isVisible():
                 view.raise_()
                 view.activateWindow()
                 return view
-    view = ChangesView(worktree, colors or _colors_of(parent), parent)
+    view = ChangesView(worktree, colors or _colors_of(parent), parent, in_place=in_place)
     view.reviewer = reviewer
     view.send_to_worker = send_to_worker
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     view.show()
-    view.refresh()
+    if read:
+        view.refresh()
     return view
 
 

@@ -1,4 +1,5 @@
-"""ChatView: the transcript of one session, its input box, Send and Stop.
+"""ChatView: the transcript of one session in a centred column, the welcome over an empty
+one, and the composer card under it (prompt, chips, one send button that stops).
 
 Constructible on its own from a SessionBridge (the worker panes embed one). Reopening a
 long conversation draws only its last messages; "Show earlier messages" draws more.
@@ -10,10 +11,11 @@ from collections.abc import Callable
 from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QGuiApplication, QKeySequence, QPalette, QShortcut
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
+from melgui.core.protocol.approval import Approve, Deny
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
@@ -39,15 +41,18 @@ from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
+from melgui.ui.chat.column import centred_column
+from melgui.ui.chat.composer.composer_card import ComposerCard
 from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.chat.composer.tab_cycle import tab_within
-from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.chat.failure_text import cut_short, explain_failure, rejects_images
 from melgui.ui.chat.model_line import ModelLine
 from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.chat.transcript.history_paging import HistoryPaging
+from melgui.ui.chat.welcome import Welcome
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import SPACE_L, SPACE_XS
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 
@@ -69,6 +74,9 @@ class ChatView(HistoryPaging, QWidget):
         hooks `card_extra`, `user_links` and `failures` first, then draws once with
         `load_conversation` (a long conversation's first screen is not drawn twice)."""
         super().__init__(parent)
+        self.setObjectName("chatView")
+        self.setBackgroundRole(QPalette.ColorRole.Base)  # the page behind the column
+        self.setAutoFillBackground(True)
         self.bridge = bridge
         self.colors = colors
         self.prompt = prompt
@@ -76,12 +84,20 @@ class ChatView(HistoryPaging, QWidget):
         self.transcript.callActivated.connect(self.callActivated)
         self.transcript.moreRequested.connect(self._show_more)
         self.transcript.actionRequested.connect(self.actionRequested)
+        self.transcript.cardToggled.connect(self.toggle_card)
+        self.actionRequested.connect(self._own_action)
         # What the window adds under a finished card (changed files, undo) and under a
         # user message (rewind): html with act: links; none by default.
         self.card_extra: Callable[[str, CallPhase], str] | None = None
         self.user_links: Callable[[int], str] | None = None
         self.transcript.laterRequested.connect(self._show_later)
-        self.empty_note = EmptyNote(self.transcript)
+        # In place of the empty conversation: what melgui is, who answers, what to ask.
+        self.welcome = Welcome(
+            self.transcript, colors, bridge.session.loop.cwd, suggest=prompt is not None
+        )
+        self.welcome.promptChosen.connect(self._use_suggestion)
+        self.welcome.settingsRequested.connect(lambda: self.actionRequested.emit("settings", ""))
+        self.empty_note = self.welcome.note
         self.instructions_label = QLabel(self)  # the project instruction files in force
         self.instructions_label.setWordWrap(True)
         self.instructions_label.hide()
@@ -99,29 +115,25 @@ class ChatView(HistoryPaging, QWidget):
         self.note_label.hide()
         self.input.problem.connect(self.show_note)
         self.input.textChanged.connect(self.note_label.hide)
-        self.send_button = QPushButton("Send", self)
-        self.send_button.clicked.connect(self.input.send)
-        self.stop_button = QPushButton("Stop (Esc)", self)
-        self.stop_button.setToolTip("Stop the running leg and tool; the conversation stays valid")
-        self.stop_button.setEnabled(False)
-        self.stop_button.clicked.connect(self.stop)
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        buttons.addStretch(1)
-        row = QHBoxLayout()
-        row.addWidget(self.input, 1)
-        row.addLayout(buttons)
+        self.composer = ComposerCard(self.input, colors, self)
+        self.composer.sendRequested.connect(self.input.send)
+        self.composer.stopRequested.connect(self.stop)
+        self.send_button = self.composer.send_button
+        self.stop_button = self.composer.stop_button
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.instructions_label)
+        layout.setContentsMargins(0, 0, 0, SPACE_L)
+        layout.setSpacing(SPACE_XS)
         layout.addWidget(self.transcript, 1)
-        layout.addWidget(self.thinking)
-        layout.addWidget(self.queued_label)
-        layout.addWidget(self.note_label)
-        layout.addWidget(self.input.attachments)
-        layout.addWidget(self.model_line)
-        layout.addLayout(row)
+        self.column = centred_column(  # the composer lines up with the transcript's text
+            layout,
+            self.instructions_label,
+            self.thinking,
+            self.queued_label,
+            self.note_label,
+            self.input.attachments,
+            self.model_line,
+            self.composer,
+        )
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.stop)
@@ -131,7 +143,7 @@ class ChatView(HistoryPaging, QWidget):
         bridge.threadChange.connect(self.on_change)
         bridge.loopEvent.connect(self.thinking.on_event)
         bridge.busyChanged.connect(self.thinking.on_busy)
-        bridge.busyChanged.connect(self.stop_button.setEnabled)
+        bridge.busyChanged.connect(self.composer.set_busy)
         self._images_refused = ""  # why the last turn failed, when on an image
         bridge.busyChanged.connect(self._after_turn)
         bridge.busyChanged.connect(self._on_busy)
@@ -176,6 +188,30 @@ class ChatView(HistoryPaging, QWidget):
             return
         self.bridge.submit(text, parts)
 
+    def _own_action(self, verb: str, argument: str) -> None:
+        """The actions the view does itself: a message's copy and edit, a waiting call's
+        Approve and Deny in its card (the deny reason is the one typed for it anywhere)."""
+        if verb in ("copy", "edit"):
+            messages = self.bridge.session.conversation.messages
+            index = int(argument) if argument.isdigit() else -1
+            if 0 <= index < len(messages):
+                words = persons_words(messages[index].content)
+                if verb == "copy":
+                    QGuiApplication.clipboard().setText(words)
+                else:
+                    self.input.setPlainText(words)
+                    self.input.setFocus()
+            return
+        if verb not in ("approve", "deny"):
+            return
+        call_id = argument
+        thread = self.bridge.session.thread
+        entry = thread.call(call_id)
+        if entry is None or entry.phase != "waiting":
+            return
+        draft = entry.question.draft if entry.question is not None else ""
+        thread.answer(call_id, Approve() if verb == "approve" else Deny(draft))
+
     def _after_turn(self, busy: bool) -> None:
         """A server refused an image: take images out of the history (kept in a branch),
         so the next message is not refused for the same image again."""
@@ -188,6 +224,16 @@ class ChatView(HistoryPaging, QWidget):
             note = f"{why} — the images are taken out of the conversation (kept in its history)."
             session.branch(without_images(messages), "edit", note)
 
+    def add_above_composer(self, widget: QWidget) -> None:
+        """A bar of the window's between the transcript and the composer (review changes)."""
+        column = self.column.layout()
+        if column is not None and isinstance(column, QVBoxLayout):
+            column.insertWidget(column.indexOf(self.composer), widget)
+
+    def _use_suggestion(self, text: str) -> None:
+        self.input.setPlainText(text)
+        self.input.setFocus()
+
     def focusNextPrevChild(self, next: bool) -> bool:
         controls = (self.input, self.send_button, self.stop_button)
         return tab_within(controls, next) or super().focusNextPrevChild(next)
@@ -195,6 +241,7 @@ class ChatView(HistoryPaging, QWidget):
     def show_model(self, answerer: Answerer) -> None:
         """Name the model that answers, over the prompt box and in it."""
         self.model_line.show_answerer(answerer)
+        self.welcome.show_answerer(answerer)
         self.input.name_model(answerer.name)
 
     def show_note(self, text: str) -> None:
@@ -298,6 +345,7 @@ class ChatView(HistoryPaging, QWidget):
             self._add_card(entry.call, phase)
         if entry.hooks or entry.notes:
             self._card_hooks[call_id] = (entry.hooks, entry.notes)
+        self._call_results[call_id] = result.content
         code = exit_code_of(result.content)
         timing = entry.timing
         self._set_card(call_id, phase, timing.ran, exit_code=code, waited=timing.waited)

@@ -1,18 +1,13 @@
-"""What an empty chat says: how to start, and, on the built-in model, that it is small.
-
-A word-wrapped label over the transcript's viewport (Qt's own placeholder text is drawn
-on one line and cut off at the edge), shown while the transcript has no text.
-"""
+"""What an empty chat says about starting: how, and, on the built-in model, that it is
+small and where better ones are. A word-wrapped label on the welcome screen."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QTextEdit
+from PySide6.QtWidgets import QLabel, QWidget
 
 HOW_TO_START = (
     "Ask about this project. The agent reads and searches the folder on its own; "
-    "writes, edits and commands wait for your approval in the inspector."
+    "writes, edits and commands wait for your approval in their card."
 )
 LOCAL_MODEL_NOTE = (
     "The built-in local model is small: it runs offline on this computer, but its "
@@ -21,39 +16,14 @@ LOCAL_MODEL_NOTE = (
     "lists the model servers and files you already have."
 )
 EMPTY_CHAT_TEXT = f"{HOW_TO_START}\n\n{LOCAL_MODEL_NOTE}"
-MARGIN = 12
 
 
 class EmptyNote(QLabel):
-    """The note over `editor`'s viewport, visible while its document is empty."""
-
-    def __init__(self, editor: QTextEdit, text: str = HOW_TO_START) -> None:
-        super().__init__(text, editor.viewport())
-        self.editor = editor
+    def __init__(self, parent: QWidget, text: str = HOW_TO_START) -> None:
+        super().__init__(text, parent)
         self.setWordWrap(True)
-        self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        editor.viewport().installEventFilter(self)
-        editor.document().contentsChanged.connect(self.update_visibility)
-        self._place()
-        self.update_visibility()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize:
-            self._place()
-        return False
-
-    def _place(self) -> None:
-        width = max(self.editor.viewport().width() - 2 * MARGIN, 50)
-        self.setFixedWidth(width)
-        self.adjustSize()
-        self.move(MARGIN, MARGIN)
+        self.setProperty("role", "muted")
 
     def set_local(self, local: bool) -> None:
         """On the built-in local model, the note adds that it is small (and what else)."""
         self.setText(EMPTY_CHAT_TEXT if local else HOW_TO_START)
-        self._place()
-
-    def update_visibility(self) -> None:
-        self.setVisible(self.editor.document().isEmpty())

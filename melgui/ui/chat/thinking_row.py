@@ -24,6 +24,7 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_M, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 ANSWERING = (AssistantText, AssistantReasoning, ApprovalNeeded, ToolCallStarted)
@@ -42,7 +43,7 @@ class ThinkingRow(QWidget):
         self.stop_button.setToolTip("Stop this turn (Esc); the conversation stays valid")
         self.stop_button.clicked.connect(self.stopRequested)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 2, 4, 2)
+        layout.setContentsMargins(SPACE_M, SPACE_2XS, SPACE_XS, SPACE_2XS)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.stop_button)
         self._stage = ""

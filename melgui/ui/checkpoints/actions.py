@@ -25,6 +25,7 @@ from melgui.desk.rewind import RewindPlan, plan_rewind, rewind
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.checkpoints.notes import checkpoint_note, user_link
+from melgui.ui.checkpoints.review_bar import ReviewBar, turn_changes, undo_file
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.runtime.aio import TaskKeeper
@@ -76,6 +77,54 @@ class CheckpointActions(QObject):
         chat.actionRequested.connect(self.on_action)
         inspector.detail.extra_html = self.detail_extra
         inspector.detail.actionRequested.connect(self.on_action)
+        self.review = ReviewBar(self.colors)
+        chat.add_above_composer(self.review)
+        self.review.undoRequested.connect(
+            lambda path: self.tasks.spawn(self.undo_one_file(path), what="undo a file")
+        )
+        self.review.reviewRequested.connect(
+            lambda: self.tasks.spawn(self.show_turn_diff(), what="diff")
+        )
+        chat.bridge.busyChanged.connect(self._turn_ended)
+
+    def _turn_ended(self, busy: bool) -> None:
+        if not busy:
+            self.tasks.spawn(self.refresh_review(), what="listing the turn's changes")
+
+    def turn_records(self) -> list[CheckpointRecord]:
+        """The checkpoints of the calls since the person's last message."""
+        if self.session is None:
+            return []
+        messages = self.session.conversation.messages
+        start = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
+        ids = [call.id for m in messages[start:] for call in m.tool_calls]
+        records = self.checkpoints.for_calls(ids) if ids else []
+        return [r for r in records if not r.is_restore and r.files]
+
+    async def refresh_review(self) -> None:
+        records = self.turn_records()
+        files = await turn_changes(self.checkpoints, records)
+        undone = {p for r in records if self.undone_by(r) is not None for p in self._paths(r)}
+        self.review.show_files([f for f in files if f.path not in undone])
+
+    @staticmethod
+    def _paths(record: CheckpointRecord) -> set[str]:
+        return {change.path for change in record.files}
+
+    async def undo_one_file(self, path: str) -> CheckpointRecord | None:
+        records = self.turn_records()
+        if not records:
+            return None
+        restore = await undo_file(self.checkpoints, records, path)
+        self.review.accept(path)  # back as before the turn: nothing left to review
+        self._restored(restore, f"Undid {path}")
+        return restore
+
+    async def show_turn_diff(self) -> None:
+        texts = [await self.checkpoints.diff(record) for record in self.turn_records()]
+        dialog = DiffDialog("The turn's changes", "\n".join(texts), self.parent_widget)
+        self.dialogOpened.emit(dialog)
+        await dialog.answer()
 
     async def _tidy(self) -> None:
         """At start: complete what a killed melgui left running, drop what is too old."""

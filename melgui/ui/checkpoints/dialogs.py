@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
+from melgui.ui.runtime.look.tokens import DIALOG_L, DIALOG_M
 
 # (path, which version, its blob id or None when absent) -> the text to show
 ReadVersion = Callable[[str, Choice, str | None], Awaitable[str]]
@@ -67,7 +68,7 @@ class DiffDialog(AwaitableDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.text, 1)
         layout.addWidget(buttons)
-        self.resize(760, 520)
+        self.resize(*DIALOG_M)
 
 
 class ConflictDialog(AwaitableDialog):
@@ -112,7 +113,7 @@ class ConflictDialog(AwaitableDialog):
         layout.addLayout(grid)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(buttons)
-        self.resize(820, 560)
+        self.resize(*DIALOG_L)
 
     async def load_versions(self, read: ReadVersion) -> None:
         """One tab per file, the three versions side by side."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 from melgui.core.store.checkpoints.log import CheckpointRecord
+from melgui.ui.chat.blocks.message_actions import action_icon
 from melgui.ui.runtime.theme import Colors
 
 SHOWN_PATHS = 3
@@ -48,7 +49,5 @@ def checkpoint_note(
 
 
 def user_link(index: int, colors: Colors) -> str:
-    return (
-        f'<br><a href="act:rewind/{index}" style="font-size:small; color:{colors.muted}">'
-        "Rewind to here</a>"
-    )
+    """The rewind icon under a person's message (its tooltip says what it does)."""
+    return action_icon("rewind", index, "undo-2", "Rewind to here", colors)

@@ -65,7 +65,7 @@ class ConversationHistory(QObject):
     def _show(self, cid: str, stored: StoredConversation | None) -> None:
         resumed = open_resumed(self.store, cid, self.sidebar, stored)
         if resumed is not None:
-            self.journal.expect(cid, resumed.conversation)
+            self.journal.expect(cid, resumed.conversation, resumed.tool_calls)
             self._open_conversation(resumed)
 
     def _open_stored(self, cid: str) -> None:

@@ -36,6 +36,7 @@ from melgui.ui.history.model import ID_ROLE, UNTITLED, ConversationListModel
 from melgui.ui.history.reader import ListingReader
 from melgui.ui.history.row_delegate import ConversationRowDelegate
 from melgui.ui.history.undo_bar import UndoBar
+from melgui.ui.runtime.look.tokens import SPACE_XS
 
 SEARCH_DELAY_MS = 150
 ExportFormat = Literal["markdown", "json"]
@@ -91,7 +92,7 @@ class HistorySidebar(QWidget):
         top.addWidget(self.search, 1)
         top.addWidget(self.new_button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setContentsMargins(SPACE_XS, SPACE_XS, SPACE_XS, SPACE_XS)
         layout.addWidget(self.notice)
         layout.addLayout(top)
         layout.addWidget(self.list, 1)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
+
 UNDO_SECONDS = 10
 
 
@@ -18,7 +20,7 @@ class UndoBar(QWidget):
         self.button = QPushButton("Undo", self)
         self.button.clicked.connect(self._undo)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(6, 2, 6, 2)
+        layout.setContentsMargins(SPACE_S, SPACE_2XS, SPACE_S, SPACE_2XS)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.button)
         self._timer = QTimer(self)

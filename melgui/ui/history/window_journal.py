@@ -9,7 +9,7 @@ the conversation being recorded and refreshed when a turn ends, on Qt's next tur
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QTimer
 
@@ -17,8 +17,12 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store
 from melgui.core.store.journal import Journal
+from melgui.core.store.records import ToolCallRecord
 from melgui.desk.recording import Recording, WireListen
 from melgui.ui.history.sidebar import HistorySidebar
+
+# A conversation being reopened: its id, its resumed messages (and a copy), its calls.
+Resuming = tuple[str, Conversation, list[Message], Sequence[ToolCallRecord]]
 
 
 class WindowJournal:
@@ -27,16 +31,19 @@ class WindowJournal:
         self.sidebar = sidebar
         self.current: Recording | None = None
         self._folder_of = folder_of
-        self._resuming: tuple[str, Conversation, list[Message]] | None = None
+        self._resuming: Resuming | None = None
 
     @property
     def journal(self) -> Journal | None:
         return self.current.journal if self.current else None
 
-    def expect(self, cid: str, conversation: Conversation) -> None:
+    def expect(
+        self, cid: str, conversation: Conversation, calls: Sequence[ToolCallRecord] = ()
+    ) -> None:
         """The next session shows stored conversation `cid` (being reopened), whose
-        messages the store holds just as `conversation` has them now (resumed)."""
-        self._resuming = (cid, conversation, list(conversation.messages))
+        messages the store holds just as `conversation` has them now (resumed), and whose
+        calls are `calls`."""
+        self._resuming = (cid, conversation, list(conversation.messages), calls)
 
     def follow(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
         """Record `session` from now on; the previous one finishes its turn on its own."""
@@ -58,7 +65,7 @@ class WindowJournal:
         current.attach(session, listen_wire)
         resuming, self._resuming = self._resuming, None
         if resuming is not None and resuming[1] is session.conversation:
-            current.start(resuming[0], session.conversation, resuming[2])
+            current.start(resuming[0], session.conversation, resuming[2], resuming[3])
         elif session.conversation.messages:  # handed a conversation from elsewhere: keep it
             current.create(session.conversation, model=session.loop.model, role=session.loop.role)
         sidebar.set_current(current.conversation_id)

@@ -67,8 +67,8 @@ class CallBook(QObject):
         bridge.threadChange.connect(self.on_change)
 
     def apply_stored(self, stored: Iterable[ToolCallRecord]) -> list[str]:
-        """Take status, duration, decision and result from the store's records of a
-        reopened conversation; returns the ids of the calls that changed."""
+        """Take status, duration, decision, result, hook runs and notes from the store's
+        records of a reopened conversation; returns the ids of the calls that changed."""
         changed = []
         for saved in stored:
             record = self.records.get(saved.call_id)
@@ -82,6 +82,8 @@ class CallBook(QObject):
             record.decision = saved.decision
             if saved.result is not None and not record.result:
                 record.result = saved.result
+            record.hooks = record.hooks or saved.hooks
+            record.notes = record.notes or saved.notes
             changed.append(saved.call_id)
         return changed
 

@@ -23,6 +23,7 @@ from melgui.ui.chat.blocks.tool_cards import badge
 from melgui.ui.inspector.argument_view import arguments_html
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.result_parts_view import ResultPartsView
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
 
@@ -78,7 +79,7 @@ class CallDetail(QWidget):
         self._shown_key: tuple[object, ...] | None = None  # what the arguments show now
         self._position = 0
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setContentsMargins(SPACE_XS, SPACE_XS, SPACE_XS, SPACE_XS)
         layout.addWidget(self.title)
         layout.addWidget(self.extra)
         layout.addWidget(self.controls)

@@ -12,6 +12,7 @@ from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from melgui.core.protocol.result_parts import ResultPart
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 MAX_IMAGE_WIDTH = 420
@@ -28,7 +29,8 @@ def _image(data: str) -> QImage | None:
 
 
 def _label(text: str, colors: Colors) -> str:
-    return f'<p style="color:{colors.muted}; margin:6px 0 2px 0">{html.escape(text)}</p>'
+    style = f"color:{colors.muted}; margin:{SPACE_S}px 0 {SPACE_2XS}px 0"
+    return f'<p style="{style}">{html.escape(text)}</p>'
 
 
 def _pre(text: str, colors: Colors) -> str:

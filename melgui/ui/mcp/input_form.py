@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.tools.mcp.asks.elicitation import Field, InputRequest, url_warning
+from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 Reader = Callable[[], Any]
@@ -91,7 +92,7 @@ class InputForm(QFrame):
         for button in (self.accept_button, self.decline_button, self.cancel_button):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setContentsMargins(SPACE_S, SPACE_S, SPACE_S, SPACE_S)
         layout.addLayout(top)
         layout.addWidget(self.message)
         layout.addWidget(self.address)

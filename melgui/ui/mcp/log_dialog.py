@@ -7,6 +7,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from melgui.tools.mcp.server import McpServer
+from melgui.ui.runtime.look.tokens import DIALOG_LOG
 
 
 class ServerLogDialog(QDialog):
@@ -14,7 +15,7 @@ class ServerLogDialog(QDialog):
         super().__init__(parent)
         self.server = server
         self.setWindowTitle(f"MCP server {server.name}")
-        self.resize(760, 480)
+        self.resize(*DIALOG_LOG)
         self.tabs = QTabWidget(self)
         self.stderr = self._page(server.log_name)
         self.protocol = self._page("Protocol")

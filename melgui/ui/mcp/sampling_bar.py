@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.tools.mcp.asks.sampling import SamplingRequest
+from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 
 SHOWN_LINES = 8
@@ -60,7 +61,7 @@ class SamplingBar(QFrame):
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.refuse_button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setContentsMargins(SPACE_S, SPACE_S, SPACE_S, SPACE_S)
         layout.addLayout(top)
         layout.addWidget(self.sent)
         layout.addLayout(buttons)

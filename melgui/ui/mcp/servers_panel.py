@@ -36,6 +36,7 @@ from melgui.tools.mcp.server import McpServer
 from melgui.ui.mcp.log_dialog import ServerLogDialog
 from melgui.ui.mcp.restart import restart_reread
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 SERVER_ROLE = Qt.ItemDataRole.UserRole
@@ -112,7 +113,7 @@ class ServersPanel(QWidget):
         self.notice.setWordWrap(True)
         self.notice.hide()
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setContentsMargins(SPACE_XS, SPACE_XS, SPACE_XS, SPACE_XS)
         layout.addLayout(banner_row)
         layout.addWidget(self.empty)
         layout.addWidget(self.notice)

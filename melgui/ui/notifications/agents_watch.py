@@ -1,14 +1,16 @@
-"""Watching every agent for the person: the agents board and its view, Attention, and
-desktop notifications.
+"""Watching every agent for the person: the agents board and its view, Attention,
+desktop notifications, and the parallel work over the board's workers (where their
+changes overlap, the merge queue of those that finished).
 
-    signals = watch_agents(window, tasks, panes=..., approvals=..., ...)
+    signals = watch_agents(window, tasks, panes=..., approvals=..., desk=..., ...)
     signals.follow_main(session)        # each main conversation the window shows
 
 Every agent is registered on one AgentsBoard: the main conversation (again whenever it is
 replaced) and every pane whose widget carries a session (`pane.session` of a worker
 pane, `pane.acp` of an ACP agent's pane), with its worktree when the pane has one
 (`pane.worktree`). Terminal panes' bells go to Attention. The board's view sits in a
-dock (the window places it; View → Agents board) whose rows bring their pane forward.
+dock (the window places it; View → Agents board) whose rows bring their pane forward;
+the merge queue's view in another (View → Merge queue).
 """
 
 from __future__ import annotations
@@ -22,32 +24,42 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.board.agents_board import AgentsBoard
+from melgui.desk.board.overlap_watch import OverlapWatch
+from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.board.board_view import BoardView
+from melgui.ui.board.parallel_work import ParallelWork, parallel_work
 from melgui.ui.notifications.attention import MAIN, Attention, pane_key
 from melgui.ui.notifications.desktop import DesktopNotifier
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import Colors
 
 MAIN_NAME = "Main conversation"
 
 
 @dataclass(slots=True)
 class Signals:
-    """What watch_agents made: the board, its view in its dock, Attention, the notifier."""
+    """What watch_agents made: the board, its view in its dock, Attention, the notifier,
+    the parallel work (the merge queue's view in its own dock)."""
 
     board: AgentsBoard
     view: BoardView
     dock: QDockWidget
     attention: Attention
     notifier: DesktopNotifier
+    parallel: ParallelWork
 
     def follow_main(self, session: AgentSession) -> None:
         """`session` is the main conversation now."""
         self.board.add(MAIN, MAIN_NAME, session)
+
+    def set_colors(self, colors: Colors) -> None:
+        self.view.set_colors(colors)
+        self.parallel.set_colors(colors)
 
 
 def watch_agents(
@@ -60,10 +72,12 @@ def watch_agents(
     settings: Callable[[], Settings],
     show_call: Callable[[str], None],
     focus_chat: Callable[[], None],
+    desk: Desk,
+    colors: Colors,
 ) -> Signals:
     """Watch the agents of `window` (the top-level widget: its icon, its activation):
     the panes' and, once `follow_main` is called, the main conversation's."""
-    board = AgentsBoard()
+    board = AgentsBoard(overlaps=OverlapWatch())  # which files each worker's worktree changed
     notifier = DesktopNotifier(
         window.windowIcon(),
         lambda coro: tasks.spawn(coro, what="desktop notifications"),
@@ -80,13 +94,20 @@ def watch_agents(
         show_call=show_call,
         focus_chat=focus_chat,
     )
-    view = BoardView(board)
-    dock = QDockWidget("Agents")
-    dock.setObjectName("agentsDock")
-    dock.setWidget(view)
+    view = BoardView(board, colors=colors)
+    dock = _dock("Agents", "agentsDock", view)
     view.focusRequested.connect(attention.show)
     follow_panes(panes, board, attention)
-    return Signals(board, view, dock, attention, notifier)
+    parallel = parallel_work(board, panes, desk, settings, colors)
+    parallel.dock = _dock("Merge queue", "mergeQueueDock", parallel.view)
+    return Signals(board, view, dock, attention, notifier, parallel)
+
+
+def _dock(title: str, name: str, widget: QWidget) -> QDockWidget:
+    dock = QDockWidget(title)
+    dock.setObjectName(name)
+    dock.setWidget(widget)
+    return dock
 
 
 def follow_panes(manager: PaneManager, board: AgentsBoard, attention: Attention) -> None:

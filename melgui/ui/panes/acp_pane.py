@@ -38,6 +38,7 @@ from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.terminal.view import TerminalView
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 
@@ -84,7 +85,7 @@ class AcpPane(AgentPane):
         self.sign_in: list[QPushButton] = []
         self._sign_row = QHBoxLayout()
         header = QHBoxLayout()
-        header.setContentsMargins(0, 0, 6, 0)
+        header.setContentsMargins(0, 0, SPACE_S, 0)
         header.addWidget(self.info, 1)
         header.addLayout(self._sign_row)
         header.addWidget(self.mode_box)
@@ -97,7 +98,7 @@ class AcpPane(AgentPane):
         self.failure.setObjectName("agentFailure")
         self.failure.setWordWrap(True)
         self.failure.setFont(QFont("monospace"))
-        self.failure.setContentsMargins(6, 2, 6, 2)
+        self.failure.setContentsMargins(SPACE_S, SPACE_2XS, SPACE_S, SPACE_2XS)
         self.failure.hide()
         layout.insertWidget(1, self.failure)  # type: ignore[attr-defined]
         # The agent's terminal/* commands, shown as they run (tabs under the chat).

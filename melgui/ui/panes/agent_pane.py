@@ -38,6 +38,7 @@ from melgui.ui.inspector.call_book import CallBook
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 ApprovalSink = Callable[[ApprovalRequest], None]
@@ -96,10 +97,10 @@ class AgentPane(QWidget):
                 f"Works in {session.loop.cwd}\n(a git worktree of {worktree.main}, "
                 f"from commit {worktree.base[:10]}); the project folder is not touched."
             )
-        info.setContentsMargins(6, 2, 6, 0)
+        info.setContentsMargins(SPACE_S, SPACE_2XS, SPACE_S, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        layout.setSpacing(SPACE_2XS)
         layout.addWidget(info)
         layout.addWidget(self.approval_bar)
         layout.addWidget(split, 1)

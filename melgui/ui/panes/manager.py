@@ -12,12 +12,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox
 
 from melgui.core.agent.session import AgentSession, ChatSession
-from melgui.core.terminal.panes import PaneInfo, PaneRegistry, PaneState
+from melgui.core.terminal.panes import HERE, PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
 from melgui.core.worktrees.create import WorktreeError
 from melgui.core.worktrees.model import Worktree
@@ -27,6 +28,8 @@ from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
+from melgui.remote.hosts import Place
+from melgui.remote.link import LinkError
 from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
@@ -39,6 +42,7 @@ from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 Pane = TerminalPane | AgentPane
+REMOTE_COLUMNS, REMOTE_ROWS = 100, 30  # a remote terminal's first size, until it is shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,30 @@ WorkerFactory = Callable[[WorkerSpec], AgentSession]
 AcpFactory = Callable[[AgentCommand, str, str | None], HostedAgentSession]
 BridgeFactory = Callable[[ChatSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
+
+
+class RemotePlaces(Protocol):
+    """Other machines panes can run on (melgui/ui/panes/remote's hosts)."""
+
+    def names(self) -> list[str]: ...
+
+    def describe(self) -> str:
+        """For list_panes: the hosts and how to start a worker on one."""
+        ...
+
+    async def place(self, name: str) -> Place:
+        """The host's link, folder and settings (raises LinkError, saying why)."""
+        ...
+
+    def worker_factory(self, place: Place) -> WorkerFactory: ...
+
+
+def host_word(task: str, names: list[str]) -> tuple[str | None, str]:
+    """A task that begins `@NAME ` (a configured host) runs there: (NAME, the rest)."""
+    word, _, rest = task.strip().partition(" ")
+    if word.startswith("@") and word[1:] in names and rest.strip():
+        return word[1:], rest.strip()
+    return None, task
 
 
 class PaneError(Exception):
@@ -101,6 +129,10 @@ class PaneManager(QObject):
         self.close_dialog: QMessageBox | None = None  # the last "close this pane?" asked
         self.close_checks: set[int] = set()  # panes whose worktree git reads before asking
         self.recovery_dialog: QDialog | None = None  # the last "worktrees left" offered
+        # Other machines workers and terminals can run on (melgui/ui/panes/remote); `home`: the
+        # one a remote folder is on, where its terminals open.
+        self.remote: RemotePlaces | None = None
+        self.home: str | None = None
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -131,18 +163,70 @@ class PaneManager(QObject):
         self._check_open()
         command = command if command and command.strip() else None
         title = short(command) if command else Path(login_shell()).name
-        info = self.registry.add("terminal", title)
-        pane = TerminalPane(command, self.cwd, env=self.terminal_env)
+        return self.add_terminal(
+            TerminalPane(command, self.cwd, env=self.terminal_env), title, layout
+        )
+
+    def add_terminal(
+        self, pane: TerminalPane, title: str, layout: object, where: str = HERE
+    ) -> PaneInfo:
+        """Show a terminal pane made elsewhere (one on another machine)."""
+        self._check_open()
+        info = self.registry.add("terminal", title, where=where)
         self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
         self.registry.set_state(info.id, pane.state)
         return self.registry.get(info.id) or info
 
+    @property
+    def closed(self) -> bool:
+        return self._shut
+
+    # -- on other machines (their loops here, their tools and programs there) ------------
+
+    def _places(self) -> RemotePlaces:
+        if self.remote is None:
+            raise PaneError("No other machines are configured (Settings → hosts).")
+        return self.remote
+
+    async def start_remote_worker(
+        self, host: str, task: str, model: str | None, layout: object
+    ) -> PaneInfo:
+        places = self._places()
+        info = self.reserve_worker(f"worker {{}} @{host}: {short(task, 28)}", where=host)
+        try:
+            place = await places.place(host)
+        except LinkError as exc:
+            self.registry.remove(info.id)
+            raise PaneError(f"Could not reach {host}: {exc}") from exc
+        if self._shut:
+            self.registry.remove(info.id)
+            raise PaneError("The window is closing; no new panes.")
+        return self.open_worker(info, task, model, layout, None, places.worker_factory(place))
+
+    async def open_remote_terminal(
+        self, host: str, command: str | None, layout: object = "tab"
+    ) -> PaneInfo:
+        """A terminal whose program runs on `host`, in its folder (the login shell there
+        when `command` is None); it runs on there across a drop of the link."""
+        try:
+            place = await self._places().place(host)
+            pty = await place.link.open_terminal(
+                place.folder, command, REMOTE_COLUMNS, REMOTE_ROWS, place.env
+            )
+        except LinkError as exc:
+            raise PaneError(f"Could not open a terminal on {host}: {exc}") from exc
+        title = f"{short(command) if command else pty.title} @{host}"
+        pane = TerminalPane(
+            command, place.folder, columns=REMOTE_COLUMNS, rows=REMOTE_ROWS, pty=pty
+        )
+        return self.add_terminal(pane, title, layout, where=host)
+
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
         """A worker given `task`, on `model` or the current one, in the project folder."""
         self._check_open()
-        info = self._reserve_worker(f"worker {{}}: {short(task, 32)}")
-        return self._open_worker(info, task, model, layout, None)
+        info = self.reserve_worker(f"worker {{}}: {short(task, 32)}")
+        return self.open_worker(info, task, model, layout, None)
 
     async def start_worker(
         self,
@@ -157,10 +241,14 @@ class PaneManager(QObject):
         project is a git repository and `own_worktree` (None: the setting) says so, else in
         the project folder. Returns the pane and the worktree (None when it shares)."""
         self._check_open()
+        host, task = host_word(task, self.remote.names() if self.remote is not None else [])
+        host = host or self.home  # a remote folder's workers work there too
+        if host is not None:
+            return await self.start_remote_worker(host, task, model, layout), None
         worktrees = self.worktrees()
         if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
             return self.spawn_agent(task, model, layout), None
-        info = self._reserve_worker(f"worker {{}}: {short(task, 32)}")
+        info = self.reserve_worker(f"worker {{}}: {short(task, 32)}")
         try:
             prepared = await worker_worktrees.prepare(worktrees, info.id, task, carry)
         except WorktreeError as exc:
@@ -169,43 +257,46 @@ class PaneManager(QObject):
         if self._shut:  # the window closed meanwhile: git keeps it, the next start finds it
             self.registry.remove(info.id)
             raise PaneError("The window is closing; no new panes.")
-        return self._open_worker(info, task, model, layout, prepared.worktree), prepared
+        return self.open_worker(info, task, model, layout, prepared.worktree), prepared
 
     def review_worktree(self, found: Found, layout: object = "tab") -> PaneInfo:
         """A worker pane, with no task, on a worktree left from before (to review)."""
         self._check_open()
-        info = self._reserve_worker(f"worker {{}}: review {short(found.worktree.branch, 28)}")
-        return self._open_worker(info, None, None, layout, found.worktree)
+        info = self.reserve_worker(f"worker {{}}: review {short(found.worktree.branch, 28)}")
+        return self.open_worker(info, None, None, layout, found.worktree)
 
     def reopen_worker(self, title: str, layout: object = "tab") -> PaneInfo:
         """A worker pane with no task on the session the factory gives (one the melgui
         host kept running while no window was attached)."""
         self._check_open()
-        info = self._reserve_worker(f"worker {{}}: {short(title, 32)}")
-        opened = self._open_worker(info, None, None, layout, None)
+        info = self.reserve_worker(f"worker {{}}: {short(title, 32)}")
+        opened = self.open_worker(info, None, None, layout, None)
         pane = self._panes.get(opened.id)
         if isinstance(pane, AgentPane):  # no task sent: its frame shows what it is now
             self._on_state(opened.id, pane.state)
         return opened
 
-    def _reserve_worker(self, title: str) -> PaneInfo:
+    def reserve_worker(self, title: str, where: str = HERE) -> PaneInfo:
         if self.worker_factory is None:
             raise PaneError("Worker agents are not available in this window (no connection).")
-        info = self.registry.add("agent", "worker")
+        info = self.registry.add("agent", "worker", where=where)
         self.registry.set_title(info.id, title.format(info.id))
         return self.registry.get(info.id) or info
 
-    def _open_worker(
+    def open_worker(
         self,
         info: PaneInfo,
         task: str | None,
         model: str | None,
         layout: object,
         wt: Worktree | None,
+        factory: WorkerFactory | None = None,
     ) -> PaneInfo:
-        assert self.worker_factory is not None
+        """The worker's pane for a reserved `info`; `factory`: another machine's."""
+        make = factory or self.worker_factory
+        assert make is not None
         try:
-            session = self.worker_factory(WorkerSpec(model, info.title, wt))
+            session = make(WorkerSpec(model, info.title, wt))
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the worker: {exc}") from exc

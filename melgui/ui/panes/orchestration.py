@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
@@ -28,6 +29,11 @@ SCROLLBACK_LINES = 200
 MAX_READ_CHARS = 16000
 SETTLE_S = 0.15  # read_pane waits for output to pause this long...
 SETTLE_MAX_S = 1.0  # ...but never longer than this
+OVERLAP_HEAD = (
+    "Overlapping work: these workers changed the same files in their own worktrees; "
+    "hunks likely to conflict will stop the merge of the second one. Tell one of them to "
+    "leave those lines alone, or let them finish and resolve the conflict once:\n"
+)
 _WHERE = {"right": "to the right", "down": "below", "tab": "in a new tab"}
 
 
@@ -36,6 +42,8 @@ class Orchestration:
 
     def __init__(self, manager: PaneManager) -> None:
         self.manager = manager
+        # Where workers' changes meet, in words: one pane's lines, or (None) every pane's.
+        self.overlaps: Callable[[int | None], list[str]] = lambda _pane: []
 
     def refusal(self, tool: str) -> str | None:
         return None
@@ -70,7 +78,11 @@ class Orchestration:
         if agent is not None:
             return self._open_agent_pane(agent, layout)
         try:
-            info = self.manager.open_terminal(command, layout)
+            home = self.manager.home  # a remote folder's terminals run there
+            if home is not None:
+                info = await self.manager.open_remote_terminal(home, command, layout)
+            else:
+                info = self.manager.open_terminal(command, layout)
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)
@@ -114,7 +126,7 @@ class Orchestration:
             text += (
                 " It is in plan mode: it reads and writes a plan, changing nothing, until "
                 "you approve it with send_agent and a text starting `/plan off` (or ask the "
-                "person first)."
+                "person first), or the person approves it in the Plans panel."
             )
         if prepared is not None:
             text += "\n" + prepared.describe()
@@ -193,6 +205,9 @@ class Orchestration:
             lines.append(f"Waiting for the person to approve: {names}.")
         if pane.worktree is not None:
             lines.append(await _worktree_changes(pane.worktree))
+        overlaps = self.overlaps(pane_id)
+        if overlaps:
+            lines.append(OVERLAP_HEAD + "\n".join(f"- {line}" for line in overlaps))
         reply = pane.latest_reply()
         lines.append("Latest reply:" if reply else "No reply yet.")
         if reply:
@@ -202,7 +217,12 @@ class Orchestration:
         return ToolOutcome("\n".join(lines))
 
     async def list_panes(self) -> ToolOutcome:
-        return ToolOutcome(self.manager.registry.describe())
+        text = self.manager.registry.describe()
+        overlaps = self.overlaps(None)
+        if overlaps:
+            text += "\n\n" + OVERLAP_HEAD + "\n".join(f"- {line}" for line in overlaps)
+        hosts = self.manager.remote.describe() if self.manager.remote is not None else ""
+        return ToolOutcome("\n\n".join(filter(None, [text, hosts])))
 
 
 async def _settle(pane: TerminalPane) -> None:

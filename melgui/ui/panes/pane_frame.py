@@ -11,14 +11,15 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 from melgui.core.terminal.panes import PaneInfo, PaneState
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.changes.view import open_changes
+from melgui.ui.runtime.look.tokens import LIGHT, SPACE_2XS, SPACE_S
 
-FOCUS_BORDER = "#2f6fdf"
+FOCUS_BORDER = LIGHT.accent
 _STATE_COLOURS = {
-    "running": "#1a7f37",
-    "waiting": "#b35900",
-    "idle": "#6b6b73",
-    "exited": "#6b6b73",
-    "failed": "#c62828",
+    "running": LIGHT.ok,
+    "waiting": LIGHT.pending,
+    "idle": LIGHT.muted,
+    "exited": LIGHT.muted,
+    "failed": LIGHT.error,
 }
 
 
@@ -54,8 +55,8 @@ class PaneFrame(QFrame):
         header = QWidget(self)
         header.setObjectName("paneHeader")
         row = QHBoxLayout(header)
-        row.setContentsMargins(6, 2, 2, 2)
-        row.setSpacing(6)
+        row.setContentsMargins(SPACE_S, SPACE_2XS, SPACE_2XS, SPACE_2XS)
+        row.setSpacing(SPACE_S)
         self.title_label = QLabel(header)
         self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
         self.state_label = QLabel(header)
@@ -87,7 +88,9 @@ class PaneFrame(QFrame):
         row.addWidget(to_tab)
         row.addWidget(close)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)  # a 1-pixel border, then 1 pixel of room
+        layout.setContentsMargins(
+            SPACE_2XS, SPACE_2XS, SPACE_2XS, SPACE_2XS
+        )  # a 1-pixel border, then 1 pixel of room
         layout.setSpacing(0)
         layout.addWidget(header)
         layout.addWidget(content, 1)
@@ -102,7 +105,7 @@ class PaneFrame(QFrame):
 
     def show_state(self, state: PaneState) -> None:
         self.changes_button.setVisible(getattr(self.content, "worktree", None) is not None)
-        colour = _STATE_COLOURS.get(state.name, "#6b6b73")
+        colour = _STATE_COLOURS.get(state.name, LIGHT.muted)
         self.state_label.setText(f"<span style='color:{colour}'>● {_escape(state.label)}</span>")
         self.state_label.setToolTip(state.label)
 
@@ -111,7 +114,7 @@ class PaneFrame(QFrame):
         self.badge = max(0, count)
         self.badge_label.setVisible(self.badge > 0)
         self.badge_label.setText(
-            f"<span style='background:#d9480f;color:white;border-radius:6px'>"
+            f"<span style='background:{LIGHT.badge};color:{LIGHT.on_accent}'>"
             f"&nbsp;{self.badge}&nbsp;</span>"
         )
         self.badge_label.setToolTip(why)

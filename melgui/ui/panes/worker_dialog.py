@@ -10,6 +10,7 @@ from typing import Protocol
 
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QLabel,
@@ -28,8 +29,13 @@ Start = Callable[[str, bool, bool], object]  # (task, own worktree, carry change
 
 class WorkerDialog(QDialog):
     def __init__(
-        self, worktrees: WorkerWorktrees | None, start: Start, parent: QWidget | None = None
+        self,
+        worktrees: WorkerWorktrees | None,
+        start: Start,
+        parent: QWidget | None = None,
+        hosts: list[str] | None = None,
     ) -> None:
+        """`hosts`: other machines it can run on (Settings → hosts): a choice of where."""
         super().__init__(parent)
         self.setObjectName("workerDialog")
         self.setWindowTitle("New worker")
@@ -57,6 +63,14 @@ class WorkerDialog(QDialog):
         self.own.toggled.connect(self.carry.setEnabled)
         layout.addWidget(self.own)
         layout.addWidget(self.carry)
+        self.where = QComboBox(self)
+        self.where.setObjectName("workerHost")
+        self.where.addItem("On this machine", "")
+        for host in hosts or []:
+            self.where.addItem(f"On {host}", host)
+        self.where.currentIndexChanged.connect(self._where_changed)
+        if hosts:  # the choice shows only where there is one
+            layout.addWidget(self.where)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -69,9 +83,18 @@ class WorkerDialog(QDialog):
         if not task:
             self.task.setFocus()
             return
-        own = self.own.isEnabled() and self.own.isChecked()
-        self._start(task, own, own and self.carry.isChecked())
+        host = str(self.where.currentData() or "")
+        if host:  # the manager reads the host from the task, as spawn_agent's
+            self._start(f"@{host} {task}", False, False)
+        else:
+            own = self.own.isEnabled() and self.own.isChecked()
+            self._start(task, own, own and self.carry.isChecked())
         super().accept()
+
+    def _where_changed(self) -> None:
+        here = not self.where.currentData()  # a worktree is made only on this machine
+        self.own.setVisible(here)
+        self.carry.setVisible(here)
 
 
 class WorkerHost(Protocol):

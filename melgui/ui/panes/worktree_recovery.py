@@ -30,6 +30,7 @@ from melgui.core.worktrees.create import WorktreeError
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
+from melgui.ui.runtime.look.tokens import SPACE_XS
 
 if TYPE_CHECKING:
     from melgui.ui.panes.manager import PaneManager
@@ -82,7 +83,7 @@ class RecoveryDialog(QDialog):
         row = QWidget(self)
         row.setObjectName("worktreeRow")
         line = QHBoxLayout(row)
-        line.setContentsMargins(0, 4, 0, 4)
+        line.setContentsMargins(0, SPACE_XS, 0, SPACE_XS)
         holds = risk.describe() if risk is not None else "git cannot read it"
         label = QLabel(f"<b>{found.describe()}</b><br>{found.worktree.path}<br>{holds}", row)
         label.setTextFormat(Qt.TextFormat.RichText)

@@ -1,10 +1,10 @@
-"""Light and dark colours, as one small value the views read, and the Qt palette for each."""
+"""The theme in force: light or dark (or the desktop's), applied to the whole app as the
+tokens' palette, stylesheet and font (melgui/ui/runtime/look)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
@@ -12,65 +12,11 @@ from PySide6.QtWidgets import QApplication
 
 from melgui.core.config.settings import Theme
 from melgui.ui.runtime.focus_style import FocusRingStyle
+from melgui.ui.runtime.look.fonts import ui_font
+from melgui.ui.runtime.look.stylesheet import stylesheet
+from melgui.ui.runtime.look.tokens import DARK, LIGHT, Colors
 
-
-@dataclass(frozen=True, slots=True)
-class Colors:
-    name: Theme
-    window: str
-    base: str
-    text: str
-    muted: str
-    border: str
-    accent: str
-    user_bubble: str
-    code_bg: str
-    code_header: str
-    card_bg: str
-    ok: str
-    error: str
-    warn: str
-    pending: str
-    pygments_style: str
-
-
-LIGHT = Colors(
-    name="light",
-    window="#f3f3f5",
-    base="#ffffff",
-    text="#1d1d1f",
-    muted="#6b6b73",
-    border="#d4d4da",
-    accent="#2f6fdf",
-    user_bubble="#e8f0fe",
-    code_bg="#f6f8fa",
-    code_header="#eaeef2",
-    card_bg="#fafafa",
-    ok="#1a7f37",
-    error="#c62828",
-    warn="#9a6700",
-    pending="#b35900",
-    pygments_style="default",
-)
-
-DARK = Colors(
-    name="dark",
-    window="#202124",
-    base="#17181a",
-    text="#e6e6e6",
-    muted="#9a9aa3",
-    border="#3a3b40",
-    accent="#7aa7ff",
-    user_bubble="#263246",
-    code_bg="#24262b",
-    code_header="#2e3138",
-    card_bg="#1f2023",
-    ok="#56d364",
-    error="#ff7b72",
-    warn="#e3b341",
-    pending="#ffa657",
-    pygments_style="monokai",
-)
+__all__ = ["DARK", "LIGHT", "Colors", "apply_theme", "colors_for", "theme_the_app"]
 
 
 def system_is_dark() -> bool:
@@ -108,8 +54,8 @@ def theme_the_app(theme: Theme) -> Colors:
 
 
 def apply_theme(app: QApplication, theme: Theme) -> Colors:
-    """Set the Fusion style (with clear focus rings) and a palette for `theme`; returns
-    its colours."""
+    """Set the Fusion style (with clear focus rings), the palette, font and stylesheet
+    for `theme`; returns its colours."""
     colors = colors_for(theme)
     app.setStyle(FocusRingStyle(colors.accent))
     palette = QPalette()
@@ -124,10 +70,14 @@ def apply_theme(app: QApplication, theme: Theme) -> Colors:
         QPalette.ColorRole.ToolTipBase: colors.base,
         QPalette.ColorRole.ToolTipText: colors.text,
         QPalette.ColorRole.PlaceholderText: colors.muted,
-        QPalette.ColorRole.Highlight: colors.accent,
-        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.Highlight: colors.accent_soft,
+        QPalette.ColorRole.HighlightedText: colors.text,
         QPalette.ColorRole.Link: colors.accent,
         QPalette.ColorRole.Mid: colors.border,
+        QPalette.ColorRole.Light: colors.surface,
+        QPalette.ColorRole.Midlight: colors.border,
+        QPalette.ColorRole.Dark: colors.border,
+        QPalette.ColorRole.Accent: colors.accent,
     }
     for role, value in roles.items():
         palette.setColor(role, QColor(value))
@@ -136,4 +86,6 @@ def apply_theme(app: QApplication, theme: Theme) -> Colors:
     )
     palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor(colors.muted))
     app.setPalette(palette)
+    app.setFont(ui_font())
+    app.setStyleSheet(stylesheet(colors))
     return colors

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -43,11 +42,14 @@ from melgui.core.transports.connection import (
 )
 from melgui.core.transports.discovery import list_models_text
 from melgui.tools.commands.sandbox import sandbox_status
+from melgui.ui.approvals.history_trial import Recorded
 from melgui.ui.approvals.rules_editor import PolicyEditor
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.look.tokens import DIALOG_SETTINGS, NOTE_MAX_H
 from melgui.ui.settings.downloads_tab import DownloadModels
 from melgui.ui.settings.found_models import Choice, FoundModels
 from melgui.ui.settings.notifications_tab import SignalsTab
+from melgui.ui.settings.sidebar import SidebarPages
 from melgui.ui.settings.workers_tab import WorkerSettingsTab
 
 CUSTOM = "custom"
@@ -76,6 +78,7 @@ class SettingsDialog(QDialog):
         *,
         allowed: Sequence[AllowedCall] = (),
         rule_problems: Sequence[str] = (),
+        recorded: Recorded | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -83,7 +86,7 @@ class SettingsDialog(QDialog):
         self.policy = policy
         self._tasks = tasks
         self.key_message = ""  # where a typed key went, once accepted
-        tabs = QTabWidget(self)
+        tabs = SidebarPages(self)  # the categories down the left
         self.tabs = tabs
         tabs.addTab(self._connection_tab(settings), "Connection")
         self.found_models = FoundModels(tasks, self)
@@ -101,6 +104,8 @@ class SettingsDialog(QDialog):
             importable=claude_rules(policy.project) if policy.project else (),
             sandbox=sandbox_status(),
             problems=rule_problems,
+            recorded=recorded,
+            tasks=tasks,
             parent=self,
         )
         tabs.addTab(self.policy_editor, "Approval")
@@ -121,7 +126,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(tabs, 1)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
-        self.resize(720, 620)
+        self.resize(*DIALOG_SETTINGS)
 
     # --- tabs --------------------------------------------------------------------------
 
@@ -194,7 +199,7 @@ class SettingsDialog(QDialog):
         self.test_button.clicked.connect(self.test_connection)
         self.test_result = QPlainTextEdit(tab)
         self.test_result.setReadOnly(True)
-        self.test_result.setMaximumHeight(120)
+        self.test_result.setMaximumHeight(NOTE_MAX_H)
         form.addRow(self.test_button, self.test_result)
         self.model_box = QComboBox(tab)
         self.model_box.setEditable(True)

@@ -4,14 +4,14 @@ commands for the rule editor and the log of calls that ran without asking."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QMainWindow, QStatusBar
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.config.settings import Settings, SettingsError, save_settings
-from melgui.core.store.records import AllowedCall
+from melgui.core.store.records import AllowedCall, RecordedCall
 from melgui.desk.desk import Desk
 from melgui.ui.runtime.aio import TaskKeeper
 
@@ -84,6 +84,8 @@ class SettingsHost(Protocol):
 
     def command_history(self) -> list[str]: ...
 
+    def recorded_calls(self, conversations: int | None) -> Sequence[RecordedCall]: ...
+
     def apply_settings(self, new: Settings, api_key: str | None) -> None: ...
 
 
@@ -100,6 +102,7 @@ def open_settings_dialog(window: SettingsHost, allowed: list[AllowedCall], tab: 
         window.main_window,
         allowed=allowed,
         rule_problems=window.desk.rule_problems,
+        recorded=window.recorded_calls,
     )
     dialog.applied.connect(window.apply_settings)
     dialog.workers_tab.trust.toggled.connect(window.trust_bar.decide)

@@ -1,6 +1,7 @@
 """Settings → Workers: whether workers get their own git worktree, and for this project
 whether the folder is trusted (applied at once, through the window's trust bar), the
-files copied into each new worktree and the setup command run there."""
+files copied into each new worktree, the setup command run there, and the merge queue's
+test command and what a failure does."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from melgui.core.config.settings import Settings
 from melgui.core.config.trust import FolderTrust
+from melgui.ui.runtime.look.tokens import COPY_BOX_MAX_H
 
 
 class WorkerSettingsTab(QWidget):
@@ -49,7 +52,7 @@ class WorkerSettingsTab(QWidget):
         self.copy = QPlainTextEdit("\n".join(settings.worktree_copy.get(project, [])), self)
         self.copy.setObjectName("worktreeCopy")
         self.copy.setPlaceholderText(".env\n.venv\nconfig/*.local")
-        self.copy.setMaximumHeight(90)
+        self.copy.setMaximumHeight(COPY_BOX_MAX_H)
         form.addRow("Copy into new worktrees", self.copy)
         self.setup = QLineEdit(settings.worktree_setup.get(project, ""), self)
         self.setup.setObjectName("worktreeSetup")
@@ -61,6 +64,18 @@ class WorkerSettingsTab(QWidget):
         self.timeout.setSuffix(" s")
         self.timeout.setValue(settings.worktree_setup_timeout)
         form.addRow("Setup timeout", self.timeout)
+        self.test_command = QLineEdit(settings.merge_test_command.get(project, ""), self)
+        self.test_command.setObjectName("mergeTestCommand")
+        self.test_command.setPlaceholderText("pytest -q (run on each branch before it merges)")
+        form.addRow("Merge queue tests", self.test_command)
+        self.on_failure = QComboBox(self)
+        self.on_failure.setObjectName("mergeTestFailure")
+        self.on_failure.addItem("Send the output to the worker as a new task", "send_back")
+        self.on_failure.addItem("Stop the queue for me", "stop")
+        self.on_failure.setCurrentIndex(
+            max(0, self.on_failure.findData(settings.merge_test_failure))
+        )
+        form.addRow("When tests fail", self.on_failure)
 
     def values(self, original: Settings) -> dict[str, Any]:
         """The settings fields this tab shows, for Settings.model_validate."""
@@ -68,8 +83,12 @@ class WorkerSettingsTab(QWidget):
         setup = dict(original.worktree_setup)
         lines = [line.strip() for line in self.copy.toPlainText().splitlines() if line.strip()]
         command = self.setup.text().strip()
+        tests = dict(original.merge_test_command)
         copy.pop(self.project, None)
         setup.pop(self.project, None)
+        tests.pop(self.project, None)
+        if self.project and self.test_command.text().strip():
+            tests[self.project] = self.test_command.text().strip()
         if self.project and lines:
             copy[self.project] = lines
         if self.project and command:
@@ -80,4 +99,6 @@ class WorkerSettingsTab(QWidget):
             "worktree_copy": copy,
             "worktree_setup": setup,
             "worktree_setup_timeout": self.timeout.value(),
+            "merge_test_command": tests,
+            "merge_test_failure": self.on_failure.currentData(),
         }

@@ -34,12 +34,14 @@ from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.prompt.slash_commands import SlashCommand, SlashCommands
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
+from melgui.ui.board.parallel_work import ParallelWork
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.notifications.agents_watch import Signals
 from melgui.ui.panes.acp_dialogs import ask_agent, ask_earlier_session
 from melgui.ui.panes.manager import PaneManager
+from melgui.ui.panes.remote.remote_side import RemoteSide
 from melgui.ui.panes.terminal.keys import RESERVED_KEYS
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
@@ -78,6 +80,8 @@ class CommandHost(Protocol):
     inspector_dock: QDockWidget
     plans_dock: QDockWidget
     signals: Signals
+    parallel: ParallelWork
+    remote: RemoteSide
     mcp_panel: ServersPanel
     pane_manager: PaneManager
     actions_by_name: dict[str, QAction]
@@ -144,6 +148,11 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
         Command("new", "&File", "&New conversation", Std.New, w.new_conversation),
         Command("open_folder", "&File", "&Open folder…", Std.Open, lambda: choose_folder(w)),
         Command(
+            "open_remote_folder", "&File", "Open &remote folder…", None,
+            lambda: w.remote.ask_folder(),
+            "A folder on another machine over ssh, in a window of its own",
+        ),
+        Command(
             "export", "&File", "&Export conversation…", "Ctrl+Shift+E",
             lambda: export_current(w), "Save the current conversation as Markdown or JSON",
         ),
@@ -181,6 +190,7 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
         ),
         Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
         Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
+        Command("merge_queue", "&View", "Merge &queue", None, lambda: toggle(w.parallel.dock)),
         Command("mcp", "&View", "&MCP servers", "Ctrl+Shift+M", lambda: reveal(w.mcp_panel.dock)),
         Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
         Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),
@@ -282,8 +292,22 @@ def about(window: CommandHost) -> None:
 
 
 def new_terminal(window: CommandHost, command: str | None = None) -> None:
+    manager = window.pane_manager
+    if manager.home is not None:  # a remote folder: the terminal runs there
+        window.tasks.spawn(_remote_terminal(window, manager.home, command), what="a terminal")
+        return
     try:
         info = window.pane_manager.open_terminal(command, "tab")
+    except Exception as exc:  # PaneError and start-up failures: say so, keep going
+        window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
+        return
+    window.pane_manager.area.focus_pane(info.id)
+
+
+async def _remote_terminal(window: CommandHost, host: str, command: str | None) -> None:
+    """Opened in the background (the link may be reconnecting); a failure is said."""
+    try:
+        info = await window.pane_manager.open_remote_terminal(host, command)
     except Exception as exc:  # PaneError and start-up failures: say so, keep going
         window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
         return
@@ -322,7 +346,9 @@ def ask_worker(window: CommandHost) -> QDialog:
     def start(task: str, own: bool, carry: bool) -> None:
         start_worker_soon(window, task, own, carry)
 
-    dialog = WorkerDialog(window.pane_manager.worktrees(), start, window.main_window)
+    manager = window.pane_manager
+    hosts = manager.remote.names() if manager.remote is not None else []
+    dialog = WorkerDialog(manager.worktrees(), start, window.main_window, hosts=hosts)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog

@@ -4,7 +4,7 @@ server reports it; Compact and Edit summary act on the session."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -24,6 +24,7 @@ from melgui.core.protocol.events import Usage
 from melgui.core.thread.changes import Change, EntriesReplaced, EntryAdded, StateChanged
 from melgui.core.thread.entries import NoteEntry, UserEntry
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 FULL_SCALE = 1000
@@ -45,16 +46,26 @@ def usage_text(usage: Usage) -> str:
 
 
 class ContextMeter(QWidget):
-    """Follows one session's bridge; redrawn on the events that change what it shows."""
+    """Follows one session's bridge; redrawn on the events that change what it shows
+    (`changed` says it again, for the composer's ring). A click on it asks for its popup
+    (`detailsRequested`: what the tokens are spent on)."""
+
+    detailsRequested = Signal()
+    changed = Signal(object, str, str)  # fraction (None: unknown), colour, tooltip
 
     def __init__(self, parent: QWidget | None = None, colors: Colors = LIGHT) -> None:
         super().__init__(parent)
         self.colors = colors
         self.bar = QProgressBar(self)
         self.bar.setRange(0, FULL_SCALE)
-        self.bar.setFixedWidth(190)
-        self.bar.setTextVisible(True)
-        self.bar.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        # A thin bar in the status colour, its words beside it (never text on the fill).
+        self.bar.setFixedSize(METER_W, SPACE_S)
+        self.bar.setTextVisible(False)
+        self.words = QLabel("", self)
+        self.bar.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.bar.installEventFilter(self)
+        self.words.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.words.installEventFilter(self)
         self.tokens = QLabel("", self)
         self.compact_button = QToolButton(self)
         self.compact_button.setText("Compact")
@@ -70,6 +81,7 @@ class ContextMeter(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tokens)
+        layout.addWidget(self.words)
         layout.addWidget(self.bar)
         layout.addWidget(self.compact_button)
         layout.addWidget(self.summary_button)
@@ -77,6 +89,13 @@ class ContextMeter(QWidget):
         self.dialog: SummaryEditor | None = None
         self.fraction: float | None = None
         self._legs = self._turns = 0  # the thread's, as last heard
+        self.colour = colors.muted  # of the bar: the status the fraction is in
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched in (self.bar, self.words) and event.type() == QEvent.Type.MouseButtonRelease:
+            self.detailsRequested.emit()
+            return True
+        return super().eventFilter(watched, event)
 
     def follow(self, bridge: SessionBridge) -> None:
         if self._bridge is not None:
@@ -129,8 +148,8 @@ class ContextMeter(QWidget):
         used = session.compactor.fit(session.conversation.messages).estimate
         total = session.loop.usage
         self.tokens.setText(
-            f"Turn {short(tracker.turn_usage.total_tokens)} · "
-            f"Total {short(total.total_tokens)}"
+            f"This turn {short(tracker.turn_usage.total_tokens)} · "
+            f"In all {short(total.total_tokens)}"
             + (f" · cost {total.cost:.4f}" if total.cost is not None else "")
         )
         if window.tokens is None:
@@ -153,10 +172,11 @@ class ContextMeter(QWidget):
                 if self.fraction < limit
                 else self.colors.error
             )
+        self.words.setText(self.bar.format())
         self.bar.setStyleSheet(
-            f"QProgressBar {{ border: 1px solid {self.colors.border}; border-radius: 3px; "
-            f"background: {self.colors.base}; color: {self.colors.text}; }}"
-            f"QProgressBar::chunk {{ background: {color}; }}"
+            f"QProgressBar {{ border: none; border-radius: {RADIUS_S // 2}px; "
+            f"background: {self.colors.muted_bg}; }}"
+            f"QProgressBar::chunk {{ background: {color}; border-radius: {RADIUS_S // 2}px; }}"
         )
         lines = [
             f"Window: {window.label} tokens — {window.detail}",
@@ -171,8 +191,12 @@ class ContextMeter(QWidget):
             lines.append("The server has not reported token usage.")
         if tracker.warning:
             lines.append(f"⚠ {tracker.warning}")
+        lines.append("Click for what the tokens are spent on, and the pinned facts.")
         self.bar.setToolTip("\n".join(lines))
         self.tokens.setToolTip("\n".join(lines[2:5]))
+        self.words.setToolTip(self.bar.toolTip())
+        self.colour = color
+        self.changed.emit(self.fraction, color, self.bar.toolTip())
         self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
 
     def edit_summary(self) -> None:
@@ -203,7 +227,7 @@ class SummaryEditor(QDialog):
     def __init__(self, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compaction summary")
-        self.resize(640, 480)
+        self.resize(*DIALOG_METER)
         note = QLabel(
             "What the model keeps of the older conversation. Edit it and Save: the next "
             "request carries your version; the original stays in history.",

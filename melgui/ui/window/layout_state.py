@@ -16,11 +16,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
-from PySide6.QtWidgets import QBoxLayout, QDockWidget, QLayout, QMainWindow, QSplitter, QWidget
+from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer, SignalInstance
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QDockWidget,
+    QLayout,
+    QMainWindow,
+    QSplitter,
+    QTabWidget,
+    QWidget,
+)
 
+from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.splitter import Splitter
+from melgui.ui.runtime.look.tokens import WINDOW_DEFAULT
 
 MIN_CHAT_WIDTH = 480
 MIN_PANES_WIDTH = 340
@@ -74,6 +84,15 @@ class LayoutKeeper(QObject):
         if layout is not None:  # its contents' minimum would otherwise grow the window
             layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         window.setMinimumSize(WINDOW_MIN)
+
+    def follow(self, manager: PaneManager, session_changed: SignalInstance) -> None:
+        """Share the width out as `manager`'s panes come and go and as each new chat comes;
+        restore the window as it was (or give it its first sizes)."""
+        manager.panesChanged.connect(lambda: self.panes_changed(bool(manager.registry.all())))
+        session_changed.connect(lambda _session: self.fit())  # a new chat, kept wide
+        if not self.restore():
+            self._window.resize(*WINDOW_DEFAULT)
+            self.first_sizes()
 
     # -- start-up sizes ------------------------------------------------------------------
 
@@ -295,6 +314,16 @@ class LayoutKeeper(QObject):
             self._window.resize(size)  # restoreGeometry may clamp to a small screen
             done = True
         return done
+
+
+def one_side_panel(window: QMainWindow) -> None:
+    """The right-hand docks (inspector, plans, MCP) read as one panel: their tabs on top
+    as its header, no title bars of their own (View menu toggles show and hide them)."""
+    window.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
+    for dock in window.findChildren(QDockWidget):
+        if window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea:
+            dock.setTitleBarWidget(QWidget(dock))
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
 
 
 def add_side_docks(window: QMainWindow, plans: QWidget) -> tuple[QDockWidget, QDockWidget]:

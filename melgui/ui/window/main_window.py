@@ -8,7 +8,6 @@ the window. Code that reads the window names what it reads in a Protocol of its 
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,10 +28,9 @@ from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.protocol.transport import Transport
 from melgui.core.store import open_store
-from melgui.core.store.records import NoteRecord
+from melgui.core.store.records import NoteRecord, RecordedCall
 from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.core.worktrees.model import Worktree
@@ -44,6 +42,7 @@ from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.checkpoints.actions import CheckpointActions
+from melgui.ui.context.wiring import ContextWiring, Meter
 from melgui.ui.history import ConversationHistory
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.mcp.controls import McpControls
@@ -53,12 +52,14 @@ from melgui.ui.panes.lifetime import follow_folder, keep_panes
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.panes.remote.remote_side import RemoteSide
 from melgui.ui.panes.splitter import Splitter
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.quit_guard import QuitGuard
+from melgui.ui.runtime.sessions import Elsewhere, WindowSessions
 from melgui.ui.runtime.theme import colors_for, follow_system_scheme, theme_the_app
-from melgui.ui.runtime.wire_recorder import WireRecorder
 from melgui.ui.settings.flow import (
     allowed_log,
     claude_rules_offer,
@@ -67,14 +68,21 @@ from melgui.ui.settings.flow import (
     save_or_report,
 )
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
+from melgui.ui.window.conversation_actions import show_compacted
 from melgui.ui.window.host_view import HostView
-from melgui.ui.window.layout_state import LayoutKeeper, add_dock, add_side_docks, insert_below
+from melgui.ui.window.layout_state import (
+    LayoutKeeper,
+    add_dock,
+    add_side_docks,
+    insert_below,
+    one_side_panel,
+)
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
 from melgui.ui.window.plans_panel import PlansPanel
-from melgui.ui.window.review_command import review_command, review_into
+from melgui.ui.window.review_command import REVIEWER, Reviews
 from melgui.ui.window.status_line import StatusLine
-from melgui.ui.window.toolbar import ProjectToolbar
+from melgui.ui.window.toolbar import ProjectToolbar, join_composer
 from melgui.ui.window.trust_bar import TrustBar
 
 if TYPE_CHECKING:
@@ -92,6 +100,7 @@ class MainWindow(QMainWindow):
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
     pane_manager: PaneManager
+    status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
     def __init__(
@@ -108,22 +117,17 @@ class MainWindow(QMainWindow):
         self.colors = colors_for(settings.theme)
         self.tasks = TaskKeeper(on_error=self._report_error)
         self.approvals = ApprovalQueue(self)
-        self._recorders: weakref.WeakKeyDictionary[ChatSession, WireRecorder] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._policies: weakref.WeakKeyDictionary[AgentSession, RulePolicy] = (
-            weakref.WeakKeyDictionary()
-        )
         self.plans_panel = PlansPanel(self.colors)
         self.desk = Desk(
             folder,
             settings,
             api_key=api_key if api_key is not None else get_api_key(api_key_kind(settings)),
-            plans=self.plans_panel.sink,
+            plans=lambda _title, _markdown: None,  # the Plans panel reads plans off the threads
             transport=transport,
             on_progress=self._progress.emit,
             on_rules_saved=self._save_settings,
         )
+        self.sessions = WindowSessions(self.desk)
         self._build_chrome()
         self._install(self._new_session(Conversation()))
         self._add_parts()
@@ -162,15 +166,11 @@ class MainWindow(QMainWindow):
     def policy(self) -> RulePolicy:
         """The rules of the conversation shown: its own "for this conversation" ones, and
         the project's and everywhere's, which every conversation shares."""
-        return self._policies.get(self.session, self.desk.policy)
+        return self.sessions.policy(self.session)
 
     @property
     def kit(self) -> WorkspaceKit:
         return self.desk.kit
-
-    @property
-    def tools(self) -> ToolRegistry:
-        return self.desk.tools
 
     # --- construction ------------------------------------------------------------------
 
@@ -197,7 +197,7 @@ class MainWindow(QMainWindow):
         self.approval_bar.showRequested.connect(self._show_approval)
         central = QWidget(self)
         layout = QVBoxLayout(central)
-        layout.setContentsMargins(4, 4, 4, 0)
+        layout.setContentsMargins(SPACE_XS, SPACE_XS, SPACE_XS, 0)
         self.trust_bar = TrustBar(FolderTrust(), self.kit.folder, central)
         self.trust_bar.changed.connect(self._trust_changed)
         layout.addWidget(self.trust_bar)
@@ -218,22 +218,14 @@ class MainWindow(QMainWindow):
     def _keep_layout(self, config: Path | None) -> LayoutKeeper:
         """Folds the empty inspector and plans for panes, restores (or sizes) the window,
         and remembers it in `config`/window.ini (None: nowhere)."""
-        keeper = LayoutKeeper(
-            self,
-            self.pane_host,
-            folds=[
-                (self.inspector_dock, lambda: not self.inspector.book.records),
-                (self.plans_dock, lambda: not self.plans_panel.plans),
-            ],
-            side_docks=[self.history_dock, self.inspector_dock, self.plans_dock],
-            path=config / "window.ini" if config is not None else None,
-        )
-        manager = self.pane_manager
-        manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
-        self.sessionChanged.connect(lambda _session: keeper.fit())  # a new chat, kept wide
-        if not keeper.restore():
-            self.resize(1280, 820)
-            keeper.first_sizes()
+        folds = [
+            (self.inspector_dock, lambda: not self.inspector.book.records),
+            (self.plans_dock, lambda: not self.plans_panel.plans),
+        ]
+        docks = [self.history_dock, self.inspector_dock, self.plans_dock]
+        path = config / "window.ini" if config is not None else None
+        keeper = LayoutKeeper(self, self.pane_host, folds=folds, side_docks=docks, path=path)
+        keeper.follow(self.pane_manager, self.sessionChanged)
         return keeper
 
     def _give_model(self, model: str) -> None:
@@ -249,19 +241,8 @@ class MainWindow(QMainWindow):
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
-        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
-        policy = self.desk.conversation_policy()  # its own "for this conversation" rules
-        session = self.desk.session(
-            conversation,
-            model=self.toolbar.current_model() or self.settings.model,
-            role=self.settings.role,
-            wire=recorder,
-            source=source,
-            policy=policy,
-        )
-        self._recorders[session] = recorder
-        self._policies[session] = policy
-        return session
+        model = self.toolbar.current_model() or self.settings.model
+        return self.sessions.main(conversation, model=model, role=self.settings.role, source=source)
 
     def _install(
         self,
@@ -304,6 +285,7 @@ class MainWindow(QMainWindow):
         if old_inspector is not None:
             old_inspector.deleteLater()
         self.status.follow(self.bridge)
+        join_composer(self, self.status.context_meter)
         self.chat.input.setFocus()
         self.sessionChanged.emit(session)  # hooks (checkpoints' card extras) go on first
         self.chat.load_conversation(session.conversation)  # drawn once
@@ -313,6 +295,8 @@ class MainWindow(QMainWindow):
             self.status.context_meter.edit_summary()
         elif verb == BETTER_MODELS:  # the prompt box's "Get a better model…"
             open_settings_dialog(self, allowed_log(self._store(), self._report_error), verb)
+        elif verb == "settings":  # the welcome screen's "Change it in Settings"
+            self.open_settings()
         elif verb == "retry":  # the Retry link of a failed turn's notice
             from melgui.ui.window.conversation_actions import retry_last
 
@@ -321,24 +305,26 @@ class MainWindow(QMainWindow):
     # --- the parts, composed ------------------------------------------------------------
 
     def _add_parts(self) -> None:
-        """Make the panes, history, checkpoints, slash commands, plan mode, MCP and the
-        agents board, place them and connect them; then hand them the conversation."""
+        """Make the panes, history, checkpoints, slash commands, plan mode, reviews, the
+        context popup, MCP, the agents board, parallel work and remote folders, place them
+        and connect them; then hand them the conversation."""
         desk, tasks, say = self.desk, self.tasks, lambda text: self.status.showMessage(text, 15000)
         panes = PaneManager(
-            PaneArea(),
-            self.kit.folder,
+            PaneArea(), self.kit.folder, colors=self.colors, worktrees=lambda: desk.worktrees,
             worker_factory=lambda s: self.session_factory("worker", s.model, s.source, s.worktree),
-            bridge_factory=self.bridge_for,  # its approvals also reach self.approvals
-            colors=self.colors,
-            worktrees=lambda: desk.worktrees,
-            parent=self,
-        )
+            bridge_factory=self.bridge_for, parent=self,  # its approvals reach self.approvals too
+        )  # fmt: skip
         self.pane_manager = panes
         self.pane_host.addWidget(panes.area)
         keep_panes(panes, self)
         desk.panes = Orchestration(panes)  # the desk's seven pane tools run on them
         host_acp_agents(panes, desk, self.plans_panel.sink)
         self.approvalSourceRequested.connect(panes.show_call)
+        self.remote = RemoteSide(
+            panes, desk, self.settings.hosts, model=lambda: self.session.loop.model,
+            status=self.status, opened=self._opened_remote, parent=self,
+        )  # fmt: skip
+        panes.remote = self.remote  # workers and terminals on other machines
         self.history_keeper = ConversationHistory(
             open_store(), self.project_folder, self.open_conversation, self.new_conversation, self
         )
@@ -346,15 +332,24 @@ class MainWindow(QMainWindow):
         self.history_dock = add_dock(self, "History", "historyDock", self.history, "left")
         self.history.problem.connect(say)
         self._report_error(self.history.store.notice or "")
-        self.checkpoint_actions = CheckpointActions(
-            lambda: desk.checkpoints, tasks, self.colors, say, self
-        )
+        checkpoints = lambda: desk.checkpoints  # noqa: E731
+        self.checkpoint_actions = CheckpointActions(checkpoints, tasks, self.colors, say, self)
         panes.panesChanged.connect(self.checkpoint_actions.attach_workers)
-        show_plans = self.plans_dock.show
-        self.plan_mode = PlanModeControl(self.toolbar, self.plans_panel, self.colors, show_plans)
+        plans, show_plans = self.plans_panel, self.plans_dock.show
+        self.plan_mode = PlanModeControl(self.toolbar, plans, panes, self.colors, show_plans)
+        self.reviews = Reviews(
+            tasks, self.colors, folder=lambda: desk.folder, parent=self,
+            reviewer=lambda: self.session_factory("worker", source=REVIEWER),
+            to_new_worker=lambda task: panes.spawn_agent(task, None, "tab"),
+        )  # fmt: skip
+        meter = self.status.context_meter
+        clicked = Meter(meter, meter.detailsRequested, meter.edit_summary)
+        settings = lambda: self.settings  # noqa: E731
+        self.context = ContextWiring(clicked, self.colors, settings=settings, say=say, parent=self)
         commands = desk.prompt.commands
         for command in (
-            *slash_commands(self, commands), self.plan_mode.command(), review_command(self._review)
+            *slash_commands(self, commands), self.plan_mode.command(), *self.reviews.commands(),
+            self.context.command(),
         ):  # fmt: skip
             commands.add(command)
         mcp = self.mcp = McpControls(desk, tasks, self.colors, self)
@@ -366,12 +361,19 @@ class MainWindow(QMainWindow):
         self.approval_bar.tool_notes = mcp.tool_notes
         self.signals = watch_agents(
             self, tasks, panes=panes, approvals=self.approvals, approval_bar=self.approval_bar,
-            settings=lambda: self.settings, show_call=self.show_call,
-            focus_chat=lambda: self.chat.input.setFocus(),
+            settings=settings, show_call=self.show_call,
+            focus_chat=lambda: self.chat.input.setFocus(), desk=desk, colors=self.colors,
         )  # fmt: skip
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.signals.dock)
-        self.signals.dock.hide()  # View → Agents board
-        for part in (panes, self.checkpoint_actions, self.plan_mode, self.mcp):
+        self.parallel = self.signals.parallel
+        for dock in (self.signals.dock, self.parallel.dock):  # View → Agents board, Merge queue
+            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+            dock.hide()
+        self.tabifyDockWidget(self.signals.dock, self.parallel.dock)
+        one_side_panel(self)
+        for part in (
+            panes, self.checkpoint_actions, self.plan_mode, self.reviews, self.context, self.mcp,
+            self.signals,
+        ):  # fmt: skip
             self.themeChanged.connect(part.set_colors)
         self._show_parts(self.session)
         self.sessionChanged.connect(self._show_parts)
@@ -384,12 +386,17 @@ class MainWindow(QMainWindow):
         self.history_keeper.follow(session, self.bridge.recorder.listen)
         self.checkpoint_actions.follow(session, self.chat, self.inspector)
         self.plan_mode.follow(session, self.chat)
+        self.reviews.follow(session, self.chat)
+        self.context.follow(session, self.chat)
         self.mcp.follow(session, self.chat, self.inspector)
         self.signals.follow_main(session)
 
-    def _review(self, target: str) -> None:  # findings go to the chat shown when it started
-        review = review_into(self.chat, self.colors, self.session, self.desk.folder, target)
-        self.tasks.spawn(review, what="reviewing the changes")
+    def _opened_remote(self, url: str, elsewhere: Elsewhere) -> None:
+        """This window is remote folder `url`'s: a conversation on its tools, there."""
+        self.sessions.elsewhere = elsewhere
+        self.new_conversation()
+        self.setWindowTitle(f"melgui — {url}")
+        self.toolbar.set_folder(url)
 
     # --- seams for panes and history --------------------------------------------------
 
@@ -410,26 +417,21 @@ class MainWindow(QMainWindow):
             model = model or self.session.loop.model
             remote: Any = self.host_view.worker(role, model, source, worktree)
             return remote
-        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
-        session = self.desk.worker_session(
-            model=model or self.session.loop.model,
-            role=role,
-            wire=recorder,
-            source=source,
-            worktree=worktree,
-        )
-        self._recorders[session] = recorder
-        return session
+        model = model or self.session.loop.model
+        return self.sessions.worker(model=model, role=role, source=source, worktree=worktree)
 
     def bridge_for(self, session: ChatSession) -> SessionBridge:
-        """A bridge for `session`; its approvals also go to the window's queue."""
-        bridge = SessionBridge(session, self._recorders.get(session), self.tasks, self)
+        """A bridge for `session`; its approvals also go to the window's queue, its plans
+        to the Plans panel."""
+        bridge = SessionBridge(session, self.sessions.recorder(session), self.tasks, self)
 
         def to_queue(event: LoopEvent) -> None:
             if isinstance(event, ApprovalNeeded):
                 self.approvals.add(event.request)
 
         bridge.loopEvent.connect(to_queue)
+        source = session.source
+        bridge.threadChange.connect(lambda change: self.plans_panel.take(source, change))
         return bridge
 
     def new_conversation(self) -> None:
@@ -441,8 +443,6 @@ class MainWindow(QMainWindow):
         self.inspector.load_stored(resumed.tool_calls)
         for plan in resumed.plans:
             self.plans_panel.add_plan(plan.title, plan.markdown)
-        from melgui.ui.window.conversation_actions import show_compacted
-
         conversation = self.session.conversation
         problem = show_compacted(self.chat, self._store(), resumed.conversation_id, conversation)
         if problem:
@@ -452,8 +452,7 @@ class MainWindow(QMainWindow):
             self.chat.transcript.add_notice(note, self.colors.muted)
 
     def _replace_session(self, conversation: Conversation, failures: Failures = ()) -> None:
-        old = self.session
-        old_bridge = self.bridge
+        old, old_bridge = self.session, self.bridge
         self._install(self._new_session(conversation), failures, (self.chat, self.inspector))
         self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
@@ -534,6 +533,10 @@ class MainWindow(QMainWindow):
         records = self.inspector.book.records.values()
         return past_commands(records, self._store(), self._report_error)
 
+    def recorded_calls(self, conversations: int | None) -> Sequence[RecordedCall]:
+        """The decided calls of the last `conversations` (None: all), for trying rules."""
+        return self._store().calls.recorded(conversations)
+
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings
         previous = self.desk.apply_settings(new, api_key)
@@ -566,6 +569,7 @@ class MainWindow(QMainWindow):
         """Stop every turn and tool, close the connection; the conversation stays valid."""
         self.bridge.detach()
         await self.pane_manager.aclose()
+        await self.remote.aclose()
         await self.session.aclose()
         await self.desk.aclose()
         await self.tasks.aclose()
@@ -589,10 +593,5 @@ def build_main_window(
     persist_settings: bool = True,
 ) -> MainWindow:
     """The window on `folder` (tests pass settings pointing at a scripted server)."""
-    return MainWindow(
-        os.path.abspath(folder),
-        settings,
-        api_key=api_key,
-        transport=transport,
-        persist_settings=persist_settings,
-    )
+    return MainWindow(os.path.abspath(folder), settings, api_key=api_key, transport=transport,
+                      persist_settings=persist_settings)  # fmt: skip

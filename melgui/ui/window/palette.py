@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.ui.runtime.look.tokens import DIALOG_S, PALETTE_H, PALETTE_MIN_W, SPACE_2XL, SPACE_XL
 from melgui.ui.window.menus import keys_text, menu_name, plain_text
 
 ACTION_ROLE = Qt.ItemDataRole.UserRole
@@ -52,7 +53,7 @@ class CommandPalette(QDialog):
         self.query.installEventFilter(self)
         self.list.itemActivated.connect(lambda _item: self.run_current())
         self._fill("")
-        self.resize(self._width_for_every_entry(), 380)
+        self.resize(self._width_for_every_entry(), PALETTE_H)
 
     def _width_for_every_entry(self) -> int:
         """Wide enough for the longest entry whole, within the window (or the screen)."""
@@ -67,11 +68,11 @@ class CommandPalette(QDialog):
         frame = 2 * self.list.frameWidth() + self.list.verticalScrollBar().sizeHint().width()
         layout = self.layout()
         margins = layout.contentsMargins().left() * 2 if layout is not None else 0
-        wanted = widest + frame + margins + 24
+        wanted = widest + frame + margins + SPACE_XL
         host = self.parentWidget()
         screen = self.screen().availableGeometry().width()
         room = min(host.width(), screen) if host is not None else screen
-        return max(520, min(wanted, room - 40))
+        return max(PALETTE_MIN_W, min(wanted, room - SPACE_2XL))
 
     def _fill(self, query: str) -> None:
         self.list.clear()
@@ -143,4 +144,4 @@ class ShortcutsSheet(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(note)
         layout.addWidget(buttons)
-        self.resize(520, 560)
+        self.resize(*DIALOG_S)

@@ -1,29 +1,118 @@
 """`/review [last N | branch]`: the model reviews the uncommitted changes (or the last N
-commits, or a worker's branch) read-only, and its findings are listed by hunk with their
-severity in the chat."""
+commits, or a worker's branch) read-only. A review of the uncommitted changes opens the
+project folder's Changes view and puts each finding on its hunk there, with its severity,
+from where the findings can go to a new worker as its task; the other targets' findings
+are listed by hunk in the chat. `/changes` opens that view without a review."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtWidgets import QWidget
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.git.runner import GitError
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.reading import uncommitted_in
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.desk.review import Comment, review
+from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
 _COLOR = {"error": "error", "warning": "warn", "note": "muted"}
+REVIEWER = "review of the uncommitted changes"
 
 
-def review_command(start: Callable[[str], None]) -> SlashCommand:
-    """`/review`, for the desk's slash commands; `start(target)` runs `review_into`."""
-    return SlashCommand(
-        "review",
-        "Review the uncommitted changes, the last N commits or a branch, read-only",
-        lambda arguments: start(arguments.strip()),
-        usage="[last N|branch]",
-    )
+class Reviews:
+    """`/review` and `/changes` for the conversation shown (`follow`), in `folder()`:
+    `reviewer()` makes the read-only worker that reviews in the Changes view,
+    `to_new_worker(task)` gives its findings to a new worker pane."""
+
+    def __init__(
+        self,
+        tasks: TaskKeeper,
+        colors: Colors,
+        *,
+        folder: Callable[[], str],
+        reviewer: Callable[[], AgentSession],
+        to_new_worker: Callable[[str], object],
+        parent: QWidget,
+    ) -> None:
+        self.tasks = tasks
+        self.colors = colors
+        self._folder = folder
+        self._reviewer = reviewer
+        self._to_new_worker = to_new_worker
+        self.parent_widget = parent
+        self.session: AgentSession | None = None
+        self.chat: ChatView | None = None
+
+    def follow(self, session: AgentSession, chat: ChatView) -> None:
+        self.session, self.chat = session, chat
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+
+    def commands(self) -> list[SlashCommand]:
+        """`/review` and `/changes`, for the desk's slash commands."""
+        return [
+            SlashCommand(
+                "review",
+                "Review the uncommitted changes, the last N commits or a branch, read-only",
+                lambda arguments: self.start(arguments.strip()),
+                usage="[last N|branch]",
+            ),
+            SlashCommand(
+                "changes", "Show the uncommitted changes by file and hunk; review them", self.show
+            ),
+        ]
+
+    def start(self, target: str) -> None:
+        """Review `target`; the findings go to the chat shown when it started."""
+        if self.session is None or self.chat is None:
+            return
+        work = self._run(self.session, self.chat, target)
+        self.tasks.spawn(work, what="reviewing the changes")
+
+    def show(self, _arguments: str = "") -> None:
+        if self.chat is not None:
+            self.tasks.spawn(self.open(self.chat), what="reading the uncommitted changes")
+
+    async def open(self, chat: ChatView) -> ChangesView | None:
+        """The project folder's Changes view, read; None when there is none (said)."""
+        try:
+            worktree = await uncommitted_in(Path(self._folder()))
+        except ChangesError as exc:
+            chat.show_note(f"Cannot show the changes: {exc}")
+            return None
+        view = open_changes(self.parent_widget, worktree, self.colors, self._reviewer,
+                            self._to_new_worker, in_place=True, read=False)  # fmt: skip
+        await view.reload()
+        return view
+
+    async def _run(self, session: AgentSession, chat: ChatView, target: str) -> None:
+        colors = self.colors
+        if not target:
+            view = await self.open(chat)
+            if view is None or view.changes is None:
+                return
+            if not view.changes.files:
+                chat.transcript.add_notice(
+                    "Review: there are no uncommitted changes.", colors.muted
+                )
+                return
+            comments = await view.run_review(session)
+            hunks = len({(c.file, c.hunk) for c in comments})
+            chat.transcript.add_notice(
+                f"Review: {len(comments)} findings on {hunks} hunks of the uncommitted changes, "
+                "shown in the Changes view.",
+                colors.muted,
+            )
+            return
+        await review_into(chat, colors, session, self._folder(), target)
 
 
 async def review_into(

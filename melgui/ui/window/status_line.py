@@ -1,4 +1,4 @@
-"""The status bar: what runs now, legs this session (= quota units), tokens from usage."""
+"""The status bar: what runs now, requests this session (= quota units), tokens from usage."""
 
 from __future__ import annotations
 
@@ -59,11 +59,11 @@ class StatusLine(QStatusBar):
             return
         state = self._bridge.session.thread.state
         usage = state.usage
+        requests = "1 request" if state.legs == 1 else f"{state.legs} requests"
         self.counts.setText(
-            f"Legs {state.legs}  ·  Tokens {usage.prompt_tokens:,} in / "
-            f"{usage.completion_tokens:,} out"
+            f"{requests}  ·  {usage.prompt_tokens:,} tokens in / {usage.completion_tokens:,} out"
         )
-        self.counts.setToolTip("Each leg is one request to the server and one quota unit")
+        self.counts.setToolTip("Each request to the server counts once against your quota")
 
     def on_change(self, change: Change) -> None:
         """What the session's thread says runs now."""
@@ -71,7 +71,7 @@ class StatusLine(QStatusBar):
             case StateChanged(state=state):
                 self._state_changed(state)
             case EntryAdded(entry=AssistantEntry(streaming=True)) | TextAppended(reasoning=False):
-                writing = f"The model is writing — leg {self._state.leg}"
+                writing = f"The model is writing — request {self._state.leg}"
                 if self.activity.text() != writing:
                     self.activity.setText(writing)
             case EntryChanged(entry=CallEntry() as entry):
@@ -91,7 +91,7 @@ class StatusLine(QStatusBar):
         before, self._state = self._state, state
         if leg_started(before, state):
             again = f" (attempt {state.attempt})" if state.attempt > 1 else ""
-            self.activity.setText(f"Waiting for the model — leg {state.leg}{again}")
+            self.activity.setText(f"Waiting for the model — request {state.leg}{again}")
         if state.legs != before.legs:
             self._update_counts()
         if turn_ended(before, state):

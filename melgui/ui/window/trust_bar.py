@@ -13,6 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from melgui.core.config.trust import RESTRICTED, FolderTrust
+from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
 
 
 class TrustBar(QFrame):
@@ -28,7 +29,7 @@ class TrustBar(QFrame):
         self.trust = trust
         self.folder = folder
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
+        layout.setContentsMargins(SPACE_S, SPACE_XS, SPACE_S, SPACE_XS)
         self.text = QLabel(self)
         self.text.setWordWrap(True)
         layout.addWidget(self.text, 1)

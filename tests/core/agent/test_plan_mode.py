@@ -11,12 +11,14 @@ from melgui.core.config.settings import Settings
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import READ_ONLY_TOOLS
 from melgui.core.protocol.loop_events import LoopEvent, ToolCallFinished
+from melgui.core.protocol.tools.pins import PIN_FACT
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 
 PLAN = "1. Add greet() to app.py\n2. Call it from main()"
 
-READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name}  # the run-time read-only tool too
+# the run-time read-only tool too, and pin_fact (it writes only the conversation)
+READING = READ_ONLY_TOOLS | {DIAGNOSTICS_TOOL.name, PIN_FACT.name}
 
 
 async def test_plan_mode_offers_only_read_tools_refuses_a_write_then_approving_starts(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from melgui.core.config.redaction import REDACTED, redact
+from melgui.core.config.redaction import _SECRET_PATTERNS, REDACTED, _holds_a_word, redact
 
 
 def test_keys_and_bearer_tokens_are_redacted() -> None:
@@ -24,3 +24,17 @@ def test_text_without_secrets_is_unchanged_and_redacting_twice_changes_nothing()
     once = redact('x-api-key: abc "token": "t0k"')
     assert once == f'x-api-key: {REDACTED} "token": "{REDACTED}"'
     assert redact(once) == once
+
+
+def test_each_kind_of_key_is_found_alone_and_in_capitals() -> None:
+    assert redact("AUTHORIZATION: BEARER abc") == f"AUTHORIZATION: BEARER {REDACTED}"
+    assert redact("X-API-KEY=abc") == f"X-API-KEY={REDACTED}"
+    assert redact('"Token": "abc"') == f'"Token": "{REDACTED}"'
+    assert redact("a sk-ABCDEFGH12345 b") == f"a {REDACTED} b"
+
+
+def test_the_quick_check_knows_every_word_a_pattern_needs() -> None:
+    for words, _pattern in _SECRET_PATTERNS:
+        for word in words:
+            assert _holds_a_word(f"x{word}x"), word
+    assert not _holds_a_word('{"content": "tok1 "}')

@@ -203,3 +203,61 @@ def test_recent_commands_span_conversations_newest_first_once_each(
     run_command(first, "g", '{"command": "ls"}')
     assert store.calls.recent_commands() == ["ls", "git status", "pytest -q"]
     assert store.calls.recent_commands(limit=2) == ["ls", "git status"]
+
+
+def test_a_wire_chunk_keeps_every_line_its_direction_text_and_time(
+    store: Store, tmp_path: Path
+) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    start = 1_765_000_000.123456
+    lines = [
+        WireEntry("request", 'POST /v1/chat/completions {"model": "m"}', start),
+        WireEntry("event", "data: line\nwith a newline, «unicode» and \\u0041", start + 0.0015),
+        WireEntry("event", "", start + 2.5),  # an empty text is still a line
+        WireEntry("response", "200 OK", start + 60.000001),
+    ]
+    store.wire.add_chunk(cid, 3, lines)
+    store.wire.add_chunk(cid, 4, [])  # an empty chunk reads as no lines
+    got = store.wire.read(cid)
+    assert [(w.leg, w.direction, w.text) for w in got] == [(3, e.direction, e.text) for e in lines]
+    assert all(abs(w.at - e.at) < 2e-6 for w, e in zip(got, lines, strict=True))
+
+
+def test_a_wire_line_holding_the_chunk_separator_is_kept_whole(
+    store: Store, tmp_path: Path
+) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    lines = [WireEntry("event", "a\x1eb", 1.0), WireEntry("event", "c", 2.0)]
+    store.wire.add_chunk(cid, 1, lines)
+    assert [w.text for w in store.wire.read(cid)] == ["a\x1eb", "c"]
+
+
+def test_wire_chunks_stored_by_earlier_versions_still_read(store: Store, tmp_path: Path) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    store._conn.execute(
+        "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
+        (cid, 2, '[["request", "POST /x", 1.5], ["event", "e", 2]]'),
+    )
+    assert [(w.leg, w.direction, w.text, w.at) for w in store.wire.read(cid)] == [
+        (2, "request", "POST /x", 1.5),
+        (2, "event", "e", 2.0),
+    ]
+
+
+def test_melgui_s_own_key_never_reaches_a_stored_wire_chunk(store: Store, tmp_path: Path) -> None:
+    from melgui.core.config import redaction
+
+    cid = store.create_conversation(str(tmp_path))
+    redaction.remember_secret("sk-wire-secret-123")
+    try:
+        lines = [WireEntry("event", 'echo {"key": "sk-wire-secret-123"}', 1.0)]
+        lines.append(WireEntry("event", "escaped sk\\u002dwire-secret-123", 2.0))
+        store.wire.add_chunk(cid, 1, lines)
+    finally:
+        redaction.forget_secrets()
+    stored = store._conn.execute("SELECT entries FROM wire_chunks").fetchone()[0]
+    assert "wire-secret" not in stored
+    assert [w.text for w in store.wire.read(cid)] == [
+        'echo {"key": "«redacted»"}',
+        "escaped «redacted»",
+    ]

@@ -9,7 +9,7 @@ import pytest
 from melgui.core.worktrees.changes.diff import parse_diff, patch_of
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.landed import landed_hunks
-from melgui.core.worktrees.changes.reading import read_changes
+from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
 from tests.fakes.worktree_repos import (
     make_repo_with_worktree,
     run_git,
@@ -140,3 +140,30 @@ def test_an_append_at_the_end_has_landed_only_when_it_ends_the_file() -> None:
     assert landed_hunks(change, "a\nb\nc\n") == set()
     assert landed_hunks(change, "a\nb\nc\nd\n") == {0}
     assert landed_hunks(change, "x\na\nb\nc\nd\n") == set()  # it also starts the file
+
+
+async def test_the_project_folders_uncommitted_changes_read_as_a_worktree(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(ChangesError, match="is not a git repository"):
+        await uncommitted_in(plain)
+    run_git(plain, "init", "-q", "-b", "main")
+    with pytest.raises(ChangesError, match="has no commit yet"):
+        await uncommitted_in(plain)
+    (plain / "app.py").write_text("x = 1\n")
+    (plain / "sub").mkdir()
+    run_git(plain, "add", ".")
+    run_git(plain, "commit", "-q", "-m", "start")
+    (plain / "app.py").write_text("x = 2\n")
+    (plain / "sub" / "new.txt").write_text("new\n")
+
+    worktree = await uncommitted_in(plain / "sub")  # from a folder inside: the whole repository
+    changes = await read_changes(worktree)
+
+    assert worktree.path == plain.resolve() and worktree.branch == "main"
+    assert worktree.base == run_git(plain, "rev-parse", "HEAD").strip()
+    assert changes.commits == ()
+    assert [(c.path, c.status) for c in changes.files] == [
+        ("app.py", "modified"),
+        ("sub/new.txt", "added"),
+    ]

@@ -1,5 +1,6 @@
-"""A command's card in the real window: a non-zero exit is a failure with its code, the
-run time and the wait for approval are told apart, and the output is in monospace."""
+"""A command's card in the real window: one line, "Ran <command>" with a non-zero exit as
+a failure with its code; the run time and the wait for approval told apart; unfolded in
+place, the output in a dark monospace block; in the inspector, the output in monospace."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QFontInfo
 from pytestqt.qtbot import QtBot
 
@@ -32,9 +33,16 @@ def test_a_failing_command_shows_its_exit_code_not_done(
 
     run(scenario())
     shown = window.chat.transcript.toPlainText()
-    card = next(line for line in shown.splitlines() if "run_command" in line)
-    assert "✗ exit 3" in card and "done" not in card and "✓" not in card
+    card = next(line for line in shown.splitlines() if "Ran " in line)
+    assert command in card and "exit 3" in card and "done" not in card
     assert "approval" in card  # the wait is told apart from the run time
+    output = "==== 1 failed, 2 passed ===="
+    assert output not in shown.splitlines()  # folded: one line
+    window.chat.transcript.anchorClicked.emit(QUrl("card:r1"))
+    assert output in window.chat.transcript.toPlainText().splitlines()  # unfolded in place
+    assert f"background-color:{window.colors.output_bg}" in window.chat.transcript.toHtml()
+    window.chat.transcript.anchorClicked.emit(QUrl("card:r1"))
+    assert output not in window.chat.transcript.toPlainText().splitlines()
     assert "exit_code=3" in scripted_relay.legs_received[1].messages[-1]["content"]
     window.inspector.show_call("r1")
     result = window.inspector.detail.result

@@ -58,7 +58,7 @@ def test_compaction_keeps_the_persons_view(
     write_notes(project, 2 * TURNS + 2, 1500)
     with ScriptedOpenAI(models=[{"id": "m", "context_length": 9000}]) as server:
         serve_long_model(server, AnsweringModel())
-        window: MainWindow = make_window(openai_settings(server))
+        window: MainWindow = make_window(openai_settings(server, compaction_preview=False))
         window.resize(1200, 800)
         chat = window.chat
 

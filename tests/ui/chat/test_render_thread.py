@@ -58,7 +58,7 @@ def test_a_huge_code_block_finishing_renders_off_the_gui_thread(
     qtbot.waitUntil(lambda: not streamed.holding(), timeout=10_000)
     assert render_threads and all(name.startswith(THREAD_NAME) for name in render_threads)
     shown = streamed.toPlainText()
-    assert shown.index("Done.") < shown.index("run_command") < shown.index("after the card")
+    assert shown.index("Done.") < shown.index("Run make") < shown.index("after the card")
     whole = drawn_at_once(qtbot, text)
     whole.add_card("c1", card_html("c1", "run_command", "make", "requested", LIGHT))
     whole.add_notice("after the card", LIGHT.muted)

@@ -46,6 +46,7 @@ def test_conversations_are_kept_and_reopened(
         send(qtbot, window, "Another topic")
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 1)
         await wait_until(lambda: len(sidebar.ids()) == 2)
+        second = sidebar.ids()[0]
         assert sidebar.ids()[1] == first  # newest first
         assert window.plans_panel.plans == []  # a new conversation starts without plans
         sidebar.open(first)
@@ -53,6 +54,8 @@ def test_conversations_are_kept_and_reopened(
         assert window.plans_panel.plans == [("Steps", "1. look\n2. fix")]
         send(qtbot, window, "Go on")
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 1)
+        # The list is read again off the GUI thread after the turn: wait for that reading.
+        await wait_until(lambda: sidebar.ids() == [first, second])
 
     run(scenario())
     shown = window.chat.transcript.toPlainText()
@@ -84,13 +87,14 @@ def test_leaving_a_conversation_mid_answer_keeps_what_arrived(
         cid = sidebar.current_id
         assert cid is not None
         sidebar.new_button.click()  # the running turn is stopped, its text kept
+        # The streamed text is on disk as a partial row first; the stopped turn's end
+        # writes it whole.
         await wait_until(
             lambda: (
-                [s.message.content for s in sidebar.store.messages(cid)]
-                == ["Tell me everything", "Half an answer"]
+                [(s.message.content, s.partial) for s in sidebar.store.messages(cid)]
+                == [("Tell me everything", False), ("Half an answer", False)]
             )
         )
-        assert not any(s.partial for s in sidebar.store.messages(cid))
 
     try:
         run(scenario())

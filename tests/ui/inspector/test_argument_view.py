@@ -16,7 +16,7 @@ from melgui.ui.inspector.argument_view import (
 )
 from melgui.ui.runtime.theme import DARK, LIGHT
 
-PRE = '<pre style="font-family:monospace; background-color:#f6f8fa; margin:0">'
+PRE = '<pre style="font-family:monospace; background-color:#f5f6f8; margin:0">'
 
 
 def test_arguments_are_indented_json_or_the_raw_text_when_not_an_object() -> None:
@@ -60,11 +60,11 @@ def test_a_diff_is_coloured_line_by_line_and_escaped() -> None:
     diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old <\n+new\n same\n"
     assert diff_html(diff, LIGHT) == (
         PRE + "<b>--- a/x</b>\n<b>+++ b/x</b>\n"
-        '<span style="color:#2f6fdf">@@ -1 +1 @@</span>\n'
-        '<span style="color:#c62828">-old &lt;</span>\n'
-        '<span style="color:#1a7f37">+new</span>\n same</pre>'
+        '<span style="color:#2858c8">@@ -1 +1 @@</span>\n'
+        '<span style="color:#b42323">-old &lt;</span>\n'
+        '<span style="color:#1a7437">+new</span>\n same</pre>'
     )
-    assert '<span style="color:#56d364">+new</span>' in diff_html(diff, DARK)
+    assert '<span style="color:#5fcf76">+new</span>' in diff_html(diff, DARK)
 
 
 def test_a_command_shows_what_runs_and_where() -> None:
@@ -82,7 +82,7 @@ def test_a_command_shows_what_runs_and_where() -> None:
 def test_a_write_shows_its_diff_once_computed() -> None:
     arguments = {"path": "a", "content": "new\n"}
     waiting = arguments_html("write_file", "{}", arguments, LIGHT, cwd="/p", preview=None)
-    assert waiting.startswith('<p style="color:#6b6b73">Computing the diff…</p><p><b>Arguments')
+    assert waiting.startswith('<p style="color:#5e6069">Computing the diff…</p><p><b>Arguments')
     diff = "--- a/a\n+++ b/a\n+new"
     ready = arguments_html("write_file", "{}", arguments, LIGHT, cwd="/p", preview=diff)
     assert ready.startswith(f"<p><b>Changes</b></p>{diff_html(diff, LIGHT)}<p><b>Arguments")
@@ -91,7 +91,7 @@ def test_a_write_shows_its_diff_once_computed() -> None:
 def test_arguments_that_are_not_an_object_say_so() -> None:
     html = arguments_html("edit_file", "nope", None, LIGHT, cwd="/p", preview=None)
     assert html == (
-        '<p style="color:#c62828">The arguments are not a JSON object; '
+        '<p style="color:#b42323">The arguments are not a JSON object; '
         f"the model gets an error back.</p><p><b>Arguments</b></p>{PRE}nope</pre>"
     )
 

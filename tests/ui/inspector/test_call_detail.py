@@ -46,9 +46,9 @@ def test_a_finished_call_shows_status_duration_decision_source_and_result(
     record.result = "make: *** No rule to make target 'test'."
     view.show_record(record)
     assert view.title.text() == (
-        '<b>run_command</b> · <span style="color:#c62828">✗ failed</span> · 1.5 s'
+        '<b>run_command</b> · <span style="color:#b42323">✗ failed</span> · 1.5 s'
         " · approved for this conversation · from worker 2"
-        ' · <span style="color:#6b6b73">id c7</span>'
+        ' · <span style="color:#5e6069">id c7</span>'
     )
     assert view.result.toPlainText() == "make: *** No rule to make target 'test'."
     assert view.arguments.toPlainText().startswith("Command\nmake test\nFolder /project")
@@ -64,7 +64,7 @@ def test_a_waiting_call_shows_the_approval_buttons_until_decided(
     view.show_record(record)
     assert view.controls.isVisible()
     assert view.title.text().startswith(
-        '<b>run_command</b> · <span style="color:#b35900">◆ waiting for approval</span> · '
+        '<b>run_command</b> · <span style="color:#a04c00">◆ waiting for approval</span> · '
     )
     request.approve()
     view.show_record(record)
@@ -75,10 +75,10 @@ def test_a_theme_change_redraws_the_shown_call(qtbot: QtBot) -> None:
     view = detail(qtbot)
     record = CallRecord(RUN, RUN.parsed, "main", status="ok", duration=0.25)
     view.show_record(record)
-    assert '<span style="color:#1a7f37">✓ done</span> · 250 ms' in view.title.text()
+    assert '<span style="color:#1a7437">✓ done</span> · 250 ms' in view.title.text()
     view.set_colors(DARK)
     assert view.record is record
-    assert '<span style="color:#56d364">✓ done</span> · 250 ms' in view.title.text()
+    assert '<span style="color:#5fcf76">✓ done</span> · 250 ms' in view.title.text()
     expected = arguments_html(
         "run_command", RUN.arguments, RUN.parsed, DARK, cwd="/project", preview=None
     )

@@ -61,6 +61,25 @@ def test_resize_of_the_view_reaches_the_program(
     qtbot.waitUntil(lambda: f"\n{columns + 20}" in pane.emulator.text(), timeout=10000)
 
 
+def test_a_pane_squeezed_to_nothing_keeps_its_terminal_s_size_and_screen(
+    qtbot: QtBot, make_pane: Callable[..., TerminalPane]
+) -> None:
+    """A shell told it is a column wide redraws its prompt over the rows above, erasing
+    them: a pane squeezed while a layout settles keeps the size it had."""
+    pane = make_pane(argv=BASH)
+    pane.write(b"echo kept-$((40+2))\r")
+    qtbot.waitUntil(lambda: "\nkept-42" in pane.emulator.text(), timeout=10000)
+    size = (pane.emulator.columns, pane.emulator.rows)
+    pane.resize(8, 8)
+    pane.view.gridResized.emit(1, 1)  # what the squeezed view says, whenever it says it
+    assert (pane.emulator.columns, pane.emulator.rows) == size
+    assert pane.pty is not None and (pane.pty.columns, pane.pty.rows) == size
+    pane.resize(640, 400)
+    pane.write(b"tput cols\r")
+    qtbot.waitUntil(lambda: f"\n{size[0]}" in pane.emulator.text(), timeout=10000)
+    assert "\nkept-42" in pane.emulator.text()
+
+
 def test_exit_code_becomes_the_state(qtbot: QtBot, make_pane: Callable[..., TerminalPane]) -> None:
     pane = make_pane(argv=BASH)
     qtbot.waitUntil(lambda: "$" in pane.emulator.text(), timeout=10000)

@@ -145,8 +145,9 @@ def test_a_worktree_without_work_goes_when_its_pane_closes_without_asking(
 
     run(close())
     assert manager.close_dialog is None
+    # git removes the folder first, then its record, the branch and melgui's note
     run(wait_until(lambda: not prepared.worktree.path.exists(), timeout=20))
-    assert melgui_worktrees(project) == []
+    run(wait_until(lambda: melgui_worktrees(project) == [], timeout=20))
 
 
 def test_the_person_can_choose_the_shared_folder_and_a_plain_folder_always_shares(

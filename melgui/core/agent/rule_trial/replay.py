@@ -2,8 +2,8 @@
 
 Each recorded call is judged by the draft policy as the loop would judge it now, and
 set beside its stored decision: the prompts the draft would have removed, the calls it
-would have let run that were denied back then, and the calls that ran back then that it
-would now deny. The same call (tool and arguments) is judged once per replay.
+would have let run that were denied or edited (by a hook) back then, and the calls that
+ran back then that it would now deny. The same call (tool and arguments) is judged once per replay.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import BUILTIN, Effect, Rule, RuleBook
+from melgui.core.agent.rule_scopes import BUILTIN, Effect, Rule, RuleBook, Scope
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import AUTO_BY
 from melgui.core.protocol.events import ToolCall
@@ -48,6 +48,11 @@ class Replayed:
     def was_asked(self) -> bool:
         return self.then in ("approved", "denied")
 
+    @property
+    def edited(self) -> bool:
+        """A hook changed its arguments back then: it ran with others than the model's."""
+        return self.call.ran_arguments is not None
+
 
 @dataclass(frozen=True)
 class Replay:
@@ -62,6 +67,12 @@ class Replay:
     def let_run_denied(self) -> list[Replayed]:
         """Calls denied back then (by a person or a rule) that the draft allows."""
         return [r for r in self.calls if r.then.startswith("denied") and r.now.verdict == "allow"]
+
+    @property
+    def let_run_edited(self) -> list[Replayed]:
+        """Calls that ran edited back then (a hook changed the arguments) that the draft
+        allows as the model wrote them."""
+        return [r for r in self.calls if r.edited and r.now.verdict == "allow"]
 
     @property
     def now_denied(self) -> list[Replayed]:
@@ -84,13 +95,15 @@ class DraftBook(RuleBook):
 
     def __init__(self, book: RuleBook) -> None:
         super().__init__(list(book.conversation), list(book.project), list(book.everywhere))
-        self._commands: dict[tuple[Effect, str], list[Rule]] = {}
+        self._commands: dict[tuple[Effect, str, Scope], list[Rule]] = {}
         self._tools: dict[tuple[str, str], list[Rule]] = {}
 
-    def commands(self, effect: Effect, origin: str = BUILTIN) -> list[Rule]:
-        key = (effect, origin)
+    def commands(
+        self, effect: Effect, origin: str = BUILTIN, lasting: Scope = "conversation"
+    ) -> list[Rule]:
+        key = (effect, origin, lasting)
         if key not in self._commands:
-            self._commands[key] = super().commands(effect, origin)
+            self._commands[key] = super().commands(effect, origin, lasting)
         return list(self._commands[key])
 
     def for_tool(self, origin: str, tool: str) -> list[Rule]:

@@ -37,6 +37,8 @@ class ToolDef:
     - `origin`: "melgui" for built-in tools, "mcp:<server>" or "acp:<agent>" otherwise.
     - `touches_files`: a call that is not read-only may change the project's files, so
       it gets a checkpoint (False for tools that change only other things).
+    - `state_only`: it reads nothing and writes only the conversation's own state (a pin):
+      it runs without asking, in plan mode too.
     """
 
     name: str
@@ -51,16 +53,23 @@ class ToolDef:
     diff_preview: bool = False
     origin: str = "melgui"
     touches_files: bool = True
+    state_only: bool = False
 
     @property
     def takes_checkpoint(self) -> bool:
         """The project's files are snapshotted before and after its calls (undo)."""
-        return self.touches_files and not self.read_only
+        return self.touches_files and not self.read_only and not self.state_only
 
     @property
     def approval(self) -> Mode:
-        """The approval default: read-only tools run on their own, the rest ask."""
-        return "auto" if self.read_only else "ask"
+        """The approval default: read-only and state-only tools run on their own, the
+        rest ask."""
+        return "auto" if self.read_only or self.state_only else "ask"
+
+    @property
+    def changes_nothing_outside(self) -> bool:
+        """It changes nothing beyond the conversation: what plan mode lets run."""
+        return self.read_only or self.state_only
 
     @property
     def counts_lines(self) -> bool:

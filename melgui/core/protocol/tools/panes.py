@@ -72,7 +72,8 @@ READ_PANE = ToolDef(
 
 READ_AGENT = ToolDef(
     "read_agent",
-    "Read a worker agent's state and latest reply.",
+    "Read a worker agent's state and latest reply, the files it changed in its worktree, "
+    "and where its changes overlap another worker's (shared files, conflicts to be).",
     {"type": "object", "required": ["pane"], "properties": {"pane": {"type": "integer"}}},
     roles=("orchestrator",),
     read_only=True,
@@ -80,7 +81,7 @@ READ_AGENT = ToolDef(
 
 LIST_PANES = ToolDef(
     "list_panes",
-    "List every pane: id, kind, title, state.",
+    "List every pane: id, kind, title, state; and where workers' changes overlap.",
     {"type": "object", "properties": {}},
     roles=("orchestrator",),
     read_only=True,

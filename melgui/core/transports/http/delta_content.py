@@ -81,6 +81,8 @@ def _events(pieces: list[Piece]) -> list[StreamEvent]:
 
 
 def _merged(events: list[StreamEvent]) -> list[StreamEvent]:
+    if len(events) < 2:
+        return events
     merged: list[StreamEvent] = []
     for event in events:
         last = merged[-1] if merged else None

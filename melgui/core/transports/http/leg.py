@@ -44,6 +44,9 @@ from melgui.core.transports.http.sse import (
 )
 
 ENDED_EARLY = "the stream ended before the leg finished"
+# Tuples, not `A | B`: a union written in the call is built again for each event.
+_TERMINAL = (ToolCalls, Done, StreamError)
+_DELTAS = (TextDelta, ReasoningDelta)
 
 
 class LegFormatError(ValueError):
@@ -71,7 +74,7 @@ class LegParser(Protocol):
 
 
 def is_terminal(event: StreamEvent) -> bool:
-    return isinstance(event, ToolCalls | Done | StreamError)
+    return isinstance(event, _TERMINAL)
 
 
 def body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
@@ -201,7 +204,7 @@ class LegRun:
     def _hide(self, event: StreamEvent) -> StreamEvent | None:
         """A delta with the key hidden, should the model repeat it; None while all of it
         is held back (it could be the start of the key)."""
-        if not self._secrets or not isinstance(event, TextDelta | ReasoningDelta):
+        if not self._secrets or not isinstance(event, _DELTAS):
             return event
         self._last[type(event)] = event
         text = self._streams[type(event)].feed(event.text)
@@ -224,8 +227,8 @@ class LegRun:
         events = self.parser.on_event(item)
         for event in events:
             self.budget.count(event)
-        if any(isinstance(event, TextDelta | ReasoningDelta) for event in events):
-            self.events_seen = True
+        if not self.events_seen:
+            self.events_seen = any(isinstance(event, _DELTAS) for event in events)
         return events
 
     async def _read_json(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
@@ -242,7 +245,7 @@ class LegRun:
             yield StreamError(str(exc))
             return
         for event in events:
-            if isinstance(event, TextDelta | ReasoningDelta):
+            if isinstance(event, _DELTAS):
                 self.events_seen = True
             yield event
         if not any(is_terminal(event) for event in events):

@@ -43,6 +43,9 @@ def too_much(what: str, limit: int) -> LegTooLarge:
     )
 
 
+_DELTAS = (TextDelta, ReasoningDelta)  # a tuple: `A | B` in the call is built per event
+
+
 class LegBudget:
     """Counts a leg's events against its limits; `count` raises LegTooLarge past one."""
 
@@ -54,7 +57,7 @@ class LegBudget:
 
     def count(self, event: StreamEvent) -> None:
         limits = self.limits
-        if isinstance(event, TextDelta | ReasoningDelta):
+        if isinstance(event, _DELTAS):
             self.pieces += 1
             if self.pieces > limits.pieces:
                 raise LegTooLarge(

@@ -26,6 +26,8 @@ class ThinkTagSplitter:
         self._after_close = False  # drop the blank lines right after `</think>`
 
     def feed(self, text: str) -> list[Piece]:
+        if self._answered and not self.inside and not self._pending and not self._after_close:
+            return [("text", text)] if text else []  # no tag can open now: the common case
         pieces: list[Piece] = []
         rest = self._pending + text
         self._pending = ""

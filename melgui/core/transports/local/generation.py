@@ -38,6 +38,7 @@ from melgui.core.transports.local.plan import (
     CallPlan,
     arguments_grammar,
     cued_tools,
+    only_arguments,
     plan_leg,
 )
 from melgui.core.transports.local.project import (
@@ -64,7 +65,30 @@ class LocalProgress:
     text: str
 
 
-Emit = Callable[[StreamEvent | WireEntry | LocalProgress], None]
+@dataclass(slots=True)
+class LegTimes:
+    """Where a leg's seconds went; not a stream event. Reading prompts is up to each
+    completion's first token (with the engine's grammar set-up and batches a count
+    left running), generating from there to its last token (grammar-constrained
+    sampling included), building grammars what melgui spent writing them."""
+
+    prompt: float = 0.0
+    grammar: float = 0.0
+    generation: float = 0.0
+    read: int = 0  # prompt tokens read, not taken from the cache (as first counted)
+    generated: int = 0
+    sampled_calls: int = 0  # calls whose arguments the model wrote
+    given_calls: int = 0  # calls whose grammar admitted one value: not sampled
+
+    def line(self) -> str:
+        return (
+            f"local leg: prompt {self.prompt:.2f} s ({self.read} tokens read), grammar "
+            f"{self.grammar:.3f} s, generation {self.generation:.2f} s "
+            f"({self.generated} tokens)"
+        )
+
+
+Emit = Callable[[StreamEvent | WireEntry | LocalProgress | LegTimes], None]
 
 PROGRESS_FROM = 256  # prompt tokens to read before the status bar shows progress
 # Measured on SmolLM2-135M: call requests led 'message' by >= 3.8 logits, chat by <= 1.4.
@@ -155,6 +179,8 @@ class _Completion:
         self.finish: str | None = None
         self.error: EngineError | None = None
         self.prompt_tokens = 0
+        self.first_token: float | None = None  # perf_counter of the first text
+        self.timings: dict[str, Any] = {}  # the engine's, from the last chunk
 
     def chunk(self, data: Any) -> bool:
         try:
@@ -182,8 +208,10 @@ class _Completion:
             return self.leg.cancelled.is_set()
         choice = (data.get("choices") or [{}])[0]
         text = choice.get("text") or ""
+        self.timings = data.get("timings") or self.timings
         if text:
             self.leg.model.generated += 1
+            self.first_token = self.first_token or time.perf_counter()
             if self.leg.reported:  # a count may have reported reading: say it is over
                 self.leg.reported = False
                 self.leg.emit(LocalProgress(f"Local model ready: {self.leg.model.file_name}"))
@@ -205,6 +233,7 @@ class _Completion:
         leg = self.leg
         if leg.reading is None:  # the first look at this prompt: is it long to read?
             leg.reading = (cached, total) if total - cached >= PROGRESS_FROM else (total, total)
+            leg.times.read += total - cached
         start, end = leg.reading
         if end != total:  # another prompt (a shortened one): judge it anew
             leg.reading = None
@@ -234,6 +263,7 @@ class _LegRun:
         self._counts: dict[str, int] = {}
         self.reading: tuple[int, int] | None = None  # (cached, total) when a prompt was new
         self.reported = False  # reading progress was shown and not yet ended
+        self.times = LegTimes()
 
     def note(self, text: str) -> None:
         self.emit(WireEntry("note", text, time.time()))
@@ -242,7 +272,13 @@ class _LegRun:
         if self.cancelled.is_set():
             raise LegCancelled
         body = {**body, "stream": True, "return_progress": True, "cache_prompt": True}
+        started = time.perf_counter()
         self.server.handle_completions(body, completion.chunk)
+        ended = time.perf_counter()
+        first = completion.first_token or ended
+        self.times.prompt += first - started
+        self.times.generation += ended - first
+        self.times.generated += int(completion.timings.get("predicted_n") or 0)
         if self.cancelled.is_set():
             raise LegCancelled
         return completion
@@ -316,13 +352,10 @@ class _LegRun:
         if self.model.small:
             cued = cued_tools(request, plan.callable, self.files)
             bias += [[name, CUE_BIAS] for name in cued]
-        head, _ = self.complete(
-            prompt,
-            32,
-            decision_grammar(names, allow_message=plan.allow_message),
-            temperature=0.0,
-            logit_bias=bias,
-        )
+        started = time.perf_counter()
+        grammar = decision_grammar(names, allow_message=plan.allow_message)
+        self.times.grammar += time.perf_counter() - started
+        head, _ = self.complete(prompt, 32, grammar, temperature=0.0, logit_bias=bias)
         self.note(f"local model chose: {head.strip()!r}")
         name = parse_call_head(head)
         tool = next((tool for tool in plan.callable if tool.name == name), None)
@@ -381,6 +414,7 @@ class _LegRun:
 
     def call(self, prompt: str, tool: ToolDef) -> StreamEvent:
         prompt += call_head(tool.name)
+        started = time.perf_counter()
         files, complete = self.files, self.complete_files
         if tool.must_exist == "file" and files and self.request is not None:
             # The file the person named by its path is the one a small model should read.
@@ -390,9 +424,17 @@ class _LegRun:
         if self.model.small and files and self.request is not None:
             request = last_user_text(self.request)
             known = with_known_patterns(known, request, self.request.cwd, files)
+        given = only_arguments(known, required_only=self.model.small)
+        if given is not None:  # nothing to sample: each forced token would cost a step
+            self.times.grammar += time.perf_counter() - started
+            self.times.given_calls += 1
+            self.note(f"local call of {tool.name}: its grammar admits only {given}")
+            return self._tool_calls(tool, given)
         grammar = arguments_grammar(known, required_only=self.model.small)
+        self.times.grammar += time.perf_counter() - started
         limit = min(self.room(prompt), CALL_TOKENS)
         text, _ = self.complete(prompt, limit, grammar, **CALL_SAMPLING)
+        self.times.sampled_calls += 1
         arguments = text.strip()
         try:
             bounded_json.loads(arguments)
@@ -402,6 +444,9 @@ class _LegRun:
                 "were complete.",
                 retryable=True,
             )
+        return self._tool_calls(tool, arguments)
+
+    def _tool_calls(self, tool: ToolDef, arguments: str) -> ToolCalls:
         call = ToolCall(f"call_{uuid.uuid4().hex[:24]}", tool.name, arguments)
         return ToolCalls((call,), usage=self.usage())
 
@@ -421,8 +466,8 @@ def run_leg(
     while not model.lock.acquire(timeout=0.05):
         if cancelled.is_set():
             return
+    leg = _LegRun(model, cancelled, emit)
     try:
-        leg = _LegRun(model, cancelled, emit)
         end = leg.run(request, plan)
     except LegCancelled:
         return
@@ -430,4 +475,7 @@ def run_leg(
         end = StreamError(f"The local model failed: {exc}")
     finally:
         model.lock.release()
+    if leg.reported:  # it read a long prompt and sampled nothing (a call given whole)
+        emit(LocalProgress(f"Local model ready: {model.file_name}"))
+    emit(leg.times)
     emit(end)

@@ -8,6 +8,7 @@ never blocks. Cancelling the consuming task stops generation within a token.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import os
 import threading
@@ -16,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 
 from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, WireEntry
 from melgui.core.protocol.transport import LegRequest, ModelInfo, TransportError, WireSink
-from melgui.core.transports.local.generation import LocalProgress, run_leg
+from melgui.core.transports.local.generation import LegTimes, LocalProgress, run_leg
 from melgui.core.transports.local.model import (
     MODEL_INSTALL_HINT,
     LoadedModel,
@@ -29,6 +30,7 @@ from melgui.core.transports.local.model import (
 
 ProgressSink = Callable[[str], None]
 LEG_EXIT_SECONDS = 10.0  # a leg leaves within one token or prompt batch
+KEPT_LEG_TIMES = 64
 
 
 class LocalTransport:
@@ -52,6 +54,8 @@ class LocalTransport:
         self.max_tool_rounds = max_tool_rounds
         self._model: LoadedModel | None = None
         self._legs: dict[threading.Event, threading.Thread] = {}
+        # Where the last legs' seconds went (benchmarks read it; the wire log says it).
+        self.leg_times: collections.deque[LegTimes] = collections.deque(maxlen=KEPT_LEG_TIMES)
 
     @property
     def model_id(self) -> str:
@@ -70,7 +74,8 @@ class LocalTransport:
             return self._model
         path = check_model_file(self.model_path)
         future = load_model_future(path, self.n_ctx, self.n_threads)
-        if not future.done():
+        # Said unless another transport has it loaded already (a load can fail at once).
+        if not future.done() or future.exception() is not None:
             size_mb = os.path.getsize(path) / 1e6
             self._progress(f"Loading local model {self.model_id} ({size_mb:.0f} MB)…")
         started = time.monotonic()
@@ -98,10 +103,10 @@ class LocalTransport:
             yield StreamError(str(exc))
             return
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[StreamEvent | WireEntry | LocalProgress] = asyncio.Queue()
+        queue: asyncio.Queue[StreamEvent | WireEntry | LocalProgress | LegTimes] = asyncio.Queue()
         cancelled = threading.Event()
 
-        def emit(item: StreamEvent | WireEntry | LocalProgress) -> None:
+        def emit(item: StreamEvent | WireEntry | LocalProgress | LegTimes) -> None:
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, item)
             except RuntimeError:  # the loop has closed: nobody is listening
@@ -123,6 +128,9 @@ class LocalTransport:
                 if isinstance(item, LocalProgress):
                     self._progress(item.text)
                     continue
+                if isinstance(item, LegTimes):
+                    self.leg_times.append(item)
+                    item = WireEntry("note", item.line(), time.time())
                 if isinstance(item, WireEntry):
                     if wire is not None:
                         wire(item)

@@ -35,6 +35,8 @@ SMALL_MODEL_BYTES = 700_000_000
 # 128 rather than 256: a smaller compute buffer (3 MB on SmolLM2-135M's turn), read as
 # fast on one thread.
 BATCH_TOKENS = 128
+# RAM for saved prompt states: a small model's tool prompt (~6 MB) and answer prompts.
+PROMPT_CACHE_MIB = 32
 
 
 class LocalModelError(Exception):
@@ -142,9 +144,10 @@ def engine_params(path: str, n_ctx: int, n_threads: int) -> Any:
     params.n_ubatch = BATCH_TOKENS
     params.warmup = False
     # The server copies a slot's KV state into RAM when a prompt with another beginning
-    # arrives (up to 8 GiB by default): +11 MB on the first local turn, whose answer leg
-    # is a plain chat. Without it, switching conversations reads the prompt again.
-    params.cache_ram_mib = 0
+    # arrives, and restores the closest one for the next prompt: a small model's answer
+    # leg is a plain chat, so without this every turn read the tool prompt again (about
+    # 350 tokens, 2-3 s of CPU). Bounded, as the default (8 GiB) is not.
+    params.cache_ram_mib = PROMPT_CACHE_MIB
     # Keys at 8 bits: a quarter less KV cache (23 MB of 94 at 4096 tokens on SmolLM2-135M);
     # values stay at 16 bits, which the answers were seen to need (all-8-bit KV made the
     # shipped model misread the file it had read).

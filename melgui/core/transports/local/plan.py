@@ -147,6 +147,30 @@ def _required_only(parameters: dict[str, Any]) -> dict[str, Any]:
     return {**parameters, "properties": kept}
 
 
+def only_arguments(tool: ToolDef, *, required_only: bool = False) -> str | None:
+    """The arguments as JSON when the call's grammar admits one value and nothing else
+    (a small model reading the one file the person named): then there is nothing to
+    sample, and each of its tokens would cost a step of the model. None otherwise."""
+    parameters = _required_only(tool.parameters) if required_only else tool.parameters
+    value = _only_value(exact_schema(parameters))
+    return None if value is None else json.dumps(value[0])
+
+
+def _only_value(schema: dict[str, Any]) -> tuple[Any] | None:
+    """(the value,) when `schema` (an exact schema) allows exactly one; else None."""
+    if "enum" in schema:
+        return (schema["enum"][0],) if len(schema["enum"]) == 1 else None
+    properties = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(properties, dict):
+        return None
+    if set(schema.get("required", [])) != set(properties):
+        return None  # an optional property may be written or not
+    values = {name: _only_value(spec) for name, spec in properties.items()}
+    if any(value is None for value in values.values()):
+        return None
+    return ({name: value[0] for name, value in values.items() if value is not None},)
+
+
 def arguments_grammar(tool: ToolDef, *, required_only: bool = False) -> str:
     """A grammar that admits only JSON matching the tool's parameters exactly (see
     `exact_schema`); a schema the converter cannot express gets an empty object.

@@ -15,6 +15,7 @@ grammar made from the tool's JSON schema; free text is sampled unconstrained.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -35,29 +36,31 @@ def call_head(name: str) -> str:
 
 
 def _compact_arguments(parameters: dict[str, Any]) -> str:
-    """'path (string), offset (integer, optional)': a schema in few tokens."""
-    properties = parameters.get("properties") or {}
+    """'path, content': the required arguments, the only ones a small model's call
+    grammar lets it write."""
     required = set(parameters.get("required") or [])
-    parts = []
-    for name, spec in properties.items():
-        kind = spec.get("type", "value") if isinstance(spec, dict) else "value"
-        parts.append(f"{name} ({kind}{'' if name in required else ', optional'})")
-    return ", ".join(parts) or "none"
+    return ", ".join(name for name in parameters.get("properties") or {} if name in required)
+
+
+def _first_clause(description: str) -> str:
+    """A description up to its first full stop, semicolon, comma or parenthesis."""
+    return re.split(r"\. |; |, | \(|: ", description, maxsplit=1)[0].rstrip(".")
 
 
 def tool_instructions(tools: Sequence[ToolDef], *, compact: bool = False) -> str:
     """The part of the system message that lists the tools and the answer shapes.
 
-    `compact` (for small models) gives each tool one line: its first sentence and its
-    argument names. The full schemas made the prompt twice as long, and every prompt
-    token costs a small model on a busy machine more than its whole answer; the call's
-    grammar holds the arguments to the schema anyway."""
+    `compact` (for small models) gives each tool one line: the first clause of its
+    description and the arguments its grammar lets it write. The full schemas made the
+    prompt twice as long, and every prompt token costs a small model on a busy machine
+    more than its whole answer; the call's grammar holds the arguments to the schema
+    anyway."""
     lines = ["", "", "You can use these tools:"]
     for tool in tools:
         if compact:
-            first = tool.description.split(". ")[0].rstrip(".")
             args = _compact_arguments(tool.parameters)
-            lines.append(f"{CALL_PREFIX}{tool.name}: {first}. Arguments: {args}.")
+            first = _first_clause(tool.description)
+            lines.append(f"{CALL_PREFIX}{tool.name}({args}): {first}.")
             continue
         lines.append(f"\n{CALL_PREFIX}{tool.name}: {tool.description}")
         lines.append(f"arguments: {json.dumps(tool.parameters, separators=(',', ':'))}")

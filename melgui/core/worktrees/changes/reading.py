@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 from melgui.core.worktrees.changes.diff import FileChange, parse_diff
 from melgui.core.worktrees.changes.git import ChangesError, dirty_paths, git
@@ -81,6 +82,23 @@ async def read_changes(worktree: Worktree) -> WorktreeChanges:
         uncommitted=tuple(sorted(dirty)),
         left_out=len(untracked) - len(shown),
     )
+
+
+async def uncommitted_in(folder: Path) -> Worktree:
+    """The repository of the project folder, read as a worktree whose base is its HEAD:
+    what `read_changes` then gives is its uncommitted changes (new files too), to review.
+    ChangesError when it is no git repository or has no commit to compare with."""
+    top = await git(folder, "rev-parse", "--show-toplevel", read_only=True, check=False)
+    if top.code != 0:
+        raise ChangesError(f"{folder} is not a git repository: there are no changes to review.")
+    root = Path(top.text.strip())
+    head = await git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", read_only=True,
+                     check=False)  # fmt: skip
+    if head.code != 0:
+        raise ChangesError(f"{root} has no commit yet: there is nothing to compare with.")
+    named = await git(root, "symbolic-ref", "--short", "-q", "HEAD", read_only=True,
+                      check=False)  # fmt: skip
+    return Worktree(root, named.text.strip() or "HEAD", head.text.strip(), root)
 
 
 async def _commits(worktree: Worktree) -> tuple[Commit, ...]:

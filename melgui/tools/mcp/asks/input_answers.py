@@ -14,9 +14,7 @@ import contextlib
 import webbrowser
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Literal
 
 from melgui.tools.mcp.asks.elicitation import (
     InputRequest,
@@ -26,6 +24,9 @@ from melgui.tools.mcp.asks.elicitation import (
     url_warning,
 )
 from melgui.tools.mcp.calls import Flight
+
+if TYPE_CHECKING:  # the SDK's types (0.15 s, 5 MB) load with a server's first request
+    import mcp_types as types
 
 
 @dataclass
@@ -41,6 +42,8 @@ class InputPolicy:
 async def _exec_url(
     server: str, request: InputRequest, policy: InputPolicy, say: Callable[[str], None]
 ) -> types.ElicitResult:
+    import mcp_types as types
+
     warning = url_warning(request.url)
     caution = f" (careful: {warning})" if warning else ""
     if not policy.open_urls:
@@ -69,6 +72,8 @@ async def answer_input(
 ) -> types.ElicitResult:
     """The answer to one request; it belongs to the newest call in flight (`flight`).
     `asking` holds the requests open now (a call that ends takes its own away)."""
+    import mcp_types as types
+
     message = " ".join(params.message.split())
     call = flight.call if flight is not None else None
     if isinstance(params, types.ElicitRequestURLParams):

@@ -14,13 +14,14 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls
 from melgui.core.protocol.transport import LegRequest, Transport
 from melgui.tools.mcp.calls import Flight, RunningCall
+
+if TYPE_CHECKING:  # the SDK's types (0.15 s, 5 MB) load with the first request
+    import mcp_types as types
 
 MAX_SAMPLING_TOKENS = 4096
 MAX_INPUT_CHARS = 100_000
@@ -37,6 +38,8 @@ class SamplingTarget:
 
 
 def _text(content: Any) -> str:
+    import mcp_types as types
+
     blocks = content if isinstance(content, list) else [content]
     pieces = []
     for block in blocks:
@@ -109,6 +112,8 @@ async def run_sampling(
     wire: Callable[[Any], None] | None = None,
 ) -> types.CreateMessageResult | types.ErrorData:
     """One leg without tools; the answer is cut at the request's token limit."""
+    import mcp_types as types
+
     tokens = min(params.max_tokens, MAX_SAMPLING_TOKENS)
     request = LegRequest(
         model=target.model,
@@ -159,6 +164,8 @@ async def answer_sampling(
 ) -> types.CreateMessageResult | types.ErrorData:
     """A server's request: through `target` once the person approved it (`ask`: the
     window) or `allowed` (exec's flag); refused in words otherwise."""
+    import mcp_types as types
+
     refused = too_long(params) or ("" if target is not None else "melgui has no model here")
     if not refused and ask is None and not allowed:
         refused = "melgui exec refuses sampling requests unless run with --mcp-sampling allow"

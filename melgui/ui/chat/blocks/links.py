@@ -13,6 +13,7 @@ from melgui.ui.chat.blocks.segment_html import COPY_SCHEME
 from melgui.ui.chat.blocks.thinking_block import THINK_SCHEME
 
 CALL_SCHEME = "call"
+CARD_SCHEME = "card"  # card:<call id>: fold or unfold a call's card in place
 MORE_SCHEME = "more"
 ACTION_SCHEME = "act"  # act:<verb>/<argument>: an action on a card or message (undo, …)
 
@@ -27,6 +28,8 @@ class LinkTarget(Protocol):
 
     def toggle_thinking(self, number: int) -> None: ...
 
+    def toggle_card(self, call_id: str) -> None: ...
+
 
 def follow(target: LinkTarget, url: QUrl) -> None:
     scheme = url.scheme()
@@ -38,6 +41,8 @@ def follow(target: LinkTarget, url: QUrl) -> None:
         QGuiApplication.clipboard().setText(target.code_text(code_id))
     elif scheme == CALL_SCHEME:
         target.callActivated.emit(unquote(url.toString().partition(":")[2]))
+    elif scheme == CARD_SCHEME:
+        target.toggle_card(unquote(url.toString().partition(":")[2]))
     elif scheme == THINK_SCHEME:
         try:
             target.toggle_thinking(int(url.path()))

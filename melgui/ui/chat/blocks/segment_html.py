@@ -16,10 +16,15 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from melgui.ui.chat.blocks.markdown_blocks import MarkdownSplitter, Segment
+from melgui.ui.runtime.look.tokens import LINE_HEIGHT, SPACE_2XS, SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 MONO = "'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace"
 COPY_SCHEME = "copy"
+# Body text: the 1.5 line height of the type scale, a little air between paragraphs.
+PARAGRAPH = (
+    f'<p style="margin-top:{SPACE_XS}px; margin-bottom:{SPACE_S}px; line-height:{LINE_HEIGHT}%">'
+)
 
 
 def _new_markdown() -> markdown.Markdown:
@@ -59,9 +64,9 @@ class SegmentRenderer:
                 f'<table border="1" cellspacing="0" cellpadding="4" '
                 f'style="border-color:{c.border}; border-style:solid">',
             )
-            .replace("<p>", '<p style="margin-top:4px; margin-bottom:4px">')
-            .replace("<ol>", '<ol style="margin-top:2px; margin-bottom:2px">')
-            .replace("<ul>", '<ul style="margin-top:2px; margin-bottom:2px">')
+            .replace("<p>", PARAGRAPH)
+            .replace("<ol>", f'<ol style="margin-top:{SPACE_2XS}px; margin-bottom:{SPACE_2XS}px">')
+            .replace("<ul>", f'<ul style="margin-top:{SPACE_2XS}px; margin-bottom:{SPACE_2XS}px">')
         )
 
     def code(self, segment: Segment) -> str:
@@ -70,14 +75,15 @@ class SegmentRenderer:
         if segment.first:
             label = html.escape(segment.lang or "code")
             parts.append(
-                f'<p style="background-color:{c.code_header}; margin-top:6px; margin-bottom:0;">'
+                f'<p style="background-color:{c.code_header}; '
+                f'margin-top:{SPACE_S}px; margin-bottom:0;">'
                 f'<span style="color:{c.muted}; font-size:small;">&nbsp;{label}&nbsp;&nbsp;</span>'
                 f'<a href="{COPY_SCHEME}:{segment.code_id}" style="font-size:small;">Copy</a></p>'
             )
         code = segment.text
         if code or segment.first:
             body = self._highlight(code, segment.lang) if code else "&nbsp;"
-            bottom = "6px" if segment.last else "0"
+            bottom = f"{SPACE_S}px" if segment.last else "0"
             parts.append(
                 f'<pre style="background-color:{c.code_bg}; margin-top:0; '
                 f'margin-bottom:{bottom}; font-family:{MONO}; white-space:pre-wrap;">{body}</pre>'

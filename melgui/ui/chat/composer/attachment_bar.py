@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from melgui.core.protocol.content import FilePart, ImagePart, Part
 from melgui.ui.chat.composer.images import image_size, thumbnail
+from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
 
 CHIP_THUMB = 40
 
@@ -32,8 +33,8 @@ class AttachmentChip(QFrame):
         self.setObjectName("attachmentChip")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(4, 2, 2, 2)
-        layout.setSpacing(4)
+        layout.setContentsMargins(SPACE_XS, SPACE_2XS, SPACE_2XS, SPACE_2XS)
+        layout.setSpacing(SPACE_XS)
         if isinstance(part, ImagePart):
             self.thumb = QLabel(self)
             self.thumb.setPixmap(thumbnail(part, CHIP_THUMB))
@@ -57,7 +58,7 @@ class AttachmentBar(QWidget):
         super().__init__(parent)
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
-        self._layout.setSpacing(6)
+        self._layout.setSpacing(SPACE_S)
         self._layout.addStretch(1)
         self.chips: list[AttachmentChip] = []
         self.hide()

@@ -42,9 +42,12 @@ class PromptInput(QPlainTextEdit):
         super().__init__(parent)
         self.kit = kit
         self.setTabChangesFocus(True)
-        self._hints = "Enter sends, Shift+Enter new line"
-        if kit is not None:
-            self._hints += ", / commands, @ files, ↑ earlier prompts"
+        # One line, whatever the width: the welcome screen and the tooltip say the rest.
+        self._hints = "@ for files, / for commands" if kit is not None else "Enter sends"
+        self.setToolTip(
+            "Enter sends, Shift+Enter starts a new line"
+            + (", / commands, @ files, ↑ earlier prompts" if kit is not None else "")
+        )
         self.name_model("the agent")
         self.textChanged.connect(self.updateGeometry)
         self.attachments = AttachmentBar(parent)
@@ -238,6 +241,31 @@ class PromptInput(QPlainTextEdit):
                 self.problem.emit(str(exc))
             return
         super().insertFromMimeData(source)
+
+    def attach_path(self, path: Path) -> None:
+        """Attach a chosen file: an image as an image, a file in the project as `@` does."""
+        if path.suffix.lower() in SUFFIXES:
+            self._attach_image_file(path)
+            return
+        if self.kit is None:
+            self.problem.emit(f"{path.name}: only images can be attached here")
+            return
+        try:
+            self.attach(attach(self.kit.folder, str(path)))
+        except ValueError as exc:
+            self.problem.emit(str(exc))
+
+    def start_token(self, char: str) -> None:
+        """Type `char` ("@" or "/") as a person would, opening its list; `/` only begins
+        a message, so it goes first."""
+        cursor = self.textCursor()
+        if char == "/":
+            cursor.movePosition(QTextCursor.MoveOperation.Start)
+        elif cursor.position() and not self.toPlainText()[cursor.position() - 1].isspace():
+            char = " " + char
+        cursor.insertText(char)
+        self.setTextCursor(cursor)
+        self.setFocus()
 
     def _attach_image_file(self, path: Path) -> None:
         try:

@@ -11,6 +11,8 @@ from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
+from melgui.ui.runtime.look.tokens import HAIRLINE
+
 MAX_ROWS = 10
 
 
@@ -74,5 +76,5 @@ def _opaque_style(palette: QPalette) -> str:
         border = QColor(palette.color(QPalette.ColorRole.PlaceholderText))
     return (
         f"QListWidget#promptPicker {{ background: {lifted.name()};"
-        f" border: 1px solid {border.name()}; }}"
+        f" border: {HAIRLINE}px solid {border.name()}; }}"
     )

@@ -23,13 +23,14 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextTable,
 )
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
 
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.ui.chat.blocks.boxes import insert_box
@@ -37,13 +38,18 @@ from melgui.ui.chat.blocks.links import MORE_SCHEME, follow
 from melgui.ui.chat.blocks.segment_html import shared_renderer, warm_up
 from melgui.ui.chat.blocks.thinking_block import ThinkingBlock
 from melgui.ui.chat.blocks.user_parts import IMAGE_SCHEME, parts_html
+from melgui.ui.chat.column import centre_viewport
 from melgui.ui.chat.transcript.doc_writer import DocWriter
 from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
 from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
+from melgui.ui.runtime.look.fonts import body_font
+from melgui.ui.runtime.look.tokens import SPACE_M, SPACE_S, SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs
 from melgui.ui.runtime.theme import Colors
+
+FIND_BACK = QTextDocument.FindFlag.FindBackward
 
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 
@@ -58,6 +64,7 @@ class ChatTranscript(QTextBrowser):
     moreRequested = Signal()  # "show earlier messages" was clicked
     actionRequested = Signal(str, str)  # (verb, argument) of an act: link
     laterRequested = Signal()  # "show later messages" was clicked
+    cardToggled = Signal(str)  # a card's line was clicked: fold or unfold it in place
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -66,13 +73,18 @@ class ChatTranscript(QTextBrowser):
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)
         self.document().setUndoRedoEnabled(False)
-        self.document().setDocumentMargin(12)
+        self.document().setDocumentMargin(SPACE_M)
+        self.setFont(body_font())  # the type scale's body size (View → Zoom goes from it)
+        # No stylesheet of its own (the exact-type rules skip it): drawn by the style on
+        # the palette's base, which costs nothing per paint; no frame round the page.
+        self.setFrameShape(QFrame.Shape.NoFrame)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.anchorClicked.connect(lambda url: follow(self, url))
         self._open: OpenMessage | None = None
         self._codes: dict[int, str] = {}  # copy id -> code text of finished messages
         self._next_code_id = 1  # copy ids are unique across messages
         self._cards: dict[str, QTextTable] = {}
+        self._card_html: dict[str, str] = {}  # what each card shows now
         self._thinking: dict[int, ThinkingBlock] = {}
         self._next_think = 1  # Thinking numbers (think:N links) are unique too
         self._image_urls: list[str] = []  # images the drawing shows (document resources)
@@ -108,6 +120,7 @@ class ChatTranscript(QTextBrowser):
         self._batches.clear()
         self._open = None
         self._cards.clear()
+        self._card_html.clear()
         self._thinking.clear()
         self._next_think = 1
         self._image_urls.clear()
@@ -138,7 +151,12 @@ class ChatTranscript(QTextBrowser):
         table = self._insert_box(self.colors.user_bubble, border=0)
         cursor = table.cellAt(0, 0).firstCursorPosition()
         escaped = html.escape(text).replace("\n", "<br>")
-        cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>{links_html}')
+        cursor.insertHtml(f'<span style="color:{self.colors.text}">{escaped}</span>')
+        if links_html:  # the message's actions, a row of small icons under it
+            actions = QTextBlockFormat()
+            actions.setAlignment(Qt.AlignmentFlag.AlignRight)
+            cursor.insertBlock(actions)
+            cursor.insertHtml(links_html)
         if parts:
             self._image_urls += [
                 f"{IMAGE_SCHEME}:{part.sha256}" for part in parts if isinstance(part, ImagePart)
@@ -171,6 +189,13 @@ class ChatTranscript(QTextBrowser):
     def thinking_blocks(self) -> list[ThinkingBlock]:
         """In document order (earlier messages may have been drawn in above later ones)."""
         return sorted(self._thinking.values(), key=lambda block: block.position)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        centre_viewport(self)  # the text stays in the chat's centred column
+        super().resizeEvent(event)
+
+    def toggle_card(self, call_id: str) -> None:
+        self.cardToggled.emit(call_id)
 
     def toggle_thinking(self, number: int) -> None:
         block = self._thinking.get(number)
@@ -231,19 +256,28 @@ class ChatTranscript(QTextBrowser):
         self.finish_assistant(None)
         if self._last_speaker != "Assistant":
             self._header("Assistant")
-        table = self._insert_box(self.colors.card_bg, border=1)
+        table = self._insert_box(None, border=1)  # a hairline on the page: one line
         table.cellAt(0, 0).firstCursorPosition().insertHtml(card_html)
         self._cards[call_id] = table
+        self._card_html[call_id] = card_html
         self._scroll_if_stuck()
 
     @in_order
     def update_card(self, call_id: str, card_html: str) -> None:
         table = self._cards.get(call_id)
-        if table is None:
-            return
+        before = self._card_html.get(call_id)
+        if table is None or before == card_html:
+            return  # gone, or drawn as it is already
+        self._card_html[call_id] = card_html
         cell = table.cellAt(0, 0)
         cursor = cell.firstCursorPosition()
         cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
+        if before is None or "<p" in before or "<pre" in before:
+            # What is left of the old content keeps its last block's format (an unfolded
+            # card's dark output block): the new line starts plain.
+            cursor.removeSelectedText()
+            cursor.setBlockFormat(QTextBlockFormat())
+            cursor.setBlockCharFormat(QTextCharFormat())
         cursor.insertHtml(card_html)
 
     def has_card(self, call_id: str) -> bool:
@@ -264,7 +298,7 @@ class ChatTranscript(QTextBrowser):
             body += f' <a href="{html.escape(href)}"><b>{html.escape(words)}</b></a>'
         if action:
             body += f' <span style="color:{self.colors.muted}">— {html.escape(action)}</span>'
-        style = f"margin-top:4px; margin-bottom:4px; color:{color}"
+        style = f"margin-top:{SPACE_XS}px; margin-bottom:{SPACE_XS}px; color:{color}"
         self._writer.append_html(f'<p style="{style}">{body}</p>')
         self._last_speaker = ""
         self._scroll_if_stuck()
@@ -432,13 +466,13 @@ class ChatTranscript(QTextBrowser):
             message.tail_len = self._writer.append_html(tail_html)
 
     def _header(self, speaker: str) -> None:
+        """Room between turns: the person's block and the answer need no labels."""
         self._last_speaker = speaker
         self._writer.append_html(
-            f'<p style="margin-top:10px; margin-bottom:2px;">'
-            f'<b style="color:{self.colors.muted}; font-size:small">{speaker}</b></p>'
+            f'<p style="margin-top:{SPACE_S}px; margin-bottom:0; font-size:{SPACE_XS}px"></p>'
         )
 
-    def _insert_box(self, background: str, *, border: int) -> QTextTable:
+    def _insert_box(self, background: str | None, *, border: int) -> QTextTable:
         return insert_box(self.document(), self.colors, background, border=border)
 
     # --- scrolling and links --------------------------------------------------------
@@ -449,6 +483,27 @@ class ChatTranscript(QTextBrowser):
     def _on_range(self, _minimum: int, maximum: int) -> None:
         if self._stick and not self._writer.drawing:
             self.verticalScrollBar().setValue(maximum)
+
+    def reveal_card(self, call_id: str) -> bool:
+        """Scroll to a call's card and select it; False when it is not drawn."""
+        table = self._cards.get(call_id)
+        if table is None:
+            return False
+        cursor = table.firstCursorPosition()
+        cursor.setPosition(table.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
+        return self._reveal(cursor)
+
+    def reveal_text(self, text: str) -> bool:
+        """Scroll to the last place `text` is drawn and select it; False when it is not."""
+        found = self.document().find(text, self.document().characterCount(), FIND_BACK)
+        return not found.isNull() and self._reveal(found)
+
+    def _reveal(self, cursor: QTextCursor) -> bool:
+        self._stick = False  # a reader went back: new text must not pull the view away
+        self.setTextCursor(cursor)
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + self.cursorRect(cursor).top() - self.viewport().height() // 4)
+        return True
 
     def _scroll_if_stuck(self) -> None:
         if self._stick:

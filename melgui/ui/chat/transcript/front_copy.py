@@ -53,6 +53,7 @@ def copy_in_front(target: ChatTranscript, scratch: ChatTranscript, at: int) -> N
         moved = cursor.currentTable()
         if moved is not None:
             target._cards[call_id] = moved
+            target._card_html[call_id] = scratch._card_html.get(call_id, "")
     for number, block in scratch._thinking.items():
         block.moved_to(doc, at)
         target._thinking[number] = block

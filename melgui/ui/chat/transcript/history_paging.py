@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -24,7 +25,9 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import NoteRecord
+from melgui.ui.chat.blocks.call_body import SHOWN_LINES, body_html
 from melgui.ui.chat.blocks.hook_runs import hook_lines_html, note_lines_html
+from melgui.ui.chat.blocks.message_actions import message_actions_html
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.failure_text import explain_failure
 from melgui.ui.chat.transcript.backfill import chunk_starts, first_screen_start, speaker_before
@@ -36,6 +39,9 @@ from melgui.ui.runtime.theme import Colors
 HISTORY_PAGE = 100  # messages drawn when a conversation is opened, and per "show earlier"
 MAX_DRAWN = 3 * HISTORY_PAGE  # more drawn at the end of a turn: redraw the last page only
 LOAD_TICK_S = 0.008  # drawing history: at most this long per event-loop tick
+REVEAL_STEPS = (4, 12, SHOWN_LINES)  # lines a card shows as it unfolds, tick by tick
+REVEAL_TICK_MS = 50  # three ticks: about 150 ms
+RESULTS_LOOKAHEAD = 64  # a stored call's result is among the next this many messages
 
 
 class HistoryPaging:
@@ -50,6 +56,13 @@ class HistoryPaging:
     def _init_paging(self, owner: QObject) -> None:
         """`owner`: the view itself (its timers go with it)."""
         self._calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
+        self._call_args: dict[str, dict[str, Any] | None] = {}  # id -> decoded arguments
+        self._call_results: dict[str, str] = {}  # id -> the result's text, once in
+        self.unfolded: set[str] = set()  # cards the person opened (a waiting one is open)
+        self._revealing: dict[str, int] = {}  # id -> its step in REVEAL_STEPS while opening
+        self._reveal_timer = QTimer(owner)
+        self._reveal_timer.setInterval(REVEAL_TICK_MS)
+        self._reveal_timer.timeout.connect(self._reveal_step)
         # id -> (status, duration) as last drawn, so a redraw keeps live states.
         self._card_states: dict[str, tuple[CallPhase, float | None]] = {}
         self._card_ends: dict[str, tuple[int | None, float]] = {}  # id -> (exit code, wait)
@@ -242,9 +255,11 @@ class HistoryPaging:
             self.load_conversation(self.bridge.session.conversation)
 
     def _user_links(self, index: int) -> str:
+        """The icon actions under the person's message `index` (copy, edit, rewind)."""
         if index < 0:
             return ""
-        return self.user_links(index) if self.user_links is not None else ""
+        rewind = self.user_links(index) if self.user_links is not None else ""
+        return message_actions_html(index, self.colors, rewind)
 
     def _draw_message(self, message: Message, index: int) -> None:
         if is_summary(message):
@@ -258,20 +273,64 @@ class HistoryPaging:
             self.transcript.add_thinking(message.reasoning)
             self.transcript.add_assistant(message.content)
             for call in message.tool_calls:
-                self._add_card(call, "requested")
+                self._add_card(call, self._result_after(index, call.id))
         elif message.role == "tool" and message.tool_call_id is not None:
             status: CallPhase = message.status or "ok"
             exit_code = exit_code_of(message.content)
+            self._call_results[message.tool_call_id] = message.content
             self._set_card(message.tool_call_id, status, exit_code=exit_code)
         elif message.role == "system":
             self.transcript.add_notice(shorten(message.content, 200), self.colors.muted)
 
+    def _result_after(self, index: int, call_id: str) -> CallPhase:
+        """A stored call drawn at once as it ended (its result follows its message), so
+        its card is drawn once, not as requested and then again; "requested" if not."""
+        messages = self.bridge.session.conversation.messages
+        for message in messages[index + 1 : index + 1 + RESULTS_LOOKAHEAD]:
+            if message.role != "tool":
+                break
+            if message.tool_call_id == call_id:
+                code = exit_code_of(message.content)
+                if code is not None:
+                    self._card_ends[call_id] = (code, 0.0)
+                self._call_results[call_id] = message.content
+                return message.status or "ok"
+        return "requested"
+
     def _add_card(self, call: ToolCall, status: CallPhase) -> None:
         summary = summarize(call.name, call.parsed)
         self._calls[call.id] = (call.name, summary)
-        self.transcript.add_card(
-            call.id, card_html(call.id, call.name, summary, status, self.colors)
-        )
+        self._call_args[call.id] = call.parsed
+        self.transcript.add_card(call.id, self._card_html(call.id, status, None))
+
+    def toggle_card(self, call_id: str) -> None:
+        """Unfold a card in place to its change or output, or fold it again. Unfolding
+        grows in REVEAL_STEPS over about 150 ms, but at once while the agent runs
+        (nothing moves while text streams in)."""
+        self.unfolded ^= {call_id}
+        if call_id not in self._card_states:
+            return
+        if call_id in self.unfolded and not self.bridge.busy:
+            self._revealing[call_id] = 1
+            self._reveal_timer.start()
+        self._set_card(call_id, *self._card_states[call_id])
+
+    def _reveal_step(self) -> None:
+        for call_id in list(self._revealing):
+            step = self._revealing[call_id] + 1
+            if step >= len(REVEAL_STEPS) or call_id not in self.unfolded:
+                del self._revealing[call_id]
+            else:
+                self._revealing[call_id] = step
+            if call_id in self._card_states:
+                self._set_card(call_id, *self._card_states[call_id])
+        if not self._revealing:
+            self._reveal_timer.stop()
+
+    def _stored_steps(self, call_id: str) -> tuple[tuple[HookRun, ...], tuple[str, ...]]:
+        """A reopened call's hook runs and notes, as its thread entry has them back."""
+        entry = self.bridge.session.thread.call(call_id)
+        return (entry.hooks, entry.notes) if entry is not None else ((), ())
 
     def set_card_note(self, call_id: str, note_html: str) -> None:
         """A live line on a running call's card (an MCP tool's progress); gone when it ends."""
@@ -290,22 +349,31 @@ class HistoryPaging:
         exit_code: int | None = None,
         waited: float = 0.0,
     ) -> None:
-        known = self._calls.get(call_id)
-        if known is None:
+        if call_id not in self._calls:
             return
-        name, summary = known
         self._card_states[call_id] = (status, duration)
         if exit_code is not None or waited:
             self._card_ends[call_id] = (exit_code, waited)
+        if status not in ("requested", "waiting", "running"):
+            self._card_notes.pop(call_id, None)
+        self.transcript.update_card(call_id, self._card_html(call_id, status, duration))
+
+    def _card_html(self, call_id: str, status: CallPhase, duration: float | None) -> str:
+        name, summary = self._calls[call_id]
         exit_code, waited = self._card_ends.get(call_id, (None, 0.0))
         extra = self.card_extra(call_id, status) if self.card_extra is not None else ""
         if status in ("requested", "waiting", "running"):
             extra += self._card_notes.get(call_id, "")
-        else:
-            self._card_notes.pop(call_id, None)
-        runs, notes = self._card_hooks.get(call_id, ((), ()))
+        runs, notes = self._card_hooks.get(call_id) or self._stored_steps(call_id)
         extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
-        html = card_html(
+        unfolded = status == "waiting" or call_id in self.unfolded
+        arguments = self._call_args.get(call_id)
+        body = ""
+        if unfolded:
+            result = self._call_results.get(call_id)
+            shown = REVEAL_STEPS[self._revealing.get(call_id, len(REVEAL_STEPS) - 1)]
+            body = body_html(call_id, name, arguments, status, result, self.colors, shown)
+        return card_html(
             call_id,
             name,
             summary,
@@ -315,5 +383,7 @@ class HistoryPaging:
             extra,
             exit_code=exit_code,
             waited=waited,
+            arguments=arguments,
+            body_html=body,
+            expanded=unfolded,
         )
-        self.transcript.update_card(call_id, html)

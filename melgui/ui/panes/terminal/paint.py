@@ -15,30 +15,16 @@ from collections.abc import Callable
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 
 from melgui.core.terminal.runs import DEFAULT_STYLE, RGB_FLAG, Frame, Run, Style
-
-# xterm's default 16 colours.
-_BASE16 = [
-    "#000000",
-    "#cd0000",
-    "#00cd00",
-    "#cdcd00",
-    "#0000ee",
-    "#cd00cd",
-    "#00cdcd",
-    "#e5e5e5",
-    "#7f7f7f",
-    "#ff0000",
-    "#00ff00",
-    "#ffff00",
-    "#5c5cff",
-    "#ff00ff",
-    "#00ffff",
-    "#ffffff",
-]
+from melgui.ui.runtime.look.tokens import (
+    TERMINAL_ANSI,
+    TERMINAL_BG,
+    TERMINAL_FG,
+    TERMINAL_SELECTION,
+)
 
 
 def _palette() -> list[QColor]:
-    colours = [QColor(value) for value in _BASE16]
+    colours = [QColor(value) for value in TERMINAL_ANSI]
     steps = (0, 95, 135, 175, 215, 255)
     for r in steps:
         for g in steps:
@@ -51,9 +37,9 @@ def _palette() -> list[QColor]:
 
 
 PALETTE = _palette()
-DEFAULT_FG = QColor("#d8d8d8")
-DEFAULT_BG = QColor("#1b1c1f")
-SELECTION_BG = QColor("#3d5a8a")
+DEFAULT_FG = QColor(TERMINAL_FG)
+DEFAULT_BG = QColor(TERMINAL_BG)
+SELECTION_BG = QColor(TERMINAL_SELECTION)
 
 Span = tuple[int, int] | None  # selected columns [start, end) of a row, or None
 

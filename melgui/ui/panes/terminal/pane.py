@@ -16,13 +16,14 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from melgui.core.terminal.panes import PaneState, exited, failed
-from melgui.core.terminal.pty_session import PtyError, PtySession, command_argv
+from melgui.core.terminal.pty_session import Pty, PtyError, PtySession, command_argv
 from melgui.core.terminal.reader import PtyReader
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.ui.panes.terminal.view import TerminalView
 
 POLL_MS = 200  # how often to look for an exit that left the pty open (a background job)
 CLOSE_GRACE_MS = 800
+MIN_COLUMNS, MIN_ROWS = 20, 3  # smaller grids keep the terminal's size
 
 
 class _News(QObject):
@@ -50,8 +51,11 @@ class TerminalPane(QWidget):
         rows: int = 24,
         argv: list[str] | None = None,
         env: dict[str, str] | None = None,
+        pty: Pty | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        """`pty`: a program already running (on a remote host: melgui/remote/remote_pty.py)
+        instead of one started here."""
         super().__init__(parent)
         self.command = command
         self.emulator = TerminalScreen(columns, rows)
@@ -64,7 +68,7 @@ class TerminalPane(QWidget):
         self.exit_reported = False  # read_pane told the model about the exit
         self._exiting = False
         self._bells = 0  # the emulator's bell count last reported
-        self.pty: PtySession | None = None
+        self.pty: Pty | None = pty
         self._reader: PtyReader | None = None
         self._fed_seen = 0
         self._news = _News(self)
@@ -73,9 +77,11 @@ class TerminalPane(QWidget):
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self.check_exit)
         try:
-            self.pty = PtySession(
-                argv or command_argv(command), cwd=Path(cwd), env=env, columns=columns, rows=rows
-            )
+            if self.pty is None:
+                self.pty = PtySession(
+                    argv or command_argv(command), cwd=Path(cwd), env=env, columns=columns,
+                    rows=rows,
+                )  # fmt: skip
         except PtyError as exc:
             self.emulator.feed(f"\x1b[31m{exc}\x1b[0m\r\n".encode())
             self._set_state(failed(str(exc)))
@@ -167,6 +173,10 @@ class TerminalPane(QWidget):
         return self.pty is not None and not self.state.ended
 
     def _on_grid_resized(self, columns: int, rows: int) -> None:
+        if columns < MIN_COLUMNS or rows < MIN_ROWS:
+            # A pane squeezed while the layout settles: a shell told it is this small
+            # redraws its prompt over the rows above it, erasing what they showed.
+            return
         self.emulator.resize(columns, rows)
         if self.pty is not None and not self.pty.closed:
             self.pty.resize(columns, rows)

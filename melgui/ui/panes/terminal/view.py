@@ -33,6 +33,14 @@ from melgui.core.terminal.runs import Frame
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.ui.panes.terminal.keys import RESERVED_KEYS, key_bytes, paste_bytes
 from melgui.ui.panes.terminal.paint import DEFAULT_BG, DEFAULT_FG, SELECTION_BG, RowPainter, is_wide
+from melgui.ui.runtime.look.tokens import (
+    SPACE_2XS,
+    SPACE_S,
+    TERMINAL_CURSOR,
+    TERMINAL_MIN_PT,
+    TERMINAL_SEARCH_HIT,
+    TERMINAL_ZOOM_MIN_PT,
+)
 
 FRAME_MS = 16  # ~60 frames a second at most
 
@@ -64,7 +72,7 @@ class TerminalView(QWidget):
         self.painted: Frame | None = None  # what the last paint showed
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setStyleHint(QFont.StyleHint.Monospace)
-        font.setPointSize(max(9, font.pointSize()))
+        font.setPointSize(max(TERMINAL_MIN_PT, font.pointSize()))
         self._base_points = font.pointSize()
         self._set_font(font)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -94,7 +102,7 @@ class TerminalView(QWidget):
     def zoom_to(self, steps: int) -> None:
         """Text `steps` points above (or below) the default size; the grid follows."""
         font = QFont(self.font())
-        font.setPointSize(max(6, self._base_points + steps))
+        font.setPointSize(max(TERMINAL_ZOOM_MIN_PT, self._base_points + steps))
         self._set_font(font)
         columns, rows = self.grid_for(self.size())
         if (columns, rows) != (self.emulator.columns, self.emulator.rows):
@@ -166,15 +174,15 @@ class TerminalView(QWidget):
             )
             if self.hasFocus():
                 painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Difference)
-                painter.fillRect(rect, QColor("#ffffff"))
+                painter.fillRect(rect, QColor(TERMINAL_CURSOR))
                 painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
             else:
                 painter.setPen(DEFAULT_FG)
                 painter.drawRect(rect.adjusted(0, 0, -1, -1))
         if self._scrolled:
-            painter.setPen(QColor("#e3b341"))
+            painter.setPen(QColor(TERMINAL_SEARCH_HIT))
             painter.drawText(
-                self.rect().adjusted(0, 2, -6, 0),
+                self.rect().adjusted(0, SPACE_2XS, -SPACE_S, 0),
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
                 f"↑ {self._scrolled} lines back",
             )

@@ -15,7 +15,12 @@ import pytest
 from melgui.core.protocol.catalog import ALL_TOOLS, ToolDef
 from melgui.core.transports.local.gbnf import arguments_gbnf
 from melgui.core.transports.local.model import default_model_path, load_model_future
-from melgui.core.transports.local.plan import _required_only, arguments_grammar, exact_schema
+from melgui.core.transports.local.plan import (
+    _required_only,
+    arguments_grammar,
+    exact_schema,
+    only_arguments,
+)
 from melgui.core.transports.local.project import CONFINED_PATH, with_known_paths
 
 pytestmark = pytest.mark.skipif(default_model_path() is None, reason="no shipped model")
@@ -90,3 +95,15 @@ def test_every_tools_arguments_have_a_gbnf_grammar() -> None:
     for tool in ALL_TOOLS.values():
         for parameters in (tool.parameters, _required_only(tool.parameters)):
             assert arguments_gbnf(exact_schema(parameters)) is not None, tool.name
+
+
+def test_a_call_whose_grammar_admits_one_value_is_given_and_others_are_not() -> None:
+    one = with_known_paths(ALL_TOOLS["read_file"], ["README.md"])
+    assert only_arguments(one, required_only=True) == '{"path": "README.md"}'
+    # With its optional arguments the model may still write offset or limit.
+    assert only_arguments(one, required_only=False) is None
+    two = with_known_paths(ALL_TOOLS["read_file"], ["README.md", "app.py"])
+    assert only_arguments(two, required_only=True) is None
+    assert only_arguments(ALL_TOOLS["grep"], required_only=True) is None  # a free pattern
+    empty = ToolDef("ping", "Answer.", {"type": "object", "properties": {}})
+    assert only_arguments(empty) == "{}"

@@ -113,6 +113,19 @@ def test_a_cancelled_download_resumes_where_it_stopped(
     assert [r for method, _p, r in hub.file_requests() if method == "GET"] == [f"bytes={kept}-"]
 
 
+def test_a_hub_that_ignores_the_resume_range_sends_the_file_again_and_it_checks_out(
+    hub: HubLike, gguf: Path, tmp_path: Path
+) -> None:
+    final = model_path(MODEL, tmp_path)
+    final.parent.mkdir(parents=True)
+    final.with_name(MODEL.filename + ".part").write_bytes(b"bytes of an earlier try" * 1000)
+    final.with_name(MODEL.filename + ".part.sha256").write_text(file_sha256(gguf))
+    hub.ignore_range = True
+    path = download(MODEL, root=tmp_path)
+    assert file_sha256(path) == file_sha256(gguf)
+    assert [r for method, _p, r in hub.file_requests() if method == "GET"] == ["bytes=23000-"]
+
+
 def test_a_file_whose_checksum_is_not_the_hubs_is_deleted(hub: HubLike, tmp_path: Path) -> None:
     hub.sha256 = "0" * 64
     with pytest.raises(DownloadError, match="damaged"):

@@ -335,6 +335,11 @@ async def test_full_turn_reads_a_file_and_answers(model_path: str, tmp_path: Pat
     assert loop.usage.prompt_tokens > 0 and loop.usage.completion_tokens > 0
     assert any(p.startswith("Local model: reading the conversation") for p in progress)
     assert progress[-1].startswith("Local model ready")
+    # The only file, named by the person: the call's grammar admits one value, so the
+    # model samples nothing for it; the answer leg's tokens are counted where they went.
+    calling, answering = transport.inner.leg_times
+    assert (calling.given_calls, calling.sampled_calls, calling.generated) == (1, 0, 0)
+    assert answering.generated > 0 and answering.generation > 0 and answering.prompt > 0
 
 
 @local_model
@@ -424,3 +429,4 @@ async def test_a_small_model_names_only_files_that_exist(model_path: str, tmp_pa
     assert calls, events
     (call,) = calls[0].calls
     assert json.loads(call.arguments)["path"] in {"app.py", "docs/guide.md", "notes.txt"}
+    assert transport.leg_times[-1].sampled_calls == 1  # three files: the model chose

@@ -1,6 +1,9 @@
 """A real sshd on 127.0.0.1 for a second local user, configured for the person's ssh as a
 `Host` block (tests/remote/sshd.py), and what the remote user's Python needs to run
-melgui's host (tests/remote/remote_python.py)."""
+melgui's host (tests/remote/remote_python.py).
+
+A plugin of the root conftest, not a conftest of its own: tests/remote and tests/ui/remote
+share the one session's server (a second one would find the remote user still busy)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,338 @@
+"""Terminals a host keeps for views elsewhere (a remote folder's terminal panes), Qt-free.
+
+    terminals = KeptTerminals()
+    term = terminals.open("/srv/p", None, 120, 40, env={})     # the login shell there
+    terminals.attach(term.id, view, since=None)                # {"at": …, "reset": True}
+    terminals.input(term.id, b"ls\\r")
+    terminals.ack(term.id, view, through=4096)
+    terminals.detach(view)                                     # the link dropped: it runs on
+
+Output is numbered by byte: a view says the offset it has, and gets what follows. The last
+RING bytes are kept, so a view that comes back after a drop gets exactly what it missed;
+one that missed more (or a new view) is told to reset its screen and gets the kept tail,
+which redraws the screen of nearly every program (a full-screen one redraws on the
+resize the view sends with its size).
+
+Flow: a view is sent at most WINDOW bytes ahead of what it acknowledged. While an attached
+view's window is full, the pty is not read: the kernel's buffer holds the program back,
+as in a local pane. With no view attached, the program runs on and its output is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from melgui.core.terminal.pty_session import PtyError, PtySession, command_argv, login_shell
+
+log = logging.getLogger(__name__)
+
+RING = 8 * 1024 * 1024  # output kept for a view that comes back
+WINDOW = 4 * 1024 * 1024  # output sent to a view and not yet acknowledged
+CHUNK = 256 * 1024  # bytes per output message
+EXIT_POLL_S = 0.05
+
+
+class View(Protocol):
+    """Whatever a terminal's output is sent to (a host's view connection)."""
+
+    def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
+        """`payload`: raw bytes sent after the message (the output itself)."""
+        ...
+
+
+@dataclass(eq=False)
+class _Viewer:
+    view: View
+    sent: int  # offset of the next byte to send
+    acked: int
+    told_exit: bool = False
+
+
+@dataclass(eq=False)
+class KeptTerminal:
+    id: str
+    folder: str
+    title: str
+    pty: PtySession
+    start: int = 0  # offset of the ring's first byte
+    ring: bytearray = field(default_factory=bytearray)
+    exit_code: int | None = None
+    viewers: list[_Viewer] = field(default_factory=list)
+    reading_fd: int | None = None
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.ring)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "term": self.id,
+            "folder": self.folder,
+            "title": self.title,
+            "end": self.end,
+            "exit_code": self.exit_code,
+        }
+
+
+class TerminalError(Exception):
+    """A request about a terminal that cannot be met; the message says why."""
+
+
+class KeptTerminals:
+    def __init__(self, ring: int = RING, window: int = WINDOW) -> None:
+        self.ring_size = ring
+        self.window = window
+        self._terminals: dict[str, KeptTerminal] = {}
+        self._numbers = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.on_change: Callable[[], None] | None = None
+
+    # -- what a view asks ----------------------------------------------------------------
+
+    def open(
+        self,
+        folder: str,
+        command: str | None,
+        columns: int,
+        rows: int,
+        env: dict[str, str] | None = None,
+    ) -> KeptTerminal:
+        try:
+            pty = PtySession(
+                command_argv(command),
+                cwd=folder,
+                env={**os.environ, **(env or {})},
+                columns=columns,
+                rows=rows,
+            )
+        except PtyError as exc:
+            raise TerminalError(str(exc)) from None
+        title = command.strip() if command else os.path.basename(login_shell())
+        term = KeptTerminal(f"t{next(self._numbers)}-{pty.pid}", folder, title, pty)
+        self._terminals[term.id] = term
+        self._read(term)
+        return term
+
+    def list(self) -> list[dict[str, Any]]:
+        return [term.describe() for term in self._terminals.values()]
+
+    def attach(
+        self, term_id: str, view: View, since: int | None, size: tuple[int, int] | None = None
+    ) -> dict[str, Any]:
+        """The view hears the terminal from `since` (its offset), or from the kept tail
+        after a reset (`reset`: true) when it has nothing or missed more than is kept."""
+        term = self._get(term_id)
+        self._forget_view(term, view)
+        reset = since is None or since < term.start or since > term.end
+        at = term.start if reset else int(since or 0)
+        term.viewers.append(_Viewer(view, at, at))
+        if size is not None and term.exit_code is None:
+            term.pty.resize(*size)
+        asyncio.get_running_loop().call_soon(self._pump, term)  # after this answer
+        return {**term.describe(), "at": at, "reset": reset}
+
+    def input(self, term_id: str, data: bytes) -> None:
+        term = self._get(term_id)
+        if term.exit_code is None:
+            term.pty.write(data)
+            if term.pty.pending_input:
+                self._spawn(self._flush_later(term))
+
+    def resize(self, term_id: str, columns: int, rows: int) -> None:
+        term = self._get(term_id)
+        if term.exit_code is None:
+            term.pty.resize(columns, rows)
+
+    def ack(self, term_id: str, view: View, through: int) -> None:
+        term = self._terminals.get(term_id)
+        if term is None:
+            return
+        for viewer in term.viewers:
+            if viewer.view is view:
+                viewer.acked = max(viewer.acked, min(through, viewer.sent))
+        self._pump(term)
+
+    def close(self, term_id: str) -> None:
+        """End the program and everything it started (in the background: a hangup, then
+        SIGKILL after a grace); forget the terminal."""
+        term = self._terminals.pop(term_id, None)
+        if term is None:
+            return
+        self._stop_reading(term)
+        self._spawn(asyncio.to_thread(term.pty.close, 0.5))
+        for viewer in term.viewers:
+            viewer.view.notify("term/closed", {"term": term.id})
+        self._changed()
+
+    def detach(self, view: View) -> None:
+        """The view is gone (its connection closed): its terminals run on."""
+        for term in self._terminals.values():
+            self._forget_view(term, view)
+            self._pump(term)
+
+    def running(self) -> bool:
+        return any(term.exit_code is None for term in self._terminals.values())
+
+    async def aclose(self) -> None:
+        for term_id in list(self._terminals):
+            self.close(term_id)
+        closing = [t for t in self._tasks if not t.done()]
+        await asyncio.gather(*closing, return_exceptions=True)
+
+    # -- the terminal's output -----------------------------------------------------------
+
+    def _get(self, term_id: str) -> KeptTerminal:
+        term = self._terminals.get(term_id)
+        if term is None:
+            raise TerminalError(f"no terminal {term_id!r} on this host (it was closed)")
+        return term
+
+    def _forget_view(self, term: KeptTerminal, view: View) -> None:
+        term.viewers = [viewer for viewer in term.viewers if viewer.view is not view]
+
+    def _blocked(self, term: KeptTerminal) -> bool:
+        """An attached view's window is full: read nothing more for now."""
+        return any(v.sent - v.acked >= self.window for v in term.viewers)
+
+    def _read(self, term: KeptTerminal) -> None:
+        fd = term.pty.read_fd
+        if term.exit_code is not None or fd is None or term.reading_fd == fd:
+            return
+        self._stop_reading(term)
+        term.reading_fd = fd
+        asyncio.get_running_loop().add_reader(fd, self._readable, term)
+
+    def _stop_reading(self, term: KeptTerminal) -> None:
+        if term.reading_fd is not None:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(term.reading_fd)
+            term.reading_fd = None
+
+    def _readable(self, term: KeptTerminal) -> None:
+        got = 0
+        while got < CHUNK * 4 and not self._blocked(term):
+            try:
+                data = term.pty.read()
+            except OSError as exc:
+                log.warning("terminal %s: reading failed: %s", term.id, exc)
+                data = b""
+                term.pty.finish()
+            if not data:
+                break
+            got += len(data)
+            self._keep(term, data)
+            self._pump(term)
+        if term.pty.eof or term.pty.closed:
+            self._stop_reading(term)
+            self._spawn(self._wait_exit(term))
+        elif self._blocked(term):
+            self._stop_reading(term)  # resumed by an acknowledgement
+        elif term.pty.read_fd != term.reading_fd:
+            self._read(term)  # the drain ended: the master itself is read now
+
+    def _keep(self, term: KeptTerminal, data: bytes) -> None:
+        term.ring += data
+        over = len(term.ring) - self.ring_size
+        if over > 0:
+            del term.ring[:over]
+            term.start += over
+
+    def _pump(self, term: KeptTerminal) -> None:
+        for viewer in term.viewers:
+            while viewer.sent < term.end and viewer.sent - viewer.acked < self.window:
+                begin = viewer.sent - term.start
+                piece = bytes(term.ring[begin : begin + CHUNK])
+                viewer.view.notify("term/output", {"term": term.id, "at": viewer.sent}, piece)
+                viewer.sent += len(piece)
+            if term.exit_code is not None and viewer.sent == term.end and not viewer.told_exit:
+                viewer.told_exit = True
+                viewer.view.notify(
+                    "term/exit", {"term": term.id, "code": term.exit_code, "at": term.end}
+                )
+        if not self._blocked(term) and term.exit_code is None and not term.pty.eof:
+            self._read(term)
+
+    async def _wait_exit(self, term: KeptTerminal) -> None:
+        while (code := term.pty.poll()) is None:
+            await asyncio.sleep(EXIT_POLL_S)
+        term.exit_code = code
+        self._pump(term)
+        self._changed()
+
+    async def _flush_later(self, term: KeptTerminal) -> None:
+        while term.pty.pending_input and not term.pty.closed:
+            await asyncio.sleep(0.01)
+            term.pty.flush()
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+
+# -- the host protocol's term/* methods (docs/host-protocol.md) --------------------------
+
+Method = Callable[[Any, dict[str, Any]], Awaitable[Any]]
+
+
+def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
+    """The requests a view sends about terminals, for a host's dispatch table; each
+    takes (view, params). Bad params raise KeyError, TypeError or TerminalError."""
+
+    async def open_(view: View, params: dict[str, Any]) -> Any:
+        folder = str(params["folder"])
+        if not os.path.isdir(folder):
+            raise TerminalError(f"{folder!r} is not a folder on this host")
+        command = params.get("command")
+        env = {str(k): str(v) for k, v in (params.get("env") or {}).items()}
+        columns, rows = int(params.get("columns", 80)), int(params.get("rows", 24))
+        term = terminals.open(folder, str(command) if command else None, columns, rows, env)
+        return term.describe()  # the view attaches once it knows the id: nothing unheard
+
+    async def attach(view: View, params: dict[str, Any]) -> Any:
+        since = params.get("since")
+        size = (int(params["columns"]), int(params["rows"])) if "columns" in params else None
+        return terminals.attach(
+            str(params["term"]), view, int(since) if since is not None else None, size
+        )
+
+    async def input_(view: View, params: dict[str, Any]) -> Any:
+        terminals.input(str(params["term"]), base64.b64decode(str(params["data"])))
+        return {}
+
+    async def resize(view: View, params: dict[str, Any]) -> Any:
+        terminals.resize(str(params["term"]), int(params["columns"]), int(params["rows"]))
+        return {}
+
+    async def ack(view: View, params: dict[str, Any]) -> Any:
+        terminals.ack(str(params["term"]), view, int(params["through"]))
+        return {}
+
+    async def close(view: View, params: dict[str, Any]) -> Any:
+        terminals.close(str(params["term"]))
+        return {}
+
+    async def list_(view: View, params: dict[str, Any]) -> Any:
+        return {"terminals": terminals.list()}
+
+    return {
+        "term/open": open_,
+        "term/attach": attach,
+        "term/input": input_,
+        "term/resize": resize,
+        "term/ack": ack,
+        "term/close": close,
+        "term/list": list_,
+    }

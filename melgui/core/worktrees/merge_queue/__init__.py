@@ -1,0 +1,1 @@
+"""The merge queue: finished workers' branches land on the person's branch one at a time."""

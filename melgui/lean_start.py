@@ -1,0 +1,44 @@
+"""What a one-turn process (`melgui exec`) leaves out of its start and its end.
+
+- Modules its libraries import but it never uses: httpx's command line (rich, click,
+  pygments), httpcore's trio support, and, off macOS, keyring's macOS backend, which
+  asks ctypes for macOS libraries and so runs `ldconfig` and `gcc` on Linux. Each is
+  marked absent, which the importing library already handles as "not installed".
+- The garbage collector's passes over what lives until the process ends: the start's
+  objects (modules, classes, compiled patterns) are made permanent once imported, and
+  again at the end, so the interpreter's shutdown does not walk them all several times.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+UNUSED = ("httpx._main", "trio")
+UNUSED_OFF_MACOS = ("keyring.backends.macOS.api",)
+
+
+def skip_unused_imports() -> None:
+    for name in (*UNUSED, *(UNUSED_OFF_MACOS if sys.platform != "darwin" else ())):
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+
+
+@contextmanager
+def imported_once() -> Iterator[None]:
+    """Import inside: no collection runs while modules load (they make no garbage), and
+    what they made is left out of every later collection."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def before_exit() -> None:
+    """The run is over and closed: what is left is freed by the exit, not collected."""
+    gc.freeze()

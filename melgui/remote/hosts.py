@@ -1,0 +1,142 @@
+"""The machines workers and terminals can run on: Settings.hosts, each reached by one
+link, opened when first used and shared by everything on it.
+
+    hosts = RemoteHosts(settings.hosts, ask=dialog, say=status_line)
+    place = await hosts.place("build")        # opens the link (may ask the person)
+    RemoteTools(place.link, place.folder, options=place.options)
+    await place.link.open_terminal(place.folder, None, 120, 40, env=place.env)
+
+A remote folder opened in the window is a host too (named by its URL), so its terminals
+and workers share that link.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from melgui.core.config.settings import RemoteHost
+from melgui.remote.askpass import Ask
+from melgui.remote.connect import open_link
+from melgui.remote.link import Link, LinkError
+from melgui.remote.target import Target, TargetError, command_target, parse_folder
+
+# (host name, what the link says now: "connected", "reconnecting to … (attempt 2)", "lost")
+StateSink = Callable[[str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a worker or terminal on a host works: the link, its folder, its settings."""
+
+    name: str
+    link: Link
+    folder: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(self.options.get("env") or {})
+
+    @property
+    def label(self) -> str:
+        return self.link.target.label
+
+
+def target_of(host: RemoteHost) -> Target:
+    """The host's target; raises TargetError saying what is wrong with it."""
+    text = host.target.strip()
+    if text.startswith("ssh://"):
+        has_path = "/" in text[len("ssh://") :]
+        target = parse_folder(text if has_path else text + "/")
+        folder = host.folder or (target.path if target.path != "/" else "")
+        if not folder.startswith("/"):
+            raise TargetError(f"host {host.name!r}: give its folder (an absolute path there)")
+        return replace(target, path=folder.rstrip("/") or "/")
+    if not host.folder.startswith("/"):
+        raise TargetError(f"host {host.name!r}: give its folder (an absolute path there)")
+    return command_target(text, host.folder)
+
+
+def options_of(host: RemoteHost) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if host.sandbox is not None:
+        options["sandbox"] = host.sandbox
+    if host.env:
+        options["env"] = dict(host.env)
+    return options
+
+
+class RemoteHosts:
+    def __init__(
+        self,
+        hosts: list[RemoteHost],
+        *,
+        ask: Ask | None = None,
+        on_state: StateSink | None = None,
+        host_argv: list[str] | None = None,
+    ) -> None:
+        self.hosts = {host.name: host for host in hosts}
+        self.ask = ask
+        self.on_state = on_state
+        self.host_argv = host_argv  # None: melgui's own install there
+        self._places: dict[str, Place] = {}
+        self._opening: dict[str, asyncio.Lock] = {}
+
+    def names(self) -> list[str]:
+        return list(self.hosts)
+
+    def add(self, host: RemoteHost) -> None:
+        self.hosts[host.name] = host
+
+    def describe(self) -> str:
+        """For the model (list_panes): the hosts and how to put a worker on one."""
+        if not self.hosts:
+            return ""
+        names = ", ".join(f"{name} ({host.target})" for name, host in self.hosts.items())
+        return (
+            f"Hosts a worker can run on: {names}. Start one there with spawn_agent and a "
+            "task that begins `@NAME ` (e.g. `@" + next(iter(self.hosts)) + " run the tests`)."
+        )
+
+    def state(self, name: str) -> str:
+        place = self._places.get(name)
+        return place.link.state if place is not None else "not connected"
+
+    async def place(self, name: str) -> Place:
+        """The host's place, its link opened first if need be (raises LinkError, saying
+        why it could not be reached)."""
+        host = self.hosts.get(name)
+        if host is None:
+            known = ", ".join(self.hosts) or "none are configured"
+            raise LinkError(f"no host named {name!r} (hosts: {known})")
+        lock = self._opening.setdefault(name, asyncio.Lock())
+        async with lock:
+            place = self._places.get(name)
+            if place is not None and place.link.state != "lost":
+                return place
+            try:
+                target = target_of(host)
+            except TargetError as exc:
+                raise LinkError(str(exc)) from None
+            say = self._sink(name)
+            link = await open_link(target, say, self.host_argv, ask=self.ask)
+            link.on_state = lambda state: say(state)
+            say("connected")
+            place = Place(name, link, target.path, options_of(host))
+            self._places[name] = place
+            return place
+
+    def _sink(self, name: str) -> Callable[[str], None]:
+        def say(state: str) -> None:
+            if self.on_state is not None:
+                self.on_state(name, state)
+
+        return say
+
+    async def aclose(self) -> None:
+        places, self._places = self._places, {}
+        for place in places.values():
+            await place.link.aclose()

@@ -1,0 +1,168 @@
+"""The context parts of the window: the meter's popup (the breakdown, a click to the
+message, the pinned facts), the preview before every compaction of the main conversation,
+and /pin.
+
+    meter = window.status.context_meter
+    clicked = Meter(meter, meter.detailsRequested, meter.edit_summary)
+    context = ContextWiring(clicked, colors, settings=..., say=..., parent=window)
+    commands.add(context.command())
+    context.follow(session, chat)       # each main conversation the window shows
+
+The meter is any widget that says when it is clicked: the popup opens above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtWidgets import QWidget
+
+from melgui.core.agent.compaction import Proposed, is_summary
+from melgui.core.agent.compaction_view import persons_words
+from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.config.settings import Settings
+from melgui.core.context.breakdown import Slice
+from melgui.core.context.preview import question_for
+from melgui.desk.prompt.slash_commands import SlashCommand
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.context.context_popup import ContextPopup
+from melgui.ui.context.preview_dialog import CompactionPreview
+from melgui.ui.runtime.theme import Colors
+
+NOT_DRAWN = "That message is not drawn in the chat now: show earlier messages to reach it."
+MARKUP = str.maketrans("", "", "*_`#>[]")
+
+
+@dataclass(frozen=True)
+class Meter:
+    """The context meter as the popup needs it: where to open, its click, and the
+    summary editor a click on the summary's slice opens."""
+
+    widget: QWidget
+    clicked: SignalInstance
+    edit_summary: Callable[[], None]
+
+
+def snippet(text: str, words: int = 6) -> str:
+    """The first words of a message's first line, as the chat draws them (no markup)."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return " ".join(line.translate(MARKUP).split()[:words])
+
+
+class ContextWiring(QObject):
+    previewOpened = Signal(object)  # a CompactionPreview is shown (tests answer it)
+
+    def __init__(
+        self,
+        meter: Meter,
+        colors: Colors,
+        *,
+        settings: Callable[[], Settings],
+        say: Callable[[str], None],
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.meter = meter
+        self.colors = colors
+        self._settings = settings
+        self.say = say
+        self.parent_widget = parent
+        self.session: ChatSession | None = None
+        self.chat: ChatView | None = None
+        self.popup = ContextPopup(colors, parent)
+        self.popup.sliceActivated.connect(self.reveal)
+        self.popup.compactRequested.connect(self._compact)
+        self.preview: CompactionPreview | None = None
+        meter.clicked.connect(self.open_popup)
+
+    def command(self) -> SlashCommand:
+        """`/pin`, for the desk's slash commands."""
+        what = "Pin a fact every compaction keeps word for word"
+        return SlashCommand("pin", what, self._pin, usage="<fact>")
+
+    def follow(self, session: ChatSession, chat: ChatView) -> None:
+        """A new main conversation: its compactions are previewed here."""
+        self.session, self.chat = session, chat
+        if isinstance(session, AgentSession):
+            session.compactor.review = self.review
+        if self.popup.isVisible():
+            self.popup.hide()
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+
+    def _compact(self) -> None:
+        if self.chat is not None:
+            self.chat.bridge.compact()
+
+    # -- the popup ---------------------------------------------------------------------
+
+    def open_popup(self) -> None:
+        session = self.session
+        if not isinstance(session, AgentSession):
+            self.say("This conversation's agent keeps its own context.")
+            return
+        self.popup.set_colors(self.colors)
+        self.popup.show_session(session)
+        self.popup.open_at(self.meter.widget)
+
+    def reveal(self, piece: Slice) -> None:
+        """Show the message a slice stands for in the chat (a call's card for a result)."""
+        session, chat = self.session, self.chat
+        if session is None or chat is None:
+            return
+        messages = session.conversation.messages
+        if piece.message is None or piece.message >= len(messages):
+            return
+        message = messages[piece.message]
+        transcript = chat.transcript
+        if is_summary(message):
+            self.meter.edit_summary()
+            return
+        if piece.call_id:
+            found = transcript.reveal_card(piece.call_id)
+        elif message.role == "assistant" and not message.content.strip() and message.tool_calls:
+            found = transcript.reveal_card(message.tool_calls[0].id)
+        else:
+            text = persons_words(message.content) if message.role == "user" else message.content
+            found = transcript.reveal_text(snippet(text)) or transcript.reveal_text(
+                snippet(text, 2)
+            )
+        if not found:
+            self.say(NOT_DRAWN)
+
+    # -- the preview before a compaction ---------------------------------------------------
+
+    async def review(self, proposed: Proposed) -> frozenset[int] | None:
+        if not self._settings().compaction_preview:
+            return frozenset()
+        session = self.session
+        tools = {}
+        if isinstance(session, AgentSession):
+            tools = {t.name: t for t in session.loop.catalog.for_role(session.loop.role)}
+        question = question_for(proposed, tools)
+        dialog = CompactionPreview(question, self.colors, self.parent_widget)
+        self.preview = dialog
+        dialog.show()
+        self.previewOpened.emit(dialog)
+        try:
+            return await question.future
+        finally:
+            self.preview = None
+            dialog.deleteLater()
+
+    def _pin(self, arguments: str) -> None:
+        session, chat = self.session, self.chat
+        if chat is None:
+            return
+        if not isinstance(session, AgentSession):
+            chat.show_note("This conversation's agent keeps its own context.")
+        elif not arguments.strip():
+            chat.show_note("/pin takes the fact to keep, e.g. /pin the API is v2.")
+        elif session.pin(arguments):
+            note = f"Pinned, kept word for word at every compaction: {arguments.strip()}"
+            chat.transcript.add_notice(note, self.colors.muted)
+        else:
+            chat.show_note("That fact is pinned already.")

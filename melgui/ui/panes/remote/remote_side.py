@@ -1,0 +1,155 @@
+"""Remote folders and hosts in the window: the window makes one RemoteSide with what it
+needs (`RemoteSide(panes, desk, ...)`) and gives it to its panes (`panes.remote`).
+
+- Settings.hosts become places workers and terminals can run on (`@NAME` in a worker's
+  task, New worker…'s choice, list_panes' `where`), each reached by one link;
+- `open_folder(url)` makes the window a remote folder's: its chat's workspace tools, its
+  terminals and its workers run there, the loop and the key stay here (the window is
+  told, `opened(url, elsewhere)`, and starts a conversation on them);
+- the links' state shows in the status bar, ssh's questions in dialogs, and File's
+  Open remote folder… asks for one (`ask_folder`: a window of its own per folder;
+  recent ones remembered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+
+from PySide6.QtWidgets import QStatusBar, QWidget
+
+from melgui.core.agent.session import AgentSession
+from melgui.core.config.settings import RemoteHost, data_dir
+from melgui.core.config.trust import FolderTrust
+from melgui.desk.desk import Desk
+from melgui.remote.askpass import Question
+from melgui.remote.connect import given_host_argv
+from melgui.remote.hosts import Place, RemoteHosts
+from melgui.remote.link import LinkError
+from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
+from melgui.remote.target import parse_folder
+from melgui.ui.panes.manager import PaneManager, WorkerFactory, WorkerSpec
+from melgui.ui.panes.remote.ask_dialog import ask_in_window
+from melgui.ui.panes.remote.folder_dialog import (
+    RemoteFolderDialog,
+    open_in_new_window,
+    recent_folders,
+    remember_folder,
+)
+from melgui.ui.panes.remote.link_state import LinkState
+from melgui.ui.runtime.sessions import Elsewhere
+
+
+def stand_in_for(url: str) -> str:
+    """The local folder a remote folder's window keeps its own things in (history, rules):
+    melgui's, under its data folder, one per URL."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", url.removeprefix("ssh://"))[:60]
+    digest = hashlib.sha256(url.encode()).hexdigest()[:8]
+    folder = data_dir() / "remote-folders" / f"{name}-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    trust = FolderTrust()
+    if not trust.asked(str(folder)):  # melgui's own empty folder: nothing in it runs
+        trust.set(str(folder), True)
+    return str(folder)
+
+
+class RemoteSide:
+    """The window's hosts (RemotePlaces for its panes) and its remote folder, if any."""
+
+    def __init__(
+        self,
+        panes: PaneManager,
+        desk: Desk,
+        hosts: Sequence[RemoteHost],
+        *,
+        model: Callable[[], str],
+        status: QStatusBar,
+        opened: Callable[[str, Elsewhere], None],
+        parent: QWidget,
+    ) -> None:
+        self.panes = panes
+        self.desk = desk
+        self._model = model
+        self.status = status
+        self._opened = opened
+        self.parent_widget = parent
+        self.indicator = LinkState(status)
+        status.addPermanentWidget(self.indicator)
+        self.hosts = RemoteHosts(
+            list(hosts),
+            ask=self._ask,
+            on_state=self.indicator.show_state,
+            host_argv=given_host_argv(),
+        )
+        self.folder: asyncio.Future[Place] | None = None
+        self.url = ""
+
+    # -- RemotePlaces (melgui/ui/panes/manager.py) --------------------------------------
+
+    def names(self) -> list[str]:
+        return self.hosts.names()
+
+    def describe(self) -> str:
+        return self.hosts.describe()
+
+    async def place(self, name: str) -> Place:
+        return await self.hosts.place(name)
+
+    def worker_factory(self, place: Place) -> WorkerFactory:
+        desk = self.desk
+
+        def make(spec: WorkerSpec) -> AgentSession:
+            return desk.worker_session(
+                model=spec.model or self._model(),
+                source=spec.source,
+                tools=RemoteTools(place.link, place.folder, options=place.options),
+                cwd=place.folder,
+            )
+
+        return make
+
+    # -- a remote folder -----------------------------------------------------------------
+
+    def open_folder(self, url: str) -> None:
+        """This window is `url`'s: its chat's workspace tools, terminals and workers run
+        there from now on (the link connects in the background; calls made before wait)."""
+        target = parse_folder(url)
+        name = target.label
+        self.url = url
+        self.hosts.add(RemoteHost(name=name, target=url))
+        self.indicator.show_state(name, "connecting")
+        folder = asyncio.ensure_future(self.hosts.place(name))
+        self.folder = folder
+        folder.add_done_callback(self._reached)
+        self.panes.home = name
+        local = self.desk.tools
+        self._opened(url, lambda: (PendingRemoteTools(folder, local=local), target.path))
+
+    def _reached(self, folder: asyncio.Future[Place]) -> None:
+        if folder.cancelled():
+            return
+        error = folder.exception()
+        name = parse_folder(self.url).label
+        if error is None:
+            remember_folder(self.url)
+            return
+        self.indicator.show_state(name, "lost")
+        why = str(error) if isinstance(error, LinkError) else repr(error)
+        self.status.showMessage(f"Cannot open {self.url}: {why}", 60000)
+
+    # -- the person ----------------------------------------------------------------------
+
+    async def _ask(self, question: Question) -> str | None:
+        return await ask_in_window(self.parent_widget, question)
+
+    def ask_folder(self) -> RemoteFolderDialog:
+        dialog = RemoteFolderDialog(recent_folders(), open_in_new_window, self.parent_widget)
+        dialog.open()
+        return dialog
+
+    async def aclose(self) -> None:
+        if self.folder is not None and not self.folder.done():
+            self.folder.cancel()
+        await self.hosts.aclose()

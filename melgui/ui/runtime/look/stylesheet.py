@@ -1,0 +1,143 @@
+"""The one application stylesheet, made from the tokens for a theme's colours.
+
+Flat chrome on neutral surfaces: hairline dividers instead of bevels, 6 px corners on
+controls, one accent for focus, selection and the primary button, and thin scroll bars.
+Widgets ask for a variant by a dynamic property, never by a style of their own:
+`role="primary"` (the accent button), `role="chip"` (the composer's chips),
+`role="card"` (a raised, rounded frame), `role="muted"` and `role="title"` (labels).
+"""
+
+from __future__ import annotations
+
+from melgui.ui.runtime.look.tokens import (
+    CHIP_H,
+    FOCUS_RING,
+    HAIRLINE,
+    ICON_S,
+    RADIUS_M,
+    RADIUS_S,
+    SPACE_2XL,
+    SPACE_2XS,
+    SPACE_L,
+    SPACE_M,
+    SPACE_S,
+    SPACE_XS,
+    TYPE_DISPLAY,
+    TYPE_META,
+    TYPE_TITLE,
+    Colors,
+)
+
+
+def px(value: int) -> str:
+    return f"{value}px"
+
+
+def stylesheet(c: Colors) -> str:
+    line = f"{px(HAIRLINE)} solid {c.border}"
+    ring = f"{px(HAIRLINE)} solid {c.accent}"
+    pad = f"{px(SPACE_XS)} {px(SPACE_M)}"
+    return f"""
+QMainWindow::separator {{ background: {c.window}; width: {px(SPACE_XS)}; height: {px(SPACE_XS)}; }}
+QToolBar {{ background: {c.window}; border: none; border-bottom: {line};
+    padding: {px(SPACE_XS)} {px(SPACE_S)}; spacing: {px(SPACE_S)}; }}
+QStatusBar {{ background: {c.window}; border-top: {line}; color: {c.muted}; }}
+QStatusBar QLabel {{ color: {c.muted}; }}
+QDockWidget {{ titlebar-close-icon: none; titlebar-normal-icon: none; }}
+QDockWidget::title {{ background: {c.window}; padding: {px(SPACE_S)} {px(SPACE_M)};
+    border-bottom: {line}; text-align: left; }}
+QPushButton {{ background: {c.surface}; color: {c.text}; border: {line};
+    border-radius: {px(RADIUS_S)}; padding: {pad}; min-height: {px(CHIP_H - 2 * SPACE_XS)}; }}
+QPushButton:hover {{ background: {c.muted_bg}; }}
+QPushButton:pressed {{ background: {c.accent_soft}; }}
+QPushButton:focus {{ border: {px(FOCUS_RING)} solid {c.accent}; }}
+QPushButton:disabled {{ color: {c.muted}; background: {c.window}; }}
+QPushButton[role="primary"] {{ background: {c.accent}; color: {c.on_accent};
+    border: {px(HAIRLINE)} solid {c.accent}; }}
+QPushButton[role="primary"]:hover {{ background: {c.accent}; }}
+QPushButton[role="primary"]:focus {{ border: {px(FOCUS_RING)} solid {c.text}; }}
+QPushButton[role="chip"], QToolButton[role="chip"] {{ background: {c.muted_bg}; color: {c.text};
+    border: none; border-radius: {px(RADIUS_S)}; padding: {px(SPACE_2XS)} {px(SPACE_S)};
+    min-height: {px(CHIP_H - 2 * SPACE_2XS)}; }}
+QPushButton[role="chip"]:hover, QToolButton[role="chip"]:hover {{ background: {c.accent_soft}; }}
+QPushButton[role="link"] {{ background: transparent; border: none; color: {c.accent};
+    padding: {px(SPACE_2XS)} {px(SPACE_XS)}; }}
+QToolButton {{ background: transparent; border: {px(HAIRLINE)} solid transparent;
+    border-radius: {px(RADIUS_S)}; padding: {px(SPACE_XS)}; color: {c.text}; }}
+QToolButton:hover {{ background: {c.muted_bg}; }}
+QToolButton:pressed, QToolButton:checked {{ background: {c.accent_soft}; }}
+QToolButton:focus {{ border: {ring}; }}
+QToolButton::menu-indicator {{ image: none; width: 0; }}
+QLineEdit, QComboBox, QSpinBox, QDoubleSpinBox {{ background: {c.base}; color: {c.text};
+    border: {line}; border-radius: {px(RADIUS_S)}; padding: {px(SPACE_XS)} {px(SPACE_S)};
+    selection-background-color: {c.accent_soft}; selection-color: {c.text}; }}
+QLineEdit:focus, QComboBox:focus, QSpinBox:focus, QDoubleSpinBox:focus {{ border: {ring}; }}
+QComboBox::drop-down {{ border: none; width: {px(SPACE_L + SPACE_XS)}; }}
+QComboBox QAbstractItemView {{ background: {c.surface}; border: {line};
+    selection-background-color: {c.accent_soft}; selection-color: {c.text}; }}
+.QPlainTextEdit, .QTextEdit, .QTextBrowser {{ background: {c.base}; color: {c.text};
+    border: {line}; border-radius: {px(RADIUS_S)};
+    selection-background-color: {c.accent_soft}; selection-color: {c.text}; }}
+QListView, QTreeView, QTableView, QListWidget, QTreeWidget, QTableWidget {{
+    background: {c.base}; color: {c.text}; border: {line}; border-radius: {px(RADIUS_S)};
+    selection-background-color: {c.accent_soft}; selection-color: {c.text};
+    alternate-background-color: {c.card_bg}; outline: none; }}
+QListView::item, QTreeView::item {{ padding: {px(SPACE_XS)} {px(SPACE_S)};
+    border-radius: {px(RADIUS_S)}; }}
+QListView::item:selected, QTreeView::item:selected {{ background: {c.accent_soft};
+    color: {c.text}; }}
+QListView::item:hover, QTreeView::item:hover {{ background: {c.muted_bg}; }}
+QHeaderView::section {{ background: {c.window}; color: {c.muted}; border: none;
+    border-bottom: {line}; padding: {px(SPACE_XS)} {px(SPACE_S)}; }}
+QTabWidget::pane {{ border: none; border-top: {line}; }}
+QTabBar::tab {{ background: transparent; color: {c.muted}; border: none;
+    border-bottom: {px(FOCUS_RING)} solid transparent; padding: {px(SPACE_S)} {px(SPACE_M)}; }}
+QTabBar::tab:selected {{ color: {c.text}; border-bottom: {px(FOCUS_RING)} solid {c.accent}; }}
+QTabBar::tab:hover {{ color: {c.text}; }}
+QMenu {{ background: {c.surface}; color: {c.text}; border: {line}; padding: {px(SPACE_XS)}; }}
+QMenu::item {{ padding: {px(SPACE_XS)} {px(SPACE_L)}; border-radius: {px(RADIUS_S)}; }}
+QMenu::item:selected {{ background: {c.accent_soft}; color: {c.text}; }}
+QMenu::separator {{ height: {px(HAIRLINE)}; background: {c.border}; margin: {px(SPACE_XS)} 0; }}
+QMenuBar {{ background: {c.window}; color: {c.text}; }}
+QMenuBar::item:selected {{ background: {c.muted_bg}; border-radius: {px(RADIUS_S)}; }}
+QToolTip {{ background: {c.surface}; color: {c.text}; border: {line};
+    padding: {px(SPACE_XS)} {px(SPACE_S)}; }}
+QProgressBar {{ background: {c.muted_bg}; border: none; border-radius: {px(RADIUS_S)};
+    color: {c.text}; text-align: center; }}
+QProgressBar::chunk {{ background: {c.accent}; border-radius: {px(RADIUS_S)}; }}
+QScrollBar:vertical {{ background: transparent; width: {px(SPACE_M)}; margin: 0; }}
+QScrollBar:horizontal {{ background: transparent; height: {px(SPACE_M)}; margin: 0; }}
+QScrollBar::handle {{ background: {c.border}; border-radius: {px(SPACE_XS)};
+    margin: {px(SPACE_2XS)}; min-height: {px(SPACE_2XL)}; min-width: {px(SPACE_2XL)}; }}
+QScrollBar::handle:hover {{ background: {c.muted}; }}
+QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
+QScrollBar::add-page, QScrollBar::sub-page {{ background: transparent; }}
+QCheckBox, QRadioButton {{ spacing: {px(SPACE_S)}; }}
+QCheckBox::indicator, QRadioButton::indicator {{ width: {px(ICON_S)}; height: {px(ICON_S)};
+    border: {px(HAIRLINE)} solid {c.muted}; background: {c.base}; }}
+QCheckBox::indicator {{ border-radius: {px(RADIUS_S // 2)}; }}
+QRadioButton::indicator {{ border-radius: {px(ICON_S // 2 + HAIRLINE)}; }}
+QCheckBox::indicator:checked, QRadioButton::indicator:checked {{ background: {c.accent};
+    border: {px(FOCUS_RING)} solid {c.accent}; }}
+QRadioButton::indicator:checked {{ border: {px(FOCUS_RING + 1)} solid {c.base};
+    background: {c.accent}; border-radius: {px(ICON_S // 2 + FOCUS_RING + 1)}; }}
+QCheckBox::indicator:disabled, QRadioButton::indicator:disabled {{ border-color: {c.border}; }}
+QGroupBox {{ border: {line}; border-radius: {px(RADIUS_M)}; margin-top: {px(SPACE_L)};
+    padding: {px(SPACE_M)} {px(SPACE_S)} {px(SPACE_S)} {px(SPACE_S)}; }}
+QGroupBox::title {{ subcontrol-origin: margin; left: {px(SPACE_S)}; color: {c.muted}; }}
+QPlainTextEdit[role="bare"] {{ border: none; background: transparent; }}
+QPushButton[role="send"] {{ border-radius: {px(RADIUS_M)}; background: {c.accent_soft};
+    border: {px(FOCUS_RING)} solid transparent; padding: 0; }}
+QPushButton[role="send"]:hover {{ background: {c.muted_bg}; }}
+QPushButton[role="send"]:focus {{ border: {px(FOCUS_RING)} solid {c.accent}; }}
+QPushButton[role="send"]:disabled {{ background: {c.muted_bg}; }}
+QPushButton[role="suggestion"] {{ text-align: left; padding: {px(SPACE_S)} {px(SPACE_M)};
+    border-radius: {px(RADIUS_M)}; background: {c.surface}; }}
+QPushButton[role="suggestion"]:hover {{ background: {c.accent_soft}; }}
+QFrame[role="card"] {{ background: {c.surface}; border: {line}; border-radius: {px(RADIUS_M)}; }}
+QLabel[role="muted"] {{ color: {c.muted}; }}
+QLabel[role="meta"] {{ color: {c.muted}; font-size: {px(TYPE_META)}; }}
+QLabel[role="title"] {{ color: {c.text}; font-size: {px(TYPE_TITLE)}; font-weight: 600; }}
+QLabel[role="error"] {{ color: {c.error}; }}
+QLabel[role="display"] {{ color: {c.text}; font-size: {px(TYPE_DISPLAY)}; font-weight: 600; }}
+"""
