@@ -36,7 +36,7 @@ from melgui.ui.panes.manager import PaneManager
 from melgui.ui.runtime.theme import Colors
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # a slot of themeChanged
 class ParallelWork:
     notes: OverlapNotes
     queue: MergeQueue

@@ -41,7 +41,7 @@ from melgui.ui.runtime.theme import Colors
 MAIN_NAME = "Main conversation"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # a slot of themeChanged
 class Signals:
     """What watch_agents made: the board, its view in its dock, Attention, the notifier,
     the parallel work (the merge queue's view in its own dock)."""
