@@ -322,7 +322,7 @@ class MainWindow(QMainWindow):
         self.approvalSourceRequested.connect(panes.show_call)
         self.remote = RemoteSide(
             panes, desk, self.settings.hosts, model=lambda: self.session.loop.model,
-            status=self.status, opened=self._opened_remote, parent=self,
+            status=self.status, colors=self.colors, opened=self._opened_remote, parent=self,
         )  # fmt: skip
         panes.remote = self.remote  # workers and terminals on other machines
         self.history_keeper = ConversationHistory(
@@ -372,7 +372,7 @@ class MainWindow(QMainWindow):
         one_side_panel(self)
         for part in (
             panes, self.checkpoint_actions, self.plan_mode, self.reviews, self.context, self.mcp,
-            self.signals,
+            self.signals, self.remote,
         ):  # fmt: skip
             self.themeChanged.connect(part.set_colors)
         self._show_parts(self.session)

@@ -40,6 +40,7 @@ from melgui.ui.panes.remote.folder_dialog import (
 )
 from melgui.ui.panes.remote.link_state import LinkState
 from melgui.ui.runtime.sessions import Elsewhere
+from melgui.ui.runtime.theme import Colors
 
 
 def stand_in_for(url: str) -> str:
@@ -66,6 +67,7 @@ class RemoteSide:
         *,
         model: Callable[[], str],
         status: QStatusBar,
+        colors: Colors,
         opened: Callable[[str, Elsewhere], None],
         parent: QWidget,
     ) -> None:
@@ -75,7 +77,7 @@ class RemoteSide:
         self.status = status
         self._opened = opened
         self.parent_widget = parent
-        self.indicator = LinkState(status)
+        self.indicator = LinkState(status, colors)
         status.addPermanentWidget(self.indicator)
         self.hosts = RemoteHosts(
             list(hosts),
@@ -85,6 +87,9 @@ class RemoteSide:
         )
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
+
+    def set_colors(self, colors: Colors) -> None:
+        self.indicator.set_colors(colors)
 
     # -- RemotePlaces (melgui/ui/panes/manager.py) --------------------------------------
 
