@@ -72,9 +72,9 @@ def stored_history(store: Any, folder: str, count: int) -> str:
         for seq, message in enumerate(messages):
             store.put_message(cid, seq, message)
             for call in message.tool_calls:
-                store.call_requested(cid, call)
-                store.call_decided(cid, call.id, "auto")
-                store.call_finished(cid, call.id, "ok", "x", 0.01)
+                store.calls.requested(cid, call)
+                store.calls.decided(cid, call.id, "auto")
+                store.calls.finished(cid, call.id, "ok", "x", 0.01)
     return cid
 
 

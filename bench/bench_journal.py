@@ -180,7 +180,7 @@ def bench_stream(
     base, journaled = statistics.median(without), statistics.median(with_journal)
     fastest = min(with_journal) / min(without)
     partial_writes = sum(j.flushes for j in journals) / len(journals)
-    wire_rows = len(store.wire_log(journals[-1].conversation_id))
+    wire_rows = len(store.wire.read(journals[-1].conversation_id))
     size = os.path.getsize(data / "history.sqlite3") + os.path.getsize(data / "history.sqlite3-wal")
     print(f"\n[{label}] {rounds} rounds each, median seconds to stream the turn")
     print(f"  without journal : {base:8.3f} s")

@@ -217,9 +217,9 @@ def store_conversation(window: MainWindow, conversation: Conversation) -> str:
         for seq, message in enumerate(conversation.messages):
             store.put_message(cid, seq, message)
             for call in message.tool_calls:
-                store.call_requested(cid, call)
-                store.call_decided(cid, call.id, "auto")
-                store.call_finished(cid, call.id, "ok", results.get(call.id, ""), 0.01)
+                store.calls.requested(cid, call)
+                store.calls.decided(cid, call.id, "auto")
+                store.calls.finished(cid, call.id, "ok", results.get(call.id, ""), 0.01)
     return cid
 
 

@@ -47,10 +47,10 @@ def record(store: Store, folder: str, commands: list[str]) -> None:
             else:
                 tool, arguments = "run_command", {"command": commands[i % len(commands)]}
             call = ToolCall(f"c{i}", tool, json.dumps(arguments))
-            store.call_requested(cid, call)
+            store.calls.requested(cid, call)
             decision = ("approved", "approved", "auto", "approved", "denied")[i % 5]
-            store.call_decided(cid, call.id, decision)
-            store.call_finished(cid, call.id, "denied" if decision == "denied" else "ok", "", 0.1)
+            store.calls.decided(cid, call.id, decision)
+            store.calls.finished(cid, call.id, "denied" if decision == "denied" else "ok", "", 0.1)
 
 
 def main() -> int:
@@ -64,7 +64,7 @@ def main() -> int:
             record(store, folder, commands)
             draft = RulePolicy(project=folder, book=RuleBook(everywhere=[*allow, *deny]))
             started, used = time.perf_counter(), time.process_time()
-            done = replay(store.recorded_calls(), draft)
+            done = replay(store.calls.recorded(), draft)
             replay_s = time.perf_counter() - started
             replay_cpu = time.process_time() - used
             started = time.perf_counter()

@@ -95,6 +95,22 @@ def test_no_view_probes_an_untyped_window() -> None:
     assert found == [], "window probes:\n" + "\n".join(found)
 
 
+# The window composes its parts: each is made with what it needs and connected by the
+# window; no part puts itself into the window.
+INSTALLS = re.compile(r"^\s*def install_\w*\(")
+
+
+def test_no_part_installs_itself_into_the_window() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "melgui" / "ui").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if INSTALLS.search(line)
+    ]
+    assert found == [], "parts that install themselves:\n" + "\n".join(found)
+    assert INSTALLS.search("def install_mcp(window: McpHost) -> ServersPanel:")
+
+
 def test_the_window_probe_check_can_fail() -> None:
     for line in ("def install(window: Any) -> None:", 'x = getattr(window, "desk", None)',
                  "def open_conversation(self, resumed: Any) -> None:",

@@ -21,24 +21,24 @@ from collections.abc import Callable, Sequence
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import WireEntry
-from melgui.core.protocol.loop_events import (
-    LegStarted,
-    LoopEvent,
-    MessageAdded,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-)
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.export import MODEL_NOTE, models_used
 from melgui.core.store.journal import Journal
 from melgui.core.store.records import ToolCallRecord
 from melgui.core.store.resume import Resumed, latest_conversation, resume
 from melgui.core.store.store import Store
-from melgui.core.thread.entries import Pin
+from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
+from melgui.core.thread.entries import (
+    AssistantEntry,
+    CallEntry,
+    Pin,
+    ThreadState,
+    UserEntry,
+    leg_started,
+    turn_ended,
+)
 
 WireListen = Callable[[Callable[[WireEntry], None]], Callable[[], None]]
-TURN_ENDS = (TurnFinished, TurnFailed, TurnCancelled)
 
 
 class UnknownConversationError(LookupError):
@@ -77,6 +77,7 @@ class Recording:
         self._name_models = name_models
         self._models: list[str] | None = None  # the models named in the store, once read
         self._session: AgentSession | None = None
+        self._state = ThreadState()  # the session's thread's, as last heard
         self._detach: list[Callable[[], None]] = []
         self._reopened: tuple[str, Sequence[ToolCallRecord] | None] | None = None
 
@@ -108,7 +109,7 @@ class Recording:
         if stored is not None:
             self._reopened = (cid, calls)
         if self._session is not None:
-            self._detach.append(self.journal.follow(self._session.thread))
+            self.journal.track(self._session.thread)
             self._load_pins()
             self._bring_back()
 
@@ -125,14 +126,15 @@ class Recording:
         return True
 
     def attach(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
-        """Record `session`: its messages from its events, its calls, notes, plans and turn
-        ends from its thread, its plan mode, and the wire lines `listen_wire` hands over (a
+        """Record `session` from its thread (its messages whole, calls, notes, plans, legs
+        and turn ends), its plan mode, and the wire lines `listen_wire` hands over (a
         session made with `wire=record_wire` needs none)."""
         self._session = session
-        self._detach.append(session.subscribe(self._observe))
+        self._state = session.thread.state
+        self._detach.append(session.thread.subscribe(self._heard))
         self._detach.append(session.loop.plan.subscribe(self._plan_changed))
         if self.journal is not None:
-            self._detach.append(self.journal.follow(session.thread))
+            self.journal.track(session.thread)
             self._load_pins()
             self._bring_back()
         if listen_wire is not None:
@@ -171,25 +173,34 @@ class Recording:
         if self.journal is not None:
             self.journal.close()
 
-    def _observe(self, event: LoopEvent) -> None:
-        session = self._session
-        if self.journal is None:
-            if not isinstance(event, MessageAdded) or session is None:
-                return
-            if not self.create(None, model=session.loop.model, role=session.loop.role):
-                return
-            cid = self.conversation_id
-            if not self.retired and self._on_stored is not None and cid is not None:
-                self._on_stored(cid)
-        assert self.journal is not None
-        self.journal.observe(event)
-        if isinstance(event, LegStarted) and self._name_models:
+    def _heard(self, change: Change) -> None:
+        """One change of the session's thread: the journal writes it first (storing the
+        conversation on its first message), then legs and turn ends are seen to."""
+        if self.journal is None and _brings_a_message(change):
+            self._store_now()
+        if self.journal is not None:
+            self.journal.hear(change)
+        if not isinstance(change, StateChanged):
+            return
+        before, self._state = self._state, change.state
+        stored = self.journal is not None
+        if stored and self._name_models and leg_started(before, change.state):
             self._note_model()
-        if isinstance(event, TURN_ENDS):
-            if self._on_turn_end is not None:
+        if turn_ended(before, change.state):
+            if stored and self._on_turn_end is not None:
                 self._on_turn_end()
             if self.retired:
                 self.close()
+
+    def _store_now(self) -> None:
+        """The session's first message: its conversation is stored from here on."""
+        session = self._session
+        if session is None:
+            return
+        if self.create(None, model=session.loop.model, role=session.loop.role):
+            cid = self.conversation_id
+            if not self.retired and self._on_stored is not None and cid is not None:
+                self._on_stored(cid)
 
     def _bring_back(self) -> None:
         """A reopened conversation's session gets back what its messages do not carry."""
@@ -199,7 +210,7 @@ class Recording:
             return
         cid, calls = reopened
         try:
-            records = self.store.tool_calls(cid) if calls is None else calls
+            records = self.store.calls.of(cid) if calls is None else calls
             planning = self.store.plan_mode(cid)
         except sqlite3.Error as exc:
             self._problem(f"History: cannot read the conversation's calls: {exc}.")
@@ -284,3 +295,19 @@ def resolve_id(store: Store, text: str) -> str:
     raise UnknownConversationError(
         f"{len(matches)} conversations have ids starting with {text!r}; give more characters"
     )
+
+
+def _brings_a_message(change: Change) -> bool:
+    """The change adds a message to the conversation (the first one stores it)."""
+    match change:
+        case EntryAdded(entry=UserEntry()):
+            return True
+        case (
+            EntryAdded(entry=AssistantEntry() as entry)
+            | EntryChanged(entry=AssistantEntry() as entry)
+        ):
+            return entry.message is not None and not entry.streaming
+        case EntryChanged(entry=CallEntry(reply=reply)):
+            return reply is not None
+        case _:
+            return False

@@ -50,7 +50,7 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     remote = ""
     if folder.startswith("ssh://"):  # a folder on another machine: checked, then opened there
         from melgui.remote.target import TargetError, parse_folder
-        from melgui.ui.panes.remote.install import stand_in_for
+        from melgui.ui.panes.remote.remote_side import stand_in_for
 
         try:
             parse_folder(folder)

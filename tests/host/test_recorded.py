@@ -30,7 +30,7 @@ async def test_a_host_session_records_its_call_and_its_decision(
     cid = listed["conversation"]
     store = open_store()
     try:
-        calls = store.tool_calls(cid)
+        calls = store.calls.of(cid)
         texts = [stored.message.content for stored in store.messages(cid)]
     finally:
         store.close()

@@ -79,7 +79,7 @@ def test_the_approval_view_shows_matched_and_asked_parts_and_the_log_names_the_r
         window.inspector.detail.title.text()
     )
     store = window.history.store
-    (logged,) = [c for c in store.allowed_without_asking() if c.call_id == "c2"]
+    (logged,) = [c for c in store.calls.allowed_without_asking() if c.call_id == "c2"]
     assert logged.rule == (
         "allow run_command: git status (everywhere); allow run_command: grep (everywhere)"
     )

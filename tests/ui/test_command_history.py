@@ -25,7 +25,7 @@ def test_the_rule_editor_sees_commands_of_stored_conversations(
     earlier = store.create_conversation("/elsewhere")
     for call_id, command in (("o1", "git log"), ("o2", "git status")):
         arguments = json.dumps({"command": command})
-        store.call_requested(earlier, ToolCall(call_id, "run_command", arguments))
+        store.calls.requested(earlier, ToolCall(call_id, "run_command", arguments))
 
     async def scenario() -> None:
         type_prompt(qtbot, window, "status?")

@@ -55,7 +55,7 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
         "role": summary.role,
         "plan_mode": store.plan_mode(conversation_id),
         "messages": messages,
-        "tool_calls": [_record_json(r) for r in store.tool_calls(conversation_id)],
+        "tool_calls": [_record_json(r) for r in store.calls.of(conversation_id)],
         "plans": [
             {
                 "title": p.title,
@@ -70,7 +70,7 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
         ],
         "wire_log": [
             {"leg": w.leg, "direction": w.direction, "text": w.text, "at": w.at}
-            for w in store.wire_log(conversation_id)
+            for w in store.wire.read(conversation_id)
         ],
     }
 
@@ -120,7 +120,7 @@ def _import(store: Store, doc: dict[str, Any], folder: str | None) -> str:
         for seq, (message, partial) in enumerate(messages):
             store.put_message(cid, seq, message, partial=partial)
         for record in records:
-            store.put_call_record(cid, record)
+            store.calls.put(cid, record)
         if doc.get("plan_mode"):
             store.set_plan_mode(cid, True)
         for plan in doc.get("plans", []):
@@ -133,7 +133,7 @@ def _import(store: Store, doc: dict[str, Any], folder: str | None) -> str:
             )
         for note in doc.get("notes", []):
             store.add_note(cid, str(note["kind"]), str(note["text"]), at=float(note["at"]))
-        store.add_wire_rows(
+        store.wire.add_rows(
             cid,
             [
                 (int(w["leg"]), str(w["direction"]), str(w["text"]), float(w["at"]))
@@ -210,7 +210,7 @@ def export_markdown(store: Store, conversation_id: str) -> str:
     summary = store.summary(conversation_id)
     if summary is None:
         raise KeyError(conversation_id)
-    records = {r.call_id: r for r in store.tool_calls(conversation_id)}
+    records = {r.call_id: r for r in store.calls.of(conversation_id)}
     plans_by_call: dict[str, list[PlanRecord]] = {}
     loose_plans: list[PlanRecord] = []
     for plan in store.plans(conversation_id):

@@ -3,18 +3,17 @@
     journal = Journal(store, conversation_id, session.conversation)
     journal.attach(session)                 # and pass wire=journal.record_wire
 
-The messages come from the loop's events (a user message sent, an assistant message with
-its calls at the end of its leg, a branch: the thread has no whole assistant message);
-the streamed text, a tool call's life (requested / awaiting approval / approved / denied
-/ finished, and the arguments it ran with when a hook changed them), the notes, the
-plans, the pinned facts and the turn's end come from the session's thread model. Each
-is committed at once. Streaming text is batched: the partial assistant row is rewritten
-in place at most every `flush_interval` seconds, and a timer makes sure text that
-arrived is on disk within that time even if the stream stalls. Wire log lines are
-batched the same way, and each batch is encoded, redacted and written on a writer
-thread of its own, in order; a leg's lines are all on disk when the leg ends. A storage
-failure never reaches the loop: it is reported once through `on_problem` and in
-`problem`.
+Everything comes from the session's thread model: the messages whole (a user entry's, the
+message an answer's entry holds once its leg is in, the result message a call's entry
+holds), the streamed text, a tool call's life (requested / awaiting approval / approved
+/ denied / finished, and the arguments it ran with when a hook changed them), the notes,
+the plans, the pinned facts, a branch's new list, the legs and the turn's end. Each is
+committed at once. Streaming text is batched: the partial assistant row is rewritten in
+place at most every `flush_interval` seconds, and a timer makes sure text that arrived
+is on disk within that time even if the stream stalls. Wire log lines are batched the
+same way, and each batch is encoded, redacted and written on a writer thread of its
+own, in order; a leg's lines are all on disk when the leg ends. A storage failure never
+reaches the loop: it is reported once through `on_problem` and in `problem`.
 """
 
 from __future__ import annotations
@@ -30,29 +29,11 @@ from typing import Protocol, assert_never
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.events import WireEntry
-from melgui.core.protocol.loop_events import (
-    ApprovalNeeded,
-    AssistantReasoning,
-    AssistantText,
-    ContextNotice,
-    HistoryBranched,
-    HistoryRepaired,
-    LegFinished,
-    LegStarted,
-    LoopEvent,
-    MessageAdded,
-    Retrying,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolCallStarted,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-)
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store.store import Store
 from melgui.core.thread.changes import (
     Change,
+    EntriesReplaced,
     EntryAdded,
     EntryChanged,
     StateChanged,
@@ -60,10 +41,15 @@ from melgui.core.thread.changes import (
 )
 from melgui.core.thread.entries import (
     AssistantEntry,
+    BranchEntry,
     CallEntry,
+    Entry,
     NoteEntry,
     ReasoningEntry,
     ThreadState,
+    UserEntry,
+    leg_started,
+    turn_ended,
 )
 from melgui.core.thread.thread import Thread
 
@@ -72,15 +58,6 @@ WIRE_CHUNK = 1000  # wire log lines written together at most
 # Each flush rewrites the whole partial answer: past this many characters the interval
 # grows with its size, so a huge answer costs linear, not quadratic, writing.
 PARTIAL_STEP = 1024 * 1024
-
-
-# Loop events whose news the journal takes from the thread instead (`hear`).
-_HEARD_FROM_THE_THREAD = frozenset(
-    {
-        AssistantText, AssistantReasoning, ToolCallRequested, ApprovalNeeded, ToolCallStarted,
-        ToolCallFinished, Retrying, ContextNotice, TurnFinished, TurnFailed, TurnCancelled,
-    }
-)  # fmt: skip
 
 
 class _WireWriter:
@@ -102,7 +79,7 @@ class _WireWriter:
             if _WireWriter._pool is None:
                 _WireWriter._pool = ThreadPoolExecutor(1, thread_name_prefix="melgui-wire-log")
             pool = _WireWriter._pool
-        self._pending.append(pool.submit(self._store.add_wire_chunk, cid, leg, entries))
+        self._pending.append(pool.submit(self._store.wire.add_chunk, cid, leg, entries))
 
     def failure(self, wait: bool) -> sqlite3.Error | None:
         """The first failure of the writes done (`wait`: of all of them, once written)."""
@@ -126,8 +103,6 @@ class Recorded(Protocol):
 
     @property
     def thread(self) -> Thread: ...
-
-    def subscribe(self, observer: Callable[[LoopEvent], None]) -> Callable[[], None]: ...
 
 
 class Journal:
@@ -167,6 +142,8 @@ class Journal:
         self._timer: asyncio.TimerHandle | None = None
         self._checkpoint: asyncio.Future[None] | None = None
         self._calls: dict[str, tuple[CallPhase, str]] = {}  # phase and decision stored
+        self._answers: set[str] = set()  # answer entries whose message is stored
+        self._replies: set[str] = set()  # calls whose result message is stored
         self._turn = ThreadState()
         self._thread = threading.get_ident()
         self._mirror: list[Message] = self._start_mirror(conversation, stored)
@@ -194,15 +171,6 @@ class Journal:
 
     # -- the observer ----------------------------------------------------------------
 
-    def observe(self, event: LoopEvent) -> None:
-        """Record one loop event; never raises for storage trouble."""
-        if type(event) in _HEARD_FROM_THE_THREAD:  # one per streamed token: no match
-            return
-        try:
-            self._record(event)
-        except sqlite3.Error as exc:
-            self._report(exc)
-
     def record_wire(self, entry: WireEntry) -> None:
         """A WireSink: keeps one wire log line, written with the next batch."""
         wire = self._wire
@@ -216,57 +184,23 @@ class Journal:
             elif not self._arm_timer():
                 self._flush_if_due()
 
-    def _record(self, event: LoopEvent) -> None:
-        cid = self.conversation_id
-        match event:
-            case LegStarted(leg=leg):
-                self._flush_wire()
-                self._wire_leg = leg
-                self._drop_partial()
-            case MessageAdded(message=message):
-                self._add_message(message)
-            case LegFinished():
-                self._flush_wire()
-                self._wait_wire()
-            case HistoryRepaired(repair=repair):
-                conversation = Conversation(self._mirror)
-                conversation.repair_pairing()
-                with self.store.transaction():
-                    self.store.replace_messages(cid, self._mirror)
-                    self.store.add_note(cid, "repair", repair.describe())
-            case HistoryBranched(messages=messages, reason=reason, note=note):
-                self.flush()
-                self._mirror = list(messages)
-                self._partial_seq = None
-                self.store.branch(cid, messages, reason, note)
-            case (
-                AssistantText() | AssistantReasoning()
-                | ToolCallRequested() | ApprovalNeeded() | ToolCallStarted() | ToolCallFinished()
-                | Retrying() | ContextNotice() | TurnFinished() | TurnFailed() | TurnCancelled()
-            ):  # fmt: skip
-                pass  # the thread says these (`hear`)
-            case _:
-                assert_never(event)
-
-    # -- the thread: calls, notes, plans, turn ends ------------------------------------
+    # -- the thread --------------------------------------------------------------------
 
     def attach(self, session: Recorded) -> Callable[[], None]:
-        """Record `session`: its messages from its events, the rest from its thread;
-        returns a function that stops."""
-        stop_events = session.subscribe(self.observe)
-        stop_thread = self.follow(session.thread)
-
-        def detach() -> None:
-            stop_events()
-            stop_thread()
-
-        return detach
+        """Record `session` from its thread; returns a function that stops."""
+        return self.follow(session.thread)
 
     def follow(self, thread: Thread) -> Callable[[], None]:
-        """Record the streamed text, calls, notes, plans and turn ends of `thread`;
-        returns a function that stops."""
-        self._turn = thread.state
+        """Record what `thread` does from now on; returns a function that stops."""
+        self.track(thread)
         return thread.subscribe(self.hear)
+
+    def track(self, thread: Thread) -> None:
+        """Go on from `thread` as it is now; the caller hands over each change after this
+        (`hear`)."""
+        self._turn = thread.state
+        self._wire_leg = thread.state.leg
+        self._held(thread.entries)
 
     def hear(self, change: Change) -> None:
         """Record one change of the thread; never raises for storage trouble."""
@@ -287,24 +221,70 @@ class Journal:
                 self._stream(text, reasoning=False)
             case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
                 self._stream(text, reasoning=True)
+            case EntryAdded(entry=UserEntry(message=message)):
+                self._add_message(message)
+            case (
+                EntryAdded(entry=AssistantEntry() as entry)
+                | EntryChanged(entry=AssistantEntry() as entry)
+            ):
+                self._answered(entry)
             case EntryAdded(entry=CallEntry() as entry):
-                self.store.call_requested(self.conversation_id, entry.call)
+                self.store.calls.requested(self.conversation_id, entry.call)
                 self._calls[entry.call_id] = ("requested", "")
             case EntryChanged(entry=CallEntry() as entry):
                 self._call_changed(entry)
             case EntryAdded(entry=NoteEntry() as note):
                 self._note(note)
+            case EntriesReplaced(entries=entries, reason=reason):
+                marker = entries[-1] if entries else None
+                if reason != "load" and isinstance(marker, BranchEntry):
+                    self._branched(marker)
+                self._held(entries)
             case StateChanged(state=state):
-                ended = state.turns != self._turn.turns
-                if state.pins != self._turn.pins:
-                    pins = [(pin.text, pin.by) for pin in state.pins]
-                    self.store.set_pins(self.conversation_id, pins)
-                self._turn = state
-                if ended and state.outcome == "done":
-                    self.flush()
-                    self._checkpoint_soon()
+                self._state(state)
             case _:
                 pass
+
+    def _answered(self, entry: AssistantEntry) -> None:
+        """The leg's message is in: it takes the place of the partial answer row."""
+        if entry.message is not None and not entry.streaming and entry.id not in self._answers:
+            self._answers.add(entry.id)
+            self._add_message(entry.message)
+
+    def _state(self, state: ThreadState) -> None:
+        before, self._turn = self._turn, state
+        if state.pins != before.pins:
+            pins = [(pin.text, pin.by) for pin in state.pins]
+            self.store.set_pins(self.conversation_id, pins)
+        started = leg_started(before, state)
+        if started or state.legs != before.legs:
+            self._flush_wire()
+        if state.legs != before.legs:  # a leg ended: its lines are all on disk
+            self._wait_wire()
+        if started:
+            self._wire_leg = state.leg
+            self._drop_partial()
+        if turn_ended(before, state) and state.outcome == "done":
+            self.flush()
+            self._checkpoint_soon()
+
+    def _branched(self, marker: BranchEntry) -> None:
+        """The message list was replaced: the old one stays in the store as a branch."""
+        self.flush()
+        self._mirror = list(marker.current)
+        self._partial_seq = None
+        self.store.branch(self.conversation_id, marker.current, marker.reason, marker.note)
+
+    def _held(self, entries: Sequence[Entry]) -> None:
+        """Which of the messages these entries hold are stored already (the very ones the
+        journal's list has): only the others are written, once they are in."""
+        stored = {id(message) for message in self._mirror}
+        self._answers = {
+            e.id for e in entries if isinstance(e, AssistantEntry) and id(e.message) in stored
+        }
+        self._replies = {
+            e.call_id for e in entries if isinstance(e, CallEntry) and id(e.reply) in stored
+        }
 
     def _stream(self, text: str, *, reasoning: bool) -> None:
         """A streamed piece (per token: no I/O, no clock); written with the next flush."""
@@ -315,23 +295,26 @@ class Journal:
 
     def _call_changed(self, entry: CallEntry) -> None:
         cid, call_id = self.conversation_id, entry.call_id
+        if entry.reply is not None and call_id not in self._replies:
+            self._replies.add(call_id)
+            self._add_message(entry.reply)
         phase, decision = self._calls.get(call_id, ("requested", ""))
         if entry.phase == "waiting" and phase != "waiting":
-            self.store.call_state(cid, call_id, "waiting")
+            self.store.calls.phase(cid, call_id, "waiting")
         if entry.decision and entry.decision != decision:
-            self.store.call_decided(cid, call_id, entry.decision)
+            self.store.calls.decided(cid, call_id, entry.decision)
         if entry.phase == "running" and phase != "running":
-            self.store.call_state(cid, call_id, "running")
+            self.store.calls.phase(cid, call_id, "running")
             if entry.ran_with is not None:
-                self.store.call_ran_with(cid, call_id, json.dumps(entry.ran_with))
+                self.store.calls.ran_with(cid, call_id, json.dumps(entry.ran_with))
         self._calls[call_id] = (entry.phase, entry.decision)
         result = entry.result
         if result is None or phase not in ("requested", "waiting", "running"):
             return
         with self.store.transaction():
-            self.store.call_finished(cid, call_id, result.status, result.content, entry.timing.ran)
+            self.store.calls.finished(cid, call_id, result.status, result.content, entry.timing.ran)
             if entry.hooks or entry.notes:
-                self.store.call_steps(cid, call_id, entry.hooks, entry.notes)
+                self.store.calls.steps(cid, call_id, entry.hooks, entry.notes)
             if entry.name == "write_plan" and result.status == "ok":
                 arguments = entry.arguments or {}
                 title = str(arguments.get("title", ""))
@@ -350,8 +333,11 @@ class Journal:
             case "context":
                 if note.level == "warning":
                     self.store.add_note(cid, "context", note.text)
-            case "repair":
-                pass  # written with the repaired messages
+            case "repair":  # the loop repaired its list just so: the same repair here
+                Conversation(self._mirror).repair_pairing()
+                with self.store.transaction():
+                    self.store.replace_messages(cid, self._mirror)
+                    self.store.add_note(cid, "repair", note.text)
             case _:
                 assert_never(note.note)
 

@@ -58,7 +58,7 @@ def read_stored(store: Store, conversation_id: str) -> StoredConversation:
     if summary is None:
         raise ConversationNotFoundError(conversation_id)
     messages = store.messages(conversation_id)
-    calls = store.tool_calls(conversation_id)
+    calls = store.calls.of(conversation_id)
     return StoredConversation(
         summary,
         messages,

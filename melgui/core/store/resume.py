@@ -89,7 +89,7 @@ def resume(store: Store, conversation_id: str, stored: StoredConversation | None
         if resumed.repaired:
             store.replace_messages(conversation_id, plan.conversation.messages)
         for call_id, status, content in plan.finished:
-            store.call_finished(conversation_id, call_id, status, content, None)
+            store.calls.finished(conversation_id, call_id, status, content, None)
         if text is not None:
             store.add_note(conversation_id, "repair", text)
     notes = store.notes(conversation_id) if text is not None else stored.notes
@@ -105,7 +105,7 @@ def resume(store: Store, conversation_id: str, stored: StoredConversation | None
         conversation=plan.conversation,
         repair=plan.repair,
         cut_text=plan.cut_text,
-        tool_calls=store.tool_calls(conversation_id) if plan.finished else stored.tool_calls,
+        tool_calls=store.calls.of(conversation_id) if plan.finished else stored.tool_calls,
         plans=stored.plans,
         notes=notes,
         failures=place_notes_at(times, notes),

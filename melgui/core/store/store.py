@@ -1,5 +1,6 @@
-"""The history store: conversations per project folder, their messages, tool calls,
-plans, wire log and notes, in one SQLite database (WAL).
+"""The history store: conversations per project folder, their messages, branches, plans,
+pins, plan mode and notes, in one SQLite database (WAL); their tool calls (`store.calls`,
+a CallLog) and wire log (`store.wire`, a WireLog) on the same connection.
 
 Every method commits before it returns, so a kill loses nothing already handed over.
 Methods raise sqlite3.Error on storage trouble; the Journal and the UI turn that into
@@ -13,22 +14,30 @@ import re
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 
 from melgui.core.protocol.messages import Message
 from melgui.core.store.blobs import load_parts, put_parts
-from melgui.core.store.call_rows import CallRows
-from melgui.core.store.database import BUSY_TIMEOUT_MS, OpenedDatabase, open_database
+from melgui.core.store.call_log import CallLog
+from melgui.core.store.database import (
+    BUSY_TIMEOUT_MS,
+    OpenedDatabase,
+    open_database,
+    transaction,
+)
 from melgui.core.store.paths import canonical_folder, database_path
-from melgui.core.store.record_rows import RecordRows
 from melgui.core.store.records import (
     BranchRecord,
     ConversationSummary,
+    NoteRecord,
+    PinRecord,
+    PlanRecord,
     StoredMessage,
 )
 from melgui.core.store.schema import has_fts
+from melgui.core.store.wire_log import WireLog
 
 Clock = Callable[[], float]
 TITLE_LENGTH = 80
@@ -48,7 +57,7 @@ def title_from(text: str) -> str:
     return line
 
 
-class Store(CallRows, RecordRows):
+class Store:
     """One open history database. Not thread-safe: use it from one thread (the event loop)."""
 
     def __init__(self, opened: OpenedDatabase, *, clock: Clock = time.time) -> None:
@@ -57,6 +66,8 @@ class Store(CallRows, RecordRows):
         self.notice: str | None = opened.notice
         self.has_fts = has_fts(self._conn)
         self._clock = clock
+        self.calls = CallLog(self._conn, clock)
+        self.wire = WireLog(self._conn)
 
     @classmethod
     def open(
@@ -91,19 +102,9 @@ class Store(CallRows, RecordRows):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """Group writes into one commit (nested use joins the outer transaction)."""
-        if self._conn.in_transaction:
-            yield self._conn
-            return
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+        return transaction(self._conn)
 
     # -- conversations -------------------------------------------------------------
 
@@ -221,6 +222,26 @@ class Store(CallRows, RecordRows):
             )
         return cursor.rowcount
 
+    def restore_metadata(
+        self,
+        cid: str,
+        *,
+        title: str,
+        title_custom: bool,
+        updated_at: float,
+        message_times: Sequence[float],
+    ) -> None:
+        """Put back the title and times an import carries (writes would have changed them)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE conversations SET title = ?, title_custom = ?, updated_at = ? WHERE id = ?",
+                (title, int(title_custom), updated_at, cid),
+            )
+            conn.executemany(
+                "UPDATE messages SET created_at = ? WHERE conversation_id = ? AND seq = ?",
+                ((at, cid, seq) for seq, at in enumerate(message_times)),
+            )
+
     def _touch(self, cid: str) -> None:
         self._conn.execute(
             "UPDATE conversations SET updated_at = ? WHERE id = ?", (self._clock(), cid)
@@ -333,6 +354,71 @@ class Store(CallRows, RecordRows):
             "SELECT created_at FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
         )
         return [float(at) for (at,) in rows]
+
+    # -- plans, pins, plan mode and notes -----------------------------------------------
+
+    def add_plan(
+        self,
+        cid: str,
+        title: str,
+        markdown: str,
+        *,
+        call_id: str | None = None,
+        created_at: float | None = None,
+    ) -> None:
+        self._conn.execute(
+            "INSERT INTO plans (conversation_id, call_id, title, markdown, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (cid, call_id, title, markdown, self._clock() if created_at is None else created_at),
+        )
+
+    def plans(self, cid: str) -> list[PlanRecord]:
+        rows = self._conn.execute(
+            "SELECT title, markdown, created_at, call_id FROM plans WHERE conversation_id = ?"
+            " ORDER BY id",
+            (cid,),
+        )
+        return [PlanRecord(*row) for row in rows]
+
+    def set_pins(self, cid: str, pins: Sequence[tuple[str, str]]) -> None:
+        """The conversation's pinned facts are now `pins`, (text, pinned by) in order."""
+        now = self._clock()
+        with self.transaction():
+            self._conn.execute("DELETE FROM pins WHERE conversation_id = ?", (cid,))
+            self._conn.executemany(
+                "INSERT INTO pins (conversation_id, seq, text, pinned_by, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(cid, seq, text, by, now) for seq, (text, by) in enumerate(pins)],
+            )
+
+    def pins(self, cid: str) -> list[PinRecord]:
+        rows = self._conn.execute(
+            "SELECT text, pinned_by FROM pins WHERE conversation_id = ? ORDER BY seq",
+            (cid,),
+        )
+        return [PinRecord(*row) for row in rows]
+
+    def set_plan_mode(self, cid: str, on: bool) -> None:
+        self._conn.execute("UPDATE conversations SET plan_mode = ? WHERE id = ?", (int(on), cid))
+
+    def plan_mode(self, cid: str) -> bool:
+        """Whether the conversation was in plan mode when last recorded."""
+        row = self._conn.execute(
+            "SELECT plan_mode FROM conversations WHERE id = ?", (cid,)
+        ).fetchone()
+        return bool(row and row[0])
+
+    def add_note(self, cid: str, kind: str, text: str, *, at: float | None = None) -> None:
+        self._conn.execute(
+            "INSERT INTO notes (conversation_id, kind, text, at) VALUES (?, ?, ?, ?)",
+            (cid, kind, text, self._clock() if at is None else at),
+        )
+
+    def notes(self, cid: str) -> list[NoteRecord]:
+        rows = self._conn.execute(
+            "SELECT kind, text, at FROM notes WHERE conversation_id = ? ORDER BY id", (cid,)
+        )
+        return [NoteRecord(*row) for row in rows]
 
 
 def read_messages(conn: sqlite3.Connection, cid: str) -> list[StoredMessage]:

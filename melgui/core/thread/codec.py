@@ -153,7 +153,16 @@ def entry_to_json(entry: Entry) -> Json:
     match entry:
         case UserEntry(id=id, message=message):
             return {"kind": "user", "id": id, "message": message.to_json()}
-        case AssistantEntry() | ReasoningEntry():
+        case AssistantEntry(message=message):
+            return {
+                "kind": entry.kind,
+                "id": entry.id,
+                "text": entry.text,
+                "streaming": entry.streaming,
+                "leg": entry.leg,
+                "message": _held(message, entry.text),
+            }
+        case ReasoningEntry():
             return {
                 "kind": entry.kind,
                 "id": entry.id,
@@ -190,9 +199,29 @@ def entry_to_json(entry: Entry) -> Json:
                 "note": note,
                 "messages": messages,
                 "replaced": [message.to_json() for message in replaced],
+                "current": [message.to_json() for message in entry.current],
             }
         case _:
             assert_never(entry)
+
+
+def _held(message: Message | None, text: str) -> Json | None:
+    """A message an entry holds, without the text the entry has already (sent once)."""
+    if message is None:
+        return None
+    data = message.to_json()
+    if message.content == text and not message.parts:
+        data.pop("content", None)
+        data["same_text"] = True
+    return data
+
+
+def _held_from(data: Json | None, text: str) -> Message | None:
+    if data is None:
+        return None
+    if data.get("same_text"):
+        data = {**{k: v for k, v in data.items() if k != "same_text"}, "content": text}
+    return Message.from_json(data)
 
 
 def _call_to_json(entry: CallEntry) -> Json:
@@ -234,6 +263,7 @@ def _call_to_json(entry: CallEntry) -> Json:
         "leg": entry.leg,
         "hooks": [hook_to_json(run) for run in entry.hooks],
         "notes": list(entry.notes),
+        "reply": _held(entry.reply, result.content if result is not None else ""),
         "ran_with": entry.ran_with,
     }
 
@@ -284,6 +314,7 @@ def _call_from_json(data: Json) -> CallEntry:
         leg=int(data.get("leg", 0)),
         hooks=tuple(hook_from_json(run) for run in data.get("hooks") or ()),
         notes=tuple(str(line) for line in data.get("notes") or ()),
+        reply=_held_from(data.get("reply"), str(result["content"]) if result is not None else ""),
         ran_with=data.get("ran_with"),
     )
 
@@ -305,10 +336,14 @@ def entry_from_json(data: Json) -> Entry:
     if kind == "user":
         return UserEntry(entry_id, Message.from_json(data["message"]))
     if kind in ("assistant", "reasoning"):
-        cls = AssistantEntry if kind == "assistant" else ReasoningEntry
-        return cls(
-            entry_id, str(data["text"]), bool(data.get("streaming")), int(data.get("leg", 0))
+        text, streaming, leg = (
+            str(data["text"]),
+            bool(data.get("streaming")),
+            int(data.get("leg", 0)),
         )
+        if kind == "reasoning":
+            return ReasoningEntry(entry_id, text, streaming, leg)
+        return AssistantEntry(entry_id, text, streaming, leg, _held_from(data.get("message"), text))
     if kind == "call":
         return _call_from_json(data)
     if kind == "note":
@@ -333,6 +368,7 @@ def entry_from_json(data: Json) -> Entry:
             str(data.get("note", "")),
             int(data.get("messages", 0)),
             tuple(Message.from_json(m) for m in data.get("replaced", ())),
+            tuple(Message.from_json(m) for m in data.get("current", ())),
         )
     raise ValueError(f"unknown entry kind {kind!r}")
 

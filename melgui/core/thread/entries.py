@@ -72,12 +72,16 @@ class UserEntry:
 
 @dataclass(frozen=True, slots=True)
 class AssistantEntry:
-    """The model's answer in one leg; `streaming` until the leg's message is in."""
+    """The model's answer in one leg; `streaming` until the leg's message is in, then
+    `message` is that message whole (its text, reasoning and calls), as later legs send
+    it. Every assistant message has one: a leg that only called tools has one with no
+    text."""
 
     id: str
     text: str
     streaming: bool = False
     leg: int = 0
+    message: Message | None = None
     kind: Literal["assistant"] = "assistant"
 
 
@@ -116,6 +120,7 @@ class CallEntry:
     hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it
     notes: tuple[str, ...] = ()  # lines for its card from the steps after it (diagnostics)
     ran_with: dict[str, Any] | None = None  # the arguments it ran with, when a hook changed them
+    reply: Message | None = None  # its result as later legs send it (a "tool" message)
     kind: Literal["call"] = "call"
 
     @property
@@ -170,6 +175,7 @@ class BranchEntry:
     note: str = ""
     messages: int = 0  # how many messages the new list holds
     replaced: tuple[Message, ...] = ()  # the list before, as the model was sent it
+    current: tuple[Message, ...] = ()  # the new list, as later legs send it
     kind: Literal["branch"] = "branch"
 
 
@@ -206,3 +212,15 @@ class ThreadState:
     usage: Usage = field(default_factory=Usage)  # over the thread's life
     last_usage: Usage | None = None  # the last leg's, as the server reported it
     pins: tuple[Pin, ...] = ()  # facts every compaction keeps word for word
+
+
+def leg_started(before: ThreadState, after: ThreadState) -> bool:
+    """A leg (or a new attempt at one) started between these two states of a thread."""
+    if after.status != "running":
+        return False
+    return before.status != "running" or (after.leg, after.attempt) != (before.leg, before.attempt)
+
+
+def turn_ended(before: ThreadState, after: ThreadState) -> bool:
+    """A turn ended (done, failed or cancelled) between these two states of a thread."""
+    return after.turns != before.turns

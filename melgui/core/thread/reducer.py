@@ -86,6 +86,7 @@ class ThreadReducer:
         self._reasoning: int | None = None
         self._leg = 0
         self._legs_before = 0  # legs of a stored conversation the loop goes on from
+        self._replies: dict[str, Message] = {}  # results in before their call's end
 
     def origin(self, name: str) -> Origin:
         """Where a call of tool `name` comes from (the catalog's "mcp:<server>" or
@@ -174,7 +175,9 @@ class ThreadReducer:
             case HistoryBranched(messages=messages, reason=reason, note=note, replaced=replaced):
                 self._text = self._reasoning = None
                 entries = self._entries_of(messages)
-                branch = BranchEntry(thread.new_id(), reason, note, len(messages), replaced)
+                branch = BranchEntry(
+                    thread.new_id(), reason, note, len(messages), replaced, tuple(messages)
+                )
                 entries.append(branch)
                 thread.replace_all(entries, reason)
             case ContextNotice(text=text, level=level):
@@ -211,21 +214,38 @@ class ThreadReducer:
             thread.add(UserEntry(thread.new_id(), message))
         elif message.role == "assistant":
             # What was not streamed is added (reasoning first); what was ends, the answer
-            # first (a view closing the leg's message on it then has its final text).
+            # first (a view closing the leg's message on it then has its final text). The
+            # answer's entry holds the message whole.
             if self._reasoning is None and message.reasoning:
                 thread.add(ReasoningEntry(thread.new_id(), message.reasoning, leg=self._leg))
-            if self._text is None and message.content:
-                thread.add(AssistantEntry(thread.new_id(), message.content, leg=self._leg))
-            self._settle(self._text, message.content)
+            if self._text is None:
+                answer_id = thread.new_id()
+                thread.add(
+                    AssistantEntry(answer_id, message.content, leg=self._leg, message=message)
+                )
+            self._settle(self._text, message.content, message)
             self._settle(self._reasoning, message.reasoning)
             self._text = self._reasoning = None
+        elif message.role == "tool" and message.tool_call_id is not None:
+            self._reply(message.tool_call_id, message)
 
-    def _settle(self, index: int | None, text: str) -> None:
+    def _settle(self, index: int | None, text: str, message: Message | None = None) -> None:
         """The leg's message is in: the streamed entry ends with its final text."""
         if index is not None:
             streamed = self.thread.entries[index]
+            if isinstance(streamed, AssistantEntry):
+                streamed = replace(streamed, message=message)
             assert isinstance(streamed, AssistantEntry | ReasoningEntry)
             self.thread.change(replace(streamed, text=text, streaming=False))
+
+    def _reply(self, call_id: str, message: Message) -> None:
+        """A call's result message: on its entry with the call's end (the loop adds it
+        just before saying the call finished; a hosted agent just after)."""
+        entry = self.thread.call(call_id)
+        if entry is not None and entry.result is not None and entry.reply is None:
+            self.thread.change(replace(entry, reply=message))
+        else:
+            self._replies[call_id] = message
 
     def _entries_of(self, messages: Sequence[Message]) -> list[Entry]:
         """Entries for a message list; a call the thread already shows keeps its entry."""
@@ -240,8 +260,8 @@ class ThreadReducer:
                 leg += 1
                 if message.reasoning:
                     entries.append(ReasoningEntry(thread.new_id(), message.reasoning, leg=leg))
-                if message.content:
-                    entries.append(AssistantEntry(thread.new_id(), message.content, leg=leg))
+                answer_id = thread.new_id()
+                entries.append(AssistantEntry(answer_id, message.content, leg=leg, message=message))
                 for call in message.tool_calls:
                     kept = thread.call(call.id)
                     entries.append(kept or self._stored_call(call, results, leg))
@@ -268,7 +288,7 @@ class ThreadReducer:
         if result is None:
             return entry
         status = result.status or "ok"
-        return replace(entry, phase=status, result=CallResult(status, result.content))
+        return replace(entry, phase=status, result=CallResult(status, result.content), reply=result)
 
     def _call(self, call: ToolCall) -> CallEntry:
         """The call's entry; one is added for a call the thread has not heard of."""
@@ -317,6 +337,7 @@ class ThreadReducer:
                 checkpoint=event.checkpoint if event.checkpoint is not None else entry.checkpoint,
                 hooks=event.hooks,
                 notes=event.notes,
+                reply=self._replies.pop(call.id, entry.reply),
             )
         )
         if call.name == "write_plan" and event.status == "ok" and entry.arguments is not None:

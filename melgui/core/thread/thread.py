@@ -181,11 +181,26 @@ class Thread:
         thread._set_entries(snapshot.entries)
         return thread
 
-    def apply(self, change: Change) -> None:
-        """A change made elsewhere, next in order (else SeqGap: take a snapshot)."""
-        if change.seq != self.seq + 1:
-            raise SeqGap(f"change {change.seq} does not follow {self.seq}")
+    def apply(self, change: Change, *, first: int | None = None) -> None:
+        """A change made elsewhere, next in order (else SeqGap: take a snapshot). `first`:
+        where a run its source merged into this one began (streamed text sent once per
+        frame); the run must follow this thread's last change, and ends at `change.seq`."""
+        start = change.seq if first is None else first
+        if start != self.seq + 1 or change.seq < start:
+            raise SeqGap(f"change {start} does not follow {self.seq}")
         self._commit(change)
+
+    def restart(self, snapshot: Snapshot) -> None:
+        """Start again from `snapshot`, whatever this copy held: listeners hear it as a
+        load of the whole list (EntriesReplaced, reason "load"), then the state if it
+        differs. Changes kept from before it no longer chain: `since` then says so."""
+        self.thread_id = snapshot.thread_id
+        self._log.clear()
+        self.seq = snapshot.seq - 1
+        self._commit(EntriesReplaced(snapshot.seq, snapshot.entries, "load"))
+        if snapshot.state != self.state:
+            self.seq = snapshot.seq - 1
+            self._commit(StateChanged(snapshot.seq, snapshot.state))
 
     # -- inside ----------------------------------------------------------------------
 

@@ -90,7 +90,7 @@ def overlap_words(board: AgentsBoard, pane_id: int | None) -> list[str]:
     return lines
 
 
-def install_overlap_notes(
+def notes_on_panes(
     board: AgentsBoard, manager: PaneManager, colors: Colors, panes: object
 ) -> OverlapNotes:
     """Notes on the panes, and the orchestrator's pane tools (`panes`, the window's

@@ -1,18 +1,19 @@
 """CheckpointActions: the window's undo, redo, rewind, diff and "compare with now".
 
-Installed once per window (`install_checkpoints`); it follows the main session, adds
+The window makes one and hands it each main conversation it shows (`follow`): it adds
 "changed N files" and its links to every finished call card and to the inspector, and
-"Rewind to here" among every user message's actions. Every restore goes through the desk's
-Checkpointer, so it is a checkpoint itself and can be undone ("redo").
+"Rewind to here" among every user message's actions; worker panes' cards get theirs
+through `attach_workers`. Every restore goes through the desk's Checkpointer, so it is
+a checkpoint itself and can be undone ("redo").
 """
 
 from __future__ import annotations
 
 import os
-from typing import Protocol
+from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal, SignalInstance
-from PySide6.QtWidgets import QStatusBar, QWidget
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.call_life import CallPhase
@@ -20,7 +21,6 @@ from melgui.core.protocol.calls import shorten
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.core.store.checkpoints.restore import Choice, PathPlan
-from melgui.desk.desk import Desk
 from melgui.desk.rewind import RewindPlan, plan_rewind, rewind
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
@@ -31,79 +31,71 @@ from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
-
-class Host(Protocol):
-    """What the actions use of the main window."""
-
-    desk: Desk
-    chat: ChatView
-    inspector: Inspector
-    session: AgentSession
-    tasks: TaskKeeper
-    colors: Colors
-
-    def statusBar(self) -> QStatusBar: ...
-
-
 FINISHED: frozenset[CallPhase] = frozenset({"ok", "error", "interrupted", "cancelled"})
 
 
 class CheckpointActions(QObject):
+    """`checkpoints()`: the desk's Checkpointer for the folder now; `say`: a line for the
+    status bar; `parent`: the window, whose chat views (workers' too) it looks after."""
+
     changed = Signal()  # files were restored: cards and the inspector were redrawn
     dialogOpened = Signal(object)  # a dialog is open (tests drive it)
 
     def __init__(
         self,
-        window: Host,
+        checkpoints: Callable[[], Checkpointer],
+        tasks: TaskKeeper,
+        colors: Colors,
+        say: Callable[[str], None],
         parent: QWidget,
-        session_changed: SignalInstance,
-        panes_changed: SignalInstance | None = None,
     ) -> None:
         super().__init__(parent)
-        self.window = window
+        self._checkpoints = checkpoints
+        self.tasks = tasks
+        self.colors = colors
+        self._say = say
         self.parent_widget = parent
         self.last_restore: CheckpointRecord | None = None
-        session_changed.connect(lambda _session: self.hook())  # the window draws it after
-        if panes_changed is not None:
-            panes_changed.connect(self.attach_workers)
-        self.attach()
-        window.tasks.spawn(self._tidy(), what="tidying checkpoints")
+        self.session: AgentSession | None = None
+        self.chat: ChatView | None = None
+        self.inspector: Inspector | None = None
+        tasks.spawn(self._tidy(), what="tidying checkpoints")
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
 
     @property
     def checkpoints(self) -> Checkpointer:
-        return self.window.desk.checkpoints
+        return self._checkpoints()
 
-    def attach(self) -> None:
-        """Hook the current chat view and inspector, and draw the chat again with them."""
-        self.hook()
-        self.window.chat.load_conversation(self.window.session.conversation)
-
-    def hook(self) -> None:
-        """Hook the current chat view and inspector (they are rebuilt per conversation)."""
-        chat = self.window.chat
+    def follow(self, session: AgentSession, chat: ChatView, inspector: Inspector) -> None:
+        """Hook the chat view and inspector of the main conversation shown now (they are
+        made anew per conversation); the window draws the chat after this."""
+        self.session, self.chat, self.inspector = session, chat, inspector
         chat.card_extra = self.card_extra
         chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
         chat.actionRequested.connect(self.on_action)
-        detail = self.window.inspector.detail
-        detail.extra_html = self.detail_extra
-        detail.actionRequested.connect(self.on_action)
-        self.review = ReviewBar(self.window.colors)
+        inspector.detail.extra_html = self.detail_extra
+        inspector.detail.actionRequested.connect(self.on_action)
+        self.review = ReviewBar(self.colors)
         chat.add_above_composer(self.review)
         self.review.undoRequested.connect(
-            lambda path: self.window.tasks.spawn(self.undo_one_file(path), what="undo a file")
+            lambda path: self.tasks.spawn(self.undo_one_file(path), what="undo a file")
         )
         self.review.reviewRequested.connect(
-            lambda: self.window.tasks.spawn(self.show_turn_diff(), what="diff")
+            lambda: self.tasks.spawn(self.show_turn_diff(), what="diff")
         )
         chat.bridge.busyChanged.connect(self._turn_ended)
 
     def _turn_ended(self, busy: bool) -> None:
         if not busy:
-            self.window.tasks.spawn(self.refresh_review(), what="listing the turn's changes")
+            self.tasks.spawn(self.refresh_review(), what="listing the turn's changes")
 
     def turn_records(self) -> list[CheckpointRecord]:
         """The checkpoints of the calls since the person's last message."""
-        messages = self.window.session.conversation.messages
+        if self.session is None:
+            return []
+        messages = self.session.conversation.messages
         start = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
         ids = [call.id for m in messages[start:] for call in m.tool_calls]
         records = self.checkpoints.for_calls(ids) if ids else []
@@ -139,14 +131,15 @@ class CheckpointActions(QObject):
         checkpoints = self.checkpoints
         if checkpoints.log.running(checkpoints.folder):
             await checkpoints.recover()
-            self.window.chat.refresh_cards()
+            if self.chat is not None:
+                self.chat.refresh_cards()
         await checkpoints.prune()
 
     def attach_workers(self) -> None:
         """Worker panes' call cards show their checkpoints too (undo, diff; no rewind:
         that belongs to the main conversation)."""
         for chat in self.parent_widget.findChildren(ChatView):
-            if chat is not self.window.chat and chat.card_extra is None:
+            if chat is not self.chat and chat.card_extra is None:
                 chat.card_extra = self.card_extra
                 chat.actionRequested.connect(self.on_action)
 
@@ -173,7 +166,7 @@ class CheckpointActions(QObject):
         record = self.record_for_call(call_id)
         if record is None:
             return ""
-        return checkpoint_note(record, self.undone_by(record), self.window.colors)
+        return checkpoint_note(record, self.undone_by(record), self.colors)
 
     def detail_extra(self, call: CallRecord) -> str:
         return self.card_extra(call.call.id, call.status)
@@ -187,11 +180,11 @@ class CheckpointActions(QObject):
             return
         match verb:
             case "undo":
-                self.window.tasks.spawn(self.undo(number), what="undo")
+                self.tasks.spawn(self.undo(number), what="undo")
             case "diff" | "compare":
-                self.window.tasks.spawn(self.show_diff(number, verb == "compare"), what="diff")
+                self.tasks.spawn(self.show_diff(number, verb == "compare"), what="diff")
             case "rewind":
-                self.window.tasks.spawn(self.rewind(number), what="rewind")
+                self.tasks.spawn(self.rewind(number), what="rewind")
             case _:
                 pass
 
@@ -206,7 +199,9 @@ class CheckpointActions(QObject):
         return restore
 
     async def rewind(self, index: int) -> CheckpointRecord | None:
-        session = self.window.session
+        session, chat = self.session, self.chat
+        if session is None or chat is None:
+            return None
         plan = await plan_rewind(self.checkpoints, session.conversation.messages, index)
         files = len(plan.restore.paths)
         dialog = RewindDialog(shorten(plan.text, 120), files, session.busy, self.parent_widget)
@@ -217,18 +212,22 @@ class CheckpointActions(QObject):
         if choices is None:
             return None
         text = plan.text
-        restored = await self._rewind(plan, choices, dialog.continue_from_there)
-        if dialog.continue_from_there and not self.window.chat.input.toPlainText():
-            self.window.chat.input.setPlainText(text)
+        restored = await self._rewind(session, plan, choices, dialog.continue_from_there)
+        if dialog.continue_from_there and not chat.input.toPlainText():
+            chat.input.setPlainText(text)
         self._restored(restored, "Rewound")
         return restored
 
     async def _rewind(
-        self, plan: RewindPlan, choices: dict[str, Choice], continue_from_there: bool
+        self,
+        session: AgentSession,
+        plan: RewindPlan,
+        choices: dict[str, Choice],
+        continue_from_there: bool,
     ) -> CheckpointRecord | None:
         return await rewind(
             self.checkpoints,
-            self.window.session,
+            session,
             plan,
             choices,
             continue_from_there=continue_from_there,
@@ -281,21 +280,11 @@ class CheckpointActions(QObject):
         for chat in self.parent_widget.findChildren(ChatView):
             if chat.card_extra is not None:
                 chat.refresh_cards()
-        self.window.inspector.detail.show_record(self.window.inspector.detail.record)
+        if self.inspector is not None:
+            self.inspector.detail.show_record(self.inspector.detail.record)
         count = len(restore.files) if restore else 0
-        self.window.statusBar().showMessage(
+        self._say(
             f"{what}: {count} file{'s' if count != 1 else ''} restored "
-            "(the restore can itself be undone)",
-            15000,
+            "(the restore can itself be undone)"
         )
         self.changed.emit()
-
-
-def install_checkpoints(
-    window: Host,
-    parent: QWidget,
-    session_changed: SignalInstance,
-    panes_changed: SignalInstance | None = None,
-) -> CheckpointActions:
-    """Checkpoints in the window `parent` (whose parts `window` names)."""
-    return CheckpointActions(window, parent, session_changed, panes_changed)

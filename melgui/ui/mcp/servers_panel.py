@@ -45,7 +45,7 @@ RESOURCE_ROLE = Qt.ItemDataRole.UserRole + 2  # a resource row's uri
 
 
 class ServersPanel(QWidget):
-    dock: QDockWidget  # the window's dock that holds it (install_mcp)
+    dock: QDockWidget  # the window's dock that holds it (the window sets it)
 
     def __init__(
         self, manager: McpManager, tasks: TaskKeeper, colors: Colors, parent: QWidget | None = None

@@ -4,7 +4,6 @@ trusts the file and starts them (the servers panel says it too, but behind a tab
 from __future__ import annotations
 
 import weakref
-from typing import Protocol
 
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.chat.chat_view import ChatView
@@ -26,33 +25,26 @@ def waiting_text(manager: McpManager) -> str | None:
     )
 
 
-class ChatHost(Protocol):
-    """What the note uses of the window: its current chat view and colours."""
-
-    chat: ChatView
-    colors: Colors
-
-
 class TrustNote:
-    """Says it once in each chat view of `window` and answers the line's button."""
+    """Says it once in each chat view it is given and answers the line's button."""
 
-    def __init__(self, window: ChatHost, panel: ServersPanel) -> None:
-        self._window = window
+    def __init__(self, panel: ServersPanel, colors: Colors) -> None:
+        self.colors = colors
         self._panel = panel
         self._said: weakref.WeakSet[ChatView] = weakref.WeakSet()
 
-    def mention(self) -> None:
-        chat, colors = self._window.chat, self._window.colors
+    def mention(self, chat: ChatView) -> None:
         text = waiting_text(self._panel.manager)
         if text is None or chat in self._said:
             return
         self._said.add(chat)
-        chat.transcript.add_notice(text, colors.warn, link=TRUST_LINK)
-        chat.actionRequested.connect(self._on_action)
+        chat.transcript.add_notice(text, self.colors.warn, link=TRUST_LINK)
+        said = weakref.ref(chat)
+        chat.actionRequested.connect(lambda verb, _argument: self._on_action(verb, said()))
 
-    def _on_action(self, verb: str, _argument: str) -> None:
-        if verb != "trust-mcp" or self._panel.manager.untrusted is None:
+    def _on_action(self, verb: str, chat: ChatView | None) -> None:
+        if verb != "trust-mcp" or self._panel.manager.untrusted is None or chat is None:
             return
         self._panel.trust_project()
         done = "Trusted: the project's MCP servers are starting."
-        self._window.chat.transcript.add_notice(done, self._window.colors.muted)
+        chat.transcript.add_notice(done, self.colors.muted)

@@ -16,7 +16,6 @@ The approval bar counts every approval waiting, whichever pane asks (unless turn
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
@@ -43,32 +42,32 @@ def pane_of(key: str) -> int:
     return int(key.removeprefix("pane-")) if key.startswith("pane-") else 0
 
 
-class SignalHost(Protocol):
-    """What Attention needs of the window (MainWindow is one)."""
-
-    pane_manager: PaneManager
-    approvals: ApprovalQueue
-    approval_bar: ApprovalBar
-
-    @property
-    def settings(self) -> Settings: ...
-
-    def show_call(self, call_id: str) -> None: ...
-
-
 class Attention(QObject):
-    """Turns moments and bells into notifications, the urgency hint and badges."""
+    """Turns moments and bells into notifications, the urgency hint and badges.
+
+    `window`: the top-level widget whose activation counts as the person looking;
+    `settings()`: the settings now; `show_call(call_id)`: the main conversation's call
+    brought forward; `approvals` is counted on `approval_bar`."""
 
     def __init__(
         self,
-        host: SignalHost,
         window: QWidget,
         board: AgentsBoard,
         notifier: DesktopNotifier,
+        *,
+        panes: PaneManager,
+        approvals: ApprovalQueue,
+        approval_bar: ApprovalBar,
+        settings: Callable[[], Settings],
+        show_call: Callable[[str], None],
         focus_chat: Callable[[], None],
     ) -> None:
         super().__init__(window)
-        self.host = host
+        self.panes = panes
+        self.approvals = approvals
+        self.approval_bar = approval_bar
+        self._settings = settings
+        self._show_call = show_call
         self.focus_chat = focus_chat
         self.window = window
         self.board = board
@@ -79,8 +78,8 @@ class Attention(QObject):
         self.notified: list[tuple[str, str, str]] = []  # (key, summary, body): the last 50
         board.on_moment(self._on_moment)
         notifier.clicked.connect(self.show)
-        host.approvals.changed.connect(self._count_approvals)
-        host.pane_manager.area.focusedPaneChanged.connect(lambda _id: self.refresh_seen())
+        approvals.changed.connect(self._count_approvals)
+        panes.area.focusedPaneChanged.connect(lambda _id: self.refresh_seen())
         window.installEventFilter(self)
         self._count_approvals()
 
@@ -95,7 +94,7 @@ class Attention(QObject):
         pane_id = pane_of(key)
         if pane_id == 0:
             return True
-        area = self.host.pane_manager.area
+        area = self.panes.area
         frame = area.frame(pane_id)
         return (
             frame is not None
@@ -105,7 +104,7 @@ class Attention(QObject):
         )
 
     def _on_moment(self, moment: Moment) -> None:
-        settings = self.host.settings
+        settings = self._settings()
         if moment.kind != "approval" and not settings.signal_turn_end:
             return
         where = moment.name
@@ -124,14 +123,14 @@ class Attention(QObject):
 
     def ring(self, pane_id: int, name: str) -> None:
         """A terminal pane's program rang the bell."""
-        if self.host.settings.signal_bell:
+        if self._settings().signal_bell:
             self.signal(pane_key(pane_id), f"{name} rang the bell", "")
 
     def signal(self, key: str, summary: str, body: str) -> bool:
         """Signal `summary` about agent or pane `key` unless it is in front; True if sent."""
         if self.in_front(key):
             return False
-        settings = self.host.settings
+        settings = self._settings()
         if settings.signal_desktop:
             self.notified.append((key, summary, body))
             del self.notified[:-KEEP_NOTIFIED]
@@ -142,7 +141,7 @@ class Attention(QObject):
         pane_id = pane_of(key)
         if pane_id and settings.signal_badges:
             self.unseen[pane_id] = self.unseen.get(pane_id, 0) + 1
-            self.host.pane_manager.area.set_badge(pane_id, self.unseen[pane_id], summary)
+            self.panes.area.set_badge(pane_id, self.unseen[pane_id], summary)
         return True
 
     # -- being seen --------------------------------------------------------------------
@@ -158,10 +157,10 @@ class Attention(QObject):
         window.activateWindow()
         pane_id = pane_of(key)
         waiting = self.board.pending(key)
-        manager = self.host.pane_manager
+        manager = self.panes
         if pane_id == 0:
             if waiting:
-                self.host.show_call(waiting[0].call.id)
+                self._show_call(waiting[0].call.id)
             self.focus_chat()
         elif waiting and manager.show_call(waiting[0].source, waiting[0].call.id):
             pass
@@ -172,11 +171,11 @@ class Attention(QObject):
     def seen(self, pane_id: int) -> None:
         """The person looked at this pane: its badge goes."""
         if self.unseen.pop(pane_id, 0):
-            self.host.pane_manager.area.set_badge(pane_id, 0)
+            self.panes.area.set_badge(pane_id, 0)
 
     def refresh_seen(self) -> None:
         for pane_id in list(self.unseen):
-            if self.in_front(pane_key(pane_id)) or self.host.pane_manager.pane(pane_id) is None:
+            if self.in_front(pane_key(pane_id)) or self.panes.pane(pane_id) is None:
                 self.seen(pane_id)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -186,8 +185,8 @@ class Attention(QObject):
         return False
 
     def _count_approvals(self) -> None:
-        shown = self.host.settings.signal_approval_count  # read at each change of the queue
-        self.host.approval_bar.set_count(len(self.host.approvals) if shown else 0)
+        shown = self._settings().signal_approval_count  # read at each change of the queue
+        self.approval_bar.set_count(len(self.approvals) if shown else 0)
 
 
 def _excerpt(text: str, limit: int = 160) -> str:

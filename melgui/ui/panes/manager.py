@@ -163,11 +163,11 @@ class PaneManager(QObject):
         self._check_open()
         command = command if command and command.strip() else None
         title = short(command) if command else Path(login_shell()).name
-        return self.install_terminal(
+        return self.add_terminal(
             TerminalPane(command, self.cwd, env=self.terminal_env), title, layout
         )
 
-    def install_terminal(
+    def add_terminal(
         self, pane: TerminalPane, title: str, layout: object, where: str = HERE
     ) -> PaneInfo:
         """Show a terminal pane made elsewhere (one on another machine)."""
@@ -220,7 +220,7 @@ class PaneManager(QObject):
         pane = TerminalPane(
             command, place.folder, columns=REMOTE_COLUMNS, rows=REMOTE_ROWS, pty=pty
         )
-        return self.install_terminal(pane, title, layout, where=host)
+        return self.add_terminal(pane, title, layout, where=host)
 
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
         """A worker given `task`, on `model` or the current one, in the project folder."""

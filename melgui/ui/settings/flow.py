@@ -37,7 +37,7 @@ def past_commands(records: Iterable[Any], store: Any, report: Callable[[str], No
     stored: list[str] = []
     if store is not None:
         try:
-            stored = store.recent_commands()
+            stored = store.calls.recent_commands()
         except sqlite3.Error as exc:
             report(f"History: cannot read past commands: {exc}")
     return list(dict.fromkeys([*reversed(current), *stored]))
@@ -48,7 +48,7 @@ def allowed_log(store: Any, report: Callable[[str], None]) -> list[AllowedCall]:
     if store is None:
         return []
     try:
-        return list(store.allowed_without_asking())
+        return list(store.calls.allowed_without_asking())
     except sqlite3.Error as exc:
         report(f"History: cannot read the log of allowed calls: {exc}")
         return []

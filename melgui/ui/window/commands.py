@@ -1,14 +1,17 @@
-"""What the window's menus, shortcuts and command palette do.
+"""What the window's menus, shortcuts, command palette and own slash commands do.
 
-`window_commands(window)` lists every command (see melgui.ui.window.menus.Command); the slots
-that are not the window's own live here: docks, zoom, pane focus, opening panes,
-exporting the current conversation, the palette, the shortcuts sheet and About.
+`window_commands(window)` lists every menu command (see melgui.ui.window.menus.Command);
+the slots that are not the window's own live here: docks, zoom, pane focus, opening
+panes, exporting the current conversation, the palette, the shortcuts sheet and About.
+`slash_commands(window)` are the window's own slash commands (/clear, /compact, /model,
+/role, /export, /help), added to the desk's beside the custom ones, as compaction, MCP
+prompts and ACP agents add theirs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Literal, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -26,22 +29,27 @@ from PySide6.QtWidgets import (
 import melgui
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
+from melgui.core.protocol.catalog import ROLES
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
+from melgui.desk.prompt.slash_commands import SlashCommand, SlashCommands
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
-from melgui.ui.board.parallel_install import ParallelWork
+from melgui.ui.board.parallel_work import ParallelWork
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.mcp.servers_panel import ServersPanel
-from melgui.ui.notifications.install import Signals
-from melgui.ui.panes.acp_install import ask_agent, ask_earlier_session
+from melgui.ui.notifications.agents_watch import Signals
+from melgui.ui.panes.acp_dialogs import ask_agent, ask_earlier_session
 from melgui.ui.panes.manager import PaneManager
+from melgui.ui.panes.remote.remote_side import RemoteSide
 from melgui.ui.panes.terminal.keys import RESERVED_KEYS
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import Colors
 from melgui.ui.window.conversation_actions import edit_last, retry_last
 from melgui.ui.window.menus import Command, build_menus
 from melgui.ui.window.palette import CommandPalette, ShortcutsSheet
 from melgui.ui.window.status_line import StatusLine
+from melgui.ui.window.toolbar import ProjectToolbar
 
 Std = QKeySequence.StandardKey
 DEFAULT_FOCUS_CHAT_KEYS = "Ctrl+`"
@@ -73,11 +81,14 @@ class CommandHost(Protocol):
     plans_dock: QDockWidget
     signals: Signals
     parallel: ParallelWork
+    remote: RemoteSide
     mcp_panel: ServersPanel
     pane_manager: PaneManager
     actions_by_name: dict[str, QAction]
     palette_dialog: CommandPalette | None
     zoom_steps: int
+    colors: Colors
+    toolbar: ProjectToolbar
 
     @property
     def settings(self) -> Settings: ...
@@ -110,8 +121,12 @@ class CommandHost(Protocol):
 
     def change_folder(self, folder: str) -> None: ...
 
+    def set_model(self, model: str) -> None: ...
 
-def install_commands(window: CommandHost) -> dict[str, QAction]:
+    def set_role(self, role: str) -> None: ...
+
+
+def menu_actions(window: CommandHost) -> dict[str, QAction]:
     """The window's menus and shortcuts; terminals let TERMINAL_PASSES through."""
     actions = build_menus(
         window.main_window, window_commands(window, window.settings.focus_chat_keys)
@@ -132,6 +147,11 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
     return [
         Command("new", "&File", "&New conversation", Std.New, w.new_conversation),
         Command("open_folder", "&File", "&Open folder…", Std.Open, lambda: choose_folder(w)),
+        Command(
+            "open_remote_folder", "&File", "Open &remote folder…", None,
+            lambda: w.remote.ask_folder(),
+            "A folder on another machine over ssh, in a window of its own",
+        ),
         Command(
             "export", "&File", "&Export conversation…", "Ctrl+Shift+E",
             lambda: export_current(w), "Save the current conversation as Markdown or JSON",
@@ -400,3 +420,59 @@ def choose_folder(window: CommandHost) -> None:
     )
     if folder:
         window.change_folder(folder)
+
+
+def slash_commands(window: CommandHost, commands: SlashCommands) -> list[SlashCommand]:
+    """The window's own slash commands (`commands`: all of them, for /help)."""
+
+    def clear(_arguments: str) -> None:
+        window.new_conversation()
+
+    def model(arguments: str) -> None:
+        if not arguments:
+            window.toolbar.model_box.showPopup()
+            return
+        window.toolbar.set_model(arguments)
+        window.set_model(arguments)
+        window.chat.transcript.add_notice(f"Model: {arguments}", window.colors.muted)
+
+    def role(arguments: str) -> None:
+        chosen = next((name for name in ROLES if name == arguments), None)
+        if chosen is None:
+            window.chat.show_note(f"/role takes one of: {', '.join(ROLES)}.")
+            return
+        window.toolbar.set_role(chosen)
+        window.set_role(arguments)
+        window.chat.transcript.add_notice(f"Role: {arguments}", window.colors.muted)
+
+    def export(arguments: str) -> None:
+        fmt: Literal["markdown", "json"] = (
+            "json" if arguments.strip().lower() in ("json", ".json") else "markdown"
+        )
+        history = window.history
+        cid = history.current_id
+        if cid is None:
+            window.chat.show_note("Nothing to export yet: the conversation has no messages.")
+            return
+        suffix, kind = (".json", "JSON (*.json)") if fmt == "json" else (".md", "Markdown (*.md)")
+        path, _ = QFileDialog.getSaveFileName(
+            window.chat, "Export conversation", "conversation" + suffix, kind
+        )
+        if path and history.export_to(cid, path, fmt):
+            window.chat.transcript.add_notice(f"Exported to {path}", window.colors.muted)
+
+    def show_help(_arguments: str) -> None:
+        for line in commands.help_text().splitlines():
+            window.chat.transcript.add_notice(line, window.colors.muted)
+
+    def compact(_arguments: str) -> None:  # the same as the status bar's Compact
+        window.chat.bridge.compact()
+
+    return [
+        SlashCommand("clear", "Start a new conversation", clear),
+        SlashCommand("compact", "Summarise the older conversation now (originals kept)", compact),
+        SlashCommand("model", "Use another model (no id: open the list)", model, usage="[id]"),
+        SlashCommand("role", f"Change the tool set: {', '.join(ROLES)}", role, usage="<role>"),
+        SlashCommand("export", "Export this conversation", export, usage="[markdown|json]"),
+        SlashCommand("help", "List the commands", show_help),
+    ]

@@ -21,15 +21,8 @@ from melgui.core.agent.compaction import summary_text, with_summary
 from melgui.core.agent.context import answer_reserve
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import Usage
-from melgui.core.protocol.loop_events import (
-    ContextNotice,
-    HistoryBranched,
-    LegFinished,
-    LoopEvent,
-    MessageAdded,
-    TurnFailed,
-    TurnFinished,
-)
+from melgui.core.thread.changes import Change, EntriesReplaced, EntryAdded, StateChanged
+from melgui.core.thread.entries import NoteEntry, UserEntry
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
@@ -95,6 +88,7 @@ class ContextMeter(QWidget):
         self._bridge: SessionBridge | None = None
         self.dialog: SummaryEditor | None = None
         self.fraction: float | None = None
+        self._legs = self._turns = 0  # the thread's, as last heard
         self.colour = colors.muted  # of the bar: the status the fraction is in
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -105,10 +99,14 @@ class ContextMeter(QWidget):
 
     def follow(self, bridge: SessionBridge) -> None:
         if self._bridge is not None:
-            self._bridge.loopEvent.disconnect(self.on_event)
+            self._bridge.threadChange.disconnect(self.on_change)
             self._bridge.busyChanged.disconnect(self._on_busy)
         self._bridge = bridge
-        bridge.loopEvent.connect(self.on_event)
+        self._legs, self._turns = (
+            bridge.session.thread.state.legs,
+            bridge.session.thread.state.turns,
+        )
+        bridge.threadChange.connect(self.on_change)
         bridge.busyChanged.connect(self._on_busy)
         self.refresh()
 
@@ -116,13 +114,18 @@ class ContextMeter(QWidget):
         self.colors = colors
         self.refresh()
 
-    def on_event(self, event: LoopEvent) -> None:
-        match event:
-            case (
-                LegFinished() | TurnFinished() | TurnFailed() | HistoryBranched() | ContextNotice()
-            ):
+    def on_change(self, change: Change) -> None:
+        """A leg or a turn ended, a message was sent, the list was replaced, a notice
+        about the context came: the fill is read again."""
+        match change:
+            case StateChanged(state=state):
+                ended = (state.legs, state.turns) != (self._legs, self._turns)
+                self._legs, self._turns = state.legs, state.turns
+                if ended:
+                    self.refresh()
+            case EntriesReplaced(reason=reason) if reason != "load":
                 self.refresh()
-            case MessageAdded(message=message) if message.role == "user":
+            case EntryAdded(entry=UserEntry() | NoteEntry(note="context")):
                 self.refresh()
             case _:
                 pass

@@ -14,9 +14,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer
+from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QDockWidget,
     QLayout,
     QMainWindow,
@@ -25,8 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.splitter import Splitter
+from melgui.ui.runtime.look.tokens import WINDOW_DEFAULT
 
 MIN_CHAT_WIDTH = 480
 MIN_PANES_WIDTH = 340
@@ -80,6 +84,15 @@ class LayoutKeeper(QObject):
         if layout is not None:  # its contents' minimum would otherwise grow the window
             layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         window.setMinimumSize(WINDOW_MIN)
+
+    def follow(self, manager: PaneManager, session_changed: SignalInstance) -> None:
+        """Share the width out as `manager`'s panes come and go and as each new chat comes;
+        restore the window as it was (or give it its first sizes)."""
+        manager.panesChanged.connect(lambda: self.panes_changed(bool(manager.registry.all())))
+        session_changed.connect(lambda _session: self.fit())  # a new chat, kept wide
+        if not self.restore():
+            self._window.resize(*WINDOW_DEFAULT)
+            self.first_sizes()
 
     # -- start-up sizes ------------------------------------------------------------------
 
@@ -326,3 +339,39 @@ def add_side_docks(window: QMainWindow, plans: QWidget) -> tuple[QDockWidget, QD
     window.tabifyDockWidget(inspector, plans_dock)
     inspector.raise_()
     return inspector, plans_dock
+
+
+SIDES = {
+    "left": Qt.DockWidgetArea.LeftDockWidgetArea,
+    "right": Qt.DockWidgetArea.RightDockWidgetArea,
+    "bottom": Qt.DockWidgetArea.BottomDockWidgetArea,
+}
+
+
+def add_dock(
+    window: QMainWindow,
+    title: str,
+    name: str,
+    widget: QWidget,
+    side: Literal["left", "right", "bottom"],
+    tabbed_with: QDockWidget | None = None,
+) -> QDockWidget:
+    """A dock holding `widget` on `side` (a tab behind `tabbed_with`, which stays in front)."""
+    dock = QDockWidget(title, window)
+    dock.setObjectName(name)
+    dock.setWidget(widget)
+    window.addDockWidget(SIDES[side], dock)
+    if tabbed_with is not None:
+        window.tabifyDockWidget(tabbed_with, dock)
+        tabbed_with.raise_()
+    return dock
+
+
+def insert_below(anchor: QWidget, *widgets: QWidget) -> None:
+    """`widgets` right under `anchor`, in order, in the layout that holds it."""
+    holder = anchor.parentWidget()
+    layout = holder.layout() if holder is not None else None
+    assert isinstance(layout, QBoxLayout)
+    for widget in widgets:
+        layout.insertWidget(layout.indexOf(anchor) + 1, widget)
+        anchor = widget

@@ -1,37 +1,20 @@
 """The main window: chat on the left, room for panes on the right, inspector and plans docked.
 
-Seams for the other parts of the app (stable; each part names the ones it uses in a
-Protocol this window meets: PaneHost, HistoryHost, CommandHost, AgentPaneHost,
-WorkerHost, SettingsHost, McpHost, SignalWindow, checkpoints' Host):
-
-- `window.pane_host: QSplitter` — the central splitter: the chat column (0), the PaneArea.
-- `window.tools: ToolRegistry` — the desk's main registry; its pane tools run on the
-  window's panes (`window.desk.panes`, given by install_panes).
-- `window.session` / `window.bridge` — the main conversation; `sessionChanged(session)`
-  when it is replaced (new or reopened conversation, another folder).
-- `window.session_factory(role, model=None, source="worker")` — a session on the same
-  connection, folder, rules and workspace tools; `window.bridge_for(session)` gives it a
-  SessionBridge whose approvals also go to `window.approvals` (an ApprovalQueue shown in
-  the approval bar; `approvalSourceRequested(source, call_id)` asks that pane to show it).
-- `window.plans_panel` (each bridge's plans), `window.tasks.spawn(coro, what=...)`,
-  `window.colors` and `themeChanged(Colors)`; `window.new_conversation()`,
-  `open_conversation(resumed)`, `project_folder()` for the history sidebar;
-  `window.actions_by_name` (menus, palette), `window.desk.loss_registry` (what closing
-  would lose), `window.layout_keeper`.
+The window composes its parts (`_add_parts`): it makes each with what it needs, places
+and connects it, and hands each main conversation to those that show it; no part knows
+the window. Code that reads the window names what it reads in a Protocol of its own.
 """
 
 from __future__ import annotations
 
 import os
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QDockWidget,
     QMainWindow,
     QVBoxLayout,
     QWidget,
@@ -45,8 +28,8 @@ from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.tooling import ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport
+from melgui.core.store import open_store
 from melgui.core.store.records import NoteRecord, RecordedCall
 from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import api_key_kind, connection_label
@@ -58,15 +41,25 @@ from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
+from melgui.ui.checkpoints.actions import CheckpointActions
+from melgui.ui.context.wiring import ContextWiring, Meter
+from melgui.ui.history import ConversationHistory
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.notifications.install import install_signals
+from melgui.ui.mcp.controls import McpControls
+from melgui.ui.notifications.agents_watch import watch_agents
+from melgui.ui.panes.acp_dialogs import host_acp_agents
+from melgui.ui.panes.lifetime import follow_folder, keep_panes
+from melgui.ui.panes.manager import PaneManager
+from melgui.ui.panes.orchestration import Orchestration
+from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.panes.remote.remote_side import RemoteSide
 from melgui.ui.panes.splitter import Splitter
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
-from melgui.ui.runtime.look.tokens import SPACE_XS, WINDOW_DEFAULT
+from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.quit_guard import QuitGuard
+from melgui.ui.runtime.sessions import Elsewhere, WindowSessions
 from melgui.ui.runtime.theme import colors_for, follow_system_scheme, theme_the_app
-from melgui.ui.runtime.wire_recorder import WireRecorder
 from melgui.ui.settings.flow import (
     allowed_log,
     claude_rules_offer,
@@ -74,11 +67,20 @@ from melgui.ui.settings.flow import (
     past_commands,
     save_or_report,
 )
-from melgui.ui.window.commands import install_commands, set_focus_chat_keys
+from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
+from melgui.ui.window.conversation_actions import show_compacted
 from melgui.ui.window.host_view import HostView
-from melgui.ui.window.layout_state import LayoutKeeper, add_side_docks, one_side_panel
+from melgui.ui.window.layout_state import (
+    LayoutKeeper,
+    add_dock,
+    add_side_docks,
+    insert_below,
+    one_side_panel,
+)
 from melgui.ui.window.model_choice import ModelChoice
+from melgui.ui.window.plan_mode import PlanModeControl
 from melgui.ui.window.plans_panel import PlansPanel
+from melgui.ui.window.review_command import REVIEWER, Reviews
 from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar, join_composer
 from melgui.ui.window.trust_bar import TrustBar
@@ -97,9 +99,8 @@ class MainWindow(QMainWindow):
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
     models: ModelChoice  # the model picker's logic, made with the toolbar
+    pane_manager: PaneManager
     status: StatusLine  # the status bar, with the context meter
-    # A remote folder's: the chat's workspace tools and its folder there (melgui/ui/panes/remote).
-    elsewhere: Callable[[], tuple[ToolRunner, str]] | None = None
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
     def __init__(
@@ -116,72 +117,25 @@ class MainWindow(QMainWindow):
         self.colors = colors_for(settings.theme)
         self.tasks = TaskKeeper(on_error=self._report_error)
         self.approvals = ApprovalQueue(self)
-        self._recorders: weakref.WeakKeyDictionary[ChatSession, WireRecorder] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._policies: weakref.WeakKeyDictionary[AgentSession, RulePolicy] = (
-            weakref.WeakKeyDictionary()
-        )
         self.plans_panel = PlansPanel(self.colors)
         self.desk = Desk(
             folder,
             settings,
             api_key=api_key if api_key is not None else get_api_key(api_key_kind(settings)),
-            plans=_shown_from_threads,
+            plans=lambda _title, _markdown: None,  # the Plans panel reads plans off the threads
             transport=transport,
             on_progress=self._progress.emit,
             on_rules_saved=self._save_settings,
         )
+        self.sessions = WindowSessions(self.desk)
         self._build_chrome()
         self._install(self._new_session(Conversation()))
-        from melgui.ui.panes.install import install_panes  # panes
-
-        self.pane_manager = install_panes(self, self)
-        from melgui.ui.panes.acp_install import install_acp  # ACP agent panes
-
-        install_acp(self.desk, self.plans_panel.sink, self.pane_manager)
-        from melgui.core.store import open_store  # history
-        from melgui.ui.history import install_history
-
-        self.history = install_history(self, self, open_store())
-        from melgui.ui.checkpoints.actions import install_checkpoints
-
-        self.checkpoint_actions = install_checkpoints(
-            self, self, self.sessionChanged, self.pane_manager.panesChanged
-        )
-        from melgui.ui.chat.composer.builtin_commands import install_builtin_commands
-
-        install_builtin_commands(self, self.desk.prompt.commands)
-        from melgui.ui.window.plan_mode import install_plan_mode  # /plan, Approve and start
-
-        self.plan_mode = install_plan_mode(self)
-        from melgui.ui.window.review_command import install_review  # /review
-
-        install_review(self)
-        from melgui.ui.context.install import Meter, install_context  # breakdown, pins
-
-        meter = self.status.context_meter
-        clicked = Meter(meter, meter.detailsRequested, meter.edit_summary)
-        self.context = install_context(self, self.sessionChanged, clicked)
-        from melgui.ui.mcp.install import install_mcp  # MCP servers
-
-        self.mcp_panel = install_mcp(self)
-        self.signals = install_signals(self, self)  # agents board and signals
-        from melgui.ui.board.parallel_install import install_parallel_work  # overlaps, queue
-
-        self.parallel = install_parallel_work(self)
-        one_side_panel(self)
-        history_dock = self.history.parentWidget()
-        assert isinstance(history_dock, QDockWidget)
-        self.history_dock = history_dock
-        self.actions_by_name = install_commands(self)
+        self._add_parts()
+        self.actions_by_name = menu_actions(self)
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
         self.host_view: HostView | None = None  # worker panes run in the melgui host
-        from melgui.ui.panes.remote.install import install_remote  # remote folders and hosts
-
-        self.remote = install_remote(self)
         losses = self.desk.loss_registry
         losses.register(lambda: session_losses(self.session, "main conversation")())
         losses.register(self.pane_manager.losses)
@@ -212,15 +166,11 @@ class MainWindow(QMainWindow):
     def policy(self) -> RulePolicy:
         """The rules of the conversation shown: its own "for this conversation" ones, and
         the project's and everywhere's, which every conversation shares."""
-        return self._policies.get(self.session, self.desk.policy)
+        return self.sessions.policy(self.session)
 
     @property
     def kit(self) -> WorkspaceKit:
         return self.desk.kit
-
-    @property
-    def tools(self) -> ToolRegistry:
-        return self.desk.tools
 
     # --- construction ------------------------------------------------------------------
 
@@ -268,22 +218,14 @@ class MainWindow(QMainWindow):
     def _keep_layout(self, config: Path | None) -> LayoutKeeper:
         """Folds the empty inspector and plans for panes, restores (or sizes) the window,
         and remembers it in `config`/window.ini (None: nowhere)."""
-        keeper = LayoutKeeper(
-            self,
-            self.pane_host,
-            folds=[
-                (self.inspector_dock, lambda: not self.inspector.book.records),
-                (self.plans_dock, lambda: not self.plans_panel.plans),
-            ],
-            side_docks=[self.history_dock, self.inspector_dock, self.plans_dock],
-            path=config / "window.ini" if config is not None else None,
-        )
-        manager = self.pane_manager
-        manager.panesChanged.connect(lambda: keeper.panes_changed(bool(manager.registry.all())))
-        self.sessionChanged.connect(lambda _session: keeper.fit())  # a new chat, kept wide
-        if not keeper.restore():
-            self.resize(*WINDOW_DEFAULT)
-            keeper.first_sizes()
+        folds = [
+            (self.inspector_dock, lambda: not self.inspector.book.records),
+            (self.plans_dock, lambda: not self.plans_panel.plans),
+        ]
+        docks = [self.history_dock, self.inspector_dock, self.plans_dock]
+        path = config / "window.ini" if config is not None else None
+        keeper = LayoutKeeper(self, self.pane_host, folds=folds, side_docks=docks, path=path)
+        keeper.follow(self.pane_manager, self.sessionChanged)
         return keeper
 
     def _give_model(self, model: str) -> None:
@@ -299,22 +241,8 @@ class MainWindow(QMainWindow):
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
-        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
-        policy = self.desk.conversation_policy()  # its own "for this conversation" rules
-        tools, cwd = self.elsewhere() if self.elsewhere is not None else (None, None)
-        session = self.desk.session(
-            conversation,
-            model=self.toolbar.current_model() or self.settings.model,
-            role=self.settings.role,
-            wire=recorder,
-            source=source,
-            policy=policy,
-            tools=tools,
-            cwd=cwd,
-        )
-        self._recorders[session] = recorder
-        self._policies[session] = policy
-        return session
+        model = self.toolbar.current_model() or self.settings.model
+        return self.sessions.main(conversation, model=model, role=self.settings.role, source=source)
 
     def _install(
         self,
@@ -379,6 +307,102 @@ class MainWindow(QMainWindow):
 
             self.status.showMessage(retry_last(self.session, self.chat), 10000)
 
+    # --- the parts, composed ------------------------------------------------------------
+
+    def _add_parts(self) -> None:
+        """Make the panes, history, checkpoints, slash commands, plan mode, reviews, the
+        context popup, MCP, the agents board, parallel work and remote folders, place them
+        and connect them; then hand them the conversation."""
+        desk, tasks, say = self.desk, self.tasks, lambda text: self.status.showMessage(text, 15000)
+        panes = PaneManager(
+            PaneArea(), self.kit.folder, colors=self.colors, worktrees=lambda: desk.worktrees,
+            worker_factory=lambda s: self.session_factory("worker", s.model, s.source, s.worktree),
+            bridge_factory=self.bridge_for, parent=self,  # its approvals reach self.approvals too
+        )  # fmt: skip
+        self.pane_manager = panes
+        self.pane_host.addWidget(panes.area)
+        keep_panes(panes, self)
+        desk.panes = Orchestration(panes)  # the desk's seven pane tools run on them
+        host_acp_agents(panes, desk, self.plans_panel.sink)
+        self.approvalSourceRequested.connect(panes.show_call)
+        self.remote = RemoteSide(
+            panes, desk, self.settings.hosts, model=lambda: self.session.loop.model,
+            status=self.status, colors=self.colors, opened=self._opened_remote, parent=self,
+        )  # fmt: skip
+        panes.remote = self.remote  # workers and terminals on other machines
+        self.history_keeper = ConversationHistory(
+            open_store(), self.project_folder, self.open_conversation, self.new_conversation, self
+        )
+        self.history = self.history_keeper.sidebar
+        self.history_dock = add_dock(self, "History", "historyDock", self.history, "left")
+        self.history.problem.connect(say)
+        self._report_error(self.history.store.notice or "")
+        checkpoints = lambda: desk.checkpoints  # noqa: E731
+        self.checkpoint_actions = CheckpointActions(checkpoints, tasks, self.colors, say, self)
+        panes.panesChanged.connect(self.checkpoint_actions.attach_workers)
+        plans, show_plans = self.plans_panel, self.plans_dock.show
+        self.plan_mode = PlanModeControl(self.toolbar, plans, panes, self.colors, show_plans)
+        self.reviews = Reviews(
+            tasks, self.colors, folder=lambda: desk.folder, parent=self,
+            reviewer=lambda: self.session_factory("worker", source=REVIEWER),
+            to_new_worker=lambda task: panes.spawn_agent(task, None, "tab"),
+        )  # fmt: skip
+        meter = self.status.context_meter
+        clicked = Meter(meter, meter.detailsRequested, meter.edit_summary)
+        settings = lambda: self.settings  # noqa: E731
+        self.context = ContextWiring(clicked, self.colors, settings=settings, say=say, parent=self)
+        commands = desk.prompt.commands
+        for command in (
+            *slash_commands(self, commands), self.plan_mode.command(), *self.reviews.commands(),
+            self.context.command(),
+        ):  # fmt: skip
+            commands.add(command)
+        mcp = self.mcp = McpControls(desk, tasks, self.colors, self)
+        self.mcp_panel, beside = mcp.panel, self.inspector_dock
+        mcp.panel.dock = add_dock(self, "MCP servers", "mcpDock", mcp.panel, "right", beside)
+        insert_below(self.approval_bar, mcp.form, mcp.sampling)
+        for bar in (mcp.form, mcp.sampling):  # they bring what asks forward too
+            bar.showRequested.connect(self.approval_bar.showRequested)
+        self.approval_bar.tool_notes = mcp.tool_notes
+        self.signals = watch_agents(
+            self, tasks, panes=panes, approvals=self.approvals, approval_bar=self.approval_bar,
+            settings=settings, show_call=self.show_call,
+            focus_chat=lambda: self.chat.input.setFocus(), desk=desk, colors=self.colors,
+        )  # fmt: skip
+        self.parallel = self.signals.parallel
+        for dock in (self.signals.dock, self.parallel.dock):  # View → Agents board, Merge queue
+            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+            dock.hide()
+        self.tabifyDockWidget(self.signals.dock, self.parallel.dock)
+        one_side_panel(self)
+        for part in (
+            panes, self.checkpoint_actions, self.plan_mode, self.reviews, self.context, self.mcp,
+            self.signals, self.remote,
+        ):  # fmt: skip
+            self.themeChanged.connect(part.set_colors)
+        self._show_parts(self.session)
+        self.sessionChanged.connect(self._show_parts)
+        self.chat.load_conversation(self.session.conversation)  # again, with their extras
+        self.mcp.start()
+
+    def _show_parts(self, session: AgentSession) -> None:
+        """The parts follow the main conversation, before its chat is drawn."""
+        follow_folder(self.pane_manager, self.kit.folder, self)
+        self.history_keeper.follow(session, self.bridge.recorder.listen)
+        self.checkpoint_actions.follow(session, self.chat, self.inspector)
+        self.plan_mode.follow(session, self.chat)
+        self.reviews.follow(session, self.chat)
+        self.context.follow(session, self.chat)
+        self.mcp.follow(session, self.chat, self.inspector)
+        self.signals.follow_main(session)
+
+    def _opened_remote(self, url: str, elsewhere: Elsewhere) -> None:
+        """This window is remote folder `url`'s: a conversation on its tools, there."""
+        self.sessions.elsewhere = elsewhere
+        self.new_conversation()
+        self.setWindowTitle(f"melgui — {url}")
+        self.toolbar.set_folder(url)
+
     # --- seams for panes and history --------------------------------------------------
 
     def project_folder(self) -> str:
@@ -398,21 +422,13 @@ class MainWindow(QMainWindow):
             model = model or self.session.loop.model
             remote: Any = self.host_view.worker(role, model, source, worktree)
             return remote
-        recorder = WireRecorder(secrets=(self.api_key,) if self.api_key else ())
-        session = self.desk.worker_session(
-            model=model or self.session.loop.model,
-            role=role,
-            wire=recorder,
-            source=source,
-            worktree=worktree,
-        )
-        self._recorders[session] = recorder
-        return session
+        model = model or self.session.loop.model
+        return self.sessions.worker(model=model, role=role, source=source, worktree=worktree)
 
     def bridge_for(self, session: ChatSession) -> SessionBridge:
         """A bridge for `session`; its approvals also go to the window's queue, its plans
         to the Plans panel."""
-        bridge = SessionBridge(session, self._recorders.get(session), self.tasks, self)
+        bridge = SessionBridge(session, self.sessions.recorder(session), self.tasks, self)
 
         def to_queue(event: LoopEvent) -> None:
             if isinstance(event, ApprovalNeeded):
@@ -432,8 +448,6 @@ class MainWindow(QMainWindow):
         self.inspector.load_stored(resumed.tool_calls)
         for plan in resumed.plans:
             self.plans_panel.add_plan(plan.title, plan.markdown)
-        from melgui.ui.window.conversation_actions import show_compacted
-
         conversation = self.session.conversation
         problem = show_compacted(self.chat, self._store(), resumed.conversation_id, conversation)
         if problem:
@@ -443,8 +457,7 @@ class MainWindow(QMainWindow):
             self.chat.transcript.add_notice(note, self.colors.muted)
 
     def _replace_session(self, conversation: Conversation, failures: Failures = ()) -> None:
-        old = self.session
-        old_bridge = self.bridge
+        old, old_bridge = self.session, self.bridge
         self._install(self._new_session(conversation), failures, (self.chat, self.inspector))
         self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
@@ -527,7 +540,7 @@ class MainWindow(QMainWindow):
 
     def recorded_calls(self, conversations: int | None) -> Sequence[RecordedCall]:
         """The decided calls of the last `conversations` (None: all), for trying rules."""
-        return self._store().recorded_calls(conversations)
+        return self._store().calls.recorded(conversations)
 
     def apply_settings(self, new: Settings, api_key: str | None) -> None:
         old = self.settings
@@ -585,15 +598,5 @@ def build_main_window(
     persist_settings: bool = True,
 ) -> MainWindow:
     """The window on `folder` (tests pass settings pointing at a scripted server)."""
-    return MainWindow(
-        os.path.abspath(folder),
-        settings,
-        api_key=api_key,
-        transport=transport,
-        persist_settings=persist_settings,
-    )
-
-
-def _shown_from_threads(title: str, markdown: str) -> None:
-    """write_plan's sink: the Plans panel takes each plan from its conversation's thread,
-    where it knows whose it is (the main conversation's, a worker's)."""
+    return MainWindow(os.path.abspath(folder), settings, api_key=api_key, transport=transport,
+                      persist_settings=persist_settings)  # fmt: skip

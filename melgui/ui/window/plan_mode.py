@@ -6,14 +6,10 @@ plan: the main one or a worker's (as the orchestrator's `send_agent "/plan off"`
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QDockWidget
+from collections.abc import Callable
 
 from melgui.core.agent.plan_mode import approved_prompt, revise_prompt
 from melgui.core.agent.session import AgentSession
-from melgui.desk.desk import Desk
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.panes.agent_pane import AgentPane
@@ -29,72 +25,67 @@ ON_NOTE = (
 OFF_NOTE = "Plan mode off: the agent may change files and run commands again."
 
 
-class PlanHost(Protocol):
-    """What plan mode uses of the window (MainWindow is one)."""
-
-    sessionChanged: SignalInstance
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def desk(self) -> Desk: ...
-
-    @property
-    def chat(self) -> ChatView: ...
-
-    @property
-    def colors(self) -> Colors: ...
-
-    @property
-    def toolbar(self) -> ProjectToolbar: ...
-
-    @property
-    def plans_panel(self) -> PlansPanel: ...
-
-    @property
-    def plans_dock(self) -> QDockWidget: ...
-
-    @property
-    def pane_manager(self) -> PaneManager: ...
-
-
 class PlanModeControl:
-    def __init__(self, window: PlanHost) -> None:
-        self.window = window
-        toolbar, panel = window.toolbar, window.plans_panel
+    """Plan mode for the conversation shown (`follow`): `toolbar` shows it, `panel`'s
+    Approve and Revise answer it (or the worker pane among `panes` that wrote the plan),
+    `show_plans` brings the Plans panel forward."""
+
+    def __init__(
+        self,
+        toolbar: ProjectToolbar,
+        panel: PlansPanel,
+        panes: PaneManager,
+        colors: Colors,
+        show_plans: Callable[[], None],
+    ) -> None:
+        self.toolbar = toolbar
+        self.panes = panes
+        self.colors = colors
+        self._show_plans = show_plans
+        self.session: AgentSession | None = None
+        self.chat: ChatView | None = None
+        self._unfollow: Callable[[], None] = lambda: None
         toolbar.planToggled.connect(self.set_on)
         panel.approved.connect(self.approve)
         panel.revised.connect(self.revise)
-        window.sessionChanged.connect(self._follow)
-        self._unfollow = window.session.loop.plan.subscribe(window.toolbar.set_plan)
-        window.desk.prompt.commands.add(
-            SlashCommand(
-                "plan",
-                "Plan mode: read and plan only until a plan is approved (on, off, or a task)",
-                self._command,
-                usage="[on|off|task]",
-            )
+
+    def command(self) -> SlashCommand:
+        """`/plan`, for the desk's slash commands."""
+        return SlashCommand(
+            "plan",
+            "Plan mode: read and plan only until a plan is approved (on, off, or a task)",
+            self._command,
+            usage="[on|off|task]",
         )
 
-    @property
-    def session(self) -> AgentSession:
-        return self.window.session
+    def follow(self, session: AgentSession, chat: ChatView) -> None:
+        """The conversation shown now (each keeps its own mode, on its loop): the toolbar
+        shows its mode, however it changes (a reopened conversation's comes back with it)."""
+        self.session, self.chat = session, chat
+        self._unfollow()
+        self._unfollow = session.loop.plan.subscribe(self.toolbar.set_plan)
+        self.toolbar.set_plan(session.loop.plan.on)
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
 
     def set_on(self, on: bool) -> None:
+        if self.session is None or self.chat is None:
+            return
         plan = self.session.loop.plan
         if plan.on == on:
             return
         plan.on = on  # the toolbar follows
         note = ON_NOTE if on else OFF_NOTE
-        self.window.chat.transcript.add_notice(note, self.window.colors.muted)
+        self.chat.transcript.add_notice(note, self.colors.muted)
         if on:
-            self.window.plans_dock.show()
+            self._show_plans()
 
     def approve(self, source: str, title: str, markdown: str) -> None:
-        if source == self.session.source:
+        if self.session is not None and source == self.session.source:
             self.set_on(False)
-            self.window.chat.submit(approved_prompt(title, markdown))
+            if self.chat is not None:
+                self.chat.submit(approved_prompt(title, markdown))
             return
         worker = self._worker(source)
         if worker is not None:
@@ -104,9 +95,10 @@ class PlanModeControl:
             self._said(f"You approved {source}'s plan “{title}”: it carries it out now.")
 
     def revise(self, source: str, title: str, comment: str) -> None:
-        if source == self.session.source:
+        if self.session is not None and source == self.session.source:
             self.set_on(True)
-            self.window.chat.submit(revise_prompt(title, comment))
+            if self.chat is not None:
+                self.chat.submit(revise_prompt(title, comment))
             return
         worker = self._worker(source)
         if worker is not None:
@@ -117,7 +109,7 @@ class PlanModeControl:
 
     def _worker(self, source: str) -> tuple[AgentPane, AgentSession] | None:
         """The open worker pane named `source` and its session, or None (said)."""
-        for _info, pane in self.window.pane_manager.panes():
+        for _info, pane in self.panes.panes():
             if not isinstance(pane, AgentPane):
                 continue
             session = pane.session
@@ -127,23 +119,14 @@ class PlanModeControl:
         return None
 
     def _said(self, text: str) -> None:
-        self.window.chat.transcript.add_notice(text, self.window.colors.muted)
+        if self.chat is not None:
+            self.chat.transcript.add_notice(text, self.colors.muted)
 
     def _command(self, arguments: str) -> str | None:
         word = arguments.strip()
         if word.lower() in ("", "on", "off"):
-            self.set_on(word.lower() == "on" or (not word and not self.session.loop.plan.on))
+            plan_on = self.session is not None and self.session.loop.plan.on
+            self.set_on(word.lower() == "on" or (not word and not plan_on))
             return None
         self.set_on(True)
         return word  # the task, sent in plan mode
-
-    def _follow(self, session: AgentSession) -> None:
-        """The toolbar shows the shown conversation's mode, however it changes (a
-        reopened conversation's comes back with it)."""
-        self._unfollow()
-        self._unfollow = session.loop.plan.subscribe(self.window.toolbar.set_plan)
-        self.window.toolbar.set_plan(session.loop.plan.on)
-
-
-def install_plan_mode(window: PlanHost) -> PlanModeControl:
-    return PlanModeControl(window)

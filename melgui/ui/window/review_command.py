@@ -6,22 +6,19 @@ are listed by hunk in the chat. `/changes` opens that view without a review."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtWidgets import QWidget
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.git.runner import GitError
-from melgui.core.protocol.catalog import Role
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import uncommitted_in
-from melgui.desk.desk import Desk
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.desk.review import Comment, review
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView
-from melgui.ui.panes.manager import PaneManager
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
@@ -29,97 +26,104 @@ _COLOR = {"error": "error", "warning": "warn", "note": "muted"}
 REVIEWER = "review of the uncommitted changes"
 
 
-class ReviewHost(Protocol):
-    """What `/review` uses of the window (MainWindow is one)."""
+class Reviews:
+    """`/review` and `/changes` for the conversation shown (`follow`), in `folder()`:
+    `reviewer()` makes the read-only worker that reviews in the Changes view,
+    `to_new_worker(task)` gives its findings to a new worker pane."""
 
-    @property
-    def session(self) -> AgentSession: ...
+    def __init__(
+        self,
+        tasks: TaskKeeper,
+        colors: Colors,
+        *,
+        folder: Callable[[], str],
+        reviewer: Callable[[], AgentSession],
+        to_new_worker: Callable[[str], object],
+        parent: QWidget,
+    ) -> None:
+        self.tasks = tasks
+        self.colors = colors
+        self._folder = folder
+        self._reviewer = reviewer
+        self._to_new_worker = to_new_worker
+        self.parent_widget = parent
+        self.session: AgentSession | None = None
+        self.chat: ChatView | None = None
 
-    @property
-    def desk(self) -> Desk: ...
+    def follow(self, session: AgentSession, chat: ChatView) -> None:
+        self.session, self.chat = session, chat
 
-    @property
-    def chat(self) -> ChatView: ...
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
 
-    @property
-    def colors(self) -> Colors: ...
+    def commands(self) -> list[SlashCommand]:
+        """`/review` and `/changes`, for the desk's slash commands."""
+        return [
+            SlashCommand(
+                "review",
+                "Review the uncommitted changes, the last N commits or a branch, read-only",
+                lambda arguments: self.start(arguments.strip()),
+                usage="[last N|branch]",
+            ),
+            SlashCommand(
+                "changes", "Show the uncommitted changes by file and hunk; review them", self.show
+            ),
+        ]
 
-    @property
-    def tasks(self) -> TaskKeeper: ...
-
-    @property
-    def main_window(self) -> QMainWindow: ...
-
-    @property
-    def pane_manager(self) -> PaneManager: ...
-
-    def session_factory(
-        self, role: Role, model: str | None = None, source: str = "worker"
-    ) -> AgentSession: ...
-
-
-def install_review(window: ReviewHost) -> None:
-    def start(arguments: str) -> None:
-        window.tasks.spawn(_run(window, arguments.strip()), what="reviewing the changes")
-
-    def show(_arguments: str) -> None:
-        window.tasks.spawn(_open(window), what="reading the uncommitted changes")
-
-    commands = window.desk.prompt.commands
-    commands.add(
-        SlashCommand(
-            "review",
-            "Review the uncommitted changes, the last N commits or a branch, read-only",
-            start,
-            usage="[last N|branch]",
-        )
-    )
-    commands.add(
-        SlashCommand("changes", "Show the uncommitted changes by file and hunk; review them", show)
-    )
-
-
-async def _open(window: ReviewHost) -> ChangesView | None:
-    """The project folder's Changes view, read; None when there is none (said)."""
-    try:
-        worktree = await uncommitted_in(Path(window.desk.folder))
-    except ChangesError as exc:
-        window.chat.show_note(f"Cannot show the changes: {exc}")
-        return None
-
-    def reviewer() -> AgentSession:  # a read-only worker in the project folder
-        return window.session_factory("worker", source=REVIEWER)
-
-    def to_new_worker(task: str) -> None:
-        window.pane_manager.spawn_agent(task, None, "tab")
-
-    view = open_changes(window.main_window, worktree, window.colors, reviewer, to_new_worker,
-                        in_place=True, read=False)  # fmt: skip
-    await view.reload()
-    return view
-
-
-async def _run(window: ReviewHost, target: str) -> None:
-    transcript, colors = window.chat.transcript, window.colors
-    if not target:
-        view = await _open(window)
-        if view is None or view.changes is None:
+    def start(self, target: str) -> None:
+        """Review `target`; the findings go to the chat shown when it started."""
+        if self.session is None or self.chat is None:
             return
-        if not view.changes.files:
-            transcript.add_notice("Review: there are no uncommitted changes.", colors.muted)
+        work = self._run(self.session, self.chat, target)
+        self.tasks.spawn(work, what="reviewing the changes")
+
+    def show(self, _arguments: str = "") -> None:
+        if self.chat is not None:
+            self.tasks.spawn(self.open(self.chat), what="reading the uncommitted changes")
+
+    async def open(self, chat: ChatView) -> ChangesView | None:
+        """The project folder's Changes view, read; None when there is none (said)."""
+        try:
+            worktree = await uncommitted_in(Path(self._folder()))
+        except ChangesError as exc:
+            chat.show_note(f"Cannot show the changes: {exc}")
+            return None
+        view = open_changes(self.parent_widget, worktree, self.colors, self._reviewer,
+                            self._to_new_worker, in_place=True, read=False)  # fmt: skip
+        await view.reload()
+        return view
+
+    async def _run(self, session: AgentSession, chat: ChatView, target: str) -> None:
+        colors = self.colors
+        if not target:
+            view = await self.open(chat)
+            if view is None or view.changes is None:
+                return
+            if not view.changes.files:
+                chat.transcript.add_notice(
+                    "Review: there are no uncommitted changes.", colors.muted
+                )
+                return
+            comments = await view.run_review(session)
+            hunks = len({(c.file, c.hunk) for c in comments})
+            chat.transcript.add_notice(
+                f"Review: {len(comments)} findings on {hunks} hunks of the uncommitted changes, "
+                "shown in the Changes view.",
+                colors.muted,
+            )
             return
-        comments = await view.run_review(window.session)
-        hunks = len({(c.file, c.hunk) for c in comments})
-        transcript.add_notice(
-            f"Review: {len(comments)} findings on {hunks} hunks of the uncommitted changes, "
-            "shown in the Changes view.",
-            colors.muted,
-        )
-        return
+        await review_into(chat, colors, session, self._folder(), target)
+
+
+async def review_into(
+    chat: ChatView, colors: Colors, session: AgentSession, folder: str, target: str
+) -> None:
+    """Review `target` in `folder` with `session`'s model; the findings go into `chat`."""
+    transcript = chat.transcript
     try:
-        comments = await review(window.session, window.desk.folder, target)
+        comments = await review(session, folder, target)
     except (GitError, ValueError) as exc:
-        window.chat.show_note(f"Cannot review: {exc}")
+        chat.show_note(f"Cannot review: {exc}")
         return
     if not comments:
         transcript.add_notice("Review: no findings on the diff's hunks.", colors.muted)

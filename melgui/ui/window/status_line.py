@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-from typing import assert_never
-
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
+from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import summarize
-from melgui.core.protocol.loop_events import (
-    ApprovalNeeded,
-    AssistantReasoning,
-    AssistantText,
-    ContextNotice,
-    HistoryBranched,
-    HistoryRepaired,
-    LegFinished,
-    LegStarted,
-    LoopEvent,
-    MessageAdded,
-    Retrying,
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolCallStarted,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
+from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged, TextAppended
+from melgui.core.thread.entries import (
+    AssistantEntry,
+    CallEntry,
+    NoteEntry,
+    ThreadState,
+    leg_started,
+    turn_ended,
 )
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.window.context_meter import ContextMeter
+
+TURN_END_TEXT = {
+    "done": "Ready",
+    "failed": "The turn failed (see the chat)",
+    "cancelled": "Stopped",
+}
 
 
 class StatusLine(QStatusBar):
@@ -42,13 +37,15 @@ class StatusLine(QStatusBar):
         self.context_meter = ContextMeter(self)  # the window's fill, Compact
         self.addPermanentWidget(self.context_meter)
         self._bridge: SessionBridge | None = None
-        self._leg = 0
+        self._state = ThreadState()
+        self._phases: dict[str, CallPhase] = {}  # the calls' phases, as last said here
 
     def follow(self, bridge: SessionBridge) -> None:
         if self._bridge is not None:
-            self._bridge.loopEvent.disconnect(self.on_event)
+            self._bridge.threadChange.disconnect(self.on_change)
         self._bridge = bridge
-        bridge.loopEvent.connect(self.on_event)
+        self._state = bridge.session.thread.state
+        bridge.threadChange.connect(self.on_change)
         self.context_meter.follow(bridge)
         self.activity.setText("Ready")
         self._update_counts()
@@ -68,37 +65,37 @@ class StatusLine(QStatusBar):
         )
         self.counts.setToolTip("Each request to the server counts once against your quota")
 
-    def on_event(self, event: LoopEvent) -> None:
-        match event:
-            case LegStarted(leg=leg, attempt=attempt):
-                again = f" (attempt {attempt})" if attempt > 1 else ""
-                self._leg = leg
-                self.activity.setText(f"Waiting for the model — request {leg}{again}")
-            case AssistantText():
-                writing = f"The model is writing — request {self._leg}"
+    def on_change(self, change: Change) -> None:
+        """What the session's thread says runs now."""
+        match change:
+            case StateChanged(state=state):
+                self._state_changed(state)
+            case EntryAdded(entry=AssistantEntry(streaming=True)) | TextAppended(reasoning=False):
+                writing = f"The model is writing — request {self._state.leg}"
                 if self.activity.text() != writing:
                     self.activity.setText(writing)
-            case ToolCallStarted(call=call):
-                summary = summarize(call.name, call.parsed, 60)
-                self.activity.setText(f"Running {call.name} {summary}")
-            case ApprovalNeeded(request=request):
-                self.activity.setText(f"Waiting for your approval: {request.call.name}")
-            case LegFinished() | TurnFinished():
-                self._update_counts()
-                if isinstance(event, TurnFinished):
-                    self.activity.setText("Ready")
-            case TurnFailed():
-                self._update_counts()
-                self.activity.setText("The turn failed (see the chat)")
-            case TurnCancelled():
-                self.activity.setText("Stopped")
-            case Retrying(delay=delay):
+            case EntryChanged(entry=CallEntry() as entry):
+                before = self._phases.get(entry.call_id)
+                self._phases[entry.call_id] = entry.phase
+                if entry.phase == "running" and before != "running":
+                    summary = summarize(entry.name, entry.call.parsed, 60)
+                    self.activity.setText(f"Running {entry.name} {summary}")
+                elif entry.phase == "waiting" and before != "waiting":
+                    self.activity.setText(f"Waiting for your approval: {entry.name}")
+            case EntryAdded(entry=NoteEntry(note="retry", delay=delay)):
                 self.activity.setText(f"Retrying in {delay:.0f} s")
-            case (
-                MessageAdded() | ToolCallRequested() | ToolCallFinished()
-                | HistoryRepaired() | HistoryBranched() | AssistantReasoning()
-                | ContextNotice()
-            ):  # fmt: skip
-                pass
             case _:
-                assert_never(event)
+                pass
+
+    def _state_changed(self, state: ThreadState) -> None:
+        before, self._state = self._state, state
+        if leg_started(before, state):
+            again = f" (attempt {state.attempt})" if state.attempt > 1 else ""
+            self.activity.setText(f"Waiting for the model — request {state.leg}{again}")
+        if state.legs != before.legs:
+            self._update_counts()
+        if turn_ended(before, state):
+            self._phases.clear()
+            if state.outcome != "cancelled":
+                self._update_counts()
+            self.activity.setText(TURN_END_TEXT.get(state.outcome, "Ready"))

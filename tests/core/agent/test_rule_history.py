@@ -58,14 +58,14 @@ def record(store: Store, folder: str) -> None:
         for i, (tool, text, then) in enumerate(calls):
             key = "command" if tool == "run_command" else "path"
             call = ToolCall(f"c{n}-{i}", tool, json.dumps({key: text}))
-            store.call_requested(cid, call)
+            store.calls.requested(cid, call)
             if then == "auto":
-                store.call_decided(cid, call.id, "auto:allow read_file (everywhere)")
+                store.calls.decided(cid, call.id, "auto:allow read_file (everywhere)")
             elif then in ("approved", "denied"):
-                store.call_state(cid, call.id, "waiting")
-                store.call_decided(cid, call.id, then)
+                store.calls.phase(cid, call.id, "waiting")
+                store.calls.decided(cid, call.id, then)
             status = "ok" if then in ("auto", "approved") else "denied"
-            store.call_finished(cid, call.id, status, "", 0.1)
+            store.calls.finished(cid, call.id, status, "", 0.1)
 
 
 def draft_policy(folder: str, *lines: str) -> RulePolicy:
@@ -82,7 +82,7 @@ def test_the_draft_is_set_beside_what_happened(store: Store, folder: str) -> Non
     draft = draft_policy(
         folder, "allow run_command: ls", "allow run_command: curl", "deny run_command: rm"
     )
-    done = replay(store.recorded_calls(), draft)
+    done = replay(store.calls.recorded(), draft)
     assert len(done.calls) == sum(len(c) for c in HISTORY)
     commands = {r.now.command or r.call.name for r in done.removed_prompts}
     # ls asked twice and allowed now; the rm the person denied is denied without asking
@@ -99,8 +99,8 @@ def test_the_draft_is_set_beside_what_happened(store: Store, folder: str) -> Non
 
 
 def test_the_last_conversations_only(store: Store, folder: str) -> None:
-    assert len(store.recorded_calls(conversations=1)) == len(HISTORY[-1])
-    assert store.recorded_calls(conversations=1)[0].arguments == json.dumps(
+    assert len(store.calls.recorded(conversations=1)) == len(HISTORY[-1])
+    assert store.calls.recorded(conversations=1)[0].arguments == json.dumps(
         {"command": "git status && git diff"}
     )
 
@@ -109,7 +109,7 @@ def test_the_proposal_never_covers_a_denied_call_and_removes_most_prompts(
     store: Store, folder: str
 ) -> None:
     draft = draft_policy(folder, "deny run_command: rm")
-    calls = store.recorded_calls()
+    calls = store.calls.recorded()
     done = replay(calls, draft)
     proposals = propose(done, draft)
     texts = [p.rule.text for p in proposals]
@@ -145,9 +145,9 @@ def test_the_proposal_never_covers_a_denied_call_and_removes_most_prompts(
 
 def test_a_call_that_was_not_json_is_judged_without_arguments(store: Store, tmp_path: Path) -> None:
     cid = store.create_conversation(str(tmp_path))
-    store.call_requested(cid, ToolCall("x", "run_command", "not json"))
-    store.call_decided(cid, "x", "approved")
-    done = replay(store.recorded_calls(), draft_policy(str(tmp_path)))
+    store.calls.requested(cid, ToolCall("x", "run_command", "not json"))
+    store.calls.decided(cid, "x", "approved")
+    done = replay(store.calls.recorded(), draft_policy(str(tmp_path)))
     assert [r.now.verdict for r in done.calls] == ["ask"]
     assert propose(done, draft_policy(str(tmp_path))) == []
 
@@ -159,12 +159,12 @@ def test_a_denied_command_counts_however_its_program_is_quoted(
     for i, (command, then) in enumerate(
         [("git status", "approved"), ("git status", "approved"), ('g"i"t status -s', "denied")]
     ):
-        store.call_requested(
+        store.calls.requested(
             cid, ToolCall(f"q{i}", "run_command", json.dumps({"command": command}))
         )
-        store.call_decided(cid, f"q{i}", then)
+        store.calls.decided(cid, f"q{i}", then)
     draft = draft_policy(str(tmp_path))
-    assert propose(replay(store.recorded_calls(), draft), draft) == []
+    assert propose(replay(store.calls.recorded(), draft), draft) == []
 
 
 def test_a_program_named_by_its_path_is_checked_against_every_denied_command(
@@ -174,10 +174,10 @@ def test_a_program_named_by_its_path_is_checked_against_every_denied_command(
     calls = [("./run.sh build", "approved"), ("./run.sh test", "approved")]
     calls.append(("./run.sh deploy", "denied"))
     for i, (command, then) in enumerate(calls):
-        store.call_requested(
+        store.calls.requested(
             cid, ToolCall(f"p{i}", "run_command", json.dumps({"command": command}))
         )
-        store.call_decided(cid, f"p{i}", then)
+        store.calls.decided(cid, f"p{i}", then)
     draft = draft_policy(str(tmp_path))
-    texts = [p.rule.text for p in propose(replay(store.recorded_calls(), draft), draft)]
+    texts = [p.rule.text for p in propose(replay(store.calls.recorded(), draft), draft)]
     assert texts == ["allow run_command: ./run.sh build", "allow run_command: ./run.sh test"]

@@ -37,7 +37,7 @@ async def test_a_call_a_hook_rewrote_is_stored_and_reported_by_the_replay(
         recording.close()
     (edited, plain) = session.thread.calls()
     assert edited.ran_with == {"command": "ls --color=never src"} and plain.ran_with is None
-    calls = store.recorded_calls()
+    calls = store.calls.recorded()
     assert [c.ran_arguments for c in calls] == [json.dumps(edited.ran_with), None]
     # A draft allowing `ls` would let the model's own `ls src` run: a hook edited it then.
     book = RuleBook(everywhere=[Rule.parse("allow run_command: ls")])

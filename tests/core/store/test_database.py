@@ -193,7 +193,7 @@ def test_version_2_history_migrates_its_wire_log_and_search_index(tmp_path: Path
     conn.close()
     store = Store(OpenedDatabase(connect(path), path))
     try:
-        assert [(w.leg, w.direction, w.text, w.at) for w in store.wire_log("c")] == [
+        assert [(w.leg, w.direction, w.text, w.at) for w in store.wire.read("c")] == [
             (1, "request", "POST", 1.0),
             (1, "event", "delta", 2.0),
             (2, "request", "POST 2", 3.0),
@@ -229,7 +229,7 @@ def test_version_4_call_states_become_call_phases(tmp_path: Path) -> None:
     conn.close()
     store = Store(OpenedDatabase(connect(path), path))
     try:
-        assert [(r.call_id, r.state) for r in store.tool_calls("c")] == [
+        assert [(r.call_id, r.state) for r in store.calls.of("c")] == [
             ("a", "ok"),
             ("b", "denied"),
             ("c", "waiting"),

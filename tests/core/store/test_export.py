@@ -56,14 +56,14 @@ def every_kind(store: Store, folder: Path) -> str:
     decisions = {"ok1": "auto", "den1": "denied", "err1": "approved", "plan1": "auto",
                  "can1": "approved:session", "int1": "auto"}  # fmt: skip
     for call, result in zip(calls, results, strict=True):
-        store.call_requested(store_id := cid, call)
-        store.call_decided(store_id, call.id, decisions[call.id])
-        store.call_finished(cid, call.id, result.status or "ok", result.content, 0.5)
+        store.calls.requested(store_id := cid, call)
+        store.calls.decided(store_id, call.id, decisions[call.id])
+        store.calls.finished(cid, call.id, result.status or "ok", result.content, 0.5)
     store.add_plan(cid, "Roadmap", "1. one\n2. two", call_id="plan1")
     store.add_plan(cid, "Loose plan", "- later")
     store.add_note(cid, "repair", "History repaired: added an 'interrupted' result for 1 call(s).")
     store.add_note(cid, "error", "The relay said: quota exceeded")
-    store.add_wire(cid, [(1, WireEntry("request", '{"model": "m-1"}', 1.5)),
+    store.wire.add(cid, [(1, WireEntry("request", '{"model": "m-1"}', 1.5)),
                          (1, WireEntry("event", "delta", 1.6))])  # fmt: skip
     return cid
 

@@ -4,6 +4,7 @@ for streaming text and the wire log, and never in the loop's way."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from melgui.core.agent.session import AgentSession
@@ -13,6 +14,13 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFini
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
 from melgui.core.store.journal import Journal
+from melgui.core.thread.codec import (
+    change_from_json,
+    change_to_json,
+    snapshot_from_json,
+    snapshot_to_json,
+)
+from melgui.core.thread.thread import Thread
 from tests.fakes.replay import AskWrites, Leg, ReplayTransport, Tools, call
 
 
@@ -82,7 +90,7 @@ async def test_a_turn_is_stored_as_it_happens(store: Store, tmp_path: Path) -> N
     stored = store.messages(cid)
     assert [s.message for s in stored] == session.conversation.messages
     assert not any(s.partial for s in stored)
-    records = {r.call_id: r for r in store.tool_calls(cid)}
+    records = {r.call_id: r for r in store.calls.of(cid)}
     assert {k: (r.state, r.decision, r.result_status) for k, r in records.items()} == {
         "r1": ("ok", "auto", "ok"),
         "w1": ("ok", "approved:session", "ok"),
@@ -94,7 +102,7 @@ async def test_a_turn_is_stored_as_it_happens(store: Store, tmp_path: Path) -> N
     assert [(p.title, p.markdown, p.call_id) for p in store.plans(cid)] == [
         ("Steps", "1. read\n2. write", "p1")
     ]
-    wire = store.wire_log(cid)
+    wire = store.wire.read(cid)
     assert [w.leg for w in wire if w.direction == "request"] == [1, 2]
     assert len(wire) == 2 + 3 + 2  # two requests, three events then two
     summary = store.summary(cid)
@@ -156,11 +164,11 @@ async def test_stop_during_a_tool_answers_the_call(store: Store, tmp_path: Path)
     tools = session.loop.tools
     assert isinstance(tools, Tools)
     session.submit("go")
-    await wait_for(lambda: any(r.state == "running" for r in store.tool_calls(cid)))
+    await wait_for(lambda: any(r.state == "running" for r in store.calls.of(cid)))
     session.stop()
     await session.wait_idle()
     assert [s.message for s in store.messages(cid)] == session.conversation.messages
-    assert [(r.call_id, r.result_status) for r in store.tool_calls(cid)] == [
+    assert [(r.call_id, r.result_status) for r in store.calls.of(cid)] == [
         ("r1", "cancelled"),
         ("r2", "cancelled"),
     ]
@@ -216,7 +224,7 @@ async def test_long_wire_logs_are_written_in_chunks_in_order(store: Store, tmp_p
     session, _journal, cid, _ = start(store, tmp_path, [[*tokens, Done()]], flush_interval=60.0)
     session.submit("long")
     await session.wait_idle()
-    wire = store.wire_log(cid)
+    wire = store.wire.read(cid)
     assert len(wire) == 1 + 2501  # the request, then every event
     chunks = store._conn.execute("SELECT count(*) FROM wire_chunks").fetchone()[0]
     assert chunks >= 3  # never one huge write at the end of the leg
@@ -237,3 +245,45 @@ async def test_reasoning_is_journaled_while_it_streams_and_with_the_answer(
     final = store.messages(cid)[1]
     assert not final.partial
     assert (final.message.content, final.message.reasoning) == ("B.", "weighing options")
+
+
+async def test_the_thread_alone_is_enough_to_record_a_conversation(
+    store: Store, tmp_path: Path
+) -> None:
+    """A journal that hears nothing but a copy of the session's thread, its changes sent
+    as JSON the way a host sends them, stores the very conversation the loop keeps: the
+    messages come whole from the thread (answers with their calls, the calls' results),
+    a branch's new list too; no loop event is needed."""
+    calls = (call("r1", "read_file", {"path": "a.txt"}), call("w1", "write_file", {"path": "b"}))
+    legs: list[Leg] = [
+        [ReasoningDelta("Look first."), ToolCalls(calls)],  # no text: calls only
+        [TextDelta("Read it; "), TextDelta("not writing."), Done()],
+        [TextDelta("Again."), Done()],
+    ]
+    cid = store.create_conversation(str(tmp_path), model="m", role="assistant")
+    session = AgentSession(
+        ReplayTransport(legs), Tools(), AskWrites(), model="m", role="assistant", cwd=str(tmp_path)
+    )
+    answer_approvals(session, deny={"w1"})
+    copy = Thread.from_snapshot(snapshot_from_json(snapshot_to_json(session.thread.snapshot())))
+    session.thread.subscribe(
+        lambda change: copy.apply(change_from_json(json.loads(json.dumps(change_to_json(change)))))
+    )
+    journal = Journal(store, cid)
+    journal.follow(copy)
+    session.submit("Tidy up")
+    await session.wait_idle()
+    assert [s.message for s in store.messages(cid)] == session.conversation.messages
+    assert [m.role for m in session.conversation.messages] == [
+        "user", "assistant", "tool", "tool", "assistant"
+    ]  # fmt: skip
+    assert {r.call_id: r.state for r in store.calls.of(cid)} == {"r1": "ok", "w1": "denied"}
+
+    kept = session.conversation.messages[:1]
+    session.branch(kept, "rewind", "back to the start")
+    session.submit("Once more")
+    await session.wait_idle()
+    journal.close()
+    assert [s.message for s in store.messages(cid)] == session.conversation.messages
+    (branch,) = store.branches(cid)
+    assert branch.reason == "rewind" and branch.messages == 5

@@ -29,10 +29,10 @@ def crashed_mid_tool(store: Store, folder: Path) -> str:
     store.put_message(cid, 0, Message.user("do it"))
     store.put_message(cid, 1, Message.assistant("On it.", calls))
     for call in calls:
-        store.call_requested(cid, call)
-    store.call_state(cid, "a", "running")
+        store.calls.requested(cid, call)
+    store.calls.phase(cid, "a", "running")
     store.put_message(cid, 2, Message.tool_result("a", "contents"))  # killed before the record
-    store.call_state(cid, "b", "running")
+    store.calls.phase(cid, "b", "running")
     return cid
 
 

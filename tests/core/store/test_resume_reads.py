@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.loop_events import MessageAdded
 from melgui.core.protocol.messages import Message
 from melgui.core.store import Store
 from melgui.core.store.database import open_database
@@ -22,6 +21,8 @@ from melgui.core.store.resume import (
     resume,
     stored_from_file,
 )
+from melgui.core.thread.changes import EntryAdded
+from melgui.core.thread.entries import UserEntry
 
 READS = ("FROM messages", "FROM tool_calls", "FROM plans", "FROM notes")
 
@@ -67,9 +68,9 @@ def intact(store: Store, folder: str, cid: str | None = None) -> str:
         call = ToolCall(f"c{turn}", "read_file", f'{{"path": "m{turn}.py"}}')
         store.put_message(cid, next(seq), Message.user(f"question {turn}"))
         store.put_message(cid, next(seq), Message.assistant("Looking.", (call,)))
-        store.call_requested(cid, call)
-        store.call_decided(cid, call.id, "auto")
-        store.call_finished(cid, call.id, "ok", "x = 1", 0.25)
+        store.calls.requested(cid, call)
+        store.calls.decided(cid, call.id, "auto")
+        store.calls.finished(cid, call.id, "ok", "x = 1", 0.25)
         store.put_message(cid, next(seq), Message.tool_result(call.id, "x = 1"))
         store.add_note(cid, "retry", "attempt 2 after: busy")
         store.put_message(cid, next(seq), Message.assistant(f"answer {turn}"))
@@ -83,8 +84,8 @@ def crashed(store: Store, folder: str, cid: str | None = None) -> str:
     cid = intact(store, folder, cid)
     call = ToolCall("open", "run_command", '{"command": "make"}')
     store.put_message(cid, 8, Message.assistant("Building.", (call,)))
-    store.call_requested(cid, call)
-    store.call_state(cid, "open", "running")
+    store.calls.requested(cid, call)
+    store.calls.phase(cid, "open", "running")
     return cid
 
 
@@ -148,7 +149,7 @@ def test_a_journal_told_what_is_stored_reads_nothing_and_goes_on(traced: TracedS
         f"SELECT COUNT(*) FROM messages WHERE conversation_id = '{cid}'"
     ]
 
-    journal.observe(MessageAdded(Message.user("go on")))
+    journal.hear(EntryAdded(1, 0, UserEntry("e1", Message.user("go on"))))
     journal.close()
     stored = [s.message for s in traced.store.messages(cid)]
     assert stored == [*resumed.conversation.messages, Message.user("go on")]

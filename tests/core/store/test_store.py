@@ -97,12 +97,12 @@ def test_partial_row_is_replaced_in_place(store: Store, tmp_path: Path) -> None:
 def test_tool_call_lifecycle(store: Store, tmp_path: Path) -> None:
     cid = store.create_conversation(str(tmp_path))
     call = ToolCall("c1", "run_command", '{"command": "ls"}')
-    store.call_requested(cid, call)
-    store.call_state(cid, "c1", "waiting")
-    store.call_decided(cid, "c1", "approved:session")
-    store.call_state(cid, "c1", "running")
-    store.call_finished(cid, "c1", "ok", "exit_code=0\n", 0.25)
-    (record,) = store.tool_calls(cid)
+    store.calls.requested(cid, call)
+    store.calls.phase(cid, "c1", "waiting")
+    store.calls.decided(cid, "c1", "approved:session")
+    store.calls.phase(cid, "c1", "running")
+    store.calls.finished(cid, "c1", "ok", "exit_code=0\n", 0.25)
+    (record,) = store.calls.of(cid)
     assert (record.state, record.decision, record.result_status, record.result) == (
         "ok",
         "approved:session",
@@ -114,23 +114,23 @@ def test_tool_call_lifecycle(store: Store, tmp_path: Path) -> None:
 
 def test_denied_call_records_the_decision(store: Store, tmp_path: Path) -> None:
     cid = store.create_conversation(str(tmp_path))
-    store.call_requested(cid, ToolCall("c1", "write_file", "{}"))
-    store.call_finished(cid, "c1", "denied", "The user denied this write_file call.", 0.0)
-    assert store.tool_calls(cid)[0].decision == "denied"
+    store.calls.requested(cid, ToolCall("c1", "write_file", "{}"))
+    store.calls.finished(cid, "c1", "denied", "The user denied this write_file call.", 0.0)
+    assert store.calls.of(cid)[0].decision == "denied"
 
 
 def test_plans_wire_and_notes_are_kept_in_order(store: Store, tmp_path: Path) -> None:
     cid = store.create_conversation(str(tmp_path))
     store.add_plan(cid, "Plan A", "- step 1")
     store.add_plan(cid, "Plan B", "- step 2", call_id="c9")
-    store.add_wire(
+    store.wire.add(
         cid, [(1, WireEntry("request", "POST /x", 1.0)), (1, WireEntry("event", "e", 2.0))]
     )
-    store.add_wire(cid, [(2, WireEntry("event", "f", 3.0))])
+    store.wire.add(cid, [(2, WireEntry("event", "f", 3.0))])
     store.add_note(cid, "repair", "History repaired.")
     assert [p.title for p in store.plans(cid)] == ["Plan A", "Plan B"]
-    assert [w.text for w in store.wire_log(cid)] == ["POST /x", "e", "f"]
-    assert [w.text for w in store.wire_log(cid, leg=2)] == ["f"]
+    assert [w.text for w in store.wire.read(cid)] == ["POST /x", "e", "f"]
+    assert [w.text for w in store.wire.read(cid, leg=2)] == ["f"]
     assert [n.text for n in store.notes(cid)] == ["History repaired."]
 
 
@@ -190,10 +190,10 @@ def test_recent_commands_span_conversations_newest_first_once_each(
     gone = store.create_conversation(str(tmp_path))
 
     def run_command(cid: str, call_id: str, arguments: str) -> None:
-        store.call_requested(cid, ToolCall(call_id, "run_command", arguments))
+        store.calls.requested(cid, ToolCall(call_id, "run_command", arguments))
 
     run_command(first, "a", '{"command": "git status"}')
-    store.call_requested(first, ToolCall("r", "read_file", '{"path": "x"}'))
+    store.calls.requested(first, ToolCall("r", "read_file", '{"path": "x"}'))
     run_command(second, "b", '{"command": "pytest -q"}')
     run_command(first, "c", "not json")
     run_command(first, "d", '["a list"]')
@@ -201,8 +201,8 @@ def test_recent_commands_span_conversations_newest_first_once_each(
     run_command(gone, "f", '{"command": "rm -rf build"}')
     store.delete(gone)
     run_command(first, "g", '{"command": "ls"}')
-    assert store.recent_commands() == ["ls", "git status", "pytest -q"]
-    assert store.recent_commands(limit=2) == ["ls", "git status"]
+    assert store.calls.recent_commands() == ["ls", "git status", "pytest -q"]
+    assert store.calls.recent_commands(limit=2) == ["ls", "git status"]
 
 
 def test_a_wire_chunk_keeps_every_line_its_direction_text_and_time(
@@ -216,9 +216,9 @@ def test_a_wire_chunk_keeps_every_line_its_direction_text_and_time(
         WireEntry("event", "", start + 2.5),  # an empty text is still a line
         WireEntry("response", "200 OK", start + 60.000001),
     ]
-    store.add_wire_chunk(cid, 3, lines)
-    store.add_wire_chunk(cid, 4, [])  # an empty chunk reads as no lines
-    got = store.wire_log(cid)
+    store.wire.add_chunk(cid, 3, lines)
+    store.wire.add_chunk(cid, 4, [])  # an empty chunk reads as no lines
+    got = store.wire.read(cid)
     assert [(w.leg, w.direction, w.text) for w in got] == [(3, e.direction, e.text) for e in lines]
     assert all(abs(w.at - e.at) < 2e-6 for w, e in zip(got, lines, strict=True))
 
@@ -228,8 +228,8 @@ def test_a_wire_line_holding_the_chunk_separator_is_kept_whole(
 ) -> None:
     cid = store.create_conversation(str(tmp_path))
     lines = [WireEntry("event", "a\x1eb", 1.0), WireEntry("event", "c", 2.0)]
-    store.add_wire_chunk(cid, 1, lines)
-    assert [w.text for w in store.wire_log(cid)] == ["a\x1eb", "c"]
+    store.wire.add_chunk(cid, 1, lines)
+    assert [w.text for w in store.wire.read(cid)] == ["a\x1eb", "c"]
 
 
 def test_wire_chunks_stored_by_earlier_versions_still_read(store: Store, tmp_path: Path) -> None:
@@ -238,7 +238,7 @@ def test_wire_chunks_stored_by_earlier_versions_still_read(store: Store, tmp_pat
         "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
         (cid, 2, '[["request", "POST /x", 1.5], ["event", "e", 2]]'),
     )
-    assert [(w.leg, w.direction, w.text, w.at) for w in store.wire_log(cid)] == [
+    assert [(w.leg, w.direction, w.text, w.at) for w in store.wire.read(cid)] == [
         (2, "request", "POST /x", 1.5),
         (2, "event", "e", 2.0),
     ]
@@ -252,12 +252,12 @@ def test_melgui_s_own_key_never_reaches_a_stored_wire_chunk(store: Store, tmp_pa
     try:
         lines = [WireEntry("event", 'echo {"key": "sk-wire-secret-123"}', 1.0)]
         lines.append(WireEntry("event", "escaped sk\\u002dwire-secret-123", 2.0))
-        store.add_wire_chunk(cid, 1, lines)
+        store.wire.add_chunk(cid, 1, lines)
     finally:
         redaction.forget_secrets()
     stored = store._conn.execute("SELECT entries FROM wire_chunks").fetchone()[0]
     assert "wire-secret" not in stored
-    assert [w.text for w in store.wire_log(cid)] == [
+    assert [w.text for w in store.wire.read(cid)] == [
         'echo {"key": "«redacted»"}',
         "escaped «redacted»",
     ]

@@ -24,6 +24,7 @@ from melgui.core.protocol.events import (
     Usage,
 )
 from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement
+from melgui.core.protocol.loop_events import MessageAdded, ToolCallFinished, ToolCallRequested
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.thread.changes import Change, EntriesReplaced, TextAppended
@@ -212,11 +213,12 @@ async def test_a_plan_a_failure_and_a_retry_are_entries() -> None:
     assert kinds == [
         ("user", ""),
         ("note", "retry"),
+        ("assistant", ""),  # the leg that only called a tool: its message, with no text
         ("call", ""),
         ("plan", ""),
         ("note", "error"),
     ]
-    plan_entry, failed = session.thread.entries[3], session.thread.entries[4]
+    plan_entry, failed = session.thread.entries[4], session.thread.entries[5]
     assert isinstance(plan_entry, PlanEntry) and plan_entry.title == "Steps"
     assert plan_entry.call_id == "p1"
     assert isinstance(failed, NoteEntry) and failed.status == 500 and failed.text == "gone"
@@ -233,10 +235,11 @@ async def test_a_branch_replaces_the_entries_and_keeps_the_calls_it_carries() ->
     session.branch(session.conversation.messages[:3], "rewind", "went back")
     assert isinstance(copy.heard[-1], EntriesReplaced)
     kinds = [e.kind for e in session.thread.entries]
-    assert kinds == ["user", "call", "branch"]
+    assert kinds == ["user", "assistant", "call", "branch"]
     assert session.thread.call("b1") == before  # judgement, timing, result kept
     marker = session.thread.entries[-1]
     assert isinstance(marker, BranchEntry) and marker.note == "went back"
+    assert marker.current == tuple(session.conversation.messages)  # the new list, whole
     assert_same(session.thread, copy.thread)
     await session.aclose()
 
@@ -250,10 +253,42 @@ async def test_a_stored_conversation_loads_as_entries() -> None:
     ]
     session = make_session([], conversation=Conversation(list(stored)))
     kinds = [e.kind for e in session.thread.entries]
-    assert kinds == ["user", "reasoning", "call", "assistant"]
+    assert kinds == ["user", "reasoning", "assistant", "call", "assistant"]
     entry = session.thread.call("s1")
     assert entry is not None and entry.phase == "denied" and entry.result is not None
+    # Each message is held whole by its entry, as later legs send it.
+    held = [
+        m
+        for e in session.thread.entries
+        for m in (getattr(e, "message", None), getattr(e, "reply", None))
+        if isinstance(m, Message)
+    ]
+    assert held == stored
     await session.aclose()
+
+
+def test_a_result_is_held_by_its_call_whichever_comes_first() -> None:
+    """The loop adds a call's result message just before saying the call finished; a
+    hosted agent just after. Either way the call's entry holds it, once."""
+    first = call("a1", "read_file", {"path": "a"})
+    later = call("a2", "read_file", {"path": "b"})
+    reducer = ThreadReducer(Thread())
+    reducer.apply(MessageAdded(Message.assistant("", (first, later))))
+    for each in (first, later):
+        reducer.apply(ToolCallRequested(each))
+    before = Message.tool_result("a1", "text of a")
+    reducer.apply(MessageAdded(before))
+    reducer.apply(ToolCallFinished(first, "ok", "text of a", 0.1))
+    reducer.apply(ToolCallFinished(later, "ok", "text of b", 0.1))
+    after = Message.tool_result("a2", "text of b")
+    reducer.apply(MessageAdded(after))
+    thread = reducer.thread
+    one, two = thread.call("a1"), thread.call("a2")
+    assert one is not None and one.reply is before
+    assert two is not None and two.reply is after
+    (answer,) = [e for e in thread.entries if isinstance(e, AssistantEntry)]
+    assert answer.text == "" and answer.message is not None
+    assert answer.message.tool_calls == (first, later)
 
 
 def test_where_a_call_comes_from() -> None:
@@ -288,6 +323,29 @@ def test_changes_are_numbered_and_a_gap_is_refused() -> None:
     assert copy.seq == 5 and list(copy.entries) == list(thread.entries)
     copy.add(NoteEntry(copy.new_id(), "context", "after"))
     assert len({e.id for e in copy.entries}) == 6  # ids go on after a snapshot's
+
+
+def test_a_copy_restarts_from_a_snapshot_and_takes_merged_runs() -> None:
+    thread = Thread("t1")
+    index = thread.add(AssistantEntry(thread.new_id(), "", streaming=True, leg=1))
+    copy = Thread()
+    copy.add(NoteEntry(copy.new_id(), "context", "what it held before"))
+    heard: list[str] = []
+    copy.subscribe(lambda change: heard.append(change.kind))
+    copy.restart(thread.snapshot())
+    assert heard == ["entries_replaced"]  # the state is the same: not said again
+    assert copy.thread_id == "t1" and copy.seq == 1 and list(copy.entries) == list(thread.entries)
+    # What it held before does not chain with the snapshot: a reader is given the load.
+    assert [c.kind for c in copy.since(0) or []] == ["entries_replaced"]
+    for piece in ("He", "ll", "o"):
+        thread.append_text(index, piece)
+    merged = TextAppended(4, index, "Hello")  # the host sends a run as one change
+    with pytest.raises(SeqGap):
+        copy.apply(merged)  # without its first number it does not follow
+    with pytest.raises(SeqGap):
+        copy.apply(merged, first=3)
+    copy.apply(merged, first=2)
+    assert copy.seq == 4 and copy.entries[0].text == "Hello"  # type: ignore[union-attr]
 
 
 def test_a_judgement_survives_json() -> None:

@@ -32,11 +32,11 @@ def test_a_draft_is_tried_on_the_history_and_a_proposal_adopted_with_a_click(
     record(store, window.project_folder())
     # A call a hook rewrote back then: the draft would let the model's own version run.
     cid = store.create_conversation(window.project_folder())
-    store.call_requested(cid, ToolCall("e1", "run_command", json.dumps({"command": "ls src"})))
-    store.call_state(cid, "e1", "waiting")
-    store.call_decided(cid, "e1", "approved")
-    store.call_ran_with(cid, "e1", json.dumps({"command": "ls --color=never src"}))
-    store.call_finished(cid, "e1", "ok", "a.txt", 0.1)
+    store.calls.requested(cid, ToolCall("e1", "run_command", json.dumps({"command": "ls src"})))
+    store.calls.phase(cid, "e1", "waiting")
+    store.calls.decided(cid, "e1", "approved")
+    store.calls.ran_with(cid, "e1", json.dumps({"command": "ls --color=never src"}))
+    store.calls.finished(cid, "e1", "ok", "a.txt", 0.1)
     window.open_settings()
     dialog = window.findChild(SettingsDialog)
     assert dialog is not None

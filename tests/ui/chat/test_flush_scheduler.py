@@ -64,7 +64,7 @@ def test_the_timer_draws_what_was_requested(qtbot: QtBot) -> None:
     log: list[str] = []
     client = FakeClient("a", log, work=3)
     scheduler.request(client)
-    qtbot.waitUntil(lambda: len(log) == 3, timeout=5000)
+    qtbot.waitUntil(lambda: len(log) == 3, timeout=30_000)
     assert not scheduler.is_pending(client)
 
 
@@ -79,7 +79,7 @@ def test_transcripts_share_one_scheduler_and_all_get_drawn(qtbot: QtBot) -> None
             f"Pane {n} says hello." in t.toPlainText() and "And more" in t.toPlainText()
             for n, t in enumerate(transcripts)
         ),
-        timeout=5000,
+        timeout=30_000,  # the render thread shares 2 cores with the rest under load
     )
 
 

@@ -54,7 +54,7 @@ def test_reopened_calls_keep_their_status_duration_and_decision(
         cid = sidebar.current_id
         assert cid is not None
         await wait_until(
-            lambda: [r.result_status for r in sidebar.store.tool_calls(cid)] == ["ok", "denied"]
+            lambda: [r.result_status for r in sidebar.store.calls.of(cid)] == ["ok", "denied"]
         )
         sidebar.new_button.click()
         send(qtbot, window, "Something else")
@@ -65,7 +65,7 @@ def test_reopened_calls_keep_their_status_duration_and_decision(
 
     cid = run(scenario())
     assert (project / "kept.txt").read_text() == "kept\n"
-    stored = {r.call_id: r for r in sidebar.store.tool_calls(cid)}
+    stored = {r.call_id: r for r in sidebar.store.calls.of(cid)}
     assert stored["w1"].decision == "approved" and stored["c1"].decision == "denied"
     book = window.inspector.book
     written, denied = book.records["w1"], book.records["c1"]

@@ -16,7 +16,7 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation, Message, Repair
 from melgui.core.store import Store, ToolCallRecord
 from melgui.core.store import store as store_module
-from melgui.core.store.call_rows import CallRows
+from melgui.core.store.call_log import CallLog
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
@@ -40,9 +40,9 @@ def stored_turns(store: Store, folder: str, turns: int) -> tuple[str, list[Messa
             Message.tool_result(call.id, f"x = {turn}"),
             Message.assistant(f"Answer {turn}"),
         ]
-        store.call_requested(cid, call)
-        store.call_decided(cid, call.id, "auto")
-        store.call_finished(cid, call.id, "ok", f"x = {turn}", 0.5)
+        store.calls.requested(cid, call)
+        store.calls.decided(cid, call.id, "auto")
+        store.calls.finished(cid, call.id, "ok", f"x = {turn}", 0.5)
     with store.transaction():
         for seq, message in enumerate(messages):
             store.put_message(cid, seq, message)
@@ -58,14 +58,14 @@ class ReadThreads:
         self.calls: list[str] = []
         self.repairs: list[str] = []  # working out what a crash left open
         read_messages = store_module.read_messages
-        tool_calls = CallRows.tool_calls
+        tool_calls = CallLog.of
         repair_pairing = Conversation.repair_pairing
 
         def messages(conn: Any, cid: str) -> Any:
             self.messages.append(threading.current_thread().name)
             return read_messages(conn, cid)
 
-        def calls(rows: CallRows, cid: str) -> list[ToolCallRecord]:
+        def calls(rows: CallLog, cid: str) -> list[ToolCallRecord]:
             self.calls.append(threading.current_thread().name)
             return tool_calls(rows, cid)
 
@@ -74,7 +74,7 @@ class ReadThreads:
             return repair_pairing(conversation)
 
         monkeypatch.setattr(store_module, "read_messages", messages)
-        monkeypatch.setattr(CallRows, "tool_calls", calls)
+        monkeypatch.setattr(CallLog, "of", calls)
         monkeypatch.setattr(Conversation, "repair_pairing", repair)
 
 

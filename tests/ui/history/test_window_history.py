@@ -69,7 +69,7 @@ def test_conversations_are_kept_and_reopened(
     stored = [s.message.content for s in sidebar.store.messages(first)]
     assert stored[-2:] == ["Go on", "Back in the first one."]
     assert [p.title for p in sidebar.store.plans(first)] == ["Steps"]
-    wire = sidebar.store.wire_log(first)
+    wire = sidebar.store.wire.read(first)
     assert wire and all("test-key" not in w.text for w in wire)  # kept redacted
 
 

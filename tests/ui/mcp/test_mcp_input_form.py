@@ -31,7 +31,7 @@ def test_the_form_asks_and_answers_for_the_call(
         [text("Done."), done()],
     )
     window: MainWindow = make_window(relay_settings(scripted_relay))
-    form: InputForm = window.mcp_panel.input_form  # type: ignore[attr-defined]
+    form: InputForm = window.mcp.form
     shown: list[tuple[str, str]] = []
     form.showRequested.connect(lambda source, call: shown.append((source, call)))
 
@@ -106,7 +106,7 @@ def test_a_page_to_open_is_shown_in_full_and_opens_only_on_the_persons_click(
     )
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.resize(1100, 700)
-    form: InputForm = window.mcp_panel.input_form  # type: ignore[attr-defined]
+    form: InputForm = window.mcp.form
     opened: list[str] = []
     window.desk.mcp.input_policy = InputPolicy(browser=lambda url: opened.append(url) or True)
 

@@ -30,7 +30,7 @@ def test_a_sampling_request_is_shown_then_sent_or_refused(
         [text("Both done."), done()],
     )
     window: MainWindow = make_window(relay_settings(scripted_relay))
-    bar: SamplingBar = window.mcp_panel.input_form.sampling_bar  # type: ignore[attr-defined]
+    bar: SamplingBar = window.mcp.sampling
 
     async def asked() -> None:
         await window.desk.start_mcp(extra=config)

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from melgui.core.config.settings import RemoteHost, Settings  # noqa: E402
 from melgui.remote.connect import HOST_COMMAND_ENV  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
-from melgui.ui.panes.remote.install import stand_in_for  # noqa: E402
+from melgui.ui.panes.remote.remote_side import stand_in_for  # noqa: E402
 from melgui.ui.panes.terminal.pane import TerminalPane  # noqa: E402
 from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
 from melgui.ui.runtime.theme import apply_theme  # noqa: E402

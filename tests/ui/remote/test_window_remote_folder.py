@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 from melgui.core.config.settings import Settings
 from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.ui.panes.remote.folder_dialog import RemoteFolderDialog, recent_folders, remember_folder
-from melgui.ui.panes.remote.install import stand_in_for
+from melgui.ui.panes.remote.remote_side import stand_in_for
 from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.window.main_window import MainWindow, build_main_window
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls

@@ -4,13 +4,15 @@
     indicator.show_state("build", "reconnecting to build (attempt 2)")
 
 connected → "build ✓ connected"; reconnecting (with backoff) → "build ⟳ reconnecting
-(attempt 2)"; lost → "build ✕ connection lost", in the theme's warning colour. The tooltip
-says what each means.
+(attempt 2)"; lost → "build ✕ connection lost"; trouble in the theme's error colour. The
+tooltip says what each means.
 """
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
+
+from melgui.ui.runtime.theme import LIGHT, Colors
 
 _MEANING = {
     "connected": "connected: tools and terminals run there",
@@ -34,11 +36,16 @@ def words(state: str) -> tuple[str, str]:
 
 
 class LinkState(QLabel):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, colors: Colors = LIGHT) -> None:
         super().__init__(parent)
         self.setObjectName("linkState")
+        self.colors = colors
         self.states: dict[str, str] = {}
         self.hide()
+
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+        self._colour()
 
     def show_state(self, host: str, state: str) -> None:
         self.states[host] = state
@@ -52,5 +59,9 @@ class LinkState(QLabel):
         self.setText("  ·  ".join(parts))
         self.setToolTip("\n".join(tips))
         self.setProperty("trouble", worst)
-        self.setStyleSheet("color: #b3261e;" if worst else "")
+        self._colour()
         self.show()
+
+    def _colour(self) -> None:
+        trouble = self.property("trouble")
+        self.setStyleSheet(f"color: {self.colors.error};" if trouble else "")

@@ -1,78 +1,113 @@
-"""Puts signals and the agents board into the main window. One call: `install_signals(window)`.
+"""Watching every agent for the person: the agents board and its view, Attention,
+desktop notifications, and the parallel work over the board's workers (where their
+changes overlap, the merge queue of those that finished).
+
+    signals = watch_agents(window, tasks, panes=..., approvals=..., desk=..., ...)
+    signals.follow_main(session)        # each main conversation the window shows
 
 Every agent is registered on one AgentsBoard: the main conversation (again whenever it is
 replaced) and every pane whose widget carries a session (`pane.session` of a worker
 pane, `pane.acp` of an ACP agent's pane), with its worktree when the pane has one
-(`pane.worktree`). Terminal panes' bells go to Attention. The board is a dock
-(View → Agents board) whose rows bring their pane forward.
+(`pane.worktree`). Terminal panes' bells go to Attention. The board's view sits in a
+dock (the window places it; View → Agents board) whose rows bring their pane forward;
+the merge queue's view in another (View → Merge queue).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
-from PySide6.QtCore import Qt, SignalInstance
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QWidget
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.config.settings import Settings
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.board.agents_board import AgentsBoard
 from melgui.desk.board.overlap_watch import OverlapWatch
+from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.ui.approvals.approval_bar import ApprovalBar
+from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.board.board_view import BoardView
-from melgui.ui.notifications.attention import MAIN, Attention, SignalHost, pane_key
+from melgui.ui.board.parallel_work import ParallelWork, parallel_work
+from melgui.ui.notifications.attention import MAIN, Attention, pane_key
 from melgui.ui.notifications.desktop import DesktopNotifier
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.theme import Colors
 
 MAIN_NAME = "Main conversation"
 
 
-class SignalWindow(SignalHost, Protocol):
-    """What install_signals needs of the window beyond SignalHost (MainWindow is one)."""
-
-    session: AgentSession
-    sessionChanged: SignalInstance
-    tasks: TaskKeeper
-
-    @property
-    def chat(self) -> QWidget: ...
-
-
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # a slot of themeChanged
 class Signals:
-    """What install_signals made: the board, its dock and view, and Attention."""
+    """What watch_agents made: the board, its view in its dock, Attention, the notifier,
+    the parallel work (the merge queue's view in its own dock)."""
 
     board: AgentsBoard
     view: BoardView
     dock: QDockWidget
     attention: Attention
     notifier: DesktopNotifier
+    parallel: ParallelWork
+
+    def follow_main(self, session: AgentSession) -> None:
+        """`session` is the main conversation now."""
+        self.board.add(MAIN, MAIN_NAME, session)
+
+    def set_colors(self, colors: Colors) -> None:
+        self.view.set_colors(colors)
+        self.parallel.set_colors(colors)
 
 
-def install_signals(host: SignalWindow, window: QMainWindow) -> Signals:
-    """Follow every agent of `host` (the window, also given as a QMainWindow)."""
+def watch_agents(
+    window: QWidget,
+    tasks: TaskKeeper,
+    *,
+    panes: PaneManager,
+    approvals: ApprovalQueue,
+    approval_bar: ApprovalBar,
+    settings: Callable[[], Settings],
+    show_call: Callable[[str], None],
+    focus_chat: Callable[[], None],
+    desk: Desk,
+    colors: Colors,
+) -> Signals:
+    """Watch the agents of `window` (the top-level widget: its icon, its activation):
+    the panes' and, once `follow_main` is called, the main conversation's."""
     board = AgentsBoard(overlaps=OverlapWatch())  # which files each worker's worktree changed
     notifier = DesktopNotifier(
         window.windowIcon(),
-        lambda coro: host.tasks.spawn(coro, what="desktop notifications"),
+        lambda coro: tasks.spawn(coro, what="desktop notifications"),
         window,
     )
-    attention = Attention(host, window, board, notifier, focus_chat=lambda: _focus_chat(host))
-    view = BoardView(board)
-    dock = QDockWidget("Agents", window)
-    dock.setObjectName("agentsDock")
-    dock.setWidget(view)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    dock.hide()  # View → Agents board
+    attention = Attention(
+        window,
+        board,
+        notifier,
+        panes=panes,
+        approvals=approvals,
+        approval_bar=approval_bar,
+        settings=settings,
+        show_call=show_call,
+        focus_chat=focus_chat,
+    )
+    view = BoardView(board, colors=colors)
+    dock = _dock("Agents", "agentsDock", view)
     view.focusRequested.connect(attention.show)
-    board.add(MAIN, MAIN_NAME, host.session)
-    host.sessionChanged.connect(lambda session: board.add(MAIN, MAIN_NAME, session))
-    follow_panes(host.pane_manager, board, attention)
-    return Signals(board, view, dock, attention, notifier)
+    follow_panes(panes, board, attention)
+    parallel = parallel_work(board, panes, desk, settings, colors)
+    parallel.dock = _dock("Merge queue", "mergeQueueDock", parallel.view)
+    return Signals(board, view, dock, attention, notifier, parallel)
+
+
+def _dock(title: str, name: str, widget: QWidget) -> QDockWidget:
+    dock = QDockWidget(title)
+    dock.setObjectName(name)
+    dock.setWidget(widget)
+    return dock
 
 
 def follow_panes(manager: PaneManager, board: AgentsBoard, attention: Attention) -> None:
@@ -112,10 +147,3 @@ def _worktree_of(pane: object) -> Callable[[], Worktree | None]:
         return found if isinstance(found, Worktree) else None
 
     return worktree
-
-
-def _focus_chat(host: SignalWindow) -> None:
-    chat = host.chat
-    prompt = getattr(chat, "input", None)
-    if prompt is not None:
-        prompt.setFocus()

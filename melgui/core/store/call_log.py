@@ -1,4 +1,6 @@
-"""The store's tool-call rows: a call's phase, decision and result, and what ran unasked."""
+"""CallLog: the history's tool calls. Each call's phase, decision and result, as the
+journal records them, and what is asked of all calls together: the commands run, what
+ran without asking and by which rule, every decided call for trying rules on."""
 
 from __future__ import annotations
 
@@ -16,16 +18,14 @@ from melgui.core.store.records import AllowedCall, RecordedCall, ToolCallRecord
 from melgui.core.thread.codec import hook_from_json, hook_to_json
 
 
-class CallRows:
-    """Tool calls of a conversation, as the journal records them.
+class CallLog:
+    """The tool calls of one open history (`store.calls`), on the store's connection."""
 
-    A part of Store (melgui.core.store.store), which provides the connection and clock.
-    """
+    def __init__(self, conn: sqlite3.Connection, clock: Callable[[], float]) -> None:
+        self._conn = conn
+        self._clock = clock
 
-    _conn: sqlite3.Connection
-    _clock: Callable[[], float]
-
-    def call_requested(self, cid: str, call: ToolCall) -> None:
+    def requested(self, cid: str, call: ToolCall) -> None:
         self._conn.execute(
             "INSERT INTO tool_calls (conversation_id, call_id, name, arguments, state,"
             " requested_at) VALUES (?, ?, ?, ?, 'requested', ?)"
@@ -33,27 +33,27 @@ class CallRows:
             (cid, call.id, call.name, call.arguments, self._clock()),
         )
 
-    def call_state(self, cid: str, call_id: str, state: CallPhase) -> None:
+    def phase(self, cid: str, call_id: str, state: CallPhase) -> None:
         self._conn.execute(
             "UPDATE tool_calls SET state = ? WHERE conversation_id = ? AND call_id = ?",
             (state, cid, call_id),
         )
 
-    def call_decided(self, cid: str, call_id: str, decision: str) -> None:
+    def decided(self, cid: str, call_id: str, decision: str) -> None:
         self._conn.execute(
             "UPDATE tool_calls SET decision = ?, decided_at = ? WHERE conversation_id = ?"
             " AND call_id = ?",
             (decision, self._clock(), cid, call_id),
         )
 
-    def call_ran_with(self, cid: str, call_id: str, arguments: str) -> None:
+    def ran_with(self, cid: str, call_id: str, arguments: str) -> None:
         """The call ran with `arguments` (JSON), not the model's: a hook changed them."""
         self._conn.execute(
             "UPDATE tool_calls SET ran_arguments = ? WHERE conversation_id = ? AND call_id = ?",
             (arguments, cid, call_id),
         )
 
-    def call_finished(
+    def finished(
         self, cid: str, call_id: str, status: str, result: str, duration: float | None
     ) -> None:
         self._conn.execute(
@@ -64,7 +64,7 @@ class CallRows:
             (status, status, result, self._clock(), duration, status, cid, call_id),
         )
 
-    def call_steps(
+    def steps(
         self, cid: str, call_id: str, hooks: tuple[HookRun, ...], notes: tuple[str, ...]
     ) -> None:
         """The hooks that ran around a call and the lines the steps after it added."""
@@ -73,7 +73,7 @@ class CallRows:
             (_hooks_json(hooks), json.dumps(list(notes)), cid, call_id),
         )
 
-    def put_call_record(self, cid: str, record: ToolCallRecord) -> None:
+    def put(self, cid: str, record: ToolCallRecord) -> None:
         """Write a whole record (import)."""
         self._conn.execute(
             "INSERT OR REPLACE INTO tool_calls (conversation_id, call_id, name, arguments,"
@@ -97,7 +97,8 @@ class CallRows:
             ),
         )
 
-    def tool_calls(self, cid: str) -> list[ToolCallRecord]:
+    def of(self, cid: str) -> list[ToolCallRecord]:
+        """The calls of conversation `cid`, in the order they were asked for."""
         rows = self._conn.execute(
             "SELECT call_id, name, arguments, state, decision, result_status, result,"
             " requested_at, decided_at, finished_at, duration, hooks, notes FROM tool_calls"
@@ -138,7 +139,7 @@ class CallRows:
             for cid, call_id, name, arguments, decision, decided_at in rows
         ]
 
-    def recorded_calls(self, conversations: int | None = None) -> list[RecordedCall]:
+    def recorded(self, conversations: int | None = None) -> list[RecordedCall]:
         """Every decided call of the last `conversations` kept conversations (by last
         change; None: all), oldest first, for trying rules on the history."""
         limit = -1 if conversations is None else conversations

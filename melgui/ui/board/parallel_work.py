@@ -1,6 +1,7 @@
-"""Puts parallel work into the main window: overlap notes on the worker panes and in the
-orchestrator's pane tools, and the merge queue (a dock beside the agents board, View →
-Merge queue). One call, after the agents board exists: `install_parallel_work(window)`.
+"""Parallel work: overlap notes on the worker panes and in the orchestrator's pane tools,
+and the merge queue (its view goes in a dock beside the agents board, View → Merge
+queue; the window places it). Made once the agents board exists:
+`parallel_work(board, panes, desk, settings, colors)`.
 
 The queue's hooks are the window's: the project's test command and what a failure does
 (Settings → Workers), where a worker's tests run (the project's place in its worktree),
@@ -11,12 +12,11 @@ the queue again when it finishes its turn.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
-from PySide6.QtCore import Qt, SignalInstance
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QDockWidget
 
 from melgui.core.config.settings import Settings
 from melgui.core.worktrees.merge_queue.queue import (
@@ -29,50 +29,23 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.desk.board.agents_board import AgentsBoard, Moment
 from melgui.desk.desk import Desk
-from melgui.ui.board.board_view import BoardView
 from melgui.ui.board.merge_queue_view import Candidate, MergeQueueView
-from melgui.ui.board.overlap_notes import OverlapNotes, install_overlap_notes
+from melgui.ui.board.overlap_notes import OverlapNotes, notes_on_panes
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.runtime.theme import Colors
 
 
-class BoardParts(Protocol):
-    """The agents board install_signals made (melgui.ui.notifications.install.Signals)."""
-
-    board: AgentsBoard
-    view: BoardView
-    dock: QDockWidget
-
-
-class ParallelHost(Protocol):
-    """What parallel work needs of the window (MainWindow is one)."""
-
-    @property
-    def signals(self) -> BoardParts: ...
-
-    pane_manager: PaneManager
-    colors: Colors
-    themeChanged: SignalInstance
-
-    @property
-    def desk(self) -> Desk: ...
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def main_window(self) -> QMainWindow: ...
-
-    def project_folder(self) -> str: ...
-
-
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # a slot of themeChanged
 class ParallelWork:
     notes: OverlapNotes
     queue: MergeQueue
     view: MergeQueueView
-    dock: QDockWidget
+    dock: QDockWidget = field(init=False)  # where the window places the view
+
+    def set_colors(self, colors: Colors) -> None:
+        self.notes.set_colors(colors)
+        self.view.set_colors(colors)
 
 
 def _pane_id(key: str) -> int | None:
@@ -81,14 +54,23 @@ def _pane_id(key: str) -> int | None:
 
 
 class WindowHooks(QueueHooks):
-    def __init__(self, host: ParallelHost) -> None:
-        self.host = host
+    def __init__(
+        self,
+        board: AgentsBoard,
+        panes: PaneManager,
+        desk: Desk,
+        settings: Callable[[], Settings],
+    ) -> None:
+        self.board = board
+        self.panes = panes
+        self.desk = desk
+        self._settings = settings
 
     def project(self) -> str:
-        return self.host.desk.worktrees.folder  # the key of the project's settings
+        return self.desk.worktrees.folder  # the key of the project's settings
 
     def settings(self) -> QueueSettings:
-        settings = self.host.settings
+        settings = self._settings()
         command = settings.merge_test_command.get(self.project(), "").strip()
         return QueueSettings(command, settings.merge_test_timeout, settings.merge_test_failure)
 
@@ -100,11 +82,11 @@ class WindowHooks(QueueHooks):
 
     def pane(self, key: str) -> AgentPane | None:
         pane_id = _pane_id(key)
-        pane = self.host.pane_manager.pane(pane_id) if pane_id is not None else None
+        pane = self.panes.pane(pane_id) if pane_id is not None else None
         return pane if isinstance(pane, AgentPane) else None
 
     def busy(self, key: str) -> bool:
-        session = self.host.signals.board.session(key)
+        session = self.board.session(key)
         return session is not None and session.busy
 
     def send_back(self, item: QueueItem) -> None:
@@ -116,7 +98,7 @@ class WindowHooks(QueueHooks):
         pane = self.pane(key)
         if pane is not None and pane.worktree is not None:
             pane.worktree = replace(pane.worktree, base=worktree.base)
-            watch = self.host.signals.board.overlaps
+            watch = self.board.overlaps
             if watch is not None:  # its changes now count from the new base
                 watch.edited(key, pane.worktree)
 
@@ -143,21 +125,18 @@ def candidates(board: AgentsBoard, hooks: WindowHooks) -> list[Candidate]:
     return found
 
 
-def install_parallel_work(host: ParallelHost) -> ParallelWork:
-    board = host.signals.board
-    notes = install_overlap_notes(board, host.pane_manager, host.colors, host.desk.panes)
-    hooks = WindowHooks(host)
+def parallel_work(
+    board: AgentsBoard,
+    panes: PaneManager,
+    desk: Desk,
+    settings: Callable[[], Settings],
+    colors: Colors,
+) -> ParallelWork:
+    """Overlap notes on `panes` and the merge queue of the workers on `board`."""
+    notes = notes_on_panes(board, panes, colors, desk.panes)
+    hooks = WindowHooks(board, panes, desk, settings)
     queue = MergeQueue(hooks)
-    view = MergeQueueView(
-        queue, lambda: candidates(board, hooks), hooks.describe_tests, host.colors
-    )
-    window = host.main_window
-    dock = QDockWidget("Merge queue", window)
-    dock.setObjectName("mergeQueueDock")
-    dock.setWidget(view)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    window.tabifyDockWidget(host.signals.dock, dock)
-    dock.hide()  # View → Merge queue
+    view = MergeQueueView(queue, lambda: candidates(board, hooks), hooks.describe_tests, colors)
 
     def on_moment(moment: Moment) -> None:
         item = queue.item(moment.key)
@@ -169,8 +148,4 @@ def install_parallel_work(host: ParallelHost) -> ParallelWork:
             queue.add(moment.key, moment.name, worktree, again)
 
     board.on_moment(on_moment)
-    host.signals.view.set_colors(host.colors)
-    host.themeChanged.connect(notes.set_colors)
-    host.themeChanged.connect(view.set_colors)
-    host.themeChanged.connect(host.signals.view.set_colors)
-    return ParallelWork(notes, queue, view, dock)
+    return ParallelWork(notes, queue, view)

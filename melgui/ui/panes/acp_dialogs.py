@@ -1,4 +1,4 @@
-"""ACP agent panes in the main window: the factory on the window's desk, "New agent
+"""ACP agent panes: the factory that lets a PaneManager host them on a desk, "New agent
 pane…" (the known agents, the person's own from settings, or any command), and "Reopen
 agent session…" (the sessions melgui noted in this project, of agents that can load or
 resume them)."""
@@ -33,7 +33,7 @@ class AgentPaneHost(Protocol):
     def main_window(self) -> QMainWindow: ...
 
 
-def install_acp(desk: Desk, plans: Callable[[str, str], None], manager: PaneManager) -> None:
+def host_acp_agents(manager: PaneManager, desk: Desk, plans: Callable[[str, str], None]) -> None:
     """Let `manager` open ACP agent panes on `desk` (its rules, MCP servers, checkpoints;
     plans to `plans`, the window's plans panel)."""
 

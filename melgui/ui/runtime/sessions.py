@@ -1,0 +1,70 @@
+"""The sessions a window makes on its desk: each with a WireRecorder of its own (the wire
+log its bridge shows), a main conversation with its own "for this conversation" rules,
+and every one on a remote folder's tools once the window is that folder's (`elsewhere`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+
+from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.tooling import ToolRunner
+from melgui.core.worktrees.model import Worktree
+from melgui.desk.desk import Desk
+from melgui.ui.runtime.wire_recorder import WireRecorder
+
+# A remote folder's: the chat's workspace tools and its folder there (ui/panes/remote).
+Elsewhere = Callable[[], tuple[ToolRunner, str]]
+
+
+class WindowSessions:
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+        self.elsewhere: Elsewhere | None = None
+        self._recorders: weakref.WeakKeyDictionary[ChatSession, WireRecorder] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._policies: weakref.WeakKeyDictionary[AgentSession, RulePolicy] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def main(
+        self, conversation: Conversation, *, model: str, role: Role, source: str = "main"
+    ) -> AgentSession:
+        """A main conversation, with rules of its own; there, when the window is elsewhere."""
+        recorder = self._recorder()
+        policy = self.desk.conversation_policy()  # its own "for this conversation" rules
+        tools, cwd = self.elsewhere() if self.elsewhere is not None else (None, None)
+        session = self.desk.session(
+            conversation, model=model, role=role, wire=recorder, source=source,
+            policy=policy, tools=tools, cwd=cwd,
+        )  # fmt: skip
+        self._recorders[session] = recorder
+        self._policies[session] = policy
+        return session
+
+    def worker(
+        self, *, model: str, role: Role, source: str, worktree: Worktree | None
+    ) -> AgentSession:
+        """A worker on the same connection, folder (or `worktree`) and saved rules."""
+        recorder = self._recorder()
+        session = self.desk.worker_session(
+            model=model, role=role, wire=recorder, source=source, worktree=worktree
+        )
+        self._recorders[session] = recorder
+        return session
+
+    def recorder(self, session: ChatSession) -> WireRecorder | None:
+        return self._recorders.get(session)
+
+    def policy(self, session: AgentSession) -> RulePolicy:
+        """`session`'s own rules, or the desk's when it has none of its own."""
+        return self._policies.get(session, self.desk.policy)
+
+    def _recorder(self) -> WireRecorder:
+        api_key = self.desk.api_key
+        return WireRecorder(secrets=(api_key,) if api_key else ())
