@@ -68,7 +68,7 @@ from melgui.ui.settings.flow import (
     save_or_report,
 )
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
-from melgui.ui.window.conversation_actions import show_compacted
+from melgui.ui.window.conversation_actions import retry_last, show_compacted
 from melgui.ui.window.host_view import HostView
 from melgui.ui.window.layout_state import (
     LayoutKeeper,
@@ -302,9 +302,7 @@ class MainWindow(QMainWindow):
             open_settings_dialog(self, allowed_log(self._store(), self._report_error), verb)
         elif verb == "settings":  # the welcome screen's "Change it in Settings"
             self.open_settings()
-        elif verb == "retry":  # the Retry link of a failed turn's notice
-            from melgui.ui.window.conversation_actions import retry_last
-
+        elif verb == "retry":  # a failed turn's Retry link, the last answer's ask-again
             self.status.showMessage(retry_last(self.session, self.chat), 10000)
 
     # --- the parts, composed ------------------------------------------------------------
