@@ -1,0 +1,145 @@
+"""MCP servers that run on the remote machine, in melgui's host there, through a local
+command that behaves like a container's exec (tests/remote/local_target.py): the server
+process is the host's child, in the folder there, with that machine's environment; its
+tools come back as definitions the model is offered; a call's one result arrives across
+a killed link; a dead server answers that it is not running; one that cannot start is
+said in words."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import signal
+from pathlib import Path
+
+import pytest
+
+from melgui.remote.link import Link
+from melgui.remote.remote_mcp import RemoteServer, failures, start_there
+from tests.fakes.mcp import fake_entry
+from tests.remote.local_target import BRIDGE, box_host, box_target, host_pid
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def make_link(tmp_path: Path, folder: Path) -> Link:
+    target = box_target(tmp_path / "run", tmp_path / "data", folder)
+    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), give_up=60.0)
+
+
+def options(**entries: object) -> dict[str, object]:
+    return {"env": {"MCP_FAKE_MARK": "from the host's settings"}, "mcp_servers": entries}
+
+
+def ready(servers: list[RemoteServer], name: str) -> RemoteServer:
+    server = next(s for s in servers if s.name == name)
+    assert server.status == "ready", server.line
+    return server
+
+
+async def test_a_server_runs_in_the_host_there_and_a_call_returns_its_result(
+    tmp_path: Path, box: Path
+) -> None:
+    # ${XDG_RUNTIME_DIR} is resolved there: the box's command set it, this process did not.
+    there = options(
+        box=fake_entry(env={"MCP_FAKE_MARK": "${XDG_RUNTIME_DIR}"}, trusted=True),
+        plain=fake_entry(),
+    )
+    runtime = tmp_path / "run"
+    with box_host(runtime):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            servers = await start_there(link, str(box), there)
+            where = await link.run_call("v/1", str(box), "mcp__box__whereami", {}, there)
+            plain = await link.run_call("v/2", str(box), "mcp__plain__whereami", {}, there)
+            echo = await link.run_call("v/3", str(box), "mcp__box__echo", {"text": "hi"}, there)
+            pid = host_pid(runtime)
+        finally:
+            await link.aclose()
+    assert os.environ.get("XDG_RUNTIME_DIR") != str(runtime)
+    tools = {tool.name: tool for tool in ready(servers, "box").tools}
+    assert tools["mcp__box__echo"].origin == "mcp:box"
+    assert tools["mcp__box__echo"].parameters["required"] == ["text"]
+    assert tools["mcp__box__echo"].read_only  # a trusted server's readOnlyHint
+    assert not tools["mcp__box__fail"].read_only
+    plain_tools = {tool.name: tool for tool in ready(servers, "plain").tools}
+    assert not plain_tools["mcp__plain__echo"].read_only  # an untrusted server's claim
+    user = pwd.getpwuid(os.getuid()).pw_name
+    # The server is the host's child there, in the folder there, with its environment.
+    assert where["status"] == "ok"
+    assert where["content"] == f"ppid={pid} user={user} cwd={box} mark={runtime}"
+    assert plain["content"] == f"ppid={pid} user={user} cwd={box} mark=from the host's settings"
+    assert (echo["status"], echo["content"]) == ("ok", "hi")
+
+
+async def test_a_call_ends_once_across_a_killed_link(tmp_path: Path, box: Path) -> None:
+    there = options(box=fake_entry())
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            ready(await start_there(link, str(box), there), "box")
+            call = link.run_call("v/1", str(box), "mcp__box__tally", {"seconds": 1.5}, there)
+            running = asyncio.create_task(call)
+            while not (box / "started").exists():
+                await asyncio.sleep(0.02)
+            first_pid = link.pid
+            assert first_pid is not None
+            os.kill(first_pid, signal.SIGKILL)
+            outcome = await asyncio.wait_for(running, 30)
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "ok" and outcome["content"] == "counted", outcome
+    assert link.reconnects == 1
+    assert (box / "started").read_text() == "s\n"
+    assert (box / "counter").read_text() == "x\n"  # it ran once
+
+
+async def test_a_dead_server_answers_that_it_is_not_running(tmp_path: Path, box: Path) -> None:
+    there = options(box=fake_entry())
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            ready(await start_there(link, str(box), there), "box")
+            crashed = await link.run_call("v/1", str(box), "mcp__box__crash", {}, there)
+            after = await link.run_call("v/2", str(box), "mcp__box__echo", {"text": "x"}, there)
+        finally:
+            await link.aclose()
+    assert crashed["status"] == "error"
+    assert crashed["content"].startswith("The MCP server 'box' closed the connection during crash")
+    assert after["status"] == "error"
+    assert after["content"].startswith(
+        "The MCP server 'box' is not running (failed: the server exited (code 3)"
+    ), after["content"]
+
+
+async def test_a_server_that_cannot_start_there_is_said_in_words(tmp_path: Path, box: Path) -> None:
+    there = options(
+        broken=fake_entry("--fail-start"),
+        missing={"command": "no-such-mcp-server-here"},
+        bad={"command": "x", "url": "http://y"},
+    )
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            servers = await start_there(link, str(box), there)
+        finally:
+            await link.aclose()
+    said = failures(servers, link.target.label)
+    assert len(said) == 3 and not [s for s in servers if s.tools]
+    by_name = {server.name: server.line for server in servers}
+    assert by_name["missing"] == "failed: command not found: no-such-mcp-server-here"
+    assert by_name["bad"] == (
+        "failed: server 'bad': give either command (stdio) or url (HTTP), not both"
+    )
+    assert by_name["broken"].startswith("failed: ") and "nonexistent.db" in by_name["broken"]
+    assert said[0].startswith(f"MCP server {servers[0].name} on {link.target.label}: failed: ")
