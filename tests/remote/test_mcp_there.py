@@ -8,15 +8,21 @@ said in words."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pwd
+import shlex
 import signal
+import sys
 from pathlib import Path
 
 import pytest
 
+from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.remote.link import Link
 from melgui.remote.remote_mcp import RemoteServer, failures, start_there
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import json_lines, melgui_exec
 from tests.fakes.mcp import fake_entry
 from tests.remote.local_target import BRIDGE, box_host, box_target, host_pid
 
@@ -143,3 +149,39 @@ async def test_a_server_that_cannot_start_there_is_said_in_words(tmp_path: Path,
     )
     assert by_name["broken"].startswith("failed: ") and "nonexistent.db" in by_name["broken"]
     assert said[0].startswith(f"MCP server {servers[0].name} on {link.target.label}: failed: ")
+
+
+def test_exec_offers_a_remote_folders_servers_and_keeps_the_approval_rules(
+    scripted_relay: ScriptedRelay, tmp_path: Path, box: Path
+) -> None:
+    runtime = tmp_path / "run"
+    config = tmp_path / "servers.json"
+    entries = {"box": fake_entry(trusted=True), "broken": fake_entry("--fail-start")}
+    config.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    scripted_relay.script(
+        [tool_calls(tool_call("mcp__box__whereami", {}, id="m1"),
+                    tool_call("mcp__box__fail", {}, id="m2"))],
+        [text("Looked."), done()],
+    )  # fmt: skip
+    via = box_target(runtime, tmp_path / "data", box).label
+    host = shlex.join([sys.executable, "-m", "melgui", "host"])
+    with box_host(runtime):
+        result = melgui_exec(
+            "--url", scripted_relay.base_url, "--via", via, "--folder", str(box),
+            "--mcp-config", str(config), "--approve", "reads", "--json", "look",
+            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
+        )  # fmt: skip
+        pid = host_pid(runtime)
+    assert result.returncode == 0, result.stderr
+    assert f"melgui: MCP server broken on {via}: failed: " in result.stderr
+    first, second = scripted_relay.legs_received
+    offered = first.tool_names
+    assert "mcp__box__whereami" in offered and "mcp__box__echo" in offered
+    assert not [name for name in offered if name.startswith("mcp__broken")]
+    results = {e["id"]: e for e in json_lines(result.stdout) if e["kind"] == "tool_result"}
+    # A trusted server's readOnlyHint tool runs under --approve reads; the others do not.
+    assert results["m1"]["status"] == "ok"
+    assert results["m1"]["content"].startswith(f"ppid={pid} ")
+    assert f"cwd={box} " in results["m1"]["content"]
+    assert results["m2"]["status"] == "denied"
+    assert [m["tool_call_id"] for m in second.messages if m.get("role") == "tool"] == ["m1", "m2"]
