@@ -6,9 +6,9 @@ link, opened when first used and shared by everything on it.
     RemoteTools(place.link, place.folder, options=place.options, mcp=place.mcp)
     await place.link.open_terminal(place.folder, None, 120, 40, env=place.env)
 
-A host's `mcp_servers` (names in the person's MCP configuration) start there once its
-link is open; their tools join `place.mcp` as they are ready, and a server that did not
-start is said through `on_note`. A remote folder opened in the window is a host too
+A host's `mcp_servers` (names in the person's MCP configuration) start there when its
+link opens, before its place is given (a worker's first leg offers their tools); their
+tools are in `place.mcp`, and a server that did not start is said through `on_note`. A remote folder opened in the window is a host too
 (named by its URL), so its terminals and workers share that link, and every configured
 server starts there.
 """
@@ -95,7 +95,6 @@ class RemoteHosts:
         self._places: dict[str, Place] = {}
         self._opening: dict[str, asyncio.Lock] = {}
         self._catalogs: dict[str, ToolCatalog] = {}
-        self._starting: set[asyncio.Task[None]] = set()
 
     def names(self) -> list[str]:
         return list(self.hosts)
@@ -151,9 +150,7 @@ class RemoteHosts:
                     options["mcp_servers"] = entries
             place = Place(name, link, target.path, options, self.catalog(name))
             self._places[name] = place
-            starting = asyncio.get_running_loop().create_task(self._start_mcp(place))
-            self._starting.add(starting)
-            starting.add_done_callback(self._starting.discard)
+            await self._start_mcp(place)
             return place
 
     async def _start_mcp(self, place: Place) -> None:
@@ -162,10 +159,6 @@ class RemoteHosts:
         offer(place.mcp, servers)
         for line in failures(servers, place.name):
             self._note(place.name, line)
-
-    async def mcp_ready(self) -> None:
-        """Once the MCP servers of every place opened so far are ready or failed."""
-        await asyncio.gather(*self._starting, return_exceptions=True)
 
     def _note(self, name: str, line: str) -> None:
         if self.on_note is not None:
@@ -179,8 +172,6 @@ class RemoteHosts:
         return say
 
     async def aclose(self) -> None:
-        for starting in list(self._starting):
-            starting.cancel()
         places, self._places = self._places, {}
         for place in places.values():
             await place.link.aclose()

@@ -1,0 +1,96 @@
+"""A configured host's MCP servers in the real window: the host names a server of the
+person's MCP configuration, it starts in melgui's host there (a local command that
+behaves like `docker exec -i box`), and a worker on that host is offered its tools and
+calls it there, while the same server of this machine serves the window's own chat."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from melgui.core.config.settings import RemoteHost
+from melgui.remote.connect import HOST_COMMAND_ENV
+from melgui.tools.mcp.config import user_path
+from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.window.main_window import MainWindow
+from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
+from tests.fakes.mcp import fake_entry
+from tests.fakes.window import relay_settings, wait_until
+from tests.remote.local_target import box_host, host_pid
+
+WHERE = "mcp__tools__whereami"
+
+
+def worker_leg(request: RecordedRequest) -> list[Any]:
+    if (request.last_message or {}).get("role") == "tool":
+        return [text("Looked there."), done()]
+    return [tool_calls(tool_call(WHERE, {}, id="w"))]
+
+
+def result_of(request: RecordedRequest, call_id: str) -> str:
+    for message in request.messages:
+        if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+            return str(message.get("content"))
+    raise AssertionError(f"no result for {call_id}")
+
+
+def test_a_worker_on_a_host_calls_the_mcp_server_that_runs_there(
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(HOST_COMMAND_ENV, shlex.join([sys.executable, "-m", "melgui", "host"]))
+    box_folder = tmp_path / "box-project"
+    box_folder.mkdir()
+    runtime = tmp_path / "run"
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    servers = {"tools": fake_entry(trusted=True)}
+    user_path().write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    box = f"env XDG_RUNTIME_DIR={runtime} MELGUI_DATA_DIR={tmp_path / 'box-data'}"
+    hosts = [RemoteHost(name="box", target=box, folder=str(box_folder), mcp_servers=["tools"])]
+    worker_done = threading.Event()
+    scripted_relay.on(lambda r: r.tool_role == "worker", worker_leg)
+    scripted_relay.script(
+        [tool_calls(tool_call(WHERE, {}, id="here"),
+                    tool_call("spawn_agent", {"layout": "right", "task": "@box look"}, id="s1"))],
+        [hold(worker_done), text("Both looked."), done()],
+    )  # fmt: skip
+    settings = relay_settings(
+        scripted_relay, role="orchestrator", hosts=hosts, approval_modes={"spawn_agent": "auto"}
+    )
+    with box_host(runtime):
+        window: MainWindow = make_window(settings)
+
+        def worker_said() -> bool:
+            pane = window.pane_manager.pane(1)
+            return isinstance(pane, AgentPane) and "Looked there." in pane.latest_reply()
+
+        async def scenario() -> None:
+            await wait_until(lambda: bool(window.desk.mcp.bridge.offered), timeout=60)
+            window.bridge.submit("Look here and there.")
+            await wait_until(worker_said, timeout=150)
+            worker_done.set()
+            await wait_until(
+                lambda: not window.bridge.busy and window.session.loop.legs == 2, timeout=60
+            )
+
+        qloop.run_until_complete(asyncio.wait_for(scenario(), 240))
+        pid = host_pid(runtime)
+    worker_legs = [r for r in scripted_relay.legs_received if r.tool_role == "worker"]
+    assert WHERE in worker_legs[0].tool_names
+    there = result_of(worker_legs[-1], "w")
+    # The worker's call ran in the box's host: the server there is that host's child.
+    assert there.startswith(f"ppid={pid} ") and f"cwd={box_folder} " in there
+    chat_legs = [r for r in scripted_relay.legs_received if r.tool_role == "orchestrator"]
+    here = result_of(chat_legs[-1], "here")
+    assert here.startswith(f"ppid={os.getpid()} ")  # the chat's own, on this machine
