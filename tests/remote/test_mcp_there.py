@@ -18,9 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.config.settings import config_dir
+from melgui.core.protocol.catalog import CatalogThere, ToolCatalog, ToolDef
 from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.remote.link import Link
-from melgui.remote.remote_mcp import RemoteServer, failures, start_there
+from melgui.remote.remote_mcp import RemoteServer, configured_entries, failures, start_there
+from melgui.tools.mcp.config import user_path
+from melgui.tools.mcp.manager import STATE_FILE
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import json_lines, melgui_exec
 from tests.fakes.mcp import fake_entry
@@ -185,3 +189,30 @@ def test_exec_offers_a_remote_folders_servers_and_keeps_the_approval_rules(
     assert f"cwd={box} " in results["m1"]["content"]
     assert results["m2"]["status"] == "denied"
     assert [m["tool_call_id"] for m in second.messages if m.get("role") == "tool"] == ["m1", "m2"]
+
+
+def test_a_hosts_servers_are_the_persons_configured_ones_with_their_toggles() -> None:
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    entries = {"db": fake_entry(), "off": fake_entry(), "docs": {"url": "http://d/mcp"}}
+    user_path().write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    toggles = {"off": {"disabled": True}, "db": {"disabled_tools": ["fail"]}}
+    (config_dir() / STATE_FILE).write_text(json.dumps(toggles), encoding="utf-8")
+    said: list[str] = []
+    chosen = configured_entries(["db", "off", "ghost"], say=said.append)
+    assert list(chosen) == ["db"] and chosen["db"]["disabledTools"] == ["fail"]
+    assert said == [f"MCP: no server named 'ghost' in {user_path()}"]
+    assert list(configured_entries(None, say=said.append)) == ["db", "docs"]
+    assert configured_entries(None, user=False, say=said.append) == {}
+
+
+def test_a_session_there_sees_that_machines_servers_and_not_this_ones() -> None:
+    here, there = ToolCatalog(), ToolCatalog()
+    here.add(ToolDef("mcp__local__x", "local", {"type": "object"}, origin="mcp:local"))
+    here.add(ToolDef("agent_tool", "an ACP agent's", {"type": "object"}, origin="acp:a"))
+    there.add(ToolDef("mcp__box__y", "there", {"type": "object"}, origin="mcp:box"))
+    seen = CatalogThere(there, here)
+    assert [tool.name for tool in seen.added()] == ["mcp__box__y", "agent_tool"]
+    assert seen.get("mcp__local__x") is None and seen.get("read_file") is not None
+    there.remove_origin("mcp:box", "The MCP server 'box' is not running (stopped).")
+    assert seen.gone("mcp__box__y").startswith("The MCP server 'box' is not running")
+    assert "mcp__box__y" not in [tool.name for tool in seen.for_role("worker")]
