@@ -1,7 +1,9 @@
-"""A configured host's MCP servers in the real window: the host names a server of the
-person's MCP configuration, it starts in melgui's host there (a local command that
+"""MCP servers on other machines in the real window. A configured host names a server of
+the person's MCP configuration: it starts in melgui's host there (a local command that
 behaves like `docker exec -i box`), and a worker on that host is offered its tools and
-calls it there, while the same server of this machine serves the window's own chat."""
+calls it there, while the same server of this machine serves the window's own chat. A
+remote folder's window (over the real sshd) starts the person's servers there, as the
+remote user, and none here."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import asyncio
 import json
 import os
 import shlex
+import shutil
 import sys
 import threading
 from pathlib import Path
@@ -24,9 +27,13 @@ from melgui.ui.window.main_window import MainWindow
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.mcp import fake_entry
 from tests.fakes.window import relay_settings, wait_until
+from tests.remote.fixtures import Remote
 from tests.remote.local_target import box_host, host_pid
+from tests.remote.test_mcp_over_ssh import FAKE
+from tests.ui.remote import test_window_remote_folder as folder_tests
 
 WHERE = "mcp__tools__whereami"
+remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
 
 
 def worker_leg(request: RecordedRequest) -> list[Any]:
@@ -94,3 +101,36 @@ def test_a_worker_on_a_host_calls_the_mcp_server_that_runs_there(
     chat_legs = [r for r in scripted_relay.legs_received if r.tool_role == "orchestrator"]
     here = result_of(chat_legs[-1], "here")
     assert here.startswith(f"ppid={os.getpid()} ")  # the chat's own, on this machine
+
+
+def test_a_remote_folders_window_runs_the_persons_servers_there_not_here(
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_folder_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+) -> None:
+    folder = remote.folder("window-mcp")
+    shutil.copy(FAKE, folder / "fake_mcp.py")
+    remote.server.give(folder)
+    entry = {"command": remote.python, "args": [str(folder / "fake_mcp.py")],
+             "env": {"PYTHONPATH": remote.python_path}, "trusted": True}  # fmt: skip
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    user_path().write_text(json.dumps({"mcpServers": {"there": entry}}), encoding="utf-8")
+    scripted_relay.script(
+        [tool_calls(tool_call("mcp__there__whereami", {}, id="m1"))], [text("Seen."), done()]
+    )
+    url = f"ssh://{remote.server.alias}{folder}"
+    window = remote_folder_window(url, relay_settings(scripted_relay))
+
+    async def scenario() -> None:
+        assert window.remote.folder is not None
+        await window.remote.folder  # connected, and its servers started there
+        window.bridge.submit("Where does it run?")
+        await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2, 120)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
+    first, second = scripted_relay.legs_received
+    assert "mcp__there__whereami" in first.tool_names
+    seen = result_of(second, "m1")
+    assert f" user={remote.server.user.pw_name} cwd={folder} " in seen
+    assert window.desk.mcp.servers == {}  # none of them started on this machine
