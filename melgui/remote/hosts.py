@@ -8,9 +8,10 @@ link, opened when first used and shared by everything on it.
 
 A host's `mcp_servers` (names in the person's MCP configuration) start there when its
 link opens, before its place is given (a worker's first leg offers their tools); their
-tools are in `place.mcp`, and a server that did not start is said through `on_note`. A remote folder opened in the window is a host too
-(named by its URL), so its terminals and workers share that link, and every configured
-server starts there.
+tools are in `place.mcp`, and a server that did not start is said through `on_note`.
+
+A remote folder opened in the window is a host too (named by its URL), so its terminals
+and workers share that link, and every configured server starts there.
 """
 
 from __future__ import annotations
