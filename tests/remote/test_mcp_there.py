@@ -184,7 +184,7 @@ def test_exec_offers_a_remote_folders_servers_and_keeps_the_approval_rules(
     assert not [name for name in offered if name.startswith("mcp__broken")]
     results = {e["id"]: e for e in json_lines(result.stdout) if e["kind"] == "tool_result"}
     # A trusted server's readOnlyHint tool runs under --approve reads; the others do not.
-    assert results["m1"]["status"] == "ok"
+    assert (results["m1"]["status"], results["m1"]["server"]) == ("ok", "box")
     assert results["m1"]["content"].startswith(f"ppid={pid} ")
     assert f"cwd={box} " in results["m1"]["content"]
     assert results["m2"]["status"] == "denied"
