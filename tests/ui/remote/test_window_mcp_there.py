@@ -134,3 +134,30 @@ def test_a_remote_folders_window_runs_the_persons_servers_there_not_here(
     seen = result_of(second, "m1")
     assert f" user={remote.server.user.pw_name} cwd={folder} " in seen
     assert window.desk.mcp.servers == {}  # none of them started on this machine
+
+
+def test_a_server_that_cannot_start_on_a_host_is_said_under_the_chat(
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(HOST_COMMAND_ENV, shlex.join([sys.executable, "-m", "melgui", "host"]))
+    box_folder = tmp_path / "box-project"
+    box_folder.mkdir()
+    runtime = tmp_path / "run"
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    servers = {"db": {"command": "no-such-db-server"}}
+    user_path().write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    box = f"env XDG_RUNTIME_DIR={runtime} MELGUI_DATA_DIR={tmp_path / 'box-data'}"
+    hosts = [RemoteHost(name="box", target=box, folder=str(box_folder), mcp_servers=["db"])]
+    with box_host(runtime):
+        window: MainWindow = make_window(relay_settings(scripted_relay, hosts=hosts))
+        place = qloop.run_until_complete(asyncio.wait_for(window.remote.place("box"), 60))
+        window.resize(1100, 500)
+        window.grab().save(str(tmp_path / "note.png"))
+    assert place.mcp.added() == ()
+    said = "MCP server db on box: failed: command not found: no-such-db-server"
+    note = window.chat.note_label
+    assert note.isVisible() and note.text() == said
