@@ -10,8 +10,8 @@ calls run in, under the names melgui gives MCP tools everywhere.
 
 The entries come from the person's configuration there (their `mcp.json` on the view's
 machine): `${VAR}` and `${keyring:NAME}` are resolved here, from this machine's
-environment and keyring; a reference travels as written, never its value. A server's requests for input
-or for a model's answer are declined: nobody is at this machine to answer them.
+environment and keyring; a reference travels as written, never its value. A server's
+requests for input or for a model's answer are declined: nobody is here to answer them.
 """
 
 from __future__ import annotations
