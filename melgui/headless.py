@@ -22,7 +22,7 @@ from melgui.core.config import terminal_text
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
-from melgui.core.protocol.catalog import ROLES
+from melgui.core.protocol.catalog import ROLES, CatalogThere, reads
 from melgui.core.protocol.tooling import HookRun
 from melgui.core.store import open_store
 from melgui.core.thread.changes import (
@@ -47,8 +47,9 @@ from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording, UnknownConversationError, start_recording
 from melgui.remote.askpass import ssh_asks
-from melgui.remote.connect import folder_key, open_link, target_for
+from melgui.remote.connect import folder_key, mcp_there, open_link, target_for
 from melgui.remote.link import LinkError
+from melgui.remote.remote_mcp import configured_entries
 from melgui.remote.remote_tools import RemoteTools
 from melgui.remote.target import Target, TargetError
 from melgui.tools.mcp.asks.input_answers import InputPolicy
@@ -376,24 +377,21 @@ def _start_recording(options: argparse.Namespace, folder: str, model: str) -> Re
 
 async def _start_mcp(desk: Desk, options: argparse.Namespace) -> None:
     """Start the MCP servers; each one that cannot start is said in one line on stderr."""
-    extra = Path(options.mcp_config) if options.mcp_config else None
-    if extra is not None and not extra.is_file():
-        raise UsageError(f"--mcp-config {options.mcp_config!r} is not a file")
+    extra = _mcp_file(options)
     if options.mcp_url:
         desk.mcp.added = [_url_server(options.mcp_url)]
     desk.mcp.sign_in_allowed = not options.no_sign_in
     desk.mcp.input_policy = InputPolicy(options.mcp_input, options.mcp_open_urls)
-    desk.mcp.say = lambda text: print(f"melgui: {text}", file=sys.stderr)
+    desk.mcp.say = _say
     desk.mcp.sampling = options.mcp_sampling
     await desk.start_mcp(extra=extra, configured=not options.no_mcp)
     for problem in desk.mcp.problems:
         print(f"melgui: MCP: {problem}", file=sys.stderr)
     if desk.mcp.untrusted is not None:
-        print(
-            f"melgui: MCP: {desk.mcp.untrusted} is not trusted yet, so its servers did not "
-            "start; trust it in the window (MCP servers panel), pass --trust if the folder "
-            "is restricted, or pass the file with --mcp-config",
-            file=sys.stderr,
+        _say(
+            f"MCP: {desk.mcp.untrusted} is not trusted yet, so its servers did not start; "
+            "trust it in the window (MCP servers panel), pass --trust if the folder is "
+            "restricted, or pass the file with --mcp-config"
         )
     for server in desk.mcp.servers.values():
         if server.state.status == "failed":
@@ -480,35 +478,53 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
 
 async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) -> int:
     """A folder on another machine: the loop and the key stay here, each tool call runs
-    in melgui's host there (melgui/remote). MCP servers do not start for it yet."""
+    in melgui's host there (melgui/remote), and so do the configured MCP servers."""
     settings = settings_for(options)
     local = settings.connection == "local"
     api_key = None if local else get_api_key(api_key_kind(settings))  # keyring: 60 ms
     model = settings.model or ("local" if local else "")
     try:
-        link = await open_link(
-            target, say=lambda text: print(f"melgui: {text}", file=sys.stderr), ask=ssh_asks()
-        )
+        link = await open_link(target, say=_say, ask=ssh_asks())
     except LinkError as exc:
         print(f"melgui: {exc}", file=sys.stderr)
         return EXIT_FAILED
     key = folder_key(target)
     with tempfile.TemporaryDirectory(prefix="melgui-remote-") as stand_in:
         try:
+            # The user's file (unless --no-mcp), --mcp-config's and --mcp-url's start there.
+            extra, user = _mcp_file(options), not options.no_mcp
+            entries = configured_entries(None, extra=extra, user=user, say=_say)
+            if options.mcp_url:
+                url = _url_server(options.mcp_url)
+                entries[url.name] = {"url": url.url}
+            there, calls = await mcp_there(link, target.path, entries, say=_say)
             recording = None if options.no_history else _start_recording(options, key, model)
             desk = headless_desk(stand_in, settings, api_key)
+            catalog = CatalogThere(there, desk.catalog)
             session = desk.session(
                 recording.conversation if recording else None,
                 model=model,
                 role=options.role,
                 wire=recording.record_wire if recording else None,
-                policy=FixedPolicy(options.approve, read_only=desk.is_read_only),
-                tools=RemoteTools(link, target.path, local=desk.tools),
+                policy=FixedPolicy(options.approve, read_only=lambda name: reads(catalog, name)),
+                tools=RemoteTools(link, target.path, local=desk.tools, options=calls, mcp=there),
                 cwd=target.path,
+                catalog=catalog,
             )
             return await _run_turn(options, out, desk, session, recording)
         finally:
             await link.aclose()
+
+
+def _mcp_file(options: argparse.Namespace) -> Path | None:
+    extra = Path(options.mcp_config) if options.mcp_config else None
+    if extra is not None and not extra.is_file():
+        raise UsageError(f"--mcp-config {options.mcp_config!r} is not a file")
+    return extra
+
+
+def _say(text: str) -> None:
+    print(f"melgui: {text}", file=sys.stderr)
 
 
 async def _run_turn(

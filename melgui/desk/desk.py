@@ -110,6 +110,8 @@ class Desk:
         self.prompt = PromptKit(self.kit.folder)
         # MCP servers: loaded and started by start_mcp(), stopped by aclose().
         self.mcp = McpManager(folder, self.catalog, self.tools)
+        # A remote folder's window: its MCP servers run on that machine, none here.
+        self.mcp_elsewhere = False
         self._mcp_lock = asyncio.Lock()
         self._windows: dict[tuple[int, str, int | None], ContextWindow] = {}
         # Workers' own git worktrees; the kits of workers working in one (rebuilt with
@@ -154,7 +156,12 @@ class Desk:
 
     # -- rules ---------------------------------------------------------------------------
 
-    def _new_policy(self, book: RuleBook, project: str | None = None) -> RulePolicy:
+    def _new_policy(
+        self, book: RuleBook, project: str | None = None, catalog: ToolCatalog | None = None
+    ) -> RulePolicy:
+        """`catalog`: the session's, when its tools are not only the desk's (a session
+        whose tools run on another machine): its tools' origins and defaults."""
+        lookup = catalog or self.catalog
         return RulePolicy(
             modes=self.policy.modes if hasattr(self, "policy") else {},
             book=book,
@@ -162,8 +169,8 @@ class Desk:
             sandbox_answers=self.sandbox_answers,
             sandbox_on=self.sandbox_on,
             on_saved_change=self._rules_saved,
-            origin_of=self._origin_of,
-            runtime_default=self._runtime_default,
+            origin_of=lambda name: self._origin_of(name, lookup),
+            runtime_default=lambda name: self._runtime_default(name, lookup),
             shell=os.path.basename(user_shell(os.environ)),
         )
 
@@ -185,14 +192,14 @@ class Desk:
         found = [i.rule for i in claude_rules(self.folder) if i.rule is not None]
         return [rule for rule in dict.fromkeys(found) if rule not in present]
 
-    def _origin_of(self, name: str) -> str:
-        tool = self.catalog.get(name)
+    def _origin_of(self, name: str, catalog: ToolCatalog) -> str:
+        tool = catalog.get(name)
         return tool.origin if tool is not None else "melgui"
 
-    def _runtime_default(self, name: str) -> Mode:
+    def _runtime_default(self, name: str, catalog: ToolCatalog) -> Mode:
         """A tool added at run time: its ToolDef's default (the MCP bridge makes it "auto"
         only for a trusted server's readOnlyHint tool); "ask" when it is unknown."""
-        tool = self.catalog.get(name)
+        tool = catalog.get(name)
         return tool.approval if tool is not None else "ask"
 
     def is_read_only(self, name: str) -> bool:
@@ -234,18 +241,21 @@ class Desk:
         policy: ApprovalPolicy | None = None,
         tools: ToolRunner | None = None,
         cwd: str | None = None,
+        catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         """A main session: the desk's registry (with orchestration tools) and rules; by
         default a policy of its own (`conversation_policy`), so what the person allows
         "for this conversation" stays in it.
 
-        `tools` and `cwd`: a folder elsewhere (a remote folder's RemoteTools and its path
-        there); no checkpoints here, the files are not on this machine."""
-        policy = policy or self.conversation_policy()
+        `tools`, `cwd` and `catalog`: a folder elsewhere (a remote folder's RemoteTools,
+        its path there, and a CatalogThere with its MCP servers' tools); no checkpoints
+        here, the files are not on this machine."""
+        policy = policy or self.conversation_policy(catalog=catalog)
         if tools is not None:
             return self._session(
-                tools, policy, conversation, model, role, source, wire, cwd=cwd, guarded=False
-            )
+                tools, policy, conversation, model, role, source, wire, cwd=cwd, guarded=False,
+                catalog=catalog,
+            )  # fmt: skip
         return self._session(self.tools, policy, conversation, model, role, source, wire)
 
     def worker_session(
@@ -259,22 +269,25 @@ class Desk:
         conversation: Conversation | None = None,
         tools: ToolRunner | None = None,
         cwd: str | None = None,
+        catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         """A worker: workspace tools only, the saved rules shared, its own session rules
         (resuming `conversation` when given: a host reopening a worker).
 
-        `tools` and `cwd`: a worker on another machine (its RemoteTools and its folder
-        there); no checkpoints here, the files are not on this machine.
+        `tools`, `cwd` and `catalog`: a worker on another machine (its RemoteTools, its
+        folder there and a CatalogThere with that machine's MCP servers' tools); no
+        checkpoints here, the files are not on this machine.
 
         With a `worktree` it works there: its cwd, file tools and (sandboxed) commands are
         confined to the project's place in the worktree, which git versions (no
         checkpoints); remember/recall still use the project's memory.
         """
         if tools is not None:
-            policy = self.worker_policy(project=cwd)
+            policy = self.worker_policy(project=cwd, catalog=catalog)
             return self._session(
-                tools, policy, conversation, model, role, source, wire, cwd=cwd, guarded=False
-            )
+                tools, policy, conversation, model, role, source, wire, cwd=cwd, guarded=False,
+                catalog=catalog,
+            )  # fmt: skip
         if worktree is None:
             tools = WithRuntimeTools(self.kit.registry(), self.tools, self.catalog)
             policy = self.worker_policy()
@@ -302,6 +315,7 @@ class Desk:
         *,
         cwd: str | None = None,
         guarded: bool = True,
+        catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         folder = cwd or self.folder
         return AgentSession(
@@ -314,7 +328,7 @@ class Desk:
             cwd=folder,
             wire=wire,
             source=source,
-            catalog=self.catalog,
+            catalog=catalog or self.catalog,
             around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
             hooks=self.hooks_for(folder),
@@ -350,16 +364,22 @@ class Desk:
             )
         return self._windows[key]
 
-    def conversation_policy(self, project: str | None = None) -> RulePolicy:
+    def conversation_policy(
+        self, project: str | None = None, catalog: ToolCatalog | None = None
+    ) -> RulePolicy:
         """The policy of one conversation (main or worker): the tool settings, project and
         everywhere rules shared with every policy of this desk; "for this conversation"
         its own. `project`: the folder its commands must stay in (a worker's worktree),
         the desk's folder by default."""
         book = self.policy.book
-        return self._new_policy(RuleBook(project=book.project, everywhere=book.everywhere), project)
+        return self._new_policy(
+            RuleBook(project=book.project, everywhere=book.everywhere), project, catalog
+        )
 
-    def worker_policy(self, project: str | None = None) -> RulePolicy:
-        return self.conversation_policy(project)
+    def worker_policy(
+        self, project: str | None = None, catalog: ToolCatalog | None = None
+    ) -> RulePolicy:
+        return self.conversation_policy(project, catalog)
 
     # -- changes -------------------------------------------------------------------------
 
@@ -407,7 +427,8 @@ class Desk:
         async with self._mcp_lock:  # one (re)start at a time: the window may ask twice
             await self.mcp.aclose()
             self.mcp.folder = self.folder
-            self.mcp.load(extra=extra, user=configured, project=configured)
+            here = configured and not self.mcp_elsewhere
+            self.mcp.load(extra=None if self.mcp_elsewhere else extra, user=here, project=here)
             await self.mcp.start_all()
 
     async def aclose(self) -> None:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
+from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp
 from melgui.desk.kit import WorkspaceKit
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class ToolCalls:
         self._settings = settings or _load_settings
         self._registries: dict[str, ToolRegistry] = {}
         self._kits: list[WorkspaceKit] = []
+        self._mcp: dict[str, HostedMcp] = {}  # by registry key: the servers its calls reach
         self._running: dict[str, asyncio.Task[None]] = {}
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
@@ -82,12 +84,14 @@ class ToolCalls:
         options: dict[str, Any] | None = None,
     ) -> State:
         """Start the call, unless this host has seen its id: then say where it is.
-        `options`: the view's settings for this machine (`sandbox`, `env`)."""
+        `options`: the view's settings for this machine (`sandbox`, `env`, `mcp_servers`:
+        the entries of the MCP servers that run here for it)."""
         state = self.state(call_id)
         if state is not None:
             return state
-        registry = self._registry(folder, options or {})
-        task = asyncio.get_running_loop().create_task(self._run(call_id, registry, name, arguments))
+        registry, servers = self._registry(folder, options or {})
+        running = self._run(call_id, registry, servers, name, arguments)
+        task = asyncio.get_running_loop().create_task(running)
         self._running[call_id] = task
         return "started"
 
@@ -132,7 +136,9 @@ class ToolCalls:
 
     # -- running -------------------------------------------------------------------------
 
-    def _registry(self, folder: str, options: dict[str, Any]) -> ToolRegistry:
+    def _registry(
+        self, folder: str, options: dict[str, Any]
+    ) -> tuple[ToolRegistry, HostedMcp | None]:
         key = json.dumps([folder, options], sort_keys=True)
         registry = self._registries.get(key)
         if registry is None:
@@ -146,14 +152,23 @@ class ToolCalls:
                 kit.context = dataclasses.replace(kit.context, environment=environment)
             self._kits.append(kit)
             registry = self._registries[key] = kit.registry()
-        return registry
+            entries = options.get("mcp_servers")
+            if isinstance(entries, dict) and entries:
+                env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+                self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+        return registry, self._mcp.get(key)
 
     async def _run(
-        self, call_id: str, registry: ToolRegistry, name: str, arguments: dict[str, Any]
+        self,
+        call_id: str,
+        registry: ToolRegistry,
+        servers: HostedMcp | None,
+        name: str,
+        arguments: dict[str, Any],
     ) -> None:
         token = RUNNING_CALL.set(("remote", call_id, name))
         try:
-            outcome = await registry.run(name, arguments)
+            outcome = await _outcome(registry, servers, name, arguments)
         except asyncio.CancelledError:
             outcome = ToolOutcome.error(f"{name} was cancelled.")
         except Exception as exc:  # a tool's fault is the call's result, never the host's end
@@ -175,6 +190,24 @@ class ToolCalls:
         for task in list(self._running.values()):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for servers in self._mcp.values():
+            await servers.aclose()
+
+
+async def _outcome(
+    registry: ToolRegistry, servers: HostedMcp | None, name: str, arguments: dict[str, Any]
+) -> ToolOutcome:
+    """A call's outcome; an MCP server's tool waits until its servers started, and one
+    whose server is not running is answered as the loop answers it on the view's machine."""
+    if servers is not None:
+        await servers.ready()
+        if name == MCP_SERVERS:
+            return ToolOutcome(json.dumps(servers.describe()))
+        if gone := servers.gone(name):
+            return ToolOutcome.error(gone)
+    elif name == MCP_SERVERS:
+        return ToolOutcome("[]")
+    return await registry.run(name, arguments)
 
 
 def _seq_of(result: Result) -> int:

@@ -8,6 +8,11 @@ it is missing or another version), and an open link whose state is said in plain
 `ask` answers ssh's questions (an unknown host key, a passphrase): the window's dialog,
 or `decline` where nobody can answer. None: no askpass, so ssh asks on the terminal
 itself when there is one (exec run from a terminal).
+
+    catalog, options = await mcp_there(link, "/srv/p", entries, say=print)
+
+starts the person's MCP servers there (exec's: the user's file and `--mcp-config`),
+saying each one that did not start.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
+from typing import Any
 
+from melgui.core.protocol.catalog import ToolCatalog
 from melgui.remote.askpass import Ask, Askpass, Question, ssh_refusal
 from melgui.remote.install import InstallError, ensure_installed_on
 from melgui.remote.link import Link, LinkError
+from melgui.remote.remote_mcp import failures, offer, start_there
 from melgui.remote.target import Target, command_target, is_remote_folder, parse_folder
 
 # The argv (one shell-quoted line) that starts melgui's host bridge on the target, when
@@ -96,3 +104,17 @@ def _words(target: Target, state: str) -> str:
     if state == "lost":
         return f"the connection to {target.label} is lost"
     return state
+
+
+async def mcp_there(
+    link: Link, folder: str, entries: dict[str, Any], say: Callable[[str], None]
+) -> tuple[ToolCatalog, dict[str, Any]]:
+    """Start the servers of `entries` in the host there; returns the catalog of their
+    tools and the options the calls carry to reach them. One that did not start is said."""
+    options: dict[str, Any] = {"mcp_servers": entries} if entries else {}
+    catalog = ToolCatalog()
+    servers = await start_there(link, folder, options)
+    offer(catalog, servers)
+    for line in failures(servers, link.target.label):
+        say(line)
+    return catalog, options

@@ -3,11 +3,15 @@ link, opened when first used and shared by everything on it.
 
     hosts = RemoteHosts(settings.hosts, ask=dialog, say=status_line)
     place = await hosts.place("build")        # opens the link (may ask the person)
-    RemoteTools(place.link, place.folder, options=place.options)
+    RemoteTools(place.link, place.folder, options=place.options, mcp=place.mcp)
     await place.link.open_terminal(place.folder, None, 120, 40, env=place.env)
 
+A host's `mcp_servers` (names in the person's MCP configuration) start there when its
+link opens, before its place is given (a worker's first leg offers their tools); their
+tools are in `place.mcp`, and a server that did not start is said through `on_note`.
+
 A remote folder opened in the window is a host too (named by its URL), so its terminals
-and workers share that link.
+and workers share that link, and every configured server starts there.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from melgui.core.config.settings import RemoteHost
+from melgui.core.protocol.catalog import ToolCatalog
 from melgui.remote.askpass import Ask
 from melgui.remote.connect import open_link
 from melgui.remote.link import Link, LinkError
+from melgui.remote.remote_mcp import configured_entries, failures, offer, start_there
 from melgui.remote.target import Target, TargetError, command_target, parse_folder
 
 # (host name, what the link says now: "connected", "reconnecting to … (attempt 2)", "lost")
@@ -35,6 +41,8 @@ class Place:
     link: Link
     folder: str
     options: dict[str, Any] = field(default_factory=dict)
+    # Its MCP servers' tools, as they are ready there (the host's, shared by its places).
+    mcp: ToolCatalog = field(default_factory=ToolCatalog)
 
     @property
     def env(self) -> dict[str, str]:
@@ -82,8 +90,12 @@ class RemoteHosts:
         self.ask = ask
         self.on_state = on_state
         self.host_argv = host_argv  # None: melgui's own install there
+        # (host name, a line to show): an MCP server that did not start there, and why.
+        self.on_note: StateSink | None = None
+        self.every_mcp: set[str] = set()  # hosts every configured MCP server starts on
         self._places: dict[str, Place] = {}
         self._opening: dict[str, asyncio.Lock] = {}
+        self._catalogs: dict[str, ToolCatalog] = {}
 
     def names(self) -> list[str]:
         return list(self.hosts)
@@ -100,6 +112,10 @@ class RemoteHosts:
             f"Hosts a worker can run on: {names}. Start one there with spawn_agent and a "
             "task that begins `@NAME ` (e.g. `@" + next(iter(self.hosts)) + " run the tests`)."
         )
+
+    def catalog(self, name: str) -> ToolCatalog:
+        """The tools of the MCP servers that run on `name` (empty until they are ready)."""
+        return self._catalogs.setdefault(name, ToolCatalog())
 
     def state(self, name: str) -> str:
         place = self._places.get(name)
@@ -125,9 +141,29 @@ class RemoteHosts:
             link = await open_link(target, say, self.host_argv, ask=self.ask)
             link.on_state = lambda state: say(state)
             say("connected")
-            place = Place(name, link, target.path, options_of(host))
+            options = options_of(host)
+            wanted = None if name in self.every_mcp else host.mcp_servers
+            if wanted is None or wanted:
+                entries = configured_entries(
+                    wanted, say=lambda line: self._note(name, f"{line} (for {name})")
+                )
+                if entries:
+                    options["mcp_servers"] = entries
+            place = Place(name, link, target.path, options, self.catalog(name))
             self._places[name] = place
+            await self._start_mcp(place)
             return place
+
+    async def _start_mcp(self, place: Place) -> None:
+        """Start the place's MCP servers there; their tools join its catalog."""
+        servers = await start_there(place.link, place.folder, place.options)
+        offer(place.mcp, servers)
+        for line in failures(servers, place.name):
+            self._note(place.name, line)
+
+    def _note(self, name: str, line: str) -> None:
+        if self.on_note is not None:
+            self.on_note(name, line)
 
     def _sink(self, name: str) -> Callable[[str], None]:
         def say(state: str) -> None:

@@ -1,8 +1,10 @@
 """A ToolRunner whose workspace tools run on a remote melgui host, one call at a time,
-each with its one result (melgui/remote/link.py); the tools that are not the
-workspace's (the panes', the language servers') stay with the runner given for them.
+each with its one result (melgui/remote/link.py), and so do the tools of the MCP servers
+that run there (`mcp`: the catalog their definitions are in, melgui/remote/remote_mcp.py);
+the tools that are not the workspace's (the panes', the language servers') stay with the
+runner given for them.
 
-    tools = RemoteTools(link, "/srv/p", local=desk.tools)
+    tools = RemoteTools(link, "/srv/p", local=desk.tools, mcp=servers_there)
     outcome = await tools.run("read_file", {"path": "a"})
 """
 
@@ -12,6 +14,7 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRunner
 from melgui.host.tool_calls import outcome_from_json
 from melgui.remote.link import Link, LinkError
@@ -23,6 +26,14 @@ if TYPE_CHECKING:
 REMOTE_TOOLS = frozenset(tool.name for tool in WORKSPACE_TOOLS)
 
 
+def runs_there(name: str, mcp: ToolCatalog | None) -> bool:
+    """A workspace tool, or a tool of an MCP server there."""
+    if name in REMOTE_TOOLS:
+        return True
+    tool = mcp.get(name) if mcp is not None else None
+    return tool is not None and tool.origin.startswith("mcp:")
+
+
 class RemoteTools:
     def __init__(
         self,
@@ -32,21 +43,26 @@ class RemoteTools:
         local: ToolRunner | None = None,
         names: frozenset[str] = REMOTE_TOOLS,
         options: dict[str, Any] | None = None,
+        mcp: ToolCatalog | None = None,
     ) -> None:
         self.link = link
         self.folder = folder
-        self.options = options or {}  # that machine's settings: sandbox, env
+        self.options = options or {}  # that machine's settings: sandbox, env, mcp_servers
         self.local = local
         self.names = names
+        self.mcp = mcp
         # Call ids are this runner's, unique per call it sends (a model's ids may repeat).
         self._prefix = uuid.uuid4().hex[:12]
         self._count = 0
 
+    def _there(self, name: str) -> bool:
+        return name in self.names or (name not in REMOTE_TOOLS and runs_there(name, self.mcp))
+
     def knows(self, name: str) -> bool:
-        return name in self.names or (self.local is not None and self.local.knows(name))
+        return self._there(name) or (self.local is not None and self.local.knows(name))
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        if name not in self.names:
+        if not self._there(name):
             if self.local is None:
                 return ToolOutcome.error(f"Unknown tool {name!r}.")
             return await self.local.run(name, arguments)
@@ -62,16 +78,23 @@ class PendingRemoteTools:
     at once; its link connects, maybe asking the person, meanwhile). A call made before
     waits for the link; one made when it could not be reached gets that as its result."""
 
-    def __init__(self, place: asyncio.Future[Place], *, local: ToolRunner | None = None) -> None:
+    def __init__(
+        self,
+        place: asyncio.Future[Place],
+        *,
+        local: ToolRunner | None = None,
+        mcp: ToolCatalog | None = None,
+    ) -> None:
         self.place = place
         self.local = local
+        self.mcp = mcp
         self._tools: RemoteTools | None = None
 
     def knows(self, name: str) -> bool:
-        return name in REMOTE_TOOLS or (self.local is not None and self.local.knows(name))
+        return runs_there(name, self.mcp) or (self.local is not None and self.local.knows(name))
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        if name not in REMOTE_TOOLS:
+        if not runs_there(name, self.mcp):
             if self.local is None:
                 return ToolOutcome.error(f"Unknown tool {name!r}.")
             return await self.local.run(name, arguments)
@@ -81,6 +104,6 @@ class PendingRemoteTools:
             except LinkError as exc:
                 return ToolOutcome.error(f"{name} did not run: {exc}")
             self._tools = RemoteTools(
-                place.link, place.folder, local=self.local, options=place.options
+                place.link, place.folder, local=self.local, options=place.options, mcp=self.mcp
             )
         return await self._tools.run(name, arguments)

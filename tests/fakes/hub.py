@@ -9,7 +9,8 @@ file, honouring `Range` (206). Knobs, each a plain attribute:
 - `sha256`: the checksum it claims (default: the file's real one);
 - `gated`: answer 403 `GatedRepo`, as the hub does before a licence is accepted;
 - `chunk_pause`: seconds to sleep per 64 KiB sent, so a test can cancel mid-file;
-- `ignore_range`: answer a `Range` with the whole file (200), as some CDNs do.
+- `ignore_range`: answer a `Range` with the whole file (200), as some CDNs do;
+- `chunked`: send a GET's body with `Transfer-Encoding: chunked`, no Content-Length.
 
 Without `drop_after` and `chunk_pause` the body goes out with sendfile, as a real
 server's does, so a benchmark measures the client rather than this server.
@@ -71,10 +72,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("ETag", f'"{hub.sha256_of(path)}"')
         if start:
             self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        if body and hub.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._chunks(path, start)
+            return
         self.send_header("Content-Length", str(size - start))
         self.end_headers()
         if body:
             self._stream(path, start)
+
+    def _chunks(self, path: Path, start: int) -> None:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            while chunk := handle.read(CHUNK):
+                self.wfile.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")
 
     def _stream(self, path: Path, start: int) -> None:
         hub = self.server.hub
@@ -148,6 +161,7 @@ class HubLike:
         self.gated = False
         self.chunk_pause = 0.0
         self.ignore_range = False
+        self.chunked = False
         self.lock = threading.Lock()
         self._hashes: dict[Path, str] = {}
         self._server = _Server(self)

@@ -17,6 +17,7 @@ import asyncio
 import base64
 import json
 import os
+import pwd
 import struct
 import sys
 import zlib
@@ -74,6 +75,23 @@ def build(name: str) -> MCPServer:
     def whoami() -> str:
         """The environment mark and working folder the server got."""
         return f"mark={os.environ.get('MCP_FAKE_MARK', '')} cwd={os.getcwd()}"
+
+    @server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+    def whereami() -> str:
+        """Where this process runs: its parent, user, folder and environment mark."""
+        user = pwd.getpwuid(os.getuid()).pw_name
+        mark = os.environ.get("MCP_FAKE_MARK", "")
+        return f"ppid={os.getppid()} user={user} cwd={os.getcwd()} mark={mark}"
+
+    @server.tool()
+    async def tally(seconds: float = 1.5) -> str:
+        """Marks that it started, waits, then counts one run, in files of its folder."""
+        with open("started", "a") as started:
+            started.write("s\n")
+        await asyncio.sleep(seconds)
+        with open("counter", "a") as counter:
+            counter.write("x\n")
+        return "counted"
 
     @server.tool()
     def picture() -> Image:

@@ -98,8 +98,8 @@ class RemoteHost(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     """Environment for commands and terminals there, on top of the remote user's."""
     mcp_servers: list[str] = Field(default_factory=list)
-    """Names of this machine's MCP servers meant to start there (not started yet: see
-    docs/host-protocol.md)."""
+    """Names of servers in the person's MCP configuration (`mcp.json`) that start there,
+    in melgui's host on that machine (docs/host-protocol.md)."""
 
 
 class Settings(BaseSettings):

@@ -109,3 +109,47 @@ class ToolCatalog:
     def for_role(self, role: Role) -> tuple[ToolDef, ...]:
         """The definitions a leg sends for `role`: built-in first, then added ones."""
         return tools_for_role(role) + tuple(t for t in self._added.values() if role in t.roles)
+
+
+class CatalogThere(ToolCatalog):
+    """The catalog of a session whose tools run on another machine: that machine's MCP
+    servers' tools (`there`, filled as they start) and the desk's added tools, but for
+    the MCP servers of this machine, whose calls would not reach it. Read live."""
+
+    def __init__(self, there: ToolCatalog, here: ToolCatalog) -> None:
+        super().__init__()
+        self.there = there
+        self.here = here
+
+    def _here(self, tool: ToolDef | None) -> ToolDef | None:
+        if tool is None or tool.origin.startswith("mcp:") or self.there.get(tool.name):
+            return None
+        return tool
+
+    def add(self, tool: ToolDef) -> None:
+        self.there.add(tool)
+
+    def remove(self, name: str) -> None:
+        self.there.remove(name)
+
+    def remove_origin(self, origin: str, reason: str = "") -> None:
+        self.there.remove_origin(origin, reason)
+
+    def gone(self, name: str) -> str:
+        return self.there.gone(name)
+
+    def get(self, name: str) -> ToolDef | None:
+        return self.there.get(name) or self._here(self.here.get(name))
+
+    def added(self) -> tuple[ToolDef, ...]:
+        mine = self.there.added()
+        return mine + tuple(t for t in self.here.added() if self._here(t) is not None)
+
+    def for_role(self, role: Role) -> tuple[ToolDef, ...]:
+        return tools_for_role(role) + tuple(t for t in self.added() if role in t.roles)
+
+
+def reads(catalog: ToolCatalog, name: str) -> bool:
+    """`name` changes nothing outside the conversation (what exec's "reads" runs)."""
+    tool = catalog.get(name)
+    return tool is not None and tool.changes_nothing_outside

@@ -526,7 +526,11 @@ class McpServer:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
         """One tools/call; every failure becomes an error outcome naming the server."""
-        session = self._session
+        session, runner = self._session, self._runner
+        if session is None and self.state.status == "ready" and runner is not None:
+            # Its process just closed: the state that says why follows within a second.
+            with contextlib.suppress(Exception):  # a timeout: the state it has is said
+                await asyncio.wait_for(asyncio.shield(runner), 3.0)
         if session is None or self.state.status != "ready":
             return ToolOutcome.error(
                 f"The MCP server {self.name!r} is not running ({self.state.line()})."

@@ -10,15 +10,16 @@ from collections.abc import Callable
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
-from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.ui.runtime.wire_recorder import WireRecorder
 
-# A remote folder's: the chat's workspace tools and its folder there (ui/panes/remote).
-Elsewhere = Callable[[], tuple[ToolRunner, str]]
+# A remote folder's: the chat's tools, its folder there and its catalog, with the tools of
+# the MCP servers there (ui/panes/remote).
+Elsewhere = Callable[[], tuple[ToolRunner, str, ToolCatalog]]
 
 
 class WindowSessions:
@@ -37,11 +38,11 @@ class WindowSessions:
     ) -> AgentSession:
         """A main conversation, with rules of its own; there, when the window is elsewhere."""
         recorder = self._recorder()
-        policy = self.desk.conversation_policy()  # its own "for this conversation" rules
-        tools, cwd = self.elsewhere() if self.elsewhere is not None else (None, None)
+        tools, cwd, catalog = self.elsewhere() if self.elsewhere is not None else (None,) * 3
+        policy = self.desk.conversation_policy(catalog=catalog)  # its own session rules
         session = self.desk.session(
             conversation, model=model, role=role, wire=recorder, source=source,
-            policy=policy, tools=tools, cwd=cwd,
+            policy=policy, tools=tools, cwd=cwd, catalog=catalog,
         )  # fmt: skip
         self._recorders[session] = recorder
         self._policies[session] = policy

@@ -326,6 +326,7 @@ class MainWindow(QMainWindow):
         self.remote = RemoteSide(
             panes, desk, self.settings.hosts, model=lambda: self.session.loop.model,
             status=self.status, colors=self.colors, opened=self._opened_remote, parent=self,
+            say=lambda text: self.chat.show_note(text),
         )  # fmt: skip
         panes.remote = self.remote  # workers and terminals on other machines
         self.history_keeper = ConversationHistory(

@@ -1,14 +1,14 @@
 """Downloading a model file from the Hugging Face hub into melgui's data folder.
 
 `huggingface_hub` (the `local` extra) finds the file, its size and its SHA-256 (a HEAD
-on the file's resolve URL, whose linked ETag is the LFS object's SHA-256) and streams it
-(`http_get`, which also resumes by itself after a dropped connection). melgui keeps the
-partial file as `<name>.part` beside the final one, so a cancelled or interrupted
-download goes on from where it stopped the next time; `hf_hub_download` would throw the
-partial file away. The file is hashed on a second thread while it arrives, so the
-SHA-256 check costs no second read of it. The hub is `HF_ENDPOINT` when set (tests point
-it at loopback), and the token is the person's own (`HF_TOKEN` or `hf auth login`),
-needed only for gated models.
+on the file's resolve URL, whose linked ETag is the LFS object's SHA-256), and its HTTP
+session streams it (`hub_stream`, which also resumes by itself after a dropped
+connection). melgui keeps the partial file as `<name>.part` beside the final one, so a
+cancelled or interrupted download goes on from where it stopped the next time;
+`hf_hub_download` would throw the partial file away. The file is hashed on a second
+thread while it arrives, so the SHA-256 check costs no second read of it. The hub is
+`HF_ENDPOINT` when set (tests point it at loopback), and the token is the person's own
+(`HF_TOKEN` or `hf auth login`), needed only for gated models.
 
 Blocking: call it from a thread. Progress and cancel go through plain callables.
 """
@@ -16,29 +16,21 @@ Blocking: call it from a thread. Progress and cancel go through plain callables.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
-import queue
 import re
 import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, cast
+from typing import Literal
 
 from melgui.core.config.settings import data_dir
 from melgui.core.transports.local.catalog import CatalogModel, size_text
 
 HUB_INSTALL_HINT = 'pip install "melgui[local]"'
 SHA256 = re.compile(r"[0-9a-f]{64}")
-HASH_CHUNK = 1 << 20
-# Socket reads (at most 64 KiB each) go to the hashing thread a megabyte at a time: one
-# hand-over per read cost as much CPU as the hashing. At most 16 wait, so a starved
-# hasher slows the download rather than holding the file in memory.
-HASH_BATCH = 1 << 20
-HASH_BACKLOG = 16
-# Progress is reported once per this many bytes; a cancel is seen at every socket read.
+# Progress is reported once per this many bytes; a cancel is seen at every read.
 REPORT_EVERY = 1 << 20
 METADATA_SECONDS = 10.0
 
@@ -140,95 +132,6 @@ def _gated(model: CatalogModel) -> str:
     )
 
 
-def _reporter(on_progress: ProgressCallback, cancel: threading.Event) -> type[Any]:
-    """A silent tqdm class that forwards the byte count (once a megabyte and at the end)
-    and raises on cancel: the only hook `http_get` gives into its loop."""
-    from tqdm import tqdm
-
-    class Reporter(tqdm):
-        monitor_interval = 0  # no monitor thread: nothing is drawn
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs["disable"] = True
-            self.done = int(kwargs.get("initial") or 0)
-            self.size = int(kwargs.get("total") or 0)
-            self.reported = -REPORT_EVERY
-            super().__init__(*args, **kwargs)
-
-        def update(self, n: float | None = 1) -> bool | None:
-            if cancel.is_set():
-                raise DownloadCancelled("Download cancelled; it resumes where it stopped.")
-            self.done += int(n or 0)
-            if self.done - self.reported >= REPORT_EVERY or self.done >= self.size:
-                self.reported = self.done
-                on_progress(Progress("downloading", self.done, self.size))
-            return None
-
-    return Reporter
-
-
-class _HashingFile:
-    """The part file as `http_get` writes it, hashed on a second thread meanwhile
-    (hashlib lets go of the GIL), beginning with the bytes a resumed file already has.
-
-    `http_get` rewinds only when a server ignores the resume's Range; then `digest()` is
-    None and the finished file is hashed on its own.
-    """
-
-    def __init__(self, handle: BinaryIO, path: Path, have: int) -> None:
-        self.handle = handle
-        self.rewound = False
-        self._path, self._have = path, have
-        self._digest = hashlib.sha256()
-        self._batch: list[bytes] = []
-        self._batched = 0
-        self._batches: queue.Queue[list[bytes] | None] = queue.Queue(HASH_BACKLOG)
-        self._thread = threading.Thread(target=self._hash, name="melgui-download-hash")
-        self._thread.start()
-
-    def _hash(self) -> None:
-        if self._have:
-            with self._path.open("rb") as kept:
-                left = self._have
-                while left and (chunk := kept.read(min(HASH_CHUNK, left))):
-                    self._digest.update(chunk)
-                    left -= len(chunk)
-        while (batch := self._batches.get()) is not None:
-            for piece in batch:
-                self._digest.update(piece)
-
-    def write(self, data: bytes) -> int:
-        written = self.handle.write(data)
-        if not self.rewound:
-            self._batch.append(data)
-            self._batched += len(data)
-            if self._batched >= HASH_BATCH:
-                self._hand_over()
-        return written
-
-    def _hand_over(self) -> None:
-        self._batches.put(self._batch)
-        self._batch, self._batched = [], 0
-
-    def tell(self) -> int:
-        return self.handle.tell()
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        self.rewound = True
-        return self.handle.seek(offset, whence)
-
-    def truncate(self, size: int | None = None) -> int:
-        self.rewound = True
-        return self.handle.truncate(size)
-
-    def finish(self) -> str | None:
-        """The SHA-256 of what was written (None after a rewind); ends the thread."""
-        self._hand_over()
-        self._batches.put(None)
-        self._thread.join()
-        return None if self.rewound else self._digest.hexdigest()
-
-
 def _check_space(folder: Path, needed: int) -> None:
     free = shutil.disk_usage(folder).free
     if free < needed:
@@ -236,19 +139,6 @@ def _check_space(folder: Path, needed: int) -> None:
             f"Not enough disk space in {folder}: the download needs {size_text(needed)} "
             f"more and {size_text(free)} is free."
         )
-
-
-def _sha256(path: Path, total: int, on_progress: ProgressCallback, cancel: threading.Event) -> str:
-    digest = hashlib.sha256()
-    done = 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(HASH_CHUNK):
-            if cancel.is_set():
-                raise DownloadCancelled("Check cancelled; the downloaded file is kept.")
-            digest.update(chunk)
-            done += len(chunk)
-            on_progress(Progress("checking", done, total))
-    return digest.hexdigest()
 
 
 def download(
@@ -267,13 +157,9 @@ def download(
     ok, why = hub_available()
     if not ok:
         raise DownloadError(why)
-    from huggingface_hub import constants
-    from huggingface_hub.file_download import http_get
     from huggingface_hub.utils import build_hf_headers
 
-    # http_get re-cuts the stream into pieces of this size by copying each byte (at 10 MB
-    # or 1 MB, 2.4x the CPU of the whole download); None hands over each socket read.
-    constants.DOWNLOAD_CHUNK_SIZE = None  # type: ignore[assignment]  # iter_bytes' own default
+    from melgui.core.transports.local.hub_stream import PartFile, fetch
 
     cancel = cancel or threading.Event()
     final = model_path(model, root)
@@ -293,22 +179,24 @@ def download(
     _check_space(final.parent, remote.size - have)
     headers = build_hf_headers()
     headers["Accept-Encoding"] = "identity"
-    hashed: str | None = None
+    reported = [-REPORT_EVERY]
+
+    def arrived(done: int) -> None:
+        if cancel.is_set():
+            raise DownloadCancelled("Download cancelled; it resumes where it stopped.")
+        if done - reported[0] >= REPORT_EVERY or done >= remote.size:
+            reported[0] = done
+            on_progress(Progress("downloading", done, remote.size))
+
     try:
-        with part.open("ab") as handle:
-            writer = _HashingFile(handle, part, have)
-            try:
-                http_get(
-                    remote.url,
-                    cast(BinaryIO, writer),  # it writes, tells, seeks and truncates
-                    resume_size=have,
-                    headers=headers,
-                    expected_size=remote.size,
-                    displayed_filename=model.filename,
-                    tqdm_class=_reporter(on_progress, cancel),
-                )
-            finally:
-                hashed = writer.finish()
+        writer = PartFile(part)
+        try:
+            on_progress(Progress("downloading", writer.size, remote.size))
+            fetch(remote.url, writer, remote.size, headers, arrived)
+        except BaseException:
+            writer.abandon()
+            raise
+        actual = writer.close()
     except DownloadError:
         raise
     except OSError as exc:
@@ -323,7 +211,6 @@ def download(
             f"The download of {model.filename} stopped ({type(exc).__name__}: {exc}); "
             "download again to resume."
         ) from exc
-    actual = hashed or _sha256(part, remote.size, on_progress, cancel)
     on_progress(Progress("checking", remote.size, remote.size))
     if actual != remote.sha256:
         part.unlink(missing_ok=True)

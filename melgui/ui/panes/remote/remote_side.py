@@ -4,8 +4,12 @@ needs (`RemoteSide(panes, desk, ...)`) and gives it to its panes (`panes.remote`
 - Settings.hosts become places workers and terminals can run on (`@NAME` in a worker's
   task, New worker…'s choice, list_panes' `where`), each reached by one link;
 - `open_folder(url)` makes the window a remote folder's: its chat's workspace tools, its
-  terminals and its workers run there, the loop and the key stay here (the window is
-  told, `opened(url, elsewhere)`, and starts a conversation on them);
+  terminals, its workers and every configured MCP server run there, the loop and the key
+  stay here (the window is told, `opened(url, elsewhere)`, and starts a conversation on
+  them);
+- a host's MCP servers start there on its first use; their tools are offered to the
+  sessions whose tools run there, and one that did not start is said (`say`: under the
+  chat);
 - the links' state shows in the status bar, ssh's questions in dialogs, and File's
   Open remote folder… asks for one (`ask_folder`: a window of its own per folder;
   recent ones remembered).
@@ -23,6 +27,7 @@ from PySide6.QtWidgets import QStatusBar, QWidget
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import RemoteHost, data_dir
 from melgui.core.config.trust import FolderTrust
+from melgui.core.protocol.catalog import CatalogThere
 from melgui.desk.desk import Desk
 from melgui.remote.askpass import Question
 from melgui.remote.connect import given_host_argv
@@ -70,8 +75,10 @@ class RemoteSide:
         colors: Colors,
         opened: Callable[[str, Elsewhere], None],
         parent: QWidget,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.panes = panes
+        self._say = say
         self.desk = desk
         self._model = model
         self.status = status
@@ -85,6 +92,7 @@ class RemoteSide:
             on_state=self.indicator.show_state,
             host_argv=given_host_argv(),
         )
+        self.hosts.on_note = self._note
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
 
@@ -109,8 +117,9 @@ class RemoteSide:
             return desk.worker_session(
                 model=spec.model or self._model(),
                 source=spec.source,
-                tools=RemoteTools(place.link, place.folder, options=place.options),
+                tools=RemoteTools(place.link, place.folder, options=place.options, mcp=place.mcp),
                 cwd=place.folder,
+                catalog=CatalogThere(place.mcp, desk.catalog),
             )
 
         return make
@@ -124,13 +133,18 @@ class RemoteSide:
         name = target.label
         self.url = url
         self.hosts.add(RemoteHost(name=name, target=url))
+        self.hosts.every_mcp.add(name)
+        self.desk.mcp_elsewhere = True  # the person's MCP servers run there, not here
         self.indicator.show_state(name, "connecting")
         folder = asyncio.ensure_future(self.hosts.place(name))
         self.folder = folder
         folder.add_done_callback(self._reached)
         self.panes.home = name
-        local = self.desk.tools
-        self._opened(url, lambda: (PendingRemoteTools(folder, local=local), target.path))
+        local, there = self.desk.tools, self.hosts.catalog(name)
+        self._opened(url, lambda: (
+            PendingRemoteTools(folder, local=local, mcp=there), target.path,
+            CatalogThere(there, self.desk.catalog),
+        ))  # fmt: skip
 
     def _reached(self, folder: asyncio.Future[Place]) -> None:
         if folder.cancelled():
@@ -145,6 +159,13 @@ class RemoteSide:
         self.status.showMessage(f"Cannot open {self.url}: {why}", 60000)
 
     # -- the person ----------------------------------------------------------------------
+
+    def _note(self, host: str, line: str) -> None:
+        """An MCP server that did not start on a host: said whole (`say`; the status bar
+        cuts a long line), and in the status bar."""
+        if self._say is not None:
+            self._say(line)
+        self.status.showMessage(line, 60000)
 
     async def _ask(self, question: Question) -> str | None:
         return await ask_in_window(self.parent_widget, question)

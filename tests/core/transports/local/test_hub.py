@@ -126,6 +126,16 @@ def test_a_hub_that_ignores_the_resume_range_sends_the_file_again_and_it_checks_
     assert [r for method, _p, r in hub.file_requests() if method == "GET"] == ["bytes=23000-"]
 
 
+def test_a_body_without_a_length_is_read_through_httpx_and_checks_out(
+    hub: HubLike, gguf: Path, tmp_path: Path
+) -> None:
+    hub.chunked = True  # no Content-Length: the connection is not read directly
+    seen: list[Progress] = []
+    path = download(MODEL, on_progress=seen.append, root=tmp_path)
+    assert file_sha256(path) == file_sha256(gguf)
+    assert max(p.done for p in seen if p.stage == "downloading") == gguf.stat().st_size
+
+
 def test_a_file_whose_checksum_is_not_the_hubs_is_deleted(hub: HubLike, tmp_path: Path) -> None:
     hub.sha256 = "0" * 64
     with pytest.raises(DownloadError, match="damaged"):

@@ -1,0 +1,218 @@
+"""MCP servers that run on the remote machine, in melgui's host there, through a local
+command that behaves like a container's exec (tests/remote/local_target.py): the server
+process is the host's child, in the folder there, with that machine's environment; its
+tools come back as definitions the model is offered; a call's one result arrives across
+a killed link; a dead server answers that it is not running; one that cannot start is
+said in words."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pwd
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from melgui.core.config.settings import config_dir
+from melgui.core.protocol.catalog import CatalogThere, ToolCatalog, ToolDef
+from melgui.remote.connect import HOST_COMMAND_ENV
+from melgui.remote.link import Link
+from melgui.remote.remote_mcp import RemoteServer, configured_entries, failures, start_there
+from melgui.tools.mcp.config import user_path
+from melgui.tools.mcp.manager import STATE_FILE
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import json_lines, melgui_exec
+from tests.fakes.mcp import fake_entry
+from tests.remote.local_target import BRIDGE, box_host, box_target, host_pid
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def make_link(tmp_path: Path, folder: Path) -> Link:
+    target = box_target(tmp_path / "run", tmp_path / "data", folder)
+    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), give_up=60.0)
+
+
+def options(**entries: object) -> dict[str, object]:
+    return {"env": {"MCP_FAKE_MARK": "from the host's settings"}, "mcp_servers": entries}
+
+
+def ready(servers: list[RemoteServer], name: str) -> RemoteServer:
+    server = next(s for s in servers if s.name == name)
+    assert server.status == "ready", server.line
+    return server
+
+
+async def test_a_server_runs_in_the_host_there_and_a_call_returns_its_result(
+    tmp_path: Path, box: Path
+) -> None:
+    # ${XDG_RUNTIME_DIR} is resolved there: the box's command set it, this process did not.
+    there = options(
+        box=fake_entry(env={"MCP_FAKE_MARK": "${XDG_RUNTIME_DIR}"}, trusted=True),
+        plain=fake_entry(),
+    )
+    runtime = tmp_path / "run"
+    with box_host(runtime):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            servers = await start_there(link, str(box), there)
+            where = await link.run_call("v/1", str(box), "mcp__box__whereami", {}, there)
+            plain = await link.run_call("v/2", str(box), "mcp__plain__whereami", {}, there)
+            echo = await link.run_call("v/3", str(box), "mcp__box__echo", {"text": "hi"}, there)
+            pid = host_pid(runtime)
+        finally:
+            await link.aclose()
+    assert os.environ.get("XDG_RUNTIME_DIR") != str(runtime)
+    tools = {tool.name: tool for tool in ready(servers, "box").tools}
+    assert tools["mcp__box__echo"].origin == "mcp:box"
+    assert tools["mcp__box__echo"].parameters["required"] == ["text"]
+    assert tools["mcp__box__echo"].read_only  # a trusted server's readOnlyHint
+    assert not tools["mcp__box__fail"].read_only
+    plain_tools = {tool.name: tool for tool in ready(servers, "plain").tools}
+    assert not plain_tools["mcp__plain__echo"].read_only  # an untrusted server's claim
+    user = pwd.getpwuid(os.getuid()).pw_name
+    # The server is the host's child there, in the folder there, with its environment.
+    assert where["status"] == "ok"
+    assert where["content"] == f"ppid={pid} user={user} cwd={box} mark={runtime}"
+    assert plain["content"] == f"ppid={pid} user={user} cwd={box} mark=from the host's settings"
+    assert (echo["status"], echo["content"]) == ("ok", "hi")
+
+
+async def test_a_call_ends_once_across_a_killed_link(tmp_path: Path, box: Path) -> None:
+    there = options(box=fake_entry())
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            ready(await start_there(link, str(box), there), "box")
+            call = link.run_call("v/1", str(box), "mcp__box__tally", {"seconds": 1.5}, there)
+            running = asyncio.create_task(call)
+            while not (box / "started").exists():
+                await asyncio.sleep(0.02)
+            first_pid = link.pid
+            assert first_pid is not None
+            os.kill(first_pid, signal.SIGKILL)
+            outcome = await asyncio.wait_for(running, 30)
+        finally:
+            await link.aclose()
+    assert outcome["status"] == "ok" and outcome["content"] == "counted", outcome
+    assert link.reconnects == 1
+    assert (box / "started").read_text() == "s\n"
+    assert (box / "counter").read_text() == "x\n"  # it ran once
+
+
+async def test_a_dead_server_answers_that_it_is_not_running(tmp_path: Path, box: Path) -> None:
+    there = options(box=fake_entry())
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            ready(await start_there(link, str(box), there), "box")
+            crashed = await link.run_call("v/1", str(box), "mcp__box__crash", {}, there)
+            after = await link.run_call("v/2", str(box), "mcp__box__echo", {"text": "x"}, there)
+        finally:
+            await link.aclose()
+    assert crashed["status"] == "error"
+    assert crashed["content"].startswith("The MCP server 'box' closed the connection during crash")
+    assert after["status"] == "error"
+    assert after["content"].startswith(
+        "The MCP server 'box' is not running (failed: the server exited (code 3)"
+    ), after["content"]
+
+
+async def test_a_server_that_cannot_start_there_is_said_in_words(tmp_path: Path, box: Path) -> None:
+    there = options(
+        broken=fake_entry("--fail-start"),
+        missing={"command": "no-such-mcp-server-here"},
+        bad={"command": "x", "url": "http://y"},
+    )
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            servers = await start_there(link, str(box), there)
+        finally:
+            await link.aclose()
+    said = failures(servers, link.target.label)
+    assert len(said) == 3 and not [s for s in servers if s.tools]
+    by_name = {server.name: server.line for server in servers}
+    assert by_name["missing"] == "failed: command not found: no-such-mcp-server-here"
+    assert by_name["bad"] == (
+        "failed: server 'bad': give either command (stdio) or url (HTTP), not both"
+    )
+    assert by_name["broken"].startswith("failed: ") and "nonexistent.db" in by_name["broken"]
+    assert said[0].startswith(f"MCP server {servers[0].name} on {link.target.label}: failed: ")
+
+
+def test_exec_offers_a_remote_folders_servers_and_keeps_the_approval_rules(
+    scripted_relay: ScriptedRelay, tmp_path: Path, box: Path
+) -> None:
+    runtime = tmp_path / "run"
+    config = tmp_path / "servers.json"
+    entries = {"box": fake_entry(trusted=True), "broken": fake_entry("--fail-start")}
+    config.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    scripted_relay.script(
+        [tool_calls(tool_call("mcp__box__whereami", {}, id="m1"),
+                    tool_call("mcp__box__fail", {}, id="m2"))],
+        [text("Looked."), done()],
+    )  # fmt: skip
+    via = box_target(runtime, tmp_path / "data", box).label
+    host = shlex.join([sys.executable, "-m", "melgui", "host"])
+    with box_host(runtime):
+        result = melgui_exec(
+            "--url", scripted_relay.base_url, "--via", via, "--folder", str(box),
+            "--mcp-config", str(config), "--approve", "reads", "--json", "look",
+            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
+        )  # fmt: skip
+        pid = host_pid(runtime)
+    assert result.returncode == 0, result.stderr
+    assert f"melgui: MCP server broken on {via}: failed: " in result.stderr
+    first, second = scripted_relay.legs_received
+    offered = first.tool_names
+    assert "mcp__box__whereami" in offered and "mcp__box__echo" in offered
+    assert not [name for name in offered if name.startswith("mcp__broken")]
+    results = {e["id"]: e for e in json_lines(result.stdout) if e["kind"] == "tool_result"}
+    # A trusted server's readOnlyHint tool runs under --approve reads; the others do not.
+    assert (results["m1"]["status"], results["m1"]["server"]) == ("ok", "box")
+    assert results["m1"]["content"].startswith(f"ppid={pid} ")
+    assert f"cwd={box} " in results["m1"]["content"]
+    assert results["m2"]["status"] == "denied"
+    assert [m["tool_call_id"] for m in second.messages if m.get("role") == "tool"] == ["m1", "m2"]
+
+
+def test_a_hosts_servers_are_the_persons_configured_ones_with_their_toggles() -> None:
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    entries = {"db": fake_entry(), "off": fake_entry(), "docs": {"url": "http://d/mcp"}}
+    user_path().write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    toggles = {"off": {"disabled": True}, "db": {"disabled_tools": ["fail"]}}
+    (config_dir() / STATE_FILE).write_text(json.dumps(toggles), encoding="utf-8")
+    said: list[str] = []
+    chosen = configured_entries(["db", "off", "ghost"], say=said.append)
+    assert list(chosen) == ["db"] and chosen["db"]["disabledTools"] == ["fail"]
+    assert said == [f"MCP: no server named 'ghost' in {user_path()}"]
+    assert list(configured_entries(None, say=said.append)) == ["db", "docs"]
+    assert configured_entries(None, user=False, say=said.append) == {}
+
+
+def test_a_session_there_sees_that_machines_servers_and_not_this_ones() -> None:
+    here, there = ToolCatalog(), ToolCatalog()
+    here.add(ToolDef("mcp__local__x", "local", {"type": "object"}, origin="mcp:local"))
+    here.add(ToolDef("agent_tool", "an ACP agent's", {"type": "object"}, origin="acp:a"))
+    there.add(ToolDef("mcp__box__y", "there", {"type": "object"}, origin="mcp:box"))
+    seen = CatalogThere(there, here)
+    assert [tool.name for tool in seen.added()] == ["mcp__box__y", "agent_tool"]
+    assert seen.get("mcp__local__x") is None and seen.get("read_file") is not None
+    there.remove_origin("mcp:box", "The MCP server 'box' is not running (stopped).")
+    assert seen.gone("mcp__box__y").startswith("The MCP server 'box' is not running")
+    assert "mcp__box__y" not in [tool.name for tool in seen.for_role("worker")]
