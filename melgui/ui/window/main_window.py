@@ -250,8 +250,7 @@ class MainWindow(QMainWindow):
         failures: Failures = (),
         replacing: tuple[ChatView, Inspector] | None = None,
     ) -> None:
-        """Make `session` the main conversation: new bridge, chat view and inspector
-        (`replacing` the ones shown until now)."""
+        """Make `session` the main one: new bridge, chat and inspector (`replacing` the old)."""
         old_chat, old_inspector = replacing or (None, None)
         self.session = session
         self.bridge = self.bridge_for(session)
