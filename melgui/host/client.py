@@ -134,10 +134,14 @@ class HostClient:
         if not self._writer.is_closing():
             self._writer.write(wire.encode(wire.notification(method, params)))
 
-    async def attach(self, sessions: dict[str, int | None]) -> dict[str, Any]:
+    async def attach(
+        self, sessions: dict[str, int | None], page: int | None = None
+    ) -> dict[str, Any]:
         """Attach to sessions, each from the last number this view has (None: from a
-        snapshot); the missed changes are checked and handed on like any others."""
-        answer: dict[str, Any] = await self.call("session/attach", sessions=sessions)
+        snapshot, of the last `page` messages only when given); the missed changes are
+        checked and handed on like any others."""
+        extra = {} if page is None else {"page": page}
+        answer: dict[str, Any] = await self.call("session/attach", sessions=sessions, **extra)
         for session_id, part in answer.items():
             if "snapshot" in part:
                 self.last_seq[session_id] = part["snapshot"]["seq"]

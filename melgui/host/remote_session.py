@@ -66,6 +66,8 @@ class RemoteSession:
         self.conversation = Conversation()
         self.thread = ThreadCopy(on_answer=self._thread_answered)
         self._resyncing = False
+        self._earlier = 0  # thread entries left out of a paged snapshot
+        self.on_whole: Callable[[], None] | None = None  # a paged session became whole
         self.session_id = ""
         self.problem = ""
         self._observers: list[Observer] = []
@@ -104,11 +106,12 @@ class RemoteSession:
 
     @classmethod
     async def reattach(
-        cls, client: HostClient, described: list[dict[str, Any]]
+        cls, client: HostClient, described: list[dict[str, Any]], page: int | None = None
     ) -> list[RemoteSession]:
         """Sessions the host already runs (from `session/list`), attached in one request:
         each one's conversation so far is in `conversation` when this returns (a view
-        draws it at once, as a reopened conversation), and what follows arrives as events."""
+        draws it at once, as a reopened conversation), and what follows arrives as events.
+        With `page`, only the last `page` messages of each: `whole()` takes the rest."""
         sessions = [
             cls(client, folder=d["folder"], model=d["model"], source=d.get("source") or "worker")
             for d in described
@@ -116,10 +119,21 @@ class RemoteSession:
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
             client.sessions[session.session_id] = session.heard
-        answer = await client.attach({s.session_id: None for s in sessions})
+        answer = await client.attach({s.session_id: None for s in sessions}, page)
         for session in sessions:
             session._took(answer[session.session_id]["snapshot"])
         return sessions
+
+    @property
+    def paged(self) -> bool:
+        """Holds only the end of its conversation and thread (a paged snapshot)."""
+        return bool(self._earlier)
+
+    async def whole(self) -> None:
+        """A paged session takes the whole snapshot; `on_whole` hears when it has."""
+        if self.paged and not self._resyncing:
+            self._resyncing = True
+            await self._snapshot_again()
 
     async def _open(self, params: dict[str, Any]) -> None:
         try:
@@ -140,9 +154,13 @@ class RemoteSession:
 
     def _took(self, snapshot: dict[str, Any]) -> None:
         """Start from the host's snapshot; numbered changes follow it."""
+        was_paged = self.paged
+        self._earlier = int(snapshot.get("earlier", {}).get("entries", 0))
         self.conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
         self.thread.restart(snapshot_from_json(snapshot["thread"]))
         self._resyncing = False
+        if was_paged and not self.paged and self.on_whole is not None:
+            self.on_whole()
         if snapshot["busy"]:
             self._idle.clear()
         self.heard(snapshot["tail"] + snapshot["approvals"])
@@ -223,6 +241,12 @@ class RemoteSession:
     def _apply(self, record: Record) -> None:
         if self._resyncing:
             return  # the snapshot asked for has them
+        if self._earlier and "index" in record["change"]:  # the copy starts past them
+            index = int(record["change"]["index"]) - self._earlier
+            if index < 0:
+                self._resync("a change to an entry before the page")
+                return
+            record = {**record, "change": {**record["change"], "index": index}}
         try:
             taken = self.thread.take(record)
         except SeqGap as gap:

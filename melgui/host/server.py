@@ -335,12 +335,15 @@ class HostServer:
         No await from here to the end: no change can slip between the answer and the
         numbered changes that follow it."""
         wanted = params["sessions"]
+        page = params.get("page")
+        if page is not None and (not isinstance(page, int) or page < 1):
+            raise RpcError(wire.INVALID_PARAMS, f"page must be a number of messages, not {page!r}")
         answer: dict[str, Any] = {}
         for session_id, since in wanted.items():
             session = self.host.session(session_id)
             self.broadcast(only=session_id)  # what others have not had yet goes to them first
             if since is None:
-                answer[session_id] = {"snapshot": session.snapshot()}
+                answer[session_id] = {"snapshot": session.snapshot(page)}
             else:
                 try:
                     answer[session_id] = {"changes": session.log.since(int(since))}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any, cast, get_args
 
 from melgui.core.agent.session import AgentSession
@@ -125,14 +126,28 @@ class HostedSession:
     def flush(self) -> list[Record]:
         return self.log.flush()
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, page: int | None = None) -> dict[str, Any]:
         """The session as it is at `seq` (flushed first by the caller): its thread, the
-        conversation, the host's records of this turn, the approvals waiting."""
+        conversation, the host's records of this turn, the approvals waiting. With `page`,
+        only the last `page` messages and thread entries, and `earlier` says how many of
+        each were left out (a view paints the end first and takes the whole later)."""
         tail = [r for r in self.log.since(self._tail_from) if r["type"] not in IN_SNAPSHOT]
+        thread = self.agent.thread.snapshot()
+        messages = self.agent.conversation.messages
+        paged: dict[str, Any] = {}
+        if page is not None and (len(messages) > page or len(thread.entries) > page):
+            first = max(0, len(messages) - page)
+            while 0 < first < len(messages) and messages[first].role == "tool":
+                first -= 1  # never between a call and its results
+            entries = max(0, len(thread.entries) - page)
+            thread = replace(thread, entries=thread.entries[entries:])
+            messages = messages[first:]
+            paged = {"earlier": {"messages": first, "entries": entries}}
         return {
             "seq": self.log.last_seq,
-            "thread": snapshot_to_json(self.agent.thread.snapshot()),
-            "messages": [message.to_json() for message in self.agent.conversation.messages],
+            "thread": snapshot_to_json(thread),
+            "messages": [message.to_json() for message in messages],
+            **paged,
             "tail": tail,
             "approvals": [
                 approval_record(r.call, r.judgement.reason, r.source)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
@@ -70,11 +70,14 @@ class ChatView(QWidget):
         *,
         prompt: PromptKit | None = None,
         draw: bool = True,
+        when_shown: bool = False,
     ) -> None:
         """`prompt`: the folder's slash commands, prompt history and `@` file index (the
         main chat has them; a worker pane's chat does without). Not `draw`: the owner
         hooks `card_extra`, the messages' actions and `failures` first, then draws once
-        with `load_conversation` (a long conversation's first screen is not drawn twice)."""
+        with `load_conversation` (a long conversation's first screen is not drawn twice).
+        `when_shown`: the history is drawn when the view is first shown (or a change
+        comes first), so a pane opened in a background tab costs little."""
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setBackgroundRole(QPalette.ColorRole.Base)  # the page behind the column
@@ -151,9 +154,24 @@ class ChatView(QWidget):
         bridge.busyChanged.connect(self._after_turn)
         bridge.busyChanged.connect(self.paging.on_busy)
         bridge.queuedChanged.connect(self._on_queued)
-        if draw:
+        self._undrawn = draw and when_shown
+        if draw and not when_shown:
             self.load_conversation(bridge.session.conversation)
         self.show_instruction_files()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self._draw_undrawn()
+        super().showEvent(event)
+
+    def redraw_history(self) -> None:
+        """The session's conversation changed as a whole (a reopened one came in full)."""
+        if not self._undrawn:
+            self.load_conversation(self.bridge.session.conversation)
+
+    def _draw_undrawn(self) -> None:
+        if self._undrawn:
+            self._undrawn = False
+            self.load_conversation(self.bridge.session.conversation)
 
     def load_conversation(
         self,
@@ -340,6 +358,7 @@ class ChatView(QWidget):
 
     def on_change(self, change: Change) -> None:
         """Draw one change of the session's thread."""
+        self._draw_undrawn()  # the history first, then what follows it
         self.paging.finish()
         t = self.transcript
         match change:

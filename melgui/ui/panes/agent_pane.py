@@ -61,6 +61,7 @@ class AgentPane(QWidget):
         prompt: PromptKit | None = None,
         worktree: Worktree | None = None,
         parent: QWidget | None = None,
+        history_when_shown: bool = False,
     ) -> None:
         super().__init__(parent)
         self.session = session
@@ -77,7 +78,9 @@ class AgentPane(QWidget):
         self.approvals = ApprovalQueue(self)
         self.approval_bar = ApprovalBar(self.approvals, colors, self)
         self.approval_bar.showRequested.connect(lambda _source, call: self.show_call(call))
-        self.chat = ChatView(self.bridge, colors, self, prompt=prompt)
+        self.chat = ChatView(
+            self.bridge, colors, self, prompt=prompt, when_shown=history_when_shown
+        )
         # The inspector opens when a call is clicked: it is built then (opening a pane
         # stays short), from the calls its book has recorded since the pane opened, and
         # takes no room until then, so a terminal split above keeps its rows.

@@ -270,7 +270,7 @@ class PaneManager(QObject):
         host kept running while no window was attached)."""
         self._check_open()
         info = self.reserve_worker(f"worker {{}}: {short(title, 32)}")
-        opened = self.open_worker(info, None, None, layout, None)
+        opened = self.open_worker(info, None, None, layout, None, reopened=True)
         pane = self._panes.get(opened.id)
         if isinstance(pane, AgentPane):  # no task sent: its frame shows what it is now
             self._on_state(opened.id, pane.state)
@@ -291,8 +291,12 @@ class PaneManager(QObject):
         layout: object,
         wt: Worktree | None,
         factory: WorkerFactory | None = None,
+        *,
+        reopened: bool = False,
     ) -> PaneInfo:
-        """The worker's pane for a reserved `info`; `factory`: another machine's."""
+        """The worker's pane for a reserved `info`; `factory`: another machine's.
+        `reopened` (on a session that ran on): a new tab stays behind the current one
+        and its conversation so far is drawn once the pane shows."""
         make = factory or self.worker_factory
         assert make is not None
         try:
@@ -309,8 +313,9 @@ class PaneManager(QObject):
             colors=self.colors,
             tasks=self.tasks,
             worktree=wt,
+            history_when_shown=reopened,
         )
-        self._install(info, pane, layout)
+        self._install(info, pane, layout, front=not reopened)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
         self.registry.set_state(info.id, pane.state)
         return self.registry.get(info.id) or info
@@ -354,12 +359,12 @@ class PaneManager(QObject):
         if self._shut:
             raise PaneError("The window is closing; no new panes.")
 
-    def _install(self, info: PaneInfo, pane: Pane, layout: object) -> None:
+    def _install(self, info: PaneInfo, pane: Pane, layout: object, front: bool = True) -> None:
         frame = PaneFrame(self.registry.get(info.id) or info, pane)
         frame.closeRequested.connect(self.request_close)
         frame.moveToTabRequested.connect(self.area.move_to_tab)
         self._panes[info.id] = pane
-        self.area.add(frame, layout)
+        self.area.add(frame, layout, front=front)
         self.panesChanged.emit()
 
     def _on_state(self, pane_id: int, state: PaneState) -> None:

@@ -60,27 +60,30 @@ class PaneArea(QWidget):
 
     # -- adding ------------------------------------------------------------------------
 
-    def add(self, frame: PaneFrame, layout: object) -> None:
-        """Place `frame` by `layout` ("right", "down", "tab"; others mean "tab")."""
+    def add(self, frame: PaneFrame, layout: object, *, front: bool = True) -> None:
+        """Place `frame` by `layout` ("right", "down", "tab"; others mean "tab"); not
+        `front`: a new tab stays behind the current one (unless it is the first)."""
         where = normalize_layout(layout)
         target = self._focused if self._focused in self._frames.values() else None
         if target is not None and self.tab_of(target.pane_id) != self.tabs.currentIndex():
             target = None
         if where == "tab" or target is None:
-            self._add_tab(frame)
+            self._add_tab(frame, front)
         else:
             orientation = Qt.Orientation.Horizontal if where == "right" else Qt.Orientation.Vertical
             self._split(target, frame, orientation)
         self._frames[frame.pane_id] = frame
-        self._set_focused(frame)
+        if front or self._focused is None:
+            self._set_focused(frame)
         frame.show()
 
-    def _add_tab(self, frame: PaneFrame) -> None:
+    def _add_tab(self, frame: PaneFrame, front: bool = True) -> None:
         root = Splitter(Qt.Orientation.Horizontal)
         root.setChildrenCollapsible(False)
         root.addWidget(frame)
         index = self.tabs.addTab(root, _with_badge(frame.title, root))
-        self.tabs.setCurrentIndex(index)
+        if front:
+            self.tabs.setCurrentIndex(index)
 
     def _split(self, target: PaneFrame, frame: PaneFrame, orientation: Qt.Orientation) -> None:
         parent = target.parentWidget()

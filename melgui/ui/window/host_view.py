@@ -7,15 +7,24 @@ running in the background.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import weakref
 from typing import Any, Protocol
 
 from melgui.core.config.settings import Settings
 from melgui.core.worktrees.model import Worktree
-from melgui.host.client import HostClient
+from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
+from melgui.host.wire import RpcError
+from melgui.ui.chat.paging import HISTORY_PAGE
+from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.quit_guard import QuitGuard
+
+# Reopened sessions come with their last page of messages (what the chat paints first);
+# the rest follows a session at a time, after the window has painted.
+REATTACH_PAGE = HISTORY_PAGE
+FILL_AFTER = 0.25  # seconds
 
 
 class MainWindow(Protocol):
@@ -26,6 +35,7 @@ class MainWindow(Protocol):
 
     guard: QuitGuard
     status: Any
+    tasks: TaskKeeper
     host_view: HostView | None
     pane_manager: Any
 
@@ -80,10 +90,28 @@ class HostView:
         mine = [s for s in listed if s["folder"] == here]
         if not mine:
             return 0
-        self._returning = await RemoteSession.reattach(self.client, mine)
-        for described in mine:
-            window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "right")
+        returning = await RemoteSession.reattach(self.client, mine, page=REATTACH_PAGE)
+        self._returning = list(returning)
+        for described, session in zip(mine, returning, strict=True):
+            opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
+            pane = window.pane_manager.pane(opened.id)
+            chat = getattr(pane, "chat", None)
+            if chat is not None:  # drawn again once the whole conversation is in
+                session.on_whole = chat.redraw_history
+        window.tasks.spawn(self._fill(returning), what="reopened conversations' history")
         return len(mine)
+
+    async def _fill(self, sessions: list[RemoteSession]) -> None:
+        """The rest of each reopened conversation, one session at a time, once the window
+        has painted their ends."""
+        await asyncio.sleep(FILL_AFTER)
+        for session in sessions:
+            if session.session_id not in self.client.sessions:
+                continue  # its pane closed meanwhile
+            try:
+                await session.whole()
+            except (HostGone, OSError, RpcError) as exc:  # the pane keeps its last page
+                session.problem = str(exc)
 
     # -- Keep running in the background ------------------------------------------------
 
