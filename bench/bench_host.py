@@ -97,7 +97,7 @@ def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: i
     """A window attaching to a host that runs `sessions` worker sessions of `count`
     messages each: from the attach to every pane's first paint (those on screen: the rest
     wait in tabs)."""
-    from bench_panes import PaintWatch, _agent_panes
+    from bench_panes import PaintWatch, StallMeter, _agent_panes
 
     from melgui.core.config.settings import Settings
     from melgui.ui.runtime.qt_loop import QtEventLoop
@@ -107,6 +107,7 @@ def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: i
     print(f"5. reattach: a window to a host with {sessions} sessions of {count:,} messages")
     loop = QtEventLoop(app)
     asyncio.set_event_loop(loop)
+    notes: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
         folder = os.path.realpath(folder)
         store = open_store()
@@ -139,6 +140,20 @@ def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: i
             elapsed = time.perf_counter() - started
             shown = [p for p in _agent_panes(window.pane_manager) if p.isVisible()]
             print(f"   {len(shown)} panes on screen, the others in tabs of their own")
+            # Then the rest of each conversation, a session at a time: how long, and the
+            # longest stall it costs the window.
+            stalls = StallMeter()
+            stalls.start()
+            panes = _agent_panes(window.pane_manager)
+            while any(p.session.paged for p in panes) and time.perf_counter() - started < 60:
+                await asyncio.sleep(0.005)
+            whole = (time.perf_counter() - started) * 1000
+            fill_stall = stalls.stop() * 1000
+            print(
+                f"   every conversation whole {whole:.0f} ms after the attach,"
+                f" longest stall meanwhile {fill_stall:.0f} ms"
+            )
+            notes.extend([whole, fill_stall])
             app.removeEventFilter(paints)
             counts = {
                 len(p.session.conversation.messages) for p in _agent_panes(window.pane_manager)
@@ -163,6 +178,10 @@ def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: i
         elapsed * 1000,
         frames=6,
     )
+    if len(notes) == 2:
+        name = f"host: reattach, {sessions} sessions of {count:,} messages"
+        budget.note(f"{name}, to every conversation whole", notes[0] / budget.FRAME_MS, "frames")
+        budget.note(f"{name}, longest stall taking the rest", notes[1] / budget.FRAME_MS, "frames")
 
 
 def process_cpu(pid: int) -> float:

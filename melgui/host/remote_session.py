@@ -39,6 +39,7 @@ from melgui.host.client import HostClient, HostGone
 from melgui.host.records import worktree_to_json
 from melgui.host.thread_copy import ThreadCopy
 from melgui.host.view_events import EventReader, judgement_of
+from melgui.host.wire import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +157,11 @@ class RemoteSession:
         """Start from the host's snapshot; numbered changes follow it."""
         was_paged = self.paged
         self._earlier = int(snapshot.get("earlier", {}).get("entries", 0))
-        self.conversation = Conversation([Message.from_json(m) for m in snapshot["messages"]])
-        self.thread.restart(snapshot_from_json(snapshot["thread"]))
+        with collector_paused():
+            messages = [Message.from_json(m) for m in snapshot["messages"]]
+            thread = snapshot_from_json(snapshot["thread"])
+        self.conversation = Conversation(messages)
+        self.thread.restart(thread)
         self._resyncing = False
         if was_paged and not self.paged and self.on_whole is not None:
             self.on_whole()

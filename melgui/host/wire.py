@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from melgui import __version__
@@ -20,6 +22,7 @@ PROTOCOL = 1
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024
+BIG_LINE = 256 * 1024  # decoded with the garbage collector paused
 
 # A pipe's buffer for the protocol (Linux's default is 64 KiB): a terminal flood crosses
 # each pipe on its way (bridge, ssh) in 1 MiB steps, not 64 KiB ones, each a wake-up of
@@ -76,12 +79,27 @@ def encode(message: Message) -> bytes:
 
 def decode(line: bytes) -> Message:
     try:
-        message = json.loads(line)
+        with collector_paused(len(line) > BIG_LINE):
+            message = json.loads(line)
     except (UnicodeDecodeError, ValueError) as exc:
         raise RpcError(PARSE_ERROR, f"not a JSON line: {exc}") from None
     if not isinstance(message, dict):
         raise RpcError(INVALID_REQUEST, "a message must be a JSON object")
     return message
+
+
+@contextlib.contextmanager
+def collector_paused(paused: bool = True) -> Iterator[None]:
+    """For decoding a large message: it makes no reference cycles, and the collections
+    of a large heap (a window's) its allocations set off cost more than the decode."""
+    if not paused or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def request(ident: int, method: str, params: dict[str, Any] | None = None) -> Message:

@@ -358,6 +358,8 @@ class ChatView(QWidget):
 
     def on_change(self, change: Change) -> None:
         """Draw one change of the session's thread."""
+        if isinstance(change, EntriesReplaced) and change.reason == "load":
+            return  # a copy starting again from a snapshot: what is drawn stays
         self._draw_undrawn()  # the history first, then what follows it
         self.paging.finish()
         t = self.transcript
