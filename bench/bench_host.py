@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import math
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -184,6 +188,104 @@ def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: i
         budget.note(f"{name}, longest stall taking the rest", notes[1] / budget.FRAME_MS, "frames")
 
 
+IDLE_SETTLE = 3.0  # seconds after the window painted (and attached) before its RSS is read
+LAUNCH_LIMIT = 120.0
+
+
+def rss_kib(pid: int) -> int:
+    """A process's resident set, from /proc (0 when it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next((line for line in status.splitlines() if line.startswith("VmRSS:")), "")
+    return int(line.split()[1]) if line else 0
+
+
+def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
+    """`melgui [--with-host] FOLDER` as a real process on a runtime folder of its own (so
+    with the host, the window starts one): seconds to its first paint and to its attach
+    (nan alone), then its RSS and the host's (KiB) after IDLE_SETTLE seconds idle."""
+    with runtime_dir() as runtime:
+        env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "QT_QPA_PLATFORM": "offscreen",
+               "PYTHONPATH": str(ROOT), "MELGUI_PROBE_T0": repr(time.time())}  # fmt: skip
+        args = [sys.executable, str(ROOT / "bench" / "launch_probe.py")]
+        window = subprocess.Popen(
+            [*args, *(["--with-host"] if with_host else []), folder],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        said: dict[str, float] = {}
+        host_pid = 0
+        try:
+            assert window.stdout is not None
+            wanted = {"painted", "attached"} if with_host else {"painted"}
+            deadline = time.monotonic() + LAUNCH_LIMIT
+            while not wanted <= said.keys() and time.monotonic() < deadline:
+                line = window.stdout.readline()
+                if not line:
+                    break
+                what, _, seconds = line.partition(" ")
+                said[what] = float(seconds)
+            if not wanted <= said.keys():
+                raise RuntimeError(f"the window said only {sorted(said)} (with host: {with_host})")
+            time.sleep(IDLE_SETTLE)
+            if with_host:
+                described = json.loads((runtime / "melgui" / "host.json").read_text())
+                host_pid = int(described["pid"])
+            memory = rss_kib(window.pid), rss_kib(host_pid) if host_pid else 0
+        finally:
+            window.terminate()
+            window.wait(30)
+            if host_pid:
+                subprocess.run(  # the window started it detached: it outlives the window
+                    [sys.executable, "-m", "melgui", "host", "--stop"], env=env,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30,
+                )  # fmt: skip
+                while rss_kib(host_pid):
+                    time.sleep(0.05)
+    return said["painted"], said.get("attached", math.nan), *memory
+
+
+def bench_launch(runs: int) -> None:
+    """Launch to the first window painted, and idle memory: the window alone against the
+    window starting the melgui host, real processes, alternated `runs` times."""
+    print(f"6. launch: the window alone vs with --with-host (starting a host), {runs} runs each")
+    alone: list[tuple[float, float, int, int]] = []
+    hosted: list[tuple[float, float, int, int]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        launch_once(folder, with_host=False)  # not counted: the first start fills caches
+        for _ in range(runs):
+            alone.append(launch_once(folder, with_host=False))
+            hosted.append(launch_once(folder, with_host=True))
+    paint_alone = statistics.median(run[0] for run in alone)
+    paint_hosted = statistics.median(run[0] for run in hosted)
+    attached = statistics.median(run[1] for run in hosted)
+    rss_alone = statistics.median(run[2] for run in alone)
+    rss_window = statistics.median(run[2] for run in hosted)
+    rss_host = statistics.median(run[3] for run in hosted)
+    print(
+        f"   first paint: alone {paint_alone * 1000:.0f} ms, with host {paint_hosted * 1000:.0f}"
+        f" ms (attached to the host it started at {attached * 1000:.0f} ms)"
+    )
+    print(
+        f"   idle RSS: alone {rss_alone / 1024:.0f} MiB; with host window"
+        f" {rss_window / 1024:.0f} MiB + host {rss_host / 1024:.0f} MiB"
+    )
+    budget.report(
+        "host: launch to first window painted, with host / window alone",
+        paint_hosted / paint_alone,
+        target=1.1,
+    )
+    budget.report(
+        "host: idle RSS, window + host / window alone",
+        (rss_window + rss_host) / rss_alone,
+        target=1.3,
+    )
+
+
 def process_cpu(pid: int) -> float:
     """A process's CPU seconds so far (user + system), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -265,7 +367,7 @@ def bench_worktrees(host: HostProcess, files: int, workers: int, deltas: int, ra
         print(f"     {name:<10} {ms:8.0f} {hosted[name]:8.0f}   x{ratio:.2f}")
 
 
-PARTS = ("panes", "cost", "reattach", "worktrees")
+PARTS = ("panes", "cost", "reattach", "worktrees", "launch")
 
 
 def main() -> int:
@@ -275,6 +377,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=50.0, help="deltas per second per worker")
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--files", type=int, default=10_000, help="the worktrees' repository")
+    parser.add_argument("--launches", type=int, default=3, help="launch runs, each side")
     parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication(sys.argv)
@@ -294,6 +397,8 @@ def main() -> int:
                 bench_reattach(app, host, args.workers, 1000)
             if "worktrees" in parts:
                 bench_worktrees(host, args.files, args.workers, 300, args.rate)
+            if "launch" in parts:
+                bench_launch(args.launches)
         finally:
             host.stop()
     return budget.verdict()

@@ -63,6 +63,8 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "worktrees via host: 99th percentile lateness, 8 workers",
         "host: CPU of 20,000 streamed tokens, host + view / one process",
         "host: reattach, 8 sessions of 1,000 messages, to every pane's first paint",
+        "host: launch to first window painted, with host / window alone",
+        "host: idle RSS, window + host / window alone",
     ),
     "bench_long_history.py": (
         "history: first paint of 1,000 messages",
