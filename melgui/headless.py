@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, assert_never
 
+from melgui import exec_on_host
 from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config import terminal_text
@@ -82,9 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--approve",
         choices=("reads", "all", "none"),
-        default="reads",
-        help="reads: run read-only tools, deny the rest (default); all: run everything; "
-        "none: deny everything",
+        help="reads: run read-only tools, deny the rest (default; with --host: none given "
+        "leaves a question waiting for a person); all: run everything; none: deny everything",
     )
     parser.add_argument(
         "--folder",
@@ -163,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not start the servers of the user's and the project's MCP files",
     )
-    parser.add_argument("prompt", help="the user message")
+    exec_on_host.add_arguments(parser)
+    parser.add_argument("prompt", nargs="?", default="", help="the user message")
     return parser
 
 
@@ -441,6 +442,9 @@ def _supplies_anything(folder: Path) -> bool:
 
 
 async def run(options: argparse.Namespace, out: TextIO) -> int:
+    if options.host:
+        return await exec_on_host.run(options, out, Printer(out, options.json))
+    options.approve = options.approve or "reads"
     try:
         target = target_for(options.folder, options.via)
     except TargetError as exc:
@@ -567,7 +571,13 @@ async def _run_turn(
 
 
 def main(argv: list[str]) -> int:
-    options = build_parser().parse_args(argv)
+    parser = build_parser()
+    options = parser.parse_args(argv)
+    problem = exec_on_host.usage_problem(options) or (
+        "" if options.host or options.prompt else "the user message is missing"
+    )
+    if problem:
+        parser.error(problem)
     # What goes to stderr follows the answer printed before it, flushed or not.
     stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr, after=sys.stdout)
     try:
