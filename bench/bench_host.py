@@ -149,7 +149,10 @@ def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: i
             stalls = StallMeter()
             stalls.start()
             panes = _agent_panes(window.pane_manager)
-            while any(p.session.paged for p in panes) and time.perf_counter() - started < 60:
+            while (
+                any(getattr(p.session, "paged", False) for p in panes)
+                and time.perf_counter() - started < 60
+            ):
                 await asyncio.sleep(0.005)
             whole = (time.perf_counter() - started) * 1000
             fill_stall = stalls.stop() * 1000
