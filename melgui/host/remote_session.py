@@ -131,10 +131,11 @@ class RemoteSession:
         return bool(self._earlier)
 
     async def whole(self) -> None:
-        """A paged session takes the whole snapshot; `on_whole` hears when it has."""
+        """A paged session takes the whole snapshot; `on_whole` hears when it has. The
+        host's records since the paged one were heard as they came: not again."""
         if self.paged and not self._resyncing:
             self._resyncing = True
-            await self._snapshot_again()
+            await self._snapshot_again(replay=False)
 
     async def _open(self, params: dict[str, Any]) -> None:
         try:
@@ -153,8 +154,9 @@ class RemoteSession:
             await self._send(method, extra)
         self._outbox.clear()
 
-    def _took(self, snapshot: dict[str, Any]) -> None:
-        """Start from the host's snapshot; numbered changes follow it."""
+    def _took(self, snapshot: dict[str, Any], replay: bool = True) -> None:
+        """Start from the host's snapshot; numbered changes follow it. `replay`: hear its
+        records of this turn (a turn's end, a notice) and its questions."""
         was_paged = self.paged
         self._earlier = int(snapshot.get("earlier", {}).get("entries", 0))
         with collector_paused():
@@ -167,7 +169,8 @@ class RemoteSession:
             self.on_whole()
         if snapshot["busy"]:
             self._idle.clear()
-        self.heard(snapshot["tail"] + snapshot["approvals"])
+        if replay:
+            self.heard(snapshot["tail"] + snapshot["approvals"])
         self._opened.set()
 
     # -- AgentSession's surface ----------------------------------------------------------
@@ -278,13 +281,13 @@ class RemoteSession:
         self._resyncing = True
         self._spawn(self._snapshot_again())
 
-    async def _snapshot_again(self) -> None:
+    async def _snapshot_again(self, replay: bool = True) -> None:
         try:
             answer = await self.client.attach({self.session_id: None})
         except (HostGone, OSError) as exc:
             self.problem = str(exc)
             return
-        self._took(answer[self.session_id]["snapshot"])
+        self._took(answer[self.session_id]["snapshot"], replay)
 
     def _thread_answered(self, call_id: str, decision: Decision) -> None:
         """An answer given on the copy (a card's buttons): the local question takes it,

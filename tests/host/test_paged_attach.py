@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.protocol.loop_events import TurnFinished
 from melgui.core.thread.codec import entry_to_json, snapshot_from_json
 from melgui.core.thread.entries import AssistantEntry
 from melgui.host.client import HostClient
@@ -43,6 +44,8 @@ async def test_a_paged_reattach_paints_the_end_then_takes_the_whole(
         described = await window.call("session/list")
         (session,) = await RemoteSession.reattach(window, described, page=2)
         assert session.paged
+        ends: list[object] = []
+        session.subscribe(lambda e: ends.append(e) if isinstance(e, TurnFinished) else None)
         assert [m.content for m in session.conversation.messages] == ["question 2", "Answer 2."]
         # A turn while the copy holds only the end: its changes land on the right entries.
         await opener.call("turn/prompt", session=session_id, text="question 3")
@@ -54,6 +57,7 @@ async def test_a_paged_reattach_paints_the_end_then_takes_the_whole(
         session.on_whole = lambda: wholes.append("whole")
         await session.whole()
         assert not session.paged and wholes == ["whole"]
+        assert len(ends) == 1  # the fourth turn's end, heard once: not again from the whole
         assert len(session.conversation.messages) == 8
         copied = [entry_to_json(e) for e in session.thread.entries]
         assert copied == await host_thread(opener, session_id)
