@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.window import host_view
 from melgui.ui.window.host_view import HostView, attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
@@ -162,3 +163,60 @@ def test_a_worker_in_its_own_worktree_runs_in_the_host(
     assert (worktree / "NOTES.md").read_text() == "notes\n"
     assert not (project / "NOTES.md").exists()
     assert session_id in [s["id"] for s in run(view.client.call("session/list"))]
+
+
+def test_reopened_panes_paint_their_last_page_and_draw_the_rest_when_shown(
+    host: HostProcess,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(host_view, "REATTACH_PAGE", 2)  # two turns: more than a page
+    scripted_relay.script(*[[text(f"Answer {n}."), done()] for n in range(4)])
+    window = make_window(relay_settings(scripted_relay))
+
+    async def two_sessions_of_two_turns() -> list[str]:
+        client = await host.client("opener")
+        folder, settings = window.project_folder(), {"connection": "relay"}
+        settings["relay_url"] = scripted_relay.base_url
+        ids = []
+        try:
+            for turn in range(0, 4, 2):
+                opened = await client.call("session/open", folder=folder, settings=settings)
+                for n in (turn, turn + 1):
+                    await client.call("turn/prompt", session=opened["id"], text=f"ask {n}")
+                    while not await _said(client, opened["id"], n):
+                        await asyncio.sleep(0.05)
+                ids.append(opened["id"])
+        finally:
+            await client.aclose()
+        return ids
+
+    ids = run(two_sessions_of_two_turns())
+    run(attach_host(window, run(host.client("window"))))
+    pairs = [(i, p) for i, p in window.pane_manager.panes() if isinstance(p, AgentPane)]
+    panes = [pane for _, pane in pairs]
+    assert sorted(p.session.session_id for p in panes) == sorted(ids)
+    front, behind = panes
+    assert front.isVisible() and not behind.isVisible()  # a tab of its own, behind
+    assert "Answer 1." in front.chat.transcript.toPlainText()
+    assert behind.chat.transcript.toPlainText().strip() == ""  # drawn when shown
+    # The rest of each conversation follows: the front pane draws it again.
+    run(wait_until(lambda: not any(p.session.paged for p in panes), timeout=30))
+    run(wait_until(lambda: "Answer 0." in front.chat.transcript.toPlainText(), timeout=10))
+    assert len(behind.session.conversation.messages) == 4
+    window.pane_manager.area.focus_pane(pairs[1][0].id)
+    assert behind.isVisible()
+    shown = behind.chat.transcript.toPlainText()
+    assert "Answer 2." in shown and "Answer 3." in shown
+
+
+async def _said(client: Any, session: str, n: int) -> bool:
+    """The host's session has finished turn `n` (its answer is in the conversation)."""
+    listed = {s["id"]: s for s in await client.call("session/list")}
+    if listed[session]["busy"]:
+        return False
+    snapshot = (await client.call("session/attach", sessions={session: None}))[session]
+    return any(m["content"] == f"Answer {n}." for m in snapshot["snapshot"]["messages"])
