@@ -3,8 +3,12 @@ their sessions running in a real host process (its own interpreter, its own GIL)
 window drawing only what the host sends, one batch per session per frame.
 
 Then the protocol's cost: the CPU of 20,000 streamed tokens through host and view against
-the same session in one process; and a reattach: a window attaching to a host that runs
-8 sessions of 1,000 messages, to every pane's first paint (target 6 frames).
+the same session in one process; a reattach: a window attaching to a host that runs
+8 sessions of 1,000 messages, to the first paint of every pane on screen (target 6
+frames; the panes that do not fit wait in tabs), with notes on when every conversation
+is whole and the longest stall that costs; and launches of real `melgui` processes,
+alone and with --with-host (starting a host), alternated: launch to the first window
+painted (target 1.1x) and idle RSS of window + host against the window alone (1.3x).
 
 Rows "panes via host: ..." stand beside bench_panes.py's "panes: ..." (the same panes,
 the sessions in the window's process), with the same targets. Rows "worktrees via host"
@@ -12,7 +16,7 @@ are bench_worktree_workers.py's with each worker's session in the host, in its o
 worktree; both sides run here, one after the other, and their ratios are printed.
 
     python bench/bench_host.py [--workers 8] [--deltas 500] [--rate 50]
-    python bench/bench_host.py --only reattach      # one part: panes, cost, reattach, worktrees
+    python bench/bench_host.py --only reattach   # parts: panes, cost, reattach, worktrees, launch
 """
 
 from __future__ import annotations
