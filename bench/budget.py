@@ -62,7 +62,7 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "worktrees via host: longest stall, 8 workers streaming",
         "worktrees via host: 99th percentile lateness, 8 workers",
         "host: CPU of 20,000 streamed tokens, host + view / one process",
-        "host: reattach, 8 sessions of 1,000 messages, to every pane's first paint",
+        "host: reattach, 8 sessions of 1,000 messages, to the first paint on screen",
         "host: launch to first window painted, with host / window alone",
         "host: idle RSS, window + host / window alone",
     ),

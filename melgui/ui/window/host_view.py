@@ -91,8 +91,12 @@ class HostView:
         if not mine:
             return 0
         returning = await RemoteSession.reattach(self.client, mine, page=REATTACH_PAGE)
-        self._returning = list(returning)
-        for described, session in zip(mine, returning, strict=True):
+        for n, (described, session) in enumerate(zip(mine, returning, strict=True)):
+            if n:  # one pane per tick: the first, in front, paints before the rest are built
+                await asyncio.sleep(0)
+                if window.pane_manager.closed:
+                    return n  # the window is closing: the host keeps the sessions
+            self._returning = [session]
             opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
             pane = window.pane_manager.pane(opened.id)
             chat = getattr(pane, "chat", None)
