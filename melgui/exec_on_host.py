@@ -17,7 +17,7 @@ import asyncio
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from melgui.core.agent.policy import FixedPolicy, HeadlessMode
 from melgui.core.config import terminal_text
@@ -30,11 +30,14 @@ from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.thread_copy import ThreadCopy
 from melgui.host.wire import RpcError
 
+if TYPE_CHECKING:
+    from melgui.headless import Printer
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING, EXIT_CANCELLED = 0, 1, 2, 3, 130
-Printer = Any  # headless.Printer: watch(thread) and `error`
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--host, --list, --session, and the prompt (last: it is positional)."""
     host = parser.add_argument_group("the running melgui host")
     host.add_argument(
         "--host",
@@ -47,12 +50,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--session", metavar="ID", help="with --host: the session the prompt goes to (or its "
         "id's first characters, as --list shows them)"
     )  # fmt: skip
+    parser.add_argument("prompt", nargs="?", default="", help="the user message")
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """exec's command line, checked for what argparse cannot say (exits 2 with usage);
+    a turn run here approves by "reads" unless told otherwise."""
+    options = parser.parse_args(argv)
+    problem = usage_problem(options)
+    if problem:
+        parser.error(problem)
+    if not options.host:
+        options.approve = options.approve or "reads"
+    return options
 
 
 def usage_problem(options: argparse.Namespace) -> str:
-    """What is wrong with the command line for --host ("" when nothing)."""
+    """What is wrong with the command line ("" when nothing)."""
     if not options.host:
-        return "--list and --session need --host" if options.list or options.session else ""
+        if options.list or options.session:
+            return "--list and --session need --host"
+        return "" if options.prompt else "the user message is missing"
     if options.list:
         return "--list takes no prompt" if options.prompt else ""
     if not options.session or not options.prompt:
@@ -60,7 +78,10 @@ def usage_problem(options: argparse.Namespace) -> str:
     return ""
 
 
-async def run(options: argparse.Namespace, out: TextIO, printer: Printer) -> int:
+async def run(options: argparse.Namespace, out: TextIO) -> int:
+    from melgui.headless import Printer  # exec's own printing (headless imports this)
+
+    printer = Printer(out, options.json)
     try:
         client = await HostClient.connect(client="melgui exec")
     except OSError:

@@ -83,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--approve",
         choices=("reads", "all", "none"),
-        help="reads: run read-only tools, deny the rest (default; with --host: none given "
-        "leaves a question waiting for a person); all: run everything; none: deny everything",
+        help="reads: run read-only tools, deny the rest (the default, but with --host a "
+        "question then waits for a person); all: run everything; none: deny everything",
     )
     parser.add_argument(
         "--folder",
@@ -163,8 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not start the servers of the user's and the project's MCP files",
     )
-    exec_on_host.add_arguments(parser)
-    parser.add_argument("prompt", nargs="?", default="", help="the user message")
+    exec_on_host.add_arguments(parser)  # and the prompt, which --host --list goes without
     return parser
 
 
@@ -442,9 +441,6 @@ def _supplies_anything(folder: Path) -> bool:
 
 
 async def run(options: argparse.Namespace, out: TextIO) -> int:
-    if options.host:
-        return await exec_on_host.run(options, out, Printer(out, options.json))
-    options.approve = options.approve or "reads"
     try:
         target = target_for(options.folder, options.via)
     except TargetError as exc:
@@ -571,17 +567,11 @@ async def _run_turn(
 
 
 def main(argv: list[str]) -> int:
-    parser = build_parser()
-    options = parser.parse_args(argv)
-    problem = exec_on_host.usage_problem(options) or (
-        "" if options.host or options.prompt else "the user message is missing"
-    )
-    if problem:
-        parser.error(problem)
+    options = exec_on_host.parse_args(build_parser(), argv)
     # What goes to stderr follows the answer printed before it, flushed or not.
     stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr, after=sys.stdout)
     try:
-        return asyncio.run(run(options, sys.stdout))
+        return asyncio.run((exec_on_host.run if options.host else run)(options, sys.stdout))
     except UsageError as exc:
         print(f"melgui exec: {exc}", file=sys.stderr)
         return EXIT_USAGE
