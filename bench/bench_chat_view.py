@@ -11,7 +11,9 @@
      the shared timer under its time budget), target ≤ 1 frame: how long an event
      posted to the GUI thread from outside waits to be handled, as a key press does
      (bench/input_probe.py; the panes benchmarks' Qt timer measures the same). Beside
-     it, how late an asyncio heartbeat wakes (two passes of the loop under qasync).
+     it, how late an asyncio heartbeat wakes (two passes of the loop under qasync), and
+     the turn's longest garbage collection (a full one walks every object the process
+     holds: a stall of that length is the collector's, not the view's).
 2. Stream 20,000 tokens of reasoning, then 20,000 tokens of answer, the same way:
    the reasoning grows in an open Thinking block that folds when the answer starts.
    Cost per token over the first and last 2,000 of each, their ratios, and the
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import random
 import sys
@@ -173,6 +176,28 @@ class StallMeter:
             self._task.cancel()
 
 
+class CollectorMeter:
+    """The longest pause of Python's garbage collector while on: a full collection walks
+    every object the process holds, so it shows as a stall whatever the view does."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> CollectorMeter:
+        gc.callbacks.append(self._phase)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._phase)
+
+    def _phase(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.longest = max(self.longest, time.perf_counter() - self._started)
+
+
 def streamed_token(change: Change) -> bool | None:
     """A streamed token's change: True for reasoning, False for answer; None for others."""
     match change:
@@ -317,6 +342,7 @@ def stream_bench(
         timed = TimedView(chat, bridge, whole_renders=whole_renders)
         stalls = StallMeter()
         keys = InputProbe()
+        collector = CollectorMeter()
 
         async def run() -> float:
             stalls.start()
@@ -324,8 +350,9 @@ def stream_bench(
             stalls.reset()
             keys.start()
             started = time.perf_counter()
-            bridge.submit("Write a long answer with code.")
-            await session.wait_idle()
+            with collector:
+                bridge.submit("Write a long answer with code.")
+                await session.wait_idle()
             elapsed = time.perf_counter() - started
             await asyncio.sleep(0.1)
             stalls.stop()
@@ -364,6 +391,7 @@ def stream_bench(
         "key_p99_ms": keys.percentile(0.99) * 1000,
         "heartbeat_ms": stalls.worst * 1000,
         "heartbeat_cpu_ms": stalls.worst_cpu * 1000,
+        "gc_ms": collector.longest * 1000,
         "seconds": elapsed,
         "bare_seconds": bare,
         "chars": len(chat.transcript.toPlainText()),
@@ -463,7 +491,7 @@ def main(argv: list[str]) -> int:
             f"stall run {n} (as shipped): {run['seconds']:.1f} s, a key press waited at most "
             f"{run['stall_ms']:.0f} ms (99th percentile {run['key_p99_ms']:.0f} ms); asyncio "
             f"heartbeat late by {run['heartbeat_ms']:.0f} ms ({run['heartbeat_cpu_ms']:.0f} ms "
-            "of it CPU)"
+            f"of it CPU); longest garbage collection {run['gc_ms']:.0f} ms"
         )
     thinking_runs = [
         stream_bench(app, options.tokens, whole_renders=True, reasoning=options.reasoning)
