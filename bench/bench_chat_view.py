@@ -364,7 +364,13 @@ def stream_bench(
         keys.close()
         loop.run_until_complete(session.aclose())
         loop.run_until_complete(transport.aclose())
+        chars = len(chat.transcript.toPlainText())
         chat.close()
+        # Deleted, as the window deletes a chat view it replaces: else every run's view,
+        # session and thread stay in the heap and each full collection walks them all.
+        _PAINT_LISTENERS.pop(chat.transcript, None)
+        chat.deleteLater()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     loop.close()
     answer = [c for c, thought in zip(timed.costs, timed.thinking, strict=True) if not thought]
     thought = [c for c, thought in zip(timed.costs, timed.thinking, strict=True) if thought]
@@ -394,7 +400,7 @@ def stream_bench(
         "gc_ms": collector.longest * 1000,
         "seconds": elapsed,
         "bare_seconds": bare,
-        "chars": len(chat.transcript.toPlainText()),
+        "chars": chars,
     }
 
 
