@@ -27,6 +27,7 @@ from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo
 
 Choice = Literal["before", "agent", "now"]
 CHOICES: tuple[Choice, ...] = ("before", "agent", "now")
+CHOICES: tuple[Choice, ...] = ("before", "agent", "now")
 
 
 @dataclass(frozen=True)
