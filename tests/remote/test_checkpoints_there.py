@@ -4,12 +4,17 @@ repository is in the data folder there, and a rewind puts the files back there."
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.remote.link import Link, LinkError
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import melgui_exec
 from tests.remote.local_target import BRIDGE, box_host, box_target
 
 
@@ -82,3 +87,32 @@ async def test_a_restore_in_a_folder_that_is_not_there_says_so(tmp_path: Path, b
                 await link.restore_checkpoints(str(tmp_path / "gone"), ["call_1"])
         finally:
             await link.aclose()
+
+
+def test_exec_on_a_remote_folder_checkpoints_its_writes_there(
+    scripted_relay: ScriptedRelay, tmp_path: Path, box: Path
+) -> None:
+    runtime = tmp_path / "run"
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent"}, id="w"),
+                    tool_call("read_file", {"path": "a.txt"}, id="r"))],
+        [text("Wrote."), done()],
+    )  # fmt: skip
+    via = box_target(runtime, tmp_path / "there", box).label
+    host = shlex.join([sys.executable, "-m", "melgui", "host"])
+    with box_host(runtime):
+        result = melgui_exec(
+            "--url", scripted_relay.base_url, "--via", via, "--folder", str(box),
+            "--approve", "all", "write it",
+            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert (box / "a.txt").read_text() == "agent"
+    there = Checkpointer(str(box), data_folder=tmp_path / "there")
+    try:
+        records = there.records()
+    finally:
+        there.close()
+    # The write has its checkpoint there, under the model's call id; the read has none.
+    assert [(r.call_id, r.tool, r.source) for r in records] == [("w", "write_file", "main")]
+    assert [(c.path, c.before is not None) for c in records[0].files] == [("a.txt", True)]
