@@ -448,7 +448,8 @@ class HostServer:
         if not isinstance(choices, dict) or not set(choices.values()) <= set(CHOICES):
             raise RpcError(wire.INVALID_PARAMS, f"choices maps a path to one of {CHOICES}")
         try:
-            return await self.tool_calls.restore(folder, calls, choices)
+            plan_only = bool(params.get("plan_only"))
+            return await self.tool_calls.restore(folder, calls, choices, plan_only=plan_only)
         except (GitError, OSError, KeyError, ValueError) as exc:
             raise RpcError(wire.INTERNAL_ERROR, f"could not restore in {folder}: {exc}") from exc
 

@@ -211,17 +211,27 @@ class ToolCalls:
         return found
 
     async def restore(
-        self, folder: str, calls: list[str], choices: dict[str, Choice] | None = None
+        self,
+        folder: str,
+        calls: list[str],
+        choices: dict[str, Choice] | None = None,
+        *,
+        plan_only: bool = False,
     ) -> dict[str, Any]:
         """Put back the files these calls (the model's ids) changed in `folder`, as a
         rewind does here; a file changed since by someone else keeps its current version
-        unless `choices` says "before". The restore is itself a checkpoint."""
+        unless `choices` says "before". The restore is itself a checkpoint. `plan_only`:
+        say which files it would put back and which conflict, and touch nothing."""
         checkpoints = self.checkpointer(folder)
         records = call_records(checkpoints, calls)
         if not records:
             return {"restored": None, "files": [], "conflicts": [], "skipped": []}
         ids = [r.id for r in records]
         plan = await checkpoints.plan(ids)
+        if plan_only:
+            files = [p.path for p in plan.paths if not p.settled]
+            conflicts = [p.path for p in plan.conflicts]
+            return {"restored": None, "files": files, "conflicts": conflicts, "skipped": []}
         done = await checkpoints.restore(ids, choices or {})
         return {
             "restored": done.id,

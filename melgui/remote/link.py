@@ -289,18 +289,24 @@ class Link:
                 pty.ended(HUNG_UP, "the terminal was closed on the remote")
 
     async def restore_checkpoints(
-        self, folder: str, calls: list[str], choices: dict[str, str] | None = None
+        self,
+        folder: str,
+        calls: list[str],
+        choices: dict[str, str] | None = None,
+        *,
+        plan_only: bool = False,
     ) -> dict[str, Any]:
         """Ask the host there to put back what these calls (the model's ids) changed in
-        `folder`, from its checkpoints: `{restored, files, conflicts, skipped}`. Raises
-        LinkError saying why it could not."""
+        `folder`, from its checkpoints: `{restored, files, conflicts, skipped}` (with
+        `plan_only`, what it would put back). Raises LinkError saying why it could not."""
         connection = self._connection
         if connection is None:
             raise LinkError(f"not connected to {self.target.label} now: {self.state}")
         try:
             answer: dict[str, Any] = await connection.client.call(
-                "checkpoint/restore", folder=folder, calls=calls, choices=choices or {}
-            )
+                "checkpoint/restore", folder=folder, calls=calls, choices=choices or {},
+                plan_only=plan_only,
+            )  # fmt: skip
         except RpcError as exc:
             raise LinkError(f"{self.target.label}: {exc.message}") from None
         except (HostGone, ConnectionError):

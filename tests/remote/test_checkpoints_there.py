@@ -37,6 +37,7 @@ async def test_a_write_there_is_checkpointed_there_and_rewound_there(
     edit = {"path": "a.txt", "content": "changed by the agent\n"}
     made = {"path": "new.txt", "content": "made\n"}
     marked = {"call": "call_1", "summary": "write a.txt", "source": "main"}
+    calls = ["call_1", "call_2"]
     with box_host(tmp_path / "run"):
         link = make_link(tmp_path, box)
         await link.open()
@@ -47,12 +48,14 @@ async def test_a_write_there_is_checkpointed_there_and_rewound_there(
             read = await link.run_call("v/3", str(box), "read_file", {"path": "a.txt"})
             assert wrote["status"] == "ok" and read["status"] == "ok"
             assert (box / "a.txt").read_text() == "changed by the agent\n"
-            restored = await link.restore_checkpoints(str(box), ["call_1", "call_2"])
+            planned = await link.restore_checkpoints(str(box), calls, plan_only=True)
+            assert (box / "a.txt").read_text() == "changed by the agent\n"  # a plan only
+            restored = await link.restore_checkpoints(str(box), calls)
         finally:
             await link.aclose()
     assert (box / "a.txt").read_text() == "first\n"
     assert not (box / "new.txt").exists()
-    assert restored["files"] == ["a.txt", "new.txt"]
+    assert planned["files"] == restored["files"] == ["a.txt", "new.txt"]
     assert restored["conflicts"] == [] and isinstance(restored["restored"], int)
     # The checkpoints are the host's, in its data folder there.
     there = Checkpointer(str(box), data_folder=tmp_path / "there")
