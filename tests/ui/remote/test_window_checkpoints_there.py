@@ -5,6 +5,7 @@ file back there and continues the conversation from before the message."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -26,6 +27,7 @@ def test_a_remote_folders_rewind_puts_the_file_back_there(
     remote: Remote,
     remote_folder_window: Any,
     qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
 ) -> None:
     folder = remote.folder("window-rewind")
     (folder / "a.txt").write_text("as it was\n")
@@ -52,10 +54,12 @@ def test_a_remote_folders_rewind_puts_the_file_back_there(
         assert isinstance(dialog, RewindDialog)
         label = dialog.findChild(QLabel)
         assert label is not None and "Put back the 1 file " in label.text()
+        assert dialog.grab().save(str(tmp_path / "rewind-there.png"))
         qtbot.mouseClick(dialog.continue_button, Qt.MouseButton.LeftButton)
         await wait_until(lambda: window.checkpoint_actions.last_there is not None, 60)
 
     qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
+    assert window.grab().save(str(tmp_path / "rewound-there.png"))
     assert (folder / "a.txt").read_text() == "as it was\n"
     assert window.checkpoint_actions.last_there["files"] == ["a.txt"]
     assert window.session.conversation.messages == []  # continued from before the message
