@@ -68,6 +68,16 @@ class RunsThere(Protocol):
     checkpoint: CheckpointThere | None
 
 
+@runtime_checkable
+class RestoresThere(Protocol):
+    """A ToolRunner whose host puts back, from its checkpoints there, what calls (the
+    model's ids) changed in its folder: a remote folder's rewind (docs/host-protocol.md)."""
+
+    async def restore_checkpoints(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
+        """`{restored, files, conflicts, skipped}`; with `plan_only`, touch nothing."""
+        ...
+
+
 class ToolInContext(Protocol):
     """A tool that runs in a context (melgui.core.protocol.tools.definition.Tool is one)."""
 

@@ -10,7 +10,7 @@ a checkpoint itself and can be undone ("redo").
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten
+from melgui.core.protocol.tooling import RestoresThere
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.core.store.checkpoints.restore import Choice, PathPlan
@@ -34,9 +35,6 @@ from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
 FINISHED: frozenset[CallPhase] = frozenset({"ok", "error", "interrupted", "cancelled"})
-# A remote folder's restore by the host there: (the model's call ids, plan only) → its
-# answer, {restored, files, conflicts, skipped} (docs/host-protocol.md).
-RestoreThere = Callable[[list[str], bool], Awaitable[dict[str, Any]]]
 
 
 class CheckpointActions(QObject):
@@ -61,7 +59,6 @@ class CheckpointActions(QObject):
         self._say = say
         self.parent_widget = parent
         self.last_restore: CheckpointRecord | None = None
-        self.there: RestoreThere | None = None  # a remote folder's: its host restores there
         self.last_there: dict[str, Any] | None = None
         self.session: AgentSession | None = None
         self.chat: ChatView | None = None
@@ -209,8 +206,8 @@ class CheckpointActions(QObject):
         session, chat = self.session, self.chat
         if session is None or chat is None:
             return None
-        if self.there is not None:
-            await self._rewind_there(self.there, index)
+        if isinstance(session.loop.tools, RestoresThere):  # a remote folder's: its host's
+            await self._rewind_there(session.loop.tools, index)
             return None
         plan = await plan_rewind(self.checkpoints, session.conversation.messages, index)
         files = len(plan.restore.paths)
@@ -243,7 +240,7 @@ class CheckpointActions(QObject):
             continue_from_there=continue_from_there,
         )
 
-    async def _rewind_there(self, there: RestoreThere, index: int) -> None:
+    async def _rewind_there(self, there: RestoresThere, index: int) -> None:
         """A remote folder's rewind: the host there plans and restores from its own
         checkpoints; a file changed there since keeps its current version."""
         session, chat = self.session, self.chat
@@ -253,7 +250,7 @@ class CheckpointActions(QObject):
             return
         text, calls = messages[index].content, calls_from(messages, index)
         try:
-            planned = await there(calls, True)
+            planned = await there.restore_checkpoints(calls, True)
         except LinkError as exc:  # its plain words; nothing was touched
             self._say(f"Cannot rewind there: {exc}")
             return
@@ -266,7 +263,7 @@ class CheckpointActions(QObject):
             self._say("Cannot rewind the conversation while a turn runs")
             return
         try:
-            done = self.last_there = await there(calls, False)
+            done = self.last_there = await there.restore_checkpoints(calls, False)
         except LinkError as exc:
             self._say(f"Cannot rewind there: {exc}")
             return

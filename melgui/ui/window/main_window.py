@@ -397,7 +397,6 @@ class MainWindow(QMainWindow):
     def _opened_remote(self, url: str, elsewhere: Elsewhere) -> None:
         """This window is remote folder `url`'s: a conversation on its tools, there."""
         self.sessions.elsewhere = elsewhere
-        self.checkpoint_actions.there = self.remote.restore_there  # taken there, by its host
         self.new_conversation()
         self.setWindowTitle(f"melgui — {url}")
         self.toolbar.set_folder(url)

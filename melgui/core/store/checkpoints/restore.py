@@ -27,7 +27,6 @@ from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo
 
 Choice = Literal["before", "agent", "now"]
 CHOICES: tuple[Choice, ...] = ("before", "agent", "now")
-CHOICES: tuple[Choice, ...] = ("before", "agent", "now")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from PySide6.QtWidgets import QStatusBar, QWidget
 
@@ -146,14 +145,6 @@ class RemoteSide:
             PendingRemoteTools(folder, local=local, mcp=there), target.path,
             CatalogThere(there, self.desk.catalog),
         ))  # fmt: skip
-
-    async def restore_there(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
-        """Rewind what these calls changed in the remote folder, by its host there from
-        its checkpoints there (`plan_only`: say what it would do). Raises LinkError."""
-        if self.folder is None:
-            raise LinkError("this window's folder is not a remote one")
-        place = await asyncio.shield(self.folder)
-        return await place.link.restore_checkpoints(place.folder, calls, plan_only=plan_only)
 
     def _reached(self, folder: asyncio.Future[Place]) -> None:
         if folder.cancelled():
