@@ -35,7 +35,7 @@ from melgui.core.protocol.catalog import Mode, Role, ToolCatalog
 from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry, ToolRunner
+from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.connection import make_transport
@@ -154,6 +154,21 @@ class Desk:
         summary = summarize(call.name, call.parsed, tool=tool)
         return self.checkpoints.guard(call.id, call.name, summary, source=source)
 
+    def checkpoint_there(
+        self, catalog: ToolCatalog | None = None
+    ) -> Callable[[str, dict[str, Any]], str | None]:
+        """For a session whose tools run on another machine (whose host takes the
+        checkpoints there): a call's summary when it takes a checkpoint, else None."""
+        lookup = catalog or self.catalog
+
+        def summary(name: str, arguments: dict[str, Any]) -> str | None:
+            tool = lookup.get(name)
+            if not self.settings.checkpoints or tool is None or not tool.takes_checkpoint:
+                return None
+            return summarize(name, arguments, tool=tool)
+
+        return summary
+
     # -- rules ---------------------------------------------------------------------------
 
     def _new_policy(
@@ -248,8 +263,8 @@ class Desk:
         "for this conversation" stays in it.
 
         `tools`, `cwd` and `catalog`: a folder elsewhere (a remote folder's RemoteTools,
-        its path there, and a CatalogThere with its MCP servers' tools); no checkpoints
-        here, the files are not on this machine."""
+        its path there, and a CatalogThere with its MCP servers' tools); its checkpoints
+        are taken by the host there, the files are not on this machine."""
         policy = policy or self.conversation_policy(catalog=catalog)
         if tools is not None:
             return self._session(
@@ -275,8 +290,8 @@ class Desk:
         (resuming `conversation` when given: a host reopening a worker).
 
         `tools`, `cwd` and `catalog`: a worker on another machine (its RemoteTools, its
-        folder there and a CatalogThere with that machine's MCP servers' tools); no
-        checkpoints here, the files are not on this machine.
+        folder there and a CatalogThere with that machine's MCP servers' tools); its
+        checkpoints are taken by the host there, the files are not on this machine.
 
         With a `worktree` it works there: its cwd, file tools and (sandboxed) commands are
         confined to the project's place in the worktree, which git versions (no
@@ -318,6 +333,8 @@ class Desk:
         catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         folder = cwd or self.folder
+        if isinstance(tools, RunsThere) and tools.checkpoint is None:
+            tools.checkpoint = self.checkpoint_there(catalog)  # taken by the host there
         return AgentSession(
             self.connection,
             tools,

@@ -79,7 +79,11 @@ async def plan_rewind(
 
 
 def rewind_note(plan: RewindPlan, restored: CheckpointRecord | None) -> str:
-    files = sorted({c.path for c in restored.files}) if restored else []
+    return rewound_note(plan.text, sorted({c.path for c in restored.files}) if restored else [])
+
+
+def rewound_note(text: str, files: list[str]) -> str:
+    """What the model is told of a rewind to before message `text` that put `files` back."""
     listed = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
     what = (
         f"restored {len(files)} file(s) to how they were then: {listed}"
@@ -88,7 +92,7 @@ def rewind_note(plan: RewindPlan, restored: CheckpointRecord | None) -> str:
     )
     return (
         f"[melgui] The person rewound this conversation to before their message "
-        f"“{shorten(plan.text, 60)}”; your replies and tool calls after it were discarded, "
+        f"“{shorten(text, 60)}”; your replies and tool calls after it were discarded, "
         f"and melgui {what}."
     )
 

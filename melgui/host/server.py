@@ -16,6 +16,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from melgui.core.store.checkpoints.restore import CHOICES
+from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
@@ -144,6 +146,7 @@ class HostServer:
             "tools/attach": self._tool_attach,
             "tools/ack": self._tool_ack,
             "tools/cancel": self._tool_cancel,
+            "checkpoint/restore": self._checkpoint_restore,
             **terminal_methods(self.terminals),
         }
 
@@ -406,8 +409,11 @@ class HostServer:
         options = params.get("options") or {}
         if not isinstance(options, dict):
             raise RpcError(wire.INVALID_PARAMS, "options must be an object")
+        checkpoint = params.get("checkpoint")
+        if checkpoint is not None and not isinstance(checkpoint, dict):
+            raise RpcError(wire.INVALID_PARAMS, "checkpoint must be an object")
         view.hears_tools = True
-        state = self.tool_calls.run(call_id, folder, name, arguments, options)
+        state = self.tool_calls.run(call_id, folder, name, arguments, options, checkpoint)
         return {"host": self.tool_calls.host_id, "state": state}
 
     async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
@@ -430,6 +436,22 @@ class HostServer:
 
     async def _tool_cancel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {"cancelled": self.tool_calls.cancel(str(params["call_id"]))}
+
+    async def _checkpoint_restore(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Rewind calls' changes to a folder here, from the checkpoints taken here."""
+        folder, calls = params.get("folder"), params.get("calls")
+        choices = params.get("choices") or {}
+        if not isinstance(folder, str) or not os.path.isdir(folder):
+            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+        if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+            raise RpcError(wire.INVALID_PARAMS, "calls must be a list of call ids")
+        if not isinstance(choices, dict) or not set(choices.values()) <= set(CHOICES):
+            raise RpcError(wire.INVALID_PARAMS, f"choices maps a path to one of {CHOICES}")
+        try:
+            plan_only = bool(params.get("plan_only"))
+            return await self.tool_calls.restore(folder, calls, choices, plan_only=plan_only)
+        except (GitError, OSError, KeyError, ValueError) as exc:
+            raise RpcError(wire.INTERNAL_ERROR, f"could not restore in {folder}: {exc}") from exc
 
     def _tool_result(self, result: Result) -> None:
         message = wire.notification(

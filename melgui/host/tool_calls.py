@@ -30,8 +30,11 @@ from typing import Any, Literal
 
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
+from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.core.store.checkpoints.restore import Choice
 from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp
 from melgui.desk.kit import WorkspaceKit
+from melgui.desk.rewind import call_records
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +70,7 @@ class ToolCalls:
         self._registries: dict[str, ToolRegistry] = {}
         self._kits: list[WorkspaceKit] = []
         self._mcp: dict[str, HostedMcp] = {}  # by registry key: the servers its calls reach
+        self._checkpoints: dict[str, Checkpointer] = {}  # by folder, kept in this host's data
         self._running: dict[str, asyncio.Task[None]] = {}
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
@@ -82,15 +86,18 @@ class ToolCalls:
         name: str,
         arguments: dict[str, Any],
         options: dict[str, Any] | None = None,
+        checkpoint: dict[str, Any] | None = None,
     ) -> State:
         """Start the call, unless this host has seen its id: then say where it is.
         `options`: the view's settings for this machine (`sandbox`, `env`, `mcp_servers`:
-        the entries of the MCP servers that run here for it)."""
+        the entries of the MCP servers that run here for it). `checkpoint` (`{call,
+        summary, source}`): snapshot the folder here before the call and after it."""
         state = self.state(call_id)
         if state is not None:
             return state
         registry, servers = self._registry(folder, options or {})
-        running = self._run(call_id, registry, servers, name, arguments)
+        guard = self._guard(folder, name, checkpoint)
+        running = self._run(call_id, registry, servers, name, arguments, guard)
         task = asyncio.get_running_loop().create_task(running)
         self._running[call_id] = task
         return "started"
@@ -165,10 +172,12 @@ class ToolCalls:
         servers: HostedMcp | None,
         name: str,
         arguments: dict[str, Any],
+        guard: contextlib.AbstractAsyncContextManager[object],
     ) -> None:
         token = RUNNING_CALL.set(("remote", call_id, name))
         try:
-            outcome = await _outcome(registry, servers, name, arguments)
+            async with guard:
+                outcome = await _outcome(registry, servers, name, arguments)
         except asyncio.CancelledError:
             outcome = ToolOutcome.error(f"{name} was cancelled.")
         except Exception as exc:  # a tool's fault is the call's result, never the host's end
@@ -184,6 +193,63 @@ class ToolCalls:
         if self.on_result is not None:
             self.on_result(result)
 
+    # -- checkpoints of the folders here -------------------------------------------------
+
+    def checkpointer(self, folder: str) -> Checkpointer:
+        """The checkpoints of `folder`, in this host's data folder (its shadow repository
+        and index): a remote folder's files are only here."""
+        found = self._checkpoints.get(folder)
+        if found is None:
+            settings = self._settings()
+            mb = 1024 * 1024
+            found = self._checkpoints[folder] = Checkpointer(
+                folder,
+                max_file_bytes=int(settings.checkpoint_file_cap_mb * mb),
+                keep_days=settings.checkpoint_keep_days,
+                max_bytes=int(settings.checkpoint_max_mb * mb),
+            )
+        return found
+
+    async def restore(
+        self,
+        folder: str,
+        calls: list[str],
+        choices: dict[str, Choice] | None = None,
+        *,
+        plan_only: bool = False,
+    ) -> dict[str, Any]:
+        """Put back the files these calls (the model's ids) changed in `folder`, as a
+        rewind does here; a file changed since by someone else keeps its current version
+        unless `choices` says "before". The restore is itself a checkpoint. `plan_only`:
+        say which files it would put back and which conflict, and touch nothing."""
+        checkpoints = self.checkpointer(folder)
+        records = call_records(checkpoints, calls)
+        if not records:
+            return {"restored": None, "files": [], "conflicts": [], "skipped": []}
+        ids = [r.id for r in records]
+        plan = await checkpoints.plan(ids)
+        if plan_only:
+            files = [p.path for p in plan.paths if not p.settled]
+            conflicts = [p.path for p in plan.conflicts]
+            return {"restored": None, "files": files, "conflicts": conflicts, "skipped": []}
+        done = await checkpoints.restore(ids, choices or {})
+        return {
+            "restored": done.id,
+            "files": sorted({change.path for change in done.files}),
+            "conflicts": [p.path for p in plan.conflicts],
+            "skipped": list(checkpoints.skipped),
+        }
+
+    def _guard(
+        self, folder: str, name: str, checkpoint: dict[str, Any] | None
+    ) -> contextlib.AbstractAsyncContextManager[object]:
+        if not checkpoint:
+            return contextlib.nullcontext()
+        call = str(checkpoint.get("call") or "")
+        summary = str(checkpoint.get("summary") or name)
+        source = str(checkpoint.get("source") or "main")
+        return self.checkpointer(folder).guard(call, name, summary, source=source)
+
     async def aclose(self) -> None:
         for task in list(self._running.values()):
             task.cancel()
@@ -192,6 +258,8 @@ class ToolCalls:
                 await task
         for servers in self._mcp.values():
             await servers.aclose()
+        for checkpoints in self._checkpoints.values():
+            checkpoints.close()
 
 
 async def _outcome(

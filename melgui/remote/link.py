@@ -55,6 +55,7 @@ class _Call:
     arguments: dict[str, Any]
     future: asyncio.Future[Outcome]
     options: dict[str, Any] = field(default_factory=dict)  # this machine's settings
+    checkpoint: dict[str, Any] | None = None  # {call, summary, source}: snapshot it there
     host: str | None = None  # the host its request may have reached
 
 
@@ -231,15 +232,17 @@ class Link:
         name: str,
         arguments: dict[str, Any],
         options: dict[str, Any] | None = None,
+        checkpoint: dict[str, Any] | None = None,
     ) -> Outcome:
         """Run one call there and return its one result ({content, status, parts});
-        `options`: settings for that machine (`sandbox`, `env`)."""
+        `options`: settings for that machine (`sandbox`, `env`); `checkpoint` (`{call,
+        summary, source}`): the host there snapshots the folder around the call."""
         if self._lost:
             return _error(f"{name} did not run: {self._lost}")
         if call_id in self._delivered:  # the host would not run it again either
             return _error(f"{name} did not run again: call {call_id} has its result")
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        call = _Call(name, folder, arguments, future, options or {})
+        call = _Call(name, folder, arguments, future, options or {}, checkpoint)
         self._calls[call_id] = call
         connection = self._connection
         if connection is not None:
@@ -254,10 +257,11 @@ class Link:
 
     async def _send(self, connection: _Connection, call_id: str, call: _Call) -> None:
         call.host = connection.host
+        checkpoint = {"checkpoint": call.checkpoint} if call.checkpoint else {}
         with contextlib.suppress(HostGone, ConnectionError, RpcError):
             answer = await connection.client.call(
                 "tools/run", call_id=call_id, folder=call.folder, name=call.name,
-                arguments=call.arguments, options=call.options,
+                arguments=call.arguments, options=call.options, **checkpoint,
             )  # fmt: skip
             if answer.get("state") == "acknowledged":  # delivered earlier by this link
                 self._fail(call_id, f"{call.name}'s result was already delivered")
@@ -283,6 +287,31 @@ class Link:
             elif method == "term/closed":
                 self._terminals.pop(pty.term_id, None)
                 pty.ended(HUNG_UP, "the terminal was closed on the remote")
+
+    async def restore_checkpoints(
+        self,
+        folder: str,
+        calls: list[str],
+        choices: dict[str, str] | None = None,
+        *,
+        plan_only: bool = False,
+    ) -> dict[str, Any]:
+        """Ask the host there to put back what these calls (the model's ids) changed in
+        `folder`, from its checkpoints: `{restored, files, conflicts, skipped}` (with
+        `plan_only`, what it would put back). Raises LinkError saying why it could not."""
+        connection = self._connection
+        if connection is None:
+            raise LinkError(f"not connected to {self.target.label} now: {self.state}")
+        try:
+            answer: dict[str, Any] = await connection.client.call(
+                "checkpoint/restore", folder=folder, calls=calls, choices=choices or {},
+                plan_only=plan_only,
+            )  # fmt: skip
+        except RpcError as exc:
+            raise LinkError(f"{self.target.label}: {exc.message}") from None
+        except (HostGone, ConnectionError):
+            raise LinkError(f"the connection to {self.target.label} dropped") from None
+        return answer
 
     # -- terminals -----------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.catalog import ToolCatalog
-from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRunner
+from melgui.core.protocol.tooling import RUNNING_CALL, CheckpointThere, ToolOutcome, ToolRunner
 from melgui.host.tool_calls import outcome_from_json
 from melgui.remote.link import Link, LinkError
 from melgui.tools.toolbox import WORKSPACE_TOOLS
@@ -44,8 +44,10 @@ class RemoteTools:
         names: frozenset[str] = REMOTE_TOOLS,
         options: dict[str, Any] | None = None,
         mcp: ToolCatalog | None = None,
+        checkpoint: CheckpointThere | None = None,
     ) -> None:
         self.link = link
+        self.checkpoint = checkpoint
         self.folder = folder
         self.options = options or {}  # that machine's settings: sandbox, env, mcp_servers
         self.local = local
@@ -69,8 +71,25 @@ class RemoteTools:
         self._count += 1
         running = RUNNING_CALL.get()
         call_id = f"{self._prefix}/{self._count}" + (f"/{running[1]}" if running else "")
-        outcome = await self.link.run_call(call_id, self.folder, name, arguments, self.options)
+        mark = self._mark(name, arguments, running)
+        outcome = await self.link.run_call(
+            call_id, self.folder, name, arguments, self.options, checkpoint=mark
+        )
         return outcome_from_json(outcome)
+
+    async def restore_checkpoints(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
+        """Put back what these calls changed there (a rewind), by the host there."""
+        return await self.link.restore_checkpoints(self.folder, calls, plan_only=plan_only)
+
+    def _mark(
+        self, name: str, arguments: dict[str, Any], running: tuple[str, str, str] | None
+    ) -> dict[str, Any] | None:
+        """What the host there records the call's checkpoint under: the model's call id
+        (a rewind here names the calls by it), the summary and who made it."""
+        summary = self.checkpoint(name, arguments) if self.checkpoint else None
+        if summary is None or running is None:
+            return None
+        return {"call": running[1], "summary": summary, "source": running[0]}
 
 
 class PendingRemoteTools:
@@ -84,10 +103,12 @@ class PendingRemoteTools:
         *,
         local: ToolRunner | None = None,
         mcp: ToolCatalog | None = None,
+        checkpoint: CheckpointThere | None = None,
     ) -> None:
         self.place = place
         self.local = local
         self.mcp = mcp
+        self.checkpoint = checkpoint
         self._tools: RemoteTools | None = None
 
     def knows(self, name: str) -> bool:
@@ -104,6 +125,13 @@ class PendingRemoteTools:
             except LinkError as exc:
                 return ToolOutcome.error(f"{name} did not run: {exc}")
             self._tools = RemoteTools(
-                place.link, place.folder, local=self.local, options=place.options, mcp=self.mcp
-            )
+                place.link, place.folder, local=self.local, options=place.options, mcp=self.mcp,
+                checkpoint=self.checkpoint,
+            )  # fmt: skip
         return await self._tools.run(name, arguments)
+
+    async def restore_checkpoints(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
+        """Put back what these calls changed there, once the folder is reached (raises
+        LinkError when it could not be)."""
+        place = await asyncio.shield(self.place)
+        return await place.link.restore_checkpoints(place.folder, calls, plan_only=plan_only)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import Verdict
@@ -53,6 +53,28 @@ class ToolRunner(Protocol):
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run the tool. Cancellation (asyncio.CancelledError) must stop it promptly."""
+        ...
+
+
+# A call's summary when its folder is to be checkpointed around it, else None.
+CheckpointThere = Callable[[str, dict[str, Any]], str | None]
+
+
+@runtime_checkable
+class RunsThere(Protocol):
+    """A ToolRunner whose calls run on another machine, whose host checkpoints the folder
+    there around each call `checkpoint` gives a summary for (the desk sets it)."""
+
+    checkpoint: CheckpointThere | None
+
+
+@runtime_checkable
+class RestoresThere(Protocol):
+    """A ToolRunner whose host puts back, from its checkpoints there, what calls (the
+    model's ids) changed in its folder: a remote folder's rewind (docs/host-protocol.md)."""
+
+    async def restore_checkpoints(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
+        """`{restored, files, conflicts, skipped}`; with `plan_only`, touch nothing."""
         ...
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -18,10 +19,12 @@ from PySide6.QtWidgets import QWidget
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten
+from melgui.core.protocol.tooling import RestoresThere
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.core.store.checkpoints.restore import Choice, PathPlan
-from melgui.desk.rewind import RewindPlan, plan_rewind, rewind
+from melgui.desk.rewind import RewindPlan, calls_from, plan_rewind, rewind, rewound_note
+from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.checkpoints.notes import checkpoint_note
@@ -56,6 +59,7 @@ class CheckpointActions(QObject):
         self._say = say
         self.parent_widget = parent
         self.last_restore: CheckpointRecord | None = None
+        self.last_there: dict[str, Any] | None = None
         self.session: AgentSession | None = None
         self.chat: ChatView | None = None
         self.inspector: Inspector | None = None
@@ -202,6 +206,9 @@ class CheckpointActions(QObject):
         session, chat = self.session, self.chat
         if session is None or chat is None:
             return None
+        if isinstance(session.loop.tools, RestoresThere):  # a remote folder's: its host's
+            await self._rewind_there(session.loop.tools, index)
+            return None
         plan = await plan_rewind(self.checkpoints, session.conversation.messages, index)
         files = len(plan.restore.paths)
         dialog = RewindDialog(shorten(plan.text, 120), files, session.busy, self.parent_widget)
@@ -232,6 +239,44 @@ class CheckpointActions(QObject):
             choices,
             continue_from_there=continue_from_there,
         )
+
+    async def _rewind_there(self, there: RestoresThere, index: int) -> None:
+        """A remote folder's rewind: the host there plans and restores from its own
+        checkpoints; a file changed there since keeps its current version."""
+        session, chat = self.session, self.chat
+        assert session is not None and chat is not None
+        messages = session.conversation.messages
+        if not 0 <= index < len(messages) or messages[index].role != "user":
+            return
+        text, calls = messages[index].content, calls_from(messages, index)
+        try:
+            planned = await there.restore_checkpoints(calls, True)
+        except LinkError as exc:  # its plain words; nothing was touched
+            self._say(f"Cannot rewind there: {exc}")
+            return
+        files = len(planned["files"])
+        dialog = RewindDialog(shorten(text, 120), files, session.busy, self.parent_widget)
+        self.dialogOpened.emit(dialog)
+        if not await dialog.answer():
+            return
+        if dialog.continue_from_there and session.busy:
+            self._say("Cannot rewind the conversation while a turn runs")
+            return
+        try:
+            done = self.last_there = await there.restore_checkpoints(calls, False)
+        except LinkError as exc:
+            self._say(f"Cannot rewind there: {exc}")
+            return
+        if dialog.continue_from_there:
+            note = rewound_note(text, list(done["files"]))
+            session.branch(session.conversation.messages[:index], "rewind", note)
+            session.preface(note)
+            if not chat.input.toPlainText():
+                chat.input.setPlainText(text)
+        count, kept = len(done["files"]), len(done["conflicts"])
+        changed = f"; {kept} changed there since kept as they are" if kept else ""
+        self._say(f"Rewound: {count} file{'s' if count != 1 else ''} restored there{changed}")
+        self.changed.emit()
 
     async def ask_conflicts(self, conflicts: tuple[PathPlan, ...]) -> dict[str, Choice] | None:
         if not conflicts:

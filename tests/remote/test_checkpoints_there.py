@@ -1,0 +1,121 @@
+"""Checkpoints of a remote folder, taken and restored by the host there, through a local
+command that behaves like a container's exec (tests/remote/local_target.py): the shadow
+repository is in the data folder there, and a rewind puts the files back there."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.remote.connect import HOST_COMMAND_ENV
+from melgui.remote.link import Link, LinkError
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import melgui_exec
+from tests.remote.local_target import BRIDGE, box_host, box_target
+
+
+def make_link(tmp_path: Path, folder: Path) -> Link:
+    target = box_target(tmp_path / "run", tmp_path / "there", folder)
+    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3))
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "a.txt").write_text("first\n")
+    return folder
+
+
+async def test_a_write_there_is_checkpointed_there_and_rewound_there(
+    tmp_path: Path, box: Path
+) -> None:
+    edit = {"path": "a.txt", "content": "changed by the agent\n"}
+    made = {"path": "new.txt", "content": "made\n"}
+    marked = {"call": "call_1", "summary": "write a.txt", "source": "main"}
+    calls = ["call_1", "call_2"]
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            wrote = await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
+            also = {**marked, "call": "call_2"}
+            await link.run_call("v/2", str(box), "write_file", made, checkpoint=also)
+            read = await link.run_call("v/3", str(box), "read_file", {"path": "a.txt"})
+            assert wrote["status"] == "ok" and read["status"] == "ok"
+            assert (box / "a.txt").read_text() == "changed by the agent\n"
+            planned = await link.restore_checkpoints(str(box), calls, plan_only=True)
+            assert (box / "a.txt").read_text() == "changed by the agent\n"  # a plan only
+            restored = await link.restore_checkpoints(str(box), calls)
+        finally:
+            await link.aclose()
+    assert (box / "a.txt").read_text() == "first\n"
+    assert not (box / "new.txt").exists()
+    assert planned["files"] == restored["files"] == ["a.txt", "new.txt"]
+    assert restored["conflicts"] == [] and isinstance(restored["restored"], int)
+    # The checkpoints are the host's, in its data folder there.
+    there = Checkpointer(str(box), data_folder=tmp_path / "there")
+    try:
+        records = there.records()
+    finally:
+        there.close()
+    assert [(r.call_id, r.tool) for r in records] == [
+        ("call_1", "write_file"), ("call_2", "write_file"), ("", "restore"),
+    ]  # fmt: skip
+
+
+async def test_a_call_without_a_checkpoint_takes_none_there(tmp_path: Path, box: Path) -> None:
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            await link.run_call("v/1", str(box), "write_file", {"path": "a.txt", "content": "x"})
+            restored = await link.restore_checkpoints(str(box), ["v/1"])
+        finally:
+            await link.aclose()
+    assert restored == {"restored": None, "files": [], "conflicts": [], "skipped": []}
+    assert (box / "a.txt").read_text() == "x"
+
+
+async def test_a_restore_in_a_folder_that_is_not_there_says_so(tmp_path: Path, box: Path) -> None:
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            with pytest.raises(LinkError, match="is not a folder on this host"):
+                await link.restore_checkpoints(str(tmp_path / "gone"), ["call_1"])
+        finally:
+            await link.aclose()
+
+
+def test_exec_on_a_remote_folder_checkpoints_its_writes_there(
+    scripted_relay: ScriptedRelay, tmp_path: Path, box: Path
+) -> None:
+    runtime = tmp_path / "run"
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent"}, id="w"),
+                    tool_call("read_file", {"path": "a.txt"}, id="r"))],
+        [text("Wrote."), done()],
+    )  # fmt: skip
+    via = box_target(runtime, tmp_path / "there", box).label
+    host = shlex.join([sys.executable, "-m", "melgui", "host"])
+    with box_host(runtime):
+        result = melgui_exec(
+            "--url", scripted_relay.base_url, "--via", via, "--folder", str(box),
+            "--approve", "all", "write it",
+            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert (box / "a.txt").read_text() == "agent"
+    there = Checkpointer(str(box), data_folder=tmp_path / "there")
+    try:
+        records = there.records()
+    finally:
+        there.close()
+    # The write has its checkpoint there, under the model's call id; the read has none.
+    assert [(r.call_id, r.tool, r.source) for r in records] == [("w", "write_file", "main")]
+    assert [(c.path, c.before is not None) for c in records[0].files] == [("a.txt", True)]

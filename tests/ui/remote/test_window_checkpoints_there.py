@@ -1,0 +1,67 @@
+"""A remote folder's window (over the real sshd) keeps checkpoints there: the host there
+snapshots the folder around the chat's write, and "Rewind to here" asks it to put the
+file back there and continues the conversation from before the message."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel
+from pytestqt.qtbot import QtBot
+
+from melgui.ui.checkpoints.dialogs import RewindDialog
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.window import relay_settings, wait_until
+from tests.remote.fixtures import Remote
+from tests.ui.remote import test_window_remote_folder as folder_tests
+
+remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
+
+
+def test_a_remote_folders_rewind_puts_the_file_back_there(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_folder_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    folder = remote.folder("window-rewind")
+    (folder / "a.txt").write_text("as it was\n")
+    remote.server.give(folder)
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent\n"}, id="w1"))],
+        [text("Wrote it."), done()],
+    )
+    url = f"ssh://{remote.server.alias}{folder}"
+    settings = relay_settings(scripted_relay, approval_modes={"write_file": "auto"})
+    window = remote_folder_window(url, settings)
+    dialogs: list[QDialog] = []
+    window.checkpoint_actions.dialogOpened.connect(dialogs.append)
+    said: list[str] = []
+    window.status.messageChanged.connect(said.append)
+
+    async def scenario() -> None:
+        window.bridge.submit("Write a.")
+        await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2, 120)
+        assert (folder / "a.txt").read_text() == "agent\n"
+        window.checkpoint_actions.on_action("rewind", "0")
+        await wait_until(lambda: any(isinstance(d, RewindDialog) for d in dialogs), 60)
+        dialog = dialogs[-1]
+        assert isinstance(dialog, RewindDialog)
+        label = dialog.findChild(QLabel)
+        assert label is not None and "Put back the 1 file " in label.text()
+        assert dialog.grab().save(str(tmp_path / "rewind-there.png"))
+        qtbot.mouseClick(dialog.continue_button, Qt.MouseButton.LeftButton)
+        await wait_until(lambda: window.checkpoint_actions.last_there is not None, 60)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
+    assert window.grab().save(str(tmp_path / "rewound-there.png"))
+    assert (folder / "a.txt").read_text() == "as it was\n"
+    assert window.checkpoint_actions.last_there["files"] == ["a.txt"]
+    assert window.session.conversation.messages == []  # continued from before the message
+    assert window.chat.input.toPlainText() == "Write a."
+    assert "Rewound: 1 file restored there" in said
