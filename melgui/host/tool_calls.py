@@ -25,13 +25,14 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.restore import Choice
+from melgui.core.store.checkpoints.shadow import GitError
 from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.rewind import call_records
@@ -71,6 +72,7 @@ class ToolCalls:
         self._kits: list[WorkspaceKit] = []
         self._mcp: dict[str, HostedMcp] = {}  # by registry key: the servers its calls reach
         self._checkpoints: dict[str, Checkpointer] = {}  # by folder, kept in this host's data
+        self._tidied: set[str] = set()  # folders whose old checkpoints went this host's life
         self._running: dict[str, asyncio.Task[None]] = {}
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
@@ -172,7 +174,7 @@ class ToolCalls:
         servers: HostedMcp | None,
         name: str,
         arguments: dict[str, Any],
-        guard: contextlib.AbstractAsyncContextManager[object],
+        guard: contextlib.AbstractAsyncContextManager[None],
     ) -> None:
         token = RUNNING_CALL.set(("remote", call_id, name))
         try:
@@ -222,7 +224,7 @@ class ToolCalls:
         rewind does here; a file changed since by someone else keeps its current version
         unless `choices` says "before". The restore is itself a checkpoint. `plan_only`:
         say which files it would put back and which conflict, and touch nothing."""
-        checkpoints = self.checkpointer(folder)
+        checkpoints = await self._tidy(folder)
         records = call_records(checkpoints, calls)
         if not records:
             return {"restored": None, "files": [], "conflicts": [], "skipped": []}
@@ -240,15 +242,38 @@ class ToolCalls:
             "skipped": list(checkpoints.skipped),
         }
 
-    def _guard(
+    async def _tidy(self, folder: str) -> Checkpointer:
+        """The folder's checkpoints, the first time this host's life with what a killed
+        host left running completed and what is too old dropped, as a window does at start
+        (a host on a long-lived machine would otherwise keep every checkpoint)."""
+        checkpoints = self.checkpointer(folder)
+        if folder in self._tidied:
+            return checkpoints
+        self._tidied.add(folder)
+        try:
+            if checkpoints.log.running(checkpoints.folder):
+                await checkpoints.recover()
+            dropped = await checkpoints.prune()
+        except (GitError, OSError) as exc:  # old checkpoints kept; the call still runs
+            log.warning("tidying the checkpoints of %s: %s", folder, exc)
+        else:
+            if dropped:
+                log.info("dropped %d old checkpoint(s) of %s", dropped, folder)
+        return checkpoints
+
+    @contextlib.asynccontextmanager
+    async def _guard(
         self, folder: str, name: str, checkpoint: dict[str, Any] | None
-    ) -> contextlib.AbstractAsyncContextManager[object]:
+    ) -> AsyncIterator[None]:
         if not checkpoint:
-            return contextlib.nullcontext()
+            yield
+            return
         call = str(checkpoint.get("call") or "")
         summary = str(checkpoint.get("summary") or name)
         source = str(checkpoint.get("source") or "main")
-        return self.checkpointer(folder).guard(call, name, summary, source=source)
+        checkpoints = await self._tidy(folder)
+        async with checkpoints.guard(call, name, summary, source=source):
+            yield
 
     async def aclose(self) -> None:
         for task in list(self._running.values()):

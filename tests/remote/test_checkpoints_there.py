@@ -5,12 +5,14 @@ repository is in the data folder there, and a rewind puts the files back there."
 from __future__ import annotations
 
 import shlex
+import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.core.store.paths import database_path
 from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.remote.link import Link, LinkError
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
@@ -119,3 +121,38 @@ def test_exec_on_a_remote_folder_checkpoints_its_writes_there(
     # The write has its checkpoint there, under the model's call id; the read has none.
     assert [(r.call_id, r.tool, r.source) for r in records] == [("w", "write_file", "main")]
     assert [(c.path, c.before is not None) for c in records[0].files] == [("a.txt", True)]
+
+
+async def test_the_host_drops_checkpoints_there_older_than_kept_at_its_first_checkpoint(
+    tmp_path: Path, box: Path
+) -> None:
+    there = tmp_path / "there"
+    seeded = Checkpointer(str(box), data_folder=there)
+    try:
+        for call in ("old", "recent"):
+            async with seeded.guard(call, "write_file", f"write {call}.txt", source="main"):
+                (box / f"{call}.txt").write_text(call)
+        old = seeded.for_calls(["old"])[0]
+    finally:
+        seeded.close()
+    forty_days = 40 * 24 * 3600.0  # the host's settings keep 30 days, as the defaults do
+    with sqlite3.connect(database_path(there)) as db:
+        db.execute(
+            "UPDATE checkpoints SET started_at = started_at - ? WHERE id = ?", (forty_days, old.id)
+        )
+    marked = {"call": "call_1", "summary": "write a.txt", "source": "main"}
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            edit = {"path": "a.txt", "content": "changed\n"}
+            wrote = await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
+        finally:
+            await link.aclose()
+    assert wrote["status"] == "ok"
+    kept = Checkpointer(str(box), data_folder=there)
+    try:
+        records = kept.records()
+    finally:
+        kept.close()
+    assert [r.call_id for r in records] == ["recent", "call_1"]
