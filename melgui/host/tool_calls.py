@@ -33,6 +33,7 @@ from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.shadow import GitError
+from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.rewind import call_records
@@ -223,7 +224,8 @@ class ToolCalls:
         """Put back the files these calls (the model's ids) changed in `folder`, as a
         rewind does here; a file changed since by someone else keeps its current version
         unless `choices` says "before". The restore is itself a checkpoint. `plan_only`:
-        say which files it would put back and which conflict, and touch nothing."""
+        say which files it would put back and which conflict (with `versions`: each
+        conflict's three versions as text, for the window's dialog), and touch nothing."""
         checkpoints = await self._tidy(folder)
         records = call_records(checkpoints, calls)
         if not records:
@@ -233,7 +235,9 @@ class ToolCalls:
         if plan_only:
             files = [p.path for p in plan.paths if not p.settled]
             conflicts = [p.path for p in plan.conflicts]
-            return {"restored": None, "files": files, "conflicts": conflicts, "skipped": []}
+            versions = await conflict_versions(checkpoints, plan.conflicts)
+            return {"restored": None, "files": files, "conflicts": conflicts, "skipped": [],
+                    "versions": versions}  # fmt: skip
         done = await checkpoints.restore(ids, choices or {})
         return {
             "restored": done.id,

@@ -77,9 +77,11 @@ class RemoteTools:
         )
         return outcome_from_json(outcome)
 
-    async def restore_checkpoints(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
+    async def restore_checkpoints(
+        self, calls: list[str], plan_only: bool, choices: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """Put back what these calls changed there (a rewind), by the host there."""
-        return await self.link.restore_checkpoints(self.folder, calls, plan_only=plan_only)
+        return await self.link.restore_checkpoints(self.folder, calls, choices, plan_only=plan_only)
 
     def _mark(
         self, name: str, arguments: dict[str, Any], running: tuple[str, str, str] | None
@@ -130,8 +132,12 @@ class PendingRemoteTools:
             )  # fmt: skip
         return await self._tools.run(name, arguments)
 
-    async def restore_checkpoints(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
+    async def restore_checkpoints(
+        self, calls: list[str], plan_only: bool, choices: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """Put back what these calls changed there, once the folder is reached (raises
         LinkError when it could not be)."""
         place = await asyncio.shield(self.place)
-        return await place.link.restore_checkpoints(place.folder, calls, plan_only=plan_only)
+        return await place.link.restore_checkpoints(
+            place.folder, calls, choices, plan_only=plan_only
+        )

@@ -156,3 +156,31 @@ async def test_the_host_drops_checkpoints_there_older_than_kept_at_its_first_che
     finally:
         kept.close()
     assert [r.call_id for r in records] == ["recent", "call_1"]
+
+
+async def test_a_rewind_there_sends_conflicts_three_versions_and_honours_the_choices(
+    tmp_path: Path, box: Path
+) -> None:
+    (box / "b.txt").write_text("b first\n")
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            for n, name in enumerate(("a.txt", "b.txt"), 1):
+                edit = {"path": name, "content": f"{name} by the agent\n"}
+                marked = {"call": f"call_{n}", "summary": f"write {name}", "source": "main"}
+                await link.run_call(f"v/{n}", str(box), "write_file", edit, checkpoint=marked)
+            (box / "a.txt").write_text("a by the person\n")  # changed there since: conflicts
+            (box / "b.txt").write_text("b by the person\n")
+            calls = ["call_1", "call_2"]
+            planned = await link.restore_checkpoints(str(box), calls, plan_only=True)
+            restored = await link.restore_checkpoints(str(box), calls, {"a.txt": "before"})
+        finally:
+            await link.aclose()
+    assert planned["conflicts"] == ["a.txt", "b.txt"]
+    assert planned["versions"]["a.txt"] == {
+        "before": "first\n", "agent": "a.txt by the agent\n", "now": "a by the person\n",
+    }  # fmt: skip
+    assert (box / "a.txt").read_text() == "first\n"  # chosen: as before the calls
+    assert (box / "b.txt").read_text() == "b by the person\n"  # not chosen: kept as it is
+    assert restored["files"] == ["a.txt"]

@@ -73,8 +73,12 @@ class RestoresThere(Protocol):
     """A ToolRunner whose host puts back, from its checkpoints there, what calls (the
     model's ids) changed in its folder: a remote folder's rewind (docs/host-protocol.md)."""
 
-    async def restore_checkpoints(self, calls: list[str], plan_only: bool) -> dict[str, Any]:
-        """`{restored, files, conflicts, skipped}`; with `plan_only`, touch nothing."""
+    async def restore_checkpoints(
+        self, calls: list[str], plan_only: bool, choices: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """`{restored, files, conflicts, skipped}`; with `plan_only`, touch nothing (and
+        `versions`: each conflict's three versions as text); `choices`: per conflicting
+        path, "before", "agent" or "now" (the default)."""
         ...
 
 

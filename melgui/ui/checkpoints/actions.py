@@ -9,7 +9,6 @@ a checkpoint itself and can be undone ("redo").
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -20,9 +19,11 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten
 from melgui.core.protocol.tooling import RestoresThere
+from melgui.core.store.checkpoints.changes import FileState
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
-from melgui.core.store.checkpoints.restore import Choice, PathPlan
+from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
+from melgui.core.store.checkpoints.versions import version_text
 from melgui.desk.rewind import RewindPlan, calls_from, plan_rewind, rewind, rewound_note
 from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
@@ -242,7 +243,7 @@ class CheckpointActions(QObject):
 
     async def _rewind_there(self, there: RestoresThere, index: int) -> None:
         """A remote folder's rewind: the host there plans and restores from its own
-        checkpoints; a file changed there since keeps its current version."""
+        checkpoints; a file changed there since is asked about as here."""
         session, chat = self.session, self.chat
         assert session is not None and chat is not None
         messages = session.conversation.messages
@@ -262,8 +263,11 @@ class CheckpointActions(QObject):
         if dialog.continue_from_there and session.busy:
             self._say("Cannot rewind the conversation while a turn runs")
             return
+        choices = await self.ask_conflicts_there(planned)
+        if choices is None:
+            return
         try:
-            done = self.last_there = await there.restore_checkpoints(calls, False)
+            done = self.last_there = await there.restore_checkpoints(calls, False, dict(choices))
         except LinkError as exc:
             self._say(f"Cannot rewind there: {exc}")
             return
@@ -273,7 +277,7 @@ class CheckpointActions(QObject):
             session.preface(note)
             if not chat.input.toPlainText():
                 chat.input.setPlainText(text)
-        count, kept = len(done["files"]), len(done["conflicts"])
+        count, kept = len(done["files"]), sum(c == "now" for c in choices.values())
         changed = f"; {kept} changed there since kept as they are" if kept else ""
         self._say(f"Rewound: {count} file{'s' if count != 1 else ''} restored there{changed}")
         self.changed.emit()
@@ -289,22 +293,24 @@ class CheckpointActions(QObject):
         return dialog.choices()
 
     async def _read_version(self, path: str, choice: Choice, blob: str | None) -> str:
-        if blob is None:
-            return "(no file)"
-        if choice == "now":  # the person's version is on disk, not in a snapshot yet
-            full = os.path.join(self.checkpoints.folder, path)
-            try:
-                if os.path.islink(full):
-                    return f"(symbolic link to {os.readlink(full)})"
-                with open(full, "rb") as handle:
-                    data = handle.read()
-            except OSError as exc:
-                return f"(cannot read: {exc.strerror})"
-        else:
-            data = await self.checkpoints.repo.run("cat-file", "blob", blob)
-        if b"\0" in data[:8000]:
-            return f"(binary, {len(data)} bytes)"
-        return data.decode("utf-8", "replace")
+        return await version_text(self.checkpoints, path, choice, blob)
+
+    async def ask_conflicts_there(self, planned: dict[str, Any]) -> dict[str, Choice] | None:
+        """The same dialog for a remote folder, its versions as the host's plan sent them."""
+        versions: dict[str, dict[str, str | None]] = planned.get("versions") or {}
+        plans = tuple(_plan_there(path, versions.get(path, {})) for path in planned["conflicts"])
+        if not plans:
+            return {}
+        dialog = ConflictDialog(plans, self.parent_widget)
+
+        async def read(path: str, choice: Choice, blob: str | None) -> str:
+            return versions.get(path, {}).get(choice) or "(no file)"
+
+        await dialog.load_versions(read)
+        self.dialogOpened.emit(dialog)
+        if not await dialog.answer():
+            return None
+        return dialog.choices()
 
     async def show_diff(self, record_id: int, compare: bool) -> None:
         record = self.checkpoints.log.get(record_id)
@@ -333,3 +339,10 @@ class CheckpointActions(QObject):
             "(the restore can itself be undone)"
         )
         self.changed.emit()
+
+
+def _plan_there(path: str, texts: dict[str, str | None]) -> PathPlan:
+    """A conflict the host there sent, as the dialog takes it: a version it has no file
+    for is None; the text itself comes from `texts`, not from a blob here."""
+    states = {c: None if texts.get(c) is None else FileState("", c) for c in CHOICES}
+    return PathPlan(path, states["before"], states["agent"], states["now"])
