@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QLabel
+from PySide6.QtWidgets import QDialog, QLabel, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.checkpoints.dialogs import RewindDialog
+from melgui.ui.checkpoints.dialogs import ConflictDialog, RewindDialog
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote
@@ -64,4 +64,55 @@ def test_a_remote_folders_rewind_puts_the_file_back_there(
     assert window.checkpoint_actions.last_there["files"] == ["a.txt"]
     assert window.session.conversation.messages == []  # continued from before the message
     assert window.chat.input.toPlainText() == "Write a."
+    assert "Rewound: 1 file restored there" in said
+
+
+def test_a_remote_rewind_asks_about_a_file_changed_there_since_with_its_three_versions(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_folder_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    folder = remote.folder("window-rewind-conflict")
+    (folder / "a.txt").write_text("as it was\n")
+    remote.server.give(folder)
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent\n"}, id="w1"))],
+        [text("Wrote it."), done()],
+    )
+    url = f"ssh://{remote.server.alias}{folder}"
+    settings = relay_settings(scripted_relay, approval_modes={"write_file": "auto"})
+    window = remote_folder_window(url, settings)
+    dialogs: list[QDialog] = []
+    window.checkpoint_actions.dialogOpened.connect(dialogs.append)
+    said: list[str] = []
+    window.status.messageChanged.connect(said.append)
+    texts: list[str] = []
+
+    async def scenario() -> None:
+        window.bridge.submit("Write a.")
+        await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2, 120)
+        (folder / "a.txt").write_text("the person's\n")  # changed there since the write
+        window.checkpoint_actions.on_action("rewind", "0")
+        await wait_until(lambda: any(isinstance(d, RewindDialog) for d in dialogs), 60)
+        rewind = dialogs[-1]
+        assert isinstance(rewind, RewindDialog)
+        qtbot.mouseClick(rewind.files_button, Qt.MouseButton.LeftButton)
+        await wait_until(lambda: any(isinstance(d, ConflictDialog) for d in dialogs), 60)
+        conflict = dialogs[-1]
+        assert isinstance(conflict, ConflictDialog)
+        assert conflict.tabs.count() == 1
+        views = conflict.tabs.widget(0).findChildren(QPlainTextEdit)
+        texts.extend(v.toPlainText() for v in views)
+        assert conflict.grab().save(str(tmp_path / "conflict-there.png"))
+        conflict.choose("a.txt", "before")
+        qtbot.mouseClick(conflict.restore_button, Qt.MouseButton.LeftButton)
+        await wait_until(lambda: window.checkpoint_actions.last_there is not None, 60)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
+    assert texts == ["as it was\n", "agent\n", "the person's\n"]  # before, agent, now
+    assert (folder / "a.txt").read_text() == "as it was\n"  # the person chose "before"
+    assert window.checkpoint_actions.last_there["files"] == ["a.txt"]
     assert "Rewound: 1 file restored there" in said
