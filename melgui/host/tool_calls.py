@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 Result = dict[str, Any]
 State = Literal["started", "running", "done", "acknowledged"]
+TIDY_EVERY = 200  # checkpoints of a folder between two prunes of it (cheap when none is due)
 
 
 def outcome_to_json(outcome: ToolOutcome) -> dict[str, Any]:
@@ -73,7 +74,7 @@ class ToolCalls:
         self._kits: list[WorkspaceKit] = []
         self._mcp: dict[str, HostedMcp] = {}  # by registry key: the servers its calls reach
         self._checkpoints: dict[str, Checkpointer] = {}  # by folder, kept in this host's data
-        self._tidied: set[str] = set()  # folders whose old checkpoints went this host's life
+        self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
@@ -247,13 +248,16 @@ class ToolCalls:
         }
 
     async def _tidy(self, folder: str) -> Checkpointer:
-        """The folder's checkpoints, the first time this host's life with what a killed
-        host left running completed and what is too old dropped, as a window does at start
-        (a host on a long-lived machine would otherwise keep every checkpoint)."""
+        """The folder's checkpoints; the first time this host's life (and every TIDY_EVERY
+        uses after) with what a killed host left running completed and what is too old
+        dropped, as a window does at start: a host that lives for weeks would otherwise
+        keep every checkpoint."""
         checkpoints = self.checkpointer(folder)
-        if folder in self._tidied:
+        since = self._since_tidy.get(folder)
+        if since is not None and since < TIDY_EVERY:
+            self._since_tidy[folder] = since + 1
             return checkpoints
-        self._tidied.add(folder)
+        self._since_tidy[folder] = 1
         try:
             if checkpoints.log.running(checkpoints.folder):
                 await checkpoints.recover()

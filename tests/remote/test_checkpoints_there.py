@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.config.settings import Settings
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
-from melgui.core.store.paths import database_path
+from melgui.core.store.paths import data_dir, database_path
+from melgui.host import tool_calls as host_calls
+from melgui.host.tool_calls import ToolCalls
 from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.remote.link import Link, LinkError
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
@@ -184,3 +187,24 @@ async def test_a_rewind_there_sends_conflicts_three_versions_and_honours_the_cho
     assert (box / "a.txt").read_text() == "first\n"  # chosen: as before the calls
     assert (box / "b.txt").read_text() == "b by the person\n"  # not chosen: kept as it is
     assert restored["files"] == ["a.txt"]
+
+
+async def test_a_long_lived_host_prunes_a_folders_checkpoints_again_after_so_many(
+    box: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(host_calls, "TIDY_EVERY", 2)
+    calls = ToolCalls(Settings)
+    try:
+        await calls.restore(str(box), [])  # the folder's first use: pruned (nothing yet)
+        checkpoints = calls.checkpointer(str(box))
+        async with checkpoints.guard("old", "write_file", "write old.txt", source="main"):
+            (box / "old.txt").write_text("old")
+        [old] = checkpoints.for_calls(["old"])
+        with sqlite3.connect(database_path(data_dir())) as db:
+            db.execute("UPDATE checkpoints SET started_at = ? WHERE id = ?", (0.0, old.id))
+        await calls.restore(str(box), [])  # the second use: not due yet
+        assert [r.call_id for r in checkpoints.records()] == ["old"]
+        await calls.restore(str(box), [])  # the third: due again
+        assert checkpoints.records() == []
+    finally:
+        await calls.aclose()
