@@ -113,7 +113,7 @@ async def _read_agents(orchestration: Orchestration, panes: list[int], stop: asy
     reads = 0
     while not stop.is_set():
         for pane in panes:
-            await orchestration.read_agent({"pane": pane})
+            await orchestration.read_agent(pane)
             reads += 1
         await asyncio.sleep(0.5)
     return reads
