@@ -54,3 +54,20 @@ def test_an_icon_only_button_has_a_name_and_a_tooltip(qapp: QApplication) -> Non
     assert button.accessibleName() == "Copy the message"
     assert button.toolTip() == "Copy the message (Ctrl+C)"
     assert not button.icon().isNull()
+
+
+def test_an_icon_asked_at_no_size_is_an_empty_pixmap_without_painting(qapp: QApplication) -> None:
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+
+    said: list[str] = []
+
+    def keep(kind: QtMsgType, _context: object, text: str) -> None:
+        said.append(text)
+
+    previous = qInstallMessageHandler(keep)
+    try:
+        squeezed = icon("copy", LIGHT.text).pixmap(QSize(0, 0))
+    finally:
+        qInstallMessageHandler(previous)
+    assert squeezed.isNull()
+    assert not [text for text in said if "QPainter" in text], said  # no painter on nothing

@@ -97,6 +97,8 @@ class _TintedEngine(QIconEngine):
         self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float
     ) -> QPixmap:
         pixmap = QPixmap(size * scale)
+        if pixmap.isNull():  # asked at no size (a button squeezed to nothing): no painter
+            return pixmap
         pixmap.setDevicePixelRatio(scale)
         pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(pixmap)
