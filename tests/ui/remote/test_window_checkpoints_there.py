@@ -21,6 +21,22 @@ from tests.ui.remote import test_window_remote_folder as folder_tests
 remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
 
 
+def _writing_window(
+    remote: Remote, relay: ScriptedRelay, remote_window: Any, name: str
+) -> tuple[Path, Any]:
+    """A remote folder holding a.txt ("as it was") and its window, whose model will
+    overwrite a.txt with "agent" (write_file allowed without asking)."""
+    folder = remote.folder(name)
+    (folder / "a.txt").write_text("as it was\n")
+    remote.server.give(folder)
+    relay.script(
+        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent\n"}, id="w1"))],
+        [text("Wrote it."), done()],
+    )
+    settings = relay_settings(relay, approval_modes={"write_file": "auto"})
+    return folder, remote_window(f"ssh://{remote.server.alias}{folder}", settings)
+
+
 def test_a_remote_folders_rewind_puts_the_file_back_there(
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
@@ -29,16 +45,7 @@ def test_a_remote_folders_rewind_puts_the_file_back_there(
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder = remote.folder("window-rewind")
-    (folder / "a.txt").write_text("as it was\n")
-    remote.server.give(folder)
-    scripted_relay.script(
-        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent\n"}, id="w1"))],
-        [text("Wrote it."), done()],
-    )
-    url = f"ssh://{remote.server.alias}{folder}"
-    settings = relay_settings(scripted_relay, approval_modes={"write_file": "auto"})
-    window = remote_folder_window(url, settings)
+    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-rewind")
     dialogs: list[QDialog] = []
     window.checkpoint_actions.dialogOpened.connect(dialogs.append)
     said: list[str] = []
@@ -75,16 +82,9 @@ def test_a_remote_rewind_asks_about_a_file_changed_there_since_with_its_three_ve
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder = remote.folder("window-rewind-conflict")
-    (folder / "a.txt").write_text("as it was\n")
-    remote.server.give(folder)
-    scripted_relay.script(
-        [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent\n"}, id="w1"))],
-        [text("Wrote it."), done()],
+    folder, window = _writing_window(
+        remote, scripted_relay, remote_folder_window, "window-rewind-conflict"
     )
-    url = f"ssh://{remote.server.alias}{folder}"
-    settings = relay_settings(scripted_relay, approval_modes={"write_file": "auto"})
-    window = remote_folder_window(url, settings)
     dialogs: list[QDialog] = []
     window.checkpoint_actions.dialogOpened.connect(dialogs.append)
     said: list[str] = []

@@ -49,6 +49,22 @@ def result_of(request: RecordedRequest, call_id: str) -> str:
     raise AssertionError(f"no result for {call_id}")
 
 
+def _box_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, entry: dict[str, Any]
+) -> tuple[Path, list[RemoteHost]]:
+    """The person's mcp.json holds one server, `name`; a host "box" (a local command
+    standing in for a container, with its own runtime and data folders) starts it there.
+    Returns the box's runtime folder (for `box_host`) and the settings' hosts."""
+    monkeypatch.setenv(HOST_COMMAND_ENV, shlex.join([sys.executable, "-m", "melgui", "host"]))
+    box_folder = tmp_path / "box-project"
+    box_folder.mkdir()
+    runtime = tmp_path / "run"
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    user_path().write_text(json.dumps({"mcpServers": {name: entry}}), encoding="utf-8")
+    box = f"env XDG_RUNTIME_DIR={runtime} MELGUI_DATA_DIR={tmp_path / 'box-data'}"
+    return runtime, [RemoteHost(name="box", target=box, folder=str(box_folder), mcp_servers=[name])]
+
+
 def test_a_worker_on_a_host_calls_the_mcp_server_that_runs_there(
     scripted_relay: ScriptedRelay,
     make_window: Any,
@@ -56,15 +72,7 @@ def test_a_worker_on_a_host_calls_the_mcp_server_that_runs_there(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(HOST_COMMAND_ENV, shlex.join([sys.executable, "-m", "melgui", "host"]))
-    box_folder = tmp_path / "box-project"
-    box_folder.mkdir()
-    runtime = tmp_path / "run"
-    user_path().parent.mkdir(parents=True, exist_ok=True)
-    servers = {"tools": fake_entry(trusted=True)}
-    user_path().write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    box = f"env XDG_RUNTIME_DIR={runtime} MELGUI_DATA_DIR={tmp_path / 'box-data'}"
-    hosts = [RemoteHost(name="box", target=box, folder=str(box_folder), mcp_servers=["tools"])]
+    runtime, hosts = _box_with(tmp_path, monkeypatch, "tools", fake_entry(trusted=True))
     worker_done = threading.Event()
     scripted_relay.on(lambda r: r.tool_role == "worker", worker_leg)
     scripted_relay.script(
@@ -97,7 +105,7 @@ def test_a_worker_on_a_host_calls_the_mcp_server_that_runs_there(
     assert WHERE in worker_legs[0].tool_names
     there = result_of(worker_legs[-1], "w")
     # The worker's call ran in the box's host: the server there is that host's child.
-    assert there.startswith(f"ppid={pid} ") and f"cwd={box_folder} " in there
+    assert there.startswith(f"ppid={pid} ") and f"cwd={hosts[0].folder} " in there
     chat_legs = [r for r in scripted_relay.legs_received if r.tool_role == "orchestrator"]
     here = result_of(chat_legs[-1], "here")
     assert here.startswith(f"ppid={os.getpid()} ")  # the chat's own, on this machine
@@ -143,15 +151,7 @@ def test_a_server_that_cannot_start_on_a_host_is_said_under_the_chat(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(HOST_COMMAND_ENV, shlex.join([sys.executable, "-m", "melgui", "host"]))
-    box_folder = tmp_path / "box-project"
-    box_folder.mkdir()
-    runtime = tmp_path / "run"
-    user_path().parent.mkdir(parents=True, exist_ok=True)
-    servers = {"db": {"command": "no-such-db-server"}}
-    user_path().write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    box = f"env XDG_RUNTIME_DIR={runtime} MELGUI_DATA_DIR={tmp_path / 'box-data'}"
-    hosts = [RemoteHost(name="box", target=box, folder=str(box_folder), mcp_servers=["db"])]
+    runtime, hosts = _box_with(tmp_path, monkeypatch, "db", {"command": "no-such-db-server"})
     with box_host(runtime):
         window: MainWindow = make_window(relay_settings(scripted_relay, hosts=hosts))
         place = qloop.run_until_complete(asyncio.wait_for(window.remote.place("box"), 60))
