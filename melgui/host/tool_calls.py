@@ -32,6 +32,7 @@ from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.restore import Choice
+from melgui.core.store.checkpoints.sent import record_to_json, undone_by
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp
@@ -221,17 +222,24 @@ class ToolCalls:
         choices: dict[str, Choice] | None = None,
         *,
         plan_only: bool = False,
+        records: list[int] | None = None,
     ) -> dict[str, Any]:
         """Put back the files these calls (the model's ids) changed in `folder`, as a
         rewind does here; a file changed since by someone else keeps its current version
         unless `choices` says "before". The restore is itself a checkpoint. `plan_only`:
         say which files it would put back and which conflict (with `versions`: each
-        conflict's three versions as text, for the window's dialog), and touch nothing."""
+        conflict's three versions as text, for the window's dialog), and touch nothing.
+        `records`: these checkpoints (ids, as `checkpoint_calls` gives them) instead of
+        the calls': a card's "Undo this call", or "redo" (the undo of a restore)."""
         checkpoints = await self._tidy(folder)
-        records = call_records(checkpoints, calls)
-        if not records:
+        if records is not None:
+            found = [checkpoints.log.get(record_id) for record_id in records]
+            chosen = [r for r in found if r is not None and r.folder == checkpoints.folder]
+        else:
+            chosen = call_records(checkpoints, calls)
+        if not chosen:
             return {"restored": None, "files": [], "conflicts": [], "skipped": []}
-        ids = [r.id for r in records]
+        ids = [r.id for r in chosen]
         plan = await checkpoints.plan(ids)
         if plan_only:
             files = [p.path for p in plan.paths if not p.settled]
@@ -246,6 +254,24 @@ class ToolCalls:
             "conflicts": [p.path for p in plan.conflicts],
             "skipped": list(checkpoints.skipped),
         }
+
+    async def checkpoint_calls(self, folder: str, calls: list[str]) -> list[dict[str, Any]]:
+        """The checkpoints of these calls (the model's ids) in `folder`, each with the
+        restore that undid it: what a call card there shows."""
+        checkpoints = self.checkpointer(folder)
+        found = [r for r in checkpoints.for_calls(calls) if not r.is_restore]
+        return [record_to_json(r, undone_by(checkpoints, r)) for r in found]
+
+    async def checkpoint_diff(self, folder: str, record_id: int, compare: bool) -> str:
+        """A checkpoint's change as a unified diff; `compare`: the files it changed, from
+        how it left them to now."""
+        checkpoints = self.checkpointer(folder)
+        record = checkpoints.log.get(record_id)
+        if record is None or record.folder != checkpoints.folder:
+            raise KeyError(f"no checkpoint #{record_id} in {folder}")
+        if compare:
+            return await checkpoints.compare_with_now(record)
+        return await checkpoints.diff(record)
 
     async def _tidy(self, folder: str) -> Checkpointer:
         """The folder's checkpoints; the first time this host's life (and every TIDY_EVERY

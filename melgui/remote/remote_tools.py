@@ -83,6 +83,10 @@ class RemoteTools:
         """Put back what these calls changed there (a rewind), by the host there."""
         return await self.link.restore_checkpoints(self.folder, calls, choices, plan_only=plan_only)
 
+    async def checkpoints_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A `checkpoint/…` method of the host there, for this folder."""
+        return await self.link.checkpoints(method, self.folder, **params)
+
     def _mark(
         self, name: str, arguments: dict[str, Any], running: tuple[str, str, str] | None
     ) -> dict[str, Any] | None:
@@ -141,3 +145,8 @@ class PendingRemoteTools:
         return await place.link.restore_checkpoints(
             place.folder, calls, choices, plan_only=plan_only
         )
+
+    async def checkpoints_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A `checkpoint/…` method of the host there, once the folder is reached."""
+        place = await asyncio.shield(self.place)
+        return await place.link.checkpoints(method, place.folder, **params)

@@ -81,6 +81,12 @@ class RestoresThere(Protocol):
         path, "before", "agent" or "now" (the default)."""
         ...
 
+    async def checkpoints_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A `checkpoint/…` method of the host there for its folder (`checkpoint/calls`,
+        `checkpoint/diff`, `checkpoint/restore` with `records`): a remote folder's call
+        cards. Raises melgui.remote.link.LinkError when the host cannot be asked."""
+        ...
+
 
 class ToolInContext(Protocol):
     """A tool that runs in a context (melgui.core.protocol.tools.definition.Tool is one)."""

@@ -1,0 +1,92 @@
+"""A remote folder's checkpoint links on call cards: the host there keeps the records
+(docs/host-protocol.md, `checkpoint/calls`), this keeps what it last said of each call.
+
+A card asks `note(call_id)` as it draws; a call not known yet is asked of the host in
+one batch with the others, and the cards are drawn again (`redraw`) when it answers.
+After an undo there, everything is asked again (a record's "undone" changed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from melgui.core.protocol.tooling import RestoresThere
+from melgui.core.store.checkpoints.log import CheckpointRecord
+from melgui.core.store.checkpoints.sent import record_from_json
+from melgui.remote.link import LinkError
+from melgui.ui.runtime.aio import TaskKeeper
+
+Known = tuple[CheckpointRecord, CheckpointRecord | None]  # a record, and what undid it
+
+
+class CheckpointsThere:
+    """`there`: the remote folder's tools; `redraw`: draw the cards again."""
+
+    def __init__(self, there: RestoresThere, tasks: TaskKeeper, redraw: Callable[[], None]):
+        self.there = there
+        self.tasks = tasks
+        self.redraw = redraw
+        self.known: dict[str, Known | None] = {}  # by the model's call id; None: no record
+        self.by_id: dict[int, CheckpointRecord] = {}
+        self._wanted: set[str] = set()
+        self._asking: asyncio.Task[None] | None = None
+        self.problem = ""  # why the host could not be asked, the last time it could not
+
+    def note(self, call_id: str) -> Known | None:
+        """The call's record as last heard (None: none, or not heard yet: then asked)."""
+        if call_id in self.known:
+            return self.known[call_id]
+        self._wanted.add(call_id)
+        if self._asking is None:
+            self._asking = self.tasks.spawn(self._ask(), what="reading checkpoints there")
+        return None
+
+    def forget(self) -> None:
+        """Ask again for every call shown (after an undo or a redo there)."""
+        self._wanted |= set(self.known)
+        self.known.clear()
+        if self._asking is None and self._wanted:
+            self._asking = self.tasks.spawn(self._ask(), what="reading checkpoints there")
+
+    async def _ask(self) -> None:
+        try:
+            await asyncio.sleep(0)  # the cards drawn in the same pass join this batch
+            while self._wanted:
+                calls, self._wanted = sorted(self._wanted), set()
+                try:
+                    answer = await self.there.checkpoints_there("checkpoint/calls", calls=calls)
+                except LinkError as exc:  # not now: asked again when a card is drawn
+                    self.problem = str(exc)
+                    return
+                self.problem = ""
+                found = {call: None for call in calls} | self._read(answer["records"])
+                self.known.update(found)
+                self.redraw()
+        finally:
+            self._asking = None
+
+    def _read(self, records: list[dict[str, Any]]) -> dict[str, Known | None]:
+        found: dict[str, Known | None] = {}
+        for data in records:
+            record, undo = record_from_json(data)
+            self.by_id[record.id] = record
+            if undo is not None:
+                self.by_id[undo.id] = undo
+            found[record.call_id] = (record, undo)  # the latest of a call wins
+        return found
+
+    async def diff(self, record_id: int, compare: bool) -> str:
+        answer = await self.there.checkpoints_there(
+            "checkpoint/diff", record=record_id, compare=compare
+        )
+        return str(answer["text"])
+
+    async def restore(
+        self, record_id: int, plan_only: bool, choices: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Undo checkpoint `record_id` there (a call's, or a restore's: redo)."""
+        return await self.there.checkpoints_there(
+            "checkpoint/restore", records=[record_id], plan_only=plan_only, choices=choices or {}
+        )
