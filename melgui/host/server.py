@@ -14,11 +14,15 @@ import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
+from melgui.core.worktrees.changes.sent import changes_to_json
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
@@ -149,6 +153,7 @@ class HostServer:
             "checkpoint/restore": self._checkpoint_restore,
             "checkpoint/calls": self._checkpoint_calls,
             "checkpoint/diff": self._checkpoint_diff,
+            "changes/uncommitted": self._uncommitted,
             **terminal_methods(self.terminals),
         }
 
@@ -477,6 +482,16 @@ class HostServer:
             return {"text": await self.tool_calls.checkpoint_diff(folder, record, compare)}
         except (GitError, OSError, KeyError) as exc:
             raise RpcError(wire.INTERNAL_ERROR, f"no diff in {folder}: {exc}") from exc
+
+    async def _uncommitted(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A folder's uncommitted changes here by file and hunk (its Changes view), or
+        why there are none to show (`problem`: not a git repository, no commit yet)."""
+        folder = _folder_here(params)
+        try:
+            changes = await read_changes(await uncommitted_in(Path(folder)))
+        except ChangesError as exc:
+            return {"problem": str(exc)}
+        return {"changes": changes_to_json(changes)}
 
     def _tool_result(self, result: Result) -> None:
         message = wire.notification(

@@ -299,13 +299,14 @@ class Link:
         """Ask the host there to put back what these calls (the model's ids) changed in
         `folder`, from its checkpoints: `{restored, files, conflicts, skipped}` (with
         `plan_only`, what it would put back). Raises LinkError saying why it could not."""
-        return await self.checkpoints(
+        return await self.about_folder(
             "checkpoint/restore", folder, calls=calls, choices=choices or {}, plan_only=plan_only
         )
 
-    async def checkpoints(self, method: str, folder: str, **params: Any) -> dict[str, Any]:
-        """One of the host's `checkpoint/…` methods for `folder` (docs/host-protocol.md),
-        answered now or a LinkError saying why not: it is not sent again on a reconnect."""
+    async def about_folder(self, method: str, folder: str, **params: Any) -> dict[str, Any]:
+        """A host method about `folder` (`checkpoint/…`, `changes/uncommitted`:
+        docs/host-protocol.md), answered now or a LinkError saying why not: it is not
+        sent again on a reconnect."""
         connection = self._connection
         if connection is None:
             raise LinkError(f"not connected to {self.target.label} now: {self.state}")

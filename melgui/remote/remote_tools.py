@@ -83,9 +83,9 @@ class RemoteTools:
         """Put back what these calls changed there (a rewind), by the host there."""
         return await self.link.restore_checkpoints(self.folder, calls, choices, plan_only=plan_only)
 
-    async def checkpoints_there(self, method: str, **params: Any) -> dict[str, Any]:
-        """A `checkpoint/…` method of the host there, for this folder."""
-        return await self.link.checkpoints(method, self.folder, **params)
+    async def ask_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A host method about this folder there (`checkpoint/…`, `changes/uncommitted`)."""
+        return await self.link.about_folder(method, self.folder, **params)
 
     def _mark(
         self, name: str, arguments: dict[str, Any], running: tuple[str, str, str] | None
@@ -146,7 +146,7 @@ class PendingRemoteTools:
             place.folder, calls, choices, plan_only=plan_only
         )
 
-    async def checkpoints_there(self, method: str, **params: Any) -> dict[str, Any]:
-        """A `checkpoint/…` method of the host there, once the folder is reached."""
+    async def ask_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A host method about the folder there, once the folder is reached."""
         place = await asyncio.shield(self.place)
-        return await place.link.checkpoints(method, place.folder, **params)
+        return await place.link.about_folder(method, place.folder, **params)

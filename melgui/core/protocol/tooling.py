@@ -81,10 +81,11 @@ class RestoresThere(Protocol):
         path, "before", "agent" or "now" (the default)."""
         ...
 
-    async def checkpoints_there(self, method: str, **params: Any) -> dict[str, Any]:
-        """A `checkpoint/…` method of the host there for its folder (`checkpoint/calls`,
-        `checkpoint/diff`, `checkpoint/restore` with `records`): a remote folder's call
-        cards. Raises melgui.remote.link.LinkError when the host cannot be asked."""
+    async def ask_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A method of the host there about its folder (`checkpoint/calls`,
+        `checkpoint/diff`, `checkpoint/restore` with `records`, `changes/uncommitted`):
+        a remote folder's call cards and Changes view. Raises
+        melgui.remote.link.LinkError when the host cannot be asked."""
         ...
 
 

@@ -56,7 +56,7 @@ class CheckpointsThere:
             while self._wanted:
                 calls, self._wanted = sorted(self._wanted), set()
                 try:
-                    answer = await self.there.checkpoints_there("checkpoint/calls", calls=calls)
+                    answer = await self.there.ask_there("checkpoint/calls", calls=calls)
                 except LinkError as exc:  # not now: asked again when a card is drawn
                     self.problem = str(exc)
                     return
@@ -78,15 +78,13 @@ class CheckpointsThere:
         return found
 
     async def diff(self, record_id: int, compare: bool) -> str:
-        answer = await self.there.checkpoints_there(
-            "checkpoint/diff", record=record_id, compare=compare
-        )
+        answer = await self.there.ask_there("checkpoint/diff", record=record_id, compare=compare)
         return str(answer["text"])
 
     async def restore(
         self, record_id: int, plan_only: bool, choices: dict[str, str] | None = None
     ) -> dict[str, Any]:
         """Undo checkpoint `record_id` there (a call's, or a restore's: redo)."""
-        return await self.there.checkpoints_there(
+        return await self.there.ask_there(
             "checkpoint/restore", records=[record_id], plan_only=plan_only, choices=choices or {}
         )
