@@ -24,6 +24,7 @@ from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
 from melgui.core.worktrees.changes.sent import changes_to_json
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.hosted_mcp import project_file
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.host import Host, UnknownSession
@@ -154,6 +155,7 @@ class HostServer:
             "checkpoint/calls": self._checkpoint_calls,
             "checkpoint/diff": self._checkpoint_diff,
             "changes/uncommitted": self._uncommitted,
+            "mcp/project": self._mcp_project,
             **terminal_methods(self.terminals),
         }
 
@@ -492,6 +494,10 @@ class HostServer:
         except ChangesError as exc:
             return {"problem": str(exc)}
         return {"changes": changes_to_json(changes)}
+
+    async def _mcp_project(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A folder's own `.melgui/mcp.json` here, for the view to ask trust about."""
+        return await asyncio.to_thread(project_file, _folder_here(params))
 
     def _tool_result(self, result: Result) -> None:
         message = wire.notification(

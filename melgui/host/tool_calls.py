@@ -35,7 +35,7 @@ from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.sent import record_to_json, undone_by
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.store.checkpoints.versions import conflict_versions
-from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp
+from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp, project_entries
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.rewind import call_records
 
@@ -165,6 +165,10 @@ class ToolCalls:
             self._kits.append(kit)
             registry = self._registries[key] = kit.registry()
             entries = options.get("mcp_servers")
+            trusted = options.get("project_mcp")  # the project's file, as it was trusted
+            if isinstance(trusted, str):
+                entries = {**(entries if isinstance(entries, dict) else {}),
+                           **project_entries(folder, trusted)}  # fmt: skip
             if isinstance(entries, dict) and entries:
                 env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
                 self._mcp[key] = HostedMcp(folder, registry, entries, env=env)

@@ -35,6 +35,7 @@ class RemoteServer:
     status: str  # "ready", "failed", … (melgui/tools/mcp/server.py's)
     line: str  # its state in a few words: "ready, 3 tools", "failed: command not found: x"
     tools: tuple[ToolDef, ...] = ()
+    describe: str = ""  # its command or URL there
 
 
 def configured_entries(
@@ -82,13 +83,14 @@ def _toggles() -> dict[str, Any]:
 async def start_there(link: Link, folder: str, options: dict[str, Any]) -> list[RemoteServer]:
     """Start the servers `options` names in the host there and wait until each is ready
     or failed; a link that fails meanwhile makes every server failed, saying why."""
-    if not options.get("mcp_servers"):
+    if not options.get("mcp_servers") and not options.get("project_mcp"):
         return []
     call_id = f"mcp-{uuid.uuid4().hex[:12]}"
     outcome = await link.run_call(call_id, folder, MCP_SERVERS, {}, options)
     if outcome.get("status") == "error":
         why = str(outcome.get("content") or "the host did not answer")
-        return [RemoteServer(name, "failed", f"failed: {why}") for name in options["mcp_servers"]]
+        names = [*options["mcp_servers"]] if options.get("mcp_servers") else []
+        return [RemoteServer(name, "failed", f"failed: {why}") for name in names]
     try:
         described = json.loads(str(outcome.get("content") or "[]"))
     except ValueError:
@@ -99,6 +101,7 @@ async def start_there(link: Link, folder: str, options: dict[str, Any]) -> list[
             str(server["status"]),
             str(server["line"]),
             tuple(tool_from_json(tool) for tool in server.get("tools") or ()),
+            str(server.get("describe") or ""),
         )
         for server in described
     ]

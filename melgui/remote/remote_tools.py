@@ -49,7 +49,9 @@ class RemoteTools:
         self.link = link
         self.checkpoint = checkpoint
         self.folder = folder
-        self.options = options or {}  # that machine's settings: sandbox, env, mcp_servers
+        # That machine's settings (sandbox, env, mcp_servers): the place's own dict, so a
+        # project file trusted later (project_mcp) reaches this runner's next calls.
+        self.options = options if options is not None else {}
         self.local = local
         self.names = names
         self.mcp = mcp

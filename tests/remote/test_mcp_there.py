@@ -216,3 +216,33 @@ def test_a_session_there_sees_that_machines_servers_and_not_this_ones() -> None:
     there.remove_origin("mcp:box", "The MCP server 'box' is not running (stopped).")
     assert seen.gone("mcp__box__y").startswith("The MCP server 'box' is not running")
     assert "mcp__box__y" not in [tool.name for tool in seen.for_role("worker")]
+
+
+async def test_the_folders_own_mcp_file_there_starts_only_as_it_was_trusted(
+    tmp_path: Path, box: Path
+) -> None:
+    project = box / ".melgui" / "mcp.json"
+    project.parent.mkdir()
+    project.write_text(json.dumps({"mcpServers": {"own": fake_entry()}}), encoding="utf-8")
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            found = await link.about_folder("mcp/project", str(box))
+            untrusted = await start_there(link, str(box), options())
+            trusted = {**options(), "project_mcp": found["digest"]}
+            started = await start_there(link, str(box), trusted)
+            where = await link.run_call("v/1", str(box), "mcp__own__whereami", {}, trusted)
+            project.write_text(project.read_text() + "\n", encoding="utf-8")  # changed since
+            changed = await start_there(link, str(box), {**trusted, "env": {"STAGE": "2"}})
+            none = await link.about_folder("mcp/project", str(tmp_path))
+        finally:
+            await link.aclose()
+    assert found["path"] == str(project) and found["names"] == ["own"]
+    assert len(found["digest"]) == 64
+    assert untrusted == []  # not trusted: the view sends no digest, nothing starts
+    assert ready(started, "own").tools and where["status"] == "ok"
+    assert f"cwd={box} " in where["content"]
+    [again] = changed
+    assert again.status == "failed" and "changed since it was trusted" in again.line
+    assert none == {"path": None}
