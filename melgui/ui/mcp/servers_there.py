@@ -35,8 +35,11 @@ def there_item(server: ServerThere, colors: Colors) -> QTreeWidgetItem:
     color = status_color(server.status, colors)
     if color:
         item.setForeground(1, QColor(color))
+    prefix = f"mcp__{server.name}__"  # the model's name for it; the panel shows the server's
     for tool in sorted(server.tools, key=lambda t: t.name):
-        child = QTreeWidgetItem([tool.name, (tool.description or "").split("\n")[0]])
+        shown = tool.name.removeprefix(prefix)
+        child = QTreeWidgetItem([shown, (tool.description or "").split("\n")[0]])
+        child.setToolTip(0, tool.name)
         child.setData(0, THERE_ROLE, server.where)
         item.addChild(child)
     return item
