@@ -472,7 +472,11 @@ class HostServer:
         folder, calls = _folder_here(params), params.get("calls")
         if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
             raise RpcError(wire.INVALID_PARAMS, "calls must be a list of call ids")
-        return {"records": await self.tool_calls.checkpoint_calls(folder, calls)}
+        try:
+            lines = bool(params.get("lines"))
+            return {"records": await self.tool_calls.checkpoint_calls(folder, calls, lines)}
+        except (GitError, OSError) as exc:
+            raise RpcError(wire.INTERNAL_ERROR, f"no checkpoints in {folder}: {exc}") from exc
 
     async def _checkpoint_diff(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """A checkpoint's change here as a unified diff (or, `compare`, from it to now)."""

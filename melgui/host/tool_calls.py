@@ -259,12 +259,20 @@ class ToolCalls:
             "skipped": list(checkpoints.skipped),
         }
 
-    async def checkpoint_calls(self, folder: str, calls: list[str]) -> list[dict[str, Any]]:
+    async def checkpoint_calls(
+        self, folder: str, calls: list[str], lines: bool = False
+    ) -> list[dict[str, Any]]:
         """The checkpoints of these calls (the model's ids) in `folder`, each with the
-        restore that undid it: what a call card there shows."""
+        restore that undid it: what a call card there shows; `lines`: with each file's
+        lines added and removed (the turn's review bar)."""
         checkpoints = self.checkpointer(folder)
         found = [r for r in checkpoints.for_calls(calls) if not r.is_restore]
-        return [record_to_json(r, undone_by(checkpoints, r)) for r in found]
+        sent = [record_to_json(r, undone_by(checkpoints, r)) for r in found]
+        if lines:
+            for record, data in zip(found, sent, strict=True):
+                counts = await checkpoints.line_counts(record)
+                data["lines"] = [[path, *counted] for path, counted in counts.items()]
+        return sent
 
     async def checkpoint_diff(self, folder: str, record_id: int, compare: bool) -> str:
         """A checkpoint's change as a unified diff; `compare`: the files it changed, from

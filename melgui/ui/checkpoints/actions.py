@@ -31,7 +31,7 @@ from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.checkpoints.notes import checkpoint_note
-from melgui.ui.checkpoints.review_bar import ReviewBar, turn_changes, undo_file
+from melgui.ui.checkpoints.review_bar import ReviewBar, summed, turn_changes, undo_file
 from melgui.ui.checkpoints.there import CheckpointsThere
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.inspector import Inspector
@@ -103,17 +103,29 @@ class CheckpointActions(QObject):
         if not busy:
             self.tasks.spawn(self.refresh_review(), what="listing the turn's changes")
 
-    def turn_records(self) -> list[CheckpointRecord]:
-        """The checkpoints of the calls since the person's last message."""
+    def turn_calls(self) -> list[str]:
+        """The ids of the calls since the person's last message."""
         if self.session is None:
             return []
         messages = self.session.conversation.messages
         start = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
-        ids = [call.id for m in messages[start:] for call in m.tool_calls]
+        return [call.id for m in messages[start:] for call in m.tool_calls]
+
+    def turn_records(self) -> list[CheckpointRecord]:
+        """The checkpoints of the calls since the person's last message."""
+        ids = self.turn_calls()
         records = self.checkpoints.for_calls(ids) if ids else []
         return [r for r in records if not r.is_restore and r.files]
 
     async def refresh_review(self) -> None:
+        if self.there is not None:  # a remote folder: its host counts the lines there
+            try:
+                turn = await self.there.turn(self.turn_calls())
+            except LinkError:
+                return  # the bar stays as it was; the cards say what changed
+            self.review.show_files(summed([{f.path: (f.added, f.removed) for f in lines}
+                                           for _, lines in turn]))  # fmt: skip
+            return
         records = self.turn_records()
         files = await turn_changes(self.checkpoints, records)
         undone = {p for r in records if self.undone_by(r) is not None for p in self._paths(r)}
@@ -124,6 +136,15 @@ class CheckpointActions(QObject):
         return {change.path for change in record.files}
 
     async def undo_one_file(self, path: str) -> CheckpointRecord | None:
+        if self.there is not None:
+            try:
+                done = self.last_there = await self.there.undo_file(self.turn_calls(), path)
+            except LinkError as exc:
+                self._say(f"Cannot undo {path} there: {exc}")
+                return None
+            self.review.accept(path)
+            self._say(f"Undid {path} there" if done else f"Nothing to undo for {path}")
+            return None
         records = self.turn_records()
         if not records:
             return None
@@ -133,7 +154,16 @@ class CheckpointActions(QObject):
         return restore
 
     async def show_turn_diff(self) -> None:
-        texts = [await self.checkpoints.diff(record) for record in self.turn_records()]
+        if self.there is not None:
+            there = self.there
+            try:
+                turn = await there.turn(self.turn_calls())
+                texts = [await there.diff(record.id, False) for record, _ in turn]
+            except LinkError as exc:
+                self._say(f"Cannot read the turn's changes there: {exc}")
+                return
+        else:
+            texts = [await self.checkpoints.diff(record) for record in self.turn_records()]
         dialog = DiffDialog("The turn's changes", "\n".join(texts), self.parent_widget)
         self.dialogOpened.emit(dialog)
         await dialog.answer()

@@ -16,6 +16,7 @@ from melgui.core.protocol.tooling import RestoresThere
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.core.store.checkpoints.sent import record_from_json
 from melgui.remote.link import LinkError
+from melgui.ui.checkpoints.review_bar import FileLines
 from melgui.ui.runtime.aio import TaskKeeper
 
 Known = tuple[CheckpointRecord, CheckpointRecord | None]  # a record, and what undid it
@@ -85,6 +86,38 @@ class CheckpointsThere:
         self, record_id: int, plan_only: bool, choices: dict[str, str] | None = None
     ) -> dict[str, Any]:
         """Undo checkpoint `record_id` there (a call's, or a restore's: redo)."""
+        return await self.restore_all([record_id], plan_only, choices)
+
+    async def restore_all(
+        self, record_ids: list[int], plan_only: bool, choices: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         return await self.there.ask_there(
-            "checkpoint/restore", records=[record_id], plan_only=plan_only, choices=choices or {}
+            "checkpoint/restore", records=record_ids, plan_only=plan_only, choices=choices or {}
         )
+
+    # -- the turn's review bar -----------------------------------------------------------
+
+    async def turn(self, calls: list[str]) -> list[tuple[CheckpointRecord, list[FileLines]]]:
+        """The checkpoints of the turn's calls that changed files and are not undone, each
+        with its files' lines added and removed."""
+        if not calls:
+            return []
+        answer = await self.there.ask_there("checkpoint/calls", calls=calls, lines=True)
+        found = []
+        for data in answer["records"]:
+            record, undo = record_from_json(data)
+            lines = [FileLines(str(p), int(a), int(r)) for p, a, r in data.get("lines") or []]
+            if record.files and undo is None:
+                found.append((record, lines))
+        return found
+
+    async def undo_file(self, calls: list[str], path: str) -> dict[str, Any] | None:
+        """`path` back as it was before the turn's calls, by the host there; every other
+        file stays as it is now."""
+        records = [record for record, _ in await self.turn(calls)]
+        if not records:
+            return None
+        others = {c.path for r in records for c in r.files if c.path != path}
+        done = await self.restore_all([r.id for r in records], False, dict.fromkeys(others, "now"))
+        self.forget()
+        return done

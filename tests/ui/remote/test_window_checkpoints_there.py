@@ -179,3 +179,40 @@ def test_a_remote_call_card_shows_its_change_there_with_diff_compare_undo_and_re
     assert "-agent" in diffs[1] and "+the person's" in diffs[1]
     assert (folder / "a.txt").read_text() == "agent\n"  # redone
     assert any(line.startswith("Undid checkpoint #") and "restored there" in line for line in said)
+
+
+def test_a_remote_turns_review_bar_lists_its_files_there_and_undoes_one(
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_folder_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-bar")
+    dialogs: list[QDialog] = []
+    actions = window.checkpoint_actions
+    actions.dialogOpened.connect(dialogs.append)
+    turn: list[str] = []
+    listed: list[tuple[str, int, int]] = []
+
+    async def scenario() -> None:
+        window.bridge.submit("Write a.")
+        await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2, 120)
+        await wait_until(lambda: bool(actions.review.shown()), 60)
+        listed.extend((f.path, f.added, f.removed) for f in actions.review.shown())
+        actions.review.toggle.setChecked(True)
+        assert window.grab().save(str(tmp_path / "review-bar-there.png"))
+        actions.review.reviewRequested.emit()
+        await wait_until(lambda: any(isinstance(d, DiffDialog) for d in dialogs), 60)
+        dialog = dialogs[-1]
+        assert isinstance(dialog, DiffDialog)
+        turn.append(dialog.text.toPlainText())
+        dialog.reject()
+        actions.review.undoRequested.emit("a.txt")
+        await wait_until(lambda: actions.last_there is not None, 60)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 240))
+    assert listed == [("a.txt", 1, 1)]  # counted there
+    assert "+agent" in turn[0] and "-as it was" in turn[0]
+    assert (folder / "a.txt").read_text() == "as it was\n"  # undone there
+    assert actions.review.shown() == []  # nothing left to review

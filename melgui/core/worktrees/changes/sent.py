@@ -50,7 +50,7 @@ def _file(data: dict[str, Any]) -> FileChange:
             int(h["new_start"]),
             int(h["new_count"]),
             tuple(str(line) for line in h["lines"]),
-        )  # fmt: skip
+        )
         for h in data.get("hunks") or []
     )
     return FileChange(
