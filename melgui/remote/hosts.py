@@ -28,11 +28,17 @@ from melgui.core.config.settings import RemoteHost
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.desk.servers_there import ProjectFileThere, ServersThere, ServerThere
 from melgui.remote.askpass import Ask
-from melgui.remote.connect import open_link
+from melgui.remote.connect import folder_key, open_link
 from melgui.remote.link import Link, LinkError
-from melgui.remote.remote_mcp import configured_entries, failures, offer, start_there
+from melgui.remote.remote_mcp import (
+    configured_entries,
+    failures,
+    offer,
+    project_file_there,
+    project_key,
+    start_there,
+)
 from melgui.remote.target import Target, TargetError, command_target, parse_folder
-from melgui.tools.mcp.config import PROJECT_FILE
 from melgui.tools.mcp.trust import TrustStore
 
 # (host name, what the link says now: "connected", "reconnecting to … (attempt 2)", "lost")
@@ -187,16 +193,10 @@ class RemoteHosts:
     ) -> None:
         """The folder's own `.melgui/mcp.json` there: started with the rest when the
         person trusted it as it is, else asked about (its servers wait)."""
-        try:
-            found = await link.about_folder("mcp/project", folder)
-        except LinkError:
-            return  # an older host, or the link dropped: the person's servers still start
-        if not found.get("path"):
+        found = await project_file_there(link, folder, lambda line: self._note(name, line))
+        if found is None:
             return
-        if found.get("problem"):
-            self._note(name, f"MCP: {found['problem']} (on {name})")
-            return
-        key = host.target.rstrip("/") + "/" + PROJECT_FILE
+        key = project_key(folder_key(target_of(host)))
         sha = str(found["digest"])
         if self.trust.is_trusted_as(key, sha):
             options["project_mcp"] = sha

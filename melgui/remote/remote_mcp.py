@@ -24,8 +24,8 @@ from typing import Any
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import ToolCatalog, ToolDef
 from melgui.desk.hosted_mcp import MCP_SERVERS, tool_from_json
-from melgui.remote.link import Link
-from melgui.tools.mcp.config import ConfigError, read_entries, user_path
+from melgui.remote.link import Link, LinkError
+from melgui.tools.mcp.config import PROJECT_FILE, ConfigError, read_entries, user_path
 from melgui.tools.mcp.manager import STATE_FILE
 
 
@@ -105,6 +105,29 @@ async def start_there(link: Link, folder: str, options: dict[str, Any]) -> list[
         )
         for server in described
     ]
+
+
+def project_key(folder_key: str) -> str:
+    """What the trust of a remote folder's own `.melgui/mcp.json` is kept under here: its
+    URL (`ssh://host/p/.melgui/mcp.json`; a container's: the command and the path)."""
+    return folder_key.rstrip("/") + "/" + PROJECT_FILE
+
+
+async def project_file_there(
+    link: Link, folder: str, say: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """The folder's own `.melgui/mcp.json` there (`{path, digest, names}`), or None: it
+    has none, or it cannot be read (said), or the host could not be asked."""
+    try:
+        found = await link.about_folder("mcp/project", folder)
+    except LinkError:
+        return None  # the link dropped: the person's servers still start
+    if not found.get("path"):
+        return None
+    if found.get("problem"):
+        say(f"MCP: {found['problem']}")
+        return None
+    return found
 
 
 def offer(catalog: ToolCatalog, servers: list[RemoteServer]) -> list[str]:

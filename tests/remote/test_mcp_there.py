@@ -8,6 +8,7 @@ said in words."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import pwd
@@ -20,11 +21,18 @@ import pytest
 
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import CatalogThere, ToolCatalog, ToolDef
-from melgui.remote.connect import HOST_COMMAND_ENV
+from melgui.remote.connect import HOST_COMMAND_ENV, folder_key
 from melgui.remote.link import Link
-from melgui.remote.remote_mcp import RemoteServer, configured_entries, failures, start_there
+from melgui.remote.remote_mcp import (
+    RemoteServer,
+    configured_entries,
+    failures,
+    project_key,
+    start_there,
+)
 from melgui.tools.mcp.config import user_path
 from melgui.tools.mcp.manager import STATE_FILE
+from melgui.tools.mcp.trust import TrustStore
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import json_lines, melgui_exec
 from tests.fakes.mcp import fake_entry
@@ -246,3 +254,33 @@ async def test_the_folders_own_mcp_file_there_starts_only_as_it_was_trusted(
     [again] = changed
     assert again.status == "failed" and "changed since it was trusted" in again.line
     assert none == {"path": None}
+
+
+def test_exec_starts_the_folders_own_file_there_only_once_trusted(
+    scripted_relay: ScriptedRelay, tmp_path: Path, box: Path
+) -> None:
+    runtime = tmp_path / "run"
+    project = box / ".melgui" / "mcp.json"
+    project.parent.mkdir()
+    project.write_text(json.dumps({"mcpServers": {"own": fake_entry()}}), encoding="utf-8")
+    target = box_target(runtime, tmp_path / "data", box)
+    host = shlex.join([sys.executable, "-m", "melgui", "host"])
+    key = project_key(folder_key(target))
+
+    def run() -> tuple[str, list[str]]:
+        scripted_relay.script([text("Seen."), done()])
+        count = len(scripted_relay.legs_received)
+        result = melgui_exec(
+            "--url", scripted_relay.base_url, "--via", target.label, "--folder", str(box),
+            "--no-mcp", "look", env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stderr, scripted_relay.legs_received[count].tool_names
+
+    with box_host(runtime):
+        untrusted, offered_before = run()
+        TrustStore().trust_as(key, hashlib.sha256(project.read_bytes()).hexdigest())
+        trusted, offered_after = run()
+    assert f"MCP: {key} lists servers that did not start (own): it is not trusted" in untrusted
+    assert not [name for name in offered_before if name.startswith("mcp__own__")]
+    assert "mcp__own__whereami" in offered_after and "not trusted" not in trusted
