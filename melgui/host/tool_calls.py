@@ -74,6 +74,7 @@ class ToolCalls:
         self._registries: dict[str, ToolRegistry] = {}
         self._kits: list[WorkspaceKit] = []
         self._mcp: dict[str, HostedMcp] = {}  # by registry key: the servers its calls reach
+        self._retired: list[asyncio.Task[None]] = []  # server sets being stopped
         self._checkpoints: dict[str, Checkpointer] = {}  # by folder, kept in this host's data
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -172,7 +173,20 @@ class ToolCalls:
             if isinstance(entries, dict) and entries:
                 env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
                 self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+            if isinstance(trusted, str):
+                self._retire(folder, options)
         return registry, self._mcp.get(key)
+
+    def _retire(self, folder: str, options: dict[str, Any]) -> None:
+        """The servers started for the same options before the project's file was trusted
+        are stopped: its view's calls carry the new options from now on (the same
+        servers run again in the new set, with the project's)."""
+        before = {k: v for k, v in options.items() if k != "project_mcp"}
+        key = json.dumps([folder, before], sort_keys=True)
+        self._registries.pop(key, None)  # made again, servers and all, if asked again
+        old = self._mcp.pop(key, None)
+        if old is not None:
+            self._retired.append(asyncio.get_running_loop().create_task(old.aclose()))
 
     async def _run(
         self,
@@ -329,6 +343,7 @@ class ToolCalls:
                 await task
         for servers in self._mcp.values():
             await servers.aclose()
+        await asyncio.gather(*self._retired, return_exceptions=True)
         for checkpoints in self._checkpoints.values():
             checkpoints.close()
 

@@ -16,6 +16,7 @@ import shlex
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -237,9 +238,12 @@ async def test_the_folders_own_mcp_file_there_starts_only_as_it_was_trusted(
         await link.open()
         try:
             found = await link.about_folder("mcp/project", str(box))
-            untrusted = await start_there(link, str(box), options())
-            trusted = {**options(), "project_mcp": found["digest"]}
+            untrusted = await start_there(link, str(box), options(mine=fake_entry()))
+            before = _servers_of(host_pid(tmp_path / "run"))
+            trusted = {**options(mine=fake_entry()), "project_mcp": found["digest"]}
             started = await start_there(link, str(box), trusted)
+            await _until(lambda: len(_servers_of(host_pid(tmp_path / "run"))) == 2)
+            after = _servers_of(host_pid(tmp_path / "run"))
             where = await link.run_call("v/1", str(box), "mcp__own__whereami", {}, trusted)
             project.write_text(project.read_text() + "\n", encoding="utf-8")  # changed since
             changed = await start_there(link, str(box), {**trusted, "env": {"STAGE": "2"}})
@@ -248,10 +252,13 @@ async def test_the_folders_own_mcp_file_there_starts_only_as_it_was_trusted(
             await link.aclose()
     assert found["path"] == str(project) and found["names"] == ["own"]
     assert len(found["digest"]) == 64
-    assert untrusted == []  # not trusted: the view sends no digest, nothing starts
-    assert ready(started, "own").tools and where["status"] == "ok"
+    assert [s.name for s in untrusted] == ["mine"]  # not trusted: the view sent no digest
+    assert ready(started, "own").tools and ready(started, "mine").tools
+    assert where["status"] == "ok"
+    # The set started before the trust was stopped: the person's server runs once.
+    assert len(before) == 1 and len(after) == 2 and not before & after
     assert f"cwd={box} " in where["content"]
-    [again] = changed
+    again = next(s for s in changed if s.name == "own")
     assert again.status == "failed" and "changed since it was trusted" in again.line
     assert none == {"path": None}
 
@@ -284,3 +291,26 @@ def test_exec_starts_the_folders_own_file_there_only_once_trusted(
     assert f"MCP: {key} lists servers that did not start (own): it is not trusted" in untrusted
     assert not [name for name in offered_before if name.startswith("mcp__own__")]
     assert "mcp__own__whereami" in offered_after and "not trusted" not in trusted
+
+
+def _servers_of(pid: int) -> set[int]:
+    """The fake MCP servers the process `pid` started (its children running one)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[1]) == pid and b"mcp_server" in command:
+            found.add(int(entry.name))
+    return found
+
+
+async def _until(check: Any, timeout: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)
