@@ -293,7 +293,7 @@ def test_exec_starts_the_folders_own_file_there_only_once_trusted(
     assert "mcp__own__whereami" in offered_after and "not trusted" not in trusted
 
 
-def _servers_of(pid: int) -> set[int]:
+def _servers_of(pid: int | None) -> set[int]:
     """The fake MCP servers the process `pid` started (its children running one)."""
     found = set()
     for entry in Path("/proc").iterdir():

@@ -42,7 +42,9 @@ def test_a_remote_folders_changes_view_shows_its_uncommitted_changes_there(
         views.append(await window.reviews.open(window.chat))
         view = views[0]
         assert view is not None
-        view.files.setCurrentItem(view.files.topLevelItem(0))
+        first = view.files.topLevelItem(0)
+        assert first is not None
+        view.files.setCurrentItem(first)
         await wait_until(lambda: view.diff.change is not None, 30)
         (folder / "b.txt").write_text("later\n")
         remote.server.give(folder)

@@ -105,7 +105,9 @@ def test_a_remote_rewind_asks_about_a_file_changed_there_since_with_its_three_ve
         conflict = dialogs[-1]
         assert isinstance(conflict, ConflictDialog)
         assert conflict.tabs.count() == 1
-        views = conflict.tabs.widget(0).findChildren(QPlainTextEdit)
+        tab = conflict.tabs.widget(0)
+        assert tab is not None
+        views = tab.findChildren(QPlainTextEdit)
         texts.extend(v.toPlainText() for v in views)
         assert conflict.grab().save(str(tmp_path / "conflict-there.png"))
         conflict.choose("a.txt", "before")
