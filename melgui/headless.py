@@ -497,7 +497,7 @@ async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) 
             if options.mcp_url:
                 url = _url_server(options.mcp_url)
                 entries[url.name] = {"url": url.url}
-            there, calls = await mcp_there(link, target.path, entries, say=_say)
+            there, calls = await mcp_there(link, target.path, entries, say=_say, project=key)
             recording = None if options.no_history else _start_recording(options, key, model)
             desk = headless_desk(stand_in, settings, api_key)
             catalog = CatalogThere(there, desk.catalog)

@@ -47,6 +47,7 @@ from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import LossRegistry
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
+from melgui.desk.servers_there import ServersThere
 from melgui.tools.commands.run_command import user_shell
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.tools.context import PlanSink
@@ -112,6 +113,7 @@ class Desk:
         self.mcp = McpManager(folder, self.catalog, self.tools)
         # A remote folder's window: its MCP servers run on that machine, none here.
         self.mcp_elsewhere = False
+        self.mcp_there = ServersThere()  # the servers on other machines, for the MCP panel
         self._mcp_lock = asyncio.Lock()
         self._windows: dict[tuple[int, str, int | None], ContextWindow] = {}
         # Workers' own git worktrees; the kits of workers working in one (rebuilt with

@@ -24,8 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.catalog import ROLES, ToolCatalog, ToolDef
 from melgui.core.protocol.tooling import ToolRegistry
-from melgui.tools.mcp.config import ConfigError, ServerConfig, parse_server
+from melgui.tools.mcp.config import (
+    PROJECT_FILE,
+    ConfigError,
+    ServerConfig,
+    parse_server,
+    project_path,
+    read_entries,
+)
 from melgui.tools.mcp.manager import McpManager
+from melgui.tools.mcp.trust import digest
 
 if TYPE_CHECKING:
     from melgui.tools.mcp.server import McpServer
@@ -34,6 +42,7 @@ if TYPE_CHECKING:
 # slash keeps it out of every name a model may call.
 MCP_SERVERS = "mcp/servers"
 SOURCE = "the view's MCP configuration"
+PROBLEM = "_melgui_problem"  # an entry made here for a server that must not start
 
 
 def tool_to_json(tool: ToolDef) -> dict[str, Any]:
@@ -61,12 +70,42 @@ def tool_from_json(data: dict[str, Any]) -> ToolDef:
     )
 
 
+def project_file(folder: str) -> dict[str, Any]:
+    """The folder's own `.melgui/mcp.json` here, as a view asks about it before trusting
+    it: `{path, digest, names}` (`path` None: there is none; `problem`: unreadable)."""
+    path = project_path(folder)
+    if not path.is_file():
+        return {"path": None}
+    found: dict[str, Any] = {"path": str(path), "digest": digest(path), "names": []}
+    try:
+        found["names"] = sorted(read_entries(path))
+    except ConfigError as exc:
+        found["problem"] = str(exc)
+    return found
+
+
+def project_entries(folder: str, trusted: str) -> dict[str, Any]:
+    """The folder's own servers when its file is still as the person trusted it (the
+    SHA-256 `trusted`); else each is an entry that fails saying the file changed."""
+    path = project_path(folder)
+    try:
+        entries = read_entries(path)
+    except ConfigError:
+        return {}
+    if digest(path) == trusted:
+        return entries
+    changed = f"{PROJECT_FILE} there changed since it was trusted: trust it again to start it"
+    return {name: {PROBLEM: changed} for name in entries}
+
+
 def configs_of(entries: dict[str, Any], env: dict[str, str]) -> list[ServerConfig]:
     """The servers of `entries`; one that cannot be used keeps its problem (it fails in
     words when started). `env` (this machine's settings) is under each server's own."""
     configs = []
     for name, entry in sorted(entries.items()):
         try:
+            if isinstance(entry, dict) and PROBLEM in entry:
+                raise ConfigError(str(entry[PROBLEM]))
             config = parse_server(str(name), entry, scope="file", source=SOURCE)
         except ConfigError as exc:
             config = ServerConfig(str(name), "stdio", scope="file", source=SOURCE, problem=str(exc))

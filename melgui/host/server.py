@@ -14,12 +14,17 @@ import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
+from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
+from melgui.core.worktrees.changes.sent import changes_to_json
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.hosted_mcp import project_file
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.host import Host, UnknownSession
@@ -147,6 +152,10 @@ class HostServer:
             "tools/ack": self._tool_ack,
             "tools/cancel": self._tool_cancel,
             "checkpoint/restore": self._checkpoint_restore,
+            "checkpoint/calls": self._checkpoint_calls,
+            "checkpoint/diff": self._checkpoint_diff,
+            "changes/uncommitted": self._uncommitted,
+            "mcp/project": self._mcp_project,
             **terminal_methods(self.terminals),
         }
 
@@ -295,7 +304,7 @@ class HostServer:
         if theirs != wire.VERSION or params.get("protocol") != wire.PROTOCOL:
             raise RpcError(
                 wire.VERSION_MISMATCH,
-                wire.version_refusal(theirs, wire.VERSION),
+                wire.version_refusal(theirs, wire.VERSION, params.get("protocol")),
                 {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL},
             )
         view.initialized = True
@@ -438,20 +447,61 @@ class HostServer:
         return {"cancelled": self.tool_calls.cancel(str(params["call_id"]))}
 
     async def _checkpoint_restore(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Rewind calls' changes to a folder here, from the checkpoints taken here."""
-        folder, calls = params.get("folder"), params.get("calls")
+        """Rewind calls' changes to a folder here (or undo given checkpoints: `records`),
+        from the checkpoints taken here."""
+        folder, calls, records = _folder_here(params), params.get("calls"), params.get("records")
         choices = params.get("choices") or {}
-        if not isinstance(folder, str) or not os.path.isdir(folder):
-            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
-        if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+        if records is not None:
+            if not isinstance(records, list) or not all(isinstance(r, int) for r in records):
+                raise RpcError(wire.INVALID_PARAMS, "records must be a list of checkpoint ids")
+            calls = []
+        elif not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
             raise RpcError(wire.INVALID_PARAMS, "calls must be a list of call ids")
         if not isinstance(choices, dict) or not set(choices.values()) <= set(CHOICES):
             raise RpcError(wire.INVALID_PARAMS, f"choices maps a path to one of {CHOICES}")
         try:
             plan_only = bool(params.get("plan_only"))
-            return await self.tool_calls.restore(folder, calls, choices, plan_only=plan_only)
+            return await self.tool_calls.restore(
+                folder, calls, choices, plan_only=plan_only, records=records
+            )
         except (GitError, OSError, KeyError, ValueError) as exc:
             raise RpcError(wire.INTERNAL_ERROR, f"could not restore in {folder}: {exc}") from exc
+
+    async def _checkpoint_calls(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """The checkpoints of calls (the model's ids) in a folder here, for call cards."""
+        folder, calls = _folder_here(params), params.get("calls")
+        if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+            raise RpcError(wire.INVALID_PARAMS, "calls must be a list of call ids")
+        try:
+            lines = bool(params.get("lines"))
+            return {"records": await self.tool_calls.checkpoint_calls(folder, calls, lines)}
+        except (GitError, OSError) as exc:
+            raise RpcError(wire.INTERNAL_ERROR, f"no checkpoints in {folder}: {exc}") from exc
+
+    async def _checkpoint_diff(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A checkpoint's change here as a unified diff (or, `compare`, from it to now)."""
+        folder, record = _folder_here(params), params.get("record")
+        if not isinstance(record, int):
+            raise RpcError(wire.INVALID_PARAMS, "record must be a checkpoint id")
+        try:
+            compare = bool(params.get("compare"))
+            return {"text": await self.tool_calls.checkpoint_diff(folder, record, compare)}
+        except (GitError, OSError, KeyError) as exc:
+            raise RpcError(wire.INTERNAL_ERROR, f"no diff in {folder}: {exc}") from exc
+
+    async def _uncommitted(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A folder's uncommitted changes here by file and hunk (its Changes view), or
+        why there are none to show (`problem`: not a git repository, no commit yet)."""
+        folder = _folder_here(params)
+        try:
+            changes = await read_changes(await uncommitted_in(Path(folder)))
+        except ChangesError as exc:
+            return {"problem": str(exc)}
+        return {"changes": changes_to_json(changes)}
+
+    async def _mcp_project(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A folder's own `.melgui/mcp.json` here, for the view to ask trust about."""
+        return await asyncio.to_thread(project_file, _folder_here(params))
 
     def _tool_result(self, result: Result) -> None:
         message = wire.notification(
@@ -460,6 +510,13 @@ class HostServer:
         for connection in list(self.connections):
             if connection.hears_tools:
                 connection.send(message)
+
+
+def _folder_here(params: dict[str, Any]) -> str:
+    folder = params.get("folder")
+    if not isinstance(folder, str) or not os.path.isdir(folder):
+        raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+    return folder
 
 
 def _worktree(given: Any) -> Worktree | None:

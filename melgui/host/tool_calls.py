@@ -32,9 +32,10 @@ from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.restore import Choice
+from melgui.core.store.checkpoints.sent import record_to_json, undone_by
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.store.checkpoints.versions import conflict_versions
-from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp
+from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp, project_entries
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.rewind import call_records
 
@@ -73,6 +74,7 @@ class ToolCalls:
         self._registries: dict[str, ToolRegistry] = {}
         self._kits: list[WorkspaceKit] = []
         self._mcp: dict[str, HostedMcp] = {}  # by registry key: the servers its calls reach
+        self._retired: list[asyncio.Task[None]] = []  # server sets being stopped
         self._checkpoints: dict[str, Checkpointer] = {}  # by folder, kept in this host's data
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -164,10 +166,27 @@ class ToolCalls:
             self._kits.append(kit)
             registry = self._registries[key] = kit.registry()
             entries = options.get("mcp_servers")
+            trusted = options.get("project_mcp")  # the project's file, as it was trusted
+            if isinstance(trusted, str):
+                entries = {**(entries if isinstance(entries, dict) else {}),
+                           **project_entries(folder, trusted)}  # fmt: skip
             if isinstance(entries, dict) and entries:
                 env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
                 self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+            if isinstance(trusted, str):
+                self._retire(folder, options)
         return registry, self._mcp.get(key)
+
+    def _retire(self, folder: str, options: dict[str, Any]) -> None:
+        """The servers started for the same options before the project's file was trusted
+        are stopped: its view's calls carry the new options from now on (the same
+        servers run again in the new set, with the project's)."""
+        before = {k: v for k, v in options.items() if k != "project_mcp"}
+        key = json.dumps([folder, before], sort_keys=True)
+        self._registries.pop(key, None)  # made again, servers and all, if asked again
+        old = self._mcp.pop(key, None)
+        if old is not None:
+            self._retired.append(asyncio.get_running_loop().create_task(old.aclose()))
 
     async def _run(
         self,
@@ -221,17 +240,24 @@ class ToolCalls:
         choices: dict[str, Choice] | None = None,
         *,
         plan_only: bool = False,
+        records: list[int] | None = None,
     ) -> dict[str, Any]:
         """Put back the files these calls (the model's ids) changed in `folder`, as a
         rewind does here; a file changed since by someone else keeps its current version
         unless `choices` says "before". The restore is itself a checkpoint. `plan_only`:
         say which files it would put back and which conflict (with `versions`: each
-        conflict's three versions as text, for the window's dialog), and touch nothing."""
+        conflict's three versions as text, for the window's dialog), and touch nothing.
+        `records`: these checkpoints (ids, as `checkpoint_calls` gives them) instead of
+        the calls': a card's "Undo this call", or "redo" (the undo of a restore)."""
         checkpoints = await self._tidy(folder)
-        records = call_records(checkpoints, calls)
-        if not records:
+        if records is not None:
+            found = [checkpoints.log.get(record_id) for record_id in records]
+            chosen = [r for r in found if r is not None and r.folder == checkpoints.folder]
+        else:
+            chosen = call_records(checkpoints, calls)
+        if not chosen:
             return {"restored": None, "files": [], "conflicts": [], "skipped": []}
-        ids = [r.id for r in records]
+        ids = [r.id for r in chosen]
         plan = await checkpoints.plan(ids)
         if plan_only:
             files = [p.path for p in plan.paths if not p.settled]
@@ -246,6 +272,32 @@ class ToolCalls:
             "conflicts": [p.path for p in plan.conflicts],
             "skipped": list(checkpoints.skipped),
         }
+
+    async def checkpoint_calls(
+        self, folder: str, calls: list[str], lines: bool = False
+    ) -> list[dict[str, Any]]:
+        """The checkpoints of these calls (the model's ids) in `folder`, each with the
+        restore that undid it: what a call card there shows; `lines`: with each file's
+        lines added and removed (the turn's review bar)."""
+        checkpoints = self.checkpointer(folder)
+        found = [r for r in checkpoints.for_calls(calls) if not r.is_restore]
+        sent = [record_to_json(r, undone_by(checkpoints, r)) for r in found]
+        if lines:
+            for record, data in zip(found, sent, strict=True):
+                counts = await checkpoints.line_counts(record)
+                data["lines"] = [[path, *counted] for path, counted in counts.items()]
+        return sent
+
+    async def checkpoint_diff(self, folder: str, record_id: int, compare: bool) -> str:
+        """A checkpoint's change as a unified diff; `compare`: the files it changed, from
+        how it left them to now."""
+        checkpoints = self.checkpointer(folder)
+        record = checkpoints.log.get(record_id)
+        if record is None or record.folder != checkpoints.folder:
+            raise KeyError(f"no checkpoint #{record_id} in {folder}")
+        if compare:
+            return await checkpoints.compare_with_now(record)
+        return await checkpoints.diff(record)
 
     async def _tidy(self, folder: str) -> Checkpointer:
         """The folder's checkpoints; the first time this host's life (and every TIDY_EVERY
@@ -291,6 +343,7 @@ class ToolCalls:
                 await task
         for servers in self._mcp.values():
             await servers.aclose()
+        await asyncio.gather(*self._retired, return_exceptions=True)
         for checkpoints in self._checkpoints.values():
             checkpoints.close()
 

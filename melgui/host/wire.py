@@ -16,9 +16,11 @@ from typing import Any
 
 from melgui import __version__
 
-# The wire's own version; a view and a host of different melgui versions refuse each
-# other at `initialize` whatever this says, since the change records follow the code.
-PROTOCOL = 1
+# The wire's own version (docs/host-protocol.md says what each added); a view and a host
+# of different melgui versions refuse each other at `initialize` whatever this says,
+# since the change records follow the code. 2: checkpoint/calls, checkpoint/diff, and
+# checkpoint/restore's records, for a remote folder's call cards.
+PROTOCOL = 2
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024
@@ -64,8 +66,12 @@ class RpcError(Exception):
         return body
 
 
-def version_refusal(view: str, host: str) -> str:
-    """What both sides say when their versions differ, naming both."""
+def version_refusal(
+    view: str, host: str, view_protocol: object = PROTOCOL, host_protocol: object = PROTOCOL
+) -> str:
+    """What both sides say when their versions (or, same version, protocols) differ."""
+    if view == host and view_protocol != host_protocol:  # a build between two releases
+        view, host = f"{view} (protocol {view_protocol})", f"{host} (protocol {host_protocol})"
     return (
         f"the running melgui host is version {host} and this melgui is version {view}; "
         f"they cannot work together. Quit the other melgui (or run `melgui host --stop`) "

@@ -26,8 +26,15 @@ from melgui.core.protocol.catalog import ToolCatalog
 from melgui.remote.askpass import Ask, Askpass, Question, ssh_refusal
 from melgui.remote.install import InstallError, ensure_installed_on
 from melgui.remote.link import Link, LinkError
-from melgui.remote.remote_mcp import failures, offer, start_there
+from melgui.remote.remote_mcp import (
+    failures,
+    offer,
+    project_file_there,
+    project_key,
+    start_there,
+)
 from melgui.remote.target import Target, command_target, is_remote_folder, parse_folder
+from melgui.tools.mcp.trust import TrustStore
 
 # The argv (one shell-quoted line) that starts melgui's host bridge on the target, when
 # melgui there is not `python3 -m melgui` (the offline install names its own).
@@ -107,11 +114,26 @@ def _words(target: Target, state: str) -> str:
 
 
 async def mcp_there(
-    link: Link, folder: str, entries: dict[str, Any], say: Callable[[str], None]
+    link: Link,
+    folder: str,
+    entries: dict[str, Any],
+    say: Callable[[str], None],
+    project: str | None = None,
 ) -> tuple[ToolCatalog, dict[str, Any]]:
     """Start the servers of `entries` in the host there; returns the catalog of their
-    tools and the options the calls carry to reach them. One that did not start is said."""
+    tools and the options the calls carry to reach them. One that did not start is said.
+    `project`: the folder's key (its URL): its own `.melgui/mcp.json` there starts too
+    when the person trusted it in the window, as it is; else that is said."""
     options: dict[str, Any] = {"mcp_servers": entries} if entries else {}
+    found = await project_file_there(link, folder, say) if project is not None else None
+    if found is not None and project is not None:
+        key = project_key(project)
+        if TrustStore().is_trusted_as(key, str(found["digest"])):
+            options["project_mcp"] = str(found["digest"])
+        else:
+            names = ", ".join(found.get("names") or []) or "its servers"
+            say(f"MCP: {key} lists servers that did not start ({names}): it is not trusted; "
+                f"open the folder in the window (melgui {project}) to trust it")  # fmt: skip
     catalog = ToolCatalog()
     servers = await start_there(link, folder, options)
     offer(catalog, servers)

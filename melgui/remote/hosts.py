@@ -11,23 +11,35 @@ link opens, before its place is given (a worker's first leg offers their tools);
 tools are in `place.mcp`, and a server that did not start is said through `on_note`.
 
 A remote folder opened in the window is a host too (named by its URL), so its terminals
-and workers share that link, and every configured server starts there.
+and workers share that link, and every configured server starts there, with the
+folder's own `.melgui/mcp.json` there once the person trusted it as it is (asked as for
+a local folder's, through `there`, the MCP panel's model; remembered here by its URL).
+The servers' states go to `there` too, each time they start.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from melgui.core.config.settings import RemoteHost
 from melgui.core.protocol.catalog import ToolCatalog
+from melgui.desk.servers_there import ProjectFileThere, ServersThere, ServerThere
 from melgui.remote.askpass import Ask
-from melgui.remote.connect import open_link
+from melgui.remote.connect import folder_key, open_link
 from melgui.remote.link import Link, LinkError
-from melgui.remote.remote_mcp import configured_entries, failures, offer, start_there
+from melgui.remote.remote_mcp import (
+    configured_entries,
+    failures,
+    offer,
+    project_file_there,
+    project_key,
+    start_there,
+)
 from melgui.remote.target import Target, TargetError, command_target, parse_folder
+from melgui.tools.mcp.trust import TrustStore
 
 # (host name, what the link says now: "connected", "reconnecting to … (attempt 2)", "lost")
 StateSink = Callable[[str, str], None]
@@ -95,7 +107,15 @@ class RemoteHosts:
         self.every_mcp: set[str] = set()  # hosts every configured MCP server starts on
         self._places: dict[str, Place] = {}
         self._opening: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Future[None]] = set()
         self._catalogs: dict[str, ToolCatalog] = {}
+        self.trust = TrustStore()
+        self.there: ServersThere | None = None  # the MCP panel's model: servers, trust
+
+    def show_in(self, there: ServersThere) -> None:
+        """Say the servers' states to `there`, and ask there about a project file."""
+        self.there = there
+        there.on_trust = lambda file: self._spawn(self._trusted(file))
 
     def names(self) -> list[str]:
         return list(self.hosts)
@@ -142,6 +162,8 @@ class RemoteHosts:
             link.on_state = lambda state: say(state)
             say("connected")
             options = options_of(host)
+            if name in self.every_mcp:
+                await self._project_file(name, host, link, target.path, options)
             wanted = None if name in self.every_mcp else host.mcp_servers
             if wanted is None or wanted:
                 entries = configured_entries(
@@ -160,6 +182,40 @@ class RemoteHosts:
         offer(place.mcp, servers)
         for line in failures(servers, place.name):
             self._note(place.name, line)
+        if self.there is not None and (servers or place.name in self.there.servers):
+            self.there.show(place.name, [
+                ServerThere(place.name, s.name, s.status, s.line, s.describe, s.tools)
+                for s in servers
+            ])  # fmt: skip
+
+    async def _project_file(
+        self, name: str, host: RemoteHost, link: Link, folder: str, options: dict[str, Any]
+    ) -> None:
+        """The folder's own `.melgui/mcp.json` there: started with the rest when the
+        person trusted it as it is, else asked about (its servers wait)."""
+        found = await project_file_there(link, folder, lambda line: self._note(name, line))
+        if found is None:
+            return
+        key = project_key(folder_key(target_of(host)))
+        sha = str(found["digest"])
+        if self.trust.is_trusted_as(key, sha):
+            options["project_mcp"] = sha
+        elif self.there is not None:
+            names = tuple(str(n) for n in found.get("names") or ())
+            self.there.wait_for_trust(ProjectFileThere(name, str(found["path"]), key, sha, names))
+
+    async def _trusted(self, file: ProjectFileThere) -> None:
+        """The person trusted a folder's own file: remembered here, started there."""
+        self.trust.trust_as(file.key, file.digest)
+        place = self._places.get(file.where)
+        if place is not None:
+            place.options["project_mcp"] = file.digest  # its calls' options from now on
+            await self._start_mcp(place)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _note(self, name: str, line: str) -> None:
         if self.on_note is not None:

@@ -299,14 +299,19 @@ class Link:
         """Ask the host there to put back what these calls (the model's ids) changed in
         `folder`, from its checkpoints: `{restored, files, conflicts, skipped}` (with
         `plan_only`, what it would put back). Raises LinkError saying why it could not."""
+        return await self.about_folder(
+            "checkpoint/restore", folder, calls=calls, choices=choices or {}, plan_only=plan_only
+        )
+
+    async def about_folder(self, method: str, folder: str, **params: Any) -> dict[str, Any]:
+        """A host method about `folder` (`checkpoint/…`, `changes/uncommitted`:
+        docs/host-protocol.md), answered now or a LinkError saying why not: it is not
+        sent again on a reconnect."""
         connection = self._connection
         if connection is None:
             raise LinkError(f"not connected to {self.target.label} now: {self.state}")
         try:
-            answer: dict[str, Any] = await connection.client.call(
-                "checkpoint/restore", folder=folder, calls=calls, choices=choices or {},
-                plan_only=plan_only,
-            )  # fmt: skip
+            answer: dict[str, Any] = await connection.client.call(method, folder=folder, **params)
         except RpcError as exc:
             raise LinkError(f"{self.target.label}: {exc.message}") from None
         except (HostGone, ConnectionError):

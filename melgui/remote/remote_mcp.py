@@ -24,8 +24,8 @@ from typing import Any
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import ToolCatalog, ToolDef
 from melgui.desk.hosted_mcp import MCP_SERVERS, tool_from_json
-from melgui.remote.link import Link
-from melgui.tools.mcp.config import ConfigError, read_entries, user_path
+from melgui.remote.link import Link, LinkError
+from melgui.tools.mcp.config import PROJECT_FILE, ConfigError, read_entries, user_path
 from melgui.tools.mcp.manager import STATE_FILE
 
 
@@ -35,6 +35,7 @@ class RemoteServer:
     status: str  # "ready", "failed", … (melgui/tools/mcp/server.py's)
     line: str  # its state in a few words: "ready, 3 tools", "failed: command not found: x"
     tools: tuple[ToolDef, ...] = ()
+    describe: str = ""  # its command or URL there
 
 
 def configured_entries(
@@ -82,13 +83,14 @@ def _toggles() -> dict[str, Any]:
 async def start_there(link: Link, folder: str, options: dict[str, Any]) -> list[RemoteServer]:
     """Start the servers `options` names in the host there and wait until each is ready
     or failed; a link that fails meanwhile makes every server failed, saying why."""
-    if not options.get("mcp_servers"):
+    if not options.get("mcp_servers") and not options.get("project_mcp"):
         return []
     call_id = f"mcp-{uuid.uuid4().hex[:12]}"
     outcome = await link.run_call(call_id, folder, MCP_SERVERS, {}, options)
     if outcome.get("status") == "error":
         why = str(outcome.get("content") or "the host did not answer")
-        return [RemoteServer(name, "failed", f"failed: {why}") for name in options["mcp_servers"]]
+        names = [*options["mcp_servers"]] if options.get("mcp_servers") else []
+        return [RemoteServer(name, "failed", f"failed: {why}") for name in names]
     try:
         described = json.loads(str(outcome.get("content") or "[]"))
     except ValueError:
@@ -99,9 +101,33 @@ async def start_there(link: Link, folder: str, options: dict[str, Any]) -> list[
             str(server["status"]),
             str(server["line"]),
             tuple(tool_from_json(tool) for tool in server.get("tools") or ()),
+            str(server.get("describe") or ""),
         )
         for server in described
     ]
+
+
+def project_key(folder_key: str) -> str:
+    """What the trust of a remote folder's own `.melgui/mcp.json` is kept under here: its
+    URL (`ssh://host/p/.melgui/mcp.json`; a container's: the command and the path)."""
+    return folder_key.rstrip("/") + "/" + PROJECT_FILE
+
+
+async def project_file_there(
+    link: Link, folder: str, say: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """The folder's own `.melgui/mcp.json` there (`{path, digest, names}`), or None: it
+    has none, or it cannot be read (said), or the host could not be asked."""
+    try:
+        found = await link.about_folder("mcp/project", folder)
+    except LinkError:
+        return None  # the link dropped: the person's servers still start
+    if not found.get("path"):
+        return None
+    if found.get("problem"):
+        say(f"MCP: {found['problem']}")
+        return None
+    return found
 
 
 def offer(catalog: ToolCatalog, servers: list[RemoteServer]) -> list[str]:

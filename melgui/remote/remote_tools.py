@@ -49,7 +49,9 @@ class RemoteTools:
         self.link = link
         self.checkpoint = checkpoint
         self.folder = folder
-        self.options = options or {}  # that machine's settings: sandbox, env, mcp_servers
+        # That machine's settings (sandbox, env, mcp_servers): the place's own dict, so a
+        # project file trusted later (project_mcp) reaches this runner's next calls.
+        self.options = options if options is not None else {}
         self.local = local
         self.names = names
         self.mcp = mcp
@@ -82,6 +84,10 @@ class RemoteTools:
     ) -> dict[str, Any]:
         """Put back what these calls changed there (a rewind), by the host there."""
         return await self.link.restore_checkpoints(self.folder, calls, choices, plan_only=plan_only)
+
+    async def ask_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A host method about this folder there (`checkpoint/…`, `changes/uncommitted`)."""
+        return await self.link.about_folder(method, self.folder, **params)
 
     def _mark(
         self, name: str, arguments: dict[str, Any], running: tuple[str, str, str] | None
@@ -141,3 +147,8 @@ class PendingRemoteTools:
         return await place.link.restore_checkpoints(
             place.folder, calls, choices, plan_only=plan_only
         )
+
+    async def ask_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A host method about the folder there, once the folder is reached."""
+        place = await asyncio.shield(self.place)
+        return await place.link.about_folder(method, place.folder, **params)

@@ -55,6 +55,21 @@ async def test_another_version_is_refused_naming_both(host: HostProcess) -> None
     assert "cannot work together" in message
 
 
+async def test_the_same_version_with_an_older_protocol_is_refused_naming_both(
+    host: HostProcess,
+) -> None:
+    reader, writer = await asyncio.open_unix_connection(str(host.place.socket))
+    older = {"version": wire.VERSION, "protocol": wire.PROTOCOL - 1, "client": "window"}
+    writer.write(wire.encode(wire.request(1, "initialize", older)))
+    answer = json.loads(await reader.readline())
+    writer.close()
+    await writer.wait_closed()
+    assert answer["error"]["code"] == wire.VERSION_MISMATCH
+    message = answer["error"]["message"]
+    assert f"(protocol {wire.PROTOCOL - 1})" in message
+    assert f"(protocol {wire.PROTOCOL})" in message
+
+
 async def test_requests_before_initialize_are_refused(host: HostProcess) -> None:
     reader, writer = await asyncio.open_unix_connection(str(host.place.socket))
     writer.write(wire.encode(wire.request(1, "session/list")))

@@ -13,13 +13,16 @@ import pytest
 
 from melgui.core.config.settings import Settings
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.core.store.checkpoints.sent import record_from_json
 from melgui.core.store.paths import data_dir, database_path
+from melgui.core.worktrees.changes.sent import changes_from_json
 from melgui.host import tool_calls as host_calls
 from melgui.host.tool_calls import ToolCalls
 from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.remote.link import Link, LinkError
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import melgui_exec
+from tests.fakes.projects import git
 from tests.remote.local_target import BRIDGE, box_host, box_target
 
 
@@ -208,3 +211,84 @@ async def test_a_long_lived_host_prunes_a_folders_checkpoints_again_after_so_man
         assert checkpoints.records() == []
     finally:
         await calls.aclose()
+
+
+async def test_a_call_cards_links_read_diff_undo_and_redo_its_checkpoint_there(
+    tmp_path: Path, box: Path
+) -> None:
+    marked = {"call": "call_1", "summary": "write a.txt", "source": "main"}
+    edit = {"path": "a.txt", "content": "changed by the agent\n"}
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
+            await link.run_call("v/2", str(box), "read_file", {"path": "a.txt"})
+            calls = ["call_1", "v/2", "never"]
+            [sent] = (await link.about_folder("checkpoint/calls", str(box), calls=calls))["records"]
+            record_id = sent["id"]
+            diff = await link.about_folder("checkpoint/diff", str(box), record=record_id)
+            (box / "a.txt").write_text("changed by the person\n")
+            compared = await link.about_folder(
+                "checkpoint/diff", str(box), record=record_id, compare=True
+            )
+            planned = await link.about_folder(
+                "checkpoint/restore", str(box), records=[record_id], plan_only=True
+            )
+            undone = await link.about_folder(
+                "checkpoint/restore", str(box), records=[record_id], choices={"a.txt": "before"}
+            )
+            after_undo = await link.about_folder("checkpoint/calls", str(box), calls=["call_1"])
+            text_after_undo = (box / "a.txt").read_text()
+            await link.about_folder("checkpoint/restore", str(box), records=[undone["restored"]])
+            after_redo = await link.about_folder("checkpoint/calls", str(box), calls=["call_1"])
+            with pytest.raises(LinkError, match="no checkpoint #999"):
+                await link.about_folder("checkpoint/diff", str(box), record=999)
+        finally:
+            await link.aclose()
+    record, undo = record_from_json(sent)
+    assert (record.call_id, record.tool, record.summary, undo) == (
+        "call_1", "write_file", "write a.txt", None,
+    )  # fmt: skip
+    assert [change.path for change in record.files] == ["a.txt"]
+    assert "-first" in diff["text"] and "+changed by the agent" in diff["text"]
+    assert "-changed by the agent" in compared["text"]
+    assert "+changed by the person" in compared["text"]
+    # The person's edit since is a conflict: its three versions come with the plan.
+    assert planned["conflicts"] == ["a.txt"] and planned["versions"]["a.txt"]["now"] == (
+        "changed by the person\n"
+    )
+    assert text_after_undo == "first\n"  # chosen: as before the call
+    _, undo_record = record_from_json(after_undo["records"][0])
+    assert undo_record is not None and undo_record.id == undone["restored"]
+    # The redo undid the undo: the card says "Undo this call" again, and the file is as
+    # it was before the undo (the person's version).
+    assert record_from_json(after_redo["records"][0])[1] is None
+    assert (box / "a.txt").read_text() == "changed by the person\n"
+
+
+async def test_the_host_there_reads_a_folders_uncommitted_changes_for_its_changes_view(
+    tmp_path: Path, box: Path
+) -> None:
+    git(box, "init", "-q")
+    git(box, "add", "-A")
+    git(box, "commit", "-q", "-m", "start")
+    (box / "a.txt").write_text("first\nsecond\n")
+    (box / "new.txt").write_text("made there\n")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            answer = await link.about_folder("changes/uncommitted", str(box))
+            none = await link.about_folder("changes/uncommitted", str(plain))
+        finally:
+            await link.aclose()
+    changes = changes_from_json(answer["changes"])
+    assert changes.worktree.path == box and changes.commits == ()
+    assert [(f.path, f.status, f.added, f.removed) for f in changes.files] == [
+        ("a.txt", "modified", 1, 0), ("new.txt", "added", 1, 0),
+    ]  # fmt: skip
+    assert changes.file("a.txt").hunks[0].lines == (" first", "+second")
+    assert "is not a git repository" in none["problem"]

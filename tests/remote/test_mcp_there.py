@@ -8,6 +8,7 @@ said in words."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import pwd
@@ -15,16 +16,24 @@ import shlex
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import CatalogThere, ToolCatalog, ToolDef
-from melgui.remote.connect import HOST_COMMAND_ENV
+from melgui.remote.connect import HOST_COMMAND_ENV, folder_key
 from melgui.remote.link import Link
-from melgui.remote.remote_mcp import RemoteServer, configured_entries, failures, start_there
+from melgui.remote.remote_mcp import (
+    RemoteServer,
+    configured_entries,
+    failures,
+    project_key,
+    start_there,
+)
 from melgui.tools.mcp.config import user_path
 from melgui.tools.mcp.manager import STATE_FILE
+from melgui.tools.mcp.trust import TrustStore
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import json_lines, melgui_exec
 from tests.fakes.mcp import fake_entry
@@ -216,3 +225,92 @@ def test_a_session_there_sees_that_machines_servers_and_not_this_ones() -> None:
     there.remove_origin("mcp:box", "The MCP server 'box' is not running (stopped).")
     assert seen.gone("mcp__box__y").startswith("The MCP server 'box' is not running")
     assert "mcp__box__y" not in [tool.name for tool in seen.for_role("worker")]
+
+
+async def test_the_folders_own_mcp_file_there_starts_only_as_it_was_trusted(
+    tmp_path: Path, box: Path
+) -> None:
+    project = box / ".melgui" / "mcp.json"
+    project.parent.mkdir()
+    project.write_text(json.dumps({"mcpServers": {"own": fake_entry()}}), encoding="utf-8")
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            found = await link.about_folder("mcp/project", str(box))
+            untrusted = await start_there(link, str(box), options(mine=fake_entry()))
+            before = _servers_of(host_pid(tmp_path / "run"))
+            trusted = {**options(mine=fake_entry()), "project_mcp": found["digest"]}
+            started = await start_there(link, str(box), trusted)
+            await _until(lambda: len(_servers_of(host_pid(tmp_path / "run"))) == 2)
+            after = _servers_of(host_pid(tmp_path / "run"))
+            where = await link.run_call("v/1", str(box), "mcp__own__whereami", {}, trusted)
+            project.write_text(project.read_text() + "\n", encoding="utf-8")  # changed since
+            changed = await start_there(link, str(box), {**trusted, "env": {"STAGE": "2"}})
+            none = await link.about_folder("mcp/project", str(tmp_path))
+        finally:
+            await link.aclose()
+    assert found["path"] == str(project) and found["names"] == ["own"]
+    assert len(found["digest"]) == 64
+    assert [s.name for s in untrusted] == ["mine"]  # not trusted: the view sent no digest
+    assert ready(started, "own").tools and ready(started, "mine").tools
+    assert where["status"] == "ok"
+    # The set started before the trust was stopped: the person's server runs once.
+    assert len(before) == 1 and len(after) == 2 and not before & after
+    assert f"cwd={box} " in where["content"]
+    again = next(s for s in changed if s.name == "own")
+    assert again.status == "failed" and "changed since it was trusted" in again.line
+    assert none == {"path": None}
+
+
+def test_exec_starts_the_folders_own_file_there_only_once_trusted(
+    scripted_relay: ScriptedRelay, tmp_path: Path, box: Path
+) -> None:
+    runtime = tmp_path / "run"
+    project = box / ".melgui" / "mcp.json"
+    project.parent.mkdir()
+    project.write_text(json.dumps({"mcpServers": {"own": fake_entry()}}), encoding="utf-8")
+    target = box_target(runtime, tmp_path / "data", box)
+    host = shlex.join([sys.executable, "-m", "melgui", "host"])
+    key = project_key(folder_key(target))
+
+    def run() -> tuple[str, list[str]]:
+        scripted_relay.script([text("Seen."), done()])
+        count = len(scripted_relay.legs_received)
+        result = melgui_exec(
+            "--url", scripted_relay.base_url, "--via", target.label, "--folder", str(box),
+            "--no-mcp", "look", env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stderr, scripted_relay.legs_received[count].tool_names
+
+    with box_host(runtime):
+        untrusted, offered_before = run()
+        TrustStore().trust_as(key, hashlib.sha256(project.read_bytes()).hexdigest())
+        trusted, offered_after = run()
+    assert f"MCP: {key} lists servers that did not start (own): it is not trusted" in untrusted
+    assert not [name for name in offered_before if name.startswith("mcp__own__")]
+    assert "mcp__own__whereami" in offered_after and "not trusted" not in trusted
+
+
+def _servers_of(pid: int | None) -> set[int]:
+    """The fake MCP servers the process `pid` started (its children running one)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[1]) == pid and b"mcp_server" in command:
+            found.add(int(entry.name))
+    return found
+
+
+async def _until(check: Any, timeout: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)

@@ -81,6 +81,13 @@ class RestoresThere(Protocol):
         path, "before", "agent" or "now" (the default)."""
         ...
 
+    async def ask_there(self, method: str, **params: Any) -> dict[str, Any]:
+        """A method of the host there about its folder (`checkpoint/calls`,
+        `checkpoint/diff`, `checkpoint/restore` with `records`, `changes/uncommitted`):
+        a remote folder's call cards and Changes view. Raises
+        melgui.remote.link.LinkError when the host cannot be asked."""
+        ...
+
 
 class ToolInContext(Protocol):
     """A tool that runs in a context (melgui.core.protocol.tools.definition.Tool is one)."""

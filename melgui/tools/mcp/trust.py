@@ -2,7 +2,9 @@
 
 A project's `.melgui/mcp.json` comes with the folder (a cloned repository can carry
 one), so none of its servers start until the person trusted exactly that content; any
-change asks again. The user's own file and one named with `--mcp-config` need no trust.
+change asks again. A remote folder's file is kept under its URL
+(`ssh://host/p/.melgui/mcp.json`) with the digest its host there sent. The user's own
+file and one named with `--mcp-config` need no trust.
 """
 
 from __future__ import annotations
@@ -39,13 +41,22 @@ class TrustStore:
         current = digest(file)
         return current is not None and self._read().get(os.path.realpath(file)) == current
 
+    def is_trusted_as(self, key: str, sha256: str) -> bool:
+        """A file elsewhere (a remote folder's, `key` its URL), trusted with this content."""
+        return self._read().get(key) == sha256
+
     def trust(self, file: Path) -> None:
         """Trust `file` as it is now."""
         current = digest(file)
         if current is None:
             raise FileNotFoundError(str(file))
+        self.trust_as(os.path.realpath(file), current)
+
+    def trust_as(self, key: str, sha256: str) -> None:
+        """Trust a file under `key` (a local file's real path, or a remote file's URL) with
+        the content whose SHA-256 is `sha256`."""
         entries = self._read()
-        entries[os.path.realpath(file)] = current
+        entries[key] = sha256
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")

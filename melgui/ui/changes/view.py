@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
@@ -61,6 +61,8 @@ class ChangesView(QDialog):
         self.in_place = in_place
         self.colors = colors
         self.changes: WorktreeChanges | None = None
+        # A remote folder's: its host reads them there (in place only; nothing is applied).
+        self.reader: Callable[[], Awaitable[WorktreeChanges]] | None = None
         self.merge: MergeState | None = None
         self.question: Question | None = None  # the one open question, if any
         self.busy = ""  # what is running now ("" when nothing)
@@ -241,8 +243,12 @@ class ChangesView(QDialog):
     async def reload(self) -> None:
         """Read the worktree and the main folder's merge state again and show them."""
         try:
-            changes = await read_changes(self.worktree)
-            state = await merge_state(self.worktree.main)
+            if self.reader is not None:
+                changes = await self.reader()
+                state = MergeState(changes.worktree.branch, False, ())
+            else:
+                changes = await read_changes(self.worktree)
+                state = await merge_state(self.worktree.main)
         except ChangesError as exc:
             self.say(str(exc), error=True)
             return

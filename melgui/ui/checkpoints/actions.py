@@ -4,7 +4,8 @@ The window makes one and hands it each main conversation it shows (`follow`): it
 "changed N files" and its links to every finished call card and to the inspector, and
 "Rewind to here" among every user message's actions; worker panes' cards get theirs
 through `attach_workers`. Every restore goes through the desk's Checkpointer, so it is
-a checkpoint itself and can be undone ("redo").
+a checkpoint itself and can be undone ("redo"). A remote folder's checkpoints are its
+host's: the cards' links read and act there (`CheckpointsThere`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from melgui.core.store.checkpoints.changes import FileState
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
+from melgui.core.store.checkpoints.sent import undone_by
 from melgui.core.store.checkpoints.versions import version_text
 from melgui.desk.rewind import RewindPlan, calls_from, plan_rewind, rewind, rewound_note
 from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.checkpoints.notes import checkpoint_note
-from melgui.ui.checkpoints.review_bar import ReviewBar, turn_changes, undo_file
+from melgui.ui.checkpoints.review_bar import ReviewBar, summed, turn_changes, undo_file
+from melgui.ui.checkpoints.there import CheckpointsThere
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.runtime.aio import TaskKeeper
@@ -64,6 +67,7 @@ class CheckpointActions(QObject):
         self.session: AgentSession | None = None
         self.chat: ChatView | None = None
         self.inspector: Inspector | None = None
+        self.there: CheckpointsThere | None = None  # a remote folder's: its host's records
         tasks.spawn(self._tidy(), what="tidying checkpoints")
 
     def set_colors(self, colors: Colors) -> None:
@@ -77,6 +81,9 @@ class CheckpointActions(QObject):
         """Hook the chat view and inspector of the main conversation shown now (they are
         made anew per conversation); the window draws the chat after this."""
         self.session, self.chat, self.inspector = session, chat, inspector
+        tools = session.loop.tools
+        there = tools if isinstance(tools, RestoresThere) else None
+        self.there = CheckpointsThere(there, self.tasks, self._redraw) if there else None
         chat.card_extra = self.card_extra
         chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
         chat.actionRequested.connect(self.on_action)
@@ -96,17 +103,29 @@ class CheckpointActions(QObject):
         if not busy:
             self.tasks.spawn(self.refresh_review(), what="listing the turn's changes")
 
-    def turn_records(self) -> list[CheckpointRecord]:
-        """The checkpoints of the calls since the person's last message."""
+    def turn_calls(self) -> list[str]:
+        """The ids of the calls since the person's last message."""
         if self.session is None:
             return []
         messages = self.session.conversation.messages
         start = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
-        ids = [call.id for m in messages[start:] for call in m.tool_calls]
+        return [call.id for m in messages[start:] for call in m.tool_calls]
+
+    def turn_records(self) -> list[CheckpointRecord]:
+        """The checkpoints of the calls since the person's last message."""
+        ids = self.turn_calls()
         records = self.checkpoints.for_calls(ids) if ids else []
         return [r for r in records if not r.is_restore and r.files]
 
     async def refresh_review(self) -> None:
+        if self.there is not None:  # a remote folder: its host counts the lines there
+            try:
+                turn = await self.there.turn(self.turn_calls())
+            except LinkError:
+                return  # the bar stays as it was; the cards say what changed
+            self.review.show_files(summed([{f.path: (f.added, f.removed) for f in lines}
+                                           for _, lines in turn]))  # fmt: skip
+            return
         records = self.turn_records()
         files = await turn_changes(self.checkpoints, records)
         undone = {p for r in records if self.undone_by(r) is not None for p in self._paths(r)}
@@ -117,6 +136,15 @@ class CheckpointActions(QObject):
         return {change.path for change in record.files}
 
     async def undo_one_file(self, path: str) -> CheckpointRecord | None:
+        if self.there is not None:
+            try:
+                done = self.last_there = await self.there.undo_file(self.turn_calls(), path)
+            except LinkError as exc:
+                self._say(f"Cannot undo {path} there: {exc}")
+                return None
+            self.review.accept(path)
+            self._say(f"Undid {path} there" if done else f"Nothing to undo for {path}")
+            return None
         records = self.turn_records()
         if not records:
             return None
@@ -126,7 +154,16 @@ class CheckpointActions(QObject):
         return restore
 
     async def show_turn_diff(self) -> None:
-        texts = [await self.checkpoints.diff(record) for record in self.turn_records()]
+        if self.there is not None:
+            there = self.there
+            try:
+                turn = await there.turn(self.turn_calls())
+                texts = [await there.diff(record.id, False) for record, _ in turn]
+            except LinkError as exc:
+                self._say(f"Cannot read the turn's changes there: {exc}")
+                return
+        else:
+            texts = [await self.checkpoints.diff(record) for record in self.turn_records()]
         dialog = DiffDialog("The turn's changes", "\n".join(texts), self.parent_widget)
         self.dialogOpened.emit(dialog)
         await dialog.answer()
@@ -155,19 +192,15 @@ class CheckpointActions(QObject):
         return found[-1] if found else None
 
     def undone_by(self, record: CheckpointRecord) -> CheckpointRecord | None:
-        """The restore that undid `record`, unless a later one undid that (redo), and so on
-        along the chain of undos."""
-        chain = {record.id}
-        undo = None
-        for restore in self.checkpoints.log.restores_after(self.checkpoints.folder, record.id):
-            if chain & set(restore.restores):
-                chain.add(restore.id)
-                undo = restore if undo is None else None
-        return undo
+        """The restore that undid `record`, unless a later one undid that (redo)."""
+        return undone_by(self.checkpoints, record)
 
     def card_extra(self, call_id: str, status: CallPhase) -> str:
         if status not in FINISHED:
             return ""
+        if self.there is not None:  # a remote folder: as its host last said
+            known = self.there.note(call_id)
+            return "" if known is None else checkpoint_note(*known, self.colors)
         record = self.record_for_call(call_id)
         if record is None:
             return ""
@@ -184,8 +217,13 @@ class CheckpointActions(QObject):
         except ValueError:
             return
         match verb:
+            case "undo" if self.there is not None:
+                self.tasks.spawn(self.undo_there(self.there, number), what="undo there")
             case "undo":
                 self.tasks.spawn(self.undo(number), what="undo")
+            case "diff" | "compare" if self.there is not None:
+                diff = self.show_diff_there(self.there, number, verb == "compare")
+                self.tasks.spawn(diff, what="diff there")
             case "diff" | "compare":
                 self.tasks.spawn(self.show_diff(number, verb == "compare"), what="diff")
             case "rewind":
@@ -202,6 +240,41 @@ class CheckpointActions(QObject):
         restore = await self.checkpoints.restore([record_id], choices)
         self._restored(restore, f"Undid checkpoint #{record_id}")
         return restore
+
+    async def undo_there(self, there: CheckpointsThere, record_id: int) -> None:
+        """Undo a remote folder's checkpoint (a call's, or a restore's: redo) by its host;
+        a file changed there since is asked about as here."""
+        try:
+            planned = await there.restore(record_id, True)
+            choices = await self.ask_conflicts_there(planned)
+            if choices is None:
+                return
+            done = self.last_there = await there.restore(record_id, False, dict(choices))
+        except LinkError as exc:  # its plain words; nothing was touched
+            self._say(f"Cannot undo there: {exc}")
+            return
+        there.forget()  # the cards' "undone" and "redo" change
+        count = len(done["files"])
+        self._say(
+            f"Undid checkpoint #{record_id}: {count} file{'s' if count != 1 else ''} restored "
+            "there (the restore can itself be undone)"
+        )
+        self.changed.emit()
+
+    async def show_diff_there(self, there: CheckpointsThere, record_id: int, compare: bool) -> None:
+        record = there.by_id.get(record_id)
+        try:
+            text = await there.diff(record_id, compare)
+        except LinkError as exc:
+            self._say(f"Cannot read the diff there: {exc}")
+            return
+        tool, summary = (record.tool, record.summary) if record else ("", "")
+        title = f"#{record_id} {tool}: the call's version → now" if compare else (
+            f"#{record_id} {tool} {summary}"
+        )  # fmt: skip
+        dialog = DiffDialog(title, text, self.parent_widget)
+        self.dialogOpened.emit(dialog)
+        await dialog.answer()
 
     async def rewind(self, index: int) -> CheckpointRecord | None:
         session, chat = self.session, self.chat
@@ -280,6 +353,8 @@ class CheckpointActions(QObject):
         count, kept = len(done["files"]), sum(c == "now" for c in choices.values())
         changed = f"; {kept} changed there since kept as they are" if kept else ""
         self._say(f"Rewound: {count} file{'s' if count != 1 else ''} restored there{changed}")
+        if self.there is not None:
+            self.there.forget()
         self.changed.emit()
 
     async def ask_conflicts(self, conflicts: tuple[PathPlan, ...]) -> dict[str, Choice] | None:
@@ -326,13 +401,17 @@ class CheckpointActions(QObject):
         self.dialogOpened.emit(dialog)
         await dialog.answer()
 
-    def _restored(self, restore: CheckpointRecord | None, what: str) -> None:
-        self.last_restore = restore
+    def _redraw(self) -> None:
+        """Draw the cards' and the inspector's checkpoint lines again."""
         for chat in self.parent_widget.findChildren(ChatView):
             if chat.card_extra is not None:
                 chat.refresh_cards()
         if self.inspector is not None:
             self.inspector.detail.show_record(self.inspector.detail.record)
+
+    def _restored(self, restore: CheckpointRecord | None, what: str) -> None:
+        self.last_restore = restore
+        self._redraw()
         count = len(restore.files) if restore else 0
         self._say(
             f"{what}: {count} file{'s' if count != 1 else ''} restored "

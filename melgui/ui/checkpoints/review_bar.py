@@ -27,18 +27,17 @@ async def turn_changes(
     checkpoints: Checkpointer, records: list[CheckpointRecord]
 ) -> list[FileLines]:
     """Each file the records changed, with its lines added and removed over all of them."""
+    return summed([await checkpoints.line_counts(record) for record in records])
+
+
+def summed(counts: list[dict[str, tuple[int, int]]]) -> list[FileLines]:
+    """Each file's lines added and removed over several checkpoints' counts."""
     totals: dict[str, list[int]] = {}
-    for record in records:
-        if record.after is None or not record.files:
-            continue
-        out = await checkpoints.repo.run("diff", "--numstat", record.before, record.after)
-        for line in out.decode("utf-8", "replace").splitlines():
-            added, removed, path = [*line.split("\t", 2), "", ""][:3]
-            if not path:
-                continue
-            counts = totals.setdefault(path, [0, 0])
-            counts[0] += int(added) if added.isdigit() else 0
-            counts[1] += int(removed) if removed.isdigit() else 0
+    for each in counts:
+        for path, (added, removed) in each.items():
+            total = totals.setdefault(path, [0, 0])
+            total[0] += added
+            total[1] += removed
     return [FileLines(path, a, r) for path, (a, r) in totals.items()]
 
 

@@ -74,7 +74,8 @@ class McpControls:
         self.chat: ChatView | None = None
         self.inspector: Inspector | None = None
         manager = desk.mcp
-        self.panel = ServersPanel(manager, tasks, colors)
+        self.panel = ServersPanel(manager, tasks, colors, there=desk.mcp_there)
+        desk.mcp_there.subscribe(self._there_changed)  # servers elsewhere, their trust
         self.panel.on_imported = self._restart
         self.form = InputForm(colors)
         self.sampling = SamplingBar(colors)
@@ -113,6 +114,11 @@ class McpControls:
 
     async def _start(self) -> None:
         await self.desk.start_mcp()
+        self.panel.refresh()
+        if self.chat is not None:
+            self.note.mention(self.chat)
+
+    def _there_changed(self) -> None:
         self.panel.refresh()
         if self.chat is not None:
             self.note.mention(self.chat)

@@ -6,7 +6,8 @@ Resources row: double-click one (or Attach) to attach it to the prompt, as `@ser
 does. Buttons act on the selected server: Restart, Disable/Enable, Log (its stderr and
 protocol log, keys redacted), and for an HTTP server that signs in, Sign in (opens the
 browser) or Sign out. A banner offers to trust the project's `.melgui/mcp.json` when it
-is waiting for that.
+is waiting for that. Servers on other machines (`there`: a remote folder's, a configured
+host's) are listed after this machine's, each labelled with where it runs.
 """
 
 from __future__ import annotations
@@ -29,12 +30,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.desk.servers_there import ServersThere
 from melgui.tools.mcp.config import ConfigError
 from melgui.tools.mcp.importing import ImportReport, import_servers, known_files
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.mcp.server import McpServer
 from melgui.ui.mcp.log_dialog import ServerLogDialog
 from melgui.ui.mcp.restart import restart_reread
+from melgui.ui.mcp.servers_there import (
+    HERE,
+    THERE_ROLE,
+    banner_there,
+    status_color,
+    there_item,
+    waiting_file,
+)
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import Colors
@@ -48,10 +58,17 @@ class ServersPanel(QWidget):
     dock: QDockWidget  # the window's dock that holds it (the window sets it)
 
     def __init__(
-        self, manager: McpManager, tasks: TaskKeeper, colors: Colors, parent: QWidget | None = None
+        self,
+        manager: McpManager,
+        tasks: TaskKeeper,
+        colors: Colors,
+        parent: QWidget | None = None,
+        *,
+        there: ServersThere | None = None,
     ) -> None:
         super().__init__(parent)
         self.manager = manager
+        self.there = there
         self.tasks = tasks
         self.colors = colors
         self._filling = False
@@ -139,23 +156,31 @@ class ServersPanel(QWidget):
         self._filling = True
         try:
             self.tree.clear()
+            elsewhere = self.there.every() if self.there is not None else []
             for server in self.manager.servers.values():
-                self.tree.addTopLevelItem(self._server_item(server))
+                item = self._server_item(server)
+                if elsewhere:  # beside servers elsewhere, say where this one runs
+                    item.setText(0, f"{server.name} · on {HERE}")
+                self.tree.addTopLevelItem(item)
+            for there in elsewhere:
+                self.tree.addTopLevelItem(there_item(there, self.colors))
         finally:
             self._filling = False
         self.tree.expandAll()
         if selected is not None:
             self.select(selected)
-        untrusted = self.manager.untrusted
-        self.banner.setVisible(untrusted is not None)
-        self.trust_button.setVisible(untrusted is not None)
+        untrusted, waiting = self.manager.untrusted, waiting_file(self.there)
+        self.banner.setVisible(untrusted is not None or waiting is not None)
+        self.trust_button.setVisible(untrusted is not None or waiting is not None)
         if untrusted is not None:
             self.banner.setText(
                 f"{untrusted} lists servers that have not started: trust this file as it "
                 "is now to start them (any change asks again)."
             )
+        elif waiting is not None:
+            self.banner.setText(banner_there(waiting))
         problems = "\n".join(self.manager.problems)
-        self.empty.setVisible(not self.manager.servers or bool(problems))
+        self.empty.setVisible(not self.tree.topLevelItemCount() or bool(problems))
         if problems:
             self.empty.setText(problems)
         self._update_buttons()
@@ -165,13 +190,7 @@ class ServersPanel(QWidget):
         item.setData(0, SERVER_ROLE, server.name)
         item.setToolTip(0, server.config.describe())
         item.setToolTip(1, server.state.line())
-        color = {
-            "ready": self.colors.ok,
-            "failed": self.colors.error,
-            "sign-in": self.colors.error,
-            "untrusted": self.colors.muted,
-            "disabled": self.colors.muted,
-        }.get(server.state.status)
+        color = status_color(server.state.status, self.colors)
         if color:
             item.setForeground(1, QColor(color))
         disabled = server.config.disabled_tools
@@ -208,13 +227,17 @@ class ServersPanel(QWidget):
         server = self.manager.servers.get(name) if name else None
         for button in (self.restart_button, self.enable_button, self.log_button):
             button.setEnabled(server is not None)
-        self.detail.setVisible(server is not None)
+        current = self.tree.currentItem()
+        where = current.data(0, THERE_ROLE) if current is not None else None
+        self.detail.setVisible(server is not None or bool(where))
+        if where and current is not None:  # a server elsewhere: its state, where it runs
+            top = current.parent() or current
+            self.detail.setText(f"{top.text(0)}: {top.text(1)}\n{top.toolTip(0)}")
         if server is not None:
             self.detail.setText(f"{server.name}: {server.state.line()}\n{server.config.describe()}")
             disabled = server.state.status == "disabled"
             self.enable_button.setText("Enable" if disabled else "Disable")
             self.restart_button.setEnabled(server.state.status not in ("disabled", "untrusted"))
-        current = self.tree.currentItem()
         self.attach_button.setVisible(server is not None and bool(server.resources))
         self.attach_button.setEnabled(
             current is not None
@@ -285,6 +308,10 @@ class ServersPanel(QWidget):
             ServerLogDialog(self.manager.servers[name], self).show()
 
     def trust_project(self) -> None:
+        waiting = waiting_file(self.there)
+        if self.manager.untrusted is None and waiting is not None and self.there is not None:
+            self.there.trust(waiting.where)  # remembered here; they start there
+            return
         self.manager.trust_project()
         self.tasks.spawn(self.manager.start_all(), what="starting the project's MCP servers")
         self.refresh()

@@ -8,6 +8,7 @@ import weakref
 from melgui.tools.mcp.manager import McpManager
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.mcp.servers_panel import ServersPanel
+from melgui.ui.mcp.servers_there import waiting_file, waiting_text_there
 from melgui.ui.runtime.theme import Colors
 
 TRUST_LINK = ("act:trust-mcp/", "Trust and start")
@@ -34,7 +35,7 @@ class TrustNote:
         self._said: weakref.WeakSet[ChatView] = weakref.WeakSet()
 
     def mention(self, chat: ChatView) -> None:
-        text = waiting_text(self._panel.manager)
+        text = waiting_text(self._panel.manager) or waiting_text_there(self._panel.there)
         if text is None or chat in self._said:
             return
         self._said.add(chat)
@@ -43,7 +44,8 @@ class TrustNote:
         chat.actionRequested.connect(lambda verb, _argument: self._on_action(verb, said()))
 
     def _on_action(self, verb: str, chat: ChatView | None) -> None:
-        if verb != "trust-mcp" or self._panel.manager.untrusted is None or chat is None:
+        waiting = self._panel.manager.untrusted or waiting_file(self._panel.there)
+        if verb != "trust-mcp" or waiting is None or chat is None:
             return
         self._panel.trust_project()
         done = "Trusted: the project's MCP servers are starting."

@@ -51,11 +51,15 @@ class WindowSessions:
     def worker(
         self, *, model: str, role: Role, source: str, worktree: Worktree | None
     ) -> AgentSession:
-        """A worker on the same connection, folder (or `worktree`) and saved rules."""
+        """A worker on the same connection, folder (or `worktree`) and saved rules; on a
+        remote folder's tools, there, when the window is elsewhere (a review's reader)."""
         recorder = self._recorder()
+        there = self.elsewhere() if self.elsewhere is not None and worktree is None else None
+        tools, cwd, catalog = there if there is not None else (None,) * 3
         session = self.desk.worker_session(
-            model=model, role=role, wire=recorder, source=source, worktree=worktree
-        )
+            model=model, role=role, wire=recorder, source=source, worktree=worktree,
+            tools=tools, cwd=cwd, catalog=catalog,
+        )  # fmt: skip
         self._recorders[session] = recorder
         return session
 

@@ -13,10 +13,12 @@ from PySide6.QtWidgets import QWidget
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.git.runner import GitError
+from melgui.core.protocol.tooling import RestoresThere
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import uncommitted_in
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.desk.review import Comment, review
+from melgui.ui.changes.there import uncommitted_there
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.runtime.aio import TaskKeeper
@@ -82,14 +84,22 @@ class Reviews:
             self.tasks.spawn(self.open(self.chat), what="reading the uncommitted changes")
 
     async def open(self, chat: ChatView) -> ChangesView | None:
-        """The project folder's Changes view, read; None when there is none (said)."""
+        """The project folder's Changes view, read; None when there is none (said). A
+        remote folder's changes are read there, by its host."""
+        tools = self.session.loop.tools if self.session is not None else None
+        there = tools if isinstance(tools, RestoresThere) else None
         try:
-            worktree = await uncommitted_in(Path(self._folder()))
+            if there is not None:
+                worktree = (await uncommitted_there(there)).worktree
+            else:
+                worktree = await uncommitted_in(Path(self._folder()))
         except ChangesError as exc:
             chat.show_note(f"Cannot show the changes: {exc}")
             return None
         view = open_changes(self.parent_widget, worktree, self.colors, self._reviewer,
                             self._to_new_worker, in_place=True, read=False)  # fmt: skip
+        if there is not None:
+            view.reader = lambda: uncommitted_there(there)
         await view.reload()
         return view
 

@@ -1,6 +1,7 @@
 """A remote folder's window (over the real sshd) keeps checkpoints there: the host there
-snapshots the folder around the chat's write, and "Rewind to here" asks it to put the
-file back there and continues the conversation from before the message."""
+snapshots the folder around the chat's write, "Rewind to here" asks it to put the
+file back there and continues the conversation from before the message, and the call's
+card says what it changed there, with its diff, "compare with now" and "Undo this call"."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QDialog, QLabel, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
-from melgui.ui.checkpoints.dialogs import ConflictDialog, RewindDialog
+from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote
@@ -104,7 +105,9 @@ def test_a_remote_rewind_asks_about_a_file_changed_there_since_with_its_three_ve
         conflict = dialogs[-1]
         assert isinstance(conflict, ConflictDialog)
         assert conflict.tabs.count() == 1
-        views = conflict.tabs.widget(0).findChildren(QPlainTextEdit)
+        tab = conflict.tabs.widget(0)
+        assert tab is not None
+        views = tab.findChildren(QPlainTextEdit)
         texts.extend(v.toPlainText() for v in views)
         assert conflict.grab().save(str(tmp_path / "conflict-there.png"))
         conflict.choose("a.txt", "before")
@@ -116,3 +119,102 @@ def test_a_remote_rewind_asks_about_a_file_changed_there_since_with_its_three_ve
     assert (folder / "a.txt").read_text() == "as it was\n"  # the person chose "before"
     assert window.checkpoint_actions.last_there["files"] == ["a.txt"]
     assert "Rewound: 1 file restored there" in said
+
+
+def test_a_remote_call_card_shows_its_change_there_with_diff_compare_undo_and_redo(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_folder_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-card")
+    dialogs: list[QDialog] = []
+    actions = window.checkpoint_actions
+    actions.dialogOpened.connect(dialogs.append)
+    said: list[str] = []
+    window.status.messageChanged.connect(said.append)
+    diffs: list[str] = []
+
+    def click(href: str) -> None:
+        window.chat.transcript.anchorClicked.emit(QUrl(href))
+
+    async def a_diff() -> str:
+        count = len(dialogs)
+        await wait_until(lambda: any(isinstance(d, DiffDialog) for d in dialogs[count:]), 60)
+        dialog = dialogs[-1]
+        assert isinstance(dialog, DiffDialog)
+        assert dialog.grab().save(str(tmp_path / f"diff-there-{count}.png"))
+        dialog.reject()
+        return dialog.text.toPlainText()
+
+    async def scenario() -> None:
+        window.bridge.submit("Write a.")
+        await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2, 120)
+        shown = lambda: window.chat.transcript.toPlainText()  # noqa: E731
+        await wait_until(lambda: "changed 1 file (a.txt)" in shown(), 60)
+        assert "Undo this call" in shown()
+        assert window.grab().save(str(tmp_path / "card-there.png"))
+        assert actions.there is not None
+        [(record, _)] = [k for k in actions.there.known.values() if k is not None]
+        click(f"act:diff/{record.id}")
+        diffs.append(await a_diff())
+        (folder / "a.txt").write_text("the person's\n")  # changed there since the call
+        click(f"act:compare/{record.id}")
+        diffs.append(await a_diff())
+        (folder / "a.txt").write_text("agent\n")  # as the call left it: no conflict
+        click(f"act:undo/{record.id}")
+        await wait_until(lambda: actions.last_there is not None, 60)
+        await wait_until(lambda: "undone" in shown(), 60)
+        assert (folder / "a.txt").read_text() == "as it was\n"
+        undo = actions.last_there["restored"]
+        assert isinstance(undo, int)
+        actions.last_there = None
+        click(f"act:undo/{undo}")  # redo
+        await wait_until(lambda: actions.last_there is not None, 60)
+        await wait_until(lambda: "undone" not in shown(), 60)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 240))
+    assert window.grab().save(str(tmp_path / "redone-there.png"))
+    assert "-as it was" in diffs[0] and "+agent" in diffs[0]
+    assert "-agent" in diffs[1] and "+the person's" in diffs[1]
+    assert (folder / "a.txt").read_text() == "agent\n"  # redone
+    assert any(line.startswith("Undid checkpoint #") and "restored there" in line for line in said)
+
+
+def test_a_remote_turns_review_bar_lists_its_files_there_and_undoes_one(
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_folder_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-bar")
+    dialogs: list[QDialog] = []
+    actions = window.checkpoint_actions
+    actions.dialogOpened.connect(dialogs.append)
+    turn: list[str] = []
+    listed: list[tuple[str, int, int]] = []
+
+    async def scenario() -> None:
+        window.bridge.submit("Write a.")
+        await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2, 120)
+        await wait_until(lambda: bool(actions.review.shown()), 60)
+        listed.extend((f.path, f.added, f.removed) for f in actions.review.shown())
+        actions.review.toggle.setChecked(True)
+        assert window.grab().save(str(tmp_path / "review-bar-there.png"))
+        actions.review.reviewRequested.emit()
+        await wait_until(lambda: any(isinstance(d, DiffDialog) for d in dialogs), 60)
+        dialog = dialogs[-1]
+        assert isinstance(dialog, DiffDialog)
+        turn.append(dialog.text.toPlainText())
+        dialog.reject()
+        actions.review.undoRequested.emit("a.txt")
+        await wait_until(lambda: actions.last_there is not None, 60)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 240))
+    assert listed == [("a.txt", 1, 1)]  # counted there
+    assert "+agent" in turn[0] and "-as it was" in turn[0]
+    assert (folder / "a.txt").read_text() == "as it was\n"  # undone there
+    assert actions.review.shown() == []  # nothing left to review

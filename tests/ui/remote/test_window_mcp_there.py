@@ -161,3 +161,68 @@ def test_a_server_that_cannot_start_on_a_host_is_said_under_the_chat(
     said = "MCP server db on box: failed: command not found: no-such-db-server"
     note = window.chat.note_label
     assert note.isVisible() and note.text() == said
+    # The MCP panel lists it beside this machine's own (the same entry, for the window's
+    # chat), each labelled with where it runs.
+    rows = [(item.text(0), item.text(1)) for item in window.mcp_panel.server_items()]
+    failed = "failed: command not found: no-such-db-server"
+    assert rows == [("db · on this machine", failed), ("db · on box", failed)]
+
+
+def test_a_remote_folders_own_mcp_file_asks_trust_then_starts_there_and_the_panel_says_where(
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_folder_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    folder = remote.folder("window-mcp-project")
+    shutil.copy(FAKE, folder / "fake_mcp.py")
+    entry = {"command": remote.python, "args": [str(folder / "fake_mcp.py")],
+             "env": {"PYTHONPATH": remote.python_path}}  # fmt: skip
+    (folder / ".melgui").mkdir()
+    own = {"mcpServers": {"own": entry}}
+    (folder / ".melgui" / "mcp.json").write_text(json.dumps(own), encoding="utf-8")
+    remote.server.give(folder)
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    user_path().write_text(json.dumps({"mcpServers": {"mine": entry}}), encoding="utf-8")
+    url = f"ssh://{remote.server.alias}{folder}"
+    window = remote_folder_window(url, relay_settings(scripted_relay))
+    panel, there = window.mcp_panel, window.desk.mcp_there
+
+    def rows() -> list[tuple[str, str]]:
+        return [(item.text(0), item.text(1)) for item in panel.server_items()]
+
+    async def scenario() -> None:
+        assert window.remote.folder is not None
+        place = await window.remote.folder
+        await wait_until(lambda: bool(there.untrusted) and bool(there.servers), 60)
+        assert panel.trust_button.isVisibleTo(panel)
+        assert "own" not in {s.name for s in there.every()}  # waits for trust
+        assert window.grab().save(str(tmp_path / "mcp-waits-there.png"))
+        panel.trust_button.click()
+        await wait_until(lambda: "own" in {s.name for s in there.every()}, 90)
+        await wait_until(lambda: place.mcp.get("mcp__own__whereami") is not None, 30)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
+    panel.dock.show()
+    panel.dock.raise_()
+    assert window.grab().save(str(tmp_path / "mcp-there.png"))
+    label = window.remote.hosts.names()[-1]
+    states = dict(rows())
+    assert states[f"mine · on {label}"].startswith("ready, ")
+    assert states[f"own · on {label}"].startswith("ready, ")
+    assert not panel.trust_button.isVisibleTo(panel)
+    said = window.chat.transcript.toPlainText()
+    assert f"MCP servers from {url}/.melgui/mcp.json are waiting for trust" in said
+    # Remembered here, by the folder's URL: a second window on it starts them unasked.
+    again = remote_folder_window(url, relay_settings(scripted_relay))
+
+    async def second() -> None:
+        assert again.remote.folder is not None
+        place = await again.remote.folder
+        assert place.options["project_mcp"]
+        await wait_until(lambda: "own" in {s.name for s in again.desk.mcp_there.every()}, 90)
+
+    qloop.run_until_complete(asyncio.wait_for(second(), 180))
+    assert again.desk.mcp_there.untrusted == {}
+    assert window.desk.mcp.servers == {}  # none of them on this machine

@@ -149,6 +149,19 @@ class Checkpointer:
         out = await self.repo.run("diff", "--no-color", record.before, record.after, "--", *paths)
         return out.decode("utf-8", "replace")
 
+    async def line_counts(self, record: CheckpointRecord) -> dict[str, tuple[int, int]]:
+        """Per file the checkpoint changed, its lines added and removed (0, 0: binary)."""
+        if record.after is None or not record.files:
+            return {}
+        out = await self.repo.run("diff", "--numstat", record.before, record.after)
+        counts: dict[str, tuple[int, int]] = {}
+        for line in out.decode("utf-8", "replace").splitlines():
+            added, removed, path = [*line.split("\t", 2), "", ""][:3]
+            if path:
+                counts[path] = (int(added) if added.isdigit() else 0,
+                                int(removed) if removed.isdigit() else 0)  # fmt: skip
+        return counts
+
     async def compare_with_now(self, record: CheckpointRecord) -> str:
         """How the files this call changed differ now from how the call left them."""
         if record.after is None or not record.files:

@@ -8,8 +8,9 @@ needs (`RemoteSide(panes, desk, ...)`) and gives it to its panes (`panes.remote`
   stay here (the window is told, `opened(url, elsewhere)`, and starts a conversation on
   them);
 - a host's MCP servers start there on its first use; their tools are offered to the
-  sessions whose tools run there, and one that did not start is said (`say`: under the
-  chat);
+  sessions whose tools run there, one that did not start is said (`say`: under the
+  chat), and the MCP panel lists them (`desk.mcp_there`), with a remote folder's own
+  `.melgui/mcp.json` waiting there for the person's trust;
 - the links' state shows in the status bar, ssh's questions in dialogs, and File's
   Open remote folder… asks for one (`ask_folder`: a window of its own per folder;
   recent ones remembered).
@@ -93,6 +94,7 @@ class RemoteSide:
             host_argv=given_host_argv(),
         )
         self.hosts.on_note = self._note
+        self.hosts.show_in(desk.mcp_there)  # the MCP panel lists the servers there
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
 

@@ -1,0 +1,64 @@
+"""A folder's uncommitted changes as a host sends them to a window elsewhere (a remote
+folder's Changes view), and back:
+
+    sent = changes_to_json(await read_changes(await uncommitted_in(folder)))   # the host
+    changes = changes_from_json(sent)                                          # the window
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from melgui.core.worktrees.changes.diff import FileChange, Hunk
+from melgui.core.worktrees.changes.reading import Commit, WorktreeChanges
+from melgui.core.worktrees.model import Worktree
+
+
+def changes_to_json(changes: WorktreeChanges) -> dict[str, Any]:
+    worktree = changes.worktree
+    return {
+        "worktree": {"path": str(worktree.path), "branch": worktree.branch,
+                     "base": worktree.base, "main": str(worktree.main)},
+        "commits": [dataclasses.asdict(commit) for commit in changes.commits],
+        "files": [dataclasses.asdict(change) for change in changes.files],
+        "uncommitted": list(changes.uncommitted),
+        "left_out": changes.left_out,
+    }  # fmt: skip
+
+
+def changes_from_json(data: dict[str, Any]) -> WorktreeChanges:
+    where = data["worktree"]
+    worktree = Worktree(Path(where["path"]), str(where["branch"]), str(where["base"]),
+                        Path(where["main"]))  # fmt: skip
+    return WorktreeChanges(
+        worktree=worktree,
+        commits=tuple(Commit(**commit) for commit in data.get("commits") or []),
+        files=tuple(_file(change) for change in data.get("files") or []),
+        uncommitted=tuple(str(path) for path in data.get("uncommitted") or []),
+        left_out=int(data.get("left_out") or 0),
+    )
+
+
+def _file(data: dict[str, Any]) -> FileChange:
+    hunks = tuple(
+        Hunk(
+            str(h["header"]),
+            int(h["old_start"]),
+            int(h["old_count"]),
+            int(h["new_start"]),
+            int(h["new_count"]),
+            tuple(str(line) for line in h["lines"]),
+        )
+        for h in data.get("hunks") or []
+    )
+    return FileChange(
+        path=str(data["path"]),
+        old_path=str(data["old_path"]),
+        status=data["status"],
+        binary=bool(data["binary"]),
+        header=tuple(str(line) for line in data.get("header") or []),
+        hunks=hunks,
+        uncommitted=bool(data.get("uncommitted")),
+    )
