@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QPoint, Qt
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QMenu, QPlainTextEdit, QTextEdit
 
 from melgui.core.protocol.approval import Approve, Decision, Deny, Remember
@@ -30,6 +30,26 @@ VERBS = frozenset({"approve", "deny", "always", "reason", "choose"})
 REASON_WIDTH = 46  # the reason line's width, in average characters
 
 
+class ReasonLine(QLineEdit):
+    """The reason's line: Escape closes it (the reason kept), before the chat's Escape
+    (stop the turn) would take it."""
+
+    escaped = Signal()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            if event.key() == Qt.Key.Key_Escape:
+                event.accept()
+                return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.escaped.emit()
+            return
+        super().keyPressEvent(event)
+
+
 class CardAnswers(QObject):
     """`thread()`: the thread of the chat's session now."""
 
@@ -39,15 +59,13 @@ class CardAnswers(QObject):
         self._thread = thread
         self.menu: QMenu | None = None  # the "Always allow" choices, while open
         self._reason_for = ""  # the call whose reason line is open
-        self.reason = QLineEdit(transcript.viewport())  # "Deny with a reason…", in place
+        self.reason = ReasonLine(transcript.viewport())  # "Deny with a reason…", in place
         self.reason.setPlaceholderText("Reason for denying (Enter sends it to the model)")
         self.reason.setAccessibleName("Reason for denying")
         self.reason.hide()
         self.reason.textEdited.connect(self._typed)
         self.reason.returnPressed.connect(lambda: self.deny(self._reason_for))
-        escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.reason)
-        escape.setContext(Qt.ShortcutContext.WidgetShortcut)
-        escape.activated.connect(self._close_reason)
+        self.reason.escaped.connect(self._close_reason)
         transcript.verticalScrollBar().valueChanged.connect(lambda _v: self._place_reason())
 
     # -- what the card's links ask ---------------------------------------------------
@@ -81,6 +99,11 @@ class CardAnswers(QObject):
     def _answer(self, call_id: str, decision: Decision) -> None:
         if self._reason_for == call_id:
             self._close_reason()
+        if self.menu is not None:  # the choices asked about it, answered now
+            self.menu.close()
+            self.menu = None
+            self.transcript.activateWindow()  # the keyboard back in the window
+            self.transcript.setFocus(Qt.FocusReason.PopupFocusReason)
         self._thread().answer(call_id, decision)
 
     def approve(self, call_id: str, remember: Remember = "once") -> None:
@@ -168,6 +191,7 @@ class CardAnswers(QObject):
     def _typed(self, text: str) -> None:
         if self._reason_for:
             self._thread().set_draft(self._reason_for, text)
+            self._place_reason()  # the card shows the reason now: its buttons moved
 
     def _close_reason(self) -> None:
         self._reason_for = ""

@@ -302,6 +302,10 @@ class ChatTranscript(QTextBrowser):
             cursor.setBlockCharFormat(QTextCharFormat())
         cursor.insertHtml(card_html)
 
+    def card_html(self, call_id: str) -> str:
+        """What a card shows now, as it was drawn ("" when not drawn)."""
+        return self._card_html.get(call_id, "")
+
     def has_card(self, call_id: str) -> bool:
         """Drawn, or waiting to be drawn (in_order)."""
         waiting = any(name == "add_card" and args[0] == call_id for name, args, _ in self.waiting)
