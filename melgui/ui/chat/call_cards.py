@@ -169,9 +169,7 @@ class CallCards(QObject):
             result = self.results.get(call_id)
             shown = REVEAL_STEPS[self._revealing.get(call_id, len(REVEAL_STEPS) - 1)]
             question = self._question(call_id, name) if status == "waiting" else ""
-            body = body_html(
-                call_id, name, arguments, status, result, self.colors, shown, question
-            )
+            body = body_html(call_id, name, arguments, status, result, self.colors, shown, question)
         return card_html(
             call_id,
             name,

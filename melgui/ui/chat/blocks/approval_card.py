@@ -67,8 +67,7 @@ def question_html(entry: CallEntry, colors: Colors, tool_notes: str = "") -> str
     draft = question.draft if question is not None else ""
     if draft:
         said.append(
-            f'<span style="color:{c.muted}">Reason for denying:</span> '
-            f"<i>{html.escape(draft)}</i>"
+            f'<span style="color:{c.muted}">Reason for denying:</span> <i>{html.escape(draft)}</i>'
         )
     options = question.options if question is not None else ()
     if options:
