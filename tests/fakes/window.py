@@ -125,7 +125,11 @@ def click_card(transcript: Any, call_id: str, verb: str, more: str = "") -> None
     """Click a card's act: link `verb` (Allow is "approve", Deny "deny", "always",
     "reason", an agent's option "choose" with its number), scrolled into view first; sent
     to the page as mouse events, as in `hover_message`."""
-    href = action_href(verb, call_id, more)
+    click_href(transcript, call_id, action_href(verb, call_id, more))
+
+
+def click_href(transcript: Any, call_id: str, href: str) -> None:
+    """Click the link `href` on the card of `call_id` (a file's Accept, Reject, …)."""
     cursor = transcript.link_cursor(call_id, href)
     assert cursor is not None, f"no {href} on the card of {call_id}"
     middle = (cursor.selectionStart() + cursor.selectionEnd()) // 2
