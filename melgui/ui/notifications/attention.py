@@ -10,7 +10,7 @@ pane is not the focused one), the person gets, each unless turned off in Setting
 - the taskbar's urgency hint (`QApplication.alert`), until the window is activated;
 - a badge on the pane's header and tab, until the pane is focused.
 
-The approval bar counts every approval waiting, whichever pane asks (unless turned off).
+The "waiting" line counts every approval waiting, whichever pane asks (unless turned off).
 """
 
 from __future__ import annotations

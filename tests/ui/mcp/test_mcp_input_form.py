@@ -1,5 +1,5 @@
 """An MCP server asks for input during a call: the window shows a form built from the
-requested schema under the approval bar, naming the server and the call; Accept sends
+requested schema under the chat, naming the server and the call; Accept sends
 what the person typed (a bad value is refused in words first), Decline says no."""
 
 from __future__ import annotations

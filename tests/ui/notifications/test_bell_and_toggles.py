@@ -1,5 +1,5 @@
 """A terminal's bell signals like an agent does; each signal can be turned off (the
-approval bar's count too); a pane in front signals nothing. Real terminals in real ptys,
+waiting line's count too); a pane in front signals nothing. Real terminals in real ptys,
 real workers on the scripted relay, the real window, a real session bus."""
 
 from __future__ import annotations
