@@ -8,6 +8,9 @@ which the card shows and which the deny key sends.
 
 When a call starts waiting, its card is scrolled into view and the keyboard goes to its
 Allow (Enter allows, Tab goes to Deny and on), unless the person is typing somewhere.
+
+The window's Allow and Deny keys (`answer_waiting`) answer the waiting call whose card
+has the keyboard, else the oldest question waiting in any pane, on its card.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QApplication, QLineEdit, QMenu, QPlainTextEdit, QTextEdit
+from PySide6.QtWidgets import QApplication, QLineEdit, QMenu, QPlainTextEdit, QTextEdit, QWidget
 
 from melgui.core.protocol.approval import Approve, Decision, Deny, Remember
 from melgui.core.thread.entries import CallEntry
 from melgui.core.thread.thread import Thread
 from melgui.ui.approvals.approval_controls import always_choices
+from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.runtime.look.tokens import SPACE_XS
@@ -51,12 +55,16 @@ class ReasonLine(QLineEdit):
 
 
 class CardAnswers(QObject):
-    """`thread()`: the thread of the chat's session now."""
+    """`thread()`: the thread of the chat's session now; `source()`: who asks there ("main",
+    a pane's title)."""
 
-    def __init__(self, transcript: ChatTranscript, thread: Callable[[], Thread]) -> None:
+    def __init__(
+        self, transcript: ChatTranscript, thread: Callable[[], Thread], source: Callable[[], str]
+    ) -> None:
         super().__init__(transcript)
         self.transcript = transcript
         self._thread = thread
+        self.source = source
         self.menu: QMenu | None = None  # the "Always allow" choices, while open
         self._reason_for = ""  # the call whose reason line is open
         self.reason = ReasonLine(transcript.viewport())  # "Deny with a reason…", in place
@@ -236,3 +244,34 @@ def typing() -> bool:
     if isinstance(widget, QPlainTextEdit | QTextEdit) and not widget.isReadOnly():
         return bool(widget.toPlainText())
     return False
+
+
+def answer_waiting(window: QWidget, queue: ApprovalQueue, *, allow: bool) -> bool:
+    """The window's Allow (or Deny) key: the call whose card has the keyboard, else the
+    oldest in `queue`, on its card (its thread's answer, with the reason typed for it);
+    False when none waits."""
+    cards = window.findChildren(CardAnswers)
+    for answers in cards:
+        focused = answers.focused()
+        if focused is not None:
+            return _give(answers, focused, allow)
+    request = queue.first()
+    if request is None:
+        return False
+    call_id = request.call.id
+    for answers in cards:
+        if answers.source() == request.source and answers.waiting(call_id) is not None:
+            return _give(answers, call_id, allow)
+    if allow:  # no chat shows it (a session without a view): answered as it was asked
+        request.approve("once")
+    else:
+        request.deny(request.draft)
+    return True
+
+
+def _give(answers: CardAnswers, call_id: str, allow: bool) -> bool:
+    if allow:
+        answers.approve(call_id)
+    else:
+        answers.deny(call_id)
+    return True

@@ -93,7 +93,9 @@ class ChatView(QWidget):
         self.transcript.cardToggled.connect(self.cards.toggle)
         # A waiting call is answered on its card: its question drawn from its entry.
         self.cards.entry_of = lambda call_id: bridge.session.thread.call(call_id)
-        self.answers = CardAnswers(self.transcript, lambda: bridge.session.thread)
+        self.answers = CardAnswers(
+            self.transcript, lambda: bridge.session.thread, lambda: bridge.session.source
+        )
         self.stored = StoredMessages(
             self.cards, colors, lambda: bridge.session.conversation.messages
         )

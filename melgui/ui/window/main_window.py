@@ -37,9 +37,9 @@ from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import session_losses
-from melgui.ui.approvals.answer_keys import answer_waiting
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
+from melgui.ui.chat.card_answers import answer_waiting
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.checkpoints.actions import CheckpointActions
