@@ -7,7 +7,9 @@ place, over the card; what is typed there is the call's draft (`Thread.set_draft
 which the card shows and which the deny key sends.
 
 When a call starts waiting, its card is scrolled into view and the keyboard goes to its
-Allow (Enter allows, Tab goes to Deny and on), unless the person is typing somewhere.
+Allow (Enter allows, Tab goes to Deny and on) if the keyboard was in this chat (or
+nowhere) and nothing is typed there; brought forward on purpose ("Go to it", a
+notification clicked), it goes there unless the person is typing.
 
 The window's Allow and Deny keys (`answer_waiting`) answer the waiting call whose card
 has the keyboard, else the oldest question waiting in any pane, on its card.
@@ -210,19 +212,23 @@ class CardAnswers(QObject):
 
     # -- the keyboard -------------------------------------------------------------------
 
-    def arrived(self, call_id: str) -> None:
-        """A call waits now: its card into view, the keyboard on its first answer."""
+    def arrived(self, call_id: str, *, brought: bool = False) -> None:
+        """A call waits now (or is `brought` forward): its card into view, the keyboard on
+        its first answer if the person was here, or asked for it, and is not typing."""
         entry = self.waiting(call_id)
         if entry is None:
             return
         options = entry.question.options if entry.question is not None else ()
         href = action_href("choose", call_id, "0") if options else action_href("approve", call_id)
-        self.transcript.focus_link(call_id, href, not typing())
+        focus = QApplication.focusWidget()
+        chat = self.transcript.parentWidget() or self.transcript
+        here = focus is None or chat.isAncestorOf(focus)
+        self.transcript.focus_link(call_id, href, (brought or here) and not typing())
 
     def reveal(self, call_id: str) -> bool:
-        """Bring a call's card forward (the "N waiting" indicator's jump)."""
+        """Bring a call's card forward (the "waiting" line's Go to it, a notification)."""
         if self.waiting(call_id) is not None:
-            self.arrived(call_id)
+            self.arrived(call_id, brought=True)
             return True
         return self.transcript.reveal_card(call_id)
 

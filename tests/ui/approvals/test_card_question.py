@@ -125,10 +125,14 @@ def test_a_worker_panes_question_is_answered_on_its_own_card(
         assert pane.findChildren(WaitingBar) == []  # no bar of its own: its card asks
         assert "Allow" in pane.chat.transcript.card_html("wk1")
         assert f"from {pane.session.source}" in window.waiting_bar.label.text()
-        window.chat.input.setFocus()  # the person is elsewhere
-        window.waiting_bar.show_button.click()  # "Go to it"
+        window.chat.input.setFocus()  # the person is in the main chat
+        pane.chat.answers.arrived("wk1")  # as a question arriving: the keyboard stays there
+        assert window.chat.input.hasFocus() and pane.chat.answers.focused() is None
+        window.waiting_bar.show_button.click()  # "Go to it": asked for, so it goes there
         await wait_until(lambda: pane.chat.answers.focused() == "wk1")
         assert manager.area.focused_id == info.id
+        if SHOTS:
+            window.grab().save(os.path.join(SHOTS, "approval-card-worker.png"))
         click_card(pane.chat.transcript, "wk1", "deny")  # its own card's Deny
         await wait_until(lambda: not pane.bridge.busy and pane.state.name == "idle")
         return pane
