@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
@@ -31,6 +32,13 @@ def in_view(transcript: Any, call_id: str, verb: str) -> bool:
     return cursor is not None and transcript.viewport().rect().contains(
         transcript.cursorRect(cursor).center()
     )
+
+
+def link_on(transcript: Any) -> str:
+    """The link the keyboard is on."""
+    cursor = QTextCursor(transcript.textCursor())
+    cursor.setPosition(cursor.selectionStart() + 1)
+    return str(cursor.charFormat().anchorHref())
 
 
 def test_the_card_asks_scrolls_into_view_takes_the_keyboard_and_enter_allows(
@@ -75,6 +83,11 @@ def test_the_card_asks_scrolls_into_view_takes_the_keyboard_and_enter_allows(
         window.inspector_dock.hide()
         window.chat.answers.reveal("r1")  # the waiting line's "Go to it"
         assert window.chat.answers.focused() == "r1"
+        assert link_on(transcript) == action_href("approve", "r1")
+        QTest.keyClick(transcript, Qt.Key.Key_Tab)  # Tab: the next answer
+        assert link_on(transcript) == action_href("deny", "r1")
+        QTest.keyClick(transcript, Qt.Key.Key_Backtab)
+        assert link_on(transcript) == action_href("approve", "r1")
         QTest.keyClick(transcript, Qt.Key.Key_Return)  # Enter on the focused Allow
         await wait_until(lambda: idle(window, 2))
 
