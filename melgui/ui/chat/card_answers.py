@@ -116,6 +116,11 @@ class CardAnswers(QObject):
             self.transcript.setFocus(Qt.FocusReason.PopupFocusReason)
         self._thread().answer(call_id, decision)
 
+    def settled(self, call_id: str) -> None:
+        """The call waits no more (answered anywhere, stopped): its reason line closes."""
+        if self._reason_for == call_id:
+            self._close_reason()
+
     def approve(self, call_id: str, remember: Remember = "once") -> None:
         if self.waiting(call_id) is not None:
             self._answer(call_id, Approve(remember))

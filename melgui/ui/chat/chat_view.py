@@ -407,6 +407,8 @@ class ChatView(QWidget):
             if phase == "waiting":
                 self.cards.set(call_id, phase)  # drawn again only if its question changed
             return
+        if self._phases.get(call_id) == "waiting":
+            self.answers.settled(call_id)
         self._phases[call_id] = phase
         result = entry.result
         if result is None:

@@ -65,3 +65,24 @@ def test_the_reason_typed_on_the_card_reaches_the_model(
     result = scripted_relay.legs_received[1].messages[-1]
     assert result["tool_call_id"] == "e1"
     assert f"Reason: not now, from the {key}." in result["content"]
+
+
+def test_the_reason_line_closes_when_the_call_stops_waiting(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    call = tool_call("write_file", {"path": "a.txt", "content": "a\n"}, id="w1")
+    scripted_relay.script([tool_calls(call)], [text("OK."), done()])
+    window = make_window(relay_settings(scripted_relay))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "Write it")
+        await wait_until(lambda: window.chat.answers.waiting_ids() == ["w1"])
+        click_card(window.chat.transcript, "w1", "reason")
+        reason = window.chat.answers.reason
+        assert reason.isVisible()
+        window.chat.stop()  # the turn stopped while the person was typing a reason
+        await wait_until(lambda: not window.bridge.busy)
+        await wait_until(lambda: not reason.isVisible())
+
+    run(scenario())
+    assert not (project / "a.txt").exists()
