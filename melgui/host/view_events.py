@@ -1,5 +1,5 @@
 """The host's own records back into the loop's events, for the parts of a view that read
-loop events (the approval bar, the conversation's mirror, a turn's end); what a view
+loop events (the window's approval queue, the conversation's mirror, a turn's end); what a view
 draws comes from its copy of the thread."""
 
 from __future__ import annotations

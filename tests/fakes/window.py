@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
+from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.chat.transcript.hover_actions import HoverBar
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes.scripted_server import ScriptedRelay
@@ -118,3 +119,35 @@ def hover_message(transcript: Any, words: str) -> HoverBar:
     bar = transcript.hover.bar()
     assert bar.isVisible(), f"no actions shown over {words!r}"
     return bar
+
+
+def click_card(transcript: Any, call_id: str, verb: str, more: str = "") -> None:
+    """Click a card's act: link `verb` (Allow is "approve", Deny "deny", "always",
+    "reason", an agent's option "choose" with its number), scrolled into view first; sent
+    to the page as mouse events, as in `hover_message`."""
+    click_href(transcript, call_id, action_href(verb, call_id, more))
+
+
+def click_href(transcript: Any, call_id: str, href: str) -> None:
+    """Click the link `href` on the card of `call_id` (a file's Accept, Reject, …)."""
+    cursor = transcript.link_cursor(call_id, href)
+    assert cursor is not None, f"no {href} on the card of {call_id}"
+    middle = (cursor.selectionStart() + cursor.selectionEnd()) // 2
+    cursor.setPosition(middle)
+    transcript.setTextCursor(cursor)
+    transcript.ensureCursorVisible()
+    viewport = transcript.viewport()
+    point = QPointF(transcript.cursorRect(cursor).center())
+    for kind, buttons in (
+        (QEvent.Type.MouseButtonPress, Qt.MouseButton.LeftButton),
+        (QEvent.Type.MouseButtonRelease, Qt.MouseButton.NoButton),
+    ):
+        event = QMouseEvent(
+            kind,
+            point,
+            QPointF(viewport.mapToGlobal(point)),
+            Qt.MouseButton.LeftButton,
+            buttons,
+            Qt.KeyboardModifier.NoModifier,
+        )
+        QApplication.sendEvent(viewport, event)

@@ -1,4 +1,4 @@
-"""The approval view reads a command part by part; calls run by a rule say which rule.
+"""A waiting command's card reads it part by part; calls run by a rule say which rule.
 
 MELGUI_SHOTS_DIR=docs python -m pytest tests/ui/test_approval_rules.py  re-renders
 docs/approval-rules.png.
@@ -17,11 +17,12 @@ from pytestqt.qtbot import QtBot
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.protocol.approval import ApprovalRequest, Approve
 from melgui.core.protocol.events import ToolCall
-from melgui.ui.approvals.approval_controls import ApprovalControls
+from melgui.ui.approvals.approval_controls import always_choices, why_not
 from melgui.ui.approvals.rules_editor import PolicyEditor
+from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 COMPOUND = "git status --short | grep '^ M' > changes.txt && python3 -c 'print(1)' > /tmp/out"
 RULES = ["allow run_command: git status", "allow run_command: grep", "deny run_command: curl"]
@@ -50,9 +51,9 @@ def test_the_approval_view_shows_matched_and_asked_parts_and_the_log_names_the_r
 
     async def scenario() -> None:
         type_prompt(qtbot, window, "What changed?")
-        await wait_until(lambda: window.approval_bar.isVisible())
+        await wait_until(lambda: window.waiting_bar.isVisible())
         window.inspector.show_call("c1")
-        bar = window.approval_bar.parts.text()
+        bar = window.chat.transcript.card_html("c1")  # the card of the waiting call
         assert "✓ 3 matched" in bar and "/tmp/out is outside the project" in bar
         assert "<code>python3 -c &#x27;print(1)&#x27;</code> (no rule covers it" in bar
         await wait_until(
@@ -61,11 +62,10 @@ def test_the_approval_view_shows_matched_and_asked_parts_and_the_log_names_the_r
         parts = window.inspector.detail.arguments.toHtml()
         assert "covered by “git status” (everywhere)" in parts
         assert "asked" in parts and "inside the project" in parts  # > changes.txt
-        controls = window.approval_bar.controls
-        assert not controls.always_button.isEnabled()  # /tmp/out can never be a rule
-        assert "outside the project" in controls.always_button.toolTip()
+        assert action_href("always", "c1") not in bar  # /tmp/out can never be a rule
+        assert "outside the project, computed when it runs" in bar  # Always allow's tooltip
         window.grab().save(str(shots / "approval-rules.png"))
-        controls.approve("once")
+        click_card(window.chat.transcript, "c1", "approve")
         await wait_until(lambda: idle(window, 3))
 
     run(scenario())
@@ -111,22 +111,20 @@ def test_always_allow_for_a_compound_command_is_a_rule_per_part_never_the_whole_
     policy = RulePolicy(project=str(tmp_path))
 
     async def scenario() -> None:
-        controls = ApprovalControls()
         # A part no rule can cover (output outside the project, a computed program)
         # turns Always allow off for the whole line, whatever the other parts are.
         for command in ("ls && rm -rf x > /tmp/out", "ls && $CMD"):
-            controls.set_request(_ask(policy, command))
-            assert not controls.always_button.isEnabled(), command
-            assert controls.always_button.toolTip().startswith("No rule can cover this call")
+            judgement = _ask(policy, command).judgement
+            assert always_choices("run_command", judgement) == [], command
+            assert why_not(judgement).startswith("No rule can cover this call")
         compound = _ask(policy, "ls && rm -rf x")
-        controls.set_request(compound)
-        assert controls.always_button.isEnabled()
-        assert [a.text() for a in controls._menu.actions()] == [
+        choices = always_choices("run_command", compound.judgement)
+        assert [words for _remember, words in choices] == [
             "Allow commands “ls” and “rm” for this conversation",
             "Allow commands “ls” and “rm” in this project (saved)",
             "Allow commands “ls” and “rm” everywhere (saved)",
         ]
-        controls._actions["session"].trigger()
+        compound.approve(choices[0][0])
         decision = await compound.future
         policy.record(compound.call, compound.judgement, decision)
         assert [r.text for r in policy.book.conversation] == [
@@ -136,7 +134,6 @@ def test_always_allow_for_a_compound_command_is_a_rule_per_part_never_the_whole_
         # The rules cover those programs, not whatever follows `ls &&`.
         assert isinstance(policy.check(*_call("ls && rm -rf y")), Approve)
         assert policy.check(*_call("ls && curl example.com | sh")) is None
-        controls.deleteLater()
 
     run(scenario())
 

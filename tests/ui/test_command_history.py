@@ -30,7 +30,7 @@ def test_the_rule_editor_sees_commands_of_stored_conversations(
     async def scenario() -> None:
         type_prompt(qtbot, window, "status?")
         await wait_until(lambda: window.inspector.book.pending())
-        window.inspector.deny_current()
+        window.deny_key()
         await wait_until(lambda: idle(window, 2))
 
     run(scenario())

@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS
 from tests.fakes import ScriptedRelay, done, hold, http_error, text, tool_call, tool_calls
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 
 def test_a_typed_prompt_streams_the_answer_as_markdown(
@@ -43,7 +43,7 @@ def test_a_typed_prompt_streams_the_answer_as_markdown(
     assert window.chat.input.toPlainText() == ""
 
 
-def test_approving_write_file_in_the_inspector_writes_the_file(
+def test_allowing_write_file_on_its_card_writes_the_file(
     qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
 ) -> None:
     call = tool_call("write_file", {"path": "src/hello.py", "content": "print('hi')\n"}, id="w1")
@@ -58,7 +58,8 @@ def test_approving_write_file_in_the_inspector_writes_the_file(
         assert window.approvals.first() is record.request  # also in the window's queue
         await wait_until(lambda: "+print('hi')" in window.inspector.detail.arguments.toPlainText())
         assert not (project / "src" / "hello.py").exists()
-        qtbot.mouseClick(window.inspector.detail.controls.approve_button, Qt.MouseButton.LeftButton)
+        assert window.inspector.detail.waiting.isVisible()  # the state, not a second answer
+        click_card(window.chat.transcript, "w1", "approve")  # its card's Allow
         await wait_until(lambda: idle(window, 2))
 
     run(scenario())
@@ -66,7 +67,7 @@ def test_approving_write_file_in_the_inspector_writes_the_file(
     result = scripted_relay.legs_received[1].messages[-1]
     assert result["role"] == "tool" and result["tool_call_id"] == "w1"
     assert window.inspector.book.get("w1").status == "ok"
-    assert len(window.approvals) == 0 and not window.approval_bar.isVisible()
+    assert len(window.approvals) == 0 and not window.waiting_bar.isVisible()
     assert "Written." in window.chat.transcript.toPlainText()
 
 
@@ -82,8 +83,8 @@ def test_denying_run_command_by_keyboard_sends_the_reason_to_the_model(
         await wait_until(lambda: window.inspector.book.pending())
         shown = window.inspector.detail.arguments.toPlainText()
         assert "rm -rf build" in shown and str(project) in shown  # command and folder
-        reason = window.inspector.detail.controls.reason
-        reason.setFocus()
+        click_card(window.chat.transcript, "r1", "reason")  # "Deny with a reason…"
+        reason = window.chat.answers.reason
         qtbot.keyClicks(reason, "keep the build folder")
         QTest.keyClick(
             reason,

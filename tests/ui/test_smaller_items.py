@@ -12,10 +12,10 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.settings.dialog import SettingsDialog
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.fakes.window import relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, relay_settings, type_prompt, wait_until
 
 
-def test_the_deny_reason_has_room_in_the_approval_bar(
+def test_the_deny_reason_has_room_on_the_card(
     qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any
 ) -> None:
     scripted_relay.script(
@@ -27,9 +27,11 @@ def test_the_deny_reason_has_room_in_the_approval_bar(
 
     async def scenario() -> None:
         type_prompt(qtbot, window, "write")
-        await wait_until(lambda: window.approval_bar.isVisible())
-        await wait_until(lambda: window.approval_bar.controls.reason.width() >= 300)
-        window.approval_bar.controls.deny()
+        await wait_until(lambda: window.waiting_bar.isVisible())
+        call_id = window.chat.answers.waiting_ids()[0]
+        click_card(window.chat.transcript, call_id, "reason")
+        await wait_until(lambda: window.chat.answers.reason.width() >= 300)
+        click_card(window.chat.transcript, call_id, "deny")
         await wait_until(lambda: not window.bridge.busy)
 
     run(scenario())

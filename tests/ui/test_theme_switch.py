@@ -57,7 +57,7 @@ def assert_drawn_in(window: MainWindow, colors: Colors) -> None:
     assert toolbar.palette().color(QPalette.ColorRole.WindowText).name() == colors.text
     assert colors.ok in toolbar.connection.text()  # the last known state, recoloured
     assert window_of(window.statusBar()) == colors.window
-    assert colors.pending in window.approval_bar.label.text()
+    assert colors.pending in window.waiting_bar.label.text()
     assert base_of(window.chat.transcript) == colors.base
     assert base_of(window.history.list) == colors.base
 
@@ -95,7 +95,7 @@ def test_switching_theme_recolours_inspector_toolbar_and_the_rest(
 
     switch(window, "light")
     assert_drawn_in(window, LIGHT)
-    window.inspector.approve_current()
+    assert window.approve_key()  # Allow, from the keys
     run(wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2))
 
 
@@ -115,6 +115,6 @@ def test_worker_panes_follow_the_theme_too(
     switch(window, "dark")
     assert manager.colors is DARK
     assert pane.chat.colors is DARK and pane.inspector.detail.colors is DARK
-    assert pane.approval_bar.colors is DARK
+    assert pane.chat.cards.colors is DARK
     switch(window, "light")
     assert pane.chat.colors is LIGHT

@@ -25,7 +25,7 @@ from tests.fakes import (
     tool_call,
     tool_calls,
 )
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 
 def test_the_model_picker_lists_tool_capable_models_first(
@@ -57,13 +57,15 @@ def test_always_allow_for_this_conversation_skips_the_next_question(
     async def scenario() -> None:
         type_prompt(qtbot, window, "status?")
         await wait_until(lambda: window.inspector.book.pending())
-        controls = window.inspector.detail.controls
-        assert "“git status”" in controls._actions["session"].text()
-        assert "for this conversation" in controls._actions["session"].text()
-        controls._actions["session"].trigger()
+        click_card(window.chat.transcript, "g1", "always")  # its card's Always allow ▾
+        menu = window.chat.answers.menu
+        assert menu is not None
+        [session] = [a for a in menu.actions() if a.data() == "session"]
+        assert "“git status”" in session.text() and "for this conversation" in session.text()
+        session.trigger()
         # g2 matches the rule; the compound g3 is asked again.
         await wait_until(lambda: [r.call.id for r in window.inspector.book.pending()] == ["g3"])
-        window.inspector.deny_current()
+        window.deny_key()
         await wait_until(lambda: idle(window, 4))
 
     run(scenario())
@@ -99,7 +101,12 @@ def test_saved_rules_are_written_to_the_settings_file(
     async def scenario() -> None:
         type_prompt(qtbot, window, "write")
         await wait_until(lambda: window.inspector.book.pending())
-        window.inspector.detail.controls._actions["saved"].trigger()
+        call_id = window.chat.answers.waiting_ids()[0]
+        click_card(window.chat.transcript, call_id, "always")
+        menu = window.chat.answers.menu
+        assert menu is not None
+        [saved] = [a for a in menu.actions() if a.data() == "saved"]
+        saved.trigger()
         await wait_until(lambda: idle(window, 2))
         await window.aclose()
 
@@ -157,15 +164,15 @@ def test_another_sessions_approval_waits_in_the_window_queue(
     async def scenario() -> None:
         bridge.submit("write w.txt")
         await wait_until(lambda: len(window.approvals) == 1)
-        assert window.approval_bar.isVisible()
-        assert "pane 2: worker" in window.approval_bar.label.text()
-        window.approve_key()  # the window-wide key, nothing selected in the inspector
+        assert window.waiting_bar.isVisible()
+        assert "pane 2: worker" in window.waiting_bar.label.text()
+        assert window.approve_key()  # the window-wide key, the worker's card not focused
         await wait_until(lambda: not bridge.busy)
         await worker.aclose()
 
     run(scenario())
     assert (project / "w.txt").read_text() == "from worker"
-    assert not window.approval_bar.isVisible()
+    assert not window.waiting_bar.isVisible()
     assert worker.loop.role == "worker" and worker.loop.cwd == window.project_folder()
 
 

@@ -6,7 +6,7 @@ that will run; then the hooks' verdict joins in as Claude Code's does: a hook's 
 denies, its ask asks (where the policy allowed), its allow answers what the policy would
 have asked, and never overrides a deny rule. A tool that writes only the conversation's
 state (`state_only`) runs where the policy would ask. The result names its source
-("plan mode", "hook", "conversation state", or the policy's own), so the approval bar,
+("plan mode", "hook", "conversation state", or the policy's own), so the call's card,
 the inspector and `record` read one value.
 """
 

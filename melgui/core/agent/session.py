@@ -336,8 +336,9 @@ class AgentSession:
 
     def preface(self, note: str) -> None:
         """Start the next user message with `note` (what the app did meanwhile, told plainly
-        to the model in the message it reads next; roles keep alternating)."""
-        self._preface = note
+        to the model in the message it reads next; roles keep alternating). Notes given
+        before that message are all told, each on its line."""
+        self._preface = f"{self._preface}\n{note}" if self._preface else note
 
     async def wait_idle(self) -> None:
         await self._idle.wait()

@@ -214,7 +214,7 @@ class Settings(BaseSettings):
     signal_badges: bool = True
     """A count on a pane's header and tab until you look at it."""
     signal_approval_count: bool = True
-    """The count of approvals waiting, from any pane, on the approval bar."""
+    """The count of approvals waiting, from any pane, on the "waiting" line."""
     signal_turn_end: bool = True
     """A finished or failed turn signals too (approvals always do, unless all are off)."""
     signal_bell: bool = True

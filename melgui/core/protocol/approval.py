@@ -50,7 +50,7 @@ class ApprovalRequest:
     arguments: dict[str, Any]
     source: str = "main"  # which conversation asks: "main" or a pane title
     # What the policy made of the call (why it asks, a command's parts, what "Always
-    # allow" would add): the approval bar, the inspector and `record` read it.
+    # allow" would add): the call's card, the inspector and `record` read it.
     judgement: Judgement = ASK
     future: asyncio.Future[Decision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -58,8 +58,8 @@ class ApprovalRequest:
     # An ACP agent's own answers (buttons with its labels); `chosen` is the one picked.
     options: tuple[AgentOption, ...] = ()
     chosen: str = ""
-    # The deny reason the person is typing: one per pending call, whichever box (the
-    # approval bar's, the inspector's) it is typed in and whichever key sends it.
+    # The deny reason the person is typing: one per pending call, typed on its card's
+    # reason line, whichever key sends it.
     draft: str = ""
     # The change as a unified diff when the asker already has it (an ACP agent's edit);
     # the inspector shows it before the person answers.

@@ -3,7 +3,7 @@
 A `Judgement` is the one answer a policy gives for a call: allowed, denied, or asked, with
 who decided (`source`) and why (`reason`). For a command it keeps the parts as the rules
 read them, and for an asked call the rules "Always allow" would add in each scope. The
-approval bar, the inspector, the "Always allow" menu, the policy's `record` and the ACP
+call's card, the inspector, the "Always allow" menu, the policy's `record` and the ACP
 answers read this value; nobody judges the call again (`approval.decision_of` turns it
 into the loop's Decision).
 

@@ -1,7 +1,7 @@
 """A command line as the rules read it, in HTML: each part underlined in the colour of
 its verdict, then one line per part saying which rule matched it or why it is asked.
 
-Used by the approval bar and the inspector's argument view for run_command.
+Used by a waiting call's card and the inspector's argument view for run_command.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def parts_summary_html(judgement: Judgement, colors: Colors, *, sandbox: bool) -> str:
-    """The approval bar's short form: the marked command, then only what is asked."""
+    """The card's short form: the marked command, then only what is asked."""
     matched = sum(1 for p in judgement.parts if p.verdict == "allow")
     asked = [
         f"<code>{html.escape(_short(p.text, 40))}</code> ({html.escape(p.reason)})"

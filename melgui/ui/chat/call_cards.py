@@ -18,6 +18,8 @@ from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import HookRun
+from melgui.core.thread.entries import CallEntry
+from melgui.ui.chat.blocks.approval_card import question_html
 from melgui.ui.chat.blocks.call_body import SHOWN_LINES, body_html
 from melgui.ui.chat.blocks.hook_runs import hook_lines_html, note_lines_html
 from melgui.ui.chat.blocks.tool_cards import card_html
@@ -52,6 +54,10 @@ class CallCards(QObject):
         self._stored_steps = stored_steps
         # What the window adds under a card (changed files, undo): html with act: links.
         self.extra: Callable[[str, CallPhase], str] | None = None
+        # A waiting call's entry (its judgement and question, drawn as the card's
+        # question), and what a tool says of itself (an MCP server's annotations).
+        self.entry_of: Callable[[str], CallEntry | None] = lambda _id: None
+        self.tool_notes: Callable[[str], str] | None = None
         self.calls: dict[str, tuple[str, str]] = {}  # id -> (tool, summary)
         self.arguments: dict[str, dict[str, Any] | None] = {}  # id -> decoded arguments
         self.results: dict[str, str] = {}  # id -> the result's text, once in
@@ -141,6 +147,13 @@ class CallCards(QObject):
         if not self._revealing:
             self._reveal_timer.stop()
 
+    def _question(self, call_id: str, name: str) -> str:
+        entry = self.entry_of(call_id)
+        if entry is None or entry.phase != "waiting":
+            return ""
+        notes = self.tool_notes(name) if self.tool_notes is not None else ""
+        return question_html(entry, self.colors, notes)
+
     def html(self, call_id: str, status: CallPhase, duration: float | None) -> str:
         name, summary = self.calls[call_id]
         exit_code, waited = self.ends.get(call_id, (None, 0.0))
@@ -155,7 +168,8 @@ class CallCards(QObject):
         if unfolded:
             result = self.results.get(call_id)
             shown = REVEAL_STEPS[self._revealing.get(call_id, len(REVEAL_STEPS) - 1)]
-            body = body_html(call_id, name, arguments, status, result, self.colors, shown)
+            question = self._question(call_id, name) if status == "waiting" else ""
+            body = body_html(call_id, name, arguments, status, result, self.colors, shown, question)
         return card_html(
             call_id,
             name,

@@ -15,7 +15,6 @@ from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
-from melgui.core.protocol.approval import Approve, Deny
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
@@ -42,6 +41,7 @@ from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command
 from melgui.ui.chat.call_cards import CallCards, Steps
+from melgui.ui.chat.card_answers import CardAnswers
 from melgui.ui.chat.column import centred_column
 from melgui.ui.chat.composer.composer_card import ComposerCard
 from melgui.ui.chat.composer.input_box import PromptInput
@@ -91,6 +91,11 @@ class ChatView(QWidget):
         self.actionRequested.connect(self._own_action)
         self.cards = CallCards(self.transcript, colors, lambda: bridge.busy, self._steps, self)
         self.transcript.cardToggled.connect(self.cards.toggle)
+        # A waiting call is answered on its card: its question drawn from its entry.
+        self.cards.entry_of = lambda call_id: bridge.session.thread.call(call_id)
+        self.answers = CardAnswers(
+            self.transcript, lambda: bridge.session.thread, lambda: bridge.session.source
+        )
         self.stored = StoredMessages(
             self.cards, colors, lambda: bridge.session.conversation.messages
         )
@@ -255,8 +260,7 @@ class ChatView(QWidget):
 
     def _own_action(self, verb: str, argument: str) -> None:
         """The actions the view does itself: a message's edit (a copy in the prompt box), a
-        waiting call's Approve and Deny in its card (the deny reason is the one typed for
-        it anywhere)."""
+        waiting call's answers on its card (CardAnswers)."""
         if verb == "edit":
             messages = self.bridge.session.conversation.messages
             index = int(argument) if argument.isdigit() else -1
@@ -264,15 +268,7 @@ class ChatView(QWidget):
                 self.input.setPlainText(persons_words(messages[index].content))
                 self.input.setFocus()
             return
-        if verb not in ("approve", "deny"):
-            return
-        call_id = argument
-        thread = self.bridge.session.thread
-        entry = thread.call(call_id)
-        if entry is None or entry.phase != "waiting":
-            return
-        draft = entry.question.draft if entry.question is not None else ""
-        thread.answer(call_id, Approve() if verb == "approve" else Deny(draft))
+        self.answers.on_action(verb, argument)
 
     def _after_turn(self, busy: bool) -> None:
         """A server refused an image: take images out of the history (kept in a branch),
@@ -405,15 +401,21 @@ class ChatView(QWidget):
                 pass
 
     def _call_changed(self, entry: CallEntry) -> None:
-        """A card follows its call's phase (a draft typed or a decision made: no redraw)."""
+        """A card follows its call's phase; a waiting one's question too (a reason typed)."""
         call_id, phase = entry.call_id, entry.phase
         if self._phases.get(call_id) == phase:
+            if phase == "waiting":
+                self.cards.set(call_id, phase)  # drawn again only if its question changed
             return
+        if self._phases.get(call_id) == "waiting":
+            self.answers.settled(call_id)
         self._phases[call_id] = phase
         result = entry.result
         if result is None:
             if phase in ("waiting", "running"):
                 self.cards.set(call_id, phase)
+            if phase == "waiting":
+                self.answers.arrived(call_id)
             return
         if not self.transcript.has_card(call_id):
             self.cards.add(entry.call, phase)

@@ -6,16 +6,22 @@ The window makes one and hands it each main conversation it shows (`follow`): it
 through `attach_workers`. Every restore goes through the desk's Checkpointer, so it is
 a checkpoint itself and can be undone ("redo"). A remote folder's checkpoints are its
 host's: the cards' links read and act there (`CheckpointsThere`).
+
+An applied edit's or write's card offers, per file, Accept (reviewed: off the "Review
+changes" bar) and Reject: that file back as it was before the call, as "Undo this call"
+restores it (conflicts asked about), and the model told with its next message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from melgui.core.agent.compaction_view import NOTE_MARK
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten
@@ -30,7 +36,7 @@ from melgui.desk.rewind import RewindPlan, calls_from, plan_rewind, rewind, rewo
 from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
-from melgui.ui.checkpoints.notes import checkpoint_note
+from melgui.ui.checkpoints.notes import checkpoint_note, file_review
 from melgui.ui.checkpoints.review_bar import ReviewBar, summed, turn_changes, undo_file
 from melgui.ui.checkpoints.there import CheckpointsThere
 from melgui.ui.inspector.call_book import CallRecord
@@ -68,6 +74,7 @@ class CheckpointActions(QObject):
         self.chat: ChatView | None = None
         self.inspector: Inspector | None = None
         self.there: CheckpointsThere | None = None  # a remote folder's: its host's records
+        self.accepted: set[tuple[int, str]] = set()  # (checkpoint, path) accepted on a card
         tasks.spawn(self._tidy(), what="tidying checkpoints")
 
     def set_colors(self, colors: Colors) -> None:
@@ -87,6 +94,7 @@ class CheckpointActions(QObject):
         chat.card_extra = self.card_extra
         chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
         chat.actionRequested.connect(self.on_action)
+        chat.actionRequested.connect(partial(self.on_file_action, chat))
         inspector.detail.extra_html = self.detail_extra
         inspector.detail.actionRequested.connect(self.on_action)
         self.review = ReviewBar(self.colors)
@@ -97,6 +105,7 @@ class CheckpointActions(QObject):
         self.review.reviewRequested.connect(
             lambda: self.tasks.spawn(self.show_turn_diff(), what="diff")
         )
+        self.review.fileAccepted.connect(self._accepted_in_bar)
         chat.bridge.busyChanged.connect(self._turn_ended)
 
     def _turn_ended(self, busy: bool) -> None:
@@ -184,6 +193,7 @@ class CheckpointActions(QObject):
             if chat is not self.chat and chat.card_extra is None:
                 chat.card_extra = self.card_extra
                 chat.actionRequested.connect(self.on_action)
+                chat.actionRequested.connect(partial(self.on_file_action, chat))
 
     # -- what cards show -----------------------------------------------------------------
 
@@ -204,7 +214,10 @@ class CheckpointActions(QObject):
         record = self.record_for_call(call_id)
         if record is None:
             return ""
-        return checkpoint_note(record, self.undone_by(record), self.colors)
+        undone = self.undone_by(record)
+        accepted = {path for number, path in self.accepted if number == record.id}
+        note = checkpoint_note(record, undone, self.colors)
+        return note + file_review(record, undone, accepted, self.colors)
 
     def detail_extra(self, call: CallRecord) -> str:
         return self.card_extra(call.call.id, call.status)
@@ -230,6 +243,59 @@ class CheckpointActions(QObject):
                 self.tasks.spawn(self.rewind(number), what="rewind")
             case _:
                 pass
+
+    def on_file_action(self, chat: ChatView, verb: str, argument: str) -> None:
+        """A file's Accept or Reject on an edit's card: act:<verb>/<checkpoint>/<path>."""
+        if verb not in ("accept", "reject"):
+            return
+        number, _, path = argument.partition("/")
+        record = self.checkpoints.log.get(int(number)) if number.isdigit() else None
+        if record is None or path not in {c.path for c in record.files}:
+            return
+        if verb == "accept":
+            self.accept_file(record, path)
+        else:
+            self.tasks.spawn(self.reject_file(chat, record, path), what="reject a file")
+
+    def accept_file(self, record: CheckpointRecord, path: str) -> None:
+        """The change to `path` is reviewed: kept, and off the Review changes bar."""
+        self.accepted.add((record.id, path))
+        self.review.accept(path)
+        self._refresh_cards()
+
+    def _accepted_in_bar(self, path: str) -> None:
+        """Accepted on the bar: the cards of the turn's calls on that file say so too."""
+        for record in self.turn_records():
+            if path in self._paths(record):
+                self.accepted.add((record.id, path))
+        self._refresh_cards()
+
+    async def reject_file(
+        self, chat: ChatView, record: CheckpointRecord, path: str
+    ) -> CheckpointRecord | None:
+        """`path` back as it was before `record`'s call (every other file as it is now);
+        a change made to it since is asked about; the model hears of it next."""
+        plan = await self.checkpoints.plan([record.id])
+        choices = await self.ask_conflicts(tuple(p for p in plan.conflicts if p.path == path))
+        if choices is None:
+            return None
+        others = {c.path for c in record.files if c.path != path}
+        choices.update(dict.fromkeys(others, "now"))
+        restore = await self.checkpoints.restore([record.id], choices)
+        self.accepted.discard((record.id, path))
+        chat.bridge.session.preface(
+            f"{NOTE_MARK}The person rejected your change to {path} ({record.tool} "
+            f"{record.summary}): the file is back as it was before that call."
+        )
+        self._restored(restore, f"Rejected the change to {path}")
+        if chat is self.chat:
+            await self.refresh_review()
+        return restore
+
+    def _refresh_cards(self) -> None:
+        for chat in self.parent_widget.findChildren(ChatView):
+            if chat.card_extra is not None:
+                chat.refresh_cards()
 
     async def undo(self, record_id: int) -> CheckpointRecord | None:
         """Undo one checkpoint (a call, or a restore: redo); conflicts are asked about."""
@@ -403,9 +469,7 @@ class CheckpointActions(QObject):
 
     def _redraw(self) -> None:
         """Draw the cards' and the inspector's checkpoint lines again."""
-        for chat in self.parent_widget.findChildren(ChatView):
-            if chat.card_extra is not None:
-                chat.refresh_cards()
+        self._refresh_cards()
         if self.inspector is not None:
             self.inspector.detail.show_record(self.inspector.detail.record)
 

@@ -52,6 +52,7 @@ async def undo_file(
 
 class ReviewBar(QFrame):
     undoRequested = Signal(str)  # a file's Undo
+    fileAccepted = Signal(str)  # a file's Accept (here or on its call's card)
     reviewRequested = Signal()  # the diff of the whole turn
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
@@ -92,8 +93,11 @@ class ReviewBar(QFrame):
         self._draw()
 
     def accept(self, path: str) -> None:
+        if path in self.accepted:
+            return
         self.accepted.add(path)
         self._draw()
+        self.fileAccepted.emit(path)
 
     def shown(self) -> list[FileLines]:
         return [f for f in self.files if f.path not in self.accepted]

@@ -1,5 +1,8 @@
 """One call in full: tool, status, duration, arguments (diff / command / JSON), result.
 
+A call waiting for the person says so here; it is answered on its card in the chat (the
+one place a person answers), not here.
+
 The arguments' HTML (pretty JSON, a coloured diff) of a big call is made on the render
 thread and put in when ready; a small one's costs microseconds and is made at once.
 """
@@ -16,7 +19,6 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextBrowser, Q
 
 from melgui.core.protocol.call_life import decision_label
 from melgui.core.protocol.calls import exit_code_of, format_duration
-from melgui.ui.approvals.approval_controls import ApprovalControls
 from melgui.ui.approvals.command_parts import command_judgement, parts_html
 from melgui.ui.chat.blocks.hook_runs import hook_runs_html, note_lines_html
 from melgui.ui.chat.blocks.tool_cards import badge
@@ -51,7 +53,11 @@ class CallDetail(QWidget):
         self.extra.setWordWrap(True)
         self.extra.linkActivated.connect(self._on_link)
         self.extra.hide()
-        self.controls = ApprovalControls(self, stacked=True)
+        self.waiting = QLabel(self)  # a waiting call's state: answered on its card
+        self.waiting.setObjectName("callWaiting")
+        self.waiting.setTextFormat(Qt.TextFormat.RichText)
+        self.waiting.setWordWrap(True)
+        self.waiting.hide()
         # Made in the splitter (a widget moved there would be restyled whole).
         parts = self.parts = QSplitter(Qt.Orientation.Vertical, self)
         self.arguments = QTextBrowser(parts)
@@ -80,7 +86,7 @@ class CallDetail(QWidget):
         layout.setContentsMargins(SPACE_XS, SPACE_XS, SPACE_XS, SPACE_XS)
         layout.addWidget(self.title)
         layout.addWidget(self.extra)
-        layout.addWidget(self.controls)
+        layout.addWidget(self.waiting)
         layout.addWidget(parts, 1)
         self.show_record(None)
 
@@ -102,7 +108,7 @@ class CallDetail(QWidget):
         self.extra.setVisible(bool(extra))
         if record is None:
             self.title.setText("Select a call to see its arguments and result.")
-            self.controls.hide()
+            self.waiting.hide()
             self._wanted = 0
             self._shown_key = None
             self.arguments.clear()
@@ -110,8 +116,12 @@ class CallDetail(QWidget):
             self.rich.hide()
             return
         self.title.setText(self._title(record))
-        self.controls.set_request(record.request)
-        self.controls.setVisible(record.awaiting_person)
+        self.waiting.setText(
+            f'<span style="color:{self.colors.pending}">◆ Waiting for your answer</span> '
+            f'<span style="color:{self.colors.muted}">— Allow or Deny it on its card in the '
+            "chat</span>"
+        )
+        self.waiting.setVisible(record.awaiting_person)
         self._show_arguments(record, same)
         if self.result.toPlainText() != record.result:
             self.result.setPlainText(record.result)

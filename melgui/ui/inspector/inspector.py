@@ -1,4 +1,4 @@
-"""Inspector: the calls of one session (list + detail, with approvals) and its wire log.
+"""Inspector: the calls of one session (list + detail, with their state) and its wire log.
 
 Constructible on its own from a SessionBridge (worker panes embed a small one). The
 diff of write_file / edit_file comes from `diff_provider`, run in a worker thread;
@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShortcut
 from PySide6.QtWidgets import (
     QListWidgetItem,
     QSplitter,
@@ -23,7 +22,6 @@ from PySide6.QtWidgets import (
 
 from melgui.core.protocol.calls import exit_code_of, format_duration
 from melgui.core.store.records import ToolCallRecord
-from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.chat.blocks.tool_cards import mark_of
 from melgui.ui.inspector.argument_view import DiffProvider, has_diff
 from melgui.ui.inspector.call_book import CallBook, CallRecord
@@ -46,7 +44,6 @@ class Inspector(QWidget):
         cwd: str = "",
         diff_provider: DiffProvider | None = None,
         tasks: TaskKeeper | None = None,
-        shortcuts: bool = False,
         book: CallBook | None = None,
         parent: QWidget | None = None,
     ) -> None:
@@ -78,15 +75,6 @@ class Inspector(QWidget):
         self.book.added.connect(self._on_added)
         self.book.changed.connect(self._on_changed)
         self.calls.add(self.book.records)  # a long reopened list: in slices
-        if shortcuts:
-            # Standalone (no main window): the keys act inside this widget only.
-            for keys, slot in (
-                (APPROVE_KEYS, self.approve_current),
-                (DENY_KEYS, self.deny_current),
-            ):
-                shortcut = QShortcut(keys, self)
-                shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-                shortcut.activated.connect(slot)
 
     # --- public --------------------------------------------------------------------
 
@@ -114,19 +102,6 @@ class Inspector(QWidget):
 
     def current_record(self) -> CallRecord | None:
         return self.detail.record
-
-    def approve_current(self) -> bool:
-        """Approve the selected call if it waits; returns whether it did."""
-        if self.detail.record is not None and self.detail.record.awaiting_person:
-            self.detail.controls.approve("once")
-            return True
-        return False
-
-    def deny_current(self) -> bool:
-        if self.detail.record is not None and self.detail.record.awaiting_person:
-            self.detail.controls.deny()
-            return True
-        return False
 
     # --- list ------------------------------------------------------------------------
 

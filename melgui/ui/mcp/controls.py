@@ -1,9 +1,9 @@
 """McpControls: what the window shows of MCP servers. The servers panel (the window docks
 it), the form a server's request for input fills and the question for a model's answer
-(the window puts them under the approval bar), the line in the chat while the project's
+(the window puts them under the "waiting" line), the line in the chat while the project's
 servers wait for trust, each prompt and resource offered, each call's progress on its
 card, and each MCP tool's server and annotations (`tool_notes`) for the inspector and
-the approval bar.
+a waiting call's card.
 
     mcp = McpControls(desk, tasks, colors, window)   # window: where worker panes are found
     mcp.follow(session, chat, inspector)      # each main conversation shown
@@ -95,6 +95,7 @@ class McpControls:
         its inspector's notes; another project's folder starts that project's servers."""
         self.session, self.chat, self.inspector = session, chat, inspector
         inspector.detail.tool_notes = self.tool_notes
+        chat.cards.tool_notes = self.tool_notes  # on a waiting call's question
         if self.desk.mcp.folder != self.desk.folder:  # another project: its servers
             self.start()
         else:  # a new chat hears it too, after its conversation is drawn

@@ -1,4 +1,4 @@
-"""An MCP server's request for input as a form under the approval bar: who asks, during
+"""An MCP server's request for input as a form under the "waiting" line: who asks, during
 which call, the server's message, one row per field of the requested schema, and Accept,
 Decline, Cancel. Requests wait in order; the oldest is shown.
 

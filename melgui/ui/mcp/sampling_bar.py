@@ -1,5 +1,5 @@
 """An MCP server's request for a model's answer (sampling), asked of the person under the
-approval bar: who asks, during which call, the model it would go to, the answer's token
+"waiting" line: who asks, during which call, the model it would go to, the answer's token
 limit, and exactly the messages that would be sent; Send or Refuse. Requests wait in
 order; the oldest is shown.
 """

@@ -27,8 +27,8 @@ from melgui.desk.board.agents_board import AgentsBoard
 from melgui.desk.board.overlap_watch import OverlapWatch
 from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.session import HostedAgentSession
-from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
+from melgui.ui.approvals.waiting_bar import WaitingBar
 from melgui.ui.board.board_view import BoardView
 from melgui.ui.board.parallel_work import ParallelWork, parallel_work
 from melgui.ui.notifications.attention import MAIN, Attention, pane_key
@@ -68,7 +68,7 @@ def watch_agents(
     *,
     panes: PaneManager,
     approvals: ApprovalQueue,
-    approval_bar: ApprovalBar,
+    waiting_bar: WaitingBar,
     settings: Callable[[], Settings],
     show_call: Callable[[str], None],
     focus_chat: Callable[[], None],
@@ -89,7 +89,7 @@ def watch_agents(
         notifier,
         panes=panes,
         approvals=approvals,
-        approval_bar=approval_bar,
+        waiting_bar=waiting_bar,
         settings=settings,
         show_call=show_call,
         focus_chat=focus_chat,

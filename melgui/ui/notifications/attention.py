@@ -10,7 +10,7 @@ pane is not the focused one), the person gets, each unless turned off in Setting
 - the taskbar's urgency hint (`QApplication.alert`), until the window is activated;
 - a badge on the pane's header and tab, until the pane is focused.
 
-The approval bar counts every approval waiting, whichever pane asks (unless turned off).
+The "waiting" line counts every approval waiting, whichever pane asks (unless turned off).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.calls import summarize
 from melgui.desk.board.agents_board import AgentsBoard, Moment
-from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
+from melgui.ui.approvals.waiting_bar import WaitingBar
 from melgui.ui.notifications.desktop import DesktopNotifier
 from melgui.ui.panes.manager import PaneManager
 
@@ -46,8 +46,8 @@ class Attention(QObject):
     """Turns moments and bells into notifications, the urgency hint and badges.
 
     `window`: the top-level widget whose activation counts as the person looking;
-    `settings()`: the settings now; `show_call(call_id)`: the main conversation's call
-    brought forward; `approvals` is counted on `approval_bar`."""
+    `settings()`: the settings now; `show_call(call_id)`: the main conversation's waiting call
+    brought forward (its card); `approvals` is counted on `waiting_bar`."""
 
     def __init__(
         self,
@@ -57,7 +57,7 @@ class Attention(QObject):
         *,
         panes: PaneManager,
         approvals: ApprovalQueue,
-        approval_bar: ApprovalBar,
+        waiting_bar: WaitingBar,
         settings: Callable[[], Settings],
         show_call: Callable[[str], None],
         focus_chat: Callable[[], None],
@@ -65,7 +65,7 @@ class Attention(QObject):
         super().__init__(window)
         self.panes = panes
         self.approvals = approvals
-        self.approval_bar = approval_bar
+        self.waiting_bar = waiting_bar
         self._settings = settings
         self._show_call = show_call
         self.focus_chat = focus_chat
@@ -159,9 +159,10 @@ class Attention(QObject):
         waiting = self.board.pending(key)
         manager = self.panes
         if pane_id == 0:
-            if waiting:
+            if waiting:  # its card, with the keyboard on it
                 self._show_call(waiting[0].call.id)
-            self.focus_chat()
+            else:
+                self.focus_chat()
         elif waiting and manager.show_call(waiting[0].source, waiting[0].call.id):
             pass
         elif manager.pane(pane_id) is not None:
@@ -186,7 +187,7 @@ class Attention(QObject):
 
     def _count_approvals(self) -> None:
         shown = self._settings().signal_approval_count  # read at each change of the queue
-        self.approval_bar.set_count(len(self.approvals) if shown else 0)
+        self.waiting_bar.set_count(len(self.approvals) if shown else 0)
 
 
 def _excerpt(text: str, limit: int = 160) -> str:

@@ -1,5 +1,5 @@
 """An ACP agent's pane: a third-party agent (or `melgui acp`) in the same chat, tool cards
-and approval bar as melgui's own workers.
+and approvals on their cards as melgui's own workers.
 
 It is an AgentPane whose session is an HostedAgentSession (the same observer surface), plus what
 only an ACP agent has: its sign-in methods, its modes and models as pickers, its commands

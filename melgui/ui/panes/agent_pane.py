@@ -3,7 +3,8 @@
 The worker has its own conversation, seeded with its task; its approvals go through the
 same policy as the main chat, and every one that needs a person is also handed to the
 window's approval queue (`on_approval`), named after the pane, so nothing waits unseen.
-The chat, the inspector and the approval bar are the main window's own widgets.
+The chat and the inspector are the main window's own widgets: a question is answered on
+its call's card in the pane's chat, as in the main chat.
 A worker in its own git worktree says so in its header (`worktree`: the Changes view and
 the agents board read it).
 """
@@ -31,7 +32,6 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.prompt.kit import PromptKit
-from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.call_book import CallBook
@@ -75,9 +75,7 @@ class AgentPane(QWidget):
         self._on_approval = on_approval
         self._closed = False
         self.bridge = bridge if bridge is not None else SessionBridge(session, parent=self)
-        self.approvals = ApprovalQueue(self)
-        self.approval_bar = ApprovalBar(self.approvals, colors, self)
-        self.approval_bar.showRequested.connect(lambda _source, call: self.show_call(call))
+        self.approvals = ApprovalQueue(self)  # its questions waiting: its state says so
         self.chat = ChatView(
             self.bridge, colors, self, prompt=prompt, when_shown=history_when_shown
         )
@@ -105,7 +103,6 @@ class AgentPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(SPACE_2XS)
         layout.addWidget(info)
-        layout.addWidget(self.approval_bar)
         layout.addWidget(split, 1)
         self.setFocusProxy(self.chat.input)
         self.bridge.loopEvent.connect(self._on_event)
@@ -129,7 +126,6 @@ class AgentPane(QWidget):
     def set_colors(self, colors: Colors) -> None:
         """Follow a theme change of the window."""
         self._colors = colors
-        self.approval_bar.set_colors(colors)
         self.chat.set_colors(colors)
         if self._inspector is not None:
             self._inspector.set_colors(colors)
@@ -153,6 +149,11 @@ class AgentPane(QWidget):
 
     def pending_approvals(self) -> list[ApprovalRequest]:
         return self.approvals.pending()
+
+    def reveal_call(self, call_id: str) -> None:
+        """A waiting call: its card, where it is answered; another: its inspector."""
+        if not self.chat.answers.reveal(call_id):
+            self.show_call(call_id)
 
     def show_call(self, call_id: str) -> None:
         if self.inspector.isHidden():

@@ -506,11 +506,12 @@ class PaneManager(QObject):
         return terminals + [p for p in self._closing if p not in terminals]
 
     def show_call(self, source: str, call_id: str) -> bool:
-        """Bring forward the worker pane named `source` and open `call_id` in it."""
+        """Bring forward the worker pane named `source` and `call_id` in it (a waiting
+        call's card, where it is answered)."""
         for info, pane in self.panes():
             if isinstance(pane, AgentPane) and pane.session.source == source:
                 self.area.focus_pane(info.id)
-                pane.show_call(call_id)
+                pane.reveal_call(call_id)
                 return True
         return False
 

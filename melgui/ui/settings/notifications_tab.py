@@ -10,7 +10,7 @@ TOGGLES: tuple[tuple[str, str], ...] = (
     ("signal_desktop", "Desktop notification (click it to show the pane or approval)"),
     ("signal_taskbar", "Taskbar urgency hint"),
     ("signal_badges", "Badge on the pane's header and tab until you look"),
-    ("signal_approval_count", "Count of waiting approvals on the approval bar"),
+    ("signal_approval_count", "Count of waiting approvals under the chat"),
     ("signal_turn_end", "Also when an agent finishes or fails a turn"),
     ("signal_bell", "Also when a terminal pane rings its bell"),
 )

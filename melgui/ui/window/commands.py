@@ -113,9 +113,9 @@ class CommandHost(Protocol):
 
     def open_settings(self) -> None: ...
 
-    def approve_key(self) -> None: ...
+    def approve_key(self) -> bool: ...
 
-    def deny_key(self) -> None: ...
+    def deny_key(self) -> bool: ...
 
     def project_folder(self) -> str: ...
 
@@ -175,7 +175,8 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
             lambda: w.status.showMessage(edit_last(w.session, w.chat), 10000),
         ),
         Command(
-            "approve", "&Conversation", "&Approve the waiting call", APPROVE_KEYS.toString(),
+            "approve", "&Conversation", "&Allow the waiting call (on its card)",
+            APPROVE_KEYS.toString(),
             w.approve_key,
         ),
         Command(

@@ -37,8 +37,9 @@ from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import session_losses
-from melgui.ui.approvals.approval_bar import ApprovalBar
 from melgui.ui.approvals.approval_queue import ApprovalQueue
+from melgui.ui.approvals.waiting_bar import WaitingBar
+from melgui.ui.chat.card_answers import answer_waiting
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.checkpoints.actions import CheckpointActions
@@ -192,9 +193,9 @@ class MainWindow(QMainWindow):
         self.toolbar.settingsRequested.connect(self.open_settings)
         self.pane_host = Splitter(Qt.Orientation.Horizontal, self)  # wide handles
         self.pane_host.setChildrenCollapsible(False)
-        self.approval_bar = ApprovalBar(self.approvals, self.colors, self)
-        self.themeChanged.connect(self.approval_bar.set_colors)
-        self.approval_bar.showRequested.connect(self._show_approval)
+        self.waiting_bar = WaitingBar(self.approvals, self.colors, self)  # answered on cards
+        self.themeChanged.connect(self.waiting_bar.set_colors)
+        self.waiting_bar.showRequested.connect(self._show_approval)
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(SPACE_XS, SPACE_XS, SPACE_XS, 0)
@@ -202,7 +203,7 @@ class MainWindow(QMainWindow):
         self.trust_bar.changed.connect(self._trust_changed)
         layout.addWidget(self.trust_bar)
         layout.addWidget(self.pane_host, 1)
-        layout.addWidget(self.approval_bar)
+        layout.addWidget(self.waiting_bar)
         self.setCentralWidget(central)
         self.inspector_dock, self.plans_dock = add_side_docks(self, self.plans_panel)
         self.status = StatusLine(self)
@@ -358,13 +359,12 @@ class MainWindow(QMainWindow):
         mcp = self.mcp = McpControls(desk, tasks, self.colors, self)
         self.mcp_panel, beside = mcp.panel, self.inspector_dock
         mcp.panel.dock = add_dock(self, "MCP servers", "mcpDock", mcp.panel, "right", beside)
-        insert_below(self.approval_bar, mcp.form, mcp.sampling)
+        insert_below(self.waiting_bar, mcp.form, mcp.sampling)
         for bar in (mcp.form, mcp.sampling):  # they bring what asks forward too
-            bar.showRequested.connect(self.approval_bar.showRequested)
-        self.approval_bar.tool_notes = mcp.tool_notes
+            bar.showRequested.connect(self.waiting_bar.showRequested)
         self.signals = watch_agents(
-            self, tasks, panes=panes, approvals=self.approvals, approval_bar=self.approval_bar,
-            settings=settings, show_call=self.show_call,
+            self, tasks, panes=panes, approvals=self.approvals, waiting_bar=self.waiting_bar,
+            settings=settings, show_call=lambda c: self._show_approval(self.session.source, c),
             focus_chat=lambda: self.chat.input.setFocus(), desk=desk, colors=self.colors,
         )  # fmt: skip
         self.parallel = self.signals.parallel
@@ -489,13 +489,11 @@ class MainWindow(QMainWindow):
 
     # --- approvals ------------------------------------------------------------------------
 
-    def approve_key(self) -> None:
-        if not self.inspector.approve_current():
-            self.approval_bar.controls.approve("once")
+    def approve_key(self) -> bool:
+        return answer_waiting(self, self.approvals, allow=True)
 
-    def deny_key(self) -> None:
-        if not self.inspector.deny_current():
-            self.approval_bar.controls.deny()
+    def deny_key(self) -> bool:
+        return answer_waiting(self, self.approvals, allow=False)
 
     def show_call(self, call_id: str) -> None:
         self.inspector_dock.show()
@@ -504,7 +502,7 @@ class MainWindow(QMainWindow):
 
     def _show_approval(self, source: str, call_id: str) -> None:
         if source == self.session.source:
-            self.show_call(call_id)
+            self.chat.answers.reveal(call_id)  # its card, where it is answered
         else:
             self.approvalSourceRequested.emit(source, call_id)
 

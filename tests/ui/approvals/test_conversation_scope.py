@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 
 def test_a_conversation_rule_does_not_follow_into_a_new_conversation(
@@ -26,7 +26,12 @@ def test_a_conversation_rule_does_not_follow_into_a_new_conversation(
     async def scenario() -> None:
         type_prompt(qtbot, window, "Write a")
         await wait_until(lambda: window.inspector.book.pending())
-        window.approval_bar.controls._actions["session"].trigger()
+        click_card(window.chat.transcript, "w1", "always")
+        menu = window.chat.answers.menu
+        assert menu is not None
+        session = [a for a in menu.actions() if a.data() == "session"]
+        assert session[0].text() == "Allow write_file calls for this conversation"
+        session[0].trigger()
         await wait_until(lambda: idle(window, 2))
         QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
         await wait_until(lambda: "Written." not in window.chat.transcript.toPlainText())
@@ -35,7 +40,7 @@ def test_a_conversation_rule_does_not_follow_into_a_new_conversation(
         record = window.inspector.book.records["w2"]
         # asked again, not "auto:allow write_file (this conversation)"
         assert (record.status, record.decision) == ("waiting", "")
-        window.approval_bar.controls.approve("once")
+        click_card(window.chat.transcript, "w2", "approve")  # Allow
         await wait_until(lambda: idle(window, 2))
 
     run(scenario())

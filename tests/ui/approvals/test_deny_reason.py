@@ -1,5 +1,6 @@
-"""A deny reason typed in any visible reason box reaches the model, whichever shortcut or
-key sends it: the pending call keeps one answer, not one per box."""
+"""A deny reason typed on the waiting call's card ("Deny with a reason…") reaches the
+model, whichever key sends it (Enter in the line, the deny shortcut, the card's Deny):
+the pending call keeps one answer, its draft, which the card shows."""
 
 from __future__ import annotations
 
@@ -14,15 +15,13 @@ from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 DENY = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
 
-@pytest.mark.parametrize("box", ["bar", "inspector"])
-@pytest.mark.parametrize("key", ["shortcut", "enter"])
-def test_the_reason_typed_in_each_box_reaches_the_model(
-    box: str,
+@pytest.mark.parametrize("key", ["shortcut", "enter", "deny"])
+def test_the_reason_typed_on_the_card_reaches_the_model(
     key: str,
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
@@ -39,24 +38,24 @@ def test_the_reason_typed_in_each_box_reaches_the_model(
     async def scenario() -> None:
         type_prompt(qtbot, window, "Edit it")
         await wait_until(lambda: window.inspector.book.pending())
-        window.show_call("e1")  # the inspector has the waiting call selected
-        record = window.inspector.current_record()
-        assert record is not None and record.call.id == "e1"
-        reason: QLineEdit = (
-            window.approval_bar.controls.reason
-            if box == "bar"
-            else window.inspector.detail.controls.reason
-        )
-        assert reason.isVisible()
-        reason.setFocus()
-        qtbot.keyClicks(reason, f"not now, from the {box}")
-        shoot = box == "bar" and key == "shortcut"  # MELGUI_SHOTS_DIR=docs: the docs' shots
+        transcript = window.chat.transcript
+        click_card(transcript, "e1", "reason")
+        reason: QLineEdit = window.chat.answers.reason
+        assert reason.isVisible() and reason.hasFocus()
+        assert reason.width() >= 300  # room for a sentence
+        qtbot.keyClicks(reason, f"not now, from the {key}")
+        await wait_until(lambda: f"not now, from the {key}" in transcript.card_html("e1"))
+        shoot = key == "shortcut"  # MELGUI_SHOTS_DIR=docs: the docs' shots
         if shoot:
             window.grab().save(str(shots / "deny-reason-typed.png"))
         if key == "shortcut":
             QTest.keyClick(reason, Qt.Key.Key_Backspace, DENY)
-        else:
+        elif key == "enter":
             QTest.keyClick(reason, Qt.Key.Key_Return)
+        else:  # the line closed, the reason kept: the card's Deny sends it
+            QTest.keyClick(reason, Qt.Key.Key_Escape)
+            assert not reason.isVisible()
+            click_card(transcript, "e1", "deny")
         await wait_until(lambda: idle(window, 2))
         if shoot:
             window.show_call("e1")
@@ -65,4 +64,25 @@ def test_the_reason_typed_in_each_box_reaches_the_model(
     run(scenario())
     result = scripted_relay.legs_received[1].messages[-1]
     assert result["tool_call_id"] == "e1"
-    assert f"Reason: not now, from the {box}." in result["content"]
+    assert f"Reason: not now, from the {key}." in result["content"]
+
+
+def test_the_reason_line_closes_when_the_call_stops_waiting(
+    qtbot: QtBot, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    call = tool_call("write_file", {"path": "a.txt", "content": "a\n"}, id="w1")
+    scripted_relay.script([tool_calls(call)], [text("OK."), done()])
+    window = make_window(relay_settings(scripted_relay))
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "Write it")
+        await wait_until(lambda: window.chat.answers.waiting_ids() == ["w1"])
+        click_card(window.chat.transcript, "w1", "reason")
+        reason = window.chat.answers.reason
+        assert reason.isVisible()
+        window.chat.stop()  # the turn stopped while the person was typing a reason
+        await wait_until(lambda: not window.bridge.busy)
+        await wait_until(lambda: not reason.isVisible())
+
+    run(scenario())
+    assert not (project / "a.txt").exists()

@@ -1,4 +1,4 @@
-"""A call's command is judged once: the approval bar, the inspector, the "Always allow"
+"""A call's command is judged once: its card's question, the inspector, the "Always allow"
 menu and the policy's record read the judgement the call keeps."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pytestqt.qtbot import QtBot
 from melgui.core.agent import command_check, policy
 from melgui.core.agent.policy import RulePolicy
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 
-def test_a_compound_command_is_judged_once_with_the_bar_and_the_inspector_open(
+def test_a_compound_command_is_judged_once_with_its_card_and_the_inspector_open(
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     make_window: Any,
@@ -45,15 +45,20 @@ def test_a_compound_command_is_judged_once_with_the_bar_and_the_inspector_open(
         type_prompt(qtbot, window, "Clean up")
         await wait_until(lambda: window.inspector.book.pending())
         window.show_call("r1")
-        assert window.approval_bar.isVisible() and window.inspector_dock.isVisible()
+        transcript = window.chat.transcript
+        await wait_until(lambda: "Always allow" in transcript.card_html("r1"))
+        assert window.inspector_dock.isVisible()
         await wait_until(lambda: "asked" in window.inspector.detail.arguments.toPlainText())
-        assert "rm -rf build" in window.approval_bar.parts.text()
+        assert "rm -rf build" in transcript.card_html("r1")
         for _ in range(3):  # the views drawn again read the same judgement
-            window.approval_bar.refresh()
+            window.chat.refresh_cards()
             window.inspector.detail.show_record(window.inspector.current_record())
-        actions = window.approval_bar.controls._menu.actions()
+        click_card(transcript, "r1", "always")
+        menu = window.chat.answers.menu
+        assert menu is not None and menu.isVisible()
+        actions = menu.actions()
         assert actions[0].text() == "Allow commands “ls” and “rm” for this conversation"
-        window.approval_bar.controls._actions["session"].trigger()
+        actions[0].trigger()
         await wait_until(lambda: idle(window, 2))
 
     run(scenario())

@@ -52,8 +52,9 @@ def test_the_board_lists_every_agent_and_a_click_shows_its_pane(
     assert isinstance(pane, AgentPane)
     assert manager.area.focused_id == waiting.id
     assert manager.area.tabs.currentIndex() == manager.area.tab_of(waiting.id)
-    record = pane.inspector.current_record()
-    assert record is not None and record.call.name == "run_command"
+    [asking] = pane.pending_approvals()  # its card brought forward, the keyboard on it
+    assert asking.call.name == "run_command"
+    assert pane.chat.answers.focused() == asking.call.id
 
     tree.itemClicked.emit(signals.view.item(f"pane-{writer.id}"), 0)
     assert manager.area.focused_id == writer.id

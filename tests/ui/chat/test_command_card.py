@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QUrl
 from PySide6.QtGui import QFontInfo
 from pytestqt.qtbot import QtBot
 
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 
 def test_a_failing_command_shows_its_exit_code_not_done(
@@ -27,8 +27,7 @@ def test_a_failing_command_shows_its_exit_code_not_done(
     async def scenario() -> None:
         type_prompt(qtbot, window, "Run the tests")
         await wait_until(lambda: window.inspector.book.pending())
-        approve = window.inspector.detail.controls.approve_button
-        qtbot.mouseClick(approve, Qt.MouseButton.LeftButton)
+        click_card(window.chat.transcript, "r1", "approve")
         await wait_until(lambda: idle(window, 2))
 
     run(scenario())

@@ -45,11 +45,11 @@ def test_reopened_calls_keep_their_status_duration_and_decision(
         book = window.inspector.book
         await wait_until(lambda: [r.call.id for r in book.pending()] == ["w1"])
         window.inspector.show_call("w1")
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: [r.call.id for r in book.pending()] == ["c1"])
         window.inspector.show_call("c1")
-        window.inspector.detail.controls.reason.setText("not now")
-        assert window.inspector.deny_current()
+        window.session.thread.set_draft("c1", "not now")  # as typed on its card
+        assert window.deny_key()
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2)
         cid = sidebar.current_id
         assert cid is not None

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication
+from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.approval import ApprovalRequest
@@ -33,7 +34,7 @@ def detail(qtbot: QtBot) -> CallDetail:
 def test_nothing_selected_says_what_to_do(qtbot: QtBot) -> None:
     view = detail(qtbot)
     assert view.title.text() == "Select a call to see its arguments and result."
-    assert view.controls.isHidden()
+    assert view.waiting.isHidden()
     assert view.arguments.toPlainText() == "" and view.result.toPlainText() == ""
 
 
@@ -52,23 +53,24 @@ def test_a_finished_call_shows_status_duration_decision_source_and_result(
     )
     assert view.result.toPlainText() == "make: *** No rule to make target 'test'."
     assert view.arguments.toPlainText().startswith("Command\nmake test\nFolder /project")
-    assert view.controls.isHidden()
+    assert view.waiting.isHidden()
 
 
-def test_a_waiting_call_shows_the_approval_buttons_until_decided(
+def test_a_waiting_call_says_so_without_buttons_until_decided(
     qtbot: QtBot, qloop: QtEventLoop
 ) -> None:
     view = detail(qtbot)
     request = ApprovalRequest(RUN, {"command": "make test"}, future=qloop.create_future())
     record = CallRecord(RUN, RUN.parsed, "main", status="waiting", request=request)
     view.show_record(record)
-    assert view.controls.isVisible()
+    assert view.waiting.isVisible() and "on its card in the chat" in view.waiting.text()
+    assert view.findChildren(QPushButton) == []  # answered on the card, not here
     assert view.title.text().startswith(
         '<b>run_command</b> · <span style="color:#a04c00">◆ waiting for approval</span> · '
     )
     request.approve()
     view.show_record(record)
-    assert view.controls.isHidden()
+    assert view.waiting.isHidden()
 
 
 def test_a_theme_change_redraws_the_shown_call(qtbot: QtBot) -> None:

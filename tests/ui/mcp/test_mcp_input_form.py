@@ -1,5 +1,5 @@
 """An MCP server asks for input during a call: the window shows a form built from the
-requested schema under the approval bar, naming the server and the call; Accept sends
+requested schema under the chat, naming the server and the call; Accept sends
 what the person typed (a bad value is refused in words first), Decline says no."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_the_form_asks_and_answers_for_the_call(
         await window.desk.start_mcp(extra=config)
         type_prompt(qtbot, window, "book us a table")
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: form.isVisible(), 20)
 
     run(scenario())
@@ -77,7 +77,7 @@ def test_the_form_asks_and_answers_for_the_call(
 
     async def second() -> None:
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: form.isVisible() and "Bistro" in form.message.text(), 20)
         form.decline_button.click()
         await wait_until(lambda: idle(window, 3), 20)
@@ -114,7 +114,7 @@ def test_a_page_to_open_is_shown_in_full_and_opens_only_on_the_persons_click(
         await window.desk.start_mcp(extra=config)
         type_prompt(qtbot, window, "pay the deposit")
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: form.isVisible(), 20)
 
     run(scenario())
@@ -129,7 +129,7 @@ def test_a_page_to_open_is_shown_in_full_and_opens_only_on_the_persons_click(
 
     async def again() -> None:
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: form.isVisible(), 20)
         assert opened == []  # declined: never opened
         form.accept_button.click()

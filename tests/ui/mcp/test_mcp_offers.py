@@ -87,7 +87,7 @@ def test_prompts_are_commands_and_resources_are_mentions(
     async def taught() -> None:
         type_prompt(qtbot, window, "teach yourself")
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: commands.get("mcp__fake__explain") is not None, 20)
         await wait_until(lambda: idle(window, 4), 20)
 

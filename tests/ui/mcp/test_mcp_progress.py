@@ -37,7 +37,7 @@ def test_progress_on_the_calls_card(
         await window.desk.start_mcp(extra=config)
         type_prompt(qtbot, window, "run the steps")
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: "2 of 4 · step 2 of 4" in shown(), 30)
 
     run(scenario())

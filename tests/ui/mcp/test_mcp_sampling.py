@@ -36,7 +36,7 @@ def test_a_sampling_request_is_shown_then_sent_or_refused(
         await window.desk.start_mcp(extra=config)
         type_prompt(qtbot, window, "ask the server")
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: bar.isVisible(), 20)
 
     run(asked())
@@ -55,7 +55,7 @@ def test_a_sampling_request_is_shown_then_sent_or_refused(
 
     async def second() -> None:
         await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: bar.isVisible() and "Again?" in bar.sent.toPlainText(), 20)
         bar.refuse_button.click()
         await wait_until(lambda: idle(window, 3), 20)

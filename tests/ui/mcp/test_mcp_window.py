@@ -43,13 +43,14 @@ def test_server_status_and_an_mcp_call_in_the_inspector(
         await wait_until(lambda: window.inspector.book.pending(), 20)
         record = window.inspector.book.pending()[0]
         assert record.call.name == "mcp__fake__picture"  # MCP calls ask by default
-        assert window.inspector.approve_current()
+        assert window.approve_key()
         await wait_until(lambda: window.inspector.book.pending(), 20)
         window.inspector.show_call("e1")
         title = window.inspector.detail.title.text()
         assert "MCP server fake · read-only · closed world" in title  # echo's annotations
-        assert "[MCP server fake · read-only · closed world]" in window.approval_bar.label.text()
-        assert window.inspector.approve_current()
+        card = window.chat.transcript.card_html("e1")  # what the tool says of itself
+        assert "[MCP server fake · read-only · closed world]" in card
+        assert window.approve_key()
         await wait_until(lambda: idle(window, 3), 20)
         window.inspector.show_call("p1")
 

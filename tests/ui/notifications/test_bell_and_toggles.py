@@ -1,5 +1,5 @@
 """A terminal's bell signals like an agent does; each signal can be turned off (the
-approval bar's count too); a pane in front signals nothing. Real terminals in real ptys,
+waiting line's count too); a pane in front signals nothing. Real terminals in real ptys,
 real workers on the scripted relay, the real window, a real session bus."""
 
 from __future__ import annotations
@@ -112,10 +112,10 @@ def test_the_approval_count_can_be_turned_off(
         await wait_until(lambda: len(window.approvals) == count + 1)
 
     run(asked("one"))
-    assert window.approval_bar.isVisible() and not window.approval_bar.count.isVisible()
+    assert window.waiting_bar.isVisible() and not window.waiting_bar.count.isVisible()
     window.settings.signal_approval_count = True  # as Settings → Signals sets it
     run(asked("two"))
-    assert window.approval_bar.count.isVisible()
-    assert "2&nbsp;waiting" in window.approval_bar.count.text()
+    assert window.waiting_bar.count.isVisible()
+    assert "2&nbsp;waiting" in window.waiting_bar.count.text()
     for request in window.approvals.pending():
         request.deny("test over")

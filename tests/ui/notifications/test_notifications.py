@@ -73,16 +73,17 @@ def test_an_approval_in_a_background_pane_signals_and_a_click_shows_it(
     frame = area.frame(worker.id)
     assert frame is not None and frame.badge == 1 and not frame.badge_label.isHidden()
     assert area.tabs.tabText(area.tab_of(worker.id)).endswith("● 1")
-    assert "1\xa0waiting" in window.approval_bar.count.text().replace("&nbsp;", "\xa0")
-    assert window.approval_bar.count.isVisible()
+    assert "1\xa0waiting" in window.waiting_bar.count.text().replace("&nbsp;", "\xa0")
+    assert window.waiting_bar.count.isVisible()
 
     notification_bus.click(call["id"])  # the person clicks the notification
     pane = manager.pane(worker.id)
     assert isinstance(pane, AgentPane)
-    run(wait_until(lambda: area.focused_id == worker.id and pane.inspector.isVisible()))
+    waiting = pane.pending_approvals()[0].call.id
+    # its card brought forward, the keyboard on it: where the question is answered
+    run(wait_until(lambda: area.focused_id == worker.id and pane.chat.answers.focused()))
     assert area.tabs.currentIndex() == area.tab_of(worker.id)
-    record = pane.inspector.current_record()
-    assert record is not None and record.call.id == pane.pending_approvals()[0].call.id
+    assert pane.chat.answers.focused() == waiting
     assert frame.badge == 0 and not frame.badge_label.isVisible()
     assert not area.tabs.tabText(area.tab_of(worker.id)).endswith("● 1")
     assert window.isActiveWindow()
@@ -91,7 +92,7 @@ def test_an_approval_in_a_background_pane_signals_and_a_click_shows_it(
     run(wait_until(lambda: pane.state.name == "idle" and not pane.bridge.busy))
     assert (project / "built.txt").exists()
     assert len(notification_bus.calls()) == 1, "its pane is in front now: no signal"
-    assert not window.approval_bar.count.isVisible()
+    assert not window.waiting_bar.count.isVisible()
 
 
 def test_a_turn_ending_behind_another_window_signals_unless_turned_off(

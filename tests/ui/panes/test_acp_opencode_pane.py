@@ -17,7 +17,7 @@ from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.runtime.qt_loop import QtEventLoop
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.third_party_agents import answer_titles, opencode_agent
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.window import click_card, relay_settings, wait_until
 
 LIMIT = 90  # seconds; OpenCode starts slowly on a busy machine
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+Hello world\n*** End Patch"
@@ -62,17 +62,18 @@ def test_opencodes_approval_waits_in_the_main_queue(
     request = window.approvals.first()
     assert request is not None and request.source == info.title == "opencode 1"
     assert request.call.name == "edit" and request is pane.pending_approvals()[0]
-    controls = window.approval_bar.controls
+    card = pane.chat.transcript.card_html(request.call.id)  # answered on its card
     # OpenCode's own three options, kept as offered.
     assert [o.kind for o in request.options] == ["allow_once", "allow_always", "reject_once"]
-    assert [b.text() for b in controls.option_buttons] == ["Allow once", "Always allow", "Reject"]
+    for label in ("Allow once", "Always allow", "Reject"):
+        assert f"&nbsp;&nbsp;{label}&nbsp;&nbsp;" in card
     assert pane.state.name == "waiting"
     assert not (project / "hello.txt").exists()
     qtbot.wait(300)
     if SHOTS:
         window.grab().save(os.path.join(SHOTS, "screenshot-acp-opencode.png"))
 
-    controls.option_buttons[0].click()  # OpenCode's "Allow once"
+    click_card(pane.chat.transcript, request.call.id, "choose", "0")  # OpenCode's "Allow once"
 
     async def answered() -> None:
         await wait_until(lambda: "Added hello.txt." in pane.latest_reply(), LIMIT)

@@ -17,12 +17,13 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.protocol.tooling import ToolRegistry
 from melgui.desk.hosted_agents.session_book import SessionBook
+from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.terminal.pane import TerminalPane
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 
 ASK = "Clean the build and run the tests."
 PLAY = [
@@ -68,14 +69,11 @@ def test_acp_pane_in_the_window(
     assert request is not None and request.source == info.title == "scripted 1"
     assert "scripted 1.0" in pane.info.text()  # the screenshot names the fake as what it is
     assert request.call.name == "execute" and request is pane.pending_approvals()[0]
-    controls = window.approval_bar.controls
-    assert [b.text() for b in controls.option_buttons] == [
-        "Yes, once",
-        "Yes, always",
-        "No",
-        "Never",
-    ]
-    assert not controls.approve_button.isVisibleTo(controls)
+    card = pane.chat.transcript.card_html(request.call.id)  # answered on its card
+    labels = ["Yes, once", "Yes, always", "No", "Never"]
+    assert [card.find(f"&nbsp;&nbsp;{label}&nbsp;&nbsp;") > 0 for label in labels] == [True] * 4
+    assert card.find("Yes, once") < card.find("Yes, always") < card.find("Never")
+    assert action_href("approve", request.call.id) not in card  # the agent's, not ours
     assert pane.state.name == "waiting"
     assert "context 12,400 / 200,000 tokens" in pane.info.text()
     assert "- [~] clean build" in window.plans_panel.plans[-1][1]
@@ -85,7 +83,8 @@ def test_acp_pane_in_the_window(
     if SHOTS:
         window.grab().save(os.path.join(SHOTS, "screenshot-acp.png"))
 
-    controls.option_buttons[0].click()  # the agent's own "Yes, once"
+    click_card(pane.chat.transcript, request.call.id, "choose", "0")  # its own "Yes, once"
+    assert request.chosen == "yes"
 
     async def answered() -> None:
         await wait_until(lambda: "permission:yes" in pane.latest_reply(), 20)
@@ -197,8 +196,10 @@ def test_an_agents_edit_shows_its_diff_in_the_panes_inspector_before_approval(
     shown = inspector.detail.arguments.toPlainText()
     assert "Changes" in shown and "-alpha" in shown and "+beta" in shown
     request = window.approvals.first()
-    window.approval_bar.controls.option_buttons[0].click()
-    assert request is not None and request.chosen == "yes"
+    assert request is not None
+    assert "+beta" in pane.chat.transcript.card_html(request.call.id)  # its diff on the card
+    click_card(pane.chat.transcript, request.call.id, "choose", "0")
+    assert request.chosen == "yes"
     try:
         run(wait_until(lambda: pane.state.name == "idle", 20))
     except AssertionError as exc:  # say what it waited on (CI saw this once, not here)

@@ -1,22 +1,17 @@
 """What a call's card shows when it is unfolded: the change it makes (tinted diff lines),
 a command and its output (a dark monospace block with the exit code), another tool's
-result, and while it waits, the approval: Approve and Deny with their keys, and the
-side panel for the other answers."""
+result, and while it waits, its question (approval_card)."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
-from urllib.parse import quote
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.ui.chat.blocks.call_words import CHANGES, change_lines, output_lines
-from melgui.ui.chat.blocks.links import ACTION_SCHEME, CALL_SCHEME
 from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS, Colors
 
 SHOWN_LINES = 40  # of a change or an output; the side panel has all of it
-APPROVE_KEYS = "Ctrl+Return"
-DENY_KEYS = "Ctrl+Shift+Backspace"
 
 
 def _block(lines: list[str], colour: str, background: str) -> str:
@@ -45,23 +40,6 @@ def diff_html(lines: list[str], colors: Colors) -> str:
     return f'<p style="margin:{SPACE_XS}px 0 0 0"></p>' + "".join(rows)
 
 
-def approval_html(call_id: str, colors: Colors) -> str:
-    quoted = quote(call_id, safe="")
-    button = 'style="text-decoration:none; color:{fg}; background-color:{bg}; font-weight:600"'
-    approve = button.format(fg=colors.on_accent, bg=colors.accent)
-    deny = button.format(fg=colors.text, bg=colors.muted_bg)
-    gap = "&nbsp;&nbsp;"
-    return (
-        f'<p style="margin-top:{SPACE_S}px; margin-bottom:0">'
-        f'<a href="{ACTION_SCHEME}:approve/{quoted}" {approve}>{gap}Approve{gap}</a>'
-        f'&nbsp;<span style="color:{colors.muted}; font-size:small">{APPROVE_KEYS}</span>'
-        f'{gap}&nbsp;<a href="{ACTION_SCHEME}:deny/{quoted}" {deny}>{gap}Deny{gap}</a>'
-        f'&nbsp;<span style="color:{colors.muted}; font-size:small">{DENY_KEYS}</span>'
-        f'&nbsp;&nbsp;&nbsp;<a href="{CALL_SCHEME}:{quoted}" style="font-size:small">'
-        "Always allow, a reason…</a></p>"
-    )
-
-
 def body_html(
     call_id: str,
     name: str,
@@ -70,9 +48,11 @@ def body_html(
     result: str | None,
     colors: Colors,
     shown: int = SHOWN_LINES,
+    question: str = "",
 ) -> str:
     """The unfolded part of a card (empty when there is nothing more to show); `shown`
-    lines at most of a change or an output (fewer while it opens)."""
+    lines at most of a change or an output (fewer while it opens); `question`: a
+    waiting call's question (approval_card), drawn under the change or command."""
     parts = []
     if name in CHANGES:
         lines = change_lines(name, arguments, shown)
@@ -86,5 +66,5 @@ def body_html(
     elif result is not None:
         parts.append(_block(output_lines(result, shown), colors.text, colors.code_bg))
     if status == "waiting":
-        parts.append(approval_html(call_id, colors))
+        parts.append(question)
     return "".join(parts)

@@ -302,6 +302,10 @@ class ChatTranscript(QTextBrowser):
             cursor.setBlockCharFormat(QTextCharFormat())
         cursor.insertHtml(card_html)
 
+    def card_html(self, call_id: str) -> str:
+        """What a card shows now, as it was drawn ("" when not drawn)."""
+        return self._card_html.get(call_id, "")
+
     def has_card(self, call_id: str) -> bool:
         """Drawn, or waiting to be drawn (in_order)."""
         waiting = any(name == "add_card" and args[0] == call_id for name, args, _ in self.waiting)
@@ -526,6 +530,50 @@ class ChatTranscript(QTextBrowser):
         cursor = table.firstCursorPosition()
         cursor.setPosition(table.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
         return self._reveal(cursor)
+
+    @in_order
+    def focus_link(self, call_id: str, href: str, take_focus: bool = True) -> None:
+        """Scroll a card's link `href` into view and put the keyboard on it (Enter follows
+        it, Tab goes on to the next); the transcript takes the focus if `take_focus`."""
+        table = self._cards.get(call_id)
+        if table is None:
+            return
+        cursor = self._link_cursor(table, href)
+        if cursor is None:
+            return
+        self._reveal(cursor)
+        if take_focus:
+            self.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def link_cursor(self, call_id: str, href: str) -> QTextCursor | None:
+        """A cursor over a card's link `href` (None: not drawn)."""
+        table = self._cards.get(call_id)
+        return self._link_cursor(table, href) if table is not None else None
+
+    def _link_cursor(self, table: QTextTable, href: str) -> QTextCursor | None:
+        start, end = table.firstPosition(), table.lastPosition()
+        block = self.document().findBlock(start)
+        while block.isValid() and block.position() <= end:
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                if fragment.charFormat().anchorHref() == href:
+                    cursor = QTextCursor(self.document())
+                    cursor.setPosition(fragment.position())
+                    cursor.setPosition(
+                        fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor
+                    )
+                    return cursor
+                it += 1
+            block = block.next()
+        return None
+
+    def card_at(self, position: int) -> str | None:
+        """The call whose card holds document `position`."""
+        for call_id, table in self._cards.items():
+            if table.firstPosition() <= position <= table.lastPosition():
+                return call_id
+        return None
 
     def reveal_text(self, text: str) -> bool:
         """Scroll to the last place `text` is drawn and select it; False when it is not."""
