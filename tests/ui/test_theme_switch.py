@@ -53,7 +53,6 @@ def assert_drawn_in(window: MainWindow, colors: Colors) -> None:
     assert colors.pending in inspector.detail.title.text()  # "waiting for approval"
     toolbar = window.toolbar
     assert window_of(toolbar) == colors.window
-    assert base_of(toolbar.model_box) == colors.base
     assert toolbar.palette().color(QPalette.ColorRole.WindowText).name() == colors.text
     assert colors.ok in toolbar.connection.text()  # the last known state, recoloured
     assert window_of(window.statusBar()) == colors.window
