@@ -72,6 +72,7 @@ def test_typing_in_the_model_menu_filters_it_and_enter_uses_an_unlisted_model(
     assert menu.use_typed.isVisible() and menu.use_typed.text() == "Use “my-own-model”"
     qtbot.keyClick(menu.field, Qt.Key.Key_Return)
     assert chip.text() == "my-own-model"
+    run(wait_until(lambda: chip.shown_text() == "my-own-model"))  # the chip grew to fit it
 
     async def scenario() -> None:
         type_prompt(qtbot, window, "hi")

@@ -8,8 +8,15 @@ the accessible description keep them whole.
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QSizePolicy, QToolButton, QWidget
+from PySide6.QtGui import QPaintEvent
+from PySide6.QtWidgets import (
+    QSizePolicy,
+    QStyle,
+    QStyleOptionToolButton,
+    QStylePainter,
+    QToolButton,
+    QWidget,
+)
 
 from melgui.ui.runtime.look.icons import icon, name_icon
 from melgui.ui.runtime.look.tokens import CHIP_H, CHIP_TEXT_MAX, ICON, Colors
@@ -18,13 +25,12 @@ SHORTEST = "mmmm…"  # what a chip still shows when squeezed
 
 
 class Chip(QToolButton):
-    """`name` is its accessible name (what it is); `show_words` says what it holds. The
-    owner gives it its menu."""
+    """`name` is its accessible name (what it is); `show_words` says what it holds (its
+    whole text; `shown_text` is what fits). The owner gives it its menu."""
 
     def __init__(self, icon_name: str, name: str, colors: Colors, parent: QWidget) -> None:
         super().__init__(parent)
         self.icon_name = icon_name
-        self.words = ""
         self.setProperty("role", "chip")
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.set_colors(colors)
@@ -38,10 +44,13 @@ class Chip(QToolButton):
         self.setIcon(icon(self.icon_name, colors.muted))
 
     def show_words(self, words: str) -> None:
-        self.words = words
+        self.setText(words)
         self.setAccessibleDescription(words)
-        self._cut_to(self.width() if self.isVisible() else CHIP_TEXT_MAX)
-        self.updateGeometry()
+
+    def shown_text(self) -> str:
+        """The words as drawn: cut in the middle to the room the chip has now."""
+        room = min(max(0, self.width() - self._chrome()), CHIP_TEXT_MAX)
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, room)
 
     def _chrome(self) -> int:
         """The chip's width without its words: icon, padding, chevron."""
@@ -49,19 +58,19 @@ class Chip(QToolButton):
 
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
-        words = min(self.fontMetrics().horizontalAdvance(self.words), CHIP_TEXT_MAX)
+        words = min(self.fontMetrics().horizontalAdvance(self.text()), CHIP_TEXT_MAX)
         return QSize(self._chrome() + words, hint.height())
 
     def minimumSizeHint(self) -> QSize:
-        words = min(self.fontMetrics().horizontalAdvance(SHORTEST), self.sizeHint().width())
-        return QSize(min(self._chrome() + words, self.sizeHint().width()), self.sizeHint().height())
+        hint = self.sizeHint()
+        shortest = self._chrome() + self.fontMetrics().horizontalAdvance(SHORTEST)
+        return QSize(min(shortest, hint.width()), hint.height())
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._cut_to(event.size().width())
-
-    def _cut_to(self, width: int) -> None:
-        room = min(max(0, width - self._chrome()), CHIP_TEXT_MAX)
-        text = self.fontMetrics().elidedText(self.words, Qt.TextElideMode.ElideMiddle, room)
-        if text != self.text():
-            self.setText(text)
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """As QToolButton paints itself, with the words cut to fit (drawn, not set: the
+        text stays whole for the size hint, the tooltip and screen readers)."""
+        painter = QStylePainter(self)
+        option = QStyleOptionToolButton()
+        self.initStyleOption(option)
+        option.text = self.shown_text()
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ToolButton, option)
