@@ -78,14 +78,15 @@ class ModelMenu(QMenu):
         self.choices = choices
         self.colors = colors
         self.setToolTipsVisible(True)
-        self.field = QLineEdit()
-        self.model_actions: list[QAction] = []
-        self.use_typed = QAction(self)
+        self.field: QLineEdit
+        self.model_actions: list[QAction]
+        self.use_typed: QAction
+        self.fill()
         self.aboutToShow.connect(self.fill)
 
     def fill(self) -> None:
-        self.clear()
-        self.field = QLineEdit(self)
+        self.clear()  # and the field: its action owned it
+        self.field = QLineEdit()
         self.field.setPlaceholderText("Filter, or type a model id")
         self.field.setAccessibleName("Model id")
         self.field.setClearButtonEnabled(True)
