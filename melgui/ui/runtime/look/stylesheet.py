@@ -65,7 +65,7 @@ QPushButton[role="primary"]:focus {{ border: {px(FOCUS_RING)} solid {c.text}; }}
 QPushButton[role="chip"], QToolButton[role="chip"] {{ background: {c.muted_bg}; color: {c.text};
     border: none; border-radius: {px(CHIP_H // 2)}; padding: {px(SPACE_2XS)} {px(SPACE_S)};
     min-height: {px(CHIP_H - 2 * SPACE_2XS)}; }}
-QToolButton[role="chip"] {{ padding-right: {px(SPACE_S + ICON_S + SPACE_XS)}; }}
+QToolButton[role="chip"] {{ padding-right: {px(ICON_S + SPACE_S)}; }}
 QPushButton[role="chip"]:hover, QToolButton[role="chip"]:hover {{ background: {c.accent_soft}; }}
 QToolButton[role="chip"]:focus {{ border: {ring}; }}
 QPushButton[role="link"] {{ background: transparent; border: none; color: {c.accent};
@@ -78,7 +78,7 @@ QToolButton:focus {{ border: {ring}; }}
 QToolButton::menu-indicator {{ image: none; width: 0; }}
 QToolButton[role="chip"]::menu-indicator {{ image: {chevron}; width: {px(ICON_S)};
     height: {px(ICON_S)}; subcontrol-origin: padding; subcontrol-position: center right;
-    right: {px(SPACE_S)}; }}
+    right: {px(SPACE_XS)}; }}
 QLineEdit, QComboBox, QSpinBox, QDoubleSpinBox {{ background: {c.base}; color: {c.text};
     border: {line}; border-radius: {px(RADIUS_S)}; padding: {px(SPACE_XS)} {px(SPACE_S)};
     selection-background-color: {c.accent_soft}; selection-color: {c.text}; }}
