@@ -58,6 +58,7 @@ def assert_drawn_in(window: MainWindow, colors: Colors) -> None:
     assert window_of(window.statusBar()) == colors.window
     assert colors.pending in window.approval_bar.label.text()
     assert base_of(window.chat.transcript) == colors.base
+    assert window.chat.composer.colors is colors  # the chips' and buttons' icons retinted
     assert base_of(window.history.list) == colors.base
 
 

@@ -66,8 +66,8 @@ class ContextRing(QWidget):
 
 
 class ComposerCard(QFrame):
-    """The owner fills the chips' menus (`model_chip.menu()`, `role_chip.menu()`), says
-    what they show (`show_model`, `show_role`) and whether the agent runs (`set_busy`)."""
+    """The owner gives the chips their menus (choices.py's `join_chips`), says what they
+    show (`show_model`, `show_role`) and whether the agent runs (`set_busy`)."""
 
     sendRequested = Signal()
     stopRequested = Signal()
