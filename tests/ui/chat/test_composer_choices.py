@@ -58,7 +58,8 @@ def test_typing_in_the_model_menu_filters_it_and_enter_uses_an_unlisted_model(
 
     menu = open_chip(chip)
     assert isinstance(menu, ModelMenu)
-    run(wait_until(lambda: menu.field.hasFocus()))  # typing goes to the field at once
+    field = menu.field
+    run(wait_until(field.hasFocus))  # typing goes to the field at once
     qtbot.keyClicks(menu.field, "chat")
     shown = [a.text() for a in menu.model_actions if a.isVisible()]
     assert shown == ["mel-chat  (no tools)"] and menu.use_typed.isVisible()
