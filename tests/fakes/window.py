@@ -9,9 +9,10 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent, QTextDocument
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
@@ -151,3 +152,22 @@ def click_href(transcript: Any, call_id: str, href: str) -> None:
             Qt.KeyboardModifier.NoModifier,
         )
         QApplication.sendEvent(viewport, event)
+
+
+def open_chip(chip: QToolButton) -> QMenu:
+    """Open a composer chip's menu as a click on it does (above the chip), but without
+    the click's modal loop, so the test goes on while it is open."""
+    menu = chip.menu()
+    assert menu is not None and chip.isVisible()
+    menu.aboutToShow.emit()  # filled, to know its height
+    menu.popup(chip.mapToGlobal(QPoint(0, -menu.sizeHint().height())))
+    assert menu.isVisible()
+    return menu
+
+
+def pick_on_chip(chip: QToolButton, words: str) -> None:
+    """Open `chip`'s menu and click the entry that reads `words`."""
+    menu = open_chip(chip)
+    action = next(a for a in menu.actions() if a.text() == words)
+    QTest.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
+    assert not menu.isVisible()

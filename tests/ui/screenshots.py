@@ -112,8 +112,8 @@ def shoot(app: QApplication, theme: str, out: Path) -> Path:
         window.show()
 
         async def scenario() -> None:
-            window.toolbar.set_models([])
-            window.toolbar.set_model("mel-large")
+            window.choices.set_models([])
+            window.choices.set_model("mel-large")
             window.chat.input.setPlainText(
                 "Add a greet(name) function to app.py and use it in main"
             )

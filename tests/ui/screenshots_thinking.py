@@ -97,8 +97,8 @@ def shoot(app: QApplication, out: Path) -> list[Path]:
         window.show()
 
         async def scenario() -> None:
-            window.toolbar.set_models([])
-            window.toolbar.set_model("qwen3")
+            window.choices.set_models([])
+            window.choices.set_model("qwen3")
             window.chat.input.setPlainText("Why is test_worker flaky?")
             window.chat.input.send()
             await wait_until(lambda: not window.bridge.busy and window.session.loop.legs)

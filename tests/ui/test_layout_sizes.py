@@ -22,6 +22,7 @@ from tests.fakes.window import relay_settings, wait_until
 SIZES = [(1024, 700), (1366, 768), (1920, 1080), (2560, 1440)]
 LAYOUTS = ["right", "right", "down", "right"]  # how each new pane is placed
 CHAT_AT_LEAST = 480
+LONG_MODEL = "hf.co/bartowski/Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M"  # the chip cuts it short
 
 
 def open_panes(window: MainWindow, count: int, run: Any) -> None:
@@ -51,7 +52,7 @@ def test_the_window_keeps_its_size_and_the_chat_its_width(
     scripted_relay: ScriptedRelay, make_window: Any, run: Any, size: tuple[int, int], panes: int
 ) -> None:
     scripted_relay.on(lambda r: r.tool_role == "worker", [text("ok"), done()])
-    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window: MainWindow = make_window(relay_settings(scripted_relay, model=LONG_MODEL))
     window.resize(*size)
     run(wait_until(lambda: (window.width(), window.height()) == size))
     history = window.history_dock.width()
@@ -61,6 +62,35 @@ def test_the_window_keeps_its_size_and_the_chat_its_width(
     assert (window.width(), window.height()) == size  # it never resizes itself
     assert window.chat.width() >= CHAT_AT_LEAST
     assert window.minimumSizeHint().width() <= size[0]  # nothing asks for more room
+    assert_the_composer_fits(window)
+
+
+def assert_the_composer_fits(window: MainWindow) -> None:
+    """The chips, buttons and ring sit whole in the composer card, side by side."""
+    card = window.chat.composer
+    row = [
+        card.model_chip,
+        card.role_chip,
+        card.attach_button,
+        card.mention_button,
+        card.command_button,
+        card.ring,
+        card.send_button,
+    ]
+    right = 0
+    for widget in row:
+        box = widget.geometry()
+        assert widget.isVisible() and card.rect().contains(box), widget.accessibleName()
+        assert widget.width() >= min(widget.minimumSizeHint().width(), widget.maximumWidth())
+        assert box.left() >= right  # no overlap
+        right = box.right()
+    chip = card.model_chip  # a long model id is cut short to the room there is, in the middle
+    words = chip.shown_text()
+    head, _, tail = words.partition("…")
+    assert chip.text() == LONG_MODEL and tail and LONG_MODEL.startswith(head)
+    assert LONG_MODEL.endswith(tail) and len(head) + len(tail) >= 4
+    assert chip.fontMetrics().horizontalAdvance(words) <= chip.width() - chip.iconSize().width()
+    assert card.role_chip.shown_text() == window.settings.role  # short words are never cut
 
 
 def test_on_a_small_screen_docks_fold_and_panes_become_tabs_then_come_back(

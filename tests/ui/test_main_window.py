@@ -13,7 +13,14 @@ from pytestqt.qtbot import QtBot
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS
 from tests.fakes import ScriptedRelay, done, hold, http_error, text, tool_call, tool_calls
-from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import (
+    click_card,
+    idle,
+    pick_on_chip,
+    relay_settings,
+    type_prompt,
+    wait_until,
+)
 
 
 def test_a_typed_prompt_streams_the_answer_as_markdown(
@@ -163,7 +170,7 @@ def test_switching_role_changes_the_tools_of_the_next_request(
     async def scenario() -> None:
         type_prompt(qtbot, window, "first")
         await wait_until(lambda: idle(window, 1))
-        window.toolbar.role_box.setCurrentText("orchestrator")
+        pick_on_chip(window.chat.composer.role_chip, "orchestrator")
         type_prompt(qtbot, window, "second")
         await wait_until(lambda: idle(window, 2))
 

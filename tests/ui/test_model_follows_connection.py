@@ -33,7 +33,7 @@ def test_switching_connection_twice_sends_each_servers_own_model(
     window: MainWindow = make_window(relay_settings(scripted_relay, model=""))
 
     async def scenario() -> None:
-        await wait_until(lambda: window.toolbar.current_model() == "mel-default")
+        await wait_until(lambda: window.choices.model == "mel-default")
         type_prompt(qtbot, window, "first")
         await wait_until(lambda: idle(window, 1))
 
@@ -49,7 +49,7 @@ def test_switching_connection_twice_sends_each_servers_own_model(
         dialog.accept()
         assert dialog.result() == QDialog.DialogCode.Accepted
         await wait_until(lambda: "2 models" in window.toolbar.connection.toolTip())
-        assert window.toolbar.current_model() == "small-test"
+        assert window.choices.model == "small-test"
         assert window.status.progress.text() == ""
         type_prompt(qtbot, window, "second")
         await wait_until(lambda: idle(window, 2))
@@ -60,7 +60,7 @@ def test_switching_connection_twice_sends_each_servers_own_model(
         dialog._update_enabled()
         assert dialog.model_box.currentText() == "mel-default"
         dialog.accept()
-        await wait_until(lambda: window.toolbar.current_model() == "mel-default")
+        await wait_until(lambda: window.choices.model == "mel-default")
         type_prompt(qtbot, window, "third")
         await wait_until(lambda: idle(window, 3))
 
@@ -94,10 +94,10 @@ def test_a_switch_in_code_never_carries_the_old_model(
     assert switched.model == "mel-default"  # what a careless caller would pass on
 
     async def scenario() -> None:
-        await wait_until(lambda: window.toolbar.model_box.count() == 2)
+        await wait_until(lambda: len(window.choices.models) == 2)
         window.apply_settings(switched, "k")
         assert window.session.loop.model != "mel-default"
-        await wait_until(lambda: window.toolbar.current_model() == "gpt-test")
+        await wait_until(lambda: window.choices.model == "gpt-test")
         type_prompt(qtbot, window, "hello")
         await wait_until(lambda: idle(window, 1))
 

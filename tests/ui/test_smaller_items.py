@@ -93,7 +93,12 @@ def test_toolbar_controls_have_names(make_window: Any, scripted_relay: Any) -> N
     bar = window.toolbar
     assert bar.folder_button.accessibleName() == "Project folder"
     assert bar.folder_button.text() == f"{window.kit.folder.rsplit('/', 1)[-1]} ▾"
-    assert bar.model_box.accessibleName() == "Model" and bar.role_box.accessibleName() == "Role"
+    assert bar.settings_button.accessibleName() == "Settings"
+    assert bar.settings_button.toolTip() == "Settings (Ctrl+,)"
+    composer = window.chat.composer
+    assert composer.model_chip.accessibleName() == "Model"
+    assert composer.role_chip.accessibleName() == "Role"
+    assert composer.role_chip.accessibleDescription() == "assistant"
 
 
 def test_the_system_theme_follows_the_desktop(monkeypatch: Any) -> None:

@@ -53,12 +53,12 @@ def assert_drawn_in(window: MainWindow, colors: Colors) -> None:
     assert colors.pending in inspector.detail.title.text()  # "waiting for approval"
     toolbar = window.toolbar
     assert window_of(toolbar) == colors.window
-    assert base_of(toolbar.model_box) == colors.base
     assert toolbar.palette().color(QPalette.ColorRole.WindowText).name() == colors.text
     assert colors.ok in toolbar.connection.text()  # the last known state, recoloured
     assert window_of(window.statusBar()) == colors.window
     assert colors.pending in window.waiting_bar.label.text()
     assert base_of(window.chat.transcript) == colors.base
+    assert window.chat.composer.colors is colors  # the chips' and buttons' icons retinted
     assert base_of(window.history.list) == colors.base
 
 

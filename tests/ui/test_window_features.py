@@ -25,17 +25,26 @@ from tests.fakes import (
     tool_call,
     tool_calls,
 )
-from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import (
+    click_card,
+    idle,
+    open_chip,
+    relay_settings,
+    type_prompt,
+    wait_until,
+)
 
 
 def test_the_model_picker_lists_tool_capable_models_first(
     scripted_relay: ScriptedRelay, make_window: Any, run: Any
 ) -> None:
     window: MainWindow = make_window(relay_settings(scripted_relay, model=""))
-    box = window.toolbar.model_box
-    run(wait_until(lambda: box.count() == 2))
-    assert box.itemData(0) == "mel-default"
-    assert box.itemText(1) == "mel-chat  (no tools)"
+    run(wait_until(lambda: len(window.choices.models) == 2))
+    menu = open_chip(window.chat.composer.model_chip)
+    listed = [a for a in menu.actions() if a.data()]
+    assert [a.text() for a in listed] == ["mel-default", "mel-chat  (no tools)"]
+    assert listed[0].isChecked() and "cannot take tools" in listed[1].toolTip()
+    menu.close()
     assert window.session.loop.model == "mel-default"  # nothing chosen: the first one
     assert (
         "●" in window.toolbar.connection.text()
@@ -199,7 +208,6 @@ def test_settings_dialog_tests_the_connection_and_switches_to_it(
         dialog.applied.connect(window.apply_settings)
         dialog.accept()
         assert isinstance(window.transport, OpenAITransport)
-        window.toolbar.set_model("gpt-test")
         window.set_model("gpt-test")
         type_prompt(qtbot, window, "hi there")
         await wait_until(lambda: "from openai" in window.chat.transcript.toPlainText())

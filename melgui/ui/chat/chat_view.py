@@ -321,6 +321,7 @@ class ChatView(QWidget):
         self.colors = colors
         self.transcript.set_colors(colors)
         self.thinking.set_colors(colors)
+        self.composer.set_colors(colors)
         self.cards.colors = self.stored.colors = colors
         self.load_conversation(self.bridge.session.conversation)
 

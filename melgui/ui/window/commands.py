@@ -36,6 +36,7 @@ from melgui.desk.prompt.slash_commands import SlashCommand, SlashCommands
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.board.parallel_work import ParallelWork
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.chat.composer.choices import ModelAndRole, open_model_menu
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.notifications.agents_watch import Signals
@@ -49,7 +50,6 @@ from melgui.ui.window.conversation_actions import edit_last, retry_last
 from melgui.ui.window.menus import Command, build_menus
 from melgui.ui.window.palette import CommandPalette, ShortcutsSheet
 from melgui.ui.window.status_line import StatusLine
-from melgui.ui.window.toolbar import ProjectToolbar
 
 Std = QKeySequence.StandardKey
 DEFAULT_FOCUS_CHAT_KEYS = "Ctrl+`"
@@ -88,7 +88,7 @@ class CommandHost(Protocol):
     palette_dialog: CommandPalette | None
     zoom_steps: int
     colors: Colors
-    toolbar: ProjectToolbar
+    choices: ModelAndRole
 
     @property
     def settings(self) -> Settings: ...
@@ -120,10 +120,6 @@ class CommandHost(Protocol):
     def project_folder(self) -> str: ...
 
     def change_folder(self, folder: str) -> None: ...
-
-    def set_model(self, model: str) -> None: ...
-
-    def set_role(self, role: str) -> None: ...
 
 
 def menu_actions(window: CommandHost) -> dict[str, QAction]:
@@ -431,10 +427,9 @@ def slash_commands(window: CommandHost, commands: SlashCommands) -> list[SlashCo
 
     def model(arguments: str) -> None:
         if not arguments:
-            window.toolbar.model_box.showPopup()
+            open_model_menu(window.chat.composer)
             return
-        window.toolbar.set_model(arguments)
-        window.set_model(arguments)
+        window.choices.pick_model(arguments)
         window.chat.transcript.add_notice(f"Model: {arguments}", window.colors.muted)
 
     def role(arguments: str) -> None:
@@ -442,8 +437,7 @@ def slash_commands(window: CommandHost, commands: SlashCommands) -> list[SlashCo
         if chosen is None:
             window.chat.show_note(f"/role takes one of: {', '.join(ROLES)}.")
             return
-        window.toolbar.set_role(chosen)
-        window.set_role(arguments)
+        window.choices.pick_role(chosen)
         window.chat.transcript.add_notice(f"Role: {arguments}", window.colors.muted)
 
     def export(arguments: str) -> None:

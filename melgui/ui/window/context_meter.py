@@ -4,6 +4,8 @@ server reports it; Compact and Edit summary act on the session."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
@@ -28,6 +30,10 @@ from melgui.ui.runtime.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 FULL_SCALE = 1000
+
+
+class RingView(Protocol):
+    def show_fraction(self, fraction: float | None, colour: str, tooltip: str) -> None: ...
 
 
 def short(tokens: int) -> str:
@@ -113,6 +119,11 @@ class ContextMeter(QWidget):
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
         self.refresh()
+
+    def show_on(self, ring: RingView) -> None:
+        """Show the fill on `ring` too (the composer's; dropped with it)."""
+        self.changed.connect(ring.show_fraction)
+        ring.show_fraction(self.fraction, self.colour, self.bar.toolTip())
 
     def on_change(self, change: Change) -> None:
         """A leg or a turn ended, a message was sent, the list was replaced, a notice

@@ -41,6 +41,7 @@ from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
 from melgui.ui.chat.card_answers import answer_waiting
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.chat.composer.choices import ModelAndRole, join_chips
 from melgui.ui.chat.model_line import BETTER_MODELS
 from melgui.ui.checkpoints.actions import CheckpointActions
 from melgui.ui.context.wiring import ContextWiring, Meter
@@ -83,7 +84,7 @@ from melgui.ui.window.plan_mode import PlanModeControl
 from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.review_command import REVIEWER, Reviews
 from melgui.ui.window.status_line import StatusLine
-from melgui.ui.window.toolbar import ProjectToolbar, join_composer
+from melgui.ui.window.toolbar import ProjectToolbar
 from melgui.ui.window.trust_bar import TrustBar
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class MainWindow(QMainWindow):
     themeChanged = Signal(object)  # Colors
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
-    models: ModelChoice  # the model picker's logic, made with the toolbar
+    models: ModelChoice  # the model chip's logic
     pane_manager: PaneManager
     status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
@@ -181,13 +182,11 @@ class MainWindow(QMainWindow):
         self.themeChanged.connect(self.toolbar.set_colors)
         self.themeChanged.connect(self.plans_panel.set_colors)
         self.toolbar.set_folder(self.kit.folder)
-        self.toolbar.set_role(self.settings.role)
-        self.toolbar.set_model(self.settings.model)
         self.toolbar.set_connection(connection_label(self.settings), "unknown")
         self.toolbar.folderRequested.connect(lambda: self.actions_by_name["open_folder"].trigger())
-        self.toolbar.roleChanged.connect(self.set_role)
-        self.toolbar.modelChanged.connect(self.set_model)
-        self.toolbar.refreshModels.connect(
+        self.choices = ModelAndRole(self.settings.model, self.settings.role, self)  # the chips'
+        self.choices.rolePicked.connect(self.set_role)
+        self.choices.refreshRequested.connect(
             lambda: self.tasks.spawn(self.models.refresh(), what="listing models")
         )
         self.toolbar.settingsRequested.connect(self.open_settings)
@@ -211,9 +210,8 @@ class MainWindow(QMainWindow):
         self.themeChanged.connect(self.status.context_meter.set_colors)
         self.status.context_meter.set_colors(self.colors)
         self._progress.connect(self.status.set_progress)
-        self.models = ModelChoice(
-            self.desk, self.toolbar, self.status, self._give_model, self._save_settings
-        )
+        self.models = ModelChoice(self.desk, self.choices, self.toolbar, self.status,
+                                  self._give_model, self._save_settings)  # fmt: skip
         self._offer_claude_rules()
 
     def _keep_layout(self, config: Path | None) -> LayoutKeeper:
@@ -242,7 +240,7 @@ class MainWindow(QMainWindow):
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
     def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
-        model = self.toolbar.current_model() or self.settings.model
+        model = self.choices.model or self.settings.model
         return self.sessions.main(conversation, model=model, role=self.settings.role, source=source)
 
     def _install(
@@ -265,7 +263,7 @@ class MainWindow(QMainWindow):
         self.chat.transcript.hover.retry = lambda: not self.session.busy  # the last answer
         self.chat.empty_note.set_local(self.settings.connection == "local")
         self._progress.connect(self.chat.thinking.set_stage)
-        self.chat.show_model(who_answers(self.settings, self.toolbar.current_model()))
+        self.chat.show_model(who_answers(self.settings, self.choices.model))
         self.inspector = Inspector(
             self.bridge,
             self.colors,
@@ -290,7 +288,8 @@ class MainWindow(QMainWindow):
         if old_inspector is not None:
             old_inspector.deleteLater()
         self.status.follow(self.bridge)
-        join_composer(self, self.status.context_meter)
+        join_chips(self.chat.composer, self.choices)
+        self.status.context_meter.show_on(self.chat.composer.ring)
         self.chat.input.setFocus()
         self.sessionChanged.emit(session)  # hooks (checkpoints' card extras) go on first
         self.chat.load_conversation(session.conversation)  # drawn once
@@ -462,7 +461,7 @@ class MainWindow(QMainWindow):
         old_bridge.deleteLater()
         self.tasks.spawn(old.aclose(), what="closing the previous conversation")
 
-    # --- toolbar actions ----------------------------------------------------------------
+    # --- the chips' and the toolbar's actions ---------------------------------------------
 
     def set_role(self, role: str) -> None:
         if role in ROLES:

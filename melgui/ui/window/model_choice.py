@@ -17,6 +17,7 @@ from melgui.core.protocol.loop_events import LegFinished, LoopEvent, TurnFailed
 from melgui.core.protocol.transport import ModelInfo, TransportError, sort_models
 from melgui.core.transports.connection import connection_key, connection_label
 from melgui.desk.desk import Desk
+from melgui.ui.chat.composer.choices import ModelAndRole
 from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar
 
@@ -31,17 +32,21 @@ def model_for_switch(old: Settings, new: Settings) -> str:
 
 
 class ModelChoice:
-    """Keeps toolbar, settings and sessions on one model of the current connection."""
+    """Keeps the composer's model chip, settings and sessions on one model of the current
+    connection; the toolbar says how the connection fares."""
 
     def __init__(
         self,
         desk: Desk,
+        choices: ModelAndRole,
         toolbar: ProjectToolbar,
         status: StatusLine,
         give: ModelSink,
         save: Callable[[], None],
     ) -> None:
         self._desk = desk
+        self._choices = choices
+        choices.modelPicked.connect(self.choose)
         self._toolbar = toolbar
         self._status = status
         self._give = give
@@ -54,7 +59,7 @@ class ModelChoice:
         return self._desk.settings.model
 
     def choose(self, model: str) -> None:
-        """The person picked `model` (toolbar or dialog): use and remember it."""
+        """The person picked `model` (the chip, /model or the dialog): use and remember it."""
         settings = self._desk.settings
         settings.model = model
         if model:
@@ -62,7 +67,7 @@ class ModelChoice:
                 **settings.connection_models,
                 connection_key(settings): model,
             }
-        self._toolbar.set_model(model)
+        self._choices.set_model(model)
         self._give(model)
         self._save()
 
@@ -72,7 +77,7 @@ class ModelChoice:
         model = model_for_switch(old, new)
         self.unverified = True
         self.offered = []
-        self._toolbar.set_models([])
+        self._choices.set_models([])
         self._status.set_progress("")  # e.g. "Local model ready" was about the old one
         self._status.showMessage(f"Connected to {connection_label(new)}", 8000)
         self.choose(model)
@@ -102,7 +107,7 @@ class ModelChoice:
             return  # the connection changed while we asked: that answer is stale
         self.offered = models
         self._desk.prompt.models = {model.id: model for model in models}  # images
-        self._toolbar.set_models(models)
+        self._choices.set_models(models)
         self._toolbar.set_connection(label, "ok", f"{len(models)} models")
         ids = [m.id for m in sort_models(models)]
         if not ids:

@@ -12,17 +12,16 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
     QHBoxLayout,
-    QMenu,
     QPushButton,
-    QToolButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
+from melgui.ui.chat.composer.chip import Chip
 from melgui.ui.chat.composer.input_box import PromptInput
 from melgui.ui.runtime.look.icons import icon, icon_button, name_icon
 from melgui.ui.runtime.look.tokens import (
-    CHIP_H,
     CONTROL_H,
     FOCUS_RING,
     ICON,
@@ -66,23 +65,9 @@ class ContextRing(QWidget):
         painter.end()
 
 
-def chip(icon_name: str, words: str, colors: Colors, parent: QWidget) -> QToolButton:
-    """A rounded chip with an icon and words that opens a menu."""
-    button = QToolButton(parent)
-    button.setProperty("role", "chip")
-    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-    button.setIcon(icon(icon_name, colors.muted))
-    button.setIconSize(QSize(ICON, ICON))
-    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-    button.setMenu(QMenu(button))
-    button.setMinimumHeight(CHIP_H)
-    name_icon(button, words)
-    return button
-
-
 class ComposerCard(QFrame):
-    """The owner fills the chips' menus (`model_chip.menu()`, `role_chip.menu()`), says
-    what they show (`show_model`, `show_role`) and whether the agent runs (`set_busy`)."""
+    """The owner gives the chips their menus (choices.py's `join_chips`), says what they
+    show (`show_model`, `show_role`) and whether the agent runs (`set_busy`)."""
 
     sendRequested = Signal()
     stopRequested = Signal()
@@ -94,8 +79,9 @@ class ComposerCard(QFrame):
         self.colors = colors
         prompt.setFrameShape(QFrame.Shape.NoFrame)
         prompt.setProperty("role", "bare")
-        self.model_chip = chip("cpu", "Model", colors, self)
-        self.role_chip = chip("bot", "Role", colors, self)
+        self.model_chip = Chip("cpu", "Model", colors, self)
+        self.role_chip = Chip("bot", "Role", colors, self)
+        self.role_chip.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.attach_button = icon_button("paperclip", "Attach a file or an image", colors.muted)
         self.attach_button.clicked.connect(self._choose_file)
         self.mention_button = icon_button("at-sign", "Mention a file", colors.muted, keys="@")
@@ -154,14 +140,30 @@ class ComposerCard(QFrame):
         self.send_button.setVisible(not busy)
 
     def show_model(self, model: str) -> None:
-        self.model_chip.setText(model or "Model")
+        self.model_chip.show_words(model or "Model")
         self.model_chip.show()
-        self.model_chip.setToolTip(f"Model: {model}. Click to choose another")
+        self.model_chip.setToolTip(f"Model: {model or 'none chosen'}. Click to choose another")
 
     def show_role(self, role: str) -> None:
-        self.role_chip.setText(role)
+        self.role_chip.show_words(role)
         self.role_chip.show()
-        self.role_chip.setToolTip(f"Role: {role}. Click to choose another")
+        self.role_chip.setToolTip(f"Role: {role} (which tools the model gets). Click to change")
+
+    def set_colors(self, colors: Colors) -> None:
+        """Tint the icons for a new theme (the stylesheet does the rest)."""
+        self.colors = colors
+        self.model_chip.set_colors(colors)
+        self.role_chip.set_colors(colors)
+        for button, name in (
+            (self.attach_button, "paperclip"),
+            (self.mention_button, "at-sign"),
+            (self.command_button, "square-slash"),
+        ):
+            button.setIcon(icon(name, colors.muted))
+        self.send_button.setIcon(icon("arrow-up", colors.accent, colors.muted))
+        self.stop_button.setIcon(icon("square", colors.accent, colors.muted))
+        self.ring.colors = colors
+        self.ring.update()
 
     def _choose_file(self) -> None:
         kit = self.prompt.kit

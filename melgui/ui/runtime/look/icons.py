@@ -8,7 +8,11 @@ and tooltip together (`icon_button`).
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
+import tempfile
+from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRect, QSize, Qt
 from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
@@ -71,6 +75,23 @@ def svg_text(name: str) -> str:
 
 def tinted_svg(name: str, colour: str) -> bytes:
     return svg_text(name).replace("currentColor", colour).encode()
+
+
+@functools.cache
+def _icon_folder() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="melgui-icons-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+@functools.cache
+def icon_file(name: str, colour: str) -> str:
+    """A file holding Lucide icon `name` tinted `colour`, for a stylesheet's `url()` (a
+    check box's tick, a chip's chevron): style sheets take images by path only. Written
+    once per process, removed at exit; a forward-slash path, as style sheets want."""
+    path = _icon_folder() / f"{name}-{colour.lstrip('#')}.svg"
+    path.write_bytes(tinted_svg(name, colour))
+    return path.as_posix()
 
 
 class _TintedEngine(QIconEngine):

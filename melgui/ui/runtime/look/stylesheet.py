@@ -5,10 +5,13 @@ controls, one accent for focus, selection and the primary button, and thin scrol
 Widgets ask for a variant by a dynamic property, never by a style of their own:
 `role="primary"` (the accent button), `role="chip"` (the composer's chips),
 `role="card"` (a raised, rounded frame), `role="muted"` and `role="title"` (labels).
+Images come from the Lucide icons tinted for the theme (`icon_file`): a checked box's
+tick, a menu entry's check and a chip's chevron.
 """
 
 from __future__ import annotations
 
+from melgui.ui.runtime.look.icons import icon_file
 from melgui.ui.runtime.look.tokens import (
     CHIP_H,
     FOCUS_RING,
@@ -37,6 +40,9 @@ def stylesheet(c: Colors) -> str:
     line = f"{px(HAIRLINE)} solid {c.border}"
     ring = f"{px(HAIRLINE)} solid {c.accent}"
     pad = f"{px(SPACE_XS)} {px(SPACE_M)}"
+    tick = f"url({icon_file('check', c.on_accent)})"  # on a checked box's accent fill
+    menu_tick = f"url({icon_file('check', c.text)})"
+    chevron = f"url({icon_file('chevron-down', c.muted)})"
     return f"""
 QMainWindow::separator {{ background: {c.window}; width: {px(SPACE_XS)}; height: {px(SPACE_XS)}; }}
 QToolBar {{ background: {c.window}; border: none; border-bottom: {line};
@@ -57,9 +63,11 @@ QPushButton[role="primary"] {{ background: {c.accent}; color: {c.on_accent};
 QPushButton[role="primary"]:hover {{ background: {c.accent}; }}
 QPushButton[role="primary"]:focus {{ border: {px(FOCUS_RING)} solid {c.text}; }}
 QPushButton[role="chip"], QToolButton[role="chip"] {{ background: {c.muted_bg}; color: {c.text};
-    border: none; border-radius: {px(RADIUS_S)}; padding: {px(SPACE_2XS)} {px(SPACE_S)};
+    border: none; border-radius: {px(CHIP_H // 2)}; padding: {px(SPACE_2XS)} {px(SPACE_S)};
     min-height: {px(CHIP_H - 2 * SPACE_2XS)}; }}
+QToolButton[role="chip"] {{ padding-right: {px(ICON_S + SPACE_S)}; }}
 QPushButton[role="chip"]:hover, QToolButton[role="chip"]:hover {{ background: {c.accent_soft}; }}
+QToolButton[role="chip"]:focus {{ border: {ring}; }}
 QPushButton[role="link"] {{ background: transparent; border: none; color: {c.accent};
     padding: {px(SPACE_2XS)} {px(SPACE_XS)}; }}
 QToolButton {{ background: transparent; border: {px(HAIRLINE)} solid transparent;
@@ -68,6 +76,9 @@ QToolButton:hover {{ background: {c.muted_bg}; }}
 QToolButton:pressed, QToolButton:checked {{ background: {c.accent_soft}; }}
 QToolButton:focus {{ border: {ring}; }}
 QToolButton::menu-indicator {{ image: none; width: 0; }}
+QToolButton[role="chip"]::menu-indicator {{ image: {chevron}; width: {px(ICON_S)};
+    height: {px(ICON_S)}; subcontrol-origin: padding; subcontrol-position: center right;
+    right: {px(SPACE_XS)}; }}
 QLineEdit, QComboBox, QSpinBox, QDoubleSpinBox {{ background: {c.base}; color: {c.text};
     border: {line}; border-radius: {px(RADIUS_S)}; padding: {px(SPACE_XS)} {px(SPACE_S)};
     selection-background-color: {c.accent_soft}; selection-color: {c.text}; }}
@@ -97,6 +108,8 @@ QTabBar::tab:hover {{ color: {c.text}; }}
 QMenu {{ background: {c.surface}; color: {c.text}; border: {line}; padding: {px(SPACE_XS)}; }}
 QMenu::item {{ padding: {px(SPACE_XS)} {px(SPACE_L)}; border-radius: {px(RADIUS_S)}; }}
 QMenu::item:selected {{ background: {c.accent_soft}; color: {c.text}; }}
+QMenu::indicator {{ width: {px(ICON_S)}; height: {px(ICON_S)}; left: {px(SPACE_XS)}; }}
+QMenu::indicator:checked {{ image: {menu_tick}; }}
 QMenu::separator {{ height: {px(HAIRLINE)}; background: {c.border}; margin: {px(SPACE_XS)} 0; }}
 QMenuBar {{ background: {c.window}; color: {c.text}; }}
 QMenuBar::item:selected {{ background: {c.muted_bg}; border-radius: {px(RADIUS_S)}; }}
@@ -113,12 +126,15 @@ QScrollBar::handle:hover {{ background: {c.muted}; }}
 QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
 QScrollBar::add-page, QScrollBar::sub-page {{ background: transparent; }}
 QCheckBox, QRadioButton {{ spacing: {px(SPACE_S)}; }}
-QCheckBox::indicator, QRadioButton::indicator {{ width: {px(ICON_S)}; height: {px(ICON_S)};
+QCheckBox::indicator, QRadioButton::indicator, QAbstractItemView::indicator {{
+    width: {px(ICON_S)}; height: {px(ICON_S)};
     border: {px(HAIRLINE)} solid {c.muted}; background: {c.base}; }}
-QCheckBox::indicator {{ border-radius: {px(RADIUS_S // 2)}; }}
+QCheckBox::indicator, QAbstractItemView::indicator {{ border-radius: {px(RADIUS_S // 2)}; }}
 QRadioButton::indicator {{ border-radius: {px(ICON_S // 2 + HAIRLINE)}; }}
-QCheckBox::indicator:checked, QRadioButton::indicator:checked {{ background: {c.accent};
-    border: {px(FOCUS_RING)} solid {c.accent}; }}
+QCheckBox::indicator:checked, QAbstractItemView::indicator:checked {{ background: {c.accent};
+    border: {px(HAIRLINE)} solid {c.accent}; image: {tick}; }}
+QCheckBox::indicator:checked:disabled, QAbstractItemView::indicator:checked:disabled {{
+    background: {c.muted}; border-color: {c.muted}; }}
 QRadioButton::indicator:checked {{ border: {px(FOCUS_RING + 1)} solid {c.base};
     background: {c.accent}; border-radius: {px(ICON_S // 2 + FOCUS_RING + 1)}; }}
 QCheckBox::indicator:disabled, QRadioButton::indicator:disabled {{ border-color: {c.border}; }}

@@ -47,6 +47,7 @@ ICON = 16  # an icon in a button or a card's line
 ICON_S = 14  # an icon inside text
 CONTROL_H = 32  # buttons and fields
 CHIP_H = 26  # the composer's chips
+CHIP_TEXT_MAX = 200  # a chip's words, cut short with … beyond this
 CHAT_COLUMN_MAX = 760  # the chat's text column, centred when there is more room
 CHAT_COLUMN_MIN = 480  # the chat never gets narrower than this
 SPLITTER_HANDLE = 8  # wide enough to hit
