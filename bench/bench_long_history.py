@@ -309,7 +309,7 @@ def views_alone() -> tuple[dict[str, float], dict[str, float]]:
     child = subprocess.run(
         [sys.executable, __file__, "--views-alone"],
         check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,  # its warnings and errors go where this one's go
         text=True,
     )
     small, large = json.loads(child.stdout.strip().splitlines()[-1])
