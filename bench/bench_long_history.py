@@ -318,6 +318,7 @@ def views_alone() -> tuple[dict[str, float], dict[str, float]]:
 
 def _views_alone() -> int:
     app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
     apply_theme(app, "light")
     open_bench(app, 100)  # warm-up: Qt, Markdown and Pygments loaded
     print(json.dumps([open_bench(app, 100), open_bench(app, 10_000)]))
