@@ -140,7 +140,7 @@ class StallMeter:
 
 async def _settled(view: ChangesView) -> None:
     await asyncio.sleep(0.05)
-    while not (view.idle and view.changes is not None):
+    while not (view.idle and view.changes is not None and not view.diff.building):
         await asyncio.sleep(0.01)
 
 

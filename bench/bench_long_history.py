@@ -7,9 +7,10 @@
    Targets: 1,000 messages ≤ 6 frames, 10,000 ≤ 3× the 1,000 of the same run. The CPU
    time of the same span is printed too: on a loaded machine the wall time is mostly
    the wait for a core, so trees are compared on it (run each tree's copy in turn).
-2. The chat view alone on 10,000 messages and on 100 (session built before): the longest
-   stall while the rest of the page is drawn in, scrolling from the end to the top and
-   back, and "Show earlier" once; the memory the view took.
+2. The chat view alone on 10,000 messages and on 100 (session built before), in a
+   process of its own: the longest stall while the rest of the page is drawn in,
+   scrolling from the end to the top and back, and "Show earlier" once; the memory the
+   view took.
 3. The per-leg cost of the context estimate (what compaction checks before every leg)
    on a 200-turn history (1,200 messages) against a 20-turn one: per leg and per message.
 
@@ -20,9 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -298,7 +301,33 @@ def estimate_bench(turns: int, legs: int = 50) -> dict[str, float]:
     }
 
 
+def views_alone() -> tuple[dict[str, float], dict[str, float]]:
+    """Part 2 in a process of its own: the memory of a view is the growth of the
+    process's resident size, and in this one the window part's freed memory (which a
+    view reuses without growing it) changed the 100-message view's figure with whatever
+    ran before it, not with the view."""
+    child = subprocess.run(
+        [sys.executable, __file__, "--views-alone"],
+        check=True,
+        stdout=subprocess.PIPE,  # its warnings and errors go where this one's go
+        text=True,
+    )
+    small, large = json.loads(child.stdout.strip().splitlines()[-1])
+    return small, large
+
+
+def _views_alone() -> int:
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    apply_theme(app, "light")
+    open_bench(app, 100)  # warm-up: Qt, Markdown and Pygments loaded
+    print(json.dumps([open_bench(app, 100), open_bench(app, 10_000)]))
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--views-alone"]:
+        return _views_alone()
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     apply_theme(app, "light")
@@ -309,9 +338,7 @@ def main() -> int:
         shown = ", ".join(f"{wall * 1000:.0f}" for wall, _ in clicks)
         cpu = statistics.median(cpu for _, cpu in clicks) * 1000
         print(f"click on {count:>6,} messages -> first paint: {shown} ms (CPU median {cpu:.0f} ms)")
-    open_bench(app, 100)  # warm-up: Qt, Markdown and Pygments loaded
-    small = open_bench(app, 100)
-    large = open_bench(app, 10_000)
+    small, large = views_alone()
     for run in (small, large):
         print(
             f"view alone on {run['messages']:>6,.0f} messages: first paint "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -26,6 +26,10 @@ from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 PAGE = 25  # hunks shown at once
+# A page's hunks are made SLICE at a time, a slice per turn of the event loop, the first
+# at once (about a screenful): each hunk is a few widgets to make and style, and a page
+# of them at once stalled the window for a frame.
+SLICE = 5
 
 
 class HunkView(QFrame):
@@ -145,6 +149,7 @@ class FileDiffView(QScrollArea):
         self._layout = layout
         self._page = page
         self.more_button: QPushButton | None = None
+        self._page_end = 0
         if change is not None:
             note = _no_hunks_note(change)
             if note:
@@ -155,16 +160,28 @@ class FileDiffView(QScrollArea):
 
     def show_more(self) -> None:
         """Add the next PAGE hunks (hundreds of hunk widgets at once would stall the
-        window); a "Show more" button offers the rest."""
+        window), SLICE of them now and the rest a slice per turn of the event loop; a
+        "Show more" button then offers the rest."""
         change = self.change
         if change is None:
             return
-        page = self._page
         if self.more_button is not None:
             self.more_button.deleteLater()
             self.more_button = None
+        self._page_end = min(len(change.hunks), len(self.hunks) + PAGE)
+        self._add_slice(self._page)
+
+    @property
+    def building(self) -> bool:
+        """Hunks of the page are still being made."""
+        return self.change is not None and len(self.hunks) < self._page_end
+
+    def _add_slice(self, page: QWidget) -> None:
+        change = self.change
+        if page is not self._page or change is None:
+            return  # another file is shown now
         start = len(self.hunks)
-        end = min(len(change.hunks), start + PAGE)
+        end = min(self._page_end, start + SLICE)
         at = self._layout.count() - 1  # before the stretch
         for index in range(start, end):
             whole = change.status == "renamed"  # a rename is applied whole
@@ -179,6 +196,9 @@ class FileDiffView(QScrollArea):
             self.hunks.append(view)
             self._layout.insertWidget(at, view)
             at += 1
+        if end < self._page_end:
+            QTimer.singleShot(0, page, lambda: self._add_slice(page))
+            return
         left = len(change.hunks) - end
         if left:
             more = QPushButton(f"Show {min(PAGE, left)} more hunks ({left} not shown yet)", page)

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.panes import IDLE, PaneInfo
 from melgui.ui.changes.actions import ABORT, COMMIT, DISCARD, MERGE, STASH
-from melgui.ui.changes.diff_view import PAGE
+from melgui.ui.changes.diff_view import PAGE, SLICE
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -46,7 +46,7 @@ def _choose_file(view: ChangesView, path: str) -> None:
 
 def _show(run: Runner[Any], view: ChangesView, path: str) -> None:
     _choose_file(view, path)
-    run(wait_until(lambda: view.idle))
+    run(wait_until(lambda: view.idle and not view.diff.building))
 
 
 async def _answer(view: ChangesView, label: str) -> None:
@@ -267,6 +267,8 @@ def test_a_file_of_many_hunks_shows_them_a_page_at_a_time(
     assert len(view.diff.hunks) == PAGE and view.diff.more_button is not None
 
     qtbot.mouseClick(view.diff.more_button, Qt.MouseButton.LeftButton)
+    assert len(view.diff.hunks) == PAGE + SLICE and view.diff.building  # then a slice a tick
+    run(wait_until(lambda: not view.diff.building))
     assert len(view.diff.hunks) == 40 and view.diff.more_button is None
     qtbot.mouseClick(view.diff.hunks[39].button, Qt.MouseButton.LeftButton)
     run(wait_until(lambda: view.idle and "1 hunk of long.txt" in view.status.text()))
