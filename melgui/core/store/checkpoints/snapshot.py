@@ -67,7 +67,7 @@ class Snapshotter:
         self._large: set[str] = set()
         self._nested: set[str] = set()  # repositories of their own, and folders with
         self._special: dict[str, str] = {}  # a special rules file (folder -> why)
-        self._listings: dict[str, Listing] = {}
+        self._listings: dict[bytes, Listing] = {}
         self._notes: list[str] = []
         self._exclude_text: str | None = None
 
