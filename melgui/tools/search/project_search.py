@@ -52,6 +52,8 @@ _LISTINGS: dict[str, dict[bytes, Listing]] = {}
 # Each project's .gitignore rules as ripgrep overrides (rg_globs), by file.
 _RULES: dict[str, ProjectRules] = {}
 _GITIGNORE = os.sep + ".gitignore"
+_FOLDER_END = 1 - len(_GITIGNORE)  # a .gitignore's path up to its folder's last separator
+_HIDDEN = os.sep + "."
 
 
 @dataclasses.dataclass(slots=True)
@@ -82,7 +84,7 @@ def _scan(root: Path, rules: bool) -> _Scan:
             for path in found.regular
             # A hidden folder is never walked (no override lets it be): its rules
             # cannot matter.
-            if path.endswith(_GITIGNORE) and os.sep + "." not in path[len(top) : -10]
+            if path.endswith(_GITIGNORE) and _HIDDEN not in path[len(top) : _FOLDER_END]
         ]
         project = _RULES.get(top)
         if project is None:
