@@ -41,7 +41,7 @@ GREP_PATTERNS = {
     "regex": r"class \w+Error\(\w*Exception\)",
     "common (capped)": "import",
 }
-# Names only (rg pre-filters them as a file type), then paths (Python matches each one).
+# Names only, then paths: rg matches each (-g, the project's rules as overrides after it).
 FIND_PATTERNS = {
     "*.py": "*.py",
     "test_*.py": "**/test_*.py",
@@ -169,8 +169,9 @@ def main() -> int:
         # the stricter comparison; rg's default (all threads) stands beside it.
         print(
             "\nfind_files (rg1 = rg --files --threads=1 -g, rgN = the same on all threads, "
-            "git = git ls-files, rgT = the listing melgui runs: rg --files --threads=1 with its "
-            "file type, not -g, whose globs override .gitignore); CPU counts rg's own process\n"
+            "git = git ls-files, rgT = the listing melgui falls back to when the project's "
+            "rules cannot be given to rg as -g overrides: rg --files --threads=1 with its file "
+            "type); CPU counts rg's own process\n"
             f"{'':<18} {'melgui':>8} {'rg1':>8} {'rgN':>8} {'git':>8} {'cpu/rg1':>8} "
             f"{'cpu/rgN':>8} {'wall/rg1':>9} {'cpu/rgT':>8}"
         )

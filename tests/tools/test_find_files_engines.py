@@ -3,8 +3,10 @@ or Python matches every listed path, on patterns where the two could part: brace
 case, hidden files and folders, .gitignore'd files (a file rule, a folder rule, a
 negation, a nested .gitignore), a folder whose name matches the glob.
 
-ripgrep's `--glob` would be cheaper than a file type, but a matching glob lists a file
-even when .gitignore excludes it; the exact lists below pin that such files stay out.
+ripgrep's `--glob` alone would list a file the glob names even when .gitignore excludes
+it; the exact lists below pin that such files stay out. This tree's negation (`!keep.log`)
+keeps the rules from becoming ripgrep overrides, so it is listed and matched in Python;
+test_find_files_rg_globs has a tree whose rules ripgrep is given.
 """
 
 from __future__ import annotations

@@ -75,36 +75,80 @@ def read_rules(path: str, cap: int = MAX_RULES_BYTES) -> RulesText:
     return RulesText(data[:cap].decode("utf-8", "surrogateescape"))
 
 
-Listing = tuple[int, list[str], list[tuple[str, str]]]  # mtime, subfolders, (file, why)
+# mtime, subfolders (as bytes: a stat of a bytes path skips the str encoding, a good part
+# of a walk of thousands of folders), (file, why) of the special rule files, the regular
+# rule files, and whether the folder holds a `.git` (a folder or a file)
+Listing = tuple[int, list[bytes], list[tuple[str, str]], list[str], bool]
+_RULE_NAMES = tuple(os.fsencode(name) for name in RULE_FILES)
 
 
-def special_rule_files(root: str, cache: dict[str, Listing]) -> Iterator[tuple[str, str]]:
+def special_rule_files(root: str, cache: dict[bytes, Listing]) -> Iterator[tuple[str, str]]:
     """(path, why) of every `.gitignore`/`.gitattributes` under `root` (outside `.git`
     folders) that is not a regular file; `cache` keeps each folder's listing by its
     mtime, so a second walk only stats the folders."""
-    stack = [root]
+    yield from rule_files(root, cache).special
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFiles:
+    """The `.gitignore`/`.gitattributes` files under a folder (outside `.git` folders)."""
+
+    special: list[tuple[str, str]]  # (path, why) of each that is not a regular file
+    regular: list[str]
+    nested_git: bool  # a folder below the top holds a `.git` (a folder or a file)
+
+
+def rule_files(root: str, cache: dict[bytes, Listing]) -> RuleFiles:
+    """The rule files under `root`; `cache` keeps each folder's listing by its mtime, so
+    a second walk only stats the folders (for a search, thousands of folders a call:
+    this loop is kept tight)."""
+    special_: list[tuple[str, str]] = []
+    regular: list[str] = []
+    nested = False
+    top = os.fsencode(root)
+    stack = [top]
+    pop, push, get, stat_ = stack.pop, stack.extend, cache.get, os.stat
     while stack:
-        folder = stack.pop()
+        folder = pop()
         try:
-            mtime = os.stat(folder).st_mtime_ns
+            mtime = stat_(folder).st_mtime_ns
         except OSError:
             continue
-        cached = cache.get(folder)
+        cached = get(folder)
         if cached is None or cached[0] != mtime:
-            subfolders: list[str] = []
-            notes: list[tuple[str, str]] = []
-            try:
-                with os.scandir(folder) as scan:
-                    for entry in scan:
-                        if entry.name in RULE_FILES:
-                            why = special(entry.path)
-                            if why is not None:
-                                notes.append((entry.path, why))
-                        elif entry.name != ".git" and entry.is_dir(follow_symlinks=False):
-                            subfolders.append(entry.path)
-            except OSError:
+            cached = _listing(folder, mtime)
+            if cached is None:
                 continue
-            cached = (mtime, subfolders, notes)
             cache[folder] = cached
-        yield from cached[2]
-        stack.extend(cached[1])
+        if cached[2]:
+            special_ += cached[2]
+        if cached[3]:
+            regular += cached[3]
+        if cached[4] and folder is not top:
+            nested = True
+        push(cached[1])
+    return RuleFiles(special_, regular, nested)
+
+
+def _listing(folder: bytes, mtime: int) -> Listing | None:
+    subfolders: list[bytes] = []
+    notes: list[tuple[str, str]] = []
+    regular: list[str] = []
+    git = False
+    try:
+        with os.scandir(folder) as scan:
+            for entry in scan:
+                if entry.name in _RULE_NAMES:
+                    path = os.fsdecode(entry.path)
+                    why = special(path)
+                    if why is not None:
+                        notes.append((path, why))
+                    else:
+                        regular.append(path)
+                elif entry.name == b".git":
+                    git = True
+                elif entry.is_dir(follow_symlinks=False):
+                    subfolders.append(entry.path)
+    except OSError:
+        return None
+    return (mtime, subfolders, notes, regular, git)

@@ -68,7 +68,7 @@ class Plan:
 
 Stalled = Callable[[], None]  # raises GitError when it finds why git is stuck
 
-_listings: dict[str, Listing] = {}  # folders' listings by mtime, shared by every call
+_listings: dict[bytes, Listing] = {}  # folders' listings by mtime, shared by every call
 
 
 def _git_dirs(cwd: str) -> list[str]:

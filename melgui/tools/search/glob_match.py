@@ -15,6 +15,7 @@ import bracex
 from wcmatch import glob as wcglob
 
 from melgui.core.protocol.tooling import ToolError
+from melgui.tools.search.rg_globs import PatternGlobs, pattern_globs
 
 _MAX_ALTERNATIVES = 256
 # GLOBSTAR: `**` spans folders; FORCEUNIX: `/` separates, `\` escapes, on every system
@@ -127,6 +128,8 @@ class GlobMatcher:
             self.name_globs = sorted(set(last_parts))
         # Listed with `name_globs` by ripgrep, a name-only pattern needs no second look.
         self.names_only = self.name_globs is not None and not by_path
+        # Or ripgrep matches the whole pattern itself (`--glob`, see rg_globs).
+        self.rg_globs: PatternGlobs | None = pattern_globs(alternatives)
         # wcmatch's `**` is slow (it guards each character against `.` and `..` names):
         # a path pattern first checks the name on its own where that is a plain glob.
         path_names = [alt.rpartition("/")[2] for alt in by_path]

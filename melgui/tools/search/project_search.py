@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 
 import melgui
-from melgui.core.config.special_files import Listing, special_rule_files
+from melgui.core.config.special_files import Listing, rule_files
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.definition import Tool
 from melgui.core.protocol.tools.search import FIND_FILES, GREP
 from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
-from melgui.tools.search.ripgrep import files_argv, find_ripgrep, grep_argv
+from melgui.tools.search.rg_globs import ProjectRules
+from melgui.tools.search.ripgrep import files_argv, find_ripgrep, glob_files_argv, grep_argv
 from melgui.tools.search.search_process import SearchRun, run_search
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
@@ -47,28 +48,59 @@ def _engine(settings: ToolSettings) -> str | None:
 
 
 # Each project's folder listings, by mtime, so a second search only stats the folders.
-_LISTINGS: dict[str, dict[str, Listing]] = {}
+_LISTINGS: dict[str, dict[bytes, Listing]] = {}
+# Each project's .gitignore rules as ripgrep overrides (rg_globs), by file.
+_RULES: dict[str, ProjectRules] = {}
+_GITIGNORE = os.sep + ".gitignore"
+_FOLDER_END = 1 - len(_GITIGNORE)  # a .gitignore's path up to its folder's last separator
+_HIDDEN = os.sep + "."
 
 
-def _special_gitignores(root: Path) -> list[str]:
-    """One note per `.gitignore` that is a FIFO, a device or a link to one. ripgrep would
-    open it and wait; the Python engine skips it, so such a project is searched with it."""
-    cache = _LISTINGS.setdefault(str(root), {})
-    notes = []
-    for path, why in special_rule_files(str(root), cache):
+@dataclasses.dataclass(slots=True)
+class _Scan:
+    """What a walk of the project's folders found: a note per `.gitignore` that is a
+    FIFO, a device or a link to one (ripgrep would open it and wait; the Python engine
+    skips it, so such a project is searched with it), and, when asked for, the
+    .gitignore rules as ripgrep overrides (None: they cannot all be moved; see
+    rg_globs)."""
+
+    notes: list[str]
+    excludes: list[str] | None = None
+
+
+def _scan(root: Path, rules: bool) -> _Scan:
+    top = str(root)
+    found = rule_files(top, _LISTINGS.setdefault(top, {}))
+    scan = _Scan([])
+    for path, why in found.special:
         if os.path.basename(path) == ".gitignore":
             rest = why[len(path) :] if why.startswith(path) else f": {why}"
             relative = os.path.relpath(path, root)
-            notes.append(f"[{relative}{rest}; skipped, so its rules do not apply.]")
-    return notes
+            scan.notes.append(f"[{relative}{rest}; skipped, so its rules do not apply.]")
+    # Another repository inside the project: which rules reach into it is ripgrep's call.
+    if rules and not found.nested_git:
+        gitignores = [
+            path
+            for path in found.regular
+            # A hidden folder is never walked (no override lets it be): its rules
+            # cannot matter.
+            if path.endswith(_GITIGNORE) and _HIDDEN not in path[len(top) : _FOLDER_END]
+        ]
+        project = _RULES.get(top)
+        if project is None:
+            project = _RULES[top] = ProjectRules(top)
+        scan.excludes = project.globs(gitignores)
+    return scan
 
 
-async def _pick(settings: ToolSettings, root: Path) -> tuple[str | None, list[str]]:
-    """The engine (`_engine`) and the notes on special `.gitignore` files, which send a
-    search to the Python engine."""
+async def _pick(
+    settings: ToolSettings, root: Path, rules: bool = False
+) -> tuple[str | None, _Scan]:
+    """The engine (`_engine`) and what a walk of the project found (`_Scan`); a special
+    `.gitignore` sends a search to the Python engine."""
     rg = _engine(settings)
-    notes = await asyncio.to_thread(_special_gitignores, root)
-    return (None if notes else rg), notes
+    scan = await asyncio.to_thread(_scan, root, rules and rg is not None)
+    return (None if scan.notes else rg), scan
 
 
 def _noted(outcome: ToolOutcome, notes: list[str]) -> ToolOutcome:
@@ -111,7 +143,8 @@ class RegexInput:
 
 async def grep(context: ToolContext, given: RegexInput) -> ToolOutcome:
     workspace, settings, pattern = context.workspace, context.settings, given.pattern
-    rg, notes = await _pick(settings, workspace.root)
+    rg, scan = await _pick(settings, workspace.root)
+    notes = scan.notes
     if rg is None:
         try:
             re.compile(pattern)
@@ -174,20 +207,50 @@ GREP_TOOL = Tool(GREP, RegexInput, grep)
 
 async def find_files(context: ToolContext, given: PatternInput) -> ToolOutcome:
     workspace, settings = context.workspace, context.settings
-    rg, notes = await _pick(settings, workspace.root)
-    return _noted(await _find(workspace, settings, given.pattern, rg), notes)
+    rg, scan = await _pick(settings, workspace.root, rules=True)
+    return _noted(await _find(workspace, settings, given.pattern, rg, scan.excludes), scan.notes)
 
 
 FIND_FILES_TOOL = Tool(FIND_FILES, PatternInput, find_files)
 
 
+def first_sorted(records: list[bytes], limit: int) -> list[bytes]:
+    """`sorted(records)[:limit]`, without sorting thousands when a few hundred are shown.
+
+    Every 16th record, sorted, gives a bound that about twice `limit` records fall
+    under; when at least `limit` do, the first `limit` of all are among them (anything
+    above the bound comes after them all), and only those are sorted. When fewer do
+    (records in a pathological order), all of them are sorted.
+    """
+    if len(records) <= 4 * limit:
+        return sorted(records)[:limit]
+    sample = sorted(records[::16])
+    bound = sample[min(len(sample) - 1, limit // 8)]
+    below = [record for record in records if record <= bound]
+    if len(below) < limit:
+        below = records
+    below.sort()
+    return below[:limit]
+
+
 async def _find(
-    workspace: Workspace, settings: ToolSettings, pattern: str, rg: str | None
+    workspace: Workspace,
+    settings: ToolSettings,
+    pattern: str,
+    rg: str | None,
+    excludes: list[str] | None = None,
 ) -> ToolOutcome:
+    """`excludes`: the project's .gitignore rules as ripgrep overrides (rg_globs), when
+    they could all be moved: ripgrep then matches the pattern itself."""
     glob = _matcher(pattern)
     select = glob.select_records
     if rg is None:
         argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT
+    elif glob.rg_globs is not None and excludes is not None:
+        globs = [*glob.rg_globs.globs, *excludes, "!.*"]
+        argv, cwd = glob_files_argv(rg, globs), str(workspace.root)
+        if glob.rg_globs.exact:
+            select = select_listed_records
     else:
         argv, cwd = files_argv(rg, glob.name_globs), str(workspace.root)
         if glob.names_only:
@@ -203,9 +266,8 @@ async def _find(
         select=select,
     )
     # UTF-8 bytes sort like their text; only the paths shown are decoded.
-    run.records.sort()
     count = len(run.records)
-    paths = [_path_text(record) for record in run.records[:limit]]
+    paths = [_path_text(record) for record in first_sorted(run.records, limit)]
     if run.timed_out:
         return ToolOutcome.error(
             f"[find_files stopped after {settings.search_timeout:g} s; the project is too "

@@ -86,3 +86,14 @@ def files_argv(rg: str, name_globs: list[str] | None = None) -> list[str]:
     # parallel walker spends a quarter more CPU coordinating threads than it saves in
     # time on a tree of thousands of files (bench/bench_search.py).
     return [rg, *IGNORE_FLAGS, "--no-messages", *types, "--files", "--threads=1", "--null", "."]
+
+
+def glob_files_argv(rg: str, globs: list[str]) -> list[str]:
+    """List the files `globs` (`--glob` overrides, in order: the last that matches a
+    path decides) let through; see rg_globs for the ones that keep .gitignore's rules."""
+    overrides = [f"--glob={glob}" for glob in globs]
+    # The rules come as overrides: rg reads no .gitignore itself (nor waits on one).
+    return [
+        rg, *IGNORE_FLAGS, "--no-ignore-vcs", "--no-messages", *overrides,
+        "--files", "--threads=1", "--null", ".",
+    ]  # fmt: skip

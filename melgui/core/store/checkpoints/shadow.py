@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 from pathlib import Path
 
 from melgui.core.git import GitError, git_available, run_async
@@ -45,6 +46,9 @@ _CONFIG = (
 
 
 _CONFIG_MARK = "# melgui checkpoints v2"
+# Who and when every snapshot commit says (the shadow environment's fixed date and
+# `user.*` above): a commit is the same bytes whenever its tree and parent are.
+_IDENTITY = "melgui <checkpoints@melgui.invalid> 946684800 +0000"
 
 
 def _config_text() -> str:
@@ -143,3 +147,41 @@ class ShadowRepo:
             text = done.err.strip().splitlines()
             raise GitError(f"git {args[0]} failed: {text[-1] if text else done.code}")
         return done.out
+
+    def commit(self, tree: str, parent: str | None) -> str | None:
+        """Write the commit of `tree` on `parent` as `git commit-tree -m checkpoint`
+        would (the same bytes, so the same id) and make it HEAD as `git update-ref HEAD`
+        would, without starting git twice; None (nothing written) when the repository's
+        ids are not SHA-1 ones, for git to do it.
+
+        Only the holder of the folder's lock writes the shadow repository: the ref is
+        written to a temporary file and renamed over the old one, as git does.
+        """
+        if len(tree) != 40 or (parent is not None and len(parent) != 40):
+            return None
+        lines = [f"tree {tree}", *([f"parent {parent}"] if parent else [])]
+        lines += [f"author {_IDENTITY}", f"committer {_IDENTITY}", "", "checkpoint", ""]
+        body = "\n".join(lines).encode("ascii")
+        raw = b"commit %d\0" % len(body) + body
+        commit = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        target = self.git_dir / "objects" / commit[:2] / commit[2:]
+        if not target.exists():
+            _replace(target, zlib.compress(raw, 1), 0o444)
+        head = _read(self.git_dir / "HEAD").strip()
+        ref = head[5:] if head.startswith("ref: refs/") else "HEAD"
+        _replace(self.git_dir / ref, f"{commit}\n".encode("ascii"), 0o644)
+        return commit
+
+
+def _replace(target: Path, data: bytes, mode: int) -> None:
+    """Write `target` whole: a temporary file beside it, then renamed over it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -2,10 +2,11 @@
 
 Only what changed since the last snapshot is hashed: `status` against the shadow index
 (with its untracked cache) lists modified, deleted and new files, ignore rules honoured;
-`update-index` hashes just those, and `write-tree`, `commit-tree` and `update-ref` make the
-index the shadow HEAD (each reads the index once; none walks the tree again, as `commit`
-would). When nothing changed, the snapshot is HEAD as it is: one git process, like
-`git status` itself.
+`update-index` hashes just those, and `write-tree` makes the index a tree (reading the
+index once, not walking the tree again as `commit` would); the commit of that tree and
+HEAD are written here, the bytes `commit-tree` and `update-ref` would write, without two
+more git processes. When nothing changed, the snapshot is HEAD as it is: one git
+process, like `git status` itself.
 Files over the size cap are left out and named.
 """
 
@@ -66,7 +67,7 @@ class Snapshotter:
         self._large: set[str] = set()
         self._nested: set[str] = set()  # repositories of their own, and folders with
         self._special: dict[str, str] = {}  # a special rules file (folder -> why)
-        self._listings: dict[str, Listing] = {}
+        self._listings: dict[bytes, Listing] = {}
         self._notes: list[str] = []
         self._exclude_text: str | None = None
 
@@ -119,10 +120,12 @@ class Snapshotter:
         # The index is the snapshot now: its tree and a commit on HEAD, without the
         # second pass over every file that `commit` (its index refresh) would make.
         tree = (await repo.run("write-tree")).decode("ascii").strip()
-        parent = ("-p", head) if head is not None else ()
-        made = await repo.run("commit-tree", tree, *parent, "-m", "checkpoint")
-        commit = made.decode("ascii").strip()
-        await repo.run("update-ref", "HEAD", commit)
+        commit = await asyncio.to_thread(repo.commit, tree, head)
+        if commit is None:  # not SHA-1 ids: git writes the commit
+            parent = ("-p", head) if head is not None else ()
+            made = await repo.run("commit-tree", tree, *parent, "-m", "checkpoint")
+            commit = made.decode("ascii").strip()
+            await repo.run("update-ref", "HEAD", commit)
         return self._snapshot(commit)
 
     def _snapshot(self, head: str) -> Snapshot:

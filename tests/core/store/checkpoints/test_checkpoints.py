@@ -198,3 +198,36 @@ async def test_without_git_installed_the_call_still_runs(
     assert ran and record_id is None
     assert checkpoints.problem is not None and "git" in checkpoints.problem
     assert shutil.which("git") is None
+
+
+async def test_snapshot_commits_are_the_ones_git_would_write(
+    project: Path, checkpoints: Checkpointer
+) -> None:
+    """The snapshot's commit and HEAD are written without `commit-tree`/`update-ref`:
+    git reads them back, they are the very ids git makes of the same tree and parent,
+    and the repository stays sound, through a prune that packs the refs."""
+    repo = checkpoints.repo
+    git = ["git", "--git-dir", str(repo.git_dir)]
+    env = {**os.environ, **{k: v for k, v in repo.env().items() if k != "GIT_WORK_TREE"}}
+
+    def show(*args: str) -> str:
+        done = subprocess.run([*git, *args], env=env, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    first = await run_call(checkpoints, "printf 1 > one.txt", call_id="a")
+    second = await run_call(checkpoints, "printf 2 > two.txt", call_id="b")
+    assert second.after is not None and first.after is not None
+    assert show("rev-parse", "HEAD") == second.after
+    for record in (first, second):
+        assert record.after is not None
+        tree, parent = show("rev-parse", f"{record.after}^{{tree}}"), record.before
+        assert show("commit-tree", tree, "-p", parent, "-m", "checkpoint") == record.after
+    assert "two.txt" in show("ls-tree", "--name-only", "HEAD")
+    subprocess.run([*git, "fsck", "--strict"], env=env, check=True, capture_output=True)
+    await checkpoints.prune(now=first.started_at + 0.5 + checkpoints.keep_days * 86400)
+    third = await run_call(checkpoints, "printf 3 > three.txt", call_id="c")
+    assert show("rev-parse", "HEAD") == third.after
+    assert show("rev-parse", "HEAD^{tree}") == show("rev-parse", f"{third.after}^{{tree}}")
+    subprocess.run([*git, "fsck", "--strict"], env=env, check=True, capture_output=True)
+    restore = await checkpoints.restore([third.id])
+    assert restore.after is not None and not (project / "three.txt").exists()
