@@ -39,7 +39,6 @@ from melgui.core.thread.entries import (
 )
 
 WireListen = Callable[[Callable[[WireEntry], None]], Callable[[], None]]
-_WIRE_KEPT_UNSTORED = 1000  # wire lines kept while no conversation is stored
 
 
 class UnknownConversationError(LookupError):
@@ -81,11 +80,6 @@ class Recording:
         self._state = ThreadState()  # the session's thread's, as last heard
         self._detach: list[Callable[[], None]] = []
         self._reopened: tuple[str, Sequence[ToolCallRecord] | None] | None = None
-        # The wire lines not written yet: the journal's own list once there is one.
-        self._wire: list[WireEntry] = []
-        self.record_wire: Callable[[WireEntry], None] = self._wire.append
-        """A WireSink: one (redacted) wire log line; none is kept before the first
-        message. The list's own `append`: no Python call per line."""
 
     @property
     def conversation_id(self) -> str | None:
@@ -109,16 +103,8 @@ class Recording:
         """Record into `cid`; `stored`: its messages as the store holds them, if known
         (a reopened conversation: its session gets back its plan mode and the hooks and
         notes of its calls, from `calls` or else read from the store)."""
-        if self.journal is not None:
-            self.journal.flush()  # the lines so far are the last conversation's
-        self._wire.clear()
         self.journal = Journal(
-            self.store,
-            cid,
-            conversation,
-            stored=stored,
-            on_problem=self._on_problem,
-            wire=self._wire,
+            self.store, cid, conversation, stored=stored, on_problem=self._on_problem
         )
         if stored is not None:
             self._reopened = (cid, calls)
@@ -168,6 +154,11 @@ class Recording:
             pins = [Pin(p.text, "model" if p.pinned_by == "model" else "person") for p in stored]
             session.reducer.set_pins(pins)
 
+    def record_wire(self, entry: WireEntry) -> None:
+        """A WireSink: one (redacted) wire log line; none is kept before the first message."""
+        if self.journal is not None:
+            self.journal.record_wire(entry)
+
     def retire(self) -> None:
         """Its session is no longer shown: close now, or when the running turn has ended."""
         self.retired = True
@@ -185,11 +176,8 @@ class Recording:
     def _heard(self, change: Change) -> None:
         """One change of the session's thread: the journal writes it first (storing the
         conversation on its first message), then legs and turn ends are seen to."""
-        if self.journal is None:
-            if _brings_a_message(change):
-                self._store_now()
-            elif len(self._wire) > _WIRE_KEPT_UNSTORED:
-                self._wire.clear()  # no conversation to keep them in (yet)
+        if self.journal is None and _brings_a_message(change):
+            self._store_now()
         if self.journal is not None:
             self.journal.hear(change)
         if not isinstance(change, StateChanged):

@@ -122,7 +122,6 @@ class Journal:
         flush_interval: float = FLUSH_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
         on_problem: Callable[[str], None] | None = None,
-        wire: list[WireEntry] | None = None,
     ) -> None:
         self.store = store
         self.conversation_id = conversation_id
@@ -136,14 +135,7 @@ class Journal:
         self._reasoning: list[str] = []  # streamed with the text, written with it
         self._text_dirty = False
         self._partial_seq: int | None = None
-        # Entries of leg `_wire_leg` not written yet (`wire`: a list that the caller's
-        # sink appends to, made before the journal). Only ever emptied, never replaced:
-        # `record_wire` is its `append`.
-        self._wire: list[WireEntry] = [] if wire is None else wire
-        self.record_wire: Callable[[WireEntry], None] = self._wire.append
-        """A WireSink: keeps one wire log line, written with the next batch. It is the
-        list's own `append`, no Python call per line (a long answer has 20,000); the
-        batches are cut by the streamed text, the flush timer and the legs' ends."""
+        self._wire: list[WireEntry] = []  # entries of leg `_wire_leg` not written yet
         self._writer = _WireWriter(store)
         self._wire_leg = 0
         self._last_flush = clock()
@@ -153,6 +145,7 @@ class Journal:
         self._answers: set[str] = set()  # answer entries whose message is stored
         self._replies: set[str] = set()  # calls whose result message is stored
         self._turn = ThreadState()
+        self._thread = threading.get_ident()
         self._mirror: list[Message] = self._start_mirror(conversation, stored)
 
     def _start_mirror(
@@ -178,6 +171,19 @@ class Journal:
 
     # -- the observer ----------------------------------------------------------------
 
+    def record_wire(self, entry: WireEntry) -> None:
+        """A WireSink: keeps one wire log line, written with the next batch."""
+        wire = self._wire
+        wire.append(entry)
+        # Only the loop's thread writes; an entry from elsewhere waits for the next flush.
+        if self._timer is None or len(wire) >= WIRE_CHUNK:
+            if threading.get_ident() != self._thread:
+                return
+            if len(wire) >= WIRE_CHUNK:  # small chunks: no long pause at the end of a leg
+                self._write_wire()
+            elif not self._arm_timer():
+                self._flush_if_due()
+
     # -- the thread --------------------------------------------------------------------
 
     def attach(self, session: Recorded) -> Callable[[], None]:
@@ -201,13 +207,9 @@ class Journal:
         if type(change) is TextAppended and self._timer is not None:  # per token: no I/O
             (self._reasoning if change.reasoning else self._text).append(change.text)
             self._text_dirty = True
-            if len(self._wire) >= WIRE_CHUNK:  # small chunks: no long pause at a leg's end
-                self._write_wire()
             return
         try:
             self._hear(change)
-            if self._wire and self._timer is None and not self._arm_timer():
-                self._flush_if_due()  # no loop: the changes pace the wire log too
         except sqlite3.Error as exc:
             self._report(exc)
 
@@ -387,14 +389,11 @@ class Journal:
             self._report(exc)
 
     def _flush_wire(self) -> None:
-        """Hand the lines so far to the writer thread."""
         problem = self._writer.failure(wait=False)
         if problem is not None:
             raise problem
-        wire = self._wire
-        if wire:
-            entries = wire[:]
-            del wire[: len(entries)]  # a line appended meanwhile on another thread stays
+        if self._wire:
+            entries, self._wire = self._wire, []
             self._writer.write(self.conversation_id, self._wire_leg, entries)
 
     def _wait_wire(self) -> None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from pathlib import Path
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.events import Done, ReasoningDelta, TextDelta, ToolCalls, WireEntry
+from melgui.core.protocol.events import Done, ReasoningDelta, TextDelta, ToolCalls
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
@@ -289,25 +287,3 @@ async def test_the_thread_alone_is_enough_to_record_a_conversation(
     assert [s.message for s in store.messages(cid)] == session.conversation.messages
     (branch,) = store.branches(cid)
     assert branch.reason == "rewind" and branch.messages == 5
-
-
-async def test_wire_lines_from_any_thread_are_written_in_order(store: Store) -> None:
-    """The wire sink is the buffer's own append (no Python call per line): lines from
-    another thread, and lines that arrive while a batch is being handed over, are all
-    written once, in order, by the next flush."""
-    cid = store.create_conversation("/p", model="m", role="assistant")
-    given: list[WireEntry] = []
-    journal = Journal(store, cid, wire=given)
-    assert journal.record_wire == given.append
-    lines = [WireEntry("event", f"line {n}", time.time()) for n in range(3000)]
-    writer = threading.Thread(target=lambda: [journal.record_wire(e) for e in lines[:1500]])
-    writer.start()
-    writer.join()
-    journal.flush()
-    for entry in lines[1500:]:
-        journal.record_wire(entry)
-        if len(given) == 700:
-            journal.flush()
-    journal.close()
-    assert [w.text for w in store.wire.read(cid)] == [e.text for e in lines]
-    assert given == []
