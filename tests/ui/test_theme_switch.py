@@ -75,7 +75,7 @@ def test_switching_theme_recolours_inspector_toolbar_and_the_rest(
     window: MainWindow = make_window(relay_settings(scripted_relay))
 
     async def until_pending() -> None:
-        await wait_until(lambda: window.toolbar._connection[1] == "ok")
+        await wait_until(lambda: window.toolbar.shown_connection[1] == "ok")
         type_prompt(qtbot, window, "write notes")
         await wait_until(lambda: window.inspector.book.pending())
         await wait_until(lambda: bool(window.inspector.detail.record.preview))  # type: ignore[union-attr]

@@ -12,6 +12,8 @@ from melgui.core.protocol.tooling import AfterCall, BeforeCall, CallHooks
 
 
 class AfterStep(Protocol):
+    tools: frozenset[str]  # the tools whose calls it reads after; the others skip it
+
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
     ) -> AfterCall: ...
@@ -35,10 +37,9 @@ class CallSteps:
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
     ) -> AfterCall:
-        steps: list[AfterStep] = [self.hooks] if self.hooks is not None else []
-        results = [
-            await step.after_call(call, arguments, status, content) for step in steps + self.after
-        ]
+        steps: list[CallHooks | AfterStep] = [self.hooks] if self.hooks is not None else []
+        steps += [step for step in self.after if call.name in step.tools]
+        results = [await step.after_call(call, arguments, status, content) for step in steps]
         return AfterCall(
             "\n\n".join(r.context for r in results if r.context),
             tuple(run for r in results for run in r.runs),

@@ -111,10 +111,15 @@ class Hooks:
         new input) or deny it for them; deny over allow."""
         return await self._decide("PermissionRequest", call, arguments)
 
+    def _matching(self, event: HookEvent, tool: str) -> list[HookCommand]:
+        """The commands for `event` whose matcher accepts `tool` (none configured: none)."""
+        config = self.files.current()
+        return config.for_event(event, matched_names(tool)) if config.commands else []
+
     async def _decide(
         self, event: HookEvent, call: ToolCall, arguments: dict[str, Any]
     ) -> BeforeCall:
-        hooks = self.files.current().for_event(event, matched_names(call.name))
+        hooks = self._matching(event, call.name)
         if not hooks:
             return BeforeCall()
         sent = claude_input(call.name, arguments, self.cwd)
@@ -138,7 +143,7 @@ class Hooks:
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
     ) -> AfterCall:
-        hooks = self.files.current().for_event("PostToolUse", matched_names(call.name))
+        hooks = self._matching("PostToolUse", call.name)
         if not hooks:
             return AfterCall()
         sent = claude_input(call.name, arguments, self.cwd)

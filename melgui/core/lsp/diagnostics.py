@@ -41,6 +41,8 @@ MAX_LISTED = 30
 
 
 class ProjectDiagnostics:
+    tools = EDITING_TOOLS  # the calls it reads after (a CallSteps' AfterStep)
+
     def __init__(
         self,
         project: str,

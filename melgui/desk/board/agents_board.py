@@ -181,21 +181,20 @@ class _Agent:
         return ""
 
     def _note_written(self, entry: CallEntry) -> None:
-        self._git_files.mark_stale()  # anything may have changed the worktree
+        session, tool = self.session, None
+        if isinstance(session, AgentSession) and entry.origin.kind != "acp":
+            tool = session.loop.catalog.get(entry.name)  # an ACP agent's tools are its own
+        if tool is not None and tool.read_only:
+            return  # it changed nothing
+        self._git_files.mark_stale()  # anything else may have changed the worktree
         self.edited()
-        result = entry.result
-        if result is None or result.status != "ok" or entry.origin.kind == "acp":
-            return  # an ACP agent's tools are its own: its worktree's git count only
-        if not isinstance(self.session, AgentSession):
+        result, arguments = entry.result, entry.arguments
+        if tool is None or result is None or result.status != "ok" or not arguments:
             return
-        tool = self.session.loop.catalog.get(entry.name)
-        arguments = entry.arguments
-        if tool is None or tool.read_only or not tool.path_argument or not arguments:
-            return
-        path = arguments.get(tool.path_argument)
-        if isinstance(path, str) and path.strip():
-            full = os.path.normpath(os.path.join(self.session.loop.cwd, path))
-            self.written.add(os.path.relpath(full, self.session.loop.cwd))
+        path = arguments.get(tool.path_argument) if tool.path_argument else None
+        if isinstance(path, str) and path.strip() and isinstance(session, AgentSession):
+            full = os.path.normpath(os.path.join(session.loop.cwd, path))
+            self.written.add(os.path.relpath(full, session.loop.cwd))
 
     def files_changed(self) -> int:
         """git's count when it has one (asking for a new one when the worktree may have

@@ -39,7 +39,8 @@ class OverlapNotes(QObject):
         self.destroyed.connect(lambda _obj=None, off=self._off: off())
 
     def _changed(self) -> None:
-        if not self._pending:
+        # No pane open (the main conversation's own calls, often): no note to keep.
+        if not self._pending and self.manager.area.tabs.count():
             self._pending = True
             QTimer.singleShot(0, self.refresh)
 

@@ -52,8 +52,9 @@ class CallCards(QObject):
         self.colors = colors
         self._busy = busy
         self._stored_steps = stored_steps
-        # What the window adds under a card (changed files, undo): html with act: links.
-        self.extra: Callable[[str, CallPhase], str] | None = None
+        # What the window adds under a card (changed files, undo), given the call's id and
+        # tool: html with act: links.
+        self.extra: Callable[[str, str, CallPhase], str] | None = None
         # A waiting call's entry (its judgement and question, drawn as the card's
         # question), and what a tool says of itself (an MCP server's annotations).
         self.entry_of: Callable[[str], CallEntry | None] = lambda _id: None
@@ -157,11 +158,12 @@ class CallCards(QObject):
     def html(self, call_id: str, status: CallPhase, duration: float | None) -> str:
         name, summary = self.calls[call_id]
         exit_code, waited = self.ends.get(call_id, (None, 0.0))
-        extra = self.extra(call_id, status) if self.extra is not None else ""
+        extra = self.extra(call_id, name, status) if self.extra is not None else ""
         if status in OPEN_PHASES:
             extra += self.notes.get(call_id, "")
         runs, notes = self.hooks.get(call_id) or self._stored_steps(call_id)
-        extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
+        if runs or notes:
+            extra = hook_lines_html(runs, self.colors) + note_lines_html(notes, self.colors) + extra
         unfolded = status == "waiting" or call_id in self.unfolded
         arguments = self.arguments.get(call_id)
         body = ""

@@ -194,14 +194,14 @@ class ChatView(QWidget):
         finally:
             self.welcome.hold(False)
 
-    # What the window adds under a finished card (changed files, undo): html with act:
-    # links; none by default.
+    # What the window adds under a finished card (changed files, undo), given the call's
+    # id and tool: html with act: links; none by default.
     @property
-    def card_extra(self) -> Callable[[str, CallPhase], str] | None:
+    def card_extra(self) -> Callable[[str, str, CallPhase], str] | None:
         return self.cards.extra
 
     @card_extra.setter
-    def card_extra(self, extra: Callable[[str, CallPhase], str] | None) -> None:
+    def card_extra(self, extra: Callable[[str, str, CallPhase], str] | None) -> None:
         self.cards.extra = extra
 
     @property

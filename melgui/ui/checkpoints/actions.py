@@ -205,12 +205,14 @@ class CheckpointActions(QObject):
         """The restore that undid `record`, unless a later one undid that (redo)."""
         return undone_by(self.checkpoints, record)
 
-    def card_extra(self, call_id: str, status: CallPhase) -> str:
+    def card_extra(self, call_id: str, tool: str, status: CallPhase) -> str:
         if status not in FINISHED:
             return ""
         if self.there is not None:  # a remote folder: as its host last said
             known = self.there.note(call_id)
             return "" if known is None else checkpoint_note(*known, self.colors)
+        if not self._may_have_checkpoint(tool):
+            return ""
         record = self.record_for_call(call_id)
         if record is None:
             return ""
@@ -219,8 +221,13 @@ class CheckpointActions(QObject):
         note = checkpoint_note(record, undone, self.colors)
         return note + file_review(record, undone, accepted, self.colors)
 
+    def _may_have_checkpoint(self, tool: str) -> bool:
+        """Only a tool that takes checkpoints has any (one not known now may have had)."""
+        found = self.session.loop.catalog.get(tool) if self.session is not None else None
+        return found is None or found.takes_checkpoint
+
     def detail_extra(self, call: CallRecord) -> str:
-        return self.card_extra(call.call.id, call.status)
+        return self.card_extra(call.call.id, call.call.name, call.status)
 
     # -- actions ---------------------------------------------------------------------------
 

@@ -130,10 +130,12 @@ class ContextMeter(QWidget):
         about the context came: the fill is read again."""
         match change:
             case StateChanged(state=state):
-                ended = (state.legs, state.turns) != (self._legs, self._turns)
+                leg_ended, turn_ended = state.legs != self._legs, state.turns != self._turns
                 self._legs, self._turns = state.legs, state.turns
-                if ended:
+                if turn_ended:
                     self.refresh()
+                elif leg_ended:
+                    self.refresh(as_sent=True)
             case EntriesReplaced(reason=reason) if reason != "load":
                 self.refresh()
             case EntryAdded(entry=UserEntry() | NoteEntry(note="context")):
@@ -148,7 +150,9 @@ class ContextMeter(QWidget):
         if self._bridge is not None:
             self._bridge.compact()
 
-    def refresh(self) -> None:
+    def refresh(self, *, as_sent: bool = False) -> None:
+        """Read the fill again; `as_sent`: a leg just ended, so the conversation is as the
+        loop measured it before the leg went (its count stands, and so does the summary)."""
         if self._bridge is None:
             return
         session = self._bridge.session
@@ -156,7 +160,10 @@ class ContextMeter(QWidget):
             return  # an ACP agent keeps its own context
         tracker = session.context
         window = tracker.window
-        used = session.compactor.fit(session.conversation.messages).estimate
+        if as_sent:
+            used = tracker.tokens(tracker.last_chars)
+        else:
+            used = session.compactor.fit(session.conversation.messages).estimate
         total = session.loop.usage
         self.tokens.setText(
             f"This turn {short(tracker.turn_usage.total_tokens)} · "
@@ -208,7 +215,8 @@ class ContextMeter(QWidget):
         self.words.setToolTip(self.bar.toolTip())
         self.colour = color
         self.changed.emit(self.fraction, color, self.bar.toolTip())
-        self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
+        if not as_sent:
+            self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
 
     def edit_summary(self) -> None:
         if self._bridge is None:

@@ -19,8 +19,9 @@ from melgui.core.transports.connection import connection_key, connection_label
 from melgui.desk.desk import Desk
 from melgui.ui.chat.composer.choices import ModelAndRole
 from melgui.ui.window.status_line import StatusLine
-from melgui.ui.window.toolbar import ProjectToolbar
+from melgui.ui.window.toolbar import ConnectionState, ProjectToolbar
 
+LEG_SUCCEEDED = "The last leg succeeded"
 ModelSink = Callable[[str], None]  # gives the model to every open session
 
 
@@ -83,12 +84,18 @@ class ModelChoice:
         self.choose(model)
 
     def on_event(self, event: LoopEvent) -> None:
-        """The main session's legs tell whether the connection works."""
-        label = connection_label(self._desk.settings)
-        if isinstance(event, LegFinished):
-            self._toolbar.set_connection(label, "ok", "The last leg succeeded")
-        elif isinstance(event, TurnFailed) and event.status in (None, 401, 402, 403, 404):
-            self._toolbar.set_connection(label, "error", event.message)
+        """The main session's legs tell whether the connection works (a leg after one
+        that succeeded changes nothing; a new connection shows "unknown" first)."""
+        match event:
+            case LegFinished() if self._toolbar.shown_connection[1:] != ("ok", LEG_SUCCEEDED):
+                self._show_connection("ok", LEG_SUCCEEDED)
+            case TurnFailed(status=None | 401 | 402 | 403 | 404):
+                self._show_connection("error", event.message)
+            case _:
+                pass
+
+    def _show_connection(self, state: ConnectionState, detail: str) -> None:
+        self._toolbar.set_connection(connection_label(self._desk.settings), state, detail)
 
     async def refresh(self) -> None:
         """Ask the current server for its models; fill the picker; fix the model."""

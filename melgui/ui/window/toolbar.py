@@ -58,14 +58,14 @@ class ProjectToolbar(QToolBar):
         self.settings_button = icon_button("settings", "Settings", colors.muted, keys="Ctrl+,")
         self.settings_button.clicked.connect(self.settingsRequested)
         self.addWidget(self.settings_button)
-        self._connection: tuple[str, ConnectionState, str] = ("", "unknown", "")
+        self.shown_connection: tuple[str, ConnectionState, str] = ("", "unknown", "")
 
     def set_colors(self, colors: Colors) -> None:
         """Follow a theme change: the connection dot is drawn again in `colors`."""
         self.colors = colors
         self.plan_button.setIcon(icon("list-checks", colors.muted))
         self.settings_button.setIcon(icon("settings", colors.muted))
-        self.set_connection(*self._connection)
+        self.set_connection(*self.shown_connection)
 
     def set_folder(self, folder: str) -> None:
         self.folder_button.setText(f"{os.path.basename(folder.rstrip(os.sep)) or folder} ▾")
@@ -77,7 +77,7 @@ class ProjectToolbar(QToolBar):
         self.plan_button.blockSignals(False)
 
     def set_connection(self, label: str, state: ConnectionState, detail: str = "") -> None:
-        self._connection = (label, state, detail)
+        self.shown_connection = (label, state, detail)
         c = self.colors
         color = {"ok": c.ok, "error": c.error, "busy": c.pending, "unknown": c.muted}[state]
         self.connection.setText(f'<span style="color:{color}">●</span> {label} ')
