@@ -15,8 +15,9 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from melgui.core.config.settings import config_dir
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -33,6 +34,10 @@ from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
 from melgui.host.tool_calls import Result, ToolCalls
 from melgui.host.wire import RpcError
+from melgui.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from melgui.desk.hosted_agents.files import AgentFiles
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +161,8 @@ class HostServer:
             "checkpoint/diff": self._checkpoint_diff,
             "changes/uncommitted": self._uncommitted,
             "mcp/project": self._mcp_project,
+            "fs/read": self._fs_read,
+            "fs/write": self._fs_write,
             **terminal_methods(self.terminals),
         }
 
@@ -503,6 +510,33 @@ class HostServer:
         """A folder's own `.melgui/mcp.json` here, for the view to ask trust about."""
         return await asyncio.to_thread(project_file, _folder_here(params))
 
+    async def _fs_read(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A file of the folder here, for an ACP agent a view hosts (its
+        fs/read_text_file), confined as a local agent's reads are."""
+        from acp import RequestError  # the ACP SDK, loaded when an agent first asks
+
+        files = _agent_files(params)
+        line, limit = params.get("line"), params.get("limit")
+        try:
+            text = await asyncio.to_thread(
+                files.read, str(params["path"]),
+                int(line) if line is not None else None, int(limit) if limit is not None else None,
+            )  # fmt: skip
+        except RequestError as exc:
+            raise RpcError(wire.INVALID_PARAMS, _refused(exc)) from None
+        return {"content": text}
+
+    async def _fs_write(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """An ACP agent's fs/write_text_file in the folder here, confined as a local one's."""
+        from acp import RequestError
+
+        files = _agent_files(params)
+        try:
+            await files.write(str(params["path"]), str(params["content"]))
+        except RequestError as exc:
+            raise RpcError(wire.INVALID_PARAMS, _refused(exc)) from None
+        return {}
+
     def _tool_result(self, result: Result) -> None:
         message = wire.notification(
             "tools/result", {"host": self.tool_calls.host_id, "result": result}
@@ -517,6 +551,19 @@ def _folder_here(params: dict[str, Any]) -> str:
     if not isinstance(folder, str) or not os.path.isdir(folder):
         raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
     return folder
+
+
+def _agent_files(params: dict[str, Any]) -> AgentFiles:
+    from melgui.desk.hosted_agents.files import AgentFiles
+
+    workspace = Workspace(_folder_here(params), config_dir=config_dir())
+    return AgentFiles(workspace, "agent")
+
+
+def _refused(exc: Any) -> str:
+    """Why a request of an agent's was refused (the workspace's own words)."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return str(data.get("reason") or exc)
 
 
 def _worktree(given: Any) -> Worktree | None:
