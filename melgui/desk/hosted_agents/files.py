@@ -49,6 +49,10 @@ class AgentFiles:
         end = len(lines) if limit is None else start + max(limit, 0)
         return "".join(lines[start:end])
 
+    async def aread(self, path: str, line: int | None = None, limit: int | None = None) -> str:
+        """`read` as the client awaits it (a remote folder's agent reads there)."""
+        return self.read(path, line, limit)
+
     async def write(self, path: str, content: str) -> None:
         try:
             resolved = self.workspace.writable_file(path)
