@@ -63,9 +63,7 @@ class AgentThere:
         self.link = link
         self.folder = folder
 
-    async def spawn(
-        self, command: AgentCommand, cwd: str, env: Mapping[str, str]
-    ) -> AgentProcess:
+    async def spawn(self, command: AgentCommand, cwd: str, env: Mapping[str, str]) -> AgentProcess:
         try:
             link = await self.link()
             pty = await link.open_terminal(
@@ -95,8 +93,8 @@ class _LinkWriter(asyncio.StreamWriter):
     def __del__(self) -> None:
         return None
 
-    def write(self, data: bytes) -> None:
-        self.pty.write(data)
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.pty.write(bytes(data))
 
     async def drain(self) -> None:
         return None

@@ -133,17 +133,21 @@ async def test_the_agent_runs_on_there_across_a_dropped_link(tmp_path: Path, box
 
 
 async def test_an_agent_that_crashes_there_says_its_last_words(tmp_path: Path, box: Path) -> None:
+    events = Events()
     with box_host(tmp_path / "run"):
         link = make_link(tmp_path, box)
         await link.open()
         host = agent_there(tmp_path, link, box)
+        host.subscribe(events)
         try:
             await asyncio.wait_for(host.start(), LIMIT)
-            with pytest.raises(AgentFailed) as failed:
-                await asyncio.wait_for(
-                    host.prompt(json.dumps([{"crash": 3, "stderr": "out of cheese"}])), LIMIT
-                )
+            step = {"crash": 3, "stderr": "panic: out of cheese\nat main.rs:12"}
+            stop = await asyncio.wait_for(host.prompt(json.dumps([step])), LIMIT)
+            with pytest.raises(AgentFailed):
+                await host.prompt("[]")
         finally:
             await host.aclose()
             await link.aclose()
-    assert "code 3" in str(failed.value) and "out of cheese" in str(failed.value)
+    assert stop == "failed"
+    failure = events.of("turn_failed")[0].message
+    assert "exited (code 3)" in failure and "at main.rs:12" in failure

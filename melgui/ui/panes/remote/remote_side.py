@@ -11,6 +11,7 @@ needs (`RemoteSide(panes, desk, ...)`) and gives it to its panes (`panes.remote`
   sessions whose tools run there, one that did not start is said (`say`: under the
   chat), and the MCP panel lists them (`desk.mcp_there`), with a remote folder's own
   `.melgui/mcp.json` waiting there for the person's trust;
+- a remote folder's ACP agent panes run their agent there (melgui/remote/remote_agent.py);
 - the links' state shows in the status bar, ssh's questions in dialogs, and File's
   Open remote folder… asks for one (`ask_folder`: a window of its own per folder;
   recent ones remembered).
@@ -30,10 +31,13 @@ from melgui.core.config.settings import RemoteHost, data_dir
 from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import CatalogThere
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.remote.askpass import Question
 from melgui.remote.connect import given_host_argv
 from melgui.remote.hosts import Place, RemoteHosts
-from melgui.remote.link import LinkError
+from melgui.remote.link import Link, LinkError
+from melgui.remote.remote_agent import AgentThere
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
 from melgui.remote.target import parse_folder
 from melgui.ui.panes.manager import PaneManager, WorkerFactory, WorkerSpec
@@ -142,11 +146,33 @@ class RemoteSide:
         self.folder = folder
         folder.add_done_callback(self._reached)
         self.panes.home = name
+        self._agents_there(folder, target.path)
         local, there = self.desk.tools, self.hosts.catalog(name)
         self._opened(url, lambda: (
             PendingRemoteTools(folder, local=local, mcp=there), target.path,
             CatalogThere(there, self.desk.catalog),
         ))  # fmt: skip
+
+    def _agents_there(self, folder: asyncio.Future[Place], path: str) -> None:
+        """ACP agent panes run their agent there, in the folder (their pane, rules and
+        permissions here), and its file and terminal requests act there."""
+        make_here = self.panes.acp_factory
+        if make_here is None:
+            return
+
+        async def link() -> Link:
+            return (await asyncio.shield(folder)).link
+
+        there = AgentThere(link, path)
+
+        def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
+            session = make_here(command, title, resume)
+            host = session.host
+            terminals = there.terminals(host.terminals.on_open, host.terminals.refusal)
+            host.run_there(path, there.spawn, there.files(host.source), terminals)
+            return session
+
+        self.panes.acp_factory = make
 
     def _reached(self, folder: asyncio.Future[Place]) -> None:
         if folder.cancelled():
