@@ -29,6 +29,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from melgui.core.config.settings import Settings, SettingsError, load_settings
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, EDITING_TOOLS, ProjectDiagnostics
+from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.restore import Choice
@@ -78,6 +80,7 @@ class ToolCalls:
         self._checkpoints: dict[str, Checkpointer] = {}  # by folder, kept in this host's data
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._diagnostics: dict[str, ProjectDiagnostics] = {}  # by folder
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
         self._seq = 0
@@ -103,7 +106,8 @@ class ToolCalls:
             return state
         registry, servers = self._registry(folder, options or {})
         guard = self._guard(folder, name, checkpoint)
-        running = self._run(call_id, registry, servers, name, arguments, guard)
+        diagnostics = self._diagnostics_of(folder) if (options or {}).get("diagnostics") else None
+        running = self._run(call_id, registry, servers, name, arguments, guard, diagnostics)
         task = asyncio.get_running_loop().create_task(running)
         self._running[call_id] = task
         return "started"
@@ -196,11 +200,18 @@ class ToolCalls:
         name: str,
         arguments: dict[str, Any],
         guard: contextlib.AbstractAsyncContextManager[None],
+        diagnostics: ProjectDiagnostics | None = None,
     ) -> None:
         token = RUNNING_CALL.set(("remote", call_id, name))
+        after: dict[str, Any] | None = None
         try:
             async with guard:
-                outcome = await _outcome(registry, servers, name, arguments)
+                if name == DIAGNOSTICS_TOOL.name:
+                    outcome = await _diagnostics_tool(diagnostics, arguments)
+                else:
+                    outcome = await _outcome(registry, servers, name, arguments)
+            if diagnostics is not None:
+                after = await _after(diagnostics, call_id, name, arguments, outcome)
         except asyncio.CancelledError:
             outcome = ToolOutcome.error(f"{name} was cancelled.")
         except Exception as exc:  # a tool's fault is the call's result, never the host's end
@@ -210,11 +221,23 @@ class ToolCalls:
             RUNNING_CALL.reset(token)
         self._running.pop(call_id, None)
         self._seq += 1
-        result = {"seq": self._seq, "call_id": call_id, "name": name,
-                  "outcome": outcome_to_json(outcome)}  # fmt: skip
+        sent = outcome_to_json(outcome)
+        if after is not None:  # the language servers' new errors after an edit here
+            sent["after"] = after
+        result = {"seq": self._seq, "call_id": call_id, "name": name, "outcome": sent}
         self._results[call_id] = result
         if self.on_result is not None:
             self.on_result(result)
+
+    def _diagnostics_of(self, folder: str) -> ProjectDiagnostics:
+        """The folder's language servers here (a view's options asked for them: this
+        machine's installed servers, or its settings' `language_servers`)."""
+        found = self._diagnostics.get(folder)
+        if found is None:
+            found = self._diagnostics[folder] = ProjectDiagnostics(
+                folder, trusted=lambda: True, configured=lambda: self._settings().language_servers
+            )
+        return found
 
     # -- checkpoints of the folders here -------------------------------------------------
 
@@ -343,6 +366,8 @@ class ToolCalls:
                 await task
         for servers in self._mcp.values():
             await servers.aclose()
+        for diagnostics in self._diagnostics.values():
+            await diagnostics.aclose()
         await asyncio.gather(*self._retired, return_exceptions=True)
         for checkpoints in self._checkpoints.values():
             checkpoints.close()
@@ -362,6 +387,36 @@ async def _outcome(
     elif name == MCP_SERVERS:
         return ToolOutcome("[]")
     return await registry.run(name, arguments)
+
+
+async def _diagnostics_tool(
+    diagnostics: ProjectDiagnostics | None, arguments: dict[str, Any]
+) -> ToolOutcome:
+    if diagnostics is None:
+        return ToolOutcome("No language servers run there for this folder.")
+    return await diagnostics.tool(arguments)
+
+
+async def _after(
+    diagnostics: ProjectDiagnostics,
+    call_id: str,
+    name: str,
+    arguments: dict[str, Any],
+    outcome: ToolOutcome,
+) -> dict[str, Any] | None:
+    """After an edit or write: the file's new errors and warnings, as the view's loop adds
+    them to the result and the call's card (`{context, notes}`), or None."""
+    if name not in EDITING_TOOLS:
+        return None
+    call = ToolCall(call_id, name, json.dumps(arguments))
+    try:
+        after = await diagnostics.after_call(call, arguments, outcome.status, outcome.content)
+    except Exception:  # a language server's fault never costs the call its result
+        log.exception("diagnostics after %s failed", name)
+        return None
+    if not after.context:
+        return None
+    return {"context": after.context, "notes": list(after.notes)}
 
 
 def _seq_of(result: Result) -> int:

@@ -81,7 +81,8 @@ def target_of(host: RemoteHost) -> Target:
 
 
 def options_of(host: RemoteHost) -> dict[str, Any]:
-    options: dict[str, Any] = {}
+    # `diagnostics`: the language servers there check each edit there (docs/host-protocol.md)
+    options: dict[str, Any] = {"diagnostics": True}
     if host.sandbox is not None:
         options["sandbox"] = host.sandbox
     if host.env:
