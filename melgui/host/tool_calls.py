@@ -81,6 +81,8 @@ class ToolCalls:
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
         self._diagnostics: dict[str, ProjectDiagnostics] = {}  # by folder
+        # (folder, its servers described): a server's state changed after they started
+        self.on_mcp: Callable[[str, list[dict[str, Any]]], None] | None = None
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
         self._seq = 0
@@ -176,10 +178,25 @@ class ToolCalls:
                            **project_entries(folder, trusted)}  # fmt: skip
             if isinstance(entries, dict) and entries:
                 env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
-                self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+                hosted = self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+                hosted.on_change = lambda servers: self._mcp_changed(folder, servers)
             if isinstance(trusted, str):
                 self._retire(folder, options)
         return registry, self._mcp.get(key)
+
+    def _mcp_changed(self, folder: str, servers: list[dict[str, Any]]) -> None:
+        if self.on_mcp is not None:
+            self.on_mcp(folder, servers)
+
+    async def restart_mcp(
+        self, folder: str, options: dict[str, Any], name: str
+    ) -> list[dict[str, Any]]:
+        """Start server `name` of the folder's set for `options` again (the MCP panel's
+        Restart there); the set's servers as they are then. KeyError: no such server."""
+        _registry, servers = self._registry(folder, options)
+        if servers is None:
+            raise KeyError(name)
+        return await servers.restart(name)
 
     def _retire(self, folder: str, options: dict[str, Any]) -> None:
         """The servers started for the same options before the project's file was trusted

@@ -90,6 +90,9 @@ class Link:
         self.backoff = backoff
         self.give_up = give_up
         self.on_state = on_state
+        # (folder, its MCP servers described): a server there changed state after they
+        # started (it died, it was restarted): the host's `mcp/changed`.
+        self.on_mcp: Callable[[str, list[dict[str, Any]]], None] | None = None
         self.state = "closed"
         self.reconnects = 0
         self._calls: dict[str, _Call] = {}
@@ -275,6 +278,9 @@ class Link:
     def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
         if method == "tools/result" and params.get("host") == connection.host:
             self._deliver(connection, params["result"])
+        elif method == "mcp/changed" and params.get("host") == connection.host:
+            if self.on_mcp is not None:
+                self.on_mcp(str(params.get("folder")), list(params.get("servers") or []))
         elif method.startswith("term/"):
             pty = self._terminals.get(str(params.get("term")))
             if pty is None:
