@@ -158,7 +158,9 @@ class ToolCalls:
     def _registry(
         self, folder: str, options: dict[str, Any]
     ) -> tuple[ToolRegistry, HostedMcp | None]:
-        key = json.dumps([folder, options], sort_keys=True)
+        # `diagnostics` says what runs after a call, not which registry runs it
+        keyed = {k: v for k, v in options.items() if k != "diagnostics"}
+        key = json.dumps([folder, keyed], sort_keys=True)
         registry = self._registries.get(key)
         if registry is None:
             settings = self._settings()
@@ -202,7 +204,7 @@ class ToolCalls:
         """The servers started for the same options before the project's file was trusted
         are stopped: its view's calls carry the new options from now on (the same
         servers run again in the new set, with the project's)."""
-        before = {k: v for k, v in options.items() if k != "project_mcp"}
+        before = {k: v for k, v in options.items() if k not in ("project_mcp", "diagnostics")}
         key = json.dumps([folder, before], sort_keys=True)
         self._registries.pop(key, None)  # made again, servers and all, if asked again
         old = self._mcp.pop(key, None)

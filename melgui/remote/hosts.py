@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from melgui.core.config.settings import RemoteHost
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.desk.servers_there import ProjectFileThere, ServersThere, ServerThere
 from melgui.remote.askpass import Ask
@@ -83,7 +84,8 @@ def target_of(host: RemoteHost) -> Target:
 
 
 def options_of(host: RemoteHost) -> dict[str, Any]:
-    # `diagnostics`: the language servers there check each edit there (docs/host-protocol.md)
+    # `diagnostics`: the language servers there check each edit there (docs/host-protocol.md);
+    # a configured host's are on (the person named it), a remote folder's as it is trusted
     options: dict[str, Any] = {"diagnostics": True}
     if host.sandbox is not None:
         options["sandbox"] = host.sandbox
@@ -166,7 +168,8 @@ class RemoteHosts:
             link.on_state = lambda state: self._link_state(name, state)
             say("connected")
             options = options_of(host)
-            if name in self.every_mcp:
+            if name in self.every_mcp:  # a remote folder's window: as the person trusts it
+                options["diagnostics"] = FolderTrust().is_trusted(folder_key(target))
                 await self._project_file(name, host, link, target.path, options)
             wanted = None if name in self.every_mcp else host.mcp_servers
             if wanted is None or wanted:
@@ -217,6 +220,13 @@ class RemoteHosts:
             return
         if place.options.get("mcp_servers") or place.options.get("project_mcp"):
             self._spawn(self._start_mcp(place))
+
+    def set_trusted(self, name: str, trusted: bool) -> None:
+        """The person trusted (or restricted) a remote folder: its language servers there
+        check its next calls' edits (or no longer do)."""
+        place = self._places.get(name)
+        if place is not None:
+            place.options["diagnostics"] = trusted
 
     async def _restart(self, name: str, server: str) -> None:
         """The MCP panel's Restart of a server there: started again by its host."""

@@ -76,3 +76,44 @@ async def test_an_edit_there_gets_the_language_servers_errors_from_there(
     assert EXPECTED in sent[0]["content"]  # what the model read next
     assert EXPECTED in listed.content  # the diagnostics tool, answered there
     assert not desk.diagnostics_for(str(box)).servers  # nothing ran here
+
+
+async def test_a_remote_folders_language_servers_wait_for_the_persons_trust(
+    tmp_path: Path,
+) -> None:
+    from melgui.core.config.settings import RemoteHost
+    from melgui.core.config.trust import FolderTrust
+    from melgui.remote.connect import folder_key
+    from melgui.remote.hosts import RemoteHosts, target_of
+
+    box = tmp_path / "box"
+    box.mkdir()
+    runtime = tmp_path / "run"
+    command = f"env XDG_RUNTIME_DIR={runtime} MELGUI_DATA_DIR={tmp_path / 'box-data'}"
+    host = RemoteHost(name="box", target=command, folder=str(box))
+    argv = [sys.executable, "-m", "melgui", "host", "--bridge"]
+    key = folder_key(target_of(host))
+    with box_host(runtime):
+        hosts = RemoteHosts([host], host_argv=argv)
+        hosts.every_mcp.add("box")  # as a remote folder's window makes its own
+        try:
+            place = await hosts.place("box")
+            assert place.options["diagnostics"] is False  # not trusted yet
+            hosts.set_trusted("box", True)  # the trust bar's Trust folder
+            assert place.options["diagnostics"] is True
+            assert FolderTrust().is_trusted(key) is False  # the bar records it, not this
+        finally:
+            await hosts.aclose()
+        FolderTrust().trust(key)
+        again = RemoteHosts([host], host_argv=argv)
+        again.every_mcp.add("box")
+        try:
+            assert (await again.place("box")).options["diagnostics"] is True
+        finally:
+            await again.aclose()
+        configured = RemoteHosts([host], host_argv=argv)  # a host the person configured
+        try:
+            FolderTrust().restrict(key)
+            assert (await configured.place("box")).options["diagnostics"] is True
+        finally:
+            await configured.aclose()

@@ -400,6 +400,7 @@ class MainWindow(QMainWindow):
         self.new_conversation()
         self.setWindowTitle(f"melgui — {url}")
         self.toolbar.set_folder(url)
+        self.trust_bar.set_folder(self.remote.trust_key())  # its language servers there
 
     # --- seams for panes and history --------------------------------------------------
 
@@ -521,8 +522,9 @@ class MainWindow(QMainWindow):
 
     def _trust_changed(self, trusted: bool) -> None:
         word = "trusted" if trusted else "restricted"
-        self.status.showMessage(f"{self.kit.folder} is {word} now.", 10000)
+        self.status.showMessage(f"{self.trust_bar.folder} is {word} now.", 10000)
         self.tasks.spawn(self.desk.start_mcp(), what="starting MCP servers")
+        self.remote.trust_changed(trusted)
 
     def open_settings(self) -> None:
         open_settings_dialog(self, allowed_log(self._store(), self._report_error))

@@ -34,7 +34,7 @@ from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.remote.askpass import Question
-from melgui.remote.connect import given_host_argv
+from melgui.remote.connect import folder_key, given_host_argv
 from melgui.remote.hosts import Place, RemoteHosts
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_agent import AgentThere
@@ -152,6 +152,17 @@ class RemoteSide:
             PendingRemoteTools(folder, local=local, mcp=there), target.path,
             CatalogThere(there, self.desk.catalog),
         ))  # fmt: skip
+
+    def trust_changed(self, trusted: bool) -> None:
+        """The person trusted (or restricted) this window's remote folder (the trust bar,
+        keyed by its URL): its language servers there run (or stop checking) from the
+        next call."""
+        if self.url:
+            self.hosts.set_trusted(parse_folder(self.url).label, trusted)
+
+    def trust_key(self) -> str:
+        """What this window's remote folder's trust is kept under: its canonical URL."""
+        return folder_key(parse_folder(self.url))
 
     def _agents_there(self, folder: asyncio.Future[Place], path: str) -> None:
         """ACP agent panes run their agent there, in the folder (their pane, rules and
