@@ -15,9 +15,8 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from melgui.core.config.settings import config_dir
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -34,10 +33,6 @@ from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
 from melgui.host.tool_calls import Result, ToolCalls
 from melgui.host.wire import RpcError
-from melgui.tools.workspace import Workspace
-
-if TYPE_CHECKING:
-    from melgui.desk.hosted_agents.files import AgentFiles
 
 log = logging.getLogger(__name__)
 
@@ -513,31 +508,22 @@ class HostServer:
         return await asyncio.to_thread(project_file, _folder_here(params))
 
     async def _fs_read(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """A file of the folder here, for an ACP agent a view hosts (its
-        fs/read_text_file), confined as a local agent's reads are."""
-        from acp import RequestError  # the ACP SDK, loaded when an agent first asks
+        """A file of the folder here, for a remote folder's ACP agent (hosted_agents/files.py:
+        the ACP SDK loads when an agent first asks)."""
+        from melgui.desk.hosted_agents.files import FileRefused, read_for_view
 
-        files = _agent_files(params)
-        line, limit = params.get("line"), params.get("limit")
         try:
-            text = await asyncio.to_thread(
-                files.read, str(params["path"]),
-                int(line) if line is not None else None, int(limit) if limit is not None else None,
-            )  # fmt: skip
-        except RequestError as exc:
-            raise RpcError(wire.INVALID_PARAMS, _refused(exc)) from None
-        return {"content": text}
+            return await read_for_view(_folder_here(params), params)
+        except FileRefused as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
 
     async def _fs_write(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """An ACP agent's fs/write_text_file in the folder here, confined as a local one's."""
-        from acp import RequestError
+        from melgui.desk.hosted_agents.files import FileRefused, write_for_view
 
-        files = _agent_files(params)
         try:
-            await files.write(str(params["path"]), str(params["content"]))
-        except RequestError as exc:
-            raise RpcError(wire.INVALID_PARAMS, _refused(exc)) from None
-        return {}
+            return await write_for_view(_folder_here(params), params)
+        except FileRefused as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
 
     async def _mcp_restart(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """Start one MCP server of a folder's set (its `options`, as `tools/run` sends
@@ -578,19 +564,6 @@ def _folder_here(params: dict[str, Any]) -> str:
     if not isinstance(folder, str) or not os.path.isdir(folder):
         raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
     return folder
-
-
-def _agent_files(params: dict[str, Any]) -> AgentFiles:
-    from melgui.desk.hosted_agents.files import AgentFiles
-
-    workspace = Workspace(_folder_here(params), config_dir=config_dir())
-    return AgentFiles(workspace, "agent")
-
-
-def _refused(exc: Any) -> str:
-    """Why a request of an agent's was refused (the workspace's own words)."""
-    data = exc.data if isinstance(exc.data, dict) else {}
-    return str(data.get("reason") or exc)
 
 
 def _worktree(given: Any) -> Worktree | None:

@@ -16,7 +16,7 @@ import itertools
 import os
 import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from acp import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
@@ -27,8 +27,34 @@ from melgui.core.terminal.pty_session import PtyError, PtySession
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace
 
-if TYPE_CHECKING:
-    from melgui.remote.remote_pty import RemotePty
+
+class TerminalPty(Protocol):
+    """What an agent's terminal reads and ends: a PtySession here, or a RemotePty for a
+    remote folder's agent (melgui/remote/remote_agent.py)."""
+
+    columns: int
+    rows: int
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+    def read(self, limit: int = 65536) -> bytes: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def poll(self) -> int | None: ...
+
+    def session_pids(self) -> list[int]: ...
+
+    def settle(self, timeout: float = 0.0) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def finish(self) -> int | None: ...
+
 
 DEFAULT_LIMIT = 1024 * 1024
 MAX_OUTPUT_LIMIT = 16 * 1024 * 1024  # kept per terminal, whatever limit the agent asks for
@@ -42,9 +68,7 @@ SandboxFor = Callable[[], SandboxSpec | None]
 class AgentTerminal:
     """One command an agent runs, its output so far and how it ended."""
 
-    def __init__(
-        self, terminal_id: str, title: str, pty: PtySession | RemotePty, limit: int
-    ) -> None:
+    def __init__(self, terminal_id: str, title: str, pty: TerminalPty, limit: int) -> None:
         self.id = terminal_id
         self.title = title
         self.pty = pty

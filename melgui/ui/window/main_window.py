@@ -325,7 +325,7 @@ class MainWindow(QMainWindow):
         self.remote = RemoteSide(
             panes, desk, self.settings.hosts, model=lambda: self.session.loop.model,
             status=self.status, colors=self.colors, opened=self._opened_remote, parent=self,
-            say=lambda text: self.chat.show_note(text),
+            say=lambda text: self.chat.show_note(text), trust=self.trust_bar,
         )  # fmt: skip
         panes.remote = self.remote  # workers and terminals on other machines
         self.history_keeper = ConversationHistory(
@@ -400,7 +400,6 @@ class MainWindow(QMainWindow):
         self.new_conversation()
         self.setWindowTitle(f"melgui — {url}")
         self.toolbar.set_folder(url)
-        self.trust_bar.set_folder(self.remote.trust_key())  # its language servers there
 
     # --- seams for panes and history --------------------------------------------------
 
@@ -524,7 +523,6 @@ class MainWindow(QMainWindow):
         word = "trusted" if trusted else "restricted"
         self.status.showMessage(f"{self.trust_bar.folder} is {word} now.", 10000)
         self.tasks.spawn(self.desk.start_mcp(), what="starting MCP servers")
-        self.remote.trust_changed(trusted)
 
     def open_settings(self) -> None:
         open_settings_dialog(self, allowed_log(self._store(), self._report_error))

@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from PySide6.QtWidgets import QStatusBar, QWidget
 
@@ -66,6 +67,15 @@ def stand_in_for(url: str) -> str:
     return str(folder)
 
 
+class TrustShown(Protocol):
+    """The window's trust bar (melgui/ui/window/trust_bar.py): whose folder it asks
+    about, and its `changed(trusted)` signal."""
+
+    changed: Any
+
+    def set_folder(self, folder: str) -> None: ...
+
+
 class RemoteSide:
     """The window's hosts (RemotePlaces for its panes) and its remote folder, if any."""
 
@@ -81,6 +91,7 @@ class RemoteSide:
         opened: Callable[[str, Elsewhere], None],
         parent: QWidget,
         say: Callable[[str], None] | None = None,
+        trust: TrustShown | None = None,
     ) -> None:
         self.panes = panes
         self._say = say
@@ -101,6 +112,11 @@ class RemoteSide:
         self.hosts.show_in(desk.mcp_there)  # the MCP panel lists the servers there
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
+        # The window's trust bar: a remote folder's is asked for its URL, and gates its
+        # language servers there.
+        self.trust = trust
+        if trust is not None:
+            trust.changed.connect(self.trust_changed)
 
     def set_colors(self, colors: Colors) -> None:
         self.indicator.set_colors(colors)
@@ -147,6 +163,8 @@ class RemoteSide:
         folder.add_done_callback(self._reached)
         self.panes.home = name
         self._agents_there(folder, target.path)
+        if self.trust is not None:
+            self.trust.set_folder(folder_key(target))
         local, there = self.desk.tools, self.hosts.catalog(name)
         self._opened(url, lambda: (
             PendingRemoteTools(folder, local=local, mcp=there), target.path,
@@ -159,10 +177,6 @@ class RemoteSide:
         next call."""
         if self.url:
             self.hosts.set_trusted(parse_folder(self.url).label, trusted)
-
-    def trust_key(self) -> str:
-        """What this window's remote folder's trust is kept under: its canonical URL."""
-        return folder_key(parse_folder(self.url))
 
     def _agents_there(self, folder: asyncio.Future[Place], path: str) -> None:
         """ACP agent panes run their agent there, in the folder (their pane, rules and
