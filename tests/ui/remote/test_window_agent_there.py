@@ -65,6 +65,7 @@ def test_a_remote_folders_agent_pane_runs_its_agent_there(
     made = folder / "made.txt"
     assert made.read_text() == "written by the agent\n"
     assert Path(made).stat().st_uid == remote.server.user.pw_uid  # written there, by it
+    assert window.pane_manager.registry.all()[0].where == remote.server.alias  # list_panes
     assert list(pane.terminal_views) == ["term-1"]
     screen = pane.terminal_views["term-1"]
     assert screen.isVisibleTo(pane)
