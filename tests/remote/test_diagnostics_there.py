@@ -48,8 +48,11 @@ async def test_an_edit_there_gets_the_language_servers_errors_from_there(
             [text("fixed"), done()],
         )
         settings = Settings(connection="relay", relay_url=relay.base_url)
-        modes = {"edit_file": "auto", "diagnostics": "auto"}
-        settings.approval_modes = {**settings.approval_modes, **modes}
+        settings.approval_modes = {
+            **settings.approval_modes,
+            "edit_file": "auto",
+            "diagnostics": "auto",
+        }
         desk = Desk(str(here), settings, api_key="k", plans=lambda t, m: None)
         link = make_link(tmp_path, box)
         await link.open()
