@@ -27,6 +27,7 @@ from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_line
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.config.trust import FolderTrust
+from melgui.core.hooks.call_steps import AfterStep
 from melgui.core.hooks.hooks import HookFiles, Hooks
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, ProjectDiagnostics
 from melgui.core.protocol.approval import ApprovalPolicy
@@ -335,8 +336,12 @@ class Desk:
         catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         folder = cwd or self.folder
-        if isinstance(tools, RunsThere) and tools.checkpoint is None:
-            tools.checkpoint = self.checkpoint_there(catalog)  # taken by the host there
+        after: AfterStep = self.diagnostics_for(folder)
+        if isinstance(tools, RunsThere):
+            if tools.checkpoint is None:
+                tools.checkpoint = self.checkpoint_there(catalog)  # taken by the host there
+            if isinstance(tools, AfterStep):  # the language servers there, by its host
+                after = tools
         return AgentSession(
             self.connection,
             tools,
@@ -351,7 +356,7 @@ class Desk:
             around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
             hooks=self.hooks_for(folder),
-            after_call=(self.diagnostics_for(folder),),
+            after_call=(after,),
         )
 
     def diagnostics_for(self, folder: str) -> ProjectDiagnostics:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +131,29 @@ class HostedMcp:
         self.manager.added = configs_of(entries, env or {})
         self.manager.load(user=False, project=False)
         self._starting = asyncio.get_running_loop().create_task(self.manager.start_all())
+        # Told (at most once a frame) when a server's state changes after they started:
+        # one that dies, one restarted.
+        self.on_change: Callable[[list[dict[str, Any]]], None] | None = None
+        self._telling: asyncio.Handle | None = None
+        self.manager.subscribe(lambda _server: self._changed())
+
+    def _changed(self) -> None:
+        if self._telling is None and self._starting.done():
+            self._telling = asyncio.get_running_loop().call_later(0.05, self._tell)
+
+    def _tell(self) -> None:
+        self._telling = None
+        if self.on_change is not None:
+            self.on_change(self.describe())
+
+    async def restart(self, name: str) -> list[dict[str, Any]]:
+        """Start `name` again (the MCP panel's Restart for a server here); the servers as
+        they are once it is ready or failed."""
+        await self.ready()
+        if name not in self.manager.servers:
+            raise KeyError(name)
+        await self.manager.restart(name)
+        return self.describe()
 
     async def ready(self) -> None:
         """Once every server is ready or failed (a failure is its state, never raised)."""

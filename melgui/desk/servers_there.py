@@ -43,6 +43,8 @@ class ServersThere:
         self.untrusted: dict[str, ProjectFileThere] = {}  # by host
         # Set by who reaches the hosts: trust that host's project file and start it there.
         self.on_trust: Callable[[ProjectFileThere], None] | None = None
+        # Set by who reaches the hosts: start server (where, name) again there.
+        self.on_restart: Callable[[str, str], None] | None = None
         self._listeners: list[Callable[[], None]] = []
 
     def subscribe(self, listener: Callable[[], None]) -> None:
@@ -65,6 +67,11 @@ class ServersThere:
         if file is not None and self.on_trust is not None:
             self.on_trust(file)
         self._changed()
+
+    def restart(self, where: str, name: str) -> None:
+        """The person restarts a server there (the panel's Restart)."""
+        if self.on_restart is not None:
+            self.on_restart(where, name)
 
     def _changed(self) -> None:
         for listener in list(self._listeners):

@@ -132,6 +132,7 @@ class HostServer:
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.tool_calls.on_result = self._tool_result
+        self.tool_calls.on_mcp = self._mcp_changed
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {
@@ -156,6 +157,9 @@ class HostServer:
             "checkpoint/diff": self._checkpoint_diff,
             "changes/uncommitted": self._uncommitted,
             "mcp/project": self._mcp_project,
+            "mcp/restart": self._mcp_restart,
+            "fs/read": self._fs_read,
+            "fs/write": self._fs_write,
             **terminal_methods(self.terminals),
         }
 
@@ -502,6 +506,49 @@ class HostServer:
     async def _mcp_project(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """A folder's own `.melgui/mcp.json` here, for the view to ask trust about."""
         return await asyncio.to_thread(project_file, _folder_here(params))
+
+    async def _fs_read(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A file of the folder here, for a remote folder's ACP agent (hosted_agents/files.py:
+        the ACP SDK loads when an agent first asks)."""
+        from melgui.desk.hosted_agents.files import FileRefused, read_for_view
+
+        try:
+            return await read_for_view(_folder_here(params), params)
+        except FileRefused as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+
+    async def _fs_write(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        from melgui.desk.hosted_agents.files import FileRefused, write_for_view
+
+        try:
+            return await write_for_view(_folder_here(params), params)
+        except FileRefused as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+
+    async def _mcp_restart(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Start one MCP server of a folder's set (its `options`, as `tools/run` sends
+        them) again; `{servers}` as they are once it is ready or failed."""
+        folder = _folder_here(params)
+        options = params.get("options") or {}
+        if not isinstance(options, dict):
+            raise RpcError(wire.INVALID_PARAMS, "options must be an object")
+        name = str(params.get("name"))
+        try:
+            servers = await self.tool_calls.restart_mcp(folder, options, name)
+        except KeyError:
+            raise RpcError(wire.INVALID_PARAMS, f"no MCP server {name!r} runs here") from None
+        return {"servers": servers}
+
+    def _mcp_changed(self, folder: str, servers: list[dict[str, Any]]) -> None:
+        """A folder's MCP server changed state (it died, it was restarted): told to every
+        view that sends calls, as `mcp/changed`."""
+        message = wire.notification(
+            "mcp/changed",
+            {"host": self.tool_calls.host_id, "folder": folder, "servers": servers},
+        )
+        for connection in list(self.connections):
+            if connection.hears_tools:
+                connection.send(message)
 
     def _tool_result(self, result: Result) -> None:
         message = wire.notification(

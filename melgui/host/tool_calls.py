@@ -29,6 +29,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from melgui.core.config.settings import Settings, SettingsError, load_settings
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, EDITING_TOOLS, ProjectDiagnostics
+from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.restore import Choice
@@ -78,6 +80,9 @@ class ToolCalls:
         self._checkpoints: dict[str, Checkpointer] = {}  # by folder, kept in this host's data
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._diagnostics: dict[str, ProjectDiagnostics] = {}  # by folder
+        # (folder, its servers described): a server's state changed after they started
+        self.on_mcp: Callable[[str, list[dict[str, Any]]], None] | None = None
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
         self._seq = 0
@@ -103,7 +108,8 @@ class ToolCalls:
             return state
         registry, servers = self._registry(folder, options or {})
         guard = self._guard(folder, name, checkpoint)
-        running = self._run(call_id, registry, servers, name, arguments, guard)
+        diagnostics = self._diagnostics_of(folder) if (options or {}).get("diagnostics") else None
+        running = self._run(call_id, registry, servers, name, arguments, guard, diagnostics)
         task = asyncio.get_running_loop().create_task(running)
         self._running[call_id] = task
         return "started"
@@ -152,7 +158,9 @@ class ToolCalls:
     def _registry(
         self, folder: str, options: dict[str, Any]
     ) -> tuple[ToolRegistry, HostedMcp | None]:
-        key = json.dumps([folder, options], sort_keys=True)
+        # `diagnostics` says what runs after a call, not which registry runs it
+        keyed = {k: v for k, v in options.items() if k != "diagnostics"}
+        key = json.dumps([folder, keyed], sort_keys=True)
         registry = self._registries.get(key)
         if registry is None:
             settings = self._settings()
@@ -172,16 +180,31 @@ class ToolCalls:
                            **project_entries(folder, trusted)}  # fmt: skip
             if isinstance(entries, dict) and entries:
                 env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
-                self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+                hosted = self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+                hosted.on_change = lambda servers: self._mcp_changed(folder, servers)
             if isinstance(trusted, str):
                 self._retire(folder, options)
         return registry, self._mcp.get(key)
+
+    def _mcp_changed(self, folder: str, servers: list[dict[str, Any]]) -> None:
+        if self.on_mcp is not None:
+            self.on_mcp(folder, servers)
+
+    async def restart_mcp(
+        self, folder: str, options: dict[str, Any], name: str
+    ) -> list[dict[str, Any]]:
+        """Start server `name` of the folder's set for `options` again (the MCP panel's
+        Restart there); the set's servers as they are then. KeyError: no such server."""
+        _registry, servers = self._registry(folder, options)
+        if servers is None:
+            raise KeyError(name)
+        return await servers.restart(name)
 
     def _retire(self, folder: str, options: dict[str, Any]) -> None:
         """The servers started for the same options before the project's file was trusted
         are stopped: its view's calls carry the new options from now on (the same
         servers run again in the new set, with the project's)."""
-        before = {k: v for k, v in options.items() if k != "project_mcp"}
+        before = {k: v for k, v in options.items() if k not in ("project_mcp", "diagnostics")}
         key = json.dumps([folder, before], sort_keys=True)
         self._registries.pop(key, None)  # made again, servers and all, if asked again
         old = self._mcp.pop(key, None)
@@ -196,11 +219,18 @@ class ToolCalls:
         name: str,
         arguments: dict[str, Any],
         guard: contextlib.AbstractAsyncContextManager[None],
+        diagnostics: ProjectDiagnostics | None = None,
     ) -> None:
         token = RUNNING_CALL.set(("remote", call_id, name))
+        after: dict[str, Any] | None = None
         try:
             async with guard:
-                outcome = await _outcome(registry, servers, name, arguments)
+                if name == DIAGNOSTICS_TOOL.name:
+                    outcome = await _diagnostics_tool(diagnostics, arguments)
+                else:
+                    outcome = await _outcome(registry, servers, name, arguments)
+            if diagnostics is not None:
+                after = await _after(diagnostics, call_id, name, arguments, outcome)
         except asyncio.CancelledError:
             outcome = ToolOutcome.error(f"{name} was cancelled.")
         except Exception as exc:  # a tool's fault is the call's result, never the host's end
@@ -210,11 +240,23 @@ class ToolCalls:
             RUNNING_CALL.reset(token)
         self._running.pop(call_id, None)
         self._seq += 1
-        result = {"seq": self._seq, "call_id": call_id, "name": name,
-                  "outcome": outcome_to_json(outcome)}  # fmt: skip
+        sent = outcome_to_json(outcome)
+        if after is not None:  # the language servers' new errors after an edit here
+            sent["after"] = after
+        result = {"seq": self._seq, "call_id": call_id, "name": name, "outcome": sent}
         self._results[call_id] = result
         if self.on_result is not None:
             self.on_result(result)
+
+    def _diagnostics_of(self, folder: str) -> ProjectDiagnostics:
+        """The folder's language servers here (a view's options asked for them: this
+        machine's installed servers, or its settings' `language_servers`)."""
+        found = self._diagnostics.get(folder)
+        if found is None:
+            found = self._diagnostics[folder] = ProjectDiagnostics(
+                folder, trusted=lambda: True, configured=lambda: self._settings().language_servers
+            )
+        return found
 
     # -- checkpoints of the folders here -------------------------------------------------
 
@@ -343,6 +385,8 @@ class ToolCalls:
                 await task
         for servers in self._mcp.values():
             await servers.aclose()
+        for diagnostics in self._diagnostics.values():
+            await diagnostics.aclose()
         await asyncio.gather(*self._retired, return_exceptions=True)
         for checkpoints in self._checkpoints.values():
             checkpoints.close()
@@ -362,6 +406,36 @@ async def _outcome(
     elif name == MCP_SERVERS:
         return ToolOutcome("[]")
     return await registry.run(name, arguments)
+
+
+async def _diagnostics_tool(
+    diagnostics: ProjectDiagnostics | None, arguments: dict[str, Any]
+) -> ToolOutcome:
+    if diagnostics is None:
+        return ToolOutcome("No language servers run there for this folder.")
+    return await diagnostics.tool(arguments)
+
+
+async def _after(
+    diagnostics: ProjectDiagnostics,
+    call_id: str,
+    name: str,
+    arguments: dict[str, Any],
+    outcome: ToolOutcome,
+) -> dict[str, Any] | None:
+    """After an edit or write: the file's new errors and warnings, as the view's loop adds
+    them to the result and the call's card (`{context, notes}`), or None."""
+    if name not in EDITING_TOOLS:
+        return None
+    call = ToolCall(call_id, name, json.dumps(arguments))
+    try:
+        after = await diagnostics.after_call(call, arguments, outcome.status, outcome.content)
+    except Exception:  # a language server's fault never costs the call its result
+        log.exception("diagnostics after %s failed", name)
+        return None
+    if not after.context:
+        return None
+    return {"context": after.context, "notes": list(after.notes)}
 
 
 def _seq_of(result: Result) -> int:

@@ -22,6 +22,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.remote.askpass import Ask, Askpass, Question, ssh_refusal
 from melgui.remote.install import InstallError, ensure_installed_on
@@ -125,6 +126,8 @@ async def mcp_there(
     `project`: the folder's key (its URL): its own `.melgui/mcp.json` there starts too
     when the person trusted it in the window, as it is; else that is said."""
     options: dict[str, Any] = {"mcp_servers": entries} if entries else {}
+    if project is not None and FolderTrust().is_trusted(project):
+        options["diagnostics"] = True  # its language servers there, as the window's
     found = await project_file_there(link, folder, say) if project is not None else None
     if found is not None and project is not None:
         key = project_key(project)

@@ -25,17 +25,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from melgui.core.config.settings import RemoteHost
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.desk.servers_there import ProjectFileThere, ServersThere, ServerThere
 from melgui.remote.askpass import Ask
 from melgui.remote.connect import folder_key, open_link
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_mcp import (
+    RemoteServer,
     configured_entries,
     failures,
     offer,
     project_file_there,
     project_key,
+    servers_from_json,
     start_there,
 )
 from melgui.remote.target import Target, TargetError, command_target, parse_folder
@@ -81,7 +84,9 @@ def target_of(host: RemoteHost) -> Target:
 
 
 def options_of(host: RemoteHost) -> dict[str, Any]:
-    options: dict[str, Any] = {}
+    # `diagnostics`: the language servers there check each edit there (docs/host-protocol.md);
+    # a configured host's are on (the person named it), a remote folder's as it is trusted
+    options: dict[str, Any] = {"diagnostics": True}
     if host.sandbox is not None:
         options["sandbox"] = host.sandbox
     if host.env:
@@ -116,6 +121,7 @@ class RemoteHosts:
         """Say the servers' states to `there`, and ask there about a project file."""
         self.there = there
         there.on_trust = lambda file: self._spawn(self._trusted(file))
+        there.on_restart = lambda where, name: self._spawn(self._restart(where, name))
 
     def names(self) -> list[str]:
         return list(self.hosts)
@@ -159,10 +165,11 @@ class RemoteHosts:
                 raise LinkError(str(exc)) from None
             say = self._sink(name)
             link = await open_link(target, say, self.host_argv, ask=self.ask)
-            link.on_state = lambda state: say(state)
+            link.on_state = lambda state: self._link_state(name, state)
             say("connected")
             options = options_of(host)
-            if name in self.every_mcp:
+            if name in self.every_mcp:  # a remote folder's window: as the person trusts it
+                options["diagnostics"] = FolderTrust().is_trusted(folder_key(target))
                 await self._project_file(name, host, link, target.path, options)
             wanted = None if name in self.every_mcp else host.mcp_servers
             if wanted is None or wanted:
@@ -173,20 +180,67 @@ class RemoteHosts:
                     options["mcp_servers"] = entries
             place = Place(name, link, target.path, options, self.catalog(name))
             self._places[name] = place
+            link.on_mcp = lambda folder, described: self._mcp_changed(name, folder, described)
             await self._start_mcp(place)
             return place
 
     async def _start_mcp(self, place: Place) -> None:
         """Start the place's MCP servers there; their tools join its catalog."""
         servers = await start_there(place.link, place.folder, place.options)
-        offer(place.mcp, servers)
+        self._show(place, servers)
         for line in failures(servers, place.name):
             self._note(place.name, line)
+
+    def _show(self, place: Place, servers: list[RemoteServer]) -> None:
+        """The servers there as their host said them last: the ready ones' tools offered
+        (a server gone is no longer), their states in the MCP panel."""
+        offer(place.mcp, servers)
         if self.there is not None and (servers or place.name in self.there.servers):
             self.there.show(place.name, [
                 ServerThere(place.name, s.name, s.status, s.line, s.describe, s.tools)
                 for s in servers
             ])  # fmt: skip
+
+    def _mcp_changed(self, name: str, folder: str, described: list[dict[str, Any]]) -> None:
+        """The host there says a server of `folder` changed state (it died, it restarted)."""
+        place = self._places.get(name)
+        if place is None or place.folder != folder:
+            return
+        servers = servers_from_json(described)
+        shown = {s.name for s in self.there.servers.get(name, [])} if self.there else set()
+        wanted = set(place.options.get("mcp_servers") or {}) | shown
+        self._show(place, [s for s in servers if s.name in wanted] if wanted else servers)
+
+    def _link_state(self, name: str, state: str) -> None:
+        """Said in the status bar; after a reconnect, the servers' states are asked again
+        (a change told while the link was down, or a new host that starts them anew)."""
+        self._sink(name)(state)
+        place = self._places.get(name)
+        if state != "connected" or place is None:  # its first connect was before its place
+            return
+        if place.options.get("mcp_servers") or place.options.get("project_mcp"):
+            self._spawn(self._start_mcp(place))
+
+    def set_trusted(self, name: str, trusted: bool) -> None:
+        """The person trusted (or restricted) a remote folder: its language servers there
+        check its next calls' edits (or no longer do)."""
+        place = self._places.get(name)
+        if place is not None:
+            place.options["diagnostics"] = trusted
+
+    async def _restart(self, name: str, server: str) -> None:
+        """The MCP panel's Restart of a server there: started again by its host."""
+        place = self._places.get(name)
+        if place is None:
+            return
+        try:
+            answer = await place.link.about_folder(
+                "mcp/restart", place.folder, options=place.options, name=server
+            )
+        except LinkError as exc:
+            self._note(name, f"Cannot restart MCP server {server} on {name}: {exc}")
+            return
+        self._mcp_changed(name, place.folder, list(answer.get("servers") or []))
 
     async def _project_file(
         self, name: str, host: RemoteHost, link: Link, folder: str, options: dict[str, Any]

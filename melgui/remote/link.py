@@ -90,6 +90,9 @@ class Link:
         self.backoff = backoff
         self.give_up = give_up
         self.on_state = on_state
+        # (folder, its MCP servers described): a server there changed state after they
+        # started (it died, it was restarted): the host's `mcp/changed`.
+        self.on_mcp: Callable[[str, list[dict[str, Any]]], None] | None = None
         self.state = "closed"
         self.reconnects = 0
         self._calls: dict[str, _Call] = {}
@@ -275,6 +278,9 @@ class Link:
     def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
         if method == "tools/result" and params.get("host") == connection.host:
             self._deliver(connection, params["result"])
+        elif method == "mcp/changed" and params.get("host") == connection.host:
+            if self.on_mcp is not None:
+                self.on_mcp(str(params.get("folder")), list(params.get("servers") or []))
         elif method.startswith("term/"):
             pty = self._terminals.get(str(params.get("term")))
             if pty is None:
@@ -283,6 +289,7 @@ class Link:
                 pty.output(int(params["at"]), bytes(params[PAYLOAD]))
             elif method == "term/exit":
                 self._terminals.pop(pty.term_id, None)
+                pty.stderr = str(params.get("stderr") or "")
                 pty.ended(int(params["code"]))
             elif method == "term/closed":
                 self._terminals.pop(pty.term_id, None)
@@ -327,22 +334,29 @@ class Link:
         columns: int,
         rows: int,
         env: dict[str, str] | None = None,
+        *,
+        argv: list[str] | None = None,
+        pipes: bool = False,
     ) -> RemotePty:
-        """A program in a pty on the remote (the login shell there when `command` is None),
-        read here through a RemotePty. Raises LinkError saying why it could not start."""
+        """A program in a pty on the remote (the login shell there when `command` is None;
+        `argv`: exactly that program, no shell), read here through a RemotePty; with
+        `pipes`, on plain pipes there (an ACP agent's stdio: its bytes as they are, its
+        stderr kept apart and told at its end). Raises LinkError saying why it could not
+        start."""
         connection = self._connection
         if connection is None:
             raise LinkError(f"not connected to {self.target.label} now: {self.state}")
         try:
             opened = await connection.client.call(
                 "term/open", folder=folder, command=command, columns=columns, rows=rows,
-                env=env or {},
+                env=env or {}, **({"argv": argv} if argv else {}),
+                **({"pipes": True} if pipes else {}),
             )  # fmt: skip
         except RpcError as exc:
             raise LinkError(f"{self.target.label}: {exc.message}") from None
         except (HostGone, ConnectionError):
             raise LinkError(f"the connection to {self.target.label} dropped") from None
-        pty = RemotePty(self, str(opened["term"]), str(opened["title"]), columns, rows)
+        pty = RemotePty(self, str(opened["term"]), str(opened["title"]), columns, rows, pipes=pipes)
         self._terminals[pty.term_id] = pty
         await self._attach_terminal(connection, pty)
         return pty

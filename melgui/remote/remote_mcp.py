@@ -95,6 +95,11 @@ async def start_there(link: Link, folder: str, options: dict[str, Any]) -> list[
         described = json.loads(str(outcome.get("content") or "[]"))
     except ValueError:
         described = []
+    return servers_from_json(described)
+
+
+def servers_from_json(described: list[dict[str, Any]]) -> list[RemoteServer]:
+    """The servers as the host describes them (`mcp/servers`' result, `mcp/changed`)."""
     return [
         RemoteServer(
             str(server["name"]),

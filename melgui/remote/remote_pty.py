@@ -48,7 +48,14 @@ class TerminalLink(Protocol):
 
 class RemotePty:
     def __init__(
-        self, link: TerminalLink, term_id: str, title: str, columns: int, rows: int
+        self,
+        link: TerminalLink,
+        term_id: str,
+        title: str,
+        columns: int,
+        rows: int,
+        *,
+        pipes: bool = False,
     ) -> None:
         self.link = link
         self.term_id = term_id
@@ -67,6 +74,10 @@ class RemotePty:
         self._exit: int | None = None
         self._eof = False
         self.note = ""  # why the program's end was not its own (a lost link, a dead host)
+        # On plain pipes there (an ACP agent's stdio): a note is not written into its
+        # output (it would be no protocol line), and its stderr's tail comes at its end.
+        self.pipes = pipes
+        self.stderr = ""
 
     # -- what the pane's reader uses (as PtySession) -------------------------------------
 
@@ -198,6 +209,7 @@ class RemotePty:
         self._exit = code
         if note:
             self.note = note
+        if note and not self.pipes:
             self._pending += f"\r\n\x1b[31m[{note}]\x1b[0m\r\n".encode()
         self._to_pipe()
 

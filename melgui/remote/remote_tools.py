@@ -14,8 +14,16 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import ToolCatalog
-from melgui.core.protocol.tooling import RUNNING_CALL, CheckpointThere, ToolOutcome, ToolRunner
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.tooling import (
+    RUNNING_CALL,
+    AfterCall,
+    CheckpointThere,
+    ToolOutcome,
+    ToolRunner,
+)
 from melgui.host.tool_calls import outcome_from_json
 from melgui.remote.link import Link, LinkError
 from melgui.tools.toolbox import WORKSPACE_TOOLS
@@ -27,8 +35,9 @@ REMOTE_TOOLS = frozenset(tool.name for tool in WORKSPACE_TOOLS)
 
 
 def runs_there(name: str, mcp: ToolCatalog | None) -> bool:
-    """A workspace tool, or a tool of an MCP server there."""
-    if name in REMOTE_TOOLS:
+    """A workspace tool, the language servers' `diagnostics`, or a tool of an MCP server
+    there."""
+    if name in REMOTE_TOOLS or name == DIAGNOSTICS_TOOL.name:
         return True
     tool = mcp.get(name) if mcp is not None else None
     return tool is not None and tool.origin.startswith("mcp:")
@@ -58,6 +67,9 @@ class RemoteTools:
         # Call ids are this runner's, unique per call it sends (a model's ids may repeat).
         self._prefix = uuid.uuid4().hex[:12]
         self._count = 0
+        # What the host added after an edit there (its language servers' new errors), by
+        # the model's call id, until the loop's step after the call takes it.
+        self._after: dict[str, AfterCall] = {}
 
     def _there(self, name: str) -> bool:
         return name in self.names or (name not in REMOTE_TOOLS and runs_there(name, self.mcp))
@@ -77,7 +89,18 @@ class RemoteTools:
         outcome = await self.link.run_call(
             call_id, self.folder, name, arguments, self.options, checkpoint=mark
         )
+        after = outcome.get("after")
+        if running is not None and isinstance(after, dict):
+            notes = tuple(str(note) for note in after.get("notes") or ())
+            self._after[running[1]] = AfterCall(str(after.get("context", "")), notes=notes)
         return outcome_from_json(outcome)
+
+    async def after_call(
+        self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
+    ) -> AfterCall:
+        """The step after a call (as a local folder's diagnostics are): what the host
+        there said after it, for the result and the call's card."""
+        return self._after.pop(call.id, AfterCall())
 
     async def restore_checkpoints(
         self, calls: list[str], plan_only: bool, choices: dict[str, str] | None = None
@@ -137,6 +160,13 @@ class PendingRemoteTools:
                 checkpoint=self.checkpoint,
             )  # fmt: skip
         return await self._tools.run(name, arguments)
+
+    async def after_call(
+        self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
+    ) -> AfterCall:
+        if self._tools is None:
+            return AfterCall()
+        return await self._tools.after_call(call, arguments, status, content)
 
     async def restore_checkpoints(
         self, calls: list[str], plan_only: bool, choices: dict[str, str] | None = None

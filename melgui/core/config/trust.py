@@ -32,6 +32,7 @@ _REMOTE = re.compile(r"[a-z][a-z0-9+.-]*://[^/]+/", re.IGNORECASE)
 # What stays off while a folder is untrusted, in the words the window and exec use.
 RESTRICTED = (
     "project MCP servers",
+    "language servers (they may run the project's code)",
     "git hooks, filters and fsmonitor from the folder's .git",
     "the worktree setup command",
     "the project's hooks",

@@ -5,12 +5,13 @@ edit). Each step after a call labels the text it adds to the result."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import AfterCall, BeforeCall, CallHooks
 
 
+@runtime_checkable
 class AfterStep(Protocol):
     tools: frozenset[str]  # the tools whose calls it reads after; the others skip it
 

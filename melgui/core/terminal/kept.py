@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from melgui.core.terminal.piped import PipedProgram
 from melgui.core.terminal.pty_session import PtyError, PtySession, command_argv, login_shell
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class KeptTerminal:
     id: str
     folder: str
     title: str
-    pty: PtySession
+    pty: PtySession | PipedProgram  # a program on plain pipes: an ACP agent's protocol
     start: int = 0  # offset of the ring's first byte
     ring: bytearray = field(default_factory=bytearray)
     exit_code: int | None = None
@@ -73,13 +74,16 @@ class KeptTerminal:
         return self.start + len(self.ring)
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described = {
             "term": self.id,
             "folder": self.folder,
             "title": self.title,
             "end": self.end,
             "exit_code": self.exit_code,
         }
+        if isinstance(self.pty, PipedProgram):
+            described["stderr"] = self.pty.stderr_text()
+        return described
 
 
 class TerminalError(Exception):
@@ -104,18 +108,26 @@ class KeptTerminals:
         columns: int,
         rows: int,
         env: dict[str, str] | None = None,
+        *,
+        argv: list[str] | None = None,
+        pipes: bool = False,
     ) -> KeptTerminal:
+        """`argv`: run exactly that, no shell; `pipes`: on plain pipes, no pty (its stdout's
+        bytes as they are, its stderr kept apart: PipedProgram)."""
+        run = argv or command_argv(command)
+        environment = {**os.environ, **(env or {})}
+        pty: PtySession | PipedProgram
         try:
-            pty = PtySession(
-                command_argv(command),
-                cwd=folder,
-                env={**os.environ, **(env or {})},
-                columns=columns,
-                rows=rows,
-            )
+            if pipes:
+                pty = PipedProgram(run, cwd=folder, env=environment)
+            else:
+                pty = PtySession(run, cwd=folder, env=environment, columns=columns, rows=rows)
         except PtyError as exc:
             raise TerminalError(str(exc)) from None
-        title = command.strip() if command else os.path.basename(login_shell())
+        if argv:
+            title = " ".join(argv)
+        else:
+            title = command.strip() if command else os.path.basename(login_shell())
         term = KeptTerminal(f"t{next(self._numbers)}-{pty.pid}", folder, title, pty)
         self._terminals[term.id] = term
         self._read(term)
@@ -254,9 +266,10 @@ class KeptTerminals:
                 viewer.sent += len(piece)
             if term.exit_code is not None and viewer.sent == term.end and not viewer.told_exit:
                 viewer.told_exit = True
-                viewer.view.notify(
-                    "term/exit", {"term": term.id, "code": term.exit_code, "at": term.end}
-                )
+                ended = {"term": term.id, "code": term.exit_code, "at": term.end}
+                if isinstance(term.pty, PipedProgram):  # a failed agent's last words
+                    ended["stderr"] = term.pty.stderr_text()
+                viewer.view.notify("term/exit", ended)
         if not self._blocked(term) and term.exit_code is None and not term.pty.eof:
             self._read(term)
 
@@ -298,7 +311,11 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
         command = params.get("command")
         env = {str(k): str(v) for k, v in (params.get("env") or {}).items()}
         columns, rows = int(params.get("columns", 80)), int(params.get("rows", 24))
-        term = terminals.open(folder, str(command) if command else None, columns, rows, env)
+        argv = [str(part) for part in params.get("argv") or []] or None
+        term = terminals.open(
+            folder, str(command) if command else None, columns, rows, env,
+            argv=argv, pipes=bool(params.get("pipes")),
+        )  # fmt: skip
         return term.describe()  # the view attaches once it knows the id: nothing unheard
 
     async def attach(view: View, params: dict[str, Any]) -> Any:

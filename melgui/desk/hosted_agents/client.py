@@ -67,7 +67,7 @@ class HostClient:
         limit: int | None = None,
         **kwargs: Any,
     ) -> ReadTextFileResponse:
-        return ReadTextFileResponse(content=self.files.read(path, line, limit))
+        return ReadTextFileResponse(content=await self.files.aread(path, line, limit))
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
@@ -85,7 +85,7 @@ class HostClient:
         output_byte_limit: int | None = None,
         **kwargs: Any,
     ) -> CreateTerminalResponse:
-        terminal = self.terminals.create(command, args, env, cwd, output_byte_limit)
+        terminal = await self.terminals.open(command, args, env, cwd, output_byte_limit)
         return CreateTerminalResponse(terminal_id=terminal.id)
 
     async def terminal_output(

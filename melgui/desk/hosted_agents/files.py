@@ -7,6 +7,7 @@ Writes run inside `around_write` (the desk's checkpoint guard) when one is given
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
@@ -15,9 +16,11 @@ import stat
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 from acp import RequestError
 
+from melgui.core.config.settings import config_dir
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import ToolError
 from melgui.tools.workspace import Workspace, write_bytes_confined
@@ -49,6 +52,10 @@ class AgentFiles:
         end = len(lines) if limit is None else start + max(limit, 0)
         return "".join(lines[start:end])
 
+    async def aread(self, path: str, line: int | None = None, limit: int | None = None) -> str:
+        """`read` as the client awaits it (a remote folder's agent reads there)."""
+        return self.read(path, line, limit)
+
     async def write(self, path: str, content: str) -> None:
         try:
             resolved = self.workspace.writable_file(path)
@@ -65,6 +72,42 @@ class AgentFiles:
                 write_bytes_confined(self.workspace, resolved, content.encode("utf-8"))
             except (ToolError, OSError) as exc:
                 raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
+
+
+class FileRefused(Exception):
+    """An agent's file request refused; the message is the workspace's reason."""
+
+
+async def read_for_view(folder: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A host's `fs/read`: a remote folder's agent's fs/read_text_file, in `folder` here,
+    confined as a local agent's is (FileRefused says why not)."""
+    files = AgentFiles(Workspace(folder, config_dir=config_dir()), "agent")
+    line, limit = params.get("line"), params.get("limit")
+    try:
+        text = await asyncio.to_thread(
+            files.read,
+            str(params["path"]),
+            int(line) if line is not None else None,
+            int(limit) if limit is not None else None,
+        )
+    except RequestError as exc:
+        raise FileRefused(_reason(exc)) from None
+    return {"content": text}
+
+
+async def write_for_view(folder: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A host's `fs/write`: the agent's fs/write_text_file in `folder` here, confined."""
+    files = AgentFiles(Workspace(folder, config_dir=config_dir()), "agent")
+    try:
+        await files.write(str(params["path"]), str(params["content"]))
+    except RequestError as exc:
+        raise FileRefused(_reason(exc)) from None
+    return {}
+
+
+def _reason(exc: RequestError) -> str:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return str(data.get("reason") or exc)
 
 
 def _read_regular(path: str, resolved: Path) -> bytes:

@@ -59,6 +59,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Observer = Callable[[LoopEvent], None]
 HostStatus = Literal["new", "ready", "prompting", "failed", "closed"]
+# Starts the agent's program: (command, folder, env) -> its process (AgentStartError).
+Spawn = Callable[[AgentCommand, str, Mapping[str, str]], Awaitable[AgentProcess]]
 START_TIMEOUT = 60.0  # initialize and session/new; a prompt may take as long as it takes
 CANCEL_GRACE = 5.0  # how long a cancelled turn may take to end before the agent is ended
 AUTH_REQUIRED = -32000
@@ -138,9 +140,21 @@ class AcpHost:
         self._cancelled = False
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
+        self._spawn: Spawn = AgentProcess.start
         # Awaited before a turn's end is told (the pane: until its chat has drawn the
         # burst of text it was sent, so the final message is not drawn all in one go).
         self.settle: Callable[[], Awaitable[None]] | None = None
+
+    def run_there(
+        self, folder: str, spawn: Spawn, files: AgentFiles, terminals: AgentTerminals
+    ) -> None:
+        """Before `start`: the agent runs elsewhere (a remote folder's host), in `folder`
+        there, started by `spawn`, its file and terminal requests answered there."""
+        self.cwd = folder
+        self._spawn = spawn
+        self.files = files
+        self.terminals = terminals
+        self._client = HostClient(self._on_update, self.gate, self.files, self.terminals)
 
     @property
     def status(self) -> HostStatus:
@@ -201,7 +215,7 @@ class AcpHost:
         Raises AuthRequired (call `authenticate`, then `open_session`), AgentFailed.
         """
         try:
-            self.process = await AgentProcess.start(self.command, self.cwd, self.env)
+            self.process = await self._spawn(self.command, self.cwd, self.env)
         except AgentStartError as exc:
             raise self._failed(str(exc)) from None
         self.connection = connect_to_agent(self._client, self.process.stdin, self.process.messages)

@@ -16,6 +16,7 @@ import itertools
 import os
 import shlex
 from collections.abc import Callable
+from typing import Protocol
 
 from acp import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
@@ -25,6 +26,35 @@ from melgui.core.protocol.tooling import ToolError
 from melgui.core.terminal.pty_session import PtyError, PtySession
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace
+
+
+class TerminalPty(Protocol):
+    """What an agent's terminal reads and ends: a PtySession here, or a RemotePty for a
+    remote folder's agent (melgui/remote/remote_agent.py)."""
+
+    columns: int
+    rows: int
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+    def read(self, limit: int = 65536) -> bytes: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def poll(self) -> int | None: ...
+
+    def session_pids(self) -> list[int]: ...
+
+    def settle(self, timeout: float = 0.0) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def finish(self) -> int | None: ...
+
 
 DEFAULT_LIMIT = 1024 * 1024
 MAX_OUTPUT_LIMIT = 16 * 1024 * 1024  # kept per terminal, whatever limit the agent asks for
@@ -38,7 +68,7 @@ SandboxFor = Callable[[], SandboxSpec | None]
 class AgentTerminal:
     """One command an agent runs, its output so far and how it ended."""
 
-    def __init__(self, terminal_id: str, title: str, pty: PtySession, limit: int) -> None:
+    def __init__(self, terminal_id: str, title: str, pty: TerminalPty, limit: int) -> None:
         self.id = terminal_id
         self.title = title
         self.pty = pty
@@ -161,6 +191,17 @@ class AgentTerminals:
         if self.on_open is not None:
             self.on_open(terminal)
         return terminal
+
+    async def open(
+        self,
+        command: str,
+        args: list[str] | None,
+        env: list[EnvVariable] | None,
+        cwd: str | None,
+        limit: int | None,
+    ) -> AgentTerminal:
+        """`create` as the client awaits it (a remote folder's agent runs them there)."""
+        return self.create(command, args, env, cwd, limit)
 
     def get(self, terminal_id: str) -> AgentTerminal:
         terminal = self._terminals.get(terminal_id)

@@ -39,6 +39,7 @@ from melgui.ui.mcp.log_dialog import ServerLogDialog
 from melgui.ui.mcp.restart import restart_reread
 from melgui.ui.mcp.servers_there import (
     HERE,
+    THERE_NAME_ROLE,
     THERE_ROLE,
     banner_there,
     status_color,
@@ -233,6 +234,7 @@ class ServersPanel(QWidget):
         if where and current is not None:  # a server elsewhere: its state, where it runs
             top = current.parent() or current
             self.detail.setText(f"{top.text(0)}: {top.text(1)}\n{top.toolTip(0)}")
+            self.restart_button.setEnabled(self.there is not None)  # its host restarts it
         if server is not None:
             self.detail.setText(f"{server.name}: {server.state.line()}\n{server.config.describe()}")
             disabled = server.state.status == "disabled"
@@ -267,6 +269,12 @@ class ServersPanel(QWidget):
                 self.tree.setCurrentItem(item)
 
     def restart_selected(self) -> None:
+        current = self.tree.currentItem()
+        where = current.data(0, THERE_ROLE) if current is not None else None
+        if where and current is not None and self.there is not None:
+            top = current.parent() or current
+            self.there.restart(str(where), str(top.data(0, THERE_NAME_ROLE)))
+            return
         name = self.selected_server()
         if name:
             what = f"restarting MCP server {name}"

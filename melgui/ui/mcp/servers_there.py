@@ -12,6 +12,7 @@ from melgui.desk.servers_there import ProjectFileThere, ServersThere, ServerTher
 from melgui.ui.runtime.theme import Colors
 
 THERE_ROLE = Qt.ItemDataRole.UserRole + 3  # a remote server's row: "where", its host
+THERE_NAME_ROLE = Qt.ItemDataRole.UserRole + 4  # a remote server's row: its name
 HERE = "this machine"
 
 
@@ -30,6 +31,7 @@ def there_item(server: ServerThere, colors: Colors) -> QTreeWidgetItem:
     toggles were applied when its entry was sent)."""
     item = QTreeWidgetItem([f"{server.name} · on {server.where}", server.line])
     item.setData(0, THERE_ROLE, server.where)
+    item.setData(0, THERE_NAME_ROLE, server.name)
     item.setToolTip(0, f"runs on {server.where}: {server.describe}".rstrip(": "))
     item.setToolTip(1, server.line)
     color = status_color(server.status, colors)

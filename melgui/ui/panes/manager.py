@@ -332,7 +332,7 @@ class PaneManager(QObject):
         self._check_open()
         if self.acp_factory is None:
             raise PaneError("ACP agents are not available in this window.")
-        info = self.registry.add("agent", command.name)
+        info = self.registry.add("agent", command.name, where=self.home or HERE)  # runs there
         title = f"{command.name} {info.id}"
         self.registry.set_title(info.id, title)
         try:

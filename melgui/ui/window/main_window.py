@@ -325,7 +325,7 @@ class MainWindow(QMainWindow):
         self.remote = RemoteSide(
             panes, desk, self.settings.hosts, model=lambda: self.session.loop.model,
             status=self.status, colors=self.colors, opened=self._opened_remote, parent=self,
-            say=lambda text: self.chat.show_note(text),
+            say=lambda text: self.chat.show_note(text), trust=self.trust_bar,
         )  # fmt: skip
         panes.remote = self.remote  # workers and terminals on other machines
         self.history_keeper = ConversationHistory(
@@ -518,7 +518,7 @@ class MainWindow(QMainWindow):
 
     def _trust_changed(self, trusted: bool) -> None:
         word = "trusted" if trusted else "restricted"
-        self.status.showMessage(f"{self.kit.folder} is {word} now.", 10000)
+        self.status.showMessage(f"{self.trust_bar.folder} is {word} now.", 10000)
         self.tasks.spawn(self.desk.start_mcp(), what="starting MCP servers")
 
     def open_settings(self) -> None:

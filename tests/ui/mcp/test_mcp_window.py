@@ -129,3 +129,26 @@ def test_import_from_another_clients_file_adds_and_starts_its_servers(
         assert server.state.line().startswith("failed: the environment variable MCP_IMPORTED_")
     finally:
         user_path().unlink(missing_ok=True)
+
+
+def test_a_server_there_is_shown_as_its_host_says_now_and_restarted_there(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    from melgui.desk.servers_there import ServerThere
+
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    panel = window.mcp_panel
+    there = window.desk.mcp_there
+    asked: list[tuple[str, str]] = []
+    there.on_restart = lambda where, name: asked.append((where, name))
+    there.show("build", [ServerThere("build", "db", "ready", "ready, 2 tools", "db-server")])
+    (row,) = list(panel.server_items())
+    assert row.text(0) == "db · on build" and row.text(1) == "ready, 2 tools"
+    # it died there later: the host said so, and the panel shows it
+    there.show("build", [ServerThere("build", "db", "failed", "failed: exited (code 3)")])
+    (row,) = list(panel.server_items())
+    assert row.text(1) == "failed: exited (code 3)"
+    panel.tree.setCurrentItem(row)
+    assert panel.restart_button.isEnabled()
+    panel.restart_button.click()
+    assert asked == [("build", "db")]

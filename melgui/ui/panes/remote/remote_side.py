@@ -11,6 +11,7 @@ needs (`RemoteSide(panes, desk, ...)`) and gives it to its panes (`panes.remote`
   sessions whose tools run there, one that did not start is said (`say`: under the
   chat), and the MCP panel lists them (`desk.mcp_there`), with a remote folder's own
   `.melgui/mcp.json` waiting there for the person's trust;
+- a remote folder's ACP agent panes run their agent there (melgui/remote/remote_agent.py);
 - the links' state shows in the status bar, ssh's questions in dialogs, and File's
   Open remote folder… asks for one (`ask_folder`: a window of its own per folder;
   recent ones remembered).
@@ -22,6 +23,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from PySide6.QtWidgets import QStatusBar, QWidget
 
@@ -30,10 +32,13 @@ from melgui.core.config.settings import RemoteHost, data_dir
 from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import CatalogThere
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.remote.askpass import Question
-from melgui.remote.connect import given_host_argv
+from melgui.remote.connect import folder_key, given_host_argv
 from melgui.remote.hosts import Place, RemoteHosts
-from melgui.remote.link import LinkError
+from melgui.remote.link import Link, LinkError
+from melgui.remote.remote_agent import AgentThere
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
 from melgui.remote.target import parse_folder
 from melgui.ui.panes.manager import PaneManager, WorkerFactory, WorkerSpec
@@ -62,6 +67,15 @@ def stand_in_for(url: str) -> str:
     return str(folder)
 
 
+class TrustShown(Protocol):
+    """The window's trust bar (melgui/ui/window/trust_bar.py): whose folder it asks
+    about, and its `changed(trusted)` signal."""
+
+    changed: Any
+
+    def set_folder(self, folder: str) -> None: ...
+
+
 class RemoteSide:
     """The window's hosts (RemotePlaces for its panes) and its remote folder, if any."""
 
@@ -77,6 +91,7 @@ class RemoteSide:
         opened: Callable[[str, Elsewhere], None],
         parent: QWidget,
         say: Callable[[str], None] | None = None,
+        trust: TrustShown | None = None,
     ) -> None:
         self.panes = panes
         self._say = say
@@ -97,6 +112,11 @@ class RemoteSide:
         self.hosts.show_in(desk.mcp_there)  # the MCP panel lists the servers there
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
+        # The window's trust bar: a remote folder's is asked for its URL, and gates its
+        # language servers there.
+        self.trust = trust
+        if trust is not None:
+            trust.changed.connect(self.trust_changed)
 
     def set_colors(self, colors: Colors) -> None:
         self.indicator.set_colors(colors)
@@ -142,11 +162,42 @@ class RemoteSide:
         self.folder = folder
         folder.add_done_callback(self._reached)
         self.panes.home = name
+        self._agents_there(folder, target.path)
+        if self.trust is not None:
+            self.trust.set_folder(folder_key(target))
         local, there = self.desk.tools, self.hosts.catalog(name)
         self._opened(url, lambda: (
             PendingRemoteTools(folder, local=local, mcp=there), target.path,
             CatalogThere(there, self.desk.catalog),
         ))  # fmt: skip
+
+    def trust_changed(self, trusted: bool) -> None:
+        """The person trusted (or restricted) this window's remote folder (the trust bar,
+        keyed by its URL): its language servers there run (or stop checking) from the
+        next call."""
+        if self.url:
+            self.hosts.set_trusted(parse_folder(self.url).label, trusted)
+
+    def _agents_there(self, folder: asyncio.Future[Place], path: str) -> None:
+        """ACP agent panes run their agent there, in the folder (their pane, rules and
+        permissions here), and its file and terminal requests act there."""
+        make_here = self.panes.acp_factory
+        if make_here is None:
+            return
+
+        async def link() -> Link:
+            return (await asyncio.shield(folder)).link
+
+        there = AgentThere(link, path)
+
+        def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
+            session = make_here(command, title, resume)
+            host = session.host
+            terminals = there.terminals(host.terminals.on_open, host.terminals.refusal)
+            host.run_there(path, there.spawn, there.files(host.source), terminals)
+            return session
+
+        self.panes.acp_factory = make
 
     def _reached(self, folder: asyncio.Future[Place]) -> None:
         if folder.cancelled():

@@ -1,0 +1,282 @@
+"""A remote folder's ACP agent: its program runs on the remote host, in the folder there,
+and its pane, permissions and conversation stay here.
+
+    there = AgentThere(link_of_folder, "/srv/p")
+    host.run_there("/srv/p", there.spawn, there.files(source), there.terminals(...))
+
+- **The program** is a kept terminal of the host on plain pipes (`term/open` with `argv`
+  and `pipes`): its stdout comes over the link numbered by byte, as a terminal's output
+  does, and is read here through a RemotePty's pipe, checked line by line as a local
+  agent's stdout is (RemoteAgentProcess). Its stdin goes as `term/input`. Across a drop
+  it runs on there; the reattach resumes its output from the offset this side has, and
+  what the SDK wrote while the link was down is sent once it is back. Its stderr's last
+  lines come with its end (`term/exit`'s `stderr`), for the pane's failure.
+- **Its file requests** (`fs/read_text_file`, `fs/write_text_file`) are the host's
+  `fs/read` and `fs/write`, confined to the folder there as a local agent's are to its
+  folder. They are not checkpointed: the folder's checkpoints there are the tools'.
+- **Its terminals** (`terminal/create`) are terminals there (`term/open` in a pty), read
+  here as a remote terminal pane is, melgui's deny rules checked here first. They are
+  not sandboxed (a remote folder's commands use its host's setting, not this machine's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import posixpath
+import shlex
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from acp import RequestError
+from acp.schema import EnvVariable
+
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.files import AgentFiles
+from melgui.desk.hosted_agents.process import (
+    FEED_SLICE_S,
+    STREAM_LIMIT,
+    AgentProcess,
+    AgentStartError,
+    PacedReader,
+    _not_a_message,
+)
+from melgui.desk.hosted_agents.terminals import (
+    DEFAULT_LIMIT,
+    MAX_OUTPUT_LIMIT,
+    AgentTerminal,
+    AgentTerminals,
+    Refusal,
+)
+from melgui.remote.link import Link, LinkError
+from melgui.remote.remote_pty import RemotePty
+
+EXIT_POLL_S = 0.05
+
+
+class AgentThere:
+    """Where a remote folder's agents run: the folder's link (awaited: it may still be
+    connecting) and the folder's path there."""
+
+    def __init__(self, link: Callable[[], Awaitable[Link]], folder: str) -> None:
+        self.link = link
+        self.folder = folder
+
+    async def spawn(self, command: AgentCommand, cwd: str, env: Mapping[str, str]) -> AgentProcess:
+        try:
+            link = await self.link()
+            pty = await link.open_terminal(
+                cwd, None, 80, 24, {**command.env, **env}, argv=list(command.argv), pipes=True
+            )
+        except LinkError as exc:
+            raise AgentStartError(f"cannot start {command.argv[0]!r} there: {exc}") from None
+        return RemoteAgentProcess(pty)
+
+    def files(self, source: str) -> RemoteAgentFiles:
+        return RemoteAgentFiles(self, source)
+
+    def terminals(
+        self, on_open: Callable[[AgentTerminal], None] | None, refusal: Refusal | None
+    ) -> RemoteAgentTerminals:
+        return RemoteAgentTerminals(self, on_open, refusal)
+
+
+class _LinkWriter(asyncio.StreamWriter):
+    """The agent's stdin as the SDK writes it (write, drain): sent as `term/input`, kept
+    while the link is down and sent once it is back (RemotePty.write). A StreamWriter
+    (the SDK asks for one) with no transport of its own."""
+
+    def __init__(self, pty: RemotePty) -> None:  # nothing of super's: no transport
+        self.pty = pty
+
+    def __del__(self) -> None:
+        return None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.pty.write(bytes(data))
+
+    async def drain(self) -> None:
+        return None
+
+    def is_closing(self) -> bool:
+        return self.pty.closed
+
+    def close(self) -> None:
+        return None
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+class RemoteAgentProcess(AgentProcess):
+    """An agent program running there, with the surface of a local AgentProcess."""
+
+    def __init__(self, pty: RemotePty) -> None:  # no local process: nothing of super's
+        self.pty = pty
+        loop = asyncio.get_running_loop()
+        self.messages = PacedReader(limit=STREAM_LIMIT)
+        self.malformed = loop.create_future()
+        self._raw = asyncio.StreamReader(limit=STREAM_LIMIT)
+        self._writer = _LinkWriter(pty)
+        self._fd = pty.read_fd
+        if self._fd is not None:
+            loop.add_reader(self._fd, self._readable)
+        self._checker = loop.create_task(self._check())
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter:
+        return self._writer
+
+    def _readable(self) -> None:
+        while data := self.pty.read():
+            self._raw.feed_data(data)
+        if self.pty.eof or self.pty.closed:
+            self._stop_reading()
+            self._raw.feed_eof()
+
+    def _stop_reading(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(ValueError, OSError, RuntimeError):
+                asyncio.get_running_loop().remove_reader(self._fd)
+            self._fd = None
+
+    async def _check(self) -> None:
+        """As AgentProcess._check_stdout: protocol lines on, the first other one kept."""
+        loop = asyncio.get_running_loop()
+        since = loop.time()
+        try:
+            while line := await self._raw.readline():
+                if loop.time() - since > FEED_SLICE_S:
+                    await asyncio.sleep(0)
+                    since = loop.time()
+                why = _not_a_message(line) if line.strip() else None
+                if why is not None:
+                    if not self.malformed.done():
+                        shown = line.decode(errors="replace").strip()[:200]
+                        self.malformed.set_result(
+                            f"the agent sent a malformed message{why}: {shown!r}"
+                        )
+                    continue
+                self.messages.feed_data(line)
+        except (ValueError, ConnectionError) as exc:
+            if not self.malformed.done():
+                self.malformed.set_result(f"the agent's output could not be read: {exc}")
+        finally:
+            self.messages.feed_eof()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.pty.poll()
+
+    async def wait(self) -> int:
+        while (code := self.pty.poll()) is None:
+            await asyncio.sleep(EXIT_POLL_S)
+        return code
+
+    def stderr_now(self) -> str:
+        lines = [self.pty.stderr] if self.pty.stderr else []
+        if self.pty.note:
+            lines.append(f"[{self.pty.note}]")
+        return "\n".join(lines)
+
+    async def stderr_tail(self, settle: float = 0.5) -> str:
+        return self.stderr_now()
+
+    async def stop(self, grace: float = 3.0) -> None:
+        """Hang it up there: the host closes its stdin, then ends its session."""
+        self.kill_now()
+
+    def kill_now(self) -> None:
+        if self.pty.poll() is None:
+            self.pty.terminate()
+        self._stop_reading()
+        self._checker.cancel()
+        self.pty.finish()
+
+    def end_group(self) -> None:
+        self.pty.terminate()
+
+
+class RemoteAgentFiles(AgentFiles):
+    """The agent's file requests, answered by the host there (`fs/read`, `fs/write`)."""
+
+    def __init__(self, there: AgentThere, source: str) -> None:  # no workspace here
+        self.there = there
+        self.source = source
+        self.around_write = None
+
+    def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
+        raise RequestError.internal_error({"path": path, "reason": "the file is there"})
+
+    async def aread(self, path: str, line: int | None = None, limit: int | None = None) -> str:
+        answer = await self._ask("fs/read", path, line=line, limit=limit)
+        return str(answer.get("content", ""))
+
+    async def write(self, path: str, content: str) -> None:
+        await self._ask("fs/write", path, content=content)
+
+    async def _ask(self, method: str, path: str, **params: Any) -> dict[str, Any]:
+        try:
+            link = await self.there.link()
+            return await link.about_folder(method, self.there.folder, path=path, **params)
+        except LinkError as exc:
+            raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
+
+
+class RemoteAgentTerminals(AgentTerminals):
+    """The agent's terminals, run there in ptys; melgui's deny rules checked here."""
+
+    def __init__(
+        self,
+        there: AgentThere,
+        on_open: Callable[[AgentTerminal], None] | None,
+        refusal: Refusal | None,
+    ) -> None:  # no workspace nor sandbox here
+        self.there = there
+        self.on_open = on_open
+        self.refusal = refusal
+        self.sandbox = None
+        self._terminals: dict[str, AgentTerminal] = {}
+        self._ids = itertools.count(1)
+
+    def create(
+        self,
+        command: str,
+        args: list[str] | None,
+        env: list[EnvVariable] | None,
+        cwd: str | None,
+        limit: int | None,
+    ) -> AgentTerminal:
+        raise RequestError.internal_error({"command": command, "reason": "it runs there"})
+
+    async def open(
+        self,
+        command: str,
+        args: list[str] | None,
+        env: list[EnvVariable] | None,
+        cwd: str | None,
+        limit: int | None,
+    ) -> AgentTerminal:
+        argv = [command, *(args or [])]
+        line = shlex.join(argv)
+        why = self.refusal(line) if self.refusal is not None else None
+        if why:
+            raise RequestError.invalid_params({"command": line, "reason": why})
+        root = self.there.folder
+        folder = posixpath.normpath(posixpath.join(root, cwd)) if cwd else root
+        if folder != root and not folder.startswith(root.rstrip("/") + "/"):
+            raise RequestError.invalid_params({"cwd": cwd, "reason": "outside the folder"})
+        variables = {v.name: v.value for v in env or []}
+        try:
+            link = await self.there.link()
+            pty = await link.open_terminal(folder, None, 120, 30, variables, argv=argv)
+        except LinkError as exc:
+            raise RequestError.invalid_params({"command": line, "reason": str(exc)}) from None
+        terminal_id = f"term-{next(self._ids)}"
+        kept = DEFAULT_LIMIT if limit is None else min(limit, MAX_OUTPUT_LIMIT)
+        terminal = AgentTerminal(terminal_id, line, pty, kept)
+        self._terminals[terminal_id] = terminal
+        if self.on_open is not None:
+            self.on_open(terminal)
+        return terminal
