@@ -14,7 +14,7 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
+from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, EDITING_TOOLS
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import (
@@ -44,6 +44,8 @@ def runs_there(name: str, mcp: ToolCatalog | None) -> bool:
 
 
 class RemoteTools:
+    tools = EDITING_TOOLS  # the calls whose step after (the host's diagnostics) it gives
+
     def __init__(
         self,
         link: Link,
@@ -90,7 +92,7 @@ class RemoteTools:
             call_id, self.folder, name, arguments, self.options, checkpoint=mark
         )
         after = outcome.get("after")
-        if running is not None and isinstance(after, dict):
+        if running is not None and name in self.tools and isinstance(after, dict):
             notes = tuple(str(note) for note in after.get("notes") or ())
             self._after[running[1]] = AfterCall(str(after.get("context", "")), notes=notes)
         return outcome_from_json(outcome)
@@ -127,6 +129,8 @@ class PendingRemoteTools:
     """RemoteTools for a place still being reached (the window opens on a remote folder
     at once; its link connects, maybe asking the person, meanwhile). A call made before
     waits for the link; one made when it could not be reached gets that as its result."""
+
+    tools = EDITING_TOOLS
 
     def __init__(
         self,
