@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QLayout,
     QMainWindow,
     QSplitter,
-    QTabWidget,
     QWidget,
 )
 
@@ -314,31 +313,6 @@ class LayoutKeeper(QObject):
             self._window.resize(size)  # restoreGeometry may clamp to a small screen
             done = True
         return done
-
-
-def one_side_panel(window: QMainWindow) -> None:
-    """The right-hand docks (inspector, plans, MCP) read as one panel: their tabs on top
-    as its header, no title bars of their own (View menu toggles show and hide them)."""
-    window.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
-    for dock in window.findChildren(QDockWidget):
-        if window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea:
-            dock.setTitleBarWidget(QWidget(dock))
-            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
-
-
-def add_side_docks(window: QMainWindow, plans: QWidget) -> tuple[QDockWidget, QDockWidget]:
-    """The right-hand Inspector and Plans docks, tabbed, the inspector in front (its widget
-    comes with each conversation)."""
-    inspector = QDockWidget("Inspector", window)
-    inspector.setObjectName("inspectorDock")
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, inspector)
-    plans_dock = QDockWidget("Plans", window)
-    plans_dock.setObjectName("plansDock")
-    plans_dock.setWidget(plans)
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, plans_dock)
-    window.tabifyDockWidget(inspector, plans_dock)
-    inspector.raise_()
-    return inspector, plans_dock
 
 
 SIDES = {

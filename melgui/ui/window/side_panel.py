@@ -1,0 +1,147 @@
+"""The right-hand side panel: the inspector, plans and MCP servers as tabs of one panel,
+shown and hidden as one (View menu, their keys, the toolbar's panel button, a call
+card's panel icon).
+
+It lives in one dock on the right, without a title bar: its tab bar is its header, with
+a button that folds it away. The window folds it too (LayoutKeeper) before the chat
+would drop below its width. Its minimum is its shown page's, not its widest page's, so a
+hidden tab never holds it wide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QMainWindow,
+    QStackedWidget,
+    QTabBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from melgui.ui.runtime.look.icons import icon, icon_button
+from melgui.ui.runtime.look.tokens import SPACE_XS
+from melgui.ui.runtime.theme import Colors
+
+
+class SidePanel(QWidget):
+    """Named pages (`add`), one shown at a time; `dock` holds the panel in the window."""
+
+    shownChanged = Signal(bool)  # the panel came on screen (True) or went away
+
+    def __init__(self, window: QMainWindow, colors: Colors) -> None:
+        self.dock = QDockWidget("Side panel", window)
+        self.dock.setObjectName("sidePanelDock")  # saveState() keys docks by name
+        self.dock.setTitleBarWidget(QWidget(self.dock))  # its tabs are its header
+        self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        super().__init__(self.dock)
+        self.setObjectName("sidePanel")
+        self._names: list[str] = []
+        self._empty: dict[str, Callable[[], bool]] = {}
+        self.tabs = QTabBar(self)
+        self.tabs.setDrawBase(False)
+        self.tabs.setExpanding(False)
+        self.tabs.setUsesScrollButtons(True)
+        self.tabs.setAccessibleName("Side panel tabs")
+        self.fold_button = icon_button("x", "Hide the side panel", colors.muted)
+        self.fold_button.setParent(self)
+        self.fold_button.clicked.connect(self.dock.hide)
+        self.stack = QStackedWidget(self)  # pages are made in it: moved, a widget is restyled
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, SPACE_XS, 0)
+        header.addWidget(self.tabs, 1)
+        header.addWidget(self.fold_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(header)
+        layout.addWidget(self.stack, 1)
+        self.tabs.currentChanged.connect(self._on_tab)
+        self.dock.setWidget(self)
+        self.dock.visibilityChanged.connect(self.shownChanged)
+        self.toggle_action = self.dock.toggleViewAction()  # checked while it is shown
+        self.toggle_action.setIcon(icon("panel-right", colors.muted))
+        self.toggle_action.setToolTip("Show or hide the side panel: inspector, plans, MCP servers")
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+
+    # --- pages --------------------------------------------------------------------------
+
+    def add(
+        self, name: str, title: str, page: QWidget, empty: Callable[[], bool] | None = None
+    ) -> None:
+        """A tab `title` showing `page`; `empty()` says it has nothing to show (the panel
+        folds first for panes when its shown page is empty)."""
+        self._names.append(name)
+        self.stack.addWidget(page)
+        self.tabs.addTab(title)
+        if empty is not None:
+            self._empty[name] = empty
+
+    def set_page(self, name: str, page: QWidget) -> None:
+        """`page` in place of `name`'s (a new conversation's inspector); the old one goes."""
+        index = self._names.index(name)
+        old = self.stack.widget(index)
+        self.stack.insertWidget(index, page)
+        if old is not None:
+            self.stack.removeWidget(old)
+            old.deleteLater()
+        self.stack.setCurrentIndex(self.tabs.currentIndex())
+
+    def page(self, name: str) -> QWidget:
+        page = self.stack.widget(self._names.index(name))
+        assert page is not None
+        return page
+
+    def current(self) -> str:
+        index = self.tabs.currentIndex()
+        return self._names[index] if 0 <= index < len(self._names) else ""
+
+    def is_empty(self) -> bool:
+        """The shown page has nothing to show (an inspector without calls, no plans)."""
+        empty = self._empty.get(self.current())
+        return empty is not None and empty()
+
+    # --- showing ----------------------------------------------------------------------
+
+    def on_screen(self, name: str | None = None) -> bool:
+        """The panel is shown (on `name`'s tab, if given)."""
+        shown = self.dock.isVisible() and not self.dock.visibleRegion().isEmpty()
+        return shown and (name is None or self.current() == name)
+
+    def reveal(self, name: str) -> None:
+        """The panel on `name`'s tab, brought in if it was folded away."""
+        self.tabs.setCurrentIndex(self._names.index(name))
+        self.dock.show()
+        self.dock.raise_()
+
+    def bring(self, name: str) -> None:
+        """`name`'s tab in front if the panel is shown (it is not brought in for this)."""
+        if self.dock.isVisible():
+            self.tabs.setCurrentIndex(self._names.index(name))
+
+    def toggle(self, name: str) -> None:
+        """`name`'s tab shown, or the panel folded away if that tab is what it shows."""
+        if self.dock.isVisible() and self.current() == name:
+            self.dock.hide()
+        else:
+            self.reveal(name)
+
+    def set_colors(self, colors: Colors) -> None:
+        self.fold_button.setIcon(icon("x", colors.muted))
+        self.toggle_action.setIcon(icon("panel-right", colors.muted))
+
+    def _on_tab(self, index: int) -> None:
+        self.stack.setCurrentIndex(index)
+        self.updateGeometry()  # its minimum is the shown page's
+
+    def minimumSizeHint(self) -> QSize:
+        page = self.stack.currentWidget()
+        inner = page.minimumSizeHint() if page is not None else QSize(0, 0)
+        bar = self.tabs.minimumSizeHint()
+        button = self.fold_button.sizeHint()
+        width = max(inner.width(), bar.width() + button.width() + SPACE_XS)
+        return QSize(width, inner.height() + max(bar.height(), button.height()))
