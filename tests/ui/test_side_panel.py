@@ -42,9 +42,11 @@ def test_inspector_plans_and_mcp_are_tabs_of_one_panel_shown_as_one(
     assert [side.tabs.tabText(i) for i in range(side.tabs.count())] == [
         "Inspector",
         "Plans",
-        "MCP servers",
+        "MCP",
     ]
+    assert side.tabs.tabToolTip(2) == "MCP servers"
     assert side.on_screen("inspector") and side.page("inspector") is window.inspector
+    assert side.tabs.isVisible() and side.tabs.height() >= side.tabs.sizeHint().height() > 0
     assert side.page("plans") is window.plans_panel and side.page("mcp") is window.mcp_panel
     actions = window.actions_by_name
     keys = {name: actions[name].shortcut() for name in ("inspector", "plans", "mcp")}

@@ -202,8 +202,12 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.side_panel = panel = SidePanel(self, self.colors)  # its pages come with the parts
         self.themeChanged.connect(panel.set_colors)
-        panel.add("inspector", "Inspector", QWidget(), lambda: not self.inspector.book.records)
-        panel.add("plans", "Plans", self.plans_panel, lambda: not self.plans_panel.plans)
+        panel.add(
+            "inspector", "Inspector", "search", QWidget(), lambda: not self.inspector.book.records
+        )
+        panel.add(
+            "plans", "Plans", "list-checks", self.plans_panel, lambda: not self.plans_panel.plans
+        )
         self.toolbar.addAction(panel.toggle_action)  # at its right end, after Settings
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
@@ -353,7 +357,7 @@ class MainWindow(QMainWindow):
             commands.add(command)
         mcp = self.mcp = McpControls(desk, tasks, self.colors, self)
         self.mcp_panel = mcp.panel
-        self.side_panel.add("mcp", "MCP servers", mcp.panel)
+        self.side_panel.add("mcp", "MCP", "plug", mcp.panel, tip="MCP servers")
         insert_below(self.waiting_bar, mcp.form, mcp.sampling)
         for bar in (mcp.form, mcp.sampling):  # they bring what asks forward too
             bar.showRequested.connect(self.waiting_bar.showRequested)

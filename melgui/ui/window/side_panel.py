@@ -5,14 +5,16 @@ card's panel icon).
 It lives in one dock on the right, without a title bar: its tab bar is its header, with
 a button that folds it away. The window folds it too (LayoutKeeper) before the chat
 would drop below its width. Its minimum is its shown page's, not its widest page's, so a
-hidden tab never holds it wide.
+hidden tab never holds it wide; narrow, its tabs keep their icons and drop their words
+(their tooltips keep them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QHBoxLayout,
@@ -24,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.ui.runtime.look.icons import icon, icon_button
-from melgui.ui.runtime.look.tokens import SPACE_XS
+from melgui.ui.runtime.look.tokens import ICON_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
 
 
@@ -42,17 +44,25 @@ class SidePanel(QWidget):
         self.setObjectName("sidePanel")
         self._names: list[str] = []
         self._empty: dict[str, Callable[[], bool]] = {}
+        self._icons: list[str] = []
+        self._titles: list[str] = []
+        self._worded = True  # the tabs show their words (False: icons only)
+        self._widths: tuple[int, int] | None = None  # the tab bar with words, without
         self.tabs = QTabBar(self)
         self.tabs.setDrawBase(False)
         self.tabs.setExpanding(False)
-        self.tabs.setUsesScrollButtons(True)
+        self.tabs.setUsesScrollButtons(False)  # narrow, its tabs drop their words
+        self.tabs.setIconSize(QSize(ICON_S, ICON_S))
+        self.colors = colors
         self.tabs.setAccessibleName("Side panel tabs")
+        self.tabs.setObjectName("sidePanelTabs")  # tighter tabs (the stylesheet)
         self.fold_button = icon_button("x", "Hide the side panel", colors.muted)
         self.fold_button.setParent(self)
         self.fold_button.clicked.connect(self.dock.hide)
         self.stack = QStackedWidget(self)  # pages are made in it: moved, a widget is restyled
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, SPACE_XS, 0)
+        header.setSpacing(0)
         header.addWidget(self.tabs, 1)
         header.addWidget(self.fold_button)
         layout = QVBoxLayout(self)
@@ -71,13 +81,25 @@ class SidePanel(QWidget):
     # --- pages --------------------------------------------------------------------------
 
     def add(
-        self, name: str, title: str, page: QWidget, empty: Callable[[], bool] | None = None
+        self,
+        name: str,
+        title: str,
+        icon_name: str,
+        page: QWidget,
+        empty: Callable[[], bool] | None = None,
+        tip: str = "",
     ) -> None:
-        """A tab `title` showing `page`; `empty()` says it has nothing to show (the panel
-        folds first for panes when its shown page is empty)."""
+        """A tab `title` (Lucide icon `icon_name`) showing `page`; `empty()` says it has
+        nothing to show (the panel folds first for panes when its shown page is empty);
+        `tip`, the tab's tooltip (its title if not given)."""
         self._names.append(name)
+        self._icons.append(icon_name)
+        self._titles.append(title)
         self.stack.addWidget(page)
-        self.tabs.addTab(title)
+        self.tabs.addTab(icon(icon_name, self.colors.muted), title if self._worded else "")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, tip or title)
+        self._widths = None  # measured again
+        self._fit_tabs()
         if empty is not None:
             self._empty[name] = empty
 
@@ -131,8 +153,37 @@ class SidePanel(QWidget):
             self.reveal(name)
 
     def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+        for index, icon_name in enumerate(self._icons):
+            self.tabs.setTabIcon(index, icon(icon_name, colors.muted))
         self.fold_button.setIcon(icon("x", colors.muted))
         self.toggle_action.setIcon(icon("panel-right", colors.muted))
+
+    def _word_tabs(self, worded: bool) -> None:
+        if worded != self._worded:
+            self._worded = worded
+            for index, title in enumerate(self._titles):
+                self.tabs.setTabText(index, title if worded else "")
+        self.tabs.updateGeometry()  # a hidden tab bar does not say its size changed
+
+    def _fit_tabs(self) -> None:
+        """Words on the tabs when they fit beside the fold button, else icons alone."""
+        if self._widths is None:
+            self._word_tabs(True)
+            wide = self.tabs.sizeHint().width()
+            self._word_tabs(False)
+            self._widths = (wide, self.tabs.sizeHint().width())
+        room = self.width() - self.fold_button.sizeHint().width() - SPACE_XS
+        self._word_tabs(room >= self._widths[0])
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self._widths = None  # the tabs are measured again in the new look
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_tabs()
 
     def _on_tab(self, index: int) -> None:
         self.stack.setCurrentIndex(index)
@@ -141,7 +192,10 @@ class SidePanel(QWidget):
     def minimumSizeHint(self) -> QSize:
         page = self.stack.currentWidget()
         inner = page.minimumSizeHint() if page is not None else QSize(0, 0)
-        bar = self.tabs.minimumSizeHint()
+        if self._widths is None:
+            self._fit_tabs()
+        assert self._widths is not None
+        bar = self.tabs.sizeHint().height()
         button = self.fold_button.sizeHint()
-        width = max(inner.width(), bar.width() + button.width() + SPACE_XS)
-        return QSize(width, inner.height() + max(bar.height(), button.height()))
+        width = max(inner.width(), self._widths[1] + button.width() + SPACE_XS)
+        return QSize(width, inner.height() + max(bar, button.height()))
