@@ -2,11 +2,12 @@
 close, and the window's geometry, docks and splitter remembered between runs.
 
 The window never resizes itself: its minimum is fixed, not the sum of what it holds.
-When the first pane opens, an empty inspector (and plans) folds away before the chat
-gives up any width, and the chat keeps at least MIN_CHAT_WIDTH pixels: docks narrow,
-then fold to their View menu toggles, then split panes move to tabs of their own. When
-the last pane closes, the folded docks and the widths from before come back. `save()` writes the
-window's state to an INI file; `restore()` reads it (both do nothing without a path).
+When the first pane opens, the side panel showing an empty page (an inspector without
+calls, no plans) folds away before the chat gives up any width, and the chat keeps at
+least MIN_CHAT_WIDTH pixels: docks narrow, then fold to their View menu toggles, then
+split panes move to tabs of their own. When the last pane closes, the folded docks and
+the widths from before come back. `save()` writes the window's state to an INI file;
+`restore()` reads it (both do nothing without a path).
 """
 
 from __future__ import annotations
