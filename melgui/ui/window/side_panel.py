@@ -1,6 +1,6 @@
 """The right-hand side panel: the inspector, plans and MCP servers as tabs of one panel,
 shown and hidden as one (View menu, their keys, the toolbar's panel button, a call
-card's panel icon).
+card's panel icon); brought back from folded, it slides in.
 
 It lives in one dock on the right, without a title bar: its tab bar is its header, with
 a button that folds it away. The window folds it too (LayoutKeeper) before the chat
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -25,9 +25,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.ui.chat.call_cards import REVEAL_TICK_MS
 from melgui.ui.runtime.look.icons import icon, icon_button
 from melgui.ui.runtime.look.tokens import ICON_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
+
+SLIDE_STEPS = 3  # ticks of REVEAL_TICK_MS: it slides in in about 150 ms
 
 
 class SidePanel(QWidget):
@@ -48,6 +51,10 @@ class SidePanel(QWidget):
         self._titles: list[str] = []
         self._worded = True  # the tabs show their words (False: icons only)
         self._widths: tuple[int, int] | None = None  # the tab bar with words, without
+        self._slide: tuple[QMainWindow, int, int] | None = None  # (window, width, step)
+        self._slide_timer = QTimer(self)
+        self._slide_timer.setInterval(REVEAL_TICK_MS)
+        self._slide_timer.timeout.connect(self._slide_step)
         self.tabs = QTabBar(self)
         self.tabs.setDrawBase(False)
         self.tabs.setExpanding(False)
@@ -135,10 +142,42 @@ class SidePanel(QWidget):
         return shown and (name is None or self.current() == name)
 
     def reveal(self, name: str) -> None:
-        """The panel on `name`'s tab, brought in if it was folded away."""
+        """The panel on `name`'s tab, slid in if it was folded away."""
         self.tabs.setCurrentIndex(self._names.index(name))
+        folded = self.dock.isHidden()
         self.dock.show()
         self.dock.raise_()
+        if folded and self.window().isVisible():
+            self._slide_in()
+
+    def _slide_in(self) -> None:
+        """From a third of its width to all of it in SLIDE_STEPS ticks (as a card unfolds)."""
+        window = self.dock.parentWidget()
+        layout = window.layout() if window is not None else None
+        if not isinstance(window, QMainWindow) or layout is None:
+            return
+        layout.activate()  # the width the window gives it back
+        self._slide = (window, self.dock.width(), 1)
+        window.resizeDocks(
+            [self.dock], [self.dock.width() // SLIDE_STEPS], Qt.Orientation.Horizontal
+        )
+        self._slide_timer.start()
+
+    def sliding(self) -> bool:
+        """It is sliding in now."""
+        return self._slide is not None
+
+    def _slide_step(self) -> None:
+        if self._slide is None:
+            self._slide_timer.stop()
+            return
+        window, width, step = self._slide
+        step += 1
+        self._slide = (window, width, step) if step < SLIDE_STEPS else None
+        if self.dock.isVisible():
+            window.resizeDocks(
+                [self.dock], [width * step // SLIDE_STEPS], Qt.Orientation.Horizontal
+            )
 
     def bring(self, name: str) -> None:
         """`name`'s tab in front if the panel is shown (it is not brought in for this)."""
