@@ -54,7 +54,6 @@ RESOURCE_ROLE = Qt.ItemDataRole.UserRole + 2  # a resource row's uri
 
 
 class ServersPanel(QWidget):
-
     def __init__(
         self,
         manager: McpManager,
