@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.chat.blocks.links import CALL_SCHEME
 from melgui.ui.chat.call_cards import REVEAL_TICK_MS
 from melgui.ui.window.main_window import MainWindow, build_main_window
-from melgui.ui.window.side_panel import SLIDE_STEPS
+from melgui.ui.window.side.side_panel import SLIDE_STEPS
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, type_prompt, wait_until
 

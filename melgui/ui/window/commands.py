@@ -49,7 +49,7 @@ from melgui.ui.runtime.theme import Colors
 from melgui.ui.window.conversation_actions import edit_last, retry_last
 from melgui.ui.window.menus import Command, build_menus
 from melgui.ui.window.palette import CommandPalette, ShortcutsSheet
-from melgui.ui.window.side_panel import SidePanel
+from melgui.ui.window.side.side_panel import SidePanel
 from melgui.ui.window.status_line import StatusLine
 
 Std = QKeySequence.StandardKey

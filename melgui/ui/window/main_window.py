@@ -75,9 +75,9 @@ from melgui.ui.window.host_view import HostView
 from melgui.ui.window.layout_state import LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
-from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.review_command import REVIEWER, Reviews
-from melgui.ui.window.side_panel import SidePanel
+from melgui.ui.window.side.plans_panel import PlansPanel
+from melgui.ui.window.side.side_panel import SidePanel
 from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar
 from melgui.ui.window.trust_bar import TrustBar

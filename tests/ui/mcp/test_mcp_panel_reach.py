@@ -26,7 +26,6 @@ def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
     config.write_text(json.dumps({"mcpServers": {"fake": fake_entry()}}))
     window: MainWindow = make_window(relay_settings(scripted_relay))
     panel, side = window.mcp_panel, window.side_panel
-    dock = side.dock
 
     action = window.actions_by_name["mcp"]
     assert action.text().replace("&", "") == "MCP servers"
