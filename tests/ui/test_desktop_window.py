@@ -156,8 +156,8 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
     run(wait_until(lambda: window.width() == 1024))
     history_before = window.history_dock.width()
     chat_before = window.chat.width()
-    assert window.inspector_dock.isVisible()
-    assert window.inspector_dock.width() < chat_before  # an empty inspector is modest
+    assert window.side_panel.dock.isVisible()
+    assert window.side_panel.dock.width() < chat_before  # an empty inspector is modest
 
     manager = window.pane_manager
 
@@ -173,7 +173,7 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
     terminal = manager.pane(1)
     assert isinstance(terminal, TerminalPane)
     assert (window.width(), window.height()) == (1024, 700)  # did not grow by itself
-    assert not window.inspector_dock.isVisible()  # empty: folded away first
+    assert not window.side_panel.dock.isVisible()  # empty: folded away first
     history = window.history_dock  # its width, or folded: never squeezed unreadable
     assert not history.isVisible() or abs(history.width() - history_before) <= 4
     assert window.chat.width() >= 360
@@ -183,7 +183,7 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
     manager.close_pane(2)
     manager.close_pane(1)
     run(asyncio.sleep(0.1))
-    assert window.inspector_dock.isVisible()
+    assert window.side_panel.dock.isVisible()
     assert abs(window.history_dock.width() - history_before) <= 4
     assert abs(window.chat.width() - chat_before) <= 8
 
@@ -298,11 +298,11 @@ def test_an_inspector_with_calls_gives_up_width_before_the_chat(
         await wait_until(lambda: window.width() == 1024)
         window.bridge.submit("read it")
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2)
-        inspector_before = window.inspector_dock.width()
+        inspector_before = window.side_panel.dock.width()
         window.actions_by_name["new_terminal"].trigger()
         await asyncio.sleep(0.2)
-        assert window.inspector_dock.isVisible()  # it has a call: it stays, narrower
-        assert window.inspector_dock.width() < inspector_before
+        assert window.side_panel.dock.isVisible()  # it has a call: it stays, narrower
+        assert window.side_panel.dock.width() < inspector_before
         assert (window.width(), window.height()) == (1024, 700)
         assert window.chat.width() >= 360
         terminal = manager.pane(1)

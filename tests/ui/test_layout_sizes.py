@@ -109,7 +109,7 @@ def test_on_a_small_screen_docks_fold_and_panes_become_tabs_then_come_back(
     for info in list(window.pane_manager.registry.all()):
         window.pane_manager.close_pane(info.id)
     run(asyncio.sleep(0.1))
-    assert window.history_dock.isVisible() and window.inspector_dock.isVisible()
+    assert window.history_dock.isVisible() and window.side_panel.dock.isVisible()
     assert (window.width(), window.height()) == (1024, 700)
 
 

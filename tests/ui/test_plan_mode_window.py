@@ -54,7 +54,7 @@ def test_a_plan_awaits_approval_then_approve_and_start_acts(
     assert set(scripted_relay.legs_received[0].tool_names) <= READING
     assert panel.awaiting() and panel.approve_button.isEnabled()
     assert "Awaiting your approval" in panel.state.text()
-    window.plans_dock.raise_()
+    window.side_panel.reveal("plans")
     window.grab().save(str(_shots(project.parent) / "plan-awaiting-approval.png"))
 
     async def approving() -> None:

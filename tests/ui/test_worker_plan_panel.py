@@ -67,8 +67,7 @@ def test_a_workers_plan_is_revised_then_approved_from_the_plans_panel(
     assert panel.sources == [source] and panel.awaiting()
     assert f"Awaiting your approval</b> ({source})" in panel.state.text()
     assert f"Written by {source}" in panel.view.toPlainText()
-    window.plans_dock.show()
-    window.plans_dock.raise_()
+    window.side_panel.reveal("plans")
     window.grab().save(str(_shots(project.parent) / "worker-plan-awaiting-approval.png"))
 
     async def revising() -> None:

@@ -1,7 +1,7 @@
 """One call in full: tool, status, duration, arguments (diff / command / JSON), result.
 
 A call waiting for the person says so here; it is answered on its card in the chat (the
-one place a person answers), not here.
+one place a person answers), not here: "Go to its card" brings that card forward.
 
 The arguments' HTML (pretty JSON, a coloured diff) of a big call is made on the render
 thread and put in when ready; a small one's costs microseconds and is made at once.
@@ -35,6 +35,7 @@ OFF_THREAD_CHARS = 20_000
 
 class CallDetail(QWidget):
     actionRequested = Signal(str, str)  # (verb, argument) of an act: link in `extra`
+    cardRequested = Signal(str)  # a waiting call's "Go to its card": bring its card forward
 
     def __init__(self, colors: Colors, cwd: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +58,7 @@ class CallDetail(QWidget):
         self.waiting.setObjectName("callWaiting")
         self.waiting.setTextFormat(Qt.TextFormat.RichText)
         self.waiting.setWordWrap(True)
+        self.waiting.linkActivated.connect(self._to_card)
         self.waiting.hide()
         # Made in the splitter (a widget moved there would be restyled whole).
         parts = self.parts = QSplitter(Qt.Orientation.Vertical, self)
@@ -119,7 +121,8 @@ class CallDetail(QWidget):
         self.waiting.setText(
             f'<span style="color:{self.colors.pending}">◆ Waiting for your answer</span> '
             f'<span style="color:{self.colors.muted}">— Allow or Deny it on its card in the '
-            "chat</span>"
+            f'chat</span> · <a href="card:" style="color:{self.colors.accent}; '
+            'text-decoration:none">Go to its card</a>'
         )
         self.waiting.setVisible(record.awaiting_person)
         self._show_arguments(record, same)
@@ -175,6 +178,10 @@ class CallDetail(QWidget):
         if scheme == "act":
             verb, _, argument = rest.partition("/")
             self.actionRequested.emit(verb, argument)
+
+    def _to_card(self, _link: str) -> None:
+        if self.record is not None:
+            self.cardRequested.emit(self.record.call.id)
 
     def _command_parts(self, record: CallRecord) -> str:
         if not record.awaiting_person:

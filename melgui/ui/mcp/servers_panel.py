@@ -18,7 +18,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QDockWidget,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -56,8 +55,6 @@ RESOURCE_ROLE = Qt.ItemDataRole.UserRole + 2  # a resource row's uri
 
 
 class ServersPanel(QWidget):
-    dock: QDockWidget  # the window's dock that holds it (the window sets it)
-
     def __init__(
         self,
         manager: McpManager,

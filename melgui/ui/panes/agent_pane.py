@@ -118,6 +118,7 @@ class AgentPane(QWidget):
             cwd = self.session.loop.cwd
             inspector = Inspector(self.bridge, self._colors, cwd=cwd, book=self.book, parent=self)
             inspector.hide()
+            inspector.detail.cardRequested.connect(self.chat.answers.reveal)
             self._split.insertWidget(1, inspector)  # under the chat, above anything else
             self._split.setStretchFactor(1, 1)
             self._inspector = inspector

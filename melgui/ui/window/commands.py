@@ -49,6 +49,7 @@ from melgui.ui.runtime.theme import Colors
 from melgui.ui.window.conversation_actions import edit_last, retry_last
 from melgui.ui.window.menus import Command, build_menus
 from melgui.ui.window.palette import CommandPalette, ShortcutsSheet
+from melgui.ui.window.side.side_panel import SidePanel
 from melgui.ui.window.status_line import StatusLine
 
 Std = QKeySequence.StandardKey
@@ -77,8 +78,7 @@ class CommandHost(Protocol):
     status: StatusLine
     history: HistorySidebar
     history_dock: QDockWidget
-    inspector_dock: QDockWidget
-    plans_dock: QDockWidget
+    side_panel: SidePanel
     signals: Signals
     parallel: ParallelWork
     remote: RemoteSide
@@ -183,12 +183,15 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
         Command("delete", "&Conversation", "&Delete conversation", None, lambda: delete(w)),
         Command("history", "&View", "&History", "Ctrl+Shift+H", lambda: toggle(w.history_dock)),
         Command(
-            "inspector", "&View", "&Inspector", "Ctrl+Shift+I", lambda: toggle(w.inspector_dock)
+            "inspector", "&View", "&Inspector", "Ctrl+Shift+I",
+            lambda: w.side_panel.toggle("inspector"),
         ),
-        Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: toggle(w.plans_dock)),
+        Command("plans", "&View", "&Plans", "Ctrl+Shift+L", lambda: w.side_panel.toggle("plans")),
         Command("board", "&View", "&Agents board", "Ctrl+Shift+B", lambda: toggle(w.signals.dock)),
         Command("merge_queue", "&View", "Merge &queue", None, lambda: toggle(w.parallel.dock)),
-        Command("mcp", "&View", "&MCP servers", "Ctrl+Shift+M", lambda: reveal(w.mcp_panel.dock)),
+        Command(
+            "mcp", "&View", "&MCP servers", "Ctrl+Shift+M", lambda: w.side_panel.reveal("mcp")
+        ),
         Command("zoom_in", "&View", "Zoom &in", Std.ZoomIn, lambda: zoom(w, 1)),
         Command("zoom_out", "&View", "Zoom &out", Std.ZoomOut, lambda: zoom(w, -1)),
         Command("zoom_reset", "&View", "&Reset zoom", "Ctrl+0", lambda: zoom(w, 0)),
@@ -216,11 +219,6 @@ def window_commands(window: CommandHost, focus_chat_keys: str) -> list[Command]:
         Command("shortcuts", "&Help", "&Keyboard shortcuts", "F1", lambda: shortcuts(w)),
         Command("about", "&Help", "&About melgui", None, lambda: about(w)),
     ]  # fmt: skip
-
-
-def reveal(dock: QDockWidget) -> None:
-    dock.show()
-    dock.raise_()
 
 
 def toggle(dock: QDockWidget) -> None:

@@ -2,11 +2,12 @@
 close, and the window's geometry, docks and splitter remembered between runs.
 
 The window never resizes itself: its minimum is fixed, not the sum of what it holds.
-When the first pane opens, an empty inspector (and plans) folds away before the chat
-gives up any width, and the chat keeps at least MIN_CHAT_WIDTH pixels: docks narrow,
-then fold to their View menu toggles, then split panes move to tabs of their own. When
-the last pane closes, the folded docks and the widths from before come back. `save()` writes the
-window's state to an INI file; `restore()` reads it (both do nothing without a path).
+When the first pane opens, the side panel showing an empty page (an inspector without
+calls, no plans) folds away before the chat gives up any width, and the chat keeps at
+least MIN_CHAT_WIDTH pixels: docks narrow, then fold to their View menu toggles, then
+split panes move to tabs of their own. When the last pane closes, the folded docks and
+the widths from before come back. `save()` writes the window's state to an INI file;
+`restore()` reads it (both do nothing without a path).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from PySide6.QtWidgets import (
     QLayout,
     QMainWindow,
     QSplitter,
-    QTabWidget,
     QWidget,
 )
 
@@ -314,31 +314,6 @@ class LayoutKeeper(QObject):
             self._window.resize(size)  # restoreGeometry may clamp to a small screen
             done = True
         return done
-
-
-def one_side_panel(window: QMainWindow) -> None:
-    """The right-hand docks (inspector, plans, MCP) read as one panel: their tabs on top
-    as its header, no title bars of their own (View menu toggles show and hide them)."""
-    window.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
-    for dock in window.findChildren(QDockWidget):
-        if window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea:
-            dock.setTitleBarWidget(QWidget(dock))
-            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
-
-
-def add_side_docks(window: QMainWindow, plans: QWidget) -> tuple[QDockWidget, QDockWidget]:
-    """The right-hand Inspector and Plans docks, tabbed, the inspector in front (its widget
-    comes with each conversation)."""
-    inspector = QDockWidget("Inspector", window)
-    inspector.setObjectName("inspectorDock")
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, inspector)
-    plans_dock = QDockWidget("Plans", window)
-    plans_dock.setObjectName("plansDock")
-    plans_dock.setWidget(plans)
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, plans_dock)
-    window.tabifyDockWidget(inspector, plans_dock)
-    inspector.raise_()
-    return inspector, plans_dock
 
 
 SIDES = {

@@ -1,4 +1,4 @@
-"""The main window: chat on the left, room for panes on the right, inspector and plans docked.
+"""The main window: the chat, room for panes, and the side panel (inspector, plans, MCP).
 
 The window composes its parts (`_add_parts`): it makes each with what it needs, places
 and connects it, and hands each main conversation to those that show it; no part knows
@@ -72,17 +72,12 @@ from melgui.ui.settings.flow import (
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
 from melgui.ui.window.conversation_actions import retry_last, show_compacted
 from melgui.ui.window.host_view import HostView
-from melgui.ui.window.layout_state import (
-    LayoutKeeper,
-    add_dock,
-    add_side_docks,
-    insert_below,
-    one_side_panel,
-)
+from melgui.ui.window.layout_state import LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
-from melgui.ui.window.plans_panel import PlansPanel
 from melgui.ui.window.review_command import REVIEWER, Reviews
+from melgui.ui.window.side.plans_panel import PlansPanel
+from melgui.ui.window.side.side_panel import SidePanel
 from melgui.ui.window.status_line import StatusLine
 from melgui.ui.window.toolbar import ProjectToolbar
 from melgui.ui.window.trust_bar import TrustBar
@@ -102,6 +97,7 @@ class MainWindow(QMainWindow):
     _progress = Signal(str)
     models: ModelChoice  # the model chip's logic
     pane_manager: PaneManager
+    inspector: Inspector  # the main conversation's, on the side panel's first tab
     status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
@@ -204,7 +200,15 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.pane_host, 1)
         layout.addWidget(self.waiting_bar)
         self.setCentralWidget(central)
-        self.inspector_dock, self.plans_dock = add_side_docks(self, self.plans_panel)
+        self.side_panel = panel = SidePanel(self, self.colors)  # its pages come with the parts
+        self.themeChanged.connect(panel.set_colors)
+        panel.add(
+            "inspector", "Inspector", "search", QWidget(), lambda: not self.inspector.book.records
+        )
+        panel.add(
+            "plans", "Plans", "list-checks", self.plans_panel, lambda: not self.plans_panel.plans
+        )
+        self.toolbar.addAction(panel.toggle_action)  # at its right end, after Settings
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
         self.themeChanged.connect(self.status.context_meter.set_colors)
@@ -217,11 +221,8 @@ class MainWindow(QMainWindow):
     def _keep_layout(self, config: Path | None) -> LayoutKeeper:
         """Folds the empty inspector and plans for panes, restores (or sizes) the window,
         and remembers it in `config`/window.ini (None: nowhere)."""
-        folds = [
-            (self.inspector_dock, lambda: not self.inspector.book.records),
-            (self.plans_dock, lambda: not self.plans_panel.plans),
-        ]
-        docks = [self.history_dock, self.inspector_dock, self.plans_dock]
+        folds = [(self.side_panel.dock, self.side_panel.is_empty)]
+        docks = [self.history_dock, self.side_panel.dock]
         path = config / "window.ini" if config is not None else None
         keeper = LayoutKeeper(self, self.pane_host, folds=folds, side_docks=docks, path=path)
         keeper.follow(self.pane_manager, self.sessionChanged)
@@ -250,7 +251,7 @@ class MainWindow(QMainWindow):
         replacing: tuple[ChatView, Inspector] | None = None,
     ) -> None:
         """Make `session` the main one: new bridge, chat and inspector (`replacing` the old)."""
-        old_chat, old_inspector = replacing or (None, None)
+        old_chat = replacing[0] if replacing else None
         self.session = session
         self.bridge = self.bridge_for(session)
         self.bridge.loopEvent.connect(self._on_main_event)
@@ -270,7 +271,7 @@ class MainWindow(QMainWindow):
             cwd=self.kit.folder,
             diff_provider=self.kit.diff,
             tasks=self.tasks,
-            parent=self.inspector_dock,  # made in place: a widget moved is restyled whole
+            parent=self.side_panel.stack,  # made in place: a widget moved is restyled whole
         )
         # Connected to the widgets' own slots, so Qt drops them when the widgets go.
         self.themeChanged.connect(self.chat.set_colors)
@@ -284,9 +285,8 @@ class MainWindow(QMainWindow):
         if old_chat is not None:
             old_chat.deleteLater()
             self.pane_host.setSizes([*sizes[:1], 0, *sizes[1:]])  # the old one: 0
-        self.inspector_dock.setWidget(self.inspector)
-        if old_inspector is not None:
-            old_inspector.deleteLater()
+        self.side_panel.set_page("inspector", self.inspector)  # the old one goes
+        self.inspector.detail.cardRequested.connect(self.chat.answers.reveal)
         self.status.follow(self.bridge)
         join_chips(self.chat.composer, self.choices)
         self.status.context_meter.show_on(self.chat.composer.ring)
@@ -338,7 +338,7 @@ class MainWindow(QMainWindow):
         checkpoints = lambda: desk.checkpoints  # noqa: E731
         self.checkpoint_actions = CheckpointActions(checkpoints, tasks, self.colors, say, self)
         panes.panesChanged.connect(self.checkpoint_actions.attach_workers)
-        plans, show_plans = self.plans_panel, self.plans_dock.show
+        plans, show_plans = self.plans_panel, lambda: self.side_panel.reveal("plans")
         self.plan_mode = PlanModeControl(self.toolbar, plans, panes, self.colors, show_plans)
         self.reviews = Reviews(
             tasks, self.colors, folder=lambda: desk.folder, parent=self,
@@ -356,8 +356,8 @@ class MainWindow(QMainWindow):
         ):  # fmt: skip
             commands.add(command)
         mcp = self.mcp = McpControls(desk, tasks, self.colors, self)
-        self.mcp_panel, beside = mcp.panel, self.inspector_dock
-        mcp.panel.dock = add_dock(self, "MCP servers", "mcpDock", mcp.panel, "right", beside)
+        self.mcp_panel = mcp.panel
+        self.side_panel.add("mcp", "MCP", "plug", mcp.panel, tip="MCP servers")
         insert_below(self.waiting_bar, mcp.form, mcp.sampling)
         for bar in (mcp.form, mcp.sampling):  # they bring what asks forward too
             bar.showRequested.connect(self.waiting_bar.showRequested)
@@ -371,7 +371,6 @@ class MainWindow(QMainWindow):
             self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
             dock.hide()
         self.tabifyDockWidget(self.signals.dock, self.parallel.dock)
-        one_side_panel(self)
         for part in (
             panes, self.checkpoint_actions, self.plan_mode, self.reviews, self.context, self.mcp,
             self.signals, self.remote,
@@ -495,8 +494,7 @@ class MainWindow(QMainWindow):
         return answer_waiting(self, self.approvals, allow=False)
 
     def show_call(self, call_id: str) -> None:
-        self.inspector_dock.show()
-        self.inspector_dock.raise_()
+        self.side_panel.reveal("inspector")  # slid in if it was folded away
         self.inspector.show_call(call_id)
 
     def _show_approval(self, source: str, call_id: str) -> None:
@@ -507,7 +505,7 @@ class MainWindow(QMainWindow):
 
     def _on_main_event(self, event: LoopEvent) -> None:
         if isinstance(event, ApprovalNeeded):
-            self.inspector_dock.raise_()
+            self.side_panel.bring("inspector")
         self.models.on_event(event)
 
     # --- settings ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.runtime.theme import Colors
-from melgui.ui.window.plans_panel import PlansPanel
+from melgui.ui.window.side.plans_panel import PlansPanel
 from melgui.ui.window.toolbar import ProjectToolbar
 
 ON_NOTE = (

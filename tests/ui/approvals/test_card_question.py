@@ -80,7 +80,7 @@ def test_the_card_asks_scrolls_into_view_takes_the_keyboard_and_enter_allows(
                 window.grab().save(os.path.join(SHOTS, f"approval-card-{theme}.png"))
             window.settings.theme = "light"
             window.set_theme(window.settings)
-        window.inspector_dock.hide()
+        window.side_panel.dock.hide()
         window.chat.answers.reveal("r1")  # the waiting line's "Go to it"
         assert window.chat.answers.focused() == "r1"
         assert link_on(transcript) == action_href("approve", "r1")

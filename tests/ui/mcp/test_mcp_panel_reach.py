@@ -25,8 +25,7 @@ def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"fake": fake_entry()}}))
     window: MainWindow = make_window(relay_settings(scripted_relay))
-    panel = window.mcp_panel
-    dock = panel.dock
+    panel, side = window.mcp_panel, window.side_panel
 
     action = window.actions_by_name["mcp"]
     assert action.text().replace("&", "") == "MCP servers"
@@ -40,9 +39,9 @@ def test_the_panel_is_in_the_view_menu_the_palette_and_beside_panes(
 
     window.layout_keeper.panes_changed(True)  # a pane opened: empty side docks fold
     action.trigger()  # View → MCP servers brings it back beside the panes
-    assert dock.isVisible() and not dock.visibleRegion().isEmpty()
+    assert side.on_screen("mcp") and panel.isVisible()  # the panel, on its MCP tab
     action.trigger()  # a second time it stays: the menu shows, it does not toggle away
-    assert dock.isVisible()
+    assert side.on_screen("mcp")
 
     async def scenario() -> None:
         await window.desk.start_mcp(extra=config)

@@ -38,8 +38,7 @@ def test_resources_are_browsed_per_server_and_attached_from_the_panel(
     scripted_relay.script([text("Friday."), done()])
     window: MainWindow = make_window(relay_settings(scripted_relay))
     panel = window.mcp_panel
-    panel.dock.show()
-    panel.dock.raise_()
+    window.side_panel.reveal("mcp")
     window.resize(1280, 760)
 
     async def started() -> None:

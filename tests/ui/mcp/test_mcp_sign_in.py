@@ -59,8 +59,7 @@ def test_sign_in_and_out_from_the_panel(
         assert panel.sign_in_button.text() == "Sign out"
         assert panel.detail.text().endswith("Signed in (OAuth)")
         assert next(panel.server_items()).text(1) == "ready, 1 tool"
-        panel.dock.show()
-        panel.dock.raise_()
+        window.side_panel.reveal("mcp")
         panel.select("guarded")
         run(wait_until(lambda: panel.isVisible()))
         shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or tmp_path)

@@ -64,8 +64,7 @@ def test_server_status_and_an_mcp_call_in_the_inspector(
     # MELGUI_SHOTS_DIR=docs renders the README's screenshots.
     shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or tmp_path)
     assert window.grab().save(str(shots / "mcp-inspector.png"))
-    panel.dock.show()
-    panel.dock.raise_()
+    window.side_panel.reveal("mcp")
     panel.select("broken")
     run(wait_until(lambda: panel.isVisible()))
     assert "exited with code 2 before it was ready" in panel.detail.text()

@@ -110,7 +110,7 @@ def main(output: Path) -> None:
         window = build_main_window(folder, settings, api_key="demo", persist_settings=False)
         window.resize(1500, 860)
         window.show()
-        window.resizeDocks([window.inspector_dock], [330], Qt.Orientation.Horizontal)
+        window.resizeDocks([window.side_panel.dock], [330], Qt.Orientation.Horizontal)
         manager = getattr(window, "pane_manager", None)
         assert isinstance(manager, PaneManager)
 

@@ -95,7 +95,7 @@ def main(docs: Path) -> None:
         window = build_main_window(str(project), settings, api_key="demo", persist_settings=False)
         window.resize(1500, 860)
         window.show()
-        window.resizeDocks([window.inspector_dock], [300], Qt.Orientation.Horizontal)
+        window.resizeDocks([window.side_panel.dock], [300], Qt.Orientation.Horizontal)
         manager = getattr(window, "pane_manager", None)
         assert isinstance(manager, PaneManager)
 

@@ -78,7 +78,7 @@ def test_acp_pane_in_the_window(
     assert "context 12,400 / 200,000 tokens" in pane.info.text()
     assert "- [~] clean build" in window.plans_panel.plans[-1][1]
     assert list(pane.terminal_views) == ["term-1"] and pane.terminal_tabs.isVisibleTo(pane)
-    window.plans_dock.show()
+    window.side_panel.reveal("plans")
     qtbot.wait(200)
     if SHOTS:
         window.grab().save(os.path.join(SHOTS, "screenshot-acp.png"))

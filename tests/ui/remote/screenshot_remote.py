@@ -141,7 +141,7 @@ def main(output: Path) -> None:
             window.remote.open_folder(url)
             window.resize(1500, 860)
             window.show()
-            window.resizeDocks([window.inspector_dock], [330], Qt.Orientation.Horizontal)
+            window.resizeDocks([window.side_panel.dock], [330], Qt.Orientation.Horizontal)
             manager = window.pane_manager
 
             async def scenario() -> None:

@@ -204,8 +204,7 @@ def test_a_remote_folders_own_mcp_file_asks_trust_then_starts_there_and_the_pane
         await wait_until(lambda: place.mcp.get("mcp__own__whereami") is not None, 30)
 
     qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
-    panel.dock.show()
-    panel.dock.raise_()
+    window.side_panel.reveal("mcp")
     assert window.grab().save(str(tmp_path / "mcp-there.png"))
     label = window.remote.hosts.names()[-1]
     states = dict(rows())

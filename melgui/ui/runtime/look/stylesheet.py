@@ -105,6 +105,7 @@ QTabBar::tab {{ background: transparent; color: {c.muted}; border: none;
     border-bottom: {px(FOCUS_RING)} solid transparent; padding: {px(SPACE_S)} {px(SPACE_M)}; }}
 QTabBar::tab:selected {{ color: {c.text}; border-bottom: {px(FOCUS_RING)} solid {c.accent}; }}
 QTabBar::tab:hover {{ color: {c.text}; }}
+QTabBar#sidePanelTabs::tab {{ padding: {px(SPACE_S)} {px(SPACE_S)}; }}
 QMenu {{ background: {c.surface}; color: {c.text}; border: {line}; padding: {px(SPACE_XS)}; }}
 QMenu::item {{ padding: {px(SPACE_XS)} {px(SPACE_L)}; border-radius: {px(RADIUS_S)}; }}
 QMenu::item:selected {{ background: {c.accent_soft}; color: {c.text}; }}
