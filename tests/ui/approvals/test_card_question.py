@@ -55,7 +55,7 @@ def test_the_card_asks_scrolls_into_view_takes_the_keyboard_and_enter_allows(
     async def scenario() -> None:
         type_prompt(qtbot, window, "Clean up")
         await wait_until(lambda: window.chat.answers.focused() == "r1")
-        card = transcript.card_html("r1")
+        card = transcript.card_html("r1").replace("\xa0", " ")  # kept on one line
         for shown in ("Allow", "Deny", "Always allow ▾", "Deny with a reason…", "rm -rf build"):
             assert shown in card, shown
         assert "Ctrl+Return" in card and "Ctrl+Shift+Backspace" in card  # the keys

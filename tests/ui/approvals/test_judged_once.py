@@ -46,7 +46,7 @@ def test_a_compound_command_is_judged_once_with_its_card_and_the_inspector_open(
         await wait_until(lambda: window.inspector.book.pending())
         window.show_call("r1")
         transcript = window.chat.transcript
-        await wait_until(lambda: "Always allow" in transcript.card_html("r1"))
+        await wait_until(lambda: "Always\xa0allow" in transcript.card_html("r1"))
         assert window.side_panel.on_screen("inspector")
         await wait_until(lambda: "asked" in window.inspector.detail.arguments.toPlainText())
         assert "rm -rf build" in transcript.card_html("r1")

@@ -33,6 +33,10 @@ def action_href(verb: str, call_id: str, more: str = "") -> str:
     return f"{ACTION_SCHEME}:{verb}/{quote(call_id, safe='')}{tail}"
 
 
+# Each answer stays on one line when the column is narrow (no "Always / allow ▾").
+ALWAYS = "Always\u00a0allow\u00a0▾"
+
+
 def _button(href: str, words: str, fg: str, bg: str, tip: str = "") -> str:
     title = f' title="{html.escape(tip)}"' if tip else ""
     return (
@@ -92,7 +96,7 @@ def question_html(entry: CallEntry, colors: Colors, tool_notes: str = "") -> str
             + _always(entry, c)
             + GAP
             + f'<a href="{action_href("reason", call_id)}" style="font-size:small">'
-            "Deny with a reason…</a>"
+            "Deny\u00a0with\u00a0a\u00a0reason…</a>"
         )
     head = "".join(f'<p style="margin:{SPACE_XS}px 0 0 0">{part}</p>' for part in said)
     return head + f'<p style="margin-top:{SPACE_S}px; margin-bottom:0">{row}</p>'
@@ -101,9 +105,9 @@ def question_html(entry: CallEntry, colors: Colors, tool_notes: str = "") -> str
 def _always(entry: CallEntry, c: Colors) -> str:
     judgement = entry.judgement
     if judgement is not None and always_choices(entry.name, judgement):
-        return _button(action_href("always", entry.call_id), "Always allow ▾", c.text, c.muted_bg)
+        return _button(action_href("always", entry.call_id), ALWAYS, c.text, c.muted_bg)
     tip = why_not(judgement) if judgement is not None else "The policy that asks keeps no rules."
     return (
         f'<span title="{html.escape(tip)}" style="color:{c.muted}; background-color:{c.muted_bg}">'
-        f"{GAP}Always allow ▾{GAP}</span>"
+        f"{GAP}{html.escape(ALWAYS)}{GAP}</span>"
     )
