@@ -131,7 +131,8 @@ class Recording:
         session made with `wire=record_wire` needs none)."""
         self._session = session
         self._state = session.thread.state
-        self._detach.append(session.thread.subscribe(self._heard))
+        # Not each streamed piece: the journal reads the streamed text from the thread.
+        self._detach.append(session.thread.subscribe(self._heard, text=False))
         self._detach.append(session.loop.plan.subscribe(self._plan_changed))
         if self.journal is not None:
             self.journal.track(session.thread)

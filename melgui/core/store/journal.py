@@ -8,10 +8,11 @@ message an answer's entry holds once its leg is in, the result message a call's 
 holds), the streamed text, a tool call's life (requested / awaiting approval / approved
 / denied / finished, and the arguments it ran with when a hook changed them), the notes,
 the plans, the pinned facts, a branch's new list, the legs and the turn's end. Each is
-committed at once. Streaming text is batched: the partial assistant row is rewritten in
-place at most every `flush_interval` seconds, and a timer makes sure text that arrived
-is on disk within that time even if the stream stalls. Wire log lines are batched the
-same way, and each batch is encoded, redacted and written on a writer thread of its
+committed at once. Streaming text is batched: the journal does not hear each streamed
+piece; while entries stream, a timer reads their text from the thread and rewrites the
+partial assistant row in place every `flush_interval` seconds, so text that arrived is
+on disk within that time even if the stream stalls. Wire log lines are batched the same
+way, and each batch is encoded, redacted and written on a writer thread of its
 own, in order; a leg's lines are all on disk when the leg ends. A storage failure never
 reaches the loop: it is reported once through `on_problem` and in `problem`.
 """
@@ -131,9 +132,8 @@ class Journal:
         self._partial_size = 0  # characters of the partial answer last written
         self._clock = clock
         self._on_problem = on_problem
-        self._text: list[str] = []
-        self._reasoning: list[str] = []  # streamed with the text, written with it
-        self._text_dirty = False
+        self._source: Thread | None = None  # the thread followed: its streamed text
+        self._streams: list[int] = []  # the entries streaming into the partial answer
         self._partial_seq: int | None = None
         self._wire: list[WireEntry] = []  # entries of leg `_wire_leg` not written yet
         self._writer = _WireWriter(store)
@@ -193,11 +193,12 @@ class Journal:
     def follow(self, thread: Thread) -> Callable[[], None]:
         """Record what `thread` does from now on; returns a function that stops."""
         self.track(thread)
-        return thread.subscribe(self.hear)
+        return thread.subscribe(self.hear, text=False)
 
     def track(self, thread: Thread) -> None:
         """Go on from `thread` as it is now; the caller hands over each change after this
-        (`hear`)."""
+        (`hear`), streamed pieces or not: the streamed text is read from `thread`."""
+        self._source = thread
         self._turn = thread.state
         self._wire_leg = thread.state.leg
         self._held(thread.entries)
@@ -205,8 +206,6 @@ class Journal:
     def hear(self, change: Change) -> None:
         """Record one change of the thread; never raises for storage trouble."""
         if type(change) is TextAppended and self._timer is not None:  # per token: no I/O
-            (self._reasoning if change.reasoning else self._text).append(change.text)
-            self._text_dirty = True
             return
         try:
             self._hear(change)
@@ -215,12 +214,14 @@ class Journal:
 
     def _hear(self, change: Change) -> None:
         match change:
-            case TextAppended(text=text, reasoning=reasoning):
-                self._stream(text, reasoning=reasoning)
-            case EntryAdded(entry=AssistantEntry(streaming=True, text=text)):
-                self._stream(text, reasoning=False)
-            case EntryAdded(entry=ReasoningEntry(streaming=True, text=text)):
-                self._stream(text, reasoning=True)
+            case TextAppended():
+                self._stream()
+            case (
+                EntryAdded(index=index, entry=AssistantEntry(streaming=True))
+                | EntryAdded(index=index, entry=ReasoningEntry(streaming=True))
+            ):
+                self._streams.append(index)
+                self._stream()
             case EntryAdded(entry=UserEntry(message=message)):
                 self._add_message(message)
             case (
@@ -264,9 +265,11 @@ class Journal:
         if started:
             self._wire_leg = state.leg
             self._drop_partial()
-        if turn_ended(before, state) and state.outcome == "done":
-            self.flush()
-            self._checkpoint_soon()
+        if turn_ended(before, state):
+            if state.outcome == "done":
+                self.flush()
+                self._checkpoint_soon()
+            self._streams.clear()  # nothing streams between turns: the timer stops
 
     def _branched(self, marker: BranchEntry) -> None:
         """The message list was replaced: the old one stays in the store as a branch."""
@@ -279,6 +282,7 @@ class Journal:
         """Which of the messages these entries hold are stored already (the very ones the
         journal's list has): only the others are written, once they are in."""
         stored = {id(message) for message in self._mirror}
+        self._streams.clear()  # their places in the list no longer hold
         self._answers = {
             e.id for e in entries if isinstance(e, AssistantEntry) and id(e.message) in stored
         }
@@ -286,12 +290,23 @@ class Journal:
             e.call_id for e in entries if isinstance(e, CallEntry) and id(e.reply) in stored
         }
 
-    def _stream(self, text: str, *, reasoning: bool) -> None:
-        """A streamed piece (per token: no I/O, no clock); written with the next flush."""
-        (self._reasoning if reasoning else self._text).append(text)
-        self._text_dirty = True
+    def _stream(self) -> None:
+        """Text streams: it is written with the next flush."""
         if self._timer is None and not self._arm_timer():
             self._flush_if_due()
+
+    def _streamed(self) -> tuple[str, str]:
+        """The answer's and the reasoning's text streamed so far, as the thread holds it."""
+        texts: list[str] = []
+        thoughts: list[str] = []
+        entries = self._source.entries if self._source is not None else ()
+        for index in self._streams:
+            entry = entries[index] if index < len(entries) else None
+            if isinstance(entry, AssistantEntry):
+                texts.append(entry.text)
+            elif isinstance(entry, ReasoningEntry):
+                thoughts.append(entry.text)
+        return "".join(texts), "".join(thoughts)
 
     def _call_changed(self, entry: CallEntry) -> None:
         cid, call_id = self.conversation_id, entry.call_id
@@ -349,9 +364,7 @@ class Journal:
         if self._partial_seq is not None and message.role != "assistant":
             self.store.drop_messages_from(self.conversation_id, self._partial_seq)
         self.store.put_message(self.conversation_id, seq, message)
-        self._text.clear()
-        self._reasoning.clear()
-        self._text_dirty = False
+        self._streams.clear()
         self._partial_size = 0
         self._partial_seq = None
 
@@ -367,20 +380,22 @@ class Journal:
         self._cancel_timer()
         self._last_flush = self._clock()
         try:
-            if self._text_dirty and (self._text or self._reasoning):
-                seq = len(self._mirror)
-                text, reasoning = "".join(self._text), "".join(self._reasoning)
-                self._text[:] = [text] if text else []
-                self._reasoning[:] = [reasoning] if reasoning else []
-                partial = Message.assistant(text, reasoning=reasoning)
-                self.store.put_message(self.conversation_id, seq, partial, partial=True)
-                self._partial_seq = seq
-                self._partial_size = len(text) + len(reasoning)
-                self._text_dirty = False
-                self.flushes += 1
+            if self._streams:
+                self._write_partial()
             self._flush_wire()
         except sqlite3.Error as exc:
             self._report(exc)
+
+    def _write_partial(self) -> None:
+        text, reasoning = self._streamed()
+        if len(text) + len(reasoning) == self._partial_size:  # nothing new since written
+            return
+        seq = len(self._mirror)
+        partial = Message.assistant(text, reasoning=reasoning)
+        self.store.put_message(self.conversation_id, seq, partial, partial=True)
+        self._partial_seq = seq
+        self._partial_size = len(text) + len(reasoning)
+        self.flushes += 1
 
     def _write_wire(self) -> None:
         try:
@@ -403,9 +418,7 @@ class Journal:
 
     def _drop_partial(self) -> None:
         """A new leg (or a retry) starts: a partial row left over is not part of it."""
-        self._text.clear()
-        self._reasoning.clear()
-        self._text_dirty = False
+        self._streams.clear()
         self._partial_size = 0
         if self._partial_seq is not None:
             self.store.drop_messages_from(self.conversation_id, self._partial_seq)
@@ -443,6 +456,8 @@ class Journal:
     def _on_timer(self) -> None:
         self._timer = None
         self._flush()
+        if self._streams:  # still streaming: the next flush is due in an interval
+            self._arm_timer()
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

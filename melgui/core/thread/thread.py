@@ -58,6 +58,7 @@ class Thread:
         self._calls: dict[str, int] = {}  # call id -> index of its entry
         self._requests: dict[str, ApprovalRequest] = {}
         self._listeners: list[Listener] = []
+        self._text_listeners: list[Listener] = []  # those that hear streamed text too
         self._log: deque[Change] = deque(maxlen=keep)
         self._ids = 0
         # Streamed pieces not yet joined into their entry's text, by index: joining on
@@ -105,14 +106,19 @@ class Thread:
             return None
         return [c for c in self._log if c.seq > seq]
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: Listener, *, text: bool = True) -> Callable[[], None]:
         """Hear every change after it is applied; returns a function that unsubscribes.
-        A listener that raises is logged and skipped."""
+        A listener that raises is logged and skipped. `text=False`: not each streamed
+        piece (TextAppended, one per token); such a listener reads the streamed entry's
+        text from `entries` when it wants it."""
         self._listeners.append(listener)
+        if text:
+            self._text_listeners.append(listener)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            for listeners in (self._listeners, self._text_listeners):
+                if listener in listeners:
+                    listeners.remove(listener)
 
         return unsubscribe
 
@@ -251,7 +257,8 @@ class Thread:
                 assert_never(change)
         self.seq = change.seq
         self._log.append(change)
-        for listener in list(self._listeners):
+        heard = self._text_listeners if type(change) is TextAppended else self._listeners
+        for listener in list(heard):
             try:
                 listener(change)
             except Exception:

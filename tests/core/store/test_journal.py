@@ -9,7 +9,7 @@ from pathlib import Path
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.events import Done, ReasoningDelta, TextDelta, ToolCalls
+from melgui.core.protocol.events import Done, ReasoningDelta, StreamError, TextDelta, ToolCalls
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
@@ -287,3 +287,21 @@ async def test_the_thread_alone_is_enough_to_record_a_conversation(
     assert [s.message for s in store.messages(cid)] == session.conversation.messages
     (branch,) = store.branches(cid)
     assert branch.reason == "rewind" and branch.messages == 5
+
+
+async def test_a_stream_cut_by_an_error_keeps_its_text_after_the_turn(
+    store: Store, tmp_path: Path
+) -> None:
+    """The journal reads the streamed text from the thread: once the turn has ended on
+    an error, what was streamed stays stored, and closing the journal leaves it so."""
+    gate = asyncio.Event()
+    leg: Leg = [TextDelta("half an "), TextDelta("answer"), gate, StreamError("cut off")]
+    session, journal, cid, _ = start(store, tmp_path, [leg], flush_interval=0.01)
+    session.submit("go")
+    await wait_for(lambda: len(store.messages(cid)) == 2)
+    gate.set()
+    await session.wait_idle()
+    journal.close()
+    rows = store.messages(cid)
+    assert [r.message.content for r in rows] == ["go", "half an answer"]
+    assert [n.kind for n in store.notes(cid)] == ["error"]

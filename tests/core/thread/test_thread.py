@@ -365,3 +365,22 @@ def test_a_judgement_survives_json() -> None:
     )
     wire = json.loads(json.dumps(judgement_to_json(judgement)))
     assert judgement_from_json(wire) == judgement
+
+
+def test_a_listener_may_leave_out_the_streamed_pieces() -> None:
+    """One that reads the streamed text when it wants it (the journal, on its timer) is
+    not called once per token; the text is in the entries all the same."""
+    thread = Thread()
+    every: list[str] = []
+    quiet: list[str] = []
+    thread.subscribe(lambda change: every.append(change.kind))
+    stop_quiet = thread.subscribe(lambda change: quiet.append(change.kind), text=False)
+    index = thread.add(AssistantEntry(thread.new_id(), "", streaming=True, leg=1))
+    for piece in ("He", "ll", "o"):
+        thread.append_text(index, piece)
+    assert every == ["entry_added", "text_appended", "text_appended", "text_appended"]
+    assert quiet == ["entry_added"]
+    assert thread.entries[index].text == "Hello"  # type: ignore[union-attr]
+    stop_quiet()
+    thread.add(NoteEntry(thread.new_id(), "context", "after"))
+    assert quiet == ["entry_added"] and every[-1] == "entry_added"
