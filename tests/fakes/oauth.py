@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -55,21 +56,29 @@ def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
 @contextlib.contextmanager
 def guarded_server(*extra: str) -> Iterator[GuardedServer]:
     as_port, rs_port = free_port(), free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.oauth_server", "--as-port", str(as_port),
-         "--rs-port", str(rs_port), *extra],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=reset_signals,
-    )  # fmt: skip
-    try:
-        _wait_for(as_port, process)
-        _wait_for(rs_port, process)
-        yield GuardedServer(f"http://127.0.0.1:{rs_port}/mcp", f"http://127.0.0.1:{as_port}")
-    finally:
-        process.terminate()
-        process.wait(10)
+    # What the server said goes to a file, shown with any failure: a test that once found
+    # it gone mid-test (connection refused, under load) said nothing of why.
+    with tempfile.TemporaryFile() as said:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.fakes.oauth_server", "--as-port", str(as_port),
+             "--rs-port", str(rs_port), *extra],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=said,
+            stderr=subprocess.STDOUT,
+            preexec_fn=reset_signals,
+        )  # fmt: skip
+        try:
+            _wait_for(as_port, process)
+            _wait_for(rs_port, process)
+            yield GuardedServer(f"http://127.0.0.1:{rs_port}/mcp", f"http://127.0.0.1:{as_port}")
+        except BaseException as exc:
+            said.seek(0)
+            text = said.read().decode(errors="replace")[-4000:]
+            exc.add_note(f"the fake OAuth server (exit code {process.poll()}) said:\n{text}")
+            raise
+        finally:
+            process.terminate()
+            process.wait(10)
 
 
 def browser_env(folder: Path) -> tuple[dict[str, str], Path]:
