@@ -14,11 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QMainWindow,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
@@ -76,6 +72,7 @@ from melgui.ui.window.layout_state import LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
 from melgui.ui.window.review_command import REVIEWER, Reviews
+from melgui.ui.window.side.fold import waiting_dot
 from melgui.ui.window.side.plans_panel import PlansPanel
 from melgui.ui.window.side.side_panel import SidePanel
 from melgui.ui.window.status_line import StatusLine
@@ -209,6 +206,8 @@ class MainWindow(QMainWindow):
             "plans", "Plans", "list-checks", self.plans_panel, lambda: not self.plans_panel.plans
         )
         self.toolbar.addAction(panel.toggle_action)  # at its right end, after Settings
+        waiting_dot(panel, self.approvals.changed, lambda: any(
+            r.source == self.session.source for r in self.approvals.pending()))  # fmt: skip
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
         self.themeChanged.connect(self.status.context_meter.set_colors)
@@ -226,6 +225,7 @@ class MainWindow(QMainWindow):
         path = config / "window.ini" if config is not None else None
         keeper = LayoutKeeper(self, self.pane_host, folds=folds, side_docks=docks, path=path)
         keeper.follow(self.pane_manager, self.sessionChanged)
+        self.side_panel.fold.fits = keeper.fits_beside  # else it unfolds over the panes
         return keeper
 
     def _give_model(self, model: str) -> None:
