@@ -226,6 +226,7 @@ class MainWindow(QMainWindow):
         keeper = LayoutKeeper(self, self.pane_host, folds=folds, side_docks=docks, path=path)
         keeper.follow(self.pane_manager, self.sessionChanged)
         self.side_panel.fold.fits = keeper.fits_beside  # else it unfolds over the panes
+        self.side_panel.panes_host = self.pane_host
         return keeper
 
     def _give_model(self, model: str) -> None:

@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPixma
 from PySide6.QtWidgets import QFrame, QMainWindow, QToolBar, QToolButton, QVBoxLayout
 
 from melgui.ui.runtime.look.icons import icon
-from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MIN, ICON, PANE_HEADER_DOT
+from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MIN, HAIRLINE, ICON, PANE_HEADER_DOT
 from melgui.ui.runtime.theme import Colors
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class PanelFold(QObject):
         self.frame.setAccessibleName("Side panel, over the panes")
         self.frame.setAutoFillBackground(True)
         layout = QVBoxLayout(self.frame)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setContentsMargins(HAIRLINE, 0, 0, 0)  # its left border shows
         self.frame.hide()
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.frame)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -186,11 +186,15 @@ class PanelFold(QObject):
             self._panel.reveal(name)
 
     def _place(self) -> None:
-        """At the right edge of the window's centre, over the panes, never the chat."""
+        """At the right edge of the window's centre, over the panes, never the chat (nor
+        the bars above them: the trust bar keeps its buttons)."""
         central = self._window.centralWidget()
         if central is None:
             return
         area = central.geometry()
+        panes = self._panel.panes_host
+        if panes is not None and panes.isVisible():
+            area.setTop(panes.mapTo(self._window, panes.rect().topLeft()).y())
         width = max(self._panel.minimumSizeHint().width(),
                     min(self.width(), area.width() - CHAT_COLUMN_MIN))  # fmt: skip
         self.frame.setGeometry(area.right() + 1 - width, area.top(), width, area.height())

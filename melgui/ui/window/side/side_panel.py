@@ -64,6 +64,7 @@ class SidePanel(QWidget):
         self.tabs.setUsesScrollButtons(False)  # narrow, its tabs drop their words
         self.tabs.setIconSize(QSize(ICON_S, ICON_S))
         self.colors = colors
+        self.panes_host: QWidget | None = None  # over which it opens when there is no room
         self.tabs.setAccessibleName("Side panel tabs")
         self.tabs.setObjectName("sidePanelTabs")  # tighter tabs (the stylesheet)
         self.fold_button = icon_button("x", "Hide the side panel", colors.muted)
