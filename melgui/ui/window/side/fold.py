@@ -125,7 +125,7 @@ class PanelFold(QObject):
         self.frame.setObjectName("sidePanelOver")
         self.frame.setAccessibleName("Side panel, over the panes")
         self.frame.setAutoFillBackground(True)
-        layout = QVBoxLayout(self.frame)
+        self._holder = layout = QVBoxLayout(self.frame)
         layout.setContentsMargins(HAIRLINE, 0, 0, 0)  # its left border shows
         self.frame.hide()
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.frame)
@@ -157,7 +157,7 @@ class PanelFold(QObject):
             return True
         if self.fits(self.width()):
             return False
-        self.frame.layout().addWidget(self._panel)  # out of the dock, into the frame
+        self._holder.addWidget(self._panel)  # out of the dock, into the frame
         self._panel.show()
         self.frame.show()
         self._place()
