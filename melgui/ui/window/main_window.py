@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
             "plans", "Plans", "list-checks", self.plans_panel, lambda: not self.plans_panel.plans
         )
         self.toolbar.addAction(panel.toggle_action)  # at its right end, after Settings
-        waiting_dot(panel, self.approvals.changed, lambda: any(
+        waiting_dot(panel.fold.strip, self.approvals.changed, lambda: any(
             r.source == self.session.source for r in self.approvals.pending()))  # fmt: skip
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
@@ -226,7 +226,7 @@ class MainWindow(QMainWindow):
         keeper = LayoutKeeper(self, self.pane_host, folds=folds, side_docks=docks, path=path)
         keeper.follow(self.pane_manager, self.sessionChanged)
         self.side_panel.fold.fits = keeper.fits_beside  # else it unfolds over the panes
-        self.side_panel.panes_host = self.pane_host
+        self.side_panel.fold.panes_host = self.pane_host
         return keeper
 
     def _give_model(self, model: str) -> None:

@@ -12,18 +12,22 @@ inspector's icon carries a dot while a call of the main conversation waits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPixmap, QShortcut
-from PySide6.QtWidgets import QFrame, QMainWindow, QToolBar, QToolButton, QVBoxLayout
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QMainWindow,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from melgui.ui.runtime.look.icons import icon
 from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MIN, HAIRLINE, ICON, PANE_HEADER_DOT
 from melgui.ui.runtime.theme import Colors
-
-if TYPE_CHECKING:
-    from melgui.ui.window.side.side_panel import SidePanel
 
 PANEL_SHARE = 0.28  # of the window's width, for the panel over the panes
 PANEL_MAX = 420
@@ -112,13 +116,26 @@ class SideStrip(QToolBar):
 
 
 class PanelFold(QObject):
-    """`panel`'s strip while its dock is hidden, and its place over the panes."""
+    """`panel`'s strip while its `dock` is hidden, and its place over the panes;
+    `current()` names its shown tab, `reveal(name)` brings it on a tab."""
 
-    def __init__(self, window: QMainWindow, panel: SidePanel) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        panel: QWidget,
+        dock: QDockWidget,
+        colors: Colors,
+        current: Callable[[], str],
+        reveal: Callable[[str], None],
+    ) -> None:
         super().__init__(panel)
         self._window = window
         self._panel = panel
-        self.strip = SideStrip(window, panel.colors)
+        self._dock = dock
+        self._current = current
+        self._reveal = reveal
+        self.panes_host: QWidget | None = None  # over which it opens when there is no room
+        self.strip = SideStrip(window, colors)
         self.strip.picked.connect(self._picked)
         self.strip.hide()  # the panel is docked at first
         self.frame = QFrame(window)  # the panel over the panes, at the window's right edge
@@ -134,7 +151,7 @@ class PanelFold(QObject):
         # Docked only if the chat and the panes keep their minimum beside it (the
         # LayoutKeeper says); the window sets it.
         self.fits: Callable[[int], bool] = lambda _width: True
-        panel.dock.installEventFilter(self)
+        dock.installEventFilter(self)
         self.strip.installEventFilter(self)
         window.installEventFilter(self)
 
@@ -162,7 +179,7 @@ class PanelFold(QObject):
         self.frame.show()
         self._place()
         self.frame.raise_()
-        self.strip.set_current(self._panel.current())
+        self.strip.set_current(self._current())
         return True
 
     def close(self) -> None:
@@ -170,7 +187,7 @@ class PanelFold(QObject):
         if not self.over():
             return
         self.frame.hide()
-        self._panel.dock.setWidget(self._panel)
+        self._dock.setWidget(self._panel)
         self._panel.show()
         self.strip.set_current(None)
         self._window.activateWindow()
@@ -180,10 +197,10 @@ class PanelFold(QObject):
             self.strip.set_current(name)
 
     def _picked(self, name: str) -> None:
-        if self.over() and self._panel.current() == name:
+        if self.over() and self._current() == name:
             self.close()  # its icon again folds it
         else:
-            self._panel.reveal(name)
+            self._reveal(name)
 
     def _place(self) -> None:
         """At the right edge of the window's centre, over the panes, never the chat (nor
@@ -192,7 +209,7 @@ class PanelFold(QObject):
         if central is None:
             return
         area = central.geometry()
-        panes = self._panel.panes_host
+        panes = self.panes_host
         if panes is not None and panes.isVisible():
             area.setTop(panes.mapTo(self._window, panes.rect().topLeft()).y())
         width = max(self._panel.minimumSizeHint().width(),
@@ -201,7 +218,7 @@ class PanelFold(QObject):
 
     def _sync(self) -> None:
         """The strip shows while the dock is hidden; a dock shown takes the panel back."""
-        hidden = self._panel.dock.isHidden()
+        hidden = self._dock.isHidden()
         if not hidden and self.over():
             self.close()
         if self.strip.isHidden() != (not hidden):
@@ -217,7 +234,7 @@ class PanelFold(QObject):
         return False
 
 
-def waiting_dot(panel: SidePanel, changed: SignalInstance, waiting: Callable[[], bool]) -> None:
-    """The inspector's icon in the strip carries a dot while `waiting()` (read each time
+def waiting_dot(strip: SideStrip, changed: SignalInstance, waiting: Callable[[], bool]) -> None:
+    """The inspector's icon in `strip` carries a dot while `waiting()` (read each time
     `changed` fires)."""
-    changed.connect(lambda *_: panel.fold.strip.set_badge("inspector", waiting()))
+    changed.connect(lambda *_: strip.set_badge("inspector", waiting()))

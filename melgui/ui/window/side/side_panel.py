@@ -64,7 +64,6 @@ class SidePanel(QWidget):
         self.tabs.setUsesScrollButtons(False)  # narrow, its tabs drop their words
         self.tabs.setIconSize(QSize(ICON_S, ICON_S))
         self.colors = colors
-        self.panes_host: QWidget | None = None  # over which it opens when there is no room
         self.tabs.setAccessibleName("Side panel tabs")
         self.tabs.setObjectName("sidePanelTabs")  # tighter tabs (the stylesheet)
         self.fold_button = icon_button("x", "Hide the side panel", colors.muted)
@@ -88,7 +87,8 @@ class SidePanel(QWidget):
         self.toggle_action.setIcon(icon("panel-right", colors.muted))
         self.toggle_action.setToolTip("Show or hide the side panel: inspector, plans, MCP servers")
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-        self.fold = PanelFold(window, self)  # its icons while folded, its place over panes
+        # Its icons while folded, its place over the panes.
+        self.fold = PanelFold(window, self, self.dock, colors, self.current, self.reveal)
 
     # --- pages --------------------------------------------------------------------------
 
