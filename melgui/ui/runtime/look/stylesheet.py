@@ -50,6 +50,8 @@ QToolBar {{ background: {c.window}; border: none; border-bottom: {line};
 QToolBar#sidePanelStrip {{ border: none; border-left: {line}; padding: {px(SPACE_XS)};
     spacing: {px(SPACE_XS)}; }}
 QFrame#sidePanelOver {{ background: {c.window}; border-left: {line}; }}
+QToolBar#historyStrip {{ border: none; border-right: {line}; padding: {px(SPACE_XS)}; }}
+QFrame#historyOver {{ background: {c.window}; border-right: {line}; }}
 QStatusBar {{ background: {c.window}; border-top: {line}; color: {c.muted}; }}
 QStatusBar QLabel {{ color: {c.muted}; }}
 QDockWidget {{ titlebar-close-icon: none; titlebar-normal-icon: none; }}

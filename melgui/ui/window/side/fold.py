@@ -55,10 +55,12 @@ class SideStrip(QToolBar):
 
     picked = Signal(str)
 
-    def __init__(self, window: QMainWindow, colors: Colors) -> None:
+    def __init__(
+        self, window: QMainWindow, colors: Colors, name: str = "sidePanel", left: bool = False
+    ) -> None:
         super().__init__("Side panel icons", window)
-        self.setObjectName("sidePanelStrip")  # saveState() keys toolbars by name
-        self.setAccessibleName("Side panel, folded")
+        self.setObjectName(f"{name}Strip")  # saveState() keys toolbars by name
+        self.setAccessibleName("History, folded" if left else "Side panel, folded")
         self.setOrientation(Qt.Orientation.Vertical)
         self.setMovable(False)
         self.setFloatable(False)
@@ -68,7 +70,8 @@ class SideStrip(QToolBar):
         self._icons: dict[str, str] = {}
         self._actions: dict[str, QAction] = {}
         self._badged: set[str] = set()
-        window.addToolBar(Qt.ToolBarArea.RightToolBarArea, self)
+        edge = Qt.ToolBarArea.LeftToolBarArea if left else Qt.ToolBarArea.RightToolBarArea
+        window.addToolBar(edge, self)
 
     def add(self, name: str, icon_name: str, words: str) -> None:
         action = QAction(icon(icon_name, self.colors.muted), words, self)
@@ -127,23 +130,31 @@ class PanelFold(QObject):
         colors: Colors,
         current: Callable[[], str],
         reveal: Callable[[str], None],
+        *,
+        left: bool = False,
+        widest: int = PANEL_MAX,
     ) -> None:
+        """`left`: at the window's left edge (the history), over the chat's side;
+        `widest`, the most it takes over the content."""
         super().__init__(panel)
+        self._left = left
+        self._widest = widest
         self._window = window
         self._panel = panel
         self._dock = dock
         self._current = current
         self._reveal = reveal
         self.panes_host: QWidget | None = None  # over which it opens when there is no room
-        self.strip = SideStrip(window, colors)
+        self.strip = SideStrip(window, colors, dock.objectName().removesuffix("Dock"), left)
         self.strip.picked.connect(self._picked)
         self.strip.hide()  # the panel is docked at first
         self.frame = QFrame(window)  # the panel over the panes, at the window's right edge
-        self.frame.setObjectName("sidePanelOver")
-        self.frame.setAccessibleName("Side panel, over the panes")
+        self.frame.setObjectName("historyOver" if left else "sidePanelOver")
+        self.frame.setAccessibleName(f"{dock.windowTitle()}, over the content")
         self.frame.setAutoFillBackground(True)
         self._holder = layout = QVBoxLayout(self.frame)
-        layout.setContentsMargins(HAIRLINE, 0, 0, 0)  # its left border shows
+        # Its border on the content's side shows.
+        layout.setContentsMargins(0 if left else HAIRLINE, 0, HAIRLINE if left else 0, 0)
         self.frame.hide()
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.frame)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -165,7 +176,7 @@ class PanelFold(QObject):
     def width(self) -> int:
         """The panel's width when it comes back: a share of the window, within bounds."""
         least = self._panel.minimumSizeHint().width()
-        return max(least, min(PANEL_MAX, int(self._window.width() * PANEL_SHARE)))
+        return max(least, min(self._widest, int(self._window.width() * PANEL_SHARE)))
 
     def unfold(self) -> bool:
         """The hidden panel comes back over the panes if docking would squeeze them or
@@ -214,7 +225,8 @@ class PanelFold(QObject):
             area.setTop(panes.mapTo(self._window, panes.rect().topLeft()).y())
         width = max(self._panel.minimumSizeHint().width(),
                     min(self.width(), area.width() - CHAT_COLUMN_MIN))  # fmt: skip
-        self.frame.setGeometry(area.right() + 1 - width, area.top(), width, area.height())
+        x = area.left() if self._left else area.right() + 1 - width
+        self.frame.setGeometry(x, area.top(), width, area.height())
 
     def _sync(self) -> None:
         """The strip shows while the dock is hidden; a dock shown takes the panel back."""
@@ -232,6 +244,31 @@ class PanelFold(QObject):
         elif kind in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
             self._sync()
         return False
+
+
+def fold_dock(
+    window: QMainWindow,
+    dock: QDockWidget,
+    colors: Colors,
+    recolour: SignalInstance,
+    widest: int,
+    icon_name: str = "history",
+) -> PanelFold:
+    """A left dock (the history) that folds to one icon at the window's left edge; the
+    icon brings it back, docked where there is room, else over the chat's side (at most
+    `widest`); `recolour` brings each theme's Colors."""
+    panel = dock.widget()
+    assert panel is not None
+    name = dock.objectName()
+
+    def reveal(_name: str) -> None:
+        if not dock.isHidden() or not fold.unfold():
+            dock.show()
+
+    fold = PanelFold(window, panel, dock, colors, lambda: name, reveal, left=True, widest=widest)
+    fold.add(name, icon_name, dock.windowTitle())
+    recolour.connect(fold.strip.set_colors)
+    return fold
 
 
 def waiting_dot(strip: SideStrip, changed: SignalInstance, waiting: Callable[[], bool]) -> None:
