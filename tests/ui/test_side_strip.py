@@ -111,3 +111,33 @@ def test_the_inspector_icon_has_a_dot_while_a_call_of_the_conversation_waits(
         assert len(window.approvals) == 1 and not strip.badge("inspector")  # a worker's
 
     run(asked())
+
+
+def test_the_history_folds_to_its_icon_at_the_left_edge_and_opens_over_the_chat_without_room(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: QtBot
+) -> None:
+    scripted_relay.on(lambda r: r.tool_role == "worker", [text("ok"), done()])
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1024, 700)
+    run(wait_until(lambda: window.width() == 1024))
+    fold, dock = window.history_fold, window.history_dock
+    assert dock.isVisible() and not fold.strip.isVisible()
+    open_panes(window, 4, run)
+    assert not dock.isVisible() and fold.strip.isVisible()
+    button = fold.strip.button("historyDock")
+    assert button.accessibleName() == "History" and button.toolTip()
+    assert fold.strip.mapTo(window, fold.strip.rect().topLeft()).x() <= 2  # the left edge
+    chat_before = window.chat.width()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert fold.over() and window.history.isVisible() and not dock.isVisible()
+    assert fold.frame.geometry().left() < window.chat.mapTo(window, window.chat.rect().center()).x()
+    assert window.chat.width() == chat_before >= CHAT_AT_LEAST
+    assert (window.width(), window.height()) == (1024, 700)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)  # again: folded
+    assert not fold.over() and not window.history.isVisible()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    for info in list(window.pane_manager.registry.all()):  # the panes go: it docks again
+        window.pane_manager.close_pane(info.id)
+    run(asyncio.sleep(0.1))
+    assert dock.isVisible() and not fold.over() and not fold.strip.isVisible()
+    assert dock.widget() is window.history and window.history.isVisible()
