@@ -215,14 +215,16 @@ class PanelFold(QObject):
 
     def _place(self) -> None:
         """At the right edge of the window's centre, over the panes, never the chat (nor
-        the bars above them: the trust bar keeps its buttons)."""
+        the bars above and below them: the trust bar and the waiting line stay whole)."""
         central = self._window.centralWidget()
         if central is None:
             return
         area = central.geometry()
         panes = self.panes_host
         if panes is not None and panes.isVisible():
-            area.setTop(panes.mapTo(self._window, panes.rect().topLeft()).y())
+            top = panes.mapTo(self._window, panes.rect().topLeft()).y()
+            area.setTop(top)  # and the waiting line under them stays in sight too
+            area.setBottom(top + panes.height() - 1)
         width = max(self._panel.minimumSizeHint().width(),
                     min(self.width(), area.width() - CHAT_COLUMN_MIN))  # fmt: skip
         x = area.left() if self._left else area.right() + 1 - width
