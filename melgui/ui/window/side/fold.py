@@ -66,6 +66,7 @@ class SideStrip(QToolBar):
         self.setFloatable(False)
         self.setIconSize(QSize(ICON, ICON))
         self.toggleViewAction().setVisible(False)  # it follows the panel, not a menu
+        self.setStyleSheet("QToolBar { padding: 0; }")  # thin: its buttons' own width
         self.colors = colors
         self._icons: dict[str, str] = {}
         self._actions: dict[str, QAction] = {}
