@@ -17,7 +17,7 @@ from collections.abc import Callable
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.approval import ApprovalRequest
@@ -99,6 +99,8 @@ class AgentPane(QWidget):
                 f"from commit {worktree.base[:10]}); the project folder is not touched."
             )
         info.setContentsMargins(SPACE_S, SPACE_2XS, SPACE_S, 0)
+        # A long model name is cut at the pane's edge, never holds the pane wide.
+        info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(SPACE_2XS)

@@ -4,7 +4,8 @@ close, and the window's geometry, docks and splitter remembered between runs.
 The window never resizes itself: its minimum is fixed, not the sum of what it holds.
 When the first pane opens, the side panel showing an empty page (an inspector without
 calls, no plans) folds away before the chat gives up any width, and the chat keeps at
-least MIN_CHAT_WIDTH pixels: docks narrow, then fold to their View menu toggles, then
+least MIN_CHAT_WIDTH pixels: docks narrow, then fold (the side panel to its strip of
+icons, the history to its View menu toggle), then
 split panes move to tabs of their own. When the last pane closes, the folded docks and
 the widths from before come back. `save()` writes the window's state to an INI file;
 `restore()` reads it (both do nothing without a path).
@@ -226,6 +227,11 @@ class LayoutKeeper(QObject):
         panes = area.minimumSizeHint().width() if area is not None else 0
         handle = self._splitter.handleWidth()
         return self._splitter.width() - MIN_CHAT_WIDTH - max(panes, MIN_PANES_WIDTH) - handle
+
+    def fits_beside(self, width: int) -> bool:
+        """A folded dock `width` wide can come back docked: no panes, or the chat and the
+        panes keep their minimum beside it."""
+        return not self.panes_open or self._room() >= width
 
     def _tab_panes(self, area: PaneArea) -> None:
         """Panes split in one tab that do not fit move to tabs of their own, the last

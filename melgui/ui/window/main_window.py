@@ -14,11 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QMainWindow,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
@@ -72,10 +68,11 @@ from melgui.ui.settings.flow import (
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
 from melgui.ui.window.conversation_actions import retry_last, show_compacted
 from melgui.ui.window.host_view import HostView
-from melgui.ui.window.layout_state import LayoutKeeper, add_dock, insert_below
+from melgui.ui.window.layout_state import HISTORY_WIDTH, LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
 from melgui.ui.window.review_command import REVIEWER, Reviews
+from melgui.ui.window.side.fold import fold_dock, waiting_dot
 from melgui.ui.window.side.plans_panel import PlansPanel
 from melgui.ui.window.side.side_panel import SidePanel
 from melgui.ui.window.status_line import StatusLine
@@ -98,6 +95,7 @@ class MainWindow(QMainWindow):
     models: ModelChoice  # the model chip's logic
     pane_manager: PaneManager
     inspector: Inspector  # the main conversation's, on the side panel's first tab
+    history_dock: QDockWidget  # folds to its icon at the window's left edge
     status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
 
@@ -209,6 +207,8 @@ class MainWindow(QMainWindow):
             "plans", "Plans", "list-checks", self.plans_panel, lambda: not self.plans_panel.plans
         )
         self.toolbar.addAction(panel.toggle_action)  # at its right end, after Settings
+        waiting_dot(panel.fold.strip, self.approvals.changed, lambda: any(
+            r.source == self.session.source for r in self.approvals.pending()))  # fmt: skip
         self.status = StatusLine(self)
         self.setStatusBar(self.status)
         self.themeChanged.connect(self.status.context_meter.set_colors)
@@ -226,6 +226,10 @@ class MainWindow(QMainWindow):
         path = config / "window.ini" if config is not None else None
         keeper = LayoutKeeper(self, self.pane_host, folds=folds, side_docks=docks, path=path)
         keeper.follow(self.pane_manager, self.sessionChanged)
+        history, colors = self.history_dock, self.colors
+        self.history_fold = fold_dock(self, history, colors, self.themeChanged, HISTORY_WIDTH)
+        for fold in (self.side_panel.fold, self.history_fold):  # else over the content
+            fold.fits, fold.panes_host = keeper.fits_beside, self.pane_host
         return keeper
 
     def _give_model(self, model: str) -> None:

@@ -47,6 +47,13 @@ def stylesheet(c: Colors) -> str:
 QMainWindow::separator {{ background: {c.window}; width: {px(SPACE_XS)}; height: {px(SPACE_XS)}; }}
 QToolBar {{ background: {c.window}; border: none; border-bottom: {line};
     padding: {px(SPACE_XS)} {px(SPACE_S)}; spacing: {px(SPACE_S)}; }}
+QToolBar#sidePanelStrip {{ border: none; border-left: {line}; padding: {px(SPACE_XS)} 0;
+    spacing: {px(SPACE_XS)}; }}
+QFrame#sidePanelOver {{ background: {c.window}; border-left: {line}; }}
+QToolBar#sidePanelStrip QToolButton, QToolBar#historyStrip QToolButton {{
+    padding: {px(SPACE_XS)}; border-radius: {px(RADIUS_S)}; }}
+QToolBar#historyStrip {{ border: none; border-right: {line}; padding: 0; }}
+QFrame#historyOver {{ background: {c.window}; border-right: {line}; }}
 QStatusBar {{ background: {c.window}; border-top: {line}; color: {c.muted}; }}
 QStatusBar QLabel {{ color: {c.muted}; }}
 QDockWidget {{ titlebar-close-icon: none; titlebar-normal-icon: none; }}

@@ -1,6 +1,8 @@
 """The right-hand side panel: the inspector, plans and MCP servers as tabs of one panel,
 shown and hidden as one (View menu, their keys, the toolbar's panel button, a call
-card's panel icon); brought back from folded, it slides in.
+card's panel icon); brought back from folded, it slides in. Folded, its tabs' icons
+stay in a strip at the window's right edge (fold.py); brought back where docking would
+squeeze the chat or the panes, it opens over the panes instead.
 
 It lives in one dock on the right, without a title bar: its tab bar is its header, with
 a button that folds it away. The window folds it too (LayoutKeeper) before the chat
@@ -29,6 +31,7 @@ from melgui.ui.chat.call_cards import REVEAL_TICK_MS
 from melgui.ui.runtime.look.icons import icon, icon_button
 from melgui.ui.runtime.look.tokens import ICON_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors
+from melgui.ui.window.side.fold import PanelFold
 
 SLIDE_STEPS = 3  # ticks of REVEAL_TICK_MS: it slides in in about 150 ms
 
@@ -65,7 +68,7 @@ class SidePanel(QWidget):
         self.tabs.setObjectName("sidePanelTabs")  # tighter tabs (the stylesheet)
         self.fold_button = icon_button("x", "Hide the side panel", colors.muted)
         self.fold_button.setParent(self)
-        self.fold_button.clicked.connect(self.dock.hide)
+        self.fold_button.clicked.connect(self.fold_away)
         self.stack = QStackedWidget(self)  # pages are made in it: moved, a widget is restyled
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, SPACE_XS, 0)
@@ -84,6 +87,8 @@ class SidePanel(QWidget):
         self.toggle_action.setIcon(icon("panel-right", colors.muted))
         self.toggle_action.setToolTip("Show or hide the side panel: inspector, plans, MCP servers")
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        # Its icons while folded, its place over the panes.
+        self.fold = PanelFold(window, self, self.dock, colors, self.current, self.reveal)
 
     # --- pages --------------------------------------------------------------------------
 
@@ -107,6 +112,7 @@ class SidePanel(QWidget):
         self.tabs.setTabToolTip(self.tabs.count() - 1, tip or title)
         self._widths = None  # measured again
         self._fit_tabs()
+        self.fold.add(name, icon_name, tip or title)
         if empty is not None:
             self._empty[name] = empty
 
@@ -137,14 +143,18 @@ class SidePanel(QWidget):
     # --- showing ----------------------------------------------------------------------
 
     def on_screen(self, name: str | None = None) -> bool:
-        """The panel is shown (on `name`'s tab, if given)."""
-        shown = self.dock.isVisible() and not self.dock.visibleRegion().isEmpty()
+        """The panel is shown, docked or over the panes (on `name`'s tab, if given)."""
+        docked = self.dock.isVisible() and not self.dock.visibleRegion().isEmpty()
+        shown = docked or (self.fold.over() and self.isVisible())
         return shown and (name is None or self.current() == name)
 
     def reveal(self, name: str) -> None:
-        """The panel on `name`'s tab, slid in if it was folded away."""
+        """The panel on `name`'s tab, slid in if it was folded away (or over the panes
+        if docking it would squeeze them or the chat)."""
         self.tabs.setCurrentIndex(self._names.index(name))
         folded = self.dock.isHidden()
+        if folded and self.fold.unfold():
+            return
         self.dock.show()
         self.dock.raise_()
         if folded and self.window().isVisible():
@@ -181,15 +191,22 @@ class SidePanel(QWidget):
 
     def bring(self, name: str) -> None:
         """`name`'s tab in front if the panel is shown (it is not brought in for this)."""
-        if self.dock.isVisible():
+        if self.dock.isVisible() or self.fold.over():
             self.tabs.setCurrentIndex(self._names.index(name))
 
     def toggle(self, name: str) -> None:
         """`name`'s tab shown, or the panel folded away if that tab is what it shows."""
-        if self.dock.isVisible() and self.current() == name:
-            self.dock.hide()
+        if (self.dock.isVisible() or self.fold.over()) and self.current() == name:
+            self.fold_away()
         else:
             self.reveal(name)
+
+    def fold_away(self) -> None:
+        """Folded to its strip of icons (from docked or from over the panes)."""
+        if self.fold.over():
+            self.fold.close()
+        else:
+            self.dock.hide()
 
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
@@ -197,6 +214,7 @@ class SidePanel(QWidget):
             self.tabs.setTabIcon(index, icon(icon_name, colors.muted))
         self.fold_button.setIcon(icon("x", colors.muted))
         self.toggle_action.setIcon(icon("panel-right", colors.muted))
+        self.fold.strip.set_colors(colors)
 
     def _word_tabs(self, worded: bool) -> None:
         if worded != self._worded:
@@ -226,6 +244,7 @@ class SidePanel(QWidget):
 
     def _on_tab(self, index: int) -> None:
         self.stack.setCurrentIndex(index)
+        self.fold.tab_changed(self.current())
         self.updateGeometry()  # its minimum is the shown page's
 
     def minimumSizeHint(self) -> QSize:
