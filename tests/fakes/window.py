@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent, QTextDocument
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
@@ -137,8 +137,12 @@ def click_href(transcript: Any, call_id: str, href: str) -> None:
     cursor.setPosition(middle)
     transcript.setTextCursor(cursor)
     transcript.ensureCursorVisible()
-    viewport = transcript.viewport()
-    point = QPointF(transcript.cursorRect(cursor).center())
+    click_in(transcript.viewport(), QPointF(transcript.cursorRect(cursor).center()))
+
+
+def click_in(viewport: QWidget, point: QPointF) -> None:
+    """A left click at `point` of `viewport`, sent as the press and release events a
+    real pointer makes (links react to the release)."""
     for kind, buttons in (
         (QEvent.Type.MouseButtonPress, Qt.MouseButton.LeftButton),
         (QEvent.Type.MouseButtonRelease, Qt.MouseButton.NoButton),

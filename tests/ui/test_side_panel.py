@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QByteArray, QEvent, QPointF, QSettings, QSize, Qt
-from PySide6.QtGui import QKeySequence, QMouseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QWidget
+from PySide6.QtCore import QByteArray, QPointF, QSettings, QSize, Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.chat.blocks.links import CALL_SCHEME
@@ -20,7 +20,7 @@ from melgui.ui.chat.call_cards import REVEAL_TICK_MS
 from melgui.ui.window.main_window import MainWindow, build_main_window
 from melgui.ui.window.side.side_panel import SLIDE_STEPS
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_in, relay_settings, type_prompt, wait_until
 
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 
@@ -149,21 +149,7 @@ def click_icon(transcript: Any, call_id: str, href: str) -> None:
     for position in (start, end):
         cursor.setPosition(position)
         edges.append(transcript.cursorRect(cursor).center())
-    point = QPointF((edges[0] + edges[1]) / 2)
-    viewport = transcript.viewport()
-    for kind, buttons in (
-        (QEvent.Type.MouseButtonPress, Qt.MouseButton.LeftButton),
-        (QEvent.Type.MouseButtonRelease, Qt.MouseButton.NoButton),
-    ):
-        event = QMouseEvent(
-            kind,
-            point,
-            QPointF(viewport.mapToGlobal(point)),
-            Qt.MouseButton.LeftButton,
-            buttons,
-            Qt.KeyboardModifier.NoModifier,
-        )
-        QApplication.sendEvent(viewport, event)
+    click_in(transcript.viewport(), QPointF((edges[0] + edges[1]) / 2))
 
 
 def _old_state(path: Path) -> None:
