@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import itertools
 import posixpath
-import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -43,8 +42,6 @@ from melgui.desk.hosted_agents.process import (
     _not_a_message,
 )
 from melgui.desk.hosted_agents.terminals import (
-    DEFAULT_LIMIT,
-    MAX_OUTPUT_LIMIT,
     AgentTerminal,
     AgentTerminals,
     Refusal,
@@ -259,10 +256,7 @@ class RemoteAgentTerminals(AgentTerminals):
         limit: int | None,
     ) -> AgentTerminal:
         argv = [command, *(args or [])]
-        line = shlex.join(argv)
-        why = self.refusal(line) if self.refusal is not None else None
-        if why:
-            raise RequestError.invalid_params({"command": line, "reason": why})
+        line = self.checked(argv)
         root = self.there.folder
         folder = posixpath.normpath(posixpath.join(root, cwd)) if cwd else root
         if folder != root and not folder.startswith(root.rstrip("/") + "/"):
@@ -273,10 +267,4 @@ class RemoteAgentTerminals(AgentTerminals):
             pty = await link.open_terminal(folder, None, 120, 30, variables, argv=argv)
         except LinkError as exc:
             raise RequestError.invalid_params({"command": line, "reason": str(exc)}) from None
-        terminal_id = f"term-{next(self._ids)}"
-        kept = DEFAULT_LIMIT if limit is None else min(limit, MAX_OUTPUT_LIMIT)
-        terminal = AgentTerminal(terminal_id, line, pty, kept)
-        self._terminals[terminal_id] = terminal
-        if self.on_open is not None:
-            self.on_open(terminal)
-        return terminal
+        return self.opened(line, pty, limit)

@@ -167,10 +167,7 @@ class AgentTerminals:
         # The agent's own variables, over melgui's without its keys (as run_command's).
         environment = {**without_secrets(os.environ), **{v.name: v.value for v in env or []}}
         argv = [command, *(args or [])]
-        line = shlex.join(argv)
-        why = self.refusal(line) if self.refusal is not None else None
-        if why:
-            raise RequestError.invalid_params({"command": line, "reason": why})
+        line = self.checked(argv)
         try:
             spec = self.sandbox() if self.sandbox is not None else None
         except ToolError as exc:
@@ -183,8 +180,20 @@ class AgentTerminals:
             pty = PtySession(run, cwd=folder, env=environment, columns=120, rows=30)
         except PtyError as exc:
             raise RequestError.invalid_params({"command": command, "reason": str(exc)}) from None
-        terminal_id = f"term-{next(self._ids)}"
         title = " ".join(argv) + (" (sandboxed)" if spec is not None else "")
+        return self.opened(title, pty, limit)
+
+    def checked(self, argv: list[str]) -> str:
+        """The command line, once melgui's deny rules let it run (else refused)."""
+        line = shlex.join(argv)
+        why = self.refusal(line) if self.refusal is not None else None
+        if why:
+            raise RequestError.invalid_params({"command": line, "reason": why})
+        return line
+
+    def opened(self, title: str, pty: TerminalPty, limit: int | None) -> AgentTerminal:
+        """A terminal started: numbered, kept, and shown to whoever watches."""
+        terminal_id = f"term-{next(self._ids)}"
         kept = DEFAULT_LIMIT if limit is None else min(limit, MAX_OUTPUT_LIMIT)
         terminal = AgentTerminal(terminal_id, title, pty, kept)
         self._terminals[terminal_id] = terminal
