@@ -34,12 +34,11 @@ from acp.schema import EnvVariable
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.files import AgentFiles
 from melgui.desk.hosted_agents.process import (
-    FEED_SLICE_S,
     STREAM_LIMIT,
     AgentProcess,
     AgentStartError,
     PacedReader,
-    _not_a_message,
+    pass_messages,
 )
 from melgui.desk.hosted_agents.terminals import (
     AgentTerminal,
@@ -140,27 +139,7 @@ class RemoteAgentProcess(AgentProcess):
 
     async def _check(self) -> None:
         """As AgentProcess._check_stdout: protocol lines on, the first other one kept."""
-        loop = asyncio.get_running_loop()
-        since = loop.time()
-        try:
-            while line := await self._raw.readline():
-                if loop.time() - since > FEED_SLICE_S:
-                    await asyncio.sleep(0)
-                    since = loop.time()
-                why = _not_a_message(line) if line.strip() else None
-                if why is not None:
-                    if not self.malformed.done():
-                        shown = line.decode(errors="replace").strip()[:200]
-                        self.malformed.set_result(
-                            f"the agent sent a malformed message{why}: {shown!r}"
-                        )
-                    continue
-                self.messages.feed_data(line)
-        except (ValueError, ConnectionError) as exc:
-            if not self.malformed.done():
-                self.malformed.set_result(f"the agent's output could not be read: {exc}")
-        finally:
-            self.messages.feed_eof()
+        await pass_messages(self._raw, self.messages, self.malformed)
 
     @property
     def returncode(self) -> int | None:

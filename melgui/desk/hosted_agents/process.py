@@ -91,31 +91,8 @@ class AgentProcess:
     async def _check_stdout(self) -> None:
         """Pass protocol lines on; the first line that is no JSON-RPC message is kept in
         `malformed` (the SDK would only log it and go on waiting)."""
-        stream = self.process.stdout
-        assert stream is not None
-        loop = asyncio.get_running_loop()
-        since = loop.time()
-        try:
-            while line := await stream.readline():
-                if loop.time() - since > FEED_SLICE_S:
-                    # A burst already read (thousands of updates) would be handed on in
-                    # one go and handled without a pause: let the window paint between.
-                    await asyncio.sleep(0)
-                    since = loop.time()
-                why = _not_a_message(line) if line.strip() else None
-                if why is not None:
-                    if not self.malformed.done():
-                        shown = line.decode(errors="replace").strip()[:200]
-                        self.malformed.set_result(
-                            f"the agent sent a malformed message{why}: {shown!r}"
-                        )
-                    continue
-                self.messages.feed_data(line)
-        except (ValueError, ConnectionError) as exc:  # a line over the limit, a broken pipe
-            if not self.malformed.done():
-                self.malformed.set_result(f"the agent's output could not be read: {exc}")
-        finally:
-            self.messages.feed_eof()
+        assert self.process.stdout is not None
+        await pass_messages(self.process.stdout, self.messages, self.malformed)
 
     @property
     def returncode(self) -> int | None:
@@ -180,6 +157,34 @@ class AgentProcess:
     def _kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, 9)
+
+
+async def pass_messages(
+    stream: asyncio.StreamReader, messages: asyncio.StreamReader, malformed: asyncio.Future[str]
+) -> None:
+    """Feed `stream`'s JSON-RPC lines to `messages` until it ends; the first line that is
+    no message (or a read that fails) is said once in `malformed`."""
+    loop = asyncio.get_running_loop()
+    since = loop.time()
+    try:
+        while line := await stream.readline():
+            if loop.time() - since > FEED_SLICE_S:
+                # A burst already read (thousands of updates) would be handed on in one go
+                # and handled without a pause: let the window paint between.
+                await asyncio.sleep(0)
+                since = loop.time()
+            why = _not_a_message(line) if line.strip() else None
+            if why is not None:
+                if not malformed.done():
+                    shown = line.decode(errors="replace").strip()[:200]
+                    malformed.set_result(f"the agent sent a malformed message{why}: {shown!r}")
+                continue
+            messages.feed_data(line)
+    except (ValueError, ConnectionError) as exc:  # a line over the limit, a broken pipe
+        if not malformed.done():
+            malformed.set_result(f"the agent's output could not be read: {exc}")
+    finally:
+        messages.feed_eof()
 
 
 def _not_a_message(line: bytes) -> str | None:
