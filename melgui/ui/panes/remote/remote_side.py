@@ -39,6 +39,7 @@ from melgui.remote.connect import folder_key, given_host_argv
 from melgui.remote.hosts import Place, RemoteHosts
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_agent import AgentThere
+from melgui.remote.remote_hooks import RemoteHooks
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
 from melgui.remote.target import parse_folder
 from melgui.ui.panes.manager import PaneManager, WorkerFactory, WorkerSpec
@@ -165,11 +166,23 @@ class RemoteSide:
         self._agents_there(folder, target.path)
         if self.trust is not None:
             self.trust.set_folder(folder_key(target))
-        local, there = self.desk.tools, self.hosts.catalog(name)
+        local, there, hooks = self.desk.tools, self.hosts.catalog(name), self._hooks(folder, url)
         self._opened(url, lambda: (
-            PendingRemoteTools(folder, local=local, mcp=there), target.path,
+            PendingRemoteTools(folder, local=local, mcp=there, hooks=hooks), target.path,
             CatalogThere(there, self.desk.catalog),
         ))  # fmt: skip
+
+    def _hooks(self, folder: asyncio.Future[Place], url: str) -> RemoteHooks:
+        """The folder's own hooks, run there while the person trusts it by its URL (the
+        trust bar's), as its language servers there are."""
+
+        async def reach() -> tuple[Link, str]:
+            place = await asyncio.shield(folder)
+            return place.link, place.folder
+
+        trust = FolderTrust()
+        key = folder_key(parse_folder(url))
+        return RemoteHooks(reach, trusted=lambda: trust.is_trusted(key), where=url)
 
     def trust_changed(self, trusted: bool) -> None:
         """The person trusted (or restricted) this window's remote folder (the trust bar,
@@ -189,10 +202,12 @@ class RemoteSide:
             return (await asyncio.shield(folder)).link
 
         there = AgentThere(link, path)
+        hooks = self._hooks(folder, self.url)
 
         def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
             session = make_here(command, title, resume)
             host = session.host
+            host.gate.hooks = self.desk.hooks_for(path, hooks)  # its PreToolUse hooks there
             terminals = there.terminals(host.terminals.on_open, host.terminals.refusal)
             host.run_there(path, there.spawn, there.files(host.source), terminals)
             return session
