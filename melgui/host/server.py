@@ -541,7 +541,7 @@ class HostServer:
         from melgui.desk.hosted_agents.files import FileRefused, write_for_view
 
         try:
-            return await write_for_view(_folder_here(params), params)
+            return await write_for_view(_folder_here(params), params, self.tool_calls.guard)
         except FileRefused as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
 

@@ -109,7 +109,7 @@ class ToolCalls:
         if state is not None:
             return state
         registry, servers = self._registry(folder, options or {})
-        guard = self._guard(folder, name, checkpoint)
+        guard = self.guard(folder, name, checkpoint)
         diagnostics = self._diagnostics_of(folder) if (options or {}).get("diagnostics") else None
         running = self._run(call_id, registry, servers, name, arguments, guard, diagnostics)
         task = asyncio.get_running_loop().create_task(running)
@@ -409,9 +409,12 @@ class ToolCalls:
         return checkpoints
 
     @contextlib.asynccontextmanager
-    async def _guard(
+    async def guard(
         self, folder: str, name: str, checkpoint: dict[str, Any] | None
     ) -> AsyncIterator[None]:
+        """Around a change to `folder` here: with `checkpoint` (`{call, summary, source}`),
+        a checkpoint of it before and after, under the view's call id (a call's, or an ACP
+        agent's write: `fs/write`); without, nothing."""
         if not checkpoint:
             yield
             return

@@ -201,7 +201,7 @@ class RemoteSide:
         async def link() -> Link:
             return (await asyncio.shield(folder)).link
 
-        there = AgentThere(link, path)
+        there = AgentThere(link, path, self.desk.checkpoint_there())  # its writes
         hooks = self._hooks(folder, self.url)
 
         def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
