@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QStatusBar, QWidget
@@ -42,7 +42,7 @@ from melgui.remote.remote_agent import AgentThere
 from melgui.remote.remote_hooks import RemoteHooks
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
 from melgui.remote.target import parse_folder
-from melgui.ui.panes.manager import PaneManager, WorkerFactory, WorkerSpec
+from melgui.ui.panes.manager import AcpFactory, PaneManager, WorkerFactory, WorkerSpec
 from melgui.ui.panes.remote.ask_dialog import ask_in_window
 from melgui.ui.panes.remote.folder_dialog import (
     RemoteFolderDialog,
@@ -113,6 +113,7 @@ class RemoteSide:
         self.hosts.show_in(desk.mcp_there)  # the MCP panel lists the servers there
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
+        self._acp_here = panes.acp_factory  # ACP panes here (before a remote folder's)
         # The window's trust bar: a remote folder's is asked for its URL, and gates its
         # language servers there.
         self.trust = trust
@@ -194,17 +195,33 @@ class RemoteSide:
     def _agents_there(self, folder: asyncio.Future[Place], path: str) -> None:
         """ACP agent panes run their agent there, in the folder (their pane, rules and
         permissions here), and its file and terminal requests act there."""
-        make_here = self.panes.acp_factory
-        if make_here is None:
+        if self._acp_here is None:
             return
 
         async def link() -> Link:
             return (await asyncio.shield(folder)).link
 
-        there = AgentThere(link, path, self.desk.checkpoint_there())  # its writes
-        hooks = self._hooks(folder, self.url)
+        self.panes.acp_factory = self._agent_there(link, path, self._hooks(folder, self.url))
+
+    def agent_factory(self, place: Place) -> AcpFactory:
+        """ACP agent panes on a configured host: the agent runs there, in its folder, with
+        its hooks there (a configured host's run: the person named that folder)."""
+
+        async def link() -> Link:
+            return place.link
+
+        hooks = RemoteTools(place.link, place.folder, options=place.options).hooks_there()
+        return self._agent_there(link, place.folder, hooks)
+
+    def _agent_there(
+        self, link: Callable[[], Awaitable[Link]], path: str, hooks: RemoteHooks
+    ) -> AcpFactory:
+        make_here = self._acp_here
+        there = AgentThere(link, path, self.desk.checkpoint_there())  # its writes, too
 
         def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
+            if make_here is None:
+                raise LinkError("ACP agents are not available in this window")
             session = make_here(command, title, resume)
             host = session.host
             host.gate.hooks = self.desk.hooks_for(path, hooks)  # its PreToolUse hooks there
@@ -212,7 +229,7 @@ class RemoteSide:
             host.run_there(path, there.spawn, there.files(host.source), terminals)
             return session
 
-        self.panes.acp_factory = make
+        return make
 
     def _reached(self, folder: asyncio.Future[Place]) -> None:
         if folder.cancelled():
