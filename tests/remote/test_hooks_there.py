@@ -50,7 +50,13 @@ def write_hooks(folder: Path, event: str, command: str, timeout: float = 30) -> 
 
 
 async def run_remote(
-    tmp_path: Path, box: Path, relay: ScriptedRelay, *, trusted: bool = True
+    tmp_path: Path,
+    box: Path,
+    relay: ScriptedRelay,
+    *,
+    trusted: bool = True,
+    rules: list[str] | None = None,
+    modes: dict[str, Any] | None = None,
 ) -> tuple[list[ToolCallFinished], Desk]:
     """One turn of a session whose tools run there (as `melgui exec` on a remote folder
     makes it: the desk's folder is a stand-in here)."""
@@ -58,7 +64,8 @@ async def run_remote(
     here.mkdir(exist_ok=True)
     settings = Settings(connection="relay", relay_url=relay.base_url)
     settings.approval_modes = {**settings.approval_modes, "run_command": "auto",
-                               "write_file": "auto"}  # fmt: skip
+                               "write_file": "auto", **(modes or {})}  # fmt: skip
+    settings.rules = rules or []
     desk = Desk(str(here), settings, api_key="k", plans=lambda t, m: None)
     finished: list[ToolCallFinished] = []
     link = make_link(tmp_path, box)
@@ -135,6 +142,29 @@ async def test_an_untrusted_folders_hooks_do_not_run_there(tmp_path: Path) -> No
         (call,), _desk = await run_remote(tmp_path, box, relay, trusted=False)
     assert call.status == "ok" and call.hooks == ()
     assert not (box / "bash-command-log.txt").exists()
+
+
+async def test_an_allow_there_answers_a_question_but_never_overrides_a_deny_rule(
+    tmp_path: Path,
+) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "keep.txt").write_text("kept\n")
+    allow = {"hookSpecificOutput": {"permissionDecision": "allow",
+                                    "permissionDecisionReason": "fine here"}}  # fmt: skip
+    write_hooks(box, "PreToolUse", f"echo '{json.dumps(allow)}'")
+    with ScriptedRelay() as relay, box_host(tmp_path / "run"):
+        relay.script(
+            [tool_calls(tool_call("run_command", {"command": "rm keep.txt"}, id="c1"),
+                        tool_call("run_command", {"command": "echo asked-nobody"}, id="c2"))],
+            [done()],
+        )  # fmt: skip
+        (removed, echoed), _desk = await run_remote(
+            tmp_path, box, relay, rules=["deny run_command: rm"], modes={"run_command": "ask"}
+        )
+    assert removed.status == "denied" and (box / "keep.txt").read_text() == "kept\n"
+    assert removed.hooks[0].effect.startswith("allowed")  # it ran, and its allow lost
+    assert echoed.status == "ok" and "asked-nobody" in echoed.content  # answered, no question
 
 
 async def test_the_persons_own_hooks_run_here_beside_the_folders_there(tmp_path: Path) -> None:
