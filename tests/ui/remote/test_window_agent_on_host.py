@@ -2,7 +2,8 @@
 the agent (tests/fakes/acp_scripted_agent.py, on the official SDK) runs on that host,
 through a local command that behaves like `docker exec -i box` (tests/remote/
 local_target.py), in the host's folder; its files, terminals and checkpoints are there,
-its pane and approvals here. The orchestrator opens it with open_pane and `@NAME `, and
+its pane and approvals here, its permission requests judged by that folder's own
+hooks there. The orchestrator opens it with open_pane and `@NAME `, and
 the person with New agent pane…'s `@NAME command`."""
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def test_the_orchestrator_opens_an_agent_pane_on_a_host_and_it_works_there(
     folder = tmp_path / "box-folder"
     folder.mkdir()
     (folder / "notes.txt").write_text("only on the box\n")
+    guard = "echo \"$(pwd)\" > hooked; echo 'not on the box' >&2; exit 2"
+    (folder / ".melgui").mkdir()
+    (folder / ".melgui" / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": guard}]}]}}))  # fmt: skip
     scripted_relay.script(
         [tool_calls(tool_call("open_pane", {"layout": "right", "command": f"@box {AGENT}"},
                               id="o1"))],
@@ -59,6 +64,7 @@ def test_the_orchestrator_opens_an_agent_pane_on_a_host_and_it_works_there(
         {"read": str(folder / "notes.txt")},
         {"write": "made.txt", "content": "written by the agent\n"},
         {"run": ["sh", "-c", "echo ran-in-$(pwd)"]},
+        {"ask": "execute", "title": "Run make", "command": "make deploy"},
         {"say": "done on the box"},
     ]
     with box_host(tmp_path / "run"):
@@ -85,6 +91,8 @@ def test_the_orchestrator_opens_an_agent_pane_on_a_host_and_it_works_there(
         result = [m for m in scripted_relay.legs_received[1].messages if m.get("role") == "tool"]
     assert "read:only on the box" in text_said
     assert f"ran-in-{folder}" in text_said
+    # its permission request met the host folder's own hook, run there: rejected
+    assert "permission:no" in text_said and (folder / "hooked").read_text() == f"{folder}\n"
     assert (folder / "made.txt").read_text() == "written by the agent\n"
     assert not (project / "made.txt").exists()
     assert info.where == "box" and info.title.endswith("@box")
