@@ -6,7 +6,9 @@ at each point while the person trusts the folder, sent to melgui's host there as
     Hooks(HookFiles(stand_in, project_files=False), cwd="/srv/p", there=there)
 
 A point whose hooks there give no answer (the link lost for good, the host there died
-while they ran, or not reached at all) comes back as `lost`, in plain words.
+while they ran, or not reached at all) comes back as `lost`, in plain words. A point
+waits for a link that is reconnecting, as a call does, but SessionEnd (a closing
+conversation, a closing window) does not: it is not run then.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ class RemoteHooks:
             link, folder = await self.reach()
         except LinkError as exc:
             return RanThere(lost=f"the project's {event} hooks on {self.where} did not run: {exc}")
+        if event == "SessionEnd" and link.state != "connected":  # closing: no reconnect wait
+            return RanThere(lost=f"the project's SessionEnd hooks on {self.where} did not run: "
+                            f"the link is down ({link.state})")  # fmt: skip
         call_id = f"{self._prefix}/{self._count}"
         outcome = await link.run_hooks(call_id, folder, event, list(names), payload)
         found = outcome.get("hooks")

@@ -304,3 +304,27 @@ async def _wait_for(condition: Any, limit: float = LIMIT) -> None:
     async with asyncio.timeout(limit):
         while not condition():
             await asyncio.sleep(0.02)
+
+
+async def test_a_closing_conversation_does_not_wait_for_a_reconnect_to_run_session_end(
+    tmp_path: Path,
+) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    write_hooks(box, "SessionEnd", "echo ended >> ends")
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            hooks = hooks_there(tmp_path, box, link)
+            link.host_argv = ["false"]  # every reconnect fails from now on
+            pid = link.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            await _wait_for(lambda: link.state.startswith("reconnecting"))
+            said = await asyncio.wait_for(hooks.session_ended(), 5)
+        finally:
+            await link.aclose()
+    (run,) = said.runs
+    assert "did not run: the link is down (reconnecting to" in run.problem
+    assert not said.blocked and not (box / "ends").exists()
