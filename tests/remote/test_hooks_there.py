@@ -328,3 +328,20 @@ async def test_a_closing_conversation_does_not_wait_for_a_reconnect_to_run_sessi
     (run,) = said.runs
     assert "did not run: the link is down (reconnecting to" in run.problem
     assert not said.blocked and not (box / "ends").exists()
+
+
+async def test_a_point_for_a_folder_that_is_not_there_is_answered_at_once(tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        try:
+            gone = str(tmp_path / "gone")
+            ran = await asyncio.wait_for(link.run_hooks("h/1", gone, "Stop", [""], {}), 10)
+            call = await asyncio.wait_for(link.run_call("c/1", gone, "list_dir", {}), 10)
+        finally:
+            await link.aclose()
+    assert ran["status"] == "error" and "is not a folder on this host" in ran["content"]
+    assert ran["content"].startswith("the project's Stop hooks did not run: ")
+    assert call["status"] == "error" and "is not a folder on this host" in call["content"]
