@@ -29,6 +29,7 @@ from melgui.core.config.settings import Settings
 from melgui.core.config.trust import FolderTrust
 from melgui.core.hooks.call_steps import AfterStep
 from melgui.core.hooks.hooks import HookFiles, Hooks
+from melgui.core.hooks.there import GivesHooksThere, HooksThere
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, ProjectDiagnostics
 from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.calls import summarize
@@ -337,6 +338,7 @@ class Desk:
     ) -> AgentSession:
         folder = cwd or self.folder
         after: AfterStep = self.diagnostics_for(folder)
+        there = tools.hooks_there() if isinstance(tools, GivesHooksThere) else None
         if isinstance(tools, RunsThere):
             if tools.checkpoint is None:
                 tools.checkpoint = self.checkpoint_there(catalog)  # taken by the host there
@@ -355,7 +357,7 @@ class Desk:
             catalog=catalog or self.catalog,
             around_call=self.checkpoint_guard if guarded else None,
             window_lookup=self.context_window,
-            hooks=self.hooks_for(folder),
+            hooks=self.hooks_for(folder, there),
             after_call=(after,),
         )
 
@@ -373,8 +375,14 @@ class Desk:
     async def _diagnostics_tool(self, arguments: dict[str, Any]) -> ToolOutcome:
         return await self.diagnostics_for(self.folder).tool(arguments)
 
-    def hooks_for(self, folder: str) -> Hooks:
-        """The hooks of one conversation (a session, a hosted agent) working in `folder`."""
+    def hooks_for(self, folder: str, there: HooksThere | None = None) -> Hooks:
+        """The hooks of one conversation (a session, a hosted agent) working in `folder`;
+        `there`: the folder is on another machine (`folder` its path there), whose host
+        runs the project's hooks; the person's own run here, in the desk's folder (a
+        remote folder's stand-in: docs/host-protocol.md says why)."""
+        if there is not None:
+            files = HookFiles(self.folder, project_files=False)
+            return Hooks(files, cwd=folder, session_id=str(uuid.uuid4()), there=there)
         files = self.hook_files if folder == self.folder else HookFiles(folder)
         return Hooks(files, cwd=folder, session_id=str(uuid.uuid4()))
 

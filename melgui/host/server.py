@@ -15,8 +15,10 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from melgui.core.hooks.config import EVENTS
+from melgui.core.protocol.tooling import HookEvent
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -152,6 +154,7 @@ class HostServer:
             "tools/attach": self._tool_attach,
             "tools/ack": self._tool_ack,
             "tools/cancel": self._tool_cancel,
+            "hooks/run": self._hooks_run,
             "checkpoint/restore": self._checkpoint_restore,
             "checkpoint/calls": self._checkpoint_calls,
             "checkpoint/diff": self._checkpoint_diff,
@@ -429,6 +432,23 @@ class HostServer:
         state = self.tool_calls.run(call_id, folder, name, arguments, options, checkpoint)
         return {"host": self.tool_calls.host_id, "state": state}
 
+    async def _hooks_run(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Run the project's hooks of a folder here for one point of the view's loop, as a
+        call: never twice, its result (`outcome.hooks`) a `tools/result`."""
+        call_id, folder, event = params.get("call_id"), params.get("folder"), params.get("event")
+        names, payload = params.get("names") or [], params.get("payload")
+        if not (isinstance(call_id, str) and call_id and isinstance(folder, str)
+                and event in EVENTS and isinstance(payload, dict)
+                and isinstance(names, list)):  # fmt: skip
+            raise RpcError(wire.INVALID_PARAMS, "hooks/run needs call_id, folder, event, "
+                           "names (a list) and payload (an object)")  # fmt: skip
+        if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
+            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+        view.hears_tools = True
+        given = cast(HookEvent, event), [str(name) for name in names], payload
+        state = self.tool_calls.run_hooks(call_id, folder, *given)
+        return {"host": self.tool_calls.host_id, "state": state}
+
     async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """The results after the view's last number, and the calls still running. No
         await to the end: no result is both in the answer and sent after it."""
@@ -521,7 +541,7 @@ class HostServer:
         from melgui.desk.hosted_agents.files import FileRefused, write_for_view
 
         try:
-            return await write_for_view(_folder_here(params), params)
+            return await write_for_view(_folder_here(params), params, self.tool_calls.guard)
         except FileRefused as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
 

@@ -29,9 +29,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from melgui.core.config.settings import Settings, SettingsError, load_settings
+from melgui.core.hooks.there import ProjectHooks
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, EDITING_TOOLS, ProjectDiagnostics
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome, ToolRegistry
+from melgui.core.protocol.tooling import RUNNING_CALL, HookEvent, ToolOutcome, ToolRegistry
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.sent import record_to_json, undone_by
@@ -81,6 +82,7 @@ class ToolCalls:
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
         self._diagnostics: dict[str, ProjectDiagnostics] = {}  # by folder
+        self._hooks: dict[str, ProjectHooks] = {}  # by folder: the project's hooks here
         # (folder, its servers described): a server's state changed after they started
         self.on_mcp: Callable[[str, list[dict[str, Any]]], None] | None = None
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
@@ -107,12 +109,51 @@ class ToolCalls:
         if state is not None:
             return state
         registry, servers = self._registry(folder, options or {})
-        guard = self._guard(folder, name, checkpoint)
+        guard = self.guard(folder, name, checkpoint)
         diagnostics = self._diagnostics_of(folder) if (options or {}).get("diagnostics") else None
         running = self._run(call_id, registry, servers, name, arguments, guard, diagnostics)
         task = asyncio.get_running_loop().create_task(running)
         self._running[call_id] = task
         return "started"
+
+    def run_hooks(
+        self,
+        call_id: str,
+        folder: str,
+        event: HookEvent,
+        names: list[str],
+        payload: dict[str, Any],
+    ) -> State:
+        """Run the project's hooks of `folder` here for one point of a loop elsewhere
+        (`hooks/run`): a call like any other, never run twice, its result kept until
+        acknowledged, its `outcome.hooks` the runs (hooks/there.py)."""
+        state = self.state(call_id)
+        if state is not None:
+            return state
+        hooks = self._hooks.get(folder)
+        if hooks is None:
+            hooks = self._hooks[folder] = ProjectHooks(folder)
+        running = self._run_hooks(call_id, hooks, event, names, payload)
+        self._running[call_id] = asyncio.get_running_loop().create_task(running)
+        return "started"
+
+    async def _run_hooks(
+        self,
+        call_id: str,
+        hooks: ProjectHooks,
+        event: HookEvent,
+        names: list[str],
+        payload: dict[str, Any],
+    ) -> None:
+        sent: dict[str, Any] = {"content": "", "status": "ok", "parts": []}
+        try:
+            sent["hooks"] = await hooks.run(event, names, payload)
+        except asyncio.CancelledError:
+            sent.update(status="error", content="the hooks were cancelled")
+        except Exception as exc:  # a hook's fault is the point's answer, never the host's end
+            log.exception("hooks of %s failed", event)
+            sent.update(status="error", content=f"the hooks failed on the host: {exc}")
+        self._finish(call_id, "hooks/run", sent)
 
     def state(self, call_id: str) -> State | None:
         if call_id in self._running:
@@ -238,11 +279,15 @@ class ToolCalls:
             outcome = ToolOutcome.error(f"{name} failed on the host: {exc}")
         finally:
             RUNNING_CALL.reset(token)
-        self._running.pop(call_id, None)
-        self._seq += 1
         sent = outcome_to_json(outcome)
         if after is not None:  # the language servers' new errors after an edit here
             sent["after"] = after
+        self._finish(call_id, name, sent)
+
+    def _finish(self, call_id: str, name: str, sent: dict[str, Any]) -> None:
+        """A call's result: numbered, kept until acknowledged, told to the views."""
+        self._running.pop(call_id, None)
+        self._seq += 1
         result = {"seq": self._seq, "call_id": call_id, "name": name, "outcome": sent}
         self._results[call_id] = result
         if self.on_result is not None:
@@ -364,9 +409,12 @@ class ToolCalls:
         return checkpoints
 
     @contextlib.asynccontextmanager
-    async def _guard(
+    async def guard(
         self, folder: str, name: str, checkpoint: dict[str, Any] | None
     ) -> AsyncIterator[None]:
+        """Around a change to `folder` here: with `checkpoint` (`{call, summary, source}`),
+        a checkpoint of it before and after, under the view's call id (a call's, or an ACP
+        agent's write: `fs/write`); without, nothing."""
         if not checkpoint:
             yield
             return

@@ -21,7 +21,8 @@ from melgui import __version__
 # since the change records follow the code. 2: checkpoint/calls, checkpoint/diff, and
 # checkpoint/restore's records, for a remote folder's call cards.
 # 3: fs/read, fs/write and term/open's argv and pipes, for a remote folder's ACP agents.
-PROTOCOL = 3
+# 4: hooks/run, for a remote folder's own hooks, run there.
+PROTOCOL = 4
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -136,7 +136,8 @@ class RemoteHosts:
         names = ", ".join(f"{name} ({host.target})" for name, host in self.hosts.items())
         return (
             f"Hosts a worker can run on: {names}. Start one there with spawn_agent and a "
-            "task that begins `@NAME ` (e.g. `@" + next(iter(self.hosts)) + " run the tests`)."
+            "task that begins `@NAME ` (e.g. `@" + next(iter(self.hosts)) + " run the tests`); "
+            "an ACP agent pane, with open_pane and its command after `@NAME `."
         )
 
     def catalog(self, name: str) -> ToolCatalog:

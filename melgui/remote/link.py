@@ -57,6 +57,12 @@ class _Call:
     options: dict[str, Any] = field(default_factory=dict)  # this machine's settings
     checkpoint: dict[str, Any] | None = None  # {call, summary, source}: snapshot it there
     host: str | None = None  # the host its request may have reached
+    method: str = "tools/run"  # or "hooks/run": a point's hooks there (`arguments` its params)
+    label: str = ""  # what it is in words, when not the tool's name
+
+    @property
+    def said(self) -> str:
+        return self.label or self.name
 
 
 @dataclass
@@ -202,7 +208,7 @@ class Link:
             for call_id, call in list(self._calls.items()):
                 if call.host is not None:
                     self._fail(call_id, f"the melgui host on {self.target.label} stopped "
-                               f"while {call.name} ran; it may have finished there")  # fmt: skip
+                               f"while {call.said} ran; it may have finished there")  # fmt: skip
             self._end_terminals(f"the melgui host on {self.target.label} stopped; the "
                                 "program ended with it")  # fmt: skip
             self._last_seq = 0
@@ -240,12 +246,33 @@ class Link:
         """Run one call there and return its one result ({content, status, parts});
         `options`: settings for that machine (`sandbox`, `env`); `checkpoint` (`{call,
         summary, source}`): the host there snapshots the folder around the call."""
-        if self._lost:
-            return _error(f"{name} did not run: {self._lost}")
-        if call_id in self._delivered:  # the host would not run it again either
-            return _error(f"{name} did not run again: call {call_id} has its result")
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        call = _Call(name, folder, arguments, future, options or {}, checkpoint)
+        return await self._run(call_id, _Call(name, folder, arguments, future, options or {},
+                                              checkpoint))  # fmt: skip
+
+    async def run_hooks(
+        self,
+        call_id: str,
+        folder: str,
+        event: str,
+        names: list[str],
+        payload: dict[str, Any],
+    ) -> Outcome:
+        """Run the project's hooks of `folder` there for one point (`hooks/run`), as a
+        call is run: once there, its one result here (`hooks`: the runs), across a drop;
+        a link lost for good or a host that died is said as for a call."""
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        params = {"event": event, "names": names, "payload": payload}
+        label = f"the project's {event} hooks"
+        return await self._run(call_id, _Call("hooks/run", folder, params, future,
+                                              method="hooks/run", label=label))  # fmt: skip
+
+    async def _run(self, call_id: str, call: _Call) -> Outcome:
+        if self._lost:
+            return _error(f"{call.said} did not run: {self._lost}")
+        if call_id in self._delivered:  # the host would not run it again either
+            return _error(f"{call.said} did not run again: call {call_id} has its result")
+        future = call.future
         self._calls[call_id] = call
         connection = self._connection
         if connection is not None:
@@ -261,13 +288,23 @@ class Link:
     async def _send(self, connection: _Connection, call_id: str, call: _Call) -> None:
         call.host = connection.host
         checkpoint = {"checkpoint": call.checkpoint} if call.checkpoint else {}
-        with contextlib.suppress(HostGone, ConnectionError, RpcError):
+        if call.method == "tools/run":
+            params = dict(name=call.name, arguments=call.arguments, options=call.options,
+                          **checkpoint)  # fmt: skip
+        else:
+            params = call.arguments
+        try:
             answer = await connection.client.call(
-                "tools/run", call_id=call_id, folder=call.folder, name=call.name,
-                arguments=call.arguments, options=call.options, **checkpoint,
-            )  # fmt: skip
+                call.method, call_id=call_id, folder=call.folder, **params
+            )
+        except RpcError as exc:  # refused (not a folder there): its one result, at once
+            self._fail(call_id, f"{call.said} did not run: {exc.message}")
+            return
+        except (HostGone, ConnectionError):
+            return  # sent again once the link is back
+        else:
             if answer.get("state") == "acknowledged":  # delivered earlier by this link
-                self._fail(call_id, f"{call.name}'s result was already delivered")
+                self._fail(call_id, f"{call.said}'s result was already delivered")
 
     async def cancel(self, call_id: str) -> None:
         connection = self._connection
@@ -471,9 +508,9 @@ class Link:
         self._end_terminals(f"{why}; the program may still run there")
         for call_id, call in list(self._calls.items()):
             if call.host is None:
-                self._fail(call_id, f"{call.name} did not run: {why}")
+                self._fail(call_id, f"{call.said} did not run: {why}")
             else:
-                self._fail(call_id, f"{why} while {call.name} ran; it may have finished there")
+                self._fail(call_id, f"{why} while {call.said} ran; it may have finished there")
 
     async def aclose(self) -> None:
         if self._supervising is not None:

@@ -13,7 +13,10 @@ and its pane, permissions and conversation stay here.
   lines come with its end (`term/exit`'s `stderr`), for the pane's failure.
 - **Its file requests** (`fs/read_text_file`, `fs/write_text_file`) are the host's
   `fs/read` and `fs/write`, confined to the folder there as a local agent's are to its
-  folder. They are not checkpointed: the folder's checkpoints there are the tools'.
+  folder. A write is checkpointed there, as a local agent's is here: `fs/write` carries
+  `checkpoint` (`{call, summary, source}`, when `checkpoint` gives a summary: the
+  desk's `checkpoint_there`, which follows the `checkpoints` setting), and the host
+  writes inside its Checkpointer's guard of the folder there.
 - **Its terminals** (`terminal/create`) are terminals there (`term/open` in a pty), read
   here as a remote terminal pane is, melgui's deny rules checked here first. They are
   not sandboxed (a remote folder's commands use its host's setting, not this machine's).
@@ -25,12 +28,14 @@ import asyncio
 import contextlib
 import itertools
 import posixpath
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from acp import RequestError
 from acp.schema import EnvVariable
 
+from melgui.core.protocol.tooling import CheckpointThere
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.files import AgentFiles
 from melgui.desk.hosted_agents.process import (
@@ -55,9 +60,16 @@ class AgentThere:
     """Where a remote folder's agents run: the folder's link (awaited: it may still be
     connecting) and the folder's path there."""
 
-    def __init__(self, link: Callable[[], Awaitable[Link]], folder: str) -> None:
+    def __init__(
+        self,
+        link: Callable[[], Awaitable[Link]],
+        folder: str,
+        checkpoint: CheckpointThere | None = None,
+    ) -> None:
+        """`checkpoint`: a write's summary when it takes a checkpoint there, else None."""
         self.link = link
         self.folder = folder
+        self.checkpoint = checkpoint
 
     async def spawn(self, command: AgentCommand, cwd: str, env: Mapping[str, str]) -> AgentProcess:
         try:
@@ -181,6 +193,8 @@ class RemoteAgentFiles(AgentFiles):
         self.there = there
         self.source = source
         self.around_write = None
+        self._prefix = uuid.uuid4().hex[:8]  # its writes' ids, unique in the host's log
+        self._ids = itertools.count(1)
 
     def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
         raise RequestError.internal_error({"path": path, "reason": "the file is there"})
@@ -190,7 +204,20 @@ class RemoteAgentFiles(AgentFiles):
         return str(answer.get("content", ""))
 
     async def write(self, path: str, content: str) -> None:
-        await self._ask("fs/write", path, content=content)
+        arguments = {"path": self._shown(path), "content": content}
+        checkpoint = self.there.checkpoint
+        summary = checkpoint("write_file", arguments) if checkpoint is not None else None
+        if summary is None:
+            await self._ask("fs/write", path, content=content)
+            return
+        call = f"acp-write-{self._prefix}-{next(self._ids)}"
+        mark = {"call": call, "summary": summary, "source": self.source}
+        await self._ask("fs/write", path, content=content, checkpoint=mark)
+
+    def _shown(self, path: str) -> str:
+        """The path as a local agent's write summary has it: inside the folder, relative."""
+        root = self.there.folder.rstrip("/") + "/"
+        return path[len(root) :] if path.startswith(root) else path
 
     async def _ask(self, method: str, path: str, **params: Any) -> dict[str, Any]:
         try:

@@ -25,7 +25,9 @@ from melgui.core.protocol.tooling import (
     ToolRunner,
 )
 from melgui.host.tool_calls import outcome_from_json
+from melgui.remote.connect import folder_key
 from melgui.remote.link import Link, LinkError
+from melgui.remote.remote_hooks import RemoteHooks
 from melgui.tools.toolbox import WORKSPACE_TOOLS
 
 if TYPE_CHECKING:
@@ -72,6 +74,16 @@ class RemoteTools:
         # What the host added after an edit there (its language servers' new errors), by
         # the model's call id, until the loop's step after the call takes it.
         self._after: dict[str, AfterCall] = {}
+
+    def hooks_there(self) -> RemoteHooks:
+        """The folder's own hooks there, run while its calls carry the trust (the options'
+        `diagnostics`: a configured host's always, a remote folder's as it is trusted)."""
+
+        async def reach() -> tuple[Link, str]:
+            return self.link, self.folder
+
+        trusted = lambda: bool(self.options.get("diagnostics"))  # noqa: E731
+        return RemoteHooks(reach, trusted=trusted, where=folder_key(self.link.target))
 
     def _there(self, name: str) -> bool:
         return name in self.names or (name not in REMOTE_TOOLS and runs_there(name, self.mcp))
@@ -139,8 +151,11 @@ class PendingRemoteTools:
         local: ToolRunner | None = None,
         mcp: ToolCatalog | None = None,
         checkpoint: CheckpointThere | None = None,
+        hooks: RemoteHooks | None = None,
     ) -> None:
+        """`hooks`: the folder's own hooks there (the window's, trusted by its URL)."""
         self.place = place
+        self.hooks = hooks
         self.local = local
         self.mcp = mcp
         self.checkpoint = checkpoint
@@ -148,6 +163,9 @@ class PendingRemoteTools:
 
     def knows(self, name: str) -> bool:
         return runs_there(name, self.mcp) or (self.local is not None and self.local.knows(name))
+
+    def hooks_there(self) -> RemoteHooks | None:
+        return self.hooks
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         if not runs_there(name, self.mcp):

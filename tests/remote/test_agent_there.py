@@ -8,7 +8,9 @@ a real ACP agent on the official SDK:
 - its terminals run there, in the folder;
 - the link killed mid-turn: the agent runs on there, the turn finishes after the
   reconnect, and the next turn works;
-- an agent that crashes there says its stderr's last lines.
+- an agent that crashes there says its stderr's last lines;
+- its writes are checkpointed there (the host's Checkpointer, under the write's id), as
+  a local agent's are here, and a restore there puts the file back.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from typing import Any
 
 import pytest
 
+from melgui.core.config.settings import Settings
+from melgui.core.protocol.tooling import CheckpointThere
+from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.host import AcpHost, AgentFailed
 from melgui.remote.link import Link
 from melgui.remote.remote_agent import AgentThere
@@ -32,17 +38,23 @@ from tests.remote.test_link import make_link
 LIMIT = 60
 
 
-def agent_there(tmp_path: Path, link: Link, folder: Path, name: str = "scripted") -> AcpHost:
+def agent_there(
+    tmp_path: Path,
+    link: Link,
+    folder: Path,
+    name: str = "scripted",
+    checkpoint: CheckpointThere | None = None,
+) -> AcpHost:
     """An agent pane's host as a remote folder's window makes it: its own local folder
     (the window's stand-in), the agent run in `folder` there."""
     stand_in = tmp_path / "here"
     stand_in.mkdir(exist_ok=True)
-    host = AcpHost(scripted_agent(name=name), str(stand_in))
+    host = AcpHost(scripted_agent(name=name), str(stand_in), source="pane 2")
 
     async def the_link() -> Link:
         return link
 
-    there = AgentThere(the_link, str(folder))
+    there = AgentThere(the_link, str(folder), checkpoint)
     host.run_there(
         str(folder),
         there.spawn,
@@ -151,3 +163,67 @@ async def test_an_agent_that_crashes_there_says_its_last_words(tmp_path: Path, b
     assert stop == "failed"
     failure = events.of("turn_failed")[0].message
     assert "exited (code 3)" in failure and "at main.rs:12" in failure
+
+
+async def test_the_agents_writes_are_checkpointed_there_and_put_back_there(
+    tmp_path: Path, box: Path
+) -> None:
+    settings = Settings()
+    assert settings.checkpoints  # the default: a write takes a checkpoint
+    here = tmp_path / "desk"
+    here.mkdir()
+    desk = Desk(str(here), settings, api_key=None, plans=lambda t, m: None)
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        host = agent_there(tmp_path, link, box, checkpoint=desk.checkpoint_there())
+        try:
+            await asyncio.wait_for(host.start(), LIMIT)
+            said = await run(
+                host,
+                {"write": str(box / "notes.txt"), "content": "rewritten\n"},
+                {"write": "made.txt", "content": "new\n"},
+            )
+            there = Checkpointer(str(box), data_folder=tmp_path / "data")
+            try:
+                records = there.records()
+            finally:
+                there.close()
+            calls = [r.call_id for r in records]
+            restored = await link.restore_checkpoints(str(box), calls)
+            local = desk.checkpoints.records()
+        finally:
+            await host.aclose()
+            await link.aclose()
+            await desk.aclose()
+    assert said.text().count("wrote") == 2
+    assert [(r.tool, r.source, [f.path for f in r.files]) for r in records] == [
+        ("write_file", "pane 2", ["notes.txt"]), ("write_file", "pane 2", ["made.txt"]),
+    ]  # fmt: skip
+    assert all(c.startswith("acp-write-") for c in calls) and len(set(calls)) == 2
+    assert [r.summary for r in records] == ["notes.txt (2 lines)", "made.txt (2 lines)"]
+    assert local == []  # none here: the files are there
+    assert restored["files"] == ["made.txt", "notes.txt"]
+    assert (box / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert not (box / "made.txt").exists()
+
+
+async def test_with_checkpoints_off_the_agents_write_takes_none_there(
+    tmp_path: Path, box: Path
+) -> None:
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        host = agent_there(tmp_path, link, box, checkpoint=lambda name, arguments: None)
+        try:
+            await asyncio.wait_for(host.start(), LIMIT)
+            await run(host, {"write": "made.txt", "content": "new\n"})
+            there = Checkpointer(str(box), data_folder=tmp_path / "data")
+            try:
+                records = there.records()
+            finally:
+                there.close()
+        finally:
+            await host.aclose()
+            await link.aclose()
+    assert (box / "made.txt").read_text() == "new\n" and records == []

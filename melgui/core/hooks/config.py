@@ -19,13 +19,15 @@ melgui's (`run_command`). A file that cannot be read is a problem in words, neve
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from melgui.core.config.settings import config_dir
+from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.tooling import HookEvent
 
 EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
@@ -169,3 +171,53 @@ def _shown(path: Path, project: Path | None, home: Path) -> str:
     if path.is_relative_to(home):
         return "~/" + str(path.relative_to(home))
     return str(path)
+
+
+class Trusts(Protocol):
+    def is_trusted(self, folder: str) -> bool: ...
+
+
+class HookFiles:
+    """The hook configuration of a project as its files are now: melgui's own, and the
+    project's while the folder is trusted. Re-read only when a file or the trust changes;
+    the trust is read only when the project has a hooks file at all.
+
+    `project_files=False`: melgui's own only (a remote folder's run there: hooks/there.py);
+    `own=False`: the project's only (melgui's host there, running them)."""
+
+    def __init__(
+        self,
+        project: str,
+        trust: Trusts | None = None,
+        *,
+        user_dir: Path | None = None,
+        own: bool = True,
+        project_files: bool = True,
+    ) -> None:
+        self.project = project
+        self.trust: Trusts = trust or FolderTrust()
+        mine = hook_files(project, trusted=False, user_dir=user_dir)
+        every = hook_files(project, trusted=True, user_dir=user_dir)
+        self._own = mine if own else []
+        self._theirs = every[len(mine) :] if project_files else []
+        self._key: tuple[object, ...] | None = None
+        self._config = HookConfig()
+
+    def current(self) -> HookConfig:
+        own = tuple(_stamp(f) for f in self._own)
+        theirs = tuple(_stamp(f) for f in self._theirs)
+        trusted = any(theirs) and self.trust.is_trusted(self.project)
+        key = (own, theirs, trusted)
+        if key != self._key:
+            files = self._own + (self._theirs if trusted else [])
+            self._config = load(files, project=self.project)
+            self._key = key
+        return self._config
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size

@@ -9,6 +9,12 @@ they decided, with a `HookRun` for every run.
 The hooks matching one point run together (as Claude Code runs them). Before a call
 their verdicts combine as Claude Code's do: deny over ask over allow; rewritten input is
 applied in file order. A point with no matching hook starts no process.
+
+A folder on another machine (`there`: melgui/core/hooks/there.py) has its project's
+hooks run there, by melgui's host, while the folder is trusted: each point is sent
+there as it is reached here, and their runs join the person's own (melgui's hooks file,
+run here) in the same verdicts. Hooks there that gave no answer (the link dropped for
+good, the host died) deny the call they were to judge, saying so.
 """
 
 from __future__ import annotations
@@ -17,56 +23,22 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from melgui.core.config.trust import FolderTrust
 from melgui.core.hooks.answers import Answer, answer_of
-from melgui.core.hooks.config import HookCommand, HookConfig, hook_files, load
+from melgui.core.hooks.config import HookCommand, HookFiles
 from melgui.core.hooks.names import claude_input, claude_name, matched_names, melgui_input
-from melgui.core.hooks.runner import hook_env, run_hook
+from melgui.core.hooks.runner import Ran, hook_env, run_hook
+from melgui.core.hooks.there import HooksThere, RanThere
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import Verdict
 from melgui.core.protocol.tooling import AfterCall, BeforeCall, HookEvent, HookRun
 
 _RANK: dict[Verdict, int] = {"allow": 0, "ask": 1, "deny": 2}
-
-
-class HookFiles:
-    """The hook configuration of a project as its files are now: melgui's own, and the
-    project's while the folder is trusted. Re-read only when a file or the trust changes;
-    the trust is read only when the project has a hooks file at all."""
-
-    def __init__(
-        self, project: str, trust: FolderTrust | None = None, *, user_dir: Path | None = None
-    ) -> None:
-        self.project = project
-        self.trust = trust or FolderTrust()
-        self._own = hook_files(project, trusted=False, user_dir=user_dir)
-        self._theirs = hook_files(project, trusted=True, user_dir=user_dir)[len(self._own) :]
-        self._key: tuple[object, ...] | None = None
-        self._config = HookConfig()
-
-    def current(self) -> HookConfig:
-        own = tuple(_stamp(f) for f in self._own)
-        theirs = tuple(_stamp(f) for f in self._theirs)
-        trusted = any(theirs) and self.trust.is_trusted(self.project)
-        key = (own, theirs, trusted)
-        if key != self._key:
-            files = self._own + (self._theirs if trusted else [])
-            self._config = load(files, project=self.project)
-            self._key = key
-        return self._config
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_mtime_ns, info.st_size
+# The points whose hooks judge a call: hooks there that did not answer deny it.
+_GATES: frozenset[HookEvent] = frozenset({"PreToolUse", "PermissionRequest"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +63,26 @@ class Hooks:
         session_id: str = "",
         permission_mode: Callable[[], str] = lambda: "default",
         base_env: Mapping[str, str] | None = None,
+        there: HooksThere | None = None,
     ) -> None:
+        """`there`: the folder is on another machine (`cwd` is its path there), whose
+        host runs the project's hooks; `files` are then the person's own, run here in
+        `files.project` (melgui's stand-in folder for it)."""
         self.files = files
         self.cwd = cwd
         self.session_id = session_id
         self.permission_mode = permission_mode
+        self.there = there
         self._env = hook_env(files.project, base_env)
+        if there is not None:
+            self._env["MELGUI_REMOTE_FOLDER"] = there.where
+        self._problems_there: list[str] = []
 
     def problems(self) -> list[str]:
-        return list(self.files.current().problems)
+        return [*self.files.current().problems, *self._problems_there]
+
+    def _there_now(self) -> HooksThere | None:
+        return self.there if self.there is not None and self.there.active() else None
 
     # -- around a call -------------------------------------------------------------------
 
@@ -119,12 +102,12 @@ class Hooks:
     async def _decide(
         self, event: HookEvent, call: ToolCall, arguments: dict[str, Any]
     ) -> BeforeCall:
-        hooks = self._matching(event, call.name)
-        if not hooks:
+        hooks, there = self._matching(event, call.name), self._there_now()
+        if not hooks and there is None:
             return BeforeCall()
         sent = claude_input(call.name, arguments, self.cwd)
         fields = {"tool_name": claude_name(call.name), "tool_input": sent, "tool_use_id": call.id}
-        answered = await self._run_all(hooks, event, fields)
+        answered = await self._run_all(hooks, event, fields, matched_names(call.name), there)
         verdict: Verdict | None = None
         reason = ""
         updated: dict[str, Any] | None = None
@@ -143,8 +126,8 @@ class Hooks:
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
     ) -> AfterCall:
-        hooks = self._matching("PostToolUse", call.name)
-        if not hooks:
+        hooks, there = self._matching("PostToolUse", call.name), self._there_now()
+        if not hooks and there is None:
             return AfterCall()
         sent = claude_input(call.name, arguments, self.cwd)
         response: dict[str, Any] = {"content": content, "success": status == "ok"}
@@ -156,7 +139,8 @@ class Hooks:
             "tool_response": response,
             "tool_use_id": call.id,
         }
-        answered = await self._run_all(hooks, "PostToolUse", fields)
+        names = matched_names(call.name)
+        answered = await self._run_all(hooks, "PostToolUse", fields, names, there)
         context = "\n".join(a.context for a, _ in answered if a.context)
         labelled = f"[PostToolUse hook]\n{context}" if context else ""
         return AfterCall(labelled, tuple(run for _, run in answered))
@@ -187,10 +171,10 @@ class Hooks:
         return await self._point("Notification", fields, kind)
 
     async def _point(self, event: HookEvent, fields: dict[str, Any], subject: str = "") -> Said:
-        hooks = self.files.current().for_event(event, (subject,))
-        if not hooks:
+        hooks, there = self.files.current().for_event(event, (subject,)), self._there_now()
+        if not hooks and there is None:
             return Said()
-        answered = await self._run_all(hooks, event, fields)
+        answered = await self._run_all(hooks, event, fields, (subject,), there)
         blocking = [a for a, _ in answered if a.verdict == "deny"]
         context = "\n".join(a.context for a, _ in answered if a.context)
         reason = "\n".join(a.reason for a in blocking)
@@ -200,7 +184,12 @@ class Hooks:
     # -- running -------------------------------------------------------------------------
 
     async def _run_all(
-        self, hooks: list[HookCommand], event: HookEvent, fields: dict[str, Any]
+        self,
+        hooks: list[HookCommand],
+        event: HookEvent,
+        fields: dict[str, Any],
+        names: Sequence[str] = (),
+        there: HooksThere | None = None,
     ) -> list[tuple[Answer, HookRun]]:
         payload = {
             "session_id": self.session_id,
@@ -211,23 +200,53 @@ class Hooks:
             **fields,
         }
         data = json.dumps(payload).encode("utf-8")
+        if there is not None:  # the person's own here and the project's there, together
+            here = asyncio.gather(*(self._run_one(h, event, data) for h in hooks))
+            mine, theirs = await asyncio.gather(here, there.run(event, names, payload))
+            return [*mine, *self._answered_there(event, theirs, there.where)]
         if len(hooks) == 1:
             return [await self._run_one(hooks[0], event, data)]
         return list(await asyncio.gather(*(self._run_one(h, event, data) for h in hooks)))
+
+    def _answered_there(
+        self, event: HookEvent, ran: RanThere, where: str
+    ) -> list[tuple[Answer, HookRun]]:
+        self._problems_there = list(ran.problems)
+        if ran.lost:
+            return [self._unanswered(event, ran.lost, where)]
+        return [self._answered(event, hook, one) for hook, one in ran.runs]
+
+    def _unanswered(self, event: HookEvent, lost: str, where: str) -> tuple[Answer, HookRun]:
+        """The project's hooks there gave no answer: a call they judge is denied (it
+        does not run unjudged), any other point goes on, and the card says why."""
+        if event in _GATES:
+            reason = f"{lost}; the call was not run without their answer"
+            answer = Answer("deny", reason, problem=lost, effect="denied: " + reason)
+        else:
+            answer = Answer(problem=lost)
+        command = f"the project's {event} hooks"
+        return answer, HookRun(event, command, f"on {where}", problem=lost, effect=answer.effect)
 
     async def _run_one(
         self, hook: HookCommand, event: HookEvent, data: bytes
     ) -> tuple[Answer, HookRun]:
         started = time.monotonic()
-        cwd = self.cwd if os.path.isdir(self.cwd) else self.files.project
+        here = self.there is None and os.path.isdir(self.cwd)  # a folder there: not here
+        cwd = self.cwd if here else self.files.project
         ran = await run_hook(hook, data, cwd=cwd, env=self._env)
+        return self._answered(event, hook, ran, time.monotonic() - started)
+
+    @staticmethod
+    def _answered(
+        event: HookEvent, hook: HookCommand, ran: Ran, duration: float | None = None
+    ) -> tuple[Answer, HookRun]:
         answer = answer_of(event, ran)
         run = HookRun(
             event=event,
             command=hook.command,
             origin=hook.origin,
             matcher=hook.matcher,
-            duration=time.monotonic() - started,
+            duration=ran.duration if duration is None else duration,
             exit_code=ran.exit_code,
             stdout=ran.stdout,
             stderr=ran.stderr,

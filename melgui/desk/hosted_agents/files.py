@@ -26,6 +26,8 @@ from melgui.core.protocol.tooling import ToolError
 from melgui.tools.workspace import Workspace, write_bytes_confined
 
 WriteGuard = Callable[[ToolCall, str], AbstractAsyncContextManager[object]]
+# The host's guard of a folder here: (folder, tool, {call, summary, source}).
+CheckpointHere = Callable[[str, str, dict[str, Any]], AbstractAsyncContextManager[None]]
 MAX_READ_BYTES = 8 * 1024 * 1024
 
 
@@ -95,9 +97,18 @@ async def read_for_view(folder: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"content": text}
 
 
-async def write_for_view(folder: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A host's `fs/write`: the agent's fs/write_text_file in `folder` here, confined."""
-    files = AgentFiles(Workspace(folder, config_dir=config_dir()), "agent")
+async def write_for_view(
+    folder: str, params: dict[str, Any], checkpointed: CheckpointHere | None = None
+) -> dict[str, Any]:
+    """A host's `fs/write`: the agent's fs/write_text_file in `folder` here, confined;
+    with the params' `checkpoint` (`{call, summary, source}`), inside the host's
+    checkpoint guard of the folder (`checkpointed`), as a local agent's write is inside
+    its desk's."""
+    mark = params.get("checkpoint")
+    around: WriteGuard | None = None
+    if checkpointed is not None and isinstance(mark, dict):
+        around = lambda call, source: checkpointed(folder, call.name, mark)  # noqa: E731
+    files = AgentFiles(Workspace(folder, config_dir=config_dir()), "agent", around)
     try:
         await files.write(str(params["path"]), str(params["content"]))
     except RequestError as exc:

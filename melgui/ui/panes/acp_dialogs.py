@@ -5,6 +5,7 @@ resume them)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
@@ -56,12 +57,30 @@ def agent_choices(own: list[str]) -> list[str]:
     return [*known, *(c for c in own if c not in known)]
 
 
-def open_agent(window: AgentPaneHost, text: str) -> None:
+def open_agent(window: AgentPaneHost, text: str) -> asyncio.Task[None] | None:
+    """Open the agent `text` names; `@NAME command` runs it on configured host NAME (the
+    link opens first: returns the task that opens it)."""
+    manager = window.pane_manager
+    host, text = manager.host_of(text)
+    if host is not None:
+        return asyncio.ensure_future(_open_there(window, host, text))
     try:
-        info = window.pane_manager.open_agent(parse_command(text), "tab")
+        info = manager.open_agent(parse_command(text), "tab")
     except Exception as exc:  # a command that cannot be read, no factory: say so, go on
         window.status.showMessage(f"Cannot open the agent: {exc}", 15000)
+        return None
+    manager.area.focus_pane(info.id)
+    return None
+
+
+async def _open_there(window: AgentPaneHost, host: str, text: str) -> None:
+    window.status.showMessage(f"Starting the agent on {host}…", 15000)
+    try:
+        info = await window.pane_manager.open_remote_agent(host, parse_command(text), "tab")
+    except Exception as exc:  # a host not reached, a command that cannot be read: say so
+        window.status.showMessage(f"Cannot open the agent on {host}: {exc}", 15000)
         return
+    window.status.clearMessage()
     window.pane_manager.area.focus_pane(info.id)
 
 
@@ -70,7 +89,11 @@ def ask_agent(window: AgentPaneHost) -> QInputDialog:
     dialog = QInputDialog(window.main_window)
     dialog.setObjectName("agentDialog")
     dialog.setWindowTitle("New agent pane")
-    dialog.setLabelText("ACP agent to start in the project folder (pick one or type a command):")
+    label = "ACP agent to start in the project folder (pick one or type a command):"
+    names = window.pane_manager.remote.names() if window.pane_manager.remote else []
+    if names:
+        label += f"\n`@NAME command` starts it on a host ({', '.join(names)})."
+    dialog.setLabelText(label)
     dialog.setComboBoxEditable(True)
     dialog.setComboBoxItems(agent_choices(list(window.desk.settings.acp_agents)))
     dialog.textValueSelected.connect(

@@ -76,6 +76,10 @@ class RemotePlaces(Protocol):
 
     def worker_factory(self, place: Place) -> WorkerFactory: ...
 
+    def agent_factory(self, place: Place) -> AcpFactory:
+        """ACP agent panes whose agent runs at `place`."""
+        ...
+
 
 def host_word(task: str, names: list[str]) -> tuple[str | None, str]:
     """A task that begins `@NAME ` (a configured host) runs there: (NAME, the rest)."""
@@ -183,6 +187,10 @@ class PaneManager(QObject):
         return self._shut
 
     # -- on other machines (their loops here, their tools and programs there) ------------
+
+    def host_of(self, text: str) -> tuple[str | None, str]:
+        """A command or task that begins `@NAME ` (a configured host): (NAME, the rest)."""
+        return host_word(text, self.remote.names() if self.remote is not None else [])
 
     def _places(self) -> RemotePlaces:
         if self.remote is None:
@@ -333,10 +341,43 @@ class PaneManager(QObject):
         if self.acp_factory is None:
             raise PaneError("ACP agents are not available in this window.")
         info = self.registry.add("agent", command.name, where=self.home or HERE)  # runs there
-        title = f"{command.name} {info.id}"
+        return self._open_agent(info, command, self.acp_factory, layout, task, resume)
+
+    async def open_remote_agent(
+        self, host: str, command: AgentCommand, layout: object = "tab", task: str = ""
+    ) -> PaneInfo:
+        """An ACP agent whose program runs on configured `host`, in its folder there (its
+        pane, rules and approvals here)."""
+        self._check_open()
+        if self.acp_factory is None:
+            raise PaneError("ACP agents are not available in this window.")
+        places = self._places()
+        info = self.registry.add("agent", command.name, where=host)
+        try:
+            place = await places.place(host)
+        except LinkError as exc:
+            self.registry.remove(info.id)
+            raise PaneError(f"Could not reach {host}: {exc}") from exc
+        if self._shut:
+            self.registry.remove(info.id)
+            raise PaneError("The window is closing; no new panes.")
+        factory = places.agent_factory(place)
+        return self._open_agent(info, command, factory, layout, task, None, f" @{host}")
+
+    def _open_agent(
+        self,
+        info: PaneInfo,
+        command: AgentCommand,
+        factory: AcpFactory,
+        layout: object,
+        task: str,
+        resume: str | None,
+        suffix: str = "",
+    ) -> PaneInfo:
+        title = f"{command.name} {info.id}{suffix}"
         self.registry.set_title(info.id, title)
         try:
-            session = self.acp_factory(command, title, resume)
+            session = factory(command, title, resume)
         except Exception as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not start the agent: {exc}") from exc

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
 from melgui.core.protocol.tools.panes import Layout
-from melgui.core.terminal.panes import exit_label, unknown_pane
+from melgui.core.terminal.panes import HERE, exit_label, unknown_pane
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.risk import changed_files, describe_changes
@@ -74,9 +74,18 @@ class Orchestration:
     # -- the tools ---------------------------------------------------------------------
 
     async def open_pane(self, layout: Layout, command: str | None) -> ToolOutcome:
+        host, command = self.manager.host_of(command) if command else (None, command)
         agent = self.manager.agent_for(command) if command else None
+        if agent is not None and host is not None:  # `@NAME agent`: its agent runs there
+            try:
+                info = await self.manager.open_remote_agent(host, agent, layout)
+            except PaneError as exc:
+                raise ToolError(str(exc)) from exc
+            return self._agent_opened(info.id, agent, layout)
         if agent is not None:
             return self._open_agent_pane(agent, layout)
+        if host is not None and command is not None:
+            command = f"@{host} {command}"  # not an agent: the command as it was given
         try:
             home = self.manager.home  # a remote folder's terminals run there
             if home is not None:
@@ -100,10 +109,16 @@ class Orchestration:
             info = self.manager.open_agent(agent, layout)
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
+        return self._agent_opened(info.id, agent, layout)
+
+    def _agent_opened(self, pane_id: int, agent: AgentCommand, layout: Layout) -> ToolOutcome:
+        info = self.manager.registry.get(pane_id)
+        where = info.where if info is not None else HERE
+        there = f" on {where}" if where != HERE else ""
         return ToolOutcome(
-            f"Opened ACP agent pane {info.id} {_WHERE[layout]}, running `{agent.text()}`. "
-            f"Use send_agent to give it work and read_agent to see its replies (it is an "
-            f"agent pane, not a terminal: send_keys does not apply)."
+            f"Opened ACP agent pane {pane_id}{there} {_WHERE[layout]}, running "
+            f"`{agent.text()}`. Use send_agent to give it work and read_agent to see its "
+            f"replies (it is an agent pane, not a terminal: send_keys does not apply)."
         )
 
     async def spawn_agent(self, layout: Layout, task: str, model: str | None) -> ToolOutcome:

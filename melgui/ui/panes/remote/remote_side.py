@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QStatusBar, QWidget
@@ -39,9 +39,10 @@ from melgui.remote.connect import folder_key, given_host_argv
 from melgui.remote.hosts import Place, RemoteHosts
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_agent import AgentThere
+from melgui.remote.remote_hooks import RemoteHooks
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
 from melgui.remote.target import parse_folder
-from melgui.ui.panes.manager import PaneManager, WorkerFactory, WorkerSpec
+from melgui.ui.panes.manager import AcpFactory, PaneManager, WorkerFactory, WorkerSpec
 from melgui.ui.panes.remote.ask_dialog import ask_in_window
 from melgui.ui.panes.remote.folder_dialog import (
     RemoteFolderDialog,
@@ -112,6 +113,7 @@ class RemoteSide:
         self.hosts.show_in(desk.mcp_there)  # the MCP panel lists the servers there
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
+        self._acp_here = panes.acp_factory  # ACP panes here (before a remote folder's)
         # The window's trust bar: a remote folder's is asked for its URL, and gates its
         # language servers there.
         self.trust = trust
@@ -165,11 +167,23 @@ class RemoteSide:
         self._agents_there(folder, target.path)
         if self.trust is not None:
             self.trust.set_folder(folder_key(target))
-        local, there = self.desk.tools, self.hosts.catalog(name)
+        local, there, hooks = self.desk.tools, self.hosts.catalog(name), self._hooks(folder, url)
         self._opened(url, lambda: (
-            PendingRemoteTools(folder, local=local, mcp=there), target.path,
+            PendingRemoteTools(folder, local=local, mcp=there, hooks=hooks), target.path,
             CatalogThere(there, self.desk.catalog),
         ))  # fmt: skip
+
+    def _hooks(self, folder: asyncio.Future[Place], url: str) -> RemoteHooks:
+        """The folder's own hooks, run there while the person trusts it by its URL (the
+        trust bar's), as its language servers there are."""
+
+        async def reach() -> tuple[Link, str]:
+            place = await asyncio.shield(folder)
+            return place.link, place.folder
+
+        trust = FolderTrust()
+        key = folder_key(parse_folder(url))
+        return RemoteHooks(reach, trusted=lambda: trust.is_trusted(key), where=url)
 
     def trust_changed(self, trusted: bool) -> None:
         """The person trusted (or restricted) this window's remote folder (the trust bar,
@@ -181,23 +195,41 @@ class RemoteSide:
     def _agents_there(self, folder: asyncio.Future[Place], path: str) -> None:
         """ACP agent panes run their agent there, in the folder (their pane, rules and
         permissions here), and its file and terminal requests act there."""
-        make_here = self.panes.acp_factory
-        if make_here is None:
+        if self._acp_here is None:
             return
 
         async def link() -> Link:
             return (await asyncio.shield(folder)).link
 
-        there = AgentThere(link, path)
+        self.panes.acp_factory = self._agent_there(link, path, self._hooks(folder, self.url))
+
+    def agent_factory(self, place: Place) -> AcpFactory:
+        """ACP agent panes on a configured host: the agent runs there, in its folder, with
+        its hooks there (a configured host's run: the person named that folder)."""
+
+        async def link() -> Link:
+            return place.link
+
+        hooks = RemoteTools(place.link, place.folder, options=place.options).hooks_there()
+        return self._agent_there(link, place.folder, hooks)
+
+    def _agent_there(
+        self, link: Callable[[], Awaitable[Link]], path: str, hooks: RemoteHooks
+    ) -> AcpFactory:
+        make_here = self._acp_here
+        there = AgentThere(link, path, self.desk.checkpoint_there())  # its writes, too
 
         def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
+            if make_here is None:
+                raise LinkError("ACP agents are not available in this window")
             session = make_here(command, title, resume)
             host = session.host
+            host.gate.hooks = self.desk.hooks_for(path, hooks)  # its PreToolUse hooks there
             terminals = there.terminals(host.terminals.on_open, host.terminals.refusal)
             host.run_there(path, there.spawn, there.files(host.source), terminals)
             return session
 
-        self.panes.acp_factory = make
+        return make
 
     def _reached(self, folder: asyncio.Future[Place]) -> None:
         if folder.cancelled():

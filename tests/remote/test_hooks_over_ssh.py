@@ -1,0 +1,124 @@
+"""A remote folder's own hooks over a real sshd on 127.0.0.1 (`melgui exec --folder
+ssh://…`): once the folder is trusted by its URL, its hooks file there runs on the
+remote machine, in the folder, as the remote user, and judges the calls; untrusted, it
+does not run; the ssh client killed while a hook runs there: the hook ran once, its
+answer arrived after the reconnect, and the model saw one result for the call."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from melgui.core.config.trust import FolderTrust
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.exec import ROOT, json_lines, melgui_exec
+from tests.remote.fixtures import Remote
+from tests.remote.test_exec_over_ssh import exec_env, ssh_children, tool_results, url, wait_for
+
+
+def hooks_file(folder: Path, remote: Remote, groups: dict[str, list[dict[str, object]]]) -> None:
+    (folder / ".melgui").mkdir()
+    (folder / ".melgui" / "hooks.json").write_text(json.dumps({"hooks": groups}))
+    remote.server.give(folder)
+
+
+def command(line: str, matcher: str = "") -> dict[str, object]:
+    return {"matcher": matcher, "hooks": [{"type": "command", "command": line}]}
+
+
+GUARD = {
+    "PreToolUse": [
+        command('echo "$(id -un) $(pwd) $CLAUDE_PROJECT_DIR" >> who'),
+        command("echo 'writes are reviewed first' >&2; exit 2", "Write"),
+    ]
+}
+
+
+def test_a_trusted_remote_folders_hooks_run_there_as_the_remote_user(
+    scripted_relay: ScriptedRelay, remote: Remote
+) -> None:
+    folder = remote.folder("project-hooks")
+    hooks_file(folder, remote, GUARD)
+    FolderTrust().trust(url(remote, folder))  # the trust bar's answer, by the folder's URL
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "w.txt", "content": "x"}, id="w1"),
+                    tool_call("run_command", {"command": "echo hi"}, id="c1"))],
+        [text("Done."), done()],
+    )  # fmt: skip
+    result = melgui_exec(
+        "--url", scripted_relay.base_url, "--folder", url(remote, folder), "--approve", "all",
+        "--json", "write and run",
+        env=exec_env(remote),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    results = [e for e in json_lines(result.stdout) if e["kind"] == "tool_result"]
+    assert [(e["id"], e["status"]) for e in results] == [("w1", "denied"), ("c1", "ok")]
+    assert "writes are reviewed first" in results[0]["content"]
+    assert not (folder / "w.txt").exists()
+    user = remote.server.user.pw_name
+    assert (folder / "who").read_text() == f"{user} {folder} {folder}\n" * 2
+    assert (folder / "who").stat().st_uid == remote.server.user.pw_uid
+    sent = tool_results(scripted_relay.legs_received[1])
+    assert sent == {"w1": 1, "c1": 1}
+
+
+def test_an_untrusted_remote_folders_hooks_do_not_run(
+    scripted_relay: ScriptedRelay, remote: Remote
+) -> None:
+    folder = remote.folder("project-hooks-untrusted")
+    hooks_file(folder, remote, GUARD)
+    scripted_relay.script(
+        [tool_calls(tool_call("write_file", {"path": "w.txt", "content": "x"}, id="w1"))],
+        [text("Done."), done()],
+    )
+    result = melgui_exec(
+        "--url", scripted_relay.base_url, "--folder", url(remote, folder), "--approve", "all",
+        "--json", "write",
+        env=exec_env(remote),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    results = [e for e in json_lines(result.stdout) if e["kind"] == "tool_result"]
+    assert [(e["id"], e["status"]) for e in results] == [("w1", "ok")]
+    assert (folder / "w.txt").read_text() == "x" and not (folder / "who").exists()
+
+
+def test_the_ssh_client_killed_while_a_hook_runs_there_the_call_gets_one_answer(
+    scripted_relay: ScriptedRelay, remote: Remote
+) -> None:
+    folder = remote.folder("project-hooks-fault")
+    slow = "echo s >> started; sleep 2; echo x >> counter"
+    hooks_file(folder, remote, {"PreToolUse": [command(slow + "; echo 'held back' >&2; exit 2")]})
+    FolderTrust().trust(url(remote, folder))
+    scripted_relay.script(
+        [tool_calls(tool_call("run_command", {"command": "touch ran"}, id="c1"))],
+        [text("Stopped."), done()],
+    )
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **exec_env(remote)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "melgui", "exec", "--url", scripted_relay.base_url,
+         "--folder", url(remote, folder), "--approve", "all", "--json", "touch it"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=environment, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: (folder / "started").exists(), what="the hook to start there")
+        victims = wait_for(lambda: ssh_children(process.pid), what="the ssh client")
+        assert len(victims) == 1
+        os.kill(victims[0], signal.SIGKILL)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, stderr
+    assert "reconnected to" in stderr
+    assert (folder / "counter").read_text() == "x\n"  # the hook ran once there
+    results = [e for e in json_lines(stdout) if e["kind"] == "tool_result"]
+    assert [(e["id"], e["status"]) for e in results] == [("c1", "denied")]
+    assert "held back" in results[0]["content"]  # its answer, after the reconnect
+    assert not (folder / "ran").exists()
+    assert tool_results(scripted_relay.legs_received[1]) == {"c1": 1}
