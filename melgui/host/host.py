@@ -9,11 +9,13 @@ a process can embed as it is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import uuid
 from typing import Any, cast, get_args
 
+from melgui.core.config.redaction import remember_secret
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
@@ -34,6 +36,15 @@ JOURNAL_FILE = "host.sqlite"
 # What a view may set on a desk it opens a session on (the window sends its own).
 SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
 WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
+# A session row's setting: its model key came from the view (`session/open`'s `api_key`)
+# and is held only in this process's memory. The journal keeps this flag, never the key.
+KEY_SENT = "key_sent"
+NOT_SETTINGS = (WORKTREE, KEY_SENT)
+KEY_LOST = (
+    "This session's model key was held only in the memory of the melgui host that "
+    "stopped, and is on no disk here: the loop cannot reach the model until a view sends "
+    "the key again."
+)
 
 
 class UnknownSession(KeyError):
@@ -47,6 +58,9 @@ class Host:
         self.desks: dict[str, Desk] = {}
         self.sessions: dict[str, HostedSession] = {}
         self.notices: list[str] = []
+        # Keys views sent with `session/open`, in memory only: hidden from what the host
+        # journals and sends (server.py), and from the history (`remember_secret`).
+        self.sent_keys: tuple[str, ...] = ()
 
     @classmethod
     def open(cls) -> Host:
@@ -66,6 +80,8 @@ class Host:
                 self.journal.closed(row.id)
                 continue
             session.reopened()
+            if row.settings.get(KEY_SENT):
+                session.log.add({"type": "notice", "level": "warning", "text": KEY_LOST})
             last = self.journal.last_of_type(row.id, ("prompt", "turn_end", "interrupted"))
             if last is not None and last["type"] == "prompt":
                 session.mark_interrupted()
@@ -79,19 +95,34 @@ class Host:
         role: str = "assistant",
         settings: dict[str, Any] | None = None,
         worktree: Worktree | None = None,
+        api_key: str | None = None,
     ) -> HostedSession:
         """A session on `folder`'s desk; a worker with `worktree` works in its own git
-        worktree (kept with the session's settings, so a new host reopens it there)."""
+        worktree (kept with the session's settings, so a new host reopens it there).
+        With `api_key`, the loop reaches the model with that key (a view's, sent once),
+        kept in this process's memory only, never this machine's own key."""
         wanted = {k: v for k, v in (settings or {}).items() if k in SETTABLE}
         if worktree is not None:
             wanted[WORKTREE] = worktree_to_json(worktree)
+        if api_key is not None:
+            self.hide(api_key)
+            wanted[KEY_SENT] = True
         row = SessionRow(uuid.uuid4().hex[:12], folder, conversation, model, role, wanted)
-        session = self._start(row)
+        session = self._start(row, api_key)
         self.journal.opened(session.row)
         return session
 
-    def _start(self, row: SessionRow) -> HostedSession:
-        desk = self._desk(row.folder, {k: v for k, v in row.settings.items() if k != WORKTREE})
+    def hide(self, key: str) -> None:
+        """A key a view sent: hidden from everything this host writes or sends."""
+        if key and key not in self.sent_keys:
+            self.sent_keys = (*self.sent_keys, key)
+            self.journal.secrets = self.sent_keys
+        remember_secret(key)
+
+    def _start(self, row: SessionRow, api_key: str | None = None) -> HostedSession:
+        wanted = {k: v for k, v in row.settings.items() if k not in NOT_SETTINGS}
+        sent = bool(row.settings.get(KEY_SENT))
+        desk = self._desk(row.folder, wanted, api_key if sent else None, sent=sent)
         model = row.model or desk.settings.model
         worktree = row.settings.get(WORKTREE)
         recording = None
@@ -127,14 +158,20 @@ class Host:
         self.sessions[row.id] = session
         return session
 
-    def _desk(self, folder: str, wanted: dict[str, Any]) -> Desk:
+    def _desk(
+        self, folder: str, wanted: dict[str, Any], api_key: str | None, *, sent: bool
+    ) -> Desk:
+        """`folder`'s desk with these settings; `sent`: with the key a view sent
+        (`api_key`; None when a host reopened the session without it), never this
+        machine's own."""
         key = json.dumps([folder, wanted], sort_keys=True)
+        if sent:  # one desk per key sent (its digest, in memory only)
+            key += " sent " + hashlib.sha256((api_key or "").encode()).hexdigest()[:16]
         desk = self.desks.get(key)
         if desk is None:
             settings = _settings(wanted)
-            desk = Desk(
-                folder, settings, api_key=get_api_key(api_key_kind(settings)), plans=_no_plan
-            )
+            own = get_api_key(api_key_kind(settings)) if not sent else api_key
+            desk = Desk(folder, settings, api_key=own, plans=_no_plan)
             for tool in ORCHESTRATION_TOOLS:
                 desk.tools.register(tool.name, _needs_panes(tool.name))
             self.desks[key] = desk

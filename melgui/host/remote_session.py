@@ -17,7 +17,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
@@ -35,7 +35,7 @@ from melgui.core.thread.thread import SeqGap
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
-from melgui.host.client import HostClient, HostGone
+from melgui.host.client import HostGone
 from melgui.host.records import worktree_to_json
 from melgui.host.thread_copy import ThreadCopy
 from melgui.host.view_events import EventReader, judgement_of
@@ -45,6 +45,20 @@ log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 STREAMED = ("assistant", "reasoning")
+
+
+class SessionClient(Protocol):
+    """The host as a RemoteSession talks to it: a HostClient, or a remote link's
+    LinkClient (remote/link_client.py), which reattaches by itself after a drop."""
+
+    sessions: dict[str, Callable[[list[Record]], None]]
+    resets: dict[str, Callable[[dict[str, Any]], None]]
+
+    async def call(self, method: str, **params: Any) -> Any: ...
+
+    async def attach(
+        self, sessions: dict[str, int | None], page: int | None = None
+    ) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -60,7 +74,7 @@ class LoopFacts:
 
 
 class RemoteSession:
-    def __init__(self, client: HostClient, *, folder: str, model: str, source: str) -> None:
+    def __init__(self, client: SessionClient, *, folder: str, model: str, source: str) -> None:
         self.client = client
         self.source = source
         self.loop = LoopFacts(model, folder)
@@ -86,7 +100,7 @@ class RemoteSession:
     @classmethod
     def start(
         cls,
-        client: HostClient,
+        client: SessionClient,
         *,
         folder: str,
         model: str = "",
@@ -94,11 +108,18 @@ class RemoteSession:
         source: str = "worker",
         settings: dict[str, Any] | None = None,
         worktree: Worktree | None = None,
+        api_key: str | None = None,
     ) -> RemoteSession:
         """Open a session in the host (in the background) and attach to it; with
-        `worktree`, a worker that works in its own git worktree of `folder`."""
+        `worktree`, a worker that works in its own git worktree of `folder`; with
+        `api_key`, the host's loop reaches the model with this key (sent once, kept in
+        the host's memory only), not with that machine's own."""
         session = cls(client, folder=folder, model=model, source=source)
-        params = {"folder": folder, "model": model, "role": role, "settings": settings or {}}
+        params: dict[str, Any] = {
+            "folder": folder, "model": model, "role": role, "settings": settings or {},
+        }  # fmt: skip
+        if api_key:
+            params["api_key"] = api_key
         if worktree is not None:
             params["worktree"] = worktree_to_json(worktree)
             session.loop.cwd = str(folder_in(worktree, folder))
@@ -107,7 +128,7 @@ class RemoteSession:
 
     @classmethod
     async def reattach(
-        cls, client: HostClient, described: list[dict[str, Any]], page: int | None = None
+        cls, client: SessionClient, described: list[dict[str, Any]], page: int | None = None
     ) -> list[RemoteSession]:
         """Sessions the host already runs (from `session/list`), attached in one request:
         each one's conversation so far is in `conversation` when this returns (a view
@@ -119,7 +140,7 @@ class RemoteSession:
         ]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
-            client.sessions[session.session_id] = session.heard
+            session._listen()
         answer = await client.attach({s.session_id: None for s in sessions}, page)
         for session in sessions:
             session._took(answer[session.session_id]["snapshot"])
@@ -142,7 +163,7 @@ class RemoteSession:
             opened = await self.client.call("session/open", **params)
             self.session_id = opened["id"]
             self.loop.model = opened["model"] or self.loop.model
-            self.client.sessions[self.session_id] = self.heard
+            self._listen()
             answer = await self.client.attach({self.session_id: None})
         except (HostGone, OSError, Exception) as exc:  # said in the pane, never raised at Qt
             self.problem = f"the host could not open this session: {exc}"
@@ -153,6 +174,10 @@ class RemoteSession:
         for method, extra in self._outbox:
             await self._send(method, extra)
         self._outbox.clear()
+
+    def _listen(self) -> None:
+        self.client.sessions[self.session_id] = self.heard
+        self.client.resets[self.session_id] = self._took
 
     def _took(self, snapshot: dict[str, Any], replay: bool = True) -> None:
         """Start from the host's snapshot; numbered changes follow it. `replay`: hear its
@@ -217,6 +242,7 @@ class RemoteSession:
             with contextlib.suppress(HostGone, OSError, Exception):
                 await self.client.call(verb, session=self.session_id)
             self.client.sessions.pop(self.session_id, None)
+            self.client.resets.pop(self.session_id, None)
         for task in list(self._tasks):
             task.cancel()
 

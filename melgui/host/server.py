@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from melgui.core.config.redaction import hide_secrets
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -68,7 +69,11 @@ class ViewConnection:
             log.warning("view %s reads too slowly: let go", self.client)
             self.writer.close()
             return
-        self.writer.write(wire.encode(message))
+        data = wire.encode(message)
+        secrets = self.server.host.sent_keys
+        if secrets:  # a key a view sent is never sent back (a tool read it, a model said it)
+            data = hide_secrets(data.decode(), secrets).encode()
+        self.writer.write(data)
 
     async def run(self) -> None:
         try:
@@ -329,6 +334,11 @@ class HostServer:
         return {}
 
     async def _open(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        api_key = params.get("api_key")
+        if api_key is not None:
+            if not isinstance(api_key, str) or not api_key:
+                raise RpcError(wire.INVALID_PARAMS, "api_key must be a non-empty string")
+            self.host.hide(api_key)  # before anything can fail and say it
         folder = params["folder"]
         if not isinstance(folder, str) or not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
@@ -339,6 +349,7 @@ class HostServer:
             role=str(params.get("role", "assistant")),
             settings=params.get("settings"),
             worktree=_worktree(params.get("worktree")),
+            api_key=api_key,
         )
         return session.describe()
 
