@@ -9,7 +9,7 @@ a process can embed as it is.
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import json
 import logging
 import uuid
@@ -51,11 +51,16 @@ class UnknownSession(KeyError):
     pass
 
 
+class KeyRefused(ValueError):
+    """A key sent for a session that does not take one."""
+
+
 class Host:
     def __init__(self, journal: ChangeJournal, store: Store | None) -> None:
         self.journal = journal
         self.store = store
         self.desks: dict[str, Desk] = {}
+        self._keyed: dict[str, Desk] = {}  # a session's own desk, with the key it was sent
         self.sessions: dict[str, HostedSession] = {}
         self.notices: list[str] = []
         # Keys views sent with `session/open`, in memory only: hidden from what the host
@@ -81,7 +86,8 @@ class Host:
                 continue
             session.reopened()
             if row.settings.get(KEY_SENT):
-                session.log.add({"type": "notice", "level": "warning", "text": KEY_LOST})
+                session.log.add({"type": "notice", "level": "warning", "text": KEY_LOST,
+                                 "key_needed": True})  # fmt: skip
             last = self.journal.last_of_type(row.id, ("prompt", "turn_end", "interrupted"))
             if last is not None and last["type"] == "prompt":
                 session.mark_interrupted()
@@ -121,8 +127,10 @@ class Host:
 
     def _start(self, row: SessionRow, api_key: str | None = None) -> HostedSession:
         wanted = {k: v for k, v in row.settings.items() if k not in NOT_SETTINGS}
-        sent = bool(row.settings.get(KEY_SENT))
-        desk = self._desk(row.folder, wanted, api_key if sent else None, sent=sent)
+        if row.settings.get(KEY_SENT):
+            desk = self._keyed[row.id] = self._desk_with(row.folder, wanted, api_key)
+        else:
+            desk = self._desk(row.folder, wanted)
         model = row.model or desk.settings.model
         worktree = row.settings.get(WORKTREE)
         recording = None
@@ -158,20 +166,34 @@ class Host:
         self.sessions[row.id] = session
         return session
 
-    def _desk(
-        self, folder: str, wanted: dict[str, Any], api_key: str | None, *, sent: bool
-    ) -> Desk:
-        """`folder`'s desk with these settings; `sent`: with the key a view sent
-        (`api_key`; None when a host reopened the session without it), never this
-        machine's own."""
+    def _desk_with(self, folder: str, wanted: dict[str, Any], api_key: str | None) -> Desk:
+        """A desk of one session's own, with the key its view sent (None: a host that
+        reopened it has none yet), never this machine's own."""
+        desk = Desk(folder, _settings(wanted), api_key=api_key, plans=_no_plan)
+        for tool in ORCHESTRATION_TOOLS:
+            desk.tools.register(tool.name, _needs_panes(tool.name))
+        return desk
+
+    def give_key(self, session_id: str, api_key: str) -> None:
+        """The key a view sends again, for a session whose key this host never had (it
+        reopened the session after a restart)."""
+        session = self.session(session_id)
+        desk = self._keyed.get(session_id)
+        if desk is None:
+            raise KeyRefused("this session reaches the model with this machine's own key")
+        self.hide(api_key)
+        previous = desk.apply_settings(desk.settings, api_key)
+        if previous is not None and not session.busy:
+            asyncio.get_running_loop().create_task(previous.aclose())
+
+    def _desk(self, folder: str, wanted: dict[str, Any]) -> Desk:
         key = json.dumps([folder, wanted], sort_keys=True)
-        if sent:  # one desk per key sent (its digest, in memory only)
-            key += " sent " + hashlib.sha256((api_key or "").encode()).hexdigest()[:16]
         desk = self.desks.get(key)
         if desk is None:
             settings = _settings(wanted)
-            own = get_api_key(api_key_kind(settings)) if not sent else api_key
-            desk = Desk(folder, settings, api_key=own, plans=_no_plan)
+            desk = Desk(
+                folder, settings, api_key=get_api_key(api_key_kind(settings)), plans=_no_plan
+            )
             for tool in ORCHESTRATION_TOOLS:
                 desk.tools.register(tool.name, _needs_panes(tool.name))
             self.desks[key] = desk
@@ -188,6 +210,9 @@ class Host:
         if session is not None:
             await session.aclose()
             self.journal.closed(session_id)
+        desk = self._keyed.pop(session_id, None)
+        if desk is not None:
+            await desk.aclose()
 
     # -- what runs -----------------------------------------------------------------------
 
@@ -208,7 +233,7 @@ class Host:
         for session in list(self.sessions.values()):
             await session.aclose()
         self.frame()
-        for desk in self.desks.values():
+        for desk in [*self.desks.values(), *self._keyed.values()]:
             await desk.aclose()
         if self.store is not None:
             self.store.close()

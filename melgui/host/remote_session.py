@@ -96,6 +96,9 @@ class RemoteSession:
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
         self.keep_running = False
+        # The key the host's loop uses, when this view sent it (`start`): sent again if
+        # the host there restarted and reopened the session without it.
+        self._api_key = ""
 
     @classmethod
     def start(
@@ -120,6 +123,7 @@ class RemoteSession:
         }  # fmt: skip
         if api_key:
             params["api_key"] = api_key
+            session._api_key = api_key
         if worktree is not None:
             params["worktree"] = worktree_to_json(worktree)
             session.loop.cwd = str(folder_in(worktree, folder))
@@ -264,6 +268,8 @@ class RemoteSession:
                 self._ask(record)
             elif kind == "approval_resolved":
                 self._resolved(record)
+            elif kind == "notice" and record.get("key_needed") and self._api_key:
+                self._command("session/key", {"api_key": self._api_key})
             event = self._reader.event_of(record)
             if event is None:
                 continue

@@ -28,7 +28,7 @@ from melgui.core.worktrees.model import Worktree
 from melgui.desk.hosted_mcp import project_file
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
-from melgui.host.host import Host, UnknownSession
+from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
@@ -148,6 +148,7 @@ class HostServer:
             "session/attach": self._attach,
             "session/detach": self._detach,
             "session/close": self._close,
+            "session/key": self._key,
             "turn/prompt": self._prompt,
             "turn/stop": self._stop,
             "approval/answer": self._answer,
@@ -352,6 +353,19 @@ class HostServer:
             api_key=api_key,
         )
         return session.describe()
+
+    async def _key(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """The key again, for a session opened with one that a restarted host reopened
+        without it (its `key_needed` notice)."""
+        api_key = params.get("api_key")
+        if not isinstance(api_key, str) or not api_key:
+            raise RpcError(wire.INVALID_PARAMS, "api_key must be a non-empty string")
+        self.host.hide(api_key)
+        try:
+            self.host.give_key(str(params["session"]), api_key)
+        except KeyRefused as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {}
 
     async def _list(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return [s.describe() for s in self.host.sessions.values()]

@@ -19,7 +19,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.protocol.loop_events import ApprovalNeeded, ContextNotice, LoopEvent
 from melgui.core.thread.entries import AssistantEntry
 from melgui.host.client import HostClient
 from melgui.host.place import HostPlace
@@ -28,7 +28,7 @@ from melgui.remote.link import Link
 from melgui.remote.link_client import LinkClient
 from melgui.remote.target import CommandTarget, command_target
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.remote.local_target import BRIDGE, ROOT, box_host
+from tests.remote.local_target import BRIDGE, ROOT, box_host, host_pid
 
 KEY = "sk-sent-once-0123456789abcdef"
 LIMIT = 60
@@ -159,3 +159,42 @@ async def test_the_turn_goes_on_there_while_the_link_is_down_and_the_key_stays_i
     assert client.gaps == [] and later.gaps == []
     assert sum(isinstance(e, ApprovalNeeded) for e in events) == 1  # run_command, once
     assert remote.files_holding(KEY) == [str(remote.folder / "settings.env")]
+
+
+async def test_a_host_there_that_restarted_gets_the_key_again_from_the_view(
+    tmp_path: Path,
+) -> None:
+    """The host there killed: the link reaches a new one, which reopens the session from
+    its journal without the key (on no disk there); the view that sent it sends it
+    again, and the next turn reaches the model with it."""
+    remote = Remote(tmp_path)
+    relay = ScriptedRelay(api_key=KEY)
+    relay.script([text("One."), done()], [text("Two."), done()])
+    with relay, box_host(remote.runtime):
+        settings = {"connection": "relay", "relay_url": relay.base_url}
+        link = remote.link()
+        await link.open()
+        client = LinkClient(link)
+        session = RemoteSession.start(client, folder=str(remote.folder), settings=settings,
+                                      api_key=KEY)  # fmt: skip
+        notices: list[LoopEvent] = []
+        session.subscribe(notices.append)
+        try:
+            session.submit("one")
+            await asyncio.wait_for(session.wait_idle(), LIMIT)
+            first = host_pid(remote.runtime)
+            assert first is not None
+            os.kill(first, signal.SIGKILL)
+            await until(lambda: client.reattached == 1, "the view reattached to a new host")
+            assert host_pid(remote.runtime) != first
+            session.submit("two")
+            await asyncio.wait_for(session.wait_idle(), LIMIT)
+        finally:
+            session.keep_running = True
+            await session.aclose()
+            await link.aclose()
+    assert [r.authorization for r in relay.requests] == [f"Bearer {KEY}"] * 2
+    assert said(session) == "One.Two."
+    said_there = [e.text for e in notices if isinstance(e, ContextNotice)]
+    assert any("memory" in line for line in said_there), said_there
+    assert remote.files_holding(KEY) == []

@@ -1,0 +1,74 @@
+"""A session opened with the view's key (`session/open`'s `api_key`: the loop runs in the
+host, on another machine): the host reaches the model with that key, never with its own,
+holds it in memory only, and after a restart (no key on any disk) says so, refuses to
+fall back to its own key, and goes on once a view sends the key again (`session/key`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from melgui.host.client import HostClient
+from tests.fakes import ScriptedRelay, done, text
+from tests.fakes.host_process import KEY as HOSTS_OWN, HostProcess
+from tests.host.conftest import wait_for
+
+KEY = "sk-from-the-view-0123456789"
+
+
+def files_holding(secret: str, *tops: Path) -> list[str]:
+    return [
+        str(path)
+        for top in tops
+        for path in top.rglob("*")
+        if path.is_file() and secret.encode() in path.read_bytes()
+    ]
+
+
+async def turn(client: HostClient, session: str, prompt: str) -> None:
+    before = (await wait_for(client, session, lambda s: True))["seq"]
+    await client.call("turn/prompt", session=session, text=prompt)
+    await wait_for(client, session, lambda s: not s["busy"] and s["seq"] > before + 1)
+
+
+async def test_the_key_sent_is_used_kept_in_memory_and_sent_again_after_a_restart(
+    host: HostProcess, tmp_path: Path
+) -> None:
+    relay = ScriptedRelay(api_key=KEY)
+    relay.script([text("One."), done()], [text("Three."), done()])
+    data = Path(os.environ["MELGUI_DATA_DIR"])
+    with relay:
+        settings = {"connection": "relay", "relay_url": relay.base_url}
+        client = await host.client()
+        opened = await client.call("session/open", folder=str(tmp_path), model="m1",
+                                   settings=settings, api_key=KEY)  # fmt: skip
+        session = opened["id"]
+        await turn(client, session, "one")
+        await client.aclose()
+        host.kill()  # the key was in its memory only
+        assert files_holding(KEY, data, host.runtime, tmp_path) == []
+        host.start()
+        client = await host.client()
+        try:
+            answer = await client.attach({session: None})
+            tail = answer[session]["snapshot"]["tail"]
+            needed = [r for r in tail if r.get("key_needed")]
+            assert len(needed) == 1 and "memory" in needed[0]["text"]
+            await turn(client, session, "two")  # no key: refused, never the host's own
+            own = await client.call("session/open", folder=str(tmp_path), model="m1",
+                                    settings=settings)  # fmt: skip
+            refused = await asyncio.gather(
+                client.call("session/key", session=own["id"], api_key=KEY),
+                return_exceptions=True,
+            )
+            await client.call("session/key", session=session, api_key=KEY)
+            await turn(client, session, "three")
+        finally:
+            await client.aclose()
+    # Turn two, with no key after the restart: none sent, not the host's own either.
+    auths = [r.authorization for r in relay.requests]
+    assert auths == [f"Bearer {KEY}", None, f"Bearer {KEY}"]
+    assert HOSTS_OWN in host.env.values()  # the host had a key of its own all along
+    assert "own key" in str(refused[0])
+    assert files_holding(KEY, data, host.runtime, tmp_path) == []
