@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import uuid
 from typing import Any, cast, get_args
 
-from melgui.core.config.redaction import remember_secret
+from melgui.core.config.redaction import MIN_SECRET, remember_secret
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
@@ -40,6 +41,11 @@ WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
 # and is held only in this process's memory. The journal keeps this flag, never the key.
 KEY_SENT = "key_sent"
 NOT_SETTINGS = (WORKTREE, KEY_SENT)
+KEY_HELD = (
+    "This conversation's loop runs on {machine}, with the model key your melgui sent: "
+    "it is kept in the memory of melgui's host there only, never on its disk, and goes "
+    "when that host ends."
+)
 KEY_LOST = (
     "This session's model key was held only in the memory of the melgui host that "
     "stopped, and is on no disk here: the loop cannot reach the model until a view sends "
@@ -86,8 +92,8 @@ class Host:
                 continue
             session.reopened()
             if row.settings.get(KEY_SENT):
-                session.log.add({"type": "notice", "level": "warning", "text": KEY_LOST,
-                                 "key_needed": True})  # fmt: skip
+                session.note(KEY_LOST)  # said in the chat; the record asks its view
+                session.log.add({"type": "key_needed"})
             last = self.journal.last_of_type(row.id, ("prompt", "turn_end", "interrupted"))
             if last is not None and last["type"] == "prompt":
                 session.mark_interrupted()
@@ -105,8 +111,9 @@ class Host:
     ) -> HostedSession:
         """A session on `folder`'s desk; a worker with `worktree` works in its own git
         worktree (kept with the session's settings, so a new host reopens it there).
-        With `api_key`, the loop reaches the model with that key (a view's, sent once),
-        kept in this process's memory only, never this machine's own key."""
+        With `api_key`, the loop reaches the model with that key (a view's, sent once;
+        "": the view has none), kept in this process's memory only, never with this
+        machine's own key."""
         wanted = {k: v for k, v in (settings or {}).items() if k in SETTABLE}
         if worktree is not None:
             wanted[WORKTREE] = worktree_to_json(worktree)
@@ -116,19 +123,22 @@ class Host:
         row = SessionRow(uuid.uuid4().hex[:12], folder, conversation, model, role, wanted)
         session = self._start(row, api_key)
         self.journal.opened(session.row)
+        if api_key is not None:
+            machine = socket.gethostname() or "the remote machine"
+            session.first_note = KEY_HELD.format(machine=machine)
         return session
 
     def hide(self, key: str) -> None:
         """A key a view sent: hidden from everything this host writes or sends."""
-        if key and key not in self.sent_keys:
+        if len(key) >= MIN_SECRET and key not in self.sent_keys:
             self.sent_keys = (*self.sent_keys, key)
             self.journal.secrets = self.sent_keys
-        remember_secret(key)
+            remember_secret(key)
 
     def _start(self, row: SessionRow, api_key: str | None = None) -> HostedSession:
         wanted = {k: v for k, v in row.settings.items() if k not in NOT_SETTINGS}
         if row.settings.get(KEY_SENT):
-            desk = self._keyed[row.id] = self._desk_with(row.folder, wanted, api_key)
+            desk = self._keyed[row.id] = self._desk_with(row.folder, wanted, api_key or None)
         else:
             desk = self._desk(row.folder, wanted)
         model = row.model or desk.settings.model

@@ -116,12 +116,12 @@ class RemoteSession:
         """Open a session in the host (in the background) and attach to it; with
         `worktree`, a worker that works in its own git worktree of `folder`; with
         `api_key`, the host's loop reaches the model with this key (sent once, kept in
-        the host's memory only), not with that machine's own."""
+        the host's memory only; "": none), never with that machine's own."""
         session = cls(client, folder=folder, model=model, source=source)
         params: dict[str, Any] = {
             "folder": folder, "model": model, "role": role, "settings": settings or {},
         }  # fmt: skip
-        if api_key:
+        if api_key is not None:
             params["api_key"] = api_key
             session._api_key = api_key
         if worktree is not None:
@@ -268,7 +268,7 @@ class RemoteSession:
                 self._ask(record)
             elif kind == "approval_resolved":
                 self._resolved(record)
-            elif kind == "notice" and record.get("key_needed") and self._api_key:
+            elif kind == "key_needed" and self._api_key:
                 self._command("session/key", {"api_key": self._api_key})
             event = self._reader.event_of(record)
             if event is None:

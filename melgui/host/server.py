@@ -336,9 +336,9 @@ class HostServer:
 
     async def _open(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         api_key = params.get("api_key")
-        if api_key is not None:
-            if not isinstance(api_key, str) or not api_key:
-                raise RpcError(wire.INVALID_PARAMS, "api_key must be a non-empty string")
+        if api_key is not None:  # "": the view has no key (a server that needs none)
+            if not isinstance(api_key, str):
+                raise RpcError(wire.INVALID_PARAMS, "api_key must be a string")
             self.host.hide(api_key)  # before anything can fail and say it
         folder = params["folder"]
         if not isinstance(folder, str) or not os.path.isdir(folder):

@@ -42,6 +42,10 @@ class HostedSession:
         # The host's records since this turn began (a crash's note included) go with a
         # snapshot as its `tail`; the thread's changes are in the snapshot itself.
         self._tail_from = log.last_seq
+        # A warning the thread says when the first turn begins (a view draws the thread's
+        # changes from its first prompt: a note in the snapshot it started from is not
+        # drawn).
+        self.first_note = ""
         if recording is not None:
             recording.attach(agent)
         agent.thread.subscribe(self._changed)
@@ -85,6 +89,9 @@ class HostedSession:
     def prompt(self, text: str) -> None:
         self._tail_from = self.log.next_seq - 1
         self.log.add({"type": "prompt", "text": text})
+        if self.first_note:
+            self.note(self.first_note)
+            self.first_note = ""
         self.agent.submit(text)
         if self._idle_watch is None or self._idle_watch.done():
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
@@ -114,6 +121,11 @@ class HostedSession:
         """Opened again by a new host: a view whose copy is of the thread the host before
         ran takes a snapshot of this one."""
         self.log.add({"type": "thread", "thread": self.agent.thread.thread_id})
+
+    def note(self, text: str) -> None:
+        """A warning in the thread the views draw (a line in the chat)."""
+        thread = self.agent.thread
+        thread.add(NoteEntry(thread.new_id(), "context", text, "warning"))
 
     def mark_interrupted(self) -> None:
         """Say the turn was cut: a host record, and a note in the thread the views draw."""

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from melgui.host.client import HostClient
 from tests.fakes import ScriptedRelay, done, text
-from tests.fakes.host_process import KEY as HOSTS_OWN, HostProcess
+from tests.fakes.host_process import KEY as HOSTS_OWN
+from tests.fakes.host_process import HostProcess
 from tests.host.conftest import wait_for
 
 KEY = "sk-from-the-view-0123456789"
@@ -53,8 +54,10 @@ async def test_the_key_sent_is_used_kept_in_memory_and_sent_again_after_a_restar
         try:
             answer = await client.attach({session: None})
             tail = answer[session]["snapshot"]["tail"]
-            needed = [r for r in tail if r.get("key_needed")]
-            assert len(needed) == 1 and "memory" in needed[0]["text"]
+            assert [r["type"] for r in tail].count("key_needed") == 1
+            notes = answer[session]["snapshot"]["thread"]["entries"]
+            said = [e["text"] for e in notes if e["kind"] == "note"]
+            assert "memory of the melgui host that stopped" in said[-1]
             await turn(client, session, "two")  # no key: refused, never the host's own
             own = await client.call("session/open", folder=str(tmp_path), model="m1",
                                     settings=settings)  # fmt: skip

@@ -19,8 +19,8 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from melgui.core.protocol.loop_events import ApprovalNeeded, ContextNotice, LoopEvent
-from melgui.core.thread.entries import AssistantEntry
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.thread.entries import AssistantEntry, NoteEntry
 from melgui.host.client import HostClient
 from melgui.host.place import HostPlace
 from melgui.host.remote_session import RemoteSession
@@ -149,6 +149,8 @@ async def test_the_turn_goes_on_there_while_the_link_is_down_and_the_key_stays_i
     assert (remote.folder / "counter").read_text() == "x\n"  # it ran once
     for view in (session, again):
         assert said(view) == "Reading. Done; it said «redacted»."
+        [note] = [e for e in view.thread.entries if isinstance(e, NoteEntry)]
+        assert "with the model key your melgui sent" in note.text and note.level == "warning"
         assert [(c.call_id, c.phase) for c in view.thread.calls()] == [("r", "ok"), ("c", "ok")]
         assert [m.role for m in view.conversation.messages] == [
             "user", "assistant", "tool", "assistant", "tool", "assistant",
@@ -177,8 +179,6 @@ async def test_a_host_there_that_restarted_gets_the_key_again_from_the_view(
         client = LinkClient(link)
         session = RemoteSession.start(client, folder=str(remote.folder), settings=settings,
                                       api_key=KEY)  # fmt: skip
-        notices: list[LoopEvent] = []
-        session.subscribe(notices.append)
         try:
             session.submit("one")
             await asyncio.wait_for(session.wait_idle(), LIMIT)
@@ -195,6 +195,6 @@ async def test_a_host_there_that_restarted_gets_the_key_again_from_the_view(
             await link.aclose()
     assert [r.authorization for r in relay.requests] == [f"Bearer {KEY}"] * 2
     assert said(session) == "One.Two."
-    said_there = [e.text for e in notices if isinstance(e, ContextNotice)]
-    assert any("memory" in line for line in said_there), said_there
+    notes = [e.text for e in session.thread.entries if isinstance(e, NoteEntry)]
+    assert "host that stopped" in notes[-1]  # the new host's copy: the key was lost
     assert remote.files_holding(KEY) == []
