@@ -14,6 +14,7 @@ import json
 import logging
 import socket
 import uuid
+from collections.abc import Awaitable
 from typing import Any, cast, get_args
 
 from melgui.core.config.redaction import MIN_SECRET, remember_secret
@@ -47,7 +48,7 @@ KEY_HELD = (
     "when that host ends."
 )
 KEY_LOST = (
-    "This session's model key was held only in the memory of the melgui host that "
+    "This conversation's model key was held only in the memory of the melgui host that "
     "stopped, and is on no disk here: the loop cannot reach the model until a view sends "
     "the key again."
 )
@@ -67,6 +68,7 @@ class Host:
         self.store = store
         self.desks: dict[str, Desk] = {}
         self._keyed: dict[str, Desk] = {}  # a session's own desk, with the key it was sent
+        self._closing: set[asyncio.Task[None]] = set()  # transports a new key replaced
         self.sessions: dict[str, HostedSession] = {}
         self.notices: list[str] = []
         # Keys views sent with `session/open`, in memory only: hidden from what the host
@@ -193,8 +195,12 @@ class Host:
             raise KeyRefused("this session reaches the model with this machine's own key")
         self.hide(api_key)
         previous = desk.apply_settings(desk.settings, api_key)
-        if previous is not None and not session.busy:
-            asyncio.get_running_loop().create_task(previous.aclose())
+        if previous is not None:  # once the turn that may stream through it has ended
+            closing = asyncio.get_running_loop().create_task(
+                _close_after(session.agent.wait_idle(), previous.aclose())
+            )
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
 
     def _desk(self, folder: str, wanted: dict[str, Any]) -> Desk:
         key = json.dumps([folder, wanted], sort_keys=True)
@@ -261,6 +267,11 @@ def _settings(wanted: dict[str, Any]) -> Settings:
         log.warning("settings: %s; using defaults", exc)
         settings = Settings()
     return settings.model_copy(update=wanted)
+
+
+async def _close_after(turn: Awaitable[None], close: Awaitable[None]) -> None:
+    await turn
+    await close
 
 
 def _no_plan(title: str, markdown: str) -> None:
