@@ -227,7 +227,10 @@ class RemoteSession:
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         self._idle.clear()
-        self._command("turn/prompt", {"text": text})
+        extra: dict[str, Any] = {"text": text}
+        if parts:  # images and attached files go with it, as a message stores them
+            extra["parts"] = [part.to_json() for part in parts]
+        self._command("turn/prompt", extra)
 
     def request_compaction(self) -> None:
         self._dispatch_notice("compaction is not available through the host yet")

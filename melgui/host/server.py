@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.config.redaction import hide_secrets
+from melgui.core.protocol.content import part_from_json
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -405,7 +406,14 @@ class HostServer:
         text = params["text"]
         if not isinstance(text, str) or not text.strip():
             raise RpcError(wire.INVALID_PARAMS, "the prompt is empty")
-        self.host.session(params["session"]).prompt(text)
+        given = params.get("parts") or []
+        try:  # the view's attachments (images, files), as a message stores them
+            parts = tuple(part_from_json(part) for part in given)
+        except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
+            raise RpcError(
+                wire.INVALID_PARAMS, f"turn/prompt: a part cannot be read ({exc})"
+            ) from None
+        self.host.session(params["session"]).prompt(text, parts)
         return {}
 
     async def _stop(self, view: ViewConnection, params: dict[str, Any]) -> Any:

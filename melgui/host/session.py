@@ -11,6 +11,7 @@ from typing import Any, cast, get_args
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
+from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
@@ -86,13 +87,13 @@ class HostedSession:
 
     # -- commands ------------------------------------------------------------------------
 
-    def prompt(self, text: str) -> None:
+    def prompt(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         self._tail_from = self.log.next_seq - 1
         self.log.add({"type": "prompt", "text": text})
         if self.first_note:
             self.note(self.first_note)
             self.first_note = ""
-        self.agent.submit(text)
+        self.agent.submit(text, parts)
         if self._idle_watch is None or self._idle_watch.done():
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
 

@@ -6,16 +6,21 @@ fall back to its own key, and goes on once a view sends the key again (`session/
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import os
 from pathlib import Path
 
+from melgui.core.protocol.content import FilePart, ImagePart
 from melgui.host.client import HostClient
+from melgui.host.remote_session import RemoteSession
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.host_process import KEY as HOSTS_OWN
 from tests.fakes.host_process import HostProcess
 from tests.host.conftest import wait_for
 
 KEY = "sk-from-the-view-0123456789"
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 
 
 def files_holding(secret: str, *tops: Path) -> list[str]:
@@ -75,3 +80,32 @@ async def test_the_key_sent_is_used_kept_in_memory_and_sent_again_after_a_restar
     assert HOSTS_OWN in host.env.values()  # the host had a key of its own all along
     assert "own key" in str(refused[0])
     assert files_holding(KEY, data, host.runtime, tmp_path) == []
+
+
+async def test_a_prompt_s_attachments_reach_the_model_through_the_host(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """A worker pane's images and files go with its prompt (`turn/prompt`'s `parts`),
+    not dropped on the way to a loop that runs in the host."""
+    scripted_relay.script([text("A chart."), done()])
+    image = ImagePart("image/png", PNG, "shot.png")
+    client = await host.client()
+    try:
+        settings = {"connection": "relay", "relay_url": scripted_relay.base_url}
+        session = RemoteSession.start(client, folder=str(tmp_path), settings=settings)
+        session.submit("What is on this?", (image, FilePart("src/a.py", "print(1)\n")))
+        await asyncio.wait_for(session.wait_idle(), 60)
+        bad = await asyncio.gather(
+            client.call("turn/prompt", session=session.session_id, text="x",
+                        parts=[{"type": "image", "mime": "image/png", "data": 5}]),
+            return_exceptions=True,
+        )  # fmt: skip
+        await session.aclose()
+    finally:
+        await client.aclose()
+    [asked] = scripted_relay.legs_received
+    sent = json.dumps(asked.last_message)
+    assert base64.b64encode(PNG).decode() in sent and "print(1)" in sent
+    [user] = [m for m in session.conversation.messages if m.role == "user"]
+    assert user.parts == (image, FilePart("src/a.py", "print(1)\n"))
+    assert "a part cannot be read" in str(bad[0])
