@@ -17,8 +17,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from melgui.core.config.redaction import hide_secrets
-from melgui.core.protocol.content import part_from_json
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -34,7 +32,7 @@ from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
 from melgui.host.tool_calls import Result, ToolCalls
-from melgui.host.wire import RpcError
+from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +68,7 @@ class ViewConnection:
             log.warning("view %s reads too slowly: let go", self.client)
             self.writer.close()
             return
-        data = wire.encode(message)
-        secrets = self.server.host.sent_keys
-        if secrets:  # a key a view sent is never sent back (a tool read it, a model said it)
-            data = hide_secrets(data.decode(), secrets).encode()
-        self.writer.write(data)
+        self.writer.write(hidden(wire.encode(message), self.server.host.sent_keys))
 
     async def run(self) -> None:
         try:
@@ -336,11 +330,8 @@ class HostServer:
         return {}
 
     async def _open(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        api_key = params.get("api_key")
-        if api_key is not None:  # "": the view has no key (a server that needs none)
-            if not isinstance(api_key, str):
-                raise RpcError(wire.INVALID_PARAMS, "api_key must be a string")
-            self.host.hide(api_key)  # before anything can fail and say it
+        api_key = api_key_of(params)
+        self.host.hide(api_key or "")  # before anything can fail and say it
         folder = params["folder"]
         if not isinstance(folder, str) or not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
@@ -358,12 +349,8 @@ class HostServer:
     async def _key(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """The key again, for a session opened with one that a restarted host reopened
         without it (its `key_needed` notice)."""
-        api_key = params.get("api_key")
-        if not isinstance(api_key, str) or not api_key:
-            raise RpcError(wire.INVALID_PARAMS, "api_key must be a non-empty string")
-        self.host.hide(api_key)
         try:
-            self.host.give_key(str(params["session"]), api_key)
+            self.host.give_key(str(params["session"]), api_key_of(params, required=True) or "")
         except KeyRefused as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
         return {}
@@ -406,14 +393,7 @@ class HostServer:
         text = params["text"]
         if not isinstance(text, str) or not text.strip():
             raise RpcError(wire.INVALID_PARAMS, "the prompt is empty")
-        given = params.get("parts") or []
-        try:  # the view's attachments (images, files), as a message stores them
-            parts = tuple(part_from_json(part) for part in given)
-        except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
-            raise RpcError(
-                wire.INVALID_PARAMS, f"turn/prompt: a part cannot be read ({exc})"
-            ) from None
-        self.host.session(params["session"]).prompt(text, parts)
+        self.host.session(params["session"]).prompt(text, parts_of(params))
         return {}
 
     async def _stop(self, view: ViewConnection, params: dict[str, Any]) -> Any:
