@@ -28,6 +28,7 @@ from melgui.core.protocol.loop_events import (
     ContextNotice,
     LoopEvent,
     MessageAdded,
+    TurnFailed,
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.thread.codec import snapshot_from_json
@@ -39,7 +40,7 @@ from melgui.host.client import HostGone
 from melgui.host.records import worktree_to_json
 from melgui.host.thread_copy import ThreadCopy
 from melgui.host.view_events import EventReader, judgement_of
-from melgui.host.wire import collector_paused
+from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ class SessionClient(Protocol):
 
     sessions: dict[str, Callable[[list[Record]], None]]
     resets: dict[str, Callable[[dict[str, Any]], None]]
+    lost: dict[str, Callable[[str], None]]
 
     async def call(self, method: str, **params: Any) -> Any: ...
 
@@ -170,9 +172,7 @@ class RemoteSession:
             self._listen()
             answer = await self.client.attach({self.session_id: None})
         except (HostGone, OSError, Exception) as exc:  # said in the pane, never raised at Qt
-            self.problem = f"the host could not open this session: {exc}"
-            log.warning("%s", self.problem)
-            self._idle.set()
+            self.lose(f"the host could not open this session: {exc}")
             return
         self._took(answer[self.session_id]["snapshot"])
         for method, extra in self._outbox:
@@ -182,6 +182,7 @@ class RemoteSession:
     def _listen(self) -> None:
         self.client.sessions[self.session_id] = self.heard
         self.client.resets[self.session_id] = self._took
+        self.client.lost[self.session_id] = self.lose
 
     def _took(self, snapshot: dict[str, Any], replay: bool = True) -> None:
         """Start from the host's snapshot; numbered changes follow it. `replay`: hear its
@@ -250,6 +251,7 @@ class RemoteSession:
                 await self.client.call(verb, session=self.session_id)
             self.client.sessions.pop(self.session_id, None)
             self.client.resets.pop(self.session_id, None)
+            self.client.lost.pop(self.session_id, None)
         for task in list(self._tasks):
             task.cancel()
 
@@ -364,6 +366,15 @@ class RemoteSession:
         else:
             request.future.set_result(Deny("answered in another window"))
 
+    def lose(self, why: str) -> None:
+        """The host cannot be told or heard for this session (it could not open it, the
+        link is lost for good, the host forgot it): said as the turn's failure, in plain
+        words, in the pane, instead of a turn that seems to run on."""
+        self.problem = why
+        log.warning("session %s: %s", self.session_id or "(not open)", why)
+        self._idle.set()
+        self._dispatch(TurnFailed(why))
+
     def _dispatch(self, event: LoopEvent) -> None:
         for observer in list(self._observers):
             try:
@@ -385,10 +396,8 @@ class RemoteSession:
     async def _send(self, method: str, extra: dict[str, Any]) -> None:
         try:
             await self.client.call(method, session=self.session_id, **extra)
-        except (HostGone, OSError) as exc:
-            self.problem = str(exc)
-            self._dispatch_notice(str(exc))
-            self._idle.set()
+        except (HostGone, OSError, RpcError) as exc:
+            self.lose(f"{method} did not reach the host: {exc}")
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)

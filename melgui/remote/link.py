@@ -110,6 +110,8 @@ class Link:
         # Heard on each connection, first or again, before calls are sent again (the
         # sessions whose loop runs there reattach: link_client.py).
         self.on_connect: list[Callable[[HostClient], Awaitable[None]]] = []
+        # Heard once when the link is lost for good (why, in plain words).
+        self.on_lost: list[Callable[[str], None]] = []
 
     @property
     def pid(self) -> int | None:
@@ -489,6 +491,8 @@ class Link:
         self._connected.set()  # who waits for a connection hears it is lost
         if say:
             self._say("lost")
+            for hook in list(self.on_lost):
+                hook(why)
         self._end_terminals(f"{why}; the program may still run there")
         for call_id, call in list(self._calls.items()):
             if call.host is None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from melgui.host.changes import Record
 from melgui.host.client import HostClient, HostGone
-from melgui.host.wire import RpcError
+from melgui.host.wire import UNKNOWN_SESSION, RpcError
 from melgui.remote.link import Link
 
 log = logging.getLogger(__name__)
@@ -35,10 +35,12 @@ class LinkClient:
         # Shared with each connection's HostClient: its checked numbers reach these.
         self.sessions: dict[str, Callable[[list[Record]], None]] = {}
         self.resets: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self.lost: dict[str, Callable[[str], None]] = {}
         self.last_seq: dict[str, int] = {}
         self.gaps: list[str] = []
         self.reattached = 0  # connections after the first that reattached sessions
         link.on_connect.append(self._connected)
+        link.on_lost.append(self._lost)
         if link.current is not None:
             self._adopt(link.current)
 
@@ -54,7 +56,12 @@ class LinkClient:
             return
         wanted: dict[str, int | None] = {sid: self.last_seq.get(sid) for sid in self.sessions}
         try:
-            answer = await client.attach(wanted)
+            try:
+                answer = await client.attach(wanted)
+            except RpcError as exc:
+                if exc.code != UNKNOWN_SESSION:
+                    raise
+                answer = await self._one_by_one(client, wanted)  # some the host forgot
         except (HostGone, ConnectionError, RpcError) as exc:
             log.info("%s: reattaching sessions failed: %s", self.link.target.label, exc)
             return  # the link's watch finds it dead and connects again
@@ -63,6 +70,30 @@ class LinkClient:
             reset = self.resets.get(session_id)
             if "snapshot" in part and reset is not None:
                 reset(part["snapshot"])
+
+    async def _one_by_one(
+        self, client: HostClient, wanted: dict[str, int | None]
+    ) -> dict[str, Any]:
+        """Each session attached alone: one the host there no longer has (it lost its
+        journal) is said lost, the others go on."""
+        answer: dict[str, Any] = {}
+        for session_id, since in wanted.items():
+            try:
+                answer.update(await client.attach({session_id: since}))
+            except RpcError as exc:
+                if exc.code != UNKNOWN_SESSION:
+                    raise
+                self.sessions.pop(session_id, None)
+                gone = self.lost.pop(session_id, None)
+                if gone is not None:
+                    gone(f"melgui's host on {self.link.target.label} no longer has this "
+                         "session (its journal there is gone)")  # fmt: skip
+        return answer
+
+    def _lost(self, why: str) -> None:
+        """The link is lost for good: every session here says so."""
+        for gone in list(self.lost.values()):
+            gone(why)
 
     async def call(self, method: str, **params: Any) -> Any:
         client = await self.link.client()

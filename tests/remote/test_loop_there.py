@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFailed
 from melgui.core.thread.entries import AssistantEntry, NoteEntry
 from melgui.host.client import HostClient
 from melgui.host.place import HostPlace
@@ -198,3 +199,44 @@ async def test_a_host_there_that_restarted_gets_the_key_again_from_the_view(
     notes = [e.text for e in session.thread.entries if isinstance(e, NoteEntry)]
     assert "host that stopped" in notes[-1]  # the new host's copy: the key was lost
     assert remote.files_holding(KEY) == []
+
+
+async def test_a_session_there_whose_link_is_lost_or_forgotten_says_so(tmp_path: Path) -> None:
+    """The loop there, and the view cut off: a link lost for good (the remote not
+    reachable again) ends the turn here as failed, saying why, not running on in the
+    pane; so does a host there that lost its journal and no longer has the session."""
+    remote = Remote(tmp_path)
+    relay = ScriptedRelay(api_key=KEY)
+    relay.script([text("One."), done()], [text("One."), done()])
+    failures: dict[str, list[str]] = {"lost": [], "forgotten": []}
+    with relay, box_host(remote.runtime):
+        settings = {"connection": "relay", "relay_url": relay.base_url}
+        for case in ("forgotten", "lost"):
+            link = Link(remote.target(), BRIDGE, heartbeat=0.2, dead_after=2.0,
+                        backoff=(0.1,), give_up=1.0 if case == "lost" else LIMIT)  # fmt: skip
+            await link.open()
+            session = RemoteSession.start(LinkClient(link), folder=str(remote.folder),
+                                          settings=settings, api_key=KEY)  # fmt: skip
+            said = failures[case]
+            session.subscribe(lambda e, said=said: said.append(e.message)
+                              if isinstance(e, TurnFailed) else None)  # fmt: skip
+            try:
+                session.submit("one")
+                await asyncio.wait_for(session.wait_idle(), LIMIT)
+                pid = host_pid(remote.runtime)
+                assert pid is not None
+                if case == "lost":
+                    remote.hold.touch()
+                    os.kill(link.pid or 0, signal.SIGKILL)
+                else:  # the host there and its journal gone: a new host has no sessions
+                    os.kill(pid, signal.SIGKILL)
+                    shutil.rmtree(remote.home / ".local/share/melgui")
+                    os.kill(link.pid or 0, signal.SIGKILL)
+                await until(lambda said=said: bool(said), f"the {case} session said so")
+            finally:
+                session.keep_running = True
+                await session.aclose()
+                await link.aclose()
+    assert failures["lost"] == ["the connection to " + remote.target().label + " was lost"]
+    [forgotten] = failures["forgotten"]
+    assert "no longer has this session" in forgotten
