@@ -90,6 +90,14 @@ def approve_all(events: list[LoopEvent]) -> Callable[[LoopEvent], None]:
     return heard
 
 
+def failed_into(said: list[str]) -> Callable[[LoopEvent], None]:
+    def heard(event: LoopEvent) -> None:
+        if isinstance(event, TurnFailed):
+            said.append(event.message)
+
+    return heard
+
+
 def said(session: RemoteSession) -> str:
     return "".join(e.text for e in session.thread.entries if isinstance(e, AssistantEntry))
 
@@ -217,9 +225,8 @@ async def test_a_session_there_whose_link_is_lost_or_forgotten_says_so(tmp_path:
             await link.open()
             session = RemoteSession.start(LinkClient(link), folder=str(remote.folder),
                                           settings=settings, api_key=KEY)  # fmt: skip
-            said = failures[case]
-            session.subscribe(lambda e, said=said: said.append(e.message)
-                              if isinstance(e, TurnFailed) else None)  # fmt: skip
+            heard = failures[case]
+            session.subscribe(failed_into(heard))
             try:
                 session.submit("one")
                 await asyncio.wait_for(session.wait_idle(), LIMIT)
@@ -232,7 +239,7 @@ async def test_a_session_there_whose_link_is_lost_or_forgotten_says_so(tmp_path:
                     os.kill(pid, signal.SIGKILL)
                     shutil.rmtree(remote.home / ".local/share/melgui")
                     os.kill(link.pid or 0, signal.SIGKILL)
-                await until(lambda said=said: bool(said), f"the {case} session said so")
+                await until(lambda: bool(heard), f"the {case} session said so")  # noqa: B023
             finally:
                 session.keep_running = True
                 await session.aclose()
