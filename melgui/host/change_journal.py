@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from melgui.core.config.redaction import hide_secrets
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS changes (
     session TEXT NOT NULL,
@@ -51,12 +53,18 @@ class ChangeJournal:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        # Keys views sent (Host.hide): no record is written with one in it.
+        self.secrets: tuple[str, ...] = ()
 
     def append(self, session: str, numbered: Iterable[dict[str, Any]]) -> None:
-        rows = [(session, r["seq"], json.dumps(r, ensure_ascii=False)) for r in numbered]
+        rows = [(session, r["seq"], self._text(r)) for r in numbered]
         with self._db:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT INTO changes VALUES (?, ?, ?)", rows)
+
+    def _text(self, record: dict[str, Any]) -> str:
+        text = json.dumps(record, ensure_ascii=False)
+        return hide_secrets(text, self.secrets) if self.secrets else text
 
     def since(self, session: str, seq: int) -> list[dict[str, Any]]:
         rows = self._db.execute(

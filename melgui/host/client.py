@@ -47,6 +47,11 @@ class HostClient:
         self.on_changes: Callable[[str, list[Record]], None] | None = None
         # Per-session listeners (a RemoteSession each), heard after on_changes.
         self.sessions: dict[str, Callable[[list[Record]], None]] = {}
+        # Per-session snapshot takers, for a client that reattaches by itself (a remote
+        # link's: remote/link_client.py) and may be given a snapshot instead of changes.
+        self.resets: dict[str, Callable[[dict[str, Any]], None]] = {}
+        # Per-session "cannot be reached any more, and why", for such a client too.
+        self.lost: dict[str, Callable[[str], None]] = {}
         self.on_gone: Callable[[str], None] | None = None
         # Other notifications (method, params): a remote view's `tools/result`.
         self.on_notification: Callable[[str, dict[str, Any]], None] | None = None

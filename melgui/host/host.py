@@ -9,11 +9,15 @@ a process can embed as it is.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import socket
 import uuid
+from collections.abc import Awaitable
 from typing import Any, cast, get_args
 
+from melgui.core.config.redaction import MIN_SECRET, remember_secret
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
@@ -34,10 +38,28 @@ JOURNAL_FILE = "host.sqlite"
 # What a view may set on a desk it opens a session on (the window sends its own).
 SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
 WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
+# A session row's setting: its model key came from the view (`session/open`'s `api_key`)
+# and is held only in this process's memory. The journal keeps this flag, never the key.
+KEY_SENT = "key_sent"
+NOT_SETTINGS = (WORKTREE, KEY_SENT)
+KEY_HELD = (
+    "This conversation's loop runs on {machine}, with the model key your melgui sent: "
+    "it is kept in the memory of melgui's host there only, never on its disk, and goes "
+    "when that host ends."
+)
+KEY_LOST = (
+    "This conversation's model key was held only in the memory of the melgui host that "
+    "stopped, and is on no disk here: the loop cannot reach the model until a view sends "
+    "the key again."
+)
 
 
 class UnknownSession(KeyError):
     pass
+
+
+class KeyRefused(ValueError):
+    """A key sent for a session that does not take one."""
 
 
 class Host:
@@ -45,8 +67,13 @@ class Host:
         self.journal = journal
         self.store = store
         self.desks: dict[str, Desk] = {}
+        self._keyed: dict[str, Desk] = {}  # a session's own desk, with the key it was sent
+        self._closing: set[asyncio.Task[None]] = set()  # transports a new key replaced
         self.sessions: dict[str, HostedSession] = {}
         self.notices: list[str] = []
+        # Keys views sent with `session/open`, in memory only: hidden from what the host
+        # journals and sends (server.py), and from the history (`remember_secret`).
+        self.sent_keys: tuple[str, ...] = ()
 
     @classmethod
     def open(cls) -> Host:
@@ -66,6 +93,9 @@ class Host:
                 self.journal.closed(row.id)
                 continue
             session.reopened()
+            if row.settings.get(KEY_SENT):
+                session.note(KEY_LOST)  # said in the chat; the record asks its view
+                session.log.add({"type": "key_needed"})
             last = self.journal.last_of_type(row.id, ("prompt", "turn_end", "interrupted"))
             if last is not None and last["type"] == "prompt":
                 session.mark_interrupted()
@@ -79,19 +109,40 @@ class Host:
         role: str = "assistant",
         settings: dict[str, Any] | None = None,
         worktree: Worktree | None = None,
+        api_key: str | None = None,
     ) -> HostedSession:
         """A session on `folder`'s desk; a worker with `worktree` works in its own git
-        worktree (kept with the session's settings, so a new host reopens it there)."""
+        worktree (kept with the session's settings, so a new host reopens it there).
+        With `api_key`, the loop reaches the model with that key (a view's, sent once;
+        "": the view has none), kept in this process's memory only, never with this
+        machine's own key."""
         wanted = {k: v for k, v in (settings or {}).items() if k in SETTABLE}
         if worktree is not None:
             wanted[WORKTREE] = worktree_to_json(worktree)
+        if api_key is not None:
+            self.hide(api_key)
+            wanted[KEY_SENT] = True
         row = SessionRow(uuid.uuid4().hex[:12], folder, conversation, model, role, wanted)
-        session = self._start(row)
+        session = self._start(row, api_key)
         self.journal.opened(session.row)
+        if api_key is not None:
+            machine = socket.gethostname() or "the remote machine"
+            session.first_note = KEY_HELD.format(machine=machine)
         return session
 
-    def _start(self, row: SessionRow) -> HostedSession:
-        desk = self._desk(row.folder, {k: v for k, v in row.settings.items() if k != WORKTREE})
+    def hide(self, key: str) -> None:
+        """A key a view sent: hidden from everything this host writes or sends."""
+        if len(key) >= MIN_SECRET and key not in self.sent_keys:
+            self.sent_keys = (*self.sent_keys, key)
+            self.journal.secrets = self.sent_keys
+            remember_secret(key)
+
+    def _start(self, row: SessionRow, api_key: str | None = None) -> HostedSession:
+        wanted = {k: v for k, v in row.settings.items() if k not in NOT_SETTINGS}
+        if row.settings.get(KEY_SENT):
+            desk = self._keyed[row.id] = self._desk_with(row.folder, wanted, api_key or None)
+        else:
+            desk = self._desk(row.folder, wanted)
         model = row.model or desk.settings.model
         worktree = row.settings.get(WORKTREE)
         recording = None
@@ -127,6 +178,30 @@ class Host:
         self.sessions[row.id] = session
         return session
 
+    def _desk_with(self, folder: str, wanted: dict[str, Any], api_key: str | None) -> Desk:
+        """A desk of one session's own, with the key its view sent (None: a host that
+        reopened it has none yet), never this machine's own."""
+        desk = Desk(folder, _settings(wanted), api_key=api_key, plans=_no_plan)
+        for tool in ORCHESTRATION_TOOLS:
+            desk.tools.register(tool.name, _needs_panes(tool.name))
+        return desk
+
+    def give_key(self, session_id: str, api_key: str) -> None:
+        """The key a view sends again, for a session whose key this host never had (it
+        reopened the session after a restart)."""
+        session = self.session(session_id)
+        desk = self._keyed.get(session_id)
+        if desk is None:
+            raise KeyRefused("this session reaches the model with this machine's own key")
+        self.hide(api_key)
+        previous = desk.apply_settings(desk.settings, api_key)
+        if previous is not None:  # once the turn that may stream through it has ended
+            closing = asyncio.get_running_loop().create_task(
+                _close_after(session.agent.wait_idle(), previous.aclose())
+            )
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+
     def _desk(self, folder: str, wanted: dict[str, Any]) -> Desk:
         key = json.dumps([folder, wanted], sort_keys=True)
         desk = self.desks.get(key)
@@ -151,6 +226,9 @@ class Host:
         if session is not None:
             await session.aclose()
             self.journal.closed(session_id)
+        desk = self._keyed.pop(session_id, None)
+        if desk is not None:
+            await desk.aclose()
 
     # -- what runs -----------------------------------------------------------------------
 
@@ -171,7 +249,7 @@ class Host:
         for session in list(self.sessions.values()):
             await session.aclose()
         self.frame()
-        for desk in self.desks.values():
+        for desk in [*self.desks.values(), *self._keyed.values()]:
             await desk.aclose()
         if self.store is not None:
             self.store.close()
@@ -189,6 +267,11 @@ def _settings(wanted: dict[str, Any]) -> Settings:
         log.warning("settings: %s; using defaults", exc)
         settings = Settings()
     return settings.model_copy(update=wanted)
+
+
+async def _close_after(turn: Awaitable[None], close: Awaitable[None]) -> None:
+    await turn
+    await close
 
 
 def _no_plan(title: str, markdown: str) -> None:

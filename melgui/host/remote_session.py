@@ -17,7 +17,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
@@ -28,6 +28,7 @@ from melgui.core.protocol.loop_events import (
     ContextNotice,
     LoopEvent,
     MessageAdded,
+    TurnFailed,
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.thread.codec import snapshot_from_json
@@ -35,16 +36,31 @@ from melgui.core.thread.thread import SeqGap
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
-from melgui.host.client import HostClient, HostGone
+from melgui.host.client import HostGone
 from melgui.host.records import worktree_to_json
 from melgui.host.thread_copy import ThreadCopy
 from melgui.host.view_events import EventReader, judgement_of
-from melgui.host.wire import collector_paused
+from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 STREAMED = ("assistant", "reasoning")
+
+
+class SessionClient(Protocol):
+    """The host as a RemoteSession talks to it: a HostClient, or a remote link's
+    LinkClient (remote/link_client.py), which reattaches by itself after a drop."""
+
+    sessions: dict[str, Callable[[list[Record]], None]]
+    resets: dict[str, Callable[[dict[str, Any]], None]]
+    lost: dict[str, Callable[[str], None]]
+
+    async def call(self, method: str, **params: Any) -> Any: ...
+
+    async def attach(
+        self, sessions: dict[str, int | None], page: int | None = None
+    ) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -60,7 +76,7 @@ class LoopFacts:
 
 
 class RemoteSession:
-    def __init__(self, client: HostClient, *, folder: str, model: str, source: str) -> None:
+    def __init__(self, client: SessionClient, *, folder: str, model: str, source: str) -> None:
         self.client = client
         self.source = source
         self.loop = LoopFacts(model, folder)
@@ -82,11 +98,14 @@ class RemoteSession:
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
         self.keep_running = False
+        # The key the host's loop uses, when this view sent it (`start`): sent again if
+        # the host there restarted and reopened the session without it.
+        self._api_key = ""
 
     @classmethod
     def start(
         cls,
-        client: HostClient,
+        client: SessionClient,
         *,
         folder: str,
         model: str = "",
@@ -94,11 +113,19 @@ class RemoteSession:
         source: str = "worker",
         settings: dict[str, Any] | None = None,
         worktree: Worktree | None = None,
+        api_key: str | None = None,
     ) -> RemoteSession:
         """Open a session in the host (in the background) and attach to it; with
-        `worktree`, a worker that works in its own git worktree of `folder`."""
+        `worktree`, a worker that works in its own git worktree of `folder`; with
+        `api_key`, the host's loop reaches the model with this key (sent once, kept in
+        the host's memory only; "": none), never with that machine's own."""
         session = cls(client, folder=folder, model=model, source=source)
-        params = {"folder": folder, "model": model, "role": role, "settings": settings or {}}
+        params: dict[str, Any] = {
+            "folder": folder, "model": model, "role": role, "settings": settings or {},
+        }  # fmt: skip
+        if api_key is not None:
+            params["api_key"] = api_key
+            session._api_key = api_key
         if worktree is not None:
             params["worktree"] = worktree_to_json(worktree)
             session.loop.cwd = str(folder_in(worktree, folder))
@@ -107,7 +134,7 @@ class RemoteSession:
 
     @classmethod
     async def reattach(
-        cls, client: HostClient, described: list[dict[str, Any]], page: int | None = None
+        cls, client: SessionClient, described: list[dict[str, Any]], page: int | None = None
     ) -> list[RemoteSession]:
         """Sessions the host already runs (from `session/list`), attached in one request:
         each one's conversation so far is in `conversation` when this returns (a view
@@ -119,7 +146,7 @@ class RemoteSession:
         ]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
-            client.sessions[session.session_id] = session.heard
+            session._listen()
         answer = await client.attach({s.session_id: None for s in sessions}, page)
         for session in sessions:
             session._took(answer[session.session_id]["snapshot"])
@@ -142,17 +169,20 @@ class RemoteSession:
             opened = await self.client.call("session/open", **params)
             self.session_id = opened["id"]
             self.loop.model = opened["model"] or self.loop.model
-            self.client.sessions[self.session_id] = self.heard
+            self._listen()
             answer = await self.client.attach({self.session_id: None})
         except (HostGone, OSError, Exception) as exc:  # said in the pane, never raised at Qt
-            self.problem = f"the host could not open this session: {exc}"
-            log.warning("%s", self.problem)
-            self._idle.set()
+            self.lose(f"the host could not open this session: {exc}")
             return
         self._took(answer[self.session_id]["snapshot"])
         for method, extra in self._outbox:
             await self._send(method, extra)
         self._outbox.clear()
+
+    def _listen(self) -> None:
+        self.client.sessions[self.session_id] = self.heard
+        self.client.resets[self.session_id] = self._took
+        self.client.lost[self.session_id] = self.lose
 
     def _took(self, snapshot: dict[str, Any], replay: bool = True) -> None:
         """Start from the host's snapshot; numbered changes follow it. `replay`: hear its
@@ -198,7 +228,10 @@ class RemoteSession:
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         self._idle.clear()
-        self._command("turn/prompt", {"text": text})
+        extra: dict[str, Any] = {"text": text}
+        if parts:  # images and attached files go with it, as a message stores them
+            extra["parts"] = [part.to_json() for part in parts]
+        self._command("turn/prompt", extra)
 
     def request_compaction(self) -> None:
         self._dispatch_notice("compaction is not available through the host yet")
@@ -217,6 +250,8 @@ class RemoteSession:
             with contextlib.suppress(HostGone, OSError, Exception):
                 await self.client.call(verb, session=self.session_id)
             self.client.sessions.pop(self.session_id, None)
+            self.client.resets.pop(self.session_id, None)
+            self.client.lost.pop(self.session_id, None)
         for task in list(self._tasks):
             task.cancel()
 
@@ -238,6 +273,8 @@ class RemoteSession:
                 self._ask(record)
             elif kind == "approval_resolved":
                 self._resolved(record)
+            elif kind == "key_needed" and self._api_key:
+                self._command("session/key", {"api_key": self._api_key})
             event = self._reader.event_of(record)
             if event is None:
                 continue
@@ -329,6 +366,15 @@ class RemoteSession:
         else:
             request.future.set_result(Deny("answered in another window"))
 
+    def lose(self, why: str) -> None:
+        """The host cannot be told or heard for this session (it could not open it, the
+        link is lost for good, the host forgot it): said as the turn's failure, in plain
+        words, in the pane, instead of a turn that seems to run on."""
+        self.problem = why
+        log.warning("session %s: %s", self.session_id or "(not open)", why)
+        self._idle.set()
+        self._dispatch(TurnFailed(why))
+
     def _dispatch(self, event: LoopEvent) -> None:
         for observer in list(self._observers):
             try:
@@ -350,10 +396,8 @@ class RemoteSession:
     async def _send(self, method: str, extra: dict[str, Any]) -> None:
         try:
             await self.client.call(method, session=self.session_id, **extra)
-        except (HostGone, OSError) as exc:
-            self.problem = str(exc)
-            self._dispatch_notice(str(exc))
-            self._idle.set()
+        except (HostGone, OSError, RpcError) as exc:
+            self.lose(f"{method} did not reach the host: {exc}")
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)

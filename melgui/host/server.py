@@ -29,12 +29,12 @@ from melgui.core.worktrees.model import Worktree
 from melgui.desk.hosted_mcp import project_file
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
-from melgui.host.host import Host, UnknownSession
+from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
 from melgui.host.tool_calls import Result, ToolCalls
-from melgui.host.wire import RpcError
+from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class ViewConnection:
             log.warning("view %s reads too slowly: let go", self.client)
             self.writer.close()
             return
-        self.writer.write(wire.encode(message))
+        self.writer.write(hidden(wire.encode(message), self.server.host.sent_keys))
 
     async def run(self) -> None:
         try:
@@ -145,6 +145,7 @@ class HostServer:
             "session/attach": self._attach,
             "session/detach": self._detach,
             "session/close": self._close,
+            "session/key": self._key,
             "turn/prompt": self._prompt,
             "turn/stop": self._stop,
             "approval/answer": self._answer,
@@ -332,6 +333,8 @@ class HostServer:
         return {}
 
     async def _open(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        api_key = api_key_of(params)
+        self.host.hide(api_key or "")  # before anything can fail and say it
         folder = params["folder"]
         if not isinstance(folder, str) or not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
@@ -342,8 +345,18 @@ class HostServer:
             role=str(params.get("role", "assistant")),
             settings=params.get("settings"),
             worktree=_worktree(params.get("worktree")),
+            api_key=api_key,
         )
         return session.describe()
+
+    async def _key(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """The key again, for a session opened with one that a restarted host reopened
+        without it (its `key_needed` notice)."""
+        try:
+            self.host.give_key(str(params["session"]), api_key_of(params, required=True) or "")
+        except KeyRefused as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {}
 
     async def _list(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return [s.describe() for s in self.host.sessions.values()]
@@ -383,7 +396,7 @@ class HostServer:
         text = params["text"]
         if not isinstance(text, str) or not text.strip():
             raise RpcError(wire.INVALID_PARAMS, "the prompt is empty")
-        self.host.session(params["session"]).prompt(text)
+        self.host.session(params["session"]).prompt(text, parts_of(params))
         return {}
 
     async def _stop(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ from typing import Any, cast, get_args
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
+from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
@@ -42,6 +43,10 @@ class HostedSession:
         # The host's records since this turn began (a crash's note included) go with a
         # snapshot as its `tail`; the thread's changes are in the snapshot itself.
         self._tail_from = log.last_seq
+        # A warning the thread says when the first turn begins (a view draws the thread's
+        # changes from its first prompt: a note in the snapshot it started from is not
+        # drawn).
+        self.first_note = ""
         if recording is not None:
             recording.attach(agent)
         agent.thread.subscribe(self._changed)
@@ -82,10 +87,13 @@ class HostedSession:
 
     # -- commands ------------------------------------------------------------------------
 
-    def prompt(self, text: str) -> None:
+    def prompt(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         self._tail_from = self.log.next_seq - 1
         self.log.add({"type": "prompt", "text": text})
-        self.agent.submit(text)
+        if self.first_note:
+            self.note(self.first_note)
+            self.first_note = ""
+        self.agent.submit(text, parts)
         if self._idle_watch is None or self._idle_watch.done():
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
 
@@ -114,6 +122,11 @@ class HostedSession:
         """Opened again by a new host: a view whose copy is of the thread the host before
         ran takes a snapshot of this one."""
         self.log.add({"type": "thread", "thread": self.agent.thread.thread_id})
+
+    def note(self, text: str) -> None:
+        """A warning in the thread the views draw (a line in the chat)."""
+        thread = self.agent.thread
+        thread.add(NoteEntry(thread.new_id(), "context", text, "warning"))
 
     def mark_interrupted(self) -> None:
         """Say the turn was cut: a host record, and a note in the thread the views draw."""

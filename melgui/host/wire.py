@@ -12,9 +12,13 @@ import fcntl
 import gc
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from melgui import __version__
+from melgui.core.config.redaction import hide_secrets
+
+if TYPE_CHECKING:
+    from melgui.core.protocol.content import Part
 
 # The wire's own version (docs/host-protocol.md says what each added); a view and a host
 # of different melgui versions refuse each other at `initialize` whatever this says,
@@ -136,3 +140,32 @@ def widen_pipe(fd: int, size: int = PIPE_SIZE) -> None:
     the system allows less (an unprivileged user gets /proc/sys/fs/pipe-max-size)."""
     with contextlib.suppress(OSError):
         fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
+
+
+# -- params that carry a key or a prompt's parts, and keys hidden in what goes back -----
+
+
+def api_key_of(params: dict[str, Any], *, required: bool = False) -> str | None:
+    """`api_key`: the model key a view sends for a loop that runs in the host ("" when
+    the view has none); None when not given (the host's own key)."""
+    api_key = params.get("api_key")
+    if api_key is None and not required:
+        return None
+    if not isinstance(api_key, str) or (required and not api_key):
+        raise RpcError(INVALID_PARAMS, "api_key must be a string (the model's key)")
+    return api_key
+
+
+def parts_of(params: dict[str, Any]) -> tuple[Part, ...]:
+    """`parts`: a prompt's attachments (images, files), as a message stores them."""
+    from melgui.core.protocol.content import part_from_json  # the bridge goes without
+
+    try:
+        return tuple(part_from_json(part) for part in params.get("parts") or [])
+    except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
+        raise RpcError(INVALID_PARAMS, f"turn/prompt: a part cannot be read ({exc})") from None
+
+
+def hidden(line: bytes, keys: tuple[str, ...]) -> bytes:
+    """An encoded line with the keys views sent hidden (a tool read one, a model said it)."""
+    return hide_secrets(line.decode(), keys).encode() if keys else line

@@ -24,7 +24,7 @@ import contextlib
 import logging
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +113,11 @@ class Link:
         self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
         self._terminals: dict[str, RemotePty] = {}  # open terminal panes' programs there
+        # Heard on each connection, first or again, before calls are sent again (the
+        # sessions whose loop runs there reattach: link_client.py).
+        self.on_connect: list[Callable[[HostClient], Awaitable[None]]] = []
+        # Heard once when the link is lost for good (why, in plain words).
+        self.on_lost: list[Callable[[str], None]] = []
 
     @property
     def pid(self) -> int | None:
@@ -193,9 +198,26 @@ class Link:
         self._adopt(connection, attached)
         for pty in list(self._terminals.values()):
             await self._attach_terminal(connection, pty)
+        for hook in list(self.on_connect):
+            await hook(client)
         self._connected.set()
         self._say("connected")
         await self._resend(connection)
+
+    @property
+    def current(self) -> HostClient | None:
+        """The host there's client, while connected."""
+        return self._connection.client if self._connection else None
+
+    async def client(self) -> HostClient:
+        """The host there's client now, waiting while the link reconnects; HostGone
+        (saying why) once it is lost for good."""
+        while True:
+            if self._lost:
+                raise HostGone(self._lost)
+            if self._connection is not None:
+                return self._connection.client
+            await self._connected.wait()
 
     def _since(self, host: str) -> int:
         return self._last_seq if host == self._host else 0
@@ -503,8 +525,11 @@ class Link:
 
     def _lose(self, why: str, *, say: bool = True) -> None:
         self._lost = why
+        self._connected.set()  # who waits for a connection hears it is lost
         if say:
             self._say("lost")
+            for hook in list(self.on_lost):
+                hook(why)
         self._end_terminals(f"{why}; the program may still run there")
         for call_id, call in list(self._calls.items()):
             if call.host is None:

@@ -100,6 +100,11 @@ class RemoteHost(BaseModel):
     mcp_servers: list[str] = Field(default_factory=list)
     """Names of servers in the person's MCP configuration (`mcp.json`) that start there,
     in melgui's host on that machine (docs/host-protocol.md)."""
+    loop_there: bool = False
+    """Run a worker's loop there too, so it goes on while this machine sleeps. Your model
+    key is then sent to that machine, once per worker, and kept in the memory of melgui's
+    host there (never on its disk). Off: the loop and the key stay here and only tool
+    calls go there."""
 
 
 class Settings(BaseSettings):

@@ -59,6 +59,7 @@ class TerminalPty(Protocol):
 DEFAULT_LIMIT = 1024 * 1024
 MAX_OUTPUT_LIMIT = 16 * 1024 * 1024  # kept per terminal, whatever limit the agent asks for
 POLL_S = 0.05
+EOF_GRACE_S = 2.0  # a terminal a program outside its session still holds: exit told then
 Refusal = Callable[[str], str | None]  # a command line -> why the rules deny it, or None
 # The sandbox commands run in, None when they are not sandboxed; raises ToolError when
 # the setting is on but the sandbox cannot be used.
@@ -80,6 +81,8 @@ class AgentTerminal:
         self._watch = asyncio.get_running_loop().create_task(self._pump())
 
     async def _pump(self) -> None:
+        loop = asyncio.get_running_loop()
+        ended: float | None = None  # when the program and its session had ended
         while True:
             data = self.pty.read()
             if data:
@@ -88,12 +91,18 @@ class AgentTerminal:
             if self.pty.eof and self.pty.poll() is not None:
                 break
             if self.pty.poll() is not None and not self.pty.session_pids():
-                await asyncio.to_thread(self.pty.settle)  # waits up to 50 ms: off the loop
-                data = self.pty.read()  # what was left in the buffer
-                if data:
-                    self._keep(data)
-                    continue
-                break
+                # What they wrote comes through to the end of file (the terminal's last
+                # holder closed it), however slow the machine; only a program that left
+                # the session and keeps the terminal open is waited for no longer than
+                # EOF_GRACE_S.
+                ended = loop.time() if ended is None else ended
+                if loop.time() - ended >= EOF_GRACE_S:
+                    await asyncio.to_thread(self.pty.settle)  # waits up to 50 ms
+                    data = self.pty.read()  # what was left in the buffer
+                    if data:
+                        self._keep(data)
+                        continue
+                    break
             await asyncio.sleep(POLL_S)
         self.exited.set()
 

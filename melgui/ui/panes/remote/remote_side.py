@@ -34,10 +34,12 @@ from melgui.core.protocol.catalog import CatalogThere
 from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.host.remote_session import RemoteSession
 from melgui.remote.askpass import Question
 from melgui.remote.connect import folder_key, given_host_argv
 from melgui.remote.hosts import Place, RemoteHosts
 from melgui.remote.link import Link, LinkError
+from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_agent import AgentThere
 from melgui.remote.remote_hooks import RemoteHooks
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
@@ -114,6 +116,7 @@ class RemoteSide:
         self.folder: asyncio.Future[Place] | None = None
         self.url = ""
         self._acp_here = panes.acp_factory  # ACP panes here (before a remote folder's)
+        self._clients: dict[str, LinkClient] = {}  # per host whose workers' loops run there
         # The window's trust bar: a remote folder's is asked for its URL, and gates its
         # language servers there.
         self.trust = trust
@@ -136,6 +139,9 @@ class RemoteSide:
 
     def worker_factory(self, place: Place) -> WorkerFactory:
         desk = self.desk
+        host = self.hosts.hosts.get(place.name)
+        if host is not None and host.loop_there:
+            return self._loop_there(place)
 
         def make(spec: WorkerSpec) -> AgentSession:
             return desk.worker_session(
@@ -145,6 +151,39 @@ class RemoteSide:
                 cwd=place.folder,
                 catalog=CatalogThere(place.mcp, desk.catalog),
             )
+
+        return make
+
+    def _loop_there(self, place: Place) -> WorkerFactory:
+        """Workers whose loop runs on the host too (its `loop_there`): a session in
+        melgui's host there, opened with this window's connection and key (kept in that
+        host's memory only), shown here as the worker panes of a local host are."""
+        client = self._clients.get(place.name)
+        if client is None or client.link is not place.link:
+            client = self._clients[place.name] = LinkClient(place.link)
+        desk = self.desk
+
+        def make(spec: WorkerSpec) -> AgentSession:
+            settings = desk.settings
+            if settings.connection == "local":
+                raise ValueError(
+                    f"{place.name} runs its workers' loops there (loop_there), which needs "
+                    "a model server; this window's model is a local one, on this machine"
+                )
+            session: Any = RemoteSession.start(
+                client,
+                folder=place.folder,
+                model=spec.model or self._model(),
+                source=spec.source,
+                settings={
+                    "connection": settings.connection,
+                    "relay_url": settings.relay_url,
+                    "relay_stream_path": settings.relay_stream_path,
+                    "openai_base_url": settings.openai_base_url,
+                },
+                api_key=desk.api_key or "",  # none: not that machine's own either
+            )
+            return session  # the surface the worker pane uses of an AgentSession
 
         return make
 
