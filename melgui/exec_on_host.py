@@ -27,7 +27,7 @@ from melgui.core.thread.codec import snapshot_from_json
 from melgui.core.thread.thread import SeqGap
 from melgui.host.changes import Record
 from melgui.host.client import HostClient, HostGone, VersionRefused
-from melgui.host.thread_copy import ThreadCopy
+from melgui.host.view_events import ThreadCopy
 from melgui.host.wire import RpcError
 
 if TYPE_CHECKING:

@@ -38,8 +38,7 @@ from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
 from melgui.host.client import HostGone
 from melgui.host.records import worktree_to_json
-from melgui.host.thread_copy import ThreadCopy
-from melgui.host.view_events import EventReader, judgement_of
+from melgui.host.view_events import EventReader, ThreadCopy, judgement_of
 from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)

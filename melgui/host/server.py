@@ -14,26 +14,18 @@ import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from melgui.core.hooks.config import EVENTS
-from melgui.core.protocol.tooling import HookEvent
-from melgui.core.store.checkpoints.restore import CHOICES
-from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
-from melgui.core.worktrees.changes.git import ChangesError
-from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
-from melgui.core.worktrees.changes.sent import changes_to_json
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.hosted_mcp import project_file
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
+from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
-from melgui.host.tool_calls import Result, ToolCalls
+from melgui.host.tool_calls import ToolCalls
 from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
 log = logging.getLogger(__name__)
@@ -133,8 +125,7 @@ class HostServer:
         self._done = asyncio.Event()
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
-        self.tool_calls.on_result = self._tool_result
-        self.tool_calls.on_mcp = self._mcp_changed
+        self.folder = FolderMethods(self.tool_calls, self.connections)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {
@@ -151,19 +142,7 @@ class HostServer:
             "approval/answer": self._answer,
             "settings/update": self._settings,
             "host/ping": self._ping,
-            "tools/run": self._tool_run,
-            "tools/attach": self._tool_attach,
-            "tools/ack": self._tool_ack,
-            "tools/cancel": self._tool_cancel,
-            "hooks/run": self._hooks_run,
-            "checkpoint/restore": self._checkpoint_restore,
-            "checkpoint/calls": self._checkpoint_calls,
-            "checkpoint/diff": self._checkpoint_diff,
-            "changes/uncommitted": self._uncommitted,
-            "mcp/project": self._mcp_project,
-            "mcp/restart": self._mcp_restart,
-            "fs/read": self._fs_read,
-            "fs/write": self._fs_write,
+            **self.folder.methods(),
             **terminal_methods(self.terminals),
         }
 
@@ -424,179 +403,6 @@ class HostServer:
 
     async def _ping(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {"host": self.tool_calls.host_id}
-
-    async def _tool_run(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Start a call unless its id was seen: a call is never run twice."""
-        call_id, folder, name = params["call_id"], params["folder"], params["name"]
-        arguments = params.get("arguments") or {}
-        if not all(isinstance(v, str) and v for v in (call_id, folder, name)):
-            raise RpcError(wire.INVALID_PARAMS, "tools/run needs call_id, folder and name")
-        if not isinstance(arguments, dict):
-            raise RpcError(wire.INVALID_PARAMS, "arguments must be an object")
-        if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
-            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
-        options = params.get("options") or {}
-        if not isinstance(options, dict):
-            raise RpcError(wire.INVALID_PARAMS, "options must be an object")
-        checkpoint = params.get("checkpoint")
-        if checkpoint is not None and not isinstance(checkpoint, dict):
-            raise RpcError(wire.INVALID_PARAMS, "checkpoint must be an object")
-        view.hears_tools = True
-        state = self.tool_calls.run(call_id, folder, name, arguments, options, checkpoint)
-        return {"host": self.tool_calls.host_id, "state": state}
-
-    async def _hooks_run(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Run the project's hooks of a folder here for one point of the view's loop, as a
-        call: never twice, its result (`outcome.hooks`) a `tools/result`."""
-        call_id, folder, event = params.get("call_id"), params.get("folder"), params.get("event")
-        names, payload = params.get("names") or [], params.get("payload")
-        if not (isinstance(call_id, str) and call_id and isinstance(folder, str)
-                and event in EVENTS and isinstance(payload, dict)
-                and isinstance(names, list)):  # fmt: skip
-            raise RpcError(wire.INVALID_PARAMS, "hooks/run needs call_id, folder, event, "
-                           "names (a list) and payload (an object)")  # fmt: skip
-        if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
-            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
-        view.hears_tools = True
-        given = cast(HookEvent, event), [str(name) for name in names], payload
-        state = self.tool_calls.run_hooks(call_id, folder, *given)
-        return {"host": self.tool_calls.host_id, "state": state}
-
-    async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """The results after the view's last number, and the calls still running. No
-        await to the end: no result is both in the answer and sent after it."""
-        since = int(params.get("since") or 0)
-        view.hears_tools = True
-        return {
-            "host": self.tool_calls.host_id,
-            "results": self.tool_calls.since(since),
-            "running": self.tool_calls.running(),
-        }
-
-    async def _tool_ack(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        through = params.get("through")
-        calls = [str(c) for c in params.get("calls") or []]
-        forgotten = self.tool_calls.ack(through=int(through) if through is not None else None,
-                                        calls=calls)  # fmt: skip
-        return {"forgotten": forgotten}
-
-    async def _tool_cancel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        return {"cancelled": self.tool_calls.cancel(str(params["call_id"]))}
-
-    async def _checkpoint_restore(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Rewind calls' changes to a folder here (or undo given checkpoints: `records`),
-        from the checkpoints taken here."""
-        folder, calls, records = _folder_here(params), params.get("calls"), params.get("records")
-        choices = params.get("choices") or {}
-        if records is not None:
-            if not isinstance(records, list) or not all(isinstance(r, int) for r in records):
-                raise RpcError(wire.INVALID_PARAMS, "records must be a list of checkpoint ids")
-            calls = []
-        elif not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
-            raise RpcError(wire.INVALID_PARAMS, "calls must be a list of call ids")
-        if not isinstance(choices, dict) or not set(choices.values()) <= set(CHOICES):
-            raise RpcError(wire.INVALID_PARAMS, f"choices maps a path to one of {CHOICES}")
-        try:
-            plan_only = bool(params.get("plan_only"))
-            return await self.tool_calls.restore(
-                folder, calls, choices, plan_only=plan_only, records=records
-            )
-        except (GitError, OSError, KeyError, ValueError) as exc:
-            raise RpcError(wire.INTERNAL_ERROR, f"could not restore in {folder}: {exc}") from exc
-
-    async def _checkpoint_calls(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """The checkpoints of calls (the model's ids) in a folder here, for call cards."""
-        folder, calls = _folder_here(params), params.get("calls")
-        if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
-            raise RpcError(wire.INVALID_PARAMS, "calls must be a list of call ids")
-        try:
-            lines = bool(params.get("lines"))
-            return {"records": await self.tool_calls.checkpoint_calls(folder, calls, lines)}
-        except (GitError, OSError) as exc:
-            raise RpcError(wire.INTERNAL_ERROR, f"no checkpoints in {folder}: {exc}") from exc
-
-    async def _checkpoint_diff(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """A checkpoint's change here as a unified diff (or, `compare`, from it to now)."""
-        folder, record = _folder_here(params), params.get("record")
-        if not isinstance(record, int):
-            raise RpcError(wire.INVALID_PARAMS, "record must be a checkpoint id")
-        try:
-            compare = bool(params.get("compare"))
-            return {"text": await self.tool_calls.checkpoint_diff(folder, record, compare)}
-        except (GitError, OSError, KeyError) as exc:
-            raise RpcError(wire.INTERNAL_ERROR, f"no diff in {folder}: {exc}") from exc
-
-    async def _uncommitted(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """A folder's uncommitted changes here by file and hunk (its Changes view), or
-        why there are none to show (`problem`: not a git repository, no commit yet)."""
-        folder = _folder_here(params)
-        try:
-            changes = await read_changes(await uncommitted_in(Path(folder)))
-        except ChangesError as exc:
-            return {"problem": str(exc)}
-        return {"changes": changes_to_json(changes)}
-
-    async def _mcp_project(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """A folder's own `.melgui/mcp.json` here, for the view to ask trust about."""
-        return await asyncio.to_thread(project_file, _folder_here(params))
-
-    async def _fs_read(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """A file of the folder here, for a remote folder's ACP agent (hosted_agents/files.py:
-        the ACP SDK loads when an agent first asks)."""
-        from melgui.desk.hosted_agents.files import FileRefused, read_for_view
-
-        try:
-            return await read_for_view(_folder_here(params), params)
-        except FileRefused as exc:
-            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
-
-    async def _fs_write(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        from melgui.desk.hosted_agents.files import FileRefused, write_for_view
-
-        try:
-            return await write_for_view(_folder_here(params), params, self.tool_calls.guard)
-        except FileRefused as exc:
-            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
-
-    async def _mcp_restart(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Start one MCP server of a folder's set (its `options`, as `tools/run` sends
-        them) again; `{servers}` as they are once it is ready or failed."""
-        folder = _folder_here(params)
-        options = params.get("options") or {}
-        if not isinstance(options, dict):
-            raise RpcError(wire.INVALID_PARAMS, "options must be an object")
-        name = str(params.get("name"))
-        try:
-            servers = await self.tool_calls.restart_mcp(folder, options, name)
-        except KeyError:
-            raise RpcError(wire.INVALID_PARAMS, f"no MCP server {name!r} runs here") from None
-        return {"servers": servers}
-
-    def _mcp_changed(self, folder: str, servers: list[dict[str, Any]]) -> None:
-        """A folder's MCP server changed state (it died, it was restarted): told to every
-        view that sends calls, as `mcp/changed`."""
-        message = wire.notification(
-            "mcp/changed",
-            {"host": self.tool_calls.host_id, "folder": folder, "servers": servers},
-        )
-        for connection in list(self.connections):
-            if connection.hears_tools:
-                connection.send(message)
-
-    def _tool_result(self, result: Result) -> None:
-        message = wire.notification(
-            "tools/result", {"host": self.tool_calls.host_id, "result": result}
-        )
-        for connection in list(self.connections):
-            if connection.hears_tools:
-                connection.send(message)
-
-
-def _folder_here(params: dict[str, Any]) -> str:
-    folder = params.get("folder")
-    if not isinstance(folder, str) or not os.path.isdir(folder):
-        raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
-    return folder
 
 
 def _worktree(given: Any) -> Worktree | None:

@@ -12,7 +12,7 @@ from melgui.core.thread.thread import SeqGap, Thread
 from melgui.host.change_journal import ChangeJournal
 from melgui.host.changes import ChangeLog
 from melgui.host.records import change_record, merge_records
-from melgui.host.thread_copy import ThreadCopy
+from melgui.host.view_events import ThreadCopy
 
 
 def hosted(tmp_path: Path) -> tuple[Thread, ChangeLog]:
