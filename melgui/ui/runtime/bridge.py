@@ -1,23 +1,51 @@
 """The one adapter between an AgentSession and Qt: its thread's changes, LoopEvents and wire
 entries become Signals.
 
-The agent loop runs on the qasync loop, i.e. the GUI thread, so signals are delivered
-directly; a wire entry coming from a transport's worker thread is queued by Qt.
+The agent loop runs on the qasync loop, i.e. the GUI thread, and the views do not run on
+its path: each change and event is queued, in the order they happen, and the views hear
+them together at the next frame (FRAME_MS), as the agent host sends a view attached over
+its socket one batch a frame (docs/host-protocol.md). They hear the same sequence as
+before, only later. Heard at once, with everything queued before them:
+
+- an approval asked: a person is waited for;
+- the entries replaced and a turn's end: their views read the whole conversation, which
+  must still be what the change left;
+- what a view asked for itself (`submit`, `stop`, `compact`) and the session going idle.
+
+A wire entry coming from a transport's worker thread is queued by Qt, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
+from collections import deque
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
+from shiboken6 import isValid
 
 from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.events import WireEntry
-from melgui.core.protocol.loop_events import LoopEvent, MessageAdded
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    LoopEvent,
+    MessageAdded,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
+from melgui.core.thread.changes import Change, EntriesReplaced
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.wire_recorder import WireRecorder
+
+FRAME_MS = 16  # what a session does within one frame (60 Hz) reaches its views together
+FRAME_BUDGET_S = 0.004  # view work per tick, shared by every bridge; the rest right after
+AT_ONCE = (ApprovalNeeded, TurnFinished, TurnFailed, TurnCancelled)
+
+EVENT, CHANGE, QUEUED = 0, 1, 2  # what a queued item is: a LoopEvent, a Change, the texts
 
 
 class SessionBridge(QObject):
@@ -41,8 +69,13 @@ class SessionBridge(QObject):
         self.recorder = recorder if recorder is not None else WireRecorder()
         self._tasks = tasks if tasks is not None else TaskKeeper()
         self._busy = False
+        # (kind, value) in the order they happened, not yet heard by the views
+        self._queue: deque[tuple[int, object]] = deque()
+        self._delivering = False
+        self._all = False  # the delivery under way goes to the end (something is due at once)
+        self._frame = frame()
         self._unsubscribe = session.subscribe(self._on_event)
-        self._unthread = session.thread.subscribe(self.threadChange.emit)
+        self._unthread = session.thread.subscribe(self._on_change)
         self._unwire = self.recorder.listen(self._on_wire)
 
     @property
@@ -56,27 +89,65 @@ class SessionBridge(QObject):
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         """Queue a user message (sent after the running turn, if any)."""
         self.session.submit(text, parts)
-        self.queuedChanged.emit(self.session.queued)
+        self._queue.append((QUEUED, self.session.queued))
+        self.flush()
         self._set_busy(True)
         self._tasks.spawn(self._watch_idle(), what="waiting for the turn to end")
 
     def compact(self) -> None:
         """Compact the conversation now (after the running turn, if any)."""
         self.session.request_compaction()
+        self.flush()
         self._set_busy(True)
         self._tasks.spawn(self._watch_idle(), what="waiting for the compaction to end")
 
     def stop(self) -> list[str]:
         """Stop the running turn and any tool; returns the queued texts that were not sent."""
         dropped = self.session.stop()
-        self.queuedChanged.emit([])
+        self._queue.append((QUEUED, []))
+        self.flush()
         return dropped
 
+    def flush(self) -> None:
+        """Let the views hear now everything queued for them."""
+        if not isValid(self):  # deleted without detach: nobody left to hear it
+            self.detach()
+            return
+        if self._delivering:  # a view's handler asked: the delivery under way goes on to the end
+            self._all = True
+            return
+        self._frame.cancel(self)
+        self.deliver(math.inf)
+
+    def deliver(self, deadline: float) -> bool:
+        """Emit the queued items in order until `time.perf_counter()` passes `deadline`
+        (after one at least); True when some are left for the next tick."""
+        if self._delivering:
+            return bool(self._queue)
+        self._delivering = True
+        queue = self._queue
+        try:
+            while queue:
+                kind, value = queue.popleft()
+                if kind == CHANGE:
+                    self.threadChange.emit(value)
+                elif kind == EVENT:
+                    self.loopEvent.emit(value)
+                else:
+                    self.queuedChanged.emit(value)
+                if not self._all and time.perf_counter() > deadline:
+                    break
+        finally:
+            self._delivering = self._all = False
+        return bool(queue)
+
     def detach(self) -> None:
-        """Stop listening (the session may live on)."""
+        """Stop listening (the session may live on); what the views had not heard is dropped."""
         self._unsubscribe()
         self._unthread()
         self._unwire()
+        self._queue.clear()
+        self._frame.cancel(self)
 
     async def _watch_idle(self) -> None:
         await self.session.wait_idle()
@@ -84,6 +155,7 @@ class SessionBridge(QObject):
         await asyncio.sleep(0)
         if not self.session.busy:
             with contextlib.suppress(RuntimeError):  # the bridge may be gone (deleted)
+                self.flush()  # the turn's last changes are heard before it is idle
                 self._set_busy(False)
 
     def _set_busy(self, busy: bool) -> None:
@@ -92,9 +164,79 @@ class SessionBridge(QObject):
             self.busyChanged.emit(busy)
 
     def _on_event(self, event: LoopEvent) -> None:
-        self.loopEvent.emit(event)
+        self._queue.append((EVENT, event))
         if isinstance(event, MessageAdded) and event.message.role == "user":
-            self.queuedChanged.emit(self.session.queued)
+            self._queue.append((QUEUED, self.session.queued))
+        if isinstance(event, AT_ONCE):
+            self.flush()
+        else:
+            self._frame.request(self)
+
+    def _on_change(self, change: Change) -> None:
+        self._queue.append((CHANGE, change))
+        if isinstance(change, EntriesReplaced) and change.reason != "load":
+            self.flush()
+        else:
+            self._frame.request(self)
 
     def _on_wire(self, entry: WireEntry) -> None:
         self.wire.emit(entry)
+
+
+class Frame(QObject):
+    """One timer for every bridge of the process: a tick lets each waiting bridge's views
+    hear its queue, in turn, under one budget, so eight streaming panes cost a tick no
+    more than one. A bridge not reached, or not done, goes first on the next tick, which
+    comes right after the loop has run once."""
+
+    def __init__(self, interval_ms: int = FRAME_MS, budget_s: float = FRAME_BUDGET_S) -> None:
+        super().__init__()
+        self.interval_ms = interval_ms
+        self.budget_s = budget_s
+        self._waiting: dict[SessionBridge, None] = {}  # an ordered set: who is heard first
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.tick)
+
+    def request(self, bridge: SessionBridge) -> None:
+        if bridge not in self._waiting:
+            self._waiting[bridge] = None
+            if not self._timer.isActive():
+                self._timer.start(self.interval_ms)
+
+    def cancel(self, bridge: SessionBridge) -> None:
+        self._waiting.pop(bridge, None)
+
+    def tick(self) -> None:
+        deadline = time.perf_counter() + self.budget_s
+        hurry = False
+        served = 0
+        for bridge in list(self._waiting):
+            if bridge not in self._waiting:
+                continue  # flushed or detached by a view heard before it
+            if served and time.perf_counter() >= deadline:
+                hurry = True  # the rest go first on the next tick
+                break
+            del self._waiting[bridge]
+            if not isValid(bridge):
+                bridge.detach()  # deleted without detach
+                continue
+            served += 1
+            if bridge.deliver(deadline):
+                self._waiting[bridge] = None  # more to hear: to the back of the line
+                hurry = True
+        if hurry:
+            self._timer.start(0)
+        elif self._waiting and not self._timer.isActive():
+            self._timer.start(self.interval_ms)  # asked for while this tick ran
+
+
+_frame: Frame | None = None
+
+
+def frame() -> Frame:
+    """The process's frame (created on first use, once the application exists)."""
+    global _frame
+    if _frame is None or not isValid(_frame):
+        _frame = Frame()
+    return _frame
