@@ -37,7 +37,11 @@ import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from melgui.ui.window.main_window import MainWindow
+    from tests.fakes import ScriptedRelay
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -126,6 +130,39 @@ def _askers(frame: FrameType, count: int) -> list[str]:
     return found
 
 
+QUESTION = "What does the README say?"
+
+
+def script(relay: ScriptedRelay) -> None:
+    """The turn walked: a read_file call of README.md, then the answer."""
+    from tests.fakes import done, text, tool_call, tool_calls
+
+    call = tool_call("read_file", {"path": "README.md"}, id="r1")
+    relay.script([tool_calls(call)], [text("It says hello."), done()])
+
+
+async def walk_one_call(window: MainWindow, relay: ScriptedRelay) -> Walk:
+    """Ask `window` the question (`relay` scripted by `script`, the folder holding a
+    README.md) and walk the call; returns once the turn has ended."""
+    walk = Walk()
+    await asyncio.sleep(0.3)  # the window's own start-up work is done
+    threading.setprofile(walk.profile)  # threads started from now on (rendering)
+    sys.setprofile(walk.stop_after_body)
+    try:
+        window.chat.submit(QUESTION)
+        while len(relay.legs_received) < 2:
+            await asyncio.sleep(0.01)
+        for _ in range(200):  # the views' frame after the request
+            if walk.finished:
+                break
+            await asyncio.sleep(0.005)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    await window.session.wait_idle()
+    return walk
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", action="store_true", help="list every file crossed")
@@ -138,7 +175,7 @@ def main(argv: list[str]) -> int:
 
     from melgui.ui.runtime.qt_loop import QtEventLoop
     from melgui.ui.window.main_window import build_main_window
-    from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+    from tests.fakes import ScriptedRelay
     from tests.fakes.window import relay_settings
 
     app = QApplication([])
@@ -147,31 +184,13 @@ def main(argv: list[str]) -> int:
     project = Path(home) / "project"
     project.mkdir()
     (project / "README.md").write_text("hello\n")
-    walk = Walk()
     with ScriptedRelay() as relay:
-        call = tool_call("read_file", {"path": "README.md"}, id="r1")
-        relay.script([tool_calls(call)], [text("It says hello."), done()])
+        script(relay)
         window = build_main_window(
             str(project), relay_settings(relay), api_key="k", persist_settings=False
         )
         window.show()
-
-        async def scenario() -> None:
-            await asyncio.sleep(0.3)  # the window's own start-up work is done
-            sys.setprofile(walk.stop_after_body)
-            window.chat.submit("What does the README say?")
-            while len(relay.legs_received) < 2:
-                await asyncio.sleep(0.01)
-            for _ in range(200):  # the views' frame after the request
-                if walk.finished:
-                    break
-                await asyncio.sleep(0.005)
-            sys.setprofile(None)
-            await window.session.wait_idle()
-
-        threading.setprofile(walk.profile)  # threads started from now on (rendering)
-        loop.run_until_complete(asyncio.wait_for(scenario(), 60))
-        threading.setprofile(None)
+        walk = loop.run_until_complete(asyncio.wait_for(walk_one_call(window, relay), 60))
         loop.run_until_complete(window.aclose())
         window.guard.allow()
         window.close()
