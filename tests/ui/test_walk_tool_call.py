@@ -39,7 +39,8 @@ def test_a_tool_call_runs_no_view_code_on_its_path(
         walk = run(walk_module.walk_one_call(window, relay))
     on_path = set(walk.files)
     views = {name for name in on_path if name.startswith("melgui/ui/")}
-    assert views == {"melgui/ui/runtime/bridge.py"}  # it queues what the views will hear
+    # the bridge queues what the views will hear and asks the window's drawing tick for it
+    assert views == {"melgui/ui/runtime/bridge.py", "melgui/ui/runtime/flush_scheduler.py"}
     assert "melgui/tools/files/read_file.py" in on_path and len(on_path) < 55
     assert "melgui/ui/chat/chat_view.py" in walk.frame  # heard in the views' frame
     assert walk.decoded and walk.asked  # where the call's data was decoded

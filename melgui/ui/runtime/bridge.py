@@ -3,9 +3,11 @@ entries become Signals.
 
 The agent loop runs on the qasync loop, i.e. the GUI thread, and the views do not run on
 its path: each change and event is queued, in the order they happen, and the views hear
-them together at the next frame (FRAME_MS), as the agent host sends a view attached over
-its socket one batch a frame (docs/host-protocol.md). They hear the same sequence as
-before, only later. Heard at once, with everything queued before them:
+them together at the window's next drawing tick (the shared flush scheduler's, FLUSH_MS),
+under the same budget as the transcripts that draw what they heard, as the agent host
+sends a view attached over its socket one batch at a time (docs/host-protocol.md). They
+hear the same sequence as before, only later. Heard at once, with everything queued
+before them:
 
 - an approval asked: a person is waited for;
 - the entries replaced and a turn's end: their views read the whole conversation, which
@@ -23,7 +25,7 @@ import math
 import time
 from collections import deque
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 from shiboken6 import isValid
 
 from melgui.core.agent.session import ChatSession
@@ -39,10 +41,9 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.thread.changes import Change, EntriesReplaced
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.flush_scheduler import shared_scheduler
 from melgui.ui.runtime.wire_recorder import WireRecorder
 
-FRAME_MS = 16  # what a session does within one frame (60 Hz) reaches its views together
-FRAME_BUDGET_S = 0.004  # view work per tick, shared by every bridge; the rest right after
 AT_ONCE = (ApprovalNeeded, TurnFinished, TurnFailed, TurnCancelled)
 
 EVENT, CHANGE, QUEUED = 0, 1, 2  # what a queued item is: a LoopEvent, a Change, the texts
@@ -73,7 +74,7 @@ class SessionBridge(QObject):
         self._queue: deque[tuple[int, object]] = deque()
         self._delivering = False
         self._all = False  # the delivery under way goes to the end (something is due at once)
-        self._frame = frame()
+        self._scheduler = shared_scheduler()
         self._unsubscribe = session.subscribe(self._on_event)
         self._unthread = session.thread.subscribe(self._on_change)
         self._unwire = self.recorder.listen(self._on_wire)
@@ -116,7 +117,7 @@ class SessionBridge(QObject):
         if self._delivering:  # a view's handler asked: the delivery under way goes on to the end
             self._all = True
             return
-        self._frame.cancel(self)
+        self._scheduler.cancel(self)
         self.deliver(math.inf)
 
     def deliver(self, deadline: float) -> bool:
@@ -141,13 +142,17 @@ class SessionBridge(QObject):
             self._delivering = self._all = False
         return bool(queue)
 
+    def scheduled_flush(self, deadline: float) -> bool:
+        """What the shared scheduler calls at its tick: deliver under its budget."""
+        return self.deliver(deadline)
+
     def detach(self) -> None:
         """Stop listening (the session may live on); what the views had not heard is dropped."""
         self._unsubscribe()
         self._unthread()
         self._unwire()
         self._queue.clear()
-        self._frame.cancel(self)
+        self._scheduler.cancel(self)
 
     async def _watch_idle(self) -> None:
         await self.session.wait_idle()
@@ -170,73 +175,20 @@ class SessionBridge(QObject):
         if isinstance(event, AT_ONCE):
             self.flush()
         else:
-            self._frame.request(self)
+            self._request()
 
     def _on_change(self, change: Change) -> None:
         self._queue.append((CHANGE, change))
         if isinstance(change, EntriesReplaced) and change.reason != "load":
             self.flush()
         else:
-            self._frame.request(self)
+            self._request()
+
+    def _request(self) -> None:
+        if isValid(self):
+            self._scheduler.request(self)
+        else:  # deleted without detach: nobody left to hear it
+            self.detach()
 
     def _on_wire(self, entry: WireEntry) -> None:
         self.wire.emit(entry)
-
-
-class Frame(QObject):
-    """One timer for every bridge of the process: a tick lets each waiting bridge's views
-    hear its queue, in turn, under one budget, so eight streaming panes cost a tick no
-    more than one. A bridge not reached, or not done, goes first on the next tick, which
-    comes right after the loop has run once."""
-
-    def __init__(self, interval_ms: int = FRAME_MS, budget_s: float = FRAME_BUDGET_S) -> None:
-        super().__init__()
-        self.interval_ms = interval_ms
-        self.budget_s = budget_s
-        self._waiting: dict[SessionBridge, None] = {}  # an ordered set: who is heard first
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.tick)
-
-    def request(self, bridge: SessionBridge) -> None:
-        if bridge not in self._waiting:
-            self._waiting[bridge] = None
-            if not self._timer.isActive():
-                self._timer.start(self.interval_ms)
-
-    def cancel(self, bridge: SessionBridge) -> None:
-        self._waiting.pop(bridge, None)
-
-    def tick(self) -> None:
-        deadline = time.perf_counter() + self.budget_s
-        hurry = False
-        served = 0
-        for bridge in list(self._waiting):
-            if bridge not in self._waiting:
-                continue  # flushed or detached by a view heard before it
-            if served and time.perf_counter() >= deadline:
-                hurry = True  # the rest go first on the next tick
-                break
-            del self._waiting[bridge]
-            if not isValid(bridge):
-                bridge.detach()  # deleted without detach
-                continue
-            served += 1
-            if bridge.deliver(deadline):
-                self._waiting[bridge] = None  # more to hear: to the back of the line
-                hurry = True
-        if hurry:
-            self._timer.start(0)
-        elif self._waiting and not self._timer.isActive():
-            self._timer.start(self.interval_ms)  # asked for while this tick ran
-
-
-_frame: Frame | None = None
-
-
-def frame() -> Frame:
-    """The process's frame (created on first use, once the application exists)."""
-    global _frame
-    if _frame is None or not isValid(_frame):
-        _frame = Frame()
-    return _frame
