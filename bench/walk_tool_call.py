@@ -91,7 +91,7 @@ class Walk:
             name = path[len(str(ROOT)) + 1 :]
             if not on_loop:
                 self.elsewhere[name] += 1
-            elif self.task is not None and _current_task() is self.task:
+            elif not self.done and self.task is not None and _current_task() is self.task:
                 self.files[name] += 1  # a view heard at once from the call's path counts here
             elif self.delivering:
                 self.frame[name] += 1
