@@ -40,9 +40,9 @@ from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.desk.hosted_agents.host import AcpHost  # noqa: E402
 from melgui.desk.hosted_agents.session import HostedAgentSession  # noqa: E402
-from melgui.ui.chat.transcript.flush_scheduler import shared_scheduler  # noqa: E402
 from melgui.ui.panes.acp_pane import AcpPane  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
+from melgui.ui.runtime.flush_scheduler import shared_scheduler  # noqa: E402
 from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
 from tests.fakes import ScriptedRelay, done, text  # noqa: E402
 from tests.fakes.acp_host import scripted_agent  # noqa: E402

@@ -8,11 +8,22 @@ where the call's data is decoded.
 It drives the real MainWindow against the scripted relay over loopback. A profiler
 (sys.setprofile, on the thread the loop runs on) starts at the first event the relay's
 parser reads of the answer that asks for the call, and stops when the body of the next
-request is built. A file counts when one of its functions runs in between; other
-threads (the render thread drawing the chat) are listed apart. Decoding: each json.loads
-that runs, named by the melgui functions that asked for it (the innermost two), and
-each ask for a call's decoded arguments (ToolCall.decode, which decodes once and keeps
-the value) or a stored message (Message.from_json). Not a benchmark: it times nothing.
+request is built. A file counts when one of its functions runs in between, in one of:
+
+- the call's path: what runs in the asyncio task that read the chunk (the agent's turn:
+  the loop, the tool, the listeners it calls);
+- the views' frame: what the views did when the session bridge let them hear the
+  queued changes and events (SessionBridge.deliver on the stack), which happens once a
+  frame, while the call waits on its tool or on the server;
+- the rest of the loop's thread meanwhile: Qt's own events (painting, event filters,
+  widgets' timers) and other tasks.
+
+The first line also gives all three together, as this walk was first counted. Other
+threads (the render thread drawing the chat) are listed apart. Decoding: each
+json.loads that runs, named by the melgui functions that asked for it (the innermost
+two), and each ask for a call's decoded arguments (ToolCall.decode, which decodes once
+and keeps the value) or a stored message (Message.from_json). Not a benchmark: it times
+nothing.
 """
 
 from __future__ import annotations
@@ -26,13 +37,18 @@ import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from melgui.ui.window.main_window import MainWindow
+    from tests.fakes import ScriptedRelay
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 PACKAGE = str(ROOT / "melgui") + os.sep
 
 ASKS = {("decode", "events"), ("from_json", "messages")}
+BRIDGE = os.path.join("melgui", "ui", "runtime", "bridge.py")
 
 
 class Walk:
@@ -40,30 +56,47 @@ class Walk:
 
     def __init__(self) -> None:
         self.on = False
-        self.done = False
+        self.done = False  # the next request's body is built
+        self.finished = False  # and the views' frame after it ran
         self.bodies = 0
-        self.files: collections.Counter[str] = collections.Counter()
+        self.files: collections.Counter[str] = collections.Counter()  # the call's path
+        self.frame: collections.Counter[str] = collections.Counter()  # the views' frame
+        self.meanwhile: collections.Counter[str] = collections.Counter()  # the rest
+        self.task: asyncio.Task[Any] | None = None  # the one that read the chunk
+        self.delivering = 0  # SessionBridge.deliver calls on the stack
         self.elsewhere: collections.Counter[str] = collections.Counter()
         self.decoded: collections.Counter[str] = collections.Counter()
         self.asked: collections.Counter[str] = collections.Counter()
         self.loop_thread = threading.get_ident()
 
     def profile(self, frame: FrameType, event: str, _arg: Any) -> None:
-        if event != "call" or self.done:
+        if self.finished or event not in ("call", "return"):
             return
         code = frame.f_code
         path = code.co_filename
+        if code.co_name == "deliver" and path.endswith(BRIDGE):
+            self.delivering += 1 if event == "call" else -1
+            # After the request, the views' frame that lets them hear the rest is counted.
+            self.finished = self.done and not self.delivering
+        if event != "call" or (self.done and not self.delivering):
+            return
+        on_loop = threading.get_ident() == self.loop_thread
         if not self.on:
             if path.endswith(os.path.join("transports", "relay.py")) and code.co_name == "on_event":
                 self.on = True
+                self.task = asyncio.current_task()
             else:
                 return
         if path.startswith(PACKAGE):
             name = path[len(str(ROOT)) + 1 :]
-            if threading.get_ident() == self.loop_thread:
-                self.files[name] += 1
-            else:
+            if not on_loop:
                 self.elsewhere[name] += 1
+            elif not self.done and self.task is not None and _current_task() is self.task:
+                self.files[name] += 1  # a view heard at once from the call's path counts here
+            elif self.delivering:
+                self.frame[name] += 1
+            else:
+                self.meanwhile[name] += 1
             if code.co_name == "request_body":
                 self.bodies += 1
         module = Path(path).stem if not path.endswith("__init__.py") else Path(path).parent.name
@@ -78,6 +111,13 @@ class Walk:
             self.done = True
 
 
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no loop running (a Qt event before the loop started)
+        return None
+
+
 def _askers(frame: FrameType, count: int) -> list[str]:
     """The innermost `count` melgui functions on the stack above `frame`."""
     found: list[str] = []
@@ -88,6 +128,39 @@ def _askers(frame: FrameType, count: int) -> list[str]:
             found.append(f"{path[len(str(ROOT)) + 1 :]}:{caller.f_code.co_name}")
         caller = caller.f_back
     return found
+
+
+QUESTION = "What does the README say?"
+
+
+def script(relay: ScriptedRelay) -> None:
+    """The turn walked: a read_file call of README.md, then the answer."""
+    from tests.fakes import done, text, tool_call, tool_calls
+
+    call = tool_call("read_file", {"path": "README.md"}, id="r1")
+    relay.script([tool_calls(call)], [text("It says hello."), done()])
+
+
+async def walk_one_call(window: MainWindow, relay: ScriptedRelay) -> Walk:
+    """Ask `window` the question (`relay` scripted by `script`, the folder holding a
+    README.md) and walk the call; returns once the turn has ended."""
+    walk = Walk()
+    await asyncio.sleep(0.3)  # the window's own start-up work is done
+    threading.setprofile(walk.profile)  # threads started from now on (rendering)
+    sys.setprofile(walk.stop_after_body)
+    try:
+        window.chat.submit(QUESTION)
+        while len(relay.legs_received) < 2:
+            await asyncio.sleep(0.01)
+        for _ in range(200):  # the views' frame after the request
+            if walk.finished:
+                break
+            await asyncio.sleep(0.005)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    await window.session.wait_idle()
+    return walk
 
 
 def main(argv: list[str]) -> int:
@@ -102,7 +175,7 @@ def main(argv: list[str]) -> int:
 
     from melgui.ui.runtime.qt_loop import QtEventLoop
     from melgui.ui.window.main_window import build_main_window
-    from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+    from tests.fakes import ScriptedRelay
     from tests.fakes.window import relay_settings
 
     app = QApplication([])
@@ -111,37 +184,32 @@ def main(argv: list[str]) -> int:
     project = Path(home) / "project"
     project.mkdir()
     (project / "README.md").write_text("hello\n")
-    walk = Walk()
     with ScriptedRelay() as relay:
-        call = tool_call("read_file", {"path": "README.md"}, id="r1")
-        relay.script([tool_calls(call)], [text("It says hello."), done()])
+        script(relay)
         window = build_main_window(
             str(project), relay_settings(relay), api_key="k", persist_settings=False
         )
         window.show()
-
-        async def scenario() -> None:
-            await asyncio.sleep(0.3)  # the window's own start-up work is done
-            sys.setprofile(walk.stop_after_body)
-            window.chat.submit("What does the README say?")
-            while len(relay.legs_received) < 2:
-                await asyncio.sleep(0.01)
-            sys.setprofile(None)
-            await window.session.wait_idle()
-
-        threading.setprofile(walk.profile)  # threads started from now on (rendering)
-        loop.run_until_complete(asyncio.wait_for(scenario(), 60))
-        threading.setprofile(None)
+        walk = loop.run_until_complete(asyncio.wait_for(walk_one_call(window, relay), 60))
         loop.run_until_complete(window.aclose())
         window.guard.allow()
         window.close()
-    print(f"files crossed on the loop's thread: {len(walk.files)}")
+    everything = walk.files | walk.frame | walk.meanwhile
+    print(f"files crossed on the loop's thread, all together: {len(everything)}")
+    print(f"  on the call's path: {len(walk.files)}")
+    print(f"  in the views' frame meanwhile: {len(walk.frame)}")
+    print(f"  the rest of the loop's thread meanwhile: {len(walk.meanwhile)}")
     print(f"files run on other threads meanwhile: {len(walk.elsewhere)}")
     if options.files:
-        for name, count in sorted(walk.files.items()):
-            print(f"  {name}  ({count})")
-        for name, count in sorted(walk.elsewhere.items()):
-            print(f"  [other thread] {name}  ({count})")
+        for title, files in (
+            ("on the call's path", walk.files),
+            ("in the views' frame", walk.frame),
+            ("the rest of the loop's thread", walk.meanwhile),
+            ("other threads", walk.elsewhere),
+        ):
+            print(f"{title}:")
+            for name, count in sorted(files.items()):
+                print(f"  {name}  ({count})")
     print("decoded (json.loads runs):")
     for where, count in sorted(walk.decoded.items()):
         print(f"  {where}  ×{count}")

@@ -97,7 +97,7 @@ class _Agent:
             board.count_files, lambda: board.changed(self, None)
         )
         self._turns = session.thread.state.turns
-        self._unsubscribe = session.thread.subscribe(self._on_change)
+        self._unsubscribe = session.thread.subscribe(self._on_change, text=False)
 
     def edited(self) -> None:
         """The worktree may have changed: the overlap watch reads it again."""

@@ -8,9 +8,10 @@ agent's pane forward, and its waiting approval if it has one.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QShowEvent
+from PySide6.QtGui import QBrush, QColor, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -62,25 +63,34 @@ class BoardView(QWidget):
         layout.setSpacing(SPACE_2XS)
         layout.addWidget(self.summary)
         layout.addWidget(self.tree, 1)
-        self._unlisten = board.on_change(self._board_changed)
+        # The board is followed while shown (hidden, it redraws when shown again: a row's
+        # file count asks git), so a hidden board costs an agent's changes nothing.
+        self._following: list[Callable[[], None]] = []  # how to stop: one while shown
         self._pending = False
         self._ages = QTimer(self)
         self._ages.setInterval(AGE_REFRESH_MS)
         self._ages.timeout.connect(self.refresh)
-        self._ages.start()
-        self.destroyed.connect(lambda _obj=None, off=self._unlisten: off())
+        self.destroyed.connect(lambda _obj=None, offs=self._following: [off() for off in offs])
         self.refresh()
 
     def _board_changed(self) -> None:
-        # Many events arrive per leg: redraw once, after them; a hidden board not at all
-        # (a row's file count asks git), it redraws when shown.
+        # Many events arrive per leg: redraw once, after them.
         if not self._pending and self.isVisible():
             self._pending = True
             QTimer.singleShot(0, self.refresh)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        if not self._following:
+            self._following.append(self.board.on_change(self._board_changed))
+        self._ages.start()
         self.refresh()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        while self._following:
+            self._following.pop()()
+        self._ages.stop()
 
     def refresh(self) -> None:
         self._pending = False

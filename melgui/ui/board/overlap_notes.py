@@ -7,6 +7,7 @@ updates the notes once, after the burst of events that caused it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -35,11 +36,23 @@ class OverlapNotes(QObject):
         self.manager = manager
         self.colors = colors
         self._pending = False
-        self._off = board.on_change(self._changed)
-        self.destroyed.connect(lambda _obj=None, off=self._off: off())
+        # The board is followed while a pane is open: with none (the main conversation's
+        # own calls, often) there is no note to keep.
+        self._following: list[Callable[[], None]] = []  # how to stop: one while followed
+        self.destroyed.connect(lambda _obj=None, offs=self._following: [off() for off in offs])
+        manager.panesChanged.connect(self._follow)
+        self._follow()
+
+    def _follow(self) -> None:
+        if self.manager.area.tabs.count():
+            if not self._following:
+                self._following.append(self.board.on_change(self._changed))
+                self._changed()  # what changed while no pane was open
+        else:
+            while self._following:
+                self._following.pop()()
 
     def _changed(self) -> None:
-        # No pane open (the main conversation's own calls, often): no note to keep.
         if not self._pending and self.manager.area.tabs.count():
             self._pending = True
             QTimer.singleShot(0, self.refresh)

@@ -123,9 +123,12 @@ def test_a_live_event_draws_the_rest_first(qtbot: QtBot) -> None:
     eager = _open(qtbot, conv, lazy=False)
     lazy = _open(qtbot, conv, lazy=True)
     lazy.bridge.session.reducer.apply(AssistantText("more"))  # through the session's thread
+    assert not _done(lazy)
+    lazy.bridge.flush()  # the view hears it now, with earlier chunks still to draw
     assert _done(lazy)
     lazy.transcript.finish_assistant(None)
     eager.bridge.session.reducer.apply(AssistantText("more"))
+    eager.bridge.flush()
     eager.transcript.finish_assistant(None)
     assert lazy.transcript.toPlainText() == eager.transcript.toPlainText()
 

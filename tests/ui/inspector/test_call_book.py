@@ -85,21 +85,26 @@ def test_events_carry_a_call_from_request_to_its_result(qtbot: QtBot, qloop: QtE
     loop.apply(LegStarted(1))
     loop.apply(MessageAdded(Message.assistant("", (call,))))
     loop.apply(ToolCallRequested(call))
-    assert added == ["w1"] and book.records["w1"].leg == 1
+    qtbot.waitUntil(lambda: added == ["w1"])  # the book hears the thread once a frame
+    assert book.records["w1"].leg == 1
     assert book.records["w1"].status == "requested"
 
     request = ApprovalRequest(call, {"path": "b.txt", "content": "x"}, future=qloop.create_future())
     loop.apply(ApprovalNeeded(request))
     record = book.records["w1"]
-    assert record.status == "waiting" and record.awaiting_person
+    qtbot.waitUntil(lambda: record.status == "waiting")
+    assert record.awaiting_person
     assert book.pending() == [record]
 
     request.approve("session")
     qloop.run_until_complete(asyncio.sleep(0))  # the future's callbacks run on the loop
-    assert record.decision == "approved:session" and not record.awaiting_person
+    qtbot.waitUntil(lambda: record.decision == "approved:session")
+    assert not record.awaiting_person
     loop.apply(ToolCallStarted(call))
-    assert record.status == "running" and record.started_at is not None
+    qtbot.waitUntil(lambda: record.status == "running")
+    assert record.started_at is not None
     loop.apply(ToolCallFinished(call, "ok", "wrote 1 byte", 0.02))
+    qtbot.waitUntil(lambda: record.status == "ok")
     assert (record.status, record.result, record.duration) == ("ok", "wrote 1 byte", 0.02)
     assert changed == ["w1"] * 4
 
@@ -113,7 +118,8 @@ def test_a_denial_is_recorded_and_an_unknown_call_is_added_when_first_seen(
     book.added.connect(added.append)
     request = ApprovalRequest(RUN, {"command": "make"}, future=qloop.create_future())
     bridge.session.reducer.apply(ApprovalNeeded(request))
-    assert added == ["c2"] and book.records["c2"].status == "waiting"
+    qtbot.waitUntil(lambda: added == ["c2"])  # the book hears the thread once a frame
+    assert book.records["c2"].status == "waiting"
     request.deny("not now")
     qloop.run_until_complete(asyncio.sleep(0))
-    assert book.records["c2"].decision == "denied"
+    qtbot.waitUntil(lambda: book.records["c2"].decision == "denied")

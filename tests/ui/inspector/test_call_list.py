@@ -45,6 +45,8 @@ def test_a_long_list_is_made_in_slices_in_order(qtbot: QtBot) -> None:
     inspector.load_stored(records)
     assert 0 < inspector.calls.count() < CALLS  # the rest comes on later ticks
     bridge.session.reducer.apply(ToolCallRequested(ToolCall("new", "ls", "{}")))
+    bridge.flush()  # the inspector hears it now, while the rows are still being made
+    assert not inspector.calls.complete
 
     qtbot.waitUntil(lambda: inspector.calls.complete)
     shown = rows(inspector)

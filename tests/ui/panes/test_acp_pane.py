@@ -237,7 +237,7 @@ def test_an_earlier_agent_session_is_reopened_from_the_panes_menu(
 
 def _where(pane: AcpPane) -> str:
     """What an ACP pane that did not go idle was doing."""
-    from melgui.ui.chat.transcript.flush_scheduler import shared_scheduler
+    from melgui.ui.runtime.flush_scheduler import shared_scheduler
 
     host = pane.acp.host
     process = host.process

@@ -41,11 +41,11 @@ from melgui.ui.chat.blocks.thinking_block import ThinkingBlock
 from melgui.ui.chat.blocks.user_parts import IMAGE_SCHEME, parts_html
 from melgui.ui.chat.column import centre_viewport
 from melgui.ui.chat.transcript.doc_writer import DocWriter
-from melgui.ui.chat.transcript.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.chat.transcript.front_copy import copy_in_front, reset_scratch
 from melgui.ui.chat.transcript.hover_actions import Kind, MessageHover, block_key, mark_block
 from melgui.ui.chat.transcript.in_order import Call, in_order, run_waiting
 from melgui.ui.chat.transcript.open_message import Batch, OpenMessage, html_for, render_batch
+from melgui.ui.runtime.flush_scheduler import FLUSH_BUDGET_S, FLUSH_MS, shared_scheduler
 from melgui.ui.runtime.look.fonts import body_font
 from melgui.ui.runtime.look.tokens import SPACE_M, SPACE_S, SPACE_XS
 from melgui.ui.runtime.render_thread import RenderJobs

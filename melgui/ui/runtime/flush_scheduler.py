@@ -1,11 +1,15 @@
-"""One drawing timer for every streaming transcript in the process.
+"""One timer for the window's view work: the session bridges letting their views hear
+what the agents did, and the streaming transcripts drawing it.
 
 Each transcript used to flush on its own timer with its own time budget, so eight panes
 streaming at once could all fire in the same turn of the event loop and stall it for
-eight budgets plus eight layouts. Here one timer ticks for all of them: a tick draws the
-dirty clients in round-robin order under ONE budget, so eight panes cost no more per
-tick than one. A client that was not reached, or that still has work, is drawn first on
-the next tick, which comes right after the loop has run once; no pane starves.
+eight budgets plus eight layouts; a bridge ticking on a timer of its own landed in the
+same turn as a transcript's drawing. Here one timer ticks for all of them: a tick serves
+the dirty clients in round-robin order under ONE budget, so eight panes cost no more per
+tick than one, and what a bridge delivers is drawn in the same tick when the budget
+allows (a client made dirty during the tick is served after the ones before it). A
+client that was not reached, or that still has work, is served first on the next tick,
+which comes right after the loop has run once; no pane starves.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, QTimer
 from shiboken6 import isValid
 
-FLUSH_MS = 40  # how long deltas are batched before they are drawn
+FLUSH_MS = 40  # how long view work (heard changes, streamed deltas) is batched
 FLUSH_BUDGET_S = 0.005  # drawing time per tick, shared by every client (layout and paint follow)
 
 
@@ -61,27 +65,36 @@ class FlushScheduler(QObject):
         return client in self._dirty
 
     def tick(self) -> None:
-        """Draw dirty clients in order until the budget is spent (at least one is drawn)."""
+        """Serve dirty clients in order until the budget is spent (at least one is served);
+        one made dirty by a client served in this tick is served after it, budget allowing.
+        No client is served twice in a tick."""
         deadline = time.perf_counter() + self.budget_s
         hurry = False
-        served = 0
-        for client in list(self._dirty):
-            if client not in self._dirty:
-                continue  # cancelled by a client drawn before it
-            if served and time.perf_counter() >= deadline:
-                hurry = True  # the rest go first on the next tick
+        served: set[Flushable] = set()
+        while not hurry:
+            waiting = [client for client in self._dirty if client not in served]
+            if not waiting:
                 break
-            del self._dirty[client]
-            if isinstance(client, QObject) and not isValid(client):
-                continue  # its widget was deleted while it waited
-            served += 1
-            if client.scheduled_flush(deadline):
-                self._dirty[client] = None  # more to draw: to the back of the line
-                hurry = True
+            for client in waiting:
+                if client not in self._dirty:
+                    continue  # cancelled by a client served before it
+                if served and time.perf_counter() >= deadline:
+                    hurry = True  # the rest go first on the next tick
+                    break
+                del self._dirty[client]
+                if isinstance(client, QObject) and not isValid(client):
+                    continue  # its widget was deleted while it waited
+                served.add(client)
+                if client.scheduled_flush(deadline):
+                    self._dirty[client] = None  # more to do: to the back of the line
+                    hurry = True
         if hurry:
             self._timer.start(0)
-        elif self._dirty and not self._timer.isActive():
-            self._timer.start(self.interval_ms)  # asked for while this tick ran
+        elif self._dirty:
+            if not self._timer.isActive():
+                self._timer.start(self.interval_ms)  # asked for while this tick ran
+        else:
+            self._timer.stop()  # started by a request served in this very tick
 
 
 _shared: FlushScheduler | None = None

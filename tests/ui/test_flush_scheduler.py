@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.chat.transcript.document import ChatTranscript
-from melgui.ui.chat.transcript.flush_scheduler import FlushScheduler, shared_scheduler
+from melgui.ui.runtime.flush_scheduler import FlushScheduler, shared_scheduler
 from melgui.ui.runtime.theme import LIGHT
 
 
@@ -96,3 +96,42 @@ def test_a_transcript_deleted_while_waiting_is_skipped(qtbot: QtBot) -> None:
     scheduler.tick()
     assert not scheduler.is_pending(doomed)
     qtbot.waitUntil(lambda: "drawn" in kept.toPlainText())  # rendered on the render thread
+
+
+class Hearing:
+    """A bridge-like client: serving it makes another client (its transcript) dirty."""
+
+    def __init__(self, scheduler: FlushScheduler, log: list[str], then: FakeClient) -> None:
+        self.scheduler = scheduler
+        self.log = log
+        self.then = then
+
+    def scheduled_flush(self, deadline: float) -> bool:
+        self.log.append("heard")
+        self.scheduler.request(self.then)
+        return False
+
+
+def test_what_a_client_makes_dirty_is_served_in_the_same_tick_and_no_client_twice(
+    qtbot: QtBot,
+) -> None:
+    scheduler = FlushScheduler(budget_s=60.0)
+    log: list[str] = []
+    drawn = FakeClient("drawn", log, work=2)  # still has work after one turn
+    scheduler.request(Hearing(scheduler, log, then=drawn))
+    scheduler.tick()
+    assert log == ["heard", "drawn"]  # one tick: what was heard is drawn with it, once
+    assert scheduler.is_pending(drawn)
+    scheduler.tick()
+    assert log == ["heard", "drawn", "drawn"] and not scheduler.is_pending(drawn)
+
+
+def test_a_spent_budget_leaves_what_a_client_made_dirty_for_the_next_tick(qtbot: QtBot) -> None:
+    scheduler = FlushScheduler(budget_s=0.0)
+    log: list[str] = []
+    drawn = FakeClient("drawn", log)
+    scheduler.request(Hearing(scheduler, log, then=drawn))
+    scheduler.tick()
+    assert log == ["heard"] and scheduler.is_pending(drawn)
+    scheduler.tick()
+    assert log == ["heard", "drawn"]
