@@ -39,6 +39,7 @@ from melgui.host.wire import RpcError
 log = logging.getLogger(__name__)
 
 FRAME = 1 / 60
+HOOKS_CHECK = 1.0  # seconds between looks at watched folders' hooks files (a hand edit)
 # A view that reads too slowly is let go past this much unsent output; it reattaches with
 # the last number it has and misses nothing.
 MAX_BACKLOG = 64 * 1024 * 1024
@@ -55,6 +56,7 @@ class ViewConnection:
         self.initialized = False
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
+        self.hooks_of: set[str] = set()  # folders whose hooks it watches (hooks/changed)
 
     def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
         if payload is None:
@@ -155,6 +157,7 @@ class HostServer:
             "tools/ack": self._tool_ack,
             "tools/cancel": self._tool_cancel,
             "hooks/run": self._hooks_run,
+            "hooks/watch": self._hooks_watch,
             "checkpoint/restore": self._checkpoint_restore,
             "checkpoint/calls": self._checkpoint_calls,
             "checkpoint/diff": self._checkpoint_diff,
@@ -233,11 +236,14 @@ class HostServer:
 
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()
-        idle_since = loop.time()
+        idle_since = hooks_checked = loop.time()
         while True:
             await asyncio.sleep(FRAME)
             self.broadcast()
             self._tell_unseen_questions()
+            if loop.time() - hooks_checked >= HOOKS_CHECK:
+                hooks_checked = loop.time()
+                self._tell_hooks_changed()
             busy = self.tool_calls.busy() or self.terminals.running()
             if self.connections or self.host.running() or busy:
                 idle_since = loop.time()
@@ -449,6 +455,29 @@ class HostServer:
         state = self.tool_calls.run_hooks(call_id, folder, *given)
         return {"host": self.tool_calls.host_id, "state": state}
 
+    async def _hooks_watch(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Which hooks a folder here has (events and matchers): the view sends a point
+        only when one matches; each change is told to it as `hooks/changed`."""
+        folder = _folder_here(params)
+        self._tell_hooks_changed()  # a change seen now is told to every view watching
+        view.hooks_of.add(folder)
+        summary = self.tool_calls.hooks.watch(folder)
+        return {"host": self.tool_calls.host_id, "summary": summary.to_json()}
+
+    def _tell_hooks_changed(self) -> None:
+        """Tell each view the changed hooks of the folders it watches: after every call
+        here (before its result) and every HOOKS_CHECK seconds (a file edited by hand)."""
+        if not self.tool_calls.hooks.watching():
+            return
+        for folder, summary in self.tool_calls.hooks.changed():
+            message = wire.notification(
+                "hooks/changed",
+                {"host": self.tool_calls.host_id, "folder": folder, "summary": summary.to_json()},
+            )
+            for connection in list(self.connections):
+                if folder in connection.hooks_of:
+                    connection.send(message)
+
     async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """The results after the view's last number, and the calls still running. No
         await to the end: no result is both in the answer and sent after it."""
@@ -544,6 +573,8 @@ class HostServer:
             return await write_for_view(_folder_here(params), params, self.tool_calls.guard)
         except FileRefused as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        finally:
+            self._tell_hooks_changed()  # an agent's write of a hooks file, before its answer
 
     async def _mcp_restart(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """Start one MCP server of a folder's set (its `options`, as `tools/run` sends
@@ -571,6 +602,9 @@ class HostServer:
                 connection.send(message)
 
     def _tool_result(self, result: Result) -> None:
+        # A hooks file the call wrote is told before its result: the view's next point
+        # knows it (a connection's messages arrive in the order they were sent).
+        self._tell_hooks_changed()
         message = wire.notification(
             "tools/result", {"host": self.tool_calls.host_id, "result": result}
         )

@@ -41,6 +41,7 @@ from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp, project_entries
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.rewind import call_records
+from melgui.host.hooks_watch import HooksWatch
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class ToolCalls:
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
         self._diagnostics: dict[str, ProjectDiagnostics] = {}  # by folder
-        self._hooks: dict[str, ProjectHooks] = {}  # by folder: the project's hooks here
+        self.hooks = HooksWatch()  # the project's hooks of folders here, and what they have
         # (folder, its servers described): a server's state changed after they started
         self.on_mcp: Callable[[str, list[dict[str, Any]]], None] | None = None
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
@@ -130,10 +131,7 @@ class ToolCalls:
         state = self.state(call_id)
         if state is not None:
             return state
-        hooks = self._hooks.get(folder)
-        if hooks is None:
-            hooks = self._hooks[folder] = ProjectHooks(folder)
-        running = self._run_hooks(call_id, hooks, event, names, payload)
+        running = self._run_hooks(call_id, self.hooks.project(folder), event, names, payload)
         self._running[call_id] = asyncio.get_running_loop().create_task(running)
         return "started"
 

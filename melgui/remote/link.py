@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from melgui.core.hooks.there import HooksSummary
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.wire import MAX_LINE, PAYLOAD, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal
@@ -113,6 +114,10 @@ class Link:
         self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
         self._terminals: dict[str, RemotePty] = {}  # open terminal panes' programs there
+        # Folders whose hooks there this side asked about, and what each has, by the host
+        # that said so (hooks/watch, hooks/changed): asked again on every reconnect.
+        self._hooks_watched: set[str] = set()
+        self._hooks_known: dict[str, tuple[str, HooksSummary]] = {}
 
     @property
     def pid(self) -> int | None:
@@ -177,6 +182,9 @@ class Link:
                     connection, method, params
                 )
                 attached = await client.call("tools/attach", since=self._since(connection.host))
+                # After the attach: what a call whose result it holds wrote is in the answer.
+                for folder in list(self._hooks_watched):
+                    await self._ask_hooks(connection, folder)
         except BaseException:
             await _end(process)
             await asyncio.gather(reading, return_exceptions=True)
@@ -312,9 +320,46 @@ class Link:
             with contextlib.suppress(HostGone, ConnectionError, RpcError):
                 await connection.client.call("tools/cancel", call_id=call_id)
 
+    # -- the hooks a folder there has ---------------------------------------------------
+
+    def hooks_known(self, folder: str) -> HooksSummary | None:
+        """Which hooks `folder` has there, as the host this link is connected to told it
+        (kept current by its hooks/changed); None when not known now (never asked, or
+        the link is down: a change there may be unheard)."""
+        connection, known = self._connection, self._hooks_known.get(folder)
+        if connection is None or known is None or known[0] != connection.host:
+            return None
+        return known[1]
+
+    async def watch_hooks(self, folder: str) -> HooksSummary | None:
+        """Ask which hooks `folder` has there, and hear each change from now on, across
+        reconnects; None when the link cannot ask now."""
+        self._hooks_watched.add(folder)
+        connection = self._connection
+        if connection is not None:
+            await self._ask_hooks(connection, folder)
+        return self.hooks_known(folder)
+
+    async def _ask_hooks(self, connection: _Connection, folder: str) -> None:
+        try:
+            answer = await connection.client.call("hooks/watch", folder=folder)
+        except (RpcError, HostGone, ConnectionError):
+            return  # not known: its points are sent, and say why they could not run
+        self._hooks_heard(connection.host, folder, answer["summary"])
+
+    def _hooks_heard(self, host: str, folder: str, data: dict[str, Any]) -> None:
+        """Keep the newest summary (a hooks/watch answer may be read after a newer
+        hooks/changed: the host's numbers say which is newer)."""
+        summary = HooksSummary.from_json(data)
+        known = self._hooks_known.get(folder)
+        if known is None or known[0] != host or known[1].version <= summary.version:
+            self._hooks_known[folder] = (host, summary)
+
     def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
         if method == "tools/result" and params.get("host") == connection.host:
             self._deliver(connection, params["result"])
+        elif method == "hooks/changed" and params.get("host") == connection.host:
+            self._hooks_heard(connection.host, str(params.get("folder")), params["summary"])
         elif method == "mcp/changed" and params.get("host") == connection.host:
             if self.on_mcp is not None:
                 self.on_mcp(str(params.get("folder")), list(params.get("servers") or []))

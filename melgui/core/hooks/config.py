@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,9 @@ EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 USER_FILE = "hooks.json"
 PROJECT_FILES = (".melgui/hooks.json", ".claude/settings.json", ".claude/settings.local.json")
 DEFAULT_TIMEOUT = 60.0  # seconds, Claude Code's default for a command hook
+# A file whose mtime is this close to when it was read may have changed again within the
+# file system's clock tick, its size the same: it is read again (git's "racily clean").
+RACY_NS = 50_000_000
 _PLAIN = re.compile(r"^[A-Za-z0-9_|-]+$")
 
 
@@ -85,6 +89,11 @@ class HookConfig:
 
     def __bool__(self) -> bool:
         return bool(self.commands)
+
+    def summary(self) -> list[tuple[HookEvent, str]]:
+        """Which events have hooks, and for which matchers (each pair once, in file
+        order): enough to know whether a point has a hook to run."""
+        return list(dict.fromkeys((c.event, c.matcher) for c in self.commands))
 
 
 def hook_files(project: str | Path, *, trusted: bool, user_dir: Path | None = None) -> list[Path]:
@@ -201,6 +210,7 @@ class HookFiles:
         self._own = mine if own else []
         self._theirs = every[len(mine) :] if project_files else []
         self._key: tuple[object, ...] | None = None
+        self._read_at = 0  # time.time_ns() when the files were last read
         self._config = HookConfig()
 
     def current(self) -> HookConfig:
@@ -208,16 +218,23 @@ class HookFiles:
         theirs = tuple(_stamp(f) for f in self._theirs)
         trusted = any(theirs) and self.trust.is_trusted(self.project)
         key = (own, theirs, trusted)
-        if key != self._key:
+        if key != self._key or self._racy(own + theirs):
             files = self._own + (self._theirs if trusted else [])
+            self._read_at = time.time_ns()
             self._config = load(files, project=self.project)
             self._key = key
         return self._config
 
+    def _racy(self, stamps: tuple[tuple[int, ...] | None, ...]) -> bool:
+        """A file written so shortly before it was read that a second write in the same
+        clock tick would leave its stamp as it is."""
+        near = range(self._read_at - RACY_NS, self._read_at + RACY_NS)  # not a future mtime
+        return any(s is not None and s[0] in near for s in stamps)
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
     try:
         info = os.stat(path)
     except OSError:
         return None
-    return info.st_mtime_ns, info.st_size
+    return info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns
