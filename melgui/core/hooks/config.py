@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +34,6 @@ EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 USER_FILE = "hooks.json"
 PROJECT_FILES = (".melgui/hooks.json", ".claude/settings.json", ".claude/settings.local.json")
 DEFAULT_TIMEOUT = 60.0  # seconds, Claude Code's default for a command hook
-# A file whose mtime is this close to when it was read may have changed again within the
-# file system's clock tick, its size the same: it is read again (git's "racily clean").
-RACY_NS = 50_000_000
 _PLAIN = re.compile(r"^[A-Za-z0-9_|-]+$")
 
 
@@ -210,7 +206,6 @@ class HookFiles:
         self._own = mine if own else []
         self._theirs = every[len(mine) :] if project_files else []
         self._key: tuple[object, ...] | None = None
-        self._read_at = 0  # time.time_ns() when the files were last read
         self._config = HookConfig()
 
     def current(self) -> HookConfig:
@@ -218,21 +213,16 @@ class HookFiles:
         theirs = tuple(_stamp(f) for f in self._theirs)
         trusted = any(theirs) and self.trust.is_trusted(self.project)
         key = (own, theirs, trusted)
-        if key != self._key or self._racy(own + theirs):
+        if key != self._key:
             files = self._own + (self._theirs if trusted else [])
-            self._read_at = time.time_ns()
             self._config = load(files, project=self.project)
             self._key = key
         return self._config
 
-    def _racy(self, stamps: tuple[tuple[int, ...] | None, ...]) -> bool:
-        """A file written so shortly before it was read that a second write in the same
-        clock tick would leave its stamp as it is."""
-        near = range(self._read_at - RACY_NS, self._read_at + RACY_NS)  # not a future mtime
-        return any(s is not None and s[0] in near for s in stamps)
-
 
 def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """A file's stamp: its inode and change time too, so a file put back with its old
+    mtime and size (`cp -p`, a restored backup) is read again."""
     try:
         info = os.stat(path)
     except OSError:
