@@ -38,7 +38,8 @@ from melgui.remote.target import Target
 log = logging.getLogger(__name__)
 
 HEARTBEAT = 1.0  # seconds between pings
-DEAD_AFTER = 3.0  # a ping not answered in this long: the link is dead
+DEAD_AFTER = 3.0  # nothing heard from the host this long, and MISSED pings in a row: dead
+MISSED = 3  # pings in a row unanswered (each given a heartbeat) before the link is dead
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0)  # then the last, until GIVE_UP
 GIVE_UP = 60.0  # seconds of failed reconnects before open calls get their one result
 CONNECT_TIMEOUT = 30.0
@@ -511,21 +512,43 @@ class Link:
                 return
 
     async def _watch(self, connection: _Connection) -> None:
-        """Until the link is dead: the process ended, the host's end closed, or a ping
-        went unanswered for `dead_after` seconds."""
+        """Until the link is dead: the process ended, the host's end closed, or the host
+        went silent: nothing heard from it (any message counts) for `dead_after` seconds
+        and MISSED heartbeats in a row with the ping unanswered. Counting heartbeats, not
+        one ping's deadline: a stall of this process (a busy window, a loaded laptop) is
+        a late tick, which counts for nothing (the answer may be waiting, unread), and an
+        answer queued behind a flood of output is not missed while the output arrives."""
         client = connection.client
         gone = asyncio.ensure_future(client.wait_gone())
+        loop = asyncio.get_running_loop()
+        missed = 0
+        ping: asyncio.Future[Any] | None = None
         try:
             while not gone.done():
-                try:
-                    async with asyncio.timeout(self.dead_after):
-                        await client.call("host/ping")
-                except (TimeoutError, HostGone, ConnectionError, RpcError):
-                    log.info("%s: the link is dead", self.target.label)
+                sent_at = loop.time()
+                if ping is None or ping.done():
+                    ping = asyncio.ensure_future(client.call("host/ping"))
+                await asyncio.wait({gone, ping}, timeout=self.heartbeat)
+                if ping.done() and ping.exception() is not None:
+                    log.info("%s: the link is dead: %r", self.target.label, ping.exception())
                     return
-                await asyncio.wait({gone}, timeout=self.heartbeat)
+                if ping.done() or client.heard_at >= sent_at:
+                    missed = 0
+                    await asyncio.wait({gone}, timeout=max(0.0, sent_at + self.heartbeat
+                                                                - loop.time()))  # fmt: skip
+                    continue
+                if loop.time() - sent_at > 2 * self.heartbeat:
+                    continue  # this process stalled: an answer may be waiting, unread
+                missed += 1
+                if missed >= MISSED and loop.time() - client.heard_at >= self.dead_after:
+                    log.info("%s: the link is dead: %d pings unanswered, nothing heard for "
+                             "%.1f s", self.target.label, missed,
+                             loop.time() - client.heard_at)  # fmt: skip
+                    return
         finally:
             gone.cancel()
+            if ping is not None:
+                ping.cancel()
 
     async def _reconnect(self) -> bool:
         loop = asyncio.get_running_loop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,30 @@ async def test_a_link_that_goes_silent_is_found_dead_by_its_heartbeat(
     assert outcome["status"] == "ok", outcome
     assert link.reconnects == 1 and link.pid != stopped
     assert (box / "counter").read_text() == "x\n"
+
+
+async def test_a_stall_of_the_view_longer_than_dead_after_keeps_a_live_link(
+    tmp_path: Path, box: Path
+) -> None:
+    """This process stalls (a busy window, a loaded laptop) while a ping is out: its
+    answer is there when the loop runs again, and the link is not declared dead (one
+    ping's deadline did, and a second connection was made)."""
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        states: list[str] = []
+        link.on_state = states.append
+        try:
+            pid = link.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGSTOP)  # a ping goes out and waits
+            await asyncio.sleep(0.5)
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(link.dead_after + 1.0)  # the stall itself: the loop runs nothing
+            await asyncio.sleep(1.0)  # a few heartbeats, answered
+            after = await asyncio.wait_for(link.run_call("v/1", str(box), "read_file",
+                                                         {"path": "a.txt"}), 30)  # fmt: skip
+        finally:
+            await link.aclose()
+    assert states == [] and link.reconnects == 0 and link.pid is None
+    assert after["status"] == "ok"
