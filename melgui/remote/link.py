@@ -583,8 +583,12 @@ class Link:
     async def aclose(self) -> None:
         if self._supervising is not None:
             self._supervising.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await self._supervising
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # its fault is logged; the link and its process still close
+                log.exception("%s: the link's supervisor failed", self.target.label)
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.client.aclose()
