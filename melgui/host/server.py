@@ -15,10 +15,9 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from melgui.core.hooks.config import EVENTS
-from melgui.core.protocol.tooling import HookEvent
+from melgui.core.hooks.there import HooksSummary
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -33,7 +32,7 @@ from melgui.host.host import Host, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
-from melgui.host.tool_calls import Result, ToolCalls
+from melgui.host.tool_calls import Result, ToolCalls, hooks_methods
 from melgui.host.wire import RpcError
 
 log = logging.getLogger(__name__)
@@ -137,6 +136,7 @@ class HostServer:
         self.tool_calls = ToolCalls()
         self.tool_calls.on_result = self._tool_result
         self.tool_calls.on_mcp = self._mcp_changed
+        self.tool_calls.on_hooks = self._hooks_changed
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {
@@ -156,8 +156,7 @@ class HostServer:
             "tools/attach": self._tool_attach,
             "tools/ack": self._tool_ack,
             "tools/cancel": self._tool_cancel,
-            "hooks/run": self._hooks_run,
-            "hooks/watch": self._hooks_watch,
+            **hooks_methods(self.tool_calls),
             "checkpoint/restore": self._checkpoint_restore,
             "checkpoint/calls": self._checkpoint_calls,
             "checkpoint/diff": self._checkpoint_diff,
@@ -243,7 +242,7 @@ class HostServer:
             self._tell_unseen_questions()
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
-                self._tell_hooks_changed()
+                self.tool_calls.check_hooks()
             busy = self.tool_calls.busy() or self.terminals.running()
             if self.connections or self.host.running() or busy:
                 idle_since = loop.time()
@@ -438,46 +437,6 @@ class HostServer:
         state = self.tool_calls.run(call_id, folder, name, arguments, options, checkpoint)
         return {"host": self.tool_calls.host_id, "state": state}
 
-    async def _hooks_run(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Run the project's hooks of a folder here for one point of the view's loop, as a
-        call: never twice, its result (`outcome.hooks`) a `tools/result`."""
-        call_id, folder, event = params.get("call_id"), params.get("folder"), params.get("event")
-        names, payload = params.get("names") or [], params.get("payload")
-        if not (isinstance(call_id, str) and call_id and isinstance(folder, str)
-                and event in EVENTS and isinstance(payload, dict)
-                and isinstance(names, list)):  # fmt: skip
-            raise RpcError(wire.INVALID_PARAMS, "hooks/run needs call_id, folder, event, "
-                           "names (a list) and payload (an object)")  # fmt: skip
-        if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
-            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
-        view.hears_tools = True
-        given = cast(HookEvent, event), [str(name) for name in names], payload
-        state = self.tool_calls.run_hooks(call_id, folder, *given)
-        return {"host": self.tool_calls.host_id, "state": state}
-
-    async def _hooks_watch(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Which hooks a folder here has (events and matchers): the view sends a point
-        only when one matches; each change is told to it as `hooks/changed`."""
-        folder = _folder_here(params)
-        self._tell_hooks_changed()  # a change seen now is told to every view watching
-        view.hooks_of.add(folder)
-        summary = self.tool_calls.hooks.watch(folder)
-        return {"host": self.tool_calls.host_id, "summary": summary.to_json()}
-
-    def _tell_hooks_changed(self) -> None:
-        """Tell each view the changed hooks of the folders it watches: after every call
-        here (before its result) and every HOOKS_CHECK seconds (a file edited by hand)."""
-        if not self.tool_calls.hooks.watching():
-            return
-        for folder, summary in self.tool_calls.hooks.changed():
-            message = wire.notification(
-                "hooks/changed",
-                {"host": self.tool_calls.host_id, "folder": folder, "summary": summary.to_json()},
-            )
-            for connection in list(self.connections):
-                if folder in connection.hooks_of:
-                    connection.send(message)
-
     async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """The results after the view's last number, and the calls still running. No
         await to the end: no result is both in the answer and sent after it."""
@@ -574,7 +533,7 @@ class HostServer:
         except FileRefused as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
         finally:
-            self._tell_hooks_changed()  # an agent's write of a hooks file, before its answer
+            self.tool_calls.check_hooks()  # an agent's write of a hooks file, before its answer
 
     async def _mcp_restart(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """Start one MCP server of a folder's set (its `options`, as `tools/run` sends
@@ -593,23 +552,22 @@ class HostServer:
     def _mcp_changed(self, folder: str, servers: list[dict[str, Any]]) -> None:
         """A folder's MCP server changed state (it died, it was restarted): told to every
         view that sends calls, as `mcp/changed`."""
-        message = wire.notification(
-            "mcp/changed",
-            {"host": self.tool_calls.host_id, "folder": folder, "servers": servers},
-        )
-        for connection in list(self.connections):
-            if connection.hears_tools:
-                connection.send(message)
+        params = {"host": self.tool_calls.host_id, "folder": folder, "servers": servers}
+        self._tell("mcp/changed", params, lambda view: view.hears_tools)
+
+    def _hooks_changed(self, folder: str, summary: HooksSummary) -> None:
+        """A watched folder's hooks changed: told to the views that watch it."""
+        params = {"host": self.tool_calls.host_id, "folder": folder, "summary": summary.to_json()}
+        self._tell("hooks/changed", params, lambda view: folder in view.hooks_of)
 
     def _tool_result(self, result: Result) -> None:
-        # A hooks file the call wrote is told before its result: the view's next point
-        # knows it (a connection's messages arrive in the order they were sent).
-        self._tell_hooks_changed()
-        message = wire.notification(
-            "tools/result", {"host": self.tool_calls.host_id, "result": result}
-        )
+        params = {"host": self.tool_calls.host_id, "result": result}
+        self._tell("tools/result", params, lambda view: view.hears_tools)
+
+    def _tell(self, method: str, params: dict[str, Any], hears: Callable[[Any], bool]) -> None:
+        message = wire.notification(method, params)
         for connection in list(self.connections):
-            if connection.hears_tools:
+            if hears(connection):
                 connection.send(message)
 
 

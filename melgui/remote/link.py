@@ -29,17 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from melgui.core.hooks.there import HooksSummary
+from melgui.core.hooks.watch import HooksHeard
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.wire import MAX_LINE, PAYLOAD, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal
+from melgui.remote.heartbeat import DEAD_AFTER, HEARTBEAT, until_dead
 from melgui.remote.remote_pty import HUNG_UP, RemotePty
 from melgui.remote.target import Target
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT = 1.0  # seconds between pings
-DEAD_AFTER = 3.0  # nothing heard from the host this long, and MISSED pings in a row: dead
-MISSED = 3  # pings in a row unanswered (each given a heartbeat) before the link is dead
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0)  # then the last, until GIVE_UP
 GIVE_UP = 60.0  # seconds of failed reconnects before open calls get their one result
 CONNECT_TIMEOUT = 30.0
@@ -115,10 +114,7 @@ class Link:
         self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
         self._terminals: dict[str, RemotePty] = {}  # open terminal panes' programs there
-        # Folders whose hooks there this side asked about, and what each has, by the host
-        # that said so (hooks/watch, hooks/changed): asked again on every reconnect.
-        self._hooks_watched: set[str] = set()
-        self._hooks_known: dict[str, tuple[str, HooksSummary]] = {}
+        self._hooks = HooksHeard()  # what folders' hooks there are (hooks/watch, …/changed)
 
     @property
     def pid(self) -> int | None:
@@ -184,7 +180,7 @@ class Link:
                 )
                 attached = await client.call("tools/attach", since=self._since(connection.host))
                 # After the attach: what a call whose result it holds wrote is in the answer.
-                for folder in list(self._hooks_watched):
+                for folder in list(self._hooks.folders):
                     await self._ask_hooks(connection, folder)
         except BaseException:
             await _end(process)
@@ -327,15 +323,13 @@ class Link:
         """Which hooks `folder` has there, as the host this link is connected to told it
         (kept current by its hooks/changed); None when not known now (never asked, or
         the link is down: a change there may be unheard)."""
-        connection, known = self._connection, self._hooks_known.get(folder)
-        if connection is None or known is None or known[0] != connection.host:
-            return None
-        return known[1]
+        connection = self._connection
+        return self._hooks.known(connection.host, folder) if connection is not None else None
 
     async def watch_hooks(self, folder: str) -> HooksSummary | None:
         """Ask which hooks `folder` has there, and hear each change from now on, across
         reconnects; None when the link cannot ask now."""
-        self._hooks_watched.add(folder)
+        self._hooks.folders.add(folder)
         connection = self._connection
         if connection is not None:
             await self._ask_hooks(connection, folder)
@@ -346,21 +340,13 @@ class Link:
             answer = await connection.client.call("hooks/watch", folder=folder)
         except (RpcError, HostGone, ConnectionError):
             return  # not known: its points are sent, and say why they could not run
-        self._hooks_heard(connection.host, folder, answer["summary"])
-
-    def _hooks_heard(self, host: str, folder: str, data: dict[str, Any]) -> None:
-        """Keep the newest summary (a hooks/watch answer may be read after a newer
-        hooks/changed: the host's numbers say which is newer)."""
-        summary = HooksSummary.from_json(data)
-        known = self._hooks_known.get(folder)
-        if known is None or known[0] != host or known[1].version <= summary.version:
-            self._hooks_known[folder] = (host, summary)
+        self._hooks.heard(connection.host, folder, answer["summary"])
 
     def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
         if method == "tools/result" and params.get("host") == connection.host:
             self._deliver(connection, params["result"])
         elif method == "hooks/changed" and params.get("host") == connection.host:
-            self._hooks_heard(connection.host, str(params.get("folder")), params["summary"])
+            self._hooks.heard(connection.host, str(params.get("folder")), params["summary"])
         elif method == "mcp/changed" and params.get("host") == connection.host:
             if self.on_mcp is not None:
                 self.on_mcp(str(params.get("folder")), list(params.get("servers") or []))
@@ -503,52 +489,14 @@ class Link:
         while True:
             connection = self._connection
             assert connection is not None
-            await self._watch(connection)
+            why = await until_dead(connection.client, self.heartbeat, self.dead_after)
+            log.info("%s: the link is dead: %s", self.target.label, why)
             self._connection = None
             self._connected.clear()
             await _end(connection.process)
             await connection.client.aclose()
             if not await self._reconnect():
                 return
-
-    async def _watch(self, connection: _Connection) -> None:
-        """Until the link is dead: the process ended, the host's end closed, or the host
-        went silent: nothing heard from it (any message counts) for `dead_after` seconds
-        and MISSED heartbeats in a row with the ping unanswered. Counting heartbeats, not
-        one ping's deadline: a stall of this process (a busy window, a loaded laptop) is
-        a late tick, which counts for nothing (the answer may be waiting, unread), and an
-        answer queued behind a flood of output is not missed while the output arrives."""
-        client = connection.client
-        gone = asyncio.ensure_future(client.wait_gone())
-        loop = asyncio.get_running_loop()
-        missed = 0
-        ping: asyncio.Future[Any] | None = None
-        try:
-            while not gone.done():
-                sent_at = loop.time()
-                if ping is None or ping.done():
-                    ping = asyncio.ensure_future(client.call("host/ping"))
-                await asyncio.wait({gone, ping}, timeout=self.heartbeat)
-                if ping.done() and ping.exception() is not None:
-                    log.info("%s: the link is dead: %r", self.target.label, ping.exception())
-                    return
-                if ping.done() or client.heard_at >= sent_at:
-                    missed = 0
-                    await asyncio.wait({gone}, timeout=max(0.0, sent_at + self.heartbeat
-                                                                - loop.time()))  # fmt: skip
-                    continue
-                if loop.time() - sent_at > 2 * self.heartbeat:
-                    continue  # this process stalled: an answer may be waiting, unread
-                missed += 1
-                if missed >= MISSED and loop.time() - client.heard_at >= self.dead_after:
-                    log.info("%s: the link is dead: %d pings unanswered, nothing heard for "
-                             "%.1f s", self.target.label, missed,
-                             loop.time() - client.heard_at)  # fmt: skip
-                    return
-        finally:
-            gone.cancel()
-            if ping is not None:
-                ping.cancel()
 
     async def _reconnect(self) -> bool:
         loop = asyncio.get_running_loop()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.hooks.there import HooksSummary
-from melgui.host.hooks_watch import HooksWatch
+from melgui.core.hooks.watch import HooksWatch
 from tests.fakes.host_process import HostProcess, runtime_dir
 
 
