@@ -59,6 +59,9 @@ class HostClient:
         self.gaps: list[str] = []  # numbering faults seen (none, if the host is right)
         self.gone: str = ""
         self.info: dict[str, Any] = {}
+        # When the host was last heard (loop time of the last line read): any message, an
+        # answer or a notification, says the host and the way to it are alive.
+        self.heard_at = asyncio.get_running_loop().time()
         self._reading = asyncio.get_running_loop().create_task(self._read())
 
     # -- connecting ----------------------------------------------------------------------
@@ -173,6 +176,7 @@ class HostClient:
         reason = HOST_GONE
         try:
             while line := await self._reader.readline():
+                self.heard_at = asyncio.get_running_loop().time()
                 message = wire.decode(line)
                 if "method" in message:
                     params = message.get("params") or {}
@@ -189,6 +193,8 @@ class HostClient:
                 if future is None:
                     if error is not None:  # a refusal before any request
                         reason = error.get("message", reason)
+                    continue
+                if future.done():  # its caller stopped waiting (cancelled, timed out)
                     continue
                 if error is not None:
                     future.set_exception(

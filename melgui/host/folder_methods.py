@@ -14,10 +14,9 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from melgui.core.hooks.config import EVENTS
-from melgui.core.protocol.tooling import HookEvent
+from melgui.core.hooks.there import HooksSummary
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.worktrees.changes.git import ChangesError
@@ -25,7 +24,7 @@ from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
 from melgui.core.worktrees.changes.sent import changes_to_json
 from melgui.desk.hosted_mcp import project_file
 from melgui.host import wire
-from melgui.host.tool_calls import Result, ToolCalls
+from melgui.host.tool_calls import Result, ToolCalls, hooks_methods
 from melgui.host.wire import RpcError
 
 if TYPE_CHECKING:
@@ -40,6 +39,7 @@ class FolderMethods:
         self.connections = connections  # the server's own set: the views attached now
         tool_calls.on_result = self._tool_result
         tool_calls.on_mcp = self._mcp_changed
+        tool_calls.on_hooks = self._hooks_changed
 
     def methods(self) -> dict[str, Method]:
         return {
@@ -47,7 +47,7 @@ class FolderMethods:
             "tools/attach": self._tool_attach,
             "tools/ack": self._tool_ack,
             "tools/cancel": self._tool_cancel,
-            "hooks/run": self._hooks_run,
+            **hooks_methods(self.tool_calls),
             "checkpoint/restore": self._checkpoint_restore,
             "checkpoint/calls": self._checkpoint_calls,
             "checkpoint/diff": self._checkpoint_diff,
@@ -76,23 +76,6 @@ class FolderMethods:
             raise RpcError(wire.INVALID_PARAMS, "checkpoint must be an object")
         view.hears_tools = True
         state = self.tool_calls.run(call_id, folder, name, arguments, options, checkpoint)
-        return {"host": self.tool_calls.host_id, "state": state}
-
-    async def _hooks_run(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """Run the project's hooks of a folder here for one point of the view's loop, as a
-        call: never twice, its result (`outcome.hooks`) a `tools/result`."""
-        call_id, folder, event = params.get("call_id"), params.get("folder"), params.get("event")
-        names, payload = params.get("names") or [], params.get("payload")
-        if not (isinstance(call_id, str) and call_id and isinstance(folder, str)
-                and event in EVENTS and isinstance(payload, dict)
-                and isinstance(names, list)):  # fmt: skip
-            raise RpcError(wire.INVALID_PARAMS, "hooks/run needs call_id, folder, event, "
-                           "names (a list) and payload (an object)")  # fmt: skip
-        if self.tool_calls.state(call_id) is None and not os.path.isdir(folder):
-            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
-        view.hears_tools = True
-        given = cast(HookEvent, event), [str(name) for name in names], payload
-        state = self.tool_calls.run_hooks(call_id, folder, *given)
         return {"host": self.tool_calls.host_id, "state": state}
 
     async def _tool_attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
@@ -190,6 +173,8 @@ class FolderMethods:
             return await write_for_view(_folder_here(params), params, self.tool_calls.guard)
         except FileRefused as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        finally:
+            self.tool_calls.check_hooks()  # an agent's write of a hooks file, before its answer
 
     async def _mcp_restart(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """Start one MCP server of a folder's set (its `options`, as `tools/run` sends
@@ -208,20 +193,24 @@ class FolderMethods:
     def _mcp_changed(self, folder: str, servers: list[dict[str, Any]]) -> None:
         """A folder's MCP server changed state (it died, it was restarted): told to every
         view that sends calls, as `mcp/changed`."""
-        message = wire.notification(
-            "mcp/changed",
-            {"host": self.tool_calls.host_id, "folder": folder, "servers": servers},
-        )
-        for connection in list(self.connections):
-            if connection.hears_tools:
-                connection.send(message)
+        params = {"host": self.tool_calls.host_id, "folder": folder, "servers": servers}
+        self._tell("mcp/changed", params, lambda view: view.hears_tools)
+
+    def _hooks_changed(self, folder: str, summary: HooksSummary) -> None:
+        """A watched folder's hooks changed: told to the views that watch it."""
+        params = {"host": self.tool_calls.host_id, "folder": folder, "summary": summary.to_json()}
+        self._tell("hooks/changed", params, lambda view: folder in view.hooks_of)
 
     def _tool_result(self, result: Result) -> None:
-        message = wire.notification(
-            "tools/result", {"host": self.tool_calls.host_id, "result": result}
-        )
+        params = {"host": self.tool_calls.host_id, "result": result}
+        self._tell("tools/result", params, lambda view: view.hears_tools)
+
+    def _tell(
+        self, method: str, params: dict[str, Any], hears: Callable[[ViewConnection], bool]
+    ) -> None:
+        message = wire.notification(method, params)
         for connection in list(self.connections):
-            if connection.hears_tools:
+            if hears(connection):
                 connection.send(message)
 
 

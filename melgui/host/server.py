@@ -31,6 +31,7 @@ from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 log = logging.getLogger(__name__)
 
 FRAME = 1 / 60
+HOOKS_CHECK = 1.0  # seconds between looks at watched folders' hooks files (a hand edit)
 # A view that reads too slowly is let go past this much unsent output; it reattaches with
 # the last number it has and misses nothing.
 MAX_BACKLOG = 64 * 1024 * 1024
@@ -47,6 +48,7 @@ class ViewConnection:
         self.initialized = False
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
+        self.hooks_of: set[str] = set()  # folders whose hooks it watches (hooks/changed)
 
     def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
         if payload is None:
@@ -213,11 +215,14 @@ class HostServer:
 
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()
-        idle_since = loop.time()
+        idle_since = hooks_checked = loop.time()
         while True:
             await asyncio.sleep(FRAME)
             self.broadcast()
             self._tell_unseen_questions()
+            if loop.time() - hooks_checked >= HOOKS_CHECK:
+                hooks_checked = loop.time()
+                self.tool_calls.check_hooks()
             busy = self.tool_calls.busy() or self.terminals.running()
             if self.connections or self.host.running() or busy:
                 idle_since = loop.time()

@@ -25,11 +25,13 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal, Protocol, cast
 
 from melgui.core.config.settings import Settings, SettingsError, load_settings
-from melgui.core.hooks.there import ProjectHooks
+from melgui.core.hooks.config import EVENTS
+from melgui.core.hooks.there import HooksSummary, ProjectHooks
+from melgui.core.hooks.watch import HooksWatch
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL, EDITING_TOOLS, ProjectDiagnostics
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import RUNNING_CALL, HookEvent, ToolOutcome, ToolRegistry
@@ -41,6 +43,8 @@ from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp, project_entries
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.rewind import call_records
+from melgui.host import wire
+from melgui.host.wire import RpcError
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +86,15 @@ class ToolCalls:
         self._since_tidy: dict[str, int] = {}  # by folder: checkpoints since old ones went
         self._running: dict[str, asyncio.Task[None]] = {}
         self._diagnostics: dict[str, ProjectDiagnostics] = {}  # by folder
-        self._hooks: dict[str, ProjectHooks] = {}  # by folder: the project's hooks here
+        self.hooks = HooksWatch()  # the project's hooks of folders here, and what they have
         # (folder, its servers described): a server's state changed after they started
         self.on_mcp: Callable[[str, list[dict[str, Any]]], None] | None = None
         self._results: dict[str, Result] = {}  # by call id, not acknowledged yet
         self._acknowledged: set[str] = set()
         self._seq = 0
         self.on_result: Callable[[Result], None] | None = None
+        # (folder, what its hooks are now): a watched folder's hooks changed (check_hooks)
+        self.on_hooks: Callable[[str, HooksSummary], None] | None = None
 
     # -- what a view asks ----------------------------------------------------------------
 
@@ -130,10 +136,7 @@ class ToolCalls:
         state = self.state(call_id)
         if state is not None:
             return state
-        hooks = self._hooks.get(folder)
-        if hooks is None:
-            hooks = self._hooks[folder] = ProjectHooks(folder)
-        running = self._run_hooks(call_id, hooks, event, names, payload)
+        running = self._run_hooks(call_id, self.hooks.project(folder), event, names, payload)
         self._running[call_id] = asyncio.get_running_loop().create_task(running)
         return "started"
 
@@ -284,8 +287,17 @@ class ToolCalls:
             sent["after"] = after
         self._finish(call_id, name, sent)
 
+    def check_hooks(self) -> None:
+        """Tell (`on_hooks`) the watched folders whose hooks changed: after each call
+        here, before its result (a hooks file it wrote is known before the view's next
+        point), and whenever the host looks (every second, after an agent's write)."""
+        if self.on_hooks is not None and self.hooks.watching():
+            for folder, summary in self.hooks.changed():
+                self.on_hooks(folder, summary)
+
     def _finish(self, call_id: str, name: str, sent: dict[str, Any]) -> None:
         """A call's result: numbered, kept until acknowledged, told to the views."""
+        self.check_hooks()
         self._running.pop(call_id, None)
         self._seq += 1
         result = {"seq": self._seq, "call_id": call_id, "name": name, "outcome": sent}
@@ -438,6 +450,48 @@ class ToolCalls:
         await asyncio.gather(*self._retired, return_exceptions=True)
         for checkpoints in self._checkpoints.values():
             checkpoints.close()
+
+
+class HooksView(Protocol):
+    """A view's connection, as the hooks methods see it."""
+
+    hears_tools: bool  # it hears tools/result
+    hooks_of: set[str]  # the folders whose hooks it watches: it hears hooks/changed
+
+
+def hooks_methods(
+    calls: ToolCalls,
+) -> dict[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]]:
+    """The requests a view sends about a folder's own hooks here, for a host's dispatch
+    table; each takes (view, params) and raises RpcError for bad params."""
+
+    async def run(view: HooksView, params: dict[str, Any]) -> Any:
+        """Run the project's hooks of a folder here for one point of the view's loop, as
+        a call: never twice, its result (`outcome.hooks`) a `tools/result`."""
+        call_id, folder, event = params.get("call_id"), params.get("folder"), params.get("event")
+        names, payload = params.get("names") or [], params.get("payload")
+        if not (isinstance(call_id, str) and call_id and isinstance(folder, str)
+                and event in EVENTS and isinstance(payload, dict)
+                and isinstance(names, list)):  # fmt: skip
+            raise RpcError(wire.INVALID_PARAMS, "hooks/run needs call_id, folder, event, "
+                           "names (a list) and payload (an object)")  # fmt: skip
+        if calls.state(call_id) is None and not os.path.isdir(folder):
+            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+        view.hears_tools = True
+        given = cast(HookEvent, event), [str(name) for name in names], payload
+        return {"host": calls.host_id, "state": calls.run_hooks(call_id, folder, *given)}
+
+    async def watch(view: HooksView, params: dict[str, Any]) -> Any:
+        """Which hooks a folder here has (events and matchers): the view sends a point
+        only when one matches; each change is told to it as `hooks/changed`."""
+        folder = params.get("folder")
+        if not isinstance(folder, str) or not os.path.isdir(folder):
+            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder on this host")
+        calls.check_hooks()  # a change seen now is told to every view watching
+        view.hooks_of.add(folder)
+        return {"host": calls.host_id, "summary": calls.hooks.watch(folder).to_json()}
+
+    return {"hooks/run": run, "hooks/watch": watch}
 
 
 async def _outcome(

@@ -28,16 +28,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from melgui.core.hooks.there import HooksSummary
+from melgui.core.hooks.watch import HooksHeard
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.wire import MAX_LINE, PAYLOAD, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal
+from melgui.remote.heartbeat import DEAD_AFTER, HEARTBEAT, until_dead
 from melgui.remote.remote_pty import HUNG_UP, RemotePty
 from melgui.remote.target import Target
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT = 1.0  # seconds between pings
-DEAD_AFTER = 3.0  # a ping not answered in this long: the link is dead
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0)  # then the last, until GIVE_UP
 GIVE_UP = 60.0  # seconds of failed reconnects before open calls get their one result
 CONNECT_TIMEOUT = 30.0
@@ -118,6 +119,7 @@ class Link:
         self.on_connect: list[Callable[[HostClient], Awaitable[None]]] = []
         # Heard once when the link is lost for good (why, in plain words).
         self.on_lost: list[Callable[[str], None]] = []
+        self._hooks = HooksHeard()  # what folders' hooks there are (hooks/watch, …/changed)
 
     @property
     def pid(self) -> int | None:
@@ -182,6 +184,9 @@ class Link:
                     connection, method, params
                 )
                 attached = await client.call("tools/attach", since=self._since(connection.host))
+                # After the attach: what a call whose result it holds wrote is in the answer.
+                for folder in list(self._hooks.folders):
+                    await self._ask_hooks(connection, folder)
         except BaseException:
             await _end(process)
             await asyncio.gather(reading, return_exceptions=True)
@@ -334,9 +339,36 @@ class Link:
             with contextlib.suppress(HostGone, ConnectionError, RpcError):
                 await connection.client.call("tools/cancel", call_id=call_id)
 
+    # -- the hooks a folder there has ---------------------------------------------------
+
+    def hooks_known(self, folder: str) -> HooksSummary | None:
+        """Which hooks `folder` has there, as the host this link is connected to told it
+        (kept current by its hooks/changed); None when not known now (never asked, or
+        the link is down: a change there may be unheard)."""
+        connection = self._connection
+        return self._hooks.known(connection.host, folder) if connection is not None else None
+
+    async def watch_hooks(self, folder: str) -> HooksSummary | None:
+        """Ask which hooks `folder` has there, and hear each change from now on, across
+        reconnects; None when the link cannot ask now."""
+        self._hooks.folders.add(folder)
+        connection = self._connection
+        if connection is not None:
+            await self._ask_hooks(connection, folder)
+        return self.hooks_known(folder)
+
+    async def _ask_hooks(self, connection: _Connection, folder: str) -> None:
+        try:
+            answer = await connection.client.call("hooks/watch", folder=folder)
+        except (RpcError, HostGone, ConnectionError):
+            return  # not known: its points are sent, and say why they could not run
+        self._hooks.heard(connection.host, folder, answer["summary"])
+
     def _notified(self, connection: _Connection, method: str, params: dict[str, Any]) -> None:
         if method == "tools/result" and params.get("host") == connection.host:
             self._deliver(connection, params["result"])
+        elif method == "hooks/changed" and params.get("host") == connection.host:
+            self._hooks.heard(connection.host, str(params.get("folder")), params["summary"])
         elif method == "mcp/changed" and params.get("host") == connection.host:
             if self.on_mcp is not None:
                 self.on_mcp(str(params.get("folder")), list(params.get("servers") or []))
@@ -479,30 +511,14 @@ class Link:
         while True:
             connection = self._connection
             assert connection is not None
-            await self._watch(connection)
+            why = await until_dead(connection.client, self.heartbeat, self.dead_after)
+            log.info("%s: the link is dead: %s", self.target.label, why)
             self._connection = None
             self._connected.clear()
             await _end(connection.process)
             await connection.client.aclose()
             if not await self._reconnect():
                 return
-
-    async def _watch(self, connection: _Connection) -> None:
-        """Until the link is dead: the process ended, the host's end closed, or a ping
-        went unanswered for `dead_after` seconds."""
-        client = connection.client
-        gone = asyncio.ensure_future(client.wait_gone())
-        try:
-            while not gone.done():
-                try:
-                    async with asyncio.timeout(self.dead_after):
-                        await client.call("host/ping")
-                except (TimeoutError, HostGone, ConnectionError, RpcError):
-                    log.info("%s: the link is dead", self.target.label)
-                    return
-                await asyncio.wait({gone}, timeout=self.heartbeat)
-        finally:
-            gone.cancel()
 
     async def _reconnect(self) -> bool:
         loop = asyncio.get_running_loop()
@@ -540,8 +556,12 @@ class Link:
     async def aclose(self) -> None:
         if self._supervising is not None:
             self._supervising.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await self._supervising
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # its fault is logged; the link and its process still close
+                log.exception("%s: the link's supervisor failed", self.target.label)
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.client.aclose()

@@ -5,6 +5,11 @@ at each point while the person trusts the folder, sent to melgui's host there as
     there = RemoteHooks(reach, trusted=lambda: trust.is_trusted(url), where="build")
     Hooks(HookFiles(stand_in, project_files=False), cwd="/srv/p", there=there)
 
+A point is sent only when a hook there matches it: the link keeps which events and
+matchers the folder has there (asked at the first point, then told by the host there
+when its files change: docs/host-protocol.md, "Hooks there"); while the link is down,
+or before it was asked, every point is sent.
+
 A point whose hooks there give no answer (the link lost for good, the host there died
 while they ran, or not reached at all) comes back as `lost`, in plain words. A point
 waits for a link that is reconnecting, as a call does, but SessionEnd (a closing
@@ -32,9 +37,17 @@ class RemoteHooks:
         self.where = where
         self._prefix = "hooks-" + uuid.uuid4().hex[:12]  # unique per run it sends
         self._count = 0
+        self._reached: tuple[Link, str] | None = None
 
     def active(self) -> bool:
         return self.trusted()
+
+    def wanted(self, event: HookEvent, names: Sequence[str]) -> bool:
+        if self._reached is None:
+            return True  # not asked yet: the first point asks
+        link, folder = self._reached
+        known = link.hooks_known(folder)
+        return known is None or known.wants(event, names)
 
     async def run(
         self, event: HookEvent, names: Sequence[str], payload: dict[str, Any]
@@ -47,6 +60,11 @@ class RemoteHooks:
         if event == "SessionEnd" and link.state != "connected":  # closing: no reconnect wait
             return RanThere(lost=f"the project's SessionEnd hooks on {self.where} did not run: "
                             f"the link is down ({link.state})")  # fmt: skip
+        if self._reached is None:
+            self._reached = link, folder
+        known = link.hooks_known(folder) or await link.watch_hooks(folder)
+        if known is not None and not known.wants(event, names):
+            return RanThere()  # no hook there for this point: nothing to run
         call_id = f"{self._prefix}/{self._count}"
         outcome = await link.run_hooks(call_id, folder, event, list(names), payload)
         found = outcome.get("hooks")

@@ -2,10 +2,12 @@
 ssh://…`): once the folder is trusted by its URL, its hooks file there runs on the
 remote machine, in the folder, as the remote user, and judges the calls; untrusted, it
 does not run; the ssh client killed while a hook runs there: the hook ran once, its
-answer arrived after the reconnect, and the model saw one result for the call."""
+answer arrived after the reconnect, and the model saw one result for the call; a point
+no hook there matches is not sent over ssh."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -14,10 +16,15 @@ import sys
 from pathlib import Path
 
 from melgui.core.config.trust import FolderTrust
+from melgui.core.hooks.hooks import HookFiles, Hooks
+from melgui.core.protocol.events import ToolCall
+from melgui.remote.remote_tools import RemoteTools
+from melgui.remote.target import parse_folder
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import ROOT, json_lines, melgui_exec
 from tests.remote.fixtures import Remote
 from tests.remote.test_exec_over_ssh import exec_env, ssh_children, tool_results, url, wait_for
+from tests.remote.test_hooks_there import CountingLink
 
 
 def hooks_file(folder: Path, remote: Remote, groups: dict[str, list[dict[str, object]]]) -> None:
@@ -122,3 +129,26 @@ def test_the_ssh_client_killed_while_a_hook_runs_there_the_call_gets_one_answer(
     assert "held back" in results[0]["content"]  # its answer, after the reconnect
     assert not (folder / "ran").exists()
     assert tool_results(scripted_relay.legs_received[1]) == {"c1": 1}
+
+
+async def test_over_ssh_a_point_no_hook_there_matches_is_not_sent(remote: Remote) -> None:
+    """Hooks only for PreToolUse on Bash there: a read's points and a command's
+    PostToolUse cost no round trip over ssh; the command's PreToolUse runs there."""
+    folder = remote.folder("project-hooks-points")
+    hooks_file(folder, remote, {"PreToolUse": [command("echo judged >> judged", "Bash")]})
+    target = parse_folder(url(remote, folder))
+    link = CountingLink(target, [*remote.host_argv, "--bridge"], heartbeat=0.5)
+    await link.open()
+    try:
+        tools = RemoteTools(link, str(folder), options={"diagnostics": True})
+        hooks = Hooks(HookFiles(str(remote.server.workdir), project_files=False),
+                      cwd=str(folder), there=tools.hooks_there())  # fmt: skip
+        read = ToolCall("r1", "read_file", json.dumps({"path": "judged"}))
+        ran = ToolCall("c1", "run_command", json.dumps({"command": "true"}))
+        for call, arguments in ((read, {"path": "judged"}), (ran, {"command": "true"})):
+            await asyncio.wait_for(hooks.before_call(call, arguments), 60)
+            await asyncio.wait_for(hooks.after_call(call, arguments, "ok", ""), 60)
+    finally:
+        await link.aclose()
+    assert link.points == ["PreToolUse"]  # the command's, and nothing else
+    assert (folder / "judged").read_text() == "judged\n"

@@ -21,6 +21,7 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import LoopEvent, ToolCallFinished
 from melgui.desk.desk import Desk
 from melgui.remote.connect import folder_key
+from melgui.remote.link import Link
 from melgui.remote.remote_tools import RemoteTools
 from tests.core.hooks.test_claude_hooks import DATA, tool_results
 from tests.fakes import ScriptedRelay, done, tool_call, tool_calls
@@ -49,6 +50,26 @@ def write_hooks(folder: Path, event: str, command: str, timeout: float = 30) -> 
     (folder / ".melgui" / "hooks.json").write_text(json.dumps(block))
 
 
+class CountingLink(Link):
+    """The real link, counting the points it sends there (`hooks/run`) by event."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.points: list[str] = []
+
+    async def run_hooks(
+        self, call_id: str, folder: str, event: str, names: list[str], payload: dict[str, Any]
+    ) -> dict[str, Any]:
+        self.points.append(event)
+        return await super().run_hooks(call_id, folder, event, names, payload)
+
+
+def counting_link(tmp_path: Path, box: Path) -> CountingLink:
+    made = make_link(tmp_path, box)
+    return CountingLink(made.target, made.host_argv, heartbeat=made.heartbeat,
+                        dead_after=made.dead_after, backoff=made.backoff)  # fmt: skip
+
+
 async def run_remote(
     tmp_path: Path,
     box: Path,
@@ -57,6 +78,7 @@ async def run_remote(
     trusted: bool = True,
     rules: list[str] | None = None,
     modes: dict[str, Any] | None = None,
+    link: Link | None = None,
 ) -> tuple[list[ToolCallFinished], Desk]:
     """One turn of a session whose tools run there (as `melgui exec` on a remote folder
     makes it: the desk's folder is a stand-in here)."""
@@ -68,7 +90,7 @@ async def run_remote(
     settings.rules = rules or []
     desk = Desk(str(here), settings, api_key="k", plans=lambda t, m: None)
     finished: list[ToolCallFinished] = []
-    link = make_link(tmp_path, box)
+    link = link or make_link(tmp_path, box)
     await link.open()
     tools = RemoteTools(link, str(box), local=desk.tools, options={"diagnostics": trusted})
     session = desk.session(model="relay-model", role="assistant", tools=tools, cwd=str(box))
@@ -345,3 +367,133 @@ async def test_a_point_for_a_folder_that_is_not_there_is_answered_at_once(tmp_pa
     assert ran["status"] == "error" and "is not a folder on this host" in ran["content"]
     assert ran["content"].startswith("the project's Stop hooks did not run: ")
     assert call["status"] == "error" and "is not a folder on this host" in call["content"]
+
+
+# -- which points are sent there ---------------------------------------------------------
+
+BASH_ONLY = {"PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "command", "command": "echo \"$(cat)\" >> judged"}]}]}  # fmt: skip
+
+
+async def test_a_point_no_hook_there_matches_is_not_sent_there(tmp_path: Path) -> None:
+    """Hooks only for PreToolUse on Bash: a read, every PostToolUse, the prompt and the
+    turn's end send nothing there; the command's PreToolUse runs there, once."""
+    box = tmp_path / "box"
+    (box / ".claude").mkdir(parents=True)
+    (box / ".claude" / "settings.json").write_text(json.dumps({"hooks": BASH_ONLY}))
+    (box / "a.txt").write_text("alpha\n")
+    with ScriptedRelay() as relay, box_host(tmp_path / "run"):
+        relay.script(
+            [tool_calls(tool_call("read_file", {"path": "a.txt"}, id="r1"))],
+            [tool_calls(tool_call("run_command", {"command": "echo hi"}, id="c1"))],
+            [tool_calls(tool_call("read_file", {"path": "a.txt"}, id="r2"))],
+            [done()],
+        )
+        link = counting_link(tmp_path, box)
+        (read, ran, again), _desk = await run_remote(tmp_path, box, relay, link=link)
+    assert link.points == ["PreToolUse"]  # the command's, and nothing else
+    assert read.status == again.status == ran.status == "ok"
+    assert read.hooks == () and again.hooks == ()
+    (run,) = ran.hooks
+    assert run.matcher == "Bash" and run.exit_code == 0
+    judged = [json.loads(line) for line in (box / "judged").read_text().splitlines()]
+    assert [j["tool_input"] for j in judged] == [{"command": "echo hi"}]
+
+
+async def test_a_hooks_file_a_call_writes_there_judges_the_next_call(tmp_path: Path) -> None:
+    """The model writes a PreToolUse hook that refuses commands: the very next command
+    is refused by it (the host told the view before the write's result)."""
+    box = tmp_path / "box"
+    box.mkdir()
+    refuse = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo 'no commands here' >&2; exit 2"}]}]}}  # fmt: skip
+    written = {"path": ".claude/settings.json", "content": json.dumps(refuse)}
+    with ScriptedRelay() as relay, box_host(tmp_path / "run"):
+        relay.script(
+            [tool_calls(tool_call("run_command", {"command": "echo before"}, id="c0"))],
+            [tool_calls(tool_call("write_file", written, id="w1"))],
+            [tool_calls(tool_call("run_command", {"command": "touch made"}, id="c1"))],
+            [done()],
+        )
+        link = counting_link(tmp_path, box)
+        (before, write, refused), _desk = await run_remote(tmp_path, box, relay, link=link)
+    assert before.status == "ok" and write.status == "ok"
+    assert refused.status == "denied" and "no commands here" in refused.content
+    assert not (box / "made").exists()
+    assert link.points == ["PreToolUse"]  # none before the file, its own after
+
+
+async def test_a_hooks_file_edited_by_hand_there_is_honoured_once_the_host_looks(
+    tmp_path: Path,
+) -> None:
+    """Edited by a person (no call of this view): the host looks every second and tells
+    the view; from then on the new hook's points are sent and run there."""
+    box = tmp_path / "box"
+    (box / ".claude").mkdir(parents=True)
+    (box / ".claude" / "settings.json").write_text(json.dumps({"hooks": BASH_ONLY}))
+    with box_host(tmp_path / "run"):
+        link = counting_link(tmp_path, box)
+        await link.open()
+        try:
+            hooks = hooks_there(tmp_path, box, link)
+            call = ToolCall("c1", "read_file", json.dumps({"path": "a.txt"}))
+            first = await hooks.after_call(call, {"path": "a.txt"}, "ok", "alpha")
+            watched = link.hooks_known(str(box))
+            post = {"PostToolUse": [{"hooks": [{"type": "command", "command": "echo p >> post"}]}]}
+            edited = {"hooks": {**BASH_ONLY, **post}}
+            (box / ".claude" / "settings.json").write_text(json.dumps(edited))
+            started = asyncio.get_running_loop().time()
+            await _wait_for(lambda: _wants(link, box, "PostToolUse", ("Read", "read_file")))
+            took = asyncio.get_running_loop().time() - started
+            second = await hooks.after_call(call, {"path": "a.txt"}, "ok", "alpha")
+        finally:
+            await link.aclose()
+    assert watched is not None and not watched.wants("PostToolUse", ("Read",))
+    assert first.runs == () and link.points == ["PostToolUse"]  # the second point only
+    assert took < 10  # the host looks every second (plenty of room for a loaded machine)
+    assert [r.exit_code for r in second.runs] == [0] and (box / "post").read_text() == "p\n"
+
+
+def _wants(link: Link, box: Path, event: Any, names: tuple[str, ...]) -> bool:
+    known = link.hooks_known(str(box))
+    return known is not None and known.wants(event, names)
+
+
+async def test_a_hooks_file_written_while_the_link_was_down_judges_the_next_call(
+    tmp_path: Path,
+) -> None:
+    """A command writes a hooks file there while the link is down: its result comes
+    back with the reconnect, and by then the view knows the new hook (it asks again on
+    every reconnect, before the results it missed)."""
+    box = tmp_path / "box"
+    box.mkdir()
+    refuse = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo 'no commands here' >&2; exit 2"}]}]}}  # fmt: skip
+    (tmp_path / "refuse.json").write_text(json.dumps(refuse))
+    writes = f"touch started; sleep 1; mkdir -p .claude; cp {tmp_path / 'refuse.json'} "
+    writes += ".claude/settings.json; touch written"
+    with box_host(tmp_path / "run"):
+        link = counting_link(tmp_path, box)
+        await link.open()
+        argv = link.host_argv
+        try:
+            hooks = hooks_there(tmp_path, box, link)
+            tools = RemoteTools(link, str(box), options={"diagnostics": True})
+            first = ToolCall("c1", "run_command", json.dumps({"command": writes}))
+            assert (await hooks.before_call(first, {"command": writes})).runs == ()
+            running = asyncio.ensure_future(tools.run("run_command", {"command": writes}))
+            await _wait_for(lambda: (box / "started").exists())
+            link.host_argv = ["false"]  # no reconnect until the call has ended there
+            pid = link.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            await _wait_for(lambda: (box / "written").exists())
+            link.host_argv = argv
+            outcome = await asyncio.wait_for(running, LIMIT)
+            second = ToolCall("c2", "run_command", json.dumps({"command": "touch made"}))
+            judged = await hooks.before_call(second, {"command": "touch made"})
+        finally:
+            await link.aclose()
+    assert outcome.status == "ok" and link.reconnects >= 1
+    assert judged.verdict == "deny" and "no commands here" in judged.reason
+    assert link.points == ["PreToolUse"]  # the second call's only

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,11 +105,12 @@ async def test_a_killed_link_reconnects_and_the_running_call_ends_once(
             os.kill(first_pid, signal.SIGKILL)
             outcome = await asyncio.wait_for(running, 30)
             second = await link.run_call("v/2", str(box), "read_file", {"path": "counter"})
+            now_pid = link.pid
         finally:
             await link.aclose()
     assert outcome["status"] == "ok", outcome
     assert "done" in outcome["content"]
-    assert link.reconnects == 1 and link.pid != first_pid
+    assert link.reconnects >= 1 and now_pid not in (None, first_pid)
     assert any(state.startswith("reconnecting") for state in states)
     assert (box / "counter").read_text() == "x\n"
     assert (box / "started").read_text() == "s\n"
@@ -165,7 +167,7 @@ async def test_a_result_that_ends_while_the_link_is_down_is_replayed_once(
         finally:
             await link.aclose()
     assert outcome["status"] == "ok", outcome
-    assert link.reconnects == 1
+    assert link.reconnects >= 1
     assert (box / "counter").read_text() == "x\n"
 
 
@@ -215,8 +217,36 @@ async def test_a_link_that_goes_silent_is_found_dead_by_its_heartbeat(
             assert stopped is not None
             os.kill(stopped, signal.SIGSTOP)
             outcome = await asyncio.wait_for(running, 30)
+            now_pid = link.pid
         finally:
             await link.aclose()
     assert outcome["status"] == "ok", outcome
-    assert link.reconnects == 1 and link.pid != stopped
+    assert link.reconnects >= 1 and now_pid not in (None, stopped)
     assert (box / "counter").read_text() == "x\n"
+
+
+async def test_a_stall_of_the_view_longer_than_dead_after_keeps_a_live_link(
+    tmp_path: Path, box: Path
+) -> None:
+    """This process stalls (a busy window, a loaded laptop) while a ping is out: its
+    answer is there when the loop runs again, and the link is not declared dead (one
+    ping's deadline did, and a second connection was made)."""
+    with box_host(tmp_path / "run"):
+        link = make_link(tmp_path, box)
+        await link.open()
+        states: list[str] = []
+        link.on_state = states.append
+        try:
+            pid = link.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGSTOP)  # a ping goes out and waits
+            await asyncio.sleep(0.5)
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(link.dead_after + 1.0)  # the stall itself: the loop runs nothing
+            await asyncio.sleep(1.0)  # a few heartbeats, answered
+            after = await asyncio.wait_for(link.run_call("v/1", str(box), "read_file",
+                                                         {"path": "a.txt"}), 30)  # fmt: skip
+        finally:
+            await link.aclose()
+    assert states == [] and link.reconnects == 0 and link.pid is None
+    assert after["status"] == "ok"

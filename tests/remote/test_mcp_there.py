@@ -116,7 +116,7 @@ async def test_a_call_ends_once_across_a_killed_link(tmp_path: Path, box: Path) 
         finally:
             await link.aclose()
     assert outcome["status"] == "ok" and outcome["content"] == "counted", outcome
-    assert link.reconnects == 1
+    assert link.reconnects >= 1  # the call's one result and one run, whatever the reconnects
     assert (box / "started").read_text() == "s\n"
     assert (box / "counter").read_text() == "x\n"  # it ran once
 

@@ -86,6 +86,11 @@ class HookConfig:
     def __bool__(self) -> bool:
         return bool(self.commands)
 
+    def summary(self) -> list[tuple[HookEvent, str]]:
+        """Which events have hooks, and for which matchers (each pair once, in file
+        order): enough to know whether a point has a hook to run."""
+        return list(dict.fromkeys((c.event, c.matcher) for c in self.commands))
+
 
 def hook_files(project: str | Path, *, trusted: bool, user_dir: Path | None = None) -> list[Path]:
     """The files whose hooks apply to `project`: melgui's own, then the project's when the
@@ -215,9 +220,11 @@ class HookFiles:
         return self._config
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """A file's stamp: its inode and change time too, so a file put back with its old
+    mtime and size (`cp -p`, a restored backup) is read again."""
     try:
         info = os.stat(path)
     except OSError:
         return None
-    return info.st_mtime_ns, info.st_size
+    return info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns

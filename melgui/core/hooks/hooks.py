@@ -11,10 +11,11 @@ their verdicts combine as Claude Code's do: deny over ask over allow; rewritten 
 applied in file order. A point with no matching hook starts no process.
 
 A folder on another machine (`there`: melgui/core/hooks/there.py) has its project's
-hooks run there, by melgui's host, while the folder is trusted: each point is sent
-there as it is reached here, and their runs join the person's own (melgui's hooks file,
-run here) in the same verdicts. Hooks there that gave no answer (the link dropped for
-good, the host died) deny the call they were to judge, saying so.
+hooks run there, by melgui's host, while the folder is trusted: each point a hook there
+matches is sent there as it is reached here (a point none matches costs no round trip),
+and their runs join the person's own (melgui's hooks file, run here) in the same
+verdicts. Hooks there that gave no answer (the link dropped for good, the host died)
+deny the call they were to judge, saying so.
 """
 
 from __future__ import annotations
@@ -81,8 +82,12 @@ class Hooks:
     def problems(self) -> list[str]:
         return [*self.files.current().problems, *self._problems_there]
 
-    def _there_now(self) -> HooksThere | None:
-        return self.there if self.there is not None and self.there.active() else None
+    def _there_for(self, event: HookEvent, names: Sequence[str]) -> HooksThere | None:
+        """The folder there, when its hooks run now and one may match this point."""
+        there = self.there
+        if there is None or not there.active() or not there.wanted(event, names):
+            return None
+        return there
 
     # -- around a call -------------------------------------------------------------------
 
@@ -102,12 +107,13 @@ class Hooks:
     async def _decide(
         self, event: HookEvent, call: ToolCall, arguments: dict[str, Any]
     ) -> BeforeCall:
-        hooks, there = self._matching(event, call.name), self._there_now()
+        names = matched_names(call.name)
+        hooks, there = self._matching(event, call.name), self._there_for(event, names)
         if not hooks and there is None:
             return BeforeCall()
         sent = claude_input(call.name, arguments, self.cwd)
         fields = {"tool_name": claude_name(call.name), "tool_input": sent, "tool_use_id": call.id}
-        answered = await self._run_all(hooks, event, fields, matched_names(call.name), there)
+        answered = await self._run_all(hooks, event, fields, names, there)
         verdict: Verdict | None = None
         reason = ""
         updated: dict[str, Any] | None = None
@@ -126,7 +132,9 @@ class Hooks:
     async def after_call(
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
     ) -> AfterCall:
-        hooks, there = self._matching("PostToolUse", call.name), self._there_now()
+        names = matched_names(call.name)
+        hooks = self._matching("PostToolUse", call.name)
+        there = self._there_for("PostToolUse", names)
         if not hooks and there is None:
             return AfterCall()
         sent = claude_input(call.name, arguments, self.cwd)
@@ -139,7 +147,6 @@ class Hooks:
             "tool_response": response,
             "tool_use_id": call.id,
         }
-        names = matched_names(call.name)
         answered = await self._run_all(hooks, "PostToolUse", fields, names, there)
         context = "\n".join(a.context for a, _ in answered if a.context)
         labelled = f"[PostToolUse hook]\n{context}" if context else ""
@@ -171,7 +178,8 @@ class Hooks:
         return await self._point("Notification", fields, kind)
 
     async def _point(self, event: HookEvent, fields: dict[str, Any], subject: str = "") -> Said:
-        hooks, there = self.files.current().for_event(event, (subject,)), self._there_now()
+        hooks = self.files.current().for_event(event, (subject,))
+        there = self._there_for(event, (subject,))
         if not hooks and there is None:
             return Said()
         answered = await self._run_all(hooks, event, fields, (subject,), there)

@@ -15,8 +15,10 @@ machine's user, in its own process group, with a minimal environment, killed at 
 timeout.
 
 On the view, `HooksThere` is what `Hooks` asks (melgui/remote/remote_hooks.py gives it):
-whether the folder's hooks run now (its trust), and the runs of one point, or why none
-came back (`lost`: the link dropped for good, or the host there died, while they ran).
+whether the folder's hooks run now (its trust), whether a point has any hook there to
+run (the folder's `HooksSummary`, which events and matchers have hooks, kept current by
+the host there: a point none matches is not sent), and the runs of one point, or why
+none came back (`lost`: the link dropped for good, or the host there died, while they ran).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from melgui.core.hooks.config import HookCommand, HookFiles
+from melgui.core.hooks.config import HookCommand, HookConfig, HookFiles, matcher_accepts
 from melgui.core.hooks.runner import Ran, hook_env, run_hook
 from melgui.core.protocol.tooling import HookEvent
 
@@ -42,11 +44,46 @@ class RanThere:
     lost: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class HooksSummary:
+    """Which hooks a folder there has: each event with a hook and its matcher, as the
+    host there read the folder's files (`version` goes up with each change it tells)."""
+
+    version: int
+    hooks: tuple[tuple[str, str], ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def wants(self, event: HookEvent, names: Iterable[str]) -> bool:
+        """A hook there matches this point (the host would run at least one)."""
+        return any(e == event and matcher_accepts(m, names) for e, m in self.hooks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "hooks": [{"event": e, "matcher": m} for e, m in self.hooks],
+            "problems": list(self.problems),
+        }
+
+    @classmethod
+    def of(cls, config: HookConfig, version: int) -> HooksSummary:
+        return cls(version, tuple(config.summary()), tuple(config.problems))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HooksSummary:
+        hooks = tuple((str(h["event"]), str(h.get("matcher") or "")) for h in data["hooks"])
+        return cls(int(data["version"]), hooks, tuple(str(p) for p in data.get("problems", ())))
+
+
 class HooksThere(Protocol):
     where: str  # the folder there, as the person knows it ("ssh://build/srv/p")
 
     def active(self) -> bool:
         """The folder's hooks run now (the person trusts it)."""
+        ...
+
+    def wanted(self, event: HookEvent, names: Sequence[str]) -> bool:
+        """The point may have a hook there to run: false only when the folder's summary,
+        as the host there last told it, has none that matches."""
         ...
 
     async def run(

@@ -105,7 +105,9 @@ def test_a_remote_folder_s_chat_and_terminal_run_there_and_survive_a_killed_link
         os.kill(pid, signal.SIGKILL)  # the ssh client dies; the program goes on there
         (folder / "go").write_text("while-away\n")
         await wait_until(lambda: "after-while-away" in screen(), 90)
-        await wait_until(lambda: place.link.reconnects == 1 and "connected" in indicator.text())
+        # Reconnected (a loaded machine may take two), connected again: what it is about
+        # is below, the program ran on there and nothing was shown twice.
+        await wait_until(lambda: place.link.reconnects >= 1 and "connected" in indicator.text())
 
     run(qloop, scenario())
     last = scripted_relay.legs_received[-1]
