@@ -20,6 +20,7 @@ from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.chat.transcript.hover_actions import HoverBar
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes.scripted_server import ScriptedRelay
+from tests.fakes.wait_log import note_wait
 
 T = TypeVar("T")
 ROOT = str(Path(__file__).resolve().parents[2]) + os.sep
@@ -30,11 +31,14 @@ Runner = Callable[[Coroutine[Any, Any, T]], T]
 async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
     """Let the loop run until `condition()` is true; fail after `timeout` seconds, naming
     where the loop's other tasks wait (what the condition was waiting for)."""
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     while not condition():
         if time.monotonic() > deadline:
+            note_wait(time.monotonic() - started, timeout, met=False)
             raise AssertionError(f"condition not met within {timeout} s; {_tasks_waiting()}")
         await asyncio.sleep(0.01)
+    note_wait(time.monotonic() - started, timeout, met=True)
 
 
 def _tasks_waiting() -> str:

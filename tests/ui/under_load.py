@@ -6,8 +6,9 @@ The hog is two busy processes (`python -c 'while True: pass'`), started before t
 run and killed after the last, or when this script fails or is interrupted. Each run is
 `python -m pytest -q tests/ui PYTEST ARGS`; the log gets, per run, the load average at
 its start, its time, pytest's summary line and its FAILED/ERROR lines, and the whole
-output of a run that failed goes to a file beside the log (`LOG.runN.txt`). Exits 1 if
-any run failed.
+output of a run that failed goes to a file beside the log (`LOG.runN.txt`), and the
+waits on a condition that used more than 30% of their timeout are named (all of a run's
+waits over half a second are in `LOG.runN.waits.tsv`). Exits 1 if any run failed.
 
 A test that passes on a quiet machine and fails here waits on time, not state (a fixed
 sleep, a timeout that is too short under load, an assert right after an action).
@@ -28,6 +29,7 @@ from pathlib import Path
 from types import FrameType
 
 HOG = "while True: pass"
+AT_RISK = 0.3  # a wait that took more of its timeout than this is named in the log
 
 
 @contextmanager
@@ -64,8 +66,11 @@ def one_run(number: int, pytest_args: Sequence[str], log: Path) -> bool:
     started = time.monotonic()
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n## run {number}  {_now()}  load {_load()}\n")
+    waits = log.with_name(f"{log.name}.run{number}.waits.tsv")
+    waits.unlink(missing_ok=True)
+    env = {**os.environ, "MELGUI_WAIT_LOG": str(waits.resolve())}
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env
     )
     lines: list[str] = []
     assert process.stdout is not None
@@ -84,11 +89,22 @@ def one_run(number: int, pytest_args: Sequence[str], log: Path) -> bool:
     with log.open("a", encoding="utf-8") as out:
         out.write(f"exit {code}  {took:.0f} s  load at the end {_load()}\n{summary}\n")
         out.writelines(f"{failure}\n" for failure in failures)
+        out.writelines(f"  wait {line}\n" for line in closest_waits(waits))
         if code != 0:
             full = log.with_name(f"{log.name}.run{number}.txt")
             full.write_text("".join(lines), encoding="utf-8")
             out.write(f"whole output: {full}\n")
     return code == 0
+
+
+def closest_waits(waits: Path, share: float = AT_RISK) -> list[str]:
+    """The waits of a run that used more than `share` of their timeout, the closest first
+    (tests/fakes/wait_log.py writes them)."""
+    if not waits.exists():
+        return []
+    rows = [line.split("\t") for line in waits.read_text(encoding="utf-8").splitlines()]
+    risky = sorted((r for r in rows if float(r[0]) > share), key=lambda r: -float(r[0]))
+    return [f"{r[0]} of {r[2]} s ({r[1]} s) {r[3]} at {r[4]} in {r[5]}" for r in risky]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
