@@ -60,12 +60,29 @@ def _load() -> str:
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
 
 
+def _commit() -> str:
+    """The commit the run tests, with "+changes" if the tree differs from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "(no git)"
+    return f"{head}+changes" if changed else head
+
+
 def one_run(number: int, pytest_args: Sequence[str], log: Path) -> bool:
     """One `pytest tests/ui` run, echoed as it goes; its summary appended to `log`."""
     command = [sys.executable, "-m", "pytest", "-q", "tests/ui", *pytest_args]
     started = time.monotonic()
     with log.open("a", encoding="utf-8") as out:
-        out.write(f"\n## run {number}  {_now()}  load {_load()}\n")
+        out.write(f"\n## run {number}  {_now()}  load {_load()}  at {_commit()}\n")
     waits = log.with_name(f"{log.name}.run{number}.waits.tsv")
     waits.unlink(missing_ok=True)
     env = {**os.environ, "MELGUI_WAIT_LOG": str(waits.resolve())}
