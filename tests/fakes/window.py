@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QMouseEvent, QTextDocument
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton, QWidget
@@ -39,6 +39,22 @@ async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> 
             raise AssertionError(f"condition not met within {timeout} s; {_tasks_waiting()}")
         await asyncio.sleep(0.01)
     note_wait(time.monotonic() - started, timeout, met=True)
+
+
+async def settled(window: QWidget, timeout: float = 10.0) -> None:
+    """Until the window's layout has settled: its shown widgets keep their geometry
+    across a turn of the loop (posted layout requests and 0 ms timers run in between).
+    What a test measures after opening or closing panes, not after a fixed sleep."""
+    last: list[tuple[QWidget, QRect]] = []
+
+    def unchanged() -> bool:
+        QApplication.sendPostedEvents()  # pending layout requests are handled first
+        now = [(w, w.geometry()) for w in window.findChildren(QWidget) if w.isVisible()]
+        same = bool(last) and now == last
+        last[:] = now
+        return same
+
+    await wait_until(unchanged, timeout)
 
 
 def _tasks_waiting() -> str:
