@@ -30,9 +30,10 @@ def note_wait(elapsed: float, timeout: float, met: bool) -> None:
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:  # the first line of a test's own file up the stack
         name = frame.f_code.co_filename
-        if name.startswith(str(_TESTS)) and name not in _HELPERS:
+        if name.startswith(str(_TESTS)) and (where == "?" or name not in _HELPERS):
             where = f"{os.path.relpath(name, _TESTS.parent)}:{frame.f_lineno}"
-            break
+            if name not in _HELPERS:
+                break
         frame = frame.f_back
     test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
     share = elapsed / timeout if timeout > 0 else 0.0
