@@ -1,10 +1,11 @@
 """Run the window tests N times in a row under a CPU hog, and log each run.
 
-    python -m tests.ui.under_load [--runs 10] [--log ui-under-load.log] [PYTEST ARGS...]
+    python -m tests.ui.under_load [--runs 10] [--log ui-under-load.log] [--target tests/ui]
+                                  [PYTEST ARGS...]
 
 The hog is two busy processes (`python -c 'while True: pass'`), started before the first
 run and killed after the last, or when this script fails or is interrupted. Each run is
-`python -m pytest -q tests/ui PYTEST ARGS`; the log gets, per run, the load average at
+`python -m pytest -q TARGET PYTEST ARGS`; the log gets, per run, the load average at
 its start, its time, pytest's summary line and its FAILED/ERROR lines, and the whole
 output of a run that failed goes to a file beside the log (`LOG.runN.txt`), and the
 waits on a condition that used more than 30% of their timeout are named (all of a run's
@@ -17,6 +18,7 @@ sleep, a timeout that is too short under load, an assert right after an action).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -77,17 +79,23 @@ def _commit() -> str:
     return f"{head}+changes" if changed else head
 
 
-def one_run(number: int, pytest_args: Sequence[str], log: Path) -> bool:
-    """One `pytest tests/ui` run, echoed as it goes; its summary appended to `log`."""
-    command = [sys.executable, "-m", "pytest", "-q", "tests/ui", *pytest_args]
+def one_run(number: int, target: str, pytest_args: Sequence[str], log: Path) -> bool:
+    """One `pytest TARGET` run, echoed as it goes; its summary appended to `log`."""
+    command = [sys.executable, "-m", "pytest", "-q", target, *pytest_args]
     started = time.monotonic()
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n## run {number}  {_now()}  load {_load()}  at {_commit()}\n")
     waits = log.with_name(f"{log.name}.run{number}.waits.tsv")
     waits.unlink(missing_ok=True)
     env = {**os.environ, "MELGUI_WAIT_LOG": str(waits.resolve())}
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env
+    process = subprocess.Popen(  # its own process group: the apps its tests start go with it
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+        env=env,
+        start_new_session=True,
     )
     lines: list[str] = []
     assert process.stdout is not None
@@ -97,8 +105,9 @@ def one_run(number: int, pytest_args: Sequence[str], log: Path) -> bool:
             lines.append(line)
         code = process.wait()
     finally:
-        if process.poll() is None:  # stopped from outside: no pytest left behind
-            process.kill()
+        if process.poll() is None:  # stopped from outside: no pytest, nor its apps, left
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     took = time.monotonic() - started
     summary = next((line.strip() for line in reversed(lines) if line.strip()), "(no output)")
@@ -129,10 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10, help="runs in a row (10)")
     parser.add_argument("--hog", type=int, default=2, help="busy processes (2)")
     parser.add_argument("--log", type=Path, default=Path("ui-under-load.log"))
+    parser.add_argument("--target", default="tests/ui", help="what pytest runs (tests/ui)")
     args, pytest_args = parser.parse_known_args(argv)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     log: Path = args.log
-    command = " ".join(["python -m pytest -q tests/ui", *pytest_args])
+    command = " ".join(["python -m pytest -q", args.target, *pytest_args])
     with log.open("a", encoding="utf-8") as out:
         out.write(
             f"# {_now()}: {args.runs} runs of `{command}` under {args.hog} busy processes"
@@ -141,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     passed = 0
     with cpu_hog(args.hog):
         for number in range(1, args.runs + 1):
-            passed += one_run(number, pytest_args, log)
+            passed += one_run(number, args.target, pytest_args, log)
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n# {_now()}: {passed} of {args.runs} runs passed\n")
     print(f"{passed} of {args.runs} runs passed; log: {log}")
