@@ -85,7 +85,7 @@ def one_run(number: int, target: str, pytest_args: Sequence[str], log: Path) -> 
     started = time.monotonic()
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n## run {number}  {_now()}  load {_load()}  at {_commit()}\n")
-    waits = log.with_name(f"{log.name}.run{number}.waits.tsv")
+    waits = _waits_of(log, number)
     waits.unlink(missing_ok=True)
     env = {**os.environ, "MELGUI_WAIT_LOG": str(waits.resolve())}
     process = subprocess.Popen(  # its own process group: the apps its tests start go with it
@@ -123,6 +123,10 @@ def one_run(number: int, target: str, pytest_args: Sequence[str], log: Path) -> 
     return code == 0
 
 
+def _waits_of(log: Path, number: int) -> Path:
+    return log.with_name(f"{log.name}.run{number}.waits.tsv")
+
+
 def closest_waits(waits: Path, share: float = AT_RISK) -> list[str]:
     """The waits of a run that used more than `share` of their timeout, the closest first
     (tests/fakes/wait_log.py writes them)."""
@@ -152,8 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     with cpu_hog(args.hog):
         for number in range(1, args.runs + 1):
             passed += one_run(number, args.target, pytest_args, log)
+    closest = sorted(
+        (line for n in range(1, args.runs + 1) for line in closest_waits(_waits_of(log, n))),
+        key=lambda line: -float(line.split(" ", 1)[0]),
+    )
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n# {_now()}: {passed} of {args.runs} runs passed\n")
+        out.writelines(f"# closest wait: {line}\n" for line in closest[:10])
     print(f"{passed} of {args.runs} runs passed; log: {log}")
     return 0 if passed == args.runs else 1
 
