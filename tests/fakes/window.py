@@ -36,7 +36,7 @@ async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> 
     while not condition():
         if time.monotonic() > deadline:
             note_wait(time.monotonic() - started, timeout, met=False)
-            raise AssertionError(f"condition not met within {timeout} s; {_tasks_waiting()}")
+            raise AssertionError(f"condition not met within {timeout} s; {tasks_waiting()}")
         await asyncio.sleep(0.01)
     note_wait(time.monotonic() - started, timeout, met=True)
 
@@ -57,7 +57,7 @@ async def settled(window: QWidget, timeout: float = 10.0) -> None:
     await wait_until(unchanged, timeout)
 
 
-def _tasks_waiting() -> str:
+def tasks_waiting() -> str:
     me = asyncio.current_task()
     places = [
         f"{task.get_name()} at {_innermost(task.get_coro())}"
