@@ -1,4 +1,5 @@
-"""The asyncio loop that runs inside Qt's: qasync's, plus the async-generator hooks.
+"""The asyncio loop that runs inside Qt's: qasync's, plus the async-generator hooks, and
+still the running loop in the last pass over Qt's events of `run_until_complete`.
 
 qasync's `run_forever` does not install `sys.set_asyncgen_hooks` as asyncio's does, so
 an async generator left unfinished (an HTTP stream ended early) is finalized by the
@@ -9,6 +10,7 @@ and lets Qt, not the garbage collector, delete qasync's helper objects when it c
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from typing import Any
@@ -17,6 +19,9 @@ import qasync
 
 
 class QtEventLoop(qasync.QEventLoop):
+    _last_pass = False  # in run_until_complete: qasync's last pass over Qt's events follows
+    _running_for_last_pass = False
+
     def run_forever(self) -> Any:
         previous = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
@@ -27,6 +32,24 @@ class QtEventLoop(qasync.QEventLoop):
             return super().run_forever()
         finally:
             sys.set_asyncgen_hooks(*previous)
+            if self._last_pass:
+                asyncio.events._set_running_loop(self)
+                self._running_for_last_pass = True
+
+    def run_until_complete(self, future: Any) -> Any:
+        """qasync's, with this loop still the running one in its last pass over Qt's
+        events. qasync makes that pass after `run_forever` has unset the running loop: a
+        callback ready just then (a task woken by an agent's message arriving as a turn
+        ended, likelier on a busy machine) ran with no running loop, and what it started
+        failed with "no running event loop" (an ACP pane's receive loop died of it)."""
+        self._last_pass = True
+        try:
+            return super().run_until_complete(future)
+        finally:
+            self._last_pass = False
+            if self._running_for_last_pass:
+                self._running_for_last_pass = False
+                asyncio.events._set_running_loop(None)
 
     def close(self) -> None:
         if self.is_closed() or self.is_running():
