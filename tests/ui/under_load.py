@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 
 HOG = "while True: pass"
+SUMMARY = re.compile(r"\b(passed|failed|errors?|deselected|no tests ran)\b.* in [\d.]+s")
 AT_RISK = 0.3  # a wait that took more of its timeout than this is named in the log
 
 
@@ -110,8 +112,14 @@ def one_run(number: int, target: str, pytest_args: Sequence[str], log: Path) -> 
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     took = time.monotonic() - started
-    summary = next((line.strip() for line in reversed(lines) if line.strip()), "(no output)")
-    failures = [line.rstrip() for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    summary = next(
+        (line.strip() for line in reversed(lines) if SUMMARY.search(line)), "(no summary)"
+    )  # warnings printed at exit may follow pytest's own last line
+    failures = [
+        line.rstrip()
+        for line in lines
+        if line.startswith("FAILED ") or (line.startswith("ERROR ") and "::" in line)
+    ]
     with log.open("a", encoding="utf-8") as out:
         out.write(f"exit {code}  {took:.0f} s  load at the end {_load()}\n{summary}\n")
         out.writelines(f"{failure}\n" for failure in failures)
