@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QMouseEvent, QTextDocument
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton, QWidget
@@ -20,6 +20,7 @@ from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.chat.transcript.hover_actions import HoverBar
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes.scripted_server import ScriptedRelay
+from tests.fakes.wait_log import note_wait
 
 T = TypeVar("T")
 ROOT = str(Path(__file__).resolve().parents[2]) + os.sep
@@ -30,14 +31,33 @@ Runner = Callable[[Coroutine[Any, Any, T]], T]
 async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
     """Let the loop run until `condition()` is true; fail after `timeout` seconds, naming
     where the loop's other tasks wait (what the condition was waiting for)."""
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s; {_tasks_waiting()}")
+            note_wait(time.monotonic() - started, timeout, met=False)
+            raise AssertionError(f"condition not met within {timeout} s; {tasks_waiting()}")
         await asyncio.sleep(0.01)
+    note_wait(time.monotonic() - started, timeout, met=True)
 
 
-def _tasks_waiting() -> str:
+async def settled(window: QWidget, timeout: float = 10.0) -> None:
+    """Until the window's layout has settled: its shown widgets keep their geometry
+    across a turn of the loop (posted layout requests and 0 ms timers run in between).
+    What a test measures after opening or closing panes, not after a fixed sleep."""
+    last: list[tuple[QWidget, QRect]] = []
+
+    def unchanged() -> bool:
+        QApplication.sendPostedEvents()  # pending layout requests are handled first
+        now = [(w, w.geometry()) for w in window.findChildren(QWidget) if w.isVisible()]
+        same = bool(last) and now == last
+        last[:] = now
+        return same
+
+    await wait_until(unchanged, timeout)
+
+
+def tasks_waiting() -> str:
     me = asyncio.current_task()
     places = [
         f"{task.get_name()} at {_innermost(task.get_coro())}"

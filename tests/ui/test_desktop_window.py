@@ -20,7 +20,7 @@ from melgui.ui.panes.worker_dialog import WorkerDialog
 from melgui.ui.window.main_window import MainWindow, build_main_window
 from melgui.ui.window.palette import CommandPalette
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import answer, relay_settings, wait_until
+from tests.fakes.window import answer, relay_settings, settled, wait_until
 
 
 def _input_dialog(window: MainWindow) -> QInputDialog:
@@ -114,7 +114,8 @@ def test_the_person_opens_a_terminal_and_closing_a_running_one_asks(
     window.actions_by_name["new_terminal"].trigger()  # the login shell
     shell = manager.pane(2)
     assert isinstance(shell, TerminalPane) and shell.command is None
-    run(asyncio.sleep(0.3))
+    # The shell runs (its start-up files' programs too, maybe: in its own group, no jobs).
+    run(wait_until(lambda: shell.pty is not None and bool(shell.pty.session_pids())))
     manager.request_close(2)  # nothing runs in it: no question
     assert manager.pane(2) is None
 
@@ -167,7 +168,7 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
         await wait_until(
             lambda: isinstance(p := manager.pane(2), AgentPane) and p.state.name == "idle"
         )
-        await asyncio.sleep(0.1)
+        await settled(window)
 
     run(open_both())
     terminal = manager.pane(1)
@@ -182,8 +183,8 @@ def test_the_layout_holds_at_1024_by_700_and_comes_back(
 
     manager.close_pane(2)
     manager.close_pane(1)
-    run(asyncio.sleep(0.1))
-    assert window.side_panel.dock.isVisible()
+    run(wait_until(window.side_panel.dock.isVisible))
+    run(settled(window))
     assert abs(window.history_dock.width() - history_before) <= 4
     assert abs(window.chat.width() - chat_before) <= 8
 
@@ -205,7 +206,7 @@ def test_geometry_and_the_chat_share_are_remembered(
     run(wait_until(lambda: first.width() == 1100))
     first.history_dock.hide()
     first.pane_manager.open_terminal("sleep 5")
-    run(asyncio.sleep(0.1))
+    run(settled(first))
     handle = first.pane_host.handle(1)
     middle = handle.rect().center()
     qtbot.mousePress(handle, Qt.MouseButton.LeftButton, pos=middle)
@@ -224,7 +225,7 @@ def test_geometry_and_the_chat_share_are_remembered(
         assert (second.width(), second.height()) == (1100, 760)
         assert not second.history_dock.isVisible()
         second.pane_manager.open_terminal("sleep 5")
-        run(asyncio.sleep(0.1))
+        run(settled(second))
         sizes = second.pane_host.sizes()
         assert sizes[0] / (sizes[0] + sizes[1]) == pytest.approx(share, abs=0.02)
     finally:
@@ -300,7 +301,7 @@ def test_an_inspector_with_calls_gives_up_width_before_the_chat(
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 2)
         inspector_before = window.side_panel.dock.width()
         window.actions_by_name["new_terminal"].trigger()
-        await asyncio.sleep(0.2)
+        await settled(window)
         side = window.side_panel
         if side.dock.isVisible():  # it has a call: it stays, narrower, where there is room
             assert side.dock.width() < inspector_before

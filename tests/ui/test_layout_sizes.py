@@ -4,7 +4,6 @@ chat is one centred column at most 760 px wide, the composer under its text."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from melgui.ui.panes.splitter import Splitter, SplitterHandle
 from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MAX
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.window import relay_settings, settled, wait_until
 
 SIZES = [(1024, 700), (1366, 768), (1920, 1080), (2560, 1440)]
 LAYOUTS = ["right", "right", "down", "right"]  # how each new pane is placed
@@ -40,8 +39,7 @@ def open_panes(window: MainWindow, count: int, run: Any) -> None:
                         isinstance(p := manager.pane(i), AgentPane) and p.state.name == "idle"
                     )
                 )
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.1)
+            await settled(window)
 
     run(opened())
 
@@ -108,8 +106,8 @@ def test_on_a_small_screen_docks_fold_and_panes_become_tabs_then_come_back(
     assert window.chat.width() >= CHAT_AT_LEAST
     for info in list(window.pane_manager.registry.all()):
         window.pane_manager.close_pane(info.id)
-    run(asyncio.sleep(0.1))
-    assert window.history_dock.isVisible() and window.side_panel.dock.isVisible()
+    run(wait_until(lambda: window.history_dock.isVisible() and window.side_panel.dock.isVisible()))
+    run(settled(window))
     assert (window.width(), window.height()) == (1024, 700)
 
 
@@ -122,7 +120,7 @@ def test_the_handles_are_wide_light_up_and_a_double_click_resets_the_split(
     manager = window.pane_manager
     manager.open_terminal("sleep 30")
     manager.open_terminal("sleep 30", "right")
-    run(asyncio.sleep(0.1))
+    run(settled(window))
     host = window.pane_host
     first = host.sizes()
     handle = host.handle(1)

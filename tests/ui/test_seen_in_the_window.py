@@ -23,7 +23,7 @@ from melgui.ui.settings.dialog import SettingsDialog
 from melgui.ui.window.main_window import MainWindow
 from melgui.ui.window.palette import CommandPalette
 from tests.fakes import ScriptedRelay, done, text
-from tests.fakes.window import relay_settings, type_prompt, wait_until
+from tests.fakes.window import relay_settings, settled, type_prompt, wait_until
 
 
 def shot(widget: QWidget, name: str) -> None:
@@ -181,17 +181,19 @@ def test_the_export_header_names_every_model_used(
 
 
 def test_tab_from_send_stays_in_the_chat_and_moves_nothing(
-    make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay
+    make_window: Any, qtbot: QtBot, scripted_relay: ScriptedRelay, run: Any
 ) -> None:
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.resize(1024, 700)
     window.activateWindow()
     chat = window.chat
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    run(wait_until(lambda: window.width() == 1024))
+    run(settled(window))
     places = [w.geometry() for w in (chat, window.history_dock, window.inspector)]
     chat.send_button.setFocus()
+    qtbot.waitUntil(chat.send_button.hasFocus)
     qtbot.keyClick(chat.send_button, Qt.Key.Key_Tab)
-    qtbot.wait(20)
     focused = QApplication.focusWidget()
     assert focused is chat.input  # Stop is disabled while nothing runs: back to the box
     qtbot.keyClick(chat.input, Qt.Key.Key_Backtab)
@@ -215,12 +217,12 @@ def test_a_focused_button_has_a_ring_in_the_accent_colour(
     window.activateWindow()
     button: QPushButton = window.chat.send_button
     accent = QColor(DARK.accent)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     window.chat.input.setFocus()
-    qtbot.wait(10)
+    qtbot.waitUntil(window.chat.input.hasFocus)
     plain = _ring_pixels(button.grab().toImage(), accent)
     qtbot.keyClick(window.chat.input, Qt.Key.Key_Tab)  # by keyboard, as a person moves
     assert button.hasFocus()
-    qtbot.wait(10)
     ringed = _ring_pixels(button.grab().toImage(), accent)
     # at least a 2-pixel line all round the button
     assert ringed - plain >= 2 * 2 * (button.width() + button.height()) * 0.8

@@ -16,11 +16,10 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.chat.blocks.links import CALL_SCHEME
-from melgui.ui.chat.call_cards import REVEAL_TICK_MS
 from melgui.ui.window.main_window import MainWindow, build_main_window
 from melgui.ui.window.side.side_panel import SLIDE_STEPS
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import click_in, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_in, relay_settings, settled, type_prompt, wait_until
 
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 
@@ -81,7 +80,7 @@ def test_inspector_plans_and_mcp_are_tabs_of_one_panel_shown_as_one(
     toggle.trigger()
     assert side.on_screen("inspector") and toggle.isChecked()
     run(wait_until(lambda: not side.sliding()))  # from the MCP servers shown above
-    qtbot.wait(REVEAL_TICK_MS)
+    run(settled(window))
     width = side.dock.width()
     qtbot.mouseClick(side.fold_button, Qt.MouseButton.LeftButton)  # its own ×
     assert not side.dock.isVisible() and not toggle.isChecked()
@@ -92,7 +91,7 @@ def test_inspector_plans_and_mcp_are_tabs_of_one_panel_shown_as_one(
     layout.activate()  # it slides in: a third as wide first (or its minimum) …
     assert side.dock.width() <= max(width // SLIDE_STEPS, side.dock.minimumSizeHint().width())
     run(wait_until(lambda: not side.sliding()))  # … then as wide as it was
-    qtbot.wait(REVEAL_TICK_MS)
+    run(settled(window))
     assert side.dock.width() == width
     actions["inspector"].trigger()
     assert not side.dock.isVisible()

@@ -5,7 +5,6 @@ while a call waits."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -49,8 +48,7 @@ def test_at_1024_with_four_panes_the_panel_is_a_strip_and_its_icon_opens_it_over
     chat_before = window.chat.width()
 
     qtbot.mouseClick(strip.button("inspector"), Qt.MouseButton.LeftButton)
-    run(asyncio.sleep(0.05))
-    assert side.on_screen("inspector") and window.inspector.isVisible()
+    run(wait_until(lambda: side.on_screen("inspector") and window.inspector.isVisible()))
     assert side.fold.over() and strip.button("inspector").isChecked()
     frame = side.fold.frame
     chat_right = window.chat.mapTo(window, window.chat.rect().topRight()).x()
@@ -71,8 +69,8 @@ def test_at_1024_with_four_panes_the_panel_is_a_strip_and_its_icon_opens_it_over
     qtbot.mouseClick(strip.button("inspector"), Qt.MouseButton.LeftButton)
     for info in list(window.pane_manager.registry.all()):  # the panes go: it docks again
         window.pane_manager.close_pane(info.id)
-    run(asyncio.sleep(0.1))
-    assert side.dock.isVisible() and not frame.isVisible() and not strip.isVisible()
+    run(wait_until(lambda: side.dock.isVisible() and not frame.isVisible()))
+    assert not strip.isVisible()
     assert side.page("inspector") is window.inspector and window.inspector.isVisible()
 
 
@@ -105,8 +103,7 @@ def test_the_inspector_icon_has_a_dot_while_a_call_of_the_conversation_waits(
         assert strip.badge("inspector") and not strip.badge("plans")
         assert strip.button("inspector").icon().pixmap(ICON).toImage() != plain
         main.future.cancel()  # answered (here: dropped)
-        await asyncio.sleep(0.01)
-        assert not strip.badge("inspector")
+        await wait_until(lambda: not strip.badge("inspector"))
         window.approvals.add(ApprovalRequest(ToolCall("c2", "write_file", "{}"), {}, source="w1"))
         assert len(window.approvals) == 1 and not strip.badge("inspector")  # a worker's
 
@@ -138,6 +135,6 @@ def test_the_history_folds_to_its_icon_at_the_left_edge_and_opens_over_the_chat_
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     for info in list(window.pane_manager.registry.all()):  # the panes go: it docks again
         window.pane_manager.close_pane(info.id)
-    run(asyncio.sleep(0.1))
-    assert dock.isVisible() and not fold.over() and not fold.strip.isVisible()
+    run(wait_until(lambda: dock.isVisible() and not fold.over()))
+    assert not fold.strip.isVisible()
     assert dock.widget() is window.history and window.history.isVisible()

@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.settings.dialog import SettingsDialog
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.fakes.window import click_card, relay_settings, type_prompt, wait_until
+from tests.fakes.window import click_card, relay_settings, settled, type_prompt, wait_until
 
 
 def test_the_deny_reason_has_room_on_the_card(
@@ -113,23 +113,21 @@ def test_the_system_theme_follows_the_desktop(monkeypatch: Any) -> None:
 def test_zoom_makes_terminal_text_bigger_and_resets(
     make_window: Any, scripted_relay: Any, run: Any
 ) -> None:
-    import asyncio
-
     from melgui.ui.panes.terminal.pane import TerminalPane
 
     window: MainWindow = make_window(relay_settings(scripted_relay))
     window.actions_by_name["new_terminal"].trigger()
     pane = window.pane_manager.pane(1)
     assert isinstance(pane, TerminalPane)
-    run(asyncio.sleep(0.1))
+    run(settled(window))
     size, rows = pane.view.font().pointSize(), pane.emulator.rows
     chat_size = window.chat.transcript.font().pointSizeF()
     window.actions_by_name["zoom_in"].trigger()
     window.actions_by_name["zoom_in"].trigger()
-    run(asyncio.sleep(0.1))
+    run(settled(window))
     assert pane.view.font().pointSize() == size + 2
     assert pane.emulator.rows < rows  # bigger cells, fewer rows in the same pane
     assert window.chat.transcript.font().pointSizeF() == chat_size + 2
     window.actions_by_name["zoom_reset"].trigger()
-    run(asyncio.sleep(0.1))
+    run(settled(window))
     assert pane.view.font().pointSize() == size and pane.emulator.rows == rows

@@ -1,4 +1,5 @@
-"""The asyncio loop that runs inside Qt's: qasync's, plus the async-generator hooks.
+"""The asyncio loop that runs inside Qt's: qasync's, plus the async-generator hooks, and
+still the running loop in the last pass over Qt's events of `run_until_complete`.
 
 qasync's `run_forever` does not install `sys.set_asyncgen_hooks` as asyncio's does, so
 an async generator left unfinished (an HTTP stream ended early) is finalized by the

@@ -107,9 +107,16 @@ def test_spawn_agent_in_a_git_project_works_in_its_own_worktree(
     assert all(loss.kind != "changes" for loss in window.desk.loss_registry.losses())
     # Confirmed: the worktree and its branch go once the worker has stopped.
     answer(run(_asked_to_close(manager, 1)), proceed=True)
-    run(wait_until(lambda: not worktree.path.exists(), timeout=20))
+    run(wait_until(lambda: removed(manager, worktree.path), timeout=20))
     assert git(project, "branch", "--list", "melgui/*").strip() == ""
     assert tree(project) == before
+
+
+def removed(manager: PaneManager, folder: Path) -> bool:
+    """The closed worker's worktree is gone whole: git deletes the folder first, then
+    its record, and the branch goes after (two more git runs); the pane manager's
+    removal task has ended."""
+    return not folder.exists() and manager.tasks.running == 0
 
 
 async def _asked_to_close(manager: PaneManager, pane_id: int) -> QMessageBox:
@@ -363,6 +370,6 @@ def test_closing_a_worker_that_committed_asks_and_cancel_keeps_its_branch(
     assert git(project, "branch", "--list", worktree.branch).strip()
 
     answer(run(_asked_to_close(manager, pane_id)), proceed=True)
-    run(wait_until(lambda: not worktree.path.exists(), timeout=20))
+    run(wait_until(lambda: removed(manager, worktree.path), timeout=20))
     assert git(project, "branch", "--list", "melgui/*").strip() == ""
     assert tree(project) == before  # nothing of it was merged or applied
