@@ -197,11 +197,9 @@ class PaneManager(QObject):
             raise PaneError("No other machines are configured (Settings → hosts).")
         return self.remote
 
-    async def start_remote_worker(
-        self, host: str, task: str, model: str | None, layout: object
-    ) -> PaneInfo:
-        places = self._places()
-        info = self.reserve_worker(f"worker {{}} @{host}: {short(task, 28)}", where=host)
+    async def _reach(self, places: RemotePlaces, host: str, info: PaneInfo) -> Place:
+        """`host`'s place for the pane `info` reserved; the reservation is given back when
+        the host cannot be reached or the window closed meanwhile."""
         try:
             place = await places.place(host)
         except LinkError as exc:
@@ -210,6 +208,14 @@ class PaneManager(QObject):
         if self._shut:
             self.registry.remove(info.id)
             raise PaneError("The window is closing; no new panes.")
+        return place
+
+    async def start_remote_worker(
+        self, host: str, task: str, model: str | None, layout: object
+    ) -> PaneInfo:
+        places = self._places()
+        info = self.reserve_worker(f"worker {{}} @{host}: {short(task, 28)}", where=host)
+        place = await self._reach(places, host, info)
         return self.open_worker(info, task, model, layout, None, places.worker_factory(place))
 
     async def open_remote_terminal(
@@ -353,14 +359,7 @@ class PaneManager(QObject):
             raise PaneError("ACP agents are not available in this window.")
         places = self._places()
         info = self.registry.add("agent", command.name, where=host)
-        try:
-            place = await places.place(host)
-        except LinkError as exc:
-            self.registry.remove(info.id)
-            raise PaneError(f"Could not reach {host}: {exc}") from exc
-        if self._shut:
-            self.registry.remove(info.id)
-            raise PaneError("The window is closing; no new panes.")
+        place = await self._reach(places, host, info)
         factory = places.agent_factory(place)
         return self._open_agent(info, command, factory, layout, task, None, f" @{host}")
 
