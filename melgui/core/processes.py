@@ -94,6 +94,55 @@ async def start_group(
     )
 
 
+def still_running(pid: int) -> bool:
+    """Whether this process's child `pid` has not ended, looked at without reaping it
+    (`waitid` with WNOWAIT): a child that has ended stays a zombie for its waiter.
+
+    False when it has ended or is no child of ours (reaped already). Where the system
+    cannot look without reaping (no `waitid`: macOS, Windows), True: the caller's signal
+    then meets a process that may have ended, as before.
+    """
+    if not hasattr(os, "waitid"):
+        return True
+    try:
+        ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False  # reaped already (by the loop's child watcher)
+    return ended is None
+
+
+def kill_unreaped(process: asyncio.subprocess.Process, signum: int = signal.SIGKILL) -> None:
+    """Send `signum` (SIGKILL unless told) to an asyncio child that still runs, leaving
+    its reaping to the loop's child watcher. Use it wherever melgui would call
+    `process.kill()`, `terminate()` or `send_signal()` on an asyncio child.
+
+    Those poll first (`Popen.poll`, a `waitpid`), and that poll reaps a child that has
+    just exited: when the watcher's thread then waits for it (late, on a busy machine),
+    asyncio finds no child, logs "Unknown child process pid N, will report returncode
+    255" on stderr and reports 255 instead of the child's status. A git cancelled as the
+    app quit hit it under a CPU hog.
+    """
+    if process.returncode is None and still_running(process.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signum)
+
+
+def release_pipes(process: asyncio.subprocess.Process) -> None:
+    """Close an asyncio child's pipes now, without closing its transport.
+
+    `transport.close()` polls the child when the loop has not heard it end (and kills it
+    if it runs): the same reaping behind the child watcher's back as `process.kill()`.
+    With its pipes closed, the transport closes itself once the watcher reports the exit.
+    """
+    transport = getattr(process, "_transport", None)  # asyncio names no public way to it
+    if transport is None:
+        return
+    for number in (0, 1, 2):
+        pipe = transport.get_pipe_transport(number)
+        if pipe is not None:
+            pipe.close()
+
+
 def signal_state(pid: int | str = "self") -> dict[str, int]:
     """Ignored, blocked and caught signal masks of a process, from /proc (Linux).
 
