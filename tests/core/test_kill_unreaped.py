@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
 
@@ -16,9 +18,9 @@ from tests.fakes.late_watcher import REASON, SUPPORTED, late_watcher, unknown_ch
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason=REASON)
 
 
-def _run(scenario: object, caplog: pytest.LogCaptureFixture) -> None:
+def _run(scenario: Coroutine[Any, Any, None], caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="asyncio"):
-        asyncio.run(scenario)  # type: ignore[arg-type]
+        asyncio.run(scenario)
     assert not unknown_children(caplog)
 
 
