@@ -18,7 +18,7 @@ import os
 import re
 import signal
 from collections.abc import Callable, Mapping
-from typing import IO
+from typing import IO, Any
 
 _UNCATCHABLE = frozenset({signal.SIGKILL, signal.SIGSTOP})
 
@@ -82,7 +82,7 @@ async def start_group(
 
     Raises OSError when the program cannot be started.
     """
-    return await asyncio.create_subprocess_exec(
+    return await spawn(
         *argv,
         cwd=cwd,
         env=dict(env),
@@ -141,6 +141,50 @@ def release_pipes(process: asyncio.subprocess.Process) -> None:
         pipe = transport.get_pipe_transport(number)
         if pipe is not None:
             pipe.close()
+
+
+async def spawn(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec(*argv, **options)` that a cancel does not cut
+    short. Use it for every asyncio child melgui starts.
+
+    Cancelled while asyncio connects the new child's pipes, asyncio cleans up itself with
+    `transport.close()`, which polls: a quick child that has already ended (a git) is
+    reaped behind the child watcher, which then logs "Unknown child process". Here the
+    start runs on; the child, once started, is killed (its whole group when
+    `start_new_session`) without reaping it, its pipes closed, and the cancel raised when
+    the watcher has reported its end (a loop closed before that has the watcher log).
+    A cancel that comes before the fork stops the start: no child is made.
+    """
+    began = False
+
+    async def start() -> asyncio.subprocess.Process:
+        nonlocal began
+        began = True  # its first step runs on to the fork: from here the child exists
+        return await asyncio.create_subprocess_exec(*argv, **options)
+
+    starting = asyncio.ensure_future(start())
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        if not began:  # not forked yet: it never will be (the caller may close its fds)
+            starting.cancel()
+            raise
+        await asyncio.shield(_end_started(starting, bool(options.get("start_new_session"))))
+        raise
+
+
+async def _end_started(starting: asyncio.Future[asyncio.subprocess.Process], group: bool) -> None:
+    try:
+        process = await starting
+    except Exception:  # it could not start
+        return
+    if group:  # killpg reaps nothing; the leader's pid is its own until reaped
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    else:
+        kill_unreaped(process)
+    release_pipes(process)
+    await process.wait()
 
 
 def signal_state(pid: int | str = "self") -> dict[str, int]:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui import __version__
-from melgui.core.processes import kill_unreaped
+from melgui.core.processes import kill_unreaped, spawn
 from melgui.remote.target import Target
 from melgui.remote.wheels import RemotePython, WheelError, WheelSet, build_id, prepare
 
@@ -400,7 +400,7 @@ def _tar(wheels: WheelSet) -> bytes:
 
 async def _run(argv: list[str], data: bytes, timeout: float, label: str) -> tuple[int, str, str]:
     try:
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

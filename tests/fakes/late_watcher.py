@@ -56,3 +56,16 @@ async def until_zombie(pid: int, timeout: float = 10.0) -> None:
 
 def unknown_children(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if "Unknown child process" in r.getMessage()]
+
+
+def pipes_connected_late(monkeypatch: pytest.MonkeyPatch) -> None:
+    """asyncio connects a new child's pipes only once the child has ended: a cancel of the
+    spawn then lands in asyncio's own clean-up (transport.close(), which polls)."""
+    base = asyncio.base_subprocess.BaseSubprocessTransport
+    connect = getattr(base, "_connect_pipes")  # noqa: B009 (private, and untyped)
+
+    async def late(self: Any, waiter: Any) -> None:
+        await until_zombie(self.get_pid())
+        await connect(self, waiter)
+
+    monkeypatch.setattr(base, "_connect_pipes", late)

@@ -33,7 +33,7 @@ from melgui.core.config.special_files import (
 )
 from melgui.core.config.trust import FolderTrust
 from melgui.core.git import hardening
-from melgui.core.processes import child_preexec, kill_unreaped
+from melgui.core.processes import child_preexec, kill_unreaped, spawn
 
 GIT_TIMEOUT_S = 120.0
 STALL_S = 2.0  # a trusted folder's git still running after this: is a rules file why?
@@ -287,7 +287,7 @@ async def _run_async(
     argv: list[str], cwd: str | os.PathLike[str], env: dict[str, str], stdin: bytes | None,
     timeout: float, stalled: Stalled | None = None,
 ) -> tuple[int, bytes, bytes]:  # fmt: skip
-    process = await asyncio.create_subprocess_exec(
+    process = await spawn(
         *argv,
         cwd=cwd,
         env=env,

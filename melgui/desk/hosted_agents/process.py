@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from melgui.core.processes import release_pipes, reset_signals
+from melgui.core.processes import release_pipes, reset_signals, spawn
 from melgui.core.protocol import bounded_json
 from melgui.desk.hosted_agents.agents import AgentCommand
 
@@ -66,7 +66,7 @@ class AgentProcess:
     ) -> AgentProcess:
         environment = {**os.environ, **command.env, **(env or {})}
         try:
-            process = await asyncio.create_subprocess_exec(
+            process = await spawn(
                 *command.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
