@@ -11,6 +11,7 @@ watcher thread back until the returned event is set.
 from __future__ import annotations
 
 import asyncio
+import asyncio.base_subprocess
 import sys
 import threading
 from pathlib import Path

@@ -16,7 +16,12 @@ from typing import Any
 import pytest
 
 from melgui.core.git import runner
-from tests.fakes.late_watcher import late_watcher, pipes_connected_late, unknown_children, until_zombie
+from tests.fakes.late_watcher import (
+    late_watcher,
+    pipes_connected_late,
+    unknown_children,
+    until_zombie,
+)
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or sys.version_info >= (3, 12),
@@ -80,13 +85,14 @@ def test_a_git_cancelled_while_it_is_started_is_reaped_once(
     may_wait = late_watcher(monkeypatch)
     pipes_connected_late(monkeypatch)
     started: list[int] = []
-    real = asyncio.unix_events._UnixSubprocessTransport._start
+    transport = getattr(asyncio.unix_events, "_UnixSubprocessTransport")  # noqa: B009
+    real = transport._start
 
     def start(self: Any, *args: Any, **kwargs: Any) -> None:
         real(self, *args, **kwargs)
         started.append(self._proc.pid)
 
-    monkeypatch.setattr(asyncio.unix_events._UnixSubprocessTransport, "_start", start)
+    monkeypatch.setattr(transport, "_start", start)
 
     async def scenario() -> None:
         task = asyncio.ensure_future(runner._run_async(["true"], "/", {}, None, 30))
