@@ -1,8 +1,9 @@
 """The methods that serve a view's folder on this machine (a remote folder's, a worker's
 on a configured host), whose loop runs in the view: its single tool calls and hook
 points (each never run twice, its result a `tools/result` to every view that sends
-calls), its checkpoints, its uncommitted changes, its MCP servers and an ACP agent's
-file reads and writes. HostServer takes them into its method table.
+calls), its checkpoints, its uncommitted changes, its workers' own git worktrees
+(worktree_methods.py), its MCP servers and an ACP agent's file reads and writes.
+HostServer takes them into its method table.
 
     folder = FolderMethods(tool_calls, server.connections)
     handlers = {**folder.methods(), ...}
@@ -26,6 +27,7 @@ from melgui.desk.hosted_mcp import project_file
 from melgui.host import wire
 from melgui.host.tool_calls import Result, ToolCalls, hooks_methods
 from melgui.host.wire import RpcError
+from melgui.host.worktree_methods import WorktreeMethods
 
 if TYPE_CHECKING:
     from melgui.host.server import ViewConnection
@@ -56,6 +58,7 @@ class FolderMethods:
             "mcp/restart": self._mcp_restart,
             "fs/read": self._fs_read,
             "fs/write": self._fs_write,
+            **WorktreeMethods(self.tool_calls.settings, _folder_here).methods(),
         }
 
     async def _tool_run(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.projects import git
 from tests.remote.remote_python import REMOTE_PYTHON, remote_python_path
 from tests.remote.sshd import TestSshServer
 
@@ -40,6 +41,24 @@ class Remote:
         place.mkdir()
         self.server.give(place)
         return place
+
+
+def url(remote: Remote, folder: Path) -> str:
+    """The folder's URL, as a person gives it (`ssh://HOST/abs/path`)."""
+    return f"ssh://{remote.server.alias}{folder}"
+
+
+def git_folder_there(remote: Remote, name: str, files: dict[str, str]) -> Path:
+    """A fresh folder there holding `files`, a git repository with them committed."""
+    folder = remote.folder(name)
+    for path, text in files.items():
+        (folder / path).write_text(text)
+    mine = ("-c", "safe.directory=*")  # made here as root, then given to the remote user
+    git(folder, *mine, "init", "-q")
+    git(folder, *mine, "add", "-A")
+    git(folder, *mine, "commit", "-q", "-m", "start")
+    remote.server.give(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,7 @@ from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
 from melgui.remote.hosts import Place
 from melgui.remote.link import LinkError
+from melgui.remote.worktree_there import WorktreeThere, make_worktree_there
 from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
@@ -43,6 +44,7 @@ from melgui.ui.runtime.theme import LIGHT, Colors
 
 Pane = TerminalPane | AgentPane
 REMOTE_COLUMNS, REMOTE_ROWS = 100, 30  # a remote terminal's first size, until it is shown
+RETIRE_THERE_S = 5.0  # how long the window's close waits on removing worktrees there
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,7 @@ class WorkerSpec:
     model: str | None  # None: the window's current model
     source: str  # the pane's title: names the worker in approvals
     worktree: Worktree | None = None  # its own git worktree; None: the project folder
+    folder: str | None = None  # on a host: where it works there (None: the host's folder)
 
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
@@ -211,12 +214,53 @@ class PaneManager(QObject):
         return place
 
     async def start_remote_worker(
-        self, host: str, task: str, model: str | None, layout: object
-    ) -> PaneInfo:
+        self,
+        host: str,
+        task: str,
+        model: str | None,
+        layout: object,
+        *,
+        own_worktree: bool | None = None,
+        carry: bool | None = None,
+    ) -> tuple[PaneInfo, WorktreeThere | None]:
+        """A worker on `host`, in its own git worktree there when the host's folder is
+        in a git repository and `own_worktree` (None: the setting) says so, else in the
+        folder (said in its pane when it is not a repository)."""
         places = self._places()
         info = self.reserve_worker(f"worker {{}} @{host}: {short(task, 28)}", where=host)
         place = await self._reach(places, host, info)
-        return self.open_worker(info, task, model, layout, None, places.worker_factory(place))
+        there, note = await self._worktree_there(place, info, task, own_worktree, carry)
+        opened = self.open_worker(
+            info, task, model, layout, there.worktree if there else None,
+            places.worker_factory(place), there=there, note=note,
+        )  # fmt: skip
+        return opened, there
+
+    async def _worktree_there(
+        self, place: Place, info: PaneInfo, task: str, own: bool | None, carry: bool | None
+    ) -> tuple[WorktreeThere | None, str]:
+        """The worker's own worktree, made on its host by the host there (the same rules
+        as a local worker's), or None and why not in words (not a git repository there)."""
+        worktrees = self.worktrees()
+        settings = worktrees.settings if worktrees is not None else None
+        if not (own if own is not None else settings is not None and settings.worker_worktrees):
+            return None, ""
+        if carry is None and settings is not None:
+            carry = settings.worker_carry_changes
+        try:
+            made = await make_worktree_there(place.link, place.folder, info.id, task, carry=carry)
+        except LinkError as exc:
+            self.registry.remove(info.id)
+            raise PaneError(f"Could not make the worker's worktree on {place.name}: {exc}") from exc
+        if self._shut:  # the window closed meanwhile: git there keeps it
+            self.registry.remove(info.id)
+            raise PaneError("The window is closing; no new panes.")
+        if isinstance(made, str):
+            return None, (
+                f"No worktree of its own on {place.name}: {made} It works in {place.folder} "
+                "there itself, as every worker there without one does."
+            )
+        return made, ""
 
     async def open_remote_terminal(
         self, host: str, command: str | None, layout: object = "tab"
@@ -258,7 +302,10 @@ class PaneManager(QObject):
         host, task = host_word(task, self.remote.names() if self.remote is not None else [])
         host = host or self.home  # a remote folder's workers work there too
         if host is not None:
-            return await self.start_remote_worker(host, task, model, layout), None
+            info, _there = await self.start_remote_worker(
+                host, task, model, layout, own_worktree=own_worktree, carry=carry
+            )
+            return info, None
         worktrees = self.worktrees()
         if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
             return self.spawn_agent(task, model, layout), None
@@ -307,16 +354,22 @@ class PaneManager(QObject):
         factory: WorkerFactory | None = None,
         *,
         reopened: bool = False,
+        there: WorktreeThere | None = None,
+        note: str = "",
     ) -> PaneInfo:
-        """The worker's pane for a reserved `info`; `factory`: another machine's.
-        `reopened` (on a session that ran on): a new tab stays behind the current one
-        and its conversation so far is drawn once the pane shows."""
+        """The worker's pane for a reserved `info`; `factory`: another machine's, and
+        `there` the worker's worktree on it (`wt` is its). `reopened` (on a session that
+        ran on): a new tab stays behind the current one and its conversation so far is
+        drawn once the pane shows. `note`: said in its chat first."""
         make = factory or self.worker_factory
         assert make is not None
         try:
-            session = make(WorkerSpec(model, info.title, wt))
+            folder = there.works_in if there is not None else None
+            session = make(WorkerSpec(model, info.title, wt, folder))
         except Exception as exc:
             self.registry.remove(info.id)
+            if there is not None:  # made for it there, holding nothing yet
+                worker_worktrees.retire_later(self.tasks, there.worktree, None, [], there)
             raise PaneError(f"Could not start the worker: {exc}") from exc
         bridge = self.bridge_factory(session) if self.bridge_factory is not None else None
         pane = AgentPane(
@@ -328,6 +381,8 @@ class PaneManager(QObject):
             tasks=self.tasks,
             worktree=wt,
             history_when_shown=reopened,
+            there=there,
+            note=note,
         )
         self._install(info, pane, layout, front=not reopened)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
@@ -436,7 +491,7 @@ class PaneManager(QObject):
         its worktree holds work (git reads that in a thread, then this asks)."""
         pane = self._panes.get(pane_id)
         if isinstance(pane, AgentPane) and pane.worktree is not None:
-            worker_worktrees.ask_to_close(self, pane_id, pane.worktree)
+            worker_worktrees.ask_to_close(self, pane_id, pane.worktree, pane.worktree_there)
         else:
             self.ask_to_close(pane_id, self.pane_losses(pane_id))
 
@@ -472,7 +527,9 @@ class PaneManager(QObject):
         else:
             ending = pane.close_worker()
             if pane.worktree is not None:
-                worker_worktrees.retire_later(self.tasks, pane.worktree, ending, discard or [])
+                worker_worktrees.retire_later(
+                    self.tasks, pane.worktree, ending, discard or [], pane.worktree_there
+                )
         if frame is not None:
             if isinstance(pane, TerminalPane):
                 pane.setParent(None)  # kept until it has ended
@@ -481,8 +538,12 @@ class PaneManager(QObject):
         return True
 
     def owned_worktrees(self) -> list[Path]:
-        """The worktree folders open worker panes work in."""
-        return [wt.path for pane in self._panes.values() if (wt := getattr(pane, "worktree", None))]
+        """The worktree folders open worker panes work in (on this machine)."""
+        return [
+            wt.path
+            for pane in self._panes.values()
+            if (wt := getattr(pane, "worktree", None)) and not getattr(pane, "worktree_there", None)
+        ]
 
     def _finish_close(self, pane: TerminalPane) -> None:
         if pane in self._closing:
@@ -502,7 +563,7 @@ class PaneManager(QObject):
         for pane in self._panes.values():
             if isinstance(pane, AgentPane):
                 pane.close_worker()
-                if pane.worktree is not None:
+                if pane.worktree is not None and pane.worktree_there is None:
                     retire_worktree(pane.worktree, [])  # only if it holds no work
         for terminal in terminals:
             terminal.begin_close()
@@ -535,11 +596,26 @@ class PaneManager(QObject):
         for terminal in terminals:
             terminal.begin_close()
         deadline = asyncio.get_running_loop().time() + grace
+        retiring = self._retire_there()
         while asyncio.get_running_loop().time() < deadline and any(
             t.pty is not None and (t.pty.poll() is None or t.pty.session_pids()) for t in terminals
         ):
             await asyncio.sleep(0.02)
+        await worker_worktrees.settle(retiring, RETIRE_THERE_S)
         self.shutdown()
+
+    def _retire_there(self) -> list[asyncio.Task[None] | None]:
+        """Workers whose worktree is on another machine stop now, and each worktree there
+        goes once its worker stopped, if it holds no work (the host there removes it)."""
+        tasks: list[asyncio.Task[None] | None] = []
+        for pane in self._panes.values():
+            if isinstance(pane, AgentPane) and pane.worktree_there is not None:
+                ending = pane.close_worker()
+                there = pane.worktree_there
+                tasks.append(worker_worktrees.retire_later(
+                    self.tasks, there.worktree, ending, [], there
+                ))  # fmt: skip
+        return tasks
 
     def _terminals(self) -> list[TerminalPane]:
         terminals = [p for p in self._panes.values() if isinstance(p, TerminalPane)]
