@@ -32,10 +32,11 @@ class WorktreeThere:
     worktree: Worktree  # its paths are the machine's there
     works_in: str  # where the worker works: the folder's counterpart in the worktree
     said: str = ""  # what went into it (copied, carried, its setup), in words
+    name: str = ""  # the host's name in settings ("": its link's label)
 
     @property
     def host(self) -> str:
-        return self.link.target.label
+        return self.name or self.link.target.label
 
     async def _ask(self, method: str, **params: Any) -> dict[str, Any]:
         worktree = worktree_to_json(self.worktree)
@@ -76,7 +77,13 @@ class WorktreeThere:
 
 
 async def make_worktree_there(
-    link: Link, folder: str, pane_id: int, task: str, *, carry: bool | None = None
+    link: Link,
+    folder: str,
+    pane_id: int,
+    task: str,
+    *,
+    carry: bool | None = None,
+    name: str = "",
 ) -> WorktreeThere | str:
     """A new worktree of `folder` there for worker `pane_id`, or why the folder has none
     (not in a git repository, no commit yet: the worker then works in the folder). Raises
@@ -88,4 +95,5 @@ async def make_worktree_there(
     if answer.get("problem"):
         return str(answer["problem"])
     worktree = worktree_from_json(answer["worktree"])
-    return WorktreeThere(link, folder, worktree, str(answer["folder"]), str(answer.get("said", "")))
+    said = str(answer.get("said", ""))
+    return WorktreeThere(link, folder, worktree, str(answer["folder"]), said, name)

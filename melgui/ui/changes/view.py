@@ -132,9 +132,12 @@ class ChangesView(QDialog):
         self._enable()
 
     def _read_only(self) -> None:
-        """A worker's changes on another machine: nothing here to apply them to."""
+        """A worker's changes on another machine: nothing here to apply them to, and no
+        reviewer here (its tools would read this machine's files)."""
         self.diff.hunk_actions = False
         for widget in (
+            self.review_button,
+            self.send_button,
             self.apply_file_button,
             self.apply_all_button,
             self.merge_button,

@@ -248,7 +248,9 @@ class PaneManager(QObject):
         if carry is None and settings is not None:
             carry = settings.worker_carry_changes
         try:
-            made = await make_worktree_there(place.link, place.folder, info.id, task, carry=carry)
+            made = await make_worktree_there(
+                place.link, place.folder, info.id, task, carry=carry, name=place.name
+            )
         except LinkError as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not make the worker's worktree on {place.name}: {exc}") from exc
