@@ -72,6 +72,7 @@ class AgentPane(QWidget):
         self.session = session
         self.worktree = worktree  # its own git worktree; None: it works in the project folder
         self.worktree_there = there
+        self.note = note  # where it works, when not as asked (no git repository there)
         # Whoever outlives the pane keeps its closing task (the manager, in the window).
         self._tasks = tasks if tasks is not None else TaskKeeper()
         self.task = task or ""  # None: opened without a task (a worktree to review)
