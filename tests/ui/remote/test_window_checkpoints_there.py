@@ -17,9 +17,6 @@ from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDial
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote
-from tests.ui.remote import test_window_remote_folder as folder_tests
-
-remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
 
 
 def _writing_window(
@@ -42,11 +39,11 @@ def test_a_remote_folders_rewind_puts_the_file_back_there(
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-rewind")
+    folder, window = _writing_window(remote, scripted_relay, remote_window, "window-rewind")
     dialogs: list[QDialog] = []
     window.checkpoint_actions.dialogOpened.connect(dialogs.append)
     said: list[str] = []
@@ -79,12 +76,12 @@ def test_a_remote_rewind_asks_about_a_file_changed_there_since_with_its_three_ve
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
     folder, window = _writing_window(
-        remote, scripted_relay, remote_folder_window, "window-rewind-conflict"
+        remote, scripted_relay, remote_window, "window-rewind-conflict"
     )
     dialogs: list[QDialog] = []
     window.checkpoint_actions.dialogOpened.connect(dialogs.append)
@@ -125,11 +122,11 @@ def test_a_remote_call_card_shows_its_change_there_with_diff_compare_undo_and_re
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-card")
+    folder, window = _writing_window(remote, scripted_relay, remote_window, "window-card")
     dialogs: list[QDialog] = []
     actions = window.checkpoint_actions
     actions.dialogOpened.connect(dialogs.append)
@@ -186,11 +183,11 @@ def test_a_remote_call_card_shows_its_change_there_with_diff_compare_undo_and_re
 def test_a_remote_turns_review_bar_lists_its_files_there_and_undoes_one(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-bar")
+    folder, window = _writing_window(remote, scripted_relay, remote_window, "window-bar")
     dialogs: list[QDialog] = []
     actions = window.checkpoint_actions
     actions.dialogOpened.connect(dialogs.append)

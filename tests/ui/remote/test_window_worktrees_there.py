@@ -125,9 +125,7 @@ def test_two_workers_on_a_host_each_work_in_a_worktree_there_shown_in_changes(
 def test_a_worker_on_a_host_whose_folder_is_no_git_repository_says_so(
     remote: Remote, on_host: Any, qloop: asyncio.AbstractEventLoop
 ) -> None:
-    folder = remote.folder("window-plain")
-    (folder / "a.txt").write_text("first\n")
-    remote.server.give(folder)
+    folder = remote.folder("window-plain", {"a.txt": "first\n"})
     window = on_host(folder)
     manager = window.pane_manager
 
