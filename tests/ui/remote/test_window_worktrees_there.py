@@ -28,8 +28,11 @@ AUTO = {"write_file": "auto"}
 
 
 def worker_leg(request: RecordedRequest) -> list[Any]:
-    """Each worker writes the same file, with its own words (its task's last one)."""
-    if (request.last_message or {}).get("role") == "tool":
+    """Each worker writes the same file, with its own words (its task's last one); one
+    told to look around writes nothing."""
+    if (request.last_message or {}).get("role") == "tool" or "look around" in str(
+        request.last_user_text
+    ):
         return [text("Wrote it."), done()]
     words = request.last_user_text.split()[-1]
     return [tool_calls(tool_call("write_file", {"path": "a.txt", "content": f"{words}\n"}))]
@@ -142,3 +145,28 @@ def test_a_worker_on_a_host_whose_folder_is_no_git_repository_says_so(
     assert (folder / "a.txt").read_text() == "plain\n"  # in the folder, as before
     frame = manager.area.frame(1)
     assert frame is not None and not frame.changes_button.isVisibleTo(frame)
+
+
+def test_closing_the_window_removes_a_host_workers_empty_worktree_there_and_keeps_work(
+    remote: Remote, on_host: Any, qloop: asyncio.AbstractEventLoop
+) -> None:
+    folder = git_folder_there(remote, "window-worktrees-quit", {"a.txt": "first\n"})
+    window = on_host(folder)
+    manager = window.pane_manager
+
+    async def scenario() -> None:
+        idler, _ = await manager.start_worker("@build look around", None, "tab")
+        writer, _ = await manager.start_worker("@build write kept", None, "right")
+        await wait_until(lambda: idle(window, idler.id) and idle(window, writer.id), 120)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 200))
+    idler, writer = (manager.pane(i) for i in (1, 2))
+    assert isinstance(idler, AgentPane) and isinstance(writer, AgentPane)
+    assert idler.worktree_there is not None and writer.worktree_there is not None
+    empty, kept = idler.worktree_there.worktree, writer.worktree_there.worktree
+    assert empty.path.is_dir()
+    qloop.run_until_complete(asyncio.wait_for(manager.aclose(), 60))  # the window's close
+    assert not empty.path.exists()  # it held nothing: gone there, with its branch
+    assert (kept.path / "a.txt").read_text() == "kept\n"  # work is never removed unasked
+    listed = ("branch", "--list", "--format=%(refname:short)", "melgui/*")
+    assert git(folder, "-c", "safe.directory=*", *listed).split() == [kept.branch]
