@@ -14,7 +14,7 @@ from melgui.desk.losses import Loss
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_tools import RemoteTools
 from melgui.remote.target import parse_folder
-from melgui.remote.worktree_there import WorktreeThere, make_worktree_there
+from melgui.ui.panes.worker_worktrees import WorktreeThere, make_worktree_there
 from tests.fakes.projects import git
 from tests.remote.fixtures import Remote, git_folder_there, url
 

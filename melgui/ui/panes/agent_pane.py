@@ -32,11 +32,11 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.prompt.kit import PromptKit
-from melgui.remote.worktree_there import WorktreeThere
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.call_book import CallBook
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.panes.worker_worktrees import WorktreeThere
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S

@@ -30,7 +30,6 @@ from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
 from melgui.remote.hosts import Place
 from melgui.remote.link import LinkError
-from melgui.remote.worktree_there import WorktreeThere, make_worktree_there
 from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
@@ -38,6 +37,7 @@ from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.pane_losses import losses_of, short
 from melgui.ui.panes.terminal.pane import CLOSE_GRACE_MS, TerminalPane
+from melgui.ui.panes.worker_worktrees import WorktreeThere
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import LIGHT, Colors
@@ -208,61 +208,36 @@ class PaneManager(QObject):
         except LinkError as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not reach {host}: {exc}") from exc
+        self._still_open(info)
+        return place
+
+    def _still_open(self, info: PaneInfo) -> None:
+        """A reservation is given back when the window closed while its pane was made."""
         if self._shut:
             self.registry.remove(info.id)
             raise PaneError("The window is closing; no new panes.")
-        return place
 
     async def start_remote_worker(
-        self,
-        host: str,
-        task: str,
-        model: str | None,
-        layout: object,
-        *,
-        own_worktree: bool | None = None,
-        carry: bool | None = None,
-    ) -> tuple[PaneInfo, WorktreeThere | None]:
-        """A worker on `host`, in its own git worktree there when the host's folder is
-        in a git repository and `own_worktree` (None: the setting) says so, else in the
-        folder (said in its pane when it is not a repository)."""
+        self, host: str, task: str, model: str | None, layout: object,
+        own_worktree: bool | None = None, carry: bool | None = None,
+    ) -> PaneInfo:  # fmt: skip
+        """A worker on `host`, in its own git worktree there as a local one's (made there),
+        or in the folder there (its pane says why)."""
         places = self._places()
         info = self.reserve_worker(f"worker {{}} @{host}: {short(task, 28)}", where=host)
         place = await self._reach(places, host, info)
-        there, note = await self._worktree_there(place, info, task, own_worktree, carry)
-        opened = self.open_worker(
-            info, task, model, layout, there.worktree if there else None,
-            places.worker_factory(place), there=there, note=note,
-        )  # fmt: skip
-        return opened, there
-
-    async def _worktree_there(
-        self, place: Place, info: PaneInfo, task: str, own: bool | None, carry: bool | None
-    ) -> tuple[WorktreeThere | None, str]:
-        """The worker's own worktree, made on its host by the host there (the same rules
-        as a local worker's), or None and why not in words (not a git repository there)."""
-        worktrees = self.worktrees()
-        settings = worktrees.settings if worktrees is not None else None
-        if not (own if own is not None else settings is not None and settings.worker_worktrees):
-            return None, ""
-        if carry is None and settings is not None:
-            carry = settings.worker_carry_changes
         try:
-            made = await make_worktree_there(
-                place.link, place.folder, info.id, task, carry=carry, name=place.name
+            there, note = await worker_worktrees.make_there(
+                self.worktrees(), place, info.id, task, own_worktree, carry
             )
         except LinkError as exc:
             self.registry.remove(info.id)
-            raise PaneError(f"Could not make the worker's worktree on {place.name}: {exc}") from exc
-        if self._shut:  # the window closed meanwhile: git there keeps it
-            self.registry.remove(info.id)
-            raise PaneError("The window is closing; no new panes.")
-        if isinstance(made, str):
-            return None, (
-                f"No worktree of its own on {place.name}: {made} It works in {place.folder} "
-                "there itself, as every worker there without one does."
-            )
-        return made, ""
+            raise PaneError(f"Could not make the worker's worktree on {host}: {exc}") from exc
+        self._still_open(info)  # closed meanwhile: git there keeps the worktree
+        return self.open_worker(
+            info, task, model, layout, there.worktree if there else None,
+            places.worker_factory(place), there=there, note=note,
+        )  # fmt: skip
 
     async def open_remote_terminal(
         self, host: str, command: str | None, layout: object = "tab"
@@ -304,10 +279,8 @@ class PaneManager(QObject):
         host, task = host_word(task, self.remote.names() if self.remote is not None else [])
         host = host or self.home  # a remote folder's workers work there too
         if host is not None:
-            info, _there = await self.start_remote_worker(
-                host, task, model, layout, own_worktree=own_worktree, carry=carry
-            )
-            return info, None
+            opened = self.start_remote_worker(host, task, model, layout, own_worktree, carry)
+            return await opened, None
         worktrees = self.worktrees()
         if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
             return self.spawn_agent(task, model, layout), None
@@ -317,9 +290,7 @@ class PaneManager(QObject):
         except WorktreeError as exc:
             self.registry.remove(info.id)
             raise PaneError(str(exc)) from exc
-        if self._shut:  # the window closed meanwhile: git keeps it, the next start finds it
-            self.registry.remove(info.id)
-            raise PaneError("The window is closing; no new panes.")
+        self._still_open(info)  # closed meanwhile: git keeps it, the next start finds it
         return self.open_worker(info, task, model, layout, prepared.worktree), prepared
 
     def review_worktree(self, found: Found, layout: object = "tab") -> PaneInfo:
@@ -359,10 +330,9 @@ class PaneManager(QObject):
         there: WorktreeThere | None = None,
         note: str = "",
     ) -> PaneInfo:
-        """The worker's pane for a reserved `info`; `factory`: another machine's, and
-        `there` the worker's worktree on it (`wt` is its). `reopened` (on a session that
-        ran on): a new tab stays behind the current one and its conversation so far is
-        drawn once the pane shows. `note`: said in its chat first."""
+        """The worker's pane for a reserved `info`; `factory`: another machine's (`there`:
+        its worktree there, `wt` is its; `note`: said first). `reopened` (on a session that
+        ran on): a new tab stays behind, its conversation drawn once the pane shows."""
         make = factory or self.worker_factory
         assert make is not None
         try:
@@ -541,11 +511,8 @@ class PaneManager(QObject):
 
     def owned_worktrees(self) -> list[Path]:
         """The worktree folders open worker panes work in (on this machine)."""
-        return [
-            wt.path
-            for pane in self._panes.values()
-            if (wt := getattr(pane, "worktree", None)) and not getattr(pane, "worktree_there", None)
-        ]
+        panes = [p for p in self._panes.values() if not getattr(p, "worktree_there", None)]
+        return [wt.path for pane in panes if (wt := getattr(pane, "worktree", None))]
 
     def _finish_close(self, pane: TerminalPane) -> None:
         if pane in self._closing:
@@ -598,26 +565,13 @@ class PaneManager(QObject):
         for terminal in terminals:
             terminal.begin_close()
         deadline = asyncio.get_running_loop().time() + grace
-        retiring = self._retire_there()
+        retiring = worker_worktrees.retire_there(self.tasks, self._panes.values())
         while asyncio.get_running_loop().time() < deadline and any(
             t.pty is not None and (t.pty.poll() is None or t.pty.session_pids()) for t in terminals
         ):
             await asyncio.sleep(0.02)
         await worker_worktrees.settle(retiring, RETIRE_THERE_S)
         self.shutdown()
-
-    def _retire_there(self) -> list[asyncio.Task[None] | None]:
-        """Workers whose worktree is on another machine stop now, and each worktree there
-        goes once its worker stopped, if it holds no work (the host there removes it)."""
-        tasks: list[asyncio.Task[None] | None] = []
-        for pane in self._panes.values():
-            if isinstance(pane, AgentPane) and pane.worktree_there is not None:
-                ending = pane.close_worker()
-                there = pane.worktree_there
-                tasks.append(worker_worktrees.retire_later(
-                    self.tasks, there.worktree, ending, [], there
-                ))  # fmt: skip
-        return tasks
 
     def _terminals(self) -> list[TerminalPane]:
         terminals = [p for p in self._panes.values() if isinstance(p, TerminalPane)]
