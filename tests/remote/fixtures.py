@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,6 +256,19 @@ def exec_in_box(
         "--url", relay_url, "--via", via, "--folder", str(folder), *args,
         env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
     )  # fmt: skip
+
+
+async def signal_mid_call(
+    link: Link, started: Path, call: Awaitable[dict[str, Any]], signum: int = signal.SIGKILL
+) -> tuple[dict[str, Any], int]:
+    """Run `call`; once `started` exists there, send the link's process `signum` (SIGKILL:
+    the link dies; SIGSTOP: it goes silent). The call's outcome, and the pid signalled."""
+    running = asyncio.ensure_future(call)
+    await until(started.exists, f"{started.name} there")
+    pid = link.pid
+    assert pid is not None
+    os.kill(pid, signum)
+    return await asyncio.wait_for(running, 30), pid
 
 
 @contextlib.asynccontextmanager

@@ -15,7 +15,7 @@ import pytest
 
 from melgui.remote.link import Link
 from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.remote.fixtures import box_link, make_link
+from tests.remote.fixtures import box_link, make_link, signal_mid_call
 from tests.remote.local_target import BRIDGE, box_host, box_target, host_pid
 
 
@@ -83,13 +83,8 @@ async def test_a_killed_link_reconnects_and_the_running_call_ends_once(
         await link.open()
         link.on_state = states.append
         try:
-            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
-            while not (box / "started").exists():
-                await asyncio.sleep(0.02)
-            first_pid = link.pid
-            assert first_pid is not None
-            os.kill(first_pid, signal.SIGKILL)
-            outcome = await asyncio.wait_for(running, 30)
+            call = link.run_call("v/1", str(box), "run_command", command)
+            outcome, first_pid = await signal_mid_call(link, box / "started", call)
             second = await link.run_call("v/2", str(box), "read_file", {"path": "counter"})
             now_pid = link.pid
         finally:
@@ -193,13 +188,8 @@ async def test_a_link_that_goes_silent_is_found_dead_by_its_heartbeat(
     black-holed network): unanswered pings end it, and the link reconnects."""
     command = {"command": "echo s >> started; sleep 1; echo x >> counter"}
     async with box_link(tmp_path, box) as link:
-        running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
-        while not (box / "started").exists():
-            await asyncio.sleep(0.02)
-        stopped = link.pid
-        assert stopped is not None
-        os.kill(stopped, signal.SIGSTOP)
-        outcome = await asyncio.wait_for(running, 30)
+        call = link.run_call("v/1", str(box), "run_command", command)
+        outcome, stopped = await signal_mid_call(link, box / "started", call, signal.SIGSTOP)
         now_pid = link.pid
     assert outcome["status"] == "ok", outcome
     assert link.reconnects >= 1 and now_pid not in (None, stopped)

@@ -13,7 +13,6 @@ import json
 import os
 import pwd
 import shlex
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from melgui.tools.mcp.trust import TrustStore
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import json_lines, melgui_exec
 from tests.fakes.mcp import fake_entry
-from tests.remote.fixtures import box_link, exec_in_box, make_link
+from tests.remote.fixtures import box_link, exec_in_box, make_link, signal_mid_call
 from tests.remote.local_target import box_host, box_target, host_pid
 
 
@@ -98,13 +97,7 @@ async def test_a_call_ends_once_across_a_killed_link(tmp_path: Path, box: Path) 
     async with box_link(tmp_path, box) as link:
         ready(await start_there(link, str(box), there), "box")
         call = link.run_call("v/1", str(box), "mcp__box__tally", {"seconds": 1.5}, there)
-        running = asyncio.create_task(call)
-        while not (box / "started").exists():
-            await asyncio.sleep(0.02)
-        first_pid = link.pid
-        assert first_pid is not None
-        os.kill(first_pid, signal.SIGKILL)
-        outcome = await asyncio.wait_for(running, 30)
+        outcome, _pid = await signal_mid_call(link, box / "started", call)
     assert outcome["status"] == "ok" and outcome["content"] == "counted", outcome
     assert link.reconnects >= 1  # the call's one result and one run, whatever the reconnects
     assert (box / "started").read_text() == "s\n"

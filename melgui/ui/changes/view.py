@@ -131,13 +131,10 @@ class ChangesView(QDialog):
             self._read_only()
         self._enable()
 
-    def _read_only(self) -> None:
-        """A worker's changes on another machine: nothing here to apply them to, and no
-        reviewer here (its tools would read this machine's files)."""
+    def _no_actions(self) -> None:
+        """Nothing here to apply the changes to or to discard them from."""
         self.diff.hunk_actions = False
         for widget in (
-            self.review_button,
-            self.send_button,
             self.apply_file_button,
             self.apply_all_button,
             self.merge_button,
@@ -146,19 +143,18 @@ class ChangesView(QDialog):
         ):
             widget.hide()
 
+    def _read_only(self) -> None:
+        """A worker's changes on another machine: no actions, and no reviewer here (its
+        tools would read this machine's files)."""
+        self._no_actions()
+        self.review_button.hide()
+        self.send_button.hide()
+
     def _in_place(self) -> None:
         """The project folder's own changes: no commits to list, nowhere to apply them."""
-        self.diff.hunk_actions = False
-        for widget in (
-            self.commits_title,
-            self.commits,
-            self.apply_file_button,
-            self.apply_all_button,
-            self.merge_button,
-            self.discard_file_button,
-            self.discard_button,
-        ):
-            widget.hide()
+        self._no_actions()
+        self.commits_title.hide()
+        self.commits.hide()
         self.send_button.setText("Send findings to a new worker")
 
     def _button(self, text: str, slot: object) -> QPushButton:

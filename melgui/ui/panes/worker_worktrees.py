@@ -24,9 +24,7 @@ from typing import Any, Protocol
 from PySide6.QtWidgets import QMessageBox
 
 from melgui.core.terminal.panes import PaneInfo
-from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import WorktreeChanges
-from melgui.core.worktrees.changes.sent import changes_from_json
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.losses import Loss
@@ -34,6 +32,7 @@ from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.host.records import worktree_from_json, worktree_to_json
 from melgui.remote.hosts import Place
 from melgui.remote.link import Link, LinkError
+from melgui.ui.changes.there import changes_there
 from melgui.ui.runtime.aio import TaskKeeper
 
 
@@ -59,13 +58,8 @@ class WorktreeThere:
     async def changes(self) -> WorktreeChanges:
         """The worker's changes against its base, read there; ChangesError saying why
         not (the worktree gone, the link down)."""
-        try:
-            answer = await self._ask("worktree/changes")
-        except LinkError as exc:
-            raise ChangesError(f"Cannot read the worker's changes on {self.host}: {exc}") from None
-        if answer.get("problem"):
-            raise ChangesError(str(answer["problem"]))
-        return changes_from_json(answer["changes"])
+        what = f"the worker's changes on {self.host}"
+        return await changes_there(self._ask("worktree/changes"), what)
 
     async def losses(self, where: str) -> list[Loss]:
         """What removing the worktree would lose; when that cannot be read (the link is
