@@ -13,7 +13,7 @@ Each agent's wall time, CPU time (its whole process tree, from wait4) and peak R
 rows: melgui's wall time and CPU over the best peer's, per workload (target ≤ 1.0).
 A peer that is not installed or cannot run offline is named with the reason.
 
-    npm ci --prefix bench/peers        # once: the pinned peers (about 1.2 GB)
+    npm install --prefix bench/peers        # once: the pinned peers (about 1.2 GB)
     python bench/bench_peers.py [--repeat N] [--only melgui,codex] [--keep]
 """
 

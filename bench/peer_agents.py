@@ -1,6 +1,6 @@
 """The agents bench_peers.py runs on the same work: melgui's `melgui exec` and the
 headless modes of the agents people pick instead, from npm, pinned in bench/peers
-(`npm ci --prefix bench/peers`). Each is set up offline, in a HOME of its own, for a
+(`npm install --prefix bench/peers`). Each is set up offline, in a HOME of its own, for a
 scripted server on loopback that speaks its API:
 
 - melgui: `melgui exec --transport openai` (Chat Completions), `--approve all`;
@@ -68,7 +68,7 @@ class Agent:
         if self.binary is None:
             return ""
         if not self.binary.exists():
-            return f"not installed: run `npm ci --prefix bench/peers` ({self.package})"
+            return f"not installed: run `npm install --prefix bench/peers` ({self.package})"
         return ""
 
     def version(self) -> str:
