@@ -14,7 +14,7 @@ a folder and the window's Changes view shows what one changed:
     await made.retire(confirmed)           # when its pane closed, as a local one's
 
 The hosts worktrees were made on are remembered (core/worktrees/hosts_marked), so the
-next start asks them for those a closed window left (worktrees_left_there).
+next start asks them for those a closed window left (remote/worktrees_left).
 """
 
 from __future__ import annotations

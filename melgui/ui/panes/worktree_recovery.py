@@ -4,7 +4,7 @@ or Keep (offered again next time). Nothing is removed without the person's word.
 
 git runs in threads: listing the worktrees and what each holds before the dialog opens,
 reading it again before the discard question, removing it after. A host's left worktrees
-(worktrees_left_there) are shown by the same dialog, with its `Where`: read, opened and
+(ui/panes/remote/worktrees_left) are shown by the same dialog, with its `Where`: read, opened and
 removed there by that host.
 """
 
@@ -252,6 +252,3 @@ def offer_soon(manager: PaneManager, parent: QWidget) -> None:
     except RuntimeError:  # no event loop runs: no window to offer them in
         return
     manager.tasks.spawn(offer_left_worktrees(manager, parent), what="finding left worktrees")
-    from melgui.ui.panes.worktrees_left_there import offer_left_there  # it uses this dialog
-
-    manager.tasks.spawn(offer_left_there(manager, parent), what="finding worktrees left there")

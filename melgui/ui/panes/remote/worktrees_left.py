@@ -10,6 +10,7 @@ made there. Each is asked by its host there (`worktree/left`, `worktree/remove`)
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -143,3 +144,13 @@ async def offer_left_there(manager: PaneManager, parent: QWidget) -> list[Recove
         dialog.open()
         dialogs.append(dialog)
     return dialogs
+
+
+def offer_there_soon(manager: PaneManager, parent: QWidget) -> None:
+    """Start `offer_left_there` on the running loop (from a Qt slot), as worktree_recovery's
+    offer_soon does for this machine's."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no event loop runs: no window to offer them in
+        return
+    manager.tasks.spawn(offer_left_there(manager, parent), what="finding worktrees left there")
