@@ -30,6 +30,7 @@ from melgui.core.worktrees.git import GitError as WorktreeGitError
 from melgui.core.worktrees.merge import discard
 from melgui.core.worktrees.merge_whole import merge_whole
 from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.naming import BRANCH_PREFIX
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.risk import work_at_risk
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
@@ -410,6 +411,11 @@ def _worktree(folder: Callable[[dict[str, Any]], str], params: dict[str, Any]) -
         worktree = None
     if worktree is None:
         raise RpcError(wire.INVALID_PARAMS, f"not a worktree: {given!r}")
+    # Only a worker's own: a merge, a discard or a removal never acts on the folder itself.
+    if not worktree.branch.startswith(BRANCH_PREFIX) or (
+        worktree.path.resolve() == worktree.main.resolve()
+    ):
+        raise RpcError(wire.INVALID_PARAMS, f"{worktree.path} is not a worker's worktree")
     if main.resolve() != worktree.main.resolve() and worktree.main.resolve() not in (
         main.resolve().parents
     ):

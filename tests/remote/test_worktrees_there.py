@@ -214,6 +214,11 @@ async def test_a_workers_changes_are_discarded_there(remote: Remote) -> None:
         before = await made.changes()
         await made.discard()
         after = await made.changes()
+        # The folder itself is no worker's worktree: never reset, merged or removed.
+        itself = {"path": str(folder), "branch": "master", "base": made.worktree.base,
+                  "main": str(folder)}  # fmt: skip
+        with pytest.raises(Exception, match="is not a worker's worktree"):
+            await link.about_folder("worktree/discard", str(folder), worktree=itself)
     finally:
         await link.aclose()
     assert sorted(f.path for f in before.files) == ["a.txt", "new.txt"]
