@@ -3,9 +3,9 @@ for review: Open for review (a worker pane on it), Discard (asks, naming what is
 or Keep (offered again next time). Nothing is removed without the person's word.
 
 git runs in threads: listing the worktrees and what each holds before the dialog opens,
-reading it again before the discard question, removing it after. A host's left worktrees
-(ui/panes/remote/worktrees_left) are shown by the same dialog, with its `Where`: read, opened and
-removed there by that host.
+reading it again before the discard question, removing it after. A host's left
+worktrees (ui/panes/remote/worktrees_left) are shown by the same dialog, with its
+`Where`: read, opened and removed there by that host.
 """
 
 from __future__ import annotations
