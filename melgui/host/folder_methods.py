@@ -24,9 +24,16 @@ from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
 from melgui.core.worktrees.changes.sent import changes_to_json
+from melgui.core.worktrees.cleanup import remove_worktree
 from melgui.core.worktrees.create import WorktreeError, repository_of
+from melgui.core.worktrees.git import GitError as WorktreeGitError
+from melgui.core.worktrees.merge import discard
+from melgui.core.worktrees.merge_whole import merge_whole
 from melgui.core.worktrees.model import Worktree
-from melgui.core.worktrees.workers import WorkerWorktrees
+from melgui.core.worktrees.naming import BRANCH_PREFIX
+from melgui.core.worktrees.recovery import Found
+from melgui.core.worktrees.risk import work_at_risk
+from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.hosted_mcp import project_file
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
@@ -231,8 +238,10 @@ class FolderMethods:
 
 
 class WorktreeMethods:
-    """`worktree/create`, `worktree/changes`, `worktree/losses`, `worktree/retire`;
-    `folder` checks a view's `folder` param (a folder on this host) and gives it."""
+    """`worktree/create`, `worktree/changes`, `worktree/losses`, `worktree/retire`, and
+    what the window's Changes view and its start do with one there: `worktree/merge`,
+    `worktree/discard`, `worktree/left`, `worktree/remove`; `folder` checks a view's
+    `folder` param (a folder on this host) and gives it."""
 
     def __init__(
         self, settings: Callable[[], Settings], folder: Callable[[dict[str, Any]], str]
@@ -246,6 +255,10 @@ class WorktreeMethods:
             "worktree/changes": self._changes,
             "worktree/losses": self._losses,
             "worktree/retire": self._retire,
+            "worktree/merge": self._merge,
+            "worktree/discard": self._discard,
+            "worktree/left": self._left,
+            "worktree/remove": self._remove,
         }
 
     async def _create(self, view: ViewConnection, params: dict[str, Any]) -> Any:
@@ -300,6 +313,93 @@ class WorktreeMethods:
         agreed = [Loss("changes", "", what) for what in confirmed]
         return {"removed": await asyncio.to_thread(retire_worktree, worktree, agreed)}
 
+    async def _merge(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Merge the worker's branch into the folder's current branch here, its loose
+        edits committed first as `commit` (none: they stop it), whole or not at all (a
+        conflict changes nothing): `{merged, conflicts, message}`, or `{problem}`."""
+        worktree = _worktree(self.folder, params)
+        commit = params.get("commit")
+        try:
+            outcome = await merge_whole(worktree, commit if isinstance(commit, str) else None)
+        except ChangesError as exc:
+            return {"problem": str(exc)}
+        return {
+            "merged": outcome.merged,
+            "conflicts": list(outcome.conflicts),
+            "message": outcome.message,
+        }
+
+    async def _discard(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Put the worktree back at its base (its commits, edits and new files go): `{}`,
+        or `{problem}`."""
+        worktree = _worktree(self.folder, params)
+        try:
+            await discard(worktree)
+        except ChangesError as exc:
+            return {"problem": str(exc)}
+        return {}
+
+    async def _left(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """melgui's worktrees of the folder's repository here that none of the paths in
+        `owned` is (a closed window's workers left them): `{left: [{worktree, task,
+        missing, folder, holds}]}`, or `{problem}` when git cannot list them."""
+        folder = self.folder(params)
+        owned = params.get("owned") or []
+        if not isinstance(owned, list) or not all(isinstance(p, str) for p in owned):
+            raise RpcError(wire.INVALID_PARAMS, "owned must be a list of paths")
+        worktrees = WorkerWorktrees(folder, self.settings())
+        try:
+            found = await asyncio.to_thread(worktrees.orphans, [Path(p) for p in owned])
+        except (WorktreeGitError, OSError) as exc:
+            return {"problem": f"Cannot list the worktrees of {folder}: {exc}"}
+        holds = await asyncio.to_thread(lambda: [_holds(item) for item in found])
+        left = zip(found, holds, strict=True)
+        return {"left": [_left_to_json(item, folder, said) for item, said in left]}
+
+    async def _remove(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Remove a left worktree and its branch, if it holds what the person was shown
+        (`shown`, `worktree/left`'s `holds`) and nothing else: `{removed}`, or `{problem}`
+        saying what it holds now."""
+        worktree = _worktree(self.folder, params)
+        shown = str(params.get("shown") or "")
+
+        def remove() -> None:
+            now = _holds(Found(worktree, "", not worktree.path.is_dir()))
+            if now != shown:
+                raise WorktreeError(
+                    f"Not discarded: {worktree.branch} changed since you were asked; it now "
+                    f"holds {now}. Click Discard again to see it."
+                )
+            remove_worktree(worktree, discard=True)
+
+        try:
+            await asyncio.to_thread(remove)
+        except (WorktreeError, WorktreeGitError, OSError) as exc:
+            return {"problem": str(exc)}
+        return {"removed": True}
+
+
+def _holds(found: Found) -> str:
+    """What a worktree holds, in words (the local recovery dialog's)."""
+    try:
+        return work_at_risk(found.worktree).describe()
+    except WorktreeGitError:
+        return "work git cannot read"
+
+
+def _left_to_json(found: Found, folder: str, holds: str) -> dict[str, Any]:
+    try:
+        works_in = str(folder_in(found.worktree, folder))
+    except ValueError:
+        works_in = str(found.worktree.path)
+    return {
+        "worktree": worktree_to_json(found.worktree),
+        "task": found.task,
+        "missing": found.missing,
+        "folder": works_in,
+        "holds": holds,
+    }
+
 
 def _worktree(folder: Callable[[dict[str, Any]], str], params: dict[str, Any]) -> Worktree:
     """The params' `worktree`, one of the params' `folder`'s repository."""
@@ -311,6 +411,11 @@ def _worktree(folder: Callable[[dict[str, Any]], str], params: dict[str, Any]) -
         worktree = None
     if worktree is None:
         raise RpcError(wire.INVALID_PARAMS, f"not a worktree: {given!r}")
+    # Only a worker's own: a merge, a discard or a removal never acts on the folder itself.
+    if not worktree.branch.startswith(BRANCH_PREFIX) or (
+        worktree.path.resolve() == worktree.main.resolve()
+    ):
+        raise RpcError(wire.INVALID_PARAMS, f"{worktree.path} is not a worker's worktree")
     if main.resolve() != worktree.main.resolve() and worktree.main.resolve() not in (
         main.resolve().parents
     ):

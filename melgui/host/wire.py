@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 # 3: fs/read, fs/write and term/open's argv and pipes, for a remote folder's ACP agents.
 # 4: hooks/run, for a remote folder's own hooks, run there.
 # 6: worktree/create, …/changes, …/losses, …/retire, for a host's workers' own worktrees.
-PROTOCOL = 6
+# 7: worktree/merge, …/discard, …/left, …/remove (docs/host-protocol.md, "Worktrees there,
+# merged and found again"), for a host worker's Changes view and a window's next start.
+PROTOCOL = 7
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

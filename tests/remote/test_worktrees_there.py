@@ -2,7 +2,9 @@
 over a real sshd on 127.0.0.1 (the remote user's): named and branched as a local
 worker's are, each worker's writes in its own worktree (never in the folder, never in the
 other's), its changes read there, and the worktree removed when its pane closes only as
-far as the person agreed; a folder that is not a git repository says so."""
+far as the person agreed; a folder that is not a git repository says so. Its branch is
+merged into the folder there whole or not at all, or discarded, by the host there; and
+the worktrees a closed window left there are listed, and removed only as shown."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.worktrees.changes.git import ChangesError
 from melgui.desk.losses import Loss
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_tools import RemoteTools
@@ -121,3 +124,143 @@ async def test_a_worktree_there_cannot_be_read_while_the_link_is_down(remote: Re
         await made.changes()
     with pytest.raises(LinkError):
         await make_worktree_there(link, str(folder), 2, "again")
+
+
+def identity(folder: Path) -> None:
+    """Who commits in the repository there (its own config: the remote user has none)."""
+    for key, value in (("user.name", "Person There"), ("user.email", "p@there.example")):
+        git(folder, "-c", "safe.directory=*", "config", key, value)
+
+
+def state(folder: Path, there: WorktreeThere) -> tuple[str, ...]:
+    """What a merge could change: both HEADs and both statuses."""
+    mine = ("-c", "safe.directory=*")
+    path = there.worktree.path
+    return (
+        git(folder, *mine, "rev-parse", "HEAD"),
+        git(folder, *mine, "status", "--porcelain"),
+        git(path, *mine, "rev-parse", "HEAD"),
+        git(path, *mine, "status", "--porcelain"),
+    )
+
+
+async def test_a_workers_branch_is_merged_there_whole_or_not_at_all(remote: Remote) -> None:
+    folder = git_folder_there(remote, "wt-merge", {"a.txt": "first\n"})
+    identity(folder)
+    link = await open_link(remote, folder)
+    try:
+        clean = await make_worktree_there(link, str(folder), 1, "add b")
+        clash = await make_worktree_there(link, str(folder), 2, "change a")
+        assert isinstance(clean, WorktreeThere) and isinstance(clash, WorktreeThere)
+        await write(clean, "b.txt", "by one\n")
+        await write(clash, "a.txt", "by two\n")
+        with pytest.raises(ChangesError, match=r"uncommitted edits to b\.txt"):
+            await clean.merge(None)  # loose edits are committed only when asked
+        merged = await clean.merge("The worker's edits")
+        # The person edits a.txt in the folder there, uncommitted: worker 2's a.txt merges
+        # cleanly, but the person's edit put back over it conflicts.
+        (folder / "a.txt").write_text("by the person\n")
+        remote.server.give(folder)
+        before = state(folder, clash)
+        refused = await clash.merge("The worker's edits")
+        after = state(folder, clash)
+        clash_changes = await clash.changes()
+    finally:
+        await link.aclose()
+    assert merged.merged and merged.message == "Merged melgui/1-add-b into master."
+    assert (folder / "b.txt").read_text() == "by one\n"
+    log = git(folder, "-c", "safe.directory=*", "log", "--format=%s %an")
+    assert log.split("\n")[0] == "The worker's edits Person There"  # a fast-forward
+    assert not refused.merged and refused.conflicts == ("a.txt",)
+    assert refused.message.startswith("Not merged: your uncommitted edits there conflict")
+    assert "Nothing changed" in refused.message
+    assert after == before  # folder, its edit, branch and worktree as they were
+    assert (folder / "a.txt").read_text() == "by the person\n"
+    assert clash_changes.uncommitted == ("a.txt",)  # the commit for it was taken back
+
+
+async def test_a_conflict_with_the_folders_commits_changes_nothing_there(
+    remote: Remote,
+) -> None:
+    folder = git_folder_there(remote, "wt-conflict", {"a.txt": "first\n"})
+    identity(folder)
+    link = await open_link(remote, folder)
+    try:
+        made = await make_worktree_there(link, str(folder), 1, "change a")
+        assert isinstance(made, WorktreeThere)
+        await write(made, "a.txt", "by the worker\n")
+        (folder / "a.txt").write_text("committed by the person\n")
+        git(folder, "-c", "safe.directory=*", "commit", "-q", "-am", "the person's")
+        remote.server.give(folder)
+        before = state(folder, made)
+        refused = await made.merge("The worker's edits")
+        after = state(folder, made)
+    finally:
+        await link.aclose()
+    assert not refused.merged and refused.conflicts == ("a.txt",)
+    assert refused.message.startswith("Not merged: it conflicts in 1 file (a.txt).")
+    assert after == before and not (folder / ".git" / "MERGE_HEAD").exists()
+    assert (made.worktree.path / "a.txt").read_text() == "by the worker\n"
+
+
+async def test_a_workers_changes_are_discarded_there(remote: Remote) -> None:
+    folder = git_folder_there(remote, "wt-discard", {"a.txt": "first\n"})
+    link = await open_link(remote, folder)
+    try:
+        made = await make_worktree_there(link, str(folder), 1, "change a")
+        assert isinstance(made, WorktreeThere)
+        await write(made, "a.txt", "changed\n")
+        await write(made, "new.txt", "new\n")
+        before = await made.changes()
+        await made.discard()
+        after = await made.changes()
+        # The folder itself is no worker's worktree: never reset, merged or removed.
+        itself = {"path": str(folder), "branch": "master", "base": made.worktree.base,
+                  "main": str(folder)}  # fmt: skip
+        with pytest.raises(Exception, match="is not a worker's worktree"):
+            await link.about_folder("worktree/discard", str(folder), worktree=itself)
+    finally:
+        await link.aclose()
+    assert sorted(f.path for f in before.files) == ["a.txt", "new.txt"]
+    assert after.files == () and after.empty
+    assert (made.worktree.path / "a.txt").read_text() == "first\n"
+    assert not (made.worktree.path / "new.txt").exists()
+
+
+async def test_worktrees_left_there_are_listed_and_removed_only_as_shown(
+    remote: Remote,
+) -> None:
+    folder = git_folder_there(remote, "wt-left", {"a.txt": "first\n"})
+    link = await open_link(remote, folder)
+    try:
+        one = await make_worktree_there(link, str(folder), 1, "keep this")
+        two = await make_worktree_there(link, str(folder), 2, "and this")
+        assert isinstance(one, WorktreeThere) and isinstance(two, WorktreeThere)
+        await write(one, "a.txt", "changed\n")
+    finally:
+        await link.aclose()  # the window that made them is gone; they stay there
+    link = await open_link(remote, folder)
+    try:
+        every = await link.about_folder("worktree/left", str(folder))
+        others = await link.about_folder("worktree/left", str(folder), owned=[one.works_in])
+        shown = every["left"][0]
+        stale = await link.about_folder(
+            "worktree/remove", str(folder), worktree=shown["worktree"], shown="nothing"
+        )
+        still = one.worktree.path.is_dir()
+        removed = await link.about_folder(
+            "worktree/remove", str(folder), worktree=shown["worktree"], shown=shown["holds"]
+        )
+    finally:
+        await link.aclose()
+    by_branch = {item["worktree"]["branch"]: item for item in every["left"]}
+    assert sorted(by_branch) == [one.worktree.branch, two.worktree.branch]
+    assert by_branch[one.worktree.branch]["task"] == "keep this"
+    assert by_branch[one.worktree.branch]["folder"] == one.works_in
+    assert "1 uncommitted change" in by_branch[one.worktree.branch]["holds"]
+    assert [i["worktree"]["branch"] for i in others["left"]] == [two.worktree.branch]
+    assert shown["worktree"]["branch"] == one.worktree.branch
+    assert "changed since you were asked" in stale["problem"] and still
+    assert removed == {"removed": True} and not one.worktree.path.exists()
+    listed = ("branch", "--list", "--format=%(refname:short)", "melgui/*")
+    assert git(folder, "-c", "safe.directory=*", *listed).split() == [two.worktree.branch]

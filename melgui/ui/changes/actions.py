@@ -1,7 +1,8 @@
 """What the Changes view's buttons do: apply a hunk, a file or everything (asking before
 stashing the person's edits), merge the branch (asking before committing the worker's
 loose edits), abort a stopped merge, discard a hunk, a file or the whole worktree (each
-asking first, saying what goes). Each runs one at a time, says what happened in plain
+asking first, saying what goes). A worker's branch on another machine is merged or
+discarded there, by its host (`view.there`). Each runs one at a time, says what happened in plain
 words, and ends by reading the worktree again."""
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from melgui.core.worktrees.merge import (
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.questions import Question
+from melgui.ui.changes.there import BranchThere
 from melgui.ui.runtime.aio import TaskKeeper
 
 Role = QMessageBox.ButtonRole
@@ -49,6 +51,7 @@ class ChangesView(Protocol):
     """What the actions use of the view (view.py's ChangesView)."""
 
     worktree: Worktree
+    there: BranchThere | None  # the worktree is on another machine: merged there
     changes: WorktreeChanges | None
     merge: MergeState | None
     question: Question | None
@@ -177,15 +180,29 @@ class ChangesActions:
                 f"its uncommitted edits to {len(loose)} file{'s' if len(loose) != 1 else ''}, "
                 f"committed first on {worktree.branch} as “{message}”"
             )
+        there = view.there
+        if there is not None:
+            text = (
+                f"Merge {worktree.branch} ({' and '.join(what) or 'nothing yet'}) into "
+                f"{worktree.main} on {there.host}, on its current branch? Your uncommitted "
+                "edits there are set aside and put back over the merge. A merge that would "
+                "conflict changes nothing there: it says which files conflict."
+            )
+        else:
+            text = (
+                f"Merge {worktree.branch} ({' and '.join(what) or 'nothing yet'}) into the "
+                f"main folder's {into}? Your uncommitted edits there are set aside and put "
+                "back over the merge; conflicts, if any, are left for you to resolve."
+            )
         choice = await self._ask(
-            "Merge the worker's branch",
-            f"Merge {worktree.branch} ({' and '.join(what) or 'nothing yet'}) into the main "
-            f"folder's {into}? Your uncommitted edits there are set aside and put back over "
-            "the merge; conflicts, if any, are left for you to resolve.",
-            [(COMMIT if loose else MERGE, Role.AcceptRole)],
+            "Merge the worker's branch", text, [(COMMIT if loose else MERGE, Role.AcceptRole)]
         )
         if choice not in (MERGE, COMMIT):
             view.say("Not merged.")
+            return
+        if there is not None:  # done there, whole or not at all
+            whole = await there.merge(message if loose else None)
+            view.say(whole.message, warn=not whole.merged)
             return
         if loose:
             await commit_worktree(worktree, message)
@@ -201,18 +218,22 @@ class ChangesActions:
         changes = view.changes
         commits = len(changes.commits) if changes is not None else 0
         loose = len(changes.uncommitted) if changes is not None else 0
+        on = f" on {view.there.host}" if view.there is not None else ""
         choice = await self._ask(
             "Discard the worker's changes",
             f"Put {worktree.branch} back at its base {worktree.base[:10]}? This drops its "
             f"{commits} commit{'s' if commits != 1 else ''} and the uncommitted edits to "
-            f"{loose} file{'s' if loose != 1 else ''} in {worktree.path}. Anything not applied "
+            f"{loose} file{'s' if loose != 1 else ''} in {worktree.path}{on}. Anything not applied "
             "or merged is lost.",
             [(DISCARD, Role.DestructiveRole)],
         )
         if choice != DISCARD:
             view.say("Nothing discarded.")
             return
-        await discard(worktree)
+        if view.there is not None:
+            await view.there.discard()
+        else:
+            await discard(worktree)
         view.say(f"Discarded: {worktree.branch} is back at its base.")
 
     async def _discard_part(self, change: FileChange, hunks: list[int] | None) -> None:

@@ -1,16 +1,18 @@
 """A remote folder's uncommitted changes, read by its host there (`changes/uncommitted`,
 docs/host-protocol.md): the Changes view shows them as a local folder's, read-only; and
-a host worker's branch in its worktree there (`worktree/changes`), the same way."""
+a host worker's branch in its worktree there (`worktree/changes`), the same way, merged
+into the folder there or discarded by the host there (`BranchThere`)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, Protocol
 
 from melgui.core.protocol.tooling import RestoresThere
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import WorktreeChanges
 from melgui.core.worktrees.changes.sent import changes_from_json
+from melgui.core.worktrees.merge import MergeOutcome
 from melgui.remote.link import LinkError
 
 
@@ -30,3 +32,18 @@ async def changes_there(answer: Awaitable[dict[str, Any]], what: str) -> Worktre
     if sent.get("problem"):
         raise ChangesError(str(sent["problem"]))
     return changes_from_json(sent["changes"])
+
+
+class BranchThere(Protocol):
+    """A worker's branch in its worktree on another machine, as the Changes view uses it
+    (WorktreeThere in ui/panes/worker_worktrees.py): each raises ChangesError saying why
+    not, in words."""
+
+    @property
+    def host(self) -> str: ...
+
+    async def changes(self) -> WorktreeChanges: ...
+
+    async def merge(self, commit: str | None) -> MergeOutcome: ...
+
+    async def discard(self) -> None: ...

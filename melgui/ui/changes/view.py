@@ -42,6 +42,7 @@ from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
 from melgui.ui.changes.questions import Question
 from melgui.ui.changes.texts import conflicts_html, summary_html, there_html, uncommitted_html
+from melgui.ui.changes.there import BranchThere
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.look.tokens import DIALOG_XL
 from melgui.ui.runtime.theme import DARK, LIGHT, Colors
@@ -58,7 +59,8 @@ class ChangesView(QDialog):
         host: str = "",
     ):
         """`host`: the worktree is on that machine (its worker's there): read there by
-        `reader` and shown; its branch is merged there, nothing is applied here."""
+        `reader` and shown; its branch is merged or discarded there by `there`, nothing
+        is applied here."""
         super().__init__(parent)
         self.worktree = worktree
         self.in_place = in_place
@@ -67,6 +69,7 @@ class ChangesView(QDialog):
         self.changes: WorktreeChanges | None = None
         # A remote folder's: its host reads them there (in place only; nothing is applied).
         self.reader: Callable[[], Awaitable[WorktreeChanges]] | None = None
+        self.there: BranchThere | None = None  # a worker's branch there: merged there
         self.merge: MergeState | None = None
         self.question: Question | None = None  # the one open question, if any
         self.busy = ""  # what is running now ("" when nothing)
@@ -144,9 +147,12 @@ class ChangesView(QDialog):
             widget.hide()
 
     def _read_only(self) -> None:
-        """A worker's changes on another machine: no actions, and no reviewer here (its
-        tools would read this machine's files)."""
+        """A worker's changes on another machine: its branch is merged into the folder
+        there, or discarded, by its host (`there`); nothing is applied here, hunk by hunk
+        or file by file; and no reviewer here (its tools would read this machine's files)."""
         self._no_actions()
+        self.merge_button.show()
+        self.discard_button.show()
         self.review_button.hide()
         self.send_button.hide()
 
@@ -407,21 +413,21 @@ def open_changes(
     *,
     in_place: bool = False,
     read: bool = True,
-    there: tuple[str, Callable[[], Awaitable[WorktreeChanges]]] | None = None,
+    there: BranchThere | None = None,
 ) -> ChangesView:
     """Show the Changes view of `worktree` (the open one, if there is one) and read it
-    (unless not `read`: the caller awaits `reload`). `there`: (the machine the worktree
-    is on, what reads its changes there)."""
+    (unless not `read`: the caller awaits `reload`). `there`: the worker's branch on the
+    machine the worktree is on (read, merged and discarded there)."""
     if parent is not None:
         for view in parent.findChildren(ChangesView):
             if view.worktree == worktree and view.isVisible():
                 view.raise_()
                 view.activateWindow()
                 return view
-    host = there[0] if there is not None else ""
+    host = there.host if there is not None else ""
     view = ChangesView(worktree, colors or _colors_of(parent), parent, in_place=in_place, host=host)
     if there is not None:
-        view.reader = there[1]
+        view.reader, view.there = there.changes, there
     view.reviewer = reviewer
     view.send_to_worker = send_to_worker
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

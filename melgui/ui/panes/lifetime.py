@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
 from melgui.ui.panes.manager import PaneManager
+from melgui.ui.panes.remote.worktrees_left import offer_there_soon
 from melgui.ui.panes.worktree_recovery import offer_soon
 
 
@@ -61,9 +62,10 @@ def keep_panes(manager: PaneManager, window: QWidget) -> None:
             area.hide()
 
     manager.panesChanged.connect(on_panes_changed)
-    # Worktrees an earlier run left (a crash, a quit with work in them): offered once the
-    # window shows.
+    # Worktrees an earlier run left (a crash, a quit with work in them), here and on the
+    # hosts it made some on: offered once the window shows.
     QTimer.singleShot(0, lambda: offer_soon(manager, window))
+    QTimer.singleShot(0, lambda: offer_there_soon(manager, window))
     ender = _EndPanes(manager, window)  # the window's accepted close calls shutdown()
     app = QApplication.instance()
     if app is not None:

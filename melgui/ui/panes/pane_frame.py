@@ -125,7 +125,7 @@ class PaneFrame(QFrame):
             return
         there = getattr(self.content, "worktree_there", None)
         if there is not None:  # on another machine: read there by its host, shown here
-            open_changes(self.window(), worktree, there=(there.host, there.changes))
+            open_changes(self.window(), worktree, there=there)
             return
         window = self.window()
         reviewer = None

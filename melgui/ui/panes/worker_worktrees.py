@@ -10,7 +10,11 @@ a folder and the window's Changes view shows what one changed:
     made = await make_worktree_there(place.link, place.folder, 3, "fix the parser")
     if isinstance(made, str): ...          # why there is none: it works in the folder
     changes = await made.changes()         # its branch against its base, read there
+    outcome = await made.merge(None)       # into the folder there, whole or not at all
     await made.retire(confirmed)           # when its pane closed, as a local one's
+
+The hosts worktrees were made on are remembered (core/worktrees/hosts_marked), so the
+next start asks them for those a closed window left (remote/worktrees_left).
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ from typing import Any, Protocol
 from PySide6.QtWidgets import QMessageBox
 
 from melgui.core.terminal.panes import PaneInfo
+from melgui.core.worktrees import hosts_marked
+from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import WorktreeChanges
+from melgui.core.worktrees.merge import MergeOutcome
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.losses import Loss
@@ -60,6 +67,29 @@ class WorktreeThere:
         not (the worktree gone, the link down)."""
         what = f"the worker's changes on {self.host}"
         return await changes_there(self._ask("worktree/changes"), what)
+
+    async def _act(self, method: str, what: str, **params: Any) -> dict[str, Any]:
+        """`method`'s answer; ChangesError with its `problem`, or that the link is down."""
+        try:
+            answer = await self._ask(method, **params)
+        except LinkError as exc:
+            raise ChangesError(f"Cannot {what} on {self.host}: {exc}") from None
+        if answer.get("problem"):
+            raise ChangesError(str(answer["problem"]))
+        return answer
+
+    async def merge(self, commit: str | None) -> MergeOutcome:
+        """Merge the worker's branch into the folder there, its loose edits committed
+        first as `commit` (None: none may be loose), whole or not at all (a conflict
+        changes nothing there); ChangesError saying why it did not start."""
+        params = {"commit": commit} if commit is not None else {}
+        answer = await self._act("worktree/merge", "merge the branch", **params)
+        conflicts = tuple(str(path) for path in answer.get("conflicts") or [])
+        return MergeOutcome(bool(answer.get("merged")), conflicts, str(answer["message"]))
+
+    async def discard(self) -> None:
+        """Put the worktree there back at its base; ChangesError saying why not."""
+        await self._act("worktree/discard", "discard the worker's changes")
 
     async def losses(self, where: str) -> list[Loss]:
         """What removing the worktree would lose; when that cannot be read (the link is
@@ -104,7 +134,9 @@ async def make_worktree_there(
         return str(answer["problem"])
     worktree = worktree_from_json(answer["worktree"])
     said = str(answer.get("said", ""))
-    return WorktreeThere(link, folder, worktree, str(answer["folder"]), said, name)
+    made = WorktreeThere(link, folder, worktree, str(answer["folder"]), said, name)
+    await asyncio.to_thread(hosts_marked.mark, made.host)  # the next start asks it
+    return made
 
 
 async def wanted(worktrees: WorkerWorktrees | None, choice: bool | None) -> bool:

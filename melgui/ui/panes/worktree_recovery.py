@@ -3,14 +3,17 @@ for review: Open for review (a worker pane on it), Discard (asks, naming what is
 or Keep (offered again next time). Nothing is removed without the person's word.
 
 git runs in threads: listing the worktrees and what each holds before the dialog opens,
-reading it again before the discard question, removing it after.
+reading it again before the discard question, removing it after. A host's left
+worktrees (ui/panes/remote/worktrees_left) are shown by the same dialog, with its
+`Where`: read, opened and removed there by that host.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
@@ -33,9 +36,22 @@ from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
 from melgui.ui.runtime.look.tokens import SPACE_XS
 
 if TYPE_CHECKING:
+    from melgui.core.terminal.panes import PaneInfo
     from melgui.ui.panes.manager import PaneManager
 
-Left = tuple[Found, WorkAtRisk | None]  # a worktree and what it holds (None: git cannot say)
+Left = tuple[Found, str]  # a worktree and what it holds, in words
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where left worktrees are: this machine, or a host (`name`) that reads what one
+    holds, opens a worker on one and removes one there."""
+
+    name: str  # "" for this machine
+    holds: Callable[[Found], Awaitable[str]]
+    remove: Callable[[Found, str], Awaitable[None]]  # WorktreeError: not removed, why
+    review: Callable[[Found], PaneInfo]  # PaneError: not opened, why
+
 
 log = logging.getLogger(__name__)
 
@@ -47,27 +63,48 @@ def _holds(found: Found) -> WorkAtRisk | None:
         return None
 
 
+def _said(found: Found) -> str:
+    risk = _holds(found)
+    return risk.describe() if risk is not None else "work git cannot read"
+
+
+def here(manager: PaneManager) -> Where:
+    """This machine's left worktrees: git here, in threads."""
+
+    async def holds(found: Found) -> str:
+        return await asyncio.to_thread(_said, found)
+
+    async def remove(found: Found, shown: str) -> None:
+        await asyncio.to_thread(_discard_as_shown, found, shown)
+
+    return Where("", holds, remove, manager.review_worktree)
+
+
 class RecoveryDialog(QDialog):
     """One row per left worktree; a row goes once the person has decided about it."""
 
-    def __init__(self, manager: PaneManager, left: list[Left], parent: QWidget) -> None:
+    def __init__(
+        self, manager: PaneManager, left: list[Left], parent: QWidget, where: Where | None = None
+    ) -> None:
         super().__init__(parent)
+        self.where = where or here(manager)
+        on = f" on {self.where.name}" if self.where.name else ""
         self.setObjectName("worktreeRecovery")
-        self.setWindowTitle("Worktrees from an earlier session")
+        self.setWindowTitle(f"Worktrees from an earlier session{on}")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self._manager = manager
         self.rows: dict[str, QWidget] = {}  # branch -> its row
         self.confirm: QMessageBox | None = None  # the last "discard?" asked
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "Workers of an earlier session left these git worktrees. Their work stays "
+            f"Workers of an earlier session left these git worktrees{on}. Their work stays "
             "until you merge or discard it.",
             self,
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        for found, risk in left:
-            row = self._row(found, risk)
+        for found, holds in left:
+            row = self._row(found, holds)
             self.rows[found.worktree.branch] = row
             layout.addWidget(row)
         self.status = QLabel(self)  # what went wrong with a discard, if anything
@@ -79,12 +116,11 @@ class RecoveryDialog(QDialog):
         keep_all.clicked.connect(self.reject)
         layout.addWidget(buttons)
 
-    def _row(self, found: Found, risk: WorkAtRisk | None) -> QWidget:
+    def _row(self, found: Found, holds: str) -> QWidget:
         row = QWidget(self)
         row.setObjectName("worktreeRow")
         line = QHBoxLayout(row)
         line.setContentsMargins(0, SPACE_XS, 0, SPACE_XS)
-        holds = risk.describe() if risk is not None else "git cannot read it"
         label = QLabel(f"<b>{found.describe()}</b><br>{found.worktree.path}<br>{holds}", row)
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setWordWrap(True)
@@ -119,7 +155,7 @@ class RecoveryDialog(QDialog):
         from melgui.ui.panes.manager import PaneError
 
         try:
-            info = self._manager.review_worktree(found)
+            info = self.where.review(found)
         except PaneError as exc:
             self._say(str(exc))
             return
@@ -139,7 +175,7 @@ class RecoveryDialog(QDialog):
         """Read what it holds now (it may have changed since the dialog opened), then ask."""
         self._enable(found, False)
         try:
-            risk = await asyncio.to_thread(_holds, found)
+            holds = await self.where.holds(found)
         finally:
             self._enable(found, True)
         box = QMessageBox(self)
@@ -147,8 +183,8 @@ class RecoveryDialog(QDialog):
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("melgui")
         box.setText(f"Discard {found.worktree.branch} and its worktree?")
-        holds = risk.describe() if risk is not None else "work git cannot read"
-        box.setInformativeText(f"This deletes {found.worktree.path} and the branch: {holds}.")
+        on = f" on {self.where.name}" if self.where.name else ""
+        box.setInformativeText(f"This deletes {found.worktree.path}{on} and the branch: {holds}.")
         go = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
         stay = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(stay)
@@ -166,7 +202,7 @@ class RecoveryDialog(QDialog):
         """Remove it, unless it holds something other than what the person was shown."""
         self._enable(found, False)
         try:
-            await asyncio.to_thread(_discard_as_shown, found, shown)
+            await self.where.remove(found, shown)
         except WorktreeError as exc:
             self._enable(found, True)
             self._say(str(exc))
@@ -175,8 +211,7 @@ class RecoveryDialog(QDialog):
 
 
 def _discard_as_shown(found: Found, shown: str) -> None:
-    risk = _holds(found)
-    now = risk.describe() if risk is not None else "work git cannot read"
+    now = _said(found)
     if now != shown:
         raise WorktreeError(
             f"Not discarded: {found.worktree.branch} changed since you were asked; it now "
@@ -199,7 +234,7 @@ async def offer_left_worktrees(manager: PaneManager, parent: QWidget) -> Recover
         return None
     if not found:
         return None
-    risks = await asyncio.to_thread(lambda: [_holds(item) for item in found])
+    risks = await asyncio.to_thread(lambda: [_said(item) for item in found])
     try:
         dialog = RecoveryDialog(manager, list(zip(found, risks, strict=True)), parent)
     except RuntimeError:  # the window went away before this ran
