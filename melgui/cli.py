@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         from melgui import lean_start
 
         lean_start.skip_unused_imports()
+        lean_start.buffer_stdout()
         with lean_start.imported_once():
             from melgui.headless import main as exec_main
         try:

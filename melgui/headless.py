@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import os
 import signal
 import sys
@@ -569,7 +568,6 @@ async def _run_turn(
 
 def main(argv: list[str]) -> int:
     options = exec_on_host.parse_args(build_parser(), argv)
-    _buffer_stdout()
     # What goes to stderr follows the answer printed before it, flushed or not.
     stderr, sys.stderr = sys.stderr, terminal_text.PlainWriter(sys.stderr, after=sys.stdout)
     try:
@@ -582,14 +580,6 @@ def main(argv: list[str]) -> int:
         return EXIT_CANCELLED
     finally:
         sys.stderr = stderr
-
-
-def _buffer_stdout() -> None:
-    """Under PYTHONUNBUFFERED (common in containers) every write of a streamed token was
-    a system call of its own: a third of a 20,000-token turn's CPU. The Printer flushes
-    what arrived together once the loop has handled it, so the answer shows as promptly."""
-    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.write_through:
-        sys.stdout.reconfigure(write_through=False)
 
 
 def _hook_json(run: HookRun) -> dict[str, Any]:

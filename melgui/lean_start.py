@@ -4,6 +4,9 @@
   pygments), httpcore's trio support, and, off macOS, keyring's macOS backend, which
   asks ctypes for macOS libraries and so runs `ldconfig` and `gcc` on Linux. Each is
   marked absent, which the importing library already handles as "not installed".
+- A system call per streamed token: under PYTHONUNBUFFERED (common in containers) each
+  write to stdout was one, a tenth of a 20,000-token turn's CPU. The answer's printer
+  flushes what arrived together once the loop has handled it, so it shows as promptly.
 - The garbage collector's passes over what lives until the process ends: the start's
   objects (modules, classes, compiled patterns) are made permanent once imported, and
   again at the end, so the interpreter's shutdown does not walk them all several times.
@@ -12,6 +15,7 @@
 from __future__ import annotations
 
 import gc
+import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,3 +46,9 @@ def imported_once() -> Iterator[None]:
 def before_exit() -> None:
     """The run is over and closed: what is left is freed by the exit, not collected."""
     gc.freeze()
+
+
+def buffer_stdout() -> None:
+    """stdout written through a buffer even under PYTHONUNBUFFERED (see above)."""
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.write_through:
+        sys.stdout.reconfigure(write_through=False)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from melgui import headless
+from melgui import headless, lean_start
 from melgui.core.thread.changes import TextAppended
 
 
@@ -32,7 +32,7 @@ def test_streamed_tokens_reach_an_unbuffered_stdout_in_one_write(
 ) -> None:
     raw = CountingRaw()
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, write_through=True))  # type: ignore[type-var]
-    headless._buffer_stdout()
+    lean_start.buffer_stdout()
     printer = headless.Printer(sys.stdout, as_json=False)
 
     async def stream() -> None:
