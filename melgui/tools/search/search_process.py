@@ -4,13 +4,20 @@ The process is started, read and waited for on a worker thread: for a search of 
 milliseconds, asyncio's subprocess machinery (transports, protocols, a child-watcher
 thread per process) cost more CPU than the reading itself, and the selection of
 records (globbing in Python) then runs off the event loop too.
+
+On Linux the thread waits for the child's exit (a pidfd) rather than for each write: the
+pipe is enlarged to 1 MB and read every `_DRAIN_EVERY` seconds or at the exit. A child
+that writes its output 8 KB at a time (rg) woke the reader 20 times for a listing of a
+few thousand paths, and the wakeups cost more CPU than the reading.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
+import select
 import selectors
 import subprocess
 import time
@@ -21,6 +28,10 @@ from melgui.core.processes import child_preexec
 
 _CHUNK = 256 * 1024
 _STDERR_KEEP = 4096
+_PIPE_SIZE = 1024 * 1024  # the default is the most an unprivileged process may ask for
+# How long a child may write into its pipe unread: a cap met is seen this late at most,
+# and 1 MB in this time (100 MB/s) is more than a listing or a grep writes.
+_DRAIN_EVERY = 0.01
 
 Select = Callable[[bytes], list[bytes]]
 
@@ -119,8 +130,70 @@ class _Search:
     def _read(self, proc: subprocess.Popen[bytes]) -> bytes:
         """Read both pipes until stdout ends, the cap, the deadline or a cancel."""
         assert proc.stdout is not None and proc.stderr is not None
-        out, err = proc.stdout.fileno(), proc.stderr.fileno()
         deadline = time.monotonic() + self.timeout
+        exit_fd = _exit_fd(proc.pid, proc.stdout.fileno())
+        if exit_fd is not None:
+            try:
+                return self._read_at_exit(proc, exit_fd, deadline)
+            finally:
+                os.close(exit_fd)
+        return self._read_as_written(proc, deadline)
+
+    def _read_at_exit(self, proc: subprocess.Popen[bytes], exit_fd: int, deadline: float) -> bytes:
+        """Read stdout when the child exits and every `_DRAIN_EVERY` seconds before,
+        stderr as it comes."""
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.fileno(), proc.stderr.fileno()
+        os.set_blocking(out, False)
+        poller = select.poll()
+        poller.register(exit_fd, select.POLLIN)
+        poller.register(err, select.POLLIN)
+        kept = pending = b""
+        exited, stdout_open = False, True
+        while not self._cancelled:
+            left = deadline - time.monotonic()
+            for fd, _ in poller.poll(min(left, _DRAIN_EVERY) * 1000) if left > 0 else ():
+                if fd == exit_fd:
+                    exited = True
+                    poller.unregister(exit_fd)
+                    continue
+                chunk = os.read(err, _CHUNK)
+                if not chunk:
+                    poller.unregister(err)
+                elif len(kept) < _STDERR_KEEP:
+                    kept += chunk[: _STDERR_KEEP - len(kept)]
+            if stdout_open:
+                pending, stdout_open = self._drain(out, pending)
+                if self.result.more:
+                    return kept
+            if left <= 0:
+                self.result.timed_out = True
+                return kept
+            if exited:
+                if stdout_open:  # a child of its own holds the pipe: what came is all
+                    self._take(pending, b"")
+                return kept + _rest(err, _STDERR_KEEP - len(kept))
+        return kept
+
+    def _drain(self, out: int, pending: bytes) -> tuple[bytes, bool]:
+        """Take what the (non-blocking) pipe holds; the partial rest, and whether the
+        pipe is still open."""
+        while True:
+            try:
+                chunk = os.read(out, _PIPE_SIZE)
+            except BlockingIOError:
+                return pending, True
+            pending = self._take(pending, chunk)
+            if not chunk:
+                return pending, False
+            if self.result.more:
+                return pending, True
+
+    def _read_as_written(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes:
+        """Read both pipes as the child writes them (no pidfd, or a pipe that could not
+        be enlarged)."""
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.fileno(), proc.stderr.fileno()
         pending = b""
         kept = b""
         with selectors.DefaultSelector() as selector:
@@ -172,3 +245,27 @@ class _Search:
         else:
             records.extend(complete)
         return pending
+
+
+def _exit_fd(pid: int, stdout: int) -> int | None:
+    """A pidfd of the child, readable once it exits, when its stdout pipe could be
+    enlarged to `_PIPE_SIZE` too; else None (read it as it is written)."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    setpipe_sz = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if pidfd_open is None or setpipe_sz is None:
+        return None
+    try:
+        fcntl.fcntl(stdout, setpipe_sz, _PIPE_SIZE)
+        return int(pidfd_open(pid))
+    except OSError:  # an old kernel, or the user's pipe memory used up
+        return None
+
+
+def _rest(fd: int, room: int) -> bytes:
+    """What a non-blocking read finds in a pipe whose writer exited (up to `room`)."""
+    os.set_blocking(fd, False)
+    kept = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(fd, _CHUNK):
+            kept += chunk[: max(0, room - len(kept))]
+    return kept
