@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import melgui
-from melgui.core.config.special_files import Listing, rule_files
+from melgui.core.config.special_files import WatchedRuleFiles
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.definition import Tool
 from melgui.core.protocol.tools.search import FIND_FILES, GREP
@@ -19,7 +19,7 @@ from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
 from melgui.tools.search.rg_globs import ProjectRules
 from melgui.tools.search.ripgrep import files_argv, find_ripgrep, glob_files_argv, grep_argv
-from melgui.tools.search.search_process import SearchRun, run_search
+from melgui.tools.search.search_process import SearchRun, Select, run_search
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
 
@@ -47,8 +47,9 @@ def _engine(settings: ToolSettings) -> str | None:
     return rg
 
 
-# Each project's folder listings, by mtime, so a second search only stats the folders.
-_LISTINGS: dict[str, dict[bytes, Listing]] = {}
+# Each project's rule files, kept by watching its folders: a second search reads what
+# changed instead of walking them.
+_LISTINGS: dict[str, WatchedRuleFiles] = {}
 # Each project's .gitignore rules as ripgrep overrides (rg_globs), by file.
 _RULES: dict[str, ProjectRules] = {}
 _GITIGNORE = os.sep + ".gitignore"
@@ -70,7 +71,13 @@ class _Scan:
 
 def _scan(root: Path, rules: bool) -> _Scan:
     top = str(root)
-    found = rule_files(top, _LISTINGS.setdefault(top, {}))
+    listing = _LISTINGS.get(top)
+    if listing is None:
+        fresh = WatchedRuleFiles(top)
+        listing = _LISTINGS.setdefault(top, fresh)
+        if listing is not fresh:  # another search made one meanwhile
+            fresh.close()
+    found = listing.current()
     scan = _Scan([])
     for path, why in found.special:
         if os.path.basename(path) == ".gitignore":
@@ -243,14 +250,14 @@ async def _find(
     """`excludes`: the project's .gitignore rules as ripgrep overrides (rg_globs), when
     they could all be moved: ripgrep then matches the pattern itself."""
     glob = _matcher(pattern)
-    select = glob.select_records
+    select: Select | None = glob.select_records
     if rg is None:
         argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT
     elif glob.rg_globs is not None and excludes is not None:
         globs = [*glob.rg_globs.globs, *excludes, "!.*"]
         argv, cwd = glob_files_argv(rg, globs), str(workspace.root)
-        if glob.rg_globs.exact:
-            select = select_listed_records
+        if glob.rg_globs.exact:  # `!.*` last: no hidden name is listed, nothing to drop
+            select = None
     else:
         argv, cwd = files_argv(rg, glob.name_globs), str(workspace.root)
         if glob.names_only:
