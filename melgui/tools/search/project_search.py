@@ -19,9 +19,14 @@ from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
 from melgui.tools.search.rg_globs import ProjectRules
 from melgui.tools.search.ripgrep import files_argv, find_ripgrep, glob_files_argv, grep_argv
-from melgui.tools.search.search_process import SearchRun, Select, run_search
+from melgui.tools.search.search_process import (
+    Searches,
+    SearchRun,
+    Select,
+    in_search_thread,
+    run_search,
+)
 from melgui.tools.settings import ToolSettings
-from melgui.tools.workspace import Workspace
 
 # Matches kept beyond what is shown, so the note can say how many there are.
 _COLLECT_FACTOR = 10
@@ -214,8 +219,11 @@ GREP_TOOL = Tool(GREP, RegexInput, grep)
 
 async def find_files(context: ToolContext, given: PatternInput) -> ToolOutcome:
     workspace, settings = context.workspace, context.settings
-    rg, scan = await _pick(settings, workspace.root, rules=True)
-    return _noted(await _find(workspace, settings, given.pattern, rg, scan.excludes), scan.notes)
+    rg = _engine(settings)
+    glob = _matcher(given.pattern)
+    # The rules, the listing and the sort on one worker thread: one hand-over.
+    found = await in_search_thread(functools.partial(_find, workspace.root, settings, glob, rg))
+    return _noted(_format_find(given.pattern, found, settings), found.notes)
 
 
 FIND_FILES_TOOL = Tool(FIND_FILES, PatternInput, find_files)
@@ -240,31 +248,37 @@ def first_sorted(records: list[bytes], limit: int) -> list[bytes]:
     return below[:limit]
 
 
-async def _find(
-    workspace: Workspace,
-    settings: ToolSettings,
-    pattern: str,
-    rg: str | None,
-    excludes: list[str] | None = None,
-) -> ToolOutcome:
-    """`excludes`: the project's .gitignore rules as ripgrep overrides (rg_globs), when
-    they could all be moved: ripgrep then matches the pattern itself."""
-    glob = _matcher(pattern)
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Found:
+    run: SearchRun
+    paths: list[str]  # the first shown, sorted
+    notes: list[str]  # the special .gitignore files skipped
+
+
+def _find(
+    root: Path, settings: ToolSettings, glob: GlobMatcher, rg: str | None, searches: Searches
+) -> _Found:
+    """On a worker thread: the project's rules, the listing, the paths shown. When the
+    project's .gitignore rules can all be given to ripgrep as overrides (rg_globs),
+    ripgrep matches the pattern itself."""
+    scan = _scan(root, rg is not None)
+    if scan.notes:  # a special .gitignore: the Python engine skips it, ripgrep would wait
+        rg = None
     select: Select | None = glob.select_records
     if rg is None:
-        argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT
-    elif glob.rg_globs is not None and excludes is not None:
-        globs = [*glob.rg_globs.globs, *excludes, "!.*"]
-        argv, cwd = glob_files_argv(rg, globs), str(workspace.root)
+        argv, cwd = _fallback_argv("files", root), _PACKAGE_PARENT
+    elif glob.rg_globs is not None and scan.excludes is not None:
+        globs = [*glob.rg_globs.globs, *scan.excludes, "!.*"]
+        argv, cwd = glob_files_argv(rg, globs), str(root)
         if glob.rg_globs.exact:  # `!.*` last: no hidden name is listed, nothing to drop
             select = None
     else:
-        argv, cwd = files_argv(rg, glob.name_globs), str(workspace.root)
+        argv, cwd = files_argv(rg, glob.name_globs), str(root)
         if glob.names_only:
             select = select_listed_records
 
     limit = settings.find_max_results
-    run = await run_search(
+    run = searches.run(
         argv,
         cwd,
         separator=b"\x00",
@@ -273,8 +287,21 @@ async def _find(
         select=select,
     )
     # UTF-8 bytes sort like their text; only the paths shown are decoded.
+    return _Found(run, _paths_text(first_sorted(run.records, limit)), scan.notes)
+
+
+def _paths_text(records: list[bytes]) -> list[str]:
+    """`_path_text` of each record, decoded at once (a NUL ends any bad UTF-8 sequence,
+    so each record decodes as it would alone)."""
+    if not records:
+        return []
+    text = b"\x00".join(records).decode("utf-8", errors="replace")
+    return [path.removeprefix("./") for path in text.split("\x00")]
+
+
+def _format_find(pattern: str, found: _Found, settings: ToolSettings) -> ToolOutcome:
+    run, paths, limit = found.run, found.paths, settings.find_max_results
     count = len(run.records)
-    paths = [_path_text(record) for record in first_sorted(run.records, limit)]
     if run.timed_out:
         return ToolOutcome.error(
             f"[find_files stopped after {settings.search_timeout:g} s; the project is too "

@@ -20,9 +20,11 @@ import os
 import select
 import selectors
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from melgui.core.processes import child_preexec
 
@@ -34,6 +36,7 @@ _PIPE_SIZE = 1024 * 1024  # the default is the most an unprivileged process may 
 _DRAIN_EVERY = 0.01
 
 Select = Callable[[bytes], list[bytes]]
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -63,16 +66,68 @@ async def run_search(
     caller is cancelled; it is always waited for, so nothing is left behind. Raises
     OSError when it cannot be started.
     """
-    search = _Search(argv, cwd, separator, max_records, timeout, select)
-    work = asyncio.get_running_loop().run_in_executor(None, search.run)
+    return await in_search_thread(
+        lambda searches: searches.run(
+            argv,
+            cwd,
+            separator=separator,
+            max_records=max_records,
+            timeout=timeout,
+            select=select,
+        )
+    )
+
+
+async def in_search_thread(job: Callable[[Searches], T]) -> T:
+    """`job` on a worker thread, given what starts its searches (`Searches.run`, as
+    `run_search`): what comes before and after a search (finding the project's rules,
+    sorting what it found) runs there too, with one hand-over between threads.
+    Cancelled, the search running is ended, and any the job would start; the job is
+    always waited for."""
+    searches = Searches()
+    work = asyncio.get_running_loop().run_in_executor(None, job, searches)
     try:
         return await asyncio.shield(work)
     except asyncio.CancelledError:
-        search.cancel()
+        searches.cancel()
         # Shielded: a second cancellation must not leave the child unreaped.
         with contextlib.suppress(Exception):
             await asyncio.shield(work)
         raise
+
+
+class Searches:
+    """Runs a job's searches on its worker thread (`in_search_thread`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._running: _Search | None = None
+
+    def run(
+        self,
+        argv: list[str],
+        cwd: str,
+        *,
+        separator: bytes,
+        max_records: int,
+        timeout: float,
+        select: Select | None = None,
+    ) -> SearchRun:
+        """As `run_search`, on this thread."""
+        search = _Search(argv, cwd, separator, max_records, timeout, select)
+        with self._lock:
+            self._running = search
+            if self._cancelled:
+                search.cancel()
+        return search.run()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            running = self._running
+        if running is not None:
+            running.cancel()
 
 
 class _Search:
