@@ -250,7 +250,9 @@ def first_sorted(records: list[bytes], limit: int) -> list[bytes]:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Found:
-    run: SearchRun
+    count: int  # paths found (kept: at most the search's max_records)
+    more: bool  # stopped at max_records: there are more
+    timed_out: bool
     paths: list[str]  # the first shown, sorted
     notes: list[str]  # the special .gitignore files skipped
 
@@ -287,7 +289,9 @@ def _find(
         select=select,
     )
     # UTF-8 bytes sort like their text; only the paths shown are decoded.
-    return _Found(run, _paths_text(first_sorted(run.records, limit)), scan.notes)
+    paths = _paths_text(first_sorted(run.records, limit))
+    # Only counts leave the thread: the records are freed here, where they were made.
+    return _Found(len(run.records), run.more, run.timed_out, paths, scan.notes)
 
 
 def _paths_text(records: list[bytes]) -> list[str]:
@@ -300,9 +304,8 @@ def _paths_text(records: list[bytes]) -> list[str]:
 
 
 def _format_find(pattern: str, found: _Found, settings: ToolSettings) -> ToolOutcome:
-    run, paths, limit = found.run, found.paths, settings.find_max_results
-    count = len(run.records)
-    if run.timed_out:
+    count, paths, limit = found.count, found.paths, settings.find_max_results
+    if found.timed_out:
         return ToolOutcome.error(
             f"[find_files stopped after {settings.search_timeout:g} s; the project is too "
             f"large to list in time. Partial results: {count} paths.]\n" + "\n".join(paths)
@@ -312,10 +315,10 @@ def _format_find(pattern: str, found: _Found, settings: ToolSettings) -> ToolOut
             f"No files match {pattern!r} in the project (hidden and .gitignore'd files "
             "are skipped)."
         )
-    total = f"more than {count:,}" if run.more else f"{count:,}"
+    total = f"more than {count:,}" if found.more else f"{count:,}"
     noun = "file matches" if total == "1" else "files match"
     lines = [f"{total} {noun} {pattern!r}:", *paths]
-    if run.more or count > limit:
+    if found.more or count > limit:
         lines.append(
             f"[Capped: showing the first {len(paths)} of {total} paths (sorted). "
             "Use a more specific pattern to see the rest.]"

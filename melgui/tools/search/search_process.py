@@ -241,7 +241,7 @@ class _Search:
             pending = self._take(pending, chunk)
             if not chunk:
                 return pending, False
-            if self.result.more:
+            if self.result.more or len(chunk) < _PIPE_SIZE // 2:  # most likely empty now
                 return pending, True
 
     def _read_as_written(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes:
@@ -291,14 +291,20 @@ class _Search:
         if not block:
             return pending
         select = self.select
-        complete = select(block) if select is not None else block.split(separator)[:-1]
+        if select is not None:
+            complete = select(block)
+        else:
+            complete = block.split(separator)
+            complete.pop()
         records = self.result.records
         room = self.max_records - len(records)
         if len(complete) > room:
             records.extend(complete[:room])
             self.result.more = True
-        else:
+        elif records:
             records.extend(complete)
+        else:  # the first block: kept as it is, not copied
+            self.result.records = complete
         return pending
 
 
