@@ -28,7 +28,6 @@ _IN_Q_OVERFLOW = 0x00004000
 _IN_IGNORED = 0x00008000
 _IN_ONLYDIR = 0x01000000
 _IN_DONT_FOLLOW = 0x02000000
-_IN_ISDIR = 0x40000000
 _IN_CLOEXEC = 0o2000000
 # An entry came, went or was renamed; or the folder itself was deleted or moved.
 _MASK = _IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_DELETE_SELF | _IN_MOVE_SELF
@@ -131,9 +130,7 @@ class _Inotify:
             offset = 0
             while offset + _EVENT.size <= len(data):
                 wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
-                start = offset + _EVENT.size
-                name = data[start : start + length].rstrip(b"\0")
-                offset = start + length
+                offset += _EVENT.size + length  # the name that follows is not needed
                 if mask & _IN_Q_OVERFLOW:
                     for owners in self._owners.values():
                         for tree in owners:
@@ -141,10 +138,8 @@ class _Inotify:
                     continue
                 for tree, folder in list(self._owners.get(wd, {}).items()):
                     tree._changed.add(folder)
-                    if mask & _GONE:
+                    if mask & _GONE:  # its parent's event tells the rest (if watched)
                         self._forget(tree, folder)
-                    elif mask & _IN_ISDIR and name:  # a subfolder came, went or moved
-                        self._forget(tree, folder + b"/" + name)
 
     def _forget(self, tree: FolderChanges, folder: bytes) -> None:
         """`tree` stops watching `folder` and every folder below it (paths that may now
