@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ import pytest
 
 from melgui.core.processes import child_preexec, reset_signals
 from melgui.core.terminal.pty_session import process_alive
+from melgui.tools.search import search_process
 from melgui.tools.search.search_process import SearchRun, run_search
 
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -117,3 +119,63 @@ async def test_a_cancelled_search_leaves_no_process(tmp_path: Path) -> None:
 async def test_a_missing_program_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         await search([str(tmp_path / "no-such-engine")])
+
+
+def pidfd_here() -> bool:
+    read, write = os.pipe()
+    try:
+        exit_fd = search_process._exit_fd(os.getpid(), read)
+    finally:
+        os.close(read)
+        os.close(write)
+    if exit_fd is None:
+        return False
+    os.close(exit_fd)
+    return True
+
+
+@pytest.fixture(params=["at exit", "as written"])
+def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways of reading: at the child's exit (a pidfd, Linux) and as it writes
+    (elsewhere, or when the pipe cannot be enlarged)."""
+    if request.param == "as written":
+        monkeypatch.setattr(search_process, "_exit_fd", lambda pid, stdout: None)
+    elif not pidfd_here():
+        pytest.skip("no pidfd here: only the reading as written")
+    return str(request.param)
+
+
+async def test_more_than_a_pipe_holds_all_comes(reading: str) -> None:
+    """3 MB of records, written faster than a drain every 10 ms empties a 1 MB pipe."""
+    records, run = await search(child(300_000), max_records=400_000)
+    assert len(records) == 300_001 and run.returncode == 0 and not run.more
+    assert records[1:4] == [b"r0", b"r1", b"r2"] and records[-1] == b"r299999"
+
+
+async def test_a_last_record_without_its_separator_counts(reading: str) -> None:
+    script = "import sys; sys.stdout.write('a\\nb\\nlast'); sys.stderr.write('said')"
+    records, run = await search([sys.executable, "-c", script])
+    assert records == [b"a", b"b", b"last"] and run.stderr == "said"
+
+
+async def test_a_child_that_leaves_its_pipe_to_a_grandchild_ends_the_search_at_its_exit(
+    tmp_path: Path,
+) -> None:
+    """Read at the exit, the search does not wait for the pipe to close (a grandchild
+    holding it, here for 30 s)."""
+    marker = tmp_path / "grandchild"
+    script = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
+        "print('one'); print('two', end='')\n"
+    )
+    if not pidfd_here():
+        pytest.skip("no pidfd here: the search reads until the pipe closes")
+    try:
+        records, run = await asyncio.wait_for(search([sys.executable, "-c", script]), 20)
+        assert records == [b"one", b"two"] and run.returncode == 0 and not run.timed_out
+    finally:
+        if marker.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(marker.read_text()), signal.SIGKILL)
