@@ -13,7 +13,7 @@ import os
 import stat
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from melgui.core.config.folder_changes import FolderChanges
 
@@ -80,8 +80,9 @@ def read_rules(path: str, cap: int = MAX_RULES_BYTES) -> RulesText:
 
 # mtime, subfolders (as bytes: a stat of a bytes path skips the str encoding, a good part
 # of a walk of thousands of folders), (file, why) of the special rule files, the regular
-# rule files, and whether the folder holds a `.git` (a folder or a file)
-Listing = tuple[int, list[bytes], list[tuple[str, str]], list[str], bool]
+# rule files, whether the folder holds a `.git` (a folder or a file), and its hidden
+# subfolders (`.git` too)
+Listing = tuple[int, list[bytes], list[tuple[str, str]], list[str], bool, list[bytes]]
 _RULE_NAMES = tuple(os.fsencode(name) for name in RULE_FILES)
 
 
@@ -99,6 +100,7 @@ class RuleFiles:
     special: list[tuple[str, str]]  # (path, why) of each that is not a regular file
     regular: list[str]
     nested_git: bool  # a folder below the top holds a `.git` (a folder or a file)
+    hidden: list[bytes] = field(default_factory=list)  # every hidden folder (`.git` too)
     unwatched: int = 0  # folders no watch covers, or unreadable (rule_files' `changes`)
 
 
@@ -112,6 +114,7 @@ def rule_files(
     watched before it is listed."""
     special_: list[tuple[str, str]] = []
     regular: list[str] = []
+    hidden: list[bytes] = []
     nested = False
     unwatched = 0
     top = os.fsencode(root)
@@ -141,8 +144,10 @@ def rule_files(
             regular += cached[3]
         if cached[4] and folder is not top:
             nested = True
+        if cached[5]:
+            hidden += cached[5]
         push(cached[1])
-    return RuleFiles(special_, regular, nested, unwatched)
+    return RuleFiles(special_, regular, nested, hidden, unwatched)
 
 
 class WatchedRuleFiles:
@@ -184,6 +189,7 @@ def _listing(folder: bytes, mtime: int) -> Listing | None:
     subfolders: list[bytes] = []
     notes: list[tuple[str, str]] = []
     regular: list[str] = []
+    hidden: list[bytes] = []
     git = False
     try:
         with os.scandir(folder) as scan:
@@ -197,8 +203,12 @@ def _listing(folder: bytes, mtime: int) -> Listing | None:
                         regular.append(path)
                 elif entry.name == b".git":
                     git = True
+                    if entry.is_dir(follow_symlinks=False):
+                        hidden.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False):
                     subfolders.append(entry.path)
+                    if entry.name.startswith(b"."):
+                        hidden.append(entry.path)
     except OSError:
         return None
-    return (mtime, subfolders, notes, regular, git)
+    return (mtime, subfolders, notes, regular, git, hidden)

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import melgui
-from melgui.core.config.special_files import WatchedRuleFiles
+from melgui.core.config.special_files import RuleFiles, WatchedRuleFiles
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.definition import Tool
 from melgui.core.protocol.tools.search import FIND_FILES, GREP
 from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
-from melgui.tools.search.rg_globs import ProjectRules
+from melgui.tools.search.rg_globs import ProjectRules, hidden_name_globs, top_hidden_folders
 from melgui.tools.search.ripgrep import files_argv, find_ripgrep, glob_files_argv, grep_argv
 from melgui.tools.search.search_process import (
     Searches,
@@ -72,6 +72,7 @@ class _Scan:
 
     notes: list[str]
     excludes: list[str] | None = None
+    hidden: list[str] | None = None  # top-most hidden folders, relative (rg_globs)
 
 
 def _scan(root: Path, rules: bool) -> _Scan:
@@ -102,7 +103,23 @@ def _scan(root: Path, rules: bool) -> _Scan:
         if project is None:
             project = _RULES[top] = ProjectRules(top)
         scan.excludes = project.globs(gitignores)
+        scan.hidden = _top_hidden(top, found)
     return scan
+
+
+# Each project's top-most hidden folders, for the answer of the walk they came from.
+_HIDDEN_FOLDERS: dict[str, tuple[RuleFiles, list[str] | None]] = {}
+
+
+def _top_hidden(top: str, found: RuleFiles) -> list[str] | None:
+    known = _HIDDEN_FOLDERS.get(top)
+    if known is not None and known[0] is found:
+        return known[1]
+    start = len(os.fsencode(top)) + 1
+    relative = [os.fsdecode(folder[start:]).replace(os.sep, "/") for folder in found.hidden]
+    hidden = top_hidden_folders(relative)
+    _HIDDEN_FOLDERS[top] = (found, hidden)
+    return hidden
 
 
 async def _pick(
@@ -270,10 +287,11 @@ def _find(
     if rg is None:
         argv, cwd = _fallback_argv("files", root), _PACKAGE_PARENT
     elif glob.rg_globs is not None and scan.excludes is not None:
-        globs = [*glob.rg_globs.globs, *scan.excludes, "!.*"]
+        hidden, listed = hidden_name_globs(glob.rg_globs.globs, scan.hidden)
+        globs = [*glob.rg_globs.globs, *scan.excludes, *hidden]
         argv, cwd = glob_files_argv(rg, globs), str(root)
-        if glob.rg_globs.exact:  # `!.*` last: no hidden name is listed, nothing to drop
-            select = None
+        if glob.rg_globs.exact:  # ripgrep's matches are the pattern's
+            select = select_listed_records if listed else None
     else:
         argv, cwd = files_argv(rg, glob.name_globs), str(root)
         if glob.names_only:
