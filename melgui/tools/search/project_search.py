@@ -30,6 +30,10 @@ from melgui.tools.settings import ToolSettings
 
 # Matches kept beyond what is shown, so the note can say how many there are.
 _COLLECT_FACTOR = 10
+# A listing is read at rg's exit, or this often before: most end sooner (one wakeup),
+# and a huge project's is stopped at most this late past its cap (rg waits once the
+# 1 MB pipe is full, 2.5 times the cap of 10,000 paths).
+_DRAIN_EVERY = 0.025
 _SKIPPED = "hidden, .gitignore'd and binary files are skipped"
 # The Python engine runs from the folder that holds the melgui package, so nothing in
 # the project (a `re.py`, another `melgui`) can shadow what it imports.
@@ -305,6 +309,7 @@ def _find(
         max_records=max(limit * _COLLECT_FACTOR, 10_000),
         timeout=settings.search_timeout,
         select=select,
+        drain_every=_DRAIN_EVERY,
     )
     # UTF-8 bytes sort like their text; only the paths shown are decoded.
     paths = _paths_text(first_sorted(run.records, limit))

@@ -5,10 +5,11 @@ milliseconds, asyncio's subprocess machinery (transports, protocols, a child-wat
 thread per process) cost more CPU than the reading itself, and the selection of
 records (globbing in Python) then runs off the event loop too.
 
-On Linux the thread waits for the child's exit (a pidfd) rather than for each write: the
-pipe is enlarged to 1 MB and read every `_DRAIN_EVERY` seconds or at the exit. A child
-that writes its output 8 KB at a time (rg) woke the reader 20 times for a listing of a
-few thousand paths, and the wakeups cost more CPU than the reading.
+Given `drain_every`, on Linux the thread waits for the child's exit (a pidfd) rather
+than for each write: the pipe is enlarged to 1 MB and read every `drain_every` seconds
+or at the exit. rg writes 8 KB at a time, and for a listing of a few thousand paths
+waking for each write cost more CPU than the reading; the price is a cap seen up to
+`drain_every` late (a grep, capped after a few hundred lines, reads as written).
 """
 
 from __future__ import annotations
@@ -31,9 +32,6 @@ from melgui.core.processes import child_preexec
 _CHUNK = 256 * 1024
 _STDERR_KEEP = 4096
 _PIPE_SIZE = 1024 * 1024  # the default is the most an unprivileged process may ask for
-# How long a child may write into its pipe unread: a cap met is seen this late at most,
-# and 1 MB in this time (100 MB/s) is more than a listing or a grep writes.
-_DRAIN_EVERY = 0.01
 
 Select = Callable[[bytes], list[bytes]]
 T = TypeVar("T")
@@ -56,11 +54,14 @@ async def run_search(
     max_records: int,
     timeout: float,
     select: Select | None = None,
+    drain_every: float | None = None,
 ) -> SearchRun:
     """Collect up to `max_records` separator-ended records of the process's stdout.
 
     With `select`, blocks of whole records (each ending in `separator`) go through it
-    in bulk and only the records it returns are kept and counted.
+    in bulk and only the records it returns are kept and counted. With `drain_every`,
+    stdout is read at the process's exit and every `drain_every` seconds before (where
+    a pidfd can tell the exit), not as it is written.
 
     The process is killed when there are more, when `timeout` passes, or when the
     caller is cancelled; it is always waited for, so nothing is left behind. Raises
@@ -74,6 +75,7 @@ async def run_search(
             max_records=max_records,
             timeout=timeout,
             select=select,
+            drain_every=drain_every,
         )
     )
 
@@ -113,9 +115,10 @@ class Searches:
         max_records: int,
         timeout: float,
         select: Select | None = None,
+        drain_every: float | None = None,
     ) -> SearchRun:
         """As `run_search`, on this thread."""
-        search = _Search(argv, cwd, separator, max_records, timeout, select)
+        search = _Search(argv, cwd, separator, max_records, timeout, select, drain_every)
         with self._lock:
             self._running = search
             if self._cancelled:
@@ -139,10 +142,12 @@ class _Search:
         max_records: int,
         timeout: float,
         select: Select | None,
+        drain_every: float | None = None,
     ) -> None:
         self.argv, self.cwd = argv, cwd
         self.separator, self.max_records = separator, max_records
         self.timeout, self.select = timeout, select
+        self.drain_every = drain_every
         self.result = SearchRun()
         self._cancelled = False
         self._proc: subprocess.Popen[bytes] | None = None
@@ -186,16 +191,19 @@ class _Search:
         """Read both pipes until stdout ends, the cap, the deadline or a cancel."""
         assert proc.stdout is not None and proc.stderr is not None
         deadline = time.monotonic() + self.timeout
-        exit_fd = _exit_fd(proc.pid, proc.stdout.fileno())
-        if exit_fd is not None:
+        drain_every = self.drain_every
+        exit_fd = None if drain_every is None else _exit_fd(proc.pid, proc.stdout.fileno())
+        if drain_every is not None and exit_fd is not None:
             try:
-                return self._read_at_exit(proc, exit_fd, deadline)
+                return self._read_at_exit(proc, exit_fd, deadline, drain_every)
             finally:
                 os.close(exit_fd)
         return self._read_as_written(proc, deadline)
 
-    def _read_at_exit(self, proc: subprocess.Popen[bytes], exit_fd: int, deadline: float) -> bytes:
-        """Read stdout when the child exits and every `_DRAIN_EVERY` seconds before,
+    def _read_at_exit(
+        self, proc: subprocess.Popen[bytes], exit_fd: int, deadline: float, drain_every: float
+    ) -> bytes:
+        """Read stdout when the child exits and every `drain_every` seconds before,
         stderr as it comes."""
         assert proc.stdout is not None and proc.stderr is not None
         out, err = proc.stdout.fileno(), proc.stderr.fileno()
@@ -207,7 +215,7 @@ class _Search:
         exited, stdout_open = False, True
         while not self._cancelled:
             left = deadline - time.monotonic()
-            for fd, _ in poller.poll(min(left, _DRAIN_EVERY) * 1000) if left > 0 else ():
+            for fd, _ in poller.poll(min(left, drain_every) * 1000) if left > 0 else ():
                 if fd == exit_fd:
                     exited = True
                     poller.unregister(exit_fd)
@@ -245,8 +253,8 @@ class _Search:
                 return pending, True
 
     def _read_as_written(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes:
-        """Read both pipes as the child writes them (no pidfd, or a pipe that could not
-        be enlarged)."""
+        """Read both pipes as the child writes them (no `drain_every`, no pidfd, or a
+        pipe that could not be enlarged)."""
         assert proc.stdout is not None and proc.stderr is not None
         out, err = proc.stdout.fileno(), proc.stderr.fileno()
         pending = b""
