@@ -17,7 +17,13 @@ import pytest
 
 from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher
-from melgui.tools.search.project_search import FIND_FILES_TOOL, _scan, first_sorted
+from melgui.tools.search.project_search import (
+    FIND_FILES_TOOL,
+    _path_text,
+    _paths_text,
+    _scan,
+    first_sorted,
+)
 from melgui.tools.search.rg_globs import (
     gitignore_globs,
     hidden_name_globs,
@@ -327,3 +333,17 @@ def test_the_top_hidden_folders_of_a_project() -> None:
     assert top_hidden_folders(["a/.we[ird]"]) is None
     assert top_hidden_folders([f"d{n}/.h" for n in range(65)]) is None
     assert top_hidden_folders([f"d{n}/.h" for n in range(64)]) is not None
+
+
+def test_the_paths_shown_decode_at_once_as_each_alone() -> None:
+    """Joined by NULs, bad UTF-8 (cut sequences, stray continuation bytes, surrogates,
+    0xff) is replaced in each path exactly as when each is decoded on its own."""
+    rng = random.Random(3)
+    pieces = [b"a", b"/", b"\xe2", b"\x82", b"\xac", b"\xf0", b"\x9f", b"\xc3", b"\xff", b"\xed"]
+    for _ in range(5000):
+        records = [
+            b"./" + b"".join(rng.choice(pieces) for _ in range(rng.randrange(6)))
+            for _ in range(rng.randrange(1, 5))
+        ]
+        assert _paths_text(records) == [_path_text(record) for record in records], records
+    assert _paths_text([]) == []

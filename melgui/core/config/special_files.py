@@ -167,8 +167,8 @@ class WatchedRuleFiles:
             if changes is None:
                 return rule_files(self.root, self._cache)
             changed = changes.changed()
-            if changed is None:  # events were lost: every listing is stat'ed again
-                for folder in changes.watched:
+            if changed is None:  # events were lost: every listing is read again
+                for folder in list(changes.watched):  # another tree's read may end some
                     self._cache.pop(folder, None)
             else:
                 if not changed and self._last is not None and not self._last.unwatched:
