@@ -17,8 +17,19 @@ import pytest
 
 from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher
-from melgui.tools.search.project_search import FIND_FILES_TOOL, _scan, first_sorted
-from melgui.tools.search.rg_globs import gitignore_globs, pattern_globs
+from melgui.tools.search.project_search import (
+    FIND_FILES_TOOL,
+    _path_text,
+    _paths_text,
+    _scan,
+    first_sorted,
+)
+from melgui.tools.search.rg_globs import (
+    gitignore_globs,
+    hidden_name_globs,
+    pattern_globs,
+    top_hidden_folders,
+)
 from melgui.tools.search.ripgrep import find_ripgrep, glob_files_argv
 from melgui.tools.settings import ToolSettings
 from melgui.tools.workspace import Workspace
@@ -54,6 +65,8 @@ FILES = [
     ".tools/test/test_hidden.py",
     "src/.hid/secret.py",
     "src/.cache.py",
+    "src/.gen.py/inner.py",  # a hidden folder named like the glob
+    ".tools/.deeper/x.py",  # a hidden folder in a hidden folder
 ]
 GITIGNORE = (
     "# comments and blank lines are no rules\n\nbuild/\n*.log\r\nsrc/gen_*.py\n"
@@ -268,3 +281,69 @@ def test_ripgrep_reads_no_gitignore_when_it_is_given_the_rules(tree: Workspace) 
     )
     listed = sorted(done.stdout.decode().split("\0")[:-1])
     assert listed == ["./docs/caf\u00e9 notes.md", "./docs/guide.md"]
+
+
+def test_hidden_folders_stay_unwalked_without_the_hidden_regex(tree: Workspace) -> None:
+    """`!.*` is a regex ripgrep tries on every path: without it, no hidden folder is
+    walked (each the pattern could name is excluded by name), and hidden files are
+    listed only where Python drops them."""
+    needs_rg()
+    rg = find_ripgrep()
+    assert rg is not None
+    scan = _scan(tree.root, True)
+    assert sorted(scan.hidden or []) == [".tools", "src/.gen.py", "src/.hid"]
+    kept_regex = 0
+    for pattern in PATTERNS:
+        globs = GlobMatcher(pattern).rg_globs
+        assert globs is not None, pattern
+        hidden, listed = hidden_name_globs(globs.globs, scan.hidden)
+        kept_regex += hidden == ["!.*"]
+        done = subprocess.run(
+            glob_files_argv(rg, [*globs.globs, *EXCLUDES, *hidden]),
+            cwd=tree.root,
+            capture_output=True,
+            timeout=30,
+        )
+        records = done.stdout.split(b"\0")[:-1]
+        assert not [r for r in records if b"/." in r.rpartition(b"/")[0]], pattern
+        if not listed:
+            assert not [r for r in records if b"/." in r], pattern
+    assert 0 < kept_regex < len(PATTERNS)  # `**` at the end keeps it
+
+
+def test_what_keeps_hidden_names_out() -> None:
+    folders = [".git", "src/.hid"]
+    # A literal first letter names no hidden file or folder: nothing needed.
+    assert hidden_name_globs(["test_*.py", "src/**/x.py"], folders) == ([], False)
+    # A wildcard first: hidden files for Python to drop, the folders excluded by name.
+    assert hidden_name_globs(["*.py"], folders) == (["!/.git/", "!/src/.hid/"], True)
+    assert hidden_name_globs(["test_*.py", "src/*"], []) == ([], True)
+    # `**` last would let every hidden folder below be walked; too many folders, or none
+    # known: the regex.
+    assert hidden_name_globs(["src/**"], folders) == (["!.*"], False)
+    assert hidden_name_globs(["*.py"], None) == (["!.*"], False)
+
+
+def test_the_top_hidden_folders_of_a_project() -> None:
+    assert top_hidden_folders([".git", "a/.venv", "a/.venv/.x", ".git/.y", "b/c"]) == [
+        ".git",
+        "a/.venv",
+        "b/c",
+    ]
+    assert top_hidden_folders(["a/.we[ird]"]) is None
+    assert top_hidden_folders([f"d{n}/.h" for n in range(65)]) is None
+    assert top_hidden_folders([f"d{n}/.h" for n in range(64)]) is not None
+
+
+def test_the_paths_shown_decode_at_once_as_each_alone() -> None:
+    """Joined by NULs, bad UTF-8 (cut sequences, stray continuation bytes, surrogates,
+    0xff) is replaced in each path exactly as when each is decoded on its own."""
+    rng = random.Random(3)
+    pieces = [b"a", b"/", b"\xe2", b"\x82", b"\xac", b"\xf0", b"\x9f", b"\xc3", b"\xff", b"\xed"]
+    for _ in range(5000):
+        records = [
+            b"./" + b"".join(rng.choice(pieces) for _ in range(rng.randrange(6)))
+            for _ in range(rng.randrange(1, 5))
+        ]
+        assert _paths_text(records) == [_path_text(record) for record in records], records
+    assert _paths_text([]) == []

@@ -11,20 +11,29 @@ import sys
 from pathlib import Path
 
 import melgui
-from melgui.core.config.special_files import Listing, rule_files
+from melgui.core.config.special_files import RuleFiles, WatchedRuleFiles
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.definition import Tool
 from melgui.core.protocol.tools.search import FIND_FILES, GREP
 from melgui.tools.context import ToolContext
 from melgui.tools.search.glob_match import GlobMatcher, select_listed_records
-from melgui.tools.search.rg_globs import ProjectRules
+from melgui.tools.search.rg_globs import ProjectRules, hidden_name_globs, top_hidden_folders
 from melgui.tools.search.ripgrep import files_argv, find_ripgrep, glob_files_argv, grep_argv
-from melgui.tools.search.search_process import SearchRun, run_search
+from melgui.tools.search.search_process import (
+    Searches,
+    SearchRun,
+    Select,
+    in_search_thread,
+    run_search,
+)
 from melgui.tools.settings import ToolSettings
-from melgui.tools.workspace import Workspace
 
 # Matches kept beyond what is shown, so the note can say how many there are.
 _COLLECT_FACTOR = 10
+# A listing is read at rg's exit, or this often before: most end sooner (one wakeup),
+# and a huge project's is stopped at most this late past its cap (rg waits once the
+# 1 MB pipe is full, 2.5 times the cap of 10,000 paths).
+_DRAIN_EVERY = 0.025
 _SKIPPED = "hidden, .gitignore'd and binary files are skipped"
 # The Python engine runs from the folder that holds the melgui package, so nothing in
 # the project (a `re.py`, another `melgui`) can shadow what it imports.
@@ -47,8 +56,9 @@ def _engine(settings: ToolSettings) -> str | None:
     return rg
 
 
-# Each project's folder listings, by mtime, so a second search only stats the folders.
-_LISTINGS: dict[str, dict[bytes, Listing]] = {}
+# Each project's rule files, kept by watching its folders: a second search reads what
+# changed instead of walking them.
+_LISTINGS: dict[str, WatchedRuleFiles] = {}
 # Each project's .gitignore rules as ripgrep overrides (rg_globs), by file.
 _RULES: dict[str, ProjectRules] = {}
 _GITIGNORE = os.sep + ".gitignore"
@@ -66,11 +76,18 @@ class _Scan:
 
     notes: list[str]
     excludes: list[str] | None = None
+    hidden: list[str] | None = None  # top-most hidden folders, relative (rg_globs)
 
 
 def _scan(root: Path, rules: bool) -> _Scan:
     top = str(root)
-    found = rule_files(top, _LISTINGS.setdefault(top, {}))
+    listing = _LISTINGS.get(top)
+    if listing is None:
+        fresh = WatchedRuleFiles(top)
+        listing = _LISTINGS.setdefault(top, fresh)
+        if listing is not fresh:  # another search made one meanwhile
+            fresh.close()
+    found = listing.current()
     scan = _Scan([])
     for path, why in found.special:
         if os.path.basename(path) == ".gitignore":
@@ -90,7 +107,23 @@ def _scan(root: Path, rules: bool) -> _Scan:
         if project is None:
             project = _RULES[top] = ProjectRules(top)
         scan.excludes = project.globs(gitignores)
+        scan.hidden = _top_hidden(top, found)
     return scan
+
+
+# Each project's top-most hidden folders, for the answer of the walk they came from.
+_HIDDEN_FOLDERS: dict[str, tuple[RuleFiles, list[str] | None]] = {}
+
+
+def _top_hidden(top: str, found: RuleFiles) -> list[str] | None:
+    known = _HIDDEN_FOLDERS.get(top)
+    if known is not None and known[0] is found:
+        return known[1]
+    start = len(os.fsencode(top)) + 1
+    relative = [os.fsdecode(folder[start:]).replace(os.sep, "/") for folder in found.hidden]
+    hidden = top_hidden_folders(relative)
+    _HIDDEN_FOLDERS[top] = (found, hidden)
+    return hidden
 
 
 async def _pick(
@@ -207,8 +240,11 @@ GREP_TOOL = Tool(GREP, RegexInput, grep)
 
 async def find_files(context: ToolContext, given: PatternInput) -> ToolOutcome:
     workspace, settings = context.workspace, context.settings
-    rg, scan = await _pick(settings, workspace.root, rules=True)
-    return _noted(await _find(workspace, settings, given.pattern, rg, scan.excludes), scan.notes)
+    rg = _engine(settings)
+    glob = _matcher(given.pattern)
+    # The rules, the listing and the sort on one worker thread: one hand-over.
+    found = await in_search_thread(functools.partial(_find, workspace.root, settings, glob, rg))
+    return _noted(_format_find(given.pattern, found, settings), found.notes)
 
 
 FIND_FILES_TOOL = Tool(FIND_FILES, PatternInput, find_files)
@@ -233,42 +269,66 @@ def first_sorted(records: list[bytes], limit: int) -> list[bytes]:
     return below[:limit]
 
 
-async def _find(
-    workspace: Workspace,
-    settings: ToolSettings,
-    pattern: str,
-    rg: str | None,
-    excludes: list[str] | None = None,
-) -> ToolOutcome:
-    """`excludes`: the project's .gitignore rules as ripgrep overrides (rg_globs), when
-    they could all be moved: ripgrep then matches the pattern itself."""
-    glob = _matcher(pattern)
-    select = glob.select_records
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Found:
+    count: int  # paths found (kept: at most the search's max_records)
+    more: bool  # stopped at max_records: there are more
+    timed_out: bool
+    paths: list[str]  # the first shown, sorted
+    notes: list[str]  # the special .gitignore files skipped
+
+
+def _find(
+    root: Path, settings: ToolSettings, glob: GlobMatcher, rg: str | None, searches: Searches
+) -> _Found:
+    """On a worker thread: the project's rules, the listing, the paths shown. When the
+    project's .gitignore rules can all be given to ripgrep as overrides (rg_globs),
+    ripgrep matches the pattern itself."""
+    scan = _scan(root, rg is not None)
+    if scan.notes:  # a special .gitignore: the Python engine skips it, ripgrep would wait
+        rg = None
+    select: Select | None = glob.select_records
     if rg is None:
-        argv, cwd = _fallback_argv("files", workspace.root), _PACKAGE_PARENT
-    elif glob.rg_globs is not None and excludes is not None:
-        globs = [*glob.rg_globs.globs, *excludes, "!.*"]
-        argv, cwd = glob_files_argv(rg, globs), str(workspace.root)
-        if glob.rg_globs.exact:
-            select = select_listed_records
+        argv, cwd = _fallback_argv("files", root), _PACKAGE_PARENT
+    elif glob.rg_globs is not None and scan.excludes is not None:
+        hidden, listed = hidden_name_globs(glob.rg_globs.globs, scan.hidden)
+        globs = [*glob.rg_globs.globs, *scan.excludes, *hidden]
+        argv, cwd = glob_files_argv(rg, globs), str(root)
+        if glob.rg_globs.exact:  # ripgrep's matches are the pattern's
+            select = select_listed_records if listed else None
     else:
-        argv, cwd = files_argv(rg, glob.name_globs), str(workspace.root)
+        argv, cwd = files_argv(rg, glob.name_globs), str(root)
         if glob.names_only:
             select = select_listed_records
 
     limit = settings.find_max_results
-    run = await run_search(
+    run = searches.run(
         argv,
         cwd,
         separator=b"\x00",
         max_records=max(limit * _COLLECT_FACTOR, 10_000),
         timeout=settings.search_timeout,
         select=select,
+        drain_every=_DRAIN_EVERY,
     )
     # UTF-8 bytes sort like their text; only the paths shown are decoded.
-    count = len(run.records)
-    paths = [_path_text(record) for record in first_sorted(run.records, limit)]
-    if run.timed_out:
+    paths = _paths_text(first_sorted(run.records, limit))
+    # Only counts leave the thread: the records are freed here, where they were made.
+    return _Found(len(run.records), run.more, run.timed_out, paths, scan.notes)
+
+
+def _paths_text(records: list[bytes]) -> list[str]:
+    """`_path_text` of each record, decoded at once (a NUL ends any bad UTF-8 sequence,
+    so each record decodes as it would alone)."""
+    if not records:
+        return []
+    text = b"\x00".join(records).decode("utf-8", errors="replace")
+    return [path.removeprefix("./") for path in text.split("\x00")]
+
+
+def _format_find(pattern: str, found: _Found, settings: ToolSettings) -> ToolOutcome:
+    count, paths, limit = found.count, found.paths, settings.find_max_results
+    if found.timed_out:
         return ToolOutcome.error(
             f"[find_files stopped after {settings.search_timeout:g} s; the project is too "
             f"large to list in time. Partial results: {count} paths.]\n" + "\n".join(paths)
@@ -278,10 +338,10 @@ async def _find(
             f"No files match {pattern!r} in the project (hidden and .gitignore'd files "
             "are skipped)."
         )
-    total = f"more than {count:,}" if run.more else f"{count:,}"
+    total = f"more than {count:,}" if found.more else f"{count:,}"
     noun = "file matches" if total == "1" else "files match"
     lines = [f"{total} {noun} {pattern!r}:", *paths]
-    if run.more or count > limit:
+    if found.more or count > limit:
         lines.append(
             f"[Capped: showing the first {len(paths)} of {total} paths (sorted). "
             "Use a more specific pattern to see the rest.]"

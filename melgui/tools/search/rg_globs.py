@@ -151,3 +151,42 @@ class ProjectRules:
             return None
         folder = os.path.relpath(os.path.dirname(path), self.root)
         return gitignore_globs(rules.text, "" if folder == "." else folder.replace(os.sep, "/"))
+
+
+_MAX_HIDDEN = 64  # past this many hidden folders, `!.*` keeps them all out
+
+
+def hidden_name_globs(
+    globs: Sequence[str], hidden_folders: list[str] | None
+) -> tuple[list[str], bool]:
+    """What keeps hidden names out of a `--glob` listing, after the pattern's `globs` and
+    the project's rules; and whether Python must still drop hidden files listed.
+
+    `!.*` does it alone, but as a regex tried on every path (0.6 ms of ripgrep's 9 on
+    7,800 paths). Without it ripgrep still skips each hidden name no glob lets through,
+    so: a pattern whose every last part starts with a literal other than `.` can let
+    none through and needs nothing; one whose last parts have no `**` can let through
+    only hidden files (Python drops them) and the hidden folders it names, which the
+    project's few `hidden_folders` (top-most, relative; None: too many or unsafe), each
+    excluded by name, cover; any other keeps `!.*`."""
+    lasts = [glob.rpartition("/")[2] for glob in globs]
+    if all(last[:1] not in ("*", "?", ".") for last in lasts):
+        return [], False
+    if hidden_folders is not None and not any("**" in last for last in lasts):
+        return [f"!/{folder}/" for folder in hidden_folders], True
+    return ["!.*"], False
+
+
+def top_hidden_folders(relative: Sequence[str]) -> list[str] | None:
+    """The hidden folders of `relative` (paths from the project's top, `/`-separated)
+    that are not inside another hidden one; None when there are more than
+    `_MAX_HIDDEN` or one's name holds glob characters or is not UTF-8."""
+    top: list[str] = []
+    for folder in relative:
+        parent = folder.rpartition("/")[0]
+        if parent.startswith(".") or "/." in parent:
+            continue  # inside a hidden folder: never walked
+        if set(folder) & _GLOB_CHARS or not _utf8(folder) or len(top) == _MAX_HIDDEN:
+            return None
+        top.append(folder)
+    return top
