@@ -15,16 +15,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    BranchReason,
     ContextNotice,
     LoopEvent,
     MessageAdded,
@@ -69,6 +71,8 @@ class LoopFacts:
     model: str
     cwd: str
     waiting: dict[str, ApprovalRequest] = field(default_factory=dict)
+    role: str = "assistant"
+    plan: PlanMode = field(default_factory=PlanMode)  # turned on or off: sent to the host
 
     def pending_approvals(self) -> list[ApprovalRequest]:
         return [request for request in self.waiting.values() if request.pending]
@@ -84,7 +88,9 @@ class RemoteSession:
         self._resyncing = False
         self._earlier = 0  # thread entries left out of a paged snapshot
         self.on_whole: Callable[[], None] | None = None  # a paged session became whole
+        self.on_snapshot: Callable[[], None] | None = None  # a snapshot was taken (drawn)
         self.session_id = ""
+        self.conversation_id = ""  # the host's recording of it in the history
         self.problem = ""
         self._observers: list[Observer] = []
         self._reader = EventReader()
@@ -100,6 +106,8 @@ class RemoteSession:
         # The key the host's loop uses, when this view sent it (`start`): sent again if
         # the host there restarted and reopened the session without it.
         self._api_key = ""
+        self._heard_plan = False  # plan mode as the host last said it (not sent back)
+        self.loop.plan.subscribe(self._plan_changed)
 
     @classmethod
     def start(
@@ -113,15 +121,21 @@ class RemoteSession:
         settings: dict[str, Any] | None = None,
         worktree: Worktree | None = None,
         api_key: str | None = None,
+        conversation: str | None = None,
     ) -> RemoteSession:
         """Open a session in the host (in the background) and attach to it; with
         `worktree`, a worker that works in its own git worktree of `folder`; with
         `api_key`, the host's loop reaches the model with this key (sent once, kept in
-        the host's memory only; "": none), never with that machine's own."""
+        the host's memory only; "": none), never with that machine's own; with
+        `conversation`, the history's conversation of that id, continued."""
         session = cls(client, folder=folder, model=model, source=source)
+        session.loop.role = role
         params: dict[str, Any] = {
             "folder": folder, "model": model, "role": role, "settings": settings or {},
+            "source": source,
         }  # fmt: skip
+        if conversation is not None:
+            params["conversation"] = conversation
         if api_key is not None:
             params["api_key"] = api_key
             session._api_key = api_key
@@ -145,6 +159,7 @@ class RemoteSession:
         ]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
+            session._described(d)
             session._listen()
         answer = await client.attach({s.session_id: None for s in sessions}, page)
         for session in sessions:
@@ -167,7 +182,7 @@ class RemoteSession:
         try:
             opened = await self.client.call("session/open", **params)
             self.session_id = opened["id"]
-            self.loop.model = opened["model"] or self.loop.model
+            self._described(opened)
             self._listen()
             answer = await self.client.attach({self.session_id: None})
         except (HostGone, OSError, Exception) as exc:  # said in the pane, never raised at Qt
@@ -177,6 +192,14 @@ class RemoteSession:
         for method, extra in self._outbox:
             await self._send(method, extra)
         self._outbox.clear()
+
+    def _described(self, described: dict[str, Any]) -> None:
+        """What the host says of the session (`session/open`, `session/list`)."""
+        self.loop.model = described.get("model") or self.loop.model
+        self.loop.role = described.get("role") or self.loop.role
+        self._heard_plan = bool(described.get("plan", False))
+        self.loop.plan.on = self._heard_plan
+        self.conversation_id = described.get("conversation") or self.conversation_id
 
     def _listen(self) -> None:
         self.client.sessions[self.session_id] = self.heard
@@ -201,6 +224,8 @@ class RemoteSession:
         if replay:
             self.heard(snapshot["tail"] + snapshot["approvals"])
         self._opened.set()
+        if self.on_snapshot is not None:
+            self.on_snapshot()
 
     # -- AgentSession's surface ----------------------------------------------------------
 
@@ -233,7 +258,42 @@ class RemoteSession:
         self._command("turn/prompt", extra)
 
     def request_compaction(self) -> None:
-        self._dispatch_notice("compaction is not available through the host yet")
+        """Compact in the host (after the turns queued there); its new list of messages
+        comes back as a `branched` record."""
+        self._idle.clear()
+        self._command("turn/compact", {})
+
+    def branch(self, messages: Sequence[Message], reason: BranchReason, note: str = "") -> None:
+        """Cut the conversation back to a beginning of itself (Retry, Edit of the last
+        message): here at once, in the host by `session/branch`. Raises RuntimeError while
+        a turn runs and ValueError for a list that is not a beginning of this one."""
+        if self.busy:
+            raise RuntimeError("cannot change the history while a turn runs")
+        mine = self.conversation.messages
+        keep = len(messages)
+        if keep > len(mine) or any(a is not b for a, b in zip(messages, mine, strict=False)):
+            raise ValueError("only a beginning of the conversation can be kept in the host")
+        del mine[keep:]
+        self._command("session/branch", {"keep": keep, "reason": reason, "note": note})
+
+    def preface(self, note: str) -> None:
+        """Not carried to the host: said to the person instead of the model."""
+        self._dispatch_notice(note)
+
+    def update(self, *, model: str | None = None, role: str | None = None) -> None:
+        """Its model or role from the next leg, here and in the host."""
+        settings: dict[str, Any] = {}
+        if model:
+            self.loop.model = settings["model"] = model
+        if role:
+            self.loop.role = settings["role"] = role
+        if settings:
+            self._command("settings/update", settings)
+
+    def _plan_changed(self, on: bool) -> None:
+        if on != self._heard_plan:
+            self._heard_plan = on
+            self._command("settings/update", {"plan": on})
 
     def stop(self) -> list[str]:
         if not self.keep_running:
@@ -257,11 +317,15 @@ class RemoteSession:
     # -- the host's changes --------------------------------------------------------------
 
     def heard(self, records: list[Record]) -> None:
-        for record in records:
+        for at, record in enumerate(records):
             kind = record.get("type")
             if kind == "change":
+                if _replaced(record):  # the views redraw from the new list: take it first
+                    self._branched(next((r for r in records[at:] if r["type"] == "branched"), None))
                 self._apply(record)
                 continue
+            if kind == "branched":
+                self._branched(record)
             if kind == "thread" and record["thread"] != self.thread.thread_id:
                 self._resync(f"the host started thread {record['thread']}")
             if kind == "prompt":
@@ -280,6 +344,16 @@ class RemoteSession:
             if isinstance(event, MessageAdded):
                 self.conversation.messages.append(event.message)
             self._dispatch(event)
+
+    def _branched(self, record: Record | None) -> None:
+        """The conversation's list was replaced in the host (Retry, Edit, compaction, in
+        this view or another): the mirror takes the new list."""
+        if record is None:
+            return
+        with collector_paused():
+            messages = [Message.from_json(m) for m in record["messages"]]
+        if [m.to_json() for m in self.conversation.messages] != record["messages"]:
+            self.conversation.messages[:] = messages
 
     def _apply(self, record: Record) -> None:
         if self._resyncing:
@@ -402,3 +476,8 @@ class RemoteSession:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _replaced(record: Record) -> bool:
+    change = record["change"]
+    return bool(change["kind"] == "entries_replaced" and change.get("reason") != "load")

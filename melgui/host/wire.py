@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # checkpoint/restore's records, for a remote folder's call cards.
 # 3: fs/read, fs/write and term/open's argv and pipes, for a remote folder's ACP agents.
 # 4: hooks/run, for a remote folder's own hooks, run there.
-PROTOCOL = 5
+PROTOCOL = 6
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024
