@@ -296,7 +296,7 @@ class RemoteSession:
             self._command("settings/update", {"plan": on})
 
     def stop(self) -> list[str]:
-        if not self.keep_running:
+        if self.busy and not self.keep_running:
             self._command("turn/stop", {})
         return []
 
@@ -313,6 +313,11 @@ class RemoteSession:
             self.client.lost.pop(self.session_id, None)
         for task in list(self._tasks):
             task.cancel()
+
+    def ask_again(self) -> None:
+        """Say again the questions waiting (to views subscribed after a reattach)."""
+        for request in self.loop.pending_approvals():
+            self._dispatch(ApprovalNeeded(request))
 
     # -- the host's changes --------------------------------------------------------------
 
@@ -473,7 +478,11 @@ class RemoteSession:
             self.lose(f"{method} did not reach the host: {exc}")
 
     def _spawn(self, work: Any) -> None:
-        task = asyncio.get_running_loop().create_task(work)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called from Qt with no loop running: sent when it runs again
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

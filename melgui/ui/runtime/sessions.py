@@ -1,6 +1,10 @@
 """The sessions a window makes on its desk: each with a WireRecorder of its own (the wire
 log its bridge shows), a main conversation with its own "for this conversation" rules,
 and every one on a remote folder's tools once the window is that folder's (`elsewhere`).
+
+A window that is a view of the melgui host (`melgui --with-host`) has its main
+conversation there instead: a RemoteSession (`MainSession` is either). What the host does
+not carry for it is said with `not_in_host`.
 """
 
 from __future__ import annotations
@@ -15,11 +19,20 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.runtime.wire_recorder import WireRecorder
 
 # A remote folder's: the chat's tools, its folder there and its catalog, with the tools of
 # the MCP servers there (ui/panes/remote).
 Elsewhere = Callable[[], tuple[ToolRunner, str, ToolCatalog]]
+
+# The window's main conversation: in the window, or in the melgui host.
+MainSession = AgentSession | RemoteSession
+
+
+def not_in_host(what: str) -> str:
+    """Why `what` cannot be done to a main conversation that runs in the melgui host."""
+    return f"Not available while the conversation runs in the melgui host: {what}."
 
 
 class WindowSessions:
@@ -66,8 +79,11 @@ class WindowSessions:
     def recorder(self, session: ChatSession) -> WireRecorder | None:
         return self._recorders.get(session)
 
-    def policy(self, session: AgentSession) -> RulePolicy:
-        """`session`'s own rules, or the desk's when it has none of its own."""
+    def policy(self, session: MainSession) -> RulePolicy:
+        """`session`'s own rules, or the desk's when it has none of its own (one in the
+        melgui host keeps its own there)."""
+        if isinstance(session, RemoteSession):
+            return self.desk.policy
         return self._policies.get(session, self.desk.policy)
 
     def _recorder(self) -> WireRecorder:

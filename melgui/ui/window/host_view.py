@@ -1,6 +1,6 @@
-"""The window as a view of the melgui host: worker panes' sessions run in the host
-(RemoteSession), the host's end is said in plain words, and quitting can leave them
-running in the background.
+"""The window as a view of the melgui host: its main conversation and worker panes'
+sessions run in the host (RemoteSession), the host's end is said in plain words, and
+quitting can leave them running in the background.
 
     view = await attach_host(window)     # starts a host when none runs
 """
@@ -24,6 +24,7 @@ from melgui.ui.runtime.quit_guard import QuitGuard
 # Reopened sessions come with their last page of messages (what the chat paints first);
 # the rest follows a session at a time, after the window has painted.
 REATTACH_PAGE = HISTORY_PAGE
+MAIN = "main"  # the source of a window's main conversation
 FILL_AFTER = 0.25  # seconds
 
 
@@ -41,6 +42,8 @@ class MainWindow(Protocol):
 
     def project_folder(self) -> str: ...
 
+    def take_host_main(self, session: RemoteSession | None) -> None: ...
+
 
 class HostView:
     def __init__(self, window: MainWindow, client: HostClient) -> None:
@@ -49,6 +52,7 @@ class HostView:
         self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.gone = ""
         self._returning: list[RemoteSession] = []
+        self.main_back = False  # the main conversation the host kept came back as such
         client.on_gone = self._gone
         window.guard.background = self
 
@@ -61,36 +65,61 @@ class HostView:
             session = self._returning.pop(0)
             self.sessions.add(session)
             return session
-        settings = window.settings
-        connection = {
-            "connection": settings.connection,
-            "relay_url": settings.relay_url,
-            "relay_stream_path": settings.relay_stream_path,
-            "openai_base_url": settings.openai_base_url,
-        }
         session = RemoteSession.start(
             self.client,
             folder=window.project_folder(),
             model=model,
             role=role,
             source=source,
-            settings=connection,
+            settings=_connection(window.settings),
             worktree=worktree,
         )
         self.sessions.add(session)
         return session
 
+    def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession:
+        """A new main conversation in the host (`conversation`: the history's one of that
+        id, continued there)."""
+        window = self._window()
+        assert window is not None
+        session = RemoteSession.start(
+            self.client,
+            folder=window.project_folder(),
+            model=model,
+            role=role,
+            source=MAIN,
+            settings=_connection(window.settings),
+            conversation=conversation,
+        )
+        self.sessions.add(session)
+        return session
+
     async def reopen_running(self) -> int:
-        """A pane for each worker session of this folder the host kept running (or kept
-        open) while no window was attached; returns how many."""
+        """The main conversation of this folder the host kept running (or kept open) while
+        no window was attached, as the window's main conversation again (a new one in the
+        host when there is none), and a pane for each worker session; returns how many
+        panes (`main_back`: whether the main conversation came back)."""
         window = self._window()
         assert window is not None
         listed = await self.client.call("session/list")
         here = os.path.realpath(window.project_folder())
         mine = [s for s in listed if s["folder"] == here]
+        main = next((s for s in mine if s.get("source") == MAIN), None)
+        if main is not None:
+            mine.remove(main)
+        back = [*([main] if main else []), *mine]
+        sessions = (
+            await RemoteSession.reattach(self.client, back, page=REATTACH_PAGE) if back else []
+        )
+        returning = sessions[1:] if main else sessions
+        if main is not None:
+            self.sessions.add(sessions[0])
+            self.main_back = True
+        window.take_host_main(sessions[0] if main else None)
         if not mine:
+            if main is not None:
+                window.tasks.spawn(self._fill(sessions), what="the conversation's history")
             return 0
-        returning = await RemoteSession.reattach(self.client, mine, page=REATTACH_PAGE)
         for n, (described, session) in enumerate(zip(mine, returning, strict=True)):
             if n:  # one pane per tick: the first, in front, paints before the rest are built
                 await asyncio.sleep(0)
@@ -102,7 +131,7 @@ class HostView:
             chat = getattr(pane, "chat", None)
             if chat is not None:  # drawn again once the whole conversation is in
                 session.on_whole = chat.redraw_history
-        window.tasks.spawn(self._fill(returning), what="reopened conversations' history")
+        window.tasks.spawn(self._fill(sessions), what="reopened conversations' history")
         return len(mine)
 
     async def _fill(self, sessions: list[RemoteSession]) -> None:
@@ -141,8 +170,19 @@ async def attach_host(window: MainWindow, client: HostClient | None = None) -> H
     view = HostView(window, client)
     window.host_view = view
     count = await view.reopen_running()
+    back = ["the main conversation is back"] if view.main_back else []
     if count:
-        window.status.showMessage(
-            f"Attached to the melgui host: {count} agent(s) that kept running are back in panes."
-        )
+        back.append(f"{count} agent(s) that kept running are back in panes")
+    if back:
+        window.status.showMessage(f"Attached to the melgui host: {'; '.join(back)}.")
     return view
+
+
+def _connection(settings: Settings) -> dict[str, str]:
+    """The window's connection, for the host's session to reach the model the same way."""
+    return {
+        "connection": settings.connection,
+        "relay_url": settings.relay_url,
+        "relay_stream_path": settings.relay_stream_path,
+        "openai_base_url": settings.openai_base_url,
+    }

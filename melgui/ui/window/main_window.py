@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
@@ -33,6 +33,7 @@ from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import session_losses
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
 from melgui.ui.chat.card_answers import answer_waiting
@@ -56,7 +57,7 @@ from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.quit_guard import QuitGuard
-from melgui.ui.runtime.sessions import Elsewhere, WindowSessions
+from melgui.ui.runtime.sessions import Elsewhere, MainSession, WindowSessions
 from melgui.ui.runtime.theme import colors_for, follow_system_scheme, theme_the_app
 from melgui.ui.settings.flow import (
     allowed_log,
@@ -85,10 +86,15 @@ if TYPE_CHECKING:
     from melgui.ui.window.palette import CommandPalette
 
 Failures = Sequence[tuple[int, NoteRecord]]  # where a reopened conversation went wrong
+HOSTED_NOTE = (
+    "This conversation runs in the melgui host: it goes on when the window closes with "
+    "Keep running in the background. Not available while it runs there: Rewind, Undo on "
+    "call cards, the review bar, pins, the context's breakdown and /review."
+)
 
 
 class MainWindow(QMainWindow):
-    sessionChanged = Signal(object)  # the new main AgentSession
+    sessionChanged = Signal(object)  # the new main session (AgentSession or RemoteSession)
     themeChanged = Signal(object)  # Colors
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
@@ -98,6 +104,8 @@ class MainWindow(QMainWindow):
     history_dock: QDockWidget  # folds to its icon at the window's left edge
     status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
+    session: MainSession  # the main conversation's: in this window, or in the melgui host
+    host_view: HostView | None = None  # the main one and workers run in the melgui host
 
     def __init__(
         self,
@@ -131,7 +139,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
-        self.host_view: HostView | None = None  # worker panes run in the melgui host
         losses = self.desk.loss_registry
         losses.register(lambda: session_losses(self.session, "main conversation")())
         losses.register(self.pane_manager.losses)
@@ -234,7 +241,10 @@ class MainWindow(QMainWindow):
 
     def _give_model(self, model: str) -> None:
         """Every open session (main and workers) uses `model` from its next leg."""
-        self.session.loop.model = model
+        if isinstance(self.session, RemoteSession):
+            self.session.update(model=model)  # in the host too
+        else:
+            self.session.loop.model = model
         for _info, pane in self.pane_manager.panes():
             worker = getattr(pane, "session", None)  # an ACP agent pane's is not ours
             if isinstance(worker, AgentSession):
@@ -244,13 +254,22 @@ class MainWindow(QMainWindow):
     def _offer_claude_rules(self) -> None:
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
-    def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
+    def _new_session(
+        self, conversation: Conversation, conversation_id: str | None = None
+    ) -> MainSession:
+        """A main conversation: in the melgui host when the window is its view (the
+        history's `conversation_id` continued there), else in this window."""
         model = self.choices.model or self.settings.model
-        return self.sessions.main(conversation, model=model, role=self.settings.role, source=source)
+        if self.host_view is not None and self.sessions.elsewhere is None:
+            hosted = self.host_view.main(model=model, role=self.settings.role,
+                                         conversation=conversation_id)  # fmt: skip
+            hosted.conversation.messages[:] = conversation.messages  # drawn until it opens
+            return hosted
+        return self.sessions.main(conversation, model=model, role=self.settings.role)
 
     def _install(
         self,
-        session: AgentSession,
+        session: MainSession,
         failures: Failures = (),
         replacing: tuple[ChatView, Inspector] | None = None,
     ) -> None:
@@ -385,16 +404,66 @@ class MainWindow(QMainWindow):
         self.chat.load_conversation(self.session.conversation)  # again, with their extras
         self.mcp.start()
 
-    def _show_parts(self, session: AgentSession) -> None:
+    def _show_parts(self, session: MainSession) -> None:
         """The parts follow the main conversation, before its chat is drawn."""
         follow_folder(self.pane_manager, self.kit.folder, self)
-        self.history_keeper.follow(session, self.bridge.recorder.listen)
-        self.checkpoint_actions.follow(session, self.chat, self.inspector)
+        if isinstance(session, RemoteSession):
+            self._follow_hosted(session)
+        else:
+            self.history_keeper.follow(session, self.bridge.recorder.listen)
+            self.checkpoint_actions.follow(session, self.chat, self.inspector)
         self.plan_mode.follow(session, self.chat)
         self.reviews.follow(session, self.chat)
         self.context.follow(session, self.chat)
         self.mcp.follow(session, self.chat, self.inspector)
         self.signals.follow_main(session)
+
+    def _follow_hosted(self, session: RemoteSession) -> None:
+        """A main conversation in the melgui host: the host records it in the history
+        (the sidebar points at it and is read again after each turn), its chat is drawn
+        again from each snapshot the host sends, and the checkpoints' actions (Rewind,
+        Undo on cards, the review bar) are left out, said once in the chat."""
+        self.history_keeper.follow_elsewhere(session.conversation_id)
+        self.checkpoint_actions.leave()
+        chat, history = self.chat, self.history
+
+        def took() -> None:
+            if session is self.session:
+                history.set_current(session.conversation_id or None)
+                chat.redraw_history()
+                chat.follow_calls(session.thread.calls())
+
+        session.on_snapshot = session.on_whole = took
+        self.bridge.busyChanged.connect(lambda busy: None if busy else history.refresh())
+        if self.findChild(QLabel, "hostedLabel") is None:  # said once, on the status bar
+            label = QLabel("Runs in the melgui host", self.status)
+            label.setObjectName("hostedLabel")
+            label.setToolTip(HOSTED_NOTE)
+            self.status.addPermanentWidget(label)
+
+    def take_host_main(self, session: RemoteSession | None) -> None:
+        """The window became a view of the melgui host: its main conversation runs there
+        from now on: `session`, the one the host kept running for this folder, or the one
+        shown now, continued there (a new one when it has no message yet)."""
+        local = self.session
+        if isinstance(local, RemoteSession):
+            return
+        if session is None and local.busy:  # a turn runs here: it ends here
+            self.status.showMessage(
+                "This conversation's turn runs in this window; the next conversation runs "
+                "in the melgui host.", 15000,
+            )  # fmt: skip
+            return
+        if session is not None:
+            self._replace_session(session.conversation, hosted=session)
+            self.chat.follow_calls(session.thread.calls())  # a question waiting: its card's
+            session.ask_again()  # and this window's queue
+            return
+        journal = self.history_keeper.journal.current
+        kept = (
+            journal.conversation_id if journal is not None and local.conversation.messages else None
+        )
+        self._replace_session(local.conversation, conversation_id=kept)
 
     def _opened_remote(self, url: str, elsewhere: Elsewhere) -> None:
         """This window is remote folder `url`'s: a conversation on its tools, there."""
@@ -443,8 +512,10 @@ class MainWindow(QMainWindow):
         self._replace_session(Conversation())
 
     def open_conversation(self, resumed: Resumed) -> None:
-        """Continue a stored conversation: its messages, calls, plans and repair note."""
-        self._replace_session(resumed.conversation, resumed.failures)
+        """Continue a stored conversation: its messages, calls, plans and repair note (in
+        the melgui host when the window is its view: the host resumes it by its id)."""
+        cid = resumed.conversation_id
+        self._replace_session(resumed.conversation, resumed.failures, conversation_id=cid)
         self.inspector.load_stored(resumed.tool_calls)
         for plan in resumed.plans:
             self.plans_panel.add_plan(plan.title, plan.markdown)
@@ -456,9 +527,19 @@ class MainWindow(QMainWindow):
         if note:
             self.chat.transcript.add_notice(note, self.colors.muted)
 
-    def _replace_session(self, conversation: Conversation, failures: Failures = ()) -> None:
+    def _replace_session(
+        self,
+        conversation: Conversation,
+        failures: Failures = (),
+        *,
+        conversation_id: str | None = None,
+        hosted: RemoteSession | None = None,
+    ) -> None:
+        """Show a new main conversation (`hosted`: this one, the host's) in place of the
+        one shown, which is closed."""
         old, old_bridge = self.session, self.bridge
-        self._install(self._new_session(conversation), failures, (self.chat, self.inspector))
+        new = hosted or self._new_session(conversation, conversation_id)
+        self._install(new, failures, (self.chat, self.inspector))
         self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
         old_bridge.deleteLater()
@@ -468,7 +549,10 @@ class MainWindow(QMainWindow):
 
     def set_role(self, role: str) -> None:
         if role in ROLES:
-            self.session.loop.role = role
+            if isinstance(self.session, RemoteSession):
+                self.session.update(role=role)  # in the host too
+            else:
+                self.session.loop.role = role
             self.settings.role = role
             self._save_settings()
 
