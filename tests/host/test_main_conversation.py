@@ -104,3 +104,33 @@ async def test_a_branch_that_is_not_a_beginning_is_refused_here(
         await session.aclose()
     finally:
         await client.aclose()
+
+
+async def test_a_compaction_runs_in_the_host_and_the_view_takes_its_new_list(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    long = "word " * 400
+    scripted_relay.script(
+        *[[text(f"Answer {n}. {long}"), done()] for n in range(4)],
+        [text("Summary: four questions were answered."), done()],
+    )
+    client = await host.client("window")
+    try:
+        session = RemoteSession.start(
+            client, folder=str(tmp_path), source="main", settings=relay_settings(scripted_relay)
+        )
+        for n in range(4):
+            session.submit(f"question {n}")
+        await until(lambda: not session.busy and len(session.conversation.messages) == 8)
+        before = [m.to_json() for m in session.conversation.messages]
+        session.request_compaction()
+        assert session.busy
+        await until(lambda: not session.busy)
+        after = [m.to_json() for m in session.conversation.messages]
+        assert after != before
+        assert any("four questions were answered" in (m.get("content") or "") for m in after)
+        snapshot = (await client.attach({session.session_id: None}))[session.session_id]
+        assert snapshot["snapshot"]["messages"] == after  # the host's list, the same
+        await session.aclose()
+    finally:
+        await client.aclose()

@@ -204,3 +204,52 @@ def test_what_the_host_does_not_carry_says_why_and_retry_goes_there(
             await asyncio.sleep(0.05)
 
     run(wait_role())
+
+
+def test_new_conversation_and_the_history_reopen_run_in_the_host_and_plan_mode_goes_there(
+    host: HostProcess,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    qtbot: Any,
+) -> None:
+    scripted_relay.script([text("About apples."), done()], [text("About pears."), done()])
+    window = make_window(relay_settings(scripted_relay))
+    view = run(attach_host(window, run(host.client("window"))))
+    first = window.session
+    assert isinstance(first, RemoteSession)
+
+    async def ask(prompt: str, answer: str) -> None:
+        type_prompt(qtbot, window, prompt)
+        await wait_until(lambda: answer in shown(window) and not window.session.busy, 30)
+
+    run(ask("apples?", "About apples."))
+    window.new_conversation()
+    second = window.session
+    assert isinstance(second, RemoteSession) and second is not first
+    run(ask("pears?", "About pears."))
+    assert "About apples." not in shown(window)
+    first_id = first.conversation_id
+    # Reopened from the history: the host continues it by its id, and the chat shows it.
+    run(wait_until(lambda: first_id in window.history.ids(), timeout=10))
+    window.history.conversationOpened.emit(first_id)
+    run(wait_until(lambda: window.session is not second, timeout=10))
+    reopened = window.session
+    assert isinstance(reopened, RemoteSession)
+    run(wait_until(lambda: reopened.conversation_id == first_id, timeout=30))
+    run(wait_until(lambda: "About apples." in shown(window), timeout=30))
+    assert "About pears." not in shown(window)
+    # Plan mode, from the toolbar's button, goes to the host's session.
+    window.toolbar.plan_button.setChecked(True)
+
+    async def planning_there() -> None:
+        while True:
+            listed = {s["id"]: s for s in await view.client.call("session/list")}
+            if listed[reopened.session_id]["plan"]:
+                return
+            await asyncio.sleep(0.05)
+
+    run(planning_there())
+    listed = run(view.client.call("session/list"))
+    # The ones it replaced were closed in the host: one main session there.
+    assert [(s["source"], s["conversation"]) for s in listed] == [("main", first_id)]
