@@ -347,7 +347,13 @@ class HostServer:
         return {}
 
     async def _list(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        return [s.describe() for s in self.host.sessions.values()]
+        """Every session, with how many views other than the asker are attached to it
+        (`views`: a window's main conversation another window shows is not taken)."""
+        others = [c.attached for c in self.connections if c is not view]
+        return [
+            {**s.describe(), "views": sum(s.id in attached for attached in others)}
+            for s in self.host.sessions.values()
+        ]
 
     async def _attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """{"sessions": {id: last seq the view has, or null}}: for each, the changes it

@@ -104,6 +104,9 @@ class HostView:
         listed = await self.client.call("session/list")
         here = os.path.realpath(window.project_folder())
         mine = [s for s in listed if s["folder"] == here]
+        # A main conversation another window shows stays that window's (and out of this
+        # one: closing this window would close it there).
+        mine = [s for s in mine if not (s.get("source") == MAIN and s.get("views"))]
         main = next((s for s in mine if s.get("source") == MAIN), None)
         if main is not None:
             mine.remove(main)

@@ -81,6 +81,13 @@ def test_the_main_conversation_runs_in_the_host_and_asks_on_its_card(
     if "MELGUI_SHOTS_DIR" in os.environ:
         window.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "main-in-host.png"))
     assert view.client.gaps == []
+    # A second window on the folder leaves this one's main conversation to it.
+    second = make_window(relay_settings(scripted_relay))
+    run(attach_host(second, run(host.client("second window"))))
+    assert isinstance(second.session, RemoteSession) and no_panes(second)
+    run(wait_until(lambda: second.session.session_id != "", timeout=30))
+    assert second.session.session_id != session.session_id
+    assert "Notes written." not in shown(second)
 
 
 def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes_it_back(
