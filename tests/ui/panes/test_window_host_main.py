@@ -185,7 +185,10 @@ def test_what_the_host_does_not_carry_says_why_and_retry_goes_there(
         assert "Not available while the conversation runs in the melgui host: /review" in (
             window.chat.note_label.text()
         )
-        window.status.context_meter.detailsRequested.emit()  # the context's breakdown
+        meter = window.status.context_meter
+        assert meter.bar.format() == "Context: in the melgui host"
+        assert meter.bar.toolTip().startswith("Not available while the conversation runs")
+        meter.detailsRequested.emit()  # the context's breakdown
         assert window.status.currentMessage() == (
             "Not available while the conversation runs in the melgui host: "
             "the context's breakdown and pins."
