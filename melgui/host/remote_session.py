@@ -264,17 +264,20 @@ class RemoteSession:
         self._command("turn/compact", {})
 
     def branch(self, messages: Sequence[Message], reason: BranchReason, note: str = "") -> None:
-        """Cut the conversation back to a beginning of itself (Retry, Edit of the last
-        message): here at once, in the host by `session/branch`. Raises RuntimeError while
-        a turn runs and ValueError for a list that is not a beginning of this one."""
+        """Replace the conversation's list (Retry and Edit of the last message: a beginning
+        of it, sent as a count; a summary edited, images taken out: the list itself): here
+        at once, in the host by `session/branch`. Raises RuntimeError while a turn runs."""
         if self.busy:
             raise RuntimeError("cannot change the history while a turn runs")
         mine = self.conversation.messages
         keep = len(messages)
-        if keep > len(mine) or any(a is not b for a, b in zip(messages, mine, strict=False)):
-            raise ValueError("only a beginning of the conversation can be kept in the host")
-        del mine[keep:]
-        self._command("session/branch", {"keep": keep, "reason": reason, "note": note})
+        extra: dict[str, Any] = {"reason": reason, "note": note}
+        if keep <= len(mine) and all(a is b for a, b in zip(messages, mine, strict=False)):
+            extra["keep"] = keep
+        else:
+            extra["messages"] = [message.to_json() for message in messages]
+        mine[:] = messages
+        self._command("session/branch", extra)
 
     def preface(self, note: str) -> None:
         """Not carried to the host: said to the person instead of the model."""

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
 from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.messages import Message
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
@@ -408,11 +409,12 @@ class HostServer:
         reason = params.get("reason")
         if reason not in ("retry", "edit", "rewind"):
             raise RpcError(wire.INVALID_PARAMS, "reason is retry, edit or rewind")
-        keep = params["keep"]
-        if not isinstance(keep, int):
+        keep, given = params.get("keep"), params.get("messages")
+        if given is None and not isinstance(keep, int):
             raise RpcError(wire.INVALID_PARAMS, f"keep is a number of messages, not {keep!r}")
         try:
-            session.branch(keep, reason, str(params.get("note", "")))
+            listed = None if given is None else [Message.from_json(m) for m in given]
+            session.branch(keep, reason, str(params.get("note", "")), listed)
         except (ValueError, RuntimeError) as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
         return {}

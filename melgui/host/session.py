@@ -13,6 +13,7 @@ from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ApprovalNeeded, BranchReason, LoopEvent
+from melgui.core.protocol.messages import Message
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
@@ -126,11 +127,21 @@ class HostedSession:
         if self._idle_watch is None or self._idle_watch.done():
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
 
-    def branch(self, keep: int, reason: BranchReason, note: str = "") -> None:
+    def branch(
+        self,
+        keep: int | None,
+        reason: BranchReason,
+        note: str = "",
+        given: list[Message] | None = None,
+    ) -> None:
         """Cut the conversation back to its first `keep` messages (a view's Retry or
-        Edit of the last message); the old list stays in the history as a branch."""
+        Edit of the last message), or replace it with `given` (a summary edited, images
+        taken out); the old list stays in the history as a branch."""
         messages = self.agent.conversation.messages
-        if not 0 <= keep <= len(messages):
+        if given is not None:
+            self.agent.branch(given, reason, note)
+            return
+        if keep is None or not 0 <= keep <= len(messages):
             raise ValueError(f"the conversation has {len(messages)} messages, not {keep}")
         self.agent.branch(messages[:keep], reason, note)
 
