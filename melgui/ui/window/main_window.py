@@ -422,7 +422,8 @@ class MainWindow(QMainWindow):
         """A main conversation in the melgui host: the host records it in the history
         (the sidebar points at it and is read again after each turn), its chat is drawn
         again from each snapshot the host sends, and the checkpoints' actions (Rewind,
-        Undo on cards, the review bar) are left out, said once in the chat."""
+        Undo on cards, the review bar) are left out, as the status bar's "Runs in the
+        melgui host" says in its tooltip."""
         self.history_keeper.follow_elsewhere(session.conversation_id)
         self.checkpoint_actions.leave()
         chat, history = self.chat, self.history
