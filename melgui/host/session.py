@@ -204,7 +204,7 @@ class HostedSession:
             "conversation": self.row.conversation,
             "model": self.row.model,
             "role": self.agent.loop.role,
-            "source": self.agent.source,
+            "source": str(self.row.settings.get("source") or ""),  # as its view said
             "plan": self.agent.loop.plan.on,
             "busy": self.busy,
             "approvals": [self.question(r) for r in self.approvals.values() if r.pending],
