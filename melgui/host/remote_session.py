@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from melgui.core.agent.plan_mode import PlanMode
@@ -64,15 +63,47 @@ class SessionClient(Protocol):
     ) -> dict[str, Any]: ...
 
 
-@dataclass
 class LoopFacts:
-    """What views read of a session's loop: its model, its folder, what waits."""
+    """What views read of a session's loop: its model, role and folder, its plan mode,
+    what waits. A view that sets the model, the role or plan mode sets them in the host
+    too (`send`); what the host says is `heard`, and not sent back."""
 
-    model: str
-    cwd: str
-    waiting: dict[str, ApprovalRequest] = field(default_factory=dict)
-    role: str = "assistant"
-    plan: PlanMode = field(default_factory=PlanMode)  # turned on or off: sent to the host
+    def __init__(self, model: str, cwd: str) -> None:
+        self.cwd = cwd
+        self.waiting: dict[str, ApprovalRequest] = {}
+        self.plan = PlanMode()
+        self.send: Callable[[dict[str, Any]], None] = lambda _settings: None
+        self._said: dict[str, Any] = {"model": model, "role": "assistant", "plan": False}
+        self.plan.subscribe(lambda on: self._set("plan", on))
+
+    @property
+    def model(self) -> str:
+        return str(self._said["model"])
+
+    @model.setter
+    def model(self, model: str) -> None:
+        self._set("model", model)
+
+    @property
+    def role(self) -> str:
+        return str(self._said["role"])
+
+    @role.setter
+    def role(self, role: str) -> None:
+        self._set("role", role)
+
+    def heard(self, described: dict[str, Any]) -> None:
+        """The host's word (`session/open`, `session/list`): taken, not sent back."""
+        for name in ("model", "role", "plan"):
+            if described.get(name) not in (None, ""):
+                self._said[name] = described[name]
+        self.plan.on = bool(self._said["plan"])
+
+    def _set(self, name: str, value: Any) -> None:
+        if value == self._said[name] or (name != "plan" and not value):
+            return  # the same, or no model or role at all
+        self._said[name] = value
+        self.send({name: value})
 
     def pending_approvals(self) -> list[ApprovalRequest]:
         return [request for request in self.waiting.values() if request.pending]
@@ -106,8 +137,7 @@ class RemoteSession:
         # The key the host's loop uses, when this view sent it (`start`): sent again if
         # the host there restarted and reopened the session without it.
         self._api_key = ""
-        self._heard_plan = False  # plan mode as the host last said it (not sent back)
-        self.loop.plan.subscribe(self._plan_changed)
+        self.loop.send = lambda settings: self._command("settings/update", settings)
 
     @classmethod
     def start(
@@ -129,7 +159,7 @@ class RemoteSession:
         the host's memory only; "": none), never with that machine's own; with
         `conversation`, the history's conversation of that id, continued."""
         session = cls(client, folder=folder, model=model, source=source)
-        session.loop.role = role
+        session.loop.heard({"role": role})
         params: dict[str, Any] = {
             "folder": folder, "model": model, "role": role, "settings": settings or {},
             "source": source,
@@ -195,10 +225,7 @@ class RemoteSession:
 
     def _described(self, described: dict[str, Any]) -> None:
         """What the host says of the session (`session/open`, `session/list`)."""
-        self.loop.model = described.get("model") or self.loop.model
-        self.loop.role = described.get("role") or self.loop.role
-        self._heard_plan = bool(described.get("plan", False))
-        self.loop.plan.on = self._heard_plan
+        self.loop.heard(described)
         self.conversation_id = described.get("conversation") or self.conversation_id
 
     def _listen(self) -> None:
@@ -282,21 +309,6 @@ class RemoteSession:
     def preface(self, note: str) -> None:
         """Not carried to the host: said to the person instead of the model."""
         self._dispatch_notice(note)
-
-    def update(self, *, model: str | None = None, role: str | None = None) -> None:
-        """Its model or role from the next leg, here and in the host."""
-        settings: dict[str, Any] = {}
-        if model:
-            self.loop.model = settings["model"] = model
-        if role:
-            self.loop.role = settings["role"] = role
-        if settings:
-            self._command("settings/update", settings)
-
-    def _plan_changed(self, on: bool) -> None:
-        if on != self._heard_plan:
-            self._heard_plan = on
-            self._command("settings/update", {"plan": on})
 
     def stop(self) -> list[str]:
         if self.busy and not self.keep_running:

@@ -61,7 +61,7 @@ async def test_the_main_conversation_is_said_as_such_and_its_history_is_cut_in_t
         await until(lambda: said(watcher) == said(session))
 
         # The role and plan mode go to the host and come back to the next view.
-        session.update(role="orchestrator")
+        session.loop.role = "orchestrator"
         session.loop.plan.on = True
         async with asyncio.timeout(30):
             while (listed[0]["role"], listed[0]["plan"]) != ("orchestrator", True):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from typing import Protocol, cast
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
@@ -35,9 +36,20 @@ def not_in_host(what: str) -> str:
     return f"Not available while the conversation runs in the melgui host: {what}."
 
 
+class HostSessions(Protocol):
+    """The melgui host, as a window that is its view opens sessions there (HostView)."""
+
+    def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession: ...
+
+    def worker(
+        self, role: str, model: str, source: str, worktree: Worktree | None = None
+    ) -> RemoteSession: ...
+
+
 class WindowSessions:
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: Desk, host: Callable[[], HostSessions | None] = lambda: None) -> None:
         self.desk = desk
+        self.host = host  # the melgui host, when the window is its view
         self.elsewhere: Elsewhere | None = None
         self._recorders: weakref.WeakKeyDictionary[ChatSession, WireRecorder] = (
             weakref.WeakKeyDictionary()
@@ -45,6 +57,29 @@ class WindowSessions:
         self._policies: weakref.WeakKeyDictionary[AgentSession, RulePolicy] = (
             weakref.WeakKeyDictionary()
         )
+
+    def main_or_hosted(
+        self, conversation: Conversation, cid: str | None, *, model: str, role: Role
+    ) -> MainSession:
+        """A main conversation: in the melgui host when the window is its view (the
+        history's conversation `cid` continued there), else in this window."""
+        host = self.host()
+        if host is None or self.elsewhere is not None:
+            return self.main(conversation, model=model, role=role)
+        hosted = host.main(model=model, role=role, conversation=cid)
+        hosted.conversation.messages[:] = conversation.messages  # drawn until it opens
+        return hosted
+
+    def worker_or_hosted(
+        self, model: str, role: Role, source: str, worktree: Worktree | None
+    ) -> AgentSession:
+        """A worker: in the melgui host when the window is its view, else here. (A
+        RemoteSession stands in for the AgentSession the panes and reviews take: what
+        they use of it, it has.)"""
+        host = self.host()
+        if host is not None:
+            return cast(AgentSession, host.worker(role, model, source, worktree))
+        return self.worker(model=model, role=role, source=source, worktree=worktree)
 
     def main(
         self, conversation: Conversation, *, model: str, role: Role, source: str = "main"

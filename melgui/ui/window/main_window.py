@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
@@ -68,7 +68,7 @@ from melgui.ui.settings.flow import (
 )
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
 from melgui.ui.window.conversation_actions import retry_last, show_compacted
-from melgui.ui.window.host_view import HostView
+from melgui.ui.window.host_view import HostView, follow_history_and_checkpoints
 from melgui.ui.window.layout_state import HISTORY_WIDTH, LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
@@ -86,11 +86,6 @@ if TYPE_CHECKING:
     from melgui.ui.window.palette import CommandPalette
 
 Failures = Sequence[tuple[int, NoteRecord]]  # where a reopened conversation went wrong
-HOSTED_NOTE = (
-    "This conversation runs in the melgui host: it goes on when the window closes with "
-    "Keep running in the background. Not available while it runs there: Rewind, Undo on "
-    "call cards, the review bar, pins, the context's breakdown and /review."
-)
 
 
 class MainWindow(QMainWindow):
@@ -104,7 +99,6 @@ class MainWindow(QMainWindow):
     history_dock: QDockWidget  # folds to its icon at the window's left edge
     status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
-    session: MainSession  # the main conversation's: in this window, or in the melgui host
     host_view: HostView | None = None  # the main one and workers run in the melgui host
 
     def __init__(
@@ -131,7 +125,7 @@ class MainWindow(QMainWindow):
             on_progress=self._progress.emit,
             on_rules_saved=self._save_settings,
         )
-        self.sessions = WindowSessions(self.desk)
+        self.sessions = WindowSessions(self.desk, host=lambda: self.host_view)
         self._build_chrome()
         self._install(self._new_session(Conversation()))
         self._add_parts()
@@ -241,10 +235,7 @@ class MainWindow(QMainWindow):
 
     def _give_model(self, model: str) -> None:
         """Every open session (main and workers) uses `model` from its next leg."""
-        if isinstance(self.session, RemoteSession):
-            self.session.update(model=model)  # in the host too
-        else:
-            self.session.loop.model = model
+        self.session.loop.model = model  # in the melgui host too, when it runs there
         for _info, pane in self.pane_manager.panes():
             worker = getattr(pane, "session", None)  # an ACP agent pane's is not ours
             if isinstance(worker, AgentSession):
@@ -254,18 +245,9 @@ class MainWindow(QMainWindow):
     def _offer_claude_rules(self) -> None:
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
-    def _new_session(
-        self, conversation: Conversation, conversation_id: str | None = None
-    ) -> MainSession:
-        """A main conversation: in the melgui host when the window is its view (the
-        history's `conversation_id` continued there), else in this window."""
-        model = self.choices.model or self.settings.model
-        if self.host_view is not None and self.sessions.elsewhere is None:
-            hosted = self.host_view.main(model=model, role=self.settings.role,
-                                         conversation=conversation_id)  # fmt: skip
-            hosted.conversation.messages[:] = conversation.messages  # drawn until it opens
-            return hosted
-        return self.sessions.main(conversation, model=model, role=self.settings.role)
+    def _new_session(self, conversation: Conversation, cid: str | None = None) -> MainSession:
+        model, role = self.choices.model or self.settings.model, self.settings.role
+        return self.sessions.main_or_hosted(conversation, cid, model=model, role=role)
 
     def _install(
         self,
@@ -407,64 +389,12 @@ class MainWindow(QMainWindow):
     def _show_parts(self, session: MainSession) -> None:
         """The parts follow the main conversation, before its chat is drawn."""
         follow_folder(self.pane_manager, self.kit.folder, self)
-        if isinstance(session, RemoteSession):
-            self._follow_hosted(session)
-        else:
-            self.history_keeper.follow(session, self.bridge.recorder.listen)
-            self.checkpoint_actions.follow(session, self.chat, self.inspector)
+        follow_history_and_checkpoints(self, session)  # the host's, when it runs there
         self.plan_mode.follow(session, self.chat)
         self.reviews.follow(session, self.chat)
         self.context.follow(session, self.chat)
         self.mcp.follow(session, self.chat, self.inspector)
         self.signals.follow_main(session)
-
-    def _follow_hosted(self, session: RemoteSession) -> None:
-        """A main conversation in the melgui host: the host records it in the history
-        (the sidebar points at it and is read again after each turn), its chat is drawn
-        again from each snapshot the host sends, and the checkpoints' actions (Rewind,
-        Undo on cards, the review bar) are left out, as the status bar's "Runs in the
-        melgui host" says in its tooltip."""
-        self.history_keeper.follow_elsewhere(session.conversation_id)
-        self.checkpoint_actions.leave()
-        chat, history = self.chat, self.history
-
-        def took() -> None:
-            if session is self.session:
-                history.set_current(session.conversation_id or None)
-                chat.redraw_history()
-                chat.follow_calls(session.thread.calls())
-
-        session.on_snapshot = session.on_whole = took
-        self.bridge.busyChanged.connect(lambda busy: None if busy else history.refresh())
-        if self.findChild(QLabel, "hostedLabel") is None:  # said once, on the status bar
-            label = QLabel("Runs in the melgui host", self.status)
-            label.setObjectName("hostedLabel")
-            label.setToolTip(HOSTED_NOTE)
-            self.status.addPermanentWidget(label)
-
-    def take_host_main(self, session: RemoteSession | None) -> None:
-        """The window became a view of the melgui host: its main conversation runs there
-        from now on: `session`, the one the host kept running for this folder, or the one
-        shown now, continued there (a new one when it has no message yet)."""
-        local = self.session
-        if isinstance(local, RemoteSession):
-            return
-        if session is None and local.busy:  # a turn runs here: it ends here
-            self.status.showMessage(
-                "This conversation's turn runs in this window; the next conversation runs "
-                "in the melgui host.", 15000,
-            )  # fmt: skip
-            return
-        if session is not None:
-            self._replace_session(session.conversation, hosted=session)
-            self.chat.follow_calls(session.thread.calls())  # a question waiting: its card's
-            session.ask_again()  # and this window's queue
-            return
-        journal = self.history_keeper.journal.current
-        kept = (
-            journal.conversation_id if journal is not None and local.conversation.messages else None
-        )
-        self._replace_session(local.conversation, conversation_id=kept)
 
     def _opened_remote(self, url: str, elsewhere: Elsewhere) -> None:
         """This window is remote folder `url`'s: a conversation on its tools, there."""
@@ -488,12 +418,8 @@ class MainWindow(QMainWindow):
         """A new session on this window's connection, folder, rules and workspace tools
         (in `worktree`, a worker's own git worktree, when given); in the melgui host when
         the window is its view."""
-        if self.host_view is not None:
-            model = model or self.session.loop.model
-            remote: Any = self.host_view.worker(role, model, source, worktree)
-            return remote
         model = model or self.session.loop.model
-        return self.sessions.worker(model=model, role=role, source=source, worktree=worktree)
+        return self.sessions.worker_or_hosted(model, role, source, worktree)
 
     def bridge_for(self, session: ChatSession) -> SessionBridge:
         """A bridge for `session`; its approvals also go to the window's queue, its plans
@@ -510,13 +436,11 @@ class MainWindow(QMainWindow):
         return bridge
 
     def new_conversation(self) -> None:
-        self._replace_session(Conversation())
+        self.replace_session(Conversation())
 
     def open_conversation(self, resumed: Resumed) -> None:
-        """Continue a stored conversation: its messages, calls, plans and repair note (in
-        the melgui host when the window is its view: the host resumes it by its id)."""
-        cid = resumed.conversation_id
-        self._replace_session(resumed.conversation, resumed.failures, conversation_id=cid)
+        """Continue a stored conversation: its messages, calls, plans and repair note."""
+        self.replace_session(resumed.conversation, resumed.failures, resumed.conversation_id)
         self.inspector.load_stored(resumed.tool_calls)
         for plan in resumed.plans:
             self.plans_panel.add_plan(plan.title, plan.markdown)
@@ -528,18 +452,12 @@ class MainWindow(QMainWindow):
         if note:
             self.chat.transcript.add_notice(note, self.colors.muted)
 
-    def _replace_session(
-        self,
-        conversation: Conversation,
-        failures: Failures = (),
-        *,
-        conversation_id: str | None = None,
+    def replace_session(  # `hosted`: the host's; `cid`: the history's, continued there
+        self, conversation: Conversation, failures: Failures = (), cid: str | None = None,
         hosted: RemoteSession | None = None,
-    ) -> None:
-        """Show a new main conversation (`hosted`: this one, the host's) in place of the
-        one shown, which is closed."""
+    ) -> None:  # fmt: skip
         old, old_bridge = self.session, self.bridge
-        new = hosted or self._new_session(conversation, conversation_id)
+        new = hosted or self._new_session(conversation, cid)
         self._install(new, failures, (self.chat, self.inspector))
         self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
@@ -550,10 +468,7 @@ class MainWindow(QMainWindow):
 
     def set_role(self, role: str) -> None:
         if role in ROLES:
-            if isinstance(self.session, RemoteSession):
-                self.session.update(role=role)  # in the host too
-            else:
-                self.session.loop.role = role
+            self.session.loop.role = role  # in the melgui host too, when it runs there
             self.settings.role = role
             self._save_settings()
 
