@@ -18,7 +18,7 @@ import os
 import re
 import signal
 from collections.abc import Callable, Mapping
-from typing import IO
+from typing import IO, Any
 
 _UNCATCHABLE = frozenset({signal.SIGKILL, signal.SIGSTOP})
 
@@ -82,7 +82,7 @@ async def start_group(
 
     Raises OSError when the program cannot be started.
     """
-    return await asyncio.create_subprocess_exec(
+    return await spawn(
         *argv,
         cwd=cwd,
         env=dict(env),
@@ -92,6 +92,99 @@ async def start_group(
         start_new_session=True,
         preexec_fn=reset_signals,
     )
+
+
+def still_running(pid: int) -> bool:
+    """Whether this process's child `pid` has not ended, looked at without reaping it
+    (`waitid` with WNOWAIT): a child that has ended stays a zombie for its waiter.
+
+    False when it has ended or is no child of ours (reaped already). Where the system
+    cannot look without reaping (no `waitid`: macOS, Windows), True: the caller's signal
+    then meets a process that may have ended, as before.
+    """
+    if not hasattr(os, "waitid"):
+        return True
+    try:
+        ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False  # reaped already (by the loop's child watcher)
+    return ended is None
+
+
+def kill_unreaped(process: asyncio.subprocess.Process, signum: int = signal.SIGKILL) -> None:
+    """Send `signum` (SIGKILL unless told) to an asyncio child that still runs, leaving
+    its reaping to the loop's child watcher. Use it wherever melgui would call
+    `process.kill()`, `terminate()` or `send_signal()` on an asyncio child.
+
+    Those poll first (`Popen.poll`, a `waitpid`), and that poll reaps a child that has
+    just exited: when the watcher's thread then waits for it (late, on a busy machine),
+    asyncio finds no child, logs "Unknown child process pid N, will report returncode
+    255" on stderr and reports 255 instead of the child's status. A git cancelled as the
+    app quit hit it under a CPU hog.
+    """
+    if process.returncode is None and still_running(process.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signum)
+
+
+def release_pipes(process: asyncio.subprocess.Process) -> None:
+    """Close an asyncio child's pipes now, without closing its transport.
+
+    `transport.close()` polls the child when the loop has not heard it end (and kills it
+    if it runs): the same reaping behind the child watcher's back as `process.kill()`.
+    With its pipes closed, the transport closes itself once the watcher reports the exit.
+    """
+    transport = getattr(process, "_transport", None)  # asyncio names no public way to it
+    if transport is None:
+        return
+    for number in (0, 1, 2):
+        pipe = transport.get_pipe_transport(number)
+        if pipe is not None:
+            pipe.close()
+
+
+async def spawn(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec(*argv, **options)` that a cancel does not cut
+    short. Use it for every asyncio child melgui starts.
+
+    Cancelled while asyncio connects the new child's pipes, asyncio cleans up itself with
+    `transport.close()`, which polls: a quick child that has already ended (a git) is
+    reaped behind the child watcher, which then logs "Unknown child process". Here the
+    start runs on; the child, once started, is killed (its whole group when
+    `start_new_session`) without reaping it, its pipes closed, and the cancel raised when
+    the watcher has reported its end (a loop closed before that has the watcher log).
+    A cancel that comes before the fork stops the start: no child is made.
+    """
+    began = False
+
+    async def start() -> asyncio.subprocess.Process:
+        nonlocal began
+        began = True  # its first step runs on to the fork: from here the child exists
+        return await asyncio.create_subprocess_exec(*argv, **options)
+
+    starting = asyncio.ensure_future(start())
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        if not began:  # not forked yet: it never will be (the caller may close its fds)
+            starting.cancel()
+            raise
+        await asyncio.shield(_end_started(starting, bool(options.get("start_new_session"))))
+        raise
+
+
+async def _end_started(starting: asyncio.Future[asyncio.subprocess.Process], group: bool) -> None:
+    try:
+        process = await starting
+    except Exception:  # it could not start
+        return
+    if group:  # killpg reaps nothing; the leader's pid is its own until reaped
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    else:
+        kill_unreaped(process)
+    release_pipes(process)
+    await process.wait()
 
 
 def signal_state(pid: int | str = "self") -> dict[str, int]:

@@ -96,6 +96,10 @@ class ToolCalls:
         # (folder, what its hooks are now): a watched folder's hooks changed (check_hooks)
         self.on_hooks: Callable[[str, HooksSummary], None] | None = None
 
+    def settings(self) -> Settings:
+        """This machine's melgui settings, as they are now."""
+        return self._settings()
+
     # -- what a view asks ----------------------------------------------------------------
 
     def run(

@@ -26,7 +26,10 @@ if TYPE_CHECKING:
 # checkpoint/restore's records, for a remote folder's call cards.
 # 3: fs/read, fs/write and term/open's argv and pipes, for a remote folder's ACP agents.
 # 4: hooks/run, for a remote folder's own hooks, run there.
-PROTOCOL = 6
+# 6: worktree/create, …/changes, …/losses, …/retire, for a host's workers' own worktrees.
+# 7: session/open's source, settings/update's role and plan, session/branch, turn/compact,
+#    the branched record and session/list's views, for a window's main conversation there.
+PROTOCOL = 7
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui import __version__
+from melgui.core.processes import kill_unreaped, spawn
 from melgui.remote.target import Target
 from melgui.remote.wheels import RemotePython, WheelError, WheelSet, build_id, prepare
 
@@ -399,7 +400,7 @@ def _tar(wheels: WheelSet) -> bytes:
 
 async def _run(argv: list[str], data: bytes, timeout: float, label: str) -> tuple[int, str, str]:
     try:
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -410,7 +411,7 @@ async def _run(argv: list[str], data: bytes, timeout: float, label: str) -> tupl
     try:
         out, err = await asyncio.wait_for(process.communicate(data), timeout)
     except TimeoutError:
-        process.kill()
+        kill_unreaped(process)  # not process.kill(): its poll may reap behind the watcher
         await process.wait()
         raise InstallError(f"{label} did not answer within {timeout:.0f} s") from None
     code = process.returncode if process.returncode is not None else -1

@@ -30,6 +30,7 @@ from typing import Any
 
 from melgui.core.hooks.there import HooksSummary
 from melgui.core.hooks.watch import HooksHeard
+from melgui.core.processes import kill_unreaped, spawn
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.wire import MAX_LINE, PAYLOAD, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal
@@ -153,7 +154,7 @@ class Link:
     async def _connect(self, *, batch: bool) -> None:
         argv = self.target.argv(self.host_argv, batch=batch)
         asking = self.askpass is not None
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -583,6 +584,5 @@ async def _end(process: asyncio.subprocess.Process) -> None:
     try:
         await asyncio.wait_for(process.wait(), 2.0)
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
+        kill_unreaped(process)  # not process.kill(): its poll may reap behind the watcher
         await process.wait()

@@ -1,4 +1,4 @@
-"""What a window's main conversation needs of the host (protocol 6), against the real host
+"""What a window's main conversation needs of the host (protocol 7), against the real host
 process: who the session is for (`source`, kept for the next view), Retry and Edit
 (`session/branch`), compaction (`turn/compact`), the role and plan mode
 (`settings/update`), each seen by a second view as the new list of messages."""

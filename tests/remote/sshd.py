@@ -6,12 +6,16 @@
 
 The remote machine is a second local user (`melgui-remote`, shell /bin/bash) whose home is
 a fresh folder under `workdir`; never root, whose `.bashrc` (pyenv init) can wait a minute.
-Its keys are throwaway: a host key and a user key made for this server alone.
+Its keys are throwaway: a host key and a user key made for this server alone. Two test
+runs at once each need a user of their own (`MELGUI_TEST_REMOTE_USER=melgui-remote2`):
+a server that stops ends every process of its user, and moves the user's home.
 
 The person's side is configured as a person does it: a clearly marked `Host` block in the
 ssh config of the account that runs the tests. ssh reads `~/.ssh/config` from the passwd
 entry's home (root: /root), not from `$HOME`, so the block goes there and is taken out
-again when the server stops. The block names the key, the port, the user and a
+again when the server stops; each change is made under a lock beside the file and put in
+place whole, so two runs at once neither lose each other's blocks nor let an ssh read a
+half-written file. The block names the key, the port, the user and a
 known_hosts file holding the throwaway host key (StrictHostKeyChecking yes: nothing is
 accepted silently).
 """
@@ -19,19 +23,22 @@ accepted silently).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 SSHD = Path("/usr/sbin/sshd")
-REMOTE_USER = "melgui-remote"
+REMOTE_USER = os.environ.get("MELGUI_TEST_REMOTE_USER") or "melgui-remote"
 START_TIMEOUT = 15.0
 MARK = "# melgui test sshd"
 
@@ -95,35 +102,62 @@ def person_ssh_config() -> Path:
     return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".ssh" / "config"
 
 
-def add_host_block(alias: str, lines: list[str]) -> None:
+@contextlib.contextmanager
+def _config_locked() -> Iterator[Path]:
+    """The person's ssh config (its real path), locked against another test run's change:
+    an flock on a file beside it, held for the read, the change and the write."""
     config = person_ssh_config()
     config.parent.mkdir(mode=0o700, exist_ok=True)
-    before = config.read_text() if config.exists() else ""
-    if before and not before.endswith("\n"):
-        before += "\n"
+    config = config.resolve()
+    with open(config.with_name(config.name + ".melgui-test.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield config
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _replace(config: Path, text: str) -> None:
+    """`config` becomes `text` at once (an ssh reading it sees the old or the new file)."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{config.name}.", dir=config.parent)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, config)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def add_host_block(alias: str, lines: list[str]) -> None:
     block = [
         f"{MARK} {alias} >>> (tests/remote/sshd.py; removed when the test ends)",
         f"Host {alias}",
         *(f"    {line}" for line in lines),
         f"{MARK} {alias} <<<",
     ]
-    config.write_text(before + "\n".join(block) + "\n")
-    config.chmod(0o600)
+    with _config_locked() as config:
+        before = config.read_text() if config.exists() else ""
+        if before and not before.endswith("\n"):
+            before += "\n"
+        _replace(config, before + "\n".join(block) + "\n")
 
 
 def remove_host_block(alias: str) -> None:
-    config = person_ssh_config()
-    if not config.exists():
-        return
-    kept, inside = [], False
-    for line in config.read_text().splitlines(keepends=True):
-        if line.startswith(f"{MARK} {alias} >>>"):
-            inside = True
-        elif line.startswith(f"{MARK} {alias} <<<"):
-            inside = False
-        elif not inside:
-            kept.append(line)
-    config.write_text("".join(kept))
+    with _config_locked() as config:
+        if not config.exists():
+            return
+        kept, inside = [], False
+        for line in config.read_text().splitlines(keepends=True):
+            if line.startswith(f"{MARK} {alias} >>>"):
+                inside = True
+            elif line.startswith(f"{MARK} {alias} <<<"):
+                inside = False
+            elif not inside:
+                kept.append(line)
+        _replace(config, "".join(kept))
 
 
 def user_processes(uid: int) -> list[int]:

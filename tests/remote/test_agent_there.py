@@ -32,8 +32,8 @@ from melgui.desk.hosted_agents.host import AcpHost, AgentFailed
 from melgui.remote.link import Link
 from melgui.remote.remote_agent import AgentThere
 from tests.fakes.acp_host import Events, scripted_agent
+from tests.remote.fixtures import make_link
 from tests.remote.local_target import box_host, host_pid
-from tests.remote.test_link import make_link
 
 LIMIT = 60
 

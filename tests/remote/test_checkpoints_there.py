@@ -4,9 +4,7 @@ repository is in the data folder there, and a rewind puts the files back there."
 
 from __future__ import annotations
 
-import shlex
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,17 +16,11 @@ from melgui.core.store.paths import data_dir, database_path
 from melgui.core.worktrees.changes.sent import changes_from_json
 from melgui.host import tool_calls as host_calls
 from melgui.host.tool_calls import ToolCalls
-from melgui.remote.connect import HOST_COMMAND_ENV
-from melgui.remote.link import Link, LinkError
+from melgui.remote.link import LinkError
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.exec import melgui_exec
 from tests.fakes.projects import git
-from tests.remote.local_target import BRIDGE, box_host, box_target
-
-
-def make_link(tmp_path: Path, folder: Path) -> Link:
-    target = box_target(tmp_path / "run", tmp_path / "there", folder)
-    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3))
+from tests.remote.fixtures import box_link, exec_in_box
+from tests.remote.local_target import box_host
 
 
 @pytest.fixture
@@ -46,27 +38,22 @@ async def test_a_write_there_is_checkpointed_there_and_rewound_there(
     made = {"path": "new.txt", "content": "made\n"}
     marked = {"call": "call_1", "summary": "write a.txt", "source": "main"}
     calls = ["call_1", "call_2"]
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            wrote = await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
-            also = {**marked, "call": "call_2"}
-            await link.run_call("v/2", str(box), "write_file", made, checkpoint=also)
-            read = await link.run_call("v/3", str(box), "read_file", {"path": "a.txt"})
-            assert wrote["status"] == "ok" and read["status"] == "ok"
-            assert (box / "a.txt").read_text() == "changed by the agent\n"
-            planned = await link.restore_checkpoints(str(box), calls, plan_only=True)
-            assert (box / "a.txt").read_text() == "changed by the agent\n"  # a plan only
-            restored = await link.restore_checkpoints(str(box), calls)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        wrote = await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
+        also = {**marked, "call": "call_2"}
+        await link.run_call("v/2", str(box), "write_file", made, checkpoint=also)
+        read = await link.run_call("v/3", str(box), "read_file", {"path": "a.txt"})
+        assert wrote["status"] == "ok" and read["status"] == "ok"
+        assert (box / "a.txt").read_text() == "changed by the agent\n"
+        planned = await link.restore_checkpoints(str(box), calls, plan_only=True)
+        assert (box / "a.txt").read_text() == "changed by the agent\n"  # a plan only
+        restored = await link.restore_checkpoints(str(box), calls)
     assert (box / "a.txt").read_text() == "first\n"
     assert not (box / "new.txt").exists()
     assert planned["files"] == restored["files"] == ["a.txt", "new.txt"]
     assert restored["conflicts"] == [] and isinstance(restored["restored"], int)
     # The checkpoints are the host's, in its data folder there.
-    there = Checkpointer(str(box), data_folder=tmp_path / "there")
+    there = Checkpointer(str(box), data_folder=tmp_path / "data")
     try:
         records = there.records()
     finally:
@@ -77,27 +64,17 @@ async def test_a_write_there_is_checkpointed_there_and_rewound_there(
 
 
 async def test_a_call_without_a_checkpoint_takes_none_there(tmp_path: Path, box: Path) -> None:
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            await link.run_call("v/1", str(box), "write_file", {"path": "a.txt", "content": "x"})
-            restored = await link.restore_checkpoints(str(box), ["v/1"])
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        await link.run_call("v/1", str(box), "write_file", {"path": "a.txt", "content": "x"})
+        restored = await link.restore_checkpoints(str(box), ["v/1"])
     assert restored == {"restored": None, "files": [], "conflicts": [], "skipped": []}
     assert (box / "a.txt").read_text() == "x"
 
 
 async def test_a_restore_in_a_folder_that_is_not_there_says_so(tmp_path: Path, box: Path) -> None:
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            with pytest.raises(LinkError, match="is not a folder on this host"):
-                await link.restore_checkpoints(str(tmp_path / "gone"), ["call_1"])
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        with pytest.raises(LinkError, match="is not a folder on this host"):
+            await link.restore_checkpoints(str(tmp_path / "gone"), ["call_1"])
 
 
 def test_exec_on_a_remote_folder_checkpoints_its_writes_there(
@@ -109,17 +86,11 @@ def test_exec_on_a_remote_folder_checkpoints_its_writes_there(
                     tool_call("read_file", {"path": "a.txt"}, id="r"))],
         [text("Wrote."), done()],
     )  # fmt: skip
-    via = box_target(runtime, tmp_path / "there", box).label
-    host = shlex.join([sys.executable, "-m", "melgui", "host"])
     with box_host(runtime):
-        result = melgui_exec(
-            "--url", scripted_relay.base_url, "--via", via, "--folder", str(box),
-            "--approve", "all", "write it",
-            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
-        )  # fmt: skip
+        result = exec_in_box(scripted_relay.base_url, tmp_path, box, "--approve", "all", "write it")
     assert result.returncode == 0, result.stderr
     assert (box / "a.txt").read_text() == "agent"
-    there = Checkpointer(str(box), data_folder=tmp_path / "there")
+    there = Checkpointer(str(box), data_folder=tmp_path / "data")
     try:
         records = there.records()
     finally:
@@ -132,7 +103,7 @@ def test_exec_on_a_remote_folder_checkpoints_its_writes_there(
 async def test_the_host_drops_checkpoints_there_older_than_kept_at_its_first_checkpoint(
     tmp_path: Path, box: Path
 ) -> None:
-    there = tmp_path / "there"
+    there = tmp_path / "data"
     seeded = Checkpointer(str(box), data_folder=there)
     try:
         for call in ("old", "recent"):
@@ -147,14 +118,9 @@ async def test_the_host_drops_checkpoints_there_older_than_kept_at_its_first_che
             "UPDATE checkpoints SET started_at = started_at - ? WHERE id = ?", (forty_days, old.id)
         )
     marked = {"call": "call_1", "summary": "write a.txt", "source": "main"}
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            edit = {"path": "a.txt", "content": "changed\n"}
-            wrote = await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        edit = {"path": "a.txt", "content": "changed\n"}
+        wrote = await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
     assert wrote["status"] == "ok"
     kept = Checkpointer(str(box), data_folder=there)
     try:
@@ -168,21 +134,16 @@ async def test_a_rewind_there_sends_conflicts_three_versions_and_honours_the_cho
     tmp_path: Path, box: Path
 ) -> None:
     (box / "b.txt").write_text("b first\n")
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            for n, name in enumerate(("a.txt", "b.txt"), 1):
-                edit = {"path": name, "content": f"{name} by the agent\n"}
-                marked = {"call": f"call_{n}", "summary": f"write {name}", "source": "main"}
-                await link.run_call(f"v/{n}", str(box), "write_file", edit, checkpoint=marked)
-            (box / "a.txt").write_text("a by the person\n")  # changed there since: conflicts
-            (box / "b.txt").write_text("b by the person\n")
-            calls = ["call_1", "call_2"]
-            planned = await link.restore_checkpoints(str(box), calls, plan_only=True)
-            restored = await link.restore_checkpoints(str(box), calls, {"a.txt": "before"})
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        for n, name in enumerate(("a.txt", "b.txt"), 1):
+            edit = {"path": name, "content": f"{name} by the agent\n"}
+            marked = {"call": f"call_{n}", "summary": f"write {name}", "source": "main"}
+            await link.run_call(f"v/{n}", str(box), "write_file", edit, checkpoint=marked)
+        (box / "a.txt").write_text("a by the person\n")  # changed there since: conflicts
+        (box / "b.txt").write_text("b by the person\n")
+        calls = ["call_1", "call_2"]
+        planned = await link.restore_checkpoints(str(box), calls, plan_only=True)
+        restored = await link.restore_checkpoints(str(box), calls, {"a.txt": "before"})
     assert planned["conflicts"] == ["a.txt", "b.txt"]
     assert planned["versions"]["a.txt"] == {
         "before": "first\n", "agent": "a.txt by the agent\n", "now": "a by the person\n",
@@ -218,34 +179,29 @@ async def test_a_call_cards_links_read_diff_undo_and_redo_its_checkpoint_there(
 ) -> None:
     marked = {"call": "call_1", "summary": "write a.txt", "source": "main"}
     edit = {"path": "a.txt", "content": "changed by the agent\n"}
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
-            await link.run_call("v/2", str(box), "read_file", {"path": "a.txt"})
-            calls = ["call_1", "v/2", "never"]
-            [sent] = (await link.about_folder("checkpoint/calls", str(box), calls=calls))["records"]
-            record_id = sent["id"]
-            diff = await link.about_folder("checkpoint/diff", str(box), record=record_id)
-            (box / "a.txt").write_text("changed by the person\n")
-            compared = await link.about_folder(
-                "checkpoint/diff", str(box), record=record_id, compare=True
-            )
-            planned = await link.about_folder(
-                "checkpoint/restore", str(box), records=[record_id], plan_only=True
-            )
-            undone = await link.about_folder(
-                "checkpoint/restore", str(box), records=[record_id], choices={"a.txt": "before"}
-            )
-            after_undo = await link.about_folder("checkpoint/calls", str(box), calls=["call_1"])
-            text_after_undo = (box / "a.txt").read_text()
-            await link.about_folder("checkpoint/restore", str(box), records=[undone["restored"]])
-            after_redo = await link.about_folder("checkpoint/calls", str(box), calls=["call_1"])
-            with pytest.raises(LinkError, match="no checkpoint #999"):
-                await link.about_folder("checkpoint/diff", str(box), record=999)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        await link.run_call("v/1", str(box), "write_file", edit, checkpoint=marked)
+        await link.run_call("v/2", str(box), "read_file", {"path": "a.txt"})
+        calls = ["call_1", "v/2", "never"]
+        [sent] = (await link.about_folder("checkpoint/calls", str(box), calls=calls))["records"]
+        record_id = sent["id"]
+        diff = await link.about_folder("checkpoint/diff", str(box), record=record_id)
+        (box / "a.txt").write_text("changed by the person\n")
+        compared = await link.about_folder(
+            "checkpoint/diff", str(box), record=record_id, compare=True
+        )
+        planned = await link.about_folder(
+            "checkpoint/restore", str(box), records=[record_id], plan_only=True
+        )
+        undone = await link.about_folder(
+            "checkpoint/restore", str(box), records=[record_id], choices={"a.txt": "before"}
+        )
+        after_undo = await link.about_folder("checkpoint/calls", str(box), calls=["call_1"])
+        text_after_undo = (box / "a.txt").read_text()
+        await link.about_folder("checkpoint/restore", str(box), records=[undone["restored"]])
+        after_redo = await link.about_folder("checkpoint/calls", str(box), calls=["call_1"])
+        with pytest.raises(LinkError, match="no checkpoint #999"):
+            await link.about_folder("checkpoint/diff", str(box), record=999)
     record, undo = record_from_json(sent)
     assert (record.call_id, record.tool, record.summary, undo) == (
         "call_1", "write_file", "write a.txt", None,
@@ -277,14 +233,9 @@ async def test_the_host_there_reads_a_folders_uncommitted_changes_for_its_change
     (box / "new.txt").write_text("made there\n")
     plain = tmp_path / "plain"
     plain.mkdir()
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            answer = await link.about_folder("changes/uncommitted", str(box))
-            none = await link.about_folder("changes/uncommitted", str(plain))
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        answer = await link.about_folder("changes/uncommitted", str(box))
+        none = await link.about_folder("changes/uncommitted", str(plain))
     changes = changes_from_json(answer["changes"])
     assert changes.worktree.path == box and changes.commits == ()
     assert [(f.path, f.status, f.added, f.removed) for f in changes.files] == [

@@ -12,13 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.config.settings import Settings
-from melgui.core.protocol.loop_events import LoopEvent, ToolCallFinished
-from melgui.desk.desk import Desk
-from melgui.remote.remote_tools import RemoteTools
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.remote.fixtures import turn_there
 from tests.remote.local_target import box_host
-from tests.remote.test_link import make_link
 
 PYTHON_BIN = Path(sys.executable).parent
 EXPECTED = "app.py:2:20: error: undefined name 'nam' (pyflakes)"
@@ -40,37 +36,14 @@ async def test_an_edit_there_gets_the_language_servers_errors_from_there(
     here = tmp_path / "here"  # the window's own folder: untrusted, no server runs here
     here.mkdir()
     edit = {"path": "app.py", "old_string": "+ name", "new_string": "+ nam"}
-    finished: list[ToolCallFinished] = []
     with ScriptedRelay() as relay, box_host(tmp_path / "run"):
         relay.script(
             [tool_calls(tool_call("edit_file", edit, id="e1"))],
             [tool_calls(tool_call("diagnostics", {}, id="d1"))],
             [text("fixed"), done()],
         )
-        settings = Settings(connection="relay", relay_url=relay.base_url)
-        settings.approval_modes = {
-            **settings.approval_modes,
-            "edit_file": "auto",
-            "diagnostics": "auto",
-        }
-        desk = Desk(str(here), settings, api_key="k", plans=lambda t, m: None)
-        link = make_link(tmp_path, box)
-        await link.open()
-        tools = RemoteTools(link, str(box), local=desk.tools, options={"diagnostics": True})
-        session = desk.session(model="relay-model", role="assistant", tools=tools, cwd=str(box))
-
-        def observe(event: LoopEvent) -> None:
-            if isinstance(event, ToolCallFinished):
-                finished.append(event)
-
-        session.subscribe(observe)
-        try:
-            session.submit("rename it")
-            await session.wait_idle()
-        finally:
-            await session.aclose()
-            await desk.aclose()
-            await link.aclose()
+        modes = {"edit_file": "auto", "diagnostics": "auto"}
+        finished, desk = await turn_there(tmp_path, box, relay, modes=modes, limit=100)
     edited, listed = finished
     assert edited.status == "ok" and "nam" in (box / "app.py").read_text()
     assert EXPECTED in edited.content and "[Diagnostics from pylsp: 1 new" in edited.content

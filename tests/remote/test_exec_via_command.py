@@ -3,14 +3,12 @@ with a local command that behaves like one (tests/remote/local_target.py)."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
-from melgui.remote.connect import HOST_COMMAND_ENV
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import melgui_exec
-from tests.remote.local_target import box_host, box_target
+from tests.remote.fixtures import exec_in_box
+from tests.remote.local_target import box_host
 
 
 def test_exec_through_a_command_that_gives_the_target(
@@ -23,14 +21,10 @@ def test_exec_through_a_command_that_gives_the_target(
         [tool_calls(tool_call("write_file", {"path": "made.txt", "content": "boxed"}, id="w"))],
         [text("Made."), done()],
     )
-    via = box_target(runtime, tmp_path / "data", folder).label
     with box_host(runtime):
-        result = melgui_exec(
-            "--url", scripted_relay.base_url, "--via", via, "--folder", str(folder),
-            "--approve", "all", "make it",
-            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: shlex.join(
-                [sys.executable, "-m", "melgui", "host"])},
-        )  # fmt: skip
+        result = exec_in_box(
+            scripted_relay.base_url, tmp_path, folder, "--approve", "all", "make it"
+        )
         assert (runtime / "melgui" / "host.json").exists()  # the tools ran in the box's host
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Made.\n"

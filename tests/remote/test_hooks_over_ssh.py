@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from melgui.core.config.trust import FolderTrust
@@ -21,9 +17,15 @@ from melgui.core.protocol.events import ToolCall
 from melgui.remote.remote_tools import RemoteTools
 from melgui.remote.target import parse_folder
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.exec import ROOT, json_lines, melgui_exec
-from tests.remote.fixtures import Remote
-from tests.remote.test_exec_over_ssh import exec_env, ssh_children, tool_results, url, wait_for
+from tests.fakes.exec import json_lines
+from tests.remote.fixtures import (
+    Remote,
+    exec_there,
+    kill_mid_call,
+    start_exec,
+    tool_results,
+    url,
+)
 from tests.remote.test_hooks_there import CountingLink
 
 
@@ -56,11 +58,7 @@ def test_a_trusted_remote_folders_hooks_run_there_as_the_remote_user(
                     tool_call("run_command", {"command": "echo hi"}, id="c1"))],
         [text("Done."), done()],
     )  # fmt: skip
-    result = melgui_exec(
-        "--url", scripted_relay.base_url, "--folder", url(remote, folder), "--approve", "all",
-        "--json", "write and run",
-        env=exec_env(remote),
-    )  # fmt: skip
+    result = exec_there(scripted_relay.base_url, remote, folder, "write and run")
     assert result.returncode == 0, result.stderr
     results = [e for e in json_lines(result.stdout) if e["kind"] == "tool_result"]
     assert [(e["id"], e["status"]) for e in results] == [("w1", "denied"), ("c1", "ok")]
@@ -82,11 +80,7 @@ def test_an_untrusted_remote_folders_hooks_do_not_run(
         [tool_calls(tool_call("write_file", {"path": "w.txt", "content": "x"}, id="w1"))],
         [text("Done."), done()],
     )
-    result = melgui_exec(
-        "--url", scripted_relay.base_url, "--folder", url(remote, folder), "--approve", "all",
-        "--json", "write",
-        env=exec_env(remote),
-    )  # fmt: skip
+    result = exec_there(scripted_relay.base_url, remote, folder, "write")
     assert result.returncode == 0, result.stderr
     results = [e for e in json_lines(result.stdout) if e["kind"] == "tool_result"]
     assert [(e["id"], e["status"]) for e in results] == [("w1", "ok")]
@@ -104,23 +98,8 @@ def test_the_ssh_client_killed_while_a_hook_runs_there_the_call_gets_one_answer(
         [tool_calls(tool_call("run_command", {"command": "touch ran"}, id="c1"))],
         [text("Stopped."), done()],
     )
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **exec_env(remote)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "melgui", "exec", "--url", scripted_relay.base_url,
-         "--folder", url(remote, folder), "--approve", "all", "--json", "touch it"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=environment, text=True,
-    )  # fmt: skip
-    try:
-        wait_for(lambda: (folder / "started").exists(), what="the hook to start there")
-        victims = wait_for(lambda: ssh_children(process.pid), what="the ssh client")
-        assert len(victims) == 1
-        os.kill(victims[0], signal.SIGKILL)
-        stdout, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    process = start_exec(scripted_relay.base_url, remote, folder, "touch it")
+    stdout, stderr = kill_mid_call(process, folder / "started")
     assert process.returncode == 0, stderr
     assert "reconnected to" in stderr
     assert (folder / "counter").read_text() == "x\n"  # the hook ran once there

@@ -15,18 +15,16 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from melgui.core.config.settings import Settings, config_dir
+from melgui.core.config.settings import config_dir
 from melgui.core.hooks.hooks import HookFiles, Hooks
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.loop_events import LoopEvent, ToolCallFinished
-from melgui.desk.desk import Desk
 from melgui.remote.connect import folder_key
 from melgui.remote.link import Link
 from melgui.remote.remote_tools import RemoteTools
 from tests.core.hooks.test_claude_hooks import DATA, tool_results
 from tests.fakes import ScriptedRelay, done, tool_call, tool_calls
+from tests.remote.fixtures import box_link, make_link, turn_there, until
 from tests.remote.local_target import box_host, box_target, host_pid
-from tests.remote.test_link import make_link
 
 LIMIT = 60.0
 
@@ -70,46 +68,6 @@ def counting_link(tmp_path: Path, box: Path) -> CountingLink:
                         dead_after=made.dead_after, backoff=made.backoff)  # fmt: skip
 
 
-async def run_remote(
-    tmp_path: Path,
-    box: Path,
-    relay: ScriptedRelay,
-    *,
-    trusted: bool = True,
-    rules: list[str] | None = None,
-    modes: dict[str, Any] | None = None,
-    link: Link | None = None,
-) -> tuple[list[ToolCallFinished], Desk]:
-    """One turn of a session whose tools run there (as `melgui exec` on a remote folder
-    makes it: the desk's folder is a stand-in here)."""
-    here = tmp_path / "here"
-    here.mkdir(exist_ok=True)
-    settings = Settings(connection="relay", relay_url=relay.base_url)
-    settings.approval_modes = {**settings.approval_modes, "run_command": "auto",
-                               "write_file": "auto", **(modes or {})}  # fmt: skip
-    settings.rules = rules or []
-    desk = Desk(str(here), settings, api_key="k", plans=lambda t, m: None)
-    finished: list[ToolCallFinished] = []
-    link = link or make_link(tmp_path, box)
-    await link.open()
-    tools = RemoteTools(link, str(box), local=desk.tools, options={"diagnostics": trusted})
-    session = desk.session(model="relay-model", role="assistant", tools=tools, cwd=str(box))
-
-    def observe(event: LoopEvent) -> None:
-        if isinstance(event, ToolCallFinished):
-            finished.append(event)
-
-    session.subscribe(observe)
-    try:
-        session.submit("go")
-        await asyncio.wait_for(session.wait_idle(), LIMIT)
-    finally:
-        await session.aclose()
-        await desk.aclose()
-        await link.aclose()
-    return finished, desk
-
-
 async def test_the_documented_validator_there_blocks_a_command_and_the_model_reads_why(
     tmp_path: Path,
 ) -> None:
@@ -118,7 +76,7 @@ async def test_the_documented_validator_there_blocks_a_command_and_the_model_rea
         relay.script(
             [tool_calls(tool_call("run_command", {"command": "grep -r TODO ."}))], [done()]
         )
-        (call,), _desk = await run_remote(tmp_path, box, relay)
+        (call,), _desk = await turn_there(tmp_path, box, relay)
         host = host_pid(tmp_path / "run")
     assert call.status == "denied"
     assert "Use 'rg' (ripgrep) instead of 'grep'" in call.content
@@ -142,7 +100,7 @@ async def test_a_hook_there_rewrites_a_command_and_runs_in_the_folder_as_the_hos
     with ScriptedRelay() as relay, box_host(tmp_path / "run"):
         relay.script([tool_calls(tool_call("run_command", {"command": "ls src"}))], [done()])
         write_hooks(box, "PostToolUse", 'echo "$PPID $(pwd)" > ran-by.txt')
-        (call,), _desk = await run_remote(tmp_path, box, relay)
+        (call,), _desk = await turn_there(tmp_path, box, relay)
         host = host_pid(tmp_path / "run")
     assert call.status == "ok" and "a.txt" in call.content
     rewrite = next(r for r in call.hooks if "rewrite_input" in r.command)
@@ -161,7 +119,7 @@ async def test_an_untrusted_folders_hooks_do_not_run_there(tmp_path: Path) -> No
             [tool_calls(tool_call("run_command", {"command": "grep -r TODO . || true"}))],
             [done()],
         )
-        (call,), _desk = await run_remote(tmp_path, box, relay, trusted=False)
+        (call,), _desk = await turn_there(tmp_path, box, relay, trusted=False)
     assert call.status == "ok" and call.hooks == ()
     assert not (box / "bash-command-log.txt").exists()
 
@@ -181,7 +139,7 @@ async def test_an_allow_there_answers_a_question_but_never_overrides_a_deny_rule
                         tool_call("run_command", {"command": "echo asked-nobody"}, id="c2"))],
             [done()],
         )  # fmt: skip
-        (removed, echoed), _desk = await run_remote(
+        (removed, echoed), _desk = await turn_there(
             tmp_path, box, relay, rules=["deny run_command: rm"], modes={"run_command": "ask"}
         )
     assert removed.status == "denied" and (box / "keep.txt").read_text() == "kept\n"
@@ -205,7 +163,7 @@ async def test_the_persons_own_hooks_run_here_beside_the_folders_there(tmp_path:
         relay.script(
             [tool_calls(tool_call("write_file", {"path": "w.txt", "content": "x"}))], [done()]
         )
-        (call,), _desk = await run_remote(tmp_path, box, relay)
+        (call,), _desk = await turn_there(tmp_path, box, relay)
     here = tmp_path / "here"
     assert call.status == "denied" and "not in this folder" in call.content
     assert not (box / "w.txt").exists()
@@ -236,16 +194,11 @@ async def test_a_hook_there_is_killed_with_its_children_at_its_timeout(tmp_path:
     box = tmp_path / "box"
     box.mkdir()
     write_hooks(box, "PreToolUse", "sleep 60 & echo $! > child; sleep 60", timeout=1)
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            call = ToolCall("c1", "run_command", json.dumps({"command": "ls"}))
-            before = await asyncio.wait_for(
-                hooks_there(tmp_path, box, link).before_call(call, {"command": "ls"}), LIMIT
-            )
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        call = ToolCall("c1", "run_command", json.dumps({"command": "ls"}))
+        before = await asyncio.wait_for(
+            hooks_there(tmp_path, box, link).before_call(call, {"command": "ls"}), LIMIT
+        )
     (run,) = before.runs
     assert run.timed_out and "timed out after 1 s" in run.problem
     assert before.verdict is None  # a hook's failure does not judge the call
@@ -261,21 +214,16 @@ async def test_a_link_dropped_while_a_hook_runs_there_still_gives_its_answer_onc
     deny = {"hookSpecificOutput": {"permissionDecision": "deny",
                                    "permissionDecisionReason": "not today"}}  # fmt: skip
     write_hooks(box, "PreToolUse", f"echo ran >> runs; sleep 1.5; echo '{json.dumps(deny)}'")
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            call = ToolCall("c1", "run_command", json.dumps({"command": "ls"}))
-            hooks = hooks_there(tmp_path, box, link)
-            judging = asyncio.ensure_future(hooks.before_call(call, {"command": "ls"}))
-            await _wait_for(lambda: (box / "runs").exists())
-            pid = link.pid
-            assert pid is not None
-            os.kill(pid, signal.SIGKILL)  # the link's process (ssh's place) dies mid-hook
-            before = await asyncio.wait_for(judging, LIMIT)
-            reconnects = link.reconnects
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        call = ToolCall("c1", "run_command", json.dumps({"command": "ls"}))
+        hooks = hooks_there(tmp_path, box, link)
+        judging = asyncio.ensure_future(hooks.before_call(call, {"command": "ls"}))
+        await until(lambda: (box / "runs").exists())
+        pid = link.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)  # the link's process (ssh's place) dies mid-hook
+        before = await asyncio.wait_for(judging, LIMIT)
+        reconnects = link.reconnects
     assert reconnects >= 1
     assert before.verdict == "deny" and before.reason == "not today"
     assert (box / "runs").read_text() == "ran\n"  # it ran once there
@@ -295,7 +243,7 @@ async def test_a_host_that_dies_while_a_hook_runs_denies_the_call_in_plain_words
             call = ToolCall("c1", "run_command", json.dumps({"command": "ls"}))
             hooks = hooks_there(tmp_path, box, link)
             judging = asyncio.ensure_future(hooks.before_call(call, {"command": "ls"}))
-            await _wait_for(lambda: (box / "runs").exists())
+            await until(lambda: (box / "runs").exists())
             pid = host_pid(runtime)
             assert pid is not None
             os.kill(pid, signal.SIGKILL)  # melgui's host there dies mid-hook
@@ -322,31 +270,20 @@ def _alive(pid: int) -> bool:
     return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
-async def _wait_for(condition: Any, limit: float = LIMIT) -> None:
-    async with asyncio.timeout(limit):
-        while not condition():
-            await asyncio.sleep(0.02)
-
-
 async def test_a_closing_conversation_does_not_wait_for_a_reconnect_to_run_session_end(
     tmp_path: Path,
 ) -> None:
     box = tmp_path / "box"
     box.mkdir()
     write_hooks(box, "SessionEnd", "echo ended >> ends")
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            hooks = hooks_there(tmp_path, box, link)
-            link.host_argv = ["false"]  # every reconnect fails from now on
-            pid = link.pid
-            assert pid is not None
-            os.kill(pid, signal.SIGKILL)
-            await _wait_for(lambda: link.state.startswith("reconnecting"))
-            said = await asyncio.wait_for(hooks.session_ended(), 5)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        hooks = hooks_there(tmp_path, box, link)
+        link.host_argv = ["false"]  # every reconnect fails from now on
+        pid = link.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await until(lambda: link.state.startswith("reconnecting"))
+        said = await asyncio.wait_for(hooks.session_ended(), 5)
     (run,) = said.runs
     assert "did not run: the link is down (reconnecting to" in run.problem
     assert not said.blocked and not (box / "ends").exists()
@@ -355,15 +292,10 @@ async def test_a_closing_conversation_does_not_wait_for_a_reconnect_to_run_sessi
 async def test_a_point_for_a_folder_that_is_not_there_is_answered_at_once(tmp_path: Path) -> None:
     box = tmp_path / "box"
     box.mkdir()
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            gone = str(tmp_path / "gone")
-            ran = await asyncio.wait_for(link.run_hooks("h/1", gone, "Stop", [""], {}), 10)
-            call = await asyncio.wait_for(link.run_call("c/1", gone, "list_dir", {}), 10)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        gone = str(tmp_path / "gone")
+        ran = await asyncio.wait_for(link.run_hooks("h/1", gone, "Stop", [""], {}), 10)
+        call = await asyncio.wait_for(link.run_call("c/1", gone, "list_dir", {}), 10)
     assert ran["status"] == "error" and "is not a folder on this host" in ran["content"]
     assert ran["content"].startswith("the project's Stop hooks did not run: ")
     assert call["status"] == "error" and "is not a folder on this host" in call["content"]
@@ -390,7 +322,7 @@ async def test_a_point_no_hook_there_matches_is_not_sent_there(tmp_path: Path) -
             [done()],
         )
         link = counting_link(tmp_path, box)
-        (read, ran, again), _desk = await run_remote(tmp_path, box, relay, link=link)
+        (read, ran, again), _desk = await turn_there(tmp_path, box, relay, link=link)
     assert link.points == ["PreToolUse"]  # the command's, and nothing else
     assert read.status == again.status == ran.status == "ok"
     assert read.hooks == () and again.hooks == ()
@@ -416,7 +348,7 @@ async def test_a_hooks_file_a_call_writes_there_judges_the_next_call(tmp_path: P
             [done()],
         )
         link = counting_link(tmp_path, box)
-        (before, write, refused), _desk = await run_remote(tmp_path, box, relay, link=link)
+        (before, write, refused), _desk = await turn_there(tmp_path, box, relay, link=link)
     assert before.status == "ok" and write.status == "ok"
     assert refused.status == "denied" and "no commands here" in refused.content
     assert not (box / "made").exists()
@@ -443,7 +375,7 @@ async def test_a_hooks_file_edited_by_hand_there_is_honoured_once_the_host_looks
             edited = {"hooks": {**BASH_ONLY, **post}}
             (box / ".claude" / "settings.json").write_text(json.dumps(edited))
             started = asyncio.get_running_loop().time()
-            await _wait_for(lambda: _wants(link, box, "PostToolUse", ("Read", "read_file")))
+            await until(lambda: _wants(link, box, "PostToolUse", ("Read", "read_file")))
             took = asyncio.get_running_loop().time() - started
             second = await hooks.after_call(call, {"path": "a.txt"}, "ok", "alpha")
         finally:
@@ -482,12 +414,12 @@ async def test_a_hooks_file_written_while_the_link_was_down_judges_the_next_call
             first = ToolCall("c1", "run_command", json.dumps({"command": writes}))
             assert (await hooks.before_call(first, {"command": writes})).runs == ()
             running = asyncio.ensure_future(tools.run("run_command", {"command": writes}))
-            await _wait_for(lambda: (box / "started").exists())
+            await until(lambda: (box / "started").exists())
             link.host_argv = ["false"]  # no reconnect until the call has ended there
             pid = link.pid
             assert pid is not None
             os.kill(pid, signal.SIGKILL)
-            await _wait_for(lambda: (box / "written").exists())
+            await until(lambda: (box / "written").exists())
             link.host_argv = argv
             outcome = await asyncio.wait_for(running, LIMIT)
             second = ToolCall("c2", "run_command", json.dumps({"command": "touch made"}))

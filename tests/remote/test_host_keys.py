@@ -26,8 +26,7 @@ from melgui.remote.link import LinkError
 from melgui.remote.target import parse_folder
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import ROOT, melgui_exec
-from tests.remote.fixtures import Remote
-from tests.remote.test_exec_over_ssh import exec_env, wait_for
+from tests.remote.fixtures import Remote, exec_env, wait_for
 
 PASSPHRASE = "correct horse battery"
 

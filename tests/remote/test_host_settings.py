@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from melgui.tools.commands.sandbox import sandbox_status
-from tests.remote.local_target import box_host
-from tests.remote.test_link import make_link
+from tests.remote.fixtures import box_link
 
 
 async def test_sandbox_and_environment_are_the_hosts_own(tmp_path: Path) -> None:
@@ -21,24 +20,17 @@ async def test_sandbox_and_environment_are_the_hosts_own(tmp_path: Path) -> None
     outside = tmp_path / "outside"
     outside.mkdir()
     command = {"command": f"echo $HOST_SAYS > inside.txt; touch {outside}/written; echo ran"}
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, folder)
-        await link.open()
-        try:
-            boxed = await link.run_call(
-                "s/1",
-                str(folder),
-                "run_command",
-                command,
-                {"sandbox": True, "env": {"HOST_SAYS": "hi"}},
-            )
-            assert (folder / "inside.txt").read_text() == "hi\n"
-            assert not (outside / "written").exists()  # bubblewrap: only the folder writable
-            free = await link.run_call(
-                "s/2", str(folder), "run_command", command, {"sandbox": False}
-            )
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, folder) as link:
+        boxed = await link.run_call(
+            "s/1",
+            str(folder),
+            "run_command",
+            command,
+            {"sandbox": True, "env": {"HOST_SAYS": "hi"}},
+        )
+        assert (folder / "inside.txt").read_text() == "hi\n"
+        assert not (outside / "written").exists()  # bubblewrap: only the folder writable
+        free = await link.run_call("s/2", str(folder), "run_command", command, {"sandbox": False})
     assert "ran" in boxed["content"] and "ran" in free["content"]
     assert (outside / "written").exists()
     assert (folder / "inside.txt").read_text() == "\n"  # no HOST_SAYS without the host's env

@@ -15,6 +15,7 @@ import pytest
 
 from melgui.remote.link import Link
 from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.remote.fixtures import box_link, make_link, signal_mid_call
 from tests.remote.local_target import BRIDGE, box_host, box_target, host_pid
 
 
@@ -26,33 +27,18 @@ def box(tmp_path: Path) -> Path:
     return folder
 
 
-def make_link(tmp_path: Path, folder: Path, give_up: float = 60.0) -> Link:
-    target = box_target(tmp_path / "run", tmp_path / "data", folder)
-    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), give_up=give_up)
-
-
 async def test_a_call_runs_there_and_its_result_comes_back(tmp_path: Path, box: Path) -> None:
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            outcome = await link.run_call("v/1", str(box), "read_file", {"path": "a.txt"})
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        outcome = await link.run_call("v/1", str(box), "read_file", {"path": "a.txt"})
     assert outcome["status"] == "ok"
     assert "hello from the box" in outcome["content"]
 
 
 async def test_a_call_id_runs_once_however_often_it_is_sent(tmp_path: Path, box: Path) -> None:
     command = {"command": "echo x >> counter"}
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            first = await link.run_call("v/1", str(box), "run_command", command)
-            again = await link.run_call("v/1", str(box), "run_command", command)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        first = await link.run_call("v/1", str(box), "run_command", command)
+        again = await link.run_call("v/1", str(box), "run_command", command)
     assert first["status"] == "ok"
     assert again["status"] == "error"  # its result was delivered: it does not run again
     assert (box / "counter").read_text() == "x\n"
@@ -97,13 +83,8 @@ async def test_a_killed_link_reconnects_and_the_running_call_ends_once(
         await link.open()
         link.on_state = states.append
         try:
-            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
-            while not (box / "started").exists():
-                await asyncio.sleep(0.02)
-            first_pid = link.pid
-            assert first_pid is not None
-            os.kill(first_pid, signal.SIGKILL)
-            outcome = await asyncio.wait_for(running, 30)
+            call = link.run_call("v/1", str(box), "run_command", command)
+            outcome, first_pid = await signal_mid_call(link, box / "started", call)
             second = await link.run_call("v/2", str(box), "read_file", {"path": "counter"})
             now_pid = link.pid
         finally:
@@ -206,20 +187,10 @@ async def test_a_link_that_goes_silent_is_found_dead_by_its_heartbeat(
     """The link process stopped (SIGSTOP: its pipes stay open, nothing closes, as in a
     black-holed network): unanswered pings end it, and the link reconnects."""
     command = {"command": "echo s >> started; sleep 1; echo x >> counter"}
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            running = asyncio.create_task(link.run_call("v/1", str(box), "run_command", command))
-            while not (box / "started").exists():
-                await asyncio.sleep(0.02)
-            stopped = link.pid
-            assert stopped is not None
-            os.kill(stopped, signal.SIGSTOP)
-            outcome = await asyncio.wait_for(running, 30)
-            now_pid = link.pid
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        call = link.run_call("v/1", str(box), "run_command", command)
+        outcome, stopped = await signal_mid_call(link, box / "started", call, signal.SIGSTOP)
+        now_pid = link.pid
     assert outcome["status"] == "ok", outcome
     assert link.reconnects >= 1 and now_pid not in (None, stopped)
     assert (box / "counter").read_text() == "x\n"

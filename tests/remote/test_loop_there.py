@@ -29,6 +29,7 @@ from melgui.remote.link import Link
 from melgui.remote.link_client import LinkClient
 from melgui.remote.target import CommandTarget, command_target
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.remote.fixtures import until
 from tests.remote.local_target import BRIDGE, ROOT, box_host, host_pid
 
 KEY = "sk-sent-once-0123456789abcdef"
@@ -72,13 +73,6 @@ class Remote:
                 if path.is_file() and secret.encode() in path.read_bytes():
                     found.append(str(path))
         return found
-
-
-async def until(check: Callable[[], bool], what: str) -> None:
-    async with asyncio.timeout(LIMIT):
-        while not check():
-            await asyncio.sleep(0.02)
-    assert check(), what
 
 
 def approve_all(events: list[LoopEvent]) -> Callable[[LoopEvent], None]:

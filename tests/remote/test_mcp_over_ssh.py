@@ -5,27 +5,18 @@ that user in the folder there, and the model gets its call's result."""
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 from melgui.tools.mcp.config import user_path
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.exec import json_lines, melgui_exec
-from tests.remote.fixtures import Remote
-from tests.remote.test_exec_over_ssh import exec_env, url
-
-FAKE = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
+from tests.fakes.exec import json_lines
+from tests.remote.fixtures import Remote, exec_there
 
 
 def test_exec_over_ssh_runs_the_mcp_server_as_the_remote_user(
     scripted_relay: ScriptedRelay, remote: Remote
 ) -> None:
     folder = remote.folder("project-mcp")
-    server = folder / "fake_mcp.py"  # the remote user's copy of the test server
-    shutil.copy(FAKE, server)
-    remote.server.give(folder)
-    entry = {"command": remote.python, "args": [str(server)],
-             "env": {"PYTHONPATH": remote.python_path}, "trusted": True}  # fmt: skip
+    entry = remote.mcp_server_in(folder, trusted=True)  # the remote user's copy
     user_path().parent.mkdir(parents=True, exist_ok=True)
     user_path().write_text(json.dumps({"mcpServers": {"there": entry}}), encoding="utf-8")
     scripted_relay.script(
@@ -33,11 +24,7 @@ def test_exec_over_ssh_runs_the_mcp_server_as_the_remote_user(
                     tool_call("mcp__there__tally", {"seconds": 0}, id="m2"))],
         [text("Done."), done()],
     )  # fmt: skip
-    result = melgui_exec(
-        "--url", scripted_relay.base_url, "--folder", url(remote, folder), "--approve", "all",
-        "--json", "look there",
-        env=exec_env(remote),
-    )  # fmt: skip
+    result = exec_there(scripted_relay.base_url, remote, folder, "look there")
     assert result.returncode == 0, result.stderr
     results = {e["id"]: e for e in json_lines(result.stdout) if e["kind"] == "tool_result"}
     assert results["m1"]["status"] == "ok" and results["m2"]["content"] == "counted"

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,18 +20,10 @@ from melgui.desk.servers_there import ServersThere, ServerThere
 from melgui.remote.hosts import RemoteHosts
 from melgui.tools.mcp.config import user_path
 from tests.fakes.mcp import fake_entry
+from tests.remote.fixtures import until
 from tests.remote.local_target import box_host, host_pid
 
 LIMIT = 60
-
-
-async def until(check: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LIMIT
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 def child_of(parent: int | None, word: str) -> int:

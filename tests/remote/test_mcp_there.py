@@ -13,7 +13,6 @@ import json
 import os
 import pwd
 import shlex
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,6 @@ import pytest
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import CatalogThere, ToolCatalog, ToolDef
 from melgui.remote.connect import HOST_COMMAND_ENV, folder_key
-from melgui.remote.link import Link
 from melgui.remote.remote_mcp import (
     RemoteServer,
     configured_entries,
@@ -37,7 +35,8 @@ from melgui.tools.mcp.trust import TrustStore
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.exec import json_lines, melgui_exec
 from tests.fakes.mcp import fake_entry
-from tests.remote.local_target import BRIDGE, box_host, box_target, host_pid
+from tests.remote.fixtures import box_link, exec_in_box, make_link, signal_mid_call
+from tests.remote.local_target import box_host, box_target, host_pid
 
 
 @pytest.fixture
@@ -45,11 +44,6 @@ def box(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
-
-
-def make_link(tmp_path: Path, folder: Path) -> Link:
-    target = box_target(tmp_path / "run", tmp_path / "data", folder)
-    return Link(target, BRIDGE, heartbeat=0.2, dead_after=2.0, backoff=(0.1, 0.3), give_up=60.0)
 
 
 def options(**entries: object) -> dict[str, object]:
@@ -100,21 +94,10 @@ async def test_a_server_runs_in_the_host_there_and_a_call_returns_its_result(
 
 async def test_a_call_ends_once_across_a_killed_link(tmp_path: Path, box: Path) -> None:
     there = options(box=fake_entry())
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            ready(await start_there(link, str(box), there), "box")
-            call = link.run_call("v/1", str(box), "mcp__box__tally", {"seconds": 1.5}, there)
-            running = asyncio.create_task(call)
-            while not (box / "started").exists():
-                await asyncio.sleep(0.02)
-            first_pid = link.pid
-            assert first_pid is not None
-            os.kill(first_pid, signal.SIGKILL)
-            outcome = await asyncio.wait_for(running, 30)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        ready(await start_there(link, str(box), there), "box")
+        call = link.run_call("v/1", str(box), "mcp__box__tally", {"seconds": 1.5}, there)
+        outcome, _pid = await signal_mid_call(link, box / "started", call)
     assert outcome["status"] == "ok" and outcome["content"] == "counted", outcome
     assert link.reconnects >= 1  # the call's one result and one run, whatever the reconnects
     assert (box / "started").read_text() == "s\n"
@@ -123,15 +106,10 @@ async def test_a_call_ends_once_across_a_killed_link(tmp_path: Path, box: Path) 
 
 async def test_a_dead_server_answers_that_it_is_not_running(tmp_path: Path, box: Path) -> None:
     there = options(box=fake_entry())
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            ready(await start_there(link, str(box), there), "box")
-            crashed = await link.run_call("v/1", str(box), "mcp__box__crash", {}, there)
-            after = await link.run_call("v/2", str(box), "mcp__box__echo", {"text": "x"}, there)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        ready(await start_there(link, str(box), there), "box")
+        crashed = await link.run_call("v/1", str(box), "mcp__box__crash", {}, there)
+        after = await link.run_call("v/2", str(box), "mcp__box__echo", {"text": "x"}, there)
     assert crashed["status"] == "error"
     assert crashed["content"].startswith("The MCP server 'box' closed the connection during crash")
     assert after["status"] == "error"
@@ -146,13 +124,8 @@ async def test_a_server_that_cannot_start_there_is_said_in_words(tmp_path: Path,
         missing={"command": "no-such-mcp-server-here"},
         bad={"command": "x", "url": "http://y"},
     )
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            servers = await start_there(link, str(box), there)
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        servers = await start_there(link, str(box), there)
     said = failures(servers, link.target.label)
     assert len(said) == 3 and not [s for s in servers if s.tools]
     by_name = {server.name: server.line for server in servers}
@@ -177,12 +150,10 @@ def test_exec_offers_a_remote_folders_servers_and_keeps_the_approval_rules(
         [text("Looked."), done()],
     )  # fmt: skip
     via = box_target(runtime, tmp_path / "data", box).label
-    host = shlex.join([sys.executable, "-m", "melgui", "host"])
     with box_host(runtime):
-        result = melgui_exec(
-            "--url", scripted_relay.base_url, "--via", via, "--folder", str(box),
+        result = exec_in_box(
+            scripted_relay.base_url, tmp_path, box,
             "--mcp-config", str(config), "--approve", "reads", "--json", "look",
-            env={"MELIAI_API_KEY": "k", HOST_COMMAND_ENV: host},
         )  # fmt: skip
         pid = host_pid(runtime)
     assert result.returncode == 0, result.stderr
@@ -233,23 +204,18 @@ async def test_the_folders_own_mcp_file_there_starts_only_as_it_was_trusted(
     project = box / ".melgui" / "mcp.json"
     project.parent.mkdir()
     project.write_text(json.dumps({"mcpServers": {"own": fake_entry()}}), encoding="utf-8")
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, box)
-        await link.open()
-        try:
-            found = await link.about_folder("mcp/project", str(box))
-            untrusted = await start_there(link, str(box), options(mine=fake_entry()))
-            before = _servers_of(host_pid(tmp_path / "run"))
-            trusted = {**options(mine=fake_entry()), "project_mcp": found["digest"]}
-            started = await start_there(link, str(box), trusted)
-            await _until(lambda: len(_servers_of(host_pid(tmp_path / "run"))) == 2)
-            after = _servers_of(host_pid(tmp_path / "run"))
-            where = await link.run_call("v/1", str(box), "mcp__own__whereami", {}, trusted)
-            project.write_text(project.read_text() + "\n", encoding="utf-8")  # changed since
-            changed = await start_there(link, str(box), {**trusted, "env": {"STAGE": "2"}})
-            none = await link.about_folder("mcp/project", str(tmp_path))
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, box) as link:
+        found = await link.about_folder("mcp/project", str(box))
+        untrusted = await start_there(link, str(box), options(mine=fake_entry()))
+        before = _servers_of(host_pid(tmp_path / "run"))
+        trusted = {**options(mine=fake_entry()), "project_mcp": found["digest"]}
+        started = await start_there(link, str(box), trusted)
+        await _until(lambda: len(_servers_of(host_pid(tmp_path / "run"))) == 2)
+        after = _servers_of(host_pid(tmp_path / "run"))
+        where = await link.run_call("v/1", str(box), "mcp__own__whereami", {}, trusted)
+        project.write_text(project.read_text() + "\n", encoding="utf-8")  # changed since
+        changed = await start_there(link, str(box), {**trusted, "env": {"STAGE": "2"}})
+        none = await link.about_folder("mcp/project", str(tmp_path))
     assert found["path"] == str(project) and found["names"] == ["own"]
     assert len(found["digest"]) == 64
     assert [s.name for s in untrusted] == ["mine"]  # not trusted: the view sent no digest

@@ -12,20 +12,20 @@ row; here each step waits on what it waits for.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.exec import ROOT, json_lines
+from tests.fakes import ScriptedRelay
 from tests.remote.fault_proxy import FaultProxy
-from tests.remote.fixtures import Remote
-from tests.remote.test_exec_over_ssh import exec_env, tool_results, wait_for
+from tests.remote.fixtures import (
+    Remote,
+    assert_one_run_one_result,
+    script_count,
+    start_exec,
+    wait_for,
+)
 
 
 @pytest.fixture
@@ -56,46 +56,13 @@ class Lines:
         return "".join(self.lines)
 
 
-def start_exec(
-    relay: ScriptedRelay, remote: Remote, alias: str, folder: Path
-) -> subprocess.Popen[str]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **exec_env(remote)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "melgui", "exec", "--url", relay.base_url,
-         "--folder", f"ssh://{alias}{folder}", "--approve", "all", "--json", "count"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=environment, text=True,
-    )  # fmt: skip
-
-
-def script_count(relay: ScriptedRelay, command: str) -> None:
-    relay.script(
-        [tool_calls(tool_call("run_command", {"command": command}, id="c1"))],
-        [tool_calls(tool_call("read_file", {"path": "counter"}, id="c2"))],
-        [text("Counted."), done()],
-    )
-
-
-def assert_one_run_one_result(relay: ScriptedRelay, folder: Path, stdout: str) -> None:
-    assert (folder / "started").read_text() == "s\n"
-    assert (folder / "counter").read_text() == "x\n"  # it ran once
-    results = [e for e in json_lines(stdout) if e["kind"] == "tool_result"]
-    assert [(e["id"], e["status"]) for e in results] == [("c1", "ok"), ("c2", "ok")]
-    assert "ran" in results[0]["content"]
-    legs = relay.legs_received
-    assert tool_results(legs[1]) == {"c1": 1}
-    assert tool_results(legs[2]) == {"c1": 1, "c2": 1}
-    counted = next(m for m in legs[2].messages if m.get("tool_call_id") == "c2")
-    assert counted["content"].count("x") == 1
-
-
 def test_a_black_holed_link_comes_back_with_the_call_run_once_and_one_result(
     scripted_relay: ScriptedRelay, remote: Remote, proxy: tuple[FaultProxy, str]
 ) -> None:
     faults, alias = proxy
     folder = remote.folder("project-black-hole")
     script_count(scripted_relay, "echo s >> started; sleep 1; echo x >> counter; echo ran")
-    process = start_exec(scripted_relay, remote, alias, folder)
+    process = start_exec(scripted_relay.base_url, remote, folder, "count", alias)
     said, out = Lines(process.stderr), Lines(process.stdout)
     try:
         wait_for(lambda: (folder / "started").exists(), what="the command to start there")
@@ -125,7 +92,7 @@ def test_a_dropped_tcp_connection_reconnects_with_the_call_run_once_and_one_resu
     faults, alias = proxy
     folder = remote.folder("project-dropped")
     script_count(scripted_relay, "echo s >> started; sleep 2; echo x >> counter; echo ran")
-    process = start_exec(scripted_relay, remote, alias, folder)
+    process = start_exec(scripted_relay.base_url, remote, folder, "count", alias)
     said, out = Lines(process.stderr), Lines(process.stdout)
     try:
         wait_for(lambda: (folder / "started").exists(), what="the command to start there")

@@ -13,18 +13,16 @@ through a local command that behaves like a container's exec (tests/remote/local
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 from melgui.core.terminal.reader import PtyReader
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.remote.link import Link
 from melgui.remote.remote_pty import HUNG_UP, RESET, RemotePty
+from tests.remote.fixtures import box_link, make_link, until
 from tests.remote.local_target import box_host, host_pid
-from tests.remote.test_link import make_link
 
 
 class Screen:
@@ -47,15 +45,6 @@ class Screen:
         self.pty.close()
 
 
-async def until(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def open_screen(link: Link, folder: Path, command: str | None) -> Screen:
     return Screen(await link.open_terminal(str(folder), command, 100, 30))
 
@@ -63,43 +52,33 @@ async def open_screen(link: Link, folder: Path, command: str | None) -> Screen:
 async def test_a_remote_terminal_shows_its_output_and_takes_keys(tmp_path: Path) -> None:
     folder = tmp_path / "project"
     folder.mkdir()
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, folder)
-        await link.open()
-        try:
-            screen = await open_screen(
-                link, folder, "echo ready-$((40+2)); read line; echo got-$line; pwd"
-            )
-            await screen.shows("ready-42")
-            screen.pty.write(b"hello\r")
-            await screen.shows("got-hello")
-            await until(lambda: screen.reader.exit_code is not None, "the program's end")
-            assert screen.reader.exit_code == 0
-            assert str(folder) in screen.text()  # it ran in the folder there
-            screen.close()
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, folder) as link:
+        screen = await open_screen(
+            link, folder, "echo ready-$((40+2)); read line; echo got-$line; pwd"
+        )
+        await screen.shows("ready-42")
+        screen.pty.write(b"hello\r")
+        await screen.shows("got-hello")
+        await until(lambda: screen.reader.exit_code is not None, "the program's end")
+        assert screen.reader.exit_code == 0
+        assert str(folder) in screen.text()  # it ran in the folder there
+        screen.close()
 
 
 async def test_a_flood_arrives_whole_and_in_order(tmp_path: Path) -> None:
     """About 6 MB: more than the host's window and its kept tail, so the acks pace it."""
     folder = tmp_path / "project"
     folder.mkdir()
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, folder)
-        await link.open()
-        try:
-            screen = await open_screen(link, folder, "seq 1 800000")
-            await until(lambda: screen.reader.exit_code is not None, "seq to end", 240)
-            expected = sum(len(f"{n}\r\n") for n in range(1, 800001))
-            assert screen.reader.fed == expected
-            lines = [line for line in screen.text().splitlines() if line.strip()]
-            assert lines[-1] == "800000"
-            tail = [int(line) for line in lines[-5000:]]
-            assert tail == list(range(795001, 800001))  # in order, nothing lost or doubled
-            screen.close()
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, folder) as link:
+        screen = await open_screen(link, folder, "seq 1 800000")
+        await until(lambda: screen.reader.exit_code is not None, "seq to end", 240)
+        expected = sum(len(f"{n}\r\n") for n in range(1, 800001))
+        assert screen.reader.fed == expected
+        lines = [line for line in screen.text().splitlines() if line.strip()]
+        assert lines[-1] == "800000"
+        tail = [int(line) for line in lines[-5000:]]
+        assert tail == list(range(795001, 800001))  # in order, nothing lost or doubled
+        screen.close()
 
 
 async def test_a_terminal_runs_on_across_a_killed_link_and_shows_what_it_missed(
@@ -111,27 +90,22 @@ async def test_a_terminal_runs_on_across_a_killed_link_and_shows_what_it_missed(
         "echo before; echo s >> started; while [ ! -e go ]; do sleep 0.05; done; "
         "echo after-$(cat go); read line; echo typed-$line"
     )
-    with box_host(tmp_path / "run"):
-        link = make_link(tmp_path, folder)
-        await link.open()
-        try:
-            screen = await open_screen(link, folder, script)
-            await screen.shows("before")
-            first = link.pid
-            assert first is not None
-            os.kill(first, signal.SIGKILL)
-            (folder / "go").write_text("while-away\n")  # it goes on there, link or not
-            await until(lambda: link.reconnects >= 1, "the reconnect")
-            await screen.shows("after-while-away")
-            screen.pty.write(b"again\r")
-            await screen.shows("typed-again")
-            await until(lambda: screen.reader.exit_code is not None, "the program's end")
-            assert screen.reader.exit_code == 0
-            assert (folder / "started").read_text() == "s\n"  # it ran once
-            assert screen.text().count("before") == 1  # nothing shown twice
-            screen.close()
-        finally:
-            await link.aclose()
+    async with box_link(tmp_path, folder) as link:
+        screen = await open_screen(link, folder, script)
+        await screen.shows("before")
+        first = link.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        (folder / "go").write_text("while-away\n")  # it goes on there, link or not
+        await until(lambda: link.reconnects >= 1, "the reconnect")
+        await screen.shows("after-while-away")
+        screen.pty.write(b"again\r")
+        await screen.shows("typed-again")
+        await until(lambda: screen.reader.exit_code is not None, "the program's end")
+        assert screen.reader.exit_code == 0
+        assert (folder / "started").read_text() == "s\n"  # it ran once
+        assert screen.text().count("before") == 1  # nothing shown twice
+        screen.close()
 
 
 async def test_a_killed_remote_host_ends_its_terminals_in_plain_words(tmp_path: Path) -> None:

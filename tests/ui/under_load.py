@@ -154,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, pytest_args = parser.parse_known_args(argv)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     log: Path = args.log
+    log.parent.mkdir(parents=True, exist_ok=True)  # a new folder for the logs of a session
     command = " ".join(["python -m pytest -q", args.target, *pytest_args])
     with log.open("a", encoding="utf-8") as out:
         out.write(

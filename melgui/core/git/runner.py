@@ -16,11 +16,9 @@ known, so a trusted folder's every call does not pay for one).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
 import shutil
-import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ from melgui.core.config.special_files import (
 )
 from melgui.core.config.trust import FolderTrust
 from melgui.core.git import hardening
-from melgui.core.processes import child_preexec
+from melgui.core.processes import child_preexec, kill_unreaped, spawn
 
 GIT_TIMEOUT_S = 120.0
 STALL_S = 2.0  # a trusted folder's git still running after this: is a rules file why?
@@ -289,7 +287,7 @@ async def _run_async(
     argv: list[str], cwd: str | os.PathLike[str], env: dict[str, str], stdin: bytes | None,
     timeout: float, stalled: Stalled | None = None,
 ) -> tuple[int, bytes, bytes]:  # fmt: skip
-    process = await asyncio.create_subprocess_exec(
+    process = await spawn(
         *argv,
         cwd=cwd,
         env=env,
@@ -309,28 +307,10 @@ async def _run_async(
     except BaseException:
         talk.cancel()
         if process.returncode is None:
-            _kill_unreaped(process)
+            kill_unreaped(process)  # not process.kill(): its poll may reap behind the watcher
             await process.wait()
         raise
     return (process.returncode if process.returncode is not None else -1), out, err
-
-
-def _kill_unreaped(process: asyncio.subprocess.Process) -> None:
-    """SIGKILL a child the loop has not reported ended, leaving its reaping to the loop's
-    child watcher. `process.kill()` polls first, and that poll reaps a child that has
-    just exited: when the watcher's thread then waits for it (late, on a busy machine),
-    asyncio finds no child, logs "Unknown child process pid N, will report returncode
-    255" on stderr and reports 255. A git cancelled as the app quits hit it."""
-    if not hasattr(os, "waitid"):  # no way to look without reaping (macOS, Windows)
-        process.kill()
-        return
-    try:
-        ended = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return  # the watcher has it already
-    if ended is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, signal.SIGKILL)
 
 
 async def run_async(

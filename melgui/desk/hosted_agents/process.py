@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import release_pipes, reset_signals, spawn
 from melgui.core.protocol import bounded_json
 from melgui.desk.hosted_agents.agents import AgentCommand
 
@@ -66,7 +66,7 @@ class AgentProcess:
     ) -> AgentProcess:
         environment = {**os.environ, **command.env, **(env or {})}
         try:
-            process = await asyncio.create_subprocess_exec(
+            process = await spawn(
                 *command.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -142,9 +142,9 @@ class AgentProcess:
             self._kill()
         self._stderr_done.cancel()
         self._checker.cancel()
-        transport = getattr(self.process, "_transport", None)
-        if transport is not None:
-            transport.close()
+        # Not transport.close(): it polls, and may reap the agent behind asyncio's child
+        # watcher (which then logs "Unknown child process" and reports 255).
+        release_pipes(self.process)
 
     def end_group(self) -> None:
         """Kill the agent and every process it started (its group); pipes stay readable."""

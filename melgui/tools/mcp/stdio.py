@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import reset_signals, spawn
 from melgui.core.transports.http.replies import one_line
 from melgui.tools.mcp.wire_lines import HEAD_BYTES, error_reply, oversized, read_line
 
@@ -107,7 +107,7 @@ async def stdio_server(
 
     Raises OSError when the command cannot be started.
     """
-    process = await asyncio.create_subprocess_exec(
+    process = await spawn(
         command,
         *args,
         stdin=asyncio.subprocess.PIPE,

@@ -36,6 +36,29 @@ def summary_html(
     return first + "<br>" + " ".join(parts)
 
 
+def there_html(worktree: Worktree, changes: WorktreeChanges, host: str, colors: Colors) -> str:
+    """A worker's branch on another machine: shown here, merged there."""
+    first = (
+        f"<b>{html.escape(worktree.branch)}</b> from {worktree.base[:10]} · "
+        f"<span style='color:{colors.muted}'>{html.escape(str(worktree.path))}</span> "
+        f"on <b>{html.escape(host)}</b>"
+    )
+    count = len(changes.files)
+    files = f"{count} changed file{'s' if count != 1 else ''}" if count else "No changes"
+    parts = [
+        f"{files} against the base, read on {html.escape(host)}. The branch is there: merge "
+        f"it there into {html.escape(str(worktree.main))} (git merge "
+        f"{html.escape(worktree.branch)})."
+    ]
+    if changes.uncommitted:
+        count = len(changes.uncommitted)
+        parts.append(
+            f"{count} file{'s' if count != 1 else ''} with edits the worker has not "
+            f"committed (<span style='color:{colors.pending}'>orange</span> below)."
+        )
+    return first + "<br>" + " ".join(parts)
+
+
 def uncommitted_html(worktree: Worktree, changes: WorktreeChanges, colors: Colors) -> str:
     """The project folder's own changes: against which commit, and how many files."""
     count = len(changes.files)

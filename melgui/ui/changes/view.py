@@ -41,7 +41,7 @@ from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
 from melgui.ui.changes.questions import Question
-from melgui.ui.changes.texts import conflicts_html, summary_html, uncommitted_html
+from melgui.ui.changes.texts import conflicts_html, summary_html, there_html, uncommitted_html
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.look.tokens import DIALOG_XL
 from melgui.ui.runtime.theme import DARK, LIGHT, Colors
@@ -55,10 +55,14 @@ class ChangesView(QDialog):
         parent: QWidget | None = None,
         *,
         in_place: bool = False,
+        host: str = "",
     ):
+        """`host`: the worktree is on that machine (its worker's there): read there by
+        `reader` and shown; its branch is merged there, nothing is applied here."""
         super().__init__(parent)
         self.worktree = worktree
         self.in_place = in_place
+        self.host = host
         self.colors = colors
         self.changes: WorktreeChanges | None = None
         # A remote folder's: its host reads them there (in place only; nothing is applied).
@@ -70,6 +74,7 @@ class ChangesView(QDialog):
         self.tasks = TaskKeeper(on_error=lambda text: self.say(text, error=True))
         self.commands = ChangesActions(self)
         where = f"uncommitted in {worktree.path.name}" if in_place else worktree.branch
+        where += f" @{host}" if host else ""
         self.setWindowTitle(f"Changes · {where}")
         self.setObjectName("changesView")
         self.summary = QLabel(self)
@@ -122,14 +127,14 @@ class ChangesView(QDialog):
         self.resize(*DIALOG_XL)
         if in_place:
             self._in_place()
+        elif host:
+            self._read_only()
         self._enable()
 
-    def _in_place(self) -> None:
-        """The project folder's own changes: no commits to list, nowhere to apply them."""
+    def _no_actions(self) -> None:
+        """Nothing here to apply the changes to or to discard them from."""
         self.diff.hunk_actions = False
         for widget in (
-            self.commits_title,
-            self.commits,
             self.apply_file_button,
             self.apply_all_button,
             self.merge_button,
@@ -137,6 +142,19 @@ class ChangesView(QDialog):
             self.discard_button,
         ):
             widget.hide()
+
+    def _read_only(self) -> None:
+        """A worker's changes on another machine: no actions, and no reviewer here (its
+        tools would read this machine's files)."""
+        self._no_actions()
+        self.review_button.hide()
+        self.send_button.hide()
+
+    def _in_place(self) -> None:
+        """The project folder's own changes: no commits to list, nowhere to apply them."""
+        self._no_actions()
+        self.commits_title.hide()
+        self.commits.hide()
         self.send_button.setText("Send findings to a new worker")
 
     def _button(self, text: str, slot: object) -> QPushButton:
@@ -283,6 +301,9 @@ class ChangesView(QDialog):
         if self.in_place:
             self.summary.setText(uncommitted_html(self.worktree, changes, self.colors))
             return
+        if self.host:
+            self.summary.setText(there_html(self.worktree, changes, self.host, self.colors))
+            return
         self.summary.setText(summary_html(self.worktree, changes, state, self.colors))
 
     def _show_conflicts(self, state: MergeState) -> None:
@@ -309,8 +330,8 @@ class ChangesView(QDialog):
     async def check_in_main(self) -> None:
         """Mark the shown file's hunks that the main folder has already."""
         change = self.diff.change
-        if change is None or self.in_place:
-            return
+        if change is None or self.in_place or self.reader is not None:
+            return  # a folder's own changes, or a worktree there: no main folder here
         try:
             found = await hunks_in_main(self.worktree, change)
         except ChangesError:
@@ -386,16 +407,21 @@ def open_changes(
     *,
     in_place: bool = False,
     read: bool = True,
+    there: tuple[str, Callable[[], Awaitable[WorktreeChanges]]] | None = None,
 ) -> ChangesView:
     """Show the Changes view of `worktree` (the open one, if there is one) and read it
-    (unless not `read`: the caller awaits `reload`)."""
+    (unless not `read`: the caller awaits `reload`). `there`: (the machine the worktree
+    is on, what reads its changes there)."""
     if parent is not None:
         for view in parent.findChildren(ChangesView):
             if view.worktree == worktree and view.isVisible():
                 view.raise_()
                 view.activateWindow()
                 return view
-    view = ChangesView(worktree, colors or _colors_of(parent), parent, in_place=in_place)
+    host = there[0] if there is not None else ""
+    view = ChangesView(worktree, colors or _colors_of(parent), parent, in_place=in_place, host=host)
+    if there is not None:
+        view.reader = there[1]
     view.reviewer = reviewer
     view.send_to_worker = send_to_worker
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -36,6 +36,7 @@ from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.call_book import CallBook
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.panes.worker_worktrees import WorktreeThere
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
@@ -62,10 +63,16 @@ class AgentPane(QWidget):
         worktree: Worktree | None = None,
         parent: QWidget | None = None,
         history_when_shown: bool = False,
+        there: WorktreeThere | None = None,
+        note: str = "",
     ) -> None:
+        """`there`: its worktree is on another machine (`worktree` is its, read there);
+        `note`: said in the chat before its task (where it works, when not as asked)."""
         super().__init__(parent)
         self.session = session
         self.worktree = worktree  # its own git worktree; None: it works in the project folder
+        self.worktree_there = there
+        self.note = note  # where it works, when not as asked (no git repository there)
         # Whoever outlives the pane keeps its closing task (the manager, in the window).
         self._tasks = tasks if tasks is not None else TaskKeeper()
         self.task = task or ""  # None: opened without a task (a worktree to review)
@@ -93,11 +100,15 @@ class AgentPane(QWidget):
         self.info = info = QLabel(f"worker · model <b>{session.loop.model}</b>", self)
         info.setObjectName("workerInfo")
         if worktree is not None:
+            on = f" on {there.host}" if there is not None else ""
             info.setText(f"{info.text()} · own worktree, branch <b>{escape(worktree.branch)}</b>")
             info.setToolTip(
-                f"Works in {session.loop.cwd}\n(a git worktree of {worktree.main}, "
+                f"Works in {session.loop.cwd}{on}\n(a git worktree of {worktree.main}, "
                 f"from commit {worktree.base[:10]}); the project folder is not touched."
             )
+        elif note:
+            info.setText(f"{info.text()} · <b>no worktree</b>: in the folder itself")
+            info.setToolTip(note)
         info.setContentsMargins(SPACE_S, SPACE_2XS, SPACE_S, 0)
         # A long model name is cut at the pane's edge, never holds the pane wide.
         info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -110,6 +121,8 @@ class AgentPane(QWidget):
         self.bridge.loopEvent.connect(self._on_event)
         self.bridge.busyChanged.connect(lambda _busy: self._refresh_state())
         self.approvals.changed.connect(self._refresh_state)
+        if note:
+            self.chat.transcript.add_notice(note, colors.warn)
         if task:  # an ACP agent's pane opens without a first message
             self.send(task)
 

@@ -37,12 +37,14 @@ from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.pane_losses import losses_of, short
 from melgui.ui.panes.terminal.pane import CLOSE_GRACE_MS, TerminalPane
+from melgui.ui.panes.worker_worktrees import WorktreeThere
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 Pane = TerminalPane | AgentPane
 REMOTE_COLUMNS, REMOTE_ROWS = 100, 30  # a remote terminal's first size, until it is shown
+RETIRE_THERE_S = 5.0  # how long the window's close waits on removing worktrees there
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,7 @@ class WorkerSpec:
     model: str | None  # None: the window's current model
     source: str  # the pane's title: names the worker in approvals
     worktree: Worktree | None = None  # its own git worktree; None: the project folder
+    folder: str | None = None  # on a host: where it works there (None: the host's folder)
 
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
@@ -205,18 +208,36 @@ class PaneManager(QObject):
         except LinkError as exc:
             self.registry.remove(info.id)
             raise PaneError(f"Could not reach {host}: {exc}") from exc
+        self._still_open(info)
+        return place
+
+    def _still_open(self, info: PaneInfo) -> None:
+        """A reservation is given back when the window closed while its pane was made."""
         if self._shut:
             self.registry.remove(info.id)
             raise PaneError("The window is closing; no new panes.")
-        return place
 
     async def start_remote_worker(
-        self, host: str, task: str, model: str | None, layout: object
-    ) -> PaneInfo:
+        self, host: str, task: str, model: str | None, layout: object,
+        own_worktree: bool | None = None, carry: bool | None = None,
+    ) -> PaneInfo:  # fmt: skip
+        """A worker on `host`, in its own git worktree there as a local one's (made there),
+        or in the folder there (its pane says why)."""
         places = self._places()
         info = self.reserve_worker(f"worker {{}} @{host}: {short(task, 28)}", where=host)
         place = await self._reach(places, host, info)
-        return self.open_worker(info, task, model, layout, None, places.worker_factory(place))
+        try:
+            there, note = await worker_worktrees.make_there(
+                self.worktrees(), place, info.id, task, own_worktree, carry
+            )
+        except LinkError as exc:
+            self.registry.remove(info.id)
+            raise PaneError(f"Could not make the worker's worktree on {host}: {exc}") from exc
+        self._still_open(info)  # closed meanwhile: git there keeps the worktree
+        return self.open_worker(
+            info, task, model, layout, there.worktree if there else None,
+            places.worker_factory(place), there=there, note=note,
+        )  # fmt: skip
 
     async def open_remote_terminal(
         self, host: str, command: str | None, layout: object = "tab"
@@ -258,7 +279,8 @@ class PaneManager(QObject):
         host, task = host_word(task, self.remote.names() if self.remote is not None else [])
         host = host or self.home  # a remote folder's workers work there too
         if host is not None:
-            return await self.start_remote_worker(host, task, model, layout), None
+            opened = self.start_remote_worker(host, task, model, layout, own_worktree, carry)
+            return await opened, None
         worktrees = self.worktrees()
         if worktrees is None or not await worker_worktrees.wanted(worktrees, own_worktree):
             return self.spawn_agent(task, model, layout), None
@@ -268,9 +290,7 @@ class PaneManager(QObject):
         except WorktreeError as exc:
             self.registry.remove(info.id)
             raise PaneError(str(exc)) from exc
-        if self._shut:  # the window closed meanwhile: git keeps it, the next start finds it
-            self.registry.remove(info.id)
-            raise PaneError("The window is closing; no new panes.")
+        self._still_open(info)  # closed meanwhile: git keeps it, the next start finds it
         return self.open_worker(info, task, model, layout, prepared.worktree), prepared
 
     def review_worktree(self, found: Found, layout: object = "tab") -> PaneInfo:
@@ -307,16 +327,21 @@ class PaneManager(QObject):
         factory: WorkerFactory | None = None,
         *,
         reopened: bool = False,
+        there: WorktreeThere | None = None,
+        note: str = "",
     ) -> PaneInfo:
-        """The worker's pane for a reserved `info`; `factory`: another machine's.
-        `reopened` (on a session that ran on): a new tab stays behind the current one
-        and its conversation so far is drawn once the pane shows."""
+        """The worker's pane for a reserved `info`; `factory`: another machine's (`there`:
+        its worktree there, `wt` is its; `note`: said first). `reopened` (on a session that
+        ran on): a new tab stays behind, its conversation drawn once the pane shows."""
         make = factory or self.worker_factory
         assert make is not None
         try:
-            session = make(WorkerSpec(model, info.title, wt))
+            folder = there.works_in if there is not None else None
+            session = make(WorkerSpec(model, info.title, wt, folder))
         except Exception as exc:
             self.registry.remove(info.id)
+            if there is not None:  # made for it there, holding nothing yet
+                worker_worktrees.retire_later(self.tasks, there.worktree, None, [], there)
             raise PaneError(f"Could not start the worker: {exc}") from exc
         bridge = self.bridge_factory(session) if self.bridge_factory is not None else None
         pane = AgentPane(
@@ -328,6 +353,8 @@ class PaneManager(QObject):
             tasks=self.tasks,
             worktree=wt,
             history_when_shown=reopened,
+            there=there,
+            note=note,
         )
         self._install(info, pane, layout, front=not reopened)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
@@ -436,7 +463,7 @@ class PaneManager(QObject):
         its worktree holds work (git reads that in a thread, then this asks)."""
         pane = self._panes.get(pane_id)
         if isinstance(pane, AgentPane) and pane.worktree is not None:
-            worker_worktrees.ask_to_close(self, pane_id, pane.worktree)
+            worker_worktrees.ask_to_close(self, pane_id, pane.worktree, pane.worktree_there)
         else:
             self.ask_to_close(pane_id, self.pane_losses(pane_id))
 
@@ -472,7 +499,9 @@ class PaneManager(QObject):
         else:
             ending = pane.close_worker()
             if pane.worktree is not None:
-                worker_worktrees.retire_later(self.tasks, pane.worktree, ending, discard or [])
+                worker_worktrees.retire_later(
+                    self.tasks, pane.worktree, ending, discard or [], pane.worktree_there
+                )
         if frame is not None:
             if isinstance(pane, TerminalPane):
                 pane.setParent(None)  # kept until it has ended
@@ -481,8 +510,9 @@ class PaneManager(QObject):
         return True
 
     def owned_worktrees(self) -> list[Path]:
-        """The worktree folders open worker panes work in."""
-        return [wt.path for pane in self._panes.values() if (wt := getattr(pane, "worktree", None))]
+        """The worktree folders open worker panes work in (on this machine)."""
+        panes = [p for p in self._panes.values() if not getattr(p, "worktree_there", None)]
+        return [wt.path for pane in panes if (wt := getattr(pane, "worktree", None))]
 
     def _finish_close(self, pane: TerminalPane) -> None:
         if pane in self._closing:
@@ -502,7 +532,7 @@ class PaneManager(QObject):
         for pane in self._panes.values():
             if isinstance(pane, AgentPane):
                 pane.close_worker()
-                if pane.worktree is not None:
+                if pane.worktree is not None and pane.worktree_there is None:
                     retire_worktree(pane.worktree, [])  # only if it holds no work
         for terminal in terminals:
             terminal.begin_close()
@@ -535,10 +565,12 @@ class PaneManager(QObject):
         for terminal in terminals:
             terminal.begin_close()
         deadline = asyncio.get_running_loop().time() + grace
+        retiring = worker_worktrees.retire_there(self.tasks, self._panes.values())
         while asyncio.get_running_loop().time() < deadline and any(
             t.pty is not None and (t.pty.poll() is None or t.pty.session_pids()) for t in terminals
         ):
             await asyncio.sleep(0.02)
+        await worker_worktrees.settle(retiring, RETIRE_THERE_S)
         self.shutdown()
 
     def _terminals(self) -> list[TerminalPane]:

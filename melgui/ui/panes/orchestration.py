@@ -145,6 +145,11 @@ class Orchestration:
             )
         if prepared is not None:
             text += "\n" + prepared.describe()
+        there = pane.worktree_there if isinstance(pane, AgentPane) else None
+        if there is not None:  # a worker on another machine, in its own worktree there
+            text += f"\nOn {there.host}: {there.said}"
+        elif isinstance(pane, AgentPane) and pane.note:
+            text += "\n" + pane.note
         return ToolOutcome(text)
 
     async def send_keys(self, pane_id: int, text: str) -> ToolOutcome:

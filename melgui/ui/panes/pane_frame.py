@@ -123,6 +123,10 @@ class PaneFrame(QFrame):
         worktree = getattr(self.content, "worktree", None)
         if worktree is None:
             return
+        there = getattr(self.content, "worktree_there", None)
+        if there is not None:  # on another machine: read there by its host, shown here
+            open_changes(self.window(), worktree, there=(there.host, there.changes))
+            return
         window = self.window()
         reviewer = None
         if isinstance(window, SessionMaker):

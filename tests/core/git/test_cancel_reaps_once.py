@@ -16,6 +16,12 @@ from typing import Any
 import pytest
 
 from melgui.core.git import runner
+from tests.fakes.late_watcher import (
+    late_watcher,
+    pipes_connected_late,
+    unknown_children,
+    until_zombie,
+)
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or sys.version_info >= (3, 12),
@@ -69,3 +75,36 @@ def test_a_cancelled_git_leaves_the_reaping_to_the_child_watcher(
     with caplog.at_level(logging.WARNING, logger="asyncio"):
         asyncio.run(_cancelled_after_exit(may_wait, started))
     assert not [r for r in caplog.records if "Unknown child process" in r.getMessage()]
+
+
+def test_a_git_cancelled_while_it_is_started_is_reaped_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled inside asyncio.create_subprocess_exec (its pipes not yet connected) after
+    a quick git has ended: asyncio's own clean-up would poll, and reap it."""
+    may_wait = late_watcher(monkeypatch)
+    pipes_connected_late(monkeypatch)
+    started: list[int] = []
+    transport = getattr(asyncio.unix_events, "_UnixSubprocessTransport")  # noqa: B009
+    real = transport._start
+
+    def start(self: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        started.append(self._proc.pid)
+
+    monkeypatch.setattr(transport, "_start", start)
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(runner._run_async(["true"], "/", {}, None, 30))
+        while not started:
+            await asyncio.sleep(0)
+        await until_zombie(started[0])
+        asyncio.get_running_loop().call_later(0.2, may_wait.set)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.5)  # the watcher's report
+
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        asyncio.run(scenario())
+    assert not unknown_children(caplog)

@@ -27,6 +27,7 @@ from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes.projects import git
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.local_target import ROOT, box_host
 
@@ -113,3 +114,40 @@ def test_a_local_model_cannot_run_its_loop_there_and_says_so(
     with box_host(runtime):
         said = run(asyncio.wait_for(scenario(), 60))
     assert "needs a model server" in said and "local one, on this machine" in said
+
+
+def test_a_loop_there_worker_in_a_git_folder_works_in_its_own_worktree_there(
+    make_window: Any, run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(HOST_COMMAND_ENV, shlex.join([sys.executable, "-m", "melgui", "host"]))
+    host, folder, runtime = box(tmp_path)
+    (folder / "a.txt").write_text("first\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
+        git(folder, *args)
+    relay = ScriptedRelay(api_key=KEY)
+    relay.script(
+        [tool_calls(tool_call("write_file", {"path": "b.txt", "content": "x"}))],
+        [text("Wrote it."), done()],
+    )
+    with relay, box_host(runtime):
+        window = make_window(relay_settings(relay, hosts=[host]), api_key=KEY)
+
+        async def scenario() -> AgentPane:
+            info, _ = await window.pane_manager.start_worker("@box write b", None, "right")
+            pane = window.pane_manager.pane(info.id)
+            assert isinstance(pane, AgentPane) and isinstance(pane.session, RemoteSession)
+            await wait_until(lambda: window.approvals.first() is not None, timeout=60)
+            request = window.approvals.first()
+            assert request is not None
+            request.approve()
+            await wait_until(lambda: "Wrote it." in pane.latest_reply(), timeout=60)
+            return pane
+
+        pane = run(scenario())
+    assert pane.worktree_there is not None
+    worktree = pane.worktree_there.worktree
+    assert worktree.branch == "melgui/1-write-b"
+    assert worktree.path.is_relative_to(tmp_path / "box-home" / "data" / "worktrees")
+    assert pane.session.loop.cwd == str(worktree.path)  # the host's loop works in it
+    assert (worktree.path / "b.txt").read_text() == "x"
+    assert not (folder / "b.txt").exists()

@@ -18,9 +18,7 @@ from tests.fakes import ScriptedRelay
 from tests.fakes.acp_host import SCRIPTED_AGENT
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote
-from tests.ui.remote import test_window_remote_folder as folder_tests
 
-remote_window = folder_tests.remote_window  # the `remote_window` fixture, shared
 SHOTS = os.environ.get("MELGUI_SCREENSHOTS")
 
 

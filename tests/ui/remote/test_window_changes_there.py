@@ -12,15 +12,12 @@ from tests.fakes import ScriptedRelay
 from tests.fakes.projects import git
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote
-from tests.ui.remote import test_window_remote_folder as folder_tests
-
-remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
 
 
 def test_a_remote_folders_changes_view_shows_its_uncommitted_changes_there(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
@@ -33,9 +30,7 @@ def test_a_remote_folders_changes_view_shows_its_uncommitted_changes_there(
     (folder / "a.txt").write_text("first\nsecond there\n")
     (folder / "new.txt").write_text("made there\n")
     remote.server.give(folder)
-    window = remote_folder_window(
-        f"ssh://{remote.server.alias}{folder}", relay_settings(scripted_relay)
-    )
+    window = remote_window(f"ssh://{remote.server.alias}{folder}", relay_settings(scripted_relay))
     views: list[ChangesView | None] = []
 
     async def scenario() -> None:

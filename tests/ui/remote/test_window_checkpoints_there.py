@@ -16,39 +16,38 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
-from tests.remote.fixtures import Remote
-from tests.ui.remote import test_window_remote_folder as folder_tests
-
-remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
+from tests.remote.fixtures import Remote, url
 
 
 def _writing_window(
     remote: Remote, relay: ScriptedRelay, remote_window: Any, name: str
-) -> tuple[Path, Any]:
+) -> tuple[Path, Any, list[QDialog]]:
     """A remote folder holding a.txt ("as it was") and its window, whose model will
-    overwrite a.txt with "agent" (write_file allowed without asking)."""
-    folder = remote.folder(name)
-    (folder / "a.txt").write_text("as it was\n")
-    remote.server.give(folder)
+    overwrite a.txt with "agent" (write_file allowed without asking); and the dialogs its
+    checkpoint actions open, as they open."""
+    folder = remote.folder(name, {"a.txt": "as it was\n"})
     relay.script(
         [tool_calls(tool_call("write_file", {"path": "a.txt", "content": "agent\n"}, id="w1"))],
         [text("Wrote it."), done()],
     )
     settings = relay_settings(relay, approval_modes={"write_file": "auto"})
-    return folder, remote_window(f"ssh://{remote.server.alias}{folder}", settings)
+    window = remote_window(url(remote, folder), settings)
+    dialogs: list[QDialog] = []
+    window.checkpoint_actions.dialogOpened.connect(dialogs.append)
+    return folder, window, dialogs
 
 
 def test_a_remote_folders_rewind_puts_the_file_back_there(
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-rewind")
-    dialogs: list[QDialog] = []
-    window.checkpoint_actions.dialogOpened.connect(dialogs.append)
+    folder, window, dialogs = _writing_window(
+        remote, scripted_relay, remote_window, "window-rewind"
+    )
     said: list[str] = []
     window.status.messageChanged.connect(said.append)
 
@@ -79,15 +78,13 @@ def test_a_remote_rewind_asks_about_a_file_changed_there_since_with_its_three_ve
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder, window = _writing_window(
-        remote, scripted_relay, remote_folder_window, "window-rewind-conflict"
+    folder, window, dialogs = _writing_window(
+        remote, scripted_relay, remote_window, "window-rewind-conflict"
     )
-    dialogs: list[QDialog] = []
-    window.checkpoint_actions.dialogOpened.connect(dialogs.append)
     said: list[str] = []
     window.status.messageChanged.connect(said.append)
     texts: list[str] = []
@@ -125,14 +122,12 @@ def test_a_remote_call_card_shows_its_change_there_with_diff_compare_undo_and_re
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-card")
-    dialogs: list[QDialog] = []
+    folder, window, dialogs = _writing_window(remote, scripted_relay, remote_window, "window-card")
     actions = window.checkpoint_actions
-    actions.dialogOpened.connect(dialogs.append)
     said: list[str] = []
     window.status.messageChanged.connect(said.append)
     diffs: list[str] = []
@@ -186,14 +181,12 @@ def test_a_remote_call_card_shows_its_change_there_with_diff_compare_undo_and_re
 def test_a_remote_turns_review_bar_lists_its_files_there_and_undoes_one(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    folder, window = _writing_window(remote, scripted_relay, remote_folder_window, "window-bar")
-    dialogs: list[QDialog] = []
+    folder, window, dialogs = _writing_window(remote, scripted_relay, remote_window, "window-bar")
     actions = window.checkpoint_actions
-    actions.dialogOpened.connect(dialogs.append)
     turn: list[str] = []
     listed: list[tuple[str, int, int]] = []
 

@@ -17,9 +17,7 @@ from pytestqt.qtbot import QtBot
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import idle, relay_settings, wait_until
 from tests.remote.fixtures import Remote
-from tests.ui.remote import test_window_remote_folder as folder_tests
 
-remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
 GUARD = "echo \"$(id -un)\" >> who; echo 'no commands before the review' >&2; exit 2"
 
 
@@ -27,7 +25,7 @@ def test_a_trusted_remote_folders_hook_runs_there_and_its_run_is_on_the_card(
     qtbot: QtBot,
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
@@ -44,7 +42,7 @@ def test_a_trusted_remote_folders_hook_runs_there_and_its_run_is_on_the_card(
     )
     settings = relay_settings(scripted_relay, approval_modes={"run_command": "auto"})
     url = f"ssh://{remote.server.alias}{folder}"
-    window = remote_folder_window(url, settings)
+    window = remote_window(url, settings)
 
     async def scenario() -> None:
         assert window.trust_bar.isVisible() and window.trust_bar.folder == url

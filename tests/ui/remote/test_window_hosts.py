@@ -128,6 +128,10 @@ def test_an_orchestrator_drives_a_worker_on_each_of_two_hosts(
         ("2", "agent", "box"),
     ]
     assert "Hosts a worker can run on: build" in listed
+    # Neither folder is a git repository: each worker shares it, and the model is told.
+    assert f"No worktree of its own on build: {build_folder} is not in a git" in result_of(
+        last, "s1"
+    )
     assert "Wrote it." in result_of(last, "a1") and "Wrote it." in result_of(last, "a2")
     frame_titles = [info.title for info in manager.registry.all()]
     assert frame_titles[0].startswith("worker 1 @build") and "@box" in frame_titles[1]

@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import shlex
-import shutil
 import sys
 import threading
 from pathlib import Path
@@ -29,11 +28,8 @@ from tests.fakes.mcp import fake_entry
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote
 from tests.remote.local_target import box_host, host_pid
-from tests.remote.test_mcp_over_ssh import FAKE
-from tests.ui.remote import test_window_remote_folder as folder_tests
 
 WHERE = "mcp__tools__whereami"
-remote_folder_window = folder_tests.remote_window  # the `remote_window` fixture, shared
 
 
 def worker_leg(request: RecordedRequest) -> list[Any]:
@@ -114,21 +110,18 @@ def test_a_worker_on_a_host_calls_the_mcp_server_that_runs_there(
 def test_a_remote_folders_window_runs_the_persons_servers_there_not_here(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
 ) -> None:
     folder = remote.folder("window-mcp")
-    shutil.copy(FAKE, folder / "fake_mcp.py")
-    remote.server.give(folder)
-    entry = {"command": remote.python, "args": [str(folder / "fake_mcp.py")],
-             "env": {"PYTHONPATH": remote.python_path}, "trusted": True}  # fmt: skip
+    entry = remote.mcp_server_in(folder, trusted=True)
     user_path().parent.mkdir(parents=True, exist_ok=True)
     user_path().write_text(json.dumps({"mcpServers": {"there": entry}}), encoding="utf-8")
     scripted_relay.script(
         [tool_calls(tool_call("mcp__there__whereami", {}, id="m1"))], [text("Seen."), done()]
     )
     url = f"ssh://{remote.server.alias}{folder}"
-    window = remote_folder_window(url, relay_settings(scripted_relay))
+    window = remote_window(url, relay_settings(scripted_relay))
 
     async def scenario() -> None:
         assert window.remote.folder is not None
@@ -171,14 +164,12 @@ def test_a_server_that_cannot_start_on_a_host_is_said_under_the_chat(
 def test_a_remote_folders_own_mcp_file_asks_trust_then_starts_there_and_the_panel_says_where(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_folder_window: Any,
+    remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
     folder = remote.folder("window-mcp-project")
-    shutil.copy(FAKE, folder / "fake_mcp.py")
-    entry = {"command": remote.python, "args": [str(folder / "fake_mcp.py")],
-             "env": {"PYTHONPATH": remote.python_path}}  # fmt: skip
+    entry = remote.mcp_server_in(folder)
     (folder / ".melgui").mkdir()
     own = {"mcpServers": {"own": entry}}
     (folder / ".melgui" / "mcp.json").write_text(json.dumps(own), encoding="utf-8")
@@ -186,7 +177,7 @@ def test_a_remote_folders_own_mcp_file_asks_trust_then_starts_there_and_the_pane
     user_path().parent.mkdir(parents=True, exist_ok=True)
     user_path().write_text(json.dumps({"mcpServers": {"mine": entry}}), encoding="utf-8")
     url = f"ssh://{remote.server.alias}{folder}"
-    window = remote_folder_window(url, relay_settings(scripted_relay))
+    window = remote_window(url, relay_settings(scripted_relay))
     panel, there = window.mcp_panel, window.desk.mcp_there
 
     def rows() -> list[tuple[str, str]]:
@@ -214,7 +205,7 @@ def test_a_remote_folders_own_mcp_file_asks_trust_then_starts_there_and_the_pane
     said = window.chat.transcript.toPlainText()
     assert f"MCP servers from {url}/.melgui/mcp.json are waiting for trust" in said
     # Remembered here, by the folder's URL: a second window on it starts them unasked.
-    again = remote_folder_window(url, relay_settings(scripted_relay))
+    again = remote_window(url, relay_settings(scripted_relay))
 
     async def second() -> None:
         assert again.remote.folder is not None

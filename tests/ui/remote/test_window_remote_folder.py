@@ -8,47 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 import signal
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 
-from melgui.core.config.settings import Settings
-from melgui.remote.connect import HOST_COMMAND_ENV
 from melgui.ui.panes.remote.folder_dialog import RemoteFolderDialog, recent_folders, remember_folder
-from melgui.ui.panes.remote.remote_side import stand_in_for
 from melgui.ui.panes.terminal.pane import TerminalPane
-from melgui.ui.window.main_window import MainWindow, build_main_window
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote
 
 AUTO = {"read_file": "auto", "open_pane": "auto", "send_keys": "auto", "read_pane": "auto"}
-
-
-@pytest.fixture
-def remote_window(
-    qloop: asyncio.AbstractEventLoop, remote: Remote, monkeypatch: pytest.MonkeyPatch
-) -> Any:
-    monkeypatch.setenv(HOST_COMMAND_ENV, shlex.join(remote.host_argv))
-    windows: list[MainWindow] = []
-
-    def make(url: str, settings: Settings) -> MainWindow:
-        window = build_main_window(stand_in_for(url), settings, api_key="k", persist_settings=False)
-        window.remote.open_folder(url)
-        window.show()
-        windows.append(window)
-        return window
-
-    yield make
-    for window in windows:
-        qloop.run_until_complete(asyncio.wait_for(window.aclose(), 60))
-        window.guard.allow()
-        window.close()
-        window.deleteLater()
 
 
 def run(qloop: asyncio.AbstractEventLoop, work: Any, timeout: float = 180) -> Any:
@@ -61,9 +33,7 @@ def test_a_remote_folder_s_chat_and_terminal_run_there_and_survive_a_killed_link
     remote_window: Any,
     qloop: asyncio.AbstractEventLoop,
 ) -> None:
-    folder = remote.folder("window-folder")
-    (folder / "a.txt").write_text("read over ssh\n")
-    remote.server.give(folder)
+    folder = remote.folder("window-folder", {"a.txt": "read over ssh\n"})
     script = (
         "echo at-$(pwd)-as-$(id -un); while [ ! -e go ]; do sleep 0.05; done; "
         "echo after-$(cat go); exec sleep 300"
@@ -132,9 +102,7 @@ def test_an_unknown_host_key_is_asked_in_a_dialog(
     known = tmp_path / "known_hosts"
     known.write_text("")
     alias = remote.server.alias_with("window-unknown", known_hosts=known, strict="ask")
-    folder = remote.folder("window-keys")
-    (folder / "a.txt").write_text("behind a new key\n")
-    remote.server.give(folder)
+    folder = remote.folder("window-keys", {"a.txt": "behind a new key\n"})
     scripted_relay.script(
         [tool_calls(tool_call("read_file", {"path": "a.txt"}, id="r1"))],
         [text("Read."), done()],

@@ -144,11 +144,12 @@ class RemoteSide:
             return self._loop_there(place)
 
         def make(spec: WorkerSpec) -> AgentSession:
+            folder = spec.folder or place.folder  # its own worktree there, if it has one
             return desk.worker_session(
                 model=spec.model or self._model(),
                 source=spec.source,
-                tools=RemoteTools(place.link, place.folder, options=place.options, mcp=place.mcp),
-                cwd=place.folder,
+                tools=RemoteTools(place.link, folder, options=place.options, mcp=place.mcp),
+                cwd=folder,
                 catalog=CatalogThere(place.mcp, desk.catalog),
             )
 
@@ -182,6 +183,7 @@ class RemoteSide:
                     "openai_base_url": settings.openai_base_url,
                 },
                 api_key=desk.api_key or "",  # none: not that machine's own either
+                worktree=spec.worktree,  # its own, made there (its host's session opens in it)
             )
             return session  # the surface the worker pane uses of an AgentSession
 

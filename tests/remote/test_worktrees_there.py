@@ -1,0 +1,123 @@
+"""A configured host's workers in their own git worktrees, made there by melgui's host
+over a real sshd on 127.0.0.1 (the remote user's): named and branched as a local
+worker's are, each worker's writes in its own worktree (never in the folder, never in the
+other's), its changes read there, and the worktree removed when its pane closes only as
+far as the person agreed; a folder that is not a git repository says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from melgui.desk.losses import Loss
+from melgui.remote.link import Link, LinkError
+from melgui.remote.remote_tools import RemoteTools
+from melgui.remote.target import parse_folder
+from melgui.ui.panes.worker_worktrees import WorktreeThere, make_worktree_there
+from tests.fakes.projects import git
+from tests.remote.fixtures import Remote, git_folder_there, url
+
+
+def worktrees_there(remote: Remote) -> Path:
+    """Where melgui's host there keeps workers' worktrees: the remote user's data folder."""
+    return remote.server.home / ".local" / "share" / "melgui" / "worktrees"
+
+
+async def open_link(remote: Remote, folder: Path) -> Link:
+    link = Link(parse_folder(url(remote, folder)), [*remote.host_argv, "--bridge"])
+    await link.open()
+    return link
+
+
+async def write(there: WorktreeThere, path: str, content: str) -> dict[str, object]:
+    tools = RemoteTools(there.link, there.works_in)
+    outcome = await tools.run("write_file", {"path": path, "content": content})
+    return {"status": outcome.status, "content": outcome.content}
+
+
+async def test_two_workers_on_a_host_work_in_their_own_worktrees_there(remote: Remote) -> None:
+    folder = git_folder_there(remote, "wt-two", {"a.txt": "first\n"})
+    link = await open_link(remote, folder)
+    try:
+        one = await make_worktree_there(link, str(folder), 1, "Fix the parser!")
+        two = await make_worktree_there(link, str(folder), 2, "Fix the parser!")
+        assert isinstance(one, WorktreeThere) and isinstance(two, WorktreeThere)
+        assert (await write(one, "a.txt", "first\nby one\n"))["status"] == "ok"
+        assert (await write(two, "a.txt", "by two\n"))["status"] == "ok"
+        assert (await write(two, "new.txt", "made by two\n"))["status"] == "ok"
+        changes = await one.changes()
+        other = await two.changes()
+    finally:
+        await link.aclose()
+    # The local naming rules, there: `melgui/<pane>-<slug>` under the data folder there.
+    assert one.worktree.branch == "melgui/1-fix-the-parser"
+    assert two.worktree.branch == "melgui/2-fix-the-parser"
+    assert one.worktree.path.parent.parent == worktrees_there(remote)
+    assert one.worktree.main == folder and one.works_in == str(one.worktree.path)
+    assert one.worktree.path.stat().st_uid == remote.server.user.pw_uid  # made there, by it
+    # Each worker's edits are in its own worktree; the folder and the other's are untouched.
+    assert (folder / "a.txt").read_text() == "first\n" and not (folder / "new.txt").exists()
+    assert (one.worktree.path / "a.txt").read_text() == "first\nby one\n"
+    assert (two.worktree.path / "a.txt").read_text() == "by two\n"
+    assert not (one.worktree.path / "new.txt").exists()
+    # Its changes, read there: against the base, by file and hunk.
+    assert changes.worktree == one.worktree
+    assert [(f.path, f.status, f.added) for f in changes.files] == [("a.txt", "modified", 1)]
+    assert "+by one" in changes.file("a.txt").hunks[0].lines
+    assert sorted(f.path for f in other.files) == ["a.txt", "new.txt"]
+
+
+async def test_closing_keeps_a_worktree_with_work_unless_the_person_agreed(
+    remote: Remote,
+) -> None:
+    folder = git_folder_there(remote, "wt-close", {"a.txt": "first\n"})
+    link = await open_link(remote, folder)
+    try:
+        idle = await make_worktree_there(link, str(folder), 1, "look around")
+        busy = await make_worktree_there(link, str(folder), 2, "change a")
+        assert isinstance(idle, WorktreeThere) and isinstance(busy, WorktreeThere)
+        await write(busy, "a.txt", "changed\n")
+        nothing = await idle.losses("pane 1 (worker 1)")
+        removed_idle = await idle.retire([])
+        losses = await busy.losses("pane 2 (worker 2)")
+        kept = await busy.retire([])
+        shown_other = [Loss("changes", "pane 2", "something else")]
+        kept_again = await busy.retire(shown_other)
+        removed = await busy.retire(losses)
+    finally:
+        await link.aclose()
+    assert nothing == [] and removed_idle and not idle.worktree.path.exists()
+    assert [loss.kind for loss in losses] == ["changes"]
+    assert "holds" in losses[0].what and losses[0].where == "pane 2 (worker 2)"
+    assert not kept and not kept_again  # work the person was not shown stays
+    assert removed and not busy.worktree.path.exists()
+    branches = git(folder, "-c", "safe.directory=*", "branch", "--list", "melgui/*")
+    assert branches.strip() == ""  # both branches went with their worktrees
+    assert (folder / "a.txt").read_text() == "first\n"
+
+
+async def test_a_folder_that_is_no_git_repository_says_so(remote: Remote) -> None:
+    folder = remote.folder("wt-plain")
+    link = await open_link(remote, folder)
+    try:
+        made = await make_worktree_there(link, str(folder), 1, "anything")
+    finally:
+        await link.aclose()
+    assert made == f"{folder} is not in a git repository."
+
+
+async def test_a_worktree_there_cannot_be_read_while_the_link_is_down(remote: Remote) -> None:
+    folder = git_folder_there(remote, "wt-down", {"a.txt": "first\n"})
+    link = await open_link(remote, folder)
+    made = await make_worktree_there(link, str(folder), 1, "wait")
+    await link.aclose()
+    assert isinstance(made, WorktreeThere)
+    losses = await made.losses("pane 1")
+    assert [loss.kind for loss in losses] == ["changes"] and "could not be read" in losses[0].what
+    assert not await made.retire(losses)  # kept there: nothing is removed unread
+    assert made.worktree.path.is_dir()
+    with pytest.raises(Exception, match="Cannot read the worker's changes"):
+        await made.changes()
+    with pytest.raises(LinkError):
+        await make_worktree_there(link, str(folder), 2, "again")
