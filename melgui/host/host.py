@@ -41,7 +41,10 @@ WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
 # A session row's setting: its model key came from the view (`session/open`'s `api_key`)
 # and is held only in this process's memory. The journal keeps this flag, never the key.
 KEY_SENT = "key_sent"
-NOT_SETTINGS = (WORKTREE, KEY_SENT)
+# A session row's setting: who the session is for a view ("main": a window's main
+# conversation, reattached as such; "worker", "pane 2", …).
+SOURCE = "source"
+NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE)
 KEY_HELD = (
     "This conversation's loop runs on {machine}, with the model key your melgui sent: "
     "it is kept in the memory of melgui's host there only, never on its disk, and goes "
@@ -110,6 +113,7 @@ class Host:
         settings: dict[str, Any] | None = None,
         worktree: Worktree | None = None,
         api_key: str | None = None,
+        source: str = "",
     ) -> HostedSession:
         """A session on `folder`'s desk; a worker with `worktree` works in its own git
         worktree (kept with the session's settings, so a new host reopens it there).
@@ -122,6 +126,8 @@ class Host:
         if api_key is not None:
             self.hide(api_key)
             wanted[KEY_SENT] = True
+        if source:
+            wanted[SOURCE] = source
         row = SessionRow(uuid.uuid4().hex[:12], folder, conversation, model, role, wanted)
         session = self._start(row, api_key)
         self.journal.opened(session.row)
@@ -145,6 +151,7 @@ class Host:
             desk = self._desk(row.folder, wanted)
         model = row.model or desk.settings.model
         worktree = row.settings.get(WORKTREE)
+        source = str(row.settings.get(SOURCE) or "")
         recording = None
         if self.store is not None:
             recording = start_recording(
@@ -161,6 +168,7 @@ class Host:
                 wire=wire,
                 worktree=worktree_from_json(worktree),
                 conversation=recording.conversation if recording else None,
+                source=source or "worker",
             )
         else:
             agent = desk.session(
@@ -168,6 +176,7 @@ class Host:
                 model=model,
                 role=_role(row.role),
                 wire=wire,
+                source=source or "main",
             )
         session = HostedSession(
             row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
+    HistoryBranched,
     LoopEvent,
     MessageAdded,
     TurnCancelled,
@@ -44,6 +45,9 @@ def record_of(event: LoopEvent) -> Record | None:
             return {"type": "turn_end", "outcome": "failed", "message": message}
         case TurnCancelled():
             return {"type": "turn_end", "outcome": "cancelled"}
+        case HistoryBranched(messages=messages, reason=reason):
+            return {"type": "branched", "reason": reason,
+                    "messages": [message.to_json() for message in messages]}  # fmt: skip
         case _:
             return None
 

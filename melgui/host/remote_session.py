@@ -15,16 +15,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     AssistantReasoning,
     AssistantText,
+    BranchReason,
     ContextNotice,
     LoopEvent,
     MessageAdded,
@@ -62,13 +63,47 @@ class SessionClient(Protocol):
     ) -> dict[str, Any]: ...
 
 
-@dataclass
 class LoopFacts:
-    """What views read of a session's loop: its model, its folder, what waits."""
+    """What views read of a session's loop: its model, role and folder, its plan mode,
+    what waits. A view that sets the model, the role or plan mode sets them in the host
+    too (`send`); what the host says is `heard`, and not sent back."""
 
-    model: str
-    cwd: str
-    waiting: dict[str, ApprovalRequest] = field(default_factory=dict)
+    def __init__(self, model: str, cwd: str) -> None:
+        self.cwd = cwd
+        self.waiting: dict[str, ApprovalRequest] = {}
+        self.plan = PlanMode()
+        self.send: Callable[[dict[str, Any]], None] = lambda _settings: None
+        self._said: dict[str, Any] = {"model": model, "role": "assistant", "plan": False}
+        self.plan.subscribe(lambda on: self._set("plan", on))
+
+    @property
+    def model(self) -> str:
+        return str(self._said["model"])
+
+    @model.setter
+    def model(self, model: str) -> None:
+        self._set("model", model)
+
+    @property
+    def role(self) -> str:
+        return str(self._said["role"])
+
+    @role.setter
+    def role(self, role: str) -> None:
+        self._set("role", role)
+
+    def heard(self, described: dict[str, Any]) -> None:
+        """The host's word (`session/open`, `session/list`): taken, not sent back."""
+        for name in ("model", "role", "plan"):
+            if described.get(name) not in (None, ""):
+                self._said[name] = described[name]
+        self.plan.on = bool(self._said["plan"])
+
+    def _set(self, name: str, value: Any) -> None:
+        if value == self._said[name] or (name != "plan" and not value):
+            return  # the same, or no model or role at all
+        self._said[name] = value
+        self.send({name: value})
 
     def pending_approvals(self) -> list[ApprovalRequest]:
         return [request for request in self.waiting.values() if request.pending]
@@ -84,7 +119,9 @@ class RemoteSession:
         self._resyncing = False
         self._earlier = 0  # thread entries left out of a paged snapshot
         self.on_whole: Callable[[], None] | None = None  # a paged session became whole
+        self.on_snapshot: Callable[[], None] | None = None  # a snapshot was taken (drawn)
         self.session_id = ""
+        self.conversation_id = ""  # the host's recording of it in the history
         self.problem = ""
         self._observers: list[Observer] = []
         self._reader = EventReader()
@@ -100,6 +137,7 @@ class RemoteSession:
         # The key the host's loop uses, when this view sent it (`start`): sent again if
         # the host there restarted and reopened the session without it.
         self._api_key = ""
+        self.loop.send = lambda settings: self._command("settings/update", settings)
 
     @classmethod
     def start(
@@ -113,15 +151,21 @@ class RemoteSession:
         settings: dict[str, Any] | None = None,
         worktree: Worktree | None = None,
         api_key: str | None = None,
+        conversation: str | None = None,
     ) -> RemoteSession:
         """Open a session in the host (in the background) and attach to it; with
         `worktree`, a worker that works in its own git worktree of `folder`; with
         `api_key`, the host's loop reaches the model with this key (sent once, kept in
-        the host's memory only; "": none), never with that machine's own."""
+        the host's memory only; "": none), never with that machine's own; with
+        `conversation`, the history's conversation of that id, continued."""
         session = cls(client, folder=folder, model=model, source=source)
+        session.loop.heard({"role": role})
         params: dict[str, Any] = {
             "folder": folder, "model": model, "role": role, "settings": settings or {},
+            "source": source,
         }  # fmt: skip
+        if conversation is not None:
+            params["conversation"] = conversation
         if api_key is not None:
             params["api_key"] = api_key
             session._api_key = api_key
@@ -145,6 +189,7 @@ class RemoteSession:
         ]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
+            session._described(d)
             session._listen()
         answer = await client.attach({s.session_id: None for s in sessions}, page)
         for session in sessions:
@@ -167,7 +212,7 @@ class RemoteSession:
         try:
             opened = await self.client.call("session/open", **params)
             self.session_id = opened["id"]
-            self.loop.model = opened["model"] or self.loop.model
+            self._described(opened)
             self._listen()
             answer = await self.client.attach({self.session_id: None})
         except (HostGone, OSError, Exception) as exc:  # said in the pane, never raised at Qt
@@ -177,6 +222,11 @@ class RemoteSession:
         for method, extra in self._outbox:
             await self._send(method, extra)
         self._outbox.clear()
+
+    def _described(self, described: dict[str, Any]) -> None:
+        """What the host says of the session (`session/open`, `session/list`)."""
+        self.loop.heard(described)
+        self.conversation_id = described.get("conversation") or self.conversation_id
 
     def _listen(self) -> None:
         self.client.sessions[self.session_id] = self.heard
@@ -201,6 +251,8 @@ class RemoteSession:
         if replay:
             self.heard(snapshot["tail"] + snapshot["approvals"])
         self._opened.set()
+        if self.on_snapshot is not None:
+            self.on_snapshot()
 
     # -- AgentSession's surface ----------------------------------------------------------
 
@@ -233,10 +285,33 @@ class RemoteSession:
         self._command("turn/prompt", extra)
 
     def request_compaction(self) -> None:
-        self._dispatch_notice("compaction is not available through the host yet")
+        """Compact in the host (after the turns queued there); its new list of messages
+        comes back as a `branched` record."""
+        self._idle.clear()
+        self._command("turn/compact", {})
+
+    def branch(self, messages: Sequence[Message], reason: BranchReason, note: str = "") -> None:
+        """Replace the conversation's list (Retry and Edit of the last message: a beginning
+        of it, sent as a count; a summary edited, images taken out: the list itself): here
+        at once, in the host by `session/branch`. Raises RuntimeError while a turn runs."""
+        if self.busy:
+            raise RuntimeError("cannot change the history while a turn runs")
+        mine = self.conversation.messages
+        keep = len(messages)
+        extra: dict[str, Any] = {"reason": reason, "note": note}
+        if keep <= len(mine) and all(a is b for a, b in zip(messages, mine, strict=False)):
+            extra["keep"] = keep
+        else:
+            extra["messages"] = [message.to_json() for message in messages]
+        mine[:] = messages
+        self._command("session/branch", extra)
+
+    def preface(self, note: str) -> None:
+        """Not carried to the host: said to the person instead of the model."""
+        self._dispatch_notice(note)
 
     def stop(self) -> list[str]:
-        if not self.keep_running:
+        if self.busy and not self.keep_running:
             self._command("turn/stop", {})
         return []
 
@@ -254,14 +329,23 @@ class RemoteSession:
         for task in list(self._tasks):
             task.cancel()
 
+    def ask_again(self) -> None:
+        """Say again the questions waiting (to views subscribed after a reattach)."""
+        for request in self.loop.pending_approvals():
+            self._dispatch(ApprovalNeeded(request))
+
     # -- the host's changes --------------------------------------------------------------
 
     def heard(self, records: list[Record]) -> None:
-        for record in records:
+        for at, record in enumerate(records):
             kind = record.get("type")
             if kind == "change":
+                if _replaced(record):  # the views redraw from the new list: take it first
+                    self._branched(next((r for r in records[at:] if r["type"] == "branched"), None))
                 self._apply(record)
                 continue
+            if kind == "branched":
+                self._branched(record)
             if kind == "thread" and record["thread"] != self.thread.thread_id:
                 self._resync(f"the host started thread {record['thread']}")
             if kind == "prompt":
@@ -280,6 +364,16 @@ class RemoteSession:
             if isinstance(event, MessageAdded):
                 self.conversation.messages.append(event.message)
             self._dispatch(event)
+
+    def _branched(self, record: Record | None) -> None:
+        """The conversation's list was replaced in the host (Retry, Edit, compaction, in
+        this view or another): the mirror takes the new list."""
+        if record is None:
+            return
+        with collector_paused():
+            messages = [Message.from_json(m) for m in record["messages"]]
+        if [m.to_json() for m in self.conversation.messages] != record["messages"]:
+            self.conversation.messages[:] = messages
 
     def _apply(self, record: Record) -> None:
         if self._resyncing:
@@ -399,6 +493,15 @@ class RemoteSession:
             self.lose(f"{method} did not reach the host: {exc}")
 
     def _spawn(self, work: Any) -> None:
-        task = asyncio.get_running_loop().create_task(work)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called from Qt with no loop running: sent when it runs again
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _replaced(record: Record) -> bool:
+    change = record["change"]
+    return bool(change["kind"] == "entries_replaced" and change.get("reason") != "load")

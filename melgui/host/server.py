@@ -14,8 +14,10 @@ import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, get_args
 
+from melgui.core.protocol.catalog import Role
+from melgui.core.protocol.messages import Message
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
@@ -141,6 +143,8 @@ class HostServer:
             "session/key": self._key,
             "turn/prompt": self._prompt,
             "turn/stop": self._stop,
+            "turn/compact": self._compact,
+            "session/branch": self._branch,
             "approval/answer": self._answer,
             "settings/update": self._settings,
             "host/ping": self._ping,
@@ -330,6 +334,7 @@ class HostServer:
             settings=params.get("settings"),
             worktree=_worktree(params.get("worktree")),
             api_key=api_key,
+            source=str(params.get("source") or ""),
         )
         return session.describe()
 
@@ -343,7 +348,13 @@ class HostServer:
         return {}
 
     async def _list(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        return [s.describe() for s in self.host.sessions.values()]
+        """Every session, with how many views other than the asker are attached to it
+        (`views`: a window's main conversation another window shows is not taken)."""
+        others = [c.attached for c in self.connections if c is not view]
+        return [
+            {**s.describe(), "views": sum(s.id in attached for attached in others)}
+            for s in self.host.sessions.values()
+        ]
 
     async def _attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """{"sessions": {id: last seq the view has, or null}}: for each, the changes it
@@ -386,6 +397,28 @@ class HostServer:
     async def _stop(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {"dropped": self.host.session(params["session"]).stop()}
 
+    async def _compact(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        self.host.session(params["session"]).compact()
+        return {}
+
+    async def _branch(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Cut the conversation back to its first `keep` messages (Retry, Edit): the
+        views hear the new list as a `branched` record. No await: the answer goes before
+        the changes it made."""
+        session = self.host.session(params["session"])
+        reason = params.get("reason")
+        if reason not in ("retry", "edit", "rewind"):
+            raise RpcError(wire.INVALID_PARAMS, "reason is retry, edit or rewind")
+        keep, given = params.get("keep"), params.get("messages")
+        if given is None and not isinstance(keep, int):
+            raise RpcError(wire.INVALID_PARAMS, f"keep is a number of messages, not {keep!r}")
+        try:
+            listed = None if given is None else [Message.from_json(m) for m in given]
+            session.branch(keep, reason, str(params.get("note", "")), listed)
+        except (ValueError, RuntimeError) as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {}
+
     async def _answer(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         session = self.host.session(params["session"])
         decision = params["decision"]
@@ -402,6 +435,14 @@ class HostServer:
         model = params.get("model")
         if isinstance(model, str) and model:
             session.agent.loop.model = model
+        role = params.get("role")
+        if role is not None:
+            if role not in get_args(Role):
+                raise RpcError(wire.INVALID_PARAMS, f"no role {role!r}")
+            session.agent.loop.role = role
+        plan = params.get("plan")
+        if isinstance(plan, bool):
+            session.agent.loop.plan.on = plan
         return session.describe()
 
     # -- single tool calls (the loop runs in the view) -----------------------------------

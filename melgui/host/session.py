@@ -12,7 +12,8 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.content import Part
-from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.protocol.loop_events import ApprovalNeeded, BranchReason, LoopEvent
+from melgui.core.protocol.messages import Message
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
@@ -22,7 +23,7 @@ from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import approval_record, change_record, record_of
 
 # Records whose content a snapshot already holds (its thread, its conversation).
-IN_SNAPSHOT = ("change", "message")
+IN_SNAPSHOT = ("change", "message", "branched")
 INTERRUPTED = (
     "The melgui host stopped during this turn. The conversation reopened from the "
     "journal; what streamed after its last saved message is lost."
@@ -118,6 +119,32 @@ class HostedSession:
     def stop(self) -> list[str]:
         return self.agent.stop()
 
+    def compact(self) -> None:
+        """Compact the conversation now (after the turns queued before it); the views
+        hear its new list of messages as a `branched` record and go idle with it."""
+        self._tail_from = self.log.next_seq - 1
+        self.agent.request_compaction()
+        if self._idle_watch is None or self._idle_watch.done():
+            self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
+
+    def branch(
+        self,
+        keep: int | None,
+        reason: BranchReason,
+        note: str = "",
+        given: list[Message] | None = None,
+    ) -> None:
+        """Cut the conversation back to its first `keep` messages (a view's Retry or
+        Edit of the last message), or replace it with `given` (a summary edited, images
+        taken out); the old list stays in the history as a branch."""
+        messages = self.agent.conversation.messages
+        if given is not None:
+            self.agent.branch(given, reason, note)
+            return
+        if keep is None or not 0 <= keep <= len(messages):
+            raise ValueError(f"the conversation has {len(messages)} messages, not {keep}")
+        self.agent.branch(messages[:keep], reason, note)
+
     def reopened(self) -> None:
         """Opened again by a new host: a view whose copy is of the thread the host before
         ran takes a snapshot of this one."""
@@ -176,7 +203,9 @@ class HostedSession:
             "folder": self.row.folder,
             "conversation": self.row.conversation,
             "model": self.row.model,
-            "role": self.row.role,
+            "role": self.agent.loop.role,
+            "source": str(self.row.settings.get("source") or ""),  # as its view said
+            "plan": self.agent.loop.plan.on,
             "busy": self.busy,
             "approvals": [self.question(r) for r in self.approvals.values() if r.pending],
             "seq": self.log.last_seq,

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 # 6: worktree/create, …/changes, …/losses, …/retire, for a host's workers' own worktrees.
 # 7: worktree/merge, …/discard, …/left, …/remove (docs/host-protocol.md, "Worktrees there,
 # merged and found again"), for a host worker's Changes view and a window's next start.
-PROTOCOL = 7
+# 8: session/open's source, settings/update's role and plan, session/branch, turn/compact,
+#    the branched record and session/list's views, for a window's main conversation there.
+PROTOCOL = 8
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

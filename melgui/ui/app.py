@@ -106,7 +106,9 @@ async def _attach_host(window: MainWindow) -> None:
     try:
         await attach_host(window)
     except (OSError, VersionRefused) as exc:  # the window works on, its agents in itself
-        window.status.showMessage(f"No melgui host: {exc}. Worker panes run in this window.")
+        window.status.showMessage(
+            f"No melgui host: {exc}. The conversation and worker panes run in this window."
+        )
 
 
 async def shutdown(window: MainWindow) -> None:

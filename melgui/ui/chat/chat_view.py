@@ -7,7 +7,7 @@ long conversation draws only its last messages; "Show earlier messages" draws mo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import assert_never
 
 from PySide6.QtCore import Qt, Signal
@@ -400,6 +400,13 @@ class ChatView(QWidget):
                     self.paging.bound_drawn()
             case _:
                 pass
+
+    def follow_calls(self, calls: Iterable[CallEntry]) -> None:
+        """Cards take the phases their calls have now (a conversation drawn from a host's
+        snapshot: no change says again that a call waits for its answer)."""
+        for entry in calls:
+            if entry.result is None and entry.phase in ("waiting", "running"):
+                self._call_changed(entry)
 
     def _call_changed(self, entry: CallEntry) -> None:
         """A card follows its call's phase; a waiting one's question too (a reason typed)."""

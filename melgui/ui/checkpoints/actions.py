@@ -108,6 +108,11 @@ class CheckpointActions(QObject):
         self.review.fileAccepted.connect(self._accepted_in_bar)
         chat.bridge.busyChanged.connect(self._turn_ended)
 
+    def leave(self) -> None:
+        """The main conversation shown now is one these actions do not reach (it runs in
+        the melgui host): no card extras, no Rewind, no review bar on its chat."""
+        self.session, self.chat, self.inspector, self.there = None, None, None, None
+
     def _turn_ended(self, busy: bool) -> None:
         if not busy:
             self.tasks.spawn(self.refresh_review(), what="listing the turn's changes")

@@ -26,9 +26,11 @@ from melgui.core.config.settings import Settings
 from melgui.core.context.breakdown import Slice
 from melgui.core.context.preview import question_for
 from melgui.desk.prompt.slash_commands import SlashCommand
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.context.context_popup import ContextPopup
 from melgui.ui.context.preview_dialog import CompactionPreview
+from melgui.ui.runtime.sessions import not_in_host
 from melgui.ui.runtime.theme import Colors
 
 NOT_DRAWN = "That message is not drawn in the chat now: show earlier messages to reach it."
@@ -101,6 +103,9 @@ class ContextWiring(QObject):
 
     def open_popup(self) -> None:
         session = self.session
+        if isinstance(session, RemoteSession):
+            self.say(not_in_host("the context's breakdown and pins"))
+            return
         if not isinstance(session, AgentSession):
             self.say("This conversation's agent keeps its own context.")
             return
@@ -157,7 +162,9 @@ class ContextWiring(QObject):
         session, chat = self.session, self.chat
         if chat is None:
             return
-        if not isinstance(session, AgentSession):
+        if isinstance(session, RemoteSession):
+            chat.show_note(not_in_host("/pin"))
+        elif not isinstance(session, AgentSession):
             chat.show_note("This conversation's agent keeps its own context.")
         elif not arguments.strip():
             chat.show_note("/pin takes the fact to keep, e.g. /pin the API is v2.")

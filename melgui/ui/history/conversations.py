@@ -62,6 +62,10 @@ class ConversationHistory(QObject):
         `listen_wire` hands over; the one before finishes its turn on its own."""
         self.journal.follow(session, listen_wire)
 
+    def follow_elsewhere(self, conversation_id: str) -> None:
+        """The main conversation shown now runs (and is recorded) in the melgui host."""
+        self.journal.follow_elsewhere(conversation_id)
+
     def _show(self, cid: str, stored: StoredConversation | None) -> None:
         resumed = open_resumed(self.store, cid, self.sidebar, stored)
         if resumed is not None:

@@ -70,6 +70,19 @@ class WindowJournal:
             current.create(session.conversation, model=session.loop.model, role=session.loop.role)
         sidebar.set_current(current.conversation_id)
 
+    def follow_elsewhere(self, conversation_id: str) -> None:
+        """The main conversation shown now is recorded by the melgui host, which runs it:
+        nothing is recorded here; the sidebar points at it (once its id is known)."""
+        if self.current is not None:
+            self.current.retire()
+            self.current = None
+        self._resuming = None
+        folder = self._folder_of()
+        if self.sidebar.folder != folder:
+            self.sidebar.set_folder(folder)
+        if conversation_id:
+            self.sidebar.set_current(conversation_id)
+
     def close(self) -> None:
         """The app quits: write what is buffered and stop recording, once the running
         turn (which the shutdown cancels) has recorded its end: the results of its

@@ -32,6 +32,7 @@ from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.mcp.trust_note import TrustNote
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.runtime.theme import Colors
 
 HINTS = (
@@ -90,10 +91,12 @@ class McpControls:
     def tool_notes(self, name: str) -> str:
         return tool_notes(self.desk.mcp, name)
 
-    def follow(self, session: AgentSession, chat: ChatView, inspector: Inspector) -> None:
+    def follow(self, session: MainSession, chat: ChatView, inspector: Inspector) -> None:
         """The main conversation shown now: its calls' progress, its chat's trust line,
-        its inspector's notes; another project's folder starts that project's servers."""
-        self.session, self.chat, self.inspector = session, chat, inspector
+        its inspector's notes; another project's folder starts that project's servers.
+        (One in the melgui host calls the host's servers: none of these.)"""
+        self.session = session if isinstance(session, AgentSession) else None
+        self.chat, self.inspector = chat, inspector
         inspector.detail.tool_notes = self.tool_notes
         chat.cards.tool_notes = self.tool_notes  # on a waiting call's question
         if self.desk.mcp.folder != self.desk.folder:  # another project: its servers
@@ -128,7 +131,9 @@ class McpControls:
         self.start()
 
     def _sampling_target(self) -> SamplingTarget:
-        assert self.session is not None, "sampling before a conversation is shown"
+        if self.session is None:  # the main conversation runs in the melgui host
+            desk = self.desk
+            return SamplingTarget(desk.connection.current, desk.settings.model, desk.folder)
         loop = self.session.loop
         return SamplingTarget(loop.transport, loop.model, loop.cwd)
 

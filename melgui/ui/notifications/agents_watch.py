@@ -36,6 +36,7 @@ from melgui.ui.notifications.desktop import DesktopNotifier
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.runtime.theme import Colors
 
 MAIN_NAME = "Main conversation"
@@ -53,9 +54,13 @@ class Signals:
     notifier: DesktopNotifier
     parallel: ParallelWork
 
-    def follow_main(self, session: AgentSession) -> None:
-        """`session` is the main conversation now."""
-        self.board.add(MAIN, MAIN_NAME, session)
+    def follow_main(self, session: MainSession) -> None:
+        """`session` is the main conversation now (one in the melgui host is not on the
+        board, as workers there are not)."""
+        if isinstance(session, AgentSession):
+            self.board.add(MAIN, MAIN_NAME, session)
+        else:
+            self.board.remove(MAIN)
 
     def set_colors(self, colors: Colors) -> None:
         self.view.set_colors(colors)

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
 )
 
 import melgui
-from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ROLES
 from melgui.desk.desk import Desk
@@ -45,6 +44,7 @@ from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.remote.remote_side import RemoteSide
 from melgui.ui.panes.terminal.keys import RESERVED_KEYS
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.runtime.theme import Colors
 from melgui.ui.window.conversation_actions import edit_last, retry_last
 from melgui.ui.window.menus import Command, build_menus
@@ -73,7 +73,7 @@ TERMINAL_PASSES = (
 class CommandHost(Protocol):
     """What the commands use of the window (MainWindow is one)."""
 
-    session: AgentSession
+    session: MainSession
     chat: ChatView
     status: StatusLine
     history: HistorySidebar

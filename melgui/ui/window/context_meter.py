@@ -25,8 +25,10 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import Usage
 from melgui.core.thread.changes import Change, EntriesReplaced, EntryAdded, StateChanged
 from melgui.core.thread.entries import NoteEntry, UserEntry
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE_S
+from melgui.ui.runtime.sessions import not_in_host
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 FULL_SCALE = 1000
@@ -156,6 +158,9 @@ class ContextMeter(QWidget):
         if self._bridge is None:
             return
         session = self._bridge.session
+        if isinstance(session, RemoteSession):  # measured where it runs, not sent yet
+            self._not_measured_here()
+            return
         if not isinstance(session, AgentSession):
             return  # an ACP agent keeps its own context
         tracker = session.context
@@ -217,6 +222,20 @@ class ContextMeter(QWidget):
         self.changed.emit(self.fraction, color, self.bar.toolTip())
         if not as_sent:
             self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
+
+    def _not_measured_here(self) -> None:
+        """The main conversation runs in the melgui host: no fill is shown for it."""
+        tip = not_in_host("the context's measure (Compact works)")
+        self.fraction = None
+        self.bar.setValue(0)
+        self.bar.setFormat("Context: in the melgui host")
+        self.bar.setToolTip(tip)
+        self.words.setText(self.bar.format())
+        self.words.setToolTip(tip)
+        self.tokens.setText("")
+        self.summary_button.setVisible(False)
+        self.colour = self.colors.muted
+        self.changed.emit(None, self.colour, tip)
 
     def edit_summary(self) -> None:
         if self._bridge is None:

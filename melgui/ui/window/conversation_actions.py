@@ -13,19 +13,19 @@ from typing import Literal
 from PySide6.QtGui import QTextCursor
 
 from melgui.core.agent.compaction_view import stored_originals
-from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.store import Store
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.runtime.sessions import MainSession
 
 
-def last_user_index(session: AgentSession) -> int:
+def last_user_index(session: MainSession) -> int:
     """Index of the last user message, or -1."""
     messages = session.conversation.messages
     return next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), -1)
 
 
-def cut_before_last(session: AgentSession, reason: Literal["retry", "edit"]) -> str:
+def cut_before_last(session: MainSession, reason: Literal["retry", "edit"]) -> str:
     """Branch the history to before the last user message and return its text; raises
     ValueError or RuntimeError, saying why, when that cannot be done now."""
     if session.busy:
@@ -40,7 +40,7 @@ def cut_before_last(session: AgentSession, reason: Literal["retry", "edit"]) -> 
     return text
 
 
-def retry_last(session: AgentSession, chat: ChatView) -> str:
+def retry_last(session: MainSession, chat: ChatView) -> str:
     """Send the last user message again on a fresh branch; returns a status line."""
     try:
         text = cut_before_last(session, "retry")
@@ -50,7 +50,7 @@ def retry_last(session: AgentSession, chat: ChatView) -> str:
     return "Sent again; the earlier attempt is kept in the history."
 
 
-def edit_last(session: AgentSession, chat: ChatView) -> str:
+def edit_last(session: MainSession, chat: ChatView) -> str:
     """Put the last user message back into the prompt for editing; returns a status line."""
     try:
         text = cut_before_last(session, "edit")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
@@ -33,6 +33,7 @@ from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import session_losses
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
 from melgui.ui.chat.card_answers import answer_waiting
@@ -56,7 +57,7 @@ from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.quit_guard import QuitGuard
-from melgui.ui.runtime.sessions import Elsewhere, WindowSessions
+from melgui.ui.runtime.sessions import Elsewhere, MainSession, WindowSessions
 from melgui.ui.runtime.theme import colors_for, follow_system_scheme, theme_the_app
 from melgui.ui.settings.flow import (
     allowed_log,
@@ -67,7 +68,7 @@ from melgui.ui.settings.flow import (
 )
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
 from melgui.ui.window.conversation_actions import retry_last, show_compacted
-from melgui.ui.window.host_view import HostView
+from melgui.ui.window.host_view import HostView, follow_history_and_checkpoints
 from melgui.ui.window.layout_state import HISTORY_WIDTH, LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
@@ -88,7 +89,7 @@ Failures = Sequence[tuple[int, NoteRecord]]  # where a reopened conversation wen
 
 
 class MainWindow(QMainWindow):
-    sessionChanged = Signal(object)  # the new main AgentSession
+    sessionChanged = Signal(object)  # the new main session (AgentSession or RemoteSession)
     themeChanged = Signal(object)  # Colors
     approvalSourceRequested = Signal(str, str)  # (source, call id) of a pane's approval
     _progress = Signal(str)
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
     history_dock: QDockWidget  # folds to its icon at the window's left edge
     status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
+    host_view: HostView | None = None  # the main one and workers run in the melgui host
 
     def __init__(
         self,
@@ -123,7 +125,7 @@ class MainWindow(QMainWindow):
             on_progress=self._progress.emit,
             on_rules_saved=self._save_settings,
         )
-        self.sessions = WindowSessions(self.desk)
+        self.sessions = WindowSessions(self.desk, host=lambda: self.host_view)
         self._build_chrome()
         self._install(self._new_session(Conversation()))
         self._add_parts()
@@ -131,7 +133,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
-        self.host_view: HostView | None = None  # worker panes run in the melgui host
         losses = self.desk.loss_registry
         losses.register(lambda: session_losses(self.session, "main conversation")())
         losses.register(self.pane_manager.losses)
@@ -234,7 +235,7 @@ class MainWindow(QMainWindow):
 
     def _give_model(self, model: str) -> None:
         """Every open session (main and workers) uses `model` from its next leg."""
-        self.session.loop.model = model
+        self.session.loop.model = model  # in the melgui host too, when it runs there
         for _info, pane in self.pane_manager.panes():
             worker = getattr(pane, "session", None)  # an ACP agent pane's is not ours
             if isinstance(worker, AgentSession):
@@ -244,13 +245,13 @@ class MainWindow(QMainWindow):
     def _offer_claude_rules(self) -> None:
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
 
-    def _new_session(self, conversation: Conversation, source: str = "main") -> AgentSession:
-        model = self.choices.model or self.settings.model
-        return self.sessions.main(conversation, model=model, role=self.settings.role, source=source)
+    def _new_session(self, conversation: Conversation, cid: str | None = None) -> MainSession:
+        model, role = self.choices.model or self.settings.model, self.settings.role
+        return self.sessions.main_or_hosted(conversation, cid, model=model, role=role)
 
     def _install(
         self,
-        session: AgentSession,
+        session: MainSession,
         failures: Failures = (),
         replacing: tuple[ChatView, Inspector] | None = None,
     ) -> None:
@@ -385,11 +386,10 @@ class MainWindow(QMainWindow):
         self.chat.load_conversation(self.session.conversation)  # again, with their extras
         self.mcp.start()
 
-    def _show_parts(self, session: AgentSession) -> None:
+    def _show_parts(self, session: MainSession) -> None:
         """The parts follow the main conversation, before its chat is drawn."""
         follow_folder(self.pane_manager, self.kit.folder, self)
-        self.history_keeper.follow(session, self.bridge.recorder.listen)
-        self.checkpoint_actions.follow(session, self.chat, self.inspector)
+        follow_history_and_checkpoints(self, session)  # the host's, when it runs there
         self.plan_mode.follow(session, self.chat)
         self.reviews.follow(session, self.chat)
         self.context.follow(session, self.chat)
@@ -418,12 +418,8 @@ class MainWindow(QMainWindow):
         """A new session on this window's connection, folder, rules and workspace tools
         (in `worktree`, a worker's own git worktree, when given); in the melgui host when
         the window is its view."""
-        if self.host_view is not None:
-            model = model or self.session.loop.model
-            remote: Any = self.host_view.worker(role, model, source, worktree)
-            return remote
         model = model or self.session.loop.model
-        return self.sessions.worker(model=model, role=role, source=source, worktree=worktree)
+        return self.sessions.worker_or_hosted(model, role, source, worktree)
 
     def bridge_for(self, session: ChatSession) -> SessionBridge:
         """A bridge for `session`; its approvals also go to the window's queue, its plans
@@ -440,11 +436,11 @@ class MainWindow(QMainWindow):
         return bridge
 
     def new_conversation(self) -> None:
-        self._replace_session(Conversation())
+        self.replace_session(Conversation())
 
     def open_conversation(self, resumed: Resumed) -> None:
         """Continue a stored conversation: its messages, calls, plans and repair note."""
-        self._replace_session(resumed.conversation, resumed.failures)
+        self.replace_session(resumed.conversation, resumed.failures, resumed.conversation_id)
         self.inspector.load_stored(resumed.tool_calls)
         for plan in resumed.plans:
             self.plans_panel.add_plan(plan.title, plan.markdown)
@@ -456,9 +452,13 @@ class MainWindow(QMainWindow):
         if note:
             self.chat.transcript.add_notice(note, self.colors.muted)
 
-    def _replace_session(self, conversation: Conversation, failures: Failures = ()) -> None:
+    def replace_session(  # `hosted`: the host's; `cid`: the history's, continued there
+        self, conversation: Conversation, failures: Failures = (), cid: str | None = None,
+        hosted: RemoteSession | None = None,
+    ) -> None:  # fmt: skip
         old, old_bridge = self.session, self.bridge
-        self._install(self._new_session(conversation), failures, (self.chat, self.inspector))
+        new = hosted or self._new_session(conversation, cid)
+        self._install(new, failures, (self.chat, self.inspector))
         self.plans_panel.clear()  # plans are kept with their conversation
         old_bridge.detach()
         old_bridge.deleteLater()
@@ -468,7 +468,7 @@ class MainWindow(QMainWindow):
 
     def set_role(self, role: str) -> None:
         if role in ROLES:
-            self.session.loop.role = role
+            self.session.loop.role = role  # in the melgui host too, when it runs there
             self.settings.role = role
             self._save_settings()
 

@@ -14,6 +14,7 @@ from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager
+from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.runtime.theme import Colors
 from melgui.ui.window.side.plans_panel import PlansPanel
 from melgui.ui.window.toolbar import ProjectToolbar
@@ -42,7 +43,7 @@ class PlanModeControl:
         self.panes = panes
         self.colors = colors
         self._show_plans = show_plans
-        self.session: AgentSession | None = None
+        self.session: MainSession | None = None
         self.chat: ChatView | None = None
         self._unfollow: Callable[[], None] = lambda: None
         toolbar.planToggled.connect(self.set_on)
@@ -58,7 +59,7 @@ class PlanModeControl:
             usage="[on|off|task]",
         )
 
-    def follow(self, session: AgentSession, chat: ChatView) -> None:
+    def follow(self, session: MainSession, chat: ChatView) -> None:
         """The conversation shown now (each keeps its own mode, on its loop): the toolbar
         shows its mode, however it changes (a reopened conversation's comes back with it)."""
         self.session, self.chat = session, chat

@@ -18,10 +18,12 @@ from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import uncommitted_in
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.desk.review import Comment, review
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.changes.there import uncommitted_there
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.sessions import MainSession, not_in_host
 from melgui.ui.runtime.theme import Colors
 
 _COLOR = {"error": "error", "warning": "warn", "note": "muted"}
@@ -49,10 +51,10 @@ class Reviews:
         self._reviewer = reviewer
         self._to_new_worker = to_new_worker
         self.parent_widget = parent
-        self.session: AgentSession | None = None
+        self.session: MainSession | None = None
         self.chat: ChatView | None = None
 
-    def follow(self, session: AgentSession, chat: ChatView) -> None:
+    def follow(self, session: MainSession, chat: ChatView) -> None:
         self.session, self.chat = session, chat
 
     def set_colors(self, colors: Colors) -> None:
@@ -76,6 +78,11 @@ class Reviews:
         """Review `target`; the findings go to the chat shown when it started."""
         if self.session is None or self.chat is None:
             return
+        if isinstance(self.session, RemoteSession):
+            self.chat.show_note(
+                not_in_host("/review (the reviewer reads with this window's own connection)")
+            )
+            return
         work = self._run(self.session, self.chat, target)
         self.tasks.spawn(work, what="reviewing the changes")
 
@@ -86,7 +93,8 @@ class Reviews:
     async def open(self, chat: ChatView) -> ChangesView | None:
         """The project folder's Changes view, read; None when there is none (said). A
         remote folder's changes are read there, by its host."""
-        tools = self.session.loop.tools if self.session is not None else None
+        session = self.session
+        tools = session.loop.tools if isinstance(session, AgentSession) else None
         there = tools if isinstance(tools, RestoresThere) else None
         try:
             if there is not None:
