@@ -39,6 +39,14 @@ class StatusLine(QStatusBar):
         self._bridge: SessionBridge | None = None
         self._state = ThreadState()
         self._phases: dict[str, CallPhase] = {}  # the calls' phases, as last said here
+        self.messageChanged.connect(self._message_changed)
+
+    def _message_changed(self, message: str) -> None:
+        """A temporary message is drawn where the activity label sits: hide the label while
+        one shows, for good. Qt's own hiding forgets itself (the label came back over the
+        message when the bar's layout was redone by addPermanentWidget, or when the window
+        showed after the message was said)."""
+        self.activity.setVisible(not message)
 
     def follow(self, bridge: SessionBridge) -> None:
         if self._bridge is not None:

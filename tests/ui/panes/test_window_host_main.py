@@ -146,6 +146,7 @@ def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes
     assert isinstance(back, RemoteSession) and back.session_id == session_id
     assert no_panes(again)  # the main conversation, not a pane
     assert "main conversation is back" in again.status.currentMessage()
+    assert not again.status.activity.isVisible()  # not "Ready" drawn under the message
     text_now = shown(again)
     assert text_now.count("Started. Finished alone.") == 1, text_now
     # The question it asked while no window was attached waits on its card here.
