@@ -24,6 +24,7 @@ reported once through `on_problem` and in `problem`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import threading
@@ -190,6 +191,15 @@ class Journal:
         future = self.store.write_behind(write, *args, **kwargs)
         if future is not None:
             self._writes.append(future)
+            with contextlib.suppress(RuntimeError):  # no loop: the next write reports it
+                loop = asyncio.get_running_loop()
+                future.add_done_callback(lambda done: self._failed(loop, done))
+
+    def _failed(self, loop: asyncio.AbstractEventLoop, done: Future[object]) -> None:
+        """On the writer thread: a write that failed is reported on the loop, at once."""
+        if done.exception() is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._seen, False)
 
     def _hear(self, change: Change) -> None:
         match change:

@@ -219,6 +219,35 @@ async def test_storage_failure_is_reported_once_and_the_turn_goes_on(
     assert journal.problem is not None
 
 
+async def test_a_write_that_fails_on_the_writer_thread_is_reported_without_another_write(
+    tmp_path: Path,
+) -> None:
+    """The leg's wire lines are the turn's last write, done on the writer thread after the
+    turn ended: their failure is still said, once, while the journal stays open."""
+    store = open_store(tmp_path / "data")
+    problems: list[str] = []
+    cid = store.create_conversation(str(tmp_path))
+    journal = Journal(store, cid, on_problem=problems.append)
+    session = AgentSession(
+        ReplayTransport([[TextDelta("fine"), Done()]]),
+        Tools(),
+        AskWrites(),
+        model="m",
+        role="assistant",
+        cwd=str(tmp_path),
+        wire=journal.record_wire,
+    )
+    journal.attach(session)
+    store._conn.execute("DROP TABLE wire_chunks")  # only the wire log's writes fail
+    session.submit("hello")
+    await session.wait_idle()
+    await wait_for(lambda: problems)
+    assert len(problems) == 1 and "wire_chunks" in problems[0]
+    assert [s.message.content for s in store.messages(cid)] == ["hello", "fine"]
+    journal.close()
+    assert len(problems) == 1
+
+
 async def test_long_wire_logs_are_written_in_chunks_in_order(store: Store, tmp_path: Path) -> None:
     count = 2 * WIRE_CHUNK + 500
     tokens: Leg = [TextDelta(f"t{i} ") for i in range(count)]
