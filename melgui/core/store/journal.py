@@ -16,9 +16,10 @@ streamed piece; while entries stream, a timer reads their text from the thread a
 rewrites the partial assistant row in place every `flush_interval` seconds, so text
 that arrived is on disk within that time (and the writer's few milliseconds) even if
 the stream stalls. Wire log lines are batched the same way, a chunk of them at most
-`wire_chunk` lines; a leg's lines are handed over when it ends. `flush` and `close`
-wait until everything is written. A storage failure never reaches the loop: it is
-reported once through `on_problem` and in `problem`.
+`wire_chunk` lines; a leg's lines are handed over when it ends. When a turn ends, and
+in `flush` and `close`, the journal waits until everything is written: a turn that
+ended is in the history. A storage failure never reaches the loop: it is reported once
+through `on_problem` and in `problem`.
 """
 
 from __future__ import annotations
@@ -257,6 +258,9 @@ class Journal:
                 self._flush()
                 self._checkpoint_soon()
             self._streams.clear()  # nothing streams between turns: the timer stops
+            # A turn that ended is in the history, for other processes too (a host's
+            # view reads it once the session is idle): the one wait of a turn.
+            self._seen(wait=True)
 
     def _branched(self, marker: BranchEntry) -> None:
         """The message list was replaced: the old one stays in the store as a branch."""

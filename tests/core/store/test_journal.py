@@ -219,17 +219,18 @@ async def test_storage_failure_is_reported_once_and_the_turn_goes_on(
     assert journal.problem is not None
 
 
-async def test_a_write_that_fails_on_the_writer_thread_is_reported_without_another_write(
+async def test_a_write_that_fails_on_the_writer_thread_is_said_while_the_turn_runs(
     tmp_path: Path,
 ) -> None:
-    """The leg's wire lines are the turn's last write, done on the writer thread after the
-    turn ended: their failure is still said, once, while the journal stays open."""
+    """The stream stalls after its first piece: the timer hands the wire lines over, their
+    write fails on the writer thread, and that is said at once, not at the turn's end."""
     store = open_store(tmp_path / "data")
     problems: list[str] = []
     cid = store.create_conversation(str(tmp_path))
-    journal = Journal(store, cid, on_problem=problems.append)
+    journal = Journal(store, cid, flush_interval=0.01, on_problem=problems.append)
+    gate = asyncio.Event()
     session = AgentSession(
-        ReplayTransport([[TextDelta("fine"), Done()]]),
+        ReplayTransport([[TextDelta("half"), gate, TextDelta(" done"), Done()]]),
         Tools(),
         AskWrites(),
         model="m",
@@ -240,10 +241,11 @@ async def test_a_write_that_fails_on_the_writer_thread_is_reported_without_anoth
     journal.attach(session)
     store._conn.execute("DROP TABLE wire_chunks")  # only the wire log's writes fail
     session.submit("hello")
-    await session.wait_idle()
     await wait_for(lambda: problems)
-    assert len(problems) == 1 and "wire_chunks" in problems[0]
-    assert [s.message.content for s in store.messages(cid)] == ["hello", "fine"]
+    assert session.busy and "wire_chunks" in problems[0]
+    gate.set()
+    await session.wait_idle()
+    assert [s.message.content for s in store.messages(cid)] == ["hello", "half done"]
     journal.close()
     assert len(problems) == 1
 
