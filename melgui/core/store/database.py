@@ -19,6 +19,7 @@ from typing import Any
 
 from melgui.core.config.redaction import hide_secrets, known_secrets
 from melgui.core.store.schema import NewerSchemaError, migrate
+from melgui.core.store.write_behind import WriteBehind
 
 BUSY_TIMEOUT_MS = 3000
 WAL_SAFETY_PAGES = 16384  # 64 MB of 4 KB pages
@@ -51,18 +52,35 @@ def _hidden(parameters: Any) -> Any:
 class KeyHidingConnection(sqlite3.Connection):
     """A connection that hides melgui's own keys (`known_secrets`: raw, JSON-escaped or
     URL-encoded) in every text it is given: whatever a model wrote into a call's
-    arguments, a tool read from a file or a server echoed, the history never holds."""
+    arguments, a tool read from a file or a server echoed, the history never holds.
+
+    With `behind` set, every statement first waits for the writes handed to it: what
+    the writer thread has yet to write is read by nobody, and never interleaved."""
+
+    behind: WriteBehind | None = None
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        if self.behind is not None:
+            self.behind.settle()
         return super().execute(sql, _hidden(parameters))
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        if self.behind is not None:
+            self.behind.settle()
         return super().executemany(sql, (_hidden(row) for row in parameters))
+
+
+def settle(conn: sqlite3.Connection) -> None:
+    """Wait for the writes handed to `conn`'s writer thread, if it has one."""
+    behind = getattr(conn, "behind", None)
+    if behind is not None:
+        behind.settle()
 
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """Group writes into one commit (nested use joins the outer transaction)."""
+    settle(conn)  # a transaction the writer thread has open is not the caller's to join
     if conn.in_transaction:
         yield conn
         return

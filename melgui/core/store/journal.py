@@ -8,25 +8,31 @@ message an answer's entry holds once its leg is in, the result message a call's 
 holds), the streamed text, a tool call's life (requested / awaiting approval / approved
 / denied / finished, and the arguments it ran with when a hook changed them), the notes,
 the plans, the pinned facts, a branch's new list, the legs and the turn's end. Each is
-committed at once. Streaming text is batched: the journal does not hear each streamed
-piece; while entries stream, a timer reads their text from the thread and rewrites the
-partial assistant row in place every `flush_interval` seconds, so text that arrived is
-on disk within that time even if the stream stalls. Wire log lines are batched the same
-way, and each batch is encoded, redacted and written on a writer thread of its
-own, in order; a leg's lines are all on disk when the leg ends. A storage failure never
-reaches the loop: it is reported once through `on_problem` and in `problem`.
+handed at once to the store's writer thread (`store.write_behind`), which writes them
+in order: encoding, redacting, indexing an answer for search and committing never run
+on the loop's thread, and whatever else uses the store waits for them first, so it reads
+what the journal was told. Streaming text is batched: the journal does not hear each
+streamed piece; while entries stream, a timer reads their text from the thread and
+rewrites the partial assistant row in place every `flush_interval` seconds, so text
+that arrived is on disk within that time (and the writer's few milliseconds) even if
+the stream stalls. Wire log lines are batched the same way, a chunk of them at most
+`wire_chunk` lines; a leg's lines are handed over when it ends. When a turn ends, and
+in `flush` and `close`, the journal waits until everything is written: a turn that
+ended is in the history. A storage failure never reaches the loop: it is reported once
+through `on_problem` and in `problem`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol, assert_never
+from concurrent.futures import Future
+from typing import ParamSpec, Protocol, assert_never
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.events import WireEntry
@@ -55,48 +61,13 @@ from melgui.core.thread.entries import (
 from melgui.core.thread.thread import Thread
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
-WIRE_CHUNK = 1000  # wire log lines written together at most
+# Wire log lines written together at most: fewer, larger chunks cost the writer less;
+# the flush interval bounds a chunk in time.
+WIRE_CHUNK = 8192
+P = ParamSpec("P")
 # Each flush rewrites the whole partial answer: past this many characters the interval
 # grows with its size, so a huge answer costs linear, not quadratic, writing.
 PARTIAL_STEP = 1024 * 1024
-
-
-class _WireWriter:
-    """Writes wire log chunks on one thread shared by every journal, in the order given.
-
-    A chunk of a thousand lines takes milliseconds to encode, redact and insert: on the
-    loop's thread that is a stall, and the time of the stream itself.
-    """
-
-    _pool: ThreadPoolExecutor | None = None
-    _lock = threading.Lock()
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._pending: list[Future[None]] = []
-
-    def write(self, cid: str, leg: int, entries: list[WireEntry]) -> None:
-        with _WireWriter._lock:
-            if _WireWriter._pool is None:
-                _WireWriter._pool = ThreadPoolExecutor(1, thread_name_prefix="melgui-wire-log")
-            pool = _WireWriter._pool
-        self._pending.append(pool.submit(self._store.wire.add_chunk, cid, leg, entries))
-
-    def failure(self, wait: bool) -> sqlite3.Error | None:
-        """The first failure of the writes done (`wait`: of all of them, once written)."""
-        first: sqlite3.Error | None = None
-        still: list[Future[None]] = []
-        for future in self._pending:
-            if not wait and not future.done():
-                still.append(future)
-                continue
-            problem = future.exception()
-            if isinstance(problem, sqlite3.Error):
-                first = first or problem
-            elif problem is not None:
-                raise problem
-        self._pending = still
-        return first
 
 
 class Recorded(Protocol):
@@ -121,6 +92,7 @@ class Journal:
         *,
         stored: Sequence[Message] | None = None,
         flush_interval: float = FLUSH_INTERVAL,
+        wire_chunk: int = WIRE_CHUNK,
         clock: Callable[[], float] = time.monotonic,
         on_problem: Callable[[str], None] | None = None,
     ) -> None:
@@ -136,11 +108,12 @@ class Journal:
         self._streams: list[int] = []  # the entries streaming into the partial answer
         self._partial_seq: int | None = None
         self._wire: list[WireEntry] = []  # entries of leg `_wire_leg` not written yet
-        self._writer = _WireWriter(store)
+        self._wire_chunk = wire_chunk
+        self._writes: list[Future[object]] = []  # handed to the writer thread, not yet seen done
         self._wire_leg = 0
         self._last_flush = clock()
         self._timer: asyncio.TimerHandle | None = None
-        self._checkpoint: asyncio.Future[None] | None = None
+        self._checkpoint: asyncio.Future[object] | None = None
         self._calls: dict[str, tuple[CallPhase, str]] = {}  # phase and decision stored
         self._answers: set[str] = set()  # answer entries whose message is stored
         self._replies: set[str] = set()  # calls whose result message is stored
@@ -176,10 +149,10 @@ class Journal:
         wire = self._wire
         wire.append(entry)
         # Only the loop's thread writes; an entry from elsewhere waits for the next flush.
-        if self._timer is None or len(wire) >= WIRE_CHUNK:
+        if self._timer is None or len(wire) >= self._wire_chunk:
             if threading.get_ident() != self._thread:
                 return
-            if len(wire) >= WIRE_CHUNK:  # small chunks: no long pause at the end of a leg
+            if len(wire) >= self._wire_chunk:  # bounded chunks: no long write at leg end
                 self._write_wire()
             elif not self._arm_timer():
                 self._flush_if_due()
@@ -212,6 +185,23 @@ class Journal:
         except sqlite3.Error as exc:
             self._report(exc)
 
+    def _write(self, write: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs) -> None:
+        """Hand one write to the store's writer thread (the arguments must not change
+        after: copies of lists the journal goes on changing)."""
+        self._seen(wait=False)
+        future = self.store.write_behind(write, *args, **kwargs)
+        if future is not None:
+            self._writes.append(future)
+            with contextlib.suppress(RuntimeError):  # no loop: the next write reports it
+                loop = asyncio.get_running_loop()
+                future.add_done_callback(lambda done: self._failed(loop, done))
+
+    def _failed(self, loop: asyncio.AbstractEventLoop, done: Future[object]) -> None:
+        """On the writer thread: a write that failed is reported on the loop, at once."""
+        if done.exception() is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._seen, False)
+
     def _hear(self, change: Change) -> None:
         match change:
             case TextAppended():
@@ -230,7 +220,7 @@ class Journal:
             ):
                 self._answered(entry)
             case EntryAdded(entry=CallEntry() as entry):
-                self.store.calls.requested(self.conversation_id, entry.call)
+                self._write(self.store.calls.requested, self.conversation_id, entry.call)
                 self._calls[entry.call_id] = ("requested", "")
             case EntryChanged(entry=CallEntry() as entry):
                 self._call_changed(entry)
@@ -256,27 +246,29 @@ class Journal:
         before, self._turn = self._turn, state
         if state.pins != before.pins:
             pins = [(pin.text, pin.by) for pin in state.pins]
-            self.store.set_pins(self.conversation_id, pins)
+            self._write(self.store.set_pins, self.conversation_id, pins)
         started = leg_started(before, state)
-        if started or state.legs != before.legs:
+        if started or state.legs != before.legs:  # a leg's lines, handed over when it ends
             self._flush_wire()
-        if state.legs != before.legs:  # a leg ended: its lines are all on disk
-            self._wait_wire()
         if started:
             self._wire_leg = state.leg
             self._drop_partial()
         if turn_ended(before, state):
             if state.outcome == "done":
-                self.flush()
+                self._flush()
                 self._checkpoint_soon()
             self._streams.clear()  # nothing streams between turns: the timer stops
+            # A turn that ended is in the history, for other processes too (a host's
+            # view reads it once the session is idle): the one wait of a turn.
+            self._seen(wait=True)
 
     def _branched(self, marker: BranchEntry) -> None:
         """The message list was replaced: the old one stays in the store as a branch."""
-        self.flush()
+        self._flush()
         self._mirror = list(marker.current)
         self._partial_seq = None
-        self.store.branch(self.conversation_id, marker.current, marker.reason, marker.note)
+        current = list(marker.current)
+        self._write(self.store.branch, self.conversation_id, current, marker.reason, marker.note)
 
     def _held(self, entries: Sequence[Entry]) -> None:
         """Which of the messages these entries hold are stored already (the very ones the
@@ -314,18 +306,23 @@ class Journal:
             self._replies.add(call_id)
             self._add_message(entry.reply)
         phase, decision = self._calls.get(call_id, ("requested", ""))
+        calls = self.store.calls
         if entry.phase == "waiting" and phase != "waiting":
-            self.store.calls.phase(cid, call_id, "waiting")
+            self._write(calls.phase, cid, call_id, "waiting")
         if entry.decision and entry.decision != decision:
-            self.store.calls.decided(cid, call_id, entry.decision)
+            self._write(calls.decided, cid, call_id, entry.decision)
         if entry.phase == "running" and phase != "running":
-            self.store.calls.phase(cid, call_id, "running")
+            self._write(calls.phase, cid, call_id, "running")
             if entry.ran_with is not None:
-                self.store.calls.ran_with(cid, call_id, json.dumps(entry.ran_with))
+                self._write(calls.ran_with, cid, call_id, json.dumps(entry.ran_with))
         self._calls[call_id] = (entry.phase, entry.decision)
-        result = entry.result
-        if result is None or phase not in ("requested", "waiting", "running"):
-            return
+        if entry.result is not None and phase in ("requested", "waiting", "running"):
+            self._write(self._finished, entry)
+
+    def _finished(self, entry: CallEntry) -> None:
+        """A call's end, with its steps and the plan it wrote: one commit."""
+        cid, call_id, result = self.conversation_id, entry.call_id, entry.result
+        assert result is not None
         with self.store.transaction():
             self.store.calls.finished(cid, call_id, result.status, result.content, entry.timing.ran)
             if entry.hooks or entry.notes:
@@ -340,21 +337,25 @@ class Journal:
         cid = self.conversation_id
         match note.note:
             case "error" | "stopped":
-                self.flush()
-                self.store.add_note(cid, note.note, note.text)
+                self._flush()
+                self._write(self.store.add_note, cid, note.note, note.text)
                 self._checkpoint_soon()
             case "retry":
-                self.store.add_note(cid, "retry", f"attempt {note.attempt + 1} after: {note.text}")
+                text = f"attempt {note.attempt + 1} after: {note.text}"
+                self._write(self.store.add_note, cid, "retry", text)
             case "context":
                 if note.level == "warning":
-                    self.store.add_note(cid, "context", note.text)
+                    self._write(self.store.add_note, cid, "context", note.text)
             case "repair":  # the loop repaired its list just so: the same repair here
                 Conversation(self._mirror).repair_pairing()
-                with self.store.transaction():
-                    self.store.replace_messages(cid, self._mirror)
-                    self.store.add_note(cid, "repair", note.text)
+                self._write(self._repaired, list(self._mirror), note.text)
             case _:
                 assert_never(note.note)
+
+    def _repaired(self, messages: list[Message], note: str) -> None:
+        with self.store.transaction():
+            self.store.replace_messages(self.conversation_id, messages)
+            self.store.add_note(self.conversation_id, "repair", note)
 
     def _add_message(self, message: Message) -> None:
         self._cancel_timer()
@@ -362,8 +363,8 @@ class Journal:
         self._mirror.append(message)
         # An assistant message takes the place of its partial row; anything else comes after.
         if self._partial_seq is not None and message.role != "assistant":
-            self.store.drop_messages_from(self.conversation_id, self._partial_seq)
-        self.store.put_message(self.conversation_id, seq, message)
+            self._write(self.store.drop_messages_from, self.conversation_id, self._partial_seq)
+        self._write(self.store.put_message, self.conversation_id, seq, message)
         self._streams.clear()
         self._partial_size = 0
         self._partial_seq = None
@@ -372,9 +373,9 @@ class Journal:
 
     def flush(self) -> None:
         """Write the streamed text so far and the buffered wire log now, and wait until
-        the wire log is written."""
+        everything handed over is written."""
         self._flush()
-        self._wait_wire()
+        self._seen(wait=True)
 
     def _flush(self) -> None:
         self._cancel_timer()
@@ -392,7 +393,7 @@ class Journal:
             return
         seq = len(self._mirror)
         partial = Message.assistant(text, reasoning=reasoning)
-        self.store.put_message(self.conversation_id, seq, partial, partial=True)
+        self._write(self.store.put_message, self.conversation_id, seq, partial, partial=True)
         self._partial_seq = seq
         self._partial_size = len(text) + len(reasoning)
         self.flushes += 1
@@ -404,24 +405,30 @@ class Journal:
             self._report(exc)
 
     def _flush_wire(self) -> None:
-        problem = self._writer.failure(wait=False)
-        if problem is not None:
-            raise problem
         if self._wire:
             entries, self._wire = self._wire, []
-            self._writer.write(self.conversation_id, self._wire_leg, entries)
+            self._write(self.store.wire.add_chunk, self.conversation_id, self._wire_leg, entries)
 
-    def _wait_wire(self) -> None:
-        problem = self._writer.failure(wait=True)
-        if problem is not None:
-            self._report(problem)
+    def _seen(self, wait: bool) -> None:
+        """Report the first failure of the writes done (`wait`: of all, once written)."""
+        still: list[Future[object]] = []
+        for future in self._writes:
+            if not wait and not future.done():
+                still.append(future)
+                continue
+            problem = future.exception()
+            if isinstance(problem, sqlite3.Error):
+                self._report(problem)
+            elif problem is not None:
+                raise problem
+        self._writes = still
 
     def _drop_partial(self) -> None:
         """A new leg (or a retry) starts: a partial row left over is not part of it."""
         self._streams.clear()
         self._partial_size = 0
         if self._partial_seq is not None:
-            self.store.drop_messages_from(self.conversation_id, self._partial_seq)
+            self._write(self.store.drop_messages_from, self.conversation_id, self._partial_seq)
             self._partial_seq = None
 
     def _checkpoint_soon(self) -> None:

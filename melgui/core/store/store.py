@@ -15,14 +15,17 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
+from typing import ParamSpec
 
 from melgui.core.protocol.messages import Message
 from melgui.core.store.blobs import load_parts, put_parts
 from melgui.core.store.call_log import CallLog
 from melgui.core.store.database import (
     BUSY_TIMEOUT_MS,
+    KeyHidingConnection,
     OpenedDatabase,
     open_database,
     transaction,
@@ -38,8 +41,10 @@ from melgui.core.store.records import (
 )
 from melgui.core.store.schema import has_fts
 from melgui.core.store.wire_log import WireLog
+from melgui.core.store.write_behind import WriteBehind
 
 Clock = Callable[[], float]
+P = ParamSpec("P")
 TITLE_LENGTH = 80
 PURGE_AFTER = 30 * 24 * 3600.0  # soft-deleted conversations are removed for good after this
 
@@ -68,6 +73,11 @@ class Store:
         self._clock = clock
         self.calls = CallLog(self._conn, clock)
         self.wire = WireLog(self._conn)
+        # The journal's writes, off the event loop; any other use of the connection
+        # waits for them first (KeyHidingConnection.execute).
+        self.behind: WriteBehind | None = None
+        if isinstance(self._conn, KeyHidingConnection):
+            self.behind = self._conn.behind = WriteBehind()
 
     @classmethod
     def open(
@@ -82,7 +92,22 @@ class Store:
         return cls(open_database(target, busy_timeout_ms=busy_timeout_ms), clock=clock)
 
     def close(self) -> None:
+        if self.behind is not None:
+            self.behind.close()
         self._conn.close()
+
+    def write_behind(
+        self, write: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[object] | None:
+        """Run `write` (a method of this store) on its writer thread, after the writes
+        handed over before it; None when it ran now instead: inside the caller's own
+        transaction, or once the store is closed (then it raises as a write does)."""
+        behind = self.behind
+        # The writer idle, an open transaction is the caller's: its writes join it now.
+        if behind is None or not behind.open or (not behind.busy and self._conn.in_transaction):
+            write(*args, **kwargs)
+            return None
+        return behind.submit(write, *args, **kwargs)
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database file, from a connection of its own: safe to call

@@ -3,9 +3,13 @@ and melgui exchanged them, kept in chunks of lines, one row per chunk."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
+import sys
+from array import array
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 
 from melgui.core.protocol.events import WireEntry
 from melgui.core.store.database import transaction
@@ -57,40 +61,60 @@ class WireLog:
 
 
 _SEPARATOR = "\x1e"  # between the texts of a chunk's lines (ASCII's record separator)
+_CODES = {"request": "q", "response": "r", "event": "e", "note": "n"}  # one letter a line
+_DIRECTIONS = {code: direction for direction, code in _CODES.items()}
+_DIRECTION, _TEXT, _AT = attrgetter("direction"), attrgetter("text"), attrgetter("at")
 
 
 def encode_chunk(entries: Sequence[WireEntry]) -> str:
-    """A chunk as one line of JSON (each line's direction, and its time in whole
-    microseconds after the first's), then the lines' texts joined by `_SEPARATOR`.
+    """A chunk as one line of JSON (each line's direction as one letter, and the lines'
+    times as little-endian doubles in base64), then the lines' texts joined by
+    `_SEPARATOR`.
 
-    Encoding 20,000 lines a long answer is the journal's largest cost: JSON-escaping
-    each text, or a float time per line, costs more than the texts themselves. A text
-    that holds the separator sends the chunk's texts into the JSON.
+    Encoding 20,000 lines a long answer is the journal's largest cost, on the writer
+    thread but holding the GIL the loop needs: a Python step per line (JSON-escaping
+    each text, rounding each time) costs more than the texts themselves, so every
+    column is made by one C-level pass. A text that holds the separator, or a direction
+    without a letter, sends that column into the JSON as a list.
     """
-    start = entries[0].at if entries else 0.0
-    header: dict[str, object] = {
-        "start": start,
-        "direction": [e.direction for e in entries],
-        "us": [round((e.at - start) * 1e6) for e in entries],
-    }
-    texts = _SEPARATOR.join([e.text for e in entries])
+    times = array("d", map(_AT, entries))
+    if sys.byteorder == "big":
+        times.byteswap()
+    header: dict[str, object] = {"v": 2, "at": base64.b64encode(times.tobytes()).decode("ascii")}
+    try:
+        header["direction"] = "".join(map(_CODES.__getitem__, map(_DIRECTION, entries)))
+    except KeyError:
+        header["directions"] = list(map(_DIRECTION, entries))
+    texts = _SEPARATOR.join(map(_TEXT, entries))
     if texts.count(_SEPARATOR) != max(len(entries) - 1, 0):
-        header["text"] = [e.text for e in entries]
+        header["text"] = list(map(_TEXT, entries))
         texts = ""
     return json.dumps(header, ensure_ascii=False) + "\n" + texts
 
 
 def decode_chunk(data: str) -> list[tuple[str, str, float]]:
-    """(direction, text, at) of a stored chunk: `encode_chunk`'s, or a list of
-    [direction, text, at] as older versions and imports store it."""
+    """(direction, text, at) of a stored chunk: `encode_chunk`'s, the header with
+    microseconds after a start that came before it, or a list of [direction, text, at]
+    as the first versions and imports store it."""
     if data.startswith("["):
         return [(direction, text, float(at)) for direction, text, at in json.loads(data)]
     line, _, texts = data.partition("\n")  # JSON keeps a newline in a string escaped
     header = json.loads(line)
-    directions = header["direction"]
+    if header.get("v") == 2:
+        times = array("d", base64.b64decode(header["at"]))
+        if sys.byteorder == "big":
+            times.byteswap()
+        directions: list[str] = (
+            header["directions"]
+            if "directions" in header
+            else [_DIRECTIONS[code] for code in header["direction"]]
+        )
+        at: list[float] = times.tolist()
+    else:
+        directions = header["direction"]
+        start = float(header["start"])
+        at = [start + us / 1e6 for us in header["us"]]
     text = header.get("text")
     if text is None:
         text = texts.split(_SEPARATOR) if directions else []
-    start = float(header["start"])
-    times = [start + us / 1e6 for us in header["us"]]
-    return list(zip(directions, text, times, strict=True))
+    return list(zip(directions, text, at, strict=True))

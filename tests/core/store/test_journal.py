@@ -13,7 +13,7 @@ from melgui.core.protocol.events import Done, ReasoningDelta, StreamError, TextD
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.store import Store, open_store
-from melgui.core.store.journal import Journal
+from melgui.core.store.journal import WIRE_CHUNK, Journal
 from melgui.core.thread.codec import (
     change_from_json,
     change_to_json,
@@ -219,13 +219,45 @@ async def test_storage_failure_is_reported_once_and_the_turn_goes_on(
     assert journal.problem is not None
 
 
+async def test_a_write_that_fails_on_the_writer_thread_is_said_while_the_turn_runs(
+    tmp_path: Path,
+) -> None:
+    """The stream stalls after its first piece: the timer hands the wire lines over, their
+    write fails on the writer thread, and that is said at once, not at the turn's end."""
+    store = open_store(tmp_path / "data")
+    problems: list[str] = []
+    cid = store.create_conversation(str(tmp_path))
+    journal = Journal(store, cid, flush_interval=0.01, on_problem=problems.append)
+    gate = asyncio.Event()
+    session = AgentSession(
+        ReplayTransport([[TextDelta("half"), gate, TextDelta(" done"), Done()]]),
+        Tools(),
+        AskWrites(),
+        model="m",
+        role="assistant",
+        cwd=str(tmp_path),
+        wire=journal.record_wire,
+    )
+    journal.attach(session)
+    store._conn.execute("DROP TABLE wire_chunks")  # only the wire log's writes fail
+    session.submit("hello")
+    await wait_for(lambda: problems)
+    assert session.busy and "wire_chunks" in problems[0]
+    gate.set()
+    await session.wait_idle()
+    assert [s.message.content for s in store.messages(cid)] == ["hello", "half done"]
+    journal.close()
+    assert len(problems) == 1
+
+
 async def test_long_wire_logs_are_written_in_chunks_in_order(store: Store, tmp_path: Path) -> None:
-    tokens: Leg = [TextDelta(f"t{i} ") for i in range(2500)]
+    count = 2 * WIRE_CHUNK + 500
+    tokens: Leg = [TextDelta(f"t{i} ") for i in range(count)]
     session, _journal, cid, _ = start(store, tmp_path, [[*tokens, Done()]], flush_interval=60.0)
     session.submit("long")
     await session.wait_idle()
     wire = store.wire.read(cid)
-    assert len(wire) == 1 + 2501  # the request, then every event
+    assert len(wire) == 1 + count + 1  # the request, then every event
     chunks = store._conn.execute("SELECT count(*) FROM wire_chunks").fetchone()[0]
     assert chunks >= 3  # never one huge write at the end of the leg
 

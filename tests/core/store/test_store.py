@@ -244,6 +244,40 @@ def test_wire_chunks_stored_by_earlier_versions_still_read(store: Store, tmp_pat
     ]
 
 
+def test_wire_chunks_keep_each_line_s_time_and_direction_exactly(
+    store: Store, tmp_path: Path
+) -> None:
+    cid = store.create_conversation(str(tmp_path))
+    lines = [
+        WireEntry("request", "POST /x", 1765080000.123456789),
+        WireEntry("response", "HTTP 200 OK", 1765080000.5),
+        WireEntry("event", "data: é", 1765080001.000001),
+        WireEntry("note", "leg failed", 1765080002.25),
+        WireEntry("sideways", "a direction without a letter", 1765080003.0),  # type: ignore[arg-type]
+    ]
+    store.wire.add_chunk(cid, 4, lines)
+    store.wire.add_chunk(cid, 5, [])
+    assert [(w.leg, w.direction, w.text, w.at) for w in store.wire.read(cid)] == [
+        (4, e.direction, e.text, e.at) for e in lines
+    ]
+
+
+def test_wire_chunks_with_microseconds_after_a_start_still_read(
+    store: Store, tmp_path: Path
+) -> None:
+    """The header form the journal wrote before the times became doubles in base64."""
+    cid = store.create_conversation(str(tmp_path))
+    header = '{"start": 100.5, "direction": ["request", "event"], "us": [0, 250000]}'
+    store._conn.execute(
+        "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
+        (cid, 1, header + "\nPOST /x\x1edata: {}"),
+    )
+    assert [(w.direction, w.text, w.at) for w in store.wire.read(cid)] == [
+        ("request", "POST /x", 100.5),
+        ("event", "data: {}", 100.75),
+    ]
+
+
 def test_melgui_s_own_key_never_reaches_a_stored_wire_chunk(store: Store, tmp_path: Path) -> None:
     from melgui.core.config import redaction
 
