@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 import signal
+import threading
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
@@ -53,18 +54,36 @@ def child_preexec() -> Callable[[], None] | None:
     blocked mask is this thread's: call it from the thread that starts the child.
     """
     if signal.pthread_sigmask(signal.SIG_BLOCK, ()):
-        return reset_signals
+        return forked_here(reset_signals)
     try:
         ignored = signal_state()["SigIgn"]
     except (OSError, KeyError, ValueError):
-        return reset_signals
+        return forked_here(reset_signals)
     for number in _RESTORED_BY_SUBPROCESS:
         ignored &= ~(1 << (number - 1))
-    return reset_signals if ignored else None
+    return forked_here(reset_signals) if ignored else None
+
+
+def forked_here(preexec: Callable[[], None]) -> Callable[[], None]:
+    """`preexec`, once this thread is known to `threading`: call it in the thread that
+    starts the child.
+
+    A `preexec_fn` forks the whole interpreter, and the child runs `threading`'s
+    after-fork clean-up before exec. Forked from a thread `threading` did not start (a
+    QThread of the window's executor), Python 3.11's clean-up makes that thread the new
+    main thread and takes a lock it only renews after: a lock another thread held at the
+    fork (one starting or ending), so the child waited forever and so did the caller.
+    The window tests hung on it once when run with SIGINT and SIGQUIT ignored (nohup).
+    Registered (`current_thread()`), the thread is found and nothing is taken.
+    """
+    threading.current_thread()
+    return preexec
 
 
 def chain(*steps: Callable[[], None]) -> Callable[[], None]:
-    """One `preexec_fn` running `reset_signals` and then each step in order."""
+    """One `preexec_fn` running `reset_signals` and then each step in order; call it in
+    the thread that starts the child (`forked_here`)."""
+    threading.current_thread()
 
     def run() -> None:
         reset_signals()
@@ -90,7 +109,7 @@ async def start_group(
         stdout=output,
         stderr=output,
         start_new_session=True,
-        preexec_fn=reset_signals,
+        preexec_fn=forked_here(reset_signals),
     )
 
 

@@ -32,7 +32,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
 from melgui.core.lsp.servers import ServerFailed
-from melgui.core.processes import reset_signals
+from melgui.core.processes import forked_here, reset_signals
 
 START_TIMEOUT = 30.0  # seconds for the server to start and answer `initialize`
 ANSWER_TIMEOUT = 30.0  # seconds for one document's diagnostics
@@ -78,7 +78,7 @@ class ServerSession:
                 cwd=self.project,
                 env=self.env,
                 start_new_session=True,
-                preexec_fn=reset_signals,
+                preexec_fn=forked_here(reset_signals),
             )
         except OSError as exc:
             raise ServerFailed(f"{self.name} could not start: {exc.strerror or exc}") from None

@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import forked_here, reset_signals
 from melgui.core.terminal.pty_session import PtyError
 
 TAIL_LINES = 40
@@ -42,7 +42,7 @@ class PipedProgram:
                 cwd=cwd,
                 env=dict(env),
                 start_new_session=True,
-                preexec_fn=reset_signals,
+                preexec_fn=forked_here(reset_signals),
                 bufsize=0,
             )
         except OSError as exc:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from melgui.core.config.trust import FolderTrust
-from melgui.core.processes import command_environment, reset_signals
+from melgui.core.processes import command_environment, forked_here, reset_signals
 
 OUTPUT_KEEP = 64 * 1024  # the last this many bytes of output are kept
 KILL_GRACE_S = 2.0
@@ -81,7 +81,7 @@ def run_setup(command: str, worktree: Path, main: Path, *, timeout: float) -> Se
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=reset_signals,
+            preexec_fn=forked_here(reset_signals),
         )
     except OSError as exc:
         return SetupResult(command, None, f"{exc.strerror or exc}")

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from melgui.core.processes import release_pipes, reset_signals, spawn
+from melgui.core.processes import forked_here, release_pipes, reset_signals, spawn
 from melgui.core.protocol import bounded_json
 from melgui.desk.hosted_agents.agents import AgentCommand
 
@@ -74,7 +74,7 @@ class AgentProcess:
                 cwd=cwd,
                 env=environment,
                 limit=STREAM_LIMIT,
-                preexec_fn=reset_signals,
+                preexec_fn=forked_here(reset_signals),
                 start_new_session=True,
             )
         except OSError as exc:

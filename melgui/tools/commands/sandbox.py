@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from melgui.core.processes import reset_signals
+from melgui.core.processes import forked_here, reset_signals
 
 BUS_VARIABLES = ("DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS")
 
@@ -56,7 +56,7 @@ def sandbox_status() -> SandboxStatus:
             [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--", "/bin/true"],
             capture_output=True,
             timeout=10,
-            preexec_fn=reset_signals,
+            preexec_fn=forked_here(reset_signals),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return SandboxStatus(False, f"bubblewrap cannot start: {exc}")

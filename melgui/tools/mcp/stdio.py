@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from melgui.core.processes import reset_signals, spawn
+from melgui.core.processes import forked_here, reset_signals, spawn
 from melgui.core.transports.http.replies import one_line
 from melgui.tools.mcp.wire_lines import HEAD_BYTES, error_reply, oversized, read_line
 
@@ -116,7 +116,7 @@ async def stdio_server(
         cwd=cwd,
         env=env,
         start_new_session=True,
-        preexec_fn=reset_signals,
+        preexec_fn=forked_here(reset_signals),
         limit=LINE_LIMIT,
     )
     handle = StdioProcess(process)
