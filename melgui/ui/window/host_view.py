@@ -167,6 +167,19 @@ class HostView:
             session = self._returning.pop(0)
             self.sessions.add(session)
             return session
+        return self._start(window, model, role, source, worktree=worktree)
+
+    def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession:
+        """A new main conversation in the host (`conversation`: the history's one of that
+        id, continued there)."""
+        window = self._window()
+        assert window is not None
+        return self._start(window, model, role, MAIN, conversation=conversation)
+
+    def _start(
+        self, window: MainWindow, model: str, role: str, source: str, **where: Any
+    ) -> RemoteSession:
+        """A new session of the host on the window's folder and connection, viewed here."""
         session = RemoteSession.start(
             self.client,
             folder=window.project_folder(),
@@ -174,24 +187,7 @@ class HostView:
             role=role,
             source=source,
             settings=_connection(window.settings),
-            worktree=worktree,
-        )
-        self.sessions.add(session)
-        return session
-
-    def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession:
-        """A new main conversation in the host (`conversation`: the history's one of that
-        id, continued there)."""
-        window = self._window()
-        assert window is not None
-        session = RemoteSession.start(
-            self.client,
-            folder=window.project_folder(),
-            model=model,
-            role=role,
-            source=MAIN,
-            settings=_connection(window.settings),
-            conversation=conversation,
+            **where,
         )
         self.sessions.add(session)
         return session
