@@ -176,9 +176,7 @@ class ChangesActions:
             applied = await apply_parts(worktree, parts, stash=True)
         self.view.say(applied.describe())
 
-    async def _apply_there(
-        self, files: Sequence[FileChange], hunks: Sequence[int] | None
-    ) -> None:
+    async def _apply_there(self, files: Sequence[FileChange], hunks: Sequence[int] | None) -> None:
         """Done there by its host, all or nothing: a change that conflicts with the folder
         there or with the person's edits there is refused and changes nothing (said)."""
         there = self.view.there
