@@ -15,13 +15,14 @@ import pytest
 
 from melgui.core.config.settings import RemoteHost
 from melgui.remote.connect import HOST_COMMAND_ENV
+from melgui.ui.changes.actions import DISCARD
 from melgui.ui.changes.view import ChangesView
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, wait_until
 from tests.remote.fixtures import Remote, git_folder_there, url
-from tests.ui.remote.test_window_worktrees_there import open_view, there_git
+from tests.ui.remote.test_window_worktrees_there import choose, open_view, there_git
 
 AUTO = {"write_file": "auto"}
 LINES = "".join(f"line {n}\n" for n in range(1, 21))
@@ -141,6 +142,12 @@ def test_a_host_workers_hunks_files_and_all_are_applied_there_and_reviewed_there
         said["comment"] = view.diff.hunks[1].comments.text()
         assert view.grab().save(str(tmp_path / "changes-applied-there.png"))
         said["send"] = view.send_button.isEnabled()
+        # Discard file… undoes the worker's new file in its worktree there, asked first.
+        choose_file(view, "b.txt")
+        await wait_until(lambda: view.idle and view.current_path() == "b.txt", 30)
+        said["discard asked"] = await choose(view, view.discard_file_button, DISCARD)
+        said["discarded"] = view.status.text()
+        said["files left"] = sorted(f.path for f in view.changes.files) if view.changes else []
         view.close()
 
     qloop.run_until_complete(asyncio.wait_for(scenario(), 300))
@@ -159,6 +166,9 @@ def test_a_host_workers_hunks_files_and_all_are_applied_there_and_reviewed_there
     assert "Review: 1 findings on 1 hunks." in said["review"]
     assert "warning" in said["comment"] and ONLY_THERE in said["comment"]
     assert said["send"]
+    assert "the new file b.txt" in said["discard asked"] and " on build;" in said["discard asked"]
+    assert "Discarded in the worker's worktree: the new file b.txt." in said["discarded"]
+    assert said["files left"] == ["a.txt", "c.txt"]
     reviews = [leg for leg in scripted_relay.legs_received if REVIEW in leg.last_user_text]
     assert len(reviews) == 2  # the read, then the findings
     assert "+line 19 (worker)" in reviews[0].last_user_text
