@@ -7,6 +7,7 @@ session whose tools read the worktree there, its findings on the hunks."""
 from __future__ import annotations
 
 import asyncio
+import html
 import shlex
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ async def click_and_wait(view: ChangesView, button: Any) -> str:
     button.click()
     assert not view.idle
     await wait_until(lambda: view.idle, 60)
-    return view.status.text()
+    return html.unescape(view.status.text())
 
 
 def folder_state(folder: Path) -> tuple[str, ...]:
@@ -146,7 +147,7 @@ def test_a_host_workers_hunks_files_and_all_are_applied_there_and_reviewed_there
         choose_file(view, "b.txt")
         await wait_until(lambda: view.idle and view.current_path() == "b.txt", 30)
         said["discard asked"] = await choose(view, view.discard_file_button, DISCARD)
-        said["discarded"] = view.status.text()
+        said["discarded"] = html.unescape(view.status.text())
         said["files left"] = sorted(f.path for f in view.changes.files) if view.changes else []
         view.close()
 
