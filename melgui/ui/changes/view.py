@@ -119,7 +119,8 @@ class ChangesView(QDialog):
         self.discard_file_button = self._button("Discard file…", self.commands.discard_file)
         self.discard_button = self._button("Discard all…", self.commands.discard)
         self.refresh_button = self._button("Refresh", self.refresh)
-        # A review by a read-only session the window makes (None: no Review button).
+        # A review by a read-only session made as the worker's are, reading where its
+        # files are (None: Review stays disabled).
         self.reviewer: Callable[[], AgentSession] | None = None
         self.review_button = self._button("Review", self.review)
         # Gives the worker a task (its pane's send); None: no worker to send findings to.
