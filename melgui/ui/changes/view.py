@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.loop_events import TurnFailed
 from melgui.core.worktrees.changes.diff import patch_of
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.landed import hunks_in_main
@@ -218,12 +219,20 @@ class ChangesView(QDialog):
         files = [c for c in self.changes.files if not c.binary]
         diff = "".join(patch_of(c) for c in files)
         self.set_busy("reviewing")
+        failed: list[str] = []  # a reviewer that could not answer (no model, a host gone)
+        heard = session.subscribe(
+            lambda event: failed.append(event.message) if isinstance(event, TurnFailed) else None
+        )
         try:
             comments = await review_diff(session, str(self.worktree.path), diff, self.reviewed)
         finally:
+            heard()
             self.set_busy("")
             if close:
                 await session.aclose()
+        if failed and not comments:
+            self.say(f"The review did not finish: {failed[-1]}", error=True)
+            return []
         found: dict[str, dict[int, list[Finding]]] = {}
         for comment in comments:
             path = files[comment.file].path
