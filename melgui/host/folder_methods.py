@@ -22,6 +22,7 @@ from melgui.core.hooks.there import HooksSummary
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.worktrees.changes.git import ChangesError
+from melgui.core.worktrees.changes.parts_there import apply_shown, discard_shown, landed_shown
 from melgui.core.worktrees.changes.reading import read_changes, uncommitted_in
 from melgui.core.worktrees.changes.sent import changes_to_json
 from melgui.core.worktrees.cleanup import remove_worktree
@@ -240,8 +241,9 @@ class FolderMethods:
 class WorktreeMethods:
     """`worktree/create`, `worktree/changes`, `worktree/losses`, `worktree/retire`, and
     what the window's Changes view and its start do with one there: `worktree/merge`,
-    `worktree/discard`, `worktree/left`, `worktree/remove`; `folder` checks a view's
-    `folder` param (a folder on this host) and gives it."""
+    `worktree/discard`, `worktree/apply`, `worktree/discard_part`, `worktree/landed`,
+    `worktree/left`, `worktree/remove`; `folder` checks a view's `folder` param (a
+    folder on this host) and gives it."""
 
     def __init__(
         self, settings: Callable[[], Settings], folder: Callable[[dict[str, Any]], str]
@@ -259,6 +261,9 @@ class WorktreeMethods:
             "worktree/discard": self._discard,
             "worktree/left": self._left,
             "worktree/remove": self._remove,
+            "worktree/apply": self._apply,
+            "worktree/discard_part": self._discard_part,
+            "worktree/landed": self._landed,
         }
 
     async def _create(self, view: ViewConnection, params: dict[str, Any]) -> Any:
@@ -339,6 +344,43 @@ class WorktreeMethods:
             return {"problem": str(exc)}
         return {}
 
+    async def _apply(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Apply the worker's change to `paths` (`hunks`: those hunks of the one file) to
+        the folder here, if they are as the view showed them (`shown`), all or nothing and
+        never under the person's uncommitted edits: `{message, paths}`, or `{problem}`
+        (nothing changed, said why)."""
+        worktree = _worktree(self.folder, params)
+        paths, hunks, shown = _parts(params)
+        try:
+            applied = await apply_shown(worktree, paths, hunks, shown)
+        except ChangesError as exc:
+            return {"problem": str(exc)}
+        return {"message": applied.describe(str(worktree.main)), "paths": list(applied.paths)}
+
+    async def _discard_part(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Undo the worker's change to the one file of `paths` (`hunks`: those hunks) in
+        its worktree, as shown: `{message}`, or `{problem}`."""
+        worktree = _worktree(self.folder, params)
+        paths, hunks, shown = _parts(params)
+        if len(paths) != 1:
+            raise RpcError(wire.INVALID_PARAMS, "worktree/discard_part takes one path")
+        try:
+            discarded = await discard_shown(worktree, paths[0], hunks, shown)
+        except ChangesError as exc:
+            return {"problem": str(exc)}
+        return {"message": discarded.describe()}
+
+    async def _landed(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Which hunks of the worker's change to `path` the folder has already: `{hunks}`."""
+        worktree = _worktree(self.folder, params)
+        path = params.get("path")
+        if not isinstance(path, str):
+            raise RpcError(wire.INVALID_PARAMS, "worktree/landed needs path")
+        try:
+            return {"hunks": sorted(await landed_shown(worktree, path))}
+        except ChangesError as exc:
+            return {"problem": str(exc)}
+
     async def _left(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """melgui's worktrees of the folder's repository here that none of the paths in
         `owned` is (a closed window's workers left them): `{left: [{worktree, task,
@@ -399,6 +441,20 @@ def _left_to_json(found: Found, folder: str, holds: str) -> dict[str, Any]:
         "folder": works_in,
         "holds": holds,
     }
+
+
+def _parts(params: dict[str, Any]) -> tuple[list[str], list[int] | None, str]:
+    """`paths`, `hunks` (None: whole files) and `shown` (their digest as the view read them)."""
+    paths, hunks, shown = params.get("paths"), params.get("hunks"), params.get("shown")
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise RpcError(wire.INVALID_PARAMS, "paths must be a list of the worktree's files")
+    if hunks is not None and (
+        not isinstance(hunks, list) or not all(isinstance(h, int) for h in hunks)
+    ):
+        raise RpcError(wire.INVALID_PARAMS, "hunks must be a list of hunk numbers")
+    if not isinstance(shown, str):
+        raise RpcError(wire.INVALID_PARAMS, "shown must be the digest of the files shown")
+    return paths, hunks, shown
 
 
 def _worktree(folder: Callable[[dict[str, Any]], str], params: dict[str, Any]) -> Worktree:

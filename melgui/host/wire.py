@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 # merged and found again"), for a host worker's Changes view and a window's next start.
 # 8: session/open's source, settings/update's role and plan, session/branch, turn/compact,
 #    the branched record and session/list's views, for a window's main conversation there.
-PROTOCOL = 8
+# 9: worktree/apply, …/discard_part, …/landed: a host worker's files and hunks, applied or
+#    discarded there from the window's Changes view.
+PROTOCOL = 9
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

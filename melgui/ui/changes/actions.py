@@ -1,9 +1,10 @@
 """What the Changes view's buttons do: apply a hunk, a file or everything (asking before
 stashing the person's edits), merge the branch (asking before committing the worker's
 loose edits), abort a stopped merge, discard a hunk, a file or the whole worktree (each
-asking first, saying what goes). A worker's branch on another machine is merged or
-discarded there, by its host (`view.there`). Each runs one at a time, says what happened in plain
-words, and ends by reading the worktree again."""
+asking first, saying what goes). A worker's worktree on another machine is acted on
+there, by its host (`view.there`): applied onto the folder there, merged, discarded, all
+or nothing, never leaving conflicts there. Each runs one at a time, says what happened in
+plain words, and ends by reading the worktree again."""
 
 from __future__ import annotations
 
@@ -78,6 +79,10 @@ class ChangesActions:
     def apply_hunk(self, index: int) -> None:
         change = self.view.diff.change
         if change is not None:
+            there = self.view.there
+            if there is not None:
+                self._start("Applying the hunk", lambda: self._apply_there([change], [index]))
+                return
             self._start("Applying the hunk", lambda: self._apply([(change, [index])]))
 
     def apply_file(self) -> None:
@@ -85,6 +90,9 @@ class ChangesActions:
         if change is not None:
 
             async def work() -> None:
+                if self.view.there is not None:
+                    await self._apply_there([change], None)
+                    return
                 await self._apply(await still_to_apply(worktree, [change]))
 
             self._start(f"Applying {change.path}", work)
@@ -95,6 +103,9 @@ class ChangesActions:
             files = changes.files
 
             async def work() -> None:
+                if self.view.there is not None:
+                    await self._apply_there(files, None)
+                    return
                 await self._apply(await still_to_apply(worktree, files))
 
             self._start("Applying every file", work)
@@ -164,6 +175,13 @@ class ChangesActions:
                 return
             applied = await apply_parts(worktree, parts, stash=True)
         self.view.say(applied.describe())
+
+    async def _apply_there(self, files: Sequence[FileChange], hunks: Sequence[int] | None) -> None:
+        """Done there by its host, all or nothing: a change that conflicts with the folder
+        there or with the person's edits there is refused and changes nothing (said)."""
+        there = self.view.there
+        assert there is not None
+        self.view.say(await there.apply(files, hunks))
 
     async def _merge(self) -> None:
         view, worktree = self.view, self.view.worktree
@@ -244,14 +262,19 @@ class ChangesActions:
             else f" The worker's commits on {worktree.branch} keep it; the worktree's file "
             "undoes it, as an uncommitted edit."
         )
+        there = self.view.there
+        on = f" on {there.host}" if there is not None else ""
         choice = await self._ask(
             "Discard part of the worker's change",
             f"Discard {describe_part(change, hunks)}? This writes only the worker's "
-            f"worktree {worktree.path}; what is not applied or merged is lost.{kept}",
+            f"worktree {worktree.path}{on}; what is not applied or merged is lost.{kept}",
             [(DISCARD, Role.DestructiveRole)],
         )
         if choice != DISCARD:
             self.view.say("Nothing discarded.")
+            return
+        if there is not None:
+            self.view.say(await there.discard_part(change, hunks))
             return
         done = await discard_part(worktree, change, hunks)
         self.view.say(done.describe())

@@ -37,7 +37,8 @@ def summary_html(
 
 
 def there_html(worktree: Worktree, changes: WorktreeChanges, host: str, colors: Colors) -> str:
-    """A worker's branch on another machine: shown here, merged there by its host."""
+    """A worker's branch on another machine: shown here, applied or merged there by its
+    host."""
     first = (
         f"<b>{html.escape(worktree.branch)}</b> from {worktree.base[:10]} · "
         f"<span style='color:{colors.muted}'>{html.escape(str(worktree.path))}</span> "
@@ -46,9 +47,9 @@ def there_html(worktree: Worktree, changes: WorktreeChanges, host: str, colors: 
     count = len(changes.files)
     files = f"{count} changed file{'s' if count != 1 else ''}" if count else "No changes"
     parts = [
-        f"{files} against the base, read on {html.escape(host)}. Merge branch… merges it "
-        f"into {html.escape(str(worktree.main))} there, whole or not at all: a merge that "
-        "would conflict changes nothing."
+        f"{files} against the base, read on {html.escape(host)}. Apply and Merge branch… "
+        f"write {html.escape(str(worktree.main))} there, whole or not at all: what would "
+        "conflict changes nothing."
     ]
     if changes.uncommitted:
         count = len(changes.uncommitted)

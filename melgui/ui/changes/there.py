@@ -1,14 +1,16 @@
 """A remote folder's uncommitted changes, read by its host there (`changes/uncommitted`,
 docs/host-protocol.md): the Changes view shows them as a local folder's, read-only; and
-a host worker's branch in its worktree there (`worktree/changes`), the same way, merged
-into the folder there or discarded by the host there (`BranchThere`)."""
+a host worker's branch in its worktree there (`worktree/changes`), the same way: its
+files and hunks applied onto the folder there or discarded, its branch merged into the
+folder there or discarded, each by the host there (`BranchThere`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from melgui.core.protocol.tooling import RestoresThere
+from melgui.core.worktrees.changes.diff import FileChange
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import WorktreeChanges
 from melgui.core.worktrees.changes.sent import changes_from_json
@@ -47,3 +49,9 @@ class BranchThere(Protocol):
     async def merge(self, commit: str | None) -> MergeOutcome: ...
 
     async def discard(self) -> None: ...
+
+    async def apply(self, files: Sequence[FileChange], hunks: Sequence[int] | None) -> str: ...
+
+    async def discard_part(self, change: FileChange, hunks: Sequence[int] | None) -> str: ...
+
+    async def landed(self, change: FileChange) -> set[int]: ...

@@ -1,7 +1,8 @@
 """The Changes view of one worker's worktree: its commits, its files with +/- counts, the
 chosen file's hunks with Apply and Discard buttons each, and the actions on the file
 (apply, discard) and on the whole (apply all, merge the branch, discard all). It reads
-the worktree again after every action.
+the worktree again after every action. A worker's worktree on another machine is read and
+acted on there, by its host (`there`), with the same buttons.
 
 `open_changes(parent, worktree)` opens it (or brings an open one for that worktree up).
 With `in_place` it shows the project folder's own uncommitted changes (`uncommitted_in`):
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.loop_events import TurnFailed
 from melgui.core.worktrees.changes.diff import patch_of
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.landed import hunks_in_main
@@ -59,15 +61,15 @@ class ChangesView(QDialog):
         host: str = "",
     ):
         """`host`: the worktree is on that machine (its worker's there): read there by
-        `reader` and shown; its branch is merged or discarded there by `there`, nothing
-        is applied here."""
+        `reader` and shown; its files and hunks applied or discarded, its branch merged
+        or discarded, there by `there`; nothing is applied here."""
         super().__init__(parent)
         self.worktree = worktree
         self.in_place = in_place
         self.host = host
         self.colors = colors
         self.changes: WorktreeChanges | None = None
-        # A remote folder's: its host reads them there (in place only; nothing is applied).
+        # Read by a host elsewhere (a remote folder's own changes, a worker's there).
         self.reader: Callable[[], Awaitable[WorktreeChanges]] | None = None
         self.there: BranchThere | None = None  # a worker's branch there: merged there
         self.merge: MergeState | None = None
@@ -118,7 +120,8 @@ class ChangesView(QDialog):
         self.discard_file_button = self._button("Discard file…", self.commands.discard_file)
         self.discard_button = self._button("Discard all…", self.commands.discard)
         self.refresh_button = self._button("Refresh", self.refresh)
-        # A review by a read-only session the window makes (None: no Review button).
+        # A review by a read-only session made as the worker's are, reading where its
+        # files are (None: Review stays disabled).
         self.reviewer: Callable[[], AgentSession] | None = None
         self.review_button = self._button("Review", self.review)
         # Gives the worker a task (its pane's send); None: no worker to send findings to.
@@ -130,8 +133,6 @@ class ChangesView(QDialog):
         self.resize(*DIALOG_XL)
         if in_place:
             self._in_place()
-        elif host:
-            self._read_only()
         self._enable()
 
     def _no_actions(self) -> None:
@@ -145,16 +146,6 @@ class ChangesView(QDialog):
             self.discard_button,
         ):
             widget.hide()
-
-    def _read_only(self) -> None:
-        """A worker's changes on another machine: its branch is merged into the folder
-        there, or discarded, by its host (`there`); nothing is applied here, hunk by hunk
-        or file by file; and no reviewer here (its tools would read this machine's files)."""
-        self._no_actions()
-        self.merge_button.show()
-        self.discard_button.show()
-        self.review_button.hide()
-        self.send_button.hide()
 
     def _in_place(self) -> None:
         """The project folder's own changes: no commits to list, nowhere to apply them."""
@@ -228,12 +219,20 @@ class ChangesView(QDialog):
         files = [c for c in self.changes.files if not c.binary]
         diff = "".join(patch_of(c) for c in files)
         self.set_busy("reviewing")
+        failed: list[str] = []  # a reviewer that could not answer (no model, a host gone)
+        heard = session.subscribe(
+            lambda event: failed.append(event.message) if isinstance(event, TurnFailed) else None
+        )
         try:
             comments = await review_diff(session, str(self.worktree.path), diff, self.reviewed)
         finally:
+            heard()
             self.set_busy("")
             if close:
                 await session.aclose()
+        if failed and not comments:
+            self.say(f"The review did not finish: {failed[-1]}", error=True)
+            return []
         found: dict[str, dict[int, list[Finding]]] = {}
         for comment in comments:
             path = files[comment.file].path
@@ -336,10 +335,15 @@ class ChangesView(QDialog):
     async def check_in_main(self) -> None:
         """Mark the shown file's hunks that the main folder has already."""
         change = self.diff.change
-        if change is None or self.in_place or self.reader is not None:
-            return  # a folder's own changes, or a worktree there: no main folder here
+        if change is None or self.in_place:
+            return  # a folder's own changes: no main folder
+        if self.reader is not None and self.there is None:
+            return  # read elsewhere, with no host to ask
         try:
-            found = await hunks_in_main(self.worktree, change)
+            if self.there is not None:
+                found = await self.there.landed(change)  # the folder there, read there
+            else:
+                found = await hunks_in_main(self.worktree, change)
         except ChangesError:
             return  # only a marker; the actions say what is wrong
         if self.diff.change is change:
@@ -417,7 +421,8 @@ def open_changes(
 ) -> ChangesView:
     """Show the Changes view of `worktree` (the open one, if there is one) and read it
     (unless not `read`: the caller awaits `reload`). `there`: the worker's branch on the
-    machine the worktree is on (read, merged and discarded there)."""
+    machine the worktree is on (read, applied, merged and discarded there); its
+    `reviewer` reads the files there."""
     if parent is not None:
         for view in parent.findChildren(ChangesView):
             if view.worktree == worktree and view.isVisible():

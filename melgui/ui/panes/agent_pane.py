@@ -19,7 +19,7 @@ from html import escape
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
-from melgui.core.agent.session import ChatSession
+from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -65,13 +65,17 @@ class AgentPane(QWidget):
         history_when_shown: bool = False,
         there: WorktreeThere | None = None,
         note: str = "",
+        reviewer: Callable[[], AgentSession] | None = None,
     ) -> None:
         """`there`: its worktree is on another machine (`worktree` is its, read there);
-        `note`: said in the chat before its task (where it works, when not as asked)."""
+        `note`: said in the chat before its task (where it works, when not as asked);
+        `reviewer`: makes the read-only session its Changes view's Review asks, one whose
+        tools read the worktree there (None: the window's, for a worktree here)."""
         super().__init__(parent)
         self.session = session
         self.worktree = worktree  # its own git worktree; None: it works in the project folder
         self.worktree_there = there
+        self.reviewer = reviewer
         self.note = note  # where it works, when not as asked (no git repository there)
         # Whoever outlives the pane keeps its closing task (the manager, in the window).
         self._tasks = tasks if tasks is not None else TaskKeeper()

@@ -11,6 +11,7 @@ import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -344,6 +345,8 @@ class PaneManager(QObject):
                 worker_worktrees.retire_later(self.tasks, there.worktree, None, [], there)
             raise PaneError(f"Could not start the worker: {exc}") from exc
         bridge = self.bridge_factory(session) if self.bridge_factory is not None else None
+        # There, its Changes view's Review asks a session made as it is (reading there).
+        review = WorkerSpec(model, f"review of {wt.branch}", wt, folder) if there and wt else None
         pane = AgentPane(
             session,
             task,
@@ -355,6 +358,7 @@ class PaneManager(QObject):
             history_when_shown=reopened,
             there=there,
             note=note,
+            reviewer=partial(make, review) if review is not None else None,
         )
         self._install(info, pane, layout, front=not reopened)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))

@@ -123,9 +123,11 @@ class PaneFrame(QFrame):
         worktree = getattr(self.content, "worktree", None)
         if worktree is None:
             return
+        send = getattr(self.content, "send", None)  # the worker pane's: a task for it
         there = getattr(self.content, "worktree_there", None)
-        if there is not None:  # on another machine: read there by its host, shown here
-            open_changes(self.window(), worktree, there=there)
+        if there is not None:  # on another machine: read and acted on there by its host
+            reviewer = getattr(self.content, "reviewer", None)  # its tools read there too
+            open_changes(self.window(), worktree, None, reviewer, send, there=there)
             return
         window = self.window()
         reviewer = None
@@ -135,7 +137,6 @@ class PaneFrame(QFrame):
             def reviewer() -> Any:  # a read-only worker in the worktree reviews it
                 return factory("worker", source=f"review of {worktree.branch}", worktree=worktree)
 
-        send = getattr(self.content, "send", None)  # the worker pane's: a task for it
         open_changes(self.window(), worktree, reviewer=reviewer, send_to_worker=send)
 
     def set_focused(self, focused: bool) -> None:

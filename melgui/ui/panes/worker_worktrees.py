@@ -11,6 +11,7 @@ a folder and the window's Changes view shows what one changed:
     if isinstance(made, str): ...          # why there is none: it works in the folder
     changes = await made.changes()         # its branch against its base, read there
     outcome = await made.merge(None)       # into the folder there, whole or not at all
+    said = await made.apply([change], [0]) # one hunk onto the folder there, or nothing
     await made.retire(confirmed)           # when its pane closed, as a local one's
 
 The hosts worktrees were made on are remembered (core/worktrees/hosts_marked), so the
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -29,8 +30,10 @@ from PySide6.QtWidgets import QMessageBox
 
 from melgui.core.terminal.panes import PaneInfo
 from melgui.core.worktrees import hosts_marked
+from melgui.core.worktrees.changes.diff import FileChange
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import WorktreeChanges
+from melgui.core.worktrees.changes.sent import shown_digest
 from melgui.core.worktrees.merge import MergeOutcome
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
@@ -91,6 +94,28 @@ class WorktreeThere:
         """Put the worktree there back at its base; ChangesError saying why not."""
         await self._act("worktree/discard", "discard the worker's changes")
 
+    async def apply(self, files: Sequence[FileChange], hunks: Sequence[int] | None) -> str:
+        """Apply `files` as shown (`hunks`: those of the one file; None: what of them the
+        folder there lacks) to the folder there, all or nothing; what was applied, in
+        words, or ChangesError saying why nothing was (a conflict, a change since)."""
+        answer = await self._act("worktree/apply", "apply the change", **_parts(files, hunks))
+        return str(answer["message"])
+
+    async def discard_part(self, change: FileChange, hunks: Sequence[int] | None) -> str:
+        """Undo `change` as shown (or those hunks of it) in the worktree there; what was
+        discarded, in words, or ChangesError saying why not."""
+        params = _parts([change], hunks)
+        answer = await self._act("worktree/discard_part", "discard the change", **params)
+        return str(answer["message"])
+
+    async def landed(self, change: FileChange) -> set[int]:
+        """The hunks of `change` the folder there has already (none when unreadable)."""
+        try:
+            answer = await self._ask("worktree/landed", path=change.path)
+        except LinkError:
+            return set()
+        return {int(index) for index in answer.get("hunks") or []}
+
     async def losses(self, where: str) -> list[Loss]:
         """What removing the worktree would lose; when that cannot be read (the link is
         down), a loss saying so: what cannot be read is treated as work."""
@@ -112,6 +137,14 @@ class WorktreeThere:
         except LinkError:
             return False
         return bool(answer.get("removed"))
+
+
+def _parts(files: Sequence[FileChange], hunks: Sequence[int] | None) -> dict[str, Any]:
+    """The files by path, with their digest as shown, and the hunks chosen (if any)."""
+    params: dict[str, Any] = {"paths": [f.path for f in files], "shown": shown_digest(files)}
+    if hunks is not None:
+        params["hunks"] = list(hunks)
+    return params
 
 
 async def make_worktree_there(

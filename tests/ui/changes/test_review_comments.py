@@ -17,7 +17,7 @@ from melgui.core.protocol.tooling import ToolRegistry
 from melgui.core.transports.relay import RelayTransport
 from melgui.ui.changes.view import open_changes
 from melgui.ui.runtime.theme import LIGHT
-from tests.fakes import ScriptedRelay, done, text
+from tests.fakes import ScriptedRelay, done, http_error, text
 from tests.fakes.window import Runner, wait_until
 from tests.fakes.worktree_repos import make_repo_with_worktree, use_test_identity, worker_edits
 from tests.ui.changes.test_changes_view import _show
@@ -75,6 +75,28 @@ def test_review_findings_land_on_the_right_hunks(
     assert "Sent 3 findings to the worker." in view.status.text()
     _show(run, view, "added.py")
     assert "a print left" in view.diff.hunks[0].comments.text()
+    run(transport.aclose())
+
+
+def test_a_review_that_cannot_reach_the_model_says_why(
+    qtbot: QtBot, run: Runner[Any], tmp_path: Path, scripted_relay: ScriptedRelay
+) -> None:
+    worktree = make_repo_with_worktree(tmp_path)
+    worker_edits(worktree)
+    scripted_relay.script([http_error(401, {"error": "bad key"})])
+    transport = RelayTransport(scripted_relay.base_url, "k")
+
+    def reviewer() -> AgentSession:
+        return AgentSession(transport, ToolRegistry(), RulePolicy(), model="m", role="worker",
+                            cwd=str(worktree.path), source="review")  # fmt: skip
+
+    view = open_changes(None, worktree, LIGHT, reviewer=reviewer)
+    qtbot.addWidget(view)
+    run(wait_until(lambda: view.changes is not None and view.idle))
+    qtbot.mouseClick(view.review_button, Qt.MouseButton.LeftButton)
+    run(wait_until(lambda: view.idle and "review" in view.status.text().lower(), timeout=30))
+    assert "The review did not finish:" in view.status.text()  # not "0 findings"
+    assert "findings on" not in view.status.text() and not view.send_button.isEnabled()
     run(transport.aclose())
 
 

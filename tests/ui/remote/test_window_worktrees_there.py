@@ -102,8 +102,8 @@ def test_two_workers_on_a_host_each_work_in_a_worktree_there_shown_in_changes(
     assert (folder / "a.txt").read_text() == "first\n"
     assert mine.path.stat().st_uid == remote.server.user.pw_uid  # made there, by its user
     assert "own worktree, branch <b>melgui/1-write-one</b>" in one.info.text()
-    # The Changes view shows the worker's diff, read there; nothing to apply here (its
-    # branch is merged there: the next test).
+    # The Changes view shows the worker's diff, read there; applied, merged and discarded
+    # there (test_window_changes_apply_there.py, the next test).
     view = views[0]
     view.resize(1100, 640)
     assert view.grab().save(str(tmp_path / "changes-of-a-worker-there.png"))
@@ -112,7 +112,7 @@ def test_two_workers_on_a_host_each_work_in_a_worktree_there_shown_in_changes(
     assert "+one" in view.changes.file("a.txt").hunks[0].lines
     assert "on <b>build</b>" in view.summary.text() and "there" in view.summary.text()
     assert view.windowTitle() == "Changes · melgui/1-write-one @build"
-    assert not view.merge_button.isHidden() and view.apply_all_button.isHidden()
+    assert not view.merge_button.isHidden() and not view.apply_all_button.isHidden()
     view.close()
 
     # Closing the pane asks about the work there; confirmed, the worktree goes there.
@@ -227,8 +227,7 @@ def test_a_host_workers_branch_is_merged_or_discarded_there_from_changes(
         said["summary"] = view.summary.text()
         assert view.merge_button.isVisibleTo(view) and view.merge_button.isEnabled()
         assert view.discard_button.isVisibleTo(view)
-        assert view.apply_all_button.isHidden() and view.apply_file_button.isHidden()
-        assert view.review_button.isHidden()  # its reviewer would read this machine's files
+        assert view.apply_all_button.isVisibleTo(view) and view.review_button.isVisibleTo(view)
         said["asked"] = await choose(view, view.merge_button, COMMIT)
         said["merged"] = view.status.text()
         view.close()
@@ -249,7 +248,7 @@ def test_a_host_workers_branch_is_merged_or_discarded_there_from_changes(
     assert isinstance(one, AgentPane) and isinstance(two, AgentPane)
     assert one.worktree_there is not None and two.worktree_there is not None
     mine, theirs = one.worktree_there.worktree, two.worktree_there.worktree
-    assert "Merge branch… merges it into" in said["summary"]
+    assert "Apply and Merge branch… write" in said["summary"]
     assert f"into {folder} on build" in said["asked"]
     assert "conflict changes nothing" in said["asked"]
     assert f"Merged {mine.branch} into master." in said["merged"]

@@ -82,8 +82,8 @@ class Applied:
     kept: tuple[str, ...] = ()  # files where the person's uncommitted edits stay with it
     conflicts: tuple[str, ...] = ()  # files where their edits and the change conflict
 
-    def describe(self) -> str:
-        text = f"Applied to the main folder: {self.what or ', '.join(self.paths)}."
+    def describe(self, where: str = "the main folder") -> str:
+        text = f"Applied to {where}: {self.what or ', '.join(self.paths)}."
         if self.conflicts:
             text += (
                 f" It conflicts with your uncommitted edits to {_listed(self.conflicts)}: "

@@ -3,11 +3,17 @@ folder's Changes view), and back:
 
     sent = changes_to_json(await read_changes(await uncommitted_in(folder)))   # the host
     changes = changes_from_json(sent)                                          # the window
+
+`shown_digest(files)` names the files as a view read them, so a host acting on them
+(worktree/apply) knows they are still what the person was shown.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +28,7 @@ def changes_to_json(changes: WorktreeChanges) -> dict[str, Any]:
         "worktree": {"path": str(worktree.path), "branch": worktree.branch,
                      "base": worktree.base, "main": str(worktree.main)},
         "commits": [dataclasses.asdict(commit) for commit in changes.commits],
-        "files": [dataclasses.asdict(change) for change in changes.files],
+        "files": [file_to_json(change) for change in changes.files],
         "uncommitted": list(changes.uncommitted),
         "left_out": changes.left_out,
     }  # fmt: skip
@@ -35,13 +41,23 @@ def changes_from_json(data: dict[str, Any]) -> WorktreeChanges:
     return WorktreeChanges(
         worktree=worktree,
         commits=tuple(Commit(**commit) for commit in data.get("commits") or []),
-        files=tuple(_file(change) for change in data.get("files") or []),
+        files=tuple(file_from_json(change) for change in data.get("files") or []),
         uncommitted=tuple(str(path) for path in data.get("uncommitted") or []),
         left_out=int(data.get("left_out") or 0),
     )
 
 
-def _file(data: dict[str, Any]) -> FileChange:
+def file_to_json(change: FileChange) -> dict[str, Any]:
+    return dataclasses.asdict(change)
+
+
+def shown_digest(files: Sequence[FileChange]) -> str:
+    """The SHA-256 of `files` as sent: the same on both sides for the same changes."""
+    text = json.dumps([file_to_json(change) for change in files], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def file_from_json(data: dict[str, Any]) -> FileChange:
     hunks = tuple(
         Hunk(
             str(h["header"]),
