@@ -27,6 +27,7 @@ from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
+from melgui.host.session_methods import SessionMethods
 from melgui.host.tool_calls import ToolCalls
 from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
@@ -148,6 +149,7 @@ class HostServer:
             "approval/answer": self._answer,
             "settings/update": self._settings,
             "host/ping": self._ping,
+            **SessionMethods(host).methods(),
             **self.folder.methods(),
             **terminal_methods(self.terminals),
         }

@@ -17,6 +17,7 @@ from melgui.core.protocol.messages import Message
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
+from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
@@ -32,10 +33,16 @@ INTERRUPTED = (
 
 class HostedSession:
     def __init__(
-        self, row: SessionRow, agent: AgentSession, recording: Recording | None, log: ChangeLog
+        self,
+        row: SessionRow,
+        agent: AgentSession,
+        recording: Recording | None,
+        log: ChangeLog,
+        desk: Desk | None = None,
     ) -> None:
         self.row = row
         self.agent = agent
+        self.desk = desk  # its checkpoints (a rewind of it), its folder's settings
         self.recording = recording
         self.log = log
         self.approvals: dict[str, ApprovalRequest] = {}
