@@ -10,11 +10,15 @@ host's: the cards' links read and act there (`CheckpointsThere`).
 An applied edit's or write's card offers, per file, Accept (reviewed: off the "Review
 changes" bar) and Reject: that file back as it was before the call, as "Undo this call"
 restores it (conflicts asked about), and the model told with its next message.
+
+A main conversation that runs in the melgui host has its checkpoints there: its cards,
+review bar and Undo ask the host as a remote folder's do (`HostedCheckpoints`), and its
+Rewind is the host's, files and list in one step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -33,9 +37,11 @@ from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
 from melgui.core.store.checkpoints.sent import undone_by
 from melgui.core.store.checkpoints.versions import version_text
 from melgui.desk.rewind import RewindPlan, calls_from, plan_rewind, rewind, rewound_note
+from melgui.host.remote_session import RemoteSession
 from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
+from melgui.ui.checkpoints.hosted import HostedCheckpoints
 from melgui.ui.checkpoints.notes import checkpoint_note, file_review
 from melgui.ui.checkpoints.review_bar import ReviewBar, summed, turn_changes, undo_file
 from melgui.ui.checkpoints.there import CheckpointsThere
@@ -45,6 +51,8 @@ from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
 FINISHED: frozenset[CallPhase] = frozenset({"ok", "error", "interrupted", "cancelled"})
+# A rewind done by a host: (plan_only, choices, continue_from_there) -> its answer.
+RestoreThere = Callable[[bool, dict[str, str] | None, bool], Awaitable[dict[str, Any]]]
 
 
 class CheckpointActions(QObject):
@@ -70,7 +78,7 @@ class CheckpointActions(QObject):
         self.parent_widget = parent
         self.last_restore: CheckpointRecord | None = None
         self.last_there: dict[str, Any] | None = None
-        self.session: AgentSession | None = None
+        self.session: AgentSession | RemoteSession | None = None
         self.chat: ChatView | None = None
         self.inspector: Inspector | None = None
         self.there: CheckpointsThere | None = None  # a remote folder's: its host's records
@@ -84,12 +92,19 @@ class CheckpointActions(QObject):
     def checkpoints(self) -> Checkpointer:
         return self._checkpoints()
 
-    def follow(self, session: AgentSession, chat: ChatView, inspector: Inspector) -> None:
+    def follow(
+        self, session: AgentSession | RemoteSession, chat: ChatView, inspector: Inspector
+    ) -> None:
         """Hook the chat view and inspector of the main conversation shown now (they are
-        made anew per conversation); the window draws the chat after this."""
+        made anew per conversation); the window draws the chat after this. One in the
+        melgui host has its checkpoints there."""
         self.session, self.chat, self.inspector = session, chat, inspector
-        tools = session.loop.tools
-        there = tools if isinstance(tools, RestoresThere) else None
+        there: RestoresThere | None
+        if isinstance(session, RemoteSession):
+            there = HostedCheckpoints(session)
+        else:
+            tools = session.loop.tools
+            there = tools if isinstance(tools, RestoresThere) else None
         self.there = CheckpointsThere(there, self.tasks, self._redraw) if there else None
         chat.card_extra = self.card_extra
         chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
@@ -107,11 +122,6 @@ class CheckpointActions(QObject):
         )
         self.review.fileAccepted.connect(self._accepted_in_bar)
         chat.bridge.busyChanged.connect(self._turn_ended)
-
-    def leave(self) -> None:
-        """The main conversation shown now is one these actions do not reach (it runs in
-        the melgui host): no card extras, no Rewind, no review bar on its chat."""
-        self.session, self.chat, self.inspector, self.there = None, None, None, None
 
     def _turn_ended(self, busy: bool) -> None:
         if not busy:
@@ -228,7 +238,8 @@ class CheckpointActions(QObject):
 
     def _may_have_checkpoint(self, tool: str) -> bool:
         """Only a tool that takes checkpoints has any (one not known now may have had)."""
-        found = self.session.loop.catalog.get(tool) if self.session is not None else None
+        session = self.session
+        found = session.loop.catalog.get(tool) if isinstance(session, AgentSession) else None
         return found is None or found.takes_checkpoint
 
     def detail_extra(self, call: CallRecord) -> str:
@@ -358,6 +369,9 @@ class CheckpointActions(QObject):
         session, chat = self.session, self.chat
         if session is None or chat is None:
             return None
+        if isinstance(session, RemoteSession):  # in the melgui host: files and list there
+            await self._rewind_hosted(HostedCheckpoints(session), index)
+            return None
         if isinstance(session.loop.tools, RestoresThere):  # a remote folder's: its host's
             await self._rewind_there(session.loop.tools, index)
             return None
@@ -394,15 +408,43 @@ class CheckpointActions(QObject):
 
     async def _rewind_there(self, there: RestoresThere, index: int) -> None:
         """A remote folder's rewind: the host there plans and restores from its own
-        checkpoints; a file changed there since is asked about as here."""
+        checkpoints; a file changed there since is asked about as here; the list is
+        cut here."""
+        session = self.session
+        assert session is not None
+        calls = calls_from(session.conversation.messages, index)
+
+        async def restore(
+            plan_only: bool, choices: dict[str, str] | None, _: bool
+        ) -> dict[str, Any]:
+            return await there.restore_checkpoints(calls, plan_only, choices)
+
+        await self._rewind_by(restore, index, cut_here=True)
+
+    async def _rewind_hosted(self, hosted: HostedCheckpoints, index: int) -> None:
+        """The melgui host's rewind of the conversation it runs: it plans and restores
+        from its checkpoints and cuts its list, in one step; every view takes the list."""
+
+        async def restore(
+            plan_only: bool, choices: dict[str, str] | None, cont: bool
+        ) -> dict[str, Any]:
+            return await hosted.rewind(
+                index, plan_only=plan_only, choices=choices, continue_from_there=cont
+            )
+
+        await self._rewind_by(restore, index, cut_here=False)
+
+    async def _rewind_by(self, restore: RestoreThere, index: int, *, cut_here: bool) -> None:
+        """Rewind by a host: `restore` plans, then puts back (and, `cut_here` False, cuts
+        the list there too); a file changed since is asked about as here."""
         session, chat = self.session, self.chat
         assert session is not None and chat is not None
         messages = session.conversation.messages
         if not 0 <= index < len(messages) or messages[index].role != "user":
             return
-        text, calls = messages[index].content, calls_from(messages, index)
+        text = messages[index].content
         try:
-            planned = await there.restore_checkpoints(calls, True)
+            planned = await restore(True, None, False)
         except LinkError as exc:  # its plain words; nothing was touched
             self._say(f"Cannot rewind there: {exc}")
             return
@@ -417,17 +459,18 @@ class CheckpointActions(QObject):
         choices = await self.ask_conflicts_there(planned)
         if choices is None:
             return
+        cont = dialog.continue_from_there
         try:
-            done = self.last_there = await there.restore_checkpoints(calls, False, dict(choices))
+            done = self.last_there = await restore(False, dict(choices), cont)
         except LinkError as exc:
             self._say(f"Cannot rewind there: {exc}")
             return
-        if dialog.continue_from_there:
+        if cont and cut_here:
             note = rewound_note(text, list(done["files"]))
             session.branch(session.conversation.messages[:index], "rewind", note)
             session.preface(note)
-            if not chat.input.toPlainText():
-                chat.input.setPlainText(text)
+        if cont and not chat.input.toPlainText():
+            chat.input.setPlainText(text)
         count, kept = len(done["files"]), sum(c == "now" for c in choices.values())
         changed = f"; {kept} changed there since kept as they are" if kept else ""
         self._say(f"Rewound: {count} file{'s' if count != 1 else ''} restored there{changed}")
