@@ -68,8 +68,12 @@ def measure_to_json(shown: ContextMeasure) -> dict[str, Any]:
     window = shown.window
     return {
         "used": shown.used,
-        "window": {"tokens": window.tokens, "source": window.source, "detail": window.detail,
-                   "server": window.server},  # fmt: skip
+        "window": {
+            "tokens": window.tokens,
+            "source": window.source,
+            "detail": window.detail,
+            "server": window.server,
+        },
         "calibrated": shown.calibrated,
         "turn": shown.turn.model_dump(),
         "total": shown.total.model_dump(),
