@@ -2,11 +2,14 @@
 data folder (its checkpoints and history are not the window's): the call cards say what
 the host's checkpoints saw, Undo on a card puts the file back in the host's folder, the
 review bar lists the turn's files, and Rewind to a message puts back the files and cuts
-the conversation in the host, which a second view sees."""
+the conversation in the host, which a second view sees. The context meter and its popup
+show the host's measure, /pin pins there, and /review's read-only turn runs there."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +19,10 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QDialog, QLabel
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.trust import FolderTrust
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.checkpoints.dialogs import RewindDialog
+from melgui.ui.window.context_meter import short
 from melgui.ui.window.host_view import attach_host
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
@@ -122,3 +127,84 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
     assert watcher.conversation.messages == []
     run(other.aclose())
     assert view.client.gaps == []
+
+
+REVIEWED = "README.md:1: warning: say whom the greeting is for\nThe rest reads well."
+
+
+def test_the_context_meter_pins_and_review_are_the_hosts(
+    host: HostProcess,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    project: Path,
+    qtbot: QtBot,
+    tmp_path: Path,
+) -> None:
+    committed(project)
+    (project / "README.md").write_text("hello, you\n")  # an uncommitted change to review
+    scripted_relay.script(
+        [text("Hello."), done(usage={"prompt_tokens": 1234, "completion_tokens": 56})],
+        [text("Noted."), done()],
+        [text(REVIEWED), done()],
+    )
+    window = make_window(relay_settings(scripted_relay))
+    run(attach_host(window, run(host.client("window"))))
+    session = window.session
+    assert isinstance(session, RemoteSession)
+    meter = window.status.context_meter
+    popups: list[Any] = []
+    window.context.popupOpened.connect(popups.append)
+
+    async def scenario() -> None:
+        type_prompt(qtbot, window, "hello")
+        await wait_until(lambda: "Hello." in shown(window) and not session.busy, 30)
+        # The host's numbers: the turn's tokens as the server reported them there.
+        await wait_until(lambda: "In all 1.3k" in meter.tokens.text(), 30)
+        measured = await session.ask("context/measure")
+        assert f"~{short(measured['used'])} " in meter.bar.format()
+        assert "Not available" not in meter.bar.toolTip()
+        assert "1,234 in / 56 out" in meter.bar.toolTip()
+
+        # /pin pins in the host: its thread shows it, the model reads it next.
+        type_prompt(qtbot, window, "/pin the API is v2")
+        await wait_until(lambda: [p.text for p in session.pins] == ["the API is v2"], 30)
+        assert "Pinned, kept word for word" in shown(window)
+        type_prompt(qtbot, window, "go on")
+        await wait_until(lambda: "Noted." in shown(window) and not session.busy, 30)
+        assert "the API is v2" in scripted_relay.legs_received[-1].last_user_text
+
+        # The meter's click: the breakdown the host measured, and the pins.
+        meter.detailsRequested.emit()
+        await wait_until(lambda: bool(popups), 30)
+        popup = popups[-1]
+        there = await session.ask("context/measure", breakdown=True)
+        assert popup.view.breakdown.total == there["breakdown"]["total"] > 0
+        assert len(popup.view.breakdown.slices) == len(there["breakdown"]["slices"])
+        assert "the API is v2" in popup.pins.list.item(0).text()
+        popup.grab().save(str(tmp_path / "host-context.png"))
+        popup.hide()
+
+        # /review: its read-only turn runs in the host; the findings land on the hunk.
+        type_prompt(qtbot, window, "/review")
+        await wait_until(lambda: "Review: 1 findings" in shown(window), 60)
+        leg = scripted_relay.legs_received[-1]
+        assert "+hello, you" in leg.last_user_text and "write_file" not in leg.tool_names
+        assert not session.loop.plan.on
+
+        async def planning_there() -> bool:
+            return bool((await session.client.call("session/list"))[0]["plan"])
+
+        async with asyncio.timeout(30):  # back to what it was, there too
+            while await planning_there():
+                await asyncio.sleep(0.05)
+
+    run(scenario())
+    window.grab().save(str(tmp_path / "host-review.png"))
+
+
+def committed(project: Path) -> None:
+    who = ["-c", "user.email=t@e", "-c", "user.name=T"]
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "start"]):
+        subprocess.run(["git", *who, *args], cwd=project, check=True, capture_output=True)
+    FolderTrust().trust(project)
