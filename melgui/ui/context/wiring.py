@@ -34,6 +34,7 @@ from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.context.context_popup import ContextPopup
 from melgui.ui.context.preview_dialog import CompactionPreview
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.sessions import not_in_host
 from melgui.ui.runtime.theme import Colors
 
 NOT_DRAWN = "That message is not drawn in the chat now: show earlier messages to reach it."
@@ -101,8 +102,11 @@ class ContextWiring(QObject):
         self.colors = colors
 
     def _compact(self) -> None:
-        if self.chat is not None:
-            self.chat.bridge.compact()
+        if self.chat is None:
+            return
+        if isinstance(self.session, RemoteSession) and self._settings().compaction_preview:
+            self.say(not_in_host("the preview before a compaction (the host compacts without it)"))
+        self.chat.bridge.compact()
 
     # -- the popup ---------------------------------------------------------------------
 
