@@ -133,6 +133,7 @@ class RemoteSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._opened = asyncio.Event()
+        self._lost = asyncio.Event()  # `lose` said why the host cannot be reached for it
         self._tasks: set[asyncio.Task[Any]] = set()
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
@@ -339,7 +340,16 @@ class RemoteSession:
     async def ask(self, method: str, **params: Any) -> Any:
         """A method of the host about this session (`context/measure`, `session/rewind`),
         once the host has opened it; raises HostGone, OSError or RpcError."""
-        await self._opened.wait()
+        if not self._opened.is_set():
+            waits = {asyncio.ensure_future(self._opened.wait()),
+                     asyncio.ensure_future(self._lost.wait())}  # fmt: skip
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+        if not self._opened.is_set():
+            raise HostGone(self.problem)
         return await self.client.call(method, session=self.session_id, **params)
 
     async def ask_folder(self, method: str, **params: Any) -> Any:
@@ -522,6 +532,7 @@ class RemoteSession:
         self.problem = why
         log.warning("session %s: %s", self.session_id or "(not open)", why)
         self._idle.set()
+        self._lost.set()
         self._dispatch(TurnFailed(why))
 
     def _dispatch(self, event: LoopEvent) -> None:

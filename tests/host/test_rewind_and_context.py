@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from melgui.host.client import HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
@@ -150,6 +151,20 @@ async def test_the_context_is_measured_and_pinned_in_the_host(
         assert session.unpin("the API is v2")
         await until(lambda: session.pins == ())
         assert (await session.ask("context/unpin", text="the API is v2")) == {"unpinned": False}
+    finally:
+        await session.aclose()
+        await client.aclose()
+
+
+async def test_asking_of_a_session_the_host_could_not_open_says_why(
+    host: HostProcess, tmp_path: Path
+) -> None:
+    client = await host.client("window")
+    session = RemoteSession.start(client, folder=str(tmp_path / "gone"), source="main")
+    try:
+        async with asyncio.timeout(30):
+            with pytest.raises(HostGone, match="could not open this session"):
+                await session.ask("context/measure")
     finally:
         await session.aclose()
         await client.aclose()
