@@ -348,7 +348,13 @@ class CheckpointActions(QObject):
             f"Undid checkpoint #{record_id}: {count} file{'s' if count != 1 else ''} restored "
             "there (the restore can itself be undone)"
         )
+        self._review_again()
         self.changed.emit()
+
+    def _review_again(self) -> None:
+        """The review bar lists again what the turn's calls changed that is not undone."""
+        if self.chat is not None:
+            self.tasks.spawn(self.refresh_review(), what="listing the turn's changes")
 
     async def show_diff_there(self, there: CheckpointsThere, record_id: int, compare: bool) -> None:
         record = there.by_id.get(record_id)
@@ -476,6 +482,7 @@ class CheckpointActions(QObject):
         self._say(f"Rewound: {count} file{'s' if count != 1 else ''} restored there{changed}")
         if self.there is not None:
             self.there.forget()
+        self._review_again()
         self.changed.emit()
 
     async def ask_conflicts(self, conflicts: tuple[PathPlan, ...]) -> dict[str, Choice] | None:

@@ -101,6 +101,7 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
         window.chat.transcript.anchorClicked.emit(QUrl(f"act:undo/{record.id}"))
         await wait_until(lambda: not (project / "notes.txt").exists(), 30)
         await wait_until(lambda: "undone" in shown(window), 30)
+        await wait_until(lambda: actions.review.files == [], 30)  # nothing left to review
 
         # A second turn changes the readme; Rewind to the first message, continuing from
         # there: both files as they were, the conversation cut in the host.
@@ -112,12 +113,15 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
         await wait_until(lambda: any(isinstance(d, RewindDialog) for d in dialogs), 30)
         rewind = dialogs[-1]
         assert isinstance(rewind, RewindDialog)
+        rewind.grab().save(str(tmp_path / "host-rewind-dialog.png"))
         qtbot.mouseClick(rewind.continue_button, Qt.MouseButton.LeftButton)
         await wait_until(lambda: (project / "README.md").read_text() == "hello\n", 30)
         await wait_until(lambda: session.conversation.messages == [], 30)
         assert not (project / "notes.txt").exists()
         assert window.chat.input.toPlainText() == "write notes"
         assert "Rewound" in window.status.currentMessage()
+        await wait_until(lambda: actions.review.files == [], 30)
+        window.grab().save(str(tmp_path / "host-rewound.png"))
 
     run(scenario())
     # A second view of the host's session sees the rewound conversation.
