@@ -26,7 +26,6 @@ from melgui.core.protocol.loop_events import (
     AssistantReasoning,
     AssistantText,
     BranchReason,
-    ContextNotice,
     LoopEvent,
     MessageAdded,
     TurnFailed,
@@ -312,8 +311,8 @@ class RemoteSession:
         self._command("session/branch", extra)
 
     def preface(self, note: str) -> None:
-        """Not carried to the host: said to the person instead of the model."""
-        self._dispatch_notice(note)
+        """Start the next message the host's model reads with `note` (`session/preface`)."""
+        self._command("session/preface", {"note": note})
 
     # -- what the host keeps of it: pins, the context's measure, a rewind ------------------
 
@@ -541,9 +540,6 @@ class RemoteSession:
                 observer(event)
             except Exception:
                 log.exception("observer %r failed on %s", observer, event.kind)
-
-    def _dispatch_notice(self, text: str) -> None:
-        self._dispatch(ContextNotice(text, "warning"))
 
     # -- commands ------------------------------------------------------------------------
 

@@ -151,6 +151,7 @@ class HostServer:
             "context/measure": self._measure,
             "context/pin": self._pin,
             "context/unpin": self._unpin,
+            "session/preface": self._preface,
             "approval/answer": self._answer,
             "settings/update": self._settings,
             "host/ping": self._ping,
@@ -461,6 +462,15 @@ class HostServer:
         if not isinstance(text, str):
             raise RpcError(wire.INVALID_PARAMS, "text is the pinned fact")
         return {"unpinned": self.host.session(params["session"]).agent.unpin(text)}
+
+    async def _preface(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A note the model reads at the start of the next message (what the person did
+        meanwhile: a file of a call's rejected)."""
+        note = params["note"]
+        if not isinstance(note, str) or not note.strip():
+            raise RpcError(wire.INVALID_PARAMS, "note is the words the model reads")
+        self.host.session(params["session"]).agent.preface(note)
+        return {}
 
     async def _answer(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         session = self.host.session(params["session"])

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 # merged and found again"), for a host worker's Changes view and a window's next start.
 # 8: session/open's source, settings/update's role and plan, session/branch, turn/compact,
 #    the branched record and session/list's views, for a window's main conversation there.
-# 10: session/rewind, context/measure, context/pin, context/unpin (the main conversation's
-#    Rewind, context meter and pins). (9 is another branch's; renumbered at merge.)
+# 10: session/rewind, context/measure, context/pin, context/unpin, session/preface (the
+#    main conversation's Rewind, context meter, pins and a file's Reject on its card).
+#    (9 is another branch's; renumbered at merge.)
 PROTOCOL = 10
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.

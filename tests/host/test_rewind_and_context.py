@@ -2,7 +2,7 @@
 against the real host process: `session/rewind` plans (a file changed since is a
 conflict, with its versions) and puts back from the host's checkpoints while cutting the
 list in one step, refused for a message that moved or while a turn runs;
-`context/measure` is the host's count; `context/pin` reaches the model."""
+`context/measure` is the host's count; `context/pin` and `session/preface` reach the model."""
 
 from __future__ import annotations
 
@@ -142,12 +142,14 @@ async def test_the_context_is_measured_and_pinned_in_the_host(
         assert {"tool", "message"} <= kinds
         assert after["breakdown"]["total"] == sum(t for _, _, t, *_ in after["breakdown"]["slices"])
 
+        session.preface("[melgui] The person rejected your change to a.txt.")
         assert session.pin("  the API is v2 ")
         await until(lambda: [p.text for p in session.pins] == ["the API is v2"])
         assert not session.pin("the API is v2")  # pinned already: not sent again
         session.submit("go on")
         await until(lambda: not session.busy and len(session.conversation.messages) == 4)
-        assert "the API is v2" in scripted_relay.legs_received[-1].last_user_text
+        told = scripted_relay.legs_received[-1].last_user_text
+        assert "the API is v2" in told and "rejected your change to a.txt" in told
         assert session.unpin("the API is v2")
         await until(lambda: session.pins == ())
         assert (await session.ask("context/unpin", text="the API is v2")) == {"unpinned": False}

@@ -12,8 +12,8 @@ changes" bar) and Reject: that file back as it was before the call, as "Undo thi
 restores it (conflicts asked about), and the model told with its next message.
 
 A main conversation that runs in the melgui host has its checkpoints there: its cards,
-review bar and Undo ask the host as a remote folder's do (`HostedCheckpoints`), and its
-Rewind is the host's, files and list in one step.
+review bar, Undo and a file's Accept and Reject ask the host as a remote folder's do
+(`HostedCheckpoints`), and its Rewind is the host's, files and list in one step.
 """
 
 from __future__ import annotations
@@ -25,15 +25,13 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from melgui.core.agent.compaction_view import NOTE_MARK
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten
 from melgui.core.protocol.tooling import RestoresThere
-from melgui.core.store.checkpoints.changes import FileState
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
-from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
+from melgui.core.store.checkpoints.restore import Choice, PathPlan
 from melgui.core.store.checkpoints.sent import undone_by
 from melgui.core.store.checkpoints.versions import version_text
 from melgui.desk.rewind import RewindPlan, calls_from, plan_rewind, rewind, rewound_note
@@ -42,9 +40,9 @@ from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.checkpoints.hosted import HostedCheckpoints
-from melgui.ui.checkpoints.notes import checkpoint_note, file_review
+from melgui.ui.checkpoints.notes import checkpoint_note, file_review, rejected_note
 from melgui.ui.checkpoints.review_bar import ReviewBar, summed, turn_changes, undo_file
-from melgui.ui.checkpoints.there import CheckpointsThere
+from melgui.ui.checkpoints.there import CheckpointsThere, plan_there
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.runtime.aio import TaskKeeper
@@ -82,6 +80,7 @@ class CheckpointActions(QObject):
         self.chat: ChatView | None = None
         self.inspector: Inspector | None = None
         self.there: CheckpointsThere | None = None  # a remote folder's: its host's records
+        self.hosted = False  # `there` is the melgui host's, which runs the conversation
         self.accepted: set[tuple[int, str]] = set()  # (checkpoint, path) accepted on a card
         tasks.spawn(self._tidy(), what="tidying checkpoints")
 
@@ -106,6 +105,7 @@ class CheckpointActions(QObject):
             tools = session.loop.tools
             there = tools if isinstance(tools, RestoresThere) else None
         self.there = CheckpointsThere(there, self.tasks, self._redraw) if there else None
+        self.hosted = isinstance(there, HostedCheckpoints)
         chat.card_extra = self.card_extra
         chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
         chat.actionRequested.connect(self.on_action)
@@ -223,9 +223,16 @@ class CheckpointActions(QObject):
     def card_extra(self, call_id: str, tool: str, status: CallPhase) -> str:
         if status not in FINISHED:
             return ""
-        if self.there is not None:  # a remote folder: as its host last said
+        if self.there is not None:  # a remote folder, or the melgui host: as it last said
             known = self.there.note(call_id)
-            return "" if known is None else checkpoint_note(*known, self.colors)
+            if known is None:
+                return ""
+            note = checkpoint_note(*known, self.colors)
+            if not self.hosted:
+                return note
+            made, undone = known
+            accepted = {path for number, path in self.accepted if number == made.id}
+            return note + file_review(made, undone, accepted, self.colors)
         if not self._may_have_checkpoint(tool):
             return ""
         record = self.record_for_call(call_id)
@@ -272,11 +279,18 @@ class CheckpointActions(QObject):
         if verb not in ("accept", "reject"):
             return
         number, _, path = argument.partition("/")
-        record = self.checkpoints.log.get(int(number)) if number.isdigit() else None
+        there = self.there
+        record = None
+        if number.isdigit():
+            found = there.by_id if there is not None else None
+            record = found.get(int(number)) if found else self.checkpoints.log.get(int(number))
         if record is None or path not in {c.path for c in record.files}:
             return
         if verb == "accept":
             self.accept_file(record, path)
+        elif there is not None:
+            work = self.reject_there(chat, there, record, path)
+            self.tasks.spawn(work, what="reject a file there")
         else:
             self.tasks.spawn(self.reject_file(chat, record, path), what="reject a file")
 
@@ -288,10 +302,17 @@ class CheckpointActions(QObject):
 
     def _accepted_in_bar(self, path: str) -> None:
         """Accepted on the bar: the cards of the turn's calls on that file say so too."""
-        for record in self.turn_records():
+        records = self.turn_records() if self.there is None else self._turn_records_there()
+        for record in records:
             if path in self._paths(record):
                 self.accepted.add((record.id, path))
         self._refresh_cards()
+
+    def _turn_records_there(self) -> list[CheckpointRecord]:
+        """The turn's calls' records as the host there last said them."""
+        assert self.there is not None
+        known = [self.there.known.get(call) for call in self.turn_calls()]
+        return [found[0] for found in known if found is not None]
 
     async def reject_file(
         self, chat: ChatView, record: CheckpointRecord, path: str
@@ -306,14 +327,37 @@ class CheckpointActions(QObject):
         choices.update(dict.fromkeys(others, "now"))
         restore = await self.checkpoints.restore([record.id], choices)
         self.accepted.discard((record.id, path))
-        chat.bridge.session.preface(
-            f"{NOTE_MARK}The person rejected your change to {path} ({record.tool} "
-            f"{record.summary}): the file is back as it was before that call."
-        )
+        chat.bridge.session.preface(rejected_note(record, path))
         self._restored(restore, f"Rejected the change to {path}")
         if chat is self.chat:
             await self.refresh_review()
         return restore
+
+    async def reject_there(
+        self, chat: ChatView, there: CheckpointsThere, record: CheckpointRecord, path: str
+    ) -> None:
+        """`reject_file` by the host that keeps the checkpoints (the melgui host, which
+        runs the conversation: the model there is told)."""
+        try:
+            planned = await there.restore(record.id, True)
+            mine = {**planned, "conflicts": [p for p in planned["conflicts"] if p == path]}
+            choices = await self.ask_conflicts_there(mine)
+            if choices is None:
+                return
+            choices.update(dict.fromkeys((c.path for c in record.files if c.path != path), "now"))
+            self.last_there = await there.restore(record.id, False, dict(choices))
+        except LinkError as exc:  # its plain words; nothing was touched
+            self._say(f"Cannot reject the change to {path}: {exc}")
+            return
+        self.accepted.discard((record.id, path))
+        chat.bridge.session.preface(rejected_note(record, path))
+        there.forget()  # the card's "undone" and "redo"
+        self._say(
+            f"Rejected the change to {path}: 1 file restored there "
+            "(the restore can itself be undone)"
+        )
+        self._review_again()
+        self.changed.emit()
 
     def _refresh_cards(self) -> None:
         for chat in self.parent_widget.findChildren(ChatView):
@@ -501,7 +545,7 @@ class CheckpointActions(QObject):
     async def ask_conflicts_there(self, planned: dict[str, Any]) -> dict[str, Choice] | None:
         """The same dialog for a remote folder, its versions as the host's plan sent them."""
         versions: dict[str, dict[str, str | None]] = planned.get("versions") or {}
-        plans = tuple(_plan_there(path, versions.get(path, {})) for path in planned["conflicts"])
+        plans = tuple(plan_there(path, versions.get(path, {})) for path in planned["conflicts"])
         if not plans:
             return {}
         dialog = ConflictDialog(plans, self.parent_widget)
@@ -544,10 +588,3 @@ class CheckpointActions(QObject):
             "(the restore can itself be undone)"
         )
         self.changed.emit()
-
-
-def _plan_there(path: str, texts: dict[str, str | None]) -> PathPlan:
-    """A conflict the host there sent, as the dialog takes it: a version it has no file
-    for is None; the text itself comes from `texts`, not from a blob here."""
-    states = {c: None if texts.get(c) is None else FileState("", c) for c in CHOICES}
-    return PathPlan(path, states["before"], states["agent"], states["now"])

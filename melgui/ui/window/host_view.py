@@ -46,9 +46,8 @@ FILL_AFTER = 0.25  # seconds
 
 HOSTED_NOTE = (
     "This conversation runs in the melgui host: it goes on when the window closes with "
-    "Keep running in the background. Not available while it runs there: Accept and "
-    "Reject of one file on an edit's card (Undo this call works), and the preview before "
-    "a compaction (the host compacts without it)."
+    "Keep running in the background. Not available while it runs there: the preview "
+    "before a compaction (the host compacts without it)."
 )
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."

@@ -1,7 +1,8 @@
 """The real window's main conversation in a real `melgui host` process, with the host's own
 data folder (its checkpoints and history are not the window's): the call cards say what
 the host's checkpoints saw, Undo on a card puts the file back in the host's folder, the
-review bar lists the turn's files, and Rewind to a message puts back the files and cuts
+review bar lists the turn's files, a file's Accept takes it off the bar and its Reject
+puts it back (the host's model told), and Rewind to a message puts back the files and cuts
 the conversation in the host, which a second view sees. The context meter and its popup
 show the host's measure, /pin pins there, and /review's read-only turn runs there."""
 
@@ -63,6 +64,7 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
         [text("Notes written."), done()],
         [write("README.md", "changed\n", "w2")],
         [text("Readme changed."), done()],
+        [text("Going on."), done()],
     )
     window = make_window(relay_settings(scripted_relay))
     view = run(attach_host(window, run(host.client("window"))))
@@ -74,11 +76,21 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
     label = window.findChild(QLabel, "hostedLabel")
     assert label is not None and "Rewind" not in label.toolTip()
 
-    async def turn(prompt: str, answer: str) -> None:
+    async def turn(prompt: str, answer: str, asks: bool = True) -> None:
         type_prompt(qtbot, window, prompt)
-        await wait_until(lambda: window.approvals.first() is not None, timeout=30)
-        assert window.approve_key()
+        if asks:
+            await wait_until(lambda: window.approvals.first() is not None, timeout=30)
+            assert window.approve_key()
         await wait_until(lambda: answer in shown(window) and not session.busy, 30)
+
+    def click(href: str) -> None:
+        window.chat.transcript.anchorClicked.emit(QUrl(href))
+
+    def record_of(call: str) -> int:
+        assert actions.there is not None
+        known = actions.there.known[call]
+        assert known is not None
+        return known[0].id
 
     async def scenario() -> None:
         await turn("write notes", "Notes written.")
@@ -93,12 +105,12 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
         if "MELGUI_SHOTS_DIR" in os.environ:
             window.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "host-cards.png"))
         window.grab().save(str(tmp_path / "host-cards.png"))
+        # Accept on the card: reviewed, off the review bar (nothing asked of the host).
+        click(f"act:accept/{record_of('w1')}/notes.txt")
+        await wait_until(lambda: "accepted" in shown(window), 30)
+        assert actions.review.shown() == []
         # Undo this call: the host puts the file back (a new file: gone).
-        assert actions.there is not None
-        known = actions.there.known["w1"]
-        assert known is not None
-        record, _ = known
-        window.chat.transcript.anchorClicked.emit(QUrl(f"act:undo/{record.id}"))
+        click(f"act:undo/{record_of('w1')}")
         await wait_until(lambda: not (project / "notes.txt").exists(), 30)
         await wait_until(lambda: "undone" in shown(window), 30)
         await wait_until(lambda: actions.review.files == [], 30)  # nothing left to review
@@ -107,6 +119,14 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
         # there: both files as they were, the conversation cut in the host.
         await turn("change the readme", "Readme changed.")
         assert (project / "README.md").read_text() == "changed\n"
+        # Reject the file on its card: back as it was, and the host's model is told.
+        await wait_until(lambda: "Reject" in shown(window), 30)
+        click(f"act:reject/{record_of('w2')}/README.md")
+        await wait_until(lambda: "Rejected the change" in window.status.currentMessage(), 30)
+        assert (project / "README.md").read_text() == "hello\n"
+        await turn("go on", "Going on.", asks=False)
+        told = scripted_relay.legs_received[-1].last_user_text
+        assert "rejected your change to README.md" in told
         bar = hover_message(window.chat.transcript, "write notes")
         assert bar.buttons["rewind"].isVisibleTo(bar)
         qtbot.mouseClick(bar.buttons["rewind"], Qt.MouseButton.LeftButton)
@@ -115,8 +135,8 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
         assert isinstance(rewind, RewindDialog)
         rewind.grab().save(str(tmp_path / "host-rewind-dialog.png"))
         qtbot.mouseClick(rewind.continue_button, Qt.MouseButton.LeftButton)
-        await wait_until(lambda: (project / "README.md").read_text() == "hello\n", 30)
         await wait_until(lambda: session.conversation.messages == [], 30)
+        assert (project / "README.md").read_text() == "hello\n"
         assert not (project / "notes.txt").exists()
         assert window.chat.input.toPlainText() == "write notes"
         assert "Rewound" in window.status.currentMessage()
