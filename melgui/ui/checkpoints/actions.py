@@ -280,10 +280,11 @@ class CheckpointActions(QObject):
             return
         number, _, path = argument.partition("/")
         there = self.there
-        record = None
-        if number.isdigit():
-            found = there.by_id if there is not None else None
-            record = found.get(int(number)) if found else self.checkpoints.log.get(int(number))
+        record: CheckpointRecord | None = None
+        if number.isdigit() and there is not None:  # as the host there last said it
+            record = there.by_id.get(int(number))
+        elif number.isdigit():
+            record = self.checkpoints.log.get(int(number))
         if record is None or path not in {c.path for c in record.files}:
             return
         if verb == "accept":
