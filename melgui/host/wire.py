@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 #    the branched record and session/list's views, for a window's main conversation there.
 # 9: worktree/apply, …/discard_part, …/landed: a host worker's files and hunks, applied or
 #    discarded there from the window's Changes view.
-PROTOCOL = 9
+# 10: session/rewind, context/measure, context/pin, context/unpin, session/preface (the
+#    main conversation's Rewind, context meter, pins and a file's Reject on its card).
+PROTOCOL = 10
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

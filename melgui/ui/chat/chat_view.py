@@ -339,9 +339,14 @@ class ChatView(QWidget):
         return (entry.hooks, entry.notes) if entry is not None else ((), ())
 
     def _index_of(self, message: Message) -> int:
+        """`message`'s place in the list (the last equal one: a copy of a session that
+        runs elsewhere holds its own objects), -1 when it is not there."""
         messages = self.bridge.session.conversation.messages
         for index in range(len(messages) - 1, -1, -1):
             if messages[index] is message:
+                return index
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index] == message:
                 return index
         return -1
 

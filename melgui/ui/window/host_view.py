@@ -46,8 +46,8 @@ FILL_AFTER = 0.25  # seconds
 
 HOSTED_NOTE = (
     "This conversation runs in the melgui host: it goes on when the window closes with "
-    "Keep running in the background. Not available while it runs there: Rewind, Undo on "
-    "call cards, the review bar, pins, the context's breakdown and measure, and /review."
+    "Keep running in the background. Not available while it runs there: the preview "
+    "before a compaction (the host compacts without it)."
 )
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."
@@ -110,10 +110,9 @@ def follow_hosted(window: Window, session: RemoteSession) -> None:
     """A main conversation in the melgui host, shown now: the host records it in the
     history (the sidebar points at it and is read again after each turn), its chat is
     drawn again from each snapshot the host sends, and the checkpoints' actions (Rewind,
-    Undo on cards, the review bar) are left out, as the status bar's "Runs in the melgui
-    host" says in its tooltip."""
+    Undo on cards, the review bar) ask the host, which took the checkpoints."""
     window.history_keeper.follow_elsewhere(session.conversation_id)
-    window.checkpoint_actions.leave()
+    window.checkpoint_actions.follow(session, window.chat, window.inspector)
     chat, history = window.chat, window.history
 
     def took() -> None:
