@@ -11,12 +11,13 @@ mode, where only the tools that change nothing are offered.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
 from melgui.core.agent.plan_mode import PlanMode
+from melgui.core.agent.session import Observer
 from melgui.core.git import runner
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.messages import Conversation
@@ -52,6 +53,8 @@ class Reviewer(Protocol):
     def conversation(self) -> Conversation: ...
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None: ...
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]: ...
 
     async def wait_idle(self) -> None: ...
 
