@@ -15,22 +15,27 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QLabel
 
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.messages import Conversation
+from melgui.core.store.resume import Resumed
 from melgui.core.worktrees.model import Worktree
-from melgui.host.client import HostClient, HostGone
+from melgui.host.client import HostClient, HostGone, VersionRefused
+from melgui.host.place import PlaceError
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.checkpoints.actions import CheckpointActions
 from melgui.ui.history import ConversationHistory
+from melgui.ui.history.conversations import open_resumed
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.quit_guard import QuitGuard
@@ -52,6 +57,33 @@ HOSTED_NOTE = (
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."
 )
+# The host's end, said once on the status bar and in each conversation it ran.
+HOST_ENDED = (
+    "The melgui host stopped unexpectedly: the turns it ran were cut off and the programs "
+    "they ran ended with it. Starting a new host; the conversations reopen from the journal."
+)
+SESSION_ENDED = (
+    "The melgui host stopped unexpectedly: this conversation's turn was cut off and the "
+    "programs it ran ended with the host. It reopens in a new host from the journal; what "
+    "was being written is lost."
+)
+NO_NEW_HOST = (
+    "No new melgui host could start ({why}). The conversation goes on in this window, "
+    "reopened from the history; worker panes ended with the host."
+)
+WORKER_KEPT = (
+    "No new melgui host could start: this worker ended with the host. Its conversation is "
+    "kept in the history."
+)
+NOT_REOPENED = "The new melgui host could not reopen this conversation: {why}"
+REOPENED = (
+    "The melgui host stopped unexpectedly; this conversation reopened in a new host from "
+    "the journal."
+)
+
+# Starts a new host, or attaches to the one another view started (the window's is
+# HostClient.attach_or_start's).
+HostStarter = Callable[[], Awaitable[HostClient]]
 
 
 class Window(Protocol):
@@ -73,6 +105,8 @@ class Window(Protocol):
         cid: str | None = None,
         hosted: RemoteSession | None = None,
     ) -> None: ...
+
+    def open_conversation(self, resumed: Resumed) -> None: ...
 
 
 def take_host_main(window: Window, kept: RemoteSession | None) -> None:
@@ -148,13 +182,17 @@ class MainWindow(Window, Protocol):
 
 
 class HostView:
-    def __init__(self, window: MainWindow, client: HostClient) -> None:
+    def __init__(
+        self, window: MainWindow, client: HostClient, start: HostStarter | None = None
+    ) -> None:
         self._window = weakref.ref(window)
         self.client = client
         self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.gone = ""
         self._returning: list[RemoteSession] = []
         self.main_back = False  # the main conversation the host kept came back as such
+        self._start_host = start or _attach_or_start
+        self.restarts = 0  # new hosts this view started (or attached to) after one ended
         client.on_gone = self._gone
         window.guard.background = self
 
@@ -256,19 +294,108 @@ class HostView:
         for session in self.sessions:
             session.keep_running = True
 
+    # -- the host's end: a new host, the conversations reopened there --------------------
+
     def _gone(self, reason: str) -> None:
+        """The host ended (killed, crashed): said once, and a new host takes over."""
         self.gone = reason
         window = self._window()
-        if window is not None:
+        if window is None:
+            return
+        if window.pane_manager.closed:  # the window is closing: it needs no new host
             window.status.showMessage(reason)
+            return
+        window.status.showMessage(HOST_ENDED)
+        ended = self.client
+        viewed = [s for s in self.sessions if s.session_id in ended.sessions]
+        for session in viewed:
+            session.host_ended(SESSION_ENDED)
+        window.tasks.spawn(self._take_over(ended, viewed), what="starting a new melgui host")
+
+    async def _take_over(self, ended: HostClient, viewed: list[RemoteSession]) -> None:
+        """Start a new host (or attach to the one another view started) and go on there
+        with each conversation it reopened from the journal; with none, the main
+        conversation goes on in this window."""
+        window = self._window()
+        try:
+            client = await self._start_host()
+        except (OSError, VersionRefused, PlaceError) as exc:
+            await ended.aclose()
+            if window is not None and self.client is ended:
+                self._fall_back(window, viewed, str(exc))
+            return
+        await ended.aclose()
+        if window is None or window.pane_manager.closed or self.client is not ended:
+            await client.aclose()
+            return
+        self.client, self.gone = client, ""
+        self.restarts += 1
+        client.on_gone = self._gone
+        try:
+            there = {s["id"] for s in await client.call("session/list")}
+            reopened, lost = await self._rejoin(window, client, viewed, there)
+        except (HostGone, OSError, RpcError):
+            return  # that host ended too: its own end is said, and handled, the same way
+        window.status.showMessage(_reopened_message(reopened, lost))
+
+    async def _rejoin(
+        self, window: MainWindow, client: HostClient, viewed: list[RemoteSession], there: set[str]
+    ) -> tuple[list[str], int]:
+        """Each conversation viewed here goes on in the new host; returns what reopened
+        (main, worker) and how many could not."""
+        reopened: list[str] = []
+        lost = 0
+        for session in viewed:
+            main = session is window.session
+            if session.session_id in there:
+                said = await session.rejoin(client)
+                self.sessions.add(session)
+                chat = window.chat if main else _chat_of(window, session)
+                if chat is not None:  # drawn again from the new host's copy, and why
+                    if not main:  # (the main one is, on each snapshot: follow_hosted)
+                        chat.redraw_history()
+                    chat.transcript.add_notice(said or REOPENED, chat.colors.warn)
+            elif main:  # the history's conversation, continued in the new host
+                window.replace_session(session.conversation, cid=session.conversation_id or None)
+            else:
+                lost += 1
+                session.preface(NOT_REOPENED.format(why="it was not in its journal"))
+                continue
+            reopened.append("main" if main else "worker")
+        return reopened, lost
+
+    def _fall_back(self, window: MainWindow, viewed: list[RemoteSession], why: str) -> None:
+        """No new host: the main conversation goes on in this window, from the history
+        (where the host recorded it), and new workers run here too."""
+        window.host_view = None
+        window.guard.background = None
+        window.status.showMessage(NO_NEW_HOST.format(why=why))
+        main = window.session
+        for session in viewed:
+            if session is not main:
+                session.preface(WORKER_KEPT)
+        if not isinstance(main, RemoteSession):
+            return
+        history = window.history_keeper
+        cid = main.conversation_id
+        resumed = open_resumed(history.store, cid, window.history) if cid else None
+        if resumed is None:  # not recorded yet: what the window holds, made valid
+            conversation = Conversation(list(main.conversation.messages))
+            conversation.repair_pairing()
+            window.replace_session(conversation)
+            return
+        history.journal.expect(cid, resumed.conversation, resumed.tool_calls)
+        window.open_conversation(resumed)
 
 
-async def attach_host(window: MainWindow, client: HostClient | None = None) -> HostView:
+async def attach_host(
+    window: MainWindow, client: HostClient | None = None, start: HostStarter | None = None
+) -> HostView:
     """Attach to the user's host (starting one when none runs; `client`: one connected
-    already); the window's worker panes run there from now on, and the ones it kept
-    running come back in panes."""
-    client = client or await HostClient.attach_or_start(client="window")
-    view = HostView(window, client)
+    already; `start`: how a new host is started when this one ends); the window's worker
+    panes run there from now on, and the ones it kept running come back in panes."""
+    client = client or await (start or _attach_or_start)()
+    view = HostView(window, client, start)
     window.host_view = view
     count = await view.reopen_running()
     back = ["the main conversation is back"] if view.main_back else []
@@ -277,6 +404,36 @@ async def attach_host(window: MainWindow, client: HostClient | None = None) -> H
     if back:
         window.status.showMessage(f"Attached to the melgui host: {'; '.join(back)}.")
     return view
+
+
+def _chat_of(window: MainWindow, session: RemoteSession) -> ChatView | None:
+    """The chat of the worker pane that shows `session`."""
+    for _, pane in window.pane_manager.panes():
+        if isinstance(pane, AgentPane) and pane.session is session:
+            return pane.chat
+    return None
+
+
+async def _attach_or_start() -> HostClient:
+    return await HostClient.attach_or_start(client="window")
+
+
+def _reopened_message(reopened: list[str], lost: int) -> str:
+    """What the new host took over, in one line."""
+    parts = []
+    if "main" in reopened:
+        parts.append("the main conversation")
+    workers = reopened.count("worker")
+    if workers:
+        parts.append(f"{workers} worker{'s' if workers > 1 else ''}")
+    said = " and ".join(parts) or "no conversation"
+    text = (
+        f"A new melgui host runs: {said} reopened from the journal; what was being written "
+        "when the host stopped is lost."
+    )
+    if lost:
+        text += f" {lost} could not be reopened (said in their panes)."
+    return text
 
 
 def _connection(settings: Settings) -> dict[str, str]:
