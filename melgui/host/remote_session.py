@@ -469,9 +469,9 @@ class RemoteSession:
         self._idle.set()
         self._dispatch(TurnFailed(why))
 
-    def host_ended(self, why: str) -> None:
-        """The host that ran this session ended (killed, crashed): the turn it ran ended
-        with it, said in `why` (as the turn's failure, or a notice when none ran); the
+    def host_ended(self, why: str, failure: str) -> None:
+        """The host that ran this session ended (killed, crashed): `why` is said in the
+        chat, and the turn it ran ends with `failure` (a pane's header says it); the
         questions it asked go (a new host gives their calls a result); what is sent now
         waits for `rejoin`."""
         ran = self.busy or bool(self.loop.pending_approvals())
@@ -484,7 +484,8 @@ class RemoteSession:
         self._idle.set()
         # Drawn now (a chat draws the thread's changes); the new host's snapshot replaces it.
         self.thread.add(NoteEntry(self.thread.new_id(), "context", why, "warning"))
-        self._dispatch(TurnFailed(why) if ran else ContextNotice(why, "warning"))
+        if ran:
+            self._dispatch(TurnFailed(failure))
 
     async def rejoin(self, client: SessionClient) -> str:
         """Go on in a new host that reopened this session from the journal (the same id):

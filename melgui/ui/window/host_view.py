@@ -67,9 +67,12 @@ SESSION_ENDED = (
     "programs it ran ended with the host. It reopens in a new host from the journal; what "
     "was being written is lost."
 )
-NO_NEW_HOST = (
-    "No new melgui host could start ({why}). The conversation goes on in this window, "
-    "reopened from the history; worker panes ended with the host."
+TURN_ENDED = "its turn ended with the melgui host, and the programs it ran too"
+NO_NEW_HOST = "No new melgui host could start: the conversation goes on in this window."
+NO_NEW_HOST_NOTE = (
+    "The melgui host stopped unexpectedly and no new host could start ({why}). This "
+    "conversation goes on in this window, reopened from the history: the programs its turn "
+    "ran ended with the host, as did the worker panes' agents."
 )
 WORKER_KEPT = (
     "No new melgui host could start: this worker ended with the host. Its conversation is "
@@ -309,7 +312,7 @@ class HostView:
         ended = self.client
         viewed = [s for s in self.sessions if s.session_id in ended.sessions]
         for session in viewed:
-            session.host_ended(SESSION_ENDED)
+            session.host_ended(SESSION_ENDED, TURN_ENDED)
         window.tasks.spawn(self._take_over(ended, viewed), what="starting a new melgui host")
 
     async def _take_over(self, ended: HostClient, viewed: list[RemoteSession]) -> None:
@@ -354,6 +357,7 @@ class HostView:
                 if chat is not None:  # drawn again from the new host's copy, and why
                     if not main:  # (the main one is, on each snapshot: follow_hosted)
                         chat.redraw_history()
+                        chat.follow_calls(session.thread.calls())
                     chat.transcript.add_notice(said or REOPENED, chat.colors.warn)
             elif main:  # the history's conversation, continued in the new host
                 window.replace_session(session.conversation, cid=session.conversation_id or None)
@@ -369,12 +373,16 @@ class HostView:
         (where the host recorded it), and new workers run here too."""
         window.host_view = None
         window.guard.background = None
-        window.status.showMessage(NO_NEW_HOST.format(why=why))
+        label = window.status.findChild(QLabel, "hostedLabel")
+        if label is not None:  # nothing runs in the melgui host any more
+            window.status.removeWidget(label)
+            label.deleteLater()
+        window.status.showMessage(NO_NEW_HOST)
         main = window.session
         for session in viewed:
             if session is not main:
                 session.preface(WORKER_KEPT)
-        if not isinstance(main, RemoteSession):
+        if not isinstance(main, RemoteSession):  # a turn that ran here (NOT_MOVED) goes on
             return
         history = window.history_keeper
         cid = main.conversation_id
@@ -383,9 +391,10 @@ class HostView:
             conversation = Conversation(list(main.conversation.messages))
             conversation.repair_pairing()
             window.replace_session(conversation)
-            return
-        history.journal.expect(cid, resumed.conversation, resumed.tool_calls)
-        window.open_conversation(resumed)
+        else:
+            history.journal.expect(cid, resumed.conversation, resumed.tool_calls)
+            window.open_conversation(resumed)
+        window.chat.transcript.add_notice(NO_NEW_HOST_NOTE.format(why=why), window.chat.colors.warn)
 
 
 async def attach_host(
@@ -427,10 +436,7 @@ def _reopened_message(reopened: list[str], lost: int) -> str:
     if workers:
         parts.append(f"{workers} worker{'s' if workers > 1 else ''}")
     said = " and ".join(parts) or "no conversation"
-    text = (
-        f"A new melgui host runs: {said} reopened from the journal; what was being written "
-        "when the host stopped is lost."
-    )
+    text = f"A new melgui host runs: {said} reopened from the journal."
     if lost:
         text += f" {lost} could not be reopened (said in their panes)."
     return text

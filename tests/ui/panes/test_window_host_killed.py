@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtWidgets import QLabel
 
 from melgui.core.agent.session import AgentSession
 from melgui.host.client import HostClient
@@ -35,12 +36,14 @@ class Hosts:
     it (ended when the test ends)."""
 
     def __init__(self, first: HostProcess) -> None:
+        assert first.process is not None
         self.first = first
+        self.first_pid = first.process.pid
         self.started: list[int] = []
 
     def note(self, client: HostClient) -> int:
         pid = int(client.info["pid"])
-        if pid != self.first.process.pid and pid not in self.started:  # type: ignore[union-attr]
+        if pid != self.first_pid and pid not in self.started:
             self.started.append(pid)
         return pid
 
@@ -138,7 +141,7 @@ def test_a_host_killed_mid_stream_is_said_and_a_new_host_reopens_the_conversatio
     assert any("melgui host stopped unexpectedly" in m and "programs" in m for m in status)
     assert "the main conversation reopened from the journal" in status[-1]
     pid = hosts.note(view.client)
-    assert pid != hosts.first.process.pid and alive(pid)  # type: ignore[union-attr]
+    assert pid != hosts.first_pid and alive(pid)
     # The same conversation, same session, in the new host, valid, the cut text lost.
     assert window.session is session and session.session_id == session_id
     assert set(run(listed(view))) == {session_id}
@@ -163,7 +166,7 @@ def test_a_host_killed_mid_stream_is_said_and_a_new_host_reopens_the_conversatio
     assert view.client.gaps == []
 
 
-def test_a_host_killed_while_an_approval_waits_answers_the_call_once_and_a_second_kill_too(
+def test_a_host_killed_while_an_approval_waits_and_a_worker_streams_and_a_second_kill(
     hosts: Hosts,
     scripted_relay: ScriptedRelay,
     make_window: Any,
@@ -171,11 +174,13 @@ def test_a_host_killed_while_an_approval_waits_answers_the_call_once_and_a_secon
     project: Path,
     qtbot: Any,
 ) -> None:
+    gate = threading.Event()
     write = tool_call("write_file", {"path": "b.txt", "content": "x"}, id="w1")
     scripted_relay.script(
-        [text("Worker done."), done()],
+        [text("Worker half "), hold(gate), text("never seen"), done()],
         [text("Writing."), tool_calls(write)],
         [text("Second host answers."), done()],
+        [text("Worker goes on."), done()],
         [text("Third host answers."), done()],
     )
     window = make_window(relay_settings(scripted_relay))
@@ -184,20 +189,21 @@ def test_a_host_killed_while_an_approval_waits_answers_the_call_once_and_a_secon
     assert isinstance(main, RemoteSession)
     status = said_on_status(window)
 
-    async def worker_then_question() -> AgentPane:
-        window.pane_manager.spawn_agent("a small task", None, "right")
+    async def worker_streams_and_main_asks() -> AgentPane:
+        window.pane_manager.spawn_agent("a long task", None, "right")
         panes = [p for _, p in window.pane_manager.panes() if isinstance(p, AgentPane)]
         assert len(panes) == 1
         pane = panes[0]
-        await wait_until(lambda: "Worker done." in shown(pane.chat) and not pane.session.busy, 30)
+        await wait_until(lambda: "Worker half" in shown(pane.chat), timeout=30)
         type_prompt(qtbot, window, "write b")
         await wait_until(lambda: window.approvals.first() is not None, timeout=30)
         return pane
 
-    pane = run(worker_then_question())
+    pane = run(worker_streams_and_main_asks())
     worker = pane.session
-    assert isinstance(worker, RemoteSession)
+    assert isinstance(worker, RemoteSession) and worker.busy
     hosts.first.kill()
+    gate.set()
     run(wait_until(lambda: view.restarts == 1 and "new melgui host runs" in status[-1], 60))
     assert "the main conversation and 1 worker reopened" in status[-1]
     assert window.approvals.first() is None  # the question went with the host
@@ -209,12 +215,17 @@ def test_a_host_killed_while_an_approval_waits_answers_the_call_once_and_a_secon
     there = run(listed(view))
     assert set(there) == {main.session_id, worker.session_id}
     assert not there[main.session_id]["busy"] and there[main.session_id]["approvals"] == []
-    # The worker pane goes on with its conversation in the new host.
-    assert "Worker done." in shown(pane.chat)
-    assert [m.content for m in worker.conversation.messages if m.role == "assistant"] == [
-        "Worker done."
-    ]
+    # Its card says how it ended, no longer that it waits.
     run(wait_until(lambda: "programs the turn ran ended" in shown(window.chat), timeout=30))
+    assert "waiting for approval" not in shown(window.chat)
+    assert "interrupted" in shown(window.chat)
+    # The worker pane says its turn and programs ended with the host; what it streamed
+    # after its last saved message is gone, and it goes on in the new host.
+    assert "programs the turn ran ended" in shown(pane.chat)
+    assert "Worker half" not in shown(pane.chat) and not worker.busy
+    assert "ended with the melgui host" in pane.state.detail
+    assert_valid(worker.conversation)
+    assert [m.content for m in worker.conversation.messages] == ["a long task"]
     if "MELGUI_SHOTS_DIR" in os.environ:
         window.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "host-killed-asking.png"))
 
@@ -225,15 +236,23 @@ def test_a_host_killed_while_an_approval_waits_answers_the_call_once_and_a_secon
     run(ask("go on", "Second host answers."))
     assert scripted_relay.wait_for_legs(3)[2].last_user_text == "go on"
     assert_valid(main.conversation)
+
+    async def worker_again() -> None:
+        pane.send("go on, worker")
+        await wait_until(lambda: "Worker goes on." in shown(pane.chat) and not worker.busy, 30)
+
+    run(worker_again())
+    assert scripted_relay.wait_for_legs(4)[3].last_user_text == "go on, worker"
     second = hosts.note(view.client)
 
     kill(second)  # idle this time: the same again
     run(wait_until(lambda: view.restarts == 2 and "new melgui host runs" in status[-1], 60))
     third = hosts.note(view.client)
-    assert third not in (second, hosts.first.process.pid) and alive(third)  # type: ignore[union-attr]
+    assert third not in (second, hosts.first_pid) and alive(third)
     assert set(run(listed(view))) == {main.session_id, worker.session_id}
+    assert "Worker goes on." in shown(pane.chat)
     run(ask("and again", "Third host answers."))
-    assert scripted_relay.wait_for_legs(4)[3].last_user_text == "and again"
+    assert scripted_relay.wait_for_legs(5)[4].last_user_text == "and again"
     assert_valid(main.conversation)
     assert len(results_of(main, "w1")) == 1
     assert view.client.gaps == []
@@ -266,7 +285,9 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     cid = hosted.conversation_id
     hosts.first.kill()
     run(wait_until(lambda: bool(status) and "No new melgui host could start" in status[-1], 60))
-    assert "host.log" in status[-1] and "goes on in this window" in status[-1]
+    assert "goes on in this window" in status[-1]
+    note = shown(window.chat)
+    assert "no new host could start (the melgui host did not start; see host.log)" in note
     assert window.host_view is None and view.restarts == 0
     local = window.session
     assert isinstance(local, AgentSession)  # in the window, from the history
@@ -274,6 +295,9 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     results = [m for m in local.conversation.messages if m.tool_call_id == "c1"]
     assert len(results) == 1 and results[0].status == "interrupted"
     assert window.history.current_id == cid
+    assert window.status.findChild(QLabel, "hostedLabel") is None
+    if "MELGUI_SHOTS_DIR" in os.environ:
+        window.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "host-killed-no-host.png"))
 
     async def next_prompt() -> None:
         type_prompt(qtbot, window, "go on here")
