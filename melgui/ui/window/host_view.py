@@ -67,6 +67,10 @@ SESSION_ENDED = (
     "programs it ran ended with the host. It reopens in a new host from the journal; what "
     "was being written is lost."
 )
+IDLE_ENDED = (
+    "The melgui host stopped unexpectedly. This conversation reopens in a new host from "
+    "the journal."
+)
 TURN_ENDED = "its turn ended with the melgui host, and the programs it ran too"
 NO_NEW_HOST = "No new melgui host could start: the conversation goes on in this window."
 NO_NEW_HOST_NOTE = (
@@ -312,7 +316,8 @@ class HostView:
         ended = self.client
         viewed = [s for s in self.sessions if s.session_id in ended.sessions]
         for session in viewed:
-            session.host_ended(SESSION_ENDED, TURN_ENDED)
+            ran = session.busy or bool(session.loop.pending_approvals())
+            session.host_ended(SESSION_ENDED if ran else IDLE_ENDED, TURN_ENDED)
         window.tasks.spawn(self._take_over(ended, viewed), what="starting a new melgui host")
 
     async def _take_over(self, ended: HostClient, viewed: list[RemoteSession]) -> None:
