@@ -487,6 +487,14 @@ class RemoteSession:
         if ran:
             self._dispatch(TurnFailed(failure))
 
+    def end(self, why: str) -> None:
+        """Over for good in this view (its host ended and no new host took it): `why` is
+        said in the chat and as the turn's failure; what is sent after fails, in words."""
+        self._outbox.clear()
+        self._opened.set()  # sent from now on, to the host that is gone: said as lost
+        self.thread.add(NoteEntry(self.thread.new_id(), "context", why, "warning"))
+        self.lose(why)
+
     async def rejoin(self, client: SessionClient) -> str:
         """Go on in a new host that reopened this session from the journal (the same id):
         its snapshot replaces the copy, and what was sent meanwhile goes there. Returns

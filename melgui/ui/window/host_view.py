@@ -1,6 +1,6 @@
 """The window as a view of the melgui host: its main conversation and worker panes'
-sessions run in the host (RemoteSession), the host's end is said in plain words, and
-quitting can leave them running in the background.
+sessions run in the host (RemoteSession), quitting can leave them running in the
+background, and when the host ends a new one takes them over (host_restart.py).
 
 The main conversation is taken when the window attaches (the one the host kept for the
 folder, or the one shown, continued there: `take_host_main`) and followed as the host
@@ -24,22 +24,20 @@ from melgui.core.config.settings import Settings
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.resume import Resumed
 from melgui.core.worktrees.model import Worktree
-from melgui.host.client import HostClient, HostGone, VersionRefused
-from melgui.host.place import PlaceError
+from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.checkpoints.actions import CheckpointActions
 from melgui.ui.history import ConversationHistory
-from melgui.ui.history.conversations import open_resumed
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.quit_guard import QuitGuard
 from melgui.ui.runtime.sessions import MainSession
+from melgui.ui.window.host_restart import say_ended, take_over
 from melgui.ui.window.status_line import StatusLine
 
 # Reopened sessions come with their last page of messages (what the chat paints first);
@@ -57,37 +55,6 @@ HOSTED_NOTE = (
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."
 )
-# The host's end, said once on the status bar and in each conversation it ran.
-HOST_ENDED = (
-    "The melgui host stopped unexpectedly: the turns it ran were cut off and the programs "
-    "they ran ended with it. Starting a new host; the conversations reopen from the journal."
-)
-SESSION_ENDED = (
-    "The melgui host stopped unexpectedly: this conversation's turn was cut off and the "
-    "programs it ran ended with the host. It reopens in a new host from the journal; what "
-    "was being written is lost."
-)
-IDLE_ENDED = (
-    "The melgui host stopped unexpectedly. This conversation reopens in a new host from "
-    "the journal."
-)
-TURN_ENDED = "its turn ended with the melgui host, and the programs it ran too"
-NO_NEW_HOST = "No new melgui host could start: the conversation goes on in this window."
-NO_NEW_HOST_NOTE = (
-    "The melgui host stopped unexpectedly and no new host could start ({why}). This "
-    "conversation goes on in this window, reopened from the history: the programs its turn "
-    "ran ended with the host, as did the worker panes' agents."
-)
-WORKER_KEPT = (
-    "No new melgui host could start: this worker ended with the host. Its conversation is "
-    "kept in the history."
-)
-NOT_REOPENED = "The new melgui host could not reopen this conversation: {why}"
-REOPENED = (
-    "The melgui host stopped unexpectedly; this conversation reopened in a new host from "
-    "the journal."
-)
-
 # Starts a new host, or attaches to the one another view started (the window's is
 # HostClient.attach_or_start's).
 HostStarter = Callable[[], Awaitable[HostClient]]
@@ -198,7 +165,7 @@ class HostView:
         self.gone = ""
         self._returning: list[RemoteSession] = []
         self.main_back = False  # the main conversation the host kept came back as such
-        self._start_host = start or _attach_or_start
+        self.start_host = start or attach_or_start
         self.restarts = 0  # new hosts this view started (or attached to) after one ended
         client.on_gone = self._gone
         window.guard.background = self
@@ -304,7 +271,8 @@ class HostView:
     # -- the host's end: a new host, the conversations reopened there --------------------
 
     def _gone(self, reason: str) -> None:
-        """The host ended (killed, crashed): said once, and a new host takes over."""
+        """The host ended (killed, crashed): said once, and a new host takes over
+        (host_restart.py)."""
         self.gone = reason
         window = self._window()
         if window is None:
@@ -312,94 +280,15 @@ class HostView:
         if window.pane_manager.closed:  # the window is closing: it needs no new host
             window.status.showMessage(reason)
             return
-        window.status.showMessage(HOST_ENDED)
         ended = self.client
-        viewed = [s for s in self.sessions if s.session_id in ended.sessions]
-        for session in viewed:
-            ran = session.busy or bool(session.loop.pending_approvals())
-            session.host_ended(SESSION_ENDED if ran else IDLE_ENDED, TURN_ENDED)
-        window.tasks.spawn(self._take_over(ended, viewed), what="starting a new melgui host")
+        viewed = say_ended(window, [s for s in self.sessions if s.session_id in ended.sessions])
+        window.tasks.spawn(take_over(window, self, ended, viewed), what="starting a new host")
 
-    async def _take_over(self, ended: HostClient, viewed: list[RemoteSession]) -> None:
-        """Start a new host (or attach to the one another view started) and go on there
-        with each conversation it reopened from the journal; with none, the main
-        conversation goes on in this window."""
-        window = self._window()
-        try:
-            client = await self._start_host()
-        except (OSError, VersionRefused, PlaceError) as exc:
-            await ended.aclose()
-            if window is not None and self.client is ended:
-                self._fall_back(window, viewed, str(exc))
-            return
-        await ended.aclose()
-        if window is None or window.pane_manager.closed or self.client is not ended:
-            await client.aclose()
-            return
+    def took_over(self, client: HostClient) -> None:
+        """`client`, to the new host, is this view's from now on."""
         self.client, self.gone = client, ""
         self.restarts += 1
         client.on_gone = self._gone
-        try:
-            there = {s["id"] for s in await client.call("session/list")}
-            reopened, lost = await self._rejoin(window, client, viewed, there)
-        except (HostGone, OSError, RpcError):
-            return  # that host ended too: its own end is said, and handled, the same way
-        window.status.showMessage(_reopened_message(reopened, lost))
-
-    async def _rejoin(
-        self, window: MainWindow, client: HostClient, viewed: list[RemoteSession], there: set[str]
-    ) -> tuple[list[str], int]:
-        """Each conversation viewed here goes on in the new host; returns what reopened
-        (main, worker) and how many could not."""
-        reopened: list[str] = []
-        lost = 0
-        for session in viewed:
-            main = session is window.session
-            if session.session_id in there:
-                said = await session.rejoin(client)
-                self.sessions.add(session)
-                chat = window.chat if main else _chat_of(window, session)
-                if chat is not None:  # drawn again from the new host's copy, and why
-                    if not main:  # (the main one is, on each snapshot: follow_hosted)
-                        chat.redraw_history()
-                        chat.follow_calls(session.thread.calls())
-                    chat.transcript.add_notice(said or REOPENED, chat.colors.warn)
-            elif main:  # the history's conversation, continued in the new host
-                window.replace_session(session.conversation, cid=session.conversation_id or None)
-            else:
-                lost += 1
-                session.preface(NOT_REOPENED.format(why="it was not in its journal"))
-                continue
-            reopened.append("main" if main else "worker")
-        return reopened, lost
-
-    def _fall_back(self, window: MainWindow, viewed: list[RemoteSession], why: str) -> None:
-        """No new host: the main conversation goes on in this window, from the history
-        (where the host recorded it), and new workers run here too."""
-        window.host_view = None
-        window.guard.background = None
-        label = window.status.findChild(QLabel, "hostedLabel")
-        if label is not None:  # nothing runs in the melgui host any more
-            window.status.removeWidget(label)
-            label.deleteLater()
-        window.status.showMessage(NO_NEW_HOST)
-        main = window.session
-        for session in viewed:
-            if session is not main:
-                session.preface(WORKER_KEPT)
-        if not isinstance(main, RemoteSession):  # a turn that ran here (NOT_MOVED) goes on
-            return
-        history = window.history_keeper
-        cid = main.conversation_id
-        resumed = open_resumed(history.store, cid, window.history) if cid else None
-        if resumed is None:  # not recorded yet: what the window holds, made valid
-            conversation = Conversation(list(main.conversation.messages))
-            conversation.repair_pairing()
-            window.replace_session(conversation)
-        else:
-            history.journal.expect(cid, resumed.conversation, resumed.tool_calls)
-            window.open_conversation(resumed)
-        window.chat.transcript.add_notice(NO_NEW_HOST_NOTE.format(why=why), window.chat.colors.warn)
 
 
 async def attach_host(
@@ -408,7 +297,7 @@ async def attach_host(
     """Attach to the user's host (starting one when none runs; `client`: one connected
     already; `start`: how a new host is started when this one ends); the window's worker
     panes run there from now on, and the ones it kept running come back in panes."""
-    client = client or await (start or _attach_or_start)()
+    client = client or await (start or attach_or_start)()
     view = HostView(window, client, start)
     window.host_view = view
     count = await view.reopen_running()
@@ -420,31 +309,9 @@ async def attach_host(
     return view
 
 
-def _chat_of(window: MainWindow, session: RemoteSession) -> ChatView | None:
-    """The chat of the worker pane that shows `session`."""
-    for _, pane in window.pane_manager.panes():
-        if isinstance(pane, AgentPane) and pane.session is session:
-            return pane.chat
-    return None
-
-
-async def _attach_or_start() -> HostClient:
+async def attach_or_start() -> HostClient:
+    """The user's host, started when none runs, as a window attaches to it."""
     return await HostClient.attach_or_start(client="window")
-
-
-def _reopened_message(reopened: list[str], lost: int) -> str:
-    """What the new host took over, in one line."""
-    parts = []
-    if "main" in reopened:
-        parts.append("the main conversation")
-    workers = reopened.count("worker")
-    if workers:
-        parts.append(f"{workers} worker{'s' if workers > 1 else ''}")
-    said = " and ".join(parts) or "no conversation"
-    text = f"A new melgui host runs: {said} reopened from the journal."
-    if lost:
-        text += f" {lost} could not be reopened (said in their panes)."
-    return text
 
 
 def _connection(settings: Settings) -> dict[str, str]:

@@ -97,6 +97,10 @@ def hosts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hosts]:
             kept.end()
 
 
+def agent_panes(window: Any) -> list[AgentPane]:
+    return [p for _, p in window.pane_manager.panes() if isinstance(p, AgentPane)]
+
+
 def shown(chat: Any) -> str:
     return str(chat.transcript.toPlainText())
 
@@ -263,8 +267,10 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
 ) -> None:
     write = tool_call("write_file", {"path": "c.txt", "content": "x"}, id="c1")
     scripted_relay.script(
+        [text("Worker done."), done()],
         [text("Writing."), tool_calls(write)],
         [text("Answered in the window."), done()],
+        [text("A worker of the window."), done()],
     )
 
     async def no_host() -> HostClient:
@@ -276,12 +282,16 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     assert isinstance(hosted, RemoteSession)
     status = said_on_status(window)
 
-    async def asking() -> None:
+    async def worker_then_question() -> AgentPane:
+        window.pane_manager.spawn_agent("a small task", None, "right")
+        pane = agent_panes(window)[0]
+        await wait_until(lambda: "Worker done." in shown(pane.chat) and not pane.session.busy, 30)
         type_prompt(qtbot, window, "write c")
         await wait_until(lambda: window.approvals.first() is not None, timeout=30)
         await wait_until(lambda: hosted.conversation_id != "", timeout=30)
+        return pane
 
-    run(asking())
+    pane = run(worker_then_question())
     cid = hosted.conversation_id
     hosts.first.kill()
     run(wait_until(lambda: bool(status) and "No new melgui host could start" in status[-1], 60))
@@ -296,8 +306,14 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     assert len(results) == 1 and results[0].status == "interrupted"
     assert window.history.current_id == cid
     assert window.status.findChild(QLabel, "hostedLabel") is None
+    # The worker pane says it ended with the host; a message to it fails in words.
+    assert "this worker ended with the host" in shown(pane.chat)
+    assert pane.state.name == "failed"
     if "MELGUI_SHOTS_DIR" in os.environ:
         window.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "host-killed-no-host.png"))
+    pane.send("are you there?")
+    run(wait_until(lambda: "did not reach the host" in pane.last_error, timeout=30))
+    run(wait_until(lambda: not pane.bridge.busy, timeout=30))
 
     async def next_prompt() -> None:
         type_prompt(qtbot, window, "go on here")
@@ -306,5 +322,14 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
         )
 
     run(next_prompt())
-    assert scripted_relay.wait_for_legs(2)[1].last_user_text == "go on here"
+    assert scripted_relay.wait_for_legs(3)[2].last_user_text == "go on here"
     assert_valid(local.conversation)
+
+    async def new_worker_here() -> None:  # new workers run in the window too
+        window.pane_manager.spawn_agent("another task", None, "right")
+        pane = agent_panes(window)[-1]
+        assert isinstance(pane.session, AgentSession)
+        await wait_until(lambda: "A worker of the window." in shown(pane.chat), timeout=30)
+
+    run(new_worker_here())
+    assert scripted_relay.wait_for_legs(4)[3].last_user_text == "another task"
