@@ -32,7 +32,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.thread.codec import snapshot_from_json
-from melgui.core.thread.entries import Pin
+from melgui.core.thread.entries import NoteEntry, Pin
 from melgui.core.thread.thread import SeqGap
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
@@ -533,6 +533,50 @@ class RemoteSession:
         self._idle.set()
         self._lost.set()
         self._dispatch(TurnFailed(why))
+
+    def host_ended(self, why: str, failure: str) -> None:
+        """The host that ran this session ended (killed, crashed): `why` is said in the
+        chat, and the turn it ran ends with `failure` (a pane's header says it); the
+        questions it asked go (a new host gives their calls a result); what is sent now
+        waits for `rejoin`."""
+        ran = self.busy or bool(self.loop.pending_approvals())
+        self._opened.clear()
+        for call_id in list(self._waiting):
+            request = self._waiting.pop(call_id)  # popped first: no answer goes to a host
+            if request.pending:
+                request.future.set_result(Deny(why))
+        self.problem = why
+        self._idle.set()
+        # Drawn now (a chat draws the thread's changes); the new host's snapshot replaces it.
+        self.thread.add(NoteEntry(self.thread.new_id(), "context", why, "warning"))
+        if ran:
+            self._dispatch(TurnFailed(failure))
+
+    def end(self, why: str) -> None:
+        """Over for good in this view (its host ended and no new host took it): `why` is
+        said in the chat and as the turn's failure; what is sent after fails, in words."""
+        self._outbox.clear()
+        self._opened.set()  # sent from now on, to the host that is gone: said as lost
+        self.thread.add(NoteEntry(self.thread.new_id(), "context", why, "warning"))
+        self.lose(why)
+
+    async def rejoin(self, client: SessionClient) -> str:
+        """Go on in a new host that reopened this session from the journal (the same id):
+        its snapshot replaces the copy, and what was sent meanwhile goes there. Returns
+        what that host said of the turn it found cut ("" when none ran). Raises HostGone,
+        OSError or RpcError when that host cannot be asked."""
+        self.client = client
+        self._listen()
+        answer = await client.attach({self.session_id: None})
+        self.problem = ""
+        self._lost.clear()  # reachable again: `ask` waits for it, as for a first open
+        snapshot = answer[self.session_id]["snapshot"]
+        self._took(snapshot)
+        outbox, self._outbox = self._outbox, []
+        for method, extra in outbox:
+            await self._send(method, extra)
+        cut = [r for r in snapshot["tail"] if r.get("type") == "interrupted"]
+        return str(cut[-1].get("text", "")) if cut else ""
 
     def _dispatch(self, event: LoopEvent) -> None:
         for observer in list(self._observers):

@@ -32,8 +32,9 @@ from melgui.host.records import approval_record, change_record, record_of
 # Records whose content a snapshot already holds (its thread, its conversation).
 IN_SNAPSHOT = ("change", "message", "branched")
 INTERRUPTED = (
-    "The melgui host stopped during this turn. The conversation reopened from the "
-    "journal; what streamed after its last saved message is lost."
+    "The melgui host stopped during this turn, and the programs the turn ran ended with it. "
+    "The conversation reopened from the journal; what streamed after its last saved "
+    "message is lost."
 )
 
 
