@@ -18,7 +18,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
@@ -39,7 +38,7 @@ from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
 from melgui.host.client import HostGone
 from melgui.host.records import worktree_to_json
-from melgui.host.view_events import EventReader, ThreadCopy, judgement_of
+from melgui.host.view_events import EventReader, LoopFacts, ThreadCopy, judgement_of
 from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)
@@ -61,52 +60,6 @@ class SessionClient(Protocol):
     async def attach(
         self, sessions: dict[str, int | None], page: int | None = None
     ) -> dict[str, Any]: ...
-
-
-class LoopFacts:
-    """What views read of a session's loop: its model, role and folder, its plan mode,
-    what waits. A view that sets the model, the role or plan mode sets them in the host
-    too (`send`); what the host says is `heard`, and not sent back."""
-
-    def __init__(self, model: str, cwd: str) -> None:
-        self.cwd = cwd
-        self.waiting: dict[str, ApprovalRequest] = {}
-        self.plan = PlanMode()
-        self.send: Callable[[dict[str, Any]], None] = lambda _settings: None
-        self._said: dict[str, Any] = {"model": model, "role": "assistant", "plan": False}
-        self.plan.subscribe(lambda on: self._set("plan", on))
-
-    @property
-    def model(self) -> str:
-        return str(self._said["model"])
-
-    @model.setter
-    def model(self, model: str) -> None:
-        self._set("model", model)
-
-    @property
-    def role(self) -> str:
-        return str(self._said["role"])
-
-    @role.setter
-    def role(self, role: str) -> None:
-        self._set("role", role)
-
-    def heard(self, described: dict[str, Any]) -> None:
-        """The host's word (`session/open`, `session/list`): taken, not sent back."""
-        for name in ("model", "role", "plan"):
-            if described.get(name) not in (None, ""):
-                self._said[name] = described[name]
-        self.plan.on = bool(self._said["plan"])
-
-    def _set(self, name: str, value: Any) -> None:
-        if value == self._said[name] or (name != "plan" and not value):
-            return  # the same, or no model or role at all
-        self._said[name] = value
-        self.send({name: value})
-
-    def pending_approvals(self) -> list[ApprovalRequest]:
-        return [request for request in self.waiting.values() if request.pending]
 
 
 class RemoteSession:
