@@ -188,6 +188,8 @@ def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_bac
     assert tool_results(scripted_relay.legs_received[1]) == {"c1": 1}
     assert (folder / "counter").read_text() == "x\n"  # ran once
     assert "the main conversation is back" in second.status.currentMessage()
+    shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
+    second.grab().save(str(shots / "main-loop-there-back.png"))
 
 
 def test_a_killed_ssh_client_mid_call_leaves_the_conversation_there_whole(
