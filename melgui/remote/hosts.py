@@ -41,7 +41,13 @@ from melgui.remote.remote_mcp import (
     servers_from_json,
     start_there,
 )
-from melgui.remote.target import Target, TargetError, command_target, parse_folder
+from melgui.remote.target import (
+    SshTarget,
+    Target,
+    TargetError,
+    command_target,
+    parse_folder,
+)
 from melgui.tools.mcp.trust import TrustStore
 
 # (host name, what the link says now: "connected", "reconnecting to … (attempt 2)", "lost")
@@ -81,6 +87,22 @@ def target_of(host: RemoteHost) -> Target:
     if not host.folder.startswith("/"):
         raise TargetError(f"host {host.name!r}: give its folder (an absolute path there)")
     return command_target(text, host.folder)
+
+
+def configured_for(hosts: list[RemoteHost], folder: SshTarget) -> RemoteHost | None:
+    """The configured host a remote folder is on (an ssh target naming the same
+    `user@host:port`), whose settings the folder takes: `loop_there`, `sandbox`, `env`."""
+    for host in hosts:
+        text = host.target.strip()
+        if not text.startswith("ssh://"):
+            continue
+        try:
+            target = parse_folder(text if "/" in text[len("ssh://") :] else text + "/")
+        except TargetError:
+            continue
+        if target.label == folder.label:
+            return host
+    return None
 
 
 def options_of(host: RemoteHost) -> dict[str, Any]:

@@ -39,6 +39,7 @@ class LinkClient:
         self.last_seq: dict[str, int] = {}
         self.gaps: list[str] = []
         self.reattached = 0  # connections after the first that reattached sessions
+        self.on_gone: Callable[[str], None] | None = None  # the link is lost for good: why
         link.on_connect.append(self._connected)
         link.on_lost.append(self._lost)
         if link.current is not None:
@@ -94,6 +95,8 @@ class LinkClient:
         """The link is lost for good: every session here says so."""
         for gone in list(self.lost.values()):
             gone(why)
+        if self.on_gone is not None:
+            self.on_gone(why)
 
     async def call(self, method: str, **params: Any) -> Any:
         client = await self.link.client()

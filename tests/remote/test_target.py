@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from melgui.core.config.settings import RemoteHost
 from melgui.remote.connect import given_host_argv, target_for
+from melgui.remote.hosts import configured_for
 from melgui.remote.target import SshTarget, TargetError, command_target, parse_folder
 
 BRIDGE = ["python3", "-m", "melgui", "host", "--bridge"]
@@ -72,3 +74,16 @@ def test_exec_s_folder_argument() -> None:
         "MELGUI_REMOTE_HOST_COMMAND": "env PYTHONPATH=/opt/m /usr/bin/python3.11 -m melgui host"
     }
     assert (given_host_argv(given) or [])[-3:] == ["melgui", "host", "--bridge"]
+
+
+def test_a_remote_folder_takes_the_settings_of_the_configured_host_it_is_on() -> None:
+    hosts = [
+        RemoteHost(name="box", target="docker exec -i build", folder="/w", loop_there=True),
+        RemoteHost(name="other", target="ssh://me@build:2200/srv"),
+        RemoteHost(name="bad", target="ssh://"),
+        RemoteHost(name="build", target="ssh://me@build:2222", loop_there=True),
+    ]
+    found = configured_for(hosts, parse_folder("ssh://me@build:2222/srv/other"))
+    assert found is not None and found.name == "build"
+    assert configured_for(hosts, parse_folder("ssh://build:2222/srv/other")) is None  # no user
+    assert configured_for(hosts, parse_folder("ssh://me@build/srv")) is None  # another port

@@ -37,7 +37,11 @@ def not_in_host(what: str) -> str:
 
 
 class HostSessions(Protocol):
-    """The melgui host, as a window that is its view opens sessions there (HostView)."""
+    """The melgui host, as a window that is its view opens sessions there (HostView):
+    this machine's, or the one on a remote folder's machine (`there`: its name), when
+    that host's settings say `loop_there`."""
+
+    there: str
 
     def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession: ...
 
@@ -62,11 +66,15 @@ class WindowSessions:
         self, conversation: Conversation, cid: str | None, *, model: str, role: Role
     ) -> MainSession:
         """A main conversation: in the melgui host when the window is its view (the
-        history's conversation `cid` continued there), else in this window."""
+        history's conversation `cid` continued there), else in this window. A remote
+        folder's runs in this window unless its host there is the view's; one of this
+        machine's history (it has begun) is continued here: the host there has not it."""
         host = self.host()
-        if host is None or self.elsewhere is not None:
+        if host is None or (self.elsewhere is not None and not host.there):
             return self.main(conversation, model=model, role=role)
-        hosted = host.main(model=model, role=role, conversation=cid)
+        if host.there and conversation.messages:
+            return self.main(conversation, model=model, role=role)
+        hosted = host.main(model=model, role=role, conversation=None if host.there else cid)
         hosted.conversation.messages[:] = conversation.messages  # drawn until it opens
         return hosted
 

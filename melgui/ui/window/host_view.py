@@ -13,6 +13,7 @@ snapshot, and what the window cannot do to it yet is said.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import weakref
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from typing import Any, Protocol
 from PySide6.QtWidgets import QLabel
 
 from melgui.core.config.settings import Settings
+from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.resume import Resumed
 from melgui.core.worktrees.model import Worktree
@@ -28,6 +30,7 @@ from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.place import PlaceError
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
+from melgui.remote.link_client import LinkClient
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.checkpoints.actions import CheckpointActions
@@ -36,6 +39,7 @@ from melgui.ui.history.conversations import open_resumed
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.quit_guard import QuitGuard
@@ -47,6 +51,8 @@ from melgui.ui.window.status_line import StatusLine
 REATTACH_PAGE = HISTORY_PAGE
 MAIN = "main"  # the source of a window's main conversation
 FILL_AFTER = 0.25  # seconds
+LEAVE_WITHIN = 3.0  # seconds a closing window waits to tell the host there it left
+# (the app gives the whole close 5 s: melgui/ui/app.py shutdown)
 
 
 HOSTED_NOTE = (
@@ -97,6 +103,9 @@ WORKER_KEPT = (
 # Starts a new host, or attaches to the one another view started (the window's is
 # HostClient.attach_or_start's).
 HostStarter = Callable[[], Awaitable[HostClient]]
+NOT_MOVED_THERE = (
+    "This conversation goes on in this window; the next one runs in melgui's host on {there}."
+)
 
 
 class Window(Protocol):
@@ -110,6 +119,7 @@ class Window(Protocol):
     history: HistorySidebar
     history_keeper: ConversationHistory
     checkpoint_actions: CheckpointActions
+    host_view: HostView | None
 
     def replace_session(
         self,
@@ -122,10 +132,12 @@ class Window(Protocol):
     def open_conversation(self, resumed: Resumed) -> None: ...
 
 
-def take_host_main(window: Window, kept: RemoteSession | None) -> None:
+def take_host_main(window: Window, kept: RemoteSession | None, there: str = "") -> None:
     """The window became a view of the melgui host: its main conversation runs there from
     now on: `kept`, the one the host kept for this folder, or the one shown now, continued
-    there (a new one when it has no message yet; a turn running here ends here)."""
+    there (a new one when it has no message yet; a turn running here ends here). The host
+    on a remote folder's machine (`there`) has not this machine's history: a conversation
+    begun here goes on here."""
     local = window.session
     if isinstance(local, RemoteSession):
         return
@@ -134,8 +146,9 @@ def take_host_main(window: Window, kept: RemoteSession | None) -> None:
         window.chat.follow_calls(kept.thread.calls())  # a question waiting: on its card
         kept.ask_again()  # and in the window's queue
         return
-    if local.busy:
-        window.status.showMessage(NOT_MOVED, 15000)
+    if local.busy or (there and local.conversation.messages):
+        said = NOT_MOVED_THERE.format(there=there) if there else NOT_MOVED
+        window.status.showMessage(said, 15000)
         return
     recording = window.history_keeper.journal.current
     begun = recording is not None and bool(local.conversation.messages)
@@ -172,7 +185,9 @@ def follow_hosted(window: Window, session: RemoteSession) -> None:
     window.bridge.busyChanged.connect(lambda busy: None if busy else history.refresh())
     status = window.status
     if status.findChild(QLabel, "hostedLabel") is None:  # said once, on the status bar
-        label = QLabel("Runs in the melgui host", status)
+        view = window.host_view
+        there = f" on {view.there}" if view is not None and view.there else ""
+        label = QLabel(f"Runs in the melgui host{there}", status)
         label.setObjectName("hostedLabel")
         label.setToolTip(HOSTED_NOTE)
         status.addPermanentWidget(label)
@@ -187,18 +202,32 @@ class MainWindow(Window, Protocol):
 
     guard: QuitGuard
     tasks: TaskKeeper
-    host_view: HostView | None
     pane_manager: Any
 
     def project_folder(self) -> str: ...
 
 
 class HostView:
+    """The window's view of a melgui host: this machine's (`client`: a HostClient), or
+    the one on a remote folder's machine (a LinkClient over the folder's link: `there`,
+    its name, `folder` there, and the window's `api_key`, sent as a loop-there worker's
+    is: `attach_there`)."""
+
     def __init__(
-        self, window: MainWindow, client: HostClient, start: HostStarter | None = None
+        self,
+        window: MainWindow,
+        client: HostClient | LinkClient,
+        *,
+        there: str = "",
+        folder: str = "",
+        api_key: str | None = None,
+        start: HostStarter | None = None,
     ) -> None:
         self._window = weakref.ref(window)
         self.client = client
+        self.there = there
+        self.folder = folder
+        self.api_key = api_key
         self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.gone = ""
         self._returning: list[RemoteSession] = []
@@ -230,9 +259,11 @@ class HostView:
         self, window: MainWindow, model: str, role: str, source: str, **where: Any
     ) -> RemoteSession:
         """A new session of the host on the window's folder and connection, viewed here."""
+        if self.api_key is not None:
+            where["api_key"] = self.api_key  # kept in the memory of the host there only
         session = RemoteSession.start(
             self.client,
-            folder=window.project_folder(),
+            folder=self.folder or window.project_folder(),
             model=model,
             role=role,
             source=source,
@@ -250,7 +281,7 @@ class HostView:
         window = self._window()
         assert window is not None
         listed = await self.client.call("session/list")
-        here = os.path.realpath(window.project_folder())
+        here = self.folder or os.path.realpath(window.project_folder())
         mine = [s for s in listed if s["folder"] == here]
         # A main conversation another window shows stays that window's (and out of this
         # one: closing this window would close it there).
@@ -266,7 +297,7 @@ class HostView:
         if main is not None:
             self.sessions.add(sessions[0])
             self.main_back = True
-        take_host_main(window, sessions[0] if main else None)
+        take_host_main(window, sessions[0] if main else None, self.there)
         if not mine:
             if main is not None:
                 window.tasks.spawn(self._fill(sessions), what="the conversation's history")
@@ -306,14 +337,33 @@ class HostView:
         for session in self.sessions:
             session.keep_running = True
 
+    async def leave(self) -> None:
+        """The window closes: a main conversation in the host there is left to it (its
+        history is that host's, so the next window on the folder takes it back), told
+        before the folder's link closes (in LEAVE_WITHIN seconds: a link that does not
+        answer by then leaves it there anyway). This machine's host: the window's close
+        closes it, unless Keep running in the background."""
+        window = self._window()
+        session = window.session if window is not None else None
+        if not self.there or not isinstance(session, RemoteSession):
+            return
+        session.keep_running = True
+        with contextlib.suppress(TimeoutError):
+            await within(session.aclose(), LEAVE_WITHIN)
+
     # -- the host's end: a new host, the conversations reopened there --------------------
 
     def _gone(self, reason: str) -> None:
         """The host ended (killed, crashed): said once, and a new host takes over
-        (`take_over`)."""
+        (`take_over`). The host on a remote folder's machine: its link is lost for good
+        (each session there ended its turn saying why); one that restarted there is
+        reached again by the link itself."""
         self.gone = reason
         window = self._window()
         if window is None:
+            return
+        if self.there or not isinstance(self.client, HostClient):  # lost for good: said
+            window.status.showMessage(f"melgui's host on {self.there} cannot be reached: {reason}")
             return
         if window.pane_manager.closed:  # the window is closing: it needs no new host
             window.status.showMessage(reason)
@@ -335,15 +385,46 @@ async def attach_host(
     """Attach to the user's host (starting one when none runs; `client`: one connected
     already; `start`: how a new host is started when this one ends); the window's worker
     panes run there from now on, and the ones it kept running come back in panes."""
+    if window.host_view is not None and window.host_view.there:
+        return window.host_view  # a remote folder's loop runs in its host there
     client = client or await (start or attach_or_start)()
-    view = HostView(window, client, start)
+    return await take_view(
+        window, HostView(window, client, start=start), "Attached to the melgui host"
+    )
+
+
+async def attach_there(
+    window: MainWindow, reach: Awaitable[There | None], api_key: str | None
+) -> HostView | None:
+    """A remote folder's window whose host says `loop_there` (RemoteSide.take_main): its
+    main conversation (and what it starts: reviews) in melgui's host there from now on,
+    once the folder's link is open: the one that host kept for the folder, or the one
+    shown (while nothing was said in it yet), with the window's key sent as a loop-there
+    worker's is. None: the loop stays here (a local model: said why)."""
+    try:
+        there = await reach
+    except ValueError as exc:  # a local model: the loop cannot go there
+        window.status.showMessage(str(exc), 60000)
+        window.chat.show_note(str(exc))
+        return None
+    if there is None:  # the link did not open: said in the status bar
+        return None
+    view = HostView(
+        window, there.client, there=there.where, folder=there.folder, api_key=api_key or ""
+    )
+    return await take_view(window, view, f"This folder's loop runs on {there.where}")
+
+
+async def take_view(window: MainWindow, view: HostView, attached: str) -> HostView:
+    """`view` is the window's from now on: what its host kept running comes back, said
+    after `attached`."""
     window.host_view = view
     count = await view.reopen_running()
     back = ["the main conversation is back"] if view.main_back else []
     if count:
         back.append(f"{count} agent(s) that kept running are back in panes")
     if back:
-        window.status.showMessage(f"Attached to the melgui host: {'; '.join(back)}.")
+        window.status.showMessage(f"{attached}: {'; '.join(back)}.")
     return view
 
 

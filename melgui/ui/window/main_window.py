@@ -68,7 +68,7 @@ from melgui.ui.settings.flow import (
 )
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
 from melgui.ui.window.conversation_actions import retry_last, show_compacted
-from melgui.ui.window.host_view import HostView, follow_history_and_checkpoints
+from melgui.ui.window.host_view import HostView, attach_there, follow_history_and_checkpoints
 from melgui.ui.window.layout_state import HISTORY_WIDTH, LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl
@@ -400,6 +400,7 @@ class MainWindow(QMainWindow):
         """This window is remote folder `url`'s: a conversation on its tools, there."""
         self.sessions.elsewhere = elsewhere
         self.new_conversation()
+        self.remote.take_main(lambda at: attach_there(self, at, self.desk.api_key), self.tasks)
         self.setWindowTitle(f"melgui — {url}")
         self.toolbar.set_folder(url)
 

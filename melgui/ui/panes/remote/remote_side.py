@@ -6,7 +6,9 @@ needs (`RemoteSide(panes, desk, ...)`) and gives it to its panes (`panes.remote`
 - `open_folder(url)` makes the window a remote folder's: its chat's workspace tools, its
   terminals, its workers and every configured MCP server run there, the loop and the key
   stay here (the window is told, `opened(url, elsewhere)`, and starts a conversation on
-  them);
+  them); a folder on a configured host takes its settings, and with its `loop_there` the
+  main conversation's loop runs there too (`take_main`: the window becomes a view of the
+  host there: melgui/ui/window/host_view.py `attach_there`);
 - a host's MCP servers start there on its first use; their tools are offered to the
   sessions whose tools run there, one that did not start is said (`say`: under the
   chat), and the MCP panel lists them (`desk.mcp_there`), with a remote folder's own
@@ -23,6 +25,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QStatusBar, QWidget
@@ -37,7 +40,7 @@ from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.host.remote_session import RemoteSession
 from melgui.remote.askpass import Question
 from melgui.remote.connect import folder_key, given_host_argv
-from melgui.remote.hosts import Place, RemoteHosts
+from melgui.remote.hosts import Place, RemoteHosts, configured_for
 from melgui.remote.link import Link, LinkError
 from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_agent import AgentThere
@@ -53,6 +56,7 @@ from melgui.ui.panes.remote.folder_dialog import (
     remember_folder,
 )
 from melgui.ui.panes.remote.link_state import LinkState
+from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.sessions import Elsewhere
 from melgui.ui.runtime.theme import Colors
 
@@ -68,6 +72,34 @@ def stand_in_for(url: str) -> str:
     if not trust.asked(str(folder)):  # melgui's own empty folder: nothing in it runs
         trust.set(str(folder), True)
     return str(folder)
+
+
+def local_model(what: str) -> str:
+    """Why a loop cannot run there: `what` (`loop_there`) needs a model server."""
+    return (
+        f"{what} (loop_there), which needs a model server; this window's model is a local "
+        "one, on this machine"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class There:
+    """melgui's host on a remote folder's machine, for its main conversation: its client
+    over the folder's link, the folder there, and the host's name (`me@build`)."""
+
+    client: LinkClient
+    folder: str
+    where: str
+
+
+class Leaves(Protocol):
+    """The window's view of the host there (HostView): told when the window closes."""
+
+    async def leave(self) -> None: ...
+
+
+# The window made a view of the host there, once reached (None: the loop stays here).
+Attach = Callable[[Awaitable[There | None]], Awaitable[Leaves | None]]
 
 
 class TrustShown(Protocol):
@@ -117,6 +149,7 @@ class RemoteSide:
         self.url = ""
         self._acp_here = panes.acp_factory  # ACP panes here (before a remote folder's)
         self._clients: dict[str, LinkClient] = {}  # per host whose workers' loops run there
+        self.view: Leaves | None = None  # the host there, when the main conversation is its
         # The window's trust bar: a remote folder's is asked for its URL, and gates its
         # language servers there.
         self.trust = trust
@@ -159,18 +192,13 @@ class RemoteSide:
         """Workers whose loop runs on the host too (its `loop_there`): a session in
         melgui's host there, opened with this window's connection and key (kept in that
         host's memory only), shown here as the worker panes of a local host are."""
-        client = self._clients.get(place.name)
-        if client is None or client.link is not place.link:
-            client = self._clients[place.name] = LinkClient(place.link)
+        client = self.client_of(place)
         desk = self.desk
 
         def make(spec: WorkerSpec) -> AgentSession:
             settings = desk.settings
             if settings.connection == "local":
-                raise ValueError(
-                    f"{place.name} runs its workers' loops there (loop_there), which needs "
-                    "a model server; this window's model is a local one, on this machine"
-                )
+                raise ValueError(local_model(f"{place.name} runs its workers' loops there"))
             session: Any = RemoteSession.start(
                 client,
                 folder=place.folder,
@@ -189,6 +217,14 @@ class RemoteSide:
 
         return make
 
+    def client_of(self, place: Place) -> LinkClient:
+        """The one client of the host on `place`'s link: its sessions (workers' and the
+        main conversation's) share it, as they share the link's connection."""
+        client = self._clients.get(place.name)
+        if client is None or client.link is not place.link:
+            client = self._clients[place.name] = LinkClient(place.link)
+        return client
+
     # -- a remote folder -----------------------------------------------------------------
 
     def open_folder(self, url: str) -> None:
@@ -197,7 +233,11 @@ class RemoteSide:
         target = parse_folder(url)
         name = target.label
         self.url = url
-        self.hosts.add(RemoteHost(name=name, target=url))
+        mine = configured_for(list(self.hosts.hosts.values()), target)  # its host's settings
+        self.hosts.add(RemoteHost(
+            name=name, target=url, loop_there=bool(mine and mine.loop_there),
+            sandbox=mine.sandbox if mine else None, env=dict(mine.env) if mine else {},
+        ))  # fmt: skip
         self.hosts.every_mcp.add(name)
         self.desk.mcp_elsewhere = True  # the person's MCP servers run there, not here
         self.indicator.show_state(name, "connecting")
@@ -213,6 +253,37 @@ class RemoteSide:
             PendingRemoteTools(folder, local=local, mcp=there, hooks=hooks), target.path,
             CatalogThere(there, self.desk.catalog),
         ))  # fmt: skip
+
+    def take_main(self, attach: Attach, tasks: TaskKeeper) -> None:
+        """The window's main conversation runs in melgui's host there from when the link
+        is open, when the folder's host says `loop_there`: `attach` makes the window that
+        host's view (melgui/ui/window/host_view.py `attach_there`)."""
+        reach = self.main_there()
+        if reach is not None:
+            tasks.spawn(self._attach(attach, reach), what=f"the loop on {self.url}")
+
+    async def _attach(self, attach: Attach, reach: Awaitable[There | None]) -> None:
+        self.view = await attach(reach)
+
+    def main_there(self) -> Awaitable[There | None] | None:
+        """Where this remote folder's main conversation runs its loop, when its host's
+        settings say `loop_there`: melgui's host there, over the folder's link (None: the
+        loop stays here). Awaited: the host there's client, once the link is open (None:
+        it could not open, said already); a local model raises ValueError saying why."""
+        folder = self.folder
+        if folder is None or not self.hosts.hosts[parse_folder(self.url).label].loop_there:
+            return None
+
+        async def reach() -> There | None:
+            try:
+                place = await asyncio.shield(folder)
+            except (LinkError, asyncio.CancelledError):
+                return None  # said in the status bar (`_reached`)
+            if self.desk.settings.connection == "local":
+                raise ValueError(local_model(f"{place.name} runs this folder's loop there"))
+            return There(self.client_of(place), place.folder, place.name)
+
+        return reach()
 
     def _hooks(self, folder: asyncio.Future[Place], url: str) -> RemoteHooks:
         """The folder's own hooks, run there while the person trusts it by its URL (the
@@ -302,6 +373,8 @@ class RemoteSide:
         return dialog
 
     async def aclose(self) -> None:
+        if self.view is not None:  # the main conversation there: told before the link closes
+            await self.view.leave()
         if self.folder is not None and not self.folder.done():
             self.folder.cancel()
         await self.hosts.aclose()
