@@ -56,7 +56,10 @@ class RemotePty:
         rows: int,
         *,
         pipes: bool = False,
+        host_pid: int = 0,
     ) -> None:
+        """`host_pid`: the program's pid when its host runs on this machine (0: elsewhere,
+        or not known), for reading its jobs here; never waited on."""
         self.link = link
         self.term_id = term_id
         self.title = title
@@ -78,6 +81,9 @@ class RemotePty:
         # output (it would be no protocol line), and its stderr's tail comes at its end.
         self.pipes = pipes
         self.stderr = ""
+        self.host_pid = host_pid
+        # Keep running in the background: closing the pane leaves the program to the host.
+        self.kept = False
 
     # -- what the pane's reader uses (as PtySession) -------------------------------------
 
@@ -156,8 +162,10 @@ class RemotePty:
     # -- life ----------------------------------------------------------------------------
 
     def terminate(self) -> None:
-        """Hang up the program there (the host ends it and everything it started)."""
-        self.link.terminal_notify("term/close", term=self.term_id)
+        """Hang up the program there (the host ends it and everything it started); when
+        `kept`, only stop hearing it (it runs on there, for the next view)."""
+        if not self.kept:
+            self.link.terminal_notify("term/close", term=self.term_id)
         self.link.forget_terminal(self.term_id)
         self.ended(HUNG_UP)
 

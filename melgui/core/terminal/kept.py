@@ -80,9 +80,11 @@ class KeptTerminal:
             "title": self.title,
             "end": self.end,
             "exit_code": self.exit_code,
+            "pid": self.pty.pid,  # on the host's machine: a view there reads its jobs
         }
         if isinstance(self.pty, PipedProgram):
             described["stderr"] = self.pty.stderr_text()
+            described["pipes"] = True
         return described
 
 
@@ -133,8 +135,14 @@ class KeptTerminals:
         self._read(term)
         return term
 
-    def list(self) -> list[dict[str, Any]]:
-        return [term.describe() for term in self._terminals.values()]
+    def list(self, folder: str | None = None, asker: View | None = None) -> list[dict[str, Any]]:
+        """Every terminal (of `folder` when given), oldest first, with how many views
+        other than `asker` hear it (`views`: a pane another window shows stays its own)."""
+        return [
+            {**term.describe(), "views": sum(v.view is not asker for v in term.viewers)}
+            for term in self._terminals.values()
+            if folder is None or term.folder == folder
+        ]
 
     def attach(
         self, term_id: str, view: View, since: int | None, size: tuple[int, int] | None = None
@@ -305,7 +313,7 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
     takes (view, params). Bad params raise KeyError, TypeError or TerminalError."""
 
     async def open_(view: View, params: dict[str, Any]) -> Any:
-        folder = str(params["folder"])
+        folder = os.path.realpath(str(params["folder"]))
         if not os.path.isdir(folder):
             raise TerminalError(f"{folder!r} is not a folder on this host")
         command = params.get("command")
@@ -342,7 +350,9 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
         return {}
 
     async def list_(view: View, params: dict[str, Any]) -> Any:
-        return {"terminals": terminals.list()}
+        folder = params.get("folder")
+        wanted = os.path.realpath(str(folder)) if folder else None
+        return {"terminals": terminals.list(wanted, view)}
 
     return {
         "term/open": open_,

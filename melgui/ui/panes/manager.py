@@ -29,8 +29,10 @@ from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
+from melgui.remote.host_terminals import HostTerminals, TerminalUnavailable
 from melgui.remote.hosts import Place
 from melgui.remote.link import LinkError
+from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
@@ -141,6 +143,8 @@ class PaneManager(QObject):
         # one a remote folder is on, where its terminals open.
         self.remote: RemotePlaces | None = None
         self.home: str | None = None
+        # The melgui host this window is a view of (--with-host): its terminals run there.
+        self.host: HostTerminals | None = None
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -174,6 +178,41 @@ class PaneManager(QObject):
         return self.add_terminal(
             TerminalPane(command, self.cwd, env=self.terminal_env), title, layout
         )
+
+    async def start_terminal(self, command: str | None, layout: object = "tab") -> PaneInfo:
+        """A terminal where this window's terminals run: on a remote folder's host, in the
+        melgui host this window is a view of, or in this window."""
+        command = command if command and command.strip() else None
+        if self.home is not None:
+            return await self.open_remote_terminal(self.home, command, layout)
+        if self.host is not None:
+            return await self.open_host_terminal(self.host, command, layout)
+        return self.open_terminal(command, layout)
+
+    async def open_host_terminal(
+        self, host: HostTerminals, command: str | None, layout: object = "tab"
+    ) -> PaneInfo:
+        """A terminal whose program runs in the melgui host, in the project folder: it can
+        keep running when the window closes, and comes back in the next one."""
+        self._check_open()
+        try:
+            pty = await host.open(
+                str(self.cwd), command, REMOTE_COLUMNS, REMOTE_ROWS, self.terminal_env
+            )
+        except TerminalUnavailable as exc:
+            raise PaneError(f"Could not open a terminal in the melgui host: {exc}") from exc
+        return self.show_host_terminal(pty, command, layout)
+
+    def show_host_terminal(
+        self, pty: RemotePty, command: str | None = None, layout: object = "tab"
+    ) -> PaneInfo:
+        """The pane of a terminal in the melgui host (one opened now, or one the host kept
+        running while no window was attached)."""
+        if self._shut:  # the window closed meanwhile: the program ends with it
+            pty.close()
+            raise PaneError("The window is closing; no new panes.")
+        pane = TerminalPane(command, self.cwd, columns=pty.columns, rows=pty.rows, pty=pty)
+        return self.add_terminal(pane, short(command) if command else pty.title, layout)
 
     def add_terminal(
         self, pane: TerminalPane, title: str, layout: object, where: str = HERE

@@ -25,6 +25,7 @@ from melgui.core.worktrees.model import Worktree
 from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
+from melgui.remote.host_terminals import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.checkpoints.actions import CheckpointActions
@@ -42,6 +43,7 @@ from melgui.ui.window.status_line import StatusLine
 REATTACH_PAGE = HISTORY_PAGE
 MAIN = "main"  # the source of a window's main conversation
 FILL_AFTER = 0.25  # seconds
+TERMINAL_SIZE = (100, 30)  # a reopened terminal's first size, until its pane is shown
 
 
 HOSTED_NOTE = (
@@ -49,6 +51,7 @@ HOSTED_NOTE = (
     "Keep running in the background. Not available while it runs there: Rewind, Undo on "
     "call cards, the review bar, pins, the context's breakdown and measure, and /review."
 )
+ENDED_WITH_HOST = "the melgui host stopped; the program ended with it"
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."
 )
@@ -155,8 +158,15 @@ class HostView:
         self.gone = ""
         self._returning: list[RemoteSession] = []
         self.main_back = False  # the main conversation the host kept came back as such
+        # Terminal panes' programs run in the host too (the remote link's way, one code).
+        self.terminals = HostTerminals(
+            "the melgui host", lambda: None if client.gone else client,
+            lambda: self.gone or "connected", here=True,
+        )  # fmt: skip
+        client.on_notification = self.terminals.heard
         client.on_gone = self._gone
         window.guard.background = self
+        window.pane_manager.host = self.terminals
 
     def worker(
         self, role: str, model: str, source: str, worktree: Worktree | None = None
@@ -235,6 +245,23 @@ class HostView:
         window.tasks.spawn(self._fill(sessions), what="reopened conversations' history")
         return len(mine)
 
+    async def reopen_terminals(self) -> int:
+        """A pane for each terminal the host kept for this folder while no window showed
+        it, its screen drawn again from what the host kept; returns how many."""
+        window = self._window()
+        assert window is not None
+        manager = window.pane_manager
+        try:
+            kept = await self.terminals.kept(window.project_folder())
+        except TerminalUnavailable:
+            return 0
+        for n, described in enumerate(kept):
+            if manager.closed:
+                return n  # the window is closing: the host keeps them
+            pty = await self.terminals.adopt(self.client, described, *TERMINAL_SIZE)
+            manager.show_host_terminal(pty, None, "tab")
+        return len(kept)
+
     async def _fill(self, sessions: list[RemoteSession]) -> None:
         """The rest of each reopened conversation, one session at a time, once the window
         has painted their ends."""
@@ -250,14 +277,17 @@ class HostView:
     # -- Keep running in the background ------------------------------------------------
 
     def offered(self) -> bool:
-        return not self.gone and any(s.busy for s in self.sessions)
+        busy = any(s.busy for s in self.sessions)
+        return not self.gone and (busy or bool(self.terminals.open_ptys))
 
     def keep_running(self) -> None:
         for session in self.sessions:
             session.keep_running = True
+        self.terminals.keep_running()
 
     def _gone(self, reason: str) -> None:
         self.gone = reason
+        self.terminals.end_all(ENDED_WITH_HOST)
         window = self._window()
         if window is not None:
             window.status.showMessage(reason)
@@ -271,9 +301,12 @@ async def attach_host(window: MainWindow, client: HostClient | None = None) -> H
     view = HostView(window, client)
     window.host_view = view
     count = await view.reopen_running()
+    terminals = await view.reopen_terminals()
     back = ["the main conversation is back"] if view.main_back else []
     if count:
         back.append(f"{count} agent(s) that kept running are back in panes")
+    if terminals:
+        back.append(f"{terminals} terminal(s) that kept running are back in panes")
     if back:
         window.status.showMessage(f"Attached to the melgui host: {'; '.join(back)}.")
     return view
