@@ -35,8 +35,7 @@ from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.wire import MAX_LINE, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal
 from melgui.remote.heartbeat import DEAD_AFTER, HEARTBEAT, until_dead
-from melgui.remote.host_terminals import HostTerminals, TerminalUnavailable
-from melgui.remote.remote_pty import RemotePty
+from melgui.remote.remote_pty import HostTerminals, RemotePty, TerminalUnavailable
 from melgui.remote.target import Target
 
 log = logging.getLogger(__name__)
@@ -115,7 +114,7 @@ class Link:
         self._last_stderr: list[str] = []  # what ssh said when a connection failed
         self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
-        # Open terminal panes' programs there (host_terminals.py, shared with the window's
+        # Open terminal panes' programs there (remote_pty.py, shared with the window's
         # view of the local host).
         self.terminals = HostTerminals(target.label, lambda: self.current, lambda: self.state)
         # Heard on each connection, first or again, before calls are sent again (the

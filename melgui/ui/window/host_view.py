@@ -25,13 +25,14 @@ from melgui.core.worktrees.model import Worktree
 from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
-from melgui.remote.host_terminals import HostTerminals, TerminalUnavailable
+from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.checkpoints.actions import CheckpointActions
 from melgui.ui.history import ConversationHistory
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.quit_guard import QuitGuard
@@ -43,7 +44,6 @@ from melgui.ui.window.status_line import StatusLine
 REATTACH_PAGE = HISTORY_PAGE
 MAIN = "main"  # the source of a window's main conversation
 FILL_AFTER = 0.25  # seconds
-TERMINAL_SIZE = (100, 30)  # a reopened terminal's first size, until its pane is shown
 
 
 HOSTED_NOTE = (
@@ -258,8 +258,9 @@ class HostView:
         for n, described in enumerate(kept):
             if manager.closed:
                 return n  # the window is closing: the host keeps them
-            pty = await self.terminals.adopt(self.client, described, *TERMINAL_SIZE)
-            manager.show_host_terminal(pty, None, "tab")
+            pty = await self.terminals.adopt(self.client, described, *FIRST_SIZE)
+            pane = pane_of(pty, None, window.project_folder())
+            manager.add_terminal(pane, pty.title, "tab")
         return len(kept)
 
     async def _fill(self, sessions: list[RemoteSession]) -> None:
