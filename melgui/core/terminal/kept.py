@@ -39,6 +39,9 @@ RING = 8 * 1024 * 1024  # output kept for a view that comes back
 WINDOW = 4 * 1024 * 1024  # output sent to a view and not yet acknowledged
 CHUNK = 256 * 1024  # bytes per output message
 EXIT_POLL_S = 0.05
+# Output read within this long of the last message waits for the next: a pty gives ~4 KiB
+# a read, and a message each (a wake-up and the view's work) would cap a flood's pace.
+SEND_GAP_S = 0.002
 
 
 class View(Protocol):
@@ -68,6 +71,8 @@ class KeptTerminal:
     exit_code: int | None = None
     viewers: list[_Viewer] = field(default_factory=list)
     reading_fd: int | None = None
+    sent_at: float = 0.0  # loop time of the last output sent
+    send_later: asyncio.TimerHandle | None = None
 
     @property
     def end(self) -> int:
@@ -187,6 +192,8 @@ class KeptTerminals:
         if term is None:
             return
         self._stop_reading(term)
+        if term.send_later is not None:
+            term.send_later.cancel()
         self._spawn(asyncio.to_thread(term.pty.close, 0.5))
         for viewer in term.viewers:
             viewer.view.notify("term/closed", {"term": term.id})
@@ -249,7 +256,7 @@ class KeptTerminals:
                 break
             got += len(data)
             self._keep(term, data)
-            self._pump(term)
+        self._pump_soon(term)
         if term.pty.eof or term.pty.closed:
             self._stop_reading(term)
             self._spawn(self._wait_exit(term))
@@ -265,13 +272,27 @@ class KeptTerminals:
             del term.ring[:over]
             term.start += over
 
+    def _pump_soon(self, term: KeptTerminal) -> None:
+        """Send now, or with what follows when a message went out less than SEND_GAP_S
+        ago (a key's echo goes at once; a flood goes in fewer, larger messages)."""
+        loop = asyncio.get_running_loop()
+        wait = term.sent_at + SEND_GAP_S - loop.time()
+        if wait <= 0:
+            self._pump(term)
+        elif term.send_later is None:
+            term.send_later = loop.call_later(wait, self._pump, term)
+
     def _pump(self, term: KeptTerminal) -> None:
+        if term.send_later is not None:
+            term.send_later.cancel()
+            term.send_later = None
         for viewer in term.viewers:
             while viewer.sent < term.end and viewer.sent - viewer.acked < self.window:
                 begin = viewer.sent - term.start
                 piece = bytes(term.ring[begin : begin + CHUNK])
                 viewer.view.notify("term/output", {"term": term.id, "at": viewer.sent}, piece)
                 viewer.sent += len(piece)
+                term.sent_at = asyncio.get_running_loop().time()
             if term.exit_code is not None and viewer.sent == term.end and not viewer.told_exit:
                 viewer.told_exit = True
                 ended = {"term": term.id, "code": term.exit_code, "at": term.end}
