@@ -296,6 +296,7 @@ class HostTerminals:
         state: Callable[[], str] = lambda: "closed",
         *,
         here: bool = False,
+        source: str = "",
     ) -> None:
         """`label`: the host in words; `current`: its client while connected; `here`: the
         host runs on this machine (a program's pid there is one here: its jobs can be read
@@ -304,6 +305,7 @@ class HostTerminals:
         self._current = current
         self._state = state
         self.here = here
+        self.source = source  # term/open's: whose terminals term/list gives back (kept())
         self.open_ptys: dict[str, RemotePty] = {}
         self.closed_note = CLOSED_THERE
 
@@ -333,6 +335,7 @@ class HostTerminals:
                 "term/open", folder=folder, command=command, columns=columns, rows=rows,
                 env=env or {}, **({"argv": argv} if argv else {}),
                 **({"pipes": True} if pipes else {}),
+                **({"source": self.source} if self.source else {}),
             )  # fmt: skip
         except RpcError as exc:
             raise TerminalUnavailable(f"{self.label}: {exc.message}") from None
@@ -341,8 +344,9 @@ class HostTerminals:
         return await self.adopt(client, opened, columns, rows, pipes=pipes)
 
     async def kept(self, folder: str) -> list[dict[str, Any]]:
-        """The terminals the host keeps for `folder` that no other view shows and that are
-        no agent's stdio (`term/list`), oldest first: a new window's panes again."""
+        """The terminals the host keeps for `folder` that these opened (`source`: a window's,
+        not a remote view's) and no other view shows (`term/list`), oldest first: a new
+        window's panes again."""
         client = self._client()
         try:
             listed = await client.call("term/list", folder=os.path.realpath(folder))
@@ -351,7 +355,8 @@ class HostTerminals:
         except (HostGone, ConnectionError):
             raise TerminalUnavailable(f"the connection to {self.label} dropped") from None
         terminals: list[dict[str, Any]] = listed["terminals"]
-        return [t for t in terminals if not t.get("views") and not t.get("pipes")]
+        mine = [t for t in terminals if t.get("source") == self.source and not t.get("pipes")]
+        return [t for t in mine if not t.get("views")]
 
     async def adopt(
         self,

@@ -71,6 +71,7 @@ class KeptTerminal:
     exit_code: int | None = None
     viewers: list[_Viewer] = field(default_factory=list)
     reading_fd: int | None = None
+    source: str = ""  # who opened it ("window": a --with-host window's pane), for term/list
     sent_at: float = 0.0  # loop time of the last output sent
     send_later: asyncio.TimerHandle | None = None
 
@@ -86,6 +87,7 @@ class KeptTerminal:
             "end": self.end,
             "exit_code": self.exit_code,
             "pid": self.pty.pid,  # on the host's machine: a view there reads its jobs
+            "source": self.source,
         }
         if isinstance(self.pty, PipedProgram):
             described["stderr"] = self.pty.stderr_text()
@@ -118,6 +120,7 @@ class KeptTerminals:
         *,
         argv: list[str] | None = None,
         pipes: bool = False,
+        source: str = "",
     ) -> KeptTerminal:
         """`argv`: run exactly that, no shell; `pipes`: on plain pipes, no pty (its stdout's
         bytes as they are, its stderr kept apart: PipedProgram)."""
@@ -135,7 +138,7 @@ class KeptTerminals:
             title = " ".join(argv)
         else:
             title = command.strip() if command else os.path.basename(login_shell())
-        term = KeptTerminal(f"t{next(self._numbers)}-{pty.pid}", folder, title, pty)
+        term = KeptTerminal(f"t{next(self._numbers)}-{pty.pid}", folder, title, pty, source=source)
         self._terminals[term.id] = term
         self._read(term)
         return term
@@ -343,7 +346,7 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
         argv = [str(part) for part in params.get("argv") or []] or None
         term = terminals.open(
             folder, str(command) if command else None, columns, rows, env,
-            argv=argv, pipes=bool(params.get("pipes")),
+            argv=argv, pipes=bool(params.get("pipes")), source=str(params.get("source") or ""),
         )  # fmt: skip
         return term.describe()  # the view attaches once it knows the id: nothing unheard
 

@@ -161,7 +161,7 @@ class HostView:
         # Terminal panes' programs run in the host too (the remote link's way, one code).
         self.terminals = HostTerminals(
             "the melgui host", lambda: None if client.gone else client,
-            lambda: self.gone or "connected", here=True,
+            lambda: self.gone or "connected", here=True, source="window",
         )  # fmt: skip
         client.on_notification = self.terminals.heard
         client.on_gone = self._gone

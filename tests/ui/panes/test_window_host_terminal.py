@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.core.terminal.pty_session import process_alive
+from melgui.host.main import describe_status
 from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.window.host_view import attach_host
@@ -100,19 +101,32 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
     run(window.pane_manager.aclose())
     run(view.client.aclose())
 
-    async def listed() -> list[dict[str, Any]]:
+    async def listed() -> tuple[list[dict[str, Any]], str]:
         client = await host.client("a look")
         try:
             answer = await client.call("term/list", folder=str(window.project_folder()))
-            return list(answer["terminals"])
+            return list(answer["terminals"]), describe_status(await client.call("host/status"))
         finally:
             await client.aclose()
 
-    kept = run(listed())
+    kept, status = run(listed())
     assert [(t["term"], t["exit_code"], t["views"]) for t in kept] == [(term_id, None, 0)]
+    assert f"terminal {term_id}  {os.path.realpath(window.project_folder())}  sh  [running]" in (
+        status
+    )  # melgui --list-running says it
     assert process_alive(shell)
 
-    # The next window shows the pane again, its screen from what the host kept.
+    async def a_remote_views_terminal() -> None:  # the bridge's views share the host
+        client = await host.client("a remote folder's view")
+        try:
+            await client.call("term/open", folder=window.project_folder(), command="sleep 60")
+        finally:
+            await client.aclose()
+
+    run(a_remote_views_terminal())
+
+    # The next window shows the pane again, its screen from what the host kept (and not
+    # the remote view's terminal, though it is of the same folder and no view hears it).
     again = make_window(relay_settings(scripted_relay))
     run(attach_host(again, run(host.client("window again"))))
     back = terminal_pane(again)
