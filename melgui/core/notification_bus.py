@@ -9,6 +9,8 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
+from melgui.core.deadline import within
+
 SERVICE = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"
 INTERFACE = SERVICE
@@ -41,13 +43,13 @@ async def open_notification_bus(timeout: float = 5) -> NotificationBus | str:
     conn: Any = None
     router: Any = None
     try:
-        conn = await asyncio.wait_for(open_dbus_connection("SESSION"), timeout)
+        conn = await within(open_dbus_connection("SESSION"), timeout)
         router = DBusRouter(conn)
         await router.__aenter__()
         rule = MatchRule(type="signal", interface=INTERFACE, path=PATH)
         signals: asyncio.Queue[Any] = asyncio.Queue()
         listening = router.filter(rule, queue=signals)
-        await asyncio.wait_for(router.send_and_get_reply(message_bus.AddMatch(rule)), timeout)
+        await within(router.send_and_get_reply(message_bus.AddMatch(rule)), timeout)
     except (OSError, KeyError, ValueError, TimeoutError, RuntimeError) as exc:
         with contextlib.suppress(Exception):
             if router is not None:

@@ -11,13 +11,16 @@ mode, where only the tools that change nothing are offered.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-from melgui.core.agent.session import AgentSession
+from melgui.core.agent.plan_mode import PlanMode
+from melgui.core.agent.session import Observer
 from melgui.core.git import runner
+from melgui.core.protocol.content import Part
+from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.changes.diff import FileChange, Hunk, parse_diff
 
 Severity = Literal["error", "warning", "note"]
@@ -32,6 +35,30 @@ path/to/file.py:42: error: what is wrong and how to fix it
 (severity: error, warning or note; the line is the new file's line). After the findings
 you may add a short summary."""
 _FINDING = re.compile(r"^\s*[-*]?\s*`?([^\s:`][^:`]*?)`?:(\d+)`?:\s*(error|warning|note):\s*(.+)$")
+
+
+class PlanLoop(Protocol):
+    @property
+    def plan(self) -> PlanMode: ...
+
+
+class Reviewer(Protocol):
+    """What a review uses of a session: melgui's own AgentSession, or a RemoteSession
+    (the review's turn runs in the melgui host, read-only there too)."""
+
+    @property
+    def loop(self) -> PlanLoop: ...
+
+    @property
+    def conversation(self) -> Conversation: ...
+
+    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None: ...
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]: ...
+
+    async def wait_idle(self) -> None: ...
+
+    async def aclose(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,15 +141,13 @@ def _distance(hunk: Hunk, line: int) -> int:
     return first - line if line < first else line - last
 
 
-async def review(session: AgentSession, folder: str, target: str = "") -> list[Comment]:
+async def review(session: Reviewer, folder: str, target: str = "") -> list[Comment]:
     """Ask `session`'s model to review `target`'s diff, read-only (plan mode for the
     turn), and place its findings on the hunks. [] when there is nothing to review."""
     return await review_diff(session, folder, await diff_of(folder, target), target)
 
 
-async def review_diff(
-    session: AgentSession, folder: str, diff: str, target: str = ""
-) -> list[Comment]:
+async def review_diff(session: Reviewer, folder: str, diff: str, target: str = "") -> list[Comment]:
     """`review` of a diff already read (the Changes view's, a worker's)."""
     if not diff.strip():
         return []

@@ -14,6 +14,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
@@ -223,6 +224,7 @@ class HostClient:
         return self.gone
 
     async def aclose(self) -> None:
+        self.on_gone = None  # closed by this view: not the host's end
         self._writer.close()
         with contextlib.suppress(Exception):
             await self._writer.wait_closed()
@@ -251,4 +253,7 @@ def start_host(*, env: dict[str, str] | None = None, args: tuple[str, ...] = ())
         )
     finally:
         log.close()
+    # Reaped when it ends, by a thread that holds it meanwhile: no zombie left behind by a
+    # host that ends before the view, and no "still running" warning for a dropped Popen.
+    threading.Thread(target=child.wait, name=f"melgui host {child.pid}", daemon=True).start()
     return child.pid

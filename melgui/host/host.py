@@ -179,7 +179,7 @@ class Host:
                 source=source or "main",
             )
         session = HostedSession(
-            row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records)
+            row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records), desk
         )
         if recording is not None and recording.resumed is not None and recording.resumed.repaired:
             session.log.add({"type": "notice", "level": "info",

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from typing import Any
 
+from melgui.core.deadline import within
 from melgui.core.notification_bus import (
     INTERFACE,
     PATH,
@@ -71,7 +72,7 @@ class HostNotifier:
         arguments = ("melgui", 0, "", summary, body, ["default", "Open"], hints, EXPIRE_DEFAULT)
         message = new_method_call(address, "Notify", NOTIFY_SIGNATURE, arguments)
         try:
-            reply = await asyncio.wait_for(self._router.send_and_get_reply(message), 5)
+            reply = await within(self._router.send_and_get_reply(message), 5)
         except (OSError, TimeoutError) as exc:
             self.last_error = f"Notify failed: {exc}"
             return None

@@ -18,7 +18,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
@@ -26,20 +25,20 @@ from melgui.core.protocol.loop_events import (
     AssistantReasoning,
     AssistantText,
     BranchReason,
-    ContextNotice,
     LoopEvent,
     MessageAdded,
     TurnFailed,
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.thread.codec import snapshot_from_json
+from melgui.core.thread.entries import NoteEntry, Pin
 from melgui.core.thread.thread import SeqGap
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
 from melgui.host.client import HostGone
 from melgui.host.records import worktree_to_json
-from melgui.host.view_events import EventReader, ThreadCopy, judgement_of
+from melgui.host.view_events import EventReader, LoopFacts, ThreadCopy, judgement_of
 from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)
@@ -63,52 +62,6 @@ class SessionClient(Protocol):
     ) -> dict[str, Any]: ...
 
 
-class LoopFacts:
-    """What views read of a session's loop: its model, role and folder, its plan mode,
-    what waits. A view that sets the model, the role or plan mode sets them in the host
-    too (`send`); what the host says is `heard`, and not sent back."""
-
-    def __init__(self, model: str, cwd: str) -> None:
-        self.cwd = cwd
-        self.waiting: dict[str, ApprovalRequest] = {}
-        self.plan = PlanMode()
-        self.send: Callable[[dict[str, Any]], None] = lambda _settings: None
-        self._said: dict[str, Any] = {"model": model, "role": "assistant", "plan": False}
-        self.plan.subscribe(lambda on: self._set("plan", on))
-
-    @property
-    def model(self) -> str:
-        return str(self._said["model"])
-
-    @model.setter
-    def model(self, model: str) -> None:
-        self._set("model", model)
-
-    @property
-    def role(self) -> str:
-        return str(self._said["role"])
-
-    @role.setter
-    def role(self, role: str) -> None:
-        self._set("role", role)
-
-    def heard(self, described: dict[str, Any]) -> None:
-        """The host's word (`session/open`, `session/list`): taken, not sent back."""
-        for name in ("model", "role", "plan"):
-            if described.get(name) not in (None, ""):
-                self._said[name] = described[name]
-        self.plan.on = bool(self._said["plan"])
-
-    def _set(self, name: str, value: Any) -> None:
-        if value == self._said[name] or (name != "plan" and not value):
-            return  # the same, or no model or role at all
-        self._said[name] = value
-        self.send({name: value})
-
-    def pending_approvals(self) -> list[ApprovalRequest]:
-        return [request for request in self.waiting.values() if request.pending]
-
-
 class RemoteSession:
     def __init__(self, client: SessionClient, *, folder: str, model: str, source: str) -> None:
         self.client = client
@@ -118,6 +71,7 @@ class RemoteSession:
         self.thread = ThreadCopy(on_answer=self._thread_answered)
         self._resyncing = False
         self._earlier = 0  # thread entries left out of a paged snapshot
+        self._earlier_messages = 0  # and messages: the host's index of this list's first
         self.on_whole: Callable[[], None] | None = None  # a paged session became whole
         self.on_snapshot: Callable[[], None] | None = None  # a snapshot was taken (drawn)
         self.session_id = ""
@@ -125,11 +79,13 @@ class RemoteSession:
         self.problem = ""
         self._observers: list[Observer] = []
         self._reader = EventReader()
+        self._taken_first: set[Any] = set()  # `message` records whose message is in already
         self._waiting = self.loop.waiting
         self._outbox: list[tuple[str, dict[str, Any]]] = []
         self._idle = asyncio.Event()
         self._idle.set()
         self._opened = asyncio.Event()
+        self._lost = asyncio.Event()  # `lose` said why the host cannot be reached for it
         self._tasks: set[asyncio.Task[Any]] = set()
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
@@ -238,6 +194,7 @@ class RemoteSession:
         records of this turn (a turn's end, a notice) and its questions."""
         was_paged = self.paged
         self._earlier = int(snapshot.get("earlier", {}).get("entries", 0))
+        self._earlier_messages = int(snapshot.get("earlier", {}).get("messages", 0))
         with collector_paused():
             messages = [Message.from_json(m) for m in snapshot["messages"]]
             thread = snapshot_from_json(snapshot["thread"])
@@ -307,8 +264,54 @@ class RemoteSession:
         self._command("session/branch", extra)
 
     def preface(self, note: str) -> None:
-        """Not carried to the host: said to the person instead of the model."""
-        self._dispatch_notice(note)
+        """Start the next message the host's model reads with `note` (`session/preface`)."""
+        self._command("session/preface", {"note": note})
+
+    # -- what the host keeps of it: pins, the context's measure, a rewind ------------------
+
+    @property
+    def pins(self) -> tuple[Pin, ...]:
+        """The facts every compaction keeps word for word, as the host's thread says."""
+        return self.thread.state.pins
+
+    def pin(self, text: str) -> bool:
+        """Pin a fact in the host (the model reads it with the next message there); the
+        thread's state shows it when the host has. False when blank or pinned already."""
+        text = text.strip()
+        if not text or any(pin.text == text for pin in self.pins):
+            return False
+        self._command("context/pin", {"text": text})
+        return True
+
+    def unpin(self, text: str) -> bool:
+        if not any(pin.text == text for pin in self.pins):
+            return False
+        self._command("context/unpin", {"text": text})
+        return True
+
+    async def ask(self, method: str, **params: Any) -> Any:
+        """A method of the host about this session (`context/measure`, `session/rewind`),
+        once the host has opened it; raises HostGone, OSError or RpcError."""
+        if not self._opened.is_set():
+            waits = {asyncio.ensure_future(self._opened.wait()),
+                     asyncio.ensure_future(self._lost.wait())}  # fmt: skip
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+        if not self._opened.is_set():
+            raise HostGone(self.problem)
+        return await self.client.call(method, session=self.session_id, **params)
+
+    async def ask_folder(self, method: str, **params: Any) -> Any:
+        """A method of the host about this session's folder there (`checkpoint/calls`,
+        `checkpoint/diff`, `checkpoint/restore`: its call cards' checkpoints)."""
+        return await self.client.call(method, folder=self.loop.cwd, **params)
+
+    def host_index(self, index: int) -> int:
+        """The host's number of message `index` of this list (a paged one starts later)."""
+        return index + self._earlier_messages
 
     def stop(self) -> list[str]:
         if self.busy and not self.keep_running:
@@ -342,6 +345,8 @@ class RemoteSession:
             if kind == "change":
                 if _replaced(record):  # the views redraw from the new list: take it first
                     self._branched(next((r for r in records[at:] if r["type"] == "branched"), None))
+                elif _person_said(record):  # drawn with its place in the list: take it first
+                    self._message_first(records[at:])
                 self._apply(record)
                 continue
             if kind == "branched":
@@ -361,9 +366,22 @@ class RemoteSession:
             event = self._reader.event_of(record)
             if event is None:
                 continue
-            if isinstance(event, MessageAdded):
+            if isinstance(event, MessageAdded) and record.get("seq") not in self._taken_first:
                 self.conversation.messages.append(event.message)
+            self._taken_first.discard(record.get("seq"))
             self._dispatch(event)
+
+    def _message_first(self, records: list[Record]) -> None:
+        """The person's message the thread is about to draw joins the list first (its
+        `message` record follows the thread's change in the batch), so the chat knows its
+        place in the list (Edit, Rewind to here)."""
+        found = next((r for r in records if r["type"] == "message"
+                      and r["message"].get("role") == "user"), None)  # fmt: skip
+        if found is None or found.get("seq") in self._taken_first:
+            return
+        with collector_paused():
+            self.conversation.messages.append(Message.from_json(found["message"]))
+        self._taken_first.add(found.get("seq"))
 
     def _branched(self, record: Record | None) -> None:
         """The conversation's list was replaced in the host (Retry, Edit, compaction, in
@@ -466,7 +484,52 @@ class RemoteSession:
         self.problem = why
         log.warning("session %s: %s", self.session_id or "(not open)", why)
         self._idle.set()
+        self._lost.set()
         self._dispatch(TurnFailed(why))
+
+    def host_ended(self, why: str, failure: str) -> None:
+        """The host that ran this session ended (killed, crashed): `why` is said in the
+        chat, and the turn it ran ends with `failure` (a pane's header says it); the
+        questions it asked go (a new host gives their calls a result); what is sent now
+        waits for `rejoin`."""
+        ran = self.busy or bool(self.loop.pending_approvals())
+        self._opened.clear()
+        for call_id in list(self._waiting):
+            request = self._waiting.pop(call_id)  # popped first: no answer goes to a host
+            if request.pending:
+                request.future.set_result(Deny(why))
+        self.problem = why
+        self._idle.set()
+        # Drawn now (a chat draws the thread's changes); the new host's snapshot replaces it.
+        self.thread.add(NoteEntry(self.thread.new_id(), "context", why, "warning"))
+        if ran:
+            self._dispatch(TurnFailed(failure))
+
+    def end(self, why: str) -> None:
+        """Over for good in this view (its host ended and no new host took it): `why` is
+        said in the chat and as the turn's failure; what is sent after fails, in words."""
+        self._outbox.clear()
+        self._opened.set()  # sent from now on, to the host that is gone: said as lost
+        self.thread.add(NoteEntry(self.thread.new_id(), "context", why, "warning"))
+        self.lose(why)
+
+    async def rejoin(self, client: SessionClient) -> str:
+        """Go on in a new host that reopened this session from the journal (the same id):
+        its snapshot replaces the copy, and what was sent meanwhile goes there. Returns
+        what that host said of the turn it found cut ("" when none ran). Raises HostGone,
+        OSError or RpcError when that host cannot be asked."""
+        self.client = client
+        self._listen()
+        answer = await client.attach({self.session_id: None})
+        self.problem = ""
+        self._lost.clear()  # reachable again: `ask` waits for it, as for a first open
+        snapshot = answer[self.session_id]["snapshot"]
+        self._took(snapshot)
+        outbox, self._outbox = self._outbox, []
+        for method, extra in outbox:
+            await self._send(method, extra)
+        cut = [r for r in snapshot["tail"] if r.get("type") == "interrupted"]
+        return str(cut[-1].get("text", "")) if cut else ""
 
     def _dispatch(self, event: LoopEvent) -> None:
         for observer in list(self._observers):
@@ -474,9 +537,6 @@ class RemoteSession:
                 observer(event)
             except Exception:
                 log.exception("observer %r failed on %s", observer, event.kind)
-
-    def _dispatch_notice(self, text: str) -> None:
-        self._dispatch(ContextNotice(text, "warning"))
 
     # -- commands ------------------------------------------------------------------------
 
@@ -500,6 +560,11 @@ class RemoteSession:
         task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _person_said(record: Record) -> bool:
+    change = record["change"]
+    return bool(change["kind"] == "entry_added" and change["entry"].get("kind") == "user")
 
 
 def _replaced(record: Record) -> bool:

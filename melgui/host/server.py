@@ -18,6 +18,8 @@ from typing import Any, get_args
 
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.messages import Message
+from melgui.core.store.checkpoints.restore import CHOICES
+from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
@@ -145,6 +147,11 @@ class HostServer:
             "turn/stop": self._stop,
             "turn/compact": self._compact,
             "session/branch": self._branch,
+            "session/rewind": self._rewind,
+            "context/measure": self._measure,
+            "context/pin": self._pin,
+            "context/unpin": self._unpin,
+            "session/preface": self._preface,
             "approval/answer": self._answer,
             "settings/update": self._settings,
             "host/ping": self._ping,
@@ -418,6 +425,52 @@ class HostServer:
             session.branch(keep, reason, str(params.get("note", "")), listed)
         except (ValueError, RuntimeError) as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {}
+
+    async def _rewind(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Rewind to before a user message: files and list in one step (HostedSession)."""
+        session = self.host.session(params["session"])
+        index, text, choices = params.get("index"), params.get("text"), params.get("choices") or {}
+        if not isinstance(index, int) or not isinstance(text, str | None):
+            raise RpcError(wire.INVALID_PARAMS, "index is a message's number, text its words")
+        if not isinstance(choices, dict) or not set(choices.values()) <= set(CHOICES):
+            raise RpcError(wire.INVALID_PARAMS, f"choices maps a path to one of {CHOICES}")
+        try:
+            return await session.rewind(
+                index, text, plan_only=bool(params.get("plan_only")), choices=choices,
+                continue_from_there=bool(params.get("continue")),
+            )  # fmt: skip
+        except (ValueError, RuntimeError) as exc:  # not the person's message; a turn runs
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        except (GitError, OSError) as exc:
+            raise RpcError(wire.INTERNAL_ERROR, f"could not rewind: {exc}") from exc
+
+    async def _measure(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        session = self.host.session(params["session"])
+        as_sent, breakdown = bool(params.get("as_sent")), bool(params.get("breakdown"))
+        return session.measure(as_sent=as_sent, breakdown=breakdown)
+
+    async def _pin(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """The person pins a fact (the model reads it with the next message); the views
+        see it in the thread's state. `pinned`: false when blank or pinned already."""
+        text = params["text"]
+        if not isinstance(text, str):
+            raise RpcError(wire.INVALID_PARAMS, "text is the fact to pin")
+        return {"pinned": self.host.session(params["session"]).agent.pin(text)}
+
+    async def _unpin(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        text = params["text"]
+        if not isinstance(text, str):
+            raise RpcError(wire.INVALID_PARAMS, "text is the pinned fact")
+        return {"unpinned": self.host.session(params["session"]).agent.unpin(text)}
+
+    async def _preface(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A note the model reads at the start of the next message (what the person did
+        meanwhile: a file of a call's rejected)."""
+        note = params["note"]
+        if not isinstance(note, str) or not note.strip():
+            raise RpcError(wire.INVALID_PARAMS, "note is the words the model reads")
+        self.host.session(params["session"]).agent.preface(note)
         return {}
 
     async def _answer(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -1,5 +1,6 @@
 """One session the host runs: its agent session, its recording in the history, its
-numbered changes and the approvals waiting for a person (in any view)."""
+numbered changes and the approvals waiting for a person (in any view); what a view does
+to it (prompt, answer, branch, rewind) and reads of it (snapshot, the context's measure)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,21 @@ from dataclasses import replace
 from typing import Any, cast, get_args
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.context.breakdown import next_request
+from melgui.core.context.measure import breakdown_to_json, measure, measure_to_json
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ApprovalNeeded, BranchReason, LoopEvent
 from melgui.core.protocol.messages import Message
+from melgui.core.store.checkpoints.restore import Choice
+from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
+from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording
+from melgui.desk.rewind import plan_rewind, rewind
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import approval_record, change_record, record_of
@@ -25,17 +32,24 @@ from melgui.host.records import approval_record, change_record, record_of
 # Records whose content a snapshot already holds (its thread, its conversation).
 IN_SNAPSHOT = ("change", "message", "branched")
 INTERRUPTED = (
-    "The melgui host stopped during this turn. The conversation reopened from the "
-    "journal; what streamed after its last saved message is lost."
+    "The melgui host stopped during this turn, and the programs the turn ran ended with it. "
+    "The conversation reopened from the journal; what streamed after its last saved "
+    "message is lost."
 )
 
 
 class HostedSession:
     def __init__(
-        self, row: SessionRow, agent: AgentSession, recording: Recording | None, log: ChangeLog
+        self,
+        row: SessionRow,
+        agent: AgentSession,
+        recording: Recording | None,
+        log: ChangeLog,
+        desk: Desk | None = None,
     ) -> None:
         self.row = row
         self.agent = agent
+        self.desk = desk  # its checkpoints (a rewind of it), its folder's settings
         self.recording = recording
         self.log = log
         self.approvals: dict[str, ApprovalRequest] = {}
@@ -144,6 +158,57 @@ class HostedSession:
         if keep is None or not 0 <= keep <= len(messages):
             raise ValueError(f"the conversation has {len(messages)} messages, not {keep}")
         self.agent.branch(messages[:keep], reason, note)
+
+    async def rewind(
+        self,
+        index: int,
+        text: str | None,
+        *,
+        plan_only: bool,
+        choices: dict[str, Choice],
+        continue_from_there: bool,
+    ) -> dict[str, Any]:
+        """Rewind to before user message `index` (`text`: its words, as the view shows
+        them, so a list another view changed meanwhile is not cut in the wrong place):
+        the files its calls and the later ones changed put back from the checkpoints (a
+        file changed since by someone else keeps its current version unless `choices`
+        says otherwise), and with `continue_from_there`, the conversation cut back to
+        before it in the same step, the model told with the next message (desk.rewind,
+        as a window does its own). `plan_only`: which files it would put back and which
+        conflict (with their versions as text), touching nothing. Raises ValueError for
+        a message that is not the person's (or moved), RuntimeError while a turn runs."""
+        messages = self.agent.conversation.messages
+        if text is not None and (index >= len(messages) or messages[index].content != text):
+            raise ValueError("the conversation changed: that message moved")
+        if self.desk is None:
+            raise ValueError("this session keeps no checkpoints here")
+        checkpoints = self.desk.checkpoints
+        plan = await plan_rewind(checkpoints, messages, index)
+        if plan_only:
+            return {
+                "text": plan.text,
+                "files": [p.path for p in plan.restore.paths if not p.settled],
+                "conflicts": [p.path for p in plan.restore.conflicts],
+                "versions": await conflict_versions(checkpoints, plan.restore.conflicts),
+                "busy": self.busy,
+            }
+        done = await rewind(checkpoints, self.agent, plan, choices,
+                            continue_from_there=continue_from_there)  # fmt: skip
+        return {
+            "restored": done.id if done is not None else None,
+            "files": sorted({change.path for change in done.files}) if done else [],
+            "conflicts": [p.path for p in plan.restore.conflicts],
+            "skipped": list(checkpoints.skipped),
+        }
+
+    def measure(self, *, as_sent: bool = False, breakdown: bool = False) -> dict[str, Any]:
+        """The context meter's numbers, measured here as a window measures its own
+        (`as_sent`: as the loop measured the leg that just went); with `breakdown`, what
+        the next request's tokens are spent on too (the meter's popup)."""
+        answer = measure_to_json(measure(self.agent, as_sent=as_sent))
+        if breakdown:
+            answer["breakdown"] = breakdown_to_json(next_request(self.agent))
+        return answer
 
     def reopened(self) -> None:
         """Opened again by a new host: a view whose copy is of the thread the host before

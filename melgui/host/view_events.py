@@ -2,6 +2,7 @@
 thread's own `change` records), and the host's own records back into the loop's events,
 for the parts of a view that read loop events (the window's approval queue, the
 conversation's mirror, a turn's end); what a view draws comes from its copy of the thread.
+And its copy of the loop's facts (LoopFacts: model, role, plan mode, what waits).
 
     copy = ThreadCopy(on_answer=send)
     copy.restart(snapshot_from_json(part["thread"]))   # from an attach's snapshot (Thread's)
@@ -13,9 +14,12 @@ flight) and raises SeqGap for one that does not follow: the view asks for a snap
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from melgui.core.agent.plan_mode import PlanMode
+from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import ASK
 from melgui.core.protocol.loop_events import (
@@ -88,3 +92,49 @@ def _turn_end(record: Record) -> LoopEvent:
 
 def judgement_of(record: Record) -> Any:
     return replace(ASK, reason=str(record.get("reason", "")))
+
+
+class LoopFacts:
+    """What views read of a session's loop: its model, role and folder, its plan mode,
+    what waits. A view that sets the model, the role or plan mode sets them in the host
+    too (`send`); what the host says is `heard`, and not sent back."""
+
+    def __init__(self, model: str, cwd: str) -> None:
+        self.cwd = cwd
+        self.waiting: dict[str, ApprovalRequest] = {}
+        self.plan = PlanMode()
+        self.send: Callable[[dict[str, Any]], None] = lambda _settings: None
+        self._said: dict[str, Any] = {"model": model, "role": "assistant", "plan": False}
+        self.plan.subscribe(lambda on: self._set("plan", on))
+
+    @property
+    def model(self) -> str:
+        return str(self._said["model"])
+
+    @model.setter
+    def model(self, model: str) -> None:
+        self._set("model", model)
+
+    @property
+    def role(self) -> str:
+        return str(self._said["role"])
+
+    @role.setter
+    def role(self, role: str) -> None:
+        self._set("role", role)
+
+    def heard(self, described: dict[str, Any]) -> None:
+        """The host's word (`session/open`, `session/list`): taken, not sent back."""
+        for name in ("model", "role", "plan"):
+            if described.get(name) not in (None, ""):
+                self._said[name] = described[name]
+        self.plan.on = bool(self._said["plan"])
+
+    def _set(self, name: str, value: Any) -> None:
+        if value == self._said[name] or (name != "plan" and not value):
+            return  # the same, or no model or role at all
+        self._said[name] = value
+        self.send({name: value})
+
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        return [request for request in self.waiting.values() if request.pending]

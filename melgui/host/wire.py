@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 #    the branched record and session/list's views, for a window's main conversation there.
 # 9: worktree/apply, …/discard_part, …/landed: a host worker's files and hunks, applied or
 #    discarded there from the window's Changes view.
-# 11: term/list's folder, views, pid and pipes, and term/open's folder as a real path:
-#    the local host's terminal panes (a window opened with --with-host) come back in the
-#    next window.
+# 10: session/rewind, context/measure, context/pin, context/unpin, session/preface (the
+#    main conversation's Rewind, context meter, pins and a file's Reject on its card).
+# 11: term/open's source, term/list's folder, and each terminal's source, views, pid and
+#    pipes; host/status's terminals; term/open's folder as a real path: the local host's
+#    terminal panes (a window opened with --with-host) come back in the next window.
 PROTOCOL = 11
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui import __version__
+from melgui.core.deadline import within
 from melgui.core.processes import kill_unreaped, spawn
 from melgui.remote.target import Target
 from melgui.remote.wheels import RemotePython, WheelError, WheelSet, build_id, prepare
@@ -409,7 +410,7 @@ async def _run(argv: list[str], data: bytes, timeout: float, label: str) -> tupl
     except OSError as exc:
         raise InstallError(f"could not run {argv[0]} to reach {label}: {exc}") from None
     try:
-        out, err = await asyncio.wait_for(process.communicate(data), timeout)
+        out, err = await within(process.communicate(data), timeout)
     except TimeoutError:
         kill_unreaped(process)  # not process.kill(): its poll may reap behind the watcher
         await process.wait()

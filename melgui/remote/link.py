@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from melgui.core.deadline import within
 from melgui.core.hooks.there import HooksSummary
 from melgui.core.hooks.watch import HooksHeard
 from melgui.core.processes import kill_unreaped, spawn
@@ -110,6 +111,7 @@ class Link:
         self._connection: _Connection | None = None
         self._connected = asyncio.Event()
         self._supervising: asyncio.Task[None] | None = None
+        self._closing = False
         self._lost = ""  # why the link is gone for good
         self._last_stderr: list[str] = []  # what ssh said when a connection failed
         self._last_exit = ""
@@ -467,7 +469,7 @@ class Link:
             self._connected.clear()
             await _end(connection.process)
             await connection.client.aclose()
-            if not await self._reconnect():
+            if self._closing or not await self._reconnect():
                 return
 
     async def _reconnect(self) -> bool:
@@ -504,6 +506,7 @@ class Link:
                 self._fail(call_id, f"{why} while {call.said} ran; it may have finished there")
 
     async def aclose(self) -> None:
+        self._closing = True  # no reconnect from here, even if a cancel were lost
         if self._supervising is not None:
             self._supervising.cancel()
             try:
@@ -531,7 +534,7 @@ async def _end(process: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(Exception):
             process.stdin.close()
     try:
-        await asyncio.wait_for(process.wait(), 2.0)
+        await within(process.wait(), 2.0)
     except TimeoutError:
         kill_unreaped(process)  # not process.kill(): its poll may reap behind the watcher
         await process.wait()

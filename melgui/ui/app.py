@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from melgui import resources
 from melgui.core.config.settings import Settings, SettingsError, load_settings
+from melgui.core.deadline import within
 from melgui.ui.runtime.qt_loop import QtEventLoop
 from melgui.ui.runtime.theme import apply_theme
 from melgui.ui.window.main_window import MainWindow, build_main_window
@@ -114,7 +115,7 @@ async def _attach_host(window: MainWindow) -> None:
 async def shutdown(window: MainWindow) -> None:
     """Cancel every task, stop turns and tools, close the connection (bounded in time)."""
     try:
-        await asyncio.wait_for(window.aclose(), timeout=5)
+        await within(window.aclose(), timeout=5)
     except (TimeoutError, asyncio.CancelledError):
         log.warning("shutdown took too long; quitting anyway")
     except Exception:

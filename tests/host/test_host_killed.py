@@ -4,6 +4,7 @@ go on from where they were."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
@@ -90,4 +91,22 @@ async def test_a_host_killed_mid_stream_keeps_what_was_saved(
         assert all("never sent" not in m.content for m in conversation.messages)
         assert "interrupted" in [r["type"] for r in snapshot["tail"]]
     finally:
+        await again.aclose()
+
+
+async def test_a_view_closing_its_own_connection_is_not_the_hosts_end(host: HostProcess) -> None:
+    view = await host.client()
+    gone: list[str] = []
+    view.on_gone = gone.append
+    await view.aclose()
+    await asyncio.sleep(0.1)
+    assert gone == []  # a window would start a new host for nothing
+    again = await host.client("still there")
+    try:
+        assert await again.call("session/list") == []
+    finally:
+        again.on_gone = gone.append
+        host.kill()
+        assert "host stopped unexpectedly" in await again.wait_gone()
+        assert len(gone) == 1
         await again.aclose()

@@ -32,6 +32,7 @@ from melgui.core.config.special_files import (
     special_rule_files,
 )
 from melgui.core.config.trust import FolderTrust
+from melgui.core.deadline import within
 from melgui.core.git import hardening
 from melgui.core.processes import child_preexec, kill_unreaped, spawn
 
@@ -303,7 +304,7 @@ async def _run_async(
             if not talk.done():
                 stalled()
                 timeout -= STALL_S
-        out, err = await asyncio.wait_for(talk, timeout)
+        out, err = await within(talk, timeout)
     except BaseException:
         talk.cancel()
         if process.returncode is None:

@@ -31,6 +31,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
+from melgui.core.deadline import within
 from melgui.core.lsp.servers import ServerFailed
 from melgui.core.processes import forked_here, reset_signals
 
@@ -104,7 +105,7 @@ class ServerSession:
             ),
         )
         try:
-            result = await asyncio.wait_for(self.client.initialize_async(params), START_TIMEOUT)
+            result = await within(self.client.initialize_async(params), START_TIMEOUT)
         except (TimeoutError, Exception) as exc:
             await self.stop()
             raise ServerFailed(f"{self.name} did not start: {_why(exc)}") from None
@@ -116,7 +117,7 @@ class ServerSession:
         self.last_used = time.monotonic()
         uri = Path(path).as_uri()
         try:
-            return await asyncio.wait_for(self._diagnose(uri, text, language_id), ANSWER_TIMEOUT)
+            return await within(self._diagnose(uri, text, language_id), ANSWER_TIMEOUT)
         except TimeoutError:
             raise ServerFailed(f"{self.name} gave no diagnostics in {ANSWER_TIMEOUT:g} s") from None
         finally:
@@ -175,10 +176,10 @@ class ServerSession:
 
     async def stop(self) -> None:
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.client.shutdown_async(None), 5)
+            await within(self.client.shutdown_async(None), 5)
             self.client.exit(None)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.client.stop(), 5)
+            await within(self.client.stop(), 5)
         server = getattr(self.client, "_server", None)
         if server is not None and server.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from acp import RequestError
 
+from melgui.core.deadline import within
 from melgui.desk.hosted_agents.process import AgentProcess
 
 T = TypeVar("T")
@@ -52,7 +53,7 @@ async def answer_or_exit(
     if not done:
         raise AgentEnded(f"{what}: the agent did not answer within {timeout:.0f} s")
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), 2)
+        await within(process.wait(), 2)
     code = process.returncode
     tail = await process.stderr_tail()
     ended = f"the agent exited (code {code})" if code is not None else "the agent closed its output"

@@ -29,6 +29,7 @@ from acp.schema import (
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL
 from melgui.core.config.settings import config_dir
+from melgui.core.deadline import within
 from melgui.core.protocol.approval import ApprovalRequest, Deny
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.loop_events import (
@@ -355,7 +356,7 @@ class AcpHost:
         with contextlib.suppress(ConnectionError, RequestError):
             await self.connection.cancel(session_id=self.state.session_id)
         try:
-            await asyncio.wait_for(self._turn_over.wait(), self.cancel_grace)
+            await within(self._turn_over.wait(), self.cancel_grace)
         except TimeoutError:
             await self._end_hung_turn()
 

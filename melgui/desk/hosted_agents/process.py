@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
+from melgui.core.deadline import within
 from melgui.core.processes import forked_here, release_pipes, reset_signals, spawn
 from melgui.core.protocol import bounded_json
 from melgui.desk.hosted_agents.agents import AgentCommand
@@ -109,7 +110,7 @@ class AgentProcess:
     async def stderr_tail(self, settle: float = 0.5) -> str:
         """The last lines the agent wrote to stderr (waiting a moment for the rest)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._stderr_done), settle)
+            await within(asyncio.shield(self._stderr_done), settle)
         return "\n".join(self._tail)
 
     def stderr_now(self) -> str:
@@ -127,12 +128,12 @@ class AgentProcess:
                 if signal_it is not None:
                     signal_it()
                 try:
-                    await asyncio.wait_for(self.process.wait(), grace)
+                    await within(self.process.wait(), grace)
                     break
                 except TimeoutError:
                     continue
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._stderr_done), 1.0)
+                await within(asyncio.shield(self._stderr_done), 1.0)
         finally:
             self.kill_now()
 

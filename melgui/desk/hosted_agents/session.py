@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from melgui.core.deadline import within
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ContextNotice, LoopEvent, TurnFailed
@@ -195,7 +196,7 @@ class HostedAgentSession:
         runner = self._runner
         if runner is not None and not runner.done():
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(asyncio.shield(runner), 3)
+                await within(asyncio.shield(runner), 3)
             runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await runner

@@ -21,6 +21,7 @@ from typing import Protocol
 from acp import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
 
+from melgui.core.deadline import within
 from melgui.core.processes import without_secrets
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.terminal.pty_session import PtyError, PtySession
@@ -138,7 +139,7 @@ class AgentTerminal:
     async def release(self) -> None:
         self.kill()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.exited.wait(), 5)
+            await within(self.exited.wait(), 5)
         self._watch.cancel()
         self.pty.finish()
 

@@ -14,6 +14,7 @@ import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from melgui.core.deadline import within
 from melgui.core.processes import command_environment, start_group
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.commands import RUN_COMMAND
@@ -60,7 +61,7 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the group, then SIGKILL what is left of it."""
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE)
+        await within(asyncio.shield(proc.wait()), KILL_GRACE)
     _signal_group(proc.pid, signal.SIGKILL)
     await proc.wait()
 
@@ -105,7 +106,7 @@ async def execute(
     timed_out = False
     try:
         try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), timeout)
+            await within(asyncio.shield(proc.wait()), timeout)
         except TimeoutError:
             timed_out = True
             await asyncio.shield(_kill_group(proc))
@@ -114,7 +115,7 @@ async def execute(
                 "in its group were killed.]"
             )
         try:
-            await asyncio.wait_for(asyncio.shield(reader.closed), DRAIN_GRACE)
+            await within(asyncio.shield(reader.closed), DRAIN_GRACE)
         except TimeoutError:
             notes.append(
                 "[A background process still holds the output open; output after the "

@@ -26,6 +26,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from melgui.core.deadline import within
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
 from melgui.tools.mcp.asks.elicitation import InputRequest
 from melgui.tools.mcp.asks.input_answers import InputPolicy, answer_input, completed
@@ -327,10 +328,10 @@ class McpServer:
         """Connect, initialize, list, report ready, and wait for the end."""
         async with AsyncExitStack() as stack:
             session = await self._connect(stack, legacy=legacy)
-            await asyncio.wait_for(session.initialize(), self._start_timeout())
-            self.tools = await asyncio.wait_for(self._list_tools(session), START_TIMEOUT)
+            await within(session.initialize(), self._start_timeout())
+            self.tools = await within(self._list_tools(session), START_TIMEOUT)
             try:
-                await asyncio.wait_for(self._list_offers(session), START_TIMEOUT)
+                await within(self._list_offers(session), START_TIMEOUT)
             except (MCPError, TimeoutError) as exc:  # its tools still work
                 self.stderr.add(f"[melgui] listing prompts and resources: {_one_line(exc)}")
             self._session = session
@@ -353,7 +354,7 @@ class McpServer:
             self._session = None
             if self.process is not None:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.process.process.wait(), 1.0)
+                    await within(self.process.process.wait(), 1.0)
             code = self.process.returncode if self.process else None
             self._fail(
                 f"the server exited (code {code})" if code is not None else "the server exited"
@@ -364,7 +365,7 @@ class McpServer:
         if self.process is None or self.state.status == "ready":
             return ""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.process.process.wait()), 1.0)
+            await within(asyncio.shield(self.process.process.wait()), 1.0)
         code = self.process.returncode
         return "" if code is None else f"exited with code {code} before it was ready"
 
@@ -417,7 +418,7 @@ class McpServer:
         """prompts/get; raises McpUnavailable (in words) when the server cannot answer."""
         session = self._ready_session()
         try:
-            return await asyncio.wait_for(session.get_prompt(name, arguments), self.config.timeout)
+            return await within(session.get_prompt(name, arguments), self.config.timeout)
         except MCPError as exc:
             raise McpUnavailable(
                 f"the MCP server {self.name!r} refused {name}: {exc.message}"
@@ -428,7 +429,7 @@ class McpServer:
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         session = self._ready_session()
         try:
-            return await asyncio.wait_for(session.read_resource(uri), self.config.timeout)
+            return await within(session.read_resource(uri), self.config.timeout)
         except MCPError as exc:
             raise McpUnavailable(
                 f"the MCP server {self.name!r} cannot read {uri}: {exc.message}"
@@ -530,7 +531,7 @@ class McpServer:
         if session is None and self.state.status == "ready" and runner is not None:
             # Its process just closed: the state that says why follows within a second.
             with contextlib.suppress(Exception):  # a timeout: the state it has is said
-                await asyncio.wait_for(asyncio.shield(runner), 3.0)
+                await within(asyncio.shield(runner), 3.0)
         if session is None or self.state.status != "ready":
             return ToolOutcome.error(
                 f"The MCP server {self.name!r} is not running ({self.state.line()})."

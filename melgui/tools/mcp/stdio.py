@@ -23,6 +23,7 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
+from melgui.core.deadline import within
 from melgui.core.processes import forked_here, reset_signals, spawn
 from melgui.core.transports.http.replies import one_line
 from melgui.tools.mcp.wire_lines import HEAD_BYTES, error_reply, oversized, read_line
@@ -68,7 +69,7 @@ def _parse(line: str) -> SessionMessage | Exception:
 
 async def _wait_exit(process: asyncio.subprocess.Process, timeout: float) -> bool:
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), timeout)
+        await within(process.wait(), timeout)
     return process.returncode is not None
 
 

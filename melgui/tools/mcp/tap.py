@@ -11,6 +11,7 @@ import anyio
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
+from melgui.core.deadline import within
 from melgui.tools.mcp.protocol_log import LineLog
 
 
@@ -47,7 +48,7 @@ async def tapped(streams: TransportStreams, log: LineLog) -> AsyncIterator[Trans
         # Let queued outbound messages (a cancel notification) reach the transport.
         write_stream.close()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(tasks[1]), 0.5)
+            await within(asyncio.shield(tasks[1]), 0.5)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -18,6 +18,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from melgui.core.deadline import within
 from melgui.core.processes import start_group
 
 CHROMIUM_NAMES = (
@@ -68,7 +69,7 @@ async def _run_isolated(argv: list[str], workdir: Path, timeout: float) -> tuple
         except OSError as exc:
             raise PdfEngineError(f"cannot start: {exc.strerror or exc}") from None
     try:
-        returncode = await asyncio.wait_for(asyncio.shield(proc.wait()), timeout)
+        returncode = await within(asyncio.shield(proc.wait()), timeout)
     except TimeoutError:
         raise PdfEngineError(f"timed out after {timeout:g} s") from None
     finally:

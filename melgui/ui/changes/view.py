@@ -38,7 +38,7 @@ from melgui.core.worktrees.changes.landed import hunks_in_main
 from melgui.core.worktrees.changes.reading import WorktreeChanges, read_changes
 from melgui.core.worktrees.merge import MergeState, merge_state
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.review import Comment, Finding, review_diff
+from melgui.desk.review import Comment, Finding, Reviewer, review_diff
 from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree
@@ -212,7 +212,7 @@ class ChangesView(QDialog):
         if self.reviewer is not None and self.changes is not None and self.idle:
             self._read(self.run_review(self.reviewer(), close=True), f"reviewing {self.reviewed}")
 
-    async def run_review(self, session: AgentSession, *, close: bool = False) -> list[Comment]:
+    async def run_review(self, session: Reviewer, *, close: bool = False) -> list[Comment]:
         """`session` reviews the shown changes read-only and its findings land on their
         hunks; `close`: the session was made for this review."""
         assert self.changes is not None

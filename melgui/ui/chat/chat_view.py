@@ -15,7 +15,7 @@ from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
-from melgui.core.protocol.call_life import CallPhase
+from melgui.core.protocol.call_life import OPEN_PHASES, CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.messages import Conversation, Message
@@ -339,9 +339,14 @@ class ChatView(QWidget):
         return (entry.hooks, entry.notes) if entry is not None else ((), ())
 
     def _index_of(self, message: Message) -> int:
+        """`message`'s place in the list (the last equal one: a copy of a session that
+        runs elsewhere holds its own objects), -1 when it is not there."""
         messages = self.bridge.session.conversation.messages
         for index in range(len(messages) - 1, -1, -1):
             if messages[index] is message:
+                return index
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index] == message:
                 return index
         return -1
 
@@ -403,9 +408,14 @@ class ChatView(QWidget):
 
     def follow_calls(self, calls: Iterable[CallEntry]) -> None:
         """Cards take the phases their calls have now (a conversation drawn from a host's
-        snapshot: no change says again that a call waits for its answer)."""
+        snapshot: no change says again that a call waits for its answer, and a card drawn
+        live as waiting or running takes the end a new host gave its call)."""
         for entry in calls:
-            if entry.result is None and entry.phase in ("waiting", "running"):
+            if entry.result is None:
+                redraw = entry.phase in ("waiting", "running")
+            else:
+                redraw = self._phases.get(entry.call_id) in OPEN_PHASES
+            if redraw:
                 self._call_changed(entry)
 
     def _call_changed(self, entry: CallEntry) -> None:

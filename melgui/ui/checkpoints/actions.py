@@ -10,41 +10,47 @@ host's: the cards' links read and act there (`CheckpointsThere`).
 An applied edit's or write's card offers, per file, Accept (reviewed: off the "Review
 changes" bar) and Reject: that file back as it was before the call, as "Undo this call"
 restores it (conflicts asked about), and the model told with its next message.
+
+A main conversation that runs in the melgui host has its checkpoints there: its cards,
+review bar, Undo and a file's Accept and Reject ask the host as a remote folder's do
+(`HostedCheckpoints`), and its Rewind is the host's, files and list in one step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from melgui.core.agent.compaction_view import NOTE_MARK
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import shorten
 from melgui.core.protocol.tooling import RestoresThere
-from melgui.core.store.checkpoints.changes import FileState
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.store.checkpoints.log import CheckpointRecord
-from melgui.core.store.checkpoints.restore import CHOICES, Choice, PathPlan
+from melgui.core.store.checkpoints.restore import Choice, PathPlan
 from melgui.core.store.checkpoints.sent import undone_by
 from melgui.core.store.checkpoints.versions import version_text
 from melgui.desk.rewind import RewindPlan, calls_from, plan_rewind, rewind, rewound_note
+from melgui.host.remote_session import RemoteSession
 from melgui.remote.link import LinkError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
-from melgui.ui.checkpoints.notes import checkpoint_note, file_review
+from melgui.ui.checkpoints.hosted import HostedCheckpoints
+from melgui.ui.checkpoints.notes import checkpoint_note, file_review, rejected_note
 from melgui.ui.checkpoints.review_bar import ReviewBar, summed, turn_changes, undo_file
-from melgui.ui.checkpoints.there import CheckpointsThere
+from melgui.ui.checkpoints.there import CheckpointsThere, plan_there
 from melgui.ui.inspector.call_book import CallRecord
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.theme import Colors
 
 FINISHED: frozenset[CallPhase] = frozenset({"ok", "error", "interrupted", "cancelled"})
+# A rewind done by a host: (plan_only, choices, continue_from_there) -> its answer.
+RestoreThere = Callable[[bool, dict[str, str] | None, bool], Awaitable[dict[str, Any]]]
 
 
 class CheckpointActions(QObject):
@@ -70,10 +76,11 @@ class CheckpointActions(QObject):
         self.parent_widget = parent
         self.last_restore: CheckpointRecord | None = None
         self.last_there: dict[str, Any] | None = None
-        self.session: AgentSession | None = None
+        self.session: AgentSession | RemoteSession | None = None
         self.chat: ChatView | None = None
         self.inspector: Inspector | None = None
         self.there: CheckpointsThere | None = None  # a remote folder's: its host's records
+        self.hosted = False  # `there` is the melgui host's, which runs the conversation
         self.accepted: set[tuple[int, str]] = set()  # (checkpoint, path) accepted on a card
         tasks.spawn(self._tidy(), what="tidying checkpoints")
 
@@ -84,13 +91,21 @@ class CheckpointActions(QObject):
     def checkpoints(self) -> Checkpointer:
         return self._checkpoints()
 
-    def follow(self, session: AgentSession, chat: ChatView, inspector: Inspector) -> None:
+    def follow(
+        self, session: AgentSession | RemoteSession, chat: ChatView, inspector: Inspector
+    ) -> None:
         """Hook the chat view and inspector of the main conversation shown now (they are
-        made anew per conversation); the window draws the chat after this."""
+        made anew per conversation); the window draws the chat after this. One in the
+        melgui host has its checkpoints there."""
         self.session, self.chat, self.inspector = session, chat, inspector
-        tools = session.loop.tools
-        there = tools if isinstance(tools, RestoresThere) else None
+        there: RestoresThere | None
+        if isinstance(session, RemoteSession):
+            there = HostedCheckpoints(session)
+        else:
+            tools = session.loop.tools
+            there = tools if isinstance(tools, RestoresThere) else None
         self.there = CheckpointsThere(there, self.tasks, self._redraw) if there else None
+        self.hosted = isinstance(there, HostedCheckpoints)
         chat.card_extra = self.card_extra
         chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
         chat.actionRequested.connect(self.on_action)
@@ -107,11 +122,6 @@ class CheckpointActions(QObject):
         )
         self.review.fileAccepted.connect(self._accepted_in_bar)
         chat.bridge.busyChanged.connect(self._turn_ended)
-
-    def leave(self) -> None:
-        """The main conversation shown now is one these actions do not reach (it runs in
-        the melgui host): no card extras, no Rewind, no review bar on its chat."""
-        self.session, self.chat, self.inspector, self.there = None, None, None, None
 
     def _turn_ended(self, busy: bool) -> None:
         if not busy:
@@ -213,9 +223,16 @@ class CheckpointActions(QObject):
     def card_extra(self, call_id: str, tool: str, status: CallPhase) -> str:
         if status not in FINISHED:
             return ""
-        if self.there is not None:  # a remote folder: as its host last said
+        if self.there is not None:  # a remote folder, or the melgui host: as it last said
             known = self.there.note(call_id)
-            return "" if known is None else checkpoint_note(*known, self.colors)
+            if known is None:
+                return ""
+            note = checkpoint_note(*known, self.colors)
+            if not self.hosted:
+                return note
+            made, undone = known
+            accepted = {path for number, path in self.accepted if number == made.id}
+            return note + file_review(made, undone, accepted, self.colors)
         if not self._may_have_checkpoint(tool):
             return ""
         record = self.record_for_call(call_id)
@@ -228,7 +245,8 @@ class CheckpointActions(QObject):
 
     def _may_have_checkpoint(self, tool: str) -> bool:
         """Only a tool that takes checkpoints has any (one not known now may have had)."""
-        found = self.session.loop.catalog.get(tool) if self.session is not None else None
+        session = self.session
+        found = session.loop.catalog.get(tool) if isinstance(session, AgentSession) else None
         return found is None or found.takes_checkpoint
 
     def detail_extra(self, call: CallRecord) -> str:
@@ -261,11 +279,19 @@ class CheckpointActions(QObject):
         if verb not in ("accept", "reject"):
             return
         number, _, path = argument.partition("/")
-        record = self.checkpoints.log.get(int(number)) if number.isdigit() else None
+        there = self.there
+        record: CheckpointRecord | None = None
+        if number.isdigit() and there is not None:  # as the host there last said it
+            record = there.by_id.get(int(number))
+        elif number.isdigit():
+            record = self.checkpoints.log.get(int(number))
         if record is None or path not in {c.path for c in record.files}:
             return
         if verb == "accept":
             self.accept_file(record, path)
+        elif there is not None:
+            work = self.reject_there(chat, there, record, path)
+            self.tasks.spawn(work, what="reject a file there")
         else:
             self.tasks.spawn(self.reject_file(chat, record, path), what="reject a file")
 
@@ -277,10 +303,17 @@ class CheckpointActions(QObject):
 
     def _accepted_in_bar(self, path: str) -> None:
         """Accepted on the bar: the cards of the turn's calls on that file say so too."""
-        for record in self.turn_records():
+        records = self.turn_records() if self.there is None else self._turn_records_there()
+        for record in records:
             if path in self._paths(record):
                 self.accepted.add((record.id, path))
         self._refresh_cards()
+
+    def _turn_records_there(self) -> list[CheckpointRecord]:
+        """The turn's calls' records as the host there last said them."""
+        assert self.there is not None
+        known = [self.there.known.get(call) for call in self.turn_calls()]
+        return [found[0] for found in known if found is not None]
 
     async def reject_file(
         self, chat: ChatView, record: CheckpointRecord, path: str
@@ -295,14 +328,37 @@ class CheckpointActions(QObject):
         choices.update(dict.fromkeys(others, "now"))
         restore = await self.checkpoints.restore([record.id], choices)
         self.accepted.discard((record.id, path))
-        chat.bridge.session.preface(
-            f"{NOTE_MARK}The person rejected your change to {path} ({record.tool} "
-            f"{record.summary}): the file is back as it was before that call."
-        )
+        chat.bridge.session.preface(rejected_note(record, path))
         self._restored(restore, f"Rejected the change to {path}")
         if chat is self.chat:
             await self.refresh_review()
         return restore
+
+    async def reject_there(
+        self, chat: ChatView, there: CheckpointsThere, record: CheckpointRecord, path: str
+    ) -> None:
+        """`reject_file` by the host that keeps the checkpoints (the melgui host, which
+        runs the conversation: the model there is told)."""
+        try:
+            planned = await there.restore(record.id, True)
+            mine = {**planned, "conflicts": [p for p in planned["conflicts"] if p == path]}
+            choices = await self.ask_conflicts_there(mine)
+            if choices is None:
+                return
+            choices.update(dict.fromkeys((c.path for c in record.files if c.path != path), "now"))
+            self.last_there = await there.restore(record.id, False, dict(choices))
+        except LinkError as exc:  # its plain words; nothing was touched
+            self._say(f"Cannot reject the change to {path}: {exc}")
+            return
+        self.accepted.discard((record.id, path))
+        chat.bridge.session.preface(rejected_note(record, path))
+        there.forget()  # the card's "undone" and "redo"
+        self._say(
+            f"Rejected the change to {path}: 1 file restored there "
+            "(the restore can itself be undone)"
+        )
+        self._review_again()
+        self.changed.emit()
 
     def _refresh_cards(self) -> None:
         for chat in self.parent_widget.findChildren(ChatView):
@@ -337,7 +393,13 @@ class CheckpointActions(QObject):
             f"Undid checkpoint #{record_id}: {count} file{'s' if count != 1 else ''} restored "
             "there (the restore can itself be undone)"
         )
+        self._review_again()
         self.changed.emit()
+
+    def _review_again(self) -> None:
+        """The review bar lists again what the turn's calls changed that is not undone."""
+        if self.chat is not None:
+            self.tasks.spawn(self.refresh_review(), what="listing the turn's changes")
 
     async def show_diff_there(self, there: CheckpointsThere, record_id: int, compare: bool) -> None:
         record = there.by_id.get(record_id)
@@ -357,6 +419,9 @@ class CheckpointActions(QObject):
     async def rewind(self, index: int) -> CheckpointRecord | None:
         session, chat = self.session, self.chat
         if session is None or chat is None:
+            return None
+        if isinstance(session, RemoteSession):  # in the melgui host: files and list there
+            await self._rewind_hosted(HostedCheckpoints(session), index)
             return None
         if isinstance(session.loop.tools, RestoresThere):  # a remote folder's: its host's
             await self._rewind_there(session.loop.tools, index)
@@ -394,15 +459,43 @@ class CheckpointActions(QObject):
 
     async def _rewind_there(self, there: RestoresThere, index: int) -> None:
         """A remote folder's rewind: the host there plans and restores from its own
-        checkpoints; a file changed there since is asked about as here."""
+        checkpoints; a file changed there since is asked about as here; the list is
+        cut here."""
+        session = self.session
+        assert session is not None
+        calls = calls_from(session.conversation.messages, index)
+
+        async def restore(
+            plan_only: bool, choices: dict[str, str] | None, _: bool
+        ) -> dict[str, Any]:
+            return await there.restore_checkpoints(calls, plan_only, choices)
+
+        await self._rewind_by(restore, index, cut_here=True)
+
+    async def _rewind_hosted(self, hosted: HostedCheckpoints, index: int) -> None:
+        """The melgui host's rewind of the conversation it runs: it plans and restores
+        from its checkpoints and cuts its list, in one step; every view takes the list."""
+
+        async def restore(
+            plan_only: bool, choices: dict[str, str] | None, cont: bool
+        ) -> dict[str, Any]:
+            return await hosted.rewind(
+                index, plan_only=plan_only, choices=choices, continue_from_there=cont
+            )
+
+        await self._rewind_by(restore, index, cut_here=False)
+
+    async def _rewind_by(self, restore: RestoreThere, index: int, *, cut_here: bool) -> None:
+        """Rewind by a host: `restore` plans, then puts back (and, `cut_here` False, cuts
+        the list there too); a file changed since is asked about as here."""
         session, chat = self.session, self.chat
         assert session is not None and chat is not None
         messages = session.conversation.messages
         if not 0 <= index < len(messages) or messages[index].role != "user":
             return
-        text, calls = messages[index].content, calls_from(messages, index)
+        text = messages[index].content
         try:
-            planned = await there.restore_checkpoints(calls, True)
+            planned = await restore(True, None, False)
         except LinkError as exc:  # its plain words; nothing was touched
             self._say(f"Cannot rewind there: {exc}")
             return
@@ -417,22 +510,24 @@ class CheckpointActions(QObject):
         choices = await self.ask_conflicts_there(planned)
         if choices is None:
             return
+        cont = dialog.continue_from_there
         try:
-            done = self.last_there = await there.restore_checkpoints(calls, False, dict(choices))
+            done = self.last_there = await restore(False, dict(choices), cont)
         except LinkError as exc:
             self._say(f"Cannot rewind there: {exc}")
             return
-        if dialog.continue_from_there:
+        if cont and cut_here:
             note = rewound_note(text, list(done["files"]))
             session.branch(session.conversation.messages[:index], "rewind", note)
             session.preface(note)
-            if not chat.input.toPlainText():
-                chat.input.setPlainText(text)
+        if cont and not chat.input.toPlainText():
+            chat.input.setPlainText(text)
         count, kept = len(done["files"]), sum(c == "now" for c in choices.values())
         changed = f"; {kept} changed there since kept as they are" if kept else ""
         self._say(f"Rewound: {count} file{'s' if count != 1 else ''} restored there{changed}")
         if self.there is not None:
             self.there.forget()
+        self._review_again()
         self.changed.emit()
 
     async def ask_conflicts(self, conflicts: tuple[PathPlan, ...]) -> dict[str, Choice] | None:
@@ -451,7 +546,7 @@ class CheckpointActions(QObject):
     async def ask_conflicts_there(self, planned: dict[str, Any]) -> dict[str, Choice] | None:
         """The same dialog for a remote folder, its versions as the host's plan sent them."""
         versions: dict[str, dict[str, str | None]] = planned.get("versions") or {}
-        plans = tuple(_plan_there(path, versions.get(path, {})) for path in planned["conflicts"])
+        plans = tuple(plan_there(path, versions.get(path, {})) for path in planned["conflicts"])
         if not plans:
             return {}
         dialog = ConflictDialog(plans, self.parent_widget)
@@ -494,10 +589,3 @@ class CheckpointActions(QObject):
             "(the restore can itself be undone)"
         )
         self.changed.emit()
-
-
-def _plan_there(path: str, texts: dict[str, str | None]) -> PathPlan:
-    """A conflict the host there sent, as the dialog takes it: a version it has no file
-    for is None; the text itself comes from `texts`, not from a blob here."""
-    states = {c: None if texts.get(c) is None else FileState("", c) for c in CHOICES}
-    return PathPlan(path, states["before"], states["agent"], states["now"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from urllib.parse import quote
 
+from melgui.core.agent.compaction_view import NOTE_MARK
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.ui.runtime.theme import Colors
 
@@ -99,3 +100,11 @@ def file_review(
             f"&nbsp;&nbsp;{state}&nbsp;{reject}"
         )
     return "<br>" + "<br>".join(rows)
+
+
+def rejected_note(record: CheckpointRecord, path: str) -> str:
+    """What the model is told of a file of `record`'s call that the person rejected."""
+    return (
+        f"{NOTE_MARK}The person rejected your change to {path} ({record.tool} "
+        f"{record.summary}): the file is back as it was before that call."
+    )

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from melgui.core.protocol.tooling import RestoresThere
+from melgui.core.store.checkpoints.changes import FileState
 from melgui.core.store.checkpoints.log import CheckpointRecord
+from melgui.core.store.checkpoints.restore import CHOICES, PathPlan
 from melgui.core.store.checkpoints.sent import record_from_json
 from melgui.remote.link import LinkError
 from melgui.ui.checkpoints.review_bar import FileLines
@@ -121,3 +123,10 @@ class CheckpointsThere:
         done = await self.restore_all([r.id for r in records], False, dict.fromkeys(others, "now"))
         self.forget()
         return done
+
+
+def plan_there(path: str, texts: dict[str, str | None]) -> PathPlan:
+    """A conflict the host there sent, as the window's dialog takes it: a version it has
+    no file for is None; the text itself comes from `texts`, not from a blob here."""
+    states = {c: None if texts.get(c) is None else FileState("", c) for c in CHOICES}
+    return PathPlan(path, states["before"], states["agent"], states["now"])

@@ -1,6 +1,7 @@
 """The context meter's popup: what the next request's tokens are spent on, largest first
 (a click on a message shows it in the chat), the conversation's pinned facts, and
-Compact, which shows what it would cut and keep before it runs."""
+Compact, which shows what it would cut and keep before it runs. A conversation in the
+melgui host is measured there: the popup shows the breakdown the host sent."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from PySide6.QtWidgets import (
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import Breakdown, next_request
 from melgui.ui.context.breakdown_view import BreakdownView
-from melgui.ui.context.pins_view import PinsView
+from melgui.ui.context.pins_view import Pinned, PinsView
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 WIDTH = 560
@@ -44,7 +45,7 @@ class ContextPopup(QFrame):
         super().__init__(parent, Qt.WindowType.Popup)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setFixedWidth(WIDTH)
-        self.session: AgentSession | None = None
+        self.session: Pinned | None = None
         self.title = QLabel("", self)
         self.title.setWordWrap(True)
         self.view = BreakdownView(colors, self)
@@ -73,14 +74,21 @@ class ContextPopup(QFrame):
 
     def show_session(self, session: AgentSession) -> Breakdown:
         """Fill the popup for `session`'s next request; returns what it shows."""
+        breakdown = next_request(session)
+        self.show_breakdown(session, breakdown, session.context.window.tokens, session.busy)
+        return breakdown
+
+    def show_breakdown(
+        self, session: Pinned, breakdown: Breakdown, window: int | None, busy: bool
+    ) -> None:
+        """Fill the popup with `breakdown` of the next request of a `window`-token model
+        (measured here, or where `session` runs) and `session`'s pins."""
         if session is not self.session:
             self.session = session
             self.pins.follow(session)
-        breakdown = next_request(session)
         self.view.show_breakdown(breakdown)
-        self.title.setText(headline(breakdown, session.context.window.tokens))
-        self.compact_button.setEnabled(not session.busy)
-        return breakdown
+        self.title.setText(headline(breakdown, window))
+        self.compact_button.setEnabled(not busy)
 
     def open_at(self, anchor: QWidget) -> None:
         """Show above `anchor` (the meter), its right edges aligned, on the screen."""

@@ -5,6 +5,7 @@ model pins its own with pin_fact, and they show here too."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -18,19 +19,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tools.pins import PIN_LIMIT
 from melgui.core.thread.changes import Change, StateChanged
 from melgui.core.thread.entries import Pin
+from melgui.core.thread.thread import Thread
 from melgui.ui.runtime.look.tokens import NOTE_MAX_H
 
 BY = {"person": "you", "model": "the model"}
 
 
+class Pinned(Protocol):
+    """A conversation's pins as this view shows and changes them: an AgentSession's, or a
+    RemoteSession's (pinned in the melgui host, shown as its thread says)."""
+
+    @property
+    def thread(self) -> Thread: ...
+
+    @property
+    def pins(self) -> tuple[Pin, ...]: ...
+
+    def pin(self, text: str) -> bool: ...
+
+    def unpin(self, text: str) -> bool: ...
+
+
 class PinsView(QWidget):
-    def __init__(self, session: AgentSession | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Pinned | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.session: AgentSession | None = None
+        self.session: Pinned | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._shown: tuple[Pin, ...] | None = None
         title = QLabel("<b>Pinned facts</b> — kept word for word at every compaction", self)
@@ -62,7 +78,7 @@ class PinsView(QWidget):
         if session is not None:
             self.follow(session)
 
-    def follow(self, session: AgentSession | None) -> None:
+    def follow(self, session: Pinned | None) -> None:
         """Show `session`'s pins from now on (None: a session that keeps no pins)."""
         if self._unsubscribe is not None:
             self._unsubscribe()

@@ -1,6 +1,6 @@
 """The context parts of the window: the meter's popup (the breakdown, a click to the
 message, the pinned facts), the preview before every compaction of the main conversation,
-and /pin.
+and /pin. A main conversation in the melgui host is measured and pinned there.
 
     meter = window.status.context_meter
     clicked = Meter(meter, meter.detailsRequested, meter.edit_summary)
@@ -24,12 +24,16 @@ from melgui.core.agent.compaction_view import persons_words
 from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.config.settings import Settings
 from melgui.core.context.breakdown import Slice
+from melgui.core.context.measure import breakdown_from_json, measure_from_json
 from melgui.core.context.preview import question_for
 from melgui.desk.prompt.slash_commands import SlashCommand
+from melgui.host.client import HostGone
 from melgui.host.remote_session import RemoteSession
+from melgui.host.wire import RpcError
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.context.context_popup import ContextPopup
 from melgui.ui.context.preview_dialog import CompactionPreview
+from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.sessions import not_in_host
 from melgui.ui.runtime.theme import Colors
 
@@ -55,6 +59,7 @@ def snippet(text: str, words: int = 6) -> str:
 
 class ContextWiring(QObject):
     previewOpened = Signal(object)  # a CompactionPreview is shown (tests answer it)
+    popupOpened = Signal(object)  # the ContextPopup, filled with a host's measure
 
     def __init__(
         self,
@@ -73,6 +78,7 @@ class ContextWiring(QObject):
         self.parent_widget = parent
         self.session: ChatSession | None = None
         self.chat: ChatView | None = None
+        self._tasks = TaskKeeper()  # a breakdown asked of the melgui host
         self.popup = ContextPopup(colors, parent)
         self.popup.sliceActivated.connect(self.reveal)
         self.popup.compactRequested.connect(self._compact)
@@ -96,15 +102,18 @@ class ContextWiring(QObject):
         self.colors = colors
 
     def _compact(self) -> None:
-        if self.chat is not None:
-            self.chat.bridge.compact()
+        if self.chat is None:
+            return
+        if isinstance(self.session, RemoteSession) and self._settings().compaction_preview:
+            self.say(not_in_host("the preview before a compaction (the host compacts without it)"))
+        self.chat.bridge.compact()
 
     # -- the popup ---------------------------------------------------------------------
 
     def open_popup(self) -> None:
         session = self.session
-        if isinstance(session, RemoteSession):
-            self.say(not_in_host("the context's breakdown and pins"))
+        if isinstance(session, RemoteSession):  # measured where it runs
+            self._tasks.spawn(self._open_hosted(session), what="the context's breakdown")
             return
         if not isinstance(session, AgentSession):
             self.say("This conversation's agent keeps its own context.")
@@ -113,15 +122,34 @@ class ContextWiring(QObject):
         self.popup.show_session(session)
         self.popup.open_at(self.meter.widget)
 
+    async def _open_hosted(self, session: RemoteSession) -> None:
+        """The breakdown the melgui host measured, and the pins its thread holds."""
+        try:
+            answer = await session.ask("context/measure", breakdown=True)
+        except (HostGone, OSError, RpcError) as exc:
+            self.say(f"The melgui host did not measure the context: {exc}")
+            return
+        if session is not self.session:
+            return  # another conversation is shown now
+        measured = measure_from_json(answer)
+        self.popup.set_colors(self.colors)
+        self.popup.show_breakdown(session, breakdown_from_json(answer["breakdown"]),
+                                  measured.window.tokens, session.busy)  # fmt: skip
+        self.popup.open_at(self.meter.widget)
+        self.popupOpened.emit(self.popup)
+
     def reveal(self, piece: Slice) -> None:
         """Show the message a slice stands for in the chat (a call's card for a result)."""
         session, chat = self.session, self.chat
         if session is None or chat is None:
             return
         messages = session.conversation.messages
-        if piece.message is None or piece.message >= len(messages):
+        index = piece.message
+        if index is not None and isinstance(session, RemoteSession):
+            index -= session.host_index(0)  # the host's number; this list may start later
+        if index is None or not 0 <= index < len(messages):
             return
-        message = messages[piece.message]
+        message = messages[index]
         transcript = chat.transcript
         if is_summary(message):
             self.meter.edit_summary()
@@ -162,9 +190,7 @@ class ContextWiring(QObject):
         session, chat = self.session, self.chat
         if chat is None:
             return
-        if isinstance(session, RemoteSession):
-            chat.show_note(not_in_host("/pin"))
-        elif not isinstance(session, AgentSession):
+        if not isinstance(session, AgentSession | RemoteSession):
             chat.show_note("This conversation's agent keeps its own context.")
         elif not arguments.strip():
             chat.show_note("/pin takes the fact to keep, e.g. /pin the API is v2.")

@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from melgui.core.deadline import within
 from melgui.core.notification_bus import INTERFACE, PATH, SERVICE, open_notification_bus
 from melgui.resources import APP_ID
 
@@ -152,7 +153,7 @@ class DesktopNotifier(QObject):
         )
         message = new_method_call(address, "Notify", NOTIFY_SIGNATURE, arguments)
         try:
-            reply = await asyncio.wait_for(self._router.send_and_get_reply(message), 5)
+            reply = await within(self._router.send_and_get_reply(message), 5)
         except (OSError, TimeoutError) as exc:
             self.last_error = f"Notify failed: {exc}"
             return None

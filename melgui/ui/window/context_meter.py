@@ -1,6 +1,7 @@
 """The context meter in the status bar: how much of the model's window the conversation
 uses (colour as it fills), tokens this turn and in the conversation, cost where the
-server reports it; Compact and Edit summary act on the session."""
+server reports it; Compact and Edit summary act on the session. A conversation that runs
+in the melgui host is measured there (`context/measure`) and drawn the same way."""
 
 from __future__ import annotations
 
@@ -20,15 +21,17 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.agent.compaction import summary_text, with_summary
-from melgui.core.agent.context import answer_reserve
 from melgui.core.agent.session import AgentSession
+from melgui.core.context.measure import ContextMeasure, measure, measure_from_json
 from melgui.core.protocol.events import Usage
 from melgui.core.thread.changes import Change, EntriesReplaced, EntryAdded, StateChanged
 from melgui.core.thread.entries import NoteEntry, UserEntry
+from melgui.host.client import HostGone
 from melgui.host.remote_session import RemoteSession
+from melgui.host.wire import RpcError
+from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.look.tokens import DIALOG_METER, METER_W, RADIUS_S, SPACE_S
-from melgui.ui.runtime.sessions import not_in_host
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 FULL_SCALE = 1000
@@ -98,6 +101,8 @@ class ContextMeter(QWidget):
         self.fraction: float | None = None
         self._legs = self._turns = 0  # the thread's, as last heard
         self.colour = colors.muted  # of the bar: the status the fraction is in
+        self._tasks = TaskKeeper()  # a measure asked of the melgui host
+        self._asked = 0  # the last one asked: an earlier answer is not drawn over it
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched in (self.bar, self.words) and event.type() == QEvent.Type.MouseButtonRelease:
@@ -154,45 +159,54 @@ class ContextMeter(QWidget):
 
     def refresh(self, *, as_sent: bool = False) -> None:
         """Read the fill again; `as_sent`: a leg just ended, so the conversation is as the
-        loop measured it before the leg went (its count stands, and so does the summary)."""
+        loop measured it before the leg went (its count stands, and so does the summary).
+        A conversation in the melgui host is measured there: drawn when the host answers."""
         if self._bridge is None:
             return
         session = self._bridge.session
-        if isinstance(session, RemoteSession):  # measured where it runs, not sent yet
-            self._not_measured_here()
+        if isinstance(session, RemoteSession):
+            self._asked += 1
+            work = self._measured_there(session, self._asked, as_sent)
+            self._tasks.spawn(work, what="measuring the context in the melgui host")
             return
         if not isinstance(session, AgentSession):
             return  # an ACP agent keeps its own context
-        tracker = session.context
-        window = tracker.window
-        if as_sent:
-            used = tracker.tokens(tracker.last_chars)
-        else:
-            used = session.compactor.fit(session.conversation.messages).estimate
-        total = session.loop.usage
+        self.show_measure(measure(session, as_sent=as_sent), as_sent=as_sent)
+
+    async def _measured_there(self, session: RemoteSession, asked: int, as_sent: bool) -> None:
+        try:
+            answer = await session.ask("context/measure", as_sent=as_sent)
+        except (HostGone, OSError, RpcError) as exc:
+            if asked == self._asked:
+                self._not_measured(f"The melgui host did not measure the context: {exc}")
+            return
+        if asked == self._asked and self._bridge is not None and self._bridge.session is session:
+            self.show_measure(measure_from_json(answer), as_sent=as_sent)
+
+    def show_measure(self, shown: ContextMeasure, *, as_sent: bool = False) -> None:
+        """Draw `shown` (measured here, or where the conversation runs)."""
+        window, used, total = shown.window, shown.used, shown.total
         self.tokens.setText(
-            f"This turn {short(tracker.turn_usage.total_tokens)} · "
+            f"This turn {short(shown.turn.total_tokens)} · "
             f"In all {short(total.total_tokens)}"
             + (f" · cost {total.cost:.4f}" if total.cost is not None else "")
         )
-        if window.tokens is None:
-            self.fraction = None
+        self.fraction = shown.fraction
+        if window.tokens is None or self.fraction is None:
             self.bar.setValue(0)
             self.bar.setFormat(f"Context ~{short(used)} / unknown")
             color = self.colors.muted
         else:
-            self.fraction = used / window.tokens
             self.bar.setValue(min(FULL_SCALE, int(self.fraction * FULL_SCALE)))
             guess = "?" if window.source == "guess" else ""
             self.bar.setFormat(
                 f"Context {short(used)} / {short(window.tokens)}{guess} ({self.fraction:.0%})"
             )
-            limit = (window.tokens - answer_reserve(window.tokens)) / window.tokens
             color = (
                 self.colors.ok
                 if self.fraction < 0.6
                 else self.colors.warn
-                if self.fraction < limit
+                if self.fraction < shown.limit
                 else self.colors.error
             )
         self.words.setText(self.bar.format())
@@ -204,16 +218,16 @@ class ContextMeter(QWidget):
         lines = [
             f"Window: {window.label} tokens — {window.detail}",
             f"Next request: about {used:,} tokens "
-            + ("(calibrated on the server's counts)" if tracker.calibrated else "(estimated)"),
-            f"This turn: {usage_text(tracker.turn_usage)}",
+            + ("(calibrated on the server's counts)" if shown.calibrated else "(estimated)"),
+            f"This turn: {usage_text(shown.turn)}",
             f"Conversation: {usage_text(total)}",
             "Cost: "
             + (f"{total.cost:.6f}" if total.cost is not None else "unknown (not reported)"),
         ]
-        if tracker.last_prompt_tokens is None:
+        if not shown.reported:
             lines.append("The server has not reported token usage.")
-        if tracker.warning:
-            lines.append(f"⚠ {tracker.warning}")
+        if shown.warning:
+            lines.append(f"⚠ {shown.warning}")
         lines.append("Click for what the tokens are spent on, and the pinned facts.")
         self.bar.setToolTip("\n".join(lines))
         self.tokens.setToolTip("\n".join(lines[2:5]))
@@ -221,21 +235,18 @@ class ContextMeter(QWidget):
         self.colour = color
         self.changed.emit(self.fraction, color, self.bar.toolTip())
         if not as_sent:
-            self.summary_button.setVisible(summary_text(session.conversation.messages) is not None)
+            self.summary_button.setVisible(shown.has_summary)
 
-    def _not_measured_here(self) -> None:
-        """The main conversation runs in the melgui host: no fill is shown for it."""
-        tip = not_in_host("the context's measure (Compact works)")
+    def _not_measured(self, why: str) -> None:
+        """The host could not be asked: no fill is shown, and the tooltip says why."""
         self.fraction = None
         self.bar.setValue(0)
-        self.bar.setFormat("Context: in the melgui host")
-        self.bar.setToolTip(tip)
+        self.bar.setFormat("Context: not measured")
+        self.bar.setToolTip(why)
         self.words.setText(self.bar.format())
-        self.words.setToolTip(tip)
-        self.tokens.setText("")
-        self.summary_button.setVisible(False)
+        self.words.setToolTip(why)
         self.colour = self.colors.muted
-        self.changed.emit(None, self.colour, tip)
+        self.changed.emit(None, self.colour, why)
 
     def edit_summary(self) -> None:
         if self._bridge is None:

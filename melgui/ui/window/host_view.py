@@ -1,6 +1,6 @@
 """The window as a view of the melgui host: its main conversation and worker panes'
-sessions run in the host (RemoteSession), the host's end is said in plain words, and
-quitting can leave them running in the background.
+sessions run in the host (RemoteSession), quitting can leave them running in the
+background, and when the host ends a new one takes them over (`take_over`).
 
 The main conversation is taken when the window attaches (the one the host kept for the
 folder, or the one shown, continued there: `take_host_main`) and followed as the host
@@ -15,14 +15,17 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QLabel
 
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.messages import Conversation
+from melgui.core.store.resume import Resumed
 from melgui.core.worktrees.model import Worktree
-from melgui.host.client import HostClient, HostGone
+from melgui.host.client import HostClient, HostGone, VersionRefused
+from melgui.host.place import PlaceError
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
@@ -30,8 +33,10 @@ from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.checkpoints.actions import CheckpointActions
 from melgui.ui.history import ConversationHistory
+from melgui.ui.history.conversations import open_resumed
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
@@ -48,13 +53,53 @@ FILL_AFTER = 0.25  # seconds
 
 HOSTED_NOTE = (
     "This conversation runs in the melgui host: it goes on when the window closes with "
-    "Keep running in the background. Not available while it runs there: Rewind, Undo on "
-    "call cards, the review bar, pins, the context's breakdown and measure, and /review."
+    "Keep running in the background. Not available while it runs there: the preview "
+    "before a compaction (the host compacts without it)."
 )
 ENDED_WITH_HOST = "the melgui host stopped; the program ended with it"
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."
 )
+# The host's end (`say_ended`, `take_over`): a new host takes the conversations over.
+HOST_ENDED = (
+    "The melgui host stopped unexpectedly: the turns it ran were cut off and the programs "
+    "they ran ended with it. Starting a new host; the conversations reopen from the journal."
+)
+# Said in a conversation's chat until the new host's copy is drawn.
+CUT = (
+    "The melgui host stopped unexpectedly: this conversation's turn was cut off and the "
+    "programs it ran ended with the host. It reopens in a new host from the journal; what "
+    "was being written is lost."
+)
+IDLE = (
+    "The melgui host stopped unexpectedly. This conversation reopens in a new host from "
+    "the journal."
+)
+# A pane's header, for a turn that ran.
+TURN_ENDED = "its turn ended with the melgui host, and the programs it ran too"
+# Said after the new host's copy is drawn, for a conversation with no turn cut (the host
+# says its own words of a cut one).
+REOPENED = (
+    "The melgui host stopped unexpectedly; this conversation reopened in a new host from "
+    "the journal."
+)
+NOT_REOPENED = (
+    "The melgui host stopped unexpectedly and the new host did not reopen this "
+    "conversation (it was not in its journal). Its conversation is kept in the history."
+)
+NO_NEW_HOST = "No new melgui host could start: the conversation goes on in this window."
+NO_NEW_HOST_NOTE = (
+    "The melgui host stopped unexpectedly and no new host could start ({why}). This "
+    "conversation goes on in this window, reopened from the history: the programs its turn "
+    "ran ended with the host, as did the worker panes' agents."
+)
+WORKER_KEPT = (
+    "No new melgui host could start: this worker ended with the host. Its conversation is "
+    "kept in the history."
+)
+# Starts a new host, or attaches to the one another view started (the window's is
+# HostClient.attach_or_start's).
+HostStarter = Callable[[], Awaitable[HostClient]]
 
 
 class Window(Protocol):
@@ -76,6 +121,8 @@ class Window(Protocol):
         cid: str | None = None,
         hosted: RemoteSession | None = None,
     ) -> None: ...
+
+    def open_conversation(self, resumed: Resumed) -> None: ...
 
 
 def take_host_main(window: Window, kept: RemoteSession | None) -> None:
@@ -113,10 +160,9 @@ def follow_hosted(window: Window, session: RemoteSession) -> None:
     """A main conversation in the melgui host, shown now: the host records it in the
     history (the sidebar points at it and is read again after each turn), its chat is
     drawn again from each snapshot the host sends, and the checkpoints' actions (Rewind,
-    Undo on cards, the review bar) are left out, as the status bar's "Runs in the melgui
-    host" says in its tooltip."""
+    Undo on cards, the review bar) ask the host, which took the checkpoints."""
     window.history_keeper.follow_elsewhere(session.conversation_id)
-    window.checkpoint_actions.leave()
+    window.checkpoint_actions.follow(session, window.chat, window.inspector)
     chat, history = window.chat, window.history
 
     def took() -> None:
@@ -151,16 +197,20 @@ class MainWindow(Window, Protocol):
 
 
 class HostView:
-    def __init__(self, window: MainWindow, client: HostClient) -> None:
+    def __init__(
+        self, window: MainWindow, client: HostClient, start: HostStarter | None = None
+    ) -> None:
         self._window = weakref.ref(window)
         self.client = client
         self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.gone = ""
         self._returning: list[RemoteSession] = []
         self.main_back = False  # the main conversation the host kept came back as such
+        self.start_host = start or attach_or_start
+        self.restarts = 0  # new hosts this view started (or attached to) after one ended
         # Terminal panes' programs run in the host too (the remote link's way, one code).
         self.terminals = HostTerminals(
-            "the melgui host", lambda: None if client.gone else client,
+            "the melgui host", lambda: None if self.client.gone else self.client,
             lambda: self.gone or "connected", here=True, source="window",
         )  # fmt: skip
         client.on_notification = self.terminals.heard
@@ -286,20 +336,39 @@ class HostView:
             session.keep_running = True
         self.terminals.keep_running()
 
+    # -- the host's end: a new host, the conversations reopened there --------------------
+
     def _gone(self, reason: str) -> None:
+        """The host ended (killed, crashed): said once, and a new host takes over
+        (`take_over`)."""
         self.gone = reason
         self.terminals.end_all(ENDED_WITH_HOST)
         window = self._window()
-        if window is not None:
+        if window is None:
+            return
+        if window.pane_manager.closed:  # the window is closing: it needs no new host
             window.status.showMessage(reason)
+            return
+        ended = self.client
+        viewed = say_ended(window, [s for s in self.sessions if s.session_id in ended.sessions])
+        window.tasks.spawn(take_over(window, self, ended, viewed), what="starting a new host")
+
+    def took_over(self, client: HostClient) -> None:
+        """`client`, to the new host, is this view's from now on."""
+        self.client, self.gone = client, ""
+        self.restarts += 1
+        client.on_gone = self._gone
+        client.on_notification = self.terminals.heard  # new terminals open in the new host
 
 
-async def attach_host(window: MainWindow, client: HostClient | None = None) -> HostView:
+async def attach_host(
+    window: MainWindow, client: HostClient | None = None, start: HostStarter | None = None
+) -> HostView:
     """Attach to the user's host (starting one when none runs; `client`: one connected
-    already); the window's worker panes run there from now on, and the ones it kept
-    running come back in panes."""
-    client = client or await HostClient.attach_or_start(client="window")
-    view = HostView(window, client)
+    already; `start`: how a new host is started when this one ends); the window's worker
+    panes run there from now on, and the ones it kept running come back in panes."""
+    client = client or await (start or attach_or_start)()
+    view = HostView(window, client, start)
     window.host_view = view
     count = await view.reopen_running()
     terminals = await view.reopen_terminals()
@@ -313,6 +382,11 @@ async def attach_host(window: MainWindow, client: HostClient | None = None) -> H
     return view
 
 
+async def attach_or_start() -> HostClient:
+    """The user's host, started when none runs, as a window attaches to it."""
+    return await HostClient.attach_or_start(client="window")
+
+
 def _connection(settings: Settings) -> dict[str, str]:
     """The window's connection, for the host's session to reach the model the same way."""
     return {
@@ -321,3 +395,117 @@ def _connection(settings: Settings) -> dict[str, str]:
         "relay_stream_path": settings.relay_stream_path,
         "openai_base_url": settings.openai_base_url,
     }
+
+
+# -- the host's end: said, a new host, each conversation reopened there -------------------
+
+
+def say_ended(window: MainWindow, viewed: list[RemoteSession]) -> list[RemoteSession]:
+    """The host ended: said on the status bar, and in each conversation it ran for this
+    window (its turn, if one ran, ends; its questions go); returns them."""
+    window.status.showMessage(HOST_ENDED)
+    for session in viewed:
+        ran = session.busy or bool(session.loop.pending_approvals())
+        session.host_ended(CUT if ran else IDLE, TURN_ENDED)
+    return viewed
+
+
+async def take_over(
+    window: MainWindow, view: HostView, ended: HostClient, viewed: list[RemoteSession]
+) -> None:
+    """Start a new host (or attach to the one another view started) and go on there with
+    each conversation viewed here; with none, the main conversation goes on here."""
+    try:
+        client = await view.start_host()
+    except (OSError, VersionRefused, PlaceError) as exc:
+        await ended.aclose()
+        if view.client is ended:
+            fall_back(window, viewed, str(exc))
+        return
+    await ended.aclose()
+    if window.pane_manager.closed or view.client is not ended:
+        await client.aclose()  # the window closed meanwhile: the host ends when idle
+        return
+    view.took_over(client)
+    try:
+        there = {s["id"] for s in await client.call("session/list")}
+        reopened = [await _rejoin(window, view, session, there) for session in viewed]
+    except (HostGone, OSError, RpcError):
+        return  # that host ended too: its own end is said, and handled, the same way
+    window.status.showMessage(_reopened_message(reopened))
+
+
+async def _rejoin(
+    window: MainWindow, view: HostView, session: RemoteSession, there: set[str]
+) -> str:
+    """`session` goes on in the new host: "main", "worker", or "" when it could not."""
+    main = session is window.session
+    if session.session_id not in there:
+        if not main:
+            session.end(NOT_REOPENED)
+            return ""
+        # The history's conversation (repaired as it is read), continued in the new host.
+        window.replace_session(session.conversation, cid=session.conversation_id or None)
+        return "main"
+    said = await session.rejoin(view.client)
+    view.sessions.add(session)
+    chat = window.chat if main else _chat_of(window, session)
+    if chat is not None:  # drawn again from the new host's copy (the main one already is)
+        if not main:
+            chat.redraw_history()
+            chat.follow_calls(session.thread.calls())
+        chat.transcript.add_notice(said or REOPENED, chat.colors.warn)
+    return "main" if main else "worker"
+
+
+def fall_back(window: MainWindow, viewed: list[RemoteSession], why: str) -> None:
+    """No new host: the main conversation goes on in this window, from the history (where
+    the host recorded it), and new workers run here too."""
+    window.host_view = None
+    window.guard.background = None
+    label = window.status.findChild(QLabel, "hostedLabel")
+    if label is not None:  # nothing runs in the melgui host any more
+        window.status.removeWidget(label)
+        label.deleteLater()
+    window.status.showMessage(NO_NEW_HOST)
+    main = window.session
+    for session in viewed:
+        if session is not main:
+            session.end(WORKER_KEPT)
+    if not isinstance(main, RemoteSession):  # a turn that ran here (NOT_MOVED) goes on
+        return
+    history = window.history_keeper
+    cid = main.conversation_id
+    resumed = open_resumed(history.store, cid, window.history) if cid else None
+    if resumed is None:  # not recorded yet: what the window holds, made valid
+        conversation = Conversation(list(main.conversation.messages))
+        conversation.repair_pairing()
+        window.replace_session(conversation)
+    else:
+        history.journal.expect(cid, resumed.conversation, resumed.tool_calls)
+        window.open_conversation(resumed)
+    window.chat.transcript.add_notice(NO_NEW_HOST_NOTE.format(why=why), window.chat.colors.warn)
+
+
+def _chat_of(window: MainWindow, session: RemoteSession) -> ChatView | None:
+    """The chat of the worker pane that shows `session`."""
+    for _, pane in window.pane_manager.panes():
+        if isinstance(pane, AgentPane) and pane.session is session:
+            return pane.chat
+    return None
+
+
+def _reopened_message(reopened: list[str]) -> str:
+    """What the new host took over, in one line."""
+    parts = []
+    if "main" in reopened:
+        parts.append("the main conversation")
+    workers = reopened.count("worker")
+    if workers:
+        parts.append(f"{workers} worker{'s' if workers > 1 else ''}")
+    said = " and ".join(parts) or "no conversation"
+    text = f"A new melgui host runs: {said} reopened from the journal."
+    lost = reopened.count("")
+    if lost:
+        text += f" {lost} could not be reopened (said in their panes)."
+    return text

@@ -2,7 +2,8 @@
 commits, or a worker's branch) read-only. A review of the uncommitted changes opens the
 project folder's Changes view and puts each finding on its hunk there, with its severity,
 from where the findings can go to a new worker as its task; the other targets' findings
-are listed by hunk in the chat. `/changes` opens that view without a review."""
+are listed by hunk in the chat. `/changes` opens that view without a review. A main
+conversation in the melgui host reviews there: its turn runs in the host, read-only."""
 
 from __future__ import annotations
 
@@ -17,13 +18,12 @@ from melgui.core.protocol.tooling import RestoresThere
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import uncommitted_in
 from melgui.desk.prompt.slash_commands import SlashCommand
-from melgui.desk.review import Comment, review
-from melgui.host.remote_session import RemoteSession
+from melgui.desk.review import Comment, Reviewer, review
 from melgui.ui.changes.there import uncommitted_there
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.runtime.aio import TaskKeeper
-from melgui.ui.runtime.sessions import MainSession, not_in_host
+from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.runtime.theme import Colors
 
 _COLOR = {"error": "error", "warning": "warn", "note": "muted"}
@@ -78,11 +78,6 @@ class Reviews:
         """Review `target`; the findings go to the chat shown when it started."""
         if self.session is None or self.chat is None:
             return
-        if isinstance(self.session, RemoteSession):
-            self.chat.show_note(
-                not_in_host("/review (the reviewer reads with this window's own connection)")
-            )
-            return
         work = self._run(self.session, self.chat, target)
         self.tasks.spawn(work, what="reviewing the changes")
 
@@ -111,7 +106,7 @@ class Reviews:
         await view.reload()
         return view
 
-    async def _run(self, session: AgentSession, chat: ChatView, target: str) -> None:
+    async def _run(self, session: MainSession, chat: ChatView, target: str) -> None:
         colors = self.colors
         if not target:
             view = await self.open(chat)
@@ -134,7 +129,7 @@ class Reviews:
 
 
 async def review_into(
-    chat: ChatView, colors: Colors, session: AgentSession, folder: str, target: str
+    chat: ChatView, colors: Colors, session: Reviewer, folder: str, target: str
 ) -> None:
     """Review `target` in `folder` with `session`'s model; the findings go into `chat`."""
     transcript = chat.transcript

@@ -2,7 +2,8 @@
 (`melgui --with-host`): its turn runs in the host, its approval is answered in the window,
 "Keep running in the background" leaves its turn going, and the next window takes it back
 as its main conversation (not as a pane), with what ran meanwhile in it once and the
-question it asked meanwhile answered there. What the host does not carry says why."""
+question it asked meanwhile answered there. Retry, the role and plan mode go there.
+(Its checkpoints, context meter, pins and /review: test_window_host_cards.py.)"""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_the_main_conversation_runs_in_the_host_and_asks_on_its_card(
     session = window.session
     assert isinstance(session, RemoteSession) and session.source == "main"
     label = window.findChild(QLabel, "hostedLabel")
-    assert label is not None and "Rewind" in label.toolTip()
+    assert label is not None and "Keep running in the background" in label.toolTip()
 
     async def scenario() -> None:
         type_prompt(qtbot, window, "write notes")
@@ -164,7 +165,7 @@ def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes
     assert view.client.gaps == []
 
 
-def test_what_the_host_does_not_carry_says_why_and_retry_goes_there(
+def test_retry_and_the_role_go_to_the_host(
     host: HostProcess,
     scripted_relay: ScriptedRelay,
     make_window: Any,
@@ -178,22 +179,6 @@ def test_what_the_host_does_not_carry_says_why_and_retry_goes_there(
     assert isinstance(session, RemoteSession)
 
     async def scenario() -> None:
-        type_prompt(qtbot, window, "/pin the API is v2")
-        assert window.chat.note_label.text() == (
-            "Not available while the conversation runs in the melgui host: /pin."
-        )
-        type_prompt(qtbot, window, "/review")
-        assert "Not available while the conversation runs in the melgui host: /review" in (
-            window.chat.note_label.text()
-        )
-        meter = window.status.context_meter
-        assert meter.bar.format() == "Context: in the melgui host"
-        assert meter.bar.toolTip().startswith("Not available while the conversation runs")
-        meter.detailsRequested.emit()  # the context's breakdown
-        assert window.status.currentMessage() == (
-            "Not available while the conversation runs in the melgui host: "
-            "the context's breakdown and pins."
-        )
         type_prompt(qtbot, window, "ask")
         await wait_until(lambda: "First answer." in shown(window) and not session.busy, 30)
 

@@ -146,9 +146,10 @@ def test_a_loop_there_worker_in_a_git_folder_works_in_its_own_worktree_there(
         pane = run(scenario())
         assert pane.worktree_there is not None
         worktree = pane.worktree_there.worktree
-        # Closed while the host there runs. Closed after it stopped, the window's close
-        # waits on the dead link past the scenario's bound: a fault still open.
-        run(window.aclose())
+    # Closed after the host there stopped: the link's supervisor may be ending the dead
+    # connection just then, and the close must not wait on it (3.11's wait_for lost the
+    # close's cancel there, and the supervisor reconnected and pinged forever).
+    run(window.aclose())
     assert worktree.branch == "melgui/1-write-b"
     assert worktree.path.is_relative_to(tmp_path / "box-home" / "data" / "worktrees")
     assert pane.session.loop.cwd == str(worktree.path)  # the host's loop works in it

@@ -25,6 +25,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
 
+from melgui.core.deadline import within
 from melgui.tools.mcp.oauth.grants import auth_method
 from melgui.tools.mcp.oauth.provider import ServerProvider
 from melgui.tools.mcp.oauth.settings import OAuthSettings
@@ -84,8 +85,8 @@ class Callback:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
-            while (await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
+            line = (await within(reader.readline(), 10)).decode("latin-1")
+            while (await within(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
                 pass
             target = line.split(" ")[1] if line.count(" ") >= 2 else ""
             parts = urlsplit(target)
@@ -227,7 +228,7 @@ class BrowserSignIn:
         if callback is None:
             raise SignInError("the sign-in did not start")
         try:
-            return await asyncio.wait_for(asyncio.shield(callback.result), self.timeout)
+            return await within(asyncio.shield(callback.result), self.timeout)
         except TimeoutError:
             self.failure = f"the browser did not come back within {self.timeout:g} s"
             raise SignInError(self.failure) from None
