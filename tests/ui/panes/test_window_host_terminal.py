@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.core.terminal.pty_session import process_alive
+from melgui.host.client import HostClient
 from melgui.host.main import describe_status
 from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes.terminal.pane import TerminalPane
@@ -128,7 +129,13 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
     # The next window shows the pane again, its screen from what the host kept (and not
     # the remote view's terminal, though it is of the same folder and no view hears it).
     again = make_window(relay_settings(scripted_relay))
-    run(attach_host(again, run(host.client("window again"))))
+    started: list[HostProcess] = []
+
+    async def a_new_host() -> HostClient:  # when this one ends: in the same runtime folder
+        started.append(HostProcess(host.runtime).start())
+        return await started[-1].client("window again")
+
+    view = run(attach_host(again, run(host.client("window again")), a_new_host))
     back = terminal_pane(again)
     assert isinstance(back.pty, RemotePty) and back.pty.term_id == term_id
     run(wait_until(lambda: "first-42" in screen(back), timeout=30))
@@ -150,6 +157,19 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
     if (shot := shots("terminal-host-killed.png")) is not None:
         run(asyncio.sleep(0.3))
         again.grab().save(str(shot))
+
+    # The window goes on with a new host, and its next terminal runs there.
+    try:
+        run(wait_until(lambda: view.restarts == 1, timeout=60))
+        info = run(again.pane_manager.start_terminal("echo in-the-new-host-$((2+3)); exec cat"))
+        fresh = again.pane_manager.pane(info.id)
+        assert isinstance(fresh, TerminalPane) and isinstance(fresh.pty, RemotePty)
+        run(wait_until(lambda: "in-the-new-host-5" in screen(fresh), timeout=30))
+        assert started[0].process is not None
+        assert started[0].process.pid in ancestors(fresh.pty.host_pid)
+    finally:
+        for process in started:
+            process.stop()
 
 
 def test_quit_anyway_ends_the_windows_terminals_in_the_host(
