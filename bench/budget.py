@@ -66,6 +66,11 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "host: launch to first window painted, with host / window alone",
         "host: idle RSS, window + host / window alone",
     ),
+    "bench_host_terminal.py": (
+        "terminal via host: longest stall in a 50 MB flood",
+        "terminal via host: pane throughput / emulator alone",
+        "terminal via host: flood time / the same pane in the window",
+    ),
     "bench_long_history.py": (
         "history: first paint of 1,000 messages",
         "history: first paint, 10,000 ÷ 1,000 messages",

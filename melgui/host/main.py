@@ -151,6 +151,10 @@ def describe_status(status: dict[str, Any], now: float | None = None) -> str:
             )
     if not status["sessions"]:
         lines.append("  no sessions")
+    for term in status.get("terminals") or []:  # terminal panes' programs, kept here
+        code = term.get("exit_code")
+        state = "running" if code is None else f"ended ({code})"
+        lines.append(f"  terminal {term['term']}  {term['folder']}  {term['title']}  [{state}]")
     if any(s["approvals"] for s in status["sessions"]):
         lines.append("Open melgui on the folder (melgui --with-host FOLDER) to answer.")
     return "\n".join(lines)

@@ -321,6 +321,7 @@ class HostServer:
             "version": wire.VERSION,
             "views": sum(1 for c in self.connections if c is not view),  # not the asker
             "sessions": [s.describe() for s in self.host.sessions.values()],
+            "terminals": self.terminals.list(asker=view),
         }
 
     async def _shutdown(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 #    discarded there from the window's Changes view.
 # 10: session/rewind, context/measure, context/pin, context/unpin, session/preface (the
 #    main conversation's Rewind, context meter, pins and a file's Reject on its card).
-PROTOCOL = 10
+# 11: term/open's source, term/list's folder, and each terminal's source, views, pid and
+#    pipes; host/status's terminals; term/open's folder as a real path: the local host's
+#    terminal panes (a window opened with --with-host) come back in the next window.
+PROTOCOL = 11
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -309,3 +309,11 @@ class RemoteHosts:
         places, self._places = self._places, {}
         for place in places.values():
             await place.link.aclose()
+
+
+def host_word(task: str, names: list[str]) -> tuple[str | None, str]:
+    """A task that begins `@NAME ` (a configured host) runs there: (NAME, the rest)."""
+    word, _, rest = task.strip().partition(" ")
+    if word.startswith("@") and word[1:] in names and rest.strip():
+        return word[1:], rest.strip()
+    return None, task

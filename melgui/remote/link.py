@@ -33,10 +33,10 @@ from melgui.core.hooks.there import HooksSummary
 from melgui.core.hooks.watch import HooksHeard
 from melgui.core.processes import kill_unreaped, spawn
 from melgui.host.client import HostClient, HostGone, VersionRefused
-from melgui.host.wire import MAX_LINE, PAYLOAD, RpcError, widen_pipe
+from melgui.host.wire import MAX_LINE, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal
 from melgui.remote.heartbeat import DEAD_AFTER, HEARTBEAT, until_dead
-from melgui.remote.remote_pty import HUNG_UP, RemotePty
+from melgui.remote.remote_pty import HostTerminals, RemotePty, TerminalUnavailable
 from melgui.remote.target import Target
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,9 @@ class Link:
         self._last_stderr: list[str] = []  # what ssh said when a connection failed
         self._last_exit = ""
         self._acks: set[asyncio.Task[None]] = set()
-        self._terminals: dict[str, RemotePty] = {}  # open terminal panes' programs there
+        # Open terminal panes' programs there (remote_pty.py, shared with the window's
+        # view of the local host).
+        self.terminals = HostTerminals(target.label, lambda: self.current, lambda: self.state)
         # Heard on each connection, first or again, before calls are sent again (the
         # sessions whose loop runs there reattach: link_client.py).
         self.on_connect: list[Callable[[HostClient], Awaitable[None]]] = []
@@ -204,8 +206,7 @@ class Link:
             raise
         self._connection = connection
         self._adopt(connection, attached)
-        for pty in list(self._terminals.values()):
-            await self._attach_terminal(connection, pty)
+        await self.terminals.attach_all(client)
         for hook in list(self.on_connect):
             await hook(client)
         self._connected.set()
@@ -239,8 +240,8 @@ class Link:
                 if call.host is not None:
                     self._fail(call_id, f"the melgui host on {self.target.label} stopped "
                                f"while {call.said} ran; it may have finished there")  # fmt: skip
-            self._end_terminals(f"the melgui host on {self.target.label} stopped; the "
-                                "program ended with it")  # fmt: skip
+            self.terminals.end_all(f"the melgui host on {self.target.label} stopped; the "
+                                   "program ended with it")  # fmt: skip
             self._last_seq = 0
         self._host = host
         for result in attached["results"]:
@@ -375,19 +376,8 @@ class Link:
         elif method == "mcp/changed" and params.get("host") == connection.host:
             if self.on_mcp is not None:
                 self.on_mcp(str(params.get("folder")), list(params.get("servers") or []))
-        elif method.startswith("term/"):
-            pty = self._terminals.get(str(params.get("term")))
-            if pty is None:
-                return
-            if method == "term/output":
-                pty.output(int(params["at"]), bytes(params[PAYLOAD]))
-            elif method == "term/exit":
-                self._terminals.pop(pty.term_id, None)
-                pty.stderr = str(params.get("stderr") or "")
-                pty.ended(int(params["code"]))
-            elif method == "term/closed":
-                self._terminals.pop(pty.term_id, None)
-                pty.ended(HUNG_UP, "the terminal was closed on the remote")
+        else:
+            self.terminals.heard(method, params)
 
     async def restore_checkpoints(
         self,
@@ -437,53 +427,12 @@ class Link:
         `pipes`, on plain pipes there (an ACP agent's stdio: its bytes as they are, its
         stderr kept apart and told at its end). Raises LinkError saying why it could not
         start."""
-        connection = self._connection
-        if connection is None:
-            raise LinkError(f"not connected to {self.target.label} now: {self.state}")
         try:
-            opened = await connection.client.call(
-                "term/open", folder=folder, command=command, columns=columns, rows=rows,
-                env=env or {}, **({"argv": argv} if argv else {}),
-                **({"pipes": True} if pipes else {}),
-            )  # fmt: skip
-        except RpcError as exc:
-            raise LinkError(f"{self.target.label}: {exc.message}") from None
-        except (HostGone, ConnectionError):
-            raise LinkError(f"the connection to {self.target.label} dropped") from None
-        pty = RemotePty(self, str(opened["term"]), str(opened["title"]), columns, rows, pipes=pipes)
-        self._terminals[pty.term_id] = pty
-        await self._attach_terminal(connection, pty)
-        return pty
-
-    async def _attach_terminal(self, connection: _Connection, pty: RemotePty) -> None:
-        """Hear the terminal from the offset this side has (again, after a drop)."""
-        try:
-            await connection.client.call(
-                "term/attach", term=pty.term_id, since=pty.offset, columns=pty.columns,
-                rows=pty.rows,
-            )  # fmt: skip
-        except RpcError:  # the host has no such terminal any more
-            self._terminals.pop(pty.term_id, None)
-            pty.ended(HUNG_UP, "the terminal was closed on the remote")
-            return
-        except (HostGone, ConnectionError):
-            return  # the next reconnect attaches it
-        pty.reattached()
-
-    def terminal_notify(self, method: str, **params: object) -> bool:
-        connection = self._connection
-        if connection is None:
-            return False
-        connection.client.notify(method, **params)
-        return True
-
-    def forget_terminal(self, term_id: str) -> None:
-        self._terminals.pop(term_id, None)
-
-    def _end_terminals(self, note: str) -> None:
-        terminals, self._terminals = self._terminals, {}
-        for pty in terminals.values():
-            pty.ended(HUNG_UP, note)
+            return await self.terminals.open(
+                folder, command, columns, rows, env, argv=argv, pipes=pipes
+            )
+        except TerminalUnavailable as exc:
+            raise LinkError(str(exc)) from None
 
     def _deliver(self, connection: _Connection, result: dict[str, Any]) -> None:
         call_id = str(result["call_id"])
@@ -549,7 +498,7 @@ class Link:
             self._say("lost")
             for hook in list(self.on_lost):
                 hook(why)
-        self._end_terminals(f"{why}; the program may still run there")
+        self.terminals.end_all(f"{why}; the program may still run there")
         for call_id, call in list(self._calls.items()):
             if call.host is None:
                 self._fail(call_id, f"{call.said} did not run: {why}")

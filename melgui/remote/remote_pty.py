@@ -13,6 +13,18 @@ Across a drop, the program runs on there and its output is kept; the reattach sa
 offset this side has, and the host sends what follows. Output that starts past that offset
 (more was missed than the host keeps) resets the screen first (ESC c), then redraws it from
 the kept tail. Keys typed while the link is down are sent once it is back.
+
+HostTerminals are the terminals one view has in a melgui host, whichever way it is
+reached: a remote folder's host over its link (link.py), or the user's own host over its
+socket (a window opened with --with-host: ui/window/host_view.py). One implementation of
+the term/* side of a view: open, attach again from the offset this side has, hear output,
+exits and closes, and end every program's pane in plain words when the host is gone.
+
+    terminals = HostTerminals("the melgui host", lambda: client)
+    client.on_notification = terminals.heard            # term/output, term/exit, …
+    pty = await terminals.open("/p", None, 100, 30)      # read by the usual pane and reader
+    kept = await terminals.kept("/p")                    # what the host kept for the folder
+    await terminals.adopt(client, kept[0], 100, 30)      # its pane again, from the kept tail
 """
 
 from __future__ import annotations
@@ -25,7 +37,11 @@ import fcntl
 import logging
 import os
 import signal
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from melgui.host.client import HostClient, HostGone
+from melgui.host.wire import PAYLOAD, RpcError
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +72,10 @@ class RemotePty:
         rows: int,
         *,
         pipes: bool = False,
+        host_pid: int = 0,
     ) -> None:
+        """`host_pid`: the program's pid when its host runs on this machine (0: elsewhere,
+        or not known), for reading its jobs here; never waited on."""
         self.link = link
         self.term_id = term_id
         self.title = title
@@ -78,6 +97,9 @@ class RemotePty:
         # output (it would be no protocol line), and its stderr's tail comes at its end.
         self.pipes = pipes
         self.stderr = ""
+        self.host_pid = host_pid
+        # Keep running in the background: closing the pane leaves the program to the host.
+        self.kept = False
 
     # -- what the pane's reader uses (as PtySession) -------------------------------------
 
@@ -156,8 +178,10 @@ class RemotePty:
     # -- life ----------------------------------------------------------------------------
 
     def terminate(self) -> None:
-        """Hang up the program there (the host ends it and everything it started)."""
-        self.link.terminal_notify("term/close", term=self.term_id)
+        """Hang up the program there (the host ends it and everything it started); when
+        `kept`, only stop hearing it (it runs on there, for the next view)."""
+        if not self.kept:
+            self.link.terminal_notify("term/close", term=self.term_id)
         self.link.forget_terminal(self.term_id)
         self.ended(HUNG_UP)
 
@@ -231,7 +255,7 @@ class RemotePty:
                 break
             del self._pending[:written]
         self._stop_waiting(fd)
-        self._acknowledge()
+        self._acknowledge(ACK_STEP)  # an ack per message would halve a flood's pace
         if self._exit is not None:  # all of it is in the pipe: the reader sees the end
             os.close(fd)
             self._write_fd = None
@@ -255,6 +279,163 @@ class RemotePty:
             self._waiting_writable = False
             with contextlib.suppress(RuntimeError, ValueError, OSError):
                 asyncio.get_running_loop().remove_writer(fd)
+
+
+CLOSED_THERE = "the terminal was closed on the remote"
+
+
+class TerminalUnavailable(Exception):
+    """A terminal could not be opened or listed; the message says why."""
+
+
+class HostTerminals:
+    def __init__(
+        self,
+        label: str,
+        current: Callable[[], HostClient | None],
+        state: Callable[[], str] = lambda: "closed",
+        *,
+        here: bool = False,
+        source: str = "",
+    ) -> None:
+        """`label`: the host in words; `current`: its client while connected; `here`: the
+        host runs on this machine (a program's pid there is one here: its jobs can be read
+        for the quit question)."""
+        self.label = label
+        self._current = current
+        self._state = state
+        self.here = here
+        self.source = source  # term/open's: whose terminals term/list gives back (kept())
+        self.open_ptys: dict[str, RemotePty] = {}
+        self.closed_note = CLOSED_THERE
+
+    def _client(self) -> HostClient:
+        client = self._current()
+        if client is None:
+            raise TerminalUnavailable(f"not connected to {self.label} now: {self._state()}")
+        return client
+
+    async def open(
+        self,
+        folder: str,
+        command: str | None,
+        columns: int,
+        rows: int,
+        env: dict[str, str] | None = None,
+        *,
+        argv: list[str] | None = None,
+        pipes: bool = False,
+    ) -> RemotePty:
+        """A program in a pty in the host (the login shell there when `command` is None;
+        `argv`: exactly that program, no shell; `pipes`: on plain pipes), read here
+        through a RemotePty. Raises TerminalUnavailable saying why it could not start."""
+        client = self._client()
+        try:
+            opened = await client.call(
+                "term/open", folder=folder, command=command, columns=columns, rows=rows,
+                env=env or {}, **({"argv": argv} if argv else {}),
+                **({"pipes": True} if pipes else {}),
+                **({"source": self.source} if self.source else {}),
+            )  # fmt: skip
+        except RpcError as exc:
+            raise TerminalUnavailable(f"{self.label}: {exc.message}") from None
+        except (HostGone, ConnectionError):
+            raise TerminalUnavailable(f"the connection to {self.label} dropped") from None
+        return await self.adopt(client, opened, columns, rows, pipes=pipes)
+
+    async def kept(self, folder: str) -> list[dict[str, Any]]:
+        """The terminals the host keeps for `folder` that these opened (`source`: a window's,
+        not a remote view's) and no other view shows (`term/list`), oldest first: a new
+        window's panes again."""
+        client = self._client()
+        try:
+            listed = await client.call("term/list", folder=os.path.realpath(folder))
+        except RpcError as exc:
+            raise TerminalUnavailable(f"{self.label}: {exc.message}") from None
+        except (HostGone, ConnectionError):
+            raise TerminalUnavailable(f"the connection to {self.label} dropped") from None
+        terminals: list[dict[str, Any]] = listed["terminals"]
+        mine = [t for t in terminals if t.get("source") == self.source and not t.get("pipes")]
+        return [t for t in mine if not t.get("views")]
+
+    async def adopt(
+        self,
+        client: HostClient,
+        described: dict[str, Any],
+        columns: int,
+        rows: int,
+        *,
+        pipes: bool = False,
+    ) -> RemotePty:
+        """A terminal the host has (`term/open`'s or `term/list`'s entry), heard here from
+        its start or the kept tail (a reset first when that is not its start)."""
+        pid = int(described.get("pid") or 0) if self.here else 0
+        pty = RemotePty(self, str(described["term"]), str(described["title"]), columns, rows,
+                        pipes=pipes, host_pid=pid)  # fmt: skip
+        self.open_ptys[pty.term_id] = pty
+        await self.attach(client, pty)
+        return pty
+
+    async def attach(self, client: HostClient, pty: RemotePty) -> None:
+        """Hear the terminal from the offset this side has (again, after a drop)."""
+        try:
+            await client.call(
+                "term/attach", term=pty.term_id, since=pty.offset, columns=pty.columns,
+                rows=pty.rows,
+            )  # fmt: skip
+        except RpcError:  # the host has no such terminal any more
+            self.open_ptys.pop(pty.term_id, None)
+            pty.ended(HUNG_UP, self.closed_note)
+            return
+        except (HostGone, ConnectionError):
+            return  # the next reconnect attaches it
+        pty.reattached()
+
+    async def attach_all(self, client: HostClient) -> None:
+        for pty in list(self.open_ptys.values()):
+            await self.attach(client, pty)
+
+    def heard(self, method: str, params: dict[str, Any]) -> None:
+        """A notification from the host: term/* ones for these terminals are taken."""
+        if not method.startswith("term/"):
+            return
+        pty = self.open_ptys.get(str(params.get("term")))
+        if pty is None:
+            return
+        if method == "term/output":
+            pty.output(int(params["at"]), bytes(params[PAYLOAD]))
+        elif method == "term/exit":
+            self.open_ptys.pop(pty.term_id, None)
+            pty.stderr = str(params.get("stderr") or "")
+            pty.ended(int(params["code"]))
+        elif method == "term/closed":
+            self.open_ptys.pop(pty.term_id, None)
+            pty.ended(HUNG_UP, self.closed_note)
+
+    # -- what a RemotePty asks of its link ------------------------------------------------
+
+    def terminal_notify(self, method: str, **params: object) -> bool:
+        client = self._current()
+        if client is None or client.gone:
+            return False
+        client.notify(method, **params)
+        return True
+
+    def forget_terminal(self, term_id: str) -> None:
+        self.open_ptys.pop(term_id, None)
+
+    def end_all(self, note: str) -> None:
+        """The host is gone (or the link lost for good): each pane says why its program
+        ended."""
+        terminals, self.open_ptys = self.open_ptys, {}
+        for pty in terminals.values():
+            pty.ended(HUNG_UP, note)
+
+    def keep_running(self) -> None:
+        """The window goes and these programs stay in the host for the next one: closing
+        their panes detaches them instead of ending them."""
+        for pty in self.open_ptys.values():
+            pty.kept = True
 
 
 def _b64(data: bytes) -> str:

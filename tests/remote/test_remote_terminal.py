@@ -20,7 +20,7 @@ from pathlib import Path
 from melgui.core.terminal.reader import PtyReader
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.remote.link import Link
-from melgui.remote.remote_pty import HUNG_UP, RESET, RemotePty
+from melgui.remote.remote_pty import ACK_STEP, HUNG_UP, RESET, RemotePty
 from tests.remote.fixtures import box_link, make_link, until
 from tests.remote.local_target import box_host, host_pid
 
@@ -154,7 +154,11 @@ async def test_output_past_what_this_side_has_resets_the_screen_first() -> None:
         got = pty.read()
         assert got == b"abc" + RESET + b"xyzw"
         assert pty.offset == 14
-        assert heard.sent[-1] == ("term/ack", {"term": "t1", "through": 14})
+        assert heard.sent == []  # a few bytes: no acknowledgement (the host's window is far)
+        pty.output(14, b"x" * ACK_STEP)  # in the pipe: acknowledged, all that came so far
+        assert heard.sent == [("term/ack", {"term": "t1", "through": 14 + ACK_STEP})]
+        while pty.read():
+            pass
         pty.ended(0)
         assert pty.read() == b"" and pty.eof and pty.poll() == 0
     finally:

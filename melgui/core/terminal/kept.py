@@ -39,6 +39,9 @@ RING = 8 * 1024 * 1024  # output kept for a view that comes back
 WINDOW = 4 * 1024 * 1024  # output sent to a view and not yet acknowledged
 CHUNK = 256 * 1024  # bytes per output message
 EXIT_POLL_S = 0.05
+# Output read within this long of the last message waits for the next: a pty gives ~4 KiB
+# a read, and a message each (a wake-up and the view's work) would cap a flood's pace.
+SEND_GAP_S = 0.002
 
 
 class View(Protocol):
@@ -68,6 +71,9 @@ class KeptTerminal:
     exit_code: int | None = None
     viewers: list[_Viewer] = field(default_factory=list)
     reading_fd: int | None = None
+    source: str = ""  # who opened it ("window": a --with-host window's pane), for term/list
+    sent_at: float = 0.0  # loop time of the last output sent
+    send_later: asyncio.TimerHandle | None = None
 
     @property
     def end(self) -> int:
@@ -80,9 +86,12 @@ class KeptTerminal:
             "title": self.title,
             "end": self.end,
             "exit_code": self.exit_code,
+            "pid": self.pty.pid,  # on the host's machine: a view there reads its jobs
+            "source": self.source,
         }
         if isinstance(self.pty, PipedProgram):
             described["stderr"] = self.pty.stderr_text()
+            described["pipes"] = True
         return described
 
 
@@ -111,6 +120,7 @@ class KeptTerminals:
         *,
         argv: list[str] | None = None,
         pipes: bool = False,
+        source: str = "",
     ) -> KeptTerminal:
         """`argv`: run exactly that, no shell; `pipes`: on plain pipes, no pty (its stdout's
         bytes as they are, its stderr kept apart: PipedProgram)."""
@@ -128,13 +138,19 @@ class KeptTerminals:
             title = " ".join(argv)
         else:
             title = command.strip() if command else os.path.basename(login_shell())
-        term = KeptTerminal(f"t{next(self._numbers)}-{pty.pid}", folder, title, pty)
+        term = KeptTerminal(f"t{next(self._numbers)}-{pty.pid}", folder, title, pty, source=source)
         self._terminals[term.id] = term
         self._read(term)
         return term
 
-    def list(self) -> list[dict[str, Any]]:
-        return [term.describe() for term in self._terminals.values()]
+    def list(self, folder: str | None = None, asker: View | None = None) -> list[dict[str, Any]]:
+        """Every terminal (of `folder` when given), oldest first, with how many views
+        other than `asker` hear it (`views`: a pane another window shows stays its own)."""
+        return [
+            {**term.describe(), "views": sum(v.view is not asker for v in term.viewers)}
+            for term in self._terminals.values()
+            if folder is None or term.folder == folder
+        ]
 
     def attach(
         self, term_id: str, view: View, since: int | None, size: tuple[int, int] | None = None
@@ -179,6 +195,8 @@ class KeptTerminals:
         if term is None:
             return
         self._stop_reading(term)
+        if term.send_later is not None:
+            term.send_later.cancel()
         self._spawn(asyncio.to_thread(term.pty.close, 0.5))
         for viewer in term.viewers:
             viewer.view.notify("term/closed", {"term": term.id})
@@ -241,7 +259,7 @@ class KeptTerminals:
                 break
             got += len(data)
             self._keep(term, data)
-            self._pump(term)
+        self._pump_soon(term)
         if term.pty.eof or term.pty.closed:
             self._stop_reading(term)
             self._spawn(self._wait_exit(term))
@@ -257,13 +275,27 @@ class KeptTerminals:
             del term.ring[:over]
             term.start += over
 
+    def _pump_soon(self, term: KeptTerminal) -> None:
+        """Send now, or with what follows when a message went out less than SEND_GAP_S
+        ago (a key's echo goes at once; a flood goes in fewer, larger messages)."""
+        loop = asyncio.get_running_loop()
+        wait = term.sent_at + SEND_GAP_S - loop.time()
+        if wait <= 0:
+            self._pump(term)
+        elif term.send_later is None:
+            term.send_later = loop.call_later(wait, self._pump, term)
+
     def _pump(self, term: KeptTerminal) -> None:
+        if term.send_later is not None:
+            term.send_later.cancel()
+            term.send_later = None
         for viewer in term.viewers:
             while viewer.sent < term.end and viewer.sent - viewer.acked < self.window:
                 begin = viewer.sent - term.start
                 piece = bytes(term.ring[begin : begin + CHUNK])
                 viewer.view.notify("term/output", {"term": term.id, "at": viewer.sent}, piece)
                 viewer.sent += len(piece)
+                term.sent_at = asyncio.get_running_loop().time()
             if term.exit_code is not None and viewer.sent == term.end and not viewer.told_exit:
                 viewer.told_exit = True
                 ended = {"term": term.id, "code": term.exit_code, "at": term.end}
@@ -305,7 +337,7 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
     takes (view, params). Bad params raise KeyError, TypeError or TerminalError."""
 
     async def open_(view: View, params: dict[str, Any]) -> Any:
-        folder = str(params["folder"])
+        folder = os.path.realpath(str(params["folder"]))
         if not os.path.isdir(folder):
             raise TerminalError(f"{folder!r} is not a folder on this host")
         command = params.get("command")
@@ -314,7 +346,7 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
         argv = [str(part) for part in params.get("argv") or []] or None
         term = terminals.open(
             folder, str(command) if command else None, columns, rows, env,
-            argv=argv, pipes=bool(params.get("pipes")),
+            argv=argv, pipes=bool(params.get("pipes")), source=str(params.get("source") or ""),
         )  # fmt: skip
         return term.describe()  # the view attaches once it knows the id: nothing unheard
 
@@ -342,7 +374,9 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
         return {}
 
     async def list_(view: View, params: dict[str, Any]) -> Any:
-        return {"terminals": terminals.list()}
+        folder = params.get("folder")
+        wanted = os.path.realpath(str(folder)) if folder else None
+        return {"terminals": terminals.list(wanted, view)}
 
     return {
         "term/open": open_,

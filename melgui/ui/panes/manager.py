@@ -29,14 +29,16 @@ from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
-from melgui.remote.hosts import Place
+from melgui.remote.hosts import Place, host_word
 from melgui.remote.link import LinkError
+from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.panes import worker_worktrees
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.pane_losses import losses_of, short
+from melgui.ui.panes.terminal import elsewhere
 from melgui.ui.panes.terminal.pane import CLOSE_GRACE_MS, TerminalPane
 from melgui.ui.panes.worker_worktrees import WorktreeThere
 from melgui.ui.runtime.aio import TaskKeeper
@@ -44,7 +46,6 @@ from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 Pane = TerminalPane | AgentPane
-REMOTE_COLUMNS, REMOTE_ROWS = 100, 30  # a remote terminal's first size, until it is shown
 RETIRE_THERE_S = 5.0  # how long the window's close waits on removing worktrees there
 
 
@@ -83,14 +84,6 @@ class RemotePlaces(Protocol):
     def agent_factory(self, place: Place) -> AcpFactory:
         """ACP agent panes whose agent runs at `place`."""
         ...
-
-
-def host_word(task: str, names: list[str]) -> tuple[str | None, str]:
-    """A task that begins `@NAME ` (a configured host) runs there: (NAME, the rest)."""
-    word, _, rest = task.strip().partition(" ")
-    if word.startswith("@") and word[1:] in names and rest.strip():
-        return word[1:], rest.strip()
-    return None, task
 
 
 class PaneError(Exception):
@@ -141,6 +134,7 @@ class PaneManager(QObject):
         # one a remote folder is on, where its terminals open.
         self.remote: RemotePlaces | None = None
         self.home: str | None = None
+        self.host: HostTerminals | None = None  # --with-host: the terminals run in the host
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -174,6 +168,26 @@ class PaneManager(QObject):
         return self.add_terminal(
             TerminalPane(command, self.cwd, env=self.terminal_env), title, layout
         )
+
+    async def start_terminal(self, command: str | None, layout: object = "tab") -> PaneInfo:
+        """A terminal where this window's terminals run: on a remote folder's host, in the
+        melgui host this window is a view of (--with-host), or in this window."""
+        command = command if command and command.strip() else None
+        home, host = self.home, self.host
+        there = home or "the melgui host"
+        try:
+            if home is not None:
+                pane = await elsewhere.on_place(await self._places().place(home), command)
+            elif host is not None:
+                pane = await elsewhere.in_host(host, self.cwd, command, self.terminal_env)
+            else:
+                return self.open_terminal(command, layout)
+        except (LinkError, TerminalUnavailable) as exc:
+            raise PaneError(f"Could not open a terminal on {there}: {exc}") from exc
+        if self._shut:
+            pane.close_now()  # the window closed meanwhile: the program ends with it
+        title = short(command) if command else elsewhere.program(pane)
+        return self.add_terminal(pane, f"{title} @{home}" if home else title, layout, home or HERE)
 
     def add_terminal(
         self, pane: TerminalPane, title: str, layout: object, where: str = HERE
@@ -239,24 +253,6 @@ class PaneManager(QObject):
             info, task, model, layout, there.worktree if there else None,
             places.worker_factory(place), there=there, note=note,
         )  # fmt: skip
-
-    async def open_remote_terminal(
-        self, host: str, command: str | None, layout: object = "tab"
-    ) -> PaneInfo:
-        """A terminal whose program runs on `host`, in its folder (the login shell there
-        when `command` is None); it runs on there across a drop of the link."""
-        try:
-            place = await self._places().place(host)
-            pty = await place.link.open_terminal(
-                place.folder, command, REMOTE_COLUMNS, REMOTE_ROWS, place.env
-            )
-        except LinkError as exc:
-            raise PaneError(f"Could not open a terminal on {host}: {exc}") from exc
-        title = f"{short(command) if command else pty.title} @{host}"
-        pane = TerminalPane(
-            command, place.folder, columns=REMOTE_COLUMNS, rows=REMOTE_ROWS, pty=pty
-        )
-        return self.add_terminal(pane, title, layout, where=host)
 
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
         """A worker given `task`, on `model` or the current one, in the project folder."""

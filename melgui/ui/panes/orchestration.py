@@ -86,12 +86,8 @@ class Orchestration:
             return self._open_agent_pane(agent, layout)
         if host is not None and command is not None:
             command = f"@{host} {command}"  # not an agent: the command as it was given
-        try:
-            home = self.manager.home  # a remote folder's terminals run there
-            if home is not None:
-                info = await self.manager.open_remote_terminal(home, command, layout)
-            else:
-                info = self.manager.open_terminal(command, layout)
+        try:  # a remote folder's terminals run there, a host view's in the melgui host
+            info = await self.manager.start_terminal(command, layout)
         except PaneError as exc:
             raise ToolError(str(exc)) from exc
         pane = self.manager.pane(info.id)

@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextlib
 import os
 
+from melgui.core.terminal.pty_session import session_members
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss, session_losses
+from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.terminal.pane import TerminalPane
@@ -21,12 +23,18 @@ def losses_of(pane: TerminalPane | AgentPane, where: str) -> list[Loss]:
         return _acp_losses(pane.acp, where)
     if isinstance(pane, AgentPane):
         return session_losses(pane.session, where)()
-    if pane.pty is None or not pane.alive:
+    pty = pane.pty
+    if pty is None or not pane.alive:
         return []
-    if pane.command is None and not _jobs(pane.pty.pid, pane.pty.session_pids()):
+    there = ""
+    pid, pids = pty.pid, pty.session_pids()
+    if isinstance(pty, RemotePty) and pty.host_pid:  # in the melgui host, on this machine
+        there = " in the melgui host"
+        pid, pids = pty.host_pid, session_members(pty.host_pid)
+    if pane.command is None and not _jobs(pid, pids):
         return []
     what = pane.command or "a program started in the shell"
-    return [Loss("process", where, f"{short(what)} is still running")]
+    return [Loss("process", where, f"{short(what)} is still running{there}")]
 
 
 def short(text: str, limit: int = 40) -> str:

@@ -59,7 +59,7 @@ def ask_about_losses(
 
 
 class Background(Protocol):
-    """Work that can go on without the window (sessions in the melgui host)."""
+    """Work that can go on without the window (sessions and terminals in the melgui host)."""
 
     def offered(self) -> bool: ...
 
@@ -97,7 +97,10 @@ class QuitGuard(QObject):
             also = None
             if background is not None and background.offered():
                 also = (KEEP_RUNNING, self._keep_running)
-                question += "\n(Agents in the melgui host can keep running without the window.)"
+                question += (
+                    "\n(Agents and terminals in the melgui host can keep running without "
+                    "the window.)"
+                )
             self.dialog = ask_about_losses(
                 self._window, losses, question, "Quit anyway", self._quit_anyway, also
             )

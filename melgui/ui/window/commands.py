@@ -288,8 +288,8 @@ def about(window: CommandHost) -> None:
 
 def new_terminal(window: CommandHost, command: str | None = None) -> None:
     manager = window.pane_manager
-    if manager.home is not None:  # a remote folder: the terminal runs there
-        window.tasks.spawn(_remote_terminal(window, manager.home, command), what="a terminal")
+    if manager.home is not None or manager.host is not None:  # it runs in a host
+        window.tasks.spawn(_terminal_in_host(window, command), what="a terminal")
         return
     try:
         info = window.pane_manager.open_terminal(command, "tab")
@@ -299,10 +299,11 @@ def new_terminal(window: CommandHost, command: str | None = None) -> None:
     window.pane_manager.area.focus_pane(info.id)
 
 
-async def _remote_terminal(window: CommandHost, host: str, command: str | None) -> None:
-    """Opened in the background (the link may be reconnecting); a failure is said."""
+async def _terminal_in_host(window: CommandHost, command: str | None) -> None:
+    """Opened in the background (a remote folder's link may be reconnecting, the melgui
+    host answers in its own time); a failure is said."""
     try:
-        info = await window.pane_manager.open_remote_terminal(host, command)
+        info = await window.pane_manager.start_terminal(command)
     except Exception as exc:  # PaneError and start-up failures: say so, keep going
         window.status.showMessage(f"Cannot open a terminal: {exc}", 15000)
         return

@@ -31,6 +31,7 @@ from melgui.host.place import PlaceError
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
+from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.checkpoints.actions import CheckpointActions
@@ -40,6 +41,7 @@ from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.remote.remote_side import There
+from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.quit_guard import QuitGuard
@@ -60,6 +62,7 @@ HOSTED_NOTE = (
     "Keep running in the background. Not available while it runs there: the preview "
     "before a compaction (the host compacts without it)."
 )
+ENDED_WITH_HOST = "the melgui host stopped; the program ended with it"
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."
 )
@@ -234,8 +237,22 @@ class HostView:
         self.main_back = False  # the main conversation the host kept came back as such
         self.start_host = start or attach_or_start
         self.restarts = 0  # new hosts this view started (or attached to) after one ended
+        # Terminal panes' programs run in this machine's host too (the remote link's way,
+        # one code); a remote folder's terminals go through its own link (RemoteSide).
+        self.terminals = HostTerminals(
+            "the melgui host", self._local_client,
+            lambda: self.gone or "connected", here=True, source="window",
+        )  # fmt: skip
+        if isinstance(client, HostClient):
+            client.on_notification = self.terminals.heard
+            window.pane_manager.host = self.terminals
         client.on_gone = self._gone
         window.guard.background = self
+
+    def _local_client(self) -> HostClient | None:
+        """The connection to this machine's host, while it is up."""
+        client = self.client
+        return client if isinstance(client, HostClient) and not client.gone else None
 
     def worker(
         self, role: str, model: str, source: str, worktree: Worktree | None = None
@@ -316,6 +333,27 @@ class HostView:
         window.tasks.spawn(self._fill(sessions), what="reopened conversations' history")
         return len(mine)
 
+    async def reopen_terminals(self) -> int:
+        """A pane for each terminal the host kept for this folder while no window showed
+        it, its screen drawn again from what the host kept; returns how many."""
+        window = self._window()
+        assert window is not None
+        client = self._local_client()
+        if client is None:
+            return 0  # a remote folder's: its terminals come back through its link
+        manager = window.pane_manager
+        try:
+            kept = await self.terminals.kept(window.project_folder())
+        except TerminalUnavailable:
+            return 0
+        for n, described in enumerate(kept):
+            if manager.closed:
+                return n  # the window is closing: the host keeps them
+            pty = await self.terminals.adopt(client, described, *FIRST_SIZE)
+            pane = pane_of(pty, None, window.project_folder())
+            manager.add_terminal(pane, pty.title, "tab")
+        return len(kept)
+
     async def _fill(self, sessions: list[RemoteSession]) -> None:
         """The rest of each reopened conversation, one session at a time, once the window
         has painted their ends."""
@@ -331,11 +369,13 @@ class HostView:
     # -- Keep running in the background ------------------------------------------------
 
     def offered(self) -> bool:
-        return not self.gone and any(s.busy for s in self.sessions)
+        busy = any(s.busy for s in self.sessions)
+        return not self.gone and (busy or bool(self.terminals.open_ptys))
 
     def keep_running(self) -> None:
         for session in self.sessions:
             session.keep_running = True
+        self.terminals.keep_running()
 
     async def leave(self) -> None:
         """The window closes: a main conversation in the host there is left to it (its
@@ -359,6 +399,7 @@ class HostView:
         (each session there ended its turn saying why); one that restarted there is
         reached again by the link itself."""
         self.gone = reason
+        self.terminals.end_all(ENDED_WITH_HOST)
         window = self._window()
         if window is None:
             return
@@ -377,6 +418,7 @@ class HostView:
         self.client, self.gone = client, ""
         self.restarts += 1
         client.on_gone = self._gone
+        client.on_notification = self.terminals.heard  # new terminals open in the new host
 
 
 async def attach_host(
@@ -420,9 +462,12 @@ async def take_view(window: MainWindow, view: HostView, attached: str) -> HostVi
     after `attached`."""
     window.host_view = view
     count = await view.reopen_running()
+    terminals = await view.reopen_terminals()
     back = ["the main conversation is back"] if view.main_back else []
     if count:
         back.append(f"{count} agent(s) that kept running are back in panes")
+    if terminals:
+        back.append(f"{terminals} terminal(s) that kept running are back in panes")
     if back:
         window.status.showMessage(f"{attached}: {'; '.join(back)}.")
     return view
