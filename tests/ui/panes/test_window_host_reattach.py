@@ -141,3 +141,41 @@ async def _settled(client: Any, session: str) -> bool:
     """The host's session is idle, or waits for an answer."""
     listed = {s["id"]: s for s in await client.call("session/list")}
     return not listed[session]["busy"] or bool(listed[session]["approvals"])
+
+
+def test_a_session_closed_while_the_window_reattaches_is_left_out(
+    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    folder = window.project_folder()
+
+    async def three_workers() -> list[str]:
+        client = await host.client("opener")
+        try:
+            opened = [await client.call("session/open", folder=folder) for _ in range(3)]
+            for session in opened:
+                await client.call("session/detach", session=session["id"])
+        finally:
+            await client.aclose()
+        return [session["id"] for session in opened]
+
+    ids = run(three_workers())
+    client = run(host.client("window"))
+    listing = client.call
+
+    async def call(method: str, **params: Any) -> Any:
+        answer = await listing(method, **params)
+        if method == "session/list":  # another view closes the second meanwhile
+            other = await host.client("other view")
+            try:
+                await other.call("session/close", session=ids[1])
+            finally:
+                await other.aclose()
+        return answer
+
+    client.call = call  # type: ignore[method-assign]
+    run(attach_host(window, client))
+    shown = [remote(p).session_id for _, p in window.pane_manager.panes()]
+    assert shown == [ids[0], ids[2]]
+    assert "2 agent(s) that kept running are back in panes" in window.status.currentMessage()
+    assert client.gaps == []
