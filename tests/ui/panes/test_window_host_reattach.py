@@ -173,7 +173,7 @@ def test_a_session_closed_while_the_window_reattaches_is_left_out(
                 await other.aclose()
         return answer
 
-    client.call = call  # type: ignore[method-assign]
+    client.call = call
     run(attach_host(window, client))
     shown = [remote(p).session_id for _, p in window.pane_manager.panes()]
     assert shown == [ids[0], ids[2]]
