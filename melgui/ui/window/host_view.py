@@ -271,11 +271,10 @@ class HostView:
         # The main conversation's chat is on screen too: its last page comes with the
         # front pane's, in the same request.
         first = await self._reattach([*([main] if main else []), *mine[:1]])
-        kept = first.pop(0) if main is not None and first else None
-        reopened: list[RemoteSession] = []
-        if mine and first:
-            reopened.append(first[0])
-            pane = self._reopen_pane(window, mine[0], first[0])
+        kept = next((s for s in first if main and s.session_id == main["id"]), None)
+        reopened = [s for s in first if s is not kept]
+        if reopened:
+            pane = self._reopen_pane(window, mine[0], reopened[0])
             await painted(pane, PAINT_WAIT)  # a frame shows it before the rest is built
         window = self._window()
         if window is None or window.pane_manager.closed:
