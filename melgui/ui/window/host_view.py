@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 from shiboken6 import isValid
 
@@ -321,8 +321,9 @@ class HostView:
         opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
         pane = window.pane_manager.pane(opened.id)
         chat = getattr(pane, "chat", None)
-        if chat is not None:  # drawn again once the whole conversation is in
-            session.on_whole = chat.redraw_history
+        if chat is not None:  # drawn again once the whole conversation is in, on the next
+            # tick: the taking of it and the drawing are two short stalls, not one long one
+            session.on_whole = lambda: QTimer.singleShot(0, chat, chat.redraw_history)
         session.ask_again()  # its questions waiting: in the pane and the window's queue
         return pane if isinstance(pane, QWidget) else None
 
