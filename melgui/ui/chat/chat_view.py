@@ -108,7 +108,9 @@ class ChatView(QWidget):
         )
         self.welcome.promptChosen.connect(self._use_suggestion)
         self.welcome.settingsRequested.connect(lambda: self.actionRequested.emit("settings", ""))
-        self.welcome.setHidden(not draw)  # shown by the owner's drawing if it draws nothing
+        # Shown by the owner's drawing (or the one when shown) if it draws nothing: not
+        # placed meanwhile on each resize of a pane opening on a conversation.
+        self.welcome.setHidden(not draw or when_shown)
         self.empty_note = self.welcome.note
         self.instructions_label = QLabel(self)  # the project instruction files in force
         self.instructions_label.setWordWrap(True)

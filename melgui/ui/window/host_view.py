@@ -19,7 +19,9 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QLabel, QWidget
+from shiboken6 import isValid
 
 from melgui.core.config.settings import Settings
 from melgui.core.deadline import within
@@ -55,6 +57,7 @@ MAIN = "main"  # the source of a window's main conversation
 FILL_AFTER = 0.25  # seconds
 LEAVE_WITHIN = 3.0  # seconds a closing window waits to tell the host there it left
 # (the app gives the whole close 5 s: melgui/ui/app.py shutdown)
+PAINT_WAIT = 0.1  # seconds the front pane has to paint before the others are built
 
 
 HOSTED_NOTE = (
@@ -294,7 +297,12 @@ class HostView:
         """The main conversation of this folder the host kept running (or kept open) while
         no window was attached, as the window's main conversation again (a new one in the
         host when there is none), and a pane for each worker session; returns how many
-        panes (`main_back`: whether the main conversation came back)."""
+        panes (`main_back`: whether the main conversation came back).
+
+        What is on screen comes first: the first worker's pane (in front when the window
+        shows none yet) is attached and built alone, with its last page, and painted; then
+        the main conversation is switched, then the other sessions are attached and their
+        panes built behind, one per tick; the rest of every conversation follows."""
         window = self._window()
         assert window is not None
         listed = await self.client.call("session/list")
@@ -306,32 +314,64 @@ class HostView:
         main = next((s for s in mine if s.get("source") == MAIN), None)
         if main is not None:
             mine.remove(main)
-        back = [*([main] if main else []), *mine]
-        sessions = (
-            await RemoteSession.reattach(self.client, back, page=REATTACH_PAGE) if back else []
-        )
-        returning = sessions[1:] if main else sessions
-        if main is not None:
-            self.sessions.add(sessions[0])
+        # The main conversation's chat is on screen too: its last page comes with the
+        # front pane's, in the same request.
+        first = await self._reattach([*([main] if main else []), *mine[:1]])
+        kept = next((s for s in first if main and s.session_id == main["id"]), None)
+        reopened = [s for s in first if s is not kept]
+        if reopened:
+            pane = self._reopen_pane(window, mine[0], reopened[0])
+            await painted(pane, PAINT_WAIT)  # a frame shows it before the rest is built
+        window = self._window()
+        if window is None or window.pane_manager.closed:
+            return len(reopened)  # the window is closing: the host keeps the sessions
+        if kept is not None:
+            self.sessions.add(kept)
             self.main_back = True
-        take_host_main(window, sessions[0] if main else None, self.there)
-        if not mine:
-            if main is not None:
-                window.tasks.spawn(self._fill(sessions), what="the conversation's history")
-            return 0
-        for n, (described, session) in enumerate(zip(mine, returning, strict=True)):
-            if n:  # one pane per tick: the first, in front, paints before the rest are built
+        take_host_main(window, kept, self.there)
+        behind = await self._reattach(mine[1:]) if len(mine) > 1 else []
+        for n, session in enumerate(behind):
+            if n:  # one pane per tick: the window paints between them
                 await asyncio.sleep(0)
-                if window.pane_manager.closed:
-                    return n  # the window is closing: the host keeps the sessions
-            self._returning = [session]
-            opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
-            pane = window.pane_manager.pane(opened.id)
-            chat = getattr(pane, "chat", None)
-            if chat is not None:  # drawn again once the whole conversation is in
-                session.on_whole = chat.redraw_history
-        window.tasks.spawn(self._fill(sessions), what="reopened conversations' history")
-        return len(mine)
+            if window.pane_manager.closed:
+                break  # the window is closing: the host keeps the sessions
+            described = next(d for d in mine if d["id"] == session.session_id)
+            self._reopen_pane(window, described, session)
+            reopened.append(session)
+        whole = [*([kept] if kept is not None else []), *reopened]
+        if whole and not window.pane_manager.closed:
+            what = "reopened conversations' history" if reopened else "the conversation's history"
+            window.tasks.spawn(self._fill(whole), what=what)
+        return len(reopened)
+
+    async def _reattach(self, described: list[dict[str, Any]]) -> list[RemoteSession]:
+        """The sessions `described` (of `session/list`) attached with their last page, in
+        that order; one the host closed since the list was read is left out."""
+        if not described:
+            return []
+        try:
+            return await RemoteSession.reattach(self.client, described, page=REATTACH_PAGE)
+        except RpcError:  # one of them is gone (closed in another view): each alone
+            if len(described) == 1:
+                return []
+        sessions = []
+        for one in described:
+            sessions += await self._reattach([one])
+        return sessions
+
+    def _reopen_pane(
+        self, window: MainWindow, described: dict[str, Any], session: RemoteSession
+    ) -> QWidget | None:
+        """A worker pane on `session`, which the host kept running; returns the pane."""
+        self._returning = [session]
+        opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
+        pane = window.pane_manager.pane(opened.id)
+        chat = getattr(pane, "chat", None)
+        if chat is not None:  # drawn again once the whole conversation is in, on the next
+            # tick: the taking of it and the drawing are two short stalls, not one long one
+            session.on_whole = lambda: QTimer.singleShot(0, chat, chat.redraw_history)
+        session.ask_again()  # its questions waiting: in the pane and the window's queue
+        return pane if isinstance(pane, QWidget) else None
 
     async def reopen_terminals(self) -> int:
         """A pane for each terminal the host kept for this folder while no window showed
@@ -471,6 +511,34 @@ async def take_view(window: MainWindow, view: HostView, attached: str) -> HostVi
     if back:
         window.status.showMessage(f"{attached}: {'; '.join(back)}.")
     return view
+
+
+class _FirstPaint(QObject):
+    """Resolves `done` when the widget it watches paints."""
+
+    def __init__(self, done: asyncio.Future[None]) -> None:
+        super().__init__()
+        self.done = done
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and not self.done.done():
+            self.done.set_result(None)
+        return False
+
+
+async def painted(widget: QWidget | None, limit: float) -> None:
+    """Until `widget` has painted (a frame of the window shows it), `limit` seconds at
+    most: a widget not on screen may never paint."""
+    if widget is None or not widget.isVisible():
+        return
+    watch = _FirstPaint(asyncio.get_running_loop().create_future())
+    widget.installEventFilter(watch)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await within(watch.done, limit)
+    finally:
+        if isValid(widget):  # closed meanwhile: its filters went with it
+            widget.removeEventFilter(watch)
 
 
 async def attach_or_start() -> HostClient:
