@@ -149,7 +149,7 @@ def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: i
 
     from melgui.core.config.settings import Settings
     from melgui.ui.runtime.qt_loop import QtEventLoop
-    from melgui.ui.window.host_view import attach_host
+    from melgui.ui.window.host_view.view import attach_host
     from melgui.ui.window.main_window import build_main_window
 
     print(f"5. reattach: a window to a host with {sessions} sessions of {count:,} messages")

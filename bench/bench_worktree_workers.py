@@ -45,7 +45,7 @@ from melgui.core.protocol.catalog import DEFAULT_MODES  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.panes.orchestration import Orchestration  # noqa: E402
 from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
-from melgui.ui.window.host_view import HostView  # noqa: E402
+from melgui.ui.window.host_view.view import HostView  # noqa: E402
 from melgui.ui.window.main_window import MainWindow, build_main_window  # noqa: E402
 from tests.fakes import (  # noqa: E402
     RecordedRequest,

@@ -102,7 +102,7 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
 
 async def _attach_host(window: MainWindow) -> None:
     from melgui.host.client import VersionRefused
-    from melgui.ui.window.host_view import attach_host
+    from melgui.ui.window.host_view.view import attach_host
 
     try:
         await attach_host(window)

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window import host_view
-from melgui.ui.window.host_view import HostView, attach_host
+from melgui.ui.window.host_view import view as host_view
+from melgui.ui.window.host_view.view import HostView, attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.projects import git

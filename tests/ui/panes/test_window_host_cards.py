@@ -24,7 +24,7 @@ from melgui.core.config.trust import FolderTrust
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.checkpoints.dialogs import RewindDialog
 from melgui.ui.window.context_meter import short
-from melgui.ui.window.host_view import attach_host
+from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.window import hover_message, relay_settings, type_prompt, wait_until

@@ -24,7 +24,7 @@ from melgui.core.agent.session import AgentSession
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window.host_view import HostView, attach_host
+from melgui.ui.window.host_view.view import HostView, attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.agent_loops import assert_valid
 from tests.fakes.host_process import HostProcess, host_env, runtime_dir

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window.host_view import attach_host
+from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.window import relay_settings, type_prompt, wait_until

@@ -16,8 +16,8 @@ from PySide6.QtCore import QEvent
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window import host_view
-from melgui.ui.window.host_view import attach_host
+from melgui.ui.window.host_view import view as host_view
+from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.window import relay_settings, wait_until

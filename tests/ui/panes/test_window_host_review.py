@@ -13,7 +13,7 @@ import pytest
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.changes.view import ChangesView
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window.host_view import HostView
+from melgui.ui.window.host_view.view import HostView
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.projects import git

@@ -20,7 +20,7 @@ from melgui.host.client import HostClient
 from melgui.host.main import describe_status
 from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes.terminal.pane import TerminalPane
-from melgui.ui.window.host_view import attach_host
+from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.window import relay_settings, wait_until

@@ -28,7 +28,7 @@ from melgui.core.config.settings import RemoteHost, Settings
 from melgui.host.remote_session import RemoteSession
 from melgui.remote.connect import given_host_argv, open_link
 from melgui.remote.target import parse_folder
-from melgui.ui.window.host_view import HOSTED_NOTE
+from melgui.ui.window.host_view.main_conversation import HOSTED_NOTE
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.window import relay_settings, type_prompt, wait_until

@@ -8,7 +8,7 @@ needs (`RemoteSide(panes, desk, ...)`) and gives it to its panes (`panes.remote`
   stay here (the window is told, `opened(url, elsewhere)`, and starts a conversation on
   them); a folder on a configured host takes its settings, and with its `loop_there` the
   main conversation's loop runs there too (`take_main`: the window becomes a view of the
-  host there: melgui/ui/window/host_view.py `attach_there`);
+  host there: melgui/ui/window/host_view/view.py `attach_there`);
 - a host's MCP servers start there on its first use; their tools are offered to the
   sessions whose tools run there, one that did not start is said (`say`: under the
   chat), and the MCP panel lists them (`desk.mcp_there`), with a remote folder's own
@@ -257,7 +257,7 @@ class RemoteSide:
     def take_main(self, attach: Attach, tasks: TaskKeeper) -> None:
         """The window's main conversation runs in melgui's host there from when the link
         is open, when the folder's host says `loop_there`: `attach` makes the window that
-        host's view (melgui/ui/window/host_view.py `attach_there`)."""
+        host's view (melgui/ui/window/host_view/view.py `attach_there`)."""
         reach = self.main_there()
         if reach is not None:
             tasks.spawn(self._attach(attach, reach), what=f"the loop on {self.url}")

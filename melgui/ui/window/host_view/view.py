@@ -1,11 +1,7 @@
-"""The window as a view of the melgui host: its main conversation and worker panes'
-sessions run in the host (RemoteSession), quitting can leave them running in the
-background, and when the host ends a new one takes them over (`take_over`).
-
-The main conversation is taken when the window attaches (the one the host kept for the
-folder, or the one shown, continued there: `take_host_main`) and followed as the host
-runs it (`follow_hosted`): the history is the host's, the chat is drawn again from each
-snapshot, and what the window cannot do to it yet is said.
+"""The window as a view of a melgui host: its main conversation and worker panes'
+sessions, and its terminals' programs, run in the host (this machine's, or a remote
+folder's host there when that folder's loop runs there), and quitting can leave them
+running in the background.
 
     view = await attach_host(window)     # starts a host when none runs
 """
@@ -16,39 +12,26 @@ import asyncio
 import contextlib
 import os
 import weakref
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid
 
 from melgui.core.config.settings import Settings
 from melgui.core.deadline import within
-from melgui.core.protocol.messages import Conversation
-from melgui.core.store.resume import Resumed
 from melgui.core.worktrees.model import Worktree
-from melgui.host.client import HostClient, HostGone, VersionRefused
-from melgui.host.place import PlaceError
+from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
-from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.paging import HISTORY_PAGE
-from melgui.ui.checkpoints.actions import CheckpointActions
-from melgui.ui.history import ConversationHistory
-from melgui.ui.history.conversations import open_resumed
-from melgui.ui.history.sidebar import HistorySidebar
-from melgui.ui.inspector.inspector import Inspector
-from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
-from melgui.ui.runtime.aio import TaskKeeper
-from melgui.ui.runtime.bridge import SessionBridge
-from melgui.ui.runtime.quit_guard import QuitGuard
-from melgui.ui.runtime.sessions import MainSession
-from melgui.ui.window.status_line import StatusLine
+from melgui.ui.window.host_view.host_end import HostStarter, say_ended, take_over
+from melgui.ui.window.host_view.main_conversation import MainWindow, take_host_main
 
 # Reopened sessions come with their last page of messages (what the chat paints first);
 # the rest follows a session at a time, after the window has painted.
@@ -58,159 +41,7 @@ FILL_AFTER = 0.25  # seconds
 LEAVE_WITHIN = 3.0  # seconds a closing window waits to tell the host there it left
 # (the app gives the whole close 5 s: melgui/ui/app.py shutdown)
 PAINT_WAIT = 0.1  # seconds the front pane has to paint before the others are built
-
-
-HOSTED_NOTE = (
-    "This conversation runs in the melgui host: it goes on when the window closes with "
-    "Keep running in the background. Not available while it runs there: the preview "
-    "before a compaction (the host compacts without it)."
-)
 ENDED_WITH_HOST = "the melgui host stopped; the program ended with it"
-NOT_MOVED = (
-    "This conversation's turn runs in this window; the next conversation runs in the melgui host."
-)
-# The host's end (`say_ended`, `take_over`): a new host takes the conversations over.
-HOST_ENDED = (
-    "The melgui host stopped unexpectedly: the turns it ran were cut off and the programs "
-    "they ran ended with it. Starting a new host; the conversations reopen from the journal."
-)
-# Said in a conversation's chat until the new host's copy is drawn.
-CUT = (
-    "The melgui host stopped unexpectedly: this conversation's turn was cut off and the "
-    "programs it ran ended with the host. It reopens in a new host from the journal; what "
-    "was being written is lost."
-)
-IDLE = (
-    "The melgui host stopped unexpectedly. This conversation reopens in a new host from "
-    "the journal."
-)
-# A pane's header, for a turn that ran.
-TURN_ENDED = "its turn ended with the melgui host, and the programs it ran too"
-# Said after the new host's copy is drawn, for a conversation with no turn cut (the host
-# says its own words of a cut one).
-REOPENED = (
-    "The melgui host stopped unexpectedly; this conversation reopened in a new host from "
-    "the journal."
-)
-NOT_REOPENED = (
-    "The melgui host stopped unexpectedly and the new host did not reopen this "
-    "conversation (it was not in its journal). Its conversation is kept in the history."
-)
-NO_NEW_HOST = "No new melgui host could start: the conversation goes on in this window."
-NO_NEW_HOST_NOTE = (
-    "The melgui host stopped unexpectedly and no new host could start ({why}). This "
-    "conversation goes on in this window, reopened from the history: the programs its turn "
-    "ran ended with the host, as did the worker panes' agents."
-)
-WORKER_KEPT = (
-    "No new melgui host could start: this worker ended with the host. Its conversation is "
-    "kept in the history."
-)
-# Starts a new host, or attaches to the one another view started (the window's is
-# HostClient.attach_or_start's).
-HostStarter = Callable[[], Awaitable[HostClient]]
-NOT_MOVED_THERE = (
-    "This conversation goes on in this window; the next one runs in melgui's host on {there}."
-)
-
-
-class Window(Protocol):
-    """What the main conversation in the host uses of the main window."""
-
-    session: MainSession
-    bridge: SessionBridge
-    chat: ChatView
-    inspector: Inspector
-    status: StatusLine
-    history: HistorySidebar
-    history_keeper: ConversationHistory
-    checkpoint_actions: CheckpointActions
-    host_view: HostView | None
-
-    def replace_session(
-        self,
-        conversation: Conversation,
-        failures: tuple[()] = (),
-        cid: str | None = None,
-        hosted: RemoteSession | None = None,
-    ) -> None: ...
-
-    def open_conversation(self, resumed: Resumed) -> None: ...
-
-
-def take_host_main(window: Window, kept: RemoteSession | None, there: str = "") -> None:
-    """The window became a view of the melgui host: its main conversation runs there from
-    now on: `kept`, the one the host kept for this folder, or the one shown now, continued
-    there (a new one when it has no message yet; a turn running here ends here). The host
-    on a remote folder's machine (`there`) has not this machine's history: a conversation
-    begun here goes on here."""
-    local = window.session
-    if isinstance(local, RemoteSession):
-        return
-    if kept is not None:
-        window.replace_session(kept.conversation, hosted=kept)
-        window.chat.follow_calls(kept.thread.calls())  # a question waiting: on its card
-        kept.ask_again()  # and in the window's queue
-        return
-    if local.busy or (there and local.conversation.messages):
-        said = NOT_MOVED_THERE.format(there=there) if there else NOT_MOVED
-        window.status.showMessage(said, 15000)
-        return
-    recording = window.history_keeper.journal.current
-    begun = recording is not None and bool(local.conversation.messages)
-    cid = recording.conversation_id if recording is not None and begun else None
-    window.replace_session(local.conversation, cid=cid)
-
-
-def follow_history_and_checkpoints(window: Window, session: MainSession) -> None:
-    """The history records the main conversation shown now and the checkpoints' actions
-    follow it; for one in the melgui host, see `follow_hosted`."""
-    if isinstance(session, RemoteSession):
-        follow_hosted(window, session)
-    else:
-        window.history_keeper.follow(session, window.bridge.recorder.listen)
-        window.checkpoint_actions.follow(session, window.chat, window.inspector)
-
-
-def follow_hosted(window: Window, session: RemoteSession) -> None:
-    """A main conversation in the melgui host, shown now: the host records it in the
-    history (the sidebar points at it and is read again after each turn), its chat is
-    drawn again from each snapshot the host sends, and the checkpoints' actions (Rewind,
-    Undo on cards, the review bar) ask the host, which took the checkpoints."""
-    window.history_keeper.follow_elsewhere(session.conversation_id)
-    window.checkpoint_actions.follow(session, window.chat, window.inspector)
-    chat, history = window.chat, window.history
-
-    def took() -> None:
-        if session is window.session:
-            history.set_current(session.conversation_id or None)
-            chat.redraw_history()
-            chat.follow_calls(session.thread.calls())
-
-    session.on_snapshot = session.on_whole = took
-    window.bridge.busyChanged.connect(lambda busy: None if busy else history.refresh())
-    status = window.status
-    if status.findChild(QLabel, "hostedLabel") is None:  # said once, on the status bar
-        view = window.host_view
-        there = f" on {view.there}" if view is not None and view.there else ""
-        label = QLabel(f"Runs in the melgui host{there}", status)
-        label.setObjectName("hostedLabel")
-        label.setToolTip(HOSTED_NOTE)
-        status.addPermanentWidget(label)
-
-
-class MainWindow(Window, Protocol):
-    """What this module uses of the main window (and what its main conversation in the
-    host uses: hosted_main.Window)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    guard: QuitGuard
-    tasks: TaskKeeper
-    pane_manager: Any
-
-    def project_folder(self) -> str: ...
 
 
 class HostView:
@@ -554,117 +385,3 @@ def _connection(settings: Settings) -> dict[str, str]:
         "relay_stream_path": settings.relay_stream_path,
         "openai_base_url": settings.openai_base_url,
     }
-
-
-# -- the host's end: said, a new host, each conversation reopened there -------------------
-
-
-def say_ended(window: MainWindow, viewed: list[RemoteSession]) -> list[RemoteSession]:
-    """The host ended: said on the status bar, and in each conversation it ran for this
-    window (its turn, if one ran, ends; its questions go); returns them."""
-    window.status.showMessage(HOST_ENDED)
-    for session in viewed:
-        ran = session.busy or bool(session.loop.pending_approvals())
-        session.host_ended(CUT if ran else IDLE, TURN_ENDED)
-    return viewed
-
-
-async def take_over(
-    window: MainWindow, view: HostView, ended: HostClient, viewed: list[RemoteSession]
-) -> None:
-    """Start a new host (or attach to the one another view started) and go on there with
-    each conversation viewed here; with none, the main conversation goes on here."""
-    try:
-        client = await view.start_host()
-    except (OSError, VersionRefused, PlaceError) as exc:
-        await ended.aclose()
-        if view.client is ended:
-            fall_back(window, viewed, str(exc))
-        return
-    await ended.aclose()
-    if window.pane_manager.closed or view.client is not ended:
-        await client.aclose()  # the window closed meanwhile: the host ends when idle
-        return
-    view.took_over(client)
-    try:
-        there = {s["id"] for s in await client.call("session/list")}
-        reopened = [await _rejoin(window, view, session, there) for session in viewed]
-    except (HostGone, OSError, RpcError):
-        return  # that host ended too: its own end is said, and handled, the same way
-    window.status.showMessage(_reopened_message(reopened))
-
-
-async def _rejoin(
-    window: MainWindow, view: HostView, session: RemoteSession, there: set[str]
-) -> str:
-    """`session` goes on in the new host: "main", "worker", or "" when it could not."""
-    main = session is window.session
-    if session.session_id not in there:
-        if not main:
-            session.end(NOT_REOPENED)
-            return ""
-        # The history's conversation (repaired as it is read), continued in the new host.
-        window.replace_session(session.conversation, cid=session.conversation_id or None)
-        return "main"
-    said = await session.rejoin(view.client)
-    view.sessions.add(session)
-    chat = window.chat if main else _chat_of(window, session)
-    if chat is not None:  # drawn again from the new host's copy (the main one already is)
-        if not main:
-            chat.redraw_history()
-            chat.follow_calls(session.thread.calls())
-        chat.transcript.add_notice(said or REOPENED, chat.colors.warn)
-    return "main" if main else "worker"
-
-
-def fall_back(window: MainWindow, viewed: list[RemoteSession], why: str) -> None:
-    """No new host: the main conversation goes on in this window, from the history (where
-    the host recorded it), and new workers run here too."""
-    window.host_view = None
-    window.guard.background = None
-    label = window.status.findChild(QLabel, "hostedLabel")
-    if label is not None:  # nothing runs in the melgui host any more
-        window.status.removeWidget(label)
-        label.deleteLater()
-    window.status.showMessage(NO_NEW_HOST)
-    main = window.session
-    for session in viewed:
-        if session is not main:
-            session.end(WORKER_KEPT)
-    if not isinstance(main, RemoteSession):  # a turn that ran here (NOT_MOVED) goes on
-        return
-    history = window.history_keeper
-    cid = main.conversation_id
-    resumed = open_resumed(history.store, cid, window.history) if cid else None
-    if resumed is None:  # not recorded yet: what the window holds, made valid
-        conversation = Conversation(list(main.conversation.messages))
-        conversation.repair_pairing()
-        window.replace_session(conversation)
-    else:
-        history.journal.expect(cid, resumed.conversation, resumed.tool_calls)
-        window.open_conversation(resumed)
-    window.chat.transcript.add_notice(NO_NEW_HOST_NOTE.format(why=why), window.chat.colors.warn)
-
-
-def _chat_of(window: MainWindow, session: RemoteSession) -> ChatView | None:
-    """The chat of the worker pane that shows `session`."""
-    for _, pane in window.pane_manager.panes():
-        if isinstance(pane, AgentPane) and pane.session is session:
-            return pane.chat
-    return None
-
-
-def _reopened_message(reopened: list[str]) -> str:
-    """What the new host took over, in one line."""
-    parts = []
-    if "main" in reopened:
-        parts.append("the main conversation")
-    workers = reopened.count("worker")
-    if workers:
-        parts.append(f"{workers} worker{'s' if workers > 1 else ''}")
-    said = " and ".join(parts) or "no conversation"
-    text = f"A new melgui host runs: {said} reopened from the journal."
-    lost = reopened.count("")
-    if lost:
-        text += f" {lost} could not be reopened (said in their panes)."
-    return text

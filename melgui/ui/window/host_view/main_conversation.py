@@ -1,0 +1,137 @@
+"""The window's main conversation in a melgui host: taken when the window attaches (the
+one the host kept for the folder, or the one shown, continued there: `take_host_main`)
+and followed as the host runs it (`follow_hosted`): the history is the host's, the chat
+is drawn again from each snapshot, and what the window cannot do to it yet is said.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from PySide6.QtWidgets import QLabel
+
+from melgui.core.config.settings import Settings
+from melgui.core.protocol.messages import Conversation
+from melgui.core.store.resume import Resumed
+from melgui.host.remote_session import RemoteSession
+from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.checkpoints.actions import CheckpointActions
+from melgui.ui.history import ConversationHistory
+from melgui.ui.history.sidebar import HistorySidebar
+from melgui.ui.inspector.inspector import Inspector
+from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.quit_guard import QuitGuard
+from melgui.ui.runtime.sessions import MainSession
+from melgui.ui.window.status_line import StatusLine
+
+HOSTED_NOTE = (
+    "This conversation runs in the melgui host: it goes on when the window closes with "
+    "Keep running in the background. Not available while it runs there: the preview "
+    "before a compaction (the host compacts without it)."
+)
+NOT_MOVED = (
+    "This conversation's turn runs in this window; the next conversation runs in the melgui host."
+)
+NOT_MOVED_THERE = (
+    "This conversation goes on in this window; the next one runs in melgui's host on {there}."
+)
+
+
+class Window(Protocol):
+    """What the main conversation in the host uses of the main window."""
+
+    session: MainSession
+    bridge: SessionBridge
+    chat: ChatView
+    inspector: Inspector
+    status: StatusLine
+    history: HistorySidebar
+    history_keeper: ConversationHistory
+    checkpoint_actions: CheckpointActions
+    host_view: Any  # its HostView (view.py), when it is a view of a host
+
+    def replace_session(
+        self,
+        conversation: Conversation,
+        failures: tuple[()] = (),
+        cid: str | None = None,
+        hosted: RemoteSession | None = None,
+    ) -> None: ...
+
+    def open_conversation(self, resumed: Resumed) -> None: ...
+
+
+def take_host_main(window: Window, kept: RemoteSession | None, there: str = "") -> None:
+    """The window became a view of the melgui host: its main conversation runs there from
+    now on: `kept`, the one the host kept for this folder, or the one shown now, continued
+    there (a new one when it has no message yet; a turn running here ends here). The host
+    on a remote folder's machine (`there`) has not this machine's history: a conversation
+    begun here goes on here."""
+    local = window.session
+    if isinstance(local, RemoteSession):
+        return
+    if kept is not None:
+        window.replace_session(kept.conversation, hosted=kept)
+        window.chat.follow_calls(kept.thread.calls())  # a question waiting: on its card
+        kept.ask_again()  # and in the window's queue
+        return
+    if local.busy or (there and local.conversation.messages):
+        said = NOT_MOVED_THERE.format(there=there) if there else NOT_MOVED
+        window.status.showMessage(said, 15000)
+        return
+    recording = window.history_keeper.journal.current
+    begun = recording is not None and bool(local.conversation.messages)
+    cid = recording.conversation_id if recording is not None and begun else None
+    window.replace_session(local.conversation, cid=cid)
+
+
+def follow_history_and_checkpoints(window: Window, session: MainSession) -> None:
+    """The history records the main conversation shown now and the checkpoints' actions
+    follow it; for one in the melgui host, see `follow_hosted`."""
+    if isinstance(session, RemoteSession):
+        follow_hosted(window, session)
+    else:
+        window.history_keeper.follow(session, window.bridge.recorder.listen)
+        window.checkpoint_actions.follow(session, window.chat, window.inspector)
+
+
+def follow_hosted(window: Window, session: RemoteSession) -> None:
+    """A main conversation in the melgui host, shown now: the host records it in the
+    history (the sidebar points at it and is read again after each turn), its chat is
+    drawn again from each snapshot the host sends, and the checkpoints' actions (Rewind,
+    Undo on cards, the review bar) ask the host, which took the checkpoints."""
+    window.history_keeper.follow_elsewhere(session.conversation_id)
+    window.checkpoint_actions.follow(session, window.chat, window.inspector)
+    chat, history = window.chat, window.history
+
+    def took() -> None:
+        if session is window.session:
+            history.set_current(session.conversation_id or None)
+            chat.redraw_history()
+            chat.follow_calls(session.thread.calls())
+
+    session.on_snapshot = session.on_whole = took
+    window.bridge.busyChanged.connect(lambda busy: None if busy else history.refresh())
+    status = window.status
+    if status.findChild(QLabel, "hostedLabel") is None:  # said once, on the status bar
+        view = window.host_view
+        there = f" on {view.there}" if view is not None and view.there else ""
+        label = QLabel(f"Runs in the melgui host{there}", status)
+        label.setObjectName("hostedLabel")
+        label.setToolTip(HOSTED_NOTE)
+        status.addPermanentWidget(label)
+
+
+class MainWindow(Window, Protocol):
+    """What this module uses of the main window (and what its main conversation in the
+    host uses: hosted_main.Window)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    guard: QuitGuard
+    tasks: TaskKeeper
+    pane_manager: Any
+
+    def project_folder(self) -> str: ...
