@@ -68,8 +68,7 @@ from melgui.ui.settings.flow import (
 )
 from melgui.ui.window.commands import menu_actions, set_focus_chat_keys, slash_commands
 from melgui.ui.window.conversation_actions import retry_last, show_compacted
-from melgui.ui.window.host_view.main_conversation import follow_history_and_checkpoints
-from melgui.ui.window.host_view.view import HostView, attach_there
+from melgui.ui.window.host_view.view import HostView, attach_there, follow_history_and_checkpoints
 from melgui.ui.window.layout_state import HISTORY_WIDTH, LayoutKeeper, add_dock, insert_below
 from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.plan_mode import PlanModeControl

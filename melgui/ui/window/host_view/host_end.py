@@ -78,6 +78,8 @@ class Successor(Protocol):
 
     def took_over(self, client: HostClient) -> None: ...
 
+    def let_go(self) -> None: ...
+
 
 def say_ended(window: MainWindow, viewed: list[RemoteSession]) -> list[RemoteSession]:
     """The host ended: said on the status bar, and in each conversation it ran for this
@@ -99,7 +101,7 @@ async def take_over(
     except (OSError, VersionRefused, PlaceError) as exc:
         await ended.aclose()
         if view.client is ended:
-            fall_back(window, viewed, str(exc))
+            fall_back(window, view, viewed, str(exc))
         return
     await ended.aclose()
     if window.pane_manager.closed or view.client is not ended:
@@ -137,11 +139,10 @@ async def _rejoin(
     return "main" if main else "worker"
 
 
-def fall_back(window: MainWindow, viewed: list[RemoteSession], why: str) -> None:
+def fall_back(window: MainWindow, view: Successor, viewed: list[RemoteSession], why: str) -> None:
     """No new host: the main conversation goes on in this window, from the history (where
     the host recorded it), and new workers run here too."""
-    window.host_view = None
-    window.guard.background = None
+    view.let_go()
     label = window.status.findChild(QLabel, "hostedLabel")
     if label is not None:  # nothing runs in the melgui host any more
         window.status.removeWidget(label)

@@ -38,6 +38,13 @@ NOT_MOVED_THERE = (
 )
 
 
+class Hosting(Protocol):
+    """The window's view of a host (view.py's HostView), as its main conversation reads it."""
+
+    @property
+    def there(self) -> str: ...  # the machine, for a remote folder's host there
+
+
 class Window(Protocol):
     """What the main conversation in the host uses of the main window."""
 
@@ -49,7 +56,9 @@ class Window(Protocol):
     history: HistorySidebar
     history_keeper: ConversationHistory
     checkpoint_actions: CheckpointActions
-    host_view: Any  # its HostView (view.py), when it is a view of a host
+
+    @property
+    def host_view(self) -> Hosting | None: ...
 
     def replace_session(
         self,
@@ -84,16 +93,6 @@ def take_host_main(window: Window, kept: RemoteSession | None, there: str = "") 
     begun = recording is not None and bool(local.conversation.messages)
     cid = recording.conversation_id if recording is not None and begun else None
     window.replace_session(local.conversation, cid=cid)
-
-
-def follow_history_and_checkpoints(window: Window, session: MainSession) -> None:
-    """The history records the main conversation shown now and the checkpoints' actions
-    follow it; for one in the melgui host, see `follow_hosted`."""
-    if isinstance(session, RemoteSession):
-        follow_hosted(window, session)
-    else:
-        window.history_keeper.follow(session, window.bridge.recorder.listen)
-        window.checkpoint_actions.follow(session, window.chat, window.inspector)
 
 
 def follow_hosted(window: Window, session: RemoteSession) -> None:

@@ -13,7 +13,7 @@ import contextlib
 import os
 import weakref
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
@@ -30,8 +30,14 @@ from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
+from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.window.host_view.host_end import HostStarter, say_ended, take_over
-from melgui.ui.window.host_view.main_conversation import MainWindow, take_host_main
+from melgui.ui.window.host_view.main_conversation import (
+    MainWindow,
+    Window,
+    follow_hosted,
+    take_host_main,
+)
 
 # Reopened sessions come with their last page of messages (what the chat paints first);
 # the rest follows a session at a time, after the window has painted.
@@ -44,6 +50,12 @@ PAINT_WAIT = 0.1  # seconds the front pane has to paint before the others are bu
 ENDED_WITH_HOST = "the melgui host stopped; the program ended with it"
 
 
+class ViewedWindow(MainWindow, Protocol):
+    """The main window, whose view of a host this is."""
+
+    host_view: HostView | None
+
+
 class HostView:
     """The window's view of a melgui host: this machine's (`client`: a HostClient), or
     the one on a remote folder's machine (a LinkClient over the folder's link: `there`,
@@ -52,7 +64,7 @@ class HostView:
 
     def __init__(
         self,
-        window: MainWindow,
+        window: ViewedWindow,
         client: HostClient | LinkClient,
         *,
         there: str = "",
@@ -107,7 +119,7 @@ class HostView:
         return self._start(window, model, role, MAIN, conversation=conversation)
 
     def _start(
-        self, window: MainWindow, model: str, role: str, source: str, **where: Any
+        self, window: ViewedWindow, model: str, role: str, source: str, **where: Any
     ) -> RemoteSession:
         """A new session of the host on the window's folder and connection, viewed here."""
         if self.api_key is not None:
@@ -191,7 +203,7 @@ class HostView:
         return sessions
 
     def _reopen_pane(
-        self, window: MainWindow, described: dict[str, Any], session: RemoteSession
+        self, window: ViewedWindow, described: dict[str, Any], session: RemoteSession
     ) -> QWidget | None:
         """A worker pane on `session`, which the host kept running; returns the pane."""
         self._returning = [session]
@@ -284,6 +296,14 @@ class HostView:
         viewed = say_ended(window, [s for s in self.sessions if s.session_id in ended.sessions])
         window.tasks.spawn(take_over(window, self, ended, viewed), what="starting a new host")
 
+    def let_go(self) -> None:
+        """No host any more (none could start after this one ended): the window is no
+        view of one, and quitting asks of nothing in a host."""
+        window = self._window()
+        if window is not None and window.host_view is self:
+            window.host_view = None
+            window.guard.background = None
+
     def took_over(self, client: HostClient) -> None:
         """`client`, to the new host, is this view's from now on."""
         self.client, self.gone = client, ""
@@ -292,8 +312,18 @@ class HostView:
         client.on_notification = self.terminals.heard  # new terminals open in the new host
 
 
+def follow_history_and_checkpoints(window: Window, session: MainSession) -> None:
+    """The history records the main conversation shown now and the checkpoints' actions
+    follow it; for one in the melgui host, see `follow_hosted`."""
+    if isinstance(session, RemoteSession):
+        follow_hosted(window, session)
+    else:
+        window.history_keeper.follow(session, window.bridge.recorder.listen)
+        window.checkpoint_actions.follow(session, window.chat, window.inspector)
+
+
 async def attach_host(
-    window: MainWindow, client: HostClient | None = None, start: HostStarter | None = None
+    window: ViewedWindow, client: HostClient | None = None, start: HostStarter | None = None
 ) -> HostView:
     """Attach to the user's host (starting one when none runs; `client`: one connected
     already; `start`: how a new host is started when this one ends); the window's worker
@@ -307,7 +337,7 @@ async def attach_host(
 
 
 async def attach_there(
-    window: MainWindow, reach: Awaitable[There | None], api_key: str | None
+    window: ViewedWindow, reach: Awaitable[There | None], api_key: str | None
 ) -> HostView | None:
     """A remote folder's window whose host says `loop_there` (RemoteSide.take_main): its
     main conversation (and what it starts: reviews) in melgui's host there from now on,
@@ -328,7 +358,7 @@ async def attach_there(
     return await take_view(window, view, f"This folder's loop runs on {there.where}")
 
 
-async def take_view(window: MainWindow, view: HostView, attached: str) -> HostView:
+async def take_view(window: ViewedWindow, view: HostView, attached: str) -> HostView:
     """`view` is the window's from now on: what its host kept running comes back, said
     after `attached`."""
     window.host_view = view
