@@ -187,3 +187,12 @@ def test_a_flood_is_painted_to_its_last_line_then_the_exit(
     shown = "".join(run.text for row in pane.view.painted.lines for run in row)  # type: ignore[union-attr]
     assert "100000" in shown and "[process exited with code 0]" in shown
     assert pane.view.paints < 100000 // pane.emulator.rows  # coalesced, not per read
+
+
+def test_a_program_killed_by_a_signal_says_which(
+    qtbot: QtBot, make_pane: Callable[..., TerminalPane]
+) -> None:
+    pane = make_pane(argv=["sh", "-c", "echo going; kill -TERM $$"])
+    qtbot.waitUntil(lambda: pane.state.name == "exited", timeout=30000)
+    assert pane.state.exit_code == -15
+    assert pane.emulator.text().endswith("[process killed by SIGTERM]")  # not "code -15"

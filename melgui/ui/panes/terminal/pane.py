@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from melgui.core.terminal.panes import PaneState, exited, failed
+from melgui.core.terminal.panes import PaneState, exit_label, exited, failed
 from melgui.core.terminal.pty_session import Pty, PtyError, PtySession, command_argv
 from melgui.core.terminal.reader import PtyReader
 from melgui.core.terminal.screen import TerminalScreen
@@ -157,8 +157,9 @@ class TerminalPane(QWidget):
         self._poll.stop()
         self.view.live = False
         self._set_state(exited(code))
-        note = "exited" if code >= 0 else "was killed"
-        self.emulator.feed(f"\r\n\x1b[2m[process {note} with code {code}]\x1b[0m\r\n".encode())
+        # "killed by SIGHUP", not "killed with code -1": a signal's code is its number negated
+        note = f"exited with code {code}" if code >= 0 else exit_label(code)
+        self.emulator.feed(f"\r\n\x1b[2m[process {note}]\x1b[0m\r\n".encode())
         self.view.mark_stale()
 
     # -- input -------------------------------------------------------------------------
