@@ -149,8 +149,11 @@ def test_the_sidebar_lists_the_conversations_there_and_one_opened_goes_on_there(
         await wait_until(lambda: not window.bridge.busy and "Apples are red." in shown(window))
         cid = first.conversation_id
         sidebar.new_button.click()  # New conversation: the first is closed there
+        assert sidebar.current_id is None  # the first, picked, opens again (even before
+        # the new one's id is known)
         await wait_until(lambda: window.session is not first, LIMIT)
-        await main_there(window)
+        new = await main_there(window)
+        await wait_until(lambda: sidebar.current_id == new.conversation_id, LIMIT)
         await wait_until(lambda: cid in sidebar.ids() and not sidebar.listing, LIMIT)
         assert "Apples are red." not in shown(window)
         shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
