@@ -139,6 +139,7 @@ class HostServer:
             "host/shutdown": self._shutdown,
             "session/open": self._open,
             "session/list": self._list,
+            "history/list": self._history,
             "session/attach": self._attach,
             "session/detach": self._detach,
             "session/close": self._close,
@@ -362,6 +363,19 @@ class HostServer:
         return [
             {**s.describe(), "views": sum(s.id in attached for attached in others)}
             for s in self.host.sessions.values()
+        ]
+
+    async def _history(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """The conversations of `folder` in this host's history (its store, on its
+        machine), newest first, as a window's sidebar lists its own (`query`: its search)."""
+        folder, query = params["folder"], params.get("query") or ""
+        if not isinstance(folder, str) or not isinstance(query, str):
+            raise RpcError(wire.INVALID_PARAMS, "history/list takes a folder and a query")
+        store = self.host.store
+        rows = store.conversations(os.path.realpath(folder), query=query) if store else []
+        return [
+            {"id": r.id, "title": r.title, "created_at": r.created_at, "updated_at": r.updated_at}
+            for r in rows
         ]
 
     async def _attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 # 11: term/open's source, term/list's folder, and each terminal's source, views, pid and
 #    pipes; host/status's terminals; term/open's folder as a real path: the local host's
 #    terminal panes (a window opened with --with-host) come back in the next window.
-PROTOCOL = 11
+# 12: history/list (a remote folder's window lists its conversations kept in the
+#    history of melgui's host there, where its main conversation runs).
+PROTOCOL = 12
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -38,3 +38,32 @@ async def test_a_host_session_records_its_call_and_its_decision(
         ("w1", "write_file", "approved", "ok")
     ]
     assert texts[0] == "write b" and texts[-1] == "Written."
+
+
+async def test_history_list_gives_the_folder_s_conversations_from_the_host_s_store(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """`history/list` (protocol 12): what a remote folder's sidebar lists of the host
+    there: the folder's conversations in that host's history, newest first; a search
+    reads their messages; another folder's are not listed."""
+    scripted_relay.script([text("First answer."), done()], [text("Second answer."), done()])
+    other = tmp_path / "other"
+    other.mkdir()
+    client = await host.client("view")
+    try:
+        ids = []
+        for prompt in ("about apples", "about pears"):
+            session = await open_session(client, str(tmp_path), scripted_relay.base_url)
+            await client.call("turn/prompt", session=session, text=prompt)
+            listed = await wait_for(client, session, lambda s: not s["busy"] and s["conversation"])
+            ids.append(listed["conversation"])
+            await client.call("session/close", session=session)
+        rows = await client.call("history/list", folder=str(tmp_path))
+        found = await client.call("history/list", folder=str(tmp_path), query="pears")
+        elsewhere = await client.call("history/list", folder=str(other))
+    finally:
+        await client.aclose()
+    assert [r["id"] for r in rows] == ids[::-1]
+    assert all(r["updated_at"] >= r["created_at"] > 0 and "title" in r for r in rows)
+    assert [r["id"] for r in found] == [ids[1]]
+    assert elsewhere == []

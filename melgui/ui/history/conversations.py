@@ -9,6 +9,10 @@ person picks is read in a worker thread (messages, calls, plans, notes), resumed
 handed to `open_conversation`, which shows it again (chat, inspector with the calls'
 records and the repair note, plans); a later click wins over a read still running.
 Storage trouble is the sidebar's `problem` signal, in one line.
+
+A remote folder whose main conversation runs in melgui's host there lists that host's
+conversations too (`list_there`); one of them picked is continued in the host there
+(`open_there`), which has it: this machine's store has not.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from melgui.core.store.resume import (
 from melgui.desk.recording import WireListen
 from melgui.ui.history.reader import ConversationReader
 from melgui.ui.history.sidebar import HistorySidebar
+from melgui.ui.history.there import ThereListing
 from melgui.ui.history.window_journal import WindowJournal
 
 
@@ -52,6 +57,7 @@ class ConversationHistory(QObject):
             app.aboutToQuit.connect(self.journal.close)
         self._reader = ConversationReader(self.sidebar)
         self._wanted: list[str] = []  # the conversation last asked for (a later click wins)
+        self._open_there: Callable[[str], None] | None = None
         # Queued even when the read is done at once: a click after it must still win.
         self._reader.finished.connect(self._read, Qt.ConnectionType.QueuedConnection)
         self.sidebar.conversationOpened.connect(self._open_stored)
@@ -66,6 +72,14 @@ class ConversationHistory(QObject):
         """The main conversation shown now runs (and is recorded) in the melgui host."""
         self.journal.follow_elsewhere(conversation_id)
 
+    def list_there(
+        self, there: ThereListing | None, open_there: Callable[[str], None] | None = None
+    ) -> None:
+        """The sidebar lists the host there's conversations too (`there`; None: no
+        more), and `open_there(cid)` continues one picked in that host."""
+        self._open_there = open_there if there is not None else None
+        self.sidebar.list_there(there)
+
     def _show(self, cid: str, stored: StoredConversation | None) -> None:
         resumed = open_resumed(self.store, cid, self.sidebar, stored)
         if resumed is not None:
@@ -73,6 +87,10 @@ class ConversationHistory(QObject):
             self._open_conversation(resumed)
 
     def _open_stored(self, cid: str) -> None:
+        if self._open_there is not None and self.sidebar.lives_there(cid):
+            self._wanted.clear()  # a read of this machine's still coming is not shown
+            self._open_there(cid)
+            return
         if self.store.path is None:  # in memory: nothing another thread could read
             self._show(cid, None)
             return

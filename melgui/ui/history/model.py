@@ -34,11 +34,21 @@ class ConversationListModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._rows: list[ConversationSummary] = []
+        self._there: frozenset[str] = frozenset()
+        self.where = ""  # the host whose history the rows `there` are in
 
-    def set_rows(self, rows: list[ConversationSummary]) -> None:
+    def set_rows(
+        self, rows: list[ConversationSummary], there: frozenset[str] = frozenset(), where: str = ""
+    ) -> None:
+        """`there`: the ids of the rows kept in the history of melgui's host `where` (a
+        remote folder's, whose main conversation runs there), not this machine's."""
         self.beginResetModel()
         self._rows = list(rows)
+        self._there, self.where = there, where
         self.endResetModel()
+
+    def is_there(self, cid: str) -> bool:
+        return cid in self._there
 
     def rows(self) -> list[ConversationSummary]:
         return list(self._rows)
@@ -63,7 +73,10 @@ class ConversationListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.created_at))
             changed = when(summary.updated_at)
-            return f"{summary.title or UNTITLED}\nStarted {started} · last change {changed}"
+            said = f"{summary.title or UNTITLED}\nStarted {started} · last change {changed}"
+            if self.is_there(summary.id):
+                said += f"\nKept in the history of melgui's host on {self.where}"
+            return said
         if role == ID_ROLE:
             return summary.id
         if role == UPDATED_ROLE:
@@ -72,7 +85,10 @@ class ConversationListModel(QAbstractListModel):
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         base = super().flags(index)
-        return base | Qt.ItemFlag.ItemIsEditable if index.isValid() else base
+        summary = self.summary_at(index.row()) if index.isValid() else None
+        if summary is None or self.is_there(summary.id):  # renamed there only
+            return base
+        return base | Qt.ItemFlag.ItemIsEditable
 
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         summary = self.summary_at(index.row()) if index.isValid() else None

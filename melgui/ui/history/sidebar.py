@@ -1,5 +1,9 @@
 """The history sidebar: this folder's conversations, newest first; open, rename, delete
-with undo, search, export and import. Storage trouble becomes a one-line `problem`."""
+with undo, search, export and import. Storage trouble becomes a one-line `problem`.
+
+A remote folder whose main conversation runs in melgui's host there lists the ones kept
+in that host's history too (`list_there`), asked over the folder's link; those are only
+opened (in the host there): rename, delete and export are not offered for them."""
 
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from melgui.core.store.export import (
 from melgui.ui.history.model import ID_ROLE, UNTITLED, ConversationListModel
 from melgui.ui.history.reader import ListingReader
 from melgui.ui.history.row_delegate import ConversationRowDelegate
+from melgui.ui.history.there import ThereListing
 from melgui.ui.history.undo_bar import UndoBar
 from melgui.ui.runtime.look.tokens import SPACE_XS
 
@@ -109,6 +114,9 @@ class HistorySidebar(QWidget):
         # Queued even when the answer comes back at once: `_wanted` is set by then.
         self._listing.finished.connect(self._on_listed, Qt.ConnectionType.QueuedConnection)
         self._wanted = 0  # the listing to show: the last one asked for
+        self.there: ThereListing | None = None  # the host there's history, when listed
+        self._there_wanted = 0  # its listing to show, asked once this machine's answered
+        self._here: list[ConversationSummary] = []  # this machine's rows, until then
         self.refresh()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -126,18 +134,35 @@ class HistorySidebar(QWidget):
     # -- what the window calls -------------------------------------------------------
 
     def refresh(self) -> None:
-        """Reload the list from the store (after a turn, a search, a rename...)."""
+        """Reload the list from the store (after a turn, a search, a rename...), and
+        from the host there's history when it is listed."""
+        self._there_wanted = 0  # an answer of the host there still coming is not shown
         if self.store.path is not None:  # read by the listing thread; shown when it answers
             self._wanted = self._listing.read(self.store.path, self.folder, self.search.text())
             return
         rows = self._safe(lambda: self.store.conversations(self.folder, query=self.search.text()))
         if rows is not None:
-            self._show_rows(rows)
+            self._listed_here(rows)
+
+    def list_there(self, there: ThereListing | None) -> None:
+        """List the conversations of the host there's history too (None: no more)."""
+        if self.there is not None:
+            self.there.stop()
+            self.there.deleteLater()
+        self.there = there
+        if there is not None:
+            there.setParent(self)
+            there.finished.connect(self._on_there, Qt.ConnectionType.QueuedConnection)
+        self.refresh()
+
+    def lives_there(self, cid: str) -> bool:
+        """`cid` is kept in the history of the host there (not this machine's)."""
+        return self.model.is_there(cid)
 
     @property
     def listing(self) -> bool:
         """A refresh is on its way: the list shown may be older than the store."""
-        return self._wanted != 0
+        return self._wanted != 0 or self._there_wanted != 0
 
     def _on_listed(self, ticket: int, result: object) -> None:
         if ticket != self._wanted:
@@ -148,10 +173,32 @@ class HistorySidebar(QWidget):
         elif isinstance(result, BaseException):
             raise result
         elif isinstance(result, list):
-            self._show_rows(result)
+            self._listed_here(result)
 
-    def _show_rows(self, rows: list[ConversationSummary]) -> None:
-        self.model.set_rows(rows)
+    def _listed_here(self, rows: list[ConversationSummary]) -> None:
+        """This machine's rows: shown, or with the host there's once it answers."""
+        if self.there is None:
+            self._show_rows(rows)
+            return
+        self._here = rows
+        self._there_wanted = self.there.read(self.search.text())
+
+    def _on_there(self, ticket: int, result: object) -> None:
+        if ticket != self._there_wanted or self.there is None:
+            return  # a later refresh was asked for: its answer is the one to show
+        self._there_wanted = 0
+        here, self._here = self._here, []
+        if not isinstance(result, list):  # this machine's rows are shown all the same
+            self.problem.emit(f"History on {self.there.where}: {result}")
+            self._show_rows(here)
+            return
+        rows = sorted([*here, *result], key=lambda row: row.updated_at, reverse=True)
+        self._show_rows(rows, frozenset(row.id for row in result))
+
+    def _show_rows(
+        self, rows: list[ConversationSummary], there: frozenset[str] = frozenset()
+    ) -> None:
+        self.model.set_rows(rows, there, self.there.where if self.there is not None else "")
         self._select(self.current_id)
         searching = bool(self.search.text().strip())
         self.empty.setText("Nothing matches." if searching else "No conversations yet.")
@@ -183,6 +230,8 @@ class HistorySidebar(QWidget):
         self.conversationOpened.emit(cid)
 
     def rename(self, cid: str, title: str) -> None:
+        if self._kept_there(cid, "renamed"):
+            return
         if self._safe(lambda: self.store.rename(cid, title), ok=True):
             self.refresh()
 
@@ -193,6 +242,8 @@ class HistorySidebar(QWidget):
 
     def delete(self, cid: str) -> None:
         """Hide the conversation; the undo bar (or Ctrl+Z) brings it back."""
+        if self._kept_there(cid, "deleted"):
+            return
         summary = self._safe(lambda: self.store.summary(cid))
         if not self._safe(lambda: self.store.delete(cid), ok=True):
             return
@@ -248,6 +299,14 @@ class HistorySidebar(QWidget):
             return None
         return True if ok else result  # type: ignore[return-value]
 
+    def _kept_there(self, cid: str, what: str) -> bool:
+        """`cid` is in the host there's history, so it cannot be `what` from here: said."""
+        if not self.lives_there(cid):
+            return False
+        where = self.model.where
+        self.problem.emit(f"History: that conversation is kept on {where}: not {what} here.")
+        return True
+
     def _select(self, cid: str | None) -> None:
         row = self.model.row_of(cid) if cid else -1
         if row < 0:
@@ -272,13 +331,14 @@ class HistorySidebar(QWidget):
     def context_menu(self, cid: object) -> QMenu:
         menu = QMenu(self)
         if isinstance(cid, str):
-            entries: list[tuple[str, Callable[[], object]]] = [
-                ("Open", lambda: self.open(cid)),
-                ("Rename", lambda: self.start_rename(cid)),
-                ("Export as Markdown…", lambda: self._ask_export(cid, "markdown")),
-                ("Export as JSON…", lambda: self._ask_export(cid, "json")),
-                ("Delete", lambda: self.delete(cid)),
-            ]
+            entries: list[tuple[str, Callable[[], object]]] = [("Open", lambda: self.open(cid))]
+            if not self.lives_there(cid):  # the host there's: opened there, nothing more
+                entries += [
+                    ("Rename", lambda: self.start_rename(cid)),
+                    ("Export as Markdown…", lambda: self._ask_export(cid, "markdown")),
+                    ("Export as JSON…", lambda: self._ask_export(cid, "json")),
+                    ("Delete", lambda: self.delete(cid)),
+                ]
             for text, slot in entries:
                 action = QAction(text, menu)
                 action.triggered.connect(slot)

@@ -80,8 +80,9 @@ class WindowJournal:
         folder = self._folder_of()
         if self.sidebar.folder != folder:
             self.sidebar.set_folder(folder)
-        if conversation_id:
-            self.sidebar.set_current(conversation_id)
+        # None until the host says its id: the one shown before is not current any more
+        # (picked in the sidebar, it opens again).
+        self.sidebar.set_current(conversation_id or None)
 
     def close(self) -> None:
         """The app quits: write what is buffered and stop recording, once the running

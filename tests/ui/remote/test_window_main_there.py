@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 
 from melgui.core.config.settings import RemoteHost, Settings
@@ -124,6 +125,81 @@ def test_a_loop_there_folder_s_main_turn_runs_in_the_host_there(
     assert label.toolTip() == HOSTED_NOTE  # what the host does not carry, said as for ours
     shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
     window.grab().save(str(shots / "main-loop-there.png"))
+
+
+def test_the_sidebar_lists_the_conversations_there_and_one_opened_goes_on_there(
+    scripted_relay: ScriptedRelay,
+    remote: Remote,
+    remote_window: Any,
+    qloop: asyncio.AbstractEventLoop,
+    qtbot: Any,
+) -> None:
+    """The conversations the main conversation ran there are in the history of the host
+    there, not this machine's: after New conversation the first is listed (asked over the
+    link: `history/list`), and picked, it goes on in the host there with its messages."""
+    folder = remote.folder("main-there-history", {})
+    scripted_relay.script([text("Apples are red."), done()], [text("Pears are green."), done()])
+    settings = relay_settings(scripted_relay, hosts=loop_there(remote, folder))
+    window = remote_window(url(remote, folder), settings)
+    sidebar = window.history
+
+    async def scenario() -> tuple[RemoteSession, RemoteSession, list[dict[str, Any]]]:
+        first = await main_there(window)
+        type_prompt(qtbot, window, "about apples")
+        await wait_until(lambda: not window.bridge.busy and "Apples are red." in shown(window))
+        cid = first.conversation_id
+        sidebar.new_button.click()  # New conversation: the first is closed there
+        assert sidebar.current_id is None  # the first, picked, opens again (even before
+        # the new one's id is known)
+        await wait_until(lambda: window.session is not first, LIMIT)
+        new = await main_there(window)
+        await wait_until(lambda: sidebar.current_id == new.conversation_id, LIMIT)
+        await wait_until(lambda: cid in sidebar.ids() and not sidebar.listing, LIMIT)
+        assert "Apples are red." not in shown(window)
+        shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
+        window.grab().save(str(shots / "main-loop-there-history.png"))
+        row = sidebar.list.visualRect(sidebar.model.index(sidebar.model.row_of(cid)))
+        qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=row.center())
+        await wait_until(
+            lambda: (
+                isinstance(window.session, RemoteSession)
+                and window.session.conversation_id == cid
+                and "Apples are red." in shown(window)
+            ),
+            LIMIT,
+        )
+        reopened = window.session
+        assert isinstance(reopened, RemoteSession)
+        type_prompt(qtbot, window, "and pears?")
+        await wait_until(lambda: not window.bridge.busy and "Pears are green." in shown(window))
+        await wait_until(lambda: not sidebar.listing, LIMIT)  # read again after the turn
+        view = window.host_view
+        assert view is not None
+        return first, reopened, await view.client.call("session/list")
+
+    first, reopened, listed = run(qloop, scenario())
+    cid = first.conversation_id
+    assert reopened.session_id != first.session_id and reopened.source == "main"
+    assert [s["conversation"] for s in listed if s["id"] == reopened.session_id] == [cid]
+    assert first.session_id not in [s["id"] for s in listed]  # closed there by New
+    # The model read the conversation so far with the new message, from the host there.
+    sent = [m["content"] for m in scripted_relay.legs_received[1].messages]
+    assert sent[-3:] == ["about apples", "Apples are red.", "and pears?"]
+    said = [m.content for m in reopened.conversation.messages if m.role == "assistant"]
+    assert said == ["Apples are red.", "Pears are green."]
+    assert sidebar.lives_there(cid) and sidebar.store.summary(cid) is None  # not here
+    assert sidebar.ids()[0] == cid and sidebar.current_id == cid  # the newest there
+    # Only opened from here: rename, export and delete are the host there's.
+    menu = [a.text() for a in sidebar.context_menu(cid).actions() if a.text()]
+    assert menu == ["Open", "Import conversation…"]
+    tip = sidebar.model.data(sidebar.model.index(0), Qt.ItemDataRole.ToolTipRole)
+    assert f"melgui's host on {remote.server.alias}" in tip
+    window.grab().save(
+        str(
+            Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
+            / "main-loop-there-history-open.png"
+        )
+    )
 
 
 def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_back(

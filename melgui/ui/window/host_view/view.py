@@ -21,6 +21,7 @@ from shiboken6 import isValid
 
 from melgui.core.config.settings import Settings
 from melgui.core.deadline import within
+from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
 from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
@@ -28,6 +29,7 @@ from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.paging import HISTORY_PAGE
+from melgui.ui.history.there import ThereListing
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.sessions import MainSession
@@ -117,6 +119,24 @@ class HostView:
         window = self._window()
         assert window is not None
         return self._start(window, model, role, MAIN, conversation=conversation)
+
+    async def history(self, query: str) -> list[dict[str, Any]]:
+        """The folder's conversations in the host's history (`history/list`, protocol
+        12): a remote folder's sidebar lists them (the host there's store has them)."""
+        return list(await self.client.call("history/list", folder=self.folder, query=query))
+
+    def open_there(self, cid: str) -> None:
+        """The host's conversation `cid` (of its history), continued there as the
+        window's main conversation; its messages come with the session's snapshot."""
+        window = self._window()
+        if window is None:
+            return
+        if self.gone:
+            window.status.showMessage(f"melgui's host on {self.there} cannot be reached")
+            return
+        model, role = window.session.loop.model, window.settings.role
+        hosted = self.main(model=model, role=role, conversation=cid)
+        window.replace_session(Conversation(), hosted=hosted)
 
     def _start(
         self, window: ViewedWindow, model: str, role: str, source: str, **where: Any
@@ -287,6 +307,7 @@ class HostView:
         if window is None:
             return
         if self.there or not isinstance(self.client, HostClient):  # lost for good: said
+            window.history_keeper.list_there(None)  # its history cannot be read any more
             window.status.showMessage(f"melgui's host on {self.there} cannot be reached: {reason}")
             return
         if window.pane_manager.closed:  # the window is closing: it needs no new host
@@ -355,6 +376,9 @@ async def attach_there(
     view = HostView(
         window, there.client, there=there.where, folder=there.folder, api_key=api_key or ""
     )
+    # The conversations it runs are kept in its history there: the sidebar lists them.
+    listing = ThereListing(there.where, there.folder, view.history)
+    window.history_keeper.list_there(listing, view.open_there)
     return await take_view(window, view, f"This folder's loop runs on {there.where}")
 
 
