@@ -77,6 +77,11 @@ async def asked_there(address: str, session_id: str) -> list[dict[str, Any]]:
         await link.aclose()
 
 
+def save_picture(window: MainWindow, folder: Path, name: str) -> None:
+    """The window, drawn to `name` in MELGUI_SHOTS_DIR (else beside the folder), to look at."""
+    window.grab().save(str(Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent) / name))
+
+
 def owner_of(pid: int) -> int:
     return Path(f"/proc/{pid}").stat().st_uid
 
@@ -123,8 +128,7 @@ def test_a_loop_there_folder_s_main_turn_runs_in_the_host_there(
     label = window.status.findChild(QLabel, "hostedLabel")
     assert label is not None and remote.server.alias in label.text()
     assert label.toolTip() == HOSTED_NOTE  # what the host does not carry, said as for ours
-    shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
-    window.grab().save(str(shots / "main-loop-there.png"))
+    save_picture(window, folder, "main-loop-there.png")
 
 
 def test_the_sidebar_lists_the_conversations_there_and_one_opened_goes_on_there(
@@ -156,8 +160,7 @@ def test_the_sidebar_lists_the_conversations_there_and_one_opened_goes_on_there(
         await wait_until(lambda: sidebar.current_id == new.conversation_id, LIMIT)
         await wait_until(lambda: cid in sidebar.ids() and not sidebar.listing, LIMIT)
         assert "Apples are red." not in shown(window)
-        shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
-        window.grab().save(str(shots / "main-loop-there-history.png"))
+        save_picture(window, folder, "main-loop-there-history.png")
         row = sidebar.list.visualRect(sidebar.model.index(sidebar.model.row_of(cid)))
         qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=row.center())
         await wait_until(
@@ -194,12 +197,7 @@ def test_the_sidebar_lists_the_conversations_there_and_one_opened_goes_on_there(
     assert menu == ["Open", "Import conversation…"]
     tip = sidebar.model.data(sidebar.model.index(0), Qt.ItemDataRole.ToolTipRole)
     assert f"melgui's host on {remote.server.alias}" in tip
-    window.grab().save(
-        str(
-            Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
-            / "main-loop-there-history-open.png"
-        )
-    )
+    save_picture(window, folder, "main-loop-there-history-open.png")
 
 
 def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_back(
@@ -264,8 +262,7 @@ def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_bac
     assert tool_results(scripted_relay.legs_received[1]) == {"c1": 1}
     assert (folder / "counter").read_text() == "x\n"  # ran once
     assert "the main conversation is back" in second.status.currentMessage()
-    shots = Path(os.environ.get("MELGUI_SHOTS_DIR") or folder.parent)
-    second.grab().save(str(shots / "main-loop-there-back.png"))
+    save_picture(second, folder, "main-loop-there-back.png")
 
 
 def test_a_killed_ssh_client_mid_call_leaves_the_conversation_there_whole(
