@@ -57,6 +57,16 @@ def ensure_sshd() -> Path:
     return SSHD
 
 
+def end_processes_of(name: str, within: float = 10.0) -> None:
+    """Kill every process of the test user `name` (left by a run that was stopped before
+    its server stopped) and wait until none is left."""
+    deadline = time.monotonic() + within
+    while subprocess.run(["pkill", "-9", "-u", name], stdout=subprocess.DEVNULL).returncode == 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"processes of {name} would not end")
+        time.sleep(0.05)
+
+
 def ensure_user(home: Path, name: str = REMOTE_USER) -> pwd.struct_passwd:
     """The remote machine's user, with `home` as its home (made, owned by it, 0700).
 
@@ -69,6 +79,7 @@ def ensure_user(home: Path, name: str = REMOTE_USER) -> pwd.struct_passwd:
             ["useradd", "--no-create-home", "--shell", "/bin/bash", "--home-dir", str(home), name],
             check=True,
         )
+    end_processes_of(name)  # a run stopped by hand leaves them, and usermod then refuses
     subprocess.run(
         ["usermod", "--home", str(home), "--shell", "/bin/bash", "--password", "*", name],
         check=True,
