@@ -306,15 +306,32 @@ class HostServer:
     def _initialize(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         theirs = str(params.get("version", "?"))
         if theirs != wire.VERSION or params.get("protocol") != wire.PROTOCOL:
+            # Only to a window, which starts a host of its own; `--status` or exec of
+            # another version leave it be.
+            gives_way = params.get("client") == "window" and self._idle_apart_from(view)
+            if gives_way:  # after the refusal is written: the view starts a host of its own
+                asyncio.get_running_loop().call_soon(self.stop)
             raise RpcError(
                 wire.VERSION_MISMATCH,
-                wire.version_refusal(theirs, wire.VERSION, params.get("protocol")),
-                {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL},
-            )
+                wire.version_refusal(
+                    theirs, wire.VERSION, params.get("protocol"), gives_way=gives_way
+                ),
+                {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL,
+                 "gives_way": gives_way},
+            )  # fmt: skip
         view.initialized = True
         view.client = str(params.get("client", ""))
         return {"version": wire.VERSION, "protocol": wire.PROTOCOL, "pid": os.getpid(),
                 "notices": list(self.host.notices)}  # fmt: skip
+
+    def _idle_apart_from(self, view: ViewConnection) -> bool:
+        """Nothing would be lost if this host ended now: no other view, no turn, no
+        question, no terminal or call running. A host started for views (one that ends
+        when idle, not a view's own child over stdio) then gives way to a view of another
+        version, as an upgrade's first window expects, instead of refusing it."""
+        others = any(c is not view and c.initialized for c in self.connections)
+        busy = self.host.running() or self.tool_calls.busy() or self.terminals.running()
+        return self.idle_exit is not None and not others and not busy
 
     async def _status(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {

@@ -47,7 +47,9 @@ def app_icon() -> QIcon:
 
 def run_app(folder: str, *, with_host: bool = False) -> int:
     """Open the window on `folder` and run until it closes; returns the exit status.
-    `with_host`: worker panes run in the melgui host (started when none runs)."""
+    `with_host` (the command line's default): the window is a view of the melgui host
+    (started when none runs): its main conversation, workers and terminals run there.
+    A folder on another machine has hosts of its own there, and none here."""
     remote = ""
     if folder.startswith("ssh://"):  # a folder on another machine: checked, then opened there
         from melgui.remote.target import TargetError, parse_folder
@@ -92,7 +94,7 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     gc.freeze()
     if problem:
         QMessageBox.warning(window, "Settings", problem)
-    if with_host:
+    if with_host and not remote:
         loop.create_task(_attach_host(window))
     with loop:
         loop.run_until_complete(closed.wait())
