@@ -94,7 +94,9 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     gc.freeze()
     if problem:
         QMessageBox.warning(window, "Settings", problem)
-    if with_host and not remote:
+    # No host on Windows yet: it listens on a Unix socket, and a named pipe limited to
+    # the user's SID is not built; the window runs its agents, as with --no-host.
+    if with_host and not remote and sys.platform != "win32":
         loop.create_task(_attach_host(window))
     with loop:
         loop.run_until_complete(closed.wait())
