@@ -235,6 +235,10 @@ class Host:
         if session is not None:
             await session.aclose()
             self.journal.closed(session_id)
+            if self.store is not None and session.row.conversation:
+                # A window opened and closed, or New conversation with nothing said: no
+                # empty entry is left in the history (the window's own records lazily).
+                self.store.forget_if_empty(session.row.conversation)
         desk = self._keyed.pop(session_id, None)
         if desk is not None:
             await desk.aclose()

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from melgui.core.deadline import within
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 STREAMED = ("assistant", "reasoning")
+# How long a session closed while opening waits for the host's answer (its id), to close it.
+OPEN_WAIT = 10.0
 
 
 class SessionClient(Protocol):
@@ -87,6 +90,7 @@ class RemoteSession:
         self._opened = asyncio.Event()
         self._lost = asyncio.Event()  # `lose` said why the host cannot be reached for it
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._opening: asyncio.Task[Any] | None = None  # `session/open`, until answered
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
         self.keep_running = False
@@ -128,7 +132,7 @@ class RemoteSession:
         if worktree is not None:
             params["worktree"] = worktree_to_json(worktree)
             session.loop.cwd = str(folder_in(worktree, folder))
-        session._spawn(session._open(params))
+        session._opening = session._spawn(session._open(params))
         return session
 
     @classmethod
@@ -322,6 +326,12 @@ class RemoteSession:
         await self._idle.wait()
 
     async def aclose(self) -> None:
+        if not self.session_id and self._opening is not None and not self._opening.done():
+            # Closed before the host answered `session/open` (a New conversation, or the
+            # window closed, just after it began): its id is waited for, so that the
+            # session is closed there too, not left open in the host with no view.
+            with contextlib.suppress(TimeoutError):
+                await within(asyncio.shield(self._opening), OPEN_WAIT)
         if self.session_id:
             verb = "session/detach" if self.keep_running else "session/close"
             with contextlib.suppress(HostGone, OSError, Exception):
@@ -552,7 +562,7 @@ class RemoteSession:
         except (HostGone, OSError, RpcError) as exc:
             self.lose(f"{method} did not reach the host: {exc}")
 
-    def _spawn(self, work: Any) -> None:
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # called from Qt with no loop running: sent when it runs again
@@ -560,6 +570,7 @@ class RemoteSession:
         task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
 
 def _person_said(record: Record) -> bool:
