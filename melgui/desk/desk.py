@@ -38,8 +38,9 @@ from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, ToolRunner
-from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.protocol.transport import Answerer, Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import make_transport
 from melgui.core.transports.discovery import context_window
 from melgui.core.worktrees.model import Worktree
@@ -139,6 +140,11 @@ class Desk:
 
     def _make_transport(self) -> Transport:
         return make_transport(self.settings, self.api_key, on_progress=self._on_progress)
+
+    def who_answers(self, model: str = "") -> Answerer:
+        """The model that answers on the desk's connection (`model`: the one chosen), and
+        where it runs, for the prompt box."""
+        return who_answers(self.settings, model)
 
     def _make_checkpointer(self, folder: str) -> Checkpointer:
         mb = 1024 * 1024

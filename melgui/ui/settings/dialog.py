@@ -37,10 +37,9 @@ from melgui.core.transports.connection import (
     api_key_kind,
     complete_url,
     connection_key,
-    make_transport,
     needs_api_key,
 )
-from melgui.core.transports.discovery import list_models_text
+from melgui.desk.model_sources import list_connection_models
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.ui.approvals.history_trial import Recorded
 from melgui.ui.approvals.rules_editor import PolicyEditor
@@ -419,11 +418,7 @@ class SettingsDialog(QDialog):
         self._tasks.spawn(self._test(draft, self._key_for(draft)), what="testing the connection")
 
     async def _test(self, draft: Settings, key: str | None) -> None:
-        transport = make_transport(draft, key)
-        try:
-            models, error = await list_models_text(transport)
-        finally:
-            await transport.aclose()
+        models, error = await list_connection_models(draft, key)
         self.test_button.setEnabled(True)
         if error:
             self.test_result.setPlainText(f"✗ {error}")
