@@ -31,14 +31,14 @@ from PySide6.QtWidgets import (
 from melgui.core.agent.claude_rules import claude_rules
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.config import secrets
-from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
-from melgui.core.store.records import AllowedCall
-from melgui.core.transports.connection import (
+from melgui.core.config.connection_settings import (
     api_key_kind,
     complete_url,
     connection_key,
     needs_api_key,
 )
+from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
+from melgui.core.store.records import AllowedCall
 from melgui.desk.model_sources import list_connection_models
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.ui.approvals.history_trial import Recorded

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.config.connection_settings import api_key_kind, connection_label
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, config_dir
 from melgui.core.config.trust import FolderTrust
@@ -27,7 +28,6 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.transport import Transport
 from melgui.core.store import open_store
 from melgui.core.store.records import NoteRecord, RecordedCall
-from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from melgui.core.config.model_catalog import CatalogModel, size_text
 from melgui.core.config.settings import data_dir
 from melgui.core.protocol.transport import DownloadProgress
-from melgui.core.config.model_catalog import CatalogModel, size_text
 
 HUB_INSTALL_HINT = 'pip install "melgui[local]"'
 SHA256 = re.compile(r"[0-9a-f]{64}")
