@@ -38,9 +38,9 @@ from melgui.core.config.connection_settings import (
     needs_api_key,
 )
 from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
+from melgui.core.protocol.tools.commands import SandboxStatus
 from melgui.core.store.records import AllowedCall
 from melgui.desk.model_sources import list_connection_models
-from melgui.tools.commands.sandbox import sandbox_status
 from melgui.ui.approvals.history_trial import Recorded
 from melgui.ui.approvals.rules_editor import PolicyEditor
 from melgui.ui.runtime.aio import TaskKeeper
@@ -78,7 +78,10 @@ class SettingsDialog(QDialog):
         allowed: Sequence[AllowedCall] = (),
         rule_problems: Sequence[str] = (),
         recorded: Recorded | None = None,
+        sandbox: SandboxStatus | None = None,
     ) -> None:
+        """`sandbox`: whether commands can be sandboxed where they run (the desk says);
+        None: not checked."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.original = settings
@@ -101,7 +104,7 @@ class SettingsDialog(QDialog):
             settings=settings,
             allowed=allowed,
             importable=claude_rules(policy.project) if policy.project else (),
-            sandbox=sandbox_status(),
+            sandbox=sandbox,
             problems=rule_problems,
             recorded=recorded,
             tasks=tasks,
