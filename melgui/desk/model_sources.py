@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +14,12 @@ from melgui.core.config.model_catalog import CatalogModel
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.transport import DownloadProgress, FoundModelFile, FoundServer
 from melgui.core.transports.connection import make_transport
-from melgui.core.transports.discovery import find_model_files, find_servers, list_models_text
+from melgui.core.transports.discovery import (
+    KNOWN_SERVERS,
+    find_model_files,
+    find_servers,
+    list_models_text,
+)
 from melgui.core.transports.local.hub import (
     DownloadError,
     download,
@@ -34,11 +39,17 @@ async def list_connection_models(settings: Settings, api_key: str | None) -> tup
         await transport.aclose()
 
 
-async def models_on_this_computer() -> tuple[list[FoundServer], list[FoundModelFile]]:
-    """The servers answering on their usual ports and the GGUF files in the usual
-    folders, looked for at once (the files on a thread)."""
-    servers, files = await asyncio.gather(find_servers(), asyncio.to_thread(find_model_files))
-    return servers, files
+async def models_on_this_computer(
+    servers: Iterable[tuple[str, int]] = KNOWN_SERVERS,
+    folders: Mapping[str, list[Path]] | None = None,
+) -> tuple[list[FoundServer], list[FoundModelFile]]:
+    """The servers answering on their usual ports (`servers`: name, port) and the GGUF
+    files in the usual folders (`folders`: by source), looked for at once (the files on
+    a thread)."""
+    found, files = await asyncio.gather(
+        find_servers(servers), asyncio.to_thread(find_model_files, folders)
+    )
+    return found, files
 
 
 @dataclass(frozen=True, slots=True)
