@@ -17,13 +17,13 @@ import uuid
 from collections.abc import Awaitable
 from typing import Any, cast, get_args
 
+from melgui.core.config.connection_settings import api_key_kind
 from melgui.core.config.redaction import MIN_SECRET, remember_secret
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import Store, open_store
-from melgui.core.transports.connection import api_key_kind
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.recording import start_recording
