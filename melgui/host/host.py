@@ -181,6 +181,8 @@ class Host:
         session = HostedSession(
             row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records), desk
         )
+        if source == "main":  # a window's main conversation: its preview, as in a window
+            session.preview_compactions(desk.settings.compaction_preview)
         if recording is not None and recording.resumed is not None and recording.resumed.repaired:
             session.log.add({"type": "notice", "level": "info",
                              "text": recording.resumed.describe() or ""})  # fmt: skip

@@ -24,6 +24,7 @@ from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_met
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
+from melgui.host.compaction_question import keep_of
 from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
@@ -154,6 +155,7 @@ class HostServer:
             "context/unpin": self._unpin,
             "session/preface": self._preface,
             "approval/answer": self._answer,
+            "compaction/answer": self._answer_compaction,
             "settings/update": self._settings,
             "host/ping": self._ping,
             **self.folder.methods(),
@@ -498,6 +500,16 @@ class HostServer:
         )  # fmt: skip
         return {"answered": answered}
 
+    async def _answer_compaction(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A person's answer to the preview before a compaction: the items to keep word for
+        word (`keep`), or null: not now."""
+        session = self.host.session(params["session"])
+        try:
+            keep = keep_of(params.get("keep"))
+        except ValueError as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {"answered": session.answer_compaction(str(params["id"]), keep)}
+
     async def _settings(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         session = self.host.session(params["session"])
         model = params.get("model")
@@ -511,6 +523,9 @@ class HostServer:
         plan = params.get("plan")
         if isinstance(plan, bool):
             session.agent.loop.plan.on = plan
+        preview = params.get("compaction_preview")
+        if isinstance(preview, bool):
+            session.preview_compactions(preview)
         return session.describe()
 
     # -- single tool calls (the loop runs in the view) -----------------------------------
