@@ -19,7 +19,7 @@ from typing import Any, cast, get_args
 
 from melgui.core.config.redaction import MIN_SECRET, remember_secret
 from melgui.core.config.secrets import get_api_key
-from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
+from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import Store, open_store
@@ -27,14 +27,13 @@ from melgui.core.transports.connection import api_key_kind
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.recording import start_recording
-from melgui.host.change_journal import ChangeJournal, SessionRow
+from melgui.host.change_journal import ChangeJournal, SessionRow, journal_path
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import merge_records, worktree_from_json, worktree_to_json
 from melgui.host.session import HostedSession
 
 log = logging.getLogger(__name__)
 
-JOURNAL_FILE = "host.sqlite"
 # What a view may set on a desk it opens a session on (the window sends its own).
 SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
 WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
@@ -80,7 +79,7 @@ class Host:
 
     @classmethod
     def open(cls) -> Host:
-        return cls(ChangeJournal(data_dir() / JOURNAL_FILE), open_store())
+        return cls(ChangeJournal(journal_path()), open_store())
 
     # -- sessions ------------------------------------------------------------------------
 
