@@ -526,6 +526,16 @@ class HostServer:
         preview = params.get("compaction_preview")
         if isinstance(preview, bool):
             session.preview_compactions(preview)
+        approval = params.get("approval")
+        if approval is not None:
+            if not isinstance(approval, dict):
+                raise RpcError(wire.INVALID_PARAMS, "approval is {modes, rules, project_rules}")
+            try:
+                problems = self.host.set_approval(session.id, approval)
+            except ValueError as exc:
+                raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+            if problems:
+                log.warning("session %s: rules not read: %s", session.id, "; ".join(problems))
         return session.describe()
 
     # -- single tool calls (the loop runs in the view) -----------------------------------

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any, cast, get_args
 
 from melgui.core.agent.compaction import Proposed
+from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import next_request
 from melgui.core.context.measure import breakdown_to_json, measure, measure_to_json
@@ -27,11 +28,13 @@ from melgui.core.thread.entries import NoteEntry
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
+from melgui.host.approval_settings import apply_approval
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.compaction_question import compaction_record
 from melgui.host.records import approval_record, change_record, record_of
 
+APPROVAL = "approval"  # a session row's setting: its view's approval settings
 # Records whose content a snapshot already holds (its thread, its conversation, the
 # compaction waiting for a person).
 IN_SNAPSHOT = ("change", "message", "branched", "compaction", "compaction_resolved")
@@ -139,6 +142,18 @@ class HostedSession:
 
     def stop(self) -> list[str]:
         return self.agent.stop()
+
+    def set_approval(self, approval: dict[str, Any]) -> list[str]:
+        """The view's approval settings (per-tool modes, lasting rules) in place of this
+        host's settings file's: the loop asks exactly when the view's would. Kept in its
+        row (the host journals it: a new host that reopens it asks the same). Returns the
+        rules that could not be read; raises ValueError for what is not an approval."""
+        policy = self.agent.loop.policy
+        if not isinstance(policy, RulePolicy):
+            raise ValueError("this session's approvals are not ruled here")
+        problems = apply_approval(policy, approval)
+        self.row = replace(self.row, settings={**self.row.settings, APPROVAL: approval})
+        return problems
 
     def preview_compactions(self, on: bool) -> None:
         """Ask a person before each compaction (the window's preview), as a question that
