@@ -252,6 +252,8 @@ class HostServer:
         for session in self.host.sessions.values():
             if session.id in seen:
                 continue
+            if session.compaction is not None:
+                self._tell_compaction(session.id, session.compaction[0], session.row.folder)
             for call_id, request in list(session.approvals.items()):
                 told = (session.id, call_id)
                 if told in self._told or not request.pending:
@@ -263,6 +265,15 @@ class HostServer:
                 asyncio.get_running_loop().create_task(
                     self.notifier.notify(summary, body, session.row.folder)
                 )
+
+    def _tell_compaction(self, session_id: str, question_id: str, folder: str) -> None:
+        """The preview before a compaction waits with no view on its session: said once."""
+        if (session_id, question_id) in self._told:
+            return
+        self._told.add((session_id, question_id))
+        summary = "The main conversation waits before compacting"
+        body = f"What it would cut and keep, for you to check\n{folder}"
+        asyncio.get_running_loop().create_task(self.notifier.notify(summary, body, folder))
 
     def broadcast(self, only: str | None = None) -> None:
         """Send each session's batch of this frame to the views attached to it."""

@@ -6,14 +6,19 @@ a view that comes later finds it in its snapshot; Don't compact leaves the list 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from melgui.core.agent.compaction import KEPT_HEAD
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from tests.fakes import ScriptedRelay, done, text
-from tests.fakes.host_process import HostProcess
+from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.session_bus import NotificationBus
 
 LONG = "word " * 400
 
@@ -94,6 +99,12 @@ async def test_a_view_that_left_finds_the_question_and_dont_compact_keeps_the_li
     await until(lambda: session.compaction is not None)
     session_id = session.session_id
     await client.aclose()  # the view goes with the question unanswered: it waits
+    listed_running = subprocess.run(
+        [sys.executable, "-m", "melgui", "--list-running"],
+        env=host.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "[running, waiting for the preview before a compaction]" in listed_running.stdout
+    assert "melgui --with-host FOLDER" in listed_running.stdout
 
     later = await host.client("next window")
     try:
@@ -114,3 +125,33 @@ async def test_a_view_that_left_finds_the_question_and_dont_compact_keeps_the_li
         await again.aclose()
     finally:
         await later.aclose()
+
+
+@pytest.mark.skipif(not NotificationBus.available(), reason="needs dbus-daemon")
+async def test_a_preview_no_window_shows_is_said_on_the_desktop(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    scripted_relay.script(*[[text(f"Answer {n}. {LONG}"), done()] for n in range(4)])
+    bus = NotificationBus().start()
+    try:
+        with runtime_dir() as runtime:
+            host = HostProcess(runtime)
+            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            host.start()
+            try:
+                client = await host.client("window")
+                session = await four_turns(client, scripted_relay, tmp_path)
+                session.request_compaction()
+                await until(lambda: session.compaction is not None)
+                await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
+                assert bus.calls() == []
+                await client.aclose()
+                await until(lambda: bool(bus.calls()))
+                await asyncio.sleep(0.3)
+                [said] = bus.calls()  # once
+                assert said["summary"] == "The main conversation waits before compacting"
+                assert str(tmp_path) in said["body"]
+            finally:
+                host.stop()
+    finally:
+        bus.close()

@@ -187,6 +187,12 @@ class ContextWiring(QObject):
         another window answers first."""
         if self.preview is not None and self.preview.question is question:
             return
+        session = self.session
+        if not self._settings().compaction_preview:  # turned off since it was sent there
+            if isinstance(session, RemoteSession):
+                session.loop.send({"compaction_preview": False})
+            question.keep()
+            return
         self._tasks.spawn(self._ask(question), what="the preview before a compaction")
 
     async def _ask(self, question: CompactionQuestion) -> frozenset[int] | None:
