@@ -114,6 +114,15 @@ def test_the_preview_is_asked_in_the_window_and_closes_when_another_view_answers
     assert len(scripted_relay.legs_received) == 5
     mine = [m.to_json() for m in session.conversation.messages]
     run(wait_until(lambda: [m.to_json() for m in watcher.conversation.messages] == mine, 30))
+
+    # The preview turned off in the window: its next compaction there asks nobody.
+    scripted_relay.script([text("Summary: again."), done()])
+    window.settings.compaction_preview = False
+    window.bridge.compact()
+    run(wait_until(lambda: len(scripted_relay.legs_received) == 6, timeout=30))
+    run(wait_until(lambda: not window.bridge.busy, timeout=30))
+    assert len(opened) == 2 and watcher.compaction is None
+    assert any("Summary: again." in m.content for m in session.conversation.messages)
     assert view.client.gaps == [] and other.gaps == []
     run(watcher.aclose())
     run(other.aclose())
