@@ -8,8 +8,8 @@ panes use of an in-process AgentSession (subscribe, submit, stop, busy, conversa
 
 An approval the host asks arrives as an ApprovalRequest like any other; answering it
 sends the answer to the host, and an answer given in another view resolves it here. The
-preview before a compaction of a main conversation is a question too (`compaction`,
-`on_compaction`): a CompactionQuestion like a window's own, answered the same way.
+preview before a compaction of a main conversation is a question too (`compaction`, a
+PreviewCopy): a CompactionQuestion like a window's own, answered the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from melgui.core.context.preview import CompactionQuestion
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
@@ -40,9 +39,14 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
 from melgui.host.client import HostGone
-from melgui.host.compaction_question import question_from_json
 from melgui.host.records import worktree_to_json
-from melgui.host.view_events import EventReader, LoopFacts, ThreadCopy, judgement_of
+from melgui.host.view_events import (
+    EventReader,
+    LoopFacts,
+    PreviewCopy,
+    ThreadCopy,
+    judgement_of,
+)
 from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)
@@ -85,11 +89,9 @@ class RemoteSession:
         self._reader = EventReader()
         self._taken_first: set[Any] = set()  # `message` records whose message is in already
         self._waiting = self.loop.waiting
-        # The preview before a compaction the host waits on (its id there), and who shows
-        # it (the window's context wiring); None: none waits.
-        self.compaction: CompactionQuestion | None = None
-        self._compaction_id = ""
-        self.on_compaction: Callable[[CompactionQuestion], None] | None = None
+        # The preview before a compaction the host waits on, shown by the window's context
+        # wiring (`compaction.on_question`).
+        self.compaction = PreviewCopy(self._answer_compaction, lambda: self.keep_running)
         self._outbox: list[tuple[str, dict[str, Any]]] = []
         self._idle = asyncio.Event()
         self._idle.set()
@@ -216,8 +218,7 @@ class RemoteSession:
             self._idle.clear()
         if replay:
             asked = snapshot.get("compaction", [])
-            if self.compaction is not None and self._compaction_id not in [a["id"] for a in asked]:
-                self._compaction_over()  # answered or cut while this view was away
+            self.compaction.still(asked)  # one answered or cut while this view was away goes
             self.heard(snapshot["tail"] + snapshot["approvals"] + asked)
         self._opened.set()
         if self.on_snapshot is not None:
@@ -374,9 +375,9 @@ class RemoteSession:
             elif kind == "approval_resolved":
                 self._resolved(record)
             elif kind == "compaction":
-                self._compaction_asked(record)
-            elif kind == "compaction_resolved" and record.get("id") == self._compaction_id:
-                self._compaction_over()
+                self.compaction.asked(record)
+            elif kind == "compaction_resolved":
+                self.compaction.resolved(record)
             elif kind == "key_needed" and self._api_key:
                 self._command("session/key", {"api_key": self._api_key})
             event = self._reader.event_of(record)
@@ -471,6 +472,11 @@ class RemoteSession:
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
         self._dispatch(ApprovalNeeded(request))
 
+    def _answer_compaction(self, question_id: str, keep: frozenset[int] | None) -> None:
+        """The preview answered here: Compact keeping `keep` word for word, or not (None)."""
+        kept = None if keep is None else sorted(keep)
+        self._command("compaction/answer", {"id": question_id, "keep": kept})
+
     def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         """A person answered here (or the host resolved it): tell the host, once."""
         if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
@@ -493,44 +499,13 @@ class RemoteSession:
         else:
             request.future.set_result(Deny("answered in another window"))
 
-    def _compaction_asked(self, record: Record) -> None:
-        """The host waits for a person before compacting: the question, shown by whoever
-        follows this session (`on_compaction`), its answer sent back once."""
-        question_id = str(record["id"])
-        if question_id == self._compaction_id:  # in a snapshot and a batch both
-            return
-        self._compaction_over()
-        question = question_from_json(record["question"])
-        self.compaction, self._compaction_id = question, question_id
-        question.future.add_done_callback(lambda f: self._compaction_answered(question_id, f))
-        if self.on_compaction is not None:
-            self.on_compaction(question)
-
-    def _compaction_answered(
-        self, question_id: str, future: asyncio.Future[frozenset[int] | None]
-    ) -> None:
-        """Answered here (a dialog's Compact or Don't compact): tell the host, once."""
-        if question_id != self._compaction_id or self.keep_running:
-            return  # resolved by the host (another view, the turn's end), or left waiting
-        self.compaction, self._compaction_id = None, ""
-        kept = future.result()
-        keep = None if kept is None else sorted(kept)
-        self._command("compaction/answer", {"id": question_id, "keep": keep})
-
-    def _compaction_over(self) -> None:
-        """The host's question went (answered in another view, the turn stopped, the host
-        ended): the local one goes, with nothing sent."""
-        question, self.compaction, self._compaction_id = self.compaction, None, ""
-        if question is not None:
-            question.cancel()
-
     def lose(self, why: str) -> None:
         """The host cannot be told or heard for this session (it could not open it, the
         link is lost for good, the host forgot it): said as the turn's failure, in plain
         words, in the pane, instead of a turn that seems to run on."""
         self.problem = why
         log.warning("session %s: %s", self.session_id or "(not open)", why)
-        self._compaction_over()
+        self.compaction.over()
         self._idle.set()
         self._lost.set()
         self._dispatch(TurnFailed(why))
@@ -546,7 +521,7 @@ class RemoteSession:
             request = self._waiting.pop(call_id)  # popped first: no answer goes to a host
             if request.pending:
                 request.future.set_result(Deny(why))
-        self._compaction_over()
+        self.compaction.over()
         self.problem = why
         self._idle.set()
         # Drawn now (a chat draws the thread's changes); the new host's snapshot replaces it.

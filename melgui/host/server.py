@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
+from melgui.core.context.preview import keep_from_json
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import CHOICES
@@ -24,7 +25,6 @@ from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_met
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
-from melgui.host.compaction_question import keep_of
 from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
@@ -516,7 +516,7 @@ class HostServer:
         word (`keep`), or null: not now."""
         session = self.host.session(params["session"])
         try:
-            keep = keep_of(params.get("keep"))
+            keep = keep_from_json(params.get("keep"))
         except ValueError as exc:
             raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
         return {"answered": session.answer_compaction(str(params["id"]), keep)}

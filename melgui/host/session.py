@@ -25,14 +25,13 @@ from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
+from melgui.desk.approval_settings import apply_approval
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
-from melgui.host.approval_settings import apply_approval
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.compaction_question import compaction_record
-from melgui.host.records import approval_record, change_record, record_of
+from melgui.host.records import approval_record, change_record, compaction_record, record_of
 
 APPROVAL = "approval"  # a session row's setting: its view's approval settings
 # Records whose content a snapshot already holds (its thread, its conversation, the

@@ -52,10 +52,10 @@ async def test_the_preview_waits_in_the_host_one_view_answers_and_it_goes_from_t
     try:
         session = await four_turns(client, scripted_relay, tmp_path)
         shown: list[object] = []
-        session.on_compaction = shown.append
+        session.compaction.on_question = shown.append
         session.request_compaction()
-        await until(lambda: session.compaction is not None)
-        question = session.compaction
+        await until(lambda: session.compaction.question is not None)
+        question = session.compaction.question
         assert question is not None and shown == [question]
         assert question.proposed.mode == "manual" and question.proposed.summarise
         # The four older questions and answers, each an item the person may keep.
@@ -69,13 +69,13 @@ async def test_the_preview_waits_in_the_host_one_view_answers_and_it_goes_from_t
 
         # A second view attaches: the question is in its snapshot, it answers, keeping one.
         (watcher,) = await RemoteSession.reattach(other, listed)
-        theirs = watcher.compaction
+        theirs = watcher.compaction.question
         assert theirs is not None and [i.label for i in theirs.items] == [
             i.label for i in question.items
         ]
         theirs.keep([1])  # "Answer 0. word word…", kept word for word
         await until(lambda: not question.pending)  # gone from the first view, not answered there
-        assert question.future.result() is None and session.compaction is None
+        assert question.future.result() is None and session.compaction.question is None
         await until(lambda: not session.busy)
         summary = next(m.content for m in session.conversation.messages if KEPT_HEAD in m.content)
         assert "four questions were answered" in summary and "Answer 0." in summary
@@ -96,7 +96,7 @@ async def test_a_view_that_left_finds_the_question_and_dont_compact_keeps_the_li
     session = await four_turns(client, scripted_relay, tmp_path)
     before = [m.to_json() for m in session.conversation.messages]
     session.request_compaction()
-    await until(lambda: session.compaction is not None)
+    await until(lambda: session.compaction.question is not None)
     session_id = session.session_id
     await client.aclose()  # the view goes with the question unanswered: it waits
     listed_running = subprocess.run(
@@ -111,7 +111,7 @@ async def test_a_view_that_left_finds_the_question_and_dont_compact_keeps_the_li
         listed = await later.call("session/list")
         assert [s["compaction"] for s in listed if s["id"] == session_id] == [True]
         (again,) = await RemoteSession.reattach(later, listed)
-        question = again.compaction
+        question = again.compaction.question
         assert question is not None and question.pending
         question.cancel()  # Don't compact
         await until(lambda: not again.busy)
@@ -142,7 +142,7 @@ async def test_a_preview_no_window_shows_is_said_on_the_desktop(
                 client = await host.client("window")
                 session = await four_turns(client, scripted_relay, tmp_path)
                 session.request_compaction()
-                await until(lambda: session.compaction is not None)
+                await until(lambda: session.compaction.question is not None)
                 await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
                 assert bus.calls() == []
                 await client.aclose()

@@ -97,10 +97,11 @@ class ContextWiring(QObject):
         if isinstance(session, AgentSession):
             session.compactor.review = self.review
         elif isinstance(session, RemoteSession):
-            session.on_compaction = self._hosted_question
+            session.compaction.on_question = self._hosted_question
             session.loop.send({"compaction_preview": self._settings().compaction_preview})
-            if session.compaction is not None and session.compaction.pending:
-                self._hosted_question(session.compaction)  # asked while no window showed it
+            waiting = session.compaction.question
+            if waiting is not None and waiting.pending:
+                self._hosted_question(waiting)  # asked while no window showed it
         if self.popup.isVisible():
             self.popup.hide()
 

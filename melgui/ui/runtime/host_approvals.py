@@ -12,8 +12,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from melgui.desk.approval_settings import approval_of
 from melgui.desk.desk import Desk
-from melgui.host.approval_settings import approval_of
 from melgui.host.remote_session import RemoteSession
 
 

@@ -87,14 +87,14 @@ def test_the_preview_is_asked_in_the_window_and_closes_when_another_view_answers
 
     # First compaction: the other view answers "don't", the window's dialog goes.
     window.bridge.compact()
-    run(wait_until(lambda: bool(opened) and watcher.compaction is not None, timeout=30))
+    run(wait_until(lambda: bool(opened) and watcher.compaction.question is not None, timeout=30))
     first = opened[0]
-    assert first.isVisible() and first.question is session.compaction
+    assert first.isVisible() and first.question is session.compaction.question
     intro = [label.text() for label in first.findChildren(QLabel)]
     assert any(t.startswith("You asked to compact. Now about") for t in intro), intro
     assert first.tree.topLevelItemCount() == 4  # the older two turns; the last two stay
-    assert watcher.compaction is not None
-    watcher.compaction.cancel()
+    assert watcher.compaction.question is not None
+    watcher.compaction.question.cancel()
     run(wait_until(lambda: window.context.preview is None and not window.bridge.busy, timeout=30))
     assert not isValid(first) or not first.isVisible()  # closed, then deleted
     assert len(scripted_relay.legs_received) == 4  # nothing was summarised
@@ -108,7 +108,7 @@ def test_the_preview_is_asked_in_the_window_and_closes_when_another_view_answers
     shots("compaction-preview-in-host.png", dialog)
     dialog.compact_button.click()
     run(wait_until(lambda: not window.bridge.busy, timeout=30))
-    assert watcher.compaction is None
+    assert watcher.compaction.question is None
     summary = next(m.content for m in session.conversation.messages if KEPT_HEAD in m.content)
     assert "the questions were answered" in summary and "Answer 1." in summary
     assert len(scripted_relay.legs_received) == 5
@@ -121,7 +121,7 @@ def test_the_preview_is_asked_in_the_window_and_closes_when_another_view_answers
     window.bridge.compact()
     run(wait_until(lambda: len(scripted_relay.legs_received) == 6, timeout=30))
     run(wait_until(lambda: not window.bridge.busy, timeout=30))
-    assert len(opened) == 2 and watcher.compaction is None
+    assert len(opened) == 2 and watcher.compaction.question is None
     assert any("Summary: again." in m.content for m in session.conversation.messages)
     assert view.client.gaps == [] and other.gaps == []
     run(watcher.aclose())
