@@ -98,6 +98,9 @@ class Desk:
         # Tool definitions added at run time (MCP servers, ACP agents) join every session.
         self.catalog = ToolCatalog()
         self.rule_problems: list[str] = []  # saved rule lines that could not be read
+        # Told when the modes or the lasting rules changed (settings applied, a rule
+        # learned): sessions that run elsewhere are sent them (ui/runtime/host_approvals.py).
+        self.rules_changed: list[Callable[[], None]] = []
         self.policy = self._new_policy(RuleBook())
         self._load_rules()
         # The main registry: orchestration tools registered into it survive a change of
@@ -211,6 +214,8 @@ class Desk:
         book.project[:], project_problems = parse_rules(lines, "project")
         self.rule_problems = everywhere_problems + project_problems
         self.policy.project = self.folder
+        for listener in list(self.rules_changed):
+            listener()
 
     def claude_rules_to_import(self) -> list[Rule]:
         """Claude Code permission rules of this project melgui does not have yet."""
@@ -257,6 +262,8 @@ class Desk:
             self.settings.project_rules.pop(self.folder, None)
         if self._on_rules_saved is not None:
             self._on_rules_saved()
+        for listener in list(self.rules_changed):
+            listener()
 
     # -- sessions ------------------------------------------------------------------------
 
