@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any, cast, get_args
 
 from melgui.core.agent.compaction import Proposed
-from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.policy import RulePolicy, apply_approval
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import next_request
 from melgui.core.context.measure import breakdown_to_json, measure, measure_to_json
@@ -25,7 +25,6 @@ from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
-from melgui.desk.approval_settings import apply_approval
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
