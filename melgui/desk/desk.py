@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import uuid
 import weakref
@@ -36,6 +37,7 @@ from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Mode, Role, ToolCatalog
 from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.mcp_view import McpView
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
@@ -462,6 +464,13 @@ class Desk:
             here = configured and not self.mcp_elsewhere
             self.mcp.load(extra=None if self.mcp_elsewhere else extra, user=here, project=here)
             await self.mcp.start_all()
+
+    @functools.cached_property
+    def mcp_view(self) -> McpView:
+        """The servers as a window sees and drives them (core/protocol/mcp_view.py)."""
+        from melgui.desk.mcp_local import LocalMcp
+
+        return LocalMcp(self)
 
     async def aclose(self) -> None:
         for diagnostics in self._diagnostics.values():
