@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from melgui.core.protocol.content import FilePart
-from melgui.core.protocol.mcp_asks import InputRequest, Progress, SamplingRequest
+from melgui.core.protocol.mcp_asks import InputRequest, Progress, SamplingRequest, SamplingTarget
 from melgui.core.protocol.mcp_view import (
     ImportDone,
     Listener,
@@ -101,7 +101,7 @@ async def prompt_of(manager: McpManager, server: str, name: str, arguments: dict
 
     found = manager.servers.get(server)
     if found is None:
-        raise McpProblem(f"No MCP server named {server!r}.")
+        raise McpProblem(f"no MCP server named {server!r}")
     try:
         return prompt_text(await found.get_prompt(name, arguments))
     except McpUnavailable as exc:
@@ -114,7 +114,7 @@ async def resource_of(manager: McpManager, server: str, uri: str) -> FilePart:
 
     found = manager.servers.get(server)
     if found is None:
-        raise McpProblem(f"No MCP server named {server!r}.")
+        raise McpProblem(f"no MCP server named {server!r}")
     try:
         return resource_part(server, uri, await found.read_resource(uri))
     except McpUnavailable as exc:
@@ -157,6 +157,14 @@ class LocalMcp:
     @ask_input.setter
     def ask_input(self, ask: Callable[[InputRequest], None] | None) -> None:
         self.manager.ask_input = ask
+
+    @property
+    def sampling_target(self) -> Callable[[], SamplingTarget | None] | None:
+        return self.manager.sampling_target
+
+    @sampling_target.setter
+    def sampling_target(self, target: Callable[[], SamplingTarget | None] | None) -> None:
+        self.manager.sampling_target = target
 
     @property
     def ask_sampling(self) -> Callable[[SamplingRequest], None] | None:
@@ -216,7 +224,7 @@ class LocalMcp:
     async def set_enabled(self, name: str, enabled: bool) -> None:
         await self.manager.set_enabled(name, enabled)
 
-    async def set_tool_enabled(self, name: str, tool: str, enabled: bool) -> None:
+    def set_tool_enabled(self, name: str, tool: str, enabled: bool) -> None:
         self.manager.set_tool_enabled(name, tool, enabled)
 
     async def sign_in(self, name: str) -> None:

@@ -116,8 +116,8 @@ def test_import_from_another_clients_file_adds_and_starts_its_servers(
     window: MainWindow = make_window(relay_settings(scripted_relay))
     panel = window.mcp_panel
     try:
-        report = panel.import_from(source)
-        assert report is not None and report.added == ["imported"]
+        report = run(panel.import_from(source))
+        assert report is not None and report.added == ("imported",)
         assert "clear-secret-value" not in user_path().read_text()
         # No keyring in tests: the secret became an environment reference to set.
         assert "MCP_IMPORTED_MCP_FAKE_MARK" in panel.notice.text()
