@@ -14,7 +14,7 @@ import json
 import logging
 import socket
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast, get_args
 
 from melgui.core.config.redaction import MIN_SECRET, remember_secret
@@ -77,6 +77,9 @@ class Host:
         # Keys views sent with `session/open`, in memory only: hidden from what the host
         # journals and sends (server.py), and from the history (`remember_secret`).
         self.sent_keys: tuple[str, ...] = ()
+        # Told of each desk made for sessions on this machine's folders (HostMcp starts
+        # the folder's MCP servers on the first one).
+        self.on_desk: Callable[[Desk], None] | None = None
 
     @classmethod
     def open(cls) -> Host:
@@ -222,7 +225,13 @@ class Host:
             for tool in ORCHESTRATION_TOOLS:
                 desk.tools.register(tool.name, _needs_panes(tool.name))
             self.desks[key] = desk
+            if self.on_desk is not None:
+                self.on_desk(desk)
         return desk
+
+    def desk_for(self, folder: str, settings: dict[str, Any]) -> Desk:
+        """The desk sessions opened on `folder` with `settings` (a view's) work on."""
+        return self._desk(folder, {k: v for k, v in settings.items() if k in SETTABLE})
 
     def session(self, session_id: str) -> HostedSession:
         try:

@@ -26,6 +26,7 @@ from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
+from melgui.host.mcp_methods import HostMcp
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
@@ -132,6 +133,7 @@ class HostServer:
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.folder = FolderMethods(self.tool_calls, self.connections)
+        self.mcp = HostMcp(host, self.connections)  # the MCP servers its own sessions call
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {
@@ -157,6 +159,7 @@ class HostServer:
             "settings/update": self._settings,
             "host/ping": self._ping,
             **self.folder.methods(),
+            **self.mcp.methods(),
             **terminal_methods(self.terminals),
         }
 
@@ -222,6 +225,7 @@ class HostServer:
                 connection.writer.close()
             await self.notifier.aclose()
             await self.tool_calls.aclose()
+            await self.mcp.aclose()
             await self.terminals.aclose()
             await self.host.aclose()
 

@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 #    terminal panes (a window opened with --with-host) come back in the next window.
 # 12: history/list (a remote folder's window lists its conversations kept in the
 #    history of melgui's host there, where its main conversation runs).
-PROTOCOL = 12
+# 13: mcp/watch, …/unwatch, …/act, …/tool, …/log, …/prompt, …/resource, …/import,
+#    …/answer and the mcp/state and mcp/progress notifications: the folder's MCP servers
+#    run in the host its conversations run in, and a window shows and drives them there.
+PROTOCOL = 13
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

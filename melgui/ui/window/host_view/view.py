@@ -24,12 +24,14 @@ from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
 from melgui.host.client import HostClient, HostGone
+from melgui.host.mcp_view import HostMcpView
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
+from melgui.ui.mcp.controls import McpControls
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.sessions import MainSession
@@ -56,6 +58,7 @@ class ViewedWindow(MainWindow, Protocol):
     """The main window, whose view of a host this is."""
 
     host_view: HostView | None
+    mcp: McpControls
 
 
 class HostView:
@@ -91,11 +94,22 @@ class HostView:
             "the melgui host", self._local_client,
             lambda: self.gone or "connected", here=True, source="window",
         )  # fmt: skip
+        # The folder's MCP servers run in this machine's host too, where its conversations
+        # call them; the window's MCP panel shows and drives them there.
+        self.mcp: HostMcpView | None = None
         if isinstance(client, HostClient):
-            client.on_notification = self.terminals.heard
+            client.on_notification = self._heard
             window.pane_manager.host = self.terminals
+            self.mcp = HostMcpView(
+                client, folder=window.project_folder, settings=lambda: _connection(window.settings)
+            )
+            window.mcp.use_host(self.mcp)
         client.on_gone = self._gone
         window.guard.background = self
+
+    def _heard(self, method: str, params: dict[str, Any]) -> None:
+        if self.mcp is None or not self.mcp.heard(method, params):
+            self.terminals.heard(method, params)
 
     def _local_client(self) -> HostClient | None:
         """The connection to this machine's host, while it is up."""
@@ -324,13 +338,19 @@ class HostView:
         if window is not None and window.host_view is self:
             window.host_view = None
             window.guard.background = None
+            if self.mcp is not None:  # the folder's servers start in the window again
+                window.mcp.no_host()
 
     def took_over(self, client: HostClient) -> None:
         """`client`, to the new host, is this view's from now on."""
         self.client, self.gone = client, ""
         self.restarts += 1
         client.on_gone = self._gone
-        client.on_notification = self.terminals.heard  # new terminals open in the new host
+        client.on_notification = self._heard  # new terminals open in the new host
+        window = self._window()
+        if self.mcp is not None and window is not None:  # its servers, started there
+            self.mcp.took_over(client)
+            window.mcp.start()
 
 
 def follow_history_and_checkpoints(window: Window, session: MainSession) -> None:
