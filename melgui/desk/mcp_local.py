@@ -190,6 +190,10 @@ class LocalMcp:
     def problems(self) -> list[str]:
         return self.manager.problems
 
+    @property
+    def where(self) -> str:
+        return ""
+
     def _progressed(self, flight: Flight) -> None:
         if self.on_progress is not None and flight.progress is not None:
             self.on_progress(flight.call.source, flight.call.call_id, flight.progress)

@@ -33,6 +33,7 @@ from melgui.host.mcp_methods import ask_from_json
 from melgui.host.wire import RpcError
 
 log = logging.getLogger(__name__)
+WHERE = "the melgui host"
 KEPT_PROGRESS = 200  # the calls whose last report is kept for the inspector
 
 
@@ -74,6 +75,10 @@ class HostMcpView:
     @property
     def problems(self) -> list[str]:
         return self._problems
+
+    @property
+    def where(self) -> str:
+        return WHERE
 
     def servers(self) -> list[ServerRow]:
         return list(self.rows)

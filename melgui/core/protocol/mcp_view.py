@@ -101,6 +101,8 @@ class McpView(Protocol):
     def untrusted(self) -> str | None: ...  # the project file waiting for trust, as a path
     @property
     def problems(self) -> list[str]: ...  # files that could not be read, one line each
+    @property
+    def where(self) -> str: ...  # "" in this process; "the melgui host" when they run there
 
     # The window's answers to a server's requests: a form, a model's answer, progress.
     ask_input: Callable[[InputRequest], None] | None

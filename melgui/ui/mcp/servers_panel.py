@@ -122,6 +122,9 @@ class ServersPanel(QWidget):
             self,
         )
         self.empty.setWordWrap(True)
+        self.where = QLabel(self)  # where the servers run, when not in this window
+        self.where.setObjectName("mcpWhere")
+        self.where.setWordWrap(True)
         self.notice = QLabel(self)  # what the last import did
         self.notice.setWordWrap(True)
         self.notice.hide()
@@ -130,10 +133,13 @@ class ServersPanel(QWidget):
         layout.addLayout(banner_row)
         layout.addWidget(self.empty)
         layout.addWidget(self.notice)
+        layout.addWidget(self.where)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail)
         layout.addLayout(buttons)
         self._toggling = False
+        # Servers elsewhere may say something after the window went (a host's last word).
+        self.destroyed.connect(lambda: self._unsubscribe())
         self.refresh()
 
     def set_view(self, view: McpView) -> None:
@@ -184,6 +190,13 @@ class ServersPanel(QWidget):
             )
         elif waiting is not None:
             self.banner.setText(banner_there(waiting))
+        where = self.view.where
+        self.where.setVisible(bool(where))
+        self.where.setText(
+            f"These servers run in {where}, where the conversations call them: "
+            "Restart, Disable and Log act there."
+        )
+        self.where.setStyleSheet(f"color: {self.colors.muted}")
         problems = "\n".join(self.view.problems)
         self.empty.setVisible(not self.tree.topLevelItemCount() or bool(problems))
         if problems:
