@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +49,8 @@ class HostMcpView:
         self.client = client
         self._folder = folder
         self._settings = settings
-        self.watched = ""  # the folder the host tells this view of
+        self.watched = ""  # the folder the host tells this view of (its real path)
+        self._asked = ""  # that folder as the window named it
         self.rows: list[ServerRow] = []
         self._untrusted: str | None = None
         self._problems: list[str] = []
@@ -66,7 +68,7 @@ class HostMcpView:
 
     @property
     def folder(self) -> str:
-        return self.watched or self._folder()
+        return self._asked or self._folder()
 
     @property
     def untrusted(self) -> str | None:
@@ -204,13 +206,15 @@ class HostMcpView:
         """Watch the window's folder (a new one after a change of project) and start its
         servers again in the host."""
         folder = self._folder()
-        if self.watched and self.watched != folder:
-            with contextlib.suppress(RpcError, HostGone, OSError):
-                await self.client.call("mcp/unwatch", folder=self.watched)
-        elif self.watched:
+        if self.watched and self._asked == folder:
             await self._act("start")
             return
-        self.watched = folder
+        if self.watched:
+            with contextlib.suppress(RpcError, HostGone, OSError):
+                await self.client.call("mcp/unwatch", folder=self.watched)
+        # The host names it by its real path (this machine's host: the same), in the
+        # answer and in what it says right after, which may be read before the answer.
+        self._asked, self.watched = folder, os.path.realpath(folder)
         try:
             state = await self.client.call("mcp/watch", folder=folder, settings=self._settings())
         except (RpcError, HostGone, OSError) as exc:
@@ -218,6 +222,7 @@ class HostMcpView:
             for listener in list(self._listeners):
                 listener()
             return
+        self.watched = str(state.get("folder") or folder)
         self._take(state)
 
     async def _act(self, action: str, name: str = "") -> None:
@@ -262,7 +267,7 @@ class HostMcpView:
 
     def took_over(self, client: HostClient) -> None:
         """A new host took over from one that ended: its servers, watched again."""
-        self.client, self.watched = client, ""
+        self.client, self.watched, self._asked = client, "", ""
         for request in self.asks.values():
             if request.pending:
                 request.answer.cancel()

@@ -81,6 +81,7 @@ class McpControls:
         self.inspector: Inspector | None = None
         self.view: McpView = desk.mcp_view
         self.hosted = False  # the servers run in the melgui host, none in this process
+        self._elsewhere_before = False
         self.panel = ServersPanel(self.view, tasks, colors, there=desk.mcp_there)
         desk.mcp_there.subscribe(self._there_changed)  # servers elsewhere, their trust
         self.panel.on_imported = self._restart
@@ -103,11 +104,11 @@ class McpControls:
         """The window will be a view of the melgui host (`--with-host`): no server starts
         in this process meanwhile (the host runs them; `no_host` if none can be had)."""
         self.hosted = True
-        self.desk.mcp_elsewhere = True
 
     def use_host(self, view: McpView) -> None:
         """Show and drive the host's servers (`view`) from now on; this process's stop."""
         self.hosted = True
+        self._elsewhere_before = self.desk.mcp_elsewhere
         self.desk.mcp_elsewhere = True
         local = self.view
         local.ask_input = local.ask_sampling = local.on_progress = None
@@ -119,9 +120,16 @@ class McpControls:
         self.start()
 
     def no_host(self) -> None:
-        """No melgui host after all: the desk's servers start in this process."""
+        """No melgui host after all (or no more): the desk's servers start in this
+        process, as without one."""
         self.hosted = False
-        self.desk.mcp_elsewhere = False
+        local = self.desk.mcp_view
+        if self.view is not local:
+            self.desk.mcp_elsewhere = self._elsewhere_before
+            self.view = local
+            self._answer_through(local)
+            self.panel.set_view(local)
+            self.offers.set_view(local)
         self.start()
 
     def tool_notes(self, name: str) -> str:
@@ -154,6 +162,8 @@ class McpControls:
         self.panel.refresh()
 
     async def _start(self) -> None:
+        if self.hosted and self.view is self.desk.mcp_view:
+            return  # the melgui host will run them: none starts here meanwhile
         await self.view.start()
         self.panel.refresh()
         if self.chat is not None:

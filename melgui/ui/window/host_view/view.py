@@ -100,6 +100,7 @@ class HostView:
         if isinstance(client, HostClient):
             client.on_notification = self._heard
             window.pane_manager.host = self.terminals
+        if isinstance(client, HostClient) and not window.mcp.desk.mcp_elsewhere:  # not remote
             self.mcp = HostMcpView(
                 client, folder=window.project_folder, settings=lambda: _connection(window.settings)
             )
