@@ -37,9 +37,9 @@ from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.catalog import Mode, Role, ToolCatalog
 from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.mcp_view import McpView
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, ToolRunner
+from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.core.protocol.transport import Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.connection import make_transport
@@ -467,8 +467,8 @@ class Desk:
 
     @functools.cached_property
     def mcp_view(self) -> McpView:
-        """The servers as a window sees and drives them (core/protocol/mcp_view.py)."""
-        from melgui.desk.mcp_local import LocalMcp
+        """The servers as a window sees and drives them (core/protocol/tools/mcp/view.py)."""
+        from melgui.desk.mcp.local import LocalMcp
 
         return LocalMcp(self)
 

@@ -22,11 +22,11 @@ from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.mcp.hosted import HostMcp
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
-from melgui.host.mcp_methods import HostMcp
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
@@ -133,7 +133,11 @@ class HostServer:
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.folder = FolderMethods(self.tool_calls, self.connections)
-        self.mcp = HostMcp(host, self.connections)  # the MCP servers its own sessions call
+        # The MCP servers its own sessions call: the first desk of each folder runs them.
+        self.mcp = HostMcp(host.desk_for, self.connections)
+        host.on_desk = self.mcp.adopt
+        for desk in list(host.desks.values()):  # the sessions it reopened
+            self.mcp.adopt(desk)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {

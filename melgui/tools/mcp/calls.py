@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Iterator
 from typing import Literal, TypeVar
 
-from melgui.core.protocol.mcp_asks import Progress, RunningCall
+from melgui.core.protocol.tools.mcp.asks import Progress, RunningCall
 
 __all__ = ["CEILING_FACTOR", "CallTimeout", "Flight", "Progress", "RunningCall"]
 

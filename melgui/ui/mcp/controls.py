@@ -21,8 +21,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QWidget
 
 from melgui.core.agent.session import AgentSession
-from melgui.core.protocol.mcp_asks import Progress, SamplingTarget
-from melgui.core.protocol.mcp_view import McpView
+from melgui.core.protocol.tools.mcp.asks import Progress, SamplingTarget
+from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.desk.desk import Desk
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.call_book import CallRecord

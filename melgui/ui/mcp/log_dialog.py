@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
-from melgui.core.protocol.mcp_view import McpProblem, McpView, ServerLog
+from melgui.core.protocol.tools.mcp.view import McpProblem, McpView, ServerLog
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.look.tokens import DIALOG_LOG
 

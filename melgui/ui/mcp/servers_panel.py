@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.protocol.mcp_view import ImportDone, McpProblem, McpView, ServerRow
+from melgui.core.protocol.tools.mcp.view import ImportDone, McpProblem, McpView, ServerRow
 from melgui.desk.servers_there import ServersThere
 from melgui.ui.mcp.log_dialog import ServerLogDialog
 from melgui.ui.mcp.servers_there import (

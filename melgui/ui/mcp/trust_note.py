@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import weakref
 
-from melgui.core.protocol.mcp_view import McpView
+from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.mcp.servers_there import waiting_file, waiting_text_there

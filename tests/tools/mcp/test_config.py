@@ -10,8 +10,8 @@ import mcp_types as types
 import pytest
 
 from melgui.core.protocol.catalog import ToolCatalog
-from melgui.core.protocol.mcp_naming import VALID, tool_name
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.tools.mcp.naming import VALID, tool_name
 from melgui.tools.mcp.bridge import Bridge
 from melgui.tools.mcp.config import ConfigError, load_file, resolve
 from melgui.tools.mcp.importing import import_servers

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.core.protocol.mcp_view import PromptArgument, PromptRow
+from melgui.core.protocol.tools.mcp.view import PromptArgument, PromptRow
 from melgui.tools.mcp.server import McpUnavailable
 from melgui.ui.mcp.offers import prompt_arguments
 from melgui.ui.window.main_window import MainWindow

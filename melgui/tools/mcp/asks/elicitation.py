@@ -18,7 +18,7 @@ from __future__ import annotations
 
 # The types live at the protocol's level, where a window that is a view of the melgui
 # host reads them too; they are named here for the MCP code that makes them.
-from melgui.core.protocol.mcp_asks import (
+from melgui.core.protocol.tools.mcp.asks import (
     Action,
     Field,
     InputRequest,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls
-from melgui.core.protocol.mcp_asks import RunningCall, SamplingRequest, SamplingTarget
+from melgui.core.protocol.tools.mcp.asks import RunningCall, SamplingRequest, SamplingTarget
 from melgui.core.protocol.transport import LegRequest
 from melgui.tools.mcp.calls import Flight
 

@@ -24,7 +24,6 @@ from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
 from melgui.host.client import HostClient, HostGone
-from melgui.host.mcp_view import HostMcpView
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
@@ -32,6 +31,7 @@ from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
 from melgui.ui.mcp.controls import McpControls
+from melgui.ui.mcp.host_servers import HostMcpView
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.sessions import MainSession

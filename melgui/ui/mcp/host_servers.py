@@ -1,7 +1,7 @@
 """The melgui host's MCP servers of a folder as a window sees them (McpView), over the
 host protocol's `mcp/*` methods: the rows the host sends (`mcp/state`, at each change),
 what the window asks done on them, and the servers' questions the host holds, answered
-from the window's form and bar (host/mcp_methods.py is the other end).
+from the window's form and bar (desk/mcp/hosted.py is the other end).
 
     view = HostMcpView(client, folder=lambda: "/p", settings=lambda: {...})
     await view.start()                          # mcp/watch: the servers and their state
@@ -19,18 +19,23 @@ from collections.abc import Callable
 from typing import Any
 
 from melgui.core.protocol.content import FilePart
-from melgui.core.protocol.mcp_asks import InputRequest, Progress, SamplingRequest, SamplingTarget
-from melgui.core.protocol.mcp_view import (
+from melgui.core.protocol.tools.mcp.asks import (
+    InputRequest,
+    Progress,
+    SamplingRequest,
+    SamplingTarget,
+)
+from melgui.core.protocol.tools.mcp.view import (
     ImportDone,
     Listener,
     McpProblem,
     ProgressListener,
     ServerLog,
     ServerRow,
+    ask_from_json,
     row_from_json,
 )
 from melgui.host.client import HostClient, HostGone
-from melgui.host.mcp_methods import ask_from_json
 from melgui.host.wire import RpcError
 
 log = logging.getLogger(__name__)
@@ -54,6 +59,7 @@ class HostMcpView:
         self.rows: list[ServerRow] = []
         self._untrusted: str | None = None
         self._problems: list[str] = []
+        self._import_files: list[str] = []
         self.starting = False
         self.ask_input: Callable[[InputRequest], None] | None = None
         self.ask_sampling: Callable[[SamplingRequest], None] | None = None
@@ -108,9 +114,7 @@ class HostMcpView:
         return self._progress.get((source, call_id))
 
     def import_files(self) -> list[str]:
-        from melgui.desk.mcp_local import import_files  # the other apps' files, read here
-
-        return import_files(self.folder)
+        return list(self._import_files)  # found by the host, which imports them
 
     # -- what the host says --------------------------------------------------------------
 
@@ -128,6 +132,7 @@ class HostMcpView:
         self.rows = [row_from_json(row) for row in state.get("servers") or ()]
         self._untrusted = state.get("untrusted")
         self._problems = [str(p) for p in state.get("problems") or ()]
+        self._import_files = [str(f) for f in state.get("import_files") or ()]
         self.starting = bool(state.get("starting"))
         self._take_asks(state.get("asks") or [])
         for listener in list(self._listeners):

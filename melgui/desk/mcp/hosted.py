@@ -1,11 +1,13 @@
-"""The MCP servers this host runs for its own conversations (a window's main conversation
-and workers, `melgui exec --host`'s), one set per folder, and the `mcp/*` methods a view
-shows and drives them with (protocol 13; docs/host-protocol.md, "The folder's MCP
-servers"): the rows of McpView, Restart, Enable/Disable, a tool's check box, Sign in,
-Trust, the log, a prompt's text, a resource's, an import. A server's request that needs
-a person (a form, a model's answer) waits here as a question any view may answer.
+"""The MCP servers the melgui host runs for its own conversations (a window's main
+conversation and workers, `melgui exec --host`'s), one set per folder, and the `mcp/*`
+methods a view shows and drives them with (protocol 13; docs/host-protocol.md, "The
+folder's MCP servers"): the rows of McpView, Restart, Enable/Disable, a tool's check box,
+Sign in, Trust, the log, a prompt's text, a resource's, an import. A server's request
+that needs a person (a form, a model's answer) waits here as a question any view may
+answer. HostServer takes the methods into its table; a bad param is a KeyError or
+TypeError (the protocol's -32602), a server's refusal an McpProblem (-32603, in words).
 
-    mcp = HostMcp(host, server.connections)      # every desk the host makes, from now on
+    mcp = HostMcp(host.desk_for, server.connections)   # host.on_desk = mcp.adopt
     handlers = {**mcp.methods(), ...}
 """
 
@@ -16,87 +18,49 @@ import dataclasses
 import itertools
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Set as AbstractSet
+from typing import Any, Protocol
 
-from melgui.core.protocol.mcp_asks import (
-    Field,
-    InputRequest,
-    RunningCall,
-    SamplingRequest,
-    SamplingTarget,
-)
-from melgui.core.protocol.mcp_view import McpProblem, row_to_json
-from melgui.desk.desk import Desk
-from melgui.desk.mcp_local import (
+from melgui.core.config.settings import Settings
+from melgui.core.protocol.tools.mcp.asks import InputRequest, SamplingRequest, SamplingTarget
+from melgui.core.protocol.tools.mcp.view import ask_to_json, row_to_json
+from melgui.desk.connection import LiveConnection
+from melgui.desk.mcp.local import (
+    McpDesk,
+    import_files,
     import_into_user_file,
     log_of,
     prompt_of,
     resource_of,
     rows_of,
 )
-from melgui.host import wire
-from melgui.host.wire import RpcError
 from melgui.tools.mcp.calls import Flight
 
-if TYPE_CHECKING:
-    from melgui.host.host import Host
-    from melgui.host.server import ViewConnection
-
-Method = Callable[["ViewConnection", dict[str, Any]], Awaitable[Any]]
 TELL_AFTER = 0.05  # seconds: changes of one moment (a start of five servers) said once
 ACTIONS = ("start", "restart", "enable", "disable", "sign_in", "sign_out", "trust")
 
 
-def call_to_json(call: RunningCall | None) -> dict[str, str] | None:
-    return dataclasses.asdict(call) if call is not None else None
+class HostDesk(McpDesk, Protocol):
+    """What the host's servers use of a desk (desk.py's Desk)."""
+
+    settings: Settings
+    connection: LiveConnection
 
 
-def call_from_json(data: Any) -> RunningCall | None:
-    if not isinstance(data, dict):
-        return None
-    return RunningCall(str(data["source"]), str(data["call_id"]), str(data["tool"]))
+class Viewer(Protocol):
+    """A view connected to the host (server.py's ViewConnection)."""
+
+    def notify(self, method: str, params: dict[str, Any]) -> Any: ...
 
 
-def ask_to_json(ask_id: str, request: InputRequest | SamplingRequest) -> dict[str, Any]:
-    """A question a server asks, as views are told it (`mcp/state`'s `asks`)."""
-    if isinstance(request, SamplingRequest):
-        return {
-            "id": ask_id, "kind": "sampling", "server": request.server, "model": request.model,
-            "messages": request.messages, "max_tokens": request.max_tokens,
-            "call": call_to_json(request.call),
-        }  # fmt: skip
-    return {
-        "id": ask_id, "kind": "input", "server": request.server, "message": request.message,
-        "fields": [dataclasses.asdict(f) for f in request.fields], "url": request.url,
-        "elicitation_id": request.elicitation_id, "completed": request.completed,
-        "call": call_to_json(request.call),
-    }  # fmt: skip
-
-
-def ask_from_json(data: dict[str, Any]) -> InputRequest | SamplingRequest:
-    """The question as a view holds it: answering it there sends `mcp/answer`."""
-    call = call_from_json(data.get("call"))
-    if data.get("kind") == "sampling":
-        messages = [dict(m) for m in data.get("messages") or ()]
-        return SamplingRequest(
-            str(data["server"]), str(data["model"]), messages, int(data["max_tokens"]), call
-        )
-    fields = tuple(
-        Field(**{**f, "options": tuple(tuple(o) for o in f.get("options") or ())})
-        for f in data.get("fields") or ()
-    )
-    return InputRequest(
-        str(data["server"]), str(data.get("message") or ""), fields, call,
-        url=str(data.get("url") or ""), elicitation_id=str(data.get("elicitation_id") or ""),
-        completed=bool(data.get("completed")),
-    )  # fmt: skip
+Method = Callable[[Any, dict[str, Any]], Awaitable[Any]]
 
 
 class FolderServers:
     """One folder's servers: its first desk's McpManager (the sessions of that desk call
     them), started when the desk is made, and the questions they wait on."""
 
-    def __init__(self, desk: Desk, tell: Callable[[FolderServers], None]) -> None:
+    def __init__(self, desk: HostDesk, tell: Callable[[FolderServers], None]) -> None:
         self.desk = desk
         self.folder = desk.folder
         self._tell = tell
@@ -152,6 +116,7 @@ class FolderServers:
             "problems": list(manager.problems),
             "starting": not self.starting.done(),
             "asks": [ask_to_json(i, r) for i, r in self.asks.items() if r.pending],
+            "import_files": import_files(self.folder),  # other apps' files found here
         }
 
     async def act(self, action: str, name: str) -> None:
@@ -166,7 +131,7 @@ class FolderServers:
             await manager.start_all()
             return
         if name not in manager.servers:
-            raise RpcError(wire.INVALID_PARAMS, f"no MCP server {name!r} for {self.folder}")
+            raise KeyError(f"no MCP server {name!r} for {self.folder}")
         if action == "restart":
             await restart_reread(manager, name)
         elif action in ("enable", "disable"):
@@ -191,16 +156,20 @@ class FolderServers:
 
 
 class HostMcp:
-    def __init__(self, host: Host, connections: set[ViewConnection]) -> None:
-        self.host = host
-        self.connections = connections  # the server's own set: the views attached now
-        self.folders: dict[str, FolderServers] = {}
-        self.watching: dict[ViewConnection, set[str]] = {}
-        host.on_desk = self.adopt
-        for desk in list(host.desks.values()):  # the sessions the host reopened
-            self.adopt(desk)
+    """`desk_for(folder, settings)`: the desk a view's sessions on `folder` with
+    `settings` work on (made when none is); `connections`: the views attached now."""
 
-    def adopt(self, desk: Desk) -> None:
+    def __init__(
+        self,
+        desk_for: Callable[[str, dict[str, Any]], HostDesk],
+        connections: AbstractSet[Viewer],
+    ) -> None:
+        self.desk_for = desk_for
+        self.connections = connections
+        self.folders: dict[str, FolderServers] = {}
+        self.watching: dict[Viewer, set[str]] = {}
+
+    def adopt(self, desk: HostDesk) -> None:
         """A desk the host made: the first of its folder runs the folder's servers."""
         if desk.folder not in self.folders:
             servers = self.folders[desk.folder] = FolderServers(desk, self._tell)
@@ -219,7 +188,7 @@ class HostMcp:
             "mcp/answer": self._answer,
         }
 
-    def _viewers(self, folder: str) -> list[ViewConnection]:
+    def _viewers(self, folder: str) -> list[Viewer]:
         return [c for c in self.connections if folder in self.watching.get(c, ())]
 
     def _tell(self, servers: FolderServers) -> None:
@@ -233,98 +202,85 @@ class HostMcp:
                                          "call_id": call_id, **said})  # fmt: skip
 
     def _servers(self, params: dict[str, Any]) -> FolderServers:
-        folder = params["folder"]
-        if not isinstance(folder, str) or not os.path.isdir(folder):
-            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
-        found = self.folders.get(os.path.realpath(folder))
+        found = self.folders.get(os.path.realpath(_folder(params)))
         if found is None:
-            raise RpcError(wire.INVALID_PARAMS, f"no MCP servers watched for {folder!r}")
+            raise KeyError(f"no MCP servers watched for {params['folder']!r}")
         return found
 
-    async def _watch(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _watch(self, view: Viewer, params: dict[str, Any]) -> Any:
         """The folder's servers (started here if none of its desks runs them yet, on the
         desk the view's sessions with `settings` will have), and `mcp/state` at each change."""
-        folder = params["folder"]
-        if not isinstance(folder, str) or not os.path.isdir(folder):
-            raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
-        folder = os.path.realpath(folder)
+        folder = os.path.realpath(_folder(params))
         if folder not in self.folders:
             settings = params.get("settings") or {}
-            self.adopt(self.host.desk_for(folder, settings if isinstance(settings, dict) else {}))
+            self.adopt(self.desk_for(folder, settings if isinstance(settings, dict) else {}))
         self.watching.setdefault(view, set()).add(folder)
         for gone in [c for c in self.watching if c not in self.connections and c is not view]:
             del self.watching[gone]
         return self.folders[folder].state()
 
-    async def _unwatch(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        self.watching.get(view, set()).discard(os.path.realpath(str(params["folder"])))
+    async def _unwatch(self, view: Viewer, params: dict[str, Any]) -> Any:
+        self.watching.get(view, set()).discard(os.path.realpath(_folder(params)))
         return {}
 
-    async def _act(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _act(self, view: Viewer, params: dict[str, Any]) -> Any:
         """Start (every server again), trust (the project's file), or restart, enable,
         disable, sign_in, sign_out one (`name`); the state once it is done."""
         servers = self._servers(params)
         action = params["action"]
         if action not in ACTIONS:
-            raise RpcError(wire.INVALID_PARAMS, f"action is one of {', '.join(ACTIONS)}")
+            raise KeyError(f"action is one of {', '.join(ACTIONS)}")
         await servers.act(action, str(params.get("name") or ""))
         return servers.state()
 
-    async def _tool(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _tool(self, view: Viewer, params: dict[str, Any]) -> Any:
         servers = self._servers(params)
         name, tool = str(params["name"]), str(params["tool"])
         if name not in servers.desk.mcp.servers:
-            raise RpcError(wire.INVALID_PARAMS, f"no MCP server {name!r}")
+            raise KeyError(f"no MCP server {name!r}")
         servers.desk.mcp.set_tool_enabled(name, tool, bool(params["enabled"]))
         return servers.state()
 
-    async def _log(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _log(self, view: Viewer, params: dict[str, Any]) -> Any:
         servers = self._servers(params)
-        try:
-            return dataclasses.asdict(log_of(servers.desk.mcp, str(params["name"])))
-        except McpProblem as exc:
-            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return dataclasses.asdict(log_of(servers.desk.mcp, str(params["name"])))
 
-    async def _prompt(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _prompt(self, view: Viewer, params: dict[str, Any]) -> Any:
         servers = self._servers(params)
         arguments = {str(k): str(v) for k, v in (params.get("arguments") or {}).items()}
-        try:
-            text = await prompt_of(
-                servers.desk.mcp, str(params["server"]), str(params["name"]), arguments
-            )
-        except McpProblem as exc:
-            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
-        return {"text": text}
+        server, name = str(params["server"]), str(params["name"])
+        return {"text": await prompt_of(servers.desk.mcp, server, name, arguments)}
 
-    async def _resource(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _resource(self, view: Viewer, params: dict[str, Any]) -> Any:
         servers = self._servers(params)
-        try:
-            part = await resource_of(servers.desk.mcp, str(params["server"]), str(params["uri"]))
-        except McpProblem as exc:
-            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        part = await resource_of(servers.desk.mcp, str(params["server"]), str(params["uri"]))
         return {"part": dataclasses.asdict(part)}
 
-    async def _import(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _import(self, view: Viewer, params: dict[str, Any]) -> Any:
         """Add a file's servers to the user's mcp.json here; the folder's servers start
         again with them."""
         servers = self._servers(params)
-        try:
-            done = import_into_user_file(str(params["path"]))
-        except McpProblem as exc:
-            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        done = import_into_user_file(str(params["path"]))
         if done.added:
             await servers.act("start", "")
         return dataclasses.asdict(done)
 
-    async def _answer(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+    async def _answer(self, view: Viewer, params: dict[str, Any]) -> Any:
         """A person's answer to a server's question (the first view's wins)."""
         servers = self._servers(params)
         content = params.get("content") or {}
         if not isinstance(content, dict):
-            raise RpcError(wire.INVALID_PARAMS, "content must be an object")
+            raise TypeError("content must be an object")
         return servers.answer(str(params["id"]), str(params["action"]), content)
 
     async def aclose(self) -> None:
         for servers in self.folders.values():
             servers.starting.cancel()
             await asyncio.gather(servers.starting, return_exceptions=True)
+
+
+def _folder(params: dict[str, Any]) -> str:
+    folder = params["folder"]
+    if not isinstance(folder, str) or not os.path.isdir(folder):
+        raise KeyError(f"{folder!r} is not a folder")
+    return folder

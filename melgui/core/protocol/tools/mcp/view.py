@@ -1,6 +1,6 @@
 """What a window shows of a folder's MCP servers and what it can ask of them, wherever
-they run: in the window's own process (desk/mcp_local.py) or in the melgui host the
-window is a view of (host/mcp_view.py, over the host protocol's `mcp/*` methods). The
+they run: in the window's own process (desk/mcp/local.py) or in the melgui host the
+window is a view of (ui/mcp/host_servers.py, over the host protocol's `mcp/*` methods). The
 window imports these types and nothing that runs a server.
 
     view: McpView = desk.mcp_view
@@ -15,12 +15,20 @@ names, each with the name the model calls it by (`model_name`, "" when not offer
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from melgui.core.protocol.content import FilePart
-from melgui.core.protocol.mcp_asks import InputRequest, Progress, SamplingRequest, SamplingTarget
+from melgui.core.protocol.tools.mcp.asks import (
+    Field,
+    InputRequest,
+    Progress,
+    RunningCall,
+    SamplingRequest,
+    SamplingTarget,
+)
 
 Listener = Callable[[], None]
 
@@ -173,3 +181,48 @@ def row_from_json(data: dict[str, Any]) -> ServerRow:
         bool(data.get("signed_in")),
         str(data.get("log_name") or "stderr"),
     )
+
+
+def call_to_json(call: RunningCall | None) -> dict[str, str] | None:
+    return dataclasses.asdict(call) if call is not None else None
+
+
+def call_from_json(data: Any) -> RunningCall | None:
+    if not isinstance(data, dict):
+        return None
+    return RunningCall(str(data["source"]), str(data["call_id"]), str(data["tool"]))
+
+
+def ask_to_json(ask_id: str, request: InputRequest | SamplingRequest) -> dict[str, Any]:
+    """A question a server asks, as views are told it (`mcp/state`'s `asks`)."""
+    if isinstance(request, SamplingRequest):
+        return {
+            "id": ask_id, "kind": "sampling", "server": request.server, "model": request.model,
+            "messages": request.messages, "max_tokens": request.max_tokens,
+            "call": call_to_json(request.call),
+        }  # fmt: skip
+    return {
+        "id": ask_id, "kind": "input", "server": request.server, "message": request.message,
+        "fields": [dataclasses.asdict(f) for f in request.fields], "url": request.url,
+        "elicitation_id": request.elicitation_id, "completed": request.completed,
+        "call": call_to_json(request.call),
+    }  # fmt: skip
+
+
+def ask_from_json(data: dict[str, Any]) -> InputRequest | SamplingRequest:
+    """The question as a view holds it: answering it there sends `mcp/answer`."""
+    call = call_from_json(data.get("call"))
+    if data.get("kind") == "sampling":
+        messages = [dict(m) for m in data.get("messages") or ()]
+        return SamplingRequest(
+            str(data["server"]), str(data["model"]), messages, int(data["max_tokens"]), call
+        )
+    fields = tuple(
+        Field(**{**f, "options": tuple(tuple(o) for o in f.get("options") or ())})
+        for f in data.get("fields") or ()
+    )
+    return InputRequest(
+        str(data["server"]), str(data.get("message") or ""), fields, call,
+        url=str(data.get("url") or ""), elicitation_id=str(data.get("elicitation_id") or ""),
+        completed=bool(data.get("completed")),
+    )  # fmt: skip

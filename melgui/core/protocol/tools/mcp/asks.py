@@ -1,6 +1,6 @@
 """What a person is asked on behalf of an MCP server, and what a view shows of a call
 on one: the types a window draws and answers, wherever the server runs (in the window's
-own process, or in the melgui host: host/mcp_view.py). No MCP SDK here.
+own process, or in the melgui host: ui/mcp/host_servers.py). No MCP SDK here.
 
     request = InputRequest.of("files", message, schema, call)    # a form (elicitation)
     problem = request.accept({"guest": "Ada"})                    # "" once it fits the schema
@@ -22,8 +22,6 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
-
-from melgui.core.protocol.transport import Transport
 
 
 @dataclass(frozen=True)
@@ -242,7 +240,9 @@ class InputRequest:
 class SamplingTarget:
     """The connection a server's request goes through: the conversation's, at the time."""
 
-    transport: Transport
+    # A core.protocol.transport.Transport: named loosely, since the transport module reads
+    # the tools' definitions of this package's parent (no import cycle between them).
+    transport: Any
     model: str
     cwd: str
 

@@ -1,7 +1,7 @@
-"""A desk's MCP servers as a window sees them (core/protocol/mcp_view.py's McpView),
+"""A desk's MCP servers as a window sees them (core/protocol/tools/mcp/view.py's McpView),
 when they run in the window's own process: rows made from its McpManager, and what the
 window asks done on it. The melgui host makes the same rows of its own desks' servers
-(`rows_of`) and sends them to its views (host/mcp_methods.py).
+(`rows_of`) and sends them to its views (desk/mcp/hosted.py).
 
     view = LocalMcp(desk)            # desk.mcp_view
     await view.start()               # desk.start_mcp(): the folder's servers, again
@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from melgui.core.protocol.content import FilePart
-from melgui.core.protocol.mcp_asks import InputRequest, Progress, SamplingRequest, SamplingTarget
-from melgui.core.protocol.mcp_view import (
+from melgui.core.protocol.tools.mcp.asks import (
+    InputRequest,
+    Progress,
+    SamplingRequest,
+    SamplingTarget,
+)
+from melgui.core.protocol.tools.mcp.view import (
     ImportDone,
     Listener,
     McpProblem,
@@ -31,8 +36,18 @@ from melgui.tools.mcp.calls import Flight
 from melgui.tools.mcp.manager import McpManager
 
 if TYPE_CHECKING:
-    from melgui.desk.desk import Desk
     from melgui.tools.mcp.server import McpServer
+
+
+class McpDesk(Protocol):
+    """What a desk's servers are seen through (desk.py's Desk)."""
+
+    mcp: McpManager
+
+    @property
+    def folder(self) -> str: ...
+
+    async def start_mcp(self) -> None: ...
 
 
 def row_of(manager: McpManager, server: McpServer) -> ServerRow:
@@ -143,7 +158,7 @@ def import_files(folder: str) -> list[str]:
 class LocalMcp:
     """The desk's servers, in this process."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: McpDesk) -> None:
         self.desk = desk
         self.on_progress: ProgressListener | None = None
         desk.mcp.on_progress = self._progressed
