@@ -21,6 +21,7 @@ from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.mcp import fake_entry
+from tests.fakes.oauth import browser_env, guarded_server, opened
 from tests.fakes.window import relay_settings, type_prompt, wait_until
 
 
@@ -32,6 +33,10 @@ def host() -> Iterator[HostProcess]:
             yield process
         finally:
             process.stop()
+
+
+SIGN_IN = "sign-in needed: asks for a sign-in"
+SIGNED_OUT = "sign-in needed: signed out"
 
 
 def servers_marked(mark: str) -> dict[int, int]:
@@ -190,3 +195,38 @@ def test_a_servers_form_waits_in_the_host_and_is_answered_from_the_window(
         run(wait_until(lambda: not form.isVisible() and not view.mcp.asks, 10))
     finally:
         user_path().unlink(missing_ok=True)
+
+
+def test_sign_in_to_a_server_in_the_host_from_the_windows_panel(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path, tmp_path: Path
+) -> None:
+    """The host opens the browser ($BROWSER: the stand-in that follows the redirects) when
+    the person presses Sign in in the window, and keeps the tokens; Sign out forgets them."""
+    env, log = browser_env(tmp_path)
+    with guarded_server() as server, runtime_dir() as runtime:
+        user_path().parent.mkdir(parents=True, exist_ok=True)
+        user_path().write_text(json.dumps({"mcpServers": {"guarded": {"url": server.url}}}))
+        host = HostProcess(runtime)
+        host.env.update(env)  # the host's browser, not the window's
+        host.start()
+        try:
+            window = make_window(relay_settings(scripted_relay))
+            window.mcp.wait_for_host()
+            panel = window.mcp_panel
+            run(attach_host(window, run(host.client("window"))))
+            run(wait_until(lambda: rows(panel) == [("guarded", SIGN_IN)], 30))
+            assert opened(log) == []  # nobody asked yet: no browser
+            panel.select("guarded")
+            assert panel.sign_in_button.isVisibleTo(panel)
+            assert panel.sign_in_button.text() == "Sign in"
+            panel.sign_in_button.click()
+            run(wait_until(lambda: rows(panel) == [("guarded", "ready, 1 tool")], 30))
+            assert len(opened(log)) == 1
+            panel.select("guarded")
+            assert panel.sign_in_button.text() == "Sign out"
+            assert panel.detail.text().endswith("Signed in (OAuth)")
+            panel.sign_in_button.click()
+            run(wait_until(lambda: rows(panel) == [("guarded", SIGNED_OUT)], 30))
+        finally:
+            host.stop()
+            user_path().unlink(missing_ok=True)
