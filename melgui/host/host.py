@@ -22,6 +22,7 @@ from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tools.mcp.asks import SamplingTarget
 from melgui.core.store import Store, open_store
 from melgui.core.transports.connection import api_key_kind
 from melgui.core.worktrees.model import Worktree
@@ -232,6 +233,16 @@ class Host:
     def desk_for(self, folder: str, settings: dict[str, Any]) -> Desk:
         """The desk sessions opened on `folder` with `settings` (a view's) work on."""
         return self._desk(folder, {k: v for k, v in settings.items() if k in SETTABLE})
+
+    def loops_on(self, folder: str) -> list[SamplingTarget]:
+        """Where the conversations on `folder` reach their model, the main one first (a
+        folder's MCP server asks a model's answer through it)."""
+        sessions = [s for s in self.sessions.values() if s.row.folder == folder]
+        sessions.sort(key=lambda s: s.row.settings.get(SOURCE) != "main")
+        return [
+            SamplingTarget(s.agent.loop.transport, s.agent.loop.model, s.agent.loop.cwd)
+            for s in sessions
+        ]
 
     def session(self, session_id: str) -> HostedSession:
         try:

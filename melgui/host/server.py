@@ -134,7 +134,7 @@ class HostServer:
         self.tool_calls = ToolCalls()
         self.folder = FolderMethods(self.tool_calls, self.connections)
         # The MCP servers its own sessions call: the first desk of each folder runs them.
-        self.mcp = HostMcp(host.desk_for, self.connections)
+        self.mcp = HostMcp(host.desk_for, self.connections, host.loops_on)
         host.on_desk = self.mcp.adopt
         for desk in list(host.desks.values()):  # the sessions it reopened
             self.mcp.adopt(desk)

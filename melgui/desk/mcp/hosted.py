@@ -60,8 +60,14 @@ class FolderServers:
     """One folder's servers: its first desk's McpManager (the sessions of that desk call
     them), started when the desk is made, and the questions they wait on."""
 
-    def __init__(self, desk: HostDesk, tell: Callable[[FolderServers], None]) -> None:
+    def __init__(
+        self,
+        desk: HostDesk,
+        tell: Callable[[FolderServers], None],
+        targets: Callable[[str], list[SamplingTarget]] | None = None,
+    ) -> None:
         self.desk = desk
+        self._targets = targets
         self.folder = desk.folder
         self._tell = tell
         self._ids = itertools.count(1)
@@ -78,6 +84,11 @@ class FolderServers:
         self.starting.add_done_callback(lambda _: self.changed())
 
     def _sampling_target(self) -> SamplingTarget:
+        """The folder's main conversation's connection and model (its desk's when none
+        runs): a server's request goes where the person's conversation goes."""
+        targets = self._targets(self.folder) if self._targets is not None else []
+        if targets:
+            return targets[0]
         desk = self.desk
         return SamplingTarget(desk.connection.current, desk.settings.model, desk.folder)
 
@@ -157,22 +168,26 @@ class FolderServers:
 
 class HostMcp:
     """`desk_for(folder, settings)`: the desk a view's sessions on `folder` with
-    `settings` work on (made when none is); `connections`: the views attached now."""
+    `settings` work on (made when none is); `connections`: the views attached now;
+    `targets(folder)`: where its conversations reach their model, the main one first."""
 
     def __init__(
         self,
         desk_for: Callable[[str, dict[str, Any]], HostDesk],
         connections: AbstractSet[Viewer],
+        targets: Callable[[str], list[SamplingTarget]] | None = None,
     ) -> None:
         self.desk_for = desk_for
         self.connections = connections
+        self.targets = targets
         self.folders: dict[str, FolderServers] = {}
         self.watching: dict[Viewer, set[str]] = {}
 
     def adopt(self, desk: HostDesk) -> None:
         """A desk the host made: the first of its folder runs the folder's servers."""
         if desk.folder not in self.folders:
-            servers = self.folders[desk.folder] = FolderServers(desk, self._tell)
+            servers = FolderServers(desk, self._tell, self.targets)
+            self.folders[desk.folder] = servers
             servers.progress = lambda *said: self._progress(desk.folder, *said)
 
     def methods(self) -> dict[str, Method]:

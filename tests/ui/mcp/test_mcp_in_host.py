@@ -230,3 +230,51 @@ def test_sign_in_to_a_server_in_the_host_from_the_windows_panel(
         finally:
             host.stop()
             user_path().unlink(missing_ok=True)
+
+
+def test_a_sampling_request_waits_in_the_host_and_goes_through_its_conversation(
+    host: HostProcess,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    project: Path,
+    qtbot: QtBot,
+    tmp_path: Path,
+) -> None:
+    """The server's request for a model's answer is shown in the window's bar; once the
+    person sends it, the host asks the model of the main conversation it runs."""
+    ask = tool_call("mcp__fake__ask_model", {}, id="a1")
+    scripted_relay.script(
+        [tool_calls(ask)], [text("Forty-two."), done()], [text("It said so."), done()]
+    )
+    window = make_window(relay_settings(scripted_relay))
+    window.mcp.wait_for_host()
+    entry = fake_entry(env={"MCP_FAKE_MARK": f"sampling-{tmp_path.name}"})
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    user_path().write_text(json.dumps({"mcpServers": {"fake": entry}}))
+    bar = window.mcp.sampling
+    try:
+        run(attach_host(window, run(host.client("window"))))
+        panel = window.mcp_panel
+        run(wait_until(lambda: rows(panel) and rows(panel)[0][1].startswith("ready, "), 30))
+        session = window.session
+        assert isinstance(session, RemoteSession)
+
+        async def asked() -> None:
+            type_prompt(qtbot, window, "ask the server")
+            await wait_until(lambda: window.approvals.first() is not None, 30)
+            assert window.approve_key()
+            await wait_until(lambda: bar.isVisible(), 30)
+
+        run(asked())
+        assert "Sampling asked" in bar.title.text() and "<b>relay-model</b>" in bar.title.text()
+        assert len(scripted_relay.legs_received) == 1  # nothing sent before the person says so
+        bar.send_button.click()
+        run(wait_until(lambda: "It said so." in shown(window) and not session.busy, 30))
+        results = [m.content for m in session.conversation.messages if m.role == "tool"]
+        assert results == ["the model (relay-model) said: Forty-two."]
+        sampled = scripted_relay.legs_received[1].json
+        assert (sampled["model"], sampled["tools"]) == ("relay-model", [])
+        assert not bar.isVisible()
+    finally:
+        user_path().unlink(missing_ok=True)
