@@ -76,7 +76,12 @@ def test_the_folders_mcp_server_runs_in_the_host_and_the_window_drives_it_there(
 ) -> None:
     mark = f"in-host-{os.getpid()}-{tmp_path.name}"
     echo = tool_call("mcp__fake__echo", {"text": "hello from the host's server"}, id="e1")
-    scripted_relay.script([text("Asking it."), tool_calls(echo)], [text("It answered."), done()])
+    steps = tool_call("mcp__fake__steps", {"count": 3, "pause": 0.2}, id="s1")
+    scripted_relay.script(
+        [text("Asking it."), tool_calls(echo)],
+        [tool_calls(steps)],
+        [text("It answered."), done()],
+    )
     window = make_window(relay_settings(scripted_relay))
     window.mcp.wait_for_host()  # as `melgui --with-host` does, before the loop runs
     entry = fake_entry(trusted=True, env={"MCP_FAKE_MARK": mark})
@@ -100,11 +105,16 @@ def test_the_folders_mcp_server_runs_in_the_host_and_the_window_drives_it_there(
 
         async def ask() -> None:
             type_prompt(qtbot, window, "ask the server")
+            await wait_until(lambda: window.approvals.first() is not None, 30)
+            assert window.approve_key()  # steps is no read-only tool: it asks first
             await wait_until(lambda: "It answered." in shown(window) and not session.busy, 30)
 
         run(ask())
         results = [m.content for m in session.conversation.messages if m.role == "tool"]
-        assert results == ["hello from the host's server"]
+        assert results == ["hello from the host's server", "3 steps done"]
+        # Its progress reports came from the host, for the call's card and inspector.
+        last = view.mcp.progress_of("main", "s1")
+        assert last is not None and last.line() == "3 of 3 · step 3 of 3"
         assert scripted_relay.legs_received[1].messages[-1]["content"] == results[0]
         # The inspector names the host's server for the call, as for a local one.
         assert window.mcp.tool_notes("mcp__fake__echo").startswith("MCP server fake")
