@@ -138,7 +138,7 @@ class McpControls:
     def follow(self, session: MainSession, chat: ChatView, inspector: Inspector) -> None:
         """The main conversation shown now: its calls' progress, its chat's trust line,
         its inspector's notes; another project's folder starts that project's servers.
-        (One in the melgui host calls the host's servers: none of these.)"""
+        (One in the melgui host calls the host's servers, shown once `use_host`.)"""
         self.session = session if isinstance(session, AgentSession) else None
         self.main = session
         self.chat, self.inspector = chat, inspector
