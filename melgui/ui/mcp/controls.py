@@ -162,7 +162,7 @@ class McpControls:
         self.panel.refresh()
 
     async def _start(self) -> None:
-        if self.hosted and self.view is self.desk.mcp_view:
+        if self.hosted and self.view is self.desk.mcp_view and not self.desk.mcp_elsewhere:
             return  # the melgui host will run them: none starts here meanwhile
         await self.view.start()
         self.panel.refresh()
