@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,7 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.settings import Settings, save_settings
 from melgui.host.remote_session import RemoteSession
 from melgui.tools.mcp.config import user_path
 from melgui.ui.window.host_view.view import attach_host
@@ -287,4 +292,40 @@ def test_a_sampling_request_waits_in_the_host_and_goes_through_its_conversation(
         assert (sampled["model"], sampled["tools"]) == ("relay-model", [])
         assert not bar.isVisible()
     finally:
+        user_path().unlink(missing_ok=True)
+
+
+def test_melgui_with_host_starts_no_mcp_server_of_its_own(
+    host: HostProcess, scripted_relay: ScriptedRelay, project: Path, tmp_path: Path
+) -> None:
+    """`melgui --with-host FOLDER` as a process of its own: the folder's server starts in
+    the host it attaches to, and at no moment is a server process the window's child."""
+    mark = f"app-{tmp_path.name}"
+    save_settings(Settings(connection="relay", relay_url=scripted_relay.base_url))
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    user_path().write_text(
+        json.dumps({"mcpServers": {"fake": fake_entry(env={"MCP_FAKE_MARK": mark})}})
+    )
+    said = tmp_path / "window.log"
+    with open(said, "wb") as log:
+        window = subprocess.Popen(
+            [sys.executable, "-m", "melgui", "--with-host", str(project)],
+            env={**host.env, "QT_QPA_PLATFORM": "offscreen"},
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+        )  # fmt: skip
+    assert host.process is not None
+    parents: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while not parents and time.monotonic() < deadline and window.poll() is None:
+            parents |= set(servers_marked(mark).values())
+            time.sleep(0.05)
+        assert parents == {host.process.pid}, said.read_text(errors="replace")
+        for _ in range(20):  # a while longer: the window starts none of its own
+            parents |= set(servers_marked(mark).values())
+            time.sleep(0.05)
+        assert parents == {host.process.pid} and window.pid not in parents
+    finally:
+        window.send_signal(signal.SIGTERM)
+        window.wait(timeout=60)
         user_path().unlink(missing_ok=True)
