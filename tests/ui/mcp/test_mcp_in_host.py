@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,7 @@ def test_the_folders_mcp_server_runs_in_the_host_and_the_window_drives_it_there(
     qtbot: QtBot,
     tmp_path: Path,
 ) -> None:
-    mark = f"in-host-{os.getpid()}-{tmp_path.name}"
+    mark = f"in-host-{uuid.uuid4().hex}"  # unique: other runs of the suite may be here too
     echo = tool_call("mcp__fake__echo", {"text": "hello from the host's server"}, id="e1")
     steps = tool_call("mcp__fake__steps", {"count": 3, "pause": 0.2}, id="s1")
     scripted_relay.script(
@@ -300,7 +301,7 @@ def test_melgui_with_host_starts_no_mcp_server_of_its_own(
 ) -> None:
     """`melgui --with-host FOLDER` as a process of its own: the folder's server starts in
     the host it attaches to, and at no moment is a server process the window's child."""
-    mark = f"app-{tmp_path.name}"
+    mark = f"app-{uuid.uuid4().hex}"
     save_settings(Settings(connection="relay", relay_url=scripted_relay.base_url))
     user_path().parent.mkdir(parents=True, exist_ok=True)
     user_path().write_text(
