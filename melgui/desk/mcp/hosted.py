@@ -7,7 +7,7 @@ that needs a person (a form, a model's answer) waits here as a question any view
 answer. HostServer takes the methods into its table; a bad param is a KeyError or
 TypeError (the protocol's -32602), a server's refusal an McpProblem (-32603, in words).
 
-    mcp = HostMcp(host.desk_for, server.connections)   # host.on_desk = mcp.adopt
+    mcp = HostMcp(host.desk_for, server.connections, host.loops_on)  # on_desk: adopt
     handlers = {**mcp.methods(), ...}
 """
 
