@@ -23,6 +23,7 @@ from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.mcp.hosted import HostMcp
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.folder_methods import FolderMethods
@@ -133,6 +134,11 @@ class HostServer:
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.folder = FolderMethods(self.tool_calls, self.connections)
+        # The MCP servers its own sessions call: the first desk of each folder runs them.
+        self.mcp = HostMcp(host.desk_for, self.connections, host.loops_on)
+        host.on_desk = self.mcp.adopt
+        for desk in list(host.desks.values()):  # the sessions it reopened
+            self.mcp.adopt(desk)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {
@@ -159,6 +165,7 @@ class HostServer:
             "settings/update": self._settings,
             "host/ping": self._ping,
             **self.folder.methods(),
+            **self.mcp.methods(),
             **terminal_methods(self.terminals),
         }
 
@@ -224,6 +231,7 @@ class HostServer:
                 connection.writer.close()
             await self.notifier.aclose()
             await self.tool_calls.aclose()
+            await self.mcp.aclose()
             await self.terminals.aclose()
             await self.host.aclose()
 
