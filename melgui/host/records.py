@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     HistoryBranched,
@@ -55,6 +56,17 @@ def record_of(event: LoopEvent) -> Record | None:
 def approval_record(call: ToolCall, reason: str, source: str) -> Record:
     return {"type": "approval", "id": call.id, "name": call.name,
             "arguments": call.arguments, "reason": reason, "source": source}  # fmt: skip
+
+
+def question_record(request: ApprovalRequest) -> Record:
+    """A question waiting: an ACP agent's carries its own answers (`options`, each
+    [id, label, kind]) and the change it would make (`preview`, a unified diff)."""
+    record = approval_record(request.call, request.judgement.reason, request.source)
+    if request.options:
+        record["options"] = [[o.option_id, o.label, o.kind] for o in request.options]
+    if request.preview:
+        record["preview"] = request.preview
+    return record
 
 
 def merge_records(earlier: Record, later: Record) -> Record | None:

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
+from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -139,10 +139,7 @@ class RemoteSession:
         each one's conversation so far is in `conversation` when this returns (a view
         draws it at once, as a reopened conversation), and what follows arrives as events.
         With `page`, only the last `page` messages of each: `whole()` takes the rest."""
-        sessions = [
-            cls(client, folder=d["folder"], model=d["model"], source=d.get("source") or "worker")
-            for d in described
-        ]
+        sessions = [cls.of(client, d) for d in described]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
             session._described(d)
@@ -151,6 +148,16 @@ class RemoteSession:
         for session in sessions:
             session._took(answer[session.session_id]["snapshot"])
         return sessions
+
+    @classmethod
+    def of(cls, client: SessionClient, described: dict[str, Any]) -> RemoteSession:
+        """A view of a session `session/list` described: an ACP agent's has its own."""
+        if described.get("agent"):
+            from melgui.host.remote_agent import RemoteAgentSession  # it imports this module
+
+            return RemoteAgentSession.described(client, described)
+        source = described.get("source") or "worker"
+        return cls(client, folder=described["folder"], model=described["model"], source=source)
 
     @property
     def paged(self) -> bool:
@@ -449,18 +456,26 @@ class RemoteSession:
         if call.id in self._waiting:  # in a snapshot's tail and its approvals both
             return
         request = ApprovalRequest(
-            call, call.parsed or {}, source=self.source, judgement=judgement_of(record)
-        )
+            call, call.parsed or {}, source=self.source, judgement=judgement_of(record),
+            options=tuple(AgentOption(*option) for option in record.get("options") or ()),
+            preview=str(record.get("preview") or ""),
+        )  # fmt: skip
         self._waiting[call.id] = request
+        if request.options:  # a card's option is chosen on the request itself (`choose`)
+            self.thread.hold(request)
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
         self._dispatch(ApprovalNeeded(request))
 
     def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         """A person answered here (or the host resolved it): tell the host, once."""
-        if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
+        request = self._waiting.pop(call_id, None)
+        self.thread.release(call_id)
+        if request is None or future.cancelled() or self.keep_running:
             return
         decision = future.result()
         params: dict[str, Any] = {"call": call_id}
+        if request.chosen:  # one of an ACP agent's own answers
+            params["option"] = request.chosen
         if isinstance(decision, Approve):
             params.update(decision="approve", remember=decision.remember)
         else:

@@ -22,10 +22,13 @@ from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
+from melgui.host.hosted_agent import HostedAgent
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import worktree_from_json
@@ -154,6 +157,9 @@ class HostServer:
             "context/unpin": self._unpin,
             "session/preface": self._preface,
             "approval/answer": self._answer,
+            "agent/sign_in": self._sign_in,
+            "agent/mode": self._agent_mode,
+            "agent/model": self._agent_model,
             "settings/update": self._settings,
             "host/ping": self._ping,
             **self.folder.methods(),
@@ -335,6 +341,14 @@ class HostServer:
         folder = params["folder"]
         if not isinstance(folder, str) or not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
+        if params.get("agent") is not None:
+            resume = params.get("resume")
+            agent = await self.host.open_agent(
+                os.path.realpath(folder), _agent_command(params["agent"]),
+                source=str(params.get("source") or ""),
+                resume=resume if isinstance(resume, str) and resume else None,
+            )  # fmt: skip
+            return agent.describe()
         session = await self.host.open_session(
             os.path.realpath(folder),
             conversation=params.get("conversation"),
@@ -494,9 +508,43 @@ class HostServer:
             raise RpcError(wire.INVALID_PARAMS, "decision is approve or deny")
         answered = session.answer(
             str(params["call"]), decision, str(params.get("remember", "once")),
-            str(params.get("reason", "")),
+            str(params.get("reason", "")), str(params.get("option") or ""),
         )  # fmt: skip
         return {"answered": answered}
+
+    # -- ACP agents the host runs ----------------------------------------------------------
+
+    def _agent(self, params: dict[str, Any]) -> HostedAgent:
+        session = self.host.session(params["session"])
+        if not isinstance(session, HostedAgent):
+            raise RpcError(wire.INVALID_PARAMS, "this session runs no ACP agent")
+        return session
+
+    async def _sign_in(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Sign in with a method the agent offered, and open its session; the views hear
+        the `agent` record that follows. The agent's refusal is the error's message."""
+        try:
+            await self._agent(params).sign_in(str(params["method_id"]))
+        except (AgentFailed, AuthRequired) as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {}
+
+    async def _agent_mode(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        await self._agent_said(self._agent(params).set_mode(str(params["mode"])))
+        return {}
+
+    async def _agent_model(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        await self._agent_said(self._agent(params).set_model(str(params["model"])))
+        return {}
+
+    async def _agent_said(self, change: Awaitable[None]) -> None:
+        """A mode or model the agent refused (or failed on): the error says its words."""
+        try:
+            await change
+        except RpcError:
+            raise
+        except Exception as exc:
+            raise RpcError(wire.INVALID_PARAMS, f"the agent refused: {exc}") from None
 
     async def _settings(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         session = self.host.session(params["session"])
@@ -517,6 +565,19 @@ class HostServer:
 
     async def _ping(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {"host": self.tool_calls.host_id}
+
+
+def _agent_command(given: Any) -> AgentCommand:
+    """An ACP agent as a view sends it: {name, argv, env?} (env kept in memory only)."""
+    try:
+        argv = tuple(str(word) for word in given["argv"])
+        env = {str(k): str(v) for k, v in (given.get("env") or {}).items()}
+        name = str(given["name"])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise RpcError(wire.INVALID_PARAMS, f"not an agent command: {given!r}") from exc
+    if not argv or not name:
+        raise RpcError(wire.INVALID_PARAMS, "an agent command needs a name and a program")
+    return AgentCommand(name, argv, env)
 
 
 def _worktree(given: Any) -> Worktree | None:

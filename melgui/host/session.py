@@ -27,7 +27,7 @@ from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.records import approval_record, change_record, record_of
+from melgui.host.records import change_record, question_record, record_of
 
 # Records whose content a snapshot already holds (its thread, its conversation).
 IN_SNAPSHOT = ("change", "message", "branched")
@@ -81,8 +81,7 @@ class HostedSession:
     def _observe(self, event: LoopEvent) -> None:
         if isinstance(event, ApprovalNeeded):
             self._waiting(event.request)
-            request = event.request
-            self.log.add(approval_record(request.call, request.judgement.reason, request.source))
+            self.log.add(question_record(event.request))
         record = record_of(event)
         if record is not None:
             self.log.add(record)
@@ -117,13 +116,22 @@ class HostedSession:
         await self.agent.wait_idle()
         self.log.add({"type": "idle"})
 
-    def answer(self, call_id: str, decision: str, remember: str = "once", reason: str = "") -> bool:
-        """Approve or deny a waiting call; False when it is no longer waiting (another
-        view answered it, or the turn ended)."""
+    def answer(
+        self,
+        call_id: str,
+        decision: str,
+        remember: str = "once",
+        reason: str = "",
+        option: str = "",
+    ) -> bool:
+        """Approve or deny a waiting call (`option`: one of an ACP agent's own answers);
+        False when it is no longer waiting (another view answered it, or the turn ended)."""
         request = self.approvals.get(call_id)
         if request is None or not request.pending:
             return False
-        if decision == "approve":
+        if option and any(o.option_id == option for o in request.options):
+            request.choose(option)
+        elif decision == "approve":
             scope = remember if remember in get_args(Remember) else "once"
             request.approve(cast(Remember, scope))
         else:
@@ -254,11 +262,7 @@ class HostedSession:
             "messages": [message.to_json() for message in messages],
             **paged,
             "tail": tail,
-            "approvals": [
-                approval_record(r.call, r.judgement.reason, r.source)
-                for r in self.approvals.values()
-                if r.pending
-            ],
+            "approvals": [question_record(r) for r in self.approvals.values() if r.pending],
             "busy": self.busy,
         }
 
@@ -270,11 +274,14 @@ class HostedSession:
             "model": self.row.model,
             "role": self.agent.loop.role,
             "source": str(self.row.settings.get("source") or ""),  # as its view said
-            "plan": self.agent.loop.plan.on,
+            "plan": self.plan_on(),
             "busy": self.busy,
             "approvals": [self.question(r) for r in self.approvals.values() if r.pending],
             "seq": self.log.last_seq,
         }
+
+    def plan_on(self) -> bool:
+        return self.agent.loop.plan.on
 
     def question(self, request: ApprovalRequest) -> dict[str, Any]:
         """A waiting call as `--list-running` and a view's list say it, window or none."""

@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 #    terminal panes (a window opened with --with-host) come back in the next window.
 # 12: history/list (a remote folder's window lists its conversations kept in the
 #    history of melgui's host there, where its main conversation runs).
-PROTOCOL = 12
+# 13: session/open's agent and resume, the agent record and a snapshot's agent,
+#    agent/sign_in, agent/mode, agent/model, approval records' options and preview and
+#    approval/answer's option: a --with-host window's ACP agent panes run in the host.
+PROTOCOL = 13
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -26,14 +26,14 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
+from melgui.host.remote_agent import RemoteAgentSession
 from melgui.remote.hosts import Place, host_word
 from melgui.remote.link import LinkError
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.panes import worker_worktrees
-from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.panes.acp_pane import AcpPane, AcpSession
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -61,7 +61,7 @@ class WorkerSpec:
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
 # (command, pane title, the id of an earlier session to reopen or None)
-AcpFactory = Callable[[AgentCommand, str, str | None], HostedAgentSession]
+AcpFactory = Callable[[AgentCommand, str, str | None], AcpSession]
 BridgeFactory = Callable[[ChatSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
 
@@ -390,6 +390,14 @@ class PaneManager(QObject):
         factory = places.agent_factory(place)
         return self._open_agent(info, command, factory, layout, task, None, f" @{host}")
 
+    def reopen_agent(self, session: RemoteAgentSession, layout: object = "tab") -> PaneInfo:
+        """An ACP agent's pane, behind, on a session the melgui host kept running while no
+        window was attached (its agent runs there still)."""
+        self._check_open()
+        command = session.agent.command
+        info = self.registry.add("agent", command.name, where=HERE)
+        return self._open_agent(info, command, lambda *_: session, layout, "", None, front=False)
+
     def _open_agent(
         self,
         info: PaneInfo,
@@ -399,6 +407,8 @@ class PaneManager(QObject):
         task: str,
         resume: str | None,
         suffix: str = "",
+        *,
+        front: bool = True,
     ) -> PaneInfo:
         title = f"{command.name} {info.id}{suffix}"
         self.registry.set_title(info.id, title)
@@ -415,8 +425,9 @@ class PaneManager(QObject):
             on_approval=self.on_approval,
             colors=self.colors,
             tasks=self.tasks,
+            history_when_shown=not front,
         )
-        self._install(info, pane, layout)
+        self._install(info, pane, layout, front=front)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
         self.registry.set_state(info.id, pane.state)
         pane.start()

@@ -23,7 +23,9 @@ from melgui.core.config.settings import Settings
 from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.host.client import HostClient, HostGone
+from melgui.host.remote_agent import RemoteAgentSession
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
@@ -91,9 +93,14 @@ class HostView:
             "the melgui host", self._local_client,
             lambda: self.gone or "connected", here=True, source="window",
         )  # fmt: skip
+        # ACP agent panes run their agents in this machine's host too (its factory the
+        # window's again when no host is left).
+        self._acp_here = window.pane_manager.acp_factory
         if isinstance(client, HostClient):
             client.on_notification = self.terminals.heard
             window.pane_manager.host = self.terminals
+            if self._acp_here is not None:
+                window.pane_manager.acp_factory = self.agent
         client.on_gone = self._gone
         window.guard.background = self
 
@@ -112,6 +119,17 @@ class HostView:
             self.sessions.add(session)
             return session
         return self._start(window, model, role, source, worktree=worktree)
+
+    def agent(self, command: AgentCommand, title: str, resume: str | None) -> RemoteAgentSession:
+        """An ACP agent pane's session: its program and ACP client run in the host."""
+        window = self._window()
+        assert window is not None
+        session = RemoteAgentSession.open(
+            self.client, folder=self.folder or window.project_folder(), command=command,
+            source=title, resume=resume,
+        )  # fmt: skip
+        self.sessions.add(session)
+        return session
 
     def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession:
         """A new main conversation in the host (`conversation`: the history's one of that
@@ -225,9 +243,14 @@ class HostView:
     def _reopen_pane(
         self, window: ViewedWindow, described: dict[str, Any], session: RemoteSession
     ) -> QWidget | None:
-        """A worker pane on `session`, which the host kept running; returns the pane."""
-        self._returning = [session]
-        opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
+        """A worker's or an ACP agent's pane on `session`, which the host kept running;
+        returns the pane."""
+        if isinstance(session, RemoteAgentSession):
+            self.sessions.add(session)
+            opened = window.pane_manager.reopen_agent(session, "tab")
+        else:
+            self._returning = [session]
+            opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
         pane = window.pane_manager.pane(opened.id)
         chat = getattr(pane, "chat", None)
         if chat is not None:  # drawn again once the whole conversation is in, on the next
@@ -324,6 +347,8 @@ class HostView:
         if window is not None and window.host_view is self:
             window.host_view = None
             window.guard.background = None
+            if self._acp_here is not None:  # new agent panes run theirs in the window
+                window.pane_manager.acp_factory = self._acp_here
 
     def took_over(self, client: HostClient) -> None:
         """`client`, to the new host, is this view's from now on."""
