@@ -16,9 +16,10 @@ agent ended with the host that ran it, and the pane says so.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
-from melgui.core.thread.entries import NoteEntry
+from melgui.core.thread.entries import CallResult, NoteEntry
 from melgui.desk.hosted_agents.agent_state import AgentState
 from melgui.desk.hosted_agents.agents import AgentCommand, parse_command
 from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
@@ -34,6 +35,8 @@ ENDED = (
     "session… continues its session, for an agent that can load one)."
 )
 ENDED_SHORT = "the agent ended with the melgui host"
+# The pane's header, under its name.
+ENDED_HEADER = "The agent ended with the melgui host, which stopped unexpectedly."
 
 
 class AgentMirror:
@@ -141,17 +144,26 @@ class RemoteAgentSession(RemoteSession):
             self.agent.take(snapshot[AGENT])
 
     def host_ended(self, why: str, failure: str) -> None:
-        self.agent.ended(ENDED)
+        self.agent.ended(ENDED_HEADER)
         super().host_ended(ENDED, ENDED_SHORT)
+        self._interrupt_calls()
+
+    def _interrupt_calls(self) -> None:
+        """The calls that waited or ran end on their cards: no host will say their end."""
+        for entry in self.thread.calls():
+            if entry.open:
+                ended = CallResult("interrupted", ENDED_SHORT)
+                self.thread.change(replace(entry, phase="interrupted", result=ended))
 
     def end(self, why: str) -> None:
         """No new host takes an agent over: said in the agent's own words (once in the
         chat), whatever the window would say of a conversation; the pane's header says
         it failed."""
         said = self.problem == ENDED
-        self.agent.ended(ENDED)
+        self.agent.ended(ENDED_HEADER)
         self._outbox.clear()
         self._opened.set()  # what is sent from now on fails, in words
         if not said:
             self.thread.add(NoteEntry(self.thread.new_id(), "context", ENDED, "warning"))
+            self._interrupt_calls()
         self.lose(ENDED_SHORT)

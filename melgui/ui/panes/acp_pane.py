@@ -16,7 +16,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, cast
 
 import shiboken6
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
@@ -80,7 +80,6 @@ class AcpPane(AgentPane):
         colors: Colors = LIGHT,
         tasks: TaskKeeper | None = None,
         parent: QWidget | None = None,
-        history_when_shown: bool = False,
     ) -> None:
         self.acp = session
         self.agent: AgentControls
@@ -102,13 +101,19 @@ class AcpPane(AgentPane):
             tasks=tasks,
             prompt=self.kit,
             parent=parent,
-            history_when_shown=history_when_shown,
         )
         bridge.setParent(self)
+        if isinstance(session, RemoteAgentSession):
+            # a snapshot of the host's (a reattach, whole or again): drawn from it
+            session.on_snapshot = session.on_whole = lambda: QTimer.singleShot(
+                0, self, self._took_snapshot
+            )
+            QTimer.singleShot(0, self, self._took_snapshot)  # one reattached: its calls now
         self._first = task
         command = self.agent.command
         self.info.setText(f"ACP agent <b>{html.escape(command.name)}</b> · starting…")
-        self.info.setToolTip(command.text())
+        where = "" if here is not None else "\n(run by the melgui host, as its child process)"
+        self.info.setToolTip(command.text() + where)
         self.mode_box = QComboBox(self)
         self.mode_box.setAccessibleName("Agent mode")
         self.mode_box.activated.connect(self._mode_picked)
@@ -147,6 +152,12 @@ class AcpPane(AgentPane):
         self.agent.state.listen(self._stateArrived.emit)
         self.bridge.loopEvent.connect(lambda _event: self._show_failure())
         self._show_state()
+
+    def _took_snapshot(self) -> None:
+        """Drawn again from the host's snapshot, its cards in their calls' phases (a
+        question waiting: on its card)."""
+        self.chat.redraw_history()
+        self.chat.follow_calls(self.acp.thread.calls())
 
     # -- start ---------------------------------------------------------------------------
 

@@ -425,7 +425,6 @@ class PaneManager(QObject):
             on_approval=self.on_approval,
             colors=self.colors,
             tasks=self.tasks,
-            history_when_shown=not front,
         )
         self._install(info, pane, layout, front=front)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))

@@ -245,12 +245,14 @@ class HostView:
     ) -> QWidget | None:
         """A worker's or an ACP agent's pane on `session`, which the host kept running;
         returns the pane."""
-        if isinstance(session, RemoteAgentSession):
+        if isinstance(session, RemoteAgentSession):  # its pane draws the host's snapshots
             self.sessions.add(session)
             opened = window.pane_manager.reopen_agent(session, "tab")
-        else:
-            self._returning = [session]
-            opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
+            session.ask_again()  # its questions waiting: in the window's queue
+            found = window.pane_manager.pane(opened.id)
+            return found if isinstance(found, QWidget) else None
+        self._returning = [session]
+        opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
         pane = window.pane_manager.pane(opened.id)
         chat = getattr(pane, "chat", None)
         if chat is not None:  # drawn again once the whole conversation is in, on the next
