@@ -37,6 +37,7 @@ class HostedAgent(HostedSession):
         super().__init__(row, cast(AgentSession, acp), None, log, desk)
         self.acp = acp
         self.phase: Phase = "starting"
+        self._told: dict[str, Any] = {}
         acp.host.state.listen(self.tell)
         self._starting = asyncio.get_running_loop().create_task(self._start())
 
@@ -55,8 +56,12 @@ class HostedAgent(HostedSession):
         self.tell()
 
     def tell(self) -> None:
-        """The agent's state as it is now, to the views (an `agent` record)."""
-        self.log.add({"type": AGENT, **self.agent_json()})
+        """The agent's state as it is now, to the views (an `agent` record), when it
+        changed since it was last told."""
+        said = self.agent_json()
+        if said != self._told:
+            self._told = said
+            self.log.add({"type": AGENT, **said})
 
     def agent_json(self) -> dict[str, Any]:
         failure = self.acp.host.failure

@@ -50,18 +50,19 @@ def hosts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hosts]:
             kept.end()
 
 
-def agent_pids() -> dict[int, int]:
-    """Each running scripted agent's pid, and its parent's."""
+def agent_pids(folder: Path) -> dict[int, int]:
+    """Each scripted agent running in `folder`: its pid, and its parent's."""
     found = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if str(SCRIPTED_AGENT).encode() not in (entry / "cmdline").read_bytes():
+                continue
+            if Path(os.readlink(entry / "cwd")) != folder.resolve():
+                continue
             stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if str(SCRIPTED_AGENT).encode() in argv and stat[0] != "Z":
+        if stat[0] != "Z":
             found[int(entry.name)] = int(stat[1])
     return found
 
@@ -83,12 +84,16 @@ def open_agent(window: Any) -> AcpPane:
 
 
 def test_an_acp_pane_runs_its_agent_in_the_host_and_asks_in_any_view(
-    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    hosts: Hosts,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    qtbot: Any,
+    project: Path,
 ) -> None:
     window = make_window(relay_settings(scripted_relay))
     window.resize(1300, 800)
     run(attach_host(window, run(hosts.first.client("window"))))
-    before = set(agent_pids())
     pane = open_agent(window)
 
     async def ready() -> None:
@@ -99,8 +104,9 @@ def test_an_acp_pane_runs_its_agent_in_the_host_and_asks_in_any_view(
         await wait_until(lambda: pane.agent.state.model == "m-large", 20)
 
     run(ready())
-    started = {pid: parent for pid, parent in agent_pids().items() if pid not in before}
-    assert list(started.values()) == [hosts.first_pid]  # the host's child, not the window's
+    assert list(agent_pids(project).values()) == [
+        hosts.first_pid
+    ]  # the host's child, not the window's
     assert "scripted 1.0" in pane.info.text() and "commands under /" in pane.info.text()
 
     # A permission request waits in the host; the window answers it with the agent's own
@@ -142,13 +148,18 @@ def test_an_acp_pane_runs_its_agent_in_the_host_and_asks_in_any_view(
 
 
 def test_keep_running_in_the_background_brings_the_acp_pane_back(
-    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    hosts: Hosts,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    qtbot: Any,
+    project: Path,
 ) -> None:
     window = make_window(relay_settings(scripted_relay))
     run(attach_host(window, run(hosts.first.client("window"))))
     pane = open_agent(window)
     run(wait_until(lambda: bool(pane.agent.state.commands), 30))
-    pids = set(agent_pids())
+    pids = set(agent_pids(project))
     session_id = in_host(pane).session_id
     pane.send(steps(*ASK))
     run(wait_until(lambda: window.approvals.first() is not None, 30))
@@ -167,7 +178,7 @@ def test_keep_running_in_the_background_brings_the_acp_pane_back(
     back = acp_panes(again)
     assert len(back) == 1 and isinstance(back[0].acp, RemoteAgentSession)
     pane = back[0]
-    assert in_host(pane).session_id == session_id and set(agent_pids()) >= pids
+    assert in_host(pane).session_id == session_id and set(agent_pids(project)) == pids
     assert "kept running are back in panes" in again.status.currentMessage()
     run(wait_until(lambda: again.approvals.first() is not None, 30))
     request = again.approvals.first()
@@ -184,15 +195,19 @@ def test_keep_running_in_the_background_brings_the_acp_pane_back(
 
 
 def test_a_host_killed_ends_the_acp_pane_and_says_so(
-    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    hosts: Hosts,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    qtbot: Any,
+    project: Path,
 ) -> None:
     window = make_window(relay_settings(scripted_relay))
     window.resize(1300, 800)
     view = run(attach_host(window, run(hosts.first.client("window"))))
-    before = set(agent_pids())
     pane = open_agent(window)
     run(wait_until(lambda: bool(pane.agent.state.commands), 30))
-    agent = [pid for pid in agent_pids() if pid not in before]
+    agent = list(agent_pids(project))
     assert len(agent) == 1
     pane.send(steps(*ASK))
     run(wait_until(lambda: window.approvals.first() is not None, 30))
