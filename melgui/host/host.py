@@ -31,9 +31,8 @@ from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.recording import start_recording
 from melgui.host.change_journal import ChangeJournal, SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.hosted_agent import AGENT, HostedAgent
 from melgui.host.records import merge_records, worktree_from_json, worktree_to_json
-from melgui.host.session import HostedSession
+from melgui.host.session import AGENT, HostedAgent, HostedSession
 
 log = logging.getLogger(__name__)
 

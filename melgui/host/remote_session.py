@@ -133,13 +133,18 @@ class RemoteSession:
 
     @classmethod
     async def reattach(
-        cls, client: SessionClient, described: list[dict[str, Any]], page: int | None = None
+        cls,
+        client: SessionClient,
+        described: list[dict[str, Any]],
+        page: int | None = None,
+        view_of: Callable[[SessionClient, dict[str, Any]], RemoteSession] | None = None,
     ) -> list[RemoteSession]:
         """Sessions the host already runs (from `session/list`), attached in one request:
         each one's conversation so far is in `conversation` when this returns (a view
         draws it at once, as a reopened conversation), and what follows arrives as events.
-        With `page`, only the last `page` messages of each: `whole()` takes the rest."""
-        sessions = [cls.of(client, d) for d in described]
+        With `page`, only the last `page` messages of each: `whole()` takes the rest.
+        `view_of` makes each one's view (an ACP agent's is the window's own kind)."""
+        sessions = [(view_of or cls.of)(client, d) for d in described]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
             session._described(d)
@@ -151,11 +156,7 @@ class RemoteSession:
 
     @classmethod
     def of(cls, client: SessionClient, described: dict[str, Any]) -> RemoteSession:
-        """A view of a session `session/list` described: an ACP agent's has its own."""
-        if described.get("agent"):
-            from melgui.host.remote_agent import RemoteAgentSession  # it imports this module
-
-            return RemoteAgentSession.described(client, described)
+        """A view of a session `session/list` described."""
         source = described.get("source") or "worker"
         return cls(client, folder=described["folder"], model=described["model"], source=source)
 

@@ -1,13 +1,16 @@
 """One session the host runs: its agent session, its recording in the history, its
 numbered changes and the approvals waiting for a person (in any view); what a view does
-to it (prompt, answer, branch, rewind) and reads of it (snapshot, the context's measure)."""
+to it (prompt, answer, branch, rewind) and reads of it (snapshot, the context's measure).
+HostedAgent: one that runs an ACP agent (a view's agent pane), the host's child."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 from dataclasses import replace
-from typing import Any, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import next_request
@@ -15,7 +18,14 @@ from melgui.core.context.measure import breakdown_to_json, measure, measure_to_j
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.content import Part
-from melgui.core.protocol.loop_events import ApprovalNeeded, BranchReason, LoopEvent
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    BranchReason,
+    LoopEvent,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
 from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.versions import conflict_versions
@@ -23,11 +33,15 @@ from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
+from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import change_record, question_record, record_of
+
+logger = logging.getLogger(__name__)
 
 # Records whose content a snapshot already holds (its thread, its conversation).
 IN_SNAPSHOT = ("change", "message", "branched")
@@ -299,3 +313,87 @@ class HostedSession:
         await self.agent.aclose()
         if self.recording is not None:
             self.recording.close()
+
+
+AGENT = "agent"  # a session row's setting, a record, a snapshot's part: an ACP agent's
+AgentPhase = Literal["starting", "ready", "sign_in", "failed"]
+
+
+class HostedAgent(HostedSession):
+    """One ACP agent session in the host; it starts at once (`phase` says how far)."""
+
+    def __init__(
+        self, row: SessionRow, acp: HostedAgentSession, log: ChangeLog, desk: Desk
+    ) -> None:
+        # HostedAgentSession has the surface of an AgentSession a HostedSession uses
+        super().__init__(row, cast(AgentSession, acp), None, log, desk)
+        self.acp = acp
+        self.phase: AgentPhase = "starting"
+        self._told: dict[str, Any] = {}
+        acp.host.state.listen(self.tell)
+        self._starting = asyncio.get_running_loop().create_task(self._start())
+
+    async def _start(self) -> None:
+        try:
+            await self.acp.start()
+        except AuthRequired:
+            self.phase = "sign_in"
+        except AgentFailed:
+            self.phase = "failed"
+        except Exception:  # said as the failure, never left to the loop
+            logger.exception("the agent of session %s did not start", self.id)
+            self.phase = "failed"
+        else:
+            self.phase = "ready"
+        self.tell()
+
+    def tell(self) -> None:
+        """The agent's state as it is now, to the views (an `agent` record), when it
+        changed since it was last told."""
+        said = self.agent_json()
+        if said != self._told:
+            self._told = said
+            self.log.add({"type": AGENT, **said})
+
+    def agent_json(self) -> dict[str, Any]:
+        """{phase, failure, state}: where the agent is (`phase`: starting, ready,
+        sign_in, failed), why it failed, and what it offers (AgentState.to_json)."""
+        failure = self.acp.host.failure
+        phase = "failed" if failure else self.phase
+        return {"phase": phase, "failure": failure, "state": self.acp.host.state.to_json()}
+
+    def _observe(self, event: LoopEvent) -> None:
+        super()._observe(event)
+        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
+            self.tell()  # a failure the turn met (the agent died) is the agent's too
+
+    def plan_on(self) -> bool:
+        return False  # an ACP agent plans in its own way: its plan is in its state
+
+    async def sign_in(self, method: str) -> None:
+        """Sign in with one of the methods the agent offered, then open its session;
+        raises AgentFailed, AuthRequired."""
+        host = self.acp.host
+        await host.authenticate(method)
+        await host.open_session()
+        self.acp.mark_started()
+        self.phase = "ready"
+        self.tell()
+
+    async def set_mode(self, mode: str) -> None:
+        await self.acp.host.set_mode(mode)
+
+    async def set_model(self, model: str) -> None:
+        await self.acp.host.set_model(model)
+
+    def snapshot(self, page: int | None = None) -> dict[str, Any]:
+        return {**super().snapshot(page), AGENT: self.agent_json()}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), AGENT: self.row.settings.get(AGENT)}
+
+    async def aclose(self) -> None:
+        self._starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._starting
+        await super().aclose()

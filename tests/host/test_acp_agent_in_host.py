@@ -59,9 +59,11 @@ async def test_an_acp_agent_runs_in_the_host_and_asks_with_its_own_options(
         heard = await records(view, session)
         snapshot = (await view.attach({session: None}))[session]["snapshot"]
         assert snapshot["agent"]["phase"] in ("starting", "ready")
-        while not any(r["type"] == "agent" and r["phase"] == "ready" for r in heard):
-            await asyncio.sleep(0.05)
-        state = [r for r in heard if r["type"] == "agent"][-1]["state"]
+        told = [r for r in heard if r["type"] == "agent"]
+        while not (told and told[-1]["phase"] == "ready" and told[-1]["state"]["commands"]):
+            await asyncio.sleep(0.05)  # the agent sends its commands after session/new
+            told = [r for r in heard if r["type"] == "agent"]
+        state = told[-1]["state"]
         assert state["agent_info"] == "scripted 1.0" and state["mode"] == "ask"
         assert len(state["commands"]) == 2 and len(state["models"]) == 2
 

@@ -36,9 +36,9 @@ from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.hosted_agents.terminals import AgentTerminal
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import SlashCommand
-from melgui.host.remote_agent import RemoteAgentSession
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.terminal.view import TerminalView
+from melgui.ui.runtime.agent_in_host import RemoteAgentSession
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.flush_scheduler import FLUSH_MS, shared_scheduler

@@ -28,7 +28,6 @@ from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
-from melgui.host.remote_agent import RemoteAgentSession
 from melgui.remote.hosts import Place, host_word
 from melgui.remote.link import LinkError
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
@@ -390,14 +389,6 @@ class PaneManager(QObject):
         factory = places.agent_factory(place)
         return self._open_agent(info, command, factory, layout, task, None, f" @{host}")
 
-    def reopen_agent(self, session: RemoteAgentSession, layout: object = "tab") -> PaneInfo:
-        """An ACP agent's pane, behind, on a session the melgui host kept running while no
-        window was attached (its agent runs there still)."""
-        self._check_open()
-        command = session.agent.command
-        info = self.registry.add("agent", command.name, where=HERE)
-        return self._open_agent(info, command, lambda *_: session, layout, "", None, front=False)
-
     def _open_agent(
         self,
         info: PaneInfo,
@@ -407,8 +398,6 @@ class PaneManager(QObject):
         task: str,
         resume: str | None,
         suffix: str = "",
-        *,
-        front: bool = True,
     ) -> PaneInfo:
         title = f"{command.name} {info.id}{suffix}"
         self.registry.set_title(info.id, title)
@@ -426,7 +415,7 @@ class PaneManager(QObject):
             colors=self.colors,
             tasks=self.tasks,
         )
-        self._install(info, pane, layout, front=front)
+        self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))
         self.registry.set_state(info.id, pane.state)
         pane.start()

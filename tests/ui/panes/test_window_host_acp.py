@@ -17,8 +17,8 @@ import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.client import HostClient
-from melgui.host.remote_agent import ENDED, ENDED_HEADER, RemoteAgentSession
 from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.runtime.agent_in_host import ENDED, ENDED_HEADER, RemoteAgentSession
 from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay
 from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent

@@ -25,7 +25,6 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.host.client import HostClient, HostGone
-from melgui.host.remote_agent import RemoteAgentSession
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
@@ -34,6 +33,7 @@ from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
+from melgui.ui.runtime.agent_in_host import RemoteAgentSession, view_of
 from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.window.host_view.host_end import HostStarter, say_ended, take_over
 from melgui.ui.window.host_view.main_conversation import (
@@ -121,9 +121,14 @@ class HostView:
         return self._start(window, model, role, source, worktree=worktree)
 
     def agent(self, command: AgentCommand, title: str, resume: str | None) -> RemoteAgentSession:
-        """An ACP agent pane's session: its program and ACP client run in the host."""
+        """An ACP agent pane's session: its program and ACP client run in the host (one
+        the host kept running, when a pane is reopened on it)."""
         window = self._window()
         assert window is not None
+        returning = self._returning[0] if self._returning else None
+        if isinstance(returning, RemoteAgentSession):
+            self._returning = []
+            return returning
         session = RemoteAgentSession.open(
             self.client, folder=self.folder or window.project_folder(), command=command,
             source=title, resume=resume,
@@ -231,7 +236,9 @@ class HostView:
         if not described:
             return []
         try:
-            return await RemoteSession.reattach(self.client, described, page=REATTACH_PAGE)
+            return await RemoteSession.reattach(
+                self.client, described, page=REATTACH_PAGE, view_of=view_of
+            )
         except RpcError:  # one of them is gone (closed in another view): each alone
             if len(described) == 1:
                 return []
@@ -247,7 +254,11 @@ class HostView:
         returns the pane."""
         if isinstance(session, RemoteAgentSession):  # its pane draws the host's snapshots
             self.sessions.add(session)
-            opened = window.pane_manager.reopen_agent(session, "tab")
+            self._returning = [session]
+            try:
+                opened = window.pane_manager.open_agent(session.agent.command, "tab")
+            finally:
+                self._returning = []  # taken, or not: never a worker's
             session.ask_again()  # its questions waiting: in the window's queue
             found = window.pane_manager.pane(opened.id)
             return found if isinstance(found, QWidget) else None

@@ -1,4 +1,4 @@
-"""RemoteAgentSession: an ACP agent the host runs (its program the host's child), seen
+"""RemoteAgentSession: an ACP agent the melgui host runs (its program the host's child), seen
 from a view's agent pane with the surface the pane uses of a HostedAgentSession: the
 agent's state (`agent`: modes, models, commands, sign-in, failure), `started` (its
 `start`), `sign_in`.
@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast, get_args
 
 from melgui.core.thread.entries import CallResult, NoteEntry
 from melgui.desk.hosted_agents.agent_state import AgentState
 from melgui.desk.hosted_agents.agents import AgentCommand, parse_command
 from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
-from melgui.host.agent_records import Phase, take_agent
 from melgui.host.changes import Record
-from melgui.host.hosted_agent import AGENT
 from melgui.host.remote_session import RemoteSession, SessionClient
+from melgui.host.session import AGENT, AgentPhase
 from melgui.host.wire import RpcError
 
 ENDED = (
@@ -47,13 +46,16 @@ class AgentMirror:
         self.command = command
         self.cwd = cwd
         self.state = AgentState(command.name)
-        self.phase: Phase = "starting"
+        self.phase: AgentPhase = "starting"
         self.failure = ""
         self.heard = asyncio.Event()  # the host said where the agent is, past starting
 
     def take(self, said: dict[str, Any]) -> None:
-        self.phase, failure = take_agent(self.state, said)
-        self.failure = self.failure if self.failure and not failure else failure
+        """The host's `agent` record, or a snapshot's: {phase, failure, state}."""
+        self.state.take_json(said.get("state") or {})
+        phase = str(said.get("phase"))
+        self.phase = cast(AgentPhase, phase) if phase in get_args(AgentPhase) else "starting"
+        self.failure = str(said.get("failure") or "") or self.failure
         if self.phase != "starting":
             self.heard.set()
 
@@ -167,3 +169,11 @@ class RemoteAgentSession(RemoteSession):
             self.thread.add(NoteEntry(self.thread.new_id(), "context", ENDED, "warning"))
             self._interrupt_calls()
         self.lose(ENDED_SHORT)
+
+
+def view_of(client: SessionClient, described: dict[str, Any]) -> RemoteSession:
+    """A view of a session `session/list` described: an ACP agent's is a
+    RemoteAgentSession, the others RemoteSessions."""
+    if described.get(AGENT):
+        return RemoteAgentSession.described(client, described)
+    return RemoteSession.of(client, described)
