@@ -230,3 +230,26 @@ def test_a_host_killed_ends_the_acp_pane_and_says_so(
     # What is sent now fails in words, never hangs.
     pane.send(steps({"say": "hello?"}))
     run(wait_until(lambda: pane.state.name == "failed" and not pane.acp.busy, 30))
+
+
+def test_an_agent_in_the_host_that_asks_to_sign_in_shows_its_methods(
+    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    run(attach_host(window, run(hosts.first.client("window"))))
+    info = window.pane_manager.open_agent(
+        scripted_agent("--auth"), "tab", task=steps({"say": "in"})
+    )
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane) and isinstance(pane.acp, RemoteAgentSession)
+
+    async def signed_in() -> None:
+        await wait_until(lambda: bool(pane.sign_in), 30)
+        assert [b.text() for b in pane.sign_in] == ["Paste a token"]
+        assert "asks you to sign in" in pane.info.text()
+        pane.sign_in[0].click()  # agent/sign_in: the host signs in and opens its session
+        await wait_until(lambda: pane.latest_reply() == "in", 30)  # the first task, sent
+
+    run(signed_in())
+    assert pane.sign_in == [] and pane.agent.state.session_id == "s1"
+    assert list(agent_pids(project).values()) == [hosts.first_pid]
