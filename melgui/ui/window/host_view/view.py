@@ -31,6 +31,7 @@ from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
+from melgui.ui.panes.manager import AcpFactory
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.agent_in_host import RemoteAgentSession, view_of
@@ -93,12 +94,13 @@ class HostView:
             "the melgui host", self._local_client,
             lambda: self.gone or "connected", here=True, source="window",
         )  # fmt: skip
-        # ACP agent panes run their agents in this machine's host too (its factory the
-        # window's again when no host is left).
-        self._acp_here = window.pane_manager.acp_factory
+        # ACP agent panes run their agents in this machine's host too (the window's own
+        # factory given back when no host is left).
+        self._acp_here: AcpFactory | None = None
         if isinstance(client, HostClient):
             client.on_notification = self.terminals.heard
             window.pane_manager.host = self.terminals
+            self._acp_here = window.pane_manager.acp_factory
             if self._acp_here is not None:
                 window.pane_manager.acp_factory = self.agent
         client.on_gone = self._gone
