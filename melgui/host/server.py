@@ -241,13 +241,19 @@ class HostServer:
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
                 self.tool_calls.check_hooks()
-            busy = self.tool_calls.busy() or self.terminals.running()
+            busy = self.tool_calls.busy() or self.terminals.running() or self._agents_run()
             if self.connections or self.host.running() or busy:
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
                 self._done.set()
                 return
+
+    def _agents_run(self) -> bool:
+        """An ACP agent runs (kept running with no view): it ends with the host, and no
+        new host reopens it, so the host does not end by idleness while one runs."""
+        sessions = self.host.sessions.values()
+        return any(isinstance(s, HostedAgent) and s.phase != "failed" for s in sessions)
 
     def _tell_unseen_questions(self) -> None:
         """A question no view shows (none attached to its session) is said on the

@@ -17,7 +17,7 @@ import pytest
 from melgui.host.client import HostClient
 from melgui.host.wire import RpcError
 from tests.fakes.acp_host import scripted_agent
-from tests.fakes.host_process import HostProcess
+from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.host.conftest import wait_for
 
 
@@ -100,3 +100,25 @@ async def test_an_acp_agent_runs_in_the_host_and_asks_with_its_own_options(
         assert await again.call("session/list") == []
     finally:
         await again.aclose()
+
+
+async def test_a_host_running_an_agent_does_not_end_by_idleness(tmp_path: Path) -> None:
+    command = scripted_agent()
+    with runtime_dir() as runtime:
+        host = HostProcess(runtime, "--idle-exit", "0.5").start()
+        try:
+            view = await host.client()
+            opened = await view.call(
+                "session/open", folder=str(tmp_path), source="scripted 1",
+                agent={"name": command.name, "argv": list(command.argv)},
+            )  # fmt: skip
+            await view.call("session/detach", session=opened["id"])
+            await view.aclose()  # kept running: no view
+            await asyncio.sleep(2)
+            assert host.process is not None and host.process.poll() is None
+            view = await host.client("closes it")
+            await view.call("session/close", session=opened["id"])
+            await view.aclose()
+            assert await asyncio.to_thread(host.wait, 60) == 0  # idle now: it ends
+        finally:
+            host.stop()
