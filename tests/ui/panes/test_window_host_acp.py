@@ -253,3 +253,25 @@ def test_an_agent_in_the_host_that_asks_to_sign_in_shows_its_methods(
     run(signed_in())
     assert pane.sign_in == [] and pane.agent.state.session_id == "s1"
     assert list(agent_pids(project).values()) == [hosts.first_pid]
+
+
+def test_a_window_closed_with_an_idle_agent_ends_it_in_the_host(
+    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    run(attach_host(window, run(hosts.first.client("window"))))
+    pane = open_agent(window)
+    run(wait_until(lambda: bool(pane.agent.state.commands), 30))
+    assert len(agent_pids(project)) == 1
+    window.close()  # nothing runs: no question, the pane's session is closed in the host
+    run(wait_until(lambda: not window.isVisible(), timeout=10))
+
+    async def listed() -> list[dict[str, Any]]:
+        client = await hosts.first.client("after the window")
+        try:
+            return [s for s in await client.call("session/list") if s.get("agent")]
+        finally:
+            await client.aclose()
+
+    run(wait_until(lambda: not agent_pids(project), 30))
+    assert run(listed()) == []
