@@ -47,7 +47,10 @@ if TYPE_CHECKING:
 # 14: mcp/watch, …/unwatch, …/act, …/tool, …/log, …/prompt, …/resource, …/import,
 #    …/answer and the mcp/state and mcp/progress notifications: the folder's MCP servers
 #    run in the host its conversations run in, and a window shows and drives them there.
-PROTOCOL = 14
+# 15: session/open's agent and resume, the agent record and a snapshot's agent,
+#    agent/sign_in, agent/mode, agent/model, approval records' options and preview and
+#    approval/answer's option: a host view's ACP agent panes run in the host.
+PROTOCOL = 15
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024
