@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import uuid
 import weakref
@@ -39,6 +40,7 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, ToolRunner
 from melgui.core.protocol.tools.commands import SandboxStatus
+from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.core.protocol.transport import Answerer, Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.answerer import who_answers
@@ -49,9 +51,9 @@ from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.connection import LiveConnection
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import LossRegistry
+from melgui.desk.mcp.servers_there import ServersThere
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
-from melgui.desk.servers_there import ServersThere
 from melgui.tools.commands.run_command import user_shell
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.tools.context import PlanSink
@@ -98,6 +100,9 @@ class Desk:
         # Tool definitions added at run time (MCP servers, ACP agents) join every session.
         self.catalog = ToolCatalog()
         self.rule_problems: list[str] = []  # saved rule lines that could not be read
+        # Told when the modes or the lasting rules changed (settings applied, a rule
+        # learned): sessions that run elsewhere are sent them (ui/runtime/host_approvals.py).
+        self.rules_changed: list[Callable[[], None]] = []
         self.policy = self._new_policy(RuleBook())
         self._load_rules()
         # The main registry: orchestration tools registered into it survive a change of
@@ -211,6 +216,8 @@ class Desk:
         book.project[:], project_problems = parse_rules(lines, "project")
         self.rule_problems = everywhere_problems + project_problems
         self.policy.project = self.folder
+        for listener in list(self.rules_changed):
+            listener()
 
     def claude_rules_to_import(self) -> list[Rule]:
         """Claude Code permission rules of this project melgui does not have yet."""
@@ -257,6 +264,8 @@ class Desk:
             self.settings.project_rules.pop(self.folder, None)
         if self._on_rules_saved is not None:
             self._on_rules_saved()
+        for listener in list(self.rules_changed):
+            listener()
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -473,6 +482,13 @@ class Desk:
             here = configured and not self.mcp_elsewhere
             self.mcp.load(extra=None if self.mcp_elsewhere else extra, user=here, project=here)
             await self.mcp.start_all()
+
+    @functools.cached_property
+    def mcp_view(self) -> McpView:
+        """The servers as a window sees and drives them (core/protocol/tools/mcp/view.py)."""
+        from melgui.desk.mcp.local import LocalMcp
+
+        return LocalMcp(self)
 
     async def aclose(self) -> None:
         for diagnostics in self._diagnostics.values():

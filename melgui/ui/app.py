@@ -97,6 +97,7 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     # No host on Windows yet: it listens on a Unix socket, and a named pipe limited to
     # the user's SID is not built; the window runs its agents, as with --no-host.
     if with_host and not remote and sys.platform != "win32":
+        window.mcp.wait_for_host()  # the folder's MCP servers start in the host, not here
         loop.create_task(_attach_host(window))
     with loop:
         loop.run_until_complete(closed.wait())
@@ -114,6 +115,7 @@ async def _attach_host(window: MainWindow) -> None:
         window.status.showMessage(
             f"No melgui host: {exc}. The conversation and worker panes run in this window."
         )
+        window.mcp.no_host()
 
 
 async def shutdown(window: MainWindow) -> None:

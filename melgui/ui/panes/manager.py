@@ -26,14 +26,13 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
 from melgui.remote.hosts import Place, host_word
 from melgui.remote.link import LinkError
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.panes import worker_worktrees
-from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.panes.acp_pane import AcpPane, AcpSession
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -61,7 +60,7 @@ class WorkerSpec:
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
 # (command, pane title, the id of an earlier session to reopen or None)
-AcpFactory = Callable[[AgentCommand, str, str | None], HostedAgentSession]
+AcpFactory = Callable[[AgentCommand, str, str | None], AcpSession]
 BridgeFactory = Callable[[ChatSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
 
@@ -134,7 +133,7 @@ class PaneManager(QObject):
         # one a remote folder is on, where its terminals open.
         self.remote: RemotePlaces | None = None
         self.home: str | None = None
-        self.host: HostTerminals | None = None  # --with-host: the terminals run in the host
+        self.host: HostTerminals | None = None  # a host's view: the terminals run in the host
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -171,7 +170,7 @@ class PaneManager(QObject):
 
     async def start_terminal(self, command: str | None, layout: object = "tab") -> PaneInfo:
         """A terminal where this window's terminals run: on a remote folder's host, in the
-        melgui host this window is a view of (--with-host), or in this window."""
+        melgui host this window is a view of (by default), or in this window."""
         command = command if command and command.strip() else None
         home, host = self.home, self.host
         there = home or "the melgui host"
