@@ -473,8 +473,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
 
 async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) -> int:
     """A folder on another machine: the loop and the key stay here, each tool call runs
-    in melgui's host there (melgui/remote), and so do the configured MCP servers. Its
-    modules are imported here: a turn on this machine's folder never needs them."""
+    in melgui's host there (melgui/remote), and so do the configured MCP servers."""
     from melgui.remote.askpass import ssh_asks
     from melgui.remote.connect import folder_key, mcp_there, open_link
     from melgui.remote.link import LinkError
