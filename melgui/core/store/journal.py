@@ -368,9 +368,10 @@ class Journal:
         # An assistant message takes the place of its partial row; anything else comes after.
         if self._partial_seq is not None and message.role != "assistant":
             self._write(self.store.drop_messages_from, self.conversation_id, self._partial_seq)
-        # An answer (the turn's last, the largest) is indexed for search in a write of its
-        # own, handed over after the turn's wait (`_index`): the turn's end waits not on it.
-        answer = message.role == "assistant"
+        # An answer's text (the turn's last, the largest) is indexed for search in a write
+        # of its own, handed over after the turn's wait (`_index`): the turn's end waits
+        # not on it. A leg's calls without text cost the index nothing: indexed at once.
+        answer = message.role == "assistant" and bool(message.content)
         self._write(self.store.put_message, self.conversation_id, seq, message, indexed=not answer)
         self._unindexed = self._unindexed or answer
         self._streams.clear()
