@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
+from melgui.core.terminal.passed_pipes import CHANNEL, hand_pipe
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
@@ -53,12 +55,18 @@ class ViewConnection:
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
         self.hooks_of: set[str] = set()  # folders whose hooks it watches (hooks/changed)
+        # Its second connection, where terminals' pipes are passed (a view on this machine:
+        # core/terminal/passed_pipes.py); its own socket, apart from the stream's.
+        self.channel: socket.socket | None = None
 
     def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
         if payload is None:
             self.send(wire.notification(method, params))
         elif not self.writer.is_closing():
             self.writer.write(wire.encode_with_payload(method, params, payload))
+
+    def hand_pipe(self, term_id: str) -> int | None:
+        return hand_pipe(self.channel, term_id) if self.channel is not None else None
 
     def send(self, message: wire.Message) -> None:
         if self.writer.is_closing():
@@ -88,6 +96,8 @@ class ViewConnection:
         finally:
             self.server.connections.discard(self)
             self.server.terminals.detach(self)  # they run on, for the next view
+            if self.channel is not None:
+                self.channel.close()
             self.writer.close()
             with contextlib.suppress(Exception):
                 await self.writer.wait_closed()
@@ -134,6 +144,7 @@ class HostServer:
         self.folder = FolderMethods(self.tool_calls, self.connections)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
+        self._offered: dict[str, ViewConnection] = {}  # channel tokens, not yet said back
         self._handlers: dict[str, Handler] = {
             "host/status": self._status,
             "host/shutdown": self._shutdown,
@@ -156,6 +167,7 @@ class HostServer:
             "approval/answer": self._answer,
             "settings/update": self._settings,
             "host/ping": self._ping,
+            CHANNEL: self._channel,
             **self.folder.methods(),
             **terminal_methods(self.terminals),
         }
@@ -287,6 +299,8 @@ class HostServer:
     async def dispatch(self, view: ViewConnection, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
             return self._initialize(view, params)
+        if method == CHANNEL and "token" in params:
+            return self._join_channel(view, str(params["token"]))
         if not view.initialized:
             raise RpcError(wire.NOT_INITIALIZED, "send initialize first")
         handler = self._handlers.get(method)
@@ -324,6 +338,27 @@ class HostServer:
             "sessions": [s.describe() for s in self.host.sessions.values()],
             "terminals": self.terminals.list(asker=view),
         }
+
+    async def _channel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A token for the view's second connection, which says it to become the view's
+        channel (only over the socket: its peer is on this machine, and its uid checked)."""
+        if view.writer.get_extra_info("socket") is None:
+            raise RpcError(wire.INVALID_REQUEST, "a channel needs the host's own socket")
+        token = secrets.token_urlsafe(16)
+        self._offered[token] = view
+        return {"token": token}
+
+    def _join_channel(self, connection: ViewConnection, token: str) -> Any:
+        view = self._offered.pop(token, None)
+        raw = connection.writer.get_extra_info("socket")
+        if view is None or raw is None or view not in self.connections:
+            raise RpcError(wire.INVALID_PARAMS, "no channel was offered with this token")
+        self.connections.discard(connection)  # not a view: it only carries the pipes
+        if view.channel is not None:
+            view.channel.close()
+        view.channel = socket.socket(fileno=os.dup(raw.fileno()))
+        view.channel.setblocking(False)
+        return {}
 
     async def _shutdown(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         asyncio.get_running_loop().call_soon(self.stop)
