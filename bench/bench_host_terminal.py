@@ -50,15 +50,17 @@ Opener = Callable[[str], Awaitable[TerminalPane]]
 
 async def flood(
     open_pane: Opener, command: str, expected: int, last: str
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, float]:
     """Seconds from before the pane exists to its program's end read and shown, the
-    longest event-loop stall meanwhile, and this process's CPU seconds; raises when the
+    longest event-loop stall meanwhile, this process's CPU seconds and its GUI thread's
+    (what it did beside the reader: painting, and any bytes it handled); raises when the
     pane lost bytes."""
     ended = asyncio.Event()
     gc.collect()  # the last run's garbage is not this one's stall
     meter = StallMeter()
     meter.start()
     cpu = time.process_time()
+    gui_cpu = time.thread_time()
     started = time.perf_counter()
     pane = await open_pane(command)
     pane.resize(1000, 640)
@@ -68,13 +70,14 @@ async def flood(
         await ended.wait()
     spent = time.perf_counter() - started
     cpu = time.process_time() - cpu
+    gui_cpu = time.thread_time() - gui_cpu
     stall = meter.stop()
     fed = pane.catch_up()
     whole = fed == expected and last in pane.emulator.screen_text()
     pane.close_now(0.2)
     if not whole:
         raise AssertionError(f"the pane read {fed:,} of {expected:,} bytes")
-    return spent, stall, cpu
+    return spent, stall, cpu, gui_cpu
 
 
 def process_cpu(pid: int) -> float:
@@ -117,6 +120,7 @@ async def measure(host: HostProcess, path: Path, size: int, runs: int) -> None:
         pane.close_now(0.2)
     times: dict[str, list[float]] = {"window": [], "host": [], "alone": []}
     stalls: dict[str, list[float]] = {"window": [], "host": []}
+    gui_cpu: dict[str, list[float]] = {"window": [], "host": []}
     assert host.process is not None
     probe = await terminals.open(folder, "true", COLUMNS, ROWS)
     print(f"   the host's output reaches the window "
@@ -128,12 +132,14 @@ async def measure(host: HostProcess, path: Path, size: int, runs: int) -> None:
         print(f"   run {run + 1} emulator alone: {alone_time:6.2f} s; load {load()}", flush=True)
         for name, opener in (("window", in_window), ("host", in_host)):
             host_cpu = process_cpu(host.process.pid)
-            spent, stall, cpu = await flood(opener, f"cat {path}", expected, last)
+            spent, stall, cpu, gui = await flood(opener, f"cat {path}", expected, last)
             host_cpu = process_cpu(host.process.pid) - host_cpu
             times[name].append(spent)
             stalls[name].append(stall)
+            gui_cpu[name].append(gui)
             print(f"   run {run + 1} {name:6}: {spent:6.2f} s {expected / spent / 1e6:6.1f} MB/s,"
-                  f" longest stall {stall * 1000:5.1f} ms, CPU: window {cpu:.2f} s,"
+                  f" longest stall {stall * 1000:5.1f} ms, CPU: window {cpu:.2f} s (its GUI thread"
+                  f" {gui:.2f} s),"
                   f" host {host_cpu:.2f} s; load {load()}", flush=True)  # fmt: skip
     await client.aclose()
     window, there = statistics.median(times["window"]), statistics.median(times["host"])
@@ -141,6 +147,9 @@ async def measure(host: HostProcess, path: Path, size: int, runs: int) -> None:
     worst = {name: max(values) for name, values in stalls.items()}
     print(f"   medians: in the window {window:.2f} s, in the host {there:.2f} s "
           f"({there / window:.2f}x); emulator alone {alone_time:.2f} s")  # fmt: skip
+    print(f"   the GUI thread's CPU (medians): in the window "
+          f"{statistics.median(gui_cpu['window']):.2f} s, in the host "
+          f"{statistics.median(gui_cpu['host']):.2f} s")  # fmt: skip
     print(f"   longest stall: in the window {worst['window'] * 1000:.1f} ms, "
           f"in the host {worst['host'] * 1000:.1f} ms")  # fmt: skip
     rows = [
