@@ -17,24 +17,23 @@ import uuid
 from collections.abc import Awaitable
 from typing import Any, cast, get_args
 
+from melgui.core.config.connection_settings import api_key_kind
 from melgui.core.config.redaction import MIN_SECRET, remember_secret
 from melgui.core.config.secrets import get_api_key
-from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
+from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.store import Store, open_store
-from melgui.core.transports.connection import api_key_kind
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.recording import start_recording
-from melgui.host.change_journal import ChangeJournal, SessionRow
+from melgui.host.change_journal import ChangeJournal, SessionRow, journal_path
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import merge_records, worktree_from_json, worktree_to_json
-from melgui.host.session import HostedSession
+from melgui.host.session import APPROVAL, HostedSession
 
 log = logging.getLogger(__name__)
 
-JOURNAL_FILE = "host.sqlite"
 # What a view may set on a desk it opens a session on (the window sends its own).
 SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
 WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
@@ -44,7 +43,7 @@ KEY_SENT = "key_sent"
 # A session row's setting: who the session is for a view ("main": a window's main
 # conversation, reattached as such; "worker", "pane 2", …).
 SOURCE = "source"
-NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE)
+NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE, APPROVAL)
 KEY_HELD = (
     "This conversation's loop runs on {machine}, with the model key your melgui sent: "
     "it is kept in the memory of melgui's host there only, never on its disk, and goes "
@@ -80,7 +79,7 @@ class Host:
 
     @classmethod
     def open(cls) -> Host:
-        return cls(ChangeJournal(data_dir() / JOURNAL_FILE), open_store())
+        return cls(ChangeJournal(journal_path()), open_store())
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -181,6 +180,14 @@ class Host:
         session = HostedSession(
             row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records), desk
         )
+        if source == "main":  # a window's main conversation: its preview, as in a window
+            session.preview_compactions(desk.settings.compaction_preview)
+        approval = row.settings.get(APPROVAL)
+        if isinstance(approval, dict):  # its view's, sent before this host (re)opened it
+            try:
+                session.set_approval(approval)
+            except ValueError as exc:
+                log.warning("session %s: its approval settings: %s", row.id, exc)
         if recording is not None and recording.resumed is not None and recording.resumed.repaired:
             session.log.add({"type": "notice", "level": "info",
                              "text": recording.resumed.describe() or ""})  # fmt: skip
@@ -223,6 +230,14 @@ class Host:
                 desk.tools.register(tool.name, _needs_panes(tool.name))
             self.desks[key] = desk
         return desk
+
+    def set_approval(self, session_id: str, approval: dict[str, Any]) -> list[str]:
+        """A view's approval settings for one session (HostedSession.set_approval), kept
+        in the journal with the session."""
+        session = self.session(session_id)
+        problems = session.set_approval(approval)
+        self.journal.opened(session.row)
+        return problems
 
     def session(self, session_id: str) -> HostedSession:
         try:

@@ -1,7 +1,8 @@
 """What the host sends of a session, as records a view applies in order: the thread's own
 changes (`change`, the thread model's JSON with its own `seq`) and the host's records of
 what only the host knows (a prompt taken, a turn's end, the queue run dry, a question
-waiting or answered, a turn cut by a crash, a new thread after a restart).
+waiting or answered, a compaction waiting for a person, a turn cut by a crash, a new
+thread after a restart).
 
 A `message` record carries each message the conversation gains, for the view's mirror of
 the conversation (what a pane saves and counts); the entries a view draws are the thread's.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from melgui.core.context.preview import CompactionQuestion, question_to_json
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     HistoryBranched,
@@ -55,6 +57,11 @@ def record_of(event: LoopEvent) -> Record | None:
 def approval_record(call: ToolCall, reason: str, source: str) -> Record:
     return {"type": "approval", "id": call.id, "name": call.name,
             "arguments": call.arguments, "reason": reason, "source": source}  # fmt: skip
+
+
+def compaction_record(question_id: str, question: CompactionQuestion) -> Record:
+    """A compaction waiting for a person (the preview): what the dialog lists."""
+    return {"type": "compaction", "id": question_id, "question": question_to_json(question)}
 
 
 def merge_records(earlier: Record, later: Record) -> Record | None:

@@ -7,7 +7,9 @@ panes use of an in-process AgentSession (subscribe, submit, stop, busy, conversa
     session.submit("go")             # sent once the host has opened it
 
 An approval the host asks arrives as an ApprovalRequest like any other; answering it
-sends the answer to the host, and an answer given in another view resolves it here.
+sends the answer to the host, and an answer given in another view resolves it here. The
+preview before a compaction of a main conversation is a question too (`compaction`, a
+PreviewCopy): a CompactionQuestion like a window's own, answered the same way.
 """
 
 from __future__ import annotations
@@ -38,7 +40,13 @@ from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
 from melgui.host.client import HostGone
 from melgui.host.records import worktree_to_json
-from melgui.host.view_events import EventReader, LoopFacts, ThreadCopy, judgement_of
+from melgui.host.view_events import (
+    EventReader,
+    LoopFacts,
+    PreviewCopy,
+    ThreadCopy,
+    judgement_of,
+)
 from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)
@@ -81,6 +89,9 @@ class RemoteSession:
         self._reader = EventReader()
         self._taken_first: set[Any] = set()  # `message` records whose message is in already
         self._waiting = self.loop.waiting
+        # The preview before a compaction the host waits on, shown by the window's context
+        # wiring (`compaction.on_question`).
+        self.compaction = PreviewCopy(self._answer_compaction, lambda: self.keep_running)
         self._outbox: list[tuple[str, dict[str, Any]]] = []
         self._idle = asyncio.Event()
         self._idle.set()
@@ -206,7 +217,9 @@ class RemoteSession:
         if snapshot["busy"]:
             self._idle.clear()
         if replay:
-            self.heard(snapshot["tail"] + snapshot["approvals"])
+            asked = snapshot.get("compaction", [])
+            self.compaction.still(asked)  # one answered or cut while this view was away goes
+            self.heard(snapshot["tail"] + snapshot["approvals"] + asked)
         self._opened.set()
         if self.on_snapshot is not None:
             self.on_snapshot()
@@ -361,6 +374,10 @@ class RemoteSession:
                 self._ask(record)
             elif kind == "approval_resolved":
                 self._resolved(record)
+            elif kind == "compaction":
+                self.compaction.asked(record)
+            elif kind == "compaction_resolved":
+                self.compaction.resolved(record)
             elif kind == "key_needed" and self._api_key:
                 self._command("session/key", {"api_key": self._api_key})
             event = self._reader.event_of(record)
@@ -455,6 +472,11 @@ class RemoteSession:
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
         self._dispatch(ApprovalNeeded(request))
 
+    def _answer_compaction(self, question_id: str, keep: frozenset[int] | None) -> None:
+        """The preview answered here: Compact keeping `keep` word for word, or not (None)."""
+        kept = None if keep is None else sorted(keep)
+        self._command("compaction/answer", {"id": question_id, "keep": kept})
+
     def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         """A person answered here (or the host resolved it): tell the host, once."""
         if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
@@ -483,6 +505,7 @@ class RemoteSession:
         words, in the pane, instead of a turn that seems to run on."""
         self.problem = why
         log.warning("session %s: %s", self.session_id or "(not open)", why)
+        self.compaction.over()
         self._idle.set()
         self._lost.set()
         self._dispatch(TurnFailed(why))
@@ -498,6 +521,7 @@ class RemoteSession:
             request = self._waiting.pop(call_id)  # popped first: no answer goes to a host
             if request.pending:
                 request.future.set_result(Deny(why))
+        self.compaction.over()
         self.problem = why
         self._idle.set()
         # Drawn now (a chat draws the thread's changes); the new host's snapshot replaces it.

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
+from melgui.core.context.preview import keep_from_json
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import CHOICES
@@ -165,6 +166,7 @@ class HostServer:
             "context/unpin": self._unpin,
             "session/preface": self._preface,
             "approval/answer": self._answer,
+            "compaction/answer": self._answer_compaction,
             "settings/update": self._settings,
             "host/ping": self._ping,
             CHANNEL: self._channel,
@@ -262,6 +264,8 @@ class HostServer:
         for session in self.host.sessions.values():
             if session.id in seen:
                 continue
+            if session.compaction is not None:
+                self._tell_compaction(session.id, session.compaction[0], session.row.folder)
             for call_id, request in list(session.approvals.items()):
                 told = (session.id, call_id)
                 if told in self._told or not request.pending:
@@ -273,6 +277,15 @@ class HostServer:
                 asyncio.get_running_loop().create_task(
                     self.notifier.notify(summary, body, session.row.folder)
                 )
+
+    def _tell_compaction(self, session_id: str, question_id: str, folder: str) -> None:
+        """The preview before a compaction waits with no view on its session: said once."""
+        if (session_id, question_id) in self._told:
+            return
+        self._told.add((session_id, question_id))
+        summary = "The main conversation waits before compacting"
+        body = f"What it would cut and keep, for you to check\n{folder}"
+        asyncio.get_running_loop().create_task(self.notifier.notify(summary, body, folder))
 
     def broadcast(self, only: str | None = None) -> None:
         """Send each session's batch of this frame to the views attached to it."""
@@ -533,6 +546,16 @@ class HostServer:
         )  # fmt: skip
         return {"answered": answered}
 
+    async def _answer_compaction(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A person's answer to the preview before a compaction: the items to keep word for
+        word (`keep`), or null: not now."""
+        session = self.host.session(params["session"])
+        try:
+            keep = keep_from_json(params.get("keep"))
+        except ValueError as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {"answered": session.answer_compaction(str(params["id"]), keep)}
+
     async def _settings(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         session = self.host.session(params["session"])
         model = params.get("model")
@@ -546,6 +569,19 @@ class HostServer:
         plan = params.get("plan")
         if isinstance(plan, bool):
             session.agent.loop.plan.on = plan
+        preview = params.get("compaction_preview")
+        if isinstance(preview, bool):
+            session.preview_compactions(preview)
+        approval = params.get("approval")
+        if approval is not None:
+            if not isinstance(approval, dict):
+                raise RpcError(wire.INVALID_PARAMS, "approval is {modes, rules, project_rules}")
+            try:
+                problems = self.host.set_approval(session.id, approval)
+            except ValueError as exc:
+                raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+            if problems:
+                log.warning("session %s: rules not read: %s", session.id, "; ".join(problems))
         return session.describe()
 
     # -- single tool calls (the loop runs in the view) -----------------------------------

@@ -9,9 +9,12 @@ import time
 from dataclasses import replace
 from typing import Any, cast, get_args
 
+from melgui.core.agent.compaction import Proposed
+from melgui.core.agent.policy import RulePolicy, apply_approval
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import next_request
 from melgui.core.context.measure import breakdown_to_json, measure, measure_to_json
+from melgui.core.context.preview import CompactionQuestion, question_for
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.content import Part
@@ -27,10 +30,12 @@ from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.records import approval_record, change_record, record_of
+from melgui.host.records import approval_record, change_record, compaction_record, record_of
 
-# Records whose content a snapshot already holds (its thread, its conversation).
-IN_SNAPSHOT = ("change", "message", "branched")
+APPROVAL = "approval"  # a session row's setting: its view's approval settings
+# Records whose content a snapshot already holds (its thread, its conversation, the
+# compaction waiting for a person).
+IN_SNAPSHOT = ("change", "message", "branched", "compaction", "compaction_resolved")
 INTERRUPTED = (
     "The melgui host stopped during this turn, and the programs the turn ran ended with it. "
     "The conversation reopened from the journal; what streamed after its last saved "
@@ -62,6 +67,9 @@ class HostedSession:
         # changes from its first prompt: a note in the snapshot it started from is not
         # drawn).
         self.first_note = ""
+        # The preview before a compaction, waiting for a person in any view (its id).
+        self.compaction: tuple[str, CompactionQuestion] | None = None
+        self._compactions = 0
         if recording is not None:
             recording.attach(agent)
         agent.thread.subscribe(self._changed)
@@ -132,6 +140,57 @@ class HostedSession:
 
     def stop(self) -> list[str]:
         return self.agent.stop()
+
+    def set_approval(self, approval: dict[str, Any]) -> list[str]:
+        """The view's approval settings (per-tool modes, lasting rules) in place of this
+        host's settings file's: the loop asks exactly when the view's would. Kept in its
+        row (the host journals it: a new host that reopens it asks the same). Returns the
+        rules that could not be read; raises ValueError for what is not an approval."""
+        policy = self.agent.loop.policy
+        if not isinstance(policy, RulePolicy):
+            raise ValueError("this session's approvals are not ruled here")
+        problems = apply_approval(policy, approval)
+        self.row = replace(self.row, settings={**self.row.settings, APPROVAL: approval})
+        return problems
+
+    def preview_compactions(self, on: bool) -> None:
+        """Ask a person before each compaction (the window's preview), as a question that
+        waits here until a view answers it (`answer_compaction`); off: compact at once."""
+        self.agent.compactor.review = self._review if on else None
+
+    @property
+    def previews_compactions(self) -> bool:
+        return self.agent.compactor.review is not None
+
+    async def _review(self, proposed: Proposed) -> frozenset[int] | None:
+        loop = self.agent.loop
+        question = question_for(proposed, {t.name: t for t in loop.catalog.for_role(loop.role)})
+        self._compactions += 1
+        question_id = f"{self.log.next_seq}.{self._compactions}"  # unique in this session
+        self.compaction = (question_id, question)
+        self.log.add(compaction_record(question_id, question))
+        try:
+            return await question.future
+        finally:
+            self.compaction = None
+            future = question.future
+            kept = None if future.cancelled() or not future.done() else future.result()
+            self.log.add({"type": "compaction_resolved", "id": question_id,
+                          "keep": None if kept is None else sorted(kept)})  # fmt: skip
+
+    def answer_compaction(self, question_id: str, keep: frozenset[int] | None) -> bool:
+        """Compact keeping the items `keep` word for word, or not now (None); False when
+        that question no longer waits (another view answered it, the turn stopped)."""
+        if self.compaction is None or self.compaction[0] != question_id:
+            return False
+        question = self.compaction[1]
+        if not question.pending:
+            return False
+        if keep is None:
+            question.cancel()
+        else:
+            question.keep(keep)
+        return True
 
     def compact(self) -> None:
         """Compact the conversation now (after the turns queued before it); the views
@@ -259,6 +318,7 @@ class HostedSession:
                 for r in self.approvals.values()
                 if r.pending
             ],
+            "compaction": [compaction_record(*self.compaction)] if self.compaction else [],
             "busy": self.busy,
         }
 
@@ -273,6 +333,8 @@ class HostedSession:
             "plan": self.agent.loop.plan.on,
             "busy": self.busy,
             "approvals": [self.question(r) for r in self.approvals.values() if r.pending],
+            "compaction": self.compaction is not None,  # a preview waits for a person
+            "preview": self.previews_compactions,
             "seq": self.log.last_seq,
         }
 

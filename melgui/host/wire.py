@@ -40,9 +40,10 @@ if TYPE_CHECKING:
 #    terminal panes (a window opened with --with-host) come back in the next window.
 # 12: history/list (a remote folder's window lists its conversations kept in the
 #    history of melgui's host there, where its main conversation runs).
-# 13: term/channel and term/attach's pipe: a --with-host window's terminal output through
+# 13: settings/update's approval, and the compaction preview as a question in the host.
+# 14: term/channel and term/attach's pipe: a --with-host window's terminal output through
 #    a pipe the host passes over a second connection (SCM_RIGHTS), not in messages.
-PROTOCOL = 13
+PROTOCOL = 14
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -23,6 +23,7 @@ from melgui.core.config.settings import Settings
 from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.desk import Desk
 from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
@@ -32,6 +33,7 @@ from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
+from melgui.ui.runtime.host_approvals import HostApprovals
 from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.window.host_view.host_end import HostStarter, say_ended, take_over
 from melgui.ui.window.host_view.main_conversation import (
@@ -56,6 +58,7 @@ class ViewedWindow(MainWindow, Protocol):
     """The main window, whose view of a host this is."""
 
     host_view: HostView | None
+    desk: Desk
 
 
 class HostView:
@@ -84,6 +87,8 @@ class HostView:
         self._returning: list[RemoteSession] = []
         self.main_back = False  # the main conversation the host kept came back as such
         self.start_host = start or attach_or_start
+        # The window's approval settings, sent to each session it runs there.
+        self.approvals = HostApprovals(window.desk)
         self.restarts = 0  # new hosts this view started (or attached to) after one ended
         # Terminal panes' programs run in this machine's host too (the remote link's way,
         # one code); a remote folder's terminals go through its own link (RemoteSide).
@@ -110,6 +115,7 @@ class HostView:
         if self._returning:  # a pane reopened on a session the host kept running
             session = self._returning.pop(0)
             self.sessions.add(session)
+            self.approvals.track(session)
             return session
         return self._start(window, model, role, source, worktree=worktree)
 
@@ -154,6 +160,7 @@ class HostView:
             **where,
         )
         self.sessions.add(session)
+        self.approvals.track(session)
         return session
 
     async def reopen_running(self) -> int:
@@ -190,6 +197,7 @@ class HostView:
             return len(reopened)  # the window is closing: the host keeps the sessions
         if kept is not None:
             self.sessions.add(kept)
+            self.approvals.track(kept)
             self.main_back = True
         take_host_main(window, kept, self.there)
         behind = await self._reattach(mine[1:]) if len(mine) > 1 else []
