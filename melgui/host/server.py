@@ -23,7 +23,7 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
-from melgui.core.terminal.passed_pipes import CHANNEL, hand_pipe
+from melgui.core.terminal.passed_pipes import CHANNEL, hand_pipe, own_socket
 from melgui.core.worktrees.model import Worktree
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
@@ -56,8 +56,7 @@ class ViewConnection:
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
         self.hooks_of: set[str] = set()  # folders whose hooks it watches (hooks/changed)
-        # Its second connection, where terminals' pipes are passed (a view on this machine:
-        # core/terminal/passed_pipes.py); its own socket, apart from the stream's.
+        # Its second connection, where terminals' pipes are passed (core/terminal/passed_pipes.py).
         self.channel: socket.socket | None = None
 
     def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
@@ -353,12 +352,10 @@ class HostServer:
         }
 
     async def _channel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """A token for the view's second connection, which says it to become the view's
-        channel (only over the socket: its peer is on this machine, and its uid checked)."""
+        """A token its second connection says to become its channel (socket peers only)."""
         if view.writer.get_extra_info("socket") is None:
             raise RpcError(wire.INVALID_REQUEST, "a channel needs the host's own socket")
-        token = secrets.token_urlsafe(16)
-        self._offered[token] = view
+        self._offered[token := secrets.token_urlsafe(16)] = view
         return {"token": token}
 
     def _join_channel(self, connection: ViewConnection, token: str) -> Any:
@@ -369,8 +366,7 @@ class HostServer:
         self.connections.discard(connection)  # not a view: it only carries the pipes
         if view.channel is not None:
             view.channel.close()
-        view.channel = socket.socket(fileno=os.dup(raw.fileno()))
-        view.channel.setblocking(False)
+        view.channel = own_socket(raw)
         return {}
 
     async def _shutdown(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -27,6 +27,7 @@ import fcntl
 import json
 import os
 import socket
+from typing import Protocol
 
 from melgui.core.deadline import within
 
@@ -53,6 +54,18 @@ def hand_pipe(channel: socket.socket, term_id: str) -> int | None:
         os.close(write_fd)
         return None
     return write_fd
+
+
+class Connection(Protocol):
+    def fileno(self) -> int: ...
+
+
+def own_socket(connection: Connection) -> socket.socket:
+    """A non-blocking socket of its own on `connection` (a duplicate of its descriptor:
+    asyncio's transport keeps the original), for passing descriptors on."""
+    channel = socket.socket(fileno=os.dup(connection.fileno()))
+    channel.setblocking(False)
+    return channel
 
 
 class PipeChannel:
