@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import uuid
 import weakref
@@ -39,6 +40,7 @@ from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, ToolRunner
 from melgui.core.protocol.tools.commands import SandboxStatus
+from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.core.protocol.transport import Answerer, Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.answerer import who_answers
@@ -49,9 +51,9 @@ from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.connection import LiveConnection
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import LossRegistry
+from melgui.desk.mcp.servers_there import ServersThere
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
-from melgui.desk.servers_there import ServersThere
 from melgui.tools.commands.run_command import user_shell
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.tools.context import PlanSink
@@ -480,6 +482,13 @@ class Desk:
             here = configured and not self.mcp_elsewhere
             self.mcp.load(extra=None if self.mcp_elsewhere else extra, user=here, project=here)
             await self.mcp.start_all()
+
+    @functools.cached_property
+    def mcp_view(self) -> McpView:
+        """The servers as a window sees and drives them (core/protocol/tools/mcp/view.py)."""
+        from melgui.desk.mcp.local import LocalMcp
+
+        return LocalMcp(self)
 
     async def aclose(self) -> None:
         for diagnostics in self._diagnostics.values():

@@ -14,7 +14,7 @@ import json
 import logging
 import socket
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast, get_args
 
 from melgui.core.config.connection_settings import api_key_kind
@@ -23,6 +23,7 @@ from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tools.mcp.asks import SamplingTarget
 from melgui.core.store import Store, open_store
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
@@ -76,6 +77,9 @@ class Host:
         # Keys views sent with `session/open`, in memory only: hidden from what the host
         # journals and sends (server.py), and from the history (`remember_secret`).
         self.sent_keys: tuple[str, ...] = ()
+        # Told of each desk made for sessions on this machine's folders (HostMcp starts
+        # the folder's MCP servers on the first one).
+        self.on_desk: Callable[[Desk], None] | None = None
 
     @classmethod
     def open(cls) -> Host:
@@ -229,6 +233,8 @@ class Host:
             for tool in ORCHESTRATION_TOOLS:
                 desk.tools.register(tool.name, _needs_panes(tool.name))
             self.desks[key] = desk
+            if self.on_desk is not None:
+                self.on_desk(desk)
         return desk
 
     def set_approval(self, session_id: str, approval: dict[str, Any]) -> list[str]:
@@ -238,6 +244,20 @@ class Host:
         problems = session.set_approval(approval)
         self.journal.opened(session.row)
         return problems
+
+    def desk_for(self, folder: str, settings: dict[str, Any]) -> Desk:
+        """The desk sessions opened on `folder` with `settings` (a view's) work on."""
+        return self._desk(folder, {k: v for k, v in settings.items() if k in SETTABLE})
+
+    def loops_on(self, folder: str) -> list[SamplingTarget]:
+        """Where the conversations on `folder` reach their model, the main one first (a
+        folder's MCP server asks a model's answer through it)."""
+        sessions = [s for s in self.sessions.values() if s.row.folder == folder]
+        sessions.sort(key=lambda s: s.row.settings.get(SOURCE) != "main")
+        return [
+            SamplingTarget(s.agent.loop.transport, s.agent.loop.model, s.agent.loop.cwd)
+            for s in sessions
+        ]
 
     def session(self, session_id: str) -> HostedSession:
         try:

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -25,6 +24,7 @@ from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.terminal.passed_pipes import CHANNEL, hand_pipe, own_socket
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.mcp.hosted import HostMcp
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.folder_methods import FolderMethods
@@ -142,6 +142,11 @@ class HostServer:
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.folder = FolderMethods(self.tool_calls, self.connections)
+        # The MCP servers its own sessions call: the first desk of each folder runs them.
+        self.mcp = HostMcp(host.desk_for, self.connections, host.loops_on)
+        host.on_desk = self.mcp.adopt
+        for desk in list(host.desks.values()):  # the sessions it reopened
+            self.mcp.adopt(desk)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._offered: dict[str, ViewConnection] = {}  # channel tokens, not yet said back
@@ -170,6 +175,7 @@ class HostServer:
             "host/ping": self._ping,
             CHANNEL: self._channel,
             **self.folder.methods(),
+            **self.mcp.methods(),
             **terminal_methods(self.terminals),
         }
 
@@ -235,6 +241,7 @@ class HostServer:
                 connection.writer.close()
             await self.notifier.aclose()
             await self.tool_calls.aclose()
+            await self.mcp.aclose()
             await self.terminals.aclose()
             await self.host.aclose()
 
@@ -311,9 +318,7 @@ class HostServer:
     async def dispatch(self, view: ViewConnection, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
             return self._initialize(view, params)
-        if method == CHANNEL and "token" in params:
-            return self._join_channel(view, str(params["token"]))
-        if not view.initialized:
+        if not view.initialized and not (method == CHANNEL and "token" in params):
             raise RpcError(wire.NOT_INITIALIZED, "send initialize first")
         handler = self._handlers.get(method)
         if handler is None:
@@ -352,21 +357,16 @@ class HostServer:
         }
 
     async def _channel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """A token its second connection says to become its channel (socket peers only)."""
-        if view.writer.get_extra_info("socket") is None:
-            raise RpcError(wire.INVALID_REQUEST, "a channel needs the host's own socket")
-        self._offered[token := secrets.token_urlsafe(16)] = view
-        return {"token": token}
-
-    def _join_channel(self, connection: ViewConnection, token: str) -> Any:
-        view = self._offered.pop(token, None)
-        raw = connection.writer.get_extra_info("socket")
-        if view is None or raw is None or view not in self.connections:
+        """Offer a channel (a token), or make this connection the channel of the view offered it."""
+        raw = view.writer.get_extra_info("socket")
+        if "token" not in params and raw is not None:
+            self._offered[token := os.urandom(16).hex()] = view
+            return {"token": token}
+        owner = self._offered.pop(str(params.get("token")), None)
+        if owner is None or raw is None or owner not in self.connections or owner.channel:
             raise RpcError(wire.INVALID_PARAMS, "no channel was offered with this token")
-        self.connections.discard(connection)  # not a view: it only carries the pipes
-        if view.channel is not None:
-            view.channel.close()
-        view.channel = own_socket(raw)
+        self.connections.discard(view)  # not a view: it only carries the pipes
+        owner.channel = own_socket(raw)
         return {}
 
     async def _shutdown(self, view: ViewConnection, params: dict[str, Any]) -> Any:

@@ -521,7 +521,7 @@ class MainWindow(QMainWindow):
     def _trust_changed(self, trusted: bool) -> None:
         word = "trusted" if trusted else "restricted"
         self.status.showMessage(f"{self.trust_bar.folder} is {word} now.", 10000)
-        self.tasks.spawn(self.desk.start_mcp(), what="starting MCP servers")
+        self.mcp.start()  # in the melgui host, when the window is a view of it
 
     def open_settings(self) -> None:
         open_settings_dialog(self, allowed_log(self._store(), self._report_error))

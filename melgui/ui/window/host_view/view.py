@@ -31,6 +31,8 @@ from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
+from melgui.ui.mcp.controls import McpControls
+from melgui.ui.mcp.host_servers import HostMcpView
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.host_approvals import HostApprovals
@@ -59,6 +61,7 @@ class ViewedWindow(MainWindow, Protocol):
 
     host_view: HostView | None
     desk: Desk
+    mcp: McpControls
 
 
 class HostView:
@@ -96,11 +99,23 @@ class HostView:
             "the melgui host", self._local_client,
             lambda: self.gone or "connected", here=True, source="window",
         )  # fmt: skip
+        # The folder's MCP servers run in this machine's host too, where its conversations
+        # call them; the window's MCP panel shows and drives them there.
+        self.mcp: HostMcpView | None = None
         if isinstance(client, HostClient):
-            client.on_notification = self.terminals.heard
+            client.on_notification = self._heard
             window.pane_manager.host = self.terminals
+        if isinstance(client, HostClient) and not window.mcp.desk.mcp_elsewhere:  # not remote
+            self.mcp = HostMcpView(
+                client, folder=window.project_folder, settings=lambda: _connection(window.settings)
+            )
+            window.mcp.use_host(self.mcp)
         client.on_gone = self._gone
         window.guard.background = self
+
+    def _heard(self, method: str, params: dict[str, Any]) -> None:
+        if self.mcp is None or not self.mcp.heard(method, params):
+            self.terminals.heard(method, params)
 
     def _local_client(self) -> HostClient | None:
         """The connection to this machine's host, while it is up."""
@@ -332,13 +347,19 @@ class HostView:
         if window is not None and window.host_view is self:
             window.host_view = None
             window.guard.background = None
+            if self.mcp is not None:  # the folder's servers start in the window again
+                window.mcp.no_host()
 
     def took_over(self, client: HostClient) -> None:
         """`client`, to the new host, is this view's from now on."""
         self.client, self.gone = client, ""
         self.restarts += 1
         client.on_gone = self._gone
-        client.on_notification = self.terminals.heard  # new terminals open in the new host
+        client.on_notification = self._heard  # new terminals open in the new host
+        window = self._window()
+        if self.mcp is not None and window is not None:  # its servers, started there
+            self.mcp.took_over(client)
+            window.mcp.start()
 
 
 def follow_history_and_checkpoints(window: Window, session: MainSession) -> None:
