@@ -27,11 +27,13 @@ from melgui.core.protocol.tools.mcp.asks import SamplingTarget
 from melgui.core.store import Store, open_store
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.recording import start_recording
 from melgui.host.change_journal import ChangeJournal, SessionRow, journal_path
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import merge_records, worktree_from_json, worktree_to_json
-from melgui.host.session import APPROVAL, HostedSession
+from melgui.host.session import AGENT, APPROVAL, HostedAgent, HostedSession
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,7 @@ KEY_SENT = "key_sent"
 # A session row's setting: who the session is for a view ("main": a window's main
 # conversation, reattached as such; "worker", "pane 2", …).
 SOURCE = "source"
-NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE, APPROVAL)
+NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE, APPROVAL, AGENT)
 KEY_HELD = (
     "This conversation's loop runs on {machine}, with the model key your melgui sent: "
     "it is kept in the memory of melgui's host there only, never on its disk, and goes "
@@ -91,6 +93,9 @@ class Host:
         """Open again the sessions that were open when the last host ended; one that was
         mid-turn says the turn was cut."""
         for row in self.journal.open_sessions():
+            if row.settings.get(AGENT):  # its agent was the host before's child: it ended
+                self.journal.closed(row.id)
+                continue
             try:
                 session = self._start(row)
             except Exception as exc:  # a conversation that cannot be read stays closed
@@ -137,6 +142,23 @@ class Host:
         if api_key is not None:
             machine = socket.gethostname() or "the remote machine"
             session.first_note = KEY_HELD.format(machine=machine)
+        return session
+
+    async def open_agent(
+        self, folder: str, command: AgentCommand, *, source: str, resume: str | None = None
+    ) -> HostedAgent:
+        """An ACP agent's session on `folder`'s desk (its rules, MCP servers, hooks and
+        checkpoints), its program started here at once (`resume`: the agent's id of an
+        earlier session to reopen). The journal keeps its name and command, never its
+        environment; a new host closes it instead of reopening it."""
+        said = {"name": command.name, "command": command.text()}
+        row = SessionRow(uuid.uuid4().hex[:12], folder, None, command.name, "worker",
+                         {AGENT: said, SOURCE: source})  # fmt: skip
+        desk = self._desk(folder, {})
+        acp = acp_session(desk, command, source or command.name, resume=resume)
+        session = HostedAgent(row, acp, ChangeLog(row.id, self.journal, merge=merge_records), desk)
+        self.sessions[row.id] = session
+        self.journal.opened(row)
         return session
 
     def hide(self, key: str) -> None:

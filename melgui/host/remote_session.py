@@ -18,9 +18,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
+from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -38,7 +38,7 @@ from melgui.core.thread.thread import SeqGap
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
-from melgui.host.client import HostGone
+from melgui.host.client import HostGone, SessionClient
 from melgui.host.records import worktree_to_json
 from melgui.host.view_events import (
     EventReader,
@@ -46,6 +46,8 @@ from melgui.host.view_events import (
     PreviewCopy,
     ThreadCopy,
     judgement_of,
+    person_said,
+    replaced,
 )
 from melgui.host.wire import RpcError, collector_paused
 
@@ -53,21 +55,6 @@ log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 STREAMED = ("assistant", "reasoning")
-
-
-class SessionClient(Protocol):
-    """The host as a RemoteSession talks to it: a HostClient, or a remote link's
-    LinkClient (remote/link_client.py), which reattaches by itself after a drop."""
-
-    sessions: dict[str, Callable[[list[Record]], None]]
-    resets: dict[str, Callable[[dict[str, Any]], None]]
-    lost: dict[str, Callable[[str], None]]
-
-    async def call(self, method: str, **params: Any) -> Any: ...
-
-    async def attach(
-        self, sessions: dict[str, int | None], page: int | None = None
-    ) -> dict[str, Any]: ...
 
 
 class RemoteSession:
@@ -144,16 +131,18 @@ class RemoteSession:
 
     @classmethod
     async def reattach(
-        cls, client: SessionClient, described: list[dict[str, Any]], page: int | None = None
+        cls,
+        client: SessionClient,
+        described: list[dict[str, Any]],
+        page: int | None = None,
+        view_of: Callable[[SessionClient, dict[str, Any]], RemoteSession] | None = None,
     ) -> list[RemoteSession]:
         """Sessions the host already runs (from `session/list`), attached in one request:
         each one's conversation so far is in `conversation` when this returns (a view
         draws it at once, as a reopened conversation), and what follows arrives as events.
-        With `page`, only the last `page` messages of each: `whole()` takes the rest."""
-        sessions = [
-            cls(client, folder=d["folder"], model=d["model"], source=d.get("source") or "worker")
-            for d in described
-        ]
+        With `page`, only the last `page` messages of each: `whole()` takes the rest.
+        `view_of` makes each one's view (an ACP agent's is the window's own kind)."""
+        sessions = [(view_of or cls.of)(client, d) for d in described]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
             session._described(d)
@@ -162,6 +151,12 @@ class RemoteSession:
         for session in sessions:
             session._took(answer[session.session_id]["snapshot"])
         return sessions
+
+    @classmethod
+    def of(cls, client: SessionClient, described: dict[str, Any]) -> RemoteSession:
+        """A view of a session `session/list` described."""
+        source = described.get("source") or "worker"
+        return cls(client, folder=described["folder"], model=described["model"], source=source)
 
     @property
     def paged(self) -> bool:
@@ -356,9 +351,9 @@ class RemoteSession:
         for at, record in enumerate(records):
             kind = record.get("type")
             if kind == "change":
-                if _replaced(record):  # the views redraw from the new list: take it first
+                if replaced(record):  # the views redraw from the new list: take it first
                     self._branched(next((r for r in records[at:] if r["type"] == "branched"), None))
-                elif _person_said(record):  # drawn with its place in the list: take it first
+                elif person_said(record):  # drawn with its place in the list: take it first
                     self._message_first(records[at:])
                 self._apply(record)
                 continue
@@ -466,9 +461,13 @@ class RemoteSession:
         if call.id in self._waiting:  # in a snapshot's tail and its approvals both
             return
         request = ApprovalRequest(
-            call, call.parsed or {}, source=self.source, judgement=judgement_of(record)
-        )
+            call, call.parsed or {}, source=self.source, judgement=judgement_of(record),
+            options=tuple(AgentOption(*option) for option in record.get("options") or ()),
+            preview=str(record.get("preview") or ""),
+        )  # fmt: skip
         self._waiting[call.id] = request
+        if request.options:  # a card's option is chosen on the request itself (`choose`)
+            self.thread.hold(request)
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
         self._dispatch(ApprovalNeeded(request))
 
@@ -479,10 +478,14 @@ class RemoteSession:
 
     def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         """A person answered here (or the host resolved it): tell the host, once."""
-        if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
+        request = self._waiting.pop(call_id, None)
+        self.thread.release(call_id)
+        if request is None or future.cancelled() or self.keep_running:
             return
         decision = future.result()
         params: dict[str, Any] = {"call": call_id}
+        if request.chosen:  # one of an ACP agent's own answers
+            params["option"] = request.chosen
         if isinstance(decision, Approve):
             params.update(decision="approve", remember=decision.remember)
         else:
@@ -584,13 +587,3 @@ class RemoteSession:
         task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def _person_said(record: Record) -> bool:
-    change = record["change"]
-    return bool(change["kind"] == "entry_added" and change["entry"].get("kind") == "user")
-
-
-def _replaced(record: Record) -> bool:
-    change = record["change"]
-    return bool(change["kind"] == "entries_replaced" and change.get("reason") != "load")

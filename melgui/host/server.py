@@ -23,7 +23,6 @@ from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
 from melgui.core.terminal.passed_pipes import CHANNEL, hand_pipe, own_socket
-from melgui.core.worktrees.model import Worktree
 from melgui.desk.mcp.hosted import HostMcp
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
@@ -31,7 +30,8 @@ from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
-from melgui.host.records import worktree_from_json
+from melgui.host.records import agent_command, worktree_given
+from melgui.host.session import HostedAgent, agent_methods
 from melgui.host.tool_calls import ToolCalls
 from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
@@ -56,8 +56,7 @@ class ViewConnection:
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
         self.hooks_of: set[str] = set()  # folders whose hooks it watches (hooks/changed)
-        # Its second connection, where terminals' pipes are passed (core/terminal/passed_pipes.py).
-        self.channel: socket.socket | None = None
+        self.channel: socket.socket | None = None  # terminals' pipes go there: passed_pipes.py
 
     def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
         if payload is None:
@@ -171,6 +170,7 @@ class HostServer:
             "session/preface": self._preface,
             "approval/answer": self._answer,
             "compaction/answer": self._answer_compaction,
+            **agent_methods(self.host.session),
             "settings/update": self._settings,
             "host/ping": self._ping,
             CHANNEL: self._channel,
@@ -255,13 +255,19 @@ class HostServer:
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
                 self.tool_calls.check_hooks()
-            busy = self.tool_calls.busy() or self.terminals.running()
+            busy = self.tool_calls.busy() or self.terminals.running() or self._agents_run()
             if self.connections or self.host.running() or busy:
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
                 self._done.set()
                 return
+
+    def _agents_run(self) -> bool:
+        """An ACP agent runs (kept running with no view): it ends with the host, and no
+        new host reopens it, so the host does not end by idleness while one runs."""
+        sessions = self.host.sessions.values()
+        return any(isinstance(s, HostedAgent) and s.phase != "failed" for s in sessions)
 
     def _tell_unseen_questions(self) -> None:
         """A question no view shows (none attached to its session) is said on the
@@ -358,8 +364,7 @@ class HostServer:
 
     async def _channel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """Offer a channel (a token), or make this connection the channel of the view offered it."""
-        raw = view.writer.get_extra_info("socket")
-        if "token" not in params and raw is not None:
+        if (raw := view.writer.get_extra_info("socket")) is not None and "token" not in params:
             self._offered[token := os.urandom(16).hex()] = view
             return {"token": token}
         owner = self._offered.pop(str(params.get("token")), None)
@@ -379,13 +384,21 @@ class HostServer:
         folder = params["folder"]
         if not isinstance(folder, str) or not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
+        if params.get("agent") is not None:
+            resume = params.get("resume")
+            agent = await self.host.open_agent(
+                os.path.realpath(folder), agent_command(params["agent"]),
+                source=str(params.get("source") or ""),
+                resume=resume if isinstance(resume, str) and resume else None,
+            )  # fmt: skip
+            return agent.describe()
         session = await self.host.open_session(
             os.path.realpath(folder),
             conversation=params.get("conversation"),
             model=str(params.get("model", "")),
             role=str(params.get("role", "assistant")),
             settings=params.get("settings"),
-            worktree=_worktree(params.get("worktree")),
+            worktree=worktree_given(params.get("worktree")),
             api_key=api_key,
             source=str(params.get("source") or ""),
         )
@@ -538,7 +551,7 @@ class HostServer:
             raise RpcError(wire.INVALID_PARAMS, "decision is approve or deny")
         answered = session.answer(
             str(params["call"]), decision, str(params.get("remember", "once")),
-            str(params.get("reason", "")),
+            str(params.get("reason", "")), str(params.get("option") or ""),
         )  # fmt: skip
         return {"answered": answered}
 
@@ -584,16 +597,3 @@ class HostServer:
 
     async def _ping(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {"host": self.tool_calls.host_id}
-
-
-def _worktree(given: Any) -> Worktree | None:
-    """A worker's own git worktree as a view sends it ({path, branch, base, main})."""
-    if given is None:
-        return None
-    try:
-        worktree = worktree_from_json(given)
-    except (KeyError, TypeError) as exc:
-        raise RpcError(wire.INVALID_PARAMS, f"not a worktree: {given!r}") from exc
-    if not worktree.path.is_dir():
-        raise RpcError(wire.INVALID_PARAMS, f"the worktree {str(worktree.path)!r} is not there")
-    return worktree

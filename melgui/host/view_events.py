@@ -193,3 +193,15 @@ class PreviewCopy:
         question, self.question, self.id = self.question, None, ""
         if question is not None:
             question.cancel()
+
+
+def person_said(record: Record) -> bool:
+    """A change record of a person's message (drawn with its place in the list first)."""
+    change = record["change"]
+    return bool(change["kind"] == "entry_added" and change["entry"].get("kind") == "user")
+
+
+def replaced(record: Record) -> bool:
+    """A change record of a new list of entries (a branch, a rewind), not a load."""
+    change = record["change"]
+    return bool(change["kind"] == "entries_replaced" and change.get("reason") != "load")

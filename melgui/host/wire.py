@@ -47,9 +47,12 @@ if TYPE_CHECKING:
 # 14: mcp/watch, …/unwatch, …/act, …/tool, …/log, …/prompt, …/resource, …/import,
 #    …/answer and the mcp/state and mcp/progress notifications: the folder's MCP servers
 #    run in the host its conversations run in, and a window shows and drives them there.
-# 15: term/channel and term/attach's pipe: a --with-host window's terminal output through
+# 15: session/open's agent and resume, the agent record and a snapshot's agent,
+#    agent/sign_in, agent/mode, agent/model, approval records' options and preview and
+#    approval/answer's option: a host view's ACP agent panes run in the host.
+# 16: term/channel and term/attach's pipe: a --with-host window's terminal output through
 #    a pipe the host passes over a second connection (SCM_RIGHTS), not in messages.
-PROTOCOL = 15
+PROTOCOL = 16
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

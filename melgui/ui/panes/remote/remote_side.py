@@ -341,6 +341,8 @@ class RemoteSide:
             if make_here is None:
                 raise LinkError("ACP agents are not available in this window")
             session = make_here(command, title, resume)
+            if not isinstance(session, HostedAgentSession):  # one the melgui host runs
+                raise LinkError("an agent the melgui host runs cannot run on another machine")
             host = session.host
             host.gate.hooks = self.desk.hooks_for(path, hooks)  # its PreToolUse hooks there
             terminals = there.terminals(host.terminals.on_open, host.terminals.refusal)

@@ -24,6 +24,7 @@ from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
@@ -33,8 +34,10 @@ from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
 from melgui.ui.mcp.controls import McpControls
 from melgui.ui.mcp.host_servers import HostMcpView
+from melgui.ui.panes.manager import AcpFactory
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
+from melgui.ui.runtime.agent_in_host import RemoteAgentSession, view_of
 from melgui.ui.runtime.host_approvals import HostApprovals
 from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.window.host_view.host_end import HostStarter, say_ended, take_over
@@ -102,9 +105,15 @@ class HostView:
         # The folder's MCP servers run in this machine's host too, where its conversations
         # call them; the window's MCP panel shows and drives them there.
         self.mcp: HostMcpView | None = None
+        # ACP agent panes run their agents in this machine's host too (the window's own
+        # factory given back when no host is left).
+        self._acp_here: AcpFactory | None = None
         if isinstance(client, HostClient):
             client.on_notification = self._heard
             window.pane_manager.host = self.terminals
+            self._acp_here = window.pane_manager.acp_factory
+            if self._acp_here is not None:
+                window.pane_manager.acp_factory = self.agent
         if isinstance(client, HostClient) and not window.mcp.desk.mcp_elsewhere:  # not remote
             self.mcp = HostMcpView(
                 client, folder=window.project_folder, settings=lambda: _connection(window.settings)
@@ -133,6 +142,22 @@ class HostView:
             self.approvals.track(session)
             return session
         return self._start(window, model, role, source, worktree=worktree)
+
+    def agent(self, command: AgentCommand, title: str, resume: str | None) -> RemoteAgentSession:
+        """An ACP agent pane's session: its program and ACP client run in the host (one
+        the host kept running, when a pane is reopened on it)."""
+        window = self._window()
+        assert window is not None
+        returning = self._returning[0] if self._returning else None
+        if isinstance(returning, RemoteAgentSession):
+            self._returning = []
+            return returning
+        session = RemoteAgentSession.open(
+            self.client, folder=self.folder or window.project_folder(), command=command,
+            source=title, resume=resume,
+        )  # fmt: skip
+        self.sessions.add(session)
+        return session
 
     def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession:
         """A new main conversation in the host (`conversation`: the history's one of that
@@ -236,7 +261,9 @@ class HostView:
         if not described:
             return []
         try:
-            return await RemoteSession.reattach(self.client, described, page=REATTACH_PAGE)
+            return await RemoteSession.reattach(
+                self.client, described, page=REATTACH_PAGE, view_of=view_of
+            )
         except RpcError:  # one of them is gone (closed in another view): each alone
             if len(described) == 1:
                 return []
@@ -248,7 +275,18 @@ class HostView:
     def _reopen_pane(
         self, window: ViewedWindow, described: dict[str, Any], session: RemoteSession
     ) -> QWidget | None:
-        """A worker pane on `session`, which the host kept running; returns the pane."""
+        """A worker's or an ACP agent's pane on `session`, which the host kept running;
+        returns the pane."""
+        if isinstance(session, RemoteAgentSession):  # its pane draws the host's snapshots
+            self.sessions.add(session)
+            self._returning = [session]
+            try:
+                opened = window.pane_manager.open_agent(session.agent.command, "tab")
+            finally:
+                self._returning = []  # taken, or not: never a worker's
+            session.ask_again()  # its questions waiting: in the window's queue
+            found = window.pane_manager.pane(opened.id)
+            return found if isinstance(found, QWidget) else None
         self._returning = [session]
         opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
         pane = window.pane_manager.pane(opened.id)
@@ -349,6 +387,8 @@ class HostView:
             window.guard.background = None
             if self.mcp is not None:  # the folder's servers start in the window again
                 window.mcp.no_host()
+            if self._acp_here is not None:  # new agent panes run theirs in the window
+                window.pane_manager.acp_factory = self._acp_here
 
     def took_over(self, client: HostClient) -> None:
         """`client`, to the new host, is this view's from now on."""
