@@ -22,6 +22,7 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
+from melgui.core.terminal.passed_pipes import CHANNEL, hand_pipe, own_socket
 from melgui.desk.mcp.hosted import HostMcp
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
@@ -55,12 +56,16 @@ class ViewConnection:
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
         self.hooks_of: set[str] = set()  # folders whose hooks it watches (hooks/changed)
+        self.channel: socket.socket | None = None  # terminals' pipes go there: passed_pipes.py
 
     def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
         if payload is None:
             self.send(wire.notification(method, params))
         elif not self.writer.is_closing():
             self.writer.write(wire.encode_with_payload(method, params, payload))
+
+    def hand_pipe(self, term_id: str) -> int | None:
+        return hand_pipe(self.channel, term_id) if self.channel is not None else None
 
     def send(self, message: wire.Message) -> None:
         if self.writer.is_closing():
@@ -90,6 +95,8 @@ class ViewConnection:
         finally:
             self.server.connections.discard(self)
             self.server.terminals.detach(self)  # they run on, for the next view
+            if self.channel is not None:
+                self.channel.close()
             self.writer.close()
             with contextlib.suppress(Exception):
                 await self.writer.wait_closed()
@@ -141,6 +148,7 @@ class HostServer:
             self.mcp.adopt(desk)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
+        self._offered: dict[str, ViewConnection] = {}  # channel tokens, not yet said back
         self._handlers: dict[str, Handler] = {
             "host/status": self._status,
             "host/shutdown": self._shutdown,
@@ -165,6 +173,7 @@ class HostServer:
             **agent_methods(self.host.session),
             "settings/update": self._settings,
             "host/ping": self._ping,
+            CHANNEL: self._channel,
             **self.folder.methods(),
             **self.mcp.methods(),
             **terminal_methods(self.terminals),
@@ -315,7 +324,7 @@ class HostServer:
     async def dispatch(self, view: ViewConnection, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
             return self._initialize(view, params)
-        if not view.initialized:
+        if not view.initialized and not (method == CHANNEL and "token" in params):
             raise RpcError(wire.NOT_INITIALIZED, "send initialize first")
         handler = self._handlers.get(method)
         if handler is None:
@@ -352,6 +361,18 @@ class HostServer:
             "sessions": [s.describe() for s in self.host.sessions.values()],
             "terminals": self.terminals.list(asker=view),
         }
+
+    async def _channel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Offer a channel (a token), or make this connection the channel of the view offered it."""
+        if (raw := view.writer.get_extra_info("socket")) is not None and "token" not in params:
+            self._offered[token := os.urandom(16).hex()] = view
+            return {"token": token}
+        owner = self._offered.pop(str(params.get("token")), None)
+        if owner is None or raw is None or owner not in self.connections or owner.channel:
+            raise RpcError(wire.INVALID_PARAMS, "no channel was offered with this token")
+        self.connections.discard(view)  # not a view: it only carries the pipes
+        owner.channel = own_socket(raw)
+        return {}
 
     async def _shutdown(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         asyncio.get_running_loop().call_soon(self.stop)
