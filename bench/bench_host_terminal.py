@@ -2,12 +2,13 @@
 against one whose program runs in the window, side by side: the 50 MB flood of
 bench_panes.py (mixed text and colour codes), `cat` in a real pty, read, interpreted and
 painted by the same pane, reader and emulator. In the host the pty is the host's, its
-output sent over the host's Unix socket (byte-numbered, acknowledged, at most the host's
-window ahead) into the pane's local pipe.
+output written into a pipe the host passed the window over its socket (protocol 13; in
+messages over the socket before, or where no pipe can be passed).
 
-Runs alternate (window, host, window, host, …) so a noisy machine weighs on both alike;
-medians are reported. Rows: "terminal via host: …", beside bench_panes.py's "terminal: …"
-with the same targets, and the host's flood time over the window's.
+Runs alternate (emulator alone, window, host, emulator alone, …) so a noisy machine
+weighs on all three alike; medians are reported. Rows: "terminal via host: …", beside
+bench_panes.py's "terminal: …" with the same targets, and the host's flood time over the
+window's.
 
     python bench/bench_host_terminal.py [--megabytes 50] [--runs 3]
 """
@@ -49,15 +50,17 @@ Opener = Callable[[str], Awaitable[TerminalPane]]
 
 async def flood(
     open_pane: Opener, command: str, expected: int, last: str
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, float]:
     """Seconds from before the pane exists to its program's end read and shown, the
-    longest event-loop stall meanwhile, and this process's CPU seconds; raises when the
+    longest event-loop stall meanwhile, this process's CPU seconds and its GUI thread's
+    (what it did beside the reader: painting, and any bytes it handled); raises when the
     pane lost bytes."""
     ended = asyncio.Event()
     gc.collect()  # the last run's garbage is not this one's stall
     meter = StallMeter()
     meter.start()
     cpu = time.process_time()
+    gui_cpu = time.thread_time()
     started = time.perf_counter()
     pane = await open_pane(command)
     pane.resize(1000, 640)
@@ -67,13 +70,14 @@ async def flood(
         await ended.wait()
     spent = time.perf_counter() - started
     cpu = time.process_time() - cpu
+    gui_cpu = time.thread_time() - gui_cpu
     stall = meter.stop()
     fed = pane.catch_up()
     whole = fed == expected and last in pane.emulator.screen_text()
     pane.close_now(0.2)
     if not whole:
         raise AssertionError(f"the pane read {fed:,} of {expected:,} bytes")
-    return spent, stall, cpu
+    return spent, stall, cpu, gui_cpu
 
 
 def process_cpu(pid: int) -> float:
@@ -96,12 +100,17 @@ async def measure(host: HostProcess, path: Path, size: int, runs: int) -> None:
         pty = await terminals.open(folder, command, COLUMNS, ROWS)
         return TerminalPane(command, folder, columns=COLUMNS, rows=ROWS, pty=pty)
 
-    alone = TerminalScreen(COLUMNS, ROWS)  # the emulator alone on the same bytes
-    started = time.perf_counter()
-    with path.open("rb") as source:
-        while chunk := source.read(65536):
-            alone.feed(chunk.replace(b"\n", b"\r\n"))
-    alone_time = time.perf_counter() - started
+    def emulator_alone() -> tuple[float, TerminalScreen]:
+        """The emulator alone on the same bytes, no pane, no pty."""
+        alone = TerminalScreen(COLUMNS, ROWS)
+        gc.collect()
+        started = time.perf_counter()
+        with path.open("rb") as source:
+            while chunk := source.read(65536):
+                alone.feed(chunk.replace(b"\n", b"\r\n"))
+        return time.perf_counter() - started, alone
+
+    _, alone = emulator_alone()
     expected = size + path.read_bytes().count(b"\n")
     last = next(line for line in reversed(alone.screen_text().splitlines()) if line.strip())
     for opener in (in_window, in_host):  # fonts, the row painter, the first paint: once
@@ -109,24 +118,38 @@ async def measure(host: HostProcess, path: Path, size: int, runs: int) -> None:
         pane.show()
         await asyncio.sleep(0.3)
         pane.close_now(0.2)
-    times: dict[str, list[float]] = {"window": [], "host": []}
+    times: dict[str, list[float]] = {"window": [], "host": [], "alone": []}
     stalls: dict[str, list[float]] = {"window": [], "host": []}
+    gui_cpu: dict[str, list[float]] = {"window": [], "host": []}
     assert host.process is not None
+    probe = await terminals.open(folder, "true", COLUMNS, ROWS)
+    print(f"   the host's output reaches the window "
+          f"{'through a pipe' if getattr(probe, 'piped', False) else 'in messages'}")  # fmt: skip
+    probe.close()
     for run in range(runs):
+        alone_time, _ = emulator_alone()
+        times["alone"].append(alone_time)
+        print(f"   run {run + 1} emulator alone: {alone_time:6.2f} s; load {load()}", flush=True)
         for name, opener in (("window", in_window), ("host", in_host)):
             host_cpu = process_cpu(host.process.pid)
-            spent, stall, cpu = await flood(opener, f"cat {path}", expected, last)
+            spent, stall, cpu, gui = await flood(opener, f"cat {path}", expected, last)
             host_cpu = process_cpu(host.process.pid) - host_cpu
             times[name].append(spent)
             stalls[name].append(stall)
+            gui_cpu[name].append(gui)
             print(f"   run {run + 1} {name:6}: {spent:6.2f} s {expected / spent / 1e6:6.1f} MB/s,"
-                  f" longest stall {stall * 1000:5.1f} ms, CPU: window {cpu:.2f} s,"
+                  f" longest stall {stall * 1000:5.1f} ms, CPU: window {cpu:.2f} s (its GUI thread"
+                  f" {gui:.2f} s),"
                   f" host {host_cpu:.2f} s; load {load()}", flush=True)  # fmt: skip
     await client.aclose()
     window, there = statistics.median(times["window"]), statistics.median(times["host"])
+    alone_time = statistics.median(times["alone"])
     worst = {name: max(values) for name, values in stalls.items()}
     print(f"   medians: in the window {window:.2f} s, in the host {there:.2f} s "
           f"({there / window:.2f}x); emulator alone {alone_time:.2f} s")  # fmt: skip
+    print(f"   the GUI thread's CPU (medians): in the window "
+          f"{statistics.median(gui_cpu['window']):.2f} s, in the host "
+          f"{statistics.median(gui_cpu['host']):.2f} s")  # fmt: skip
     print(f"   longest stall: in the window {worst['window'] * 1000:.1f} ms, "
           f"in the host {worst['host'] * 1000:.1f} ms")  # fmt: skip
     rows = [

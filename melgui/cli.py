@@ -49,9 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         with lean_start.imported_once():
             from melgui.headless import main as exec_main
         try:
-            return exec_main(args[1:])
+            code = exec_main(args[1:])
         finally:
             lean_start.before_exit()
+        # As the program (not called with its arguments): no teardown after the run.
+        return code if argv is not None else lean_start.end_process(code)
     if args and args[0] == "acp":
         from melgui.acp.main import main as acp_main
 

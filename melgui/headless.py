@@ -47,12 +47,7 @@ from melgui.core.thread.entries import (
 from melgui.core.thread.thread import Thread
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording, UnknownConversationError, start_recording
-from melgui.remote.askpass import ssh_asks
-from melgui.remote.connect import folder_key, mcp_there, open_link, target_for
-from melgui.remote.link import LinkError
-from melgui.remote.remote_mcp import configured_entries
-from melgui.remote.remote_tools import RemoteTools
-from melgui.remote.target import Target, TargetError
+from melgui.remote.target import Target, TargetError, target_for
 from melgui.tools.mcp.asks.input_answers import InputPolicy
 from melgui.tools.mcp.asks.sampling import SamplingTarget
 from melgui.tools.mcp.calls import Flight
@@ -479,6 +474,12 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
 async def _run_remote(options: argparse.Namespace, out: TextIO, target: Target) -> int:
     """A folder on another machine: the loop and the key stay here, each tool call runs
     in melgui's host there (melgui/remote), and so do the configured MCP servers."""
+    from melgui.remote.askpass import ssh_asks
+    from melgui.remote.connect import folder_key, mcp_there, open_link
+    from melgui.remote.link import LinkError
+    from melgui.remote.remote_mcp import configured_entries
+    from melgui.remote.remote_tools import RemoteTools
+
     settings = settings_for(options)
     local = settings.connection == "local"
     api_key = None if local else get_api_key(api_key_kind(settings))  # keyring: 60 ms

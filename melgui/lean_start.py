@@ -10,13 +10,19 @@
 - The garbage collector's passes over what lives until the process ends: the start's
   objects (modules, classes, compiled patterns) are made permanent once imported, and
   again at the end, so the interpreter's shutdown does not walk them all several times.
+- The interpreter's teardown (every module and object freed one by one, 17 ms of CPU):
+  once the run is over the process ends as the teardown would have ended it (threads
+  joined, exit functions run, stdout and stderr flushed), then without freeing.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 import io
+import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -52,3 +58,18 @@ def buffer_stdout() -> None:
     """stdout written through a buffer even under PYTHONUNBUFFERED (see above)."""
     if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.write_through:
         sys.stdout.reconfigure(write_through=False)
+
+
+def end_process(code: int) -> int:
+    """End the process with `code` after what the interpreter's exit does before its
+    teardown, in its order. Returns `code` instead when any of it fails: the ordinary
+    exit then does the rest and says what went wrong, as it would have."""
+    try:
+        getattr(threading, "_shutdown")()  # noqa: B009  # the interpreter's own first step
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BaseException:
+        return code
+    os._exit(code)

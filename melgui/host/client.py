@@ -80,6 +80,11 @@ class HostClient:
         self.gaps: list[str] = []  # numbering faults seen (none, if the host is right)
         self.gone: str = ""
         self.info: dict[str, Any] = {}
+        # The host's socket, when connected through it (a second connection there carries
+        # terminals' pipes: core/terminal/passed_pipes.py); None over stdio or a link.
+        self.socket_path: str | None = None
+        # What closes with this connection (a terminals' pipe channel: remote_pty.py).
+        self.closers: list[Callable[[], None]] = []
         # When the host was last heard (loop time of the last line read): any message, an
         # answer or a notification, says the host and the way to it are alive.
         self.heard_at = asyncio.get_running_loop().time()
@@ -96,6 +101,7 @@ class HostClient:
         place = place or HostPlace.for_user()
         reader, writer = await asyncio.open_unix_connection(str(place.socket), limit=wire.MAX_LINE)
         self = cls(reader, writer)
+        self.socket_path = str(place.socket)
         try:
             await self.initialize(client, version)
         except BaseException:
@@ -245,8 +251,14 @@ class HostClient:
             if not future.done():
                 future.set_exception(HostGone(reason))
         self._waiting.clear()
+        self._close_companions()
         if self.on_gone is not None:
             self.on_gone(reason)
+
+    def _close_companions(self) -> None:
+        closers, self.closers = self.closers, []
+        for close in closers:
+            close()
 
     async def wait_gone(self) -> str:
         await asyncio.shield(self._reading)
@@ -254,6 +266,7 @@ class HostClient:
 
     async def aclose(self) -> None:
         self.on_gone = None  # closed by this view: not the host's end
+        self._close_companions()
         self._writer.close()
         with contextlib.suppress(Exception):
             await self._writer.wait_closed()

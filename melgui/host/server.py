@@ -22,6 +22,7 @@ from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
+from melgui.core.terminal.passed_pipes import CHANNEL, hand_pipe, own_socket
 from melgui.desk.mcp.hosted import HostMcp
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
@@ -30,7 +31,7 @@ from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import agent_command, worktree_given
-from melgui.host.session import HostedAgent, agent_methods
+from melgui.host.session import agent_methods
 from melgui.host.tool_calls import ToolCalls
 from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
@@ -55,12 +56,16 @@ class ViewConnection:
         self.attached: set[str] = set()
         self.hears_tools = False  # tools/attach or tools/run: it hears tools/result
         self.hooks_of: set[str] = set()  # folders whose hooks it watches (hooks/changed)
+        self.channel: socket.socket | None = None  # terminals' pipes go there: passed_pipes.py
 
     def notify(self, method: str, params: dict[str, Any], payload: bytes | None = None) -> None:
         if payload is None:
             self.send(wire.notification(method, params))
         elif not self.writer.is_closing():
             self.writer.write(wire.encode_with_payload(method, params, payload))
+
+    def hand_pipe(self, term_id: str) -> int | None:
+        return hand_pipe(self.channel, term_id) if self.channel is not None else None
 
     def send(self, message: wire.Message) -> None:
         if self.writer.is_closing():
@@ -90,6 +95,8 @@ class ViewConnection:
         finally:
             self.server.connections.discard(self)
             self.server.terminals.detach(self)  # they run on, for the next view
+            if self.channel is not None:
+                self.channel.close()
             self.writer.close()
             with contextlib.suppress(Exception):
                 await self.writer.wait_closed()
@@ -141,6 +148,7 @@ class HostServer:
             self.mcp.adopt(desk)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
+        self._offered: dict[str, ViewConnection] = {}  # channel tokens, not yet said back
         self._handlers: dict[str, Handler] = {
             "host/status": self._status,
             "host/shutdown": self._shutdown,
@@ -165,6 +173,7 @@ class HostServer:
             **agent_methods(self.host.session),
             "settings/update": self._settings,
             "host/ping": self._ping,
+            CHANNEL: self._channel,
             **self.folder.methods(),
             **self.mcp.methods(),
             **terminal_methods(self.terminals),
@@ -246,19 +255,12 @@ class HostServer:
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
                 self.tool_calls.check_hooks()
-            busy = self.tool_calls.busy() or self.terminals.running() or self._agents_run()
-            if self.connections or self.host.running() or busy:
+            if self.connections or self._runs_something():
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
                 self._done.set()
                 return
-
-    def _agents_run(self) -> bool:
-        """An ACP agent runs (kept running with no view): it ends with the host, and no
-        new host reopens it, so the host does not end by idleness while one runs."""
-        sessions = self.host.sessions.values()
-        return any(isinstance(s, HostedAgent) and s.phase != "failed" for s in sessions)
 
     def _tell_unseen_questions(self) -> None:
         """A question no view shows (none attached to its session) is said on the
@@ -315,7 +317,7 @@ class HostServer:
     async def dispatch(self, view: ViewConnection, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
             return self._initialize(view, params)
-        if not view.initialized:
+        if not view.initialized and not (method == CHANNEL and "token" in params):
             raise RpcError(wire.NOT_INITIALIZED, "send initialize first")
         handler = self._handlers.get(method)
         if handler is None:
@@ -334,32 +336,28 @@ class HostServer:
     def _initialize(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         theirs = str(params.get("version", "?"))
         if theirs != wire.VERSION or params.get("protocol") != wire.PROTOCOL:
-            # Only to a window, which starts a host of its own; `--status` or exec of
-            # another version leave it be.
+            # Only to a window (it starts a host of its own), never `--status` or exec.
             gives_way = params.get("client") == "window" and self._idle_apart_from(view)
-            if gives_way:  # after the refusal is written: the view starts a host of its own
+            if gives_way:  # after the refusal is written
                 asyncio.get_running_loop().call_soon(self.stop)
-            raise RpcError(
-                wire.VERSION_MISMATCH,
-                wire.version_refusal(
-                    theirs, wire.VERSION, params.get("protocol"), gives_way=gives_way
-                ),
-                {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL,
-                 "gives_way": gives_way},
-            )  # fmt: skip
+            said = wire.version_refusal(theirs, wire.VERSION, params.get("protocol"), gives_way)
+            data = {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL}
+            raise RpcError(wire.VERSION_MISMATCH, said, {**data, "gives_way": gives_way})
         view.initialized = True
         view.client = str(params.get("client", ""))
         return {"version": wire.VERSION, "protocol": wire.PROTOCOL, "pid": os.getpid(),
                 "notices": list(self.host.notices)}  # fmt: skip
 
+    def _runs_something(self) -> bool:
+        """A turn, a question, a terminal, a call or an ACP agent runs (with no view)."""
+        calls = self.tool_calls.busy() or self.terminals.running()
+        return calls or bool(self.host.running()) or self.host.agents_alive()
+
     def _idle_apart_from(self, view: ViewConnection) -> bool:
-        """Nothing would be lost if this host ended now: no other view, no turn, no
-        question, no terminal or call running. A host started for views (one that ends
-        when idle, not a view's own child over stdio) then gives way to a view of another
-        version, as an upgrade's first window expects, instead of refusing it."""
+        """Nothing would be lost if this host ended now: it would give way to a window of
+        another version (a host for views, not a view's child over stdio)."""
         others = any(c is not view and c.initialized for c in self.connections)
-        busy = self.host.running() or self.tool_calls.busy() or self.terminals.running()
-        return self.idle_exit is not None and not others and not busy
+        return self.idle_exit is not None and not others and not self._runs_something()
 
     async def _status(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {
@@ -369,6 +367,18 @@ class HostServer:
             "sessions": [s.describe() for s in self.host.sessions.values()],
             "terminals": self.terminals.list(asker=view),
         }
+
+    async def _channel(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """Offer a channel (a token), or make this connection the channel of the view offered it."""
+        if (raw := view.writer.get_extra_info("socket")) is not None and "token" not in params:
+            self._offered[token := os.urandom(16).hex()] = view
+            return {"token": token}
+        owner = self._offered.pop(str(params.get("token")), None)
+        if owner is None or raw is None or owner not in self.connections or owner.channel:
+            raise RpcError(wire.INVALID_PARAMS, "no channel was offered with this token")
+        self.connections.discard(view)  # not a view: it only carries the pipes
+        owner.channel = own_socket(raw)
+        return {}
 
     async def _shutdown(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         asyncio.get_running_loop().call_soon(self.stop)
@@ -419,17 +429,10 @@ class HostServer:
         ]
 
     async def _history(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """The conversations of `folder` in this host's history (its store, on its
-        machine), newest first, as a window's sidebar lists its own (`query`: its search)."""
         folder, query = params["folder"], params.get("query") or ""
         if not isinstance(folder, str) or not isinstance(query, str):
             raise RpcError(wire.INVALID_PARAMS, "history/list takes a folder and a query")
-        store = self.host.store
-        rows = store.conversations(os.path.realpath(folder), query=query) if store else []
-        return [
-            {"id": r.id, "title": r.title, "created_at": r.created_at, "updated_at": r.updated_at}
-            for r in rows
-        ]
+        return self.host.history(folder, query)
 
     async def _attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """{"sessions": {id: last seq the view has, or null}}: for each, the changes it

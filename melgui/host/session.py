@@ -451,6 +451,14 @@ class HostedAgent(HostedSession):
     async def set_model(self, model: str) -> None:
         await self.acp.host.set_model(model)
 
+    def preview_compactions(self, on: bool) -> None:
+        """An ACP agent compacts its own context, as it sees fit: melgui has nothing to
+        preview (its desk's setting, or a view's, is not for it)."""
+
+    @property
+    def previews_compactions(self) -> bool:
+        return False
+
     def snapshot(self, page: int | None = None) -> dict[str, Any]:
         return {**super().snapshot(page), AGENT: self.agent_json()}
 

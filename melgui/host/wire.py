@@ -50,7 +50,9 @@ if TYPE_CHECKING:
 # 15: session/open's agent and resume, the agent record and a snapshot's agent,
 #    agent/sign_in, agent/mode, agent/model, approval records' options and preview and
 #    approval/answer's option: a host view's ACP agent panes run in the host.
-PROTOCOL = 15
+# 16: term/channel and term/attach's pipe: a --with-host window's terminal output through
+#    a pipe the host passes over a second connection (SCM_RIGHTS), not in messages.
+PROTOCOL = 16
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024
@@ -100,9 +102,8 @@ def version_refusal(
     view: str,
     host: str,
     view_protocol: object = PROTOCOL,
-    host_protocol: object = PROTOCOL,
-    *,
     gives_way: bool = False,
+    host_protocol: object = PROTOCOL,
 ) -> str:
     """What both sides say when their versions (or, same version, protocols) differ;
     `gives_way`: the host runs nothing and ends so that the view's own can start."""

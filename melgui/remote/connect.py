@@ -34,21 +34,13 @@ from melgui.remote.remote_mcp import (
     project_key,
     start_there,
 )
-from melgui.remote.target import Target, command_target, is_remote_folder, parse_folder
+from melgui.remote.target import Target
+from melgui.remote.target import target_for as target_for  # its home before; exec reads it there
 from melgui.tools.mcp.trust import TrustStore
 
 # The argv (one shell-quoted line) that starts melgui's host bridge on the target, when
 # melgui there is not `python3 -m melgui` (the offline install names its own).
 HOST_COMMAND_ENV = "MELGUI_REMOTE_HOST_COMMAND"
-
-
-def target_for(folder: str, via: str | None) -> Target | None:
-    """The remote target of a folder argument; None for a folder on this machine."""
-    if via:
-        return command_target(via, folder)
-    if is_remote_folder(folder):
-        return parse_folder(folder)
-    return None
 
 
 def given_host_argv(environ: dict[str, str] | None = None) -> list[str] | None:

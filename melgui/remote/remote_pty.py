@@ -14,6 +14,11 @@ offset this side has, and the host sends what follows. Output that starts past t
 (more was missed than the host keeps) resets the screen first (ESC c), then redraws it from
 the kept tail. Keys typed while the link is down are sent once it is back.
 
+The user's own host, on this machine, passes a pipe for each terminal instead (over a
+second connection, core/terminal/passed_pipes.py) and writes the output into it raw: the
+pane's reader reads that pipe first, then the local one, which then carries only what this
+side says (a lost host's note) and the end of file.
+
 HostTerminals are the terminals one view has in a melgui host, whichever way it is
 reached: a remote folder's host over its link (link.py), or the user's own host over its
 socket (a window, the host's view: ui/window/host_view/view.py). One implementation of
@@ -40,6 +45,7 @@ import signal
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from melgui.core.terminal.passed_pipes import CHANNEL, PipeChannel
 from melgui.host.client import HostClient, HostGone
 from melgui.host.wire import PAYLOAD, RpcError
 
@@ -47,6 +53,9 @@ log = logging.getLogger(__name__)
 
 PIPE_SIZE = 1024 * 1024
 ACK_STEP = 256 * 1024  # while output waits for the pipe, acknowledge at least this much
+# A read of the host's pipe takes up to the reader's batch at once: each read frees room the
+# host then fills, and a read of 64 KiB woke the host four times as often.
+PASSED_READ = 256 * 1024
 RESET = b"\x1bc"  # the terminal's full reset (RIS)
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 HUNG_UP = -signal.SIGHUP
@@ -80,7 +89,12 @@ class RemotePty:
         self.term_id = term_id
         self.title = title
         self.columns, self.rows = columns, rows
-        self.offset = 0  # the next byte of output this side expects
+        self.offset = 0  # the next byte of output this side expects (of messages)
+        # The host's pipe of this output, read before the local one while it is open
+        # (a host on this machine: `take_pipe`); what precedes it there (a reset) first.
+        self._passed: int | None = None
+        self._passed_open = False
+        self._before_passed = b""
         self._read_fd: int | None
         self._write_fd: int | None
         self._read_fd, self._write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -110,13 +124,15 @@ class RemotePty:
 
     @property
     def read_fd(self) -> int | None:
-        return self._read_fd
+        return self._passed if self._passed_open else self._read_fd
 
     @property
     def eof(self) -> bool:
         return self._eof
 
     def read(self, limit: int = 65536) -> bytes:
+        if self._passed_open:
+            return self._read_passed(max(limit, PASSED_READ))
         fd = self._read_fd
         if fd is None or self._eof:
             return b""
@@ -132,6 +148,34 @@ class RemotePty:
         if not data:
             self._eof = True  # the program ended there and all it wrote is read
         return data
+
+    def _read_passed(self, limit: int) -> bytes:
+        """The host's pipe (on the reader's thread); at its end, b"" once: the reader
+        then watches read_fd, the local pipe."""
+        if self._before_passed:
+            data, self._before_passed = self._before_passed, b""
+            return data
+        assert self._passed is not None
+        try:
+            data = os.read(self._passed, limit)
+        except BlockingIOError:
+            return b""
+        except OSError:  # closed under the reader by the pane's close: its end
+            data = b""
+        if not data:
+            self._passed_open = False  # the host closed it: all it had is read
+        return data
+
+    def take_pipe(self, fd: int, at: int, reset: bool) -> None:
+        """Hear the output through the host's pipe `fd`, from offset `at` (after a reset
+        of the screen when `reset` and not from the start: the kept tail follows)."""
+        self._passed, self._passed_open = fd, True
+        self._before_passed = RESET if reset and at > self.offset else b""
+        self.offset = at
+
+    @property
+    def piped(self) -> bool:
+        return self._passed is not None
 
     def settle(self, timeout: float = 0.0) -> None:
         return None
@@ -199,6 +243,11 @@ class RemotePty:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._read_fd = self._write_fd = None
+        if self._passed is not None:  # the host sees EPIPE: this view is let go
+            self._passed_open = False
+            with contextlib.suppress(OSError):
+                os.close(self._passed)
+            self._passed = None
         return self._exit
 
     @property
@@ -308,6 +357,10 @@ class HostTerminals:
         self.source = source  # term/open's: whose terminals term/list gives back (kept())
         self.open_ptys: dict[str, RemotePty] = {}
         self.closed_note = CLOSED_THERE
+        # The channel the host on this machine passes terminals' pipes over, and the
+        # client it was opened for (or the client that could give none: messages then).
+        self._channel: PipeChannel | None = None
+        self._channel_of: HostClient | None = None
 
     def _client(self) -> HostClient:
         client = self._current()
@@ -377,12 +430,25 @@ class HostTerminals:
         return pty
 
     async def attach(self, client: HostClient, pty: RemotePty) -> None:
-        """Hear the terminal from the offset this side has (again, after a drop)."""
+        """Hear the terminal from the offset this side has (again, after a drop), through
+        a pipe the host passes when it runs on this machine, else in messages."""
+        channel = None
+        if self.here and not pty.pipes and not pty.piped:
+            channel = await self._pipe_channel(client)
         try:
-            await client.call(
+            answer = await client.call(
                 "term/attach", term=pty.term_id, since=pty.offset, columns=pty.columns,
-                rows=pty.rows,
+                rows=pty.rows, **({"pipe": True} if channel is not None else {}),
             )  # fmt: skip
+            if answer.get("pipe"):
+                fd = channel.take(pty.term_id) if channel is not None else None
+                if fd is not None:
+                    pty.take_pipe(fd, int(answer["at"]), bool(answer.get("reset")))
+                else:  # it never came (never from a host of this version): messages
+                    await client.call(
+                        "term/attach", term=pty.term_id, since=pty.offset,
+                        columns=pty.columns, rows=pty.rows,
+                    )  # fmt: skip
         except RpcError:  # the host has no such terminal any more
             self.open_ptys.pop(pty.term_id, None)
             pty.ended(HUNG_UP, self.closed_note)
@@ -390,6 +456,33 @@ class HostTerminals:
         except (HostGone, ConnectionError):
             return  # the next reconnect attaches it
         pty.reattached()
+
+    async def _pipe_channel(self, client: HostClient) -> PipeChannel | None:
+        """The channel to the host on this machine for `client` (opened at its first
+        terminal), or None when it cannot have one."""
+        if self._channel_of is client:
+            return self._channel
+        self.close_channel()
+        self._channel_of = client
+        if client.socket_path is None:
+            return None
+        try:
+            token = str((await client.call(CHANNEL))["token"])
+            channel = await PipeChannel.open(client.socket_path, token)
+        except (RpcError, HostGone, OSError, TimeoutError, ValueError, KeyError) as exc:
+            log.info("terminal output in messages: no pipe channel to the host (%s)", exc)
+            return None
+        if client.gone or self._channel_of is not client:  # it ended, or another came
+            channel.close()
+            return None
+        self._channel = channel
+        client.closers.append(channel.close)
+        return channel
+
+    def close_channel(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+        self._channel = self._channel_of = None
 
     async def attach_all(self, client: HostClient) -> None:
         for pty in list(self.open_ptys.values()):
@@ -430,6 +523,7 @@ class HostTerminals:
         terminals, self.open_ptys = self.open_ptys, {}
         for pty in terminals.values():
             pty.ended(HUNG_UP, note)
+        self.close_channel()
 
     def keep_running(self) -> None:
         """The window goes and these programs stay in the host for the next one: closing

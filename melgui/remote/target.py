@@ -141,3 +141,12 @@ def host_argv(python: str = "python3", env: dict[str, str] | None = None) -> lis
     where melgui lives there): `env K=V … python3 -m melgui host --bridge`."""
     pairs = [f"{name}={value}" for name, value in (env or {}).items()]
     return [*(["env", *pairs] if pairs else []), python, "-m", "melgui", "host", "--bridge"]
+
+
+def target_for(folder: str, via: str | None) -> Target | None:
+    """The remote target of a folder argument; None for a folder on this machine."""
+    if via:
+        return command_target(via, folder)
+    if is_remote_folder(folder):
+        return parse_folder(folder)
+    return None

@@ -10,9 +10,9 @@ import pytest
 from wcmatch import glob as wcglob
 
 from melgui.tools.search.glob_match import (
-    _FLAGS,
     GlobMatcher,
     _drop_any_depth_prefix,
+    _flags,
     _plain_regex,
     expand_braces,
 )
@@ -86,7 +86,7 @@ PATHS = [
 
 
 def wcmatch_says(glob: str, path: str) -> bool:
-    regexes, _ = wcglob.translate([glob], flags=_FLAGS)
+    regexes, _ = wcglob.translate([glob], flags=_flags())
     return re.match(regexes[0], path) is not None
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from pathspec import GitIgnoreSpec
-from pathspec.patterns.gitignore import GitIgnorePatternError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 class IgnoreFile:
@@ -20,6 +22,10 @@ class IgnoreFile:
 
     @classmethod
     def parse(cls, text: str) -> IgnoreFile:
+        # pathspec is imported by the first .gitignore read, not at every start.
+        from pathspec import GitIgnoreSpec
+        from pathspec.patterns.gitignore import GitIgnorePatternError
+
         lines = []
         for line in text.splitlines():
             try:

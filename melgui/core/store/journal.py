@@ -118,6 +118,7 @@ class Journal:
         self._answers: set[str] = set()  # answer entries whose message is stored
         self._replies: set[str] = set()  # calls whose result message is stored
         self._turn = ThreadState()
+        self._unindexed = False  # an answer is stored but not yet handed to the search index
         self._thread = threading.get_ident()
         self._mirror: list[Message] = self._start_mirror(conversation, stored)
 
@@ -259,8 +260,10 @@ class Journal:
                 self._checkpoint_soon()
             self._streams.clear()  # nothing streams between turns: the timer stops
             # A turn that ended is in the history, for other processes too (a host's
-            # view reads it once the session is idle): the one wait of a turn.
+            # view reads it once the session is idle): the one wait of a turn. Its
+            # answer's search indexing is handed over after it, and not waited for.
             self._seen(wait=True)
+            self._index()
 
     def _branched(self, marker: BranchEntry) -> None:
         """The message list was replaced: the old one stays in the store as a branch."""
@@ -359,12 +362,18 @@ class Journal:
 
     def _add_message(self, message: Message) -> None:
         self._cancel_timer()
+        self._index()
         seq = len(self._mirror)
         self._mirror.append(message)
         # An assistant message takes the place of its partial row; anything else comes after.
         if self._partial_seq is not None and message.role != "assistant":
             self._write(self.store.drop_messages_from, self.conversation_id, self._partial_seq)
-        self._write(self.store.put_message, self.conversation_id, seq, message)
+        # An answer's text (the turn's last, the largest) is indexed for search in a write
+        # of its own, handed over after the turn's wait (`_index`): the turn's end waits
+        # not on it. A leg's calls without text cost the index nothing: indexed at once.
+        answer = message.role == "assistant" and bool(message.content)
+        self._write(self.store.put_message, self.conversation_id, seq, message, indexed=not answer)
+        self._unindexed = self._unindexed or answer
         self._streams.clear()
         self._partial_size = 0
         self._partial_seq = None
@@ -373,9 +382,16 @@ class Journal:
 
     def flush(self) -> None:
         """Write the streamed text so far and the buffered wire log now, and wait until
-        everything handed over is written."""
+        everything handed over is written (an answer's search indexing too)."""
         self._flush()
+        self._index()
         self._seen(wait=True)
+
+    def _index(self) -> None:
+        """Hand the stored answers' search indexing to the writer."""
+        if self._unindexed:
+            self._unindexed = False
+            self._write(self.store.index_pending, self.conversation_id)
 
     def _flush(self) -> None:
         self._cancel_timer()

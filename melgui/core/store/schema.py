@@ -310,6 +310,47 @@ def _v9_call_steps_and_plan_mode(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v10_deferred_search_index(conn: sqlite3.Connection) -> None:
+    """A final row may be written before it is indexed for search (`indexed = 0`): an
+    answer's indexing then runs after the turn's end instead of inside its wait. The
+    triggers index a row once it is final and indexed; a row a process left unindexed
+    (it stopped in between) is indexed when the history is next opened."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE messages ADD COLUMN indexed INTEGER NOT NULL DEFAULT 1;
+        CREATE INDEX messages_unindexed ON messages (id) WHERE indexed = 0;
+        """,
+    )
+    if not has_fts(conn):
+        return
+    for name in ("insert", "delete", "unindex", "index"):
+        conn.execute(f"DROP TRIGGER IF EXISTS messages_fts_{name}")
+    _run_script(
+        conn,
+        """
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+        WHEN new.partial = 0 AND new.indexed = 1 BEGIN
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END;
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+        WHEN old.partial = 0 AND old.indexed = 1 BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content)
+                VALUES ('delete', old.id, old.content);
+        END;
+        CREATE TRIGGER messages_fts_unindex AFTER UPDATE OF content, partial, indexed
+        ON messages WHEN old.partial = 0 AND old.indexed = 1 BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content)
+                VALUES ('delete', old.id, old.content);
+        END;
+        CREATE TRIGGER messages_fts_index AFTER UPDATE OF content, partial, indexed
+        ON messages WHEN new.partial = 0 AND new.indexed = 1 BEGIN
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_tables,
     _v2_search,
@@ -320,6 +361,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v7_reasoning_and_parts,
     _v8_edits_and_pins,
     _v9_call_steps_and_plan_mode,
+    _v10_deferred_search_index,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

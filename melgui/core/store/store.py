@@ -284,18 +284,22 @@ class Store:
 
     # -- messages ------------------------------------------------------------------
 
-    def put_message(self, cid: str, seq: int, message: Message, *, partial: bool = False) -> None:
-        """Write the message at position `seq`, replacing what was there (a partial row)."""
+    def put_message(
+        self, cid: str, seq: int, message: Message, *, partial: bool = False, indexed: bool = True
+    ) -> None:
+        """Write the message at position `seq`, replacing what was there (a partial row).
+
+        `indexed=False`: not in the search index yet; `index_pending` puts it there."""
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO messages (conversation_id, seq, role, content, tool_calls,"
-                " tool_call_id, status, partial, created_at, reasoning, parts)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " tool_call_id, status, partial, created_at, reasoning, parts, indexed)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (conversation_id, seq) DO UPDATE SET role = excluded.role,"
                 " content = excluded.content, tool_calls = excluded.tool_calls,"
                 " tool_call_id = excluded.tool_call_id, status = excluded.status,"
                 " partial = excluded.partial, reasoning = excluded.reasoning,"
-                " parts = excluded.parts",
+                " parts = excluded.parts, indexed = excluded.indexed",
                 (
                     cid,
                     seq,
@@ -308,6 +312,7 @@ class Store:
                     self._clock(),
                     message.reasoning,
                     put_parts(conn, message, self._clock()),
+                    int(indexed),
                 ),
             )
             if message.role == "user" and not partial:
@@ -324,6 +329,16 @@ class Store:
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
             for seq, message in enumerate(messages):
                 self.put_message(cid, seq, message)
+
+    def index_pending(self, cid: str | None = None) -> int:
+        """Put the messages written with `indexed=False` (of `cid`, or all) in the search
+        index; returns how many."""
+        where = "indexed = 0" + ("" if cid is None else " AND conversation_id = ?")
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                f"UPDATE messages SET indexed = 1 WHERE {where}", (() if cid is None else (cid,))
+            )
+        return cursor.rowcount
 
     def drop_messages_from(self, cid: str, seq: int) -> None:
         """Remove messages at positions >= seq (a partial row whose leg was retried)."""
@@ -472,6 +487,9 @@ def open_store(data_folder: Path | None = None, *, clock: Clock = time.time) -> 
     # Purging is housekeeping; a busy database must not stop the start.
     with suppress(sqlite3.Error):
         store.purge_deleted()
+    # What a process that stopped between an answer and its indexing left unindexed.
+    with suppress(sqlite3.Error):
+        store.index_pending()
     return store
 
 

@@ -16,6 +16,13 @@ resize the view sends with its size).
 Flow: a view is sent at most WINDOW bytes ahead of what it acknowledged. While an attached
 view's window is full, the pty is not read: the kernel's buffer holds the program back,
 as in a local pane. With no view attached, the program runs on and its output is kept.
+
+A view on this machine may take the output through a pipe instead (`attach(…, pipe=fd)`,
+the write end; the view has the read end, passed over its socket): the ring's bytes are
+written into it raw, no message, no acknowledgement. What the pipe cannot take yet waits
+in the ring (up to WINDOW behind its end, then the pty is not read), and once the program
+has ended and the pipe has taken all of its output, the pipe is closed (the view reads
+its end of file) before term/exit is sent.
 """
 
 from __future__ import annotations
@@ -51,13 +58,21 @@ class View(Protocol):
         """`payload`: raw bytes sent after the message (the output itself)."""
         ...
 
+    def hand_pipe(self, term_id: str) -> int | None:
+        """A new pipe whose read end was passed to the view (its socket's SCM_RIGHTS):
+        its write end, or None when the view cannot take one (then it gets messages)."""
+        ...
+
 
 @dataclass(eq=False)
 class _Viewer:
     view: View
-    sent: int  # offset of the next byte to send
+    sent: int  # offset of the next byte to send (through a pipe: written into it)
     acked: int
     told_exit: bool = False
+    pipe: int | None = None  # the write end of the view's pipe, while open
+    piped: bool = False  # the view hears this terminal through a pipe, not messages
+    waiting: bool = False  # for the pipe to take more (a writer on the loop)
 
 
 @dataclass(eq=False)
@@ -153,19 +168,36 @@ class KeptTerminals:
         ]
 
     def attach(
-        self, term_id: str, view: View, since: int | None, size: tuple[int, int] | None = None
+        self,
+        term_id: str,
+        view: View,
+        since: int | None,
+        size: tuple[int, int] | None = None,
+        *,
+        pipe: int | None = None,
     ) -> dict[str, Any]:
         """The view hears the terminal from `since` (its offset), or from the kept tail
-        after a reset (`reset`: true) when it has nothing or missed more than is kept."""
-        term = self._get(term_id)
+        after a reset (`reset`: true) when it has nothing or missed more than is kept.
+        `pipe`: the write end of a non-blocking pipe whose read end the view has: the
+        output goes into it raw (this takes it, and closes it when done)."""
+        try:
+            term = self._get(term_id)
+        except TerminalError:
+            if pipe is not None:
+                os.close(pipe)
+            raise
         self._forget_view(term, view)
         reset = since is None or since < term.start or since > term.end
         at = term.start if reset else int(since or 0)
-        term.viewers.append(_Viewer(view, at, at))
+        term.viewers.append(_Viewer(view, at, at, pipe=pipe, piped=pipe is not None))
         if size is not None and term.exit_code is None:
             term.pty.resize(*size)
         asyncio.get_running_loop().call_soon(self._pump, term)  # after this answer
         return {**term.describe(), "at": at, "reset": reset}
+
+    def get(self, term_id: str) -> KeptTerminal:
+        """The terminal `term_id`; raises TerminalError when there is none."""
+        return self._get(term_id)
 
     def input(self, term_id: str, data: bytes) -> None:
         term = self._get(term_id)
@@ -199,6 +231,7 @@ class KeptTerminals:
             term.send_later.cancel()
         self._spawn(asyncio.to_thread(term.pty.close, 0.5))
         for viewer in term.viewers:
+            self._close_pipe(viewer)  # what it holds is read before the note of the close
             viewer.view.notify("term/closed", {"term": term.id})
         self._changed()
 
@@ -226,11 +259,18 @@ class KeptTerminals:
         return term
 
     def _forget_view(self, term: KeptTerminal, view: View) -> None:
+        for viewer in term.viewers:
+            if viewer.view is view:
+                self._close_pipe(viewer)
         term.viewers = [viewer for viewer in term.viewers if viewer.view is not view]
 
     def _blocked(self, term: KeptTerminal) -> bool:
-        """An attached view's window is full: read nothing more for now."""
-        return any(v.sent - v.acked >= self.window for v in term.viewers)
+        """An attached view's window is full (sent and not acknowledged, or, through a
+        pipe, kept and not yet taken by it): read nothing more for now."""
+        return any(
+            (term.end - v.sent if v.piped else v.sent - v.acked) >= self.window
+            for v in term.viewers
+        )
 
     def _read(self, term: KeptTerminal) -> None:
         fd = term.pty.read_fd
@@ -259,7 +299,10 @@ class KeptTerminals:
                 break
             got += len(data)
             self._keep(term, data)
-        self._pump_soon(term)
+        if any(viewer.piped for viewer in term.viewers):
+            self._pump(term)  # a pipe takes it now: no message to save
+        else:
+            self._pump_soon(term)
         if term.pty.eof or term.pty.closed:
             self._stop_reading(term)
             self._spawn(self._wait_exit(term))
@@ -289,8 +332,14 @@ class KeptTerminals:
         if term.send_later is not None:
             term.send_later.cancel()
             term.send_later = None
-        for viewer in term.viewers:
-            while viewer.sent < term.end and viewer.sent - viewer.acked < self.window:
+        for viewer in list(term.viewers):
+            if viewer.piped and not self._to_pipe(term, viewer):
+                continue  # the view closed its end
+            while (
+                not viewer.piped
+                and viewer.sent < term.end
+                and (viewer.sent - viewer.acked < self.window)
+            ):
                 begin = viewer.sent - term.start
                 piece = bytes(term.ring[begin : begin + CHUNK])
                 viewer.view.notify("term/output", {"term": term.id, "at": viewer.sent}, piece)
@@ -298,12 +347,51 @@ class KeptTerminals:
                 term.sent_at = asyncio.get_running_loop().time()
             if term.exit_code is not None and viewer.sent == term.end and not viewer.told_exit:
                 viewer.told_exit = True
+                self._close_pipe(viewer)  # all of it is in the pipe: the view reads its end
                 ended = {"term": term.id, "code": term.exit_code, "at": term.end}
                 if isinstance(term.pty, PipedProgram):  # a failed agent's last words
                     ended["stderr"] = term.pty.stderr_text()
                 viewer.view.notify("term/exit", ended)
         if not self._blocked(term) and term.exit_code is None and not term.pty.eof:
             self._read(term)
+
+    def _to_pipe(self, term: KeptTerminal, viewer: _Viewer) -> bool:
+        """Write what the view's pipe has not had, as far as it takes it (the rest when
+        it can take more); False when the view closed its end (it is let go)."""
+        fd = viewer.pipe
+        if fd is None:
+            return True
+        loop = asyncio.get_running_loop()
+        while viewer.sent < term.end:
+            begin = viewer.sent - term.start
+            try:
+                written = os.write(fd, term.ring[begin : begin + CHUNK])
+            except BlockingIOError:
+                if not viewer.waiting:
+                    viewer.waiting = True
+                    loop.add_writer(fd, self._pump, term)
+                return True
+            except OSError:  # EPIPE: the view closed its end (a pane closed, kept running)
+                self._close_pipe(viewer)
+                term.viewers.remove(viewer)
+                return False
+            viewer.sent += written
+            viewer.acked = viewer.sent
+        if viewer.waiting:
+            viewer.waiting = False
+            loop.remove_writer(fd)
+        return True
+
+    def _close_pipe(self, viewer: _Viewer) -> None:
+        fd, viewer.pipe = viewer.pipe, None
+        if fd is None:
+            return
+        if viewer.waiting:
+            viewer.waiting = False
+            with contextlib.suppress(ValueError, OSError, RuntimeError):
+                asyncio.get_running_loop().remove_writer(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
     async def _wait_exit(self, term: KeptTerminal) -> None:
         while (code := term.pty.poll()) is None:
@@ -353,9 +441,15 @@ def terminal_methods(terminals: KeptTerminals) -> dict[str, Method]:
     async def attach(view: View, params: dict[str, Any]) -> Any:
         since = params.get("since")
         size = (int(params["columns"]), int(params["rows"])) if "columns" in params else None
-        return terminals.attach(
-            str(params["term"]), view, int(since) if since is not None else None, size
+        term_id = str(params["term"])
+        pipe = None
+        if params.get("pipe"):  # a view on this machine: the output through a pipe
+            terminals.get(term_id)  # no pipe handed over for a terminal that is not here
+            pipe = view.hand_pipe(term_id)
+        attached = terminals.attach(
+            term_id, view, int(since) if since is not None else None, size, pipe=pipe
         )
+        return {**attached, "pipe": True} if pipe is not None else attached
 
     async def input_(view: View, params: dict[str, Any]) -> Any:
         terminals.input(str(params["term"]), base64.b64decode(str(params["data"])))

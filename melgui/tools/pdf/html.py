@@ -9,8 +9,6 @@ from __future__ import annotations
 import html
 import re
 
-import markdown
-
 _HTML_START = re.compile(
     r"\s*(?:<!--.*?-->\s*)*<(?:!doctype|html|head|body|div|p|h[1-6]|table|ul|ol|section|"
     r"article|main|header|pre|span|style|meta|title|br|img|blockquote)\b",
@@ -37,6 +35,8 @@ def looks_like_html(content: str) -> bool:
 
 
 def markdown_to_html(text: str) -> str:
+    import markdown  # only when a PDF is made: not in every start of melgui exec
+
     return markdown.markdown(text, extensions=["extra", "sane_lists"], output_format="html")
 
 

@@ -11,9 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import bracex
-from wcmatch import glob as wcglob
-
 from melgui.core.protocol.tooling import ToolError
 from melgui.tools.search.rg_globs import PatternGlobs, pattern_globs
 
@@ -21,11 +18,19 @@ _MAX_ALTERNATIVES = 256
 # GLOBSTAR: `**` spans folders; FORCEUNIX: `/` separates, `\` escapes, on every system
 # (the paths are POSIX ones); DOTGLOB: no special case for hidden names, which never
 # reach the matcher (`_hidden`).
-_FLAGS = wcglob.GLOBSTAR | wcglob.FORCEUNIX | wcglob.DOTGLOB
+# wcmatch and bracex are imported when a pattern is first compiled, not at every start.
+
+
+def _flags() -> int:
+    from wcmatch import glob as wcglob
+
+    return wcglob.GLOBSTAR | wcglob.FORCEUNIX | wcglob.DOTGLOB
 
 
 def expand_braces(pattern: str) -> list[str]:
     """`a{b,c}d` → [`abd`, `acd`], nested braces included; unbalanced braces stay literal."""
+    import bracex
+
     try:
         return bracex.expand(pattern, keep_escapes=True, limit=_MAX_ALTERNATIVES)
     except bracex.ExpansionLimitException:
@@ -71,7 +76,9 @@ def _compile(globs: list[str]) -> re.Pattern[str] | None:
     plain = [_plain_regex(glob) for glob in globs]
     if all(regex is not None for regex in plain):
         return re.compile("|".join(regex for regex in plain if regex is not None))
-    regexes, _ = wcglob.translate(globs, flags=_FLAGS)
+    from wcmatch import glob as wcglob
+
+    regexes, _ = wcglob.translate(globs, flags=_flags())
     return re.compile("|".join(regexes))
 
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 # ripgrep reads only the project's own .gitignore files, even outside a git repository,
@@ -33,23 +34,23 @@ MAX_COLUMNS = 4096
 @functools.cache
 def find_ripgrep() -> str | None:
     """The path of an `rg` executable, or None when there is none."""
-    candidates: list[Path] = []
-    scripts = sysconfig.get_path("scripts")
-    if scripts:
-        candidates.append(Path(scripts) / "rg")
-    candidates.append(Path(sys.executable).parent / "rg")
-    # `pip install --target LIB` (melgui's install on a remote) puts scripts in LIB/bin.
-    with contextlib.suppress(metadata.PackageNotFoundError):
-        candidates.append(
-            Path(str(metadata.distribution("ripgrep").locate_file(""))) / "bin" / "rg"
-        )
-    on_path = shutil.which("rg")
-    if on_path:
-        candidates.append(Path(on_path))
-    for candidate in candidates:
+    for candidate in _candidates():  # the first that is one: the later ones cost more
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return None
+
+
+def _candidates() -> Iterator[Path]:
+    scripts = sysconfig.get_path("scripts")
+    if scripts:
+        yield Path(scripts) / "rg"
+    yield Path(sys.executable).parent / "rg"
+    # `pip install --target LIB` (melgui's install on a remote) puts scripts in LIB/bin.
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        yield Path(str(metadata.distribution("ripgrep").locate_file(""))) / "bin" / "rg"
+    on_path = shutil.which("rg")
+    if on_path:
+        yield Path(on_path)
 
 
 def grep_argv(rg: str, pattern: str) -> list[str]:

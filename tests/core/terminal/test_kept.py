@@ -1,9 +1,11 @@
 """A host's kept terminals (melgui/core/terminal/kept.py) send a flood in few, large
-messages, whole and in order, and a key's echo at once."""
+messages, whole and in order, and a key's echo at once; through a view's pipe, the output
+goes raw, whole and in order, and a pipe nobody reads holds the program back."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,29 @@ class AckingView:
 
     def text(self) -> bytes:
         return b"".join(payload for _, payload, _ in self.outputs)
+
+    def hand_pipe(self, term_id: str) -> int | None:
+        return None  # messages only
+
+
+class PipedView(AckingView):
+    """A view on the host's machine: the output through a pipe, the rest in messages."""
+
+    def __init__(self, terminals: KeptTerminals) -> None:
+        super().__init__(terminals)
+        self.read_fd, self.write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.got = bytearray()
+
+    def read(self) -> bool:
+        """Take what the pipe holds; False at its end."""
+        while True:
+            try:
+                data = os.read(self.read_fd, 65536)
+            except BlockingIOError:
+                return True
+            if not data:
+                return False
+            self.got += data
 
 
 async def until(condition: Any, timeout: float = 30.0) -> None:
@@ -74,5 +99,56 @@ async def test_an_echo_goes_at_once(tmp_path: Path) -> None:
             await until(lambda word=word: view.text().count(word) >= 2)  # the echo, then cat's
             heard = min(t for _, payload, t in view.outputs if word in payload)
             assert heard - typed < 1.0
+    finally:
+        await terminals.aclose()
+
+
+async def test_a_pipe_view_and_a_message_view_both_get_the_output_whole_and_in_order(
+    tmp_path: Path,
+) -> None:
+    terminals = KeptTerminals()
+    piped, acking = PipedView(terminals), AckingView(terminals)
+    term = terminals.open(str(tmp_path), "seq 1 300000", 100, 30)
+    terminals.attach(term.id, piped, since=None, pipe=piped.write_fd)
+    terminals.attach(term.id, acking, since=None)
+    lines = [str(n).encode() for n in range(1, 300001)]
+    try:
+        deadline = time.monotonic() + 30
+        while piped.read():  # the pipe's end comes once all of the output is in it
+            assert time.monotonic() < deadline, "not in time"
+            await asyncio.sleep(0.005)
+        await until(lambda: piped.exit is not None and acking.exit is not None)
+        assert bytes(piped.got).split(b"\r\n")[:-1] == lines
+        assert acking.text() == bytes(piped.got)
+        assert piped.outputs == []  # nothing of it in messages
+        assert piped.exit is not None and piped.exit["at"] == len(piped.got)
+        assert piped.exit["code"] == 0
+    finally:
+        os.close(piped.read_fd)
+        await terminals.aclose()
+
+
+async def test_a_pipe_nobody_reads_holds_the_program_back_and_its_close_lets_the_view_go(
+    tmp_path: Path,
+) -> None:
+    window = 256 * 1024
+    terminals = KeptTerminals(window=window)
+    view = PipedView(terminals)
+    term = terminals.open(str(tmp_path), "yes flood", 100, 30)
+    terminals.attach(term.id, view, since=None, pipe=view.write_fd)
+    try:
+        await until(lambda: term.end > window)
+        await asyncio.sleep(0.5)
+        held = term.end
+        await asyncio.sleep(0.5)
+        assert term.end == held  # the pty is not read: `yes` waits, the host holds little
+        assert held <= 64 * 1024 + window + 4 * CHUNK  # the pipe, the window, a read
+        view.read()  # the view reads: the host writes on, and reads the pty again
+        await until(lambda: term.end > held)
+        os.close(view.read_fd)  # the pane closed (kept running): the view is let go
+        await until(lambda: terminals.list()[0]["views"] == 0)
+        running = term.end
+        await until(lambda: term.end > running + 4 * window)  # read on, for the next view
+        assert len(term.ring) <= terminals.ring_size
     finally:
         await terminals.aclose()
