@@ -28,6 +28,7 @@ from melgui.core.protocol.loop_events import (
     LoopEvent,
     MessageAdded,
     TurnFailed,
+    TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.thread.codec import snapshot_from_json
@@ -340,6 +341,10 @@ class RemoteSession:
     # -- the host's changes --------------------------------------------------------------
 
     def heard(self, records: list[Record]) -> None:
+        # A question's request is held before the thread's change that shows it is applied
+        # (the host's `approval` record follows that change in the batch): whoever follows
+        # the copy (the agents board) finds it with the question.
+        held = {r["id"]: self._question(r) for r in records if r.get("type") == "approval"}
         for at, record in enumerate(records):
             kind = record.get("type")
             if kind == "change":
@@ -358,7 +363,7 @@ class RemoteSession:
             elif kind == "idle":
                 self._idle.set()
             elif kind == "approval":
-                self._ask(record)
+                self._ask(held.pop(record["id"], None))
             elif kind == "approval_resolved":
                 self._resolved(record)
             elif kind == "key_needed" and self._api_key:
@@ -368,6 +373,8 @@ class RemoteSession:
                 continue
             if isinstance(event, MessageAdded) and record.get("seq") not in self._taken_first:
                 self.conversation.messages.append(event.message)
+            elif isinstance(event, TurnFinished):  # the loop's count so far, as the host's
+                self.loop.usage = event.usage
             self._taken_first.discard(record.get("seq"))
             self._dispatch(event)
 
@@ -444,19 +451,29 @@ class RemoteSession:
         if request is not None and request.pending:
             request.future.set_result(decision)
 
-    def _ask(self, record: Record) -> None:
+    def _question(self, record: Record) -> ApprovalRequest | None:
+        """The request of an `approval` record, held by the copy of the thread as a loop's
+        thread holds its questions; None when it is known already (in a snapshot's tail
+        and its approvals both)."""
         call = self._reader.call(record)
-        if call.id in self._waiting:  # in a snapshot's tail and its approvals both
-            return
+        if call.id in self._waiting:
+            return None
         request = ApprovalRequest(
             call, call.parsed or {}, source=self.source, judgement=judgement_of(record)
         )
         self._waiting[call.id] = request
+        self.thread.hold(request)
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
-        self._dispatch(ApprovalNeeded(request))
+        return request
+
+    def _ask(self, request: ApprovalRequest | None) -> None:
+        """Said to the views, at the `approval` record's place among the batch's events."""
+        if request is not None:
+            self._dispatch(ApprovalNeeded(request))
 
     def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         """A person answered here (or the host resolved it): tell the host, once."""
+        self.thread.release(call_id)
         if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
             return
         decision = future.result()
