@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from melgui.core.terminal.panes import PaneInfo, PaneState
+from melgui.core.terminal.panes import RUNNING, PaneInfo, PaneState
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.changes.view import open_changes
 from melgui.ui.runtime.look.tokens import LIGHT, SPACE_2XS, SPACE_S
@@ -60,6 +60,14 @@ class PaneFrame(QFrame):
         self.title_label = QLabel(header)
         self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
         self.state_label = QLabel(header)
+        # As narrow as "● running" at the least, whatever its words (cut at the pane's edge
+        # when narrow; its tooltip says them whole): a minimum that followed them made a
+        # narrow pane's width follow its state ("running", "idle", "waiting for approval",
+        # a failure's words), and every chat in that split laid its text out again (tens
+        # of ms each for a streamed answer, 8 workers starting and ending their turns).
+        self.state_label.setMinimumWidth(
+            self.state_label.fontMetrics().horizontalAdvance(f"● {RUNNING.label}") + SPACE_2XS
+        )
         self.badge = 0  # signals the person has not seen yet (melgui.ui.notifications)
         self.badge_label = QLabel(header)
         self.badge_label.setObjectName("paneBadge")
