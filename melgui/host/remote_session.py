@@ -343,8 +343,12 @@ class RemoteSession:
     def heard(self, records: list[Record]) -> None:
         # A question's request is held before the thread's change that shows it is applied
         # (the host's `approval` record follows that change in the batch): whoever follows
-        # the copy (the agents board) finds it with the question.
-        held = {r["id"]: self._question(r) for r in records if r.get("type") == "approval"}
+        # the copy (the agents board) finds it with the question. A question in a snapshot's
+        # tail and its approvals both is held (and said) once.
+        held: dict[str, ApprovalRequest] = {}
+        for record in records:
+            if record.get("type") == "approval" and (asked := self._question(record)):
+                held[str(record["id"])] = asked
         for at, record in enumerate(records):
             kind = record.get("type")
             if kind == "change":
@@ -363,7 +367,7 @@ class RemoteSession:
             elif kind == "idle":
                 self._idle.set()
             elif kind == "approval":
-                self._ask(held.pop(record["id"], None))
+                self._ask(held.pop(str(record["id"]), None))
             elif kind == "approval_resolved":
                 self._resolved(record)
             elif kind == "key_needed" and self._api_key:
