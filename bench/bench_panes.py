@@ -437,7 +437,10 @@ def warm_pane(app: QApplication, loop: asyncio.AbstractEventLoop, folder: str) -
     pane.deleteLater()
     loop.run_until_complete(session.aclose())
     loop.run_until_complete(transport.aclose())
+    # Deleted now, not in the meter's time (processEvents leaves deferred deletions).
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     app.processEvents()
+    gc.collect()
 
 
 def watch_panes(manager: PaneManager, paints: QObject) -> Any:
