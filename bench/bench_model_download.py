@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from melgui.core.transports.local.catalog import CatalogModel  # noqa: E402
+from melgui.core.config.model_catalog import CatalogModel  # noqa: E402
 from melgui.core.transports.local.model import default_model_path  # noqa: E402
 
 REPO = "melgui-bench/SmolLM2-GGUF"

@@ -20,6 +20,7 @@ from melgui import exec_on_host
 from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config import terminal_text
+from melgui.core.config.connection_settings import api_key_kind
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
@@ -44,7 +45,6 @@ from melgui.core.thread.entries import (
     ThreadState,
 )
 from melgui.core.thread.thread import Thread
-from melgui.core.transports.connection import api_key_kind
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording, UnknownConversationError, start_recording
 from melgui.remote.askpass import ssh_asks

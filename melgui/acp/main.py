@@ -14,9 +14,9 @@ from typing import cast
 from acp import Agent, run_agent
 
 from melgui.acp.agent import MelguiAgent
+from melgui.core.config.connection_settings import api_key_kind
 from melgui.core.config.secrets import get_api_key
 from melgui.core.protocol.catalog import ROLES
-from melgui.core.transports.connection import api_key_kind
 from melgui.headless import TRANSPORTS, UsageError, settings_for
 
 EXIT_OK, EXIT_USAGE = 0, 2

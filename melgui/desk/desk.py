@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import uuid
 import weakref
@@ -38,8 +39,11 @@ from melgui.core.protocol.context_window import ContextWindow
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, ToolRunner
-from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.protocol.tools.commands import SandboxStatus
+from melgui.core.protocol.tools.mcp.view import McpView
+from melgui.core.protocol.transport import Answerer, Transport, WireSink
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import make_transport
 from melgui.core.transports.discovery import context_window
 from melgui.core.worktrees.model import Worktree
@@ -47,9 +51,9 @@ from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.connection import LiveConnection
 from melgui.desk.kit import WorkspaceKit
 from melgui.desk.losses import LossRegistry
+from melgui.desk.mcp.servers_there import ServersThere
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
-from melgui.desk.servers_there import ServersThere
 from melgui.tools.commands.run_command import user_shell
 from melgui.tools.commands.sandbox import sandbox_status
 from melgui.tools.context import PlanSink
@@ -96,6 +100,9 @@ class Desk:
         # Tool definitions added at run time (MCP servers, ACP agents) join every session.
         self.catalog = ToolCatalog()
         self.rule_problems: list[str] = []  # saved rule lines that could not be read
+        # Told when the modes or the lasting rules changed (settings applied, a rule
+        # learned): sessions that run elsewhere are sent them (ui/runtime/host_approvals.py).
+        self.rules_changed: list[Callable[[], None]] = []
         self.policy = self._new_policy(RuleBook())
         self._load_rules()
         # The main registry: orchestration tools registered into it survive a change of
@@ -139,6 +146,11 @@ class Desk:
 
     def _make_transport(self) -> Transport:
         return make_transport(self.settings, self.api_key, on_progress=self._on_progress)
+
+    def who_answers(self, model: str = "") -> Answerer:
+        """The model that answers on the desk's connection (`model`: the one chosen), and
+        where it runs, for the prompt box."""
+        return who_answers(self.settings, model)
 
     def _make_checkpointer(self, folder: str) -> Checkpointer:
         mb = 1024 * 1024
@@ -204,6 +216,8 @@ class Desk:
         book.project[:], project_problems = parse_rules(lines, "project")
         self.rule_problems = everywhere_problems + project_problems
         self.policy.project = self.folder
+        for listener in list(self.rules_changed):
+            listener()
 
     def claude_rules_to_import(self) -> list[Rule]:
         """Claude Code permission rules of this project melgui does not have yet."""
@@ -228,9 +242,13 @@ class Desk:
         tool = self.catalog.get(name)
         return tool is not None and tool.changes_nothing_outside
 
+    def sandbox_status(self) -> SandboxStatus:
+        """Whether run_command can be sandboxed where this desk runs it, or why not."""
+        return sandbox_status()
+
     def sandbox_on(self) -> bool:
         """run_command runs in the sandbox (the setting is on and bwrap works here)."""
-        return self.settings.sandbox_commands and sandbox_status().available
+        return self.settings.sandbox_commands and self.sandbox_status().available
 
     def sandbox_answers(self) -> bool:
         """Commands the rules do not cover run sandboxed without asking."""
@@ -246,6 +264,8 @@ class Desk:
             self.settings.project_rules.pop(self.folder, None)
         if self._on_rules_saved is not None:
             self._on_rules_saved()
+        for listener in list(self.rules_changed):
+            listener()
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -462,6 +482,13 @@ class Desk:
             here = configured and not self.mcp_elsewhere
             self.mcp.load(extra=None if self.mcp_elsewhere else extra, user=here, project=here)
             await self.mcp.start_all()
+
+    @functools.cached_property
+    def mcp_view(self) -> McpView:
+        """The servers as a window sees and drives them (core/protocol/tools/mcp/view.py)."""
+        from melgui.desk.mcp.local import LocalMcp
+
+        return LocalMcp(self)
 
     async def aclose(self) -> None:
         for diagnostics in self._diagnostics.values():

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from melgui.host import wire
 from melgui.host.changes import Record
@@ -44,6 +44,21 @@ class VersionRefused(Exception):
 
 class HostGone(Exception):
     """The connection to the host closed; the message says so in plain words."""
+
+
+class SessionClient(Protocol):
+    """The host as a RemoteSession talks to it: a HostClient, or a remote link's
+    LinkClient (remote/link_client.py), which reattaches by itself after a drop."""
+
+    sessions: dict[str, Callable[[list[Record]], None]]
+    resets: dict[str, Callable[[dict[str, Any]], None]]
+    lost: dict[str, Callable[[str], None]]
+
+    async def call(self, method: str, **params: Any) -> Any: ...
+
+    async def attach(
+        self, sessions: dict[str, int | None], page: int | None = None
+    ) -> dict[str, Any]: ...
 
 
 class HostClient:

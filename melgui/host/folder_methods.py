@@ -35,8 +35,8 @@ from melgui.core.worktrees.naming import BRANCH_PREFIX
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.risk import work_at_risk
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
-from melgui.desk.hosted_mcp import project_file
 from melgui.desk.losses import Loss
+from melgui.desk.mcp.for_loops_elsewhere import project_file
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.host import wire
 from melgui.host.records import worktree_from_json, worktree_to_json

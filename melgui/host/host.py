@@ -14,27 +14,29 @@ import json
 import logging
 import socket
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast, get_args
 
+from melgui.core.config.connection_settings import api_key_kind
 from melgui.core.config.redaction import MIN_SECRET, remember_secret
 from melgui.core.config.secrets import get_api_key
-from melgui.core.config.settings import Settings, SettingsError, data_dir, load_settings
+from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tools.mcp.asks import SamplingTarget
 from melgui.core.store import Store, open_store
-from melgui.core.transports.connection import api_key_kind
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.recording import start_recording
-from melgui.host.change_journal import ChangeJournal, SessionRow
+from melgui.host.change_journal import ChangeJournal, SessionRow, journal_path
 from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import merge_records, worktree_from_json, worktree_to_json
-from melgui.host.session import HostedSession
+from melgui.host.session import AGENT, APPROVAL, HostedAgent, HostedSession
 
 log = logging.getLogger(__name__)
 
-JOURNAL_FILE = "host.sqlite"
 # What a view may set on a desk it opens a session on (the window sends its own).
 SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
 WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
@@ -44,7 +46,7 @@ KEY_SENT = "key_sent"
 # A session row's setting: who the session is for a view ("main": a window's main
 # conversation, reattached as such; "worker", "pane 2", …).
 SOURCE = "source"
-NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE)
+NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE, APPROVAL, AGENT)
 KEY_HELD = (
     "This conversation's loop runs on {machine}, with the model key your melgui sent: "
     "it is kept in the memory of melgui's host there only, never on its disk, and goes "
@@ -77,10 +79,13 @@ class Host:
         # Keys views sent with `session/open`, in memory only: hidden from what the host
         # journals and sends (server.py), and from the history (`remember_secret`).
         self.sent_keys: tuple[str, ...] = ()
+        # Told of each desk made for sessions on this machine's folders (HostMcp starts
+        # the folder's MCP servers on the first one).
+        self.on_desk: Callable[[Desk], None] | None = None
 
     @classmethod
     def open(cls) -> Host:
-        return cls(ChangeJournal(data_dir() / JOURNAL_FILE), open_store())
+        return cls(ChangeJournal(journal_path()), open_store())
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -88,6 +93,9 @@ class Host:
         """Open again the sessions that were open when the last host ended; one that was
         mid-turn says the turn was cut."""
         for row in self.journal.open_sessions():
+            if row.settings.get(AGENT):  # its agent was the host before's child: it ended
+                self.journal.closed(row.id)
+                continue
             try:
                 session = self._start(row)
             except Exception as exc:  # a conversation that cannot be read stays closed
@@ -136,6 +144,23 @@ class Host:
             session.first_note = KEY_HELD.format(machine=machine)
         return session
 
+    async def open_agent(
+        self, folder: str, command: AgentCommand, *, source: str, resume: str | None = None
+    ) -> HostedAgent:
+        """An ACP agent's session on `folder`'s desk (its rules, MCP servers, hooks and
+        checkpoints), its program started here at once (`resume`: the agent's id of an
+        earlier session to reopen). The journal keeps its name and command, never its
+        environment; a new host closes it instead of reopening it."""
+        said = {"name": command.name, "command": command.text()}
+        row = SessionRow(uuid.uuid4().hex[:12], folder, None, command.name, "worker",
+                         {AGENT: said, SOURCE: source})  # fmt: skip
+        desk = self._desk(folder, {})
+        acp = acp_session(desk, command, source or command.name, resume=resume)
+        session = HostedAgent(row, acp, ChangeLog(row.id, self.journal, merge=merge_records), desk)
+        self.sessions[row.id] = session
+        self.journal.opened(row)
+        return session
+
     def hide(self, key: str) -> None:
         """A key a view sent: hidden from everything this host writes or sends."""
         if len(key) >= MIN_SECRET and key not in self.sent_keys:
@@ -181,6 +206,14 @@ class Host:
         session = HostedSession(
             row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records), desk
         )
+        if source == "main":  # a window's main conversation: its preview, as in a window
+            session.preview_compactions(desk.settings.compaction_preview)
+        approval = row.settings.get(APPROVAL)
+        if isinstance(approval, dict):  # its view's, sent before this host (re)opened it
+            try:
+                session.set_approval(approval)
+            except ValueError as exc:
+                log.warning("session %s: its approval settings: %s", row.id, exc)
         if recording is not None and recording.resumed is not None and recording.resumed.repaired:
             session.log.add({"type": "notice", "level": "info",
                              "text": recording.resumed.describe() or ""})  # fmt: skip
@@ -222,7 +255,31 @@ class Host:
             for tool in ORCHESTRATION_TOOLS:
                 desk.tools.register(tool.name, _needs_panes(tool.name))
             self.desks[key] = desk
+            if self.on_desk is not None:
+                self.on_desk(desk)
         return desk
+
+    def set_approval(self, session_id: str, approval: dict[str, Any]) -> list[str]:
+        """A view's approval settings for one session (HostedSession.set_approval), kept
+        in the journal with the session."""
+        session = self.session(session_id)
+        problems = session.set_approval(approval)
+        self.journal.opened(session.row)
+        return problems
+
+    def desk_for(self, folder: str, settings: dict[str, Any]) -> Desk:
+        """The desk sessions opened on `folder` with `settings` (a view's) work on."""
+        return self._desk(folder, {k: v for k, v in settings.items() if k in SETTABLE})
+
+    def loops_on(self, folder: str) -> list[SamplingTarget]:
+        """Where the conversations on `folder` reach their model, the main one first (a
+        folder's MCP server asks a model's answer through it)."""
+        sessions = [s for s in self.sessions.values() if s.row.folder == folder]
+        sessions.sort(key=lambda s: s.row.settings.get(SOURCE) != "main")
+        return [
+            SamplingTarget(s.agent.loop.transport, s.agent.loop.model, s.agent.loop.cwd)
+            for s in sessions
+        ]
 
     def session(self, session_id: str) -> HostedSession:
         try:

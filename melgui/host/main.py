@@ -141,6 +141,8 @@ def describe_status(status: dict[str, Any], now: float | None = None) -> str:
         waiting = session["approvals"]
         if waiting:
             state += f", {len(waiting)} waiting for approval"
+        if session.get("compaction"):
+            state += ", waiting for the preview before a compaction"
         lines.append(f"  {session['id']}  {session['folder']}  [{state}]")
         for question in waiting:
             asked = question.get("since") or now
@@ -155,7 +157,7 @@ def describe_status(status: dict[str, Any], now: float | None = None) -> str:
         code = term.get("exit_code")
         state = "running" if code is None else f"ended ({code})"
         lines.append(f"  terminal {term['term']}  {term['folder']}  {term['title']}  [{state}]")
-    if any(s["approvals"] for s in status["sessions"]):
+    if any(s["approvals"] or s.get("compaction") for s in status["sessions"]):
         lines.append("Open melgui on the folder (melgui --with-host FOLDER) to answer.")
     return "\n".join(lines)
 

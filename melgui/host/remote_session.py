@@ -7,7 +7,9 @@ panes use of an in-process AgentSession (subscribe, submit, stop, busy, conversa
     session.submit("go")             # sent once the host has opened it
 
 An approval the host asks arrives as an ApprovalRequest like any other; answering it
-sends the answer to the host, and an answer given in another view resolves it here.
+sends the answer to the host, and an answer given in another view resolves it here. The
+preview before a compaction of a main conversation is a question too (`compaction`, a
+PreviewCopy): a CompactionQuestion like a window's own, answered the same way.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
+from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -37,30 +39,23 @@ from melgui.core.thread.thread import SeqGap
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
 from melgui.host.changes import Record
-from melgui.host.client import HostGone
+from melgui.host.client import HostGone, SessionClient
 from melgui.host.records import worktree_to_json
-from melgui.host.view_events import EventReader, LoopFacts, ThreadCopy, judgement_of
+from melgui.host.view_events import (
+    EventReader,
+    LoopFacts,
+    PreviewCopy,
+    ThreadCopy,
+    judgement_of,
+    person_said,
+    replaced,
+)
 from melgui.host.wire import RpcError, collector_paused
 
 log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 STREAMED = ("assistant", "reasoning")
-
-
-class SessionClient(Protocol):
-    """The host as a RemoteSession talks to it: a HostClient, or a remote link's
-    LinkClient (remote/link_client.py), which reattaches by itself after a drop."""
-
-    sessions: dict[str, Callable[[list[Record]], None]]
-    resets: dict[str, Callable[[dict[str, Any]], None]]
-    lost: dict[str, Callable[[str], None]]
-
-    async def call(self, method: str, **params: Any) -> Any: ...
-
-    async def attach(
-        self, sessions: dict[str, int | None], page: int | None = None
-    ) -> dict[str, Any]: ...
 
 
 class RemoteSession:
@@ -82,6 +77,9 @@ class RemoteSession:
         self._reader = EventReader()
         self._taken_first: set[Any] = set()  # `message` records whose message is in already
         self._waiting = self.loop.waiting
+        # The preview before a compaction the host waits on, shown by the window's context
+        # wiring (`compaction.on_question`).
+        self.compaction = PreviewCopy(self._answer_compaction, lambda: self.keep_running)
         self._outbox: list[tuple[str, dict[str, Any]]] = []
         self._idle = asyncio.Event()
         self._idle.set()
@@ -134,16 +132,18 @@ class RemoteSession:
 
     @classmethod
     async def reattach(
-        cls, client: SessionClient, described: list[dict[str, Any]], page: int | None = None
+        cls,
+        client: SessionClient,
+        described: list[dict[str, Any]],
+        page: int | None = None,
+        view_of: Callable[[SessionClient, dict[str, Any]], RemoteSession] | None = None,
     ) -> list[RemoteSession]:
         """Sessions the host already runs (from `session/list`), attached in one request:
         each one's conversation so far is in `conversation` when this returns (a view
         draws it at once, as a reopened conversation), and what follows arrives as events.
-        With `page`, only the last `page` messages of each: `whole()` takes the rest."""
-        sessions = [
-            cls(client, folder=d["folder"], model=d["model"], source=d.get("source") or "worker")
-            for d in described
-        ]
+        With `page`, only the last `page` messages of each: `whole()` takes the rest.
+        `view_of` makes each one's view (an ACP agent's is the window's own kind)."""
+        sessions = [(view_of or cls.of)(client, d) for d in described]
         for session, d in zip(sessions, described, strict=True):
             session.session_id = d["id"]
             session._described(d)
@@ -152,6 +152,12 @@ class RemoteSession:
         for session in sessions:
             session._took(answer[session.session_id]["snapshot"])
         return sessions
+
+    @classmethod
+    def of(cls, client: SessionClient, described: dict[str, Any]) -> RemoteSession:
+        """A view of a session `session/list` described."""
+        source = described.get("source") or "worker"
+        return cls(client, folder=described["folder"], model=described["model"], source=source)
 
     @property
     def paged(self) -> bool:
@@ -207,7 +213,9 @@ class RemoteSession:
         if snapshot["busy"]:
             self._idle.clear()
         if replay:
-            self.heard(snapshot["tail"] + snapshot["approvals"])
+            asked = snapshot.get("compaction", [])
+            self.compaction.still(asked)  # one answered or cut while this view was away goes
+            self.heard(snapshot["tail"] + snapshot["approvals"] + asked)
         self._opened.set()
         if self.on_snapshot is not None:
             self.on_snapshot()
@@ -341,20 +349,18 @@ class RemoteSession:
     # -- the host's changes --------------------------------------------------------------
 
     def heard(self, records: list[Record]) -> None:
-        # A question's request is held before the thread's change that shows it is applied
-        # (the host's `approval` record follows that change in the batch): whoever follows
-        # the copy (the agents board) finds it with the question. A question in a snapshot's
-        # tail and its approvals both is held (and said) once.
-        held: dict[str, ApprovalRequest] = {}
-        for record in records:
-            if record.get("type") == "approval" and (asked := self._question(record)):
-                held[str(record["id"])] = asked
+        # Questions held before the changes that show them (the board reads them there).
+        held = {
+            str(r["id"]): q
+            for r in records
+            if r.get("type") == "approval" and (q := self._question(r))
+        }
         for at, record in enumerate(records):
             kind = record.get("type")
             if kind == "change":
-                if _replaced(record):  # the views redraw from the new list: take it first
+                if replaced(record):  # the views redraw from the new list: take it first
                     self._branched(next((r for r in records[at:] if r["type"] == "branched"), None))
-                elif _person_said(record):  # drawn with its place in the list: take it first
+                elif person_said(record):  # drawn with its place in the list: take it first
                     self._message_first(records[at:])
                 self._apply(record)
                 continue
@@ -367,9 +373,14 @@ class RemoteSession:
             elif kind == "idle":
                 self._idle.set()
             elif kind == "approval":
-                self._ask(held.pop(str(record["id"]), None))
+                if asked := held.pop(str(record["id"]), None):  # said once, in its place
+                    self._dispatch(ApprovalNeeded(asked))
             elif kind == "approval_resolved":
                 self._resolved(record)
+            elif kind == "compaction":
+                self.compaction.asked(record)
+            elif kind == "compaction_resolved":
+                self.compaction.resolved(record)
             elif kind == "key_needed" and self._api_key:
                 self._command("session/key", {"api_key": self._api_key})
             event = self._reader.event_of(record)
@@ -456,32 +467,36 @@ class RemoteSession:
             request.future.set_result(decision)
 
     def _question(self, record: Record) -> ApprovalRequest | None:
-        """The request of an `approval` record, held by the copy of the thread as a loop's
-        thread holds its questions; None when it is known already (in a snapshot's tail
-        and its approvals both)."""
+        """An `approval` record's request, held by the copy of the thread; None when known
+        already (in a snapshot's tail and its approvals both)."""
         call = self._reader.call(record)
         if call.id in self._waiting:
             return None
         request = ApprovalRequest(
-            call, call.parsed or {}, source=self.source, judgement=judgement_of(record)
-        )
+            call, call.parsed or {}, source=self.source, judgement=judgement_of(record),
+            options=tuple(AgentOption(*option) for option in record.get("options") or ()),
+            preview=str(record.get("preview") or ""),
+        )  # fmt: skip
         self._waiting[call.id] = request
-        self.thread.hold(request)
+        self.thread.hold(request)  # a card's option is chosen on it; the board reads it
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
         return request
 
-    def _ask(self, request: ApprovalRequest | None) -> None:
-        """Said to the views, at the `approval` record's place among the batch's events."""
-        if request is not None:
-            self._dispatch(ApprovalNeeded(request))
+    def _answer_compaction(self, question_id: str, keep: frozenset[int] | None) -> None:
+        """The preview answered here: Compact keeping `keep` word for word, or not (None)."""
+        kept = None if keep is None else sorted(keep)
+        self._command("compaction/answer", {"id": question_id, "keep": kept})
 
     def _answered(self, call_id: str, future: asyncio.Future[Decision]) -> None:
         """A person answered here (or the host resolved it): tell the host, once."""
+        request = self._waiting.pop(call_id, None)
         self.thread.release(call_id)
-        if self._waiting.pop(call_id, None) is None or future.cancelled() or self.keep_running:
+        if request is None or future.cancelled() or self.keep_running:
             return
         decision = future.result()
         params: dict[str, Any] = {"call": call_id}
+        if request.chosen:  # one of an ACP agent's own answers
+            params["option"] = request.chosen
         if isinstance(decision, Approve):
             params.update(decision="approve", remember=decision.remember)
         else:
@@ -504,6 +519,7 @@ class RemoteSession:
         words, in the pane, instead of a turn that seems to run on."""
         self.problem = why
         log.warning("session %s: %s", self.session_id or "(not open)", why)
+        self.compaction.over()
         self._idle.set()
         self._lost.set()
         self._dispatch(TurnFailed(why))
@@ -519,6 +535,7 @@ class RemoteSession:
             request = self._waiting.pop(call_id)  # popped first: no answer goes to a host
             if request.pending:
                 request.future.set_result(Deny(why))
+        self.compaction.over()
         self.problem = why
         self._idle.set()
         # Drawn now (a chat draws the thread's changes); the new host's snapshot replaces it.
@@ -581,13 +598,3 @@ class RemoteSession:
         task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def _person_said(record: Record) -> bool:
-    change = record["change"]
-    return bool(change["kind"] == "entry_added" and change["entry"].get("kind") == "user")
-
-
-def _replaced(record: Record) -> bool:
-    change = record["change"]
-    return bool(change["kind"] == "entries_replaced" and change.get("reason") != "load")

@@ -16,19 +16,21 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
+from melgui.core.context.preview import keep_from_json
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
-from melgui.core.worktrees.model import Worktree
+from melgui.desk.mcp.hosted import HostMcp
 from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
-from melgui.host.records import worktree_from_json
+from melgui.host.records import agent_command, worktree_given
+from melgui.host.session import HostedAgent, agent_methods
 from melgui.host.tool_calls import ToolCalls
 from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
@@ -132,6 +134,11 @@ class HostServer:
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.folder = FolderMethods(self.tool_calls, self.connections)
+        # The MCP servers its own sessions call: the first desk of each folder runs them.
+        self.mcp = HostMcp(host.desk_for, self.connections, host.loops_on)
+        host.on_desk = self.mcp.adopt
+        for desk in list(host.desks.values()):  # the sessions it reopened
+            self.mcp.adopt(desk)
         # Terminal panes of views elsewhere (a remote folder's), kept across their drops.
         self.terminals = KeptTerminals()
         self._handlers: dict[str, Handler] = {
@@ -154,9 +161,12 @@ class HostServer:
             "context/unpin": self._unpin,
             "session/preface": self._preface,
             "approval/answer": self._answer,
+            "compaction/answer": self._answer_compaction,
+            **agent_methods(self.host.session),
             "settings/update": self._settings,
             "host/ping": self._ping,
             **self.folder.methods(),
+            **self.mcp.methods(),
             **terminal_methods(self.terminals),
         }
 
@@ -222,6 +232,7 @@ class HostServer:
                 connection.writer.close()
             await self.notifier.aclose()
             await self.tool_calls.aclose()
+            await self.mcp.aclose()
             await self.terminals.aclose()
             await self.host.aclose()
 
@@ -235,13 +246,19 @@ class HostServer:
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
                 self.tool_calls.check_hooks()
-            busy = self.tool_calls.busy() or self.terminals.running()
+            busy = self.tool_calls.busy() or self.terminals.running() or self._agents_run()
             if self.connections or self.host.running() or busy:
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
                 self._done.set()
                 return
+
+    def _agents_run(self) -> bool:
+        """An ACP agent runs (kept running with no view): it ends with the host, and no
+        new host reopens it, so the host does not end by idleness while one runs."""
+        sessions = self.host.sessions.values()
+        return any(isinstance(s, HostedAgent) and s.phase != "failed" for s in sessions)
 
     def _tell_unseen_questions(self) -> None:
         """A question no view shows (none attached to its session) is said on the
@@ -250,6 +267,8 @@ class HostServer:
         for session in self.host.sessions.values():
             if session.id in seen:
                 continue
+            if session.compaction is not None:
+                self._tell_compaction(session.id, session.compaction[0], session.row.folder)
             for call_id, request in list(session.approvals.items()):
                 told = (session.id, call_id)
                 if told in self._told or not request.pending:
@@ -261,6 +280,15 @@ class HostServer:
                 asyncio.get_running_loop().create_task(
                     self.notifier.notify(summary, body, session.row.folder)
                 )
+
+    def _tell_compaction(self, session_id: str, question_id: str, folder: str) -> None:
+        """The preview before a compaction waits with no view on its session: said once."""
+        if (session_id, question_id) in self._told:
+            return
+        self._told.add((session_id, question_id))
+        summary = "The main conversation waits before compacting"
+        body = f"What it would cut and keep, for you to check\n{folder}"
+        asyncio.get_running_loop().create_task(self.notifier.notify(summary, body, folder))
 
     def broadcast(self, only: str | None = None) -> None:
         """Send each session's batch of this frame to the views attached to it."""
@@ -335,13 +363,21 @@ class HostServer:
         folder = params["folder"]
         if not isinstance(folder, str) or not os.path.isdir(folder):
             raise RpcError(wire.INVALID_PARAMS, f"{folder!r} is not a folder")
+        if params.get("agent") is not None:
+            resume = params.get("resume")
+            agent = await self.host.open_agent(
+                os.path.realpath(folder), agent_command(params["agent"]),
+                source=str(params.get("source") or ""),
+                resume=resume if isinstance(resume, str) and resume else None,
+            )  # fmt: skip
+            return agent.describe()
         session = await self.host.open_session(
             os.path.realpath(folder),
             conversation=params.get("conversation"),
             model=str(params.get("model", "")),
             role=str(params.get("role", "assistant")),
             settings=params.get("settings"),
-            worktree=_worktree(params.get("worktree")),
+            worktree=worktree_given(params.get("worktree")),
             api_key=api_key,
             source=str(params.get("source") or ""),
         )
@@ -494,9 +530,19 @@ class HostServer:
             raise RpcError(wire.INVALID_PARAMS, "decision is approve or deny")
         answered = session.answer(
             str(params["call"]), decision, str(params.get("remember", "once")),
-            str(params.get("reason", "")),
+            str(params.get("reason", "")), str(params.get("option") or ""),
         )  # fmt: skip
         return {"answered": answered}
+
+    async def _answer_compaction(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A person's answer to the preview before a compaction: the items to keep word for
+        word (`keep`), or null: not now."""
+        session = self.host.session(params["session"])
+        try:
+            keep = keep_from_json(params.get("keep"))
+        except ValueError as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {"answered": session.answer_compaction(str(params["id"]), keep)}
 
     async def _settings(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         session = self.host.session(params["session"])
@@ -511,22 +557,22 @@ class HostServer:
         plan = params.get("plan")
         if isinstance(plan, bool):
             session.agent.loop.plan.on = plan
+        preview = params.get("compaction_preview")
+        if isinstance(preview, bool):
+            session.preview_compactions(preview)
+        approval = params.get("approval")
+        if approval is not None:
+            if not isinstance(approval, dict):
+                raise RpcError(wire.INVALID_PARAMS, "approval is {modes, rules, project_rules}")
+            try:
+                problems = self.host.set_approval(session.id, approval)
+            except ValueError as exc:
+                raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+            if problems:
+                log.warning("session %s: rules not read: %s", session.id, "; ".join(problems))
         return session.describe()
 
     # -- single tool calls (the loop runs in the view) -----------------------------------
 
     async def _ping(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {"host": self.tool_calls.host_id}
-
-
-def _worktree(given: Any) -> Worktree | None:
-    """A worker's own git worktree as a view sends it ({path, branch, base, main})."""
-    if given is None:
-        return None
-    try:
-        worktree = worktree_from_json(given)
-    except (KeyError, TypeError) as exc:
-        raise RpcError(wire.INVALID_PARAMS, f"not a worktree: {given!r}") from exc
-    if not worktree.path.is_dir():
-        raise RpcError(wire.INVALID_PARAMS, f"the worktree {str(worktree.path)!r} is not there")
-    return worktree

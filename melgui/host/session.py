@@ -1,21 +1,35 @@
 """One session the host runs: its agent session, its recording in the history, its
 numbered changes and the approvals waiting for a person (in any view); what a view does
-to it (prompt, answer, branch, rewind) and reads of it (snapshot, the context's measure)."""
+to it (prompt, answer, branch, rewind) and reads of it (snapshot, the context's measure).
+HostedAgent: one that runs an ACP agent (a view's agent pane), the host's child."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, cast, get_args
+from typing import Any, Literal, cast, get_args
 
+from melgui.core.agent.compaction import Proposed
+from melgui.core.agent.policy import RulePolicy, apply_approval
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import next_request
 from melgui.core.context.measure import breakdown_to_json, measure, measure_to_json
+from melgui.core.context.preview import CompactionQuestion, question_for
 from melgui.core.protocol.approval import ApprovalRequest, Decision, Remember
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.content import Part
-from melgui.core.protocol.loop_events import ApprovalNeeded, BranchReason, LoopEvent
+from melgui.core.protocol.loop_events import (
+    ApprovalNeeded,
+    BranchReason,
+    LoopEvent,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
 from melgui.core.protocol.messages import Message
 from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.versions import conflict_versions
@@ -23,14 +37,22 @@ from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
+from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
+from melgui.host import wire
 from melgui.host.change_journal import SessionRow
 from melgui.host.changes import ChangeLog, Record
-from melgui.host.records import approval_record, change_record, record_of
+from melgui.host.records import change_record, compaction_record, question_record, record_of
+from melgui.host.wire import RpcError
 
-# Records whose content a snapshot already holds (its thread, its conversation).
-IN_SNAPSHOT = ("change", "message", "branched")
+logger = logging.getLogger(__name__)
+
+APPROVAL = "approval"  # a session row's setting: its view's approval settings
+# Records whose content a snapshot already holds (its thread, its conversation, the
+# compaction waiting for a person).
+IN_SNAPSHOT = ("change", "message", "branched", "compaction", "compaction_resolved")
 INTERRUPTED = (
     "The melgui host stopped during this turn, and the programs the turn ran ended with it. "
     "The conversation reopened from the journal; what streamed after its last saved "
@@ -62,6 +84,9 @@ class HostedSession:
         # changes from its first prompt: a note in the snapshot it started from is not
         # drawn).
         self.first_note = ""
+        # The preview before a compaction, waiting for a person in any view (its id).
+        self.compaction: tuple[str, CompactionQuestion] | None = None
+        self._compactions = 0
         if recording is not None:
             recording.attach(agent)
         agent.thread.subscribe(self._changed)
@@ -81,8 +106,7 @@ class HostedSession:
     def _observe(self, event: LoopEvent) -> None:
         if isinstance(event, ApprovalNeeded):
             self._waiting(event.request)
-            request = event.request
-            self.log.add(approval_record(request.call, request.judgement.reason, request.source))
+            self.log.add(question_record(event.request))
         record = record_of(event)
         if record is not None:
             self.log.add(record)
@@ -117,13 +141,22 @@ class HostedSession:
         await self.agent.wait_idle()
         self.log.add({"type": "idle"})
 
-    def answer(self, call_id: str, decision: str, remember: str = "once", reason: str = "") -> bool:
-        """Approve or deny a waiting call; False when it is no longer waiting (another
-        view answered it, or the turn ended)."""
+    def answer(
+        self,
+        call_id: str,
+        decision: str,
+        remember: str = "once",
+        reason: str = "",
+        option: str = "",
+    ) -> bool:
+        """Approve or deny a waiting call (`option`: one of an ACP agent's own answers);
+        False when it is no longer waiting (another view answered it, or the turn ended)."""
         request = self.approvals.get(call_id)
         if request is None or not request.pending:
             return False
-        if decision == "approve":
+        if option and any(o.option_id == option for o in request.options):
+            request.choose(option)
+        elif decision == "approve":
             scope = remember if remember in get_args(Remember) else "once"
             request.approve(cast(Remember, scope))
         else:
@@ -132,6 +165,57 @@ class HostedSession:
 
     def stop(self) -> list[str]:
         return self.agent.stop()
+
+    def set_approval(self, approval: dict[str, Any]) -> list[str]:
+        """The view's approval settings (per-tool modes, lasting rules) in place of this
+        host's settings file's: the loop asks exactly when the view's would. Kept in its
+        row (the host journals it: a new host that reopens it asks the same). Returns the
+        rules that could not be read; raises ValueError for what is not an approval."""
+        policy = self.agent.loop.policy
+        if not isinstance(policy, RulePolicy):
+            raise ValueError("this session's approvals are not ruled here")
+        problems = apply_approval(policy, approval)
+        self.row = replace(self.row, settings={**self.row.settings, APPROVAL: approval})
+        return problems
+
+    def preview_compactions(self, on: bool) -> None:
+        """Ask a person before each compaction (the window's preview), as a question that
+        waits here until a view answers it (`answer_compaction`); off: compact at once."""
+        self.agent.compactor.review = self._review if on else None
+
+    @property
+    def previews_compactions(self) -> bool:
+        return self.agent.compactor.review is not None
+
+    async def _review(self, proposed: Proposed) -> frozenset[int] | None:
+        loop = self.agent.loop
+        question = question_for(proposed, {t.name: t for t in loop.catalog.for_role(loop.role)})
+        self._compactions += 1
+        question_id = f"{self.log.next_seq}.{self._compactions}"  # unique in this session
+        self.compaction = (question_id, question)
+        self.log.add(compaction_record(question_id, question))
+        try:
+            return await question.future
+        finally:
+            self.compaction = None
+            future = question.future
+            kept = None if future.cancelled() or not future.done() else future.result()
+            self.log.add({"type": "compaction_resolved", "id": question_id,
+                          "keep": None if kept is None else sorted(kept)})  # fmt: skip
+
+    def answer_compaction(self, question_id: str, keep: frozenset[int] | None) -> bool:
+        """Compact keeping the items `keep` word for word, or not now (None); False when
+        that question no longer waits (another view answered it, the turn stopped)."""
+        if self.compaction is None or self.compaction[0] != question_id:
+            return False
+        question = self.compaction[1]
+        if not question.pending:
+            return False
+        if keep is None:
+            question.cancel()
+        else:
+            question.keep(keep)
+        return True
 
     def compact(self) -> None:
         """Compact the conversation now (after the turns queued before it); the views
@@ -254,11 +338,8 @@ class HostedSession:
             "messages": [message.to_json() for message in messages],
             **paged,
             "tail": tail,
-            "approvals": [
-                approval_record(r.call, r.judgement.reason, r.source)
-                for r in self.approvals.values()
-                if r.pending
-            ],
+            "approvals": [question_record(r) for r in self.approvals.values() if r.pending],
+            "compaction": [compaction_record(*self.compaction)] if self.compaction else [],
             "busy": self.busy,
         }
 
@@ -270,11 +351,16 @@ class HostedSession:
             "model": self.row.model,
             "role": self.agent.loop.role,
             "source": str(self.row.settings.get("source") or ""),  # as its view said
-            "plan": self.agent.loop.plan.on,
+            "plan": self.plan_on(),
             "busy": self.busy,
             "approvals": [self.question(r) for r in self.approvals.values() if r.pending],
+            "compaction": self.compaction is not None,  # a preview waits for a person
+            "preview": self.previews_compactions,
             "seq": self.log.last_seq,
         }
+
+    def plan_on(self) -> bool:
+        return self.agent.loop.plan.on
 
     def question(self, request: ApprovalRequest) -> dict[str, Any]:
         """A waiting call as `--list-running` and a view's list say it, window or none."""
@@ -292,3 +378,129 @@ class HostedSession:
         await self.agent.aclose()
         if self.recording is not None:
             self.recording.close()
+
+
+AGENT = "agent"  # a session row's setting, a record, a snapshot's part: an ACP agent's
+AgentPhase = Literal["starting", "ready", "sign_in", "failed"]
+
+
+class HostedAgent(HostedSession):
+    """One ACP agent session in the host; it starts at once (`phase` says how far)."""
+
+    def __init__(
+        self, row: SessionRow, acp: HostedAgentSession, log: ChangeLog, desk: Desk
+    ) -> None:
+        # HostedAgentSession has the surface of an AgentSession a HostedSession uses
+        super().__init__(row, cast(AgentSession, acp), None, log, desk)
+        self.acp = acp
+        self.phase: AgentPhase = "starting"
+        self._told: dict[str, Any] = {}
+        acp.host.state.listen(self.tell)
+        self._starting = asyncio.get_running_loop().create_task(self._start())
+
+    async def _start(self) -> None:
+        try:
+            await self.acp.start()
+        except AuthRequired:
+            self.phase = "sign_in"
+        except AgentFailed:
+            self.phase = "failed"
+        except Exception:  # said as the failure, never left to the loop
+            logger.exception("the agent of session %s did not start", self.id)
+            self.phase = "failed"
+        else:
+            self.phase = "ready"
+        self.tell()
+
+    def tell(self) -> None:
+        """The agent's state as it is now, to the views (an `agent` record), when it
+        changed since it was last told."""
+        said = self.agent_json()
+        if said != self._told:
+            self._told = said
+            self.log.add({"type": AGENT, **said})
+
+    def agent_json(self) -> dict[str, Any]:
+        """{phase, failure, state}: where the agent is (`phase`: starting, ready,
+        sign_in, failed), why it failed, and what it offers (AgentState.to_json)."""
+        failure = self.acp.host.failure
+        phase = "failed" if failure else self.phase
+        return {"phase": phase, "failure": failure, "state": self.acp.host.state.to_json()}
+
+    def _observe(self, event: LoopEvent) -> None:
+        super()._observe(event)
+        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
+            self.tell()  # a failure the turn met (the agent died) is the agent's too
+
+    def plan_on(self) -> bool:
+        return False  # an ACP agent plans in its own way: its plan is in its state
+
+    async def sign_in(self, method: str) -> None:
+        """Sign in with one of the methods the agent offered, then open its session;
+        raises AgentFailed, AuthRequired."""
+        host = self.acp.host
+        await host.authenticate(method)
+        await host.open_session()
+        self.acp.mark_started()
+        self.phase = "ready"
+        self.tell()
+
+    async def set_mode(self, mode: str) -> None:
+        await self.acp.host.set_mode(mode)
+
+    async def set_model(self, model: str) -> None:
+        await self.acp.host.set_model(model)
+
+    def snapshot(self, page: int | None = None) -> dict[str, Any]:
+        return {**super().snapshot(page), AGENT: self.agent_json()}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), AGENT: self.row.settings.get(AGENT)}
+
+    async def aclose(self) -> None:
+        self._starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._starting
+        await super().aclose()
+
+
+def agent_methods(
+    session_of: Callable[[str], HostedSession],
+) -> dict[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]]:
+    """The requests a view sends about an ACP agent the host runs (`agent/sign_in`,
+    `agent/mode`, `agent/model`), for the host's dispatch table; each takes (view,
+    params) and raises RpcError for a session that runs no agent or the agent's refusal."""
+
+    def agent(params: dict[str, Any]) -> HostedAgent:
+        session = session_of(params["session"])
+        if not isinstance(session, HostedAgent):
+            raise RpcError(wire.INVALID_PARAMS, "this session runs no ACP agent")
+        return session
+
+    async def sign_in(view: Any, params: dict[str, Any]) -> Any:
+        """Sign in with a method the agent offered, and open its session; the views hear
+        the `agent` record that follows. The agent's refusal is the error's message."""
+        try:
+            await agent(params).sign_in(str(params["method_id"]))
+        except (AgentFailed, AuthRequired) as exc:
+            raise RpcError(wire.INVALID_PARAMS, str(exc)) from None
+        return {}
+
+    async def mode(view: Any, params: dict[str, Any]) -> Any:
+        await said(agent(params).set_mode(str(params["mode"])))
+        return {}
+
+    async def model(view: Any, params: dict[str, Any]) -> Any:
+        await said(agent(params).set_model(str(params["model"])))
+        return {}
+
+    async def said(change: Awaitable[None]) -> None:
+        """A mode or model the agent refused (or failed on): the error says its words."""
+        try:
+            await change
+        except RpcError:
+            raise
+        except Exception as exc:
+            raise RpcError(wire.INVALID_PARAMS, f"the agent refused: {exc}") from None
+
+    return {"agent/sign_in": sign_in, "agent/mode": mode, "agent/model": model}

@@ -40,8 +40,8 @@ from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.sent import record_to_json, undone_by
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.store.checkpoints.versions import conflict_versions
-from melgui.desk.hosted_mcp import MCP_SERVERS, HostedMcp, project_entries
 from melgui.desk.kit import WorkspaceKit
+from melgui.desk.mcp.for_loops_elsewhere import MCP_SERVERS, HostedMcp, project_entries
 from melgui.desk.rewind import call_records
 from melgui.host import wire
 from melgui.host.wire import RpcError

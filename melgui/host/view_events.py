@@ -2,7 +2,8 @@
 thread's own `change` records), and the host's own records back into the loop's events,
 for the parts of a view that read loop events (the window's approval queue, the
 conversation's mirror, a turn's end); what a view draws comes from its copy of the thread.
-And its copy of the loop's facts (LoopFacts: model, role, plan mode, what waits).
+And its copy of the loop's facts (LoopFacts: model, role, plan mode, what waits), and of
+the preview before a compaction waiting there (PreviewCopy).
 
     copy = ThreadCopy(on_answer=send)
     copy.restart(snapshot_from_json(part["thread"]))   # from an attach's snapshot (Thread's)
@@ -14,11 +15,13 @@ flight) and raises SeqGap for one that does not follow: the view asks for a snap
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from melgui.core.agent.plan_mode import PlanMode
+from melgui.core.context.preview import CompactionQuestion, question_from_json
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import ASK
@@ -140,3 +143,67 @@ class LoopFacts:
 
     def pending_approvals(self) -> list[ApprovalRequest]:
         return [request for request in self.waiting.values() if request.pending]
+
+
+class PreviewCopy:
+    """A view's copy of the preview before a compaction the host waits on (`question`,
+    its id there): shown by whoever follows the session (`on_question`), its answer sent
+    once (`send`), unless the view leaves it to the next (`held`: Keep running in the
+    background); gone, with nothing sent, when the host's goes (another view answered it,
+    the turn stopped, the host ended)."""
+
+    def __init__(
+        self,
+        send: Callable[[str, frozenset[int] | None], None],
+        held: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.question: CompactionQuestion | None = None
+        self.id = ""
+        self.on_question: Callable[[CompactionQuestion], None] | None = None
+        self._send = send
+        self._held = held
+
+    def asked(self, record: Record) -> None:
+        """A `compaction` record (or a snapshot's): the question, shown."""
+        question_id = str(record["id"])
+        if question_id == self.id:  # in a snapshot and a batch both
+            return
+        self.over()
+        question = question_from_json(record["question"])
+        self.question, self.id = question, question_id
+        question.future.add_done_callback(lambda f: self._answered(question_id, f))
+        if self.on_question is not None:
+            self.on_question(question)
+
+    def _answered(self, question_id: str, future: asyncio.Future[frozenset[int] | None]) -> None:
+        if question_id != self.id or self._held():
+            return  # resolved by the host, or left to the next view
+        self.question, self.id = None, ""
+        self._send(question_id, future.result())
+
+    def resolved(self, record: Record) -> None:
+        """A `compaction_resolved` record: the host's question went."""
+        if record.get("id") == self.id:
+            self.over()
+
+    def still(self, asked: list[Record]) -> None:
+        """A snapshot's questions: one this copy holds that is not among them went."""
+        if self.question is not None and self.id not in [a["id"] for a in asked]:
+            self.over()
+
+    def over(self) -> None:
+        question, self.question, self.id = self.question, None, ""
+        if question is not None:
+            question.cancel()
+
+
+def person_said(record: Record) -> bool:
+    """A change record of a person's message (drawn with its place in the list first)."""
+    change = record["change"]
+    return bool(change["kind"] == "entry_added" and change["entry"].get("kind") == "user")
+
+
+def replaced(record: Record) -> bool:
+    """A change record of a new list of entries (a branch, a rewind), not a load."""
+    change = record["change"]
+    return bool(change["kind"] == "entries_replaced" and change.get("reason") != "load")

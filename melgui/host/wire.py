@@ -40,7 +40,17 @@ if TYPE_CHECKING:
 #    terminal panes (a window opened with --with-host) come back in the next window.
 # 12: history/list (a remote folder's window lists its conversations kept in the
 #    history of melgui's host there, where its main conversation runs).
-PROTOCOL = 12
+# 13: compaction/answer, the compaction and compaction_resolved records, session/list's
+#    compaction and preview, settings/update's approval and compaction_preview: a main
+#    conversation's preview before a compaction waits in the host, and the window's
+#    approval settings go to each session it runs there.
+# 14: mcp/watch, …/unwatch, …/act, …/tool, …/log, …/prompt, …/resource, …/import,
+#    …/answer and the mcp/state and mcp/progress notifications: the folder's MCP servers
+#    run in the host its conversations run in, and a window shows and drives them there.
+# 15: session/open's agent and resume, the agent record and a snapshot's agent,
+#    agent/sign_in, agent/mode, agent/model, approval records' options and preview and
+#    approval/answer's option: a host view's ACP agent panes run in the host.
+PROTOCOL = 15
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

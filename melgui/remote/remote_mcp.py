@@ -7,7 +7,7 @@ definitions a session whose tools run there offers its model.
     servers = await start_there(link, "/srv/p", options)      # ready or failed, each
     offer(catalog, servers)                                   # mcp__db__query, … join it
 
-The servers start in melgui's host there (melgui/desk/hosted_mcp.py) with their cwd in
+The servers start in melgui's host there (melgui/desk/mcp/for_loops_elsewhere.py) with their cwd in
 the folder there; their calls are tool calls like the others (`tools/run` with the
 model-facing name and the same options), so each has its one result across drops.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from melgui.core.config.settings import config_dir
 from melgui.core.protocol.catalog import ToolCatalog, ToolDef
-from melgui.desk.hosted_mcp import MCP_SERVERS, tool_from_json
+from melgui.desk.mcp.for_loops_elsewhere import MCP_SERVERS, tool_from_json
 from melgui.remote.link import Link, LinkError
 from melgui.tools.mcp.config import PROJECT_FILE, ConfigError, read_entries, user_path
 from melgui.tools.mcp.manager import STATE_FILE

@@ -93,6 +93,7 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     if problem:
         QMessageBox.warning(window, "Settings", problem)
     if with_host:
+        window.mcp.wait_for_host()  # the folder's MCP servers start in the host, not here
         loop.create_task(_attach_host(window))
     with loop:
         loop.run_until_complete(closed.wait())
@@ -110,6 +111,7 @@ async def _attach_host(window: MainWindow) -> None:
         window.status.showMessage(
             f"No melgui host: {exc}. The conversation and worker panes run in this window."
         )
+        window.mcp.no_host()
 
 
 async def shutdown(window: MainWindow) -> None:

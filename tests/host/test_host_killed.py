@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.host import change_journal
 from melgui.host.client import HostClient
 from melgui.host.records import streamed_text
 from tests.fakes import ScriptedRelay, done, hold, text, tool_calls
@@ -110,3 +111,52 @@ async def test_a_view_closing_its_own_connection_is_not_the_hosts_end(host: Host
         assert "host stopped unexpectedly" in await again.wait_gone()
         assert len(gone) == 1
         await again.aclose()
+
+
+async def test_a_session_a_window_took_over_is_not_reopened_by_the_next_host(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """The host died and no new one could start: the window runs the main conversation
+    itself and marks it taken in the journal (host_end.fall_back). A host started later
+    reopens the other sessions that were open, not that one: the window owns it."""
+    scripted_relay.script([text("Main."), done()], [text("Worker."), done()])
+    view = await host.client()
+    taken = await open_session(view, str(tmp_path), scripted_relay.base_url)
+    other = await open_session(view, str(tmp_path), scripted_relay.base_url)
+    for session in (taken, other):
+        await view.call("turn/prompt", session=session, text="hi")
+        await wait_for(view, session, lambda s: not s["busy"])
+    last = (await view.attach({taken: None}))[taken]["snapshot"]["seq"]
+    host.kill()
+    await view.wait_gone()
+    await view.aclose()
+
+    assert change_journal.take_over([taken], "window 4242") == [taken]
+    assert change_journal.take_over([taken], "window 4243") == []  # once: it is taken
+    journal = change_journal.ChangeJournal(change_journal.journal_path())
+    try:
+        assert journal.state(taken) == change_journal.TAKEN
+        assert journal.state(other) == change_journal.OPEN
+        said = journal.since(taken, last)
+        assert said == [{"seq": last + 1, "type": "taken", "by": "window 4242"}]
+    finally:
+        journal.close()
+
+    host.start()
+    again = await host.client("view after the crash")
+    try:
+        listed = await again.call("session/list")
+        assert [s["id"] for s in listed] == [other]  # the window's is not reopened
+        await host_closes(again, other)
+    finally:
+        await again.aclose()
+    journal = change_journal.ChangeJournal(change_journal.journal_path())
+    try:  # and no host after that one reopens it either
+        assert journal.state(taken) == change_journal.TAKEN
+        assert [row.id for row in journal.open_sessions()] == []
+    finally:
+        journal.close()
+
+
+async def host_closes(client: HostClient, session: str) -> None:
+    await client.call("session/close", session=session)

@@ -130,6 +130,8 @@ async def test_a_compaction_runs_in_the_host_and_the_view_takes_its_new_list(
         before = [m.to_json() for m in session.conversation.messages]
         session.request_compaction()
         assert session.busy
+        await until(lambda: session.compaction.question is not None)  # the preview waits
+        session.compaction.question.keep()  # type: ignore[union-attr]
         await until(lambda: not session.busy)
         after = [m.to_json() for m in session.conversation.messages]
         assert after != before

@@ -1,4 +1,4 @@
-"""The MCP panel's model of the servers on a host (desk/servers_there.py) stays current,
+"""The MCP panel's model of the servers on a host (desk/mcp/servers_there.py) stays current,
 through a local command that behaves like a container's exec (tests/remote/local_target.py):
 a server there that dies after it started is shown failed and its tools are no longer
 offered (the host tells `mcp/changed`); Restart starts it again there and it is shown
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from melgui.core.config.settings import RemoteHost
-from melgui.desk.servers_there import ServersThere, ServerThere
+from melgui.desk.mcp.servers_there import ServersThere, ServerThere
 from melgui.remote.hosts import RemoteHosts
 from melgui.tools.mcp.config import user_path
 from tests.fakes.mcp import fake_entry

@@ -6,8 +6,8 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.connection_settings import complete_url
 from melgui.core.config.settings import Settings
-from melgui.core.transports.connection import complete_url
 from melgui.ui.settings.dialog import SettingsDialog
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, http_error

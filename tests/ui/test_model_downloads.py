@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.model_catalog import CATALOG, GB, CatalogModel
 from melgui.core.config.settings import Settings
-from melgui.core.transports.local.catalog import CATALOG, GB, CatalogModel
 from melgui.core.transports.local.hub import model_path
 from melgui.core.transports.local.model import default_model_path
 from melgui.ui.settings.dialog import SettingsDialog

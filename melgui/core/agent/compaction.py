@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from melgui.core.agent.context import ContextTracker, Fit, overflow_warning
+from melgui.core.config.project_instructions import project_instructions_text
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.context_window import ContextWindow, fix_for
 from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls
@@ -25,7 +26,6 @@ from melgui.core.protocol.loop_events import ContextNotice, LoopEvent
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.transport import LegRequest, Transport, WireSink
 from melgui.core.transports.instructions import system_text
-from melgui.core.transports.project_instructions import project_instructions_text
 
 SUMMARY_HEAD = (
     "[Summary of the earlier conversation, written by the model at compaction. "

@@ -7,6 +7,9 @@ large results is enough, only those are cut to their head and tail), unless the 
 keeps it, which puts it word for word in the next request. What is always kept (the
 instructions, the last two requests and what followed, the pinned facts) is counted as
 such.
+
+A question that waits in the melgui host travels as JSON (`question_to_json`): a view's
+copy (`question_from_json`) has the items, not the messages, which the dialog does not read.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, cast
 
-from melgui.core.agent.compaction import Proposed
+from melgui.core.agent.compaction import Plan, Proposed
 from melgui.core.agent.context import message_chars
 from melgui.core.context.labels import calls_by_id, message_label
 from melgui.core.protocol.catalog import ToolDef
@@ -82,3 +85,47 @@ def question_for(
         items.append(Item(index, label, round(message_chars(message) / ratio), fate))
     cut = sum(i.tokens for i in items if i.keepable)
     return CompactionQuestion(proposed, tuple(items), max(proposed.before - cut, 0))
+
+
+def question_to_json(question: CompactionQuestion) -> dict[str, Any]:
+    """What the preview shows of a question: its proposal's facts and its items."""
+    proposed = question.proposed
+    return {
+        "mode": proposed.mode,
+        "summarise": proposed.summarise,
+        "elided": sorted(proposed.elided),
+        "pins": list(proposed.pins),
+        "chars_per_token": proposed.chars_per_token,
+        "before": proposed.before,
+        "kept_tokens": question.kept_tokens,
+        "items": [[i.index, i.label, i.tokens, i.fate] for i in question.items],
+    }
+
+
+def question_from_json(data: dict[str, Any]) -> CompactionQuestion:
+    """A copy of a question asked elsewhere, with no messages in its plan (the dialog reads
+    the items). Needs a running asyncio loop, for its future."""
+    proposed = Proposed(
+        Plan([], [], []),
+        "manual" if data.get("mode") == "manual" else "auto",
+        bool(data.get("summarise")),
+        frozenset(int(i) for i in data.get("elided", [])),
+        tuple(str(p) for p in data.get("pins", [])),
+        float(data.get("chars_per_token") or 4.0),
+        int(data.get("before", 0)),
+    )
+    items = tuple(
+        Item(int(index), str(label), int(tokens), cast(Fate, fate))
+        for index, label, tokens, fate in data.get("items", [])
+    )
+    return CompactionQuestion(proposed, items, int(data.get("kept_tokens", 0)))
+
+
+def keep_from_json(given: Any) -> frozenset[int] | None:
+    """An answer as JSON: the items kept word for word, or null (don't compact). Raises
+    ValueError for anything else."""
+    if given is None:
+        return None
+    if not isinstance(given, list) or not all(isinstance(i, int) for i in given):
+        raise ValueError(f"keep is a list of item numbers or null, not {given!r}")
+    return frozenset(given)

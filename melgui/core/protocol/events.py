@@ -191,6 +191,29 @@ class StreamError:
 
 StreamEvent = TextDelta | ReasoningDelta | ToolCalls | Done | StreamError
 
+# What a StreamError's message says, read by the transports that write it and by the
+# window that explains it: the stream closed before the leg finished...
+ENDED_EARLY = "the stream ended before the leg finished"
+# ...or the server refused the messages it was sent (its validation of the request's
+# content, not a failure): sending the same history again cannot help.
+_REJECTION_WORDS = (
+    "validation error",
+    "input should be",
+    "field required",
+    "unprocessable",
+    "tool_call_id",
+    "messages[",
+    "messages.",
+    "invalid 'messages",
+    "pydantic",
+)
+
+
+def rejects_history(message: str) -> bool:
+    """True when an error text reads as the server refusing the messages it was sent."""
+    lower = message.lower()
+    return any(word in lower for word in _REJECTION_WORDS)
+
 
 @dataclass(frozen=True, slots=True)
 class WireEntry:

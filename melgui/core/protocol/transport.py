@@ -1,4 +1,6 @@
-"""What every transport offers the agent loop: one leg in, a stream of events out."""
+"""What every transport offers the agent loop: one leg in, a stream of events out; and
+what the window is told of models: who answers, the servers and model files found on
+this computer, and a model download's progress."""
 
 from __future__ import annotations
 
@@ -94,3 +96,44 @@ def sort_models(models: list[ModelInfo]) -> list[ModelInfo]:
     """Tool-capable first, then unknown, then those that cannot take tools (docs/tools.md)."""
     rank = {True: 0, None: 1, False: 2}
     return sorted(models, key=lambda m: (rank[m.supports_tools], m.id))
+
+
+# --- what the window is told of models ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Answerer:
+    """`name` (the model), `where` ("on this computer", "at api.openai.com"), and
+    whether it is a small local model, which answers only simple questions."""
+
+    name: str
+    where: str
+    small: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FoundServer:
+    """A server that answered; `base_url` is what the OpenAI-compatible connection takes."""
+
+    name: str
+    base_url: str
+    models: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FoundModelFile:
+    """A GGUF file the embedded engine can load; `name` is what its owner calls it."""
+
+    source: str
+    name: str
+    path: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class DownloadProgress:
+    """How far a model download is: its bytes `done` of `total`, then the SHA-256 check."""
+
+    stage: Literal["downloading", "checking"]
+    done: int
+    total: int

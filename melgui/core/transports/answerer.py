@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from melgui.core.config.settings import Settings, preset_for_url
+from melgui.core.protocol.transport import Answerer
 from melgui.core.transports.local.model import (
     SHIPPED_MODEL_FILE,
     SMALL_MODEL_BYTES,
@@ -17,16 +17,6 @@ from melgui.core.transports.local.model import (
 # The quantisation tail of a GGUF file name: ".Q4_1", "-q4_k_m", "-Q8_0", "-f16".
 QUANT_TAIL = re.compile(r"[.-](?:I?Q\d\w*|[BF]F?16|F32)$", re.IGNORECASE)
 LOOPBACK = ("localhost", "::1", "0.0.0.0")
-
-
-@dataclass(frozen=True, slots=True)
-class Answerer:
-    """`name` (the model), `where` ("on this computer", "at api.openai.com"), and
-    whether it is a small local model, which answers only simple questions."""
-
-    name: str
-    where: str
-    small: bool = False
 
 
 def gguf_name(path: str) -> str:

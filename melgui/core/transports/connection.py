@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from urllib.parse import urlsplit
 
-from melgui.core.config.settings import Settings, preset_for_url
+from melgui.core.config.connection_settings import api_key_kind
+from melgui.core.config.settings import Settings
 from melgui.core.protocol.events import StreamError, StreamEvent
 from melgui.core.protocol.transport import (
     LegRequest,
@@ -36,62 +37,9 @@ def url_problem(url: str, what: str) -> str | None:
     return None
 
 
-def api_key_kind(settings: Settings) -> str:
-    """Whose key this connection uses (see melgui.core.config.secrets)."""
-    if settings.connection == "relay":
-        return "relay"
-    if settings.connection == "openai":
-        preset = preset_for_url(settings.openai_base_url)
-        return preset.id if preset is not None else "custom"
-    return "local"
-
-
 def sends_reasoning(settings: Settings) -> bool:
     """Whether this connection sends earlier reasoning back (Settings.send_reasoning)."""
     return api_key_kind(settings) in settings.send_reasoning
-
-
-def needs_api_key(settings: Settings) -> bool:
-    if settings.connection == "local":
-        return False
-    if settings.connection == "openai":
-        preset = preset_for_url(settings.openai_base_url)
-        return preset is None or preset.needs_key
-    return True
-
-
-def connection_label(settings: Settings) -> str:
-    """A short name for the connection indicator."""
-    if settings.connection == "relay":
-        host = urlsplit(settings.relay_url).netloc or "not set"
-        return f"Mel relay · {host}"
-    if settings.connection == "openai":
-        preset = preset_for_url(settings.openai_base_url)
-        if preset is not None:
-            return preset.label
-        return urlsplit(settings.openai_base_url).netloc or "OpenAI-compatible (not set)"
-    return "Local model"
-
-
-def connection_key(settings: Settings) -> str:
-    """Which server a model name belongs to: the kind and its address (or model file)."""
-    if settings.connection == "relay":
-        return f"relay {settings.relay_url.strip().rstrip('/')}"
-    if settings.connection == "openai":
-        return f"openai {settings.openai_base_url.strip().rstrip('/')}"
-    return f"local {settings.local_model_path.strip()}"
-
-
-def complete_url(url: str) -> tuple[str, str]:
-    """`url` with a missing scheme filled in (http:// for this computer, https:// for
-    others), and a sentence saying so ("" when nothing was changed)."""
-    text = url.strip()
-    if not text or "://" in text:
-        return text, ""
-    host = text.split("/", 1)[0].split(":", 1)[0].lower()
-    local = host in ("localhost", "::1", "[::1]") or host.startswith("127.") or host == "0.0.0.0"
-    scheme = "http://" if local else "https://"
-    return scheme + text, f"{scheme} added in front of {text!r}."
 
 
 class UnconfiguredTransport:
@@ -146,12 +94,7 @@ def make_transport(
 
 __all__ = [
     "UnconfiguredTransport",
-    "api_key_kind",
-    "complete_url",
-    "connection_key",
-    "connection_label",
     "make_transport",
-    "needs_api_key",
     "sends_reasoning",
     "url_problem",
 ]

@@ -15,14 +15,19 @@ import asyncio
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow
-from melgui.core.protocol.transport import ModelInfo, Transport, TransportError
+from melgui.core.protocol.transport import (
+    FoundModelFile,
+    FoundServer,
+    ModelInfo,
+    Transport,
+    TransportError,
+)
 from melgui.core.transports.context_length import fallback_window, kind_from_url, probe_server
 from melgui.core.transports.http.replies import auth_headers
 from melgui.core.transports.http.tls import async_client
@@ -85,15 +90,6 @@ async def context_window(
 # --- servers on loopback ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class FoundServer:
-    """A server that answered; `base_url` is what the OpenAI-compatible connection takes."""
-
-    name: str
-    base_url: str
-    models: tuple[str, ...]
-
-
 async def _probe(client: httpx.AsyncClient, name: str, host: str, port: int) -> FoundServer | None:
     base_url = f"http://{host}:{port}/v1"
     try:
@@ -124,16 +120,6 @@ async def find_servers(
 
 
 # --- model files on disk ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class FoundModelFile:
-    """A GGUF file the embedded engine can load; `name` is what its owner calls it."""
-
-    source: str
-    name: str
-    path: str
-    size: int
 
 
 def _is_gguf(path: Path) -> bool:

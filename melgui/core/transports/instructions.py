@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from melgui.core.config.project_instructions import project_instructions_text
 from melgui.core.protocol.catalog import Role
-from melgui.core.transports.project_instructions import project_instructions_text
 
 _ROLE_TEXT: dict[str, str] = {
     "assistant": "You help the user with their project.",

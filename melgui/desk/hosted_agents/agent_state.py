@@ -1,6 +1,7 @@
 """What an ACP agent offers besides the chat: modes, models, commands, usage, auth methods.
 
-The pane's pickers and `/` menu read it; `listen` tells them when it changed.
+The pane's pickers and `/` menu read it; `listen` tells them when it changed. `to_json`
+and `take_json` carry it from the melgui host that runs the agent to a view's pane.
 """
 
 from __future__ import annotations
@@ -98,6 +99,35 @@ class AgentState:
     def set_title(self, title: str) -> None:
         self.title = title
         self.changed()
+
+    def to_json(self) -> dict[str, Any]:
+        """What a view's copy takes (`take_json`); each choice as [id, name, description]."""
+        said: dict[str, Any] = {name: getattr(self, name) for name in _PLAIN}
+        for name in _CHOICES:
+            said[name] = [[c.id, c.name, c.description] for c in getattr(self, name)]
+        said["plan"] = [list(entry) for entry in self.plan]
+        return said
+
+    def take_json(self, said: dict[str, Any]) -> None:
+        """A copy takes the state `to_json` gave; its listeners are told once."""
+        for name in _PLAIN:
+            value = said.get(name)
+            if name in ("used", "size"):
+                setattr(self, name, value if isinstance(value, int) else None)
+            elif name in ("can_load", "can_resume"):
+                setattr(self, name, bool(value))
+            else:
+                setattr(self, name, str(value or ""))
+        for name in _CHOICES:
+            given = said.get(name) or []
+            setattr(self, name, [Choice(str(c[0]), str(c[1]), str(c[2])) for c in given])
+        self.plan = [(str(e[0]), str(e[1])) for e in said.get("plan") or []]
+        self.changed()
+
+
+_PLAIN = ("name", "title", "agent_info", "session_id", "can_load", "can_resume", "mode",
+          "model", "model_option", "used", "size")  # fmt: skip
+_CHOICES = ("modes", "models", "commands", "auth_methods")
 
 
 def _flat(options: Any) -> list[Any]:

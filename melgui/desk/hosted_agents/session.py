@@ -105,6 +105,13 @@ class HostedAgentSession:
         self._follow_model()
         await self._note()
 
+    async def sign_in(self, method_id: str) -> None:
+        """Sign in with a method the agent offered, then open its session; raises
+        AgentFailed, AuthRequired."""
+        await self.host.authenticate(method_id)
+        await self.host.open_session()
+        self.mark_started()
+
     def mark_started(self) -> None:
         """The session was opened by hand (after a sign-in)."""
         self._started = True

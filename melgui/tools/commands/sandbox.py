@@ -22,14 +22,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from melgui.core.processes import forked_here, reset_signals
+from melgui.core.protocol.tools.commands import SandboxStatus
 
 BUS_VARIABLES = ("DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS")
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxStatus:
-    available: bool
-    message: str
 
 
 @dataclass(frozen=True, slots=True)

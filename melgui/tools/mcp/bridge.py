@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.catalog import ALL_TOOLS, ToolCatalog, ToolDef
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
-from melgui.tools.mcp.naming import tool_name
+from melgui.core.protocol.tools.mcp.naming import tool_name
 
 if TYPE_CHECKING:
     import mcp_types as types

@@ -13,39 +13,14 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Iterator
-from dataclasses import dataclass
 from typing import Literal, TypeVar
+
+from melgui.core.protocol.tools.mcp.asks import Progress, RunningCall
+
+__all__ = ["CEILING_FACTOR", "CallTimeout", "Flight", "Progress", "RunningCall"]
 
 CEILING_FACTOR = 10
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class RunningCall:
-    """The desk's call a server's message is about: who made it, its id, its tool's
-    model-facing name (empty source and id: a call made outside any loop)."""
-
-    source: str
-    call_id: str
-    tool: str
-
-
-@dataclass(frozen=True)
-class Progress:
-    progress: float
-    total: float | None = None
-    message: str = ""
-
-    @property
-    def fraction(self) -> float | None:
-        if self.total is None or self.total <= 0:
-            return None
-        return max(0.0, min(1.0, self.progress / self.total))
-
-    def line(self) -> str:
-        """ "3 of 10 · indexing src/" (or "3 · …" when the server gives no total)."""
-        done = f"{self.progress:g}" + (f" of {self.total:g}" if self.total is not None else "")
-        return f"{done} · {self.message}" if self.message else done
 
 
 class CallTimeout(Exception):

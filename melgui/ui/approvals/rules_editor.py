@@ -36,8 +36,8 @@ from melgui.core.agent.rule_scopes import SCOPE_LABEL, SCOPES, Rule, RuleBook, S
 from melgui.core.agent.rule_trial import RuleTrial
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ALL_TOOLS, Mode
+from melgui.core.protocol.tools.commands import SandboxStatus
 from melgui.core.store.records import AllowedCall
-from melgui.tools.commands.sandbox import SandboxStatus
 from melgui.ui.approvals.history_trial import HistoryTrial, Recorded
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.look.tokens import ROW_H, RULE_MATCHES_MAX_H, SPACE_XS

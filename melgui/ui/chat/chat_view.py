@@ -15,10 +15,12 @@ from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from melgui.core.agent.compaction_view import persons_words, summarised
+from melgui.core.config.project_instructions import instruction_file_names
 from melgui.core.protocol.call_life import OPEN_PHASES, CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.transport import Answerer
 from melgui.core.thread.changes import (
     Change,
     EntriesReplaced,
@@ -35,8 +37,6 @@ from melgui.core.thread.entries import (
     ReasoningEntry,
     UserEntry,
 )
-from melgui.core.transports.answerer import Answerer
-from melgui.core.transports.project_instructions import instruction_file_names
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import looks_like_command

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from melgui.core.transports.http.leg import ENDED_EARLY
-from melgui.core.transports.http.replies import one_line, rejects_history
+from melgui.core.protocol.events import ENDED_EARLY, rejects_history
+from melgui.core.protocol.tools.definition import shorten
 
 _UNREACHABLE = (
     "connect",
@@ -81,7 +81,7 @@ def explain_failure(message: str, status: int | None, *, kept: int = 0) -> Expla
     if status is not None and status >= 400 and rejects_history(detail):
         return Explained(
             f"The server rejected this conversation's history ({_status(status)}): "
-            f"{one_line(detail, 160)}",
+            f"{shorten(detail, 160)}",
             "Edit and resend the last message (Ctrl+Shift+Up) or start a new conversation "
             "(Ctrl+N); this one stays in the history",
         )

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QWidget
 
-from melgui.core.transports.answerer import Answerer
+from melgui.core.protocol.transport import Answerer
 
 BETTER_MODELS = "better-models"
 

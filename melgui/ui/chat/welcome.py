@@ -13,7 +13,7 @@ from html import escape
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidget
 
-from melgui.core.transports.answerer import Answerer
+from melgui.core.protocol.transport import Answerer
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.runtime.look.icons import icon
 from melgui.ui.runtime.look.tokens import ICON, SPACE_2XL, SPACE_3XL, SPACE_L, SPACE_S, Colors

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from melgui.core.context.preview import CompactionQuestion, Item
 from melgui.ui.runtime.look.tokens import DIALOG_PREVIEW
@@ -87,7 +88,9 @@ class CompactionPreview(QDialog):
         layout.addWidget(self.tree, 1)
         layout.addWidget(pins)
         layout.addWidget(buttons)
-        question.future.add_done_callback(lambda _future: self.close())
+        # Answered elsewhere (another window, the host's turn stopped): it closes, unless
+        # it went with its window already.
+        question.future.add_done_callback(lambda _future: isValid(self) and self.close())
 
     def _row(self, item: Item, colors: Colors) -> QTreeWidgetItem:
         row = QTreeWidgetItem([item.label, f"{item.tokens:,}", FATE[item.fate]])

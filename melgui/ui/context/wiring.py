@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal, SignalInstance
 from PySide6.QtWidgets import QWidget
+from shiboken6 import isValid
 
 from melgui.core.agent.compaction import Proposed, is_summary
 from melgui.core.agent.compaction_view import persons_words
@@ -25,7 +26,7 @@ from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.config.settings import Settings
 from melgui.core.context.breakdown import Slice
 from melgui.core.context.measure import breakdown_from_json, measure_from_json
-from melgui.core.context.preview import question_for
+from melgui.core.context.preview import CompactionQuestion, question_for
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.host.client import HostGone
 from melgui.host.remote_session import RemoteSession
@@ -34,7 +35,6 @@ from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.context.context_popup import ContextPopup
 from melgui.ui.context.preview_dialog import CompactionPreview
 from melgui.ui.runtime.aio import TaskKeeper
-from melgui.ui.runtime.sessions import not_in_host
 from melgui.ui.runtime.theme import Colors
 
 NOT_DRAWN = "That message is not drawn in the chat now: show earlier messages to reach it."
@@ -91,10 +91,17 @@ class ContextWiring(QObject):
         return SlashCommand("pin", what, self._pin, usage="<fact>")
 
     def follow(self, session: ChatSession, chat: ChatView) -> None:
-        """A new main conversation: its compactions are previewed here."""
+        """A new main conversation: its compactions are previewed here (one in the melgui
+        host asks here too: its question waits there until a window answers it)."""
         self.session, self.chat = session, chat
         if isinstance(session, AgentSession):
             session.compactor.review = self.review
+        elif isinstance(session, RemoteSession):
+            session.compaction.on_question = self._hosted_question
+            session.loop.send({"compaction_preview": self._settings().compaction_preview})
+            waiting = session.compaction.question
+            if waiting is not None and waiting.pending:
+                self._hosted_question(waiting)  # asked while no window showed it
         if self.popup.isVisible():
             self.popup.hide()
 
@@ -104,8 +111,6 @@ class ContextWiring(QObject):
     def _compact(self) -> None:
         if self.chat is None:
             return
-        if isinstance(self.session, RemoteSession) and self._settings().compaction_preview:
-            self.say(not_in_host("the preview before a compaction (the host compacts without it)"))
         self.chat.bridge.compact()
 
     # -- the popup ---------------------------------------------------------------------
@@ -175,7 +180,23 @@ class ContextWiring(QObject):
         tools = {}
         if isinstance(session, AgentSession):
             tools = {t.name: t for t in session.loop.catalog.for_role(session.loop.role)}
-        question = question_for(proposed, tools)
+        return await self._ask(question_for(proposed, tools))
+
+    def _hosted_question(self, question: CompactionQuestion) -> None:
+        """The melgui host waits for a person before compacting the conversation shown:
+        the same preview; its answer goes to the host (RemoteSession), and it closes when
+        another window answers first."""
+        if self.preview is not None and self.preview.question is question:
+            return
+        session = self.session
+        if not self._settings().compaction_preview:  # turned off since it was sent there
+            if isinstance(session, RemoteSession):
+                session.loop.send({"compaction_preview": False})
+            question.keep()
+            return
+        self._tasks.spawn(self._ask(question), what="the preview before a compaction")
+
+    async def _ask(self, question: CompactionQuestion) -> frozenset[int] | None:
         dialog = CompactionPreview(question, self.colors, self.parent_widget)
         self.preview = dialog
         dialog.show()
@@ -184,7 +205,8 @@ class ContextWiring(QObject):
             return await question.future
         finally:
             self.preview = None
-            dialog.deleteLater()
+            if isValid(dialog):  # not gone with its window
+                dialog.deleteLater()
 
     def _pin(self, arguments: str) -> None:
         session, chat = self.session, self.chat

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from melgui.tools.mcp.calls import Progress
+from melgui.core.protocol.tools.mcp.asks import Progress
 from melgui.ui.runtime.theme import Colors
 
 BAR_CELLS = 20

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.tools.mcp.asks.elicitation import Field, InputRequest, url_warning
+from melgui.core.protocol.tools.mcp.asks import Field, InputRequest, url_warning
 from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 

@@ -9,31 +9,27 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-import mcp_types as types
-
 from melgui.core.protocol.content import FilePart
+from melgui.core.protocol.tools.mcp.naming import tool_name
+from melgui.core.protocol.tools.mcp.view import McpProblem, McpView, PromptRow, ServerRow
 from melgui.desk.prompt.attachments import fuzzy_rank
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import SlashCommand
-from melgui.tools.mcp.content import prompt_text, resource_part
-from melgui.tools.mcp.manager import McpManager
-from melgui.tools.mcp.naming import tool_name
-from melgui.tools.mcp.server import McpServer, McpUnavailable
 from melgui.ui.runtime.aio import TaskKeeper
 
 ORIGIN = "mcp"
 
 
-def usage(prompt: types.Prompt) -> str:
+def usage(prompt: PromptRow) -> str:
     """ "<path> [focus]": required arguments in angle brackets, optional in square."""
-    return " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments or [])
+    return " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
 
 
-def prompt_arguments(prompt: types.Prompt, text: str) -> tuple[dict[str, str], str]:
+def prompt_arguments(prompt: PromptRow, text: str) -> tuple[dict[str, str], str]:
     """What was typed after the command as the prompt's arguments, or a one-line problem.
     `name=value` names one; other words fill the arguments in order, the last taking
     the rest of the line."""
-    declared = [a.name for a in prompt.arguments or []]
+    declared = [a.name for a in prompt.arguments]
     try:
         words = shlex.split(text)
     except ValueError as exc:
@@ -52,7 +48,7 @@ def prompt_arguments(prompt: types.Prompt, text: str) -> tuple[dict[str, str], s
     elif loose and not free:
         return {}, f"/{prompt.name} takes no more arguments: {' '.join(loose)}"
     named.update(zip(free, loose, strict=False))
-    missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in named]
+    missing = [a.name for a in prompt.arguments if a.required and a.name not in named]
     if missing:
         return {}, f"missing {', '.join(missing)}: {usage(prompt)}"
     return named, ""
@@ -63,23 +59,30 @@ class McpOffers:
 
     def __init__(
         self,
-        manager: McpManager,
+        view: McpView,
         kit: PromptKit,
         tasks: TaskKeeper,
         send: Callable[[str], None],
         say: Callable[[str], None],
     ) -> None:
-        self.manager = manager
+        self.view = view
         self.kit = kit
         self.tasks = tasks
         self.send = send  # a prompt's text, as the person's next message
         self.say = say  # a note under the prompt box
         kit.mentions.append(self)
-        manager.subscribe(lambda _server: self.refresh())
+        self._unsubscribe = view.subscribe(self.refresh)
         self.refresh()
 
-    def _ready(self) -> list[McpServer]:
-        return [s for s in self.manager.servers.values() if s.state.status == "ready"]
+    def set_view(self, view: McpView) -> None:
+        """Offer `view`'s prompts and resources from now on (the melgui host's)."""
+        self._unsubscribe()
+        self.view = view
+        self._unsubscribe = view.subscribe(self.refresh)
+        self.refresh()
+
+    def _ready(self) -> list[ServerRow]:
+        return [s for s in self.view.servers() if s.status == "ready"]
 
     # -- prompts as commands -------------------------------------------------------------
 
@@ -87,7 +90,7 @@ class McpOffers:
         self.kit.commands.remove_origin(ORIGIN)
         taken: set[str] = set()
         for server in self._ready():
-            for prompt in sorted(server.prompts, key=lambda p: p.name):
+            for prompt in server.prompts:
                 name = tool_name(server.name, prompt.name, taken)
                 taken.add(name)
                 summary = prompt.description or prompt.title or f"a prompt of {server.name}"
@@ -101,7 +104,7 @@ class McpOffers:
                     )
                 )
 
-    def _runner(self, server: str, prompt: types.Prompt) -> Callable[[str], str | None]:
+    def _runner(self, server: str, prompt: PromptRow) -> Callable[[str], str | None]:
         def run(text: str) -> None:
             arguments, problem = prompt_arguments(prompt, text)
             if problem:
@@ -112,16 +115,12 @@ class McpOffers:
         return run
 
     async def _fetch(self, server: str, name: str, arguments: dict[str, str]) -> None:
-        found = self.manager.servers.get(server)
-        if found is None:
-            self.say(f"No MCP server named {server!r}.")
-            return
         try:
-            result = await found.get_prompt(name, arguments)
-        except McpUnavailable as exc:
+            text = await self.view.get_prompt(server, name, arguments)
+        except McpProblem as exc:
             self.say(f"The prompt could not be had: {exc}.")
             return
-        self.send(prompt_text(result))
+        self.send(text)
 
     # -- resources under @ ---------------------------------------------------------------
 
@@ -141,10 +140,10 @@ class McpOffers:
 
         async def read() -> None:
             try:
-                result = await self.manager.servers[server].read_resource(uri)
-            except (McpUnavailable, KeyError) as exc:
+                part = await self.view.read_resource(server, uri)
+            except McpProblem as exc:
                 fail(f"{value} could not be read: {exc}")
                 return
-            attach(resource_part(server, uri, result))
+            attach(part)
 
         self.tasks.spawn(read(), what="reading an MCP resource")

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.tools.mcp.asks.sampling import SamplingRequest
+from melgui.core.protocol.tools.mcp.asks import SamplingRequest
 from melgui.ui.runtime.look.tokens import SPACE_S
 from melgui.ui.runtime.theme import Colors
 

@@ -1,4 +1,5 @@
-"""Every MCP server of the desk with its state in one line, and what can be done about it.
+"""Every MCP server of the desk with its state in one line, and what can be done about it,
+wherever the servers run (`view`: this process's, or the melgui host's: McpView).
 
 A server is a row (name, state); its tools are child rows with a check box each
 (unchecked: not offered to the model), and the resources it offers are listed under a
@@ -29,13 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.desk.servers_there import ServersThere
-from melgui.tools.mcp.config import ConfigError
-from melgui.tools.mcp.importing import ImportReport, import_servers, known_files
-from melgui.tools.mcp.manager import McpManager
-from melgui.tools.mcp.server import McpServer
+from melgui.core.protocol.tools.mcp.view import ImportDone, McpProblem, McpView, ServerRow
+from melgui.desk.mcp.servers_there import ServersThere
 from melgui.ui.mcp.log_dialog import ServerLogDialog
-from melgui.ui.mcp.restart import restart_reread
 from melgui.ui.mcp.servers_there import (
     HERE,
     THERE_NAME_ROLE,
@@ -57,7 +54,7 @@ RESOURCE_ROLE = Qt.ItemDataRole.UserRole + 2  # a resource row's uri
 class ServersPanel(QWidget):
     def __init__(
         self,
-        manager: McpManager,
+        view: McpView,
         tasks: TaskKeeper,
         colors: Colors,
         parent: QWidget | None = None,
@@ -65,7 +62,8 @@ class ServersPanel(QWidget):
         there: ServersThere | None = None,
     ) -> None:
         super().__init__(parent)
-        self.manager = manager
+        self.view = view
+        self._unsubscribe = view.subscribe(self._server_changed)
         self.there = there
         self.tasks = tasks
         self.colors = colors
@@ -124,6 +122,9 @@ class ServersPanel(QWidget):
             self,
         )
         self.empty.setWordWrap(True)
+        self.where = QLabel(self)  # where the servers run, when not in this window
+        self.where.setObjectName("mcpWhere")
+        self.where.setWordWrap(True)
         self.notice = QLabel(self)  # what the last import did
         self.notice.setWordWrap(True)
         self.notice.hide()
@@ -132,12 +133,24 @@ class ServersPanel(QWidget):
         layout.addLayout(banner_row)
         layout.addWidget(self.empty)
         layout.addWidget(self.notice)
+        layout.addWidget(self.where)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail)
         layout.addLayout(buttons)
         self._toggling = False
-        manager.subscribe(lambda server: self._server_changed())
+        # Servers elsewhere may say something after the window went (a host's last word).
+        self.destroyed.connect(lambda: self._unsubscribe())
         self.refresh()
+
+    def set_view(self, view: McpView) -> None:
+        """Show and drive `view`'s servers from now on (the melgui host's, once attached)."""
+        self._unsubscribe()
+        self.view = view
+        self._unsubscribe = view.subscribe(self._server_changed)
+        self.refresh()
+
+    def _rows(self) -> dict[str, ServerRow]:
+        return {row.name: row for row in self.view.servers()}
 
     # -- showing -------------------------------------------------------------------------
 
@@ -155,7 +168,7 @@ class ServersPanel(QWidget):
         try:
             self.tree.clear()
             elsewhere = self.there.every() if self.there is not None else []
-            for server in self.manager.servers.values():
+            for server in self.view.servers():
                 item = self._server_item(server)
                 if elsewhere:  # beside servers elsewhere, say where this one runs
                     item.setText(0, f"{server.name} · on {HERE}")
@@ -167,7 +180,7 @@ class ServersPanel(QWidget):
         self.tree.expandAll()
         if selected is not None:
             self.select(selected)
-        untrusted, waiting = self.manager.untrusted, waiting_file(self.there)
+        untrusted, waiting = self.view.untrusted, waiting_file(self.there)
         self.banner.setVisible(untrusted is not None or waiting is not None)
         self.trust_button.setVisible(untrusted is not None or waiting is not None)
         if untrusted is not None:
@@ -177,41 +190,45 @@ class ServersPanel(QWidget):
             )
         elif waiting is not None:
             self.banner.setText(banner_there(waiting))
-        problems = "\n".join(self.manager.problems)
+        where = self.view.where
+        self.where.setVisible(bool(where))
+        self.where.setText(
+            f"These servers run in {where}, where the conversations call them: "
+            "Restart, Disable and Log act there."
+        )
+        self.where.setStyleSheet(f"color: {self.colors.muted}")
+        problems = "\n".join(self.view.problems)
         self.empty.setVisible(not self.tree.topLevelItemCount() or bool(problems))
         if problems:
             self.empty.setText(problems)
         self._update_buttons()
 
-    def _server_item(self, server: McpServer) -> QTreeWidgetItem:
-        item = QTreeWidgetItem([server.name, server.state.line()])
+    def _server_item(self, server: ServerRow) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([server.name, server.line])
         item.setData(0, SERVER_ROLE, server.name)
-        item.setToolTip(0, server.config.describe())
-        item.setToolTip(1, server.state.line())
-        color = status_color(server.state.status, self.colors)
+        item.setToolTip(0, server.describe)
+        item.setToolTip(1, server.line)
+        color = status_color(server.status, self.colors)
         if color:
             item.setForeground(1, QColor(color))
-        disabled = server.config.disabled_tools
-        for tool in sorted(server.tools, key=lambda t: t.name):
-            child = QTreeWidgetItem([tool.name, (tool.description or "").split("\n")[0]])
+        for tool in server.tools:
+            child = QTreeWidgetItem([tool.name, tool.description.split("\n")[0]])
             child.setData(0, SERVER_ROLE, server.name)
             child.setData(0, TOOL_ROLE, tool.name)
             child.setFlags(child.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            checked = tool.name not in disabled
-            child.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            checked = Qt.CheckState.Checked if tool.enabled else Qt.CheckState.Unchecked
+            child.setCheckState(0, checked)
             item.addChild(child)
         if server.resources:
             group = QTreeWidgetItem([f"Resources ({len(server.resources)})", ""])
             group.setData(0, SERVER_ROLE, server.name)
             group.setForeground(0, QColor(self.colors.muted))
-            for resource in sorted(server.resources, key=lambda r: str(r.uri)):
-                uri = str(resource.uri)
-                about = resource.description or resource.mime_type or ""
-                child = QTreeWidgetItem([resource.title or resource.name or uri, about])
+            for resource in server.resources:
+                child = QTreeWidgetItem([resource.title or resource.uri, resource.about])
                 child.setData(0, SERVER_ROLE, server.name)
-                child.setData(0, RESOURCE_ROLE, uri)
-                child.setToolTip(0, f"{server.name}:{uri}")
-                child.setToolTip(1, about)
+                child.setData(0, RESOURCE_ROLE, resource.uri)
+                child.setToolTip(0, f"{server.name}:{resource.uri}")
+                child.setToolTip(1, resource.about)
                 group.addChild(child)
             item.addChild(group)
         return item
@@ -222,7 +239,7 @@ class ServersPanel(QWidget):
 
     def _update_buttons(self) -> None:
         name = self.selected_server()
-        server = self.manager.servers.get(name) if name else None
+        server = self._rows().get(name) if name else None
         for button in (self.restart_button, self.enable_button, self.log_button):
             button.setEnabled(server is not None)
         current = self.tree.currentItem()
@@ -233,24 +250,23 @@ class ServersPanel(QWidget):
             self.detail.setText(f"{top.text(0)}: {top.text(1)}\n{top.toolTip(0)}")
             self.restart_button.setEnabled(self.there is not None)  # its host restarts it
         if server is not None:
-            self.detail.setText(f"{server.name}: {server.state.line()}\n{server.config.describe()}")
-            disabled = server.state.status == "disabled"
+            self.detail.setText(f"{server.name}: {server.line}\n{server.describe}")
+            disabled = server.status == "disabled"
             self.enable_button.setText("Enable" if disabled else "Disable")
-            self.restart_button.setEnabled(server.state.status not in ("disabled", "untrusted"))
+            self.restart_button.setEnabled(server.status not in ("disabled", "untrusted"))
         self.attach_button.setVisible(server is not None and bool(server.resources))
         self.attach_button.setEnabled(
             current is not None
             and bool(current.data(0, RESOURCE_ROLE))
             and self.on_attach is not None
         )
-        signs_in = server is not None and server.sign_in is not None
-        self.sign_in_button.setVisible(signs_in)
-        if server is not None and server.sign_in is not None:
-            signed = server.sign_in.signed_in() and server.state.status == "ready"
+        self.sign_in_button.setVisible(server is not None and server.signs_in)
+        if server is not None and server.signs_in:
+            signed = server.signed_in and server.status == "ready"
             self.sign_in_button.setText("Sign out" if signed else "Sign in")
             if signed:
                 self.detail.setText(self.detail.text() + "\nSigned in (OAuth)")
-            self.sign_in_button.setEnabled(server.state.status not in ("disabled", "untrusted"))
+            self.sign_in_button.setEnabled(server.status not in ("disabled", "untrusted"))
 
     # -- acting --------------------------------------------------------------------------
 
@@ -275,15 +291,16 @@ class ServersPanel(QWidget):
         name = self.selected_server()
         if name:
             what = f"restarting MCP server {name}"
-            self.tasks.spawn(restart_reread(self.manager, name), what=what)
+            self.tasks.spawn(self.view.restart(name), what=what)
 
     def toggle_selected(self) -> None:
         name = self.selected_server()
         if not name:
             return
-        enable = self.manager.servers[name].state.status == "disabled"
+        row = self._rows().get(name)
+        enable = row is not None and row.status == "disabled"
         self.tasks.spawn(
-            self.manager.set_enabled(name, enable),
+            self.view.set_enabled(name, enable),
             what=f"{'enabling' if enable else 'disabling'} MCP server {name}",
         )
 
@@ -293,9 +310,9 @@ class ServersPanel(QWidget):
         if not name:
             return
         if self.sign_in_button.text() == "Sign out":
-            self.tasks.spawn(self.manager.sign_out(name), what=f"signing out of {name}")
+            self.tasks.spawn(self.view.sign_out(name), what=f"signing out of {name}")
         else:
-            self.tasks.spawn(self.manager.sign_in(name), what=f"signing in to {name}")
+            self.tasks.spawn(self.view.sign_in(name), what=f"signing in to {name}")
 
     def attach_selected(self) -> None:
         item = self.tree.currentItem()
@@ -310,36 +327,36 @@ class ServersPanel(QWidget):
     def show_log(self) -> None:
         name = self.selected_server()
         if name:
-            ServerLogDialog(self.manager.servers[name], self).show()
+            ServerLogDialog(self.view, name, self.tasks, self).show()
 
     def trust_project(self) -> None:
         waiting = waiting_file(self.there)
-        if self.manager.untrusted is None and waiting is not None and self.there is not None:
+        if self.view.untrusted is None and waiting is not None and self.there is not None:
             self.there.trust(waiting.where)  # remembered here; they start there
             return
-        self.manager.trust_project()
-        self.tasks.spawn(self.manager.start_all(), what="starting the project's MCP servers")
-        self.refresh()
+        self.tasks.spawn(self.view.trust_project(), what="starting the project's MCP servers")
 
     def _fill_import_menu(self) -> None:
         self.import_menu.clear()
-        for path in known_files(self.manager.folder):
-            if path.is_file():
-                action = self.import_menu.addAction(str(path))
-                action.triggered.connect(lambda _=False, p=path: self.import_from(p))
+        for path in self.view.import_files():
+            action = self.import_menu.addAction(path)
+            action.triggered.connect(lambda _=False, p=path: self._import(Path(p)))
         other = self.import_menu.addAction("Choose a file…")
         other.triggered.connect(self._choose_import)
 
     def _choose_import(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Import MCP servers", "", "JSON (*.json)")
         if name:
-            self.import_from(Path(name))
+            self._import(Path(name))
 
-    def import_from(self, path: Path) -> ImportReport | None:
+    def _import(self, path: Path) -> None:
+        self.tasks.spawn(self.import_from(path), what=f"importing MCP servers from {path}")
+
+    async def import_from(self, path: Path) -> ImportDone | None:
         """Add `path`'s servers to the user's mcp.json; says what happened in the panel."""
         try:
-            report = import_servers(path)
-        except (ConfigError, OSError) as exc:
+            report = await self.view.import_from(str(path))
+        except McpProblem as exc:
             self.notice.setText(f"Import failed: {exc}")
             self.notice.show()
             return None
@@ -361,6 +378,6 @@ class ServersPanel(QWidget):
         enabled = item.checkState(0) == Qt.CheckState.Checked
         self._toggling = True
         try:
-            self.manager.set_tool_enabled(str(item.data(0, SERVER_ROLE)), str(tool), enabled)
+            self.view.set_tool_enabled(str(item.data(0, SERVER_ROLE)), str(tool), enabled)
         finally:
             self._toggling = False

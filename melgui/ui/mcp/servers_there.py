@@ -1,4 +1,4 @@
-"""The MCP panel's rows for servers on other machines (desk/servers_there.py), each
+"""The MCP panel's rows for servers on other machines (desk/mcp/servers_there.py), each
 labelled with where it runs, and what the panel and the chat say while a remote
 folder's own `.melgui/mcp.json` waits for trust."""
 
@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTreeWidgetItem
 
-from melgui.desk.servers_there import ProjectFileThere, ServersThere, ServerThere
+from melgui.desk.mcp.servers_there import ProjectFileThere, ServersThere, ServerThere
 from melgui.ui.runtime.theme import Colors
 
 THERE_ROLE = Qt.ItemDataRole.UserRole + 3  # a remote server's row: "where", its host

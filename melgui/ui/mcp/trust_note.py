@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import weakref
 
-from melgui.tools.mcp.manager import McpManager
+from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.mcp.servers_panel import ServersPanel
 from melgui.ui.mcp.servers_there import waiting_file, waiting_text_there
@@ -14,14 +14,14 @@ from melgui.ui.runtime.theme import Colors
 TRUST_LINK = ("act:trust-mcp/", "Trust and start")
 
 
-def waiting_text(manager: McpManager) -> str | None:
+def waiting_text(view: McpView) -> str | None:
     """What to say in the chat, or None when nothing waits for trust."""
-    if manager.untrusted is None:
+    if view.untrusted is None:
         return None
-    names = sorted(n for n, s in manager.servers.items() if s.state.status == "untrusted")
+    names = sorted(s.name for s in view.servers() if s.status == "untrusted")
     listed = ", ".join(names) if names else "its servers"
     return (
-        f"MCP servers from {manager.untrusted} are waiting for trust and have not started: "
+        f"MCP servers from {view.untrusted} are waiting for trust and have not started: "
         f"{listed}. Trust the file as it is now to start them (View → MCP servers shows them)."
     )
 
@@ -35,7 +35,7 @@ class TrustNote:
         self._said: weakref.WeakSet[ChatView] = weakref.WeakSet()
 
     def mention(self, chat: ChatView) -> None:
-        text = waiting_text(self._panel.manager) or waiting_text_there(self._panel.there)
+        text = waiting_text(self._panel.view) or waiting_text_there(self._panel.there)
         if text is None or chat in self._said:
             return
         self._said.add(chat)
@@ -44,7 +44,7 @@ class TrustNote:
         chat.actionRequested.connect(lambda verb, _argument: self._on_action(verb, said()))
 
     def _on_action(self, verb: str, chat: ChatView | None) -> None:
-        waiting = self._panel.manager.untrusted or waiting_file(self._panel.there)
+        waiting = self._panel.view.untrusted or waiting_file(self._panel.there)
         if verb != "trust-mcp" or waiting is None or chat is None:
             return
         self._panel.trust_project()

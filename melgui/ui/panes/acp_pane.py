@@ -13,10 +13,10 @@ import asyncio
 import html
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol, cast
 
 import shiboken6
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
@@ -27,14 +27,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.core.agent.session import ChatSession
 from melgui.core.terminal.screen import TerminalScreen
-from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
+from melgui.desk.hosted_agents.agent_state import AgentState
+from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.hosted_agents.terminals import AgentTerminal
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.terminal.view import TerminalView
+from melgui.ui.runtime.agent_in_host import RemoteAgentSession
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.flush_scheduler import FLUSH_MS, shared_scheduler
@@ -42,14 +46,33 @@ from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 
+class AgentControls(Protocol):
+    """What the pane reads and asks of the agent: the AcpHost of one in this window, the
+    host's word on one the melgui host runs (RemoteAgentSession.agent)."""
+
+    command: AgentCommand
+    cwd: str
+    state: AgentState
+    failure: str
+
+    async def set_mode(self, mode_id: str) -> None: ...
+
+    async def set_model(self, value: str) -> None: ...
+
+
+AcpSession = HostedAgentSession | RemoteAgentSession
+
+
 class AcpPane(AgentPane):
-    """Hosts one ACP agent. `start()` (called by the manager) spawns it."""
+    """Hosts one ACP agent. `start()` (called by the manager) spawns it, here or, for a
+    window that is a view of the melgui host, there (its terminals' tabs are this
+    window's only)."""
 
     _stateArrived = Signal()  # the agent's modes/models/commands changed
 
     def __init__(
         self,
-        session: HostedAgentSession,
+        session: AcpSession,
         task: str = "",
         *,
         bridge: SessionBridge | None = None,
@@ -59,11 +82,18 @@ class AcpPane(AgentPane):
         parent: QWidget | None = None,
     ) -> None:
         self.acp = session
-        self.kit = PromptKit(session.host.cwd)
+        self.agent: AgentControls
+        if isinstance(session, HostedAgentSession):
+            here: AcpHost | None = session.host
+            self.agent = session.host
+        else:  # in the melgui host: its word on the agent
+            here, self.agent = None, session.agent
+        self.kit = PromptKit(self.agent.cwd)
+        chat_session = cast(ChatSession, session)
         if bridge is None:
-            bridge = SessionBridge(session, tasks=tasks)
+            bridge = SessionBridge(chat_session, tasks=tasks)
         super().__init__(
-            session,
+            chat_session,
             "",
             bridge=bridge,
             on_approval=on_approval,
@@ -73,9 +103,17 @@ class AcpPane(AgentPane):
             parent=parent,
         )
         bridge.setParent(self)
+        if isinstance(session, RemoteAgentSession):
+            # a snapshot of the host's (a reattach, whole or again): drawn from it
+            session.on_snapshot = session.on_whole = lambda: QTimer.singleShot(
+                0, self, self._took_snapshot
+            )
+            QTimer.singleShot(0, self, self._took_snapshot)  # one reattached: its calls now
         self._first = task
-        self.info.setText(f"ACP agent <b>{html.escape(session.host.command.name)}</b> · starting…")
-        self.info.setToolTip(session.host.command.text())
+        command = self.agent.command
+        self.info.setText(f"ACP agent <b>{html.escape(command.name)}</b> · starting…")
+        where = "" if here is not None else "\n(run by the melgui host, as its child process)"
+        self.info.setToolTip(command.text() + where)
         self.mode_box = QComboBox(self)
         self.mode_box.setAccessibleName("Agent mode")
         self.mode_box.activated.connect(self._mode_picked)
@@ -107,12 +145,19 @@ class AcpPane(AgentPane):
         self.terminal_tabs.hide()
         self._split.addWidget(self.terminal_tabs)
         self.terminal_views: dict[str, TerminalView] = {}
-        session.host.terminals.on_open = self.show_terminal
-        session.host.settle = self._drawn
+        if here is not None:
+            here.terminals.on_open = self.show_terminal
+            here.settle = self._drawn
         self._stateArrived.connect(self._show_state)
-        session.host.state.listen(self._stateArrived.emit)
+        self.agent.state.listen(self._stateArrived.emit)
         self.bridge.loopEvent.connect(lambda _event: self._show_failure())
         self._show_state()
+
+    def _took_snapshot(self) -> None:
+        """Drawn again from the host's snapshot, its cards in their calls' phases (a
+        question waiting: on its card)."""
+        self.chat.redraw_history()
+        self.chat.follow_calls(self.acp.thread.calls())
 
     # -- start ---------------------------------------------------------------------------
 
@@ -124,8 +169,9 @@ class AcpPane(AgentPane):
             return None
 
     async def _start(self) -> None:
+        acp = self.acp
         try:
-            await self.acp.start()
+            await (acp.start() if isinstance(acp, HostedAgentSession) else acp.started())
         except AuthRequired as exc:
             if shiboken6.isValid(self):
                 self._offer_sign_in(exc)
@@ -143,7 +189,7 @@ class AcpPane(AgentPane):
 
     def _offer_sign_in(self, exc: AuthRequired) -> None:
         self.info.setText(
-            f"ACP agent <b>{html.escape(self.acp.host.command.name)}</b> asks you to sign in:"
+            f"ACP agent <b>{html.escape(self.agent.command.name)}</b> asks you to sign in:"
         )
         for method in exc.methods:
             button = QPushButton(method.name, self)
@@ -157,15 +203,13 @@ class AcpPane(AgentPane):
 
     async def _authenticate(self, method_id: str) -> None:
         try:
-            await self.acp.host.authenticate(method_id)
-            await self.acp.host.open_session()
+            await self.acp.sign_in(method_id)
         except (AuthRequired, AgentFailed) as exc:
             if shiboken6.isValid(self):
                 self._fail(str(exc))
             return
         if not shiboken6.isValid(self):
             return
-        self.acp.mark_started()
         for button in self.sign_in:
             button.deleteLater()
         self.sign_in = []
@@ -188,7 +232,7 @@ class AcpPane(AgentPane):
         self._refresh_state()
 
     def _show_failure(self) -> None:
-        text = self.acp.host.failure or ""
+        text = self.agent.failure or ""
         self.failure.setVisible(bool(text))
         if text:
             self.failure.setText(text)
@@ -197,7 +241,7 @@ class AcpPane(AgentPane):
     # -- what the agent offers -------------------------------------------------------------
 
     def _show_state(self) -> None:
-        state = self.acp.host.state
+        state = self.agent.state
         if state.session_id:
             who = state.agent_info or state.name
             extra = f" · {len(state.commands)} commands under /" if state.commands else ""
@@ -216,13 +260,13 @@ class AcpPane(AgentPane):
 
     def _mode_picked(self, index: int) -> None:
         mode = str(self.mode_box.itemData(index))
-        if mode and mode != self.acp.host.state.mode:
-            self._tasks.spawn(self._set(self.acp.host.set_mode(mode)), what="changing mode")
+        if mode and mode != self.agent.state.mode:
+            self._tasks.spawn(self._set(self.agent.set_mode(mode)), what="changing mode")
 
     def _model_picked(self, index: int) -> None:
         model = str(self.model_box.itemData(index))
-        if model and model != self.acp.host.state.model:
-            self._tasks.spawn(self._set(self.acp.host.set_model(model)), what="changing model")
+        if model and model != self.agent.state.model:
+            self._tasks.spawn(self._set(self.agent.set_model(model)), what="changing model")
 
     async def _set(self, work: Coroutine[Any, Any, None]) -> None:
         try:
@@ -253,11 +297,14 @@ class AcpPane(AgentPane):
             self._split.setSizes([total * 7 // 10, *rest, total * 3 // 10])
 
     def close_worker(self) -> asyncio.Task[None] | None:
-        """End the agent; its open permission requests are answered `cancelled`."""
-        self.acp.host.gate.cancel_all("The agent's pane was closed.")
+        """End the agent; its open permission requests are answered `cancelled` (one the
+        melgui host runs: by the host, unless it keeps running in the background)."""
+        here = self.acp.host if isinstance(self.acp, HostedAgentSession) else None
+        if here is not None:
+            here.gate.cancel_all("The agent's pane was closed.")
         closing = super().close_worker()
-        if closing is None:  # no event loop (the app is ending): no graceful close
-            self.acp.host.kill_now()
+        if closing is None and here is not None:  # no event loop (the app is ending)
+            here.kill_now()
         return closing
 
 

@@ -26,14 +26,13 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
 from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
 from melgui.remote.hosts import Place, host_word
 from melgui.remote.link import LinkError
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.panes import worker_worktrees
-from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.panes.acp_pane import AcpPane, AcpSession
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -61,7 +60,7 @@ class WorkerSpec:
 
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
 # (command, pane title, the id of an earlier session to reopen or None)
-AcpFactory = Callable[[AgentCommand, str, str | None], HostedAgentSession]
+AcpFactory = Callable[[AgentCommand, str, str | None], AcpSession]
 BridgeFactory = Callable[[ChatSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
 

@@ -13,14 +13,13 @@ import time
 from collections.abc import Callable
 
 from melgui.core.agent.session import AgentSession
-from melgui.core.protocol.tooling import ToolError, ToolOutcome, ToolRegistry
+from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.panes import Layout
 from melgui.core.terminal.panes import HERE, exit_label, unknown_pane
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.risk import changed_files, describe_changes
 from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.tools.panes import add_pane_tools
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
 from melgui.ui.panes.terminal.pane import TerminalPane
@@ -268,13 +267,6 @@ async def _worktree_changes(worktree: Worktree) -> str:
         + describe_changes(changes)
         + "."
     )
-
-
-def register_orchestration(tools: ToolRegistry, manager: PaneManager) -> Orchestration:
-    """The seven pane tools into `tools`, run by `manager`'s panes."""
-    orchestration = Orchestration(manager)
-    add_pane_tools(tools, lambda: orchestration)
-    return orchestration
 
 
 def plan_word(task: str) -> tuple[bool, str]:

@@ -8,10 +8,9 @@ import contextlib
 import os
 
 from melgui.core.terminal.pty_session import session_members
-from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.losses import Loss, session_losses
 from melgui.remote.remote_pty import RemotePty
-from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.panes.acp_pane import AcpPane, AcpSession
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.terminal.pane import TerminalPane
 
@@ -53,7 +52,7 @@ def _jobs(shell: int, pids: list[int]) -> list[int]:
     return jobs
 
 
-def _acp_losses(session: HostedAgentSession, where: str) -> list[Loss]:
+def _acp_losses(session: AcpSession, where: str) -> list[Loss]:
     found = [
         Loss("approval", where, f"{request.call.name} waits for your approval")
         for request in session.loop.pending_approvals()

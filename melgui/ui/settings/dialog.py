@@ -31,17 +31,16 @@ from PySide6.QtWidgets import (
 from melgui.core.agent.claude_rules import claude_rules
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.config import secrets
-from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
-from melgui.core.store.records import AllowedCall
-from melgui.core.transports.connection import (
+from melgui.core.config.connection_settings import (
     api_key_kind,
     complete_url,
     connection_key,
-    make_transport,
     needs_api_key,
 )
-from melgui.core.transports.discovery import list_models_text
-from melgui.tools.commands.sandbox import sandbox_status
+from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
+from melgui.core.protocol.tools.commands import SandboxStatus
+from melgui.core.store.records import AllowedCall
+from melgui.desk.model_sources import list_connection_models
 from melgui.ui.approvals.history_trial import Recorded
 from melgui.ui.approvals.rules_editor import PolicyEditor
 from melgui.ui.runtime.aio import TaskKeeper
@@ -79,7 +78,10 @@ class SettingsDialog(QDialog):
         allowed: Sequence[AllowedCall] = (),
         rule_problems: Sequence[str] = (),
         recorded: Recorded | None = None,
+        sandbox: SandboxStatus | None = None,
     ) -> None:
+        """`sandbox`: whether commands can be sandboxed where they run (the desk says);
+        None: not checked."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.original = settings
@@ -102,7 +104,7 @@ class SettingsDialog(QDialog):
             settings=settings,
             allowed=allowed,
             importable=claude_rules(policy.project) if policy.project else (),
-            sandbox=sandbox_status(),
+            sandbox=sandbox,
             problems=rule_problems,
             recorded=recorded,
             tasks=tasks,
@@ -419,11 +421,7 @@ class SettingsDialog(QDialog):
         self._tasks.spawn(self._test(draft, self._key_for(draft)), what="testing the connection")
 
     async def _test(self, draft: Settings, key: str | None) -> None:
-        transport = make_transport(draft, key)
-        try:
-            models, error = await list_models_text(transport)
-        finally:
-            await transport.aclose()
+        models, error = await list_connection_models(draft, key)
         self.test_button.setEnabled(True)
         if error:
             self.test_result.setPlainText(f"✗ {error}")

@@ -4,7 +4,6 @@ file filled in as the local model."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 
@@ -20,22 +19,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.transports.local.catalog import (
+from melgui.core.config.model_catalog import (
     CATALOG,
     CatalogModel,
     machine_memory,
     models_that_fit,
     size_text,
 )
-from melgui.core.transports.local.hub import (
-    DownloadCancelled,
-    DownloadError,
-    Progress,
-    download,
-    hub_available,
-    model_path,
-    models_dir,
-)
+from melgui.core.protocol.transport import DownloadProgress
+from melgui.desk.model_sources import ModelDownloads
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.settings.found_models import Choice
 
@@ -46,8 +38,8 @@ INTRO = (
 )
 
 
-def model_row(model: CatalogModel, root: Path | None = None) -> str:
-    have = "  —  downloaded" if model_path(model, root).is_file() else ""
+def model_row(model: CatalogModel, downloads: ModelDownloads) -> str:
+    have = "  —  downloaded" if downloads.downloaded(model) is not None else ""
     return (
         f"{model.title}  —  {size_text(model.size_bytes)}, needs {size_text(model.ram_bytes)} "
         f"of RAM, {model.licence}{have}\n    {model.why}"
@@ -56,7 +48,7 @@ def model_row(model: CatalogModel, root: Path | None = None) -> str:
 
 class DownloadModels(QWidget):
     chosen = Signal(object)  # Choice: the downloaded file, to use as the local model
-    progressed = Signal(object)  # Progress, from the download's thread
+    progressed = Signal(object)  # DownloadProgress, from the download's thread
 
     def __init__(
         self,
@@ -69,7 +61,7 @@ class DownloadModels(QWidget):
     ) -> None:
         super().__init__(parent)
         self._tasks = tasks
-        self._root = root
+        self._downloads = ModelDownloads(root)
         self._cancel = threading.Event()
         self._running: CatalogModel | None = None
         intro = QLabel(INTRO, self)
@@ -109,10 +101,10 @@ class DownloadModels(QWidget):
         fits, too_big = models_that_fit(memory, catalog)
         self.rows.clear()
         for model in fits:
-            item = QListWidgetItem(model_row(model, self._root), self.rows)
+            item = QListWidgetItem(model_row(model, self._downloads), self.rows)
             item.setData(Qt.ItemDataRole.UserRole, model)
             item.setToolTip(f"{model.page_url}\n{model.licence}: {model.licence_url}")
-        where = self._root or models_dir()
+        where = self._downloads.folder
         note = f"Stored in {where}."
         if memory > 0:
             note = f"This computer has {size_text(memory)} of memory. " + note
@@ -120,7 +112,7 @@ class DownloadModels(QWidget):
             names = ", ".join(m.title for m in too_big)
             note += f" Left out, needing more memory than this computer has: {names}."
         self.memory_note.setText(note)
-        ok, why = hub_available()
+        ok, why = self._downloads.available()
         self.status.setText("" if ok else why)
         if self.rows.count():
             self.rows.setCurrentRow(0)
@@ -134,10 +126,12 @@ class DownloadModels(QWidget):
     def _update_buttons(self) -> None:
         model = self.selected()
         running = self._running is not None
-        self.download_button.setEnabled(model is not None and not running and hub_available()[0])
+        self.download_button.setEnabled(
+            model is not None and not running and self._downloads.available()[0]
+        )
         self.cancel_button.setEnabled(running)
         self.use_button.setEnabled(
-            model is not None and model_path(model, self._root).is_file() and not running
+            model is not None and self._downloads.downloaded(model) is not None and not running
         )
 
     def start(self) -> None:
@@ -159,17 +153,12 @@ class DownloadModels(QWidget):
         self.status.setText("Cancelling…")
 
     async def _download(self, model: CatalogModel, cancel: threading.Event) -> None:
-        try:
-            path = await asyncio.to_thread(
-                download, model, on_progress=self.progressed.emit, cancel=cancel, root=self._root
-            )
-        except DownloadCancelled as exc:
-            self._finish(str(exc))
-        except DownloadError as exc:
-            self._finish(str(exc))
+        end = await self._downloads.download(model, on_progress=self.progressed.emit, cancel=cancel)
+        if end.path is None:
+            self._finish(end.message)
         else:
-            self._finish(f"Downloaded to {path}; it is now the local model (press OK).")
-            self.chosen.emit(Choice("local", str(path), ""))
+            self._finish(f"Downloaded to {end.path}; it is now the local model (press OK).")
+            self.chosen.emit(Choice("local", str(end.path), ""))
 
     def _finish(self, message: str) -> None:
         self._running = None
@@ -179,10 +168,10 @@ class DownloadModels(QWidget):
             item = self.rows.item(row)
             model = item.data(Qt.ItemDataRole.UserRole)
             if isinstance(model, CatalogModel):
-                item.setText(model_row(model, self._root))
+                item.setText(model_row(model, self._downloads))
         self._update_buttons()
 
-    def _show_progress(self, progress: Progress) -> None:
+    def _show_progress(self, progress: DownloadProgress) -> None:
         if self._running is None or not progress.total:
             return
         scale = max(1, progress.total // 1_000_000)  # QProgressBar holds an int
@@ -198,5 +187,6 @@ class DownloadModels(QWidget):
 
     def use_selected(self) -> None:
         model = self.selected()
-        if model is not None and model_path(model, self._root).is_file():
-            self.chosen.emit(Choice("local", str(model_path(model, self._root)), ""))
+        path = self._downloads.downloaded(model) if model is not None else None
+        if path is not None:
+            self.chosen.emit(Choice("local", str(path), ""))

@@ -103,6 +103,7 @@ def open_settings_dialog(window: SettingsHost, allowed: list[AllowedCall], tab: 
         allowed=allowed,
         rule_problems=window.desk.rule_problems,
         recorded=window.recorded_calls,
+        sandbox=window.desk.sandbox_status(),
     )
     dialog.applied.connect(window.apply_settings)
     dialog.workers_tab.trust.toggled.connect(window.trust_bar.decide)

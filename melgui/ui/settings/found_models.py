@@ -3,7 +3,6 @@ computer and GGUF files on disk. One click on a row fills the connection with it
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
@@ -18,12 +17,8 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.config.settings import ConnectionKind
-from melgui.core.transports.discovery import (
-    FoundModelFile,
-    FoundServer,
-    find_model_files,
-    find_servers,
-)
+from melgui.core.protocol.transport import FoundModelFile, FoundServer
+from melgui.desk.model_sources import models_on_this_computer
 from melgui.ui.runtime.aio import TaskKeeper
 
 INTRO = (
@@ -99,7 +94,7 @@ class FoundModels(QWidget):
         self._tasks.spawn(self._find(), what="finding models on this computer")
 
     async def _find(self) -> None:
-        servers, files = await asyncio.gather(find_servers(), asyncio.to_thread(find_model_files))
+        servers, files = await models_on_this_computer()
         self.show_found(servers, files)
 
     def show_found(self, servers: list[FoundServer], files: list[FoundModelFile]) -> None:

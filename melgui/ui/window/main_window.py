@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.config.connection_settings import api_key_kind, connection_label
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, config_dir
 from melgui.core.config.trust import FolderTrust
@@ -27,8 +28,6 @@ from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.transport import Transport
 from melgui.core.store import open_store
 from melgui.core.store.records import NoteRecord, RecordedCall
-from melgui.core.transports.answerer import who_answers
-from melgui.core.transports.connection import api_key_kind, connection_label
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
@@ -240,7 +239,7 @@ class MainWindow(QMainWindow):
             worker = getattr(pane, "session", None)  # an ACP agent pane's is not ours
             if isinstance(worker, AgentSession):
                 worker.loop.model = model
-        self.chat.show_model(who_answers(self.settings, model))
+        self.chat.show_model(self.desk.who_answers(model))
 
     def _offer_claude_rules(self) -> None:
         self._report_error(claude_rules_offer(len(self.desk.claude_rules_to_import())))
@@ -269,7 +268,7 @@ class MainWindow(QMainWindow):
         self.chat.transcript.hover.retry = lambda: not self.session.busy  # the last answer
         self.chat.empty_note.set_local(self.settings.connection == "local")
         self._progress.connect(self.chat.thinking.set_stage)
-        self.chat.show_model(who_answers(self.settings, self.choices.model))
+        self.chat.show_model(self.desk.who_answers(self.choices.model))
         self.inspector = Inspector(
             self.bridge,
             self.colors,
@@ -522,7 +521,7 @@ class MainWindow(QMainWindow):
     def _trust_changed(self, trusted: bool) -> None:
         word = "trusted" if trusted else "restricted"
         self.status.showMessage(f"{self.trust_bar.folder} is {word} now.", 10000)
-        self.tasks.spawn(self.desk.start_mcp(), what="starting MCP servers")
+        self.mcp.start()  # in the melgui host, when the window is a view of it
 
     def open_settings(self) -> None:
         open_settings_dialog(self, allowed_log(self._store(), self._report_error))

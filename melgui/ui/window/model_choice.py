@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from melgui.core.config.connection_settings import connection_key, connection_label
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.loop_events import LegFinished, LoopEvent, TurnFailed
 from melgui.core.protocol.transport import ModelInfo, TransportError, sort_models
-from melgui.core.transports.connection import connection_key, connection_label
 from melgui.desk.desk import Desk
 from melgui.ui.chat.composer.choices import ModelAndRole
 from melgui.ui.window.status_line import StatusLine

@@ -6,17 +6,12 @@ import asyncio
 
 import pytest
 
+from melgui.core.config.connection_settings import api_key_kind, connection_label, needs_api_key
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.events import StreamError
 from melgui.core.protocol.transport import LegRequest, TransportError
-from melgui.core.transports.connection import (
-    UnconfiguredTransport,
-    api_key_kind,
-    connection_label,
-    make_transport,
-    needs_api_key,
-)
+from melgui.core.transports.connection import UnconfiguredTransport, make_transport
 from melgui.core.transports.local.llama import LocalTransport
 from melgui.core.transports.openai_compat import OpenAITransport
 from melgui.core.transports.relay import RelayTransport

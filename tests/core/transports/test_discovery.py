@@ -7,8 +7,8 @@ import os
 import socket
 from pathlib import Path
 
+from melgui.core.protocol.transport import FoundServer
 from melgui.core.transports.discovery import (
-    FoundServer,
     find_model_files,
     find_servers,
     model_folders,

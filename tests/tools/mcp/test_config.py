@@ -11,11 +11,11 @@ import pytest
 
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.protocol.tools.mcp.naming import VALID, tool_name
 from melgui.tools.mcp.bridge import Bridge
 from melgui.tools.mcp.config import ConfigError, load_file, resolve
 from melgui.tools.mcp.importing import import_servers
 from melgui.tools.mcp.manager import McpManager
-from melgui.tools.mcp.naming import VALID, tool_name
 from melgui.tools.mcp.trust import TrustStore
 from tests.fakes.mcp import fake_entry
 

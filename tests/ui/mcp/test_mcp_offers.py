@@ -9,11 +9,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
 import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from melgui.core.protocol.tools.mcp.view import PromptArgument, PromptRow
 from melgui.tools.mcp.server import McpUnavailable
 from melgui.ui.mcp.offers import prompt_arguments
 from melgui.ui.window.main_window import MainWindow
@@ -98,12 +98,8 @@ def test_prompts_are_commands_and_resources_are_mentions(
 
 
 def test_a_prompts_arguments_by_position_or_name() -> None:
-    prompt = types.Prompt(
-        name="review",
-        arguments=[
-            types.PromptArgument(name="path", required=True),
-            types.PromptArgument(name="focus"),
-        ],
+    prompt = PromptRow(
+        "review", arguments=(PromptArgument("path", required=True), PromptArgument("focus"))
     )
     assert prompt_arguments(prompt, "a.py") == ({"path": "a.py"}, "")
     assert prompt_arguments(prompt, "focus=style a.py") == ({"focus": "style", "path": "a.py"}, "")
@@ -117,7 +113,7 @@ def test_a_prompts_arguments_by_position_or_name() -> None:
         {},
         "cannot read the arguments: No closing quotation",
     )
-    bare = types.Prompt(name="hello")
+    bare = PromptRow("hello")
     assert prompt_arguments(bare, "") == ({}, "")
     assert prompt_arguments(bare, "extra") == ({}, "/hello takes no more arguments: extra")
 

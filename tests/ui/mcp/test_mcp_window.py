@@ -116,8 +116,8 @@ def test_import_from_another_clients_file_adds_and_starts_its_servers(
     window: MainWindow = make_window(relay_settings(scripted_relay))
     panel = window.mcp_panel
     try:
-        report = panel.import_from(source)
-        assert report is not None and report.added == ["imported"]
+        report = run(panel.import_from(source))
+        assert report is not None and report.added == ("imported",)
         assert "clear-secret-value" not in user_path().read_text()
         # No keyring in tests: the secret became an environment reference to set.
         assert "MCP_IMPORTED_MCP_FAKE_MARK" in panel.notice.text()
@@ -133,7 +133,7 @@ def test_import_from_another_clients_file_adds_and_starts_its_servers(
 def test_a_server_there_is_shown_as_its_host_says_now_and_restarted_there(
     scripted_relay: ScriptedRelay, make_window: Any, run: Any
 ) -> None:
-    from melgui.desk.servers_there import ServerThere
+    from melgui.desk.mcp.servers_there import ServerThere
 
     window: MainWindow = make_window(relay_settings(scripted_relay))
     panel = window.mcp_panel

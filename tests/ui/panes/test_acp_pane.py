@@ -19,11 +19,11 @@ from melgui.core.protocol.tooling import ToolRegistry
 from melgui.desk.hosted_agents.session_book import SessionBook
 from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.panes.acp_pane import AcpPane
-from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.terminal.pane import TerminalPane
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
 from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
+from tests.ui.panes.pane_tools import register_orchestration
 
 ASK = "Clean the build and run the tests."
 PLAY = [

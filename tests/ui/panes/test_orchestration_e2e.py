@@ -20,10 +20,10 @@ from melgui.core.terminal.pty_session import process_alive
 from melgui.core.transports.relay import RelayTransport
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
-from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.terminal.pane import TerminalPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
+from tests.ui.panes.pane_tools import register_orchestration
 
 ORCHESTRATION = {tool.name for tool in ORCHESTRATION_TOOLS}
 

@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.terminal.pty_session import process_alive
 from melgui.ui.panes.manager import PaneManager
-from melgui.ui.panes.orchestration import register_orchestration
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.terminal.pane import TerminalPane
+from tests.ui.panes.pane_tools import register_orchestration
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from melgui.core.agent.session import AgentSession
+from melgui.host import change_journal
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
@@ -333,3 +334,22 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
 
     run(new_worker_here())
     assert scripted_relay.wait_for_legs(4)[3].last_user_text == "another task"
+
+    # The dead host's journal says the window took the main conversation over: a host
+    # started later (a later `melgui --with-host`) does not reopen it beside this window.
+    def state() -> int | None:
+        journal = change_journal.ChangeJournal(change_journal.journal_path())
+        try:
+            return journal.state(hosted.session_id)
+        finally:
+            journal.close()
+
+    run(wait_until(lambda: state() == change_journal.TAKEN, timeout=30))
+    hosts.first.start()
+    later = run(hosts.first.client("a later window"))
+    try:
+        ids = [s["id"] for s in run(later.call("session/list"))]
+        assert hosted.session_id not in ids
+        assert pane.session.session_id in ids  # a worker that ended with the host is not taken
+    finally:
+        run(later.aclose())

@@ -17,9 +17,10 @@ from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
 from melgui.core.transports.relay import RelayTransport
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager, WorkerSpec
-from melgui.ui.panes.orchestration import plan_switch, plan_word, register_orchestration
+from melgui.ui.panes.orchestration import plan_switch, plan_word
 from melgui.ui.panes.pane_area import PaneArea
 from tests.fakes import RecordedRequest, ScriptedRelay, done, hold, text, tool_call, tool_calls
+from tests.ui.panes.pane_tools import register_orchestration
 
 PLAN = {"title": "Tidy", "markdown": "1. Remove build/"}
 

@@ -1,6 +1,8 @@
-"""run_command: docs/tools.md's definition, verbatim."""
+"""run_command: docs/tools.md's definition, verbatim; and whether its sandbox works here."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from melgui.core.protocol.tools.definition import ToolDef
 
@@ -11,3 +13,12 @@ RUN_COMMAND = ToolDef(
     {"type": "object", "required": ["command"], "properties": {"command": {"type": "string"}}},
     summary_argument="command",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    """Whether run_command can run in bubblewrap's sandbox on this machine; `message`
+    names the bwrap used, or says why not."""
+
+    available: bool
+    message: str

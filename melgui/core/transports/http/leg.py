@@ -18,6 +18,7 @@ import httpx
 from melgui.core.config.redaction import MIN_SECRET, SecretStream, redact
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.events import (
+    ENDED_EARLY,
     Done,
     ReasoningDelta,
     StreamError,
@@ -43,7 +44,6 @@ from melgui.core.transports.http.sse import (
     SSEItem,
 )
 
-ENDED_EARLY = "the stream ended before the leg finished"
 # Tuples, not `A | B`: a union written in the call is built again for each event.
 _TERMINAL = (ToolCalls, Done, StreamError)
 _DELTAS = (TextDelta, ReasoningDelta)

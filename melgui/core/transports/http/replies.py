@@ -12,7 +12,7 @@ import httpx
 
 from melgui.core.config.redaction import redact, remember_secret
 from melgui.core.protocol import bounded_json
-from melgui.core.protocol.events import StreamError, WireEntry
+from melgui.core.protocol.events import StreamError, WireEntry, rejects_history
 from melgui.core.protocol.transport import TransportError, WireSink
 
 MAX_ERROR_BODY = 64 * 1024
@@ -73,27 +73,6 @@ def _message_in(payload: Any) -> str:
             if found:
                 return found
     return ""
-
-
-# Words of a server rejecting the request's content (its validation of the messages), not
-# failing: sending the same history again cannot help.
-_REJECTION_WORDS = (
-    "validation error",
-    "input should be",
-    "field required",
-    "unprocessable",
-    "tool_call_id",
-    "messages[",
-    "messages.",
-    "invalid 'messages",
-    "pydantic",
-)
-
-
-def rejects_history(message: str) -> bool:
-    """True when an error text reads as the server refusing the messages it was sent."""
-    lower = message.lower()
-    return any(word in lower for word in _REJECTION_WORDS)
 
 
 def url_hint(status: int, url: str) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from melgui.core.config.project_instructions import project_instructions_text
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import (
@@ -55,7 +56,6 @@ from melgui.core.transports.local.prompt import (
     render_prompt,
     shrink_history,
 )
-from melgui.core.transports.project_instructions import project_instructions_text
 
 
 @dataclass(frozen=True, slots=True)

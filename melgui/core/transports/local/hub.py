@@ -23,10 +23,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
+from melgui.core.config.model_catalog import CatalogModel, size_text
 from melgui.core.config.settings import data_dir
-from melgui.core.transports.local.catalog import CatalogModel, size_text
+from melgui.core.protocol.transport import DownloadProgress
 
 HUB_INSTALL_HINT = 'pip install "melgui[local]"'
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -34,17 +34,7 @@ SHA256 = re.compile(r"[0-9a-f]{64}")
 REPORT_EVERY = 1 << 20
 METADATA_SECONDS = 10.0
 
-Stage = Literal["downloading", "checking"]
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    stage: Stage
-    done: int
-    total: int
-
-
-ProgressCallback = Callable[[Progress], None]
+ProgressCallback = Callable[[DownloadProgress], None]
 
 
 class DownloadError(Exception):
@@ -186,12 +176,12 @@ def download(
             raise DownloadCancelled("Download cancelled; it resumes where it stopped.")
         if done - reported[0] >= REPORT_EVERY or done >= remote.size:
             reported[0] = done
-            on_progress(Progress("downloading", done, remote.size))
+            on_progress(DownloadProgress("downloading", done, remote.size))
 
     try:
         writer = PartFile(part)
         try:
-            on_progress(Progress("downloading", writer.size, remote.size))
+            on_progress(DownloadProgress("downloading", writer.size, remote.size))
             fetch(remote.url, writer, remote.size, headers, arrived)
         except BaseException:
             writer.abandon()
@@ -211,7 +201,7 @@ def download(
             f"The download of {model.filename} stopped ({type(exc).__name__}: {exc}); "
             "download again to resume."
         ) from exc
-    on_progress(Progress("checking", remote.size, remote.size))
+    on_progress(DownloadProgress("checking", remote.size, remote.size))
     if actual != remote.sha256:
         part.unlink(missing_ok=True)
         version.unlink(missing_ok=True)

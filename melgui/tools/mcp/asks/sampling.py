@@ -3,38 +3,32 @@ which model), then, once approved, one leg on the current connection with no too
 limited to the request's maxTokens (and to MAX_SAMPLING_TOKENS) and to MAX_INPUT_CHARS
 of input.
 
-    request = SamplingRequest.of("files", params, call, model="gpt-x")
+    request = sampling_request("files", params, call, model="gpt-x")
     manager.ask_sampling(request)              # the window asks; exec allows or refuses
     if await request.answer: result = await run_sampling(target, params)
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls
-from melgui.core.protocol.transport import LegRequest, Transport
-from melgui.tools.mcp.calls import Flight, RunningCall
+from melgui.core.protocol.tools.mcp.asks import RunningCall, SamplingRequest, SamplingTarget
+from melgui.core.protocol.transport import LegRequest
+from melgui.tools.mcp.calls import Flight
 
 if TYPE_CHECKING:  # the SDK's types (0.15 s, 5 MB) load with the first request
     import mcp_types as types
 
+__all__ = [
+    "SamplingRequest", "SamplingTarget", "answer_sampling", "run_sampling", "sampling_request",
+]  # fmt: skip
+
 MAX_SAMPLING_TOKENS = 4096
 MAX_INPUT_CHARS = 100_000
 CHARS_PER_TOKEN = 4  # a cut on the answer's length when the server cannot count tokens
-
-
-@dataclass(frozen=True)
-class SamplingTarget:
-    """The connection a server's request goes through: the conversation's, at the time."""
-
-    transport: Transport
-    model: str
-    cwd: str
 
 
 def _text(content: Any) -> str:
@@ -60,40 +54,15 @@ def wire_messages(params: types.CreateMessageRequestParams) -> list[dict[str, An
     return messages
 
 
-@dataclass
-class SamplingRequest:
-    server: str
-    model: str
-    messages: list[dict[str, Any]]
-    max_tokens: int
-    call: RunningCall | None = None
-    answer: asyncio.Future[bool] = field(
-        default_factory=lambda: asyncio.get_event_loop().create_future()
-    )
-
-    @classmethod
-    def of(
-        cls,
-        server: str,
-        params: types.CreateMessageRequestParams,
-        call: RunningCall | None,
-        *,
-        model: str,
-    ) -> SamplingRequest:
-        tokens = min(params.max_tokens, MAX_SAMPLING_TOKENS)
-        return cls(server, model, wire_messages(params), tokens, call)
-
-    @property
-    def pending(self) -> bool:
-        return not self.answer.done()
-
-    def approve(self) -> None:
-        if self.pending:
-            self.answer.set_result(True)
-
-    def refuse(self) -> None:
-        if self.pending:
-            self.answer.set_result(False)
+def sampling_request(
+    server: str,
+    params: types.CreateMessageRequestParams,
+    call: RunningCall | None,
+    *,
+    model: str,
+) -> SamplingRequest:
+    tokens = min(params.max_tokens, MAX_SAMPLING_TOKENS)
+    return SamplingRequest(server, model, wire_messages(params), tokens, call)
 
 
 def too_long(params: types.CreateMessageRequestParams) -> str:
@@ -170,7 +139,7 @@ async def answer_sampling(
     if not refused and ask is None and not allowed:
         refused = "melgui exec refuses sampling requests unless run with --mcp-sampling allow"
     if not refused and ask is not None and target is not None:
-        request = SamplingRequest.of(
+        request = sampling_request(
             server, params, flight.call if flight else None, model=target.model
         )
         waiting = flight.waiting_on_the_person() if flight else contextlib.nullcontext()

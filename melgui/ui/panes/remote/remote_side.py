@@ -57,6 +57,7 @@ from melgui.ui.panes.remote.folder_dialog import (
 )
 from melgui.ui.panes.remote.link_state import LinkState
 from melgui.ui.runtime.aio import TaskKeeper
+from melgui.ui.runtime.host_approvals import HostApprovals
 from melgui.ui.runtime.sessions import Elsewhere
 from melgui.ui.runtime.theme import Colors
 
@@ -149,6 +150,7 @@ class RemoteSide:
         self.url = ""
         self._acp_here = panes.acp_factory  # ACP panes here (before a remote folder's)
         self._clients: dict[str, LinkClient] = {}  # per host whose workers' loops run there
+        self._approvals: HostApprovals | None = None  # sent to those workers there
         self.view: Leaves | None = None  # the host there, when the main conversation is its
         # The window's trust bar: a remote folder's is asked for its URL, and gates its
         # language servers there.
@@ -194,6 +196,8 @@ class RemoteSide:
         host's memory only), shown here as the worker panes of a local host are."""
         client = self.client_of(place)
         desk = self.desk
+        if self._approvals is None:  # the window's approval settings, sent to each
+            self._approvals = HostApprovals(desk)
 
         def make(spec: WorkerSpec) -> AgentSession:
             settings = desk.settings
@@ -213,6 +217,8 @@ class RemoteSide:
                 api_key=desk.api_key or "",  # none: not that machine's own either
                 worktree=spec.worktree,  # its own, made there (its host's session opens in it)
             )
+            assert self._approvals is not None
+            self._approvals.track(session)  # it asks there as this window would
             return session  # the surface the worker pane uses of an AgentSession
 
         return make
@@ -335,6 +341,8 @@ class RemoteSide:
             if make_here is None:
                 raise LinkError("ACP agents are not available in this window")
             session = make_here(command, title, resume)
+            if not isinstance(session, HostedAgentSession):  # one the melgui host runs
+                raise LinkError("an agent the melgui host runs cannot run on another machine")
             host = session.host
             host.gate.hooks = self.desk.hooks_for(path, hooks)  # its PreToolUse hooks there
             terminals = there.terminals(host.terminals.on_open, host.terminals.refusal)

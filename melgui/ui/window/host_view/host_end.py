@@ -1,10 +1,13 @@
 """The end of the melgui host a window views (killed, crashed): said once, then a new
 host takes each conversation over from the journal (`take_over`), or, when none can
-start, the main conversation goes on in the window (`fall_back`).
+start, the main conversation goes on in the window (`fall_back`), marked in the dead
+host's journal as the window's, so that no host started later reopens it too.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -12,6 +15,7 @@ from typing import Protocol
 from PySide6.QtWidgets import QLabel
 
 from melgui.core.protocol.messages import Conversation
+from melgui.host import change_journal
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.place import PlaceError
 from melgui.host.remote_session import RemoteSession
@@ -154,6 +158,9 @@ def fall_back(window: MainWindow, view: Successor, viewed: list[RemoteSession], 
             session.end(WORKER_KEPT)
     if not isinstance(main, RemoteSession):  # a turn that ran here (NOT_MOVED) goes on
         return
+    if main.session_id:
+        what = "marking the conversation as the window's in the host's journal"
+        window.tasks.spawn(mark_taken(main.session_id), what=what)
     history = window.history_keeper
     cid = main.conversation_id
     resumed = open_resumed(history.store, cid, window.history) if cid else None
@@ -165,6 +172,15 @@ def fall_back(window: MainWindow, view: Successor, viewed: list[RemoteSession], 
         history.journal.expect(cid, resumed.conversation, resumed.tool_calls)
         window.open_conversation(resumed)
     window.chat.transcript.add_notice(NO_NEW_HOST_NOTE.format(why=why), window.chat.colors.warn)
+
+
+async def mark_taken(session_id: str) -> bool:
+    """The dead host's journal says this window took `session_id` over: a host started
+    later (by `melgui --with-host`, another window) does not reopen it while this window
+    runs it. False when the journal had it closed or taken already."""
+    by = f"window {os.getpid()}"
+    taken = await asyncio.to_thread(change_journal.take_over, [session_id], by)
+    return bool(taken)
 
 
 def _chat_of(window: MainWindow, session: RemoteSession) -> ChatView | None:

@@ -27,8 +27,8 @@ from melgui.ui.window.status_line import StatusLine
 
 HOSTED_NOTE = (
     "This conversation runs in the melgui host: it goes on when the window closes with "
-    "Keep running in the background. Not available while it runs there: the preview "
-    "before a compaction (the host compacts without it)."
+    "Keep running in the background, and what it asks (approvals, the preview before a "
+    "compaction) waits there for the next window."
 )
 NOT_MOVED = (
     "This conversation's turn runs in this window; the next conversation runs in the melgui host."

@@ -23,6 +23,8 @@ from melgui.core.config.settings import Settings
 from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.worktrees.model import Worktree
+from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
@@ -30,8 +32,13 @@ from melgui.remote.link_client import LinkClient
 from melgui.remote.remote_pty import HostTerminals, TerminalUnavailable
 from melgui.ui.chat.paging import HISTORY_PAGE
 from melgui.ui.history.there import ThereListing
+from melgui.ui.mcp.controls import McpControls
+from melgui.ui.mcp.host_servers import HostMcpView
+from melgui.ui.panes.manager import AcpFactory
 from melgui.ui.panes.remote.remote_side import There
 from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
+from melgui.ui.runtime.agent_in_host import RemoteAgentSession, view_of
+from melgui.ui.runtime.host_approvals import HostApprovals
 from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.window.host_view.host_end import HostStarter, say_ended, take_over
 from melgui.ui.window.host_view.main_conversation import (
@@ -56,6 +63,8 @@ class ViewedWindow(MainWindow, Protocol):
     """The main window, whose view of a host this is."""
 
     host_view: HostView | None
+    desk: Desk
+    mcp: McpControls
 
 
 class HostView:
@@ -84,6 +93,8 @@ class HostView:
         self._returning: list[RemoteSession] = []
         self.main_back = False  # the main conversation the host kept came back as such
         self.start_host = start or attach_or_start
+        # The window's approval settings, sent to each session it runs there.
+        self.approvals = HostApprovals(window.desk)
         self.restarts = 0  # new hosts this view started (or attached to) after one ended
         # Terminal panes' programs run in this machine's host too (the remote link's way,
         # one code); a remote folder's terminals go through its own link (RemoteSide).
@@ -91,11 +102,29 @@ class HostView:
             "the melgui host", self._local_client,
             lambda: self.gone or "connected", here=True, source="window",
         )  # fmt: skip
+        # The folder's MCP servers run in this machine's host too, where its conversations
+        # call them; the window's MCP panel shows and drives them there.
+        self.mcp: HostMcpView | None = None
+        # ACP agent panes run their agents in this machine's host too (the window's own
+        # factory given back when no host is left).
+        self._acp_here: AcpFactory | None = None
         if isinstance(client, HostClient):
-            client.on_notification = self.terminals.heard
+            client.on_notification = self._heard
             window.pane_manager.host = self.terminals
+            self._acp_here = window.pane_manager.acp_factory
+            if self._acp_here is not None:
+                window.pane_manager.acp_factory = self.agent
+        if isinstance(client, HostClient) and not window.mcp.desk.mcp_elsewhere:  # not remote
+            self.mcp = HostMcpView(
+                client, folder=window.project_folder, settings=lambda: _connection(window.settings)
+            )
+            window.mcp.use_host(self.mcp)
         client.on_gone = self._gone
         window.guard.background = self
+
+    def _heard(self, method: str, params: dict[str, Any]) -> None:
+        if self.mcp is None or not self.mcp.heard(method, params):
+            self.terminals.heard(method, params)
 
     def _local_client(self) -> HostClient | None:
         """The connection to this machine's host, while it is up."""
@@ -110,8 +139,25 @@ class HostView:
         if self._returning:  # a pane reopened on a session the host kept running
             session = self._returning.pop(0)
             self.sessions.add(session)
+            self.approvals.track(session)
             return session
         return self._start(window, model, role, source, worktree=worktree)
+
+    def agent(self, command: AgentCommand, title: str, resume: str | None) -> RemoteAgentSession:
+        """An ACP agent pane's session: its program and ACP client run in the host (one
+        the host kept running, when a pane is reopened on it)."""
+        window = self._window()
+        assert window is not None
+        returning = self._returning[0] if self._returning else None
+        if isinstance(returning, RemoteAgentSession):
+            self._returning = []
+            return returning
+        session = RemoteAgentSession.open(
+            self.client, folder=self.folder or window.project_folder(), command=command,
+            source=title, resume=resume,
+        )  # fmt: skip
+        self.sessions.add(session)
+        return session
 
     def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession:
         """A new main conversation in the host (`conversation`: the history's one of that
@@ -154,6 +200,7 @@ class HostView:
             **where,
         )
         self.sessions.add(session)
+        self.approvals.track(session)
         return session
 
     async def reopen_running(self) -> int:
@@ -190,6 +237,7 @@ class HostView:
             return len(reopened)  # the window is closing: the host keeps the sessions
         if kept is not None:
             self.sessions.add(kept)
+            self.approvals.track(kept)
             self.main_back = True
         take_host_main(window, kept, self.there)
         behind = await self._reattach(mine[1:]) if len(mine) > 1 else []
@@ -213,7 +261,9 @@ class HostView:
         if not described:
             return []
         try:
-            return await RemoteSession.reattach(self.client, described, page=REATTACH_PAGE)
+            return await RemoteSession.reattach(
+                self.client, described, page=REATTACH_PAGE, view_of=view_of
+            )
         except RpcError:  # one of them is gone (closed in another view): each alone
             if len(described) == 1:
                 return []
@@ -225,7 +275,18 @@ class HostView:
     def _reopen_pane(
         self, window: ViewedWindow, described: dict[str, Any], session: RemoteSession
     ) -> QWidget | None:
-        """A worker pane on `session`, which the host kept running; returns the pane."""
+        """A worker's or an ACP agent's pane on `session`, which the host kept running;
+        returns the pane."""
+        if isinstance(session, RemoteAgentSession):  # its pane draws the host's snapshots
+            self.sessions.add(session)
+            self._returning = [session]
+            try:
+                opened = window.pane_manager.open_agent(session.agent.command, "tab")
+            finally:
+                self._returning = []  # taken, or not: never a worker's
+            session.ask_again()  # its questions waiting: in the window's queue
+            found = window.pane_manager.pane(opened.id)
+            return found if isinstance(found, QWidget) else None
         self._returning = [session]
         opened = window.pane_manager.reopen_worker(f"back: {described['id'][:6]}", "tab")
         pane = window.pane_manager.pane(opened.id)
@@ -324,13 +385,21 @@ class HostView:
         if window is not None and window.host_view is self:
             window.host_view = None
             window.guard.background = None
+            if self.mcp is not None:  # the folder's servers start in the window again
+                window.mcp.no_host()
+            if self._acp_here is not None:  # new agent panes run theirs in the window
+                window.pane_manager.acp_factory = self._acp_here
 
     def took_over(self, client: HostClient) -> None:
         """`client`, to the new host, is this view's from now on."""
         self.client, self.gone = client, ""
         self.restarts += 1
         client.on_gone = self._gone
-        client.on_notification = self.terminals.heard  # new terminals open in the new host
+        client.on_notification = self._heard  # new terminals open in the new host
+        window = self._window()
+        if self.mcp is not None and window is not None:  # its servers, started there
+            self.mcp.took_over(client)
+            window.mcp.start()
 
 
 def follow_history_and_checkpoints(window: Window, session: MainSession) -> None:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.config.model_catalog import GB, CatalogModel, models_that_fit
+from melgui.core.protocol.transport import DownloadProgress
 from melgui.core.transports.discovery import find_model_files
-from melgui.core.transports.local.catalog import GB, CatalogModel, models_that_fit
 from melgui.core.transports.local.hub import (
     DownloadCancelled,
     DownloadError,
-    Progress,
     download,
     model_path,
 )
@@ -64,12 +64,12 @@ def test_a_download_lands_checked_in_the_models_folder_and_is_found_there(
     hub: HubLike, gguf: Path, tmp_path: Path
 ) -> None:
     root = tmp_path / "models"
-    seen: list[Progress] = []
+    seen: list[DownloadProgress] = []
     path = download(MODEL, on_progress=seen.append, root=root)
     assert path == model_path(MODEL, root)
     assert file_sha256(path) == file_sha256(gguf)
     size = gguf.stat().st_size
-    assert seen[-1] == Progress("checking", size, size)
+    assert seen[-1] == DownloadProgress("checking", size, size)
     assert max(p.done for p in seen if p.stage == "downloading") == size
     assert not list(path.parent.glob("*.part*"))
     found = find_model_files({"melgui": [root]})
@@ -96,7 +96,7 @@ def test_a_cancelled_download_resumes_where_it_stopped(
     hub.chunk_pause = 0.001
     cancel = threading.Event()
 
-    def cancel_past_4_mb(progress: Progress) -> None:
+    def cancel_past_4_mb(progress: DownloadProgress) -> None:
         if progress.done > 4 * MB:
             cancel.set()
 
@@ -130,7 +130,7 @@ def test_a_body_without_a_length_is_read_through_httpx_and_checks_out(
     hub: HubLike, gguf: Path, tmp_path: Path
 ) -> None:
     hub.chunked = True  # no Content-Length: the connection is not read directly
-    seen: list[Progress] = []
+    seen: list[DownloadProgress] = []
     path = download(MODEL, on_progress=seen.append, root=tmp_path)
     assert file_sha256(path) == file_sha256(gguf)
     assert max(p.done for p in seen if p.stage == "downloading") == gguf.stat().st_size
@@ -177,7 +177,7 @@ def test_a_disk_that_fills_up_mid_file_says_so_and_keeps_the_part(
     with _tmpfs(tmp_path / "disk", f"{room}m") as disk:
         filler = disk / "another program's file"
 
-        def fill_the_disk(progress: Progress) -> None:
+        def fill_the_disk(progress: DownloadProgress) -> None:
             if progress.done > 2 * MB and not filler.exists():
                 with filler.open("wb") as handle, contextlib.suppress(OSError):
                     while True:
