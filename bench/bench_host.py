@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import budget  # noqa: E402
-from bench_panes import bench_workers  # noqa: E402
+from bench_panes import bench_workers, watch_panes  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from relay_process import RelayProcess  # noqa: E402
 
@@ -120,26 +120,6 @@ def first_paints() -> Any:
             return False
 
     return FirstPaints()
-
-
-def watch_panes(manager: Any, paints: Any) -> Any:
-    """`paints` watches each agent pane, and the widgets in it, as the pane is made (its
-    panesChanged comes before any paint): the same first paints as a filter on the whole
-    application, without filtering the window's every event meanwhile."""
-    from bench_panes import _agent_panes
-    from PySide6.QtWidgets import QWidget
-
-    watched: set[int] = set()
-
-    def watch() -> None:
-        for pane in _agent_panes(manager):
-            if id(pane) not in watched:
-                watched.add(id(pane))
-                for widget in (pane, *pane.findChildren(QWidget)):
-                    widget.installEventFilter(paints)
-
-    manager.panesChanged.connect(watch)
-    return watch
 
 
 def bench_reattach(app: QApplication, host: HostProcess, sessions: int, count: int) -> None:

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, Self
@@ -25,6 +26,12 @@ from melgui.host.place import HostPlace
 from melgui.host.wire import RpcError
 
 START_TIMEOUT = 20.0
+# A view reads the lines it has, back to back, for this long at most (seconds) before it
+# lets its loop run (the window draws, its timers tick): a burst that came while the window
+# was busy (a frame's batches of 8 sessions, a reattach's missed changes) is handled over
+# several turns, not in one stall.
+READ_TURN = 0.004
+READ_WAITED = 0.0005  # a read that took this long waited: the loop ran meanwhile
 HOST_GONE = (
     "The melgui host stopped unexpectedly: its connection closed. Agents it ran were "
     "cut off; a new host reopens the conversations from the journal."
@@ -210,8 +217,20 @@ class HostClient:
 
     async def _read(self) -> None:
         reason = HOST_GONE
+        clock = time.perf_counter
+        turn = clock()  # when this task last let the loop run (see READ_TURN)
         try:
-            while line := await self._reader.readline():
+            while True:
+                waited = clock()
+                line = await self._reader.readline()
+                if not line:
+                    break
+                now = clock()
+                if now - waited > READ_WAITED:  # it waited for the line: the loop ran
+                    turn = now
+                elif now - turn > READ_TURN:  # lines read back to back: the loop's turn
+                    await asyncio.sleep(0)
+                    turn = clock()
                 self.heard_at = asyncio.get_running_loop().time()
                 message = wire.decode(line)
                 if "method" in message:

@@ -31,6 +31,7 @@ from melgui.core.protocol.loop_events import (
     LoopEvent,
     MessageAdded,
     TurnFailed,
+    TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.thread.codec import snapshot_from_json
@@ -358,6 +359,12 @@ class RemoteSession:
     # -- the host's changes --------------------------------------------------------------
 
     def heard(self, records: list[Record]) -> None:
+        # Questions held before the changes that show them (the board reads them there).
+        held = {
+            str(r["id"]): q
+            for r in records
+            if r.get("type") == "approval" and (q := self._question(r))
+        }
         for at, record in enumerate(records):
             kind = record.get("type")
             if kind == "change":
@@ -376,7 +383,8 @@ class RemoteSession:
             elif kind == "idle":
                 self._idle.set()
             elif kind == "approval":
-                self._ask(record)
+                if asked := held.pop(str(record["id"]), None):  # said once, in its place
+                    self._dispatch(ApprovalNeeded(asked))
             elif kind == "approval_resolved":
                 self._resolved(record)
             elif kind == "compaction":
@@ -390,6 +398,8 @@ class RemoteSession:
                 continue
             if isinstance(event, MessageAdded) and record.get("seq") not in self._taken_first:
                 self.conversation.messages.append(event.message)
+            elif isinstance(event, TurnFinished):  # the loop's count so far, as the host's
+                self.loop.usage = event.usage
             self._taken_first.discard(record.get("seq"))
             self._dispatch(event)
 
@@ -466,20 +476,21 @@ class RemoteSession:
         if request is not None and request.pending:
             request.future.set_result(decision)
 
-    def _ask(self, record: Record) -> None:
+    def _question(self, record: Record) -> ApprovalRequest | None:
+        """An `approval` record's request, held by the copy of the thread; None when known
+        already (in a snapshot's tail and its approvals both)."""
         call = self._reader.call(record)
-        if call.id in self._waiting:  # in a snapshot's tail and its approvals both
-            return
+        if call.id in self._waiting:
+            return None
         request = ApprovalRequest(
             call, call.parsed or {}, source=self.source, judgement=judgement_of(record),
             options=tuple(AgentOption(*option) for option in record.get("options") or ()),
             preview=str(record.get("preview") or ""),
         )  # fmt: skip
         self._waiting[call.id] = request
-        if request.options:  # a card's option is chosen on the request itself (`choose`)
-            self.thread.hold(request)
+        self.thread.hold(request)  # a card's option is chosen on it; the board reads it
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
-        self._dispatch(ApprovalNeeded(request))
+        return request
 
     def _answer_compaction(self, question_id: str, keep: frozenset[int] | None) -> None:
         """The preview answered here: Compact keeping `keep` word for word, or not (None)."""

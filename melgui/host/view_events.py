@@ -99,11 +99,13 @@ def judgement_of(record: Record) -> Any:
 
 class LoopFacts:
     """What views read of a session's loop: its model, role and folder, its plan mode,
-    what waits. A view that sets the model, the role or plan mode sets them in the host
-    too (`send`); what the host says is `heard`, and not sent back."""
+    what waits, the tokens it used so far (`usage`, as its last turn's end said). A view
+    that sets the model, the role or plan mode sets them in the host too (`send`); what
+    the host says is `heard`, and not sent back."""
 
     def __init__(self, model: str, cwd: str) -> None:
         self.cwd = cwd
+        self.usage = Usage()
         self.waiting: dict[str, ApprovalRequest] = {}
         self.plan = PlanMode()
         self.send: Callable[[dict[str, Any]], None] = lambda _settings: None

@@ -8,12 +8,14 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
     LoopEvent,
     TurnFinished,
 )
 from melgui.core.thread.entries import AssistantEntry
+from melgui.host.records import approval_record
 from melgui.host.remote_session import RemoteSession
 from tests.fakes import ScriptedRelay, done, text, tool_calls
 from tests.fakes.host_process import HostProcess
@@ -91,3 +93,25 @@ async def test_an_answer_in_another_view_resolves_the_question_here(
     finally:
         await window.aclose()
         await other.aclose()
+
+
+async def test_a_question_is_held_by_the_copy_and_said_once(
+    host: HostProcess, tmp_path: Path
+) -> None:
+    """A question in a batch twice (a snapshot's tail and its approvals): said once, held
+    by the copy of the thread (the agents board reads it there) until it is answered."""
+    client = await host.client("window")
+    try:
+        session = RemoteSession(client, folder=str(tmp_path), model="m1", source="worker")
+        events: list[LoopEvent] = []
+        session.subscribe(events.append)
+        call = write_b()
+        asked = approval_record(ToolCall(str(call.id), call.name, call.arguments), "", "worker")
+        session.heard([asked, dict(asked)])
+        said = [e for e in events if isinstance(e, ApprovalNeeded)]
+        assert len(said) == 1 and session.thread.request("w1") is said[0].request
+        said[0].request.deny("not now")
+        await asyncio.sleep(0)  # the answer's callbacks run on the loop
+        assert session.thread.request("w1") is None
+    finally:
+        await client.aclose()

@@ -5,8 +5,9 @@ on the person's repository (hardened unless the folder is trusted), niced.
 so reading a folder never writes to its `.git`. git runs at a lower CPU priority
 (`nice`): these calls run in threads behind the window (the board's counts, `read_agent`,
 closing, recovery), and on a busy machine git's walk of a large tree must not take the
-CPU the window needs to draw. What a person asked for and waits on (creating a worker's
-worktree) passes `nice=False`.
+CPU the window needs to draw. The small reads a person waits on when a worker's worktree
+is made pass `nice=False`; its checkout (`worktree add`) stays niced: eight at once took
+the cores from the window drawing the eight panes.
 """
 
 from __future__ import annotations

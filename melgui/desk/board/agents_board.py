@@ -1,7 +1,8 @@
 """The agents board's model: every agent of a window and what it is doing. Qt-free.
 
 An agent is a session shown somewhere (the main conversation's or a worker pane's
-AgentSession, an ACP agent pane's HostedAgentSession: each has a thread model), added
+AgentSession, an ACP agent pane's HostedAgentSession, a worker pane's session that runs in
+the melgui host, seen through its copy of the host's thread: each has a thread model), added
 under a key: `board.add("pane-3", "worker 3: …", session)`.
 The board follows the session's thread and keeps, per agent, its state (running,
 waiting for approval since when, idle, finished, failed), its branch (from its
@@ -22,12 +23,14 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.events import Usage
 from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
 from melgui.core.thread.entries import AssistantEntry, CallEntry, NoteEntry, UserEntry
+from melgui.core.thread.thread import Thread
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.overlaps import describe, overlaps_of, summary
 from melgui.desk.board.branch_files import changed_files
@@ -38,7 +41,32 @@ from melgui.desk.hosted_agents.session import HostedAgentSession
 AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
 MomentKind = Literal["approval", "finished", "failed"]
 WorktreeOf = Callable[[], Worktree | None]
-Followed = AgentSession | HostedAgentSession  # both keep a thread model
+
+
+class _Counted(Protocol):
+    @property
+    def usage(self) -> Usage: ...
+
+
+class Viewed(Protocol):
+    """A session another process runs, seen here (melgui.host's RemoteSession): its copy
+    of that thread (holding the questions asked here), whether it runs, its source, and
+    the tokens it used so far (`loop.usage`)."""
+
+    @property
+    def thread(self) -> Thread: ...
+
+    @property
+    def busy(self) -> bool: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def loop(self) -> _Counted: ...
+
+
+Followed = AgentSession | HostedAgentSession | Viewed  # each keeps a thread model
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +240,7 @@ class _Agent:
     def tokens(self) -> int:
         if isinstance(self.session, HostedAgentSession):
             return self.session.host.usage.total_tokens
-        return self.session.loop.usage.total_tokens
+        return self.session.loop.usage.total_tokens  # an AgentSession's, or a Viewed one's
 
     def row(self) -> AgentRow:
         worktree = self.worktree()

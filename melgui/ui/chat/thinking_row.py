@@ -39,6 +39,10 @@ class ThinkingRow(QWidget):
         super().__init__(parent)
         self.setAccessibleName("The model is thinking")
         self.label = QLabel(self)
+        # Cut at the chat's edge when narrow, never holding the chat (a pane) wide: a
+        # minimum that came and went with the row moved the panes' splits, and each chat
+        # beside it laid its text out again.
+        self.label.setMinimumWidth(1)
         self.stop_button = QPushButton("Stop", self)
         self.stop_button.setToolTip("Stop this turn (Esc); the conversation stays valid")
         self.stop_button.clicked.connect(self.stopRequested)

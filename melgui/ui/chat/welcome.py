@@ -86,6 +86,9 @@ class Welcome(QWidget):
         editor.viewport().installEventFilter(self)
         editor.document().contentsChanged.connect(self.update_visibility)
         self._held = False
+        # False: never shown (a worker pane opened on its task: its first message comes
+        # soon, and a welcome placed on each resize meanwhile cost every pane opened).
+        self.wanted = True
         self.set_colors(colors)  # shown or hidden by the first drawing (contentsChanged)
 
     def set_colors(self, colors: Colors) -> None:
@@ -122,7 +125,7 @@ class Welcome(QWidget):
     def update_visibility(self) -> None:
         if self._held:
             return
-        empty = self.editor.document().isEmpty()
+        empty = self.editor.document().isEmpty() and self.wanted
         if empty and self.isHidden():
             self._place()
         self.setVisible(empty)

@@ -8,7 +8,8 @@ changes overlap, the merge queue of those that finished).
 Every agent is registered on one AgentsBoard: the main conversation (again whenever it is
 replaced) and every pane whose widget carries a session (`pane.session` of a worker
 pane, `pane.acp` of an ACP agent's pane), with its worktree when the pane has one
-(`pane.worktree`). Terminal panes' bells go to Attention. The board's view sits in a
+(`pane.worktree`); a worker pane's session in the melgui host is followed through its copy
+of the host's thread. Terminal panes' bells go to Attention. The board's view sits in a
 dock (the window places it; View → Agents board) whose rows bring their pane forward;
 the merge queue's view in another (View → Merge queue).
 """
@@ -27,6 +28,7 @@ from melgui.desk.board.agents_board import AgentsBoard
 from melgui.desk.board.overlap_watch import OverlapWatch
 from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.session import HostedAgentSession
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
 from melgui.ui.board.board_view import BoardView
@@ -125,7 +127,7 @@ def follow_panes(manager: PaneManager, board: AgentsBoard, attention: Attention)
             key = pane_key(info.id)
             name = f"Pane {info.id} · {info.title}"
             session = getattr(pane, "acp", None) or getattr(pane, "session", None)
-            if isinstance(session, AgentSession | HostedAgentSession):
+            if isinstance(session, AgentSession | HostedAgentSession | RemoteSession):
                 present.add(key)
                 if board.session(key) is not session:
                     board.add(key, name, session, worktree=_worktree_of(pane))

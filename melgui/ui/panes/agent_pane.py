@@ -90,6 +90,9 @@ class AgentPane(QWidget):
         self.chat = ChatView(
             self.bridge, colors, self, prompt=prompt, when_shown=history_when_shown
         )
+        if task:  # its task is its first message: no welcome over the empty chat meanwhile
+            self.chat.welcome.wanted = False
+            self.chat.welcome.hide()
         # The inspector opens when a call is clicked: it is built then (opening a pane
         # stays short), from the calls its book has recorded since the pane opened, and
         # takes no room until then, so a terminal split above keeps its rows.

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from melgui.core.terminal.panes import PaneInfo, PaneState
+from melgui.core.terminal.panes import WAITING, PaneInfo, PaneState
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.changes.view import open_changes
 from melgui.ui.runtime.look.tokens import LIGHT, SPACE_2XS, SPACE_S
@@ -106,8 +106,16 @@ class PaneFrame(QFrame):
     def show_state(self, state: PaneState) -> None:
         self.changes_button.setVisible(getattr(self.content, "worktree", None) is not None)
         colour = _STATE_COLOURS.get(state.name, LIGHT.muted)
-        self.state_label.setText(f"<span style='color:{colour}'>● {_escape(state.label)}</span>")
-        self.state_label.setToolTip(state.label)
+        label = self.state_label
+        label.setText(f"<span style='color:{colour}'>● {_escape(state.label)}</span>")
+        label.setToolTip(state.label)
+        # Its minimum only grows, up to "● waiting for approval" (longer words, a failure's,
+        # are cut at the pane's edge; the tooltip says them whole): a minimum that followed
+        # the words made a narrow pane's width follow its state back and forth ("running",
+        # "idle"), and every chat in that split laid its text out again (tens of ms each
+        # for a streamed answer, as 8 workers started and ended their turns).
+        most = label.fontMetrics().horizontalAdvance(f"● {WAITING.label}") + SPACE_2XS
+        label.setMinimumWidth(min(most, max(label.minimumWidth(), label.sizeHint().width())))
 
     def set_badge(self, count: int, why: str = "") -> None:
         """Show `count` unseen signals (an approval waiting, a turn ended, a bell); 0 hides."""

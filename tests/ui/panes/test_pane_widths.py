@@ -1,0 +1,66 @@
+"""Panes side by side keep their widths whatever their state says, back and forth: a
+minimum width that followed the state's words (or the thinking row's) moved the splits on
+every turn's start and end, and every chat in them laid its whole text out again."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+from pytestqt.qtbot import QtBot
+
+from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneRegistry, failed
+from melgui.ui.chat.thinking_row import ThinkingRow
+from melgui.ui.panes.pane_area import PaneArea
+from melgui.ui.panes.pane_frame import PaneFrame
+from melgui.ui.runtime.theme import LIGHT
+
+
+def _content() -> tuple[QWidget, ThinkingRow]:
+    """A worker pane's content as far as widths go: a text and, under it, the thinking row."""
+    content = QWidget()
+    layout = QVBoxLayout(content)
+    layout.addWidget(QLabel("chat"))
+    row = ThinkingRow(LIGHT, content)
+    layout.addWidget(row)
+    return content, row
+
+
+def test_panes_keep_their_widths_through_states_and_the_thinking_row(qtbot: QtBot) -> None:
+    registry = PaneRegistry()
+    panes = [_content() for _ in range(3)]
+    frames = [PaneFrame(registry.add("agent", f"worker {n}"), c) for n, (c, _) in enumerate(panes)]
+    for frame in frames:  # each state once: a pane's minimum may grow, once, to the widest
+        for state in (WAITING, IDLE, RUNNING):
+            frame.show_state(state)
+    narrow = max(frame.minimumSizeHint().width() for frame in frames) + 12
+    area = PaneArea()
+    qtbot.addWidget(area)
+    area.resize(3 * narrow, 500)
+    area.show()
+    for frame in frames:
+        area.add(frame, "right")
+    QApplication.processEvents()
+    widths = [frame.width() for frame in frames]
+    assert all(width <= narrow + 12 for width in widths)  # as narrow as the test wants
+
+    frames[0].show_state(WAITING)  # "● waiting for approval"
+    frames[1].show_state(WAITING)
+    row = panes[2][1]
+    row.set_stage("Local model: reading the conversation… 33%")
+    row.on_busy(True)
+    QApplication.processEvents()
+    assert row.isVisible()
+    assert [frame.width() for frame in frames] == widths
+
+    row.on_busy(False)
+    for frame in frames:
+        frame.show_state(IDLE)
+    QApplication.processEvents()
+    assert [frame.width() for frame in frames] == widths
+
+    # A failure's words are longer than any state's: cut at the pane's edge, not widening
+    # it (a pixel may move, once, as the split rounds its sizes again).
+    reason = "the relay said 503 Service Unavailable, three times over"
+    frames[1].show_state(failed(reason))
+    QApplication.processEvents()
+    assert all(abs(a - b) <= 1 for a, b in zip([f.width() for f in frames], widths, strict=True))
+    assert frames[1].state_label.toolTip() == f"failed: {reason}"  # said whole there
