@@ -6,10 +6,9 @@ panes use of an in-process AgentSession (subscribe, submit, stop, busy, conversa
     session.subscribe(observer)      # the LoopEvents a view still reads (approvals, turn ends)
     session.submit("go")             # sent once the host has opened it
 
-An approval the host asks arrives as an ApprovalRequest like any other; answering it
-sends the answer to the host, and an answer given in another view resolves it here. The
-preview before a compaction of a main conversation is a question too (`compaction`, a
-PreviewCopy): a CompactionQuestion like a window's own, answered the same way.
+An approval the host asks arrives as an ApprovalRequest like any other, a compaction's
+preview as a CompactionQuestion (`compaction`); answering either sends the answer to the
+host, and an answer given in another view resolves it here.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from melgui.core.deadline import within
-from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
+from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -47,9 +46,9 @@ from melgui.host.view_events import (
     LoopFacts,
     PreviewCopy,
     ThreadCopy,
-    judgement_of,
     person_said,
     replaced,
+    request_of,
 )
 from melgui.host.wire import RpcError, collector_paused
 
@@ -57,8 +56,7 @@ log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 STREAMED = ("assistant", "reasoning")
-# How long a session closed while opening waits for the host's answer (its id), to close it.
-OPEN_WAIT = 10.0
+OPEN_WAIT = 10.0  # how long a session closed as it opens waits for its id, to close it
 
 
 class RemoteSession:
@@ -112,17 +110,14 @@ class RemoteSession:
         api_key: str | None = None,
         conversation: str | None = None,
     ) -> RemoteSession:
-        """Open a session in the host (in the background) and attach to it; with
-        `worktree`, a worker that works in its own git worktree of `folder`; with
-        `api_key`, the host's loop reaches the model with this key (sent once, kept in
-        the host's memory only; "": none), never with that machine's own; with
-        `conversation`, the history's conversation of that id, continued."""
+        """Open a session in the host (in the background) and attach to it: `worktree`,
+        a worker in its own git worktree of `folder`; `api_key`, the key the host's loop
+        reaches the model with (sent once, kept in its memory only; "": none), never that
+        machine's own; `conversation`, the history's conversation of that id, continued."""
         session = cls(client, folder=folder, model=model, source=source)
         session.loop.heard({"role": role})
-        params: dict[str, Any] = {
-            "folder": folder, "model": model, "role": role, "settings": settings or {},
-            "source": source,
-        }  # fmt: skip
+        params: dict[str, Any] = {"folder": folder, "model": model, "role": role,
+                                  "settings": settings or {}, "source": source}  # fmt: skip
         if conversation is not None:
             params["conversation"] = conversation
         if api_key is not None:
@@ -336,9 +331,8 @@ class RemoteSession:
 
     async def aclose(self) -> None:
         if not self.session_id and self._opening is not None and not self._opening.done():
-            # Closed before the host answered `session/open` (a New conversation, or the
-            # window closed, just after it began): its id is waited for, so that the
-            # session is closed there too, not left open in the host with no view.
+            # Closed before the host answered `session/open`: its id is waited for, so
+            # that it is not left open there with no view (New conversation at once).
             with contextlib.suppress(TimeoutError):
                 await within(asyncio.shield(self._opening), OPEN_WAIT)
         if self.session_id:
@@ -482,12 +476,7 @@ class RemoteSession:
         call = self._reader.call(record)
         if call.id in self._waiting:
             return None
-        request = ApprovalRequest(
-            call, call.parsed or {}, source=self.source, judgement=judgement_of(record),
-            options=tuple(AgentOption(*option) for option in record.get("options") or ()),
-            preview=str(record.get("preview") or ""),
-        )  # fmt: skip
-        self._waiting[call.id] = request
+        request = self._waiting[call.id] = request_of(record, call, self.source)
         self.thread.hold(request)  # a card's option is chosen on it; the board reads it
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
         return request
