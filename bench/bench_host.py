@@ -7,8 +7,9 @@ the same session in one process; a reattach: a window attaching to a host that r
 8 sessions of 1,000 messages, to the first paint of every pane on screen (target 6
 frames; the panes that do not fit wait in tabs), with notes on when every conversation
 is whole and the longest stall that costs; and launches of real `melgui` processes,
-alone and with --with-host (starting a host), alternated: launch to the first window
-painted (target 1.1x) and idle RSS of window + host against the window alone (1.3x).
+alone (--no-host) and as the host's view (starting a host), alternated: launch to the
+first window painted (target 1.1x) and idle RSS of window + host against the window
+alone (1.3x).
 
 Rows "panes via host: ..." stand beside bench_panes.py's "panes: ..." (the same panes,
 the sessions in the window's process), with the same targets. Rows "worktrees via host"
@@ -238,7 +239,7 @@ def rss_kib(pid: int) -> int:
 
 
 def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
-    """`melgui [--with-host] FOLDER` as a real process on a runtime folder of its own (so
+    """`melgui [--no-host] FOLDER` as a real process on a runtime folder of its own (so
     with the host, the window starts one): seconds to its first paint and to its attach
     (nan alone), then its RSS and the host's (KiB) after IDLE_SETTLE seconds idle."""
     with runtime_dir() as runtime:
@@ -246,7 +247,7 @@ def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
                "PYTHONPATH": str(ROOT), "MELGUI_PROBE_T0": repr(time.time())}  # fmt: skip
         args = [sys.executable, str(ROOT / "bench" / "launch_probe.py")]
         window = subprocess.Popen(
-            [*args, *(["--with-host"] if with_host else []), folder],
+            [*args, *([] if with_host else ["--no-host"]), folder],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -287,7 +288,7 @@ def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
 def bench_launch(runs: int) -> None:
     """Launch to the first window painted, and idle memory: the window alone against the
     window starting the melgui host, real processes, alternated `runs` times."""
-    print(f"6. launch: the window alone vs with --with-host (starting a host), {runs} runs each")
+    print(f"6. launch: the window alone (--no-host) vs the host's view, {runs} runs each")
     alone: list[tuple[float, float, int, int]] = []
     hosted: list[tuple[float, float, int, int]] = []
     with tempfile.TemporaryDirectory() as folder:

@@ -1,9 +1,9 @@
-"""`melgui [--with-host] FOLDER` as a real process, with two lines on stdout for
+"""`melgui [--no-host] FOLDER` as a real process, with two lines on stdout for
 bench_host's launch rows: `painted S` when the window first painted and `attached S`
 when it attached to the melgui host, S in seconds since MELGUI_PROBE_T0 (epoch seconds,
 taken by the launcher just before it started this process).
 
-    MELGUI_PROBE_T0=$(date +%s.%N) python bench/launch_probe.py --with-host FOLDER
+    MELGUI_PROBE_T0=$(date +%s.%N) python bench/launch_probe.py FOLDER
 """
 
 from __future__ import annotations

@@ -25,12 +25,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="project folder (default: .), or ssh://[user@]host[:port]/abs/path: a folder on "
         "another machine (its tools and terminals run there; the loop and the key stay here)",
     )
-    parser.add_argument(
-        "--with-host",
+    hosting = parser.add_mutually_exclusive_group()
+    hosting.add_argument(
+        "--no-host",
         action="store_true",
-        help="run worker panes' agents in the melgui host (started when none runs), so they "
-        "can keep running in the background when the window closes",
+        help="run the agents, terminals and tools in this window instead of the melgui host "
+        "(by default the window attaches to the host, starting it when none runs, so what "
+        "runs can keep running when the window closes): they end when the window closes",
     )
+    # The default since the window became a view of the host; kept so that scripts and
+    # desktop notifications written for the earlier opt-in still work.
+    hosting.add_argument("--with-host", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
@@ -72,4 +77,4 @@ def main(argv: list[str] | None = None) -> int:
     options = build_parser().parse_args(args)
     from melgui.ui.app import run_app
 
-    return run_app(options.folder, with_host=options.with_host)
+    return run_app(options.folder, with_host=not options.no_host)

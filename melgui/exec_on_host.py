@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     host.add_argument(
         "--host",
         action="store_true",
-        help="see or drive a session of the running melgui host (`melgui host`, or a "
-        "window opened with --with-host) instead of running the turn here",
+        help="see or drive a session of the running melgui host (`melgui host`, or the one "
+        "a window started) instead of running the turn here",
     )
     host.add_argument("--list", action="store_true", help="with --host: list its sessions")
     host.add_argument(
@@ -87,7 +87,7 @@ async def run(options: argparse.Namespace, out: TextIO) -> int:
     except OSError:
         print(
             "melgui: no melgui host is running (start one with `melgui host`, or open a "
-            "window with `melgui --with-host FOLDER`)",
+            "window with `melgui FOLDER`)",
             file=sys.stderr,
         )
         return EXIT_FAILED
@@ -231,7 +231,7 @@ class HostTurn:
             name = self.waiting.get("name", "a tool")
             print(
                 f"melgui: {name} waits for approval in the melgui host (session {self.id[:8]}); "
-                f"answer it in a window (melgui --with-host {self.folder}) or run exec again "
+                f"answer it in a window (melgui {self.folder}) or run exec again "
                 "with --approve",
                 file=sys.stderr,
             )

@@ -39,7 +39,12 @@ HOST_GONE = (
 
 
 class VersionRefused(Exception):
-    """The host is another melgui version (the message names both)."""
+    """The host is another melgui version (the message names both). `gives_way`: it ran
+    nothing and is ending, so that a host of this version can start."""
+
+    def __init__(self, message: str, *, gives_way: bool = False) -> None:
+        super().__init__(message)
+        self.gives_way = gives_way
 
 
 class HostGone(Exception):
@@ -120,10 +125,18 @@ class HostClient:
         env: dict[str, str] | None = None,
         args: tuple[str, ...] = (),
     ) -> Self:
-        """Attach to the user's host, starting one first when none runs."""
+        """Attach to the user's host, starting one first when none runs, or when the one
+        running is another version that runs nothing (it ends first: an upgrade's first
+        window). Raises VersionRefused when the other version runs something."""
         place = place or HostPlace.for_user()
-        with contextlib.suppress(OSError):
+        try:
             return await cls.connect(place, client=client)
+        except OSError:
+            pass
+        except VersionRefused as refused:
+            if not refused.gives_way:
+                raise
+            await _ended(place)
         start_host(env=env, args=args)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + START_TIMEOUT
@@ -144,7 +157,8 @@ class HostClient:
             )
         except RpcError as exc:
             if exc.code == wire.VERSION_MISMATCH:
-                raise VersionRefused(exc.message) from None
+                gives_way = isinstance(exc.data, dict) and exc.data.get("gives_way") is True
+                raise VersionRefused(exc.message, gives_way=gives_way) from None
             raise
 
     # -- calls ---------------------------------------------------------------------------
@@ -278,6 +292,18 @@ class HostClient:
         self._reading.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._reading
+
+
+async def _ended(place: HostPlace) -> None:
+    """Until the host that gave way has let go of the one-host lock (its process gone),
+    so that the host started next is not turned away as a second one."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_TIMEOUT
+    while (held := place.hold_lock()) is None:
+        if loop.time() > deadline:
+            raise OSError(f"the other melgui host did not end; see {place.directory / 'host.log'}")
+        await asyncio.sleep(0.05)
+    held.close()
 
 
 def host_command(*args: str) -> list[str]:

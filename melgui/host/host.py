@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
@@ -292,6 +293,10 @@ class Host:
         if session is not None:
             await session.aclose()
             self.journal.closed(session_id)
+            if self.store is not None and session.row.conversation:
+                # A window opened and closed, or New conversation with nothing said: no
+                # empty entry is left in the history (the window's own records lazily).
+                self.store.forget_if_empty(session.row.conversation)
         desk = self._keyed.pop(session_id, None)
         if desk is not None:
             await desk.aclose()
@@ -301,6 +306,22 @@ class Host:
     def running(self) -> list[HostedSession]:
         """Sessions mid-turn or with an approval waiting."""
         return [s for s in self.sessions.values() if s.busy or s.approvals]
+
+    def agents_alive(self) -> bool:
+        """An ACP agent runs (kept running with no view): it ends with the host, and no
+        new host reopens it, so the host does not end by idleness while one runs."""
+        sessions = self.sessions.values()
+        return any(isinstance(s, HostedAgent) and s.phase != "failed" for s in sessions)
+
+    def history(self, folder: str, query: str = "") -> list[dict[str, Any]]:
+        """The conversations of `folder` in this host's history (its store, on its
+        machine), newest first, as a window's sidebar lists its own (`query`: its search)."""
+        store = self.store
+        rows = store.conversations(os.path.realpath(folder), query=query) if store else []
+        return [
+            {"id": r.id, "title": r.title, "created_at": r.created_at, "updated_at": r.updated_at}
+            for r in rows
+        ]
 
     def frame(self) -> list[tuple[str, list[Record]]]:
         """Each session's changes of this frame, numbered (one batch per session)."""

@@ -158,7 +158,7 @@ def describe_status(status: dict[str, Any], now: float | None = None) -> str:
         state = "running" if code is None else f"ended ({code})"
         lines.append(f"  terminal {term['term']}  {term['folder']}  {term['title']}  [{state}]")
     if any(s["approvals"] or s.get("compaction") for s in status["sessions"]):
-        lines.append("Open melgui on the folder (melgui --with-host FOLDER) to answer.")
+        lines.append("Open melgui on the folder (melgui FOLDER) to answer.")
     return "\n".join(lines)
 
 

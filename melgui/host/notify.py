@@ -1,6 +1,6 @@
 """Desktop notifications from the host, with no Qt and no window: a question that waits
 in the host with no view attached to its session is said on the freedesktop bus, and a
-click on it opens a window on the session's folder (`melgui --with-host FOLDER`).
+click on it opens a window on the session's folder (`melgui FOLDER`).
 
 The window's notifier (`ui/notifications/desktop.py`) is a QObject with a tray icon for
 when there is no bus, so the host cannot drive it; this speaks the same `Notify` call
@@ -109,7 +109,7 @@ def open_window(folder: str) -> None:
     """A window on `folder`, a view of this host (it reopens the session's pane)."""
     log.info("opening a window on %s", folder)
     subprocess.Popen(
-        [sys.executable, "-m", "melgui", "--with-host", folder],
+        [sys.executable, "-m", "melgui", folder],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip

@@ -6,10 +6,9 @@ panes use of an in-process AgentSession (subscribe, submit, stop, busy, conversa
     session.subscribe(observer)      # the LoopEvents a view still reads (approvals, turn ends)
     session.submit("go")             # sent once the host has opened it
 
-An approval the host asks arrives as an ApprovalRequest like any other; answering it
-sends the answer to the host, and an answer given in another view resolves it here. The
-preview before a compaction of a main conversation is a question too (`compaction`, a
-PreviewCopy): a CompactionQuestion like a window's own, answered the same way.
+An approval the host asks arrives as an ApprovalRequest like any other, a compaction's
+preview as a CompactionQuestion (`compaction`); answering either sends the answer to the
+host, and an answer given in another view resolves it here.
 """
 
 from __future__ import annotations
@@ -20,7 +19,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision, Deny
+from melgui.core.deadline import within
+from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -46,9 +46,9 @@ from melgui.host.view_events import (
     LoopFacts,
     PreviewCopy,
     ThreadCopy,
-    judgement_of,
     person_said,
     replaced,
+    request_of,
 )
 from melgui.host.wire import RpcError, collector_paused
 
@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 
 Observer = Callable[[LoopEvent], None]
 STREAMED = ("assistant", "reasoning")
+OPEN_WAIT = 10.0  # how long a session closed as it opens waits for its id, to close it
 
 
 class RemoteSession:
@@ -86,6 +87,7 @@ class RemoteSession:
         self._opened = asyncio.Event()
         self._lost = asyncio.Event()  # `lose` said why the host cannot be reached for it
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._opening: asyncio.Task[Any] | None = None  # `session/open`, until answered
         # Keep running in the background: the view goes, the host's session goes on
         # (closing the pane then neither stops it nor answers its questions).
         self.keep_running = False
@@ -108,17 +110,14 @@ class RemoteSession:
         api_key: str | None = None,
         conversation: str | None = None,
     ) -> RemoteSession:
-        """Open a session in the host (in the background) and attach to it; with
-        `worktree`, a worker that works in its own git worktree of `folder`; with
-        `api_key`, the host's loop reaches the model with this key (sent once, kept in
-        the host's memory only; "": none), never with that machine's own; with
-        `conversation`, the history's conversation of that id, continued."""
+        """Open a session in the host (in the background) and attach to it: `worktree`,
+        a worker in its own git worktree of `folder`; `api_key`, the key the host's loop
+        reaches the model with (sent once, kept in its memory only; "": none), never that
+        machine's own; `conversation`, the history's conversation of that id, continued."""
         session = cls(client, folder=folder, model=model, source=source)
         session.loop.heard({"role": role})
-        params: dict[str, Any] = {
-            "folder": folder, "model": model, "role": role, "settings": settings or {},
-            "source": source,
-        }  # fmt: skip
+        params: dict[str, Any] = {"folder": folder, "model": model, "role": role,
+                                  "settings": settings or {}, "source": source}  # fmt: skip
         if conversation is not None:
             params["conversation"] = conversation
         if api_key is not None:
@@ -127,7 +126,7 @@ class RemoteSession:
         if worktree is not None:
             params["worktree"] = worktree_to_json(worktree)
             session.loop.cwd = str(folder_in(worktree, folder))
-        session._spawn(session._open(params))
+        session._opening = session._spawn(session._open(params))
         return session
 
     @classmethod
@@ -331,6 +330,11 @@ class RemoteSession:
         await self._idle.wait()
 
     async def aclose(self) -> None:
+        if not self.session_id and self._opening is not None and not self._opening.done():
+            # Closed before the host answered `session/open`: its id is waited for, so
+            # that it is not left open there with no view (New conversation at once).
+            with contextlib.suppress(TimeoutError):
+                await within(asyncio.shield(self._opening), OPEN_WAIT)
         if self.session_id:
             verb = "session/detach" if self.keep_running else "session/close"
             with contextlib.suppress(HostGone, OSError, Exception):
@@ -472,12 +476,7 @@ class RemoteSession:
         call = self._reader.call(record)
         if call.id in self._waiting:
             return None
-        request = ApprovalRequest(
-            call, call.parsed or {}, source=self.source, judgement=judgement_of(record),
-            options=tuple(AgentOption(*option) for option in record.get("options") or ()),
-            preview=str(record.get("preview") or ""),
-        )  # fmt: skip
-        self._waiting[call.id] = request
+        request = self._waiting[call.id] = request_of(record, call, self.source)
         self.thread.hold(request)  # a card's option is chosen on it; the board reads it
         request.future.add_done_callback(lambda future: self._answered(call.id, future))
         return request
@@ -590,7 +589,7 @@ class RemoteSession:
         except (HostGone, OSError, RpcError) as exc:
             self.lose(f"{method} did not reach the host: {exc}")
 
-    def _spawn(self, work: Any) -> None:
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # called from Qt with no loop running: sent when it runs again
@@ -598,3 +597,4 @@ class RemoteSession:
         task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task

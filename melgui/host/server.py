@@ -31,7 +31,7 @@ from melgui.host.host import Host, KeyRefused, UnknownSession
 from melgui.host.notify import HostNotifier
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import agent_command, worktree_given
-from melgui.host.session import HostedAgent, agent_methods
+from melgui.host.session import agent_methods
 from melgui.host.tool_calls import ToolCalls
 from melgui.host.wire import RpcError, api_key_of, hidden, parts_of
 
@@ -255,19 +255,12 @@ class HostServer:
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
                 self.tool_calls.check_hooks()
-            busy = self.tool_calls.busy() or self.terminals.running() or self._agents_run()
-            if self.connections or self.host.running() or busy:
+            if self.connections or self._runs_something():
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
                 log.info("idle with no view attached: exiting")
                 self._done.set()
                 return
-
-    def _agents_run(self) -> bool:
-        """An ACP agent runs (kept running with no view): it ends with the host, and no
-        new host reopens it, so the host does not end by idleness while one runs."""
-        sessions = self.host.sessions.values()
-        return any(isinstance(s, HostedAgent) and s.phase != "failed" for s in sessions)
 
     def _tell_unseen_questions(self) -> None:
         """A question no view shows (none attached to its session) is said on the
@@ -343,15 +336,28 @@ class HostServer:
     def _initialize(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         theirs = str(params.get("version", "?"))
         if theirs != wire.VERSION or params.get("protocol") != wire.PROTOCOL:
-            raise RpcError(
-                wire.VERSION_MISMATCH,
-                wire.version_refusal(theirs, wire.VERSION, params.get("protocol")),
-                {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL},
-            )
+            # Only to a window (it starts a host of its own), never `--status` or exec.
+            gives_way = params.get("client") == "window" and self._idle_apart_from(view)
+            if gives_way:  # after the refusal is written
+                asyncio.get_running_loop().call_soon(self.stop)
+            said = wire.version_refusal(theirs, wire.VERSION, params.get("protocol"), gives_way)
+            data = {"host": wire.VERSION, "view": theirs, "protocol": wire.PROTOCOL}
+            raise RpcError(wire.VERSION_MISMATCH, said, {**data, "gives_way": gives_way})
         view.initialized = True
         view.client = str(params.get("client", ""))
         return {"version": wire.VERSION, "protocol": wire.PROTOCOL, "pid": os.getpid(),
                 "notices": list(self.host.notices)}  # fmt: skip
+
+    def _runs_something(self) -> bool:
+        """A turn, a question, a terminal, a call or an ACP agent runs (with no view)."""
+        calls = self.tool_calls.busy() or self.terminals.running()
+        return calls or bool(self.host.running()) or self.host.agents_alive()
+
+    def _idle_apart_from(self, view: ViewConnection) -> bool:
+        """Nothing would be lost if this host ended now: it would give way to a window of
+        another version (a host for views, not a view's child over stdio)."""
+        others = any(c is not view and c.initialized for c in self.connections)
+        return self.idle_exit is not None and not others and not self._runs_something()
 
     async def _status(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         return {
@@ -423,17 +429,10 @@ class HostServer:
         ]
 
     async def _history(self, view: ViewConnection, params: dict[str, Any]) -> Any:
-        """The conversations of `folder` in this host's history (its store, on its
-        machine), newest first, as a window's sidebar lists its own (`query`: its search)."""
         folder, query = params["folder"], params.get("query") or ""
         if not isinstance(folder, str) or not isinstance(query, str):
             raise RpcError(wire.INVALID_PARAMS, "history/list takes a folder and a query")
-        store = self.host.store
-        rows = store.conversations(os.path.realpath(folder), query=query) if store else []
-        return [
-            {"id": r.id, "title": r.title, "created_at": r.created_at, "updated_at": r.updated_at}
-            for r in rows
-        ]
+        return self.host.history(folder, query)
 
     async def _attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """{"sessions": {id: last seq the view has, or null}}: for each, the changes it

@@ -22,7 +22,7 @@ from typing import Any
 
 from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.context.preview import CompactionQuestion, question_from_json
-from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.approval import AgentOption, ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import ASK
 from melgui.core.protocol.loop_events import (
@@ -207,3 +207,13 @@ def replaced(record: Record) -> bool:
     """A change record of a new list of entries (a branch, a rewind), not a load."""
     change = record["change"]
     return bool(change["kind"] == "entries_replaced" and change.get("reason") != "load")
+
+
+def request_of(record: Record, call: ToolCall, source: str) -> ApprovalRequest:
+    """An `approval` record's question, as a view answers it (an ACP agent's carries its
+    own options and the change it would make)."""
+    options = tuple(AgentOption(*option) for option in record.get("options") or ())
+    return ApprovalRequest(
+        call, call.parsed or {}, source=source, judgement=judgement_of(record),
+        options=options, preview=str(record.get("preview") or ""),
+    )  # fmt: skip

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 #    main conversation's Rewind, context meter, pins and a file's Reject on its card).
 # 11: term/open's source, term/list's folder, and each terminal's source, views, pid and
 #    pipes; host/status's terminals; term/open's folder as a real path: the local host's
-#    terminal panes (a window opened with --with-host) come back in the next window.
+#    terminal panes (a window, the host's view) come back in the next window.
 # 12: history/list (a remote folder's window lists its conversations kept in the
 #    history of melgui's host there, where its main conversation runs).
 # 13: compaction/answer, the compaction and compaction_resolved records, session/list's
@@ -99,15 +99,22 @@ class RpcError(Exception):
 
 
 def version_refusal(
-    view: str, host: str, view_protocol: object = PROTOCOL, host_protocol: object = PROTOCOL
+    view: str,
+    host: str,
+    view_protocol: object = PROTOCOL,
+    gives_way: bool = False,
+    host_protocol: object = PROTOCOL,
 ) -> str:
-    """What both sides say when their versions (or, same version, protocols) differ."""
+    """What both sides say when their versions (or, same version, protocols) differ;
+    `gives_way`: the host runs nothing and ends so that the view's own can start."""
     if view == host and view_protocol != host_protocol:  # a build between two releases
         view, host = f"{view} (protocol {view_protocol})", f"{host} (protocol {host_protocol})"
+    versions = f"the running melgui host is version {host} and this melgui is version {view}"
+    if gives_way:
+        return f"{versions}; it runs nothing, so it ends and this melgui starts its own"
     return (
-        f"the running melgui host is version {host} and this melgui is version {view}; "
-        f"they cannot work together. Quit the other melgui (or run `melgui host --stop`) "
-        f"and start this one again"
+        f"{versions}; they cannot work together. Quit the other melgui (or run "
+        f"`melgui host --stop`) and start this one again"
     )
 
 

@@ -21,7 +21,7 @@ side says (a lost host's note) and the end of file.
 
 HostTerminals are the terminals one view has in a melgui host, whichever way it is
 reached: a remote folder's host over its link (link.py), or the user's own host over its
-socket (a window opened with --with-host: ui/window/host_view/view.py). One implementation of
+socket (a window, the host's view: ui/window/host_view/view.py). One implementation of
 the term/* side of a view: open, attach again from the offset this side has, hear output,
 exits and closes, and end every program's pane in plain words when the host is gone.
 

@@ -47,7 +47,9 @@ def app_icon() -> QIcon:
 
 def run_app(folder: str, *, with_host: bool = False) -> int:
     """Open the window on `folder` and run until it closes; returns the exit status.
-    `with_host`: worker panes run in the melgui host (started when none runs)."""
+    `with_host` (the command line's default): the window is a view of the melgui host
+    (started when none runs): its main conversation, workers and terminals run there.
+    A folder on another machine has hosts of its own there, and none here."""
     remote = ""
     if folder.startswith("ssh://"):  # a folder on another machine: checked, then opened there
         from melgui.remote.target import TargetError, parse_folder
@@ -92,7 +94,9 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     gc.freeze()
     if problem:
         QMessageBox.warning(window, "Settings", problem)
-    if with_host:
+    # No host on Windows yet: it listens on a Unix socket, and a named pipe limited to
+    # the user's SID is not built; the window runs its agents, as with --no-host.
+    if with_host and not remote and sys.platform != "win32":
         window.mcp.wait_for_host()  # the folder's MCP servers start in the host, not here
         loop.create_task(_attach_host(window))
     with loop:

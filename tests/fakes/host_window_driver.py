@@ -1,4 +1,4 @@
-"""Runs the real app as a view of the melgui host (`melgui --with-host FOLDER`) and opens
+"""Runs the real app as `melgui FOLDER` does, a view of the melgui host, and opens
 one worker pane with TASK, as a person would from the Panes menu.
 
     python -m tests.fakes.host_window_driver FOLDER TASK     (from the checkout)
@@ -15,10 +15,10 @@ import sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from melgui.cli import main as melgui
 from melgui.host.changes import Record
 from melgui.host.records import streamed_text
 from melgui.host.remote_session import RemoteSession
-from melgui.ui.app import run_app
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.main_window import MainWindow
 
@@ -59,7 +59,7 @@ def main(folder: str, task: str) -> int:
         client.on_changes = heard
 
     QTimer.singleShot(0, open_worker)
-    return run_app(folder, with_host=True)
+    return melgui([folder])  # the command line's default: the window is the host's view
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ async def test_a_view_that_left_finds_the_question_and_dont_compact_keeps_the_li
         env=host.env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert "[running, waiting for the preview before a compaction]" in listed_running.stdout
-    assert "melgui --with-host FOLDER" in listed_running.stdout
+    assert "melgui FOLDER" in listed_running.stdout
 
     later = await host.client("next window")
     try:

@@ -74,7 +74,7 @@ async def test_without_approve_a_question_is_left_waiting_for_a_person(
         ran = await exec_on(host, "--session", session, "--json", "write b")
         assert ran.returncode == 3, ran.stderr
         assert "write_file waits for approval in the melgui host" in ran.stderr
-        assert f"melgui --with-host {tmp_path}" in ran.stderr
+        assert f"melgui {tmp_path}" in ran.stderr
         assert [e["kind"] for e in json_lines(ran.stdout)] == ["usage", "tool_call"]
         waiting = await wait_for(client, session, lambda s: bool(s["approvals"]))
         assert [q["id"] for q in waiting["approvals"]] == ["w1"]

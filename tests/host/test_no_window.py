@@ -36,7 +36,7 @@ async def test_an_approval_waits_with_no_window_and_is_listed(
     assert "0 view(s)" in listed.stdout
     assert "1 waiting for approval" in listed.stdout
     assert "write_file: b.txt" in listed.stdout
-    assert "melgui --with-host FOLDER" in listed.stdout
+    assert "melgui FOLDER" in listed.stdout
 
     again = await host.client("next window")
     try:

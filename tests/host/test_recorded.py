@@ -67,3 +67,30 @@ async def test_history_list_gives_the_folder_s_conversations_from_the_host_s_sto
     assert all(r["updated_at"] >= r["created_at"] > 0 and "title" in r for r in rows)
     assert [r["id"] for r in found] == [ids[1]]
     assert elsewhere == []
+
+
+async def test_a_session_closed_with_nothing_said_leaves_no_conversation_in_the_history(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """A window opened and closed, or New conversation with nothing said: the host made
+    the session's conversation as it opened, and removes it as it closes, so the
+    sidebar gets no empty "New conversation" row; one with a message stays."""
+    scripted_relay.script([text("Kept."), done()])
+    client = await host.client("view")
+    try:
+        empty = await open_session(client, str(tmp_path), scripted_relay.base_url)
+        said = await open_session(client, str(tmp_path), scripted_relay.base_url)
+        await client.call("turn/prompt", session=said, text="keep me")
+        await wait_for(client, said, lambda s: not s["busy"] and s["conversation"])
+        listed = {s["id"]: s["conversation"] for s in await client.call("session/list")}
+        for session in (empty, said):
+            await client.call("session/close", session=session)
+        rows = await client.call("history/list", folder=str(tmp_path))
+    finally:
+        await client.aclose()
+    assert [r["id"] for r in rows] == [listed[said]]
+    store = open_store()
+    try:
+        assert not store.exists(listed[empty]) and store.exists(listed[said])
+    finally:
+        store.close()

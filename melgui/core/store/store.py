@@ -235,6 +235,16 @@ class Store:
             "UPDATE conversations SET deleted_at = ? WHERE id = ?", (self._clock(), cid)
         )
 
+    def forget_if_empty(self, cid: str) -> bool:
+        """Remove for good a conversation that never had a message (a session that
+        opened and closed with nothing said); True when it was removed."""
+        cursor = self._conn.execute(
+            "DELETE FROM conversations WHERE id = ?"
+            " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ?)",
+            (cid, cid),
+        )
+        return cursor.rowcount > 0
+
     def undelete(self, cid: str) -> None:
         self._conn.execute("UPDATE conversations SET deleted_at = NULL WHERE id = ?", (cid,))
 

@@ -86,7 +86,7 @@ class KeptTerminal:
     exit_code: int | None = None
     viewers: list[_Viewer] = field(default_factory=list)
     reading_fd: int | None = None
-    source: str = ""  # who opened it ("window": a --with-host window's pane), for term/list
+    source: str = ""  # who opened it ("window": a window's pane), for term/list
     sent_at: float = 0.0  # loop time of the last output sent
     send_later: asyncio.TimerHandle | None = None
 

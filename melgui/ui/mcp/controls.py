@@ -101,7 +101,7 @@ class McpControls:
     # -- where the servers run -----------------------------------------------------------
 
     def wait_for_host(self) -> None:
-        """The window will be a view of the melgui host (`--with-host`): no server starts
+        """The window will be a view of the melgui host (by default): no server starts
         in this process meanwhile (the host runs them; `no_host` if none can be had)."""
         self.hosted = True
 

@@ -133,7 +133,7 @@ class PaneManager(QObject):
         # one a remote folder is on, where its terminals open.
         self.remote: RemotePlaces | None = None
         self.home: str | None = None
-        self.host: HostTerminals | None = None  # --with-host: the terminals run in the host
+        self.host: HostTerminals | None = None  # a host's view: the terminals run in the host
 
     def set_colors(self, colors: Colors) -> None:
         """New panes open in `colors`; open worker panes are redrawn in them."""
@@ -170,7 +170,7 @@ class PaneManager(QObject):
 
     async def start_terminal(self, command: str | None, layout: object = "tab") -> PaneInfo:
         """A terminal where this window's terminals run: on a remote folder's host, in the
-        melgui host this window is a view of (--with-host), or in this window."""
+        melgui host this window is a view of (by default), or in this window."""
         command = command if command and command.strip() else None
         home, host = self.home, self.host
         there = home or "the melgui host"

@@ -2,7 +2,7 @@
 log its bridge shows), a main conversation with its own "for this conversation" rules,
 and every one on a remote folder's tools once the window is that folder's (`elsewhere`).
 
-A window that is a view of the melgui host (`melgui --with-host`) has its main
+A window that is a view of the melgui host (`melgui FOLDER`, by default) has its main
 conversation there instead: a RemoteSession (`MainSession` is either). What the host does
 not carry for it is said with `not_in_host`.
 """

@@ -1,5 +1,5 @@
 """Terminal panes whose program runs in a melgui host: a remote folder's (over its link),
-or the user's own, which a --with-host window is a view of (over its socket). The program
+or the user's own, which a window is a view of (over its socket). The program
 and its pty are the host's; the pane reads them through a RemotePty as it reads a local
 pty, with the same reader, emulator and keys.
 

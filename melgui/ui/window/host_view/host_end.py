@@ -176,7 +176,7 @@ def fall_back(window: MainWindow, view: Successor, viewed: list[RemoteSession], 
 
 async def mark_taken(session_id: str) -> bool:
     """The dead host's journal says this window took `session_id` over: a host started
-    later (by `melgui --with-host`, another window) does not reopen it while this window
+    later (by `melgui FOLDER`, another window) does not reopen it while this window
     runs it. False when the journal had it closed or taken already."""
     by = f"window {os.getpid()}"
     taken = await asyncio.to_thread(change_journal.take_over, [session_id], by)
