@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.config.redaction import hide_secrets, known_secrets
+from melgui.core.store import writers
 from melgui.core.store.schema import NewerSchemaError, migrate
 from melgui.core.store.write_behind import WriteBehind
+from melgui.core.store.writers import Lease
 
 BUSY_TIMEOUT_MS = 3000
 WAL_SAFETY_PAGES = 16384  # 64 MB of 4 KB pages
@@ -58,6 +60,13 @@ class KeyHidingConnection(sqlite3.Connection):
     the writer thread has yet to write is read by nobody, and never interleaved."""
 
     behind: WriteBehind | None = None
+    lease: Lease | None = None  # this process's writer lease (melgui.core.store.writers)
+
+    def close(self) -> None:
+        super().close()
+        if self.lease is not None:  # after the close: a clean end is what it records
+            self.lease.release()
+            self.lease = None
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         if self.behind is not None:
@@ -94,19 +103,33 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def connect(path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
-    """Open, check and migrate one database file; raises on damage, lock or newer schema."""
-    conn = sqlite3.connect(
-        str(path),
-        isolation_level=None,
-        check_same_thread=False,
-        timeout=busy_timeout_ms / 1000,
-        factory=KeyHidingConnection,
-    )
+    """Open, check and migrate one database file; raises on damage, lock or newer schema.
+
+    The file is checked (`PRAGMA quick_check`) unless every process that opened it
+    before closed it cleanly (melgui.core.store.writers)."""
+    lease = None if str(path) == ":memory:" else writers.take(Path(path))
+    try:
+        conn = sqlite3.connect(
+            str(path),
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=busy_timeout_ms / 1000,
+            factory=KeyHidingConnection,
+        )
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
+    assert isinstance(conn, KeyHidingConnection)
+    conn.lease = lease
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        check = conn.execute("PRAGMA quick_check").fetchone()
-        if check is None or check[0] != "ok":
-            raise DamagedDatabaseError(str(check[0]) if check else "integrity check failed")
+        if lease is None or lease.needs_check:
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise DamagedDatabaseError(str(check[0]) if check else "integrity check failed")
+            if lease is not None:
+                lease.checked()
         if str(path) != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
