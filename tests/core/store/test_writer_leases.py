@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.messages import Message
-from melgui.core.store import open_store, writers
+from melgui.core.store import database as writers
+from melgui.core.store import open_store
 from melgui.core.store.paths import database_path
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock")
@@ -50,7 +51,7 @@ def _writer(folder: Path, end: str) -> subprocess.Popen[str]:
 
 
 def _needs_check(folder: Path) -> bool:
-    lease = writers.take(database_path(folder))
+    lease = writers.take_lease(database_path(folder))
     try:
         return lease.needs_check
     finally:
