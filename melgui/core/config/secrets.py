@@ -9,9 +9,12 @@ API, `OPENAI_API_KEY` for the others).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import sys
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Literal
 
@@ -166,7 +169,7 @@ def forget_session_keys() -> None:
 
 
 def _keyring_get(kind: str) -> str | None:
-    if not keyring_status().available:
+    if _no_keyring_backend_here() or not keyring_status().available:
         return None
     try:
         import keyring
@@ -205,3 +208,74 @@ def _write_file_keys(keys: dict[str, str]) -> None:
         temp.unlink(missing_ok=True)
         raise
     os.replace(temp, path)
+
+
+def _no_keyring_backend_here() -> bool:
+    """True only where keyring itself would find no backend, told without importing it
+    (importing keyring, scanning every installed package's entry points and importing
+    its backends costs a `melgui exec` about 60 ms of CPU, key in the environment or not).
+
+    keyring picks, in order: PYTHON_KEYRING_BACKEND, its keyringrc.cfg, else the most
+    viable backend its entry points name. On Linux its own backends all need the session
+    bus: SecretService finds it through DBUS_SESSION_BUS_ADDRESS only (jeepney); KWallet
+    (dbus-python) and libsecret (gi) may also find $XDG_RUNTIME_DIR/bus, so they must be
+    missing. Any other package naming a backend, a keyring already imported (it may have
+    been set up in this process), or anything unsure: False, and keyring decides."""
+    try:
+        if "keyring" in sys.modules or not sys.platform.startswith("linux"):
+            return False
+        env = os.environ
+        if "PYTHON_KEYRING_BACKEND" in env or "DBUS_SESSION_BUS_ADDRESS" in env:
+            return False
+        config = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        if (config / "python_keyring" / "keyringrc.cfg").exists():
+            return False
+        runtime = env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+        if Path(runtime, "bus").exists():
+            return False
+        return _only_keyrings_own_backends(tuple(sys.path))
+    except Exception:  # unsure: keyring decides
+        return False
+
+
+@functools.cache
+def _only_keyrings_own_backends(path: tuple[str, ...]) -> bool:
+    """No installed package but keyring names a `keyring.backends` entry point, and
+    neither module that would let KWallet or libsecret reach a bus is installed."""
+    if find_spec("gi") is not None or find_spec("dbus") is not None:
+        return False
+    for entry in path:
+        folder = Path(entry or ".")
+        if not folder.is_dir():
+            if folder.exists():
+                return False  # a zip on the path may hold packages: unsure
+            continue
+        for name in os.listdir(folder):
+            if name.endswith(".egg"):
+                return False  # an egg's metadata is not read here: unsure
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            points = folder / name / "entry_points.txt"
+            try:
+                text = points.read_text(encoding="utf-8")
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if "keyring.backends" not in text:
+                continue
+            if name.split("-")[0].lower() != "keyring" or not _own_backends(text):
+                return False
+    return True
+
+
+def _own_backends(text: str) -> bool:
+    """keyring's own entry points name only modules of `keyring.backends`."""
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+        elif section == "keyring.backends" and "=" in line:
+            target = line.split("=", 1)[1].strip()
+            if not target.startswith("keyring.backends."):
+                return False
+    return True
