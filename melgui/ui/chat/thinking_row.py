@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -42,7 +42,7 @@ class ThinkingRow(QWidget):
         # Cut at the chat's edge when narrow, never holding the chat (a pane) wide: a
         # minimum that came and went with the row moved the panes' splits, and each chat
         # beside it laid its text out again.
-        self.label.setMinimumWidth(1)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.stop_button = QPushButton("Stop", self)
         self.stop_button.setToolTip("Stop this turn (Esc); the conversation stays valid")
         self.stop_button.clicked.connect(self.stopRequested)
