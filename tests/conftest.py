@@ -18,6 +18,10 @@ _SANDBOX = tempfile.mkdtemp(prefix="melgui-tests-")
 atexit.register(shutil.rmtree, _SANDBOX, ignore_errors=True)
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
+# The melgui host's place: a window under test whose host ends starts a new one (as it
+# should), and that must never be, or join, the developer's own host.
+os.environ["XDG_RUNTIME_DIR"] = os.path.join(_SANDBOX, "runtime")
+os.mkdir(os.environ["XDG_RUNTIME_DIR"], 0o700)
 # Never let a developer's real keys or servers leak into a test.
 for _name in ("MELIAI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
     os.environ.pop(_name, None)

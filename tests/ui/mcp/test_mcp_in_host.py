@@ -243,6 +243,7 @@ def test_sign_in_to_a_server_in_the_host_from_the_windows_panel(
             assert panel.detail.text().endswith("Signed in (OAuth)")
             panel.sign_in_button.click()
             run(wait_until(lambda: rows(panel) == [("guarded", SIGNED_OUT)], 30))
+            run(window.pane_manager.aclose())  # closing: the host's end starts no new one
         finally:
             host.stop()
             user_path().unlink(missing_ok=True)

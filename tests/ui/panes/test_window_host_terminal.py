@@ -168,6 +168,7 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
         assert started[0].process is not None
         assert started[0].process.pid in ancestors(fresh.pty.host_pid)
     finally:
+        run(again.pane_manager.aclose())  # closing: the host's end below starts no new one
         for process in started:
             process.stop()
 
