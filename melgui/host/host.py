@@ -29,7 +29,6 @@ from melgui.core.store import Store, open_store
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.recording import start_recording
 from melgui.host.change_journal import ChangeJournal, SessionRow, journal_path
 from melgui.host.changes import ChangeLog, Record
@@ -156,6 +155,8 @@ class Host:
         row = SessionRow(uuid.uuid4().hex[:12], folder, None, command.name, "worker",
                          {AGENT: said, SOURCE: source})  # fmt: skip
         desk = self._desk(folder, {})
+        from melgui.desk.hosted_agents.factory import acp_session  # the ACP SDK: on first use
+
         acp = acp_session(desk, command, source or command.name, resume=resume)
         session = HostedAgent(row, acp, ChangeLog(row.id, self.journal, merge=merge_records), desk)
         self.sessions[row.id] = session

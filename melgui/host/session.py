@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from melgui.core.agent.compaction import Proposed
 from melgui.core.agent.policy import RulePolicy, apply_approval
@@ -37,8 +37,6 @@ from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
-from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
 from melgui.host import wire
@@ -47,6 +45,8 @@ from melgui.host.changes import ChangeLog, Record
 from melgui.host.records import change_record, compaction_record, question_record, record_of
 from melgui.host.wire import RpcError
 
+if TYPE_CHECKING:  # the ACP SDK (about 27 MiB) loads with the first agent, not the host
+    from melgui.desk.hosted_agents.session import HostedAgentSession
 logger = logging.getLogger(__name__)
 
 APPROVAL = "approval"  # a session row's setting: its view's approval settings
@@ -399,6 +399,8 @@ class HostedAgent(HostedSession):
         self._starting = asyncio.get_running_loop().create_task(self._start())
 
     async def _start(self) -> None:
+        from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
+
         try:
             await self.acp.start()
         except AuthRequired:
@@ -488,6 +490,8 @@ def agent_methods(
     async def sign_in(view: Any, params: dict[str, Any]) -> Any:
         """Sign in with a method the agent offered, and open its session; the views hear
         the `agent` record that follows. The agent's refusal is the error's message."""
+        from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
+
         try:
             await agent(params).sign_in(str(params["method_id"]))
         except (AgentFailed, AuthRequired) as exc:
