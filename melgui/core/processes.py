@@ -22,6 +22,9 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 _UNCATCHABLE = frozenset({signal.SIGKILL, signal.SIGSTOP})
+# Children a cancel cut short while they started: each task kills one and waits for the
+# watcher to report its end (`spawn`); `settle_ending` lets them finish before a loop closes.
+_ENDING: set[asyncio.Task[None]] = set()
 
 
 def reset_signals() -> None:
@@ -188,8 +191,25 @@ async def spawn(*argv: str, **options: Any) -> asyncio.subprocess.Process:
         if not began:  # not forked yet: it never will be (the caller may close its fds)
             starting.cancel()
             raise
-        await asyncio.shield(_end_started(starting, bool(options.get("start_new_session"))))
+        ending = asyncio.ensure_future(
+            _end_started(starting, bool(options.get("start_new_session")))
+        )
+        _ENDING.add(ending)
+        ending.add_done_callback(_ENDING.discard)
+        await asyncio.shield(ending)  # a second cancel leaves it to `settle_ending`
         raise
+
+
+async def settle_ending(timeout: float) -> None:
+    """Wait, at most `timeout` seconds, for the children a cancel cut short as they
+    started (`spawn`) to be killed and reaped. Call it before a loop closes: a task still
+    waiting for its child then would be destroyed pending ("Task was destroyed but it is
+    pending!" on stderr), and the child reaped by nobody.
+    """
+    loop = asyncio.get_running_loop()
+    ending = [task for task in _ENDING if task.get_loop() is loop]
+    if ending:
+        await asyncio.wait(ending, timeout=timeout)
 
 
 async def _end_started(starting: asyncio.Future[asyncio.subprocess.Process], group: bool) -> None:

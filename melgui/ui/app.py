@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from melgui import resources
 from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.deadline import within
+from melgui.core.processes import settle_ending
 from melgui.ui.runtime.qt_loop import QtEventLoop
 from melgui.ui.runtime.theme import apply_theme
 from melgui.ui.window.main_window import MainWindow, build_main_window
@@ -126,3 +127,6 @@ async def shutdown(window: MainWindow) -> None:
         log.warning("shutdown took too long; quitting anyway")
     except Exception:
         log.exception("shutdown failed")
+    # A tool's child cut short as it started (its task cancelled twice) is still being
+    # reaped: let that end before the loop closes.
+    await settle_ending(timeout=2)
