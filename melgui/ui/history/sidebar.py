@@ -137,10 +137,12 @@ class HistorySidebar(QWidget):
         """Reload the list from the store (after a turn, a search, a rename...), and
         from the host there's history when it is listed."""
         self._there_wanted = 0  # an answer of the host there still coming is not shown
+        query, behind = self.search.text(), self.store.behind
         if self.store.path is not None:  # read by the listing thread; shown when it answers
-            self._wanted = self._listing.read(self.store.path, self.folder, self.search.text())
+            after = behind.last if behind is not None else None  # what the writer has yet to do
+            self._wanted = self._listing.read(self.store.path, self.folder, query, after)
             return
-        rows = self._safe(lambda: self.store.conversations(self.folder, query=self.search.text()))
+        rows = self._safe(lambda: self.store.conversations(self.folder, query=query, empty=False))
         if rows is not None:
             self._listed_here(rows)
 
