@@ -341,7 +341,7 @@ class MainWindow(QMainWindow):
         self._report_error(self.history.store.notice or "")
         checkpoints = lambda: desk.checkpoints  # noqa: E731
         self.checkpoint_actions = CheckpointActions(checkpoints, tasks, self.colors, say, self)
-        panes.panesChanged.connect(self.checkpoint_actions.attach_workers)
+        panes.panesChanged.connect(lambda: self.checkpoint_actions.attach_workers(panes))
         plans, show_plans = self.plans_panel, lambda: self.side_panel.reveal("plans")
         self.plan_mode = PlanModeControl(self.toolbar, plans, panes, self.colors, show_plans)
         self.reviews = Reviews(
