@@ -54,12 +54,15 @@ class ConversationReader(QObject):
         self.finished.emit(cid, error if error is not None else done.result())
 
 
-def conversations_from_file(path: Path, folder: str, query: str) -> list[ConversationSummary]:
+def conversations_from_file(
+    path: Path, folder: str, query: str, keep: str | None = None
+) -> list[ConversationSummary]:
     """`Store.conversations` through a read-only connection of its own (a worker thread),
-    as the sidebar lists them: not the empty ones."""
+    as the sidebar lists them: not the empty ones (but `keep`)."""
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
     try:
-        return Store(OpenedDatabase(conn, path)).conversations(folder, query=query, empty=False)
+        store = Store(OpenedDatabase(conn, path))
+        return store.conversations(folder, query=query, empty=False, keep=keep)
     finally:
         conn.close()
 
@@ -73,10 +76,10 @@ def written(write: Future[object] | None) -> None:
 
 
 def _listing(
-    path: Path, folder: str, query: str, after: Future[object] | None
+    path: Path, folder: str, query: str, after: Future[object] | None, keep: str | None
 ) -> list[ConversationSummary]:
     written(after)
-    return conversations_from_file(path, folder, query)
+    return conversations_from_file(path, folder, query, keep)
 
 
 class ListingReader(QObject):
@@ -91,11 +94,19 @@ class ListingReader(QObject):
         self._ticket = 0
         self.destroyed.connect(lambda: self._pool.shutdown(wait=False, cancel_futures=True))
 
-    def read(self, path: Path, folder: str, query: str, after: Future[object] | None = None) -> int:
-        """`after`: the store's last write handed over (WriteBehind.last), read after it."""
+    def read(
+        self,
+        path: Path,
+        folder: str,
+        query: str,
+        after: Future[object] | None = None,
+        keep: str | None = None,
+    ) -> int:
+        """`after`: the store's last write handed over (WriteBehind.last), read after it;
+        `keep`: listed even with no message written yet (Store.conversations)."""
         self._ticket += 1
         ticket = self._ticket
-        future = self._pool.submit(_listing, path, folder, query, after)
+        future = self._pool.submit(_listing, path, folder, query, after, keep)
         future.add_done_callback(lambda done: self._deliver(ticket, done))
         return ticket
 

@@ -204,9 +204,9 @@ def test_the_list_is_queried_off_the_gui_thread(
     threads: list[str] = []
     real = reader.conversations_from_file
 
-    def spied(path: Path, where: str, query: str) -> list[ConversationSummary]:
+    def spied(path: Path, where: str, query: str, keep: str | None) -> list[ConversationSummary]:
         threads.append(threading.current_thread().name)
-        return real(path, where, query)
+        return real(path, where, query, keep)
 
     monkeypatch.setattr(reader, "conversations_from_file", spied)
     add(store, folder, "about the parser")

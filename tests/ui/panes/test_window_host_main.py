@@ -261,8 +261,10 @@ def test_an_empty_main_conversation_in_the_host_is_not_listed_in_the_history(
 ) -> None:
     """The host stores its main conversation from its start; the sidebar lists it, as a
     window without the host does (it stores one at its first message), once something
-    is said in it: no "New conversation" row for the empty one shown."""
-    scripted_relay.script([text("Hello there."), done()])
+    is said in it: no "New conversation" row for the empty one shown, and a row from the
+    first message on, while its turn runs."""
+    gate = threading.Event()
+    scripted_relay.script([text("Hello "), hold(gate), text("there."), done()])
     window = make_window(relay_settings(scripted_relay))
     run(attach_host(window, run(host.client("window"))))
     session = window.session
@@ -277,6 +279,11 @@ def test_an_empty_main_conversation_in_the_host_is_not_listed_in_the_history(
 
     async def say() -> None:
         type_prompt(qtbot, window, "hi")
+        await wait_until(lambda: "Hello" in shown(window), 30)
+        try:
+            await wait_until(lambda: history.ids() == [session.conversation_id], 10)
+        finally:
+            gate.set()  # the turn ends
         await wait_until(lambda: "Hello there." in shown(window) and not session.busy, 30)
 
     run(say())
