@@ -63,6 +63,12 @@ class ConversationHistory(QObject):
         self.sidebar.conversationOpened.connect(self._open_stored)
         self.sidebar.newConversationRequested.connect(new_conversation)
 
+    def close(self) -> None:
+        """The window closes: recording stops, then the store closes, which removes this
+        process's writer lease (so the next start skips the history's integrity check)."""
+        self.journal.close()
+        self.store.close()
+
     def follow(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
         """Record `session` (the main conversation shown now) and the wire lines
         `listen_wire` hands over; the one before finishes its turn on its own."""

@@ -249,3 +249,42 @@ def test_new_conversation_and_the_history_reopen_run_in_the_host_and_plan_mode_g
     listed = run(view.client.call("session/list"))
     # The ones it replaced were closed in the host: one main session there.
     assert [(s["source"], s["conversation"]) for s in listed] == [("main", first_id)]
+
+
+def test_an_empty_main_conversation_in_the_host_is_not_listed_in_the_history(
+    host: HostProcess,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    project: Path,
+    qtbot: Any,
+) -> None:
+    """The host stores its main conversation from its start; the sidebar lists it, as a
+    window without the host does (it stores one at its first message), once something
+    is said in it: no "New conversation" row for the empty one shown, and a row from the
+    first message on, while its turn runs."""
+    gate = threading.Event()
+    scripted_relay.script([text("Hello "), hold(gate), text("there."), done()])
+    window = make_window(relay_settings(scripted_relay))
+    run(attach_host(window, run(host.client("window"))))
+    session = window.session
+    assert isinstance(session, RemoteSession)
+    history = window.history
+    run(wait_until(lambda: history.current_id == session.conversation_id != "", timeout=30))
+    stored = history.store.conversations(str(project))
+    assert [row.id for row in stored] == [session.conversation_id]  # kept there, empty
+    history.refresh()
+    run(wait_until(lambda: not history.listing, timeout=10))
+    assert history.ids() == []
+
+    async def say() -> None:
+        type_prompt(qtbot, window, "hi")
+        await wait_until(lambda: "Hello" in shown(window), 30)
+        try:
+            await wait_until(lambda: history.ids() == [session.conversation_id], 10)
+        finally:
+            gate.set()  # the turn ends
+        await wait_until(lambda: "Hello there." in shown(window) and not session.busy, 30)
+
+    run(say())
+    run(wait_until(lambda: history.ids() == [session.conversation_id], timeout=10))
