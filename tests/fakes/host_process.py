@@ -107,6 +107,20 @@ def runtime_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def running_host(*args: str, env: dict[str, str] | None = None) -> Iterator[HostProcess]:
+    """A `melgui host` (with `args`, and `env` added to its environment) started in a
+    runtime directory of its own, and stopped when the block ends."""
+    with runtime_dir() as runtime:
+        process = HostProcess(runtime, *args)
+        process.env.update(env or {})
+        process.start()
+        try:
+            yield process
+        finally:
+            process.stop()
+
+
 class ViewProcess:
     """tests/fakes/host_view.py: opens a session, prompts, prints each change as a line."""
 

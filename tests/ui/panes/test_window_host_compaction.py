@@ -11,11 +11,9 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from shiboken6 import isValid
@@ -29,20 +27,11 @@ from melgui.ui.context.preview_dialog import CompactionPreview
 from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.host_process import ROOT, HostProcess, host_env, runtime_dir
+from tests.fakes.host_windows import HostWindows
 from tests.fakes.window import relay_settings, wait_until
 from tests.ui.panes.test_window_killed import _stop_host
 
 LONG = "word " * 400
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
 
 
 def script(relay: ScriptedRelay, turns: int) -> None:
@@ -64,11 +53,10 @@ def tick(dialog: CompactionPreview, row: int) -> None:
 
 
 def test_the_preview_is_asked_in_the_window_and_closes_when_another_view_answers(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+    host: HostProcess, host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any
 ) -> None:
     script(scripted_relay, 4)
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
     opened: list[CompactionPreview] = []
