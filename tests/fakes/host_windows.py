@@ -1,7 +1,7 @@
 """Real windows as views of a real `melgui host` process (the `host_windows` fixture of
 tests/ui/conftest.py), the hosts a window starts after its first one ends (`hosts`), and
 what the host-window tests open in such a window: an ACP agent pane, a worker in a
-worktree of its own.
+worktree of its own, the folder's MCP server.
 
     window, view = host_windows.open()  # shown, attached: the main conversation runs there
 """
@@ -28,6 +28,7 @@ from melgui.ui.window.host_view.view import HostView, attach_host
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes.acp_host import scripted_agent
 from tests.fakes.host_process import HostProcess
+from tests.fakes.mcp import fake_entry, use_servers
 from tests.fakes.scripted_server import ScriptedRelay
 from tests.fakes.window import Runner, Windows, relay_settings, wait_until
 
@@ -90,6 +91,16 @@ def open_acp_pane(
     assert isinstance(pane, AcpPane) and isinstance(pane.acp, RemoteAgentSession)
     windows.run(wait_until(lambda: bool(pane.agent.state.commands), 30))
     return window, view, pane
+
+
+def open_with_fake_server(windows: HostWindows, **fields: Any) -> tuple[Any, Any]:
+    """A window whose user MCP file lists the fake server (tests/fakes/mcp.py) as "fake",
+    `fields` in its entry, then attached: it waits for the host's servers first, as
+    `melgui FOLDER` does before the loop runs, so it starts none of its own."""
+    window = windows.make()
+    window.mcp.wait_for_host()
+    use_servers({"fake": fake_entry(**fields)})
+    return window, windows.attach(window)
 
 
 class Worker(NamedTuple):

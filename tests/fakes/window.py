@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QMouseEvent, QTextDocument
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QToolButton,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
@@ -126,6 +133,17 @@ def type_prompt(qtbot: QtBot, window: MainWindow, prompt: str) -> None:
 
 def idle(window: MainWindow, legs: int) -> bool:
     return not window.bridge.busy and window.session.loop.legs >= legs
+
+
+def keep_running_asked(window: MainWindow) -> tuple[QMessageBox, QPushButton]:
+    """Close `window`, which asks first (something still runs): its question, shown, and
+    the question's "Keep running in the background" button."""
+    window.close()
+    box = window.guard.dialog
+    assert isinstance(box, QMessageBox) and box.isVisible()
+    keep = box.findChild(QPushButton, "keepRunning")
+    assert keep is not None
+    return box, keep
 
 
 def answer(box: QMessageBox | None, proceed: bool) -> str:

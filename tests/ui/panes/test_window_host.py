@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
@@ -20,7 +19,7 @@ from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess
 from tests.fakes.host_windows import HostWindows, worker_noted
 from tests.fakes.projects import git
-from tests.fakes.window import wait_until
+from tests.fakes.window import keep_running_asked, wait_until
 
 
 def worker_pane(window: Any) -> AgentPane:
@@ -80,11 +79,8 @@ def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
         return remote.session_id
 
     session_id = run(start())
-    window.close()  # asks: a worker is mid-turn
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None and keep.text() == "Keep running in the background"
+    box, keep = keep_running_asked(window)  # asks: a worker is mid-turn
+    assert keep.text() == "Keep running in the background"
     if "MELGUI_SHOTS_DIR" in os.environ:  # the README's screenshot of the quit question
         box.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "keep-running.png"))
     keep.click()

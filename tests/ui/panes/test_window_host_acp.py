@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.client import HostClient
 from melgui.ui.panes.acp_pane import AcpPane
@@ -21,7 +20,7 @@ from melgui.ui.runtime.agent_in_host import ENDED, ENDED_HEADER, RemoteAgentSess
 from tests.fakes.acp_host import agents_in, scripted_agent
 from tests.fakes.host_process import HostProcess
 from tests.fakes.host_windows import Hosts, HostWindows, alive, open_acp_pane
-from tests.fakes.window import click_card, wait_until
+from tests.fakes.window import click_card, keep_running_asked, wait_until
 
 SHOTS = Path(os.environ.get("MELGUI_SHOTS_DIR") or "/tmp")
 ASK = [{"say": "I will clean the build."}, {"ask": "execute", "title": "rm -rf build"}]
@@ -111,11 +110,7 @@ def test_keep_running_in_the_background_brings_the_acp_pane_back(
     pane.send(steps(*ASK))
     run(wait_until(lambda: window.approvals.first() is not None, 30))
 
-    window.close()  # asks: the agent waits for an answer
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
+    _, keep = keep_running_asked(window)  # asks: the agent waits for an answer
     keep.click()
     run(wait_until(lambda: not window.isVisible(), timeout=10))
 

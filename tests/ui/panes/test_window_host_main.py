@@ -13,14 +13,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
+from PySide6.QtWidgets import QLabel
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess
 from tests.fakes.host_windows import HostWindows
-from tests.fakes.window import type_prompt, wait_until
+from tests.fakes.window import keep_running_asked, type_prompt, wait_until
 
 
 def shown(window: Any) -> str:
@@ -97,12 +97,8 @@ def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes
     run(start())
     session_id = session.session_id
 
-    window.close()  # asks: the main conversation is mid-turn
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
+    box, keep = keep_running_asked(window)  # asks: the main conversation is mid-turn
     assert "main conversation" in box.informativeText()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
     keep.click()
     run(wait_until(lambda: not window.isVisible(), timeout=10))
     run(view.client.aclose())

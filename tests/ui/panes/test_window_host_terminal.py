@@ -21,7 +21,7 @@ from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes.terminal.pane import TerminalPane
 from tests.fakes.host_process import HostProcess
 from tests.fakes.host_windows import HostWindows
-from tests.fakes.window import wait_until
+from tests.fakes.window import keep_running_asked, wait_until
 
 
 @pytest.fixture
@@ -77,14 +77,10 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
     shell, term_id = pane.pty.host_pid, pane.pty.term_id
     assert host.process is not None and host.process.pid in ancestors(shell)
     assert shell not in window.pane_manager.all_pids()  # nothing of it runs in the window
-    window.close()  # asks: the shell runs a job
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
+    box, keep = keep_running_asked(window)  # asks: the shell runs a job
     assert "sleep" not in box.informativeText()  # the shell's job, not its command line
     assert "still running in the melgui host" in box.informativeText()
     assert "terminals in the melgui host can keep running" in box.text()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
     if (shot := shots("keep-running-terminal.png")) is not None:
         box.grab().save(str(shot))
     keep.click()

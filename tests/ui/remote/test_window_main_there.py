@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
+from PySide6.QtWidgets import QLabel
 
 from melgui.core.config.settings import Settings
 from melgui.host.remote_session import RemoteSession
@@ -32,7 +32,7 @@ from melgui.remote.target import parse_folder
 from melgui.ui.window.host_view.main_conversation import HOSTED_NOTE
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.fakes.window import type_prompt, wait_until
+from tests.fakes.window import keep_running_asked, type_prompt, wait_until
 from tests.remote.fixtures import Remote, tool_results, url
 from tests.ui.remote.conftest import WindowThere, loop_there
 
@@ -216,12 +216,8 @@ def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_bac
         return session
 
     session = run(qloop, start())
-    window.close()  # asks: the main conversation is mid-turn
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
+    box, keep = keep_running_asked(window)  # asks: the main conversation is mid-turn
     assert "main conversation" in box.informativeText()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
     keep.click()
     run(qloop, wait_until(lambda: not window.isVisible(), 10))
     run(qloop, window.aclose())  # its link closes too: no view of the host there is left
