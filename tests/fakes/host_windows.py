@@ -95,12 +95,16 @@ def open_acp_pane(
 
 def open_with_fake_server(windows: HostWindows, **fields: Any) -> tuple[Any, Any]:
     """A window whose user MCP file lists the fake server (tests/fakes/mcp.py) as "fake",
-    `fields` in its entry, then attached: it waits for the host's servers first, as
+    `fields` in its entry, attached, once the server is ready in the host (the window's
+    MCP panel says so). It waits for the host's servers before it attaches, as
     `melgui FOLDER` does before the loop runs, so it starts none of its own."""
     window = windows.make()
     window.mcp.wait_for_host()
     use_servers({"fake": fake_entry(**fields)})
-    return window, windows.attach(window)
+    view = windows.attach(window)
+    items = window.mcp_panel.server_items
+    windows.run(wait_until(lambda: items() and items()[0].text(1).startswith("ready, "), 30))
+    return window, view
 
 
 class Worker(NamedTuple):

@@ -80,7 +80,6 @@ def test_the_folders_mcp_server_runs_in_the_host_and_the_window_drives_it_there(
     assert view.mcp is not None and window.mcp.view is view.mcp
     assert host.process is not None
     try:
-        run(wait_until(lambda: rows(panel) and rows(panel)[0][1].startswith("ready, "), 30))
         ((name, state),) = rows(panel)
         assert name == "fake" and state.endswith(" tools")
         (pid, parent), *more = servers_marked(mark).items()
@@ -159,8 +158,6 @@ def test_a_servers_form_waits_in_the_host_and_is_answered_from_the_window(
     window, view = open_with_fake_server(host_windows, trusted=True, env={"MCP_FAKE_MARK": mark})
     form = window.mcp.form
     try:
-        panel = window.mcp_panel
-        run(wait_until(lambda: rows(panel) and rows(panel)[0][1].startswith("ready, "), 30))
         session = window.session
         assert isinstance(session, RemoteSession)
 
@@ -244,8 +241,6 @@ def test_a_sampling_request_waits_in_the_host_and_goes_through_its_conversation(
     )
     bar = window.mcp.sampling
     try:
-        panel = window.mcp_panel
-        run(wait_until(lambda: rows(panel) and rows(panel)[0][1].startswith("ready, "), 30))
         session = window.session
         assert isinstance(session, RemoteSession)
 
