@@ -102,8 +102,12 @@ def open_with_fake_server(windows: HostWindows, **fields: Any) -> tuple[Any, Any
     window.mcp.wait_for_host()
     use_servers({"fake": fake_entry(**fields)})
     view = windows.attach(window)
-    items = window.mcp_panel.server_items
-    windows.run(wait_until(lambda: items() and items()[0].text(1).startswith("ready, "), 30))
+
+    def ready() -> bool:
+        states = [item.text(1) for item in window.mcp_panel.server_items()]
+        return bool(states) and states[0].startswith("ready, ")
+
+    windows.run(wait_until(ready, 30))
     return window, view
 
 
