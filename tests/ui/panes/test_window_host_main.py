@@ -217,9 +217,8 @@ def test_new_conversation_and_the_history_reopen_run_in_the_host_and_plan_mode_g
 
 
 def test_an_empty_main_conversation_in_the_host_is_not_listed_in_the_history(
-    host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: Any,
@@ -230,8 +229,7 @@ def test_an_empty_main_conversation_in_the_host_is_not_listed_in_the_history(
     first message on, while its turn runs."""
     gate = threading.Event()
     scripted_relay.script([text("Hello "), hold(gate), text("there."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    run(attach_host(window, run(host.client("window"))))
+    window, _ = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
     history = window.history
