@@ -78,6 +78,30 @@ def is_terminal(event: StreamEvent) -> bool:
     return isinstance(event, _TERMINAL)
 
 
+def merged(events: list[StreamEvent]) -> list[StreamEvent]:
+    """`events` with each run of text (or of reasoning) as one delta: a read brings many
+    events at once, and every delta costs the loop, the thread and its views a step."""
+    if len(events) < 2:
+        return events
+    out: list[StreamEvent] = []
+    run: list[str] = []  # the texts of the run out[-1] starts
+    for event in events:
+        if run and isinstance(event, _DELTAS) and type(event) is type(out[-1]):
+            run.append(event.text)
+            continue
+        _end_run(out, run)
+        out.append(event)
+        run = [event.text] if isinstance(event, _DELTAS) else []
+    _end_run(out, run)
+    return out
+
+
+def _end_run(out: list[StreamEvent], run: list[str]) -> None:
+    if len(run) > 1:
+        text = "".join(run)
+        out[-1] = ReasoningDelta(text) if isinstance(out[-1], ReasoningDelta) else TextDelta(text)
+
+
 def body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     """The body as it arrives; an async generator, so `aclosing` can close it early."""
     return cast(AsyncGenerator[bytes, None], response.aiter_bytes())
@@ -177,16 +201,19 @@ class LegRun:
                 yield event
             return
         decoder = SSEDecoder(self.max_event_bytes)
-        try:
-            async with aclosing(body_chunks(response)) as chunks:
-                async for chunk in chunks:
-                    self._body_started = True
-                    for item in decoder.feed(chunk):
-                        for event in self._handle(item):
-                            yield event
-        except (EventTooLarge, LegFormatError, LegTooLarge) as exc:
-            yield StreamError(str(exc))
-            return
+        async with aclosing(body_chunks(response)) as chunks:
+            async for chunk in chunks:
+                self._body_started = True
+                events: list[StreamEvent] = []
+                try:
+                    ended = self._read_items(decoder.feed(chunk), events)
+                except (EventTooLarge, LegFormatError, LegTooLarge) as exc:
+                    ended = True
+                    events.append(StreamError(str(exc)))
+                for event in merged(events):
+                    yield event
+                if ended:
+                    return
         try:
             for item in decoder.close():
                 for event in self._handle(item):
@@ -221,6 +248,15 @@ class LegRun:
             if text := self._streams[kind].flush():
                 held.append(dataclasses.replace(last, text=text))
         return held
+
+    def _read_items(self, items: list[SSEItem], events: list[StreamEvent]) -> bool:
+        """The events of what one read brought, into `events`, up to a final one (True)."""
+        for item in items:
+            for event in self._handle(item):
+                events.append(event)
+                if isinstance(event, _TERMINAL):
+                    return True
+        return False
 
     def _handle(self, item: SSEItem) -> list[StreamEvent]:
         self.wire("event", item.wire_text())
