@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any, Protocol, cast
@@ -251,15 +252,16 @@ class LegRun:
 
     def _read_items(self, items: list[SSEItem], events: list[StreamEvent]) -> bool:
         """The events of what one read brought, into `events`, up to a final one (True)."""
+        at = time.time()  # the events of one read arrived together
         for item in items:
-            for event in self._handle(item):
+            for event in self._handle(item, at):
                 events.append(event)
                 if isinstance(event, _TERMINAL):
                     return True
         return False
 
-    def _handle(self, item: SSEItem) -> list[StreamEvent]:
-        self.wire("event", item.wire_text())
+    def _handle(self, item: SSEItem, at: float | None = None) -> list[StreamEvent]:
+        self.wire("event", item.wire_text(), at)
         if isinstance(item, SSEComment):
             return []
         events = self.parser.on_event(item)

@@ -153,13 +153,15 @@ class WireLog:
     def __init__(self, sink: WireSink | None, secret: str | None) -> None:
         self.sink = sink
         self.secret = secret
+        self._secrets = (secret,) if secret else ()
         remember_secret(secret)  # and the history stores it nowhere
 
-    def __call__(self, direction: Direction, text: str) -> None:
+    def __call__(self, direction: Direction, text: str, at: float | None = None) -> None:
+        """One line; `at`: when it arrived (by default now)."""
         if self.sink is None:
             return
-        text = redact(text, (self.secret,) if self.secret else ())
-        self.sink(WireEntry(direction, text, at=time.time(), redacted=True))
+        text = redact(text, self._secrets)
+        self.sink(WireEntry(direction, text, time.time() if at is None else at, True))
 
 
 async def request_json(
