@@ -187,7 +187,9 @@ class BulkTransport(httpx.AsyncBaseTransport):
         except BaseException:
             link.close()
             raise
-        stream = _Body(self, origin, link, rest, status, version, headers, timeouts.get("read"))
+        stream = _Body(self, origin, link, rest, version, headers, timeouts.get("read"))
+        if request.method == "HEAD" or status in (204, 304):
+            stream.chunked, stream.length = False, 0  # no body, whatever the head says
         return httpx.Response(
             status,
             headers=headers,
@@ -376,7 +378,6 @@ class _Body(httpx.AsyncByteStream):
         origin: tuple[str, str, int],
         link: _Link,
         first: bytes,
-        status: int,
         version: bytes,
         headers: list[tuple[bytes, bytes]],
         timeout: float | None,
@@ -397,8 +398,6 @@ class _Body(httpx.AsyncByteStream):
             if not length.strip().isdigit():
                 raise httpx.RemoteProtocolError(f"bad Content-Length: {length!r}")
             self.length = int(length)
-        if status in (204, 304):
-            self.length = 0
         connection = fields.get(b"connection", b"").lower()
         self.keep = version == b"1" and b"close" not in connection
         if coding and not self.chunked:
