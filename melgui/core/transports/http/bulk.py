@@ -1,16 +1,17 @@
-"""An httpx transport for the streamed legs: HTTP/1.1 whose body comes out as it is read.
+"""An httpx transport that hands a body over as it is read: HTTP/1.1 on asyncio.
 
 httpx's own stack (httpcore, h11) hands a body over one HTTP chunk at a time, and a
 server streaming an answer sends each event in a chunk of its own: some fifteen µs of
 Python per event before melgui sees a byte, the better part of a long answer's CPU.
 Here the chunked coding is undone in bulk: all a socket read brings comes out as one
-piece, so the SSE decoder, the parser and the loop get many events at once.
+piece, so the SSE decoder, the parser and the loop get many events at once. A melgui
+exec that makes no other request imports neither httpcore, h11 nor anyio either.
 
-Only requests that ask for it (the `BULK` extension, as `LegRun` sends) with a body of
-known length over http or https take this path; every other request, and every request
-of a client that goes through a proxy (`leg_client` then makes a plain client), goes to
-httpx's own transport. Failures are httpx's exceptions, with h11's words, so callers
-read them as before. Connections are kept alive for the next leg, as httpx does.
+The transports' clients (`leg_client`) send every request with a body of known length
+over http or https here; a streamed request body goes to httpx's own transport, made
+when first needed, and a client that would go through a proxy is httpx's own alone.
+Failures are httpx's exceptions, with h11's words, so callers read them as before.
+Connections are kept alive for the next request, as httpx does.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import httpx
 
 from melgui.core.transports.http.tls import async_client, shared_context
 
-BULK = "melgui.bulk"  # request extension: read this request's body in bulk
 MAX_HEAD = 100 * 1024  # a response head larger than this is refused (h11's bound)
 KEEP_IDLE = 5.0  # seconds an idle connection is kept for reuse (httpx's default)
 MAX_IDLE = 8  # idle connections kept per server
@@ -39,12 +39,11 @@ _FORBIDDEN = re.compile(rb"[\r\n\0]")
 
 
 def leg_client(*, trust_env: bool = True) -> httpx.AsyncClient:
-    """The client of a transport's legs: bulk reading, unless a proxy would carry them."""
+    """A client of this transport, unless a proxy would carry its requests."""
     if trust_env and _proxies():
         return async_client(trust_env=trust_env)
-    context = shared_context(trust_env)
-    inner = httpx.AsyncHTTPTransport(verify=context, trust_env=trust_env)
-    return async_client(trust_env=trust_env, transport=BulkTransport(inner, context))
+    transport = BulkTransport(shared_context(trust_env), trust_env=trust_env)
+    return async_client(trust_env=trust_env, transport=transport)
 
 
 def _proxies() -> bool:
@@ -160,19 +159,20 @@ class _Link(asyncio.Protocol):
 
 
 class BulkTransport(httpx.AsyncBaseTransport):
-    """See the module's docstring. `inner` takes every request not marked `BULK`."""
+    """See the module's docstring."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, context: ssl.SSLContext) -> None:
-        self.inner = inner
+    def __init__(self, context: ssl.SSLContext, *, trust_env: bool = True) -> None:
         self.context = context
+        self.trust_env = trust_env
+        self._httpx: httpx.AsyncBaseTransport | None = None  # for what is not read here
         self._idle: dict[tuple[str, str, int], list[_Link]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         body = _known_body(request)
-        if not request.extensions.get(BULK) or url.scheme not in ("http", "https") or body is None:
-            return await self.inner.handle_async_request(request)
+        if url.scheme not in ("http", "https") or body is None:
+            return await self._fallback().handle_async_request(request)
         timeouts = request.extensions.get("timeout", {})
         head = _request_head(request)
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
@@ -196,6 +196,11 @@ class BulkTransport(httpx.AsyncBaseTransport):
             stream=stream,
             extensions={"http_version": b"HTTP/1." + version, "reason_phrase": reason},
         )
+
+    def _fallback(self) -> httpx.AsyncBaseTransport:
+        if self._httpx is None:
+            self._httpx = httpx.AsyncHTTPTransport(verify=self.context, trust_env=self.trust_env)
+        return self._httpx
 
     def _reused(self, origin: tuple[str, str, int]) -> _Link | None:
         loop = asyncio.get_running_loop()
@@ -246,7 +251,8 @@ class BulkTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         self._close_idle()
-        await self.inner.aclose()
+        if self._httpx is not None:
+            await self._httpx.aclose()
 
 
 def _known_body(request: httpx.Request) -> bytes | None:
@@ -469,4 +475,4 @@ class _Body(httpx.AsyncByteStream):
             self.link.close()
 
 
-__all__ = ["BULK", "BulkTransport", "leg_client"]
+__all__ = ["BulkTransport", "leg_client"]

@@ -51,6 +51,11 @@ class HttpEndpoint:
         self._client = client or leg_client()
         self._owns_client = client is None
 
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The client this endpoint sends with (the context window's probes use it too)."""
+        return self._client
+
     def _headers(self, accept: str) -> dict[str, str]:
         return {**self._extra_headers, "Accept": accept, **auth_headers(self.api_key)}
 

@@ -27,7 +27,6 @@ from melgui.core.protocol.events import (
     TextDelta,
     ToolCalls,
 )
-from melgui.core.transports.http.bulk import BULK
 from melgui.core.transports.http.leg_bounds import LegBudget, LegLimits, LegTooLarge
 from melgui.core.transports.http.replies import (
     WireLog,
@@ -156,7 +155,6 @@ class LegRun:
                 json=self.body,
                 headers=self.headers,
                 timeout=stream_timeout(self.read_timeout),
-                extensions={BULK: True},
             ) as response:
                 self.wire("response", f"HTTP {response.status_code} {response.reason_phrase}")
                 async with aclosing(self._read(response)) as events:
