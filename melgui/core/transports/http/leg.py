@@ -250,16 +250,24 @@ class LegRun:
 
     def _read_items(self, items: list[SSEItem], events: list[StreamEvent]) -> bool:
         """The events of what one read brought, into `events`, up to a final one (True)."""
+        logged = self.wire.sink is not None
+        texts = [item.wire_text() for item in items] if logged else []
+        clean = logged and self.wire.clean(texts)  # one look for the key in them all
         at = time.time()  # the events of one read arrived together
-        for item in items:
-            for event in self._handle(item, at):
+        for number, item in enumerate(items):
+            if logged:
+                self.wire("event", texts[number], at, clean)
+            for event in self._parsed(item):
                 events.append(event)
                 if isinstance(event, _TERMINAL):
                     return True
         return False
 
-    def _handle(self, item: SSEItem, at: float | None = None) -> list[StreamEvent]:
-        self.wire("event", item.wire_text(), at)
+    def _handle(self, item: SSEItem) -> list[StreamEvent]:
+        self.wire("event", item.wire_text())
+        return self._parsed(item)
+
+    def _parsed(self, item: SSEItem) -> list[StreamEvent]:
         if isinstance(item, SSEComment):
             return []
         events = self.parser.on_event(item)
