@@ -15,7 +15,14 @@ from contextlib import aclosing
 from typing import Any, Unpack, cast
 
 from melgui.core.protocol import bounded_json
-from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, Usage
+from melgui.core.protocol.events import (
+    Done,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCalls,
+    Usage,
+)
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
 from melgui.core.transports.http.delta_content import REASONING_FIELDS, DeltaContent
 from melgui.core.transports.http.endpoint import EndpointOptions, HttpEndpoint
@@ -83,6 +90,9 @@ class OpenAILegParser:
         return events
 
     def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        text = self.content.plain(delta)
+        if text is not None:  # answer text alone, the most of a stream's deltas
+            return [TextDelta(text)] if text else []
         fragments = delta.get("tool_calls")
         legacy = delta.get("function_call")
         try:
