@@ -73,7 +73,8 @@ class OpenAILegParser:
         return self.on_chunk(payload)
 
     def on_chunk(self, payload: Mapping[str, Any]) -> list[StreamEvent]:
-        usage = Usage.from_wire(payload.get("usage"))
+        reported = payload.get("usage")
+        usage = Usage.from_wire(reported) if reported is not None else None
         if usage is not None:
             self.usage = usage
         events: list[StreamEvent] = []
