@@ -29,6 +29,7 @@ from melgui.core.protocol.transport import (
     TransportError,
 )
 from melgui.core.transports.context_length import fallback_window, kind_from_url, probe_server
+from melgui.core.transports.http.bulk import leg_client
 from melgui.core.transports.http.replies import auth_headers
 from melgui.core.transports.http.tls import async_client
 from melgui.core.transports.local.hub import models_dir
@@ -80,8 +81,12 @@ async def context_window(
     except Exception:  # a model list that fails says nothing of the window
         models = None
     headers = auth_headers(getattr(transport, "api_key", None))
-    async with async_client() as client:
+    client = getattr(transport, "client", None)
+    if isinstance(client, httpx.AsyncClient):  # the transport's: its connection, kept alive
         found = await probe_server(client, base_url, model, models, headers)
+    else:
+        async with leg_client() as client:
+            found = await probe_server(client, base_url, model, models, headers)
     if found is not None and (found.source == "server" or not setting):
         return found
     return fallback_window(setting, found.server if found else kind_from_url(base_url))
