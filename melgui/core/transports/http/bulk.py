@@ -17,6 +17,7 @@ Connections are kept alive for the next request, as httpx does.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import ssl
 import time
@@ -39,8 +40,10 @@ _FORBIDDEN = re.compile(rb"[\r\n\0]")
 
 
 def leg_client(*, trust_env: bool = True) -> httpx.AsyncClient:
-    """A client of this transport, unless a proxy would carry its requests."""
-    if trust_env and _proxies():
+    """A client of this transport, unless a proxy would carry its requests or the
+    environment asks for httpx's own (`MELGUI_HTTP=httpx`: a way out should a server
+    speak HTTP/1.1 in a way this reader does not follow)."""
+    if (trust_env and _proxies()) or os.environ.get("MELGUI_HTTP") == "httpx":
         return async_client(trust_env=trust_env)
     transport = BulkTransport(shared_context(trust_env), trust_env=trust_env)
     return async_client(trust_env=trust_env, transport=transport)

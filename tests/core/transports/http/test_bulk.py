@@ -168,3 +168,13 @@ def test_an_illegal_chunk_header() -> None:
         _Chunked().feed(b"zz\r\nabc\r\n")
     with pytest.raises(httpx.RemoteProtocolError, match="malformed chunk footer"):
         _Chunked().feed(b"3\r\nabcXY")
+
+
+def test_melgui_http_httpx_asks_for_httpx_own_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("ALL_PROXY", raising=False)
+    monkeypatch.setenv("MELGUI_HTTP", "httpx")
+    assert not isinstance(leg_client()._transport, BulkTransport)
+    monkeypatch.setenv("MELGUI_HTTP", "")
+    assert isinstance(leg_client()._transport, BulkTransport)
