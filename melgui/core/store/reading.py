@@ -7,7 +7,10 @@ that `resume` on the GUI thread only writes the repairs back.
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,14 +77,32 @@ def stored_from_file(path: Path, conversation_id: str) -> StoredConversation:
     decoded: safe in a worker thread while the Store's connection goes on writing (WAL
     lets readers and a writer meet)."""
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-    try:
-        stored = read_stored(Store(OpenedDatabase(conn, path)), conversation_id)
-    finally:
-        conn.close()
-    for item in stored.messages:  # decoded here, once: the chat and the inspector ask later
-        for call in item.message.tool_calls:
-            call.decode()
+    with collector_paused():
+        try:
+            stored = read_stored(Store(OpenedDatabase(conn, path)), conversation_id)
+        finally:
+            conn.close()
+        for item in stored.messages:  # decoded here, once: the chat and the inspector ask
+            for call in item.message.tool_calls:
+                call.decode()
     return stored
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No automatic collection inside. A read makes some ten objects a message and no
+    reference cycles, and those allocations set off the collector's passes, a full one
+    over the window's whole heap among them (10-40 ms of a 10,000-message reopening, in
+    most); the objects are collected once, after it. As the host's wire pauses it for a
+    large message (melgui.host.wire.collector_paused)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _repairs(messages: list[StoredMessage], calls: list[ToolCallRecord]) -> Repairs:
