@@ -67,6 +67,11 @@ class ConversationHistory(QObject):
         self.sidebar.conversationOpened.connect(self._open_stored)
         self.sidebar.newConversationRequested.connect(new_conversation)
 
+    @property
+    def reading_calls(self) -> bool:
+        """The conversation shown was reopened and its call records are still to come."""
+        return self._calls_of is not None
+
     def follow(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
         """Record `session` (the main conversation shown now) and the wire lines
         `listen_wire` hands over; the one before finishes its turn on its own."""
