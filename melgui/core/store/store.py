@@ -173,13 +173,28 @@ class Store:
         return _summary(row) if row else None
 
     def conversations(
-        self, folder: str, *, query: str = "", limit: int | None = None
+        self,
+        folder: str,
+        *,
+        query: str = "",
+        limit: int | None = None,
+        empty: bool = True,
+        keep: str | None = None,
     ) -> list[ConversationSummary]:
-        """Conversations of `folder` not deleted, newest first; `query` filters by text."""
+        """Conversations of `folder` not deleted, newest first; `query` filters by text;
+        `empty=False` leaves out those with no message yet (what a history list shows: a
+        host stores its session's conversation when it opens, a window at its first
+        message), but `keep` (one known to have a message, its first not written yet)."""
         sql = (
             f"SELECT {_SUMMARY_COLUMNS} FROM conversations WHERE folder = ? AND deleted_at IS NULL"
         )
         params: list[object] = [canonical_folder(folder)]
+        if not empty:
+            sql += (
+                " AND (id = ? OR EXISTS (SELECT 1 FROM messages m"
+                " WHERE m.conversation_id = conversations.id))"
+            )
+            params.append(keep or "")
         if query.strip():
             matching, match_params = self._matching_ids(query)
             sql += f" AND (title LIKE ? ESCAPE '\\' OR id IN ({matching}))"

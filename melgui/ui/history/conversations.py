@@ -67,6 +67,12 @@ class ConversationHistory(QObject):
         self.sidebar.conversationOpened.connect(self._open_stored)
         self.sidebar.newConversationRequested.connect(new_conversation)
 
+    def close(self) -> None:
+        """The window closes: recording stops, then the store closes, which removes this
+        process's writer lease (so the next start skips the history's integrity check)."""
+        self.journal.close()
+        self.store.close()
+
     @property
     def reading_calls(self) -> bool:
         """The conversation shown was reopened and its call records are still to come."""

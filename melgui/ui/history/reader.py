@@ -9,13 +9,15 @@ meet); the result comes back to the GUI thread as a signal, where only repairs a
 It is pure Python and holds the GIL, but the interpreter hands the GIL back to the GUI
 thread every few milliseconds, so the window keeps painting instead of freezing.
 The sidebar's list and its searches (a search reads every message's text) are queried
-the same way.
+the same way, once the writes handed to the store's writer thread before are done: the
+list shows a conversation once it has a message, and the window's first one is written
+there.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,8 @@ from melgui.core.store.database import OpenedDatabase
 from melgui.core.store.reading import calls_from_file, stored_from_file
 from melgui.core.store.records import ConversationSummary
 from melgui.core.store.store import Store
+
+WRITTEN_WITHIN = 10.0  # seconds
 
 
 class ConversationReader(QObject):
@@ -58,13 +62,32 @@ class ConversationReader(QObject):
         signal.emit(cid, error if error is not None else done.result())
 
 
-def conversations_from_file(path: Path, folder: str, query: str) -> list[ConversationSummary]:
-    """`Store.conversations` through a read-only connection of its own (a worker thread)."""
+def conversations_from_file(
+    path: Path, folder: str, query: str, keep: str | None = None
+) -> list[ConversationSummary]:
+    """`Store.conversations` through a read-only connection of its own (a worker thread),
+    as the sidebar lists them: not the empty ones (but `keep`)."""
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
     try:
-        return Store(OpenedDatabase(conn, path)).conversations(folder, query=query)
+        store = Store(OpenedDatabase(conn, path))
+        return store.conversations(folder, query=query, empty=False, keep=keep)
     finally:
         conn.close()
+
+
+def written(write: Future[object] | None) -> None:
+    """Return once `write` (None: nothing) is done, and so every write handed over
+    before it (the store's writer thread writes them in order); a writer stuck on a busy
+    file holds the list back WRITTEN_WITHIN seconds at most."""
+    if write is not None:
+        wait([write], timeout=WRITTEN_WITHIN)
+
+
+def _listing(
+    path: Path, folder: str, query: str, after: Future[object] | None, keep: str | None
+) -> list[ConversationSummary]:
+    written(after)
+    return conversations_from_file(path, folder, query, keep)
 
 
 class ListingReader(QObject):
@@ -79,10 +102,19 @@ class ListingReader(QObject):
         self._ticket = 0
         self.destroyed.connect(lambda: self._pool.shutdown(wait=False, cancel_futures=True))
 
-    def read(self, path: Path, folder: str, query: str) -> int:
+    def read(
+        self,
+        path: Path,
+        folder: str,
+        query: str,
+        after: Future[object] | None = None,
+        keep: str | None = None,
+    ) -> int:
+        """`after`: the store's last write handed over (WriteBehind.last), read after it;
+        `keep`: listed even with no message written yet (Store.conversations)."""
         self._ticket += 1
         ticket = self._ticket
-        future = self._pool.submit(conversations_from_file, path, folder, query)
+        future = self._pool.submit(_listing, path, folder, query, after, keep)
         future.add_done_callback(lambda done: self._deliver(ticket, done))
         return ticket
 
