@@ -256,6 +256,7 @@ class ThreadReducer:
         thread = self.thread
         results = {m.tool_call_id: m for m in messages if m.role == "tool"}
         origins: dict[str, Origin] = {}
+        shown = bool(thread.entries)  # else no call can keep its entry (a load's)
         entries: list[Entry] = []
         leg = 0
         for message in messages:
@@ -268,7 +269,7 @@ class ThreadReducer:
                 answer_id = thread.new_id()
                 entries.append(AssistantEntry(answer_id, message.content, leg=leg, message=message))
                 for call in message.tool_calls:
-                    kept = thread.call(call.id)
+                    kept = thread.call(call.id) if shown else None
                     if kept is None:
                         origin = origins.get(call.name)
                         if origin is None:
