@@ -106,7 +106,7 @@ class ConversationHistory(QObject):
                 # Every call's record (the inspector's labels) once the chat has painted:
                 # 4,000 of them in a 10,000-message conversation.
                 self._calls_of = cid
-                QTimer.singleShot(0, lambda: self._read_calls(cid))
+                QTimer.singleShot(0, self._reader, lambda: self._read_calls(cid))
 
     def _read_calls(self, cid: str) -> None:
         if self._calls_of == cid and self.store.path is not None:
