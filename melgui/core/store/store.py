@@ -525,22 +525,16 @@ def _summary(row: tuple[object, ...]) -> ConversationSummary:
 
 def _stored_message(row: tuple[object, ...], parts: list[dict[str, object]]) -> StoredMessage:
     seq, role, content, calls, call_id, status, partial, created, reasoning, _ = row
-    data: dict[str, object] = {
-        "role": role,
-        "content": content,
-        "tool_calls": json.loads(str(calls)) if calls and calls != "[]" else [],
-        "status": status,
-        "reasoning": reasoning,
-        "parts": parts,
-    }
-    if call_id is not None:
-        data["tool_call_id"] = call_id
-    return StoredMessage(
-        seq=int(seq),  # type: ignore[call-overload]
-        message=Message.from_json(data),
-        partial=bool(partial),
-        created_at=float(created),  # type: ignore[arg-type]
+    message = Message.from_fields(
+        role,
+        content,
+        json.loads(str(calls)) if calls and calls != "[]" else None,
+        call_id,
+        status,
+        reasoning,
+        parts,
     )
+    return StoredMessage(int(seq), message, bool(partial), float(created))  # type: ignore[call-overload, arg-type]
 
 
 def _escape_like(text: str) -> str:

@@ -19,12 +19,13 @@ from __future__ import annotations
 import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from melgui.core.store.database import OpenedDatabase
-from melgui.core.store.reading import StoredConversation, stored_from_file
+from melgui.core.store.reading import calls_from_file, stored_from_file
 from melgui.core.store.records import ConversationSummary
 from melgui.core.store.store import Store
 
@@ -33,9 +34,12 @@ WRITTEN_WITHIN = 10.0  # seconds
 
 class ConversationReader(QObject):
     """`read(path, cid)`; `finished(cid, StoredConversation or the exception)` on the GUI
-    thread."""
+    thread. The conversation comes with what its first paint needs of its calls' records;
+    `read_calls(path, cid)` reads them all after: `callsRead(cid, records or the
+    exception)`."""
 
     finished = Signal(str, object)
+    callsRead = Signal(str, object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -43,15 +47,19 @@ class ConversationReader(QObject):
         self.destroyed.connect(lambda: self._pool.shutdown(wait=False, cancel_futures=True))
 
     def read(self, path: Path, cid: str) -> None:
-        future = self._pool.submit(stored_from_file, path, cid)
-        future.add_done_callback(lambda done: self._deliver(cid, done))
+        future = self._pool.submit(stored_from_file, path, cid, all_calls=False)
+        future.add_done_callback(lambda done: self._deliver(self.finished, cid, done))
 
-    def _deliver(self, cid: str, done: Future[StoredConversation]) -> None:
+    def read_calls(self, path: Path, cid: str) -> None:
+        future = self._pool.submit(calls_from_file, path, cid)
+        future.add_done_callback(lambda done: self._deliver(self.callsRead, cid, done))
+
+    def _deliver(self, signal: SignalInstance, cid: str, done: Future[Any]) -> None:
         if done.cancelled() or not shiboken6.isValid(self):
             return
         error = done.exception()
         # Emitted from the worker thread: Qt queues it to the GUI thread.
-        self.finished.emit(cid, error if error is not None else done.result())
+        signal.emit(cid, error if error is not None else done.result())
 
 
 def conversations_from_file(

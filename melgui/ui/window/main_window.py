@@ -333,8 +333,9 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
         panes.remote = self.remote  # workers and terminals on other machines
         self.history_keeper = ConversationHistory(
-            open_store(), self.project_folder, self.open_conversation, self.new_conversation, self
-        )
+            open_store(), self.project_folder, self.open_conversation, self.new_conversation, self,
+            load_calls=lambda records: self.inspector.load_stored(records),  # read after
+        )  # fmt: skip
         self.history = self.history_keeper.sidebar
         self.history_dock = add_dock(self, "History", "historyDock", self.history, "left")
         self.history.problem.connect(say)
