@@ -17,6 +17,7 @@ Connections are kept alive for the next request, as httpx does.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import re
 import ssl
@@ -160,6 +161,12 @@ class _Link(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
+    async def aclose(self) -> None:
+        """`close`, and a turn of the loop, in which asyncio closes the socket: a loop
+        that ends right after (a window quitting) would leave it to the collector."""
+        self.close()
+        await asyncio.sleep(0)
+
 
 class BulkTransport(httpx.AsyncBaseTransport):
     """See the module's docstring."""
@@ -188,7 +195,7 @@ class BulkTransport(httpx.AsyncBaseTransport):
                 link, timeouts.get("read")
             )
         except BaseException:
-            link.close()
+            await link.aclose()
             raise
         stream = _Body(self, origin, link, rest, version, headers, timeouts.get("read"))
         if request.method == "HEAD" or status in (204, 304):
@@ -240,8 +247,9 @@ class BulkTransport(httpx.AsyncBaseTransport):
                     ssl=self.context if secure else None,
                     server_hostname=host if secure else None,
                     # RFC 8305, as httpx's anyio does: a dead IPv6 route costs 250 ms,
-                    # not the whole connect timeout.
-                    happy_eyeballs_delay=0.25,
+                    # not the whole connect timeout. Not for an address: one way to try,
+                    # and Python 3.11's race leaves a socket open when cancelled.
+                    happy_eyeballs_delay=None if _address(host) else 0.25,
                 )
         except TimeoutError:
             raise httpx.ConnectTimeout(f"timed out connecting to {host}:{port}") from None
@@ -257,8 +265,18 @@ class BulkTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         self._close_idle()
+        await asyncio.sleep(0)  # asyncio closes their sockets in the loop's next turn
         if self._httpx is not None:
             await self._httpx.aclose()
+
+
+def _address(host: str) -> bool:
+    """`host` is an IP address, not a name."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _known_body(request: httpx.Request) -> bytes | None:
@@ -478,7 +496,7 @@ class _Body(httpx.AsyncByteStream):
         if self.finished and self.keep:
             self.transport.release(self.origin, self.link)
         else:
-            self.link.close()
+            await self.link.aclose()
 
 
 __all__ = ["BulkTransport", "leg_client"]
