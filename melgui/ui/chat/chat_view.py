@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import assert_never
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -165,6 +165,15 @@ class ChatView(QWidget):
         if draw and not when_shown:
             self.load_conversation(bridge.session.conversation)
         self.show_instruction_files()
+
+    def minimumSizeHint(self) -> QSize:
+        """With the thinking row's room while it is hidden: shown at each turn's start and
+        hidden at the first words, it moved the splits of panes at their least height
+        (every pane of the tab resized and drawn again, 7-9 ms, twice a turn)."""
+        hint = super().minimumSizeHint()
+        if self.thinking.isHidden():
+            hint.setHeight(hint.height() + self.thinking.minimumSizeHint().height() + SPACE_XS)
+        return hint
 
     def showEvent(self, event: QShowEvent) -> None:
         self._draw_undrawn()

@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 
 import pytest
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QEvent
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.chat.blocks.markdown_blocks import Segment
-from melgui.ui.chat.blocks.segment_html import SegmentRenderer
+from melgui.ui.chat.blocks.segment_html import SegmentRenderer, warm_up
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.transcript.document import SYNC_FINISH_CHARS, ChatTranscript
 from melgui.ui.runtime.render_thread import THREAD_NAME, render_pool
@@ -23,7 +23,9 @@ HUGE_CODE = "Here it is:\n\n```python\n" + "".join(
 
 @pytest.fixture
 def render_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The name of the thread each segment was rendered on, in order."""
+    """The name of the thread each segment was rendered on, in order. The warm-up a
+    transcript starts on the GUI thread (the first of the process) is done before."""
+    warm_up()
     names: list[str] = []
     real = SegmentRenderer.render
 
@@ -92,4 +94,26 @@ def test_a_stream_finishing_while_a_render_is_in_flight_ends_like_one_drawing(
     streamed.finish_assistant(None)  # not in the background: drawn now, here
     render_pool().submit(lambda: None).result()  # the batch in flight came back late
     QCoreApplication.processEvents()  # its queued delivery runs, and is dropped
+    assert streamed.toHtml() == drawn_at_once(qtbot, text).toHtml()
+
+
+def test_a_stream_ending_with_much_rendered_and_not_drawn_draws_it_in_the_background(
+    qtbot: QtBot,
+) -> None:
+    """A flood outruns the ticks' budget: what the render thread made waits to be inserted.
+    The message ending then is drawn in slices after finish_assistant returns, as one
+    with that much still to render is, not in one go in the call (a stall of tens of ms
+    as eight workers' floods ended)."""
+    streamed = ChatTranscript(LIGHT)
+    qtbot.addWidget(streamed)
+    text = "".join(f"Paragraph {n} with `code` and **bold**.\n\n" for n in range(120))
+    assert len(text) > SYNC_FINISH_CHARS
+    streamed.stream_text(text)
+    assert not streamed.scheduled_flush(0.0)  # all sent to the render thread, none drawn
+    render_pool().submit(lambda: None).result()  # rendered there
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.MetaCall)  # handed back, no tick
+    assert "Paragraph 0" not in streamed.toPlainText()
+    streamed.finish_assistant(None, background=True)
+    assert streamed.holding()  # not drawn in the call
+    qtbot.waitUntil(lambda: not streamed.holding(), timeout=10_000)
     assert streamed.toHtml() == drawn_at_once(qtbot, text).toHtml()

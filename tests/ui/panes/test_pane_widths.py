@@ -1,6 +1,7 @@
 """Panes side by side keep their widths whatever their state says, back and forth: a
 minimum width that followed the state's words (or the thinking row's) moved the splits on
-every turn's start and end, and every chat in them laid its whole text out again."""
+every turn's start and end, and every chat in them laid its whole text out again. Panes
+one above the other keep their heights as the thinking row comes and goes."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneRegistry, failed
+from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.chat.thinking_row import ThinkingRow
 from melgui.ui.panes.pane_area import PaneArea
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.runtime.theme import LIGHT
+from tests.fakes.sessions import offline_bridge
 
 
 def _content() -> tuple[QWidget, ThinkingRow]:
@@ -64,3 +67,34 @@ def test_panes_keep_their_widths_through_states_and_the_thinking_row(qtbot: QtBo
     QApplication.processEvents()
     assert all(abs(a - b) <= 1 for a, b in zip([f.width() for f in frames], widths, strict=True))
     assert frames[1].state_label.toolTip() == f"failed: {reason}"  # said whole there
+
+
+def test_panes_at_their_least_height_keep_it_as_the_thinking_row_comes_and_goes(
+    qtbot: QtBot,
+) -> None:
+    """The row shows at a turn's start and hides at the first words: a chat's least height
+    that followed it moved the splits of panes as low as they can be (eight workers in a
+    window), and every pane of the tab was resized and drawn again, twice a turn."""
+    registry = PaneRegistry()
+    chats = [ChatView(offline_bridge(source=f"worker {n}")) for n in range(3)]
+    frames = [PaneFrame(registry.add("agent", f"worker {n}"), c) for n, c in enumerate(chats)]
+    area = PaneArea()
+    qtbot.addWidget(area)
+    area.show()
+    for frame in frames:
+        area.add(frame, "down")
+    low = sum(frame.minimumSizeHint().height() for frame in frames)
+    area.resize(600, low + 60)  # every pane at its least height, or near it
+    QApplication.processEvents()
+    heights = [frame.height() for frame in frames]
+
+    for chat in chats[1:]:
+        chat.thinking.on_busy(True)
+    QApplication.processEvents()
+    assert chats[1].thinking.isVisible()
+    assert [frame.height() for frame in frames] == heights
+
+    for chat in chats[1:]:
+        chat.thinking.on_busy(False)
+    QApplication.processEvents()
+    assert [frame.height() for frame in frames] == heights

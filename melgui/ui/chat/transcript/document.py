@@ -56,9 +56,11 @@ FIND_BACK = QTextDocument.FindFlag.FindBackward
 __all__ = ["FLUSH_BUDGET_S", "FLUSH_MS", "ChatTranscript"]
 
 IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource
-# A finished message with more than this (characters) still to render is drawn in the
-# background (finish_assistant(background=True)); less is drawn at once.
+# A finished message with more than this (characters) still to draw, rendered or not, is
+# drawn in the background (finish_assistant(background=True)); less is drawn at once.
 SYNC_FINISH_CHARS = 2_000
+# Of a draw's time, the share inserting takes: the layout of it (about half as long) follows.
+INSERT_SHARE = 0.5
 
 
 class ChatTranscript(QTextBrowser):
@@ -235,8 +237,9 @@ class ChatTranscript(QTextBrowser):
     def finish_assistant(self, text: str | None, *, background: bool = False) -> None:
         """The assistant message is complete. `text` is drawn if nothing was streamed.
 
-        `background`: when much is left to render, it is rendered on the render thread
-        and drawn in slices after this returns; later changes wait their turn."""
+        `background`: when much is left to draw (to render, or rendered and not inserted
+        yet: a flood of text outruns the ticks' budget), it is rendered on the render
+        thread and drawn in slices after this returns; later changes wait their turn."""
         self._fold_thinking()
         message = self._open
         if message is None and text:
@@ -249,7 +252,7 @@ class ChatTranscript(QTextBrowser):
         message.finish()
         self._codes.update(message.splitter.code_texts())
         self._next_code_id = message.splitter.next_code_id
-        if background and message.unrendered_chars() > SYNC_FINISH_CHARS:
+        if background and message.undrawn_chars() > SYNC_FINISH_CHARS:
             self._send(message)
             self._scheduler.request(self, soon=True)
             return
@@ -385,6 +388,10 @@ class ChatTranscript(QTextBrowser):
         return self._draw(deadline, here=False)
 
     def _draw(self, deadline: float, *, here: bool) -> bool:
+        # Inserts take INSERT_SHARE of the time left: the layout when the edit block ends
+        # follows in this draw (it overran the tick's budget by half again).
+        now = time.perf_counter()
+        inserts_until = now + (deadline - now) * INSERT_SHARE if deadline > now else deadline
         thinking = self._thinking_now
         if thinking is not None and thinking.pending:
             with self._writer.edit():
@@ -399,7 +406,7 @@ class ChatTranscript(QTextBrowser):
             self._send(message)
         with self._writer.edit():
             drew = False
-            while message.ready and (not drew or time.perf_counter() < deadline):
+            while message.ready and (not drew or time.perf_counter() < inserts_until):
                 if message.ready[0].html is None and not here:
                     break  # on the render thread: drawn when it comes back
                 if not drew:
@@ -408,7 +415,7 @@ class ChatTranscript(QTextBrowser):
                 drew = True
             # The open tail is drawn again once what became final is drawn, and in the
             # same tick only while time is left: else on the next one.
-            time_left = not drew or time.perf_counter() < deadline
+            time_left = not drew or time.perf_counter() < inserts_until
             if message.tail_dirty and not message.ready and time_left:
                 self._draw_tail(message, here)
         if message.finished and not message.ready:

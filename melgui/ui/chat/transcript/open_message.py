@@ -110,8 +110,10 @@ class OpenMessage:
     def _tail_known(self, tail: Segment) -> bool:
         return self.tail_rendered is not None and self.tail_rendered[0] == tail
 
-    def unrendered_chars(self) -> int:
-        return sum(len(entry.segment.text) for entry in self.ready if entry.html is None)
+    def undrawn_chars(self) -> int:
+        """Characters final and not drawn yet, rendered or not: inserting rendered HTML
+        and laying it out costs about what rendering it does, per character."""
+        return sum(len(entry.segment.text) for entry in self.ready)
 
 
 def html_for(entry: Entry, renderer: SegmentRenderer) -> str:
