@@ -19,12 +19,7 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from melgui.core.config.settings_env import (
-    BadVariable,
-    deep_update,
-    environment_values,
-    field_names,
-)
+from melgui.core.config.settings_env import BadVariable, OverriddenByEnvironment
 from melgui.core.protocol.catalog import DEFAULT_MODES, Mode, Role
 
 APP_NAME = "melgui"
@@ -112,15 +107,11 @@ class RemoteHost(BaseModel):
     calls go there."""
 
 
-class Settings(BaseModel):
+class Settings(OverriddenByEnvironment):
     """Everything a person configures in the Settings dialog. The environment's values
     override the ones it is made with (the saved file's): see settings_env.py."""
 
     model_config = ConfigDict(extra="ignore", validate_assignment=True, populate_by_name=True)
-
-    def __init__(self, **values: Any) -> None:
-        own = field_names(type(self), values)
-        super().__init__(**deep_update(own, environment_values(type(self))))
 
     schema_version: int = SCHEMA_VERSION
     """Version of this file's shape, for migrations."""

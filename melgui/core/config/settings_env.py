@@ -25,6 +25,16 @@ class BadVariable(ValueError):
     """A variable's value is not the JSON its field takes; the message names both."""
 
 
+class OverriddenByEnvironment(BaseModel):
+    """A model whose environment variables override the values it is made with (a
+    base class, so that type checkers still read each model's own fields as its
+    constructor's keywords)."""
+
+    def __init__(self, **values: Any) -> None:
+        model = type(self)
+        super().__init__(**deep_update(field_names(model, values), environment_values(model)))
+
+
 def environment_values(
     model: type[BaseModel], environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
