@@ -195,6 +195,10 @@ def bench(files: int, workers: int, deltas: int, rate: float) -> int:
                 loop.run_until_complete(window.aclose())
                 window.guard.allow()
                 window.close()
+                # Closed, the loop waits for its executor's threads (QThreads under qasync):
+                # one still counting at exit aborted the process ("QThread: Destroyed while
+                # thread is still running", exit -6, once in three rounds).
+                loop.close()
 
 
 def _run(

@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         from melgui import lean_start
 
         lean_start.skip_unused_imports()
+        if argv is None:  # as the program: a test's process keeps its own dataclasses
+            lean_start.compile_dataclasses_once()
         lean_start.buffer_stdout()
         with lean_start.imported_once():
             from melgui.headless import main as exec_main

@@ -316,9 +316,11 @@ class Host:
 
     def history(self, folder: str, query: str = "") -> list[dict[str, Any]]:
         """The conversations of `folder` in this host's history (its store, on its
-        machine), newest first, as a window's sidebar lists its own (`query`: its search)."""
+        machine), newest first, as a window's sidebar lists its own (`query`: its search;
+        not the empty ones, such as the main conversation a window has just opened)."""
         store = self.store
-        rows = store.conversations(os.path.realpath(folder), query=query) if store else []
+        folder = os.path.realpath(folder)
+        rows = store.conversations(folder, query=query, empty=False) if store else []
         return [
             {"id": r.id, "title": r.title, "created_at": r.created_at, "updated_at": r.updated_at}
             for r in rows

@@ -1,6 +1,8 @@
 """Desktop notifications from the host, with no Qt and no window: a question that waits
-in the host with no view attached to its session is said on the freedesktop bus, and a
-click on it opens a window on the session's folder (`melgui FOLDER`).
+in the host with no view showing it (`UnseenQuestions`: an approval or a compaction's
+preview of a session no view is attached to, a form or a sampling request of a folder's
+MCP server no view watches) is said on the freedesktop bus, and a click on it opens a
+window on its folder (`melgui FOLDER`).
 
 The window's notifier (`ui/notifications/desktop.py`) is a QObject with a tray icon for
 when there is no bus, so the host cannot drive it; this speaks the same `Notify` call
@@ -15,7 +17,9 @@ import logging
 import os
 import subprocess
 import sys
-from typing import Any
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any
 
 from melgui.core.deadline import within
 from melgui.core.notification_bus import (
@@ -25,6 +29,12 @@ from melgui.core.notification_bus import (
     NotificationBus,
     open_notification_bus,
 )
+from melgui.core.protocol.tools.definition import shorten
+from melgui.core.protocol.tools.mcp.asks import InputRequest, SamplingRequest
+
+if TYPE_CHECKING:
+    from melgui.desk.mcp.hosted import HostMcp
+    from melgui.host.session import HostedSession
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +113,62 @@ class HostNotifier:
         self._router = self._conn = None
         if bus is not None:
             await bus.aclose()
+
+
+class UnseenQuestions:
+    """Says each question no view shows on the desktop, once (HostServer asks each frame):
+    an approval or a compaction's preview of a session no view is attached to, and a form
+    (or a request for a model's answer) of a folder's MCP server that no view watches (a
+    window on the folder shows those, whichever of its conversations' calls made it ask)."""
+
+    def __init__(self, notifier: HostNotifier) -> None:
+        self.notifier = notifier
+        self._told: set[tuple[str, str]] = set()  # (session, call) or (folder, ask) said
+
+    def tell(
+        self, sessions: Iterable[HostedSession], attached: AbstractSet[str], mcp: HostMcp
+    ) -> None:
+        """`attached`: the sessions a view is attached to now."""
+        for session in sessions:
+            if session.id not in attached:
+                self._tell_session(session)
+        for folder, servers in mcp.folders.items():
+            if mcp.watched(folder):
+                continue
+            for ask_id, request in list(servers.asks.items()):
+                if request.pending and self._first((folder, ask_id)):
+                    summary, line = ask_said(request)
+                    self._say(summary, f"{line}\n{folder}", folder)
+
+    def _tell_session(self, session: HostedSession) -> None:
+        folder = session.row.folder
+        if session.compaction is not None and self._first((session.id, session.compaction[0])):
+            summary = "The main conversation waits before compacting"
+            self._say(summary, f"What it would cut and keep, for you to check\n{folder}", folder)
+        for call_id, request in list(session.approvals.items()):
+            if request.pending and self._first((session.id, call_id)):
+                question = session.question(request)
+                body = f"{question['name']}: {question['summary']}\n{folder}"
+                self._say(f"{question['source'] or 'An agent'} asks for approval", body, folder)
+
+    def _first(self, key: tuple[str, str]) -> bool:
+        """Not said yet (and counted as said from now on)."""
+        if key in self._told:
+            return False
+        self._told.add(key)
+        return True
+
+    def _say(self, summary: str, body: str, folder: str) -> None:
+        asyncio.get_running_loop().create_task(self.notifier.notify(summary, body, folder))
+
+
+def ask_said(request: InputRequest | SamplingRequest) -> tuple[str, str]:
+    """An MCP server's question as a notification says it: its summary and first line."""
+    server = f"MCP server {request.server}"
+    if isinstance(request, SamplingRequest):
+        return f"{server} asks for a model's answer", "It waits for your approval"
+    verb = "to open a page" if request.url else "to fill in a form"
+    return f"{server} asks you {verb}", shorten(request.message, 120)
 
 
 def open_window(folder: str) -> None:

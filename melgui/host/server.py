@@ -28,7 +28,7 @@ from melgui.host import wire
 from melgui.host.changes import SequenceAhead
 from melgui.host.folder_methods import FolderMethods
 from melgui.host.host import Host, KeyRefused, UnknownSession
-from melgui.host.notify import HostNotifier
+from melgui.host.notify import HostNotifier, UnseenQuestions
 from melgui.host.place import HostPlace, peer_uid
 from melgui.host.records import agent_command, worktree_given
 from melgui.host.session import agent_methods
@@ -136,7 +136,7 @@ class HostServer:
         self.idle_exit = idle_exit
         self.connections: set[ViewConnection] = set()
         self.notifier = HostNotifier()
-        self._told: set[tuple[str, str]] = set()  # (session, call) said on the desktop
+        self.unseen = UnseenQuestions(self.notifier)  # said on the desktop, once each
         self._done = asyncio.Event()
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
@@ -251,7 +251,8 @@ class HostServer:
         while True:
             await asyncio.sleep(FRAME)
             self.broadcast()
-            self._tell_unseen_questions()
+            attached = {s for connection in self.connections for s in connection.attached}
+            self.unseen.tell(self.host.sessions.values(), attached, self.mcp)
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
                 self.tool_calls.check_hooks()
@@ -261,36 +262,6 @@ class HostServer:
                 log.info("idle with no view attached: exiting")
                 self._done.set()
                 return
-
-    def _tell_unseen_questions(self) -> None:
-        """A question no view shows (none attached to its session) is said on the
-        desktop, once; a click opens a window on its folder."""
-        seen = {s for connection in self.connections for s in connection.attached}
-        for session in self.host.sessions.values():
-            if session.id in seen:
-                continue
-            if session.compaction is not None:
-                self._tell_compaction(session.id, session.compaction[0], session.row.folder)
-            for call_id, request in list(session.approvals.items()):
-                told = (session.id, call_id)
-                if told in self._told or not request.pending:
-                    continue
-                self._told.add(told)
-                question = session.question(request)
-                body = f"{question['name']}: {question['summary']}\n{session.row.folder}"
-                summary = f"{question['source'] or 'An agent'} asks for approval"
-                asyncio.get_running_loop().create_task(
-                    self.notifier.notify(summary, body, session.row.folder)
-                )
-
-    def _tell_compaction(self, session_id: str, question_id: str, folder: str) -> None:
-        """The preview before a compaction waits with no view on its session: said once."""
-        if (session_id, question_id) in self._told:
-            return
-        self._told.add((session_id, question_id))
-        summary = "The main conversation waits before compacting"
-        body = f"What it would cut and keep, for you to check\n{folder}"
-        asyncio.get_running_loop().create_task(self.notifier.notify(summary, body, folder))
 
     def broadcast(self, only: str | None = None) -> None:
         """Send each session's batch of this frame to the views attached to it."""

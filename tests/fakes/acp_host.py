@@ -2,10 +2,13 @@
 scripted server, and a collector of the LoopEvents a host emits.
 
     host = AcpHost(melgui_agent(server), str(folder), policy=RulePolicy(), ask=asked.append)
+
+and which of the scripted agents run where (`agents_in`), to tell whose child each is.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,24 @@ def scripted_agent(*args: str, name: str = "scripted") -> AgentCommand:
     """tests/fakes/acp_scripted_agent.py: does what each prompt's JSON says (or, with
     `--script FILE`, what that file lists for the prompt's words)."""
     return AgentCommand(name, (sys.executable, str(SCRIPTED_AGENT), *args))
+
+
+def agents_in(folder: Path) -> dict[int, int]:
+    """Each scripted agent (`scripted_agent`) running in `folder`: its pid, and its
+    parent's."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if str(SCRIPTED_AGENT).encode() not in (entry / "cmdline").read_bytes():
+                continue
+            if Path(os.readlink(entry / "cwd")) != folder.resolve():
+                continue
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat[0] != "Z":
+            found[int(entry.name)] = int(stat[1])
+    return found
 
 
 class Events:

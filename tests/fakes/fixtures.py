@@ -1,5 +1,5 @@
 """Pytest fixtures: a started scripted server per test, checked on teardown; a history
-store per test.
+store per test; a real `melgui host` process per test.
 
 Registered from tests/conftest.py (`pytest_plugins = ["tests.fakes.fixtures"]`).
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from melgui.core.store import Store, open_store
+from tests.fakes.host_process import HostProcess, running_host
 from tests.fakes.scripted_server import ScriptedOpenAI, ScriptedRelay
 
 
@@ -48,6 +49,21 @@ def store(tmp_path: Path, store_clock: Callable[[], float]) -> Iterator[Store]:
     opened = open_store(tmp_path / "data", clock=store_clock)
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def host_environ() -> dict[str, str]:
+    """What the `host` fixture's process has in its environment besides the test's own
+    (a module that needs more overrides this fixture)."""
+    return {}
+
+
+@pytest.fixture
+def host(host_environ: dict[str, str]) -> Iterator[HostProcess]:
+    """A real `melgui host` process in a runtime directory of its own, stopped after the
+    test."""
+    with running_host(env=host_environ) as process:
+        yield process
 
 
 HOSTILE_IGNORED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)

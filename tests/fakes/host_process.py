@@ -1,5 +1,6 @@
-"""`melgui host` as a real process for tests, in a runtime directory of the test's own,
-and a view process (tests/fakes/host_view.py) that can be killed mid-turn."""
+"""`melgui host` as a real process for tests, in a runtime directory of the test's own;
+a view process (tests/fakes/host_view.py) that can be killed mid-turn; and a window
+process (tests/fakes/host_window_*.py) that starts its own host there."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from melgui.core.config.settings import Settings, save_settings
 from melgui.host.client import HostClient
 from melgui.host.place import HostPlace
+from tests.fakes.scripted_server import ScriptedRelay
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "k-host"
@@ -107,6 +111,20 @@ def runtime_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def running_host(*args: str, env: dict[str, str] | None = None) -> Iterator[HostProcess]:
+    """A `melgui host` (with `args`, and `env` added to its environment) started in a
+    runtime directory of its own, and stopped when the block ends."""
+    with runtime_dir() as runtime:
+        process = HostProcess(runtime, *args)
+        process.env.update(env or {})
+        process.start()
+        try:
+            yield process
+        finally:
+            process.stop()
+
+
 class ViewProcess:
     """tests/fakes/host_view.py: opens a session, prompts, prints each change as a line."""
 
@@ -141,3 +159,48 @@ class ViewProcess:
         self._out.close()
         if self.process.stderr is not None:
             self.process.stderr.close()
+
+
+@contextlib.contextmanager
+def window_process(
+    relay: ScriptedRelay, module: str, *args: str
+) -> Iterator[tuple[subprocess.Popen[str], HostPlace]]:
+    """`python -m MODULE ARGS` (tests/fakes/host_window_*.py: the real app, offscreen, as
+    the view of a host it starts), its settings on `relay`, in a runtime directory of its
+    own; and the place its host listens at. Killed at the end if it still runs, and its
+    host stopped."""
+    save_settings(
+        Settings(connection="relay", relay_url=relay.base_url, model="m1"),
+        Path(os.environ["MELGUI_CONFIG_DIR"]) / "settings.json",
+    )
+    with runtime_dir() as runtime:
+        window = subprocess.Popen(
+            [sys.executable, "-m", module, *args],
+            cwd=ROOT, env={**host_env(runtime), "QT_QPA_PLATFORM": "offscreen"},
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            text=True,
+        )  # fmt: skip
+        place = HostPlace(runtime / "melgui")
+        try:
+            yield window, place
+        finally:
+            if window.poll() is None:
+                window.kill()
+            stop_detached(place)
+
+
+def stop_detached(place: HostPlace) -> None:
+    """The window started the host detached: end it by its pid."""
+    pid = place.read_info().get("pid")
+    if isinstance(pid, int):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        for _ in range(600):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            threading.Event().wait(0.05)
+        os.kill(pid, signal.SIGKILL)

@@ -1,10 +1,11 @@
-"""Helpers for MCP tests: the fake server's configuration, a running manager, an HTTP
-server process on a free loopback port."""
+"""Helpers for MCP tests: the fake server's configuration (and the user's MCP file that
+lists servers), a running manager, an HTTP server process on a free loopback port."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from typing import Any
 from melgui.core.processes import reset_signals
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolRegistry
-from melgui.tools.mcp.config import ServerConfig
+from melgui.tools.mcp.config import ServerConfig, user_path
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.mcp.server import McpServer
 from tests.fakes.mcp_server import PNG
@@ -32,6 +33,12 @@ PNG_B64 = base64.b64encode(PNG).decode()
 def fake_stdio(name: str = "fake", *extra: str, **fields: Any) -> ServerConfig:
     env = {"PYTHONPATH": str(ROOT), **fields.pop("env", {})}
     return ServerConfig(name, "stdio", command=FAKE[0], args=(*FAKE[1:], *extra), env=env, **fields)
+
+
+def use_servers(servers: dict[str, Any]) -> None:
+    """The user's MCP file (in this test's config folder) lists `servers`, name → entry."""
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    user_path().write_text(json.dumps({"mcpServers": servers}))
 
 
 def fake_entry(*extra: str, **fields: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Driving the real main window from tests: typing, pointing, waiting, relay settings."""
+"""Driving the real main window from tests: opening and closing it, typing, pointing,
+waiting, relay settings."""
 
 from __future__ import annotations
 
@@ -12,13 +13,20 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QMouseEvent, QTextDocument
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QToolButton,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings
 from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.chat.transcript.hover_actions import HoverBar
-from melgui.ui.window.main_window import MainWindow
+from melgui.ui.window.main_window import MainWindow, build_main_window
 from tests.fakes.scripted_server import ScriptedRelay
 from tests.fakes.wait_log import note_wait
 
@@ -26,6 +34,31 @@ T = TypeVar("T")
 ROOT = str(Path(__file__).resolve().parents[2]) + os.sep
 # The `run` fixture (tests/ui/conftest.py): a coroutine run to its end on the Qt loop.
 Runner = Callable[[Coroutine[Any, Any, T]], T]
+
+
+class Windows:
+    """Real main windows on `project`, shown (the `make_window` fixture's,
+    tests/ui/conftest.py); `close` closes each as quitting does, its panes first."""
+
+    def __init__(self, project: Path, run: Runner[Any], loop: asyncio.AbstractEventLoop) -> None:
+        self.project, self.run, self.loop = project, run, loop
+        self.made: list[MainWindow] = []
+
+    def make(self, settings: Settings, api_key: str | None = "test-key") -> MainWindow:
+        window = build_main_window(
+            str(self.project), settings, api_key=api_key, persist_settings=False
+        )
+        window.show()
+        self.made.append(window)
+        return window
+
+    def close(self) -> None:
+        for window in self.made:
+            self.run(window.aclose())
+            window.guard.allow()  # a test's leftover panes end without the question
+            window.close()
+            window.deleteLater()
+        self.loop.run_until_complete(asyncio.sleep(0.05))
 
 
 async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
@@ -100,6 +133,17 @@ def type_prompt(qtbot: QtBot, window: MainWindow, prompt: str) -> None:
 
 def idle(window: MainWindow, legs: int) -> bool:
     return not window.bridge.busy and window.session.loop.legs >= legs
+
+
+def keep_running_asked(window: MainWindow) -> tuple[QMessageBox, QPushButton]:
+    """Close `window`, which asks first (something still runs): its question, shown, and
+    the question's "Keep running in the background" button."""
+    window.close()
+    box = window.guard.dialog
+    assert isinstance(box, QMessageBox) and box.isVisible()
+    keep = box.findChild(QPushButton, "keepRunning")
+    assert keep is not None
+    return box, keep
 
 
 def answer(box: QMessageBox | None, proceed: bool) -> str:

@@ -1,26 +1,13 @@
-"""A real `melgui host` process per test, in a runtime directory of its own."""
+"""What the host's tests share besides the `host` fixture (a real `melgui host` process per
+test, in a runtime directory of its own: tests/fakes/fixtures.py)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from melgui.host.client import HostClient
 from tests.fakes import tool_call
-from tests.fakes.host_process import HostProcess, runtime_dir
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
 
 
 async def wait_for(client: HostClient, session: str, check: Any) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,26 +15,9 @@ import pytest
 
 from melgui.host.client import HostClient
 from melgui.host.wire import RpcError
-from tests.fakes.acp_host import scripted_agent
+from tests.fakes.acp_host import agents_in, scripted_agent
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.host.conftest import wait_for
-
-
-def agents_in(folder: Path) -> list[tuple[int, int]]:
-    """(pid, parent pid) of each scripted agent running in `folder`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if b"acp_scripted_agent" not in (entry / "cmdline").read_bytes():
-                continue
-            if Path(os.readlink(entry / "cwd")) != folder.resolve():
-                continue
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if stat[0] != "Z":
-            found.append((int(entry.name), int(stat[1])))
-    return found
 
 
 async def records(view: HostClient, session: str) -> list[dict[str, Any]]:
@@ -69,7 +51,7 @@ async def test_an_acp_agent_runs_in_the_host_and_asks_with_its_own_options(
 
         # The agent is the host's child, working in the folder.
         status = await view.call("host/status")
-        assert [parent for _, parent in agents_in(tmp_path)] == [status["pid"]]
+        assert list(agents_in(tmp_path).values()) == [status["pid"]]
 
         await view.call("agent/mode", session=session, mode="code")
         while [r for r in heard if r["type"] == "agent"][-1]["state"]["mode"] != "code":

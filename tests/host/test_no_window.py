@@ -1,18 +1,24 @@
 """An approval waits in the host with no window attached: `melgui --list-running` says
-what waits and why, the host does not end while it waits, and the next window answers it."""
+what waits and why, the host does not end while it waits, and the next window answers it.
+What no window shows (an approval, an MCP server's form) is said on the desktop."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from melgui.host.client import HostClient
 from melgui.host.main import describe_status
-from tests.fakes import ScriptedRelay, done, text, tool_calls
+from melgui.tools.mcp.config import user_path
+from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.mcp import fake_entry
 from tests.fakes.session_bus import NotificationBus
 from tests.host.conftest import open_session, wait_for, write_b
 
@@ -90,3 +96,61 @@ async def test_a_question_no_window_shows_is_said_on_the_desktop(
                 host.stop()
     finally:
         bus.close()
+
+
+async def _mcp_state(client: HostClient, folder: str, check: Any) -> dict[str, Any]:
+    """The folder's MCP state, as `mcp/watch` answers it, once `check(state)` holds."""
+    while True:
+        state: dict[str, Any] = await client.call("mcp/watch", folder=folder)
+        if check(state):
+            return state
+        await asyncio.sleep(0.05)
+
+
+def _fake_ready(state: dict[str, Any]) -> bool:
+    return [(row["name"], row["status"]) for row in state["servers"]] == [("fake", "ready")]
+
+
+@pytest.mark.skipif(not NotificationBus.available(), reason="needs dbus-daemon")
+async def test_an_mcp_servers_form_no_window_shows_is_said_on_the_desktop(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """A form (elicitation) of the folder's MCP server in the host waits for a person as
+    an approval does: with no view watching the folder, it is said once on the desktop."""
+    book = tool_call("mcp__fake__book", {}, id="b1")
+    scripted_relay.script([tool_calls(book)], [text("Booked."), done()])
+    user_path().parent.mkdir(parents=True, exist_ok=True)
+    entry = fake_entry(trusted=True, env={"MCP_FAKE_MARK": f"told-{tmp_path.name}"})
+    user_path().write_text(json.dumps({"mcpServers": {"fake": entry}}))
+    folder = str(tmp_path)
+    bus = NotificationBus().start()
+    try:
+        with runtime_dir() as runtime:
+            host = HostProcess(runtime)
+            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            host.start()
+            try:
+                window = await host.client("window")
+                session = await open_session(window, folder, scripted_relay.base_url)
+                await window.attach({session: None})
+                await _mcp_state(window, folder, _fake_ready)
+                await window.call("turn/prompt", session=session, text="book a table")
+                await wait_for(window, session, lambda s: s["approvals"])
+                answer = {"session": session, "call": "b1", "decision": "approve"}
+                assert await window.call("approval/answer", **answer) == {"answered": True}
+                state = await _mcp_state(window, folder, lambda s: s["asks"])
+                assert [a["kind"] for a in state["asks"]] == ["input"]
+                await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
+                assert bus.calls() == []
+                await window.aclose()  # the form stays in the host, shown by nobody
+                while not bus.calls():
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)
+                [said] = bus.calls()
+                assert "fake" in said["summary"] and "form" in said["summary"]
+                assert "Book a table at Chez Nous" in said["body"] and folder in said["body"]
+            finally:
+                host.stop()
+    finally:
+        bus.close()
+        user_path().unlink(missing_ok=True)

@@ -15,11 +15,13 @@ import pytest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from melgui.core.config.settings import Settings
 from melgui.ui.runtime.qt_loop import QtEventLoop
-from melgui.ui.window.main_window import MainWindow, build_main_window
+from melgui.ui.window.main_window import MainWindow
+from tests.fakes.host_process import HostProcess, running_host
+from tests.fakes.host_windows import Hosts, HostWindows
+from tests.fakes.scripted_server import ScriptedRelay
 from tests.fakes.wait_log import note_wait
-from tests.fakes.window import Runner, tasks_waiting
+from tests.fakes.window import Runner, Windows, tasks_waiting
 
 T = TypeVar("T")
 TEST_LIMIT_S = 120.0  # pytest-timeout's, from pyproject.toml, if it cannot be read
@@ -136,18 +138,39 @@ def make_window(
     qloop: QtEventLoop, run: Runner[Any], project: Path
 ) -> Iterator[Callable[..., MainWindow]]:
     """Build the real main window on `project`; closed cleanly after the test."""
-    windows: list[MainWindow] = []
+    windows = Windows(project, run, qloop)
+    yield windows.make
+    windows.close()
 
-    def make(settings: Settings, api_key: str | None = "test-key") -> MainWindow:
-        window = build_main_window(str(project), settings, api_key=api_key, persist_settings=False)
-        window.show()
-        windows.append(window)
-        return window
 
-    yield make
-    for window in windows:
-        run(window.aclose())
-        window.guard.allow()  # a test's leftover panes end without the question
-        window.close()
-        window.deleteLater()
-    qloop.run_until_complete(asyncio.sleep(0.05))
+@pytest.fixture
+def host_windows(
+    host: HostProcess,
+    scripted_relay: ScriptedRelay,
+    qloop: QtEventLoop,
+    run: Runner[Any],
+    project: Path,
+) -> Iterator[HostWindows]:
+    """Real windows on `project` as views of `host` (tests/fakes/host_windows.py), closed
+    with their panes before `host` stops, whatever order the test names its fixtures in."""
+    windows = HostWindows(host, scripted_relay, project, run, qloop)
+    yield windows
+    windows.close()
+
+
+@pytest.fixture
+def hosts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hosts]:
+    """A real host; a new one the window starts finds the same runtime directory, data
+    folder and key (the window's own environment, as `melgui --with-host` has it), and
+    is ended when the test ends. A module whose windows view it overrides `host` with
+    `hosts.first`."""
+    with running_host() as first:
+        for name, value in first.env.items():
+            if name in ("XDG_RUNTIME_DIR", "PYTHONPATH", "MELIAI_API_KEY"):
+                monkeypatch.setenv(name, value)
+        kept = Hosts(first)
+        try:
+            yield kept
+        finally:
+            first.stop()
+            kept.end()

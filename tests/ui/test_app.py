@@ -1,4 +1,5 @@
-"""`melgui FOLDER` as a real process: it opens, and a polite kill closes it cleanly."""
+"""`melgui FOLDER` as a real process: it opens, and a polite kill closes it cleanly (its
+history too: the next start skips the history's integrity check)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from melgui.core.store import database as writers
+from melgui.core.store.paths import database_path
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 
@@ -26,9 +30,10 @@ def catches_sigterm(pid: int) -> bool:
     return False
 
 
-def test_the_app_starts_on_a_folder_and_quits_cleanly_on_sigterm(tmp_path: Path) -> None:
+def run_until_sigterm(tmp_path: Path, *options: str) -> None:
+    """`melgui FOLDER`, with `options`, from its start to a clean quit on SIGTERM."""
     project = tmp_path / "project"
-    project.mkdir()
+    project.mkdir(exist_ok=True)
     env = {
         **os.environ,
         "QT_QPA_PLATFORM": "offscreen",
@@ -36,7 +41,7 @@ def test_the_app_starts_on_a_folder_and_quits_cleanly_on_sigterm(tmp_path: Path)
         "MELGUI_DATA_DIR": str(tmp_path / "data"),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "melgui", str(project)],
+        [sys.executable, "-m", "melgui", *options, str(project)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -56,6 +61,27 @@ def test_the_app_starts_on_a_folder_and_quits_cleanly_on_sigterm(tmp_path: Path)
             process.communicate()
     assert process.returncode == 0, err
     assert "Traceback" not in err
+
+
+def test_the_app_starts_on_a_folder_and_quits_cleanly_on_sigterm(tmp_path: Path) -> None:
+    run_until_sigterm(tmp_path)
+
+
+def test_a_window_closed_cleanly_leaves_its_history_unchecked_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """The window closes the history it opened: its writer lease goes with it, so the
+    next start does not read the whole file for damage (a killed window's would)."""
+    run_until_sigterm(tmp_path, "--no-host")
+    database = database_path(tmp_path / "data")
+    assert database.exists()
+    leases = [p.name for p in writers.writers_folder(database).iterdir()]
+    assert leases == [writers.IDENTITY]  # no lease left behind by the window
+    lease = writers.take_lease(database)
+    try:
+        assert not lease.needs_check
+    finally:
+        lease.release()
 
 
 def test_a_missing_folder_is_one_clear_line(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import DEFAULT_MODES
+from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.dialogs import ConflictDialog, DiffDialog, RewindDialog
 from melgui.ui.panes.agent_pane import AgentPane
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
@@ -193,3 +194,25 @@ def test_a_worker_panes_call_is_attributed_and_undone_from_its_card(
         await wait_until(lambda: "undone" in pane.chat.transcript.toPlainText())
 
     run(scenario())
+
+
+def test_the_checkpoints_hook_the_panes_chats_not_every_chat_view_in_the_window(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    """The pane manager says which panes there are when they change: each worker pane's
+    chat is hooked from those (the whole window is not searched at each change, and a
+    chat view that is no pane's is not the checkpoints' to hook)."""
+    scripted_relay.script([text("Done."), done()])
+    window = make_window(relay_settings(scripted_relay))
+    stray = ChatView(window.bridge, window.colors, window.side_panel, draw=False)
+
+    async def scenario() -> AgentPane:
+        info = window.pane_manager.spawn_agent("say done", None, "right")
+        pane = window.pane_manager.pane(info.id)
+        assert isinstance(pane, AgentPane)
+        await wait_until(lambda: "Done." in pane.chat.transcript.toPlainText())
+        return pane
+
+    pane = run(scenario())
+    assert pane.chat.card_extra == window.checkpoint_actions.card_extra
+    assert stray.card_extra is None

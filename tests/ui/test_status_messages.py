@@ -2,7 +2,8 @@
 temporary message, never both drawn on top of each other (docs/main-reattached.png showed
 "Ready" under "Attached to the melgui host: …"). Every way a message comes: on the shown
 window, before the window shows, with a status widget added while it shows (the host's
-"Runs in the melgui host" label), ended by its timeout or by clearMessage."""
+"Runs in the melgui host" label), ended by its timeout or by clearMessage. A message too
+long for a narrow window is elided, its whole text the bar's tooltip."""
 
 from __future__ import annotations
 
@@ -91,3 +92,45 @@ def test_a_message_said_before_the_window_shows_hides_ready_once_it_shows(
     assert one_text(window.status) == MESSAGE
     window.status.clearMessage()
     assert one_text(window.status) == "Waiting for the model — request 1"
+
+
+LONG = (
+    "Cannot open /home/someone/projects/a-rather-long-folder-name/and/deeper/still: "
+    "Permission denied; check the folder's permissions and try again"
+)
+
+
+def inked_columns(status: StatusLine, where: QRect) -> int:
+    """How many pixel columns of `where` the bar's real rendering draws something in."""
+    image = status.grab().toImage()
+    background = image.pixelColor(where.left(), 1)
+    return sum(
+        any(image.pixelColor(x, y) != background for y in range(where.top(), where.bottom()))
+        for x in range(where.left(), where.right())
+    )
+
+
+def test_a_message_too_long_for_a_narrow_window_is_elided_with_its_whole_text_as_tip(
+    make_window: Callable[..., MainWindow], scripted_relay: ScriptedRelay, run: Any
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    window.resize(720, 500)  # the window's own minimum width
+    status = window.status
+    run(wait_until(lambda: window.width() == 720))
+    status.showMessage(LONG)
+    assert not status.counts.isVisible()  # they give the message their room
+    run(wait_until(lambda: status.message_rect().width() > 150))  # once laid out again
+    drawn = status.drawn_message()
+    assert drawn.endswith("…") and LONG.startswith(drawn[:-1]) and len(drawn) > 20
+    room = status.message_rect()
+    assert status.fontMetrics().horizontalAdvance(drawn) <= room.width()
+    assert inked_columns(status, room) > room.width() // 2  # drawn there, not cut to nothing
+    assert status.toolTip() == LONG
+    assert drawn_over_the_message(status) == []
+    status.clearMessage()
+    assert status.counts.isVisible() and status.toolTip() == ""
+    window.resize(1400, 500)  # wide enough for a shorter one: whole, the counts beside it
+    run(wait_until(lambda: window.width() == 1400))
+    status.showMessage(MESSAGE)
+    assert status.drawn_message() == MESSAGE and status.counts.isVisible()
+    assert status.toolTip() == MESSAGE

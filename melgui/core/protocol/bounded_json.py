@@ -48,6 +48,13 @@ def loads(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     return _whole_text(value) if escaped else value
 
 
+def needs_a_closer_look(text: str, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `loads` would do more with `text` than `json.loads` does: count its
+    nesting, or look for a lone surrogate. Most texts need neither."""
+    deep = len(text) > max_depth and text.count("[") + text.count("{") > max_depth
+    return deep or ("\\u" in text and _SURROGATE_TEXT.search(text) is not None)
+
+
 def _whole_text(value: Any) -> Any:
     """`value` with every lone surrogate in its strings made U+FFFD (depth is capped)."""
     if isinstance(value, str):

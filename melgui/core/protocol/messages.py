@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from melgui.core.protocol.call_life import RESULT_STATUSES, ResultStatus
 from melgui.core.protocol.content import Part, part_from_json, wire_content
 from melgui.core.protocol.events import ToolCall
 
 MessageRole = Literal["system", "user", "assistant", "tool"]
+MESSAGE_ROLES = frozenset(get_args(MessageRole))
 REASONING_WIRE_KEY = "reasoning_content"
 
 
@@ -79,34 +80,57 @@ class Message:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Message:
         """Inverse of to_json / to_wire; raises ValueError on a malformed message."""
-        role = data.get("role")
-        if role not in ("system", "user", "assistant", "tool"):
+        get = data.get
+        return cls.from_fields(
+            get("role"),
+            get("content"),
+            get("tool_calls"),
+            get("tool_call_id"),
+            get("status"),
+            get("reasoning", get(REASONING_WIRE_KEY)),
+            get("parts"),
+        )
+
+    @classmethod
+    def from_fields(
+        cls,
+        role: Any,
+        content: Any,
+        tool_calls: Any = None,
+        tool_call_id: Any = None,
+        status: Any = None,
+        reasoning: Any = None,
+        parts: Any = None,
+    ) -> Message:
+        """`from_json` given its fields one by one, as a stored row's columns hold them:
+        reopening a long conversation reads each message without a dict made for it."""
+        if role not in MESSAGE_ROLES:
             raise ValueError(f"message has unknown role {role!r}")
-        content = data.get("content") or ""
-        parts = tuple(part_from_json(part) for part in data.get("parts") or ())
-        if not isinstance(content, str):
-            content = json.dumps(content)
-        calls: list[ToolCall] = []
-        for raw in data.get("tool_calls") or ():
-            function = raw.get("function") or {}
-            arguments = function.get("arguments", "")
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments)
-            calls.append(ToolCall(str(raw.get("id", "")), str(function.get("name", "")), arguments))
-        status = data.get("status")
+        text = content or ""
+        read_parts = tuple(part_from_json(part) for part in parts) if parts else ()
+        if not isinstance(text, str):
+            text = json.dumps(text)
+        calls = tuple(_call_from_json(raw) for raw in tool_calls) if tool_calls else ()
         if status is not None and status not in RESULT_STATUSES:
             raise ValueError(f"tool message has unknown status {status!r}")
-        call_id = data.get("tool_call_id")
-        reasoning = data.get("reasoning", data.get(REASONING_WIRE_KEY)) or ""
         return cls(
             role,
-            content,
-            tool_calls=tuple(calls),
-            tool_call_id=str(call_id) if call_id is not None else None,
-            status=status,
-            reasoning=reasoning if isinstance(reasoning, str) else "",
-            parts=parts,
+            text,
+            calls,
+            str(tool_call_id) if tool_call_id is not None else None,
+            status,
+            reasoning if reasoning and isinstance(reasoning, str) else "",
+            read_parts,
         )
+
+
+def _call_from_json(raw: dict[str, Any]) -> ToolCall:
+    """One entry of a stored or sent message's `tool_calls`, in the wire's shape."""
+    function = raw.get("function") or {}
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments)
+    return ToolCall(str(raw.get("id", "")), str(function.get("name", "")), arguments)
 
 
 @dataclass(frozen=True, slots=True)

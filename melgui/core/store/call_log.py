@@ -11,11 +11,17 @@ from contextlib import suppress
 from dataclasses import replace
 
 from melgui.core.protocol import bounded_json
-from melgui.core.protocol.call_life import AUTO_BY, CallPhase
+from melgui.core.protocol.call_life import AUTO_BY, OPEN_PHASES, CallPhase
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.tooling import HookRun
 from melgui.core.store.records import AllowedCall, RecordedCall, ToolCallRecord
 from melgui.core.thread.codec import hook_from_json, hook_to_json
+
+_RECORD = (
+    "SELECT call_id, name, arguments, state, decision, result_status, result, requested_at,"
+    " decided_at, finished_at, duration, hooks, notes FROM tool_calls"
+)
+_OPEN = ", ".join("?" * len(OPEN_PHASES))
 
 
 class CallLog:
@@ -100,10 +106,19 @@ class CallLog:
     def of(self, cid: str) -> list[ToolCallRecord]:
         """The calls of conversation `cid`, in the order they were asked for."""
         rows = self._conn.execute(
-            "SELECT call_id, name, arguments, state, decision, result_status, result,"
-            " requested_at, decided_at, finished_at, duration, hooks, notes FROM tool_calls"
-            " WHERE conversation_id = ? ORDER BY requested_at, rowid",
-            (cid,),
+            f"{_RECORD} WHERE conversation_id = ? ORDER BY requested_at, rowid", (cid,)
+        )
+        return [_call_record(row) for row in rows]
+
+    def to_reopen(self, cid: str) -> list[ToolCallRecord]:
+        """What reopening `cid` needs of its calls before it is shown, in order: the calls
+        left open (a process stopped in their middle: the repairs) and those with hook
+        runs or notes (their cards show them). Its calls' records (`of`, the inspector's)
+        are many more: 4,000 in a 10,000-message conversation, read after."""
+        rows = self._conn.execute(
+            f"{_RECORD} WHERE conversation_id = ? AND (state IN ({_OPEN})"
+            " OR hooks != '[]' OR notes != '[]') ORDER BY requested_at, rowid",
+            (cid, *sorted(OPEN_PHASES)),
         )
         return [_call_record(row) for row in rows]
 

@@ -7,7 +7,10 @@ that `resume` on the GUI thread only writes the repairs back.
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,15 +53,21 @@ class StoredConversation:
     plans: list[PlanRecord]
     notes: list[NoteRecord]
     repairs: Repairs
+    # False: `tool_calls` holds only what the first paint needs of them (CallLog.to_reopen:
+    # the open ones, those with hook runs or notes); every record is read after.
+    calls_whole: bool = True
 
 
-def read_stored(store: Store, conversation_id: str) -> StoredConversation:
-    """Everything `resume` needs of `conversation_id`; ConversationNotFoundError if none."""
+def read_stored(
+    store: Store, conversation_id: str, *, all_calls: bool = True
+) -> StoredConversation:
+    """Everything `resume` needs of `conversation_id`; ConversationNotFoundError if none.
+    `all_calls=False`: of its calls' records, only what showing it needs first."""
     summary = store.summary(conversation_id)
     if summary is None:
         raise ConversationNotFoundError(conversation_id)
     messages = store.messages(conversation_id)
-    calls = store.calls.of(conversation_id)
+    calls = store.calls.of(conversation_id) if all_calls else store.calls.to_reopen(conversation_id)
     return StoredConversation(
         summary,
         messages,
@@ -66,22 +75,59 @@ def read_stored(store: Store, conversation_id: str) -> StoredConversation:
         store.plans(conversation_id),
         store.notes(conversation_id),
         _repairs(messages, calls),
+        calls_whole=all_calls,
     )
 
 
-def stored_from_file(path: Path, conversation_id: str) -> StoredConversation:
+def stored_from_file(
+    path: Path, conversation_id: str, *, all_calls: bool = True
+) -> StoredConversation:
     """`read_stored` through a read-only connection of its own, the calls' arguments
     decoded: safe in a worker thread while the Store's connection goes on writing (WAL
     lets readers and a writer meet)."""
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-    try:
-        stored = read_stored(Store(OpenedDatabase(conn, path)), conversation_id)
-    finally:
-        conn.close()
-    for item in stored.messages:  # decoded here, once: the chat and the inspector ask later
-        for call in item.message.tool_calls:
-            call.decode()
+    conn = _read_only(path)
+    with collector_paused():
+        try:
+            stored = read_stored(
+                Store(OpenedDatabase(conn, path)), conversation_id, all_calls=all_calls
+            )
+        finally:
+            conn.close()
+        for item in stored.messages:  # decoded here, once: the chat and the inspector ask
+            for call in item.message.tool_calls:
+                call.decode()
     return stored
+
+
+def calls_from_file(path: Path, conversation_id: str) -> list[ToolCallRecord]:
+    """Every call record of `conversation_id` (CallLog.of), as `stored_from_file` reads."""
+    conn = _read_only(path)
+    with collector_paused():
+        try:
+            return Store(OpenedDatabase(conn, path)).calls.of(conversation_id)
+        finally:
+            conn.close()
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No automatic collection inside. A read makes some ten objects a message and no
+    reference cycles, and those allocations set off the collector's passes, a full one
+    over the window's whole heap among them (10-40 ms of a 10,000-message reopening, in
+    most); the objects are collected once, after it. As the host's wire pauses it for a
+    large message (melgui.host.wire.collector_paused)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _repairs(messages: list[StoredMessage], calls: list[ToolCallRecord]) -> Repairs:

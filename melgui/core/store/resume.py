@@ -15,6 +15,7 @@ from melgui.core.store.failures import place_notes_at
 from melgui.core.store.reading import (
     ConversationNotFoundError,
     StoredConversation,
+    calls_from_file,
     read_stored,
     stored_from_file,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "ConversationNotFoundError",
     "Resumed",
     "StoredConversation",
+    "calls_from_file",
     "latest_conversation",
     "resume",
     "stored_from_file",
@@ -51,6 +53,9 @@ class Resumed:
     notes: list[NoteRecord] = field(default_factory=list)
     # Errors, retries and stops, each after the number of messages stored before it.
     failures: list[tuple[int, NoteRecord]] = field(default_factory=list)
+    # True: `tool_calls` holds only what showing it needs first (the calls left open and
+    # those with hook runs or notes); the caller reads every record after (the inspector's).
+    calls_later: bool = False
 
     @property
     def conversation_id(self) -> str:
@@ -109,6 +114,7 @@ def resume(store: Store, conversation_id: str, stored: StoredConversation | None
         plans=stored.plans,
         notes=notes,
         failures=place_notes_at(times, notes),
+        calls_later=not stored.calls_whole and not plan.finished,
     )
 
 

@@ -173,13 +173,28 @@ class Store:
         return _summary(row) if row else None
 
     def conversations(
-        self, folder: str, *, query: str = "", limit: int | None = None
+        self,
+        folder: str,
+        *,
+        query: str = "",
+        limit: int | None = None,
+        empty: bool = True,
+        keep: str | None = None,
     ) -> list[ConversationSummary]:
-        """Conversations of `folder` not deleted, newest first; `query` filters by text."""
+        """Conversations of `folder` not deleted, newest first; `query` filters by text;
+        `empty=False` leaves out those with no message yet (what a history list shows: a
+        host stores its session's conversation when it opens, a window at its first
+        message), but `keep` (one known to have a message, its first not written yet)."""
         sql = (
             f"SELECT {_SUMMARY_COLUMNS} FROM conversations WHERE folder = ? AND deleted_at IS NULL"
         )
         params: list[object] = [canonical_folder(folder)]
+        if not empty:
+            sql += (
+                " AND (id = ? OR EXISTS (SELECT 1 FROM messages m"
+                " WHERE m.conversation_id = conversations.id))"
+            )
+            params.append(keep or "")
         if query.strip():
             matching, match_params = self._matching_ids(query)
             sql += f" AND (title LIKE ? ESCAPE '\\' OR id IN ({matching}))"
@@ -510,22 +525,16 @@ def _summary(row: tuple[object, ...]) -> ConversationSummary:
 
 def _stored_message(row: tuple[object, ...], parts: list[dict[str, object]]) -> StoredMessage:
     seq, role, content, calls, call_id, status, partial, created, reasoning, _ = row
-    data: dict[str, object] = {
-        "role": role,
-        "content": content,
-        "tool_calls": json.loads(str(calls)) if calls and calls != "[]" else [],
-        "status": status,
-        "reasoning": reasoning,
-        "parts": parts,
-    }
-    if call_id is not None:
-        data["tool_call_id"] = call_id
-    return StoredMessage(
-        seq=int(seq),  # type: ignore[call-overload]
-        message=Message.from_json(data),
-        partial=bool(partial),
-        created_at=float(created),  # type: ignore[arg-type]
+    message = Message.from_fields(
+        role,
+        content,
+        json.loads(str(calls)) if calls and calls != "[]" else None,
+        call_id,
+        status,
+        reasoning,
+        parts,
     )
+    return StoredMessage(int(seq), message, bool(partial), float(created))  # type: ignore[call-overload, arg-type]
 
 
 def _escape_like(text: str) -> str:

@@ -41,6 +41,11 @@ class WriteBehind:
         return not self._closed
 
     @property
+    def last(self) -> Future[object] | None:
+        """The last write handed over (None: none yet): done once every write is."""
+        return self._last
+
+    @property
     def busy(self) -> bool:
         """Writes handed over are still being written."""
         last = self._last

@@ -59,6 +59,9 @@ class Timing:
     waited: float = 0.0  # seconds it waited for the person's answer
 
 
+NOT_TIMED = Timing()  # one for every entry not timed yet (a reopened conversation's 4,000)
+
+
 @dataclass(frozen=True, slots=True)
 class UserEntry:
     id: str
@@ -114,7 +117,7 @@ class CallEntry:
     decision: str = ""
     checkpoint: int | None = None  # the checkpoint record taken around it
     result: CallResult | None = None
-    timing: Timing = field(default_factory=Timing)
+    timing: Timing = NOT_TIMED
     origin: Origin = MAIN
     leg: int = 0
     hooks: tuple[HookRun, ...] = ()  # the hooks that ran before and after it

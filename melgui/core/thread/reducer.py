@@ -248,9 +248,15 @@ class ThreadReducer:
             self._replies[call_id] = message
 
     def _entries_of(self, messages: Sequence[Message]) -> list[Entry]:
-        """Entries for a message list; a call the thread already shows keeps its entry."""
+        """Entries for a message list; a call the thread already shows keeps its entry.
+
+        Reopening a long conversation builds every entry before its first paint (10,000
+        messages, 4,000 calls): a call's entry is made once, whole, and a tool's origin
+        asked once per name."""
         thread = self.thread
         results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+        origins: dict[str, Origin] = {}
+        shown = bool(thread.entries)  # else no call can keep its entry (a load's)
         entries: list[Entry] = []
         leg = 0
         for message in messages:
@@ -263,8 +269,13 @@ class ThreadReducer:
                 answer_id = thread.new_id()
                 entries.append(AssistantEntry(answer_id, message.content, leg=leg, message=message))
                 for call in message.tool_calls:
-                    kept = thread.call(call.id)
-                    entries.append(kept or self._stored_call(call, results, leg))
+                    kept = thread.call(call.id) if shown else None
+                    if kept is None:
+                        origin = origins.get(call.name)
+                        if origin is None:
+                            origin = origins[call.name] = self.origin(call.name)
+                        kept = self._stored_call(call, results.get(call.id), leg, origin)
+                    entries.append(kept)
         return entries
 
     # -- calls -------------------------------------------------------------------------
@@ -281,14 +292,31 @@ class ThreadReducer:
         )
 
     def _stored_call(
-        self, call: ToolCall, results: dict[str | None, Message], leg: int
+        self, call: ToolCall, result: Message | None, leg: int, origin: Origin
     ) -> CallEntry:
-        entry = replace(self._new_call(call), leg=leg)
-        result = results.get(call.id)
+        """A stored call's entry, with its result message when it has one."""
+        arguments, problem = call.decode()
         if result is None:
-            return entry
+            return CallEntry(
+                self.thread.new_id(),
+                call,
+                arguments=arguments,
+                problem=problem or "",
+                origin=origin,
+                leg=leg,
+            )
         status = result.status or "ok"
-        return replace(entry, phase=status, result=CallResult(status, result.content), reply=result)
+        return CallEntry(
+            self.thread.new_id(),
+            call,
+            phase=status,
+            arguments=arguments,
+            problem=problem or "",
+            result=CallResult(status, result.content),
+            origin=origin,
+            leg=leg,
+            reply=result,
+        )
 
     def _call(self, call: ToolCall) -> CallEntry:
         """The call's entry; one is added for a call the thread has not heard of."""

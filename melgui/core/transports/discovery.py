@@ -80,13 +80,20 @@ async def context_window(
         models: list[ModelInfo] | None = await transport.list_models()
     except Exception:  # a model list that fails says nothing of the window
         models = None
-    # The HTTP replies' helpers (and httpx) load with the first server asked: a host
-    # whose connection is the relay or a local model never asks.
+    # httpx and the HTTP helpers load with the first server asked: a host whose
+    # connection is the relay or a local model never asks.
+    import httpx
+
+    from melgui.core.transports.http.bulk import leg_client
     from melgui.core.transports.http.replies import auth_headers
 
     headers = auth_headers(getattr(transport, "api_key", None))
-    async with async_client() as client:
+    client = getattr(transport, "client", None)
+    if isinstance(client, httpx.AsyncClient):  # the transport's: its connection, kept alive
         found = await probe_server(client, base_url, model, models, headers)
+    else:
+        async with leg_client() as client:
+            found = await probe_server(client, base_url, model, models, headers)
     if found is not None and (found.source == "server" or not setting):
         return found
     return fallback_window(setting, found.server if found else kind_from_url(base_url))

@@ -8,12 +8,21 @@ every tool call's arguments are complete JSON: a cut stream must execute nothing
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+import json
+import json.scanner
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from typing import Any, Unpack, cast
 
 from melgui.core.protocol import bounded_json
-from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, Usage
+from melgui.core.protocol.events import (
+    Done,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCalls,
+    Usage,
+)
 from melgui.core.protocol.transport import LegRequest, ModelInfo, WireSink
 from melgui.core.transports.http.delta_content import REASONING_FIELDS, DeltaContent
 from melgui.core.transports.http.endpoint import EndpointOptions, HttpEndpoint
@@ -44,6 +53,10 @@ class OpenAILegParser:
         self.chunks = 0
 
     def on_event(self, event: SSEEvent) -> list[StreamEvent]:
+        payload = _chunk_json(event)
+        if payload is not None:  # a plain chunk, the stream's every event but its end
+            self.chunks += 1
+            return self.on_chunk(payload)
         data = event.data.strip()
         if event.event == "error":
             return [stream_error_from(_loads(data) if data else {})]
@@ -60,7 +73,8 @@ class OpenAILegParser:
         return self.on_chunk(payload)
 
     def on_chunk(self, payload: Mapping[str, Any]) -> list[StreamEvent]:
-        usage = Usage.from_wire(payload.get("usage"))
+        reported = payload.get("usage")
+        usage = Usage.from_wire(reported) if reported is not None else None
         if usage is not None:
             self.usage = usage
         events: list[StreamEvent] = []
@@ -77,6 +91,9 @@ class OpenAILegParser:
         return events
 
     def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        text = self.content.plain(delta)
+        if text is not None:  # answer text alone, the most of a stream's deltas
+            return [TextDelta(text)] if text else []
         fragments = delta.get("tool_calls")
         legacy = delta.get("function_call")
         try:
@@ -146,6 +163,27 @@ def refused_usage_option(event: StreamEvent) -> bool:
         return False
     text = event.message.lower()
     return "stream_options" in text or "include_usage" in text
+
+
+# json.loads without its Python layers (the decoder's configuration is json.loads's own).
+_scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type]
+)
+
+
+def _chunk_json(event: SSEEvent) -> dict[str, Any] | None:
+    """The event's JSON when it is an object without an error, exactly all of its data,
+    read the short way: None leaves the event to the ordinary reading and its errors."""
+    data = event.data
+    if event.event or data[:1] != "{" or bounded_json.needs_a_closer_look(data):
+        return None
+    try:
+        payload, end = _scan(data, 0)
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    if end != len(data) or not isinstance(payload, dict) or payload.get("error"):
+        return None
+    return payload
 
 
 def _loads(data: str) -> Any:

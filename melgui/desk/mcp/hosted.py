@@ -206,6 +206,10 @@ class HostMcp:
     def _viewers(self, folder: str) -> list[Viewer]:
         return [c for c in self.connections if folder in self.watching.get(c, ())]
 
+    def watched(self, folder: str) -> bool:
+        """A view shows `folder`'s servers (and the questions they ask) now."""
+        return bool(self._viewers(folder))
+
     def _tell(self, servers: FolderServers) -> None:
         state = servers.state()
         for view in self._viewers(servers.folder):

@@ -1,7 +1,9 @@
 """Every approval request waiting for the person, from any session, oldest first.
 
 `add(request)` accepts a request from any AgentSession (`request.source` names who
-asks). A request leaves the queue when it is decided, wherever that happens.
+asks); `take(event)` adds the request of a session's ApprovalNeeded (a bridge's
+loopEvent connects to it). A request leaves the queue when it is decided, wherever that
+happens.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 
 
 class ApprovalQueue(QObject):
@@ -24,6 +27,10 @@ class ApprovalQueue(QObject):
         self._requests.append(request)
         request.future.add_done_callback(lambda _future: self._drop(request))
         self.changed.emit()
+
+    def take(self, event: LoopEvent) -> None:
+        if isinstance(event, ApprovalNeeded):
+            self.add(event.request)
 
     def pending(self) -> list[ApprovalRequest]:
         return [r for r in self._requests if r.pending]

@@ -18,9 +18,9 @@ review bar, Undo and a file's Accept and Reject ask the host as a remote folder'
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -51,6 +51,12 @@ from melgui.ui.runtime.theme import Colors
 FINISHED: frozenset[CallPhase] = frozenset({"ok", "error", "interrupted", "cancelled"})
 # A rewind done by a host: (plan_only, choices, continue_from_there) -> its answer.
 RestoreThere = Callable[[bool, dict[str, str] | None, bool], Awaitable[dict[str, Any]]]
+
+
+class Panes(Protocol):
+    """The window's panes (ui/panes/manager.py's PaneManager), as the actions read them."""
+
+    def panes(self) -> Sequence[tuple[object, object]]: ...
 
 
 class CheckpointActions(QObject):
@@ -201,11 +207,13 @@ class CheckpointActions(QObject):
                 self.chat.refresh_cards()
         await checkpoints.prune()
 
-    def attach_workers(self) -> None:
+    def attach_workers(self, manager: Panes) -> None:
         """Worker panes' call cards show their checkpoints too (undo, diff; no rewind:
-        that belongs to the main conversation)."""
-        for chat in self.parent_widget.findChildren(ChatView):
-            if chat is not self.chat and chat.card_extra is None:
+        that belongs to the main conversation): each of `manager`'s panes that shows a
+        chat has it hooked, once (called as the panes change)."""
+        for _info, pane in manager.panes():
+            chat = getattr(pane, "chat", None)  # a terminal pane has none
+            if isinstance(chat, ChatView) and chat is not self.chat and chat.card_extra is None:
                 chat.card_extra = self.card_extra
                 chat.actionRequested.connect(self.on_action)
                 chat.actionRequested.connect(partial(self.on_file_action, chat))

@@ -20,11 +20,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer
 from PySide6.QtWidgets import QWidget
 
 from melgui.core.agent.session import AgentSession
-from melgui.core.store import Store
+from melgui.core.store import Store, ToolCallRecord
 from melgui.core.store.resume import (
     ConversationNotFoundError,
     Resumed,
@@ -46,12 +46,15 @@ class ConversationHistory(QObject):
         open_conversation: Callable[[Resumed], None],
         new_conversation: Callable[[], None],
         parent: QWidget | None = None,
+        load_calls: Callable[[list[ToolCallRecord]], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
         self.sidebar = HistorySidebar(store, folder(), parent)
         self.journal = WindowJournal(store, self.sidebar, folder)
         self._open_conversation = open_conversation
+        self._load_calls = load_calls
+        self._calls_of: str | None = None  # the one shown, whose call records are to come
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.journal.close)
@@ -60,16 +63,30 @@ class ConversationHistory(QObject):
         self._open_there: Callable[[str], None] | None = None
         # Queued even when the read is done at once: a click after it must still win.
         self._reader.finished.connect(self._read, Qt.ConnectionType.QueuedConnection)
+        self._reader.callsRead.connect(self._calls_read, Qt.ConnectionType.QueuedConnection)
         self.sidebar.conversationOpened.connect(self._open_stored)
         self.sidebar.newConversationRequested.connect(new_conversation)
+
+    def close(self) -> None:
+        """The window closes: recording stops, then the store closes, which removes this
+        process's writer lease (so the next start skips the history's integrity check)."""
+        self.journal.close()
+        self.store.close()
+
+    @property
+    def reading_calls(self) -> bool:
+        """The conversation shown was reopened and its call records are still to come."""
+        return self._calls_of is not None
 
     def follow(self, session: AgentSession, listen_wire: WireListen | None = None) -> None:
         """Record `session` (the main conversation shown now) and the wire lines
         `listen_wire` hands over; the one before finishes its turn on its own."""
+        self._calls_of = None
         self.journal.follow(session, listen_wire)
 
     def follow_elsewhere(self, conversation_id: str) -> None:
         """The main conversation shown now runs (and is recorded) in the melgui host."""
+        self._calls_of = None
         self.journal.follow_elsewhere(conversation_id)
 
     def list_there(
@@ -85,8 +102,29 @@ class ConversationHistory(QObject):
         if resumed is not None:
             self.journal.expect(cid, resumed.conversation, resumed.tool_calls)
             self._open_conversation(resumed)
+            if resumed.calls_later:
+                # Every call's record (the inspector's labels) once the chat has painted:
+                # 4,000 of them in a 10,000-message conversation.
+                self._calls_of = cid
+                QTimer.singleShot(0, self._reader, lambda: self._read_calls(cid))
+
+    def _read_calls(self, cid: str) -> None:
+        if self._calls_of == cid and self.store.path is not None:
+            self._reader.read_calls(self.store.path, cid)
+
+    def _calls_read(self, cid: str, result: object) -> None:
+        if self._calls_of != cid:
+            return  # another conversation is shown since
+        self._calls_of = None
+        if isinstance(result, sqlite3.Error):
+            self.sidebar.problem.emit(f"History: cannot read the conversation's calls: {result}")
+        elif isinstance(result, BaseException):
+            raise result
+        elif isinstance(result, list) and self._load_calls is not None:
+            self._load_calls(result)
 
     def _open_stored(self, cid: str) -> None:
+        self._calls_of = None
         if self._open_there is not None and self.sidebar.lives_there(cid):
             self._wanted.clear()  # a read of this machine's still coming is not shown
             self._open_there(cid)

@@ -62,6 +62,8 @@ class HistorySidebar(QWidget):
         self.store = store
         self.folder = folder
         self.current_id: str | None = None
+        # The conversation shown has a message: listed before its host has written it.
+        self.said: Callable[[], bool] = lambda: False
         self.model = ConversationListModel(self)
         self.model.renameRequested.connect(self.rename)
 
@@ -137,10 +139,15 @@ class HistorySidebar(QWidget):
         """Reload the list from the store (after a turn, a search, a rename...), and
         from the host there's history when it is listed."""
         self._there_wanted = 0  # an answer of the host there still coming is not shown
+        query, behind = self.search.text(), self.store.behind
+        keep = self.current_id if self.said() else None
         if self.store.path is not None:  # read by the listing thread; shown when it answers
-            self._wanted = self._listing.read(self.store.path, self.folder, self.search.text())
+            after = behind.last if behind is not None else None  # what the writer has yet to do
+            self._wanted = self._listing.read(self.store.path, self.folder, query, after, keep)
             return
-        rows = self._safe(lambda: self.store.conversations(self.folder, query=self.search.text()))
+        rows = self._safe(
+            lambda: self.store.conversations(self.folder, query=query, empty=False, keep=keep)
+        )
         if rows is not None:
             self._listed_here(rows)
 

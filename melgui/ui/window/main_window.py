@@ -333,15 +333,16 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
         panes.remote = self.remote  # workers and terminals on other machines
         self.history_keeper = ConversationHistory(
-            open_store(), self.project_folder, self.open_conversation, self.new_conversation, self
-        )
+            open_store(), self.project_folder, self.open_conversation, self.new_conversation, self,
+            load_calls=lambda records: self.inspector.load_stored(records),  # read after
+        )  # fmt: skip
         self.history = self.history_keeper.sidebar
         self.history_dock = add_dock(self, "History", "historyDock", self.history, "left")
         self.history.problem.connect(say)
         self._report_error(self.history.store.notice or "")
         checkpoints = lambda: desk.checkpoints  # noqa: E731
         self.checkpoint_actions = CheckpointActions(checkpoints, tasks, self.colors, say, self)
-        panes.panesChanged.connect(self.checkpoint_actions.attach_workers)
+        panes.panesChanged.connect(lambda: self.checkpoint_actions.attach_workers(panes))
         plans, show_plans = self.plans_panel, lambda: self.side_panel.reveal("plans")
         self.plan_mode = PlanModeControl(self.toolbar, plans, panes, self.colors, show_plans)
         self.reviews = Reviews(
@@ -425,12 +426,7 @@ class MainWindow(QMainWindow):
         """A bridge for `session`; its approvals also go to the window's queue, its plans
         to the Plans panel."""
         bridge = SessionBridge(session, self.sessions.recorder(session), self.tasks, self)
-
-        def to_queue(event: LoopEvent) -> None:
-            if isinstance(event, ApprovalNeeded):
-                self.approvals.add(event.request)
-
-        bridge.loopEvent.connect(to_queue)
+        bridge.loopEvent.connect(self.approvals.take)
         source = session.source
         bridge.threadChange.connect(lambda change: self.plans_panel.take(source, change))
         return bridge
@@ -575,6 +571,7 @@ class MainWindow(QMainWindow):
         await self.session.aclose()
         await self.desk.aclose()
         await self.tasks.aclose()
+        self.history_keeper.close()  # last: a turn cut short above has recorded its end
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.guard.allow_close():

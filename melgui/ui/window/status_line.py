@@ -1,8 +1,15 @@
-"""The status bar: what runs now, requests this session (= quota units), tokens from usage."""
+"""The status bar: what runs now, requests this session (= quota units), tokens from usage.
+
+A message (`showMessage`: an error, a note) too long for the room left of the permanent
+widgets is elided at its end, not cut, and the whole of it is the bar's tooltip; in a
+bar too narrow for both, the counts give the message their room until it goes.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizeGrip, QStatusBar, QStyle, QStyleOption, QWidget
 
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import summarize
@@ -23,6 +30,8 @@ TURN_END_TEXT = {
     "failed": "The turn failed (see the chat)",
     "cancelled": "Stopped",
 }
+MESSAGE_ROOM = 240  # px a message keeps at least (all of it when shorter), counts or not
+LEFT, RIGHT, GAP = 6, 12, 2  # QStatusBar's own margins around its message (messageRect)
 
 
 class StatusLine(QStatusBar):
@@ -47,6 +56,70 @@ class StatusLine(QStatusBar):
         message when the bar's layout was redone by addPermanentWidget, or when the window
         showed after the message was said)."""
         self.activity.setVisible(not message)
+        self.setToolTip(message)
+        self._make_room(message)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._make_room(self.currentMessage())
+
+    def _make_room(self, message: str) -> None:
+        """The counts give way while `message` shows in a bar too narrow for both."""
+        wanted = min(self.fontMetrics().horizontalAdvance(message), MESSAGE_ROOM)
+        beside = [w for w in self._permanent() if w is not self.counts]
+        layout = self.layout()
+        spacing = max(0, layout.spacing()) if layout is not None else 0
+        needed = sum(w.sizeHint().width() + spacing for w in [*beside, self.counts])
+        room = self.width() - LEFT - RIGHT - GAP - needed
+        self.counts.setVisible(not message or room >= wanted)
+
+    def _permanent(self) -> list[QWidget]:
+        """The permanent widgets shown (the counts, the context meter, a host's label…)."""
+        children = self.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly)
+        return [
+            w
+            for w in children
+            if w is not self.activity and not isinstance(w, QSizeGrip) and not w.isHidden()
+        ]
+
+    def message_rect(self) -> QRect:
+        """Where Qt draws the message: from the bar's left to the first permanent widget."""
+        right = self.width() - RIGHT
+        for widget in self._permanent():
+            if widget.isVisible():
+                right = min(right, widget.x() - GAP)
+        grip = self.findChild(QSizeGrip)
+        if grip is not None and grip.isVisible():
+            right = min(right, grip.x())
+        return QRect(LEFT, 0, max(0, right - LEFT), self.height())
+
+    def drawn_message(self) -> str:
+        """The message as the bar draws it: whole, or elided to fit `message_rect`."""
+        message, width = self.currentMessage(), self.message_rect().width()
+        return self.fontMetrics().elidedText(message, Qt.TextElideMode.ElideRight, width)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Qt's own, with the message elided where Qt would cut it (a message that fits is
+        drawn as Qt draws it)."""
+        message, elided = self.currentMessage(), self.drawn_message()
+        if elided == message:
+            super().paintEvent(event)
+            return
+        painter = QPainter(self)
+        option = QStyleOption()
+        option.initFrom(self)
+        style = self.style()
+        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelStatusBar, option, painter, self)
+        for widget in self._permanent():  # as Qt frames them
+            if widget.isVisible():
+                option.rect = widget.geometry()
+                style.drawPrimitive(
+                    QStyle.PrimitiveElement.PE_FrameStatusBarItem, option, painter, widget
+                )
+        painter.setPen(self.palette().windowText().color())
+        flags = Qt.AlignmentFlag.AlignLeading | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(self.message_rect(), int(flags) | int(Qt.TextFlag.TextSingleLine), elided)
+        painter.end()
 
     def follow(self, bridge: SessionBridge) -> None:
         if self._bridge is not None:

@@ -18,6 +18,7 @@ from melgui.core.store.journal import Journal
 from melgui.core.store.resume import (
     ConversationNotFoundError,
     Resumed,
+    calls_from_file,
     resume,
     stored_from_file,
 )
@@ -125,6 +126,36 @@ def test_a_repair_reads_back_only_what_it_changed(traced: TracedStore, twin: Tra
     assert not [s for s in traced.reads() if "content" in s]  # no message decoded again
     same(resumed, resume(twin.store, cid))
     assert [s.message for s in traced.store.messages(cid)] == resumed.conversation.messages
+
+
+def test_a_first_read_holds_only_the_calls_a_first_paint_needs(traced: TracedStore) -> None:
+    """The reader thread's read for showing a conversation: of its calls' records, those
+    with hook runs or notes (their cards show them); every record is read after."""
+    cid = intact(traced.store, "/p")
+    traced.store.calls.steps(cid, "c1", (), ("m1.py:1: unused import",))
+    read = stored_from_file(traced.path, cid, all_calls=False)
+
+    resumed = resume(traced.store, cid, read)
+
+    assert resumed.calls_later and not resume(traced.store, cid).calls_later
+    assert [(r.call_id, r.notes) for r in resumed.tool_calls] == [
+        ("c1", ("m1.py:1: unused import",))
+    ]
+    assert calls_from_file(traced.path, cid) == traced.store.calls.of(cid)
+
+
+def test_a_first_read_repairs_as_a_whole_one(traced: TracedStore, twin: TracedStore) -> None:
+    """The call a crash left open is in the first read: repaired as a read of every record
+    repairs it, and its record finished (then every record is read at once)."""
+    cid = crashed(traced.store, "/p")
+    crashed(twin.store, "/p", cid)
+    read = stored_from_file(traced.path, cid, all_calls=False)
+    assert [r.call_id for r in read.tool_calls] == ["open"]
+
+    resumed = resume(traced.store, cid, read)
+
+    assert not resumed.calls_later
+    same(resumed, resume(twin.store, cid))
 
 
 def test_a_conversation_purged_since_it_was_read_is_not_found(traced: TracedStore) -> None:

@@ -57,6 +57,10 @@ def test_conversations_are_per_folder_newest_first(store: Store, tmp_path: Path)
     # The same folder spelled differently is the same project.
     assert [s.id for s in store.conversations(str(one / ".." / "one"))] == [a, b]
     assert [s.id for s in store.conversations(str(one), limit=1)] == [a]
+    # What a history list shows: not the conversations nothing was said in yet.
+    assert [s.id for s in store.conversations(str(one), empty=False)] == [a]
+    assert store.conversations(str(two), empty=False) == []
+    assert [s.id for s in store.conversations(str(two), empty=False, keep=c)] == [c]
 
 
 def test_soft_delete_hides_and_undo_restores(store: Store, tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ async def test_text_then_tool_calls_with_usage(scripted_relay: ScriptedRelay) ->
 
 async def test_done_with_usage_and_finish_reason(scripted_relay: ScriptedRelay) -> None:
     events, _ = await run_leg(scripted_relay, text("a"), text("b"), done(usage=USAGE))
-    assert events == [TextDelta("a"), TextDelta("b"), Done(Usage(**USAGE), "stop")]
+    assert events == [TextDelta("ab"), Done(Usage(**USAGE), "stop")]
 
 
 async def test_done_without_data_fields(scripted_relay: ScriptedRelay) -> None:

@@ -61,6 +61,8 @@ def test_reopened_calls_keep_their_status_duration_and_decision(
         await wait_until(lambda: not window.bridge.busy and window.session.loop.legs == 1)
         sidebar.open(cid)
         await wait_until(lambda: window.inspector.calls.count() == 2)
+        book = window.inspector.book  # the calls' records come after the chat is shown
+        await wait_until(lambda: all(r.duration is not None for r in book.records.values()))
         return cid
 
     cid = run(scenario())

@@ -96,6 +96,8 @@ def test_reopening_reads_once_off_the_gui_thread_and_goes_on(
         sidebar.open(cid)
         await wait_until(lambda: window.session.conversation.messages == messages)
         await wait_until(lambda: window.inspector.calls.count() == 30)
+        book = window.inspector.book  # every call's record comes after the chat is shown
+        await wait_until(lambda: all(r.duration == 0.5 for r in book.records.values()))
         assert reads.messages == ["melgui-history_0"]
         assert reads.calls == ["melgui-history_0"]
         assert reads.repairs == ["melgui-history_0"]
@@ -139,3 +141,40 @@ def test_the_reopened_chat_is_drawn_once_with_its_hooks(
     # Once, the checkpoints' card extras hooked and the failure placed before it.
     assert draws == [(len(messages), True, 1)]
     assert "the server went away" in window.chat.transcript.toPlainText()
+
+
+def test_the_reopened_chat_is_drawn_before_every_call_record_is_read(
+    qtbot: QtBot,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first paint reads what its page needs: the calls' records (4,000 in a
+    10,000-message conversation, the inspector's labels) are read after the chat is drawn,
+    on the reader thread, and the inspector then shows them."""
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    sidebar = window.history
+    cid, messages = stored_turns(sidebar.store, window.project_folder(), turns=30)
+    reads = ReadThreads(monkeypatch)
+    read_when_drawn: list[list[str]] = []
+    load = ChatView.load_conversation
+
+    def drawn(view: ChatView, conversation: Conversation, *args: Any, **kwargs: Any) -> None:
+        read_when_drawn.append(list(reads.calls))
+        load(view, conversation, *args, **kwargs)
+
+    monkeypatch.setattr(ChatView, "load_conversation", drawn)
+
+    async def scenario() -> None:
+        sidebar.open(cid)
+        await wait_until(lambda: window.session.conversation.messages == messages)
+        book = window.inspector.book
+        await wait_until(lambda: len(book.records) == 30)
+        await wait_until(lambda: all(r.duration == 0.5 for r in book.records.values()))
+
+    run(scenario())
+    assert read_when_drawn == [[]]
+    assert reads.calls == ["melgui-history_0"]
+    record = window.inspector.book.records["c0"]
+    assert (record.status, record.decision, record.duration) == ("ok", "auto", 0.5)

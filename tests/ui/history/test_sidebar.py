@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -63,10 +64,10 @@ def test_lists_this_folders_conversations_newest_first(
     other.mkdir()
     add(store, folder, "first question")
     add(store, other, "elsewhere")
-    add(store, folder)
+    add(store, folder)  # nothing said in it (a host's new main conversation): not listed
     add(store, folder, "latest question", "answer")
     sidebar = make(qtbot, store, folder)
-    assert titles(sidebar) == ["latest question", "New conversation", "first question"]
+    assert titles(sidebar) == ["latest question", "first question"]
     assert not sidebar.empty.isVisible()
     sidebar.set_folder(str(other))
     assert titles(settled(qtbot, sidebar)) == ["elsewhere"]
@@ -203,9 +204,9 @@ def test_the_list_is_queried_off_the_gui_thread(
     threads: list[str] = []
     real = reader.conversations_from_file
 
-    def spied(path: Path, where: str, query: str) -> list[ConversationSummary]:
+    def spied(path: Path, where: str, query: str, keep: str | None) -> list[ConversationSummary]:
         threads.append(threading.current_thread().name)
-        return real(path, where, query)
+        return real(path, where, query, keep)
 
     monkeypatch.setattr(reader, "conversations_from_file", spied)
     add(store, folder, "about the parser")
@@ -217,3 +218,28 @@ def test_the_list_is_queried_off_the_gui_thread(
         sidebar.refresh()  # the later answer is the one shown
     assert titles(sidebar) == [] and "Nothing matches" in sidebar.empty.text()
     assert threads and all(name.startswith("melgui-listing") for name in threads)
+
+
+def test_the_list_is_read_after_the_writes_handed_over_before(
+    qtbot: QtBot, store: Store, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation is listed once it has a message, and the window's first message is
+    written by the store's writer thread: a refresh asked after it was handed over lists
+    the conversation, however late that thread writes it."""
+    sidebar = make(qtbot, store, folder)
+    gate = threading.Event()  # the writer thread is held until the listing waits for it
+    real = getattr(reader, "written", None)
+
+    def waiting(write: Any) -> None:
+        if write is not None and real is not None:
+            gate.set()
+            real(write)
+
+    monkeypatch.setattr(reader, "written", waiting, raising=False)
+    sidebar.listed.connect(gate.set)  # (a list read without waiting lets it go too)
+    cid = store.create_conversation(str(folder))
+    store.write_behind(gate.wait, 30)
+    store.write_behind(store.put_message, cid, 0, Message.user("first words"))
+    with qtbot.waitSignal(sidebar.listed):
+        sidebar.refresh()
+    assert sidebar.ids() == [cid] and titles(sidebar) == ["first words"]

@@ -6,18 +6,15 @@ server's question (a form) waits in the host and is answered from the window's f
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from melgui.core.config.settings import Settings, save_settings
@@ -26,20 +23,10 @@ from melgui.tools.mcp.config import user_path
 from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.fakes.mcp import fake_entry
+from tests.fakes.host_windows import HostWindows, open_with_fake_server
+from tests.fakes.mcp import fake_entry, use_servers
 from tests.fakes.oauth import browser_env, guarded_server, opened
 from tests.fakes.window import relay_settings, type_prompt, wait_until
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
-
 
 SIGN_IN = "sign-in needed: asks for a sign-in"
 SIGNED_OUT = "sign-in needed: signed out"
@@ -73,8 +60,8 @@ def rows(panel: Any) -> list[tuple[str, str]]:
 
 def test_the_folders_mcp_server_runs_in_the_host_and_the_window_drives_it_there(
     host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: QtBot,
@@ -88,17 +75,11 @@ def test_the_folders_mcp_server_runs_in_the_host_and_the_window_drives_it_there(
         [tool_calls(steps)],
         [text("It answered."), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
-    window.mcp.wait_for_host()  # as `melgui --with-host` does, before the loop runs
-    entry = fake_entry(trusted=True, env={"MCP_FAKE_MARK": mark})
-    user_path().parent.mkdir(parents=True, exist_ok=True)
-    user_path().write_text(json.dumps({"mcpServers": {"fake": entry}}))
+    window, view = open_with_fake_server(host_windows, trusted=True, env={"MCP_FAKE_MARK": mark})
     panel = window.mcp_panel
-    view = run(attach_host(window, run(host.client("window"))))
     assert view.mcp is not None and window.mcp.view is view.mcp
     assert host.process is not None
     try:
-        run(wait_until(lambda: rows(panel) and rows(panel)[0][1].startswith("ready, "), 30))
         ((name, state),) = rows(panel)
         assert name == "fake" and state.endswith(" tools")
         (pid, parent), *more = servers_marked(mark).items()
@@ -164,9 +145,8 @@ def test_the_folders_mcp_server_runs_in_the_host_and_the_window_drives_it_there(
 
 
 def test_a_servers_form_waits_in_the_host_and_is_answered_from_the_window(
-    host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: QtBot,
@@ -174,16 +154,10 @@ def test_a_servers_form_waits_in_the_host_and_is_answered_from_the_window(
 ) -> None:
     book = tool_call("mcp__fake__book", {}, id="b1")
     scripted_relay.script([text("Booking."), tool_calls(book)], [text("Booked."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    window.mcp.wait_for_host()
-    entry = fake_entry(trusted=True, env={"MCP_FAKE_MARK": f"form-{tmp_path.name}"})
-    user_path().parent.mkdir(parents=True, exist_ok=True)
-    user_path().write_text(json.dumps({"mcpServers": {"fake": entry}}))
+    mark = f"form-{tmp_path.name}"
+    window, view = open_with_fake_server(host_windows, trusted=True, env={"MCP_FAKE_MARK": mark})
     form = window.mcp.form
     try:
-        view = run(attach_host(window, run(host.client("window"))))
-        panel = window.mcp_panel
-        run(wait_until(lambda: rows(panel) and rows(panel)[0][1].startswith("ready, "), 30))
         session = window.session
         assert isinstance(session, RemoteSession)
 
@@ -220,8 +194,7 @@ def test_sign_in_to_a_server_in_the_host_from_the_windows_panel(
     the person presses Sign in in the window, and keeps the tokens; Sign out forgets them."""
     env, log = browser_env(tmp_path)
     with guarded_server() as server, runtime_dir() as runtime:
-        user_path().parent.mkdir(parents=True, exist_ok=True)
-        user_path().write_text(json.dumps({"mcpServers": {"guarded": {"url": server.url}}}))
+        use_servers({"guarded": {"url": server.url}})
         host = HostProcess(runtime)
         host.env.update(env)  # the host's browser, not the window's
         host.start()
@@ -250,9 +223,8 @@ def test_sign_in_to_a_server_in_the_host_from_the_windows_panel(
 
 
 def test_a_sampling_request_waits_in_the_host_and_goes_through_its_conversation(
-    host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: QtBot,
@@ -264,16 +236,11 @@ def test_a_sampling_request_waits_in_the_host_and_goes_through_its_conversation(
     scripted_relay.script(
         [tool_calls(ask)], [text("Forty-two."), done()], [text("It said so."), done()]
     )
-    window = make_window(relay_settings(scripted_relay))
-    window.mcp.wait_for_host()
-    entry = fake_entry(env={"MCP_FAKE_MARK": f"sampling-{tmp_path.name}"})
-    user_path().parent.mkdir(parents=True, exist_ok=True)
-    user_path().write_text(json.dumps({"mcpServers": {"fake": entry}}))
+    window, _ = open_with_fake_server(
+        host_windows, env={"MCP_FAKE_MARK": f"sampling-{tmp_path.name}"}
+    )
     bar = window.mcp.sampling
     try:
-        run(attach_host(window, run(host.client("window"))))
-        panel = window.mcp_panel
-        run(wait_until(lambda: rows(panel) and rows(panel)[0][1].startswith("ready, "), 30))
         session = window.session
         assert isinstance(session, RemoteSession)
 
@@ -304,10 +271,7 @@ def test_melgui_with_host_starts_no_mcp_server_of_its_own(
     the host it attaches to, and at no moment is a server process the window's child."""
     mark = f"app-{uuid.uuid4().hex}"
     save_settings(Settings(connection="relay", relay_url=scripted_relay.base_url))
-    user_path().parent.mkdir(parents=True, exist_ok=True)
-    user_path().write_text(
-        json.dumps({"mcpServers": {"fake": fake_entry(env={"MCP_FAKE_MARK": mark})}})
-    )
+    use_servers({"fake": fake_entry(env={"MCP_FAKE_MARK": mark})})
     said = tmp_path / "window.log"
     with open(said, "wb") as log:
         window = subprocess.Popen(

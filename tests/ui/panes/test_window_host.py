@@ -7,31 +7,19 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.host_view import view as host_view
-from melgui.ui.window.host_view.view import HostView, attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import HostWindows, worker_noted
 from tests.fakes.projects import git
-from tests.fakes.window import relay_settings, wait_until
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
+from tests.fakes.window import keep_running_asked, wait_until
 
 
 def worker_pane(window: Any) -> AgentPane:
@@ -41,15 +29,14 @@ def worker_pane(window: Any) -> AgentPane:
 
 
 def test_a_worker_pane_runs_in_the_host_and_asks_the_window(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+    host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, project: Path
 ) -> None:
     scripted_relay.script(
         [text("On it."), tool_calls(tool_call("write_file", {"path": "n.txt", "content": "ok"}))],
         [text("Notes written."), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
-    view = HostView(window, run(host.client("window")))
-    window.host_view = view
+    window = host_windows.make()
+    view = host_windows.view_only(window)
 
     async def scenario() -> None:
         window.pane_manager.spawn_agent("write notes", None, "right")
@@ -72,13 +59,16 @@ def test_a_worker_pane_runs_in_the_host_and_asks_the_window(
 
 
 def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    host: HostProcess,
+    host_windows: HostWindows,
+    scripted_relay: ScriptedRelay,
+    run: Any,
+    qtbot: Any,
 ) -> None:
     gate = threading.Event()
     scripted_relay.script([text("Started. "), hold(gate), text("Finished alone."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    view = HostView(window, run(host.client("window")))
-    window.host_view = view
+    window = host_windows.make()
+    view = host_windows.view_only(window)
 
     async def start() -> str:
         window.pane_manager.spawn_agent("work long", None, "right")
@@ -89,11 +79,8 @@ def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
         return remote.session_id
 
     session_id = run(start())
-    window.close()  # asks: a worker is mid-turn
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None and keep.text() == "Keep running in the background"
+    box, keep = keep_running_asked(window)  # asks: a worker is mid-turn
+    assert keep.text() == "Keep running in the background"
     if "MELGUI_SHOTS_DIR" in os.environ:  # the README's screenshot of the quit question
         box.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "keep-running.png"))
     keep.click()
@@ -119,8 +106,7 @@ def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
     assert said == ["Started. Finished alone."]
 
     # The next window attaches and shows it in a pane, the whole turn included.
-    again = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(again, run(host.client("window again"))))
+    again, view = host_windows.open("window again")
     pane = worker_pane(again)
     assert isinstance(pane.session, RemoteSession)
     run(wait_until(lambda: len(pane.session.conversation.messages) == 2, timeout=30))
@@ -137,27 +123,18 @@ def test_keep_running_in_the_background_leaves_the_turn_to_the_host(
 
 
 def test_a_worker_in_its_own_worktree_runs_in_the_host(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+    host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, project: Path
 ) -> None:
     for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "start")):
         git(project, *args)
     note = tool_call("write_file", {"path": "NOTES.md", "content": "notes\n"})
     scripted_relay.script([tool_calls(note)], [text("Noted."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    view = HostView(window, run(host.client("window")))
-    window.host_view = view
+    window = host_windows.make()
+    view = host_windows.view_only(window)
 
     async def scenario() -> tuple[Path, str]:
-        info, prepared = await window.pane_manager.start_worker("Note", None, own_worktree=True)
-        assert prepared is not None
-        pane = window.pane_manager.pane(info.id)
-        assert isinstance(pane, AgentPane) and isinstance(pane.session, RemoteSession)
-        await wait_until(lambda: window.approvals.first() is not None, timeout=30)
-        request = window.approvals.first()
-        assert request is not None
-        request.approve()
-        await wait_until(lambda: pane.latest_reply() == "Noted." and not pane.bridge.busy, 30)
-        return prepared.folder, pane.session.session_id
+        worker = await worker_noted(window)
+        return worker.worktree, worker.session.session_id
 
     worktree, session_id = run(scenario())
     assert (worktree / "NOTES.md").read_text() == "notes\n"
@@ -167,15 +144,15 @@ def test_a_worker_in_its_own_worktree_runs_in_the_host(
 
 def test_reopened_panes_paint_their_last_page_and_draw_the_rest_when_shown(
     host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     qtbot: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(host_view, "REATTACH_PAGE", 2)  # two turns: more than a page
     scripted_relay.script(*[[text(f"Answer {n}."), done()] for n in range(4)])
-    window = make_window(relay_settings(scripted_relay))
+    window = host_windows.make()
 
     async def two_sessions_of_two_turns() -> list[str]:
         client = await host.client("opener")
@@ -195,7 +172,7 @@ def test_reopened_panes_paint_their_last_page_and_draw_the_rest_when_shown(
         return ids
 
     ids = run(two_sessions_of_two_turns())
-    run(attach_host(window, run(host.client("window"))))
+    host_windows.attach(window)
     pairs = [(i, p) for i, p in window.pane_manager.panes() if isinstance(p, AgentPane)]
     panes = [pane for _, pane in pairs]
     assert sorted(p.session.session_id for p in panes) == sorted(ids)

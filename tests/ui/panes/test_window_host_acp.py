@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from melgui.host.client import HostClient
 from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.runtime.agent_in_host import ENDED, ENDED_HEADER, RemoteAgentSession
-from melgui.ui.window.host_view.view import attach_host
-from tests.fakes import ScriptedRelay
-from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
-from tests.fakes.host_process import HostProcess, host_env, runtime_dir
-from tests.fakes.window import click_card, relay_settings, wait_until
-from tests.ui.panes.test_window_host_killed import Hosts, alive
+from tests.fakes.acp_host import agents_in, scripted_agent
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import Hosts, HostWindows, alive, open_acp_pane
+from tests.fakes.window import click_card, keep_running_asked, wait_until
 
 SHOTS = Path(os.environ.get("MELGUI_SHOTS_DIR") or "/tmp")
 ASK = [{"say": "I will clean the build."}, {"ask": "execute", "title": "rm -rf build"}]
@@ -35,36 +31,9 @@ def steps(*items: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-def hosts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hosts]:
-    """A real host; a new one the window starts finds the same runtime directory."""
-    with runtime_dir() as runtime:
-        for name, value in host_env(runtime).items():
-            if name in ("XDG_RUNTIME_DIR", "PYTHONPATH", "MELIAI_API_KEY"):
-                monkeypatch.setenv(name, value)
-        first = HostProcess(runtime).start()
-        kept = Hosts(first)
-        try:
-            yield kept
-        finally:
-            first.stop()
-            kept.end()
-
-
-def agent_pids(folder: Path) -> dict[int, int]:
-    """Each scripted agent running in `folder`: its pid, and its parent's."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        try:
-            if str(SCRIPTED_AGENT).encode() not in (entry / "cmdline").read_bytes():
-                continue
-            if Path(os.readlink(entry / "cwd")) != folder.resolve():
-                continue
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if stat[0] != "Z":
-            found[int(entry.name)] = int(stat[1])
-    return found
+def host(hosts: Hosts) -> HostProcess:
+    """The windows' host: the first of `hosts`."""
+    return hosts.first
 
 
 def acp_panes(window: Any) -> list[AcpPane]:
@@ -76,25 +45,10 @@ def in_host(pane: AcpPane) -> RemoteAgentSession:
     return pane.acp
 
 
-def open_agent(window: Any) -> AcpPane:
-    info = window.pane_manager.open_agent(scripted_agent(), "right")
-    pane = window.pane_manager.pane(info.id)
-    assert isinstance(pane, AcpPane) and isinstance(pane.acp, RemoteAgentSession)
-    return pane
-
-
 def test_an_acp_pane_runs_its_agent_in_the_host_and_asks_in_any_view(
-    hosts: Hosts,
-    scripted_relay: ScriptedRelay,
-    make_window: Any,
-    run: Any,
-    qtbot: Any,
-    project: Path,
+    hosts: Hosts, host_windows: HostWindows, run: Any, qtbot: Any, project: Path
 ) -> None:
-    window = make_window(relay_settings(scripted_relay))
-    window.resize(1300, 800)
-    run(attach_host(window, run(hosts.first.client("window"))))
-    pane = open_agent(window)
+    window, _, pane = open_acp_pane(host_windows, size=(1300, 800))
 
     async def ready() -> None:
         await wait_until(lambda: bool(pane.agent.state.commands), 30)
@@ -104,7 +58,7 @@ def test_an_acp_pane_runs_its_agent_in_the_host_and_asks_in_any_view(
         await wait_until(lambda: pane.agent.state.model == "m-large", 20)
 
     run(ready())
-    assert list(agent_pids(project).values()) == [
+    assert list(agents_in(project).values()) == [
         hosts.first_pid
     ]  # the host's child, not the window's
     assert "scripted 1.0" in pane.info.text() and "commands under /" in pane.info.text()
@@ -148,37 +102,25 @@ def test_an_acp_pane_runs_its_agent_in_the_host_and_asks_in_any_view(
 
 
 def test_keep_running_in_the_background_brings_the_acp_pane_back(
-    hosts: Hosts,
-    scripted_relay: ScriptedRelay,
-    make_window: Any,
-    run: Any,
-    qtbot: Any,
-    project: Path,
+    host_windows: HostWindows, run: Any, qtbot: Any, project: Path
 ) -> None:
-    window = make_window(relay_settings(scripted_relay))
-    run(attach_host(window, run(hosts.first.client("window"))))
-    pane = open_agent(window)
-    run(wait_until(lambda: bool(pane.agent.state.commands), 30))
-    pids = set(agent_pids(project))
+    window, _, pane = open_acp_pane(host_windows)
+    pids = set(agents_in(project))
     session_id = in_host(pane).session_id
     pane.send(steps(*ASK))
     run(wait_until(lambda: window.approvals.first() is not None, 30))
 
-    window.close()  # asks: the agent waits for an answer
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
+    _, keep = keep_running_asked(window)  # asks: the agent waits for an answer
     keep.click()
     run(wait_until(lambda: not window.isVisible(), timeout=10))
 
-    again = make_window(relay_settings(scripted_relay))
+    again = host_windows.make()
     again.resize(1300, 800)
-    run(attach_host(again, run(hosts.first.client("window again"))))
+    host_windows.attach(again, "window again")
     back = acp_panes(again)
     assert len(back) == 1 and isinstance(back[0].acp, RemoteAgentSession)
     pane = back[0]
-    assert in_host(pane).session_id == session_id and set(agent_pids(project)) == pids
+    assert in_host(pane).session_id == session_id and set(agents_in(project)) == pids
     assert "kept running are back in panes" in again.status.currentMessage()
     run(wait_until(lambda: again.approvals.first() is not None, 30))
     request = again.approvals.first()
@@ -195,19 +137,10 @@ def test_keep_running_in_the_background_brings_the_acp_pane_back(
 
 
 def test_a_host_killed_ends_the_acp_pane_and_says_so(
-    hosts: Hosts,
-    scripted_relay: ScriptedRelay,
-    make_window: Any,
-    run: Any,
-    qtbot: Any,
-    project: Path,
+    hosts: Hosts, host_windows: HostWindows, run: Any, qtbot: Any, project: Path
 ) -> None:
-    window = make_window(relay_settings(scripted_relay))
-    window.resize(1300, 800)
-    view = run(attach_host(window, run(hosts.first.client("window"))))
-    pane = open_agent(window)
-    run(wait_until(lambda: bool(pane.agent.state.commands), 30))
-    agent = list(agent_pids(project))
+    window, view, pane = open_acp_pane(host_windows, size=(1300, 800))
+    agent = list(agents_in(project))
     assert len(agent) == 1
     pane.send(steps(*ASK))
     run(wait_until(lambda: window.approvals.first() is not None, 30))
@@ -233,10 +166,9 @@ def test_a_host_killed_ends_the_acp_pane_and_says_so(
 
 
 def test_an_agent_in_the_host_that_asks_to_sign_in_shows_its_methods(
-    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+    hosts: Hosts, host_windows: HostWindows, run: Any, project: Path
 ) -> None:
-    window = make_window(relay_settings(scripted_relay))
-    run(attach_host(window, run(hosts.first.client("window"))))
+    window, _ = host_windows.open()
     info = window.pane_manager.open_agent(
         scripted_agent("--auth"), "tab", task=steps({"say": "in"})
     )
@@ -252,17 +184,14 @@ def test_an_agent_in_the_host_that_asks_to_sign_in_shows_its_methods(
 
     run(signed_in())
     assert pane.sign_in == [] and pane.agent.state.session_id == "s1"
-    assert list(agent_pids(project).values()) == [hosts.first_pid]
+    assert list(agents_in(project).values()) == [hosts.first_pid]
 
 
 def test_a_window_closed_with_an_idle_agent_ends_it_in_the_host(
-    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
+    hosts: Hosts, host_windows: HostWindows, run: Any, project: Path
 ) -> None:
-    window = make_window(relay_settings(scripted_relay))
-    run(attach_host(window, run(hosts.first.client("window"))))
-    pane = open_agent(window)
-    run(wait_until(lambda: bool(pane.agent.state.commands), 30))
-    assert len(agent_pids(project)) == 1
+    window, _, _ = open_acp_pane(host_windows)
+    assert len(agents_in(project)) == 1
     window.close()  # nothing runs: no question, the pane's session is closed in the host
     run(wait_until(lambda: not window.isVisible(), timeout=10))
 
@@ -273,5 +202,5 @@ def test_a_window_closed_with_an_idle_agent_ends_it_in_the_host(
         finally:
             await client.aclose()
 
-    run(wait_until(lambda: not agent_pids(project), 30))
+    run(wait_until(lambda: not agents_in(project), 30))
     assert run(listed()) == []

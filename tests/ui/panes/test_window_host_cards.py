@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +23,15 @@ from melgui.core.config.trust import FolderTrust
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.checkpoints.dialogs import RewindDialog
 from melgui.ui.window.context_meter import short
-from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.fakes.window import hover_message, relay_settings, type_prompt, wait_until
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import HostWindows
+from tests.fakes.window import hover_message, type_prompt, wait_until
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime)
-        process.env["MELGUI_DATA_DIR"] = str(tmp_path / "host-data")  # not the window's
-        process.start()
-        try:
-            yield process
-        finally:
-            process.stop()
+def host_environ(tmp_path: Path) -> dict[str, str]:
+    return {"MELGUI_DATA_DIR": str(tmp_path / "host-data")}  # not the window's
 
 
 def shown(window: Any) -> str:
@@ -52,8 +44,8 @@ def write(path: str, content: str, call: str) -> Any:
 
 def test_undo_on_a_card_and_rewind_act_in_the_host(
     host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: QtBot,
@@ -66,8 +58,7 @@ def test_undo_on_a_card_and_rewind_act_in_the_host(
         [text("Readme changed."), done()],
         [text("Going on."), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
     actions = window.checkpoint_actions
@@ -157,9 +148,8 @@ REVIEWED = "README.md:1: warning: say whom the greeting is for\nThe rest reads w
 
 
 def test_the_context_meter_pins_and_review_are_the_hosts(
-    host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: QtBot,
@@ -172,8 +162,7 @@ def test_the_context_meter_pins_and_review_are_the_hosts(
         [text("Noted."), done()],
         [text(REVIEWED), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
-    run(attach_host(window, run(host.client("window"))))
+    window, _ = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
     meter = window.status.context_meter

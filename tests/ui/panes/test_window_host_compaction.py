@@ -9,40 +9,24 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from shiboken6 import isValid
 
 from melgui.core.agent.compaction import KEPT_HEAD
-from melgui.core.config.settings import Settings, save_settings
 from melgui.host.client import HostClient
-from melgui.host.place import HostPlace
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.context.preview_dialog import CompactionPreview
 from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text
-from tests.fakes.host_process import ROOT, HostProcess, host_env, runtime_dir
+from tests.fakes.host_process import HostProcess, window_process
+from tests.fakes.host_windows import HostWindows
 from tests.fakes.window import relay_settings, wait_until
-from tests.ui.panes.test_window_killed import _stop_host
 
 LONG = "word " * 400
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
 
 
 def script(relay: ScriptedRelay, turns: int) -> None:
@@ -64,11 +48,10 @@ def tick(dialog: CompactionPreview, row: int) -> None:
 
 
 def test_the_preview_is_asked_in_the_window_and_closes_when_another_view_answers(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+    host: HostProcess, host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any
 ) -> None:
     script(scripted_relay, 4)
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
     opened: list[CompactionPreview] = []
@@ -132,19 +115,8 @@ def test_a_window_killed_while_the_preview_waits_leaves_it_to_the_next_window(
     scripted_relay: ScriptedRelay, make_window: Any, run: Any, project: Path
 ) -> None:
     script(scripted_relay, 4)
-    config = Path(os.environ["MELGUI_CONFIG_DIR"])
-    save_settings(
-        Settings(connection="relay", relay_url=scripted_relay.base_url, model="m1"),
-        config / "settings.json",
-    )
-    with runtime_dir() as runtime:
-        env = {**host_env(runtime), "QT_QPA_PLATFORM": "offscreen"}
-        first = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.host_window_compacting", str(project), "4"],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
-        place = HostPlace(runtime / "melgui")
+    compacting = "tests.fakes.host_window_compacting"
+    with window_process(scripted_relay, compacting, str(project), "4") as (first, place):
         clients: list[HostClient] = []
         try:
             assert first.stdout is not None
@@ -182,8 +154,5 @@ def test_a_window_killed_while_the_preview_waits_leaves_it_to_the_next_window(
             assert len(scripted_relay.legs_received) == 5
             assert view.client.gaps == []
         finally:
-            if first.poll() is None:
-                first.kill()
             if clients:  # the view goes first: not a host's end, so no new host starts
                 run(clients[0].aclose())
-            _stop_host(place)

@@ -8,12 +8,8 @@ conversation goes on in the window, from the history."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,77 +21,18 @@ from melgui.host import change_journal
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window.host_view.view import HostView, attach_host
+from melgui.ui.window.host_view.view import HostView
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.agent_loops import assert_valid
-from tests.fakes.host_process import HostProcess, host_env, runtime_dir
-from tests.fakes.window import relay_settings, type_prompt, wait_until
-
-
-class Hosts:
-    """The first host (a HostProcess), and the pids of the hosts the window started after
-    it (ended when the test ends)."""
-
-    def __init__(self, first: HostProcess) -> None:
-        assert first.process is not None
-        self.first = first
-        self.first_pid = first.process.pid
-        self.started: list[int] = []
-
-    def note(self, client: HostClient) -> int:
-        pid = int(client.info["pid"])
-        if pid != self.first_pid and pid not in self.started:
-            self.started.append(pid)
-        return pid
-
-    def end(self) -> None:
-        for pid in self.started:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 30
-            while alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-            reap(pid)
-
-
-def alive(pid: int) -> bool:
-    """Runs (a zombie, killed and not yet reaped, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
-
-
-def kill(pid: int) -> None:
-    os.kill(pid, signal.SIGKILL)
-    while alive(pid):
-        time.sleep(0.02)
-    reap(pid)
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import Hosts, HostWindows, alive, kill
+from tests.fakes.window import type_prompt, wait_until
 
 
 @pytest.fixture
-def hosts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hosts]:
-    """A real host; a new one the window starts finds the same runtime directory, data
-    folder and key (the window's own environment, as `melgui --with-host` has it)."""
-    with runtime_dir() as runtime:
-        for name, value in host_env(runtime).items():
-            if name in ("XDG_RUNTIME_DIR", "PYTHONPATH", "MELIAI_API_KEY"):
-                monkeypatch.setenv(name, value)
-        first = HostProcess(runtime).start()
-        kept = Hosts(first)
-        try:
-            yield kept
-        finally:
-            first.stop()
-            kept.end()
+def host(hosts: Hosts) -> HostProcess:
+    """The windows' host: the first of `hosts`."""
+    return hosts.first
 
 
 def agent_panes(window: Any) -> list[AgentPane]:
@@ -121,15 +58,14 @@ async def listed(view: HostView) -> dict[str, Any]:
 
 
 def test_a_host_killed_mid_stream_is_said_and_a_new_host_reopens_the_conversation(
-    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    hosts: Hosts, host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, qtbot: Any
 ) -> None:
     gate = threading.Event()
     scripted_relay.script(
         [text("Half of a "), hold(gate), text("never sent"), done()],
         [text("After the restart."), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(hosts.first.client("window"))))
+    window, view = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
     status = said_on_status(window)
@@ -173,8 +109,8 @@ def test_a_host_killed_mid_stream_is_said_and_a_new_host_reopens_the_conversatio
 
 def test_a_host_killed_while_an_approval_waits_and_a_worker_streams_and_a_second_kill(
     hosts: Hosts,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: Any,
@@ -188,8 +124,7 @@ def test_a_host_killed_while_an_approval_waits_and_a_worker_streams_and_a_second
         [text("Worker goes on."), done()],
         [text("Third host answers."), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(hosts.first.client("window"))))
+    window, view = host_windows.open()
     main = window.session
     assert isinstance(main, RemoteSession)
     status = said_on_status(window)
@@ -264,7 +199,7 @@ def test_a_host_killed_while_an_approval_waits_and_a_worker_streams_and_a_second
 
 
 def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
-    hosts: Hosts, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    hosts: Hosts, host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, qtbot: Any
 ) -> None:
     write = tool_call("write_file", {"path": "c.txt", "content": "x"}, id="c1")
     scripted_relay.script(
@@ -277,8 +212,8 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     async def no_host() -> HostClient:
         raise OSError("the melgui host did not start; see host.log")
 
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(hosts.first.client("window")), start=no_host))
+    window = host_windows.make()
+    view = host_windows.attach(window, start=no_host)
     hosted = window.session
     assert isinstance(hosted, RemoteSession)
     status = said_on_status(window)

@@ -10,29 +10,17 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
+from PySide6.QtWidgets import QLabel
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.fakes.window import relay_settings, type_prompt, wait_until
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import HostWindows
+from tests.fakes.window import keep_running_asked, type_prompt, wait_until
 
 
 def shown(window: Any) -> str:
@@ -44,17 +32,11 @@ def no_panes(window: Any) -> bool:
 
 
 def test_the_main_conversation_runs_in_the_host_and_asks_on_its_card(
-    host: HostProcess,
-    scripted_relay: ScriptedRelay,
-    make_window: Any,
-    run: Any,
-    project: Path,
-    qtbot: Any,
+    host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, project: Path, qtbot: Any
 ) -> None:
     write = tool_call("write_file", {"path": "n.txt", "content": "ok"})
     scripted_relay.script([text("On it."), tool_calls(write)], [text("Notes written."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession) and session.source == "main"
     label = window.findChild(QLabel, "hostedLabel")
@@ -83,8 +65,7 @@ def test_the_main_conversation_runs_in_the_host_and_asks_on_its_card(
         window.grab().save(str(Path(os.environ["MELGUI_SHOTS_DIR"]) / "main-in-host.png"))
     assert view.client.gaps == []
     # A second window on the folder leaves this one's main conversation to it.
-    second = make_window(relay_settings(scripted_relay))
-    run(attach_host(second, run(host.client("second window"))))
+    second, _ = host_windows.open("second window")
     assert isinstance(second.session, RemoteSession) and no_panes(second)
     run(wait_until(lambda: second.session.session_id != "", timeout=30))
     assert second.session.session_id != session.session_id
@@ -93,8 +74,8 @@ def test_the_main_conversation_runs_in_the_host_and_asks_on_its_card(
 
 def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes_it_back(
     host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: Any,
@@ -105,8 +86,7 @@ def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes
         [text("Started. "), hold(gate), text("Finished alone."), tool_calls(write)],
         [text("Written after all."), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
 
@@ -117,12 +97,8 @@ def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes
     run(start())
     session_id = session.session_id
 
-    window.close()  # asks: the main conversation is mid-turn
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
+    box, keep = keep_running_asked(window)  # asks: the main conversation is mid-turn
     assert "main conversation" in box.informativeText()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
     keep.click()
     run(wait_until(lambda: not window.isVisible(), timeout=10))
     run(view.client.aclose())
@@ -141,8 +117,7 @@ def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes
 
     run(asked_with_no_window())
 
-    again = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(again, run(host.client("window again"))))
+    again, view = host_windows.open("window again")
     back = again.session
     assert isinstance(back, RemoteSession) and back.session_id == session_id
     assert no_panes(again)  # the main conversation, not a pane
@@ -166,15 +141,10 @@ def test_keep_running_leaves_the_main_turn_to_the_host_and_the_next_window_takes
 
 
 def test_retry_and_the_role_go_to_the_host(
-    host: HostProcess,
-    scripted_relay: ScriptedRelay,
-    make_window: Any,
-    run: Any,
-    qtbot: Any,
+    host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, qtbot: Any
 ) -> None:
     scripted_relay.script([text("First answer."), done()], [text("Second answer."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    run(attach_host(window, run(host.client("window"))))
+    window, _ = host_windows.open()
     session = window.session
     assert isinstance(session, RemoteSession)
 
@@ -203,15 +173,10 @@ def test_retry_and_the_role_go_to_the_host(
 
 
 def test_new_conversation_and_the_history_reopen_run_in_the_host_and_plan_mode_goes_there(
-    host: HostProcess,
-    scripted_relay: ScriptedRelay,
-    make_window: Any,
-    run: Any,
-    qtbot: Any,
+    host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, qtbot: Any
 ) -> None:
     scripted_relay.script([text("About apples."), done()], [text("About pears."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     first = window.session
     assert isinstance(first, RemoteSession)
 
@@ -249,3 +214,40 @@ def test_new_conversation_and_the_history_reopen_run_in_the_host_and_plan_mode_g
     listed = run(view.client.call("session/list"))
     # The ones it replaced were closed in the host: one main session there.
     assert [(s["source"], s["conversation"]) for s in listed] == [("main", first_id)]
+
+
+def test_an_empty_main_conversation_in_the_host_is_not_listed_in_the_history(
+    host_windows: HostWindows,
+    scripted_relay: ScriptedRelay,
+    run: Any,
+    project: Path,
+    qtbot: Any,
+) -> None:
+    """The host stores its main conversation from its start; the sidebar lists it, as a
+    window without the host does (it stores one at its first message), once something
+    is said in it: no "New conversation" row for the empty one shown, and a row from the
+    first message on, while its turn runs."""
+    gate = threading.Event()
+    scripted_relay.script([text("Hello "), hold(gate), text("there."), done()])
+    window, _ = host_windows.open()
+    session = window.session
+    assert isinstance(session, RemoteSession)
+    history = window.history
+    run(wait_until(lambda: history.current_id == session.conversation_id != "", timeout=30))
+    stored = history.store.conversations(str(project))
+    assert [row.id for row in stored] == [session.conversation_id]  # kept there, empty
+    history.refresh()
+    run(wait_until(lambda: not history.listing, timeout=10))
+    assert history.ids() == []
+
+    async def say() -> None:
+        type_prompt(qtbot, window, "hi")
+        await wait_until(lambda: "Hello" in shown(window), 30)
+        try:
+            await wait_until(lambda: history.ids() == [session.conversation_id], 10)
+        finally:
+            gate.set()  # the turn ends
+        await wait_until(lambda: "Hello there." in shown(window) and not session.busy, 30)
+
+    run(say())
+    run(wait_until(lambda: history.ids() == [session.conversation_id], timeout=10))

@@ -7,7 +7,6 @@ conversation comes back whole, with no gap in the numbered changes."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +18,15 @@ from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.host_view import view as host_view
 from melgui.ui.window.host_view.view import attach_host
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.fakes.window import relay_settings, wait_until
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import HostWindows
+from tests.fakes.window import wait_until
 
 
 def test_the_pane_in_front_paints_first_and_a_question_asked_meanwhile_waits_in_the_window(
     host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     qtbot: Any,
@@ -50,7 +40,7 @@ def test_the_pane_in_front_paints_first_and_a_question_asked_meanwhile_waits_in_
         [text("Behind asks."), tool_calls(write)],
         [text("Written."), done()],
     )
-    window = make_window(relay_settings(scripted_relay))
+    window = host_windows.make()
     folder = window.project_folder()
 
     async def sessions_with_no_window() -> dict[str, str]:
@@ -90,7 +80,7 @@ def test_the_pane_in_front_paints_first_and_a_question_asked_meanwhile_waits_in_
     painted = Painted(asyncio.get_event_loop().create_future())
     panes.panesChanged.connect(panes_changed)
     window.sessionChanged.connect(lambda session: order.append(f"main {session.session_id}"))
-    view = run(attach_host(window, run(host.client("window"))))
+    view = host_windows.attach(window)
 
     # The front pane first, painted; then the main conversation back; then the pane behind.
     assert order[:4] == [ids["front"], "painted", f"main {ids['main']}", ids["behind"]], order
@@ -144,9 +134,9 @@ async def _settled(client: Any, session: str) -> bool:
 
 
 def test_a_session_closed_while_the_window_reattaches_is_left_out(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    host: HostProcess, host_windows: HostWindows, run: Any, qtbot: Any
 ) -> None:
-    window = make_window(relay_settings(scripted_relay))
+    window = host_windows.make()
     folder = window.project_folder()
 
     async def three_workers() -> list[str]:

@@ -4,33 +4,18 @@ RemoteSession), read-only in the worker's worktree, and its findings land on the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.changes.view import ChangesView
-from melgui.ui.panes.agent_pane import AgentPane
-from melgui.ui.window.host_view.view import HostView
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.host_windows import HostWindows, worker_noted
 from tests.fakes.projects import git
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.window import wait_until
 
 REVIEW = "Review the change below"
 ONLY_IN_WORKTREE = "noted in the worktree"
-
-
-@pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime).start()
-        try:
-            yield process
-        finally:
-            process.stop()
 
 
 def reviewer_leg(request: RecordedRequest) -> list[Any]:
@@ -43,9 +28,8 @@ def reviewer_leg(request: RecordedRequest) -> list[Any]:
 
 
 def test_a_local_workers_review_runs_in_the_host_read_only_in_its_worktree(
-    host: HostProcess,
+    host_windows: HostWindows,
     scripted_relay: ScriptedRelay,
-    make_window: Any,
     run: Any,
     project: Path,
     tmp_path: Path,
@@ -55,21 +39,12 @@ def test_a_local_workers_review_runs_in_the_host_read_only_in_its_worktree(
     scripted_relay.on(lambda r: REVIEW in r.last_user_text, reviewer_leg)
     note = tool_call("write_file", {"path": "NOTES.md", "content": f"{ONLY_IN_WORKTREE}\n"})
     scripted_relay.script([tool_calls(note)], [text("Noted."), done()])
-    window = make_window(relay_settings(scripted_relay))
-    view = HostView(window, run(host.client("window")))
-    window.host_view = view
+    window = host_windows.make()
+    view = host_windows.view_only(window)
     said: dict[str, Any] = {}
 
     async def scenario() -> None:
-        info, prepared = await window.pane_manager.start_worker("Note", None, own_worktree=True)
-        assert prepared is not None
-        pane = window.pane_manager.pane(info.id)
-        assert isinstance(pane, AgentPane) and isinstance(pane.session, RemoteSession)
-        await wait_until(lambda: window.approvals.first() is not None, timeout=30)
-        request = window.approvals.first()
-        assert request is not None
-        request.approve()
-        await wait_until(lambda: pane.latest_reply() == "Noted." and not pane.bridge.busy, 30)
+        info, _, _, _ = await worker_noted(window)
         frame = window.pane_manager.area.frame(info.id)
         assert frame is not None
         frame.changes_button.click()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +19,14 @@ from melgui.host.client import HostClient
 from melgui.host.main import describe_status
 from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes.terminal.pane import TerminalPane
-from melgui.ui.window.host_view.view import attach_host
-from tests.fakes import ScriptedRelay
-from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import HostWindows
+from tests.fakes.window import keep_running_asked, wait_until
 
 
 @pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime)
-        process.env["SHELL"] = "/bin/sh"  # the login shell there: quick to start, plain prompt
-        process.start()
-        try:
-            yield process
-        finally:
-            process.stop()
+def host_environ() -> dict[str, str]:
+    return {"SHELL": "/bin/sh"}  # the login shell there: quick to start, plain prompt
 
 
 def terminal_pane(window: Any) -> TerminalPane:
@@ -65,10 +56,9 @@ def shots(name: str) -> Path | None:
 
 
 def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any, qtbot: Any
+    host: HostProcess, host_windows: HostWindows, run: Any, qtbot: Any
 ) -> None:
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     assert window.pane_manager.host is view.terminals
 
     async def a_shell_with_a_job() -> TerminalPane:
@@ -87,14 +77,10 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
     shell, term_id = pane.pty.host_pid, pane.pty.term_id
     assert host.process is not None and host.process.pid in ancestors(shell)
     assert shell not in window.pane_manager.all_pids()  # nothing of it runs in the window
-    window.close()  # asks: the shell runs a job
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
+    box, keep = keep_running_asked(window)  # asks: the shell runs a job
     assert "sleep" not in box.informativeText()  # the shell's job, not its command line
     assert "still running in the melgui host" in box.informativeText()
     assert "terminals in the melgui host can keep running" in box.text()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
     if (shot := shots("keep-running-terminal.png")) is not None:
         box.grab().save(str(shot))
     keep.click()
@@ -128,14 +114,14 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
 
     # The next window shows the pane again, its screen from what the host kept (and not
     # the remote view's terminal, though it is of the same folder and no view hears it).
-    again = make_window(relay_settings(scripted_relay))
+    again = host_windows.make()
     started: list[HostProcess] = []
 
     async def a_new_host() -> HostClient:  # when this one ends: in the same runtime folder
         started.append(HostProcess(host.runtime).start())
         return await started[-1].client("window again")
 
-    view = run(attach_host(again, run(host.client("window again")), a_new_host))
+    view = host_windows.attach(again, "window again", a_new_host)
     back = terminal_pane(again)
     assert isinstance(back.pty, RemotePty) and back.pty.term_id == term_id
     run(wait_until(lambda: "first-42" in screen(back), timeout=30))
@@ -174,12 +160,11 @@ def test_a_shell_pane_runs_in_the_host_keeps_running_and_comes_back(
 
 
 def test_quit_anyway_ends_the_windows_terminals_in_the_host(
-    host: HostProcess, scripted_relay: ScriptedRelay, make_window: Any, run: Any
+    host_windows: HostWindows, run: Any
 ) -> None:
     """Quit anyway: the program ends with the window, as a local one does, and the host
     keeps nothing of it."""
-    window = make_window(relay_settings(scripted_relay))
-    view = run(attach_host(window, run(host.client("window"))))
+    window, view = host_windows.open()
     run(window.pane_manager.start_terminal("echo up; exec cat"))
     pane = terminal_pane(window)
     assert isinstance(pane.pty, RemotePty)

@@ -14,9 +14,9 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.window import relay_settings, type_prompt, wait_until
-from tests.remote.fixtures import Remote, url
-from tests.ui.remote.test_window_main_there import LIMIT, loop_there, main_there, run, shown
+from tests.fakes.window import type_prompt, wait_until
+from tests.ui.remote.conftest import WindowThere
+from tests.ui.remote.test_window_main_there import LIMIT, main_there, run, shown
 
 
 def write(name: str, call_id: str) -> list[Any]:
@@ -34,12 +34,10 @@ def asked(window: MainWindow) -> ApprovalRequest | None:
 
 def test_the_host_there_asks_as_the_windows_settings_say(
     scripted_relay: ScriptedRelay,
-    remote: Remote,
-    remote_window: Any,
+    window_there: WindowThere,
     qloop: asyncio.AbstractEventLoop,
     qtbot: Any,
 ) -> None:
-    folder = remote.folder("approvals-there", {})
     scripted_relay.on(is_worker, write("w.txt", "ww1"), times=1)
     scripted_relay.on(is_worker, [text("Worker wrote."), done()], times=1)
     scripted_relay.on(is_worker, write("w2.txt", "ww2"), times=1)
@@ -48,10 +46,8 @@ def test_the_host_there_asks_as_the_windows_settings_say(
         write("n.txt", "w1"), [text("Wrote n."), done()],
         write("m.txt", "w2"), [text("Wrote m."), done()],
     )  # fmt: skip
-    settings = relay_settings(
-        scripted_relay, hosts=loop_there(remote, folder), approval_modes={"write_file": "auto"}
-    )
-    window = remote_window(url(remote, folder), settings)
+    there = window_there("approvals-there", approval_modes={"write_file": "auto"})
+    folder, settings, window = there.folder, there.settings, there.window
     questions: list[str] = []
 
     async def without_asking() -> AgentPane:

@@ -23,29 +23,24 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
+from PySide6.QtWidgets import QLabel
 
-from melgui.core.config.settings import RemoteHost, Settings
+from melgui.core.config.settings import Settings
 from melgui.host.remote_session import RemoteSession
 from melgui.remote.connect import given_host_argv, open_link
 from melgui.remote.target import parse_folder
 from melgui.ui.window.host_view.main_conversation import HOSTED_NOTE
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
-from tests.fakes.window import relay_settings, type_prompt, wait_until
+from tests.fakes.window import keep_running_asked, type_prompt, wait_until
 from tests.remote.fixtures import Remote, tool_results, url
+from tests.ui.remote.conftest import WindowThere, loop_there
 
 LIMIT = 120
 
 
 def run(qloop: asyncio.AbstractEventLoop, work: Any, timeout: float = 180) -> Any:
     return qloop.run_until_complete(asyncio.wait_for(work, timeout))
-
-
-def loop_there(remote: Remote, folder: Path, **settings: Any) -> list[RemoteHost]:
-    """The configured host the folder is on, with `loop_there` (as a person writes it)."""
-    target = f"ssh://{remote.server.alias}{folder}"
-    return [RemoteHost(name="build", target=target, loop_there=True, **settings)]
 
 
 def shown(window: MainWindow) -> str:
@@ -89,15 +84,14 @@ def owner_of(pid: int) -> int:
 def test_a_loop_there_folder_s_main_turn_runs_in_the_host_there(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_window: Any,
+    window_there: WindowThere,
     qloop: asyncio.AbstractEventLoop,
     qtbot: Any,
 ) -> None:
-    folder = remote.folder("main-there", {"a.txt": "here\n"})
     write = tool_call("write_file", {"path": "n.txt", "content": "written there"}, id="w1")
     scripted_relay.script([text("Writing. "), tool_calls(write)], [text("Wrote it."), done()])
-    settings = relay_settings(scripted_relay, hosts=loop_there(remote, folder))
-    window = remote_window(url(remote, folder), settings)
+    there = window_there("main-there", {"a.txt": "here\n"})
+    folder, window = there.folder, there.window
 
     async def scenario() -> tuple[RemoteSession, list[dict[str, Any]], int]:
         session = await main_there(window)
@@ -134,17 +128,16 @@ def test_a_loop_there_folder_s_main_turn_runs_in_the_host_there(
 def test_the_sidebar_lists_the_conversations_there_and_one_opened_goes_on_there(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_window: Any,
+    window_there: WindowThere,
     qloop: asyncio.AbstractEventLoop,
     qtbot: Any,
 ) -> None:
     """The conversations the main conversation ran there are in the history of the host
     there, not this machine's: after New conversation the first is listed (asked over the
     link: `history/list`), and picked, it goes on in the host there with its messages."""
-    folder = remote.folder("main-there-history", {})
     scripted_relay.script([text("Apples are red."), done()], [text("Pears are green."), done()])
-    settings = relay_settings(scripted_relay, hosts=loop_there(remote, folder))
-    window = remote_window(url(remote, folder), settings)
+    there = window_there("main-there-history")
+    folder, window = there.folder, there.window
     sidebar = window.history
 
     async def scenario() -> tuple[RemoteSession, RemoteSession, list[dict[str, Any]]]:
@@ -202,21 +195,19 @@ def test_the_sidebar_lists_the_conversations_there_and_one_opened_goes_on_there(
 
 def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_back(
     scripted_relay: ScriptedRelay,
-    remote: Remote,
     remote_window: Any,
+    window_there: WindowThere,
     qloop: asyncio.AbstractEventLoop,
     qtbot: Any,
 ) -> None:
-    folder = remote.folder("main-there-back", {})
     gate = threading.Event()
     count = tool_call("run_command", {"command": "echo x >> counter; echo counted"}, id="c1")
     scripted_relay.script(
         [text("Started. "), hold(gate, timeout=LIMIT), text("Finished alone. "), tool_calls(count)],
         [text("Counted once."), done()],
     )
-    settings = relay_settings(scripted_relay, hosts=loop_there(remote, folder))
-    address = url(remote, folder)
-    window = remote_window(address, settings)
+    there = window_there("main-there-back")
+    folder, address, window = there.folder, there.url, there.window
 
     async def start() -> RemoteSession:
         session = await main_there(window)
@@ -225,12 +216,8 @@ def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_bac
         return session
 
     session = run(qloop, start())
-    window.close()  # asks: the main conversation is mid-turn
-    box = window.guard.dialog
-    assert isinstance(box, QMessageBox) and box.isVisible()
+    box, keep = keep_running_asked(window)  # asks: the main conversation is mid-turn
     assert "main conversation" in box.informativeText()
-    keep = box.findChild(QPushButton, "keepRunning")
-    assert keep is not None
     keep.click()
     run(qloop, wait_until(lambda: not window.isVisible(), 10))
     run(qloop, window.aclose())  # its link closes too: no view of the host there is left
@@ -239,7 +226,7 @@ def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_bac
     assert [q["name"] for q in waiting] == ["run_command"]
     assert not (folder / "counter").exists()
 
-    second = remote_window(address, settings)
+    second = remote_window(address, there.settings)
 
     async def back() -> RemoteSession:
         again = await main_there(second)
@@ -268,18 +255,17 @@ def test_closed_mid_turn_the_turn_goes_on_there_and_the_next_window_takes_it_bac
 def test_a_killed_ssh_client_mid_call_leaves_the_conversation_there_whole(
     scripted_relay: ScriptedRelay,
     remote: Remote,
-    remote_window: Any,
+    window_there: WindowThere,
     qloop: asyncio.AbstractEventLoop,
     qtbot: Any,
 ) -> None:
-    folder = remote.folder("main-there-drop", {})
     slow = "echo s >> started; while [ ! -e go ]; do sleep 0.05; done; echo x >> counter; echo ran"
     scripted_relay.script(
         [tool_calls(tool_call("run_command", {"command": slow}, id="c1"))],
         [text("It ran."), done()],
     )
-    settings = relay_settings(scripted_relay, hosts=loop_there(remote, folder))
-    window = remote_window(url(remote, folder), settings)
+    there = window_there("main-there-drop")
+    folder, window = there.folder, there.window
     states: list[str] = []
     indicator = window.remote.indicator
 

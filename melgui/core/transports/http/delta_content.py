@@ -17,6 +17,7 @@ from melgui.core.transports.http.think_tags import Piece, ThinkTagSplitter
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _THINKING_TYPES = ("thinking", "reasoning", "reasoning_text")
+_NOT_PLAIN = (*REASONING_FIELDS, "tool_calls", "function_call")
 
 
 class DeltaContent:
@@ -42,6 +43,18 @@ class DeltaContent:
         elif isinstance(content, dict):
             events.extend(self._part(content))
         return _merged(events)
+
+    def plain(self, delta: Mapping[str, Any]) -> str | None:
+        """The delta's text when it holds answer text alone (a `content` string and no
+        reasoning, no call) and no `<think>` tag can open or be held back any more:
+        what `read` would make a TextDelta of, read without its steps. None otherwise."""
+        content = delta.get("content")
+        if type(content) is not str or not self.tags.settled:
+            return None
+        for name in _NOT_PLAIN:
+            if delta.get(name) is not None:
+                return None
+        return content
 
     def flush(self) -> list[StreamEvent]:
         return _events(self.tags.flush())

@@ -9,11 +9,11 @@ import httpx
 
 from melgui.core.protocol.events import StreamEvent
 from melgui.core.protocol.transport import ModelInfo, WireSink
+from melgui.core.transports.http.bulk import leg_client
 from melgui.core.transports.http.leg import LegParser, LegRun
 from melgui.core.transports.http.models import parse_models
 from melgui.core.transports.http.replies import WireLog, auth_headers, request_json
 from melgui.core.transports.http.sse import DEFAULT_MAX_EVENT_BYTES
-from melgui.core.transports.http.tls import async_client
 
 
 class EndpointOptions(TypedDict, total=False):
@@ -48,8 +48,13 @@ class HttpEndpoint:
         self.read_timeout = read_timeout
         self.max_event_bytes = max_event_bytes
         self._extra_headers = dict(extra_headers or {})
-        self._client = client or async_client()
+        self._client = client or leg_client()
         self._owns_client = client is None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The client this endpoint sends with (the context window's probes use it too)."""
+        return self._client
 
     def _headers(self, accept: str) -> dict[str, str]:
         return {**self._extra_headers, "Accept": accept, **auth_headers(self.api_key)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any, Protocol, cast
@@ -75,6 +76,30 @@ class LegParser(Protocol):
 
 def is_terminal(event: StreamEvent) -> bool:
     return isinstance(event, _TERMINAL)
+
+
+def merged(events: list[StreamEvent]) -> list[StreamEvent]:
+    """`events` with each run of text (or of reasoning) as one delta: a read brings many
+    events at once, and every delta costs the loop, the thread and its views a step."""
+    if len(events) < 2:
+        return events
+    out: list[StreamEvent] = []
+    run: list[str] = []  # the texts of the run out[-1] starts
+    for event in events:
+        if run and isinstance(event, _DELTAS) and type(event) is type(out[-1]):
+            run.append(event.text)
+            continue
+        _end_run(out, run)
+        out.append(event)
+        run = [event.text] if isinstance(event, _DELTAS) else []
+    _end_run(out, run)
+    return out
+
+
+def _end_run(out: list[StreamEvent], run: list[str]) -> None:
+    if len(run) > 1:
+        text = "".join(run)
+        out[-1] = ReasoningDelta(text) if isinstance(out[-1], ReasoningDelta) else TextDelta(text)
 
 
 def body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
@@ -175,16 +200,19 @@ class LegRun:
                 yield event
             return
         decoder = SSEDecoder(self.max_event_bytes)
-        try:
-            async with aclosing(body_chunks(response)) as chunks:
-                async for chunk in chunks:
-                    self._body_started = True
-                    for item in decoder.feed(chunk):
-                        for event in self._handle(item):
-                            yield event
-        except (EventTooLarge, LegFormatError, LegTooLarge) as exc:
-            yield StreamError(str(exc))
-            return
+        async with aclosing(body_chunks(response)) as chunks:
+            async for chunk in chunks:
+                self._body_started = True
+                events: list[StreamEvent] = []
+                try:
+                    ended = self._read_items(decoder.feed(chunk), events)
+                except (EventTooLarge, LegFormatError, LegTooLarge) as exc:
+                    ended = True
+                    events.append(StreamError(str(exc)))
+                for event in merged(events):
+                    yield event
+                if ended:
+                    return
         try:
             for item in decoder.close():
                 for event in self._handle(item):
@@ -220,8 +248,26 @@ class LegRun:
                 held.append(dataclasses.replace(last, text=text))
         return held
 
+    def _read_items(self, items: list[SSEItem], events: list[StreamEvent]) -> bool:
+        """The events of what one read brought, into `events`, up to a final one (True)."""
+        logged = self.wire.sink is not None
+        texts = [item.wire_text() for item in items] if logged else []
+        clean = logged and self.wire.clean(texts)  # one look for the key in them all
+        at = time.time()  # the events of one read arrived together
+        for number, item in enumerate(items):
+            if logged:
+                self.wire("event", texts[number], at, clean)
+            for event in self._parsed(item):
+                events.append(event)
+                if isinstance(event, _TERMINAL):
+                    return True
+        return False
+
     def _handle(self, item: SSEItem) -> list[StreamEvent]:
         self.wire("event", item.wire_text())
+        return self._parsed(item)
+
+    def _parsed(self, item: SSEItem) -> list[StreamEvent]:
         if isinstance(item, SSEComment):
             return []
         events = self.parser.on_event(item)

@@ -153,13 +153,25 @@ class WireLog:
     def __init__(self, sink: WireSink | None, secret: str | None) -> None:
         self.sink = sink
         self.secret = secret
+        self._secrets = (secret,) if secret else ()
         remember_secret(secret)  # and the history stores it nowhere
 
-    def __call__(self, direction: Direction, text: str) -> None:
+    def __call__(
+        self, direction: Direction, text: str, at: float | None = None, clean: bool = False
+    ) -> None:
+        """One line; `at`: when it arrived (by default now); `clean`: `text` is known to
+        hold nothing to redact (see `clean`)."""
         if self.sink is None:
             return
-        text = redact(text, (self.secret,) if self.secret else ())
-        self.sink(WireEntry(direction, text, at=time.time(), redacted=True))
+        if not clean:
+            text = redact(text, self._secrets)
+        self.sink(WireEntry(direction, text, time.time() if at is None else at, True))
+
+    def clean(self, texts: list[str]) -> bool:
+        """Whether none of `texts` holds anything to redact, looked at in one pass over
+        them joined (a match in one of them is a match in the joined text)."""
+        joined = "\x1e".join(texts)
+        return redact(joined, self._secrets) == joined
 
 
 async def request_json(

@@ -25,6 +25,11 @@ class ThinkTagSplitter:
         self._answered = False  # non-blank answer text has gone out
         self._after_close = False  # drop the blank lines right after `</think>`
 
+    @property
+    def settled(self) -> bool:
+        """No tag can open any more and nothing is held back: text is text as it comes."""
+        return self._answered and not self.inside and not self._pending and not self._after_close
+
     def feed(self, text: str) -> list[Piece]:
         if self._answered and not self.inside and not self._pending and not self._after_close:
             return [("text", text)] if text else []  # no tag can open now: the common case

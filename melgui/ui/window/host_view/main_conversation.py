@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QLabel
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.resume import Resumed
+from melgui.core.thread.changes import Change, EntryAdded
+from melgui.core.thread.entries import UserEntry
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.checkpoints.actions import CheckpointActions
@@ -97,9 +99,10 @@ def take_host_main(window: Window, kept: RemoteSession | None, there: str = "") 
 
 def follow_hosted(window: Window, session: RemoteSession) -> None:
     """A main conversation in the melgui host, shown now: the host records it in the
-    history (the sidebar points at it and is read again after each turn), its chat is
-    drawn again from each snapshot the host sends, and the checkpoints' actions (Rewind,
-    Undo on cards, the review bar) ask the host, which took the checkpoints."""
+    history (the sidebar points at it, lists it once it has a message and is read again
+    as the person's messages come back and after each turn), its chat is drawn again
+    from each snapshot the host sends, and the checkpoints' actions (Rewind, Undo on
+    cards, the review bar) ask the host, which took them."""
     window.history_keeper.follow_elsewhere(session.conversation_id)
     window.checkpoint_actions.follow(session, window.chat, window.inspector)
     chat, history = window.chat, window.history
@@ -112,6 +115,10 @@ def follow_hosted(window: Window, session: RemoteSession) -> None:
 
     session.on_snapshot = session.on_whole = took
     window.bridge.busyChanged.connect(lambda busy: None if busy else history.refresh())
+    # The host stores the conversation as it opens; the sidebar lists it from its first
+    # message, as it comes back from the host (written there or not yet).
+    history.said = lambda: session is window.session and bool(session.conversation.messages)
+    window.bridge.threadChange.connect(lambda change: _said_again(change, history))
     status = window.status
     if status.findChild(QLabel, "hostedLabel") is None:  # said once, on the status bar
         view = window.host_view
@@ -120,6 +127,12 @@ def follow_hosted(window: Window, session: RemoteSession) -> None:
         label.setObjectName("hostedLabel")
         label.setToolTip(HOSTED_NOTE)
         status.addPermanentWidget(label)
+
+
+def _said_again(change: Change, history: HistorySidebar) -> None:
+    """A message of the person's came back from the host: the list is read again."""
+    if isinstance(change, EntryAdded) and isinstance(change.entry, UserEntry):
+        history.refresh()
 
 
 class MainWindow(Window, Protocol):

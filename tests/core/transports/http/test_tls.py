@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from melgui.core.transports.http.bulk import BulkTransport
 from melgui.core.transports.http.tls import _TrustOnFirstUse
 from tests.fakes import ScriptedOpenAI
 
@@ -114,5 +115,20 @@ async def test_ssl_cert_file_is_trusted_when_the_client_trusts_the_environment(
     assert response.text == "hello"
     ignoring = _TrustOnFirstUse.for_clients(trust_env=False)
     async with httpx.AsyncClient(verify=ignoring, trust_env=False) as client:
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await client.get(url)
+
+
+async def test_the_bulk_transport_speaks_tls_with_the_same_trust(
+    https_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, cert = https_server
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    trusting = BulkTransport(_TrustOnFirstUse.for_clients(trust_env=True))
+    async with httpx.AsyncClient(transport=trusting) as client:
+        for _ in range(2):  # the second on the connection kept alive
+            assert (await client.get(url)).text == "hello"
+    refusing = BulkTransport(_TrustOnFirstUse.for_clients(trust_env=False))
+    async with httpx.AsyncClient(transport=refusing) as client:
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             await client.get(url)
