@@ -8,31 +8,22 @@ httpx with the session, still without its command line."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from melgui.core.config.settings import Settings
 from melgui.host.remote_session import RemoteSession
-from melgui.ui.window.host_view.view import attach_host
-from tests.fakes import ScriptedRelay
-from tests.fakes.host_process import HostProcess, runtime_dir
-from tests.fakes.window import relay_settings, wait_until
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import HostWindows
+from tests.fakes.window import wait_until
 
 LOADED_AT_FIRST_USE = ("pydantic_settings", "httpx", "rich", "click", "pygments", "tree_sitter")
 
 
 @pytest.fixture
-def host() -> Iterator[HostProcess]:
-    with runtime_dir() as runtime:
-        process = HostProcess(runtime)
-        process.env["PYTHONPROFILEIMPORTTIME"] = "1"  # each module it imports, on its log
-        process.start()
-        try:
-            yield process
-        finally:
-            process.stop()
+def host_environ() -> dict[str, str]:
+    return {"PYTHONPROFILEIMPORTTIME": "1"}  # each module the host imports, on its log
 
 
 def imported(log: str) -> set[str]:
@@ -44,10 +35,11 @@ def imported(log: str) -> set[str]:
     }
 
 
-def idle_host_modules(host: HostProcess, window: Any, run: Any) -> set[str]:
-    """The window attached, its main conversation opened in the host and measured (as
-    its context meter asks), nothing running: what the host has imported."""
-    view = run(attach_host(window, run(host.client("window"))))
+def idle_host_modules(host: HostProcess, host_windows: HostWindows, window: Any) -> set[str]:
+    """`window` attached, its main conversation opened in the host and measured (as its
+    context meter asks), nothing running: what the host has imported."""
+    run = host_windows.run
+    view = host_windows.attach(window)
     session = window.session
     assert isinstance(session, RemoteSession) and session.source == "main"
     run(wait_until(lambda: bool(session.session_id), timeout=30))  # opened in the host
@@ -62,16 +54,17 @@ def idle_host_modules(host: HostProcess, window: Any, run: Any) -> set[str]:
 
 
 def test_an_idle_host_with_a_window_attached_holds_only_what_it_uses(
-    host: HostProcess, make_window: Any, run: Any
+    host: HostProcess, host_windows: HostWindows
 ) -> None:
-    modules = idle_host_modules(host, make_window(Settings()), run)  # a new install's
+    window = host_windows.make(Settings())  # a new install's settings: the local model
+    modules = idle_host_modules(host, host_windows, window)
     held = sorted(m for m in modules if m.split(".")[0] in LOADED_AT_FIRST_USE)
     assert held == []
 
 
 def test_a_host_speaking_http_loads_httpx_without_its_command_line(
-    host: HostProcess, make_window: Any, run: Any, scripted_relay: ScriptedRelay
+    host: HostProcess, host_windows: HostWindows
 ) -> None:
-    modules = idle_host_modules(host, make_window(relay_settings(scripted_relay)), run)
+    modules = idle_host_modules(host, host_windows, host_windows.make())  # the relay's
     assert "httpx" in modules  # the relay's transport, made with the session
     assert sorted(m for m in modules if m.split(".")[0] in ("rich", "click", "pygments")) == []
