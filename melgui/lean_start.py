@@ -1,4 +1,5 @@
-"""What a one-turn process (`melgui exec`) leaves out of its start and its end.
+"""What a one-turn process (`melgui exec`) leaves out of its start and its end (the
+melgui host leaves out the same unused modules: melgui/host/main.py).
 
 - Modules its libraries import but it never uses: httpx's command line (rich, click,
   pygments), httpcore's trio support, and, off macOS, keyring's macOS backend, which

@@ -82,9 +82,18 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _leave_out_unused_imports() -> None:
+    """Before a host's modules load: httpx's command line (rich, click and pygments,
+    about 6 MB once a connection loads httpx) is never used here, as in `melgui exec`."""
+    from melgui import lean_start
+
+    lean_start.skip_unused_imports()
+
+
 async def _serve_socket(place: HostPlace, idle_exit: float) -> None:
     # Imported when a host is served: the bridge and --status start in a tenth of a
     # second without them.
+    _leave_out_unused_imports()
     from melgui.host.host import Host
     from melgui.host.server import HostServer
 
@@ -100,6 +109,7 @@ async def _serve_socket(place: HostPlace, idle_exit: float) -> None:
 async def _serve_stdio() -> int:
     # Imported when a host is served: the bridge and --status start in a tenth of a
     # second without them.
+    _leave_out_unused_imports()
     from melgui.host.host import Host
     from melgui.host.server import HostServer
 

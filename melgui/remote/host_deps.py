@@ -19,7 +19,6 @@ WINDOW_ONLY: frozenset[str] = frozenset({"pyside6-essentials", "qasync"})
 HOST_REQUIREMENTS: tuple[str, ...] = (
     "httpx>=0.27",
     "pydantic>=2.6",
-    "pydantic-settings>=2.2",
     "markdown>=3.5",
     "Pygments>=2.17",
     "platformdirs>=4",

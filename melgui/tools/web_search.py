@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
@@ -14,6 +12,9 @@ from melgui.core.protocol.tools.web import WEB_SEARCH
 from melgui.core.transports.http.tls import async_client
 from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
+
+if TYPE_CHECKING:
+    import httpx
 
 NOT_CONFIGURED = (
     "web_search is not configured: no search provider is set. The person can add a "
@@ -49,6 +50,8 @@ class SearxngProvider:
         self._client = client
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
+        import httpx  # with the first search, as the client it makes (http/tls.py)
+
         params = {"q": query, "format": "json"}
         try:
             if self._client is not None:

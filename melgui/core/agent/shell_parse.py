@@ -20,12 +20,13 @@ only when its value is known without running anything (quotes removed, escapes u
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node, Parser
 
 RedirectKind = Literal["file", "fd", "heredoc", "herestring"]
 
@@ -96,14 +97,25 @@ class ParsedShell:
     changes_dir: bool
 
 
-_LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()  # a tree-sitter Parser is not safe to share between threads
+
+
+@functools.cache
+def _language() -> Language:
+    """The bash grammar, loaded with the first command read (a melgui host waiting for a
+    window reads none)."""
+    import tree_sitter_bash
+    from tree_sitter import Language
+
+    return Language(tree_sitter_bash.language())
 
 
 def _parser() -> Parser:
     parser: Parser | None = getattr(_local, "parser", None)
     if parser is None:
-        parser = _local.parser = Parser(_LANGUAGE)
+        from tree_sitter import Parser
+
+        parser = _local.parser = Parser(_language())
     return parser
 
 

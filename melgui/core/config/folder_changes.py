@@ -12,11 +12,13 @@ where inotify is missing) is stat'ed as before.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import struct
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 _IN_MOVED_FROM = 0x00000040
 _IN_MOVED_TO = 0x00000080
@@ -38,6 +40,9 @@ _EVENT = struct.Struct("iIII")  # wd, mask, cookie, length of the name that foll
 def _libc() -> ctypes.CDLL | None:
     if os.uname().sysname != "Linux":
         return None
+    import ctypes  # with the first watch (0.4 MB a process that watches nothing never holds)
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
         libc.inotify_init1.argtypes = [ctypes.c_int]

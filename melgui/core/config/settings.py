@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from melgui.core.config.settings_env import BadVariable, OverriddenByEnvironment
 from melgui.core.protocol.catalog import DEFAULT_MODES, Mode, Role
 
 APP_NAME = "melgui"
@@ -107,15 +107,11 @@ class RemoteHost(BaseModel):
     calls go there."""
 
 
-class Settings(BaseSettings):
-    """Everything a person configures in the Settings dialog."""
+class Settings(OverriddenByEnvironment):
+    """Everything a person configures in the Settings dialog. The environment's values
+    override the ones it is made with (the saved file's): see settings_env.py."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="MELGUI_",
-        extra="ignore",
-        validate_assignment=True,
-        populate_by_name=True,
-    )
+    model_config = ConfigDict(extra="ignore", validate_assignment=True, populate_by_name=True)
 
     schema_version: int = SCHEMA_VERSION
     """Version of this file's shape, for migrations."""
@@ -236,18 +232,6 @@ class Settings(BaseSettings):
             return {**DEFAULT_MODES, **value}
         return value
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The environment overrides the saved file (passed as init values).
-        return (env_settings, init_settings)
-
     def to_file_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
@@ -343,6 +327,8 @@ def load_settings(
     data = migrate_settings(data)
     try:
         settings, rejected = Settings(**data), ""
+    except BadVariable as exc:
+        raise SettingsError(f"Invalid settings: {exc}") from exc
     except ValidationError as exc:
         if not newer:
             raise SettingsError(f"Invalid settings in {file}: {_first_error(exc)}") from exc

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-
-import httpx
 
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.context_window import (
@@ -24,6 +22,9 @@ from melgui.core.protocol.context_window import (
     ServerKind,
 )
 from melgui.core.protocol.transport import ModelInfo
+
+if TYPE_CHECKING:
+    import httpx
 
 OLLAMA_DEFAULT_CTX = 4096  # Ollama's num_ctx when neither Modelfile nor environment sets it
 PROBE_TIMEOUT = 3.0
@@ -124,6 +125,8 @@ async def _get_json(
     body: Any = None,
     headers: Mapping[str, str] | None = None,
 ) -> Any:
+    import httpx  # the client's: loaded with it (http/tls.py)
+
     try:
         response = await client.request(
             method, url, json=body, headers=dict(headers or {}), timeout=PROBE_TIMEOUT

@@ -16,8 +16,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.context_window import UNKNOWN_WINDOW, ContextWindow
@@ -29,10 +28,11 @@ from melgui.core.protocol.transport import (
     TransportError,
 )
 from melgui.core.transports.context_length import fallback_window, kind_from_url, probe_server
-from melgui.core.transports.http.bulk import leg_client
-from melgui.core.transports.http.replies import auth_headers
 from melgui.core.transports.http.tls import async_client
 from melgui.core.transports.local.hub import models_dir
+
+if TYPE_CHECKING:
+    import httpx
 
 GGUF_MAGIC = b"GGUF"
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
@@ -80,6 +80,13 @@ async def context_window(
         models: list[ModelInfo] | None = await transport.list_models()
     except Exception:  # a model list that fails says nothing of the window
         models = None
+    # httpx and the HTTP helpers load with the first server asked: a host whose
+    # connection is the relay or a local model never asks.
+    import httpx
+
+    from melgui.core.transports.http.bulk import leg_client
+    from melgui.core.transports.http.replies import auth_headers
+
     headers = auth_headers(getattr(transport, "api_key", None))
     client = getattr(transport, "client", None)
     if isinstance(client, httpx.AsyncClient):  # the transport's: its connection, kept alive
@@ -96,6 +103,8 @@ async def context_window(
 
 
 async def _probe(client: httpx.AsyncClient, name: str, host: str, port: int) -> FoundServer | None:
+    import httpx  # the client's: loaded with it (http/tls.py)
+
     base_url = f"http://{host}:{port}/v1"
     try:
         response = await client.get(f"{base_url}/models")
@@ -118,8 +127,7 @@ async def find_servers(
 ) -> list[FoundServer]:
     """The servers that answer `GET /v1/models` with a model list, in the order given;
     all are probed at once, so this takes at most about `timeout`."""
-    limits = httpx.Timeout(timeout)
-    async with async_client(timeout=limits, trust_env=False) as client:
+    async with async_client(timeout=timeout, trust_env=False) as client:
         found = await asyncio.gather(*(_probe(client, name, host, port) for name, port in servers))
     return [server for server in found if server is not None]
 

@@ -26,7 +26,6 @@ from melgui.tools.pdf.engines import (
     render_weasyprint,
     render_wkhtmltopdf,
 )
-from melgui.tools.pdf.html import build_document
 from melgui.tools.settings import PdfEngineName
 from melgui.tools.workspace import write_bytes_confined
 
@@ -96,6 +95,10 @@ async def create_pdf(context: ToolContext, given: CreatePdfInput) -> ToolOutcome
     content, output_path = given.content, given.output_path
     destination = await asyncio.to_thread(workspace.writable_file, output_path, "output_path")
     title = given.title.strip() or destination.stem
+    # With the first PDF: the stdlib's html (its entity table, 0.5 MB) is not held by a
+    # process that makes none.
+    from melgui.tools.pdf.html import build_document
+
     html = build_document(content, title)
     workdir = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="melgui-pdf-"))
     failures: list[str] = []

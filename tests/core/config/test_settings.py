@@ -69,6 +69,40 @@ def test_environment_overrides_the_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert settings.openai_base_url == "http://env:1234/v1"
 
 
+def test_the_environment_gives_lists_and_dicts_as_json_merged_over_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "settings.json"
+    save_settings(Settings(project_rules={"/a": ["allow write_file"]}, model="file"), path)
+    monkeypatch.setenv("melgui_rules", '["deny run_command: rm"]')  # any case
+    monkeypatch.setenv("MELGUI_PROJECT_RULES", '{"/b": ["allow grep"]}')
+    monkeypatch.setenv("MELGUI_SANDBOX_COMMANDS", "true")
+    monkeypatch.setenv("MELGUI_MODEL", "null")  # a string field takes it as it is
+    monkeypatch.setenv("MELGUI_OPENAI_BASE_URL", "http://melgui-env/v1")
+    settings = load_settings(path)
+    assert settings.rules == ["deny run_command: rm"]
+    assert settings.project_rules == {"/a": ["allow write_file"], "/b": ["allow grep"]}
+    assert settings.sandbox_commands is True and settings.model == "null"
+    assert settings.openai_base_url == "http://melgui-env/v1"
+    monkeypatch.setenv("MELGUI_RULES", "null")  # JSON's null: as if not set
+    assert load_settings(path).rules == []
+
+
+def test_a_variable_that_is_not_the_json_its_setting_takes_is_one_clear_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MELGUI_RULES", "allow write_file")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(tmp_path / "missing.json")
+    assert str(caught.value) == (
+        "Invalid settings: MELGUI_RULES is not valid JSON (the setting rules takes a JSON "
+        "list, object or model)"
+    )
+    monkeypatch.setenv("MELGUI_RULES", '{"not": "a list"}')
+    with pytest.raises(SettingsError, match="rules: Input should be a valid list"):
+        load_settings(tmp_path / "missing.json")
+
+
 @pytest.mark.parametrize(
     ("content", "words"),
     [

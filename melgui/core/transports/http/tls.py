@@ -14,9 +14,10 @@ import os
 import ssl
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 
 class _TrustOnFirstUse(ssl.SSLContext):
@@ -70,5 +71,9 @@ def shared_context(trust_env: bool = True) -> ssl.SSLContext:
 
 
 def async_client(*, trust_env: bool = True, **options: Any) -> httpx.AsyncClient:
-    """`httpx.AsyncClient(**options)` with the shared context."""
+    """`httpx.AsyncClient(**options)` with the shared context. httpx (about 10 MB) loads
+    with the first client: a process that never speaks HTTP (a melgui host waiting for
+    a window) never holds it."""
+    import httpx
+
     return httpx.AsyncClient(verify=shared_context(trust_env), trust_env=trust_env, **options)

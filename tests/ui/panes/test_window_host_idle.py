@@ -1,0 +1,70 @@
+"""A melgui host that a window started and attached to, with nothing running, holds no
+module it needs only once something runs (issue 30: its memory counts against the
+window's). The real `melgui host` process lists what it imports on its log (Python's
+`-X importtime`, set through the environment): pydantic-settings is not among them, nor
+httpx with its command line's rich, click and pygments (the first HTTP client loads
+them), nor tree-sitter (the first command read loads it). A connection over HTTP loads
+httpx with the session, still without its command line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from melgui.core.config.settings import Settings
+from melgui.host.remote_session import RemoteSession
+from tests.fakes.host_process import HostProcess
+from tests.fakes.host_windows import HostWindows
+from tests.fakes.window import wait_until
+
+LOADED_AT_FIRST_USE = ("pydantic_settings", "httpx", "rich", "click", "pygments", "tree_sitter")
+
+
+@pytest.fixture
+def host_environ() -> dict[str, str]:
+    return {"PYTHONPROFILEIMPORTTIME": "1"}  # each module the host imports, on its log
+
+
+def imported(log: str) -> set[str]:
+    """The modules an `-X importtime` log names (`import time: self | total | name`)."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in log.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+
+
+def idle_host_modules(host: HostProcess, host_windows: HostWindows, window: Any) -> set[str]:
+    """`window` attached, its main conversation opened in the host and measured (as its
+    context meter asks), nothing running: what the host has imported."""
+    run = host_windows.run
+    view = host_windows.attach(window)
+    session = window.session
+    assert isinstance(session, RemoteSession) and session.source == "main"
+    run(wait_until(lambda: bool(session.session_id), timeout=30))  # opened in the host
+    run(session.ask("context/measure"))
+    listed = run(view.client.call("session/list"))
+    assert [(s["id"], s["source"], s["busy"]) for s in listed] == [
+        (session.session_id, "main", False)
+    ]
+    modules = imported(host.stderr())
+    assert {"melgui.host.host", "melgui.desk.desk"} <= modules  # the log lists the host's
+    return modules
+
+
+def test_an_idle_host_with_a_window_attached_holds_only_what_it_uses(
+    host: HostProcess, host_windows: HostWindows
+) -> None:
+    window = host_windows.make(Settings())  # a new install's settings: the local model
+    modules = idle_host_modules(host, host_windows, window)
+    held = sorted(m for m in modules if m.split(".")[0] in LOADED_AT_FIRST_USE)
+    assert held == []
+
+
+def test_a_host_speaking_http_loads_httpx_without_its_command_line(
+    host: HostProcess, host_windows: HostWindows
+) -> None:
+    modules = idle_host_modules(host, host_windows, host_windows.make())  # the relay's
+    assert "httpx" in modules  # the relay's transport, made with the session
+    assert sorted(m for m in modules if m.split(".")[0] in ("rich", "click", "pygments")) == []
