@@ -48,6 +48,11 @@ class WorktreeReading:
         self._unsubscribe = session.thread.subscribe(self._on_change, text=False)
         self._again()  # a worktree reopened by a new host may hold changes already
 
+    @property
+    def reading(self) -> bool:
+        """A read is in flight."""
+        return self._count.reading
+
     def close(self) -> None:
         self._unsubscribe()
         self._count.close()
