@@ -14,6 +14,7 @@ import pytest
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.window.host_view.view import HostView
 from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
@@ -114,8 +115,8 @@ def test_a_host_workers_files_are_read_in_the_host_not_the_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two host workers write a file each and the same NOTES.md: the board shows each
-    one's count and where they meet, from the host's readings of their worktrees, and
-    the window runs no git in either worktree."""
+    one's count and where they meet, and `read_agent` the files, from the host's readings
+    of their worktrees; the window runs no git in either worktree."""
     for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "start")):
         git(project, *args)
     logged = git_calls_logged(tmp_path, monkeypatch)  # the host started before: not its git
@@ -153,6 +154,10 @@ def test_a_host_workers_files_are_read_in_the_host_not_the_window(
     run(wait_until(counted, timeout=20))
     first = board.row(keys[0])
     assert first is not None and "1 file shared with" in first.overlap
+    # The orchestrator's read_agent says the same files, from the same reading.
+    said = run(Orchestration(manager).read_agent(int(keys[0].removeprefix("pane-"))))
+    assert "Files changed in its worktree" in said.content
+    assert "? alpha.md" in said.content and "? NOTES.md" in said.content
     worktrees = [str(p.worktree.path.resolve()) for p in panes.values() if p.worktree]
     assert len(worktrees) == 2
     ran = logged.read_text().splitlines() if logged.exists() else []
