@@ -11,19 +11,33 @@ window's threads, took the window's frames).
 
 The reads are throttled as the board's are (`FileCount`): in a thread, at most one in
 flight, and changes that arrive meanwhile cause one more read after it, not one each.
+Its git runs niced: the host reads for views that draw, and its git on the 10,000-file
+worktrees of `bench/bench_host.py --only worktrees` must not take the cores the window
+draws with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.thread.changes import Change, EntryChanged, StateChanged
 from melgui.core.thread.entries import CallEntry
+from melgui.core.worktrees.git import run_git
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.touched import Touched, read_touched
 from melgui.desk.board.file_count import FileCount
 from melgui.desk.board.overlap_watch import TouchedReader, read_quietly
+
+
+def niced_read(worktree: Worktree) -> Touched:
+    """`read_touched` with its git niced (the host's reading, for the views' boards)."""
+
+    def git(args: Sequence[str], folder: Path) -> str:
+        return run_git(["-c", "core.quotePath=false", *args], folder)  # niced
+
+    return read_touched(worktree, git)
 
 
 class WorktreeReading:
@@ -36,7 +50,7 @@ class WorktreeReading:
         session: AgentSession,
         worktree: Worktree,
         on_read: Callable[[Touched | None], None],
-        read: TouchedReader = read_touched,
+        read: TouchedReader = niced_read,
     ) -> None:
         self.session = session
         self.worktree = worktree
