@@ -48,7 +48,9 @@ async def test_a_worktree_is_read_after_calls_that_may_change_it_and_turns(
         session.submit("write notes")
         await session.wait_idle()
         await _until(lambda: told[-1] is not None and "notes.txt" in told[-1].files)
-        assert told[-1] == reading.touched and told[-1].files["notes.txt"].status == "?"
+        last = told[-1]
+        assert last is not None and last == reading.touched
+        assert last.files["notes.txt"].status == "?"
         reading.close()
         await session.aclose()
         await desk.aclose()
