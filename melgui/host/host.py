@@ -208,6 +208,8 @@ class Host:
         session = HostedSession(
             row, agent, recording, ChangeLog(row.id, self.journal, merge=merge_records), desk
         )
+        if worktree is not None:  # its files are read here, for the views' boards
+            session.read_worktree(worktree_from_json(worktree))
         if source == "main":  # a window's main conversation: its preview, as in a window
             session.preview_compactions(desk.settings.compaction_preview)
         approval = row.settings.get(APPROVAL)

@@ -206,6 +206,7 @@ class RemoteSession:
             thread = snapshot_from_json(snapshot["thread"])
         self.conversation = Conversation(messages)
         self.thread.restart(thread)
+        self.loop.read_there(snapshot.get("worktree_files"))  # the host's last reading
         self._resyncing = False
         if was_paged and not self.paged and self.on_whole is not None:
             self.on_whole()
@@ -235,12 +236,7 @@ class RemoteSession:
 
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         self._observers.append(observer)
-
-        def unsubscribe() -> None:
-            if observer in self._observers:
-                self._observers.remove(observer)
-
-        return unsubscribe
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
 
     def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None:
         self._idle.clear()
@@ -385,6 +381,8 @@ class RemoteSession:
                 self.compaction.asked(record)
             elif kind == "compaction_resolved":
                 self.compaction.resolved(record)
+            elif kind == "worktree_files":  # the host read its worktree (the board's count)
+                self.loop.read_there(record.get("touched"))
             elif kind == "key_needed" and self._api_key:
                 self._command("session/key", {"api_key": self._api_key})
             event = self._reader.event_of(record)

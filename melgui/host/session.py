@@ -36,6 +36,9 @@ from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import snapshot_to_json
 from melgui.core.thread.entries import NoteEntry
+from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.overlap.touched import Touched, touched_to_json
+from melgui.desk.board.worktree_reading import WorktreeReading
 from melgui.desk.desk import Desk
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
@@ -52,7 +55,9 @@ logger = logging.getLogger(__name__)
 APPROVAL = "approval"  # a session row's setting: its view's approval settings
 # Records whose content a snapshot already holds (its thread, its conversation, the
 # compaction waiting for a person).
-IN_SNAPSHOT = ("change", "message", "branched", "compaction", "compaction_resolved")
+IN_SNAPSHOT = ("change", "message", "branched", "compaction", "compaction_resolved",
+               "worktree_files")  # fmt: skip
+WORKTREE_FILES = "worktree_files"  # a record and a snapshot's part: the worktree's reading
 INTERRUPTED = (
     "The melgui host stopped during this turn, and the programs the turn ran ended with it. "
     "The conversation reopened from the journal; what streamed after its last saved "
@@ -87,6 +92,9 @@ class HostedSession:
         # The preview before a compaction, waiting for a person in any view (its id).
         self.compaction: tuple[str, CompactionQuestion] | None = None
         self._compactions = 0
+        # A worker's own git worktree, read here after its calls and turns (the views'
+        # boards count its files from these readings).
+        self.worktree_files: WorktreeReading | None = None
         if recording is not None:
             recording.attach(agent)
         agent.thread.subscribe(self._changed)
@@ -123,6 +131,16 @@ class HostedSession:
             self.log.add({"type": "approval_resolved", "id": call_id, "decision": decision})
 
         request.future.add_done_callback(answered)
+
+    def read_worktree(self, worktree: Worktree) -> None:
+        """Read the worker's own worktree now, and again after each of its calls that may
+        change files and each turn's end; each new reading goes to the views as a
+        `worktree_files` record (and with a snapshot)."""
+        self.worktree_files = WorktreeReading(self.agent, worktree, self._worktree_read)
+
+    def _worktree_read(self, touched: Touched | None) -> None:
+        said = touched_to_json(touched) if touched is not None else None
+        self.log.add({"type": WORKTREE_FILES, "touched": said})
 
     # -- commands ------------------------------------------------------------------------
 
@@ -341,7 +359,13 @@ class HostedSession:
             "approvals": [question_record(r) for r in self.approvals.values() if r.pending],
             "compaction": [compaction_record(*self.compaction)] if self.compaction else [],
             "busy": self.busy,
+            WORKTREE_FILES: self._worktree_json(),
         }
+
+    def _worktree_json(self) -> dict[str, Any] | None:
+        reading = self.worktree_files
+        touched = reading.touched if reading is not None else None
+        return touched_to_json(touched) if touched is not None else None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -375,6 +399,8 @@ class HostedSession:
         }
 
     async def aclose(self) -> None:
+        if self.worktree_files is not None:
+            self.worktree_files.close()
         await self.agent.aclose()
         if self.recording is not None:
             self.recording.close()

@@ -36,6 +36,7 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Message
 from melgui.core.thread.codec import change_from_json
 from melgui.core.thread.thread import Thread
+from melgui.core.worktrees.overlap.touched import Touched, touched_from_json
 from melgui.host.changes import Record
 
 
@@ -99,13 +100,17 @@ def judgement_of(record: Record) -> Any:
 
 class LoopFacts:
     """What views read of a session's loop: its model, role and folder, its plan mode,
-    what waits, the tokens it used so far (`usage`, as its last turn's end said). A view
-    that sets the model, the role or plan mode sets them in the host too (`send`); what
-    the host says is `heard`, and not sent back."""
+    what waits, the tokens it used so far (`usage`, as its last turn's end said), its
+    worker's worktree as the host last read it (`worktree_files`: which files it changed,
+    hunk by hunk; None until read, or for none). A view that sets the model, the role or
+    plan mode sets them in the host too (`send`); what the host says is `heard`, and not
+    sent back."""
 
     def __init__(self, model: str, cwd: str) -> None:
         self.cwd = cwd
         self.usage = Usage()
+        self.worktree_files: Touched | None = None
+        self._on_files: list[Callable[[], None]] = []
         self.waiting: dict[str, ApprovalRequest] = {}
         self.plan = PlanMode()
         self.send: Callable[[dict[str, Any]], None] = lambda _settings: None
@@ -143,6 +148,23 @@ class LoopFacts:
 
     def pending_approvals(self) -> list[ApprovalRequest]:
         return [request for request in self.waiting.values() if request.pending]
+
+    def on_worktree_files(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """`listener()` hears each new reading of the worktree (the agents board)."""
+        self._on_files.append(listener)
+        return lambda: self._on_files.remove(listener) if listener in self._on_files else None
+
+    def read_there(self, data: Any) -> None:
+        """The host's reading of the worktree (a `worktree_files` record's `touched`, a
+        snapshot's `worktree_files`; None: none, or git could not tell)."""
+        try:
+            touched = None if data is None else touched_from_json(data)
+        except ValueError:
+            touched = None
+        if touched != self.worktree_files:
+            self.worktree_files = touched
+            for listener in list(self._on_files):
+                listener()
 
 
 class PreviewCopy:

@@ -52,7 +52,9 @@ if TYPE_CHECKING:
 #    approval/answer's option: a host view's ACP agent panes run in the host.
 # 16: term/channel and term/attach's pipe: a --with-host window's terminal output through
 #    a pipe the host passes over a second connection (SCM_RIGHTS), not in messages.
-PROTOCOL = 16
+# 17: the worktree_files record and a snapshot's worktree_files: a worker's own worktree
+#    read in the host, for the views' agents boards (they run no git for it).
+PROTOCOL = 17
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

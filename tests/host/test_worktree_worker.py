@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.overlap.touched import touched_from_json
 from melgui.host.records import worktree_to_json
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess
@@ -77,4 +79,49 @@ async def test_a_worktree_that_is_not_there_is_refused(host: HostProcess, tmp_pa
         else:
             raise AssertionError("a missing worktree was accepted")
     finally:
+        await client.aclose()
+
+
+async def test_the_host_reads_a_workers_worktree_for_its_views(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """After the worker's write, the views hear which files its worktree changed (a
+    `worktree_files` record), and a view attaching later has them in its snapshot."""
+    worktree = worktree_of(tmp_path)
+    write = tool_call("write_file", {"path": "notes.txt", "content": "x"}, id="w1")
+    edit = tool_call("edit_file", {"path": "README", "old_string": "hi", "new_string": "yo"})
+    scripted_relay.script([tool_calls(write, edit)], [text("Written."), done()])
+    modes = {"write_file": "auto", "edit_file": "auto"}
+    client, late = await host.client(), await host.client("late view")
+    try:
+        opened = await client.call(
+            "session/open",
+            folder=str(worktree.main),
+            settings={"connection": "relay", "relay_url": scripted_relay.base_url},
+            model="m1",
+            role="worker",
+            worktree=worktree_to_json(worktree),
+        )
+        session = opened["id"]
+        await client.call("settings/update", session=session, approval={"modes": modes})
+        heard: list[dict[str, Any]] = []
+        client.sessions[session] = heard.extend
+        await client.attach({session: None})
+        await client.call("turn/prompt", session=session, text="write notes")
+
+        def read() -> dict[str, Any] | None:
+            said = [r["touched"] for r in heard if r.get("type") == "worktree_files"]
+            return said[-1] if said else None
+
+        while len((read() or {"files": []})["files"]) < 2:
+            await asyncio.sleep(0.05)
+        touched = touched_from_json(read())
+        assert touched.base == worktree.base
+        assert {p: f.status for p, f in touched.files.items()} == {"README": "M", "notes.txt": "?"}
+        assert [(h.start, h.count) for h in touched.files["README"].hunks] == [(1, 1)]
+        snapshot = (await late.attach({session: None}))[session]["snapshot"]
+        assert touched_from_json(snapshot["worktree_files"]) == touched
+        assert not [r for r in snapshot["tail"] if r.get("type") == "worktree_files"]
+    finally:
+        await late.aclose()
         await client.aclose()

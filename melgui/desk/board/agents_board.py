@@ -10,7 +10,10 @@ worktree, when it has one), the files it changed (git against the worktree's bas
 it has one, counted in a thread: `file_count`; else the paths its file-changing tool
 calls wrote) and its tokens. With an `OverlapWatch`, the files its worktree changed are
 read after each of its tool calls and turns (one read serves the count too), and a row
-says where the agent's changes meet another's: shared files, conflicts to be.
+says where the agent's changes meet another's: shared files, conflicts to be. A session
+the melgui host runs is read there (`WorktreeReading`) and its readings come with its
+records (`loop.worktree_files`): the board counts and compares from them and runs no git
+for it.
 
 Listeners hear `changed()` after any change, and `Moment`s: an agent started waiting
 for an approval, finished a turn or failed one. The window turns moments into signals
@@ -33,6 +36,7 @@ from melgui.core.thread.entries import AssistantEntry, CallEntry, NoteEntry, Use
 from melgui.core.thread.thread import Thread
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.overlaps import describe, overlaps_of, summary
+from melgui.core.worktrees.overlap.touched import Touched
 from melgui.desk.board.branch_files import changed_files
 from melgui.desk.board.file_count import FileCount, FileCounter
 from melgui.desk.board.overlap_watch import OverlapWatch
@@ -47,11 +51,17 @@ class _Counted(Protocol):
     @property
     def usage(self) -> Usage: ...
 
+    @property
+    def worktree_files(self) -> Touched | None: ...
+
+    def on_worktree_files(self, listener: Callable[[], None]) -> Callable[[], None]: ...
+
 
 class Viewed(Protocol):
     """A session another process runs, seen here (melgui.host's RemoteSession): its copy
-    of that thread (holding the questions asked here), whether it runs, its source, and
-    the tokens it used so far (`loop.usage`)."""
+    of that thread (holding the questions asked here), whether it runs, its source, the
+    tokens it used so far (`loop.usage`) and its worktree as read there
+    (`loop.worktree_files`, None until read; `loop.on_worktree_files` hears a new one)."""
 
     @property
     def thread(self) -> Thread: ...
@@ -126,11 +136,35 @@ class _Agent:
         )
         self._turns = session.thread.state.turns
         self._unsubscribe = session.thread.subscribe(self._on_change, text=False)
+        # A session another process runs: its worktree is read there, never here.
+        self.there = not isinstance(session, AgentSession | HostedAgentSession)
+        self._unlisten: Callable[[], None] = lambda: None
+        if not isinstance(session, AgentSession | HostedAgentSession):
+            self._unlisten = session.loop.on_worktree_files(self._read_there)
 
     def edited(self) -> None:
-        """The worktree may have changed: the overlap watch reads it again."""
+        """The worktree may have changed: the overlap watch reads it again (or takes the
+        reading of the process the session runs in, as it is)."""
+        watch = self.board.overlaps
+        if watch is None:
+            return
+        if self.there:
+            watch.reported(self.key, self._there())
+        else:
+            watch.edited(self.key, self.worktree())
+
+    def _there(self) -> Touched | None:
+        session = self.session
+        if isinstance(session, AgentSession | HostedAgentSession):
+            return None
+        return session.loop.worktree_files
+
+    def _read_there(self) -> None:
+        """A new reading of the worktree, from the process the session runs in."""
         if self.board.overlaps is not None:
-            self.board.overlaps.edited(self.key, self.worktree())
+            self.edited()  # the watch tells the board
+        else:
+            self.board.changed(self, None)
 
     @property
     def pending(self) -> list[ApprovalRequest]:
@@ -138,6 +172,7 @@ class _Agent:
 
     def close(self) -> None:
         self._unsubscribe()
+        self._unlisten()
         self._git_files.close()
         if self.board.overlaps is not None:
             self.board.overlaps.forget(self.key)
@@ -163,7 +198,7 @@ class _Agent:
                 moment = self._moment("failed", text)
             case StateChanged(state=state):
                 ended, self._turns = state.turns != self._turns, state.turns
-                if ended:
+                if ended and not self.there:
                     self.edited()
                 if ended and state.outcome == "done":
                     self._set("finished")
@@ -212,8 +247,8 @@ class _Agent:
         session, tool = self.session, None
         if isinstance(session, AgentSession) and entry.origin.kind != "acp":
             tool = session.loop.catalog.get(entry.name)  # an ACP agent's tools are its own
-        if tool is not None and tool.read_only:
-            return  # it changed nothing
+        if (tool is not None and tool.read_only) or self.there:
+            return  # it changed nothing, or its worktree is read where it runs
         self._git_files.mark_stale()  # anything else may have changed the worktree
         self.edited()
         result, arguments = entry.result, entry.arguments
@@ -226,7 +261,11 @@ class _Agent:
 
     def files_changed(self) -> int:
         """git's count when it has one (asking for a new one when the worktree may have
-        changed: it arrives as a change of the board), else the files its tools wrote."""
+        changed: it arrives as a change of the board), else the files its tools wrote.
+        A session another process runs: that process's count, as it last read it."""
+        if self.there:
+            there = self._there()
+            return len(there.files) if there is not None else len(self.written)
         worktree = self.worktree()
         if worktree is None:
             return len(self.written)

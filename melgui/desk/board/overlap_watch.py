@@ -8,7 +8,9 @@ per worktree in flight and one more after it for every edit meanwhile, then comp
 every worktree's changes (`find_overlaps`, plain Python over the changed files) and
 tells its listeners when a worktree's changes or the overlaps changed.
 
-The reader is given: a worktree on another host plugs in its own git runner there.
+The reader is given: a worktree on another host plugs in its own git runner there. A
+worktree the melgui host reads (its worker's session runs there: `WorktreeReading`) is
+not read here: its readings are given (`reported`), and compared with the others.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ TouchedReader = Callable[[Worktree], Touched]
 log = logging.getLogger(__name__)
 
 
-def _quiet(read: TouchedReader) -> Callable[[Worktree], Touched | None]:
+def read_quietly(read: TouchedReader) -> Callable[[Worktree], Touched | None]:
     def reading(worktree: Worktree) -> Touched | None:
         try:
             return read(worktree)
@@ -41,8 +43,9 @@ class OverlapWatch:
     """The changes of every followed worktree, and their overlaps (`overlaps`)."""
 
     def __init__(self, read: TouchedReader = read_touched) -> None:
-        self._read = _quiet(read)
+        self._read = read_quietly(read)
         self._readers: dict[str, FileCount[Touched]] = {}
+        self._reported: dict[str, Touched | None] = {}  # read where the session runs
         self._listeners: list[Callable[[], None]] = []
         self._told: dict[str, Touched | None] = {}  # each worktree's reading, as last told
         self.overlaps: tuple[Overlap, ...] = ()
@@ -64,13 +67,23 @@ class OverlapWatch:
         if not reader.reading:  # read at once (no event loop): compare now
             self._compare()
 
+    def reported(self, key: str, touched: Touched | None) -> None:
+        """Agent `key`'s worktree as read where its session runs (the melgui host): taken
+        as it is, never read here."""
+        self._reported[key] = touched
+        self._compare()
+
     def forget(self, key: str) -> None:
         reader = self._readers.pop(key, None)
         if reader is not None:
             reader.close()
+        if reader is not None or key in self._reported:
+            self._reported.pop(key, None)
             self._compare()
 
     def touched(self, key: str) -> Touched | None:
+        if key in self._reported:
+            return self._reported[key]
         reader = self._readers.get(key)
         return reader.files if reader is not None else None
 
@@ -78,10 +91,12 @@ class OverlapWatch:
         for reader in self._readers.values():
             reader.close()
         self._readers.clear()
+        self._reported.clear()
         self._listeners.clear()
 
     def _compare(self) -> None:
         readings = {key: reader.files for key, reader in self._readers.items()}
+        readings.update(self._reported)
         current = {key: touched for key, touched in readings.items() if touched is not None}
         overlaps = find_overlaps(current)
         if overlaps == self.overlaps and readings == self._told:

@@ -18,8 +18,9 @@ from melgui.core.protocol.tools.panes import Layout
 from melgui.core.terminal.panes import HERE, exit_label, unknown_pane
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
-from melgui.core.worktrees.risk import changed_files, describe_changes
+from melgui.core.worktrees.risk import FileChange, changed_files, describe_changes
 from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager
 from melgui.ui.panes.terminal.pane import TerminalPane
@@ -219,7 +220,7 @@ class Orchestration:
             names = ", ".join(request.call.name for request in pending)
             lines.append(f"Waiting for the person to approve: {names}.")
         if pane.worktree is not None:
-            lines.append(await _worktree_changes(pane.worktree))
+            lines.append(await _worktree_changes(pane.worktree, pane.session))
         overlaps = self.overlaps(pane_id)
         if overlaps:
             lines.append(OVERLAP_HEAD + "\n".join(f"- {line}" for line in overlaps))
@@ -253,13 +254,22 @@ async def _settle(pane: TerminalPane) -> None:
     pane.check_exit()
 
 
-async def _worktree_changes(worktree: Worktree) -> str:
-    """Which files the worker changed in its worktree since its base (committed or not)."""
+async def _worktree_changes(worktree: Worktree, session: object) -> str:
+    """Which files the worker changed in its worktree since its base (committed or not).
+    A worker the melgui host runs: as the host last read it (after its last call or
+    turn), with no git run here."""
     where = f"its worktree (branch {worktree.branch}, from {worktree.base[:10]})"
-    try:
-        changes = await asyncio.to_thread(changed_files, worktree)
-    except GitError as exc:
-        return f"Could not read {where}: {exc}"
+    if isinstance(session, RemoteSession):
+        touched = session.loop.worktree_files
+        if touched is None:
+            return f"The melgui host has not read {where} yet."
+        changes = [FileChange("M" if t.status == "B" else t.status, t.path)
+                   for t in touched.files.values()]  # fmt: skip
+    else:
+        try:
+            changes = await asyncio.to_thread(changed_files, worktree)
+        except GitError as exc:
+            return f"Could not read {where}: {exc}"
     if not changes:
         return f"No files changed yet in {where}."
     return (

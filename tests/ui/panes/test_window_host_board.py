@@ -4,6 +4,8 @@ git's count of the files its worktree changed and its branch, its tokens."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +14,9 @@ import pytest
 
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
+from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.window.host_view.view import HostView
-from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
+from tests.fakes import RecordedRequest, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess, runtime_dir
 from tests.fakes.projects import git
 from tests.fakes.window import relay_settings, wait_until
@@ -76,3 +79,87 @@ def test_the_board_counts_a_host_workers_changed_files(
     assert (row.state, row.branch, row.files_changed, row.waiting) == ("finished", branch, 2, 0)
     assert row.tokens == 12
     assert not (project / "NOTES.md").exists()  # in the worktree, not the project folder
+
+
+def _writes_notes(request: RecordedRequest) -> list[Any]:
+    """Each worker writes its own file and the shared NOTES.md, then answers."""
+    if (request.last_message or {}).get("role") == "tool":
+        return [text("Written."), done()]
+    task = next(m.get("content", "") for m in request.messages if m.get("role") == "user")
+    own = {"path": f"{str(task).split()[-1]}.md", "content": "mine\n"}
+    shared = {"path": "NOTES.md", "content": f"{task}\n"}
+    return [tool_calls(tool_call("write_file", own), tool_call("write_file", shared))]
+
+
+def git_calls_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """From now on every git this process starts is the real one behind a script that
+    first writes its folder and arguments to the returned file."""
+    real, log = shutil.which("git"), tmp_path / "git-calls.log"
+    assert real is not None
+    folder = tmp_path / "logging-git"
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\necho "$(pwd -P) $*" >> "{log}"\nexec "{real}" "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def test_a_host_workers_files_are_read_in_the_host_not_the_window(
+    host: HostProcess,
+    scripted_relay: ScriptedRelay,
+    make_window: Any,
+    run: Any,
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two host workers write a file each and the same NOTES.md: the board shows each
+    one's count and where they meet, and `read_agent` the files, from the host's readings
+    of their worktrees; the window runs no git in either worktree."""
+    for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "start")):
+        git(project, *args)
+    logged = git_calls_logged(tmp_path, monkeypatch)  # the host started before: not its git
+    scripted_relay.on(lambda r: r.tool_role == "worker", _writes_notes)
+    settings = relay_settings(scripted_relay)
+    settings.approval_modes = {**settings.approval_modes, "write_file": "auto"}
+    window = make_window(settings)
+    window.host_view = HostView(window, run(host.client("window")))
+    board, manager = window.signals.board, window.pane_manager
+    window.signals.dock.show()
+
+    async def scenario() -> dict[str, AgentPane]:
+        panes = {}
+        for name in ("alpha", "beta"):
+            info, prepared = await manager.start_worker(f"notes {name}", None, own_worktree=True)
+            assert prepared is not None
+            pane = manager.pane(info.id)
+            assert isinstance(pane, AgentPane) and isinstance(pane.session, RemoteSession)
+            panes[f"pane-{info.id}"] = pane
+        await wait_until(
+            lambda: all(
+                p.latest_reply() == "Written." and not p.bridge.busy for p in panes.values()
+            ),
+            30,
+        )
+        return panes
+
+    panes = run(scenario())
+    keys = list(panes)
+
+    def counted() -> bool:
+        rows = [board.row(key) for key in keys]
+        return all(row is not None and (row.files_changed, row.conflicts) == (2, 1) for row in rows)
+
+    run(wait_until(counted, timeout=20))
+    first = board.row(keys[0])
+    assert first is not None and "1 file shared with" in first.overlap
+    # The orchestrator's read_agent says the same files, from the same reading.
+    said = run(Orchestration(manager).read_agent(int(keys[0].removeprefix("pane-"))))
+    assert "Files changed in its worktree" in said.content
+    assert "? alpha.md" in said.content and "? NOTES.md" in said.content
+    worktrees = [str(p.worktree.path.resolve()) for p in panes.values() if p.worktree]
+    assert len(worktrees) == 2
+    ran = logged.read_text().splitlines() if logged.exists() else []
+    in_worktrees = [line for line in ran if line.startswith(tuple(worktrees))]
+    assert in_worktrees == []  # the host read them; the window ran no git there

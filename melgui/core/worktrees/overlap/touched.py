@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from melgui.core.worktrees.git import run_git
 from melgui.core.worktrees.model import Worktree
@@ -79,6 +80,29 @@ class Touched:
 
     base: str
     files: dict[str, FileTouch] = field(default_factory=dict)
+
+
+def touched_to_json(touched: Touched) -> dict[str, Any]:
+    """{base, files: [[path, status, [[start, count, new_start, new_count, context]],
+    [symbol]]]}: a reading as the melgui host sends it to its views."""
+
+    def hunks(touch: FileTouch) -> list[list[Any]]:
+        return [[h.start, h.count, h.new_start, h.new_count, h.context] for h in touch.hunks]
+
+    files = [[t.path, t.status, hunks(t), list(t.symbols)] for t in touched.files.values()]
+    return {"base": touched.base, "files": files}
+
+
+def touched_from_json(data: Any) -> Touched:
+    """A reading the host sent (`touched_to_json`); ValueError for what is not one."""
+    try:
+        files = {}
+        for path, status, hunks, symbols in data["files"]:
+            found = tuple(Hunk(int(a), int(b), int(c), int(d), str(e)) for a, b, c, d, e in hunks)
+            files[str(path)] = FileTouch(str(path), str(status), found, tuple(map(str, symbols)))
+        return Touched(str(data["base"]), files)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a worktree's reading: {exc}") from exc
 
 
 def read_touched(
