@@ -98,7 +98,9 @@ def test_views_hear_a_turn_in_order_but_not_on_the_loops_path(
         for n, (_kind, item) in enumerate(happened)
         if isinstance(item, (TextAppended, AssistantText, LegStarted, ToolCallFinished))
     ]
-    assert len(streamed) >= 6
+    # Two legs' starts, the call's end and each leg's text at least (a socket read's
+    # deltas come as one: how many texts there are follows how the reads fall).
+    assert len(streamed) >= 5
     # None of these was heard by the views on the path that made it: they came later.
     assert all(heard_then[n] <= n for n in streamed)
 
