@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from melgui.core.processes import settle_ending, spawn
-from tests.fakes.late_watcher import REASON, SUPPORTED, late_watcher
+from tests.fakes.late_watcher import REASON, SUPPORTED, late_watcher, started_pids
 
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason=REASON)
 
@@ -27,15 +27,7 @@ def test_a_child_cancelled_twice_as_it_starts_is_reaped_before_the_loop_closes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     may_wait = late_watcher(monkeypatch)  # its end is reported late, as on a busy machine
-    started: list[int] = []
-    transport = getattr(asyncio.unix_events, "_UnixSubprocessTransport")  # noqa: B009
-    real = transport._start
-
-    def start(self: Any, *args: Any, **kwargs: Any) -> None:
-        real(self, *args, **kwargs)
-        started.append(self._proc.pid)
-
-    monkeypatch.setattr(transport, "_start", start)
+    started = started_pids(monkeypatch)
 
     async def scenario() -> None:
         task = asyncio.ensure_future(spawn("sleep", "30", start_new_session=True))

@@ -23,6 +23,7 @@ from melgui.core.config.settings import Settings, save_settings
 from melgui.host.client import HostClient
 from melgui.host.place import HostPlace
 from tests.fakes.scripted_server import ScriptedRelay
+from tests.fakes.session_bus import NotificationBus
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "k-host"
@@ -109,6 +110,24 @@ def runtime_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def host_on_bus() -> Iterator[tuple[HostProcess, NotificationBus]]:
+    """A host process speaking to a session bus of its own, whose notification server
+    records what it is told (`bus.calls()`); both end with the block."""
+    bus = NotificationBus().start()
+    try:
+        with runtime_dir() as runtime:
+            host = HostProcess(runtime)
+            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            host.start()
+            try:
+                yield host, bus
+            finally:
+                host.stop()
+    finally:
+        bus.close()
 
 
 @contextlib.contextmanager

@@ -70,3 +70,18 @@ def pipes_connected_late(monkeypatch: pytest.MonkeyPatch) -> None:
         await connect(self, waiter)
 
     monkeypatch.setattr(base, "_connect_pipes", late)
+
+
+def started_pids(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of asyncio's children, each appended as soon as it is forked (before
+    asyncio connects its pipes or a caller sees it)."""
+    started: list[int] = []
+    transport = getattr(asyncio.unix_events, "_UnixSubprocessTransport")  # noqa: B009
+    real = transport._start
+
+    def start(self: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        started.append(self._proc.pid)
+
+    monkeypatch.setattr(transport, "_start", start)
+    return started

@@ -17,7 +17,7 @@ from melgui.core.agent.compaction import KEPT_HEAD
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from tests.fakes import ScriptedRelay, done, text
-from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.host_process import HostProcess, host_on_bus
 from tests.fakes.session_bus import NotificationBus
 
 LONG = "word " * 400
@@ -132,26 +132,16 @@ async def test_a_preview_no_window_shows_is_said_on_the_desktop(
     scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:
     scripted_relay.script(*[[text(f"Answer {n}. {LONG}"), done()] for n in range(4)])
-    bus = NotificationBus().start()
-    try:
-        with runtime_dir() as runtime:
-            host = HostProcess(runtime)
-            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-            host.start()
-            try:
-                client = await host.client("window")
-                session = await four_turns(client, scripted_relay, tmp_path)
-                session.request_compaction()
-                await until(lambda: session.compaction.question is not None)
-                await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
-                assert bus.calls() == []
-                await client.aclose()
-                await until(lambda: bool(bus.calls()))
-                await asyncio.sleep(0.3)
-                [said] = bus.calls()  # once
-                assert said["summary"] == "The main conversation waits before compacting"
-                assert str(tmp_path) in said["body"]
-            finally:
-                host.stop()
-    finally:
-        bus.close()
+    with host_on_bus() as (host, bus):
+        client = await host.client("window")
+        session = await four_turns(client, scripted_relay, tmp_path)
+        session.request_compaction()
+        await until(lambda: session.compaction.question is not None)
+        await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
+        assert bus.calls() == []
+        await client.aclose()
+        await until(lambda: bool(bus.calls()))
+        await asyncio.sleep(0.3)
+        [said] = bus.calls()  # once
+        assert said["summary"] == "The main conversation waits before compacting"
+        assert str(tmp_path) in said["body"]

@@ -17,7 +17,7 @@ from melgui.host.client import HostClient
 from melgui.host.main import describe_status
 from melgui.tools.mcp.config import user_path
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
-from tests.fakes.host_process import HostProcess, runtime_dir
+from tests.fakes.host_process import HostProcess, host_on_bus
 from tests.fakes.mcp import fake_entry
 from tests.fakes.session_bus import NotificationBus
 from tests.host.conftest import open_session, wait_for, write_b
@@ -71,31 +71,21 @@ async def test_a_question_no_window_shows_is_said_on_the_desktop(
     scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:
     scripted_relay.script([tool_calls(write_b())], [text("Written."), done()])
-    bus = NotificationBus().start()
-    try:
-        with runtime_dir() as runtime:
-            host = HostProcess(runtime)
-            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-            host.start()
-            try:
-                window = await host.client("window")
-                session = await open_session(window, str(tmp_path), scripted_relay.base_url)
-                await window.attach({session: None})
-                await window.call("turn/prompt", session=session, text="write b")
-                await wait_for(window, session, lambda s: s["approvals"])
-                await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
-                assert bus.calls() == []
-                await window.aclose()
-                while not bus.calls():
-                    await asyncio.sleep(0.05)
-                await asyncio.sleep(0.3)
-                [said] = bus.calls()
-                assert "asks for approval" in said["summary"]
-                assert "write_file: b.txt" in said["body"] and str(tmp_path) in said["body"]
-            finally:
-                host.stop()
-    finally:
-        bus.close()
+    with host_on_bus() as (host, bus):
+        window = await host.client("window")
+        session = await open_session(window, str(tmp_path), scripted_relay.base_url)
+        await window.attach({session: None})
+        await window.call("turn/prompt", session=session, text="write b")
+        await wait_for(window, session, lambda s: s["approvals"])
+        await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
+        assert bus.calls() == []
+        await window.aclose()
+        while not bus.calls():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        [said] = bus.calls()
+        assert "asks for approval" in said["summary"]
+        assert "write_file: b.txt" in said["body"] and str(tmp_path) in said["body"]
 
 
 async def _mcp_state(client: HostClient, folder: str, check: Any) -> dict[str, Any]:
@@ -123,34 +113,24 @@ async def test_an_mcp_servers_form_no_window_shows_is_said_on_the_desktop(
     entry = fake_entry(trusted=True, env={"MCP_FAKE_MARK": f"told-{tmp_path.name}"})
     user_path().write_text(json.dumps({"mcpServers": {"fake": entry}}))
     folder = str(tmp_path)
-    bus = NotificationBus().start()
-    try:
-        with runtime_dir() as runtime:
-            host = HostProcess(runtime)
-            host.env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-            host.start()
-            try:
-                window = await host.client("window")
-                session = await open_session(window, folder, scripted_relay.base_url)
-                await window.attach({session: None})
-                await _mcp_state(window, folder, _fake_ready)
-                await window.call("turn/prompt", session=session, text="book a table")
-                await wait_for(window, session, lambda s: s["approvals"])
-                answer = {"session": session, "call": "b1", "decision": "approve"}
-                assert await window.call("approval/answer", **answer) == {"answered": True}
-                state = await _mcp_state(window, folder, lambda s: s["asks"])
-                assert [a["kind"] for a in state["asks"]] == ["input"]
-                await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
-                assert bus.calls() == []
-                await window.aclose()  # the form stays in the host, shown by nobody
-                while not bus.calls():
-                    await asyncio.sleep(0.05)
-                await asyncio.sleep(0.3)
-                [said] = bus.calls()
-                assert "fake" in said["summary"] and "form" in said["summary"]
-                assert "Book a table at Chez Nous" in said["body"] and folder in said["body"]
-            finally:
-                host.stop()
-    finally:
-        bus.close()
+    with host_on_bus() as (host, bus):
+        window = await host.client("window")
+        session = await open_session(window, folder, scripted_relay.base_url)
+        await window.attach({session: None})
+        await _mcp_state(window, folder, _fake_ready)
+        await window.call("turn/prompt", session=session, text="book a table")
+        await wait_for(window, session, lambda s: s["approvals"])
+        answer = {"session": session, "call": "b1", "decision": "approve"}
+        assert await window.call("approval/answer", **answer) == {"answered": True}
+        state = await _mcp_state(window, folder, lambda s: s["asks"])
+        assert [a["kind"] for a in state["asks"]] == ["input"]
+        await asyncio.sleep(0.3)  # several frames: a window shows it, so none is sent
+        assert bus.calls() == []
+        await window.aclose()  # the form stays in the host, shown by nobody
+        while not bus.calls():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        [said] = bus.calls()
+        assert "fake" in said["summary"] and "form" in said["summary"]
+        assert "Book a table at Chez Nous" in said["body"] and folder in said["body"]
         user_path().unlink(missing_ok=True)

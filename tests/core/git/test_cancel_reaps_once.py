@@ -19,6 +19,7 @@ from melgui.core.git import runner
 from tests.fakes.late_watcher import (
     late_watcher,
     pipes_connected_late,
+    started_pids,
     unknown_children,
     until_zombie,
 )
@@ -84,15 +85,7 @@ def test_a_git_cancelled_while_it_is_started_is_reaped_once(
     a quick git has ended: asyncio's own clean-up would poll, and reap it."""
     may_wait = late_watcher(monkeypatch)
     pipes_connected_late(monkeypatch)
-    started: list[int] = []
-    transport = getattr(asyncio.unix_events, "_UnixSubprocessTransport")  # noqa: B009
-    real = transport._start
-
-    def start(self: Any, *args: Any, **kwargs: Any) -> None:
-        real(self, *args, **kwargs)
-        started.append(self._proc.pid)
-
-    monkeypatch.setattr(transport, "_start", start)
+    started = started_pids(monkeypatch)
 
     async def scenario() -> None:
         task = asyncio.ensure_future(runner._run_async(["true"], "/", {}, None, 30))
