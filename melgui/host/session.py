@@ -40,6 +40,8 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.touched import Touched, touched_to_json
 from melgui.desk.board.worktree_reading import WorktreeReading
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.relayed import RECORDS as RELAYED
+from melgui.desk.hosted_agents.relayed import AgentRelay
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
 from melgui.host import wire
@@ -56,7 +58,7 @@ APPROVAL = "approval"  # a session row's setting: its view's approval settings
 # Records whose content a snapshot already holds (its thread, its conversation, the
 # compaction waiting for a person).
 IN_SNAPSHOT = ("change", "message", "branched", "compaction", "compaction_resolved",
-               "worktree_files")  # fmt: skip
+               "worktree_files", *RELAYED)  # fmt: skip
 WORKTREE_FILES = "worktree_files"  # a record and a snapshot's part: the worktree's reading
 INTERRUPTED = (
     "The melgui host stopped during this turn, and the programs the turn ran ended with it. "
@@ -422,6 +424,9 @@ class HostedAgent(HostedSession):
         self.phase: AgentPhase = "starting"
         self._told: dict[str, Any] = {}
         acp.host.state.listen(self.tell)
+        # Its plan and its terminals' tabs, for the views (records, a snapshot's part).
+        self.relay = AgentRelay(acp.host.state, self.log.add)
+        acp.host.terminals.on_open = self.relay.opened
         self._starting = asyncio.get_running_loop().create_task(self._start())
 
     async def _start(self) -> None:
@@ -453,7 +458,9 @@ class HostedAgent(HostedSession):
         sign_in, failed), why it failed, and what it offers (AgentState.to_json)."""
         failure = self.acp.host.failure
         phase = "failed" if failure else self.phase
-        return {"phase": phase, "failure": failure, "state": self.acp.host.state.to_json()}
+        state = self.acp.host.state.to_json()
+        del state["plan"]  # a `plan` record of its own: each step's change is not the rest
+        return {"phase": phase, "failure": failure, "state": state}
 
     def _observe(self, event: LoopEvent) -> None:
         super()._observe(event)
@@ -488,7 +495,7 @@ class HostedAgent(HostedSession):
         return False
 
     def snapshot(self, page: int | None = None) -> dict[str, Any]:
-        return {**super().snapshot(page), AGENT: self.agent_json()}
+        return {**super().snapshot(page), AGENT: {**self.agent_json(), **self.relay.to_json()}}
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), AGENT: self.row.settings.get(AGENT)}
@@ -498,6 +505,7 @@ class HostedAgent(HostedSession):
         with contextlib.suppress(asyncio.CancelledError):
             await self._starting
         await super().aclose()
+        self.relay.close()
 
 
 def agent_methods(
