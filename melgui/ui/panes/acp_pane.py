@@ -65,8 +65,8 @@ AcpSession = HostedAgentSession | RemoteAgentSession
 
 class AcpPane(AgentPane):
     """Hosts one ACP agent. `start()` (called by the manager) spawns it, here or, for a
-    window that is a view of the melgui host, there (its terminals' tabs are this
-    window's only)."""
+    window that is a view of the melgui host, there (its terminals' tabs then drawn from
+    the host's records of them)."""
 
     _stateArrived = Signal()  # the agent's modes/models/commands changed
 

@@ -1,7 +1,7 @@
 """RemoteAgentSession: an ACP agent the melgui host runs (its program the host's child), seen
 from a view's agent pane with the surface the pane uses of a HostedAgentSession: the
-agent's state (`agent`: modes, models, commands, sign-in, failure), `started` (its
-`start`), `sign_in`.
+agent's state (`agent`: modes, models, commands, sign-in, failure, and its plan and
+terminals as the host relays them), `started` (its `start`), `sign_in`.
 
     session = RemoteAgentSession.open(client, folder="/p", command=cmd, source="claude 2")
     await session.started()      # AuthRequired, AgentFailed as a HostedAgentSession's
