@@ -480,6 +480,12 @@ class HostedAgent(HostedSession):
         self.phase = "ready"
         self.tell()
 
+    def terminal_input(self, terminal_id: str, data: str) -> bool:
+        """Keys a view typed in its tab of one of the agent's terminals, to its program;
+        False for one that ended or that no snapshot carries any more."""
+        relayed = self.relay.terminals.get(terminal_id)
+        return relayed is not None and relayed.write(data.encode())
+
     async def set_mode(self, mode: str) -> None:
         await self.acp.host.set_mode(mode)
 
@@ -512,8 +518,9 @@ def agent_methods(
     session_of: Callable[[str], HostedSession],
 ) -> dict[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]]:
     """The requests a view sends about an ACP agent the host runs (`agent/sign_in`,
-    `agent/mode`, `agent/model`), for the host's dispatch table; each takes (view,
-    params) and raises RpcError for a session that runs no agent or the agent's refusal."""
+    `agent/mode`, `agent/model`, `agent/terminal_input`), for the host's dispatch table;
+    each takes (view, params) and raises RpcError for a session that runs no agent or
+    the agent's refusal."""
 
     def agent(params: dict[str, Any]) -> HostedAgent:
         session = session_of(params["session"])
@@ -549,4 +556,9 @@ def agent_methods(
         except Exception as exc:
             raise RpcError(wire.INVALID_PARAMS, f"the agent refused: {exc}") from None
 
-    return {"agent/sign_in": sign_in, "agent/mode": mode, "agent/model": model}
+    async def terminal_input(view: Any, params: dict[str, Any]) -> Any:
+        sent = agent(params).terminal_input(str(params["terminal"]), str(params["data"]))
+        return {"sent": sent}
+
+    return {"agent/sign_in": sign_in, "agent/mode": mode, "agent/model": model,
+            "agent/terminal_input": terminal_input}  # fmt: skip

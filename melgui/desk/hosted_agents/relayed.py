@@ -40,7 +40,7 @@ TERMINAL_OUTPUT = "terminal_output"
 TERMINAL_EXIT = "terminal_exit"
 RECORDS = (PLAN, TERMINAL, TERMINAL_OUTPUT, TERMINAL_EXIT)  # all of them in a snapshot
 FRAME_S = 1 / 60
-FRAME_MAX = 16 * 1024  # bytes of one terminal's output sent in one record
+FRAME_MAX = 8 * 1024  # bytes of one terminal's output sent in one record
 TAIL = 64 * 1024  # characters of each terminal's output a snapshot carries
 KEPT = 16  # terminals a snapshot carries, the newest
 COPY_MAX = 1024 * 1024  # bytes a view's copy keeps for a tab drawn later
@@ -172,6 +172,16 @@ class RelayedTerminal:
                 "rows": terminal.rows, "tail": self.tail, "cut": self.cut,
                 "exit": self.exit}  # fmt: skip
 
+    def write(self, data: bytes) -> bool:
+        """Keys a view typed in its tab, to the program; False once it ended."""
+        if self.exit is not None:
+            return False
+        try:
+            self._terminal.write(data)
+        except OSError:  # released meanwhile: its pty is closed
+            return False
+        return True
+
     def forget(self) -> None:
         """No longer followed (a newer terminal took its place, the agent ended)."""
         with contextlib.suppress(ValueError):
@@ -227,12 +237,18 @@ class PlanCopy:
             self.sink(plan_title(self._state), plan_markdown(self.entries))
 
 
-class TerminalCopy:
-    """A view's copy of one of the agent's terminals in the host: what its tab shows.
-    Keys typed in the tab are not sent: the program is the agent's."""
+Send = Callable[[str, bytes], None]  # (terminal id, keys): to the host
 
-    def __init__(self, terminal_id: str, title: str, columns: int, rows: int) -> None:
+
+class TerminalCopy:
+    """A view's copy of one of the agent's terminals in the host: what its tab shows;
+    keys typed in the tab go to the program there (`send`)."""
+
+    def __init__(
+        self, terminal_id: str, title: str, columns: int, rows: int, send: Send | None = None
+    ) -> None:
         self.id = terminal_id
+        self._send = send
         self.title = title
         self.columns, self.rows = columns, rows
         self.output = bytearray()
@@ -241,7 +257,8 @@ class TerminalCopy:
         self.on_exit: list[Callable[[TerminalCopy], None]] = []
 
     def write(self, data: bytes) -> None:
-        return None
+        if self._send is not None and self.exit is None:
+            self._send(self.id, data)
 
     def feed(self, data: bytes) -> None:
         self.output += data
@@ -271,6 +288,7 @@ class TerminalCopies:
     def __init__(self) -> None:
         self.copies: dict[str, TerminalCopy] = {}
         self.on_open: Callable[[TerminalCopy], None] | None = None
+        self.send: Send | None = None  # keys typed in a tab, to the host
 
     def heard(self, record: Record) -> None:
         kind = record.get("type")
@@ -306,8 +324,8 @@ class TerminalCopies:
 
     def _open(self, terminal_id: str, said: Record, output: bytes = b"") -> TerminalCopy:
         title = str(said.get("title") or terminal_id)
-        copy = TerminalCopy(terminal_id, title, int(said.get("columns") or 120),
-                            int(said.get("rows") or 30))  # fmt: skip
+        columns, rows = int(said.get("columns") or 120), int(said.get("rows") or 30)
+        copy = TerminalCopy(terminal_id, title, columns, rows, self.send)
         copy.output += output
         self.copies[terminal_id] = copy
         if self.on_open is not None:

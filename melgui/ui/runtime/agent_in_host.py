@@ -83,6 +83,7 @@ class RemoteAgentSession(RemoteSession):
     ) -> None:
         super().__init__(client, folder=folder, model=command.name, source=source)
         self.agent = AgentMirror(self, command, folder)
+        self.agent.terminals.send = self._keys
         self.loop.heard({"role": "worker"})
 
     @classmethod
@@ -135,6 +136,11 @@ class RemoteAgentSession(RemoteSession):
             await self.ask("agent/sign_in", method_id=method_id)
         except RpcError as exc:
             raise AgentFailed(exc.message) from None
+
+    def _keys(self, terminal_id: str, data: bytes) -> None:
+        """Keys typed in a tab of the agent's terminal, to its program in the host."""
+        keys = data.decode("utf-8", errors="replace")
+        self._command("agent/terminal_input", {"terminal": terminal_id, "data": keys})
 
     # -- the host's word -------------------------------------------------------------------
 

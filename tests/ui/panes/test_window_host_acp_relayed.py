@@ -103,6 +103,8 @@ def test_a_terminals_output_comes_bounded_and_its_tail_in_a_snapshot(
     """A terminal that floods: the views get at most FRAME_MAX bytes of it a record, the
     snapshot its last TAIL characters, and the screen its last lines."""
     _, _, pane = open_acp_pane(host_windows)
+    session = pane.acp
+    assert isinstance(session, RemoteAgentSession)
     flood = ["sh", "-c", "seq 1 200000; echo end-of-flood"]
     pane.send(json.dumps([{"run": flood}, {"say": "flooded"}]))
     run(wait_until(lambda: "flooded" in pane.latest_reply(), 60))
@@ -110,14 +112,37 @@ def test_a_terminals_output_comes_bounded_and_its_tail_in_a_snapshot(
     from melgui.desk.hosted_agents.relayed import FRAME_MAX, TAIL
 
     client: HostClient = run(hosts.first.client("another view"))
-    session = pane.acp
-    assert isinstance(session, RemoteAgentSession)
-    records = run(client.attach({session.session_id: 0}))[session.session_id]["changes"]
-    output = [r for r in records if r["type"] == "terminal_output"]
+    try:
+        said = run(client.attach({session.session_id: 0}))[session.session_id]["changes"]
+        snapshot = run(client.attach({session.session_id: None}))[session.session_id]
+    finally:
+        run(client.aclose())
+    output = [r for r in said if r["type"] == "terminal_output"]
     assert output and all(len(r["text"].encode()) <= FRAME_MAX for r in output)
-    snapshot = run(client.attach({session.session_id: None}))[session.session_id]["snapshot"]
-    (terminal,) = snapshot["agent"]["terminals"]
+    assert [r["type"] for r in said if r["type"].startswith("terminal")][-1] == "terminal_exit"
+    (terminal,) = snapshot["snapshot"]["agent"]["terminals"]
     assert terminal["exit"] == {"code": 0, "signal": None} and terminal["cut"] is True
-    assert len(terminal["tail"]) == TAIL and terminal["tail"].endswith("end-of-flood\r\n")
-    assert not any(r["type"].startswith("terminal") for r in snapshot["tail"])
-    run(client.aclose())
+    assert len(terminal["tail"]) <= TAIL and terminal["tail"].endswith("end-of-flood\r\n")
+    assert not any(r["type"].startswith("terminal") for r in snapshot["snapshot"]["tail"])
+
+
+def test_keys_typed_in_a_hosted_agents_terminal_tab_reach_its_program(
+    host_windows: HostWindows, run: Any, qtbot: Any
+) -> None:
+    """As in a tab of the window's own agent: a command that asks (here `read`) gets
+    what the person types in its tab, through the host."""
+    from PySide6.QtCore import Qt
+
+    _, _, pane = open_acp_pane(host_windows)
+    asks = ["sh", "-c", "printf 'name? '; read answer; echo got:$answer"]
+    pane.send(json.dumps([{"run": asks}, {"say": "asked"}]))
+    run(wait_until(lambda: "name?" in screen(pane), 30))
+    view = pane.terminal_views["term-1"]
+    qtbot.keyClicks(view, "melgui")
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    run(wait_until(lambda: "asked" in pane.latest_reply(), 30))
+    assert "got:melgui" in pane.latest_reply() and "got:melgui" in screen(pane)
+    run(wait_until(lambda: tab_text(pane).endswith("· exit 0"), 10))
+    qtbot.keyClicks(view, "more")  # the program ended: nothing is sent, nothing fails
+    run(wait_until(lambda: pane.state.name == "idle", 10))
+    assert not pane.acp.problem
