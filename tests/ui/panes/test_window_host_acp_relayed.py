@@ -75,7 +75,7 @@ def test_a_hosted_agents_plan_and_terminal_show_in_the_window_and_a_late_one(
     # A second window attaches later: the pane it opens on the agent shows the same,
     # from the host's snapshot (the records went before it came).
     late = host_windows.make()
-    late.resize(1300, 800)
+    late.resize(1700, 850)
     host_windows.attach(late, "late window")
     panes = [p for _, p in late.pane_manager.panes() if isinstance(p, AcpPane)]
     assert len(panes) == 1 and isinstance(panes[0].acp, RemoteAgentSession)
