@@ -40,6 +40,8 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.touched import Touched, touched_to_json
 from melgui.desk.board.worktree_reading import WorktreeReading
 from melgui.desk.desk import Desk
+from melgui.desk.hosted_agents.relayed import RECORDS as RELAYED
+from melgui.desk.hosted_agents.relayed import AgentRelay
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
 from melgui.host import wire
@@ -56,7 +58,7 @@ APPROVAL = "approval"  # a session row's setting: its view's approval settings
 # Records whose content a snapshot already holds (its thread, its conversation, the
 # compaction waiting for a person).
 IN_SNAPSHOT = ("change", "message", "branched", "compaction", "compaction_resolved",
-               "worktree_files")  # fmt: skip
+               "worktree_files", *RELAYED)  # fmt: skip
 WORKTREE_FILES = "worktree_files"  # a record and a snapshot's part: the worktree's reading
 INTERRUPTED = (
     "The melgui host stopped during this turn, and the programs the turn ran ended with it. "
@@ -422,6 +424,9 @@ class HostedAgent(HostedSession):
         self.phase: AgentPhase = "starting"
         self._told: dict[str, Any] = {}
         acp.host.state.listen(self.tell)
+        # Its plan and its terminals' tabs, for the views (records, a snapshot's part).
+        self.relay = AgentRelay(acp.host.state, self.log.add)
+        acp.host.terminals.on_open = self.relay.opened
         self._starting = asyncio.get_running_loop().create_task(self._start())
 
     async def _start(self) -> None:
@@ -453,7 +458,9 @@ class HostedAgent(HostedSession):
         sign_in, failed), why it failed, and what it offers (AgentState.to_json)."""
         failure = self.acp.host.failure
         phase = "failed" if failure else self.phase
-        return {"phase": phase, "failure": failure, "state": self.acp.host.state.to_json()}
+        state = self.acp.host.state.to_json()
+        del state["plan"]  # a `plan` record of its own: each step's change is not the rest
+        return {"phase": phase, "failure": failure, "state": state}
 
     def _observe(self, event: LoopEvent) -> None:
         super()._observe(event)
@@ -473,6 +480,12 @@ class HostedAgent(HostedSession):
         self.phase = "ready"
         self.tell()
 
+    def terminal_input(self, terminal_id: str, data: str) -> bool:
+        """Keys a view typed in its tab of one of the agent's terminals, to its program;
+        False for one that ended or that no snapshot carries any more."""
+        relayed = self.relay.terminals.get(terminal_id)
+        return relayed is not None and relayed.write(data.encode())
+
     async def set_mode(self, mode: str) -> None:
         await self.acp.host.set_mode(mode)
 
@@ -488,7 +501,7 @@ class HostedAgent(HostedSession):
         return False
 
     def snapshot(self, page: int | None = None) -> dict[str, Any]:
-        return {**super().snapshot(page), AGENT: self.agent_json()}
+        return {**super().snapshot(page), AGENT: {**self.agent_json(), **self.relay.to_json()}}
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), AGENT: self.row.settings.get(AGENT)}
@@ -498,14 +511,16 @@ class HostedAgent(HostedSession):
         with contextlib.suppress(asyncio.CancelledError):
             await self._starting
         await super().aclose()
+        self.relay.close()
 
 
 def agent_methods(
     session_of: Callable[[str], HostedSession],
 ) -> dict[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]]:
     """The requests a view sends about an ACP agent the host runs (`agent/sign_in`,
-    `agent/mode`, `agent/model`), for the host's dispatch table; each takes (view,
-    params) and raises RpcError for a session that runs no agent or the agent's refusal."""
+    `agent/mode`, `agent/model`, `agent/terminal_input`), for the host's dispatch table;
+    each takes (view, params) and raises RpcError for a session that runs no agent or
+    the agent's refusal."""
 
     def agent(params: dict[str, Any]) -> HostedAgent:
         session = session_of(params["session"])
@@ -541,4 +556,9 @@ def agent_methods(
         except Exception as exc:
             raise RpcError(wire.INVALID_PARAMS, f"the agent refused: {exc}") from None
 
-    return {"agent/sign_in": sign_in, "agent/mode": mode, "agent/model": model}
+    async def terminal_input(view: Any, params: dict[str, Any]) -> Any:
+        sent = agent(params).terminal_input(str(params["terminal"]), str(params["data"]))
+        return {"sent": sent}
+
+    return {"agent/sign_in": sign_in, "agent/mode": mode, "agent/model": model,
+            "agent/terminal_input": terminal_input}  # fmt: skip

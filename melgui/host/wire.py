@@ -54,7 +54,9 @@ if TYPE_CHECKING:
 #    a pipe the host passes over a second connection (SCM_RIGHTS), not in messages.
 # 17: the worktree_files record and a snapshot's worktree_files: a worker's own worktree
 #    read in the host, for the views' agents boards (they run no git for it).
-PROTOCOL = 17
+# 18: the plan and terminal* records, a snapshot's agent.plan and agent.terminals, and
+#    agent/terminal_input: an ACP agent's plan and terminal tabs in a view's window.
+PROTOCOL = 18
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -121,7 +121,8 @@ class AgentState:
         for name in _CHOICES:
             given = said.get(name) or []
             setattr(self, name, [Choice(str(c[0]), str(c[1]), str(c[2])) for c in given])
-        self.plan = [(str(e[0]), str(e[1])) for e in said.get("plan") or []]
+        if "plan" in said:  # the host's `agent` record leaves it out: a `plan` record says it
+            self.plan = [(str(e[0]), str(e[1])) for e in said["plan"] or []]
         self.changed()
 
 

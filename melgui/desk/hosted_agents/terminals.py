@@ -81,6 +81,18 @@ class AgentTerminal:
         self.listeners: list[Callable[[bytes], None]] = []
         self._watch = asyncio.get_running_loop().create_task(self._pump())
 
+    @property
+    def columns(self) -> int:
+        return self.pty.columns
+
+    @property
+    def rows(self) -> int:
+        return self.pty.rows
+
+    def write(self, data: bytes) -> None:
+        """Keys typed in its tab, to the program."""
+        self.pty.write(data)
+
     async def _pump(self) -> None:
         loop = asyncio.get_running_loop()
         ended: float | None = None  # when the program and its session had ended

@@ -32,10 +32,10 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
 from melgui.core.protocol.result_parts import ResultPart
 from melgui.desk.hosted_agents.agent_state import AgentState
+from melgui.desk.hosted_agents.relayed import plan_markdown as entries_markdown
 
 PlanSink = Callable[[str, str], None]
 Emit = Callable[[LoopEvent], None]
-_PLAN_MARK = {"completed": "x", "in_progress": "~", "pending": " "}
 MAX_TURN_TEXT = 16 * 1024 * 1024  # characters of a turn's text and reasoning together
 
 
@@ -62,7 +62,7 @@ def block_text(block: Any) -> str:
 
 
 def plan_markdown(entries: list[Any]) -> str:
-    return "\n".join(f"- [{_PLAN_MARK.get(e.status, ' ')}] {e.content}" for e in entries) + "\n"
+    return entries_markdown([(e.content, e.status) for e in entries])
 
 
 class UpdateTranslator:

@@ -32,8 +32,8 @@ from melgui.core.terminal.screen import TerminalScreen
 from melgui.desk.hosted_agents.agent_state import AgentState
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired
+from melgui.desk.hosted_agents.relayed import ShownTerminal, TerminalCopy
 from melgui.desk.hosted_agents.session import HostedAgentSession
-from melgui.desk.hosted_agents.terminals import AgentTerminal
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
@@ -65,8 +65,8 @@ AcpSession = HostedAgentSession | RemoteAgentSession
 
 class AcpPane(AgentPane):
     """Hosts one ACP agent. `start()` (called by the manager) spawns it, here or, for a
-    window that is a view of the melgui host, there (its terminals' tabs are this
-    window's only)."""
+    window that is a view of the melgui host, there (its terminals' tabs then drawn from
+    the host's records of them)."""
 
     _stateArrived = Signal()  # the agent's modes/models/commands changed
 
@@ -148,6 +148,11 @@ class AcpPane(AgentPane):
         if here is not None:
             here.terminals.on_open = self.show_terminal
             here.settle = self._drawn
+        elif isinstance(session, RemoteAgentSession):  # the host's records of them (and
+            copies = session.agent.terminals  # its snapshot's, taken before this pane)
+            copies.on_open = self.show_terminal
+            for copy in list(copies.copies.values()):
+                self.show_terminal(copy)
         self._stateArrived.connect(self._show_state)
         self.agent.state.listen(self._stateArrived.emit)
         self.bridge.loopEvent.connect(lambda _event: self._show_failure())
@@ -275,26 +280,38 @@ class AcpPane(AgentPane):
             self.chat.show_note(f"The agent refused: {exc}")
             self._show_state()
 
-    def show_terminal(self, terminal: AgentTerminal) -> None:
-        """A terminal the agent opened: its screen in a tab, fed as output arrives."""
-        emulator = TerminalScreen(terminal.pty.columns, terminal.pty.rows)
-        view = TerminalView(emulator, terminal.pty.write, self.terminal_tabs)
+    def show_terminal(self, terminal: ShownTerminal) -> None:
+        """A terminal the agent opened: its screen in a tab, fed as output arrives (one
+        the melgui host runs: from its records; its tab says how it ended)."""
+        emulator = TerminalScreen(terminal.columns, terminal.rows)
+        view = TerminalView(emulator, terminal.write, self.terminal_tabs)
 
         def feed(data: bytes) -> None:
             emulator.feed(data)
-            view.mark_stale()
+            if shiboken6.isValid(view):
+                view.mark_stale()
 
         feed(bytes(terminal.output))
         terminal.listeners.append(feed)
         self.terminal_views[terminal.id] = view
         self.terminal_tabs.addTab(view, terminal.title[:40])
         self.terminal_tabs.setCurrentWidget(view)
+        if isinstance(terminal, TerminalCopy):
+            terminal.on_exit.append(self._terminal_ended)
+            self._terminal_ended(terminal)
         if self.terminal_tabs.isHidden():  # the chat keeps most of the height
             self.terminal_tabs.show()
             sizes = self._split.sizes()
             total = sum(sizes) or self._split.height()
             rest = [0] * (len(sizes) - 2)
             self._split.setSizes([total * 7 // 10, *rest, total * 3 // 10])
+
+    def _terminal_ended(self, copy: TerminalCopy) -> None:
+        view = self.terminal_views.get(copy.id)
+        if copy.exit is None or view is None or not shiboken6.isValid(view):
+            return
+        index = self.terminal_tabs.indexOf(view)
+        self.terminal_tabs.setTabText(index, f"{copy.title[:40]} · {copy.ending()}")
 
     def close_worker(self) -> asyncio.Task[None] | None:
         """End the agent; its open permission requests are answered `cancelled` (one the

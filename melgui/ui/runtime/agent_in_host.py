@@ -1,7 +1,7 @@
 """RemoteAgentSession: an ACP agent the melgui host runs (its program the host's child), seen
 from a view's agent pane with the surface the pane uses of a HostedAgentSession: the
-agent's state (`agent`: modes, models, commands, sign-in, failure), `started` (its
-`start`), `sign_in`.
+agent's state (`agent`: modes, models, commands, sign-in, failure, and its plan and
+terminals as the host relays them), `started` (its `start`), `sign_in`.
 
     session = RemoteAgentSession.open(client, folder="/p", command=cmd, source="claude 2")
     await session.started()      # AuthRequired, AgentFailed as a HostedAgentSession's
@@ -23,6 +23,7 @@ from melgui.core.thread.entries import CallResult, NoteEntry
 from melgui.desk.hosted_agents.agent_state import AgentState
 from melgui.desk.hosted_agents.agents import AgentCommand, parse_command
 from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
+from melgui.desk.hosted_agents.relayed import PLAN, RECORDS, PlanCopy, TerminalCopies
 from melgui.host.changes import Record
 from melgui.host.client import SessionClient
 from melgui.host.remote_session import RemoteSession
@@ -50,6 +51,8 @@ class AgentMirror:
         self.phase: AgentPhase = "starting"
         self.failure = ""
         self.heard = asyncio.Event()  # the host said where the agent is, past starting
+        self.plan = PlanCopy(self.state)  # its plan, to the window's plans panel
+        self.terminals = TerminalCopies()  # its terminals, the pane's tabs
 
     def take(self, said: dict[str, Any]) -> None:
         """The host's `agent` record, or a snapshot's: {phase, failure, state}."""
@@ -80,6 +83,7 @@ class RemoteAgentSession(RemoteSession):
     ) -> None:
         super().__init__(client, folder=folder, model=command.name, source=source)
         self.agent = AgentMirror(self, command, folder)
+        self.agent.terminals.send = self._keys
         self.loop.heard({"role": "worker"})
 
     @classmethod
@@ -133,18 +137,31 @@ class RemoteAgentSession(RemoteSession):
         except RpcError as exc:
             raise AgentFailed(exc.message) from None
 
+    def _keys(self, terminal_id: str, data: bytes) -> None:
+        """Keys typed in a tab of the agent's terminal, to its program in the host."""
+        keys = data.decode("utf-8", errors="replace")
+        self._command("agent/terminal_input", {"terminal": terminal_id, "data": keys})
+
     # -- the host's word -------------------------------------------------------------------
 
     def heard(self, records: list[Record]) -> None:
         for record in records:
-            if record.get("type") == AGENT:
+            kind = record.get("type")
+            if kind == AGENT:
                 self.agent.take(record)
+            elif kind == PLAN:
+                self.agent.plan.take(record)
+            elif kind in RECORDS:
+                self.agent.terminals.heard(record)
         super().heard(records)
 
     def _took(self, snapshot: dict[str, Any], replay: bool = True) -> None:
         super()._took(snapshot, replay)
         if AGENT in snapshot:
-            self.agent.take(snapshot[AGENT])
+            said = snapshot[AGENT]
+            self.agent.take(said)
+            self.agent.plan.take(said.get(PLAN))
+            self.agent.terminals.took(said.get("terminals") or [])
 
     def host_ended(self, why: str, failure: str) -> None:
         self.agent.ended(ENDED_HEADER)

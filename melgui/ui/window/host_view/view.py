@@ -47,6 +47,7 @@ from melgui.ui.window.host_view.main_conversation import (
     follow_hosted,
     take_host_main,
 )
+from melgui.ui.window.side.plans_panel import PlansPanel
 
 # Reopened sessions come with their last page of messages (what the chat paints first);
 # the rest follows a session at a time, after the window has painted.
@@ -65,6 +66,7 @@ class ViewedWindow(MainWindow, Protocol):
     host_view: HostView | None
     desk: Desk
     mcp: McpControls
+    plans_panel: PlansPanel
 
 
 class HostView:
@@ -151,12 +153,15 @@ class HostView:
         returning = self._returning[0] if self._returning else None
         if isinstance(returning, RemoteAgentSession):
             self._returning = []
-            return returning
-        session = RemoteAgentSession.open(
-            self.client, folder=self.folder or window.project_folder(), command=command,
-            source=title, resume=resume,
-        )  # fmt: skip
-        self.sessions.add(session)
+            session = returning
+        else:
+            session = RemoteAgentSession.open(
+                self.client, folder=self.folder or window.project_folder(), command=command,
+                source=title, resume=resume,
+            )  # fmt: skip
+            self.sessions.add(session)
+        session.agent.plan.sink = window.plans_panel.sink  # its plan, as a window agent's
+        session.agent.plan.show()  # the one a snapshot brought back
         return session
 
     def main(self, *, model: str, role: str, conversation: str | None = None) -> RemoteSession:
