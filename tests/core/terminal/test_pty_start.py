@@ -4,9 +4,11 @@ terminal is its pty, in that terminal's foreground group."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +120,44 @@ def test_a_setsid_that_cannot_take_the_terminal_is_not_used(tmp_path: Path) -> N
     seen = _open(tmp_path, _bin(tmp_path, old))
     assert seen["forked"] == 1
     _assert_a_terminal_of_its_own(seen)
+
+
+_CLOSE_AT_ONCE = """
+import json, os, sys
+from melgui.core.processes import reset_signals
+reset_signals()
+from melgui.core.terminal.pty_session import PtySession, process_alive
+pty = PtySession(["sleep", "300"], cwd=sys.argv[1], env={"PATH": os.environ["PATH"]},
+                 drain=False)
+pty.close(grace=0.3)  # before setsid has made the session
+print(json.dumps({"pid": pty.pid, "alive": process_alive(pty.pid), "code": pty.exit_code}))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="setsid -c is util-linux's")
+def test_a_pane_closed_before_its_session_exists_leaves_nothing(tmp_path: Path) -> None:
+    # Between setsid's exec and its setsid() the program is in no session of its own:
+    # neither the session's members nor its group reach it, only its pid does. A setsid
+    # slow to get there (a second here) makes that moment long enough to close in.
+    real = shutil.which("setsid")
+    if real is None or b"-c" not in subprocess.run([real, "--help"], capture_output=True).stdout:
+        pytest.skip("no setsid that takes the terminal here")
+    slow = (
+        f"#!{sys.executable}\nimport os, sys, time\n"
+        f"if sys.argv[1:] != ['--help']:\n    time.sleep(1)\n"
+        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n"
+    )
+    folder = tmp_path / "project"
+    folder.mkdir()
+    env = {**os.environ, "PATH": _bin(tmp_path, slow)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CLOSE_AT_ONCE, str(folder)],
+        capture_output=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout)
+    if seen["alive"]:  # the program close() left running (the pty's hang-up may end it)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(seen["pid"], signal.SIGKILL)
+    assert not seen["alive"]
+    assert seen["code"] == -signal.SIGHUP
