@@ -1,7 +1,9 @@
 """A program running in a real pseudo-terminal, Qt-free.
 
 The program gets its own session (setsid) with the pty as controlling terminal, so
-Ctrl-C, job control and SIGWINCH work as in any terminal. The master side is
+Ctrl-C, job control and SIGWINCH work as in any terminal. It starts through `setsid -c`
+(vfork, no Python in the child) when no signal needs resetting, else from a fork of
+melgui that takes the terminal before exec (`_start`). The master side is
 non-blocking: `read()` never waits, `write()` queues what the pty cannot take yet.
 Output is read through a drain process (core/terminal/pty_drain.py) that keeps the pty
 drained into a large pipe, or from the master itself where there is none.
@@ -13,19 +15,21 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import pwd
 import shutil
 import signal
 import struct
 import subprocess
+import sys
 import termios
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from melgui.core.processes import chain
+from melgui.core.processes import chain, child_preexec
 from melgui.core.terminal.pty_drain import PtyDrain, start_pty_drain
 
 READ_CHUNK = 65536
@@ -130,6 +134,61 @@ def _make_controlling_tty() -> None:  # runs in the child between fork and exec
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
+def _start(
+    argv: list[str], slave: int, folder: Path, env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """The program in a session of its own whose controlling terminal is `slave`.
+
+    A `preexec_fn` (to take the terminal) makes subprocess fork the whole interpreter and
+    run Python in the child: milliseconds on the thread that opens the pane, more the
+    larger melgui is (a window's process). `setsid -c` (util-linux 2.24 on, BusyBox) makes
+    the session and takes its stdin as controlling terminal between its exec and the
+    program's, so when no signal needs resetting (`child_preexec`: the child inherits
+    nothing ignored or blocked) the program starts with vfork through it. Its pid is the
+    program's (setsid forks only a group leader, which a child of melgui is not). A
+    program that would not be found or run is left to the fork, whose error names it.
+    """
+    if child_preexec() is None and (setsid := _setsid()) and _runnable(argv[0], folder, env):
+        return subprocess.Popen(
+            [setsid, "-c", *argv], stdin=slave, stdout=slave, stderr=slave, cwd=folder,
+            env=env, close_fds=True,
+        )  # fmt: skip
+    return subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, cwd=folder, env=env,
+        start_new_session=True, preexec_fn=chain(_make_controlling_tty), close_fds=True,
+    )  # fmt: skip
+
+
+@functools.cache
+def _setsid() -> str | None:
+    """A setsid that takes the terminal (`-c`), or None: asked once (its usage names -c)."""
+    found = shutil.which("setsid")
+    if found is None or sys.platform != "linux":
+        return None
+    try:
+        usage = subprocess.run(
+            [found, "--help"], capture_output=True, stdin=subprocess.DEVNULL, timeout=5,
+            check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found if b"-c" in usage.stdout + usage.stderr else None
+
+
+def _runnable(program: str, folder: Path, env: Mapping[str, str]) -> bool:
+    """`program` is found and executable where exec looks (env's PATH, or a path; a
+    relative one from `folder`, where the child runs)."""
+    if "/" in program:
+        candidates = [program]
+    else:
+        candidates = [os.path.join(entry or ".", program) for entry in os.get_exec_path(env)]
+    for candidate in candidates:
+        path = os.path.join(folder, candidate)  # an absolute candidate stays as it is
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return True
+    return False
+
+
 class PtySession:
     """One program in one pseudo-terminal.
 
@@ -154,20 +213,11 @@ class PtySession:
             raise PtyError(f"Cannot start {argv[0]}: folder {folder} does not exist.")
         self.argv = list(argv)
         self.columns, self.rows = max(1, columns), max(1, rows)
+        environment = terminal_env(env)
         master, slave = os.openpty()
         try:
             _set_size(slave, self.columns, self.rows)
-            self._proc = subprocess.Popen(
-                self.argv,
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                cwd=folder,
-                env=terminal_env(env),
-                start_new_session=True,
-                preexec_fn=chain(_make_controlling_tty),
-                close_fds=True,
-            )
+            self._proc = _start(self.argv, slave, folder, environment)
         except OSError as exc:
             os.close(master)
             raise PtyError(f"Cannot start {argv[0]}: {exc.strerror or exc}.") from exc
@@ -303,9 +353,15 @@ class PtySession:
 
     def send_signal(self, signum: int) -> None:
         """Signal every process of the terminal's session."""
-        for pid in self.session_pids():
+        pids = self.session_pids()
+        for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signum)
+        if self._proc.pid not in pids:
+            # Not its session's leader yet (`setsid -c` between its exec and its
+            # setsid()), or ended: Popen signals it while it is not reaped.
+            with contextlib.suppress(OSError):
+                self._proc.send_signal(signum)
         self._signal_group(signum)
 
     def _signal_group(self, signum: int) -> None:
