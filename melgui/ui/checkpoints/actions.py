@@ -67,13 +67,9 @@ class CheckpointActions(QObject):
     dialogOpened = Signal(object)  # a dialog is open (tests drive it)
 
     def __init__(
-        self,
-        checkpoints: Callable[[], Checkpointer],
-        tasks: TaskKeeper,
-        colors: Colors,
-        say: Callable[[str], None],
-        parent: QWidget,
-    ) -> None:
+        self, checkpoints: Callable[[], Checkpointer], tasks: TaskKeeper, colors: Colors,
+        say: Callable[[str], None], parent: QWidget,
+    ) -> None:  # fmt: skip
         super().__init__(parent)
         self._checkpoints = checkpoints
         self.tasks = tasks
@@ -100,9 +96,10 @@ class CheckpointActions(QObject):
     def follow(
         self, session: AgentSession | RemoteSession, chat: ChatView, inspector: Inspector
     ) -> None:
-        """Hook the chat view and inspector of the main conversation shown now (they are
-        made anew per conversation); the window draws the chat after this. One in the
-        melgui host has its checkpoints there."""
+        """Hook the chat view and inspector of the main conversation shown now (once: the
+        window keeps them when the host continues the conversation shown); the window
+        draws the chat after this. One in the melgui host has its checkpoints there."""
+        hooked = chat is self.chat and inspector is self.inspector
         self.session, self.chat, self.inspector = session, chat, inspector
         there: RestoresThere | None
         if isinstance(session, RemoteSession):
@@ -112,6 +109,8 @@ class CheckpointActions(QObject):
             there = tools if isinstance(tools, RestoresThere) else None
         self.there = CheckpointsThere(there, self.tasks, self._redraw) if there else None
         self.hosted = isinstance(there, HostedCheckpoints)
+        if hooked:
+            return
         chat.card_extra = self.card_extra
         chat.transcript.hover.rewind = True  # "Rewind to here" on the person's messages
         chat.actionRequested.connect(self.on_action)

@@ -154,6 +154,19 @@ class SessionBridge(QObject):
         self._queue.clear()
         self._scheduler.cancel(self)
 
+    def follow(self, session: ChatSession) -> None:
+        """Be `session`'s bridge from now on, for the views built on this one (an idle
+        session's, whose conversation they show: the melgui host's continuing it, as the
+        window attaches); what they had not heard of the one before is dropped. The wire
+        log stays this bridge's."""
+        self._unsubscribe()
+        self._unthread()
+        self._queue.clear()
+        self._scheduler.cancel(self)
+        self.session = session
+        self._unsubscribe = session.subscribe(self._on_event)
+        self._unthread = session.thread.subscribe(self._on_change)
+
     async def _watch_idle(self) -> None:
         await self.session.wait_idle()
         # Let the session's own bookkeeping finish before reporting idle.

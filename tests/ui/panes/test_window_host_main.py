@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtWidgets import QLabel
 
 from melgui.host.remote_session import RemoteSession
+from melgui.ui.checkpoints.review_bar import ReviewBar
 from melgui.ui.panes.agent_pane import AgentPane
 from tests.fakes import ScriptedRelay, done, hold, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess
@@ -251,3 +252,29 @@ def test_an_empty_main_conversation_in_the_host_is_not_listed_in_the_history(
 
     run(say())
     run(wait_until(lambda: history.ids() == [session.conversation_id], timeout=10))
+
+
+def test_attaching_keeps_the_chat_and_inspector_the_window_built_for_its_empty_conversation(
+    host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, qtbot: Any
+) -> None:
+    """The window opens with its chat, inspector and bridge built for its empty
+    conversation; the host continues that conversation in them, not in a second set (the
+    first would stay in memory), hooked once (one review bar), and its turn shows there."""
+    scripted_relay.script([text("Hello from the host."), done()])
+    window = host_windows.make()
+    chat, inspector, bridge = window.chat, window.inspector, window.bridge
+    host_windows.attach(window)
+    session = window.session
+    assert isinstance(session, RemoteSession)
+    assert window.chat is chat and window.inspector is inspector and window.bridge is bridge
+    assert window.bridge.session is session and window.inspector.book.model is session.thread
+    assert len(window.chat.findChildren(ReviewBar)) == 1
+
+    async def say() -> None:
+        type_prompt(qtbot, window, "hi")
+        await wait_until(lambda: "Hello from the host." in shown(window), 30)
+        await wait_until(lambda: not window.bridge.busy and not session.busy, 30)
+
+    run(say())
+    said = [m.content for m in session.conversation.messages if m.role == "assistant"]
+    assert said == ["Hello from the host."]

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel
 
+from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.resume import Resumed
@@ -24,7 +26,7 @@ from melgui.ui.inspector.inspector import Inspector
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.quit_guard import QuitGuard
-from melgui.ui.runtime.sessions import MainSession
+from melgui.ui.runtime.sessions import MainSession, WindowSessions
 from melgui.ui.window.status_line import StatusLine
 
 HOSTED_NOTE = (
@@ -51,6 +53,9 @@ class Window(Protocol):
     """What the main conversation in the host uses of the main window."""
 
     session: MainSession
+    sessions: WindowSessions
+    sessionChanged: SignalInstance
+    tasks: TaskKeeper
     bridge: SessionBridge
     chat: ChatView
     inspector: Inspector
@@ -61,6 +66,9 @@ class Window(Protocol):
 
     @property
     def host_view(self) -> Hosting | None: ...
+
+    @property
+    def settings(self) -> Settings: ...
 
     def replace_session(
         self,
@@ -91,10 +99,33 @@ def take_host_main(window: Window, kept: RemoteSession | None, there: str = "") 
         said = NOT_MOVED_THERE.format(there=there) if there else NOT_MOVED
         window.status.showMessage(said, 15000)
         return
+    if continue_in_place(window, local):
+        return
     recording = window.history_keeper.journal.current
     begun = recording is not None and bool(local.conversation.messages)
     cid = recording.conversation_id if recording is not None and begun else None
     window.replace_session(local.conversation, cid=cid)
+
+
+def continue_in_place(window: Window, local: AgentSession) -> bool:
+    """The host continues the conversation shown while nothing is in it yet (the window
+    has just opened): the bridge, chat and inspector the window built for it show the
+    host's from now on, not built a second time (as a window's start would be, in time
+    and in memory: the first ones are kept by the collector's frozen start-up objects).
+    False when they hold something of it: the window builds them anew."""
+    if window.host_view is None or window.sessions.elsewhere is not None:
+        return False  # a remote folder's: its conversation may go on here
+    if local.conversation.messages or window.inspector.book.records or window.chat.failures:
+        return False
+    model, role = local.loop.model, window.settings.role
+    hosted = window.sessions.main_or_hosted(local.conversation, None, model=model, role=role)
+    window.session = hosted
+    window.bridge.follow(hosted)
+    window.inspector.book.model = hosted.thread
+    window.status.follow(window.bridge)  # its counts and context meter: the host's session
+    window.sessionChanged.emit(hosted)  # the parts follow it (the chat hooked already)
+    window.tasks.spawn(local.aclose(), what="closing the previous conversation")
+    return True
 
 
 def follow_hosted(window: Window, session: RemoteSession) -> None:
@@ -139,11 +170,7 @@ class MainWindow(Window, Protocol):
     """What this module uses of the main window (and what its main conversation in the
     host uses: hosted_main.Window)."""
 
-    @property
-    def settings(self) -> Settings: ...
-
     guard: QuitGuard
-    tasks: TaskKeeper
     pane_manager: Any
 
     def project_folder(self) -> str: ...
