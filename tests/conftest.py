@@ -46,3 +46,14 @@ def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     from melgui.core.config.redaction import forget_secrets
 
     forget_secrets()  # the keys a test's transports held hide nothing in the next test
+
+
+@pytest.fixture(autouse=True)
+def no_box_host_left() -> Iterator[None]:
+    """A host started in a `box_host` runtime after its block ended (by a window the test
+    closed later) is ended and fails the test: it would outlive the run."""
+    yield
+    from tests.remote.local_target import hosts_started_late
+
+    late = hosts_started_late()
+    assert not late, f"melgui host {late} started after its box_host block ended"

@@ -7,15 +7,21 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.thread.thread import Thread
 from melgui.core.worktrees.model import Worktree
+from melgui.core.worktrees.overlap.touched import FILES_MAX
 from melgui.desk.board.agents_board import AgentsBoard, Moment
 from melgui.desk.board.branch_files import changed_files
+from melgui.desk.board.overlap_watch import OverlapWatch
 from melgui.desk.desk import Desk
+from melgui.host.view_events import LoopFacts
+from melgui.ui.board.cells import files_text
 from tests.fakes import ScriptedRelay, done, error_event, text, tool_call, tool_calls
 
 
@@ -208,3 +214,34 @@ async def test_git_counts_run_in_a_thread_one_at_a_time_and_once_more_after_chan
         assert threading.get_ident() not in readers
         await session.aclose()
         await desk.aclose()
+
+
+@dataclass
+class _HostWorker:
+    """A session the melgui host runs as the board sees it: a thread model and the
+    host's loop facts (a RemoteSession's parts, without the host)."""
+
+    thread: Thread = field(default_factory=Thread)
+    loop: LoopFacts = field(default_factory=lambda: LoopFacts("m", "/w"))
+    busy: bool = False
+    source: str = "w"
+
+
+def test_a_host_reading_that_lists_only_some_files_is_counted_whole_and_said_so() -> None:
+    shared = ["NOTES.md", "?", [], []]
+    board = AgentsBoard(overlaps=OverlapWatch())
+    big, small = _HostWorker(), _HostWorker()
+    board.add("pane-1", "worker 1", big)
+    board.add("pane-2", "worker 2", small)
+    listed = [[f"gen/f{n}.txt", "?", [], []] for n in range(FILES_MAX - 1)]
+    big.loop.read_there({"base": "b", "files": [shared, *listed], "more": 4000})
+    small.loop.read_there({"base": "b", "files": [shared]})
+    one, two = board.row("pane-1"), board.row("pane-2")
+    assert one is not None and two is not None
+    assert (one.files_changed, one.files_unlisted) == (FILES_MAX + 4000, 4000)
+    assert files_text(one) == f"{FILES_MAX + 4000} ({FILES_MAX} listed)"
+    assert (two.files_changed, files_text(two)) == (1, "1")
+    note = "Not compared: 4000 changed files of worker 1 the host did not list."
+    assert one.overlaps[-1] == note and two.overlaps[-1] == note
+    assert "NOTES.md, also changed by worker 1" in two.overlaps[0]
+    board.close()

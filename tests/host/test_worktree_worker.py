@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.worktrees.model import Worktree
-from melgui.core.worktrees.overlap.touched import touched_from_json
+from melgui.core.worktrees.overlap.touched import FILES_MAX, touched_from_json
 from melgui.host.records import worktree_to_json
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.host_process import HostProcess
@@ -124,4 +124,36 @@ async def test_the_host_reads_a_workers_worktree_for_its_views(
         assert not [r for r in snapshot["tail"] if r.get("type") == "worktree_files"]
     finally:
         await late.aclose()
+        await client.aclose()
+
+
+async def test_a_huge_worktree_is_sent_as_a_bounded_reading(
+    host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """A worker's worktree that changed more files than a reading lists (FILES_MAX): the
+    record and the snapshot list the first ones and count the rest."""
+    worktree = worktree_of(tmp_path)
+    (worktree.path / "gen").mkdir()
+    for number in range(FILES_MAX + 30):
+        (worktree.path / "gen" / f"{number:05}.txt").write_text("x\n")
+    client = await host.client()
+    try:
+        opened = await client.call(
+            "session/open",
+            folder=str(worktree.main),
+            settings={"connection": "relay", "relay_url": scripted_relay.base_url},
+            model="m1",
+            role="worker",
+            worktree=worktree_to_json(worktree),
+        )
+        session = opened["id"]
+        while True:  # read when it opens
+            snapshot = (await client.attach({session: None}))[session]["snapshot"]
+            if snapshot["worktree_files"] is not None:
+                break
+            await asyncio.sleep(0.05)
+        sent = snapshot["worktree_files"]
+        assert (len(sent["files"]), sent["more"]) == (FILES_MAX, 30)
+        assert touched_from_json(sent).count == FILES_MAX + 30
+    finally:
         await client.aclose()

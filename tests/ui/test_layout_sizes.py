@@ -4,6 +4,7 @@ chat is one centred column at most 760 px wide, the composer under its text."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -164,3 +165,29 @@ def test_the_chat_is_one_centred_column_at_most_760_wide(
     # The composer lines up under the text, within the document's margin.
     composer_left = chat.composer.mapTo(chat, chat.composer.rect().topLeft()).x()
     assert abs(composer_left - left) <= 2 * transcript.document().documentMargin()
+
+
+def test_at_the_windows_minimum_width_nothing_is_cut_at_the_right(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Any
+) -> None:
+    """720 px, the history and the side panel shown, no panes: the window asks for no more
+    than it has (the chat's minimum of 480 beside the docks' made it lay the chat and the
+    status bar out wider than shown: the welcome, the composer and Compact cut off)."""
+    window: MainWindow = make_window(relay_settings(scripted_relay, model=LONG_MODEL))
+    window.resize(720, 600)
+    run(wait_until(lambda: window.width() == 720))
+    run(settled(window))
+    assert window.history_dock.isVisible()
+    assert window.minimumSizeHint().width() <= 720
+    central = window.centralWidget()
+    assert central.minimumSizeHint().width() <= central.width()
+    welcome, viewport = window.chat.welcome, window.chat.transcript.viewport()
+    assert welcome.isVisible() and welcome.geometry().right() <= viewport.width()
+    assert window.chat.geometry().right() <= central.width()
+    assert_the_composer_fits(window)
+    status = window.status
+    assert status.width() <= window.width() and status.activity.isVisible()
+    meter = status.context_meter
+    assert meter.compact_button.isVisible() and meter.geometry().right() <= status.width()
+    shots = os.environ.get("MELGUI_SHOTS_DIR") or str(tmp_path)
+    assert window.grab().save(os.path.join(shots, "window-720.png"))

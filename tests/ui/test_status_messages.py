@@ -128,9 +128,32 @@ def test_a_message_too_long_for_a_narrow_window_is_elided_with_its_whole_text_as
     assert status.toolTip() == LONG
     assert drawn_over_the_message(status) == []
     status.clearMessage()
-    assert status.counts.isVisible() and status.toolTip() == ""
+    assert status.toolTip() == "" and one_text(status) == "Ready"
+    assert not status.counts.isVisible()  # at 720 px they leave what runs now its room
     window.resize(1400, 500)  # wide enough for a shorter one: whole, the counts beside it
     run(wait_until(lambda: window.width() == 1400))
     status.showMessage(MESSAGE)
     assert status.drawn_message() == MESSAGE and status.counts.isVisible()
     assert status.toolTip() == MESSAGE
+
+
+def test_what_runs_now_is_elided_too_and_never_widens_the_bar(
+    make_window: Callable[..., MainWindow], scripted_relay: ScriptedRelay, run: Any
+) -> None:
+    window = make_window(relay_settings(scripted_relay))
+    window.resize(720, 500)
+    status = window.status
+    run(wait_until(lambda: window.width() == 720))
+    assert status.activity.isVisible() and status.activity.text() == "Ready"
+    running = "Running run_command " + "pytest -q tests/ui/test_status_messages.py -k " * 3
+    status.activity.setText(running)
+    assert status.minimumSizeHint().width() <= 720  # the bar never asks for its width
+    run(wait_until(lambda: status.activity.width() > 100))
+    label = status.activity
+    shown = QLabel.text(label)  # as drawn
+    assert shown.endswith("…") and running.startswith(shown[:-1])
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    assert label.text() == running and label.toolTip() == running
+    assert status.width() <= window.width()
+    status.activity.setText("Ready")
+    assert QLabel.text(label) == "Ready" and label.toolTip() == ""

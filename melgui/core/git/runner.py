@@ -95,6 +95,13 @@ def _git_dirs(cwd: str) -> list[str]:
     return [git_dir, os.path.normpath(os.path.join(git_dir, common))] if common else [git_dir]
 
 
+def common_git_dir(cwd: str | os.PathLike[str]) -> str | None:
+    """The common git directory (where `worktrees/` lives) of the repository `cwd` is in,
+    linked worktree or not; None outside one."""
+    dirs = _git_dirs(os.fspath(cwd))
+    return dirs[-1] if dirs else None
+
+
 def _special_info_files(cwd: str) -> list[str]:
     return [
         why

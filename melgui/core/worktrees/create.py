@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from melgui.core.worktrees.git import GitError, run_git, run_git_bytes, toplevel_and_head
+from melgui.core.worktrees.git import (
+    GitError,
+    admin_lock,
+    run_git,
+    run_git_bytes,
+    toplevel_and_head,
+)
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.naming import (
     BRANCH_PREFIX,
@@ -57,7 +63,13 @@ def _branch_exists(main: Path, branch: str) -> bool:
 def _add_worktree(main: Path, home: Path, stem: str, base: str) -> str:
     """`git worktree add` on a new branch under the first free name (`stem`, `stem-2`, …);
     returns the name. A folder in the way is seen before git runs; a branch of that name
-    only when `worktree add` refuses, so the usual creation is one git call."""
+    only when `worktree add` refuses, so the usual creation is one git call. One creation
+    at a time per repository (`admin_lock`): eight at once raced in git."""
+    with admin_lock(main):
+        return _add_free(main, home, stem, base)
+
+
+def _add_free(main: Path, home: Path, stem: str, base: str) -> str:
     name = stem
     number = 1
     while True:
@@ -175,10 +187,11 @@ def create_worktree(
 
 def _undo(worktree: Worktree) -> None:
     """Remove a worktree this module just made (it holds nothing but what was copied)."""
-    for args in (
-        ["worktree", "remove", "--force", str(worktree.path)],
-        ["branch", "-D", worktree.branch],
-    ):
-        with contextlib.suppress(GitError):
-            run_git(args, worktree.main)
+    with admin_lock(worktree.main):
+        for args in (
+            ["worktree", "remove", "--force", str(worktree.path)],
+            ["branch", "-D", worktree.branch],
+        ):
+            with contextlib.suppress(GitError):
+                run_git(args, worktree.main)
     Note.path_for(worktree.path).unlink(missing_ok=True)

@@ -8,18 +8,34 @@ closing, recovery), and on a busy machine git's walk of a large tree must not ta
 CPU the window needs to draw. The small reads a person waits on when a worker's worktree
 is made pass `nice=False`; its checkout (`worktree add`) stays niced: eight at once took
 the cores from the window drawing the eight panes.
+
+Whatever adds or removes a worktree holds `admin_lock`: `git worktree add` reads every
+other worktree's record in `.git/worktrees/`, so two at once on one repository race (one
+reads the other's half-written `commondir` and dies: "failed to read ... commondir").
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from melgui.core.git import GitError, run
+from melgui.core.git.runner import common_git_dir
 
 GIT_TIMEOUT_S = 120.0
 
-__all__ = ["GitError", "head_sha", "run_git", "run_git_bytes", "toplevel", "toplevel_and_head"]
+__all__ = [
+    "GitError",
+    "admin_lock",
+    "head_sha",
+    "run_git",
+    "run_git_bytes",
+    "toplevel",
+    "toplevel_and_head",
+]
 
 
 def run_git(
@@ -91,3 +107,18 @@ def toplevel_and_head(
     top = Path(lines[0]) if lines and lines[0].strip() else None
     head = lines[1].strip() if top is not None and len(lines) > 1 else ""
     return top, head or None
+
+
+@contextlib.contextmanager
+def admin_lock(main: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the repository's worktree records for one add or remove, across threads and
+    processes (the window and a host on one machine): an flock on its common git
+    directory, which writes nothing there. Each holder opens its own descriptor, so
+    threads of one process wait on each other too; the kernel drops it with the process."""
+    common = common_git_dir(main) or os.fspath(main)
+    fd = os.open(common, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock

@@ -124,8 +124,9 @@ def changed_files(worktree: Worktree) -> list[FileChange]:
     return changes
 
 
-def describe_changes(changes: list[FileChange], limit: int = 50) -> str:
-    """ "M src/a.py, A src/b.py, ? notes.txt" (at most `limit` named)."""
+def describe_changes(changes: list[FileChange], limit: int = 50, unlisted: int = 0) -> str:
+    """ "M src/a.py, A src/b.py, ? notes.txt" (at most `limit` named; `unlisted`: more
+    files changed that `changes` does not list, counted with the rest)."""
     shown = ", ".join(f"{c.status} {c.path}" for c in changes[:limit])
-    more = f" and {len(changes) - limit} more" if len(changes) > limit else ""
-    return shown + more
+    rest = max(len(changes) - limit, 0) + unlisted
+    return shown + (f" and {rest} more" if rest else "")

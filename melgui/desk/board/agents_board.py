@@ -35,7 +35,12 @@ from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateCh
 from melgui.core.thread.entries import AssistantEntry, CallEntry, NoteEntry, UserEntry
 from melgui.core.thread.thread import Thread
 from melgui.core.worktrees.model import Worktree
-from melgui.core.worktrees.overlap.overlaps import describe, overlaps_of, summary
+from melgui.core.worktrees.overlap.overlaps import (
+    describe,
+    overlaps_of,
+    summary,
+    unlisted_note,
+)
 from melgui.core.worktrees.overlap.touched import Touched
 from melgui.desk.board.branch_files import changed_files
 from melgui.desk.board.file_count import FileCount, FileCounter
@@ -93,6 +98,7 @@ class AgentRow:
     tokens: int
     detail: str  # the failure, when failed
     overlap: str = ""  # "2 files shared with Pane 3 (1 conflict to be)"; "" when none
+    files_unlisted: int = 0  # of files_changed, those the host's reading did not list
     overlaps: tuple[str, ...] = ()  # one line per shared file, in plain words
     conflicts: int = 0  # shared files likely to conflict
 
@@ -265,13 +271,13 @@ class _Agent:
         A session another process runs: that process's count, as it last read it."""
         if self.there:
             there = self._there()
-            return len(there.files) if there is not None else len(self.written)
+            return there.count if there is not None else len(self.written)
         worktree = self.worktree()
         if worktree is None:
             return len(self.written)
         watched = self.board.overlaps.touched(self.key) if self.board.overlaps else None
         if watched is not None:
-            return len(watched.files)
+            return watched.count
         self._git_files.request(worktree)
         files = self._git_files.files
         return len(files) if files is not None else len(self.written)
@@ -286,6 +292,10 @@ class _Agent:
         watch = self.board.overlaps
         shared = overlaps_of(watch.overlaps, self.key) if watch is not None else []
         name_of = self.board.name_of
+        lines = [describe(overlap, self.key, name_of) for overlap in shared]
+        unlisted = watch.unlisted() if watch is not None and shared else {}
+        lines += filter(None, [unlisted_note(unlisted, name_of)])  # shared there: not known
+        there = self._there() if self.there else None
         return AgentRow(
             key=self.key,
             name=self.name,
@@ -294,10 +304,11 @@ class _Agent:
             waiting=len(self.pending),
             branch=worktree.branch if worktree is not None else "",
             files_changed=self.files_changed(),
+            files_unlisted=there.more if there is not None else 0,
             tokens=self.tokens(),
             detail=self.detail,
             overlap=summary(shared, self.key, name_of),
-            overlaps=tuple(describe(overlap, self.key, name_of) for overlap in shared),
+            overlaps=tuple(lines),
             conflicts=sum(overlap.conflict for overlap in shared),
         )
 

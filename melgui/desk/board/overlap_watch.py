@@ -87,6 +87,11 @@ class OverlapWatch:
         reader = self._readers.get(key)
         return reader.files if reader is not None else None
 
+    def unlisted(self) -> dict[str, int]:
+        """The agents whose reading lists only some of its files (the host cuts one at
+        FILES_MAX), and how many it does not: their overlaps there are not found."""
+        return {key: t.more for key, t in self._told.items() if t is not None and t.more}
+
     def close(self) -> None:
         for reader in self._readers.values():
             reader.close()

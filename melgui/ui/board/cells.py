@@ -60,13 +60,20 @@ def tokens_text(tokens: int) -> str:
     return str(tokens)
 
 
+def files_text(row: AgentRow) -> str:
+    """ "12"; "5000 (1000 listed)" when the host's reading listed only some."""
+    if not row.files_unlisted:
+        return str(row.files_changed)
+    return f"{row.files_changed} ({row.files_changed - row.files_unlisted} listed)"
+
+
 def cells(row: AgentRow, now: float | None = None) -> tuple[str, ...]:
     """The row's text, one per COLUMNS entry."""
     return (
         row.name,
         state_text(row, now),
         row.branch or "shared folder",
-        str(row.files_changed),
+        files_text(row),
         tokens_text(row.tokens),
         f"⚠ {row.overlap}" if row.overlap else "—",
     )

@@ -49,6 +49,8 @@ def _bounds(field: Field) -> str:
 
 class InputForm(QFrame):
     showRequested = Signal(str, str)  # (source, call id): open the call in its inspector
+    asked = Signal(object)  # a new InputRequest waits for the person (the window signals it)
+    answered = Signal()  # one stopped waiting
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -110,6 +112,7 @@ class InputForm(QFrame):
             self.refresh()
         else:
             self._say_waiting()
+        self.asked.emit(request)
 
     def current(self) -> InputRequest | None:
         return self.requests[0] if self.requests else None
@@ -122,6 +125,7 @@ class InputForm(QFrame):
                 self.refresh()
             else:
                 self._say_waiting()
+            self.answered.emit()
 
     # -- showing -------------------------------------------------------------------------
 

@@ -33,6 +33,8 @@ def sent_text(request: SamplingRequest) -> str:
 
 class SamplingBar(QFrame):
     showRequested = Signal(str, str)  # (source, call id)
+    asked = Signal(object)  # a new SamplingRequest waits for the person (the window signals it)
+    answered = Signal()  # one stopped waiting
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -71,6 +73,7 @@ class SamplingBar(QFrame):
         self.requests.append(request)
         request.answer.add_done_callback(lambda _done: self._drop(request))
         self.refresh()
+        self.asked.emit(request)
 
     def current(self) -> SamplingRequest | None:
         return self.requests[0] if self.requests else None
@@ -79,6 +82,7 @@ class SamplingBar(QFrame):
         if request in self.requests:
             self.requests.remove(request)
             self.refresh()
+            self.answered.emit()
 
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors

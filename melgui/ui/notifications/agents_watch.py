@@ -16,7 +16,7 @@ the merge queue's view in another (View → Merge queue).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtWidgets import QDockWidget, QWidget
@@ -33,6 +33,8 @@ from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
 from melgui.ui.board.board_view import BoardView
 from melgui.ui.board.parallel_work import ParallelWork, parallel_work
+from melgui.ui.mcp.input_form import InputForm
+from melgui.ui.mcp.sampling_bar import SamplingBar
 from melgui.ui.notifications.attention import MAIN, Attention, pane_key
 from melgui.ui.notifications.desktop import DesktopNotifier
 from melgui.ui.panes.manager import PaneManager
@@ -76,6 +78,7 @@ def watch_agents(
     panes: PaneManager,
     approvals: ApprovalQueue,
     waiting_bar: WaitingBar,
+    asks: Sequence[InputForm | SamplingBar] = (),
     settings: Callable[[], Settings],
     show_call: Callable[[str], None],
     focus_chat: Callable[[], None],
@@ -97,6 +100,7 @@ def watch_agents(
         panes=panes,
         approvals=approvals,
         waiting_bar=waiting_bar,
+        asks=asks,
         settings=settings,
         show_call=show_call,
         focus_chat=focus_chat,

@@ -10,21 +10,29 @@ pane is not the focused one), the person gets, each unless turned off in Setting
 - the taskbar's urgency hint (`QApplication.alert`), until the window is activated;
 - a badge on the pane's header and tab, until the pane is focused.
 
-The "waiting" line counts every approval waiting, whichever pane asks (unless turned off).
+The "waiting" line counts every approval waiting, whichever pane asks (unless turned off),
+and the forms and requests for a model's answer MCP servers wait on (shown under it): a
+new one of those signals as an approval of the main conversation does (no badge: it is
+the window's, under its waiting line), said as the host says it with no window
+(`host/notify.py`'s `ask_said`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.calls import summarize
+from melgui.core.protocol.tools.mcp.asks import InputRequest, SamplingRequest
 from melgui.desk.board.agents_board import AgentsBoard, Moment
+from melgui.host.notify import ask_said
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
+from melgui.ui.mcp.input_form import InputForm
+from melgui.ui.mcp.sampling_bar import SamplingBar
 from melgui.ui.notifications.desktop import DesktopNotifier
 from melgui.ui.panes.manager import PaneManager
 
@@ -47,7 +55,9 @@ class Attention(QObject):
 
     `window`: the top-level widget whose activation counts as the person looking;
     `settings()`: the settings now; `show_call(call_id)`: the main conversation's waiting call
-    brought forward (its card); `approvals` is counted on `waiting_bar`."""
+    brought forward (its card); `approvals` and the requests of `asks` (the MCP servers'
+    forms and sampling requests, whose "Show call" goes to the waiting bar's) are counted
+    on `waiting_bar`."""
 
     def __init__(
         self,
@@ -58,11 +68,13 @@ class Attention(QObject):
         panes: PaneManager,
         approvals: ApprovalQueue,
         waiting_bar: WaitingBar,
+        asks: Sequence[InputForm | SamplingBar] = (),
         settings: Callable[[], Settings],
         show_call: Callable[[str], None],
         focus_chat: Callable[[], None],
     ) -> None:
         super().__init__(window)
+        self.asks = tuple(asks)
         self.panes = panes
         self.approvals = approvals
         self.waiting_bar = waiting_bar
@@ -79,6 +91,10 @@ class Attention(QObject):
         board.on_moment(self._on_moment)
         notifier.clicked.connect(self.show)
         approvals.changed.connect(self._count_approvals)
+        for bar in self.asks:
+            bar.asked.connect(self._on_ask)
+            bar.answered.connect(self._count_approvals)
+            bar.showRequested.connect(waiting_bar.showRequested)
         panes.area.focusedPaneChanged.connect(lambda _id: self.refresh_seen())
         window.installEventFilter(self)
         self._count_approvals()
@@ -120,6 +136,12 @@ class Attention(QObject):
         else:
             summary, body = f"{where} failed", _excerpt(moment.detail)
         self.signal(moment.key, summary, body)
+
+    def _on_ask(self, request: InputRequest | SamplingRequest) -> None:
+        """An MCP server's form or request for a model's answer waits for the person."""
+        self._count_approvals()
+        summary, line = ask_said(request)
+        self.signal(MAIN, summary, line)
 
     def ring(self, pane_id: int, name: str) -> None:
         """A terminal pane's program rang the bell."""
@@ -187,7 +209,8 @@ class Attention(QObject):
 
     def _count_approvals(self) -> None:
         shown = self._settings().signal_approval_count  # read at each change of the queue
-        self.waiting_bar.set_count(len(self.approvals) if shown else 0)
+        waiting = len(self.approvals) + sum(len(bar.requests) for bar in self.asks)
+        self.waiting_bar.set_count(waiting if shown else 0)
 
 
 def _excerpt(text: str, limit: int = 160) -> str:

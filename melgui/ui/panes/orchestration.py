@@ -259,12 +259,14 @@ async def _worktree_changes(worktree: Worktree, session: object) -> str:
     A worker the melgui host runs: as the host last read it (after its last call or
     turn), with no git run here."""
     where = f"its worktree (branch {worktree.branch}, from {worktree.base[:10]})"
+    unlisted = 0  # files the host's reading counts and does not list
     if isinstance(session, RemoteSession):
         touched = session.loop.worktree_files
         if touched is None:
             return f"The melgui host has not read {where} yet."
         changes = [FileChange("M" if t.status == "B" else t.status, t.path)
                    for t in touched.files.values()]  # fmt: skip
+        unlisted = touched.more
     else:
         try:
             changes = await asyncio.to_thread(changed_files, worktree)
@@ -274,7 +276,7 @@ async def _worktree_changes(worktree: Worktree, session: object) -> str:
         return f"No files changed yet in {where}."
     return (
         f"Files changed in {where} (A added, M modified, D deleted, ? new untracked): "
-        + describe_changes(changes)
+        + describe_changes(changes, unlisted=unlisted)
         + "."
     )
 

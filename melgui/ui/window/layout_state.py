@@ -18,7 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, QSize, Qt, QTimer, SignalInstance
+from PySide6.QtCore import (
+    QByteArray,
+    QEvent,
+    QObject,
+    QSettings,
+    QSize,
+    Qt,
+    QTimer,
+    SignalInstance,
+)
 from PySide6.QtWidgets import (
     QBoxLayout,
     QDockWidget,
@@ -40,6 +49,7 @@ INSPECTOR_SHARE = 0.28  # of the window's width, for a dock that opens with the 
 INSPECTOR_MAX = 420
 HISTORY_WIDTH = 210
 SQUEEZE_LEFT = 16  # the history squeezed by more than this folds rather than truncates
+DOCK_GAP = 8  # px beside a dock: its separator, counted generously
 
 
 def _on_screen(dock: QDockWidget) -> bool:
@@ -85,6 +95,7 @@ class LayoutKeeper(QObject):
         if layout is not None:  # its contents' minimum would otherwise grow the window
             layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         window.setMinimumSize(WINDOW_MIN)
+        window.installEventFilter(self)  # resized: the chat's minimum (`_chat_minimum`)
 
     def follow(self, manager: PaneManager, session_changed: SignalInstance) -> None:
         """Share the width out as `manager`'s panes come and go and as each new chat comes;
@@ -144,6 +155,7 @@ class LayoutKeeper(QObject):
             QTimer.singleShot(0, self.fit)
         elif not has_panes and self.panes_open:
             self.panes_open = False
+            self._chat_minimum()  # the chat alone
             for dock in self._folded:
                 dock.show()
             for dock in self._before:
@@ -181,10 +193,9 @@ class LayoutKeeper(QObject):
 
     def fit(self) -> None:
         """The chat keeps MIN_CHAT_WIDTH beside the panes: side docks fold, then panes
-        split side by side (or stacked) move to tabs of their own, before it shrinks."""
-        chat = self._splitter.widget(0)
-        if chat is not None:
-            chat.setMinimumWidth(MIN_CHAT_WIDTH)
+        split side by side (or stacked) move to tabs of their own, before it shrinks.
+        Alone, see `_chat_minimum`."""
+        self._chat_minimum()
         if not self.panes_open:
             return
         layout = self._window.layout()
@@ -201,6 +212,32 @@ class LayoutKeeper(QObject):
             self._tab_panes(area)
         self._keep_history_width()
         self._share()
+
+    def _chat_minimum(self) -> None:
+        """MIN_CHAT_WIDTH beside panes, and alone while the window has room for it beside
+        the docks' minimums; in a narrower window (720 px, the window's own minimum, with
+        the history and the side panel) its own (the composer's): a minimum larger than the
+        room made the window lay the chat out wider than shown, its welcome and composer
+        cut at the right edge."""
+        chat = self._splitter.widget(0)
+        if chat is None:
+            return
+        counted: set[QDockWidget] = set()  # a tab group once
+        docks = 0
+        for dock in self._side_docks:
+            if dock.isHidden() or dock.isFloating() or dock in counted:
+                continue
+            counted.update([dock, *self._window.tabifiedDockWidgets(dock)])
+            docks += dock.minimumSizeHint().width() + DOCK_GAP
+        room = self._window.width() - docks >= MIN_CHAT_WIDTH + self._splitter.handleWidth()
+        wanted = MIN_CHAT_WIDTH if self.panes_open or room else 0
+        if chat.minimumWidth() != wanted:
+            chat.setMinimumWidth(wanted)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._window and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+            self._chat_minimum()
+        return False
 
     def _keep_history_width(self) -> None:
         """A pane's minimum (even a transient one, while it is placed) may have squeezed

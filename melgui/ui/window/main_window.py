@@ -364,11 +364,10 @@ class MainWindow(QMainWindow):
         self.mcp_panel = mcp.panel
         self.side_panel.add("mcp", "MCP", "plug", mcp.panel, tip="MCP servers")
         insert_below(self.waiting_bar, mcp.form, mcp.sampling)
-        for bar in (mcp.form, mcp.sampling):  # they bring what asks forward too
-            bar.showRequested.connect(self.waiting_bar.showRequested)
-        self.signals = watch_agents(
+        self.signals = watch_agents(  # the forms and sampling requests signal, are counted
             self, tasks, panes=panes, approvals=self.approvals, waiting_bar=self.waiting_bar,
-            settings=settings, show_call=lambda c: self._show_approval(self.session.source, c),
+            asks=(mcp.form, mcp.sampling), settings=settings,
+            show_call=lambda c: self._show_approval(self.session.source, c),
             focus_chat=lambda: self.chat.input.setFocus(), desk=desk, colors=self.colors,
         )  # fmt: skip
         self.parallel = self.signals.parallel

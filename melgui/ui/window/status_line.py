@@ -2,12 +2,14 @@
 
 A message (`showMessage`: an error, a note) too long for the room left of the permanent
 widgets is elided at its end, not cut, and the whole of it is the bar's tooltip; in a
-bar too narrow for both, the counts give the message their room until it goes.
+bar too narrow for both, the counts give the message their room until it goes. What
+runs now ("Ready", "Running run_command …") is elided the same way (`ElidedLabel`): its
+whole width never counts in the bar's minimum, which the window's own (720 px) must hold.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizeGrip, QStatusBar, QStyle, QStyleOption, QWidget
 
@@ -31,13 +33,49 @@ TURN_END_TEXT = {
     "cancelled": "Stopped",
 }
 MESSAGE_ROOM = 240  # px a message keeps at least (all of it when shorter), counts or not
+ACTIVITY_ROOM_TEXT = "Waiting for the model — request 1"  # what runs now keeps this room
 LEFT, RIGHT, GAP = 6, 12, 2  # QStatusBar's own margins around its message (messageRect)
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text, elided at its end when the label is narrower than it (the
+    whole text its tooltip then); it asks for its text's width and needs none of it."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._text = ""
+        self.setText(text)
+
+    def text(self) -> str:
+        return self._text
+
+    def setText(self, text: str) -> None:
+        self._text = text
+        self._elide()
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        width = self.fontMetrics().horizontalAdvance(self._text) + 2 * self.margin()
+        return QSize(width, super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        room = self.contentsRect().width()
+        shown = self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, room)
+        super().setText(shown)
+        self.setToolTip(self._text if shown != self._text else "")
 
 
 class StatusLine(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.activity = QLabel("Ready", self)
+        self.activity = ElidedLabel("Ready", self)
         self.progress = QLabel("", self)
         self.counts = QLabel("", self)
         self.addWidget(self.activity, 1)
@@ -64,14 +102,17 @@ class StatusLine(QStatusBar):
         self._make_room(self.currentMessage())
 
     def _make_room(self, message: str) -> None:
-        """The counts give way while `message` shows in a bar too narrow for both."""
-        wanted = min(self.fontMetrics().horizontalAdvance(message), MESSAGE_ROOM)
+        """The counts give way while `message` shows in a bar too narrow for both, and in
+        one too narrow for them and what runs now (as long as "Waiting for the model —
+        request 1"; longer is elided): "Ready" never vanishes for them."""
+        shown = message or ACTIVITY_ROOM_TEXT
+        wanted = min(self.fontMetrics().horizontalAdvance(shown), MESSAGE_ROOM)
         beside = [w for w in self._permanent() if w is not self.counts]
         layout = self.layout()
         spacing = max(0, layout.spacing()) if layout is not None else 0
         needed = sum(w.sizeHint().width() + spacing for w in [*beside, self.counts])
         room = self.width() - LEFT - RIGHT - GAP - needed
-        self.counts.setVisible(not message or room >= wanted)
+        self.counts.setVisible(room >= wanted)
 
     def _permanent(self) -> list[QWidget]:
         """The permanent widgets shown (the counts, the context meter, a host's label…)."""

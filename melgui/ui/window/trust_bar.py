@@ -9,11 +9,20 @@ Workers) takes the trust back in one click. The decision lives in melgui's confi
 
 from __future__ import annotations
 
+import html
+import re
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from melgui.core.config.trust import RESTRICTED, FolderTrust
 from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
+
+
+def breakable(path: str) -> str:
+    """`path` as rich text that may wrap after each slash, underscore or hyphen: a long
+    path would otherwise set the bar's minimum width, and the window's (cut at 720 px)."""
+    return re.sub(r"([/_-])", "\\1\u200b", html.escape(path))
 
 
 class TrustBar(QFrame):
@@ -64,8 +73,8 @@ class TrustBar(QFrame):
             return
         if not self.trust.asked(self.folder):
             self.text.setText(
-                f"<b>Do you trust the files in {self.folder}?</b> A folder you downloaded "
-                f"can run its own code. Until you trust it, these stay off: {off}."
+                f"<b>Do you trust the files in {breakable(self.folder)}?</b> A folder you "
+                f"downloaded can run its own code. Until you trust it, these stay off: {off}."
             )
             self.restrict_button.show()
         else:

@@ -133,6 +133,8 @@ def test_changed_files_count_commits_edits_and_new_files_against_the_base(
         ("?", "new.py"),
     ]
     assert describe_changes(changes) == "M src/app.py, D src/util.py, ? new.py"
+    # read_agent on a host reading that did not list every file counts those too
+    assert describe_changes(changes, 2, unlisted=10) == "M src/app.py, D src/util.py and 11 more"
 
 
 def test_reading_what_a_worktree_holds_never_writes_the_projects_git(worktree: Worktree) -> None:

@@ -4,6 +4,9 @@ and that the main folder and its `.git` stay as they were."""
 from __future__ import annotations
 
 import os
+import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -140,3 +143,48 @@ def test_a_surrounding_git_dir_does_not_redirect_the_worktree(
         worktree.path / "other.txt"
     ).exists()
     assert fingerprint(other) == before
+
+
+def _watching_git(folder: Path) -> Path:
+    """A `git` first on PATH that runs the real one and leaves `overlap` in `folder` when
+    a `git worktree add` starts while another is still running."""
+    real = shutil.which("git")
+    assert real is not None
+    script = folder / "git"
+    busy, overlap = folder / "busy", folder / "overlap"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case " $* " in *" worktree add "*)\n'
+        f'  mkdir "{busy}" 2>/dev/null || : > "{overlap}"\n'
+        f'  "{real}" "$@"; code=$?; rmdir "{busy}" 2>/dev/null; exit $code;;\n'
+        "esac\n"
+        f'exec "{real}" "$@"\n'
+    )
+    script.chmod(0o755)
+    return overlap
+
+
+def test_eight_workers_made_at_once_all_get_a_worktree(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An orchestrator starting eight workers makes eight worktrees at once; concurrent
+    # `git worktree add` calls on one repository race (one reads another's half-made
+    # `.git/worktrees/<name>/commondir` and dies: "failed to read ... commondir"), so
+    # they run one at a time. The race itself is rare; that two adds overlap is not.
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    overlap = _watching_git(bin_folder)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
+    workers = 8
+    start = threading.Barrier(workers)
+
+    def make(pane: int) -> str:
+        start.wait()
+        return create_worktree(project, pane, "at once").worktree.branch
+
+    with ThreadPoolExecutor(workers) as pool:
+        branches = list(pool.map(make, range(1, workers + 1)))
+    assert len(set(branches)) == workers
+    listed = git(project, "worktree", "list", "--porcelain")
+    assert listed.count("branch refs/heads/melgui/") == workers
+    assert not overlap.exists(), "two `git worktree add` ran at once on one repository"

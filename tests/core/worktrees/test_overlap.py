@@ -3,12 +3,21 @@ conflict, the functions both changed, and what git itself then does."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from melgui.core.worktrees.overlap.overlaps import describe, find_overlaps, summary
-from melgui.core.worktrees.overlap.touched import Hunk, parse_diff, read_touched
+from melgui.core.worktrees.overlap.touched import (
+    FILES_MAX,
+    Hunk,
+    Touched,
+    parse_diff,
+    read_touched,
+    touched_from_json,
+    touched_to_json,
+)
 from tests.fakes.worktree_repos import (
     add_worker,
     change_lines,
@@ -160,3 +169,26 @@ def test_unusual_paths_and_binary_files_are_read() -> None:
     assert files["img.png"].status == "B" and files["img.png"].whole
     assert files["a b/a b"].status == "D"
     assert list(files) == ["tab\there.txt", "img.png", "a b/a b"]
+
+
+def test_a_reading_sent_lists_at_most_files_max_files_and_counts_the_rest(
+    tmp_path: Path,
+) -> None:
+    # A worker that generated a huge tree must not make the host send an unbounded record.
+    worktree = make_repo_with_worktree(tmp_path)
+    (worktree.path / "gen").mkdir()
+    for number in range(FILES_MAX + 25):
+        (worktree.path / "gen" / f"f{number:05}.txt").write_text("x\n")
+    change_lines(worktree.path / "numbers.txt", {3: "line 3 (worker)"})
+    touched = read_touched(worktree)
+    assert len(touched.files) == FILES_MAX + 26 and touched.more == 0
+    sent = touched_to_json(touched)
+    assert len(sent["files"]) == FILES_MAX and sent["more"] == 26
+    assert sent["files"][0][0] == "numbers.txt"  # tracked changes first, with their hunks
+    heard = touched_from_json(json.loads(json.dumps(sent)))
+    assert (len(heard.files), heard.more, heard.count) == (FILES_MAX, 26, FILES_MAX + 26)
+    assert touched_to_json(heard) == sent  # sent on as it came
+    small = touched_to_json(Touched(touched.base, {"n": touched.files["numbers.txt"]}))
+    assert "more" not in small  # a reading that lists every file says nothing more
+    with pytest.raises(ValueError):
+        touched_from_json({**sent, "more": -1})

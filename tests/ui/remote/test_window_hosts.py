@@ -111,6 +111,9 @@ def test_an_orchestrator_drives_a_worker_on_each_of_two_hosts(
             )
 
         qloop.run_until_complete(asyncio.wait_for(scenario(), 240))
+        # Closed here: closed after the block, its link to the ended box host reconnects
+        # and starts a new one, left running as root after the run.
+        qloop.run_until_complete(asyncio.wait_for(window.aclose(), 60))
     written = build_folder / "a.txt"
     assert written.read_text() == "made by a worker"
     assert written.stat().st_uid == remote.server.user.pw_uid  # written there, by its user

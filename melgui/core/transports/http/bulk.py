@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
+from melgui.core.transports.http.eyeballs import open_socket
 from melgui.core.transports.http.tls import async_client, shared_context
 
 MAX_HEAD = 100 * 1024  # a response head larger than this is refused (h11's bound)
@@ -238,19 +239,24 @@ class BulkTransport(httpx.AsyncBaseTransport):
         scheme, host, port = origin
         loop = asyncio.get_running_loop()
         secure = scheme == "https"
+        context, name = (self.context, host) if secure else (None, None)
         try:
             async with asyncio.timeout(timeout):
-                _, link = await loop.create_connection(
-                    _Link,
-                    host,
-                    port,
-                    ssl=self.context if secure else None,
-                    server_hostname=host if secure else None,
-                    # RFC 8305, as httpx's anyio does: a dead IPv6 route costs 250 ms,
-                    # not the whole connect timeout. Not for an address: one way to try,
-                    # and Python 3.11's race leaves a socket open when cancelled.
-                    happy_eyeballs_delay=None if _address(host) else 0.25,
-                )
+                if _address(host):  # one way to try
+                    _, link = await loop.create_connection(
+                        _Link, host, port, ssl=context, server_hostname=name
+                    )
+                    return link
+                # A name: RFC 8305, as httpx's anyio does (a dead IPv6 route costs 250 ms,
+                # not the whole connect timeout), by a race that closes what it tried.
+                sock = await open_socket(host, port)
+                try:
+                    _, link = await loop.create_connection(
+                        _Link, sock=sock, ssl=context, server_hostname=name
+                    )
+                except BaseException:
+                    sock.close()
+                    raise
         except TimeoutError:
             raise httpx.ConnectTimeout(f"timed out connecting to {host}:{port}") from None
         except (OSError, ssl.SSLError) as exc:

@@ -127,3 +127,10 @@ def summary(overlaps: list[Overlap], key: str, name_of: Callable[[str], str]) ->
     if conflicts:
         text += f" ({conflicts} conflict{'s' if conflicts != 1 else ''} to be)"
     return text
+
+
+def unlisted_note(unlisted: Mapping[str, int], name_of: Callable[[str], str]) -> str:
+    """ "Not compared: 4000 changed files of Pane 3 the host did not list." for the
+    readings cut at FILES_MAX (`unlisted`: agent key -> files not listed); "" for none."""
+    parts = [f"{count} changed files of {name_of(key)}" for key, count in unlisted.items()]
+    return f"Not compared: {', '.join(parts)} the host did not list." if parts else ""

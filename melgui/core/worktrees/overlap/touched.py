@@ -74,23 +74,39 @@ class FileTouch:
         return self.status in ("A", "D", "?", "B")
 
 
+# The files a reading the host sends lists; the rest are counted (`more`), so a worktree
+# with a huge number of changes (a generated tree, a vendored folder) sends a bounded record.
+FILES_MAX = 1000
+
+
 @dataclass(frozen=True, slots=True)
 class Touched:
-    """Every file a worktree changed against `base` (paths relative to the worktree)."""
+    """Every file a worktree changed against `base` (paths relative to the worktree).
+    `more`: changed files not listed in `files` (a reading cut at FILES_MAX by the host)."""
 
     base: str
     files: dict[str, FileTouch] = field(default_factory=dict)
+    more: int = 0
+
+    @property
+    def count(self) -> int:
+        """How many files it changed, listed or not."""
+        return len(self.files) + self.more
 
 
-def touched_to_json(touched: Touched) -> dict[str, Any]:
+def touched_to_json(touched: Touched, limit: int = FILES_MAX) -> dict[str, Any]:
     """{base, files: [[path, status, [[start, count, new_start, new_count, context]],
-    [symbol]]]}: a reading as the melgui host sends it to its views."""
+    [symbol]]], more?}: a reading as the melgui host sends it to its views, its first
+    `limit` files (git's order: tracked changes by path, then new files) and `more`, the
+    count of the rest, when there are more."""
 
     def hunks(touch: FileTouch) -> list[list[Any]]:
         return [[h.start, h.count, h.new_start, h.new_count, h.context] for h in touch.hunks]
 
-    files = [[t.path, t.status, hunks(t), list(t.symbols)] for t in touched.files.values()]
-    return {"base": touched.base, "files": files}
+    listed = list(touched.files.values())[:limit]
+    files = [[t.path, t.status, hunks(t), list(t.symbols)] for t in listed]
+    more = touched.more + len(touched.files) - len(listed)
+    return {"base": touched.base, "files": files, **({"more": more} if more else {})}
 
 
 def touched_from_json(data: Any) -> Touched:
@@ -100,8 +116,11 @@ def touched_from_json(data: Any) -> Touched:
         for path, status, hunks, symbols in data["files"]:
             found = tuple(Hunk(int(a), int(b), int(c), int(d), str(e)) for a, b, c, d, e in hunks)
             files[str(path)] = FileTouch(str(path), str(status), found, tuple(map(str, symbols)))
-        return Touched(str(data["base"]), files)
-    except (KeyError, TypeError, ValueError) as exc:
+        more = int(data.get("more", 0))
+        if more < 0:
+            raise ValueError(f"more is {more}")
+        return Touched(str(data["base"]), files, more)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a worktree's reading: {exc}") from exc
 
 
