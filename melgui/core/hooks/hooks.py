@@ -31,7 +31,7 @@ from typing import Any
 from melgui.core.hooks.answers import Answer, answer_of
 from melgui.core.hooks.config import HookCommand, HookFiles
 from melgui.core.hooks.names import claude_input, claude_name, matched_names, melgui_input
-from melgui.core.hooks.runner import Ran, hook_env, run_hook
+from melgui.core.hooks.runner import Payload, Ran, hook_env, run_hook
 from melgui.core.hooks.there import HooksThere, RanThere
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import Verdict
@@ -207,7 +207,13 @@ class Hooks:
             "permission_mode": self.permission_mode(),
             **fields,
         }
-        data = json.dumps(payload).encode("utf-8")
+        encoded: list[bytes] = []
+
+        def data() -> bytes:  # encoded once, while the first hook's shell starts
+            if not encoded:
+                encoded.append(json.dumps(payload).encode("utf-8"))
+            return encoded[0]
+
         if there is not None:  # the person's own here and the project's there, together
             here = asyncio.gather(*(self._run_one(h, event, data) for h in hooks))
             mine, theirs = await asyncio.gather(here, there.run(event, names, payload))
@@ -236,7 +242,7 @@ class Hooks:
         return answer, HookRun(event, command, f"on {where}", problem=lost, effect=answer.effect)
 
     async def _run_one(
-        self, hook: HookCommand, event: HookEvent, data: bytes
+        self, hook: HookCommand, event: HookEvent, data: Payload
     ) -> tuple[Answer, HookRun]:
         started = time.monotonic()
         here = self.there is None and os.path.isdir(self.cwd)  # a folder there: not here
