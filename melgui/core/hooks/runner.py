@@ -159,7 +159,8 @@ class _Child:
         fd = self._stdin
         os.set_blocking(self._out, False)
         os.set_blocking(self._err, False)
-        os.set_blocking(fd, False)
+        if len(payload) > select.PIPE_BUF:  # at most that much fits a new pipe at once
+            os.set_blocking(fd, False)
         try:
             written = _write(fd, payload)
         except OSError:
@@ -301,5 +302,8 @@ def _text(data: bytes) -> str:
 
 
 def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    # not contextlib.suppress, whose object costs more than the call: every hook ends here
+    try:  # noqa: SIM105
         os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
