@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import json.encoder
 import os
 import select
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from melgui.core.hooks.config import HookCommand
 
@@ -30,9 +33,6 @@ READ_AFTER = 0.05
 KEPT_BYTES = 4 * OUTPUT_CAP  # read of each stream, at most (UTF-8: 4 bytes a character)
 # A hook that ends within this many seconds is waited for without the loop (`_Child`).
 WAITED = 0.002
-
-
-Payload = bytes | Callable[[], bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,36 @@ class Ran:
     problem: str = ""
 
 
+# One encoder for every payload, its output json.dumps's: json.dumps makes a C encoder
+# for each call, which after a child (its caches cold) costs more than the encoding.
+# The C accelerator's (json.encoder.c_make_encoder) takes no markers: no cycle watch.
+_MAKE_ENCODER: Callable[..., Callable[[Any, int], Iterable[str]]] | None = getattr(
+    json.encoder, "c_make_encoder", None
+)
+_ENCODER = (
+    None
+    if _MAKE_ENCODER is None
+    else _MAKE_ENCODER(
+        None,  # markers
+        json.JSONEncoder().default,
+        json.encoder.encode_basestring_ascii,
+        None,  # indent
+        ": ",
+        ", ",
+        False,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan
+    )
+)
+
+
+def as_json(payload: Mapping[str, Any]) -> bytes:
+    """`json.dumps(payload)` in UTF-8, for a payload of JSON values (no cycles)."""
+    if _ENCODER is None:
+        return json.dumps(payload).encode("utf-8")
+    return "".join(_ENCODER(payload, 0)).encode("utf-8")
+
+
 def hook_env(project: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
     source = os.environ if base is None else base
     env = {name: source[name] for name in PASSED if name in source}
@@ -56,9 +86,7 @@ def hook_env(project: str, base: Mapping[str, str] | None = None) -> dict[str, s
     return env
 
 
-async def run_hook(hook: HookCommand, payload: Payload, *, cwd: str, env: Mapping[str, str]) -> Ran:
-    """Run `hook` with `payload` on its stdin: the bytes, or what makes them, called
-    once the hook has started (the JSON is then encoded while the shell starts)."""
+async def run_hook(hook: HookCommand, payload: bytes, *, cwd: str, env: Mapping[str, str]) -> Ran:
     started = time.monotonic()
     try:
         child = _Child.start(hook.command, payload, cwd=cwd, env=env)
@@ -105,12 +133,19 @@ class _Child:
     writing more than a pipe holds goes on, and its timeout is set then (the same timer,
     moved). What its escaped children write after it exits is not waited for."""
 
-    def __init__(self, pid: int, pidfd: int, out: int, err: int, stdin: int) -> None:
+    __slots__ = (
+        *("pid", "status", "expired", "loop", "exited", "_pidfd", "_open", "_stdin", "_rest"),
+        *("_readers", "_writer", "_output", "_out", "_err", "_timer"),
+    )
+    loop: asyncio.AbstractEventLoop  # set by `watch`, as is `exited`
+    exited: asyncio.Future[None]
+
+    def __init__(self, pid: int, pidfd: int, out: int, err: int, stdin: int, rest: bytes) -> None:
         self.pid = pid
         self._pidfd = pidfd
-        self._open = [pidfd, out, err, stdin]
+        self._open = [pidfd, out, err, stdin] if rest else [pidfd, out, err]
         self._stdin = stdin
-        self._rest = b""
+        self._rest = rest
         self._readers: set[int] = set()  # the fds the loop watches for reading, and writing
         self._writer = -1
         self._output: dict[int, list[bytes]] = {out: [], err: []}
@@ -120,10 +155,13 @@ class _Child:
         self.expired = False
 
     @classmethod
-    def start(cls, command: str, payload: Payload, *, cwd: str, env: Mapping[str, str]) -> _Child:
+    def start(cls, command: str, payload: bytes, *, cwd: str, env: Mapping[str, str]) -> _Child:
         pipes = [os.pipe() for _ in range(3)]
         (in_r, in_w), (out_r, out_w), (err_r, err_w) = pipes
         try:
+            if len(payload) > select.PIPE_BUF:  # at most that much fits a new pipe at once
+                os.set_blocking(in_w, False)
+            written = _write(in_w, payload)
             actions = [
                 (os.POSIX_SPAWN_DUP2, in_r, 0),
                 (os.POSIX_SPAWN_DUP2, out_w, 1),
@@ -145,29 +183,12 @@ class _Child:
             raise
         for fd in (in_r, out_w, err_w):
             os.close(fd)
-        child = cls(pid, os.pidfd_open(pid), out_r, err_r, in_w)
-        try:
-            child._give(payload() if callable(payload) else payload)
-        except BaseException:
-            child.close()
-            raise
-        return child
-
-    def _give(self, payload: bytes) -> None:
-        """Write what its stdin takes now; the rest is fed by the loop (`watch`). A hook
-        that ended, or closed its stdin, first gets none of it."""
-        fd = self._stdin
-        os.set_blocking(self._out, False)
-        os.set_blocking(self._err, False)
-        if len(payload) > select.PIPE_BUF:  # at most that much fits a new pipe at once
-            os.set_blocking(fd, False)
-        try:
-            written = _write(fd, payload)
-        except OSError:
-            written = len(payload)
-        self._rest = payload[written:]
-        if not self._rest:
-            self._forget(fd)
+        os.set_blocking(out_r, False)
+        os.set_blocking(err_r, False)
+        if written == len(payload):
+            os.close(in_w)
+        pidfd = os.pidfd_open(pid)
+        return cls(pid, pidfd, out_r, err_r, in_w, payload[written:])
 
     def ended_within(self, seconds: float) -> bool:
         """Whether it ends within `seconds`, this thread blocked until then (its stdin
@@ -193,7 +214,7 @@ class _Child:
         """Have the loop watch it: its end, its stdin fed, its output read after
         `READ_AFTER`, and its group expired `timeout` seconds from now."""
         self.loop = loop = asyncio.get_running_loop()
-        self.exited: asyncio.Future[None] = loop.create_future()
+        self.exited = loop.create_future()
         self._readers.add(self._pidfd)
         loop.add_reader(self._pidfd, self._exited)
         first = max(min(READ_AFTER, timeout), 0)
