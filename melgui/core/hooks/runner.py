@@ -33,6 +33,9 @@ READ_AFTER = 0.05
 KEPT_BYTES = 4 * OUTPUT_CAP  # read of each stream, at most (UTF-8: 4 bytes a character)
 # A hook that ends within this many seconds is waited for without the loop (`_Child`).
 WAITED = 0.002
+# Commands whose last run took longer: their next run is left to the loop at once, so a
+# slow hook (most real ones) does not hold the loop's thread for WAITED each time.
+_SLOW: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +97,14 @@ async def run_hook(hook: HookCommand, payload: bytes, *, cwd: str, env: Mapping[
         why = f"could not start: {exc.strerror or exc}"
         return Ran(None, "", "", time.monotonic() - started, problem=why)
     try:
-        if child.ended_within(min(WAITED, hook.timeout)):
+        if hook.command not in _SLOW and child.ended_within(min(WAITED, hook.timeout)):
             out, err, status = child.finish()
         else:
+            _SLOW.add(hook.command)
             child.watch(hook.timeout - (time.monotonic() - started))
             out, err, status = await child.finished()
+            if time.monotonic() - started < WAITED:  # quick this time: waited for next time
+                _SLOW.discard(hook.command)
     except asyncio.CancelledError:
         child.expire(signal.SIGKILL)
         raise
