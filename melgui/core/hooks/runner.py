@@ -229,6 +229,7 @@ class _Child:
             self._feed(self._stdin, self._rest)
 
     def _exited(self) -> None:
+        self._forget(self._pidfd)
         if not self.exited.done():
             self.exited.set_result(None)
 
