@@ -33,8 +33,10 @@ READ_AFTER = 0.05
 KEPT_BYTES = 4 * OUTPUT_CAP  # read of each stream, at most (UTF-8: 4 bytes a character)
 # A hook that ends within this many seconds is waited for without the loop (`_Child`).
 WAITED = 0.002
-# Commands whose last run took longer: their next run is left to the loop at once, so a
-# slow hook (most real ones) does not hold the loop's thread for WAITED each time.
+# Commands whose last run took SLOW seconds or more: their next run is left to the loop at
+# once, so a slow hook (most real ones) does not hold the loop's thread for WAITED each
+# time. A quick one that a busy moment made miss WAITED is waited for again next time.
+SLOW = 0.02
 _SLOW: set[str] = set()
 
 
@@ -100,11 +102,12 @@ async def run_hook(hook: HookCommand, payload: bytes, *, cwd: str, env: Mapping[
         if hook.command not in _SLOW and child.ended_within(min(WAITED, hook.timeout)):
             out, err, status = child.finish()
         else:
-            _SLOW.add(hook.command)
             child.watch(hook.timeout - (time.monotonic() - started))
             out, err, status = await child.finished()
-            if time.monotonic() - started < WAITED:  # quick this time: waited for next time
+            if time.monotonic() - started < SLOW:  # a quick hook slowed by a busy machine
                 _SLOW.discard(hook.command)
+            else:
+                _SLOW.add(hook.command)
     except asyncio.CancelledError:
         child.expire(signal.SIGKILL)
         raise
