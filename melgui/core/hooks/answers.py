@@ -40,6 +40,9 @@ class Answer:
     effect: str = ""
 
 
+NOTHING = Answer()  # what a hook said that changes nothing (frozen: one will do)
+
+
 def answer_of(event: HookEvent, ran: Ran) -> Answer:
     if ran.problem:
         return Answer(problem=ran.problem)
@@ -58,7 +61,7 @@ def answer_of(event: HookEvent, ran: Ran) -> Answer:
         if event in ("UserPromptSubmit", "SessionStart") and ran.stdout.strip():
             context = ran.stdout.strip()
             return Answer(context=context, effect="added context: " + _short(context))
-        return Answer()
+        return NOTHING
     return _reply(event, reply)
 
 
@@ -83,7 +86,7 @@ def _reply(event: HookEvent, reply: dict[str, Any]) -> Answer:
         return Answer(context=told, effect="told the model: " + _short(told))
     if context:
         return Answer(context=context, effect="added context: " + _short(context))
-    return Answer()
+    return NOTHING
 
 
 def _before_call(reply: dict[str, Any], specific: dict[str, Any], reason: str) -> Answer:
@@ -116,7 +119,7 @@ def _permission(specific: dict[str, Any]) -> Answer:
         why = _string(decision.get("message")) or "denied by a PermissionRequest hook"
         return Answer("deny", why, effect="denied: " + _short(why))
     if behavior != "allow":
-        return Answer()
+        return NOTHING
     updated = decision.get("updatedInput")
     updated = updated if isinstance(updated, dict) else None
     effect = "allowed" + ("; rewrote the input" if updated is not None else "")

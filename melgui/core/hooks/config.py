@@ -203,28 +203,42 @@ class HookFiles:
         self.trust: Trusts = trust or FolderTrust()
         mine = hook_files(project, trusted=False, user_dir=user_dir)
         every = hook_files(project, trusted=True, user_dir=user_dir)
-        self._own = mine if own else []
-        self._theirs = every[len(mine) :] if project_files else []
-        self._key: tuple[object, ...] | None = None
+        self._own = [str(f) for f in mine] if own else []
+        self._theirs = [str(f) for f in every[len(mine) :]] if project_files else []
+        self._key: tuple[Stamps, Stamps, bool] | None = None
         self._config = HookConfig()
 
     def current(self) -> HookConfig:
-        own = tuple(_stamp(f) for f in self._own)
-        theirs = tuple(_stamp(f) for f in self._theirs)
+        before = self._key
+        own = _stamps(self._own, before[0] if before else ())
+        theirs = _stamps(self._theirs, before[1] if before else ())
         trusted = any(theirs) and self.trust.is_trusted(self.project)
         key = (own, theirs, trusted)
         if key != self._key:
             files = self._own + (self._theirs if trusted else [])
-            self._config = load(files, project=self.project)
+            self._config = load(map(Path, files), project=self.project)
             self._key = key
         return self._config
 
 
-def _stamp(path: Path) -> tuple[int, int, int, int] | None:
-    """A file's stamp: its inode and change time too, so a file put back with its old
-    mtime and size (`cp -p`, a restored backup) is read again."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns
+Stamp = tuple[int, int, int, int]
+Stamps = tuple[Stamp | None, ...]
+
+
+def _stamps(paths: list[str], before: Stamps) -> Stamps:
+    """Each file's stamp: its inode and change time too, so a file put back with its old
+    mtime and size (`cp -p`, a restored backup) is read again. A file missing at the last
+    look is asked after with `access` first: a project without hooks files (most) then
+    costs no failing `stat`, each three times dearer (an exception to raise and catch)."""
+    stamps: list[Stamp | None] = []
+    for at, path in enumerate(paths):
+        if at < len(before) and before[at] is None and not os.access(path, os.F_OK):
+            stamps.append(None)
+            continue
+        try:
+            info = os.stat(path)
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns))
+    return tuple(stamps)

@@ -21,9 +21,7 @@ deny the call they were to judge, saying so.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +29,7 @@ from typing import Any
 from melgui.core.hooks.answers import Answer, answer_of
 from melgui.core.hooks.config import HookCommand, HookFiles
 from melgui.core.hooks.names import claude_input, claude_name, matched_names, melgui_input
-from melgui.core.hooks.runner import Ran, hook_env, run_hook
+from melgui.core.hooks.runner import Ran, as_json, hook_env, run_hook
 from melgui.core.hooks.there import HooksThere, RanThere
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import Verdict
@@ -99,16 +97,17 @@ class Hooks:
         new input) or deny it for them; deny over allow."""
         return await self._decide("PermissionRequest", call, arguments)
 
-    def _matching(self, event: HookEvent, tool: str) -> list[HookCommand]:
-        """The commands for `event` whose matcher accepts `tool` (none configured: none)."""
+    def _matching(self, event: HookEvent, names: Sequence[str]) -> list[HookCommand]:
+        """The commands for `event` whose matcher accepts a tool of these `names` (none
+        configured: none)."""
         config = self.files.current()
-        return config.for_event(event, matched_names(tool)) if config.commands else []
+        return config.for_event(event, names) if config.commands else []
 
     async def _decide(
         self, event: HookEvent, call: ToolCall, arguments: dict[str, Any]
     ) -> BeforeCall:
         names = matched_names(call.name)
-        hooks, there = self._matching(event, call.name), self._there_for(event, names)
+        hooks, there = self._matching(event, names), self._there_for(event, names)
         if not hooks and there is None:
             return BeforeCall()
         sent = claude_input(call.name, arguments, self.cwd)
@@ -133,7 +132,7 @@ class Hooks:
         self, call: ToolCall, arguments: dict[str, Any], status: str, content: str
     ) -> AfterCall:
         names = matched_names(call.name)
-        hooks = self._matching("PostToolUse", call.name)
+        hooks = self._matching("PostToolUse", names)
         there = self._there_for("PostToolUse", names)
         if not hooks and there is None:
             return AfterCall()
@@ -207,7 +206,7 @@ class Hooks:
             "permission_mode": self.permission_mode(),
             **fields,
         }
-        data = json.dumps(payload).encode("utf-8")
+        data = as_json(payload)
         if there is not None:  # the person's own here and the project's there, together
             here = asyncio.gather(*(self._run_one(h, event, data) for h in hooks))
             mine, theirs = await asyncio.gather(here, there.run(event, names, payload))
@@ -238,23 +237,22 @@ class Hooks:
     async def _run_one(
         self, hook: HookCommand, event: HookEvent, data: bytes
     ) -> tuple[Answer, HookRun]:
-        started = time.monotonic()
-        here = self.there is None and os.path.isdir(self.cwd)  # a folder there: not here
-        cwd = self.cwd if here else self.files.project
-        ran = await run_hook(hook, data, cwd=cwd, env=self._env)
-        return self._answered(event, hook, ran, time.monotonic() - started)
+        # A folder there is not here; one here that is gone has them run in the project
+        # (no look needed when that is the folder itself).
+        cwd = self.files.project
+        if self.there is None and (self.cwd == cwd or os.path.isdir(self.cwd)):
+            cwd = self.cwd
+        return self._answered(event, hook, await run_hook(hook, data, cwd=cwd, env=self._env))
 
     @staticmethod
-    def _answered(
-        event: HookEvent, hook: HookCommand, ran: Ran, duration: float | None = None
-    ) -> tuple[Answer, HookRun]:
+    def _answered(event: HookEvent, hook: HookCommand, ran: Ran) -> tuple[Answer, HookRun]:
         answer = answer_of(event, ran)
         run = HookRun(
             event=event,
             command=hook.command,
             origin=hook.origin,
             matcher=hook.matcher,
-            duration=ran.duration if duration is None else duration,
+            duration=ran.duration,
             exit_code=ran.exit_code,
             stdout=ran.stdout,
             stderr=ran.stderr,
