@@ -75,13 +75,12 @@ class Snapshotter:
         repo = self.repo
         await repo.ensure()
         self._recheck_large()
-        await asyncio.to_thread(self._find_special)
+        await asyncio.to_thread(self._find_rules)
         if self._special:
             await repo.run(
                 "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--",
                 *sorted(self._special), check=False,
             )  # fmt: skip
-        await asyncio.to_thread(self._write_exclude)
         # One pass like `git status` (untracked cache and all): the shadow index against
         # the last snapshot (HEAD) and the tree against the index.
         listing = await repo.run(
@@ -91,6 +90,7 @@ class Snapshotter:
         paths: list[str] = []
         untrack: list[str] = []
         staged = False
+        left_out = len(self._large) + len(self._nested)
         for entry in _split(listing):
             index, worktree, path = entry[0], entry[1], entry[3:]
             staged = staged or index not in (" ", "?")
@@ -106,7 +106,8 @@ class Snapshotter:
                     untrack.append(path)
                 continue
             paths.append(path)
-        await asyncio.to_thread(self._write_exclude)
+        if len(self._large) + len(self._nested) != left_out:  # newly left out
+            await asyncio.to_thread(self._write_exclude)
         head = read_head(repo.git_dir)
         if head is not None and not paths and not untrack and not staged:
             return self._snapshot(head)  # nothing changed
@@ -135,6 +136,11 @@ class Snapshotter:
             *(f"{folder}/ left out: {why}" for folder, why in self._special.items()),
         ]
         return Snapshot(head, tuple(sorted(left_out)), tuple(notes))
+
+    def _find_rules(self) -> None:
+        """`_find_special` and then `_write_exclude`: one trip to a thread, not two."""
+        self._find_special()
+        self._write_exclude()
 
     def _find_special(self) -> None:
         """Folders whose `.gitignore` or `.gitattributes` git would block on (a FIFO, a

@@ -7,6 +7,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,54 @@ async def test_snapshot_commits_are_the_ones_git_would_write(
     subprocess.run([*git, "fsck", "--strict"], env=env, check=True, capture_output=True)
     restore = await checkpoints.restore([third.id])
     assert restore.after is not None and not (project / "three.txt").exists()
+
+
+async def test_a_later_snapshot_rewrites_only_the_changed_part_of_the_index(
+    tmp_path: Path,
+) -> None:
+    """The shadow index is split: a later snapshot's update-index and write-tree write
+    the entries changed since the last full write, not every entry again; a shadow
+    repository made before (its configuration of an older mark) is split from its next
+    snapshot on, and the snapshots are the same either way."""
+    project = tmp_path / "project"
+    for number in range(400):
+        folder = project / f"pkg{number // 40}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"file{number:03d}.txt"
+        path.write_text(f"line {number}\n" * 20)
+        # Written an hour ago, as a project's files were: an entry as new as the index
+        # (racily clean) stays in the changed part until a later write.
+        os.utime(path, (time.time() - 3600,) * 2)
+    checkpoints = Checkpointer(str(project), data_folder=tmp_path / "data")
+    git_dir = checkpoints.repo.git_dir
+    try:
+        await checkpoints.snapshots.take()
+        config = git_dir / "config"  # as an older melgui left it: one index file
+        old = config.read_text().replace("# melgui checkpoints v3", "# melgui checkpoints v2")
+        config.write_text("".join(line for line in old.splitlines(True) if "ndex" not in line))
+        env = {**os.environ, **{k: v for k, v in checkpoints.repo.env().items()}}
+        subprocess.run(["git", "update-index", "--no-split-index"], env=env, check=True)
+        for shared in git_dir.glob("sharedindex.*"):
+            shared.unlink()
+        whole = (git_dir / "index").stat().st_size
+    finally:
+        checkpoints.close()
+    again = Checkpointer(str(project), data_folder=tmp_path / "data")
+    try:
+        (project / "pkg3" / "file120.txt").write_text("changed\n")
+        snapshot = await again.snapshots.take()
+    finally:
+        again.close()
+    shared = list(git_dir.glob("sharedindex.*"))
+    assert len(shared) == 1 and shared[0].stat().st_size >= whole * 0.8
+    assert (git_dir / "index").stat().st_size < whole / 4
+    listed = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", snapshot.commit],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert len(listed.stdout.splitlines()) == 400
+    shown = subprocess.run(
+        ["git", "show", f"{snapshot.commit}:pkg3/file120.txt"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert shown.stdout == "changed\n"
