@@ -24,6 +24,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from melgui.core.terminal.panes import ending_words
 from melgui.desk.hosted_agents.agent_state import AgentState
 
 if TYPE_CHECKING:  # the ACP SDK loads with the host's first agent, not with this module
@@ -43,11 +44,6 @@ FRAME_S = 1 / 60
 FRAME_MAX = 8 * 1024  # bytes of one terminal's output sent in one record
 TAIL = 64 * 1024  # characters of each terminal's output a snapshot carries
 KEPT = 16  # terminals a snapshot carries, the newest
-
-
-def ending_words(code: int | None, signal: str | None) -> str:
-    """How a terminal's program ended, as its tab says it: "exit 3", "killed by SIGTERM"."""
-    return f"killed by {signal}" if signal else f"exit {code}"
 
 
 COPY_MAX = 1024 * 1024  # bytes a view's copy keeps for a tab drawn later
