@@ -24,6 +24,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from melgui.core.terminal.panes import ending_words
 from melgui.desk.hosted_agents.agent_state import AgentState
 
 if TYPE_CHECKING:  # the ACP SDK loads with the host's first agent, not with this module
@@ -43,6 +44,8 @@ FRAME_S = 1 / 60
 FRAME_MAX = 8 * 1024  # bytes of one terminal's output sent in one record
 TAIL = 64 * 1024  # characters of each terminal's output a snapshot carries
 KEPT = 16  # terminals a snapshot carries, the newest
+
+
 COPY_MAX = 1024 * 1024  # bytes a view's copy keeps for a tab drawn later
 _PLAN_MARK = {"completed": "x", "in_progress": "~", "pending": " "}
 
@@ -211,6 +214,11 @@ class ShownTerminal(Protocol):
 
     def write(self, data: bytes) -> None: ...
 
+    def ending(self) -> str: ...  # how it ended ("exit 3"), "" while it runs
+
+    @property
+    def on_exit(self) -> list[Callable[[], None]]: ...  # told once it has ended
+
 
 class PlanCopy:
     """A view's copy of the agent's plan; each new plan goes to `sink` once (the window's
@@ -254,7 +262,7 @@ class TerminalCopy:
         self.output = bytearray()
         self.listeners: list[Callable[[bytes], None]] = []
         self.exit: dict[str, Any] | None = None
-        self.on_exit: list[Callable[[TerminalCopy], None]] = []
+        self.on_exit: list[Callable[[], None]] = []
 
     def write(self, data: bytes) -> None:
         if self._send is not None and self.exit is None:
@@ -270,15 +278,13 @@ class TerminalCopy:
     def ended(self, said: dict[str, Any]) -> None:
         self.exit = {"code": said.get("code"), "signal": said.get("signal")}
         for listener in list(self.on_exit):
-            listener(self)
+            listener()
 
     def ending(self) -> str:
         """How it ended, for its tab ("" while it runs)."""
         if self.exit is None:
             return ""
-        if self.exit.get("signal"):
-            return f"killed by {self.exit['signal']}"
-        return f"exit {self.exit.get('code')}"
+        return ending_words(self.exit.get("code"), self.exit.get("signal"))
 
 
 class TerminalCopies:

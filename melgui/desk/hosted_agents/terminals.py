@@ -24,6 +24,7 @@ from acp.schema import EnvVariable, TerminalExitStatus
 from melgui.core.deadline import within
 from melgui.core.processes import without_secrets
 from melgui.core.protocol.tooling import ToolError
+from melgui.core.terminal.panes import ending_words
 from melgui.core.terminal.pty_session import PtyError, PtySession
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace
@@ -79,6 +80,7 @@ class AgentTerminal:
         self.truncated = False
         self.exited = asyncio.Event()
         self.listeners: list[Callable[[bytes], None]] = []
+        self.on_exit: list[Callable[[], None]] = []  # told once the program has ended
         self._watch = asyncio.get_running_loop().create_task(self._pump())
 
     @property
@@ -118,6 +120,8 @@ class AgentTerminal:
                     break
             await asyncio.sleep(POLL_S)
         self.exited.set()
+        for listener in list(self.on_exit):
+            listener()
 
     def _keep(self, data: bytes) -> None:
         self.output += data
@@ -143,6 +147,11 @@ class AgentTerminal:
 
             return TerminalExitStatus(exit_code=None, signal=signal.Signals(-code).name)
         return TerminalExitStatus(exit_code=code, signal=None)
+
+    def ending(self) -> str:
+        """How it ended, for its tab ("" while it runs)."""
+        status = self.exit_status()
+        return "" if status is None else ending_words(status.exit_code, status.signal)
 
     def kill(self) -> None:
         if self.pty.poll() is None or self.pty.session_pids():

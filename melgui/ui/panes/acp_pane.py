@@ -32,7 +32,7 @@ from melgui.core.terminal.screen import TerminalScreen
 from melgui.desk.hosted_agents.agent_state import AgentState
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired
-from melgui.desk.hosted_agents.relayed import ShownTerminal, TerminalCopy
+from melgui.desk.hosted_agents.relayed import ShownTerminal
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.prompt.slash_commands import SlashCommand
@@ -296,9 +296,9 @@ class AcpPane(AgentPane):
         self.terminal_views[terminal.id] = view
         self.terminal_tabs.addTab(view, terminal.title[:40])
         self.terminal_tabs.setCurrentWidget(view)
-        if isinstance(terminal, TerminalCopy):
-            terminal.on_exit.append(self._terminal_ended)
-            self._terminal_ended(terminal)
+        # How it ended, in its tab (the window's own agent's terminal, or the host's).
+        terminal.on_exit.append(lambda: self._terminal_ended(terminal))
+        self._terminal_ended(terminal)
         if self.terminal_tabs.isHidden():  # the chat keeps most of the height
             self.terminal_tabs.show()
             sizes = self._split.sizes()
@@ -306,12 +306,13 @@ class AcpPane(AgentPane):
             rest = [0] * (len(sizes) - 2)
             self._split.setSizes([total * 7 // 10, *rest, total * 3 // 10])
 
-    def _terminal_ended(self, copy: TerminalCopy) -> None:
-        view = self.terminal_views.get(copy.id)
-        if copy.exit is None or view is None or not shiboken6.isValid(view):
+    def _terminal_ended(self, terminal: ShownTerminal) -> None:
+        view = self.terminal_views.get(terminal.id)
+        ending = terminal.ending()
+        if not ending or view is None or not shiboken6.isValid(view):
             return
         index = self.terminal_tabs.indexOf(view)
-        self.terminal_tabs.setTabText(index, f"{copy.title[:40]} · {copy.ending()}")
+        self.terminal_tabs.setTabText(index, f"{terminal.title[:40]} · {ending}")
 
     def close_worker(self) -> asyncio.Task[None] | None:
         """End the agent; its open permission requests are answered `cancelled` (one the

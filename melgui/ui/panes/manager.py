@@ -300,11 +300,7 @@ class PaneManager(QObject):
         host kept running while no window was attached)."""
         self._check_open()
         info = self.reserve_worker(f"worker {{}}: {short(title, 32)}")
-        opened = self.open_worker(info, None, None, layout, None, reopened=True)
-        pane = self._panes.get(opened.id)
-        if isinstance(pane, AgentPane):  # no task sent: its frame shows what it is now
-            self._on_state(opened.id, pane.state)
-        return opened
+        return self.open_worker(info, None, None, layout, None, reopened=True)
 
     def reserve_worker(self, title: str, where: str = HERE) -> PaneInfo:
         if self.worker_factory is None:
@@ -426,6 +422,9 @@ class PaneManager(QObject):
             raise PaneError("The window is closing; no new panes.")
 
     def _install(self, info: PaneInfo, pane: Pane, layout: object, front: bool = True) -> None:
+        # Its header says the pane's own state: one built on a session a host ran on (a
+        # later window's, a reattached one's) is idle, not "running" as a new one starts.
+        self.registry.set_state(info.id, pane.state)
         frame = PaneFrame(self.registry.get(info.id) or info, pane)
         frame.closeRequested.connect(self.request_close)
         frame.moveToTabRequested.connect(self.area.move_to_tab)

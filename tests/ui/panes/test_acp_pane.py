@@ -249,3 +249,23 @@ def _where(pane: AcpPane) -> str:
         f"stderr {process.stderr_now()[-300:] if process else ''!r}, "
         f"chat {pane.chat.transcript.toPlainText()[-200:]!r}"
     )
+
+
+def test_the_window_agents_terminal_tab_says_how_its_program_ended(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    """As the tab of an agent the melgui host runs does: "· exit 3" once it ended."""
+    window = make_window(relay_settings(scripted_relay))
+    info = window.pane_manager.open_agent(scripted_agent(), "right")
+    pane = window.pane_manager.pane(info.id)
+    assert isinstance(pane, AcpPane)
+    fails = ["sh", "-c", "echo 1 failed; exit 3"]
+
+    async def ran() -> None:
+        await wait_until(lambda: bool(pane.acp.host.state.commands), 20)
+        pane.send(steps({"run": fails}, {"say": "ran"}))
+        await wait_until(lambda: "ran" in pane.latest_reply() and pane.state.name == "idle", 20)
+        await wait_until(lambda: pane.terminal_tabs.tabText(0).endswith("· exit 3"), 10)
+
+    run(ran())
+    assert pane.terminal_tabs.tabText(0).startswith("sh -c")

@@ -184,7 +184,11 @@ class PanelFold(QObject):
         the chat (True), else not (False: the caller docks it)."""
         if self.over():
             return True
-        if self.fits(self.width()):
+        # The side panel docks narrower than it would open, as long as it is whole: over
+        # the panes, it would hide most of them (a pane beside another, all of it). The
+        # history goes over the chat's side, not the panes: it docks at its width or not.
+        least = self.width() if self._left else self._panel.minimumSizeHint().width()
+        if self.fits(least):
             return False
         self._holder.addWidget(self._panel)  # out of the dock, into the frame
         self._panel.show()
