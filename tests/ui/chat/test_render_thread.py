@@ -13,7 +13,6 @@ from melgui.ui.chat.blocks.markdown_blocks import Segment
 from melgui.ui.chat.blocks.segment_html import SegmentRenderer, warm_up
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.transcript.document import SYNC_FINISH_CHARS, ChatTranscript
-from melgui.ui.runtime import render_thread
 from melgui.ui.runtime.render_thread import THREAD_NAME, render_pool
 from melgui.ui.runtime.theme import LIGHT
 
@@ -118,20 +117,3 @@ def test_a_stream_ending_with_much_rendered_and_not_drawn_draws_it_in_the_backgr
     assert streamed.holding()  # not drawn in the call
     qtbot.waitUntil(lambda: not streamed.holding(), timeout=10_000)
     assert streamed.toHtml() == drawn_at_once(qtbot, text).toHtml()
-
-
-def test_a_render_step_waits_for_the_gui_thread_to_wait_for_events(
-    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """While the GUI thread draws, the render thread holding the GIL made it wait at
-    every call between Python and Qt: a step of a render job starts when the GUI
-    thread's loop waits for events (here the test runs on the GUI thread: the job, sent
-    from it, may start only once it is back in the loop)."""
-    monkeypatch.setattr(render_thread, "GUI_WAIT_S", 60.0)  # no giving up: state only
-    render_pool()
-    gui_idle = render_thread._gui_idle
-    assert gui_idle is not None
-    gui_idle.clear()  # the GUI thread is busy (running this test), as its loop's awake says
-    job = render_pool().submit(render_thread.yield_to_gui)
-    assert not job.done()  # the step waits while this test runs on the GUI thread ...
-    qtbot.waitUntil(job.done)  # ... and goes on once its loop waits for events

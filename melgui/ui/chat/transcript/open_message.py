@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from melgui.ui.chat.blocks.markdown_blocks import MarkdownSplitter, Segment
 from melgui.ui.chat.blocks.segment_html import SegmentRenderer, render_thread_renderer
-from melgui.ui.runtime.render_thread import yield_to_gui
 from melgui.ui.runtime.theme import Colors
 
 
@@ -33,17 +32,9 @@ Batch = tuple[list[Entry], Segment | None]  # segments to render, and the tail (
 def render_batch(
     colors: Colors, segments: list[Segment], tail: Segment | None
 ) -> tuple[list[str], str]:
-    """On the render thread: the segments' HTML and the tail's ("" for no tail), each
-    while the GUI thread is idle if it soon is (yield_to_gui)."""
+    """On the render thread: the segments' HTML and the tail's ("" for no tail)."""
     renderer = render_thread_renderer(colors)
-    drawn: list[str] = []
-    for segment in segments:
-        yield_to_gui()
-        drawn.append(renderer.render(segment))
-    if tail is None:
-        return drawn, ""
-    yield_to_gui()
-    return drawn, renderer.render(tail)
+    return [renderer.render(s) for s in segments], renderer.render(tail) if tail else ""
 
 
 class OpenMessage:
