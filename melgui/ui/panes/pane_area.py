@@ -7,12 +7,38 @@
 from __future__ import annotations
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtWidgets import QApplication, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from melgui.core.protocol.tools.panes import normalize_layout
 from melgui.ui.panes.pane_frame import PaneFrame
 from melgui.ui.panes.splitter import Splitter
+
+
+class PaneTabs(QTabWidget):
+    """The pane area's tabs. Qt's tab widget answers every layout request from its page
+    (any pane's layout settling: a composer's Send and Stop, a Thinking row, a scroll
+    bar) by placing its page again and repainting itself whole: every pane of the tab,
+    8-20 ms with eight of them, at each turn's start and end. A request that changes
+    nothing the tab widget places (its size, its bar, its minimum) is taken here: the
+    page has already laid out what changed inside it, and repaints only that."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._placed_for: tuple[object, ...] = ()
+        self._hint = QSize()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            bar = self.tabBar()
+            inputs = (self.size(), bar.isVisibleTo(self), bar.sizeHint(), self.minimumSizeHint())
+            if inputs == self._placed_for:
+                if self.sizeHint() != self._hint:  # the area's layout hears of it still
+                    self._hint = self.sizeHint()
+                    self.updateGeometry()
+                return True
+            self._placed_for, self._hint = inputs, self.sizeHint()
+        return super().event(event)
 
 
 class PaneArea(QWidget):
@@ -22,7 +48,7 @@ class PaneArea(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.tabs = QTabWidget(self)
+        self.tabs = PaneTabs(self)
         self.tabs.setDocumentMode(True)
         self.tabs.setTabsClosable(False)
         self.tabs.setMovable(True)

@@ -71,3 +71,17 @@ def test_an_icon_asked_at_no_size_is_an_empty_pixmap_without_painting(qapp: QApp
         qInstallMessageHandler(previous)
     assert squeezed.isNull()
     assert not [text for text in said if "QPainter" in text], said  # no painter on nothing
+
+
+def test_an_icon_is_drawn_once_per_size_and_state(qapp: QApplication) -> None:
+    """A button's style asks for its icon's pixmap at every paint: the SVG is drawn the
+    first time only (the same pixmap after), and again for another size or state."""
+    from PySide6.QtGui import QIcon
+
+    drawn = icon("copy", LIGHT.text, LIGHT.muted)
+    first = drawn.pixmap(QSize(16, 16), 1.0)
+    assert drawn.pixmap(QSize(16, 16), 1.0).cacheKey() == first.cacheKey()
+    assert drawn.pixmap(QSize(16, 16), 2.0).cacheKey() != first.cacheKey()
+    off = drawn.pixmap(QSize(16, 16), 1.0, QIcon.Mode.Disabled)
+    assert off.cacheKey() != first.cacheKey()
+    assert off.toImage() != first.toImage()  # the disabled colour

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from melgui.core.terminal.panes import PaneRegistry
@@ -94,3 +94,57 @@ def test_move_to_tab(qtbot: QtBot) -> None:
     assert area.tab_of(one.pane_id) == 1 and area.tab_of(two.pane_id) == 0
     assert area.tabs.tabText(0) == "two"
     assert area.frame(one.pane_id) is one
+
+
+class _Paints(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+def _settle(qtbot: QtBot) -> None:
+    """Layout requests and the paints they cause, all handled."""
+    for _ in range(3):
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        QApplication.processEvents()
+
+
+def test_a_pane_laying_itself_out_repaints_no_other(qtbot: QtBot) -> None:
+    """A button swapped for another inside one pane (a composer's Send for Stop) lays
+    that pane out again; the tab widget above must not repaint every pane of the tab."""
+    registry = PaneRegistry()
+    area = _area(qtbot)
+    content = QWidget()
+    column = QVBoxLayout(content)
+    send, stop = QPushButton("Send"), QPushButton("Stop")
+    column.addWidget(QLabel("words"), 1)
+    column.addWidget(send)
+    column.addWidget(stop)
+    stop.hide()
+    one = PaneFrame(registry.add("terminal", "one"), content)
+    two = _frame(registry, "two")
+    area.add(one, "right")
+    area.add(two, "right")
+    qtbot.waitExposed(area)
+    _settle(qtbot)
+    paints = _Paints()
+    two.installEventFilter(paints)
+    where = send.geometry()
+    send.hide()
+    stop.show()
+    qtbot.waitUntil(lambda: stop.geometry() == where)  # the pane laid itself out
+    _settle(qtbot)
+    assert paints.count == 0
+    # What the tab widget does place still follows: a second tab shows its bar.
+    area.add(_frame(registry, "three"), "tab")
+    _settle(qtbot)
+    page = area.tabs.currentWidget()
+    assert area.tabs.tabBar().isVisible() and page is not None
+    top = page.mapTo(area.tabs, page.rect().topLeft()).y()
+    bottom = page.mapTo(area.tabs, page.rect().bottomLeft()).y()
+    assert area.tabs.tabBar().geometry().bottom() < top and bottom == area.tabs.height() - 1

@@ -95,12 +95,14 @@ def icon_file(name: str, colour: str) -> str:
 
 
 class _TintedEngine(QIconEngine):
-    """Renders the tinted SVG at the asked size (and the screen's pixel ratio)."""
+    """Renders the tinted SVG at the asked size (and the screen's pixel ratio), once per
+    size: a button's style asks for the pixmap at every paint of the button."""
 
     def __init__(self, name: str, colour: str, disabled: str) -> None:
         super().__init__()
         self._name, self._colour, self._disabled = name, colour, disabled
         self._renderers: dict[str, QSvgRenderer] = {}
+        self._pixmaps: dict[tuple[int, int, bool, float], QPixmap] = {}
 
     def _renderer(self, colour: str) -> QSvgRenderer:
         if colour not in self._renderers:
@@ -117,6 +119,10 @@ class _TintedEngine(QIconEngine):
     def scaledPixmap(
         self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float
     ) -> QPixmap:
+        key = (size.width(), size.height(), mode == QIcon.Mode.Disabled, scale)
+        drawn = self._pixmaps.get(key)
+        if drawn is not None:
+            return drawn
         pixmap = QPixmap(size * scale)
         if pixmap.isNull():  # asked at no size (a button squeezed to nothing): no painter
             return pixmap
@@ -125,6 +131,7 @@ class _TintedEngine(QIconEngine):
         painter = QPainter(pixmap)
         self.paint(painter, QRect(0, 0, size.width(), size.height()), mode, state)
         painter.end()
+        self._pixmaps[key] = pixmap
         return pixmap
 
     def clone(self) -> QIconEngine:
