@@ -30,8 +30,9 @@ def catches_sigterm(pid: int) -> bool:
     return False
 
 
-def run_until_sigterm(tmp_path: Path, *options: str) -> None:
-    """`melgui FOLDER`, with `options`, from its start to a clean quit on SIGTERM."""
+def run_until_sigterm(tmp_path: Path, *options: str, **environ: str) -> str:
+    """`melgui FOLDER`, with `options` and `environ`, from its start to a clean quit on
+    SIGTERM; what it wrote on stderr."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     env = {
@@ -39,6 +40,7 @@ def run_until_sigterm(tmp_path: Path, *options: str) -> None:
         "QT_QPA_PLATFORM": "offscreen",
         "MELGUI_CONFIG_DIR": str(tmp_path / "config"),
         "MELGUI_DATA_DIR": str(tmp_path / "data"),
+        **environ,
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "melgui", *options, str(project)],
@@ -61,6 +63,7 @@ def run_until_sigterm(tmp_path: Path, *options: str) -> None:
             process.communicate()
     assert process.returncode == 0, err
     assert "Traceback" not in err
+    return err
 
 
 def test_the_app_starts_on_a_folder_and_quits_cleanly_on_sigterm(tmp_path: Path) -> None:
@@ -82,6 +85,20 @@ def test_a_window_closed_cleanly_leaves_its_history_unchecked_at_the_next_start(
         assert not lease.needs_check
     finally:
         lease.release()
+
+
+def test_an_open_window_with_no_acp_agent_holds_no_acp_sdk(tmp_path: Path) -> None:
+    """The ACP SDK (about 20 MiB and 0.4 s of its pydantic schema) is imported when an ACP
+    agent is made, not with the window: the window's log of what it imported
+    (`-X importtime`) does not name it."""
+    err = run_until_sigterm(tmp_path, "--no-host", PYTHONPROFILEIMPORTTIME="1")
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in err.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    assert {"melgui.ui.window.main_window", "melgui.desk.hosted_agents.session"} <= imported
+    assert sorted(m for m in imported if m.split(".")[0] == "acp") == []
 
 
 def test_a_missing_folder_is_one_clear_line(tmp_path: Path) -> None:

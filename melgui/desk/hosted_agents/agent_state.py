@@ -141,3 +141,16 @@ def _flat(options: Any) -> list[Any]:
         else:
             found.append(inner)
     return found
+
+
+class AgentFailed(Exception):
+    """The agent died, hung, or answered with something unusable; the text says what."""
+
+
+class AuthRequired(Exception):
+    """The agent wants `authenticate` first; `methods` are what it offers."""
+
+    def __init__(self, methods: list[Choice]) -> None:
+        names = ", ".join(m.name for m in methods) or "none offered"
+        super().__init__(f"the agent asks to sign in first (methods: {names})")
+        self.methods = methods

@@ -5,17 +5,19 @@ its command sandbox (for the agent's terminals)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from melgui.core.protocol.tooling import ToolError
 from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.hosted_agents.host import AcpHost
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.hosted_agents.session_book import SessionBook
-from melgui.desk.hosted_agents.terminals import AgentTerminal
 from melgui.desk.hosted_agents.updates import PlanSink
 from melgui.desk.kit import tool_settings
 from melgui.tools.commands.sandbox import SandboxSpec, sandbox_status
+
+if TYPE_CHECKING:
+    from melgui.desk.hosted_agents.terminals import AgentTerminal
 
 
 def acp_session(
@@ -31,6 +33,8 @@ def acp_session(
 ) -> HostedAgentSession:
     """A session of `command` in the desk's project folder, not started yet (`resume`:
     the id of an earlier one to reopen); noted in `book` (melgui's own by default)."""
+    from melgui.desk.hosted_agents.host import AcpHost  # the ACP SDK: ~20 MiB, 0.4 s
+
     checkpoints = desk.settings.checkpoints
     host = AcpHost(
         command,

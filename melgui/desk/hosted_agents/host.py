@@ -43,7 +43,7 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation
 from melgui.core.thread.reducer import ThreadReducer
 from melgui.core.thread.thread import Thread
-from melgui.desk.hosted_agents.agent_state import AgentState, Choice
+from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired, Choice
 from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.client import HostClient
 from melgui.desk.hosted_agents.exit_race import AgentEnded, answer_or_exit
@@ -65,19 +65,6 @@ Spawn = Callable[[AgentCommand, str, Mapping[str, str]], Awaitable[AgentProcess]
 START_TIMEOUT = 60.0  # initialize and session/new; a prompt may take as long as it takes
 CANCEL_GRACE = 5.0  # how long a cancelled turn may take to end before the agent is ended
 AUTH_REQUIRED = -32000
-
-
-class AgentFailed(Exception):
-    """The agent died, hung, or answered with something unusable; the text says what."""
-
-
-class AuthRequired(Exception):
-    """The agent wants `authenticate` first; `methods` are what it offers."""
-
-    def __init__(self, methods: list[Choice]) -> None:
-        names = ", ".join(m.name for m in methods) or "none offered"
-        super().__init__(f"the agent asks to sign in first (methods: {names})")
-        self.methods = methods
 
 
 class AcpHost:

@@ -13,6 +13,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from melgui.core.deadline import within
 from melgui.core.protocol.approval import ApprovalRequest
@@ -20,8 +21,11 @@ from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ContextNotice, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.thread.thread import Thread
-from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired
+from melgui.desk.hosted_agents.agent_state import AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.session_book import SessionBook, SessionEntry
+
+if TYPE_CHECKING:
+    from melgui.desk.hosted_agents.host import AcpHost
 
 log = logging.getLogger(__name__)
 

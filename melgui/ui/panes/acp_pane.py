@@ -13,7 +13,7 @@ import asyncio
 import html
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import shiboken6
 from PySide6.QtCore import QTimer, Signal
@@ -29,9 +29,8 @@ from PySide6.QtWidgets import (
 
 from melgui.core.agent.session import ChatSession
 from melgui.core.terminal.screen import TerminalScreen
-from melgui.desk.hosted_agents.agent_state import AgentState
+from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired
 from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.relayed import ShownTerminal
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.prompt.kit import PromptKit
@@ -44,6 +43,9 @@ from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.flush_scheduler import FLUSH_MS, shared_scheduler
 from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import LIGHT, Colors
+
+if TYPE_CHECKING:
+    from melgui.desk.hosted_agents.host import AcpHost
 
 
 class AgentControls(Protocol):

@@ -20,9 +20,8 @@ from dataclasses import replace
 from typing import Any, cast, get_args
 
 from melgui.core.thread.entries import CallResult, NoteEntry
-from melgui.desk.hosted_agents.agent_state import AgentState
+from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired
 from melgui.desk.hosted_agents.agents import AgentCommand, parse_command
-from melgui.desk.hosted_agents.host import AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.relayed import PLAN, RECORDS, PlanCopy, TerminalCopies
 from melgui.host.changes import Record
 from melgui.host.client import SessionClient

@@ -43,7 +43,6 @@ from melgui.remote.connect import folder_key, given_host_argv
 from melgui.remote.hosts import Place, RemoteHosts, configured_for
 from melgui.remote.link import Link, LinkError
 from melgui.remote.link_client import LinkClient
-from melgui.remote.remote_agent import AgentThere
 from melgui.remote.remote_hooks import RemoteHooks
 from melgui.remote.remote_tools import PendingRemoteTools, RemoteTools
 from melgui.remote.target import parse_folder
@@ -335,6 +334,8 @@ class RemoteSide:
         self, link: Callable[[], Awaitable[Link]], path: str, hooks: RemoteHooks
     ) -> AcpFactory:
         make_here = self._acp_here
+        from melgui.remote.remote_agent import AgentThere  # the ACP SDK: ~20 MiB, 0.4 s
+
         there = AgentThere(link, path, self.desk.checkpoint_there())  # its writes, too
 
         def make(command: AgentCommand, title: str, resume: str | None) -> HostedAgentSession:
