@@ -30,16 +30,34 @@ def catches_sigterm(pid: int) -> bool:
     return False
 
 
+def stop_the_host(env: dict[str, str]) -> None:
+    """End the melgui host the window started: it outlives the window (it would end
+    itself after 10 idle minutes), and may still be starting when the window quits."""
+    deadline = time.monotonic() + 30
+    while True:
+        stopped = subprocess.run(
+            [sys.executable, "-m", "melgui", "host", "--stop"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        if stopped.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
 def run_until_sigterm(tmp_path: Path, *options: str, **environ: str) -> str:
     """`melgui FOLDER`, with `options` and `environ`, from its start to a clean quit on
     SIGTERM; what it wrote on stderr."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
     env = {
         **os.environ,
         "QT_QPA_PLATFORM": "offscreen",
         "MELGUI_CONFIG_DIR": str(tmp_path / "config"),
         "MELGUI_DATA_DIR": str(tmp_path / "data"),
+        "XDG_RUNTIME_DIR": str(runtime),  # the host's socket: this test's own
         **environ,
     }
     process = subprocess.Popen(
@@ -61,6 +79,8 @@ def run_until_sigterm(tmp_path: Path, *options: str, **environ: str) -> str:
         if process.poll() is None:
             process.kill()
             process.communicate()
+        if "--no-host" not in options:
+            stop_the_host(env)
     assert process.returncode == 0, err
     assert "Traceback" not in err
     return err
