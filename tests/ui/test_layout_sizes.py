@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.splitter import Splitter, SplitterHandle
 from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MAX
+from melgui.ui.runtime.theme import apply_theme
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.window import relay_settings, settled, wait_until
@@ -167,12 +168,19 @@ def test_the_chat_is_one_centred_column_at_most_760_wide(
     assert abs(composer_left - left) <= 2 * transcript.document().documentMargin()
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="with the theme applied first, as the app does, the composer's row (the model and"
+    " role chips) asks the chat for 456 px beside the history's 125 and the side panel's 171:"
+    " the window needs 760 px, 40 more than its minimum; not fixed yet",
+)
 def test_at_the_windows_minimum_width_nothing_is_cut_at_the_right(
-    scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Any
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any, tmp_path: Any, qapp: QApplication
 ) -> None:
     """720 px, the history and the side panel shown, no panes: the window asks for no more
     than it has (the chat's minimum of 480 beside the docks' made it lay the chat and the
     status bar out wider than shown: the welcome, the composer and Compact cut off)."""
+    apply_theme(qapp, "light")  # as the app does before its window: wider minimums
     window: MainWindow = make_window(relay_settings(scripted_relay, model=LONG_MODEL))
     window.resize(720, 600)
     run(wait_until(lambda: window.width() == 720))

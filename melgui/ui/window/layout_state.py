@@ -267,8 +267,25 @@ class LayoutKeeper(QObject):
 
     def fits_beside(self, width: int) -> bool:
         """A folded dock `width` wide can come back docked: no panes, or the chat and the
-        panes keep their minimum beside it."""
-        return not self.panes_open or self._room() >= width
+        panes keep their minimum beside it, the history folding to make room if that is
+        enough (it comes back with the panes' going, as the other folded docks do)."""
+        if not self.panes_open or self._room() >= width:
+            return True
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        history = [
+            d
+            for d in self._side_docks
+            if self._window.dockWidgetArea(d) == left and _on_screen(d) and d not in self._folded
+        ]
+        if not history or self._room() + sum(d.width() + DOCK_GAP for d in history) < width:
+            return False
+        for dock in history:
+            dock.hide()
+            self._folded.append(dock)
+        layout = self._window.layout()
+        if layout is not None:
+            layout.activate()
+        return self._room() >= width
 
     def _tab_panes(self, area: PaneArea) -> None:
         """Panes split in one tab that do not fit move to tabs of their own, the last
