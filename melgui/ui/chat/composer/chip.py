@@ -31,6 +31,7 @@ class Chip(QToolButton):
     def __init__(self, icon_name: str, name: str, colors: Colors, parent: QWidget) -> None:
         super().__init__(parent)
         self.icon_name = icon_name
+        self.words_shown = True  # False: its icon and chevron alone (`show_words_drawn`)
         self.setProperty("role", "chip")
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.set_colors(colors)
@@ -47,8 +48,22 @@ class Chip(QToolButton):
         self.setText(words)
         self.setAccessibleDescription(words)
 
+    def show_words_drawn(self, shown: bool) -> None:
+        """Draw the words (True) or only the icon and chevron (False: the words stay in the
+        tooltip and the accessible description)."""
+        if shown != self.words_shown:
+            self.words_shown = shown
+            self.updateGeometry()
+            self.update()
+
+    def words_width(self) -> int:
+        """What the words add to the chip's width, at most CHIP_TEXT_MAX."""
+        return min(self.fontMetrics().horizontalAdvance(self.text()), CHIP_TEXT_MAX)
+
     def shown_text(self) -> str:
         """The words as drawn: cut in the middle to the room the chip has now."""
+        if not self.words_shown:
+            return ""
         room = min(max(0, self.width() - self._chrome()), CHIP_TEXT_MAX)
         return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, room)
 
@@ -58,7 +73,7 @@ class Chip(QToolButton):
 
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
-        words = min(self.fontMetrics().horizontalAdvance(self.text()), CHIP_TEXT_MAX)
+        words = self.words_width() if self.words_shown else 0
         return QSize(self._chrome() + words, hint.height())
 
     def minimumSizeHint(self) -> QSize:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -123,6 +123,26 @@ class ComposerCard(QFrame):
         layout.setSpacing(SPACE_XS)
         layout.addWidget(prompt)
         layout.addLayout(row)
+
+    # -- the role's words give way at the least width ------------------------------------
+
+    def minimumSizeHint(self) -> QSize:
+        """The row's least width with the role chip's words left out: at the window's
+        least width (720 px, both docks shown) the row would push the window wider."""
+        hint = super().minimumSizeHint()
+        role = self.role_chip
+        if role.isVisibleTo(self) and role.words_shown:
+            return QSize(hint.width() - role.words_width(), hint.height())
+        return hint
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """The role chip draws its words when the card has room for the whole row."""
+        super().resizeEvent(event)
+        role = self.role_chip
+        whole = super().minimumSizeHint().width()
+        if not role.words_shown:
+            whole += role.words_width()
+        role.show_words_drawn(self.width() >= whole)
 
     def _round_button(self, icon_name: str, words: str, keys: str) -> QPushButton:
         button = QPushButton(self)
