@@ -16,12 +16,15 @@ it.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # as the other window benchmarks
 
 import budget  # bench/budget.py: the frame-budget table
 from PySide6.QtWidgets import QApplication

@@ -34,6 +34,9 @@ MAX_HEAD = 100 * 1024  # a response head larger than this is refused (h11's boun
 KEEP_IDLE = 5.0  # seconds an idle connection is kept for reuse (httpx's default)
 MAX_IDLE = 8  # idle connections kept per server
 _PAUSE_AT = 4 * 1024 * 1024  # bytes read ahead of the reader before the socket pauses
+# Bytes handed over by one `read` at most: what a busy reader let pile up comes in
+# pieces, each parsed and shown in a step of the loop short enough to leave it frames.
+READ_MOST = 16 * 1024
 _CHUNK_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]+)[ \t]*(?:;[^\r\n]*)?\r?\n")
 _STATUS = re.compile(rb"HTTP/1\.([01]) (\d{3})(?: ([^\r\n]*))?")
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
@@ -149,8 +152,8 @@ class _Link(asyncio.Protocol):
                 raise httpx.ReadTimeout("timed out reading the response") from None
             finally:
                 self._waiter = None
-        data = bytes(self.buffer)
-        self.buffer.clear()
+        data = bytes(self.buffer[:READ_MOST])
+        del self.buffer[:READ_MOST]
         if self._paused and self.transport is not None:
             self._paused = False
             self.transport.resume_reading()

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from melgui.core.transports.http.bulk import BulkTransport, _Chunked, leg_client
+from melgui.core.transports.http.bulk import READ_MOST, BulkTransport, _Chunked, leg_client
 
 EVENTS = [b'data: {"n": %d}\n\n' % n for n in range(200)]
 
@@ -80,6 +80,24 @@ async def test_a_read_brings_many_events_in_one_piece() -> None:
         pieces = await read_body(client, url)
     assert b"".join(pieces) == b"".join(EVENTS)
     assert len(pieces) < len(EVENTS) / 4
+
+
+async def test_what_piled_up_while_the_reader_was_busy_comes_in_bounded_pieces() -> None:
+    """A reader busy elsewhere (a window drawing) lets megabytes pile up; they come out a
+    bounded piece at a time, so no step of the loop parses and shows them all at once."""
+    body = b"".join(b'data: {"n": %d}\n\n' % n for n in range(60_000))  # about 1.1 MB
+    answer = reply(body, b"Content-Length: %d" % len(body))
+    connections: list[int] = []
+    async with (
+        raw_server(lambda n: answer, connections) as url,
+        leg_client() as client,
+        client.stream("POST", url, json={"stream": True}) as r,
+    ):
+        await asyncio.sleep(0.3)  # all of it arrives meanwhile (loopback)
+        pieces = [piece async for piece in r.aiter_bytes()]
+    assert b"".join(pieces) == body
+    assert max(len(piece) for piece in pieces) <= READ_MOST
+    assert len(pieces) >= len(body) // READ_MOST
 
 
 async def test_keep_alive_reuses_the_connection_unless_the_server_closes() -> None:
