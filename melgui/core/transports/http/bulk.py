@@ -36,7 +36,7 @@ MAX_IDLE = 8  # idle connections kept per server
 _PAUSE_AT = 4 * 1024 * 1024  # bytes read ahead of the reader before the socket pauses
 # Bytes handed over by one `read` at most: what a busy reader let pile up comes in
 # pieces, each parsed and shown in a step of the loop short enough to leave it frames.
-READ_MOST = 16 * 1024
+READ_MOST = 8 * 1024
 _CHUNK_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]+)[ \t]*(?:;[^\r\n]*)?\r?\n")
 _STATUS = re.compile(rb"HTTP/1\.([01]) (\d{3})(?: ([^\r\n]*))?")
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
