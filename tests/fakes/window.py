@@ -131,6 +131,17 @@ def type_prompt(qtbot: QtBot, window: MainWindow, prompt: str) -> None:
     qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
 
 
+async def prompt_and_approve(
+    qtbot: QtBot, window: MainWindow, prompt: str, shown: Callable[[], object]
+) -> None:
+    """Send `prompt`, approve the call the model answers with, then wait until `shown()`
+    (what the approved call brings up: an MCP server's form, its sampling request…)."""
+    type_prompt(qtbot, window, prompt)
+    await wait_until(lambda: window.inspector.book.pending(), 20)
+    assert window.approve_key()
+    await wait_until(shown, 20)
+
+
 def idle(window: MainWindow, legs: int) -> bool:
     return not window.bridge.busy and window.session.loop.legs >= legs
 

@@ -35,6 +35,19 @@ def worktree_of(tmp_path: Path) -> Worktree:
     return Worktree(path, "melgui/1-notes", base, project)
 
 
+async def open_worker(client: Any, worktree: Worktree, relay: ScriptedRelay) -> str:
+    """A worker session on the relay opened in the host in `worktree`; its id."""
+    opened = await client.call(
+        "session/open",
+        folder=str(worktree.main),
+        settings={"connection": "relay", "relay_url": relay.base_url},
+        model="m1",
+        role="worker",
+        worktree=worktree_to_json(worktree),
+    )
+    return str(opened["id"])
+
+
 async def test_a_worker_in_its_own_worktree_works_there(
     host: HostProcess, scripted_relay: ScriptedRelay, tmp_path: Path
 ) -> None:
@@ -43,15 +56,7 @@ async def test_a_worker_in_its_own_worktree_works_there(
     scripted_relay.script([tool_calls(write)], [text("Written."), done()])
     client = await host.client()
     try:
-        opened = await client.call(
-            "session/open",
-            folder=str(worktree.main),
-            settings={"connection": "relay", "relay_url": scripted_relay.base_url},
-            model="m1",
-            role="worker",
-            worktree=worktree_to_json(worktree),
-        )
-        session = opened["id"]
+        session = await open_worker(client, worktree, scripted_relay)
         await client.attach({session: None})
         await client.call("turn/prompt", session=session, text="write notes")
         while True:
@@ -94,15 +99,7 @@ async def test_the_host_reads_a_workers_worktree_for_its_views(
     modes = {"write_file": "auto", "edit_file": "auto"}
     client, late = await host.client(), await host.client("late view")
     try:
-        opened = await client.call(
-            "session/open",
-            folder=str(worktree.main),
-            settings={"connection": "relay", "relay_url": scripted_relay.base_url},
-            model="m1",
-            role="worker",
-            worktree=worktree_to_json(worktree),
-        )
-        session = opened["id"]
+        session = await open_worker(client, worktree, scripted_relay)
         await client.call("settings/update", session=session, approval={"modes": modes})
         heard: list[dict[str, Any]] = []
         client.sessions[session] = heard.extend
@@ -138,15 +135,7 @@ async def test_a_huge_worktree_is_sent_as_a_bounded_reading(
         (worktree.path / "gen" / f"{number:05}.txt").write_text("x\n")
     client = await host.client()
     try:
-        opened = await client.call(
-            "session/open",
-            folder=str(worktree.main),
-            settings={"connection": "relay", "relay_url": scripted_relay.base_url},
-            model="m1",
-            role="worker",
-            worktree=worktree_to_json(worktree),
-        )
-        session = opened["id"]
+        session = await open_worker(client, worktree, scripted_relay)
         while True:  # read when it opens
             snapshot = (await client.attach({session: None}))[session]["snapshot"]
             if snapshot["worktree_files"] is not None:

@@ -17,7 +17,7 @@ from melgui.ui.mcp.input_form import InputForm
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.mcp import fake_entry
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import idle, prompt_and_approve, relay_settings, wait_until
 
 
 def test_the_form_asks_and_answers_for_the_call(
@@ -37,10 +37,7 @@ def test_the_form_asks_and_answers_for_the_call(
 
     async def scenario() -> None:
         await window.desk.start_mcp(extra=config)
-        type_prompt(qtbot, window, "book us a table")
-        await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.approve_key()
-        await wait_until(lambda: form.isVisible(), 20)
+        await prompt_and_approve(qtbot, window, "book us a table", form.isVisible)
 
     run(scenario())
     assert "Input asked" in form.title.text()
@@ -112,10 +109,7 @@ def test_a_page_to_open_is_shown_in_full_and_opens_only_on_the_persons_click(
 
     async def scenario() -> None:
         await window.desk.start_mcp(extra=config)
-        type_prompt(qtbot, window, "pay the deposit")
-        await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.approve_key()
-        await wait_until(lambda: form.isVisible(), 20)
+        await prompt_and_approve(qtbot, window, "pay the deposit", form.isVisible)
 
     run(scenario())
     assert "A page to open, from" in form.title.text() and "<b>fake</b>" in form.title.text()

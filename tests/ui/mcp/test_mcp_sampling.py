@@ -15,7 +15,7 @@ from melgui.ui.mcp.sampling_bar import SamplingBar
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.mcp import fake_entry
-from tests.fakes.window import idle, relay_settings, type_prompt, wait_until
+from tests.fakes.window import idle, prompt_and_approve, relay_settings, wait_until
 
 
 def test_a_sampling_request_is_shown_then_sent_or_refused(
@@ -34,10 +34,7 @@ def test_a_sampling_request_is_shown_then_sent_or_refused(
 
     async def asked() -> None:
         await window.desk.start_mcp(extra=config)
-        type_prompt(qtbot, window, "ask the server")
-        await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.approve_key()
-        await wait_until(lambda: bar.isVisible(), 20)
+        await prompt_and_approve(qtbot, window, "ask the server", bar.isVisible)
 
     run(asked())
     title = bar.title.text()

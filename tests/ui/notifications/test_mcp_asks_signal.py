@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.mcp import fake_entry
-from tests.fakes.window import relay_settings, type_prompt, wait_until
+from tests.fakes.window import prompt_and_approve, relay_settings, wait_until
 
 
 def _behind_another(qtbot: QtBot, window: MainWindow, run: Any) -> list[QWidget]:
@@ -54,10 +54,7 @@ def test_a_form_and_a_sampling_request_signal_and_are_counted(
 
     async def form_asks() -> None:
         await window.desk.start_mcp(extra=config)
-        type_prompt(qtbot, window, "book us a table")
-        await wait_until(lambda: window.inspector.book.pending(), 20)
-        assert window.approve_key()
-        await wait_until(lambda: form.isVisible(), 20)
+        await prompt_and_approve(qtbot, window, "book us a table", form.isVisible)
 
     run(form_asks())
     said = _asked(window, "MCP server fake asks you to fill in a form")
