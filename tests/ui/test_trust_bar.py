@@ -67,7 +67,8 @@ def test_a_narrow_bar_puts_its_buttons_under_the_text(
     make_window: Callable[..., MainWindow], run: Any, qapp: QApplication
 ) -> None:
     """At the window's 720 px the buttons beside the text left it 165 px: 14 lines, and
-    the bar took 234 of 600 px from the chat. Under the text, it has the bar's width."""
+    the bar took 234 of 600 px from the chat. Under the text, it has the bar's width; the
+    welcome fits what is left."""
     apply_theme(qapp, "light")  # as the app does before its window: wider minimums
     window = make_window(Settings(connection="openai", base_url="http://127.0.0.1:9/v1"))
     bar = window.trust_bar
@@ -80,3 +81,16 @@ def test_a_narrow_bar_puts_its_buttons_under_the_text(
         assert text.width() >= TEXT_BESIDE_MIN
         assert (button_top >= text.bottom()) is stacked
         assert bar.text.heightForWidth(text.width()) <= text.height()  # no line cut
+    # At 720 x 600 the chat under the bar is about 215 px: the welcome gives up its room
+    # above the title, its keys line and its note, and its suggestions are in sight and
+    # elided, not cut (they were below the viewport's bottom, and cut at its right).
+    window.resize(720, 600)
+    run(wait_until(lambda: window.width() == 720))
+    run(settled(window))
+    welcome, viewport = window.chat.welcome, window.chat.transcript.viewport()
+    first = welcome.buttons[0]
+    assert first.mapTo(viewport, QPoint(0, first.height())).y() <= viewport.height()
+    for button in welcome.buttons:
+        words = button.fontMetrics().horizontalAdvance(button.text())
+        assert words + button.iconSize().width() < button.width()
+        assert button.toolTip().startswith(button.text().rstrip("…"))
