@@ -209,7 +209,7 @@ def test_a_chip_with_the_room_it_asks_for_draws_its_words_whole(
     counted "Model" as 38 px where the text is 38.4 px wide, and the words were elided."""
     apply_theme(qapp, "light")
     window: MainWindow = make_window(
-        Settings(connection="openai", base_url="http://127.0.0.1:9/v1")
+        Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1")
     )
     window.resize(1100, 700)
     run(wait_until(lambda: window.width() == 1100))

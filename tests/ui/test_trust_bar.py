@@ -25,7 +25,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 def test_first_open_asks_then_restricted_then_trusted_and_back(
     qtbot: QtBot, make_window: Callable[..., MainWindow], project: Path
 ) -> None:
-    window = make_window(Settings(connection="openai", base_url="http://127.0.0.1:9/v1"))
+    window = make_window(Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1"))
     window.resize(1100, 700)
     bar = window.trust_bar
     assert bar.isVisible() and "Do you trust the files" in bar.text.text()
@@ -51,7 +51,7 @@ def test_settings_workers_tab_trusts_through_the_bar(
     from melgui.ui.settings.dialog import SettingsDialog
     from melgui.ui.settings.flow import open_settings_dialog
 
-    window = make_window(Settings(connection="openai", base_url="http://127.0.0.1:9/v1"))
+    window = make_window(Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1"))
     open_settings_dialog(window, [])
     [dialog] = window.findChildren(SettingsDialog)
     box = dialog.workers_tab.trust
@@ -70,7 +70,7 @@ def test_a_narrow_bar_puts_its_buttons_under_the_text(
     the bar took 234 of 600 px from the chat. Under the text, it has the bar's width; the
     welcome fits what is left."""
     apply_theme(qapp, "light")  # as the app does before its window: wider minimums
-    window = make_window(Settings(connection="openai", base_url="http://127.0.0.1:9/v1"))
+    window = make_window(Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1"))
     bar = window.trust_bar
     for width, stacked in ((720, True), (1100, False)):
         window.resize(width, 600)
