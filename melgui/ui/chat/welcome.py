@@ -117,8 +117,9 @@ class Welcome(QWidget):
         width = max(viewport.width() - 2 * margin, SPACE_2XL)
         # The room above the title gives way first in a short viewport (a window of 600
         # px under the trust bar cut the suggestions off at the bottom).
-        # Then the keys line and the note, in that order: the title, the model and the
-        # suggestions are what a person acts on.
+        # Then the keys line and the suggestions from the last: the title, the model and
+        # the note (on the built-in model: that it is small, and where better ones are)
+        # stay whatever the height.
         layout = self.column
         for button in self.buttons:
             button.setText(
@@ -128,10 +129,11 @@ class Welcome(QWidget):
                     width - button.iconSize().width() - 3 * SPACE_L,
                 )
             )
-        for part in (self.keys, self.note):
+        parts: list[QWidget] = [self.keys, *reversed(self.buttons)]
+        for part in parts:
             part.show()
         content = self._content(width)
-        for part in (self.keys, self.note):
+        for part in parts:
             if content + SPACE_L <= viewport.height():
                 break
             part.hide()

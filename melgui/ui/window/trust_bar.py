@@ -75,6 +75,7 @@ class TrustBar(QFrame):
         direction = QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight
         if self.box.direction() != direction:
             self.box.setDirection(direction)
+            self.box.activate()  # placed now: the first paint is not drawn side by side
         super().resizeEvent(event)
 
     @property
