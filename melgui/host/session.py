@@ -430,7 +430,7 @@ class HostedAgent(HostedSession):
         self._starting = asyncio.get_running_loop().create_task(self._start())
 
     async def _start(self) -> None:
-        from melgui.desk.hosted_agents.agent_state import AgentFailed, AuthRequired
+        from melgui.core.protocol.views.agent_state import AgentFailed, AuthRequired
 
         try:
             await self.acp.start()
@@ -531,7 +531,7 @@ def agent_methods(
     async def sign_in(view: Any, params: dict[str, Any]) -> Any:
         """Sign in with a method the agent offered, and open its session; the views hear
         the `agent` record that follows. The agent's refusal is the error's message."""
-        from melgui.desk.hosted_agents.agent_state import AgentFailed, AuthRequired
+        from melgui.core.protocol.views.agent_state import AgentFailed, AuthRequired
 
         try:
             await agent(params).sign_in(str(params["method_id"]))

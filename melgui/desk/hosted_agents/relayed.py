@@ -24,8 +24,8 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from melgui.core.protocol.views.agent_state import AgentState
 from melgui.core.terminal.panes import ending_words
-from melgui.desk.hosted_agents.agent_state import AgentState
 
 if TYPE_CHECKING:  # the ACP SDK loads with the host's first agent, not with this module
     from melgui.desk.hosted_agents.terminals import AgentTerminal

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 
 from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.views.agent_commands import AgentCommand
+from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired
 from melgui.core.terminal.screen import TerminalScreen
-from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired
 from melgui.desk.hosted_agents.relayed import ShownTerminal
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.prompt.kit import PromptKit

@@ -20,8 +20,8 @@ from dataclasses import replace
 from typing import Any, cast, get_args
 
 from melgui.core.protocol.views.agent_commands import AgentCommand, parse_command
+from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired
 from melgui.core.thread.entries import CallResult, NoteEntry
-from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired
 from melgui.desk.hosted_agents.relayed import PLAN, RECORDS, PlanCopy, TerminalCopies
 from melgui.host.changes import Record
 from melgui.host.client import SessionClient
