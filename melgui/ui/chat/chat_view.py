@@ -14,13 +14,13 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from melgui.core.agent.compaction_view import persons_words, summarised
 from melgui.core.config.project_instructions import instruction_file_names
 from melgui.core.protocol.call_life import OPEN_PHASES, CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.transport import Answerer
+from melgui.core.protocol.views.compacted import persons_words, summarised
 from melgui.core.thread.changes import (
     Change,
     EntriesReplaced,
