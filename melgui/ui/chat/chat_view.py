@@ -21,6 +21,7 @@ from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.transport import Answerer
 from melgui.core.protocol.views.compacted import persons_words, summarised
+from melgui.core.protocol.views.slash_commands import looks_like_command
 from melgui.core.thread.changes import (
     Change,
     EntriesReplaced,
@@ -39,7 +40,6 @@ from melgui.core.thread.entries import (
 )
 from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
-from melgui.desk.prompt.slash_commands import looks_like_command
 from melgui.ui.chat.call_cards import CallCards, Steps
 from melgui.ui.chat.card_answers import CardAnswers
 from melgui.ui.chat.column import centred_column

@@ -27,7 +27,7 @@ from melgui.core.context.breakdown import Slice
 from melgui.core.context.measure import breakdown_from_json, measure_from_json
 from melgui.core.context.preview import CompactionQuestion, question_for
 from melgui.core.protocol.views.compacted import is_summary, persons_words
-from melgui.desk.prompt.slash_commands import SlashCommand
+from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.host.client import HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
