@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.protocol.views.fuzzy_match import fuzzy_rank
 from melgui.core.protocol.views.slash_commands import SlashCommand, SlashCommands
-from melgui.desk.prompt.attachments import MAX_FILE_BYTES, FileIndex, attach, fuzzy_rank
+from melgui.desk.prompt.attachments import MAX_FILE_BYTES, FileIndex, attach
 from melgui.desk.prompt.custom_commands import load_custom_commands, read_command_file
 from melgui.desk.prompt.history import HistoryCursor, PromptHistory
 
