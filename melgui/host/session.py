@@ -31,6 +31,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.relayed_copies import RECORDS as RELAYED
 from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.core.thread.changes import Change
@@ -40,7 +41,6 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.touched import Touched, touched_to_json
 from melgui.desk.board.worktree_reading import WorktreeReading
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.relayed import RECORDS as RELAYED
 from melgui.desk.hosted_agents.relayed import AgentRelay
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
