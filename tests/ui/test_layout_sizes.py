@@ -205,16 +205,30 @@ def test_at_the_windows_minimum_width_nothing_is_cut_at_the_right(
 def test_a_chip_with_the_room_it_asks_for_draws_its_words_whole(
     make_window: Any, run: Any, qapp: QApplication
 ) -> None:
-    """The model chip before a model is chosen said "M…l" in a wide window: its size hint
-    counted "Model" as 38 px where the text is 38.4 px wide, and the words were elided."""
-    apply_theme(qapp, "light")
+    """A model chip saying "Model" was drawn "M…l" in a wide window: its size hint counted
+    the word as 38 px where the text is 38.4 px wide, and the words were elided."""
     window: MainWindow = make_window(
         Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1")
     )
     window.resize(1100, 700)
     run(wait_until(lambda: window.width() == 1100))
-    run(settled(window))
     card = window.chat.composer
+    card.show_model("Model")
+    run(settled(window))
     for chip, words in ((card.model_chip, "Model"), (card.role_chip, window.settings.role)):
         assert chip.width() >= chip.sizeHint().width()
         assert chip.text() == words and chip.shown_text() == words
+
+
+def test_with_no_model_chosen_the_model_chip_names_the_one_that_answers(
+    make_window: Any, run: Any
+) -> None:
+    """It said "Model" while the prompt box and the line over it named the model."""
+    # A server that lists no models: none is chosen, and its first one answers.
+    window: MainWindow = make_window(
+        Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1")
+    )
+    run(settled(window))
+    chip, answerer = window.chat.composer.model_chip, window.chat.model_line.answerer
+    assert answerer is not None and chip.text() == answerer.name
+    assert f"none chosen, {answerer.name} answers" in chip.toolTip()

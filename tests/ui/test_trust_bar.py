@@ -23,7 +23,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_first_open_asks_then_restricted_then_trusted_and_back(
-    qtbot: QtBot, make_window: Callable[..., MainWindow], project: Path
+    qtbot: QtBot, make_window: Callable[..., MainWindow], project: Path, run: Any
 ) -> None:
     window = make_window(Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1"))
     window.resize(1100, 700)
@@ -31,12 +31,14 @@ def test_first_open_asks_then_restricted_then_trusted_and_back(
     assert bar.isVisible() and "Do you trust the files" in bar.text.text()
     assert "project MCP servers" in bar.text.text()
     if os.environ.get("MELGUI_SCREENSHOTS"):
+        run(settled(window))
         window.grab().save(str(DOCS / "trust-prompt.png"))
     qtbot.mouseClick(bar.restrict_button, Qt.MouseButton.LeftButton)
     assert bar.isVisible() and "Restricted folder" in bar.text.text()
     assert not bar.restrict_button.isVisible() and FolderTrust().asked(project)
     assert not FolderTrust().is_trusted(project)
     if os.environ.get("MELGUI_SCREENSHOTS"):
+        run(settled(window))
         window.grab().save(str(DOCS / "trust-restricted.png"))
     qtbot.mouseClick(bar.trust_button, Qt.MouseButton.LeftButton)  # one click
     assert FolderTrust().is_trusted(project) and not bar.isVisible()

@@ -309,7 +309,7 @@ class ChatView(QWidget):
     def show_model(self, answerer: Answerer) -> None:
         """Name the model that answers, over the prompt box and in it."""
         self.model_line.show_answerer(answerer)
-        self.welcome.show_answerer(answerer)
+        self.composer.name_answerer(answerer.name)
         self.input.name_model(answerer.name)
 
     def show_note(self, text: str) -> None:

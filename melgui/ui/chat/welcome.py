@@ -8,12 +8,10 @@ no text; a suggestion clicked goes into the prompt box, for the person to send o
 from __future__ import annotations
 
 import os
-from html import escape
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidget
 
-from melgui.core.protocol.transport import Answerer
 from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.runtime.look.icons import icon
 from melgui.ui.runtime.look.tokens import ICON, SPACE_2XL, SPACE_3XL, SPACE_L, SPACE_S, Colors
@@ -57,7 +55,10 @@ class Welcome(QWidget):
         self.title = QLabel(WHAT_MELGUI_IS, self)
         self.title.setProperty("role", "display")
         self.title.setWordWrap(True)
-        self.model = QLabel(self)
+        # Which model answers is said over the prompt box and in it; here, where to change it.
+        self.model = QLabel(
+            '<a href="settings">Choose another model or server in Settings</a> (Ctrl+,)', self
+        )
         self.model.setWordWrap(True)
         self.model.setTextFormat(Qt.TextFormat.RichText)
         self.model.linkActivated.connect(lambda _link: self.settingsRequested.emit())
@@ -95,14 +96,6 @@ class Welcome(QWidget):
 
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
-
-    def show_answerer(self, answerer: Answerer) -> None:
-        self.model.setText(
-            f"Answers come from <b>{escape(answerer.name)}</b>, {escape(answerer.where)}. "
-            '<a href="settings">Change it in Settings</a> (Ctrl+,)'
-        )
-        if not self.isHidden():
-            self._place()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and not self.isHidden():

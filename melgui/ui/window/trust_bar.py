@@ -68,10 +68,31 @@ class TrustBar(QFrame):
         """Whether the buttons are under the text (a narrow bar), not beside it."""
         return self.box.direction() == QBoxLayout.Direction.TopToBottom
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        beside = self.buttons.sizeHint().width() + self.box.spacing() + TEXT_BESIDE_MIN
+    def _narrow(self, width: int) -> bool:
+        """Whether at `width` the text beside the buttons would have too little room."""
         margins = self.box.contentsMargins()
-        narrow = event.size().width() - margins.left() - margins.right() < beside
+        inner = width - margins.left() - margins.right()
+        return inner < self.buttons.sizeHint().width() + self.box.spacing() + TEXT_BESIDE_MIN
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        """The height at `width` for the way the bar is laid out there, so the window
+        gives it that height in the same pass that gives it the width (the layout's own
+        answer is for the way it is laid out now)."""
+        margins = self.box.contentsMargins()
+        inner = width - margins.left() - margins.right()
+        buttons = self.buttons.sizeHint().height()
+        if self._narrow(width):
+            body = self.text.heightForWidth(inner) + self.box.spacing() + buttons
+        else:
+            beside = inner - self.buttons.sizeHint().width() - self.box.spacing()
+            body = max(self.text.heightForWidth(beside), buttons)
+        return body + margins.top() + margins.bottom()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        narrow = self._narrow(event.size().width())
         direction = QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight
         if self.box.direction() != direction:
             self.box.setDirection(direction)

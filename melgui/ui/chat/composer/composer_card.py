@@ -80,6 +80,7 @@ class ComposerCard(QFrame):
         prompt.setFrameShape(QFrame.Shape.NoFrame)
         prompt.setProperty("role", "bare")
         self.model_chip = Chip("cpu", "Model", colors, self)
+        self.chosen_model = self.answering_model = ""
         self.role_chip = Chip("bot", "Role", colors, self)
         self.role_chip.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.attach_button = icon_button("paperclip", "Attach a file or an image", colors.muted)
@@ -160,9 +161,25 @@ class ComposerCard(QFrame):
         self.send_button.setVisible(not busy)
 
     def show_model(self, model: str) -> None:
-        self.model_chip.show_words(model or "Model")
+        """The model chosen ("": none, the connection's default answers)."""
+        self.chosen_model = model
+        self._name_model()
         self.model_chip.show()
-        self.model_chip.setToolTip(f"Model: {model or 'none chosen'}. Click to choose another")
+
+    def name_answerer(self, name: str) -> None:
+        """Which model answers: what the chip says while none is chosen (it said "Model"
+        while the prompt box and the line over it named the built-in model)."""
+        self.answering_model = name
+        self._name_model()
+
+    def _name_model(self) -> None:
+        chosen, answering = self.chosen_model, self.answering_model
+        self.model_chip.show_words(chosen or answering or "Model")
+        if chosen or not answering:
+            tip = f"Model: {chosen or 'none chosen'}. Click to choose another"
+        else:
+            tip = f"Model: none chosen, {answering} answers. Click to choose one"
+        self.model_chip.setToolTip(tip)
 
     def show_role(self, role: str) -> None:
         self.role_chip.show_words(role)
