@@ -12,7 +12,11 @@
 2. Open the history sidebar on 5,000 stored conversations (and on 50, for scale):
    open the database, query the folder's list, build and show the widget, search.
 
-    python bench/bench_journal.py [--tokens N] [--rounds R] [--conversations C]
+    python bench/bench_journal.py [--tokens N] [--rounds R] [--conversations C] [--escapes E]
+
+`--escapes E`: E of the tokens, spread through the answer, hold a percent sign or an
+accented letter (escaped in the relay's JSON), as real answers do: the history's key
+hiding then looks for a key's escaped forms in the wire chunks and the answer.
 """
 
 from __future__ import annotations
@@ -280,8 +284,11 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--conversations", type=int, default=5_000)
+    parser.add_argument("--escapes", type=int, default=0)
     options = parser.parse_args()
     tokens = [f"tok{n} " for n in range(options.tokens)]
+    for k in range(options.escapes):
+        tokens[(k + 1) * len(tokens) // (options.escapes + 1)] = "50% " if k % 2 else "café "
     with tempfile.TemporaryDirectory(prefix="melgui-bench-") as temp:
         root = Path(temp)
         folder = root / "project"

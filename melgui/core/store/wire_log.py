@@ -77,14 +77,19 @@ def encode_chunk(entries: Sequence[WireEntry]) -> str:
     column is made by one C-level pass. A text that holds the separator, or a direction
     without a letter, sends that column into the JSON as a list.
     """
-    times = array("d", map(_AT, entries))
+    times = array("d", list(map(_AT, entries)))  # from a list: array's fast path
     if sys.byteorder == "big":
         times.byteswap()
     header: dict[str, object] = {"v": 2, "at": base64.b64encode(times.tobytes()).decode("ascii")}
-    try:
-        header["direction"] = "".join(map(_CODES.__getitem__, map(_DIRECTION, entries)))
-    except KeyError:
-        header["directions"] = list(map(_DIRECTION, entries))
+    directions = list(map(_DIRECTION, entries))
+    first = directions[0] if directions else ""
+    if first in _CODES and directions.count(first) == len(directions):
+        header["direction"] = _CODES[first] * len(directions)  # a stream's: all "event"
+    else:
+        try:
+            header["direction"] = "".join(map(_CODES.__getitem__, directions))
+        except KeyError:
+            header["directions"] = directions
     texts = _SEPARATOR.join(map(_TEXT, entries))
     if texts.count(_SEPARATOR) != max(len(entries) - 1, 0):
         header["text"] = list(map(_TEXT, entries))
