@@ -3,10 +3,12 @@
 1. Stream 20,000 tokens of Markdown with code blocks from the scripted relay (real
    HTTP over loopback from a process of its own, real RelayTransport, AgentSession,
    bridge and ChatView) as fast as it sends them.
-   - Cost per token (event handling + render + paint, CPU time of the GUI thread) over
-     the first and the last 2,000 tokens, and their ratio (target < 1.2). These runs
-     render every 40 tokens on the GUI thread and paint at once, so both windows see
-     the same batches and the whole cost of a token is counted on one thread.
+   - Cost per character (event handling + render + paint, CPU time of the GUI thread)
+     over the first and the last 8,000 characters (about 2,000 tokens), and their ratio
+     (target < 1.2). Per character, not per delta: the transport hands the view what
+     one socket read holds as one delta, a few hundred characters on a fast stream.
+     These runs render once 160 characters are pending (a delta larger than that alone)
+     on the GUI thread and paint at once, so the whole cost is counted on one thread.
    - The longest stall as shipped (segments rendered on the render thread, inserted by
      the shared timer under its time budget), target ≤ 1 frame: how long an event
      posted to the GUI thread from outside waits to be handled, as a key press does
@@ -16,7 +18,7 @@
      holds: a stall of that length is the collector's, not the view's).
 2. Stream 20,000 tokens of reasoning, then 20,000 tokens of answer, the same way:
    the reasoning grows in an open Thinking block that folds when the answer starts.
-   Cost per token over the first and last 2,000 of each, their ratios, and the
+   Cost per character over the first and last 8,000 of each, their ratios, and the
    longest stall as shipped.
 
 (Opening conversations of 1,000 and 10,000 messages is bench_long_history.py.)
@@ -65,8 +67,9 @@ from melgui.ui.runtime.qt_loop import QtEventLoop  # noqa: E402
 from melgui.ui.runtime.theme import apply_theme  # noqa: E402
 from tests.fakes import done, sse, text  # noqa: E402
 
-WINDOW = 2000
-BATCH = 40  # tokens per render in the cost runs (about 40 ms of a fast model)
+WINDOW = 2000  # tokens in markdown_tokens' repeated unit
+WINDOW_CHARS = WINDOW * 4  # characters measured at each end of the stream
+BATCH_CHARS = 160  # characters pending before a render in the cost runs (40 tokens)
 WORDS = tuple(
     [
         "the",
@@ -198,17 +201,34 @@ class CollectorMeter:
             self.longest = max(self.longest, time.perf_counter() - self._started)
 
 
-def streamed_token(change: Change) -> bool | None:
-    """A streamed token's change: True for reasoning, False for answer; None for others."""
+def streamed_piece(change: Change) -> tuple[bool, int] | None:
+    """A streamed delta's change: (reasoning, characters); None for other changes."""
     match change:
-        case TextAppended(reasoning=reasoning):
-            return reasoning
-        case EntryAdded(entry=AssistantEntry(streaming=True)):
-            return False
-        case EntryAdded(entry=ReasoningEntry(streaming=True)):
-            return True
+        case TextAppended(reasoning=reasoning, text=piece):
+            return reasoning, len(piece)
+        case EntryAdded(entry=AssistantEntry(streaming=True, text=piece)):
+            return False, len(piece)
+        case EntryAdded(entry=ReasoningEntry(streaming=True, text=piece)):
+            return True, len(piece)
         case _:
             return None
+
+
+def per_character(costs: list[float], sizes: list[int], *, last: bool) -> float:
+    """Seconds per character over the first (or last) WINDOW_CHARS of a stream's deltas."""
+    pairs = list(zip(costs, sizes, strict=True))
+    if last:
+        pairs.reverse()
+    spent = 0.0
+    chars = 0
+    for cost, size in pairs:
+        if chars >= WINDOW_CHARS:
+            break
+        spent += cost
+        chars += size
+    if chars < WINDOW_CHARS or sum(sizes) < 2 * WINDOW_CHARS:
+        raise SystemExit(f"the stream was too short to measure: {sum(sizes):,} characters")
+    return spent / chars
 
 
 class TimedView:
@@ -221,16 +241,17 @@ class TimedView:
 
     def __init__(self, chat: ChatView, bridge: SessionBridge, *, whole_renders: bool) -> None:
         self.chat = chat
-        # Cost runs draw every BATCH tokens, everything pending, and paint at once: each
-        # render's cost goes to exactly the tokens it drew, and the first and the last
-        # window see the same batch sizes whatever bursts the network delivers. (The
-        # shipped timer and time budget only move the same work in time.)
-        self.batch = BATCH if whole_renders else 0
+        # Cost runs draw once BATCH_CHARS are pending, everything pending, and paint at
+        # once: each render's cost goes to exactly the deltas it drew. (The shipped timer
+        # and time budget only move the same work in time.)
+        self.batch = BATCH_CHARS if whole_renders else 0
         self.budget = None if whole_renders else FLUSH_BUDGET_S
-        self.costs: list[float] = []  # per token, seconds
-        self.thinking: list[bool] = []  # per token: reasoning (True) or answer
-        self._unrendered: list[int] = []  # tokens not drawn yet
-        self._unpainted: list[int] = []  # tokens drawn, not painted yet
+        self.costs: list[float] = []  # per delta, seconds
+        self.sizes: list[int] = []  # per delta, characters
+        self.thinking: list[bool] = []  # per delta: reasoning (True) or answer
+        self._unrendered: list[int] = []  # deltas not drawn yet
+        self._pending_chars = 0
+        self._unpainted: list[int] = []  # deltas drawn, not painted yet
         bridge.threadChange.disconnect(chat.on_change)
         bridge.threadChange.connect(self.on_change)
         transcript = chat.transcript
@@ -241,12 +262,14 @@ class TimedView:
         started = time.thread_time()
         self.chat.on_change(change)
         spent = time.thread_time() - started
-        token = streamed_token(change)
-        if token is not None:
+        piece = streamed_piece(change)
+        if piece is not None:
             self.costs.append(spent)
-            self.thinking.append(token)
+            self.thinking.append(piece[0])
+            self.sizes.append(piece[1])
             self._unrendered.append(len(self.costs) - 1)
-            if self.batch and len(self._unrendered) >= self.batch:
+            self._pending_chars += piece[1]
+            if self.batch and self._pending_chars >= self.batch:
                 self.flush()
                 started = time.thread_time()
                 self.chat.transcript.viewport().repaint()
@@ -255,6 +278,7 @@ class TimedView:
             self._share(spent, self._unrendered)
             self._unpainted.extend(self._unrendered)
             self._unrendered = []
+            self._pending_chars = 0
 
     def flush(self) -> None:
         started = time.thread_time()
@@ -262,6 +286,7 @@ class TimedView:
         self._share(time.thread_time() - started, self._unrendered)
         self._unpainted.extend(self._unrendered)
         self._unrendered = []
+        self._pending_chars = 0
 
     def scheduled(self, deadline: float) -> bool:
         """What the shared flush scheduler calls; cost runs draw only in whole batches."""
@@ -272,17 +297,18 @@ class TimedView:
         self._share(time.thread_time() - started, self._unrendered)
         self._unpainted.extend(self._unrendered)
         self._unrendered = []
+        self._pending_chars = 0
         return more
 
     def painted(self, spent: float) -> None:
         self._share(spent, self._unpainted)
         self._unpainted = []
 
-    def _share(self, spent: float, tokens: list[int]) -> None:
-        if tokens:
-            share = spent / len(tokens)
-            for index in tokens:
-                self.costs[index] += share
+    def _share(self, spent: float, deltas: list[int]) -> None:
+        """A render's or paint's time, shared by its deltas by their characters."""
+        chars = sum(self.sizes[index] for index in deltas)
+        for index in deltas:
+            self.costs[index] += spent * (self.sizes[index] / chars if chars else 1 / len(deltas))
 
 
 _PAINT_LISTENERS: dict[object, Any] = {}
@@ -372,24 +398,30 @@ def stream_bench(
         chat.deleteLater()
         QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     loop.close()
-    answer = [c for c, thought in zip(timed.costs, timed.thinking, strict=True) if not thought]
-    thought = [c for c, thought in zip(timed.costs, timed.thinking, strict=True) if thought]
+    deltas = list(zip(timed.costs, timed.sizes, timed.thinking, strict=True))
+    answer = [c for c, _, thought in deltas if not thought]
+    answer_sizes = [n for _, n, thought in deltas if not thought]
+    thought = [c for c, _, thought in deltas if thought]
+    thought_sizes = [n for _, n, thought in deltas if thought]
     received = len(answer)
-    first = sum(answer[:WINDOW]) / min(WINDOW, received)
-    last = sum(answer[-WINDOW:]) / min(WINDOW, received)
     extra: dict[str, float] = {}
-    if thought:
-        t_first = sum(thought[:WINDOW]) / min(WINDOW, len(thought))
-        t_last = sum(thought[-WINDOW:]) / min(WINDOW, len(thought))
+    if whole_renders:
+        first = per_character(answer, answer_sizes, last=False)
+        last = per_character(answer, answer_sizes, last=True)
+    else:
+        first = last = 1.0  # the stall runs measure no cost
+    if thought and whole_renders:
+        t_first = per_character(thought, thought_sizes, last=False)
+        t_last = per_character(thought, thought_sizes, last=True)
         extra = {
-            "thought_tokens": len(thought),
+            "thought_deltas": len(thought),
             "thought_first_us": t_first * 1e6,
             "thought_last_us": t_last * 1e6,
             "thought_ratio": t_last / t_first,
         }
     return {
         **extra,
-        "tokens": received,
+        "deltas": received,
         "first_us": first * 1e6,
         "last_us": last * 1e6,
         "ratio": last / first,
@@ -487,9 +519,10 @@ def main(argv: list[str]) -> int:
     costs = [stream_bench(app, options.tokens, whole_renders=True) for _ in range(options.runs)]
     for n, run in enumerate(costs, 1):
         print(
-            f"cost run {n}: {run['tokens']:,.0f} tokens ({run['chars']:,.0f} characters shown) "
-            f"in {run['seconds']:.1f} s; per token first {WINDOW:,} {run['first_us']:.0f} µs, "
-            f"last {WINDOW:,} {run['last_us']:.0f} µs, ratio {run['ratio']:.2f}"
+            f"cost run {n}: {options.tokens:,} tokens in {run['deltas']:,.0f} deltas "
+            f"({run['chars']:,.0f} characters shown) in {run['seconds']:.1f} s; per character "
+            f"first {WINDOW_CHARS:,} {run['first_us']:.2f} µs, last {WINDOW_CHARS:,} "
+            f"{run['last_us']:.2f} µs, ratio {run['ratio']:.2f}"
         )
     stalls = [stream_bench(app, options.tokens, whole_renders=False) for _ in range(3)]
     for n, run in enumerate(stalls, 1):
@@ -505,11 +538,12 @@ def main(argv: list[str]) -> int:
     ]
     for n, run in enumerate(thinking_runs, 1):
         print(
-            f"reasoning run {n}: {run['thought_tokens']:,.0f} reasoning tokens then "
-            f"{run['tokens']:,.0f} answer tokens in {run['seconds']:.1f} s; reasoning per token "
-            f"first {WINDOW:,} {run['thought_first_us']:.0f} µs, last {WINDOW:,} "
-            f"{run['thought_last_us']:.0f} µs, ratio {run['thought_ratio']:.2f}; answer first "
-            f"{run['first_us']:.0f} µs, last {run['last_us']:.0f} µs, ratio {run['ratio']:.2f}"
+            f"reasoning run {n}: {options.reasoning:,} reasoning tokens in "
+            f"{run['thought_deltas']:,.0f} deltas then {options.tokens:,} answer tokens in "
+            f"{run['deltas']:,.0f} in {run['seconds']:.1f} s; reasoning per character first "
+            f"{WINDOW_CHARS:,} {run['thought_first_us']:.2f} µs, last {WINDOW_CHARS:,} "
+            f"{run['thought_last_us']:.2f} µs, ratio {run['thought_ratio']:.2f}; answer first "
+            f"{run['first_us']:.2f} µs, last {run['last_us']:.2f} µs, ratio {run['ratio']:.2f}"
         )
     thinking_stall = stream_bench(
         app, options.tokens, whole_renders=False, reasoning=options.reasoning
@@ -521,7 +555,8 @@ def main(argv: list[str]) -> int:
     thought_ratio = median([run["thought_ratio"] for run in thinking_runs])
     after_ratio = median([run["ratio"] for run in thinking_runs])
     print(
-        f"view cost per token, last {WINDOW:,} / first {WINDOW:,} (median of {len(costs)}): "
+        f"view cost per character, last {WINDOW_CHARS:,} / first {WINDOW_CHARS:,} "
+        f"(median of {len(costs)}): "
         f"{ratio:.2f}"
     )
     print(
@@ -531,7 +566,8 @@ def main(argv: list[str]) -> int:
         f"thread's CPU (load {os.getloadavg()[0]:.1f})"
     )
     print(
-        f"reasoning cost per token, last / first {WINDOW:,} (median of {len(thinking_runs)}): "
+        f"reasoning cost per character, last / first {WINDOW_CHARS:,} (median of "
+        f"{len(thinking_runs)}): "
         f"{thought_ratio:.2f}; answer after it: {after_ratio:.2f}; longest stall as shipped "
         f"{thinking_stall['stall_ms']:.0f} ms (asyncio heartbeat "
         f"{thinking_stall['heartbeat_ms']:.0f} ms)"
@@ -539,20 +575,23 @@ def main(argv: list[str]) -> int:
     rows = [
         budget.stall_row(f"chat: longest stall streaming {options.tokens:,} tokens", stall),
         budget.report(
-            f"chat: per-token cost, last/first {WINDOW:,} tokens", ratio, target=1.2, strict=True
+            f"chat: per-character cost, last/first {WINDOW_CHARS:,} characters",
+            ratio,
+            target=1.2,
+            strict=True,
         ),
         budget.stall_row(
             f"chat: longest stall, {options.reasoning:,} reasoning then {options.tokens:,} tokens",
             thinking_stall["stall_ms"],
         ),
         budget.report(
-            f"chat: reasoning per-token cost, last/first {WINDOW:,} tokens",
+            f"chat: reasoning per-character cost, last/first {WINDOW_CHARS:,} characters",
             thought_ratio,
             target=1.2,
             strict=True,
         ),
         budget.report(
-            f"chat: answer after reasoning, last/first {WINDOW:,} tokens",
+            f"chat: answer after reasoning, last/first {WINDOW_CHARS:,} characters",
             after_ratio,
             target=1.2,
             strict=True,

@@ -40,10 +40,10 @@ Better = Literal["lower", "higher"]
 EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
     "bench_chat_view.py": (
         "chat: longest stall streaming 20,000 tokens",
-        "chat: per-token cost, last/first 2,000 tokens",
+        "chat: per-character cost, last/first 8,000 characters",
         "chat: longest stall, 20,000 reasoning then 20,000 tokens",
-        "chat: reasoning per-token cost, last/first 2,000 tokens",
-        "chat: answer after reasoning, last/first 2,000 tokens",
+        "chat: reasoning per-character cost, last/first 8,000 characters",
+        "chat: answer after reasoning, last/first 8,000 characters",
     ),
     "bench_panes.py": (
         "terminal: longest stall in a 50 MB flood",

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from melgui.core.agent.compaction import SUMMARY_HEAD
 from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.views.compacted import SUMMARY_HEAD
 from melgui.core.store.store import open_store
 from tests.fakes import ScriptedOpenAI, hold
 from tests.fakes.long_session import (

@@ -14,7 +14,8 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from melgui.desk.prompt.slash_commands import SlashCommands, load_custom_commands
+from melgui.core.protocol.views.slash_commands import SlashCommands
+from melgui.desk.prompt.custom_commands import load_custom_commands
 
 
 class CustomCommands:

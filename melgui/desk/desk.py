@@ -42,6 +42,8 @@ from melgui.core.protocol.tooling import RunsThere, ToolOutcome, ToolRegistry, T
 from melgui.core.protocol.tools.commands import SandboxStatus
 from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.core.protocol.transport import Answerer, Transport, WireSink
+from melgui.core.protocol.views.losses import LossRegistry
+from melgui.core.protocol.views.servers_there import ServersThere
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import make_transport
@@ -50,8 +52,6 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.connection import LiveConnection
 from melgui.desk.kit import WorkspaceKit
-from melgui.desk.losses import LossRegistry
-from melgui.desk.mcp.servers_there import ServersThere
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
 from melgui.tools.commands.run_command import user_shell

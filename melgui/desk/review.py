@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from melgui.core.agent.plan_mode import PlanMode
 from melgui.core.agent.session import Observer
 from melgui.core.git import runner
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.views.review_findings import Comment, Finding
 from melgui.core.worktrees.changes.diff import FileChange, Hunk, parse_diff
 
-Severity = Literal["error", "warning", "note"]
 CUSTOM_PROMPT = ".melgui/review.md"
 MAX_DIFF_CHARS = 200_000
 PROMPT = """Review the change below as a careful senior engineer: bugs, unsafe or wrong
@@ -59,24 +58,6 @@ class Reviewer(Protocol):
     async def wait_idle(self) -> None: ...
 
     async def aclose(self) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    path: str
-    line: int
-    severity: Severity
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Comment:
-    """A finding placed on a hunk: the file's index in the diff, the hunk's index."""
-
-    finding: Finding
-    file: int
-    hunk: int
-    header: str  # the hunk's "@@ … @@" line
 
 
 def target_args(target: str) -> list[str]:

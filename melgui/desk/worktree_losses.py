@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 
+from melgui.core.protocol.views.losses import Loss
 from melgui.core.worktrees.cleanup import remove_worktree
 from melgui.core.worktrees.create import WorktreeError
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
-from melgui.desk.losses import Loss
 
 log = logging.getLogger(__name__)
 

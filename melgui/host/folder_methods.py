@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from melgui.core.config.settings import Settings
 from melgui.core.hooks.there import HooksSummary
+from melgui.core.protocol.views.losses import Loss
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.worktrees.changes.git import ChangesError
@@ -35,7 +36,6 @@ from melgui.core.worktrees.naming import BRANCH_PREFIX
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.risk import work_at_risk
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
-from melgui.desk.losses import Loss
 from melgui.desk.mcp.for_loops_elsewhere import project_file
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.host import wire

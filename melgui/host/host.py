@@ -25,10 +25,10 @@ from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, Role
 from melgui.core.protocol.tooling import ToolOutcome
 from melgui.core.protocol.tools.mcp.asks import SamplingTarget
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.store import Store, open_store
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.recording import start_recording
 from melgui.host.change_journal import ChangeJournal, SessionRow, journal_path
 from melgui.host.changes import ChangeLog, Record

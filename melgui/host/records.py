@@ -24,10 +24,10 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.thread.changes import Change
 from melgui.core.thread.codec import change_to_json
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.host import wire
 from melgui.host.changes import Record
 from melgui.host.wire import RpcError

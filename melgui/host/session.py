@@ -31,6 +31,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.relayed_copies import RECORDS as RELAYED
 from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.core.thread.changes import Change
@@ -40,7 +41,6 @@ from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.touched import Touched, touched_to_json
 from melgui.desk.board.worktree_reading import WorktreeReading
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.relayed import RECORDS as RELAYED
 from melgui.desk.hosted_agents.relayed import AgentRelay
 from melgui.desk.recording import Recording
 from melgui.desk.rewind import plan_rewind, rewind
@@ -430,7 +430,7 @@ class HostedAgent(HostedSession):
         self._starting = asyncio.get_running_loop().create_task(self._start())
 
     async def _start(self) -> None:
-        from melgui.desk.hosted_agents.agent_state import AgentFailed, AuthRequired
+        from melgui.core.protocol.views.agent_state import AgentFailed, AuthRequired
 
         try:
             await self.acp.start()
@@ -531,7 +531,7 @@ def agent_methods(
     async def sign_in(view: Any, params: dict[str, Any]) -> Any:
         """Sign in with a method the agent offered, and open its session; the views hear
         the `agent` record that follows. The agent's refusal is the error's message."""
-        from melgui.desk.hosted_agents.agent_state import AgentFailed, AuthRequired
+        from melgui.core.protocol.views.agent_state import AgentFailed, AuthRequired
 
         try:
             await agent(params).sign_in(str(params["method_id"]))

@@ -62,7 +62,7 @@ def outcome_to_json(outcome: ToolOutcome) -> dict[str, Any]:
 
 
 def outcome_from_json(data: dict[str, Any]) -> ToolOutcome:
-    from melgui.core.protocol.result_parts import ResultPart
+    from melgui.core.protocol.tooling import ResultPart
 
     parts = tuple(ResultPart(**part) for part in data.get("parts") or ())
     content = str(data.get("content", ""))

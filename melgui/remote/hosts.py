@@ -27,7 +27,7 @@ from typing import Any
 from melgui.core.config.settings import RemoteHost
 from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import ToolCatalog
-from melgui.desk.mcp.servers_there import ProjectFileThere, ServersThere, ServerThere
+from melgui.core.protocol.views.servers_there import ProjectFileThere, ServersThere, ServerThere
 from melgui.remote.askpass import Ask
 from melgui.remote.connect import folder_key, open_link
 from melgui.remote.link import Link, LinkError

@@ -36,7 +36,7 @@ from acp import RequestError
 from acp.schema import EnvVariable
 
 from melgui.core.protocol.tooling import CheckpointThere
-from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.desk.hosted_agents.files import AgentFiles
 from melgui.desk.hosted_agents.process import (
     STREAM_LIMIT,

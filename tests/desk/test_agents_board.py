@@ -13,10 +13,11 @@ from pathlib import Path
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.protocol.views.board_rows import Moment
 from melgui.core.thread.thread import Thread
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.overlap.touched import FILES_MAX
-from melgui.desk.board.agents_board import AgentsBoard, Moment
+from melgui.desk.board.agents_board import AgentsBoard
 from melgui.desk.board.branch_files import changed_files
 from melgui.desk.board.overlap_watch import OverlapWatch
 from melgui.desk.desk import Desk

@@ -8,8 +8,8 @@ from pathlib import Path
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
+from melgui.core.protocol.views.losses import Loss, LossRegistry, session_losses
 from melgui.desk.desk import Desk
-from melgui.desk.losses import Loss, LossRegistry, session_losses
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 
 

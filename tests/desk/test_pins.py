@@ -8,10 +8,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from melgui.core.agent.compaction import PINNED_HEAD, SUMMARY_HEAD, is_summary, summary_text
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.loop_events import HistoryBranched, LoopEvent
+from melgui.core.protocol.views.compacted import PINNED_HEAD, SUMMARY_HEAD, is_summary, summary_text
 from melgui.core.store import Store
 from melgui.core.thread.entries import Pin
 from melgui.desk.desk import Desk

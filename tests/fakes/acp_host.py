@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.protocol.loop_events import LoopEvent
-from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from tests.fakes.scripted_server import ScriptedOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -31,7 +31,7 @@ from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import ClientCapabilities, FileSystemCapabilities, ReadTextFileResponse
 
-from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from tests.fakes.acp_client import RecordingClient
 
 ROOT = Path(__file__).resolve().parents[2]

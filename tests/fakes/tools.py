@@ -6,8 +6,7 @@ import asyncio
 import json
 from typing import Any, Protocol
 
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.protocol.tooling import ResultPart, ToolOutcome, ToolRegistry
 
 
 class Clock(Protocol):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.agent.compaction import KEPT_HEAD
+from melgui.core.protocol.views.compacted import KEPT_HEAD
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from tests.fakes import ScriptedRelay, done, text

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from melgui.desk.hosted_agents.agents import agent_name, known_agent, parse_command
+from melgui.core.protocol.views.agent_commands import agent_name, known_agent, parse_command
 from melgui.desk.hosted_agents.host import AcpHost
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.tools.mcp.config import ServerConfig

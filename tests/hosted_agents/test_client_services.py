@@ -18,8 +18,8 @@ from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.rule_scopes import Rule
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.terminals import AgentTerminal

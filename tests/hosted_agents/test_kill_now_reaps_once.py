@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.desk.hosted_agents.process import AgentProcess
 from tests.fakes.late_watcher import REASON, SUPPORTED, late_watcher, unknown_children, until_zombie
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from melgui.core.config.settings import RemoteHost
-from melgui.desk.mcp.servers_there import ServersThere, ServerThere
+from melgui.core.protocol.views.servers_there import ServersThere, ServerThere
 from melgui.remote.hosts import RemoteHosts
 from melgui.tools.mcp.config import user_path
 from tests.fakes.mcp import fake_entry

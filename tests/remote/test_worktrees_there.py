@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from melgui.core.protocol.views.losses import Loss
 from melgui.core.worktrees.changes.git import ChangesError
-from melgui.desk.losses import Loss
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_tools import RemoteTools
 from melgui.remote.target import parse_folder

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from melgui.ui.runtime.qt_loop import QtEventLoop
+from melgui.ui.runtime.theme import apply_theme
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes.host_process import HostProcess, running_host
 from tests.fakes.host_windows import Hosts, HostWindows
@@ -51,6 +52,15 @@ def noted_qtbot_waits() -> Iterator[None]:
         yield
     finally:
         QtBot.waitUntil = original  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def themed_app(qapp: QApplication) -> None:
+    """The light theme on the test's QApplication from the first window test on, as the
+    app applies it before its window (ui/app.py): its font and padding make every
+    minimum wider. Before, windows were laid out unthemed until a test applied a theme,
+    and a layout test passed or failed with the order it ran in."""
+    apply_theme(qapp, "light")
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.compaction import SUMMARY_HEAD, summary_text
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.compacted import SUMMARY_HEAD, summary_text
 from melgui.ui.chat.paging import MAX_DRAWN
 from tests.fakes import ScriptedOpenAI
 from tests.fakes.long_session import (

@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.compaction import KEPT_HEAD, PINNED_HEAD, SUMMARY_HEAD
+from melgui.core.protocol.views.compacted import KEPT_HEAD, PINNED_HEAD, SUMMARY_HEAD
 from melgui.ui.context.preview_dialog import CompactionPreview
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls

@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from melgui.core.config.settings import Settings
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.splitter import Splitter, SplitterHandle
 from melgui.ui.runtime.look.tokens import CHAT_COLUMN_MAX
@@ -199,3 +200,21 @@ def test_at_the_windows_minimum_width_nothing_is_cut_at_the_right(
     assert meter.compact_button.isVisible() and meter.geometry().right() <= status.width()
     shots = os.environ.get("MELGUI_SHOTS_DIR") or str(tmp_path)
     assert window.grab().save(os.path.join(shots, "window-720.png"))
+
+
+def test_a_chip_with_the_room_it_asks_for_draws_its_words_whole(
+    make_window: Any, run: Any, qapp: QApplication
+) -> None:
+    """The model chip before a model is chosen said "M…l" in a wide window: its size hint
+    counted "Model" as 38 px where the text is 38.4 px wide, and the words were elided."""
+    apply_theme(qapp, "light")
+    window: MainWindow = make_window(
+        Settings(connection="openai", openai_base_url="http://127.0.0.1:9/v1")
+    )
+    window.resize(1100, 700)
+    run(wait_until(lambda: window.width() == 1100))
+    run(settled(window))
+    card = window.chat.composer
+    for chip, words in ((card.model_chip, "Model"), (card.role_chip, window.settings.role)):
+        assert chip.width() >= chip.sizeHint().width()
+        assert chip.text() == words and chip.shown_text() == words

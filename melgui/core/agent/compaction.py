@@ -12,6 +12,7 @@ caller applies the result with AgentSession's branch, so the originals stay in h
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
@@ -25,17 +26,17 @@ from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls
 from melgui.core.protocol.loop_events import ContextNotice, LoopEvent
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.transport import LegRequest, Transport, WireSink
+from melgui.core.protocol.views.compacted import (
+    KEPT_HEAD,
+    PINNED_HEAD,
+    SUMMARY_ACK,
+    SUMMARY_HEAD,
+    is_summary,
+    summarised,
+)
+from melgui.core.store import Store
 from melgui.core.transports.instructions import system_text
 
-SUMMARY_HEAD = (
-    "[Summary of the earlier conversation, written by the model at compaction. "
-    "The original messages are kept in melgui's history.]\n\n"
-)
-SUMMARY_ACK = "Understood. I continue from this summary."
-# What melgui itself writes after the model's summary, word for word: the items a person
-# kept at this compaction, then the pinned facts (every compaction writes them again).
-KEPT_HEAD = "\n\n## Kept as they were at this compaction\n\n"
-PINNED_HEAD = "\n\n## Pinned facts (kept word for word at every compaction)\n\n"
 ELIDE_OVER = 2000  # characters: tool results longer than this are elided when old
 ELIDE_HEAD = 800
 ELIDE_TAIL = 400
@@ -99,10 +100,6 @@ class Proposed:
 # A person's answer to a Proposed: the indexes of `plan.old` to keep as they are (in the
 # next request, word for word), or None: do not compact now.
 Review = Callable[[Proposed], Awaitable[frozenset[int] | None]]
-
-
-def is_summary(message: Message) -> bool:
-    return message.role == "user" and message.content.startswith(SUMMARY_HEAD)
 
 
 def split(messages: Sequence[Message], keep_turns: int = KEEP_USER_TURNS) -> Plan:
@@ -197,26 +194,6 @@ def summary_message(
     if pins:
         text += PINNED_HEAD + "\n".join(f"- {pin}" for pin in pins)
     return Message.user(text)
-
-
-def with_summary(messages: Sequence[Message], text: str) -> list[Message]:
-    """`messages` with the compaction summary's text replaced (the chat's edit); the pinned
-    facts after it stay as they are."""
-    out = list(messages)
-    for index, message in enumerate(out):
-        if is_summary(message):
-            _summary, head, pins = message.content.partition(PINNED_HEAD)
-            out[index] = Message.user(SUMMARY_HEAD + text.strip() + head + pins)
-            return out
-    raise ValueError("this conversation has no compaction summary")
-
-
-def summary_text(messages: Sequence[Message]) -> str | None:
-    """The summary as the person edits it: without the pinned facts melgui writes after it."""
-    for message in messages:
-        if is_summary(message):
-            return message.content[len(SUMMARY_HEAD) :].partition(PINNED_HEAD)[0]
-    return None
 
 
 class Compactor:
@@ -421,3 +398,17 @@ class Compactor:
         if not summary:
             raise CompactionFailed("the model answered the summary request with no text")
         return summary
+
+
+def stored_originals(
+    store: Store, conversation_id: str, current: Sequence[Message]
+) -> list[Message]:
+    """`summarised` for a stored conversation: its branches (each the list before a
+    replacement) followed, one after another, up to `current`."""
+    branches = store.branches(conversation_id)
+    lists = [[s.message for s in store.branch_messages(b.id)] for b in branches]
+    lists.append(list(current))
+    earlier: list[Message] = []
+    for before, after in itertools.pairwise(lists):
+        earlier = summarised(before, after, earlier)
+    return earlier

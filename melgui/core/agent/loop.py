@@ -53,8 +53,14 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import RUNNING_CALL, CallHooks, HookRun, ToolOutcome, ToolRunner
+from melgui.core.protocol.tooling import (
+    RUNNING_CALL,
+    CallHooks,
+    HookRun,
+    ResultPart,
+    ToolOutcome,
+    ToolRunner,
+)
 from melgui.core.protocol.transport import LegRequest, ToolChoice, Transport, WireSink
 
 Emit = Callable[[LoopEvent], None]

@@ -61,18 +61,3 @@ class PlanMode:
             return None
         name = tool.name if tool is not None else "this tool"
         return denied(SOURCE, f"{name} changes things and {REFUSAL}")
-
-
-def approved_prompt(title: str, markdown: str) -> str:
-    """The message that starts the work once the person approves a plan."""
-    return (
-        f"The plan “{title}” is approved. Plan mode is off: carry it out now.\n\n{markdown.strip()}"
-    )
-
-
-def revise_prompt(title: str, comment: str) -> str:
-    """The message that sends the person's comment on a plan back, still in plan mode."""
-    return (
-        f"Revise the plan “{title}”; the person's comment:\n\n{comment.strip()}\n\n"
-        "Write the revised plan with write_plan."
-    )

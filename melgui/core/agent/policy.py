@@ -28,10 +28,8 @@ from melgui.core.agent.rule_scopes import (
     AGENT_COMMAND_TOOL,
     BUILTIN,
     COMMAND_TOOL,
-    SCOPES,
     Rule,
     RuleBook,
-    Scope,
     is_command_tool,
     parse_rules,
     rule_lines,
@@ -41,6 +39,7 @@ from melgui.core.protocol.approval import Approve, Decision, Deny, Remember, dec
 from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement, allowed, denied
+from melgui.core.protocol.views.scopes import SCOPES, Scope
 
 # Shells whose command language the bash grammar reads as they do, for what rules check.
 READABLE_SHELLS = frozenset({"sh", "bash", "dash", "ksh", "mksh", "zsh", "busybox"})

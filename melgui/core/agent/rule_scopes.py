@@ -20,12 +20,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal
 
 from melgui.core.agent.command_rules import CommandRule
+from melgui.core.protocol.views.scopes import SCOPE_LABEL, SCOPES, Scope
 
-Scope = Literal["conversation", "project", "everywhere"]
-SCOPES: tuple[Scope, ...] = get_args(Scope)
 LASTS: dict[Scope, int] = {scope: rank for rank, scope in enumerate(SCOPES)}  # how long
 Effect = Literal["allow", "deny"]
 BUILTIN = "melgui"
@@ -38,13 +37,6 @@ def is_command_tool(origin: str, tool: str) -> bool:
     if origin == BUILTIN:
         return tool == COMMAND_TOOL
     return origin.startswith("acp:") and tool == AGENT_COMMAND_TOOL
-
-
-SCOPE_LABEL: dict[Scope, str] = {
-    "conversation": "this conversation",
-    "project": "this project",
-    "everywhere": "everywhere",
-}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import Protocol
 
 from melgui.core.agent.compaction import Compactor, WindowLookup
-from melgui.core.agent.compaction_view import NOTE_MARK
 from melgui.core.agent.context import ContextTracker
 from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
 from melgui.core.agent.session_hooks import SessionHooks
@@ -33,6 +32,7 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
+from melgui.core.protocol.views.compacted import NOTE_MARK
 from melgui.core.thread.entries import Pin
 from melgui.core.thread.reducer import ThreadReducer
 from melgui.core.thread.thread import Thread

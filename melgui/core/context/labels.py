@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from melgui.core.agent.compaction import is_summary
-from melgui.core.agent.compaction_view import is_summary_ack, persons_words
 from melgui.core.protocol.calls import shorten, summarize
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.compacted import is_summary, is_summary_ack, persons_words
 
 LIMIT = 70
 

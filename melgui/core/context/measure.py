@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast, get_args
 
-from melgui.core.agent.compaction import summary_text
 from melgui.core.agent.context import answer_reserve
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import KINDS, Breakdown, Kind, Slice
 from melgui.core.protocol.context_window import ContextWindow, ServerKind, WindowSource
 from melgui.core.protocol.events import Usage
+from melgui.core.protocol.views.compacted import summary_text
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import Judgement
 from melgui.core.protocol.messages import Message, Repair, ResultStatus
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import HookRun
+from melgui.core.protocol.tooling import HookRun, ResultPart
 
 
 @dataclass(frozen=True, slots=True)

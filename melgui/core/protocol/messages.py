@@ -9,11 +9,11 @@ which the transports drop unless the connection is set to send reasoning back.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from melgui.core.protocol.call_life import RESULT_STATUSES, ResultStatus
-from melgui.core.protocol.content import Part, part_from_json, wire_content
+from melgui.core.protocol.content import FilePart, ImagePart, Part, part_from_json, wire_content
 from melgui.core.protocol.events import ToolCall
 
 MessageRole = Literal["system", "user", "assistant", "tool"]
@@ -224,3 +224,19 @@ class Conversation:
         if repair or repaired != messages:
             self.messages[:] = repaired
         return repair
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """The messages with each image replaced by a line saying it was not sent."""
+    out = []
+    for message in messages:
+        if any(isinstance(part, ImagePart) for part in message.parts):
+            parts = tuple(
+                FilePart(part.name or "image", "(an image the model could not take)")
+                if isinstance(part, ImagePart)
+                else part
+                for part in message.parts
+            )
+            message = replace(message, parts=parts)
+        out.append(message)
+    return out

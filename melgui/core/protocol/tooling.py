@@ -1,8 +1,9 @@
-"""The contract between the agent loop and whatever executes tools, and the steps around
-a call: hooks (commands the person or a trusted project configured, in Claude Code's
-settings format, `core/hooks`), whose every run is kept as a `HookRun` and travels with
-the call's events (`ToolCallFinished.hooks`), so the call's card and the inspector show
-which hook ran, for how long, what it printed, whether it failed or timed out.
+"""The contract between the agent loop and whatever executes tools (a call's outcome, with
+the rich parts a person sees besides its text), and the steps around a call: hooks
+(commands the person or a trusted project configured, in Claude Code's settings format,
+`core/hooks`), whose every run is kept as a `HookRun` and travels with the call's events
+(`ToolCallFinished.hooks`), so the call's card and the inspector show which hook ran, for
+how long, what it printed, whether it failed or timed out.
 
 `CallHooks` is what the loop needs: before a call (which may allow, deny, ask or rewrite
 the arguments), when it would ask the person (which may answer for them), and after it
@@ -18,7 +19,32 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import Verdict
-from melgui.core.protocol.result_parts import ResultPart
+
+# Rich pieces of a tool result, for people: what the inspector shows besides the text.
+#
+# The model gets a ToolOutcome's `content` (text); tools whose results carry more (an MCP
+# server's images, resource links, embedded resources, structured content) add parts so
+# the inspector can render them. Parts are never sent to the model and never stored.
+PartKind = Literal["text", "image", "audio", "resource_link", "resource", "structured"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultPart:
+    """One piece of a result.
+
+    - text: `text`.
+    - image / audio: `data` (base64) and `mime_type`.
+    - resource_link: `uri`, `text` (its name and description), `mime_type`.
+    - resource: an embedded resource: `uri`, `mime_type`, and `text` or `data` (base64).
+    - structured: `text` is the JSON of the structured content.
+    """
+
+    kind: PartKind
+    text: str = ""
+    data: str = ""
+    mime_type: str = ""
+    uri: str = ""
+
 
 OutcomeStatus = Literal["ok", "error"]
 

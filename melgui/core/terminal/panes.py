@@ -63,11 +63,6 @@ def exit_label(code: int | None) -> str:
     return f"exited {code}"
 
 
-def ending_words(code: int | None, signal: str | None) -> str:
-    """How an agent's terminal ended, as its tab says it: "exit 3", "killed by SIGTERM"."""
-    return f"killed by {signal}" if signal else f"exit {code}"
-
-
 HERE = "this machine"
 
 

@@ -11,8 +11,7 @@ from melgui.core.protocol.call_life import CALL_PHASES, RESULT_STATUSES
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement
 from melgui.core.protocol.messages import Message
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import HookRun
+from melgui.core.protocol.tooling import HookRun, ResultPart
 from melgui.core.thread.changes import (
     Change,
     EntriesReplaced,

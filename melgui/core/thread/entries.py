@@ -15,8 +15,7 @@ from melgui.core.protocol.call_life import CallPhase, is_open
 from melgui.core.protocol.events import ToolCall, Usage
 from melgui.core.protocol.judgement import Judgement
 from melgui.core.protocol.messages import Message, ResultStatus
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import HookRun
+from melgui.core.protocol.tooling import HookRun, ResultPart
 
 OriginKind = Literal["main", "worker", "mcp", "acp"]
 

@@ -8,7 +8,7 @@ HEAD, or discarded.
 from __future__ import annotations
 
 from melgui.core.worktrees.create import WorktreeError
-from melgui.core.worktrees.git import GitError, run_git
+from melgui.core.worktrees.git import GitError, admin_lock, run_git
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.naming import Note
 from melgui.core.worktrees.risk import WorkAtRisk, work_at_risk
@@ -35,11 +35,12 @@ def remove_worktree(worktree: Worktree, *, discard: bool = False) -> WorkAtRisk:
         risk = work_at_risk(worktree)
         if not risk.empty and not discard:
             raise WorkAtRiskError(worktree, risk)
-        if risk.folder_missing:
-            _forget_missing(worktree)
-        else:
-            force = ["--force"] if not risk.empty else []
-            run_git(["worktree", "remove", *force, str(worktree.path)], worktree.main)
+        with admin_lock(worktree.main):  # an add beside it reads the records it deletes
+            if risk.folder_missing:
+                _forget_missing(worktree)
+            else:
+                force = ["--force"] if not risk.empty else []
+                run_git(["worktree", "remove", *force, str(worktree.path)], worktree.main)
         if run_git(["branch", "--list", worktree.branch], worktree.main).strip():
             run_git(["branch", "-D" if risk.unmerged else "-d", worktree.branch], worktree.main)
     except GitError as exc:

@@ -9,9 +9,10 @@ CPU the window needs to draw. The small reads a person waits on when a worker's 
 is made pass `nice=False`; its checkout (`worktree add`) stays niced: eight at once took
 the cores from the window drawing the eight panes.
 
-Whatever adds or removes a worktree holds `admin_lock`: `git worktree add` reads every
-other worktree's record in `.git/worktrees/`, so two at once on one repository race (one
-reads the other's half-written `commondir` and dies: "failed to read ... commondir").
+Whatever adds or removes a worktree holds `admin_lock` (create.py, cleanup.py): `git
+worktree add` reads every other worktree's record in `.git/worktrees/`, so two at once on
+one repository race (one reads the other's half-written `commondir` and dies: "failed to
+read ... commondir"), as an add beside a remove deleting a record does.
 """
 
 from __future__ import annotations

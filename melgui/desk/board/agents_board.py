@@ -25,12 +25,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.events import Usage
+from melgui.core.protocol.views.board_rows import AgentRow, AgentState, Moment, MomentKind
 from melgui.core.thread.changes import Change, EntryAdded, EntryChanged, StateChanged
 from melgui.core.thread.entries import AssistantEntry, CallEntry, NoteEntry, UserEntry
 from melgui.core.thread.thread import Thread
@@ -47,8 +47,6 @@ from melgui.desk.board.file_count import FileCount, FileCounter
 from melgui.desk.board.overlap_watch import OverlapWatch
 from melgui.desk.hosted_agents.session import HostedAgentSession
 
-AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
-MomentKind = Literal["approval", "finished", "failed"]
 WorktreeOf = Callable[[], Worktree | None]
 
 
@@ -82,37 +80,6 @@ class Viewed(Protocol):
 
 
 Followed = AgentSession | HostedAgentSession | Viewed  # each keeps a thread model
-
-
-@dataclass(frozen=True, slots=True)
-class AgentRow:
-    """One line of the board. `since` is when the agent entered `state` (time.time())."""
-
-    key: str
-    name: str
-    state: AgentState
-    since: float
-    waiting: int  # approvals it waits for
-    branch: str  # "" when it works in the shared folder
-    files_changed: int
-    tokens: int
-    detail: str  # the failure, when failed
-    overlap: str = ""  # "2 files shared with Pane 3 (1 conflict to be)"; "" when none
-    files_unlisted: int = 0  # of files_changed, those the host's reading did not list
-    overlaps: tuple[str, ...] = ()  # one line per shared file, in plain words
-    conflicts: int = 0  # shared files likely to conflict
-
-
-@dataclass(frozen=True, slots=True)
-class Moment:
-    """Something a person may want to hear about. `call_id` names the approval asked."""
-
-    key: str
-    name: str
-    kind: MomentKind
-    detail: str
-    source: str  # the session's source (approvals are shown by source and call id)
-    call_id: str = ""
 
 
 class _Agent:

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from melgui.core.protocol.tooling import ToolError
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.hosted_agents.session_book import SessionBook
 from melgui.desk.hosted_agents.updates import PlanSink

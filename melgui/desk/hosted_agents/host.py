@@ -41,10 +41,10 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.views.agent_commands import AgentCommand
+from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired, Choice
 from melgui.core.thread.reducer import ThreadReducer
 from melgui.core.thread.thread import Thread
-from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired, Choice
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.client import HostClient
 from melgui.desk.hosted_agents.exit_race import AgentEnded, answer_or_exit
 from melgui.desk.hosted_agents.files import AgentFiles, WriteGuard

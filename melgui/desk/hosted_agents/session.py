@@ -20,8 +20,8 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ContextNotice, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.views.agent_state import AgentFailed, AuthRequired
 from melgui.core.thread.thread import Thread
-from melgui.desk.hosted_agents.agent_state import AgentFailed, AuthRequired
 from melgui.desk.hosted_agents.session_book import SessionBook, SessionEntry
 
 if TYPE_CHECKING:

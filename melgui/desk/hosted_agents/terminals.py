@@ -24,7 +24,7 @@ from acp.schema import EnvVariable, TerminalExitStatus
 from melgui.core.deadline import within
 from melgui.core.processes import without_secrets
 from melgui.core.protocol.tooling import ToolError
-from melgui.core.terminal.panes import ending_words
+from melgui.core.protocol.views.relayed_copies import ending_words
 from melgui.core.terminal.pty_session import PtyError, PtySession
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace

@@ -30,9 +30,9 @@ from melgui.core.protocol.loop_events import (
     ToolCallStarted,
 )
 from melgui.core.protocol.messages import Conversation, Message, ResultStatus
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.desk.hosted_agents.agent_state import AgentState
-from melgui.desk.hosted_agents.relayed import plan_markdown as entries_markdown
+from melgui.core.protocol.tooling import ResultPart
+from melgui.core.protocol.views.agent_state import AgentState
+from melgui.core.protocol.views.relayed_copies import plan_markdown as entries_markdown
 
 PlanSink = Callable[[str, str], None]
 Emit = Callable[[LoopEvent], None]

@@ -8,14 +8,13 @@ folder (`@folder/`) as a listing of the files under it.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from pathlib import Path
 
 from melgui.core.config.project_files import walk_files
-from melgui.core.protocol.content import FilePart, ImagePart
-from melgui.core.protocol.messages import Message
+from melgui.core.protocol.content import FilePart
+from melgui.core.protocol.views.fuzzy_match import fuzzy_rank
 
 MAX_INDEXED = 50_000
 # Built files nobody attaches by hand: left out of the @ list even where no .gitignore
@@ -82,49 +81,6 @@ class FileIndex:
         return fuzzy_rank(query, self.paths(), limit)
 
 
-def fuzzy_score(query: str, path: str) -> int | None:
-    """How well `query`'s characters appear in order in `path` (higher is better), or None.
-
-    Runs of adjacent characters, matches at the start of a name or after a separator,
-    and matches in the file name (not its folders) score more; longer paths a bit less.
-    """
-    if not query:
-        return 0
-    lowered = path.lower()
-    name_start = lowered.rstrip("/").rfind("/") + 1
-    score = 0
-    position = 0
-    previous = -2
-    for char in query.lower():
-        found = lowered.find(char, position)
-        if found < 0:
-            return None
-        score += 1
-        if found == previous + 1:
-            score += 5
-        if found == 0 or lowered[found - 1] in "/_-. ":
-            score += 8
-        if found >= name_start:
-            score += 2
-        previous = found
-        position = found + 1
-    name = lowered[name_start:]
-    wanted = query.lower()
-    if wanted in name:
-        score += 20 + (15 if name.startswith(wanted) else 0) + (30 if name == wanted else 0)
-    return score * 4 - len(path) // 4
-
-
-def fuzzy_rank(query: str, paths: list[str], limit: int = 50) -> list[str]:
-    scored = []
-    for path in paths:
-        score = fuzzy_score(query, path)
-        if score is not None:
-            scored.append((-score, path))
-    scored.sort()
-    return [path for _, path in scored[:limit]]
-
-
 def attach(root: str, relative: str) -> FilePart:
     """The part `@relative` sends; raises ValueError with a sentence when it cannot be read."""
     base = Path(root).resolve()
@@ -167,19 +123,3 @@ def _size(size: int) -> str:
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MB"
     return f"{size / 1024:.0f} KB"
-
-
-def without_images(messages: list[Message]) -> list[Message]:
-    """The messages with each image replaced by a line saying it was not sent."""
-    out = []
-    for message in messages:
-        if any(isinstance(part, ImagePart) for part in message.parts):
-            parts = tuple(
-                FilePart(part.name or "image", "(an image the model could not take)")
-                if isinstance(part, ImagePart)
-                else part
-                for part in message.parts
-            )
-            message = dataclasses.replace(message, parts=parts)
-        out.append(message)
-    return out

@@ -8,9 +8,10 @@ from typing import Protocol
 
 from melgui.core.protocol.content import FilePart
 from melgui.core.protocol.transport import ModelInfo
+from melgui.core.protocol.views.slash_commands import SlashCommands
 from melgui.desk.prompt.attachments import FileIndex
+from melgui.desk.prompt.custom_commands import load_custom_commands
 from melgui.desk.prompt.history import PromptHistory
-from melgui.desk.prompt.slash_commands import SlashCommands, load_custom_commands
 
 
 class Mentions(Protocol):

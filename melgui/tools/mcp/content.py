@@ -16,8 +16,7 @@ from typing import Any
 import mcp_types as types
 
 from melgui.core.protocol.content import FilePart
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.protocol.tooling import ResultPart, ToolOutcome
 
 MAX_RESULT_CHARS = 60_000
 MAX_ATTACHED_CHARS = 64 * 1024  # a resource attached with `@`, like a file

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import html
 
-from melgui.core.agent.rule_scopes import SCOPE_LABEL
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.judgement import JudgedPart, Judgement, Verdict
+from melgui.core.protocol.views.scopes import SCOPE_LABEL
 from melgui.ui.runtime.look.tokens import SPACE_XS
 from melgui.ui.runtime.theme import Colors
 

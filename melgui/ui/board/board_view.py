@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.desk.board.agents_board import AgentRow, AgentsBoard
+from melgui.core.protocol.views.board_rows import AgentRow
+from melgui.desk.board.agents_board import AgentsBoard
 from melgui.ui.board.cells import COLUMNS, STATE_COLOUR, cells
 from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import LIGHT, Colors

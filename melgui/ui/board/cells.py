@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from melgui.desk.board.agents_board import AgentRow, AgentState
+from melgui.core.protocol.views.board_rows import AgentRow, AgentState
 from melgui.ui.runtime.look.tokens import LIGHT
 
 COLUMNS = ("Agent", "State", "Branch", "Files changed", "Tokens", "Overlaps")

@@ -13,7 +13,8 @@ from html import escape
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QBoxLayout, QLabel
 
-from melgui.desk.board.agents_board import AgentRow, AgentsBoard
+from melgui.core.protocol.views.board_rows import AgentRow
+from melgui.desk.board.agents_board import AgentsBoard
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.pane_frame import PaneFrame

@@ -19,6 +19,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QDockWidget
 
 from melgui.core.config.settings import Settings
+from melgui.core.protocol.views.board_rows import Moment
 from melgui.core.worktrees.merge_queue.queue import (
     MergeQueue,
     QueueHooks,
@@ -27,7 +28,7 @@ from melgui.core.worktrees.merge_queue.queue import (
 )
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import folder_in
-from melgui.desk.board.agents_board import AgentsBoard, Moment
+from melgui.desk.board.agents_board import AgentsBoard
 from melgui.desk.desk import Desk
 from melgui.ui.board.merge_queue_view import Candidate, MergeQueueView
 from melgui.ui.board.overlap_notes import OverlapNotes, notes_on_panes

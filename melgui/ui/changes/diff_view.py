@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from melgui.core.protocol.views.review_findings import Finding
 from melgui.core.worktrees.changes.diff import FileChange, Hunk
-from melgui.desk.review import Finding
 from melgui.ui.changes.hunk_lines import HunkLines
 from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import Colors

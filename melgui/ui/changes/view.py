@@ -32,13 +32,14 @@ from PySide6.QtWidgets import (
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.loop_events import TurnFailed
+from melgui.core.protocol.views.review_findings import Comment, Finding
 from melgui.core.worktrees.changes.diff import patch_of
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.landed import hunks_in_main
 from melgui.core.worktrees.changes.reading import WorktreeChanges, read_changes
 from melgui.core.worktrees.merge import MergeState, merge_state
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.review import Comment, Finding, Reviewer, review_diff
+from melgui.desk.review import Reviewer, review_diff
 from melgui.ui.changes.actions import ChangesActions
 from melgui.ui.changes.diff_view import FileDiffView
 from melgui.ui.changes.lists import PATH_ROLE, commit_item, file_item, make_tree

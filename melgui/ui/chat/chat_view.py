@@ -14,13 +14,14 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from melgui.core.agent.compaction_view import persons_words, summarised
 from melgui.core.config.project_instructions import instruction_file_names
 from melgui.core.protocol.call_life import OPEN_PHASES, CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.content import ImagePart, Part
-from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.messages import Conversation, Message, without_images
 from melgui.core.protocol.transport import Answerer
+from melgui.core.protocol.views.compacted import persons_words, summarised
+from melgui.core.protocol.views.slash_commands import looks_like_command
 from melgui.core.thread.changes import (
     Change,
     EntriesReplaced,
@@ -37,9 +38,7 @@ from melgui.core.thread.entries import (
     ReasoningEntry,
     UserEntry,
 )
-from melgui.desk.prompt.attachments import without_images
 from melgui.desk.prompt.kit import PromptKit
-from melgui.desk.prompt.slash_commands import looks_like_command
 from melgui.ui.chat.call_cards import CallCards, Steps
 from melgui.ui.chat.card_answers import CardAnswers
 from melgui.ui.chat.column import centred_column

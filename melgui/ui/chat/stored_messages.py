@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from melgui.core.agent.compaction import is_summary
-from melgui.core.agent.compaction_view import is_summary_ack, persons_words
 from melgui.core.protocol.call_life import CallPhase
 from melgui.core.protocol.calls import exit_code_of, shorten
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.compacted import is_summary, is_summary_ack, persons_words
 from melgui.ui.chat.call_cards import CallCards
 from melgui.ui.chat.failure_text import explain_failure
 from melgui.ui.chat.transcript.compacted import draw_compacted

@@ -18,6 +18,7 @@ from melgui.ui.chat.empty_note import EmptyNote
 from melgui.ui.runtime.look.icons import icon
 from melgui.ui.runtime.look.tokens import ICON, SPACE_2XL, SPACE_3XL, SPACE_L, SPACE_S, Colors
 
+TOP_ROOM = SPACE_3XL + SPACE_2XL  # above the title, where the viewport has room
 WHAT_MELGUI_IS = "An agent that works in this folder with you"
 KEYS = (
     "<b>Enter</b> sends · <b>Shift+Enter</b> new line · <b>@</b> a file · "
@@ -61,8 +62,8 @@ class Welcome(QWidget):
         self.model.setTextFormat(Qt.TextFormat.RichText)
         self.model.linkActivated.connect(lambda _link: self.settingsRequested.emit())
         self.note = EmptyNote(self)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, SPACE_3XL + SPACE_2XL, 0, 0)
+        self.column = layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, TOP_ROOM, 0, 0)
         layout.setSpacing(SPACE_S)
         layout.addWidget(self.title)
         layout.addWidget(self.model)
@@ -71,6 +72,7 @@ class Welcome(QWidget):
         self.buttons: list[QPushButton] = []
         for text in suggestions(folder) if suggest else []:
             button = QPushButton(text, self)
+            button.setToolTip(text)  # the whole text, where the button's is elided
             button.setProperty("role", "suggestion")
             button.setIcon(icon("message-square", colors.muted))
             button.setIconSize(QSize(ICON, ICON))
@@ -113,7 +115,39 @@ class Welcome(QWidget):
         margin = int(self.editor.document().documentMargin())
         viewport = self.editor.viewport()
         width = max(viewport.width() - 2 * margin, SPACE_2XL)
-        self.setGeometry(margin, 0, width, max(viewport.height(), self.heightForWidth(width)))
+        # The room above the title gives way first in a short viewport (a window of 600
+        # px under the trust bar cut the suggestions off at the bottom).
+        # Then the keys line and the suggestions from the last: the title, the model and
+        # the note (on the built-in model: that it is small, and where better ones are)
+        # stay whatever the height.
+        layout = self.column
+        for button in self.buttons:
+            button.setText(
+                button.fontMetrics().elidedText(
+                    button.toolTip(),
+                    Qt.TextElideMode.ElideRight,
+                    width - button.iconSize().width() - 3 * SPACE_L,
+                )
+            )
+        parts: list[QWidget] = [self.keys, *reversed(self.buttons)]
+        for part in parts:
+            part.show()
+        content = self._content(width)
+        for part in parts:
+            if content + SPACE_L <= viewport.height():
+                break
+            part.hide()
+            content = self._content(width)
+        room = min(TOP_ROOM, max(SPACE_L, viewport.height() - content))
+        if room != layout.contentsMargins().top():
+            layout.setContentsMargins(0, room, 0, 0)
+        self.setGeometry(margin, 0, width, max(viewport.height(), content + room))
+
+    def _content(self, width: int) -> int:
+        """The height of what the welcome shows at `width`, without the room above."""
+        layout = self.column
+        layout.invalidate()
+        return layout.totalHeightForWidth(width) - layout.contentsMargins().top()
 
     def hold(self, held: bool) -> None:
         """While held (a conversation being drawn), the welcome stays as it is; on release

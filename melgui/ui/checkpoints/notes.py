@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from urllib.parse import quote
 
-from melgui.core.agent.compaction_view import NOTE_MARK
+from melgui.core.protocol.views.compacted import NOTE_MARK
 from melgui.core.store.checkpoints.log import CheckpointRecord
 from melgui.ui.runtime.theme import Colors
 

@@ -13,8 +13,7 @@ from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.call_life import CallPhase, is_open
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.result_parts import ResultPart
-from melgui.core.protocol.tooling import HookRun
+from melgui.core.protocol.tooling import HookRun, ResultPart
 from melgui.core.store.records import ToolCallRecord
 from melgui.core.thread.changes import Change, EntryAdded, EntryChanged
 from melgui.core.thread.entries import CallEntry

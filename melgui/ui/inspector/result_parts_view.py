@@ -11,7 +11,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import ResultPart
 from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S
 from melgui.ui.runtime.theme import Colors
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from melgui.core.protocol.content import FilePart
 from melgui.core.protocol.tools.mcp.naming import tool_name
 from melgui.core.protocol.tools.mcp.view import McpProblem, McpView, PromptRow, ServerRow
-from melgui.desk.prompt.attachments import fuzzy_rank
+from melgui.core.protocol.views.fuzzy_match import fuzzy_rank
+from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.desk.prompt.kit import PromptKit
-from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.runtime.aio import TaskKeeper
 
 ORIGIN = "mcp"

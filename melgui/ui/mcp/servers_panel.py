@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.protocol.tools.mcp.view import ImportDone, McpProblem, McpView, ServerRow
-from melgui.desk.mcp.servers_there import ServersThere
+from melgui.core.protocol.views.servers_there import ServersThere
 from melgui.ui.mcp.log_dialog import ServerLogDialog
 from melgui.ui.mcp.servers_there import (
     HERE,

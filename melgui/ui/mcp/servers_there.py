@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTreeWidgetItem
 
-from melgui.desk.mcp.servers_there import ProjectFileThere, ServersThere, ServerThere
+from melgui.core.protocol.views.servers_there import ProjectFileThere, ServersThere, ServerThere
 from melgui.ui.runtime.theme import Colors
 
 THERE_ROLE = Qt.ItemDataRole.UserRole + 3  # a remote server's row: "where", its host

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.tools.mcp.asks import InputRequest, SamplingRequest
-from melgui.desk.board.agents_board import AgentsBoard, Moment
+from melgui.core.protocol.views.board_rows import Moment
+from melgui.desk.board.agents_board import AgentsBoard
 from melgui.host.notify import ask_said
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar

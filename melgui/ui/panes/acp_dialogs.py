@@ -11,8 +11,13 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QInputDialog, QMainWindow, QStatusBar
 
+from melgui.core.protocol.views.agent_commands import (
+    KNOWN_AGENTS,
+    AgentCommand,
+    known_agent,
+    parse_command,
+)
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.agents import KNOWN_AGENTS, AgentCommand, known_agent, parse_command
 from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.hosted_agents.session_book import SessionBook, SessionEntry

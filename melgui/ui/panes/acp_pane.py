@@ -28,13 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from melgui.core.agent.session import ChatSession
+from melgui.core.protocol.views.agent_commands import AgentCommand
+from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired
+from melgui.core.protocol.views.relayed_copies import ShownTerminal
+from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.core.terminal.screen import TerminalScreen
-from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired
-from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.hosted_agents.relayed import ShownTerminal
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.desk.prompt.kit import PromptKit
-from melgui.desk.prompt.slash_commands import SlashCommand
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.terminal.view import TerminalView
 from melgui.ui.runtime.agent_in_host import RemoteAgentSession

@@ -19,14 +19,14 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox
 
 from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.protocol.views.agent_commands import AgentCommand
+from melgui.core.protocol.views.losses import Loss
 from melgui.core.terminal.panes import HERE, PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
 from melgui.core.worktrees.create import WorktreeError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
-from melgui.desk.hosted_agents.agents import AgentCommand
-from melgui.desk.losses import Loss
 from melgui.desk.worktree_losses import retire_worktree
 from melgui.remote.hosts import Place, host_word
 from melgui.remote.link import LinkError

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.panes import Layout
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.terminal.panes import HERE, exit_label, unknown_pane
 from melgui.core.worktrees.git import GitError
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.risk import FileChange, changed_files, describe_changes
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneError, PaneManager

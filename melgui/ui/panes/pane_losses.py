@@ -7,8 +7,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from melgui.core.protocol.views.losses import Loss, session_losses
 from melgui.core.terminal.pty_session import session_members
-from melgui.desk.losses import Loss, session_losses
 from melgui.remote.remote_pty import RemotePty
 from melgui.ui.panes.acp_pane import AcpPane, AcpSession
 from melgui.ui.panes.agent_pane import AgentPane

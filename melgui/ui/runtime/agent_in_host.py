@@ -19,10 +19,10 @@ import asyncio
 from dataclasses import replace
 from typing import Any, cast, get_args
 
+from melgui.core.protocol.views.agent_commands import AgentCommand, parse_command
+from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired
+from melgui.core.protocol.views.relayed_copies import PLAN, RECORDS, PlanCopy, TerminalCopies
 from melgui.core.thread.entries import CallResult, NoteEntry
-from melgui.desk.hosted_agents.agent_state import AgentFailed, AgentState, AuthRequired
-from melgui.desk.hosted_agents.agents import AgentCommand, parse_command
-from melgui.desk.hosted_agents.relayed import PLAN, RECORDS, PlanCopy, TerminalCopies
 from melgui.host.changes import Record
 from melgui.host.client import SessionClient
 from melgui.host.remote_session import RemoteSession

@@ -14,7 +14,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from melgui.desk.losses import Loss, LossRegistry
+from melgui.core.protocol.views.losses import Loss, LossRegistry
 
 
 def describe_losses(losses: list[Loss]) -> str:

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 import melgui
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ROLES
+from melgui.core.protocol.views.slash_commands import SlashCommand, SlashCommands
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
-from melgui.desk.prompt.slash_commands import SlashCommand, SlashCommands
 from melgui.ui.approvals.approval_controls import APPROVE_KEYS, DENY_KEYS
 from melgui.ui.board.parallel_work import ParallelWork
 from melgui.ui.chat.chat_view import ChatView

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.compaction import summary_text, with_summary
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.measure import ContextMeasure, measure, measure_from_json
 from melgui.core.protocol.events import Usage
+from melgui.core.protocol.views.compacted import summary_text, with_summary
 from melgui.core.thread.changes import Change, EntriesReplaced, EntryAdded, StateChanged
 from melgui.core.thread.entries import NoteEntry, UserEntry
 from melgui.host.client import HostGone

@@ -12,7 +12,7 @@ from typing import Literal
 
 from PySide6.QtGui import QTextCursor
 
-from melgui.core.agent.compaction_view import stored_originals
+from melgui.core.agent.compaction import stored_originals
 from melgui.core.protocol.messages import Conversation
 from melgui.core.store.store import Store
 from melgui.ui.chat.chat_view import ChatView

@@ -26,12 +26,12 @@ from melgui.core.protocol.catalog import ROLES, Role
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.transport import Transport
+from melgui.core.protocol.views.losses import session_losses
 from melgui.core.store import open_store
 from melgui.core.store.records import NoteRecord, RecordedCall
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
-from melgui.desk.losses import session_losses
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar

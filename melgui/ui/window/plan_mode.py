@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from melgui.core.agent.plan_mode import approved_prompt, revise_prompt
 from melgui.core.agent.session import AgentSession
-from melgui.desk.prompt.slash_commands import SlashCommand
+from melgui.core.protocol.views.plan_prompts import approved_prompt, revise_prompt
+from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager

@@ -15,10 +15,11 @@ from PySide6.QtWidgets import QWidget
 from melgui.core.agent.session import AgentSession
 from melgui.core.git.runner import GitError
 from melgui.core.protocol.tooling import RestoresThere
+from melgui.core.protocol.views.review_findings import Comment
+from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import uncommitted_in
-from melgui.desk.prompt.slash_commands import SlashCommand
-from melgui.desk.review import Comment, Reviewer, review
+from melgui.desk.review import Reviewer, review
 from melgui.ui.changes.there import uncommitted_there
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView

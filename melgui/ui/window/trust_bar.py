@@ -13,10 +13,16 @@ import html
 import re
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from melgui.core.config.trust import RESTRICTED, FolderTrust
 from melgui.ui.runtime.look.tokens import SPACE_S, SPACE_XS
+
+# Below this many pixels for its text beside the buttons, the bar puts its buttons under
+# the text: beside them at 720 px the text wrapped at 165 px into 14 lines, and the bar
+# took 234 of the window's 600 px from the chat.
+TEXT_BESIDE_MIN = 360
 
 
 def breakable(path: str) -> str:
@@ -37,20 +43,40 @@ class TrustBar(QFrame):
         self.setAccessibleName("Folder trust")
         self.trust = trust
         self.folder = folder
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(SPACE_S, SPACE_XS, SPACE_S, SPACE_XS)
+        self.box = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self.box.setContentsMargins(SPACE_S, SPACE_XS, SPACE_S, SPACE_XS)
         self.text = QLabel(self)
         self.text.setWordWrap(True)
-        layout.addWidget(self.text, 1)
-        self.trust_button = QPushButton("Trust folder", self)
+        self.box.addWidget(self.text, 1)
+        self.buttons = QWidget(self)
+        row = QHBoxLayout(self.buttons)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addStretch(1)
+        self.trust_button = QPushButton("Trust folder", self.buttons)
         self.trust_button.setObjectName("trustFolder")
         self.trust_button.clicked.connect(lambda: self.decide(True))
-        layout.addWidget(self.trust_button)
-        self.restrict_button = QPushButton("Stay restricted", self)
+        row.addWidget(self.trust_button)
+        self.restrict_button = QPushButton("Stay restricted", self.buttons)
         self.restrict_button.setObjectName("stayRestricted")
         self.restrict_button.clicked.connect(lambda: self.decide(False))
-        layout.addWidget(self.restrict_button)
+        row.addWidget(self.restrict_button)
+        self.box.addWidget(self.buttons)
         self.refresh()
+
+    @property
+    def stacked(self) -> bool:
+        """Whether the buttons are under the text (a narrow bar), not beside it."""
+        return self.box.direction() == QBoxLayout.Direction.TopToBottom
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        beside = self.buttons.sizeHint().width() + self.box.spacing() + TEXT_BESIDE_MIN
+        margins = self.box.contentsMargins()
+        narrow = event.size().width() - margins.left() - margins.right() < beside
+        direction = QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight
+        if self.box.direction() != direction:
+            self.box.setDirection(direction)
+            self.box.activate()  # placed now: the first paint is not drawn side by side
+        super().resizeEvent(event)
 
     @property
     def trusted(self) -> bool:

@@ -3,9 +3,13 @@ through a second compaction, an edited summary and a rewind; melgui's notes left
 
 from __future__ import annotations
 
-from melgui.core.agent.compaction import SUMMARY_ACK, SUMMARY_HEAD
-from melgui.core.agent.compaction_view import persons_words, summarised
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.compacted import (
+    SUMMARY_ACK,
+    SUMMARY_HEAD,
+    persons_words,
+    summarised,
+)
 
 
 def summary(text: str) -> list[Message]:

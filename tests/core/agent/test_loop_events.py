@@ -44,7 +44,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
-from melgui.core.protocol.result_parts import ResultPart
+from melgui.core.protocol.tooling import ResultPart
 from melgui.core.protocol.transport import LegRequest, WireSink
 from tests.fakes.agent_loops import AskingPolicy, assert_valid, call, make_loop
 from tests.fakes.clocks import FakeClock

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from melgui.core.agent.plan_mode import SOURCE, approved_prompt
+from melgui.core.agent.plan_mode import SOURCE
 from melgui.core.config.settings import Settings
 from melgui.core.lsp.diagnostics import DIAGNOSTICS_TOOL
 from melgui.core.protocol.catalog import READ_ONLY_TOOLS
 from melgui.core.protocol.loop_events import LoopEvent, ToolCallFinished
 from melgui.core.protocol.tools.pins import PIN_FACT
+from melgui.core.protocol.views.plan_prompts import approved_prompt
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 

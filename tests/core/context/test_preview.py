@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from melgui.core.agent.compaction import KEPT_HEAD, SUMMARY_HEAD, Proposed
+from melgui.core.agent.compaction import Proposed
 from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
@@ -17,6 +17,7 @@ from melgui.core.protocol.loop_events import (
     LoopEvent,
     ToolCallFinished,
 )
+from melgui.core.protocol.views.compacted import KEPT_HEAD, SUMMARY_HEAD
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.long_session import LongModel, openai_settings, serve_long_model, write_notes

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from melgui.core.config.settings import data_dir
+from melgui.core.worktrees.cleanup import remove_worktree
 from melgui.core.worktrees.create import WorktreeError, create_worktree
 from melgui.core.worktrees.git import head_sha
+from melgui.core.worktrees.model import Worktree
 from tests.fakes.projects import fingerprint, git, make_project, tree
 
 WORKTREE_RECORDS = (".git/worktrees", ".git/refs/heads/melgui", ".git/logs/refs/heads/melgui")
@@ -147,14 +149,14 @@ def test_a_surrounding_git_dir_does_not_redirect_the_worktree(
 
 def _watching_git(folder: Path) -> Path:
     """A `git` first on PATH that runs the real one and leaves `overlap` in `folder` when
-    a `git worktree add` starts while another is still running."""
+    a `git worktree add` or `remove` starts while another is still running."""
     real = shutil.which("git")
     assert real is not None
     script = folder / "git"
     busy, overlap = folder / "busy", folder / "overlap"
     script.write_text(
         "#!/bin/sh\n"
-        'case " $* " in *" worktree add "*)\n'
+        'case " $* " in *" worktree add "*|*" worktree remove "*)\n'
         f'  mkdir "{busy}" 2>/dev/null || : > "{overlap}"\n'
         f'  "{real}" "$@"; code=$?; rmdir "{busy}" 2>/dev/null; exit $code;;\n'
         "esac\n"
@@ -188,3 +190,34 @@ def test_eight_workers_made_at_once_all_get_a_worktree(
     listed = git(project, "worktree", "list", "--porcelain")
     assert listed.count("branch refs/heads/melgui/") == workers
     assert not overlap.exists(), "two `git worktree add` ran at once on one repository"
+
+
+def test_workers_removed_while_others_are_made_wait_their_turn(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A `git worktree remove` deletes a record in `.git/worktrees/` that an add running
+    # at the same time reads (closing a worker's pane while the orchestrator starts
+    # others): removes hold the repository's worktree records too.
+    made = [create_worktree(project, pane, "early").worktree for pane in range(1, 5)]
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    overlap = _watching_git(bin_folder)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
+    start = threading.Barrier(8)
+
+    def remove(worktree: Worktree) -> None:
+        start.wait()
+        remove_worktree(worktree)
+
+    def make(pane: int) -> None:
+        start.wait()
+        create_worktree(project, pane, "late")
+
+    with ThreadPoolExecutor(8) as pool:
+        done = [pool.submit(remove, w) for w in made]
+        done += [pool.submit(make, pane) for pane in range(5, 9)]
+        for future in done:
+            future.result()
+    listed = git(project, "worktree", "list", "--porcelain")
+    assert listed.count("branch refs/heads/melgui/") == 4
+    assert not overlap.exists(), "a `git worktree remove` ran beside another on one repository"

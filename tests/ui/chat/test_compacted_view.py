@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.compaction import SUMMARY_ACK, SUMMARY_HEAD
+from melgui.core.protocol.views.compacted import SUMMARY_ACK, SUMMARY_HEAD
 from melgui.ui.window.main_window import MainWindow
 from tests.fakes import ScriptedOpenAI
 from tests.fakes.long_session import LongModel, openai_settings, serve_long_model, write_notes

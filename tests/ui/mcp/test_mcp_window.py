@@ -133,7 +133,7 @@ def test_import_from_another_clients_file_adds_and_starts_its_servers(
 def test_a_server_there_is_shown_as_its_host_says_now_and_restarted_there(
     scripted_relay: ScriptedRelay, make_window: Any, run: Any
 ) -> None:
-    from melgui.desk.mcp.servers_there import ServerThere
+    from melgui.core.protocol.views.servers_there import ServerThere
 
     window: MainWindow = make_window(relay_settings(scripted_relay))
     panel = window.mcp_panel

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from shiboken6 import isValid
 
-from melgui.core.agent.compaction import KEPT_HEAD
+from melgui.core.protocol.views.compacted import KEPT_HEAD
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
 from melgui.ui.context.preview_dialog import CompactionPreview

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from melgui.desk.hosted_agents.agents import AgentCommand
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.ui.panes.acp_pane import AcpPane
 from tests.fakes import ScriptedRelay
 from tests.fakes.acp_host import SCRIPTED_AGENT

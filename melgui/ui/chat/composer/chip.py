@@ -7,8 +7,10 @@ the accessible description keep them whole.
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QPaintEvent
+from PySide6.QtGui import QFontMetricsF, QPaintEvent
 from PySide6.QtWidgets import (
     QSizePolicy,
     QStyle,
@@ -57,8 +59,11 @@ class Chip(QToolButton):
             self.update()
 
     def words_width(self) -> int:
-        """What the words add to the chip's width, at most CHIP_TEXT_MAX."""
-        return min(self.fontMetrics().horizontalAdvance(self.text()), CHIP_TEXT_MAX)
+        """What the words add to the chip's width, at most CHIP_TEXT_MAX: their advance in
+        whole pixels rounded up (rounded to the nearest, as QFontMetrics does, "Model" got
+        38 px of its 38.4 and was drawn "M…l" in a chip sized for it)."""
+        advance = QFontMetricsF(self.font()).horizontalAdvance(self.text())
+        return min(math.ceil(advance), CHIP_TEXT_MAX)
 
     def shown_text(self) -> str:
         """The words as drawn: cut in the middle to the room the chip has now."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from melgui.core.agent.compaction_view import persons_words
 from melgui.core.protocol.calls import shorten, summarize
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.compacted import persons_words
 from melgui.ui.chat.transcript.document import ChatTranscript
 from melgui.ui.runtime.theme import Colors
 

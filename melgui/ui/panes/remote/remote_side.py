@@ -34,8 +34,8 @@ from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import RemoteHost, data_dir
 from melgui.core.config.trust import FolderTrust
 from melgui.core.protocol.catalog import CatalogThere
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.host.remote_session import RemoteSession
 from melgui.remote.askpass import Question

@@ -22,9 +22,9 @@ from shiboken6 import isValid
 from melgui.core.config.settings import Settings
 from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
+from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
-from melgui.desk.hosted_agents.agents import AgentCommand
 from melgui.host.client import HostClient, HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError

@@ -1,4 +1,5 @@
-"""Slash commands of the prompt box: a registry others add to, and custom commands.
+"""Custom slash commands of the prompt box, read from files into the registry
+(melgui.core.protocol.views.slash_commands).
 
 A command runs with the text after its name. It returns a prompt to send (custom
 commands expand to one) or None when it did its work itself (/clear, /model, …).
@@ -11,74 +12,12 @@ not occur, the arguments are added after a blank line). An optional first line
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from melgui.core.config.settings import config_dir
+from melgui.core.protocol.views.slash_commands import COMMAND_NAME, SlashCommand, SlashCommands
 
-Handler = Callable[[str], str | None]
-
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 MAX_COMMAND_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class SlashCommand:
-    name: str  # without the slash
-    summary: str
-    run: Handler
-    origin: str = "builtin"  # builtin, project, user, or whoever added it (mcp, acp, …)
-    usage: str = ""  # e.g. "<model id>"
-
-
-class SlashCommands:
-    """Commands by name; `add` replaces a command of the same name."""
-
-    def __init__(self) -> None:
-        self._commands: dict[str, SlashCommand] = {}
-
-    def add(self, command: SlashCommand) -> None:
-        if not _NAME.match(command.name):
-            raise ValueError(f"not a command name: {command.name!r}")
-        self._commands[command.name] = command
-
-    def remove_origin(self, origin: str) -> None:
-        for name in [n for n, c in self._commands.items() if c.origin == origin]:
-            del self._commands[name]
-
-    def get(self, name: str) -> SlashCommand | None:
-        return self._commands.get(name)
-
-    def all(self) -> list[SlashCommand]:
-        return sorted(self._commands.values(), key=lambda c: c.name)
-
-    def matching(self, prefix: str) -> list[SlashCommand]:
-        """Commands whose name starts with `prefix`, then those that contain it."""
-        lowered = prefix.lower()
-        first = [c for c in self.all() if c.name.lower().startswith(lowered)]
-        rest = [c for c in self.all() if lowered in c.name.lower() and c not in first]
-        return first + rest
-
-    def parse(self, text: str) -> tuple[SlashCommand, str] | None:
-        """`/name arguments` → (command, arguments); None when it is not a known command."""
-        if not text.startswith("/"):
-            return None
-        head, _, arguments = text[1:].partition(" ")
-        name = head.split("\n", 1)[0]
-        if "\n" in head:
-            arguments = head.split("\n", 1)[1] + (" " + arguments if arguments else "")
-        command = self._commands.get(name)
-        return (command, arguments.strip()) if command is not None else None
-
-    def help_text(self) -> str:
-        lines = ["Commands (type / in the prompt box):"]
-        for command in self.all():
-            usage = f" {command.usage}" if command.usage else ""
-            origin = "" if command.origin == "builtin" else f" [{command.origin}]"
-            lines.append(f"/{command.name}{usage} — {command.summary}{origin}")
-        return "\n".join(lines)
 
 
 def expand(body: str, arguments: str) -> str:
@@ -90,7 +29,7 @@ def expand(body: str, arguments: str) -> str:
 def read_command_file(path: Path, origin: str) -> SlashCommand | None:
     """A custom command from a Markdown file, or None when it cannot be one."""
     name = path.stem
-    if not _NAME.match(name):
+    if not COMMAND_NAME.match(name):
         return None
     try:
         if path.stat().st_size > MAX_COMMAND_BYTES:
@@ -158,9 +97,3 @@ def load_custom_commands(registry: SlashCommands, project: str) -> int:
             registry.add(command)
             count += 1
     return count
-
-
-def looks_like_command(text: str) -> bool:
-    """`/word` (not a path such as /usr/bin/env) on a line of its own or before a space."""
-    head = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
-    return bool(head) and "/" not in head and not text[1:2].isspace()

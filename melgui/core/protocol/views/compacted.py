@@ -4,17 +4,26 @@ The model is sent the summary as a user message and an "Understood…" answer in
 the older part, and notes melgui writes for it start the next user message
 ("[melgui] The person rewound…"). The person reads the original messages instead (the
 window dims them above a "Compacted here" divider that opens the summary) and their own
-words without melgui's notes. This module says which messages those are; it draws nothing.
+words without melgui's notes. This module says which messages those are, and how the
+summary message reads (what compaction writes, what the window finds and edits); it
+draws nothing and compacts nothing (core.agent.compaction does).
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
-from melgui.core.agent.compaction import SUMMARY_ACK, is_summary
 from melgui.core.protocol.messages import Message
-from melgui.core.store import Store
+
+SUMMARY_HEAD = (
+    "[Summary of the earlier conversation, written by the model at compaction. "
+    "The original messages are kept in melgui's history.]\n\n"
+)
+SUMMARY_ACK = "Understood. I continue from this summary."
+# What melgui itself writes after the model's summary, word for word: the items a person
+# kept at this compaction, then the pinned facts (every compaction writes them again).
+KEPT_HEAD = "\n\n## Kept as they were at this compaction\n\n"
+PINNED_HEAD = "\n\n## Pinned facts (kept word for word at every compaction)\n\n"
 
 NOTE_MARK = "[melgui] "  # how a note for the model opens a user message (session.preface)
 
@@ -62,15 +71,25 @@ def summarised(
     return out
 
 
-def stored_originals(
-    store: Store, conversation_id: str, current: Sequence[Message]
-) -> list[Message]:
-    """`summarised` for a stored conversation: its branches (each the list before a
-    replacement) followed, one after another, up to `current`."""
-    branches = store.branches(conversation_id)
-    lists = [[s.message for s in store.branch_messages(b.id)] for b in branches]
-    lists.append(list(current))
-    earlier: list[Message] = []
-    for before, after in itertools.pairwise(lists):
-        earlier = summarised(before, after, earlier)
-    return earlier
+def is_summary(message: Message) -> bool:
+    return message.role == "user" and message.content.startswith(SUMMARY_HEAD)
+
+
+def with_summary(messages: Sequence[Message], text: str) -> list[Message]:
+    """`messages` with the compaction summary's text replaced (the chat's edit); the pinned
+    facts after it stay as they are."""
+    out = list(messages)
+    for index, message in enumerate(out):
+        if is_summary(message):
+            _summary, head, pins = message.content.partition(PINNED_HEAD)
+            out[index] = Message.user(SUMMARY_HEAD + text.strip() + head + pins)
+            return out
+    raise ValueError("this conversation has no compaction summary")
+
+
+def summary_text(messages: Sequence[Message]) -> str | None:
+    """The summary as the person edits it: without the pinned facts melgui writes after it."""
+    for message in messages:
+        if is_summary(message):
+            return message.content[len(SUMMARY_HEAD) :].partition(PINNED_HEAD)[0]
+    return None
