@@ -71,7 +71,8 @@ class PaneFrame(QFrame):
         keep = self.badge_label.sizePolicy()
         keep.setRetainSizeWhenHidden(True)
         self.badge_label.setSizePolicy(keep)
-        self.badge_label.setText(_badge_html(9))  # as wide as a one-digit count
+        self.badge_label.setText(_badge_html(9))  # as wide as a one-digit count, at least
+        self.badge_label.setMinimumWidth(self.badge_label.sizeHint().width())
         self.badge_label.hide()
         to_tab = QToolButton(header)
         to_tab.setText("⇱")
@@ -129,8 +130,10 @@ class PaneFrame(QFrame):
         """Show `count` unseen signals (an approval waiting, a turn ended, a bell); 0 hides."""
         self.badge = max(0, count)
         self.badge_label.setVisible(self.badge > 0)
-        if self.badge:  # hidden, it keeps the room of the count it last showed
-            self.badge_label.setText(_badge_html(self.badge))
+        if self.badge:  # hidden, it keeps the room of the widest count it showed
+            label = self.badge_label
+            label.setText(_badge_html(self.badge))
+            label.setMinimumWidth(max(label.minimumWidth(), label.sizeHint().width()))
         self.badge_label.setToolTip(why)
 
     def _open_changes(self) -> None:
