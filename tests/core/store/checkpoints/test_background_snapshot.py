@@ -47,9 +47,9 @@ async def in_flight(checkpoints: Checkpointer) -> asyncio.Task[None]:
     warming = checkpoints.warming
     assert warming is not None
     lock = _process_lock(str(checkpoints.repo.root / "lock"))
-    while not lock.locked():
+    while not lock.locked() and not warming.done():
         await asyncio.sleep(0)
-    assert not warming.done()
+    assert lock.locked() and not warming.done()
     return warming
 
 
