@@ -69,7 +69,7 @@ async def test_the_first_call_waits_for_the_background_snapshot_and_undoes_exact
             target.write_text("value = 'edited'\n")
         assert rid is not None
         background = [command for task, command in runs if task == warming.get_name()]
-        assert "update-index" in background  # every file hashed there, once
+        assert "add" in background  # every file hashed there, once
         assert before_call == ["status"]  # the call's checkpoint found that done
         record = checkpoints.log.get(rid)
         assert record is not None
