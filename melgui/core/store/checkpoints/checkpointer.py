@@ -101,11 +101,13 @@ class Checkpointer:
     # -- the first snapshot, in the background -----------------------------------------
 
     def warm(self) -> None:
-        """Start the project's snapshot now, in the background (a session opened), so the
-        first call that changes files does not take all of it. Once per Checkpointer; a
-        no-op outside a running event loop. Only git's processes work: the loop thread
-        parses their output and waits."""
-        if self._warming is not None:
+        """Start the project's first snapshot now, in the background (a session opened),
+        so the first call that changes files does not take all of it. Once per
+        Checkpointer; nothing when the shadow repository has a snapshot already (a later
+        one hashes only what changed since: a `git status` a session need not pay for
+        up front), or outside a running event loop. Only git's processes work: the loop
+        thread parses their output and waits."""
+        if self._warming is not None or self._has_snapshot():
             return
         try:
             loop = asyncio.get_running_loop()
@@ -118,9 +120,12 @@ class Checkpointer:
         """The background snapshot's task (None: never started)."""
         return self._warming
 
+    def _has_snapshot(self) -> bool:
+        return self.snapshots.taken or read_head(self.repo.git_dir) is not None
+
     async def _warm(self) -> None:
         async with folder_lock(self._lock_file):
-            if self.snapshots.taken:  # a call's checkpoint came first: nothing left to do
+            if self._has_snapshot():  # a call's checkpoint (or another melgui) came first
                 return
             try:
                 await self.snapshots.take()
