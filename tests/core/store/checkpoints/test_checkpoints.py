@@ -255,7 +255,7 @@ async def test_a_later_snapshot_rewrites_only_the_changed_part_of_the_index(
     try:
         await checkpoints.snapshots.take()
         config = git_dir / "config"  # as an older melgui left it: one index file
-        old = config.read_text().replace("# melgui checkpoints v4", "# melgui checkpoints v2")
+        old = config.read_text().replace("# melgui checkpoints v3", "# melgui checkpoints v2")
         config.write_text("".join(line for line in old.splitlines(True) if "ndex" not in line))
         env = {**os.environ, **{k: v for k, v in checkpoints.repo.env().items()}}
         subprocess.run(["git", "update-index", "--no-split-index"], env=env, check=True)
