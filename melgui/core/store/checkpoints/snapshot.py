@@ -6,7 +6,8 @@ Only what changed since the last snapshot is hashed: `status` against the shadow
 index once, not walking the tree again as `commit` would); the commit of that tree and
 HEAD are written here, the bytes `commit-tree` and `update-ref` would write, without two
 more git processes. When nothing changed, the snapshot is HEAD as it is: one git
-process, like `git status` itself.
+process, like `git status` itself. Many new files (a first snapshot) are added with
+`git add -A` into one pack, not a loose object file each.
 Files over the size cap are left out and named.
 """
 
@@ -184,7 +185,8 @@ class Snapshotter:
 
     async def _stage(self, paths: list[str]) -> None:
         """Hash exactly the paths status named into the index (deleted ones leave it), or,
-        when git refuses one (a folder that became a repository, say), add as a whole."""
+        when git refuses one (a folder that became a repository, say), or there are many
+        (a first snapshot), add as a whole."""
         if len(paths) > MANY_PATHS:  # one scan, into one pack (update-index packs only
             await self._add(paths)  # from git 2.37 on; `add` always has)
             return
