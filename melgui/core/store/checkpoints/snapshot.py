@@ -84,8 +84,9 @@ class Snapshotter:
         await repo.ensure()
         # Only the holder of the folder's lock runs git that writes here: an index.lock
         # is a killed git's (a cancelled snapshot, a melgui killed) and would fail every
-        # snapshot from now on.
-        (repo.git_dir / "index.lock").unlink(missing_ok=True)
+        # snapshot from now on; the pack it was writing is half a file, never used.
+        if (repo.git_dir / "index.lock").exists():
+            await asyncio.to_thread(_clear_killed, repo.git_dir)
         self._recheck_large()
         await asyncio.to_thread(self._find_rules)
         if self._special:
@@ -230,6 +231,13 @@ class Snapshotter:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", errors="surrogateescape")
             self._exclude_text = text
+
+
+def _clear_killed(git_dir: Path) -> None:
+    """What a git killed while it staged leaves: the index's lock and its unfinished pack."""
+    for leftover in (git_dir / "objects" / "pack").glob("tmp_*"):
+        leftover.unlink(missing_ok=True)
+    (git_dir / "index.lock").unlink(missing_ok=True)
 
 
 def _escape(path: str) -> str:

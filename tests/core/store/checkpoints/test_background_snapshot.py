@@ -110,14 +110,17 @@ async def test_a_background_snapshot_cut_short_leaves_the_repository_usable(
     warming = await in_flight(first)
     await first.aclose()  # melgui closing while it runs: its git is ended
     assert warming.cancelled()
-    # A git killed while it held the index's lock leaves the lock file behind.
-    first.repo.git_dir.mkdir(parents=True, exist_ok=True)
+    # A git killed while it held the index's lock leaves the lock file behind, and the
+    # pack it was writing.
+    half = first.repo.git_dir / "objects" / "pack" / "tmp_pack_Ab12Cd"
+    half.parent.mkdir(parents=True, exist_ok=True)
+    half.write_bytes(b"PACK")
     (first.repo.git_dir / "index.lock").write_bytes(b"")
     again = Checkpointer(str(project), data_folder=data)
     try:
         async with again.guard("c1", "run_command", "edit", source="main") as rid:
             (project / "README.md").write_text("# changed\n")
-        assert rid is not None and again.problem is None
+        assert rid is not None and again.problem is None and not half.exists()
         record = again.log.get(rid)
         assert record is not None
         assert [c.path for c in record.files] == ["README.md"]
