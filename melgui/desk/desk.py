@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.agent.claude_rules import claude_rules
-from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.policy import FixedPolicy, RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
@@ -70,6 +70,12 @@ CONNECTION_FIELDS = (
     "send_reasoning",
     "local_model_path",
 )
+
+
+def _may_change_files(policy: ApprovalPolicy) -> bool:
+    """False for `melgui exec --approve reads` (or `none`): no call it allows changes files,
+    so a session under it has no checkpoint to prepare."""
+    return not isinstance(policy, FixedPolicy) or policy.mode == "all"
 
 
 def connection_changed(old: Settings, new: Settings) -> bool:
@@ -357,6 +363,8 @@ class Desk:
         catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         folder = cwd or self.folder
+        if guarded and self.settings.checkpoints and _may_change_files(policy):
+            self.checkpoints.warm()  # the folder's snapshot, in the background
         after: AfterStep = self.diagnostics_for(folder)
         there = tools.hooks_there() if isinstance(tools, GivesHooksThere) else None
         if isinstance(tools, RunsThere):
@@ -495,4 +503,4 @@ class Desk:
             await diagnostics.aclose()
         await self.mcp.aclose()
         await self.connection.aclose()
-        self.checkpoints.close()
+        await self.checkpoints.aclose()

@@ -127,7 +127,11 @@ class ShadowRepo:
         self.home.mkdir(parents=True, exist_ok=True)
         config = self.git_dir / "config"
         text = _read(config)
-        if not (self.git_dir / "HEAD").exists():
+        if not all((self.git_dir / name).exists() for name in ("HEAD", "refs", "objects")):
+            # New, or a `git init` cut short (it writes HEAD before objects/): init again,
+            # past the lock files the killed git left (the caller holds the folder lock).
+            for name in ("config.lock", "HEAD.lock"):
+                (self.git_dir / name).unlink(missing_ok=True)
             if _MARK_PREFIX in text:  # git init sets keys our part sets again: not twice
                 _replace(config, _own_part(text).encode("utf-8"), 0o644)
             await self.run("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
