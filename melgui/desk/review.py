@@ -22,10 +22,9 @@ from melgui.core.agent.session import Observer
 from melgui.core.git import runner
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.views.review_findings import Comment, Finding
+from melgui.core.protocol.views.review_findings import CUSTOM_PROMPT, Comment, Finding
 from melgui.core.worktrees.changes.diff import FileChange, Hunk, parse_diff
 
-CUSTOM_PROMPT = ".melgui/review.md"
 MAX_DIFF_CHARS = 200_000
 PROMPT = """Review the change below as a careful senior engineer: bugs, unsafe or wrong
 behaviour, missing error handling, tests that cannot fail, unclear names. Read files

@@ -10,12 +10,12 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from melgui.core.protocol.tooling import RestoresThere
+from melgui.core.protocol.views.review_findings import CUSTOM_PROMPT
 from melgui.core.worktrees.changes.diff import FileChange
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import WorktreeChanges
 from melgui.core.worktrees.changes.sent import changes_from_json
 from melgui.core.worktrees.merge import MergeOutcome
-from melgui.desk.review import CUSTOM_PROMPT
 from melgui.remote.link import LinkError
 
 

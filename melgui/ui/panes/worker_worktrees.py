@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from PySide6.QtWidgets import QMessageBox
 
 from melgui.core.protocol.views.losses import Loss
+from melgui.core.protocol.views.review_findings import CUSTOM_PROMPT
 from melgui.core.terminal.panes import PaneInfo
 from melgui.core.worktrees import hosts_marked
 from melgui.core.worktrees.changes.diff import FileChange
@@ -38,7 +39,6 @@ from melgui.core.worktrees.changes.sent import shown_digest
 from melgui.core.worktrees.merge import MergeOutcome
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import Prepared, WorkerWorktrees
-from melgui.desk.review import CUSTOM_PROMPT
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.host.records import worktree_from_json, worktree_to_json
 from melgui.remote.hosts import Place
