@@ -25,7 +25,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QStatusBar, QWidget
@@ -85,11 +85,13 @@ def local_model(what: str) -> str:
 @dataclass(frozen=True, slots=True)
 class There:
     """melgui's host on a remote folder's machine, for its main conversation: its client
-    over the folder's link, the folder there, and the host's name (`me@build`)."""
+    over the folder's link, the folder there, the host's name (`me@build`), and what its
+    sessions are opened with beside the window's connection (the host's sandbox, env)."""
 
     client: LinkClient
     folder: str
     where: str
+    settings: dict[str, Any] = field(default_factory=dict)  # the host's sandbox and env
 
 
 class Leaves(Protocol):
@@ -212,6 +214,7 @@ class RemoteSide:
                     "relay_url": settings.relay_url,
                     "relay_stream_path": settings.relay_stream_path,
                     "openai_base_url": settings.openai_base_url,
+                    **place.loop_settings,  # its commands: the host's sandbox and env
                 },
                 api_key=desk.api_key or "",  # none: not that machine's own either
                 worktree=spec.worktree,  # its own, made there (its host's session opens in it)
@@ -286,7 +289,7 @@ class RemoteSide:
                 return None  # said in the status bar (`_reached`)
             if self.desk.settings.connection == "local":
                 raise ValueError(local_model(f"{place.name} runs this folder's loop there"))
-            return There(self.client_of(place), place.folder, place.name)
+            return There(self.client_of(place), place.folder, place.name, place.loop_settings)
 
         return reach()
 
