@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -152,6 +153,9 @@ class RemoteSide:
         self._acp_here = panes.acp_factory  # ACP panes here (before a remote folder's)
         self._clients: dict[str, LinkClient] = {}  # per host whose workers' loops run there
         self._approvals: HostApprovals | None = None  # sent to those workers there
+        # Those workers' sessions: quitting offers to keep them running there (the
+        # window's QuitGuard.elsewhere), as the melgui host's are kept here.
+        self.there_sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.view: Leaves | None = None  # the host there, when the main conversation is its
         # The window's trust bar: a remote folder's is asked for its URL, and gates its
         # language servers there.
@@ -221,9 +225,23 @@ class RemoteSide:
             )
             assert self._approvals is not None
             self._approvals.track(session)  # it asks there as this window would
+            self.there_sessions.add(session)
             return session  # the surface the worker pane uses of an AgentSession
 
         return make
+
+    # -- Keep running in the background (QuitGuard.elsewhere) -----------------------------
+
+    def offered(self) -> bool:
+        """A worker whose loop runs there is mid-turn (or waits for an answer)."""
+        return any(session.busy and not session.problem for session in self.there_sessions)
+
+    def keep_running(self) -> None:
+        """Closing the window leaves those workers to the host there (`session/detach`,
+        not `session/close`): their turns go on there, and the next window on a remote
+        folder reopens them in panes (HostView.reopen_running)."""
+        for session in self.there_sessions:
+            session.keep_running = True
 
     def client_of(self, place: Place) -> LinkClient:
         """The one client of the host on `place`'s link: its sessions (workers' and the
