@@ -17,7 +17,7 @@ import functools
 import os
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -95,14 +95,18 @@ class Desk:
         transport: Transport | None = None,
         on_progress: Callable[[str], None] | None = None,
         on_rules_saved: Callable[[], None] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
+        # Commands' environment on top of this process's (a configured host's `env`, for
+        # a loop-there session in the host on that machine); None: this process's own.
+        self.env = dict(env) if env else None
         self.api_key = api_key
         self._plans = plans
         self._on_progress = on_progress
         self._on_rules_saved = on_rules_saved
         self.connection = LiveConnection(transport or self._make_transport())
-        self.kit = WorkspaceKit(folder, settings, api_key, plans)
+        self.kit = WorkspaceKit(folder, settings, api_key, plans, env=self.env)
         # Tool definitions added at run time (MCP servers, ACP agents) join every session.
         self.catalog = ToolCatalog()
         self.rule_problems: list[str] = []  # saved rule lines that could not be read
@@ -339,8 +343,9 @@ class Desk:
             return self._session(tools, policy, conversation, model, role, source, wire)
         folder = str(folder_in(worktree, self.folder))
         kit = WorkspaceKit(
-            folder, self.settings, self.api_key, self._plans, memory_project=self.folder
-        )
+            folder, self.settings, self.api_key, self._plans, memory_project=self.folder,
+            env=self.env,
+        )  # fmt: skip
         self._worker_kits.add(kit)
         tools = WithRuntimeTools(kit.registry(), self.tools, self.catalog)
         policy = self.worker_policy(project=kit.folder)
@@ -466,7 +471,7 @@ class Desk:
 
     def change_folder(self, folder: str) -> None:
         """Work on `folder`; raises ValueError or OSError when it cannot be opened."""
-        kit = WorkspaceKit(folder, self.settings, self.api_key, self._plans)
+        kit = WorkspaceKit(folder, self.settings, self.api_key, self._plans, env=self.env)
         self.kit = kit
         self.checkpoints.close()
         self.checkpoints = self._make_checkpointer(kit.folder)
