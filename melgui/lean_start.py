@@ -112,6 +112,22 @@ class _ThenGiveSsl(Loader):
             vars(sslproto)["SSLAgainErrors"] = (module.SSLWantReadError, module.SSLSyscallError)
 
 
+def give_back_free_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's malloc_trim). What imports
+    and a burst of requests freed stays resident otherwise: glibc gives back only what
+    is free at the heap's top. Nothing where the C library has no malloc_trim."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes  # with the first call: a process that never waits does without
+
+        _malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None) or False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None  # None: not looked up yet; False: this C library has none
+
+
 @contextmanager
 def imported_once() -> Iterator[None]:
     """Import inside: no collection runs while modules load (they make no garbage), and

@@ -1,6 +1,7 @@
-"""asyncio imported without ssl (as the melgui host imports it, lean_start.py) gets ssl
-when anything imports it later: a TLS server and client through asyncio's own TLS work
-as in a process that imported ssl first."""
+"""What the melgui host leaves out while it waits (lean_start.py), and gets back when
+needed: asyncio imported without ssl gets ssl when anything imports it later (a TLS
+server and client through asyncio's own TLS work as in a process that imported ssl
+first), and the C heap's freed memory is given back to the system."""
 
 from __future__ import annotations
 
@@ -63,3 +64,36 @@ def test_asyncio_imported_without_ssl_speaks_tls_once_ssl_is_imported(tmp_path: 
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[:2] == ["over", "tls"]
     assert result.stdout.split()[2].startswith("TLSv1")
+
+
+GIVE_BACK = """
+import sys
+from melgui import lean_start
+
+
+def resident() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+held = [bytes(4000) for _ in range(20_000)]  # 80 MB from the C heap (not Python's arenas)
+top = bytes(4000)  # kept: what is freed below is not at the heap's top
+del held
+before = resident()
+lean_start.give_back_free_memory()
+print(before - resident())
+"""
+
+
+def test_freed_memory_is_given_back_to_the_system() -> None:
+    """What the process freed in the middle of its heap stays resident until the host
+    gives it back (it does when it goes quiet: server.py)."""
+    result = subprocess.run(
+        [sys.executable, "-c", GIVE_BACK],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) > 40_000  # KiB, of the 80 MB freed
