@@ -466,7 +466,13 @@ def _agent_panes(manager: PaneManager) -> list[AgentPane]:
 
 
 class PaintWatch(QObject):
-    """Which agent panes have had something inside them painted since it was installed."""
+    """Which agent panes have had something inside them painted since it was installed.
+
+    Once a pane has painted, the watch takes itself off the pane and the widgets in it:
+    left on, it ran Python for every event of every widget of the eight panes while they
+    streamed (about 80% of the Python the window ran from Qt's events then), each a
+    wait for the GIL while the render thread renders Markdown: the meter's own cost in
+    the streaming stalls it measures, which the window itself does not have."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -477,9 +483,15 @@ class PaintWatch(QObject):
             widget: QObject | None = watched
             while widget is not None and not isinstance(widget, AgentPane):
                 widget = widget.parent()
-            if widget is not None:
+            if widget is not None and id(widget) not in self.painted:
                 self.painted.add(id(widget))
+                self._unwatch(widget)
         return False
+
+    def _unwatch(self, pane: QObject) -> None:
+        """Off the pane and the widgets in it (safe from inside eventFilter, as Qt says)."""
+        for widget in (pane, *pane.findChildren(QWidget)):
+            widget.removeEventFilter(self)
 
     def saw(self, pane: QWidget) -> bool:
         return id(pane) in self.painted
