@@ -4,25 +4,54 @@ Markdown and Pygments of the chat's open tail, the inspector's pretty JSON and c
 diffs are strings made from strings: they run here, and the GUI thread only puts the
 prepared HTML into its widgets. One thread, so jobs finish in the order they were
 submitted. Rendering holds the GIL in small steps; the switch interval is lowered (as
-the terminal's reader does) so the GUI thread gets it back within a millisecond.
+the terminal's reader does, and further) so the GUI thread gets it back within a fifth of
+a millisecond each time Qt calls its Python (an event filter, a paint, a slot): at 1 ms,
+the few dozen such calls of a frame painting eight streaming panes waited a frame or two
+for the GIL while the render thread rendered their Markdown (bench_host's unpaced panes).
+
+The GUI thread's own drawing turns (the flush scheduler's tick: inserting what was
+rendered, the views hearing what the agents did) are its alone: the render thread takes
+`render_piece()` around each piece it renders (a segment of a message), and waits there
+while the GUI thread is in `gui_turn()`, without the GIL. A piece under way when a turn
+begins is finished first (a segment: well under a millisecond).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 
 THREAD_NAME = "melgui-render"
-SWITCH_INTERVAL_S = 0.001
+SWITCH_INTERVAL_S = 0.0002
 
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
+# Held by the GUI thread in its drawing turns, by the render thread around each piece.
+# Reentrant: a turn may run inside another (a tick from a nested event loop).
+_turns = threading.RLock()
+
+
+@contextmanager
+def gui_turn() -> Iterator[None]:
+    """On the GUI thread: no rendering runs on the render thread meanwhile (the piece
+    under way is finished first), so the GUI thread's Python keeps the GIL."""
+    with _turns:
+        yield
+
+
+@contextmanager
+def render_piece() -> Iterator[None]:
+    """On the render thread, around one piece of rendering: waits while the GUI thread
+    is in a turn. Never around anything that waits for the GUI thread."""
+    with _turns:
+        yield
 
 
 def render_pool() -> ThreadPoolExecutor:
