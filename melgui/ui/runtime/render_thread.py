@@ -13,7 +13,8 @@ The GUI thread's own drawing turns (the flush scheduler's tick: inserting what w
 rendered, the views hearing what the agents did) are its alone: the render thread takes
 `render_piece()` around each piece it renders (a segment of a message), and waits there
 while the GUI thread is in `gui_turn()`, without the GIL. A piece under way when a turn
-begins is finished first (a segment: well under a millisecond).
+begins is finished first (a segment: well under a millisecond; the turn waits 2 ms at
+most, so a huge segment never holds the window up more than it did).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 THREAD_NAME = "melgui-render"
 SWITCH_INTERVAL_S = 0.0002
+TURN_WAIT_S = 0.002  # the longest a GUI turn waits for the piece being rendered
 
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
@@ -41,9 +43,14 @@ _turns = threading.RLock()
 @contextmanager
 def gui_turn() -> Iterator[None]:
     """On the GUI thread: no rendering runs on the render thread meanwhile (the piece
-    under way is finished first), so the GUI thread's Python keeps the GIL."""
-    with _turns:
+    under way is finished first, TURN_WAIT_S at most: a huge one goes on beside the
+    turn, as before), so the GUI thread's Python keeps the GIL."""
+    held = _turns.acquire(timeout=TURN_WAIT_S)
+    try:
         yield
+    finally:
+        if held:
+            _turns.release()
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.transcript.document import SYNC_FINISH_CHARS, ChatTranscript
 from melgui.ui.chat.transcript.open_message import render_batch
 from melgui.ui.runtime.flush_scheduler import FlushScheduler
-from melgui.ui.runtime.render_thread import THREAD_NAME, render_pool
+from melgui.ui.runtime.render_thread import THREAD_NAME, render_piece, render_pool
 from melgui.ui.runtime.theme import LIGHT
 
 HUGE_CODE = "Here it is:\n\n```python\n" + "".join(
@@ -170,3 +170,31 @@ def test_the_render_thread_gives_the_gil_back_within_a_fifth_of_a_millisecond() 
     waits up to the switch interval for the GIL while the render thread renders."""
     render_pool()
     assert sys.getswitchinterval() <= 0.0002
+
+
+def test_a_flush_tick_waits_for_a_long_rendering_only_a_moment() -> None:
+    """A piece the render thread takes long over (a huge segment) does not hold a tick
+    up: the tick goes on beside it after TURN_WAIT_S, as every tick did before turns."""
+    rendering = threading.Event()
+    release = threading.Event()
+
+    def long_piece() -> None:
+        with render_piece():
+            rendering.set()
+            release.wait(10)
+
+    piece = render_pool().submit(long_piece)
+    assert rendering.wait(10)
+    ticked: list[bool] = []
+
+    class Drawing:
+        def scheduled_flush(self, deadline: float) -> bool:
+            ticked.append(not release.is_set())  # drawn while the piece still renders
+            return False
+
+    scheduler = FlushScheduler()
+    scheduler.request(Drawing())
+    scheduler.tick()
+    release.set()
+    piece.result()
+    assert ticked == [True]
