@@ -177,11 +177,13 @@ def test_a_flush_tick_waits_for_a_long_rendering_only_a_moment() -> None:
     up: the tick goes on beside it after TURN_WAIT_S, as every tick did before turns."""
     rendering = threading.Event()
     release = threading.Event()
+    rendered = threading.Event()
 
     def long_piece() -> None:
         with render_piece():
             rendering.set()
-            release.wait(10)
+            release.wait(5)
+            rendered.set()
 
     piece = render_pool().submit(long_piece)
     assert rendering.wait(10)
@@ -189,7 +191,7 @@ def test_a_flush_tick_waits_for_a_long_rendering_only_a_moment() -> None:
 
     class Drawing:
         def scheduled_flush(self, deadline: float) -> bool:
-            ticked.append(not release.is_set())  # drawn while the piece still renders
+            ticked.append(not rendered.is_set())  # drawn while the piece still renders
             return False
 
     scheduler = FlushScheduler()
