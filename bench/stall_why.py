@@ -8,8 +8,10 @@ stall over a frame, how its time went on the GUI thread (Linux's schedstat):
   reader thread) or another lock;
 
 and the Qt events and asyncio callbacks that took over 2 ms in it, with their CPU. The
-application must be made by `application()` (it times every event Qt delivers: a Python
-call per event, so the stalls measured with it are a little longer).
+application must be made by `application()`. It times every event Qt delivers from its
+loop, a call into Python per event: the stalls measured with it are longer, and a paint
+of many widgets, each a wait for the GIL while the render thread renders, shows more
+"waiting" than it has without it. Compare runs with it to runs with it.
 
     MELGUI_BENCH_WHY=1 python bench/bench_host.py --only panes
 """
