@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from concurrent.futures import Future, wait
 from typing import Any
 
@@ -17,8 +18,9 @@ from melgui.ui.chat.blocks.segment_html import SegmentRenderer, warm_up
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.transcript.document import SYNC_FINISH_CHARS, ChatTranscript
 from melgui.ui.chat.transcript.open_message import render_batch
+from melgui.ui.runtime import render_thread
 from melgui.ui.runtime.flush_scheduler import FlushScheduler
-from melgui.ui.runtime.render_thread import THREAD_NAME, render_piece, render_pool
+from melgui.ui.runtime.render_thread import THREAD_NAME, gui_turn, render_piece, render_pool
 from melgui.ui.runtime.theme import LIGHT
 
 HUGE_CODE = "Here it is:\n\n```python\n" + "".join(
@@ -200,3 +202,32 @@ def test_a_flush_tick_waits_for_a_long_rendering_only_a_moment() -> None:
     release.set()
     piece.result()
     assert ticked == [True]
+
+
+def test_a_turn_is_had_between_two_pieces_of_a_busy_render_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The render thread, rendering piece after piece, lets a turn asked for have the
+    lock after the piece under way: the lock alone is not fair (the thread letting it go
+    took it again at once, and the turn waited its whole TURN_WAIT_S without it)."""
+    monkeypatch.setattr(render_thread, "TURN_WAIT_S", 0.5)
+    stop = threading.Event()
+    pieces = threading.Event()
+
+    def busy() -> None:
+        while not stop.is_set():
+            with render_piece():
+                pieces.set()
+                time.sleep(0.0002)
+
+    running = render_pool().submit(busy)
+    assert pieces.wait(10)
+    try:
+        turns = []
+        for _ in range(5):
+            with gui_turn() as held:
+                turns.append(held)
+    finally:
+        stop.set()
+        running.result()
+    assert turns == [True] * 5
