@@ -211,14 +211,20 @@ def test_a_turn_asked_for_is_had_before_the_render_thread_s_next_piece(
     once, and the turn waited its whole TURN_WAIT_S without it)."""
     monkeypatch.setattr(render_thread, "TURN_WAIT_S", 0.05)
 
+    inside = threading.Event()
+
     def two_pieces() -> None:
         with render_piece():  # until a turn is asked for
-            while render_thread._no_turn_asked.is_set():
+            inside.set()
+            for _ in range(5_000):
+                if not render_thread._no_turn_asked.is_set():
+                    break
                 threading.Event().wait(0.001)
         with render_piece():  # longer than the turn waits
             threading.Event().wait(0.5)
 
     running = render_pool().submit(two_pieces)
+    assert inside.wait(10)
     with gui_turn() as held:
         pass
     running.result()
