@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import budget  # noqa: E402
+import stall_why  # noqa: E402
 from bench_panes import bench_workers, watch_panes  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from relay_process import RelayProcess  # noqa: E402
@@ -416,8 +417,7 @@ def main() -> int:
     parser.add_argument("--launches", type=int, default=3, help="launch runs, each side")
     parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts")
     args = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
+    app = stall_why.application()  # MELGUI_BENCH_WHY=1: why each stall of the panes
     with tempfile.TemporaryDirectory() as data, runtime_dir() as runtime:
         os.environ["MELGUI_DATA_DIR"] = data  # the host's journal and history: thrown away
         os.environ["MELGUI_CONFIG_DIR"] = os.path.join(data, "config")

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+import stall_why  # noqa: E402  (MELGUI_BENCH_WHY=1: why each stall, printed)
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 from relay_process import RelayProcess  # noqa: E402  (the relay in its own process)
@@ -257,10 +258,15 @@ class LatenessMeter(StallMeter):
 
     def start(self) -> None:
         self.lateness = []
+        if stall_why.ENABLED:
+            stall_why.begin()
         super().start()
 
     def _tick(self) -> None:
-        self.lateness.append(time.perf_counter() - self._last - self.interval)
+        now = time.perf_counter()
+        self.lateness.append(now - self._last - self.interval)
+        if stall_why.ENABLED:
+            stall_why.tick(self._last, now, self.interval)
         super()._tick()
 
     def p99(self) -> float:
@@ -369,6 +375,7 @@ def bench_workers(
                 if frames_waited > 600:
                     break
             opening_stall = meter.stop()
+            stall_why.report("opening")
             manager.panesChanged.disconnect(watching)
             meter.start()  # from here on: the panes stream
             panes = _agent_panes(manager)
@@ -380,6 +387,7 @@ def bench_workers(
         with GcMeter() as collector:
             elapsed, opened, opening_stall = loop.run_until_complete(run())
         stall = meter.stop()
+        stall_why.report(pace)
         loop.run_until_complete(_close(manager, transport))
         if client is not None:
             loop.run_until_complete(client.aclose())
@@ -466,7 +474,13 @@ def _agent_panes(manager: PaneManager) -> list[AgentPane]:
 
 
 class PaintWatch(QObject):
-    """Which agent panes have had something inside them painted since it was installed."""
+    """Which agent panes have had something inside them painted since it was installed.
+
+    Once a pane has painted, the watch takes itself off the pane and the widgets in it:
+    left on, it ran Python for every event of every widget of the eight panes while they
+    streamed (about 80% of the Python the window ran from Qt's events then), each a
+    wait for the GIL while the render thread renders Markdown: the meter's own cost in
+    the streaming stalls it measures, which the window itself does not have."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -477,9 +491,15 @@ class PaintWatch(QObject):
             widget: QObject | None = watched
             while widget is not None and not isinstance(widget, AgentPane):
                 widget = widget.parent()
-            if widget is not None:
+            if widget is not None and id(widget) not in self.painted:
                 self.painted.add(id(widget))
+                self._unwatch(widget)
         return False
+
+    def _unwatch(self, pane: QObject) -> None:
+        """Off the pane and the widgets in it (safe from inside eventFilter, as Qt says)."""
+        for widget in (pane, *pane.findChildren(QWidget)):
+            widget.removeEventFilter(self)
 
     def saw(self, pane: QWidget) -> bool:
         return id(pane) in self.painted
@@ -511,8 +531,7 @@ def main() -> int:
     parser.add_argument("--deltas", type=int, default=500)
     parser.add_argument("--rate", type=float, default=50.0, help="deltas per second per worker")
     args = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
+    app = stall_why.application()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "flood.txt"
         size = make_flood(path, args.megabytes)

@@ -9,7 +9,9 @@ the dirty clients in round-robin order under ONE budget, so eight panes cost no 
 tick than one, and what a bridge delivers is drawn in the same tick when the budget
 allows (a client made dirty during the tick is served after the ones before it). A
 client that was not reached, or that still has work, is served first on the next tick,
-which comes right after the loop has run once; no pane starves.
+which comes right after the loop has run once; no pane starves. A tick is a turn of the
+GUI thread's own (render_thread.gui_turn): the render thread pauses its rendering
+meanwhile, instead of halving the tick's share of the GIL.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, QTimer
 from shiboken6 import isValid
+
+from melgui.ui.runtime.render_thread import gui_turn
 
 FLUSH_MS = 40  # how long view work (heard changes, streamed deltas) is batched
 FLUSH_BUDGET_S = 0.005  # drawing time per tick, shared by every client (layout and paint follow)
@@ -68,6 +72,10 @@ class FlushScheduler(QObject):
         """Serve dirty clients in order until the budget is spent (at least one is served);
         one made dirty by a client served in this tick is served after it, budget allowing.
         No client is served twice in a tick."""
+        with gui_turn():  # the render thread waits meanwhile: this Python keeps the GIL
+            self._serve()
+
+    def _serve(self) -> None:
         deadline = time.perf_counter() + self.budget_s
         hurry = False
         served: set[Flushable] = set()

@@ -3,7 +3,10 @@ in order, and the document ends as if it had been drawn at once."""
 
 from __future__ import annotations
 
+import sys
 import threading
+from concurrent.futures import Future, wait
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent
@@ -13,7 +16,10 @@ from melgui.ui.chat.blocks.markdown_blocks import Segment
 from melgui.ui.chat.blocks.segment_html import SegmentRenderer, warm_up
 from melgui.ui.chat.blocks.tool_cards import card_html
 from melgui.ui.chat.transcript.document import SYNC_FINISH_CHARS, ChatTranscript
-from melgui.ui.runtime.render_thread import THREAD_NAME, render_pool
+from melgui.ui.chat.transcript.open_message import render_batch
+from melgui.ui.runtime import render_thread
+from melgui.ui.runtime.flush_scheduler import FlushScheduler
+from melgui.ui.runtime.render_thread import THREAD_NAME, gui_turn, render_piece, render_pool
 from melgui.ui.runtime.theme import LIGHT
 
 HUGE_CODE = "Here it is:\n\n```python\n" + "".join(
@@ -117,3 +123,109 @@ def test_a_stream_ending_with_much_rendered_and_not_drawn_draws_it_in_the_backgr
     assert streamed.holding()  # not drawn in the call
     qtbot.waitUntil(lambda: not streamed.holding(), timeout=10_000)
     assert streamed.toHtml() == drawn_at_once(qtbot, text).toHtml()
+
+
+def test_the_render_thread_renders_nothing_while_a_flush_tick_draws(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tick of the flush scheduler is the GUI thread's own turn: the render thread,
+    given segments to render meanwhile, starts on them only once the tick is over (it
+    took half of the GIL from the tick's Python before, and eight streaming panes'
+    ticks overran their frame). The tick waits for the rendering, as long as it lets
+    it; it is not done by then."""
+    warm_up()
+    ticking = threading.Event()
+    during: list[bool] = []  # for each segment rendered there: was a tick running?
+    real = SegmentRenderer.render
+
+    def spied(self: SegmentRenderer, segment: Segment) -> str:
+        if threading.current_thread().name.startswith(THREAD_NAME):
+            during.append(ticking.is_set())
+        return real(self, segment)
+
+    monkeypatch.setattr(SegmentRenderer, "render", spied)
+    segments = [Segment("markdown", f"Paragraph {n} with `code`.") for n in range(3)]
+    sent: list[Future[Any]] = []
+
+    class Drawing:
+        def scheduled_flush(self, deadline: float) -> bool:
+            ticking.set()
+            sent.append(render_pool().submit(render_batch, LIGHT, segments, segments[0]))
+            wait(sent, timeout=0.5)  # every chance to render while the tick runs
+            finished_in_tick.append(sent[0].done())
+            ticking.clear()
+            return False
+
+    finished_in_tick: list[bool] = []
+    scheduler = FlushScheduler()
+    scheduler.request(Drawing())
+    scheduler.tick()
+    htmls, tail_html = sent[0].result()
+    assert finished_in_tick == [False]
+    assert during == [False] * 4
+    assert len(htmls) == 3 and "Paragraph 0" in tail_html
+
+
+def test_the_render_thread_gives_the_gil_back_within_a_fifth_of_a_millisecond() -> None:
+    """Each call of Qt into the GUI thread's Python (a paint, an event filter, a slot)
+    waits up to the switch interval for the GIL while the render thread renders."""
+    render_pool()
+    assert sys.getswitchinterval() <= 0.0002
+
+
+def test_a_flush_tick_waits_for_a_long_rendering_only_a_moment() -> None:
+    """A piece the render thread takes long over (a huge segment) does not hold a tick
+    up: the tick goes on beside it after TURN_WAIT_S, as every tick did before turns."""
+    rendering = threading.Event()
+    release = threading.Event()
+    rendered = threading.Event()
+
+    def long_piece() -> None:
+        with render_piece():
+            rendering.set()
+            release.wait(5)
+            rendered.set()
+
+    piece = render_pool().submit(long_piece)
+    assert rendering.wait(10)
+    ticked: list[bool] = []
+
+    class Drawing:
+        def scheduled_flush(self, deadline: float) -> bool:
+            ticked.append(not rendered.is_set())  # drawn while the piece still renders
+            return False
+
+    scheduler = FlushScheduler()
+    scheduler.request(Drawing())
+    scheduler.tick()
+    release.set()
+    piece.result()
+    assert ticked == [True]
+
+
+def test_a_turn_asked_for_is_had_before_the_render_thread_s_next_piece(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The render thread lets a turn asked for during a piece have the lock before its
+    next piece: the lock alone is not fair (the thread letting it go took it again at
+    once, and the turn waited its whole TURN_WAIT_S without it)."""
+    monkeypatch.setattr(render_thread, "TURN_WAIT_S", 0.05)
+
+    inside = threading.Event()
+
+    def two_pieces() -> None:
+        with render_piece():  # until a turn is asked for
+            inside.set()
+            for _ in range(5_000):
+                if not render_thread._no_turn_asked.is_set():
+                    break
+                threading.Event().wait(0.001)
+        with render_piece():  # longer than the turn waits
+            threading.Event().wait(0.5)
+
+    running = render_pool().submit(two_pieces)
+    assert inside.wait(10)
+    with gui_turn() as held:
+        pass
+    running.result()
+    assert held

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from melgui.ui.chat.blocks.markdown_blocks import MarkdownSplitter, Segment
 from melgui.ui.chat.blocks.segment_html import SegmentRenderer, render_thread_renderer
+from melgui.ui.runtime.render_thread import render_piece
 from melgui.ui.runtime.theme import Colors
 
 
@@ -32,9 +33,15 @@ Batch = tuple[list[Entry], Segment | None]  # segments to render, and the tail (
 def render_batch(
     colors: Colors, segments: list[Segment], tail: Segment | None
 ) -> tuple[list[str], str]:
-    """On the render thread: the segments' HTML and the tail's ("" for no tail)."""
+    """On the render thread: the segments' HTML and the tail's ("" for no tail), a
+    segment at a time between the GUI thread's drawing turns (render_piece)."""
     renderer = render_thread_renderer(colors)
-    return [renderer.render(s) for s in segments], renderer.render(tail) if tail else ""
+    htmls: list[str] = []
+    for segment in [*segments, tail]:
+        if segment is not None:
+            with render_piece():
+                htmls.append(renderer.render(segment))
+    return (htmls[:-1], htmls[-1]) if tail is not None else (htmls, "")
 
 
 class OpenMessage:
