@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return mcp_main(args[1:])
     if args and args[0] == "host":
+        from melgui import lean_start
+
+        lean_start.asyncio_without_ssl()  # a host speaks TLS only once a session does
         from melgui.host.main import main as host_main
 
         return host_main(args[1:])

@@ -19,6 +19,10 @@ melgui host leaves out the same unused modules: melgui/host/main.py).
   and a third of exec's imports (78 of 240 ms of CPU). Their code objects are kept in
   the user's cache, keyed by that text, so a start compiles only what is new; the code
   is what compiling the text gives, so the classes are the same.
+
+The melgui host also imports asyncio without `ssl` (asyncio_without_ssl): asyncio
+imports it only to offer TLS, and with it OpenSSL's libraries, about 4.5 MB resident
+in a host that waits for a window and speaks no TLS until a session reaches a server.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
 UNUSED = ("httpx._main", "trio")
@@ -45,6 +51,81 @@ UNUSED_OFF_MACOS = ("keyring.backends.macOS.api",)
 def skip_unused_imports() -> None:
     for name in (*UNUSED, *(UNUSED_OFF_MACOS if sys.platform != "darwin" else ())):
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+
+
+def asyncio_without_ssl() -> None:
+    """Import asyncio as if `ssl` were absent (it then leaves TLS out); the first import
+    of `ssl` afterwards, by anything (httpx, with a session's first client), gives it to
+    the asyncio modules that went without, as importing it themselves would have."""
+    if "asyncio" in sys.modules or "ssl" in sys.modules:
+        return
+    before = set(sys.modules)
+    sys.modules["ssl"] = None  # type: ignore[assignment]
+    try:
+        import asyncio  # noqa: F401
+    finally:
+        del sys.modules["ssl"]
+    went_without = [name for name in sys.modules if name not in before]
+    sys.meta_path.insert(0, _SslForAsyncio(went_without))
+
+
+class _SslForAsyncio(MetaPathFinder):
+    """Finds `ssl` as the other finders do, its loader then handing it to the modules
+    that were imported without it."""
+
+    def __init__(self, modules: list[str]) -> None:
+        self.modules = modules
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if fullname != "ssl":
+            return None
+        sys.meta_path.remove(self)  # once: the finders below find the real module
+        for finder in sys.meta_path:
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _ThenGiveSsl(spec.loader, self.modules)
+                return spec
+        return None
+
+
+class _ThenGiveSsl(Loader):
+    def __init__(self, loader: Loader, modules: list[str]) -> None:
+        self.loader = loader
+        self.modules = modules
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        for name in self.modules:
+            importer = sys.modules.get(name)
+            if importer is not None and "ssl" in vars(importer) and vars(importer)["ssl"] is None:
+                vars(importer)["ssl"] = module
+        sslproto = sys.modules.get("asyncio.sslproto")
+        if sslproto is not None and not hasattr(sslproto, "SSLAgainErrors"):
+            # What the module defines for itself when it has ssl.
+            vars(sslproto)["SSLAgainErrors"] = (module.SSLWantReadError, module.SSLSyscallError)
+
+
+def give_back_free_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's malloc_trim). What imports
+    and a burst of requests freed stays resident otherwise: glibc gives back only what
+    is free at the heap's top. Nothing where the C library has no malloc_trim."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes  # with the first call: a process that never waits does without
+
+        _malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None) or False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None  # None: not looked up yet; False: this C library has none
 
 
 @contextmanager

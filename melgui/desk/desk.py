@@ -17,13 +17,13 @@ import functools
 import os
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 from melgui.core.agent.claude_rules import claude_rules
-from melgui.core.agent.policy import RulePolicy
+from melgui.core.agent.policy import FixedPolicy, RulePolicy
 from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
@@ -72,6 +72,12 @@ CONNECTION_FIELDS = (
 )
 
 
+def _may_change_files(policy: ApprovalPolicy) -> bool:
+    """False for `melgui exec --approve reads` (or `none`): no call it allows changes files,
+    so a session under it has no checkpoint to prepare."""
+    return not isinstance(policy, FixedPolicy) or policy.mode == "all"
+
+
 def connection_changed(old: Settings, new: Settings) -> bool:
     return any(getattr(old, name) != getattr(new, name) for name in CONNECTION_FIELDS)
 
@@ -89,14 +95,18 @@ class Desk:
         transport: Transport | None = None,
         on_progress: Callable[[str], None] | None = None,
         on_rules_saved: Callable[[], None] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
+        # Commands' environment on top of this process's (a configured host's `env`, for
+        # a loop-there session in the host on that machine); None: this process's own.
+        self.env = dict(env) if env else None
         self.api_key = api_key
         self._plans = plans
         self._on_progress = on_progress
         self._on_rules_saved = on_rules_saved
         self.connection = LiveConnection(transport or self._make_transport())
-        self.kit = WorkspaceKit(folder, settings, api_key, plans)
+        self.kit = WorkspaceKit(folder, settings, api_key, plans, env=self.env)
         # Tool definitions added at run time (MCP servers, ACP agents) join every session.
         self.catalog = ToolCatalog()
         self.rule_problems: list[str] = []  # saved rule lines that could not be read
@@ -333,8 +343,9 @@ class Desk:
             return self._session(tools, policy, conversation, model, role, source, wire)
         folder = str(folder_in(worktree, self.folder))
         kit = WorkspaceKit(
-            folder, self.settings, self.api_key, self._plans, memory_project=self.folder
-        )
+            folder, self.settings, self.api_key, self._plans, memory_project=self.folder,
+            env=self.env,
+        )  # fmt: skip
         self._worker_kits.add(kit)
         tools = WithRuntimeTools(kit.registry(), self.tools, self.catalog)
         policy = self.worker_policy(project=kit.folder)
@@ -357,6 +368,8 @@ class Desk:
         catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         folder = cwd or self.folder
+        if guarded and self.settings.checkpoints and _may_change_files(policy):
+            self.checkpoints.warm()  # the folder's snapshot, in the background
         after: AfterStep = self.diagnostics_for(folder)
         there = tools.hooks_there() if isinstance(tools, GivesHooksThere) else None
         if isinstance(tools, RunsThere):
@@ -463,7 +476,7 @@ class Desk:
 
     def change_folder(self, folder: str) -> None:
         """Work on `folder`; raises ValueError or OSError when it cannot be opened."""
-        kit = WorkspaceKit(folder, self.settings, self.api_key, self._plans)
+        kit = WorkspaceKit(folder, self.settings, self.api_key, self._plans, env=self.env)
         self.kit = kit
         self.checkpoints.close()
         self.checkpoints = self._make_checkpointer(kit.folder)
@@ -500,4 +513,4 @@ class Desk:
             await diagnostics.aclose()
         await self.mcp.aclose()
         await self.connection.aclose()
-        self.checkpoints.close()
+        await self.checkpoints.aclose()

@@ -7,6 +7,7 @@ orchestration tools others register into the main registry survive a settings ch
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from melgui.core.config.settings import Settings, config_dir, data_dir
@@ -54,8 +55,12 @@ class WorkspaceKit:
         plans: PlanSink,
         *,
         memory_project: str | None = None,
+        env: Mapping[str, str] | None = None,
     ):
         self.workspace = Workspace(folder, config_dir=config_dir())
+        # Set on top of this process's environment for run_command (a configured host's
+        # `env`, sent with a loop-there session); None or empty: this process's own.
+        self.env = dict(env) if env else None
         self._memory_project = memory_project  # None: this folder's own memory
         self._plans = plans
         self.context = ToolContext(self.workspace)
@@ -74,6 +79,7 @@ class WorkspaceKit:
             plans=self._plans,
             search=search_provider_from(knobs),
             memory_project=self._memory_project,
+            environment={**os.environ, **self.env} if self.env else None,
         )
 
     def registry(self) -> ToolRegistry:

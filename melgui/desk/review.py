@@ -1,7 +1,9 @@
 """Review of a diff: what to review (the uncommitted changes, the last N commits, a
 branch), the prompt that asks for it, and the model's findings placed on the hunks.
 
-The prompt is melgui's, or the project's own in `.melgui/review.md` (the diff follows it).
+The prompt is melgui's, or the project's own in `.melgui/review.md` (the diff follows it),
+read where the folder is: here (`instructions_in`), or by the caller from the machine a
+remote folder is on (`instructions`: the file's text there, "" when it has none).
 The model answers one finding a line, `path:line: severity: text` with severity error,
 warning or note; each finding lands on the hunk of that file whose new lines hold its
 line (else the file's nearest hunk). A review runs read-only: the caller runs it in plan
@@ -20,10 +22,9 @@ from melgui.core.agent.session import Observer
 from melgui.core.git import runner
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.messages import Conversation
-from melgui.core.protocol.views.review_findings import Comment, Finding
+from melgui.core.protocol.views.review_findings import CUSTOM_PROMPT, Comment, Finding
 from melgui.core.worktrees.changes.diff import FileChange, Hunk, parse_diff
 
-CUSTOM_PROMPT = ".melgui/review.md"
 MAX_DIFF_CHARS = 200_000
 PROMPT = """Review the change below as a careful senior engineer: bugs, unsafe or wrong
 behaviour, missing error handling, tests that cannot fail, unclear names. Read files
@@ -77,12 +78,18 @@ async def diff_of(folder: str, target: str = "") -> str:
     return result.out.decode("utf-8", "replace")
 
 
-def review_prompt(folder: str, diff: str, target: str = "") -> str:
-    custom = Path(folder) / CUSTOM_PROMPT
+def instructions_in(folder: str) -> str:
+    """The project's own review prompt in `folder` on this machine ("" when none)."""
     try:
-        instructions = custom.read_text(encoding="utf-8").strip() or PROMPT
-    except OSError:
-        instructions = PROMPT
+        return (Path(folder) / CUSTOM_PROMPT).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def review_prompt(instructions: str, diff: str, target: str = "") -> str:
+    """The review's prompt: the project's `instructions` (melgui's when empty), then the
+    diff."""
+    instructions = instructions.strip() or PROMPT
     what = target or "the uncommitted changes"
     shown = diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS] + "\n[… cut]"
     return f"{instructions}\n\nThe change ({what}):\n\n```diff\n{shown}\n```"
@@ -122,21 +129,29 @@ def _distance(hunk: Hunk, line: int) -> int:
     return first - line if line < first else line - last
 
 
-async def review(session: Reviewer, folder: str, target: str = "") -> list[Comment]:
+async def review(
+    session: Reviewer, folder: str, target: str = "", instructions: str | None = None
+) -> list[Comment]:
     """Ask `session`'s model to review `target`'s diff, read-only (plan mode for the
-    turn), and place its findings on the hunks. [] when there is nothing to review."""
-    return await review_diff(session, folder, await diff_of(folder, target), target)
+    turn), and place its findings on the hunks. [] when there is nothing to review.
+    `instructions`: the project's review prompt as read where the folder is (None: read
+    from `folder` here)."""
+    return await review_diff(session, folder, await diff_of(folder, target), target, instructions)
 
 
-async def review_diff(session: Reviewer, folder: str, diff: str, target: str = "") -> list[Comment]:
+async def review_diff(
+    session: Reviewer, folder: str, diff: str, target: str = "", instructions: str | None = None
+) -> list[Comment]:
     """`review` of a diff already read (the Changes view's, a worker's)."""
     if not diff.strip():
         return []
+    if instructions is None:
+        instructions = instructions_in(folder)
     plan = session.loop.plan
     was = plan.on
     plan.on = True
     try:
-        session.submit(review_prompt(folder, diff, target))
+        session.submit(review_prompt(instructions, diff, target))
         await session.wait_idle()
     finally:
         plan.on = was

@@ -38,7 +38,12 @@ from melgui.host.session import AGENT, APPROVAL, HostedAgent, HostedSession
 log = logging.getLogger(__name__)
 
 # What a view may set on a desk it opens a session on (the window sends its own).
-SETTABLE = ("connection", "relay_url", "relay_stream_path", "openai_base_url", "model")
+# `sandbox_commands`: a loop-there session's commands in the sandbox the person set for
+# that machine (its configured host's `sandbox`), not that machine's own setting.
+SETTABLE = (
+    "connection", "relay_url", "relay_stream_path", "openai_base_url", "model",
+    "sandbox_commands",
+)  # fmt: skip
 WORKTREE = "worktree"  # a session row's setting: the worker's own git worktree
 # A session row's setting: its model key came from the view (`session/open`'s `api_key`)
 # and is held only in this process's memory. The journal keeps this flag, never the key.
@@ -46,11 +51,19 @@ KEY_SENT = "key_sent"
 # A session row's setting: who the session is for a view ("main": a window's main
 # conversation, reattached as such; "worker", "pane 2", …).
 SOURCE = "source"
-NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE, APPROVAL, AGENT)
+# A session row's setting: its commands' environment on top of the host's (a configured
+# host's `env`, sent with `session/open`'s settings).
+ENV = "env"
+NOT_SETTINGS = (WORKTREE, KEY_SENT, SOURCE, APPROVAL, AGENT, ENV)
 KEY_HELD = (
     "This conversation's loop runs on {machine}, with the model key your melgui sent: "
     "it is kept in the memory of melgui's host there only, never on its disk, and goes "
     "when that host ends."
+)
+NO_SANDBOX = (
+    "Commands were to run in the sandbox on {machine}, but it cannot be used there: {why}. "
+    "Each command is refused, not run unsandboxed, until the sandbox works there or you "
+    "turn it off for that host."
 )
 KEY_LOST = (
     "This conversation's model key was held only in the memory of the melgui host that "
@@ -129,6 +142,9 @@ class Host:
         "": the view has none), kept in this process's memory only, never with this
         machine's own key."""
         wanted = {k: v for k, v in (settings or {}).items() if k in SETTABLE}
+        env = (settings or {}).get(ENV)
+        if isinstance(env, dict) and env:
+            wanted[ENV] = {str(k): str(v) for k, v in env.items()}
         if worktree is not None:
             wanted[WORKTREE] = worktree_to_json(worktree)
         if api_key is not None:
@@ -139,9 +155,14 @@ class Host:
         row = SessionRow(uuid.uuid4().hex[:12], folder, conversation, model, role, wanted)
         session = self._start(row, api_key)
         self.journal.opened(session.row)
-        if api_key is not None:
-            machine = socket.gethostname() or "the remote machine"
-            session.first_note = KEY_HELD.format(machine=machine)
+        machine = socket.gethostname() or "the remote machine"
+        notes = [KEY_HELD.format(machine=machine)] if api_key is not None else []
+        desk = session.desk
+        if desk is not None and desk.settings.sandbox_commands:
+            sandbox = desk.sandbox_status()
+            if not sandbox.available:  # run_command refuses each command, as here
+                notes.append(NO_SANDBOX.format(machine=machine, why=sandbox.message))
+        session.first_note = "\n\n".join(notes)
         return session
 
     async def open_agent(
@@ -172,10 +193,11 @@ class Host:
 
     def _start(self, row: SessionRow, api_key: str | None = None) -> HostedSession:
         wanted = {k: v for k, v in row.settings.items() if k not in NOT_SETTINGS}
+        env = row.settings.get(ENV) or None
         if row.settings.get(KEY_SENT):
-            desk = self._keyed[row.id] = self._desk_with(row.folder, wanted, api_key or None)
+            desk = self._keyed[row.id] = self._desk_with(row.folder, wanted, api_key or None, env)
         else:
-            desk = self._desk(row.folder, wanted)
+            desk = self._desk(row.folder, wanted, env)
         model = row.model or desk.settings.model
         worktree = row.settings.get(WORKTREE)
         source = str(row.settings.get(SOURCE) or "")
@@ -224,10 +246,16 @@ class Host:
         self.sessions[row.id] = session
         return session
 
-    def _desk_with(self, folder: str, wanted: dict[str, Any], api_key: str | None) -> Desk:
+    def _desk_with(
+        self,
+        folder: str,
+        wanted: dict[str, Any],
+        api_key: str | None,
+        env: dict[str, str] | None = None,
+    ) -> Desk:
         """A desk of one session's own, with the key its view sent (None: a host that
         reopened it has none yet), never this machine's own."""
-        desk = Desk(folder, _settings(wanted), api_key=api_key, plans=_no_plan)
+        desk = Desk(folder, _settings(wanted), api_key=api_key, plans=_no_plan, env=env)
         for tool in ORCHESTRATION_TOOLS:
             desk.tools.register(tool.name, _needs_panes(tool.name))
         return desk
@@ -248,14 +276,15 @@ class Host:
             self._closing.add(closing)
             closing.add_done_callback(self._closing.discard)
 
-    def _desk(self, folder: str, wanted: dict[str, Any]) -> Desk:
-        key = json.dumps([folder, wanted], sort_keys=True)
+    def _desk(self, folder: str, wanted: dict[str, Any], env: dict[str, str] | None = None) -> Desk:
+        key = json.dumps([folder, wanted, env or {}], sort_keys=True)
         desk = self.desks.get(key)
         if desk is None:
             settings = _settings(wanted)
             desk = Desk(
-                folder, settings, api_key=get_api_key(api_key_kind(settings)), plans=_no_plan
-            )
+                folder, settings, api_key=get_api_key(api_key_kind(settings)), plans=_no_plan,
+                env=env,
+            )  # fmt: skip
             for tool in ORCHESTRATION_TOOLS:
                 desk.tools.register(tool.name, _needs_panes(tool.name))
             self.desks[key] = desk

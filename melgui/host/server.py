@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
+from melgui import lean_start
 from melgui.core.context.preview import keep_from_json
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.messages import Message
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 
 FRAME = 1 / 60
 HOOKS_CHECK = 1.0  # seconds between looks at watched folders' hooks files (a hand edit)
+# Seconds with no request and no turn running before the memory freed since is given
+# back (lean_start.give_back_free_memory): a host mostly waits, for hours.
+QUIET = 1.0
 # A view that reads too slowly is let go past this much unsent output; it reattaches with
 # the last number it has and misses nothing.
 MAX_BACKLOG = 64 * 1024 * 1024
@@ -138,6 +142,7 @@ class HostServer:
         self.notifier = HostNotifier()
         self.unseen = UnseenQuestions(self.notifier)  # said on the desktop, once each
         self._done = asyncio.Event()
+        self._asked_at: float | None = None  # the last request's time, until given back
         # Single tool calls of loops that run in the view (a remote folder).
         self.tool_calls = ToolCalls()
         self.folder = FolderMethods(self.tool_calls, self.connections)
@@ -256,6 +261,10 @@ class HostServer:
             if loop.time() - hooks_checked >= HOOKS_CHECK:
                 hooks_checked = loop.time()
                 self.tool_calls.check_hooks()
+            asked = self._asked_at
+            if asked is not None and loop.time() - asked >= QUIET and not self.host.running():
+                self._asked_at = None
+                lean_start.give_back_free_memory()
             if self.connections or self._runs_something():
                 idle_since = loop.time()
             elif self.idle_exit is not None and loop.time() - idle_since >= self.idle_exit:
@@ -286,6 +295,7 @@ class HostServer:
     # -- requests ------------------------------------------------------------------------
 
     async def dispatch(self, view: ViewConnection, method: str, params: dict[str, Any]) -> Any:
+        self._asked_at = asyncio.get_running_loop().time()
         if method == "initialize":
             return self._initialize(view, params)
         if not view.initialized and not (method == CHANNEL and "token" in params):

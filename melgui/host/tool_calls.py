@@ -214,11 +214,9 @@ class ToolCalls:
             settings = self._settings()
             if isinstance(options.get("sandbox"), bool):
                 settings = settings.model_copy(update={"sandbox_commands": options["sandbox"]})
-            kit = WorkspaceKit(folder, settings, None, _no_plan)
             env = options.get("env")
-            if isinstance(env, dict) and env:
-                environment = {**os.environ, **{str(k): str(v) for k, v in env.items()}}
-                kit.context = dataclasses.replace(kit.context, environment=environment)
+            given = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+            kit = WorkspaceKit(folder, settings, None, _no_plan, env=given)  # kept on a rebuild
             self._kits.append(kit)
             registry = self._registries[key] = kit.registry()
             entries = options.get("mcp_servers")
@@ -227,8 +225,7 @@ class ToolCalls:
                 entries = {**(entries if isinstance(entries, dict) else {}),
                            **project_entries(folder, trusted)}  # fmt: skip
             if isinstance(entries, dict) and entries:
-                env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
-                hosted = self._mcp[key] = HostedMcp(folder, registry, entries, env=env)
+                hosted = self._mcp[key] = HostedMcp(folder, registry, entries, env=given)
                 hosted.on_change = lambda servers: self._mcp_changed(folder, servers)
             if isinstance(trusted, str):
                 self._retire(folder, options)

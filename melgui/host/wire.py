@@ -56,7 +56,10 @@ if TYPE_CHECKING:
 #    read in the host, for the views' agents boards (they run no git for it).
 # 18: the plan and terminal* records, a snapshot's agent.plan and agent.terminals, and
 #    agent/terminal_input: an ACP agent's plan and terminal tabs in a view's window.
-PROTOCOL = 18
+# 19: session/open's settings.sandbox_commands and settings.env: a loop-there session's
+#    commands in its configured host's sandbox, with its env (an older host ignored them
+#    and ran them unsandboxed).
+PROTOCOL = 19
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -73,6 +73,18 @@ class Place:
     def label(self) -> str:
         return self.link.target.label
 
+    @property
+    def loop_settings(self) -> dict[str, Any]:
+        """What a session whose loop runs in the host there is opened with beside the
+        connection: the host's sandbox and env, as its single tool calls get them
+        (`options_of`; no `sandbox`: that machine's own setting)."""
+        settings: dict[str, Any] = {}
+        if isinstance(self.options.get("sandbox"), bool):
+            settings["sandbox_commands"] = self.options["sandbox"]
+        if self.env:
+            settings["env"] = self.env
+        return settings
+
 
 def target_of(host: RemoteHost) -> Target:
     """The host's target; raises TargetError saying what is wrong with it."""

@@ -40,9 +40,9 @@ from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.desk.hosted_agents.files import AgentFiles
 from melgui.desk.hosted_agents.process import (
     STREAM_LIMIT,
+    AgentMessages,
     AgentProcess,
     AgentStartError,
-    PacedReader,
     pass_messages,
 )
 from melgui.desk.hosted_agents.terminals import (
@@ -123,10 +123,10 @@ class RemoteAgentProcess(AgentProcess):
     def __init__(self, pty: RemotePty) -> None:  # no local process: nothing of super's
         self.pty = pty
         loop = asyncio.get_running_loop()
-        self.messages = PacedReader(limit=STREAM_LIMIT)
+        self._writer = _LinkWriter(pty)
+        self.messages = AgentMessages(self._writer)
         self.malformed = loop.create_future()
         self._raw = asyncio.StreamReader(limit=STREAM_LIMIT)
-        self._writer = _LinkWriter(pty)
         self._fd = pty.read_fd
         if self._fd is not None:
             loop.add_reader(self._fd, self._readable)

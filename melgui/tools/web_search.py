@@ -9,7 +9,6 @@ from melgui.core.protocol import bounded_json
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.definition import Tool
 from melgui.core.protocol.tools.web import WEB_SEARCH
-from melgui.core.transports.http.tls import async_client
 from melgui.tools.context import ToolContext
 from melgui.tools.settings import ToolSettings
 
@@ -51,6 +50,8 @@ class SearxngProvider:
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
         import httpx  # with the first search, as the client it makes (http/tls.py)
+
+        from melgui.core.transports.http.tls import async_client  # and ssl with it
 
         params = {"q": query, "format": "json"}
         try:

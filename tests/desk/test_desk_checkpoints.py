@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from melgui.core.agent.policy import FixedPolicy
+from melgui.core.store.checkpoints.snapshot import read_head
 from tests.desk.conftest import make_desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.projects import fingerprint, make_project
@@ -78,5 +80,30 @@ async def test_checkpoints_off_in_settings_take_none(
         assert (project / "x.txt").read_text() == "x"
         assert desk.checkpoints.records() == []
         await session.aclose()
+    finally:
+        await desk.aclose()
+
+
+async def test_a_session_opening_takes_the_folders_snapshot_in_the_background(
+    scripted_relay: ScriptedRelay, tmp_path: Path
+) -> None:
+    """Before any call, as Cline does at a task's start; not when checkpoints are off, nor
+    for `melgui exec --approve reads` (no call it allows changes files)."""
+    project = make_project(tmp_path, with_git=True)
+    desk = make_desk(project, scripted_relay)
+    try:
+        desk.settings.checkpoints = False
+        sessions = [desk.session(model="m", role="assistant")]
+        desk.settings.checkpoints = True
+        sessions.append(desk.session(model="m", role="assistant", policy=FixedPolicy("reads")))
+        assert desk.checkpoints.warming is None
+        sessions.append(desk.session(model="m", role="assistant"))
+        warming = desk.checkpoints.warming
+        assert warming is not None
+        await warming
+        assert read_head(desk.checkpoints.repo.git_dir) is not None
+        assert desk.checkpoints.records() == []  # a snapshot, not a checkpoint of a call
+        for session in sessions:
+            await session.aclose()
     finally:
         await desk.aclose()

@@ -13,6 +13,8 @@ Steps:
     {"say": "text", "times": 3}          agent_message_chunk, `times` times (with
                                          "every": 10, every 10th chunk ends a paragraph)
     {"think": "text"}                    agent_thought_chunk
+    {"burst": [update, ...]}             session/update notifications of these updates
+                                         (as the wire has them), in one write
     {"read": "path", "line": 1, "limit": 2}   fs/read_text_file, its text said back
     {"write": "path", "content": "..."}  fs/write_text_file ("wrote" or the error said)
     {"run": ["cmd", "arg"]}              terminal/create, wait_for_exit, output, release
@@ -330,6 +332,13 @@ class ScriptedAgent:
             sys.stderr.write(step.get("stderr", "") + "\n")
             sys.stderr.flush()
             os._exit(int(step["crash"]))
+        elif "burst" in step:
+            lines = (
+                json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+                for params in ({"sessionId": sid, "update": u} for u in step["burst"])
+            )
+            sys.stdout.write("".join(line + "\n" for line in lines))
+            sys.stdout.flush()
         elif "garbage" in step:
             sys.stdout.write(step["garbage"] + "\n")
             sys.stdout.flush()

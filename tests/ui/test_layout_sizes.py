@@ -232,3 +232,31 @@ def test_with_no_model_chosen_the_model_chip_names_the_one_that_answers(
     chip, answerer = window.chat.composer.model_chip, window.chat.model_line.answerer
     assert answerer is not None and chip.text() == answerer.name
     assert f"none chosen, {answerer.name} answers" in chip.toolTip()
+
+
+def test_panes_whose_minimum_grows_after_they_are_placed_move_to_tabs_then(
+    scripted_relay: ScriptedRelay, make_window: Any, run: Any
+) -> None:
+    """A pane's minimum can grow after the layout pass that placed it (a pane settling, a
+    header's words). The panes that no longer fit move to tabs of their own then, not at
+    the next change of some pane's state: that came as a worker ended its turn, and every
+    chat of the tab, full of streamed text, was laid out again at once."""
+    window: MainWindow = make_window(relay_settings(scripted_relay))
+    window.resize(1920, 1080)
+    run(wait_until(lambda: window.width() == 1920))
+    manager = window.pane_manager
+    manager.open_terminal("sleep 30")
+    manager.open_terminal("sleep 30", "right")
+    run(settled(window))
+    area = manager.area
+    assert area.tabs.count() == 1  # side by side: they fit
+    heard: list[None] = []
+    manager.panesChanged.connect(lambda: heard.append(None))
+
+    frame = area.frames()[-1]
+    # Alone it fits beside the chat, even with the docks there; beside the other, not
+    # even with them folded.
+    frame.content.setMinimumWidth(1200)
+    run(settled(window))
+    assert not heard  # no pane came, went or changed its state
+    assert area.tabs.count() == 2

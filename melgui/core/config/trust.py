@@ -14,7 +14,6 @@ project's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import posixpath
@@ -22,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from melgui.core.config.digests import sha256_hex
 from melgui.core.config.settings import config_dir, data_dir
 
 TRUST_FILE = "trust.json"
@@ -69,7 +69,7 @@ def _places(key: str) -> list[str]:
 def worktree_group_name(main: str | os.PathLike[str]) -> str:
     """`<name>-<hash>` of a project's real path: the folder its worker worktrees live in."""
     real = os.path.realpath(main)
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest = sha256_hex(real.encode("utf-8", "surrogateescape"))[:12]
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(real).name).strip("-.") or "project"
     return f"{name[:30]}-{digest}"
 

@@ -8,7 +8,6 @@ shape both transports send): its text first, then each attachment. Images go as
 from __future__ import annotations
 
 import base64
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +24,8 @@ class ImagePart:
 
     @property
     def sha256(self) -> str:
+        import hashlib  # OpenSSL's library (~4 MB resident): not in an idle melgui host
+
         return hashlib.sha256(self.data).hexdigest()
 
     @property

@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from secrets import token_hex
 from typing import Any
 
 from melgui.core.config.redaction import hide_secrets, known_secrets
@@ -316,9 +315,15 @@ def take_lease(database: Path) -> Lease:
     return Lease(database, path, fd, needs_check=not known or bool(stale), stale=stale)
 
 
+def _token_hex(nbytes: int) -> str:
+    """`secrets.token_hex`, without importing secrets (its hmac loads OpenSSL's library,
+    about 4 MB resident, which an idle melgui host otherwise never needs)."""
+    return os.urandom(nbytes).hex()
+
+
 def _lock_new(folder: Path) -> tuple[Path, int]:
     assert fcntl is not None
-    name = f"{os.getpid()}-{token_hex(6)}"
+    name = f"{os.getpid()}-{_token_hex(6)}"
     taking = folder / f"{TAKING}{name}"
     fd = os.open(taking, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -384,7 +389,7 @@ def _write_identity(folder: Path, database: Path) -> None:
     identity = _identity(database)
     if identity is None:
         return
-    partial = folder / f"{TAKING}{IDENTITY}-{os.getpid()}-{token_hex(4)}"
+    partial = folder / f"{TAKING}{IDENTITY}-{os.getpid()}-{_token_hex(4)}"
     try:
         partial.write_text(identity + "\n", encoding="ascii")
         os.replace(partial, folder / IDENTITY)

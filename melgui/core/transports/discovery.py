@@ -28,7 +28,6 @@ from melgui.core.protocol.transport import (
     TransportError,
 )
 from melgui.core.transports.context_length import fallback_window, kind_from_url, probe_server
-from melgui.core.transports.http.tls import async_client
 from melgui.core.transports.local.hub import models_dir
 
 if TYPE_CHECKING:
@@ -127,6 +126,8 @@ async def find_servers(
 ) -> list[FoundServer]:
     """The servers that answer `GET /v1/models` with a model list, in the order given;
     all are probed at once, so this takes at most about `timeout`."""
+    from melgui.core.transports.http.tls import async_client  # ssl: when first asked
+
     async with async_client(timeout=timeout, trust_env=False) as client:
         found = await asyncio.gather(*(_probe(client, name, host, port) for name, port in servers))
     return [server for server in found if server is not None]

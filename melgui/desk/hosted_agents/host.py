@@ -206,7 +206,7 @@ class AcpHost:
             self.process = await self._spawn(self.command, self.cwd, self.env)
         except AgentStartError as exc:
             raise self._failed(str(exc)) from None
-        self.connection = connect_to_agent(self._client, self.process.stdin, self.process.messages)
+        self.connection = connect_to_agent(self._client, self.process.messages)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit(self.process))
         capabilities = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from acp.task import MessageSender, TaskSupervisor
 
 from melgui.core.deadline import within
 from melgui.core.processes import forked_here, release_pipes, reset_signals, spawn
@@ -22,26 +27,126 @@ from melgui.core.protocol.views.agent_commands import AgentCommand
 STREAM_LIMIT = 64 * 1024 * 1024  # one protocol line may carry a whole file
 TAIL_LINES = 40
 FEED_SLICE_S = 0.004  # at most this long handing on protocol lines before a pause
-LINES_PER_PAUSE = 16  # protocol lines the SDK reads before the loop gets a turn
+MESSAGES_PER_PAUSE = 16  # messages the SDK takes before the loop gets a turn
+MERGE_CHARS = 8 * 1024  # a run of waiting text chunks is taken as one up to this size
 
 
-class PacedReader(asyncio.StreamReader):
-    """The protocol lines as the SDK reads them, with a pause every LINES_PER_PAUSE.
+class AgentMessages:
+    """The agent's JSON-RPC messages for the SDK, through the message-level transport its
+    `connect_to_agent` takes (one object with `send`, `receive`, `close`).
 
-    While lines are buffered the SDK reads message after message without letting the
-    loop go, starting a task for each: a burst of 20,000 updates left thousands of them
-    alive at once, which outlived the young garbage generations and set off two or three
-    full collections a turn (100-270 ms each, the pane's longest stalls). Pausing every
-    few lines lets those tasks finish first; profiled with bench/bench_acp_pane.py.
+    Lines come in decoded once (`put`, by `pass_messages`, which has checked them), not
+    framed and decoded again by the SDK. Text chunks that wait here together (a burst the
+    SDK has not taken yet) are taken as one: consecutive `agent_message_chunk` (or
+    `agent_thought_chunk`) updates of one session whose content is plain text and that
+    carry nothing else, up to MERGE_CHARS, become one update with their texts in order.
+    The SDK otherwise validates, traces and runs a task for each, and the chat changes
+    once per chunk: 20,000 chunks took the ACP pane 2.4-2.8x the worker pane's time
+    (bench/bench_acp_pane.py), whose transports do the same (one read's deltas, one
+    delta). Every other message passes alone and in its place.
+
+    While messages wait, the SDK takes them without letting the loop go, starting a task
+    for each: it pauses every MESSAGES_PER_PAUSE (a burst of thousands of tasks alive at
+    once set off full garbage collections of 100-270 ms).
     """
 
-    _lines = 0
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._waiting: deque[_Waiting] = deque()
+        self._arrived = asyncio.Event()
+        self._ended = False
+        self._taken = 0
+        self._tasks = TaskSupervisor(source="melgui.AgentMessages")
+        self._sender: MessageSender | None = None
 
-    async def readuntil(self, separator: Any = b"\n") -> bytes:
-        self._lines += 1
-        if self._lines % LINES_PER_PAUSE == 0:
+    def put(self, message: dict[str, Any]) -> None:
+        """A message from the agent, in its order (a text chunk may join the last)."""
+        chunk = _text_chunk(message)
+        last = self._waiting[-1] if self._waiting else None
+        if (
+            chunk is not None
+            and last is not None
+            and last.key == chunk[0]
+            and last.chars < MERGE_CHARS
+        ):
+            last.texts.append(chunk[1])
+            last.chars += len(chunk[1])
+            return
+        waiting = _Waiting(message)
+        if chunk is not None:
+            waiting.key, waiting.texts, waiting.chars = chunk[0], [chunk[1]], len(chunk[1])
+        self._waiting.append(waiting)
+        self._arrived.set()
+
+    def end(self) -> None:
+        """The agent's output ended: `receive` returns None once the rest is taken."""
+        self._ended = True
+        self._arrived.set()
+
+    async def receive(self) -> dict[str, Any] | None:
+        self._taken += 1
+        if self._taken % MESSAGES_PER_PAUSE == 0:
             await asyncio.sleep(0)
-        return await super().readuntil(separator)
+        while not self._waiting:
+            if self._ended:
+                return None
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self._waiting.popleft().message_now()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self._sender is None:  # the SDK's own: the same bytes, one write at a time
+            self._sender = MessageSender(self._writer, self._tasks)
+        await self._sender.send(message)
+
+    async def close(self) -> None:
+        if self._sender is not None:
+            await self._sender.close()
+        await self._tasks.shutdown()
+
+
+@dataclass(slots=True)
+class _Waiting:
+    message: dict[str, Any]
+    key: tuple[Any, ...] = ()  # a text chunk's session, kind and message id
+    texts: list[str] = field(default_factory=list)
+    chars: int = 0
+
+    def message_now(self) -> dict[str, Any]:
+        if len(self.texts) > 1:
+            self.message["params"]["update"]["content"]["text"] = "".join(self.texts)
+        return self.message
+
+
+def _text_chunk(message: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
+    """A plain text chunk's (session, kind, message id) and text; None for any other
+    message (extra fields, annotations, _meta, another content type)."""
+    if message.get("method") != "session/update" or message.keys() != _NOTIFICATION:
+        return None
+    params = message["params"]
+    if not isinstance(params, dict) or params.keys() != _PARAMS:
+        return None
+    update = params["update"]
+    if not isinstance(update, dict) or not _CHUNK <= update.keys() <= _CHUNK_ANY:
+        return None
+    content = update["content"]
+    if not isinstance(content, dict) or content.keys() != _TEXT or content["type"] != "text":
+        return None
+    session, kind, text = params["sessionId"], update["sessionUpdate"], content["text"]
+    if kind not in _MERGED or not isinstance(session, str) or not isinstance(text, str):
+        return None
+    message_id = update.get("messageId")
+    if message_id is not None and not isinstance(message_id, str):
+        return None
+    return (session, kind, message_id), text
+
+
+_NOTIFICATION = {"jsonrpc", "method", "params"}
+_PARAMS = {"sessionId", "update"}
+_CHUNK = {"sessionUpdate", "content"}
+_CHUNK_ANY = {"sessionUpdate", "content", "messageId"}
+_TEXT = {"type", "text"}
+_MERGED = ("agent_message_chunk", "agent_thought_chunk")
 
 
 class AgentStartError(Exception):
@@ -56,8 +161,10 @@ class AgentProcess:
         self._tail: deque[str] = deque(maxlen=TAIL_LINES)
         loop = asyncio.get_running_loop()
         self._stderr_done = loop.create_task(self._read_stderr())
-        # What the SDK reads: the agent's stdout, line by line, once checked to be JSON.
-        self.messages = PacedReader(limit=STREAM_LIMIT)
+        # What the SDK reads and writes: the agent's stdout, each line once checked to be
+        # a JSON-RPC message, and its stdin.
+        assert process.stdin is not None
+        self.messages = AgentMessages(process.stdin)
         self.malformed: asyncio.Future[str] = loop.create_future()
         self._checker = loop.create_task(self._check_stdout())
 
@@ -161,10 +268,10 @@ class AgentProcess:
 
 
 async def pass_messages(
-    stream: asyncio.StreamReader, messages: asyncio.StreamReader, malformed: asyncio.Future[str]
+    stream: asyncio.StreamReader, messages: AgentMessages, malformed: asyncio.Future[str]
 ) -> None:
-    """Feed `stream`'s JSON-RPC lines to `messages` until it ends; the first line that is
-    no message (or a read that fails) is said once in `malformed`."""
+    """Put `stream`'s JSON-RPC messages in `messages` until it ends; the first line that
+    is no message (or a read that fails) is said once in `malformed`."""
     loop = asyncio.get_running_loop()
     since = loop.time()
     try:
@@ -174,26 +281,29 @@ async def pass_messages(
                 # and handled without a pause: let the window paint between.
                 await asyncio.sleep(0)
                 since = loop.time()
-            why = _not_a_message(line) if line.strip() else None
-            if why is not None:
+            if not line.strip():
+                continue
+            message = _message(line)
+            if isinstance(message, str):
                 if not malformed.done():
                     shown = line.decode(errors="replace").strip()[:200]
-                    malformed.set_result(f"the agent sent a malformed message{why}: {shown!r}")
+                    malformed.set_result(f"the agent sent a malformed message{message}: {shown!r}")
                 continue
-            messages.feed_data(line)
+            messages.put(message)
     except (ValueError, ConnectionError) as exc:  # a line over the limit, a broken pipe
         if not malformed.done():
             malformed.set_result(f"the agent's output could not be read: {exc}")
     finally:
-        messages.feed_eof()
+        messages.end()
 
 
-def _not_a_message(line: bytes) -> str | None:
-    """None for a JSON-RPC 2.0 message (a JSON object that says so), else a reason to add
-    (empty when the line is simply no such message).
+def _message(line: bytes) -> dict[str, Any] | str:
+    """A JSON-RPC 2.0 message (a JSON object that says so), else a reason to add (empty
+    when the line is simply no such message).
 
-    The SDK decodes each line again and recurses once per level: JSON nested past the cap
-    is refused here, so no later walk over it recurses either.
+    JSON nested past the decoder's cap is refused (the SDK's handlers walk what they get
+    recursively). A message is as `json.loads` makes it, as the SDK would decode it: a
+    lone surrogate in it stays one.
     """
     try:
         message = bounded_json.loads(line)
@@ -201,4 +311,11 @@ def _not_a_message(line: bytes) -> str | None:
         return f" ({exc})"
     except ValueError:
         return ""
-    return None if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else ""
+    if not (isinstance(message, dict) and message.get("jsonrpc") == "2.0"):
+        return ""
+    if b"\\u" in line and _SURROGATE.search(line) is not None:
+        return dict(json.loads(line))  # bounded_json made its lone surrogates U+FFFD
+    return message
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")

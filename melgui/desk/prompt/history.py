@@ -8,12 +8,12 @@ melgui.core.protocol.views.prompt_source).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
 
+from melgui.core.config.digests import sha256_hex
 from melgui.core.config.settings import data_dir
 
 MAX_PROMPTS = 500
@@ -21,7 +21,7 @@ MAX_PROMPT_CHARS = 20_000  # a pasted log is not worth recalling whole
 
 
 def history_path(folder: str, base: Path | None = None) -> Path:
-    key = hashlib.sha256(str(Path(folder).resolve()).encode()).hexdigest()[:24]
+    key = sha256_hex(str(Path(folder).resolve()).encode())[:24]
     return (base or data_dir()) / "prompts" / f"{key}.json"
 
 

@@ -9,7 +9,6 @@ file and one named with `--mcp-config` need no trust.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -20,6 +19,8 @@ TRUST_FILE = "mcp-trust.json"
 
 
 def digest(path: Path) -> str | None:
+    import hashlib  # OpenSSL's library: loaded when first used
+
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:

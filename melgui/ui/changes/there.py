@@ -10,12 +10,29 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from melgui.core.protocol.tooling import RestoresThere
+from melgui.core.protocol.views.review_findings import CUSTOM_PROMPT
 from melgui.core.worktrees.changes.diff import FileChange
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import WorktreeChanges
 from melgui.core.worktrees.changes.sent import changes_from_json
 from melgui.core.worktrees.merge import MergeOutcome
 from melgui.remote.link import LinkError
+
+
+async def instructions_there(ask: Awaitable[dict[str, Any]]) -> str:
+    """The project's review prompt (`.melgui/review.md`) as the host there read it
+    (`fs/read`'s answer); "" when the folder there has none or the host cannot say."""
+    try:
+        answer = await ask
+    except LinkError:  # no such file there (refused by name), or the link down
+        return ""
+    content = answer.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def review_instructions_there(there: RestoresThere) -> Awaitable[str]:
+    """A remote folder's review prompt, read in the folder there by its host."""
+    return instructions_there(there.ask_there("fs/read", path=CUSTOM_PROMPT))
 
 
 async def uncommitted_there(there: RestoresThere) -> WorktreeChanges:
@@ -55,3 +72,7 @@ class BranchThere(Protocol):
     async def discard_part(self, change: FileChange, hunks: Sequence[int] | None) -> str: ...
 
     async def landed(self, change: FileChange) -> set[int]: ...
+
+    async def review_instructions(self) -> str:
+        """The project's review prompt in the worktree there ("" when none)."""
+        ...

@@ -125,6 +125,9 @@ class ChangesView(QDialog):
         # files are (None: Review stays disabled).
         self.reviewer: Callable[[], AgentSession] | None = None
         self.review_button = self._button("Review", self.review)
+        # The project's review prompt read where the files are (a folder or worktree on
+        # another machine: by its host there); None: `.melgui/review.md` here.
+        self.instructions: Callable[[], Awaitable[str]] | None = None
         # Gives the worker a task (its pane's send); None: no worker to send findings to.
         self.send_to_worker: Callable[[str], object] | None = None
         self.findings: list[Comment] = []
@@ -225,7 +228,10 @@ class ChangesView(QDialog):
             lambda event: failed.append(event.message) if isinstance(event, TurnFailed) else None
         )
         try:
-            comments = await review_diff(session, str(self.worktree.path), diff, self.reviewed)
+            instructions = await self.instructions() if self.instructions is not None else None
+            comments = await review_diff(
+                session, str(self.worktree.path), diff, self.reviewed, instructions
+            )
         finally:
             heard()
             self.set_busy("")
@@ -434,6 +440,7 @@ def open_changes(
     view = ChangesView(worktree, colors or _colors_of(parent), parent, in_place=in_place, host=host)
     if there is not None:
         view.reader, view.there = there.changes, there
+        view.instructions = there.review_instructions
     view.reviewer = reviewer
     view.send_to_worker = send_to_worker
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -452,7 +452,10 @@ class PaneManager(QObject):
         info = self.registry.get(pane_id)
         if pane is None or info is None:
             return []
-        return losses_of(pane, f"pane {pane_id} ({info.title})")
+        # Named with the machine it runs on, when not this one: a worker whose loop runs
+        # in melgui's host there goes on there (Keep running) or stops there.
+        there = f" on {info.where}" if info.where != HERE else ""
+        return losses_of(pane, f"pane {pane_id} ({info.title}){there}")
 
     def losses(self) -> list[Loss]:
         """Every pane's losses, in pane order (a loss_registry source). Work in a worker's

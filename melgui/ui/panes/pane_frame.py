@@ -64,6 +64,15 @@ class PaneFrame(QFrame):
         self.badge_label = QLabel(header)
         self.badge_label.setObjectName("paneBadge")
         self.badge_label.setAccessibleName("Needs you")
+        # Its room is kept while it is hidden: a badge that widened the pane's minimum as
+        # it came (a turn ended in a pane not looked at) moved the splits of a crowded tab,
+        # or sent a pane to a tab of its own, and every chat there laid its whole text out
+        # again (tens of ms each, as 8 workers ended their turns).
+        keep = self.badge_label.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)
+        self.badge_label.setSizePolicy(keep)
+        self.badge_label.setText(_badge_html(9))  # as wide as a one-digit count, at least
+        self.badge_label.setMinimumWidth(self.badge_label.sizeHint().width())
         self.badge_label.hide()
         to_tab = QToolButton(header)
         to_tab.setText("⇱")
@@ -121,10 +130,10 @@ class PaneFrame(QFrame):
         """Show `count` unseen signals (an approval waiting, a turn ended, a bell); 0 hides."""
         self.badge = max(0, count)
         self.badge_label.setVisible(self.badge > 0)
-        self.badge_label.setText(
-            f"<span style='background:{LIGHT.badge};color:{LIGHT.on_accent}'>"
-            f"&nbsp;{self.badge}&nbsp;</span>"
-        )
+        if self.badge:  # hidden, it keeps the room of the widest count it showed
+            label = self.badge_label
+            label.setText(_badge_html(self.badge))
+            label.setMinimumWidth(max(label.minimumWidth(), label.sizeHint().width()))
         self.badge_label.setToolTip(why)
 
     def _open_changes(self) -> None:
@@ -164,3 +173,9 @@ class PaneFrame(QFrame):
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _badge_html(count: int) -> str:
+    return (
+        f"<span style='background:{LIGHT.badge};color:{LIGHT.on_accent}'>&nbsp;{count}&nbsp;</span>"
+    )

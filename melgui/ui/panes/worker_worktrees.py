@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from PySide6.QtWidgets import QMessageBox
 
 from melgui.core.protocol.views.losses import Loss
+from melgui.core.protocol.views.review_findings import CUSTOM_PROMPT
 from melgui.core.terminal.panes import PaneInfo
 from melgui.core.worktrees import hosts_marked
 from melgui.core.worktrees.changes.diff import FileChange
@@ -42,7 +43,7 @@ from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.host.records import worktree_from_json, worktree_to_json
 from melgui.remote.hosts import Place
 from melgui.remote.link import Link, LinkError
-from melgui.ui.changes.there import changes_there
+from melgui.ui.changes.there import changes_there, instructions_there
 from melgui.ui.runtime.aio import TaskKeeper
 
 
@@ -115,6 +116,13 @@ class WorktreeThere:
         except LinkError:
             return set()
         return {int(index) for index in answer.get("hunks") or []}
+
+    async def review_instructions(self) -> str:
+        """The project's review prompt (`.melgui/review.md`) in the worktree there, read
+        by its host ("" when none), for the review of its branch."""
+        return await instructions_there(
+            self.link.about_folder("fs/read", str(self.worktree.path), path=CUSTOM_PROMPT)
+        )
 
     async def losses(self, where: str) -> list[Loss]:
         """What removing the worktree would lose; when that cannot be read (the link is

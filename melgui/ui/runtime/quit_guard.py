@@ -78,7 +78,11 @@ class QuitGuard(QObject):
         self._loss_registry = loss_registry
         self._confirmed = False
         self.dialog: QMessageBox | None = None
-        self.background: Background | None = None
+        self.background: Background | None = None  # this machine's melgui host (or a
+        # remote folder's host there, when the window's main conversation runs there)
+        # Workers whose loop runs in melgui's host on another machine (a host's
+        # `loop_there`: RemoteSide), kept running there as the host's sessions are here.
+        self.elsewhere: Background | None = None
 
     def allow_close(self) -> bool:
         if self._confirmed:
@@ -93,13 +97,18 @@ class QuitGuard(QObject):
                 if count == 1
                 else f"Quitting now would lose these {count} things:"
             )
-            background = self.background
             also = None
-            if background is not None and background.offered():
+            if self._offered(self.background) or self._offered(self.elsewhere):
                 also = (KEEP_RUNNING, self._keep_running)
+            if self._offered(self.background):
                 question += (
                     "\n(Agents and terminals in the melgui host can keep running without "
                     "the window.)"
+                )
+            if self._offered(self.elsewhere):
+                question += (
+                    "\n(Workers whose loop runs in melgui's host on another machine can "
+                    "keep running there; Quit anyway stops them there.)"
                 )
             self.dialog = ask_about_losses(
                 self._window, losses, question, "Quit anyway", self._quit_anyway, also
@@ -114,9 +123,14 @@ class QuitGuard(QObject):
     def _forget_dialog(self) -> None:
         self.dialog = None
 
+    @staticmethod
+    def _offered(background: Background | None) -> bool:
+        return background is not None and background.offered()
+
     def _keep_running(self) -> None:
-        if self.background is not None:
-            self.background.keep_running()
+        for background in (self.background, self.elsewhere):
+            if background is not None:
+                background.keep_running()
         self._quit_anyway()
 
     def _quit_anyway(self) -> None:

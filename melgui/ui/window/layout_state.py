@@ -86,6 +86,7 @@ class LayoutKeeper(QObject):
         self._path = path
         self._folded: list[QDockWidget] = []
         self._before: dict[QDockWidget, int] = {}
+        self._refit_due = False  # a `_refit` is queued
         self.panes_open = False
         self.chat_share: float | None = None  # the chat's part beside panes, as last set
         splitter.splitterMoved.connect(lambda _pos, _index: self._remember_share())
@@ -101,6 +102,7 @@ class LayoutKeeper(QObject):
         """Share the width out as `manager`'s panes come and go and as each new chat comes;
         restore the window as it was (or give it its first sizes)."""
         manager.panesChanged.connect(lambda: self.panes_changed(bool(manager.registry.all())))
+        manager.area.installEventFilter(self)  # a pane's minimum grown: `_refit`
         session_changed.connect(lambda _session: self.fit())  # a new chat, kept wide
         if not self.restore():
             self._window.resize(*WINDOW_DEFAULT)
@@ -237,7 +239,30 @@ class LayoutKeeper(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._window and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
             self._chat_minimum()
+        elif (
+            isinstance(watched, PaneArea)
+            and event.type() == QEvent.Type.LayoutRequest
+            and self.panes_open
+            and not self._refit_due
+        ):
+            self._refit_due = True
+            QTimer.singleShot(0, self._refit)
         return False
+
+    def _refit(self) -> None:
+        """The panes' minimum changed after they were placed (a pane settling after the
+        layout pass that placed it, a header's words): panes that no longer fit move to
+        tabs of their own now. Left to the next pane's change of state, that came as a
+        worker ended its turn, with every chat of the tab full of text to lay out again."""
+        self._refit_due = False
+        area = self._splitter.widget(1)
+        if not self.panes_open or not isinstance(area, PaneArea):
+            return
+        if self._room() >= 0 and area.height() >= area.minimumSizeHint().height():
+            return
+        tabs = [area.tab_of(frame.pane_id) for frame in area.frames()]
+        if len(set(tabs)) < len(tabs):  # a tab holds more than one: one can move
+            self.fit()
 
     def _keep_history_width(self) -> None:
         """A pane's minimum (even a transient one, while it is placed) may have squeezed

@@ -99,6 +99,7 @@ class MainWindow(QMainWindow):
     status: StatusLine  # the status bar, with the context meter
     palette_dialog: CommandPalette | None = None  # the command palette, while it is open
     host_view: HostView | None = None  # the main one and workers run in the melgui host
+    remote: RemoteSide  # other machines: its hosts, its remote folder (`_add_parts`)
 
     def __init__(
         self,
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"melgui — {self.kit.folder}")
         self.layout_keeper = self._keep_layout(config_dir() if persist_settings else None)
         self.guard = QuitGuard(self, self.desk.loss_registry)
+        self.guard.elsewhere = self.remote  # loop-there workers: kept there on Keep running
         losses = self.desk.loss_registry
         losses.register(lambda: session_losses(self.session, "main conversation")())
         losses.register(self.pane_manager.losses)

@@ -20,7 +20,7 @@ from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import uncommitted_in
 from melgui.desk.review import Reviewer, review
-from melgui.ui.changes.there import uncommitted_there
+from melgui.ui.changes.there import review_instructions_there, uncommitted_there
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.runtime.aio import TaskKeeper
@@ -104,6 +104,7 @@ class Reviews:
                             self._to_new_worker, in_place=True, read=False)  # fmt: skip
         if there is not None:
             view.reader = lambda: uncommitted_there(there)
+            view.instructions = lambda: review_instructions_there(there)
         await view.reload()
         return view
 

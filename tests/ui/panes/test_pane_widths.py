@@ -69,6 +69,40 @@ def test_panes_keep_their_widths_through_states_and_the_thinking_row(qtbot: QtBo
     assert frames[1].state_label.toolTip() == f"failed: {reason}"  # said whole there
 
 
+def test_panes_at_their_least_width_keep_it_as_a_badge_comes_and_goes(qtbot: QtBot) -> None:
+    """A turn that ends in a pane not looked at shows a badge in its header: a minimum that
+    grew with it moved the splits of panes as narrow as they can be (or sent one to a tab
+    of its own), and every chat there laid its whole text out again."""
+    registry = PaneRegistry()
+    panes = [_content() for _ in range(3)]
+    frames = [PaneFrame(registry.add("agent", f"worker {n}"), c) for n, (c, _) in enumerate(panes)]
+    for frame in frames:
+        for state in (WAITING, IDLE, RUNNING):
+            frame.show_state(state)
+    least = [frame.minimumSizeHint().width() for frame in frames]
+    narrow = max(least) + 4  # less room than a badge takes
+    area = PaneArea()
+    qtbot.addWidget(area)
+    area.resize(3 * narrow, 500)
+    area.show()
+    for frame in frames:
+        area.add(frame, "right")
+    QApplication.processEvents()
+    widths = [frame.width() for frame in frames]
+
+    frames[0].set_badge(1, "the turn ended")
+    frames[2].set_badge(3, "the turn ended")
+    QApplication.processEvents()
+    assert frames[0].badge_label.isVisible() and frames[2].badge_label.isVisible()
+    assert [frame.minimumSizeHint().width() for frame in frames] == least
+    assert [frame.width() for frame in frames] == widths
+
+    frames[0].set_badge(0)  # seen: gone, its room kept
+    QApplication.processEvents()
+    assert frames[0].badge_label.isHidden()
+    assert [frame.width() for frame in frames] == widths
+
+
 def test_panes_at_their_least_height_keep_it_as_the_thinking_row_comes_and_goes(
     qtbot: QtBot,
 ) -> None:

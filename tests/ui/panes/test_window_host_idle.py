@@ -3,8 +3,10 @@ module it needs only once something runs (issue 30: its memory counts against th
 window's). The real `melgui host` process lists what it imports on its log (Python's
 `-X importtime`, set through the environment): pydantic-settings is not among them, nor
 httpx with its command line's rich, click and pygments (the first HTTP client loads
-them), nor tree-sitter (the first command read loads it). A connection over HTTP loads
-httpx with the session, still without its command line."""
+them), nor tree-sitter (the first command read loads it), nor OpenSSL (asyncio's ssl,
+hashlib, secrets: about 5 MB resident; the first TLS client or digest of data loads
+it). A connection over HTTP loads httpx with the session, still without its command
+line, and ssl with it."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from tests.fakes.host_windows import HostWindows
 from tests.fakes.window import wait_until
 
 LOADED_AT_FIRST_USE = ("pydantic_settings", "httpx", "rich", "click", "pygments", "tree_sitter")
+OPENSSL = ("_ssl", "_hashlib")  # what loads libcrypto (ssl imports _ssl, hashlib _hashlib)
 
 
 @pytest.fixture
@@ -33,6 +36,29 @@ def imported(log: str) -> set[str]:
         for line in log.splitlines()
         if line.startswith("import time:") and line.count("|") == 2
     }
+
+
+def importers(log: str, module: str) -> list[list[str]]:
+    """For each import of `module` in an `-X importtime` log, the modules that imported
+    it, up to one imported at the top (the log names a module once it is imported,
+    after what it imported, two spaces further in)."""
+    rows = [
+        (len(name) - len(name.lstrip()), name.strip())
+        for line in log.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+        for name in [line.rsplit("|", 1)[1]]
+    ]
+    found = []
+    for at, (depth, name) in enumerate(rows):
+        if name != module:
+            continue
+        chain = []
+        for outer_depth, outer in rows[at + 1 :]:
+            if outer_depth < depth:
+                chain.append(outer)
+                depth = outer_depth
+        found.append(chain)
+    return found
 
 
 def idle_host_modules(host: HostProcess, host_windows: HostWindows, window: Any) -> set[str]:
@@ -62,9 +88,24 @@ def test_an_idle_host_with_a_window_attached_holds_only_what_it_uses(
     assert held == []
 
 
+def test_an_idle_host_with_a_window_attached_holds_no_openssl(
+    host: HostProcess, host_windows: HostWindows
+) -> None:
+    window = host_windows.make(Settings())  # the local model: nothing speaks TLS yet
+    modules = idle_host_modules(host, host_windows, window)
+    assert "asyncio" in modules
+    loaded = {module: importers(host.stderr(), module) for module in OPENSSL}
+    # keyring's own import loads it (jaraco.context's urllib.request): the tests' keyring
+    # backend is set (tests/conftest.py); where no keyring backend is, it is not imported.
+    assert {
+        module: [c for c in chains if "keyring" not in c] for module, chains in loaded.items()
+    } == {module: [] for module in OPENSSL}
+
+
 def test_a_host_speaking_http_loads_httpx_without_its_command_line(
     host: HostProcess, host_windows: HostWindows
 ) -> None:
     modules = idle_host_modules(host, host_windows, host_windows.make())  # the relay's
     assert "httpx" in modules  # the relay's transport, made with the session
     assert sorted(m for m in modules if m.split(".")[0] in ("rich", "click", "pygments")) == []
+    assert "ssl" in modules  # with httpx, which asyncio's own TLS then has too

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 Severity = Literal["error", "warning", "note"]
+# The project's own review prompt, relative to the folder reviewed: read where that folder
+# is (here by melgui.desk.review, on a remote machine by its host).
+CUSTOM_PROMPT = ".melgui/review.md"
 
 
 @dataclass(frozen=True, slots=True)

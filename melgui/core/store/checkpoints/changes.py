@@ -7,7 +7,6 @@ so "has it changed since?" is an exact comparison of blob ids, not of times.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import asdict, dataclass
@@ -89,4 +88,6 @@ def current_state(project: str, path: str) -> FileState | None:
 
 
 def blob_id(data: bytes) -> str:
+    import hashlib  # OpenSSL's library: loaded when first used
+
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()

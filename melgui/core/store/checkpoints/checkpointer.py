@@ -9,10 +9,17 @@
 A guard holds the folder's lock from the snapshot before the call to the snapshot when
 its result arrives, so two agents in one folder never blame each other's edits. When a
 snapshot fails (no git, a disk full) the call still runs; `problem` says why.
+
+`warm()` (a session opened) takes the project's first snapshot in the background, under
+the same lock: the first call's checkpoint waits for it if it still runs, then finds the
+tree as that snapshot left it (one `git status`), never hashing every file itself. Its
+snapshot before the call is still taken after the wait, so an edit is undone to what the
+file held just before the call, whatever the background snapshot saw.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -66,6 +73,7 @@ class Checkpointer:
         self.skipped: list[str] = []  # what the last restore left alone, one line each
         self.notes: list[str] = []  # special files the last snapshot skipped
         self._lock_file = self.repo.root / "lock"
+        self._warming: asyncio.Task[None] | None = None
 
     @property
     def log(self) -> CheckpointLog:
@@ -74,9 +82,55 @@ class Checkpointer:
         return self._log
 
     def close(self) -> None:
+        """Close the index; a background snapshot still running is cancelled (its git
+        ended), not waited on."""
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    async def aclose(self) -> None:
+        """`close`, and wait until a cancelled background snapshot's git is reaped."""
+        warming = self._warming
+        self.close()
+        if warming is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await warming
+
+    # -- the first snapshot, in the background -----------------------------------------
+
+    def warm(self) -> None:
+        """Start the project's first snapshot now, in the background (a session opened),
+        so the first call that changes files does not take all of it. Once per
+        Checkpointer; nothing when the shadow repository has a snapshot already (a later
+        one hashes only what changed since: a `git status` a session need not pay for
+        up front), or outside a running event loop. Only git's processes work: the loop
+        thread parses their output and waits."""
+        if self._warming is not None or self._has_snapshot():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._warming = loop.create_task(self._warm(), name=f"checkpoints of {self.folder}")
+
+    @property
+    def warming(self) -> asyncio.Task[None] | None:
+        """The background snapshot's task (None: never started)."""
+        return self._warming
+
+    def _has_snapshot(self) -> bool:
+        return self.snapshots.taken or read_head(self.repo.git_dir) is not None
+
+    async def _warm(self) -> None:
+        async with folder_lock(self._lock_file):
+            if self._has_snapshot():  # a call's checkpoint (or another melgui) came first
+                return
+            try:
+                await self.snapshots.take()
+            except (GitError, OSError) as exc:  # the call's own checkpoint will say why
+                log.info("background snapshot of %s failed: %s", self.folder, exc)
 
     # -- around a call -------------------------------------------------------------------
 

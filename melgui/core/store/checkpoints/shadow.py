@@ -10,11 +10,11 @@ written or read as configuration; its `info/exclude` is read (see `snapshot`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 from pathlib import Path
 
+from melgui.core.config.digests import sha256_hex
 from melgui.core.git import GitError, git_available, run_async
 
 GIT_TIMEOUT = 600.0  # seconds; a snapshot of a huge tree is slow, never endless
@@ -86,7 +86,7 @@ __all__ = ["GitError", "ShadowRepo", "git_available", "shadow_root"]
 
 def shadow_root(data_folder: Path, project: str) -> Path:
     """The shadow folder of `project` (a canonical path) inside `data_folder`."""
-    digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha256_hex(project.encode("utf-8", "surrogateescape"))[:16]
     return data_folder / "checkpoints" / f"{Path(project).name or 'root'}-{digest}"
 
 
@@ -127,7 +127,11 @@ class ShadowRepo:
         self.home.mkdir(parents=True, exist_ok=True)
         config = self.git_dir / "config"
         text = _read(config)
-        if not (self.git_dir / "HEAD").exists():
+        if not all((self.git_dir / name).exists() for name in ("HEAD", "refs", "objects")):
+            # New, or a `git init` cut short (it writes HEAD before objects/): init again,
+            # past the lock files the killed git left (the caller holds the folder lock).
+            for name in ("config.lock", "HEAD.lock"):
+                (self.git_dir / name).unlink(missing_ok=True)
             if _MARK_PREFIX in text:  # git init sets keys our part sets again: not twice
                 _replace(config, _own_part(text).encode("utf-8"), 0o644)
             await self.run("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
@@ -181,6 +185,8 @@ class ShadowRepo:
         lines += [f"author {_IDENTITY}", f"committer {_IDENTITY}", "", "checkpoint", ""]
         body = "\n".join(lines).encode("ascii")
         raw = b"commit %d\0" % len(body) + body
+        import hashlib  # OpenSSL's library: loaded when first used
+
         commit = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
         target = self.git_dir / "objects" / commit[:2] / commit[2:]
         if not target.exists():

@@ -6,7 +6,8 @@ Only what changed since the last snapshot is hashed: `status` against the shadow
 index once, not walking the tree again as `commit` would); the commit of that tree and
 HEAD are written here, the bytes `commit-tree` and `update-ref` would write, without two
 more git processes. When nothing changed, the snapshot is HEAD as it is: one git
-process, like `git status` itself.
+process, like `git status` itself. Many new files (a first snapshot) are added with
+`git add -A` into one pack, not a loose object file each.
 Files over the size cap are left out and named.
 """
 
@@ -23,6 +24,12 @@ from melgui.core.store.checkpoints.shadow import GitError, ShadowRepo
 
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
 MANY_PATHS = 200
+BIG_LISTING = 64 * 1024  # bytes of `status` output read in a thread, not on the loop
+# Many new files (a first snapshot) go into one pack as `git add` hashes them (its "bulk
+# checkin", used for files over core.bigFileThreshold), not a loose object file each:
+# for 10,000 files, 3 MB written instead of 42 MB, and 40% less CPU. Not synced to disk,
+# as loose objects are not (git syncs packs by default).
+BULK = ("-c", "core.bigFileThreshold=1", "-c", "core.fsync=none")
 
 
 def read_head(git_dir: Path) -> str | None:
@@ -70,10 +77,16 @@ class Snapshotter:
         self._listings: dict[bytes, Listing] = {}
         self._notes: list[str] = []
         self._exclude_text: str | None = None
+        self.taken = False  # a snapshot was taken (the tree is in the shadow index)
 
     async def take(self) -> Snapshot:
         repo = self.repo
         await repo.ensure()
+        # Only the holder of the folder's lock runs git that writes here: an index.lock
+        # is a killed git's (a cancelled snapshot, a melgui killed) and would fail every
+        # snapshot from now on; the pack it was writing is half a file, never used.
+        if (repo.git_dir / "index.lock").exists():
+            await asyncio.to_thread(_clear_killed, repo.git_dir)
         self._recheck_large()
         await asyncio.to_thread(self._find_rules)
         if self._special:
@@ -87,25 +100,11 @@ class Snapshotter:
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
             "--ignore-submodules=all",
         )  # fmt: skip
-        paths: list[str] = []
-        untrack: list[str] = []
-        staged = False
         left_out = len(self._large) + len(self._nested)
-        for entry in _split(listing):
-            index, worktree, path = entry[0], entry[1], entry[3:]
-            staged = staged or index not in (" ", "?")
-            if worktree == " ":
-                continue
-            if index == "?" and path.endswith("/"):
-                self._nested.add(path.rstrip("/"))  # a repository of its own: not ours
-                continue
-            size = _size(os.path.join(repo.project, path))
-            if size is not None and size > self.max_file_bytes:
-                self._large.add(path)
-                if index != "?":
-                    untrack.append(path)
-                continue
-            paths.append(path)
+        if len(listing) > BIG_LISTING:  # a first snapshot: a stat a file, off the loop
+            paths, untrack, staged = await asyncio.to_thread(self._read_listing, listing)
+        else:
+            paths, untrack, staged = self._read_listing(listing)
         if len(self._large) + len(self._nested) != left_out:  # newly left out
             await asyncio.to_thread(self._write_exclude)
         head = read_head(repo.git_dir)
@@ -129,7 +128,32 @@ class Snapshotter:
             await repo.run("update-ref", "HEAD", commit)
         return self._snapshot(commit)
 
+    def _read_listing(self, listing: bytes) -> tuple[list[str], list[str], bool]:
+        """From `status`: the paths to hash, those to drop from the index (now over the
+        size cap), and whether the index differs from HEAD; notes nested repositories
+        and files over the cap."""
+        paths: list[str] = []
+        untrack: list[str] = []
+        staged = False
+        for entry in _split(listing):
+            index, worktree, path = entry[0], entry[1], entry[3:]
+            staged = staged or index not in (" ", "?")
+            if worktree == " ":
+                continue
+            if index == "?" and path.endswith("/"):
+                self._nested.add(path.rstrip("/"))  # a repository of its own: not ours
+                continue
+            size = _size(os.path.join(self.repo.project, path))
+            if size is not None and size > self.max_file_bytes:
+                self._large.add(path)
+                if index != "?":
+                    untrack.append(path)
+                continue
+            paths.append(path)
+        return paths, untrack, staged
+
     def _snapshot(self, head: str) -> Snapshot:
+        self.taken = True
         left_out = self._large | self._nested | set(self._special)
         notes = [
             *self._notes,
@@ -162,7 +186,11 @@ class Snapshotter:
 
     async def _stage(self, paths: list[str]) -> None:
         """Hash exactly the paths status named into the index (deleted ones leave it), or,
-        when git refuses one (a folder that became a repository, say), add as a whole."""
+        when git refuses one (a folder that became a repository, say), or there are many
+        (a first snapshot), add as a whole."""
+        if len(paths) > MANY_PATHS:  # one scan, into one pack (update-index packs only
+            await self._add(paths)  # from git 2.37 on; `add` always has)
+            return
         try:
             await self.repo.run(
                 "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
@@ -174,7 +202,7 @@ class Snapshotter:
     async def _add(self, paths: list[str]) -> None:
         try:
             if len(paths) > MANY_PATHS:  # matching many pathspecs costs more than a scan
-                await self.repo.run("add", "-A")
+                await self.repo.run(*BULK, "add", "-A")
             else:
                 await self.repo.run(
                     "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
@@ -203,6 +231,13 @@ class Snapshotter:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", errors="surrogateescape")
             self._exclude_text = text
+
+
+def _clear_killed(git_dir: Path) -> None:
+    """What a git killed while it staged leaves: the index's lock and its unfinished pack."""
+    for leftover in (git_dir / "objects" / "pack").glob("tmp_*"):
+        leftover.unlink(missing_ok=True)
+    (git_dir / "index.lock").unlink(missing_ok=True)
 
 
 def _escape(path: str) -> str:

@@ -14,10 +14,10 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 from melgui.core.protocol.events import Done, StreamError, StreamEvent, ToolCalls, WireEntry
 from melgui.core.protocol.transport import LegRequest, ModelInfo, TransportError, WireSink
-from melgui.core.transports.local.generation import LegTimes, LocalProgress, run_leg
 from melgui.core.transports.local.model import (
     MODEL_INSTALL_HINT,
     LoadedModel,
@@ -27,6 +27,9 @@ from melgui.core.transports.local.model import (
     default_threads,
     load_model_future,
 )
+
+if TYPE_CHECKING:
+    from melgui.core.transports.local.generation import LegTimes, LocalProgress
 
 ProgressSink = Callable[[str], None]
 LEG_EXIT_SECONDS = 10.0  # a leg leaves within one token or prompt batch
@@ -95,6 +98,9 @@ class LocalTransport:
         self, request: LegRequest, wire: WireSink | None = None
     ) -> AsyncIterator[StreamEvent]:
         """Yield the leg's events; ends with exactly one ToolCalls, Done or StreamError."""
+        # With the first leg: a melgui host waiting with a session open never holds it.
+        from melgui.core.transports.local.generation import LegTimes, LocalProgress, run_leg
+
         if wire is not None:
             wire(WireEntry("request", _describe(request, self.model_id), time.time()))
         try:

@@ -11,7 +11,6 @@ import atexit
 import importlib
 import importlib.util
 import os
-import secrets
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -156,6 +155,8 @@ def engine_params(path: str, n_ctx: int, n_threads: int) -> Any:
     params.endpoint_metrics = False
     # The engine also listens on a loopback port; a random key keeps others out of it
     # (melgui calls it in process, which needs no key).
+    import secrets  # its hmac loads OpenSSL's library: not before a model loads
+
     params.api_keys = [secrets.token_hex(24)]
     return params
 

@@ -11,7 +11,6 @@ The person's edits are in the folder at the end of every path.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,6 +47,8 @@ def _fingerprint(path: Path) -> str:
     try:
         if path.is_symlink():
             return "link:" + os.readlink(path)
+        import hashlib  # OpenSSL's library: loaded when first used
+
         return "file:" + hashlib.sha256(path.read_bytes()).hexdigest() + f":{path.stat().st_mode}"
     except FileNotFoundError:
         return "absent"

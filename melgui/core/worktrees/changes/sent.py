@@ -11,7 +11,6 @@ folder's Changes view), and back:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +53,8 @@ def file_to_json(change: FileChange) -> dict[str, Any]:
 def shown_digest(files: Sequence[FileChange]) -> str:
     """The SHA-256 of `files` as sent: the same on both sides for the same changes."""
     text = json.dumps([file_to_json(change) for change in files], sort_keys=True)
+    import hashlib  # OpenSSL's library: loaded when first used
+
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 

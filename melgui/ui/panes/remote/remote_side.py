@@ -24,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from PySide6.QtWidgets import QStatusBar, QWidget
@@ -85,11 +86,13 @@ def local_model(what: str) -> str:
 @dataclass(frozen=True, slots=True)
 class There:
     """melgui's host on a remote folder's machine, for its main conversation: its client
-    over the folder's link, the folder there, and the host's name (`me@build`)."""
+    over the folder's link, the folder there, the host's name (`me@build`), and what its
+    sessions are opened with beside the window's connection (the host's sandbox, env)."""
 
     client: LinkClient
     folder: str
     where: str
+    settings: dict[str, Any] = field(default_factory=dict)  # the host's sandbox and env
 
 
 class Leaves(Protocol):
@@ -150,6 +153,9 @@ class RemoteSide:
         self._acp_here = panes.acp_factory  # ACP panes here (before a remote folder's)
         self._clients: dict[str, LinkClient] = {}  # per host whose workers' loops run there
         self._approvals: HostApprovals | None = None  # sent to those workers there
+        # Those workers' sessions: quitting offers to keep them running there (the
+        # window's QuitGuard.elsewhere), as the melgui host's are kept here.
+        self.there_sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.view: Leaves | None = None  # the host there, when the main conversation is its
         # The window's trust bar: a remote folder's is asked for its URL, and gates its
         # language servers there.
@@ -212,15 +218,30 @@ class RemoteSide:
                     "relay_url": settings.relay_url,
                     "relay_stream_path": settings.relay_stream_path,
                     "openai_base_url": settings.openai_base_url,
+                    **place.loop_settings,  # its commands: the host's sandbox and env
                 },
                 api_key=desk.api_key or "",  # none: not that machine's own either
                 worktree=spec.worktree,  # its own, made there (its host's session opens in it)
             )
             assert self._approvals is not None
             self._approvals.track(session)  # it asks there as this window would
+            self.there_sessions.add(session)
             return session  # the surface the worker pane uses of an AgentSession
 
         return make
+
+    # -- Keep running in the background (QuitGuard.elsewhere) -----------------------------
+
+    def offered(self) -> bool:
+        """A worker whose loop runs there is mid-turn (or waits for an answer)."""
+        return any(session.busy and not session.problem for session in self.there_sessions)
+
+    def keep_running(self) -> None:
+        """Closing the window leaves those workers to the host there (`session/detach`,
+        not `session/close`): their turns go on there, and the next window on a remote
+        folder reopens them in panes (HostView.reopen_running)."""
+        for session in self.there_sessions:
+            session.keep_running = True
 
     def client_of(self, place: Place) -> LinkClient:
         """The one client of the host on `place`'s link: its sessions (workers' and the
@@ -286,7 +307,7 @@ class RemoteSide:
                 return None  # said in the status bar (`_reached`)
             if self.desk.settings.connection == "local":
                 raise ValueError(local_model(f"{place.name} runs this folder's loop there"))
-            return There(self.client_of(place), place.folder, place.name)
+            return There(self.client_of(place), place.folder, place.name, place.loop_settings)
 
         return reach()
 

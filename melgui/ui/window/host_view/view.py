@@ -84,12 +84,16 @@ class HostView:
         folder: str = "",
         api_key: str | None = None,
         start: HostStarter | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self._window = weakref.ref(window)
         self.client = client
         self.there = there
         self.folder = folder
         self.api_key = api_key
+        # Sent with each session it opens beside the window's connection: a remote
+        # folder's host's sandbox and env (the host there applies them to its commands).
+        self.settings = dict(settings or {})
         self.sessions: weakref.WeakSet[RemoteSession] = weakref.WeakSet()
         self.gone = ""
         self._returning: list[RemoteSession] = []
@@ -201,7 +205,7 @@ class HostView:
             model=model,
             role=role,
             source=source,
-            settings=_connection(window.settings),
+            settings={**_connection(window.settings), **self.settings},
             **where,
         )
         self.sessions.add(session)
@@ -448,8 +452,9 @@ async def attach_there(
     if there is None:  # the link did not open: said in the status bar
         return None
     view = HostView(
-        window, there.client, there=there.where, folder=there.folder, api_key=api_key or ""
-    )
+        window, there.client, there=there.where, folder=there.folder, api_key=api_key or "",
+        settings=there.settings,
+    )  # fmt: skip
     # The conversations it runs are kept in its history there: the sidebar lists them.
     listing = ThereListing(there.where, there.folder, view.history)
     window.history_keeper.list_there(listing, view.open_there)

@@ -7,7 +7,6 @@ names, so the same server and tool always get the same name.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Container
 
@@ -23,6 +22,8 @@ def sanitize(part: str) -> str:
 
 def _digest(server: str, tool: str, salt: int) -> str:
     seed = f"{server}\0{tool}\0{salt}" if salt else f"{server}\0{tool}"
+    import hashlib  # OpenSSL's library: loaded when first used
+
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:6]
 
 
