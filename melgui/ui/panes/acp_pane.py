@@ -82,7 +82,7 @@ class AcpPane(AgentPane):
         colors: Colors = LIGHT,
         tasks: TaskKeeper | None = None,
         parent: QWidget | None = None,
-        prompt_for: PromptFor,
+        prompt_for: PromptFor | None = None,
     ) -> None:
         self.acp = session
         self.agent: AgentControls
@@ -91,6 +91,8 @@ class AcpPane(AgentPane):
             self.agent = session.host
         else:  # in the melgui host: its word on the agent
             here, self.agent = None, session.agent
+        if prompt_for is None:  # the manager's, set with its acp_factory (acp_dialogs)
+            raise ValueError("an ACP pane needs its prompt box's source (prompt_for)")
         self.kit = prompt_for(self.agent.cwd)  # its own commands under /, its folder's @
         chat_session = cast(ChatSession, session)
         if bridge is None:

@@ -400,8 +400,6 @@ class PaneManager(QObject):
         title = f"{command.name} {info.id}{suffix}"
         self.registry.set_title(info.id, title)
         try:
-            if self.prompt_for is None:
-                raise PaneError("no prompt box for it in this window")
             session = factory(command, title, resume)
         except Exception as exc:
             self.registry.remove(info.id)
