@@ -419,6 +419,11 @@ class Desk:
         files = self.hook_files if folder == self.folder else HookFiles(folder)
         return Hooks(files, cwd=folder, session_id=str(uuid.uuid4()))
 
+    def prompt_for(self, folder: str) -> PromptKit:
+        """A prompt box of its own over `folder` (an ACP agent pane's: its commands join
+        its `/` list, not the window's)."""
+        return PromptKit(folder)
+
     async def context_window(self, model: str) -> ContextWindow:
         """The model's window on the current connection, asked once per connection."""
         setting = self.settings.context_windows.get(model)

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from melgui.core.protocol.views.fuzzy_match import fuzzy_rank
+from melgui.core.protocol.views.prompt_source import HistoryCursor
 from melgui.core.protocol.views.slash_commands import SlashCommand, SlashCommands
 from melgui.desk.prompt.attachments import MAX_FILE_BYTES, FileIndex, attach
 from melgui.desk.prompt.custom_commands import load_custom_commands, read_command_file
-from melgui.desk.prompt.history import HistoryCursor, PromptHistory
+from melgui.desk.prompt.history import PromptHistory
 
 
 def test_history_survives_a_restart_and_walks_both_ways(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Prompts a person sent in a project folder, newest last, kept across restarts.
 
 One small JSON file per folder in the data folder (`prompts/<hash>.json`), written
-atomically after each prompt; Up and Down in the prompt box walk it.
+atomically after each prompt; Up and Down in the prompt box walk it (HistoryCursor,
+melgui.core.protocol.views.prompt_source).
 """
 
 from __future__ import annotations
@@ -61,37 +62,3 @@ class PromptHistory:
         except BaseException:
             Path(temp).unlink(missing_ok=True)
             raise
-
-
-class HistoryCursor:
-    """Walks a PromptHistory from the newest prompt back; keeps the draft it left."""
-
-    def __init__(self, history: PromptHistory) -> None:
-        self.history = history
-        self.index: int | None = None  # position in history.prompts, None = the draft
-        self.draft = ""
-
-    def older(self, current: str) -> str | None:
-        prompts = self.history.prompts
-        if not prompts:
-            return None
-        if self.index is None:
-            self.draft = current
-            self.index = len(prompts)
-        if self.index == 0:
-            return None
-        self.index -= 1
-        return prompts[self.index]
-
-    def newer(self) -> str | None:
-        if self.index is None:
-            return None
-        self.index += 1
-        if self.index >= len(self.history.prompts):
-            self.index = None
-            return self.draft
-        return self.history.prompts[self.index]
-
-    def reset(self) -> None:
-        self.index = None
-        self.draft = ""

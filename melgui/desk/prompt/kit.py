@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 from melgui.core.protocol.content import FilePart
 from melgui.core.protocol.transport import ModelInfo
+from melgui.core.protocol.views.prompt_source import Mentions
 from melgui.core.protocol.views.slash_commands import SlashCommands
-from melgui.desk.prompt.attachments import FileIndex
+from melgui.desk.prompt.attachments import FileIndex, attach
 from melgui.desk.prompt.custom_commands import load_custom_commands
 from melgui.desk.prompt.history import PromptHistory
 
 
-class Mentions(Protocol):
-    """More things `@` offers beside the project's files (an MCP server's resources)."""
-
-    def search(self, query: str, limit: int) -> list[str]: ...
-
-    def owns(self, value: str) -> bool: ...
-
-    def pick(
-        self, value: str, attach: Callable[[FilePart], None], fail: Callable[[str], None]
-    ) -> None:
-        """Attach `value` now or when it has been read; `fail` says why it cannot be."""
-
-
 class PromptKit:
-    """One per Desk; `set_folder` follows a change of project folder."""
+    """One per Desk (and one per ACP agent pane); `set_folder` follows a change of project
+    folder. The prompt box reads it as a PromptSource (melgui.core.protocol.views)."""
 
     def __init__(self, folder: str, history_base: Path | None = None) -> None:
         self.commands = SlashCommands()
@@ -51,3 +38,7 @@ class PromptKit:
     def reload_commands(self) -> int:
         """Read the custom commands again (the list is opened: files may have changed)."""
         return load_custom_commands(self.commands, self.folder)
+
+    def attach(self, path: str) -> FilePart:
+        """The part `@path` sends; raises ValueError with a sentence when it cannot be read."""
+        return attach(self.folder, path)

@@ -21,6 +21,7 @@ from melgui.core.protocol.content import ImagePart, Part
 from melgui.core.protocol.messages import Conversation, Message, without_images
 from melgui.core.protocol.transport import Answerer
 from melgui.core.protocol.views.compacted import persons_words, summarised
+from melgui.core.protocol.views.prompt_source import PromptSource
 from melgui.core.protocol.views.slash_commands import looks_like_command
 from melgui.core.thread.changes import (
     Change,
@@ -38,7 +39,6 @@ from melgui.core.thread.entries import (
     ReasoningEntry,
     UserEntry,
 )
-from melgui.desk.prompt.kit import PromptKit
 from melgui.ui.chat.call_cards import CallCards, Steps
 from melgui.ui.chat.card_answers import CardAnswers
 from melgui.ui.chat.column import centred_column
@@ -67,7 +67,7 @@ class ChatView(QWidget):
         colors: Colors = LIGHT,
         parent: QWidget | None = None,
         *,
-        prompt: PromptKit | None = None,
+        prompt: PromptSource | None = None,
         draw: bool = True,
         when_shown: bool = False,
     ) -> None:

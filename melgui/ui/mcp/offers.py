@@ -13,8 +13,8 @@ from melgui.core.protocol.content import FilePart
 from melgui.core.protocol.tools.mcp.naming import tool_name
 from melgui.core.protocol.tools.mcp.view import McpProblem, McpView, PromptRow, ServerRow
 from melgui.core.protocol.views.fuzzy_match import fuzzy_rank
+from melgui.core.protocol.views.prompt_source import PromptSource
 from melgui.core.protocol.views.slash_commands import SlashCommand
-from melgui.desk.prompt.kit import PromptKit
 from melgui.ui.runtime.aio import TaskKeeper
 
 ORIGIN = "mcp"
@@ -60,7 +60,7 @@ class McpOffers:
     def __init__(
         self,
         view: McpView,
-        kit: PromptKit,
+        kit: PromptSource,
         tasks: TaskKeeper,
         send: Callable[[str], None],
         say: Callable[[str], None],

@@ -53,6 +53,7 @@ def host_acp_agents(manager: PaneManager, desk: Desk, plans: Callable[[str, str]
         return known_agent(command, tuple(settings.acp_agents))
 
     manager.acp_factory = make
+    manager.prompt_for = desk.prompt_for
     manager.agent_for = agent_for
 
 

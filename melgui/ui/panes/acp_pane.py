@@ -30,11 +30,11 @@ from PySide6.QtWidgets import (
 from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired
+from melgui.core.protocol.views.prompt_source import PromptFor
 from melgui.core.protocol.views.relayed_copies import ShownTerminal
 from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.core.terminal.screen import TerminalScreen
 from melgui.desk.hosted_agents.session import HostedAgentSession
-from melgui.desk.prompt.kit import PromptKit
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.terminal.view import TerminalView
 from melgui.ui.runtime.agent_in_host import RemoteAgentSession
@@ -82,6 +82,7 @@ class AcpPane(AgentPane):
         colors: Colors = LIGHT,
         tasks: TaskKeeper | None = None,
         parent: QWidget | None = None,
+        prompt_for: PromptFor | None = None,
     ) -> None:
         self.acp = session
         self.agent: AgentControls
@@ -90,7 +91,9 @@ class AcpPane(AgentPane):
             self.agent = session.host
         else:  # in the melgui host: its word on the agent
             here, self.agent = None, session.agent
-        self.kit = PromptKit(self.agent.cwd)
+        if prompt_for is None:  # the manager's, set with its acp_factory (acp_dialogs)
+            raise ValueError("an ACP pane needs its prompt box's source (prompt_for)")
+        self.kit = prompt_for(self.agent.cwd)  # its own commands under /, its folder's @
         chat_session = cast(ChatSession, session)
         if bridge is None:
             bridge = SessionBridge(chat_session, tasks=tasks)

@@ -29,9 +29,9 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
     TurnFinished,
 )
+from melgui.core.protocol.views.prompt_source import PromptSource
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
 from melgui.core.worktrees.model import Worktree
-from melgui.desk.prompt.kit import PromptKit
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.inspector.call_book import CallBook
@@ -59,7 +59,7 @@ class AgentPane(QWidget):
         on_approval: ApprovalSink | None = None,
         colors: Colors = LIGHT,
         tasks: TaskKeeper | None = None,
-        prompt: PromptKit | None = None,
+        prompt: PromptSource | None = None,
         worktree: Worktree | None = None,
         parent: QWidget | None = None,
         history_when_shown: bool = False,

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QDialog, QMessageBox
 from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.protocol.views.losses import Loss
+from melgui.core.protocol.views.prompt_source import PromptFor
 from melgui.core.terminal.panes import HERE, PaneInfo, PaneRegistry, PaneState
 from melgui.core.terminal.pty_session import login_shell
 from melgui.core.worktrees.create import WorktreeError
@@ -112,6 +113,7 @@ class PaneManager(QObject):
         self.cwd = Path(cwd)
         self.worker_factory = worker_factory
         self.acp_factory: AcpFactory | None = None  # set where ACP agents can be hosted
+        self.prompt_for: PromptFor | None = None  # with it: an ACP pane's prompt box
         # open_pane: the ACP agent a command starts, when settings say to open it as one.
         self.agent_for: Callable[[str], AgentCommand | None] = lambda _command: None
         self.bridge_factory = bridge_factory
@@ -410,6 +412,7 @@ class PaneManager(QObject):
             on_approval=self.on_approval,
             colors=self.colors,
             tasks=self.tasks,
+            prompt_for=self.prompt_for,
         )
         self._install(info, pane, layout)
         pane.stateChanged.connect(lambda state, pane_id=info.id: self._on_state(pane_id, state))

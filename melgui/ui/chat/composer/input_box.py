@@ -1,6 +1,6 @@
 """The prompt box: Enter sends, Shift+Enter starts a new line; it grows with its text.
 
-With a project's PromptKit it also offers: `/` at the start opens the list of slash
+With a project's PromptSource it also offers: `/` at the start opens the list of slash
 commands, `@` opens a fuzzy list of the project's files (a choice becomes a chip and
 its text goes with the message), Up on the first line and Down on the last walk the
 folder's earlier prompts. Pasted or dropped PNG, JPEG and WebP images become chips.
@@ -16,9 +16,7 @@ from PySide6.QtGui import QFocusEvent, QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from melgui.core.protocol.content import Part
-from melgui.desk.prompt.attachments import attach
-from melgui.desk.prompt.history import HistoryCursor
-from melgui.desk.prompt.kit import PromptKit
+from melgui.core.protocol.views.prompt_source import HistoryCursor, PromptSource
 from melgui.ui.chat.composer.attachment_bar import AttachmentBar
 from melgui.ui.chat.composer.images import (
     MAX_BYTES,
@@ -38,7 +36,7 @@ class PromptInput(QPlainTextEdit):
     submitted = Signal(str, object)  # text, tuple of parts (images, files)
     problem = Signal(str)  # a one-line reason something could not be attached
 
-    def __init__(self, parent: QWidget | None = None, kit: PromptKit | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, kit: PromptSource | None = None) -> None:
         super().__init__(parent)
         self.kit = kit
         self.setTabChangesFocus(True)
@@ -216,7 +214,7 @@ class PromptInput(QPlainTextEdit):
             source.pick(value, self.attach, self.problem.emit)
             return
         try:
-            self.attach(attach(self.kit.folder, value))
+            self.attach(self.kit.attach(value))
         except ValueError as exc:
             self.problem.emit(str(exc))
 
@@ -251,7 +249,7 @@ class PromptInput(QPlainTextEdit):
             self.problem.emit(f"{path.name}: only images can be attached here")
             return
         try:
-            self.attach(attach(self.kit.folder, str(path)))
+            self.attach(self.kit.attach(str(path)))
         except ValueError as exc:
             self.problem.emit(str(exc))
 
