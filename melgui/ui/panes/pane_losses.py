@@ -10,7 +10,7 @@ import os
 from melgui.core.protocol.views.losses import Loss, session_losses
 from melgui.core.terminal.pty_session import session_members
 from melgui.remote.remote_pty import RemotePty
-from melgui.ui.panes.acp_pane import AcpPane, AcpSession
+from melgui.ui.panes.acp_pane import AcpPane
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.terminal.pane import TerminalPane
 
@@ -19,7 +19,7 @@ def losses_of(pane: TerminalPane | AgentPane, where: str) -> list[Loss]:
     """`where` names the pane in the question ("pane 2 (worker 2: …)"). A shell at its
     prompt loses nothing."""
     if isinstance(pane, AcpPane):
-        return _acp_losses(pane.acp, where)
+        return session_losses(pane.acp, where)()  # its loop and busy, as a session's
     if isinstance(pane, AgentPane):
         return session_losses(pane.session, where)()
     pty = pane.pty
@@ -50,13 +50,3 @@ def _jobs(shell: int, pids: list[int]) -> list[int]:
             if pid != shell and os.getpgid(pid) != shell:
                 jobs.append(pid)
     return jobs
-
-
-def _acp_losses(session: AcpSession, where: str) -> list[Loss]:
-    found = [
-        Loss("approval", where, f"{request.call.name} waits for your approval")
-        for request in session.loop.pending_approvals()
-    ]
-    if session.busy and not found:
-        found.append(Loss("turn", where, "the agent is in the middle of a turn"))
-    return found

@@ -19,6 +19,7 @@ from melgui.core.protocol.tooling import ToolRegistry
 from melgui.desk.hosted_agents.session_book import SessionBook
 from melgui.ui.chat.blocks.approval_card import action_href
 from melgui.ui.panes.acp_pane import AcpPane
+from melgui.ui.panes.pane_losses import losses_of
 from melgui.ui.panes.terminal.pane import TerminalPane
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.acp_host import SCRIPTED_AGENT, scripted_agent
@@ -75,6 +76,8 @@ def test_acp_pane_in_the_window(
     assert card.find("Yes, once") < card.find("Yes, always") < card.find("Never")
     assert action_href("approve", request.call.id) not in card  # the agent's, not ours
     assert pane.state.name == "waiting"
+    [loss] = losses_of(pane, "pane 1")  # what closing the pane now would end
+    assert (loss.kind, loss.what) == ("approval", "execute waits for your approval")
     assert "context 12,400 / 200,000 tokens" in pane.info.text()
     assert "- [~] clean build" in window.plans_panel.plans[-1][1]
     assert list(pane.terminal_views) == ["term-1"] and pane.terminal_tabs.isVisibleTo(pane)
@@ -91,7 +94,7 @@ def test_acp_pane_in_the_window(
         await wait_until(lambda: pane.state.name == "idle", 20)
 
     run(answered())
-    assert window.approvals.first() is None
+    assert window.approvals.first() is None and losses_of(pane, "pane 1") == []
     said = [m.content for m in pane.acp.conversation.messages if m.role == "assistant"]
     assert any("exit 0:3 passed" in text for text in said)
 
