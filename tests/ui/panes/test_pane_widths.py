@@ -27,21 +27,35 @@ def _content() -> tuple[QWidget, ThinkingRow]:
     return content, row
 
 
-def test_panes_keep_their_widths_through_states_and_the_thinking_row(qtbot: QtBot) -> None:
+def _three_frames() -> tuple[list[tuple[QWidget, ThinkingRow]], list[PaneFrame]]:
+    """Three worker panes' frames, each through every state once: a pane's minimum may
+    grow, once, to the widest state's words."""
     registry = PaneRegistry()
     panes = [_content() for _ in range(3)]
     frames = [PaneFrame(registry.add("agent", f"worker {n}"), c) for n, (c, _) in enumerate(panes)]
-    for frame in frames:  # each state once: a pane's minimum may grow, once, to the widest
+    for frame in frames:
         for state in (WAITING, IDLE, RUNNING):
             frame.show_state(state)
-    narrow = max(frame.minimumSizeHint().width() for frame in frames) + 12
+    return panes, frames
+
+
+def _side_by_side(qtbot: QtBot, frames: list[PaneFrame], width: int) -> PaneArea:
+    """`frames` split side by side in one area `width` px wide each, laid out."""
     area = PaneArea()
     qtbot.addWidget(area)
-    area.resize(3 * narrow, 500)
+    area.resize(3 * width, 500)
     area.show()
     for frame in frames:
         area.add(frame, "right")
     QApplication.processEvents()
+    return area
+
+
+def test_panes_keep_their_widths_through_states_and_the_thinking_row(qtbot: QtBot) -> None:
+    panes, frames = _three_frames()
+    narrow = max(frame.minimumSizeHint().width() for frame in frames) + 12
+    area = _side_by_side(qtbot, frames, narrow)
+    assert area.isVisible()
     widths = [frame.width() for frame in frames]
     assert all(width <= narrow + 12 for width in widths)  # as narrow as the test wants
 
@@ -73,21 +87,10 @@ def test_panes_at_their_least_width_keep_it_as_a_badge_comes_and_goes(qtbot: QtB
     """A turn that ends in a pane not looked at shows a badge in its header: a minimum that
     grew with it moved the splits of panes as narrow as they can be (or sent one to a tab
     of its own), and every chat there laid its whole text out again."""
-    registry = PaneRegistry()
-    panes = [_content() for _ in range(3)]
-    frames = [PaneFrame(registry.add("agent", f"worker {n}"), c) for n, (c, _) in enumerate(panes)]
-    for frame in frames:
-        for state in (WAITING, IDLE, RUNNING):
-            frame.show_state(state)
+    _, frames = _three_frames()
     least = [frame.minimumSizeHint().width() for frame in frames]
-    narrow = max(least) + 4  # less room than a badge takes
-    area = PaneArea()
-    qtbot.addWidget(area)
-    area.resize(3 * narrow, 500)
-    area.show()
-    for frame in frames:
-        area.add(frame, "right")
-    QApplication.processEvents()
+    area = _side_by_side(qtbot, frames, max(least) + 4)  # less room than a badge takes
+    assert area.isVisible()
     widths = [frame.width() for frame in frames]
 
     frames[0].set_badge(1, "the turn ended")
