@@ -151,10 +151,12 @@ class LayoutKeeper(QObject):
             if self._narrow_docks() and layout is not None:
                 layout.activate()
             self.fit()
-            QTimer.singleShot(0, self.fit)  # a new pane settles in a later layout pass
+            # A new pane settles in a later layout pass. Each timer here has the splitter
+            # for context: none fires once the window is gone.
+            QTimer.singleShot(0, self._splitter, self.fit)
         elif has_panes:
             self.fit()
-            QTimer.singleShot(0, self.fit)
+            QTimer.singleShot(0, self._splitter, self.fit)
         elif not has_panes and self.panes_open:
             self.panes_open = False
             self._chat_minimum()  # the chat alone
@@ -165,7 +167,7 @@ class LayoutKeeper(QObject):
             self._folded.clear()
             self._restore_widths()
             # Shown docks settle in a later layout pass: size them again after it.
-            QTimer.singleShot(0, self._restore_widths)
+            QTimer.singleShot(0, self._splitter, self._restore_widths)
 
     def _narrow_docks(self) -> bool:
         """Docks that stay (not empty) give up width before the chat does; True if any did."""
@@ -246,7 +248,7 @@ class LayoutKeeper(QObject):
             and not self._refit_due
         ):
             self._refit_due = True
-            QTimer.singleShot(0, self._refit)
+            QTimer.singleShot(0, self._splitter, self._refit)  # none once it is gone
         return False
 
     def _refit(self) -> None:
