@@ -40,6 +40,7 @@ from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.desk.hosted_agents.host import AcpHost  # noqa: E402
 from melgui.desk.hosted_agents.session import HostedAgentSession  # noqa: E402
+from melgui.desk.prompt.kit import PromptKit  # noqa: E402
 from melgui.ui.panes.acp_pane import AcpPane  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402
 from melgui.ui.runtime.flush_scheduler import shared_scheduler  # noqa: E402
@@ -73,7 +74,7 @@ async def until_idle(pane: AgentPane) -> None:
 
 async def acp_round(folder: str, chunks: int, meter: StallMeter) -> tuple[float, float, str]:
     session = HostedAgentSession(AcpHost(scripted_agent(), folder))
-    pane = AcpPane(session)
+    pane = AcpPane(session, prompt_for=PromptKit)  # as the manager gives it (Desk.prompt_for)
     pane.resize(900, 700)
     pane.show()
     await session.start()
