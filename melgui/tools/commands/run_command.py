@@ -155,8 +155,9 @@ async def run_command(context: ToolContext, given: RunCommandInput) -> ToolOutco
         status = sandbox_status()
         if not status.available:
             raise ToolError(
-                f"The sandbox is on but cannot be used: {status.message}. Turn it off in "
-                "Settings → Approval to run commands unsandboxed."
+                f"The sandbox is on but cannot be used: {status.message}. Turn it off where "
+                "it is set (Settings → Approval, or a remote host's `sandbox` option for "
+                "commands run on that machine) to run commands unsandboxed."
             )
         root = str(workspace.root)
         sandbox = SandboxSpec((root,), settings.sandbox_hidden, settings.sandbox_network)

@@ -107,6 +107,7 @@ def test_a_loop_there_worker_whose_machine_has_no_sandbox_is_told_and_runs_no_co
     assert isinstance(pane.session, RemoteSession)  # its loop runs there
     said = result_of(scripted_relay.legs_received[1])
     assert "The sandbox is on but cannot be used: bubblewrap (bwrap) is not installed" in said
+    assert "a remote host's `sandbox` option" in said  # where it is set, for a host's
     assert not (folder / "made-inside").exists() and not outside.exists()  # nothing ran
     shown = pane.chat.transcript.toPlainText()
     assert "Commands were to run in the sandbox on" in shown
