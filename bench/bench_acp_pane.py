@@ -34,9 +34,9 @@ import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
 from bench_panes import StallMeter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.rules.policy import FixedPolicy  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.desk.hosted_agents.host import AcpHost  # noqa: E402
 from melgui.desk.hosted_agents.session import HostedAgentSession  # noqa: E402

@@ -32,11 +32,11 @@ def measure(rounds: int) -> dict[str, float]:
     os.environ["MELGUI_DATA_DIR"] = os.path.join(sandbox, "data")
     from PySide6.QtWidgets import QApplication
 
-    from melgui.core.agent.policy import RulePolicy
     from melgui.core.agent.session import AgentSession
     from melgui.core.protocol.events import ToolCall
     from melgui.core.protocol.messages import Conversation, Message
     from melgui.core.protocol.tooling import ToolRegistry
+    from melgui.core.rules.policy import RulePolicy
     from melgui.core.transports.openai_compat import OpenAITransport
     from melgui.ui.chat.chat_view import ChatView
     from melgui.ui.runtime.bridge import SessionBridge

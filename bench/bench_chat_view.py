@@ -52,11 +52,11 @@ from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QTextBrowser  # noqa: E402
 from relay_process import RelayProcess  # noqa: E402
 
-from melgui.core.agent.policy import RulePolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.events import ToolCall  # noqa: E402
 from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.rules.policy import RulePolicy  # noqa: E402
 from melgui.core.thread.changes import Change, EntryAdded, TextAppended  # noqa: E402
 from melgui.core.thread.entries import AssistantEntry, ReasoningEntry  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402

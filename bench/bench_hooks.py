@@ -36,11 +36,11 @@ import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
 
 from melgui.core.agent.call_judge import judge  # noqa: E402
 from melgui.core.agent.plan_mode import PlanMode  # noqa: E402
-from melgui.core.agent.policy import RulePolicy  # noqa: E402
 from melgui.core.config.settings import config_dir  # noqa: E402
 from melgui.core.hooks.hooks import HookFiles, Hooks  # noqa: E402
-from melgui.core.processes import child_preexec  # noqa: E402
 from melgui.core.protocol.events import ToolCall  # noqa: E402
+from melgui.core.rules.policy import RulePolicy  # noqa: E402
+from melgui.core.runtime.processes import child_preexec  # noqa: E402
 
 ROUNDS = 300
 TARGET = 1.2

@@ -45,11 +45,11 @@ from bench_panes import bench_workers, watch_panes  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from relay_process import RelayProcess  # noqa: E402
 
-from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.events import ToolCall  # noqa: E402
 from melgui.core.protocol.messages import Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.rules.policy import FixedPolicy  # noqa: E402
 from melgui.core.store import open_store  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.desk.recording import start_recording  # noqa: E402

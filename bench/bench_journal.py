@@ -40,12 +40,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
 from relay_process import RelayProcess  # noqa: E402  (the relay in its own process)
 
-from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.events import Done, StreamEvent, TextDelta, WireEntry  # noqa: E402
 from melgui.core.protocol.messages import Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
 from melgui.core.protocol.transport import LegRequest, ModelInfo, Transport, WireSink  # noqa: E402
+from melgui.core.rules.policy import FixedPolicy  # noqa: E402
 from melgui.core.store import Store, open_store  # noqa: E402
 from melgui.core.store.journal import Journal  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402

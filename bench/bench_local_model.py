@@ -58,7 +58,7 @@ from bench.local_tool_tasks import (  # noqa: E402
     write_sample_project,
 )
 from melgui.core.agent.loop import AgentLoop  # noqa: E402
-from melgui.core.agent.policy import FixedPolicy  # noqa: E402
+from melgui.core.rules.policy import FixedPolicy  # noqa: E402
 from melgui.core.transports.local.generation import LegTimes  # noqa: E402
 from melgui.core.transports.local.llama import LocalTransport  # noqa: E402
 from melgui.core.transports.local.model import (  # noqa: E402

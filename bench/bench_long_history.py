@@ -43,7 +43,6 @@ os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from melgui.core.agent.policy import RulePolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.config.settings import Settings  # noqa: E402
 from melgui.core.protocol.catalog import ToolCatalog  # noqa: E402
@@ -51,6 +50,7 @@ from melgui.core.protocol.context_window import ContextWindow  # noqa: E402
 from melgui.core.protocol.events import ToolCall  # noqa: E402
 from melgui.core.protocol.messages import Conversation, Message  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.rules.policy import RulePolicy  # noqa: E402
 from melgui.core.transports.openai_compat import OpenAITransport  # noqa: E402
 from melgui.ui.chat.chat_view import ChatView  # noqa: E402
 from melgui.ui.runtime.bridge import SessionBridge  # noqa: E402

@@ -41,9 +41,9 @@ from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 from relay_process import RelayProcess  # noqa: E402  (the relay in its own process)
 
-from melgui.core.agent.policy import FixedPolicy  # noqa: E402
 from melgui.core.agent.session import AgentSession  # noqa: E402
 from melgui.core.protocol.tooling import ToolRegistry  # noqa: E402
+from melgui.core.rules.policy import FixedPolicy  # noqa: E402
 from melgui.core.terminal.screen import TerminalScreen  # noqa: E402
 from melgui.core.transports.relay import RelayTransport  # noqa: E402
 from melgui.ui.panes.agent_pane import AgentPane  # noqa: E402

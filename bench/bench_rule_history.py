@@ -25,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import budget  # bench/budget.py: the frame-budget table
 from bench_rules import DATA, rules_for
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import RuleBook
-from melgui.core.agent.rule_trial.proposal import propose
-from melgui.core.agent.rule_trial.replay import replay
-from melgui.core.agent.shell_parse import parse_shell
 from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import RuleBook
+from melgui.core.rules.rule_trial.proposal import propose
+from melgui.core.rules.rule_trial.replay import replay
+from melgui.core.rules.shell_parse import parse_shell
 from melgui.core.store import Store, open_store
 
 CALLS = 10_000

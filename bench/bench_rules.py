@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import budget  # bench/budget.py: the frame-budget table
 
-from melgui.core.agent.command_check import judge_command, judge_parsed
-from melgui.core.agent.rule_scopes import Rule
-from melgui.core.agent.shell_parse import parse_shell
+from melgui.core.rules.command_check import judge_command, judge_parsed
+from melgui.core.rules.rule_scopes import Rule
+from melgui.core.rules.shell_parse import parse_shell
 
 FRAME_MS = 1000 / 60
 DATA = Path(__file__).resolve().parent / "data" / "tldr_commands.txt"

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from melgui.core.agent.shell_parse import parse_shell  # noqa: E402
+from melgui.core.rules.shell_parse import parse_shell  # noqa: E402
 
 TABLE = ROOT / "tests" / "core" / "agent" / "test_command_table.py"
 INVALID = {"echo 'unterminated", "ls &&"}  # the table's two broken lines

@@ -19,10 +19,10 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from melgui.core.agent.policy import FixedPolicy, HeadlessMode
 from melgui.core.config import terminal_text
 from melgui.core.protocol.approval import Approve
 from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.policy import FixedPolicy, HeadlessMode
 from melgui.core.thread.codec import snapshot_from_json
 from melgui.core.thread.thread import SeqGap
 from melgui.host.changes import Record

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, TextIO, assert_never
 
 from melgui import exec_on_host
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config import terminal_text
 from melgui.core.config.connection_settings import api_key_kind
@@ -26,6 +25,7 @@ from melgui.core.config.settings import Settings, SettingsError, load_settings
 from melgui.core.config.trust import FolderTrust, restricted_line
 from melgui.core.protocol.catalog import ROLES, CatalogThere, reads
 from melgui.core.protocol.tooling import HookRun
+from melgui.core.rules.policy import FixedPolicy
 from melgui.core.store import open_store
 from melgui.core.thread.changes import (
     Change,

@@ -21,7 +21,7 @@ def _script() -> ModuleType:
 
 
 mutation = _script()
-NAME = "melgui.core.agent.policy.xǁRulePolicyǁadd_rule__mutmut_"
+NAME = "melgui.core.rules.policy.xǁRulePolicyǁadd_rule__mutmut_"
 
 
 def test_timeouts_and_type_errors_kill_while_no_tests_survive() -> None:
@@ -33,7 +33,7 @@ def test_timeouts_and_type_errors_kill_while_no_tests_survive() -> None:
         NAME + "4": 33,
     }
     codes[NAME + "5"] = None
-    score = mutation.tally("melgui/core/agent/policy.py", codes)
+    score = mutation.tally("melgui/core/rules/policy.py", codes)
     assert (score.killed, score.survivors, score.not_checked) == (3, [NAME + "4", NAME + "10"], 1)
     assert score.total == 5 and score.score == 0.6
 
@@ -41,9 +41,9 @@ def test_timeouts_and_type_errors_kill_while_no_tests_survive() -> None:
 def test_the_modules_are_the_fixed_set_and_each_has_tests_selected() -> None:
     assert mutation.modules() == [
         "melgui/core/agent/loop.py",
-        "melgui/core/agent/policy.py",
-        "melgui/core/agent/command_check.py",
-        "melgui/core/agent/command_rules.py",
+        "melgui/core/rules/policy.py",
+        "melgui/core/rules/command_check.py",
+        "melgui/core/rules/command_rules.py",
         "melgui/core/config/secrets.py",
         "melgui/tools/workspace.py",
         "melgui/core/store/store.py",

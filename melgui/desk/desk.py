@@ -22,9 +22,6 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from melgui.core.agent.claude_rules import claude_rules
-from melgui.core.agent.policy import FixedPolicy, RulePolicy
-from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.config.trust import FolderTrust
@@ -44,6 +41,9 @@ from melgui.core.protocol.tools.mcp.view import McpView
 from melgui.core.protocol.transport import Answerer, Transport, WireSink
 from melgui.core.protocol.views.losses import LossRegistry
 from melgui.core.protocol.views.servers_there import ServersThere
+from melgui.core.rules.claude_rules import claude_rules
+from melgui.core.rules.policy import FixedPolicy, RulePolicy
+from melgui.core.rules.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.store.checkpoints.checkpointer import Checkpointer
 from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import make_transport

@@ -21,16 +21,16 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-from melgui.core.deadline import within
-from melgui.core.notification_bus import (
+from melgui.core.protocol.tools.definition import shorten
+from melgui.core.protocol.tools.mcp.asks import InputRequest, SamplingRequest
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.notification_bus import (
     INTERFACE,
     PATH,
     SERVICE,
     NotificationBus,
     open_notification_bus,
 )
-from melgui.core.protocol.tools.definition import shorten
-from melgui.core.protocol.tools.mcp.asks import InputRequest, SamplingRequest
 
 if TYPE_CHECKING:
     from melgui.desk.mcp.hosted import HostMcp

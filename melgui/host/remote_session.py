@@ -19,7 +19,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from melgui.core.deadline import within
 from melgui.core.protocol.approval import ApprovalRequest, Approve, Decision, Deny
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
@@ -33,6 +32,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.runtime.deadline import within
 from melgui.core.thread.codec import snapshot_from_json
 from melgui.core.thread.entries import NoteEntry, Pin
 from melgui.core.thread.thread import SeqGap

@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from melgui.core.agent.compaction import Proposed
-from melgui.core.agent.policy import RulePolicy, apply_approval
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import next_request
 from melgui.core.context.measure import breakdown_to_json, measure, measure_to_json
@@ -32,6 +31,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.messages import Message
 from melgui.core.protocol.views.relayed_copies import RECORDS as RELAYED
+from melgui.core.rules.policy import RulePolicy, apply_approval
 from melgui.core.store.checkpoints.restore import Choice
 from melgui.core.store.checkpoints.versions import conflict_versions
 from melgui.core.thread.changes import Change

@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from melgui import __version__
-from melgui.core.deadline import within
-from melgui.core.processes import kill_unreaped, spawn
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import kill_unreaped, spawn
 from melgui.remote.target import Target
 from melgui.remote.wheels import RemotePython, WheelError, WheelSet, build_id, prepare
 

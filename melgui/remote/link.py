@@ -28,10 +28,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from melgui.core.deadline import within
 from melgui.core.hooks.there import HooksSummary
 from melgui.core.hooks.watch import HooksHeard
-from melgui.core.processes import kill_unreaped, spawn
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import kill_unreaped, spawn
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.wire import MAX_LINE, RpcError, widen_pipe
 from melgui.remote.askpass import Askpass, ssh_refusal

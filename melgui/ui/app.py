@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from melgui import resources
 from melgui.core.config.settings import Settings, SettingsError, load_settings
-from melgui.core.deadline import within
-from melgui.core.processes import settle_ending
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import settle_ending
 from melgui.ui.runtime.qt_loop import QtEventLoop
 from melgui.ui.runtime.theme import apply_theme
 from melgui.ui.window.main_window import MainWindow, build_main_window

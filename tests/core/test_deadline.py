@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from melgui.core.deadline import within
+from melgui.core.runtime.deadline import within
 
 
 def test_a_cancel_that_comes_with_the_result_is_raised() -> None:

@@ -17,7 +17,7 @@ from tests.fakes.exec import ROOT
 SCRIPT = textwrap.dedent(
     """
     import _thread, signal, subprocess, threading
-    from melgui.core import processes
+    from melgui.core.runtime import processes
 
     signal.signal(signal.SIGQUIT, signal.SIG_IGN)  # as under nohup: the child needs a reset
     done, codes = threading.Event(), []

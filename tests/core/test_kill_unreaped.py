@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from melgui.core.processes import kill_unreaped, release_pipes, still_running
+from melgui.core.runtime.processes import kill_unreaped, release_pipes, still_running
 from tests.fakes.late_watcher import REASON, SUPPORTED, late_watcher, unknown_children, until_zombie
 
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason=REASON)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.processes import start_group
+from melgui.core.runtime.processes import start_group
 
 # Python ignores SIGINT for good when it starts with SIGINT ignored, else installs its own.
 CHILD = (
     "import os, signal, sys\n"
-    "from melgui.core.processes import signal_state\n"
+    "from melgui.core.runtime.processes import signal_state\n"
     "print(os.getpid() == os.getsid(0) == os.getpgid(0), signal_state()['SigBlk'],\n"
     "      signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"
     "print(repr(sys.stdin.read()), file=sys.stderr)\n"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from melgui.core.processes import settle_ending, spawn
+from melgui.core.runtime.processes import settle_ending, spawn
 from tests.fakes.late_watcher import REASON, SUPPORTED, late_watcher, started_pids
 
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason=REASON)

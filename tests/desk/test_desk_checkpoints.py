@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from melgui.core.agent.policy import FixedPolicy
+from melgui.core.rules.policy import FixedPolicy
 from melgui.core.store.checkpoints.snapshot import read_head
 from tests.desk.conftest import make_desk
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls

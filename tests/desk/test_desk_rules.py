@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import Approve, Decision, Deny
 from melgui.core.protocol.catalog import ToolDef
 from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule
 from melgui.core.transports.connection import make_transport
 from melgui.desk.desk import Desk
 

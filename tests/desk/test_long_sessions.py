@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from melgui.core.agent.context import answer_reserve
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.loop_events import ContextNotice, HistoryBranched, LoopEvent
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.views.compacted import SUMMARY_HEAD, summary_text, with_summary
+from melgui.core.rules.policy import FixedPolicy
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, http_error, text
 from tests.fakes.long_session import (

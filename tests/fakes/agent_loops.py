@@ -6,12 +6,12 @@ import json
 from typing import Any
 
 from melgui.core.agent.loop import AgentLoop
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.protocol.approval import Decision
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import ASK, Judgement, allowed
 from melgui.core.protocol.loop_events import LoopEvent
 from melgui.core.protocol.messages import Conversation
+from melgui.core.rules.policy import FixedPolicy
 from tests.fakes.replay import Leg, ReplayTransport
 from tests.fakes.tools import RecordingTools
 

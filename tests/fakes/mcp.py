@@ -17,9 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from melgui.core.processes import reset_signals
 from melgui.core.protocol.catalog import ToolCatalog
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.runtime.processes import reset_signals
 from melgui.tools.mcp.config import ServerConfig, user_path
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.mcp.server import McpServer

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from melgui.core.processes import reset_signals
+from melgui.core.runtime.processes import reset_signals
 from tests.fakes.mcp import ROOT, free_port
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from jeepney import DBusAddress, new_method_call
 from jeepney.io.blocking import open_dbus_connection
 
-from melgui.core.processes import reset_signals
+from melgui.core.runtime.processes import reset_signals
 
 SERVICE_SCRIPT = Path(__file__).with_name("notification_service.py")
 CONTROL = DBusAddress(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.transports.connection import UnconfiguredTransport
 from melgui.ui.runtime.bridge import SessionBridge
 from melgui.ui.runtime.wire_recorder import WireRecorder

@@ -9,9 +9,9 @@ import json
 import shutil
 from pathlib import Path
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.config.trust import FolderTrust
 from melgui.core.hooks.hooks import HookFiles, Hooks
+from melgui.core.rules.policy import RulePolicy
 from melgui.desk.hosted_agents.host import AcpHost
 from tests.fakes.acp_host import scripted_agent
 from tests.hosted_agents.test_command_permissions import LIMIT, Person, execute, play

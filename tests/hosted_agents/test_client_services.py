@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from acp import PROTOCOL_VERSION
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.views.agent_commands import AgentCommand
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule
 from melgui.desk.desk import Desk
 from melgui.desk.hosted_agents.factory import acp_session
 from melgui.desk.hosted_agents.host import AcpHost, AgentFailed, AuthRequired

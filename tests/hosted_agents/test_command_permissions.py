@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule
 from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule
 from melgui.desk.hosted_agents.host import AcpHost
 from tests.fakes.acp_host import Events, scripted_agent
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule
 from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule
 from melgui.desk.hosted_agents.host import AcpHost, AgentFailed
 from tests.fakes import ScriptedOpenAI, done, hold, text, tool_call, tool_calls
 from tests.fakes.acp_host import Events, melgui_agent

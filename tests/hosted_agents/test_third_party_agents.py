@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.protocol.approval import ApprovalRequest
+from melgui.core.rules.policy import RulePolicy
 from melgui.desk.hosted_agents.host import AcpHost
 from tests.fakes import ScriptedOpenAI, done, text, tool_call, tool_calls
 from tests.fakes.acp_host import Events

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.processes import reset_signals
 from melgui.core.protocol.tooling import ToolError
+from melgui.core.runtime.processes import reset_signals
 from melgui.tools.commands.run_command import RUN_COMMAND_TOOL
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, default_hidden, sandbox_status
 from melgui.tools.context import ToolContext

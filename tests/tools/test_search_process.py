@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.processes import child_preexec, reset_signals
+from melgui.core.runtime.processes import child_preexec, reset_signals
 from melgui.core.terminal.pty_session import process_alive
 from melgui.tools.search import search_process
 from melgui.tools.search.search_process import SearchRun, run_search
@@ -21,7 +21,7 @@ ROOT = str(Path(__file__).resolve().parents[2])
 # Prints its pid, then whether SIGINT is ignored and its blocked mask, then records.
 CHILD = (
     "import os, signal, sys, time\n"
-    "from melgui.core.processes import signal_state\n"
+    "from melgui.core.runtime.processes import signal_state\n"
     "print(os.getpid(), signal.getsignal(signal.SIGINT) is signal.SIG_IGN,"
     " signal_state()['SigBlk'], flush=True)\n"
     "n = int(sys.argv[1])\n"

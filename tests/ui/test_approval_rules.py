@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.protocol.approval import ApprovalRequest, Approve
 from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.policy import RulePolicy
 from melgui.ui.approvals.approval_controls import always_choices, why_not
 from melgui.ui.approvals.rules_editor import PolicyEditor
 from melgui.ui.chat.blocks.approval_card import action_href

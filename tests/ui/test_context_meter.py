@@ -118,10 +118,10 @@ def test_a_live_session_keeps_its_drawing_bounded(
 
 
 def test_ten_thousand_messages_page_back_and_forth_with_a_bounded_drawing(qtbot: QtBot) -> None:
-    from melgui.core.agent.policy import RulePolicy
     from melgui.core.agent.session import AgentSession
     from melgui.core.protocol.messages import Conversation
     from melgui.core.protocol.tooling import ToolRegistry
+    from melgui.core.rules.policy import RulePolicy
     from melgui.core.transports.connection import UnconfiguredTransport
     from melgui.ui.chat.chat_view import ChatView
     from melgui.ui.chat.paging import HISTORY_PAGE

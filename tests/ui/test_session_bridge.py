@@ -13,7 +13,6 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -22,6 +21,7 @@ from melgui.core.protocol.loop_events import (
     LoopEvent,
     ToolCallFinished,
 )
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.thread.changes import Change, TextAppended
 from melgui.core.transports.relay import RelayTransport
 from melgui.ui.runtime.bridge import SessionBridge

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from melgui.core.agent.command_check import CommandJudgement, Part
+from melgui.core.rules.command_check import CommandJudgement, Part
 from melgui.ui.approvals.command_parts import parts_summary_html
 from melgui.ui.runtime.theme import LIGHT
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.config.settings import Settings, settings_path
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule, RuleBook
 from melgui.core.transports.openai_compat import OpenAITransport
 from melgui.ui.approvals.rules_editor import PolicyEditor
 from melgui.ui.settings.dialog import SettingsDialog

@@ -1,1 +1,1 @@
-"""The agent: the loop that runs legs and tools, sessions, and approval policy."""
+"""The agent: the loop that runs legs and tools, sessions, their hooks and compaction."""

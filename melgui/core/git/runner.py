@@ -32,9 +32,9 @@ from melgui.core.config.special_files import (
     special_rule_files,
 )
 from melgui.core.config.trust import FolderTrust
-from melgui.core.deadline import within
 from melgui.core.git import hardening
-from melgui.core.processes import child_preexec, kill_unreaped, spawn
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import child_preexec, kill_unreaped, spawn
 
 GIT_TIMEOUT_S = 120.0
 STALL_S = 2.0  # a trusted folder's git still running after this: is a rules file why?

@@ -31,9 +31,9 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
-from melgui.core.deadline import within
 from melgui.core.lsp.servers import ServerFailed
-from melgui.core.processes import forked_here, reset_signals
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import forked_here, reset_signals
 
 START_TIMEOUT = 30.0  # seconds for the server to start and answer `initialize`
 ANSWER_TIMEOUT = 30.0  # seconds for one document's diagnostics

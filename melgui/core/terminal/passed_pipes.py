@@ -29,7 +29,7 @@ import os
 import socket
 from typing import Protocol
 
-from melgui.core.deadline import within
+from melgui.core.runtime.deadline import within
 
 PIPE_SIZE = 1024 * 1024  # the default most an unprivileged user may give a pipe
 JOIN_TIMEOUT_S = 5.0

@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-from melgui.core.processes import forked_here, reset_signals
+from melgui.core.runtime.processes import forked_here, reset_signals
 from melgui.core.terminal.pty_session import PtyError
 
 TAIL_LINES = 40

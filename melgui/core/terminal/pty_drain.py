@@ -33,7 +33,7 @@ import os
 import subprocess
 import sys
 
-from melgui.core.processes import child_preexec
+from melgui.core.runtime.processes import child_preexec
 
 PIPE_SIZE = 1 << 20  # the pipe's capacity (Linux's default limit for a user)
 PARENT_CHECK_S = 0.25  # how often an idle drain looks whether melgui is still there

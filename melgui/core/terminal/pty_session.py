@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from melgui.core.processes import chain, child_preexec
+from melgui.core.runtime.processes import chain, child_preexec
 from melgui.core.terminal.pty_drain import PtyDrain, start_pty_drain
 
 READ_CHUNK = 65536

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from melgui.core.config.trust import FolderTrust
-from melgui.core.processes import command_environment, forked_here, reset_signals
+from melgui.core.runtime.processes import command_environment, forked_here, reset_signals
 
 OUTPUT_KEEP = 64 * 1024  # the last this many bytes of output are kept
 KILL_GRACE_S = 2.0

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from acp import RequestError
 
-from melgui.core.deadline import within
+from melgui.core.runtime.deadline import within
 from melgui.desk.hosted_agents.process import AgentProcess
 
 T = TypeVar("T")

@@ -26,10 +26,7 @@ from acp.schema import (
     Implementation,
 )
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL
 from melgui.core.config.settings import config_dir
-from melgui.core.deadline import within
 from melgui.core.protocol.approval import ApprovalRequest, Deny
 from melgui.core.protocol.events import Usage
 from melgui.core.protocol.loop_events import (
@@ -43,6 +40,9 @@ from melgui.core.protocol.loop_events import (
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired, Choice
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import AGENT_COMMAND_TOOL
+from melgui.core.runtime.deadline import within
 from melgui.core.thread.reducer import ThreadReducer
 from melgui.core.thread.thread import Thread
 from melgui.desk.hosted_agents.client import HostClient

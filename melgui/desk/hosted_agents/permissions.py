@@ -35,12 +35,12 @@ from acp.schema import (
 )
 
 from melgui.core.agent.call_judge import joined
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import AGENT_COMMAND_TOOL, Rule
 from melgui.core.protocol.approval import AgentOption, ApprovalRequest, Approve, Decision
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import ASK, Judgement
 from melgui.core.protocol.tooling import CallHooks
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import AGENT_COMMAND_TOOL, Rule
 from melgui.desk.hosted_agents.updates import content_diff
 
 AskPerson = Callable[[ApprovalRequest], None]

@@ -19,10 +19,10 @@ from typing import Any
 
 from acp.task import MessageSender, TaskSupervisor
 
-from melgui.core.deadline import within
-from melgui.core.processes import forked_here, release_pipes, reset_signals, spawn
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.views.agent_commands import AgentCommand
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import forked_here, release_pipes, reset_signals, spawn
 
 STREAM_LIMIT = 64 * 1024 * 1024  # one protocol line may carry a whole file
 TAIL_LINES = 40

@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from melgui.core.deadline import within
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import ContextNotice, LoopEvent, TurnFailed
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.views.agent_state import AgentFailed, AuthRequired
+from melgui.core.runtime.deadline import within
 from melgui.core.thread.thread import Thread
 from melgui.desk.hosted_agents.session_book import SessionBook, SessionEntry
 

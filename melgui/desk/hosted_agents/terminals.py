@@ -21,10 +21,10 @@ from typing import Protocol
 from acp import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
 
-from melgui.core.deadline import within
-from melgui.core.processes import without_secrets
 from melgui.core.protocol.tooling import ToolError
 from melgui.core.protocol.views.relayed_copies import ending_words
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import without_secrets
 from melgui.core.terminal.pty_session import PtyError, PtySession
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env
 from melgui.tools.workspace import Workspace

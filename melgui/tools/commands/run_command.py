@@ -14,11 +14,11 @@ import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from melgui.core.deadline import within
-from melgui.core.processes import command_environment, start_group
 from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.commands import RUN_COMMAND
 from melgui.core.protocol.tools.definition import Tool
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import command_environment, start_group
 from melgui.tools.commands.process_output import HeadTailBuffer
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env, sandbox_status
 from melgui.tools.context import ToolContext

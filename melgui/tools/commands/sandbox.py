@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from melgui.core.processes import forked_here, reset_signals
 from melgui.core.protocol.tools.commands import SandboxStatus
+from melgui.core.runtime.processes import forked_here, reset_signals
 
 BUS_VARIABLES = ("DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS")
 

@@ -26,8 +26,8 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from melgui.core.deadline import within
 from melgui.core.protocol.tooling import RUNNING_CALL, ToolOutcome
+from melgui.core.runtime.deadline import within
 from melgui.tools.mcp.asks.elicitation import InputRequest
 from melgui.tools.mcp.asks.input_answers import InputPolicy, answer_input, completed
 from melgui.tools.mcp.asks.sampling import SamplingRequest, SamplingTarget, answer_sampling

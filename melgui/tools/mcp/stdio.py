@@ -23,8 +23,8 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from melgui.core.deadline import within
-from melgui.core.processes import forked_here, reset_signals, spawn
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import forked_here, reset_signals, spawn
 from melgui.core.transports.http.replies import one_line
 from melgui.tools.mcp.wire_lines import HEAD_BYTES, error_reply, oversized, read_line
 

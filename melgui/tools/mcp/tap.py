@@ -11,7 +11,7 @@ import anyio
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from melgui.core.deadline import within
+from melgui.core.runtime.deadline import within
 from melgui.tools.mcp.protocol_log import LineLog
 
 

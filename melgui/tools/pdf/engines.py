@@ -18,8 +18,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from melgui.core.deadline import within
-from melgui.core.processes import start_group
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import start_group
 
 CHROMIUM_NAMES = (
     "chromium",

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from melgui.core.processes import child_preexec
+from melgui.core.runtime.processes import child_preexec
 
 _CHUNK = 256 * 1024
 _STDERR_KEEP = 4096

@@ -28,12 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule
-from melgui.core.agent.rule_trial.proposal import Proposal, propose
-from melgui.core.agent.rule_trial.replay import Replay, Replayed, arguments_of, replay
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.judgement import Judgement
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule
+from melgui.core.rules.rule_trial.proposal import Proposal, propose
+from melgui.core.rules.rule_trial.replay import Replay, Replayed, arguments_of, replay
 from melgui.core.store.records import RecordedCall
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.look.tokens import SPACE_XS

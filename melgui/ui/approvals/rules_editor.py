@@ -30,14 +30,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.claude_rules import Imported
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule, RuleBook
-from melgui.core.agent.rule_trial import RuleTrial
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.catalog import ALL_TOOLS, Mode
 from melgui.core.protocol.tools.commands import SandboxStatus
 from melgui.core.protocol.views.scopes import SCOPE_LABEL, SCOPES, Scope
+from melgui.core.rules.claude_rules import Imported
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule, RuleBook
+from melgui.core.rules.rule_trial import RuleTrial
 from melgui.core.store.records import AllowedCall
 from melgui.ui.approvals.history_trial import HistoryTrial, Recorded
 from melgui.ui.runtime.aio import TaskKeeper

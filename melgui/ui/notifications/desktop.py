@@ -21,8 +21,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from melgui.core.deadline import within
-from melgui.core.notification_bus import INTERFACE, PATH, SERVICE, open_notification_bus
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.notification_bus import INTERFACE, PATH, SERVICE, open_notification_bus
 from melgui.resources import APP_ID
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from melgui.core.agent.policy import approval_of
+from melgui.core.rules.policy import approval_of
 from melgui.desk.desk import Desk
 from melgui.host.remote_session import RemoteSession
 

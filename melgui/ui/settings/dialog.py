@@ -28,8 +28,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.claude_rules import claude_rules
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.config import secrets
 from melgui.core.config.connection_settings import (
     api_key_kind,
@@ -39,6 +37,8 @@ from melgui.core.config.connection_settings import (
 )
 from melgui.core.config.settings import PRESETS, ConnectionKind, Settings, preset_for_url
 from melgui.core.protocol.tools.commands import SandboxStatus
+from melgui.core.rules.claude_rules import claude_rules
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.store.records import AllowedCall
 from melgui.desk.model_sources import list_connection_models
 from melgui.ui.approvals.history_trial import Recorded

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 
 from PySide6.QtWidgets import QMainWindow, QStatusBar
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.config.settings import Settings, SettingsError, save_settings
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.store.records import AllowedCall, RecordedCall
 from melgui.desk.desk import Desk
 from melgui.ui.runtime.aio import TaskKeeper

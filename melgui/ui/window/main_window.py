@@ -16,7 +16,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession, ChatSession
 from melgui.core.config.connection_settings import api_key_kind, connection_label
 from melgui.core.config.secrets import get_api_key
@@ -27,6 +26,7 @@ from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.transport import Transport
 from melgui.core.protocol.views.losses import session_losses
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.store import open_store
 from melgui.core.store.records import NoteRecord, RecordedCall
 from melgui.core.worktrees.model import Worktree

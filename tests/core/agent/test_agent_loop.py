@@ -7,8 +7,6 @@ import asyncio
 import pytest
 
 from melgui.core.agent.loop import AgentLoop, RetryPolicy
-from melgui.core.agent.policy import FixedPolicy, RulePolicy
-from melgui.core.agent.rule_scopes import Rule, RuleBook
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.events import Done, StreamError, TextDelta, ToolCalls, Usage
@@ -23,6 +21,8 @@ from melgui.core.protocol.loop_events import (
     TurnFailed,
 )
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.rules.policy import FixedPolicy, RulePolicy
+from melgui.core.rules.rule_scopes import Rule, RuleBook
 from tests.fakes.agent_loops import assert_valid, call, make_loop
 from tests.fakes.replay import Leg, ReplayTransport
 from tests.fakes.tools import RecordingTools

@@ -9,10 +9,10 @@ import json
 from collections.abc import AsyncIterator
 
 from melgui.core.agent.loop import AgentLoop
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.protocol.approval import Deny
 from melgui.core.protocol.events import Done, ToolCall, ToolCalls
 from melgui.core.protocol.judgement import ASK
+from melgui.core.rules.policy import RulePolicy
 from tests.fakes.replay import ReplayTransport
 from tests.fakes.tools import RecordingTools
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import Done, TextDelta
 from melgui.core.protocol.loop_events import LoopEvent, MessageAdded, TurnCancelled
+from melgui.core.rules.policy import FixedPolicy
 from tests.fakes.replay import ReplayTransport
 from tests.fakes.tools import RecordingTools
 

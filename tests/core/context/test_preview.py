@@ -7,7 +7,6 @@ import asyncio
 from pathlib import Path
 
 from melgui.core.agent.compaction import Proposed
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.context.preview import CompactionQuestion, question_for
@@ -18,6 +17,7 @@ from melgui.core.protocol.loop_events import (
     ToolCallFinished,
 )
 from melgui.core.protocol.views.compacted import KEPT_HEAD, SUMMARY_HEAD
+from melgui.core.rules.policy import FixedPolicy
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.long_session import LongModel, openai_settings, serve_long_model, write_notes

@@ -15,9 +15,9 @@ import json
 import sys
 from typing import Any
 
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.rules.policy import FixedPolicy
 from melgui.core.store import open_store
 from melgui.core.transports.relay import RelayTransport
 from melgui.desk.recording import start_recording

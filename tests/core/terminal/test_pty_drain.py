@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from melgui.core.processes import signal_state
+from melgui.core.runtime.processes import signal_state
 from melgui.core.terminal.pty_drain import PIPE_SIZE
 from melgui.core.terminal.pty_session import PtySession, process_alive
 

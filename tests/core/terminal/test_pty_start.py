@@ -21,7 +21,7 @@ import pytest
 # interpreter for a preexec_fn, never for a vfork.
 _OPEN = """
 import json, os, signal, sys, time
-from melgui.core.processes import reset_signals
+from melgui.core.runtime.processes import reset_signals
 reset_signals()  # as a clean launcher leaves it, whatever started the tests
 if sys.argv[2] == "hostile":
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job of a shell
@@ -124,7 +124,7 @@ def test_a_setsid_that_cannot_take_the_terminal_is_not_used(tmp_path: Path) -> N
 
 _CLOSE_AT_ONCE = """
 import json, os, sys
-from melgui.core.processes import reset_signals
+from melgui.core.runtime.processes import reset_signals
 reset_signals()
 from melgui.core.terminal.pty_session import PtySession, process_alive
 pty = PtySession(["sleep", "300"], cwd=sys.argv[1], env={"PATH": os.environ["PATH"]},

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import Approve, Deny
 from melgui.core.protocol.events import (
@@ -27,6 +26,7 @@ from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement
 from melgui.core.protocol.loop_events import MessageAdded, ToolCallFinished, ToolCallRequested
 from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolOutcome
+from melgui.core.rules.policy import FixedPolicy
 from melgui.core.thread.changes import Change, EntriesReplaced, TextAppended
 from melgui.core.thread.codec import (
     change_from_json,

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from melgui.core.agent.loop import AgentLoop
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.protocol.catalog import tools_for_role
 from melgui.core.protocol.messages import Message
+from melgui.core.rules.policy import FixedPolicy
 from melgui.core.transports.relay import RelayTransport
 from melgui.tools.memory.store import LocalMemory
 from melgui.tools.settings import ToolSettings

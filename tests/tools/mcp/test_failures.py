@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from melgui.core.processes import signal_state
+from melgui.core.runtime.processes import signal_state
 from melgui.tools.mcp import stdio
 from melgui.tools.mcp.config import ServerConfig
 from melgui.tools.mcp.protocol_log import MAX_LINES, LineLog

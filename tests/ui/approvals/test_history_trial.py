@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from melgui.core.protocol.events import ToolCall
 from melgui.ui.settings.dialog import SettingsDialog
 from melgui.ui.window.main_window import MainWindow
-from tests.core.agent.test_rule_history import HISTORY, record
+from tests.core.rules.test_rule_history import HISTORY, record
 from tests.fakes import ScriptedRelay
 from tests.fakes.window import relay_settings, wait_until
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent import command_check, policy
-from melgui.core.agent.policy import RulePolicy
+from melgui.core.rules import command_check, policy
+from melgui.core.rules.policy import RulePolicy
 from tests.fakes import ScriptedRelay, done, text, tool_call, tool_calls
 from tests.fakes.window import click_card, idle, relay_settings, type_prompt, wait_until
 

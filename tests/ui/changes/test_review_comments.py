@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.tooling import ToolRegistry
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.transports.relay import RelayTransport
 from melgui.ui.changes.view import open_changes
 from melgui.ui.runtime.theme import LIGHT

@@ -11,11 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.terminal.pty_session import process_alive
 from melgui.core.transports.relay import RelayTransport
 from melgui.ui.panes.agent_pane import AgentPane

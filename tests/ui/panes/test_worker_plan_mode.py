@@ -10,10 +10,10 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from melgui.core.agent.policy import RulePolicy
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.catalog import ORCHESTRATION_TOOLS, READ_ONLY_TOOLS
 from melgui.core.protocol.tooling import ToolOutcome, ToolRegistry
+from melgui.core.rules.policy import RulePolicy
 from melgui.core.transports.relay import RelayTransport
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.panes.manager import PaneManager, WorkerSpec

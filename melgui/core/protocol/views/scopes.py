@@ -1,5 +1,5 @@
 """Where an approval rule lives, and what the window calls each place (the rules
-themselves are melgui.core.agent.rule_scopes')."""
+themselves are melgui.core.rules.rule_scopes')."""
 
 from __future__ import annotations
 

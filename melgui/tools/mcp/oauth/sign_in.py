@@ -25,7 +25,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
 
-from melgui.core.deadline import within
+from melgui.core.runtime.deadline import within
 from melgui.tools.mcp.oauth.grants import auth_method
 from melgui.tools.mcp.oauth.provider import ServerProvider
 from melgui.tools.mcp.oauth.settings import OAuthSettings

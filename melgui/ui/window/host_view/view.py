@@ -20,9 +20,9 @@ from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid
 
 from melgui.core.config.settings import Settings
-from melgui.core.deadline import within
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.views.agent_commands import AgentCommand
+from melgui.core.runtime.deadline import within
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.host.client import HostClient, HostGone

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from melgui.core.agent.loop import AgentLoop
-from melgui.core.agent.policy import FixedPolicy
 from melgui.core.protocol.catalog import BASE_TOOLS, tools_for_role
 from melgui.core.protocol.events import (
     Done,
@@ -32,6 +31,7 @@ from melgui.core.protocol.transport import (
     TransportError,
     WireSink,
 )
+from melgui.core.rules.policy import FixedPolicy
 from melgui.core.transports.local.llama import LocalTransport
 from melgui.core.transports.local.model import (
     INSTALL_HINT,

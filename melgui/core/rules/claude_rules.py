@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from melgui.core.agent.rule_scopes import Rule
+from melgui.core.rules.rule_scopes import Rule
 
 FILES = (".claude/settings.json", ".claude/settings.local.json")
 _TOOLS = {"Edit": "edit_file", "MultiEdit": "edit_file", "Write": "write_file"}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule, RuleBook
-from melgui.core.agent.rule_trial.replay import replay
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule, RuleBook
+from melgui.core.rules.rule_trial.replay import replay
 from melgui.core.store import Store
 from melgui.desk.recording import Recording
 from tests.core.hooks.test_claude_hooks import claude_project, desk_for

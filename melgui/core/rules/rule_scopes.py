@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from melgui.core.agent.command_rules import CommandRule
 from melgui.core.protocol.views.scopes import SCOPE_LABEL, SCOPES, Scope
+from melgui.core.rules.command_rules import CommandRule
 
 LASTS: dict[Scope, int] = {scope: rank for rank, scope in enumerate(SCOPES)}  # how long
 Effect = Literal["allow", "deny"]

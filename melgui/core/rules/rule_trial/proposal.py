@@ -14,11 +14,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule, RuleBook
-from melgui.core.agent.rule_trial.commands import RuleTrial
-from melgui.core.agent.rule_trial.replay import Replay, Replayed, arguments_of
 from melgui.core.protocol.judgement import Judgement
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule, RuleBook
+from melgui.core.rules.rule_trial.commands import RuleTrial
+from melgui.core.rules.rule_trial.replay import Replay, Replayed, arguments_of
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
-from melgui.core.agent.command_check import CommandJudgement, Part
-from melgui.core.agent.policy import (
+from melgui.core.protocol.approval import Approve, Decision, Deny
+from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.command_check import CommandJudgement, Part
+from melgui.core.rules.policy import (
     SANDBOX_RULE,
     FixedPolicy,
     RulePolicy,
     is_readable,
 )
-from melgui.core.agent.rule_scopes import Rule, RuleBook, parse_rules
-from melgui.core.agent.rule_trial.commands import commands_matched
-from melgui.core.protocol.approval import Approve, Decision, Deny
-from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.rule_scopes import Rule, RuleBook, parse_rules
+from melgui.core.rules.rule_trial.commands import commands_matched
 
 
 def call(name: str, **arguments: object) -> tuple[ToolCall, dict[str, object]]:

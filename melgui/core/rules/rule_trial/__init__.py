@@ -2,6 +2,6 @@
 (commands), a draft rule set replayed on the recorded calls (replay), and the smallest
 set of rules that would have removed the prompts a person always approved (proposal)."""
 
-from melgui.core.agent.rule_trial.commands import RuleTrial
+from melgui.core.rules.rule_trial.commands import RuleTrial
 
 __all__ = ["RuleTrial"]

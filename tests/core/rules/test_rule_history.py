@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule, RuleBook
-from melgui.core.agent.rule_trial.commands import RuleTrial
-from melgui.core.agent.rule_trial.proposal import propose, with_rules
-from melgui.core.agent.rule_trial.replay import Judge, replay
 from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule, RuleBook
+from melgui.core.rules.rule_trial.commands import RuleTrial
+from melgui.core.rules.rule_trial.proposal import propose, with_rules
+from melgui.core.rules.rule_trial.replay import Judge, replay
 from melgui.core.store import Store
 
 # (tool, command or path, what happened): "auto", "approved", "denied" (by the person)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from melgui.core.agent.claude_rules import claude_rules
+from melgui.core.rules.claude_rules import claude_rules
 
 
 def test_claude_code_rules_become_project_rules_or_say_why_not(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from melgui.core.agent.shell_parse import SimpleCommand, Word
+from melgui.core.rules.shell_parse import SimpleCommand, Word
 
 ELLIPSIS = "..."
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import Rule
 from melgui.core.protocol.approval import Approve, Deny
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import Rule
 
 
 def test_an_agent_command_rule_reads_back_from_its_text() -> None:

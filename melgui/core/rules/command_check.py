@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
-from melgui.core.agent.command_rules import DANGEROUS_VARIABLES, suggest_rule, unwrap
-from melgui.core.agent.rule_scopes import Rule
-from melgui.core.agent.shell_parse import ParsedShell, Redirect, SimpleCommand, parse_shell
+from melgui.core.rules.command_rules import DANGEROUS_VARIABLES, suggest_rule, unwrap
+from melgui.core.rules.rule_scopes import Rule
+from melgui.core.rules.shell_parse import ParsedShell, Redirect, SimpleCommand, parse_shell
 
 Verdict = Literal["allow", "deny", "ask"]
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})

@@ -9,7 +9,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from melgui.core.deadline import within
+from melgui.core.runtime.deadline import within
 
 SERVICE = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from melgui.core.agent.command_check import judge_command
-from melgui.core.agent.command_rules import CommandRule
-from melgui.core.agent.rule_scopes import parse_rules
+from melgui.core.rules.command_check import judge_command
+from melgui.core.rules.command_rules import CommandRule
+from melgui.core.rules.rule_scopes import parse_rules
 
 PROJECT = "/srv/project"
 RULE_LINES = [

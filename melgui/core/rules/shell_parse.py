@@ -3,7 +3,7 @@
 The parser is tree-sitter's bash grammar (PyPI `tree-sitter` + `tree-sitter-bash`, MIT).
 It was compared with
 `bashlex` 0.18 on the 104 rows of the approval test table
-(tests/core/agent/test_command_table.py; bench/compare_shell_parsers.py): bashlex
+(tests/core/rules/test_command_table.py; bench/compare_shell_parsers.py): bashlex
 raised on 6 valid rows (`case`,
 `[[ … ]]`, `$(( … ))` twice, `time`, a quoted here-doc delimiter), each of which would
 have been asked for no reason; it has had no release since 2023, and it is GPLv3 while

@@ -23,8 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
-from melgui.core.agent.command_check import CommandJudgement, Part, judge_parsed
-from melgui.core.agent.rule_scopes import (
+from melgui.core.protocol.approval import Approve, Decision, Deny, Remember, decision_of
+from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
+from melgui.core.protocol.events import ToolCall
+from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement, allowed, denied
+from melgui.core.protocol.views.scopes import SCOPES, Scope
+from melgui.core.rules.command_check import CommandJudgement, Part, judge_parsed
+from melgui.core.rules.rule_scopes import (
     AGENT_COMMAND_TOOL,
     BUILTIN,
     COMMAND_TOOL,
@@ -34,12 +39,7 @@ from melgui.core.agent.rule_scopes import (
     parse_rules,
     rule_lines,
 )
-from melgui.core.agent.shell_parse import ParsedShell, parse_shell
-from melgui.core.protocol.approval import Approve, Decision, Deny, Remember, decision_of
-from melgui.core.protocol.catalog import DEFAULT_MODES, READ_ONLY_TOOLS, Mode
-from melgui.core.protocol.events import ToolCall
-from melgui.core.protocol.judgement import JudgedPart, JudgedRule, Judgement, allowed, denied
-from melgui.core.protocol.views.scopes import SCOPES, Scope
+from melgui.core.rules.shell_parse import ParsedShell, parse_shell
 
 # Shells whose command language the bash grammar reads as they do, for what rules check.
 READABLE_SHELLS = frozenset({"sh", "bash", "dash", "ksh", "mksh", "zsh", "busybox"})

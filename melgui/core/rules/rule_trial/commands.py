@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from melgui.core.agent.command_check import judge_parsed
-from melgui.core.agent.rule_scopes import Rule
-from melgui.core.agent.shell_parse import ParsedShell, parse_shell
+from melgui.core.rules.command_check import judge_parsed
+from melgui.core.rules.rule_scopes import Rule
+from melgui.core.rules.shell_parse import ParsedShell, parse_shell
 
 
 class RuleTrial:

@@ -13,13 +13,13 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import BUILTIN, Effect, Rule, RuleBook
 from melgui.core.protocol import bounded_json
 from melgui.core.protocol.call_life import AUTO_BY
 from melgui.core.protocol.events import ToolCall
 from melgui.core.protocol.judgement import Judgement
 from melgui.core.protocol.views.scopes import Scope
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import BUILTIN, Effect, Rule, RuleBook
 from melgui.core.store.records import RecordedCall
 
 # What happened to a call back then: it ran without asking, a person approved or denied
