@@ -130,14 +130,15 @@ def reviewed_in(window: Any, relay: ScriptedRelay) -> Callable[[str, int], Await
     return reviewed
 
 
-def test_a_loop_there_folders_review_of_its_last_commit_runs_there(
+def test_a_loop_there_folders_reviews_run_there(
     scripted_relay: ScriptedRelay,
     remote: Remote,
     window_there: WindowThere,
     qloop: asyncio.AbstractEventLoop,
 ) -> None:
     # The window's main conversation runs in melgui's host there (`loop_there`): its
-    # `/review last 1` reads the diff and review.md there too, through that host.
+    # `/review last 1` and its `/review` of the uncommitted changes read the diff and
+    # review.md there too, through that host (not this machine's stand-in folder).
     there = window_there("review-loop-there", {"a.txt": "first\n"})
     folder, window = there.folder, there.window
     mine = ("-c", "safe.directory=*")
@@ -149,7 +150,10 @@ def test_a_loop_there_folders_review_of_its_last_commit_runs_there(
     (folder / ".melgui").mkdir()
     (folder / ".melgui" / "review.md").write_text(THERE)
     remote.server.give(folder)
-    scripted_relay.script([text("a.txt:2: warning: the second line there"), done()])
+    scripted_relay.script(
+        [text("a.txt:2: warning: the second line there"), done()],
+        [text("a.txt:3: note: the uncommitted line there"), done()],
+    )
     reviewed = reviewed_in(window, scripted_relay)
 
     async def scenario() -> None:
@@ -157,9 +161,16 @@ def test_a_loop_there_folders_review_of_its_last_commit_runs_there(
             lambda: isinstance(window.session, RemoteSession) and window.session.session_id, 120
         )
         await reviewed("last 1", 1)
+        (folder / "a.txt").write_text("first\nsecond commit there\nuncommitted there\n")
+        remote.server.give(folder)
+        await reviewed("", 2)
 
     qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
-    (leg,) = scripted_relay.legs_received
-    assert leg.last_user_text.startswith(THERE)
-    assert "+second commit there" in leg.last_user_text
-    assert "line 2: warning: the second line there" in window.chat.transcript.toPlainText()
+    last, uncommitted = scripted_relay.legs_received
+    assert last.last_user_text.startswith(THERE)
+    assert "+second commit there" in last.last_user_text
+    assert uncommitted.last_user_text.startswith(THERE)
+    assert "+uncommitted there" in uncommitted.last_user_text
+    shown = window.chat.transcript.toPlainText()
+    assert "line 2: warning: the second line there" in shown
+    assert "Review: 1 findings on 1 hunks of the uncommitted changes" in shown
