@@ -258,7 +258,7 @@ class PaneManager(QObject):
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
         """A worker given `task`, on `model` or the current one, in the project folder."""
         self._check_open()
-        info = self.reserve_worker(f"worker {{}}: {short(task, 32)}")
+        info = self.reserve_worker(f"worker {{}}: {short(task, 32)}", self.home or HERE)
         return self.open_worker(info, task, model, layout, None)
 
     async def start_worker(

@@ -14,6 +14,7 @@ import pytest
 
 from melgui.host.remote_session import RemoteSession
 from melgui.remote.connect import HOST_COMMAND_ENV
+from melgui.ui.changes.view import ChangesView
 from tests.fakes import ScriptedRelay, done, text
 from tests.fakes.projects import git
 from tests.fakes.window import relay_settings, wait_until
@@ -138,7 +139,8 @@ def test_a_loop_there_folders_reviews_run_there(
 ) -> None:
     # The window's main conversation runs in melgui's host there (`loop_there`): its
     # `/review last 1` and its `/review` of the uncommitted changes read the diff and
-    # review.md there too, through that host (not this machine's stand-in folder).
+    # review.md there too, through that host (not this machine's stand-in folder); the
+    # findings' new worker runs there, and its pane says so.
     there = window_there("review-loop-there", {"a.txt": "first\n"})
     folder, window = there.folder, there.window
     mine = ("-c", "safe.directory=*")
@@ -153,6 +155,7 @@ def test_a_loop_there_folders_reviews_run_there(
     scripted_relay.script(
         [text("a.txt:2: warning: the second line there"), done()],
         [text("a.txt:3: note: the uncommitted line there"), done()],
+        [text("Fixing it there."), done()],
     )
     reviewed = reviewed_in(window, scripted_relay)
 
@@ -164,9 +167,20 @@ def test_a_loop_there_folders_reviews_run_there(
         (folder / "a.txt").write_text("first\nsecond commit there\nuncommitted there\n")
         remote.server.give(folder)
         await reviewed("", 2)
+        # Its findings go to a new worker, which runs in the host there too: its pane
+        # names that machine.
+        (view,) = window.findChildren(ChangesView)
+        view.send_findings()
+        await wait_until(lambda: len(window.pane_manager.panes()) == 1, 30)
+        ((_, pane),) = window.pane_manager.panes()
+        await wait_until(lambda: "Fixing it there." in pane.chat.transcript.toPlainText(), 120)
 
     qloop.run_until_complete(asyncio.wait_for(scenario(), 180))
-    last, uncommitted = scripted_relay.legs_received
+    last, uncommitted, fixing = scripted_relay.legs_received
+    assert "the uncommitted line there" in fixing.last_user_text
+    ((info, pane),) = window.pane_manager.panes()
+    assert isinstance(pane.session, RemoteSession)  # its loop there
+    assert info.where == remote.server.alias, info
     assert last.last_user_text.startswith(THERE)
     assert "+second commit there" in last.last_user_text
     assert uncommitted.last_user_text.startswith(THERE)
