@@ -37,6 +37,7 @@ from melgui.core.worktrees.recovery import Found
 from melgui.core.worktrees.risk import work_at_risk
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.mcp.for_loops_elsewhere import project_file
+from melgui.desk.review import diff_of
 from melgui.desk.worktree_losses import retire_worktree, worktree_losses
 from melgui.host import wire
 from melgui.host.records import worktree_from_json, worktree_to_json
@@ -68,6 +69,7 @@ class FolderMethods:
             "checkpoint/calls": self._checkpoint_calls,
             "checkpoint/diff": self._checkpoint_diff,
             "changes/uncommitted": self._uncommitted,
+            "changes/diff": self._diff,
             "mcp/project": self._mcp_project,
             "mcp/restart": self._mcp_restart,
             "fs/read": self._fs_read,
@@ -168,6 +170,18 @@ class FolderMethods:
         except ChangesError as exc:
             return {"problem": str(exc)}
         return {"changes": changes_to_json(changes)}
+
+    async def _diff(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """A folder's diff of `target` here, as `git diff` writes it, for a review of it
+        (`last N`: the last N commits; else a branch: what it adds beside the current
+        one), or why there is none (`problem`: git's words)."""
+        folder, target = _folder_here(params), params.get("target")
+        if not isinstance(target, str) or not target.strip():
+            raise RpcError(wire.INVALID_PARAMS, "changes/diff needs a target: last N or a branch")
+        try:
+            return {"text": await diff_of(folder, target)}
+        except GitError as exc:
+            return {"problem": str(exc)}
 
     async def _mcp_project(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """A folder's own `.melgui/mcp.json` here, for the view to ask trust about."""

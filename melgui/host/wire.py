@@ -59,7 +59,9 @@ if TYPE_CHECKING:
 # 19: session/open's settings.sandbox_commands and settings.env: a loop-there session's
 #    commands in its configured host's sandbox, with its env (an older host ignored them
 #    and ran them unsandboxed).
-PROTOCOL = 19
+# 20: changes/diff: a remote folder's `/review last N` and `/review BRANCH` read the diff
+#    in the folder there (they ran git in this machine's stand-in folder).
+PROTOCOL = 20
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

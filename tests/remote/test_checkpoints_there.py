@@ -243,3 +243,34 @@ async def test_the_host_there_reads_a_folders_uncommitted_changes_for_its_change
     ]  # fmt: skip
     assert changes.file("a.txt").hunks[0].lines == (" first", "+second")
     assert "is not a git repository" in none["problem"]
+
+
+async def test_the_host_there_reads_a_folders_diff_of_its_last_commits_or_a_branch(
+    tmp_path: Path, box: Path
+) -> None:
+    # `/review last N` and `/review BRANCH` of a remote folder: git diff runs there.
+    git(box, "init", "-q")
+    git(box, "add", "-A")
+    git(box, "commit", "-q", "-m", "start")
+    git(box, "checkout", "-q", "-b", "feature")
+    (box / "b.txt").write_text("on the branch\n")
+    git(box, "add", "b.txt")
+    git(box, "commit", "-q", "-m", "feature")
+    git(box, "checkout", "-q", "-")
+    (box / "a.txt").write_text("first\nsecond\n")
+    git(box, "commit", "-q", "-am", "second")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    async with box_link(tmp_path, box) as link:
+        last = await link.about_folder("changes/diff", str(box), target="last 1")
+        branch = await link.about_folder("changes/diff", str(box), target="feature")
+        too_far = await link.about_folder("changes/diff", str(box), target="last 5")
+        no_branch = await link.about_folder("changes/diff", str(box), target="nosuch")
+        no_git = await link.about_folder("changes/diff", str(plain), target="last 1")
+        with pytest.raises(LinkError, match="needs a target"):
+            await link.about_folder("changes/diff", str(box), target=" ")
+    assert "+second" in last["text"] and "b.txt" not in last["text"]
+    assert "+on the branch" in branch["text"] and "second" not in branch["text"]
+    assert "HEAD~5" in too_far["problem"] and "text" not in too_far
+    assert "nosuch" in no_branch["problem"]
+    assert no_git["problem"]

@@ -2,6 +2,8 @@
 around its calls, so the call cards, the review bar and Undo ask it, as a remote folder's
 cards ask that folder's host (the same `checkpoint/*` methods, through `CheckpointsThere`),
 and Rewind is the host's `session/rewind`: its files and its list in one step, there.
+A remote folder's `/changes` and `/review` ask its host there through it too, when the
+main conversation runs there (melgui/ui/window/review_command.py `there_of`).
 
     hosted = HostedCheckpoints(session)            # a RestoresThere, for CheckpointsThere
     planned = await hosted.rewind(index, plan_only=True)

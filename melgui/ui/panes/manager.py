@@ -258,7 +258,7 @@ class PaneManager(QObject):
     def spawn_agent(self, task: str, model: str | None, layout: object = "tab") -> PaneInfo:
         """A worker given `task`, on `model` or the current one, in the project folder."""
         self._check_open()
-        info = self.reserve_worker(f"worker {{}}: {short(task, 32)}")
+        info = self.reserve_worker(f"worker {{}}: {short(task, 32)}", self.home or HERE)
         return self.open_worker(info, task, model, layout, None)
 
     async def start_worker(
@@ -299,9 +299,9 @@ class PaneManager(QObject):
 
     def reopen_worker(self, title: str, layout: object = "tab") -> PaneInfo:
         """A worker pane with no task on the session the factory gives (one the melgui
-        host kept running while no window was attached)."""
+        host kept running while no window was attached: a remote folder's host, `home`)."""
         self._check_open()
-        info = self.reserve_worker(f"worker {{}}: {short(title, 32)}")
+        info = self.reserve_worker(f"worker {{}}: {short(title, 32)}", self.home or HERE)
         return self.open_worker(info, None, None, layout, None, reopened=True)
 
     def reserve_worker(self, title: str, where: str = HERE) -> PaneInfo:

@@ -3,7 +3,9 @@ commits, or a worker's branch) read-only. A review of the uncommitted changes op
 project folder's Changes view and puts each finding on its hunk there, with its severity,
 from where the findings can go to a new worker as its task; the other targets' findings
 are listed by hunk in the chat. `/changes` opens that view without a review. A main
-conversation in the melgui host reviews there: its turn runs in the host, read-only."""
+conversation in the melgui host reviews there: its turn runs in the host, read-only.
+A remote folder's git and review prompt are read on its machine, by its host there
+(`there_of`), whether the main conversation's loop runs here or there."""
 
 from __future__ import annotations
 
@@ -19,10 +21,18 @@ from melgui.core.protocol.views.review_findings import Comment
 from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.core.worktrees.changes.git import ChangesError
 from melgui.core.worktrees.changes.reading import uncommitted_in
-from melgui.desk.review import Reviewer, review
-from melgui.ui.changes.there import review_instructions_there, uncommitted_there
+from melgui.desk.review import Reviewer, review, review_diff
+from melgui.host.remote_session import RemoteSession
+from melgui.remote.link_client import LinkClient
+from melgui.ui.changes.there import (
+    AsksThere,
+    diff_there,
+    review_instructions_there,
+    uncommitted_there,
+)
 from melgui.ui.changes.view import ChangesView, open_changes
 from melgui.ui.chat.chat_view import ChatView
+from melgui.ui.checkpoints.hosted import HostedCheckpoints
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.sessions import MainSession
 from melgui.ui.runtime.theme import Colors
@@ -89,9 +99,7 @@ class Reviews:
     async def open(self, chat: ChatView) -> ChangesView | None:
         """The project folder's Changes view, read; None when there is none (said). A
         remote folder's changes are read there, by its host."""
-        session = self.session
-        tools = session.loop.tools if isinstance(session, AgentSession) else None
-        there = tools if isinstance(tools, RestoresThere) else None
+        there = there_of(self.session)
         try:
             if there is not None:
                 worktree = (await uncommitted_there(there)).worktree
@@ -127,17 +135,39 @@ class Reviews:
                 colors.muted,
             )
             return
-        await review_into(chat, colors, session, self._folder(), target)
+        await review_into(chat, colors, session, self._folder(), target, there_of(session))
+
+
+def there_of(session: MainSession | None) -> AsksThere | None:
+    """The host on the machine a remote folder is on, which reads its git and files: its
+    tools' there (the loop here), or the main conversation's session there (`loop_there`:
+    a session of melgui's host over the folder's link). None: the folder is here (this
+    machine's melgui host reads the same folder the window does)."""
+    if isinstance(session, RemoteSession):
+        return HostedCheckpoints(session) if isinstance(session.client, LinkClient) else None
+    tools = session.loop.tools if isinstance(session, AgentSession) else None
+    return tools if isinstance(tools, RestoresThere) else None
 
 
 async def review_into(
-    chat: ChatView, colors: Colors, session: Reviewer, folder: str, target: str
+    chat: ChatView,
+    colors: Colors,
+    session: Reviewer,
+    folder: str,
+    target: str,
+    there: AsksThere | None = None,
 ) -> None:
-    """Review `target` in `folder` with `session`'s model; the findings go into `chat`."""
+    """Review `target` in `folder` with `session`'s model; the findings go into `chat`.
+    `there`: a remote folder's host, which reads the diff and the review prompt there."""
     transcript = chat.transcript
     try:
-        comments = await review(session, folder, target)
-    except (GitError, ValueError) as exc:
+        if there is None:
+            comments = await review(session, folder, target)
+        else:
+            diff = await diff_there(there, target)
+            instructions = await review_instructions_there(there) if diff.strip() else ""
+            comments = await review_diff(session, folder, diff, target, instructions)
+    except (GitError, ChangesError, ValueError) as exc:
         chat.show_note(f"Cannot review: {exc}")
         return
     if not comments:

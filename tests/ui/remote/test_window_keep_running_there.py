@@ -1,7 +1,8 @@
 """Quitting a remote folder's window while a worker whose loop runs in melgui's host there
 (`loop_there`) is mid-turn: the question names it, with where it runs, and offers Keep
 running in the background; kept, its turn goes on there with no window, and the next
-window on the folder reopens it in a pane (over the real sshd, a second local user)."""
+window on the folder reopens it in a pane, which names the machine it runs on (over the
+real sshd, a second local user)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,11 @@ def test_a_loop_there_worker_mid_turn_keeps_running_there_when_the_window_quits(
         return pane
 
     pane = run(qloop, back())
+    # Its pane names the machine it runs on, as the one that started it did (list_panes'
+    # `where`; the question before closing it names it so too).
+    (info,) = [i for i, p in second.pane_manager.panes() if p is pane]
+    assert info.where == remote.server.alias, info
+    assert info.line().endswith(f"\t{remote.server.alias}")
     assert isinstance(pane.session, RemoteSession)
     assert pane.session.session_id == worker.session_id  # the same session there, reopened
     assert (folder / "counter").read_text() == "x\n"  # its command ran once
