@@ -64,8 +64,7 @@ async def judge(
     turn.cancel()
     if before.arguments is not None:
         arguments = dict(before.arguments)
-        judgement = by_policy(call, arguments, policy, tool)
-    elif turned:
+    if before.arguments is not None or turned:
         judgement = by_policy(call, arguments, policy, tool)
     return Judged(joined(judgement, before.verdict, before.reason), arguments, before.runs)
 
