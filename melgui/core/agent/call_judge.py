@@ -8,10 +8,16 @@ have asked, and never overrides a deny rule. A tool that writes only the convers
 state (`state_only`) runs where the policy would ask. The result names its source
 ("plan mode", "hook", "conversation state", or the policy's own), so the call's card,
 the inspector and `record` read one value.
+
+The policy looks before the hooks run too: after a hook's child its judgement runs on
+cold caches, half again as slow (bench/bench_hooks.py). That first look is kept when the
+hooks answered without giving the loop a turn (nothing could change the rules meanwhile)
+and left the input as it was; otherwise the policy judges again, as above.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,10 +53,19 @@ async def judge(
         return Judged(refused, arguments)
     if hooks is None:
         return Judged(by_policy(call, arguments, policy, tool), arguments)
+    # The policy judges first, before a hook's child leaves the caches cold (it then
+    # runs slower); again when a hook rewrote the input, or when the hooks gave the loop
+    # its turn (the rules may have changed meanwhile): the judgement is always of what
+    # runs, by the rules as they are once the hooks have answered.
+    judgement = by_policy(call, arguments, policy, tool)
+    turned: list[None] = []
+    turn = asyncio.get_running_loop().call_soon(turned.append, None)
     before = await hooks.before_call(call, arguments)
+    turn.cancel()
     if before.arguments is not None:
         arguments = dict(before.arguments)
-    judgement = by_policy(call, arguments, policy, tool)
+    if before.arguments is not None or turned:
+        judgement = by_policy(call, arguments, policy, tool)
     return Judged(joined(judgement, before.verdict, before.reason), arguments, before.runs)
 
 
