@@ -10,11 +10,11 @@ from pathlib import Path
 
 from melgui.core.agent.call_judge import judge
 from melgui.core.agent.plan_mode import PlanMode
-from melgui.core.agent.policy import RulePolicy
-from melgui.core.agent.rule_scopes import BUILTIN, Rule
 from melgui.core.config.settings import config_dir
 from melgui.core.hooks.hooks import HookFiles, Hooks
 from melgui.core.protocol.events import ToolCall
+from melgui.core.rules.policy import RulePolicy
+from melgui.core.rules.rule_scopes import BUILTIN, Rule
 
 
 def own_pre_tool_use(command: str) -> None:
