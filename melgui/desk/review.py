@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Protocol
 
 from melgui.core.agent.plan_mode import PlanMode
-from melgui.core.agent.session import Observer
 from melgui.core.git import runner
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.views.review_findings import CUSTOM_PROMPT, Comment, Finding
+from melgui.core.thread.chat_session import Observer
 from melgui.core.worktrees.changes.diff import FileChange, Hunk, parse_diff
 
 MAX_DIFF_CHARS = 200_000

@@ -8,7 +8,6 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Protocol
 
 from melgui.core.agent.compaction import Compactor, WindowLookup
 from melgui.core.agent.context import ContextTracker
@@ -16,7 +15,7 @@ from melgui.core.agent.loop import AgentLoop, CallGuard, TurnResult
 from melgui.core.agent.session_hooks import SessionHooks
 from melgui.core.hooks.call_steps import AfterStep, CallSteps
 from melgui.core.hooks.hooks import Hooks
-from melgui.core.protocol.approval import ApprovalPolicy, ApprovalRequest
+from melgui.core.protocol.approval import ApprovalPolicy
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.loop_events import (
@@ -33,70 +32,12 @@ from melgui.core.protocol.messages import Conversation, Message
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.protocol.transport import Transport, WireSink
 from melgui.core.protocol.views.compacted import NOTE_MARK
+from melgui.core.thread.chat_session import Observer
 from melgui.core.thread.entries import Pin
 from melgui.core.thread.reducer import ThreadReducer
 from melgui.core.thread.thread import Thread
 
 log = logging.getLogger(__name__)
-
-Observer = Callable[[LoopEvent], None]
-
-
-class LoopView(Protocol):
-    """What views read off a session's loop."""
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def cwd(self) -> str: ...
-
-    @property
-    def role(self) -> str: ...
-
-    def pending_approvals(self) -> list[ApprovalRequest]: ...
-
-
-class ChatSession(Protocol):
-    """A conversation as the window's views drive it: melgui's own AgentSession, or an ACP
-    agent hosted in a pane (desk.hosted_agents). Both keep a thread model."""
-
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def busy(self) -> bool: ...
-
-    @property
-    def queued(self) -> list[str]: ...
-
-    @property
-    def queued_messages(self) -> list[Message]: ...
-
-    @property
-    def conversation(self) -> Conversation: ...
-
-    @property
-    def thread(self) -> Thread: ...
-
-    @property
-    def loop(self) -> LoopView: ...
-
-    def subscribe(self, observer: Observer) -> Callable[[], None]: ...
-
-    def submit(self, text: str, parts: tuple[Part, ...] = ()) -> None: ...
-
-    def stop(self) -> list[str]: ...
-
-    def request_compaction(self) -> None: ...
-
-    def branch(self, messages: Sequence[Message], reason: BranchReason, note: str = "") -> None: ...
-
-    def preface(self, note: str) -> None: ...
-
-    async def wait_idle(self) -> None: ...
-
-    async def aclose(self) -> None: ...
 
 
 class AgentSession:

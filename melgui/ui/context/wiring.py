@@ -21,13 +21,14 @@ from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid
 
 from melgui.core.agent.compaction import Proposed
-from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.context.breakdown import Slice
 from melgui.core.context.measure import breakdown_from_json, measure_from_json
 from melgui.core.context.preview import CompactionQuestion, question_for
 from melgui.core.protocol.views.compacted import is_summary, persons_words
 from melgui.core.protocol.views.slash_commands import SlashCommand
+from melgui.core.thread.chat_session import ChatSession
 from melgui.host.client import HostGone
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError

@@ -27,13 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.protocol.views.agent_state import AgentFailed, AgentState, AuthRequired
 from melgui.core.protocol.views.prompt_source import PromptFor
 from melgui.core.protocol.views.relayed_copies import ShownTerminal
 from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.core.terminal.screen import TerminalScreen
+from melgui.core.thread.chat_session import ChatSession
 from melgui.desk.hosted_agents.session import HostedAgentSession
 from melgui.ui.panes.agent_pane import AgentPane, ApprovalSink
 from melgui.ui.panes.terminal.view import TerminalView

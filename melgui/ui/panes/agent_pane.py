@@ -19,7 +19,7 @@ from html import escape
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
-from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
 from melgui.core.protocol.loop_events import (
     ApprovalNeeded,
@@ -31,6 +31,7 @@ from melgui.core.protocol.loop_events import (
 )
 from melgui.core.protocol.views.prompt_source import PromptSource
 from melgui.core.terminal.panes import IDLE, RUNNING, WAITING, PaneState, failed
+from melgui.core.thread.chat_session import ChatSession
 from melgui.core.worktrees.model import Worktree
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.chat.chat_view import ChatView

@@ -18,7 +18,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox
 
-from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.protocol.views.losses import Loss
 from melgui.core.protocol.views.prompt_source import PromptFor
@@ -42,7 +42,7 @@ from melgui.ui.panes.terminal import elsewhere
 from melgui.ui.panes.terminal.pane import CLOSE_GRACE_MS, TerminalPane
 from melgui.ui.panes.worker_worktrees import WorktreeThere
 from melgui.ui.runtime.aio import TaskKeeper
-from melgui.ui.runtime.bridge import SessionBridge
+from melgui.ui.runtime.bridge import BridgeFactory
 from melgui.ui.runtime.theme import LIGHT, Colors
 
 Pane = TerminalPane | AgentPane
@@ -62,7 +62,6 @@ class WorkerSpec:
 WorkerFactory = Callable[[WorkerSpec], AgentSession]
 # (command, pane title, the id of an earlier session to reopen or None)
 AcpFactory = Callable[[AgentCommand, str, str | None], AcpSession]
-BridgeFactory = Callable[[ChatSession], SessionBridge]
 WorktreesSource = Callable[[], WorkerWorktrees | None]
 
 

@@ -24,11 +24,11 @@ import contextlib
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 from shiboken6 import isValid
 
-from melgui.core.agent.session import ChatSession
 from melgui.core.protocol.content import Part
 from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.loop_events import (
@@ -40,6 +40,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.thread.changes import Change, EntriesReplaced
+from melgui.core.thread.chat_session import ChatSession
 from melgui.ui.runtime.aio import TaskKeeper
 from melgui.ui.runtime.flush_scheduler import shared_scheduler
 from melgui.ui.runtime.wire_recorder import WireRecorder
@@ -205,3 +206,7 @@ class SessionBridge(QObject):
 
     def _on_wire(self, entry: WireEntry) -> None:
         self.wire.emit(entry)
+
+
+# What a pane is given to make its session's bridge (the window's bridge_for).
+BridgeFactory = Callable[[ChatSession], SessionBridge]

@@ -13,11 +13,12 @@ import weakref
 from collections.abc import Callable
 from typing import Protocol, cast
 
-from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.catalog import Role, ToolCatalog
 from melgui.core.protocol.messages import Conversation
 from melgui.core.protocol.tooling import ToolRunner
 from melgui.core.rules.policy import RulePolicy
+from melgui.core.thread.chat_session import ChatSession
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.host.remote_session import RemoteSession

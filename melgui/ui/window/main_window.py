@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
-from melgui.core.agent.session import AgentSession, ChatSession
+from melgui.core.agent.session import AgentSession
 from melgui.core.config.connection_settings import api_key_kind, connection_label
 from melgui.core.config.secrets import get_api_key
 from melgui.core.config.settings import Settings, config_dir
@@ -29,6 +29,7 @@ from melgui.core.protocol.views.losses import session_losses
 from melgui.core.rules.policy import RulePolicy
 from melgui.core.store import open_store
 from melgui.core.store.records import NoteRecord, RecordedCall
+from melgui.core.thread.chat_session import ChatSession
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.desk.kit import WorkspaceKit
