@@ -15,9 +15,9 @@ what the journal was told. Streaming text is batched: the journal does not hear 
 streamed piece; while entries stream, a timer reads their text from the thread and
 rewrites the partial assistant row in place every `flush_interval` seconds, so text
 that arrived is on disk within that time (and the writer's few milliseconds) even if
-the stream stalls. Wire log lines are batched the same way, cut into chunks of at most
-`wire_chunk` lines that are handed over with the next flush; a leg's lines are handed
-over once its end is heard. When a turn ends, and in `flush` and `close`, the journal
+the stream stalls. Wire log lines are batched the same way, handed over with the next
+flush in chunks of at most `wire_chunk` lines; a leg's lines are handed over once its
+end is heard. When a turn ends, and in `flush` and `close`, the journal
 waits until everything is written: a turn that ended is in the history. Its last wire
 lines and its answer's search indexing are handed over after that wait, not waited
 for: the turn's end waits on its messages only, and a stream shorter than the interval
@@ -111,8 +111,7 @@ class Journal:
         self._source: Thread | None = None  # the thread followed: its streamed text
         self._streams: list[int] = []  # the entries streaming into the partial answer
         self._partial_seq: int | None = None
-        self._wire: list[WireEntry] = []  # lines of leg `_wire_leg` not in a chunk yet
-        self._chunks: list[list[WireEntry]] = []  # full chunks of it, not handed over yet
+        self._wire: list[WireEntry] = []  # lines of leg `_wire_leg` not handed over yet
         self._wire_chunk = wire_chunk
         self._leg_wire: asyncio.Handle | None = None  # hands over an ended leg's lines
         self._writes: list[Future[object]] = []  # handed to the writer thread, not yet seen done
@@ -153,17 +152,10 @@ class Journal:
 
     def record_wire(self, entry: WireEntry) -> None:
         """A WireSink: keeps one wire log line, written with the next batch."""
-        wire = self._wire
-        wire.append(entry)
+        self._wire.append(entry)  # one line of 20,000 a long answer: nothing more, mostly
         # Only the loop's thread writes; an entry from elsewhere waits for the next flush.
-        if self._timer is None or len(wire) >= self._wire_chunk:
-            if threading.get_ident() != self._thread:
-                return
-            if len(wire) >= self._wire_chunk:  # a full chunk, written with the next flush
-                self._chunks.append(wire)
-                self._wire = []
-            if self._timer is None and not self._arm_timer():
-                self._flush_if_due()
+        if self._timer is None and threading.get_ident() == self._thread and not self._arm_timer():
+            self._flush_if_due()
 
     # -- the thread --------------------------------------------------------------------
 
@@ -449,12 +441,11 @@ class Journal:
             self._report(exc)
 
     def _flush_wire(self) -> None:
-        """Hand over the lines kept: the full chunks and the lines after them."""
+        """Hand over the lines kept, in chunks of at most `wire_chunk` lines."""
         if self._wire:
-            self._chunks.append(self._wire)
-            self._wire = []
-        if self._chunks:
-            chunks, self._chunks = self._chunks, []
+            wire, self._wire = self._wire, []
+            size = self._wire_chunk
+            chunks = [wire[start : start + size] for start in range(0, len(wire), size)]
             self._write(self.store.wire.add_chunks, self.conversation_id, self._wire_leg, chunks)
 
     def _seen(self, wait: bool) -> None:
