@@ -17,12 +17,12 @@ rewrites the partial assistant row in place every `flush_interval` seconds, so t
 that arrived is on disk within that time (and the writer's few milliseconds) even if
 the stream stalls. Wire log lines are batched the same way, handed over with the next
 flush in chunks of at most `wire_chunk` lines; a leg's lines are handed over once its
-end is heard. When a turn ends, and in `flush` and `close`, the journal
-waits until everything is written: a turn that ended is in the history. Its last wire
-lines and its answer's search indexing are handed over after that wait, not waited
-for: the turn's end waits on its messages only, and a stream shorter than the interval
-pays for no wire log writing while it streams. A storage failure never reaches the
-loop: it is reported once through `on_problem` and in `problem`.
+end is heard. When a turn ends, and in `flush` and `close`, the journal waits until
+everything handed over is written: a turn that ended is in the history. Its last wire
+lines and its answer's search indexing are handed over after that wait and not waited
+for, so a stream shorter than the interval pays for no wire log writing while it
+streams, nor does its end wait on it. A storage failure never reaches the loop: it is
+reported once through `on_problem` and in `problem`.
 """
 
 from __future__ import annotations
