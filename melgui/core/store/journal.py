@@ -15,11 +15,14 @@ what the journal was told. Streaming text is batched: the journal does not hear 
 streamed piece; while entries stream, a timer reads their text from the thread and
 rewrites the partial assistant row in place every `flush_interval` seconds, so text
 that arrived is on disk within that time (and the writer's few milliseconds) even if
-the stream stalls. Wire log lines are batched the same way, a chunk of them at most
-`wire_chunk` lines; a leg's lines are handed over when it ends. When a turn ends, and
-in `flush` and `close`, the journal waits until everything is written: a turn that
-ended is in the history. A storage failure never reaches the loop: it is reported once
-through `on_problem` and in `problem`.
+the stream stalls. Wire log lines are batched the same way, handed over with the next
+flush in chunks of at most `wire_chunk` lines; a leg's lines are handed over once its
+end is heard. When a turn ends, and in `flush` and `close`, the journal waits until
+everything handed over is written: a turn that ended is in the history. Its last wire
+lines and its answer's search indexing are handed over after that wait and not waited
+for, so a stream shorter than the interval pays for no wire log writing while it
+streams, nor does its end wait on it. A storage failure never reaches the loop: it is
+reported once through `on_problem` and in `problem`.
 """
 
 from __future__ import annotations
@@ -61,8 +64,9 @@ from melgui.core.thread.entries import (
 from melgui.core.thread.thread import Thread
 
 FLUSH_INTERVAL = 0.5  # seconds; the promise is "at least every second"
-# Wire log lines written together at most: fewer, larger chunks cost the writer less;
-# the flush interval bounds a chunk in time.
+# Wire log lines in one stored chunk at most: fewer, larger chunks cost the writer less,
+# and a bounded chunk holds the interpreter (which the loop needs) for a bounded time
+# while it is encoded. The flush interval bounds when a chunk is written.
 WIRE_CHUNK = 8192
 P = ParamSpec("P")
 # Each flush rewrites the whole partial answer: past this many characters the interval
@@ -107,8 +111,9 @@ class Journal:
         self._source: Thread | None = None  # the thread followed: its streamed text
         self._streams: list[int] = []  # the entries streaming into the partial answer
         self._partial_seq: int | None = None
-        self._wire: list[WireEntry] = []  # entries of leg `_wire_leg` not written yet
+        self._wire: list[WireEntry] = []  # lines of leg `_wire_leg` not handed over yet
         self._wire_chunk = wire_chunk
+        self._leg_wire: asyncio.Handle | None = None  # hands over an ended leg's lines
         self._writes: list[Future[object]] = []  # handed to the writer thread, not yet seen done
         self._wire_leg = 0
         self._last_flush = clock()
@@ -147,16 +152,10 @@ class Journal:
 
     def record_wire(self, entry: WireEntry) -> None:
         """A WireSink: keeps one wire log line, written with the next batch."""
-        wire = self._wire
-        wire.append(entry)
+        self._wire.append(entry)  # one line of 20,000 a long answer: nothing more, mostly
         # Only the loop's thread writes; an entry from elsewhere waits for the next flush.
-        if self._timer is None or len(wire) >= self._wire_chunk:
-            if threading.get_ident() != self._thread:
-                return
-            if len(wire) >= self._wire_chunk:  # bounded chunks: no long write at leg end
-                self._write_wire()
-            elif not self._arm_timer():
-                self._flush_if_due()
+        if self._timer is None and threading.get_ident() == self._thread and not self._arm_timer():
+            self._flush_if_due()
 
     # -- the thread --------------------------------------------------------------------
 
@@ -249,21 +248,41 @@ class Journal:
             pins = [(pin.text, pin.by) for pin in state.pins]
             self._write(self.store.set_pins, self.conversation_id, pins)
         started = leg_started(before, state)
-        if started or state.legs != before.legs:  # a leg's lines, handed over when it ends
+        ended = turn_ended(before, state)
+        if started:  # the last leg's lines, under its number
             self._flush_wire()
-        if started:
             self._wire_leg = state.leg
             self._drop_partial()
-        if turn_ended(before, state):
+        elif state.legs != before.legs and not ended:
+            self._hand_over_leg_wire()
+        if ended:
             if state.outcome == "done":
-                self._flush()
+                self._flush(wire=False)
                 self._checkpoint_soon()
             self._streams.clear()  # nothing streams between turns: the timer stops
             # A turn that ended is in the history, for other processes too (a host's
-            # view reads it once the session is idle): the one wait of a turn. Its
-            # answer's search indexing is handed over after it, and not waited for.
+            # view reads it once the session is idle): the one wait of a turn, for its
+            # messages. Its answer's search indexing and its last wire lines are handed
+            # over after it, and not waited for.
             self._seen(wait=True)
             self._index()
+            self._write_wire()
+
+    def _hand_over_leg_wire(self) -> None:
+        """A leg ended: its lines are handed over once the changes of its end are heard
+        (its message, and the turn's end when the leg ends the turn: then after the
+        turn's wait, which so waits on its messages only)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: at once
+            self._write_wire()
+            return
+        if self._leg_wire is None:
+            self._leg_wire = loop.call_soon(self._leg_wire_due)
+
+    def _leg_wire_due(self) -> None:
+        self._leg_wire = None
+        self._write_wire()
 
     def _branched(self, marker: BranchEntry) -> None:
         """The message list was replaced: the old one stays in the store as a branch."""
@@ -393,13 +412,14 @@ class Journal:
             self._unindexed = False
             self._write(self.store.index_pending, self.conversation_id)
 
-    def _flush(self) -> None:
+    def _flush(self, *, wire: bool = True) -> None:
         self._cancel_timer()
         self._last_flush = self._clock()
         try:
             if self._streams:
                 self._write_partial()
-            self._flush_wire()
+            if wire:
+                self._flush_wire()
         except sqlite3.Error as exc:
             self._report(exc)
 
@@ -421,9 +441,12 @@ class Journal:
             self._report(exc)
 
     def _flush_wire(self) -> None:
+        """Hand over the lines kept, in chunks of at most `wire_chunk` lines."""
         if self._wire:
-            entries, self._wire = self._wire, []
-            self._write(self.store.wire.add_chunk, self.conversation_id, self._wire_leg, entries)
+            wire, self._wire = self._wire, []
+            size = self._wire_chunk
+            chunks = [wire[start : start + size] for start in range(0, len(wire), size)]
+            self._write(self.store.wire.add_chunks, self.conversation_id, self._wire_leg, chunks)
 
     def _seen(self, wait: bool) -> None:
         """Report the first failure of the writes done (`wait`: of all, once written)."""

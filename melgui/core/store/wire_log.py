@@ -34,6 +34,15 @@ class WireLog:
             (cid, leg, data),
         )
 
+    def add_chunks(self, cid: str, leg: int, chunks: Sequence[Sequence[WireEntry]]) -> None:
+        """Append one leg's chunks of wire log lines, a stored chunk each, in one commit
+        (each encoded as it is inserted: the interpreter is held one chunk at a time)."""
+        with transaction(self._conn) as conn:
+            conn.executemany(
+                "INSERT INTO wire_chunks (conversation_id, leg, entries) VALUES (?, ?, ?)",
+                ((cid, leg, encode_chunk(entries)) for entries in chunks),
+            )
+
     def add_rows(self, cid: str, rows: Sequence[tuple[int, str, str, float]]) -> None:
         """Append (leg, direction, text, at) rows: one stored chunk per leg, one commit."""
         chunks: list[tuple[int, list[tuple[str, str, float]]]] = []

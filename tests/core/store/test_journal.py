@@ -5,14 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.approval import ApprovalRequest
-from melgui.core.protocol.events import Done, ReasoningDelta, StreamError, TextDelta, ToolCalls
+from melgui.core.protocol.events import (
+    Done,
+    ReasoningDelta,
+    StreamError,
+    TextDelta,
+    ToolCalls,
+    WireEntry,
+)
 from melgui.core.protocol.loop_events import ApprovalNeeded, LoopEvent, TurnFinished
 from melgui.core.protocol.messages import Conversation, Message
-from melgui.core.store import Store, open_store
+from melgui.core.store import Store, open_store, wire_log
 from melgui.core.store.journal import WIRE_CHUNK, Journal
 from melgui.core.thread.codec import (
     change_from_json,
@@ -20,6 +31,7 @@ from melgui.core.thread.codec import (
     snapshot_from_json,
     snapshot_to_json,
 )
+from melgui.core.thread.entries import AssistantEntry
 from melgui.core.thread.thread import Thread
 from tests.fakes.replay import AskWrites, Leg, ReplayTransport, Tools, call
 
@@ -337,3 +349,81 @@ async def test_a_stream_cut_by_an_error_keeps_its_text_after_the_turn(
     rows = store.messages(cid)
     assert [r.message.content for r in rows] == ["go", "half an answer"]
     assert [n.kind for n in store.notes(cid)] == ["error"]
+
+
+async def test_a_turn_s_end_waits_on_its_messages_not_on_its_wire_log(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wire log's encoding is held on the writer thread: the turn ends all the same
+    (a turn end that waited on it would only go on once the hold timed out), with its
+    messages stored; the wire lines follow, all of them."""
+    release, held_out = threading.Event(), threading.Event()
+    encode = wire_log.encode_chunk
+
+    def held_encode(entries: Sequence[WireEntry]) -> str:
+        if not release.wait(timeout=10):
+            held_out.set()
+        return encode(entries)
+
+    monkeypatch.setattr(wire_log, "encode_chunk", held_encode)
+    tokens: Leg = [TextDelta(f"t{i} ") for i in range(50)]
+    session, journal, cid, _ = start(store, tmp_path, [[*tokens, Done()]], flush_interval=60.0)
+    session.submit("count")
+    await session.wait_idle()
+    assert not held_out.is_set()
+    assert store.behind is not None
+    messages = store.behind.submit(
+        lambda: store._conn.execute(
+            "SELECT role, partial FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
+        ).fetchall()
+    )  # read after the held write, once it is released: what the turn's end left
+    release.set()
+    assert messages.result(timeout=20) == [("user", 0), ("assistant", 0)]
+    journal.close()
+    assert len(store.wire.read(cid)) == 1 + 50 + 1  # the request, every event, the end
+
+
+async def test_full_wire_chunks_wait_for_the_flush_and_are_written_in_it(
+    store: Store, tmp_path: Path
+) -> None:
+    """Lines past `WIRE_CHUNK` are cut into chunks while the stream runs, but handed to
+    the writer with the flush (the interval's, or the leg's end): a stream shorter than
+    the interval encodes no wire log while it streams. Its end writes them all, in
+    bounded chunks, in order."""
+    count = 2 * WIRE_CHUNK + 500
+    gate = asyncio.Event()
+    tokens: Leg = [TextDelta(f"t{i} ") for i in range(count)]
+    session, journal, cid, _ = start(
+        store, tmp_path, [[*tokens, gate, Done()]], flush_interval=60.0
+    )
+    session.submit("long")
+
+    def streamed() -> bool:
+        entries = session.thread.entries
+        last = entries[-1] if entries else None
+        return isinstance(last, AssistantEntry) and last.text.count("t") == count
+
+    await wait_for(streamed)  # stalled on the gate, every token in
+    assert store.wire.read(cid) == []  # a read waits for what was handed over: nothing
+    gate.set()
+    await session.wait_idle()
+    journal.close()
+    wire = store.wire.read(cid)
+    assert [w.direction for w in wire] == ["request"] + ["event"] * (count + 1)
+    chunks = store._conn.execute("SELECT count(*) FROM wire_chunks").fetchone()[0]
+    assert chunks >= 3
+
+
+async def test_full_wire_chunks_are_on_disk_within_the_interval_while_the_stream_stalls(
+    store: Store, tmp_path: Path
+) -> None:
+    count = WIRE_CHUNK + 10
+    gate = asyncio.Event()
+    tokens: Leg = [TextDelta(f"t{i} ") for i in range(count)]
+    session, _journal, cid, _ = start(
+        store, tmp_path, [[*tokens, gate, Done()]], flush_interval=0.05
+    )
+    session.submit("long")
+    await wait_for(lambda: len(store.wire.read(cid)) == 1 + count)  # the request, the events
+    gate.set()
+    await session.wait_idle()
