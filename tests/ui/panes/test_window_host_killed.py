@@ -4,7 +4,7 @@ mid-turn: the window says so in plain words, starts a new host process (the real
 conversation and a worker pane go on there, reopened from the journal: every call that
 was open has exactly one result, what streamed after the last saved message is lost, and
 the next prompt works. A second kill goes the same way; with no new host, the main
-conversation goes on in the window, from the history."""
+conversation goes on in a host the window starts as its own child, from the history."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QLabel
 
-from melgui.core.agent.session import AgentSession
 from melgui.host import change_journal
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
@@ -198,15 +197,15 @@ def test_a_host_killed_while_an_approval_waits_and_a_worker_streams_and_a_second
     assert view.client.gaps == []
 
 
-def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
+def test_with_no_new_host_the_main_conversation_goes_on_in_a_host_of_the_window_s_own(
     hosts: Hosts, host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, qtbot: Any
 ) -> None:
     write = tool_call("write_file", {"path": "c.txt", "content": "x"}, id="c1")
     scripted_relay.script(
         [text("Worker done."), done()],
         [text("Writing."), tool_calls(write)],
-        [text("Answered in the window."), done()],
-        [text("A worker of the window."), done()],
+        [text("Answered in its own host."), done()],
+        [text("A worker of its own host."), done()],
     )
 
     async def no_host() -> HostClient:
@@ -230,18 +229,24 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     pane = run(worker_then_question())
     cid = hosted.conversation_id
     hosts.first.kill()
-    run(wait_until(lambda: bool(status) and "No new melgui host could start" in status[-1], 60))
-    assert "goes on in this window" in status[-1]
-    note = shown(window.chat)
-    assert "no new host could start (the melgui host did not start; see host.log)" in note
-    assert window.host_view is None and view.restarts == 0
-    local = window.session
-    assert isinstance(local, AgentSession)  # in the window, from the history
-    assert_valid(local.conversation)
-    results = [m for m in local.conversation.messages if m.tool_call_id == "c1"]
+    run(wait_until(lambda: bool(status) and "a melgui host of its own" in status[-1], 60))
+    assert "no new one could start (the melgui host did not start; see host.log)" in status[-1]
+    assert "it ends when the window closes" in status[-1]
+    # Not in the window: in a host the window started as its child, which ends with it.
+    assert window.host_view is view and view.own and view.private is not None
+    own = view.private.pid
+    assert own is not None and alive(own) and own != hosts.first_pid
+    assert window.guard.background is None  # nothing of it is offered to keep running
+    main = window.session
+    assert isinstance(main, RemoteSession) and main is not hosted
+    run(wait_until(lambda: any(m.tool_call_id == "c1" for m in main.conversation.messages), 30))
+    assert_valid(main.conversation)
+    results = [m for m in main.conversation.messages if m.tool_call_id == "c1"]
     assert len(results) == 1 and results[0].status == "interrupted"
+    assert "goes on in a melgui host this window started for itself" in shown(window.chat)
     assert window.history.current_id == cid
-    assert window.status.findChild(QLabel, "hostedLabel") is None
+    label = window.status.findChild(QLabel, "hostedLabel")
+    assert label is not None and label.text() == "Runs in this window's melgui host"
     # The worker pane says it ended with the host; a message to it fails in words.
     assert "this worker ended with the host" in shown(pane.chat)
     assert pane.state.name == "failed"
@@ -254,20 +259,20 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     async def next_prompt() -> None:
         type_prompt(qtbot, window, "go on here")
         await wait_until(
-            lambda: "Answered in the window." in shown(window.chat) and not window.bridge.busy, 30
+            lambda: "Answered in its own host." in shown(window.chat) and not main.busy, 30
         )
 
     run(next_prompt())
     assert scripted_relay.wait_for_legs(3)[2].last_user_text == "go on here"
-    assert_valid(local.conversation)
+    assert_valid(main.conversation)
 
-    async def new_worker_here() -> None:  # new workers run in the window too
+    async def new_worker_there() -> None:  # new workers run in the window's own host too
         window.pane_manager.spawn_agent("another task", None, "right")
         pane = agent_panes(window)[-1]
-        assert isinstance(pane.session, AgentSession)
-        await wait_until(lambda: "A worker of the window." in shown(pane.chat), timeout=30)
+        assert isinstance(pane.session, RemoteSession)
+        await wait_until(lambda: "A worker of its own host." in shown(pane.chat), timeout=30)
 
-    run(new_worker_here())
+    run(new_worker_there())
     assert scripted_relay.wait_for_legs(4)[3].last_user_text == "another task"
 
     # The dead host's journal says the window took the main conversation over: a host

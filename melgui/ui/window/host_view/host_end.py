@@ -211,8 +211,24 @@ async def go_private(
         window.tasks.spawn(mark_taken(main.session_id), what=what)
     # The history's conversation (repaired as it is read), continued in the window's host.
     window.replace_session(main.conversation, cid=main.conversation_id or None)
-    notice = NO_NEW_SHARED_NOTE.format(why=why)
-    window.chat.transcript.add_notice(notice, window.chat.colors.warn)
+    said_after(window, NO_NEW_SHARED_NOTE.format(why=why))
+
+
+def said_after(window: MainWindow, notice: str) -> None:
+    """`notice` in the main conversation's chat once it is drawn from its first snapshot
+    (drawing it clears the chat)."""
+    session = window.session
+    if not isinstance(session, RemoteSession):
+        return
+    drawn = session.on_snapshot
+
+    def say() -> None:
+        session.on_snapshot = drawn
+        if drawn is not None:
+            drawn()
+        window.chat.transcript.add_notice(notice, window.chat.colors.warn)
+
+    session.on_snapshot = say
 
 
 def say_own(window: MainWindow) -> None:
