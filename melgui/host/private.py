@@ -61,6 +61,9 @@ class PrivateHost:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             limit=wire.MAX_LINE,
+            # Not in the window's process group: Ctrl+C in the terminal reaches the window,
+            # which ends it (its stdin closes), not the host mid-way through its own end.
+            start_new_session=True,
         )
         self.process = process
         assert process.stdin is not None and process.stdout is not None
