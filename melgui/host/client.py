@@ -93,7 +93,7 @@ class HostClient:
         # What closes with this connection (a terminals' pipe channel: remote_pty.py).
         self.closers: list[Callable[[], None]] = []
         # What the view waits for once it closed this connection: a private host's child
-        # ended and reaped (host/private.py).
+        # ended and reaped (ui/window/host_view/private_host.py).
         self.ending: Callable[[], Awaitable[None]] | None = None
         # When the host was last heard (loop time of the last line read): any message, an
         # answer or a notification, says the host and the way to it are alive.

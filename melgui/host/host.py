@@ -100,7 +100,7 @@ class Host:
     @classmethod
     def open(cls, journal: Path | None = None) -> Host:
         """A host on the data folder's history and the user's journal (`journal`: one of
-        its own instead, a window's private host's: host/private.py)."""
+        its own instead, a window's private host's: ui/window/host_view/private_host.py)."""
         return cls(ChangeJournal(journal or journal_path()), open_store())
 
     # -- sessions ------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 
     melgui host                 # the user's one host; a second start finds the running one
     melgui host --stdio         # one view on stdio, from a host of its own
-    melgui host --stdio --journal PATH   # a window's private host (host/private.py)
+    melgui host --stdio --journal PATH   # a window's private host (its child)
     melgui host --bridge        # one view on stdio, through the user's host (over ssh)
     melgui host --status        # what the running host has (also `melgui --list-running`)
     melgui host --stop

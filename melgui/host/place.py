@@ -56,7 +56,7 @@ class HostPlace:
     def hold_lock(self) -> IO[str] | None:
         """The one-host-per-user lock, held while the returned file stays open; None when
         another host holds it."""
-        import fcntl  # not on Windows, where no host listens on a socket (host/private.py)
+        import fcntl  # not on Windows, where no host listens on a socket yet
 
         handle = open(self.lock, "a+")  # noqa: SIM115 - held for the host's life
         try:

@@ -1,6 +1,6 @@
 """The end of the melgui host a window views (killed, crashed): said once, then a new
 host takes each conversation over from the journal (`take_over`). When no new user's host
-can start, the window starts a host of its own (`go_private`, host/private.py) and the
+can start, the window starts a host of its own (`go_private`, host_view/private_host.py) and the
 main conversation goes on there, from the history, marked in the dead host's journal as
 the window's, so that no host started later reopens it too. A window's own host that ends
 is followed by a new one of its own, on the same journal. Only when no host at all can
@@ -21,7 +21,6 @@ from melgui.core.protocol.messages import Conversation
 from melgui.host import change_journal
 from melgui.host.client import HostClient, HostGone, VersionRefused
 from melgui.host.place import PlaceError
-from melgui.host.private import PrivateHost
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
@@ -29,6 +28,7 @@ from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.history.conversations import open_resumed
 from melgui.ui.panes.agent_pane import AgentPane
 from melgui.ui.window.host_view.main_conversation import OWN_LABEL, OWN_NOTE, MainWindow
+from melgui.ui.window.host_view.private_host import PrivateHost
 
 # The host's end (`say_ended`, `take_over`): a new host takes the conversations over.
 HOST_ENDED = (
@@ -58,7 +58,7 @@ NOT_REOPENED = (
     "conversation (it was not in its journal). Its conversation is kept in the history."
 )
 NO_NEW_HOST = "No melgui host could start: the conversation goes on in this window."
-# A window's own host (host/private.py): the status line and the chat say so.
+# A window's own host (host_view/private_host.py): the status line and the chat say so.
 OWN_ATTACHED = "This window's melgui host runs"
 OWN_STARTED = (
     "This window's agents run in a melgui host of its own, which ends when the window closes "

@@ -56,7 +56,7 @@ class Hosting(Protocol):
     def there(self) -> str: ...  # the machine, for a remote folder's host there
 
     @property
-    def own(self) -> bool: ...  # the window's own host, its child (host/private.py)
+    def own(self) -> bool: ...  # the window's own host, its child (host_view/private_host.py)
 
 
 class Window(Protocol):

@@ -31,7 +31,6 @@ from melgui.core.protocol.views.agent_commands import AgentCommand
 from melgui.core.worktrees.model import Worktree
 from melgui.desk.desk import Desk
 from melgui.host.client import HostClient, HostGone
-from melgui.host.private import PrivateHost
 from melgui.host.remote_session import RemoteSession
 from melgui.host.wire import RpcError
 from melgui.remote.link_client import LinkClient
@@ -60,6 +59,7 @@ from melgui.ui.window.host_view.main_conversation import (
     follow_hosted,
     take_host_main,
 )
+from melgui.ui.window.host_view.private_host import PrivateHost
 from melgui.ui.window.side.plans_panel import PlansPanel
 
 # Reopened sessions come with their last page of messages (what the chat paints first);
@@ -482,7 +482,7 @@ async def attach_host(
 
 async def attach_private(window: ViewedWindow, why: str = "") -> HostView:
     """A host of the window's own, its child over stdin and stdout (`melgui host --stdio`:
-    host/private.py), viewed as the user's host is; said on the status line, after `why`
+    host_view/private_host.py), viewed as the user's host is; said on the status line, after `why`
     (why it is not the user's host). Raises OSError when none can start."""
     private = PrivateHost()
     try:
