@@ -227,3 +227,34 @@ def test_the_user_host_and_a_window_own_host_never_reopen_each_other_s_sessions(
         run(wait_until(lambda: view.restarts == 1, 60))
         listed = {s["id"] for s in run(view.client.call("session/list"))}
         assert listed == {mine.session_id}
+
+
+def test_a_window_whose_user_host_cannot_be_had_starts_one_of_its_own_and_says_so(
+    windows: Windows,
+    scripted_openai: ScriptedOpenAI,
+    run: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    (runtime / "melgui").write_text("not the host's directory")  # refused: not a directory
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    scripted_openai.script([text("From its own host."), done()])
+    window: Any = windows.make(openai_settings(scripted_openai, model="gpt-test"))
+    status = said_on_status(window)
+    window.mcp.wait_for_host()
+    run(attach_a_host(window, user=True))  # as `melgui FOLDER` does
+    view = window.host_view
+    assert isinstance(view, HostView) and view.own and view.private is not None
+    assert "The melgui host could not be had" in status[-1] and "is not a directory" in status[-1]
+    assert "run in a melgui host of its own, which ends when the window closes" in status[-1]
+    assert window.guard.background is None
+    session = window.session
+    assert isinstance(session, RemoteSession)
+    session.submit("hello")
+    run(wait_until(lambda: "From its own host." in shown(window) and not session.busy, 30))
+    child = view.private.pid
+    assert child is not None
+    run(window.aclose())
+    assert reaped(child)
