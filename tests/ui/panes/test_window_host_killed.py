@@ -9,6 +9,7 @@ conversation goes on in a host the window starts as its own child, from the hist
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QLabel
 
+from melgui.core.agent.session import AgentSession
 from melgui.host import change_journal
 from melgui.host.client import HostClient
 from melgui.host.remote_session import RemoteSession
@@ -293,3 +295,58 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_a_host_of_the_window_
         assert pane.session.session_id in ids  # a worker that ended with the host is not taken
     finally:
         run(later.aclose())
+
+
+def test_with_no_host_at_all_the_main_conversation_goes_on_in_the_window(
+    hosts: Hosts,
+    host_windows: HostWindows,
+    scripted_relay: ScriptedRelay,
+    run: Any,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write = tool_call("write_file", {"path": "d.txt", "content": "x"}, id="d1")
+    scripted_relay.script(
+        [text("Writing."), tool_calls(write)],
+        [text("Answered in the window."), done()],
+    )
+
+    async def no_host() -> HostClient:
+        raise OSError("the melgui host did not start; see host.log")
+
+    window = host_windows.make()
+    view = host_windows.attach(window, start=no_host)
+    hosted = window.session
+    assert isinstance(hosted, RemoteSession)
+    status = said_on_status(window)
+
+    async def question() -> None:
+        type_prompt(qtbot, window, "write d")
+        await wait_until(lambda: window.approvals.first() is not None, timeout=30)
+        await wait_until(lambda: hosted.conversation_id != "", timeout=30)
+
+    run(question())
+    cid = hosted.conversation_id
+    # No host of the window's own can start either: its program is not there.
+    monkeypatch.setattr(sys, "executable", str(Path(sys.executable).parent / "no-such-python"))
+    hosts.first.kill()
+    run(wait_until(lambda: bool(status) and "No melgui host could start" in status[-1], 60))
+    assert "goes on in this window" in status[-1]
+    assert "nor one of this window's own" in shown(window.chat)
+    assert window.host_view is None and window.guard.background is None
+    local = window.session
+    assert isinstance(local, AgentSession)  # in the window, from the history
+    results = [m for m in local.conversation.messages if m.tool_call_id == "d1"]
+    assert len(results) == 1 and results[0].status == "interrupted"
+    assert window.history.current_id == cid
+    monkeypatch.undo()
+
+    async def next_prompt() -> None:
+        type_prompt(qtbot, window, "go on here")
+        await wait_until(
+            lambda: "Answered in the window." in shown(window.chat) and not window.bridge.busy, 30
+        )
+
+    run(next_prompt())
+    assert_valid(local.conversation)
+    assert view.restarts == 0

@@ -189,10 +189,13 @@ async def go_private(
     """The user's host ended and no new one starts: a host of the window's own goes on
     with the main conversation, from the history; its workers end here, as with no host.
     With none either, the window runs it itself (`fall_back`)."""
+    private: PrivateHost | None = None
     try:
         private = PrivateHost()
         client = await private.start()
     except OSError as exc:
+        if private is not None:
+            await private.end()  # its lock and journal go
         fall_back(window, view, viewed, f"{why}; nor one of this window's own: {exc}")
         return
     if window.pane_manager.closed or view.client is not ended:
