@@ -28,6 +28,7 @@ from typing import IO
 
 from melgui.core.config.settings import data_dir
 from melgui.core.deadline import within
+from melgui.core.processes import spawn
 from melgui.host import wire
 from melgui.host.client import START_TIMEOUT, HostClient, HostGone, host_command
 
@@ -44,6 +45,7 @@ class PrivateHost:
         _remove_left_behind(self.folder)
         name = f"window-{os.getpid()}-{secrets.token_hex(4)}"
         self.journal = self.folder / f"{name}.sqlite"
+        self.log = self.folder / f"{name}.log"  # its stderr, as the user's host's host.log
         self._lock: IO[str] | None = _held(self.folder / f"{name}.lock")
         self.process: asyncio.subprocess.Process | None = None
         self.clients: list[HostClient] = []
@@ -56,15 +58,17 @@ class PrivateHost:
     async def start(self) -> HostClient:
         """A new private host on this window's journal (it reopens what the one before
         had open), initialized; raises OSError when it cannot start or answer."""
-        process = await asyncio.create_subprocess_exec(
-            *host_command("--stdio", "--journal", str(self.journal)),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=wire.MAX_LINE,
-            # Not in the window's process group: Ctrl+C in the terminal reaches the window,
-            # which ends it (its stdin closes), not the host mid-way through its own end.
-            start_new_session=True,
-        )
+        with open(self.log, "ab") as log:  # the child keeps its own copy of it
+            process = await spawn(
+                *host_command("--stdio", "--journal", str(self.journal)),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+                limit=wire.MAX_LINE,
+                # Not in the window's process group: Ctrl+C in the terminal reaches the
+                # window, which ends it (its stdin closes), not the host mid-way.
+                start_new_session=True,
+            )
         self.process = process
         assert process.stdin is not None and process.stdout is not None
         client = HostClient(process.stdout, process.stdin)
@@ -74,7 +78,7 @@ class PrivateHost:
             await within(client.initialize("window"), START_TIMEOUT)
         except (TimeoutError, HostGone, ConnectionError) as exc:
             await client.aclose()
-            raise OSError(f"this window's melgui host did not start: {exc}") from None
+            raise OSError(f"it did not start ({exc}); see {self.log}") from None
         except BaseException:
             await client.aclose()
             raise
@@ -86,9 +90,9 @@ class PrivateHost:
         for client in self.clients:
             await client.aclose()
         self.clients = []
-        for suffix in ("", "-wal", "-shm"):
+        for path in (self.journal, f"{self.journal}-wal", f"{self.journal}-shm", self.log):
             with contextlib.suppress(OSError):
-                os.unlink(f"{self.journal}{suffix}")
+                os.unlink(path)
         if self._lock is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self._lock.name)
@@ -137,7 +141,7 @@ def _remove_left_behind(folder: Path) -> None:
         except OSError:
             handle.close()
             continue  # a running window's
-        for suffix in (".sqlite", ".sqlite-wal", ".sqlite-shm", ".lock"):
+        for suffix in (".sqlite", ".sqlite-wal", ".sqlite-shm", ".log", ".lock"):
             with contextlib.suppress(OSError):
                 os.unlink(lock.with_suffix(suffix))
         handle.close()
