@@ -480,10 +480,11 @@ async def attach_host(
     )
 
 
-async def attach_private(window: ViewedWindow, why: str = "") -> HostView:
+async def attach_private(window: ViewedWindow, why: str = "") -> HostView | None:
     """A host of the window's own, its child over stdin and stdout (`melgui host --stdio`:
-    host_view/private_host.py), viewed as the user's host is; said on the status line, after `why`
-    (why it is not the user's host). Raises OSError when none can start."""
+    private_host.py), viewed as the user's host is; said on the status line, after `why`
+    (why it is not the user's host). Raises OSError when none can start; None when the
+    window closed meanwhile."""
     private = PrivateHost()
     try:
         client = await private.start()
@@ -492,7 +493,7 @@ async def attach_private(window: ViewedWindow, why: str = "") -> HostView:
         raise
     if window.pane_manager.closed:  # the window closed meanwhile
         await private.end()
-        raise OSError("the window closed")
+        return None
     view = await take_view(window, HostView(window, client, private=private), OWN_ATTACHED)
     say_own(window)
     if why:
