@@ -7,9 +7,10 @@ the same session in one process; a reattach: a window attaching to a host that r
 8 sessions of 1,000 messages, to the first paint of every pane on screen (target 6
 frames; the panes that do not fit wait in tabs), with notes on when every conversation
 is whole and the longest stall that costs; and launches of real `melgui` processes,
-alone (--no-host) and as the host's view (starting a host), alternated: launch to the
-first window painted (target 1.1x) and idle RSS of window + host against the window
-alone (1.3x).
+alone (no host at all: launch_probe.py's `--alone`) and as the host's view (starting a
+host), alternated: launch to the first window painted (target 1.1x) and idle RSS of
+window + host against the window alone (1.3x). A third launch, `melgui --no-host` (a host
+of the window's own, its child), is printed beside them, not a row.
 
 Rows "panes via host: ..." stand beside bench_panes.py's "panes: ..." (the same panes,
 the sessions in the window's process), with the same targets. Rows "worktrees via host"
@@ -239,16 +240,22 @@ def rss_kib(pid: int) -> int:
     return int(line.split()[1]) if line else 0
 
 
-def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
-    """`melgui [--no-host] FOLDER` as a real process on a runtime folder of its own (so
-    with the host, the window starts one): seconds to its first paint and to its attach
-    (nan alone), then its RSS and the host's (KiB) after IDLE_SETTLE seconds idle."""
+# How a launch runs: "alone" (no host at all), "hosted" (the user's host, started by the
+# window), "own" (`--no-host`: a host of the window's own, its child).
+LAUNCH_ARGS = {"alone": ["--alone"], "hosted": [], "own": ["--no-host"]}
+
+
+def launch_once(folder: str, mode: str) -> tuple[float, float, int, int]:
+    """`melgui FOLDER` as a real process on a runtime folder of its own (so hosted, the
+    window starts one), as `mode` says: seconds to its first paint and to its attach (nan
+    alone), then its RSS and its host's (KiB) after IDLE_SETTLE seconds idle."""
+    with_host = mode != "alone"
     with runtime_dir() as runtime:
         env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "QT_QPA_PLATFORM": "offscreen",
                "PYTHONPATH": str(ROOT), "MELGUI_PROBE_T0": repr(time.time())}  # fmt: skip
         args = [sys.executable, str(ROOT / "bench" / "launch_probe.py")]
         window = subprocess.Popen(
-            [*args, *([] if with_host else ["--no-host"]), folder],
+            [*args, *LAUNCH_ARGS[mode], folder],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -260,6 +267,8 @@ def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
             assert window.stdout is not None
             wanted = {"painted", "attached"} if with_host else {"painted"}
             deadline = time.monotonic() + LAUNCH_LIMIT
+            if mode == "own":
+                wanted.add("host")
             while not wanted <= said.keys() and time.monotonic() < deadline:
                 line = window.stdout.readline()
                 if not line:
@@ -267,16 +276,21 @@ def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
                 what, _, seconds = line.partition(" ")
                 said[what] = float(seconds)
             if not wanted <= said.keys():
-                raise RuntimeError(f"the window said only {sorted(said)} (with host: {with_host})")
+                raise RuntimeError(f"the window said only {sorted(said)} ({mode})")
             time.sleep(IDLE_SETTLE)
-            if with_host:
+            if mode == "own":  # the window's child: it ends with the window
+                host_pid = int(said["host"])
+            elif with_host:
                 described = json.loads((runtime / "melgui" / "host.json").read_text())
                 host_pid = int(described["pid"])
             memory = rss_kib(window.pid), rss_kib(host_pid) if host_pid else 0
         finally:
             window.terminate()
             window.wait(30)
-            if host_pid:
+            if host_pid and mode == "own":
+                while rss_kib(host_pid):  # ended by its window
+                    time.sleep(0.05)
+            elif host_pid:
                 subprocess.run(  # the window started it detached: it outlives the window
                     [sys.executable, "-m", "melgui", "host", "--stop"], env=env,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30,
@@ -289,14 +303,16 @@ def launch_once(folder: str, with_host: bool) -> tuple[float, float, int, int]:
 def bench_launch(runs: int) -> None:
     """Launch to the first window painted, and idle memory: the window alone against the
     window starting the melgui host, real processes, alternated `runs` times."""
-    print(f"6. launch: the window alone (--no-host) vs the host's view, {runs} runs each")
+    print(f"6. launch: the window alone (no host) vs the host's view, {runs} runs each")
     alone: list[tuple[float, float, int, int]] = []
     hosted: list[tuple[float, float, int, int]] = []
+    own: list[tuple[float, float, int, int]] = []
     with tempfile.TemporaryDirectory() as folder:
-        launch_once(folder, with_host=False)  # not counted: the first start fills caches
+        launch_once(folder, "alone")  # not counted: the first start fills caches
         for _ in range(runs):
-            alone.append(launch_once(folder, with_host=False))
-            hosted.append(launch_once(folder, with_host=True))
+            alone.append(launch_once(folder, "alone"))
+            hosted.append(launch_once(folder, "hosted"))
+            own.append(launch_once(folder, "own"))
     paint_alone = statistics.median(run[0] for run in alone)
     paint_hosted = statistics.median(run[0] for run in hosted)
     attached = statistics.median(run[1] for run in hosted)
@@ -310,6 +326,15 @@ def bench_launch(runs: int) -> None:
     print(
         f"   idle RSS: alone {rss_alone / 1024:.0f} MiB; with host window"
         f" {rss_window / 1024:.0f} MiB + host {rss_host / 1024:.0f} MiB"
+    )
+    paint_own = statistics.median(run[0] for run in own)
+    attached_own = statistics.median(run[1] for run in own)
+    rss_own = statistics.median(run[2] + run[3] for run in own)
+    print(
+        f"   --no-host (a host of the window's own): first paint {paint_own * 1000:.0f} ms"
+        f" (x{paint_own / paint_alone:.2f} alone), its host attached at"
+        f" {attached_own * 1000:.0f} ms; idle RSS window + its host {rss_own / 1024:.0f} MiB"
+        f" (x{rss_own / rss_alone:.2f} alone)"
     )
     budget.report(
         "host: launch to first window painted, with host / window alone",

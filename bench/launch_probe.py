@@ -1,9 +1,15 @@
-"""`melgui [--no-host] FOLDER` as a real process, with two lines on stdout for
-bench_host's launch rows: `painted S` when the window first painted and `attached S`
-when it attached to the melgui host, S in seconds since MELGUI_PROBE_T0 (epoch seconds,
-taken by the launcher just before it started this process).
+"""`melgui [--no-host] FOLDER` as a real process, with lines on stdout for bench_host's
+launch rows: `painted S` when the window first painted and `attached S` when it attached
+to its melgui host, S in seconds since MELGUI_PROBE_T0 (epoch seconds, taken by the
+launcher just before it started this process), and `host PID` for a host of the window's
+own (`--no-host`: its child).
 
-    MELGUI_PROBE_T0=$(date +%s.%N) python bench/launch_probe.py FOLDER
+`--alone` (the probe's, not melgui's) launches the window with no host at all, its agents
+in itself: the baseline of bench_host's launch and idle-RSS rows, "the window alone"
+(what `--no-host` was before it started a host of its own). The command line has no
+such mode; the tests' and benches' harnesses reach it through `run_app(host="none")`.
+
+    MELGUI_PROBE_T0=$(date +%s.%N) python bench/launch_probe.py [--alone] FOLDER
 """
 
 from __future__ import annotations
@@ -52,8 +58,12 @@ class FirstPaint(QObject):
         return False
 
     def _attached(self) -> None:
-        if getattr(self.window, "host_view", None) is not None:
+        view = getattr(self.window, "host_view", None)
+        if view is not None:
             say("attached")
+            private = getattr(view, "private", None)
+            if private is not None and private.pid is not None:
+                print(f"host {private.pid}", flush=True)
             self.timer.stop()
 
 
@@ -72,4 +82,13 @@ def probed(*args: Any, **kwargs: Any) -> Any:
 
 
 app_module.build_main_window = probed  # type: ignore[assignment]
-raise SystemExit(main(sys.argv[1:]))
+argv = sys.argv[1:]
+if "--alone" in argv:  # no host at all: the window runs its agents in itself
+    argv.remove("--alone")
+    run_app = app_module.run_app
+
+    def alone(folder: str, **_: Any) -> int:
+        return run_app(folder, host="none")
+
+    app_module.run_app = alone
+raise SystemExit(main(argv))

@@ -29,9 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     hosting.add_argument(
         "--no-host",
         action="store_true",
-        help="run the agents, terminals and tools in this window instead of the melgui host "
-        "(by default the window attaches to the host, starting it when none runs, so what "
-        "runs can keep running when the window closes): they end when the window closes",
+        help="run the agents, terminals and tools in a melgui host of this window's own, "
+        "its child, instead of the user's melgui host (by default the window attaches to "
+        "that host, starting it when none runs, so what runs can keep running when the "
+        "window closes): they end when the window closes",
     )
     # The default since the window became a view of the host; kept so that scripts and
     # desktop notifications written for the earlier opt-in still work.
@@ -82,4 +83,4 @@ def main(argv: list[str] | None = None) -> int:
     options = build_parser().parse_args(args)
     from melgui.ui.app import run_app
 
-    return run_app(options.folder, with_host=not options.no_host)
+    return run_app(options.folder, host="own" if options.no_host else "user")

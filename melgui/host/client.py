@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol, Self
 
@@ -92,6 +92,9 @@ class HostClient:
         self.socket_path: str | None = None
         # What closes with this connection (a terminals' pipe channel: remote_pty.py).
         self.closers: list[Callable[[], None]] = []
+        # What the view waits for once it closed this connection: a private host's child
+        # ended and reaped (ui/window/host_view/private_host.py).
+        self.ending: Callable[[], Awaitable[None]] | None = None
         # When the host was last heard (loop time of the last line read): any message, an
         # answer or a notification, says the host and the way to it are alive.
         self.heard_at = asyncio.get_running_loop().time()
@@ -292,6 +295,9 @@ class HostClient:
         self._reading.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._reading
+        ending, self.ending = self.ending, None
+        if ending is not None:
+            await ending()
 
 
 async def _ended(place: HostPlace) -> None:

@@ -16,6 +16,7 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, cast, get_args
 
 from melgui.core.config.connection_settings import api_key_kind
@@ -97,8 +98,10 @@ class Host:
         self.on_desk: Callable[[Desk], None] | None = None
 
     @classmethod
-    def open(cls) -> Host:
-        return cls(ChangeJournal(journal_path()), open_store())
+    def open(cls, journal: Path | None = None) -> Host:
+        """A host on the data folder's history and the user's journal (`journal`: one of
+        its own instead, a window's private host's: ui/window/host_view/private_host.py)."""
+        return cls(ChangeJournal(journal or journal_path()), open_store())
 
     # -- sessions ------------------------------------------------------------------------
 

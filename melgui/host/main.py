@@ -3,6 +3,7 @@
 
     melgui host                 # the user's one host; a second start finds the running one
     melgui host --stdio         # one view on stdio, from a host of its own
+    melgui host --stdio --journal PATH   # a window's private host (its child)
     melgui host --bridge        # one view on stdio, through the user's host (over ssh)
     melgui host --status        # what the running host has (also `melgui --list-running`)
     melgui host --stop
@@ -43,6 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--status", action="store_true", help="list what the running host runs")
     mode.add_argument("--stop", action="store_true", help="ask the running host to end")
     parser.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="with --stdio: journal the sessions in PATH, not in the user's host.sqlite, so "
+        "that this host reopens only PATH's and no other host reopens them (a window's "
+        "private host)",
+    )
+    parser.add_argument(
         "--idle-exit",
         type=float,
         default=DEFAULT_IDLE_EXIT,
@@ -56,7 +64,7 @@ def main(argv: list[str]) -> int:
     options = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="melgui host: %(message)s", stream=sys.stderr)
     if options.stdio:
-        return asyncio.run(_serve_stdio())
+        return asyncio.run(_serve_stdio(options.journal))
     if options.bridge:
         idle = options.idle_exit if options.idle_exit != DEFAULT_IDLE_EXIT else None
         return asyncio.run(bridge(idle))
@@ -106,14 +114,16 @@ async def _serve_socket(place: HostPlace, idle_exit: float) -> None:
     await server.serve_socket(place)
 
 
-async def _serve_stdio() -> int:
+async def _serve_stdio(journal: str | None = None) -> int:
     # Imported when a host is served: the bridge and --status start in a tenth of a
     # second without them.
     _leave_out_unused_imports()
+    from pathlib import Path
+
     from melgui.host.host import Host
     from melgui.host.server import HostServer
 
-    host = Host.open()
+    host = Host.open(Path(journal) if journal else None)
     await host.reopen()
     await HostServer(host, idle_exit=None).serve_stdio()
     return 0

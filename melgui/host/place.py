@@ -8,7 +8,6 @@ per user (a lock held for the host's life), and the peer's uid checked on every 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
@@ -57,6 +56,8 @@ class HostPlace:
     def hold_lock(self) -> IO[str] | None:
         """The one-host-per-user lock, held while the returned file stays open; None when
         another host holds it."""
+        import fcntl  # not on Windows, where no host listens on a socket yet
+
         handle = open(self.lock, "a+")  # noqa: SIM115 - held for the host's life
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

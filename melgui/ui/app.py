@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+from typing import Literal
 
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -46,11 +47,18 @@ def app_icon() -> QIcon:
     return icon
 
 
-def run_app(folder: str, *, with_host: bool = False) -> int:
+# How a window runs its agents: in the user's melgui host ("user", the command line's
+# default), in a host of its own ("own": `--no-host`), or in itself ("none": no host at
+# all, for the tests' and the benches' harnesses only; the command line never says it).
+Hosting = Literal["user", "own", "none"]
+
+
+def run_app(folder: str, *, host: Hosting = "none") -> int:
     """Open the window on `folder` and run until it closes; returns the exit status.
-    `with_host` (the command line's default): the window is a view of the melgui host
-    (started when none runs): its main conversation, workers and terminals run there.
-    A folder on another machine has hosts of its own there, and none here."""
+    `host="user"` (the command line's default): the window is a view of the user's melgui
+    host (started when none runs): its main conversation, workers and terminals run
+    there. `host="own"` (`--no-host`): a view of a host of the window's own, its child,
+    which ends with it. A folder on another machine has hosts of its own there."""
     remote = ""
     if folder.startswith("ssh://"):  # a folder on another machine: checked, then opened there
         from melgui.remote.target import TargetError, parse_folder
@@ -95,26 +103,40 @@ def run_app(folder: str, *, with_host: bool = False) -> int:
     gc.freeze()
     if problem:
         QMessageBox.warning(window, "Settings", problem)
-    # No host on Windows yet: it listens on a Unix socket, and a named pipe limited to
-    # the user's SID is not built; the window runs its agents, as with --no-host.
-    if with_host and not remote and sys.platform != "win32":
+    if host != "none" and not remote:
         window.mcp.wait_for_host()  # the folder's MCP servers start in the host, not here
-        loop.create_task(_attach_host(window))
+        # No user's host on Windows yet: it listens on a Unix socket, and a named pipe
+        # limited to the user's SID is not built; the window starts a host of its own.
+        user = host == "user" and sys.platform != "win32"
+        loop.create_task(attach_a_host(window, user=user))
     with loop:
         loop.run_until_complete(closed.wait())
         loop.run_until_complete(shutdown(window))
     return 0
 
 
-async def _attach_host(window: MainWindow) -> None:
+async def attach_a_host(window: MainWindow, *, user: bool) -> None:
+    """The window becomes a view of the user's host (`user`), or of a host of its own:
+    when `user` is false, and when the user's host cannot be reached or refuses this
+    version. Only when no host at all can start do its agents run in the window."""
     from melgui.host.client import VersionRefused
-    from melgui.ui.window.host_view.view import attach_host
+    from melgui.host.place import PlaceError
+    from melgui.ui.window.host_view.view import attach_host, attach_private
 
+    why = ""
+    if user:
+        try:
+            await attach_host(window)
+            return
+        except (OSError, VersionRefused, PlaceError) as exc:
+            why = f"The melgui host could not be had ({exc})"
     try:
-        await attach_host(window)
-    except (OSError, VersionRefused) as exc:  # the window works on, its agents in itself
+        await attach_private(window, why)
+    except OSError as exc:  # the window works on, its agents in itself
+        first = f"{why}, and no" if why else "No"
         window.status.showMessage(
-            f"No melgui host: {exc}. The conversation and worker panes run in this window."
+            f"{first} melgui host of this window's own could start ({exc}). The "
+            "conversation and worker panes run in this window."
         )
         window.mcp.no_host()
 

@@ -59,7 +59,7 @@ def main(folder: str, prompts: int) -> int:
         next_prompt()
 
     QTimer.singleShot(0, start)
-    return run_app(folder, with_host=True)
+    return run_app(folder, host="user")
 
 
 if __name__ == "__main__":

@@ -571,6 +571,8 @@ class MainWindow(QMainWindow):
         await self.pane_manager.aclose()
         await self.remote.aclose()
         await self.session.aclose()
+        if self.host_view is not None:  # a host of the window's own ends with it
+            await self.host_view.aclose()
         await self.desk.aclose()
         await self.tasks.aclose()
         self.history_keeper.close()  # last: a turn cut short above has recorded its end

@@ -4,11 +4,12 @@ mid-turn: the window says so in plain words, starts a new host process (the real
 conversation and a worker pane go on there, reopened from the journal: every call that
 was open has exactly one result, what streamed after the last saved message is lost, and
 the next prompt works. A second kill goes the same way; with no new host, the main
-conversation goes on in the window, from the history."""
+conversation goes on in a host the window starts as its own child, from the history."""
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -198,15 +199,15 @@ def test_a_host_killed_while_an_approval_waits_and_a_worker_streams_and_a_second
     assert view.client.gaps == []
 
 
-def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
+def test_with_no_new_host_the_main_conversation_goes_on_in_a_host_of_the_window_s_own(
     hosts: Hosts, host_windows: HostWindows, scripted_relay: ScriptedRelay, run: Any, qtbot: Any
 ) -> None:
     write = tool_call("write_file", {"path": "c.txt", "content": "x"}, id="c1")
     scripted_relay.script(
         [text("Worker done."), done()],
         [text("Writing."), tool_calls(write)],
-        [text("Answered in the window."), done()],
-        [text("A worker of the window."), done()],
+        [text("Answered in its own host."), done()],
+        [text("A worker of its own host."), done()],
     )
 
     async def no_host() -> HostClient:
@@ -230,18 +231,24 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     pane = run(worker_then_question())
     cid = hosted.conversation_id
     hosts.first.kill()
-    run(wait_until(lambda: bool(status) and "No new melgui host could start" in status[-1], 60))
-    assert "goes on in this window" in status[-1]
-    note = shown(window.chat)
-    assert "no new host could start (the melgui host did not start; see host.log)" in note
-    assert window.host_view is None and view.restarts == 0
-    local = window.session
-    assert isinstance(local, AgentSession)  # in the window, from the history
-    assert_valid(local.conversation)
-    results = [m for m in local.conversation.messages if m.tool_call_id == "c1"]
+    run(wait_until(lambda: bool(status) and "a melgui host of its own" in status[-1], 60))
+    assert "no new one could start (the melgui host did not start; see host.log)" in status[-1]
+    assert "it ends when the window closes" in status[-1]
+    # Not in the window: in a host the window started as its child, which ends with it.
+    assert window.host_view is view and view.own and view.private is not None
+    own = view.private.pid
+    assert own is not None and alive(own) and own != hosts.first_pid
+    assert window.guard.background is None  # nothing of it is offered to keep running
+    main = window.session
+    assert isinstance(main, RemoteSession) and main is not hosted
+    run(wait_until(lambda: any(m.tool_call_id == "c1" for m in main.conversation.messages), 30))
+    assert_valid(main.conversation)
+    results = [m for m in main.conversation.messages if m.tool_call_id == "c1"]
     assert len(results) == 1 and results[0].status == "interrupted"
+    assert "goes on in a melgui host this window started for itself" in shown(window.chat)
     assert window.history.current_id == cid
-    assert window.status.findChild(QLabel, "hostedLabel") is None
+    label = window.status.findChild(QLabel, "hostedLabel")
+    assert label is not None and label.text() == "Runs in this window's melgui host"
     # The worker pane says it ended with the host; a message to it fails in words.
     assert "this worker ended with the host" in shown(pane.chat)
     assert pane.state.name == "failed"
@@ -254,20 +261,20 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
     async def next_prompt() -> None:
         type_prompt(qtbot, window, "go on here")
         await wait_until(
-            lambda: "Answered in the window." in shown(window.chat) and not window.bridge.busy, 30
+            lambda: "Answered in its own host." in shown(window.chat) and not main.busy, 30
         )
 
     run(next_prompt())
     assert scripted_relay.wait_for_legs(3)[2].last_user_text == "go on here"
-    assert_valid(local.conversation)
+    assert_valid(main.conversation)
 
-    async def new_worker_here() -> None:  # new workers run in the window too
+    async def new_worker_there() -> None:  # new workers run in the window's own host too
         window.pane_manager.spawn_agent("another task", None, "right")
         pane = agent_panes(window)[-1]
-        assert isinstance(pane.session, AgentSession)
-        await wait_until(lambda: "A worker of the window." in shown(pane.chat), timeout=30)
+        assert isinstance(pane.session, RemoteSession)
+        await wait_until(lambda: "A worker of its own host." in shown(pane.chat), timeout=30)
 
-    run(new_worker_here())
+    run(new_worker_there())
     assert scripted_relay.wait_for_legs(4)[3].last_user_text == "another task"
 
     # The dead host's journal says the window took the main conversation over: a host
@@ -288,3 +295,58 @@ def test_with_no_new_host_the_main_conversation_goes_on_in_the_window(
         assert pane.session.session_id in ids  # a worker that ended with the host is not taken
     finally:
         run(later.aclose())
+
+
+def test_with_no_host_at_all_the_main_conversation_goes_on_in_the_window(
+    hosts: Hosts,
+    host_windows: HostWindows,
+    scripted_relay: ScriptedRelay,
+    run: Any,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write = tool_call("write_file", {"path": "d.txt", "content": "x"}, id="d1")
+    scripted_relay.script(
+        [text("Writing."), tool_calls(write)],
+        [text("Answered in the window."), done()],
+    )
+
+    async def no_host() -> HostClient:
+        raise OSError("the melgui host did not start; see host.log")
+
+    window = host_windows.make()
+    view = host_windows.attach(window, start=no_host)
+    hosted = window.session
+    assert isinstance(hosted, RemoteSession)
+    status = said_on_status(window)
+
+    async def question() -> None:
+        type_prompt(qtbot, window, "write d")
+        await wait_until(lambda: window.approvals.first() is not None, timeout=30)
+        await wait_until(lambda: hosted.conversation_id != "", timeout=30)
+
+    run(question())
+    cid = hosted.conversation_id
+    # No host of the window's own can start either: its program is not there.
+    monkeypatch.setattr(sys, "executable", str(Path(sys.executable).parent / "no-such-python"))
+    hosts.first.kill()
+    run(wait_until(lambda: bool(status) and "No melgui host could start" in status[-1], 60))
+    assert "goes on in this window" in status[-1]
+    assert "nor one of this window's own" in shown(window.chat)
+    assert window.host_view is None and window.guard.background is None
+    local = window.session
+    assert isinstance(local, AgentSession)  # in the window, from the history
+    results = [m for m in local.conversation.messages if m.tool_call_id == "d1"]
+    assert len(results) == 1 and results[0].status == "interrupted"
+    assert window.history.current_id == cid
+    monkeypatch.undo()
+
+    async def next_prompt() -> None:
+        type_prompt(qtbot, window, "go on here")
+        await wait_until(
+            lambda: "Answered in the window." in shown(window.chat) and not window.bridge.busy, 30
+        )
+
+    run(next_prompt())
+    assert_valid(local.conversation)
+    assert view.restarts == 0

@@ -41,12 +41,22 @@ NOT_MOVED_THERE = (
     "This conversation goes on in this window; the next one runs in melgui's host on {there}."
 )
 
+OWN_LABEL = "Runs in this window's melgui host"
+OWN_NOTE = (
+    "The conversation, worker panes and terminals run in a melgui host process this "
+    "window started for itself (melgui --no-host, or the user's host could not be had). "
+    "It ends when the window closes."
+)
+
 
 class Hosting(Protocol):
     """The window's view of a host (view.py's HostView), as its main conversation reads it."""
 
     @property
     def there(self) -> str: ...  # the machine, for a remote folder's host there
+
+    @property
+    def own(self) -> bool: ...  # the window's own host, its child (host_view/private_host.py)
 
 
 class Window(Protocol):
@@ -154,9 +164,10 @@ def follow_hosted(window: Window, session: RemoteSession) -> None:
     if status.findChild(QLabel, "hostedLabel") is None:  # said once, on the status bar
         view = window.host_view
         there = f" on {view.there}" if view is not None and view.there else ""
-        label = QLabel(f"Runs in the melgui host{there}", status)
+        own = view is not None and view.own
+        label = QLabel(OWN_LABEL if own else f"Runs in the melgui host{there}", status)
         label.setObjectName("hostedLabel")
-        label.setToolTip(HOSTED_NOTE)
+        label.setToolTip(OWN_NOTE if own else HOSTED_NOTE)
         status.addPermanentWidget(label)
 
 

@@ -4,6 +4,11 @@ folder's host there when that folder's loop runs there), and quitting can leave 
 running in the background.
 
     view = await attach_host(window)     # starts a host when none runs
+    view = await attach_private(window)  # a host of the window's own, its child (--no-host)
+
+A window's private host (`melgui --no-host`, Windows, a user's host that cannot be had) is
+a view of a host like any other, but nothing in it outlives the window: no Keep running in
+the background, and its child ends with the window (`aclose`).
 """
 
 from __future__ import annotations
@@ -40,13 +45,21 @@ from melgui.ui.panes.terminal.elsewhere import FIRST_SIZE, pane_of
 from melgui.ui.runtime.agent_in_host import RemoteAgentSession, view_of
 from melgui.ui.runtime.host_approvals import HostApprovals
 from melgui.ui.runtime.sessions import MainSession
-from melgui.ui.window.host_view.host_end import HostStarter, say_ended, take_over
+from melgui.ui.window.host_view.host_end import (
+    OWN_ATTACHED,
+    OWN_STARTED,
+    HostStarter,
+    say_ended,
+    say_own,
+    take_over,
+)
 from melgui.ui.window.host_view.main_conversation import (
     MainWindow,
     Window,
     follow_hosted,
     take_host_main,
 )
+from melgui.ui.window.host_view.private_host import PrivateHost
 from melgui.ui.window.side.plans_panel import PlansPanel
 
 # Reopened sessions come with their last page of messages (what the chat paints first);
@@ -85,6 +98,7 @@ class HostView:
         api_key: str | None = None,
         start: HostStarter | None = None,
         settings: dict[str, Any] | None = None,
+        private: PrivateHost | None = None,
     ) -> None:
         self._window = weakref.ref(window)
         self.client = client
@@ -98,7 +112,9 @@ class HostView:
         self.gone = ""
         self._returning: list[RemoteSession] = []
         self.main_back = False  # the main conversation the host kept came back as such
-        self.start_host = start or attach_or_start
+        # The window's own host, its child (None: the user's host, or a remote one).
+        self.private = private
+        self.start_host = start or (private.start if private is not None else attach_or_start)
         # The window's approval settings, sent to each session it runs there.
         self.approvals = HostApprovals(window.desk)
         self.restarts = 0  # new hosts this view started (or attached to) after one ended
@@ -126,7 +142,13 @@ class HostView:
             )
             window.mcp.use_host(self.mcp)
         client.on_gone = self._gone
-        window.guard.background = self
+        if private is None:  # a private host ends with its window: nothing to keep running
+            window.guard.background = self
+
+    @property
+    def own(self) -> bool:
+        """The host is this window's own (its child), not the user's."""
+        return self.private is not None
 
     def _heard(self, method: str, params: dict[str, Any]) -> None:
         if self.mcp is None or not self.mcp.heard(method, params):
@@ -384,7 +406,8 @@ class HostView:
             window.status.showMessage(reason)
             return
         ended = self.client
-        viewed = say_ended(window, [s for s in self.sessions if s.session_id in ended.sessions])
+        mine = [s for s in self.sessions if s.session_id in ended.sessions]
+        viewed = say_ended(window, mine, own=self.own)
         window.tasks.spawn(take_over(window, self, ended, viewed), what="starting a new host")
 
     def let_go(self) -> None:
@@ -398,6 +421,28 @@ class HostView:
                 window.mcp.no_host()
             if self._acp_here is not None:  # new agent panes run theirs in the window
                 window.pane_manager.acp_factory = self._acp_here
+        if self.private is not None:  # its journal goes: nothing reopens from it any more
+            private, self.private = self.private, None
+            if window is not None:
+                window.tasks.spawn(private.end(), what="ending this window's melgui host")
+
+    def went_private(self, private: PrivateHost, client: HostClient) -> None:
+        """The user's host ended and no new one started: `client`, to a host of the
+        window's own (`private`), is this view's from now on; it ends with the window."""
+        self.private = private
+        self.start_host = private.start
+        self.took_over(client)
+        window = self._window()
+        if window is not None and window.guard.background is self:
+            window.guard.background = None
+        if window is not None:
+            say_own(window)
+
+    async def aclose(self) -> None:
+        """The window closed: its private host's child ended and reaped, its journal
+        removed (the user's host runs on, as its own)."""
+        if self.private is not None:
+            await self.private.end()
 
     def took_over(self, client: HostClient) -> None:
         """`client`, to the new host, is this view's from now on."""
@@ -433,6 +478,29 @@ async def attach_host(
     return await take_view(
         window, HostView(window, client, start=start), "Attached to the melgui host"
     )
+
+
+async def attach_private(window: ViewedWindow, why: str = "") -> HostView | None:
+    """A host of the window's own, its child over stdin and stdout (`melgui host --stdio`:
+    private_host.py), viewed as the user's host is; said on the status line, after `why`
+    (why it is not the user's host). Raises OSError when none can start; None when the
+    window closed meanwhile."""
+    private = PrivateHost()
+    try:
+        client = await private.start()
+    except BaseException:
+        await private.end()
+        raise
+    if window.pane_manager.closed:  # the window closed meanwhile
+        await private.end()
+        return None
+    view = await take_view(window, HostView(window, client, private=private), OWN_ATTACHED)
+    say_own(window)
+    if why:
+        window.status.showMessage(f"{why}. {OWN_STARTED}")
+    elif not view.main_back:
+        window.status.showMessage(OWN_STARTED, 15000)
+    return view
 
 
 async def attach_there(
