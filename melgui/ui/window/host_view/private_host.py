@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import IO
 
 from melgui.core.config.settings import data_dir
-from melgui.core.deadline import within
-from melgui.core.processes import spawn
+from melgui.core.runtime.deadline import within
+from melgui.core.runtime.processes import spawn
 from melgui.host import wire
 from melgui.host.client import START_TIMEOUT, HostClient, HostGone, host_command
 
