@@ -21,8 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from melgui.core.protocol.views.board_rows import AgentRow
-from melgui.desk.board.agents_board import AgentsBoard
+from melgui.core.protocol.views.board_rows import AgentRow, BoardFeed
 from melgui.ui.board.cells import COLUMNS, STATE_COLOUR, cells
 from melgui.ui.runtime.look.tokens import SPACE_2XS, SPACE_S, SPACE_XS
 from melgui.ui.runtime.theme import LIGHT, Colors
@@ -37,7 +36,7 @@ class BoardView(QWidget):
     focusRequested = Signal(str)
 
     def __init__(
-        self, board: AgentsBoard, parent: QWidget | None = None, colors: Colors = LIGHT
+        self, board: BoardFeed, parent: QWidget | None = None, colors: Colors = LIGHT
     ) -> None:
         super().__init__(parent)
         self.board = board

@@ -13,8 +13,7 @@ from html import escape
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QBoxLayout, QLabel
 
-from melgui.core.protocol.views.board_rows import AgentRow
-from melgui.desk.board.agents_board import AgentsBoard
+from melgui.core.protocol.views.board_rows import AgentRow, BoardFeed
 from melgui.ui.panes.manager import PaneManager
 from melgui.ui.panes.orchestration import Orchestration
 from melgui.ui.panes.pane_frame import PaneFrame
@@ -31,7 +30,7 @@ def pane_key(pane_id: int) -> str:
 class OverlapNotes(QObject):
     """Keeps each worker pane's overlap note in step with the board."""
 
-    def __init__(self, board: AgentsBoard, manager: PaneManager, colors: Colors) -> None:
+    def __init__(self, board: BoardFeed, manager: PaneManager, colors: Colors) -> None:
         super().__init__(manager)
         self.board = board
         self.manager = manager
@@ -94,7 +93,7 @@ class OverlapNotes(QObject):
         note.show()
 
 
-def overlap_words(board: AgentsBoard, pane_id: int | None) -> list[str]:
+def overlap_words(board: BoardFeed, pane_id: int | None) -> list[str]:
     """For the orchestrator: one pane's overlap lines, or (None) every pane's."""
     if pane_id is not None:
         row = board.row(pane_key(pane_id))
@@ -106,7 +105,7 @@ def overlap_words(board: AgentsBoard, pane_id: int | None) -> list[str]:
 
 
 def notes_on_panes(
-    board: AgentsBoard, manager: PaneManager, colors: Colors, panes: object
+    board: BoardFeed, manager: PaneManager, colors: Colors, panes: object
 ) -> OverlapNotes:
     """Notes on the panes, and the orchestrator's pane tools (`panes`, the window's
     Orchestration) told where work overlaps."""

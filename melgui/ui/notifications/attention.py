@@ -1,7 +1,7 @@
 """Attention: when an agent needs the person and is not in front, say so.
 
 An agent needs the person when it waits for an approval, finishes a turn or fails one
-(moments of the AgentsBoard), and a terminal pane needs them when its program rings the
+(moments of the BoardFeed), and a terminal pane needs them when its program rings the
 bell. If that agent's pane is not in front (the window is not the active one, or the
 pane is not the focused one), the person gets, each unless turned off in Settings:
 
@@ -27,8 +27,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from melgui.core.config.settings import Settings
 from melgui.core.protocol.calls import summarize
 from melgui.core.protocol.tools.mcp.asks import InputRequest, SamplingRequest
-from melgui.core.protocol.views.board_rows import Moment
-from melgui.desk.board.agents_board import AgentsBoard
+from melgui.core.protocol.views.board_rows import BoardFeed, Moment
 from melgui.host.notify import ask_said
 from melgui.ui.approvals.approval_queue import ApprovalQueue
 from melgui.ui.approvals.waiting_bar import WaitingBar
@@ -63,7 +62,7 @@ class Attention(QObject):
     def __init__(
         self,
         window: QWidget,
-        board: AgentsBoard,
+        board: BoardFeed,
         notifier: DesktopNotifier,
         *,
         panes: PaneManager,

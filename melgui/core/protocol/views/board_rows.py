@@ -3,8 +3,11 @@ hear about (melgui.desk.board.agents_board follows the sessions and makes them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
+
+from melgui.core.protocol.approval import ApprovalRequest
 
 AgentState = Literal["running", "waiting", "idle", "finished", "failed"]
 MomentKind = Literal["approval", "finished", "failed"]
@@ -39,3 +42,22 @@ class Moment:
     detail: str
     source: str  # the session's source (approvals are shown by source and call id)
     call_id: str = ""
+
+
+class BoardFeed(Protocol):
+    """What the window reads of the agents board: its rows, the approvals an agent waits
+    for, and word when either changes or a moment comes (AgentsBoard is one)."""
+
+    def rows(self) -> list[AgentRow]: ...
+
+    def row(self, key: str) -> AgentRow | None: ...
+
+    def pending(self, key: str) -> list[ApprovalRequest]:
+        """The approvals agent `key` waits for, oldest first."""
+        ...
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Calls `listener` after each change of the rows; returns its unsubscribe."""
+        ...
+
+    def on_moment(self, listener: Callable[[Moment], None]) -> Callable[[], None]: ...
