@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         from melgui import lean_start
 
         lean_start.asyncio_without_ssl()  # a host speaks TLS only once a session does
+        lean_start.secrets_on_first_use()  # pydantic's, not OpenSSL's until it compares
         from melgui.host.main import main as host_main
 
         return host_main(args[1:])

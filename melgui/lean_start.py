@@ -23,6 +23,10 @@ melgui host leaves out the same unused modules: melgui/host/main.py).
 The melgui host also imports asyncio without `ssl` (asyncio_without_ssl): asyncio
 imports it only to offer TLS, and with it OpenSSL's libraries, about 4.5 MB resident
 in a host that waits for a window and speaks no TLS until a session reaches a server.
+And it runs `secrets` on first use (secrets_on_first_use): pydantic (2.14 and later)
+imports it with its types, which every model's class loads, and `secrets` imports
+`hmac`, `hmac` OpenSSL's `_hashlib`: about 3.5 MB resident for a comparison pydantic
+makes only when two secret values are compared.
 """
 
 from __future__ import annotations
@@ -110,6 +114,65 @@ class _ThenGiveSsl(Loader):
         if sslproto is not None and not hasattr(sslproto, "SSLAgainErrors"):
             # What the module defines for itself when it has ssl.
             vars(sslproto)["SSLAgainErrors"] = (module.SSLWantReadError, module.SSLSyscallError)
+
+
+def secrets_on_first_use() -> None:
+    """Let the first import of `secrets` give a module that runs its code when first
+    asked for anything it defines (under a lock: one thread runs it, others wait),
+    as the standard library's LazyLoader does. Nothing once `secrets` is imported."""
+    if "secrets" not in sys.modules:
+        sys.meta_path.insert(0, _OnFirstUse("secrets"))
+
+
+class _OnFirstUse(MetaPathFinder):
+    """Finds `name` as the other finders do, once; its module runs on first use."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _RunOnFirstUse(spec.loader)
+                return spec
+        return None
+
+
+class _RunOnFirstUse(Loader):
+    def __init__(self, loader: Loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        vars(module)["_melgui_run"] = (self.loader, threading.RLock())
+        module.__class__ = _NotRunYet
+
+
+class _NotRunYet(ModuleType):
+    """A module whose code has not run: asking it for a name it does not have (all but
+    what the import system set) runs it first."""
+
+    def __getattr__(self, name: str) -> Any:
+        run = vars(self).get("_melgui_run")
+        if run is None:  # run meanwhile, by another thread
+            return object.__getattribute__(self, name)
+        loader, lock = run
+        with lock:
+            if "_melgui_run" in vars(self):
+                loader.exec_module(self)
+                del vars(self)["_melgui_run"]
+                self.__class__ = ModuleType  # type: ignore[assignment]
+        return object.__getattribute__(self, name)
 
 
 def give_back_free_memory() -> None:

@@ -97,3 +97,101 @@ def test_freed_memory_is_given_back_to_the_system() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) > 40_000  # KiB, of the 80 MB freed
+
+
+SECRETS_ON_FIRST_USE = """
+import sys
+import threading
+from melgui import lean_start
+
+lean_start.secrets_on_first_use()
+from pydantic import SecretStr
+
+from melgui.core.config.settings import Settings
+
+Settings()  # a model's class: pydantic's types, which import secrets
+assert "secrets" in sys.modules
+print(sorted(m for m in ("hmac", "hashlib", "_hashlib") if m in sys.modules))
+
+import secrets
+
+start = threading.Barrier(8)
+tokens = []
+
+
+def first_use() -> None:
+    start.wait()
+    tokens.append(secrets.token_hex(8))  # the first touch, from 8 threads at once
+
+
+threads = [threading.Thread(target=first_use) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(len(set(tokens)), secrets.compare_digest("a", "a"), "_hashlib" in sys.modules)
+print(SecretStr("k") == SecretStr("k"), SecretStr("k") == SecretStr("j"))
+"""
+
+
+def test_the_host_runs_secrets_on_first_use_so_pydantic_loads_no_openssl() -> None:
+    """pydantic (2.14 and later) imports secrets, and so hmac and OpenSSL's _hashlib, with
+    every model's class; in the host secrets runs once used, here by 8 threads at once,
+    and then behaves as secrets (pydantic's secret values compare through it)."""
+    result = subprocess.run(
+        [sys.executable, "-c", SECRETS_ON_FIRST_USE],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["[]", "8 True True", "True False"]
+
+
+FIRST_CHECKPOINT = """
+import asyncio
+import sys
+from pathlib import Path
+
+from melgui import lean_start
+
+lean_start.secrets_on_first_use()  # as the host (pydantic's secrets load OpenSSL otherwise)
+from melgui.core.store.checkpoints.checkpointer import Checkpointer
+
+
+async def main() -> None:
+    checkpoints = Checkpointer(sys.argv[1], data_folder=Path(sys.argv[2]))
+    checkpoints.warm()  # as a session opening on the folder does
+    assert checkpoints.warming is not None
+    await checkpoints.warming
+    print(checkpoints.repo.git_dir)
+    print("_hashlib" in sys.modules)
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_new_folders_first_checkpoint_loads_no_openssl(tmp_path: Path) -> None:
+    """A session opening on a new folder takes its first snapshot in the background: its
+    commit id comes from Python's own sha1, not OpenSSL's, and git reads it as its own."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print('hello')\n")
+    (project / "README.md").write_text("# project\n")
+    result = subprocess.run(
+        [sys.executable, "-c", FIRST_CHECKPOINT, str(project), str(tmp_path / "data")],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    git_dir, openssl = result.stdout.splitlines()
+    assert openssl == "False"
+    git = ["git", "--git-dir", git_dir]
+    head = subprocess.run([*git, "cat-file", "-t", "HEAD"], capture_output=True, text=True)
+    assert head.stdout.strip() == "commit", head.stderr
+    checked = subprocess.run([*git, "fsck", "--no-dangling"], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -14,7 +14,7 @@ import os
 import zlib
 from pathlib import Path
 
-from melgui.core.config.digests import sha256_hex
+from melgui.core.config.digests import sha1_hex, sha256_hex
 from melgui.core.git import GitError, git_available, run_async
 
 GIT_TIMEOUT = 600.0  # seconds; a snapshot of a huge tree is slow, never endless
@@ -185,9 +185,7 @@ class ShadowRepo:
         lines += [f"author {_IDENTITY}", f"committer {_IDENTITY}", "", "checkpoint", ""]
         body = "\n".join(lines).encode("ascii")
         raw = b"commit %d\0" % len(body) + body
-        import hashlib  # OpenSSL's library: loaded when first used
-
-        commit = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        commit = sha1_hex(raw)  # a few hundred bytes: Python's own sha1 (digests.py)
         target = self.git_dir / "objects" / commit[:2] / commit[2:]
         if not target.exists():
             _replace(target, zlib.compress(raw, 1), 0o444)
