@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from melgui.core.agent.compaction import Proposed
 from melgui.core.agent.session import AgentSession
 from melgui.core.context.breakdown import next_request
 from melgui.core.context.measure import breakdown_to_json, measure, measure_to_json
@@ -30,6 +29,7 @@ from melgui.core.protocol.loop_events import (
     TurnFinished,
 )
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.views.compacted import Proposed
 from melgui.core.protocol.views.relayed_copies import RECORDS as RELAYED
 from melgui.core.rules.policy import RulePolicy, apply_approval
 from melgui.core.store.checkpoints.restore import Choice

@@ -12,11 +12,10 @@ caller applies the result with AgentSession's branch, so the originals stay in h
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from dataclasses import replace
+from typing import Protocol
 
 from melgui.core.agent.context import ContextTracker, Fit, overflow_warning
 from melgui.core.config.project_instructions import project_instructions_text
@@ -31,10 +30,11 @@ from melgui.core.protocol.views.compacted import (
     PINNED_HEAD,
     SUMMARY_ACK,
     SUMMARY_HEAD,
+    Plan,
+    Proposed,
+    Review,
     is_summary,
-    summarised,
 )
-from melgui.core.store import Store
 from melgui.core.transports.instructions import system_text
 
 ELIDE_OVER = 2000  # characters: tool results longer than this are elided when old
@@ -55,7 +55,6 @@ SUMMARY_PROMPT = (
 WindowLookup = Callable[[str], Awaitable[ContextWindow]]
 Replace = Callable[[list[Message], str], None]
 Emit = Callable[[LoopEvent], None]
-Mode = Literal["manual", "auto"]
 
 
 class CompactionHost(Protocol):
@@ -71,35 +70,6 @@ class CompactionHost(Protocol):
 
 class CompactionFailed(Exception):
     """The summary request failed; the message is for people."""
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """Where the conversation splits: kept system messages, the older part, the tail."""
-
-    prefix: list[Message]
-    old: list[Message]
-    tail: list[Message]
-
-
-@dataclass(frozen=True, slots=True)
-class Proposed:
-    """What a compaction is about to do, for a person to review first (`Compactor.review`):
-    `summarise` the older part (`plan.old`), or only elide the large results at `elided`
-    (indexes into `plan.old`); `pins` are written after the summary either way."""
-
-    plan: Plan
-    mode: Mode
-    summarise: bool
-    elided: frozenset[int]
-    pins: tuple[str, ...]
-    chars_per_token: float
-    before: int  # tokens the next request takes now
-
-
-# A person's answer to a Proposed: the indexes of `plan.old` to keep as they are (in the
-# next request, word for word), or None: do not compact now.
-Review = Callable[[Proposed], Awaitable[frozenset[int] | None]]
 
 
 def split(messages: Sequence[Message], keep_turns: int = KEEP_USER_TURNS) -> Plan:
@@ -398,17 +368,3 @@ class Compactor:
         if not summary:
             raise CompactionFailed("the model answered the summary request with no text")
         return summary
-
-
-def stored_originals(
-    store: Store, conversation_id: str, current: Sequence[Message]
-) -> list[Message]:
-    """`summarised` for a stored conversation: its branches (each the list before a
-    replacement) followed, one after another, up to `current`."""
-    branches = store.branches(conversation_id)
-    lists = [[s.message for s in store.branch_messages(b.id)] for b in branches]
-    lists.append(list(current))
-    earlier: list[Message] = []
-    for before, after in itertools.pairwise(lists):
-        earlier = summarised(before, after, earlier)
-    return earlier

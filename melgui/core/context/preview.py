@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from melgui.core.agent.compaction import Plan, Proposed
 from melgui.core.agent.context import message_chars
 from melgui.core.context.labels import calls_by_id, message_label
 from melgui.core.protocol.catalog import ToolDef
+from melgui.core.protocol.views.compacted import Plan, Proposed
 
 Fate = Literal["summarised", "elided", "kept"]
 

@@ -8,9 +8,12 @@ history back and leaves a note, so the chat and the inspector can show it.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from melgui.core.protocol.messages import Conversation, Repair
+from melgui.core.protocol.messages import Conversation, Message, Repair
+from melgui.core.protocol.views.compacted import summarised
 from melgui.core.store.failures import place_notes_at
 from melgui.core.store.reading import (
     ConversationNotFoundError,
@@ -122,3 +125,17 @@ def latest_conversation(store: Store, folder: str) -> str | None:
     """The id of the most recently updated conversation of `folder` (for --continue)."""
     rows = store.conversations(folder, limit=1)
     return rows[0].id if rows else None
+
+
+def stored_originals(
+    store: Store, conversation_id: str, current: Sequence[Message]
+) -> list[Message]:
+    """`summarised` for a stored conversation: its branches (each the list before a
+    replacement) followed, one after another, up to `current`."""
+    branches = store.branches(conversation_id)
+    lists = [[s.message for s in store.branch_messages(b.id)] for b in branches]
+    lists.append(list(current))
+    earlier: list[Message] = []
+    for before, after in itertools.pairwise(lists):
+        earlier = summarised(before, after, earlier)
+    return earlier

@@ -20,13 +20,12 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid
 
-from melgui.core.agent.compaction import Proposed
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.context.breakdown import Slice
 from melgui.core.context.measure import breakdown_from_json, measure_from_json
 from melgui.core.context.preview import CompactionQuestion, question_for
-from melgui.core.protocol.views.compacted import is_summary, persons_words
+from melgui.core.protocol.views.compacted import Proposed, is_summary, persons_words
 from melgui.core.protocol.views.slash_commands import SlashCommand
 from melgui.core.thread.chat_session import ChatSession
 from melgui.host.client import HostGone

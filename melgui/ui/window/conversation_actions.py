@@ -12,8 +12,8 @@ from typing import Literal
 
 from PySide6.QtGui import QTextCursor
 
-from melgui.core.agent.compaction import stored_originals
 from melgui.core.protocol.messages import Conversation
+from melgui.core.store.resume import stored_originals
 from melgui.core.store.store import Store
 from melgui.ui.chat.chat_view import ChatView
 from melgui.ui.runtime.sessions import MainSession

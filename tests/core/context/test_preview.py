@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from melgui.core.agent.compaction import Proposed
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
 from melgui.core.context.preview import CompactionQuestion, question_for
@@ -16,7 +15,7 @@ from melgui.core.protocol.loop_events import (
     LoopEvent,
     ToolCallFinished,
 )
-from melgui.core.protocol.views.compacted import KEPT_HEAD, SUMMARY_HEAD
+from melgui.core.protocol.views.compacted import KEPT_HEAD, SUMMARY_HEAD, Proposed
 from melgui.core.rules.policy import FixedPolicy
 from melgui.desk.desk import Desk
 from tests.fakes import ScriptedOpenAI, ScriptedRelay, done, text, tool_call, tool_calls

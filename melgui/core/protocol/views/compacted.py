@@ -5,13 +5,16 @@ the older part, and notes melgui writes for it start the next user message
 ("[melgui] The person rewound…"). The person reads the original messages instead (the
 window dims them above a "Compacted here" divider that opens the summary) and their own
 words without melgui's notes. This module says which messages those are, and how the
-summary message reads (what compaction writes, what the window finds and edits); it
-draws nothing and compacts nothing (core.agent.compaction does).
+summary message reads (what compaction writes, what the window finds and edits), and
+what a compaction proposes for the person to review first (`Proposed`); it draws
+nothing and compacts nothing (core.agent.compaction does).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from melgui.core.protocol.messages import Message
 
@@ -93,3 +96,37 @@ def summary_text(messages: Sequence[Message]) -> str | None:
         if is_summary(message):
             return message.content[len(SUMMARY_HEAD) :].partition(PINNED_HEAD)[0]
     return None
+
+
+# A compaction asked for by the person (the Compact button, /compact) or made before a
+# leg that would not fit.
+Mode = Literal["manual", "auto"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Where the conversation splits: kept system messages, the older part, the tail."""
+
+    prefix: list[Message]
+    old: list[Message]
+    tail: list[Message]
+
+
+@dataclass(frozen=True, slots=True)
+class Proposed:
+    """What a compaction is about to do, for a person to review first (`Compactor.review`):
+    `summarise` the older part (`plan.old`), or only elide the large results at `elided`
+    (indexes into `plan.old`); `pins` are written after the summary either way."""
+
+    plan: Plan
+    mode: Mode
+    summarise: bool
+    elided: frozenset[int]
+    pins: tuple[str, ...]
+    chars_per_token: float
+    before: int  # tokens the next request takes now
+
+
+# A person's answer to a Proposed: the indexes of `plan.old` to keep as they are (in the
+# next request, word for word), or None: do not compact now.
+Review = Callable[[Proposed], Awaitable[frozenset[int] | None]]
