@@ -12,10 +12,11 @@ host), alternated: launch to the first window painted (target 1.1x) and idle RSS
 window + host against the window alone (1.3x). A third launch, `melgui --no-host` (a host
 of the window's own, its child), is printed beside them, not a row.
 
-Rows "panes via host: ..." stand beside bench_panes.py's "panes: ..." (the same panes,
-the sessions in the window's process), with the same targets. Rows "worktrees via host"
-are bench_worktree_workers.py's with each worker's session in the host, in its own
-worktree; both sides run here, one after the other, and their ratios are printed.
+Rows "panes via host: ..." carry the panes' targets (every window is the view of a host);
+bench_panes.py prints the same panes with the sessions in the window's process, which
+only a window that could start no host runs, as notes. Rows "worktrees via host" are
+bench_worktree_workers.py's with each worker's session in the host, in its own worktree;
+both sides run here, one after the other, and their ratios are printed.
 
     python bench/bench_host.py [--workers 8] [--deltas 500] [--rate 50]
     python bench/bench_host.py --only reattach   # parts: panes, cost, reattach, worktrees, launch

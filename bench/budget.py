@@ -48,10 +48,10 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
     "bench_panes.py": (
         "terminal: longest stall in a 50 MB flood",
         "terminal: pane throughput / emulator alone",
-        "panes: longest stall opening 8 workers",
-        "panes: longest stall, 8 workers streaming",
-        "panes: 99th percentile lateness, 8 workers",
-        "panes: longest stall, 8 workers flooding (unpaced)",
+        "panes in the window (no host): longest stall opening 8 workers",
+        "panes in the window (no host): longest stall, 8 workers streaming",
+        "panes in the window (no host): 99th percentile lateness, 8 workers",
+        "panes in the window (no host): longest stall, 8 workers flooding (unpaced)",
     ),
     "bench_host.py": (
         "panes via host: longest stall opening 8 workers",
@@ -239,6 +239,11 @@ def note(name: str, value: float, unit: Literal["frames", "ratio"] = "ratio") ->
 def stall_row(name: str, stall_ms: float, *, frames: float = 1.0) -> Row:
     """A longest event-loop stall, in frames, against a target of `frames` frames."""
     return report(name, stall_ms / FRAME_MS, target=frames, unit="frames")
+
+
+def stall_note(name: str, stall_ms: float) -> Row:
+    """A longest event-loop stall, in frames, printed without a target."""
+    return note(name, stall_ms / FRAME_MS, unit="frames")
 
 
 def verdict() -> int:
