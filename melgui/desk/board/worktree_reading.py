@@ -16,7 +16,7 @@ worktrees of `bench/bench_host.py --only worktrees` must not take the cores the 
 draws with. Niced is not enough when many run at once: the workers' calls end together
 (eight legs ending in the same frame), and the readings in the default executor ran
 up to six `git diff`s side by side, each with 20 threads checking the files' stat (git's
-preload-index, one thread per 500 files): 160 runnable threads, whose summed weight
+preload-index, one thread per 500 files): over a hundred runnable threads, whose summed weight
 outweighed the window's GUI thread at nice 0, which then waited tens of milliseconds
 for a core. So every worktree the host reads is read in ONE thread (`READING_THREAD`),
 one git at a time, and git checks the stat in its main thread (`core.preloadIndex`
