@@ -10,6 +10,7 @@ longest event-loop stall (target ≤ 1 frame) and the 99th percentile lateness o
 timer, as bench_panes measures workers in the shared folder.
 
     python bench/bench_worktree_workers.py [--files N] [--workers 8] [--deltas 300]
+    MELGUI_BENCH_WHY=1 python bench/bench_host.py --only worktrees   # why each stall
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 os.environ["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"  # no desktop popups
 
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+import stall_why  # noqa: E402  (MELGUI_BENCH_WHY=1: why each stall, printed)
 from bench_panes import GcMeter, LatenessMeter  # noqa: E402
 from bench_worktrees import make_repository  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from melgui.core.config.settings import Settings, save_settings  # noqa: E402
 from melgui.core.protocol.catalog import DEFAULT_MODES  # noqa: E402
@@ -125,8 +126,7 @@ def bench(
     """The rows' stalls in ms, by what they measure. `host`: a running `melgui host`
     process (bench_host.py); the workers' sessions then run in it, in their worktrees,
     and the window only draws what it sends (rows named "worktrees via host")."""
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
+    app = stall_why.application()  # MELGUI_BENCH_WHY=1: why each stall, printed
     loop = QtEventLoop(app)
     asyncio.set_event_loop(loop)
     gap = 1 / rate
@@ -192,6 +192,7 @@ def _run(
         assert all(prepared is not None for _info, prepared in opened)
         opening = time.perf_counter() - started
         opening_stall = meter.stop()
+        stall_why.report(f"{label}, opening")
         print(
             f"   {workers} worktrees made and panes opened in {opening:.1f} s;"
             f" longest stall meanwhile {opening_stall * 1000:.0f} ms"
@@ -214,6 +215,7 @@ def _run(
     with GcMeter() as collector:
         elapsed, opening_stall, reads = loop.run_until_complete(scenario())
     stall = meter.stop()
+    stall_why.report(f"{label}, streaming")
     rows = window.signals.board.rows()
     counted = [row.files_changed for row in rows if row.branch]
     print(

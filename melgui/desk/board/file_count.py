@@ -5,7 +5,9 @@ git on a large repository takes tens to hundreds of milliseconds; the board asks
 every tool call of every worktree worker, so the count is read in a thread: at most one
 read per worktree in flight, and changes that arrive meanwhile cause one more read after
 it, not one each. Listeners hear `on_counted()` (on the loop's thread) when a read ends.
-Without a running event loop (a script, a plain test) the count is read at once.
+Without a running event loop (a script, a plain test) the count is read at once. The
+reads run in the loop's default executor, or in `executor` when one is given (readings
+that must not run side by side share one thread).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Generic, TypeVar
 
 from melgui.core.worktrees.model import Worktree
@@ -28,9 +31,13 @@ class FileCount(Generic[T]):
     when git could not tell)."""
 
     def __init__(
-        self, counter: Callable[[Worktree], T | None], on_counted: Callable[[], None]
+        self,
+        counter: Callable[[Worktree], T | None],
+        on_counted: Callable[[], None],
+        executor: Executor | None = None,
     ) -> None:
         self._counter = counter
+        self._executor = executor
         self._on_counted = on_counted
         self.files: T | None = None
         self._worktree: Worktree | None = None
@@ -69,7 +76,11 @@ class FileCount(Generic[T]):
         try:
             while self._worktree is not None:
                 worktree = self._worktree
-                self.files = await asyncio.to_thread(self._read, worktree)
+                if self._executor is None:
+                    self.files = await asyncio.to_thread(self._read, worktree)
+                else:
+                    loop = asyncio.get_running_loop()
+                    self.files = await loop.run_in_executor(self._executor, self._read, worktree)
                 if not self._stale and worktree == self._worktree:
                     break
                 self._stale = False  # changed meanwhile: once more, for all of them

@@ -9,16 +9,25 @@ host worker's files, and compares its changes with the other workers', from them
 runs no git of its own for it (git's children and the parsing of its output, in the
 window's threads, took the window's frames).
 
-The reads are throttled as the board's are (`FileCount`): in a thread, at most one in
-flight, and changes that arrive meanwhile cause one more read after it, not one each.
+The reads are throttled as the board's are (`FileCount`): at most one in flight per
+worktree, and changes that arrive meanwhile cause one more read after it, not one each.
 Its git runs niced: the host reads for views that draw, and its git on the 10,000-file
 worktrees of `bench/bench_host.py --only worktrees` must not take the cores the window
-draws with.
+draws with. Niced is not enough when many run at once: the workers' calls end together
+(eight legs ending in the same frame), and the readings in the default executor ran
+up to six `git diff`s side by side, each with 20 threads checking the files' stat (git's
+preload-index, one thread per 500 files): over a hundred runnable threads, whose summed weight
+outweighed the window's GUI thread at nice 0, which then waited tens of milliseconds
+for a core. So every worktree the host reads is read in ONE thread (`READING_THREAD`),
+one git at a time, and git checks the stat in its main thread (`core.preloadIndex`
+off: the same CPU, about 10 ms for 10,000 files, in one thread instead of twenty).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from melgui.core.agent.session import AgentSession
@@ -30,12 +39,29 @@ from melgui.core.worktrees.overlap.touched import Touched, read_touched
 from melgui.desk.board.file_count import FileCount
 from melgui.desk.board.overlap_watch import TouchedReader, read_quietly
 
+READING_THREAD = "melgui-worktree-reading"
+# git's stat checks in its main thread, not in one thread per 500 files of the index
+READING_CONFIG = ("-c", "core.quotePath=false", "-c", "core.preloadIndex=false")
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def reading_pool() -> ThreadPoolExecutor:
+    """The process's one thread for worktree readings (started on first use)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=READING_THREAD)
+        return _pool
+
 
 def niced_read(worktree: Worktree) -> Touched:
-    """`read_touched` with its git niced (the host's reading, for the views' boards)."""
+    """`read_touched` with its git niced, each git in one thread (the host's reading,
+    for the views' boards)."""
 
     def git(args: Sequence[str], folder: Path) -> str:
-        return run_git(["-c", "core.quotePath=false", *args], folder)  # niced
+        return run_git([*READING_CONFIG, *args], folder)  # niced
 
     return read_touched(worktree, git)
 
@@ -56,7 +82,9 @@ class WorktreeReading:
         self.worktree = worktree
         self.touched: Touched | None = None
         self._on_read = on_read
-        self._count: FileCount[Touched] = FileCount(read_quietly(read), self._read)
+        self._count: FileCount[Touched] = FileCount(
+            read_quietly(read), self._read, executor=reading_pool()
+        )
         self._ended: set[str] = set()  # calls whose result was seen
         self._turns = session.thread.state.turns
         self._unsubscribe = session.thread.subscribe(self._on_change, text=False)
