@@ -136,9 +136,9 @@ EXPECTED_ROWS: dict[str, tuple[str, ...]] = {
         "overlaps: GUI-thread CPU of the costliest step showing one, 8 workers",
     ),
     "bench_worktree_workers.py": (
-        "worktrees: longest stall opening 8 workers",
-        "worktrees: longest stall, 8 workers streaming",
-        "worktrees: 99th percentile lateness, 8 workers",
+        "worktrees in the window (no host): longest stall opening 8 workers",
+        "worktrees in the window (no host): longest stall, 8 workers streaming",
+        "worktrees in the window (no host): 99th percentile lateness, 8 workers",
     ),
 }
 
