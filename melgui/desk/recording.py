@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.events import WireEntry
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.transport import WireListen
 from melgui.core.store.export import MODEL_NOTE, models_used
 from melgui.core.store.journal import Journal
 from melgui.core.store.records import ToolCallRecord
@@ -37,8 +38,6 @@ from melgui.core.thread.entries import (
     leg_started,
     turn_ended,
 )
-
-WireListen = Callable[[Callable[[WireEntry], None]], Callable[[], None]]
 
 
 class UnknownConversationError(LookupError):

@@ -13,6 +13,8 @@ from melgui.core.protocol.events import StreamEvent, WireEntry
 
 ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
 WireSink = Callable[[WireEntry], None]
+# Listens to a session's wire log as it is written: takes a sink, returns its unsubscribe.
+WireListen = Callable[[WireSink], Callable[[], None]]
 
 
 @dataclass(frozen=True, slots=True)

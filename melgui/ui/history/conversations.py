@@ -24,6 +24,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer
 from PySide6.QtWidgets import QWidget
 
 from melgui.core.agent.session import AgentSession
+from melgui.core.protocol.transport import WireListen
 from melgui.core.store import Store, ToolCallRecord
 from melgui.core.store.resume import (
     ConversationNotFoundError,
@@ -31,7 +32,6 @@ from melgui.core.store.resume import (
     StoredConversation,
     resume,
 )
-from melgui.desk.recording import WireListen
 from melgui.ui.history.reader import ConversationReader
 from melgui.ui.history.sidebar import HistorySidebar
 from melgui.ui.history.there import ThereListing

@@ -15,10 +15,11 @@ from PySide6.QtCore import QTimer
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.protocol.messages import Conversation, Message
+from melgui.core.protocol.transport import WireListen
 from melgui.core.store import Store
 from melgui.core.store.journal import Journal
 from melgui.core.store.records import ToolCallRecord
-from melgui.desk.recording import Recording, WireListen
+from melgui.desk.recording import Recording
 from melgui.ui.history.sidebar import HistorySidebar
 
 # A conversation being reopened: its id, its resumed messages (and a copy), its calls.
