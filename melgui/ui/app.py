@@ -110,6 +110,8 @@ def run_app(folder: str, *, host: Hosting = "none") -> int:
         # limited to the user's SID is not built; the window starts a host of its own.
         user = host == "user" and sys.platform != "win32"
         loop.create_task(attach_a_host(window, user=user) if user else attach_when_painted(window))
+    else:  # its agents run in the window: their tools are loaded once it has painted
+        loop.create_task(ready_when_painted(window))
     with loop:
         loop.run_until_complete(closed.wait())
         loop.run_until_complete(shutdown(window))
@@ -140,6 +142,16 @@ async def attach_a_host(window: MainWindow, *, user: bool) -> None:
             "conversation and worker panes run in this window."
         )
         window.mcp.no_host()
+        window.desk.ready_tools()
+
+
+async def ready_when_painted(window: MainWindow) -> None:
+    """A window that runs its agents itself loads their tools once it has painted (a
+    view of a host loads none: the host runs them)."""
+    from melgui.ui.window.host_view.view import painted
+
+    await painted(window, FIRST_PAINT_WAIT)
+    window.desk.ready_tools()
 
 
 async def attach_when_painted(window: MainWindow) -> None:
