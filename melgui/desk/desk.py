@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from melgui.core.agent.session import AgentSession
 from melgui.core.config.settings import Settings
@@ -44,23 +44,23 @@ from melgui.core.protocol.views.servers_there import ServersThere
 from melgui.core.rules.claude_rules import claude_rules
 from melgui.core.rules.policy import FixedPolicy, RulePolicy
 from melgui.core.rules.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
-from melgui.core.store.checkpoints.checkpointer import Checkpointer
+from melgui.core.runtime.processes import user_shell
 from melgui.core.transports.answerer import who_answers
 from melgui.core.transports.connection import make_transport
 from melgui.core.transports.discovery import context_window
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
 from melgui.desk.connection import LiveConnection
-from melgui.desk.kit import WorkspaceKit
+from melgui.desk.kit import WorkspaceKit, WorkspaceTools
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
-from melgui.tools.commands.run_command import user_shell
-from melgui.tools.commands.sandbox import sandbox_status
-from melgui.tools.context import PlanSink
 from melgui.tools.mcp.manager import McpManager
 from melgui.tools.panes import NoPanes, Panes, add_pane_tools
 from melgui.tools.pins import PIN_FACT, add_pin_tool
-from melgui.tools.toolbox import add_workspace_tools
+
+if TYPE_CHECKING:
+    from melgui.core.store.checkpoints.checkpointer import Checkpointer
+    from melgui.tools.context import PlanSink
 
 CONNECTION_FIELDS = (
     "connection",
@@ -76,6 +76,21 @@ def _may_change_files(policy: ApprovalPolicy) -> bool:
     """False for `melgui exec --approve reads` (or `none`): no call it allows changes files,
     so a session under it has no checkpoint to prepare."""
     return not isinstance(policy, FixedPolicy) or policy.mode == "all"
+
+
+def _in_loop() -> bool:
+    """Whether an event loop runs: a snapshot can start in the background. (A window
+    opens its first conversation before: it makes no checkpointer for it.)"""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _shell_name() -> str:
+    """The user's shell's name, for the rules (run_command runs commands in it)."""
+    return os.path.basename(user_shell(os.environ))
 
 
 def connection_changed(old: Settings, new: Settings) -> bool:
@@ -116,16 +131,17 @@ class Desk:
         self.policy = self._new_policy(RuleBook())
         self._load_rules()
         # The main registry: orchestration tools registered into it survive a change of
-        # settings or folder (its workspace tools run in the current kit's context).
-        self.tools = ToolRegistry()
-        add_workspace_tools(self.tools, lambda: self.kit.context)
+        # settings or folder (its workspace tools run in the current kit's context; they
+        # join at its first use: a window that is a host's view runs none).
+        self.tools: ToolRegistry = WorkspaceTools(lambda: self.kit.context)
         # What runs the pane tools: the window gives its panes; a host without them
         # (exec, ACP) gives NoPanes saying where the call ran, and the model reads that.
         self.panes: Panes = NoPanes()
         add_pane_tools(self.tools, lambda: self.panes)
         self.loss_registry = LossRegistry()
-        # Snapshots of the folder around every call that can change files, for undo.
-        self.checkpoints = self._make_checkpointer(folder)
+        # Snapshots of the folder around every call that can change files, for undo
+        # (made at the first use: a window that is a host's view takes none).
+        self._checkpoints: Checkpointer | None = None
         # The prompt box's slash commands, prompt history and `@` file index.
         self.prompt = PromptKit(self.kit.folder)
         # MCP servers: loaded and started by start_mcp(), stopped by aclose().
@@ -162,7 +178,23 @@ class Desk:
         where it runs, for the prompt box."""
         return who_answers(self.settings, model)
 
+    def ready_tools(self) -> None:
+        """The tools' modules and context loaded now, before the first call needs them:
+        the window runs its agents itself (a view of a host never does: it loads none)."""
+        if isinstance(self.tools, WorkspaceTools):
+            self.tools.fill()
+        self.kit.context  # noqa: B018 (made now)
+
+    @property
+    def checkpoints(self) -> Checkpointer:
+        """The snapshots of the desk's folder, for undo."""
+        if self._checkpoints is None:
+            self._checkpoints = self._make_checkpointer(self.folder)
+        return self._checkpoints
+
     def _make_checkpointer(self, folder: str) -> Checkpointer:
+        from melgui.core.store.checkpoints.checkpointer import Checkpointer
+
         mb = 1024 * 1024
         return Checkpointer(
             folder,
@@ -212,7 +244,7 @@ class Desk:
             on_saved_change=self._rules_saved,
             origin_of=lambda name: self._origin_of(name, lookup),
             runtime_default=lambda name: self._runtime_default(name, lookup),
-            shell=os.path.basename(user_shell(os.environ)),
+            shell=_shell_name(),
         )
 
     def _load_rules(self) -> None:
@@ -254,6 +286,8 @@ class Desk:
 
     def sandbox_status(self) -> SandboxStatus:
         """Whether run_command can be sandboxed where this desk runs it, or why not."""
+        from melgui.tools.commands.sandbox import sandbox_status
+
         return sandbox_status()
 
     def sandbox_on(self) -> bool:
@@ -368,7 +402,7 @@ class Desk:
         catalog: ToolCatalog | None = None,
     ) -> AgentSession:
         folder = cwd or self.folder
-        if guarded and self.settings.checkpoints and _may_change_files(policy):
+        if guarded and self.settings.checkpoints and _may_change_files(policy) and _in_loop():
             self.checkpoints.warm()  # the folder's snapshot, in the background
         after: AfterStep = self.diagnostics_for(folder)
         there = tools.hooks_there() if isinstance(tools, GivesHooksThere) else None
@@ -469,17 +503,19 @@ class Desk:
         for kit in list(self._worker_kits):
             kit.rebuild(new, self.api_key)
         mb = 1024 * 1024
-        self.checkpoints.snapshots.max_file_bytes = int(new.checkpoint_file_cap_mb * mb)
-        self.checkpoints.keep_days = new.checkpoint_keep_days
-        self.checkpoints.max_bytes = int(new.checkpoint_max_mb * mb)
+        if self._checkpoints is not None:  # else made with these settings at its first use
+            self._checkpoints.snapshots.max_file_bytes = int(new.checkpoint_file_cap_mb * mb)
+            self._checkpoints.keep_days = new.checkpoint_keep_days
+            self._checkpoints.max_bytes = int(new.checkpoint_max_mb * mb)
         return previous
 
     def change_folder(self, folder: str) -> None:
         """Work on `folder`; raises ValueError or OSError when it cannot be opened."""
         kit = WorkspaceKit(folder, self.settings, self.api_key, self._plans, env=self.env)
         self.kit = kit
-        self.checkpoints.close()
-        self.checkpoints = self._make_checkpointer(kit.folder)
+        if self._checkpoints is not None:
+            self._checkpoints.close()
+        self._checkpoints = None  # the new folder's, at its first use
         self._load_rules()  # this project's rules, in the lists every policy shares
         self.prompt.set_folder(kit.folder)
         self.worktrees = WorkerWorktrees(kit.folder, self.settings)
@@ -513,4 +549,5 @@ class Desk:
             await diagnostics.aclose()
         await self.mcp.aclose()
         await self.connection.aclose()
-        await self.checkpoints.aclose()
+        if self._checkpoints is not None:
+            await self._checkpoints.aclose()

@@ -11,6 +11,7 @@ runner given for them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -28,18 +29,24 @@ from melgui.host.tool_calls import outcome_from_json
 from melgui.remote.connect import folder_key
 from melgui.remote.link import Link, LinkError
 from melgui.remote.remote_hooks import RemoteHooks
-from melgui.tools.toolbox import WORKSPACE_TOOLS
 
 if TYPE_CHECKING:
     from melgui.remote.hosts import Place
 
-REMOTE_TOOLS = frozenset(tool.name for tool in WORKSPACE_TOOLS)
+
+@functools.cache
+def remote_tools() -> frozenset[str]:
+    """The workspace tools' names: each runs there (their modules loaded at the first
+    ask: a window that runs no tool of its own has no need of them)."""
+    from melgui.tools.toolbox import WORKSPACE_TOOLS
+
+    return frozenset(tool.name for tool in WORKSPACE_TOOLS)
 
 
 def runs_there(name: str, mcp: ToolCatalog | None) -> bool:
     """A workspace tool, the language servers' `diagnostics`, or a tool of an MCP server
     there."""
-    if name in REMOTE_TOOLS or name == DIAGNOSTICS_TOOL.name:
+    if name in remote_tools() or name == DIAGNOSTICS_TOOL.name:
         return True
     tool = mcp.get(name) if mcp is not None else None
     return tool is not None and tool.origin.startswith("mcp:")
@@ -54,7 +61,7 @@ class RemoteTools:
         folder: str,
         *,
         local: ToolRunner | None = None,
-        names: frozenset[str] = REMOTE_TOOLS,
+        names: frozenset[str] | None = None,  # None: remote_tools()
         options: dict[str, Any] | None = None,
         mcp: ToolCatalog | None = None,
         checkpoint: CheckpointThere | None = None,
@@ -66,7 +73,7 @@ class RemoteTools:
         # project file trusted later (project_mcp) reaches this runner's next calls.
         self.options = options if options is not None else {}
         self.local = local
-        self.names = names
+        self.names = names if names is not None else remote_tools()
         self.mcp = mcp
         # Call ids are this runner's, unique per call it sends (a model's ids may repeat).
         self._prefix = uuid.uuid4().hex[:12]
@@ -86,7 +93,7 @@ class RemoteTools:
         return RemoteHooks(reach, trusted=trusted, where=folder_key(self.link.target))
 
     def _there(self, name: str) -> bool:
-        return name in self.names or (name not in REMOTE_TOOLS and runs_there(name, self.mcp))
+        return name in self.names or (name not in remote_tools() and runs_there(name, self.mcp))
 
     def knows(self, name: str) -> bool:
         return self._there(name) or (self.local is not None and self.local.knows(name))

@@ -51,6 +51,7 @@ def app_icon() -> QIcon:
 # default), in a host of its own ("own": `--no-host`), or in itself ("none": no host at
 # all, for the tests' and the benches' harnesses only; the command line never says it).
 Hosting = Literal["user", "own", "none"]
+FIRST_PAINT_WAIT = 2.0  # seconds a window's own host waits for the window's first paint
 
 
 def run_app(folder: str, *, host: Hosting = "none") -> int:
@@ -108,7 +109,9 @@ def run_app(folder: str, *, host: Hosting = "none") -> int:
         # No user's host on Windows yet: it listens on a Unix socket, and a named pipe
         # limited to the user's SID is not built; the window starts a host of its own.
         user = host == "user" and sys.platform != "win32"
-        loop.create_task(attach_a_host(window, user=user))
+        loop.create_task(attach_a_host(window, user=user) if user else attach_when_painted(window))
+    else:  # its agents run in the window: their tools are loaded once it has painted
+        loop.create_task(ready_when_painted(window))
     with loop:
         loop.run_until_complete(closed.wait())
         loop.run_until_complete(shutdown(window))
@@ -139,6 +142,27 @@ async def attach_a_host(window: MainWindow, *, user: bool) -> None:
             "conversation and worker panes run in this window."
         )
         window.mcp.no_host()
+        window.desk.ready_tools()
+
+
+async def ready_when_painted(window: MainWindow) -> None:
+    """A window that runs its agents itself loads their tools once it has painted (a
+    view of a host loads none: the host runs them)."""
+    from melgui.ui.window.host_view.view import painted
+
+    await painted(window, FIRST_PAINT_WAIT)
+    window.desk.ready_tools()
+
+
+async def attach_when_painted(window: MainWindow) -> None:
+    """A host of the window's own (`--no-host`), started once the window has painted
+    (FIRST_PAINT_WAIT seconds at most): starting its child competes with the first paint
+    for the machine. A prompt typed before the host answers runs as before it (in the
+    window's first conversation, which the host continues once it is in)."""
+    from melgui.ui.window.host_view.view import painted
+
+    await painted(window, FIRST_PAINT_WAIT)
+    await attach_a_host(window, user=False)
 
 
 async def shutdown(window: MainWindow) -> None:

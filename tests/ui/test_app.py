@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,9 +46,23 @@ def stop_the_host(env: dict[str, str]) -> None:
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
 
-def run_until_sigterm(tmp_path: Path, *options: str, **environ: str) -> str:
-    """`melgui FOLDER`, with `options` and `environ`, from its start to a clean quit on
-    SIGTERM; what it wrote on stderr."""
+def started_a_host(pid: int) -> bool:
+    """True once the window (up: it catches SIGTERM) has started a host of its own, its
+    child (`--no-host`: after its first paint)."""
+    if not catches_sigterm(pid):
+        return False
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        return any(Path(f"/proc/{pid}/task/{t}/children").read_text().split() for t in tasks)
+    except OSError:
+        return False
+
+
+def run_until_sigterm(
+    tmp_path: Path, *options: str, ready: Callable[[int], bool] = catches_sigterm, **environ: str
+) -> str:
+    """`melgui FOLDER`, with `options` and `environ`, from its start (`ready`: the window
+    is up) to a clean quit on SIGTERM; what it wrote on stderr."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     runtime = tmp_path / "runtime"
@@ -69,7 +84,7 @@ def run_until_sigterm(tmp_path: Path, *options: str, **environ: str) -> str:
     )
     try:
         deadline = time.monotonic() + 60
-        while not catches_sigterm(process.pid):
+        while not ready(process.pid):
             assert process.poll() is None, process.communicate()[1]
             assert time.monotonic() < deadline, "the app did not come up"
             time.sleep(0.1)
@@ -119,6 +134,26 @@ def test_an_open_window_with_no_acp_agent_holds_no_acp_sdk(tmp_path: Path) -> No
     }
     assert {"melgui.ui.window.main_window", "melgui.desk.hosted_agents.session"} <= imported
     assert sorted(m for m in imported if m.split(".")[0] == "acp") == []
+
+
+def test_a_window_that_is_a_host_s_view_loads_no_workspace_tool(tmp_path: Path) -> None:
+    """The workspace tools (files, search, commands, PDF, memory) run in the host: a window
+    that is its view imports none of them, neither as it opens nor once its host runs
+    (the window's log of what it imported, `-X importtime`, does not name them)."""
+    err = run_until_sigterm(
+        tmp_path, "--no-host", ready=started_a_host, PYTHONPROFILEIMPORTTIME="1"
+    )
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in err.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    assert {"melgui.ui.window.main_window", "melgui.desk.desk"} <= imported
+    tools = (
+        *("melgui.tools.toolbox", "melgui.tools.files", "melgui.tools.search"),
+        *("melgui.tools.pdf", "melgui.tools.memory", "melgui.tools.commands.run_command"),
+    )
+    assert sorted(m for m in imported if m.startswith(tools)) == []
 
 
 def test_a_missing_folder_is_one_clear_line(tmp_path: Path) -> None:

@@ -254,6 +254,14 @@ def without_secrets(base: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+def user_shell(env: Mapping[str, str]) -> str:
+    """The shell run_command runs commands in: `$SHELL` when it can run, else /bin/sh."""
+    shell = env.get("SHELL", "")
+    if shell and os.path.isabs(shell) and os.access(shell, os.X_OK):
+        return shell
+    return "/bin/sh"
+
+
 def command_environment(base: Mapping[str, str]) -> dict[str, str]:
     """The environment a command gets (the agent's commands, a worktree setup command):
     the app's own without API keys, and no pager."""

@@ -18,7 +18,7 @@ from melgui.core.protocol.tooling import ToolError, ToolOutcome
 from melgui.core.protocol.tools.commands import RUN_COMMAND
 from melgui.core.protocol.tools.definition import Tool
 from melgui.core.runtime.deadline import within
-from melgui.core.runtime.processes import command_environment, start_group
+from melgui.core.runtime.processes import command_environment, start_group, user_shell
 from melgui.tools.commands.process_output import HeadTailBuffer
 from melgui.tools.commands.sandbox import SandboxSpec, bwrap_argv, sandbox_env, sandbox_status
 from melgui.tools.context import ToolContext
@@ -27,13 +27,6 @@ from melgui.tools.context import ToolContext
 DRAIN_GRACE = 0.5
 # Between SIGTERM to the group and SIGKILL.
 KILL_GRACE = 1.0
-
-
-def user_shell(env: Mapping[str, str]) -> str:
-    shell = env.get("SHELL", "")
-    if shell and os.path.isabs(shell) and os.access(shell, os.X_OK):
-        return shell
-    return "/bin/sh"
 
 
 class _PipeReader(asyncio.Protocol):

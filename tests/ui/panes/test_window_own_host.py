@@ -8,18 +8,20 @@ reopens the child's sessions, nor the child the user's host's."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from melgui.host import change_journal
 from melgui.host.remote_session import RemoteSession
 from melgui.remote.remote_pty import RemotePty
-from melgui.ui.app import attach_a_host
+from melgui.ui.app import attach_a_host, attach_when_painted
 from melgui.ui.panes.terminal.pane import TerminalPane
 from melgui.ui.window.host_view.view import HostView
 from tests.fakes import ScriptedOpenAI, done, hold, text, tool_call, tool_calls
@@ -122,6 +124,76 @@ def test_a_no_host_window_runs_its_turn_in_a_host_of_its_own_which_ends_with_it(
     run(window.aclose())
     assert reaped(child)  # ended and reaped: no `melgui host` left behind
     assert not journal.exists()
+
+
+def children_of(pid: int) -> set[int]:
+    """The processes `pid` started that run now (its threads' children, from /proc)."""
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as handle:
+            found |= {int(child) for child in handle.read().split()}
+    return found
+
+
+class FirstPaint(QObject):
+    """At the first paint of anything in `window`: the children this process had then."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__()
+        self.window = window
+        self.children: set[int] | None = None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            self.children is None
+            and event.type() == QEvent.Type.Paint
+            and isinstance(watched, QWidget)
+            and watched.window() is self.window
+        ):
+            self.children = children_of(os.getpid())
+        return False
+
+
+def test_a_no_host_window_starts_its_host_after_it_first_painted(
+    windows: Windows, scripted_openai: ScriptedOpenAI, run: Any, qtbot: Any
+) -> None:
+    """`melgui --no-host`: the host's child starts once the window has painted (a start
+    competes with the first paint), and a prompt typed before it answered still runs."""
+    scripted_openai.script([text("Typed early, answered."), done()])
+    window: Any = windows.make(openai_settings(scripted_openai, model="gpt-test"))
+    window.mcp.wait_for_host()
+    before = children_of(os.getpid())
+    watch = FirstPaint(window)
+    app = QApplication.instance()
+    assert app is not None
+
+    async def started() -> None:  # as ui/app.py starts it, a prompt typed meanwhile
+        window.hide()
+        window.setUpdatesEnabled(False)  # shown, not painted yet (as a slow screen's)
+        window.show()
+        app.installEventFilter(watch)
+        attaching = asyncio.ensure_future(attach_when_painted(window))
+        type_prompt(qtbot, window, "say it")
+        for _ in range(100):  # ample turns of the loop for a child to start
+            await asyncio.sleep(0)
+        assert children_of(os.getpid()) == before and window.host_view is None
+        window.setUpdatesEnabled(True)  # it paints
+        await attaching
+
+    try:
+        run(started())
+    finally:
+        app.removeEventFilter(watch)
+    view = window.host_view
+    assert isinstance(view, HostView) and view.private is not None
+    assert watch.children is not None and view.private.pid not in watch.children
+    assert view.private.pid in children_of(os.getpid()) - before
+    run(wait_until(lambda: "Typed early, answered." in shown(window), timeout=30))
+    run(wait_until(lambda: not window.session.busy, timeout=30))
+    assert [m.content for m in window.session.conversation.messages] == [
+        "say it",
+        "Typed early, answered.",
+    ]
 
 
 def test_a_terminal_pane_of_a_no_host_window_runs_in_its_host(
