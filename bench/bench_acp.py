@@ -18,14 +18,14 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT / "bench"))
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
 from acp import text_block  # noqa: E402
 
 from melgui.core.config.settings import Settings  # noqa: E402
@@ -75,7 +75,7 @@ messages: list[int] = []  # session/update messages per acp turn (text chunks me
 
 
 async def main(chunks: int, rounds: int) -> None:
-    folder = tempfile.mkdtemp(prefix="bench-acp-")
+    folder = scratch.folder(prefix="bench-acp-")
     os.environ.setdefault("MELGUI_CONFIG_DIR", os.path.join(folder, ".config"))
     os.environ.setdefault("MELGUI_DATA_DIR", os.path.join(folder, ".data"))
     with ScriptedOpenAI() as server:

@@ -18,16 +18,17 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+import scratch
 
 CARDS = 300
 
 
 def measure(rounds: int) -> dict[str, float]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    sandbox = tempfile.mkdtemp(prefix="melgui-bench-")
+    sandbox = scratch.folder(prefix="melgui-bench-")
     os.environ["MELGUI_CONFIG_DIR"] = os.path.join(sandbox, "config")
     os.environ["MELGUI_DATA_DIR"] = os.path.join(sandbox, "data")
     from PySide6.QtWidgets import QApplication

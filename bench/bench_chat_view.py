@@ -34,15 +34,17 @@ import gc
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-")
+_SANDBOX = scratch.folder(prefix="melgui-bench-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 

@@ -16,13 +16,15 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-lsp-")
+sys.path.insert(0, str(ROOT / "bench"))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
+_SANDBOX = scratch.folder(prefix="melgui-bench-lsp-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)
@@ -45,7 +47,7 @@ CASES = {
 
 
 async def measure(server: str, name: str, good: str, bad: str) -> tuple[float, float] | None:
-    project = Path(tempfile.mkdtemp(prefix="proj-", dir=_SANDBOX))
+    project = Path(scratch.folder(prefix="proj-", dir=_SANDBOX))
     (project / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
     path = project / name
     path.write_text(good)

@@ -23,13 +23,15 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-hooks-")
+sys.path.insert(0, str(ROOT / "bench"))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
+_SANDBOX = scratch.folder(prefix="melgui-bench-hooks-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 
 import budget  # noqa: E402  (bench/budget.py: the frame-budget table)

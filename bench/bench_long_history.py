@@ -27,7 +27,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from itertools import pairwise
@@ -35,8 +34,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-")
+_SANDBOX = scratch.folder(prefix="melgui-bench-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 
@@ -260,7 +261,7 @@ Click = tuple[float, float]  # (seconds to the first paint, CPU seconds meanwhil
 
 def window_bench(app: QApplication, rounds: int) -> tuple[list[Click], list[Click]]:
     """First paints of 1,000 and of 10,000 messages, alternated."""
-    folder = tempfile.mkdtemp(prefix="melgui-bench-project-")
+    folder = scratch.folder(prefix="melgui-bench-project-")
     settings = Settings(connection="relay", relay_url="http://127.0.0.1:9", model="bench")
     window = build_main_window(folder, settings, api_key="bench-key", persist_settings=False)
     window.resize(1400, 1000)

@@ -18,14 +18,16 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-")
+sys.path.insert(0, str(ROOT / "bench"))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
+_SANDBOX = scratch.folder(prefix="melgui-bench-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 
@@ -54,7 +56,7 @@ async def per_call(run: Any, calls: int) -> float:
 async def calls_bench(calls: int) -> None:
     registry = ToolRegistry({"echo": builtin_echo})
     builtin = await per_call(lambda: registry.run("echo", {"text": "hi"}), calls)
-    folder = tempfile.mkdtemp(prefix="melgui-bench-mcp-")
+    folder = scratch.folder(prefix="melgui-bench-mcp-")
     async with running(folder, fake_stdio()) as manager:
         tools = manager.bridge.registry
         melgui = await per_call(lambda: tools.run("mcp__fake__echo", {"text": "hi"}), calls)
@@ -76,7 +78,7 @@ async def calls_bench(calls: int) -> None:
 
 
 async def start(count: int) -> float:
-    folder = tempfile.mkdtemp(prefix="melgui-bench-mcp-")
+    folder = scratch.folder(prefix="melgui-bench-mcp-")
     configs = [fake_stdio(f"s{n}") for n in range(count)]
     begin = time.perf_counter()
     async with running(folder, *configs) as manager:

@@ -21,14 +21,14 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT / "bench"))
 import budget  # noqa: E402
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
 
 from melgui.remote.link import Link  # noqa: E402
 from melgui.remote.target import host_argv, parse_folder  # noqa: E402
@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
     if os.geteuid() != 0:
         print(budget.missing_row(ROW, "needs root (a second local user and sshd)"))
         return 1
-    workdir = Path(tempfile.mkdtemp(prefix="melgui-bench-sshd-"))
+    workdir = Path(scratch.folder(prefix="melgui-bench-sshd-"))
     with TestSshServer.start(workdir) as server:
         paths = remote_python_path(workdir)
         baseline = ssh_true(server)

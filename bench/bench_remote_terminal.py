@@ -19,12 +19,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
 sys.path.insert(0, str(ROOT / "bench"))
 
 import budget  # noqa: E402
@@ -155,7 +156,7 @@ def main(argv: list[str]) -> int:
         for row in (FLOOD_ROW, FIND_ROW):
             print(budget.missing_row(row, "needs root (a second local user and sshd)"))
         return 1
-    workdir = Path(tempfile.mkdtemp(prefix="melgui-bench-sshd-"))
+    workdir = Path(scratch.folder(prefix="melgui-bench-sshd-"))
     with TestSshServer.start(workdir) as server:
         paths = remote_python_path(workdir)
         return asyncio.run(measure(server, paths, options))

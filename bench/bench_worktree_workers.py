@@ -31,10 +31,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
 sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The worktrees go under melgui's data folder: a throwaway one, not the person's.
-_SANDBOX = tempfile.mkdtemp(prefix="melgui-bench-worktree-workers-")
+_SANDBOX = scratch.folder(prefix="melgui-bench-worktree-workers-")
 os.environ["MELGUI_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["MELGUI_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 os.environ["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"  # no desktop popups

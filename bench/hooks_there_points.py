@@ -24,14 +24,16 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-_SANDBOX = Path(tempfile.mkdtemp(prefix="melgui-bench-hooks-there-"))
+sys.path.insert(0, str(ROOT / "bench"))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
+_SANDBOX = Path(scratch.folder(prefix="melgui-bench-hooks-there-"))
 os.environ["MELGUI_CONFIG_DIR"] = str(_SANDBOX / "config")
 
 from melgui.core.hooks.hooks import HookFiles, Hooks  # noqa: E402

@@ -33,7 +33,6 @@ import asyncio
 import collections
 import os
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
@@ -45,6 +44,9 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import scratch  # noqa: E402  (bench/scratch.py: temporary folders removed at exit)
+
 PACKAGE = str(ROOT / "melgui") + os.sep
 
 ASKS = {("decode", "events"), ("from_json", "messages")}
@@ -145,7 +147,11 @@ async def walk_one_call(window: MainWindow, relay: ScriptedRelay) -> Walk:
     """Ask `window` the question (`relay` scripted by `script`, the folder holding a
     README.md) and walk the call; returns once the turn has ended."""
     walk = Walk()
-    await asyncio.sleep(0.3)  # the window's own start-up work is done
+    # The window's own start-up work is done, its tools loaded as a window that runs its
+    # agents loads them once it has painted (melgui/ui/app.py): the walk is of a call,
+    # not of the first import of the tools' modules.
+    window.desk.ready_tools()
+    await asyncio.sleep(0.3)
     threading.setprofile(walk.profile)  # threads started from now on (rendering)
     sys.setprofile(walk.stop_after_body)
     try:
@@ -167,7 +173,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", action="store_true", help="list every file crossed")
     options = parser.parse_args(argv)
-    home = tempfile.mkdtemp(prefix="melgui-walk-")
+    home = scratch.folder(prefix="melgui-walk-")
     os.environ["MELGUI_CONFIG_DIR"] = os.path.join(home, "config")
     os.environ["MELGUI_DATA_DIR"] = os.path.join(home, "data")
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
