@@ -536,7 +536,14 @@ async def take_view(window: ViewedWindow, view: HostView, attached: str) -> Host
     """`view` is the window's from now on: what its host kept running comes back, said
     after `attached`."""
     window.host_view = view
-    window.models.host_settled(lambda: models_from_host(view, window))  # no HTTP here
+    window.models.host_settled(  # no HTTP client in the window for them
+        lambda: models_from_host(
+            view.client,
+            window.desk.connection.list_models,
+            window.project_folder(),
+            _connection(window.settings),
+        )
+    )
     count = await view.reopen_running()
     terminals = await view.reopen_terminals()
     back = ["the main conversation is back"] if view.main_back else []
