@@ -46,11 +46,11 @@ from melgui.core.rules.policy import FixedPolicy, RulePolicy
 from melgui.core.rules.rule_scopes import Rule, RuleBook, parse_rules, rule_lines
 from melgui.core.runtime.processes import user_shell
 from melgui.core.transports.answerer import who_answers
-from melgui.core.transports.connection import make_transport
+from melgui.core.transports.connection import make_transport, transport_name
 from melgui.core.transports.discovery import context_window
 from melgui.core.worktrees.model import Worktree
 from melgui.core.worktrees.workers import WorkerWorktrees, folder_in
-from melgui.desk.connection import LiveConnection
+from melgui.desk.connection import DeferredTransport, LiveConnection
 from melgui.desk.kit import WorkspaceKit, WorkspaceTools
 from melgui.desk.prompt.kit import PromptKit
 from melgui.desk.runtime_tools import WithRuntimeTools
@@ -171,7 +171,11 @@ class Desk:
         return self.kit.folder
 
     def _make_transport(self) -> Transport:
-        return make_transport(self.settings, self.api_key, on_progress=self._on_progress)
+        settings, api_key = self.settings, self.api_key  # as they are now
+        return DeferredTransport(  # built on first use: a host's view never uses it
+            transport_name(settings),
+            lambda: make_transport(settings, api_key, on_progress=self._on_progress),
+        )
 
     def who_answers(self, model: str = "") -> Answerer:
         """The model that answers on the desk's connection (`model`: the one chosen), and

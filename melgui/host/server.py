@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -20,6 +21,7 @@ from melgui import lean_start
 from melgui.core.context.preview import keep_from_json
 from melgui.core.protocol.catalog import Role
 from melgui.core.protocol.messages import Message
+from melgui.core.protocol.transport import TransportError
 from melgui.core.store.checkpoints.restore import CHOICES
 from melgui.core.store.checkpoints.shadow import GitError
 from melgui.core.terminal.kept import KeptTerminals, TerminalError, terminal_methods
@@ -160,6 +162,7 @@ class HostServer:
             "session/open": self._open,
             "session/list": self._list,
             "history/list": self._history,
+            "models/list": self._models,
             "session/attach": self._attach,
             "session/detach": self._detach,
             "session/close": self._close,
@@ -414,6 +417,15 @@ class HostServer:
         if not isinstance(folder, str) or not isinstance(query, str):
             raise RpcError(wire.INVALID_PARAMS, "history/list takes a folder and a query")
         return self.host.history(folder, query)
+
+    async def _models(self, view: ViewConnection, params: dict[str, Any]) -> Any:
+        """The models of the connection `settings` (a view's) name, asked from here."""
+        desk = self.host.desk_for(params["folder"], params.get("settings") or {})
+        try:
+            models = await desk.connection.list_models()
+        except TransportError as exc:
+            raise RpcError(wire.REFUSED, str(exc), {"status": exc.status}) from exc
+        return {"models": [dataclasses.asdict(m) for m in models]}
 
     async def _attach(self, view: ViewConnection, params: dict[str, Any]) -> Any:
         """{"sessions": {id: last seq the view has, or null}}: for each, the changes it

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 #    and ran them unsandboxed).
 # 20: changes/diff: a remote folder's `/review last N` and `/review BRANCH` read the diff
 #    in the folder there (they ran git in this machine's stand-in folder).
-PROTOCOL = 20
+PROTOCOL = 21
 VERSION = __version__
 # The longest line either side reads: a snapshot of a long conversation is one line.
 MAX_LINE = 64 * 1024 * 1024

@@ -106,6 +106,7 @@ def run_app(folder: str, *, host: Hosting = "none") -> int:
         QMessageBox.warning(window, "Settings", problem)
     if host != "none" and not remote:
         window.mcp.wait_for_host()  # the folder's MCP servers start in the host, not here
+        window.models.host_known = asyncio.Event()  # its models too, when a host is had
         # No user's host on Windows yet: it listens on a Unix socket, and a named pipe
         # limited to the user's SID is not built; the window starts a host of its own.
         user = host == "user" and sys.platform != "win32"
@@ -122,6 +123,13 @@ async def attach_a_host(window: MainWindow, *, user: bool) -> None:
     """The window becomes a view of the user's host (`user`), or of a host of its own:
     when `user` is false, and when the user's host cannot be reached or refuses this
     version. Only when no host at all can start do its agents run in the window."""
+    try:
+        await _attach_a_host(window, user=user)
+    finally:  # the model list waited for the host: from it, or from the server here
+        window.models.host_settled(window.models.from_host)
+
+
+async def _attach_a_host(window: MainWindow, *, user: bool) -> None:
     from melgui.host.client import VersionRefused
     from melgui.host.place import PlaceError
     from melgui.ui.window.host_view.view import attach_host, attach_private

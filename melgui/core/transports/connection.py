@@ -62,6 +62,15 @@ class UnconfiguredTransport:
         return None
 
 
+def transport_name(settings: Settings) -> str:
+    """The `name` of the transport make_transport gives for `settings`, without it."""
+    if settings.connection == "relay" and url_problem(settings.relay_url, "") is None:
+        return "relay"
+    if settings.connection == "openai" and url_problem(settings.openai_base_url, "") is None:
+        return "openai"
+    return "local" if settings.connection not in ("relay", "openai") else "unconfigured"
+
+
 def make_transport(
     settings: Settings, api_key: str | None, *, on_progress: ProgressSink | None = None
 ) -> Transport:
@@ -96,5 +105,6 @@ __all__ = [
     "UnconfiguredTransport",
     "make_transport",
     "sends_reasoning",
+    "transport_name",
     "url_problem",
 ]

@@ -10,7 +10,8 @@ the status bar says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 
 from melgui.core.config.connection_settings import connection_key, connection_label
 from melgui.core.config.settings import Settings
@@ -23,6 +24,7 @@ from melgui.ui.window.toolbar import ConnectionState, ProjectToolbar
 
 LEG_SUCCEEDED = "The last leg succeeded"
 ModelSink = Callable[[str], None]  # gives the model to every open session
+ModelLister = Callable[[], Awaitable[list[ModelInfo]]]
 
 
 def model_for_switch(old: Settings, new: Settings) -> str:
@@ -54,6 +56,16 @@ class ModelChoice:
         self._save = save
         self.unverified = False
         self.offered: list[ModelInfo] = []
+        # A window that becomes a host's view asks the host (`from_host`), not the server:
+        # it then loads no HTTP client. Until the host is had or not, `host_known` waits.
+        self.from_host: ModelLister | None = None
+        self.host_known: asyncio.Event | None = None
+
+    def host_settled(self, lister: ModelLister | None) -> None:
+        """The window is a host's view (`lister` asks the host) or runs its agents (None)."""
+        self.from_host = lister
+        if self.host_known is not None:
+            self.host_known.set()
 
     @property
     def model(self) -> str:
@@ -99,12 +111,14 @@ class ModelChoice:
 
     async def refresh(self) -> None:
         """Ask the current server for its models; fill the picker; fix the model."""
+        if self.host_known is not None:
+            await self.host_known.wait()
         settings = self._desk.settings
         label = connection_label(settings)
         generation = self._desk.connection.generation
         self._toolbar.set_connection(label, "busy", "Asking the server for its models…")
         try:
-            models = await self._desk.connection.list_models()
+            models = await (self.from_host or self._desk.connection.list_models)()
         except TransportError as exc:
             if generation == self._desk.connection.generation:
                 self._toolbar.set_connection(label, "error", str(exc))

@@ -59,7 +59,9 @@ from melgui.ui.window.host_view.main_conversation import (
     follow_hosted,
     take_host_main,
 )
+from melgui.ui.window.host_view.models import models_from_host
 from melgui.ui.window.host_view.private_host import PrivateHost
+from melgui.ui.window.model_choice import ModelChoice
 from melgui.ui.window.side.plans_panel import PlansPanel
 
 # Reopened sessions come with their last page of messages (what the chat paints first);
@@ -79,6 +81,7 @@ class ViewedWindow(MainWindow, Protocol):
     host_view: HostView | None
     desk: Desk
     mcp: McpControls
+    models: ModelChoice
     plans_panel: PlansPanel
 
 
@@ -533,6 +536,14 @@ async def take_view(window: ViewedWindow, view: HostView, attached: str) -> Host
     """`view` is the window's from now on: what its host kept running comes back, said
     after `attached`."""
     window.host_view = view
+    window.models.host_settled(  # no HTTP client in the window for them
+        lambda: models_from_host(
+            view.client,
+            window.desk.connection.list_models,
+            window.project_folder(),
+            _connection(window.settings),
+        )
+    )
     count = await view.reopen_running()
     terminals = await view.reopen_terminals()
     back = ["the main conversation is back"] if view.main_back else []
