@@ -5,8 +5,8 @@ window's). The real `melgui host` process lists what it imports on its log (Pyth
 httpx with its command line's rich, click and pygments (the first HTTP client loads
 them), nor tree-sitter (the first command read loads it), nor OpenSSL (asyncio's
 ssl, hashlib, pydantic's secrets: about 4 MB resident; the first TLS client or digest of
-data loads it). A connection over HTTP loads httpx with the session, still
-without its command line, and ssl with it."""
+data loads it). A connection over HTTP loads httpx at its first use (a leg, or the
+window's model list asked of the host), still without its command line, and ssl with it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 from melgui.core.config.settings import Settings
 from melgui.host.remote_session import RemoteSession
+from melgui.ui.window.host_view.view import _connection
 from tests.fakes.host_process import HostProcess
 from tests.fakes.host_windows import HostWindows
 from tests.fakes.window import wait_until
@@ -110,7 +111,17 @@ def test_an_idle_host_with_a_window_attached_holds_no_openssl(
 def test_a_host_speaking_http_loads_httpx_without_its_command_line(
     host: HostProcess, host_windows: HostWindows
 ) -> None:
-    modules = idle_host_modules(host, host_windows, host_windows.make())  # the relay's
-    assert "httpx" in modules  # the relay's transport, made with the session
+    window = host_windows.make()  # the relay's connection
+    assert "httpx" not in idle_host_modules(host, host_windows, window)  # made at first use
+    # The window's model list, asked of the host, is the transport's first use.
+    view = window.host_view
+    said = host_windows.run(
+        view.client.call(
+            "models/list", folder=window.project_folder(), settings=_connection(window.settings)
+        )
+    )
+    assert said["models"]  # the relay's model, listed by the host
+    modules = imported(host.stderr())
+    assert "httpx" in modules  # the relay's transport, made for it
     assert sorted(m for m in modules if m.split(".")[0] in ("rich", "click", "pygments")) == []
     assert "ssl" in modules  # with httpx, which asyncio's own TLS then has too
