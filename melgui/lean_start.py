@@ -93,18 +93,29 @@ class _SslForAsyncio(MetaPathFinder):
         return None
 
 
-class _ThenGiveSsl(Loader):
-    def __init__(self, loader: Loader, modules: list[str]) -> None:
+class _Wrapping(Loader):
+    """A module's own loader, wrapped: the module is created by it and, once this
+    wrapper's `exec_module` has it, names it as its loader again."""
+
+    def __init__(self, loader: Loader) -> None:
         self.loader = loader
-        self.modules = modules
 
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
 
-    def exec_module(self, module: ModuleType) -> None:
+    def hand_back(self, module: ModuleType) -> None:
         module.__loader__ = self.loader
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
+
+
+class _ThenGiveSsl(_Wrapping):
+    def __init__(self, loader: Loader, modules: list[str]) -> None:
+        super().__init__(loader)
+        self.modules = modules
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.hand_back(module)
         self.loader.exec_module(module)
         for name in self.modules:
             importer = sys.modules.get(name)
@@ -143,17 +154,9 @@ class _OnFirstUse(MetaPathFinder):
         return None
 
 
-class _RunOnFirstUse(Loader):
-    def __init__(self, loader: Loader) -> None:
-        self.loader = loader
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        return self.loader.create_module(spec)
-
+class _RunOnFirstUse(_Wrapping):
     def exec_module(self, module: ModuleType) -> None:
-        module.__loader__ = self.loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = self.loader
+        self.hand_back(module)
         vars(module)["_melgui_run"] = (self.loader, threading.RLock())
         module.__class__ = _NotRunYet
 
